@@ -1,0 +1,14 @@
+//! kurabe's HTTP load generator and built-in target server.
+//!
+//! `client` owns the load generator: one epoll loop per thread driving many
+//! non-blocking connections, an incremental HTTP/1.1 response parser, HDR
+//! histograms merged at the end, and the failure taxonomy. `serve` owns the
+//! small tunable target server used by demos, examples and tests.
+//!
+//! Nothing here prints or parses command lines: callers hand in a typed
+//! [`client::LoadConfig`] and get an [`kurabe_model::http::HttpReport`] back.
+//! Per-request failures are counted data, never `Err`; only setup problems
+//! (bad URL, unresolvable host, unreadable body file) are errors.
+
+pub mod client;
+pub mod serve;

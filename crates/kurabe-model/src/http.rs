@@ -1,0 +1,198 @@
+//! Result record of one HTTP load test (`kurabe http`).
+//!
+//! Field names carry their unit (`_us`, `_bytes`, `_s`). The record is what
+//! the load generator returns and what every renderer (text in ab's layout,
+//! JSON, Markdown, CSV) reads; nothing here knows how it is printed.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Everything one `kurabe http` run measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct HttpReport {
+    /// Schema version of this record ([`crate::SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// kurabe version that produced the record.
+    pub tool_version: String,
+    /// Wall-clock start of the measured phase, RFC 3339 UTC.
+    pub started_at: String,
+    /// The URL as given.
+    pub url: String,
+    /// HTTP method sent.
+    pub method: String,
+    /// `Server:` header of the first response, if any.
+    pub server_software: Option<String>,
+    /// Host part of the URL.
+    pub server_hostname: String,
+    /// Port connected to.
+    pub server_port: u16,
+    /// Path and query requested.
+    pub document_path: String,
+    /// Body length of the first successful response (ab's "Document Length").
+    pub document_length_bytes: u64,
+    /// Number of concurrent connections (`-c`).
+    pub concurrency: u32,
+    /// Client threads used.
+    pub threads: u32,
+    /// Whether connections were kept alive between requests (`-k`).
+    pub keep_alive: bool,
+    /// Requests in flight per connection (`--pipeline`, 1 = no pipelining).
+    pub pipeline: u32,
+    /// Length of the measured phase (excludes warm-up), seconds.
+    pub duration_s: f64,
+    /// Warm-up that ran before measuring and is not counted, seconds.
+    pub warmup_s: f64,
+    /// True when the run was cut short by Ctrl-C (or a fatal abort with `--abort-on-error`).
+    pub interrupted: bool,
+    /// Responses received completely (any status).
+    pub complete_requests: u64,
+    /// Requests that failed, the sum of `failures`.
+    pub failed_requests: u64,
+    /// Failed requests by kind.
+    pub failures: Failures,
+    /// Complete responses with a status outside 200..=299.
+    pub non_2xx_responses: u64,
+    /// Complete responses by status code ("200" → count).
+    pub status_codes: BTreeMap<String, u64>,
+    /// Requests written to the wire but not answered when the time limit hit.
+    pub in_flight_at_end: u64,
+    /// `complete_requests / duration_s`.
+    pub requests_per_second: f64,
+    /// Bytes received, headers and bodies (ab's "Total transferred").
+    pub transfer_bytes: u64,
+    /// Body bytes received (ab's "HTML transferred").
+    pub body_bytes: u64,
+    /// Bytes of request bodies sent (ab's "Total body sent"), 0 without `-p`/`-u`.
+    pub sent_body_bytes: u64,
+    /// Latency of complete requests, from send (or intended send with `--rate`) to last byte.
+    pub latency_us: LatencySummary,
+    /// ab's "Percentage of the requests served within a certain time" table.
+    pub latency_percentiles_us: Vec<PercentileValue>,
+    /// ab's "Connection Times" table.
+    pub connection_times_us: ConnectionTimes,
+    /// Open-model (`--rate`) figures; absent in the closed model.
+    pub rate: Option<RateInfo>,
+    /// Server-side CPU and memory, when the server is a local process kurabe could watch.
+    pub server: Option<ServerMetrics>,
+}
+
+/// Failure counts by kind, as ab splits them, plus timeouts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct Failures {
+    /// Could not connect (refused, unreachable, connect timeout).
+    pub connect: u64,
+    /// Connection closed or reset before the response was complete.
+    pub receive: u64,
+    /// Body length differed from the first response's (ab's "Length"; off with `-l`)
+    /// or from the response's own Content-Length.
+    pub length: u64,
+    /// Unparseable response (garbage status line, bad headers, bad chunking) or send error.
+    pub exceptions: u64,
+    /// No complete response within the request timeout (`-s`).
+    pub timeout: u64,
+}
+
+impl Failures {
+    /// Sum of all kinds.
+    pub fn total(&self) -> u64 {
+        self.connect + self.receive + self.length + self.exceptions + self.timeout
+    }
+}
+
+/// Latency distribution summary, microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct LatencySummary {
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+/// One row of a percentile table.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct PercentileValue {
+    /// Percentile, 0–100.
+    pub percentile: f64,
+    /// Latency at that percentile, microseconds.
+    pub latency_us: u64,
+}
+
+/// One row of ab's Connection Times table, microseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct PhaseTimes {
+    pub min: u64,
+    pub mean: f64,
+    pub sd: f64,
+    pub median: u64,
+    pub max: u64,
+}
+
+/// ab's Connection Times: connect, processing (total − connect), waiting (to first byte), total.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ConnectionTimes {
+    pub connect: PhaseTimes,
+    pub processing: PhaseTimes,
+    pub waiting: PhaseTimes,
+    pub total: PhaseTimes,
+}
+
+/// Open-model figures for `--rate`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct RateInfo {
+    /// Requested arrival rate, requests per second.
+    pub requested_per_s: f64,
+    /// Requests actually sent per second during the measured phase.
+    pub achieved_per_s: f64,
+    /// Latency measured from the actual send instead of the intended one
+    /// (what a tool without coordinated-omission correction reports).
+    pub latency_uncorrected_us: LatencySummary,
+    /// Requests whose send was later than intended by more than 1 ms.
+    pub late_sends: u64,
+}
+
+/// CPU and memory of the server process tree during the run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ServerMetrics {
+    /// PID of the server's root process.
+    pub pid: u32,
+    /// Server CPU time (user + system, whole tree) per complete request, milliseconds.
+    pub cpu_ms_per_request: f64,
+    /// Server CPU over the run, percent of one core.
+    pub cpu_percent_mean: f64,
+    /// Σ PSS of the server tree when the measured phase started.
+    pub pss_start_bytes: u64,
+    /// Highest Σ PSS sampled.
+    pub pss_peak_bytes: u64,
+    /// Σ PSS at the end.
+    pub pss_end_bytes: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_total_sums_every_kind() {
+        let f = Failures {
+            connect: 1,
+            receive: 2,
+            length: 3,
+            exceptions: 4,
+            timeout: 5,
+        };
+        assert_eq!(f.total(), 15);
+    }
+}

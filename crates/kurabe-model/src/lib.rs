@@ -1,0 +1,15 @@
+//! kurabe's shared vocabulary.
+//!
+//! This crate owns the types every other kurabe crate agrees on: result
+//! records (versioned, snake_case JSON with units in field names), units and
+//! metrics, and the statistics that turn samples into verdicts.
+//!
+//! It must not do I/O, parse command lines, spawn threads or know about any
+//! particular renderer. Everything here is plain data and pure functions.
+
+pub mod http;
+
+/// Version of the JSON result schema shared by output and the results store.
+///
+/// Bump on any incompatible change to a serialized record and add a migration.
+pub const SCHEMA_VERSION: u32 = 1;

@@ -1,0 +1,1 @@
+//! kurabe-probe (not built yet).

@@ -1,0 +1,1 @@
+//! kurabe-system (not built yet).

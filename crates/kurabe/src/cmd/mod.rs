@@ -1,0 +1,8 @@
+//! One module per subcommand: `Args` (clap) + `run`.
+
+pub mod demo;
+pub mod http;
+pub mod mem;
+pub mod serve;
+pub mod system;
+pub mod watch;

@@ -1,0 +1,79 @@
+//! The `kurabe` binary: a thin clap front end.
+//!
+//! Each subcommand lives in `cmd/<name>.rs` with an `Args` struct (clap
+//! derive, only here) and a `run(args) -> anyhow::Result<ExitCode>` that turns
+//! the args into the libraries' typed config, calls them and renders the
+//! result. This file owns exit codes: 0 ok, 1 a check failed, 2 usage or setup
+//! error (clap's own errors exit 2 too). A closed stdout (`| head`) is success.
+
+mod cmd;
+mod signal;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// kurabe (比べ, "compare"): is A faster, leaner or cheaper than B?
+#[derive(Debug, Parser)]
+#[command(name = "kurabe", version, about, propagate_version = true, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Load-test an HTTP server (ab-compatible flags and report, plus percentiles and JSON).
+    Http(Box<cmd::http::Args>),
+    /// Run the built-in tunable HTTP target server.
+    Serve(cmd::serve::Args),
+    /// A complete load test against the built-in server, no other software needed.
+    Demo(cmd::demo::Args),
+    /// CPU and memory of a process tree over time (a PID, the server on a port, or a command).
+    Watch(cmd::watch::Args),
+    /// System memory the way `free` shows it (current, 3.3.10–4.0.0 and ≤3.3.9 formulas), plus top processes by PSS.
+    Mem(cmd::mem::Args),
+    /// UnixBench-style index of this machine, import and compare UnixBench reports.
+    System(cmd::system::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Http(args) => cmd::http::run(*args),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
+        Command::Watch(args) => cmd::watch::run(args),
+        Command::Mem(args) => cmd::mem::run(args),
+        Command::System(args) => cmd::system::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("kurabe: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,4 @@
+//! Integration tests: they run the built `kurabe` binary against real
+//! processes and sockets. One test binary, one module per subcommand.
+
+mod util;
