@@ -12,6 +12,9 @@ use super::{ms3, Render};
 /// ab-layout text renderer.
 pub struct Text;
 
+/// The rows of ab's percentage table; other percentiles (99.9) appear in kurabe's section.
+const AB_PERCENTILES: [f64; 9] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 100.0];
+
 /// Whole milliseconds, as ab prints its integer columns.
 fn ms(us: u64) -> u64 {
     (us + 500) / 1000
@@ -110,6 +113,9 @@ fn ab_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         "Percentage of the requests served within a certain time (ms)"
     )?;
     for p in &r.latency_percentiles_us {
+        if !AB_PERCENTILES.contains(&p.percentile) {
+            continue;
+        }
         if p.percentile >= 100.0 {
             writeln!(out, " 100%  {:5} (longest request)", ms(p.latency_us))?;
         } else {
