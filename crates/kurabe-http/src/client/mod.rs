@@ -9,6 +9,8 @@
 //!
 //! Nothing here prints: the caller renders the report.
 
+#[cfg(test)]
+mod engine_tests;
 mod framer;
 mod gnuplot;
 mod schedule;

@@ -34,8 +34,13 @@ const EVENTS: usize = 1024;
 const TICK_NS: u64 = 20_000_000;
 /// How often the progress counters are published.
 const PROGRESS_NS: u64 = 50_000_000;
+/// Longest wait after the stop for answers to requests already sent.
+const DRAIN_NS: u64 = 2_000_000_000;
 /// A send later than this behind its intended time counts as late.
 const LATE_NS: u64 = 1_000_000;
+
+/// Event bits that mean the peer closed or the connection broke.
+const HUP: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 
 /// What all workers share, read-only after start except the atomics.
 pub(crate) struct Shared {
@@ -177,6 +182,8 @@ pub(crate) struct Worker<'a> {
     restart: Vec<u32>,
     gnuplot: Option<GnuplotWriter>,
     measuring: bool,
+    /// The run has stopped: read answers, write and count nothing.
+    draining: bool,
     now: u64,
     want_server: bool,
     published: (u64, u64),
@@ -221,6 +228,7 @@ impl<'a> Worker<'a> {
             restart: Vec::with_capacity(conns),
             gnuplot,
             measuring: sh.measure_ns <= sh.start_ns,
+            draining: false,
             now: sys::now_ns(),
             want_server: true,
             published: (0, 0),
@@ -275,8 +283,39 @@ impl<'a> Worker<'a> {
                 self.on_event(token, flags);
             }
         }
-        self.finish();
+        self.finish(&mut events);
         self.stats
+    }
+
+    /// Requests on connection `c` whose bytes are fully written and not answered.
+    fn written_unanswered(&self, c: &Conn) -> usize {
+        if c.state == State::Closed {
+            return 0;
+        }
+        c.ring.len() - c.unwritten(self.sh.request_len).min(c.ring.len())
+    }
+
+    /// After the stop: let the server answer what it was sent (responses are
+    /// read and discarded, nothing more is written), so closing our sockets
+    /// with unread data cannot reset connections under requests the server
+    /// has not processed yet, and its own count matches ours.
+    fn drain(&mut self, events: &mut [libc::epoll_event]) {
+        self.draining = true;
+        let deadline = self.now + (self.sh.timeout_ns).min(DRAIN_NS);
+        loop {
+            if self.conns.iter().all(|c| self.written_unanswered(c) == 0) {
+                return;
+            }
+            self.now = sys::now_ns();
+            if self.now >= deadline {
+                return;
+            }
+            let n = self.ep.wait(events, (deadline - self.now).min(TICK_NS));
+            for ev in &events[..n] {
+                self.now = sys::now_ns();
+                self.on_event(ev.u64 as usize, ev.events);
+            }
+        }
     }
 
     fn scan_interval(&self) -> u64 {
@@ -328,15 +367,15 @@ impl<'a> Worker<'a> {
     }
 
     /// Count requests written but unanswered, publish the last progress, close everything.
-    fn finish(&mut self) {
-        let rl = self.sh.request_len;
+    fn finish(&mut self, events: &mut [libc::epoll_event]) {
         let mut in_flight = 0;
         for c in &self.conns {
-            let written = c.ring.len() - c.unwritten(rl).min(c.ring.len());
+            let written = self.written_unanswered(c);
             in_flight += c.ring.iter().take(written).filter(|s| s.measured).count() as u64;
         }
         self.stats.in_flight_at_end = in_flight;
         self.publish();
+        self.drain(events);
         if let Some(g) = &mut self.gnuplot {
             let _ = g.flush();
         }
@@ -386,6 +425,9 @@ impl<'a> Worker<'a> {
     }
 
     fn claim(&mut self) -> Option<Slot> {
+        if self.draining {
+            return None;
+        }
         let measured = self.measuring;
         if measured && !self.claims.take(&self.sh.budget) {
             return None;
@@ -561,7 +603,7 @@ impl<'a> Worker<'a> {
                 if self.conns[ci].state == State::Open {
                     // Data may already be there (edge already fired with EPOLLIN).
                     if flags & libc::EPOLLIN as u32 != 0 {
-                        self.read(ci);
+                        self.read(ci, flags & HUP != 0);
                     }
                 }
             }
@@ -578,13 +620,9 @@ impl<'a> Worker<'a> {
                         }
                     }
                 }
-                if self.conns[ci].state == State::Open
-                    && flags
-                        & (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR)
-                            as u32
-                        != 0
+                if self.conns[ci].state == State::Open && flags & (libc::EPOLLIN as u32 | HUP) != 0
                 {
-                    self.read(ci);
+                    self.read(ci, flags & HUP != 0);
                 }
             }
         }
@@ -621,7 +659,7 @@ impl<'a> Worker<'a> {
         let rl = sh.request_len;
         let now = self.now;
         let c = &mut self.conns[ci];
-        if c.state != State::Open {
+        if c.state != State::Open || self.draining {
             return;
         }
         let before = c.unwritten(rl);
@@ -670,8 +708,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Read and process everything available.
-    fn read(&mut self, ci: usize) {
+    /// Read and process everything available. `hup`: the event said the peer closed.
+    fn read(&mut self, ci: usize, hup: bool) {
         loop {
             let c = &mut self.conns[ci];
             if c.state != State::Open {
@@ -696,7 +734,7 @@ impl<'a> Worker<'a> {
                     return;
                 }
                 Ok(n) => {
-                    if self.measuring {
+                    if self.measuring && !self.draining {
                         self.stats.transfer_bytes += n as u64;
                     }
                     if c.first_byte == 0 {
@@ -704,8 +742,9 @@ impl<'a> Worker<'a> {
                     }
                     c.len += n;
                     self.process(ci);
-                    // A short read drained the socket: the next edge will tell us of more.
-                    if n < space && self.conns[ci].tls.is_none() {
+                    // A short read drained the socket: the next edge will tell us of
+                    // more, unless the peer's FIN came with this edge (then read on to the EOF).
+                    if n < space && !hup && self.conns[ci].tls.is_none() {
                         return;
                     }
                 }
@@ -814,7 +853,7 @@ impl<'a> Worker<'a> {
             }
             self.want_server = false;
         }
-        if !slot.measured {
+        if !slot.measured || self.draining {
             return;
         }
         if self.sh.check_length {
@@ -881,7 +920,7 @@ impl<'a> Worker<'a> {
     }
 
     fn fail(&mut self, kind: FailKind, n: u64) {
-        if n == 0 {
+        if n == 0 || self.draining {
             return;
         }
         self.stats.fail(kind, n);
@@ -923,7 +962,9 @@ impl<'a> Worker<'a> {
                 self.stats.reconnects += 1;
             }
         }
-        self.restart.push(ci as u32);
+        if !self.draining {
+            self.restart.push(ci as u32);
+        }
     }
 
     /// Fail requests whose deadline passed.
