@@ -51,7 +51,10 @@ fn http_json(args: &[&str]) -> HttpReport {
 // test so the schema cannot silently outgrow the checker.
 
 fn schema() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/http-report.schema.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/http-report.schema.json"
+    );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -127,8 +130,12 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>)
                             continue;
                         }
                         match rule {
-                            Value::Bool(false) => errors.push(format!("{at}: unexpected key {name}")),
-                            Value::Object(_) => check(root, rule, field, &format!("{at}.{name}"), errors),
+                            Value::Bool(false) => {
+                                errors.push(format!("{at}: unexpected key {name}"))
+                            }
+                            Value::Object(_) => {
+                                check(root, rule, field, &format!("{at}.{name}"), errors)
+                            }
                             _ => {}
                         }
                     }
@@ -160,7 +167,9 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>)
                     })
                     .count();
                 if passing != 1 {
-                    errors.push(format!("{at}: {passing} oneOf branches match, need exactly 1"));
+                    errors.push(format!(
+                        "{at}: {passing} oneOf branches match, need exactly 1"
+                    ));
                 }
             }
             other => panic!("schema keyword {other} not supported by the checker"),
@@ -184,7 +193,8 @@ fn sample_report() -> HttpReport {
     // Any real report will do; a tiny in-process server keeps it fast.
     let server = TestServer::start(|mut s| {
         if read_request(&mut s).is_some() {
-            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
         }
     });
     http_json(&["-n", "1", &server.url()])
@@ -263,7 +273,8 @@ fn read_request(s: &mut TcpStream) -> Option<(String, Vec<u8>)> {
         .lines()
         .find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length").then(|| v.trim().parse().unwrap())
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().unwrap())
         })
         .unwrap_or(0);
     while buf.len() < head_end + len {
@@ -316,7 +327,11 @@ fn time_limit_reconciles_completed_failed_and_in_flight_with_the_server() {
     let r = http_json(&["-t", "2", "-c", "20", "-k", &server.url]);
     let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
     assert!(r.complete_requests > 100, "{r:?}");
-    assert!(r.duration_s >= 1.9 && r.duration_s < 3.0, "{}", r.duration_s);
+    assert!(
+        r.duration_s >= 1.9 && r.duration_s < 3.0,
+        "{}",
+        r.duration_s
+    );
     assert_eq!(server.served_settled(sent), sent);
 }
 
@@ -346,7 +361,16 @@ fn post_body_from_file_reaches_the_server() {
     std::fs::write(&body, br#"{"hello":"kurabe"}"#).unwrap();
     let server = ServeChild::start(&[]);
     let r = http_json(&[
-        "-p", body.to_str().unwrap(), "-T", "application/json", "-n", "100", "-c", "4", "-k", &server.url,
+        "-p",
+        body.to_str().unwrap(),
+        "-T",
+        "application/json",
+        "-n",
+        "100",
+        "-c",
+        "4",
+        "-k",
+        &server.url,
     ]);
     assert_eq!((r.complete_requests, r.failed_requests), (100, 0));
     assert_eq!(r.method, "POST");
@@ -387,16 +411,26 @@ fn text_report_parses_with_the_usual_ab_regexes() {
         r"  50%\s+(\d+)",
         r"Transfer rate:\s+([\d.]+)",
     ] {
-        assert!(predicates::str::is_match(re).unwrap().eval(text), "{re} in\n{text}");
+        assert!(
+            predicates::str::is_match(re).unwrap().eval(text),
+            "{re} in\n{text}"
+        );
     }
     let value = |label: &str| -> f64 {
         let line = text.lines().find(|l| l.starts_with(label)).unwrap();
-        line[label.len()..].split_whitespace().next().unwrap().parse().unwrap()
+        line[label.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
     };
     assert_eq!(value("Complete requests:"), 500.0);
     assert_eq!(value("Failed requests:"), 0.0);
     assert!(value("Requests per second:") > 0.0);
-    assert!(text.contains("Reconciliation:         500 completed + 0 failed + 0 in flight = 500 sent"));
+    assert!(
+        text.contains("Reconciliation:         500 completed + 0 failed + 0 in flight = 500 sent")
+    );
     assert_eq!(server.served(), 500);
 }
 
@@ -407,15 +441,29 @@ fn output_file_percentile_csv_and_markdown() {
     let report = dir.path().join("report.md");
     let csv = dir.path().join("percent.csv");
     let out = http(&[
-        "--format", "md", "-o", report.to_str().unwrap(), "-e", csv.to_str().unwrap(), "-n", "50", "-k",
+        "--format",
+        "md",
+        "-o",
+        report.to_str().unwrap(),
+        "-e",
+        csv.to_str().unwrap(),
+        "-n",
+        "50",
+        "-k",
         &server.url,
     ]);
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     assert!(out.stdout.is_empty());
     let md = std::fs::read_to_string(&report).unwrap();
-    assert!(md.starts_with("| url | concurrency |") && md.lines().count() == 3, "{md}");
+    assert!(
+        md.starts_with("| url | concurrency |") && md.lines().count() == 3,
+        "{md}"
+    );
     let csv = std::fs::read_to_string(&csv).unwrap();
-    assert!(csv.starts_with("Percentage served,Time in ms\n50,"), "{csv}");
+    assert!(
+        csv.starts_with("Percentage served,Time in ms\n50,"),
+        "{csv}"
+    );
     assert!(csv.lines().last().unwrap().starts_with("100,"));
     // No temporary files left beside the outputs.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
@@ -439,7 +487,10 @@ fn ctrl_c_prints_a_partial_report_marked_interrupted() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with("*** interrupted: partial results ***"), "{text}");
+    assert!(
+        text.starts_with("*** interrupted: partial results ***"),
+        "{text}"
+    );
     assert!(text.contains("Complete requests:"));
 }
 
@@ -454,7 +505,12 @@ fn close_delimited_bodies_are_read_to_eof() {
         }
     });
     let r = http_json(&["-n", "5", &server.url()]);
-    assert_eq!((r.complete_requests, r.failed_requests), (5, 0), "{:?}", r.failures);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (5, 0),
+        "{:?}",
+        r.failures
+    );
     assert_eq!(r.body_bytes, 25);
     assert_eq!(r.server_software.as_deref(), Some("t"));
 }
@@ -465,7 +521,8 @@ fn custom_headers_cookies_auth_and_body_arrive_at_the_server() {
     let tx = std::sync::Mutex::new(tx);
     let server = TestServer::start(move |mut s| {
         if let Some(req) = read_request(&mut s) {
-            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
             let _ = tx.lock().unwrap().send(req);
         }
     });
@@ -473,13 +530,29 @@ fn custom_headers_cookies_auth_and_body_arrive_at_the_server() {
     let body = dir.path().join("body.xml");
     std::fs::write(&body, b"<a>1</a>").unwrap();
     let r = http_json(&[
-        "-n", "1", "-p", body.to_str().unwrap(), "-T", "application/xml", "-H", "X-Kurabe-Test: yes", "-C",
-        "a=1", "-A", "u:p", &server.url(),
+        "-n",
+        "1",
+        "-p",
+        body.to_str().unwrap(),
+        "-T",
+        "application/xml",
+        "-H",
+        "X-Kurabe-Test: yes",
+        "-C",
+        "a=1",
+        "-A",
+        "u:p",
+        &server.url(),
     ]);
     assert_eq!(r.complete_requests, 1);
     let (head, got) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
     assert!(head.starts_with("POST / HTTP/1.1\r\n"), "{head}");
-    for h in ["X-Kurabe-Test: yes", "Cookie: a=1", "Authorization: Basic dTpw", "Content-Type: application/xml"] {
+    for h in [
+        "X-Kurabe-Test: yes",
+        "Cookie: a=1",
+        "Authorization: Basic dTpw",
+        "Content-Type: application/xml",
+    ] {
         assert!(head.contains(h), "{h} missing in {head}");
     }
     assert_eq!(got, b"<a>1</a>");
@@ -487,7 +560,11 @@ fn custom_headers_cookies_auth_and_body_arrive_at_the_server() {
 
 #[test]
 fn refused_connections_are_connect_failures_and_the_run_goes_on() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let r = http_json(&["-n", "5", &format!("http://127.0.0.1:{port}/")]);
     assert_eq!(r.complete_requests, 0);
     assert_eq!(r.failures.connect, 5);
@@ -500,7 +577,10 @@ fn reset_mid_body_is_a_receive_failure() {
         if read_request(&mut s).is_some() {
             let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
             std::thread::sleep(Duration::from_millis(20));
-            let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+            let linger = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
             // SAFETY: setsockopt with a valid linger struct on our socket; closing then sends RST.
             unsafe {
                 libc::setsockopt(
@@ -581,14 +661,25 @@ fn bad_input_is_one_line_and_exit_2() {
         let out = http(args);
         assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
         assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
-        assert!(out.stderr.starts_with("kurabe: error:") && out.stderr.contains(needle), "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.starts_with("kurabe: error:") && out.stderr.contains(needle),
+            "{args:?}: {}",
+            out.stderr
+        );
         assert!(out.stdout.is_empty());
     }
     // clap's own errors (unknown flag, -p with -u) also exit 2 and name the flag first.
-    for (args, needle) in [(&["-Z", url][..], "-Z"), (&["-p", "a", "-u", "b", url], "-u")] {
+    for (args, needle) in [
+        (&["-Z", url][..], "-Z"),
+        (&["-p", "a", "-u", "b", url], "-u"),
+    ] {
         let out = http(args);
         assert_eq!(out.code, Some(2), "{args:?}");
-        assert!(out.stderr.lines().next().unwrap().contains(needle), "{}", out.stderr);
+        assert!(
+            out.stderr.lines().next().unwrap().contains(needle),
+            "{}",
+            out.stderr
+        );
     }
     // An unwritable -o is a setup error too, and leaves no file behind.
     let server = ServeChild::start(&[]);

@@ -43,7 +43,10 @@ impl ServeChild {
 
     /// The server's counters from `GET /__kurabe/stats`.
     pub fn stats(&self) -> serde_json::Value {
-        let (head, body) = raw_request(self.addr, "GET /__kurabe/stats HTTP/1.1\r\nConnection: close\r\n\r\n");
+        let (head, body) = raw_request(
+            self.addr,
+            "GET /__kurabe/stats HTTP/1.1\r\nConnection: close\r\n\r\n",
+        );
         assert!(head.starts_with("HTTP/1.1 200"), "{head}");
         serde_json::from_slice(&body).unwrap()
     }
@@ -94,7 +97,10 @@ pub fn raw_request(addr: SocketAddr, request: &str) -> (String, Vec<u8>) {
     s.write_all(request.as_bytes()).unwrap();
     let mut all = Vec::new();
     s.read_to_end(&mut all).unwrap();
-    let split = all.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head");
+    let split = all
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
     (
         String::from_utf8_lossy(&all[..split]).into_owned(),
         all[split + 4..].to_vec(),
@@ -105,14 +111,23 @@ pub fn raw_request(addr: SocketAddr, request: &str) -> (String, Vec<u8>) {
 fn prints_address_first_serves_and_stops_cleanly_on_sigterm() {
     let mut server = ServeChild::start(&["--body-bytes", "100", "--status", "503"]);
     let (head, body) = raw_request(server.addr, "GET / HTTP/1.0\r\n\r\n");
-    assert!(head.starts_with("HTTP/1.1 503 Service Unavailable"), "{head}");
+    assert!(
+        head.starts_with("HTTP/1.1 503 Service Unavailable"),
+        "{head}"
+    );
     assert!(head.contains("Content-Length: 100") && head.contains("Connection: close"));
     assert_eq!(body.len(), 100);
     assert_eq!(server.served(), 1, "the stats request is not counted");
     let status = server.terminate();
     assert!(status.success(), "{status:?}");
     let mut err = String::new();
-    server.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    server
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert!(err.contains("stopped after 1 requests"), "{err}");
 }
 
@@ -120,7 +135,10 @@ fn prints_address_first_serves_and_stops_cleanly_on_sigterm() {
 fn chunked_and_close_options_shape_the_response() {
     let server = ServeChild::start(&["--chunked", "--close", "--body-bytes", "10"]);
     let (head, body) = raw_request(server.addr, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
-    assert!(head.contains("Transfer-Encoding: chunked") && head.contains("Connection: close"), "{head}");
+    assert!(
+        head.contains("Transfer-Encoding: chunked") && head.contains("Connection: close"),
+        "{head}"
+    );
     assert_eq!(body, b"a\r\nxxxxxxxxx\n\r\n0\r\n\r\n");
 }
 
@@ -132,7 +150,10 @@ fn a_busy_port_is_a_setup_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("cannot listen") && err.contains("--port"), "{err}");
+    assert!(
+        err.contains("cannot listen") && err.contains("--port"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -140,7 +161,9 @@ fn thousands_of_concurrent_connections_are_served() {
     raise_fd_limit();
     let server = ServeChild::start(&[]);
     // Open 2000 connections first, then send one request on each: all must be answered.
-    let conns: Vec<TcpStream> = (0..2000).map(|_| TcpStream::connect(server.addr).unwrap()).collect();
+    let conns: Vec<TcpStream> = (0..2000)
+        .map(|_| TcpStream::connect(server.addr).unwrap())
+        .collect();
     for mut c in &conns {
         c.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
     }
@@ -149,11 +172,12 @@ fn thousands_of_concurrent_connections_are_served() {
         let mut buf = [0u8; 256];
         let mut got = 0;
         // Default body is 13 bytes: read the head and then the whole body.
-        while !buf[..got]
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .is_some_and(|p| got >= p + 4 + 13)
-        {
+        let complete = |buf: &[u8]| {
+            buf.windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .is_some_and(|p| buf.len() >= p + 4 + 13)
+        };
+        while !complete(&buf[..got]) {
             let n = c.read(&mut buf[got..]).unwrap();
             assert!(n > 0, "closed early");
             got += n;
