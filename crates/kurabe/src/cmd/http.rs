@@ -25,7 +25,8 @@ use crate::render::http::{renderer, Format};
 Differences from ab: keep-alive uses HTTP/1.1; -t without -n runs for the whole time \
 (ab silently stops at 50000 requests); failed requests are counted and the run goes on \
 (ab's -r is the default, --abort-on-error restores ab's behaviour); latencies have \
-microsecond resolution.")]
+microsecond resolution. Ctrl-C stops the run and prints the partial report, marked \
+interrupted (exit status 130).")]
 pub struct Args {
     /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
     pub url: String,
