@@ -336,6 +336,37 @@ fn time_limit_reconciles_completed_failed_and_in_flight_with_the_server() {
 }
 
 #[test]
+fn pipelined_requests_reconcile_with_the_server() {
+    let server = ServeChild::start(&[]);
+    let r = http_json(&[
+        "-n",
+        "5000",
+        "-c",
+        "10",
+        "-k",
+        "--pipeline",
+        "8",
+        &server.url,
+    ]);
+    assert_eq!((r.complete_requests, r.failed_requests), (5000, 0));
+    assert_eq!(r.pipeline, 8);
+    assert_eq!(server.served_settled(5000), 5000);
+}
+
+#[test]
+fn ipv6_loopback_works_end_to_end() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("skipped: this machine has no IPv6 loopback");
+        return;
+    }
+    let server = ServeChild::start(&["--bind", "::1"]);
+    assert!(server.url.starts_with("http://[::1]:"), "{}", server.url);
+    let r = http_json(&["-n", "20", "-k", &server.url]);
+    assert_eq!((r.complete_requests, r.failed_requests), (20, 0));
+    assert_eq!(r.server_hostname, "::1");
+}
+
+#[test]
 fn chunked_responses_are_decoded() {
     let server = ServeChild::start(&["--chunked", "--body-bytes", "20000"]);
     let r = http_json(&["-n", "50", "-c", "5", "-k", &server.url]);
@@ -435,11 +466,12 @@ fn text_report_parses_with_the_usual_ab_regexes() {
 }
 
 #[test]
-fn output_file_percentile_csv_and_markdown() {
+fn output_file_percentile_csv_gnuplot_and_markdown() {
     let server = ServeChild::start(&[]);
     let dir = tempfile::tempdir().unwrap();
     let report = dir.path().join("report.md");
     let csv = dir.path().join("percent.csv");
+    let plot = dir.path().join("plot.tsv");
     let out = http(&[
         "--format",
         "md",
@@ -447,6 +479,8 @@ fn output_file_percentile_csv_and_markdown() {
         report.to_str().unwrap(),
         "-e",
         csv.to_str().unwrap(),
+        "-g",
+        plot.to_str().unwrap(),
         "-n",
         "50",
         "-k",
@@ -465,8 +499,14 @@ fn output_file_percentile_csv_and_markdown() {
         "{csv}"
     );
     assert!(csv.lines().last().unwrap().starts_with("100,"));
+    let plot = std::fs::read_to_string(&plot).unwrap();
+    assert_eq!(
+        plot.lines().count(),
+        51,
+        "ab's header and one line per request:\n{plot}"
+    );
     // No temporary files left beside the outputs.
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
 }
 
 #[test]
@@ -569,6 +609,28 @@ fn refused_connections_are_connect_failures_and_the_run_goes_on() {
     assert_eq!(r.complete_requests, 0);
     assert_eq!(r.failures.connect, 5);
     assert_eq!(r.failed_requests, 5);
+}
+
+#[test]
+fn abort_on_error_stops_at_the_first_failure_and_exits_1() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = http(&["--format", "json", "--abort-on-error", "-n", "1000", &url]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let r: HttpReport = serde_json::from_str(&out.stdout).unwrap();
+    assert!(r.interrupted);
+    assert!(
+        r.failures.connect >= 1 && r.failed_requests < 1000,
+        "{:?}",
+        r.failures
+    );
+    // -r is accepted and changes nothing: failures are counted, the run goes on.
+    let r = http_json(&["-r", "-n", "20", &url]);
+    assert_eq!(r.failures.connect, 20);
 }
 
 #[test]
