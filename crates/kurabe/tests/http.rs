@@ -367,6 +367,24 @@ fn ipv6_loopback_works_end_to_end() {
 }
 
 #[test]
+fn warmup_load_reaches_the_server_but_is_not_counted() {
+    let server = ServeChild::start(&[]);
+    let r = http_json(&[
+        "--warmup",
+        "300ms",
+        "-n",
+        "100",
+        "-c",
+        "2",
+        "-k",
+        &server.url,
+    ]);
+    assert_eq!((r.complete_requests, r.failed_requests), (100, 0));
+    assert!((r.warmup_s - 0.3).abs() < 0.2, "{}", r.warmup_s);
+    assert!(server.served() > 100, "warm-up requests were sent too");
+}
+
+#[test]
 fn chunked_responses_are_decoded() {
     let server = ServeChild::start(&["--chunked", "--body-bytes", "20000"]);
     let r = http_json(&["-n", "50", "-c", "5", "-k", &server.url]);

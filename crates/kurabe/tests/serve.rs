@@ -69,6 +69,17 @@ impl ServeChild {
         }
     }
 
+    /// Resident set size of the server process, bytes.
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        kb * 1024
+    }
+
     fn terminate(&mut self) -> std::process::ExitStatus {
         // SAFETY: plain kill(2) on our own child's PID.
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
@@ -140,6 +151,34 @@ fn chunked_and_close_options_shape_the_response() {
         "{head}"
     );
     assert_eq!(body, b"a\r\nxxxxxxxxx\n\r\n0\r\n\r\n");
+}
+
+#[test]
+fn leak_bytes_grows_resident_memory_and_alloc_kb_does_not() {
+    // Reference: the same request count with only a per-request allocation that is freed.
+    let churn = ServeChild::start(&["--alloc-kb", "100"]);
+    let leak = ServeChild::start(&["--leak-bytes", "100000"]);
+    let (churn_before, leak_before) = (churn.rss_bytes(), leak.rss_bytes());
+    for server in [&churn, &leak] {
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        s.write_all(&b"GET / HTTP/1.1\r\n\r\n".repeat(200)).unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut sink = Vec::new();
+        s.read_to_end(&mut sink).unwrap();
+    }
+    assert_eq!(leak.stats()["leaked_bytes"], 201 * 100_000);
+    let leak_growth = leak.rss_bytes().saturating_sub(leak_before);
+    let churn_growth = churn.rss_bytes().saturating_sub(churn_before);
+    // 201 × 100 kB ≈ 20 MB retained and touched; the freed allocations stay far below.
+    assert!(
+        leak_growth > 15_000_000,
+        "leak grew RSS by {leak_growth} bytes"
+    );
+    assert!(
+        churn_growth < leak_growth / 4,
+        "churn {churn_growth} vs leak {leak_growth}"
+    );
 }
 
 #[test]
