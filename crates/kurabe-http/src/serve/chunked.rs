@@ -37,7 +37,10 @@ const MAX_LINE: usize = 4096;
 impl Chunked {
     /// Consume as much of `input` as possible; stop when more input is needed or the body is done.
     pub(super) fn advance(&mut self, input: &[u8]) -> Result<Step, BadChunk> {
-        let mut step = Step { consumed: 0, data: 0 };
+        let mut step = Step {
+            consumed: 0,
+            data: 0,
+        };
         loop {
             let rest = &input[step.consumed..];
             match *self {

@@ -143,7 +143,9 @@ pub fn run(
             .collect::<io::Result<_>>()?;
         let mut first_err = Ok(());
         for h in handles {
-            let res = h.join().unwrap_or_else(|_| Err(io::Error::other("server worker panicked")));
+            let res = h
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("server worker panicked")));
             if res.is_err() && first_err.is_ok() {
                 // One worker failing stops the others too: a half-running server would skew results.
                 shutdown.store(true, Ordering::Relaxed);

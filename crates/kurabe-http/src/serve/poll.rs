@@ -36,12 +36,15 @@ impl Epoll {
     }
 
     /// Wait up to `timeout_ms` for events; returns how many of `events` were filled.
-    pub(super) fn wait(&self, events: &mut [libc::epoll_event], timeout_ms: i32) -> io::Result<usize> {
+    pub(super) fn wait(
+        &self,
+        events: &mut [libc::epoll_event],
+        timeout_ms: i32,
+    ) -> io::Result<usize> {
         let max = i32::try_from(events.len()).unwrap_or(i32::MAX);
         // SAFETY: the kernel writes at most `max` entries into `events`.
-        let n = unsafe {
-            libc::epoll_wait(self.fd.as_raw_fd(), events.as_mut_ptr(), max, timeout_ms)
-        };
+        let n =
+            unsafe { libc::epoll_wait(self.fd.as_raw_fd(), events.as_mut_ptr(), max, timeout_ms) };
         if n < 0 {
             let err = io::Error::last_os_error();
             if err.kind() == io::ErrorKind::Interrupted {

@@ -43,7 +43,14 @@ impl Responses {
         for head in [false, true] {
             for mode in [ConnMode::Persistent, ConnMode::KeepAlive10, ConnMode::Close] {
                 for chunked_ok in [false, true] {
-                    variants.push(build(cfg, Kind { head, mode, chunked_ok }));
+                    variants.push(build(
+                        cfg,
+                        Kind {
+                            head,
+                            mode,
+                            chunked_ok,
+                        },
+                    ));
                 }
             }
         }
@@ -214,7 +221,11 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<Head>, BadRequest> {
                 .ok()
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .ok_or(BadRequest)?;
-            framing = if n == 0 { Framing::None } else { Framing::Length(n) };
+            framing = if n == 0 {
+                Framing::None
+            } else {
+                Framing::Length(n)
+            };
         }
     }
     let mode = if close || (http10 && !keep_alive) {
@@ -309,13 +320,19 @@ mod tests {
 
     #[test]
     fn parses_connection_semantics() {
-        let h = parse_head(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap().unwrap();
+        let h = parse_head(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+            .unwrap()
+            .unwrap();
         assert_eq!(h.kind.mode, ConnMode::Persistent);
-        let h = parse_head(b"GET / HTTP/1.1\r\nConnection: Close\r\n\r\n").unwrap().unwrap();
+        let h = parse_head(b"GET / HTTP/1.1\r\nConnection: Close\r\n\r\n")
+            .unwrap()
+            .unwrap();
         assert_eq!(h.kind.mode, ConnMode::Close);
         let h = parse_head(b"GET / HTTP/1.0\r\n\r\n").unwrap().unwrap();
         assert_eq!(h.kind.mode, ConnMode::Close);
-        let h = parse_head(b"HEAD / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").unwrap().unwrap();
+        let h = parse_head(b"HEAD / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            .unwrap()
+            .unwrap();
         assert_eq!(h.kind.mode, ConnMode::KeepAlive10);
         assert!(h.kind.head && !h.kind.chunked_ok);
     }

@@ -67,12 +67,19 @@ fn keep_alive_and_pipelined_requests_are_answered_in_order_and_counted() {
     let mut s = connect(&server);
     s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
     let first = read_responses(&mut s, 1);
-    assert!(first.starts_with("HTTP/1.1 200 OK\r\n") && first.ends_with("xx\n"), "{first}");
-    s.write_all(&b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".repeat(5)).unwrap();
+    assert!(
+        first.starts_with("HTTP/1.1 200 OK\r\n") && first.ends_with("xx\n"),
+        "{first}"
+    );
+    s.write_all(&b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".repeat(5))
+        .unwrap();
     let text = read_responses(&mut s, 5);
     assert_eq!(text.matches("HTTP/1.1 200 OK").count(), 5);
     assert_eq!(server.stats().requests_served.load(Ordering::Relaxed), 6);
-    assert_eq!(server.stats().connections_accepted.load(Ordering::Relaxed), 1);
+    assert_eq!(
+        server.stats().connections_accepted.load(Ordering::Relaxed),
+        1
+    );
 }
 
 #[test]
@@ -83,18 +90,25 @@ fn http10_and_connection_close_close_the_connection() {
     let text = read_to_close(&mut s);
     assert!(text.contains("Connection: close\r\n"), "{text}");
     let mut s = connect(&server);
-    s.write_all(b"HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n").unwrap();
+    s.write_all(b"HEAD / HTTP/1.1\r\nConnection: close\r\n\r\n")
+        .unwrap();
     let text = read_to_close(&mut s);
-    assert!(text.ends_with("\r\n\r\n") && text.contains("Content-Length: 13"), "{text}");
+    assert!(
+        text.ends_with("\r\n\r\n") && text.contains("Content-Length: 13"),
+        "{text}"
+    );
 }
 
 #[test]
 fn request_bodies_are_read_with_both_framings() {
     let server = start(ServeConfig::default());
     let mut s = connect(&server);
-    s.write_all(b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789").unwrap();
-    s.write_all(b"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n").unwrap();
-    s.write_all(b"2\r\nef\r\n0\r\n\r\nGET / HTTP/1.1\r\n\r\n").unwrap();
+    s.write_all(b"POST / HTTP/1.1\r\nContent-Length: 10\r\n\r\n0123456789")
+        .unwrap();
+    s.write_all(b"PUT / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n")
+        .unwrap();
+    s.write_all(b"2\r\nef\r\n0\r\n\r\nGET / HTTP/1.1\r\n\r\n")
+        .unwrap();
     read_responses(&mut s, 3);
     let stats = server.stats();
     assert_eq!(stats.requests_served.load(Ordering::Relaxed), 3);
@@ -106,7 +120,8 @@ fn request_bodies_are_read_with_both_framings() {
 fn stats_endpoint_reports_and_is_not_counted() {
     let server = start(ServeConfig::default());
     let mut s = connect(&server);
-    s.write_all(b"GET / HTTP/1.1\r\n\r\nGET /__kurabe/stats HTTP/1.1\r\n\r\n").unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\n\r\nGET /__kurabe/stats HTTP/1.1\r\n\r\n")
+        .unwrap();
     let text = read_responses(&mut s, 2);
     let json = &text[text.rfind("\r\n\r\n").unwrap() + 4..];
     let v: serde_json::Value = serde_json::from_str(json).unwrap();
@@ -126,7 +141,9 @@ fn latency_delays_a_response_without_blocking_other_connections() {
     slow.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
     // A stats request on another connection of the same single worker is answered at once.
     let mut other = connect(&server);
-    other.write_all(b"GET /__kurabe/stats HTTP/1.1\r\n\r\n").unwrap();
+    other
+        .write_all(b"GET /__kurabe/stats HTTP/1.1\r\n\r\n")
+        .unwrap();
     read_responses(&mut other, 1);
     let fast = start.elapsed();
     read_responses(&mut slow, 1);

@@ -138,7 +138,10 @@ impl<'s, 'a> Worker<'s, 'a> {
                 }
             }
             self.fire_timers();
-            if self.accept_paused_until.is_some_and(|t| Instant::now() >= t) {
+            if self
+                .accept_paused_until
+                .is_some_and(|t| Instant::now() >= t)
+            {
                 self.accept_paused_until = None;
                 self.accept();
             }
@@ -150,7 +153,13 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn wait_ms(&self) -> i32 {
         let mut wait = SHUTDOWN_POLL;
         let now = Instant::now();
-        for due in self.timers.front().map(|t| t.0).into_iter().chain(self.accept_paused_until) {
+        for due in self
+            .timers
+            .front()
+            .map(|t| t.0)
+            .into_iter()
+            .chain(self.accept_paused_until)
+        {
             wait = wait.min(due.saturating_duration_since(now));
         }
         // Round up so we never wake just before a timer is due and spin.
@@ -187,7 +196,10 @@ impl<'s, 'a> Worker<'s, 'a> {
             // SAFETY: `fd` is a fresh, connected, non-blocking socket nobody else owns.
             let stream = unsafe { TcpStream::from_raw_fd(fd) };
             let _ = stream.set_nodelay(true);
-            self.shared.stats.connections_accepted.fetch_add(1, Ordering::Relaxed);
+            self.shared
+                .stats
+                .connections_accepted
+                .fetch_add(1, Ordering::Relaxed);
             self.insert(stream);
         }
     }
@@ -242,7 +254,9 @@ impl<'s, 'a> Worker<'s, 'a> {
                 break;
             }
             self.timers.pop_front();
-            let Some(idx) = self.lookup(token) else { continue };
+            let Some(idx) = self.lookup(token) else {
+                continue;
+            };
             let conn = self.conns[idx].as_mut().expect("looked up");
             if let Some(kind) = conn.delayed.take() {
                 conn.wbuf.extend_from_slice(self.shared.responses.get(kind));
@@ -315,8 +329,11 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn process(&mut self, idx: usize) -> Result<bool, ()> {
         let mut progress = false;
         loop {
-            let conn = self.conns[idx].as_mut().expect("processed connection exists");
-            if conn.delayed.is_some() || conn.close_after_write || conn.unsent() > WRITE_HIGH_WATER {
+            let conn = self.conns[idx]
+                .as_mut()
+                .expect("processed connection exists");
+            if conn.delayed.is_some() || conn.close_after_write || conn.unsent() > WRITE_HIGH_WATER
+            {
                 return Ok(progress);
             }
             let input = &conn.rbuf[conn.rpos..];
@@ -341,7 +358,9 @@ impl<'s, 'a> Worker<'s, 'a> {
                     Err(_) => return self.bad_request(idx),
                 }
             }
-            let conn = self.conns[idx].as_mut().expect("processed connection exists");
+            let conn = self.conns[idx]
+                .as_mut()
+                .expect("processed connection exists");
             let input = &conn.rbuf[conn.rpos..];
             let pending = conn.pending.as_mut().expect("set above");
             let done = match &mut pending.body {
@@ -392,27 +411,35 @@ impl<'s, 'a> Worker<'s, 'a> {
         }
         if req.stats {
             let json = self.shared.stats.to_json();
-            conn.wbuf.extend_from_slice(&response::stats_response(&json, kind.mode));
+            conn.wbuf
+                .extend_from_slice(&response::stats_response(&json, kind.mode));
             return;
         }
         let stats = self.shared.stats;
         stats.requests_served.fetch_add(1, Ordering::Relaxed);
         if req.body_bytes > 0 {
             stats.requests_with_body.fetch_add(1, Ordering::Relaxed);
-            stats.body_bytes_received.fetch_add(req.body_bytes, Ordering::Relaxed);
+            stats
+                .body_bytes_received
+                .fetch_add(req.body_bytes, Ordering::Relaxed);
         }
         spin(Duration::from_micros(cfg.work_us));
         churn(cfg.alloc_kb * 1024);
         if cfg.leak_bytes > 0 {
             // Filled with a non-zero byte so every page is really resident.
-            self.leaks.push(vec![0xa5; cfg.leak_bytes].into_boxed_slice());
-            stats.leaked_bytes.fetch_add(cfg.leak_bytes as u64, Ordering::Relaxed);
+            self.leaks
+                .push(vec![0xa5; cfg.leak_bytes].into_boxed_slice());
+            stats
+                .leaked_bytes
+                .fetch_add(cfg.leak_bytes as u64, Ordering::Relaxed);
         }
         if cfg.latency_ms > 0 {
             conn.delayed = Some(kind);
             let token = (u64::from(self.generations[idx]) << 32) | idx as u64;
-            self.timers
-                .push_back((Instant::now() + Duration::from_millis(cfg.latency_ms), token));
+            self.timers.push_back((
+                Instant::now() + Duration::from_millis(cfg.latency_ms),
+                token,
+            ));
         } else {
             conn.wbuf.extend_from_slice(self.shared.responses.get(kind));
         }

@@ -162,7 +162,12 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
         bail!("-s 0: the request timeout must be positive");
     }
     let body = read_body(args.post_file.as_deref(), args.put_file.as_deref())?;
-    let method = method(args.method.as_deref(), args.head, args.post_file.is_some(), args.put_file.is_some())?;
+    let method = method(
+        args.method.as_deref(),
+        args.head,
+        args.post_file.is_some(),
+        args.put_file.is_some(),
+    )?;
     let headers = headers(args, body.is_some())?;
     let threads = args
         .threads
@@ -213,7 +218,11 @@ fn stop_condition(n: Option<u64>, t: Option<Duration>) -> anyhow::Result<StopCon
 /// The method: `-m` wins, then `-i` (HEAD), `-p` (POST), `-u` (PUT), else GET.
 fn method(m: Option<&str>, head: bool, post: bool, put: bool) -> anyhow::Result<String> {
     if let Some(m) = m {
-        if m.is_empty() || !m.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_') {
+        if m.is_empty()
+            || !m
+                .bytes()
+                .all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_')
+        {
             bail!("-m '{m}': a method is a single word of letters, e.g. -m DELETE");
         }
         return Ok(m.to_ascii_uppercase());
@@ -235,9 +244,12 @@ fn read_body(post: Option<&Path>, put: Option<&Path>) -> anyhow::Result<Option<V
         (None, Some(p)) => ("-u", p),
         (None, None) => return Ok(None),
     };
-    std::fs::read(path)
-        .map(Some)
-        .with_context(|| format!("cannot read the {flag} file '{}': check the path", path.display()))
+    std::fs::read(path).map(Some).with_context(|| {
+        format!(
+            "cannot read the {flag} file '{}': check the path",
+            path.display()
+        )
+    })
 }
 
 /// `-H`, `-C`, `-A`, `-T` → request headers, in that order.
@@ -254,9 +266,14 @@ fn headers(args: &Args, has_body: bool) -> anyhow::Result<Vec<(String, String)>>
         if !auth.contains(':') {
             bail!("-A '{auth}': give user:password");
         }
-        out.push(("Authorization".into(), format!("Basic {}", base64(auth.as_bytes()))));
+        out.push((
+            "Authorization".into(),
+            format!("Basic {}", base64(auth.as_bytes())),
+        ));
     }
-    let user_type = out.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+    let user_type = out
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
     match (&args.content_type, has_body) {
         (Some(t), _) => out.push(("Content-Type".into(), t.clone())),
         (None, true) if !user_type => out.push(("Content-Type".into(), "text/plain".into())),
@@ -286,7 +303,11 @@ fn base64(input: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
     for chunk in input.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {
@@ -301,7 +322,11 @@ fn base64(input: &[u8]) -> String {
 
 /// Client threads when `--threads` is not given: leave half the cores to a local server.
 pub(crate) fn default_threads(ncpus: u32, concurrency: u32, loopback: bool) -> u32 {
-    let base = if loopback { (ncpus / 2).max(1) } else { ncpus.max(1) };
+    let base = if loopback {
+        (ncpus / 2).max(1)
+    } else {
+        ncpus.max(1)
+    };
     base.min(concurrency.max(1))
 }
 
@@ -314,7 +339,9 @@ fn is_loopback(host: &str) -> bool {
 /// "5" (seconds), "1.5s", "500ms", "2m", "1h" → a duration.
 pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
-    let split = s.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(s.len());
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
     let value: f64 = num
         .parse()
@@ -325,7 +352,11 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
         "us" | "µs" => value / 1e6,
         "m" | "min" => value * 60.0,
         "h" => value * 3600.0,
-        other => return Err(format!("unknown unit '{other}' in '{s}': use ms, s, m or h")),
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' in '{s}': use ms, s, m or h"
+            ))
+        }
     };
     Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is out of range"))
 }
@@ -335,7 +366,11 @@ pub(crate) fn percentiles_csv(report: &HttpReport) -> String {
     let mut out = String::from("Percentage served,Time in ms\n");
     for p in &report.latency_percentiles_us {
         if p.percentile.fract() == 0.0 {
-            out.push_str(&format!("{},{:.3}\n", p.percentile, p.latency_us as f64 / 1000.0));
+            out.push_str(&format!(
+                "{},{:.3}\n",
+                p.percentile,
+                p.latency_us as f64 / 1000.0
+            ));
         }
     }
     out
@@ -351,7 +386,11 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> 
     let name = path
         .file_name()
         .with_context(|| format!("'{}' is not a file name", path.display()))?;
-    let tmp = dir.join(format!(".{}.kurabe-{}.tmp", name.to_string_lossy(), std::process::id()));
+    let tmp = dir.join(format!(
+        ".{}.kurabe-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
     let result = (|| -> std::io::Result<()> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -374,7 +413,11 @@ pub(crate) fn render(report: &HttpReport, format: Format) -> anyhow::Result<Vec<
 }
 
 /// Run the load test, relaying Ctrl-C to the engine and showing progress on a terminal.
-pub(crate) fn run_load(load: &LoadConfig, progress: bool, interrupt: &AtomicBool) -> anyhow::Result<HttpReport> {
+pub(crate) fn run_load(
+    load: &LoadConfig,
+    progress: bool,
+    interrupt: &AtomicBool,
+) -> anyhow::Result<HttpReport> {
     let ctl = RunControl::default();
     let finished = AtomicBool::new(false);
     let show = progress && std::io::stderr().is_terminal();
@@ -401,10 +444,7 @@ fn monitor(ctl: &RunControl, finished: &AtomicBool, interrupt: &AtomicBool, show
             let done = ctl.progress.completed.load(Ordering::Relaxed);
             let failed = ctl.progress.failed.load(Ordering::Relaxed);
             let secs = start.elapsed().as_secs_f64();
-            eprint!(
-                "\r\x1b[K{}",
-                progress_line(done, failed, secs)
-            );
+            eprint!("\r\x1b[K{}", progress_line(done, failed, secs));
         }
     }
     if show {
@@ -420,7 +460,12 @@ fn progress_line(done: u64, failed: u64, secs: f64) -> String {
 
 /// Print the resolved request (`-v 2` and up).
 fn describe(load: &LoadConfig) -> String {
-    let mut s = format!("{} {} ({})\n", load.method, load.target.path, load.target.url());
+    let mut s = format!(
+        "{} {} ({})\n",
+        load.method,
+        load.target.path,
+        load.target.url()
+    );
     for (k, v) in &load.headers {
         s.push_str(&format!("{k}: {v}\n"));
     }
@@ -453,7 +498,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(path) => write_atomically(path, &rendered)?,
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(&rendered).context("cannot write the report to stdout")?;
+            out.write_all(&rendered)
+                .context("cannot write the report to stdout")?;
             out.flush().context("cannot write the report to stdout")?;
         }
     }
@@ -514,7 +560,13 @@ mod tests {
             StopCondition::RequestsOrDuration(10, Duration::from_secs(2))
         );
         // -t alone allows any -c: there is no request count to exceed.
-        assert_eq!(resolve(&["-t", "1", "-c", "500", "http://h/"]).unwrap().load.concurrency, 500);
+        assert_eq!(
+            resolve(&["-t", "1", "-c", "500", "http://h/"])
+                .unwrap()
+                .load
+                .concurrency,
+            500
+        );
     }
 
     #[test]
@@ -525,7 +577,8 @@ mod tests {
         assert!(err(&["--rate", "0", "http://h/"]).contains("--rate"));
         assert!(err(&["--threads", "0", "http://h/"]).contains("--threads"));
         assert!(err(&["-n", "0", "http://h/"]).contains("-n 0"));
-        assert!(err(&["-p", "/nonexistent/kurabe-body", "http://h/"]).contains("cannot read the -p file"));
+        assert!(err(&["-p", "/nonexistent/kurabe-body", "http://h/"])
+            .contains("cannot read the -p file"));
         assert!(err(&["ftp://h/"]).contains("invalid URL"));
         assert!(err(&["-H", "NoColon", "http://h/"]).contains("-H 'NoColon'"));
         assert!(err(&["-A", "nopass", "http://h/"]).contains("user:password"));
@@ -553,18 +606,39 @@ mod tests {
         let r = resolve(&["-p", b, "-T", "application/json", "http://h/"]).unwrap();
         assert_eq!(r.load.method, "POST");
         assert_eq!(r.load.body.as_deref(), Some(&b"{\"a\":1}"[..]));
-        assert!(r.load.headers.contains(&("Content-Type".into(), "application/json".into())));
+        assert!(r
+            .load
+            .headers
+            .contains(&("Content-Type".into(), "application/json".into())));
         let r = resolve(&["-u", b, "http://h/"]).unwrap();
         assert_eq!(r.load.method, "PUT");
-        assert!(r.load.headers.contains(&("Content-Type".into(), "text/plain".into())));
+        assert!(r
+            .load
+            .headers
+            .contains(&("Content-Type".into(), "text/plain".into())));
         assert_eq!(resolve(&["-i", "http://h/"]).unwrap().load.method, "HEAD");
-        assert_eq!(resolve(&["-m", "delete", "-i", "http://h/"]).unwrap().load.method, "DELETE");
+        assert_eq!(
+            resolve(&["-m", "delete", "-i", "http://h/"])
+                .unwrap()
+                .load
+                .method,
+            "DELETE"
+        );
     }
 
     #[test]
     fn headers_cookies_and_auth() {
         let r = resolve(&[
-            "-H", "X-A: 1", "-H", "Host:example.test", "-C", "a=1", "-C", "b=2", "-A", "Aladdin:open sesame",
+            "-H",
+            "X-A: 1",
+            "-H",
+            "Host:example.test",
+            "-C",
+            "a=1",
+            "-C",
+            "b=2",
+            "-A",
+            "Aladdin:open sesame",
             "http://h/",
         ])
         .unwrap();
@@ -574,14 +648,23 @@ mod tests {
                 ("X-A".to_owned(), "1".to_owned()),
                 ("Host".into(), "example.test".into()),
                 ("Cookie".into(), "a=1; b=2".into()),
-                ("Authorization".into(), "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==".into()),
+                (
+                    "Authorization".into(),
+                    "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==".into()
+                ),
             ]
         );
     }
 
     #[test]
     fn base64_matches_rfc4648_vectors() {
-        for (input, expected) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")] {
+        for (input, expected) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
             assert_eq!(base64(input.as_bytes()), expected);
         }
     }
@@ -615,10 +698,11 @@ mod tests {
     #[test]
     fn percentile_csv_has_abs_header_and_integer_rows() {
         let mut r = crate::render::http::fixture::report();
-        r.latency_percentiles_us.push(kurabe_model::http::PercentileValue {
-            percentile: 99.9,
-            latency_us: 2500,
-        });
+        r.latency_percentiles_us
+            .push(kurabe_model::http::PercentileValue {
+                percentile: 99.9,
+                latency_us: 2500,
+            });
         let csv = percentiles_csv(&r);
         assert!(csv.starts_with("Percentage served,Time in ms\n50,0.398\n66,0.450\n"));
         assert!(csv.ends_with("100,3.120\n"));
@@ -639,6 +723,9 @@ mod tests {
 
     #[test]
     fn progress_line_shows_count_and_rate() {
-        assert_eq!(progress_line(1000, 2, 2.0), "1000 requests done, 2 failed, 500 req/s, 2.0 s");
+        assert_eq!(
+            progress_line(1000, 2, 2.0),
+            "1000 requests done, 2 failed, 500 req/s, 2.0 s"
+        );
     }
 }

@@ -61,7 +61,9 @@ impl Args {
             status: self.status,
             chunked: self.chunked,
             close: self.close,
-            threads: self.threads.map_or_else(serve::default_threads, |t| t as usize),
+            threads: self
+                .threads
+                .map_or_else(serve::default_threads, |t| t as usize),
         }
     }
 }
@@ -74,7 +76,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let listener = serve::bind(addr).with_context(|| {
         format!("cannot listen on {addr}; pick another --port (0 = any free port)")
     })?;
-    let bound = listener.local_addr().context("cannot read the bound address")?;
+    let bound = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", url_of(bound)).context("cannot write to stdout")?;
     out.flush().context("cannot write to stdout")?;
@@ -115,7 +119,10 @@ mod tests {
 
     #[test]
     fn url_brackets_ipv6() {
-        assert_eq!(url_of("127.0.0.1:80".parse().unwrap()), "http://127.0.0.1:80/");
+        assert_eq!(
+            url_of("127.0.0.1:80".parse().unwrap()),
+            "http://127.0.0.1:80/"
+        );
         assert_eq!(url_of("[::1]:8080".parse().unwrap()), "http://[::1]:8080/");
     }
 }

@@ -58,7 +58,10 @@ fn summary_columns(r: &HttpReport) -> Vec<(&'static str, String)> {
         ("failed_requests", r.failed_requests.to_string()),
         ("in_flight_at_end", r.in_flight_at_end.to_string()),
         ("non_2xx_responses", r.non_2xx_responses.to_string()),
-        ("requests_per_second", format!("{:.2}", r.requests_per_second)),
+        (
+            "requests_per_second",
+            format!("{:.2}", r.requests_per_second),
+        ),
         ("latency_mean_ms", format!("{:.3}", l.mean / 1000.0)),
         ("latency_p50_ms", ms3(l.p50)),
         ("latency_p90_ms", ms3(l.p90)),

@@ -47,7 +47,11 @@ fn ab_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     }
     writeln!(out)?;
     writeln!(out, "Document Path:          {}", r.document_path)?;
-    writeln!(out, "Document Length:        {} bytes", r.document_length_bytes)?;
+    writeln!(
+        out,
+        "Document Length:        {} bytes",
+        r.document_length_bytes
+    )?;
     writeln!(out)?;
     writeln!(out, "Concurrency Level:      {}", r.concurrency)?;
     writeln!(out, "Time taken for tests:   {:.3} seconds", r.duration_s)?;
