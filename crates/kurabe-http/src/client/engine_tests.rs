@@ -435,3 +435,122 @@ fn setup_errors_are_errors() {
         Err(LoadError::Config(_))
     ));
 }
+
+/// Self-signed P-256 certificate for localhost / 127.0.0.1 (test only, valid to 2126).
+const TEST_CERT: &str = "-----BEGIN CERTIFICATE-----
+MIIBnDCCAUGgAwIBAgIUXIqTQj0ow03n8MBt8rbYyRztvqkwCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyOTIyNDgyOFoYDzIxMjYxMTA1
+MjI0ODI4WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAATyOBMGMHd48u8PdcCPZYQxs61XGF+3m2ePdTZL1atvh4WasiVyqTBM
+tfTNXNBazKa6xS/20ea37ULeyMh/dQpdo28wbTAdBgNVHQ4EFgQU9scDguN8PylE
+JjueKc1AnS8uBNkwHwYDVR0jBBgwFoAU9scDguN8PylEJjueKc1AnS8uBNkwDwYD
+VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgglsb2NhbGhvc3SHBH8AAAEwCgYIKoZI
+zj0EAwIDSQAwRgIhALQA8jPEsUHxtL1Q0egT/pdh6ASZtOAjBbDsA9PQXIqcAiEA
+2GjxHhFxByRFgJiDaoM0eYDBcXWbQkGb0MulEciL4Ts=
+-----END CERTIFICATE-----
+";
+const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgIRhM8blO28xVD17Y
+k+pdr3aj4axZYwEESjSSVDObz/6hRANCAATyOBMGMHd48u8PdcCPZYQxs61XGF+3
+m2ePdTZL1atvh4WasiVyqTBMtfTNXNBazKa6xS/20ea37ULeyMh/dQpd
+-----END PRIVATE KEY-----
+";
+
+/// An HTTPS server (rustls, blocking, thread per connection) answering "tls!" with keep-alive.
+fn tls_server() -> Server {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = vec![CertificateDer::from_pem_slice(TEST_CERT.as_bytes()).unwrap()];
+    let key = PrivateKeyDer::from_pem_slice(TEST_KEY.as_bytes()).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicU64::new(0));
+    let c2 = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            stream.set_nodelay(true).unwrap();
+            let (count, config) = (c2.clone(), config.clone());
+            std::thread::spawn(move || {
+                let conn = rustls::ServerConnection::new(config).unwrap();
+                let mut tls = rustls::StreamOwned::new(conn, stream);
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    while let Some(end) = find(&buf, b"\r\n\r\n") {
+                        let close = find(&buf[..end], b"Connection: close").is_some();
+                        buf.drain(..end + 4);
+                        count.fetch_add(1, Ordering::SeqCst);
+                        let hdr = if close { "Connection: close\r\n" } else { "" };
+                        let resp = format!("HTTP/1.1 200 OK\r\n{hdr}Content-Length: 4\r\n\r\ntls!");
+                        if tls
+                            .write_all(resp.as_bytes())
+                            .and_then(|_| tls.flush())
+                            .is_err()
+                            || close
+                        {
+                            tls.conn.send_close_notify();
+                            let _ = tls.flush();
+                            return;
+                        }
+                    }
+                    match tls.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+            });
+        }
+    });
+    Server { port, count }
+}
+
+#[test]
+fn https_with_and_without_keep_alive() {
+    let srv = tls_server();
+    let url = format!("https://127.0.0.1:{}/", srv.port);
+    let mut cfg = config(&url, StopCondition::Requests(200));
+    cfg.insecure = true;
+    let r = run_ok(&cfg);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (200, 0),
+        "{:?}",
+        r.failures
+    );
+    assert_eq!(r.document_length_bytes, 4);
+    cfg.keep_alive = false;
+    cfg.stop = StopCondition::Requests(20);
+    let r = run_ok(&cfg);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (20, 0),
+        "{:?}",
+        r.failures
+    );
+    assert_eq!(srv.count_settles_at(220), 220);
+}
+
+#[test]
+fn https_untrusted_certificate_fails_to_connect() {
+    let srv = tls_server();
+    let cfg = config(
+        &format!("https://127.0.0.1:{}/", srv.port),
+        StopCondition::Requests(6),
+    );
+    match run(&cfg, &RunControl::default()) {
+        // A machine without CA certificates: a setup error that names --insecure.
+        Err(LoadError::Tls(msg)) => assert!(msg.contains("--insecure"), "{msg}"),
+        Ok(r) => assert_eq!(r.failures.connect, 6, "{:?}", r.failures),
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}

@@ -223,9 +223,15 @@ impl Framer {
         head_request: bool,
         want_server: bool,
     ) -> Result<Step, FrameError> {
-        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-        let mut resp = httparse::Response::new(&mut headers);
-        let used = match resp.parse(data) {
+        // Uninitialised header slots: zeroing 64 of them per response costs more than parsing.
+        let mut headers =
+            [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+        let mut resp = httparse::Response::new(&mut []);
+        let used = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut resp,
+            data,
+            &mut headers,
+        ) {
             Ok(httparse::Status::Complete(n)) => n,
             Ok(httparse::Status::Partial) => return Ok(more(0)),
             Err(_) => return Err(FrameError::Head),

@@ -98,14 +98,22 @@ impl Epoll {
 }
 
 /// `send` without blocking and without SIGPIPE.
+///
+/// Raw `syscall` rather than libc's `send`: the libc wrapper is a pthread
+/// cancellation point and toggles async-cancel state around every call, a
+/// measurable share of a client whose whole job is this call.
 pub(crate) fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid for `buf.len()` bytes for the duration of the call.
+    // SAFETY: `buf` is valid for `buf.len()` bytes for the duration of the call;
+    // a null address with length 0 makes sendto behave as send.
     let rc = unsafe {
-        libc::send(
+        libc::syscall(
+            libc::SYS_sendto,
             fd,
-            buf.as_ptr().cast(),
+            buf.as_ptr(),
             buf.len(),
             libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+            std::ptr::null::<libc::sockaddr>(),
+            0 as libc::socklen_t,
         )
     };
     if rc < 0 {
@@ -115,10 +123,21 @@ pub(crate) fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     }
 }
 
-/// `recv` without blocking.
+/// `recv` without blocking (raw syscall, see [`send`]).
 pub(crate) fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
-    // SAFETY: `buf` is valid and writable for `buf.len()` bytes during the call.
-    let rc = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) };
+    // SAFETY: `buf` is valid and writable for `buf.len()` bytes during the call;
+    // null address pointers make recvfrom behave as recv.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_recvfrom,
+            fd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut::<libc::sockaddr>(),
+            std::ptr::null_mut::<libc::socklen_t>(),
+        )
+    };
     if rc < 0 {
         Err(io::Error::last_os_error())
     } else {

@@ -107,6 +107,11 @@ impl TlsSession {
         Ok(n)
     }
 
+    /// The handshake has not finished (a failure now is a connect failure).
+    pub fn handshaking(&self) -> bool {
+        self.conn.is_handshaking()
+    }
+
     /// Ciphertext (handshake or data) is waiting for the socket.
     pub fn wants_write(&self) -> bool {
         self.conn.wants_write()

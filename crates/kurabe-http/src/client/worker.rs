@@ -752,7 +752,10 @@ impl<'a> Worker<'a> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => {
                     let c = &self.conns[ci];
-                    let end = if c.served > 0 && c.framer.between_responses() && c.len == 0 {
+                    let end = if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
+                        // TLS handshake failed (e.g. untrusted certificate): part of connecting.
+                        End::Fail(FailKind::Connect)
+                    } else if c.served > 0 && c.framer.between_responses() && c.len == 0 {
                         End::Retry
                     } else {
                         End::Fail(FailKind::Receive)
