@@ -7,6 +7,7 @@
 //! error (clap's own errors exit 2 too). A closed stdout (`| head`) is success.
 
 mod cmd;
+mod render;
 mod signal;
 
 use std::process::ExitCode;
@@ -15,7 +16,13 @@ use clap::{Parser, Subcommand};
 
 /// kurabe (比べ, "compare"): is A faster, leaner or cheaper than B?
 #[derive(Debug, Parser)]
-#[command(name = "kurabe", version, about, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "kurabe",
+    version,
+    about,
+    propagate_version = true,
+    max_term_width = 100
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
