@@ -318,7 +318,7 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
                     c.at(
                         &p("metrics"),
                         format!(
-                            "a {} workload does not report `{m}`; expected one of: {}",
+                            "`{}` workloads do not report `{m}`; expected one of: {}",
                             w.kind.key(),
                             w.kind.available_metrics().join(", ")
                         ),
