@@ -544,3 +544,76 @@ fn runs_survive_sigkill_during_continuous_writes() {
     let next = store.begin_experiment(&new_experiment("after")).unwrap();
     store.record_run(next, &run("a", 0, 1.0, 0)).unwrap();
 }
+
+/// The committed JSON Schema of the export format.
+fn export_schema() -> jsonschema::Validator {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/results-export.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+#[test]
+fn export_output_matches_the_committed_schema() {
+    let dir = TempDir::new().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    // Every shape the export has: a finished experiment with an ok and a
+    // failed run, a running one without seed, a saved result.
+    let done = store.begin_experiment(&new_experiment("done")).unwrap();
+    store.record_run(done, &run("a", 0, 100.0, 1)).unwrap();
+    let mut failed = run("b", 0, f64::NAN, 0);
+    failed.status = RunStatus::Failed;
+    failed.error_tail = Some("bind: address in use".into());
+    store.record_run(done, &failed).unwrap();
+    store
+        .finish_experiment(done, ExperimentStatus::Failed)
+        .unwrap();
+    let mut open = new_experiment("open");
+    open.seed = None;
+    let running = store.begin_experiment(&open).unwrap();
+    let saved = store
+        .save_result(
+            ResultKind::Watch,
+            "chromium",
+            &HostFacts::current(),
+            &serde_json::json!({ "cpu": [1, 2] }),
+        )
+        .unwrap();
+
+    let json = store
+        .export_json(&[done.into(), running.into(), saved.into()])
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let validator = export_schema();
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "export does not match the schema: {errors:#?}\n{json}"
+    );
+    // NaN has no JSON form: it is exported as null, read back as NaN, and
+    // left out of the metric table.
+    assert!(json.contains("\"value\": null"), "{json}");
+    let Entry::Experiment(e) = store.get(done.into()).unwrap() else {
+        panic!()
+    };
+    assert!(e.runs[1].run.metrics[0].value.is_nan());
+    assert!(!store
+        .metric_samples(done, "index", "requests_per_second")
+        .unwrap()
+        .contains_key("b"));
+
+    // The schema is not vacuous: a record with a wrong status fails it.
+    let mut bad = doc.clone();
+    bad["entries"][0]["status"] = "finished".into();
+    assert!(!validator.is_valid(&bad));
+    let mut bad = doc;
+    bad["entries"][0]["runs"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("metrics");
+    assert!(!validator.is_valid(&bad));
+}

@@ -172,10 +172,16 @@ impl RunStatus {
 pub struct MetricValue {
     /// Catalogue name (`requests_per_second`).
     pub name: String,
-    /// The value.
+    /// The value; a non-finite one is written to JSON as null and read
+    /// back as NaN.
+    #[serde(deserialize_with = "nan_from_null")]
     pub value: f64,
     /// Unit symbol or name (`req/s`, `bytes`).
     pub unit: String,
+}
+
+fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// One finished run of one variant and workload.
