@@ -149,7 +149,8 @@ pub struct WatchReport {
     pub pss_peak_bytes: u64,
     /// Highest Σ RSS sampled.
     pub rss_peak_bytes: u64,
-    /// True when Σ RSS exceeded Σ PSS by more than 10 %: shared pages were counted more than once.
+    /// True when the tree had several processes and Σ RSS exceeded Σ PSS by more than 10 %:
+    /// pages they share were counted once per process.
     pub rss_overcounts: bool,
     /// Highest Σ USS sampled.
     pub uss_peak_bytes: u64,

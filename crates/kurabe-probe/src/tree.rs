@@ -140,6 +140,11 @@ pub struct TreeSampler {
     page: u64,
     buf: String,
     cost: Cost,
+    /// PIDs seen at the last scan that are not in the tree. A process never
+    /// joins a tree it is not in (ppid only changes to a reaper outside it),
+    /// and a PID listed in two consecutive scans is the same process, so
+    /// these are not read again: the scan costs a readdir plus the tree.
+    outsiders: HashSet<u32>,
 }
 
 impl TreeSampler {
@@ -177,6 +182,7 @@ impl TreeSampler {
             page: procfs::page_size(),
             buf: String::with_capacity(4096),
             cost: Cost::default(),
+            outsiders: HashSet::new(),
         })
     }
 
@@ -200,7 +206,8 @@ impl TreeSampler {
         let t0 = procfs::thread_cpu_ns();
         let first = self.cost.samples == 0;
         let boot_now = procfs::boot_ticks();
-        let stats = self.scan();
+        let in_cgroup = self.cgroup.as_ref().map(CgroupReader::pids).unwrap_or_default();
+        let stats = self.scan(&in_cgroup);
         let root_stat = stats
             .get(&self.root)
             .filter(|s| s.starttime == self.root_start);
@@ -208,7 +215,13 @@ impl TreeSampler {
             return Err(ProbeError::NoSuchProcess(self.root));
         }
         let root_alive = root_stat.is_some_and(|s| s.state != b'Z' && s.state != b'X');
-        let members = self.members(&stats);
+        let members = self.members(&stats, &in_cgroup);
+        self.outsiders = stats
+            .keys()
+            .copied()
+            .filter(|p| members.binary_search(p).is_err())
+            .chain(self.outsiders.iter().copied().filter(|p| !stats.contains_key(p)))
+            .collect();
 
         let mut sample = Sample {
             first,
@@ -253,14 +266,20 @@ impl TreeSampler {
         Ok(sample)
     }
 
-    /// stat of every process on the system (the ppid scan).
-    fn scan(&mut self) -> HashMap<u32, Stat> {
-        let mut out = HashMap::with_capacity(256);
+    /// stat of every process that may be in the tree (the ppid scan); known
+    /// outsiders that are still listed are skipped (see `outsiders`).
+    fn scan(&mut self, in_cgroup: &[u32]) -> HashMap<u32, Stat> {
+        let mut out = HashMap::with_capacity(64);
         let Ok(pids) = procfs::pids() else {
             return out;
         };
+        let listed: HashSet<u32> = pids.iter().copied().collect();
+        self.outsiders.retain(|p| listed.contains(p));
         let mut path = PathBuf::with_capacity(32);
         for pid in pids {
+            if self.outsiders.contains(&pid) && in_cgroup.binary_search(&pid).is_err() {
+                continue;
+            }
             path.clear();
             path.push(format!("/proc/{pid}/stat"));
             if procfs::read_into(&path, &mut self.buf).is_err() {
@@ -274,7 +293,7 @@ impl TreeSampler {
     }
 
     /// The tree: root plus descendants by ppid, plus the cgroup's processes.
-    fn members(&self, stats: &HashMap<u32, Stat>) -> Vec<u32> {
+    fn members(&self, stats: &HashMap<u32, Stat>, in_cgroup: &[u32]) -> Vec<u32> {
         let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
         for s in stats.values() {
             children.entry(s.ppid).or_default().push(s.pid);
@@ -287,9 +306,7 @@ impl TreeSampler {
         {
             stack.push(self.root);
         }
-        if let Some(cg) = &self.cgroup {
-            stack.extend(cg.pids().into_iter().filter(|p| stats.contains_key(p)));
-        }
+        stack.extend(in_cgroup.iter().copied().filter(|p| stats.contains_key(p)));
         while let Some(pid) = stack.pop() {
             if !seen.insert(pid) {
                 continue;

@@ -84,9 +84,11 @@ impl WatchSummary {
         }
     }
 
-    /// True when Σ RSS over-counts shared pages (more than 10 % above Σ PSS).
+    /// True when Σ RSS over-counts pages the tree's processes share (several
+    /// processes and Σ RSS more than 10 % above Σ PSS).
     pub fn rss_overcounts(&self) -> bool {
-        self.rss_peak_bytes as f64 > self.pss_peak_bytes as f64 * RSS_OVERCOUNT_RATIO
+        self.processes_max > 1
+            && self.rss_peak_bytes as f64 > self.pss_peak_bytes as f64 * RSS_OVERCOUNT_RATIO
     }
 
     /// Server-side figures for `kurabe http`, given the complete requests of the run.
