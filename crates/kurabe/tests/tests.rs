@@ -2,3 +2,5 @@
 //! processes and sockets. One test binary, one module per subcommand.
 
 mod util;
+mod mem;
+mod watch;

@@ -49,13 +49,13 @@ pub struct Args {
     #[arg(short, long, value_name = "SECONDS")]
     pub duration: Option<f64>,
     /// CPU quota for the started command in cores, e.g. 0.5 (cgroup CFS quota).
-    #[arg(long, requires = "command", value_name = "CORES")]
+    #[arg(long, value_name = "CORES")]
     pub cpus: Option<f64>,
     /// CPUs the started command may run on, e.g. 0 or 0-1 (cgroup cpuset).
-    #[arg(long, requires = "command", value_name = "LIST")]
+    #[arg(long, value_name = "LIST")]
     pub cpuset: Option<String>,
     /// Memory limit for the started command, e.g. 512M or 2G (cgroup).
-    #[arg(long, requires = "command", value_name = "SIZE")]
+    #[arg(long, value_name = "SIZE")]
     pub memory: Option<String>,
     /// Output format: text summary, JSON report, or CSV time series.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -284,6 +284,10 @@ fn seconds(flag: &str, v: f64, min: f64) -> anyhow::Result<Duration> {
 
 /// Flags → what to watch.
 fn resolve(args: &Args) -> anyhow::Result<Target> {
+    let limited = args.cpus.is_some() || args.cpuset.is_some() || args.memory.is_some();
+    if limited && args.command.is_empty() {
+        bail!("--cpus, --cpuset and --memory apply to a command kurabe starts: use `kurabe watch --cpus 0.5 -- CMD ARGS`");
+    }
     if let Some(pid) = args.pid {
         if !Path::new(&format!("/proc/{pid}")).exists() || pid == 0 {
             bail!("no process with PID {pid}: check it with `ps -p {pid}`");
