@@ -224,7 +224,10 @@ impl fmt::Debug for RunCgroup {
 
 fn delegate_hint(version: u8, parent: &Path) -> String {
     if version == 2 {
-        format!("`sudo chown -R $USER {}` (or run under `systemd-run --user --scope -p Delegate=yes`)", parent.display())
+        format!(
+            "`sudo chown -R $USER {}` (or run under `systemd-run --user --scope -p Delegate=yes`)",
+            parent.display()
+        )
     } else {
         format!(
             "`sudo chown -R $USER {}` for each controller used (cpu, cpuacct, cpuset, memory)",
@@ -388,7 +391,8 @@ impl RunCgroup {
             let has = |x: &str| h.controllers.iter().any(|y| y == x);
             if has("cpuset") {
                 // A v1 cpuset cgroup needs cpus and mems before it accepts tasks.
-                let mems = std::fs::read_to_string(h.own_dir.join("cpuset.mems")).unwrap_or_default();
+                let mems =
+                    std::fs::read_to_string(h.own_dir.join("cpuset.mems")).unwrap_or_default();
                 write_file(&dir.join("cpuset.mems"), mems.trim(), 1)?;
                 let cpus = match &limits.cpuset {
                     Some(s) => s.clone(),
@@ -544,7 +548,9 @@ impl RunCgroup {
                 match std::fs::remove_dir(d) {
                     Ok(()) => break,
                     Err(e) if e.kind() == ErrorKind::NotFound => break,
-                    Err(e) if Instant::now() < deadline && e.raw_os_error() == Some(libc::EBUSY) => {
+                    Err(e)
+                        if Instant::now() < deadline && e.raw_os_error() == Some(libc::EBUSY) =>
+                    {
                         self.reader.pids().into_iter().for_each(|pid| {
                             // SAFETY: kill has no memory-safety preconditions.
                             unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
@@ -573,7 +579,9 @@ impl Drop for RunCgroup {
 /// `MB` etc. accepted, all binary like docker's `--memory`).
 pub fn parse_memory(text: &str) -> Result<u64, CgroupError> {
     let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let invalid = |why: &str| CgroupError::Invalid {
         flag: "--memory",
@@ -626,7 +634,10 @@ mod tests {
         let mi = "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
         let hs = hierarchies(mi, "3:cpu,cpuacct:/user.slice\n");
         assert_eq!(hs[0].controllers, ["cpu", "cpuacct"]);
-        assert_eq!(hs[0].own_dir, Path::new("/sys/fs/cgroup/cpu,cpuacct/user.slice"));
+        assert_eq!(
+            hs[0].own_dir,
+            Path::new("/sys/fs/cgroup/cpu,cpuacct/user.slice")
+        );
     }
 
     #[test]

@@ -90,7 +90,9 @@ impl MemInfo {
 
     /// "used" of procps ≥ 4.0.1: MemTotal − MemAvailable.
     pub fn used(&self) -> u64 {
-        self.total.checked_sub(self.available).unwrap_or(self.total - self.free.min(self.total))
+        self.total
+            .checked_sub(self.available)
+            .unwrap_or(self.total - self.free.min(self.total))
     }
 
     /// "used" of procps 3.3.12–4.0.0: MemTotal − MemFree − Buffers − (Cached + SReclaimable).

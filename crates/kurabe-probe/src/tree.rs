@@ -206,7 +206,11 @@ impl TreeSampler {
         let t0 = procfs::thread_cpu_ns();
         let first = self.cost.samples == 0;
         let boot_now = procfs::boot_ticks();
-        let in_cgroup = self.cgroup.as_ref().map(CgroupReader::pids).unwrap_or_default();
+        let in_cgroup = self
+            .cgroup
+            .as_ref()
+            .map(CgroupReader::pids)
+            .unwrap_or_default();
         let stats = self.scan(&in_cgroup);
         let root_stat = stats
             .get(&self.root)
@@ -220,7 +224,12 @@ impl TreeSampler {
             .keys()
             .copied()
             .filter(|p| members.binary_search(p).is_err())
-            .chain(self.outsiders.iter().copied().filter(|p| !stats.contains_key(p)))
+            .chain(
+                self.outsiders
+                    .iter()
+                    .copied()
+                    .filter(|p| !stats.contains_key(p)),
+            )
             .collect();
 
         let mut sample = Sample {
@@ -430,11 +439,7 @@ impl TreeSampler {
 /// A process only in `prev` was, if its nearest surviving ancestor reaped it,
 /// absorbed into that ancestor's cutime/cstime: what was already counted for
 /// it is subtracted from that growth (never more than the growth).
-fn cpu_delta(
-    prev: &HashMap<u32, Prev>,
-    cur: &HashMap<u32, Prev>,
-    new_since: Option<u64>,
-) -> u64 {
+fn cpu_delta(prev: &HashMap<u32, Prev>, cur: &HashMap<u32, Prev>, new_since: Option<u64>) -> u64 {
     let mut delta: u64 = 0;
     let mut absorbed: HashMap<u32, u64> = HashMap::new();
     for (pid, c) in cur {

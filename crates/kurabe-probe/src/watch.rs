@@ -335,7 +335,10 @@ mod tests {
         assert_eq!(m.pid, 7);
         assert!((m.cpu_ms_per_request - 2.0).abs() < 1e-9);
         assert!((m.cpu_percent_mean - 50.0).abs() < 1e-9);
-        assert_eq!((m.pss_start_bytes, m.pss_peak_bytes, m.pss_end_bytes), (10, 30, 20));
+        assert_eq!(
+            (m.pss_start_bytes, m.pss_peak_bytes, m.pss_end_bytes),
+            (10, 30, 20)
+        );
     }
 
     #[test]

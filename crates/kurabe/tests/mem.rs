@@ -10,10 +10,17 @@ use crate::watch::check_schema;
 
 /// `free -b`'s Mem: line as (total, used).
 fn free_b() -> (u64, u64) {
-    let out = Command::new("free").arg("-b").output().expect("free (procps) is installed");
+    let out = Command::new("free")
+        .arg("-b")
+        .output()
+        .expect("free (procps) is installed");
     let text = String::from_utf8_lossy(&out.stdout);
     let mem = text.lines().find(|l| l.starts_with("Mem:")).unwrap();
-    let f: Vec<u64> = mem.split_whitespace().skip(1).map(|x| x.parse().unwrap()).collect();
+    let f: Vec<u64> = mem
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().unwrap())
+        .collect();
     (f[0], f[1])
 }
 
@@ -29,9 +36,16 @@ fn free_version() -> (u32, u32, u32) {
 #[test]
 fn used_matches_free_from_the_same_moment() {
     let before = free_b();
-    let out = kurabe().args(["mem", "--format", "json", "--top", "5"]).output().unwrap();
+    let out = kurabe()
+        .args(["mem", "--format", "json", "--top", "5"])
+        .output()
+        .unwrap();
     let after = free_b();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     check_schema("mem-report.schema.json", &v);
     let r: MemReport = serde_json::from_value(v).unwrap();
@@ -53,11 +67,17 @@ fn used_matches_free_from_the_same_moment() {
         after.1
     );
     assert!(r.used_minus_buffers_cache_bytes <= r.total_bytes - r.free_bytes);
-    assert_eq!(r.buff_cache_bytes, r.buffers_bytes + r.cached_bytes + r.sreclaimable_bytes);
+    assert_eq!(
+        r.buff_cache_bytes,
+        r.buffers_bytes + r.cached_bytes + r.sreclaimable_bytes
+    );
     assert!(!r.host.is_empty() && !r.kernel.is_empty() && !r.arch.is_empty());
     assert!(r.time.ends_with('Z'));
     assert!(!r.top_processes.is_empty() && r.top_processes.len() <= 5);
-    assert!(r.top_processes.windows(2).all(|w| w[0].pss_bytes >= w[1].pss_bytes));
+    assert!(r
+        .top_processes
+        .windows(2)
+        .all(|w| w[0].pss_bytes >= w[1].pss_bytes));
 }
 
 #[test]

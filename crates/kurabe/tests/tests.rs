@@ -1,6 +1,6 @@
 //! Integration tests: they run the built `kurabe` binary against real
 //! processes and sockets. One test binary, one module per subcommand.
 
-mod util;
 mod mem;
+mod util;
 mod watch;

@@ -36,7 +36,11 @@ fn watch_timed(flags: &[&str], cmd: &[String]) -> (WatchReport, f64, f64, Output
         .args(cmd)
         .output()
         .unwrap();
-    assert!(out.status.success(), "kurabe failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "kurabe failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report = parse_report(&out.stdout);
     let t = std::fs::read_to_string(&tfile).unwrap();
     let f: Vec<f64> = t
@@ -59,7 +63,9 @@ pub fn parse_report(stdout: &[u8]) -> WatchReport {
 /// Validate `v` against a committed schema (the subset our schemas use:
 /// type, required, properties, items, enum, const, minimum).
 pub fn check_schema(file: &str, v: &Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../schema")
+        .join(file);
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let mut errors = Vec::new();
     validate(&schema, v, "$", &mut errors);
@@ -104,7 +110,12 @@ fn validate(s: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
         }
     }
     if let Some(obj) = v.as_object() {
-        for key in s.get("required").and_then(Value::as_array).into_iter().flatten() {
+        for key in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let k = key.as_str().unwrap();
             if !obj.contains_key(k) {
                 errors.push(format!("{at}: missing required key {k}"));
@@ -128,7 +139,9 @@ fn validate(s: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
 /// cgroup directories a kurabe process with this PID left behind.
 pub fn leftover_cgroups(kurabe_pid: u32) -> Vec<PathBuf> {
     fn walk(dir: &Path, prefix: &str, depth: u32, out: &mut Vec<PathBuf>) {
-        let Ok(rd) = std::fs::read_dir(dir) else { return };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in rd.flatten() {
             if !e.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
@@ -143,7 +156,12 @@ pub fn leftover_cgroups(kurabe_pid: u32) -> Vec<PathBuf> {
         }
     }
     let mut out = Vec::new();
-    walk(Path::new("/sys/fs/cgroup"), &format!("kurabe-{kurabe_pid}-"), 4, &mut out);
+    walk(
+        Path::new("/sys/fs/cgroup"),
+        &format!("kurabe-{kurabe_pid}-"),
+        4,
+        &mut out,
+    );
     out
 }
 
@@ -170,7 +188,11 @@ pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
 /// Run kurabe to completion and return its PID with the output (for the
 /// leftover-cgroup check).
 fn run_tracked(cmd: &mut Command) -> (u32, Output) {
-    let child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let pid = child.id();
     (pid, child.wait_with_output().unwrap())
 }
@@ -208,14 +230,20 @@ fn busy_loop_cpu_matches_kernel_accounting() {
     assert!(r.samples >= 8);
     assert!(r.series.windows(2).all(|w| w[0].t_s <= w[1].t_s));
     assert!(r.pss_peak_bytes > 0 && r.uss_peak_bytes > 0);
-    assert!((r.cpu_share_of_all_cores_percent * f64::from(r.ncpus) - r.cpu_percent_mean).abs() < 1e-6);
+    assert!(
+        (r.cpu_share_of_all_cores_percent * f64::from(r.ncpus) - r.cpu_percent_mean).abs() < 1e-6
+    );
 }
 
 #[test]
 fn cpu_quota_half_a_core() {
-    let (r, cpu_ref, elapsed, _) = watch_timed(&["--cpus", "0.5", "--interval", "0.25"], &busy(3.0));
+    let (r, cpu_ref, elapsed, _) =
+        watch_timed(&["--cpus", "0.5", "--interval", "0.25"], &busy(3.0));
     let pct_ref = cpu_ref / elapsed * 100.0;
-    assert!(pct_ref <= 56.0, "the quota held the loop to half a core: {pct_ref:.1} %");
+    assert!(
+        pct_ref <= 56.0,
+        "the quota held the loop to half a core: {pct_ref:.1} %"
+    );
     assert!(
         (r.cpu_percent_mean - pct_ref).abs() <= 5.0,
         "kurabe {:.1} % vs time {:.1} %",
@@ -234,7 +262,10 @@ fn forking_shell_loses_no_cpu() {
         "-c".into(),
         "for i in $(seq 300); do sha256sum /bin/ls >/dev/null; done".into(),
     ];
-    for flags in [&["--interval", "0.1"][..], &["--interval", "0.1", "--no-cgroup"][..]] {
+    for flags in [
+        &["--interval", "0.1"][..],
+        &["--interval", "0.1", "--no-cgroup"][..],
+    ] {
         let (r, cpu_ref, _, _) = watch_timed(flags, &sh);
         let tol = 0.05 * cpu_ref + 0.03;
         assert!(
@@ -285,7 +316,16 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
     std::fs::write(&script, SHARED_WORKERS).unwrap();
     let ready = dir.path().join("ready");
     let child = kurabe()
-        .args(["watch", "--format", "json", "--interval", "0.25", "--duration", "5", "--"])
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.25",
+            "--duration",
+            "5",
+            "--",
+        ])
         .arg("/usr/bin/perl")
         .arg(&script)
         .arg(&ready)
@@ -294,7 +334,10 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
         .spawn()
         .unwrap();
     let kpid = child.id();
-    assert!(wait_for(Duration::from_secs(20), || ready.exists()), "workers never got ready");
+    assert!(
+        wait_for(Duration::from_secs(20), || ready.exists()),
+        "workers never got ready"
+    );
     let smem = Command::new("smem")
         .args(["-t", "-c", "pid pss", "-P"])
         .arg(format!("^/usr/bin/perl {}", script.display()))
@@ -302,11 +345,18 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
         .expect("smem is installed (.ci/run installs it)");
     let smem_text = String::from_utf8_lossy(&smem.stdout);
     let total_line = smem_text.lines().last().unwrap();
-    let f: Vec<u64> = total_line.split_whitespace().map(|x| x.parse().unwrap()).collect();
+    let f: Vec<u64> = total_line
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
     assert_eq!(f[0], 5, "smem saw the parent and 4 workers:\n{smem_text}");
     let smem_pss = f[1] * 1024;
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = parse_report(&out.stdout);
     // The steady state: the last sample that saw all five processes.
     let p = r
@@ -324,7 +374,12 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
         diff * 100.0
     );
     assert!(r.rss_overcounts);
-    assert!(p.rss_bytes > 2 * p.pss_bytes, "5 processes share 50 MiB: Σ RSS {} Σ PSS {}", p.rss_bytes, p.pss_bytes);
+    assert!(
+        p.rss_bytes > 2 * p.pss_bytes,
+        "5 processes share 50 MiB: Σ RSS {} Σ PSS {}",
+        p.rss_bytes,
+        p.pss_bytes
+    );
     assert_eq!(r.processes_max, 5);
     assert_eq!(r.ended, WatchEnd::Duration);
     assert!(r.exit.unwrap().signal.is_some(), "killed at --duration");
@@ -334,13 +389,20 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
         .split_whitespace()
         .map(|x| x.parse().unwrap())
         .collect();
-    assert!(wait_for(Duration::from_secs(3), || pids.iter().all(|p| !alive(*p))), "{pids:?} survived");
+    assert!(
+        wait_for(Duration::from_secs(3), || pids.iter().all(|p| !alive(*p))),
+        "{pids:?} survived"
+    );
     assert!(leftover_cgroups(kpid).is_empty());
 }
 
 /// A free TCP port on `addr` (bind 0, read it back, close).
 fn free_port(addr: &str) -> u16 {
-    std::net::TcpListener::bind((addr, 0)).unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind((addr, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// nginx with a master and two workers listening on `listen`, or None (with a
@@ -348,7 +410,10 @@ fn free_port(addr: &str) -> u16 {
 fn start_nginx(dir: &Path, listen: &str) -> Option<std::process::Child> {
     let nginx = Path::new("/usr/sbin/nginx");
     if !nginx.exists() {
-        assert!(std::env::var_os("CI").is_none(), "nginx is required in CI (.ci/run installs it)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "nginx is required in CI (.ci/run installs it)"
+        );
         eprintln!("SKIPPED: nginx not installed");
         return None;
     }
@@ -378,7 +443,9 @@ fn stop_nginx(nginx: &mut std::process::Child) {
     let pid = nginx.id() as libc::pid_t;
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(pid, libc::SIGTERM) };
-    let _ = wait_for(Duration::from_secs(5), || nginx.try_wait().ok().flatten().is_some());
+    let _ = wait_for(Duration::from_secs(5), || {
+        nginx.try_wait().ok().flatten().is_some()
+    });
     // SAFETY: as above; the group is nginx's own (process_group(0)).
     unsafe { libc::kill(-pid, libc::SIGKILL) };
     let _ = nginx.wait();
@@ -396,13 +463,26 @@ fn port_finds_nginx(addr: &str, listen_fmt: impl Fn(u16) -> String) {
         std::net::TcpStream::connect((addr, port)).is_ok()
     });
     let out = kurabe()
-        .args(["watch", "--format", "json", "--interval", "0.2", "--duration", "1", "--port"])
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.2",
+            "--duration",
+            "1",
+            "--port",
+        ])
         .arg(port.to_string())
         .output()
         .unwrap();
     stop_nginx(&mut nginx);
     assert!(up, "nginx did not come up on {addr}:{port}");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = parse_report(&out.stdout);
     assert_eq!(r.pid, master, "the master is the root of the listeners");
     assert_eq!(r.port, Some(port));
@@ -425,16 +505,36 @@ fn pid_that_exits_mid_run_gives_a_summary() {
     let mut sleeper = Command::new("sleep").arg("1").spawn().unwrap();
     let t0 = Instant::now();
     let out = kurabe()
-        .args(["watch", "--format", "json", "--interval", "0.1", "--duration", "20", "-p"])
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.1",
+            "--duration",
+            "20",
+            "-p",
+        ])
         .arg(sleeper.id().to_string())
         .output()
         .unwrap();
     let _ = sleeper.wait();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(t0.elapsed() < Duration::from_secs(10), "stopped when the PID exited");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "stopped when the PID exited"
+    );
     let r = parse_report(&out.stdout);
     assert_eq!(r.ended, WatchEnd::Exited);
-    assert!(r.notes.iter().any(|n| n.contains("exited")), "{:?}", r.notes);
+    assert!(
+        r.notes.iter().any(|n| n.contains("exited")),
+        "{:?}",
+        r.notes
+    );
     assert!(r.samples >= 2);
     assert_eq!(r.cpu_source, CpuSource::Proc);
 }
@@ -452,11 +552,18 @@ fn csv_and_svg_outputs() {
         .args(["--", "sh", "-c", "sleep 0.5"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.stdout.is_empty(), "-o sends the output to the file");
     let text = std::fs::read_to_string(&csv).unwrap();
     let mut lines = text.lines();
-    assert!(lines.next().unwrap().starts_with("t_s,cpu_percent,cpu_seconds,rss_bytes,pss_bytes"));
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("t_s,cpu_percent,cpu_seconds,rss_bytes,pss_bytes"));
     let rows: Vec<&str> = lines.collect();
     assert!(rows.len() >= 3, "{text}");
     assert!(rows.iter().all(|r| r.split(',').count() == 12));
@@ -473,7 +580,17 @@ fn text_summary_names_the_figures() {
         .unwrap();
     assert!(out.status.success());
     let t = String::from_utf8_lossy(&out.stdout);
-    for want in ["CPU ", "p95", "one core", "CPU time", "Σ PSS", "Σ RSS", "Σ USS", "exit code 0", "µs per process"] {
+    for want in [
+        "CPU ",
+        "p95",
+        "one core",
+        "CPU time",
+        "Σ PSS",
+        "Σ RSS",
+        "Σ USS",
+        "exit code 0",
+        "µs per process",
+    ] {
         assert!(t.contains(want), "missing {want:?} in\n{t}");
     }
 }
@@ -483,24 +600,45 @@ fn ctrl_c_kills_the_tree_and_removes_the_cgroup() {
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
     let child = kurabe()
-        .args(["watch", "--format", "json", "--interval", "0.1", "--", "sh", "-c"])
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.1",
+            "--",
+            "sh",
+            "-c",
+        ])
         .arg(format!("sleep 300 & echo $! > {}; wait", pidfile.display()))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let kpid = child.id();
-    assert!(wait_for(Duration::from_secs(10), || std::fs::read_to_string(&pidfile)
-        .is_ok_and(|s| s.ends_with('\n'))));
-    let sleeper: u32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+    assert!(wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(&pidfile).is_ok_and(|s| s.ends_with('\n'))
+    }));
+    let sleeper: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     assert!(alive(sleeper));
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(kpid as libc::pid_t, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let r = parse_report(&out.stdout);
     assert_eq!(r.ended, WatchEnd::Interrupted);
-    assert!(wait_for(Duration::from_secs(3), || !alive(sleeper)), "sleep survived");
+    assert!(
+        wait_for(Duration::from_secs(3), || !alive(sleeper)),
+        "sleep survived"
+    );
     assert!(leftover_cgroups(kpid).is_empty());
 }
 

@@ -140,7 +140,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     // Sampling loop: a sample per interval; the child's exit, --duration and
     // Ctrl-C are checked every `poll` so the end is caught within ~20 ms.
-    let mut next = if child.is_some() { start + interval } else { start };
+    let mut next = if child.is_some() {
+        start + interval
+    } else {
+        start
+    };
     let ended = loop {
         if interrupted.load(Ordering::Relaxed) {
             break WatchEnd::Interrupted;
@@ -247,14 +251,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         cgroup_memory_peak_bytes: summary.cgroup_memory_peak_bytes,
         processes_max: summary.processes_max,
         threads_max: summary.threads_max,
-        limits: limits
-            .filter(|l| !l.is_empty())
-            .map(|l| LimitsApplied {
-                cpus: l.cpus,
-                cpuset: l.cpuset,
-                memory_bytes: l.memory_bytes,
-                cgroup_version: cgroup_version.unwrap_or(0),
-            }),
+        limits: limits.filter(|l| !l.is_empty()).map(|l| LimitsApplied {
+            cpus: l.cpus,
+            cpuset: l.cpuset,
+            memory_bytes: l.memory_bytes,
+            cgroup_version: cgroup_version.unwrap_or(0),
+        }),
         exit,
         ended,
         notes,
@@ -345,7 +347,8 @@ pub(crate) fn write_output(path: Option<&Path>, body: &str) -> anyhow::Result<()
         }
         Some(p) => {
             let tmp = p.with_extension(format!("tmp.{}", std::process::id()));
-            std::fs::write(&tmp, body).with_context(|| format!("cannot write {}", tmp.display()))?;
+            std::fs::write(&tmp, body)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
             std::fs::rename(&tmp, p).with_context(|| format!("cannot write {}", p.display()))?;
         }
     }
@@ -385,7 +388,11 @@ fn render_text(r: &WatchReport) -> String {
         "  Σ PSS      mean {}   peak {}{}",
         mib(r.pss_mean_bytes),
         mib(r.pss_peak_bytes),
-        if r.pss_available { "" } else { "   (RSS stands in where PSS was unreadable)" }
+        if r.pss_available {
+            ""
+        } else {
+            "   (RSS stands in where PSS was unreadable)"
+        }
     );
     let _ = writeln!(
         o,
@@ -399,7 +406,11 @@ fn render_text(r: &WatchReport) -> String {
     );
     let _ = writeln!(o, "  Σ USS      peak {}", mib(r.uss_peak_bytes));
     if let Some(p) = r.cgroup_memory_peak_bytes {
-        let _ = writeln!(o, "  cgroup     memory peak {} (page cache included)", mib(p));
+        let _ = writeln!(
+            o,
+            "  cgroup     memory peak {} (page cache included)",
+            mib(p)
+        );
     }
     let _ = writeln!(
         o,
@@ -417,7 +428,12 @@ fn render_text(r: &WatchReport) -> String {
         if let Some(m) = l.memory_bytes {
             parts.push(format!("memory {}", mib(m)));
         }
-        let _ = writeln!(o, "  limits     {} (cgroup v{})", parts.join(", "), l.cgroup_version);
+        let _ = writeln!(
+            o,
+            "  limits     {} (cgroup v{})",
+            parts.join(", "),
+            l.cgroup_version
+        );
     }
     if let Some(e) = r.exit {
         let how = match (e.code, e.signal) {
@@ -475,7 +491,12 @@ fn render_svg(r: &WatchReport) -> String {
     const H: f64 = 180.0;
     const LEFT: f64 = 70.0;
     const PAD: f64 = 30.0;
-    let t_max = r.series.iter().map(|p| p.t_s).fold(r.duration_s, f64::max).max(1e-3);
+    let t_max = r
+        .series
+        .iter()
+        .map(|p| p.t_s)
+        .fold(r.duration_s, f64::max)
+        .max(1e-3);
     let cpu_max = r.series.iter().map(|p| p.cpu_percent).fold(100.0, f64::max);
     let mem_max = r
         .series
@@ -538,8 +559,16 @@ fn render_svg(r: &WatchReport) -> String {
     };
     let cpu: Vec<f64> = r.series.iter().map(|p| p.cpu_percent).collect();
     panel(PAD, "CPU, % of one core", cpu_max, "%", &[("#1f77b4", cpu)]);
-    let pss: Vec<f64> = r.series.iter().map(|p| p.pss_bytes as f64 / 1048576.0).collect();
-    let rss: Vec<f64> = r.series.iter().map(|p| p.rss_bytes as f64 / 1048576.0).collect();
+    let pss: Vec<f64> = r
+        .series
+        .iter()
+        .map(|p| p.pss_bytes as f64 / 1048576.0)
+        .collect();
+    let rss: Vec<f64> = r
+        .series
+        .iter()
+        .map(|p| p.rss_bytes as f64 / 1048576.0)
+        .collect();
     panel(
         2.0 * PAD + H,
         "Memory: Σ PSS (orange), Σ RSS (grey, over-counts shared pages)",
@@ -553,5 +582,7 @@ fn render_svg(r: &WatchReport) -> String {
 
 /// Escape text for XML.
 fn xml(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
