@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -195,6 +196,15 @@ pub fn start(spec: &TargetSpec) -> Result<RunningTarget, RunFailure> {
             .stderr(Stdio::from(err_w));
         if let Some(dir) = &spec.cwd {
             cmd.current_dir(dir);
+        }
+        // If kurabe itself is killed (kill -9, a crash) no guard runs: the
+        // kernel then kills the target's root for us.
+        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                Ok(())
+            });
         }
         launch::spawn(&mut cmd, cgroup.as_ref()).map_err(|e| {
             RunFailure::new(format!(
