@@ -264,8 +264,14 @@ mod tests {
 
     #[test]
     fn enums_are_snake_case_and_points_round_trip() {
-        assert_eq!(serde_json::to_string(&CpuSource::Rusage).unwrap(), "\"rusage\"");
-        assert_eq!(serde_json::to_string(&WatchEnd::Interrupted).unwrap(), "\"interrupted\"");
+        assert_eq!(
+            serde_json::to_string(&CpuSource::Rusage).unwrap(),
+            "\"rusage\""
+        );
+        assert_eq!(
+            serde_json::to_string(&WatchEnd::Interrupted).unwrap(),
+            "\"interrupted\""
+        );
         let p = WatchPoint {
             t_s: 0.5,
             cpu_percent: 99.5,

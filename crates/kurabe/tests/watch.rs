@@ -643,6 +643,57 @@ fn ctrl_c_kills_the_tree_and_removes_the_cgroup() {
 }
 
 #[test]
+fn memory_limit_and_cpuset_apply_to_the_command() {
+    let out = kurabe()
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.1",
+            "--memory",
+            "64M",
+            "--",
+        ])
+        .args([
+            "perl",
+            "-e",
+            "$x = 'x' x (200 << 20); print \"survived\\n\"",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = parse_report(&out.stdout);
+    assert_eq!(
+        r.exit.unwrap().signal,
+        Some(libc::SIGKILL),
+        "the OOM killer stopped it"
+    );
+    assert_eq!(r.limits.unwrap().memory_bytes, Some(64 << 20));
+    if let Some(peak) = r.cgroup_memory_peak_bytes {
+        assert!(peak <= 64 << 20, "cgroup peak {peak}");
+    }
+    let out = kurabe()
+        .args(["watch", "--format", "json", "--cpuset", "0", "--"])
+        .args(["grep", "Cpus_allowed_list", "/proc/self/status"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = parse_report(&out.stdout); // the command's stdout went to stderr
+    assert_eq!(r.exit.unwrap().code, Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Cpus_allowed_list:\t0\n"), "{err}");
+}
+
+#[test]
 fn bad_input_exits_2_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let free = free_port("127.0.0.1").to_string();
