@@ -23,8 +23,8 @@
 //! This module never prints and never kills anything.
 
 use std::collections::{HashMap, HashSet};
+use std::fs::File;
 use std::io::ErrorKind;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::cgroup::CgroupReader;
@@ -138,8 +138,12 @@ pub struct TreeSampler {
     smaps: HashMap<u32, Smaps>,
     hz: f64,
     page: u64,
-    buf: String,
+    buf: Vec<u8>,
     cost: Cost,
+    /// Open `/proc/PID/stat` of tree members, re-read with pread.
+    stat_fds: HashMap<u32, File>,
+    /// Open `/proc/PID/smaps_rollup` of tree members.
+    smaps_fds: HashMap<u32, File>,
     /// PIDs seen at the last scan that are not in the tree. A process never
     /// joins a tree it is not in (ppid only changes to a reaper outside it),
     /// and a PID listed in two consecutive scans is the same process, so
@@ -180,7 +184,9 @@ impl TreeSampler {
             smaps: HashMap::new(),
             hz: procfs::clock_ticks() as f64,
             page: procfs::page_size(),
-            buf: String::with_capacity(4096),
+            buf: Vec::with_capacity(8192),
+            stat_fds: HashMap::new(),
+            smaps_fds: HashMap::new(),
             cost: Cost::default(),
             outsiders: HashSet::new(),
         })
@@ -220,6 +226,10 @@ impl TreeSampler {
         }
         let root_alive = root_stat.is_some_and(|s| s.state != b'Z' && s.state != b'X');
         let members = self.members(&stats, &in_cgroup);
+        self.stat_fds
+            .retain(|p, _| members.binary_search(p).is_ok());
+        self.smaps_fds
+            .retain(|p, _| members.binary_search(p).is_ok());
         self.outsiders = stats
             .keys()
             .copied()
@@ -247,7 +257,11 @@ impl TreeSampler {
             }
         }
         self.memory(&stats, &members, &mut sample);
-        if root_alive {
+        // VmHWM only grows: once a second is enough (status is a costly file).
+        let hwm_every = (1.0 / self.config.interval.as_secs_f64().max(1e-3))
+            .round()
+            .max(1.0) as u64;
+        if root_alive && self.cost.samples % hwm_every == 0 {
             sample.root_hwm_bytes = procfs::read(format!("/proc/{}/status", self.root))
                 .ok()
                 .and_then(|t| procfs::field_kb_bytes(&t, "VmHWM"));
@@ -284,17 +298,17 @@ impl TreeSampler {
         };
         let listed: HashSet<u32> = pids.iter().copied().collect();
         self.outsiders.retain(|p| listed.contains(p));
-        let mut path = PathBuf::with_capacity(32);
         for pid in pids {
             if self.outsiders.contains(&pid) && in_cgroup.binary_search(&pid).is_err() {
                 continue;
             }
-            path.clear();
-            path.push(format!("/proc/{pid}/stat"));
-            if procfs::read_into(&path, &mut self.buf).is_err() {
+            if read_cached(&mut self.stat_fds, pid, "stat", &mut self.buf).is_err() {
                 continue;
             }
-            if let Some(s) = procfs::parse_stat(&self.buf) {
+            if let Some(s) = std::str::from_utf8(&self.buf)
+                .ok()
+                .and_then(procfs::parse_stat)
+            {
                 out.insert(pid, s);
             }
         }
@@ -374,10 +388,9 @@ impl TreeSampler {
                 continue;
             }
             let start = stats[pid].starttime;
-            let path = PathBuf::from(format!("/proc/{pid}/smaps_rollup"));
-            match procfs::read_into(&path, &mut self.buf) {
+            match read_cached(&mut self.smaps_fds, *pid, "smaps_rollup", &mut self.buf) {
                 Ok(()) => {
-                    let rollup = procfs::parse_rollup(&self.buf);
+                    let rollup = procfs::parse_rollup(&String::from_utf8_lossy(&self.buf));
                     self.smaps.insert(
                         *pid,
                         Smaps {
@@ -429,6 +442,27 @@ impl TreeSampler {
             }
         }
     }
+}
+
+/// Read `/proc/PID/<name>` into `buf` through the descriptor cached in
+/// `cache`, opening (and caching) it on first use or after the cached one
+/// failed (process gone; a reused PID then opens the new process's file).
+fn read_cached(
+    cache: &mut HashMap<u32, File>,
+    pid: u32,
+    name: &str,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    if let Some(f) = cache.get(&pid) {
+        if procfs::pread_all(f, buf).is_ok() {
+            return Ok(());
+        }
+        cache.remove(&pid);
+    }
+    let f = File::open(format!("/proc/{pid}/{name}"))?;
+    procfs::pread_all(&f, buf)?;
+    cache.insert(pid, f);
+    Ok(())
 }
 
 /// CPU ticks used between two scans of a tree.
