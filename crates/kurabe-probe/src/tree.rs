@@ -2,23 +2,28 @@
 //! descendants, one [`Sample`] per call.
 //!
 //! Descendants are found by a ppid scan of `/proc/*/stat` (this kernel may
-//! lack `/proc/PID/task/*/children`, and the scan's stat reads are needed for
-//! the CPU fields anyway), united with the members of the run's cgroup when
-//! there is one (that catches processes that double-forked out of the tree).
+//! lack `/proc/PID/task/*/children`), united with the members of the run's
+//! cgroup when there is one (that catches processes that double-forked out of
+//! the tree). The scan ("discovery") runs at most every 0.5 s and skips PIDs
+//! already known to be outside the tree; in between, the known members'
+//! `stat` files are re-read through open descriptors (`pread`), which is
+//! what keeps a 10 Hz watch cheap.
 //!
 //! CPU does not lose children that exit between samples: each process counts
 //! utime+stime+cutime+cstime, so a child's whole life moves into its parent's
 //! cutime when the parent reaps it. The sampler subtracts what it had already
 //! counted for a vanished process from the growth of its nearest surviving
 //! ancestor's cutime (bounded by that growth, so children that were never
-//! waited for are not subtracted twice). With a cgroup, its CPU counter is
-//! reported too and is the better figure.
+//! waited for are not subtracted twice). A process found by a later discovery
+//! counts its whole CPU if it started after the previous discovery. With a
+//! cgroup, its CPU counter is reported too and is the better figure.
 //!
-//! PSS costs time proportional to a process's mappings (`smaps_rollup` walks
-//! them), so reads are budgeted: per sample at most `pss_budget` of one core
-//! over the interval is spent on them, stalest first; a process not re-read
-//! keeps its last value, and every new process is read once at once. The
-//! sampler measures its own CPU with the thread CPU clock.
+//! PSS costs time proportional to a process's mapped pages (`smaps_rollup`
+//! walks its page tables: milliseconds for a few hundred MB), so reads are
+//! budgeted by a token bucket: on average at most `pss_budget` of one core,
+//! stalest process first; a process not re-read keeps its last value, a new
+//! process is read at once. The sampler measures its own CPU with the thread
+//! CPU clock.
 //!
 //! This module never prints and never kills anything.
 
@@ -31,12 +36,16 @@ use crate::cgroup::CgroupReader;
 use crate::error::{ProbeError, Result};
 use crate::procfs::{self, Rollup, Stat};
 
+/// Most time between two discovery scans of /proc for new tree members.
+const DISCOVERY_EVERY: Duration = Duration::from_millis(500);
+
 /// How a [`TreeSampler`] behaves.
 #[derive(Debug, Clone)]
 pub struct SamplerConfig {
     /// Interval the caller samples at (sets the PSS read budget per sample).
     pub interval: Duration,
-    /// Share of one core the sampler may spend reading `smaps_rollup` (0.005 = 0.5 %).
+    /// Share of one core the sampler may spend reading `smaps_rollup` on
+    /// average (0.004 = 0.4 %; new processes are read at once regardless).
     pub pss_budget: f64,
     /// Count the CPU of every tree process that started after the root did, from
     /// the first sample on (for a command kurabe just started); otherwise the
@@ -48,7 +57,7 @@ impl Default for SamplerConfig {
     fn default() -> Self {
         Self {
             interval: Duration::from_millis(500),
-            pss_budget: 0.005,
+            pss_budget: 0.004,
             count_from_root_start: false,
         }
     }
@@ -133,7 +142,13 @@ pub struct TreeSampler {
     config: SamplerConfig,
     cgroup: Option<CgroupReader>,
     prev: HashMap<u32, Prev>,
+    /// Boot ticks at the last discovery scan: a process found later that
+    /// started after this counts its whole CPU.
     prev_boot_ticks: u64,
+    /// When the last discovery scan (readdir of /proc) ran.
+    last_discovery: Option<Instant>,
+    /// PSS read budget left, nanoseconds of CPU (a token bucket refilled each sample).
+    pss_tokens_ns: i64,
     prev_cgroup_ns: Option<u64>,
     smaps: HashMap<u32, Smaps>,
     hz: f64,
@@ -180,6 +195,8 @@ impl TreeSampler {
             cgroup,
             prev: HashMap::new(),
             prev_boot_ticks: 0,
+            last_discovery: None,
+            pss_tokens_ns: 0,
             prev_cgroup_ns,
             smaps: HashMap::new(),
             hz: procfs::clock_ticks() as f64,
@@ -217,7 +234,12 @@ impl TreeSampler {
             .as_ref()
             .map(CgroupReader::pids)
             .unwrap_or_default();
-        let stats = self.scan(&in_cgroup);
+        // Discovery (readdir of /proc, a fifth of the cost at 10 Hz) runs at
+        // most every DISCOVERY_EVERY; in between the known members are re-read.
+        let discover = self
+            .last_discovery
+            .is_none_or(|t| t.elapsed() + self.config.interval / 2 >= DISCOVERY_EVERY);
+        let stats = self.scan(&in_cgroup, discover);
         let root_stat = stats
             .get(&self.root)
             .filter(|s| s.starttime == self.root_start);
@@ -280,7 +302,10 @@ impl TreeSampler {
                 (s.pid, p)
             })
             .collect();
-        self.prev_boot_ticks = boot_now;
+        if discover {
+            self.prev_boot_ticks = boot_now;
+            self.last_discovery = Some(Instant::now());
+        }
         sample.pids = members;
         sample.at = Some(Instant::now());
         self.cost.samples += 1;
@@ -291,13 +316,23 @@ impl TreeSampler {
 
     /// stat of every process that may be in the tree (the ppid scan); known
     /// outsiders that are still listed are skipped (see `outsiders`).
-    fn scan(&mut self, in_cgroup: &[u32]) -> HashMap<u32, Stat> {
+    fn scan(&mut self, in_cgroup: &[u32], discover: bool) -> HashMap<u32, Stat> {
         let mut out = HashMap::with_capacity(64);
-        let Ok(pids) = procfs::pids() else {
-            return out;
+        let pids = if discover {
+            let Ok(pids) = procfs::pids() else {
+                return out;
+            };
+            let listed: HashSet<u32> = pids.iter().copied().collect();
+            self.outsiders.retain(|p| listed.contains(p));
+            pids
+        } else {
+            let mut known: Vec<u32> = self.prev.keys().copied().collect();
+            known.push(self.root);
+            known.extend_from_slice(in_cgroup);
+            known.sort_unstable();
+            known.dedup();
+            known
         };
-        let listed: HashSet<u32> = pids.iter().copied().collect();
-        self.outsiders.retain(|p| listed.contains(p));
         for pid in pids {
             if self.outsiders.contains(&pid) && in_cgroup.binary_search(&pid).is_err() {
                 continue;
@@ -370,7 +405,10 @@ impl TreeSampler {
         self.smaps
             .retain(|pid, m| stats.get(pid).is_some_and(|s| s.starttime == m.start));
         let n = self.cost.samples;
-        let budget_ns = (self.config.interval.as_nanos() as f64 * self.config.pss_budget) as u64;
+        let budget_ns = (self.config.interval.as_nanos() as f64 * self.config.pss_budget) as i64;
+        // Token bucket: an expensive read (a big process) is paid back by
+        // skipping later samples, so the average stays within the budget.
+        self.pss_tokens_ns = (self.pss_tokens_ns + budget_ns).min(budget_ns.saturating_mul(4));
         // Never-read first, then stalest first.
         let mut order: Vec<(u64, u32)> = members
             .iter()
@@ -378,15 +416,14 @@ impl TreeSampler {
             .map(|pid| (self.smaps.get(pid).map_or(0, |m| m.read_at + 1), *pid))
             .collect();
         order.sort_unstable();
-        let t0 = procfs::thread_cpu_ns();
-        for (i, (key, pid)) in order.iter().enumerate() {
-            let spent = procfs::thread_cpu_ns().saturating_sub(t0);
+        for (key, pid) in &order {
             let known = *key > 0;
-            if known && i > 0 && spent > budget_ns {
+            if known && self.pss_tokens_ns <= 0 {
                 sample.pss_stale += 1;
                 self.cost.pss_deferred += 1;
                 continue;
             }
+            let t0 = procfs::thread_cpu_ns();
             let start = stats[pid].starttime;
             match read_cached(&mut self.smaps_fds, *pid, "smaps_rollup", &mut self.buf) {
                 Ok(()) => {
@@ -414,6 +451,7 @@ impl TreeSampler {
                 }
                 Err(_) => {} // exited meanwhile
             }
+            self.pss_tokens_ns -= procfs::thread_cpu_ns().saturating_sub(t0) as i64;
         }
         for pid in members {
             let Some(s) = stats.get(pid) else { continue };

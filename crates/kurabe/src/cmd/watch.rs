@@ -71,7 +71,7 @@ pub struct Args {
     #[arg(long, hide = true)]
     pub no_cgroup: bool,
     /// Share of one core the sampler may spend reading smaps_rollup (PSS).
-    #[arg(long, hide = true, default_value_t = 0.005)]
+    #[arg(long, hide = true, default_value_t = 0.004)]
     pub pss_budget: f64,
     /// The command to start and watch (after `--`).
     #[arg(last = true, value_name = "CMD")]
