@@ -52,8 +52,8 @@ PL
   sleep 1
   smem_kib=$(smem -t -c "pss" -P "^perl $work/shared[.]pl" | tail -1 | tr -d ' ')
   wait $kp
-  jq -r --arg sm "$smem_kib" '[.series[] | select(.processes == 5)] | last as $p |
-    "shared  Σ PSS \($p.pss_bytes/1048576*10|round/10) MiB vs smem \(($sm|tonumber)/1024*10|round/10) MiB diff \(($p.pss_bytes/1024 - ($sm|tonumber))/($sm|tonumber)*10000|round/100) %  Σ RSS \($p.rss_bytes/1048576*10|round/10) MiB overcount=\(.rss_overcounts)"' "$work/s.json"
+  jq -r --arg sm "$smem_kib" '.rss_overcounts as $o | [.series[] | select(.processes == 5)] | last as $p |
+    "shared  Σ PSS \($p.pss_bytes/1048576*10|round/10) MiB vs smem \(($sm|tonumber)/1024*10|round/10) MiB diff \(($p.pss_bytes/1024 - ($sm|tonumber))/($sm|tonumber)*10000|round/100) %  Σ RSS \($p.rss_bytes/1048576*10|round/10) MiB overcount=\($o)"' "$work/s.json"
 
   f1=$(free -b | awk '/^Mem:/ {print $3}')
   k=$("$KURABE" mem --format json --top 0 | jq .used_bytes)
