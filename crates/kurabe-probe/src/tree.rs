@@ -22,7 +22,10 @@
 //! walks its page tables: milliseconds for a few hundred MB), so reads are
 //! budgeted by a token bucket: on average at most `pss_budget` of one core,
 //! stalest process first; a process not re-read keeps its last value, a new
-//! process is read at once. The sampler measures its own CPU with the thread
+//! process is read at once. Because a process's PSS changes when a sibling
+//! forks or exits, every member is re-read after the membership changed (at
+//! most every 0.5 s), and no value is kept longer than 2 s: the budget is a
+//! target, staleness the hard bound. The sampler measures its own CPU with the thread
 //! CPU clock.
 //!
 //! This module never prints and never kills anything.
@@ -38,6 +41,12 @@ use crate::procfs::{self, Rollup, Stat};
 
 /// Most time between two discovery scans of /proc for new tree members.
 const DISCOVERY_EVERY: Duration = Duration::from_millis(500);
+
+/// Most time between two forced re-reads of every PSS after the tree changed.
+const FULL_REFRESH_EVERY: Duration = Duration::from_millis(500);
+
+/// Oldest a process's PSS value may get before it is re-read regardless of budget.
+const MAX_STALE: Duration = Duration::from_secs(2);
 
 /// How a [`TreeSampler`] behaves.
 #[derive(Debug, Clone)]
@@ -118,6 +127,7 @@ struct Smaps {
     start: u64,
     rollup: Rollup,
     read_at: u64,
+    read_when: Instant,
     unreadable: bool,
 }
 
@@ -149,6 +159,10 @@ pub struct TreeSampler {
     last_discovery: Option<Instant>,
     /// PSS read budget left, nanoseconds of CPU (a token bucket refilled each sample).
     pss_tokens_ns: i64,
+    /// Members at the last full PSS refresh.
+    refreshed_members: Vec<u32>,
+    /// When every member's PSS was last re-read.
+    last_full_refresh: Option<Instant>,
     prev_cgroup_ns: Option<u64>,
     smaps: HashMap<u32, Smaps>,
     hz: f64,
@@ -197,6 +211,8 @@ impl TreeSampler {
             prev_boot_ticks: 0,
             last_discovery: None,
             pss_tokens_ns: 0,
+            refreshed_members: Vec::new(),
+            last_full_refresh: None,
             prev_cgroup_ns,
             smaps: HashMap::new(),
             hz: procfs::clock_ticks() as f64,
@@ -409,6 +425,20 @@ impl TreeSampler {
         // Token bucket: an expensive read (a big process) is paid back by
         // skipping later samples, so the average stays within the budget.
         self.pss_tokens_ns = (self.pss_tokens_ns + budget_ns).min(budget_ns.saturating_mul(4));
+        // A PSS value goes stale without its process doing anything: when a
+        // sibling forks or exits, the share of every shared page changes. So
+        // after the tree's membership changed (at most every FULL_REFRESH_EVERY)
+        // every process is re-read, and none keeps a value older than MAX_STALE,
+        // whatever the budget says.
+        let now = Instant::now();
+        let force_all = members != self.refreshed_members.as_slice()
+            && self
+                .last_full_refresh
+                .is_none_or(|t| now.duration_since(t) >= FULL_REFRESH_EVERY);
+        if force_all {
+            self.refreshed_members = members.to_vec();
+            self.last_full_refresh = Some(now);
+        }
         // Never-read first, then stalest first.
         let mut order: Vec<(u64, u32)> = members
             .iter()
@@ -418,7 +448,11 @@ impl TreeSampler {
         order.sort_unstable();
         for (key, pid) in &order {
             let known = *key > 0;
-            if known && self.pss_tokens_ns <= 0 {
+            let too_old = self
+                .smaps
+                .get(pid)
+                .is_some_and(|m| now.duration_since(m.read_when) >= MAX_STALE);
+            if known && !force_all && !too_old && self.pss_tokens_ns <= 0 {
                 sample.pss_stale += 1;
                 self.cost.pss_deferred += 1;
                 continue;
@@ -434,6 +468,7 @@ impl TreeSampler {
                             start,
                             rollup,
                             read_at: n,
+                            read_when: now,
                             unreadable: false,
                         },
                     );
@@ -445,6 +480,7 @@ impl TreeSampler {
                             start,
                             rollup: Rollup::default(),
                             read_at: n,
+                            read_when: now,
                             unreadable: true,
                         },
                     );
