@@ -30,7 +30,7 @@ timed_watch() { # flags... -- cmd...
   read -r u s e <"$work/t"
   jq -r --arg u "$u" --arg s "$s" --arg e "$e" '
     (($u|tonumber) + ($s|tonumber)) as $ref | ($ref / ($e|tonumber) * 100) as $refpct |
-    "cpu_s \(.cpu_seconds*1000|round/1000) (\(.cpu_source)) proc \(.cpu_seconds_proc*1000|round/1000) time \($ref)  diff \((.cpu_seconds-$ref)/$ref*10000|round/100) %  |  cpu% \(.cpu_percent_mean*10|round/10) vs time \($refpct*10|round/10)  diff \((.cpu_percent_mean-$refpct)*100|round/100) pt  p95 \(.cpu_percent_p95*10|round/10)"' "$work/r.json"
+    "cpu_s \(.cpu_seconds*1000|round/1000) (\(.cpu_source)) proc \(.cpu_seconds_proc*1000|round/1000) time \($ref*1000|round/1000)  diff \((.cpu_seconds-$ref)/$ref*10000|round/100) %  |  cpu% \(.cpu_percent_mean*10|round/10) vs time \($refpct*10|round/10)  diff \((.cpu_percent_mean-$refpct)*100|round/100) pt  p95 \(.cpu_percent_p95*10|round/10)"' "$work/r.json"
 }
 
 for r in $(seq "$ROUNDS"); do

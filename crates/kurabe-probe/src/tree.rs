@@ -24,7 +24,7 @@
 //! stalest process first; a process not re-read keeps its last value, a new
 //! process is read at once. Because a process's PSS changes when a sibling
 //! forks or exits, every member is re-read after the membership changed (at
-//! most every 0.5 s), and no value is kept longer than 2 s: the budget is a
+//! most every 0.5 s), and no value is kept longer than 5 s: the budget is a
 //! target, staleness the hard bound. The sampler measures its own CPU with the thread
 //! CPU clock.
 //!
@@ -46,7 +46,7 @@ const DISCOVERY_EVERY: Duration = Duration::from_millis(500);
 const FULL_REFRESH_EVERY: Duration = Duration::from_millis(500);
 
 /// Oldest a process's PSS value may get before it is re-read regardless of budget.
-const MAX_STALE: Duration = Duration::from_secs(2);
+const MAX_STALE: Duration = Duration::from_secs(5);
 
 /// How a [`TreeSampler`] behaves.
 #[derive(Debug, Clone)]
