@@ -1,4 +1,6 @@
 //! Integration tests: they run the built `kurabe` binary against real
 //! processes and sockets. One test binary, one module per subcommand.
 
+mod http;
+mod serve;
 mod util;
