@@ -61,6 +61,21 @@ pub struct HttpWorkload {
     /// Content-Type of the body (`-T`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// Cookies, `name=value` each (`-C`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cookies: Vec<String>,
+    /// Basic authentication, `user:password` (`-A`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
+    /// Do not count responses of varying length as failures (`-l`).
+    #[serde(default)]
+    pub variable_length: bool,
+    /// Stop at the first failed request instead of counting it (`--abort-on-error`).
+    #[serde(default)]
+    pub abort_on_error: bool,
+    /// Accept any TLS certificate (`--insecure`), for self-signed local targets.
+    #[serde(default)]
+    pub insecure: bool,
     /// Number of requests (`-n`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
