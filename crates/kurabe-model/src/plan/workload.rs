@@ -27,8 +27,9 @@ pub struct Workload {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
-    /// HTTP load against the target (what `kurabe http` does).
-    Http(HttpWorkload),
+    /// HTTP load against the target (what `kurabe http` does). Boxed: it
+    /// is several times larger than the other kinds.
+    Http(Box<HttpWorkload>),
     /// Run and time a command (what hyperfine does).
     Command(CommandWorkload),
     /// Sample CPU and memory of the target (or a command) for a while.
@@ -299,7 +300,7 @@ impl TryFrom<WorkloadRepr> for Workload {
     fn try_from(r: WorkloadRepr) -> Result<Self, String> {
         let mut kinds = Vec::new();
         if let Some(w) = r.http {
-            kinds.push(WorkloadKind::Http(w));
+            kinds.push(WorkloadKind::Http(Box::new(w)));
         }
         if let Some(w) = r.command {
             kinds.push(WorkloadKind::Command(w));
@@ -341,7 +342,7 @@ impl From<Workload> for WorkloadRepr {
             system: None,
         };
         match w.kind {
-            WorkloadKind::Http(k) => r.http = Some(k),
+            WorkloadKind::Http(k) => r.http = Some(*k),
             WorkloadKind::Command(k) => r.command = Some(k),
             WorkloadKind::Watch(k) => r.watch = Some(k),
             WorkloadKind::Idle(k) => r.idle = Some(k),
@@ -359,7 +360,7 @@ mod tests {
     #[test]
     fn every_kind_metric_is_in_the_catalogue() {
         let kinds = [
-            WorkloadKind::Http(HttpWorkload::default()),
+            WorkloadKind::Http(Box::default()),
             WorkloadKind::Command(CommandWorkload {
                 command: CommandLine::Shell("true".into()),
                 runs: 1,
