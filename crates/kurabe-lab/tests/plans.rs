@@ -36,6 +36,9 @@ http = { requests = 10 }
 fn quickstart_example_loads() {
     let plan = load_plan(&example("quickstart.toml")).unwrap();
     assert_eq!(plan.repeat, 5);
+    let (same, text) = kurabe_lab::load_plan_with_text(&example("quickstart.toml")).unwrap();
+    assert_eq!(same, plan);
+    assert!(text.starts_with("# kurabe quickstart"));
     let target = plan.target.as_ref().unwrap();
     assert_eq!(
         target.command,

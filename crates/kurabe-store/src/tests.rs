@@ -750,3 +750,24 @@ fn export_output_matches_the_committed_schema() {
         ["$.schema_version: 0 is below 1"]
     );
 }
+
+#[test]
+fn list_is_newest_first_with_numeric_id_ties() {
+    let dir = TempDir::new().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    // Twelve experiments within a few milliseconds: many share a timestamp,
+    // and `e10` must still come before `e9`.
+    for i in 0..12 {
+        store
+            .begin_experiment(&new_experiment(&format!("x{i}")))
+            .unwrap();
+    }
+    let ids: Vec<String> = store
+        .list()
+        .unwrap()
+        .iter()
+        .map(|e| e.id.to_string())
+        .collect();
+    let want: Vec<String> = (1..=12).rev().map(|i| format!("e{i}")).collect();
+    assert_eq!(ids, want);
+}
