@@ -9,6 +9,7 @@
 
 pub mod http;
 pub mod plan;
+pub mod probe;
 pub mod stats;
 
 /// Version of the JSON result schema shared by output and the results store.

@@ -2,5 +2,7 @@
 //! processes and sockets. One test binary, one module per subcommand.
 
 mod http;
+mod mem;
 mod serve;
 mod util;
+mod watch;
