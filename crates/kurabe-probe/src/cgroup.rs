@@ -645,12 +645,21 @@ mod tests {
         let denied = std::io::Error::from(ErrorKind::PermissionDenied);
         let path = Path::new("/sys/fs/cgroup/cpu/user/kurabe-1-0");
         let msg = io_err("create", path, denied, 1).to_string();
-        assert!(msg.contains("cannot create /sys/fs/cgroup/cpu/user/kurabe-1-0"), "{msg}");
-        assert!(msg.contains("chown -R $USER /sys/fs/cgroup/cpu/user"), "{msg}");
+        assert!(
+            msg.contains("cannot create /sys/fs/cgroup/cpu/user/kurabe-1-0"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("chown -R $USER /sys/fs/cgroup/cpu/user"),
+            "{msg}"
+        );
         let denied = std::io::Error::from(ErrorKind::PermissionDenied);
         let file = Path::new("/sys/fs/cgroup/app/kurabe-1-0/cpu.max");
         let msg = io_err("write to", file, denied, 2).to_string();
-        assert!(msg.contains("cpu.max") && msg.contains("Delegate=yes"), "{msg}");
+        assert!(
+            msg.contains("cpu.max") && msg.contains("Delegate=yes"),
+            "{msg}"
+        );
         assert!(msg.contains("chown -R $USER /sys/fs/cgroup/app`"), "{msg}");
     }
 
