@@ -17,5 +17,5 @@ pub mod plan;
 pub mod runner;
 pub mod target;
 
-pub use plan::{load_plan, parse_plan, PlanError};
+pub use plan::{load_plan, load_plan_with_text, parse_plan, PlanError};
 pub use runner::{check_supported, run_experiment, Event, LabError, Outcome, RunOptions};

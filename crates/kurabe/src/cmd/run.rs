@@ -69,10 +69,8 @@ pub struct Args {
 
 /// Run `kurabe run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let plan = kurabe_lab::load_plan(&args.plan)?;
+    let (plan, plan_text) = kurabe_lab::load_plan_with_text(&args.plan)?;
     kurabe_lab::check_supported(&plan)?;
-    let plan_text = std::fs::read_to_string(&args.plan)
-        .with_context(|| format!("cannot read {}", args.plan.display()))?;
     let mut store = match &args.store {
         Some(p) => Store::open(p),
         None => Store::open_default(),
