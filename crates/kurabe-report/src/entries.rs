@@ -282,7 +282,7 @@ pub fn render_comparison(c: &EntryComparison, out: &mut dyn Write) -> io::Result
         .map(|r| {
             let v = |x: f64| match r.unit {
                 Some(u) => words::value(u, x),
-                None => words::num(x),
+                None => words::value(Unit::Count, x),
             };
             let n = |x: f64, n: usize| {
                 if n > 1 {

@@ -22,6 +22,7 @@ pub fn value(unit: Unit, v: f64) -> String {
         Unit::Milliseconds => format!("{} ms", num(v)),
         Unit::Seconds => format!("{} s", num(v)),
         Unit::Percent => format!("{} %", num(v)),
+        Unit::Count if v == v.trunc() => format!("{v:.0}"),
         Unit::Count | Unit::Score => num(v),
     }
 }
