@@ -34,9 +34,10 @@ h2 { margin: 0 0 14px; font-size: 19px; font-weight: 650; }
 h3 { margin: 22px 0 8px; font-size: 15px; font-weight: 650; color: var(--muted); text-transform: uppercase; letter-spacing: 0.05em; }
 table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; font-size: 14px; }
 th, td { padding: 7px 10px; border-bottom: 1px solid var(--rule); text-align: right; white-space: nowrap; }
-th:first-child, td:first-child { text-align: left; white-space: normal; }
+th:first-child, td:first-child { text-align: left; white-space: normal; min-width: 13em; }
 th { font-weight: 600; color: var(--muted); font-size: 13px; }
-tr.vs td { background: #fafbfc; font-size: 13px; }
+tr.vs td { background: #fafbfc; font-size: 13px; white-space: normal; }
+.scroll { overflow-x: auto; }
 td.note { text-align: left; white-space: normal; }
 .good { color: var(--good); font-weight: 600; }
 .bad { color: var(--bad); font-weight: 600; }
@@ -47,9 +48,9 @@ figure { margin: 0; }
 figcaption { font-weight: 600; font-size: 14px; margin-bottom: 4px; }
 figcaption span { font-weight: 400; color: var(--muted); }
 svg { max-width: 100%; height: auto; font-family: inherit; }
-svg .tick { font-size: 11px; fill: var(--muted); }
-svg .label { font-size: 12px; fill: var(--ink); }
-svg .axis { font-size: 12px; fill: var(--ink); }
+svg .tick { font-size: 12px; fill: var(--muted); }
+svg .label { font-size: 13px; fill: var(--ink); }
+svg .axis { font-size: 13px; fill: var(--ink); }
 details { margin-top: 14px; }
 summary { cursor: pointer; color: var(--muted); font-weight: 600; }
 pre { background: #f5f7fa; border: 1px solid var(--rule); border-radius: 6px; padding: 12px; overflow-x: auto; font-size: 13px; }
@@ -70,7 +71,10 @@ fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write)
         .iter()
         .filter_map(|h| w.metrics.iter().find(|m| &m.name == h))
         .collect();
-    write!(out, "<table class=\"headline\"><thead><tr><th>variant</th>")?;
+    write!(
+        out,
+        "<div class=\"scroll\"><table class=\"headline\"><thead><tr><th>variant</th>"
+    )?;
     for m in &metrics {
         write!(out, "<th>{}</th>", esc(&words::label(&m.name)))?;
     }
@@ -103,7 +107,7 @@ fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write)
         }
         writeln!(out, "</tr>")?;
     }
-    writeln!(out, "</tbody></table>")
+    writeln!(out, "</tbody></table></div>")
 }
 
 /// Colour index of a variant: its position in the experiment, so a
@@ -181,7 +185,8 @@ fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::
             .enumerate()
             .filter(|(_, (_, d))| d.len() >= 2)
             .map(|(i, (s, d))| Line {
-                label: format!("{} #{}", s.variant, s.round),
+                label: format!("{} round {}", s.variant, s.round),
+                legend: s.variant.clone(),
                 colour: variant_index(r, &s.variant, i),
                 points: d,
             })

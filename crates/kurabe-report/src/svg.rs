@@ -74,7 +74,14 @@ fn ticks(unit: Unit, max: f64) -> (Vec<f64>, f64, &'static str) {
 }
 
 fn tick_label(v: f64, div: f64, suffix: &str) -> String {
-    format!("{}{suffix}", words::num(v / div))
+    let n = words::num(v / div);
+    // Axis ticks are round numbers: 5, not 5.00.
+    let n = if n.contains('.') {
+        n.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        n
+    };
+    format!("{n}{suffix}")
 }
 
 /// One bar of a bar chart.
@@ -108,7 +115,7 @@ fn centre_and_interval(samples: &[f64]) -> Option<(f64, f64, f64)> {
 /// Horizontal bars (geometric mean) with 95 % interval whiskers and one
 /// dot per run; x axis from 0 with ticks in the metric's unit.
 pub(crate) fn bar_chart(bars: &[Bar<'_>], unit: Unit, axis_title: &str) -> String {
-    let (label_w, plot_w, row_h, top, bottom) = (170.0, 380.0, 30.0, 10.0, 46.0);
+    let (label_w, plot_w, row_h, top, bottom) = (150.0, 340.0, 30.0, 10.0, 46.0);
     let width = label_w + plot_w + 30.0;
     let height = top + row_h * bars.len() as f64 + bottom;
     let stats: Vec<Option<(f64, f64, f64)>> = bars
@@ -197,8 +204,10 @@ pub(crate) fn bar_chart(bars: &[Bar<'_>], unit: Unit, axis_title: &str) -> Strin
 
 /// One line of a line chart.
 pub(crate) struct Line<'a> {
-    /// Legend text.
+    /// Tooltip text (variant and round).
     pub label: String,
+    /// Legend text (the variant); lines with the same legend share one entry.
+    pub legend: String,
     /// Colour index.
     pub colour: usize,
     /// (x, y) points.
@@ -244,7 +253,7 @@ pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, y_title: &str) -> Strin
             words::num(*t)
         );
     }
-    for (i, l) in lines.iter().enumerate() {
+    for l in lines {
         let path: Vec<String> = l
             .points
             .iter()
@@ -257,6 +266,15 @@ pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, y_title: &str) -> Strin
             path.join(" "),
             esc(&l.label)
         );
+    }
+    let mut legends: Vec<(&str, usize)> = Vec::new();
+    for l in lines {
+        if !legends.iter().any(|(t, _)| *t == l.legend) {
+            legends.push((&l.legend, l.colour));
+        }
+    }
+    for (i, (text, colour_index)) in legends.iter().enumerate() {
+        let c = colour(*colour_index);
         let ly = top + 10.0 + 18.0 * i as f64;
         let lx = left + plot_w + 14.0;
         let _ = write!(
@@ -265,7 +283,7 @@ pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, y_title: &str) -> Strin
             lx + 16.0,
             lx + 22.0,
             ly + 4.0,
-            esc(&truncate(&l.label, 18))
+            esc(&truncate(text, 18))
         );
     }
     let _ = write!(
@@ -300,6 +318,8 @@ mod tests {
         assert_eq!((div, suffix), (1024.0 * 1024.0, " MiB"));
         let shown: Vec<String> = t.iter().map(|v| tick_label(*v, div, suffix)).collect();
         assert_eq!(shown, ["0 MiB", "20 MiB", "40 MiB", "60 MiB", "80 MiB"]);
+        assert_eq!(tick_label(5.0, 1.0, " s"), "5 s");
+        assert_eq!(tick_label(0.25, 1.0, ""), "0.25");
         let (t, _, _) = ticks(Unit::PerSecond, 126.6);
         assert_eq!(t, [0.0, 50.0, 100.0, 150.0]);
     }
