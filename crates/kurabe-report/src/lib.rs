@@ -22,6 +22,8 @@ mod terminal;
 mod words;
 
 #[cfg(test)]
+mod schema_check;
+#[cfg(test)]
 mod testdata;
 
 use std::io::{self, Write};
@@ -124,3 +126,37 @@ fn cell(m: &kurabe_model::experiment::MetricReport, variant: &str) -> String {
 const LEGEND: &str = "Values are medians of successful runs ± coefficient of variation. \
 Ratios are geometric means against the baseline with 95 % Welch intervals; \
 a verdict is given only when the whole interval clears the noise band (default ±2 %).";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::sample_experiment;
+
+    /// An experiment interrupted before any run finished still renders in
+    /// every format, and says so.
+    #[test]
+    fn empty_experiment_renders_everywhere() {
+        let mut e = sample_experiment();
+        e.runs.clear();
+        e.status = kurabe_store::ExperimentStatus::Running;
+        e.finished_at = None;
+        let report = experiment_report(&e);
+        assert!(report.workloads.is_empty());
+        for format in [
+            Format::Text,
+            Format::Markdown,
+            Format::Json,
+            Format::Csv,
+            Format::Html,
+        ] {
+            let mut out = Vec::new();
+            renderer(format, false).render(&report, &mut out).unwrap();
+            let text = String::from_utf8(out).unwrap();
+            assert!(!text.is_empty(), "{format:?}");
+            if format == Format::Text {
+                assert!(text.contains("running · 0 of 0 runs ok"), "{text}");
+                assert!(text.contains("no successful runs recorded"), "{text}");
+            }
+        }
+    }
+}

@@ -13,6 +13,9 @@ use tempfile::TempDir;
 
 use crate::util::kurabe;
 
+#[path = "../../kurabe-report/src/schema_check.rs"]
+mod schema_check;
+
 const MIB: f64 = 1024.0 * 1024.0;
 
 fn host(name: &str, arch: &str) -> HostFacts {
@@ -350,7 +353,6 @@ fn report_in_every_format() {
         .unwrap(),
     )
     .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
     for id in ["e1", "e2"] {
         let text = f.ok(&["report", id]);
         assert!(text.contains("(baseline)"), "{text}");
@@ -362,10 +364,7 @@ fn report_in_every_format() {
 
         let json: serde_json::Value =
             serde_json::from_str(&f.ok(&["report", id, "--format", "json"])).unwrap();
-        let errors: Vec<String> = validator
-            .iter_errors(&json)
-            .map(|e| e.to_string())
-            .collect();
+        let errors = schema_check::violations(&schema, &json);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(json["runs_failed"], 1);
 
