@@ -154,7 +154,7 @@ pub(crate) fn bar_chart(bars: &[Bar<'_>], unit: Unit, axis_title: &str) -> Strin
             r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text>"#,
             label_w - 8.0,
             cy + 4.0,
-            esc(&truncate(b.label, 26))
+            esc(&truncate(b.label, 20))
         );
         let Some((g, lo, hi)) = st else { continue };
         let c = colour(b.colour);
