@@ -86,6 +86,8 @@ fn tree_record(s: &WatchSummary) -> serde_json::Value {
         "processes_max": s.processes_max,
         "threads_max": s.threads_max,
         "root_exited": s.root_exited,
+        // CPU and Σ PSS over time, for the report's per-run charts.
+        "series": s.series,
     })
 }
 
@@ -480,15 +482,30 @@ mod tests {
 
     #[test]
     fn base64_matches_rfc4648() {
-        for (i, o) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")] {
+        for (i, o) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
             assert_eq!(base64(i.as_bytes()), o);
         }
     }
 
     #[test]
     fn sampling_interval_stays_in_bounds() {
-        assert_eq!(interval_for(Duration::from_millis(100)), Duration::from_millis(20));
-        assert_eq!(interval_for(Duration::from_secs(5)), Duration::from_millis(100));
-        assert_eq!(interval_for(Duration::from_secs(600)), Duration::from_millis(250));
+        assert_eq!(
+            interval_for(Duration::from_millis(100)),
+            Duration::from_millis(20)
+        );
+        assert_eq!(
+            interval_for(Duration::from_secs(5)),
+            Duration::from_millis(100)
+        );
+        assert_eq!(
+            interval_for(Duration::from_secs(600)),
+            Duration::from_millis(250)
+        );
     }
 }
