@@ -490,3 +490,36 @@ fn only_experiment_count(dir: &Path) -> usize {
         .and_then(|s| s.list())
         .map_or(0, |l| l.len())
 }
+
+#[test]
+fn until_confident_adds_rounds_within_the_time_budget() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "until confident"
+repeat = 3
+noise_band = 0.0001
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[workload]]
+name = "true"
+command = { command = ["true"] }
+metrics = ["wall_time_s"]
+"#,
+    );
+    let t0 = Instant::now();
+    let out = run_plan(
+        dir.path(),
+        &plan,
+        &["--until-confident", "--max-time", "2s"],
+    );
+    let took = t0.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A ±0.01 % band on the wall time of `true` cannot settle: rounds are
+    // added until the budget would be exceeded, and no further.
+    assert!(stderr(&out).contains("adding round 4"), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    assert!(exp.runs.len() > 6, "{} runs", exp.runs.len());
+    assert!(took < Duration::from_secs(8), "took {took:?}");
+}
