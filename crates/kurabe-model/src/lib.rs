@@ -8,6 +8,7 @@
 //! particular renderer. Everything here is plain data and pure functions.
 
 pub mod http;
+pub mod system;
 
 /// Version of the JSON result schema shared by output and the results store.
 ///

@@ -15,7 +15,13 @@ use clap::{Parser, Subcommand};
 
 /// kurabe (比べ, "compare"): is A faster, leaner or cheaper than B?
 #[derive(Debug, Parser)]
-#[command(name = "kurabe", version, about, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "kurabe",
+    version,
+    about,
+    propagate_version = true,
+    max_term_width = 100
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
