@@ -36,7 +36,7 @@ use std::time::Duration;
 use kurabe_model::system::{SystemPass, SystemReport, SystemRun, SystemSource, SystemTest};
 
 pub use catalog::{Repeat, TestId, TestSpec};
-pub use loops::EXECL_FD;
+pub use loops::{error_text, EXECL_FD};
 pub use worker::{Record, RECORD_LEN};
 
 /// Errors that stop a run before or while it starts.

@@ -1,4 +1,5 @@
 //! Integration tests: they run the built `kurabe` binary against real
 //! processes and sockets. One test binary, one module per subcommand.
 
+mod system;
 mod util;
