@@ -263,8 +263,8 @@ pub fn compare_text(c: &SystemCompare, w: &mut dyn Write) -> io::Result<()> {
         )?;
         writeln!(
             w,
-            "{:<40} {:>12} {:>12} {:>7} {:>17}  {}",
-            "TEST", "A", "B", "B/A", "95 % CI", "VERDICT"
+            "{:<40} {:>12} {:>12} {:>7} {:>17}  VERDICT",
+            "TEST", "A", "B", "B/A", "95 % CI"
         )?;
         let mut notes: Vec<String> = Vec::new();
         for r in run.tests.iter().chain(std::iter::once(&run.score)) {
@@ -279,11 +279,7 @@ pub fn compare_text(c: &SystemCompare, w: &mut dyn Write) -> io::Result<()> {
                 }
             }
             if r.id == "score" {
-                writeln!(
-                    w,
-                    "{:<40} {:>12} {:>12} {:>7} {:>17}  {}",
-                    "", "", "", "", "", ""
-                )?;
+                writeln!(w)?;
             }
             writeln!(
                 w,

@@ -276,6 +276,8 @@ fn proc_8(
     arr_1[int_loc] = int_2;
     arr_1[int_loc + 1] = arr_1[int_loc];
     arr_1[int_loc + 30] = int_loc as i32;
+    // The C loop indexes the row by a counter; keep that shape.
+    #[allow(clippy::needless_range_loop)]
     for int_index in int_loc..=int_loc + 1 {
         arr_2[int_loc][int_index] = int_loc as i32;
     }

@@ -84,7 +84,7 @@ fn report(fd: c_int, rec: Record) -> c_int {
 
 /// C entry point.
 #[no_mangle]
-pub extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
+extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     if argc != 5 {
         return 2;
     }

@@ -20,9 +20,10 @@ use kurabe_system::{compare, import, render, Config, Profile, TestId};
 #[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
     #[command(subcommand)]
-    action: Option<Action>,
+    action: Option<Box<Action>>,
+    // Boxed: keeps `main`'s command enum small.
     #[command(flatten)]
-    run: RunArgs,
+    run: Box<RunArgs>,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -103,10 +104,10 @@ struct CompareArgs {
 
 /// Run `kurabe system`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    match args.action {
+    match args.action.map(|a| *a) {
         Some(Action::Import(a)) => run_import(a),
         Some(Action::Compare(a)) => run_compare(a),
-        None => run_bench(args.run),
+        None => run_bench(*args.run),
     }
 }
 
