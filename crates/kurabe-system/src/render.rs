@@ -331,3 +331,81 @@ pub fn compare_markdown(c: &SystemCompare, w: &mut dyn Write) -> io::Result<()> 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::score::PassSample;
+    use kurabe_model::system::SystemRun;
+
+    fn report() -> SystemReport {
+        let spec = crate::TestId::Pipe.spec();
+        let passes: Vec<PassSample> = [1000.0, 1010.0, 990.0, 1005.0]
+            .iter()
+            .map(|&c| PassSample {
+                count: c * 10.0,
+                time_s: 10.0,
+            })
+            .collect();
+        let mut run = SystemRun {
+            copies: 2,
+            score: None,
+            partial: true,
+            score_ci95_low: None,
+            score_ci95_high: None,
+            tests: vec![crate::test_result(spec, &passes, None)],
+        };
+        crate::finish_run(&mut run);
+        SystemReport {
+            schema_version: 1,
+            source: SystemSource::Kurabe,
+            host: "h".into(),
+            kernel: "6.1".into(),
+            arch: "x86_64".into(),
+            time: "2026-11-29T00:00:00Z".into(),
+            cpus: Some(2),
+            mode: Some("quick".into()),
+            interrupted: false,
+            runs: vec![run],
+        }
+    }
+
+    #[test]
+    fn text_keeps_unixbench_lines_and_adds_the_spread() {
+        let mut out = Vec::new();
+        text(&report(), &mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(
+            s.contains("2 CPUs in system; running 2 parallel copies of tests"),
+            "{s}"
+        );
+        // %-40s %12.1f %-5s (%.1f s, %d samples), then kurabe's spread.
+        assert!(s.contains("Pipe Throughput                                1005.0 lps   (10.0 s, 3 samples)  ±1.2 %"), "{s}");
+        assert!(s.contains(
+            "System Benchmarks Partial Index              BASELINE       RESULT    INDEX"
+        ));
+        assert!(s.contains(
+            "Pipe Throughput                               12440.0       1004.9      0.8"
+        ));
+        assert!(
+            s.contains("System Benchmarks Index Score (Partial Only)                          0.8"),
+            "{s}"
+        );
+        assert!(s.contains("95 % interval of the score:"));
+        // And it reads back.
+        let back = crate::import::parse(&s).unwrap();
+        assert!((back.runs[0].tests[0].result - 1005.0).abs() < 0.05);
+    }
+
+    #[test]
+    fn markdown_has_one_table_per_copy_count() {
+        let mut out = Vec::new();
+        markdown(&report(), &mut out).unwrap();
+        let s = String::from_utf8(out).unwrap();
+        assert!(s.contains("## 2 parallel copies"));
+        assert!(
+            s.contains("| Pipe Throughput | 1004.9 | lps | 10.0 | 3 | ±"),
+            "{s}"
+        );
+    }
+}
