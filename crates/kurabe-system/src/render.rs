@@ -61,6 +61,13 @@ pub fn text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w)?;
         run_text(run, w)?;
     }
+    if r.mode.as_deref() == Some("quick") {
+        writeln!(
+            w,
+            "Quick mode: 5 passes of 0.5 s for the fast tests, 3 of 0.8-1.5 s for the slow ones\n\
+             (UnixBench: 10 x 10 s and 3 x 30-60 s). The intervals above are the precision that buys."
+        )?;
+    }
     if r.interrupted {
         writeln!(
             w,

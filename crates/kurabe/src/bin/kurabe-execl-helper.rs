@@ -45,23 +45,26 @@ fn parse(p: *const c_char) -> Option<u64> {
     Some(v)
 }
 
-/// Decimal digits of `v`, NUL-terminated, into `buf`.
+/// Decimal digits of `v`, NUL-terminated, into `buf` (no panicking paths:
+/// see the module docs on why the helper avoids them).
 fn fmt(v: u64, buf: &mut [u8; 24]) -> *const c_char {
     let mut tmp = [0u8; 20];
     let mut n = v;
     let mut len = 0;
-    loop {
-        tmp[len] = b'0' + (n % 10) as u8;
+    for slot in tmp.iter_mut() {
+        *slot = b'0' + (n % 10) as u8;
         len += 1;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    for i in 0..len {
-        buf[i] = tmp[len - 1 - i];
+    for (dst, src) in buf.iter_mut().zip(tmp[..len.min(20)].iter().rev()) {
+        *dst = *src;
     }
-    buf[len] = 0;
+    if let Some(end) = buf.get_mut(len) {
+        *end = 0;
+    }
     buf.as_ptr().cast()
 }
 
