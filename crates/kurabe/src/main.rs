@@ -7,6 +7,7 @@
 //! error (clap's own errors exit 2 too). A closed stdout (`| head`) is success.
 
 mod cmd;
+mod render;
 mod signal;
 
 use std::process::ExitCode;

@@ -1,7 +1,31 @@
 //! The load generator. See [`LoadConfig`] for what a run takes and [`run`] for what it does.
+//!
+//! Layout: this file owns the contract (config, URL parsing, errors) and the
+//! orchestration of one run (resolve, spawn workers, merge their numbers into
+//! an [`HttpReport`]); `worker` owns the per-thread epoll loop and the request
+//! life cycle, `framer` the HTTP/1.1 response framing, `stats` the counters
+//! and histograms, `schedule` the `-n` budget and the `--rate` arrival
+//! schedule, `tls` rustls, `gnuplot` ab's `-g` file, `sys` the unsafe syscalls.
+//!
+//! Nothing here prints: the caller renders the report.
 
+#[cfg(test)]
+mod engine_tests;
+mod framer;
+mod gnuplot;
+mod schedule;
+mod stats;
+mod sys;
+mod tls;
+mod worker;
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::time::Duration;
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use kurabe_model::http::HttpReport;
 
 /// A parsed `http://` or `https://` target.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,4 +104,519 @@ pub struct RunControl {
     pub stop: AtomicBool,
     /// Updated by the workers.
     pub progress: Progress,
+}
+
+/// A URL `kurabe http` cannot load-test.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "invalid URL '{url}': {reason}; expected http://host[:port]/path or https://host[:port]/path"
+)]
+pub struct UrlError {
+    /// The URL as given.
+    pub url: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl Target {
+    /// Parse an absolute `http://` or `https://` URL (IPv6 literals in brackets).
+    pub fn parse(url: &str) -> Result<Target, UrlError> {
+        let err = |reason: &str| UrlError {
+            url: url.to_string(),
+            reason: reason.to_string(),
+        };
+        let (tls, rest) = if let Some(r) = strip_prefix_ci(url, "http://") {
+            (false, r)
+        } else if let Some(r) = strip_prefix_ci(url, "https://") {
+            (true, r)
+        } else {
+            return Err(err("the scheme must be http:// or https://"));
+        };
+        let (authority, path) = match rest.find(['/', '?', '#']) {
+            Some(i) => (&rest[..i], &rest[i..]),
+            None => (rest, ""),
+        };
+        if authority.contains('@') {
+            return Err(err("user:password@ in the URL is not supported (use -A)"));
+        }
+        let default_port = if tls { 443 } else { 80 };
+        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+            let end = v6
+                .find(']')
+                .ok_or_else(|| err("unclosed '[' in IPv6 address"))?;
+            let host = &v6[..end];
+            if host.parse::<std::net::Ipv6Addr>().is_err() {
+                return Err(err("not a valid IPv6 address in brackets"));
+            }
+            let port = match &v6[end + 1..] {
+                "" => default_port,
+                p => parse_port(p.strip_prefix(':').ok_or_else(|| err("junk after ']'"))?)
+                    .ok_or_else(|| err("the port must be a number 1-65535"))?,
+            };
+            (host.to_string(), port)
+        } else {
+            let (host, port) = match authority.rsplit_once(':') {
+                Some((h, p)) => (
+                    h,
+                    parse_port(p).ok_or_else(|| err("the port must be a number 1-65535"))?,
+                ),
+                None => (authority, default_port),
+            };
+            if host.contains(':') {
+                return Err(err(
+                    "IPv6 addresses must be in brackets, e.g. http://[::1]:8080/",
+                ));
+            }
+            (host.to_string(), port)
+        };
+        if host.is_empty() {
+            return Err(err("the host is missing"));
+        }
+        if !host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".-_:%".contains(&b))
+        {
+            return Err(err("the host contains characters that are not allowed"));
+        }
+        // The fragment never goes on the wire.
+        let path = path.split('#').next().unwrap_or("");
+        if path
+            .bytes()
+            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+        {
+            return Err(err(
+                "the path contains spaces or control characters (percent-encode them)",
+            ));
+        }
+        let path = if path.is_empty() {
+            "/".to_string()
+        } else if path.starts_with('?') {
+            format!("/{path}")
+        } else {
+            path.to_string()
+        };
+        Ok(Target {
+            tls,
+            host,
+            port,
+            path,
+        })
+    }
+
+    /// The `Host:` header value (port omitted when it is the scheme's default).
+    pub fn host_header(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        let default = if self.tls { 443 } else { 80 };
+        if self.port == default {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+
+    /// The URL, normalised.
+    pub fn url(&self) -> String {
+        format!(
+            "{}://{}{}",
+            if self.tls { "https" } else { "http" },
+            self.host_header(),
+            self.path
+        )
+    }
+}
+
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
+}
+
+fn parse_port(p: &str) -> Option<u16> {
+    if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    p.parse::<u16>().ok().filter(|&p| p != 0)
+}
+
+/// A problem that stops a run before any request is sent.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The host name did not resolve.
+    #[error("cannot resolve host '{host}': {source} (check the URL's host name)")]
+    Resolve {
+        /// Host as given.
+        host: String,
+        /// Resolver error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// TLS could not be set up for an `https://` URL.
+    #[error("TLS setup failed: {0}")]
+    Tls(String),
+    /// The `-g` file could not be created.
+    #[error("cannot write the gnuplot file '{}' (-g): {source}", path.display())]
+    Gnuplot {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A config value is out of range.
+    #[error("invalid load configuration: {0}")]
+    Config(String),
+    /// The OS refused a resource a worker needs (epoll instance, thread).
+    #[error("cannot start the load generator: {0} (raise `ulimit -n` or lower -c/--threads)")]
+    Resources(#[source] std::io::Error),
+}
+
+/// Serialise the request once; every send reuses these bytes.
+fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
+    let mut r = Vec::with_capacity(256);
+    r.extend_from_slice(cfg.method.as_bytes());
+    r.push(b' ');
+    r.extend_from_slice(cfg.target.path.as_bytes());
+    r.extend_from_slice(b" HTTP/1.1\r\n");
+    let has = |name: &str| {
+        cfg.headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case(name))
+    };
+    if !has("host") {
+        r.extend_from_slice(format!("Host: {}\r\n", cfg.target.host_header()).as_bytes());
+    }
+    if !has("user-agent") {
+        r.extend_from_slice(
+            concat!("User-Agent: kurabe/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
+        );
+    }
+    if !has("accept") {
+        r.extend_from_slice(b"Accept: */*\r\n");
+    }
+    for (k, v) in &cfg.headers {
+        r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+    }
+    if !cfg.keep_alive && !has("connection") {
+        r.extend_from_slice(b"Connection: close\r\n");
+    }
+    if let Some(body) = &cfg.body {
+        if !has("content-length") {
+            r.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+        }
+    }
+    r.extend_from_slice(b"\r\n");
+    if let Some(body) = &cfg.body {
+        r.extend_from_slice(body);
+    }
+    r
+}
+
+fn resolve(target: &Target) -> Result<SocketAddr, LoadError> {
+    let resolve_err = |source| LoadError::Resolve {
+        host: target.host.clone(),
+        source,
+    };
+    let mut addrs = (target.host.as_str(), target.port)
+        .to_socket_addrs()
+        .map_err(resolve_err)?;
+    addrs.next().ok_or_else(|| {
+        resolve_err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no address found",
+        ))
+    })
+}
+
+/// Run one load test and return what it measured.
+///
+/// Setup problems (unresolvable host, TLS configuration, unwritable `-g`
+/// file, zero concurrency) are `Err`; everything that goes wrong with a
+/// request is counted in the report's `failures`. The run always ends: at the
+/// stop condition, at Ctrl-C (`ctl.stop`, checked every ≤ 20 ms, report marked
+/// interrupted) or, with `abort_on_error`, at the first failure.
+///
+/// Accounting: every request the engine writes ends up in exactly one of
+/// `complete_requests`, `failed_requests` or `in_flight_at_end`, so their sum
+/// is what the server received. With `-n` exactly n requests are issued
+/// (completed + failed = n unless interrupted). Requests the server never
+/// saw because it closed a reused keep-alive connection first are resent on a
+/// new connection and counted once.
+pub fn run(cfg: &LoadConfig, ctl: &RunControl) -> Result<HttpReport, LoadError> {
+    if cfg.concurrency == 0 {
+        return Err(LoadError::Config(
+            "concurrency (-c) must be at least 1".into(),
+        ));
+    }
+    if let Some(r) = cfg.rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(LoadError::Config(
+                "--rate must be a positive number of requests per second".into(),
+            ));
+        }
+    }
+    let addr = resolve(&cfg.target)?;
+    let tls = if cfg.target.tls {
+        Some(tls::TlsSetup::new(&cfg.target.host, cfg.insecure)?)
+    } else {
+        None
+    };
+    let threads = cfg.threads.clamp(1, cfg.concurrency);
+    let pipeline = if cfg.keep_alive {
+        cfg.pipeline.max(1)
+    } else {
+        1
+    } as usize;
+    let one = request_bytes(cfg);
+    let request_len = one.len();
+    let requests = one.repeat(pipeline + 1);
+    let (limit, duration) = match cfg.stop {
+        StopCondition::Requests(n) => (Some(n), None),
+        StopCondition::Duration(d) => (None, Some(d)),
+        StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
+    };
+    if let Some(path) = &cfg.gnuplot_file {
+        std::fs::write(path, gnuplot::HEADER).map_err(|source| LoadError::Gnuplot {
+            path: path.clone(),
+            source,
+        })?;
+    }
+    let warmup_ns = cfg.warmup.map_or(0, |d| d.as_nanos() as u64);
+    let start_ns = sys::now_ns();
+    let wall = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let measure_ns = start_ns + warmup_ns;
+    let end_ns = duration.map_or(u64::MAX, |d| measure_ns.saturating_add(d.as_nanos() as u64));
+    // A connection buffer holds at least one response head; keep the total bounded at high -c.
+    let buf_size = ((16 << 20) / cfg.concurrency as usize).clamp(4096, 64 * 1024);
+    let shared = worker::Shared {
+        addr: addr.into(),
+        requests,
+        request_len,
+        body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
+        head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
+        keep_alive: cfg.keep_alive,
+        pipeline,
+        timeout_ns: cfg
+            .timeout
+            .as_nanos()
+            .clamp(1_000_000, u64::MAX as u128 / 4) as u64,
+        check_length: cfg.check_length,
+        abort_on_error: cfg.abort_on_error,
+        rate: cfg.rate,
+        threads: u64::from(threads),
+        limit,
+        budget: schedule::Budget::new(limit),
+        start_ns,
+        measure_ns,
+        end_ns,
+        start_unix_us: wall.as_micros() as u64,
+        doc_len: AtomicU64::new(u64::MAX),
+        server: OnceLock::new(),
+        aborted: AtomicBool::new(false),
+        tls,
+        buf_size,
+    };
+    let mut workers = Vec::with_capacity(threads as usize);
+    for t in 0..threads {
+        let conns = cfg.concurrency / threads + u32::from(t < cfg.concurrency % threads);
+        let gnuplot =
+            match &cfg.gnuplot_file {
+                Some(path) => Some(gnuplot::GnuplotWriter::open(path).map_err(|source| {
+                    LoadError::Gnuplot {
+                        path: path.clone(),
+                        source,
+                    }
+                })?),
+                None => None,
+            };
+        workers.push(
+            worker::Worker::new(&shared, ctl, u64::from(t), conns as usize, gnuplot)
+                .map_err(LoadError::Resources)?,
+        );
+    }
+    let mut total = stats::Stats::new();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|w| s.spawn(move || w.run()))
+            .collect();
+        for h in handles {
+            match h.join() {
+                Ok(st) => total.merge(&st),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    let end = sys::now_ns().min(end_ns);
+    let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
+        || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
+    let duration_s = end.saturating_sub(measure_ns) as f64 / 1e9;
+    Ok(build_report(
+        cfg,
+        &shared,
+        &total,
+        threads,
+        pipeline as u32,
+        duration_s,
+        warmup_ns,
+        interrupted,
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn build_report(
+    cfg: &LoadConfig,
+    shared: &worker::Shared,
+    total: &stats::Stats,
+    threads: u32,
+    pipeline: u32,
+    duration_s: f64,
+    warmup_ns: u64,
+    interrupted: bool,
+) -> HttpReport {
+    let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
+    let measure_unix_s =
+        (shared.start_unix_us + (shared.measure_ns - shared.start_ns) / 1000) / 1_000_000;
+    HttpReport {
+        schema_version: kurabe_model::SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at: gnuplot::rfc3339(measure_unix_s),
+        url: cfg.target.url(),
+        method: cfg.method.clone(),
+        server_software: shared.server.get().cloned(),
+        server_hostname: cfg.target.host.clone(),
+        server_port: cfg.target.port,
+        document_path: cfg.target.path.clone(),
+        document_length_bytes: if doc == u64::MAX { 0 } else { doc },
+        concurrency: cfg.concurrency,
+        threads,
+        keep_alive: cfg.keep_alive,
+        pipeline,
+        duration_s,
+        warmup_s: warmup_ns as f64 / 1e9,
+        interrupted,
+        complete_requests: total.completed,
+        failed_requests: total.failures.total(),
+        failures: total.failures,
+        non_2xx_responses: total.non_2xx,
+        status_codes: total.status_codes(),
+        in_flight_at_end: total.in_flight_at_end,
+        requests_per_second: if duration_s > 0.0 {
+            total.completed as f64 / duration_s
+        } else {
+            0.0
+        },
+        transfer_bytes: total.transfer_bytes,
+        body_bytes: total.body_bytes,
+        sent_body_bytes: total.sent_body_bytes,
+        latency_us: stats::summary(&total.total),
+        latency_percentiles_us: total.percentiles(),
+        connection_times_us: total.connection_times(),
+        rate: cfg.rate.map(|r| total.rate_info(r, duration_s)),
+        server: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(url: &str) -> Target {
+        Target::parse(url).unwrap()
+    }
+
+    #[test]
+    fn parses_http_and_https_with_default_ports() {
+        assert_eq!(
+            t("http://example.com"),
+            Target {
+                tls: false,
+                host: "example.com".into(),
+                port: 80,
+                path: "/".into()
+            }
+        );
+        assert_eq!(
+            t("HTTPS://example.com/a/b?x=1#frag"),
+            Target {
+                tls: true,
+                host: "example.com".into(),
+                port: 443,
+                path: "/a/b?x=1".into()
+            }
+        );
+        assert_eq!(t("http://127.0.0.1:8080?q").path, "/?q");
+        assert_eq!(t("http://127.0.0.1:8080/").port, 8080);
+    }
+
+    #[test]
+    fn parses_ipv6_literals() {
+        let v6 = t("http://[::1]:8080/x");
+        assert_eq!(
+            (v6.host.as_str(), v6.port, v6.path.as_str()),
+            ("::1", 8080, "/x")
+        );
+        assert_eq!(v6.host_header(), "[::1]:8080");
+        assert_eq!(t("https://[2001:db8::1]/").port, 443);
+        assert_eq!(t("https://[2001:db8::1]/").host_header(), "[2001:db8::1]");
+    }
+
+    #[test]
+    fn rejects_bad_urls_with_a_clear_message() {
+        for bad in [
+            "x",
+            "ftp://a/",
+            "http://",
+            "http://:80/",
+            "http://a:0/",
+            "http://a:99999/",
+            "http://a:x/",
+            "http://[::1/",
+            "http://[zz]:80/",
+            "http://::1/",
+            "http://a b/",
+            "http://u:p@a/",
+            "http://a/ b",
+        ] {
+            let e = Target::parse(bad).unwrap_err();
+            let msg = e.to_string();
+            assert!(msg.starts_with(&format!("invalid URL '{bad}': ")), "{msg}");
+            assert!(msg.contains("expected http://host[:port]/path"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn request_bytes_carry_method_host_and_headers() {
+        let cfg = LoadConfig {
+            target: t("http://[::1]:81/p?q"),
+            method: "POST".into(),
+            headers: vec![("X-A".into(), "1".into())],
+            body: Some(b"hello".to_vec()),
+            concurrency: 1,
+            threads: 1,
+            keep_alive: false,
+            pipeline: 1,
+            stop: StopCondition::Requests(1),
+            rate: None,
+            warmup: None,
+            timeout: Duration::from_secs(1),
+            abort_on_error: false,
+            check_length: true,
+            insecure: false,
+            gnuplot_file: None,
+        };
+        let text = String::from_utf8(request_bytes(&cfg)).unwrap();
+        assert!(
+            text.starts_with("POST /p?q HTTP/1.1\r\nHost: [::1]:81\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("X-A: 1\r\n"));
+        assert!(text.contains("Connection: close\r\n"));
+        assert!(text.ends_with("Content-Length: 5\r\n\r\nhello"));
+    }
 }

@@ -1,1 +1,223 @@
-//! The built-in target server (`kurabe serve`).
+//! The built-in target server (`kurabe serve`): a small, tunable HTTP/1.1 server
+//! for demos, examples and tests.
+//!
+//! [`run`] takes its listener, configuration, counters and shutdown flag as
+//! parameters (mini-redis style), so tests bind port 0 in-process and read the
+//! counters directly; [`Server`] wraps that in a background thread. Each worker
+//! thread runs its own epoll loop over non-blocking connections and shares the
+//! listener (`EPOLLEXCLUSIVE`), so thousands of idle keep-alive connections cost
+//! no threads. `--latency-ms` delays a response with a per-worker timer queue,
+//! never by sleeping, so one slow response does not hold up other connections.
+//!
+//! The server counts every request it received completely
+//! ([`ServeStats::requests_served`]) so a client's completed + failed +
+//! in-flight can be reconciled with it; `GET /__kurabe/stats` returns the
+//! counters as JSON and is itself not counted. It never prints.
+
+mod chunked;
+mod poll;
+mod response;
+mod worker;
+
+use std::io;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+pub use response::STATS_PATH;
+
+/// How the server answers every request (except [`STATS_PATH`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeConfig {
+    /// Response body length in bytes.
+    pub body_bytes: usize,
+    /// CPU time to burn per request by spinning on the monotonic clock, microseconds.
+    pub work_us: u64,
+    /// Delay before each response is sent, milliseconds (other connections keep being served).
+    pub latency_ms: u64,
+    /// Memory to allocate, touch and free per request, KiB.
+    pub alloc_kb: usize,
+    /// Memory to allocate, touch and keep per request (a deliberate leak), bytes.
+    pub leak_bytes: usize,
+    /// Response status code.
+    pub status: u16,
+    /// Send the body with `Transfer-Encoding: chunked` (to HTTP/1.1 clients).
+    pub chunked: bool,
+    /// Answer `Connection: close` and close after every response.
+    pub close: bool,
+    /// Worker threads, each with its own event loop (at least 1).
+    pub threads: usize,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        Self {
+            body_bytes: 13,
+            work_us: 0,
+            latency_ms: 0,
+            alloc_kb: 0,
+            leak_bytes: 0,
+            status: 200,
+            chunked: false,
+            close: false,
+            threads: default_threads(),
+        }
+    }
+}
+
+/// One worker per CPU the process may use.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Counters a running server updates; read them any time.
+#[derive(Debug, Default)]
+pub struct ServeStats {
+    /// Requests received completely (head and body) and answered or being answered; stats requests excluded.
+    pub requests_served: AtomicU64,
+    /// Of those, requests that carried a non-empty body.
+    pub requests_with_body: AtomicU64,
+    /// Request body bytes received (after removing chunked framing).
+    pub body_bytes_received: AtomicU64,
+    /// TCP connections accepted.
+    pub connections_accepted: AtomicU64,
+    /// Bytes deliberately retained by `leak_bytes`.
+    pub leaked_bytes: AtomicU64,
+}
+
+impl ServeStats {
+    /// The counters as the JSON object `GET /__kurabe/stats` returns.
+    pub fn to_json(&self) -> String {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        format!(
+            "{{\"requests_served\":{},\"requests_with_body\":{},\"body_bytes_received\":{},\"connections_accepted\":{},\"leaked_bytes\":{}}}",
+            get(&self.requests_served),
+            get(&self.requests_with_body),
+            get(&self.body_bytes_received),
+            get(&self.connections_accepted),
+            get(&self.leaked_bytes),
+        )
+    }
+}
+
+/// Bind a listening socket on `addr` with a deep accept backlog.
+///
+/// std's `TcpListener::bind` uses a backlog of 128, which drops SYNs (and adds
+/// 1 s retransmit stalls) when a client opens a thousand connections at once.
+pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.bind(&addr.into())?;
+    socket.listen(4096)?;
+    Ok(socket.into())
+}
+
+/// Serve on `listener` with `cfg.threads` workers until `shutdown` is set.
+///
+/// Returns once every worker has stopped; open connections are closed then.
+/// Errors are setup failures (epoll, listener); per-connection errors just
+/// close that connection.
+pub fn run(
+    listener: TcpListener,
+    cfg: &ServeConfig,
+    stats: &ServeStats,
+    shutdown: &AtomicBool,
+) -> io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let shared = worker::Shared::new(cfg, stats, shutdown, &listener);
+    let threads = cfg.threads.max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|i| {
+                let shared = &shared;
+                std::thread::Builder::new()
+                    .name(format!("kurabe-serve-{i}"))
+                    .spawn_scoped(scope, move || worker::Worker::new(shared)?.run())
+            })
+            .collect::<io::Result<_>>()?;
+        let mut first_err = Ok(());
+        for h in handles {
+            let res = h
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("server worker panicked")));
+            if res.is_err() && first_err.is_ok() {
+                // One worker failing stops the others too: a half-running server would skew results.
+                shutdown.store(true, Ordering::Relaxed);
+                first_err = res;
+            }
+        }
+        first_err
+    })
+}
+
+/// A server running on background threads; stopped and joined on drop.
+pub struct Server {
+    addr: SocketAddr,
+    stats: Arc<ServeStats>,
+    shutdown: Arc<AtomicBool>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl Server {
+    /// Start serving `listener` in the background.
+    pub fn start(listener: TcpListener, cfg: ServeConfig) -> io::Result<Self> {
+        let addr = listener.local_addr()?;
+        let stats = Arc::new(ServeStats::default());
+        let shutdown = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (stats, shutdown) = (stats.clone(), shutdown.clone());
+            std::thread::Builder::new()
+                .name("kurabe-serve".into())
+                .spawn(move || run(listener, &cfg, &stats, &shutdown))?
+        };
+        Ok(Self {
+            addr,
+            stats,
+            shutdown,
+            thread: Some(thread),
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Live counters.
+    pub fn stats(&self) -> &ServeStats {
+        &self.stats
+    }
+
+    /// Stop the workers and wait for them; returns the first worker error.
+    pub fn stop(mut self) -> io::Result<()> {
+        self.stop_inner()
+    }
+
+    fn stop_inner(&mut self) -> io::Result<()> {
+        self.shutdown.store(true, Ordering::Relaxed);
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.stop_inner();
+    }
+}
+
+/// How often idle workers look at the shutdown flag.
+const SHUTDOWN_POLL: Duration = Duration::from_millis(50);
+
+#[cfg(test)]
+mod tests;

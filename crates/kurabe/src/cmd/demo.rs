@@ -1,12 +1,112 @@
-//! `kurabe demo` (not built yet).
+//! `kurabe demo`: a complete load test with no other software — the built-in
+//! server in-process on a free loopback port, `kurabe http` against it, the
+//! ab-style report, and the server's own request count reconciled with the
+//! client's.
+//!
+//! Owns only the wiring; serving is `kurabe_http::serve`, loading
+//! `kurabe_http::client`, printing `render::http`.
 
 use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use kurabe_http::client::{LoadConfig, StopCondition, Target};
+use kurabe_http::serve::{self, ServeConfig, Server};
+
+use super::http::{default_threads, parse_duration, render, run_load};
+use crate::render::http::Format;
 
 /// Arguments of `kurabe demo`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// How long to put load on the server ("3s", "500ms", "1m").
+    #[arg(long, value_parser = parse_duration, default_value = "3s")]
+    pub duration: Duration,
+    /// Concurrent keep-alive connections.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub concurrency: u32,
+    /// CPU time the server burns per request, microseconds.
+    #[arg(long, default_value_t = 20)]
+    pub work_us: u64,
+    /// Quiet: no progress line on stderr.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+}
 
 /// Run `kurabe demo`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("'kurabe demo' is not available in this build yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.duration.is_zero() {
+        anyhow::bail!("--duration 0: give a positive duration, e.g. --duration 3s");
+    }
+    let interrupt = crate::signal::install()?;
+    super::serve::raise_fd_limit();
+    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    // Client and server share this machine: each gets half of the cores.
+    let server_threads = (ncpus / 2).max(1) as usize;
+    let listener = serve::bind("127.0.0.1:0".parse().expect("valid address"))
+        .context("cannot listen on a loopback port")?;
+    let server = Server::start(
+        listener,
+        ServeConfig {
+            work_us: args.work_us,
+            threads: server_threads,
+            ..ServeConfig::default()
+        },
+    )
+    .context("cannot start the built-in server")?;
+    let url = super::serve::url_of(server.addr());
+    eprintln!(
+        "kurabe demo: built-in server on {url} ({server_threads} threads, {} µs CPU per request); \
+         {} keep-alive connections for {:?}",
+        args.work_us, args.concurrency, args.duration
+    );
+    let load = LoadConfig {
+        target: Target::parse(&url)?,
+        method: "GET".into(),
+        headers: Vec::new(),
+        body: None,
+        concurrency: args.concurrency,
+        threads: default_threads(ncpus, args.concurrency, true),
+        keep_alive: true,
+        pipeline: 1,
+        stop: StopCondition::Duration(args.duration),
+        rate: None,
+        warmup: None,
+        timeout: Duration::from_secs(30),
+        abort_on_error: false,
+        check_length: true,
+        insecure: false,
+        gnuplot_file: None,
+    };
+    let report = run_load(&load, !args.quiet, &interrupt)?;
+    let sent = report.complete_requests + report.failed_requests + report.in_flight_at_end;
+    let served = settled_count(&server, sent);
+    let mut text = render(&report, Format::Text)?;
+    let verdict = if served == sent { "match" } else { "MISMATCH" };
+    text.extend_from_slice(
+        format!("Server's own count:     {served} requests served ({verdict})\n").as_bytes(),
+    );
+    let mut out = std::io::stdout().lock();
+    std::io::Write::write_all(&mut out, &text).context("cannot write the report to stdout")?;
+    drop(out);
+    server.stop().context("the built-in server failed")?;
+    Ok(if served == sent {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The server's count once it stops moving toward `expected` (requests still
+/// in its socket buffers when the client stopped are counted as they are read).
+fn settled_count(server: &Server, expected: u64) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let served = server.stats().requests_served.load(Ordering::Relaxed);
+        if served >= expected || Instant::now() >= deadline {
+            return served;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

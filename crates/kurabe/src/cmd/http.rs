@@ -1,12 +1,742 @@
-//! `kurabe http` (not built yet).
+//! `kurabe http URL`: an ab-compatible HTTP load test.
+//!
+//! Owns the command line (ab's flags plus kurabe's), resolving it into a
+//! validated [`LoadConfig`] in one [`from_args`] step made of small pure
+//! functions, the terminal edge (progress line on a TTY, Ctrl-C) and writing
+//! the rendered report. The load generator itself is `kurabe_http::client`;
+//! it never sees clap types.
 
+use std::io::{IsTerminal, Write};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-/// Arguments of `kurabe http`.
+use anyhow::{bail, Context};
+use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
+use kurabe_model::http::HttpReport;
+
+use crate::render::http::{renderer, Format};
+
+/// Arguments of `kurabe http` (ab's flags keep ab's letters and meaning).
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(after_help = "\
+Differences from ab: keep-alive uses HTTP/1.1; -t without -n runs for the whole time \
+(ab silently stops at 50000 requests); failed requests are counted and the run goes on \
+(ab's -r is the default, --abort-on-error restores ab's behaviour); latencies have \
+microsecond resolution. Ctrl-C stops the run and prints the partial report, marked \
+interrupted (exit status 130); --abort-on-error stopping at a failure exits 1.")]
+pub struct Args {
+    /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
+    pub url: String,
+    /// Number of requests to perform [default: 1, or unlimited with -t].
+    #[arg(short = 'n', value_name = "REQUESTS")]
+    pub requests: Option<u64>,
+    /// Number of requests to perform at a time (concurrent connections).
+    #[arg(short = 'c', value_name = "CONCURRENCY", default_value_t = 1)]
+    pub concurrency: u32,
+    /// Time limit ("10", "10s", "500ms", "2m"). Without -n the run lasts the whole time: no hidden 50000-request cap as in ab.
+    #[arg(short = 't', value_name = "TIMELIMIT", value_parser = parse_duration)]
+    pub time_limit: Option<Duration>,
+    /// Timeout per request: connect, send and full response ("30", "1s", "500ms").
+    #[arg(short = 's', value_name = "TIMEOUT", value_parser = parse_duration, default_value = "30")]
+    pub timeout: Duration,
+    /// Use HTTP keep-alive: reuse connections (without it every request opens a new connection, as in ab).
+    #[arg(short = 'k')]
+    pub keep_alive: bool,
+    /// Add a request header, "Name: value" (repeatable); a Host header replaces the URL's.
+    #[arg(short = 'H', value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// HTTP method (overrides -i, -p and -u).
+    #[arg(short = 'm', value_name = "METHOD")]
+    pub method: Option<String>,
+    /// Send HEAD requests instead of GET.
+    #[arg(short = 'i', conflicts_with_all = ["post_file", "put_file"])]
+    pub head: bool,
+    /// File with the body to POST (set its type with -T).
+    #[arg(short = 'p', value_name = "POSTFILE", conflicts_with = "put_file")]
+    pub post_file: Option<PathBuf>,
+    /// File with the body to PUT (set its type with -T).
+    #[arg(short = 'u', value_name = "PUTFILE")]
+    pub put_file: Option<PathBuf>,
+    /// Content-Type of the -p/-u body [default with a body: text/plain, as ab].
+    #[arg(short = 'T', value_name = "CONTENT-TYPE")]
+    pub content_type: Option<String>,
+    /// Add a cookie, "name=value" (repeatable; sent as one Cookie header).
+    #[arg(short = 'C', value_name = "ATTRIBUTE")]
+    pub cookies: Vec<String>,
+    /// Basic authentication, "user:password".
+    #[arg(short = 'A', value_name = "AUTH")]
+    pub auth: Option<String>,
+    /// Quiet: no progress line on stderr.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    /// Accepted for ab compatibility and ignored: kurabe never stops on a failed request unless --abort-on-error.
+    #[arg(short = 'r')]
+    pub no_abort: bool,
+    /// Accept variable document length: responses whose length differs from the first are not counted as Length failures.
+    #[arg(short = 'l')]
+    pub variable_length: bool,
+    /// Write ab's CSV of "percentage served, time in ms" to this file.
+    #[arg(short = 'e', value_name = "CSVFILE")]
+    pub percentiles_csv: Option<PathBuf>,
+    /// Write ab's gnuplot TSV (one line per request, streamed) to this file.
+    #[arg(short = 'g', value_name = "GNUPLOTFILE")]
+    pub gnuplot: Option<PathBuf>,
+    /// Verbosity: 2 or more prints the resolved request to stderr before the run.
+    #[arg(short = 'v', value_name = "VERBOSITY", default_value_t = 0)]
+    pub verbosity: u8,
+    /// Client threads [default: for a loopback URL max(1, CPUs/2), so a local server keeps half the cores; otherwise the number of CPUs; never more than -c].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+    /// Open model: send R requests per second in total, on a fixed schedule; latency counts from the intended send time (coordinated-omission corrected; the uncorrected figure is reported too).
+    #[arg(long, value_name = "R")]
+    pub rate: Option<f64>,
+    /// Put load on the server for this long first without counting it ("5s", "500ms", "2m").
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the report to this file (atomically: complete or not at all) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// HTTP/1.1 pipelining: requests in flight per connection (needs -k).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub pipeline: u32,
+    /// Do not verify the server's TLS certificate (https:// only).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Stop at the first failed request, as ab does without -r.
+    #[arg(long)]
+    pub abort_on_error: bool,
+}
+
+/// What a run needs besides the load config: where and how to report.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The validated load test.
+    pub load: LoadConfig,
+    /// Report format.
+    pub format: Format,
+    /// Report file (`-o`), else stdout.
+    pub output: Option<PathBuf>,
+    /// ab's percentile CSV (`-e`).
+    pub percentiles_csv: Option<PathBuf>,
+    /// Show a progress line (not `-q`; the TTY check happens at run time).
+    pub progress: bool,
+    /// `-v` level.
+    pub verbosity: u8,
+}
+
+/// Resolve and validate the command line; `ncpus` is the machine's CPU count.
+pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
+    let target = Target::parse(&args.url)?;
+    if args.concurrency == 0 {
+        bail!("-c 0: the concurrency must be at least 1");
+    }
+    let stop = stop_condition(args.requests, args.time_limit)?;
+    if let StopCondition::Requests(n) | StopCondition::RequestsOrDuration(n, _) = stop {
+        if u64::from(args.concurrency) > n {
+            bail!(
+                "-c {} is more than -n {n}: lower -c or raise -n (ab refuses this too)",
+                args.concurrency
+            );
+        }
+    }
+    if args.pipeline == 0 {
+        bail!("--pipeline 0: use 1 (no pipelining) or more");
+    }
+    if args.pipeline > 1 && !args.keep_alive {
+        bail!("--pipeline {} needs keep-alive: add -k", args.pipeline);
+    }
+    if let Some(r) = args.rate {
+        if !(r.is_finite() && r > 0.0) {
+            bail!("--rate {r}: give a positive number of requests per second");
+        }
+    }
+    if args.threads == Some(0) {
+        bail!("--threads 0: use at least 1 (or leave it out for the default)");
+    }
+    if args.timeout.is_zero() {
+        bail!("-s 0: the request timeout must be positive");
+    }
+    let body = read_body(args.post_file.as_deref(), args.put_file.as_deref())?;
+    let method = method(
+        args.method.as_deref(),
+        args.head,
+        args.post_file.is_some(),
+        args.put_file.is_some(),
+    )?;
+    let headers = headers(args, body.is_some())?;
+    let threads = args
+        .threads
+        .unwrap_or_else(|| default_threads(ncpus, args.concurrency, is_loopback(&target.host)));
+    Ok(Resolved {
+        load: LoadConfig {
+            target,
+            method,
+            headers,
+            body,
+            concurrency: args.concurrency,
+            threads: threads.min(args.concurrency),
+            keep_alive: args.keep_alive,
+            pipeline: args.pipeline,
+            stop,
+            rate: args.rate,
+            warmup: args.warmup,
+            timeout: args.timeout,
+            abort_on_error: args.abort_on_error,
+            check_length: !args.variable_length,
+            insecure: args.insecure,
+            gnuplot_file: args.gnuplot.clone(),
+        },
+        format: args.format,
+        output: args.output.clone(),
+        percentiles_csv: args.percentiles_csv.clone(),
+        progress: !args.quiet,
+        verbosity: args.verbosity,
+    })
+}
+
+/// `-n` and `-t` → when to stop. ab's default is one request.
+fn stop_condition(n: Option<u64>, t: Option<Duration>) -> anyhow::Result<StopCondition> {
+    if n == Some(0) {
+        bail!("-n 0: give at least 1 request (or use -t alone to run for a time)");
+    }
+    if t.is_some_and(|t| t.is_zero()) {
+        bail!("-t 0: the time limit must be positive");
+    }
+    Ok(match (n, t) {
+        (Some(n), Some(t)) => StopCondition::RequestsOrDuration(n, t),
+        (Some(n), None) => StopCondition::Requests(n),
+        (None, Some(t)) => StopCondition::Duration(t),
+        (None, None) => StopCondition::Requests(1),
+    })
+}
+
+/// The method: `-m` wins, then `-i` (HEAD), `-p` (POST), `-u` (PUT), else GET.
+fn method(m: Option<&str>, head: bool, post: bool, put: bool) -> anyhow::Result<String> {
+    if let Some(m) = m {
+        if m.is_empty()
+            || !m
+                .bytes()
+                .all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_')
+        {
+            bail!("-m '{m}': a method is a single word of letters, e.g. -m DELETE");
+        }
+        return Ok(m.to_ascii_uppercase());
+    }
+    Ok(match (head, post, put) {
+        (true, _, _) => "HEAD",
+        (_, true, _) => "POST",
+        (_, _, true) => "PUT",
+        _ => "GET",
+    }
+    .to_owned())
+}
+
+/// The `-p` / `-u` file's contents.
+fn read_body(post: Option<&Path>, put: Option<&Path>) -> anyhow::Result<Option<Vec<u8>>> {
+    let (flag, path) = match (post, put) {
+        (Some(_), Some(_)) => bail!("-p and -u cannot be used together: choose one body file"),
+        (Some(p), None) => ("-p", p),
+        (None, Some(p)) => ("-u", p),
+        (None, None) => return Ok(None),
+    };
+    std::fs::read(path).map(Some).with_context(|| {
+        format!(
+            "cannot read the {flag} file '{}': check the path",
+            path.display()
+        )
+    })
+}
+
+/// `-H`, `-C`, `-A`, `-T` → request headers, in that order.
+fn headers(args: &Args, has_body: bool) -> anyhow::Result<Vec<(String, String)>> {
+    let mut out = args
+        .headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    if !args.cookies.is_empty() {
+        out.push(("Cookie".into(), args.cookies.join("; ")));
+    }
+    if let Some(auth) = &args.auth {
+        if !auth.contains(':') {
+            bail!("-A '{auth}': give user:password");
+        }
+        out.push((
+            "Authorization".into(),
+            format!("Basic {}", base64(auth.as_bytes())),
+        ));
+    }
+    let user_type = out
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+    match (&args.content_type, has_body) {
+        (Some(t), _) => out.push(("Content-Type".into(), t.clone())),
+        (None, true) if !user_type => out.push(("Content-Type".into(), "text/plain".into())),
+        _ => {}
+    }
+    Ok(out)
+}
+
+/// `"Name: value"` → (name, value).
+fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
+    let Some((name, value)) = h.split_once(':') else {
+        bail!("-H '{h}': a header is \"Name: value\"");
+    };
+    let name = name.trim();
+    let valid_name = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+    if !valid_name || value.contains(['\r', '\n']) {
+        bail!("-H '{h}': a header is \"Name: value\" with a token name and no line breaks");
+    }
+    Ok((name.to_owned(), value.trim().to_owned()))
+}
+
+/// Standard base64 with padding (for `-A`).
+fn base64(input: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Client threads when `--threads` is not given: leave half the cores to a local server.
+pub(crate) fn default_threads(ncpus: u32, concurrency: u32, loopback: bool) -> u32 {
+    let base = if loopback {
+        (ncpus / 2).max(1)
+    } else {
+        ncpus.max(1)
+    };
+    base.min(concurrency.max(1))
+}
+
+/// Whether `host` is this machine (so a server probably shares our CPUs).
+fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// "5" (seconds), "1.5s", "500ms", "2m", "1h" → a duration.
+pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration: use e.g. 10, 10s, 500ms or 2m"))?;
+    let secs = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1000.0,
+        "us" | "µs" => value / 1e6,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown unit '{other}' in '{s}': use ms, s, m or h"
+            ))
+        }
+    };
+    Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is out of range"))
+}
+
+/// ab's `-e` CSV: "Percentage served,Time in ms", one row per integer percentage the report has.
+pub(crate) fn percentiles_csv(report: &HttpReport) -> String {
+    let mut out = String::from("Percentage served,Time in ms\n");
+    for p in &report.latency_percentiles_us {
+        if p.percentile.fract() == 0.0 {
+            out.push_str(&format!(
+                "{},{:.3}\n",
+                p.percentile,
+                p.latency_us as f64 / 1000.0
+            ));
+        }
+    }
+    out
+}
+
+/// Write `bytes` to `path` via a temporary file in the same directory and a rename,
+/// so readers see the old file or the complete new one, never a half-written one.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("'{}' is not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.kurabe-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("cannot write '{}'", path.display()))
+}
+
+/// Render `report` in `format`.
+pub(crate) fn render(report: &HttpReport, format: Format) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    renderer(format)
+        .render(report, &mut out)
+        .context("cannot render the report")?;
+    Ok(out)
+}
+
+/// Run the load test, relaying Ctrl-C to the engine and showing progress on a terminal.
+pub(crate) fn run_load(
+    load: &LoadConfig,
+    progress: bool,
+    interrupt: &AtomicBool,
+) -> anyhow::Result<HttpReport> {
+    let ctl = RunControl::default();
+    let finished = AtomicBool::new(false);
+    let show = progress && std::io::stderr().is_terminal();
+    let report = std::thread::scope(|scope| {
+        scope.spawn(|| monitor(&ctl, &finished, interrupt, show));
+        let report = client::run(load, &ctl);
+        finished.store(true, Ordering::Relaxed);
+        report
+    })?;
+    Ok(report)
+}
+
+/// Relay Ctrl-C into `ctl.stop` and, on a terminal, refresh a progress line ~4×/s.
+fn monitor(ctl: &RunControl, finished: &AtomicBool, interrupt: &AtomicBool, show: bool) {
+    let start = Instant::now();
+    let mut last_print = start;
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+        if interrupt.load(Ordering::Relaxed) {
+            ctl.stop.store(true, Ordering::Relaxed);
+        }
+        if show && last_print.elapsed() >= Duration::from_millis(250) {
+            last_print = Instant::now();
+            let done = ctl.progress.completed.load(Ordering::Relaxed);
+            let failed = ctl.progress.failed.load(Ordering::Relaxed);
+            let secs = start.elapsed().as_secs_f64();
+            eprint!("\r\x1b[K{}", progress_line(done, failed, secs));
+        }
+    }
+    if show {
+        eprint!("\r\x1b[K");
+    }
+}
+
+/// "12345 requests done, 0 failed, 6172 req/s, 2.0 s".
+fn progress_line(done: u64, failed: u64, secs: f64) -> String {
+    let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
+    format!("{done} requests done, {failed} failed, {rate:.0} req/s, {secs:.1} s")
+}
+
+/// Print the resolved request (`-v 2` and up).
+fn describe(load: &LoadConfig) -> String {
+    let mut s = format!(
+        "{} {} ({})\n",
+        load.method,
+        load.target.path,
+        load.target.url()
+    );
+    for (k, v) in &load.headers {
+        s.push_str(&format!("{k}: {v}\n"));
+    }
+    if let Some(b) = &load.body {
+        s.push_str(&format!("[{} body bytes]\n", b.len()));
+    }
+    s.push_str(&format!(
+        "concurrency {} on {} threads, keep-alive {}, pipeline {}, {:?}\n",
+        load.concurrency, load.threads, load.keep_alive, load.pipeline, load.stop
+    ));
+    s
+}
+
+/// 130 after Ctrl-C/SIGTERM (as shells report SIGINT), 1 when `--abort-on-error`
+/// stopped the run at a failure, else 0; the (partial) report is written in every case.
+fn exit_code(signalled: bool, cut_short: bool) -> ExitCode {
+    if signalled {
+        ExitCode::from(130)
+    } else if cut_short {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
 
 /// Run `kurabe http`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("'kurabe http' is not available in this build yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let resolved = from_args(&args, ncpus)?;
+    let interrupt = crate::signal::install()?;
+    super::serve::raise_fd_limit();
+    if resolved.verbosity >= 2 {
+        eprint!("{}", describe(&resolved.load));
+    }
+    let report = run_load(&resolved.load, resolved.progress, &interrupt)?;
+    let rendered = render(&report, resolved.format)?;
+    if let Some(path) = &resolved.percentiles_csv {
+        write_atomically(path, percentiles_csv(&report).as_bytes())
+            .context("cannot write the -e file")?;
+    }
+    match &resolved.output {
+        Some(path) => write_atomically(path, &rendered)?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&rendered)
+                .context("cannot write the report to stdout")?;
+            out.flush().context("cannot write the report to stdout")?;
+        }
+    }
+    Ok(exit_code(
+        interrupt.load(Ordering::Relaxed),
+        report.interrupted,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(argv: &[&str]) -> Args {
+        let mut full = vec!["http"];
+        full.extend_from_slice(argv);
+        Cli::try_parse_from(full).unwrap().args
+    }
+
+    fn resolve(argv: &[&str]) -> anyhow::Result<Resolved> {
+        from_args(&args(argv), 4)
+    }
+
+    fn err(argv: &[&str]) -> String {
+        format!("{:#}", resolve(argv).unwrap_err())
+    }
+
+    #[test]
+    fn ab_defaults() {
+        let r = resolve(&["http://127.0.0.1:8080/x"]).unwrap();
+        assert_eq!(r.load.method, "GET");
+        assert_eq!(r.load.stop, StopCondition::Requests(1));
+        assert_eq!(r.load.timeout, Duration::from_secs(30));
+        assert!(!r.load.keep_alive && r.load.check_length && !r.load.abort_on_error);
+        assert_eq!(r.load.concurrency, 1);
+        assert_eq!(r.load.threads, 1);
+        assert_eq!(r.format, Format::Text);
+    }
+
+    #[test]
+    fn stop_conditions_have_no_hidden_cap() {
+        let t = |a: &[&str]| resolve(a).unwrap().load.stop;
+        assert_eq!(
+            t(&["-t", "5", "http://h/"]),
+            StopCondition::Duration(Duration::from_secs(5))
+        );
+        assert_eq!(
+            t(&["-n", "10", "-t", "2s", "http://h/"]),
+            StopCondition::RequestsOrDuration(10, Duration::from_secs(2))
+        );
+        // -t alone allows any -c: there is no request count to exceed.
+        assert_eq!(
+            resolve(&["-t", "1", "-c", "500", "http://h/"])
+                .unwrap()
+                .load
+                .concurrency,
+            500
+        );
+    }
+
+    #[test]
+    fn invalid_input_names_the_flag_and_the_fix() {
+        assert!(err(&["-c", "0", "-n", "5", "http://h/"]).contains("-c 0"));
+        assert!(err(&["-c", "10", "-n", "5", "http://h/"]).contains("lower -c or raise -n"));
+        assert!(err(&["--pipeline", "4", "-n", "5", "http://h/"]).contains("add -k"));
+        assert!(err(&["--rate", "0", "http://h/"]).contains("--rate"));
+        assert!(err(&["--threads", "0", "http://h/"]).contains("--threads"));
+        assert!(err(&["-n", "0", "http://h/"]).contains("-n 0"));
+        assert!(err(&["-p", "/nonexistent/kurabe-body", "http://h/"])
+            .contains("cannot read the -p file"));
+        assert!(err(&["ftp://h/"]).contains("invalid URL"));
+        assert!(err(&["-H", "NoColon", "http://h/"]).contains("-H 'NoColon'"));
+        assert!(err(&["-A", "nopass", "http://h/"]).contains("user:password"));
+        assert!(err(&["-m", "GE T", "http://h/"]).contains("-m"));
+        // Every message is one line.
+        for argv in [&["-c", "0", "http://h/"][..], &["ftp://h/"]] {
+            assert!(!err(argv).contains('\n'));
+        }
+    }
+
+    #[test]
+    fn clap_rejects_conflicting_body_flags() {
+        let mut full = vec!["http", "-p", "a", "-u", "b", "http://h/"];
+        assert!(Cli::try_parse_from(&full).is_err());
+        full = vec!["http", "-i", "-p", "a", "http://h/"];
+        assert!(Cli::try_parse_from(&full).is_err());
+    }
+
+    #[test]
+    fn body_file_method_and_content_type() {
+        let dir = tempfile::tempdir().unwrap();
+        let body = dir.path().join("body.json");
+        std::fs::write(&body, b"{\"a\":1}").unwrap();
+        let b = body.to_str().unwrap();
+        let r = resolve(&["-p", b, "-T", "application/json", "http://h/"]).unwrap();
+        assert_eq!(r.load.method, "POST");
+        assert_eq!(r.load.body.as_deref(), Some(&b"{\"a\":1}"[..]));
+        assert!(r
+            .load
+            .headers
+            .contains(&("Content-Type".into(), "application/json".into())));
+        let r = resolve(&["-u", b, "http://h/"]).unwrap();
+        assert_eq!(r.load.method, "PUT");
+        assert!(r
+            .load
+            .headers
+            .contains(&("Content-Type".into(), "text/plain".into())));
+        assert_eq!(resolve(&["-i", "http://h/"]).unwrap().load.method, "HEAD");
+        assert_eq!(
+            resolve(&["-m", "delete", "-i", "http://h/"])
+                .unwrap()
+                .load
+                .method,
+            "DELETE"
+        );
+    }
+
+    #[test]
+    fn headers_cookies_and_auth() {
+        let r = resolve(&[
+            "-H",
+            "X-A: 1",
+            "-H",
+            "Host:example.test",
+            "-C",
+            "a=1",
+            "-C",
+            "b=2",
+            "-A",
+            "Aladdin:open sesame",
+            "http://h/",
+        ])
+        .unwrap();
+        assert_eq!(
+            r.load.headers,
+            vec![
+                ("X-A".to_owned(), "1".to_owned()),
+                ("Host".into(), "example.test".into()),
+                ("Cookie".into(), "a=1; b=2".into()),
+                (
+                    "Authorization".into(),
+                    "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==".into()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (input, expected) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), expected);
+        }
+    }
+
+    #[test]
+    fn thread_rule_leaves_cores_to_a_local_server() {
+        assert_eq!(default_threads(8, 50, true), 4);
+        assert_eq!(default_threads(8, 50, false), 8);
+        assert_eq!(default_threads(8, 2, false), 2);
+        assert_eq!(default_threads(1, 50, true), 1);
+        assert!(is_loopback("127.0.0.1") && is_loopback("::1") && is_loopback("LOCALHOST"));
+        assert!(!is_loopback("example.com") && !is_loopback("10.0.0.1"));
+        let r = resolve(&["-c", "50", "-n", "100", "http://[::1]:9/"]).unwrap();
+        assert_eq!(r.load.threads, 2);
+        let r = resolve(&["-c", "3", "-n", "100", "--threads", "8", "http://h/"]).unwrap();
+        assert_eq!(r.load.threads, 3, "never more threads than connections");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("5"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("5x").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("abc").is_err());
+        assert!(parse_duration("-1").is_err());
+    }
+
+    #[test]
+    fn percentile_csv_has_abs_header_and_integer_rows() {
+        let mut r = crate::render::http::fixture::report();
+        r.latency_percentiles_us
+            .push(kurabe_model::http::PercentileValue {
+                percentile: 99.9,
+                latency_us: 2500,
+            });
+        let csv = percentiles_csv(&r);
+        assert!(csv.starts_with("Percentage served,Time in ms\n50,0.398\n66,0.450\n"));
+        assert!(csv.ends_with("100,3.120\n"));
+        assert!(!csv.contains("99.9"));
+    }
+
+    #[test]
+    fn atomic_write_replaces_whole_file_and_leaves_no_temp() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.json");
+        std::fs::write(&path, "old").unwrap();
+        write_atomically(&path, b"new contents").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new contents");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let bad = dir.path().join("missing-dir/report.json");
+        assert!(write_atomically(&bad, b"x").is_err());
+    }
+
+    #[test]
+    fn progress_line_shows_count_and_rate() {
+        assert_eq!(
+            progress_line(1000, 2, 2.0),
+            "1000 requests done, 2 failed, 500 req/s, 2.0 s"
+        );
+    }
 }

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# bench/http-peers.sh — kurabe http against wrk and ab, interleaved, on loopback nginx.
+#
+# For nginx with `worker_processes 1` and `auto`, runs ROUNDS rounds of
+#   kurabe http -k -c C --threads 1 -t D, wrk -t1 -cC -dD, ab -k -cC -tD -n 10000000
+# (order rotated each round so drift hits every tool alike) against a 381-byte
+# file, and prints per tool the medians of: req/s, p50/p99 latency, client CPU
+# µs per request (user+sys of the client process from /usr/bin/time) and peak
+# RSS, then the ratios kurabe/wrk. Then a --rate accuracy check and an RSS check
+# at -c 5000.
+#
+# Env: ROUNDS (3), DURATION (10, seconds), CONC (50), KURABE (path of the kurabe
+# binary; default: build target/release/kurabe), RATE (20000), BIG_CONC (5000).
+# Traffic goes to 127.0.0.1 only; nginx is stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10}
+CONC=${CONC:-50}
+RATE=${RATE:-20000}
+BIG_CONC=${BIG_CONC:-5000}
+
+need=()
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v wrk >/dev/null 2>&1 || need+=(wrk)
+command -v ab >/dev/null 2>&1 || need+=(apache2-utils)
+[ -x /usr/bin/time ] || need+=(time)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "bench: installing ${need[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+if [ -z "${KURABE:-}" ]; then
+  echo "bench: cargo build --release -p kurabe" >&2
+  cargo build --release -q -p kurabe
+  KURABE="${CARGO_TARGET_DIR:-target}/release/kurabe"
+fi
+
+work=$(mktemp -d /tmp/kurabe-bench.XXXXXX)
+chmod 755 "$work" # nginx workers run as an unprivileged user
+nginx_pid=""
+stop_nginx() {
+  if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
+    kill -QUIT "$nginx_pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  nginx_pid=""
+}
+cleanup() { stop_nginx; rm -rf "$work"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+head -c 381 /dev/zero | tr '\0' 'k' >"$work/index.html"
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+# start_nginx WORKERS: nginx in the foreground-of-a-background job on a free port.
+start_nginx() {
+  local workers=$1
+  PORT=$(free_port)
+  cat >"$work/nginx.conf" <<EOF
+worker_processes $workers;
+worker_rlimit_nofile 65536;
+daemon off;
+pid $work/nginx.pid;
+error_log $work/error.log warn;
+events { worker_connections 16384; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server { listen 127.0.0.1:$PORT backlog=8192; root $work; }
+}
+EOF
+  "$NGINX" -c "$work/nginx.conf" -p "$work" -e "$work/error.log" &
+  nginx_pid=$!
+  for _ in $(seq 100); do
+    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$PORT),0.2)" 2>/dev/null; then
+      break
+    fi
+    sleep 0.05
+  done
+  URL="http://127.0.0.1:$PORT/index.html"
+}
+
+# Each runner writes "reqs rps p50_us p99_us" to $work/out and /usr/bin/time's
+# "user sys maxrss_kb" to $work/time.
+run_kurabe() {
+  /usr/bin/time -f '%U %S %M' -o "$work/time" \
+    "$KURABE" http -q -k -c "$CONC" --threads 1 -t "$DURATION" --format json "$URL" >"$work/raw"
+  python3 - "$work/raw" >"$work/out" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["complete_requests"], r["requests_per_second"], r["latency_us"]["p50"], r["latency_us"]["p99"])
+EOF
+}
+
+run_wrk() {
+  /usr/bin/time -f '%U %S %M' -o "$work/time" \
+    wrk -t1 -c"$CONC" -d"${DURATION}s" --latency "$URL" >"$work/raw"
+  python3 - "$work/raw" >"$work/out" <<'EOF'
+import re, sys
+t = open(sys.argv[1]).read()
+def us(v, unit):
+    return float(v) * {"us": 1, "ms": 1e3, "s": 1e6}[unit]
+p = {m[0]: us(m[1], m[2]) for m in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)\s*$", t, re.M)}
+reqs = int(re.search(r"(\d+) requests in", t).group(1))
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", t).group(1))
+print(reqs, rps, p["50"], p["99"])
+EOF
+}
+
+run_ab() {
+  /usr/bin/time -f '%U %S %M' -o "$work/time" \
+    ab -q -k -c "$CONC" -t "$DURATION" -n 10000000 "$URL" >"$work/raw" 2>/dev/null || true
+  python3 - "$work/raw" >"$work/out" <<'EOF'
+import re, sys
+t = open(sys.argv[1]).read()
+reqs = int(re.search(r"Complete requests:\s+(\d+)", t).group(1))
+rps = float(re.search(r"Requests per second:\s+([\d.]+)", t).group(1))
+p = {m[0]: float(m[1]) * 1000 for m in re.findall(r"^\s+(50|99)%\s+(\d+)", t, re.M)}
+print(reqs, rps, p["50"], p["99"])
+EOF
+}
+
+results="$work/results"
+: >"$results"
+
+# measure WORKERS TOOL: one run, appended to $results as "workers tool rps p50 p99 cpu_us_per_req rss_kb".
+measure() {
+  local workers=$1 tool=$2
+  "run_$tool"
+  read -r reqs rps p50 p99 <"$work/out"
+  read -r user sys rss <"$work/time"
+  python3 -c "
+reqs, u, s = $reqs, $user, $sys
+cpu = (u + s) * 1e6 / reqs if reqs else float('nan')
+print('$workers', '$tool', $rps, $p50, $p99, round(cpu, 2), $rss)" >>"$results"
+  tail -1 "$results" | awk '{printf "  %-7s %10.0f req/s  p50 %7.0f us  p99 %7.0f us  cpu %6.2f us/req  rss %6d KB\n", $2, $3, $4, $5, $6, $7}'
+}
+
+tools=(kurabe wrk ab)
+for workers in 1 auto; do
+  start_nginx "$workers"
+  echo "== nginx worker_processes $workers, $URL, -c $CONC, ${DURATION}s x $ROUNDS rounds"
+  for round in $(seq "$ROUNDS"); do
+    echo " round $round"
+    n=${#tools[@]}
+    for i in $(seq 0 $((n - 1))); do
+      measure "$workers" "${tools[$(((i + round - 1) % n))]}"
+    done
+  done
+  stop_nginx
+done
+
+echo
+echo "== medians (${ROUNDS} rounds, ${DURATION}s each, -c $CONC)"
+python3 - "$results" <<'EOF'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+med = {}
+for w, tool, *vals in rows:
+    med.setdefault((w, tool), []).append([float(v) for v in vals])
+def m(w, tool, i):
+    return statistics.median(v[i] for v in med[(w, tool)])
+print(f"{'nginx':<6} {'tool':<7} {'req/s':>10} {'p50 us':>8} {'p99 us':>8} {'cpu us/req':>11} {'rss KB':>8}")
+for w in ("1", "auto"):
+    for tool in ("kurabe", "wrk", "ab"):
+        if (w, tool) in med:
+            print(f"{w:<6} {tool:<7} {m(w,tool,0):>10.0f} {m(w,tool,1):>8.0f} {m(w,tool,2):>8.0f} {m(w,tool,3):>11.2f} {m(w,tool,4):>8.0f}")
+print()
+for w in ("1", "auto"):
+    if (w, "kurabe") in med and (w, "wrk") in med:
+        cpu = m(w, "kurabe", 3) / m(w, "wrk", 3)
+        rps = m(w, "kurabe", 0) / m(w, "wrk", 0)
+        print(f"nginx {w:<4}: kurabe/wrk  cpu per request {cpu:.3f} (target <= 0.80)   req/s {rps:.3f} (target >= 1.05 with auto)")
+EOF
+
+echo
+echo "== --rate accuracy: $RATE req/s for ${DURATION}s, -c $CONC, nginx auto"
+start_nginx auto
+"$KURABE" http -q -k -c "$CONC" -t "$DURATION" --rate "$RATE" --format json "$URL" >"$work/raw"
+python3 - "$work/raw" "$RATE" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1])); want = float(sys.argv[2])
+got = r["rate"]["achieved_per_s"]
+print(f"requested {want:.0f}/s  achieved {got:.1f}/s  error {100*(got-want)/want:+.2f}%  "
+      f"late sends {r['rate']['late_sends']}  p99 corrected {r['latency_us']['p99']} us, "
+      f"uncorrected {r['rate']['latency_uncorrected_us']['p99']} us  failed {r['failed_requests']}")
+EOF
+
+echo
+echo "== client peak RSS: -c $CONC for 2 s vs ${DURATION}s (independent of request count), -c $BIG_CONC"
+rss_of() {
+  /usr/bin/time -f '%M' -o "$work/time" "$KURABE" http -q -k "$@" --format json "$URL" >"$work/raw"
+  python3 -c "
+import json; r = json.load(open('$work/raw'))
+print(f\"{r['complete_requests']:>9} requests  {r['failed_requests']} failed  peak RSS $(cat "$work/time") KB\")"
+}
+echo -n "  -c $CONC -t 2:           "; rss_of -c "$CONC" -t 2
+echo -n "  -c $CONC -t $DURATION:          "; rss_of -c "$CONC" -t "$DURATION"
+(
+  ulimit -n $((BIG_CONC * 2 + 1024)) 2>/dev/null || ulimit -n 65536 2>/dev/null || true
+  echo -n "  -c $BIG_CONC -t $DURATION:        "; rss_of -c "$BIG_CONC" -t "$DURATION" -s 30
+)
+stop_nginx

@@ -1,0 +1,556 @@
+//! End-to-end tests of the engine against small in-process servers on
+//! 127.0.0.1:0, one behaviour each (the CLI's integration tests cover the binary).
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+
+/// What a test server does with request number `i` (0-based, over all connections).
+/// Returns false to close the connection after it.
+type Respond = dyn Fn(&mut TcpStream, u64) -> std::io::Result<bool> + Send + Sync;
+
+struct Server {
+    port: u16,
+    /// Requests read (complete heads) so far.
+    count: Arc<AtomicU64>,
+}
+
+impl Server {
+    fn start(
+        respond: impl Fn(&mut TcpStream, u64) -> std::io::Result<bool> + Send + Sync + 'static,
+    ) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let count = Arc::new(AtomicU64::new(0));
+        let respond: Arc<Respond> = Arc::new(respond);
+        let c2 = count.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                // Responses are written in pieces; Nagle + delayed ACK would add 40 ms stalls.
+                stream.set_nodelay(true).unwrap();
+                let (count, respond) = (c2.clone(), respond.clone());
+                std::thread::spawn(move || {
+                    let mut buf = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        while let Some(end) = find(&buf, b"\r\n\r\n") {
+                            buf.drain(..end + 4);
+                            let i = count.fetch_add(1, Ordering::SeqCst);
+                            match respond(&mut stream, i) {
+                                Ok(true) => {}
+                                _ => return,
+                            }
+                        }
+                        match stream.read(&mut chunk) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    }
+                });
+            }
+        });
+        Server { port, count }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/x", self.port)
+    }
+
+    /// The server's count once it stops changing toward `expected` (it may lag the client briefly).
+    fn count_settles_at(&self, expected: u64) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let n = self.count.load(Ordering::SeqCst);
+            if n == expected || Instant::now() > deadline {
+                return n;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+fn ok_response(
+    body: &'static str,
+) -> impl Fn(&mut TcpStream, u64) -> std::io::Result<bool> + Send + Sync {
+    move |s, _| {
+        write!(
+            s,
+            "HTTP/1.1 200 OK\r\nServer: test\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )?;
+        Ok(true)
+    }
+}
+
+fn config(url: &str, stop: StopCondition) -> LoadConfig {
+    LoadConfig {
+        target: Target::parse(url).unwrap(),
+        method: "GET".into(),
+        headers: vec![],
+        body: None,
+        concurrency: 4,
+        threads: 2,
+        keep_alive: true,
+        pipeline: 1,
+        stop,
+        rate: None,
+        warmup: None,
+        timeout: Duration::from_secs(5),
+        abort_on_error: false,
+        check_length: true,
+        insecure: false,
+        gnuplot_file: None,
+    }
+}
+
+fn run_ok(cfg: &LoadConfig) -> HttpReport {
+    run(cfg, &RunControl::default()).unwrap()
+}
+
+#[test]
+fn keep_alive_issues_exactly_n_requests() {
+    let srv = Server::start(ok_response("hello"));
+    let r = run_ok(&config(&srv.url(), StopCondition::Requests(2000)));
+    assert_eq!(r.complete_requests, 2000);
+    assert_eq!(r.failed_requests, 0);
+    assert_eq!(srv.count_settles_at(2000), 2000);
+    assert_eq!(r.document_length_bytes, 5);
+    assert_eq!(r.server_software.as_deref(), Some("test"));
+    assert_eq!(r.status_codes.get("200"), Some(&2000));
+    assert_eq!(r.body_bytes, 2000 * 5);
+    assert!(r.latency_us.p50 > 0 && r.latency_us.max >= r.latency_us.p99);
+}
+
+#[test]
+fn without_keep_alive_every_request_has_its_own_connection() {
+    let conns = Arc::new(AtomicU64::new(0));
+    let seen = conns.clone();
+    let srv = Server::start(move |s, _| {
+        seen.fetch_add(1, Ordering::SeqCst);
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")?;
+        Ok(false)
+    });
+    let mut cfg = config(&srv.url(), StopCondition::Requests(300));
+    cfg.keep_alive = false;
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failed_requests), (300, 0));
+    assert_eq!(srv.count_settles_at(300), 300);
+    assert!(r.connection_times_us.connect.max > 0);
+}
+
+#[test]
+fn server_connection_close_is_honoured_without_failures() {
+    // Every third response closes the connection, as nginx does after keepalive_requests.
+    let srv = Server::start(|s, i| {
+        let close = i % 3 == 2;
+        let hdr = if close { "Connection: close\r\n" } else { "" };
+        write!(s, "HTTP/1.1 200 OK\r\n{hdr}Content-Length: 1\r\n\r\nx")?;
+        Ok(!close)
+    });
+    let r = run_ok(&config(&srv.url(), StopCondition::Requests(600)));
+    assert_eq!((r.complete_requests, r.failed_requests), (600, 0));
+    assert_eq!(srv.count_settles_at(600), 600);
+}
+
+#[test]
+fn chunked_and_close_delimited_bodies() {
+    let srv = Server::start(|s, _| {
+        s.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n4\r\ndefg\r\n0\r\nT: 1\r\n\r\n")?;
+        Ok(true)
+    });
+    let r = run_ok(&config(&srv.url(), StopCondition::Requests(200)));
+    assert_eq!((r.complete_requests, r.failed_requests), (200, 0));
+    assert_eq!(r.document_length_bytes, 7);
+
+    let srv = Server::start(|s, _| {
+        s.write_all(b"HTTP/1.1 200 OK\r\n\r\nuntil close")?;
+        Ok(false)
+    });
+    let r = run_ok(&config(&srv.url(), StopCondition::Requests(50)));
+    assert_eq!((r.complete_requests, r.failed_requests), (50, 0));
+    assert_eq!(r.document_length_bytes, 11);
+}
+
+#[test]
+fn head_interim_and_bodiless_statuses() {
+    let srv = Server::start(|s, i| {
+        if i % 2 == 0 {
+            s.write_all(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n")?;
+        } else {
+            s.write_all(b"HTTP/1.1 304 Not Modified\r\nContent-Length: 50\r\n\r\n")?;
+        }
+        Ok(true)
+    });
+    let mut cfg = config(&srv.url(), StopCondition::Requests(100));
+    cfg.concurrency = 1;
+    cfg.threads = 1;
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failed_requests), (100, 0));
+    assert_eq!(r.status_codes.get("204"), Some(&50));
+    assert_eq!(r.non_2xx_responses, 50);
+
+    let srv = Server::start(|s, _| {
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 381\r\n\r\n")?;
+        Ok(true)
+    });
+    let mut cfg = config(&srv.url(), StopCondition::Requests(100));
+    cfg.method = "HEAD".into();
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failed_requests), (100, 0));
+}
+
+#[test]
+fn refused_connections_are_connect_failures() {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let cfg = config(
+        &format!("http://127.0.0.1:{port}/"),
+        StopCondition::Requests(40),
+    );
+    let r = run_ok(&cfg);
+    assert_eq!(r.complete_requests, 0);
+    assert_eq!(r.failures.connect, 40);
+    assert_eq!(r.failed_requests, 40);
+
+    let mut cfg = cfg;
+    cfg.abort_on_error = true;
+    let r = run_ok(&cfg);
+    assert!(r.interrupted);
+    assert!(
+        r.failures.connect >= 1 && r.failures.connect < 40,
+        "{:?}",
+        r.failures
+    );
+}
+
+#[test]
+fn reset_mid_body_is_a_receive_failure() {
+    let srv = Server::start(|s, _| {
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npartial")?;
+        s.flush()?;
+        // Let the partial body arrive first, then reset (linger 0 sends RST).
+        std::thread::sleep(Duration::from_millis(20));
+        socket2::SockRef::from(&*s).set_linger(Some(Duration::ZERO))?;
+        Ok(false)
+    });
+    let r = run_ok(&config(&srv.url(), StopCondition::Requests(8)));
+    assert_eq!(r.failures.receive, 8, "{:?}", r.failures);
+}
+
+#[test]
+fn short_body_then_close_is_a_length_failure() {
+    let srv = Server::start(|s, _| {
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort")?;
+        Ok(false)
+    });
+    let r = run_ok(&config(&srv.url(), StopCondition::Requests(8)));
+    assert_eq!(r.failures.length, 8, "{:?}", r.failures);
+}
+
+#[test]
+fn differing_document_length_is_a_length_failure_unless_disabled() {
+    let srv = Server::start(|s, i| {
+        let body = if i == 0 {
+            "aaaa"
+        } else if i % 2 == 0 {
+            "bb"
+        } else {
+            "aaaa"
+        };
+        write!(
+            s,
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )?;
+        Ok(true)
+    });
+    let mut cfg = config(&srv.url(), StopCondition::Requests(101));
+    cfg.concurrency = 1;
+    cfg.threads = 1;
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failures.length), (51, 50));
+    cfg.check_length = false;
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failed_requests), (101, 0));
+}
+
+#[test]
+fn garbage_status_line_is_an_exception() {
+    let srv = Server::start(|s, _| {
+        s.write_all(b"SMTP ready\r\n\r\n")?;
+        Ok(true)
+    });
+    let r = run_ok(&config(&srv.url(), StopCondition::Requests(10)));
+    assert_eq!(r.failures.exceptions, 10, "{:?}", r.failures);
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    let srv = Server::start(|_, _| {
+        std::thread::sleep(Duration::from_secs(3));
+        Ok(false)
+    });
+    let mut cfg = config(&srv.url(), StopCondition::Requests(4));
+    cfg.timeout = Duration::from_millis(150);
+    let t0 = Instant::now();
+    let r = run_ok(&cfg);
+    assert_eq!(r.failures.timeout, 4, "{:?}", r.failures);
+    assert!(t0.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn time_limit_counts_reconcile_with_the_server() {
+    let srv = Server::start(ok_response("hi"));
+    let mut cfg = config(
+        &srv.url(),
+        StopCondition::Duration(Duration::from_millis(300)),
+    );
+    cfg.pipeline = 3;
+    let r = run_ok(&cfg);
+    let client = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    assert!(r.complete_requests > 0);
+    assert_eq!(srv.count_settles_at(client), client, "{r:?}");
+    assert!((0.25..1.0).contains(&r.duration_s), "{}", r.duration_s);
+}
+
+#[test]
+fn pipelining_issues_exactly_n() {
+    let srv = Server::start(ok_response("p"));
+    let mut cfg = config(&srv.url(), StopCondition::Requests(1001));
+    cfg.pipeline = 8;
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failed_requests), (1001, 0));
+    assert_eq!(srv.count_settles_at(1001), 1001);
+}
+
+#[test]
+fn rate_is_held_and_latency_is_corrected() {
+    let srv = Server::start(ok_response("r"));
+    let mut cfg = config(
+        &srv.url(),
+        StopCondition::Duration(Duration::from_millis(500)),
+    );
+    cfg.rate = Some(400.0);
+    let r = run_ok(&cfg);
+    let info = r.rate.unwrap();
+    // 200 intended sends in 0.5 s.
+    let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    assert!((195..=201).contains(&sent), "sent {sent}");
+    assert!((info.achieved_per_s - 400.0).abs() < 20.0, "{info:?}");
+    assert!(r.latency_us.p50 >= info.latency_uncorrected_us.p50);
+
+    // A server that stalls: latency from the intended time exceeds latency from the send.
+    let srv = Server::start(|s, i| {
+        if i == 5 {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")?;
+        Ok(true)
+    });
+    let mut cfg = config(&srv.url(), StopCondition::Requests(60));
+    cfg.rate = Some(200.0);
+    cfg.concurrency = 1;
+    cfg.threads = 1;
+    let r = run_ok(&cfg);
+    let info = r.rate.unwrap();
+    assert_eq!(r.complete_requests, 60);
+    assert!(
+        r.latency_us.p90 > 2 * info.latency_uncorrected_us.p90,
+        "{r:?}"
+    );
+    assert!(info.late_sends > 0);
+}
+
+#[test]
+fn ctrl_c_interrupts_with_partial_numbers() {
+    let srv = Server::start(ok_response("c"));
+    let cfg = config(&srv.url(), StopCondition::Duration(Duration::from_secs(60)));
+    let ctl = RunControl::default();
+    let t0 = Instant::now();
+    let r = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&cfg, &ctl).unwrap());
+        while ctl.progress.completed.load(Ordering::Relaxed) < 100 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        ctl.stop.store(true, Ordering::Relaxed);
+        h.join().unwrap()
+    });
+    assert!(r.interrupted);
+    assert!(r.complete_requests >= 100);
+    assert!(t0.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn warmup_is_not_counted() {
+    let srv = Server::start(ok_response("w"));
+    let mut cfg = config(&srv.url(), StopCondition::Requests(500));
+    cfg.warmup = Some(Duration::from_millis(100));
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failed_requests), (500, 0));
+    assert!(
+        srv.count_settles_at(u64::MAX) > 500,
+        "warm-up requests reached the server too"
+    );
+    assert!((r.warmup_s - 0.1).abs() < 1e-9);
+}
+
+#[test]
+fn gnuplot_file_has_one_line_per_request() {
+    let srv = Server::start(ok_response("g"));
+    let path = std::env::temp_dir().join(format!("kurabe-engine-g-{}.tsv", std::process::id()));
+    let mut cfg = config(&srv.url(), StopCondition::Requests(250));
+    cfg.gnuplot_file = Some(path.clone());
+    let r = run_ok(&cfg);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(r.complete_requests, 250);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "starttime\tseconds\tctime\tdtime\tttime\twait");
+    assert_eq!(lines.len(), 251);
+    assert!(lines[1..].iter().all(|l| l.split('\t').count() == 6));
+}
+
+#[test]
+fn setup_errors_are_errors() {
+    let cfg = config("http://no-such-host.invalid/", StopCondition::Requests(1));
+    assert!(matches!(
+        run(&cfg, &RunControl::default()),
+        Err(LoadError::Resolve { .. })
+    ));
+    let mut cfg = config("http://127.0.0.1:1/", StopCondition::Requests(1));
+    cfg.concurrency = 0;
+    assert!(matches!(
+        run(&cfg, &RunControl::default()),
+        Err(LoadError::Config(_))
+    ));
+}
+
+/// Self-signed P-256 certificate for localhost / 127.0.0.1 (test only, valid to 2126).
+const TEST_CERT: &str = "-----BEGIN CERTIFICATE-----
+MIIBnDCCAUGgAwIBAgIUXIqTQj0ow03n8MBt8rbYyRztvqkwCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyOTIyNDgyOFoYDzIxMjYxMTA1
+MjI0ODI4WjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAATyOBMGMHd48u8PdcCPZYQxs61XGF+3m2ePdTZL1atvh4WasiVyqTBM
+tfTNXNBazKa6xS/20ea37ULeyMh/dQpdo28wbTAdBgNVHQ4EFgQU9scDguN8PylE
+JjueKc1AnS8uBNkwHwYDVR0jBBgwFoAU9scDguN8PylEJjueKc1AnS8uBNkwDwYD
+VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgglsb2NhbGhvc3SHBH8AAAEwCgYIKoZI
+zj0EAwIDSQAwRgIhALQA8jPEsUHxtL1Q0egT/pdh6ASZtOAjBbDsA9PQXIqcAiEA
+2GjxHhFxByRFgJiDaoM0eYDBcXWbQkGb0MulEciL4Ts=
+-----END CERTIFICATE-----
+";
+const TEST_KEY: &str = "-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgIRhM8blO28xVD17Y
+k+pdr3aj4axZYwEESjSSVDObz/6hRANCAATyOBMGMHd48u8PdcCPZYQxs61XGF+3
+m2ePdTZL1atvh4WasiVyqTBMtfTNXNBazKa6xS/20ea37ULeyMh/dQpd
+-----END PRIVATE KEY-----
+";
+
+/// An HTTPS server (rustls, blocking, thread per connection) answering "tls!" with keep-alive.
+fn tls_server() -> Server {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = vec![CertificateDer::from_pem_slice(TEST_CERT.as_bytes()).unwrap()];
+    let key = PrivateKeyDer::from_pem_slice(TEST_KEY.as_bytes()).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicU64::new(0));
+    let c2 = count.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { return };
+            stream.set_nodelay(true).unwrap();
+            let (count, config) = (c2.clone(), config.clone());
+            std::thread::spawn(move || {
+                let conn = rustls::ServerConnection::new(config).unwrap();
+                let mut tls = rustls::StreamOwned::new(conn, stream);
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    while let Some(end) = find(&buf, b"\r\n\r\n") {
+                        let close = find(&buf[..end], b"Connection: close").is_some();
+                        buf.drain(..end + 4);
+                        count.fetch_add(1, Ordering::SeqCst);
+                        let hdr = if close { "Connection: close\r\n" } else { "" };
+                        let resp = format!("HTTP/1.1 200 OK\r\n{hdr}Content-Length: 4\r\n\r\ntls!");
+                        if tls
+                            .write_all(resp.as_bytes())
+                            .and_then(|_| tls.flush())
+                            .is_err()
+                            || close
+                        {
+                            tls.conn.send_close_notify();
+                            let _ = tls.flush();
+                            return;
+                        }
+                    }
+                    match tls.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+            });
+        }
+    });
+    Server { port, count }
+}
+
+#[test]
+fn https_with_and_without_keep_alive() {
+    let srv = tls_server();
+    let url = format!("https://127.0.0.1:{}/", srv.port);
+    let mut cfg = config(&url, StopCondition::Requests(200));
+    cfg.insecure = true;
+    let r = run_ok(&cfg);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (200, 0),
+        "{:?}",
+        r.failures
+    );
+    assert_eq!(r.document_length_bytes, 4);
+    cfg.keep_alive = false;
+    cfg.stop = StopCondition::Requests(20);
+    let r = run_ok(&cfg);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (20, 0),
+        "{:?}",
+        r.failures
+    );
+    assert_eq!(srv.count_settles_at(220), 220);
+}
+
+#[test]
+fn https_untrusted_certificate_fails_to_connect() {
+    let srv = tls_server();
+    let cfg = config(
+        &format!("https://127.0.0.1:{}/", srv.port),
+        StopCondition::Requests(6),
+    );
+    match run(&cfg, &RunControl::default()) {
+        // A machine without CA certificates: a setup error that names --insecure.
+        Err(LoadError::Tls(msg)) => assert!(msg.contains("--insecure"), "{msg}"),
+        Ok(r) => assert_eq!(r.failures.connect, 6, "{:?}", r.failures),
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}

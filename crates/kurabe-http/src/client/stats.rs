@@ -1,0 +1,235 @@
+//! Per-thread counters and histograms, and their merge into an [`HttpReport`].
+//!
+//! Each worker owns one [`Stats`] and touches nothing shared per request;
+//! the merge happens once, after all workers have finished. Memory is fixed
+//! at creation (HDR histograms with a fixed range), whatever the request count.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use kurabe_model::http::{
+    ConnectionTimes, Failures, LatencySummary, PercentileValue, PhaseTimes, RateInfo,
+};
+
+/// Highest latency the histograms track exactly (1 hour in µs); larger values saturate.
+const MAX_US: u64 = 3_600_000_000;
+
+/// ab's percentile table rows, plus 99.9.
+pub(crate) const PERCENTILES: [f64; 10] =
+    [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.9, 100.0];
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_US, 3).expect("static histogram bounds are valid")
+}
+
+/// Which failure bucket a request falls into (see [`Failures`] for the meanings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FailKind {
+    Connect,
+    Receive,
+    Length,
+    Exception,
+    Timeout,
+}
+
+/// What one worker measured.
+pub(crate) struct Stats {
+    pub total: Histogram<u64>,
+    pub connect: Histogram<u64>,
+    pub processing: Histogram<u64>,
+    pub waiting: Histogram<u64>,
+    /// Latency from the actual send (open model only; the main histogram is from the intended send).
+    pub uncorrected: Histogram<u64>,
+    pub completed: u64,
+    pub failures: Failures,
+    pub non_2xx: u64,
+    /// Counts by status code 0..=999 (index = code).
+    pub status: Box<[u64; 1000]>,
+    pub transfer_bytes: u64,
+    pub body_bytes: u64,
+    pub sent_body_bytes: u64,
+    pub sent_requests: u64,
+    pub late_sends: u64,
+    pub in_flight_at_end: u64,
+    /// Connections the server closed (Connection: close or idle close) and we replaced.
+    pub reconnects: u64,
+}
+
+impl Stats {
+    pub fn new() -> Self {
+        Stats {
+            total: histogram(),
+            connect: histogram(),
+            processing: histogram(),
+            waiting: histogram(),
+            uncorrected: histogram(),
+            completed: 0,
+            failures: Failures::default(),
+            non_2xx: 0,
+            status: Box::new([0; 1000]),
+            transfer_bytes: 0,
+            body_bytes: 0,
+            sent_body_bytes: 0,
+            sent_requests: 0,
+            late_sends: 0,
+            in_flight_at_end: 0,
+            reconnects: 0,
+        }
+    }
+
+    /// Forget everything (end of warm-up).
+    pub fn clear(&mut self) {
+        *self = Stats::new();
+    }
+
+    pub fn fail(&mut self, kind: FailKind, n: u64) {
+        let f = &mut self.failures;
+        match kind {
+            FailKind::Connect => f.connect += n,
+            FailKind::Receive => f.receive += n,
+            FailKind::Length => f.length += n,
+            FailKind::Exception => f.exceptions += n,
+            FailKind::Timeout => f.timeout += n,
+        }
+    }
+
+    pub fn merge(&mut self, o: &Stats) {
+        // Same bounds on both sides: adding cannot fail.
+        let _ = self.total.add(&o.total);
+        let _ = self.connect.add(&o.connect);
+        let _ = self.processing.add(&o.processing);
+        let _ = self.waiting.add(&o.waiting);
+        let _ = self.uncorrected.add(&o.uncorrected);
+        self.completed += o.completed;
+        let (f, g) = (&mut self.failures, &o.failures);
+        f.connect += g.connect;
+        f.receive += g.receive;
+        f.length += g.length;
+        f.exceptions += g.exceptions;
+        f.timeout += g.timeout;
+        self.non_2xx += o.non_2xx;
+        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
+            *a += b;
+        }
+        self.transfer_bytes += o.transfer_bytes;
+        self.body_bytes += o.body_bytes;
+        self.sent_body_bytes += o.sent_body_bytes;
+        self.sent_requests += o.sent_requests;
+        self.late_sends += o.late_sends;
+        self.in_flight_at_end += o.in_flight_at_end;
+        self.reconnects += o.reconnects;
+    }
+
+    pub fn status_codes(&self) -> BTreeMap<String, u64> {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(code, &n)| (code.to_string(), n))
+            .collect()
+    }
+
+    pub fn connection_times(&self) -> ConnectionTimes {
+        ConnectionTimes {
+            connect: phase(&self.connect),
+            processing: phase(&self.processing),
+            waiting: phase(&self.waiting),
+            total: phase(&self.total),
+        }
+    }
+
+    pub fn percentiles(&self) -> Vec<PercentileValue> {
+        PERCENTILES
+            .iter()
+            .map(|&p| PercentileValue {
+                percentile: p,
+                latency_us: if self.total.is_empty() {
+                    0
+                } else if p >= 100.0 {
+                    self.total.max()
+                } else {
+                    self.total.value_at_quantile(p / 100.0)
+                },
+            })
+            .collect()
+    }
+
+    pub fn rate_info(&self, requested: f64, duration_s: f64) -> RateInfo {
+        RateInfo {
+            requested_per_s: requested,
+            achieved_per_s: if duration_s > 0.0 {
+                self.sent_requests as f64 / duration_s
+            } else {
+                0.0
+            },
+            latency_uncorrected_us: summary(&self.uncorrected),
+            late_sends: self.late_sends,
+        }
+    }
+}
+
+/// Summary of a latency histogram (all zero when empty).
+pub(crate) fn summary(h: &Histogram<u64>) -> LatencySummary {
+    if h.is_empty() {
+        return LatencySummary::default();
+    }
+    LatencySummary {
+        min: h.min(),
+        mean: h.mean(),
+        stdev: h.stdev(),
+        p50: h.value_at_quantile(0.50),
+        p90: h.value_at_quantile(0.90),
+        p99: h.value_at_quantile(0.99),
+        p999: h.value_at_quantile(0.999),
+        max: h.max(),
+    }
+}
+
+fn phase(h: &Histogram<u64>) -> PhaseTimes {
+    if h.is_empty() {
+        return PhaseTimes::default();
+    }
+    PhaseTimes {
+        min: h.min(),
+        mean: h.mean(),
+        sd: h.stdev(),
+        median: h.value_at_quantile(0.5),
+        max: h.max(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_adds_counts_and_histograms() {
+        let mut a = Stats::new();
+        let mut b = Stats::new();
+        a.total.record(100).unwrap();
+        b.total.record(300).unwrap();
+        a.completed = 1;
+        b.completed = 1;
+        b.status[200] = 1;
+        b.fail(FailKind::Timeout, 2);
+        a.merge(&b);
+        assert_eq!(a.completed, 2);
+        assert_eq!(a.failures.timeout, 2);
+        assert_eq!(a.status_codes().get("200"), Some(&1));
+        assert_eq!(a.total.len(), 2);
+        let p = a.percentiles();
+        assert_eq!(p.len(), 10);
+        assert!(p.last().unwrap().latency_us >= 300);
+        assert!((summary(&a.total).mean - 200.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn clear_forgets_warmup() {
+        let mut a = Stats::new();
+        a.total.record(5).unwrap();
+        a.completed = 3;
+        a.clear();
+        assert_eq!(a.completed, 0);
+        assert!(a.total.is_empty());
+    }
+}

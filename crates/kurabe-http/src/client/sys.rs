@@ -1,0 +1,173 @@
+//! Thin, safe wrappers over the few Linux calls the workers make: epoll, the
+//! monotonic clock, and send/recv on raw descriptors.
+//!
+//! Everything `unsafe` in the load generator lives here, each call with the
+//! invariant that makes it sound. No policy: callers decide what to do with
+//! `EAGAIN` and friends.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+/// Nanoseconds on `CLOCK_MONOTONIC` (a vDSO call, no syscall).
+pub(crate) fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// An epoll instance.
+pub(crate) struct Epoll {
+    fd: OwnedFd,
+    /// epoll_pwait2 (ns timeouts) is available (Linux ≥ 5.11).
+    pwait2: bool,
+}
+
+/// Readiness flags we register every socket with, once: edge-triggered read
+/// and write interest, so a socket never needs `epoll_ctl` again while it lives.
+pub(crate) const INTEREST: u32 =
+    (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+
+impl Epoll {
+    pub fn new() -> io::Result<Epoll> {
+        // SAFETY: plain syscall; the result is checked before use.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh descriptor we own exclusively.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Epoll { fd, pwait2: true })
+    }
+
+    /// Register `fd` with [`INTEREST`] and `token`.
+    pub fn add(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: INTEREST,
+            u64: token,
+        };
+        // SAFETY: `ev` is valid for the call; epoll copies it.
+        let rc = unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Wait for events, at most `timeout_ns` nanoseconds. Returns the number filled.
+    pub fn wait(&mut self, events: &mut [libc::epoll_event], timeout_ns: u64) -> usize {
+        let max = events.len().min(i32::MAX as usize) as libc::c_int;
+        loop {
+            let rc = if self.pwait2 {
+                let ts = libc::timespec {
+                    tv_sec: (timeout_ns / 1_000_000_000) as libc::time_t,
+                    tv_nsec: (timeout_ns % 1_000_000_000) as libc::c_long,
+                };
+                // SAFETY: `events` is a valid writable buffer of `max` entries,
+                // `ts` lives across the call, no signal mask is passed.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_epoll_pwait2,
+                        self.fd.as_raw_fd(),
+                        events.as_mut_ptr(),
+                        max,
+                        &ts as *const libc::timespec,
+                        std::ptr::null::<libc::sigset_t>(),
+                        0usize,
+                    ) as libc::c_int
+                }
+            } else {
+                // Round up so we never wake before a deadline.
+                let ms = timeout_ns.div_ceil(1_000_000).min(i32::MAX as u64) as libc::c_int;
+                // SAFETY: as above.
+                unsafe { libc::epoll_wait(self.fd.as_raw_fd(), events.as_mut_ptr(), max, ms) }
+            };
+            if rc >= 0 {
+                return rc as usize;
+            }
+            match io::Error::last_os_error().raw_os_error() {
+                Some(libc::ENOSYS) if self.pwait2 => self.pwait2 = false,
+                // EINTR and anything else: report no events; the loop re-checks its clocks.
+                _ => return 0,
+            }
+        }
+    }
+}
+
+/// `send` without blocking and without SIGPIPE.
+///
+/// Raw `syscall` rather than libc's `send`: the libc wrapper is a pthread
+/// cancellation point and toggles async-cancel state around every call, a
+/// measurable share of a client whose whole job is this call.
+pub(crate) fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for `buf.len()` bytes for the duration of the call;
+    // a null address with length 0 makes sendto behave as send.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_sendto,
+            fd,
+            buf.as_ptr(),
+            buf.len(),
+            libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+            std::ptr::null::<libc::sockaddr>(),
+            0 as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc as usize)
+    }
+}
+
+/// `recv` without blocking (raw syscall, see [`send`]).
+pub(crate) fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid and writable for `buf.len()` bytes during the call;
+    // null address pointers make recvfrom behave as recv.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_recvfrom,
+            fd,
+            buf.as_mut_ptr(),
+            buf.len(),
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut::<libc::sockaddr>(),
+            std::ptr::null_mut::<libc::socklen_t>(),
+        )
+    };
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc as usize)
+    }
+}
+
+/// Make timer wake-ups precise for this thread (default slack is 50 µs), for `--rate`.
+pub(crate) fn precise_timers() {
+    // SAFETY: prctl with an integer argument; failure is harmless (we keep the default slack).
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_is_monotonic() {
+        let a = now_ns();
+        let b = now_ns();
+        assert!(b >= a && a > 0);
+    }
+
+    #[test]
+    fn wait_honours_a_short_timeout() {
+        let mut ep = Epoll::new().unwrap();
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 4];
+        let t0 = now_ns();
+        assert_eq!(ep.wait(&mut evs, 2_000_000), 0);
+        assert!(now_ns() - t0 >= 2_000_000);
+    }
+}

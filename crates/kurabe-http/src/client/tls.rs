@@ -1,0 +1,202 @@
+//! `https://` with rustls over the workers' non-blocking sockets.
+//!
+//! Owns the client configuration (ring provider, TLS 1.2 and 1.3, ALPN
+//! `http/1.1`, CA roots from the system store via `rustls-native-certs`, or
+//! no verification with `insecure`) and a per-connection session that
+//! encrypts request bytes and decrypts response bytes. It never blocks: a
+//! `WouldBlock` from the socket is handed back to the worker, which waits for
+//! the next epoll edge.
+//!
+//! System roots rather than a compiled-in bundle (webpki-roots): both are
+//! light, but a load test usually targets a server whose certificate comes
+//! from a local or corporate CA that the machine already trusts.
+
+use std::io::{self, Read, Write};
+use std::os::fd::RawFd;
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, SignatureScheme};
+
+use super::LoadError;
+
+/// Shared client configuration for one run.
+#[derive(Clone)]
+pub(crate) struct TlsSetup {
+    config: Arc<ClientConfig>,
+    name: ServerName<'static>,
+}
+
+impl TlsSetup {
+    /// Build the configuration for `host`; `insecure` skips certificate verification.
+    pub fn new(host: &str, insecure: bool) -> Result<TlsSetup, LoadError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = ClientConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| LoadError::Tls(e.to_string()))?;
+        let mut config = if insecure {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+                .with_no_client_auth()
+        } else {
+            let found = rustls_native_certs::load_native_certs();
+            let mut roots = rustls::RootCertStore::empty();
+            let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+            if added == 0 {
+                return Err(LoadError::Tls(
+                    "no CA certificates found in the system store (install ca-certificates, \
+                     or skip verification with --insecure)"
+                        .into(),
+                ));
+            }
+            builder.with_root_certificates(roots).with_no_client_auth()
+        };
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let name = ServerName::try_from(host.to_string())
+            .map_err(|e| LoadError::Tls(format!("'{host}' is not a valid TLS server name: {e}")))?;
+        Ok(TlsSetup {
+            config: Arc::new(config),
+            name,
+        })
+    }
+
+    /// A new client session (one per connection).
+    pub fn session(&self) -> io::Result<TlsSession> {
+        let conn = ClientConnection::new(self.config.clone(), self.name.clone())
+            .map_err(io::Error::other)?;
+        Ok(TlsSession { conn })
+    }
+}
+
+/// One connection's TLS state.
+pub(crate) struct TlsSession {
+    conn: ClientConnection,
+}
+
+/// `Read`/`Write` over a raw non-blocking descriptor, for rustls' `read_tls`/`write_tls`.
+struct Fd(RawFd);
+
+impl Read for Fd {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        super::sys::recv(self.0, buf)
+    }
+}
+
+impl Write for Fd {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        super::sys::send(self.0, buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl TlsSession {
+    /// Encrypt `bytes` and send as much as the socket takes. Returns how many
+    /// plaintext bytes were accepted (buffered ciphertext is sent on later calls).
+    pub fn write(&mut self, fd: RawFd, bytes: &[u8]) -> io::Result<usize> {
+        self.flush_tls(fd)?;
+        let n = self.conn.writer().write(bytes)?;
+        self.flush_tls(fd)?;
+        if n == 0 && !bytes.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        Ok(n)
+    }
+
+    /// The handshake has not finished (a failure now is a connect failure).
+    pub fn handshaking(&self) -> bool {
+        self.conn.is_handshaking()
+    }
+
+    /// Ciphertext (handshake or data) is waiting for the socket.
+    pub fn wants_write(&self) -> bool {
+        self.conn.wants_write()
+    }
+
+    /// Send buffered ciphertext until done or the socket is full.
+    pub fn flush_tls(&mut self, fd: RawFd) -> io::Result<()> {
+        while self.conn.wants_write() {
+            match self.conn.write_tls(&mut Fd(fd)) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Decrypted response bytes; `Ok(0)` when the peer closed, `WouldBlock` when nothing is there yet.
+    pub fn read(&mut self, fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.conn.reader().read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                // Peer closed without close_notify: an EOF for the framer to judge.
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            let got = self.conn.read_tls(&mut Fd(fd))?;
+            let state = self
+                .conn
+                .process_new_packets()
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            self.flush_tls(fd)?;
+            if got == 0 && state.plaintext_bytes_to_read() == 0 {
+                return Ok(0);
+            }
+        }
+    }
+}
+
+/// Accepts any certificate (`insecure`, as ab does).
+#[derive(Debug)]
+struct NoVerify(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

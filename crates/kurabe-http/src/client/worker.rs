@@ -1,0 +1,988 @@
+//! One load-generator thread: an epoll loop driving its share of the connections.
+//!
+//! Every socket is registered once, edge-triggered for read and write, and
+//! never touched with `epoll_ctl` again; a request is one `send` of
+//! pre-serialised bytes, written as soon as the previous response on that
+//! connection is complete; a `recv` reads as many responses as the buffer
+//! holds. Nothing is allocated per request: connection buffers, the
+//! in-flight ring and the histograms are sized at start.
+//!
+//! This module owns the request life cycle and its failure taxonomy; the
+//! byte-level framing is [`super::framer`], the numbers are [`super::stats`].
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+use super::framer::{Eof, Framer};
+use super::gnuplot::GnuplotWriter;
+use super::schedule::{Budget, Claims, Schedule};
+use super::stats::{FailKind, Stats};
+use super::sys::{self, Epoll};
+use super::tls::TlsSession;
+use super::RunControl;
+
+/// Longest response head we buffer before calling the response garbage.
+const MAX_HEAD: usize = 64 * 1024;
+/// Events taken per `epoll_wait`.
+const EVENTS: usize = 1024;
+/// Longest sleep between checks of Ctrl-C and the clock.
+const TICK_NS: u64 = 20_000_000;
+/// How often the progress counters are published.
+const PROGRESS_NS: u64 = 50_000_000;
+/// Longest wait after the stop for answers to requests already sent.
+const DRAIN_NS: u64 = 2_000_000_000;
+/// A send later than this behind its intended time counts as late.
+const LATE_NS: u64 = 1_000_000;
+
+/// Event bits that mean the peer closed or the connection broke.
+const HUP: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+
+/// What all workers share, read-only after start except the atomics.
+pub(crate) struct Shared {
+    pub addr: SockAddr,
+    /// The serialised request repeated `pipeline + 1` times (see [`Conn::queue`]).
+    pub requests: Vec<u8>,
+    /// Length of one serialised request.
+    pub request_len: usize,
+    pub body_len: u64,
+    pub head_request: bool,
+    pub keep_alive: bool,
+    pub pipeline: usize,
+    pub timeout_ns: u64,
+    pub check_length: bool,
+    pub abort_on_error: bool,
+    pub rate: Option<f64>,
+    pub threads: u64,
+    /// `-n`, when given.
+    pub limit: Option<u64>,
+    pub budget: Budget,
+    /// Monotonic start of the run and of the measured phase; end of the run (u64::MAX = none).
+    pub start_ns: u64,
+    pub measure_ns: u64,
+    pub end_ns: u64,
+    /// Wall clock (µs since the epoch) at `start_ns`, for `-g`.
+    pub start_unix_us: u64,
+    /// Body length of the first complete response (u64::MAX = none yet).
+    pub doc_len: AtomicU64,
+    pub server: OnceLock<String>,
+    /// Set by the first failure when `abort_on_error`.
+    pub aborted: AtomicBool,
+    pub tls: Option<super::tls::TlsSetup>,
+    pub buf_size: usize,
+}
+
+/// Per in-flight request.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    /// When the request started: connect start for a new connection, else the write.
+    start: u64,
+    /// When it was handed to the kernel (or 0 while not yet written).
+    sent: u64,
+    /// Open model: the intended send time (0 in the closed model).
+    intended: u64,
+    /// Connect time attributed to this request (ab: the first on a connection).
+    connect_ns: u64,
+    /// Claimed during the measured phase (warm-up requests are not counted).
+    measured: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Closed,
+    Connecting,
+    Open,
+}
+
+struct Conn {
+    sock: Option<Socket>,
+    fd: RawFd,
+    state: State,
+    buf: Vec<u8>,
+    len: usize,
+    framer: Framer,
+    ring: VecDeque<Slot>,
+    /// Pending write: bytes `w_off..w_end` of `Shared::requests`.
+    w_off: usize,
+    w_end: usize,
+    first_byte: u64,
+    deadline: u64,
+    /// Responses completed since this connection was opened.
+    served: u64,
+    /// In one of the free lists (open model).
+    free: bool,
+    tls: Option<Box<TlsSession>>,
+}
+
+impl Conn {
+    fn new(buf_size: usize, pipeline: usize) -> Conn {
+        Conn {
+            sock: None,
+            fd: -1,
+            state: State::Closed,
+            buf: vec![0; buf_size],
+            len: 0,
+            framer: Framer::default(),
+            ring: VecDeque::with_capacity(pipeline),
+            w_off: 0,
+            w_end: 0,
+            first_byte: 0,
+            deadline: 0,
+            served: 0,
+            free: false,
+            tls: None,
+        }
+    }
+
+    /// Requests in the ring whose bytes are not fully written yet.
+    fn unwritten(&self, request_len: usize) -> usize {
+        (self.w_end - self.w_off).div_ceil(request_len)
+    }
+
+    /// Queue `k` more requests' bytes behind whatever is pending.
+    fn queue(&mut self, k: usize, request_len: usize) {
+        let pending = self.w_end - self.w_off;
+        // All copies are identical: keep the offset within the first copy so
+        // the range always fits in `pipeline + 1` copies.
+        self.w_off %= request_len;
+        self.w_end = self.w_off + pending + k * request_len;
+    }
+}
+
+/// How a connection ended, for the requests still on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// Failed: count every request still in flight in this bucket.
+    Fail(FailKind),
+    /// The server closed a reused connection without starting an answer:
+    /// resend what was in flight on a new connection (not counted).
+    Retry,
+    /// Nothing in flight (normal close after the last response).
+    Done,
+}
+
+/// One worker's state.
+pub(crate) struct Worker<'a> {
+    sh: &'a Shared,
+    ctl: &'a RunControl,
+    index: u64,
+    ep: Epoll,
+    conns: Vec<Conn>,
+    stats: Stats,
+    claims: Claims,
+    schedule: Option<Schedule>,
+    /// Open model: connections that can take a request now (open / closed).
+    free_open: Vec<u32>,
+    free_closed: Vec<u32>,
+    /// Connections to (re)start on the next loop iteration.
+    restart: Vec<u32>,
+    gnuplot: Option<GnuplotWriter>,
+    measuring: bool,
+    /// The run has stopped: read answers, write and count nothing.
+    draining: bool,
+    now: u64,
+    want_server: bool,
+    published: (u64, u64),
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(
+        sh: &'a Shared,
+        ctl: &'a RunControl,
+        index: u64,
+        conns: usize,
+        gnuplot: Option<GnuplotWriter>,
+    ) -> io::Result<Worker<'a>> {
+        let schedule = sh.rate.map(|r| {
+            let start = if sh.measure_ns > sh.start_ns {
+                sh.start_ns
+            } else {
+                sh.measure_ns
+            };
+            // During warm-up there is no -n limit; it applies from the measured phase.
+            let limit = if sh.measure_ns > sh.start_ns {
+                None
+            } else {
+                sh.limit
+            };
+            Schedule::new(start, r, index, sh.threads, limit)
+        });
+        let batch = (conns as u64 * sh.pipeline as u64).clamp(1, 64);
+        Ok(Worker {
+            sh,
+            ctl,
+            index,
+            ep: Epoll::new()?,
+            conns: (0..conns)
+                .map(|_| Conn::new(sh.buf_size, sh.pipeline))
+                .collect(),
+            stats: Stats::new(),
+            claims: Claims::new(batch),
+            schedule,
+            free_open: Vec::with_capacity(conns),
+            free_closed: Vec::with_capacity(conns),
+            restart: Vec::with_capacity(conns),
+            gnuplot,
+            measuring: sh.measure_ns <= sh.start_ns,
+            draining: false,
+            now: sys::now_ns(),
+            want_server: true,
+            published: (0, 0),
+        })
+    }
+
+    /// Drive the connections until the stop condition; return what was measured.
+    pub fn run(mut self) -> Stats {
+        if self.sh.rate.is_some() {
+            sys::precise_timers();
+            for i in (0..self.conns.len() as u32).rev() {
+                self.conns[i as usize].free = true;
+                self.free_closed.push(i);
+            }
+        } else {
+            self.restart.extend(0..self.conns.len() as u32);
+        }
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
+        let mut next_scan = self.now + self.scan_interval();
+        let mut next_progress = self.now + PROGRESS_NS;
+        loop {
+            self.now = sys::now_ns();
+            if !self.measuring && self.now >= self.sh.measure_ns {
+                self.start_measuring();
+            }
+            if self.should_stop() {
+                break;
+            }
+            self.do_restarts();
+            self.dispatch();
+            if self.now >= next_scan {
+                self.expire();
+                next_scan = self.now + self.scan_interval();
+            }
+            if self.now >= next_progress {
+                self.publish();
+                next_progress = self.now + PROGRESS_NS;
+            }
+            if self.finished() {
+                break;
+            }
+            let timeout = if self.restart.is_empty() {
+                self.timeout(next_scan)
+            } else {
+                0
+            };
+            let n = self.ep.wait(&mut events, timeout);
+            for ev in &events[..n] {
+                self.now = sys::now_ns();
+                let token = ev.u64 as usize;
+                let flags = ev.events;
+                self.on_event(token, flags);
+            }
+        }
+        self.finish(&mut events);
+        self.stats
+    }
+
+    /// Requests on connection `c` whose bytes are fully written and not answered.
+    fn written_unanswered(&self, c: &Conn) -> usize {
+        if c.state == State::Closed {
+            return 0;
+        }
+        c.ring.len() - c.unwritten(self.sh.request_len).min(c.ring.len())
+    }
+
+    /// After the stop: let the server answer what it was sent (responses are
+    /// read and discarded, nothing more is written), so closing our sockets
+    /// with unread data cannot reset connections under requests the server
+    /// has not processed yet, and its own count matches ours.
+    fn drain(&mut self, events: &mut [libc::epoll_event]) {
+        self.draining = true;
+        let deadline = self.now + (self.sh.timeout_ns).min(DRAIN_NS);
+        loop {
+            if self.conns.iter().all(|c| self.written_unanswered(c) == 0) {
+                return;
+            }
+            self.now = sys::now_ns();
+            if self.now >= deadline {
+                return;
+            }
+            let n = self.ep.wait(events, (deadline - self.now).min(TICK_NS));
+            for ev in &events[..n] {
+                self.now = sys::now_ns();
+                self.on_event(ev.u64 as usize, ev.events);
+            }
+        }
+    }
+
+    fn scan_interval(&self) -> u64 {
+        (self.sh.timeout_ns / 20).clamp(1_000_000, TICK_NS)
+    }
+
+    fn timeout(&self, next_scan: u64) -> u64 {
+        let mut until = next_scan.min(self.now + TICK_NS).min(self.sh.end_ns);
+        if !self.measuring {
+            until = until.min(self.sh.measure_ns);
+        }
+        if let Some(s) = &self.schedule {
+            if let Some(t) = s.peek() {
+                if !self.free_open.is_empty() || !self.free_closed.is_empty() {
+                    until = until.min(t);
+                }
+            }
+        }
+        until.saturating_sub(self.now)
+    }
+
+    fn start_measuring(&mut self) {
+        self.measuring = true;
+        self.stats.clear();
+        if let Some(s) = &mut self.schedule {
+            *s = Schedule::new(
+                self.sh.measure_ns,
+                self.sh.rate.unwrap_or(1.0),
+                self.index,
+                self.sh.threads,
+                self.sh.limit,
+            );
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        self.ctl.stop.load(Ordering::Relaxed)
+            || self.sh.aborted.load(Ordering::Relaxed)
+            || self.now >= self.sh.end_ns
+    }
+
+    /// All requests of a `-n` run are done and no connection has work.
+    fn finished(&self) -> bool {
+        let no_more = match &self.schedule {
+            Some(s) => self.measuring && s.done(),
+            None => self.measuring && self.sh.budget.exhausted() && self.claims.held() == 0,
+        };
+        no_more && self.restart.is_empty() && self.conns.iter().all(|c| c.ring.is_empty())
+    }
+
+    /// Count requests written but unanswered, publish the last progress, close everything.
+    fn finish(&mut self, events: &mut [libc::epoll_event]) {
+        let mut in_flight = 0;
+        for c in &self.conns {
+            let written = self.written_unanswered(c);
+            in_flight += c.ring.iter().take(written).filter(|s| s.measured).count() as u64;
+        }
+        self.stats.in_flight_at_end = in_flight;
+        self.publish();
+        self.drain(events);
+        if let Some(g) = &mut self.gnuplot {
+            let _ = g.flush();
+        }
+        for c in &mut self.conns {
+            c.sock = None;
+        }
+    }
+
+    fn publish(&mut self) {
+        let done = self.stats.completed;
+        let failed = self.stats.failures.total();
+        let p = &self.ctl.progress;
+        if done >= self.published.0 {
+            p.completed
+                .fetch_add(done - self.published.0, Ordering::Relaxed);
+        }
+        if failed >= self.published.1 {
+            p.failed
+                .fetch_add(failed - self.published.1, Ordering::Relaxed);
+        }
+        self.published = (done, failed);
+    }
+
+    // ----- request issue -------------------------------------------------
+
+    /// Closed model: start connections queued for (re)start.
+    fn do_restarts(&mut self) {
+        while let Some(ci) = self.restart.pop() {
+            let ci = ci as usize;
+            if self.sh.rate.is_some() {
+                // Open model: a connection with carried-over requests reconnects; else it waits.
+                if self.conns[ci].ring.is_empty() {
+                    self.make_free(ci);
+                } else {
+                    self.connect(ci);
+                }
+                continue;
+            }
+            if self.conns[ci].ring.is_empty() {
+                match self.claim() {
+                    Some(slot) => self.conns[ci].ring.push_back(slot),
+                    None => continue,
+                }
+            }
+            self.connect(ci);
+        }
+    }
+
+    fn claim(&mut self) -> Option<Slot> {
+        if self.draining {
+            return None;
+        }
+        let measured = self.measuring;
+        if measured && !self.claims.take(&self.sh.budget) {
+            return None;
+        }
+        Some(Slot {
+            start: self.now,
+            sent: 0,
+            intended: 0,
+            connect_ns: 0,
+            measured,
+        })
+    }
+
+    /// Open model: send every due request on a free connection.
+    fn dispatch(&mut self) {
+        let now = self.now;
+        loop {
+            let due = self
+                .schedule
+                .as_ref()
+                .and_then(Schedule::peek)
+                .is_some_and(|t| t <= now);
+            if !due {
+                return;
+            }
+            let Some(ci) = self.pop_free() else {
+                return;
+            };
+            let Some(intended) = self.schedule.as_mut().and_then(|s| s.pop_due(now)) else {
+                return;
+            };
+            let slot = Slot {
+                start: now,
+                sent: 0,
+                intended,
+                connect_ns: 0,
+                measured: self.measuring,
+            };
+            self.conns[ci].ring.push_back(slot);
+            if self.conns[ci].state == State::Open {
+                self.conns[ci].queue(1, self.sh.request_len);
+                self.flush(ci);
+                if self.conns[ci].state == State::Open
+                    && self.conns[ci].ring.len() < self.sh.pipeline
+                {
+                    self.make_free(ci);
+                }
+            } else {
+                self.connect(ci);
+            }
+        }
+    }
+
+    /// A connection that can take a request now, preferring open ones.
+    /// Entries whose connection changed state since they were listed are skipped.
+    fn pop_free(&mut self) -> Option<usize> {
+        while let Some(ci) = self.free_open.pop() {
+            let c = &mut self.conns[ci as usize];
+            if c.free && c.state == State::Open {
+                c.free = false;
+                return Some(ci as usize);
+            }
+        }
+        while let Some(ci) = self.free_closed.pop() {
+            let c = &mut self.conns[ci as usize];
+            if c.free && c.state == State::Closed {
+                c.free = false;
+                return Some(ci as usize);
+            }
+        }
+        None
+    }
+
+    fn make_free(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        if c.free || self.sh.rate.is_none() {
+            return;
+        }
+        c.free = true;
+        if c.state == State::Open {
+            self.free_open.push(ci as u32);
+        } else {
+            self.free_closed.push(ci as u32);
+        }
+    }
+
+    /// Open a new connection for the requests in the ring.
+    fn connect(&mut self, ci: usize) {
+        let now = self.now;
+        let rl = self.sh.request_len;
+        let res = self.open_socket(ci);
+        let c = &mut self.conns[ci];
+        for s in c.ring.iter_mut() {
+            s.start = now;
+            s.sent = 0;
+        }
+        c.w_off = 0;
+        c.w_end = 0;
+        let k = c.ring.len();
+        c.queue(k, rl);
+        c.deadline = now + self.sh.timeout_ns;
+        c.len = 0;
+        c.framer.reset();
+        c.first_byte = 0;
+        c.served = 0;
+        match res {
+            Ok(()) => c.state = State::Connecting,
+            Err(_) => self.close(ci, End::Fail(FailKind::Connect)),
+        }
+    }
+
+    fn open_socket(&mut self, ci: usize) -> io::Result<()> {
+        let sock = Socket::new(
+            Domain::for_address(self.sh.addr.as_socket().expect("resolved address")),
+            Type::STREAM.nonblocking().cloexec(),
+            Some(Protocol::TCP),
+        )?;
+        sock.set_nodelay(true)?;
+        match sock.connect(&self.sh.addr) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        let fd = sock.as_raw_fd();
+        self.ep.add(fd, ci as u64)?;
+        let c = &mut self.conns[ci];
+        if let Some(tls) = &self.sh.tls {
+            c.tls = Some(Box::new(tls.session()?));
+        }
+        c.fd = fd;
+        c.sock = Some(sock);
+        Ok(())
+    }
+
+    // ----- events ----------------------------------------------------------
+
+    fn on_event(&mut self, ci: usize, flags: u32) {
+        let Some(c) = self.conns.get(ci) else {
+            return;
+        };
+        match c.state {
+            State::Closed => {}
+            State::Connecting => {
+                let err = flags & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
+                let so_error = c
+                    .sock
+                    .as_ref()
+                    .map(|s| s.take_error().ok().flatten().is_some())
+                    .unwrap_or(true);
+                if err || so_error {
+                    self.close(ci, End::Fail(FailKind::Connect));
+                    return;
+                }
+                if flags & libc::EPOLLOUT as u32 == 0 {
+                    return;
+                }
+                let now = self.now;
+                let c = &mut self.conns[ci];
+                c.state = State::Open;
+                if let Some(s) = c.ring.front_mut() {
+                    s.connect_ns = now - s.start;
+                }
+                if self.sh.rate.is_none() {
+                    self.refill(ci, false);
+                }
+                self.flush(ci);
+                if self.conns[ci].state == State::Open
+                    && self.conns[ci].ring.len() < self.sh.pipeline
+                    && self.sh.keep_alive
+                {
+                    self.make_free(ci);
+                }
+                if self.conns[ci].state == State::Open {
+                    // Data may already be there (edge already fired with EPOLLIN).
+                    if flags & libc::EPOLLIN as u32 != 0 {
+                        self.read(ci, flags & HUP != 0);
+                    }
+                }
+            }
+            State::Open => {
+                if flags & libc::EPOLLOUT as u32 != 0 {
+                    let fd = c.fd;
+                    if c.w_off < c.w_end {
+                        self.flush(ci);
+                    } else if let Some(t) = &mut self.conns[ci].tls {
+                        // Handshake or buffered ciphertext waiting for room in the socket.
+                        if t.wants_write() && t.flush_tls(fd).is_err() {
+                            self.close(ci, End::Fail(FailKind::Exception));
+                            return;
+                        }
+                    }
+                }
+                if self.conns[ci].state == State::Open && flags & (libc::EPOLLIN as u32 | HUP) != 0
+                {
+                    self.read(ci, flags & HUP != 0);
+                }
+            }
+        }
+    }
+
+    /// Closed model: claim requests until `pipeline` are in flight, queue their bytes.
+    fn refill(&mut self, ci: usize, send: bool) {
+        let want = if self.sh.keep_alive {
+            self.sh.pipeline
+        } else {
+            1
+        };
+        let mut k = 0;
+        while self.conns[ci].ring.len() < want {
+            match self.claim() {
+                Some(slot) => {
+                    self.conns[ci].ring.push_back(slot);
+                    k += 1;
+                }
+                None => break,
+            }
+        }
+        if k > 0 {
+            self.conns[ci].queue(k, self.sh.request_len);
+            if send {
+                self.flush(ci);
+            }
+        }
+    }
+
+    /// Write pending request bytes until done or the socket is full.
+    fn flush(&mut self, ci: usize) {
+        let sh = self.sh;
+        let rl = sh.request_len;
+        let now = self.now;
+        let c = &mut self.conns[ci];
+        if c.state != State::Open || self.draining {
+            return;
+        }
+        let before = c.unwritten(rl);
+        while c.w_off < c.w_end {
+            let bytes = &sh.requests[c.w_off..c.w_end];
+            let r = match &mut c.tls {
+                Some(t) => t.write(c.fd, bytes),
+                None => sys::send(c.fd, bytes),
+            };
+            match r {
+                Ok(n) => c.w_off += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    let end = if c.served > 0 && c.framer.between_responses() {
+                        End::Retry
+                    } else {
+                        End::Fail(FailKind::Exception)
+                    };
+                    self.close(ci, end);
+                    return;
+                }
+            }
+        }
+        let after = c.unwritten(rl);
+        if after < before {
+            // Requests newly written: the last `before` of the ring, first `before - after` of them.
+            let first = c.ring.len() - before;
+            let mut measured = 0;
+            for s in c.ring.range_mut(first..first + (before - after)) {
+                s.sent = now;
+                if s.measured {
+                    measured += 1;
+                    if s.intended != 0 && now > s.intended + LATE_NS {
+                        self.stats.late_sends += 1;
+                    }
+                }
+            }
+            self.stats.sent_requests += measured;
+            self.stats.sent_body_bytes += measured * sh.body_len;
+        }
+        if c.deadline == 0 {
+            if let Some(s) = c.ring.front() {
+                c.deadline = s.start + sh.timeout_ns;
+            }
+        }
+    }
+
+    /// Read and process everything available. `hup`: the event said the peer closed.
+    fn read(&mut self, ci: usize, hup: bool) {
+        loop {
+            let c = &mut self.conns[ci];
+            if c.state != State::Open {
+                return;
+            }
+            if c.len == c.buf.len() {
+                if c.buf.len() >= MAX_HEAD {
+                    self.close(ci, End::Fail(FailKind::Exception));
+                    return;
+                }
+                let n = (c.buf.len() * 2).min(MAX_HEAD);
+                c.buf.resize(n, 0);
+            }
+            let space = c.buf.len() - c.len;
+            let r = match &mut c.tls {
+                Some(t) => t.read(c.fd, &mut c.buf[c.len..]),
+                None => sys::recv(c.fd, &mut c.buf[c.len..]),
+            };
+            match r {
+                Ok(0) => {
+                    self.on_eof(ci);
+                    return;
+                }
+                Ok(n) => {
+                    if self.measuring && !self.draining {
+                        self.stats.transfer_bytes += n as u64;
+                    }
+                    if c.first_byte == 0 {
+                        c.first_byte = self.now;
+                    }
+                    c.len += n;
+                    self.process(ci);
+                    // A short read drained the socket: the next edge will tell us of
+                    // more, unless the peer's FIN came with this edge (then read on to the EOF).
+                    if n < space && !hup && self.conns[ci].tls.is_none() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    let c = &self.conns[ci];
+                    let end = if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
+                        // TLS handshake failed (e.g. untrusted certificate): part of connecting.
+                        End::Fail(FailKind::Connect)
+                    } else if c.served > 0 && c.framer.between_responses() && c.len == 0 {
+                        End::Retry
+                    } else {
+                        End::Fail(FailKind::Receive)
+                    };
+                    self.close(ci, end);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn on_eof(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        match c.framer.eof(c.len) {
+            Eof::Clean if c.ring.is_empty() => self.close(ci, End::Done),
+            Eof::Clean if c.served > 0 => self.close(ci, End::Retry),
+            Eof::Clean | Eof::TruncatedHead => self.close(ci, End::Fail(FailKind::Receive)),
+            Eof::TruncatedBody => self.close(ci, End::Fail(FailKind::Length)),
+            Eof::Complete(resp) => {
+                self.complete(ci, resp);
+                self.close(ci, End::Done);
+            }
+        }
+    }
+
+    /// Parse every complete response in the buffer.
+    fn process(&mut self, ci: usize) {
+        let head = self.sh.head_request;
+        let mut pos = 0;
+        loop {
+            let want_server = self.want_server;
+            let c = &mut self.conns[ci];
+            if pos == c.len {
+                break;
+            }
+            if c.ring.is_empty() {
+                // Bytes nobody asked for: the connection is out of step; replace it.
+                self.close(ci, End::Done);
+                return;
+            }
+            match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
+                Err(_) => {
+                    self.close(ci, End::Fail(FailKind::Exception));
+                    return;
+                }
+                Ok(step) => {
+                    pos += step.used;
+                    if let Some(resp) = step.done {
+                        let more = pos < self.conns[ci].len;
+                        self.complete(ci, resp);
+                        let c = &mut self.conns[ci];
+                        c.first_byte = if more { self.now } else { 0 };
+                        if !resp.reusable || !self.sh.keep_alive {
+                            // Anything after a closing response is not ours to read.
+                            c.len = 0;
+                            let end = if c.ring.is_empty() {
+                                End::Done
+                            } else {
+                                End::Retry
+                            };
+                            self.close(ci, end);
+                            return;
+                        }
+                    } else if step.used == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        let c = &mut self.conns[ci];
+        if pos > 0 {
+            c.buf.copy_within(pos..c.len, 0);
+            c.len -= pos;
+        }
+        if self.sh.rate.is_none() {
+            self.refill(ci, true);
+        } else if self.conns[ci].ring.len() < self.sh.pipeline {
+            self.make_free(ci);
+        }
+    }
+
+    /// Account one complete response for the oldest request.
+    fn complete(&mut self, ci: usize, resp: super::framer::Response) {
+        let now = self.now;
+        let c = &mut self.conns[ci];
+        let Some(slot) = c.ring.pop_front() else {
+            return;
+        };
+        c.served += 1;
+        c.deadline = match c.ring.front() {
+            Some(s) => s.start.max(s.sent) + self.sh.timeout_ns,
+            None => 0,
+        };
+        let first_byte = if c.first_byte == 0 { now } else { c.first_byte };
+        if self.want_server {
+            if let Some(s) = c.framer.server.take() {
+                let _ = self.sh.server.set(s);
+            }
+            self.want_server = false;
+        }
+        if !slot.measured || self.draining {
+            return;
+        }
+        if self.sh.check_length {
+            let doc = match self.sh.doc_len.compare_exchange(
+                u64::MAX,
+                resp.body_bytes,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => resp.body_bytes,
+                Err(v) => v,
+            };
+            if doc != resp.body_bytes {
+                self.fail(FailKind::Length, 1);
+                return;
+            }
+        } else {
+            let _ = self.sh.doc_len.compare_exchange(
+                u64::MAX,
+                resp.body_bytes,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+        let st = &mut self.stats;
+        st.completed += 1;
+        st.status[usize::from(resp.status.min(999))] += 1;
+        if !(200..300).contains(&resp.status) {
+            st.non_2xx += 1;
+        }
+        st.body_bytes += resp.body_bytes;
+        let origin = if slot.intended != 0 {
+            slot.intended
+        } else {
+            slot.start
+        };
+        let total = (now.saturating_sub(origin) / 1000).max(1);
+        let connect = slot.connect_ns / 1000;
+        let sent = if slot.sent == 0 {
+            slot.start
+        } else {
+            slot.sent
+        };
+        let wait = first_byte.saturating_sub(sent) / 1000;
+        let _ = st.total.record(total);
+        let _ = st.connect.record(connect.max(1));
+        let _ = st.processing.record(total.saturating_sub(connect).max(1));
+        let _ = st.waiting.record(wait.max(1));
+        if slot.intended != 0 {
+            let _ = st
+                .uncorrected
+                .record((now.saturating_sub(sent) / 1000).max(1));
+        }
+        if let Some(g) = &mut self.gnuplot {
+            let start_us = self.sh.start_unix_us + (origin - self.sh.start_ns) / 1000;
+            g.line(
+                start_us,
+                connect,
+                total.saturating_sub(connect),
+                total,
+                wait,
+            );
+        }
+    }
+
+    fn fail(&mut self, kind: FailKind, n: u64) {
+        if n == 0 || self.draining {
+            return;
+        }
+        self.stats.fail(kind, n);
+        if self.sh.abort_on_error {
+            self.sh.aborted.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Close a connection, settle the requests on it, and schedule its replacement.
+    fn close(&mut self, ci: usize, end: End) {
+        let c = &mut self.conns[ci];
+        c.sock = None; // closing the fd also removes it from epoll
+        c.fd = -1;
+        c.tls = None;
+        c.state = State::Closed;
+        c.len = 0;
+        c.framer.reset();
+        c.first_byte = 0;
+        c.deadline = 0;
+        c.free = false;
+        match end {
+            End::Fail(kind) => {
+                let n = c.ring.iter().filter(|s| s.measured).count() as u64;
+                c.ring.clear();
+                c.w_off = 0;
+                c.w_end = 0;
+                self.fail(kind, n);
+            }
+            End::Retry if c.served == 0 => {
+                // A fresh connection that closed without answering is a failure, not a retry,
+                // so a server that accepts and hangs up cannot loop us forever.
+                let n = c.ring.iter().filter(|s| s.measured).count() as u64;
+                c.ring.clear();
+                c.w_off = 0;
+                c.w_end = 0;
+                self.fail(FailKind::Receive, n);
+            }
+            End::Retry | End::Done => {
+                self.stats.reconnects += 1;
+            }
+        }
+        if !self.draining {
+            self.restart.push(ci as u32);
+        }
+    }
+
+    /// Fail requests whose deadline passed.
+    fn expire(&mut self) {
+        let now = self.now;
+        for ci in 0..self.conns.len() {
+            let c = &self.conns[ci];
+            if c.state != State::Closed && c.deadline != 0 && now >= c.deadline {
+                let kind = if c.state == State::Connecting {
+                    FailKind::Connect
+                } else {
+                    FailKind::Timeout
+                };
+                self.close(ci, End::Fail(kind));
+            }
+        }
+    }
+}

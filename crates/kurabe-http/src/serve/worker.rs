@@ -1,0 +1,484 @@
+//! One worker thread of the built-in server: an edge-triggered epoll loop over
+//! the connections it accepted, plus a FIFO timer queue for delayed responses.
+//!
+//! Owns connection state and the per-request work (`work_us`, `alloc_kb`,
+//! `leak_bytes`). Must not block on a socket or sleep: everything waits in
+//! `epoll_wait`.
+
+use std::collections::VecDeque;
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::chunked::Chunked;
+use super::poll::Epoll;
+use super::response::{self, ConnMode, Framing, Kind, Responses};
+use super::{ServeConfig, ServeStats, SHUTDOWN_POLL};
+
+/// What all workers of one server share (read-only apart from the atomic counters).
+pub(super) struct Shared<'a> {
+    cfg: &'a ServeConfig,
+    responses: Responses,
+    stats: &'a ServeStats,
+    shutdown: &'a AtomicBool,
+    listener: &'a TcpListener,
+}
+
+impl<'a> Shared<'a> {
+    pub(super) fn new(
+        cfg: &'a ServeConfig,
+        stats: &'a ServeStats,
+        shutdown: &'a AtomicBool,
+        listener: &'a TcpListener,
+    ) -> Self {
+        Self {
+            cfg,
+            responses: Responses::new(cfg),
+            stats,
+            shutdown,
+            listener,
+        }
+    }
+}
+
+const LISTENER: u64 = u64::MAX;
+/// Stop parsing more pipelined requests while this much output is unsent.
+const WRITE_HIGH_WATER: usize = 1 << 20;
+/// Stop reading while this much unparsed input is buffered.
+const READ_CAP: usize = 1 << 20;
+/// A request head larger than this is rejected.
+const MAX_HEAD: usize = 64 * 1024;
+
+/// Body of the request currently being read.
+enum Body {
+    None,
+    Length(u64),
+    Chunked(Chunked),
+}
+
+/// A request whose head has been parsed and whose body is being read.
+struct Pending {
+    kind: Kind,
+    stats: bool,
+    body: Body,
+    body_bytes: u64,
+}
+
+struct Conn {
+    stream: TcpStream,
+    rbuf: Vec<u8>,
+    rpos: usize,
+    wbuf: Vec<u8>,
+    wpos: usize,
+    pending: Option<Pending>,
+    /// A response waiting for its `latency_ms` to pass; nothing else is parsed meanwhile, to keep order.
+    delayed: Option<Kind>,
+    close_after_write: bool,
+    eof: bool,
+}
+
+impl Conn {
+    fn unsent(&self) -> usize {
+        self.wbuf.len() - self.wpos
+    }
+}
+
+/// Whether a connection stays open after being driven.
+enum Next {
+    Keep,
+    Close,
+}
+
+pub(super) struct Worker<'s, 'a> {
+    shared: &'s Shared<'a>,
+    epoll: Epoll,
+    conns: Vec<Option<Conn>>,
+    generations: Vec<u32>,
+    free: Vec<usize>,
+    /// (due, token) of delayed responses; FIFO because every delay is the same length.
+    timers: VecDeque<(Instant, u64)>,
+    scratch: Box<[u8]>,
+    leaks: Vec<Box<[u8]>>,
+    accept_paused_until: Option<Instant>,
+}
+
+impl<'s, 'a> Worker<'s, 'a> {
+    pub(super) fn new(shared: &'s Shared<'a>) -> io::Result<Self> {
+        let epoll = Epoll::new()?;
+        epoll.add(
+            shared.listener.as_raw_fd(),
+            (libc::EPOLLIN | libc::EPOLLEXCLUSIVE) as u32,
+            LISTENER,
+        )?;
+        Ok(Self {
+            shared,
+            epoll,
+            conns: Vec::new(),
+            generations: Vec::new(),
+            free: Vec::new(),
+            timers: VecDeque::new(),
+            scratch: vec![0; 64 * 1024].into_boxed_slice(),
+            leaks: Vec::new(),
+            accept_paused_until: None,
+        })
+    }
+
+    pub(super) fn run(mut self) -> io::Result<()> {
+        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
+        while !self.shared.shutdown.load(Ordering::Relaxed) {
+            let n = self.epoll.wait(&mut events, self.wait_ms())?;
+            for ev in &events[..n] {
+                let token = ev.u64;
+                if token == LISTENER {
+                    self.accept();
+                } else if let Some(idx) = self.lookup(token) {
+                    self.drive_and_reap(idx);
+                }
+            }
+            self.fire_timers();
+            if self
+                .accept_paused_until
+                .is_some_and(|t| Instant::now() >= t)
+            {
+                self.accept_paused_until = None;
+                self.accept();
+            }
+        }
+        Ok(())
+    }
+
+    /// Sleep in epoll until the next timer, but look at the shutdown flag regularly.
+    fn wait_ms(&self) -> i32 {
+        let mut wait = SHUTDOWN_POLL;
+        let now = Instant::now();
+        for due in self
+            .timers
+            .front()
+            .map(|t| t.0)
+            .into_iter()
+            .chain(self.accept_paused_until)
+        {
+            wait = wait.min(due.saturating_duration_since(now));
+        }
+        // Round up so we never wake just before a timer is due and spin.
+        wait.as_micros().div_ceil(1000) as i32
+    }
+
+    fn accept(&mut self) {
+        if self.accept_paused_until.is_some() {
+            return;
+        }
+        let lfd = self.shared.listener.as_raw_fd();
+        loop {
+            // SAFETY: null address pointers are allowed; we own the returned descriptor.
+            let fd = unsafe {
+                libc::accept4(
+                    lfd,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                )
+            };
+            if fd < 0 {
+                let err = io::Error::last_os_error();
+                match err.raw_os_error() {
+                    Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => {
+                        // Out of descriptors: back off instead of spinning on a ready listener.
+                        self.accept_paused_until = Some(Instant::now() + Duration::from_millis(10));
+                    }
+                    Some(libc::EINTR | libc::ECONNABORTED) => continue,
+                    _ => {}
+                }
+                return;
+            }
+            // SAFETY: `fd` is a fresh, connected, non-blocking socket nobody else owns.
+            let stream = unsafe { TcpStream::from_raw_fd(fd) };
+            let _ = stream.set_nodelay(true);
+            self.shared
+                .stats
+                .connections_accepted
+                .fetch_add(1, Ordering::Relaxed);
+            self.insert(stream);
+        }
+    }
+
+    fn insert(&mut self, stream: TcpStream) {
+        let idx = self.free.pop().unwrap_or_else(|| {
+            self.conns.push(None);
+            self.generations.push(0);
+            self.conns.len() - 1
+        });
+        self.generations[idx] = self.generations[idx].wrapping_add(1);
+        let token = (u64::from(self.generations[idx]) << 32) | idx as u64;
+        let events = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
+        if self.epoll.add(stream.as_raw_fd(), events, token).is_err() {
+            self.free.push(idx);
+            return;
+        }
+        self.conns[idx] = Some(Conn {
+            stream,
+            rbuf: Vec::new(),
+            rpos: 0,
+            wbuf: Vec::new(),
+            wpos: 0,
+            pending: None,
+            delayed: None,
+            close_after_write: false,
+            eof: false,
+        });
+        // Data may already be waiting: edge-triggered registration reports it, but drive now anyway.
+        self.drive_and_reap(idx);
+    }
+
+    /// The slot for `token`, if that connection still exists (not a reused slot).
+    fn lookup(&self, token: u64) -> Option<usize> {
+        let idx = (token & 0xffff_ffff) as usize;
+        let generation = (token >> 32) as u32;
+        (self.generations.get(idx) == Some(&generation) && self.conns[idx].is_some()).then_some(idx)
+    }
+
+    fn drive_and_reap(&mut self, idx: usize) {
+        if let Next::Close = self.drive(idx) {
+            // Dropping the stream closes it, which also removes it from epoll.
+            self.conns[idx] = None;
+            self.free.push(idx);
+        }
+    }
+
+    fn fire_timers(&mut self) {
+        let now = Instant::now();
+        while let Some(&(due, token)) = self.timers.front() {
+            if due > now {
+                break;
+            }
+            self.timers.pop_front();
+            let Some(idx) = self.lookup(token) else {
+                continue;
+            };
+            let conn = self.conns[idx].as_mut().expect("looked up");
+            if let Some(kind) = conn.delayed.take() {
+                conn.wbuf.extend_from_slice(self.shared.responses.get(kind));
+            }
+            self.drive_and_reap(idx);
+        }
+    }
+
+    /// Parse, answer, write and read until the socket would block in both directions.
+    fn drive(&mut self, idx: usize) -> Next {
+        loop {
+            let mut progress = match self.process(idx) {
+                Ok(p) => p,
+                Err(()) => return Next::Close,
+            };
+            let conn = self.conns[idx].as_mut().expect("driven connection exists");
+            while conn.unsent() > 0 {
+                match conn.stream.write(&conn.wbuf[conn.wpos..]) {
+                    Ok(0) => return Next::Close,
+                    Ok(n) => {
+                        conn.wpos += n;
+                        progress = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => return Next::Close,
+                }
+            }
+            if conn.unsent() == 0 {
+                conn.wbuf.clear();
+                conn.wpos = 0;
+                if conn.close_after_write {
+                    return Next::Close;
+                }
+            }
+            if !conn.eof && conn.rbuf.len() - conn.rpos < READ_CAP {
+                match conn.stream.read(&mut self.scratch) {
+                    Ok(0) => {
+                        conn.eof = true;
+                        progress = true;
+                    }
+                    Ok(n) => {
+                        if conn.rpos == conn.rbuf.len() {
+                            conn.rbuf.clear();
+                            conn.rpos = 0;
+                        } else if conn.rpos > conn.rbuf.len() / 2 {
+                            conn.rbuf.drain(..conn.rpos);
+                            conn.rpos = 0;
+                        }
+                        conn.rbuf.extend_from_slice(&self.scratch[..n]);
+                        progress = true;
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => progress = true,
+                    Err(_) => return Next::Close,
+                }
+            }
+            if !progress {
+                // After EOF with nothing delayed or unsent, whatever is still buffered is an
+                // incomplete request that can never complete: the connection is done.
+                if conn.eof && conn.delayed.is_none() && conn.unsent() == 0 {
+                    return Next::Close;
+                }
+                return Next::Keep;
+            }
+        }
+    }
+
+    /// Handle every complete request in the read buffer; `Ok(true)` if any input was consumed.
+    fn process(&mut self, idx: usize) -> Result<bool, ()> {
+        let mut progress = false;
+        loop {
+            let conn = self.conns[idx]
+                .as_mut()
+                .expect("processed connection exists");
+            if conn.delayed.is_some() || conn.close_after_write || conn.unsent() > WRITE_HIGH_WATER
+            {
+                return Ok(progress);
+            }
+            let input = &conn.rbuf[conn.rpos..];
+            if conn.pending.is_none() {
+                match response::parse_head(input) {
+                    Ok(Some(head)) => {
+                        conn.rpos += head.len;
+                        progress = true;
+                        if head.expect_continue && head.framing != Framing::None {
+                            // Without it curl and friends wait a second before sending the body.
+                            conn.wbuf.extend_from_slice(response::CONTINUE);
+                        }
+                        conn.pending = Some(Pending {
+                            kind: head.kind,
+                            stats: head.stats,
+                            body: match head.framing {
+                                Framing::None => Body::None,
+                                Framing::Length(n) => Body::Length(n),
+                                Framing::Chunked => Body::Chunked(Chunked::Size),
+                            },
+                            body_bytes: 0,
+                        });
+                    }
+                    Ok(None) if input.len() > MAX_HEAD => return self.bad_request(idx),
+                    Ok(None) => return Ok(progress),
+                    Err(_) => return self.bad_request(idx),
+                }
+            }
+            let conn = self.conns[idx]
+                .as_mut()
+                .expect("processed connection exists");
+            let input = &conn.rbuf[conn.rpos..];
+            let pending = conn.pending.as_mut().expect("set above");
+            let done = match &mut pending.body {
+                Body::None => true,
+                Body::Length(left) => {
+                    let take = (*left).min(input.len() as u64);
+                    *left -= take;
+                    conn.rpos += take as usize;
+                    pending.body_bytes += take;
+                    progress |= take > 0;
+                    *left == 0
+                }
+                Body::Chunked(dec) => {
+                    let Ok(step) = dec.advance(input) else {
+                        return self.bad_request(idx);
+                    };
+                    conn.rpos += step.consumed;
+                    pending.body_bytes += step.data;
+                    progress |= step.consumed > 0;
+                    *dec == Chunked::Done
+                }
+            };
+            if !done {
+                return Ok(progress);
+            }
+            let pending = conn.pending.take().expect("set above");
+            self.respond(idx, pending);
+        }
+    }
+
+    fn bad_request(&mut self, idx: usize) -> Result<bool, ()> {
+        let conn = self.conns[idx].as_mut().expect("connection exists");
+        conn.wbuf.extend_from_slice(response::BAD_REQUEST);
+        conn.close_after_write = true;
+        conn.rpos = conn.rbuf.len();
+        Ok(true)
+    }
+
+    fn respond(&mut self, idx: usize, req: Pending) {
+        let cfg = self.shared.cfg;
+        let mut kind = req.kind;
+        if cfg.close {
+            kind.mode = ConnMode::Close;
+        }
+        let conn = self.conns[idx].as_mut().expect("connection exists");
+        if kind.mode == ConnMode::Close {
+            conn.close_after_write = true;
+        }
+        if req.stats {
+            let json = self.shared.stats.to_json();
+            conn.wbuf
+                .extend_from_slice(&response::stats_response(&json, kind.mode));
+            return;
+        }
+        let stats = self.shared.stats;
+        stats.requests_served.fetch_add(1, Ordering::Relaxed);
+        if req.body_bytes > 0 {
+            stats.requests_with_body.fetch_add(1, Ordering::Relaxed);
+            stats
+                .body_bytes_received
+                .fetch_add(req.body_bytes, Ordering::Relaxed);
+        }
+        spin(Duration::from_micros(cfg.work_us));
+        churn(cfg.alloc_kb * 1024);
+        if cfg.leak_bytes > 0 {
+            // Filled with a non-zero byte so every page is really resident.
+            self.leaks
+                .push(vec![0xa5; cfg.leak_bytes].into_boxed_slice());
+            stats
+                .leaked_bytes
+                .fetch_add(cfg.leak_bytes as u64, Ordering::Relaxed);
+        }
+        if cfg.latency_ms > 0 {
+            conn.delayed = Some(kind);
+            let token = (u64::from(self.generations[idx]) << 32) | idx as u64;
+            self.timers.push_back((
+                Instant::now() + Duration::from_millis(cfg.latency_ms),
+                token,
+            ));
+        } else {
+            conn.wbuf.extend_from_slice(self.shared.responses.get(kind));
+        }
+    }
+}
+
+/// Burn CPU for `d` on the monotonic clock (a busy loop, not a sleep: it is meant to cost CPU).
+fn spin(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// Allocate `bytes`, touch every byte and free it again.
+fn churn(bytes: usize) {
+    if bytes == 0 {
+        return;
+    }
+    // A non-zero fill defeats calloc's untouched zero pages.
+    let buf = vec![0x5au8; bytes];
+    std::hint::black_box(&buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spin_takes_at_least_the_requested_time() {
+        let start = Instant::now();
+        spin(Duration::from_micros(2000));
+        assert!(start.elapsed() >= Duration::from_micros(2000));
+    }
+}

@@ -1,0 +1,45 @@
+//! Markdown: one table with a header and one row of headline figures.
+
+use std::io::{self, Write};
+
+use kurabe_model::http::HttpReport;
+
+use super::{summary_columns, Render};
+
+/// Markdown table renderer.
+pub struct Markdown;
+
+impl Render for Markdown {
+    fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+        let cols = summary_columns(report);
+        let cell = |s: &str| s.replace('|', "\\|");
+        let header: Vec<_> = cols.iter().map(|(h, _)| cell(h)).collect();
+        let rule: Vec<_> = cols
+            .iter()
+            .map(|(h, _)| if *h == "url" { ":--" } else { "--:" })
+            .collect();
+        let row: Vec<_> = cols.iter().map(|(_, v)| cell(v)).collect();
+        writeln!(out, "| {} |", header.join(" | "))?;
+        writeln!(out, "|{}|", rule.join("|"))?;
+        writeln!(out, "| {} |", row.join(" | "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_the_expected_table() {
+        let mut out = Vec::new();
+        Markdown
+            .render(&super::super::fixture::report(), &mut out)
+            .unwrap();
+        let expected = "\
+| url | concurrency | keep_alive | duration_s | complete_requests | failed_requests | in_flight_at_end | non_2xx_responses | requests_per_second | latency_mean_ms | latency_p50_ms | latency_p90_ms | latency_p99_ms | latency_p999_ms | latency_max_ms | transfer_bytes | interrupted |
+|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|
+| http://127.0.0.1:8080/index.html | 50 | true | 2.500 | 99990 | 10 | 0 | 5 | 39996.00 | 0.412 | 0.398 | 0.530 | 1.210 | 2.502 | 3.120 | 9999000 | false |
+";
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+    }
+}

@@ -1,0 +1,284 @@
+//! Text: ab's report, section by section and with ab's format strings, so
+//! scripts that grep ab output (`Requests per second:\s+([\d.]+)` …) keep
+//! working; then kurabe's additions (sub-ms percentiles, status codes,
+//! timeouts, reconciliation) in a block of their own below.
+
+use std::io::{self, Write};
+
+use kurabe_model::http::{HttpReport, PhaseTimes};
+
+use super::{ms3, Render};
+
+/// ab-layout text renderer.
+pub struct Text;
+
+/// The rows of ab's percentage table; other percentiles (99.9) appear in kurabe's section.
+const AB_PERCENTILES: [f64; 9] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 100.0];
+
+/// Whole milliseconds, as ab prints its integer columns.
+fn ms(us: u64) -> u64 {
+    (us + 500) / 1000
+}
+
+fn phase_row(out: &mut dyn Write, label: &str, p: &PhaseTimes) -> io::Result<()> {
+    // ab: "%-11s %5d %4d %5.1f %6d %7d"
+    writeln!(
+        out,
+        "{label:<11} {:5} {:4} {:5.1} {:6} {:7}",
+        ms(p.min),
+        (p.mean / 1000.0).round() as u64,
+        p.sd / 1000.0,
+        ms(p.median),
+        ms(p.max)
+    )
+}
+
+fn ab_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    let secs = r.duration_s.max(f64::MIN_POSITIVE);
+    writeln!(
+        out,
+        "Server Software:        {}",
+        r.server_software.as_deref().unwrap_or("")
+    )?;
+    writeln!(out, "Server Hostname:        {}", r.server_hostname)?;
+    writeln!(out, "Server Port:            {}", r.server_port)?;
+    if r.url.starts_with("https://") {
+        writeln!(out, "SSL/TLS Protocol:       TLS (rustls)")?;
+    }
+    writeln!(out)?;
+    writeln!(out, "Document Path:          {}", r.document_path)?;
+    writeln!(
+        out,
+        "Document Length:        {} bytes",
+        r.document_length_bytes
+    )?;
+    writeln!(out)?;
+    writeln!(out, "Concurrency Level:      {}", r.concurrency)?;
+    writeln!(out, "Time taken for tests:   {:.3} seconds", r.duration_s)?;
+    writeln!(out, "Complete requests:      {}", r.complete_requests)?;
+    writeln!(out, "Failed requests:        {}", r.failed_requests)?;
+    if r.failed_requests > 0 {
+        let f = &r.failures;
+        writeln!(
+            out,
+            "   (Connect: {}, Receive: {}, Length: {}, Exceptions: {})",
+            f.connect, f.receive, f.length, f.exceptions
+        )?;
+    }
+    if r.non_2xx_responses > 0 {
+        writeln!(out, "Non-2xx responses:      {}", r.non_2xx_responses)?;
+    }
+    if r.keep_alive {
+        writeln!(out, "Keep-Alive requests:    {}", r.complete_requests)?;
+    }
+    writeln!(out, "Total transferred:      {} bytes", r.transfer_bytes)?;
+    if r.sent_body_bytes > 0 {
+        writeln!(out, "Total body sent:        {}", r.sent_body_bytes)?;
+    }
+    writeln!(out, "HTML transferred:       {} bytes", r.body_bytes)?;
+    writeln!(
+        out,
+        "Requests per second:    {:.2} [#/sec] (mean)",
+        r.requests_per_second
+    )?;
+    let done = r.complete_requests.max(1) as f64;
+    writeln!(
+        out,
+        "Time per request:       {:.3} [ms] (mean)",
+        f64::from(r.concurrency) * secs * 1000.0 / done
+    )?;
+    writeln!(
+        out,
+        "Time per request:       {:.3} [ms] (mean, across all concurrent requests)",
+        secs * 1000.0 / done
+    )?;
+    writeln!(
+        out,
+        "Transfer rate:          {:.2} [Kbytes/sec] received",
+        r.transfer_bytes as f64 / 1024.0 / secs
+    )?;
+    if r.sent_body_bytes > 0 {
+        let sent = r.sent_body_bytes as f64 / 1024.0 / secs;
+        writeln!(out, "                        {sent:.2} kb/s sent")?;
+        let total = (r.transfer_bytes + r.sent_body_bytes) as f64 / 1024.0 / secs;
+        writeln!(out, "                        {total:.2} kb/s total")?;
+    }
+    writeln!(out)?;
+    writeln!(out, "Connection Times (ms)")?;
+    writeln!(out, "              min  mean[+/-sd] median   max")?;
+    let t = &r.connection_times_us;
+    phase_row(out, "Connect:", &t.connect)?;
+    phase_row(out, "Processing:", &t.processing)?;
+    phase_row(out, "Waiting:", &t.waiting)?;
+    phase_row(out, "Total:", &t.total)?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Percentage of the requests served within a certain time (ms)"
+    )?;
+    for p in &r.latency_percentiles_us {
+        if !AB_PERCENTILES.contains(&p.percentile) {
+            continue;
+        }
+        if p.percentile >= 100.0 {
+            writeln!(out, " 100%  {:5} (longest request)", ms(p.latency_us))?;
+        } else {
+            writeln!(out, "  {}%  {:5}", p.percentile, ms(p.latency_us))?;
+        }
+    }
+    Ok(())
+}
+
+fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    let l = &r.latency_us;
+    writeln!(out)?;
+    writeln!(out, "Latency (ms)")?;
+    writeln!(
+        out,
+        "  min {}  mean {:.3}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        ms3(l.min),
+        l.mean / 1000.0,
+        ms3(l.p50),
+        ms3(l.p90),
+        ms3(l.p99),
+        ms3(l.p999),
+        ms3(l.max)
+    )?;
+    if let Some(rate) = &r.rate {
+        let u = &rate.latency_uncorrected_us;
+        writeln!(
+            out,
+            "  uncorrected (from actual send): mean {:.3}  p50 {}  p99 {}  max {}",
+            u.mean / 1000.0,
+            ms3(u.p50),
+            ms3(u.p99),
+            ms3(u.max)
+        )?;
+        writeln!(
+            out,
+            "Rate:                   {:.2} [#/sec] requested, {:.2} [#/sec] sent, {} late sends",
+            rate.requested_per_s, rate.achieved_per_s, rate.late_sends
+        )?;
+    }
+    let codes: Vec<_> = r
+        .status_codes
+        .iter()
+        .map(|(code, n)| format!("{code}: {n}"))
+        .collect();
+    writeln!(out, "Status codes:           {}", codes.join(", "))?;
+    writeln!(out, "Timeouts:               {}", r.failures.timeout)?;
+    let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    writeln!(
+        out,
+        "Reconciliation:         {} completed + {} failed + {} in flight = {} sent",
+        r.complete_requests, r.failed_requests, r.in_flight_at_end, sent
+    )?;
+    if r.warmup_s > 0.0 {
+        writeln!(out, "Warm-up (not counted):  {:.3} seconds", r.warmup_s)?;
+    }
+    if let Some(s) = &r.server {
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        writeln!(
+            out,
+            "Server (pid {}):         {:.3} ms CPU/request, {:.1} % CPU, PSS {:.1} → {:.1} MiB (peak {:.1})",
+            s.pid,
+            s.cpu_ms_per_request,
+            s.cpu_percent_mean,
+            mib(s.pss_start_bytes),
+            mib(s.pss_end_bytes),
+            mib(s.pss_peak_bytes)
+        )?;
+    }
+    Ok(())
+}
+
+impl Render for Text {
+    fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+        if report.interrupted {
+            writeln!(out, "*** interrupted: partial results ***")?;
+            writeln!(out)?;
+        }
+        ab_section(report, out)?;
+        kurabe_section(report, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(report: &HttpReport) -> String {
+        let mut out = Vec::new();
+        Text.render(report, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn renders_ab_layout_then_kurabe_additions() {
+        let expected = "\
+Server Software:        kurabe/0.1.0
+Server Hostname:        127.0.0.1
+Server Port:            8080
+
+Document Path:          /index.html
+Document Length:        13 bytes
+
+Concurrency Level:      50
+Time taken for tests:   2.500 seconds
+Complete requests:      99990
+Failed requests:        10
+   (Connect: 1, Receive: 2, Length: 3, Exceptions: 0)
+Non-2xx responses:      5
+Keep-Alive requests:    99990
+Total transferred:      9999000 bytes
+HTML transferred:       1299870 bytes
+Requests per second:    39996.00 [#/sec] (mean)
+Time per request:       1.250 [ms] (mean)
+Time per request:       0.025 [ms] (mean, across all concurrent requests)
+Transfer rate:          3905.86 [Kbytes/sec] received
+
+Connection Times (ms)
+              min  mean[+/-sd] median   max
+Connect:        0    0   0.0      0       1
+Processing:     0    0   0.1      0       3
+Waiting:        0    0   0.1      0       3
+Total:          0    0   0.1      0       3
+
+Percentage of the requests served within a certain time (ms)
+  50%      0
+  66%      0
+  75%      0
+  80%      1
+  90%      1
+  95%      1
+  98%      1
+  99%      1
+ 100%      3 (longest request)
+
+Latency (ms)
+  min 0.095  mean 0.412  p50 0.398  p90 0.530  p99 1.210  p99.9 2.502  max 3.120
+Status codes:           200: 99985, 503: 5
+Timeouts:               4
+Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
+";
+        assert_eq!(render(&super::super::fixture::report()), expected);
+    }
+
+    #[test]
+    fn marks_interrupted_runs_and_rate_figures() {
+        let mut r = super::super::fixture::report();
+        r.interrupted = true;
+        r.in_flight_at_end = 7;
+        r.rate = Some(kurabe_model::http::RateInfo {
+            requested_per_s: 1000.0,
+            achieved_per_s: 999.5,
+            latency_uncorrected_us: r.latency_us,
+            late_sends: 2,
+        });
+        let text = render(&r);
+        assert!(text.starts_with("*** interrupted: partial results ***\n"));
+        assert!(text.contains("uncorrected (from actual send): mean 0.412"));
+        assert!(text.contains("1000.00 [#/sec] requested, 999.50 [#/sec] sent, 2 late sends"));
+        assert!(text.contains("+ 7 in flight = 100007 sent"));
+    }
+}
