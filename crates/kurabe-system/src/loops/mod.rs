@@ -320,8 +320,16 @@ fn spawn_loop(secs: f64) -> Record {
         // SAFETY: the child only calls _exit.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            // SAFETY: leave at once, as spawn.c's child does.
-            unsafe { libc::_exit(0) };
+            // Leave at once, as spawn.c's child does with exit(0). Its exit
+            // work is the stdio cleanup (kurabe registers no C atexit
+            // handlers), so do that flush, then _exit: exit(3) itself would
+            // also run Rust's thread-local destructors in the child.
+            // SAFETY: kurabe never uses C stdio, so no thread can hold a
+            // stdio lock at fork; fflush(NULL) and _exit do not return errors we need.
+            unsafe {
+                libc::fflush(std::ptr::null_mut());
+                libc::_exit(0)
+            };
         }
         if pid < 0 {
             return Record {
