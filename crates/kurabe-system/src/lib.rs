@@ -24,21 +24,28 @@
 //! other jobs, so single runs of the *same* binary varied by ±30–60 %):
 //! median of per-round ratios kurabe/original, interleaved —
 //!
-//! | test | ratio | rounds × s |
+//! | test | ratio (first run) | second run |
 //! |---|---|---|
-//! | pipe | 0.995 (1.012) | 15 × 2 (5 × 5) |
-//! | syscall | 0.962 (0.986) | 15 × 2 (5 × 5) |
-//! | context1 | 1.069 (0.982) | 15 × 2 (5 × 5) |
-//! | spawn | see the report of the issue; 1.14–1.17 with a bare `_exit` child | 9 × 2 |
-//! | fstime / fsbuffer / fsdisk | 0.95 / 0.98 / 0.79 | 5 × 5 |
-//! | shell1 / shell8 | 1.03 / 1.00 (0.92 / 1.11) | 5 × 5 (9 × 2) |
-//! | dhry2reg | 1.19 | 5 × 5 |
-//! | whetstone-double | 1.12 | 5 × 10 |
-//! | execl | 0.71 (0.87) | 5 × 5 (9 × 2) |
+//! | pipe | 1.012 (5 × 5 s) | 0.995 (15 × 2 s) |
+//! | syscall | 0.986 (5 × 5 s) | 0.962 (15 × 2 s) |
+//! | context1 | 0.982 (5 × 5 s) | 1.069 (15 × 2 s) |
+//! | spawn | 1.140 (5 × 5 s) | 1.102 (11 × 2 s) |
+//! | fstime | 0.948 (5 × 5 s) | 1.038 (5 × 2 s) |
+//! | fsbuffer | 0.979 (5 × 5 s) | 1.016 (5 × 2 s) |
+//! | fsdisk | 0.786 (5 × 5 s) | 1.023 (5 × 2 s) |
+//! | shell1 | 1.030 (5 × 5 s) | 0.921 (9 × 2 s) |
+//! | shell8 | 0.996 (5 × 5 s) | 1.111 (9 × 2 s) |
+//! | dhry2reg | 1.188 (5 × 5 s) | |
+//! | whetstone-double | 1.116 (5 × ~10 s) | |
+//! | execl | 0.709 (5 × 5 s) | 0.865 (9 × 2 s) |
 //!
-//! On a machine this loaded these medians cannot confirm ±5 %; they show no
-//! systematic gap beyond the noise for pipe, syscall and the shells, and
-//! the expected compiler/binary gaps for Dhrystone, Whetstone and Execl.
+//! On a machine this loaded these medians cannot confirm ±5 %: the two runs
+//! of the same test differ by up to 0.24. They show no systematic gap beyond
+//! the noise for pipe, syscall, context switching, file copy and the shells;
+//! process creation came out 10–14 % faster in kurabe in both runs (the
+//! forked copy exits through `_exit` after a stdio flush instead of glibc's
+//! full `exit`; not resolved further); and the expected compiler and binary
+//! gaps for Dhrystone, Whetstone and Execl (see their modules).
 
 pub mod catalog;
 pub mod compare;
