@@ -2,6 +2,8 @@
 //! processes and sockets. One test binary, one module per subcommand.
 
 mod http;
+mod mem;
 mod serve;
 mod system;
 mod util;
+mod watch;
