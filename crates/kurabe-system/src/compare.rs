@@ -255,8 +255,10 @@ fn verdict(lo: f64, hi: f64, d: &LogDiff, band: f64) -> (SystemVerdict, Option<S
         (SystemVerdict::WithinNoise, None)
     } else {
         // Passes per side so the half-width shrinks below the band:
-        // n ≈ 16·(CV/δ)², CV from the pooled per-pass spread.
-        let per_pass_sd = (d.spread.var_of_mean * (d.spread.df + 2.0) / 2.0).sqrt();
+        // n ≈ 16·(CV/δ)², CV the per-pass spread of the log rates. With n
+        // passes a side and equal spreads, var_of_mean = 2σ²/n and
+        // df ≈ 2n − 2, so σ² ≈ var_of_mean · (df + 2) / 4.
+        let per_pass_sd = (d.spread.var_of_mean * (d.spread.df + 2.0) / 4.0).sqrt();
         let need = (16.0 * (per_pass_sd / band).powi(2)).ceil().max(3.0);
         (
             SystemVerdict::Inconclusive,
