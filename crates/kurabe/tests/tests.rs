@@ -5,5 +5,6 @@ mod http;
 mod mem;
 mod results;
 mod serve;
+mod system;
 mod util;
 mod watch;
