@@ -3,6 +3,7 @@
 
 mod http;
 mod mem;
+mod results;
 mod serve;
 mod system;
 mod util;
