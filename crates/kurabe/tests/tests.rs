@@ -6,5 +6,6 @@ mod mem;
 mod results;
 mod run;
 mod serve;
+mod system;
 mod util;
 mod watch;
