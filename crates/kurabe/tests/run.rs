@@ -523,3 +523,34 @@ metrics = ["wall_time_s"]
     assert!(exp.runs.len() > 6, "{} runs", exp.runs.len());
     assert!(took < Duration::from_secs(8), "took {took:?}");
 }
+
+#[test]
+fn system_workload_records_an_index_and_unknown_tests_are_refused() {
+    let plan = |tests: &str| {
+        format!(
+            "name = \"sys\"\nrepeat = 1\n[[variant]]\nname = \"here\"\n[[workload]]\nname = \"idx\"\nsystem = {{ tests = [{tests}], copies = 1, quick = true }}\n"
+        )
+    };
+    let (dir, bad) = plan_file(&plan("\"no-such-test\""));
+    let out = run_plan(dir.path(), &bad, &["-q"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("workload[0].system.tests"),
+        "{}",
+        stderr(&out)
+    );
+
+    let (dir, good) = plan_file(&plan("\"syscall\""));
+    let out = run_plan(dir.path(), &good, &["-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    let run = &exp.runs[0].run;
+    assert_eq!(run.status, RunStatus::Ok, "{:?}", run.error_tail);
+    let index = run
+        .metrics
+        .iter()
+        .find(|m| m.name == "system_index")
+        .unwrap();
+    assert!(index.value > 0.0);
+    assert!(run.record.as_ref().unwrap()["system"]["runs"].is_array());
+}
