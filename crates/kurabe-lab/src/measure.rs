@@ -7,6 +7,12 @@
 //! `watch` (sample CPU and memory for a duration) and `idle` (let the
 //! target settle, then read its memory). Each returns every metric it has,
 //! by catalogue name; the runner keeps the ones the workload selects.
+//!
+//! Known limit: `max_rss_bytes` of a command comes from `wait4`, whose
+//! `ru_maxrss` includes the pre-exec copy of kurabe itself (the kernel keeps
+//! the old image's high-water mark across exec) — so it has a floor of
+//! kurabe's own RSS, as `/usr/bin/time` has a floor of its own. Differences
+//! between variants above that floor are real.
 //! It must not print or touch the store.
 
 use std::collections::BTreeMap;
