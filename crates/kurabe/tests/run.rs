@@ -456,22 +456,38 @@ idle = { settle = "100ms" }
             .count()
     };
     assert!(wait_for(Duration::from_secs(3), || sleepers() == 0));
-    // A crash cannot run cleanup: remove the empty cgroup it left (if any).
-    for h in std::fs::read_dir("/sys/fs/cgroup")
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        for e in std::fs::read_dir(h.path()).into_iter().flatten().flatten() {
-            let name = e.file_name();
-            if name
-                .to_str()
-                .is_some_and(|n| n.starts_with(&format!("kurabe-{}-", child.id())))
-            {
-                let _ = std::fs::remove_dir(e.path());
+    // A crash runs no cleanup: the empty cgroup of the run in flight may
+    // stay; the next `kurabe run` sweeps it (its owner PID is gone).
+    let prefix = format!("kurabe-{}-", child.id());
+    let leftovers = || -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        let mut stack = vec![(PathBuf::from("/sys/fs/cgroup"), 0)];
+        while let Some((d, depth)) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                let name = e.file_name().to_string_lossy().into_owned();
+                if is_dir && name.starts_with(&prefix) {
+                    found.push(e.path());
+                } else if is_dir && depth < 4 && !name.starts_with("kurabe-") {
+                    stack.push((e.path(), depth + 1));
+                }
             }
         }
-    }
+        found
+    };
+    let (dir2, plan2) = plan_file(
+        "name = \"sweep\"\nrepeat = 1\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\nidle = { settle = \"1ms\", scope = \"system\" }\n",
+    );
+    // The killed target may take a moment to leave its cgroup.
+    assert!(
+        wait_for(Duration::from_secs(5), || {
+            let out = run_plan(dir2.path(), &plan2, &["-q"]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            leftovers().is_empty()
+        }),
+        "left behind: {:?}",
+        leftovers()
+    );
 }
 
 #[test]
