@@ -570,3 +570,58 @@ fn system_workload_records_an_index_and_unknown_tests_are_refused() {
     assert!(index.value > 0.0);
     assert!(run.record.as_ref().unwrap()["system"]["runs"].is_array());
 }
+
+#[test]
+fn ctrl_c_stops_the_target_keeps_finished_runs_and_marks_the_experiment_interrupted() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "interrupt"
+repeat = 50
+[target]
+command = "echo up >&2; exec sleep 32.75"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+idle = { settle = "150ms" }
+"#,
+    );
+    let db = dir.path().join("results.db");
+    let mut child = kurabe()
+        .arg("run")
+        .arg(&plan)
+        .arg("--store")
+        .arg(&db)
+        .arg("-q")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs_so_far = || -> usize {
+        let Ok(store) = Store::open(&db) else {
+            return 0;
+        };
+        let Ok(list) = store.list() else { return 0 };
+        list.first().map_or(0, |e| e.runs as usize)
+    };
+    assert!(wait_for(Duration::from_secs(30), || runs_so_far() >= 2));
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let exp = only_experiment(dir.path());
+    assert_eq!(exp.status, ExperimentStatus::Interrupted);
+    assert!(exp.runs.len() >= 2 && exp.runs.len() < 50);
+    assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
+    let targets = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x0032.75\x00")
+                && alive(*pid)
+        })
+        .count();
+    assert_eq!(targets, 0, "the target outlived kurabe");
+}
