@@ -223,6 +223,14 @@ fn refused_connections_are_connect_failures() {
     assert_eq!(r.failures.connect, 40);
     assert_eq!(r.failed_requests, 40);
 
+    // With a time limit the failures are counted until it hits, and the run ends.
+    let mut timed = cfg.clone();
+    timed.stop = StopCondition::Duration(Duration::from_millis(200));
+    let t0 = Instant::now();
+    let r = run_ok(&timed);
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    assert!(r.failures.connect > 0 && r.complete_requests == 0);
+
     let mut cfg = cfg;
     cfg.abort_on_error = true;
     let r = run_ok(&cfg);
