@@ -8,6 +8,9 @@
 //! particular renderer. Everything here is plain data and pure functions.
 
 pub mod http;
+pub mod plan;
+pub mod probe;
+pub mod stats;
 
 /// Version of the JSON result schema shared by output and the results store.
 ///

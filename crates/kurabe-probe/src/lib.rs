@@ -1,1 +1,39 @@
-//! kurabe-probe (not built yet).
+//! kurabe-probe: Linux measurement of processes and the system.
+//!
+//! Owns: the process-tree sampler ([`TreeSampler`], CPU from `/proc/PID/stat`,
+//! RSS/PSS/USS from `smaps_rollup`), a background [`Watcher`] and its
+//! [`WatchSummary`], TCP port → listening process ([`find_listener`]), system
+//! memory with every procps generation's "used" ([`MemInfo`]), top processes
+//! by PSS, host facts, starting a command in its own process group
+//! ([`launch`]) and private cgroups with limits ([`cgroup::RunCgroup`]).
+//!
+//! Must not: print, parse command lines, or leave a child process or cgroup
+//! directory behind (guards kill and remove on drop). Linux only.
+//!
+//! Server-side metrics for `kurabe http`:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! let pid = kurabe_probe::find_listener(8080)?.expect("a server on 8080");
+//! let watcher = kurabe_probe::Watcher::spawn(pid, Duration::from_millis(250))?;
+//! // ... generate load ...
+//! let summary = watcher.stop();
+//! let server = summary.server_metrics(1000 /* complete requests */);
+//! # Ok::<(), kurabe_probe::ProbeError>(())
+//! ```
+
+pub mod cgroup;
+pub mod error;
+pub mod host;
+pub mod launch;
+pub mod meminfo;
+pub mod port;
+pub mod procfs;
+pub mod tree;
+pub mod watch;
+
+pub use error::{ProbeError, Result};
+pub use meminfo::{top_by_pss, MemInfo};
+pub use port::{find_listener, listener_pids, require_listener};
+pub use tree::{Sample, SamplerConfig, TreeSampler};
+pub use watch::{Recorder, WatchSummary, Watcher};

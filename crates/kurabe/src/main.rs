@@ -45,7 +45,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(&err),
+    };
     let result = match cli.command {
         Command::Http(args) => cmd::http::run(*args),
         Command::Serve(args) => cmd::serve::run(args),
@@ -61,6 +64,43 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("kurabe: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Print clap's error as one line (plus where to look), or help/version as clap would.
+///
+/// Clap's own rendering spans several lines (tip, usage, "for more
+/// information"); scripts and people want the first line and the fix.
+fn usage_error(err: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match err.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        _ => {
+            let rendered = err.render().to_string();
+            let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut first = lines
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_string();
+            // "the following required arguments were not provided:" names them on the next line.
+            if first.ends_with(':') {
+                if let Some(next) = lines.next() {
+                    first = format!("{first} {next}");
+                }
+            }
+            eprintln!("kurabe: error: {first} (see 'kurabe --help' or 'kurabe <command> --help')");
             ExitCode::from(2)
         }
     }

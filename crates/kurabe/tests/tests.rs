@@ -1,4 +1,8 @@
 //! Integration tests: they run the built `kurabe` binary against real
 //! processes and sockets. One test binary, one module per subcommand.
 
+mod http;
+mod mem;
+mod serve;
 mod util;
+mod watch;

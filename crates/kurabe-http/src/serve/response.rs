@@ -159,6 +159,9 @@ pub(super) fn stats_response(json: &str, mode: ConnMode) -> Vec<u8> {
     .into_bytes()
 }
 
+/// Interim response that tells an `Expect: 100-continue` client to send its body.
+pub(super) const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
 /// Answer to a request the server cannot parse; the connection closes after it.
 pub(super) const BAD_REQUEST: &[u8] =
     b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
@@ -185,6 +188,8 @@ pub(super) struct Head {
     pub stats: bool,
     /// How the body is framed.
     pub framing: Framing,
+    /// The client sent `Expect: 100-continue` and waits for an interim response before the body.
+    pub expect_continue: bool,
 }
 
 /// The request head is malformed; answer 400 and close.
@@ -202,6 +207,7 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<Head>, BadRequest> {
     };
     let http10 = req.version == Some(0);
     let (mut close, mut keep_alive, mut framing) = (false, false, Framing::None);
+    let mut expect_continue = false;
     for h in req.headers.iter() {
         if h.name.eq_ignore_ascii_case("connection") {
             for token in String::from_utf8_lossy(h.value).split(',') {
@@ -209,6 +215,8 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<Head>, BadRequest> {
                 close |= token.eq_ignore_ascii_case("close");
                 keep_alive |= token.eq_ignore_ascii_case("keep-alive");
             }
+        } else if h.name.eq_ignore_ascii_case("expect") {
+            expect_continue = h.value.eq_ignore_ascii_case(b"100-continue");
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
             let value = String::from_utf8_lossy(h.value);
             if value.trim().to_ascii_lowercase().ends_with("chunked") {
@@ -245,6 +253,7 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<Head>, BadRequest> {
         },
         stats: path == STATS_PATH,
         framing,
+        expect_continue: expect_continue && !http10,
     }))
 }
 
@@ -348,6 +357,11 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(h.framing, Framing::Chunked);
+        assert!(!h.expect_continue);
+        let h = parse_head(b"PUT / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            .unwrap()
+            .unwrap();
+        assert!(h.expect_continue);
         assert_eq!(parse_head(b"GET / HTTP/1.1\r\nHost"), Ok(None));
         assert_eq!(parse_head(b"\x01\x02 garbage\r\n\r\n"), Err(BadRequest));
         assert_eq!(

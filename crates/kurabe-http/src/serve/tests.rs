@@ -117,6 +117,24 @@ fn request_bodies_are_read_with_both_framings() {
 }
 
 #[test]
+fn expect_continue_gets_an_interim_response_before_the_body() {
+    let server = start(ServeConfig::default());
+    let mut s = connect(&server);
+    s.write_all(b"POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n")
+        .unwrap();
+    let mut buf = [0u8; 25];
+    s.read_exact(&mut buf).unwrap();
+    assert_eq!(&buf, b"HTTP/1.1 100 Continue\r\n\r\n");
+    s.write_all(b"abc").unwrap();
+    let text = read_responses(&mut s, 1);
+    assert!(text.starts_with("HTTP/1.1 200 OK"), "{text}");
+    assert_eq!(
+        server.stats().body_bytes_received.load(Ordering::Relaxed),
+        3
+    );
+}
+
+#[test]
 fn stats_endpoint_reports_and_is_not_counted() {
     let server = start(ServeConfig::default());
     let mut s = connect(&server);

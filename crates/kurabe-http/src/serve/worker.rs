@@ -342,6 +342,10 @@ impl<'s, 'a> Worker<'s, 'a> {
                     Ok(Some(head)) => {
                         conn.rpos += head.len;
                         progress = true;
+                        if head.expect_continue && head.framing != Framing::None {
+                            // Without it curl and friends wait a second before sending the body.
+                            conn.wbuf.extend_from_slice(response::CONTINUE);
+                        }
                         conn.pending = Some(Pending {
                             kind: head.kind,
                             stats: head.stats,

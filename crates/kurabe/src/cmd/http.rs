@@ -25,7 +25,8 @@ use crate::render::http::{renderer, Format};
 Differences from ab: keep-alive uses HTTP/1.1; -t without -n runs for the whole time \
 (ab silently stops at 50000 requests); failed requests are counted and the run goes on \
 (ab's -r is the default, --abort-on-error restores ab's behaviour); latencies have \
-microsecond resolution.")]
+microsecond resolution. Ctrl-C stops the run and prints the partial report, marked \
+interrupted (exit status 130); --abort-on-error stopping at a failure exits 1.")]
 pub struct Args {
     /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
     pub url: String,
@@ -479,6 +480,18 @@ fn describe(load: &LoadConfig) -> String {
     s
 }
 
+/// 130 after Ctrl-C/SIGTERM (as shells report SIGINT), 1 when `--abort-on-error`
+/// stopped the run at a failure, else 0; the (partial) report is written in every case.
+fn exit_code(signalled: bool, cut_short: bool) -> ExitCode {
+    if signalled {
+        ExitCode::from(130)
+    } else if cut_short {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 /// Run `kurabe http`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
@@ -503,12 +516,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out.flush().context("cannot write the report to stdout")?;
         }
     }
-    // 130 = interrupted by SIGINT, as shells report it; the partial report was still written.
-    Ok(if report.interrupted {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(exit_code(
+        interrupt.load(Ordering::Relaxed),
+        report.interrupted,
+    ))
 }
 
 #[cfg(test)]

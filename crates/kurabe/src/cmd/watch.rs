@@ -1,12 +1,588 @@
-//! `kurabe watch` (not built yet).
+//! `kurabe watch`: CPU and memory of a process tree over time.
+//!
+//! The tree is a PID (`-p`), the server behind a TCP port (`--port`), or a
+//! command kurabe starts (`-- CMD ARGS`, optionally under cgroup limits). The
+//! sampling, the cgroup and the child's lifetime belong to `kurabe-probe`; this
+//! file turns flags into its config, drives the sampling loop (interval,
+//! `--duration`, Ctrl-C, the child's exit), and renders the report as text,
+//! JSON, CSV or an SVG chart. A started command dies with the watch: its
+//! process group, its descendants and its cgroup are killed at the end.
 
-use std::process::ExitCode;
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use kurabe_model::probe::{CpuSource, LimitsApplied, WatchEnd, WatchReport};
+use kurabe_probe::cgroup::{Limits, RunCgroup};
+use kurabe_probe::launch::{self, Started};
+use kurabe_probe::{procfs, Recorder, SamplerConfig, TreeSampler};
+
+/// Output format of `kurabe watch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Human-readable summary.
+    Text,
+    /// The full report (summary and series) as JSON.
+    Json,
+    /// The time series, one row per sample.
+    Csv,
+}
 
 /// Arguments of `kurabe watch`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(group(clap::ArgGroup::new("target").required(true).args(["pid", "port", "command"])))]
+pub struct Args {
+    /// Watch this process and all its descendants.
+    #[arg(short = 'p', long, value_name = "PID")]
+    pub pid: Option<u32>,
+    /// Watch the process listening on this TCP port (IPv4 or IPv6) and its descendants.
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
+    /// Seconds between samples.
+    #[arg(short, long, default_value_t = 0.5, value_name = "SECONDS")]
+    pub interval: f64,
+    /// Stop after this many seconds (a started command is then killed with its tree).
+    #[arg(short, long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// CPU quota for the started command in cores, e.g. 0.5 (cgroup CFS quota).
+    #[arg(long, value_name = "CORES")]
+    pub cpus: Option<f64>,
+    /// CPUs the started command may run on, e.g. 0 or 0-1 (cgroup cpuset).
+    #[arg(long, value_name = "LIST")]
+    pub cpuset: Option<String>,
+    /// Memory limit for the started command, e.g. 512M or 2G (cgroup).
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// Output format: text summary, JSON report, or CSV time series.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the output to this file instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also draw CPU and memory over time as an SVG chart into this file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Do not give the started command a private cgroup (CPU from /proc and rusage only).
+    #[arg(long, hide = true)]
+    pub no_cgroup: bool,
+    /// Share of one core the sampler may spend reading smaps_rollup (PSS).
+    #[arg(long, hide = true, default_value_t = 0.005)]
+    pub pss_budget: f64,
+    /// The command to start and watch (after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// What is being watched, resolved from the flags.
+enum Target {
+    Pid(u32),
+    Port(u16, u32),
+    Command(Vec<String>, Limits),
+}
 
 /// Run `kurabe watch`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("'kurabe watch' is not available in this build yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let interval = seconds("--interval", args.interval, 0.01)?;
+    let duration = args
+        .duration
+        .map(|d| seconds("--duration", d, 0.01))
+        .transpose()?;
+    if !(0.0..=1.0).contains(&args.pss_budget) {
+        bail!("--pss-budget must be between 0 and 1 (a share of one core)");
+    }
+    let target = resolve(&args)?;
+    let interrupted = crate::signal::install()?;
+    let host = kurabe_probe::host::host_info();
+    let started_at = kurabe_probe::host::now_rfc3339();
+    let mut notes = Vec::new();
+    let mut config = SamplerConfig {
+        interval,
+        pss_budget: args.pss_budget,
+        count_from_root_start: false,
+    };
+
+    // Start the command (in its cgroup) or attach to the PID.
+    let mut cgroup: Option<RunCgroup> = None;
+    let mut child: Option<Started> = None;
+    let (pid, port, command) = match &target {
+        Target::Pid(p) => (*p, None, None),
+        Target::Port(port, p) => (*p, Some(*port), None),
+        Target::Command(cmd, limits) => {
+            if !args.no_cgroup {
+                match RunCgroup::create(limits) {
+                    Ok(cg) => cgroup = Some(cg),
+                    Err(e) if limits.is_empty() => notes.push(format!(
+                        "no private cgroup ({e}); CPU comes from /proc and rusage, double-forked processes are not seen"
+                    )),
+                    Err(e) => return Err(e).context("cannot set up the limits"),
+                }
+            }
+            let mut c = Command::new(&cmd[0]);
+            c.args(&cmd[1..]);
+            let s = launch::spawn(&mut c, cgroup.as_ref())
+                .with_context(|| format!("cannot start '{}'", cmd[0]))?;
+            config.count_from_root_start = true;
+            let pid = s.pid();
+            child = Some(s);
+            (pid, None, Some(cmd.clone()))
+        }
+    };
+    let start = Instant::now();
+    let mut sampler = TreeSampler::with_config(pid, config, cgroup.as_ref().map(RunCgroup::reader))
+        .with_context(|| format!("cannot watch PID {pid}"))?;
+    let mut rec = Recorder::new(pid, start, child.is_some());
+    let live = std::io::stderr().is_terminal();
+    let poll = Duration::from_millis(20).min(interval);
+
+    // Sampling loop: a sample per interval; the child's exit, --duration and
+    // Ctrl-C are checked every `poll` so the end is caught within ~20 ms.
+    let mut next = if child.is_some() {
+        start + interval
+    } else {
+        start
+    };
+    let ended = loop {
+        if interrupted.load(Ordering::Relaxed) {
+            break WatchEnd::Interrupted;
+        }
+        if child.as_ref().is_some_and(Started::has_exited) {
+            // The root is a zombie: its final CPU counters are still readable.
+            if let Ok(s) = sampler.sample() {
+                rec.push(&s);
+            }
+            break WatchEnd::Exited;
+        }
+        let now = Instant::now();
+        if duration.is_some_and(|d| now >= start + d) {
+            if let Ok(s) = sampler.sample() {
+                rec.push(&s);
+            }
+            break WatchEnd::Duration;
+        }
+        if now >= next {
+            next += interval;
+            let s = match sampler.sample() {
+                Ok(s) => s,
+                Err(_) => break WatchEnd::Exited,
+            };
+            rec.push(&s);
+            if live {
+                live_line(&s, start);
+            }
+            if child.is_none() && !s.root_alive {
+                break WatchEnd::Exited;
+            }
+            continue;
+        }
+        std::thread::sleep(poll.min(next.saturating_duration_since(now)));
+    };
+    let end = Instant::now();
+    if live {
+        eprint!("\r\x1b[K");
+    }
+
+    // Stop the command and everything it left behind.
+    let mut exit = None;
+    let mut rusage_cpu = None;
+    if let Some(mut c) = child.take() {
+        let (status, cpu) = c.terminate(Duration::from_millis(200));
+        exit = Some(status);
+        rusage_cpu = Some(cpu);
+    }
+    let cgroup_version = cgroup.as_ref().map(RunCgroup::version);
+    let limits = cgroup.as_ref().map(|c| c.limits().clone());
+    let summary = rec.finish(end, &sampler);
+    if let Some(mut cg) = cgroup.take() {
+        if let Err(e) = cg.cleanup() {
+            notes.push(format!("cgroup cleanup failed: {e}"));
+        }
+    }
+
+    let (cpu_seconds, cpu_source) = match (summary.cpu_seconds_cgroup, rusage_cpu) {
+        (Some(c), _) => (c, CpuSource::Cgroup),
+        (None, Some(r)) => (r, CpuSource::Rusage),
+        (None, None) => (summary.cpu_seconds_proc, CpuSource::Proc),
+    };
+    if ended == WatchEnd::Exited && command.is_none() {
+        notes.push(format!(
+            "PID {pid} exited during the watch; figures cover what was seen until then"
+        ));
+    }
+    if summary.pss_unreadable {
+        notes.push("some processes' smaps_rollup was not readable (permission): their RSS stands in for PSS and USS".into());
+    }
+    let duration_s = summary.duration.as_secs_f64();
+    let ncpus = procfs::online_cpus();
+    let cpu_percent_mean = if duration_s > 0.0 {
+        cpu_seconds / duration_s * 100.0
+    } else {
+        0.0
+    };
+    let report = WatchReport {
+        schema_version: kurabe_model::SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        started_at,
+        host,
+        command,
+        pid,
+        port,
+        duration_s,
+        interval_s: interval.as_secs_f64(),
+        samples: summary.samples,
+        ncpus,
+        cpu_seconds,
+        cpu_source,
+        cpu_seconds_proc: summary.cpu_seconds_proc,
+        cpu_percent_mean,
+        cpu_percent_p95: summary.cpu_percent_p95,
+        cpu_percent_max: summary.cpu_percent_max,
+        cpu_share_of_all_cores_percent: cpu_percent_mean / f64::from(ncpus.max(1)),
+        pss_available: !summary.pss_unreadable,
+        pss_mean_bytes: summary.pss_mean_bytes,
+        pss_peak_bytes: summary.pss_peak_bytes,
+        rss_peak_bytes: summary.rss_peak_bytes,
+        rss_overcounts: summary.rss_overcounts(),
+        uss_peak_bytes: summary.uss_peak_bytes,
+        root_hwm_bytes: summary.root_hwm_bytes,
+        cgroup_memory_peak_bytes: summary.cgroup_memory_peak_bytes,
+        processes_max: summary.processes_max,
+        threads_max: summary.threads_max,
+        limits: limits.filter(|l| !l.is_empty()).map(|l| LimitsApplied {
+            cpus: l.cpus,
+            cpuset: l.cpuset,
+            memory_bytes: l.memory_bytes,
+            cgroup_version: cgroup_version.unwrap_or(0),
+        }),
+        exit,
+        ended,
+        notes,
+        sampler: summary.cost,
+        series: summary.series,
+    };
+
+    let body = match args.format {
+        Format::Text => render_text(&report),
+        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
+        Format::Csv => render_csv(&report),
+    };
+    write_output(args.output.as_deref(), &body)?;
+    if let Some(path) = &args.svg {
+        write_output(Some(path), &render_svg(&report))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A positive number of seconds as a Duration.
+fn seconds(flag: &str, v: f64, min: f64) -> anyhow::Result<Duration> {
+    if !v.is_finite() || v < min || v > 1e7 {
+        bail!("{flag} must be a number of seconds ≥ {min}, got {v}");
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+/// Flags → what to watch.
+fn resolve(args: &Args) -> anyhow::Result<Target> {
+    let limited = args.cpus.is_some() || args.cpuset.is_some() || args.memory.is_some();
+    if limited && args.command.is_empty() {
+        bail!("--cpus, --cpuset and --memory apply to a command kurabe starts: use `kurabe watch --cpus 0.5 -- CMD ARGS`");
+    }
+    if let Some(pid) = args.pid {
+        if !Path::new(&format!("/proc/{pid}")).exists() || pid == 0 {
+            bail!("no process with PID {pid}: check it with `ps -p {pid}`");
+        }
+        return Ok(Target::Pid(pid));
+    }
+    if let Some(port) = args.port {
+        let pid = kurabe_probe::require_listener(port)?;
+        return Ok(Target::Port(port, pid));
+    }
+    let memory_bytes = args
+        .memory
+        .as_deref()
+        .map(kurabe_probe::cgroup::parse_memory)
+        .transpose()?;
+    if args.no_cgroup && (args.cpus.is_some() || args.cpuset.is_some() || memory_bytes.is_some()) {
+        bail!("--cpus, --cpuset and --memory need a cgroup; drop --no-cgroup");
+    }
+    Ok(Target::Command(
+        args.command.clone(),
+        Limits {
+            cpus: args.cpus,
+            cpuset: args.cpuset.clone(),
+            memory_bytes,
+        },
+    ))
+}
+
+/// The live status line on a terminal.
+fn live_line(s: &kurabe_probe::Sample, start: Instant) {
+    let t = s.at.unwrap_or_else(Instant::now).duration_since(start);
+    eprint!(
+        "\r\x1b[K{:7.1} s  {:4} procs  Σ PSS {}  Σ RSS {}",
+        t.as_secs_f64(),
+        s.processes,
+        mib(s.pss_bytes),
+        mib(s.rss_bytes)
+    );
+    let _ = std::io::stderr().flush();
+}
+
+/// Bytes as MiB with one decimal.
+pub(crate) fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / 1048576.0)
+}
+
+/// Write `body` to `path` (via a temp file and rename, so no half-written
+/// file is left) or to stdout.
+pub(crate) fn write_output(path: Option<&Path>, body: &str) -> anyhow::Result<()> {
+    match path {
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(body.as_bytes())?;
+            out.flush()?;
+        }
+        Some(p) => {
+            let tmp = p.with_extension(format!("tmp.{}", std::process::id()));
+            std::fs::write(&tmp, body)
+                .with_context(|| format!("cannot write {}", tmp.display()))?;
+            std::fs::rename(&tmp, p).with_context(|| format!("cannot write {}", p.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// The text summary.
+fn render_text(r: &WatchReport) -> String {
+    let mut o = String::new();
+    let what = match (&r.command, r.port) {
+        (Some(cmd), _) => format!("{} (pid {})", cmd.join(" "), r.pid),
+        (None, Some(port)) => format!("port {port} → pid {}", r.pid),
+        (None, None) => format!("pid {}", r.pid),
+    };
+    let _ = writeln!(
+        o,
+        "kurabe watch: {what}\n  {:.2} s, {} samples every {:.2} s",
+        r.duration_s, r.samples, r.interval_s
+    );
+    let _ = writeln!(
+        o,
+        "  CPU        mean {:.1} %   p95 {:.1} %   max {:.1} %   (100 % = one core; {:.1} % of all {} cores)",
+        r.cpu_percent_mean, r.cpu_percent_p95, r.cpu_percent_max, r.cpu_share_of_all_cores_percent, r.ncpus
+    );
+    let source = match r.cpu_source {
+        CpuSource::Cgroup => "the run's cgroup counter",
+        CpuSource::Rusage => "the kernel's rusage of the command",
+        CpuSource::Proc => "/proc utime+stime of the tree",
+    };
+    let _ = writeln!(
+        o,
+        "  CPU time   {:.3} s   (from {source}; /proc sampling says {:.3} s)",
+        r.cpu_seconds, r.cpu_seconds_proc
+    );
+    let _ = writeln!(
+        o,
+        "  Σ PSS      mean {}   peak {}{}",
+        mib(r.pss_mean_bytes),
+        mib(r.pss_peak_bytes),
+        if r.pss_available {
+            ""
+        } else {
+            "   (RSS stands in where PSS was unreadable)"
+        }
+    );
+    let _ = writeln!(
+        o,
+        "  Σ RSS      peak {}{}",
+        mib(r.rss_peak_bytes),
+        if r.rss_overcounts {
+            "   over-count: pages shared between the processes are counted once per process; Σ PSS is the footprint"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(o, "  Σ USS      peak {}", mib(r.uss_peak_bytes));
+    if let Some(p) = r.cgroup_memory_peak_bytes {
+        let _ = writeln!(
+            o,
+            "  cgroup     memory peak {} (page cache included)",
+            mib(p)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  processes  max {}, threads max {}",
+        r.processes_max, r.threads_max
+    );
+    if let Some(l) = &r.limits {
+        let mut parts = Vec::new();
+        if let Some(c) = l.cpus {
+            parts.push(format!("cpus {c}"));
+        }
+        if let Some(c) = &l.cpuset {
+            parts.push(format!("cpuset {c}"));
+        }
+        if let Some(m) = l.memory_bytes {
+            parts.push(format!("memory {}", mib(m)));
+        }
+        let _ = writeln!(
+            o,
+            "  limits     {} (cgroup v{})",
+            parts.join(", "),
+            l.cgroup_version
+        );
+    }
+    if let Some(e) = r.exit {
+        let how = match (e.code, e.signal) {
+            (Some(c), _) => format!("exit code {c}"),
+            (None, Some(s)) => format!("killed by signal {s}"),
+            _ => "unknown".into(),
+        };
+        let why = match r.ended {
+            WatchEnd::Exited => "exited",
+            WatchEnd::Duration => "stopped at --duration",
+            WatchEnd::Interrupted => "stopped by Ctrl-C",
+        };
+        let _ = writeln!(o, "  command    {why}, {how}");
+    }
+    let _ = writeln!(
+        o,
+        "  sampler    {:.2} % of one core, {:.1} µs per process per sample",
+        r.sampler.cpu_percent, r.sampler.us_per_process_sample
+    );
+    for n in &r.notes {
+        let _ = writeln!(o, "  note: {n}");
+    }
+    o
+}
+
+/// The time series as CSV.
+fn render_csv(r: &WatchReport) -> String {
+    let mut o = String::from(
+        "t_s,cpu_percent,cpu_seconds,rss_bytes,pss_bytes,pss_anon_bytes,pss_file_bytes,pss_shmem_bytes,uss_bytes,swap_bytes,processes,threads\n",
+    );
+    for p in &r.series {
+        let _ = writeln!(
+            o,
+            "{:.3},{:.2},{:.4},{},{},{},{},{},{},{},{},{}",
+            p.t_s,
+            p.cpu_percent,
+            p.cpu_seconds,
+            p.rss_bytes,
+            p.pss_bytes,
+            p.pss_anon_bytes,
+            p.pss_file_bytes,
+            p.pss_shmem_bytes,
+            p.uss_bytes,
+            p.swap_bytes,
+            p.processes,
+            p.threads
+        );
+    }
+    o
+}
+
+/// CPU % and memory over time: two stacked line charts, hand-written SVG.
+fn render_svg(r: &WatchReport) -> String {
+    const W: f64 = 720.0;
+    const H: f64 = 180.0;
+    const LEFT: f64 = 70.0;
+    const PAD: f64 = 30.0;
+    let t_max = r
+        .series
+        .iter()
+        .map(|p| p.t_s)
+        .fold(r.duration_s, f64::max)
+        .max(1e-3);
+    let cpu_max = r.series.iter().map(|p| p.cpu_percent).fold(100.0, f64::max);
+    let mem_max = r
+        .series
+        .iter()
+        .map(|p| p.rss_bytes.max(p.pss_bytes) as f64 / 1048576.0)
+        .fold(1.0, f64::max);
+    let x = |t: f64| LEFT + t / t_max * (W - LEFT - PAD);
+    let mut o = String::new();
+    let total_h = 2.0 * (H + PAD) + PAD;
+    let _ = writeln!(
+        o,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{total_h}" viewBox="0 0 {W} {total_h}" font-family="sans-serif" font-size="11">"#
+    );
+    let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
+    let mut panel = |top: f64, title: &str, max: f64, unit: &str, lines: &[(&str, Vec<f64>)]| {
+        let y = |v: f64| top + H - v / max * H;
+        let _ = writeln!(
+            o,
+            r##"<text x="{LEFT}" y="{:.1}" font-weight="bold">{}</text>"##,
+            top - 8.0,
+            xml(title)
+        );
+        let _ = writeln!(
+            o,
+            r##"<rect x="{LEFT}" y="{top}" width="{:.1}" height="{H}" fill="none" stroke="#999"/>"##,
+            W - LEFT - PAD
+        );
+        for i in 0..=4 {
+            let v = max * f64::from(i) / 4.0;
+            let _ = writeln!(
+                o,
+                r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{v:.0} {unit}</text><line x1="{LEFT}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#eee"/>"##,
+                LEFT - 4.0,
+                y(v) + 4.0,
+                W - PAD,
+                y(v),
+                y(v)
+            );
+        }
+        let _ = writeln!(
+            o,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{t_max:.1} s</text>"##,
+            W - PAD,
+            top + H + 14.0
+        );
+        for (li, (color, vals)) in lines.iter().enumerate() {
+            let pts: Vec<String> = r
+                .series
+                .iter()
+                .zip(vals)
+                .map(|(p, v)| format!("{:.1},{:.1}", x(p.t_s), y(*v)))
+                .collect();
+            let _ = writeln!(
+                o,
+                r##"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{}"/>"##,
+                pts.join(" ")
+            );
+            let _ = li;
+        }
+    };
+    let cpu: Vec<f64> = r.series.iter().map(|p| p.cpu_percent).collect();
+    panel(PAD, "CPU, % of one core", cpu_max, "%", &[("#1f77b4", cpu)]);
+    let pss: Vec<f64> = r
+        .series
+        .iter()
+        .map(|p| p.pss_bytes as f64 / 1048576.0)
+        .collect();
+    let rss: Vec<f64> = r
+        .series
+        .iter()
+        .map(|p| p.rss_bytes as f64 / 1048576.0)
+        .collect();
+    panel(
+        2.0 * PAD + H,
+        "Memory: Σ PSS (orange), Σ RSS (grey, over-counts shared pages)",
+        mem_max,
+        "MiB",
+        &[("#bbbbbb", rss), ("#ff7f0e", pss)],
+    );
+    o.push_str("</svg>\n");
+    o
+}
+
+/// Escape text for XML.
+fn xml(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

@@ -1,0 +1,282 @@
+//! Plan loading against real files: the committed example must load, and
+//! bad plans must fail with `file:line: `field`: message` naming the fix.
+
+use std::path::{Path, PathBuf};
+
+use kurabe_lab::{load_plan, parse_plan, PlanError};
+use kurabe_model::plan::{Bound, CommandLine, Ready, StopSignal, WorkloadKind};
+use tempfile::TempDir;
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+/// The error message for plan `text`, named `bad.toml`.
+fn err(text: &str) -> String {
+    parse_plan(text, "bad.toml")
+        .expect_err("plan should be rejected")
+        .to_string()
+}
+
+const HEAD: &str = r#"name = "t"
+[target]
+command = "serve -p {port}"
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[workload]]
+name = "w"
+http = { requests = 10 }
+"#;
+
+#[test]
+fn quickstart_example_loads() {
+    let plan = load_plan(&example("quickstart.toml")).unwrap();
+    assert_eq!(plan.repeat, 5);
+    let target = plan.target.as_ref().unwrap();
+    assert_eq!(
+        target.command,
+        CommandLine::Argv(vec![
+            "kurabe".into(),
+            "serve".into(),
+            "--port".into(),
+            "{port}".into()
+        ])
+    );
+    assert_eq!(
+        target.ready,
+        Some(Ready::Url("http://127.0.0.1:{port}/".into()))
+    );
+    assert_eq!(target.stop_signal, StopSignal::Term);
+    let names: Vec<String> = plan
+        .resolved_variants()
+        .into_iter()
+        .map(|v| v.name)
+        .collect();
+    assert_eq!(names, ["work 50us", "work 100us"]);
+    assert_eq!(plan.baseline_name().as_deref(), Some("work 50us"));
+    let WorkloadKind::Http(http) = &plan.workloads[0].kind else {
+        panic!("quickstart workload should be http");
+    };
+    assert_eq!(http.duration.unwrap().0.as_secs(), 3);
+    assert_eq!(plan.checks[0].bound, Bound::MaxRatio(1.0));
+    assert_eq!(plan.checks.len(), 2);
+}
+
+#[test]
+fn minimal_plan_uses_defaults() {
+    let plan = parse_plan(HEAD, "ok.toml").unwrap();
+    assert_eq!(plan.repeat, 5);
+    assert_eq!(plan.noise_band_for("requests_per_second"), 0.02);
+    let t = plan.target.unwrap();
+    assert_eq!(t.stop_grace.0.as_secs(), 5);
+    assert_eq!(t.startup_timeout.0.as_secs(), 30);
+}
+
+#[test]
+fn matrix_expands_into_substituted_variants() {
+    let text = r#"name = "anim"
+[target]
+command = "chromium --fps {fps} --port {port}"
+[matrix]
+fps = [77, 12]
+gc = ["on", false]
+[[variant]]
+name = "{fps} fps"
+env = { GC = "{gc}" }
+[[variant]]
+name = "plain"
+[[workload]]
+name = "w"
+watch = { duration = "10s" }
+"#;
+    // `{gc}` is not in the first name, so two variants per fps share it.
+    assert_eq!(
+        err(text),
+        "bad.toml:8: `variant[0].name`: duplicate variant name `77 fps` \
+         (after matrix expansion; put `{key}` in the name) (and 1 more problem)"
+    );
+    let plan = parse_plan(&text.replace("{fps} fps", "{fps} fps gc {gc}"), "m.toml").unwrap();
+    let v = plan.resolved_variants();
+    let names: Vec<&str> = v.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "77 fps gc on",
+            "77 fps gc false",
+            "12 fps gc on",
+            "12 fps gc false",
+            "plain fps=77 gc=on",
+            "plain fps=77 gc=false",
+            "plain fps=12 gc=on",
+            "plain fps=12 gc=false",
+        ]
+    );
+    assert_eq!(v[1].env["GC"], "false");
+    assert_eq!(v[2].params["fps"], "12");
+}
+
+/// Bad plans: a valid head (lines 1–10) plus one fault each, and the exact
+/// message each must give.
+#[test]
+fn bad_plans_name_file_line_field_and_fix() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "[[variant]]\nname = \"c\"\nlimits = { cpu = 2 }\n",
+            "bad.toml:13: `variant[2].limits.cpu`: unknown field `cpu`, expected one of `cpus`, `cpuset`, `memory`",
+        ),
+        (
+            "[[variant]]\nname = \"c\"\nlimits = { cpus = 0 }\n",
+            "bad.toml:13: `variant[2].limits.cpus`: expected a number of cores from 0.01 up, like 0.5 or 2, got 0",
+        ),
+        (
+            "[[variant]]\nname = \"c\"\nlimits = { memory = \"512x\" }\n",
+            "bad.toml:13: `variant[2].limits.memory`: expected a size like `512M`, `1.5GiB`, `200MB` or a number of bytes, got `512x`",
+        ),
+        (
+            "[[variant]]\nname = \"c\"\nlimits = { memory = \"100k\" }\n",
+            "bad.toml:13: `variant[2].limits.memory`: 102400 bytes would kill any target at start; expected at least 1M, like \"512M\"",
+        ),
+        (
+            "[[variant]]\nname = \"c\"\nlimits = { cpuset = \"3-1\" }\n",
+            "bad.toml:13: `variant[2].limits.cpuset`: expected a CPU list like \"0\", \"0-3\" or \"0-1,4\", got `3-1`",
+        ),
+        ("[[variant]]\nname = \"a\"\n", "bad.toml:12: `variant[2].name`: duplicate variant name `a`"),
+        (
+            "[[variant]]\nname = \"c\"\nargs = [\"--fps\", \"{fsp}\"]\n",
+            "bad.toml:13: `variant[2].args`: unknown placeholder `{fsp}`; known: {port}",
+        ),
+        (
+            "[[workload]]\nname = \"w2\"\nhttp = { requests = 10 }\nidle = {}\n",
+            "bad.toml:8: `workload[0]`: workload `w2` needs exactly one of `http`, `command`, `watch`, `idle` or `system`, found http and idle",
+        ),
+        (
+            "[[workload]]\nname = \"w2\"\nhttp = { concurrency = 4 }\n",
+            "bad.toml:13: `workload[1].http`: needs `requests` (like `-n`) or `duration` (like `-t`)",
+        ),
+        (
+            "[[workload]]\nname = \"w2\"\nhttp = { requests = 2, concurrency = 4 }\n",
+            "bad.toml:13: `workload[1].http.requests`: 2 requests cannot keep 4 connections busy; lower `concurrency` or raise `requests`",
+        ),
+        (
+            "[[workload]]\nname = \"w2\"\nhttp = { url = \"http://example.com/\", requests = 5 }\n",
+            "bad.toml:13: `workload[1].http.url`: `http://example.com/` is not a loopback address; kurabe only sends load to 127.0.0.1, ::1 or localhost",
+        ),
+        (
+            "[[workload]]\nname = \"w2\"\nhttp = { requests = 5, duration = 10 }\n",
+            "bad.toml:13: `workload[1].http.duration`: expected a duration like `10s`, `1.5s`, `250ms`, `500us`, `2m` or `1h`, got the bare number 10: write `\"10s\"`",
+        ),
+        (
+            "[[workload]]\nname = \"w2\"\nhttp = { requests = 5 }\nmetrics = [\"system_index\"]\n",
+            "bad.toml:14: `workload[1].metrics`: `http` workloads do not report `system_index`; expected one of: METRICS_HTTP",
+        ),
+        (
+            "[[workload]]\nname = \"w\"\nidle = {}\n",
+            "bad.toml:12: `workload[1].name`: duplicate workload name `w`",
+        ),
+        (
+            "[[check]]\nmetric = \"requests_per_second\"\nvariant = \"z\"\nmin_ratio = 1.05\n",
+            "bad.toml:13: `check[0].variant`: no variant named `z`; expected one of: a, b",
+        ),
+        (
+            "[[check]]\nmetric = \"requests_per_second\"\nvariant = \"a\"\nmin_ratio = 1.05\n",
+            "bad.toml:13: `check[0].variant`: `a` is the baseline; a ratio check compares another variant to it",
+        ),
+        (
+            "[[check]]\nmetric = \"pss_peak_bytes\"\nmax = \"lots\"\n",
+            "bad.toml:13: `check[0].max`: expected a size like `512M`, `1.5GiB`, `200MB` or a number of bytes, got `lots` (the metric `pss_peak_bytes` is a size)",
+        ),
+        (
+            "[[check]]\nmetric = \"requests_per_second\"\nmin = 1\nmax = 2\n",
+            "bad.toml:11: `check[0]`: check on `requests_per_second` needs exactly one of `min_ratio`, `max_ratio`, `min` or `max` (found 2); write two checks to bound both sides",
+        ),
+        (
+            "[[check]]\nmetric = \"system_index\"\nmin = 1\n",
+            "bad.toml:12: `check[0].metric`: no workload checked here reports `system_index`; add it to the workload's `metrics`",
+        ),
+        (
+            "[matrix]\nport = [1, 2]\n",
+            "bad.toml:12: `matrix.port`: `port` is reserved for the port allocated per run; choose another name",
+        ),
+        // TOML syntax: no field, just the line.
+        (
+            "[[variant]]\nname = \"c\"\nlimits = { cpus = 2 } oops\n",
+            "bad.toml:13: unexpected key or value, expected newline, `#`",
+        ),
+    ];
+    for (extra, want) in cases {
+        let want = want.replace("METRICS_HTTP", "requests_per_second, latency_mean_us, latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us, failed_requests, non_2xx_responses, cpu_ms_per_request, cpu_percent_mean, cpu_time_ms, pss_peak_bytes, pss_steady_bytes, rss_peak_bytes, uss_peak_bytes");
+        assert_eq!(err(&format!("{HEAD}{extra}")), want, "plan tail:\n{extra}");
+    }
+}
+
+#[test]
+fn bad_top_level_fields() {
+    let cases: &[(&str, &str)] = &[
+        ("repeat = 3\n", "bad.toml:1: missing field `name`"),
+        (
+            "name = \"x\"\nrepeat = \"five\"\n",
+            "bad.toml:2: `repeat`: invalid type: string \"five\", expected u32",
+        ),
+        (
+            "name = \"x\"\nwarmup = 10\n",
+            "bad.toml:2: `warmup`: expected a duration like `10s`, `1.5s`, `250ms`, `500us`, `2m` or `1h`, got the bare number 10: write `\"10s\"`",
+        ),
+        (
+            "name = \"x\"\nbaseline = \"nope\"\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\nsystem = {}\n",
+            "bad.toml:2: `baseline`: no variant named `nope`; expected one of: a",
+        ),
+        (
+            "name = \"x\"\n[[variant]]\nname = \"a\"\nargs = [\"x\"]\n[[workload]]\nname = \"w\"\nhttp = { requests = 1 }\n",
+            "bad.toml:4: `variant[0].args`: applies to the target, but the plan has no [target] (and 1 more problem)",
+        ),
+        // Problems whose key is absent carry no line.
+        ("name = \"x\"\n", "bad.toml: `variant`: a plan needs at least one [[variant]] (or a [matrix]) to run (and 1 more problem)"),
+        ("name = \"\"\nrepeat = 0\n", "bad.toml:1: `name`: must not be empty: name the experiment (and 3 more problems)"),
+    ];
+    for (text, want) in cases {
+        assert_eq!(err(text), *want, "plan:\n{text}");
+    }
+}
+
+#[test]
+fn file_errors_name_the_path() {
+    let dir = TempDir::new().unwrap();
+    let missing = dir.path().join("nope.toml");
+    let e = load_plan(&missing).unwrap_err();
+    assert!(matches!(e, PlanError::Read { .. }));
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "cannot read plan {}: No such file or directory (os error 2); check the path",
+            missing.display()
+        )
+    );
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "name = \"x\"\nrepeat = 0\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\nsystem = {}\n")
+        .unwrap();
+    assert_eq!(
+        load_plan(&bad).unwrap_err().to_string(),
+        format!(
+            "{}:2: `repeat`: must be at least 1 (3 or more give a confidence interval)",
+            bad.display()
+        )
+    );
+
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, vec![b'#'; (1 << 20) + 1]).unwrap();
+    assert!(matches!(load_plan(&big), Err(PlanError::TooLarge { .. })));
+}
+
+#[test]
+fn plan_round_trips_through_json() {
+    // The store and reports keep plans as JSON; nothing may be lost.
+    let plan = load_plan(&example("quickstart.toml")).unwrap();
+    let json = serde_json::to_string(&plan).unwrap();
+    let back: kurabe_model::plan::Plan = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, plan);
+}

@@ -1,0 +1,641 @@
+//! Validation of a parsed plan.
+//!
+//! serde already rejected wrong types and unknown keys; this catches what
+//! types cannot say: duplicate names, a baseline that does not exist, limits
+//! that would kill any target, metrics a workload cannot produce, checks that
+//! refer to nothing. Every problem carries the path of the field at fault so
+//! the loader can name the line.
+
+use std::collections::{BTreeSet, HashSet};
+use std::fmt;
+
+use super::{Bound, Plan, Ready, Variant, WorkloadKind, PORT_PLACEHOLDER};
+use crate::stats::metric;
+
+/// One segment of a field path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathSeg {
+    /// A table key.
+    Key(String),
+    /// An array index (0-based).
+    Index(usize),
+}
+
+/// Path of a field in the plan, e.g. `variant[1].limits.cpus`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FieldPath(pub Vec<PathSeg>);
+
+impl FieldPath {
+    /// Parse the dotted form back (`variant[1].limits.cpus`).
+    pub fn parse(text: &str) -> FieldPath {
+        let mut segs = Vec::new();
+        for part in text.split('.').filter(|p| !p.is_empty()) {
+            let mut rest = part;
+            if let Some(open) = rest.find('[') {
+                segs.push(PathSeg::Key(rest[..open].to_owned()));
+                rest = &rest[open..];
+                while let Some(close) = rest.find(']') {
+                    if let Ok(i) = rest[1..close].parse() {
+                        segs.push(PathSeg::Index(i));
+                    }
+                    rest = &rest[close + 1..];
+                }
+            } else {
+                segs.push(PathSeg::Key(rest.to_owned()));
+            }
+        }
+        FieldPath(segs)
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, seg) in self.0.iter().enumerate() {
+            match seg {
+                PathSeg::Key(k) if i == 0 => f.write_str(k)?,
+                PathSeg::Key(k) => write!(f, ".{k}")?,
+                PathSeg::Index(n) => write!(f, "[{n}]")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A problem found in a plan: which field and what is expected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Field at fault.
+    pub path: FieldPath,
+    /// What is wrong and what to write instead.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.path, self.message)
+    }
+}
+
+struct Collector(Vec<Problem>);
+
+impl Collector {
+    fn at(&mut self, path: &str, message: impl Into<String>) {
+        self.0.push(Problem {
+            path: FieldPath::parse(path),
+            message: message.into(),
+        });
+    }
+}
+
+/// Every problem in the plan, in file order as far as possible.
+pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
+    let mut c = Collector(Vec::new());
+    top_level(plan, &mut c);
+    let known: BTreeSet<String> = std::iter::once(PORT_PLACEHOLDER.to_owned())
+        .chain(plan.matrix.keys().cloned())
+        .collect();
+    target(plan, &known, &mut c);
+    matrix(plan, &mut c);
+    variants(plan, &known, &mut c);
+    workloads(plan, &known, &mut c);
+    checks(plan, &mut c);
+    c.0
+}
+
+fn top_level(plan: &Plan, c: &mut Collector) {
+    if plan.name.trim().is_empty() {
+        c.at("name", "must not be empty: name the experiment");
+    }
+    if plan.repeat == 0 {
+        c.at(
+            "repeat",
+            "must be at least 1 (3 or more give a confidence interval)",
+        );
+    }
+    if let Some(band) = plan.noise_band {
+        if !(band.0 > 0.0 && band.0 < 1.0) {
+            c.at(
+                "noise_band",
+                format!(
+                    "expected a fraction between 0 and 1 like 0.02 or \"2%\", got {}",
+                    band.0
+                ),
+            );
+        }
+    }
+    for (name, band) in &plan.noise_bands {
+        if metric::lookup(name).is_none() {
+            c.at(&format!("noise_bands.{name}"), unknown_metric(name));
+        } else if !(band.0 > 0.0 && band.0 < 1.0) {
+            c.at(
+                &format!("noise_bands.{name}"),
+                format!(
+                    "expected a fraction between 0 and 1 like 0.02 or \"2%\", got {}",
+                    band.0
+                ),
+            );
+        }
+    }
+}
+
+fn target(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
+    let Some(t) = &plan.target else { return };
+    if t.command.is_empty() {
+        c.at(
+            "target.command",
+            "must not be empty: give the command that starts the program under test",
+        );
+    }
+    placeholders_in(&t.command.parts(), known, "target.command", c);
+    for (k, v) in &t.env {
+        placeholders_in(&[v], known, &format!("target.env.{k}"), c);
+    }
+    if t.startup_timeout.0.is_zero() {
+        c.at(
+            "target.startup_timeout",
+            "must be longer than 0s, e.g. \"30s\"",
+        );
+    }
+    match &t.ready {
+        Some(Ready::Url(url)) => {
+            if let Err(e) = loopback_http_url(url) {
+                c.at("target.ready", e);
+            }
+            placeholders_in(&[url], known, "target.ready", c);
+        }
+        Some(Ready::Log(line)) if line.is_empty() => {
+            c.at("target.ready", "the log line to wait for must not be empty");
+        }
+        _ => {}
+    }
+}
+
+fn matrix(plan: &Plan, c: &mut Collector) {
+    for (key, values) in &plan.matrix {
+        let path = format!("matrix.{key}");
+        if key == PORT_PLACEHOLDER {
+            c.at(
+                &path,
+                "`port` is reserved for the port allocated per run; choose another name",
+            );
+        } else if super::placeholders(&format!("{{{key}}}")) != [key.as_str()] {
+            c.at(
+                &path,
+                "a matrix key must be a lowercase name (letters, digits, `_`) usable as `{key}`",
+            );
+        }
+        if values.is_empty() {
+            c.at(&path, "needs at least one value, e.g. `fps = [77, 12]`");
+        }
+    }
+}
+
+fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
+    if plan.variants.is_empty() && plan.matrix.is_empty() {
+        c.at(
+            "variant",
+            "a plan needs at least one [[variant]] (or a [matrix]) to run",
+        );
+    }
+    for (i, v) in plan.variants.iter().enumerate() {
+        variant(i, v, known, plan.target.is_some(), c);
+    }
+    let resolved = plan.resolved_variants();
+    let mut seen = HashSet::new();
+    for r in &resolved {
+        let path = match r.source {
+            Some(i) => format!("variant[{i}].name"),
+            None => "matrix".to_owned(),
+        };
+        if !seen.insert(r.name.as_str()) {
+            let hint = if plan.matrix.is_empty() {
+                ""
+            } else {
+                " (after matrix expansion; put `{key}` in the name)"
+            };
+            c.at(&path, format!("duplicate variant name `{}`{hint}", r.name));
+        }
+    }
+    if let Some(b) = &plan.baseline {
+        if !resolved.iter().any(|r| &r.name == b) {
+            let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
+            c.at(
+                "baseline",
+                format!(
+                    "no variant named `{b}`; expected one of: {}",
+                    names.join(", ")
+                ),
+            );
+        }
+    }
+}
+
+fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, has_target: bool, c: &mut Collector) {
+    let p = |field: &str| format!("variant[{i}].{field}");
+    if v.name.trim().is_empty() {
+        c.at(&p("name"), "must not be empty");
+    }
+    placeholders_in(&[&v.name], known, &p("name"), c);
+    for a in &v.args {
+        placeholders_in(&[a], known, &p("args"), c);
+    }
+    for (k, val) in &v.env {
+        placeholders_in(&[val], known, &p(&format!("env.{k}")), c);
+    }
+    if let Some(cmd) = &v.command {
+        if cmd.is_empty() {
+            c.at(&p("command"), "must not be empty");
+        }
+        placeholders_in(&cmd.parts(), known, &p("command"), c);
+    }
+    if !has_target && (!v.args.is_empty() || v.command.is_some() || v.limits.is_some()) {
+        let field = if v.command.is_some() {
+            "command"
+        } else if !v.args.is_empty() {
+            "args"
+        } else {
+            "limits"
+        };
+        c.at(
+            &p(field),
+            "applies to the target, but the plan has no [target]",
+        );
+    }
+    let Some(l) = &v.limits else { return };
+    if let Some(cpus) = l.cpus {
+        if !(0.01..=4096.0).contains(&cpus) {
+            c.at(
+                &p("limits.cpus"),
+                format!("expected a number of cores from 0.01 up, like 0.5 or 2, got {cpus}"),
+            );
+        }
+    }
+    if let Some(set) = &l.cpuset {
+        if let Err(e) = cpuset(set) {
+            c.at(&p("limits.cpuset"), e);
+        }
+    }
+    if let Some(mem) = l.memory {
+        if mem.0 < 1 << 20 {
+            c.at(
+                &p("limits.memory"),
+                format!(
+                    "{} bytes would kill any target at start; expected at least 1M, like \"512M\"",
+                    mem.0
+                ),
+            );
+        }
+    }
+}
+
+fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
+    if plan.workloads.is_empty() {
+        c.at(
+            "workload",
+            "a plan needs at least one [[workload]], e.g. `http = { requests = 1000 }`",
+        );
+    }
+    let mut seen = HashSet::new();
+    let has_target = plan.target.is_some();
+    for (i, w) in plan.workloads.iter().enumerate() {
+        let p = |field: &str| format!("workload[{i}].{field}");
+        if w.name.trim().is_empty() {
+            c.at(&p("name"), "must not be empty");
+        } else if !seen.insert(w.name.as_str()) {
+            c.at(&p("name"), format!("duplicate workload name `{}`", w.name));
+        }
+        if let Some(ms) = &w.metrics {
+            if ms.is_empty() {
+                c.at(
+                    &p("metrics"),
+                    "must list at least one metric, or be left out for the defaults",
+                );
+            }
+            for m in ms {
+                if metric::lookup(m).is_none() {
+                    c.at(&p("metrics"), unknown_metric(m));
+                } else if !w.kind.available_metrics().contains(&m.as_str()) {
+                    c.at(
+                        &p("metrics"),
+                        format!(
+                            "`{}` workloads do not report `{m}`; expected one of: {}",
+                            w.kind.key(),
+                            w.kind.available_metrics().join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+        match &w.kind {
+            WorkloadKind::Http(h) => {
+                let p = |field: &str| format!("workload[{i}].http.{field}");
+                match (&h.path, &h.url) {
+                    (Some(_), Some(_)) => c.at(
+                        &p("url"),
+                        "give either `path` (on the target) or `url`, not both",
+                    ),
+                    (_, Some(url)) => {
+                        if let Err(e) = loopback_http_url(url) {
+                            c.at(&p("url"), e);
+                        }
+                        placeholders_in(&[url], known, &p("url"), c);
+                    }
+                    (path, None) => {
+                        if !has_target {
+                            c.at(
+                                &format!("workload[{i}].http"),
+                                "needs a [target] to load, or a `url`",
+                            );
+                        }
+                        if let Some(path) = path.as_deref().filter(|s| !s.starts_with('/')) {
+                            c.at(
+                                &p("path"),
+                                format!("expected a path starting with `/`, got `{path}`"),
+                            );
+                        }
+                    }
+                }
+                if h.requests.is_none() && h.duration.is_none() {
+                    c.at(
+                        &format!("workload[{i}].http"),
+                        "needs `requests` (like `-n`) or `duration` (like `-t`)",
+                    );
+                }
+                if h.concurrency == 0 {
+                    c.at(&p("concurrency"), "must be at least 1");
+                }
+                if let Some(n) = h.requests {
+                    if n == 0 {
+                        c.at(&p("requests"), "must be at least 1");
+                    } else if n < u64::from(h.concurrency) {
+                        c.at(&p("requests"), format!("{n} requests cannot keep {} connections busy; lower `concurrency` or raise `requests`", h.concurrency));
+                    }
+                }
+                if h.duration.is_some_and(|d| d.0.is_zero()) {
+                    c.at(&p("duration"), "must be longer than 0s");
+                }
+                if let Some(r) = h.rate {
+                    if !(r.is_finite() && r > 0.0) {
+                        c.at(
+                            &p("rate"),
+                            format!("expected requests per second above 0, got {r}"),
+                        );
+                    }
+                }
+                if h.pipeline == 0 {
+                    c.at(&p("pipeline"), "must be at least 1 (1 = no pipelining)");
+                }
+                if h.threads == Some(0) {
+                    c.at(
+                        &p("threads"),
+                        "must be at least 1, or left out for the default",
+                    );
+                }
+            }
+            WorkloadKind::Command(cmd) => {
+                if cmd.command.is_empty() {
+                    c.at(&p("command.command"), "must not be empty");
+                }
+                placeholders_in(&cmd.command.parts(), known, &p("command.command"), c);
+                if cmd.runs == 0 {
+                    c.at(&p("command.runs"), "must be at least 1");
+                }
+            }
+            WorkloadKind::Watch(wt) => {
+                if wt.duration.0.is_zero() {
+                    c.at(&p("watch.duration"), "must be longer than 0s, e.g. \"30s\"");
+                }
+                if let Some(iv) = wt.interval {
+                    if iv.0.is_zero() || iv.0 > wt.duration.0 {
+                        c.at(
+                            &p("watch.interval"),
+                            "must be longer than 0s and no longer than `duration`",
+                        );
+                    }
+                }
+                match &wt.command {
+                    Some(cmd) => placeholders_in(&cmd.parts(), known, &p("watch.command"), c),
+                    None if !has_target => {
+                        c.at(&p("watch"), "needs a [target] to watch, or a `command`")
+                    }
+                    None => {}
+                }
+            }
+            WorkloadKind::Idle(idle) => {
+                if idle.scope == super::MemoryScope::Target && !has_target {
+                    c.at(
+                        &p("idle"),
+                        "needs a [target] to measure, or `scope = \"system\"`",
+                    );
+                }
+            }
+            WorkloadKind::System(s) => {
+                if s.copies == Some(0) {
+                    c.at(&p("system.copies"), "must be at least 1");
+                }
+            }
+        }
+    }
+}
+
+fn checks(plan: &Plan, c: &mut Collector) {
+    let resolved = plan.resolved_variants();
+    let baseline = plan.baseline_name();
+    for (i, ch) in plan.checks.iter().enumerate() {
+        let p = |field: &str| format!("check[{i}].{field}");
+        let Some(m) = metric::lookup(&ch.metric) else {
+            c.at(&p("metric"), unknown_metric(&ch.metric));
+            continue;
+        };
+        if let Some(v) = &ch.variant {
+            if !resolved.iter().any(|r| &r.name == v) {
+                let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
+                c.at(
+                    &p("variant"),
+                    format!(
+                        "no variant named `{v}`; expected one of: {}",
+                        names.join(", ")
+                    ),
+                );
+            } else if ch.is_ratio() && baseline.as_ref() == Some(v) {
+                c.at(
+                    &p("variant"),
+                    format!("`{v}` is the baseline; a ratio check compares another variant to it"),
+                );
+            }
+        }
+        let workloads: Vec<_> = match &ch.workload {
+            Some(name) => {
+                let found: Vec<_> = plan.workloads.iter().filter(|w| &w.name == name).collect();
+                if found.is_empty() {
+                    let names: Vec<&str> = plan.workloads.iter().map(|w| w.name.as_str()).collect();
+                    c.at(
+                        &p("workload"),
+                        format!(
+                            "no workload named `{name}`; expected one of: {}",
+                            names.join(", ")
+                        ),
+                    );
+                    continue;
+                }
+                found
+            }
+            None => plan.workloads.iter().collect(),
+        };
+        if !workloads.is_empty()
+            && !workloads
+                .iter()
+                .any(|w| w.selected_metrics().contains(&ch.metric))
+        {
+            c.at(
+                &p("metric"),
+                format!(
+                    "no workload checked here reports `{}`; add it to the workload's `metrics`",
+                    ch.metric
+                ),
+            );
+        }
+        match &ch.bound {
+            Bound::MinRatio(r) | Bound::MaxRatio(r) => {
+                let field = if matches!(ch.bound, Bound::MinRatio(_)) {
+                    "min_ratio"
+                } else {
+                    "max_ratio"
+                };
+                if !(r.is_finite() && *r > 0.0) {
+                    c.at(
+                        &p(field),
+                        format!("expected a ratio above 0 like 1.05, got {r}"),
+                    );
+                }
+                if resolved.len() < 2 {
+                    c.at(&p(field), "a ratio check needs at least two variants");
+                }
+            }
+            Bound::Min(t) | Bound::Max(t) => {
+                let field = if matches!(ch.bound, Bound::Min(_)) {
+                    "min"
+                } else {
+                    "max"
+                };
+                if let Err(e) = t.value_for(&m) {
+                    c.at(&p(field), e);
+                }
+            }
+        }
+    }
+}
+
+fn unknown_metric(name: &str) -> String {
+    let names: Vec<&str> = metric::names().collect();
+    format!(
+        "unknown metric `{name}`; expected one of: {}",
+        names.join(", ")
+    )
+}
+
+fn placeholders_in(texts: &[&str], known: &BTreeSet<String>, path: &str, c: &mut Collector) {
+    for text in texts {
+        for ph in super::placeholders(text) {
+            if !known.contains(ph) {
+                let list: Vec<String> = known.iter().map(|k| format!("{{{k}}}")).collect();
+                c.at(
+                    path,
+                    format!("unknown placeholder `{{{ph}}}`; known: {}", list.join(", ")),
+                );
+            }
+        }
+    }
+}
+
+/// An `http://` URL on a loopback host (kurabe only loads loopback).
+fn loopback_http_url(url: &str) -> Result<(), String> {
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| format!("expected an http:// or https:// URL, got `{url}`"))?;
+    let authority = rest.split('/').next().unwrap_or("");
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        authority.split(':').next().unwrap_or("")
+    };
+    let loopback = host == "localhost" || host == "::1" || host.starts_with("127.");
+    if loopback {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{url}` is not a loopback address; kurabe only sends load to 127.0.0.1, ::1 or localhost"
+        ))
+    }
+}
+
+/// Check cpuset syntax: comma-separated CPUs or ranges, `0-3,5`.
+fn cpuset(set: &str) -> Result<(), String> {
+    let bad = || format!("expected a CPU list like \"0\", \"0-3\" or \"0-1,4\", got `{set}`");
+    if set.trim().is_empty() {
+        return Err(bad());
+    }
+    for part in set.split(',') {
+        let mut ends = part.trim().splitn(2, '-');
+        let lo: u32 = ends
+            .next()
+            .unwrap_or("")
+            .trim()
+            .parse()
+            .map_err(|_| bad())?;
+        if let Some(hi) = ends.next() {
+            let hi: u32 = hi.trim().parse().map_err(|_| bad())?;
+            if hi < lo {
+                return Err(bad());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_path_round_trips() {
+        for text in [
+            "variant[1].limits.cpus",
+            "name",
+            "check[0].max",
+            "matrix.fps",
+            "workload[2].http.url",
+        ] {
+            assert_eq!(FieldPath::parse(text).to_string(), text);
+        }
+        assert_eq!(
+            FieldPath::parse("variant[1].name").0,
+            vec![
+                PathSeg::Key("variant".into()),
+                PathSeg::Index(1),
+                PathSeg::Key("name".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn loopback_urls() {
+        assert!(loopback_http_url("http://127.0.0.1:{port}/").is_ok());
+        assert!(loopback_http_url("http://localhost/x").is_ok());
+        assert!(loopback_http_url("http://[::1]:80/").is_ok());
+        let err = loopback_http_url("http://example.com/").unwrap_err();
+        assert!(err.contains("not a loopback address"), "{err}");
+        assert!(loopback_http_url("ftp://127.0.0.1/").is_err());
+    }
+
+    #[test]
+    fn cpusets() {
+        for ok in ["0", "0-3", "0-1,4", " 2 , 5-6 "] {
+            assert!(cpuset(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "a", "3-1", "0-", "0,,1"] {
+            assert!(cpuset(bad).is_err(), "{bad}");
+        }
+    }
+}

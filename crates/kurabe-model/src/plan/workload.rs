@@ -1,0 +1,403 @@
+//! `[[workload]]`: what is done to each variant in each run.
+//!
+//! A workload table has a `name`, optional `metrics` and exactly one kind
+//! key — `http`, `command`, `watch`, `idle` or `system` — whose table holds
+//! that kind's settings. Each kind knows which metrics it can produce.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CommandLine, HumanDuration};
+
+/// One workload: a name, the metrics to report, and what to do.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "WorkloadRepr", into = "WorkloadRepr")]
+pub struct Workload {
+    /// Name in reports; unique within the plan.
+    pub name: String,
+    /// Metrics to report; `None` means the kind's defaults.
+    pub metrics: Option<Vec<String>>,
+    /// What to do.
+    pub kind: WorkloadKind,
+}
+
+/// The kinds of workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// HTTP load against the target (what `kurabe http` does).
+    Http(HttpWorkload),
+    /// Run and time a command (what hyperfine does).
+    Command(CommandWorkload),
+    /// Sample CPU and memory of the target (or a command) for a while.
+    Watch(WatchWorkload),
+    /// Start the target, let it settle, measure its memory.
+    Idle(IdleWorkload),
+    /// The UnixBench-style system index.
+    System(SystemWorkload),
+}
+
+/// Settings of an `http` workload, mirroring `kurabe http`'s flags.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct HttpWorkload {
+    /// Path and query on the target's `{port}` (default `/`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Whole URL instead of `path` (loopback only), for plans without a target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// HTTP method (`-m`), default GET.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    /// Extra request headers (`-H`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// File whose content is the request body (`-p`/`-u`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_file: Option<PathBuf>,
+    /// Content-Type of the body (`-T`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Number of requests (`-n`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    /// Concurrent connections (`-c`), default 1.
+    #[serde(default = "one")]
+    pub concurrency: u32,
+    /// Length of the measured phase (`-t`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration: Option<HumanDuration>,
+    /// Per-request timeout (`-s`), default 30 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<HumanDuration>,
+    /// Keep connections alive (`-k`), default off as in ab.
+    #[serde(default)]
+    pub keep_alive: bool,
+    /// Open-model arrival rate, requests per second (`--rate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// Warm-up load before measuring (`--warmup`), overrides the plan's `warmup`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<HumanDuration>,
+    /// Requests in flight per connection (`--pipeline`), default 1.
+    #[serde(default = "one")]
+    pub pipeline: u32,
+    /// Client threads (`--threads`); default chosen by the load generator.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Settings of a `command` workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct CommandWorkload {
+    /// The command to time; placeholders are substituted.
+    pub command: CommandLine,
+    /// Timed executions per run, default 1.
+    #[serde(default = "one")]
+    pub runs: u32,
+    /// Untimed executions before the timed ones, default 0.
+    #[serde(default)]
+    pub warmup_runs: u32,
+    /// Working directory, relative to the plan file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    /// Longest one execution may take before it is killed and counted failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<HumanDuration>,
+}
+
+/// Settings of a `watch` workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct WatchWorkload {
+    /// How long to sample.
+    pub duration: HumanDuration,
+    /// Sampling interval, default 100 ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<HumanDuration>,
+    /// Command to start and watch; default: watch the target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandLine>,
+}
+
+/// Settings of an `idle` workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct IdleWorkload {
+    /// Time to let the target settle after it is ready, default 5 s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle: Option<HumanDuration>,
+    /// Whose memory: the target's tree (default) or the whole system's.
+    #[serde(default)]
+    pub scope: MemoryScope,
+}
+
+/// Whose memory an `idle` workload measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryScope {
+    /// Σ PSS of the target's process tree.
+    #[default]
+    Target,
+    /// System memory used, as `free` computes it (the "memory after boot" case).
+    System,
+}
+
+/// Settings of a `system` workload.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct SystemWorkload {
+    /// Tests to run by name; empty means all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
+    /// Parallel copies; default: one pass with 1 and one with every core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub copies: Option<u32>,
+    /// Shorter test durations (less precise).
+    #[serde(default)]
+    pub quick: bool,
+}
+
+impl WorkloadKind {
+    /// The kind's key in TOML.
+    pub fn key(&self) -> &'static str {
+        match self {
+            WorkloadKind::Http(_) => "http",
+            WorkloadKind::Command(_) => "command",
+            WorkloadKind::Watch(_) => "watch",
+            WorkloadKind::Idle(_) => "idle",
+            WorkloadKind::System(_) => "system",
+        }
+    }
+
+    /// Metrics this kind can produce.
+    pub fn available_metrics(&self) -> &'static [&'static str] {
+        match self {
+            WorkloadKind::Http(_) => &[
+                "requests_per_second",
+                "latency_mean_us",
+                "latency_p50_us",
+                "latency_p90_us",
+                "latency_p99_us",
+                "latency_p999_us",
+                "failed_requests",
+                "non_2xx_responses",
+                "cpu_ms_per_request",
+                "cpu_percent_mean",
+                "cpu_time_ms",
+                "pss_peak_bytes",
+                "pss_steady_bytes",
+                "rss_peak_bytes",
+                "uss_peak_bytes",
+            ],
+            WorkloadKind::Command(_) => &[
+                "wall_time_s",
+                "user_time_s",
+                "system_time_s",
+                "max_rss_bytes",
+            ],
+            WorkloadKind::Watch(_) => &[
+                "cpu_percent_mean",
+                "cpu_time_ms",
+                "pss_peak_bytes",
+                "pss_steady_bytes",
+                "rss_peak_bytes",
+                "uss_peak_bytes",
+            ],
+            WorkloadKind::Idle(_) => &[
+                "pss_steady_bytes",
+                "rss_peak_bytes",
+                "uss_peak_bytes",
+                "system_used_bytes",
+            ],
+            WorkloadKind::System(_) => &["system_index"],
+        }
+    }
+
+    /// Metrics reported when the plan does not choose.
+    pub fn default_metrics(&self) -> &'static [&'static str] {
+        match self {
+            WorkloadKind::Http(_) => &[
+                "requests_per_second",
+                "latency_p50_us",
+                "latency_p99_us",
+                "cpu_ms_per_request",
+                "pss_peak_bytes",
+            ],
+            WorkloadKind::Command(_) => &["wall_time_s", "max_rss_bytes"],
+            WorkloadKind::Watch(_) => &["cpu_percent_mean", "pss_peak_bytes"],
+            WorkloadKind::Idle(IdleWorkload {
+                scope: MemoryScope::System,
+                ..
+            }) => &["system_used_bytes"],
+            WorkloadKind::Idle(_) => &["pss_steady_bytes"],
+            WorkloadKind::System(_) => &["system_index"],
+        }
+    }
+}
+
+impl Workload {
+    /// Metrics this workload reports: its selection or its kind's defaults.
+    pub fn selected_metrics(&self) -> Vec<String> {
+        match &self.metrics {
+            Some(m) => m.clone(),
+            None => self
+                .kind
+                .default_metrics()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        }
+    }
+}
+
+/// The TOML shape: one optional key per kind, exactly one must be present.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+struct WorkloadRepr {
+    name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metrics: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    http: Option<HttpWorkload>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    command: Option<CommandWorkload>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    watch: Option<WatchWorkload>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    idle: Option<IdleWorkload>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    system: Option<SystemWorkload>,
+}
+
+impl TryFrom<WorkloadRepr> for Workload {
+    type Error = String;
+
+    fn try_from(r: WorkloadRepr) -> Result<Self, String> {
+        let mut kinds = Vec::new();
+        if let Some(w) = r.http {
+            kinds.push(WorkloadKind::Http(w));
+        }
+        if let Some(w) = r.command {
+            kinds.push(WorkloadKind::Command(w));
+        }
+        if let Some(w) = r.watch {
+            kinds.push(WorkloadKind::Watch(w));
+        }
+        if let Some(w) = r.idle {
+            kinds.push(WorkloadKind::Idle(w));
+        }
+        if let Some(w) = r.system {
+            kinds.push(WorkloadKind::System(w));
+        }
+        if kinds.len() != 1 {
+            let given: Vec<&str> = kinds.iter().map(WorkloadKind::key).collect();
+            return Err(format!(
+                "workload `{}` needs exactly one of `http`, `command`, `watch`, `idle` or `system`, found {}",
+                r.name,
+                if given.is_empty() { "none".to_owned() } else { given.join(" and ") }
+            ));
+        }
+        Ok(Workload {
+            name: r.name,
+            metrics: r.metrics,
+            kind: kinds.remove(0),
+        })
+    }
+}
+
+impl From<Workload> for WorkloadRepr {
+    fn from(w: Workload) -> Self {
+        let mut r = WorkloadRepr {
+            name: w.name,
+            metrics: w.metrics,
+            http: None,
+            command: None,
+            watch: None,
+            idle: None,
+            system: None,
+        };
+        match w.kind {
+            WorkloadKind::Http(k) => r.http = Some(k),
+            WorkloadKind::Command(k) => r.command = Some(k),
+            WorkloadKind::Watch(k) => r.watch = Some(k),
+            WorkloadKind::Idle(k) => r.idle = Some(k),
+            WorkloadKind::System(k) => r.system = Some(k),
+        }
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::metric;
+
+    #[test]
+    fn every_kind_metric_is_in_the_catalogue() {
+        let kinds = [
+            WorkloadKind::Http(HttpWorkload::default()),
+            WorkloadKind::Command(CommandWorkload {
+                command: CommandLine::Shell("true".into()),
+                runs: 1,
+                warmup_runs: 0,
+                cwd: None,
+                timeout: None,
+            }),
+            WorkloadKind::Watch(WatchWorkload {
+                duration: HumanDuration::default(),
+                interval: None,
+                command: None,
+            }),
+            WorkloadKind::Idle(IdleWorkload {
+                settle: None,
+                scope: MemoryScope::System,
+            }),
+            WorkloadKind::System(SystemWorkload::default()),
+        ];
+        for k in kinds {
+            for m in k.available_metrics() {
+                assert!(
+                    metric::lookup(m).is_some(),
+                    "{} metric {m} not in catalogue",
+                    k.key()
+                );
+            }
+            for m in k.default_metrics() {
+                assert!(
+                    k.available_metrics().contains(m),
+                    "{} default {m} not available",
+                    k.key()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn exactly_one_kind() {
+        let json = r#"{"name":"w","http":{},"idle":{}}"#;
+        let err = serde_json::from_str::<Workload>(json)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs exactly one of"), "{err}");
+        assert!(err.contains("found http and idle"), "{err}");
+        let err = serde_json::from_str::<Workload>(r#"{"name":"w"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("found none"), "{err}");
+        let w: Workload = serde_json::from_str(r#"{"name":"w","http":{"requests":10}}"#).unwrap();
+        assert_eq!(w.kind.key(), "http");
+        assert_eq!(w.selected_metrics()[0], "requests_per_second");
+        // Round-trips through the same shape.
+        let back: Workload = serde_json::from_str(&serde_json::to_string(&w).unwrap()).unwrap();
+        assert_eq!(back, w);
+    }
+}

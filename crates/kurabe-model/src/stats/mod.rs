@@ -1,0 +1,22 @@
+//! Statistics that turn repeated measurements into verdicts.
+//!
+//! Small pure modules, each with its tests beside it: [`summary`] describes
+//! one variant's samples, [`metric`] says what a number means and which way
+//! is better, [`student_t`] gives the t quantiles the interval needs,
+//! [`compare`] turns two variants' samples into a ratio, a 95 % interval and
+//! a [`compare::Verdict`], and [`schedule`] decides the interleaved order in
+//! which runs happen.
+//!
+//! Nothing here does I/O, reads the clock or draws entropy from the system:
+//! the same inputs (and seed) always give the same outputs.
+
+pub mod compare;
+pub mod metric;
+pub mod schedule;
+pub mod student_t;
+pub mod summary;
+
+pub use compare::{compare, Comparison, NoIntervalReason, Verdict, CONFIDENCE};
+pub use metric::{Direction, Metric, Unit, DEFAULT_NOISE_BAND};
+pub use schedule::randomized_blocks;
+pub use summary::Summary;

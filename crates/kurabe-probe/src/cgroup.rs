@@ -1,0 +1,653 @@
+//! A private cgroup per run: limits (`--cpus`, `--cpuset`, `--memory`), a CPU
+//! counter that sees every descendant, and a handle that kills them all.
+//!
+//! cgroup v2 is used when the v2 parent cgroup offers every controller the
+//! limits need (listed in its `cgroup.controllers`); otherwise cgroup v1, one
+//! directory per controller hierarchy (`cpu`, `cpuacct`, `cpuset`, `memory`
+//! mounted separately or together). The run's directories are created inside
+//! kurabe's own cgroup of each hierarchy (so the run stays inside whatever
+//! limits kurabe itself runs under), named `kurabe-<pid>-<n>`.
+//!
+//! The command joins the cgroup *before exec*: [`RunCgroup::prepare`] installs
+//! a `pre_exec` hook that writes `0` (= "this process") to every
+//! `cgroup.procs`, so no CPU escapes the counter. [`RunCgroup`] is a guard: its
+//! `Drop` kills what is left in the cgroup (`cgroup.kill` on v2, else SIGKILL
+//! to each PID of `cgroup.procs` until it is empty) and removes the
+//! directories, on success, error, panic or Ctrl-C alike.
+//!
+//! Without permission the error names the file that could not be written and
+//! how to delegate the subtree to the user.
+
+use std::ffi::CString;
+use std::fmt;
+use std::io::ErrorKind;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Resource limits for a started command.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Limits {
+    /// CPU quota in cores (0.5 = half of one core), enforced by CFS quota per 100 ms period.
+    pub cpus: Option<f64>,
+    /// CPUs the command may run on, kernel list syntax (`0`, `0-1`, `0,2`).
+    pub cpuset: Option<String>,
+    /// Memory limit, bytes.
+    pub memory_bytes: Option<u64>,
+}
+
+impl Limits {
+    /// True when no limit is set.
+    pub fn is_empty(&self) -> bool {
+        self.cpus.is_none() && self.cpuset.is_none() && self.memory_bytes.is_none()
+    }
+}
+
+/// Errors of cgroup setup and teardown.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupError {
+    /// No hierarchy offers a controller a limit needs.
+    #[error("cannot apply {flag}: no cgroup hierarchy offers the '{controller}' controller (cgroup v2 parent offers: {v2_offers}; no cgroup v1 mount of it); enable it (v2: add it to the parent's cgroup.subtree_control) or drop {flag}")]
+    NoController {
+        /// The flag that needs the controller.
+        flag: &'static str,
+        /// Controller name.
+        controller: &'static str,
+        /// What the v2 parent offers.
+        v2_offers: String,
+    },
+    /// No cgroup hierarchy is mounted at all.
+    #[error("no cgroup filesystem is mounted (checked /proc/self/mountinfo); mount cgroup2 on /sys/fs/cgroup or run without limits")]
+    NotMounted,
+    /// A limit value the kernel or kurabe rejected.
+    #[error("invalid {flag} '{value}': {why}")]
+    Invalid {
+        /// Flag name.
+        flag: &'static str,
+        /// Value given.
+        value: String,
+        /// Why it is wrong.
+        why: String,
+    },
+    /// Permission denied on a cgroup file.
+    #[error("cannot {action} {path}: permission denied; run as root or delegate the cgroup to your user: {hint}")]
+    Permission {
+        /// What kurabe tried (create, write to).
+        action: &'static str,
+        /// File or directory.
+        path: PathBuf,
+        /// How to delegate for this hierarchy.
+        hint: String,
+    },
+    /// Any other I/O failure on a cgroup file.
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        /// What kurabe tried.
+        action: &'static str,
+        /// File or directory.
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
+    },
+}
+
+/// A mounted cgroup hierarchy and kurabe's own cgroup directory in it.
+#[derive(Debug, Clone, PartialEq)]
+struct Hierarchy {
+    version: u8,
+    controllers: Vec<String>,
+    /// kurabe's own cgroup in this hierarchy (absolute path under the mount).
+    own_dir: PathBuf,
+}
+
+/// Parse `/proc/self/mountinfo` + `/proc/self/cgroup` into hierarchies.
+fn hierarchies(mountinfo: &str, self_cgroup: &str) -> Vec<Hierarchy> {
+    let mut out = Vec::new();
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let l: Vec<&str> = left.split_whitespace().collect();
+        let r: Vec<&str> = right.split_whitespace().collect();
+        if l.len() < 5 || r.len() < 3 {
+            continue;
+        }
+        let (root, mount) = (l[3], l[4]);
+        let (version, controllers): (u8, Vec<String>) = match r[0] {
+            "cgroup2" => (2, Vec::new()),
+            "cgroup" => (
+                1,
+                r[2].split(',')
+                    .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains('='))
+                    .map(str::to_string)
+                    .collect(),
+            ),
+            _ => continue,
+        };
+        // Own path: "0::/p" for v2, "N:ctrl,ctrl:/p" for v1.
+        let own = self_cgroup.lines().find_map(|cl| {
+            let mut parts = cl.splitn(3, ':');
+            let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
+            let matches = if version == 2 {
+                ctrls.is_empty()
+            } else {
+                let set: Vec<&str> = ctrls.split(',').collect();
+                controllers.iter().all(|c| set.contains(&c.as_str()))
+                    && set.len() == controllers.len()
+            };
+            matches.then(|| path.to_string())
+        });
+        let Some(own) = own else { continue };
+        let rel = own.strip_prefix(root).unwrap_or(&own);
+        let own_dir = Path::new(mount).join(rel.trim_start_matches('/'));
+        out.push(Hierarchy {
+            version,
+            controllers,
+            own_dir,
+        });
+    }
+    out
+}
+
+static SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// Reads a run cgroup's counters; cheap to clone into a sampler.
+#[derive(Debug, Clone)]
+pub struct CgroupReader {
+    version: u8,
+    cpu_file: Option<PathBuf>,
+    procs: Vec<PathBuf>,
+    mem_peak: Option<PathBuf>,
+}
+
+impl CgroupReader {
+    /// CPU time of everything that ever ran in the cgroup, nanoseconds.
+    pub fn cpu_ns(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.cpu_file.as_ref()?).ok()?;
+        if self.version == 2 {
+            let usec: u64 = text
+                .lines()
+                .find_map(|l| l.strip_prefix("usage_usec "))?
+                .trim()
+                .parse()
+                .ok()?;
+            Some(usec * 1000)
+        } else {
+            text.trim().parse().ok()
+        }
+    }
+
+    /// Peak memory charged to the cgroup, bytes.
+    pub fn memory_peak_bytes(&self) -> Option<u64> {
+        std::fs::read_to_string(self.mem_peak.as_ref()?)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Processes in the cgroup now.
+    pub fn pids(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for f in &self.procs {
+            if let Ok(text) = std::fs::read_to_string(f) {
+                out.extend(text.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// The private cgroup of one run. Dropping it kills its processes and removes it.
+pub struct RunCgroup {
+    version: u8,
+    dirs: Vec<PathBuf>,
+    limits: Limits,
+    reader: CgroupReader,
+    procs_c: Vec<CString>,
+    removed: bool,
+}
+
+impl fmt::Debug for RunCgroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunCgroup")
+            .field("version", &self.version)
+            .field("dirs", &self.dirs)
+            .finish()
+    }
+}
+
+fn delegate_hint(version: u8, parent: &Path) -> String {
+    if version == 2 {
+        format!(
+            "`sudo chown -R $USER {}` (or run under `systemd-run --user --scope -p Delegate=yes`)",
+            parent.display()
+        )
+    } else {
+        format!(
+            "`sudo chown -R $USER {}` for each controller used (cpu, cpuacct, cpuset, memory)",
+            parent.display()
+        )
+    }
+}
+
+fn io_err(action: &'static str, path: &Path, e: std::io::Error, version: u8) -> CgroupError {
+    if e.kind() == ErrorKind::PermissionDenied {
+        let parent = path.parent().unwrap_or(path);
+        let parent = if action == "create" {
+            parent
+        } else {
+            parent.parent().unwrap_or(parent)
+        };
+        CgroupError::Permission {
+            action,
+            path: path.to_path_buf(),
+            hint: delegate_hint(version, parent),
+        }
+    } else {
+        CgroupError::Io {
+            action,
+            path: path.to_path_buf(),
+            source: e,
+        }
+    }
+}
+
+fn write_file(path: &Path, value: &str, version: u8) -> Result<(), CgroupError> {
+    std::fs::write(path, value).map_err(|e| io_err("write to", path, e, version))
+}
+
+impl RunCgroup {
+    /// Create a private cgroup for one run with `limits` applied (none = counting
+    /// and killing only).
+    pub fn create(limits: &Limits) -> Result<Self, CgroupError> {
+        if let Some(c) = limits.cpus {
+            if !(c.is_finite() && c >= 0.01) {
+                return Err(CgroupError::Invalid {
+                    flag: "--cpus",
+                    value: c.to_string(),
+                    why: "give a number of cores ≥ 0.01, e.g. 0.5".into(),
+                });
+            }
+        }
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let self_cg = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let hs = hierarchies(&mountinfo, &self_cg);
+        if hs.is_empty() {
+            return Err(CgroupError::NotMounted);
+        }
+        let mut needed: Vec<(&'static str, &'static str)> = Vec::new();
+        if limits.cpus.is_some() {
+            needed.push(("cpu", "--cpus"));
+        }
+        if limits.cpuset.is_some() {
+            needed.push(("cpuset", "--cpuset"));
+        }
+        if limits.memory_bytes.is_some() {
+            needed.push(("memory", "--memory"));
+        }
+        let v2 = hs.iter().find(|h| h.version == 2);
+        let v2_offers = v2
+            .and_then(|h| std::fs::read_to_string(h.own_dir.join("cgroup.controllers")).ok())
+            .unwrap_or_default();
+        let v2_has = |c: &str| v2_offers.split_whitespace().any(|o| o == c);
+        let v1_for = |c: &str| {
+            hs.iter()
+                .find(|h| h.version == 1 && h.controllers.iter().any(|x| x == c))
+        };
+        let name = format!(
+            "kurabe-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let use_v2 = v2.is_some()
+            && needed.iter().all(|(c, _)| v2_has(c))
+            && (!needed.is_empty() || v1_for("cpuacct").is_none());
+        if use_v2 {
+            let parent = v2.expect("checked").own_dir.clone();
+            return Self::create_v2(&parent, &name, limits, &needed);
+        }
+        for (c, flag) in &needed {
+            if v1_for(c).is_none() {
+                return Err(CgroupError::NoController {
+                    flag,
+                    controller: c,
+                    v2_offers: if v2_offers.trim().is_empty() {
+                        "none".into()
+                    } else {
+                        v2_offers.trim().into()
+                    },
+                });
+            }
+        }
+        Self::create_v1(&hs, &name, limits)
+    }
+
+    fn create_v2(
+        parent: &Path,
+        name: &str,
+        limits: &Limits,
+        needed: &[(&'static str, &'static str)],
+    ) -> Result<Self, CgroupError> {
+        if !needed.is_empty() {
+            let ctl = parent.join("cgroup.subtree_control");
+            let enabled = std::fs::read_to_string(&ctl).unwrap_or_default();
+            let want: Vec<String> = needed
+                .iter()
+                .filter(|(c, _)| !enabled.split_whitespace().any(|e| e == *c))
+                .map(|(c, _)| format!("+{c}"))
+                .collect();
+            if !want.is_empty() {
+                write_file(&ctl, &want.join(" "), 2)?;
+            }
+        }
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir).map_err(|e| io_err("create", &dir, e, 2))?;
+        let cg = Self::assemble(2, vec![dir.clone()], limits.clone());
+        if let Some(c) = limits.cpus {
+            write_file(
+                &dir.join("cpu.max"),
+                &format!("{} 100000", (c * 100_000.0).round() as u64),
+                2,
+            )?;
+        }
+        if let Some(s) = &limits.cpuset {
+            cg.write_cpuset(&dir.join("cpuset.cpus"), s)?;
+        }
+        if let Some(m) = limits.memory_bytes {
+            write_file(&dir.join("memory.max"), &m.to_string(), 2)?;
+        }
+        Ok(cg)
+    }
+
+    fn create_v1(hs: &[Hierarchy], name: &str, limits: &Limits) -> Result<Self, CgroupError> {
+        let mut want: Vec<&str> = vec!["cpuacct", "memory"];
+        if limits.cpus.is_some() {
+            want.push("cpu");
+        }
+        if limits.cpuset.is_some() {
+            want.push("cpuset");
+        }
+        // Directories join `cg` as they are made, so an error half-way removes them.
+        let mut cg = Self::assemble(1, Vec::new(), limits.clone());
+        for c in want {
+            let Some(h) = hs
+                .iter()
+                .find(|h| h.version == 1 && h.controllers.iter().any(|x| x == c))
+            else {
+                continue; // cpuacct/memory are optional when no limit needs them
+            };
+            let dir = h.own_dir.join(name);
+            if cg.dirs.contains(&dir) {
+                continue;
+            }
+            std::fs::create_dir(&dir).map_err(|e| io_err("create", &dir, e, 1))?;
+            cg.dirs.push(dir.clone());
+            let has = |x: &str| h.controllers.iter().any(|y| y == x);
+            if has("cpuset") {
+                // A v1 cpuset cgroup needs cpus and mems before it accepts tasks.
+                let mems =
+                    std::fs::read_to_string(h.own_dir.join("cpuset.mems")).unwrap_or_default();
+                write_file(&dir.join("cpuset.mems"), mems.trim(), 1)?;
+                let cpus = match &limits.cpuset {
+                    Some(s) => s.clone(),
+                    None => std::fs::read_to_string(h.own_dir.join("cpuset.cpus"))
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string(),
+                };
+                cg.write_cpuset(&dir.join("cpuset.cpus"), &cpus)?;
+            }
+            if has("cpu") {
+                if let Some(c) = limits.cpus {
+                    write_file(&dir.join("cpu.cfs_period_us"), "100000", 1)?;
+                    write_file(
+                        &dir.join("cpu.cfs_quota_us"),
+                        &((c * 100_000.0).round() as u64).to_string(),
+                        1,
+                    )?;
+                }
+            }
+            if has("memory") {
+                if let Some(m) = limits.memory_bytes {
+                    write_file(&dir.join("memory.limit_in_bytes"), &m.to_string(), 1)?;
+                }
+            }
+        }
+        let dirs = std::mem::take(&mut cg.dirs);
+        if dirs.is_empty() {
+            return Err(CgroupError::NotMounted);
+        }
+        Ok(Self::assemble(1, dirs, limits.clone()))
+    }
+
+    fn write_cpuset(&self, path: &Path, cpus: &str) -> Result<(), CgroupError> {
+        std::fs::write(path, cpus).map_err(|e| match e.raw_os_error() {
+            Some(libc::EINVAL) | Some(libc::ERANGE) => CgroupError::Invalid {
+                flag: "--cpuset",
+                value: cpus.to_string(),
+                why: format!(
+                    "the kernel rejected it; online CPUs are {}",
+                    std::fs::read_to_string("/sys/devices/system/cpu/online")
+                        .unwrap_or_default()
+                        .trim()
+                ),
+            },
+            _ => io_err("write to", path, e, self.version),
+        })
+    }
+
+    fn assemble(version: u8, dirs: Vec<PathBuf>, limits: Limits) -> Self {
+        let find = |file: &str| dirs.iter().map(|d| d.join(file)).find(|p| p.exists());
+        let (cpu_file, mem_peak) = if version == 2 {
+            (find("cpu.stat"), find("memory.peak"))
+        } else {
+            (find("cpuacct.usage"), find("memory.max_usage_in_bytes"))
+        };
+        let procs: Vec<PathBuf> = dirs.iter().map(|d| d.join("cgroup.procs")).collect();
+        let procs_c = procs
+            .iter()
+            .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
+            .collect();
+        Self {
+            version,
+            reader: CgroupReader {
+                version,
+                cpu_file,
+                procs,
+                mem_peak,
+            },
+            dirs,
+            limits,
+            procs_c,
+            removed: false,
+        }
+    }
+
+    /// cgroup version in use (1 or 2).
+    pub fn version(&self) -> u8 {
+        self.version
+    }
+
+    /// The run's directories (one on v2, one per hierarchy on v1).
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.dirs
+    }
+
+    /// Limits applied.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// A reader of the counters, for a [`crate::TreeSampler`].
+    pub fn reader(&self) -> CgroupReader {
+        self.reader.clone()
+    }
+
+    /// Make `cmd` join this cgroup before exec (it also gets its own process group).
+    pub fn prepare(&self, cmd: &mut Command) {
+        let files = self.procs_c.clone();
+        cmd.process_group(0);
+        // SAFETY: the hook only calls async-signal-safe functions (open,
+        // write, close) on memory prepared before fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                for f in &files {
+                    let fd = libc::open(f.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    if fd < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    let n = libc::write(fd, b"0".as_ptr().cast(), 1);
+                    let err = std::io::Error::last_os_error();
+                    libc::close(fd);
+                    if n != 1 {
+                        return Err(err);
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// SIGKILL everything in the cgroup and wait (up to 2 s) until it is empty.
+    pub fn kill_all(&self) {
+        if self.version == 2 {
+            for d in &self.dirs {
+                let _ = std::fs::write(d.join("cgroup.kill"), "1");
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let pids = self.reader.pids();
+            if pids.is_empty() || Instant::now() > deadline {
+                break;
+            }
+            for pid in pids {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Kill what is left and remove the directories. Idempotent.
+    pub fn cleanup(&mut self) -> Result<(), CgroupError> {
+        if self.removed {
+            return Ok(());
+        }
+        self.kill_all();
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut first_err = None;
+        for d in &self.dirs {
+            loop {
+                match std::fs::remove_dir(d) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == ErrorKind::NotFound => break,
+                    Err(e)
+                        if Instant::now() < deadline && e.raw_os_error() == Some(libc::EBUSY) =>
+                    {
+                        self.reader.pids().into_iter().for_each(|pid| {
+                            // SAFETY: kill has no memory-safety preconditions.
+                            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                        });
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(e) => {
+                        first_err.get_or_insert(io_err("remove", d, e, self.version));
+                        break;
+                    }
+                }
+            }
+        }
+        self.removed = true;
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for RunCgroup {
+    fn drop(&mut self) {
+        let _ = self.cleanup();
+    }
+}
+
+/// Parse a memory size: bytes, or with a suffix K/M/G/T (powers of 1024; `KiB`,
+/// `MB` etc. accepted, all binary like docker's `--memory`).
+pub fn parse_memory(text: &str) -> Result<u64, CgroupError> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let invalid = |why: &str| CgroupError::Invalid {
+        flag: "--memory",
+        value: text.to_string(),
+        why: why.to_string(),
+    };
+    let n: f64 = num
+        .parse()
+        .map_err(|_| invalid("give a size like 512M, 2G or 1048576"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(invalid("unknown unit; use K, M, G or T")),
+    };
+    let bytes = (n * mult as f64) as u64;
+    if bytes < 1 << 20 {
+        return Err(invalid("too small: give at least 1M"));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
+33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+40 31 0:37 / /sys/fs/cgroup/systemd rw,relatime - cgroup cgroup rw,name=systemd
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw
+";
+    const SELF: &str = "9:name=systemd:/\n4:memory:/api/abc\n2:cpuacct:/\n1:cpu:/\n0::/\n";
+
+    #[test]
+    fn hierarchies_from_mountinfo() {
+        let hs = hierarchies(MOUNTINFO, SELF);
+        let mem = hs.iter().find(|h| h.controllers == ["memory"]).unwrap();
+        assert_eq!(mem.own_dir, Path::new("/sys/fs/cgroup/memory/api/abc"));
+        let v2 = hs.iter().find(|h| h.version == 2).unwrap();
+        assert_eq!(v2.own_dir, Path::new("/sys/fs/cgroup/unified"));
+        assert!(hs.iter().any(|h| h.controllers == ["cpuacct"]));
+    }
+
+    #[test]
+    fn co_mounted_controllers() {
+        let mi = "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
+        let hs = hierarchies(mi, "3:cpu,cpuacct:/user.slice\n");
+        assert_eq!(hs[0].controllers, ["cpu", "cpuacct"]);
+        assert_eq!(
+            hs[0].own_dir,
+            Path::new("/sys/fs/cgroup/cpu,cpuacct/user.slice")
+        );
+    }
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(parse_memory("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_memory("1.5G").unwrap(), 3 << 29);
+        assert_eq!(parse_memory("2097152").unwrap(), 2 << 20);
+        assert_eq!(parse_memory("64mib").unwrap(), 64 << 20);
+        assert!(parse_memory("12Q").is_err());
+        assert!(parse_memory("abc").is_err());
+        assert!(parse_memory("100").is_err());
+    }
+}

@@ -1,0 +1,559 @@
+//! Process-tree sampler: CPU, RSS, PSS and USS of a root process and all its
+//! descendants, one [`Sample`] per call.
+//!
+//! Descendants are found by a ppid scan of `/proc/*/stat` (this kernel may
+//! lack `/proc/PID/task/*/children`, and the scan's stat reads are needed for
+//! the CPU fields anyway), united with the members of the run's cgroup when
+//! there is one (that catches processes that double-forked out of the tree).
+//!
+//! CPU does not lose children that exit between samples: each process counts
+//! utime+stime+cutime+cstime, so a child's whole life moves into its parent's
+//! cutime when the parent reaps it. The sampler subtracts what it had already
+//! counted for a vanished process from the growth of its nearest surviving
+//! ancestor's cutime (bounded by that growth, so children that were never
+//! waited for are not subtracted twice). With a cgroup, its CPU counter is
+//! reported too and is the better figure.
+//!
+//! PSS costs time proportional to a process's mappings (`smaps_rollup` walks
+//! them), so reads are budgeted: per sample at most `pss_budget` of one core
+//! over the interval is spent on them, stalest first; a process not re-read
+//! keeps its last value, and every new process is read once at once. The
+//! sampler measures its own CPU with the thread CPU clock.
+//!
+//! This module never prints and never kills anything.
+
+use std::collections::{HashMap, HashSet};
+use std::io::ErrorKind;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crate::cgroup::CgroupReader;
+use crate::error::{ProbeError, Result};
+use crate::procfs::{self, Rollup, Stat};
+
+/// How a [`TreeSampler`] behaves.
+#[derive(Debug, Clone)]
+pub struct SamplerConfig {
+    /// Interval the caller samples at (sets the PSS read budget per sample).
+    pub interval: Duration,
+    /// Share of one core the sampler may spend reading `smaps_rollup` (0.005 = 0.5 %).
+    pub pss_budget: f64,
+    /// Count the CPU of every tree process that started after the root did, from
+    /// the first sample on (for a command kurabe just started); otherwise the
+    /// first sample is the baseline and counts nothing.
+    pub count_from_root_start: bool,
+}
+
+impl Default for SamplerConfig {
+    fn default() -> Self {
+        Self {
+            interval: Duration::from_millis(500),
+            pss_budget: 0.005,
+            count_from_root_start: false,
+        }
+    }
+}
+
+/// One snapshot of the tree.
+#[derive(Debug, Clone, Default)]
+pub struct Sample {
+    /// When the sample was taken (after reading).
+    pub at: Option<Instant>,
+    /// True for the first sample of a sampler.
+    pub first: bool,
+    /// CPU seconds of the tree since the previous sample, from `/proc`.
+    pub cpu_seconds_proc: f64,
+    /// CPU seconds since the previous sample from the cgroup counter, if any.
+    pub cpu_seconds_cgroup: Option<f64>,
+    /// Processes in the tree (zombies included).
+    pub processes: u32,
+    /// Threads in the tree.
+    pub threads: u32,
+    /// Σ RSS, bytes.
+    pub rss_bytes: u64,
+    /// Σ PSS, bytes.
+    pub pss_bytes: u64,
+    /// Σ Pss_Anon, bytes.
+    pub pss_anon_bytes: u64,
+    /// Σ Pss_File, bytes.
+    pub pss_file_bytes: u64,
+    /// Σ Pss_Shmem, bytes.
+    pub pss_shmem_bytes: u64,
+    /// Σ USS, bytes.
+    pub uss_bytes: u64,
+    /// Σ Swap, bytes.
+    pub swap_bytes: u64,
+    /// Processes whose PSS is the value of an earlier sample (budget).
+    pub pss_stale: u32,
+    /// Processes whose `smaps_rollup` could not be read (RSS stands in).
+    pub pss_unreadable: u32,
+    /// True while the root exists and is not a zombie.
+    pub root_alive: bool,
+    /// Root's VmHWM (peak RSS), bytes.
+    pub root_hwm_bytes: Option<u64>,
+    /// PIDs in the tree.
+    pub pids: Vec<u32>,
+}
+
+/// What the sampler remembers of a process between samples.
+#[derive(Debug, Clone, Copy)]
+struct Prev {
+    start: u64,
+    ppid: u32,
+    total: u64,
+    children: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Smaps {
+    start: u64,
+    rollup: Rollup,
+    read_at: u64,
+    unreadable: bool,
+}
+
+/// Accumulated cost of a sampler.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cost {
+    /// Thread CPU spent in [`TreeSampler::sample`], nanoseconds.
+    pub cpu_ns: u64,
+    /// Σ over samples of the processes sampled.
+    pub process_samples: u64,
+    /// `smaps_rollup` reads deferred by the budget.
+    pub pss_deferred: u64,
+    /// Samples taken.
+    pub samples: u64,
+}
+
+/// Samples a process tree. See the module docs.
+#[derive(Debug)]
+pub struct TreeSampler {
+    root: u32,
+    root_start: u64,
+    config: SamplerConfig,
+    cgroup: Option<CgroupReader>,
+    prev: HashMap<u32, Prev>,
+    prev_boot_ticks: u64,
+    prev_cgroup_ns: Option<u64>,
+    smaps: HashMap<u32, Smaps>,
+    hz: f64,
+    page: u64,
+    buf: String,
+    cost: Cost,
+    /// PIDs seen at the last scan that are not in the tree. A process never
+    /// joins a tree it is not in (ppid only changes to a reaper outside it),
+    /// and a PID listed in two consecutive scans is the same process, so
+    /// these are not read again: the scan costs a readdir plus the tree.
+    outsiders: HashSet<u32>,
+}
+
+impl TreeSampler {
+    /// A sampler for `root` and its descendants with default settings.
+    pub fn new(root: u32) -> Result<Self> {
+        Self::with_config(root, SamplerConfig::default(), None)
+    }
+
+    /// A sampler with explicit settings and, for a command started in its own
+    /// cgroup, that cgroup's counters.
+    pub fn with_config(
+        root: u32,
+        config: SamplerConfig,
+        cgroup: Option<CgroupReader>,
+    ) -> Result<Self> {
+        let stat = procfs::read(format!("/proc/{root}/stat"))
+            .ok()
+            .and_then(|t| procfs::parse_stat(&t))
+            .ok_or(ProbeError::NoSuchProcess(root))?;
+        let prev_cgroup_ns = if config.count_from_root_start {
+            Some(0)
+        } else {
+            cgroup.as_ref().and_then(CgroupReader::cpu_ns)
+        };
+        Ok(Self {
+            root,
+            root_start: stat.starttime,
+            config,
+            cgroup,
+            prev: HashMap::new(),
+            prev_boot_ticks: 0,
+            prev_cgroup_ns,
+            smaps: HashMap::new(),
+            hz: procfs::clock_ticks() as f64,
+            page: procfs::page_size(),
+            buf: String::with_capacity(4096),
+            cost: Cost::default(),
+            outsiders: HashSet::new(),
+        })
+    }
+
+    /// PID of the root.
+    pub fn root(&self) -> u32 {
+        self.root
+    }
+
+    /// The cgroup counters this sampler reads, if any.
+    pub fn cgroup(&self) -> Option<&CgroupReader> {
+        self.cgroup.as_ref()
+    }
+
+    /// What sampling has cost so far.
+    pub fn cost(&self) -> Cost {
+        self.cost
+    }
+
+    /// Take one sample.
+    pub fn sample(&mut self) -> Result<Sample> {
+        let t0 = procfs::thread_cpu_ns();
+        let first = self.cost.samples == 0;
+        let boot_now = procfs::boot_ticks();
+        let in_cgroup = self
+            .cgroup
+            .as_ref()
+            .map(CgroupReader::pids)
+            .unwrap_or_default();
+        let stats = self.scan(&in_cgroup);
+        let root_stat = stats
+            .get(&self.root)
+            .filter(|s| s.starttime == self.root_start);
+        if first && root_stat.is_none() {
+            return Err(ProbeError::NoSuchProcess(self.root));
+        }
+        let root_alive = root_stat.is_some_and(|s| s.state != b'Z' && s.state != b'X');
+        let members = self.members(&stats, &in_cgroup);
+        self.outsiders = stats
+            .keys()
+            .copied()
+            .filter(|p| members.binary_search(p).is_err())
+            .chain(
+                self.outsiders
+                    .iter()
+                    .copied()
+                    .filter(|p| !stats.contains_key(p)),
+            )
+            .collect();
+
+        let mut sample = Sample {
+            first,
+            root_alive,
+            ..Sample::default()
+        };
+        let ticks = self.cpu_delta_ticks(&stats, &members, first);
+        sample.cpu_seconds_proc = ticks as f64 / self.hz;
+        if let Some(cg) = &self.cgroup {
+            if let Some(now) = cg.cpu_ns() {
+                let before = self.prev_cgroup_ns.unwrap_or(now);
+                sample.cpu_seconds_cgroup = Some(now.saturating_sub(before) as f64 / 1e9);
+                self.prev_cgroup_ns = Some(now);
+            }
+        }
+        self.memory(&stats, &members, &mut sample);
+        if root_alive {
+            sample.root_hwm_bytes = procfs::read(format!("/proc/{}/status", self.root))
+                .ok()
+                .and_then(|t| procfs::field_kb_bytes(&t, "VmHWM"));
+        }
+
+        self.prev = members
+            .iter()
+            .filter_map(|pid| stats.get(pid))
+            .map(|s| {
+                let p = Prev {
+                    start: s.starttime,
+                    ppid: s.ppid,
+                    total: s.total_ticks(),
+                    children: s.children_ticks(),
+                };
+                (s.pid, p)
+            })
+            .collect();
+        self.prev_boot_ticks = boot_now;
+        sample.pids = members;
+        sample.at = Some(Instant::now());
+        self.cost.samples += 1;
+        self.cost.process_samples += u64::from(sample.processes);
+        self.cost.cpu_ns += procfs::thread_cpu_ns().saturating_sub(t0);
+        Ok(sample)
+    }
+
+    /// stat of every process that may be in the tree (the ppid scan); known
+    /// outsiders that are still listed are skipped (see `outsiders`).
+    fn scan(&mut self, in_cgroup: &[u32]) -> HashMap<u32, Stat> {
+        let mut out = HashMap::with_capacity(64);
+        let Ok(pids) = procfs::pids() else {
+            return out;
+        };
+        let listed: HashSet<u32> = pids.iter().copied().collect();
+        self.outsiders.retain(|p| listed.contains(p));
+        let mut path = PathBuf::with_capacity(32);
+        for pid in pids {
+            if self.outsiders.contains(&pid) && in_cgroup.binary_search(&pid).is_err() {
+                continue;
+            }
+            path.clear();
+            path.push(format!("/proc/{pid}/stat"));
+            if procfs::read_into(&path, &mut self.buf).is_err() {
+                continue;
+            }
+            if let Some(s) = procfs::parse_stat(&self.buf) {
+                out.insert(pid, s);
+            }
+        }
+        out
+    }
+
+    /// The tree: root plus descendants by ppid, plus the cgroup's processes.
+    fn members(&self, stats: &HashMap<u32, Stat>, in_cgroup: &[u32]) -> Vec<u32> {
+        let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+        for s in stats.values() {
+            children.entry(s.ppid).or_default().push(s.pid);
+        }
+        let mut seen = HashSet::new();
+        let mut stack = Vec::new();
+        if stats
+            .get(&self.root)
+            .is_some_and(|s| s.starttime == self.root_start)
+        {
+            stack.push(self.root);
+        }
+        stack.extend(in_cgroup.iter().copied().filter(|p| stats.contains_key(p)));
+        while let Some(pid) = stack.pop() {
+            if !seen.insert(pid) {
+                continue;
+            }
+            if let Some(kids) = children.get(&pid) {
+                stack.extend(kids.iter().copied());
+            }
+        }
+        let mut v: Vec<u32> = seen.into_iter().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// CPU ticks the tree used since the previous sample (see module docs).
+    fn cpu_delta_ticks(&self, stats: &HashMap<u32, Stat>, members: &[u32], first: bool) -> u64 {
+        let mut cur: HashMap<u32, Prev> = HashMap::with_capacity(members.len());
+        for pid in members {
+            if let Some(s) = stats.get(pid) {
+                let p = Prev {
+                    start: s.starttime,
+                    ppid: s.ppid,
+                    total: s.total_ticks(),
+                    children: s.children_ticks(),
+                };
+                cur.insert(*pid, p);
+            }
+        }
+        let threshold = if first {
+            self.config.count_from_root_start.then_some(self.root_start)
+        } else {
+            Some(self.prev_boot_ticks.saturating_sub(1))
+        };
+        cpu_delta(&self.prev, &cur, threshold)
+    }
+
+    /// Fill the memory fields of `sample`, reading `smaps_rollup` within the budget.
+    fn memory(&mut self, stats: &HashMap<u32, Stat>, members: &[u32], sample: &mut Sample) {
+        self.smaps
+            .retain(|pid, m| stats.get(pid).is_some_and(|s| s.starttime == m.start));
+        let n = self.cost.samples;
+        let budget_ns = (self.config.interval.as_nanos() as f64 * self.config.pss_budget) as u64;
+        // Never-read first, then stalest first.
+        let mut order: Vec<(u64, u32)> = members
+            .iter()
+            .filter(|pid| stats.get(pid).is_some_and(|s| s.state != b'Z'))
+            .map(|pid| (self.smaps.get(pid).map_or(0, |m| m.read_at + 1), *pid))
+            .collect();
+        order.sort_unstable();
+        let t0 = procfs::thread_cpu_ns();
+        for (i, (key, pid)) in order.iter().enumerate() {
+            let spent = procfs::thread_cpu_ns().saturating_sub(t0);
+            let known = *key > 0;
+            if known && i > 0 && spent > budget_ns {
+                sample.pss_stale += 1;
+                self.cost.pss_deferred += 1;
+                continue;
+            }
+            let start = stats[pid].starttime;
+            let path = PathBuf::from(format!("/proc/{pid}/smaps_rollup"));
+            match procfs::read_into(&path, &mut self.buf) {
+                Ok(()) => {
+                    let rollup = procfs::parse_rollup(&self.buf);
+                    self.smaps.insert(
+                        *pid,
+                        Smaps {
+                            start,
+                            rollup,
+                            read_at: n,
+                            unreadable: false,
+                        },
+                    );
+                }
+                Err(e) if e.kind() == ErrorKind::PermissionDenied => {
+                    self.smaps.insert(
+                        *pid,
+                        Smaps {
+                            start,
+                            rollup: Rollup::default(),
+                            read_at: n,
+                            unreadable: true,
+                        },
+                    );
+                }
+                Err(_) => {} // exited meanwhile
+            }
+        }
+        for pid in members {
+            let Some(s) = stats.get(pid) else { continue };
+            sample.processes += 1;
+            sample.threads += s.num_threads;
+            let rss_stat = s.rss_pages * self.page;
+            match self.smaps.get(pid) {
+                Some(m) if !m.unreadable => {
+                    let r = m.rollup;
+                    sample.rss_bytes += r.rss;
+                    sample.pss_bytes += r.pss;
+                    sample.pss_anon_bytes += r.pss_anon;
+                    sample.pss_file_bytes += r.pss_file;
+                    sample.pss_shmem_bytes += r.pss_shmem;
+                    sample.uss_bytes += r.uss;
+                    sample.swap_bytes += r.swap;
+                }
+                Some(_) => {
+                    // Another user's process: RSS is all we may know.
+                    sample.pss_unreadable += 1;
+                    sample.rss_bytes += rss_stat;
+                    sample.pss_bytes += rss_stat;
+                    sample.uss_bytes += rss_stat;
+                }
+                None => sample.rss_bytes += rss_stat,
+            }
+        }
+    }
+}
+
+/// CPU ticks used between two scans of a tree.
+///
+/// `prev`/`cur` map PID → (start, ppid, u+s+cu+cs, cu+cs). A process present
+/// in both counts its growth. A process only in `cur` counts fully when it
+/// started at or after `new_since` (boot ticks; `None` = baseline, counts 0).
+/// A process only in `prev` was, if its nearest surviving ancestor reaped it,
+/// absorbed into that ancestor's cutime/cstime: what was already counted for
+/// it is subtracted from that growth (never more than the growth).
+fn cpu_delta(prev: &HashMap<u32, Prev>, cur: &HashMap<u32, Prev>, new_since: Option<u64>) -> u64 {
+    let mut delta: u64 = 0;
+    let mut absorbed: HashMap<u32, u64> = HashMap::new();
+    for (pid, c) in cur {
+        match prev.get(pid).filter(|p| p.start == c.start) {
+            Some(p) => {
+                delta += c.total.saturating_sub(p.total);
+                absorbed.insert(*pid, c.children.saturating_sub(p.children));
+            }
+            None => {
+                if new_since.is_some_and(|t| c.start >= t) {
+                    delta += c.total;
+                }
+            }
+        }
+    }
+    let mut bucket: HashMap<u32, u64> = HashMap::new();
+    for (pid, p) in prev {
+        if cur.get(pid).is_some_and(|c| c.start == p.start) {
+            continue;
+        }
+        let mut anc = p.ppid;
+        let mut hops = 0;
+        while !absorbed.contains_key(&anc) && hops < 64 {
+            match prev.get(&anc) {
+                Some(a) => anc = a.ppid,
+                None => break,
+            }
+            hops += 1;
+        }
+        if absorbed.contains_key(&anc) {
+            *bucket.entry(anc).or_default() += p.total;
+        }
+    }
+    let mut minus = 0;
+    for (anc, counted) in bucket {
+        minus += counted.min(absorbed[&anc]);
+    }
+    delta.saturating_sub(minus)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(start: u64, ppid: u32, own: u64, children: u64) -> Prev {
+        Prev {
+            start,
+            ppid,
+            total: own + children,
+            children,
+        }
+    }
+
+    #[test]
+    fn growth_of_surviving_processes() {
+        let prev = HashMap::from([(1, p(10, 0, 100, 0)), (2, p(11, 1, 50, 0))]);
+        let cur = HashMap::from([(1, p(10, 0, 130, 0)), (2, p(11, 1, 60, 0))]);
+        assert_eq!(cpu_delta(&prev, &cur, Some(20)), 40);
+    }
+
+    #[test]
+    fn reaped_child_is_not_counted_twice() {
+        // Child 2 had 50 ticks at the last sample, used 20 more, exited and was
+        // reaped by 1: 1's cutime grows by 70. Only the 20 are new.
+        let prev = HashMap::from([(1, p(10, 0, 100, 0)), (2, p(11, 1, 50, 0))]);
+        let cur = HashMap::from([(1, p(10, 0, 100, 70))]);
+        assert_eq!(cpu_delta(&prev, &cur, Some(20)), 20);
+    }
+
+    #[test]
+    fn short_lived_child_between_samples_is_counted() {
+        // A child born and reaped between samples only shows in cutime.
+        let prev = HashMap::from([(1, p(10, 0, 100, 0))]);
+        let cur = HashMap::from([(1, p(10, 0, 100, 35))]);
+        assert_eq!(cpu_delta(&prev, &cur, Some(20)), 35);
+    }
+
+    #[test]
+    fn grandchild_reaped_through_dead_parent() {
+        // 3 (child of 2) and 2 (child of 1) both exited; 1 reaped 2 which had reaped 3.
+        let prev = HashMap::from([
+            (1, p(10, 0, 100, 0)),
+            (2, p(11, 1, 10, 0)),
+            (3, p(12, 2, 30, 0)),
+        ]);
+        let cur = HashMap::from([(1, p(10, 0, 100, 10 + 5 + 30 + 7))]);
+        assert_eq!(cpu_delta(&prev, &cur, Some(20)), 12);
+    }
+
+    #[test]
+    fn unreaped_orphan_is_not_subtracted_from_nothing() {
+        // 2 exited but 1 never waited (autoreap): 1's cutime does not grow.
+        let prev = HashMap::from([(1, p(10, 0, 100, 0)), (2, p(11, 1, 50, 0))]);
+        let cur = HashMap::from([(1, p(10, 0, 104, 0))]);
+        assert_eq!(cpu_delta(&prev, &cur, Some(20)), 4);
+    }
+
+    #[test]
+    fn new_process_counts_fully_only_when_born_after_threshold() {
+        let prev = HashMap::from([(1, p(10, 0, 100, 0))]);
+        let cur = HashMap::from([
+            (1, p(10, 0, 100, 0)),
+            (5, p(25, 1, 8, 0)),
+            (6, p(5, 1, 900, 0)),
+        ]);
+        assert_eq!(cpu_delta(&prev, &cur, Some(20)), 8);
+        assert_eq!(cpu_delta(&HashMap::new(), &cur, None), 0);
+    }
+
+    #[test]
+    fn pid_reuse_is_a_new_process() {
+        let prev = HashMap::from([(1, p(10, 0, 100, 0)), (2, p(11, 1, 500, 0))]);
+        let cur = HashMap::from([(1, p(10, 0, 100, 0)), (2, p(30, 1, 3, 0))]);
+        // Old 2 vanished unreaped by 1 (no cutime growth); new 2 born after 20.
+        assert_eq!(cpu_delta(&prev, &cur, Some(20)), 3);
+    }
+}

@@ -1,0 +1,366 @@
+//! Turning samples into a summary, and a background watcher.
+//!
+//! [`Recorder`] folds [`Sample`]s into a [`WatchSummary`] (series, CPU
+//! percentiles, memory peaks). [`Watcher`] runs a [`TreeSampler`] on its own
+//! thread until [`Watcher::stop`]: this is what `kurabe http` uses for the
+//! server's CPU and Σ PSS while it generates load.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use kurabe_model::http::ServerMetrics;
+use kurabe_model::probe::{SamplerCost, WatchPoint};
+
+use crate::error::Result;
+use crate::procfs;
+use crate::tree::{Sample, SamplerConfig, TreeSampler};
+
+/// Σ RSS above Σ PSS by more than this share means shared pages were counted
+/// more than once.
+const RSS_OVERCOUNT_RATIO: f64 = 1.10;
+
+/// Everything a watch measured, before it becomes a report.
+#[derive(Debug, Clone, Default)]
+pub struct WatchSummary {
+    /// Root PID watched.
+    pub root: u32,
+    /// From the recorder's start to the end.
+    pub duration: Duration,
+    /// Samples taken.
+    pub samples: u64,
+    /// CPU seconds of the tree from `/proc` deltas.
+    pub cpu_seconds_proc: f64,
+    /// CPU seconds from the cgroup counter, when there was a cgroup.
+    pub cpu_seconds_cgroup: Option<f64>,
+    /// 95th percentile of per-interval CPU, percent of one core.
+    pub cpu_percent_p95: f64,
+    /// Highest per-interval CPU, percent of one core.
+    pub cpu_percent_max: f64,
+    /// Σ PSS of the first sample.
+    pub pss_start_bytes: u64,
+    /// Highest Σ PSS.
+    pub pss_peak_bytes: u64,
+    /// Σ PSS of the last sample that saw a live process.
+    pub pss_end_bytes: u64,
+    /// Mean Σ PSS over samples that saw a live process.
+    pub pss_mean_bytes: u64,
+    /// Highest Σ RSS.
+    pub rss_peak_bytes: u64,
+    /// Highest Σ USS.
+    pub uss_peak_bytes: u64,
+    /// Most processes in one sample.
+    pub processes_max: u32,
+    /// Most threads in one sample.
+    pub threads_max: u32,
+    /// Root's VmHWM at its last readable sample.
+    pub root_hwm_bytes: Option<u64>,
+    /// Peak memory of the cgroup.
+    pub cgroup_memory_peak_bytes: Option<u64>,
+    /// True when the root exited (or vanished) during the watch.
+    pub root_exited: bool,
+    /// True when some process's PSS could not be read (its RSS stood in).
+    pub pss_unreadable: bool,
+    /// One point per sample.
+    pub series: Vec<WatchPoint>,
+    /// The sampler's own cost.
+    pub cost: SamplerCost,
+}
+
+impl WatchSummary {
+    /// The best CPU seconds figure: the cgroup counter when present, else `/proc`.
+    pub fn cpu_seconds(&self) -> f64 {
+        self.cpu_seconds_cgroup.unwrap_or(self.cpu_seconds_proc)
+    }
+
+    /// Mean CPU over the watch, percent of one core.
+    pub fn cpu_percent_mean(&self) -> f64 {
+        let d = self.duration.as_secs_f64();
+        if d > 0.0 {
+            self.cpu_seconds() / d * 100.0
+        } else {
+            0.0
+        }
+    }
+
+    /// True when Σ RSS over-counts pages the tree's processes share (several
+    /// processes and Σ RSS more than 10 % above Σ PSS).
+    pub fn rss_overcounts(&self) -> bool {
+        self.processes_max > 1
+            && self.rss_peak_bytes as f64 > self.pss_peak_bytes as f64 * RSS_OVERCOUNT_RATIO
+    }
+
+    /// Server-side figures for `kurabe http`, given the complete requests of the run.
+    pub fn server_metrics(&self, complete_requests: u64) -> ServerMetrics {
+        let cpu_ms = self.cpu_seconds() * 1000.0;
+        ServerMetrics {
+            pid: self.root,
+            cpu_ms_per_request: if complete_requests > 0 {
+                cpu_ms / complete_requests as f64
+            } else {
+                0.0
+            },
+            cpu_percent_mean: self.cpu_percent_mean(),
+            pss_start_bytes: self.pss_start_bytes,
+            pss_peak_bytes: self.pss_peak_bytes,
+            pss_end_bytes: self.pss_end_bytes,
+        }
+    }
+}
+
+/// Folds samples into a [`WatchSummary`].
+#[derive(Debug)]
+pub struct Recorder {
+    start: Instant,
+    last: Instant,
+    count_first: bool,
+    s: WatchSummary,
+    pct: Vec<f64>,
+    pss_sum: f64,
+    pss_n: u64,
+    cpu_cum: f64,
+}
+
+impl Recorder {
+    /// A recorder whose clock starts at `start` (the spawn time for a started
+    /// command). `count_first`: the first sample's CPU is real (counted from
+    /// the root's start), not a baseline.
+    pub fn new(root: u32, start: Instant, count_first: bool) -> Self {
+        Self {
+            start,
+            last: start,
+            count_first,
+            s: WatchSummary {
+                root,
+                ..WatchSummary::default()
+            },
+            pct: Vec::new(),
+            pss_sum: 0.0,
+            pss_n: 0,
+            cpu_cum: 0.0,
+        }
+    }
+
+    /// Add one sample.
+    pub fn push(&mut self, x: &Sample) {
+        let at = x.at.unwrap_or_else(Instant::now);
+        let wall = at.saturating_duration_since(self.last).as_secs_f64();
+        self.last = at;
+        let s = &mut self.s;
+        s.samples += 1;
+        s.cpu_seconds_proc += x.cpu_seconds_proc;
+        if let Some(c) = x.cpu_seconds_cgroup {
+            *s.cpu_seconds_cgroup.get_or_insert(0.0) += c;
+        }
+        let cpu = x.cpu_seconds_cgroup.unwrap_or(x.cpu_seconds_proc);
+        self.cpu_cum += cpu;
+        let counts = !x.first || self.count_first;
+        let cpu_percent = if counts && wall > 0.0 {
+            cpu / wall * 100.0
+        } else {
+            0.0
+        };
+        if counts && wall > 0.0 {
+            self.pct.push(cpu_percent);
+        }
+        if x.rss_bytes > 0 {
+            if self.pss_n == 0 {
+                s.pss_start_bytes = x.pss_bytes;
+            }
+            self.pss_n += 1;
+            self.pss_sum += x.pss_bytes as f64;
+            s.pss_end_bytes = x.pss_bytes;
+        }
+        s.pss_peak_bytes = s.pss_peak_bytes.max(x.pss_bytes);
+        s.rss_peak_bytes = s.rss_peak_bytes.max(x.rss_bytes);
+        s.uss_peak_bytes = s.uss_peak_bytes.max(x.uss_bytes);
+        s.processes_max = s.processes_max.max(x.processes);
+        s.threads_max = s.threads_max.max(x.threads);
+        if x.root_hwm_bytes.is_some() {
+            s.root_hwm_bytes = x.root_hwm_bytes;
+        }
+        s.root_exited |= !x.root_alive;
+        s.pss_unreadable |= x.pss_unreadable > 0;
+        s.series.push(WatchPoint {
+            t_s: at.saturating_duration_since(self.start).as_secs_f64(),
+            cpu_percent,
+            cpu_seconds: self.cpu_cum,
+            rss_bytes: x.rss_bytes,
+            pss_bytes: x.pss_bytes,
+            pss_anon_bytes: x.pss_anon_bytes,
+            pss_file_bytes: x.pss_file_bytes,
+            pss_shmem_bytes: x.pss_shmem_bytes,
+            uss_bytes: x.uss_bytes,
+            swap_bytes: x.swap_bytes,
+            processes: x.processes,
+            threads: x.threads,
+        });
+    }
+
+    /// Finish at `end` with the sampler that produced the samples.
+    pub fn finish(mut self, end: Instant, sampler: &TreeSampler) -> WatchSummary {
+        let s = &mut self.s;
+        s.duration = end.saturating_duration_since(self.start);
+        s.pss_mean_bytes = if self.pss_n > 0 {
+            (self.pss_sum / self.pss_n as f64) as u64
+        } else {
+            0
+        };
+        s.cpu_percent_p95 = percentile(&mut self.pct, 95.0);
+        s.cpu_percent_max = self.pct.iter().copied().fold(0.0, f64::max);
+        s.cgroup_memory_peak_bytes = sampler.cgroup().and_then(|c| c.memory_peak_bytes());
+        let cost = sampler.cost();
+        let secs = cost.cpu_ns as f64 / 1e9;
+        let d = s.duration.as_secs_f64();
+        s.cost = SamplerCost {
+            cpu_seconds: secs,
+            us_per_process_sample: if cost.process_samples > 0 {
+                secs * 1e6 / cost.process_samples as f64
+            } else {
+                0.0
+            },
+            cpu_percent: if d > 0.0 { secs / d * 100.0 } else { 0.0 },
+            pss_reads_deferred: cost.pss_deferred,
+        };
+        self.s
+    }
+}
+
+/// Nearest-rank percentile (0 for no values). Sorts `v`.
+pub fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(f64::total_cmp);
+    let rank = ((p / 100.0) * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
+}
+
+/// A sampler running on its own thread. See [`Watcher::spawn`].
+#[derive(Debug)]
+pub struct Watcher {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<WatchSummary>,
+}
+
+impl Watcher {
+    /// Watch `pid` and its descendants every `interval` on a background thread.
+    ///
+    /// The first sample (the start values: Σ PSS start, CPU baseline) is taken
+    /// before this returns, so an unknown PID is an error here. The thread
+    /// keeps sampling until [`Watcher::stop`] or until the root exits.
+    pub fn spawn(pid: u32, interval: Duration) -> Result<Self> {
+        let config = SamplerConfig {
+            interval,
+            ..SamplerConfig::default()
+        };
+        Self::spawn_sampler(TreeSampler::with_config(pid, config, None)?, interval)
+    }
+
+    /// Like [`Watcher::spawn`] with a prepared sampler (own budget, cgroup).
+    pub fn spawn_sampler(mut sampler: TreeSampler, interval: Duration) -> Result<Self> {
+        let start = Instant::now();
+        let first = sampler.sample()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("kurabe-watch".into())
+            .spawn(move || {
+                let mut rec = Recorder::new(sampler.root(), start, false);
+                rec.push(&first);
+                let mut next = start + interval;
+                loop {
+                    let now = Instant::now();
+                    if !flag.load(Ordering::Acquire) && now < next {
+                        std::thread::park_timeout(next - now);
+                        continue;
+                    }
+                    next += interval;
+                    let Ok(s) = sampler.sample() else { break };
+                    let alive = s.root_alive;
+                    rec.push(&s);
+                    if flag.load(Ordering::Acquire) || !alive {
+                        break;
+                    }
+                }
+                rec.finish(Instant::now(), &sampler)
+            })
+            .map_err(|e| crate::error::ProbeError::Read {
+                path: "thread".into(),
+                source: e,
+            })?;
+        Ok(Self { stop, thread })
+    }
+
+    /// Take a last sample, stop the thread and return the summary.
+    pub fn stop(self) -> WatchSummary {
+        self.stop.store(true, Ordering::Release);
+        self.thread.thread().unpark();
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+/// CPU seconds this process (kurabe) has used so far.
+pub fn self_cpu_seconds() -> f64 {
+    procfs::self_cpu_seconds()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentile() {
+        let mut v = vec![5.0, 1.0, 3.0, 2.0, 4.0];
+        assert_eq!(percentile(&mut v, 95.0), 5.0);
+        assert_eq!(percentile(&mut v, 50.0), 3.0);
+        assert_eq!(percentile(&mut [], 95.0), 0.0);
+        let mut w: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile(&mut w, 95.0), 95.0);
+    }
+
+    #[test]
+    fn server_metrics_per_request() {
+        let s = WatchSummary {
+            root: 7,
+            duration: Duration::from_secs(2),
+            cpu_seconds_proc: 1.0,
+            pss_start_bytes: 10,
+            pss_peak_bytes: 30,
+            pss_end_bytes: 20,
+            ..WatchSummary::default()
+        };
+        let m = s.server_metrics(500);
+        assert_eq!(m.pid, 7);
+        assert!((m.cpu_ms_per_request - 2.0).abs() < 1e-9);
+        assert!((m.cpu_percent_mean - 50.0).abs() < 1e-9);
+        assert_eq!(
+            (m.pss_start_bytes, m.pss_peak_bytes, m.pss_end_bytes),
+            (10, 30, 20)
+        );
+    }
+
+    #[test]
+    fn watcher_sees_itself() {
+        let w = Watcher::spawn(std::process::id(), Duration::from_millis(20)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        // Burn a little CPU so there is something to see.
+        let mut x = 0u64;
+        while Instant::now() < deadline && x < 30_000_000 {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        let s = w.stop();
+        assert!(s.samples >= 2);
+        assert!(s.pss_peak_bytes > 0);
+        assert!(s.rss_peak_bytes >= s.pss_peak_bytes);
+        assert_eq!(s.processes_max, 1);
+        assert!(!s.root_exited);
+    }
+
+    #[test]
+    fn unknown_pid_is_an_error() {
+        let e = Watcher::spawn(u32::MAX - 1, Duration::from_millis(10)).unwrap_err();
+        assert!(e.to_string().contains("no process with PID"));
+    }
+}

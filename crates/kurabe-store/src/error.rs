@@ -1,0 +1,96 @@
+//! Errors of the results store, each saying what to do about it.
+
+use std::path::PathBuf;
+
+use crate::EntryId;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No place for the default store could be found.
+    #[error("cannot find a place for the results store: neither XDG_DATA_HOME nor HOME is set; pass --store PATH or set KURABE_STORE")]
+    NoDataDir,
+    /// The store's folder could not be created.
+    #[error("cannot create the folder {} for the results store: {source}; choose another with --store PATH or KURABE_STORE", path.display())]
+    CreateDir {
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The database could not be opened or set up.
+    #[error("cannot open results store {}: {source}; check that it is a kurabe store and writable, or choose another with --store PATH or KURABE_STORE", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The database was written by a newer kurabe.
+    #[error("results store {} has schema version {found}, newer than this kurabe understands ({supported}); upgrade kurabe or use another store", path.display())]
+    TooNew {
+        /// The database file.
+        path: PathBuf,
+        /// Version found in the file.
+        found: i64,
+        /// Newest version this build knows.
+        supported: i64,
+    },
+    /// No entry with that id.
+    #[error("no {id} in the results store; `kurabe results list` shows the ids")]
+    NotFound {
+        /// The id asked for.
+        id: EntryId,
+    },
+    /// A run was recorded for an experiment that is already finished.
+    #[error("experiment {id} is already finished ({status}); start a new experiment to record more runs")]
+    Finished {
+        /// The experiment.
+        id: EntryId,
+        /// Its final status.
+        status: String,
+    },
+    /// An import file is not a kurabe export.
+    #[error("cannot import: {reason}")]
+    Import {
+        /// What is wrong with the file.
+        reason: String,
+    },
+    /// A query failed (disk full, database locked longer than the busy timeout, corruption).
+    #[error("results store: {action} failed: {source}{hint}", hint = hint(source))]
+    Db {
+        /// What was being done.
+        action: &'static str,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+}
+
+/// The fix for the common SQLite failures.
+fn hint(e: &rusqlite::Error) -> &'static str {
+    use rusqlite::ErrorCode::*;
+    match e.sqlite_error_code() {
+        Some(DatabaseBusy | DatabaseLocked) => {
+            "; another kurabe holds the store longer than the busy timeout, retry when it is done"
+        }
+        Some(DiskFull) => "; the disk is full, free space or choose another --store",
+        Some(ReadOnly | CannotOpen | PermissionDenied) => {
+            "; the store is not writable, check its permissions or choose another --store"
+        }
+        Some(DatabaseCorrupt | NotADatabase) => {
+            "; the file is damaged or not a kurabe store, choose another --store"
+        }
+        _ => "",
+    }
+}
+
+/// Attach an action to a rusqlite result.
+pub(crate) trait Context<T> {
+    fn ctx(self, action: &'static str) -> Result<T, StoreError>;
+}
+
+impl<T> Context<T> for rusqlite::Result<T> {
+    fn ctx(self, action: &'static str) -> Result<T, StoreError> {
+        self.map_err(|source| StoreError::Db { action, source })
+    }
+}

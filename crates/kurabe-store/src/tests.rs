@@ -1,0 +1,619 @@
+//! Store tests against real SQLite files in temp dirs: round trips,
+//! migrations, a writer killed with SIGKILL mid-transaction, concurrent
+//! writers.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+use super::*;
+
+fn host() -> HostFacts {
+    HostFacts {
+        hostname: "bench1".into(),
+        cpu_model: "Test CPU @ 2.0GHz".into(),
+        cores: 2,
+        memory_bytes: 4 << 30,
+        kernel: "6.1.0".into(),
+        arch: "x86_64".into(),
+    }
+}
+
+fn new_experiment(name: &str) -> NewExperiment {
+    NewExperiment {
+        name: name.into(),
+        plan_text: "name = \"t\"\n".into(),
+        seed: Some(u64::MAX - 1),
+        host: host(),
+        tool_version: "0.1.0".into(),
+    }
+}
+
+fn run(variant: &str, round: u32, rps: f64, metrics: usize) -> RunRecord {
+    let mut m = vec![
+        MetricValue {
+            name: "requests_per_second".into(),
+            value: rps,
+            unit: "/s".into(),
+        },
+        MetricValue {
+            name: "pss_peak_bytes".into(),
+            value: 40e6,
+            unit: "B".into(),
+        },
+    ];
+    for i in 0..metrics {
+        m.push(MetricValue {
+            name: format!("extra_{i}"),
+            value: i as f64,
+            unit: "".into(),
+        });
+    }
+    RunRecord {
+        variant: variant.into(),
+        workload: "index".into(),
+        round,
+        status: RunStatus::Ok,
+        error_tail: None,
+        started_at: "2026-11-29T22:00:00.000Z".into(),
+        finished_at: "2026-11-29T22:00:03.000Z".into(),
+        metrics: m,
+        record: Some(serde_json::json!({ "requests_per_second": rps, "url": "http://127.0.0.1/" })),
+    }
+}
+
+#[test]
+fn default_path_follows_env_then_xdg_then_home() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |k: &str| {
+            pairs
+                .iter()
+                .find(|(key, _)| *key == k)
+                .map(|(_, v)| OsString::from(v))
+        }
+    };
+    assert_eq!(
+        default_path_from(env(&[("KURABE_STORE", "/x/r.db"), ("HOME", "/h")])).unwrap(),
+        PathBuf::from("/x/r.db")
+    );
+    assert_eq!(
+        default_path_from(env(&[("XDG_DATA_HOME", "/d"), ("HOME", "/h")])).unwrap(),
+        PathBuf::from("/d/kurabe/results.db")
+    );
+    // Relative XDG_DATA_HOME is invalid per the spec; empty values are unset.
+    assert_eq!(
+        default_path_from(env(&[
+            ("XDG_DATA_HOME", "rel"),
+            ("KURABE_STORE", ""),
+            ("HOME", "/h")
+        ]))
+        .unwrap(),
+        PathBuf::from("/h/.local/share/kurabe/results.db")
+    );
+    let err = default_path_from(env(&[])).unwrap_err();
+    assert!(matches!(err, StoreError::NoDataDir));
+    assert!(err
+        .to_string()
+        .contains("pass --store PATH or set KURABE_STORE"));
+}
+
+#[test]
+fn experiment_round_trip() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("sub/dir/results.db");
+    let mut store = Store::open(&path).unwrap();
+    let id = store
+        .begin_experiment(&new_experiment("gc settings"))
+        .unwrap();
+    let mut failed = run("b", 0, 0.0, 0);
+    failed.status = RunStatus::Failed;
+    failed.error_tail = Some("line 1\nSegmentation fault".into());
+    failed.metrics.clear();
+    failed.record = None;
+    let runs = [
+        run("a", 0, 100.5, 3),
+        failed,
+        run("a", 1, 101.5, 3),
+        run("b", 1, 120.0, 3),
+    ];
+    for r in &runs {
+        store.record_run(id, r).unwrap();
+    }
+    store
+        .finish_experiment(id, ExperimentStatus::Complete)
+        .unwrap();
+    drop(store);
+
+    let store = Store::open(&path).unwrap();
+    let Entry::Experiment(e) = store.get(id.into()).unwrap() else {
+        panic!("expected an experiment")
+    };
+    assert_eq!(e.name, "gc settings");
+    assert_eq!(
+        e.seed,
+        Some(u64::MAX - 1),
+        "u64 seeds survive the i64 column"
+    );
+    assert_eq!(e.host, Some(host()));
+    assert_eq!(e.status, ExperimentStatus::Complete);
+    assert!(e.finished_at.is_some());
+    let back: Vec<RunRecord> = e.runs.iter().map(|r| r.run.clone()).collect();
+    assert_eq!(back, runs);
+
+    let samples = store
+        .metric_samples(id, "index", "requests_per_second")
+        .unwrap();
+    assert_eq!(samples["a"], vec![100.5, 101.5]);
+    assert_eq!(samples["b"], vec![120.0], "the failed run is left out");
+
+    let list = store.list().unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].id.to_string(), format!("e{}", id.0));
+    assert_eq!((list[0].runs, list[0].failed_runs), (4, 1));
+    assert_eq!(list[0].hostname.as_deref(), Some("bench1"));
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+#[test]
+fn finished_experiments_refuse_runs_and_missing_ids_are_named() {
+    let dir = TempDir::new().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let id = store.begin_experiment(&new_experiment("x")).unwrap();
+    store
+        .finish_experiment(id, ExperimentStatus::Interrupted)
+        .unwrap();
+    let err = store.record_run(id, &run("a", 0, 1.0, 0)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("experiment e{} is already finished (interrupted); start a new experiment to record more runs", id.0)
+    );
+    let err = store.get(EntryId::Result(ResultId(99))).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "no r99 in the results store; `kurabe results list` shows the ids"
+    );
+    assert!(matches!(
+        store.record_run(ExperimentId(42), &run("a", 0, 1.0, 0)),
+        Err(StoreError::NotFound { .. })
+    ));
+    assert!(matches!(
+        store.delete(EntryId::Experiment(ExperimentId(42))),
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn saved_results_list_and_delete_with_cascade() {
+    let dir = TempDir::new().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    let e = store.begin_experiment(&new_experiment("exp")).unwrap();
+    store.record_run(e, &run("a", 0, 1.0, 2)).unwrap();
+    let record = serde_json::json!({ "schema_version": 1, "requests_per_second": 1234.5 });
+    let r = store
+        .save_result(ResultKind::Http, "http://127.0.0.1:8080/", &host(), &record)
+        .unwrap();
+    let Entry::Result(saved) = store.get(r.into()).unwrap() else {
+        panic!("expected a result")
+    };
+    assert_eq!(
+        (saved.kind, saved.record.clone()),
+        (ResultKind::Http, record)
+    );
+    let kinds: Vec<String> = store.list().unwrap().into_iter().map(|l| l.kind).collect();
+    assert!(kinds.contains(&"http".to_owned()) && kinds.contains(&"experiment".to_owned()));
+
+    store.delete(e.into()).unwrap();
+    let orphans: i64 = store
+        .conn
+        .query_row(
+            "SELECT (SELECT count(*) FROM run) + (SELECT count(*) FROM metric)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0, "runs and metrics go with their experiment");
+    store.delete(r.into()).unwrap();
+    assert!(store.list().unwrap().is_empty());
+}
+
+#[test]
+fn export_then_import_into_another_store() {
+    let dir = TempDir::new().unwrap();
+    let mut a = Store::open(&dir.path().join("a.db")).unwrap();
+    let e = a.begin_experiment(&new_experiment("32 vs 64 bit")).unwrap();
+    a.record_run(e, &run("32-bit", 0, 1078.7, 1)).unwrap();
+    a.finish_experiment(e, ExperimentStatus::Complete).unwrap();
+    let r = a
+        .save_result(
+            ResultKind::Unixbench,
+            "vps-32",
+            &host(),
+            &serde_json::json!({ "index": 1078.7 }),
+        )
+        .unwrap();
+    let json = a.export_json(&[e.into(), r.into()]).unwrap();
+
+    let mut b = Store::open(&dir.path().join("b.db")).unwrap();
+    b.save_result(ResultKind::Mem, "pad", &host(), &serde_json::json!({}))
+        .unwrap(); // shift the ids
+    let ids = b.import_json(&json).unwrap();
+    assert_eq!(ids.len(), 2);
+    let strip = |entry: Entry| match entry {
+        Entry::Experiment(mut x) => {
+            x.id = ExperimentId(0);
+            x.runs.iter_mut().for_each(|r| r.id = 0);
+            Entry::Experiment(x)
+        }
+        Entry::Result(mut x) => {
+            x.id = ResultId(0);
+            Entry::Result(x)
+        }
+    };
+    assert_eq!(
+        strip(b.get(ids[0]).unwrap()),
+        strip(a.get(e.into()).unwrap())
+    );
+    assert_eq!(
+        strip(b.get(ids[1]).unwrap()),
+        strip(a.get(r.into()).unwrap())
+    );
+
+    let err = b
+        .import_json("{\"format\": \"other\", \"schema_version\": 1, \"entries\": []}")
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "cannot import: `format` is `other`, expected `kurabe-results`"
+    );
+    let err = b.import_json("[1, 2]").unwrap_err().to_string();
+    assert!(
+        err.starts_with("cannot import: not a kurabe export"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("expected the JSON of `kurabe results export`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn migrates_an_older_store_and_reopening_is_idempotent() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("old.db");
+    // A store as the first schema version left it, with data in it.
+    let mut old = Store::open_at_version(&path, 1).unwrap();
+    assert_eq!(schema::version(&old.conn).unwrap(), 1);
+    let id = old.begin_experiment(&new_experiment("from v1")).unwrap();
+    old.record_run(id, &run("a", 0, 99.0, 1)).unwrap();
+    let has_result: i64 = old
+        .conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'result'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(has_result, 0);
+    drop(old);
+
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(schema::version(&store.conn).unwrap(), schema::CURRENT);
+    let Entry::Experiment(e) = store.get(id.into()).unwrap() else {
+        panic!()
+    };
+    assert_eq!(e.runs.len(), 1);
+    store
+        .save_result(
+            ResultKind::System,
+            "after migration",
+            &host(),
+            &serde_json::json!({}),
+        )
+        .unwrap();
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(schema::version(&store.conn).unwrap(), schema::CURRENT);
+    assert_eq!(store.list().unwrap().len(), 2);
+}
+
+#[test]
+fn newer_store_is_refused_with_the_fix() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("new.db");
+    let store = Store::open(&path).unwrap();
+    store.conn.pragma_update(None, "user_version", 99).unwrap();
+    drop(store);
+    let err = Store::open(&path).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "results store {} has schema version 99, newer than this kurabe understands ({}); upgrade kurabe or use another store",
+            path.display(),
+            schema::CURRENT
+        )
+    );
+}
+
+#[test]
+fn garbage_file_is_refused_with_the_fix() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("notes.txt");
+    std::fs::write(
+        &path,
+        "these are my notes, not a database, but long enough to have a header ..........",
+    )
+    .unwrap();
+    let err = Store::open(&path).unwrap_err().to_string();
+    assert!(err.contains("not a database"), "{err}");
+    assert!(err.contains("--store"), "{err}");
+}
+
+#[test]
+fn concurrent_writers_wait_for_each_other() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("shared.db");
+    Store::open(&path).unwrap();
+    let (writers, runs_each) = (4, 25);
+    let handles: Vec<_> = (0..writers)
+        .map(|w| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut store = Store::open(&path).unwrap();
+                let id = store
+                    .begin_experiment(&new_experiment(&format!("writer {w}")))
+                    .unwrap();
+                for i in 0..runs_each {
+                    store.record_run(id, &run("a", i, f64::from(i), 5)).unwrap();
+                }
+                store
+                    .finish_experiment(id, ExperimentStatus::Complete)
+                    .unwrap();
+                id
+            })
+        })
+        .collect();
+    let ids: Vec<ExperimentId> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let store = Store::open(&path).unwrap();
+    for id in ids {
+        let Entry::Experiment(e) = store.get(id.into()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(e.runs.len(), runs_each as usize);
+        assert_eq!(e.status, ExperimentStatus::Complete);
+    }
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+}
+
+/// Environment variable that turns [`crash_child`] from a no-op into the
+/// writer the crash test kills.
+const CRASH_CHILD_ENV: &str = "KURABE_STORE_TEST_CRASH_CHILD";
+
+/// Runs only when re-executed by a crash test: records runs, says so on
+/// stdout, and then either keeps a transaction open half-written or keeps
+/// writing, until it is killed.
+#[test]
+fn crash_child() {
+    let Some(spec) = std::env::var_os(CRASH_CHILD_ENV) else {
+        return;
+    };
+    let spec = spec.to_string_lossy().into_owned();
+    let (mode, path) = spec.split_once(':').unwrap();
+    let mut store = Store::open(Path::new(path)).unwrap();
+    let id = store.begin_experiment(&new_experiment("crash")).unwrap();
+    println!("EXPERIMENT {}", id.0);
+    match mode {
+        "open-tx" => {
+            for i in 0..3 {
+                store.record_run(id, &run("a", i, 100.0, 50)).unwrap();
+            }
+            println!("COMMITTED 3");
+            // Half of a run written inside a transaction that never commits.
+            let tx = store
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .unwrap();
+            insert_run(&tx, id, &run("a", 3, 100.0, 50)).unwrap();
+            tx.execute_batch("INSERT INTO metric (run_id, name, value, unit) SELECT max(id), 'late', 1, '' FROM run")
+                .unwrap();
+            println!("IN_TX");
+            loop {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+        _ => {
+            for i in 0.. {
+                store.record_run(id, &run("a", i, 100.0, 200)).unwrap();
+                println!("COMMITTED {}", i + 1);
+            }
+        }
+    }
+}
+
+/// Re-execute this test binary as a writer, read its stdout until
+/// `until(line)` holds, then SIGKILL it. Returns the experiment id and the
+/// last COMMITTED count it printed.
+fn run_and_kill(mode: &str, path: &Path, until: impl Fn(&str) -> bool) -> (ExperimentId, u32) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "tests::crash_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CRASH_CHILD_ENV, format!("{mode}:{}", path.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (mut experiment, mut committed) = (None, 0);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let line = match rx.recv_timeout(left) {
+            Ok(line) => line,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("crash child gave no expected line within 60 s: {e}");
+            }
+        };
+        // libtest prints `test tests::crash_child ... ` without a newline
+        // before the test's own output, so markers may follow it on a line.
+        if let Some((_, id)) = line.split_once("EXPERIMENT ") {
+            experiment = Some(ExperimentId(id.parse().unwrap()));
+        }
+        if let Some((_, n)) = line.split_once("COMMITTED ") {
+            committed = n.parse().unwrap();
+        }
+        if until(&line) {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL: no destructors, no rollback
+    child.wait().unwrap();
+    (experiment.unwrap(), committed)
+}
+
+fn assert_consistent_after_crash(
+    path: &Path,
+    id: ExperimentId,
+    at_least: u32,
+    metrics_per_run: i64,
+) -> usize {
+    let store = Store::open(path).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let Entry::Experiment(e) = store.get(id.into()).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        e.status,
+        ExperimentStatus::Running,
+        "a crashed experiment must not look complete"
+    );
+    assert_eq!(e.finished_at, None);
+    assert!(
+        e.runs.len() >= at_least as usize,
+        "{} runs stored, {at_least} were committed",
+        e.runs.len()
+    );
+    // Every stored run is whole: all of its metric rows, nothing extra.
+    let mut stmt = store
+        .conn
+        .prepare("SELECT count(*) FROM metric WHERE run_id = ?1")
+        .unwrap();
+    for r in &e.runs {
+        let n: i64 = stmt.query_row([r.id], |row| row.get(0)).unwrap();
+        assert_eq!(n, metrics_per_run, "run {} has {n} metric rows", r.id);
+        assert_eq!(r.run.metrics.len() as i64, metrics_per_run);
+    }
+    e.runs.len()
+}
+
+#[test]
+fn runs_survive_sigkill_mid_transaction() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("crash.db");
+    let (id, committed) = run_and_kill("open-tx", &path, |l| l.ends_with("IN_TX"));
+    assert_eq!(committed, 3);
+    let stored = assert_consistent_after_crash(&path, id, 3, 52);
+    assert_eq!(stored, 3, "the half-written fourth run must not appear");
+}
+
+#[test]
+fn runs_survive_sigkill_during_continuous_writes() {
+    let dir = TempDir::new().unwrap();
+    let path = dir.path().join("crash.db");
+    // Killed at whatever point of whichever transaction it happens to be in.
+    let (id, committed) = run_and_kill("loop", &path, |l| l.ends_with("COMMITTED 20"));
+    assert_eq!(committed, 20);
+    assert_consistent_after_crash(&path, id, 20, 202);
+    // The store keeps working after the crash.
+    let mut store = Store::open(&path).unwrap();
+    let next = store.begin_experiment(&new_experiment("after")).unwrap();
+    store.record_run(next, &run("a", 0, 1.0, 0)).unwrap();
+}
+
+/// The committed JSON Schema of the export format.
+fn export_schema() -> jsonschema::Validator {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/results-export.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+#[test]
+fn export_output_matches_the_committed_schema() {
+    let dir = TempDir::new().unwrap();
+    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
+    // Every shape the export has: a finished experiment with an ok and a
+    // failed run, a running one without seed, a saved result.
+    let done = store.begin_experiment(&new_experiment("done")).unwrap();
+    store.record_run(done, &run("a", 0, 100.0, 1)).unwrap();
+    let mut failed = run("b", 0, f64::NAN, 0);
+    failed.status = RunStatus::Failed;
+    failed.error_tail = Some("bind: address in use".into());
+    store.record_run(done, &failed).unwrap();
+    store
+        .finish_experiment(done, ExperimentStatus::Failed)
+        .unwrap();
+    let mut open = new_experiment("open");
+    open.seed = None;
+    let running = store.begin_experiment(&open).unwrap();
+    let saved = store
+        .save_result(
+            ResultKind::Watch,
+            "chromium",
+            &HostFacts::current(),
+            &serde_json::json!({ "cpu": [1, 2] }),
+        )
+        .unwrap();
+
+    let json = store
+        .export_json(&[done.into(), running.into(), saved.into()])
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let validator = export_schema();
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "export does not match the schema: {errors:#?}\n{json}"
+    );
+    // NaN has no JSON form: it is exported as null, read back as NaN, and
+    // left out of the metric table.
+    assert!(json.contains("\"value\": null"), "{json}");
+    let Entry::Experiment(e) = store.get(done.into()).unwrap() else {
+        panic!()
+    };
+    assert!(e.runs[1].run.metrics[0].value.is_nan());
+    assert!(!store
+        .metric_samples(done, "index", "requests_per_second")
+        .unwrap()
+        .contains_key("b"));
+
+    // The schema is not vacuous: a record with a wrong status fails it.
+    let mut bad = doc.clone();
+    bad["entries"][0]["status"] = "finished".into();
+    assert!(!validator.is_valid(&bad));
+    let mut bad = doc;
+    bad["entries"][0]["runs"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("metrics");
+    assert!(!validator.is_valid(&bad));
+}

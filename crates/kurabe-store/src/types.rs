@@ -1,0 +1,372 @@
+//! What goes into the store and what comes out: experiments, runs, saved
+//! single results, the listing, and the export format.
+//!
+//! Export JSON is versioned ([`EXPORT_VERSION`]) and snake_case, so an
+//! export from one machine imports on another running a later kurabe.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::HostFacts;
+
+/// Version of the export format.
+pub const EXPORT_VERSION: u32 = 1;
+
+/// Marker of kurabe export files, checked on import.
+pub const EXPORT_FORMAT: &str = "kurabe-results";
+
+/// Id of an experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ExperimentId(pub i64);
+
+/// Id of a saved single result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ResultId(pub i64);
+
+/// Id of anything the store lists: `e12` (experiment) or `r7` (saved result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryId {
+    /// An experiment.
+    Experiment(ExperimentId),
+    /// A saved single result.
+    Result(ResultId),
+}
+
+impl From<ExperimentId> for EntryId {
+    fn from(id: ExperimentId) -> Self {
+        EntryId::Experiment(id)
+    }
+}
+
+impl From<ResultId> for EntryId {
+    fn from(id: ResultId) -> Self {
+        EntryId::Result(id)
+    }
+}
+
+impl fmt::Display for ExperimentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "e{}", self.0)
+    }
+}
+
+impl fmt::Display for ResultId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{}", self.0)
+    }
+}
+
+impl fmt::Display for EntryId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EntryId::Experiment(id) => id.fmt(f),
+            EntryId::Result(id) => id.fmt(f),
+        }
+    }
+}
+
+impl FromStr for EntryId {
+    type Err = String;
+
+    /// `e12`, `r7`, or a bare `12` (an experiment).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        let bad =
+            || format!("expected an id like `e12` (experiment) or `r7` (saved result), got `{s}`");
+        let (ctor, digits): (fn(i64) -> EntryId, &str) = match s.as_bytes().first() {
+            Some(b'e' | b'E') => (|n| EntryId::Experiment(ExperimentId(n)), &s[1..]),
+            Some(b'r' | b'R') => (|n| EntryId::Result(ResultId(n)), &s[1..]),
+            _ => (|n| EntryId::Experiment(ExperimentId(n)), s),
+        };
+        digits
+            .parse::<i64>()
+            .ok()
+            .filter(|n| *n > 0)
+            .map(ctor)
+            .ok_or_else(bad)
+    }
+}
+
+/// How an experiment ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExperimentStatus {
+    /// Not finished: still running, or the process writing it died
+    /// (a crash leaves this status behind; its finished runs are kept).
+    Running,
+    /// Every scheduled run happened.
+    Complete,
+    /// Stopped by Ctrl-C; finished runs are kept.
+    Interrupted,
+    /// Stopped by a failure (`on_failure = "stop"`, a setup error).
+    Failed,
+}
+
+impl ExperimentStatus {
+    /// The word stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExperimentStatus::Running => "running",
+            ExperimentStatus::Complete => "complete",
+            ExperimentStatus::Interrupted => "interrupted",
+            ExperimentStatus::Failed => "failed",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> ExperimentStatus {
+        match s {
+            "complete" => ExperimentStatus::Complete,
+            "interrupted" => ExperimentStatus::Interrupted,
+            "failed" => ExperimentStatus::Failed,
+            _ => ExperimentStatus::Running,
+        }
+    }
+}
+
+impl fmt::Display for ExperimentStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An experiment about to start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewExperiment {
+    /// Plan name.
+    pub name: String,
+    /// The plan file's text, verbatim, so the experiment can be rerun.
+    pub plan_text: String,
+    /// Seed of the run order.
+    pub seed: Option<u64>,
+    /// The machine it runs on.
+    pub host: HostFacts,
+    /// kurabe version running it.
+    pub tool_version: String,
+}
+
+/// Outcome of one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    /// The run produced its metrics.
+    Ok,
+    /// The target failed to start or died, or the workload failed.
+    Failed,
+}
+
+impl RunStatus {
+    /// The word stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Ok => "ok",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+/// One metric value of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct MetricValue {
+    /// Catalogue name (`requests_per_second`).
+    pub name: String,
+    /// The value; a non-finite one is written to JSON as null and read
+    /// back as NaN.
+    #[serde(deserialize_with = "nan_from_null")]
+    pub value: f64,
+    /// Unit symbol or name (`req/s`, `bytes`).
+    pub unit: String,
+}
+
+fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// One finished run of one variant and workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct RunRecord {
+    /// Variant name.
+    pub variant: String,
+    /// Workload name.
+    pub workload: String,
+    /// Round number, 0-based.
+    pub round: u32,
+    /// Whether it produced metrics.
+    pub status: RunStatus,
+    /// Last lines of the target's stderr when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_tail: Option<String>,
+    /// Start, RFC 3339 UTC.
+    pub started_at: String,
+    /// End, RFC 3339 UTC.
+    pub finished_at: String,
+    /// The run's metrics.
+    pub metrics: Vec<MetricValue>,
+    /// The workload's full result record (e.g. an HTTP report), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<serde_json::Value>,
+}
+
+/// A run as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct StoredRun {
+    /// Row id (not preserved by export/import).
+    pub id: i64,
+    /// What was recorded.
+    #[serde(flatten)]
+    pub run: RunRecord,
+}
+
+/// An experiment with its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct Experiment {
+    /// Id in this store (a fresh one is given on import).
+    pub id: ExperimentId,
+    /// Plan name.
+    pub name: String,
+    /// Plan text.
+    pub plan_text: String,
+    /// The machine it ran on.
+    pub host: Option<HostFacts>,
+    /// kurabe version that ran it.
+    pub tool_version: String,
+    /// Seed of the run order.
+    pub seed: Option<u64>,
+    /// Start, RFC 3339 UTC.
+    pub started_at: String,
+    /// End, RFC 3339 UTC; `None` while running or after a crash.
+    pub finished_at: Option<String>,
+    /// How it ended.
+    pub status: ExperimentStatus,
+    /// Runs in the order they were recorded.
+    pub runs: Vec<StoredRun>,
+}
+
+/// Kind of a saved single result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultKind {
+    /// `kurabe http`.
+    Http,
+    /// `kurabe watch`.
+    Watch,
+    /// `kurabe mem`.
+    Mem,
+    /// `kurabe system`.
+    System,
+    /// An imported UnixBench text report.
+    Unixbench,
+}
+
+impl ResultKind {
+    /// The word stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultKind::Http => "http",
+            ResultKind::Watch => "watch",
+            ResultKind::Mem => "mem",
+            ResultKind::System => "system",
+            ResultKind::Unixbench => "unixbench",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<ResultKind> {
+        Some(match s {
+            "http" => ResultKind::Http,
+            "watch" => ResultKind::Watch,
+            "mem" => ResultKind::Mem,
+            "system" => ResultKind::System,
+            "unixbench" => ResultKind::Unixbench,
+            _ => return None,
+        })
+    }
+}
+
+/// A saved single result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct SavedResult {
+    /// Id in this store.
+    pub id: ResultId,
+    /// Which command produced it.
+    pub kind: ResultKind,
+    /// Label given when saving (default: what was measured, e.g. the URL).
+    pub label: String,
+    /// The machine it was measured on.
+    pub host: Option<HostFacts>,
+    /// When it was saved, RFC 3339 UTC.
+    pub created_at: String,
+    /// The command's JSON record, as it prints with `--format json`.
+    pub record: serde_json::Value,
+}
+
+/// Anything the store holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "entry", rename_all = "snake_case")]
+pub enum Entry {
+    /// An experiment with its runs.
+    Experiment(Experiment),
+    /// A saved single result.
+    Result(SavedResult),
+}
+
+/// One line of `kurabe results list`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ListEntry {
+    /// `e12` or `r7`.
+    #[serde(serialize_with = "display")]
+    pub id: EntryId,
+    /// `experiment`, or the kind of a saved result.
+    pub kind: String,
+    /// Experiment name or result label.
+    pub name: String,
+    /// Host name of the machine.
+    pub hostname: Option<String>,
+    /// Start or save time, RFC 3339 UTC.
+    pub created_at: String,
+    /// Experiment status; `None` for saved results.
+    pub status: Option<ExperimentStatus>,
+    /// Runs recorded (experiments), 0 for saved results.
+    pub runs: u64,
+    /// Runs that failed.
+    pub failed_runs: u64,
+}
+
+fn display<S: serde::Serializer>(id: &EntryId, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(id)
+}
+
+/// An export file: entries with everything needed to import them elsewhere.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct Export {
+    /// Always [`EXPORT_FORMAT`].
+    pub format: String,
+    /// [`EXPORT_VERSION`] at writing.
+    pub schema_version: u32,
+    /// The exported entries.
+    pub entries: Vec<Entry>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_ids_parse_and_print() {
+        assert_eq!("e12".parse(), Ok(EntryId::Experiment(ExperimentId(12))));
+        assert_eq!("12".parse(), Ok(EntryId::Experiment(ExperimentId(12))));
+        assert_eq!("r7".parse(), Ok(EntryId::Result(ResultId(7))));
+        assert_eq!(EntryId::Result(ResultId(7)).to_string(), "r7");
+        for bad in ["", "e", "x1", "e-1", "r0", "12a"] {
+            let err = bad.parse::<EntryId>().unwrap_err();
+            assert!(err.starts_with("expected an id like `e12`"), "{bad}: {err}");
+        }
+    }
+}

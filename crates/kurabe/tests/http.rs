@@ -1,0 +1,770 @@
+//! `kurabe http` end to end: the built binary against `kurabe serve` (as a
+//! child) and against tiny in-process servers on 127.0.0.1:0 that misbehave
+//! on purpose, one per failure bucket.
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use kurabe_model::http::HttpReport;
+use predicates::Predicate;
+use serde_json::Value;
+
+use crate::serve::ServeChild;
+use crate::util::kurabe;
+
+struct Out {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn http(args: &[&str]) -> Out {
+    let out = kurabe().arg("http").arg("-q").args(args).output().unwrap();
+    Out {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Run with `--format json`, check the output against the committed schema and
+/// deserialize it into the typed model.
+fn http_json(args: &[&str]) -> HttpReport {
+    let mut full = vec!["--format", "json"];
+    full.extend_from_slice(args);
+    let out = http(&full);
+    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    let value: Value = serde_json::from_str(&out.stdout).expect("JSON on stdout");
+    assert_valid(&value);
+    serde_json::from_value(value).expect("JSON matches the model")
+}
+
+// ---------------------------------------------------------------------------
+// JSON Schema check: a small validator for the keywords our schema uses
+// (type, const, required, properties, additionalProperties, items, $ref,
+// oneOf, minimum, maximum, propertyNames.pattern). Unknown keywords fail the
+// test so the schema cannot silently outgrow the checker.
+
+fn schema() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../schema/http-report.schema.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn assert_valid(value: &Value) {
+    let schema = schema();
+    let mut errors = Vec::new();
+    check(&schema, &schema, value, "$", &mut errors);
+    assert!(errors.is_empty(), "schema violations: {errors:#?}");
+}
+
+fn type_ok(t: &str, v: &Value) -> bool {
+    match t {
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "string" => v.is_string(),
+        "boolean" => v.is_boolean(),
+        "null" => v.is_null(),
+        "integer" => v.is_u64() || v.is_i64(),
+        "number" => v.is_number(),
+        other => panic!("schema type {other} not supported by the checker"),
+    }
+}
+
+fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
+    let s = s.as_object().expect("schema node is an object");
+    for (key, rule) in s {
+        match key.as_str() {
+            "$schema" | "$id" | "title" | "description" | "$defs" => {}
+            "$ref" => {
+                let name = rule.as_str().unwrap().strip_prefix("#/$defs/").unwrap();
+                check(root, &root["$defs"][name], v, at, errors);
+            }
+            "type" => {
+                let ok = match rule {
+                    Value::String(t) => type_ok(t, v),
+                    Value::Array(ts) => ts.iter().any(|t| type_ok(t.as_str().unwrap(), v)),
+                    _ => panic!("bad type rule"),
+                };
+                if !ok {
+                    errors.push(format!("{at}: {v} is not of type {rule}"));
+                }
+            }
+            "const" if v != rule => errors.push(format!("{at}: {v} != const {rule}")),
+            "const" => {}
+            "minimum" if v.as_f64().is_some_and(|x| x < rule.as_f64().unwrap()) => {
+                errors.push(format!("{at}: {v} < minimum {rule}"))
+            }
+            "maximum" if v.as_f64().is_some_and(|x| x > rule.as_f64().unwrap()) => {
+                errors.push(format!("{at}: {v} > maximum {rule}"))
+            }
+            "minimum" | "maximum" => {}
+            "required" => {
+                for name in rule.as_array().unwrap() {
+                    if v.get(name.as_str().unwrap()).is_none() {
+                        errors.push(format!("{at}: missing required {name}"));
+                    }
+                }
+            }
+            "properties" => {
+                if let Some(obj) = v.as_object() {
+                    for (name, sub) in rule.as_object().unwrap() {
+                        if let Some(field) = obj.get(name) {
+                            check(root, sub, field, &format!("{at}.{name}"), errors);
+                        }
+                    }
+                }
+            }
+            "additionalProperties" => {
+                if let Some(obj) = v.as_object() {
+                    let known = s.get("properties").and_then(Value::as_object);
+                    for (name, field) in obj {
+                        if known.is_some_and(|k| k.contains_key(name)) {
+                            continue;
+                        }
+                        match rule {
+                            Value::Bool(false) => {
+                                errors.push(format!("{at}: unexpected key {name}"))
+                            }
+                            Value::Object(_) => {
+                                check(root, rule, field, &format!("{at}.{name}"), errors)
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            "propertyNames" => {
+                let pattern = rule["pattern"].as_str().unwrap();
+                let re = predicates::str::is_match(pattern).unwrap();
+                for name in v.as_object().into_iter().flat_map(|o| o.keys()) {
+                    if !re.eval(name) {
+                        errors.push(format!("{at}: key {name} does not match {pattern}"));
+                    }
+                }
+            }
+            "items" => {
+                for (i, item) in v.as_array().into_iter().flatten().enumerate() {
+                    check(root, rule, item, &format!("{at}[{i}]"), errors);
+                }
+            }
+            "oneOf" => {
+                let passing = rule
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|sub| {
+                        let mut e = Vec::new();
+                        check(root, sub, v, at, &mut e);
+                        e.is_empty()
+                    })
+                    .count();
+                if passing != 1 {
+                    errors.push(format!(
+                        "{at}: {passing} oneOf branches match, need exactly 1"
+                    ));
+                }
+            }
+            other => panic!("schema keyword {other} not supported by the checker"),
+        }
+    }
+}
+
+#[test]
+fn schema_checker_rejects_a_broken_report() {
+    let mut bad = serde_json::to_value(sample_report()).unwrap();
+    bad["complete_requests"] = Value::from(-1);
+    bad["extra"] = Value::from(1);
+    bad.as_object_mut().unwrap().remove("failures");
+    let schema = schema();
+    let mut errors = Vec::new();
+    check(&schema, &schema, &bad, "$", &mut errors);
+    assert_eq!(errors.len(), 3, "{errors:#?}");
+}
+
+fn sample_report() -> HttpReport {
+    // Any real report will do; a tiny in-process server keeps it fast.
+    let server = TestServer::start(|mut s| {
+        if read_request(&mut s).is_some() {
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    http_json(&["-n", "1", &server.url()])
+}
+
+// ---------------------------------------------------------------------------
+// In-process servers.
+
+/// A loopback server running `handler` on every connection in its own thread.
+struct TestServer {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TestServer {
+    fn start(handler: impl Fn(TcpStream) + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let handler = Arc::new(handler);
+        let thread = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    match listener.accept() {
+                        Ok((s, _)) => {
+                            s.set_nonblocking(false).unwrap();
+                            let h = handler.clone();
+                            std::thread::spawn(move || h(s));
+                        }
+                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                    }
+                }
+            })
+        };
+        Self {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Read one request (head and Content-Length body); `None` if the peer closed first.
+fn read_request(s: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break p + 4;
+        }
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let len: usize = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().unwrap())
+        })
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        let n = s.read(&mut chunk).ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Some((head, buf[head_end..head_end + len].to_vec()))
+}
+
+/// Wait until the peer closes (so our close does not turn into a reset).
+fn drain_until_closed(s: &mut TcpStream) {
+    let mut sink = [0u8; 1024];
+    while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+}
+
+// ---------------------------------------------------------------------------
+// Against `kurabe serve`.
+
+#[test]
+fn keep_alive_counts_reconcile_exactly_with_the_server() {
+    let server = ServeChild::start(&[]);
+    let r = http_json(&["-n", "20000", "-c", "50", "-k", &server.url]);
+    assert_eq!(r.complete_requests, 20000);
+    assert_eq!(r.failed_requests, 0);
+    assert_eq!(r.in_flight_at_end, 0);
+    assert_eq!(r.status_codes.get("200"), Some(&20000));
+    assert!(r.keep_alive && r.concurrency == 50);
+    assert_eq!(server.served_settled(20000), 20000);
+}
+
+#[test]
+fn without_keep_alive_every_request_opens_a_connection() {
+    let server = ServeChild::start(&[]);
+    let before = server.stats()["connections_accepted"].as_u64().unwrap();
+    let r = http_json(&["-n", "200", "-c", "4", &server.url]);
+    assert_eq!((r.complete_requests, r.failed_requests), (200, 0));
+    assert!(!r.keep_alive);
+    let after = server.stats()["connections_accepted"].as_u64().unwrap();
+    // +1: the stats request itself uses a connection.
+    assert_eq!(after - before, 201);
+    assert_eq!(server.served(), 200);
+}
+
+#[test]
+fn time_limit_reconciles_completed_failed_and_in_flight_with_the_server() {
+    let server = ServeChild::start(&["--latency-ms", "2"]);
+    let r = http_json(&["-t", "2", "-c", "20", "-k", &server.url]);
+    let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    assert!(r.complete_requests > 100, "{r:?}");
+    assert!(
+        r.duration_s >= 1.9 && r.duration_s < 3.0,
+        "{}",
+        r.duration_s
+    );
+    assert_eq!(server.served_settled(sent), sent);
+}
+
+#[test]
+fn pipelined_requests_reconcile_with_the_server() {
+    let server = ServeChild::start(&[]);
+    let r = http_json(&[
+        "-n",
+        "5000",
+        "-c",
+        "10",
+        "-k",
+        "--pipeline",
+        "8",
+        &server.url,
+    ]);
+    assert_eq!((r.complete_requests, r.failed_requests), (5000, 0));
+    assert_eq!(r.pipeline, 8);
+    assert_eq!(server.served_settled(5000), 5000);
+}
+
+#[test]
+fn ipv6_loopback_works_end_to_end() {
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("skipped: this machine has no IPv6 loopback");
+        return;
+    }
+    let server = ServeChild::start(&["--bind", "::1"]);
+    assert!(server.url.starts_with("http://[::1]:"), "{}", server.url);
+    let r = http_json(&["-n", "20", "-k", &server.url]);
+    assert_eq!((r.complete_requests, r.failed_requests), (20, 0));
+    assert_eq!(r.server_hostname, "::1");
+}
+
+#[test]
+fn warmup_load_reaches_the_server_but_is_not_counted() {
+    let server = ServeChild::start(&[]);
+    let r = http_json(&[
+        "--warmup",
+        "300ms",
+        "-n",
+        "100",
+        "-c",
+        "2",
+        "-k",
+        &server.url,
+    ]);
+    assert_eq!((r.complete_requests, r.failed_requests), (100, 0));
+    assert!((r.warmup_s - 0.3).abs() < 0.2, "{}", r.warmup_s);
+    assert!(server.served() > 100, "warm-up requests were sent too");
+}
+
+#[test]
+fn chunked_responses_are_decoded() {
+    let server = ServeChild::start(&["--chunked", "--body-bytes", "20000"]);
+    let r = http_json(&["-n", "50", "-c", "5", "-k", &server.url]);
+    assert_eq!((r.complete_requests, r.failed_requests), (50, 0));
+    assert_eq!(r.document_length_bytes, 20000);
+    assert_eq!(r.body_bytes, 50 * 20000);
+}
+
+#[test]
+fn head_requests_get_no_body() {
+    let server = ServeChild::start(&["--body-bytes", "100"]);
+    let r = http_json(&["-i", "-n", "20", "-k", &server.url]);
+    assert_eq!(r.method, "HEAD");
+    assert_eq!((r.complete_requests, r.failed_requests), (20, 0));
+    assert_eq!(r.body_bytes, 0);
+    assert_eq!(server.served(), 20);
+}
+
+#[test]
+fn post_body_from_file_reaches_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.json");
+    std::fs::write(&body, br#"{"hello":"kurabe"}"#).unwrap();
+    let server = ServeChild::start(&[]);
+    let r = http_json(&[
+        "-p",
+        body.to_str().unwrap(),
+        "-T",
+        "application/json",
+        "-n",
+        "100",
+        "-c",
+        "4",
+        "-k",
+        &server.url,
+    ]);
+    assert_eq!((r.complete_requests, r.failed_requests), (100, 0));
+    assert_eq!(r.method, "POST");
+    let stats = server.stats();
+    assert_eq!(stats["requests_with_body"], 100);
+    assert_eq!(stats["body_bytes_received"], 100 * 18);
+}
+
+#[test]
+fn rate_limited_run_reports_corrected_latency_above_uncorrected_when_the_server_stalls() {
+    // Two connections to a server that takes 50 ms per response serve at most
+    // 40 req/s; asking for 100 req/s makes requests queue behind the stall.
+    let server = ServeChild::start(&["--latency-ms", "50"]);
+    let r = http_json(&["--rate", "100", "-n", "60", "-c", "2", "-k", &server.url]);
+    assert_eq!((r.complete_requests, r.failed_requests), (60, 0));
+    let rate = r.rate.expect("rate figures with --rate");
+    assert_eq!(rate.requested_per_s, 100.0);
+    let uncorrected = rate.latency_uncorrected_us;
+    assert!(uncorrected.p50 >= 50_000, "uncorrected {uncorrected:?}");
+    assert!(
+        r.latency_us.mean > 2.0 * uncorrected.mean && r.latency_us.max > uncorrected.max,
+        "corrected {:?} vs uncorrected {uncorrected:?}",
+        r.latency_us
+    );
+}
+
+#[test]
+fn text_report_parses_with_the_usual_ab_regexes() {
+    let server = ServeChild::start(&[]);
+    let out = http(&["-n", "500", "-c", "5", "-k", &server.url]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let text = &out.stdout;
+    for re in [
+        r"Requests per second:\s+([\d.]+)",
+        r"Failed requests:\s+(\d+)",
+        r"Complete requests:\s+(\d+)",
+        r"Time per request:\s+([\d.]+) \[ms\] \(mean\)",
+        r"  50%\s+(\d+)",
+        r"Transfer rate:\s+([\d.]+)",
+    ] {
+        assert!(
+            predicates::str::is_match(re).unwrap().eval(text),
+            "{re} in\n{text}"
+        );
+    }
+    let value = |label: &str| -> f64 {
+        let line = text.lines().find(|l| l.starts_with(label)).unwrap();
+        line[label.len()..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(value("Complete requests:"), 500.0);
+    assert_eq!(value("Failed requests:"), 0.0);
+    assert!(value("Requests per second:") > 0.0);
+    assert!(
+        text.contains("Reconciliation:         500 completed + 0 failed + 0 in flight = 500 sent")
+    );
+    assert_eq!(server.served(), 500);
+}
+
+#[test]
+fn output_file_percentile_csv_gnuplot_and_markdown() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.md");
+    let csv = dir.path().join("percent.csv");
+    let plot = dir.path().join("plot.tsv");
+    let out = http(&[
+        "--format",
+        "md",
+        "-o",
+        report.to_str().unwrap(),
+        "-e",
+        csv.to_str().unwrap(),
+        "-g",
+        plot.to_str().unwrap(),
+        "-n",
+        "50",
+        "-k",
+        &server.url,
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stdout.is_empty());
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        md.starts_with("| url | concurrency |") && md.lines().count() == 3,
+        "{md}"
+    );
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        csv.starts_with("Percentage served,Time in ms\n50,"),
+        "{csv}"
+    );
+    assert!(csv.lines().last().unwrap().starts_with("100,"));
+    let plot = std::fs::read_to_string(&plot).unwrap();
+    assert_eq!(
+        plot.lines().count(),
+        51,
+        "ab's header and one line per request:\n{plot}"
+    );
+    // No temporary files left beside the outputs.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+}
+
+#[test]
+fn ctrl_c_prints_a_partial_report_marked_interrupted() {
+    let server = ServeChild::start(&[]);
+    let child = kurabe()
+        .args(["http", "-q", "-t", "60", "-c", "4", "-k", &server.url])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.served() < 100 {
+        assert!(Instant::now() < deadline, "no load arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("*** interrupted: partial results ***"),
+        "{text}"
+    );
+    assert!(text.contains("Complete requests:"));
+}
+
+// ---------------------------------------------------------------------------
+// Against misbehaving in-process servers: every failure lands in its bucket.
+
+#[test]
+fn close_delimited_bodies_are_read_to_eof() {
+    let server = TestServer::start(|mut s| {
+        if read_request(&mut s).is_some() {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nServer: t\r\n\r\nhello");
+        }
+    });
+    let r = http_json(&["-n", "5", &server.url()]);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (5, 0),
+        "{:?}",
+        r.failures
+    );
+    assert_eq!(r.body_bytes, 25);
+    assert_eq!(r.server_software.as_deref(), Some("t"));
+}
+
+#[test]
+fn custom_headers_cookies_auth_and_body_arrive_at_the_server() {
+    let (tx, rx) = mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let server = TestServer::start(move |mut s| {
+        if let Some(req) = read_request(&mut s) {
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+            let _ = tx.lock().unwrap().send(req);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body.xml");
+    std::fs::write(&body, b"<a>1</a>").unwrap();
+    let r = http_json(&[
+        "-n",
+        "1",
+        "-p",
+        body.to_str().unwrap(),
+        "-T",
+        "application/xml",
+        "-H",
+        "X-Kurabe-Test: yes",
+        "-C",
+        "a=1",
+        "-A",
+        "u:p",
+        &server.url(),
+    ]);
+    assert_eq!(r.complete_requests, 1);
+    let (head, got) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(head.starts_with("POST / HTTP/1.1\r\n"), "{head}");
+    for h in [
+        "X-Kurabe-Test: yes",
+        "Cookie: a=1",
+        "Authorization: Basic dTpw",
+        "Content-Type: application/xml",
+    ] {
+        assert!(head.contains(h), "{h} missing in {head}");
+    }
+    assert_eq!(got, b"<a>1</a>");
+}
+
+#[test]
+fn refused_connections_are_connect_failures_and_the_run_goes_on() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let r = http_json(&["-n", "5", &format!("http://127.0.0.1:{port}/")]);
+    assert_eq!(r.complete_requests, 0);
+    assert_eq!(r.failures.connect, 5);
+    assert_eq!(r.failed_requests, 5);
+}
+
+#[test]
+fn abort_on_error_stops_at_the_first_failure_and_exits_1() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let out = http(&["--format", "json", "--abort-on-error", "-n", "1000", &url]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let r: HttpReport = serde_json::from_str(&out.stdout).unwrap();
+    assert!(r.interrupted);
+    assert!(
+        r.failures.connect >= 1 && r.failed_requests < 1000,
+        "{:?}",
+        r.failures
+    );
+    // -r is accepted and changes nothing: failures are counted, the run goes on.
+    let r = http_json(&["-r", "-n", "20", &url]);
+    assert_eq!(r.failures.connect, 20);
+}
+
+#[test]
+fn reset_mid_body_is_a_receive_failure() {
+    let server = TestServer::start(|mut s| {
+        if read_request(&mut s).is_some() {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789");
+            std::thread::sleep(Duration::from_millis(20));
+            let linger = libc::linger {
+                l_onoff: 1,
+                l_linger: 0,
+            };
+            // SAFETY: setsockopt with a valid linger struct on our socket; closing then sends RST.
+            unsafe {
+                libc::setsockopt(
+                    s.as_raw_fd(),
+                    libc::SOL_SOCKET,
+                    libc::SO_LINGER,
+                    (&linger as *const libc::linger).cast(),
+                    std::mem::size_of::<libc::linger>() as u32,
+                );
+            }
+        }
+    });
+    let r = http_json(&["-n", "3", &server.url()]);
+    assert_eq!(r.failures.receive, 3, "{:?}", r.failures);
+    assert_eq!(r.complete_requests, 0);
+}
+
+#[test]
+fn short_body_against_content_length_is_a_length_failure() {
+    let server = TestServer::start(|mut s| {
+        if read_request(&mut s).is_some() {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n");
+            let _ = s.write_all(&[b'x'; 50]);
+            let _ = s.shutdown(Shutdown::Write);
+            drain_until_closed(&mut s);
+        }
+    });
+    let r = http_json(&["-n", "3", &server.url()]);
+    assert_eq!(r.failures.length, 3, "{:?}", r.failures);
+    assert_eq!(r.complete_requests, 0);
+}
+
+#[test]
+fn garbage_status_line_is_an_exception() {
+    let server = TestServer::start(|mut s| {
+        if read_request(&mut s).is_some() {
+            let _ = s.write_all(b"GARBAGE GARBAGE\r\n\r\n");
+            let _ = s.shutdown(Shutdown::Write);
+            drain_until_closed(&mut s);
+        }
+    });
+    let r = http_json(&["-n", "3", &server.url()]);
+    assert_eq!(r.failures.exceptions, 3, "{:?}", r.failures);
+}
+
+#[test]
+fn a_server_that_never_answers_times_out() {
+    let server = TestServer::start(|mut s| {
+        if read_request(&mut s).is_some() {
+            drain_until_closed(&mut s);
+        }
+    });
+    let start = Instant::now();
+    let r = http_json(&["-n", "2", "-c", "2", "-s", "1", &server.url()]);
+    assert_eq!(r.failures.timeout, 2, "{:?}", r.failures);
+    assert!(start.elapsed() < Duration::from_secs(10));
+}
+
+// ---------------------------------------------------------------------------
+// Bad input: exit 2, one line on stderr that names the flag.
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = "http://127.0.0.1:9/";
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["ftp://example/"], "invalid URL"),
+        (&["http://"], "invalid URL"),
+        (&["-n", "5", "-c", "10", url], "-c 10"),
+        (&["-c", "0", url], "-c 0"),
+        (&["-p", missing, url], "-p file"),
+        (&["--pipeline", "4", "-n", "10", url], "-k"),
+        (&["-H", "bad", url], "-H"),
+    ];
+    for (args, needle) in cases {
+        let out = http(args);
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert!(
+            out.stderr.starts_with("kurabe: error:") && out.stderr.contains(needle),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(out.stdout.is_empty());
+    }
+    // clap's own errors (unknown flag, -p with -u) also exit 2 and name the flag first.
+    for (args, needle) in [
+        (&["-Z", url][..], "-Z"),
+        (&["-p", "a", "-u", "b", url], "-u"),
+    ] {
+        let out = http(args);
+        assert_eq!(out.code, Some(2), "{args:?}");
+        assert!(
+            out.stderr.lines().next().unwrap().contains(needle),
+            "{}",
+            out.stderr
+        );
+    }
+    // An unwritable -o is a setup error too, and leaves no file behind.
+    let server = ServeChild::start(&[]);
+    let out_path = dir.path().join("no-such-dir/report.json");
+    let out = http(&["-o", out_path.to_str().unwrap(), &server.url]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(!out_path.exists());
+}

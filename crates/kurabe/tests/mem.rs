@@ -1,0 +1,111 @@
+//! `kurabe mem` against `free` from procps, read around the same snapshot.
+
+use std::process::Command;
+
+use kurabe_model::probe::MemReport;
+use serde_json::Value;
+
+use crate::util::kurabe;
+use crate::watch::check_schema;
+
+/// `free -b`'s Mem: line as (total, used).
+fn free_b() -> (u64, u64) {
+    let out = Command::new("free")
+        .arg("-b")
+        .output()
+        .expect("free (procps) is installed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mem = text.lines().find(|l| l.starts_with("Mem:")).unwrap();
+    let f: Vec<u64> = mem
+        .split_whitespace()
+        .skip(1)
+        .map(|x| x.parse().unwrap())
+        .collect();
+    (f[0], f[1])
+}
+
+/// procps version of the `free` on this machine, e.g. (4, 0, 2).
+fn free_version() -> (u32, u32, u32) {
+    let out = Command::new("free").arg("-V").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = text.split_whitespace().last().unwrap();
+    let n: Vec<u32> = v.split('.').map(|x| x.parse().unwrap_or(0)).collect();
+    (n[0], *n.get(1).unwrap_or(&0), *n.get(2).unwrap_or(&0))
+}
+
+#[test]
+fn used_matches_free_from_the_same_moment() {
+    let before = free_b();
+    let out = kurabe()
+        .args(["mem", "--format", "json", "--top", "5"])
+        .output()
+        .unwrap();
+    let after = free_b();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    check_schema("mem-report.schema.json", &v);
+    let r: MemReport = serde_json::from_value(v).unwrap();
+    assert_eq!(r.total_bytes, before.0);
+    // Which of kurabe's three "used" figures this free prints.
+    let used = if free_version() >= (4, 0, 1) {
+        r.used_bytes
+    } else {
+        r.used_legacy_bytes
+    };
+    // The system moves between the three reads: kurabe's figure must lie
+    // within the span of free's before and after, give or take 16 MiB.
+    let slack = 16 << 20;
+    let (lo, hi) = (before.1.min(after.1), before.1.max(after.1));
+    assert!(
+        used + slack >= lo && used <= hi + slack,
+        "kurabe used {used}, free said {} then {}",
+        before.1,
+        after.1
+    );
+    assert!(r.used_minus_buffers_cache_bytes <= r.total_bytes - r.free_bytes);
+    assert_eq!(
+        r.buff_cache_bytes,
+        r.buffers_bytes + r.cached_bytes + r.sreclaimable_bytes
+    );
+    assert!(!r.host.is_empty() && !r.kernel.is_empty() && !r.arch.is_empty());
+    assert!(r.time.ends_with('Z'));
+    assert!(!r.top_processes.is_empty() && r.top_processes.len() <= 5);
+    assert!(r
+        .top_processes
+        .windows(2)
+        .all(|w| w[0].pss_bytes >= w[1].pss_bytes));
+}
+
+#[test]
+fn text_layout_like_free_with_legacy_lines() {
+    let out = kurabe().args(["mem", "-m", "--top", "3"]).output().unwrap();
+    assert!(out.status.success());
+    let t = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = t.lines().collect();
+    assert_eq!(
+        lines[0],
+        "               total        used        free      shared  buff/cache   available"
+    );
+    assert!(lines[1].starts_with("Mem:"));
+    assert!(lines[2].starts_with("Swap:"));
+    assert!(t.contains("-/+ buffers/cache"));
+    assert!(t.contains("3.3.12–4.0.0"));
+    assert!(t.contains("Top 3 processes by PSS"));
+    let total_mib: u64 = lines[1].split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_eq!(total_mib, free_b().0 >> 20);
+}
+
+#[test]
+fn human_units_and_bad_flags() {
+    let out = kurabe().args(["mem", "-h", "--top", "0"]).output().unwrap();
+    assert!(out.status.success());
+    let t = String::from_utf8_lossy(&out.stdout);
+    assert!(t.lines().nth(1).unwrap().contains("i"), "{t}");
+    assert!(!t.contains("Top"));
+    let out = kurabe().args(["mem", "-m", "-g"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "one unit at a time");
+}

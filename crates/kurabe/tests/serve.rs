@@ -1,0 +1,242 @@
+//! `kurabe serve` as a child process: the address line, responses, counters,
+//! clean shutdown on SIGTERM, and setup errors.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::kurabe;
+
+/// `kurabe serve --port 0 ARGS` running as a child; killed on drop.
+pub struct ServeChild {
+    child: Child,
+    /// `http://127.0.0.1:PORT/` as printed on the first stdout line.
+    pub url: String,
+    /// The bound address.
+    pub addr: SocketAddr,
+}
+
+impl ServeChild {
+    /// Start the server and read its address line.
+    pub fn start(args: &[&str]) -> Self {
+        let mut child = kurabe()
+            .args(["serve", "--port", "0", "--threads", "2"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kurabe serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().to_owned();
+        let addr = url
+            .strip_prefix("http://")
+            .and_then(|r| r.strip_suffix('/'))
+            .unwrap_or_else(|| panic!("first line is not an address: {line:?}"))
+            .parse()
+            .unwrap();
+        Self { child, url, addr }
+    }
+
+    /// The server's counters from `GET /__kurabe/stats`.
+    pub fn stats(&self) -> serde_json::Value {
+        let (head, body) = raw_request(
+            self.addr,
+            "GET /__kurabe/stats HTTP/1.1\r\nConnection: close\r\n\r\n",
+        );
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    /// `requests_served`.
+    pub fn served(&self) -> u64 {
+        self.stats()["requests_served"].as_u64().unwrap()
+    }
+
+    /// Poll `requests_served` until it equals `expected` (requests still in socket
+    /// buffers when the client stopped get counted as the server reads them) or 5 s pass.
+    pub fn served_settled(&self, expected: u64) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let n = self.served();
+            if n == expected || Instant::now() > deadline {
+                return n;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Resident set size of the server process, bytes.
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        kb * 1024
+    }
+
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        // SAFETY: plain kill(2) on our own child's PID.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for ServeChild {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Send `request` on a new connection and read the response until the server closes.
+pub fn raw_request(addr: SocketAddr, request: &str) -> (String, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).unwrap();
+    let split = all
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    (
+        String::from_utf8_lossy(&all[..split]).into_owned(),
+        all[split + 4..].to_vec(),
+    )
+}
+
+#[test]
+fn prints_address_first_serves_and_stops_cleanly_on_sigterm() {
+    let mut server = ServeChild::start(&["--body-bytes", "100", "--status", "503"]);
+    let (head, body) = raw_request(server.addr, "GET / HTTP/1.0\r\n\r\n");
+    assert!(
+        head.starts_with("HTTP/1.1 503 Service Unavailable"),
+        "{head}"
+    );
+    assert!(head.contains("Content-Length: 100") && head.contains("Connection: close"));
+    assert_eq!(body.len(), 100);
+    assert_eq!(server.served(), 1, "the stats request is not counted");
+    let status = server.terminate();
+    assert!(status.success(), "{status:?}");
+    let mut err = String::new();
+    server
+        .child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(err.contains("stopped after 1 requests"), "{err}");
+}
+
+#[test]
+fn chunked_and_close_options_shape_the_response() {
+    let server = ServeChild::start(&["--chunked", "--close", "--body-bytes", "10"]);
+    let (head, body) = raw_request(server.addr, "GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(
+        head.contains("Transfer-Encoding: chunked") && head.contains("Connection: close"),
+        "{head}"
+    );
+    assert_eq!(body, b"a\r\nxxxxxxxxx\n\r\n0\r\n\r\n");
+}
+
+#[test]
+fn leak_bytes_grows_resident_memory_and_alloc_kb_does_not() {
+    // Reference: the same request count with only a per-request allocation that is freed.
+    let churn = ServeChild::start(&["--alloc-kb", "100"]);
+    let leak = ServeChild::start(&["--leak-bytes", "100000"]);
+    let (churn_before, leak_before) = (churn.rss_bytes(), leak.rss_bytes());
+    for server in [&churn, &leak] {
+        let mut s = TcpStream::connect(server.addr).unwrap();
+        s.write_all(&b"GET / HTTP/1.1\r\n\r\n".repeat(200)).unwrap();
+        s.write_all(b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut sink = Vec::new();
+        s.read_to_end(&mut sink).unwrap();
+    }
+    assert_eq!(leak.stats()["leaked_bytes"], 201 * 100_000);
+    let leak_growth = leak.rss_bytes().saturating_sub(leak_before);
+    let churn_growth = churn.rss_bytes().saturating_sub(churn_before);
+    // 201 × 100 kB ≈ 20 MB retained and touched; the freed allocations stay far below.
+    assert!(
+        leak_growth > 15_000_000,
+        "leak grew RSS by {leak_growth} bytes"
+    );
+    assert!(
+        churn_growth < leak_growth / 4,
+        "churn {churn_growth} vs leak {leak_growth}"
+    );
+}
+
+#[test]
+fn a_busy_port_is_a_setup_error() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let out = kurabe().args(["serve", "--port", &port]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cannot listen") && err.contains("--port"),
+        "{err}"
+    );
+}
+
+#[test]
+fn thousands_of_concurrent_connections_are_served() {
+    raise_fd_limit();
+    let server = ServeChild::start(&[]);
+    // Open 2000 connections first, then send one request on each: all must be answered.
+    let conns: Vec<TcpStream> = (0..2000)
+        .map(|_| TcpStream::connect(server.addr).unwrap())
+        .collect();
+    for mut c in &conns {
+        c.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    }
+    for mut c in &conns {
+        c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = [0u8; 256];
+        let mut got = 0;
+        // Default body is 13 bytes: read the head and then the whole body.
+        let complete = |buf: &[u8]| {
+            buf.windows(4)
+                .position(|w| w == b"\r\n\r\n")
+                .is_some_and(|p| buf.len() >= p + 4 + 13)
+        };
+        while !complete(&buf[..got]) {
+            let n = c.read(&mut buf[got..]).unwrap();
+            assert!(n > 0, "closed early");
+            got += n;
+        }
+        assert!(buf.starts_with(b"HTTP/1.1 200 OK"));
+    }
+    assert_eq!(server.served(), 2000);
+}
+
+/// This test process needs a few thousand descriptors; CI's soft limit may be 1024.
+fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write only the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}

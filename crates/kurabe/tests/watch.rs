@@ -1,0 +1,671 @@
+//! `kurabe watch` against real processes, checked against the kernel's own
+//! accounting taken in the same run (`/usr/bin/time` around the command,
+//! `smem` on the same tree), never against absolute constants.
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use kurabe_model::probe::{CpuSource, WatchEnd, WatchReport};
+use serde_json::Value;
+
+use crate::util::kurabe;
+
+/// A perl busy loop of `secs` seconds of wall time (pure user CPU).
+fn busy(secs: f64) -> Vec<String> {
+    vec![
+        "perl".into(),
+        "-MTime::HiRes=time".into(),
+        "-e".into(),
+        format!("$e = time + {secs}; 1 while time < $e"),
+    ]
+}
+
+/// Run `kurabe watch --format json ARGS -- /usr/bin/time -o FILE CMD` and
+/// return the report and time's `(user+sys, elapsed)`.
+fn watch_timed(flags: &[&str], cmd: &[String]) -> (WatchReport, f64, f64, Output) {
+    let dir = tempfile::tempdir().unwrap();
+    let tfile = dir.path().join("time.txt");
+    let out = kurabe()
+        .args(["watch", "--format", "json"])
+        .args(flags)
+        .arg("--")
+        .args(["/usr/bin/time", "-f", "%U %S %e", "-o"])
+        .arg(&tfile)
+        .args(cmd)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kurabe failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = parse_report(&out.stdout);
+    let t = std::fs::read_to_string(&tfile).unwrap();
+    let f: Vec<f64> = t
+        .lines()
+        .last()
+        .unwrap()
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    (report, f[0] + f[1], f[2], out)
+}
+
+/// Deserialize into the typed model and validate against the committed schema.
+pub fn parse_report(stdout: &[u8]) -> WatchReport {
+    let v: Value = serde_json::from_slice(stdout).expect("JSON output");
+    check_schema("watch-report.schema.json", &v);
+    serde_json::from_value(v).expect("typed WatchReport")
+}
+
+/// Validate `v` against a committed schema (the subset our schemas use:
+/// type, required, properties, items, enum, const, minimum).
+pub fn check_schema(file: &str, v: &Value) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../schema")
+        .join(file);
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut errors = Vec::new();
+    validate(&schema, v, "$", &mut errors);
+    assert!(errors.is_empty(), "{file}: {errors:#?}");
+}
+
+fn validate(s: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
+    if let Some(t) = s.get("type") {
+        let types: Vec<&str> = match t {
+            Value::String(x) => vec![x.as_str()],
+            Value::Array(xs) => xs.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let ok = types.iter().any(|t| match *t {
+            "object" => v.is_object(),
+            "array" => v.is_array(),
+            "string" => v.is_string(),
+            "number" => v.is_number(),
+            "integer" => v.is_u64() || v.is_i64(),
+            "boolean" => v.is_boolean(),
+            "null" => v.is_null(),
+            _ => false,
+        });
+        if !ok {
+            errors.push(format!("{at}: {v} is not {types:?}"));
+            return;
+        }
+    }
+    if let Some(c) = s.get("const") {
+        if c != v {
+            errors.push(format!("{at}: {v} != const {c}"));
+        }
+    }
+    if let Some(Value::Array(e)) = s.get("enum") {
+        if !e.contains(v) {
+            errors.push(format!("{at}: {v} not in {e:?}"));
+        }
+    }
+    if let (Some(min), Some(x)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64()) {
+        if x < min {
+            errors.push(format!("{at}: {x} < {min}"));
+        }
+    }
+    if let Some(obj) = v.as_object() {
+        for key in s
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let k = key.as_str().unwrap();
+            if !obj.contains_key(k) {
+                errors.push(format!("{at}: missing required key {k}"));
+            }
+        }
+        if let Some(props) = s.get("properties").and_then(Value::as_object) {
+            for (k, sub) in props {
+                if let Some(x) = obj.get(k) {
+                    validate(sub, x, &format!("{at}.{k}"), errors);
+                }
+            }
+        }
+    }
+    if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
+        for (i, x) in arr.iter().enumerate() {
+            validate(items, x, &format!("{at}[{i}]"), errors);
+        }
+    }
+}
+
+/// cgroup directories a kurabe process with this PID left behind.
+pub fn leftover_cgroups(kurabe_pid: u32) -> Vec<PathBuf> {
+    fn walk(dir: &Path, prefix: &str, depth: u32, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            let p = e.path();
+            if e.file_name().to_string_lossy().starts_with(prefix) {
+                out.push(p.clone());
+            }
+            if depth > 0 {
+                walk(&p, prefix, depth - 1, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        Path::new("/sys/fs/cgroup"),
+        &format!("kurabe-{kurabe_pid}-"),
+        4,
+        &mut out,
+    );
+    out
+}
+
+/// True while `pid` exists and is not a zombie.
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| !r.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+/// Poll `cond` every 10 ms until it holds or `limit` passes.
+pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    cond()
+}
+
+/// Run kurabe to completion and return its PID with the output (for the
+/// leftover-cgroup check).
+fn run_tracked(cmd: &mut Command) -> (u32, Output) {
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    (pid, child.wait_with_output().unwrap())
+}
+
+#[test]
+fn busy_loop_cpu_matches_kernel_accounting() {
+    let (r, cpu_ref, elapsed, _) = watch_timed(&["--interval", "0.25"], &busy(3.0));
+    let pct_ref = cpu_ref / elapsed * 100.0;
+    assert_eq!(r.cpu_source, CpuSource::Cgroup, "{:?}", r.notes);
+    // CPU seconds within 2 % of /usr/bin/time (+ its 10 ms rounding of U and S).
+    assert!(
+        (r.cpu_seconds - cpu_ref).abs() <= 0.02 * cpu_ref + 0.02,
+        "kurabe {:.3} s vs time {:.3} s",
+        r.cpu_seconds,
+        cpu_ref
+    );
+    // The /proc path alone agrees too (no cgroup involved in that figure).
+    assert!(
+        (r.cpu_seconds_proc - cpu_ref).abs() <= 0.03 * cpu_ref + 0.03,
+        "/proc {:.3} s vs time {:.3} s",
+        r.cpu_seconds_proc,
+        cpu_ref
+    );
+    // Mean CPU % within 3 points of the kernel's CPU / elapsed.
+    assert!(
+        (r.cpu_percent_mean - pct_ref).abs() <= 3.0,
+        "kurabe {:.1} % vs time {:.1} %",
+        r.cpu_percent_mean,
+        pct_ref
+    );
+    assert!(r.cpu_percent_max >= r.cpu_percent_p95);
+    assert_eq!(r.ended, WatchEnd::Exited);
+    assert_eq!(r.exit.unwrap().code, Some(0));
+    assert!(r.processes_max >= 2, "time and perl");
+    assert!(r.samples >= 8);
+    assert!(r.series.windows(2).all(|w| w[0].t_s <= w[1].t_s));
+    assert!(r.pss_peak_bytes > 0 && r.uss_peak_bytes > 0);
+    assert!(
+        (r.cpu_share_of_all_cores_percent * f64::from(r.ncpus) - r.cpu_percent_mean).abs() < 1e-6
+    );
+}
+
+#[test]
+fn cpu_quota_half_a_core() {
+    let (r, cpu_ref, elapsed, _) =
+        watch_timed(&["--cpus", "0.5", "--interval", "0.25"], &busy(3.0));
+    let pct_ref = cpu_ref / elapsed * 100.0;
+    assert!(
+        pct_ref <= 56.0,
+        "the quota held the loop to half a core: {pct_ref:.1} %"
+    );
+    assert!(
+        (r.cpu_percent_mean - pct_ref).abs() <= 5.0,
+        "kurabe {:.1} % vs time {:.1} %",
+        r.cpu_percent_mean,
+        pct_ref
+    );
+    let l = r.limits.expect("limits reported");
+    assert_eq!(l.cpus, Some(0.5));
+    assert!(matches!(l.cgroup_version, 1 | 2));
+}
+
+#[test]
+fn forking_shell_loses_no_cpu() {
+    let sh = vec![
+        "sh".to_string(),
+        "-c".into(),
+        "for i in $(seq 300); do sha256sum /bin/ls >/dev/null; done".into(),
+    ];
+    for flags in [
+        &["--interval", "0.1"][..],
+        &["--interval", "0.1", "--no-cgroup"][..],
+    ] {
+        let (r, cpu_ref, _, _) = watch_timed(flags, &sh);
+        let tol = 0.05 * cpu_ref + 0.03;
+        assert!(
+            (r.cpu_seconds - cpu_ref).abs() <= tol,
+            "{flags:?}: kurabe {:.3} s ({:?}) vs time {:.3} s",
+            r.cpu_seconds,
+            r.cpu_source,
+            cpu_ref
+        );
+        assert!(
+            (r.cpu_seconds_proc - cpu_ref).abs() <= tol,
+            "{flags:?}: /proc {:.3} s vs time {:.3} s",
+            r.cpu_seconds_proc,
+            cpu_ref
+        );
+        let expected = if flags.contains(&"--no-cgroup") {
+            CpuSource::Rusage
+        } else {
+            CpuSource::Cgroup
+        };
+        assert_eq!(r.cpu_source, expected);
+    }
+}
+
+/// A perl parent that writes 50 MiB, forks 4 workers sharing it copy-on-write,
+/// writes all five PIDs to `ARGV[0]` and sleeps until killed. (perl, not
+/// python: smem is a python program, and its own mappings of the python
+/// binary would shift the tree's share of it while it measures.)
+const SHARED_WORKERS: &str = r#"
+my $data = "x" x (50 << 20);
+my @pids;
+for (1 .. 4) {
+    my $pid = fork();
+    if ($pid == 0) { sleep 1000 while 1; exit 0 }
+    push @pids, $pid;
+}
+open(my $f, ">", "$ARGV[0].tmp") or die;
+print $f join(" ", $$, @pids);
+close($f);
+rename("$ARGV[0].tmp", $ARGV[0]) or die;
+sleep 1000 while 1;
+"#;
+
+#[test]
+fn shared_workers_pss_matches_smem_and_rss_overcounts() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("kurabe_shared_workers.pl");
+    std::fs::write(&script, SHARED_WORKERS).unwrap();
+    let ready = dir.path().join("ready");
+    let child = kurabe()
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.25",
+            "--duration",
+            "5",
+            "--",
+        ])
+        .arg("/usr/bin/perl")
+        .arg(&script)
+        .arg(&ready)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let kpid = child.id();
+    assert!(
+        wait_for(Duration::from_secs(20), || ready.exists()),
+        "workers never got ready"
+    );
+    let smem = Command::new("smem")
+        .args(["-t", "-c", "pid pss", "-P"])
+        .arg(format!("^/usr/bin/perl {}", script.display()))
+        .output()
+        .expect("smem is installed (.ci/run installs it)");
+    let smem_text = String::from_utf8_lossy(&smem.stdout);
+    let total_line = smem_text.lines().last().unwrap();
+    let f: Vec<u64> = total_line
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(f[0], 5, "smem saw the parent and 4 workers:\n{smem_text}");
+    let smem_pss = f[1] * 1024;
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = parse_report(&out.stdout);
+    // The steady state: the last sample that saw all five processes.
+    let p = r
+        .series
+        .iter()
+        .rev()
+        .find(|p| p.processes == 5)
+        .expect("a sample with all five processes");
+    let diff = (p.pss_bytes as f64 - smem_pss as f64).abs() / smem_pss as f64;
+    assert!(
+        diff <= 0.02,
+        "Σ PSS kurabe {} vs smem {} ({:.2} %)",
+        p.pss_bytes,
+        smem_pss,
+        diff * 100.0
+    );
+    assert!(r.rss_overcounts);
+    assert!(
+        p.rss_bytes > 2 * p.pss_bytes,
+        "5 processes share 50 MiB: Σ RSS {} Σ PSS {}",
+        p.rss_bytes,
+        p.pss_bytes
+    );
+    assert_eq!(r.processes_max, 5);
+    assert_eq!(r.ended, WatchEnd::Duration);
+    assert!(r.exit.unwrap().signal.is_some(), "killed at --duration");
+    // Everything it started is gone, and so is its cgroup.
+    let pids: Vec<u32> = std::fs::read_to_string(&ready)
+        .unwrap()
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert!(
+        wait_for(Duration::from_secs(3), || pids.iter().all(|p| !alive(*p))),
+        "{pids:?} survived"
+    );
+    assert!(leftover_cgroups(kpid).is_empty());
+}
+
+/// A free TCP port on `addr` (bind 0, read it back, close).
+fn free_port(addr: &str) -> u16 {
+    std::net::TcpListener::bind((addr, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// nginx with a master and two workers listening on `listen`, or None (with a
+/// visible message) when nginx is not installed outside CI.
+fn start_nginx(dir: &Path, listen: &str) -> Option<std::process::Child> {
+    let nginx = Path::new("/usr/sbin/nginx");
+    if !nginx.exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "nginx is required in CI (.ci/run installs it)"
+        );
+        eprintln!("SKIPPED: nginx not installed");
+        return None;
+    }
+    let d = dir.display();
+    let conf = format!(
+        "worker_processes 2;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\nevents {{ worker_connections 64; }}\nhttp {{\n access_log off;\n client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n server {{ listen {listen}; location / {{ return 200 'ok'; }} }}\n}}\n"
+    );
+    let path = dir.join("nginx.conf");
+    std::fs::write(&path, conf).unwrap();
+    let child = Command::new(nginx)
+        .process_group(0)
+        .args(["-p"])
+        .arg(dir)
+        .arg("-c")
+        .arg(&path)
+        .args(["-g", "daemon off; master_process on;"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    Some(child)
+}
+
+/// SIGTERM to the master (it stops its workers and waits for them), then
+/// SIGKILL to the whole process group in case anything is left.
+fn stop_nginx(nginx: &mut std::process::Child) {
+    let pid = nginx.id() as libc::pid_t;
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    let _ = wait_for(Duration::from_secs(5), || {
+        nginx.try_wait().ok().flatten().is_some()
+    });
+    // SAFETY: as above; the group is nginx's own (process_group(0)).
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    let _ = nginx.wait();
+}
+
+fn port_finds_nginx(addr: &str, listen_fmt: impl Fn(u16) -> String) {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port(addr);
+    let Some(mut nginx) = start_nginx(dir.path(), &listen_fmt(port)) else {
+        return;
+    };
+    let master = nginx.id();
+    // Ready when master + 2 workers exist and the port accepts connections.
+    let up = wait_for(Duration::from_secs(10), || {
+        std::net::TcpStream::connect((addr, port)).is_ok()
+    });
+    let out = kurabe()
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.2",
+            "--duration",
+            "1",
+            "--port",
+        ])
+        .arg(port.to_string())
+        .output()
+        .unwrap();
+    stop_nginx(&mut nginx);
+    assert!(up, "nginx did not come up on {addr}:{port}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = parse_report(&out.stdout);
+    assert_eq!(r.pid, master, "the master is the root of the listeners");
+    assert_eq!(r.port, Some(port));
+    assert_eq!(r.processes_max, 3, "master + 2 workers");
+    assert!(r.pss_peak_bytes > 0);
+}
+
+#[test]
+fn port_finds_nginx_master_and_workers_ipv4() {
+    port_finds_nginx("127.0.0.1", |p| format!("127.0.0.1:{p}"));
+}
+
+#[test]
+fn port_finds_nginx_master_and_workers_ipv6() {
+    port_finds_nginx("::1", |p| format!("[::1]:{p}"));
+}
+
+#[test]
+fn pid_that_exits_mid_run_gives_a_summary() {
+    let mut sleeper = Command::new("sleep").arg("1").spawn().unwrap();
+    let t0 = Instant::now();
+    let out = kurabe()
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.1",
+            "--duration",
+            "20",
+            "-p",
+        ])
+        .arg(sleeper.id().to_string())
+        .output()
+        .unwrap();
+    let _ = sleeper.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "stopped when the PID exited"
+    );
+    let r = parse_report(&out.stdout);
+    assert_eq!(r.ended, WatchEnd::Exited);
+    assert!(
+        r.notes.iter().any(|n| n.contains("exited")),
+        "{:?}",
+        r.notes
+    );
+    assert!(r.samples >= 2);
+    assert_eq!(r.cpu_source, CpuSource::Proc);
+}
+
+#[test]
+fn csv_and_svg_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("w.csv");
+    let svg = dir.path().join("w.svg");
+    let out = kurabe()
+        .args(["watch", "--format", "csv", "--interval", "0.1", "-o"])
+        .arg(&csv)
+        .arg("--svg")
+        .arg(&svg)
+        .args(["--", "sh", "-c", "sleep 0.5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "-o sends the output to the file");
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let mut lines = text.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("t_s,cpu_percent,cpu_seconds,rss_bytes,pss_bytes"));
+    let rows: Vec<&str> = lines.collect();
+    assert!(rows.len() >= 3, "{text}");
+    assert!(rows.iter().all(|r| r.split(',').count() == 12));
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"));
+    assert_eq!(s.matches("<polyline").count(), 3, "CPU, RSS and PSS lines");
+}
+
+#[test]
+fn text_summary_names_the_figures() {
+    let out = kurabe()
+        .args(["watch", "--interval", "0.1", "--", "sh", "-c", "sleep 0.3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let t = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "CPU ",
+        "p95",
+        "one core",
+        "CPU time",
+        "Σ PSS",
+        "Σ RSS",
+        "Σ USS",
+        "exit code 0",
+        "µs per process",
+    ] {
+        assert!(t.contains(want), "missing {want:?} in\n{t}");
+    }
+}
+
+#[test]
+fn ctrl_c_kills_the_tree_and_removes_the_cgroup() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let child = kurabe()
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.1",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg(format!("sleep 300 & echo $! > {}; wait", pidfile.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let kpid = child.id();
+    assert!(wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(&pidfile).is_ok_and(|s| s.ends_with('\n'))
+    }));
+    let sleeper: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(sleeper));
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(kpid as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = parse_report(&out.stdout);
+    assert_eq!(r.ended, WatchEnd::Interrupted);
+    assert!(
+        wait_for(Duration::from_secs(3), || !alive(sleeper)),
+        "sleep survived"
+    );
+    assert!(leftover_cgroups(kpid).is_empty());
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let free = free_port("127.0.0.1").to_string();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["watch", "-p", "4194303"],
+        vec!["watch", "--port", &free],
+        vec!["watch", "--cpus", "0.5", "-p", "1"],
+        vec!["watch", "--", "/nonexistent/kurabe-test-cmd"],
+        vec!["watch", "--memory", "12Q", "--", "true"],
+        vec!["watch", "--cpus", "0", "--", "true"],
+        vec!["watch", "--cpuset", "63", "--", "true"],
+        vec!["watch", "--interval", "0", "-p", "1"],
+        vec!["watch"],
+        vec!["mem", "--top", "many"],
+    ];
+    for args in cases {
+        let (kpid, out) = run_tracked(kurabe().args(&args).current_dir(dir.path()));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(!err.trim().is_empty(), "{args:?}: says why");
+        assert!(leftover_cgroups(kpid).is_empty(), "{args:?} left a cgroup");
+        if args.contains(&"4194303") || args.contains(&"--port") {
+            assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
+        }
+    }
+}
