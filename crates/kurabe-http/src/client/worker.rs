@@ -928,9 +928,10 @@ impl<'a> Worker<'a> {
         };
         let wait = first_byte.saturating_sub(sent) / 1000;
         let _ = st.total.record(total);
-        let _ = st.connect.record(connect.max(1));
-        let _ = st.processing.record(total.saturating_sub(connect).max(1));
-        let _ = st.waiting.record(wait.max(1));
+        // 0 is a real value here (no connect on a reused connection, as ab reports it).
+        let _ = st.connect.record(connect);
+        let _ = st.processing.record(total.saturating_sub(connect));
+        let _ = st.waiting.record(wait);
         if slot.intended != 0 {
             let _ = st
                 .uncorrected
