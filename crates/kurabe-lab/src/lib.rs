@@ -10,4 +10,4 @@
 
 pub mod plan;
 
-pub use plan::{load_plan, parse_plan, PlanError};
+pub use plan::{load_plan, load_plan_with_text, parse_plan, PlanError};

@@ -86,6 +86,12 @@ impl fmt::Display for Located<'_> {
 
 /// Read, parse and validate the plan at `path`.
 pub fn load_plan(path: &Path) -> Result<Plan, PlanError> {
+    load_plan_with_text(path).map(|(plan, _)| plan)
+}
+
+/// [`load_plan`], also returning the file's text (the store keeps it
+/// verbatim with the experiment, so what ran is exactly what was read).
+pub fn load_plan_with_text(path: &Path) -> Result<(Plan, String), PlanError> {
     let read_err = |source| PlanError::Read {
         path: path.to_owned(),
         source,
@@ -98,7 +104,8 @@ pub fn load_plan(path: &Path) -> Result<Plan, PlanError> {
         });
     }
     let text = std::fs::read_to_string(path).map_err(read_err)?;
-    parse_plan(&text, &path.display().to_string())
+    let plan = parse_plan(&text, &path.display().to_string())?;
+    Ok((plan, text))
 }
 
 /// Parse and validate plan `text`; `file` names it in error messages.

@@ -36,6 +36,9 @@ http = { requests = 10 }
 fn quickstart_example_loads() {
     let plan = load_plan(&example("quickstart.toml")).unwrap();
     assert_eq!(plan.repeat, 5);
+    let (same, text) = kurabe_lab::load_plan_with_text(&example("quickstart.toml")).unwrap();
+    assert_eq!(same, plan);
+    assert!(text.starts_with("# kurabe quickstart"));
     let target = plan.target.as_ref().unwrap();
     assert_eq!(
         target.command,
@@ -279,4 +282,81 @@ fn plan_round_trips_through_json() {
     let json = serde_json::to_string(&plan).unwrap();
     let back: kurabe_model::plan::Plan = serde_json::from_str(&json).unwrap();
     assert_eq!(back, plan);
+}
+
+#[test]
+fn noise_bands_per_metric_override_the_plan_default() {
+    let text = format!("noise_band = \"3%\"\nnoise_bands = {{ latency_p99_us = 0.1 }}\n{HEAD}");
+    let plan = parse_plan(&text, "n.toml").unwrap();
+    assert_eq!(plan.metric("requests_per_second").unwrap().noise_band, 0.03);
+    assert_eq!(plan.metric("latency_p99_us").unwrap().noise_band, 0.1);
+    assert!(plan.metric("nope").is_none());
+    assert_eq!(
+        err(&format!("noise_band = \"200%\"\n{HEAD}")),
+        "bad.toml:1: `noise_band`: expected a fraction between 0 and 1 like 0.02 or \"2%\", got 2"
+    );
+    assert!(err(&format!("noise_bands = {{ rps = 0.1 }}\n{HEAD}"))
+        .starts_with("bad.toml:1: `noise_bands.rps`: unknown metric `rps`; expected one of: requests_per_second, "));
+}
+
+#[test]
+fn every_kind_of_workload_and_ready_parses() {
+    let text = r#"name = "all kinds"
+[target]
+command = ["app", "--port", "{port}"]
+ready = { log = "listening" }
+stop_signal = "SIGINT"
+stop_grace = "2s"
+env = { MODE = "bench" }
+[[variant]]
+name = "a"
+limits = { cpus = 0.5, cpuset = "0", memory = "512M" }
+[[workload]]
+name = "http"
+http = { path = "/x?y=1", requests = 100, concurrency = 2, headers = { Accept = "*/*" }, cookies = ["a=b"], rate = 50.0, warmup = "500ms", variable_length = true }
+[[workload]]
+name = "cmd"
+command = { command = "sleep 0.1", runs = 3, warmup_runs = 1, timeout = "5s" }
+[[workload]]
+name = "watch"
+watch = { duration = "10s", interval = "200ms" }
+[[workload]]
+name = "boot"
+idle = { settle = "3s", scope = "system" }
+[[workload]]
+name = "index"
+system = { tests = ["dhry2reg"], copies = 1, quick = true }
+"#;
+    let plan = parse_plan(text, "all.toml").unwrap();
+    let t = plan.target.as_ref().unwrap();
+    assert_eq!(t.ready, Some(Ready::Log("listening".into())));
+    assert_eq!(t.stop_signal, StopSignal::Int);
+    let limits = plan.variants[0].limits.as_ref().unwrap();
+    assert_eq!(
+        (limits.cpus, limits.memory.unwrap().0),
+        (Some(0.5), 512 << 20)
+    );
+    let kinds: Vec<&str> = plan.workloads.iter().map(|w| w.kind.key()).collect();
+    assert_eq!(kinds, ["http", "command", "watch", "idle", "system"]);
+    assert_eq!(plan.workloads[3].selected_metrics(), ["system_used_bytes"]);
+    let tcp = parse_plan(
+        &text.replace(r#"{ log = "listening" }"#, r#"{ tcp = "{port}" }"#),
+        "t.toml",
+    )
+    .unwrap();
+    assert_eq!(
+        tcp.target.unwrap().ready,
+        Some(Ready::Tcp(kurabe_model::plan::PortSpec::Allocated))
+    );
+    assert_eq!(
+        err(&text.replace(r#"{ log = "listening" }"#, r#"{ tcp = 0 }"#)),
+        "bad.toml:4: `target.ready.tcp`: expected a port number 1–65535 or \"{port}\", got 0"
+    );
+    assert_eq!(
+        err(&text.replace(
+            r#"{ log = "listening" }"#,
+            r#"{ log = "x", url = "http://127.0.0.1/" }"#
+        )),
+        "bad.toml:4: `target.ready`: expected exactly one of `url`, `tcp` or `log` in `ready`"
+    );
 }

@@ -457,6 +457,12 @@ impl Plan {
             .map_or(crate::stats::DEFAULT_NOISE_BAND, |f| f.0)
     }
 
+    /// The catalogue definition of `name` with this plan's noise band
+    /// applied; `None` for a metric not in the catalogue.
+    pub fn metric(&self, name: &str) -> Option<crate::stats::Metric> {
+        crate::stats::metric::lookup(name).map(|m| m.with_noise_band(self.noise_band_for(name)))
+    }
+
     /// Check the plan after parsing; every problem names its field.
     pub fn validate(&self) -> Result<(), Vec<Problem>> {
         let problems = validate::validate(self);

@@ -290,11 +290,15 @@ impl Store {
         for row in rows {
             out.push(row.ctx("listing results")?);
         }
-        // RFC 3339 UTC strings sort chronologically.
+        // RFC 3339 UTC strings sort chronologically; ties by id, newest first.
+        let key = |e: &ListEntry| match e.id {
+            EntryId::Experiment(id) => (0, id.0),
+            EntryId::Result(id) => (1, id.0),
+        };
         out.sort_by(|a, b| {
             b.created_at
                 .cmp(&a.created_at)
-                .then_with(|| b.id.to_string().cmp(&a.id.to_string()))
+                .then_with(|| key(b).cmp(&key(a)))
         });
         Ok(out)
     }

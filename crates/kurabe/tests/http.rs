@@ -768,3 +768,59 @@ fn bad_input_is_one_line_and_exit_2() {
     assert_eq!(out.code, Some(2), "{}", out.stderr);
     assert!(!out_path.exists());
 }
+
+// ---------------------------------------------------------------------------
+// Server-side metrics, checked against the kernel's own accounting.
+
+/// utime + stime of a process (all its threads) from `/proc/PID/stat`, in
+/// seconds (USER_HZ is 100 on Linux).
+fn kernel_cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_comm.split_whitespace().collect();
+    // After "pid (comm) ", field 3 (state) is index 0: utime is field 14, stime 15.
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+#[test]
+fn server_metrics_match_the_kernels_accounting_of_the_server_process() {
+    // 300 µs of spinning per request: about 0.9 s of server CPU for 3000 requests,
+    // 90 ticks, so tick granularity is a few percent at most.
+    let server = ServeChild::start(&["--work-us", "300"]);
+    let before = kernel_cpu_seconds(server.pid());
+    let r = http_json(&["-n", "3000", "-c", "2", "-k", &server.url]);
+    let after = kernel_cpu_seconds(server.pid());
+    assert_eq!(r.complete_requests, 3000);
+    let s = r.server.expect("a loopback server is measured by default");
+    assert_eq!(s.pid, server.pid());
+    let kernel_ms_per_request = (after - before) * 1000.0 / 3000.0;
+    let diff = (s.cpu_ms_per_request - kernel_ms_per_request).abs() / kernel_ms_per_request;
+    assert!(
+        diff < 0.15,
+        "kurabe says {:.4} ms CPU/request, the kernel {:.4}",
+        s.cpu_ms_per_request,
+        kernel_ms_per_request
+    );
+    assert!(
+        s.cpu_ms_per_request >= 0.27,
+        "300 µs of spin per request, got {} ms",
+        s.cpu_ms_per_request
+    );
+    assert!(s.cpu_percent_mean > 0.0);
+    assert!(s.pss_start_bytes > 0 && s.pss_peak_bytes >= s.pss_end_bytes);
+}
+
+#[test]
+fn server_metrics_can_be_turned_off_or_pointed_at_a_pid() {
+    let server = ServeChild::start(&[]);
+    let off = http_json(&["-n", "100", "--no-server-metrics", &server.url]);
+    assert!(off.server.is_none());
+    let pid = server.pid().to_string();
+    let named = http_json(&["-n", "100", "--server-pid", &pid, &server.url]);
+    assert_eq!(named.server.map(|s| s.pid), Some(server.pid()));
+    let bad = http(&["-n", "10", "--server-pid", "999999999", &server.url]);
+    assert_eq!(bad.code, Some(2));
+    assert!(bad.stderr.contains("--server-pid"), "{}", bad.stderr);
+    assert_eq!(bad.stderr.trim().lines().count(), 1, "{}", bad.stderr);
+}

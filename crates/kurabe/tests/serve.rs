@@ -41,6 +41,11 @@ impl ServeChild {
         Self { child, url, addr }
     }
 
+    /// PID of the server process.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The server's counters from `GET /__kurabe/stats`.
     pub fn stats(&self) -> serde_json::Value {
         let (head, body) = raw_request(

@@ -27,8 +27,9 @@ pub struct Workload {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
-    /// HTTP load against the target (what `kurabe http` does).
-    Http(HttpWorkload),
+    /// HTTP load against the target (what `kurabe http` does). Boxed: it
+    /// is several times larger than the other kinds.
+    Http(Box<HttpWorkload>),
     /// Run and time a command (what hyperfine does).
     Command(CommandWorkload),
     /// Sample CPU and memory of the target (or a command) for a while.
@@ -61,6 +62,21 @@ pub struct HttpWorkload {
     /// Content-Type of the body (`-T`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
+    /// Cookies, `name=value` each (`-C`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cookies: Vec<String>,
+    /// Basic authentication, `user:password` (`-A`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<String>,
+    /// Do not count responses of varying length as failures (`-l`).
+    #[serde(default)]
+    pub variable_length: bool,
+    /// Stop at the first failed request instead of counting it (`--abort-on-error`).
+    #[serde(default)]
+    pub abort_on_error: bool,
+    /// Accept any TLS certificate (`--insecure`), for self-signed local targets.
+    #[serde(default)]
+    pub insecure: bool,
     /// Number of requests (`-n`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
@@ -284,7 +300,7 @@ impl TryFrom<WorkloadRepr> for Workload {
     fn try_from(r: WorkloadRepr) -> Result<Self, String> {
         let mut kinds = Vec::new();
         if let Some(w) = r.http {
-            kinds.push(WorkloadKind::Http(w));
+            kinds.push(WorkloadKind::Http(Box::new(w)));
         }
         if let Some(w) = r.command {
             kinds.push(WorkloadKind::Command(w));
@@ -326,7 +342,7 @@ impl From<Workload> for WorkloadRepr {
             system: None,
         };
         match w.kind {
-            WorkloadKind::Http(k) => r.http = Some(k),
+            WorkloadKind::Http(k) => r.http = Some(*k),
             WorkloadKind::Command(k) => r.command = Some(k),
             WorkloadKind::Watch(k) => r.watch = Some(k),
             WorkloadKind::Idle(k) => r.idle = Some(k),
@@ -344,7 +360,7 @@ mod tests {
     #[test]
     fn every_kind_metric_is_in_the_catalogue() {
         let kinds = [
-            WorkloadKind::Http(HttpWorkload::default()),
+            WorkloadKind::Http(Box::default()),
             WorkloadKind::Command(CommandWorkload {
                 command: CommandLine::Shell("true".into()),
                 runs: 1,

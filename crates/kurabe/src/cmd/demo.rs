@@ -79,7 +79,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         insecure: false,
         gnuplot_file: None,
     };
-    let report = run_load(&load, !args.quiet, &interrupt)?;
+    // The server runs inside this process, so watching it would count the
+    // client's CPU too: no server metrics here.
+    let report = run_load(&load, !args.quiet, &interrupt, None)?;
     let sent = report.complete_requests + report.failed_requests + report.in_flight_at_end;
     let served = settled_count(&server, sent);
     let mut text = render(&report, Format::Text)?;

@@ -111,6 +111,23 @@ pub struct Args {
     /// Stop at the first failed request, as ab does without -r.
     #[arg(long)]
     pub abort_on_error: bool,
+    /// Do not measure the server. By default, for a loopback URL, kurabe finds the local process listening on the port and reports its CPU ms/request, CPU % and Σ PSS (whole process tree) next to the client's numbers.
+    #[arg(long, conflicts_with = "server_pid")]
+    pub no_server_metrics: bool,
+    /// Measure this process (and its descendants) as the server instead of the listener found on the URL's port.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+}
+
+/// Which process, if any, to measure as the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServerChoice {
+    /// Server metrics off (`--no-server-metrics`, or the target is not on this machine).
+    Off,
+    /// Find the process listening on this local TCP port.
+    Listener(u16),
+    /// This PID (`--server-pid`).
+    Pid(u32),
 }
 
 /// What a run needs besides the load config: where and how to report.
@@ -128,6 +145,8 @@ pub struct Resolved {
     pub progress: bool,
     /// `-v` level.
     pub verbosity: u8,
+    /// The server process to measure.
+    pub server: ServerChoice,
 }
 
 /// Resolve and validate the command line; `ncpus` is the machine's CPU count.
@@ -170,6 +189,12 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
         args.put_file.is_some(),
     )?;
     let headers = headers(args, body.is_some())?;
+    let server = match (args.no_server_metrics, args.server_pid) {
+        (true, _) => ServerChoice::Off,
+        (false, Some(pid)) => ServerChoice::Pid(pid),
+        (false, None) if is_loopback(&target.host) => ServerChoice::Listener(target.port),
+        (false, None) => ServerChoice::Off,
+    };
     let threads = args
         .threads
         .unwrap_or_else(|| default_threads(ncpus, args.concurrency, is_loopback(&target.host)));
@@ -197,6 +222,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
         percentiles_csv: args.percentiles_csv.clone(),
         progress: !args.quiet,
         verbosity: args.verbosity,
+        server,
     })
 }
 
@@ -413,22 +439,97 @@ pub(crate) fn render(report: &HttpReport, format: Format) -> anyhow::Result<Vec<
     Ok(out)
 }
 
+/// How often the server's process tree is sampled during a load test.
+const SERVER_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Resolve [`ServerChoice`] to a PID to watch.
+///
+/// An explicit `--server-pid` that does not exist is a setup error; a
+/// loopback URL with no findable listener (e.g. another user's process) only
+/// turns server metrics off, with a note.
+fn server_pid(choice: ServerChoice) -> anyhow::Result<Option<u32>> {
+    match choice {
+        ServerChoice::Off => Ok(None),
+        ServerChoice::Pid(pid) => {
+            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+                bail!("--server-pid {pid}: no such process; give the PID of the running server or leave the flag out");
+            }
+            Ok(Some(pid))
+        }
+        ServerChoice::Listener(port) => match kurabe_probe::find_listener(port) {
+            Ok(Some(pid)) => Ok(Some(pid)),
+            Ok(None) => {
+                eprintln!("kurabe: note: no process of this machine found listening on port {port}; server metrics off (use --server-pid to name it)");
+                Ok(None)
+            }
+            Err(e) => {
+                eprintln!("kurabe: note: server metrics off: {e}");
+                Ok(None)
+            }
+        },
+    }
+}
+
 /// Run the load test, relaying Ctrl-C to the engine and showing progress on a terminal.
+///
+/// With `server = Some(pid)`, that process tree is sampled over the measured
+/// phase (after the warm-up) and the report gains its CPU and memory.
 pub(crate) fn run_load(
     load: &LoadConfig,
     progress: bool,
     interrupt: &AtomicBool,
+    server: Option<u32>,
 ) -> anyhow::Result<HttpReport> {
     let ctl = RunControl::default();
     let finished = AtomicBool::new(false);
     let show = progress && std::io::stderr().is_terminal();
-    let report = std::thread::scope(|scope| {
+    let (report, watched) = std::thread::scope(|scope| {
         scope.spawn(|| monitor(&ctl, &finished, interrupt, show));
+        let finished_ref = &finished;
+        let watcher =
+            server.map(|pid| scope.spawn(move || watch_server(pid, load.warmup, finished_ref)));
         let report = client::run(load, &ctl);
         finished.store(true, Ordering::Relaxed);
-        report
-    })?;
+        let watched = watcher.and_then(|h| h.join().ok().flatten());
+        (report, watched)
+    });
+    let mut report = report?;
+    if let Some(summary) = watched {
+        if summary.root_exited {
+            eprintln!(
+                "kurabe: note: the server process {} exited during the run; its figures cover the time it was alive",
+                summary.root
+            );
+        }
+        report.server = Some(summary.server_metrics(report.complete_requests));
+    }
     Ok(report)
+}
+
+/// Sample the server tree from the end of the warm-up until the load finishes.
+fn watch_server(
+    pid: u32,
+    warmup: Option<Duration>,
+    finished: &AtomicBool,
+) -> Option<kurabe_probe::WatchSummary> {
+    let measure_from = Instant::now() + warmup.unwrap_or_default();
+    while Instant::now() < measure_from {
+        if finished.load(Ordering::Relaxed) {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let watcher = match kurabe_probe::Watcher::spawn(pid, SERVER_SAMPLE_INTERVAL) {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("kurabe: note: server metrics off: {e}");
+            return None;
+        }
+    };
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Some(watcher.stop())
 }
 
 /// Relay Ctrl-C into `ctl.stop` and, on a terminal, refresh a progress line ~4×/s.
@@ -501,7 +602,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if resolved.verbosity >= 2 {
         eprint!("{}", describe(&resolved.load));
     }
-    let report = run_load(&resolved.load, resolved.progress, &interrupt)?;
+    let server = server_pid(resolved.server)?;
+    let report = run_load(&resolved.load, resolved.progress, &interrupt, server)?;
     let rendered = render(&report, resolved.format)?;
     if let Some(path) = &resolved.percentiles_csv {
         write_atomically(path, percentiles_csv(&report).as_bytes())

@@ -180,7 +180,7 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
         writeln!(
             out,
-            "Server (pid {}):         {:.3} ms CPU/request, {:.1} % CPU, PSS {:.1} → {:.1} MiB (peak {:.1})",
+            "Server (pid {}):         {:.4} ms CPU/request, {:.1} % CPU, PSS {:.1} → {:.1} MiB (peak {:.1})",
             s.pid,
             s.cpu_ms_per_request,
             s.cpu_percent_mean,
