@@ -90,9 +90,12 @@ EOF
 
 # Each runner writes "reqs rps p50_us p99_us" to $work/out and /usr/bin/time's
 # "user sys maxrss_kb" to $work/time.
+# --no-server-metrics: wrk and ab do not sample the server either; this compares
+# the cost of generating load (the sampler adds ~10 /proc reads a second).
 run_kurabe() {
   /usr/bin/time -f '%U %S %M' -o "$work/time" \
-    "$KURABE" http -q -k -c "$CONC" --threads 1 -t "$DURATION" --format json "$URL" >"$work/raw"
+    "$KURABE" http -q -k -c "$CONC" --threads 1 -t "$DURATION" --no-server-metrics \
+    --format json "$URL" >"$work/raw"
   python3 - "$work/raw" >"$work/out" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
