@@ -134,7 +134,8 @@ EOF
 results="$work/results"
 : >"$results"
 
-# measure WORKERS TOOL: one run, appended to $results as "workers tool rps p50 p99 cpu_us_per_req rss_kb".
+# measure WORKERS TOOL: one run, appended to $results as
+# "workers tool rps p50 p99 cpu_us_per_req rss_kb round" ($round is the caller's).
 measure() {
   local workers=$1 tool=$2
   "run_$tool"
@@ -143,7 +144,7 @@ measure() {
   python3 -c "
 reqs, u, s = $reqs, $user, $sys
 cpu = (u + s) * 1e6 / reqs if reqs else float('nan')
-print('$workers', '$tool', $rps, $p50, $p99, round(cpu, 2), $rss)" >>"$results"
+print('$workers', '$tool', $rps, $p50, $p99, round(cpu, 2), $rss, '$round')" >>"$results"
   tail -1 "$results" | awk '{printf "  %-7s %10.0f req/s  p50 %7.0f us  p99 %7.0f us  cpu %6.2f us/req  rss %6d KB\n", $2, $3, $4, $5, $6, $7}'
 }
 
@@ -167,8 +168,10 @@ python3 - "$results" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 med = {}
-for w, tool, *vals in rows:
+by_round = {}
+for w, tool, *vals, rnd in rows:
     med.setdefault((w, tool), []).append([float(v) for v in vals])
+    by_round.setdefault((w, rnd), {})[tool] = [float(v) for v in vals]
 def m(w, tool, i):
     return statistics.median(v[i] for v in med[(w, tool)])
 print(f"{'nginx':<6} {'tool':<7} {'req/s':>10} {'p50 us':>8} {'p99 us':>8} {'cpu us/req':>11} {'rss KB':>8}")
@@ -182,6 +185,13 @@ for w in ("1", "auto"):
         cpu = m(w, "kurabe", 3) / m(w, "wrk", 3)
         rps = m(w, "kurabe", 0) / m(w, "wrk", 0)
         print(f"nginx {w:<4}: kurabe/wrk  cpu per request {cpu:.3f} (target <= 0.80)   req/s {rps:.3f} (target >= 1.05 with auto)")
+        # The same ratios within each round (runs seconds apart), then their median:
+        # less exposed to load from other processes drifting across the whole run.
+        pairs = [r for (ww, _), r in sorted(by_round.items()) if ww == w and "kurabe" in r and "wrk" in r]
+        cpu_r = [r["kurabe"][3] / r["wrk"][3] for r in pairs]
+        rps_r = [r["kurabe"][0] / r["wrk"][0] for r in pairs]
+        print(f"            per round: cpu {' '.join(f'{x:.3f}' for x in cpu_r)} (median {statistics.median(cpu_r):.3f})"
+              f"   req/s {' '.join(f'{x:.3f}' for x in rps_r)} (median {statistics.median(rps_r):.3f})")
 EOF
 
 echo
