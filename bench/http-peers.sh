@@ -74,7 +74,10 @@ events { worker_connections 16384; }
 http {
   access_log off;
   keepalive_requests 1000000;
-  server { listen 127.0.0.1:$PORT backlog=8192; root $work; }
+  # reuseport: the kernel spreads the client's connections over the workers.
+  # Without it one worker often accepts all 50 (they arrive in one burst) and
+  # "auto" silently runs as a single worker, for whichever tool is unlucky.
+  server { listen 127.0.0.1:$PORT backlog=8192 reuseport; root $work; }
 }
 EOF
   "$NGINX" -c "$work/nginx.conf" -p "$work" -e "$work/error.log" &
