@@ -4,5 +4,6 @@
 mod http;
 mod mem;
 mod serve;
+mod system;
 mod util;
 mod watch;
