@@ -4,6 +4,7 @@
 mod http;
 mod mem;
 mod results;
+mod run;
 mod serve;
 mod system;
 mod util;

@@ -5,6 +5,7 @@ pub mod http;
 pub mod mem;
 pub mod report;
 pub mod results;
+pub mod run;
 pub mod save;
 pub mod serve;
 pub mod system;

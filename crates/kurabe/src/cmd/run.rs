@@ -1,0 +1,218 @@
+//! `kurabe run PLAN.toml`: variants × workloads × rounds, stored, with verdicts.
+//!
+//! Loads and checks the plan (a bad plan exits 2 with `file:line: field:
+//! message`), opens the results store, hands both to the runner in
+//! `kurabe-lab`, prints progress on stderr and, at the end, the stored
+//! experiment as `kurabe report` renders it (kurabe-report: variant × metric,
+//! ratio to the baseline, 95 % interval, verdict) followed by the `[[check]]`
+//! results. Exit 0; 1 when a check failed or the experiment stopped on a
+//! failed run; 130 on Ctrl-C (finished runs are kept, the experiment is
+//! marked interrupted); 2 on setup errors.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use kurabe_lab::analysis::CheckResult;
+use kurabe_lab::{Event, Outcome, RunOptions};
+use kurabe_model::stats::Unit;
+use kurabe_store::{Entry, EntryId, ExperimentStatus, RunStatus, Store};
+
+use super::http::{parse_duration, write_atomically};
+use super::report::{colour_stdout, Format};
+
+/// Arguments of `kurabe run`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The plan file (TOML): target, variants, workloads, checks. See examples/quickstart.toml.
+    pub plan: PathBuf,
+    /// Results store file (SQLite) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Rounds to run, overriding the plan's `repeat` (3 or more give an interval).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100000))]
+    pub repeat: Option<u32>,
+    /// Seed of the interleaved run order, overriding the plan's (default: drawn at start, recorded).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Keep adding rounds until every headline metric has a verdict (better, worse or within noise).
+    #[arg(long)]
+    pub until_confident: bool,
+    /// Time budget of --until-confident for the whole experiment ("10m", "90s").
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m", requires = "until_confident")]
+    pub max_time: Duration,
+    /// Format of the final report (html: a self-contained page with charts; use -o).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the final report to this file (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// No progress lines on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// Run `kurabe run`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (plan, plan_text) = kurabe_lab::load_plan_with_text(&args.plan)?;
+    kurabe_lab::check_supported(&plan)?;
+    let mut store = match &args.store {
+        Some(p) => Store::open(p),
+        None => Store::open_default(),
+    }
+    .context("cannot open the results store (choose another with --store PATH)")?;
+    let opts = RunOptions {
+        plan_dir: kurabe_lab::runner::plan_dir(&args.plan),
+        plan_text,
+        seed: args.seed,
+        repeat: args.repeat,
+        kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
+        until_confident: args.until_confident.then_some(args.max_time),
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let stop = crate::signal::install()?;
+    let quiet = args.quiet;
+    let mut progress = |e: &Event<'_>| {
+        if !quiet {
+            eprintln!("{}", progress_line(e));
+        }
+    };
+    let outcome = kurabe_lab::run_experiment(&plan, &mut store, &opts, &stop, &mut progress)?;
+    let colour = args.output.is_none() && colour_stdout();
+    let body = render(&store, &outcome, args.format, colour)?;
+    match &args.output {
+        Some(path) => {
+            write_atomically(path, &body)?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => std::io::stdout().lock().write_all(&body)?,
+    }
+    for c in outcome.checks.iter().filter(|c| !c.passed) {
+        eprintln!("kurabe: check failed: {}", c.description);
+    }
+    if let Some(why) = &outcome.stopped_by {
+        eprintln!("kurabe: experiment stopped: {why}");
+    }
+    Ok(match outcome.status {
+        ExperimentStatus::Interrupted => ExitCode::from(130),
+        ExperimentStatus::Failed => ExitCode::from(1),
+        _ if outcome.checks.iter().any(|c| !c.passed) => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn progress_line(e: &Event<'_>) -> String {
+    match e {
+        Event::Begin {
+            experiment,
+            seed,
+            total,
+        } => format!("kurabe run: experiment {experiment}, {total} runs, seed {seed}"),
+        Event::RunStart {
+            index,
+            total,
+            round,
+            variant,
+            workload,
+        } => format!(
+            "[{index}/{total}] round {}: {variant} / {workload}",
+            round + 1
+        ),
+        Event::RunDone { index, record } => match record.status {
+            RunStatus::Ok => {
+                let first = record
+                    .metrics
+                    .first()
+                    .map(|m| format!(": {} {}", m.name, fmt_value(m.value, unit_of(&m.name))))
+                    .unwrap_or_default();
+                format!("[{index}] ok{first}")
+            }
+            RunStatus::Failed => format!(
+                "[{index}] FAILED: {}",
+                record
+                    .error_tail
+                    .as_deref()
+                    .unwrap_or("")
+                    .replace('\n', "\n    ")
+            ),
+        },
+        Event::RoundAdded { round } => {
+            format!(
+                "--until-confident: not settled yet, adding round {}",
+                round + 1
+            )
+        }
+    }
+}
+
+fn unit_of(metric: &str) -> Unit {
+    kurabe_model::stats::metric::lookup(metric).map_or(Unit::Count, |m| m.unit)
+}
+
+/// A value in its unit, about four significant digits; bytes as MiB.
+fn fmt_value(v: f64, unit: Unit) -> String {
+    let num = |x: f64| {
+        if x.abs() >= 1000.0 {
+            format!("{x:.0}")
+        } else if x.abs() >= 10.0 {
+            format!("{x:.1}")
+        } else {
+            format!("{x:.3}")
+        }
+    };
+    match unit {
+        Unit::Bytes => format!("{} MiB", num(v / (1024.0 * 1024.0))),
+        Unit::PerSecond => format!("{}/s", num(v)),
+        Unit::Count | Unit::Score => num(v),
+        u => format!("{} {}", num(v), u.symbol()),
+    }
+}
+
+fn check_mark(c: &CheckResult) -> &'static str {
+    if c.passed {
+        "PASS"
+    } else {
+        "FAIL"
+    }
+}
+
+/// The stored experiment rendered by `kurabe-report`, plus the check
+/// results under a text or Markdown table (JSON stays the report model).
+fn render(store: &Store, o: &Outcome, format: Format, colour: bool) -> anyhow::Result<Vec<u8>> {
+    let Entry::Experiment(exp) = store.get(EntryId::Experiment(o.experiment))? else {
+        anyhow::bail!("experiment {} vanished from the store", o.experiment);
+    };
+    let report = kurabe_report::experiment_report(&exp);
+    let kind = match format {
+        Format::Text => kurabe_report::Format::Text,
+        Format::Md => kurabe_report::Format::Markdown,
+        Format::Json => kurabe_report::Format::Json,
+        Format::Csv => kurabe_report::Format::Csv,
+        Format::Html => kurabe_report::Format::Html,
+    };
+    let mut out = Vec::new();
+    kurabe_report::renderer(kind, colour).render(&report, &mut out)?;
+    if matches!(format, Format::Text | Format::Md) && !o.checks.is_empty() {
+        let mut s = String::from("\nchecks:\n");
+        for c in &o.checks {
+            let _ = writeln!(s, "  {} {}", check_mark(c), c.description);
+        }
+        out.extend_from_slice(s.as_bytes());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_carry_their_unit() {
+        assert_eq!(fmt_value(12345.6, Unit::PerSecond), "12346/s");
+        assert_eq!(fmt_value(3.0 * 1048576.0, Unit::Bytes), "3.000 MiB");
+        assert_eq!(fmt_value(250.0, Unit::Microseconds), "250.0 µs");
+    }
+}
