@@ -63,16 +63,19 @@ summarise() { # files...
 import json, sys
 rows = {}
 for f in sys.argv[1:]:
-    d = json.load(open(f))
-    for r in d["rows"]:
-        if r["variant"] != "B" or not r["comparison"]:
-            continue
-        c = r["comparison"]
-        v = c["verdict"]["kind"]
-        rows.setdefault(r["metric"], []).append(v)
-        lo, hi = c.get("ratio_low"), c.get("ratio_high")
-        iv = f"[{lo:.4f}, {hi:.4f}]" if lo else "-"
-        print(f"  {f.split('/')[-1]:<12} {r['metric']:<22} ratio {c['ratio']:.4f} {iv:<20} {v}")
+    d = json.load(open(f))  # kurabe-report's ExperimentReport
+    for w in d["workloads"]:
+        for m in w["metrics"]:
+            for vb in m["versus_baseline"]:
+                if vb["variant"] != "B":
+                    continue
+                c = vb["comparison"]
+                v = c["verdict"]["kind"]
+                rows.setdefault(m["name"], []).append(v)
+                lo, hi = c.get("ratio_low"), c.get("ratio_high")
+                iv = f"[{lo:.4f}, {hi:.4f}]" if lo else "-"
+                ratio = c.get("ratio") or float("nan")
+                print(f"  {f.split('/')[-1]:<12} {m['name']:<22} ratio {ratio:.4f} {iv:<20} {v}")
 for m, vs in rows.items():
     n = len(vs)
     cnt = lambda k: sum(1 for v in vs if v == k)
