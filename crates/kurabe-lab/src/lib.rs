@@ -1,13 +1,21 @@
 //! kurabe's experiment layer.
 //!
 //! Owns turning a plan file into a validated [`kurabe_model::plan::Plan`]
-//! ([`plan::load_plan`]), with errors that name the file, line and field.
-//! The runner (schedule → start target → workload → probes → store) will
-//! live here too; it is not built yet.
+//! ([`plan::load_plan`], errors name the file, line and field) and running
+//! it ([`runner::run_experiment`]): the interleaved schedule, the target's
+//! life cycle ([`target`]), the workloads and probes ([`measure`]), handing
+//! each finished run to the store, and the verdicts and `[[check]]`
+//! results ([`analysis`]).
 //!
-//! It must not print, and it must not define plan types (they live in
-//! `kurabe-model` so the store and reports share them).
+//! It must not print (progress goes through a callback), and it must not
+//! define plan types (they live in `kurabe-model` so the store and reports
+//! share them).
 
+pub mod analysis;
+pub mod measure;
 pub mod plan;
+pub mod runner;
+pub mod target;
 
 pub use plan::{load_plan, load_plan_with_text, parse_plan, PlanError};
+pub use runner::{check_supported, run_experiment, Event, LabError, Outcome, RunOptions};

@@ -36,6 +36,10 @@ pub use workload::{
 /// Placeholder replaced by a free TCP port allocated for each run.
 pub const PORT_PLACEHOLDER: &str = "port";
 
+/// Placeholder replaced by the path of the running kurabe executable, so a
+/// plan can use kurabe's own tools (`kurabe serve`) as the target.
+pub const KURABE_PLACEHOLDER: &str = "kurabe";
+
 /// A whole experiment plan, as written in TOML.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]

@@ -42,6 +42,8 @@ enum Command {
     Mem(cmd::mem::Args),
     /// UnixBench-style index of this machine, import and compare UnixBench reports.
     System(cmd::system::Args),
+    /// Run an experiment plan: variants × workloads × rounds, interleaved, stored, with verdicts.
+    Run(Box<cmd::run::Args>),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
         Command::Watch(args) => cmd::watch::run(args),
         Command::Mem(args) => cmd::mem::run(args),
         Command::System(args) => cmd::system::run(args),
+        Command::Run(args) => cmd::run::run(*args),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 
 mod http;
 mod mem;
+mod run;
 mod serve;
 mod util;
 mod watch;

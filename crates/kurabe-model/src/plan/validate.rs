@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
-use super::{Bound, Plan, Ready, Variant, WorkloadKind, PORT_PLACEHOLDER};
+use super::{Bound, Plan, Ready, Variant, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER};
 use crate::stats::metric;
 
 /// One segment of a field path.
@@ -91,7 +91,9 @@ impl Collector {
 pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
     let mut c = Collector(Vec::new());
     top_level(plan, &mut c);
-    let known: BTreeSet<String> = std::iter::once(PORT_PLACEHOLDER.to_owned())
+    let known: BTreeSet<String> = [PORT_PLACEHOLDER, KURABE_PLACEHOLDER]
+        .into_iter()
+        .map(str::to_owned)
         .chain(plan.matrix.keys().cloned())
         .collect();
     target(plan, &known, &mut c);
@@ -173,10 +175,10 @@ fn target(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
 fn matrix(plan: &Plan, c: &mut Collector) {
     for (key, values) in &plan.matrix {
         let path = format!("matrix.{key}");
-        if key == PORT_PLACEHOLDER {
+        if key == PORT_PLACEHOLDER || key == KURABE_PLACEHOLDER {
             c.at(
                 &path,
-                "`port` is reserved for the port allocated per run; choose another name",
+                format!("`{key}` is reserved (`{{port}}` is the port allocated per run, `{{kurabe}}` this kurabe executable); choose another name"),
             );
         } else if super::placeholders(&format!("{{{key}}}")) != [key.as_str()] {
             c.at(

@@ -3,6 +3,7 @@
 pub mod demo;
 pub mod http;
 pub mod mem;
+pub mod run;
 pub mod serve;
 pub mod system;
 pub mod watch;

@@ -1,0 +1,444 @@
+//! Running one workload against a ready target (or none) and turning what
+//! the probes saw into catalogue metrics.
+//!
+//! One function per workload kind: `http` (kurabe's load generator plus the
+//! target tree's CPU and Σ PSS sampled while it runs), `command` (run and
+//! time a command, like hyperfine: wall, user, sys, max RSS from `wait4`),
+//! `watch` (sample CPU and memory for a duration) and `idle` (let the
+//! target settle, then read its memory). Each returns every metric it has,
+//! by catalogue name; the runner keeps the ones the workload selects.
+//! It must not print or touch the store.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
+use kurabe_model::plan::{CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope, WatchWorkload};
+use kurabe_probe::cgroup::CgroupReader;
+use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
+use serde_json::json;
+
+use crate::target::{RunFailure, TAIL_LINES};
+
+/// Metric values by catalogue name, plus the raw record of the run.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// Every metric the workload produced.
+    pub metrics: BTreeMap<&'static str, f64>,
+    /// The workload's full result (an HTTP report, per-execution times …).
+    pub record: serde_json::Value,
+}
+
+/// The process tree to sample, when there is a target.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// Root PID of the target.
+    pub pid: u32,
+    /// Its run cgroup's counters (the CPU of escaped children too).
+    pub cgroup: Option<CgroupReader>,
+}
+
+/// Sampling interval for a phase of `length`: ~50 samples, 20–250 ms.
+fn interval_for(length: Duration) -> Duration {
+    (length / 50).clamp(Duration::from_millis(20), Duration::from_millis(250))
+}
+
+fn watcher(probe: &Probe, interval: Duration) -> Result<Watcher, RunFailure> {
+    let config = SamplerConfig {
+        interval,
+        ..SamplerConfig::default()
+    };
+    let sampler = TreeSampler::with_config(probe.pid, config, probe.cgroup.clone())
+        .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
+    Watcher::spawn_sampler(sampler, interval)
+        .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))
+}
+
+fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>) {
+    m.insert("cpu_time_ms", s.cpu_seconds() * 1e3);
+    m.insert("cpu_percent_mean", s.cpu_percent_mean());
+    m.insert("pss_peak_bytes", s.pss_peak_bytes as f64);
+    m.insert("pss_steady_bytes", s.pss_end_bytes as f64);
+    m.insert("rss_peak_bytes", s.rss_peak_bytes as f64);
+    m.insert("uss_peak_bytes", s.uss_peak_bytes as f64);
+}
+
+fn tree_record(s: &WatchSummary) -> serde_json::Value {
+    json!({
+        "pid": s.root,
+        "duration_s": s.duration.as_secs_f64(),
+        "samples": s.samples,
+        "cpu_seconds_proc": s.cpu_seconds_proc,
+        "cpu_seconds_cgroup": s.cpu_seconds_cgroup,
+        "cpu_percent_max": s.cpu_percent_max,
+        "pss_start_bytes": s.pss_start_bytes,
+        "pss_peak_bytes": s.pss_peak_bytes,
+        "pss_end_bytes": s.pss_end_bytes,
+        "pss_mean_bytes": s.pss_mean_bytes,
+        "rss_peak_bytes": s.rss_peak_bytes,
+        "uss_peak_bytes": s.uss_peak_bytes,
+        "processes_max": s.processes_max,
+        "threads_max": s.threads_max,
+        "root_exited": s.root_exited,
+    })
+}
+
+/// Sleep up to `d`, waking early when `stop` is set; false when stopped.
+fn pause(d: Duration, stop: &AtomicBool) -> bool {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(20)));
+    }
+    !stop.load(Ordering::Relaxed)
+}
+
+/// Run the load generator once, forwarding `stop` into its control block.
+fn load(cfg: &LoadConfig, stop: &AtomicBool) -> Result<kurabe_model::http::HttpReport, RunFailure> {
+    let ctl = RunControl::default();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                if stop.load(Ordering::Relaxed) {
+                    ctl.stop.store(true, Ordering::Relaxed);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        let r = client::run(cfg, &ctl);
+        done.store(true, Ordering::Relaxed);
+        r.map_err(|e| RunFailure::new(format!("load generator: {e}")))
+    })
+}
+
+/// Default measured phase of an http workload that names neither `requests` nor `duration`.
+pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
+
+/// The `http` workload: warm-up (unmeasured), then load with the target sampled.
+pub fn http(
+    w: &HttpWorkload,
+    url: &str,
+    plan_dir: &Path,
+    warmup: Option<Duration>,
+    probe: Option<&Probe>,
+    stop: &AtomicBool,
+) -> Result<Measured, RunFailure> {
+    let target = Target::parse(url).map_err(|e| RunFailure::new(e.to_string()))?;
+    let body =
+        match &w.body_file {
+            Some(p) => Some(std::fs::read(plan_dir.join(p)).map_err(|e| {
+                RunFailure::new(format!("cannot read body_file {}: {e}", p.display()))
+            })?),
+            None => None,
+        };
+    let mut headers: Vec<(String, String)> = w
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    if let Some(ct) = &w.content_type {
+        headers.push(("Content-Type".into(), ct.clone()));
+    }
+    let method = w
+        .method
+        .clone()
+        .unwrap_or_else(|| if body.is_some() { "POST" } else { "GET" }.to_owned());
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let measured_stop = match (w.requests, w.duration) {
+        (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d.0),
+        (Some(n), None) => StopCondition::Requests(n),
+        (None, Some(d)) => StopCondition::Duration(d.0),
+        (None, None) => StopCondition::Duration(DEFAULT_HTTP_DURATION),
+    };
+    let mut cfg = LoadConfig {
+        target,
+        method,
+        headers,
+        body,
+        concurrency: w.concurrency,
+        // Loopback: leave half the cores to the target, as `kurabe http` does.
+        threads: w.threads.unwrap_or((cpus / 2).max(1)),
+        keep_alive: w.keep_alive,
+        pipeline: w.pipeline,
+        stop: measured_stop,
+        rate: w.rate,
+        warmup: None,
+        timeout: w.timeout.map_or(Duration::from_secs(30), |t| t.0),
+        abort_on_error: false,
+        check_length: false,
+        insecure: false,
+        gnuplot_file: None,
+    };
+    let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
+    if !warmup.is_zero() {
+        // A separate load run, so the target's CPU and memory during it stay out of the figures.
+        let mut wcfg = cfg.clone();
+        wcfg.stop = StopCondition::Duration(warmup);
+        load(&wcfg, stop)?;
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(RunFailure::new("interrupted"));
+    }
+    let expected = match measured_stop {
+        StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => d,
+        StopCondition::Requests(_) => Duration::from_secs(2),
+    };
+    let w_probe = probe
+        .map(|p| watcher(p, interval_for(expected)))
+        .transpose()?;
+    cfg.warmup = None;
+    let mut report = load(&cfg, stop)?;
+    let tree = w_probe.map(Watcher::stop);
+    if report.interrupted && stop.load(Ordering::Relaxed) {
+        return Err(RunFailure::new("interrupted"));
+    }
+    if report.complete_requests == 0 {
+        return Err(RunFailure::new(format!(
+            "no request completed ({} failed: connect {}, receive {}, timeout {})",
+            report.failed_requests,
+            report.failures.connect,
+            report.failures.receive,
+            report.failures.timeout
+        )));
+    }
+    let mut m = BTreeMap::new();
+    m.insert("requests_per_second", report.requests_per_second);
+    let l = &report.latency_us;
+    m.insert("latency_mean_us", l.mean);
+    m.insert("latency_p50_us", l.p50 as f64);
+    m.insert("latency_p90_us", l.p90 as f64);
+    m.insert("latency_p99_us", l.p99 as f64);
+    m.insert("latency_p999_us", l.p999 as f64);
+    m.insert("failed_requests", report.failed_requests as f64);
+    m.insert("non_2xx_responses", report.non_2xx_responses as f64);
+    let mut record = json!({ "kind": "http" });
+    if let Some(t) = &tree {
+        tree_metrics(t, &mut m);
+        let sm = t.server_metrics(report.complete_requests);
+        m.insert("cpu_ms_per_request", sm.cpu_ms_per_request);
+        report.server = Some(sm);
+        record["target"] = tree_record(t);
+    }
+    record["http"] = serde_json::to_value(&report).unwrap_or_default();
+    Ok(Measured { metrics: m, record })
+}
+
+/// The `watch` workload on an already started target (or command) tree.
+pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &AtomicBool) -> Result<Measured, RunFailure> {
+    let interval = w.interval.map_or(Duration::from_millis(100), |i| i.0);
+    let watcher = watcher(probe, interval)?;
+    let completed = pause(w.duration.0, stop);
+    let s = watcher.stop();
+    if !completed {
+        return Err(RunFailure::new("interrupted"));
+    }
+    let mut m = BTreeMap::new();
+    tree_metrics(&s, &mut m);
+    Ok(Measured {
+        metrics: m,
+        record: json!({ "kind": "watch", "target": tree_record(&s) }),
+    })
+}
+
+/// Default settle time of an `idle` workload.
+pub const DEFAULT_SETTLE: Duration = Duration::from_secs(5);
+
+/// The `idle` workload: wait `settle`, then read memory once.
+pub fn idle(
+    w: &IdleWorkload,
+    probe: Option<&Probe>,
+    stop: &AtomicBool,
+) -> Result<Measured, RunFailure> {
+    if !pause(w.settle.map_or(DEFAULT_SETTLE, |d| d.0), stop) {
+        return Err(RunFailure::new("interrupted"));
+    }
+    let mut m = BTreeMap::new();
+    let mut record = json!({ "kind": "idle" });
+    if let Some(p) = probe {
+        let mut sampler = TreeSampler::with_config(p.pid, SamplerConfig::default(), None)
+            .map_err(|e| RunFailure::new(format!("the target is gone: {e}")))?;
+        let s = sampler
+            .sample()
+            .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
+        m.insert("pss_steady_bytes", s.pss_bytes as f64);
+        m.insert("rss_peak_bytes", s.rss_bytes as f64);
+        m.insert("uss_peak_bytes", s.uss_bytes as f64);
+        record["target"] = json!({
+            "pid": p.pid, "processes": s.processes, "pss_bytes": s.pss_bytes,
+            "rss_bytes": s.rss_bytes, "uss_bytes": s.uss_bytes,
+        });
+    }
+    if w.scope == MemoryScope::System || probe.is_none() {
+        let mi = MemInfo::read().map_err(|e| RunFailure::new(format!("/proc/meminfo: {e}")))?;
+        m.insert("system_used_bytes", mi.used() as f64);
+        record["system_used_bytes"] = json!(mi.used());
+    }
+    Ok(Measured { metrics: m, record })
+}
+
+/// One timed execution of a command.
+#[derive(Debug, Clone, Copy)]
+struct Timed {
+    wall_s: f64,
+    user_s: f64,
+    sys_s: f64,
+    max_rss_bytes: u64,
+}
+
+/// The `command` workload: `warmup_runs` untimed executions, then `runs`
+/// timed ones; metrics are the means (max RSS: the largest).
+pub fn command(
+    w: &CommandWorkload,
+    argv: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    stop: &AtomicBool,
+) -> Result<Measured, RunFailure> {
+    let timeout = w.timeout.map(|t| t.0);
+    for _ in 0..w.warmup_runs {
+        exec_timed(argv, env, cwd.as_deref(), timeout, stop)?;
+    }
+    let mut times = Vec::with_capacity(w.runs as usize);
+    for _ in 0..w.runs {
+        times.push(exec_timed(argv, env, cwd.as_deref(), timeout, stop)?);
+    }
+    let n = times.len().max(1) as f64;
+    let mean = |f: fn(&Timed) -> f64| times.iter().map(f).sum::<f64>() / n;
+    let mut m = BTreeMap::new();
+    m.insert("wall_time_s", mean(|t| t.wall_s));
+    m.insert("user_time_s", mean(|t| t.user_s));
+    m.insert("system_time_s", mean(|t| t.sys_s));
+    m.insert(
+        "max_rss_bytes",
+        times.iter().map(|t| t.max_rss_bytes).max().unwrap_or(0) as f64,
+    );
+    let execs: Vec<_> = times
+        .iter()
+        .map(|t| json!({"wall_time_s": t.wall_s, "user_time_s": t.user_s, "system_time_s": t.sys_s, "max_rss_bytes": t.max_rss_bytes}))
+        .collect();
+    Ok(Measured {
+        metrics: m,
+        record: json!({ "kind": "command", "command": argv, "executions": execs }),
+    })
+}
+
+/// Run `argv` once in its own process group and time it with `wait4`'s rusage.
+fn exec_timed(
+    argv: &[String],
+    env: &BTreeMap<String, String>,
+    cwd: Option<&Path>,
+    timeout: Option<Duration>,
+    stop: &AtomicBool,
+) -> Result<Timed, RunFailure> {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if let Some(d) = cwd {
+        cmd.current_dir(d);
+    }
+    let t0 = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| RunFailure::new(format!("cannot start `{}`: {e}", argv.join(" "))))?;
+    let pid = child.id() as libc::pid_t;
+    let mut stderr = child.stderr.take();
+    // Read stderr on a thread (a chatty command must not block on a full pipe).
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(s) = stderr.as_mut() {
+            let _ = s.take(1 << 20).read_to_end(&mut buf);
+        }
+        buf
+    });
+    // A watchdog kills the group on timeout or Ctrl-C; the main thread
+    // blocks in wait4 so the wall time has no polling error.
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let watchdog = std::thread::scope(|s| {
+        let dog = s.spawn(move || {
+            let deadline = timeout.map(|t| t0 + t);
+            loop {
+                match done_rx.recv_timeout(Duration::from_millis(20)) {
+                    Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                }
+                let why = if stop.load(Ordering::Relaxed) {
+                    Some("interrupted")
+                } else if deadline.is_some_and(|d| Instant::now() >= d) {
+                    Some("timed out")
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    // SAFETY: kill has no memory-safety preconditions.
+                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                    return Some(why);
+                }
+            }
+        });
+        let mut status = 0;
+        // SAFETY: zeroed rusage is valid; wait4 only writes it.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        loop {
+            // SAFETY: valid pointers to locals.
+            let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+            if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            break;
+        }
+        let wall = t0.elapsed();
+        // Anything the command left running in its group dies with it.
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = done_tx.send(());
+        let why = dog.join().unwrap_or(None);
+        (status, ru, wall, why)
+    });
+    // The std handle was waited for through wait4; forget its bookkeeping.
+    drop(child);
+    let (status, ru, wall, why) = watchdog;
+    let err = reader.join().unwrap_or_default();
+    let tail = || {
+        let text = String::from_utf8_lossy(&err);
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+    };
+    if let Some(why) = why {
+        return Err(RunFailure {
+            message: format!("the command `{}` {why}", argv.join(" ")),
+            stderr_tail: tail(),
+        });
+    }
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        let how = if libc::WIFEXITED(status) {
+            format!("exit code {}", libc::WEXITSTATUS(status))
+        } else {
+            format!("signal {}", libc::WTERMSIG(status))
+        };
+        return Err(RunFailure {
+            message: format!("the command `{}` failed ({how})", argv.join(" ")),
+            stderr_tail: tail(),
+        });
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok(Timed {
+        wall_s: wall.as_secs_f64(),
+        user_s: tv(ru.ru_utime),
+        sys_s: tv(ru.ru_stime),
+        max_rss_bytes: ru.ru_maxrss.max(0) as u64 * 1024,
+    })
+}

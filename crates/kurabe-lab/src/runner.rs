@@ -1,0 +1,555 @@
+//! The experiment runner: plan → schedule → runs → store → verdicts.
+//!
+//! Runs happen in rounds; each round runs every workload against every
+//! variant once, variants in the round's order from
+//! [`kurabe_model::stats::randomized_blocks`] (a seeded randomised Latin
+//! square: A B | B A | …), so drift hits all variants alike. The seed is
+//! recorded with the experiment. Every run starts the target fresh on a
+//! newly allocated `{port}`, waits until it is ready, runs the workload with
+//! the probes on, stops the target and its whole tree, and is committed to
+//! the store before the next run starts. A failed run is recorded with its
+//! stderr tail; `on_failure` decides whether the experiment goes on. The
+//! stop flag (Ctrl-C) ends the run in flight without recording it, keeps
+//! the finished ones and marks the experiment interrupted.
+//!
+//! It reports progress through a callback and never prints.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use kurabe_model::plan::{
+    substitute, CommandLine, OnFailure, Plan, PortSpec, Ready, ResolvedVariant, StopSignal,
+    Workload, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER,
+};
+use kurabe_model::stats::{metric, randomized_blocks};
+use kurabe_store::{
+    rfc3339, ExperimentId, ExperimentStatus, HostFacts, MetricValue, NewExperiment, RunRecord,
+    RunStatus, Store, StoreError,
+};
+
+use crate::analysis::{analyse, evaluate_checks, headline_metrics, Analysis, CheckResult};
+use crate::measure::{self, Measured, Probe};
+use crate::target::{self, parse_ready_url, shell_quote, ReadyCheck, RunFailure, TargetSpec};
+
+/// How to run a plan.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Directory relative paths in the plan (`cwd`, `body_file`) start from.
+    pub plan_dir: PathBuf,
+    /// The plan file's text, stored with the experiment.
+    pub plan_text: String,
+    /// Seed of the run order (overrides the plan's; default: drawn at start).
+    pub seed: Option<u64>,
+    /// Rounds (overrides the plan's `repeat`).
+    pub repeat: Option<u32>,
+    /// What `{kurabe}` stands for: the running kurabe executable.
+    pub kurabe_exe: PathBuf,
+    /// `--until-confident`: add rounds until every headline metric has a
+    /// verdict, within this total time budget.
+    pub until_confident: Option<Duration>,
+    /// kurabe's version, stored with the experiment.
+    pub tool_version: String,
+}
+
+/// What the runner reports as it goes.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// The experiment is recorded and about to start.
+    Begin {
+        /// Its id in the store.
+        experiment: ExperimentId,
+        /// Seed of the run order.
+        seed: u64,
+        /// Runs planned (more may come with `--until-confident`).
+        total: usize,
+    },
+    /// A run is about to start.
+    RunStart {
+        /// 1-based run number.
+        index: usize,
+        /// Runs planned so far.
+        total: usize,
+        /// 0-based round.
+        round: u32,
+        /// Variant name.
+        variant: &'a str,
+        /// Workload name.
+        workload: &'a str,
+    },
+    /// A run finished and is in the store.
+    RunDone {
+        /// 1-based run number.
+        index: usize,
+        /// The stored record.
+        record: &'a RunRecord,
+    },
+    /// `--until-confident` added a round because some verdict is not settled yet.
+    RoundAdded {
+        /// 0-based number of the new round.
+        round: u32,
+    },
+}
+
+/// The experiment's outcome.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Its id in the store.
+    pub experiment: ExperimentId,
+    /// How it ended.
+    pub status: ExperimentStatus,
+    /// Seed of the run order.
+    pub seed: u64,
+    /// Variant names in plan order.
+    pub variants: Vec<String>,
+    /// Every recorded run, in run order.
+    pub runs: Vec<RunRecord>,
+    /// Summaries and verdicts.
+    pub analysis: Analysis,
+    /// `[[check]]` results.
+    pub checks: Vec<CheckResult>,
+    /// Why the experiment stopped early, when it did.
+    pub stopped_by: Option<String>,
+}
+
+/// Errors that keep an experiment from running at all.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// The results store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The plan asks for something this build cannot do.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// Refuse plans this build cannot run, before anything starts.
+pub fn check_supported(plan: &Plan) -> Result<(), LabError> {
+    for (i, w) in plan.workloads.iter().enumerate() {
+        if let WorkloadKind::System(_) = w.kind {
+            return Err(LabError::Unsupported(format!(
+                "`workload[{i}].system` (`{}`): the system workload is not available in this build of kurabe run; remove it or run `kurabe system` separately",
+                w.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn default_seed() -> u64 {
+    let t = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    t ^ (u64::from(std::process::id()) << 32)
+}
+
+fn signal_number(s: StopSignal) -> libc::c_int {
+    match s {
+        StopSignal::Term => libc::SIGTERM,
+        StopSignal::Int => libc::SIGINT,
+        StopSignal::Quit => libc::SIGQUIT,
+        StopSignal::Hup => libc::SIGHUP,
+        StopSignal::Kill => libc::SIGKILL,
+    }
+}
+
+/// argv of a command line: a string runs through `/bin/sh -c`.
+fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
+    match cmd {
+        CommandLine::Argv(v) => v.iter().chain(extra).cloned().collect(),
+        CommandLine::Shell(s) => {
+            let mut line = s.clone();
+            for a in extra {
+                line.push(' ');
+                line.push_str(&shell_quote(a));
+            }
+            vec!["/bin/sh".into(), "-c".into(), line]
+        }
+    }
+}
+
+/// Everything the runs of one experiment share.
+struct Ctx<'a> {
+    plan: &'a Plan,
+    opts: &'a RunOptions,
+    stop: &'a AtomicBool,
+}
+
+impl Ctx<'_> {
+    fn vars(&self, v: &ResolvedVariant, port: u16) -> BTreeMap<String, String> {
+        let mut vars = v.params.clone();
+        vars.insert(PORT_PLACEHOLDER.into(), port.to_string());
+        vars.insert(
+            KURABE_PLACEHOLDER.into(),
+            self.opts.kurabe_exe.display().to_string(),
+        );
+        vars
+    }
+
+    fn resolve_dir(&self, p: Option<&PathBuf>) -> Option<PathBuf> {
+        p.map(|d| self.opts.plan_dir.join(d))
+    }
+
+    fn target_spec(
+        &self,
+        v: &ResolvedVariant,
+        vars: &BTreeMap<String, String>,
+        port: u16,
+    ) -> Option<Result<TargetSpec, RunFailure>> {
+        let t = self.plan.target.as_ref()?;
+        let cmd = v.command.as_ref().unwrap_or(&t.command).substitute(vars);
+        let args: Vec<String> = v.args.iter().map(|a| substitute(a, vars)).collect();
+        let argv = argv_of(&cmd, &args);
+        let env = t
+            .env
+            .iter()
+            .chain(&v.env)
+            .map(|(k, val)| (k.clone(), substitute(val, vars)))
+            .collect();
+        let uses_port = t
+            .command
+            .parts()
+            .iter()
+            .chain(
+                v.command
+                    .as_ref()
+                    .map(|c| c.parts())
+                    .unwrap_or_default()
+                    .iter(),
+            )
+            .any(|p| p.contains("{port}"));
+        let ready = match &t.ready {
+            Some(Ready::Url(u)) => match parse_ready_url(&substitute(u, vars)) {
+                Ok(r) => r,
+                Err(e) => return Some(Err(RunFailure::new(e))),
+            },
+            Some(Ready::Tcp(PortSpec::Fixed(p))) => ReadyCheck::Tcp(*p),
+            Some(Ready::Tcp(PortSpec::Allocated)) => ReadyCheck::Tcp(port),
+            Some(Ready::Log(l)) => ReadyCheck::Log(l.clone()),
+            None if uses_port => ReadyCheck::Tcp(port),
+            None => ReadyCheck::Immediately,
+        };
+        let limits = v.limits.as_ref().map(|l| kurabe_probe::cgroup::Limits {
+            cpus: l.cpus,
+            cpuset: l.cpuset.clone(),
+            memory_bytes: l.memory.map(|m| m.0),
+        });
+        Some(Ok(TargetSpec {
+            argv,
+            env,
+            cwd: self.resolve_dir(t.cwd.as_ref()),
+            ready,
+            stop_signal: signal_number(t.stop_signal),
+            stop_grace: t.stop_grace.0,
+            startup_timeout: t.startup_timeout.0,
+            limits,
+        }))
+    }
+
+    /// One run: start, ready, measure, stop. Dropping the target on any
+    /// error path kills its tree and cgroup.
+    fn run_once(&self, v: &ResolvedVariant, w: &Workload) -> Result<Measured, RunFailure> {
+        let port = target::free_port()
+            .map_err(|e| RunFailure::new(format!("cannot allocate a port: {e}")))?;
+        let vars = self.vars(v, port);
+        let mut running = match self.target_spec(v, &vars, port) {
+            Some(spec) => {
+                let mut t = target::start(&spec?)?;
+                t.wait_ready(self.stop)?;
+                Some(t)
+            }
+            None => None,
+        };
+        let probe = running.as_ref().map(|t| Probe {
+            pid: t.pid(),
+            cgroup: t.cgroup_reader(),
+        });
+        let env: BTreeMap<String, String> = v
+            .env
+            .iter()
+            .map(|(k, val)| (k.clone(), substitute(val, &vars)))
+            .collect();
+        let measured = match &w.kind {
+            WorkloadKind::Http(h) => {
+                let url = match &h.url {
+                    Some(u) => substitute(u, &vars),
+                    None => format!(
+                        "http://127.0.0.1:{port}{}",
+                        h.path
+                            .as_deref()
+                            .map_or("/".into(), |p| substitute(p, &vars))
+                    ),
+                };
+                let warmup = self.plan.warmup.map(|d| d.0);
+                measure::http(
+                    h,
+                    &url,
+                    &self.opts.plan_dir,
+                    warmup,
+                    probe.as_ref(),
+                    self.stop,
+                )
+            }
+            WorkloadKind::Command(c) => {
+                let argv = argv_of(&c.command.substitute(&vars), &[]);
+                measure::command(c, &argv, &env, self.resolve_dir(c.cwd.as_ref()), self.stop)
+            }
+            WorkloadKind::Watch(wt) => match &wt.command {
+                Some(cmd) => {
+                    let spec = TargetSpec {
+                        argv: argv_of(&cmd.substitute(&vars), &[]),
+                        env: env.clone(),
+                        cwd: None,
+                        ready: ReadyCheck::Immediately,
+                        stop_signal: libc::SIGTERM,
+                        stop_grace: Duration::from_secs(1),
+                        startup_timeout: Duration::from_secs(1),
+                        limits: None,
+                    };
+                    let watched = target::start(&spec)?;
+                    let p = Probe {
+                        pid: watched.pid(),
+                        cgroup: watched.cgroup_reader(),
+                    };
+                    let r = measure::watch(wt, &p, self.stop);
+                    watched.stop();
+                    r
+                }
+                None => match &probe {
+                    Some(p) => measure::watch(wt, p, self.stop),
+                    None => Err(RunFailure::new(
+                        "a watch workload needs a target or a command",
+                    )),
+                },
+            },
+            WorkloadKind::Idle(i) => measure::idle(i, probe.as_ref(), self.stop),
+            WorkloadKind::System(_) => Err(RunFailure::new(
+                "the system workload is not available in this build",
+            )),
+        };
+        if let Some(t) = running.as_mut() {
+            // A target that died under load makes the figures meaningless.
+            if let Err(died) = t.check_alive("during the workload") {
+                return Err(died);
+            }
+        }
+        let measured = match measured {
+            Ok(m) => m,
+            Err(e) => {
+                return Err(match running.as_mut() {
+                    Some(t) if e.stderr_tail.is_empty() => RunFailure {
+                        stderr_tail: t.stderr_tail(),
+                        ..e
+                    },
+                    _ => e,
+                })
+            }
+        };
+        if let Some(t) = running {
+            t.stop();
+        }
+        Ok(measured)
+    }
+}
+
+/// Turn a run's outcome into the record the store keeps.
+fn record_of(
+    v: &str,
+    w: &Workload,
+    round: u32,
+    started_at: String,
+    result: Result<Measured, RunFailure>,
+) -> RunRecord {
+    let finished_at = rfc3339(SystemTime::now());
+    match result {
+        Ok(m) => {
+            let metrics = w
+                .selected_metrics()
+                .iter()
+                .filter_map(|name| {
+                    let def = metric::lookup(name)?;
+                    let value = *m.metrics.get(name.as_str())?;
+                    Some(MetricValue {
+                        name: name.clone(),
+                        value,
+                        unit: def.unit.symbol().to_owned(),
+                    })
+                })
+                .collect();
+            RunRecord {
+                variant: v.into(),
+                workload: w.name.clone(),
+                round,
+                status: RunStatus::Ok,
+                error_tail: None,
+                started_at,
+                finished_at,
+                metrics,
+                record: Some(m.record),
+            }
+        }
+        Err(f) => RunRecord {
+            variant: v.into(),
+            workload: w.name.clone(),
+            round,
+            status: RunStatus::Failed,
+            error_tail: Some(f.text()),
+            started_at,
+            finished_at,
+            metrics: Vec::new(),
+            record: None,
+        },
+    }
+}
+
+/// Run `plan` and record everything in `store`.
+///
+/// `stop` is the Ctrl-C flag; `on_event` receives progress.
+pub fn run_experiment(
+    plan: &Plan,
+    store: &mut Store,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> Result<Outcome, LabError> {
+    check_supported(plan)?;
+    let variants = plan.resolved_variants();
+    let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
+    let seed = opts.seed.or(plan.seed).unwrap_or_else(default_seed);
+    let repeat = opts.repeat.unwrap_or(plan.repeat).max(1) as usize;
+    let experiment = store.begin_experiment(&NewExperiment {
+        name: plan.name.clone(),
+        plan_text: opts.plan_text.clone(),
+        seed: Some(seed),
+        host: HostFacts::current(),
+        tool_version: opts.tool_version.clone(),
+    })?;
+    let per_round = variants.len() * plan.workloads.len();
+    let mut total = per_round * repeat;
+    on_event(&Event::Begin {
+        experiment,
+        seed,
+        total,
+    });
+    let ctx = Ctx { plan, opts, stop };
+    let headline = headline_metrics(plan);
+    let began = Instant::now();
+    let mut runs: Vec<RunRecord> = Vec::new();
+    let mut status = ExperimentStatus::Complete;
+    let mut stopped_by = None;
+    let mut rounds = repeat;
+    let mut round = 0usize;
+    'rounds: while round < rounds {
+        // The schedule's prefix does not depend on its length, so rounds
+        // added later continue the same seeded sequence.
+        let order = randomized_blocks(variants.len(), round + 1, seed)
+            .pop()
+            .unwrap_or_default();
+        for w in &plan.workloads {
+            for &vi in &order {
+                let v = &variants[vi];
+                if stop.load(Ordering::Relaxed) {
+                    status = ExperimentStatus::Interrupted;
+                    stopped_by = Some("interrupted".into());
+                    break 'rounds;
+                }
+                on_event(&Event::RunStart {
+                    index: runs.len() + 1,
+                    total,
+                    round: round as u32,
+                    variant: &v.name,
+                    workload: &w.name,
+                });
+                let started_at = rfc3339(SystemTime::now());
+                let result = ctx.run_once(v, w);
+                if stop.load(Ordering::Relaxed) {
+                    // The run in flight was cut short: not a result.
+                    status = ExperimentStatus::Interrupted;
+                    stopped_by = Some("interrupted".into());
+                    break 'rounds;
+                }
+                let rec = record_of(&v.name, w, round as u32, started_at, result);
+                store.record_run(experiment, &rec)?;
+                runs.push(rec);
+                let rec = runs.last().expect("just pushed");
+                on_event(&Event::RunDone {
+                    index: runs.len(),
+                    record: rec,
+                });
+                if rec.status == RunStatus::Failed && plan.on_failure == OnFailure::Stop {
+                    status = ExperimentStatus::Failed;
+                    stopped_by = Some(format!(
+                        "run {} ({} / {}) failed and on_failure = \"stop\"",
+                        runs.len(),
+                        v.name,
+                        w.name
+                    ));
+                    break 'rounds;
+                }
+            }
+        }
+        round += 1;
+        if round == rounds {
+            if let Some(budget) = opts.until_confident {
+                let a = analyse(plan, &names, &runs);
+                let per = began.elapsed() / round as u32;
+                if !a.settled(&headline) && began.elapsed() + per <= budget {
+                    rounds += 1;
+                    total += per_round;
+                    on_event(&Event::RoundAdded {
+                        round: round as u32,
+                    });
+                }
+            }
+        }
+    }
+    store.finish_experiment(experiment, status)?;
+    let analysis = analyse(plan, &names, &runs);
+    let checks = evaluate_checks(plan, &analysis);
+    Ok(Outcome {
+        experiment,
+        status,
+        seed,
+        variants: names,
+        runs,
+        analysis,
+        checks,
+        stopped_by,
+    })
+}
+
+/// Directory of a plan file, for relative paths in it.
+pub fn plan_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_strings_get_quoted_args_and_lists_run_directly() {
+        let s = argv_of(&CommandLine::Shell("serve -p 1".into()), &["a b".into()]);
+        assert_eq!(s, vec!["/bin/sh", "-c", "serve -p 1 'a b'"]);
+        let l = argv_of(&CommandLine::Argv(vec!["x".into()]), &["a b".into()]);
+        assert_eq!(l, vec!["x", "a b"]);
+    }
+
+    #[test]
+    fn added_rounds_continue_the_seeded_schedule() {
+        let five = randomized_blocks(3, 5, 42);
+        let seven = randomized_blocks(3, 7, 42);
+        assert_eq!(five[..], seven[..5]);
+        for r in 0..7 {
+            assert_eq!(
+                randomized_blocks(3, r + 1, 42).pop().unwrap(),
+                seven[r],
+                "round {r}"
+            );
+        }
+    }
+}

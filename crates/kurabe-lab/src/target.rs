@@ -1,0 +1,461 @@
+//! The program under test for one run: start it fresh, wait until it is
+//! ready, watch its output, stop it and everything it started.
+//!
+//! A command written as a string runs through `/bin/sh -c` (so plans can use
+//! pipes, `&&` and `$VARS` exactly as in a terminal; a variant's `args` are
+//! appended shell-quoted); a command written as a list runs directly, no
+//! shell. Either way the target gets its own process group and, whenever a
+//! cgroup can be made, its own cgroup: the cgroup is what counts the CPU of
+//! children that double-fork out of the group and what kills them at the end.
+//! With `limits` the cgroup is mandatory (a run without its limits would be a
+//! different experiment).
+//!
+//! [`RunningTarget`] is a guard: dropping it kills the process group, every
+//! descendant and the cgroup's members, and removes the cgroup — on success,
+//! failure, panic or Ctrl-C alike. It must not print.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kurabe_probe::cgroup::{CgroupReader, Limits, RunCgroup};
+use kurabe_probe::launch::{self, Started};
+
+/// Lines of stderr kept for a failed run's report.
+pub const TAIL_LINES: usize = 20;
+
+/// How readiness is detected, placeholders already substituted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadyCheck {
+    /// Ready at once (no `ready`, no `{port}`).
+    Immediately,
+    /// An HTTP GET to this loopback URL gets any HTTP response.
+    Url {
+        /// Address to connect to.
+        addr: SocketAddr,
+        /// Host header.
+        host: String,
+        /// Path and query.
+        path: String,
+    },
+    /// A TCP connect to this port on 127.0.0.1 succeeds.
+    Tcp(u16),
+    /// This text appears in a line of stdout or stderr.
+    Log(String),
+}
+
+/// Everything needed to start one target, fully resolved.
+#[derive(Debug, Clone)]
+pub struct TargetSpec {
+    /// Program and arguments (`/bin/sh -c …` for a shell string).
+    pub argv: Vec<String>,
+    /// Environment added to kurabe's own.
+    pub env: BTreeMap<String, String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Readiness check.
+    pub ready: ReadyCheck,
+    /// Signal that asks the target to stop.
+    pub stop_signal: libc::c_int,
+    /// Time between the stop signal and SIGKILL of everything.
+    pub stop_grace: Duration,
+    /// Longest wait for readiness.
+    pub startup_timeout: Duration,
+    /// Resource limits (a cgroup is then required).
+    pub limits: Option<Limits>,
+}
+
+/// Why a run failed; becomes the run's `error_tail` in the store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunFailure {
+    /// What happened, one line.
+    pub message: String,
+    /// Last lines of the target's stderr (may be empty).
+    pub stderr_tail: String,
+}
+
+impl RunFailure {
+    /// A failure without output.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            stderr_tail: String::new(),
+        }
+    }
+
+    /// The text stored with the run: the message, then the stderr tail.
+    pub fn text(&self) -> String {
+        if self.stderr_tail.is_empty() {
+            self.message.clone()
+        } else {
+            format!(
+                "{}\n--- last lines of stderr ---\n{}",
+                self.message, self.stderr_tail
+            )
+        }
+    }
+}
+
+/// What the output readers share: the stderr tail and whether the log line was seen.
+#[derive(Debug, Default)]
+struct OutputState {
+    tail: VecDeque<String>,
+    log_seen: bool,
+}
+
+/// A started target. Dropping it kills everything it started.
+#[derive(Debug)]
+pub struct RunningTarget {
+    // Field order matters for Drop: the process tree dies first, then the
+    // cgroup kills any escapee and is removed.
+    started: Started,
+    cgroup: Option<RunCgroup>,
+    output: Arc<Mutex<OutputState>>,
+    spec: TargetSpec,
+    spawned_at: Instant,
+}
+
+/// A pipe whose read end is ours and whose write end goes to the child.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid array of two ints; pipe2 only writes it.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 just returned these two fresh descriptors; we own them.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Read `fd` line by line on a thread: look for the log line, keep the stderr tail.
+fn spawn_reader(
+    fd: OwnedFd,
+    keep_tail: bool,
+    needle: Option<String>,
+    state: Arc<Mutex<OutputState>>,
+) {
+    // The thread ends at EOF, when the last process holding the write end
+    // dies; it is never joined so a leaked descriptor cannot hang kurabe.
+    let _ = std::thread::Builder::new()
+        .name("kurabe-target-output".into())
+        .spawn(move || {
+            let mut reader = BufReader::new(std::fs::File::from(fd));
+            let mut buf = Vec::new();
+            loop {
+                buf.clear();
+                match reader.by_ref().take(64 * 1024).read_until(b'\n', &mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let line = String::from_utf8_lossy(&buf);
+                let line = line.trim_end_matches(['\n', '\r']);
+                let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+                if needle.as_deref().is_some_and(|n| line.contains(n)) {
+                    s.log_seen = true;
+                }
+                if keep_tail {
+                    if s.tail.len() == TAIL_LINES {
+                        s.tail.pop_front();
+                    }
+                    s.tail.push_back(line.to_owned());
+                }
+            }
+        });
+}
+
+/// Start the target described by `spec`.
+pub fn start(spec: &TargetSpec) -> Result<RunningTarget, RunFailure> {
+    let Some(program) = spec.argv.first() else {
+        return Err(RunFailure::new("the target command is empty"));
+    };
+    let cgroup = match &spec.limits {
+        Some(limits) if !limits.is_empty() => Some(
+            RunCgroup::create(limits)
+                .map_err(|e| RunFailure::new(format!("cannot apply the variant's limits: {e}")))?,
+        ),
+        // Without limits the cgroup is a bonus (counts and kills escapees);
+        // where none can be made the process group and ppid scan still work.
+        _ => RunCgroup::create(&Limits::default()).ok(),
+    };
+    let (out_r, out_w) = pipe().map_err(|e| RunFailure::new(format!("cannot make a pipe: {e}")))?;
+    let (err_r, err_w) = pipe().map_err(|e| RunFailure::new(format!("cannot make a pipe: {e}")))?;
+    let started = {
+        // The Command holds our copies of the write ends: it must be dropped
+        // right after spawning or the readers would never see EOF.
+        let mut cmd = Command::new(program);
+        cmd.args(&spec.argv[1..])
+            .envs(&spec.env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out_w))
+            .stderr(Stdio::from(err_w));
+        if let Some(dir) = &spec.cwd {
+            cmd.current_dir(dir);
+        }
+        // If kurabe itself is killed (kill -9, a crash) no guard runs: the
+        // kernel then kills the target's root for us.
+        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+                Ok(())
+            });
+        }
+        launch::spawn(&mut cmd, cgroup.as_ref()).map_err(|e| {
+            RunFailure::new(format!(
+                "cannot start the target `{}`: {e}; check the command and `cwd`",
+                spec.argv.join(" ")
+            ))
+        })?
+    };
+    let output = Arc::new(Mutex::new(OutputState::default()));
+    let needle = match &spec.ready {
+        ReadyCheck::Log(l) => Some(l.clone()),
+        _ => None,
+    };
+    spawn_reader(out_r, false, needle.clone(), output.clone());
+    spawn_reader(err_r, true, needle, output.clone());
+    Ok(RunningTarget {
+        started,
+        cgroup,
+        output,
+        spec: spec.clone(),
+        spawned_at: Instant::now(),
+    })
+}
+
+impl RunningTarget {
+    /// PID of the target's root process.
+    pub fn pid(&self) -> u32 {
+        self.started.pid()
+    }
+
+    /// The run cgroup's counters, when the target runs in one.
+    pub fn cgroup_reader(&self) -> Option<CgroupReader> {
+        self.cgroup.as_ref().map(RunCgroup::reader)
+    }
+
+    /// The run cgroup's directories (empty without a cgroup).
+    pub fn cgroup_dirs(&self) -> Vec<PathBuf> {
+        self.cgroup
+            .as_ref()
+            .map(|c| c.dirs().to_vec())
+            .unwrap_or_default()
+    }
+
+    /// The last lines of stderr so far.
+    pub fn stderr_tail(&self) -> String {
+        let s = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        s.tail.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// A failure carrying the stderr tail (after a moment for the readers to catch up).
+    pub fn failure(&mut self, message: impl Into<String>) -> RunFailure {
+        // A dying process's last words are often still in the pipe.
+        let deadline = Instant::now() + Duration::from_millis(100);
+        while Instant::now() < deadline && !self.has_exited() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        RunFailure {
+            message: message.into(),
+            stderr_tail: self.stderr_tail(),
+        }
+    }
+
+    /// True once the root process has exited.
+    pub fn has_exited(&mut self) -> bool {
+        self.started.has_exited()
+    }
+
+    /// A failure if the root has exited (the target died), with its status.
+    pub fn check_alive(&mut self, when: &str) -> Result<(), RunFailure> {
+        if !self.started.has_exited() {
+            return Ok(());
+        }
+        let (status, _) = self.started.reap();
+        let how = match (status.code, status.signal) {
+            (Some(c), _) => format!("exit code {c}"),
+            (_, Some(s)) => format!("signal {s}"),
+            _ => "unknown status".to_owned(),
+        };
+        // Readers may still be draining the pipe.
+        std::thread::sleep(Duration::from_millis(50));
+        Err(RunFailure {
+            message: format!("the target exited {when} ({how})"),
+            stderr_tail: self.stderr_tail(),
+        })
+    }
+
+    /// Poll the readiness check until it passes, the target dies, the
+    /// startup timeout passes or `stop` is set.
+    pub fn wait_ready(&mut self, stop: &AtomicBool) -> Result<Duration, RunFailure> {
+        let deadline = self.spawned_at + self.spec.startup_timeout;
+        loop {
+            if self.is_ready() {
+                return Ok(self.spawned_at.elapsed());
+            }
+            self.check_alive("before it was ready")?;
+            if stop.load(Ordering::Relaxed) {
+                return Err(RunFailure::new("interrupted while waiting for the target"));
+            }
+            if Instant::now() >= deadline {
+                let what = match &self.spec.ready {
+                    ReadyCheck::Immediately => "ready".to_owned(),
+                    ReadyCheck::Url { host, path, addr } => {
+                        format!("an HTTP answer from http://{host}:{}{path}", addr.port())
+                    }
+                    ReadyCheck::Tcp(p) => format!("a TCP listener on port {p}"),
+                    ReadyCheck::Log(l) => format!("the log line `{l}`"),
+                };
+                return Err(self.failure(format!(
+                    "the target was not ready within the startup timeout of {:?} (waited for {what}); raise `target.startup_timeout` or fix `target.ready`",
+                    self.spec.startup_timeout
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn is_ready(&self) -> bool {
+        match &self.spec.ready {
+            ReadyCheck::Immediately => true,
+            ReadyCheck::Tcp(port) => TcpStream::connect_timeout(
+                &SocketAddr::from(([127, 0, 0, 1], *port)),
+                Duration::from_millis(200),
+            )
+            .is_ok(),
+            ReadyCheck::Url { addr, host, path } => http_answers(*addr, host, path),
+            ReadyCheck::Log(_) => {
+                self.output
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .log_seen
+            }
+        }
+    }
+
+    /// Stop the target: the stop signal to its group, up to the grace
+    /// period for it to exit, then SIGKILL to the group, every descendant
+    /// and the cgroup; reap it and remove the cgroup.
+    pub fn stop(mut self) {
+        let pid = self.started.pid();
+        if !self.started.has_exited() {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe { libc::kill(-(pid as libc::pid_t), self.spec.stop_signal) };
+            let deadline = Instant::now() + self.spec.stop_grace;
+            while Instant::now() < deadline && !self.started.has_exited() {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        // The root is gone or out of time: kill what is left of the tree.
+        self.started.terminate(Duration::ZERO);
+        if let Some(cg) = self.cgroup.as_mut() {
+            let _ = cg.cleanup();
+        }
+    }
+}
+
+/// One tiny HTTP/1.0 GET; true when any HTTP response comes back.
+fn http_answers(addr: SocketAddr, host: &str, path: &str) -> bool {
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(200)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(1000)));
+    let _ = s.set_write_timeout(Some(Duration::from_millis(1000)));
+    let req = format!("GET {path} HTTP/1.0\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 5];
+    s.read_exact(&mut head).is_ok() && &head == b"HTTP/"
+}
+
+/// Parse a loopback `http://host:port/path` readiness URL.
+pub fn parse_ready_url(url: &str) -> Result<ReadyCheck, String> {
+    let rest = url
+        .strip_prefix("http://")
+        .ok_or_else(|| format!("readiness URL `{url}` must start with http://"))?;
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || h.starts_with('[') => (
+            h,
+            p.parse::<u16>()
+                .map_err(|_| format!("readiness URL `{url}` has a bad port `{p}`"))?,
+        ),
+        _ => (authority, 80),
+    };
+    let ip = match host.trim_start_matches('[').trim_end_matches(']') {
+        "localhost" => std::net::IpAddr::from([127, 0, 0, 1]),
+        h => h
+            .parse()
+            .map_err(|_| format!("readiness URL `{url}`: host must be a loopback address"))?,
+    };
+    Ok(ReadyCheck::Url {
+        addr: SocketAddr::new(ip, port),
+        host: host.to_owned(),
+        path: path.to_owned(),
+    })
+}
+
+/// A free TCP port on 127.0.0.1: bind port 0, read the port, let it go.
+pub fn free_port() -> std::io::Result<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
+    l.local_addr().map(|a| a.port())
+}
+
+/// Quote `arg` for `/bin/sh` when it holds anything but safe characters.
+pub fn shell_quote(arg: &str) -> String {
+    let safe = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if safe {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_survives_the_shell() {
+        assert_eq!(shell_quote("--work-us"), "--work-us");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
+    fn ready_urls_parse_to_loopback_addresses() {
+        let r = parse_ready_url("http://127.0.0.1:8080/health?x=1").unwrap();
+        assert_eq!(
+            r,
+            ReadyCheck::Url {
+                addr: "127.0.0.1:8080".parse().unwrap(),
+                host: "127.0.0.1".into(),
+                path: "/health?x=1".into()
+            }
+        );
+        let r = parse_ready_url("http://localhost:9").unwrap();
+        assert!(matches!(r, ReadyCheck::Url { path, .. } if path == "/"));
+        assert!(parse_ready_url("https://127.0.0.1/").is_err());
+        assert!(parse_ready_url("http://example.com/").is_err());
+    }
+
+    #[test]
+    fn free_ports_are_nonzero() {
+        assert_ne!(free_port().unwrap(), 0);
+    }
+}

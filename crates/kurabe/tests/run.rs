@@ -1,0 +1,484 @@
+//! `kurabe run`: real plans against `kurabe serve` and small shell targets —
+//! readiness (URL, port, log line), env reaching the target, limits in a
+//! cgroup, the whole tree killed, interleaving order and store round-trip,
+//! `kill -9` mid-experiment, `[[check]]` exit codes, bad plans.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use kurabe_model::stats::randomized_blocks;
+use kurabe_store::{Entry, Experiment, ExperimentStatus, RunStatus, Store};
+
+use crate::util::kurabe;
+
+/// Write `plan` into a fresh temp dir; return the dir and the plan's path.
+fn plan_file(plan: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    (dir, path)
+}
+
+fn run_plan(dir: &Path, plan: &Path, extra: &[&str]) -> std::process::Output {
+    kurabe()
+        .arg("run")
+        .arg(plan)
+        .arg("--store")
+        .arg(dir.join("results.db"))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn only_experiment(dir: &Path) -> Experiment {
+    let store = Store::open(&dir.join("results.db")).unwrap();
+    let list = store.list().unwrap();
+    assert_eq!(list.len(), 1, "{list:?}");
+    match store.get(list[0].id).unwrap() {
+        Entry::Experiment(e) => e,
+        other => panic!("not an experiment: {other:?}"),
+    }
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Poll `cond` every 10 ms until it holds or `limit` passes.
+fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + limit;
+    while Instant::now() < end {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    cond()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.as_bytes()[0]))
+        .is_some_and(|state| state != b'Z' && state != b'X')
+}
+
+#[test]
+fn log_ready_env_reaches_the_target_and_the_order_is_the_seeded_schedule() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "env and order"
+repeat = 4
+[target]
+command = "echo \"$FOO\" >> seen.txt; echo 'server is up' >&2; exec sleep 30"
+cwd = "."
+ready = { log = "server is up" }
+stop_grace = "2s"
+[[variant]]
+name = "a"
+env = { FOO = "value-a" }
+[[variant]]
+name = "b"
+env = { FOO = "value-b" }
+[[variant]]
+name = "c"
+env = { FOO = "value-c" }
+[[workload]]
+name = "settle"
+idle = { settle = "20ms" }
+"#,
+    );
+    let out = run_plan(dir.path(), &plan, &["--seed", "7", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    assert_eq!(exp.status, ExperimentStatus::Complete);
+    assert_eq!(exp.seed, Some(7));
+    assert!(exp.plan_text.contains("env and order"));
+    let names = ["a", "b", "c"];
+    let expected: Vec<(u32, &str)> = randomized_blocks(3, 4, 7)
+        .iter()
+        .enumerate()
+        .flat_map(|(r, order)| order.iter().map(move |&v| (r as u32, names[v])))
+        .collect();
+    let got: Vec<(u32, &str)> = exp
+        .runs
+        .iter()
+        .map(|r| (r.run.round, r.run.variant.as_str()))
+        .collect();
+    assert_eq!(got, expected);
+    for r in &exp.runs {
+        assert_eq!(r.run.status, RunStatus::Ok, "{:?}", r.run.error_tail);
+        let pss = r.run.metrics.iter().find(|m| m.name == "pss_steady_bytes");
+        assert!(pss.is_some_and(|m| m.value > 0.0), "{:?}", r.run.metrics);
+    }
+    // The environment reached each fresh target, in run order.
+    let seen = std::fs::read_to_string(dir.path().join("seen.txt")).unwrap();
+    let want: Vec<String> = expected.iter().map(|(_, v)| format!("value-{v}")).collect();
+    assert_eq!(seen.lines().collect::<Vec<_>>(), want);
+}
+
+fn serve_plan(ready: &str, checks: &str) -> String {
+    format!(
+        r#"
+name = "serve"
+repeat = 3
+[target]
+command = ["{{kurabe}}", "serve", "--port", "{{port}}"]
+ready = {ready}
+[[variant]]
+name = "fast"
+args = ["--work-us", "0"]
+[[variant]]
+name = "slow"
+args = ["--work-us", "3000"]
+[[workload]]
+name = "get"
+http = {{ path = "/", requests = 30, concurrency = 1, keep_alive = true }}
+metrics = ["requests_per_second", "cpu_ms_per_request", "pss_peak_bytes"]
+{checks}
+"#
+    )
+}
+
+#[test]
+fn url_ready_http_workload_finds_the_slow_variant_and_checks_pass() {
+    let (dir, plan) = plan_file(&serve_plan(
+        r#""http://127.0.0.1:{port}/""#,
+        r#"
+[[check]]
+variant = "slow"
+metric = "requests_per_second"
+max_ratio = 0.9
+[[check]]
+metric = "pss_peak_bytes"
+max = "1GiB"
+stat = "max"
+"#,
+    ));
+    let out = run_plan(dir.path(), &plan, &["--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["status"], "complete");
+    let rows = doc["rows"].as_array().unwrap();
+    let slow_rps = rows
+        .iter()
+        .find(|r| r["variant"] == "slow" && r["metric"] == "requests_per_second")
+        .unwrap();
+    // 3 ms of CPU per request vs none: slower by far more than noise.
+    assert_eq!(
+        slow_rps["comparison"]["verdict"]["kind"], "worse",
+        "{slow_rps}"
+    );
+    let slow_cpu = rows
+        .iter()
+        .find(|r| r["variant"] == "slow" && r["metric"] == "cpu_ms_per_request")
+        .unwrap();
+    let cpu = slow_cpu["summary"]["median"].as_f64().unwrap();
+    assert!(
+        cpu > 2.0 && cpu < 20.0,
+        "server CPU per request {cpu} ms, expected ≈3"
+    );
+    assert!(doc["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["passed"] == true));
+    // Progress went to stderr.
+    assert!(stderr(&out).contains("[6/6]"), "{}", stderr(&out));
+}
+
+#[test]
+fn port_ready_and_a_failing_check_exits_1() {
+    let (dir, plan) = plan_file(&serve_plan(
+        r#"{ tcp = "{port}" }"#,
+        r#"
+[[check]]
+metric = "pss_peak_bytes"
+max = "1KiB"
+"#,
+    ));
+    let out = run_plan(dir.path(), &plan, &["--repeat", "1", "-q"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("check failed"), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("FAIL"), "{text}");
+    let exp = only_experiment(dir.path());
+    assert_eq!(exp.runs.len(), 2);
+    assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
+}
+
+#[test]
+fn a_target_that_dies_before_ready_is_a_failed_run_with_its_stderr() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "dies"
+repeat = 3
+on_failure = "stop"
+[target]
+command = "echo 'config error: no such file' >&2; exit 3"
+ready = { log = "never printed" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+idle = { settle = "10ms" }
+"#,
+    );
+    let out = run_plan(dir.path(), &plan, &["-q"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    assert_eq!(exp.status, ExperimentStatus::Failed);
+    assert_eq!(exp.runs.len(), 1, "on_failure = stop ends after the first");
+    let tail = exp.runs[0].run.error_tail.clone().unwrap_or_default();
+    assert!(tail.contains("exit code 3"), "{tail}");
+    assert!(tail.contains("config error: no such file"), "{tail}");
+}
+
+/// cgroup mount points of this machine for v1 `cpu` and v2.
+fn cgroup_cpu_quota(self_cgroup: &str) -> Option<String> {
+    for line in self_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if ctrls.split(',').any(|c| c == "cpu") {
+            for mount in ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"] {
+                let f = format!("{mount}{path}/cpu.cfs_quota_us");
+                if let Ok(q) = std::fs::read_to_string(&f) {
+                    return Some(q.trim().to_owned());
+                }
+            }
+        }
+        if ctrls.is_empty() {
+            for mount in ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"] {
+                if let Ok(q) = std::fs::read_to_string(format!("{mount}{path}/cpu.max")) {
+                    return q.split_whitespace().next().map(str::to_owned);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn kurabe_cgroup_dirs(self_cgroup: &str) -> Vec<PathBuf> {
+    self_cgroup
+        .lines()
+        .filter_map(|l| l.rsplit(':').next())
+        .filter_map(|p| {
+            let p = Path::new(p);
+            let name = p.file_name()?.to_str()?;
+            name.starts_with("kurabe-").then(|| p.to_path_buf())
+        })
+        .collect()
+}
+
+#[test]
+fn limits_put_the_target_in_a_cgroup_with_the_quota_and_it_is_removed_after() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: cgroups need root (or a delegated subtree) here");
+        return;
+    }
+    let (dir, plan) = plan_file(
+        r#"
+name = "limits"
+repeat = 1
+[target]
+command = "cat /proc/self/cgroup > cgroup.txt.tmp && mv cgroup.txt.tmp cgroup.txt; echo ready >&2; exec sleep 30"
+cwd = "."
+ready = { log = "ready" }
+[[variant]]
+name = "half a core"
+limits = { cpus = 0.5 }
+[[workload]]
+name = "w"
+idle = { settle = "3s" }
+"#,
+    );
+    let mut child = kurabe()
+        .arg("run")
+        .arg(&plan)
+        .arg("--store")
+        .arg(dir.path().join("results.db"))
+        .arg("-q")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let file = dir.path().join("cgroup.txt");
+    assert!(wait_for(Duration::from_secs(20), || file.exists()));
+    let cg = std::fs::read_to_string(&file).unwrap();
+    let dirs = kurabe_cgroup_dirs(&cg);
+    assert!(!dirs.is_empty(), "target not in a kurabe-* cgroup: {cg}");
+    let quota = cgroup_cpu_quota(&cg).expect("cpu quota file readable");
+    assert_eq!(quota, "50000", "0.5 cpus = 50 ms per 100 ms period");
+    assert!(child.wait().unwrap().success());
+    // Every kurabe-* cgroup of the run is gone.
+    for mount in std::fs::read_dir("/sys/fs/cgroup").unwrap().flatten() {
+        for d in &dirs {
+            let p = mount.path().join(d.strip_prefix("/").unwrap_or(d));
+            assert!(!p.exists(), "{} left behind", p.display());
+        }
+    }
+}
+
+#[test]
+fn stopping_kills_the_whole_tree_even_processes_that_ignore_sigterm_or_escape() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "tree"
+repeat = 1
+[target]
+command = ["/bin/sh", "tree.sh"]
+cwd = "."
+ready = { log = "tree ready" }
+stop_grace = "300ms"
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+idle = { settle = "50ms" }
+"#,
+    );
+    // Root and child ignore SIGTERM; a grandchild; one process in a new
+    // session; one double-forked out of the tree (only the cgroup sees it).
+    std::fs::write(
+        dir.path().join("tree.sh"),
+        r#"trap '' TERM
+echo $$ >> pids
+sh -c 'trap "" TERM; sleep 300 & echo $! >> pids; wait' &
+echo $! >> pids
+setsid sleep 301 &
+echo $! >> pids
+sh -c 'setsid sleep 302 & echo $! >> pids'
+while [ "$(wc -l < pids)" -lt 5 ]; do sleep 0.01; done
+echo 'tree ready' >&2
+wait
+"#,
+    )
+    .unwrap();
+    let out = run_plan(dir.path(), &plan, &["-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    assert_eq!(
+        exp.runs[0].run.status,
+        RunStatus::Ok,
+        "{:?}",
+        exp.runs[0].run.error_tail
+    );
+    let pids: Vec<u32> = std::fs::read_to_string(dir.path().join("pids"))
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(pids.len(), 5);
+    // SAFETY: geteuid has no preconditions.
+    let can_cgroup = unsafe { libc::geteuid() } == 0;
+    let must_die: &[u32] = if can_cgroup { &pids } else { &pids[..4] };
+    for pid in must_die {
+        assert!(
+            wait_for(Duration::from_secs(3), || !alive(*pid)),
+            "pid {pid} survived the run"
+        );
+    }
+}
+
+#[test]
+fn kill_9_mid_experiment_keeps_finished_runs_and_a_sound_store() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "crash"
+repeat = 50
+[target]
+command = "echo up >&2; exec sleep 31.25"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[workload]]
+name = "w"
+idle = { settle = "100ms" }
+"#,
+    );
+    let db = dir.path().join("results.db");
+    let mut child = kurabe()
+        .arg("run")
+        .arg(&plan)
+        .arg("--store")
+        .arg(&db)
+        .arg("-q")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs_so_far = || -> usize {
+        let Ok(store) = Store::open(&db) else {
+            return 0;
+        };
+        let Ok(list) = store.list() else { return 0 };
+        list.first().map_or(0, |e| e.runs as usize)
+    };
+    assert!(wait_for(Duration::from_secs(30), || runs_so_far() >= 3));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.integrity_check().unwrap(), "ok");
+    let list = store.list().unwrap();
+    let Entry::Experiment(exp) = store.get(list[0].id).unwrap() else {
+        panic!("not an experiment")
+    };
+    assert_eq!(
+        exp.status,
+        ExperimentStatus::Running,
+        "never marked complete"
+    );
+    assert!(exp.runs.len() >= 3 && exp.runs.len() < 100);
+    assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
+    // The target in flight died with kurabe (parent-death signal).
+    let sleepers = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| c == b"sleep\x0031.25\x00")
+                    && alive(*pid)
+            })
+            .count()
+    };
+    assert!(wait_for(Duration::from_secs(3), || sleepers() == 0));
+    // A crash cannot run cleanup: remove the empty cgroup it left (if any).
+    for h in std::fs::read_dir("/sys/fs/cgroup")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        for e in std::fs::read_dir(h.path()).into_iter().flatten().flatten() {
+            let name = e.file_name();
+            if name
+                .to_str()
+                .is_some_and(|n| n.starts_with(&format!("kurabe-{}-", child.id())))
+            {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+    }
+}
+
+#[test]
+fn a_bad_plan_exits_2_naming_file_line_and_field() {
+    let (dir, plan) = plan_file("name = \"bad\"\nrepeat = 0\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\nidle = {}\n");
+    let out = run_plan(dir.path(), &plan, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("plan.toml:2"), "{err}");
+    assert!(err.contains("repeat"), "{err}");
+    assert!(!dir.path().join("results.db").exists() || only_experiment_count(dir.path()) == 0);
+}
+
+fn only_experiment_count(dir: &Path) -> usize {
+    Store::open(&dir.join("results.db"))
+        .and_then(|s| s.list())
+        .map_or(0, |l| l.len())
+}
