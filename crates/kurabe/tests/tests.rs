@@ -5,5 +5,6 @@ mod http;
 mod mem;
 mod run;
 mod serve;
+mod soak;
 mod util;
 mod watch;
