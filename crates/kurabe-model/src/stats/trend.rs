@@ -269,7 +269,7 @@ mod tests {
         (*seed >> 11) as f64 / (1u64 << 52) as f64 - 1.0
     }
 
-    fn series(n: usize, f: impl Fn(f64) -> f64) -> Vec<Point> {
+    fn series(n: usize, mut f: impl FnMut(f64) -> f64) -> Vec<Point> {
         (0..n)
             .map(|i| {
                 let x = i as f64 * 100.0;
