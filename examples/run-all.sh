@@ -40,7 +40,7 @@ run_plan() {
     plan=$dir/plan.toml
     [ "${KURABE_QUICK:-0}" = 1 ] && plan=$(quick_plan "$dir")
     # Plans name their files relative to the example directory.
-    (cd "$dir" && "$KURABE" run "$plan" --format markdown) > "$dir/last-run.txt"
+    (cd "$dir" && "$KURABE" run "$plan" --format md) > "$dir/last-run.txt"
     rc=$?
     rm -f "$dir/.plan.quick.toml"
     cat "$dir/last-run.txt"
