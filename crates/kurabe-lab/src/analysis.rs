@@ -243,7 +243,7 @@ name = "a"
 name = "b"
 [[workload]]
 name = "w"
-http = {{ path = "/" }}
+http = {{ path = "/", requests = 10 }}
 metrics = ["requests_per_second"]
 {extra}"#
         );

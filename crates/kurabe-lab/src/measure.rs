@@ -86,6 +86,8 @@ pub(crate) fn tree_record(s: &WatchSummary) -> serde_json::Value {
         "processes_max": s.processes_max,
         "threads_max": s.threads_max,
         "root_exited": s.root_exited,
+        // CPU and Σ PSS over time, for the report's per-run charts.
+        "series": s.series,
     })
 }
 
@@ -149,6 +151,15 @@ pub fn http(
     if let Some(ct) = &w.content_type {
         headers.push(("Content-Type".into(), ct.clone()));
     }
+    if !w.cookies.is_empty() {
+        headers.push(("Cookie".into(), w.cookies.join("; ")));
+    }
+    if let Some(auth) = &w.auth {
+        headers.push((
+            "Authorization".into(),
+            format!("Basic {}", base64(auth.as_bytes())),
+        ));
+    }
     let method = w
         .method
         .clone()
@@ -174,9 +185,9 @@ pub fn http(
         rate: w.rate,
         warmup: None,
         timeout: w.timeout.map_or(Duration::from_secs(30), |t| t.0),
-        abort_on_error: false,
-        check_length: false,
-        insecure: false,
+        abort_on_error: w.abort_on_error,
+        check_length: !w.variable_length,
+        insecure: w.insecure,
         gnuplot_file: None,
     };
     let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
@@ -235,6 +246,28 @@ pub fn http(
     }
     record["http"] = serde_json::to_value(&report).unwrap_or_default();
     Ok(Measured { metrics: m, record })
+}
+
+/// Standard base64 with padding (for `auth`, HTTP Basic).
+fn base64(input: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// The `watch` workload on an already started target (or command) tree.
@@ -450,4 +483,38 @@ fn exec_timed(
         sys_s: tv(ru.ru_stime),
         max_rss_bytes: ru.ru_maxrss.max(0) as u64 * 1024,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        for (i, o) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(i.as_bytes()), o);
+        }
+    }
+
+    #[test]
+    fn sampling_interval_stays_in_bounds() {
+        assert_eq!(
+            interval_for(Duration::from_millis(100)),
+            Duration::from_millis(20)
+        );
+        assert_eq!(
+            interval_for(Duration::from_secs(5)),
+            Duration::from_millis(100)
+        );
+        assert_eq!(
+            interval_for(Duration::from_secs(600)),
+            Duration::from_millis(250)
+        );
+    }
 }

@@ -330,9 +330,7 @@ impl Ctx<'_> {
         };
         if let Some(t) = running.as_mut() {
             // A target that died under load makes the figures meaningless.
-            if let Err(died) = t.check_alive("during the workload") {
-                return Err(died);
-            }
+            t.check_alive("during the workload")?;
         }
         let measured = match measured {
             Ok(m) => m,
@@ -544,10 +542,10 @@ mod tests {
         let five = randomized_blocks(3, 5, 42);
         let seven = randomized_blocks(3, 7, 42);
         assert_eq!(five[..], seven[..5]);
-        for r in 0..7 {
+        for (r, round) in seven.iter().enumerate() {
             assert_eq!(
-                randomized_blocks(3, r + 1, 42).pop().unwrap(),
-                seven[r],
+                &randomized_blocks(3, r + 1, 42).pop().unwrap(),
+                round,
                 "round {r}"
             );
         }

@@ -43,7 +43,7 @@ fn quickstart_example_loads() {
     assert_eq!(
         target.command,
         CommandLine::Argv(vec![
-            "kurabe".into(),
+            "{kurabe}".into(),
             "serve".into(),
             "--port".into(),
             "{port}".into()
@@ -150,7 +150,7 @@ fn bad_plans_name_file_line_field_and_fix() {
         ("[[variant]]\nname = \"a\"\n", "bad.toml:12: `variant[2].name`: duplicate variant name `a`"),
         (
             "[[variant]]\nname = \"c\"\nargs = [\"--fps\", \"{fsp}\"]\n",
-            "bad.toml:13: `variant[2].args`: unknown placeholder `{fsp}`; known: {port}",
+            "bad.toml:13: `variant[2].args`: unknown placeholder `{fsp}`; known: {kurabe}, {port}",
         ),
         (
             "[[workload]]\nname = \"w2\"\nhttp = { requests = 10 }\nidle = {}\n",
@@ -202,7 +202,7 @@ fn bad_plans_name_file_line_field_and_fix() {
         ),
         (
             "[matrix]\nport = [1, 2]\n",
-            "bad.toml:12: `matrix.port`: `port` is reserved for the port allocated per run; choose another name",
+            "bad.toml:12: `matrix.port`: `port` is reserved (`{port}` is the port allocated per run, `{kurabe}` this kurabe executable); choose another name",
         ),
         // TOML syntax: no field, just the line.
         (

@@ -257,3 +257,30 @@ pub struct MemReport {
     /// Processes whose `smaps_rollup` could not be read (another user's, without root).
     pub processes_unreadable: u32,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_are_snake_case_and_points_round_trip() {
+        assert_eq!(
+            serde_json::to_string(&CpuSource::Rusage).unwrap(),
+            "\"rusage\""
+        );
+        assert_eq!(
+            serde_json::to_string(&WatchEnd::Interrupted).unwrap(),
+            "\"interrupted\""
+        );
+        let p = WatchPoint {
+            t_s: 0.5,
+            cpu_percent: 99.5,
+            pss_bytes: 4096,
+            processes: 2,
+            ..WatchPoint::default()
+        };
+        let json = serde_json::to_string(&p).unwrap();
+        assert!(json.contains("\"pss_bytes\":4096"));
+        assert_eq!(serde_json::from_str::<WatchPoint>(&json).unwrap(), p);
+    }
+}

@@ -641,6 +641,29 @@ mod tests {
     }
 
     #[test]
+    fn permission_error_names_the_file_and_how_to_delegate() {
+        let denied = std::io::Error::from(ErrorKind::PermissionDenied);
+        let path = Path::new("/sys/fs/cgroup/cpu/user/kurabe-1-0");
+        let msg = io_err("create", path, denied, 1).to_string();
+        assert!(
+            msg.contains("cannot create /sys/fs/cgroup/cpu/user/kurabe-1-0"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("chown -R $USER /sys/fs/cgroup/cpu/user"),
+            "{msg}"
+        );
+        let denied = std::io::Error::from(ErrorKind::PermissionDenied);
+        let file = Path::new("/sys/fs/cgroup/app/kurabe-1-0/cpu.max");
+        let msg = io_err("write to", file, denied, 2).to_string();
+        assert!(
+            msg.contains("cpu.max") && msg.contains("Delegate=yes"),
+            "{msg}"
+        );
+        assert!(msg.contains("chown -R $USER /sys/fs/cgroup/app`"), "{msg}");
+    }
+
+    #[test]
     fn memory_sizes() {
         assert_eq!(parse_memory("512M").unwrap(), 512 << 20);
         assert_eq!(parse_memory("1.5G").unwrap(), 3 << 29);

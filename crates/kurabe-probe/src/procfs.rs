@@ -130,6 +130,31 @@ pub fn read_into(path: &Path, buf: &mut String) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Re-read a /proc file through an open descriptor: `pread` at offset 0 makes
+/// the kernel generate fresh content, and skips the path lookup of an open.
+/// A read shorter than the buffer is the whole file (seq_file fills the
+/// buffer), so one syscall usually suffices. Fails with ESRCH once the process
+/// has exited, even if its PID was reused.
+pub fn pread_all(f: &File, out: &mut Vec<u8>) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    out.clear();
+    let mut off = 0;
+    loop {
+        if out.capacity() - out.len() < 2048 {
+            out.reserve(8192);
+        }
+        let len = out.len();
+        out.resize(out.capacity(), 0);
+        let n = f.read_at(&mut out[len..], off)?;
+        let room = out.len() - len;
+        out.truncate(len + n);
+        if n < room {
+            return Ok(());
+        }
+        off += n as u64;
+    }
+}
+
 /// Read a whole small file into a new string.
 pub fn read(path: impl AsRef<Path>) -> std::io::Result<String> {
     std::fs::read_to_string(path)

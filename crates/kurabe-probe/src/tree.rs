@@ -2,41 +2,59 @@
 //! descendants, one [`Sample`] per call.
 //!
 //! Descendants are found by a ppid scan of `/proc/*/stat` (this kernel may
-//! lack `/proc/PID/task/*/children`, and the scan's stat reads are needed for
-//! the CPU fields anyway), united with the members of the run's cgroup when
-//! there is one (that catches processes that double-forked out of the tree).
+//! lack `/proc/PID/task/*/children`), united with the members of the run's
+//! cgroup when there is one (that catches processes that double-forked out of
+//! the tree). The scan ("discovery") runs at most every 0.5 s and skips PIDs
+//! already known to be outside the tree; in between, the known members'
+//! `stat` files are re-read through open descriptors (`pread`), which is
+//! what keeps a 10 Hz watch cheap.
 //!
 //! CPU does not lose children that exit between samples: each process counts
 //! utime+stime+cutime+cstime, so a child's whole life moves into its parent's
 //! cutime when the parent reaps it. The sampler subtracts what it had already
 //! counted for a vanished process from the growth of its nearest surviving
 //! ancestor's cutime (bounded by that growth, so children that were never
-//! waited for are not subtracted twice). With a cgroup, its CPU counter is
-//! reported too and is the better figure.
+//! waited for are not subtracted twice). A process found by a later discovery
+//! counts its whole CPU if it started after the previous discovery. With a
+//! cgroup, its CPU counter is reported too and is the better figure.
 //!
-//! PSS costs time proportional to a process's mappings (`smaps_rollup` walks
-//! them), so reads are budgeted: per sample at most `pss_budget` of one core
-//! over the interval is spent on them, stalest first; a process not re-read
-//! keeps its last value, and every new process is read once at once. The
-//! sampler measures its own CPU with the thread CPU clock.
+//! PSS costs time proportional to a process's mapped pages (`smaps_rollup`
+//! walks its page tables: milliseconds for a few hundred MB), so reads are
+//! budgeted by a token bucket: on average at most `pss_budget` of one core,
+//! stalest process first; a process not re-read keeps its last value, a new
+//! process is read at once. Because a process's PSS changes when a sibling
+//! forks or exits, every member is re-read after the membership changed (at
+//! most every 0.5 s), and no value is kept longer than 5 s: the budget is a
+//! target, staleness the hard bound. The sampler measures its own CPU with the thread
+//! CPU clock.
 //!
 //! This module never prints and never kills anything.
 
 use std::collections::{HashMap, HashSet};
+use std::fs::File;
 use std::io::ErrorKind;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use crate::cgroup::CgroupReader;
 use crate::error::{ProbeError, Result};
 use crate::procfs::{self, Rollup, Stat};
 
+/// Most time between two discovery scans of /proc for new tree members.
+const DISCOVERY_EVERY: Duration = Duration::from_millis(500);
+
+/// Most time between two forced re-reads of every PSS after the tree changed.
+const FULL_REFRESH_EVERY: Duration = Duration::from_millis(500);
+
+/// Oldest a process's PSS value may get before it is re-read regardless of budget.
+const MAX_STALE: Duration = Duration::from_secs(5);
+
 /// How a [`TreeSampler`] behaves.
 #[derive(Debug, Clone)]
 pub struct SamplerConfig {
     /// Interval the caller samples at (sets the PSS read budget per sample).
     pub interval: Duration,
-    /// Share of one core the sampler may spend reading `smaps_rollup` (0.005 = 0.5 %).
+    /// Share of one core the sampler may spend reading `smaps_rollup` on
+    /// average (0.004 = 0.4 %; new processes are read at once regardless).
     pub pss_budget: f64,
     /// Count the CPU of every tree process that started after the root did, from
     /// the first sample on (for a command kurabe just started); otherwise the
@@ -48,7 +66,7 @@ impl Default for SamplerConfig {
     fn default() -> Self {
         Self {
             interval: Duration::from_millis(500),
-            pss_budget: 0.005,
+            pss_budget: 0.004,
             count_from_root_start: false,
         }
     }
@@ -109,6 +127,7 @@ struct Smaps {
     start: u64,
     rollup: Rollup,
     read_at: u64,
+    read_when: Instant,
     unreadable: bool,
 }
 
@@ -133,13 +152,27 @@ pub struct TreeSampler {
     config: SamplerConfig,
     cgroup: Option<CgroupReader>,
     prev: HashMap<u32, Prev>,
+    /// Boot ticks at the last discovery scan: a process found later that
+    /// started after this counts its whole CPU.
     prev_boot_ticks: u64,
+    /// When the last discovery scan (readdir of /proc) ran.
+    last_discovery: Option<Instant>,
+    /// PSS read budget left, nanoseconds of CPU (a token bucket refilled each sample).
+    pss_tokens_ns: i64,
+    /// Members at the last full PSS refresh.
+    refreshed_members: Vec<u32>,
+    /// When every member's PSS was last re-read.
+    last_full_refresh: Option<Instant>,
     prev_cgroup_ns: Option<u64>,
     smaps: HashMap<u32, Smaps>,
     hz: f64,
     page: u64,
-    buf: String,
+    buf: Vec<u8>,
     cost: Cost,
+    /// Open `/proc/PID/stat` of tree members, re-read with pread.
+    stat_fds: HashMap<u32, File>,
+    /// Open `/proc/PID/smaps_rollup` of tree members.
+    smaps_fds: HashMap<u32, File>,
     /// PIDs seen at the last scan that are not in the tree. A process never
     /// joins a tree it is not in (ppid only changes to a reaper outside it),
     /// and a PID listed in two consecutive scans is the same process, so
@@ -176,11 +209,17 @@ impl TreeSampler {
             cgroup,
             prev: HashMap::new(),
             prev_boot_ticks: 0,
+            last_discovery: None,
+            pss_tokens_ns: 0,
+            refreshed_members: Vec::new(),
+            last_full_refresh: None,
             prev_cgroup_ns,
             smaps: HashMap::new(),
             hz: procfs::clock_ticks() as f64,
             page: procfs::page_size(),
-            buf: String::with_capacity(4096),
+            buf: Vec::with_capacity(8192),
+            stat_fds: HashMap::new(),
+            smaps_fds: HashMap::new(),
             cost: Cost::default(),
             outsiders: HashSet::new(),
         })
@@ -211,7 +250,12 @@ impl TreeSampler {
             .as_ref()
             .map(CgroupReader::pids)
             .unwrap_or_default();
-        let stats = self.scan(&in_cgroup);
+        // Discovery (readdir of /proc, a fifth of the cost at 10 Hz) runs at
+        // most every DISCOVERY_EVERY; in between the known members are re-read.
+        let discover = self
+            .last_discovery
+            .is_none_or(|t| t.elapsed() + self.config.interval / 2 >= DISCOVERY_EVERY);
+        let stats = self.scan(&in_cgroup, discover);
         let root_stat = stats
             .get(&self.root)
             .filter(|s| s.starttime == self.root_start);
@@ -220,6 +264,10 @@ impl TreeSampler {
         }
         let root_alive = root_stat.is_some_and(|s| s.state != b'Z' && s.state != b'X');
         let members = self.members(&stats, &in_cgroup);
+        self.stat_fds
+            .retain(|p, _| members.binary_search(p).is_ok());
+        self.smaps_fds
+            .retain(|p, _| members.binary_search(p).is_ok());
         self.outsiders = stats
             .keys()
             .copied()
@@ -247,7 +295,11 @@ impl TreeSampler {
             }
         }
         self.memory(&stats, &members, &mut sample);
-        if root_alive {
+        // VmHWM only grows: once a second is enough (status is a costly file).
+        let hwm_every = (1.0 / self.config.interval.as_secs_f64().max(1e-3))
+            .round()
+            .max(1.0) as u64;
+        if root_alive && self.cost.samples % hwm_every == 0 {
             sample.root_hwm_bytes = procfs::read(format!("/proc/{}/status", self.root))
                 .ok()
                 .and_then(|t| procfs::field_kb_bytes(&t, "VmHWM"));
@@ -266,7 +318,10 @@ impl TreeSampler {
                 (s.pid, p)
             })
             .collect();
-        self.prev_boot_ticks = boot_now;
+        if discover {
+            self.prev_boot_ticks = boot_now;
+            self.last_discovery = Some(Instant::now());
+        }
         sample.pids = members;
         sample.at = Some(Instant::now());
         self.cost.samples += 1;
@@ -277,24 +332,34 @@ impl TreeSampler {
 
     /// stat of every process that may be in the tree (the ppid scan); known
     /// outsiders that are still listed are skipped (see `outsiders`).
-    fn scan(&mut self, in_cgroup: &[u32]) -> HashMap<u32, Stat> {
+    fn scan(&mut self, in_cgroup: &[u32], discover: bool) -> HashMap<u32, Stat> {
         let mut out = HashMap::with_capacity(64);
-        let Ok(pids) = procfs::pids() else {
-            return out;
+        let pids = if discover {
+            let Ok(pids) = procfs::pids() else {
+                return out;
+            };
+            let listed: HashSet<u32> = pids.iter().copied().collect();
+            self.outsiders.retain(|p| listed.contains(p));
+            pids
+        } else {
+            let mut known: Vec<u32> = self.prev.keys().copied().collect();
+            known.push(self.root);
+            known.extend_from_slice(in_cgroup);
+            known.sort_unstable();
+            known.dedup();
+            known
         };
-        let listed: HashSet<u32> = pids.iter().copied().collect();
-        self.outsiders.retain(|p| listed.contains(p));
-        let mut path = PathBuf::with_capacity(32);
         for pid in pids {
             if self.outsiders.contains(&pid) && in_cgroup.binary_search(&pid).is_err() {
                 continue;
             }
-            path.clear();
-            path.push(format!("/proc/{pid}/stat"));
-            if procfs::read_into(&path, &mut self.buf).is_err() {
+            if read_cached(&mut self.stat_fds, pid, "stat", &mut self.buf).is_err() {
                 continue;
             }
-            if let Some(s) = procfs::parse_stat(&self.buf) {
+            if let Some(s) = std::str::from_utf8(&self.buf)
+                .ok()
+                .and_then(procfs::parse_stat)
+            {
                 out.insert(pid, s);
             }
         }
@@ -356,7 +421,24 @@ impl TreeSampler {
         self.smaps
             .retain(|pid, m| stats.get(pid).is_some_and(|s| s.starttime == m.start));
         let n = self.cost.samples;
-        let budget_ns = (self.config.interval.as_nanos() as f64 * self.config.pss_budget) as u64;
+        let budget_ns = (self.config.interval.as_nanos() as f64 * self.config.pss_budget) as i64;
+        // Token bucket: an expensive read (a big process) is paid back by
+        // skipping later samples, so the average stays within the budget.
+        self.pss_tokens_ns = (self.pss_tokens_ns + budget_ns).min(budget_ns.saturating_mul(4));
+        // A PSS value goes stale without its process doing anything: when a
+        // sibling forks or exits, the share of every shared page changes. So
+        // after the tree's membership changed (at most every FULL_REFRESH_EVERY)
+        // every process is re-read, and none keeps a value older than MAX_STALE,
+        // whatever the budget says.
+        let now = Instant::now();
+        let force_all = members != self.refreshed_members.as_slice()
+            && self
+                .last_full_refresh
+                .is_none_or(|t| now.duration_since(t) >= FULL_REFRESH_EVERY);
+        if force_all {
+            self.refreshed_members = members.to_vec();
+            self.last_full_refresh = Some(now);
+        }
         // Never-read first, then stalest first.
         let mut order: Vec<(u64, u32)> = members
             .iter()
@@ -364,26 +446,29 @@ impl TreeSampler {
             .map(|pid| (self.smaps.get(pid).map_or(0, |m| m.read_at + 1), *pid))
             .collect();
         order.sort_unstable();
-        let t0 = procfs::thread_cpu_ns();
-        for (i, (key, pid)) in order.iter().enumerate() {
-            let spent = procfs::thread_cpu_ns().saturating_sub(t0);
+        for (key, pid) in &order {
             let known = *key > 0;
-            if known && i > 0 && spent > budget_ns {
+            let too_old = self
+                .smaps
+                .get(pid)
+                .is_some_and(|m| now.duration_since(m.read_when) >= MAX_STALE);
+            if known && !force_all && !too_old && self.pss_tokens_ns <= 0 {
                 sample.pss_stale += 1;
                 self.cost.pss_deferred += 1;
                 continue;
             }
+            let t0 = procfs::thread_cpu_ns();
             let start = stats[pid].starttime;
-            let path = PathBuf::from(format!("/proc/{pid}/smaps_rollup"));
-            match procfs::read_into(&path, &mut self.buf) {
+            match read_cached(&mut self.smaps_fds, *pid, "smaps_rollup", &mut self.buf) {
                 Ok(()) => {
-                    let rollup = procfs::parse_rollup(&self.buf);
+                    let rollup = procfs::parse_rollup(&String::from_utf8_lossy(&self.buf));
                     self.smaps.insert(
                         *pid,
                         Smaps {
                             start,
                             rollup,
                             read_at: n,
+                            read_when: now,
                             unreadable: false,
                         },
                     );
@@ -395,12 +480,14 @@ impl TreeSampler {
                             start,
                             rollup: Rollup::default(),
                             read_at: n,
+                            read_when: now,
                             unreadable: true,
                         },
                     );
                 }
                 Err(_) => {} // exited meanwhile
             }
+            self.pss_tokens_ns -= procfs::thread_cpu_ns().saturating_sub(t0) as i64;
         }
         for pid in members {
             let Some(s) = stats.get(pid) else { continue };
@@ -429,6 +516,27 @@ impl TreeSampler {
             }
         }
     }
+}
+
+/// Read `/proc/PID/<name>` into `buf` through the descriptor cached in
+/// `cache`, opening (and caching) it on first use or after the cached one
+/// failed (process gone; a reused PID then opens the new process's file).
+fn read_cached(
+    cache: &mut HashMap<u32, File>,
+    pid: u32,
+    name: &str,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    if let Some(f) = cache.get(&pid) {
+        if procfs::pread_all(f, buf).is_ok() {
+            return Ok(());
+        }
+        cache.remove(&pid);
+    }
+    let f = File::open(format!("/proc/{pid}/{name}"))?;
+    procfs::pread_all(&f, buf)?;
+    cache.insert(pid, f);
+    Ok(())
 }
 
 /// CPU ticks used between two scans of a tree.

@@ -44,6 +44,10 @@ enum Command {
     System(cmd::system::Args),
     /// Run an experiment plan: variants × workloads × rounds, interleaved, stored, with verdicts.
     Run(Box<cmd::run::Args>),
+    /// History in the results store: list, show, compare, export, import, rm.
+    Results(cmd::results::Args),
+    /// One experiment as a table, Markdown, JSON, CSV or HTML with charts.
+    Report(cmd::report::Args),
 }
 
 fn main() -> ExitCode {
@@ -59,6 +63,8 @@ fn main() -> ExitCode {
         Command::Mem(args) => cmd::mem::run(args),
         Command::System(args) => cmd::system::run(args),
         Command::Run(args) => cmd::run::run(*args),
+        Command::Results(args) => cmd::results::run(args),
+        Command::Report(args) => cmd::report::run(args),
     };
     match result {
         Ok(code) => code,

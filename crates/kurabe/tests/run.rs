@@ -158,32 +158,40 @@ stat = "max"
     ));
     let out = run_plan(dir.path(), &plan, &["--format", "json"]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // stdout is the report model as JSON.
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["status"], "complete");
-    let rows = doc["rows"].as_array().unwrap();
-    let slow_rps = rows
-        .iter()
-        .find(|r| r["variant"] == "slow" && r["metric"] == "requests_per_second")
-        .unwrap();
-    // 3 ms of CPU per request vs none: slower by far more than noise.
-    assert_eq!(
-        slow_rps["comparison"]["verdict"]["kind"], "worse",
-        "{slow_rps}"
-    );
-    let slow_cpu = rows
-        .iter()
-        .find(|r| r["variant"] == "slow" && r["metric"] == "cpu_ms_per_request")
-        .unwrap();
-    let cpu = slow_cpu["summary"]["median"].as_f64().unwrap();
-    assert!(
-        cpu > 2.0 && cpu < 20.0,
-        "server CPU per request {cpu} ms, expected ≈3"
-    );
-    assert!(doc["checks"]
+    let metric = |name: &str| {
+        doc["workloads"][0]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {doc}"))
+            .clone()
+    };
+    let rps = metric("requests_per_second");
+    let slow = rps["versus_baseline"]
         .as_array()
         .unwrap()
         .iter()
-        .all(|c| c["passed"] == true));
+        .find(|v| v["variant"] == "slow")
+        .unwrap();
+    // 3 ms of CPU per request vs none: slower by far more than noise.
+    assert_eq!(slow["comparison"]["verdict"]["kind"], "worse", "{slow}");
+    let cpu = metric("cpu_ms_per_request");
+    let slow_cpu = cpu["variants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["variant"] == "slow")
+        .unwrap();
+    let ms = slow_cpu["summary"]["median"].as_f64().unwrap();
+    assert!(
+        ms > 2.0 && ms < 20.0,
+        "server CPU per request {ms} ms, expected ≈3"
+    );
+    assert!(!stderr(&out).contains("check failed"), "{}", stderr(&out));
     // Progress went to stderr.
     assert!(stderr(&out).contains("[6/6]"), "{}", stderr(&out));
 }
@@ -481,4 +489,37 @@ fn only_experiment_count(dir: &Path) -> usize {
     Store::open(&dir.join("results.db"))
         .and_then(|s| s.list())
         .map_or(0, |l| l.len())
+}
+
+#[test]
+fn until_confident_adds_rounds_within_the_time_budget() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "until confident"
+repeat = 3
+noise_band = 0.0001
+[[variant]]
+name = "a"
+[[variant]]
+name = "b"
+[[workload]]
+name = "true"
+command = { command = ["true"] }
+metrics = ["wall_time_s"]
+"#,
+    );
+    let t0 = Instant::now();
+    let out = run_plan(
+        dir.path(),
+        &plan,
+        &["--until-confident", "--max-time", "2s"],
+    );
+    let took = t0.elapsed();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A ±0.01 % band on the wall time of `true` cannot settle: rounds are
+    // added until the budget would be exceeded, and no further.
+    assert!(stderr(&out).contains("adding round 4"), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    assert!(exp.runs.len() > 6, "{} runs", exp.runs.len());
+    assert!(took < Duration::from_secs(8), "took {took:?}");
 }

@@ -3,6 +3,7 @@
 
 mod http;
 mod mem;
+mod results;
 mod run;
 mod serve;
 mod soak;

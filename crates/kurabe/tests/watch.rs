@@ -290,12 +290,12 @@ fn forking_shell_loses_no_cpu() {
     }
 }
 
-/// A perl parent that writes 50 MiB, forks 4 workers sharing it copy-on-write,
+/// A perl parent that writes 100 MiB, forks 4 workers sharing it copy-on-write,
 /// writes all five PIDs to `ARGV[0]` and sleeps until killed. (perl, not
 /// python: smem is a python program, and its own mappings of the python
 /// binary would shift the tree's share of it while it measures.)
 const SHARED_WORKERS: &str = r#"
-my $data = "x" x (50 << 20);
+my $data = "x" x (100 << 20);
 my @pids;
 for (1 .. 4) {
     my $pid = fork();
@@ -316,16 +316,7 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
     std::fs::write(&script, SHARED_WORKERS).unwrap();
     let ready = dir.path().join("ready");
     let child = kurabe()
-        .args([
-            "watch",
-            "--format",
-            "json",
-            "--interval",
-            "0.25",
-            "--duration",
-            "5",
-            "--",
-        ])
+        .args(["watch", "--format", "json", "--duration", "5", "--"])
         .arg("/usr/bin/perl")
         .arg(&script)
         .arg(&ready)
@@ -334,10 +325,12 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
         .spawn()
         .unwrap();
     let kpid = child.id();
+    let spawned = Instant::now();
     assert!(
         wait_for(Duration::from_secs(20), || ready.exists()),
         "workers never got ready"
     );
+    let ready_at = Instant::now();
     let smem = Command::new("smem")
         .args(["-t", "-c", "pid pss", "-P"])
         .arg(format!("^/usr/bin/perl {}", script.display()))
@@ -358,25 +351,36 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
         String::from_utf8_lossy(&out.stderr)
     );
     let r = parse_report(&out.stdout);
-    // The steady state: the last sample that saw all five processes.
-    let p = r
+    // Every sample from 1.5 s after the workers were ready (time for a
+    // discovery scan and a full PSS refresh) must agree with smem: stale PSS
+    // values from before the fork would make the sum too high.
+    let settle = ready_at.duration_since(spawned).as_secs_f64() + 1.5;
+    let steady: Vec<_> = r
         .series
         .iter()
-        .rev()
-        .find(|p| p.processes == 5)
-        .expect("a sample with all five processes");
-    let diff = (p.pss_bytes as f64 - smem_pss as f64).abs() / smem_pss as f64;
+        .filter(|p| p.processes == 5 && p.t_s >= settle)
+        .collect();
     assert!(
-        diff <= 0.02,
-        "Σ PSS kurabe {} vs smem {} ({:.2} %)",
-        p.pss_bytes,
-        smem_pss,
-        diff * 100.0
+        !steady.is_empty(),
+        "no steady sample after {settle:.1} s: {:?}",
+        r.series
     );
+    for p in &steady {
+        let diff = (p.pss_bytes as f64 - smem_pss as f64).abs() / smem_pss as f64;
+        assert!(
+            diff <= 0.02,
+            "Σ PSS kurabe {} at {:.2} s vs smem {} ({:.2} %)",
+            p.pss_bytes,
+            p.t_s,
+            smem_pss,
+            diff * 100.0
+        );
+    }
+    let p = steady.last().unwrap();
     assert!(r.rss_overcounts);
     assert!(
         p.rss_bytes > 2 * p.pss_bytes,
-        "5 processes share 50 MiB: Σ RSS {} Σ PSS {}",
+        "5 processes share 100 MiB: Σ RSS {} Σ PSS {}",
         p.rss_bytes,
         p.pss_bytes
     );
@@ -640,6 +644,57 @@ fn ctrl_c_kills_the_tree_and_removes_the_cgroup() {
         "sleep survived"
     );
     assert!(leftover_cgroups(kpid).is_empty());
+}
+
+#[test]
+fn memory_limit_and_cpuset_apply_to_the_command() {
+    let out = kurabe()
+        .args([
+            "watch",
+            "--format",
+            "json",
+            "--interval",
+            "0.1",
+            "--memory",
+            "64M",
+            "--",
+        ])
+        .args([
+            "perl",
+            "-e",
+            "$x = 'x' x (200 << 20); print \"survived\\n\"",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = parse_report(&out.stdout);
+    assert_eq!(
+        r.exit.unwrap().signal,
+        Some(libc::SIGKILL),
+        "the OOM killer stopped it"
+    );
+    assert_eq!(r.limits.unwrap().memory_bytes, Some(64 << 20));
+    if let Some(peak) = r.cgroup_memory_peak_bytes {
+        assert!(peak <= 64 << 20, "cgroup peak {peak}");
+    }
+    let out = kurabe()
+        .args(["watch", "--format", "json", "--cpuset", "0", "--"])
+        .args(["grep", "Cpus_allowed_list", "/proc/self/status"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = parse_report(&out.stdout); // the command's stdout went to stderr
+    assert_eq!(r.exit.unwrap().code, Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Cpus_allowed_list:\t0\n"), "{err}");
 }
 
 #[test]

@@ -3,6 +3,8 @@
 pub mod demo;
 pub mod http;
 pub mod mem;
+pub mod report;
+pub mod results;
 pub mod run;
 pub mod serve;
 pub mod system;

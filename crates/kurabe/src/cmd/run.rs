@@ -12,29 +12,19 @@
 //! reports; this only has to answer "which is better" at the end of a run.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use kurabe_lab::analysis::{Analysis, CheckResult};
+use kurabe_lab::analysis::CheckResult;
 use kurabe_lab::{Event, Outcome, RunOptions};
-use kurabe_model::stats::{Unit, Verdict};
-use kurabe_store::{ExperimentStatus, RunStatus, Store};
+use kurabe_model::stats::Unit;
+use kurabe_store::{Entry, EntryId, ExperimentStatus, RunStatus, Store};
 
-use super::http::parse_duration;
-use super::watch::write_output;
-
-/// Output format of the final table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// A plain-text table.
-    Text,
-    /// A Markdown table, ready to paste into an issue.
-    Md,
-    /// JSON: every row with its summary and comparison, and the checks.
-    Json,
-}
+use super::http::{parse_duration, write_atomically};
+use super::report::{colour_stdout, Format};
 
 /// Arguments of `kurabe run`.
 #[derive(Debug, clap::Args)]
@@ -56,10 +46,10 @@ pub struct Args {
     /// Time budget of --until-confident for the whole experiment ("10m", "90s").
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m", requires = "until_confident")]
     pub max_time: Duration,
-    /// Format of the final table.
+    /// Format of the final report (html: a self-contained page with charts; use -o).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// Write the final table to this file instead of stdout.
+    /// Write the final report to this file (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// No progress lines on stderr.
@@ -69,10 +59,8 @@ pub struct Args {
 
 /// Run `kurabe run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let plan = kurabe_lab::load_plan(&args.plan)?;
+    let (plan, plan_text) = kurabe_lab::load_plan_with_text(&args.plan)?;
     kurabe_lab::check_supported(&plan)?;
-    let plan_text = std::fs::read_to_string(&args.plan)
-        .with_context(|| format!("cannot read {}", args.plan.display()))?;
     let mut store = match &args.store {
         Some(p) => Store::open(p),
         None => Store::open_default(),
@@ -95,12 +83,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let outcome = kurabe_lab::run_experiment(&plan, &mut store, &opts, &stop, &mut progress)?;
-    let body = match args.format {
-        Format::Text => render_text(&outcome, false),
-        Format::Md => render_text(&outcome, true),
-        Format::Json => render_json(&outcome)?,
-    };
-    write_output(args.output.as_deref(), &body)?;
+    let colour = args.output.is_none() && colour_stdout();
+    let body = render(&store, &outcome, args.format, colour)?;
+    match &args.output {
+        Some(path) => {
+            write_atomically(path, &body)?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => std::io::stdout().lock().write_all(&body)?,
+    }
     for c in outcome.checks.iter().filter(|c| !c.passed) {
         eprintln!("kurabe: check failed: {}", c.description);
     }
@@ -182,124 +173,6 @@ fn fmt_value(v: f64, unit: Unit) -> String {
     }
 }
 
-fn verdict_text(v: &Verdict) -> String {
-    match v {
-        Verdict::NoInterval { .. } => "no interval (fewer than 3 runs)".into(),
-        other => other.to_string(),
-    }
-}
-
-/// Rows as table cells: workload, metric, variant, n, geo mean, ratio, interval, verdict.
-fn cells(a: &Analysis) -> Vec<[String; 8]> {
-    a.rows
-        .iter()
-        .map(|r| {
-            let n = r.samples.len().to_string();
-            let gm = r
-                .summary
-                .as_ref()
-                .and_then(|s| s.geometric_mean.or(Some(s.median)))
-                .map_or("-".into(), |g| fmt_value(g, r.metric.unit));
-            let (ratio, interval, verdict) = match (&r.comparison, r.variant == a.baseline) {
-                (_, true) => ("baseline".into(), String::new(), String::new()),
-                (None, _) => ("-".into(), String::new(), "no data".into()),
-                (Some(c), _) => (
-                    c.ratio.map_or("-".into(), |x| format!("{x:.3}×")),
-                    match (c.ratio_low, c.ratio_high) {
-                        (Some(l), Some(h)) => format!("[{l:.3}, {h:.3}]"),
-                        _ => String::new(),
-                    },
-                    verdict_text(&c.verdict),
-                ),
-            };
-            [
-                r.workload.clone(),
-                r.metric.name.clone(),
-                r.variant.clone(),
-                n,
-                gm,
-                ratio,
-                interval,
-                verdict,
-            ]
-        })
-        .collect()
-}
-
-const HEADER: [&str; 8] = [
-    "workload",
-    "metric",
-    "variant",
-    "n",
-    "geo mean",
-    "vs baseline",
-    "95% interval",
-    "verdict",
-];
-
-fn render_text(o: &Outcome, markdown: bool) -> String {
-    let mut out = String::new();
-    let failed = o
-        .runs
-        .iter()
-        .filter(|r| r.status == RunStatus::Failed)
-        .count();
-    let _ = writeln!(
-        out,
-        "{}experiment {} ({}), seed {}, {} runs ({} failed), baseline {}\n",
-        if markdown { "**" } else { "" },
-        o.experiment,
-        o.status,
-        o.seed,
-        o.runs.len(),
-        failed,
-        o.analysis.baseline,
-    );
-    let rows = cells(&o.analysis);
-    if markdown {
-        let _ = writeln!(out, "| {} |", HEADER.join(" | "));
-        let _ = writeln!(out, "|{}", "---|".repeat(HEADER.len()));
-        for r in &rows {
-            let esc: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
-            let _ = writeln!(out, "| {} |", esc.join(" | "));
-        }
-    } else {
-        let mut w = HEADER.map(|h| h.chars().count());
-        for r in &rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
-            }
-        }
-        let line = |cells: &[String]| {
-            let mut s = String::new();
-            for (i, c) in cells.iter().enumerate() {
-                let pad = w[i] - c.chars().count();
-                // Numbers right-aligned, words left-aligned.
-                if (3..=4).contains(&i) {
-                    s.push_str(&" ".repeat(pad));
-                    s.push_str(c);
-                } else {
-                    s.push_str(c);
-                    s.push_str(&" ".repeat(pad));
-                }
-                s.push_str("  ");
-            }
-            s.trim_end().to_owned()
-        };
-        let _ = writeln!(out, "{}", line(&HEADER.map(String::from)));
-        for r in &rows {
-            let _ = writeln!(out, "{}", line(r));
-        }
-    }
-    if !o.checks.is_empty() {
-        let _ = writeln!(out, "\nchecks:");
-        for c in &o.checks {
-            let _ = writeln!(out, "  {} {}", check_mark(c), c.description);
-        }
-    }
-    out
-}
-
 fn check_mark(c: &CheckResult) -> &'static str {
     if c.passed {
         "PASS"
@@ -308,40 +181,30 @@ fn check_mark(c: &CheckResult) -> &'static str {
     }
 }
 
-fn render_json(o: &Outcome) -> anyhow::Result<String> {
-    let rows: Vec<serde_json::Value> = o
-        .analysis
-        .rows
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "workload": r.workload,
-                "metric": r.metric.name,
-                "unit": r.metric.unit,
-                "variant": r.variant,
-                "samples": r.samples,
-                "summary": r.summary,
-                "comparison": r.comparison,
-            })
-        })
-        .collect();
-    let checks: Vec<serde_json::Value> = o
-        .checks
-        .iter()
-        .map(|c| serde_json::json!({"description": c.description, "passed": c.passed}))
-        .collect();
-    let doc = serde_json::json!({
-        "schema_version": kurabe_model::SCHEMA_VERSION,
-        "experiment_id": o.experiment.0,
-        "status": o.status,
-        "seed": o.seed,
-        "baseline": o.analysis.baseline,
-        "runs": o.runs.len(),
-        "failed_runs": o.runs.iter().filter(|r| r.status == RunStatus::Failed).count(),
-        "rows": rows,
-        "checks": checks,
-    });
-    Ok(serde_json::to_string_pretty(&doc)? + "\n")
+/// The stored experiment rendered by `kurabe-report`, plus the check
+/// results under a text or Markdown table (JSON stays the report model).
+fn render(store: &Store, o: &Outcome, format: Format, colour: bool) -> anyhow::Result<Vec<u8>> {
+    let Entry::Experiment(exp) = store.get(EntryId::Experiment(o.experiment))? else {
+        anyhow::bail!("experiment {} vanished from the store", o.experiment);
+    };
+    let report = kurabe_report::experiment_report(&exp);
+    let kind = match format {
+        Format::Text => kurabe_report::Format::Text,
+        Format::Md => kurabe_report::Format::Markdown,
+        Format::Json => kurabe_report::Format::Json,
+        Format::Csv => kurabe_report::Format::Csv,
+        Format::Html => kurabe_report::Format::Html,
+    };
+    let mut out = Vec::new();
+    kurabe_report::renderer(kind, colour).render(&report, &mut out)?;
+    if matches!(format, Format::Text | Format::Md) && !o.checks.is_empty() {
+        let mut s = String::from("\nchecks:\n");
+        for c in &o.checks {
+            let _ = writeln!(s, "  {} {}", check_mark(c), c.description);
+        }
+        out.extend_from_slice(s.as_bytes());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -10,8 +10,9 @@
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -70,7 +71,7 @@ pub struct Args {
     #[arg(long, hide = true)]
     pub no_cgroup: bool,
     /// Share of one core the sampler may spend reading smaps_rollup (PSS).
-    #[arg(long, hide = true, default_value_t = 0.005)]
+    #[arg(long, hide = true, default_value_t = 0.004)]
     pub pss_budget: f64,
     /// The command to start and watch (after `--`).
     #[arg(last = true, value_name = "CMD")]
@@ -123,6 +124,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             let mut c = Command::new(&cmd[0]);
             c.args(&cmd[1..]);
+            if args.format != Format::Text && args.output.is_none() {
+                // stdout carries the report: the command's output goes to stderr.
+                let err = std::io::stderr().as_fd().try_clone_to_owned()?;
+                c.stdout(Stdio::from(err));
+            }
             let s = launch::spawn(&mut c, cgroup.as_ref())
                 .with_context(|| format!("cannot start '{}'", cmd[0]))?;
             config.count_from_root_start = true;

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# bench/aa-calibration.sh — how often does `kurabe run` call an A/A experiment
+# "within noise"? And does it find a real 10 % difference, the right way round?
+#
+# A/A: EXPERIMENTS (20) experiments of REPEAT (5) rounds, each comparing two
+# variants that are the same `kurabe serve --work-us WORK` (100) under a
+# CPU-bound load (concurrency 1, keep-alive, DURATION (1s) per run after a
+# short warm-up). Prints per experiment the ratio, interval and verdict of
+# requests_per_second and cpu_ms_per_request, then the rate of "within noise",
+# "inconclusive" and false "better/worse" verdicts.
+#
+# Then DIFF_EXPERIMENTS (3) experiments of --work-us 100 vs 110 (10 % more CPU
+# per request): the verdict must be "worse" with a ratio below 1 for req/s and
+# above 1 for CPU ms/request.
+#
+# Env: KURABE (binary; default builds target/release/kurabe), EXPERIMENTS,
+# REPEAT, DURATION, WORK, NOISE_BAND (plan noise band, default 0.02),
+# DIFF_EXPERIMENTS. Loopback only; every target is started and stopped by kurabe.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+EXPERIMENTS=${EXPERIMENTS:-20}
+REPEAT=${REPEAT:-5}
+DURATION=${DURATION:-1s}
+WORK=${WORK:-100}
+NOISE_BAND=${NOISE_BAND:-0.02}
+DIFF_EXPERIMENTS=${DIFF_EXPERIMENTS:-3}
+
+if [ -z "${KURABE:-}" ]; then
+  echo "bench: cargo build --release -p kurabe" >&2
+  cargo build --release -q -p kurabe
+  KURABE="${CARGO_TARGET_DIR:-target}/release/kurabe"
+fi
+command -v python3 >/dev/null || { echo "bench: needs python3" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+plan() { # name a_args b_args
+  cat > "$tmp/plan.toml" <<TOML
+name = "$1"
+repeat = $REPEAT
+warmup = "300ms"
+noise_band = $NOISE_BAND
+[target]
+command = ["{kurabe}", "serve", "--port", "{port}"]
+ready = "http://127.0.0.1:{port}/"
+[[variant]]
+name = "A"
+args = [$2]
+[[variant]]
+name = "B"
+args = [$3]
+[[workload]]
+name = "GET /"
+http = { path = "/", duration = "$DURATION", concurrency = 1, keep_alive = true }
+metrics = ["requests_per_second", "cpu_ms_per_request"]
+TOML
+}
+
+summarise() { # files...
+  python3 - "$@" <<'PY'
+import json, sys
+rows = {}
+for f in sys.argv[1:]:
+    d = json.load(open(f))
+    for r in d["rows"]:
+        if r["variant"] != "B" or not r["comparison"]:
+            continue
+        c = r["comparison"]
+        v = c["verdict"]["kind"]
+        rows.setdefault(r["metric"], []).append(v)
+        lo, hi = c.get("ratio_low"), c.get("ratio_high")
+        iv = f"[{lo:.4f}, {hi:.4f}]" if lo else "-"
+        print(f"  {f.split('/')[-1]:<12} {r['metric']:<22} ratio {c['ratio']:.4f} {iv:<20} {v}")
+for m, vs in rows.items():
+    n = len(vs)
+    cnt = lambda k: sum(1 for v in vs if v == k)
+    print(f"{m}: n={n} within_noise={cnt('within_noise')}/{n} ({100*cnt('within_noise')/n:.0f} %)"
+          f" inconclusive={cnt('inconclusive')} better={cnt('better')} worse={cnt('worse')}")
+PY
+}
+
+echo "== A/A: $EXPERIMENTS experiments × $REPEAT rounds, work ${WORK} µs both, noise band $NOISE_BAND"
+plan "A/A calibration" "\"--work-us\", \"$WORK\"" "\"--work-us\", \"$WORK\""
+for i in $(seq 1 "$EXPERIMENTS"); do
+  "$KURABE" run "$tmp/plan.toml" --store "$tmp/results.db" --format json -q -o "$tmp/aa-$i.json"
+done
+summarise "$tmp"/aa-*.json
+
+echo "== A/B: $DIFF_EXPERIMENTS experiments, work 100 µs (A) vs 110 µs (B)"
+plan "10 % more work" '"--work-us", "100"' '"--work-us", "110"'
+for i in $(seq 1 "$DIFF_EXPERIMENTS"); do
+  "$KURABE" run "$tmp/plan.toml" --store "$tmp/results.db" --format json -q -o "$tmp/ab-$i.json"
+done
+summarise "$tmp"/ab-*.json

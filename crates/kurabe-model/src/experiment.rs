@@ -1,0 +1,232 @@
+//! The report of one experiment, and the side-by-side comparison of two
+//! stored entries: what `kurabe report` and `kurabe results` render.
+//!
+//! Plain data with a versioned, snake_case JSON form (units in field names,
+//! `schema/experiment-report.schema.json`). Building it from stored runs is
+//! `kurabe-report`'s job; rendering it too. This module must not compute or
+//! print anything.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{Comparison, Direction, Summary, Unit};
+
+/// The whole answer of one experiment: per workload, per metric, per variant
+/// the summary and, against the baseline, the ratio, interval and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ExperimentReport {
+    /// [`crate::SCHEMA_VERSION`] at writing.
+    pub schema_version: u32,
+    /// Store id (`e12`).
+    pub id: String,
+    /// Plan name.
+    pub name: String,
+    /// `running`, `complete`, `interrupted` or `failed`.
+    pub status: String,
+    /// Start, RFC 3339 UTC.
+    pub started_at: String,
+    /// End, RFC 3339 UTC; absent while running or after a crash.
+    pub finished_at: Option<String>,
+    /// kurabe version that ran it.
+    pub tool_version: String,
+    /// The machine it ran on, if recorded.
+    pub host: Option<ReportHost>,
+    /// Baseline variant every other variant is compared against.
+    pub baseline: Option<String>,
+    /// Variants in plan order (baseline first if the plan names none).
+    pub variants: Vec<String>,
+    /// Runs recorded, failed ones included.
+    pub runs_total: u64,
+    /// Runs that failed.
+    pub runs_failed: u64,
+    /// One section per workload, in plan order.
+    pub workloads: Vec<WorkloadReport>,
+    /// Every failed run with the tail of its error output.
+    pub failures: Vec<FailedRun>,
+    /// The plan file's text, verbatim.
+    pub plan_text: String,
+}
+
+/// Machine facts shown in a report's header.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ReportHost {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model.
+    pub cpu_model: String,
+    /// Logical CPUs.
+    pub cores: u32,
+    /// Physical memory.
+    pub memory_bytes: u64,
+    /// Kernel release.
+    pub kernel: String,
+    /// Machine architecture.
+    pub arch: String,
+}
+
+/// One workload's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct WorkloadReport {
+    /// Workload name.
+    pub name: String,
+    /// Variants with runs in this workload, in plan order.
+    pub variants: Vec<String>,
+    /// Metric names shown in the compact table (a few, most telling first).
+    pub headline: Vec<String>,
+    /// Every metric the runs recorded.
+    pub metrics: Vec<MetricReport>,
+    /// Time series of CPU and memory per run, where the run recorded one.
+    pub series: Vec<RunSeries>,
+}
+
+/// One metric of one workload across variants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct MetricReport {
+    /// Catalogue name (`requests_per_second`).
+    pub name: String,
+    /// Unit of every value.
+    pub unit: Unit,
+    /// Which way is better; absent for a metric kurabe does not know.
+    pub direction: Option<Direction>,
+    /// One-line description (empty for unknown metrics).
+    pub description: String,
+    /// Summary per variant, in variant order.
+    pub variants: Vec<VariantMetric>,
+    /// Each non-baseline variant against the baseline.
+    pub versus_baseline: Vec<VersusBaseline>,
+}
+
+/// One variant's samples of one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct VariantMetric {
+    /// Variant name.
+    pub variant: String,
+    /// Values of the successful runs, in round order.
+    pub samples: Vec<f64>,
+    /// Their summary; absent without samples.
+    pub summary: Option<Summary>,
+}
+
+/// A candidate variant against the baseline on one metric.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct VersusBaseline {
+    /// The candidate variant.
+    pub variant: String,
+    /// The baseline variant.
+    pub baseline: String,
+    /// Ratio of geometric means, interval, verdict.
+    pub comparison: Comparison,
+    /// Whether the change is good, bad or neither, for colouring.
+    pub tone: Tone,
+    /// The answer in words: `1.18× [1.16, 1.20] faster`.
+    pub phrase: String,
+}
+
+/// Whether a difference is good news.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tone {
+    /// Better beyond the noise band.
+    Good,
+    /// Worse beyond the noise band.
+    Bad,
+    /// Within noise, inconclusive or unknown.
+    Neutral,
+}
+
+/// A run that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct FailedRun {
+    /// Variant name.
+    pub variant: String,
+    /// Workload name.
+    pub workload: String,
+    /// Round number, 0-based.
+    pub round: u32,
+    /// Last lines of the target's stderr, if captured.
+    pub error_tail: Option<String>,
+}
+
+/// CPU and memory over one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct RunSeries {
+    /// Variant name.
+    pub variant: String,
+    /// Round number, 0-based.
+    pub round: u32,
+    /// Samples in time order.
+    pub points: Vec<SeriesPoint>,
+}
+
+/// One sample of a run's time series.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct SeriesPoint {
+    /// Seconds since the run's start.
+    pub t_s: f64,
+    /// CPU, percent of one core.
+    pub cpu_percent: Option<f64>,
+    /// Σ PSS of the process tree.
+    pub pss_bytes: Option<f64>,
+}
+
+/// Two stored entries side by side (`kurabe results compare A B`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct EntryComparison {
+    /// [`crate::SCHEMA_VERSION`] at writing.
+    pub schema_version: u32,
+    /// The reference entry (`e3`, `r7`): ratios are B / A.
+    pub a: ComparedEntry,
+    /// The other entry.
+    pub b: ComparedEntry,
+    /// One row per quantity both sides have.
+    pub rows: Vec<ComparisonRow>,
+}
+
+/// One side of an [`EntryComparison`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ComparedEntry {
+    /// Store id.
+    pub id: String,
+    /// `experiment` or the saved result's kind.
+    pub kind: String,
+    /// Experiment name or result label.
+    pub name: String,
+    /// Host name, if recorded.
+    pub hostname: Option<String>,
+    /// Architecture, if recorded.
+    pub arch: Option<String>,
+}
+
+/// One quantity compared across the two entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ComparisonRow {
+    /// What is compared: `workload / variant / metric`, or a JSON field path.
+    pub key: String,
+    /// Unit, when known.
+    pub unit: Option<Unit>,
+    /// A's value (geometric mean of its samples, or the single value).
+    pub a_value: f64,
+    /// B's value.
+    pub b_value: f64,
+    /// Samples behind A's value.
+    pub a_samples: usize,
+    /// Samples behind B's value.
+    pub b_samples: usize,
+    /// B / A; absent when A is zero.
+    pub ratio: Option<f64>,
+    /// Interval and verdict, when both sides have at least 3 samples and the direction is known.
+    pub comparison: Option<Comparison>,
+    /// The answer in words.
+    pub phrase: String,
+}

@@ -1,0 +1,369 @@
+//! Stored experiment → [`ExperimentReport`]: group runs by workload and
+//! variant, summarise every metric, compare each variant with the baseline.
+//!
+//! A pure function of the stored data. The plan text stored with the
+//! experiment gives the variant and workload order, the baseline and the
+//! noise bands; when it does not parse (a plan from a future kurabe), the
+//! order runs were first seen in is used and the baseline is the first
+//! variant. It must not read files or the clock.
+
+use std::collections::BTreeMap;
+
+use kurabe_model::experiment::{
+    ExperimentReport, FailedRun, MetricReport, ReportHost, RunSeries, SeriesPoint, VariantMetric,
+    VersusBaseline, WorkloadReport,
+};
+use kurabe_model::plan::Plan;
+use kurabe_model::stats::{compare, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
+use kurabe_model::SCHEMA_VERSION;
+use kurabe_store::{Experiment, RunStatus, StoredRun};
+
+use crate::words;
+
+/// Metrics shown in the compact table when present, most telling first.
+const HEADLINE: &[&str] = &[
+    "requests_per_second",
+    "wall_time_s",
+    "system_index",
+    "latency_p99_us",
+    "cpu_percent_mean",
+    "pss_peak_bytes",
+    "max_rss_bytes",
+    "system_used_bytes",
+    "cpu_ms_per_request",
+    "pss_steady_bytes",
+];
+
+/// Columns of the compact table.
+const HEADLINE_COLUMNS: usize = 4;
+
+/// Build the report of a stored experiment.
+pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
+    let plan: Option<Plan> = toml::from_str(&exp.plan_text).ok();
+    let runs: Vec<&StoredRun> = {
+        let mut r: Vec<&StoredRun> = exp.runs.iter().collect();
+        // Stable: runs of one round keep the order they were recorded in.
+        r.sort_by_key(|s| s.run.round);
+        r
+    };
+    let plan_variants: Vec<String> = plan
+        .as_ref()
+        .map(|p| p.resolved_variants().into_iter().map(|v| v.name).collect())
+        .unwrap_or_default();
+    let variants = ordered(plan_variants, runs.iter().map(|r| r.run.variant.as_str()));
+    let baseline = plan
+        .as_ref()
+        .and_then(Plan::baseline_name)
+        .filter(|b| variants.contains(b))
+        .or_else(|| variants.first().cloned());
+    let plan_workloads: Vec<String> = plan
+        .as_ref()
+        .map(|p| p.workloads.iter().map(|w| w.name.clone()).collect())
+        .unwrap_or_default();
+    let workload_names = ordered(plan_workloads, runs.iter().map(|r| r.run.workload.as_str()));
+    let band = |m: &str| {
+        plan.as_ref()
+            .map_or(DEFAULT_NOISE_BAND, |p| p.noise_band_for(m))
+    };
+    let workloads = workload_names
+        .iter()
+        .map(|w| {
+            let wr: Vec<&StoredRun> = runs
+                .iter()
+                .copied()
+                .filter(|r| &r.run.workload == w)
+                .collect();
+            workload(w, &wr, &variants, baseline.as_deref(), &band)
+        })
+        .filter(|w| !w.variants.is_empty())
+        .collect();
+    let failures: Vec<FailedRun> = exp
+        .runs
+        .iter()
+        .filter(|r| r.run.status == RunStatus::Failed)
+        .map(|r| FailedRun {
+            variant: r.run.variant.clone(),
+            workload: r.run.workload.clone(),
+            round: r.run.round,
+            error_tail: r.run.error_tail.clone(),
+        })
+        .collect();
+    ExperimentReport {
+        schema_version: SCHEMA_VERSION,
+        id: exp.id.to_string(),
+        name: exp.name.clone(),
+        status: exp.status.to_string(),
+        started_at: exp.started_at.clone(),
+        finished_at: exp.finished_at.clone(),
+        tool_version: exp.tool_version.clone(),
+        host: exp.host.as_ref().map(|h| ReportHost {
+            hostname: h.hostname.clone(),
+            cpu_model: h.cpu_model.clone(),
+            cores: h.cores,
+            memory_bytes: h.memory_bytes,
+            kernel: h.kernel.clone(),
+            arch: h.arch.clone(),
+        }),
+        baseline,
+        variants,
+        runs_total: exp.runs.len() as u64,
+        runs_failed: failures.len() as u64,
+        workloads,
+        failures,
+        plan_text: exp.plan_text.clone(),
+    }
+}
+
+/// `preferred` names that occur in `seen`, then the rest of `seen` in first-seen order.
+fn ordered<'a>(preferred: Vec<String>, seen: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let seen: Vec<&str> = seen.collect();
+    let mut out: Vec<String> = preferred
+        .into_iter()
+        .filter(|p| seen.contains(&p.as_str()))
+        .collect();
+    for s in seen {
+        if !out.iter().any(|o| o == s) {
+            out.push(s.to_owned());
+        }
+    }
+    out
+}
+
+fn workload(
+    name: &str,
+    runs: &[&StoredRun],
+    all_variants: &[String],
+    baseline: Option<&str>,
+    band: &dyn Fn(&str) -> f64,
+) -> WorkloadReport {
+    let variants: Vec<String> = all_variants
+        .iter()
+        .filter(|v| runs.iter().any(|r| &r.run.variant == *v))
+        .cloned()
+        .collect();
+    let ok: Vec<&StoredRun> = runs
+        .iter()
+        .copied()
+        .filter(|r| r.run.status == RunStatus::Ok)
+        .collect();
+    // Metric names: catalogue order first, then unknown ones as first seen.
+    let mut units: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for r in &ok {
+        for m in &r.run.metrics {
+            if units.insert(&m.name, &m.unit).is_none() {
+                seen.push(&m.name);
+            }
+        }
+    }
+    let mut names: Vec<&str> = metric::names().filter(|n| units.contains_key(n)).collect();
+    names.extend(seen.iter().filter(|n| metric::lookup(n).is_none()));
+    let metrics: Vec<MetricReport> = names
+        .iter()
+        .map(|&m| metric_report(m, units[m], &ok, &variants, baseline, band(m)))
+        .collect();
+    let mut headline: Vec<String> = HEADLINE
+        .iter()
+        .filter(|h| units.contains_key(*h))
+        .take(HEADLINE_COLUMNS)
+        .map(|h| h.to_string())
+        .collect();
+    if headline.is_empty() {
+        headline = names
+            .iter()
+            .take(HEADLINE_COLUMNS)
+            .map(|n| n.to_string())
+            .collect();
+    }
+    let series = ok.iter().filter_map(|r| run_series(r)).collect();
+    WorkloadReport {
+        name: name.to_owned(),
+        variants,
+        headline,
+        metrics,
+        series,
+    }
+}
+
+fn metric_report(
+    name: &str,
+    unit_text: &str,
+    ok: &[&StoredRun],
+    variants: &[String],
+    baseline: Option<&str>,
+    band: f64,
+) -> MetricReport {
+    let known = metric::lookup(name);
+    let unit = known
+        .as_ref()
+        .map_or_else(|| unit_from_text(unit_text), |m| m.unit);
+    let direction = known.as_ref().map(|m| m.direction);
+    let samples = |v: &str| -> Vec<f64> {
+        ok.iter()
+            .filter(|r| r.run.variant == v)
+            .flat_map(|r| r.run.metrics.iter().filter(|m| m.name == name))
+            .map(|m| m.value)
+            .filter(|x| x.is_finite())
+            .collect()
+    };
+    let per_variant: Vec<VariantMetric> = variants
+        .iter()
+        .map(|v| {
+            let s = samples(v);
+            VariantMetric {
+                variant: v.clone(),
+                summary: Summary::of(&s),
+                samples: s,
+            }
+        })
+        .collect();
+    let mut versus = Vec::new();
+    if let Some(base) = baseline {
+        let base_samples = samples(base);
+        for v in variants.iter().filter(|v| *v != base) {
+            let cand = samples(v);
+            if cand.is_empty() && base_samples.is_empty() {
+                continue;
+            }
+            // An unknown metric still gets an interval; its verdict is not worded as good or bad.
+            let c = compare(
+                &base_samples,
+                &cand,
+                direction.unwrap_or(Direction::HigherIsBetter),
+                band,
+            );
+            let (tone, phrase) = words::verdict(name, unit, direction, &c);
+            versus.push(VersusBaseline {
+                variant: v.clone(),
+                baseline: base.to_owned(),
+                comparison: c,
+                tone,
+                phrase,
+            });
+        }
+    }
+    MetricReport {
+        name: name.to_owned(),
+        unit,
+        direction,
+        description: known.map(|m| m.description).unwrap_or_default(),
+        variants: per_variant,
+        versus_baseline: versus,
+    }
+}
+
+/// Best guess of the unit of a metric kurabe does not know, from its unit text.
+pub(crate) fn unit_from_text(text: &str) -> Unit {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "b" | "bytes" | "byte" => Unit::Bytes,
+        "s" | "seconds" => Unit::Seconds,
+        "ms" | "milliseconds" => Unit::Milliseconds,
+        "us" | "µs" | "microseconds" => Unit::Microseconds,
+        "%" | "percent" => Unit::Percent,
+        "/s" | "per_second" | "req/s" => Unit::PerSecond,
+        "score" | "index" => Unit::Score,
+        _ => Unit::Count,
+    }
+}
+
+/// CPU and memory over time from a run's record: a `series` array of
+/// points with `t_s` and `cpu_percent` and/or `pss_bytes`, at the top of
+/// the record or one level down (`record.watch.series`).
+fn run_series(run: &StoredRun) -> Option<RunSeries> {
+    let record = run.run.record.as_ref()?;
+    let series = record.get("series").or_else(|| {
+        record
+            .as_object()?
+            .values()
+            .find_map(|v| v.get("series").filter(|s| s.is_array()))
+    })?;
+    let points: Vec<SeriesPoint> = series
+        .as_array()?
+        .iter()
+        .filter_map(|p| {
+            let f = |k: &str| p.get(k).and_then(serde_json::Value::as_f64);
+            let point = SeriesPoint {
+                t_s: f("t_s")?,
+                cpu_percent: f("cpu_percent"),
+                pss_bytes: f("pss_bytes"),
+            };
+            (point.cpu_percent.is_some() || point.pss_bytes.is_some()).then_some(point)
+        })
+        .collect();
+    (points.len() >= 2).then(|| RunSeries {
+        variant: run.run.variant.clone(),
+        round: run.run.round,
+        points,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::sample_experiment;
+    use kurabe_model::experiment::Tone;
+
+    #[test]
+    fn groups_summarises_and_compares_against_the_plan_baseline() {
+        let r = experiment_report(&sample_experiment());
+        assert_eq!(r.variants, ["ruby", "ruby + big heap"]);
+        assert_eq!(r.baseline.as_deref(), Some("ruby"));
+        assert_eq!(r.runs_total, 7);
+        assert_eq!(r.runs_failed, 1);
+        assert_eq!(r.failures[0].error_tail.as_deref(), Some("out of memory"));
+        let w = &r.workloads[0];
+        assert_eq!(w.name, "index page");
+        assert_eq!(
+            w.headline,
+            [
+                "requests_per_second",
+                "pss_peak_bytes",
+                "cpu_ms_per_request"
+            ]
+        );
+        let rps = &w.metrics[0];
+        assert_eq!(rps.name, "requests_per_second");
+        assert_eq!(rps.variants[0].samples, [105.0, 106.2, 107.4]);
+        assert_eq!(rps.variants[1].summary.unwrap().n, 3);
+        let vs = &rps.versus_baseline[0];
+        assert_eq!(vs.variant, "ruby + big heap");
+        assert_eq!(vs.tone, Tone::Good);
+        assert!(vs.phrase.ends_with("faster"), "{}", vs.phrase);
+        let pss = w
+            .metrics
+            .iter()
+            .find(|m| m.name == "pss_peak_bytes")
+            .unwrap();
+        assert_eq!(pss.versus_baseline[0].tone, Tone::Bad);
+        assert_eq!(w.series.len(), 1);
+        assert_eq!(w.series[0].points.len(), 3);
+    }
+
+    #[test]
+    fn unparsable_plan_falls_back_to_first_seen_order() {
+        let mut e = sample_experiment();
+        e.plan_text = "not = [toml".into();
+        e.runs.reverse();
+        let r = experiment_report(&e);
+        assert_eq!(r.baseline.as_deref(), Some(r.variants[0].as_str()));
+        assert_eq!(r.variants.len(), 2);
+    }
+
+    #[test]
+    fn unknown_metric_keeps_its_unit_text_and_no_direction() {
+        let mut e = sample_experiment();
+        for r in &mut e.runs {
+            r.run.metrics.push(kurabe_store::MetricValue {
+                name: "frobs_bytes".into(),
+                value: 1000.0,
+                unit: "bytes".into(),
+            });
+        }
+        let r = experiment_report(&e);
+        let m = r.workloads[0].metrics.last().unwrap();
+        assert_eq!(m.name, "frobs_bytes");
+        assert_eq!(m.unit, Unit::Bytes);
+        assert_eq!(m.direction, None);
+        assert_eq!(m.versus_baseline[0].tone, Tone::Neutral);
+    }
+}

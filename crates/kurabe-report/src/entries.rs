@@ -1,0 +1,392 @@
+//! Two stored entries side by side (`kurabe results compare A B`): two
+//! experiments metric by metric, or two saved results of the same kind
+//! field by field — the 32-bit vs 64-bit question asked of two machines'
+//! `kurabe mem` records. Ratios are B / A.
+//!
+//! Pure: entries in, [`EntryComparison`] out; [`render_comparison`] writes
+//! the text table to a `Write` it is given.
+
+use std::io::{self, Write};
+
+use kurabe_model::experiment::{ComparedEntry, ComparisonRow, EntryComparison, ExperimentReport};
+use kurabe_model::stats::{compare, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
+use kurabe_model::SCHEMA_VERSION;
+use kurabe_store::Entry;
+
+use crate::build::experiment_report;
+use crate::words;
+
+/// Why two entries cannot be compared.
+#[derive(Debug, thiserror::Error)]
+pub enum CompareError {
+    /// An experiment and a saved result, or results of different kinds.
+    #[error("cannot compare {a} ({a_kind}) with {b} ({b_kind}): compare two experiments, or two saved results of the same kind")]
+    Mismatch {
+        /// First id.
+        a: String,
+        /// Its kind.
+        a_kind: String,
+        /// Second id.
+        b: String,
+        /// Its kind.
+        b_kind: String,
+    },
+    /// Nothing in common (after the `--metric` filter).
+    #[error("{a} and {b} have no {what} in common{hint}")]
+    NothingInCommon {
+        /// First id.
+        a: String,
+        /// Second id.
+        b: String,
+        /// "metrics" or the filter.
+        what: String,
+        /// Names that exist, to pick from.
+        hint: String,
+    },
+}
+
+fn side(e: &Entry) -> ComparedEntry {
+    match e {
+        Entry::Experiment(x) => ComparedEntry {
+            id: x.id.to_string(),
+            kind: "experiment".into(),
+            name: x.name.clone(),
+            hostname: x.host.as_ref().map(|h| h.hostname.clone()),
+            arch: x.host.as_ref().map(|h| h.arch.clone()),
+        },
+        Entry::Result(r) => ComparedEntry {
+            id: r.id.to_string(),
+            kind: r.kind.as_str().into(),
+            name: r.label.clone(),
+            hostname: r.host.as_ref().map(|h| h.hostname.clone()),
+            arch: r.host.as_ref().map(|h| h.arch.clone()),
+        },
+    }
+}
+
+/// Compare `b` against `a`; `metrics` (if not empty) keeps only those
+/// metric names or field names.
+pub fn compare_entries(
+    a: &Entry,
+    b: &Entry,
+    metrics: &[String],
+) -> Result<EntryComparison, CompareError> {
+    let (sa, sb) = (side(a), side(b));
+    let mut rows = match (a, b) {
+        (Entry::Experiment(x), Entry::Experiment(y)) => {
+            experiment_rows(&experiment_report(x), &experiment_report(y))
+        }
+        (Entry::Result(x), Entry::Result(y)) if x.kind == y.kind => {
+            let (mut fa, mut fb) = (Vec::new(), Vec::new());
+            flatten("", &x.record, &mut fa);
+            flatten("", &y.record, &mut fb);
+            fa.iter()
+                .filter_map(|(k, va)| {
+                    let vb = fb.iter().find(|(kb, _)| kb == k)?.1;
+                    Some(single_row(k, *va, vb))
+                })
+                .collect()
+        }
+        _ => {
+            return Err(CompareError::Mismatch {
+                a: sa.id,
+                a_kind: sa.kind,
+                b: sb.id,
+                b_kind: sb.kind,
+            })
+        }
+    };
+    let all: Vec<String> = rows.iter().map(|r| leaf(&r.key).to_owned()).collect();
+    if !metrics.is_empty() {
+        rows.retain(|r| metrics.iter().any(|m| m == leaf(&r.key) || *m == r.key));
+    }
+    if rows.is_empty() {
+        let (what, hint) = if metrics.is_empty() {
+            ("metrics".to_owned(), String::new())
+        } else {
+            let mut names = all;
+            names.dedup();
+            names.sort();
+            names.dedup();
+            (
+                format!("metric named {}", metrics.join(", ")),
+                format!("; --metric takes one of: {}", names.join(", ")),
+            )
+        };
+        return Err(CompareError::NothingInCommon {
+            a: sa.id,
+            b: sb.id,
+            what,
+            hint,
+        });
+    }
+    Ok(EntryComparison {
+        schema_version: SCHEMA_VERSION,
+        a: sa,
+        b: sb,
+        rows,
+    })
+}
+
+/// Last segment of a row key (the metric or field name).
+fn leaf(key: &str) -> &str {
+    key.rsplit([' ', '.']).next().unwrap_or(key)
+}
+
+/// Numeric leaves of a JSON record as `a.b.c` paths; arrays (time series,
+/// process lists) and the schema version are left out.
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, x) in map {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                if k != "schema_version" {
+                    flatten(&path, x, out);
+                }
+            }
+        }
+        serde_json::Value::Number(n) => {
+            if let Some(f) = n.as_f64() {
+                out.push((prefix.to_owned(), f));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Unit from a snake_case name's suffix, the house convention.
+fn unit_of(name: &str) -> Option<Unit> {
+    if let Some(m) = metric::lookup(name) {
+        return Some(m.unit);
+    }
+    let u = if name.ends_with("_bytes") {
+        Unit::Bytes
+    } else if name.ends_with("_us") {
+        Unit::Microseconds
+    } else if name.ends_with("_ms") {
+        Unit::Milliseconds
+    } else if name.ends_with("_s") || name.ends_with("_seconds") {
+        Unit::Seconds
+    } else if name.ends_with("_per_second") {
+        Unit::PerSecond
+    } else if name.contains("percent") {
+        Unit::Percent
+    } else {
+        return None;
+    };
+    Some(u)
+}
+
+fn single_row(key: &str, a: f64, b: f64) -> ComparisonRow {
+    let name = leaf(key);
+    let unit = unit_of(name);
+    let ratio = (a != 0.0).then(|| b / a);
+    ComparisonRow {
+        key: key.to_owned(),
+        unit,
+        a_value: a,
+        b_value: b,
+        a_samples: 1,
+        b_samples: 1,
+        ratio,
+        comparison: None,
+        phrase: ratio.map_or_else(
+            || "no ratio: A is zero".to_owned(),
+            |r| words::single(name, unit.unwrap_or(Unit::Count), r),
+        ),
+    }
+}
+
+fn experiment_rows(a: &ExperimentReport, b: &ExperimentReport) -> Vec<ComparisonRow> {
+    let mut rows = Vec::new();
+    for wa in &a.workloads {
+        let Some(wb) = b.workloads.iter().find(|w| w.name == wa.name) else {
+            continue;
+        };
+        // Same-named variants pair up; one variant on each side pairs regardless of name.
+        let pairs: Vec<(&String, &String)> = if wa.variants.len() == 1 && wb.variants.len() == 1 {
+            vec![(&wa.variants[0], &wb.variants[0])]
+        } else {
+            wa.variants
+                .iter()
+                .filter_map(|v| wb.variants.iter().find(|x| *x == v).map(|x| (v, x)))
+                .collect()
+        };
+        for ma in &wa.metrics {
+            let Some(mb) = wb.metrics.iter().find(|m| m.name == ma.name) else {
+                continue;
+            };
+            for (va, vb) in &pairs {
+                let sa = &ma
+                    .variants
+                    .iter()
+                    .find(|v| &v.variant == *va)
+                    .map(|v| v.samples.clone())
+                    .unwrap_or_default();
+                let sb = &mb
+                    .variants
+                    .iter()
+                    .find(|v| &v.variant == *vb)
+                    .map(|v| v.samples.clone())
+                    .unwrap_or_default();
+                let (Some(xa), Some(xb)) = (Summary::of(sa), Summary::of(sb)) else {
+                    continue;
+                };
+                let c = compare(
+                    sa,
+                    sb,
+                    ma.direction.unwrap_or(Direction::HigherIsBetter),
+                    DEFAULT_NOISE_BAND,
+                );
+                let (_, phrase) = words::verdict(&ma.name, ma.unit, ma.direction, &c);
+                let variant = if va == vb {
+                    (*va).clone()
+                } else {
+                    format!("{va} → {vb}")
+                };
+                rows.push(ComparisonRow {
+                    key: format!("{} / {variant} / {}", wa.name, ma.name),
+                    unit: Some(ma.unit),
+                    a_value: xa.geometric_mean.unwrap_or(xa.median),
+                    b_value: xb.geometric_mean.unwrap_or(xb.median),
+                    a_samples: xa.n,
+                    b_samples: xb.n,
+                    ratio: c.ratio,
+                    comparison: Some(c),
+                    phrase,
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// The comparison as an aligned text table.
+pub fn render_comparison(c: &EntryComparison, out: &mut dyn Write) -> io::Result<()> {
+    let title = |e: &ComparedEntry| {
+        let host = match (&e.hostname, &e.arch) {
+            (Some(h), Some(a)) => format!(" on {h} ({a})"),
+            (Some(h), None) => format!(" on {h}"),
+            _ => String::new(),
+        };
+        format!("{} {} \"{}\"{host}", e.id, e.kind, e.name)
+    };
+    writeln!(out, "A: {}\nB: {}\n", title(&c.a), title(&c.b))?;
+    let cells: Vec<[String; 4]> = c
+        .rows
+        .iter()
+        .map(|r| {
+            let v = |x: f64| match r.unit {
+                Some(u) => words::value(u, x),
+                None => words::value(Unit::Count, x),
+            };
+            let n = |x: f64, n: usize| {
+                if n > 1 {
+                    format!("{} (n={n})", v(x))
+                } else {
+                    v(x)
+                }
+            };
+            [
+                r.key.clone(),
+                n(r.a_value, r.a_samples),
+                n(r.b_value, r.b_samples),
+                r.phrase.clone(),
+            ]
+        })
+        .collect();
+    let head = ["", "A", "B", "B vs A"];
+    let width = |i: usize| {
+        cells
+            .iter()
+            .map(|c| c[i].chars().count())
+            .chain([head[i].len()])
+            .max()
+            .unwrap_or(0)
+            + 3
+    };
+    let (w0, w1, w2) = (width(0), width(1), width(2));
+    writeln!(
+        out,
+        "{:<w0$}{:<w1$}{:<w2$}{}",
+        head[0], head[1], head[2], head[3]
+    )?;
+    for c in &cells {
+        writeln!(out, "{:<w0$}{:<w1$}{:<w2$}{}", c[0], c[1], c[2], c[3])?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testdata::sample_experiment;
+    use kurabe_store::{ResultId, ResultKind, SavedResult};
+
+    fn mem(id: i64, used: f64) -> Entry {
+        Entry::Result(SavedResult {
+            id: ResultId(id),
+            kind: ResultKind::Mem,
+            label: "after boot".into(),
+            host: None,
+            created_at: "2026-11-29T20:00:00.000Z".into(),
+            record: serde_json::json!({
+                "schema_version": 1, "host": "vps",
+                "total_bytes": 1_000_000, "used_bytes": used, "top": [{"pss_bytes": 5}],
+            }),
+        })
+    }
+
+    #[test]
+    fn saved_results_compare_field_by_field() {
+        let c = compare_entries(&mem(1, 100_000.0), &mem(2, 160_000.0), &[]).unwrap();
+        let keys: Vec<&str> = c.rows.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["total_bytes", "used_bytes"]);
+        assert_eq!(c.rows[1].ratio, Some(1.6));
+        assert_eq!(c.rows[1].phrase, "1.60× more memory");
+        assert!(c.rows[1].comparison.is_none());
+        let only = compare_entries(&mem(1, 1.0), &mem(2, 2.0), &["used_bytes".into()]).unwrap();
+        assert_eq!(only.rows.len(), 1);
+        let err = compare_entries(&mem(1, 1.0), &mem(2, 2.0), &["nope".into()]).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("--metric takes one of: total_bytes, used_bytes"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn experiments_compare_with_verdicts_and_kinds_must_match() {
+        let a = Entry::Experiment(sample_experiment());
+        let mut e = sample_experiment();
+        for r in &mut e.runs {
+            for m in &mut r.run.metrics {
+                m.value *= 2.0;
+            }
+        }
+        let b = Entry::Experiment(e);
+        let c = compare_entries(&a, &b, &["requests_per_second".into()]).unwrap();
+        assert_eq!(c.rows.len(), 2);
+        assert_eq!(c.rows[0].key, "index page / ruby / requests_per_second");
+        assert!(
+            c.rows[0].phrase.starts_with("2.00× [1.9"),
+            "{}",
+            c.rows[0].phrase
+        );
+        assert!(c.rows[0].phrase.ends_with("faster"), "{}", c.rows[0].phrase);
+        let err = compare_entries(&a, &mem(1, 1.0), &[]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("cannot compare e3 (experiment) with r1 (mem)"),
+            "{err}"
+        );
+        let mut out = Vec::new();
+        render_comparison(&c, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("B vs A"), "{text}");
+    }
+}

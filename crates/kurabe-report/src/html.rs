@@ -1,0 +1,391 @@
+//! HTML: one self-contained file — inline CSS and SVG, no script, no
+//! external resource — with the headline table and verdicts, a bar chart
+//! with interval whiskers per metric, CPU and memory over time per run
+//! where runs recorded a time series, every metric in detail, failed runs
+//! and the plan.
+//!
+//! Every user string (names, error output, plan text) goes through
+//! [`esc`]; a test checks a `<script>` variant name arrives as text.
+
+use std::io::{self, Write};
+
+use kurabe_model::experiment::{ExperimentReport, MetricReport, Tone, WorkloadReport};
+use kurabe_model::stats::{Direction, Unit};
+
+use crate::svg::{bar_chart, colour, esc, line_chart, Bar, Line};
+use crate::{cell, host_line, status_line, variant_title, words, Renderer, LEGEND};
+
+/// HTML renderer.
+pub struct Html;
+
+const STYLE: &str = r#"
+:root { --ink: #1f2933; --muted: #616e7c; --rule: #e4e7eb; --good: #1e7b34; --bad: #b42318; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--ink); background: #f5f7fa; }
+main { max-width: 1120px; margin: 0 auto; padding: 32px 28px 48px; }
+header h1 { margin: 0 0 4px; font-size: 26px; font-weight: 650; letter-spacing: -0.01em; }
+.meta { margin: 2px 0; color: var(--muted); font-size: 14px; }
+.status { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 12px; font-weight: 600; text-transform: uppercase; letter-spacing: 0.04em; background: #e4e7eb; }
+.status.complete { background: #d3f2dc; color: var(--good); }
+.status.interrupted, .status.running { background: #fff1c2; color: #8a5a00; }
+.status.failed { background: #fde0dd; color: var(--bad); }
+section { background: #fff; border: 1px solid var(--rule); border-radius: 8px; padding: 20px 24px; margin: 24px 0; }
+h2 { margin: 0 0 14px; font-size: 19px; font-weight: 650; }
+h3 { margin: 22px 0 8px; font-size: 15px; font-weight: 650; color: var(--muted); text-transform: uppercase; letter-spacing: 0.05em; }
+table { border-collapse: collapse; width: 100%; font-variant-numeric: tabular-nums; font-size: 14px; }
+th, td { padding: 7px 10px; border-bottom: 1px solid var(--rule); text-align: right; white-space: nowrap; }
+th:first-child, td:first-child { text-align: left; white-space: normal; min-width: 13em; }
+th { font-weight: 600; color: var(--muted); font-size: 13px; }
+tr.vs td { background: #fafbfc; font-size: 13px; white-space: normal; }
+.scroll { overflow-x: auto; }
+td.note { text-align: left; white-space: normal; }
+.good { color: var(--good); font-weight: 600; }
+.bad { color: var(--bad); font-weight: 600; }
+.neutral { color: var(--muted); }
+.swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 7px; vertical-align: baseline; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 18px 28px; }
+figure { margin: 0; }
+figcaption { font-weight: 600; font-size: 14px; margin-bottom: 4px; }
+figcaption span { font-weight: 400; color: var(--muted); }
+svg { max-width: 100%; height: auto; font-family: inherit; }
+svg .tick { font-size: 12px; fill: var(--muted); }
+svg .label { font-size: 13px; fill: var(--ink); }
+svg .axis { font-size: 13px; fill: var(--ink); }
+details { margin-top: 14px; }
+summary { cursor: pointer; color: var(--muted); font-weight: 600; }
+pre { background: #f5f7fa; border: 1px solid var(--rule); border-radius: 6px; padding: 12px; overflow-x: auto; font-size: 13px; }
+footer { color: var(--muted); font-size: 13px; }
+"#;
+
+fn tone_class(t: Tone) -> &'static str {
+    match t {
+        Tone::Good => "good",
+        Tone::Bad => "bad",
+        Tone::Neutral => "neutral",
+    }
+}
+
+fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
+    let metrics: Vec<&MetricReport> = w
+        .headline
+        .iter()
+        .filter_map(|h| w.metrics.iter().find(|m| &m.name == h))
+        .collect();
+    write!(
+        out,
+        "<div class=\"scroll\"><table class=\"headline\"><thead><tr><th>variant</th>"
+    )?;
+    for m in &metrics {
+        write!(out, "<th>{}</th>", esc(&words::label(&m.name)))?;
+    }
+    writeln!(out, "</tr></thead><tbody>")?;
+    for (i, v) in w.variants.iter().enumerate() {
+        write!(
+            out,
+            "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
+            colour(variant_index(r, v, i)),
+            esc(&variant_title(r, v))
+        )?;
+        for m in &metrics {
+            write!(out, "<td>{}</td>", esc(&cell(m, v)))?;
+        }
+        writeln!(out, "</tr>")?;
+    }
+    let base = r.baseline.as_deref().unwrap_or_default();
+    for v in w.variants.iter().filter(|v| *v != base) {
+        write!(out, "<tr class=\"vs\"><td>{} vs {}</td>", esc(v), esc(base))?;
+        for m in &metrics {
+            match m.versus_baseline.iter().find(|x| &x.variant == v) {
+                Some(x) => write!(
+                    out,
+                    "<td class=\"{}\">{}</td>",
+                    tone_class(x.tone),
+                    esc(&x.phrase)
+                )?,
+                None => write!(out, "<td>–</td>")?,
+            }
+        }
+        writeln!(out, "</tr>")?;
+    }
+    writeln!(out, "</tbody></table></div>")
+}
+
+/// Colour index of a variant: its position in the experiment, so a
+/// variant keeps its colour across workloads.
+fn variant_index(r: &ExperimentReport, v: &str, fallback: usize) -> usize {
+    r.variants.iter().position(|x| x == v).unwrap_or(fallback)
+}
+
+fn axis_title(m: &MetricReport) -> String {
+    // The tick labels carry the unit; the title says which way is good.
+    let dir = match m.direction {
+        Some(Direction::HigherIsBetter) => " — higher is better",
+        Some(Direction::LowerIsBetter) => " — lower is better",
+        None => "",
+    };
+    format!("{}{dir}", words::label(&m.name))
+}
+
+fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "<h3>Per metric: geometric mean, 95 % interval, runs as dots</h3><div class=\"charts\">"
+    )?;
+    for m in &w.metrics {
+        let bars: Vec<Bar<'_>> = m
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Bar {
+                label: &v.variant,
+                colour: variant_index(r, &v.variant, i),
+                samples: &v.samples,
+            })
+            .collect();
+        writeln!(
+            out,
+            "<figure><figcaption>{} <span>{}</span></figcaption>{}</figure>",
+            esc(&m.name),
+            esc(&m.description),
+            bar_chart(&bars, m.unit, &axis_title(m))
+        )?;
+    }
+    writeln!(out, "</div>")?;
+    if w.series.is_empty() {
+        return Ok(());
+    }
+    let cpu: Vec<Vec<(f64, f64)>> = w
+        .series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .filter_map(|p| Some((p.t_s, p.cpu_percent?)))
+                .collect()
+        })
+        .collect();
+    let pss: Vec<Vec<(f64, f64)>> = w
+        .series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .filter_map(|p| Some((p.t_s, p.pss_bytes?)))
+                .collect()
+        })
+        .collect();
+    fn lines<'a>(
+        r: &ExperimentReport,
+        w: &WorkloadReport,
+        data: &'a [Vec<(f64, f64)>],
+    ) -> Vec<Line<'a>> {
+        w.series
+            .iter()
+            .zip(data)
+            .enumerate()
+            .filter(|(_, (_, d))| d.len() >= 2)
+            .map(|(i, (s, d))| Line {
+                label: format!("{} round {}", s.variant, s.round),
+                legend: s.variant.clone(),
+                colour: variant_index(r, &s.variant, i),
+                points: d,
+            })
+            .collect()
+    }
+    writeln!(
+        out,
+        "<h3>CPU and memory over time, per run</h3><div class=\"charts\">"
+    )?;
+    let cl = lines(r, w, &cpu);
+    if !cl.is_empty() {
+        writeln!(
+            out,
+            "<figure><figcaption>CPU <span>percent of one core, whole process tree</span></figcaption>{}</figure>",
+            line_chart(&cl, Unit::Percent, "CPU (%)")
+        )?;
+    }
+    let ml = lines(r, w, &pss);
+    if !ml.is_empty() {
+        writeln!(
+            out,
+            "<figure><figcaption>Memory <span>Σ PSS of the process tree</span></figcaption>{}</figure>",
+            line_chart(&ml, Unit::Bytes, "PSS")
+        )?;
+    }
+    writeln!(out, "</div>")
+}
+
+fn details(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "<details><summary>All metrics</summary><table><thead><tr><th>metric</th><th>variant</th><th>n</th><th>median</th><th>geometric mean</th><th>min</th><th>max</th><th>CV</th><th>vs baseline</th></tr></thead><tbody>"
+    )?;
+    for m in &w.metrics {
+        for v in &m.variants {
+            let Some(s) = v.summary else { continue };
+            let vs = m.versus_baseline.iter().find(|x| x.variant == v.variant);
+            writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"note {}\">{}</td></tr>",
+                esc(&m.name),
+                esc(&v.variant),
+                s.n,
+                esc(&words::value(m.unit, s.median)),
+                esc(&s.geometric_mean.map_or_else(|| "–".into(), |g| words::value(m.unit, g))),
+                esc(&words::value(m.unit, s.min)),
+                esc(&words::value(m.unit, s.max)),
+                esc(&words::spread(s.cv)),
+                vs.map_or("neutral", |x| tone_class(x.tone)),
+                esc(vs.map_or("", |x| x.phrase.as_str()))
+            )?;
+        }
+    }
+    writeln!(out, "</tbody></table></details>")
+}
+
+impl Renderer for Html {
+    fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{} · kurabe</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>",
+            esc(&r.name)
+        )?;
+        writeln!(
+            out,
+            "<header><h1>{}</h1><p class=\"meta\"><span class=\"status {}\">{}</span> &nbsp;{} · {} · started {}{}</p>",
+            esc(&r.name),
+            esc(&r.status),
+            esc(&r.status),
+            esc(&r.id),
+            esc(status_line(r).split_once(" · ").map_or("", |x| x.1)),
+            esc(&r.started_at),
+            r.finished_at.as_deref().map_or_else(String::new, |f| format!(", finished {}", esc(f)))
+        )?;
+        if let Some(h) = host_line(r) {
+            writeln!(out, "<p class=\"meta\">{}</p>", esc(&h))?;
+        }
+        if let Some(b) = &r.baseline {
+            writeln!(
+                out,
+                "<p class=\"meta\">Baseline: <strong>{}</strong></p>",
+                esc(b)
+            )?;
+        }
+        writeln!(out, "</header>")?;
+        if r.workloads.is_empty() {
+            writeln!(
+                out,
+                "<section><p>No successful runs recorded.</p></section>"
+            )?;
+        }
+        for w in &r.workloads {
+            writeln!(out, "<section>\n<h2>{}</h2>", esc(&w.name))?;
+            headline_table(r, w, out)?;
+            charts(r, w, out)?;
+            details(w, out)?;
+            writeln!(out, "</section>")?;
+        }
+        if !r.failures.is_empty() {
+            writeln!(out, "<section>\n<h2>Failed runs</h2><table><thead><tr><th>variant</th><th>workload</th><th>round</th><th>error output (last lines)</th></tr></thead><tbody>")?;
+            for f in &r.failures {
+                writeln!(
+                    out,
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"note\"><pre>{}</pre></td></tr>",
+                    esc(&f.variant),
+                    esc(&f.workload),
+                    f.round,
+                    esc(f.error_tail.as_deref().unwrap_or("(no error output)"))
+                )?;
+            }
+            writeln!(out, "</tbody></table></section>")?;
+        }
+        writeln!(
+            out,
+            "<section>\n<h2>Plan</h2><pre>{}</pre></section>\n<footer><p>{}</p><p>Generated by kurabe {}.</p></footer>\n</main>\n</body>\n</html>",
+            esc(&r.plan_text),
+            esc(LEGEND),
+            esc(&r.tool_version)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment_report;
+    use crate::testdata::sample_experiment;
+
+    /// Open and close tags balance (void elements and `/>` excepted).
+    pub(crate) fn balanced(html: &str) -> Result<(), String> {
+        const VOID: &[&str] = &["meta", "br", "img", "input", "link", "hr"];
+        let mut stack: Vec<String> = Vec::new();
+        let mut rest = html;
+        while let Some(i) = rest.find('<') {
+            rest = &rest[i + 1..];
+            let end = rest.find('>').ok_or("unclosed <")?;
+            let tag = &rest[..end];
+            rest = &rest[end + 1..];
+            if tag.starts_with('!') {
+                continue;
+            }
+            let name: String = tag
+                .trim_start_matches('/')
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            if tag.starts_with('/') {
+                match stack.pop() {
+                    Some(open) if open == name => {}
+                    other => return Err(format!("</{name}> closes {other:?}")),
+                }
+            } else if !tag.ends_with('/') && !VOID.contains(&name.as_str()) {
+                stack.push(name);
+            }
+        }
+        if stack.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("unclosed {stack:?}"))
+        }
+    }
+
+    fn render(e: &kurabe_store::Experiment) -> String {
+        let mut out = Vec::new();
+        Html.render(&experiment_report(e), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn self_contained_balanced_with_charts() {
+        let html = render(&sample_experiment());
+        balanced(&html).unwrap();
+        assert!(!html.contains("<script"));
+        assert!(!html.contains("src="), "no external resources");
+        assert_eq!(
+            html.matches("<svg").count(),
+            3 + 2,
+            "3 bar charts + CPU + memory"
+        );
+        assert!(html.contains("class=\"good\">1.18×"), "verdict coloured");
+    }
+
+    #[test]
+    fn user_strings_are_escaped() {
+        let mut e = sample_experiment();
+        for r in &mut e.runs {
+            r.run.variant = r
+                .run
+                .variant
+                .replace("big heap", "<script>alert(1)</script>");
+            r.run.error_tail = r.run.error_tail.as_ref().map(|_| "</pre><b>x</b>".into());
+        }
+        e.plan_text.push_str("# <script>alert(2)</script>\n");
+        e.name = "a & <b>".into();
+        let html = render(&e);
+        balanced(&html).unwrap();
+        assert!(!html.contains("<script>"), "raw script tag in output");
+        assert!(!html.contains("<b>x</b>"));
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(html.contains("a &amp; &lt;b&gt;"));
+    }
+}

@@ -1,0 +1,225 @@
+//! Markdown: the terminal table as a GitHub table, every metric in a
+//! collapsible detail table, failed runs listed — ready to paste into an
+//! issue or a blog post, the medium the seed experiments were published in.
+//!
+//! Every user string goes through [`escape`]: GitHub renders inline HTML,
+//! so a variant called `<script>` must arrive as text.
+
+use std::io::{self, Write};
+
+use kurabe_model::experiment::{ExperimentReport, MetricReport, WorkloadReport};
+
+use crate::{cell, host_line, status_line, variant_title, words, Renderer, LEGEND};
+
+/// Markdown renderer.
+pub struct Markdown;
+
+/// Text made inert in Markdown and inline HTML: HTML special characters
+/// become entities, Markdown punctuation is backslash-escaped, newlines
+/// become spaces (a table cell is one line).
+pub(crate) fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
+    let metrics: Vec<&MetricReport> = w
+        .headline
+        .iter()
+        .filter_map(|h| w.metrics.iter().find(|m| &m.name == h))
+        .collect();
+    write!(out, "| variant |")?;
+    for m in &metrics {
+        write!(out, " {} |", escape(&words::label(&m.name)))?;
+    }
+    write!(out, "\n|---|")?;
+    for _ in &metrics {
+        write!(out, "---:|")?;
+    }
+    writeln!(out)?;
+    for v in &w.variants {
+        write!(out, "| {} |", escape(&variant_title(r, v)))?;
+        for m in &metrics {
+            write!(out, " {} |", escape(&cell(m, v)))?;
+        }
+        writeln!(out)?;
+    }
+    let base = r.baseline.as_deref().unwrap_or_default();
+    for v in w.variants.iter().filter(|v| *v != base) {
+        write!(out, "| *{} vs {}* |", escape(v), escape(base))?;
+        for m in &metrics {
+            let p = m
+                .versus_baseline
+                .iter()
+                .find(|x| &x.variant == v)
+                .map_or_else(|| "–".to_owned(), |x| x.phrase.clone());
+            write!(out, " {} |", escape(&p))?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}
+
+fn detail_table(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "<details><summary>All metrics of {}</summary>\n",
+        escape(&w.name)
+    )?;
+    writeln!(
+        out,
+        "| metric | variant | n | median | geometric mean | CV | vs baseline |\n|---|---|---:|---:|---:|---:|---|"
+    )?;
+    for m in &w.metrics {
+        for v in &m.variants {
+            let Some(s) = v.summary else { continue };
+            let vs = m
+                .versus_baseline
+                .iter()
+                .find(|x| x.variant == v.variant)
+                .map_or_else(String::new, |x| x.phrase.clone());
+            writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                escape(&m.name),
+                escape(&v.variant),
+                s.n,
+                escape(&words::value(m.unit, s.median)),
+                escape(
+                    &s.geometric_mean
+                        .map_or_else(|| "–".into(), |g| words::value(m.unit, g))
+                ),
+                escape(&words::spread(s.cv)),
+                escape(&vs)
+            )?;
+        }
+    }
+    writeln!(out, "\n</details>")
+}
+
+impl Renderer for Markdown {
+    fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "## {}\n", escape(&r.name))?;
+        write!(
+            out,
+            "Experiment {} · {}",
+            escape(&r.id),
+            escape(&status_line(r))
+        )?;
+        writeln!(out, " · started {}  ", escape(&r.started_at))?;
+        if let Some(h) = host_line(r) {
+            writeln!(out, "Host: {}", escape(&h))?;
+        }
+        for w in &r.workloads {
+            writeln!(out, "\n### {}\n", escape(&w.name))?;
+            headline_table(r, w, out)?;
+            writeln!(out)?;
+            detail_table(w, out)?;
+        }
+        if !r.failures.is_empty() {
+            writeln!(out, "\n### Failed runs\n")?;
+            for f in &r.failures {
+                let tail = f.error_tail.as_deref().unwrap_or("(no error output)");
+                writeln!(
+                    out,
+                    "- {} · {} · round {}: {}",
+                    escape(&f.variant),
+                    escape(&f.workload),
+                    f.round,
+                    escape(tail.trim())
+                )?;
+            }
+        }
+        writeln!(out, "\n{LEGEND}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment_report;
+    use crate::testdata::sample_experiment;
+
+    fn render(e: &kurabe_store::Experiment) -> String {
+        let mut out = Vec::new();
+        Markdown.render(&experiment_report(e), &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn snapshot() {
+        let expected = "\
+## ruby GC settings
+
+Experiment e3 · interrupted · 6 of 7 runs ok, 1 failed · started 2026-11-29T20:00:00.000Z  
+Host: bench1 · x86\\_64 · 2 cores · Intel(R) Celeron(R) CPU 2.40GHz · 2.00 GiB RAM · kernel 6.1.0
+
+### index page
+
+| variant | req/s | PSS peak | CPU ms/req |
+|---|---:|---:|---:|
+| ruby (baseline) | 106.2/s ±1.1% | 39.0 MiB ±0.3% | 9.40 ms ±1.1% |
+| ruby + big heap | 125.3/s ±1.0% | 60.2 MiB ±0.2% | 8.00 ms ±1.2% |
+| *ruby + big heap vs ruby* | 1.18× \\[1.15, 1.21\\] faster | 1.54× \\[1.54, 1.55\\] more memory | 0.85× \\[0.83, 0.87\\] less CPU |
+
+<details><summary>All metrics of index page</summary>
+
+| metric | variant | n | median | geometric mean | CV | vs baseline |
+|---|---|---:|---:|---:|---:|---|
+| requests\\_per\\_second | ruby | 3 | 106.2/s | 106.2/s | ±1.1% |  |
+| requests\\_per\\_second | ruby + big heap | 3 | 125.3/s | 125.3/s | ±1.0% | 1.18× \\[1.15, 1.21\\] faster |
+| cpu\\_ms\\_per\\_request | ruby | 3 | 9.40 ms | 9.40 ms | ±1.1% |  |
+| cpu\\_ms\\_per\\_request | ruby + big heap | 3 | 8.00 ms | 8.00 ms | ±1.2% | 0.85× \\[0.83, 0.87\\] less CPU |
+| pss\\_peak\\_bytes | ruby | 3 | 39.0 MiB | 39.0 MiB | ±0.3% |  |
+| pss\\_peak\\_bytes | ruby + big heap | 3 | 60.2 MiB | 60.2 MiB | ±0.2% | 1.54× \\[1.54, 1.55\\] more memory |
+
+</details>
+
+### Failed runs
+
+- ruby + big heap · index page · round 3: out of memory
+
+Values are medians of successful runs ± coefficient of variation. Ratios are geometric means against the baseline with 95 % Welch intervals; a verdict is given only when the whole interval clears the noise band (default ±2 %).
+";
+        assert_eq!(render(&sample_experiment()), expected);
+    }
+
+    #[test]
+    fn user_strings_are_inert() {
+        let mut e = sample_experiment();
+        for r in &mut e.runs {
+            r.run.variant = r
+                .run
+                .variant
+                .replace("big heap", "<script>alert(1)</script> | *x*");
+        }
+        let md = render(&e);
+        assert!(!md.contains("<script>"), "{md}");
+        assert!(
+            md.contains("&lt;script&gt;alert(1)&lt;/script&gt; \\| \\*x\\*"),
+            "{md}"
+        );
+        // Every table row still has as many cells as its header.
+        for line in md.lines().filter(|l| l.starts_with("| ruby")) {
+            assert_eq!(line.matches(" |").count(), 4, "{line}");
+        }
+    }
+
+    #[test]
+    fn escape_covers_html_and_markdown() {
+        assert_eq!(escape("a<b>&c|d\ne"), "a&lt;b&gt;&amp;c\\|d e");
+    }
+}

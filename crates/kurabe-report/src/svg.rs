@@ -1,0 +1,348 @@
+//! Hand-written SVG charts for the HTML report: a horizontal bar chart
+//! with 95 % interval whiskers and the individual runs as dots, and a line
+//! chart of a quantity over time, one line per run.
+//!
+//! Output is a string of inline SVG with axis labels and units; every text
+//! from the user goes through [`esc`]. No scripts, no external resources.
+
+use std::fmt::Write as _;
+
+use kurabe_model::stats::{student_t, Unit};
+
+use crate::words;
+
+/// Colours of variants, in variant order (Tableau 10, readable on white and in print).
+pub(crate) const PALETTE: &[&str] = &[
+    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+    "#9c755f", "#bab0ac",
+];
+
+/// Colour of the variant at `index`.
+pub(crate) fn colour(index: usize) -> &'static str {
+    PALETTE[index % PALETTE.len()]
+}
+
+/// Text safe inside HTML/SVG elements and attribute values.
+pub(crate) fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Display divisor and suffix for axis ticks of `unit` up to `max`.
+fn scale(unit: Unit, max: f64) -> (f64, &'static str) {
+    const K: f64 = 1024.0;
+    match unit {
+        Unit::Bytes if max >= K * K * K => (K * K * K, " GiB"),
+        Unit::Bytes if max >= K * K => (K * K, " MiB"),
+        Unit::Bytes if max >= K => (K, " KiB"),
+        Unit::Bytes => (1.0, " B"),
+        Unit::Microseconds if max >= 1e6 => (1e6, " s"),
+        Unit::Microseconds if max >= 1e3 => (1e3, " ms"),
+        Unit::Microseconds => (1.0, " µs"),
+        Unit::Milliseconds => (1.0, " ms"),
+        Unit::Seconds => (1.0, " s"),
+        Unit::PerSecond => (1.0, "/s"),
+        Unit::Percent => (1.0, " %"),
+        Unit::Count | Unit::Score => (1.0, ""),
+    }
+}
+
+/// Tick values 0, step, 2·step … covering `max`, step 1/2/5·10ⁿ in display units.
+fn ticks(unit: Unit, max: f64) -> (Vec<f64>, f64, &'static str) {
+    let (div, suffix) = scale(unit, max);
+    let top = (max / div).max(f64::MIN_POSITIVE);
+    let raw = top / 4.0;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| top / s <= 5.0)
+        .unwrap_or(10.0 * mag);
+    let n = (top / step).ceil() as usize;
+    let t = (0..=n.max(1)).map(|i| i as f64 * step * div).collect();
+    (t, div, suffix)
+}
+
+fn tick_label(v: f64, div: f64, suffix: &str) -> String {
+    let n = words::num(v / div);
+    // Axis ticks are round numbers: 5, not 5.00.
+    let n = if n.contains('.') {
+        n.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        n
+    };
+    format!("{n}{suffix}")
+}
+
+/// One bar of a bar chart.
+pub(crate) struct Bar<'a> {
+    /// Variant name.
+    pub label: &'a str,
+    /// Colour index.
+    pub colour: usize,
+    /// The samples.
+    pub samples: &'a [f64],
+}
+
+/// Geometric mean and its 95 % interval from log values; `None` without
+/// positive samples. With one sample the interval is the value itself.
+fn centre_and_interval(samples: &[f64]) -> Option<(f64, f64, f64)> {
+    if samples.is_empty() || samples.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
+        let m = samples.iter().sum::<f64>() / samples.len().max(1) as f64;
+        return (!samples.is_empty()).then_some((m, m, m));
+    }
+    let logs: Vec<f64> = samples.iter().map(|x| x.ln()).collect();
+    let n = logs.len() as f64;
+    let mean = logs.iter().sum::<f64>() / n;
+    if logs.len() < 2 {
+        return Some((mean.exp(), mean.exp(), mean.exp()));
+    }
+    let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    let half = student_t::quantile(0.975, n - 1.0) * (var / n).sqrt();
+    Some((mean.exp(), (mean - half).exp(), (mean + half).exp()))
+}
+
+/// Horizontal bars (geometric mean) with 95 % interval whiskers and one
+/// dot per run; x axis from 0 with ticks in the metric's unit.
+pub(crate) fn bar_chart(bars: &[Bar<'_>], unit: Unit, axis_title: &str) -> String {
+    let (label_w, plot_w, row_h, top, bottom) = (150.0, 340.0, 30.0, 10.0, 46.0);
+    let width = label_w + plot_w + 30.0;
+    let height = top + row_h * bars.len() as f64 + bottom;
+    let stats: Vec<Option<(f64, f64, f64)>> = bars
+        .iter()
+        .map(|b| centre_and_interval(b.samples))
+        .collect();
+    let max = bars
+        .iter()
+        .flat_map(|b| b.samples.iter().copied())
+        .chain(stats.iter().flatten().map(|s| s.2))
+        .fold(0.0f64, f64::max);
+    let (ticks, div, suffix) = ticks(unit, if max > 0.0 { max } else { 1.0 });
+    let x_max = *ticks.last().unwrap_or(&1.0);
+    let x = |v: f64| label_w + (v.max(0.0) / x_max) * plot_w;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
+        esc(axis_title)
+    );
+    let plot_bottom = top + row_h * bars.len() as f64;
+    for t in &ticks {
+        let tx = x(*t);
+        let _ = write!(
+            s,
+            r##"<line x1="{tx:.1}" y1="{top}" x2="{tx:.1}" y2="{plot_bottom}" stroke="#e3e6ea"/><text x="{tx:.1}" y="{:.1}" class="tick" text-anchor="middle">{}</text>"##,
+            plot_bottom + 14.0,
+            esc(&tick_label(*t, div, suffix))
+        );
+    }
+    for (i, (b, st)) in bars.iter().zip(&stats).enumerate() {
+        let y = top + row_h * i as f64;
+        let cy = y + row_h / 2.0;
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text>"#,
+            label_w - 8.0,
+            cy + 4.0,
+            esc(&truncate(b.label, 20))
+        );
+        let Some((g, lo, hi)) = st else { continue };
+        let c = colour(b.colour);
+        let _ = write!(
+            s,
+            r#"<rect x="{label_w}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{c}" fill-opacity="0.78" rx="2"><title>{}: {}</title></rect>"#,
+            y + 6.0,
+            x(*g) - label_w,
+            row_h - 12.0,
+            esc(b.label),
+            esc(&words::value(unit, *g))
+        );
+        if hi > lo {
+            let _ = write!(
+                s,
+                r##"<g stroke="#1f2933" stroke-width="1.4"><line x1="{:.1}" y1="{cy:.1}" x2="{:.1}" y2="{cy:.1}"/><line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/><line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/></g>"##,
+                x(*lo),
+                x(*hi),
+                x(*lo),
+                cy - 6.0,
+                x(*lo),
+                cy + 6.0,
+                x(*hi),
+                cy - 6.0,
+                x(*hi),
+                cy + 6.0
+            );
+        }
+        for v in b.samples {
+            let _ = write!(
+                s,
+                r##"<circle cx="{:.1}" cy="{cy:.1}" r="2.4" fill="#ffffff" stroke="#1f2933" stroke-width="0.9"/>"##,
+                x(*v)
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        r##"<line x1="{label_w}" y1="{plot_bottom}" x2="{:.1}" y2="{plot_bottom}" stroke="#9aa5b1"/><text x="{:.1}" y="{:.1}" class="axis" text-anchor="middle">{}</text></svg>"##,
+        label_w + plot_w,
+        label_w + plot_w / 2.0,
+        plot_bottom + 36.0,
+        esc(axis_title)
+    );
+    s
+}
+
+/// One line of a line chart.
+pub(crate) struct Line<'a> {
+    /// Tooltip text (variant and round).
+    pub label: String,
+    /// Legend text (the variant); lines with the same legend share one entry.
+    pub legend: String,
+    /// Colour index.
+    pub colour: usize,
+    /// (x, y) points.
+    pub points: &'a [(f64, f64)],
+}
+
+/// Lines over time: x in seconds from 0, y from 0 in `unit`.
+pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, y_title: &str) -> String {
+    let (left, plot_w, plot_h, top) = (64.0, 440.0, 180.0, 12.0);
+    let width = left + plot_w + 150.0;
+    let height = top + plot_h + 44.0;
+    let pts = || lines.iter().flat_map(|l| l.points.iter());
+    let x_top = pts().map(|p| p.0).fold(0.0f64, f64::max);
+    let y_top = pts().map(|p| p.1).fold(0.0f64, f64::max);
+    let (xt, _, _) = ticks(Unit::Seconds, if x_top > 0.0 { x_top } else { 1.0 });
+    let (yt, div, suffix) = ticks(unit, if y_top > 0.0 { y_top } else { 1.0 });
+    let (x_max, y_max) = (*xt.last().unwrap_or(&1.0), *yt.last().unwrap_or(&1.0));
+    let x = |v: f64| left + v / x_max * plot_w;
+    let y = |v: f64| top + plot_h - v / y_max * plot_h;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
+        esc(y_title)
+    );
+    for t in &yt {
+        let _ = write!(
+            s,
+            r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#e3e6ea"/><text x="{2:.1}" y="{3:.1}" class="tick" text-anchor="end">{4}</text>"##,
+            y(*t),
+            left + plot_w,
+            left - 6.0,
+            y(*t) + 4.0,
+            esc(&tick_label(*t, div, suffix))
+        );
+    }
+    for t in &xt {
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{} s</text>"#,
+            x(*t),
+            top + plot_h + 16.0,
+            words::num(*t)
+        );
+    }
+    for l in lines {
+        let path: Vec<String> = l
+            .points
+            .iter()
+            .map(|(px, py)| format!("{:.1},{:.1}", x(*px), y(*py)))
+            .collect();
+        let c = colour(l.colour);
+        let _ = write!(
+            s,
+            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.6"><title>{}</title></polyline>"#,
+            path.join(" "),
+            esc(&l.label)
+        );
+    }
+    let mut legends: Vec<(&str, usize)> = Vec::new();
+    for l in lines {
+        if !legends.iter().any(|(t, _)| *t == l.legend) {
+            legends.push((&l.legend, l.colour));
+        }
+    }
+    for (i, (text, colour_index)) in legends.iter().enumerate() {
+        let c = colour(*colour_index);
+        let ly = top + 10.0 + 18.0 * i as f64;
+        let lx = left + plot_w + 14.0;
+        let _ = write!(
+            s,
+            r#"<line x1="{lx}" y1="{ly}" x2="{:.1}" y2="{ly}" stroke="{c}" stroke-width="3"/><text x="{:.1}" y="{:.1}" class="tick">{}</text>"#,
+            lx + 16.0,
+            lx + 22.0,
+            ly + 4.0,
+            esc(&truncate(text, 18))
+        );
+    }
+    let _ = write!(
+        s,
+        r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#9aa5b1"/><line x1="{left}" y1="{top}" x2="{left}" y2="{0:.1}" stroke="#9aa5b1"/><text x="{2:.1}" y="{3:.1}" class="axis" text-anchor="middle">time since run start (s)</text><text transform="translate(14 {4:.1}) rotate(-90)" class="axis" text-anchor="middle">{5}</text></svg>"##,
+        top + plot_h,
+        left + plot_w,
+        left + plot_w / 2.0,
+        top + plot_h + 36.0,
+        top + plot_h / 2.0,
+        esc(y_title)
+    );
+    s
+}
+
+/// At most `n` characters, with an ellipsis when cut (the full name is in the table).
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_owned()
+    } else {
+        format!("{}…", s.chars().take(n - 1).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_in_display_units() {
+        let (t, div, suffix) = ticks(Unit::Bytes, 61.0 * 1024.0 * 1024.0);
+        assert_eq!((div, suffix), (1024.0 * 1024.0, " MiB"));
+        let shown: Vec<String> = t.iter().map(|v| tick_label(*v, div, suffix)).collect();
+        assert_eq!(shown, ["0 MiB", "20 MiB", "40 MiB", "60 MiB", "80 MiB"]);
+        assert_eq!(tick_label(5.0, 1.0, " s"), "5 s");
+        assert_eq!(tick_label(0.25, 1.0, ""), "0.25");
+        let (t, _, _) = ticks(Unit::PerSecond, 126.6);
+        assert_eq!(t, [0.0, 50.0, 100.0, 150.0]);
+    }
+
+    #[test]
+    fn interval_of_the_geometric_mean() {
+        let (g, lo, hi) = centre_and_interval(&[100.0, 100.0, 100.0]).unwrap();
+        assert!([g, lo, hi].iter().all(|v| (v - 100.0).abs() < 1e-9));
+        let (g, lo, hi) = centre_and_interval(&[90.0, 100.0, 110.0]).unwrap();
+        assert!(lo < g && g < hi && (g - 99.67).abs() < 0.1, "{lo} {g} {hi}");
+        assert!(centre_and_interval(&[]).is_none());
+    }
+
+    #[test]
+    fn labels_are_escaped() {
+        let bars = [Bar {
+            label: "<script>x</script>",
+            colour: 0,
+            samples: &[1.0, 2.0, 3.0],
+        }];
+        let svg = bar_chart(&bars, Unit::Count, "a & b");
+        assert!(!svg.contains("<script>"));
+        assert!(svg.contains("&lt;script&gt;x&lt;/script&gt;"));
+        assert!(svg.contains("a &amp; b"));
+    }
+}

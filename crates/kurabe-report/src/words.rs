@@ -1,0 +1,251 @@
+//! Numbers and verdicts in words: value formatting per unit, short metric
+//! labels, and the "1.18× [1.16, 1.20] faster" phrase.
+//!
+//! Shared by every text renderer so the terminal, Markdown, CSV and HTML say
+//! exactly the same thing. Pure string building; no I/O.
+
+use kurabe_model::experiment::Tone;
+use kurabe_model::stats::{Comparison, Direction, NoIntervalReason, Unit, Verdict};
+
+/// A value with its unit, scaled for reading (`39.0 MiB`, `850 µs`, `106.2/s`).
+pub fn value(unit: Unit, v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_owned();
+    }
+    match unit {
+        Unit::Bytes => bytes(v),
+        Unit::PerSecond => format!("{}/s", num(v)),
+        Unit::Microseconds if v.abs() >= 1e6 => format!("{} s", num(v / 1e6)),
+        Unit::Microseconds if v.abs() >= 1e3 => format!("{} ms", num(v / 1e3)),
+        Unit::Microseconds => format!("{} µs", num(v)),
+        Unit::Milliseconds if v.abs() >= 1e4 => format!("{} s", num(v / 1e3)),
+        Unit::Milliseconds => format!("{} ms", num(v)),
+        Unit::Seconds => format!("{} s", num(v)),
+        Unit::Percent => format!("{} %", num(v)),
+        Unit::Count if v == v.trunc() => format!("{v:.0}"),
+        Unit::Count | Unit::Score => num(v),
+    }
+}
+
+/// Bytes in binary units.
+fn bytes(v: f64) -> String {
+    const KIB: f64 = 1024.0;
+    let a = v.abs();
+    if a >= KIB * KIB * KIB {
+        format!("{:.2} GiB", v / (KIB * KIB * KIB))
+    } else if a >= KIB * KIB {
+        format!("{:.1} MiB", v / (KIB * KIB))
+    } else if a >= KIB {
+        format!("{:.1} KiB", v / KIB)
+    } else {
+        format!("{v:.0} B")
+    }
+}
+
+/// A plain number with as many decimals as its size deserves.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if a == 0.0 {
+        "0".to_owned()
+    } else if a >= 1000.0 || (a >= 10.0 && a == a.trunc()) {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// Spread as `±1.2%` (coefficient of variation), empty without one.
+pub fn spread(cv: Option<f64>) -> String {
+    cv.map(|c| format!("±{:.1}%", c * 100.0))
+        .unwrap_or_default()
+}
+
+/// Short column label of a metric (`req/s`, `p99 latency`).
+pub fn label(metric: &str) -> String {
+    let known = match metric {
+        "requests_per_second" => "req/s",
+        "latency_mean_us" => "mean latency",
+        "latency_p50_us" => "p50 latency",
+        "latency_p90_us" => "p90 latency",
+        "latency_p99_us" => "p99 latency",
+        "latency_p999_us" => "p99.9 latency",
+        "failed_requests" => "failed req",
+        "non_2xx_responses" => "non-2xx",
+        "cpu_ms_per_request" => "CPU ms/req",
+        "cpu_percent_mean" => "CPU %",
+        "cpu_time_ms" => "CPU time",
+        "pss_peak_bytes" => "PSS peak",
+        "pss_steady_bytes" => "PSS steady",
+        "rss_peak_bytes" => "RSS peak",
+        "uss_peak_bytes" => "USS peak",
+        "wall_time_s" => "wall time",
+        "user_time_s" => "user time",
+        "system_time_s" => "system time",
+        "max_rss_bytes" => "max RSS",
+        "system_used_bytes" => "used memory",
+        "system_index" => "index",
+        other => other,
+    };
+    known.to_owned()
+}
+
+/// The words for "the candidate's value is higher" and "… lower".
+fn change_words(metric: &str, unit: Unit) -> (&'static str, &'static str) {
+    if metric.starts_with("latency") {
+        return ("higher latency", "lower latency");
+    }
+    if metric.starts_with("cpu") {
+        return ("more CPU", "less CPU");
+    }
+    match unit {
+        Unit::PerSecond => ("faster", "slower"),
+        Unit::Seconds | Unit::Milliseconds | Unit::Microseconds => ("slower", "faster"),
+        Unit::Bytes => ("more memory", "less memory"),
+        Unit::Percent => ("more CPU", "less CPU"),
+        Unit::Count => ("more", "fewer"),
+        Unit::Score => ("higher", "lower"),
+    }
+}
+
+/// A single-value ratio in words: `1.60× more memory`.
+pub fn single(metric: &str, unit: Unit, r: f64) -> String {
+    let (up, down) = change_words(metric, unit);
+    let word = if r > 1.0 {
+        up
+    } else if r < 1.0 {
+        down
+    } else {
+        "the same"
+    };
+    format!("{} {word}", ratio(r))
+}
+
+/// `1.18×`.
+pub fn ratio(r: f64) -> String {
+    format!("{r:.2}×")
+}
+
+/// The comparison in words, and whether it is good news.
+///
+/// `direction` is `None` for a metric kurabe does not know: the interval
+/// is still shown, but nothing is called better or worse.
+pub fn verdict(
+    metric: &str,
+    unit: Unit,
+    direction: Option<Direction>,
+    c: &Comparison,
+) -> (Tone, String) {
+    let Some(r) = c.ratio else {
+        let why = match c.verdict {
+            Verdict::NoInterval {
+                reason: NoIntervalReason::NonPositiveValue,
+            } => "a value is zero or negative",
+            _ => "no samples on one side",
+        };
+        return (Tone::Neutral, format!("no ratio: {why}"));
+    };
+    let (up, down) = change_words(metric, unit);
+    let word = if r > 1.0 {
+        up
+    } else if r < 1.0 {
+        down
+    } else {
+        "the same"
+    };
+    let interval = match (c.ratio_low, c.ratio_high) {
+        (Some(l), Some(h)) => format!(" [{l:.2}, {h:.2}]"),
+        _ => String::new(),
+    };
+    let head = format!("{}{interval}", ratio(r));
+    match c.verdict {
+        Verdict::Better | Verdict::Worse if direction.is_none() => {
+            (Tone::Neutral, format!("{head} {word}"))
+        }
+        Verdict::Better => (Tone::Good, format!("{head} {word}")),
+        Verdict::Worse => (Tone::Bad, format!("{head} {word}")),
+        Verdict::WithinNoise => (Tone::Neutral, format!("{head} within noise")),
+        Verdict::Inconclusive { runs_needed } => (
+            Tone::Neutral,
+            format!("{head} inconclusive, ≈{runs_needed} runs needed"),
+        ),
+        Verdict::NoInterval {
+            reason: NoIntervalReason::TooFewRuns { .. },
+        } => (
+            Tone::Neutral,
+            format!("{head} {word} (no interval: fewer than 3 runs)"),
+        ),
+        Verdict::NoInterval { .. } => (Tone::Neutral, format!("{head} {word} (no interval)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kurabe_model::stats::compare;
+
+    #[test]
+    fn values_scale_by_unit() {
+        assert_eq!(value(Unit::Bytes, 39.0 * 1024.0 * 1024.0), "39.0 MiB");
+        assert_eq!(value(Unit::Bytes, 512.0), "512 B");
+        assert_eq!(value(Unit::PerSecond, 106.24), "106.2/s");
+        assert_eq!(value(Unit::Microseconds, 850.0), "850 µs");
+        assert_eq!(value(Unit::Microseconds, 1250.0), "1.25 ms");
+        assert_eq!(value(Unit::Milliseconds, 9.4), "9.40 ms");
+        assert_eq!(value(Unit::Score, 1078.7), "1079");
+        assert_eq!(value(Unit::Milliseconds, 8.0), "8.00 ms");
+        assert_eq!(value(Unit::Seconds, f64::NAN), "–");
+        assert_eq!(spread(Some(0.0104)), "±1.0%");
+    }
+
+    fn cmp(b: &[f64], c: &[f64], d: Direction) -> Comparison {
+        compare(b, c, d, 0.02)
+    }
+
+    #[test]
+    fn phrases_follow_the_direction() {
+        let hi = Direction::HigherIsBetter;
+        let lo = Direction::LowerIsBetter;
+        let c = cmp(&[100.0, 101.0, 99.0], &[118.0, 119.0, 117.0], hi);
+        let (tone, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
+        assert_eq!(tone, Tone::Good);
+        assert!(p.starts_with("1.18× [") && p.ends_with("] faster"), "{p}");
+
+        let c = cmp(&[100.0, 101.0, 99.0], &[154.0, 155.0, 153.0], lo);
+        let (tone, p) = verdict("pss_peak_bytes", Unit::Bytes, Some(lo), &c);
+        assert_eq!(tone, Tone::Bad);
+        assert!(p.ends_with("more memory"), "{p}");
+
+        let c = cmp(&[100.0, 100.5, 99.5], &[100.0, 100.5, 99.5], hi);
+        let (_, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
+        assert_eq!(p, "1.00× [0.99, 1.01] within noise");
+
+        let c = cmp(&[100.0, 101.0], &[120.0, 121.0], lo);
+        let (_, p) = verdict("cpu_ms_per_request", Unit::Milliseconds, Some(lo), &c);
+        assert_eq!(p, "1.20× more CPU (no interval: fewer than 3 runs)");
+
+        let c = cmp(&[100.0, 110.0, 90.0], &[103.0, 113.0, 93.0], hi);
+        let (tone, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
+        assert_eq!(tone, Tone::Neutral);
+        assert!(p.contains("inconclusive, ≈"), "{p}");
+
+        let c = cmp(&[0.0, 1.0, 2.0], &[1.0, 2.0, 3.0], lo);
+        let (_, p) = verdict("failed_requests", Unit::Count, Some(lo), &c);
+        assert_eq!(p, "no ratio: a value is zero or negative");
+    }
+
+    #[test]
+    fn unknown_direction_is_never_good_or_bad() {
+        let c = cmp(
+            &[1.0, 1.0, 1.0],
+            &[2.0, 2.0, 2.0],
+            Direction::HigherIsBetter,
+        );
+        let (tone, p) = verdict("frobs", Unit::Count, None, &c);
+        assert_eq!(tone, Tone::Neutral);
+        assert_eq!(p, "2.00× [2.00, 2.00] more");
+    }
+}

@@ -1,0 +1,82 @@
+//! `kurabe report ID`: one experiment from the store as a terminal table,
+//! Markdown, JSON, CSV or a self-contained HTML page with charts.
+//!
+//! Building and rendering are `kurabe-report`'s; this file picks the store,
+//! decides colour (a TTY and no `NO_COLOR`), and writes the file
+//! atomically so a reader never sees half a report.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use kurabe_store::Entry;
+
+use super::http::write_atomically;
+use super::results::{open_existing, parse_id};
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The comparison table for a terminal.
+    Text,
+    /// Markdown, ready to paste into an issue or a blog.
+    Md,
+    /// The report model as JSON (schema/experiment-report.schema.json).
+    Json,
+    /// One row per workload × metric × variant.
+    Csv,
+    /// One self-contained HTML file with SVG charts.
+    Html,
+}
+
+/// Arguments of `kurabe report`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Experiment id from `kurabe results list` (`e12`, or `12`).
+    pub id: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Results store file [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+/// Colour on stdout: a terminal, and `NO_COLOR` unset or empty (no-color.org).
+pub(crate) fn colour_stdout() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Run `kurabe report`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let store = open_existing(args.store.as_deref())?;
+    let id = parse_id(&args.id)?;
+    let Entry::Experiment(exp) = store.get(id)? else {
+        bail!(
+            "{id} is a saved result, not an experiment; `kurabe results show {id}` shows it, `kurabe results list` lists experiments (e…)"
+        );
+    };
+    let report = kurabe_report::experiment_report(&exp);
+    let format = match args.format {
+        Format::Text => kurabe_report::Format::Text,
+        Format::Md => kurabe_report::Format::Markdown,
+        Format::Json => kurabe_report::Format::Json,
+        Format::Csv => kurabe_report::Format::Csv,
+        Format::Html => kurabe_report::Format::Html,
+    };
+    let colour = args.output.is_none() && colour_stdout();
+    let mut bytes = Vec::new();
+    kurabe_report::renderer(format, colour).render(&report, &mut bytes)?;
+    match args.output {
+        Some(path) => {
+            write_atomically(&path, &bytes)?;
+            eprintln!("wrote {}", path.display());
+        }
+        None => std::io::stdout().lock().write_all(&bytes)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

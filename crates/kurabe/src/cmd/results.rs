@@ -1,0 +1,384 @@
+//! `kurabe results`: the history in the results store — list, show,
+//! compare two entries, export, import, remove — and [`save_result`], the
+//! one call behind `--save` of the single-shot commands.
+//!
+//! The store (`kurabe-store`) owns the data and its guarantees; comparisons
+//! and reports are `kurabe-report`'s. This file turns arguments into calls,
+//! picks the store file, and prints.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use kurabe_store::{Entry, EntryId, HostFacts, ResultId, ResultKind, Store};
+
+use super::http::write_atomically;
+
+/// Output format of the listing commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned text for people.
+    Text,
+    /// JSON for scripts.
+    Json,
+}
+
+/// Kinds of saved results (mirrors `kurabe_store::ResultKind`; clap stays in the binary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Kind {
+    /// `kurabe http --format json`.
+    Http,
+    /// `kurabe watch --format json`.
+    Watch,
+    /// `kurabe mem --format json`.
+    Mem,
+    /// `kurabe system --format json`.
+    System,
+    /// An imported UnixBench report as JSON.
+    Unixbench,
+}
+
+impl From<Kind> for ResultKind {
+    fn from(k: Kind) -> ResultKind {
+        match k {
+            Kind::Http => ResultKind::Http,
+            Kind::Watch => ResultKind::Watch,
+            Kind::Mem => ResultKind::Mem,
+            Kind::System => ResultKind::System,
+            Kind::Unixbench => ResultKind::Unixbench,
+        }
+    }
+}
+
+/// Arguments of `kurabe results`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Results store file [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(long, global = true, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `kurabe results` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// List experiments and saved results, newest first.
+    List {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Show one entry: an experiment's comparison table, or a saved result's record.
+    Show {
+        /// Id from `kurabe results list` (`e12`, `r7`; a bare number is an experiment).
+        id: String,
+        /// Output format (json: the entry with every run, as exported).
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Two experiments, or two saved results of the same kind, side by side (ratios are B / A).
+    Compare {
+        /// Entry A, the reference.
+        a: String,
+        /// Entry B.
+        b: String,
+        /// Compare only this metric or record field (repeatable).
+        #[arg(long = "metric", value_name = "NAME")]
+        metrics: Vec<String>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
+    },
+    /// Write entries as a kurabe export (JSON) for `kurabe results import` elsewhere.
+    Export {
+        /// Entries to export; none means everything in the store.
+        ids: Vec<String>,
+        /// Write to this file (atomically) instead of stdout.
+        #[arg(short, long, value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Add the entries of an export file to the store (all or none; they get new ids).
+    Import {
+        /// File written by `kurabe results export`.
+        file: PathBuf,
+    },
+    /// Save a command's JSON record as a result: `kurabe mem --format json | kurabe results save --kind mem -`.
+    Save {
+        /// Which command wrote the record.
+        #[arg(long, value_enum)]
+        kind: Kind,
+        /// Label in listings [default: the kind and the host name].
+        #[arg(long)]
+        label: Option<String>,
+        /// JSON file written with `--format json`, or `-` for stdin.
+        file: PathBuf,
+    },
+    /// Remove entries (an experiment with all its runs).
+    Rm {
+        /// Entries to remove.
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+}
+
+/// The store file: `--store`, else `$KURABE_STORE`, else the XDG default.
+pub(crate) fn store_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match flag {
+        Some(p) => Ok(p.to_owned()),
+        None => Ok(kurabe_store::default_path()?),
+    }
+}
+
+/// Open an existing store; a missing file is an error (reading commands
+/// must not create an empty store and report "nothing there").
+pub(crate) fn open_existing(flag: Option<&Path>) -> anyhow::Result<Store> {
+    let path = store_path(flag)?;
+    if !path.is_file() {
+        bail!(
+            "no results store at {}; run `kurabe run` or `kurabe results import` first, or pass --store PATH / set KURABE_STORE",
+            path.display()
+        );
+    }
+    Ok(Store::open(&path)?)
+}
+
+/// Parse an entry id, with the fix in the message.
+pub(crate) fn parse_id(s: &str) -> anyhow::Result<EntryId> {
+    s.parse::<EntryId>().map_err(anyhow::Error::msg)
+}
+
+/// Save a single result (`--save` of http, watch, mem, system) to the
+/// store at `store` (default path when `None`), with this machine's facts.
+pub fn save_result(
+    kind: ResultKind,
+    label: &str,
+    record: &serde_json::Value,
+    store: Option<&Path>,
+) -> anyhow::Result<ResultId> {
+    let path = store_path(store)?;
+    let mut store = Store::open(&path)?;
+    Ok(store.save_result(kind, label, &host_facts(), record)?)
+}
+
+/// This machine: `uname`, the CPU model from /proc/cpuinfo, logical CPUs,
+/// MemTotal. Missing pieces are left empty rather than failing a save.
+pub(crate) fn host_facts() -> HostFacts {
+    let uname = kurabe_probe::host::host_info();
+    let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name") || l.starts_with("Model"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_owned())
+        })
+        .unwrap_or_default();
+    HostFacts {
+        hostname: uname.hostname,
+        cpu_model,
+        cores: std::thread::available_parallelism().map_or(0, |n| n.get() as u32),
+        memory_bytes: kurabe_probe::MemInfo::read().map_or(0, |m| m.total),
+        kernel: uname.kernel,
+        arch: uname.arch,
+    }
+}
+
+/// Run `kurabe results`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let store = args.store.as_deref();
+    let mut out = std::io::stdout().lock();
+    match args.command {
+        Command::List { format } => list(&open_existing(store)?, format, &mut out)?,
+        Command::Show { id, format } => {
+            let entry = open_existing(store)?.get(parse_id(&id)?)?;
+            show(&entry, format, &mut out)?;
+        }
+        Command::Compare {
+            a,
+            b,
+            metrics,
+            format,
+        } => {
+            let s = open_existing(store)?;
+            let (ea, eb) = (s.get(parse_id(&a)?)?, s.get(parse_id(&b)?)?);
+            let c = kurabe_report::compare_entries(&ea, &eb, &metrics)?;
+            match format {
+                Format::Text => kurabe_report::render_comparison(&c, &mut out)?,
+                Format::Json => {
+                    serde_json::to_writer_pretty(&mut out, &c)?;
+                    writeln!(out)?;
+                }
+            }
+        }
+        Command::Export { ids, output } => {
+            let s = open_existing(store)?;
+            let ids: Vec<EntryId> = if ids.is_empty() {
+                s.list()?.into_iter().map(|e| e.id).rev().collect()
+            } else {
+                ids.iter().map(|i| parse_id(i)).collect::<Result<_, _>>()?
+            };
+            let mut json = s.export_json(&ids)?;
+            json.push('\n');
+            match output {
+                Some(path) => {
+                    write_atomically(&path, json.as_bytes())?;
+                    eprintln!("exported {} entries to {}", ids.len(), path.display());
+                }
+                None => out.write_all(json.as_bytes())?,
+            }
+        }
+        Command::Import { file } => {
+            let text = std::fs::read_to_string(&file).with_context(|| {
+                format!(
+                    "cannot read {}; give the file written by `kurabe results export`",
+                    file.display()
+                )
+            })?;
+            let path = store_path(store)?;
+            let ids = Store::open(&path)?.import_json(&text)?;
+            let names: Vec<String> = ids.iter().map(ToString::to_string).collect();
+            writeln!(
+                out,
+                "imported {} into {}",
+                if names.is_empty() {
+                    "nothing".to_owned()
+                } else {
+                    names.join(", ")
+                },
+                path.display()
+            )?;
+        }
+        Command::Save { kind, label, file } => {
+            let text = if file.as_os_str() == "-" {
+                std::io::read_to_string(std::io::stdin())
+                    .context("cannot read the record from stdin")?
+            } else {
+                std::fs::read_to_string(&file).with_context(|| {
+                    format!(
+                        "cannot read {}; give a file written with --format json",
+                        file.display()
+                    )
+                })?
+            };
+            let record: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+                anyhow::anyhow!("{} is not JSON ({e}); give the output of a kurabe command run with --format json", file.display())
+            })?;
+            if !record.is_object() {
+                bail!("{} is not a JSON object; give the output of a kurabe command run with --format json", file.display());
+            }
+            let kind = ResultKind::from(kind);
+            let label =
+                label.unwrap_or_else(|| format!("{} on {}", kind.as_str(), host_facts().hostname));
+            let id = save_result(kind, &label, &record, store)?;
+            writeln!(out, "saved {id}")?;
+        }
+        Command::Rm { ids } => {
+            let mut s = open_existing(store)?;
+            // Parse all first: a typo in the third id must not leave the first two deleted.
+            let ids: Vec<EntryId> = ids.iter().map(|i| parse_id(i)).collect::<Result<_, _>>()?;
+            for id in &ids {
+                s.get(*id)?;
+            }
+            for id in ids {
+                s.delete(id)?;
+                writeln!(out, "removed {id}")?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(store: &Store, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
+    let entries = store.list()?;
+    if format == Format::Json {
+        serde_json::to_writer_pretty(&mut *out, &entries)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    if entries.is_empty() {
+        writeln!(out, "the store {} is empty", store.path().display())?;
+        return Ok(());
+    }
+    let rows: Vec<[String; 6]> = entries
+        .iter()
+        .map(|e| {
+            let status = match e.status {
+                Some(s) if e.failed_runs > 0 => {
+                    format!("{s}, {} runs ({} failed)", e.runs, e.failed_runs)
+                }
+                Some(s) => format!("{s}, {} runs", e.runs),
+                None => String::new(),
+            };
+            [
+                e.id.to_string(),
+                e.kind.clone(),
+                e.created_at
+                    .get(..19)
+                    .unwrap_or(&e.created_at)
+                    .replace('T', " "),
+                e.hostname.clone().unwrap_or_default(),
+                status,
+                e.name.clone(),
+            ]
+        })
+        .collect();
+    let head = ["ID", "KIND", "CREATED (UTC)", "HOST", "STATUS", "NAME"];
+    let widths: Vec<usize> = (0..head.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String]| {
+        let mut s = String::new();
+        for (i, c) in cells.iter().enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(c);
+            } else {
+                s.push_str(&format!("{c:<w$}  ", w = widths[i]));
+            }
+        }
+        s.trim_end().to_owned()
+    };
+    writeln!(out, "{}", line(&head.map(String::from)))?;
+    for r in &rows {
+        writeln!(out, "{}", line(r))?;
+    }
+    Ok(())
+}
+
+fn show(entry: &Entry, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
+    if format == Format::Json {
+        serde_json::to_writer_pretty(&mut *out, entry)?;
+        writeln!(out)?;
+        return Ok(());
+    }
+    match entry {
+        Entry::Experiment(e) => {
+            let report = kurabe_report::experiment_report(e);
+            kurabe_report::renderer(kurabe_report::Format::Text, super::report::colour_stdout())
+                .render(&report, out)?;
+        }
+        Entry::Result(r) => {
+            writeln!(out, "{} · {} result · {}", r.id, r.kind.as_str(), r.label)?;
+            writeln!(out, "saved {}", r.created_at)?;
+            if let Some(h) = &r.host {
+                writeln!(
+                    out,
+                    "host {} · {} · {} cores · {} · kernel {}",
+                    h.hostname, h.arch, h.cores, h.cpu_model, h.kernel
+                )?;
+            }
+            writeln!(out)?;
+            serde_json::to_writer_pretty(&mut *out, &r.record)?;
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,516 @@
+//! `kurabe results` and `kurabe report` against a real SQLite store built
+//! with the kurabe-store API: round trips, every report format, escaping,
+//! the JSON schema, and bad input exiting 2 with one line.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use kurabe_store::{
+    ExperimentId, ExperimentStatus, HostFacts, MetricValue, NewExperiment, ResultKind, RunRecord,
+    RunStatus, Store,
+};
+use tempfile::TempDir;
+
+use crate::util::kurabe;
+
+#[path = "../../kurabe-report/src/schema_check.rs"]
+mod schema_check;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn host(name: &str, arch: &str) -> HostFacts {
+    HostFacts {
+        hostname: name.into(),
+        cpu_model: "Test CPU".into(),
+        cores: 2,
+        memory_bytes: 1 << 30,
+        kernel: "6.1.0".into(),
+        arch: arch.into(),
+    }
+}
+
+fn plan(variants: &[&str]) -> String {
+    let mut p = String::from(
+        "name = \"serve work\"\nrepeat = 3\n\n[target]\ncommand = \"kurabe serve --port {port}\"\nready = \"http://127.0.0.1:{port}/\"\n",
+    );
+    for v in variants {
+        p.push_str(&format!("\n[[variant]]\nname = '{v}'\n"));
+    }
+    p.push_str("\n[[workload]]\nname = \"root\"\nhttp = { path = \"/\", requests = 100, concurrency = 1 }\n");
+    p
+}
+
+/// An experiment with three rounds of each variant; `rps` per variant is the centre.
+fn experiment(store: &mut Store, variants: &[(&str, f64, f64)], series: bool) -> ExperimentId {
+    let names: Vec<&str> = variants.iter().map(|v| v.0).collect();
+    let id = store
+        .begin_experiment(&NewExperiment {
+            name: "serve work".into(),
+            plan_text: plan(&names),
+            seed: Some(1),
+            host: host("bench1", "x86_64"),
+            tool_version: "0.1.0".into(),
+        })
+        .unwrap();
+    for round in 0..3u32 {
+        for (name, rps, pss_mib) in variants {
+            let jitter = [0.99, 1.0, 1.01][round as usize];
+            let record = series.then(|| {
+                serde_json::json!({ "series": (0..10).map(|i| serde_json::json!({
+                    "t_s": f64::from(i) * 0.5,
+                    "cpu_percent": 20.0 + f64::from(i) * 7.0,
+                    "pss_bytes": (pss_mib - 10.0 + f64::from(i)) * MIB,
+                })).collect::<Vec<_>>() })
+            });
+            store
+                .record_run(
+                    id,
+                    &RunRecord {
+                        variant: (*name).into(),
+                        workload: "root".into(),
+                        round,
+                        status: RunStatus::Ok,
+                        error_tail: None,
+                        started_at: "2026-11-29T20:00:00.000Z".into(),
+                        finished_at: "2026-11-29T20:00:05.000Z".into(),
+                        metrics: vec![
+                            MetricValue {
+                                name: "requests_per_second".into(),
+                                value: rps * jitter,
+                                unit: "/s".into(),
+                            },
+                            MetricValue {
+                                name: "pss_peak_bytes".into(),
+                                value: pss_mib * MIB * jitter,
+                                unit: "B".into(),
+                            },
+                        ],
+                        record,
+                    },
+                )
+                .unwrap();
+        }
+    }
+    store
+        .record_run(
+            id,
+            &RunRecord {
+                variant: variants[0].0.into(),
+                workload: "root".into(),
+                round: 3,
+                status: RunStatus::Failed,
+                error_tail: Some("bind: address in use\n<b>boom</b>".into()),
+                started_at: "2026-11-29T20:01:00.000Z".into(),
+                finished_at: "2026-11-29T20:01:01.000Z".into(),
+                metrics: vec![],
+                record: None,
+            },
+        )
+        .unwrap();
+    store
+        .finish_experiment(id, ExperimentStatus::Complete)
+        .unwrap();
+    id
+}
+
+struct Fixture {
+    dir: TempDir,
+    db: PathBuf,
+}
+
+impl Fixture {
+    /// e1: fast vs slow; e2: a `<script>` variant; r1/r2: mem records of two machines.
+    fn new() -> Fixture {
+        let dir = TempDir::new().unwrap();
+        let db = dir.path().join("results.db");
+        let mut s = Store::open(&db).unwrap();
+        experiment(
+            &mut s,
+            &[("fast", 1000.0, 40.0), ("slow", 800.0, 60.0)],
+            true,
+        );
+        experiment(
+            &mut s,
+            &[
+                ("base", 500.0, 30.0),
+                ("<script>alert(1)</script>", 505.0, 30.0),
+            ],
+            false,
+        );
+        for (name, arch, used) in [("vps32", "i686", 100.0), ("vps64", "x86_64", 160.0)] {
+            s.save_result(
+                ResultKind::Mem,
+                &format!("after boot {arch}"),
+                &host(name, arch),
+                &serde_json::json!({"schema_version": 1, "total_bytes": 512.0 * MIB, "used_bytes": used * MIB}),
+            )
+            .unwrap();
+        }
+        Fixture { dir, db }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        kurabe()
+            .args(args)
+            .arg("--store")
+            .arg(&self.db)
+            .env_remove("KURABE_STORE")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+}
+
+/// One line on stderr, exit 2, nothing on stdout.
+fn assert_usage_error(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn list_show_and_json_listing() {
+    let f = Fixture::new();
+    let text = f.ok(&["results", "list"]);
+    for id in ["e1", "e2", "r1", "r2"] {
+        assert!(text.contains(id), "{text}");
+    }
+    assert!(text.contains("complete, 7 runs (1 failed)"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_str(&f.ok(&["results", "list", "--format", "json"])).unwrap();
+    assert_eq!(json.as_array().unwrap().len(), 4);
+
+    let show = f.ok(&["results", "show", "e1"]);
+    assert!(show.contains("fast (baseline)"), "{show}");
+    assert!(show.contains("vs fast"), "{show}");
+    assert!(show.contains("slower"), "{show}");
+    assert!(show.contains("more memory"), "{show}");
+    assert!(
+        show.contains("bind: address in use") || show.contains("<b>boom</b>"),
+        "{show}"
+    );
+    let entry: serde_json::Value =
+        serde_json::from_str(&f.ok(&["results", "show", "e1", "--format", "json"])).unwrap();
+    assert_eq!(entry["entry"], "experiment");
+    assert_eq!(entry["runs"].as_array().unwrap().len(), 7);
+    let r = f.ok(&["results", "show", "r2"]);
+    assert!(r.contains("vps64") && r.contains("used_bytes"), "{r}");
+}
+
+#[test]
+fn compare_experiments_and_saved_results() {
+    let f = Fixture::new();
+    // The 32-bit vs 64-bit question: two machines' mem records.
+    let text = f.ok(&["results", "compare", "r1", "r2", "--metric", "used_bytes"]);
+    assert!(text.contains("1.60× more memory"), "{text}");
+    assert!(
+        text.contains("vps32 (i686)") && text.contains("vps64 (x86_64)"),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&f.ok(&["results", "compare", "r1", "r2", "--format", "json"]))
+            .unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    let used = rows.iter().find(|r| r["key"] == "used_bytes").unwrap();
+    assert!((used["ratio"].as_f64().unwrap() - 1.6).abs() < 1e-12);
+    assert!(
+        used["comparison"].is_null(),
+        "one sample a side: no verdict"
+    );
+
+    // Two experiments: same variant names pair up, 3 samples a side give a verdict.
+    let json: serde_json::Value = serde_json::from_str(&f.ok(&[
+        "results",
+        "compare",
+        "e1",
+        "e1",
+        "--format",
+        "json",
+        "--metric",
+        "requests_per_second",
+    ]))
+    .unwrap();
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    // Same samples: ratio exactly 1; ±1 % spread over 3 runs straddles the 2 % band.
+    assert_eq!(rows[0]["ratio"], 1.0);
+    assert_eq!(rows[0]["comparison"]["verdict"]["kind"], "inconclusive");
+    assert!(rows[0]["phrase"].as_str().unwrap().contains("runs needed"));
+
+    assert_usage_error(
+        &f.run(&["results", "compare", "e1", "r1"]),
+        "cannot compare e1 (experiment) with r1 (mem)",
+    );
+    assert_usage_error(
+        &f.run(&["results", "compare", "r1", "r2", "--metric", "nope"]),
+        "--metric takes one of:",
+    );
+}
+
+#[test]
+fn export_import_rm_round_trip() {
+    let f = Fixture::new();
+    let file = f.path("out/export.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let file_s = file.to_str().unwrap();
+    f.ok(&["results", "export", "e1", "r2", "-o", file_s]);
+    let export: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(export["format"], "kurabe-results");
+    assert_eq!(export["entries"].as_array().unwrap().len(), 2);
+    // No temp file left next to it.
+    assert_eq!(
+        std::fs::read_dir(file.parent().unwrap()).unwrap().count(),
+        1
+    );
+
+    // Into a fresh store on "another machine".
+    let other = f.path("other.db");
+    let out = kurabe()
+        .args(["results", "import", file_s, "--store"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("imported e1, r1 into"));
+    let s = Store::open(&other).unwrap();
+    let (a, b) = (
+        Store::open(&f.db)
+            .unwrap()
+            .get("e1".parse().unwrap())
+            .unwrap(),
+        s.get("e1".parse().unwrap()).unwrap(),
+    );
+    let runs = |e: &kurabe_store::Entry| match e {
+        kurabe_store::Entry::Experiment(x) => {
+            x.runs.iter().map(|r| r.run.clone()).collect::<Vec<_>>()
+        }
+        _ => panic!("not an experiment"),
+    };
+    assert_eq!(runs(&a), runs(&b));
+    // Reports of the original and the imported copy agree.
+    let report = |db: &Path| {
+        let out = kurabe()
+            .args(["report", "e1", "--store"])
+            .arg(db)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(report(&f.db), report(&other));
+
+    // Export of everything, stdout.
+    let all: serde_json::Value = serde_json::from_str(&f.ok(&["results", "export"])).unwrap();
+    assert_eq!(all["entries"].as_array().unwrap().len(), 4);
+
+    // rm: all ids checked before anything is deleted.
+    assert_usage_error(
+        &f.run(&["results", "rm", "e1", "e99"]),
+        "no e99 in the results store",
+    );
+    assert!(f.ok(&["results", "list"]).contains("e1"));
+    assert_eq!(
+        f.ok(&["results", "rm", "e1", "r1"]),
+        "removed e1\nremoved r1\n"
+    );
+    let list = f.ok(&["results", "list"]);
+    assert!(!list.contains("e1 ") && !list.contains("r1 "), "{list}");
+    assert_usage_error(
+        &f.run(&["results", "show", "e1"]),
+        "no e1 in the results store",
+    );
+}
+
+#[test]
+fn report_in_every_format() {
+    let f = Fixture::new();
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../schema/experiment-report.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    for id in ["e1", "e2"] {
+        let text = f.ok(&["report", id]);
+        assert!(text.contains("(baseline)"), "{text}");
+        assert!(!text.contains('\x1b'), "NO_COLOR honoured");
+
+        let md = f.ok(&["report", id, "--format", "md"]);
+        assert!(md.starts_with("## serve work\n"), "{md}");
+        assert!(!md.contains("<script>") && !md.contains("<b>boom"), "{md}");
+
+        let json: serde_json::Value =
+            serde_json::from_str(&f.ok(&["report", id, "--format", "json"])).unwrap();
+        let errors = schema_check::violations(&schema, &json);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(json["runs_failed"], 1);
+
+        let csv = f.ok(&["report", id, "--format", "csv"]);
+        assert_eq!(csv.lines().count(), 1 + 2 * 2, "{csv}");
+
+        let file = f.path(&format!("{id}.html"));
+        let out = f.run(&[
+            "report",
+            id,
+            "--format",
+            "html",
+            "-o",
+            file.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let html = std::fs::read_to_string(&file).unwrap();
+        balanced(&html).unwrap();
+        assert!(!html.contains("<script"), "a variant name became a tag");
+        assert!(!html.contains("<b>boom"), "error output became markup");
+        assert!(html.matches("<svg").count() >= 2, "bar charts per metric");
+    }
+    let e1 = std::fs::read_to_string(f.path("e1.html")).unwrap();
+    assert!(e1.contains("CPU and memory over time"), "series charts");
+    assert!(std::fs::read_to_string(f.path("e2.html"))
+        .unwrap()
+        .contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    let json: serde_json::Value =
+        serde_json::from_str(&f.ok(&["report", "e1", "--format", "json"])).unwrap();
+    let rps = &json["workloads"][0]["metrics"][0];
+    assert_eq!(rps["name"], "requests_per_second");
+    assert_eq!(
+        rps["versus_baseline"][0]["comparison"]["verdict"]["kind"],
+        "worse"
+    );
+    assert_eq!(rps["versus_baseline"][0]["tone"], "bad");
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let f = Fixture::new();
+    assert_usage_error(&f.run(&["report", "e42"]), "no e42 in the results store");
+    assert_usage_error(&f.run(&["report", "x1"]), "expected an id like `e12`");
+    assert_usage_error(
+        &f.run(&["report", "r1"]),
+        "is a saved result, not an experiment",
+    );
+    assert_usage_error(
+        &f.run(&["results", "import", "/nonexistent/x.json"]),
+        "cannot read /nonexistent/x.json",
+    );
+    let bad = f.path("bad.json");
+    std::fs::write(&bad, "{\"format\": \"something else\"}").unwrap();
+    assert_usage_error(
+        &f.run(&["results", "import", bad.to_str().unwrap()]),
+        "not a kurabe export",
+    );
+    // Reading commands do not create a store where there is none.
+    let missing = f.path("missing.db");
+    let out = kurabe()
+        .args(["results", "list", "--store"])
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert_usage_error(&out, "no results store at");
+    assert!(!missing.exists());
+    // A failed report write leaves nothing behind.
+    let out = f.run(&[
+        "report",
+        "e1",
+        "--format",
+        "html",
+        "-o",
+        "/nonexistent-dir/r.html",
+    ]);
+    assert_usage_error(&out, "cannot write");
+    // KURABE_STORE is honoured.
+    let out = kurabe()
+        .args(["results", "list"])
+        .env("KURABE_STORE", &f.db)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("r2"));
+}
+
+#[test]
+fn save_reads_a_json_record() {
+    let f = Fixture::new();
+    let rec = f.path("mem.json");
+    std::fs::write(&rec, r#"{"schema_version": 1, "used_bytes": 5}"#).unwrap();
+    assert_eq!(
+        f.ok(&[
+            "results",
+            "save",
+            "--kind",
+            "mem",
+            "--label",
+            "lab",
+            rec.to_str().unwrap()
+        ]),
+        "saved r3\n"
+    );
+    assert!(f
+        .ok(&["results", "show", "r3"])
+        .contains("\"used_bytes\": 5"));
+    std::fs::write(&rec, "[1, 2]").unwrap();
+    assert_usage_error(
+        &f.run(&["results", "save", "--kind", "mem", rec.to_str().unwrap()]),
+        "not a JSON object",
+    );
+}
+
+/// Open and close tags balance (void elements and `/>` excepted).
+fn balanced(html: &str) -> Result<(), String> {
+    const VOID: &[&str] = &["meta", "br", "img", "input", "link", "hr"];
+    let mut stack: Vec<String> = Vec::new();
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        let end = rest.find('>').ok_or("unclosed <")?;
+        let tag = &rest[..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') {
+            continue;
+        }
+        let name: String = tag
+            .trim_start_matches('/')
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        if tag.starts_with('/') {
+            match stack.pop() {
+                Some(open) if open == name => {}
+                other => return Err(format!("</{name}> closes {other:?}")),
+            }
+        } else if !tag.ends_with('/') && !VOID.contains(&name.as_str()) {
+            stack.push(name);
+        }
+    }
+    if stack.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("unclosed {stack:?}"))
+    }
+}
