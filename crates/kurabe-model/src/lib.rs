@@ -12,6 +12,7 @@ pub mod http;
 pub mod plan;
 pub mod probe;
 pub mod stats;
+pub mod system;
 
 /// Version of the JSON result schema shared by output and the results store.
 ///

@@ -133,8 +133,8 @@ fn leaf(key: &str) -> &str {
     key.rsplit([' ', '.']).next().unwrap_or(key)
 }
 
-/// Numeric leaves of a JSON record as `a.b.c` paths; arrays (time series,
-/// process lists) and the schema version are left out.
+/// Numeric leaves of a JSON record as `a.b.c` paths; the schema version
+/// and anonymous arrays are left out.
 fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
     match v {
         serde_json::Value::Object(map) => {
@@ -146,6 +146,27 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
                 };
                 if k != "schema_version" {
                     flatten(&path, x, out);
+                }
+            }
+        }
+        // Arrays of identified objects (system runs by copies, tests by
+        // id) get one path segment per element; other arrays (time series,
+        // process lists, passes) are not comparable field by field.
+        serde_json::Value::Array(items) => {
+            for x in items {
+                let key = x
+                    .get("id")
+                    .or_else(|| x.get("name"))
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned)
+                    .or_else(|| x.get("copies").map(|c| format!("copies={c}")));
+                if let Some(key) = key {
+                    // The identifying count is in the path; not a row of its own.
+                    let mut x = x.clone();
+                    if let Some(o) = x.as_object_mut() {
+                        o.remove("copies");
+                    }
+                    flatten(&format!("{prefix}.{key}"), &x, out);
                 }
             }
         }
@@ -337,6 +358,7 @@ mod tests {
             record: serde_json::json!({
                 "schema_version": 1, "host": "vps",
                 "total_bytes": 1_000_000, "used_bytes": used, "top": [{"pss_bytes": 5}],
+                "runs": [{"copies": 1, "tests": [{"id": "dhry2reg", "index": used / 1000.0, "passes": [{"rate": 1}]}]}],
             }),
         })
     }
@@ -345,16 +367,23 @@ mod tests {
     fn saved_results_compare_field_by_field() {
         let c = compare_entries(&mem(1, 100_000.0), &mem(2, 160_000.0), &[]).unwrap();
         let keys: Vec<&str> = c.rows.iter().map(|r| r.key.as_str()).collect();
-        assert_eq!(keys, ["total_bytes", "used_bytes"]);
-        assert_eq!(c.rows[1].ratio, Some(1.6));
-        assert_eq!(c.rows[1].phrase, "1.60× more memory");
-        assert!(c.rows[1].comparison.is_none());
+        assert_eq!(
+            keys,
+            [
+                "runs.copies=1.tests.dhry2reg.index",
+                "total_bytes",
+                "used_bytes"
+            ]
+        );
+        assert_eq!(c.rows[2].ratio, Some(1.6));
+        assert_eq!(c.rows[2].phrase, "1.60× more memory");
+        assert!(c.rows[2].comparison.is_none());
         let only = compare_entries(&mem(1, 1.0), &mem(2, 2.0), &["used_bytes".into()]).unwrap();
         assert_eq!(only.rows.len(), 1);
         let err = compare_entries(&mem(1, 1.0), &mem(2, 2.0), &["nope".into()]).unwrap_err();
         assert!(
             err.to_string()
-                .contains("--metric takes one of: total_bytes, used_bytes"),
+                .contains("--metric takes one of: index, total_bytes, used_bytes"),
             "{err}"
         );
     }

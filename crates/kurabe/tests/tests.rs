@@ -7,5 +7,6 @@ mod results;
 mod run;
 mod serve;
 mod soak;
+mod system;
 mod util;
 mod watch;

@@ -1,12 +1,304 @@
-//! `kurabe system` (not built yet).
+//! `kurabe system`: the UnixBench System Benchmarks Index of this machine,
+//! and `kurabe system import` / `kurabe system compare` for UnixBench text
+//! reports and earlier results.
+//!
+//! This file only turns flags into `kurabe_system` config, shows progress on
+//! a terminal, and writes the report (text, JSON or Markdown) to stdout or
+//! atomically to `-o FILE`. Exit codes: 0 done, 2 bad input or setup, 130
+//! interrupted by Ctrl-C (the partial report is still written).
 
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use kurabe_model::system::{SystemCompare, SystemReport};
+use kurabe_system::{compare, import, render, Config, Profile, TestId};
 
 /// Arguments of `kurabe system`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+#[command(args_conflicts_with_subcommands = true)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Option<Box<Action>>,
+    // Boxed: keeps `main`'s command enum small.
+    #[command(flatten)]
+    run: Box<RunArgs>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Read a UnixBench text report (5.1.x / 6.0, one or more copy counts) into kurabe's result model.
+    Import(ImportArgs),
+    /// Compare two results (kurabe JSON or UnixBench text reports): B relative to A, per test, with a verdict where spread is known.
+    Compare(CompareArgs),
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// UnixBench's report layout plus the spread.
+    Text,
+    /// The versioned result model (schema/system-report.schema.json).
+    Json,
+    /// Markdown tables.
+    Md,
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Short durations and fewer passes: the whole index in about 35 s per copy count instead of UnixBench's ~30 min; the report states the spread that implies.
+    #[arg(long)]
+    quick: bool,
+    /// Comma-separated tests to run (default: all 12): dhry2reg, whetstone-double, execl, fstime, fsbuffer, fsdisk, pipe, context1, spawn, shell1, shell8, syscall.
+    #[arg(long, value_name = "LIST")]
+    tests: Option<String>,
+    /// Parallel copies of each test; repeat for several runs (default: 1 and the number of CPUs).
+    #[arg(short = 'c', long = "copies", value_name = "N")]
+    copies: Vec<u32>,
+    /// Passes per test instead of UnixBench's 10 (fast tests) / 3 (slow tests); the lowest third is dropped.
+    #[arg(long, value_name = "N")]
+    passes: Option<u32>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write the report to FILE (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Seconds per pass for every test (for tests and benchmarks).
+    #[arg(long, value_name = "S", hide = true)]
+    seconds: Option<f64>,
+    /// The Execl helper binary (default: kurabe-execl-helper next to kurabe).
+    #[arg(long, value_name = "PATH", hide = true)]
+    execl_helper: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct ImportArgs {
+    /// The UnixBench text report (the file under UnixBench's results/ without extension).
+    file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Json)]
+    format: Format,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct CompareArgs {
+    /// Baseline result: kurabe JSON (run or import) or a UnixBench text report.
+    a: PathBuf,
+    /// Result compared with A.
+    b: PathBuf,
+    /// Half-width of the noise band in percent: verdicts better/worse need the whole 95 % interval outside it.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+    noise: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Write to FILE (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+}
 
 /// Run `kurabe system`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("'kurabe system' is not available in this build yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.action.map(|a| *a) {
+        Some(Action::Import(a)) => run_import(a),
+        Some(Action::Compare(a)) => run_compare(a),
+        None => run_bench(*args.run),
+    }
+}
+
+fn config(a: &RunArgs) -> anyhow::Result<Config> {
+    let tests = match &a.tests {
+        Some(list) => kurabe_system::parse_tests(list)?,
+        None => kurabe_system::catalog::ALL
+            .iter()
+            .map(|s| s.id)
+            .collect::<Vec<TestId>>(),
+    };
+    let mut profile = if a.quick {
+        Profile::quick()
+    } else {
+        Profile::default_unixbench()
+    };
+    if let Some(s) = a.seconds {
+        profile = profile.with_seconds(s)?;
+    }
+    if let Some(p) = a.passes {
+        profile = profile.with_passes(p)?;
+    }
+    let copies = if a.copies.is_empty() {
+        let n = std::thread::available_parallelism()
+            .map(|n| n.get() as u32)
+            .unwrap_or(1);
+        if n > 1 {
+            vec![1, n]
+        } else {
+            vec![1]
+        }
+    } else {
+        a.copies.clone()
+    };
+    let execl_helper = match &a.execl_helper {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()
+            .context("cannot locate the kurabe binary to find kurabe-execl-helper")?
+            .with_file_name("kurabe-execl-helper"),
+    };
+    Ok(Config {
+        tests,
+        copies,
+        profile,
+        execl_helper,
+        temp_parent: std::env::temp_dir(),
+    })
+}
+
+fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let cfg = config(&a)?;
+    let stop = crate::signal::install()?;
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = |p: kurabe_system::Progress<'_>| {
+        if tty {
+            eprint!(
+                "\r\x1b[K{} x {}  pass {}/{}",
+                p.copies, p.test.name, p.pass, p.passes
+            );
+        }
+    };
+    let result = kurabe_system::run(&cfg, &stop, &mut progress);
+    if tty {
+        eprint!("\r\x1b[K");
+    }
+    let report = result?;
+    write_out(a.output.as_deref(), |w| render_report(&report, a.format, w))?;
+    if report.interrupted {
+        eprintln!("kurabe: interrupted; the report holds the tests that finished");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_report(r: &SystemReport, f: Format, w: &mut dyn Write) -> std::io::Result<()> {
+    match f {
+        Format::Text => render::text(r, w),
+        Format::Md => render::markdown(r, w),
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *w, r)?;
+            writeln!(w)
+        }
+    }
+}
+
+fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
+    let report = load_unixbench(&a.file)?;
+    write_out(a.output.as_deref(), |w| render_report(&report, a.format, w))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn load_unixbench(path: &Path) -> anyhow::Result<SystemReport> {
+    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = String::from_utf8_lossy(&text);
+    import::parse(&text).with_context(|| format!("{}", path.display()))
+}
+
+/// A kurabe JSON result, or a UnixBench text report imported on the fly.
+fn load_any(path: &Path) -> anyhow::Result<SystemReport> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let trimmed = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if trimmed == Some(&b'{') {
+        let r: SystemReport = serde_json::from_slice(&bytes).with_context(|| {
+            format!(
+                "{} is JSON but not a kurabe system result (from 'kurabe system --format json' or 'kurabe system import')",
+                path.display()
+            )
+        })?;
+        if r.schema_version > kurabe_model::SCHEMA_VERSION {
+            bail!(
+                "{} has schema_version {}, newer than this kurabe understands ({}); upgrade kurabe",
+                path.display(),
+                r.schema_version,
+                kurabe_model::SCHEMA_VERSION
+            );
+        }
+        return Ok(r);
+    }
+    load_unixbench(path)
+}
+
+fn run_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if !(a.noise.is_finite() && a.noise > 0.0 && a.noise < 100.0) {
+        bail!(
+            "--noise {} is out of range; give a percentage between 0 and 100, e.g. 2",
+            a.noise
+        );
+    }
+    let ra = load_any(&a.a)?;
+    let rb = load_any(&a.b)?;
+    let labels = (a.a.display().to_string(), a.b.display().to_string());
+    let c: SystemCompare = compare::compare(&ra, &rb, (&labels.0, &labels.1), a.noise / 100.0);
+    if c.runs.is_empty() {
+        bail!(
+            "{} and {} have no copy count in common ({:?} vs {:?}); compare runs made with the same -c",
+            labels.0,
+            labels.1,
+            ra.runs.iter().map(|r| r.copies).collect::<Vec<_>>(),
+            rb.runs.iter().map(|r| r.copies).collect::<Vec<_>>()
+        );
+    }
+    write_out(a.output.as_deref(), |w| match a.format {
+        Format::Text => render::compare_text(&c, w),
+        Format::Md => render::compare_markdown(&c, w),
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *w, &c)?;
+            writeln!(w)
+        }
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Render to stdout, or to `path` through a temp file renamed into place so
+/// a failure never leaves a half-written result.
+fn write_out(
+    path: Option<&Path>,
+    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    match path {
+        None => {
+            let stdout = std::io::stdout();
+            let mut lock = stdout.lock();
+            render(&mut lock)?;
+            lock.flush()?;
+        }
+        Some(p) => {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let name = p
+                .file_name()
+                .with_context(|| format!("-o {}: not a file name", p.display()))?;
+            let tmp = dir.join(format!(
+                ".{}.tmp-{}",
+                name.to_string_lossy(),
+                std::process::id()
+            ));
+            let result = (|| -> anyhow::Result<()> {
+                let mut f = std::fs::File::create(&tmp)
+                    .with_context(|| format!("cannot create {}", tmp.display()))?;
+                render(&mut f).with_context(|| format!("cannot write {}", tmp.display()))?;
+                f.sync_all()
+                    .with_context(|| format!("cannot write {}", tmp.display()))?;
+                std::fs::rename(&tmp, p).with_context(|| format!("cannot write {}", p.display()))
+            })();
+            if result.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            result?;
+        }
+    }
+    Ok(())
 }
