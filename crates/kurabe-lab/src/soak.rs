@@ -86,7 +86,8 @@ pub fn soak(
                 // Still in the warm-up (progress counts the measured phase only).
                 continue;
             }
-            let rec = recorder.get_or_insert_with(|| Recorder::new(probe.pid, Instant::now(), false));
+            let rec =
+                recorder.get_or_insert_with(|| Recorder::new(probe.pid, Instant::now(), false));
             rec.push(&x);
             if x.pss_stale == 0 && x.rss_bytes > 0 {
                 series.push(SoakSample {
@@ -185,9 +186,18 @@ mod tests {
 
     #[test]
     fn interval_aims_at_300_samples_within_bounds() {
-        assert_eq!(interval_for(Duration::from_secs(60)), Duration::from_millis(200));
-        assert_eq!(interval_for(Duration::from_secs(1)), Duration::from_millis(50));
-        assert_eq!(interval_for(Duration::from_secs(3600)), Duration::from_secs(2));
+        assert_eq!(
+            interval_for(Duration::from_secs(60)),
+            Duration::from_millis(200)
+        );
+        assert_eq!(
+            interval_for(Duration::from_secs(1)),
+            Duration::from_millis(50)
+        );
+        assert_eq!(
+            interval_for(Duration::from_secs(3600)),
+            Duration::from_secs(2)
+        );
     }
 
     #[test]

@@ -368,7 +368,13 @@ mod tests {
 
     #[test]
     fn floor_takes_each_window_minimum() {
-        let pts = series(10, |x| if (x / 100.0) as usize % 2 == 0 { 10.0 } else { 1.0 });
+        let pts = series(10, |x| {
+            if (x / 100.0) as usize % 2 == 0 {
+                10.0
+            } else {
+                1.0
+            }
+        });
         let f = window_floor(&pts, 5);
         assert_eq!(f.len(), 5);
         assert!(f.iter().all(|p| p.y == 1.0));
