@@ -30,7 +30,7 @@ quick_plan() {
     sed -e 's/^repeat = [0-9]*/repeat = 3/' \
         -e 's/duration = "[0-9]*s"/duration = "3s"/g' \
         -e 's/requests = 1000,/requests = 300,/' \
-        -e 's/warmup = "10s"/warmup = "6s"/' \
+        -e 's/warmup = "10s"/warmup = "6s"/' -e 's/soak = "30s"/soak = "10s"/' \
         "$1/plan.toml" > "$1/.plan.quick.toml"
     echo "$1/.plan.quick.toml"
 }
@@ -54,7 +54,7 @@ run_plan() {
     return $rc
 }
 
-names=${*:-"ruby-gc nginx-workers word-size animation-fps unixbench-compare"}
+names=${*:-"ruby-gc nginx-workers word-size animation-fps unixbench-compare soak-leak"}
 failed=""
 for name in $names; do
     dir=$here/$name
