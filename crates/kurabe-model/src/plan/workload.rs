@@ -411,6 +411,26 @@ mod tests {
     }
 
     #[test]
+    fn soak_and_watch_warmup_parse_as_durations() {
+        let w: Workload = serde_json::from_str(r#"{"name":"w","http":{"soak":"10m"}}"#).unwrap();
+        let WorkloadKind::Http(h) = &w.kind else {
+            panic!("not http")
+        };
+        assert_eq!(h.soak.map(|d| d.0.as_secs()), Some(600));
+        assert!(w
+            .kind
+            .available_metrics()
+            .contains(&"pss_slope_bytes_per_request"));
+        let w: Workload =
+            serde_json::from_str(r#"{"name":"w","watch":{"duration":"5s","warmup":"2s"}}"#)
+                .unwrap();
+        let WorkloadKind::Watch(wt) = &w.kind else {
+            panic!("not watch")
+        };
+        assert_eq!(wt.warmup.map(|d| d.0.as_secs()), Some(2));
+    }
+
+    #[test]
     fn exactly_one_kind() {
         let json = r#"{"name":"w","http":{},"idle":{}}"#;
         let err = serde_json::from_str::<Workload>(json)
