@@ -63,6 +63,7 @@ pub fn soak(
     let start = Instant::now();
     let mut recorder: Option<Recorder> = None;
     let mut series = Vec::new();
+    let mut lost = false;
     let report = std::thread::scope(|s| {
         let load = s.spawn(|| {
             let r = client::run(&cfg, &ctl);
@@ -81,7 +82,16 @@ pub fn soak(
             // Requests first: a sample never credits memory to requests
             // not yet served.
             let requests = ctl.progress.completed.load(Ordering::Relaxed);
-            let Ok(x) = sampler.sample() else { continue };
+            let x = match sampler.sample() {
+                Ok(x) if x.root_alive => x,
+                // The target is gone: stop the load now rather than
+                // hammer a closed port for the rest of a long soak.
+                Ok(_) | Err(_) => {
+                    lost = true;
+                    ctl.stop.store(true, Ordering::Relaxed);
+                    continue;
+                }
+            };
             if requests == 0 {
                 // Still in the warm-up (progress counts the measured phase only).
                 continue;
@@ -101,6 +111,9 @@ pub fn soak(
             .map_err(|_| RunFailure::new("load generator panicked"))?
             .map_err(|e| RunFailure::new(format!("load generator: {e}")))
     })?;
+    if lost {
+        return Err(RunFailure::new("the target exited during the soak"));
+    }
     if stop.load(Ordering::Relaxed) {
         return Err(RunFailure::new("interrupted"));
     }
