@@ -74,7 +74,10 @@ events { worker_connections 16384; }
 http {
   access_log off;
   keepalive_requests 1000000;
-  server { listen 127.0.0.1:$PORT backlog=8192; root $work; }
+  # reuseport: the kernel spreads the client's connections over the workers.
+  # Without it one worker often accepts all 50 (they arrive in one burst) and
+  # "auto" silently runs as a single worker, for whichever tool is unlucky.
+  server { listen 127.0.0.1:$PORT backlog=8192 reuseport; root $work; }
 }
 EOF
   "$NGINX" -c "$work/nginx.conf" -p "$work" -e "$work/error.log" &
@@ -90,9 +93,12 @@ EOF
 
 # Each runner writes "reqs rps p50_us p99_us" to $work/out and /usr/bin/time's
 # "user sys maxrss_kb" to $work/time.
+# --no-server-metrics: wrk and ab do not sample the server either; this compares
+# the cost of generating load (the sampler adds ~10 /proc reads a second).
 run_kurabe() {
   /usr/bin/time -f '%U %S %M' -o "$work/time" \
-    "$KURABE" http -q -k -c "$CONC" --threads 1 -t "$DURATION" --format json "$URL" >"$work/raw"
+    "$KURABE" http -q -k -c "$CONC" --threads 1 -t "$DURATION" --no-server-metrics \
+    --format json "$URL" >"$work/raw"
   python3 - "$work/raw" >"$work/out" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -131,7 +137,8 @@ EOF
 results="$work/results"
 : >"$results"
 
-# measure WORKERS TOOL: one run, appended to $results as "workers tool rps p50 p99 cpu_us_per_req rss_kb".
+# measure WORKERS TOOL: one run, appended to $results as
+# "workers tool rps p50 p99 cpu_us_per_req rss_kb round" ($round is the caller's).
 measure() {
   local workers=$1 tool=$2
   "run_$tool"
@@ -140,7 +147,7 @@ measure() {
   python3 -c "
 reqs, u, s = $reqs, $user, $sys
 cpu = (u + s) * 1e6 / reqs if reqs else float('nan')
-print('$workers', '$tool', $rps, $p50, $p99, round(cpu, 2), $rss)" >>"$results"
+print('$workers', '$tool', $rps, $p50, $p99, round(cpu, 2), $rss, '$round')" >>"$results"
   tail -1 "$results" | awk '{printf "  %-7s %10.0f req/s  p50 %7.0f us  p99 %7.0f us  cpu %6.2f us/req  rss %6d KB\n", $2, $3, $4, $5, $6, $7}'
 }
 
@@ -164,8 +171,10 @@ python3 - "$results" <<'EOF'
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 med = {}
-for w, tool, *vals in rows:
+by_round = {}
+for w, tool, *vals, rnd in rows:
     med.setdefault((w, tool), []).append([float(v) for v in vals])
+    by_round.setdefault((w, rnd), {})[tool] = [float(v) for v in vals]
 def m(w, tool, i):
     return statistics.median(v[i] for v in med[(w, tool)])
 print(f"{'nginx':<6} {'tool':<7} {'req/s':>10} {'p50 us':>8} {'p99 us':>8} {'cpu us/req':>11} {'rss KB':>8}")
@@ -179,6 +188,13 @@ for w in ("1", "auto"):
         cpu = m(w, "kurabe", 3) / m(w, "wrk", 3)
         rps = m(w, "kurabe", 0) / m(w, "wrk", 0)
         print(f"nginx {w:<4}: kurabe/wrk  cpu per request {cpu:.3f} (target <= 0.80)   req/s {rps:.3f} (target >= 1.05 with auto)")
+        # The same ratios within each round (runs seconds apart), then their median:
+        # less exposed to load from other processes drifting across the whole run.
+        pairs = [r for (ww, _), r in sorted(by_round.items()) if ww == w and "kurabe" in r and "wrk" in r]
+        cpu_r = [r["kurabe"][3] / r["wrk"][3] for r in pairs]
+        rps_r = [r["kurabe"][0] / r["wrk"][0] for r in pairs]
+        print(f"            per round: cpu {' '.join(f'{x:.3f}' for x in cpu_r)} (median {statistics.median(cpu_r):.3f})"
+              f"   req/s {' '.join(f'{x:.3f}' for x in rps_r)} (median {statistics.median(rps_r):.3f})")
 EOF
 
 echo

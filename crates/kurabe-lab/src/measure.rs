@@ -7,6 +7,12 @@
 //! `watch` (sample CPU and memory for a duration) and `idle` (let the
 //! target settle, then read its memory). Each returns every metric it has,
 //! by catalogue name; the runner keeps the ones the workload selects.
+//!
+//! Known limit: `max_rss_bytes` of a command comes from `wait4`, whose
+//! `ru_maxrss` includes the pre-exec copy of kurabe itself (the kernel keeps
+//! the old image's high-water mark across exec) — so it has a floor of
+//! kurabe's own RSS, as `/usr/bin/time` has a floor of its own. Differences
+//! between variants above that floor are real.
 //! It must not print or touch the store.
 
 use std::collections::BTreeMap;
@@ -19,7 +25,9 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
-use kurabe_model::plan::{CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope, WatchWorkload};
+use kurabe_model::plan::{
+    CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope, SystemWorkload, WatchWorkload,
+};
 use kurabe_probe::cgroup::CgroupReader;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
 use serde_json::json;
@@ -326,6 +334,58 @@ pub fn idle(
         record["system_used_bytes"] = json!(mi.used());
     }
     Ok(Measured { metrics: m, record })
+}
+
+/// The `system` workload: the UnixBench-style index (kurabe-system).
+///
+/// Copies: the plan's `copies`, else one pass with 1 copy and one with
+/// every core, as UnixBench does; `system_index` is the score of the first
+/// pass (single copy), the full report goes into the record. `kurabe_exe`
+/// locates the Execl test's helper binary next to kurabe.
+pub fn system(
+    w: &SystemWorkload,
+    kurabe_exe: &Path,
+    stop: &AtomicBool,
+) -> Result<Measured, RunFailure> {
+    let tests = if w.tests.is_empty() {
+        kurabe_system::catalog::ALL.iter().map(|s| s.id).collect()
+    } else {
+        kurabe_system::parse_tests(&w.tests.join(","))
+            .map_err(|e| RunFailure::new(format!("system workload: {e}")))?
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let copies = match w.copies {
+        Some(c) => vec![c],
+        None if cores > 1 => vec![1, cores],
+        None => vec![1],
+    };
+    let cfg = kurabe_system::Config {
+        tests,
+        copies,
+        profile: if w.quick {
+            kurabe_system::Profile::quick()
+        } else {
+            kurabe_system::Profile::default_unixbench()
+        },
+        execl_helper: kurabe_exe.with_file_name("kurabe-execl-helper"),
+        temp_parent: std::env::temp_dir(),
+    };
+    let report = kurabe_system::run(&cfg, stop, &mut |_| {})
+        .map_err(|e| RunFailure::new(format!("system workload: {e}")))?;
+    if report.interrupted {
+        return Err(RunFailure::new("interrupted"));
+    }
+    let score = report
+        .runs
+        .first()
+        .and_then(|r| r.score)
+        .ok_or_else(|| RunFailure::new("system workload: no index score (no test finished)"))?;
+    let mut m = BTreeMap::new();
+    m.insert("system_index", score);
+    Ok(Measured {
+        metrics: m,
+        record: json!({ "kind": "system", "system": report }),
+    })
 }
 
 /// One timed execution of a command.

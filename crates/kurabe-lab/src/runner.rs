@@ -124,14 +124,16 @@ pub enum LabError {
     Unsupported(String),
 }
 
-/// Refuse plans this build cannot run, before anything starts.
+/// Refuse plans this build cannot run, before anything starts (a `system`
+/// workload naming a test that does not exist).
 pub fn check_supported(plan: &Plan) -> Result<(), LabError> {
     for (i, w) in plan.workloads.iter().enumerate() {
-        if let WorkloadKind::System(_) = w.kind {
-            return Err(LabError::Unsupported(format!(
-                "`workload[{i}].system` (`{}`): the system workload is not available in this build of kurabe run; remove it or run `kurabe system` separately",
-                w.name
-            )));
+        if let WorkloadKind::System(s) = &w.kind {
+            if !s.tests.is_empty() {
+                kurabe_system::parse_tests(&s.tests.join(",")).map_err(|e| {
+                    LabError::Unsupported(format!("`workload[{i}].system.tests`: {e}"))
+                })?;
+            }
         }
     }
     Ok(())
@@ -324,9 +326,7 @@ impl Ctx<'_> {
                 },
             },
             WorkloadKind::Idle(i) => measure::idle(i, probe.as_ref(), self.stop),
-            WorkloadKind::System(_) => Err(RunFailure::new(
-                "the system workload is not available in this build",
-            )),
+            WorkloadKind::System(sw) => measure::system(sw, &self.opts.kurabe_exe, self.stop),
         };
         if let Some(t) = running.as_mut() {
             // A target that died under load makes the figures meaningless.
@@ -412,6 +412,8 @@ pub fn run_experiment(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<Outcome, LabError> {
     check_supported(plan)?;
+    // Cgroups of an earlier kurabe that was killed outright (no guard ran).
+    kurabe_probe::cgroup::sweep_stale();
     let variants = plan.resolved_variants();
     let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     let seed = opts.seed.or(plan.seed).unwrap_or_else(default_seed);

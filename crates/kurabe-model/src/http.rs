@@ -56,7 +56,7 @@ pub struct HttpReport {
     pub non_2xx_responses: u64,
     /// Complete responses by status code ("200" → count).
     pub status_codes: BTreeMap<String, u64>,
-    /// Requests written to the wire but not answered when the time limit hit.
+    /// Requests written to the wire but not answered when the time limit (or Ctrl-C) hit.
     pub in_flight_at_end: u64,
     /// `complete_requests / duration_s`.
     pub requests_per_second: f64,
@@ -66,7 +66,9 @@ pub struct HttpReport {
     pub body_bytes: u64,
     /// Bytes of request bodies sent (ab's "Total body sent"), 0 without `-p`/`-u`.
     pub sent_body_bytes: u64,
-    /// Latency of complete requests, from send (or intended send with `--rate`) to last byte.
+    /// Latency of complete requests to the last byte, from the connect (new
+    /// connection, as ab) or the write (reused connection), or from the intended
+    /// send time with `--rate`.
     pub latency_us: LatencySummary,
     /// ab's "Percentage of the requests served within a certain time" table.
     pub latency_percentiles_us: Vec<PercentileValue>,
@@ -79,19 +81,31 @@ pub struct HttpReport {
 }
 
 /// Failure counts by kind, as ab splits them, plus timeouts.
+///
+/// Every request the engine issued ends as exactly one of: complete, one
+/// failure below, or in flight at the end. When a connection fails, every
+/// request written on it and not yet answered (more than one only with
+/// `--pipeline`) counts in the same bucket.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub struct Failures {
-    /// Could not connect (refused, unreachable, connect timeout).
+    /// Could not connect: refused, unreachable, no answer to the connect
+    /// within the timeout, or the TLS handshake failed (e.g. untrusted certificate).
     pub connect: u64,
-    /// Connection closed or reset before the response was complete.
+    /// The connection was reset, or closed before a complete response head
+    /// arrived. (A reused keep-alive connection that the server closed before
+    /// starting an answer is not a failure: the request is resent on a new
+    /// connection, as browsers do, and counted once.)
     pub receive: u64,
-    /// Body length differed from the first response's (ab's "Length"; off with `-l`)
-    /// or from the response's own Content-Length.
+    /// Body length differed from the first response's (ab's "Length"; off with `-l`),
+    /// or the server closed the connection before the body announced by
+    /// Content-Length or chunking was complete (ab counts that as Length too).
     pub length: u64,
-    /// Unparseable response (garbage status line, bad headers, bad chunking) or send error.
+    /// Unparseable response (garbage status line, bad headers, bad chunking,
+    /// a head over 64 KiB) or the request could not be written.
     pub exceptions: u64,
-    /// No complete response within the request timeout (`-s`).
+    /// No complete response within the request timeout (`-s`), counted from
+    /// the connect (new connection) or the write (reused connection).
     pub timeout: u64,
 }
 

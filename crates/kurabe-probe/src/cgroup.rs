@@ -575,6 +575,39 @@ impl Drop for RunCgroup {
     }
 }
 
+/// Remove run cgroups left behind by a kurabe that was killed (`kill -9`
+/// runs no guard): `kurabe-<pid>-<n>` directories in kurabe's own cgroup of
+/// each hierarchy whose `<pid>` no longer exists and that hold no process.
+/// Returns how many were removed; anything else is left alone.
+pub fn sweep_stale() -> usize {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let self_cg = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mut removed = 0;
+    for h in hierarchies(&mountinfo, &self_cg) {
+        let Ok(entries) = std::fs::read_dir(&h.own_dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("kurabe-"))
+                .and_then(|r| r.split_once('-'))
+                .and_then(|(pid, _)| pid.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let owner_gone = !Path::new(&format!("/proc/{pid}")).exists();
+            let empty = std::fs::read_to_string(e.path().join("cgroup.procs"))
+                .is_ok_and(|p| p.trim().is_empty());
+            if owner_gone && empty && std::fs::remove_dir(e.path()).is_ok() {
+                removed += 1;
+            }
+        }
+    }
+    removed
+}
+
 /// Parse a memory size: bytes, or with a suffix K/M/G/T (powers of 1024; `KiB`,
 /// `MB` etc. accepted, all binary like docker's `--memory`).
 pub fn parse_memory(text: &str) -> Result<u64, CgroupError> {

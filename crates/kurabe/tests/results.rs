@@ -514,3 +514,84 @@ fn balanced(html: &str) -> Result<(), String> {
         Err(format!("unclosed {stack:?}"))
     }
 }
+
+/// `--save` on the measuring commands puts their record in the store, and
+/// two saved `mem` records compare (the 32- vs 64-bit question across machines).
+#[test]
+fn save_flag_on_measuring_commands_stores_their_records() {
+    let dir = TempDir::new().unwrap();
+    let db = dir.path().join("r.db");
+    let db_s = db.to_str().unwrap();
+    let server = crate::serve::ServeChild::start(&[]);
+    for argv in [
+        vec![
+            "http",
+            "-q",
+            "-n",
+            "50",
+            "--save",
+            &server.url,
+            "--store",
+            db_s,
+        ],
+        vec!["mem", "--save=machine a", "--store", db_s],
+        vec!["mem", "--save=machine b", "--store", db_s],
+        vec![
+            "watch",
+            "--store",
+            db_s,
+            "--save",
+            "--duration",
+            "1",
+            "--",
+            "true",
+        ],
+    ] {
+        let out = kurabe().args(&argv).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{argv:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stderr).contains("saved as r"));
+    }
+    let list = kurabe()
+        .args(["results", "list", "--format", "json", "--store", db_s])
+        .output()
+        .unwrap();
+    assert!(list.status.success());
+    let entries: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let text = entries.to_string();
+    for kind in ["http", "mem", "watch"] {
+        assert!(
+            text.contains(&format!("\"{kind}\"")),
+            "{kind} missing in {text}"
+        );
+    }
+    let store = Store::open(&db).unwrap();
+    let mem_ids: Vec<String> = store
+        .list()
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == "mem")
+        .map(|e| e.id.to_string())
+        .collect();
+    assert_eq!(mem_ids.len(), 2);
+    let cmp = kurabe()
+        .args([
+            "results",
+            "compare",
+            &mem_ids[0],
+            &mem_ids[1],
+            "--store",
+            db_s,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        cmp.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cmp.stderr)
+    );
+    assert!(String::from_utf8_lossy(&cmp.stdout).contains("used_bytes"));
+}

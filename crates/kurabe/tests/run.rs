@@ -180,16 +180,26 @@ stat = "max"
     // 3 ms of CPU per request vs none: slower by far more than noise.
     assert_eq!(slow["comparison"]["verdict"]["kind"], "worse", "{slow}");
     let cpu = metric("cpu_ms_per_request");
-    let slow_cpu = cpu["variants"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["variant"] == "slow")
-        .unwrap();
-    let ms = slow_cpu["summary"]["median"].as_f64().unwrap();
+    let median = |variant: &str| {
+        cpu["variants"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["variant"] == variant)
+            .unwrap()["summary"]["median"]
+            .as_f64()
+            .unwrap()
+    };
+    // `--work-us` spins for wall time, so on a busy machine the CPU it gets
+    // is less than 3 ms; relative to the no-work variant it is still far more.
+    let (fast, slow) = (median("fast"), median("slow"));
     assert!(
-        ms > 2.0 && ms < 20.0,
-        "server CPU per request {ms} ms, expected ≈3"
+        slow < 20.0,
+        "server CPU per request {slow} ms, expected ≤ 3"
+    );
+    assert!(
+        slow > 3.0 * fast,
+        "slow {slow} ms vs fast {fast} ms per request"
     );
     assert!(!stderr(&out).contains("check failed"), "{}", stderr(&out));
     // Progress went to stderr.
@@ -456,22 +466,38 @@ idle = { settle = "100ms" }
             .count()
     };
     assert!(wait_for(Duration::from_secs(3), || sleepers() == 0));
-    // A crash cannot run cleanup: remove the empty cgroup it left (if any).
-    for h in std::fs::read_dir("/sys/fs/cgroup")
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        for e in std::fs::read_dir(h.path()).into_iter().flatten().flatten() {
-            let name = e.file_name();
-            if name
-                .to_str()
-                .is_some_and(|n| n.starts_with(&format!("kurabe-{}-", child.id())))
-            {
-                let _ = std::fs::remove_dir(e.path());
+    // A crash runs no cleanup: the empty cgroup of the run in flight may
+    // stay; the next `kurabe run` sweeps it (its owner PID is gone).
+    let prefix = format!("kurabe-{}-", child.id());
+    let leftovers = || -> Vec<PathBuf> {
+        let mut found = Vec::new();
+        let mut stack = vec![(PathBuf::from("/sys/fs/cgroup"), 0)];
+        while let Some((d, depth)) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+                let name = e.file_name().to_string_lossy().into_owned();
+                if is_dir && name.starts_with(&prefix) {
+                    found.push(e.path());
+                } else if is_dir && depth < 4 && !name.starts_with("kurabe-") {
+                    stack.push((e.path(), depth + 1));
+                }
             }
         }
-    }
+        found
+    };
+    let (dir2, plan2) = plan_file(
+        "name = \"sweep\"\nrepeat = 1\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\nidle = { settle = \"1ms\", scope = \"system\" }\n",
+    );
+    // The killed target may take a moment to leave its cgroup.
+    assert!(
+        wait_for(Duration::from_secs(5), || {
+            let out = run_plan(dir2.path(), &plan2, &["-q"]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            leftovers().is_empty()
+        }),
+        "left behind: {:?}",
+        leftovers()
+    );
 }
 
 #[test]
@@ -522,4 +548,90 @@ metrics = ["wall_time_s"]
     let exp = only_experiment(dir.path());
     assert!(exp.runs.len() > 6, "{} runs", exp.runs.len());
     assert!(took < Duration::from_secs(8), "took {took:?}");
+}
+
+#[test]
+fn system_workload_records_an_index_and_unknown_tests_are_refused() {
+    let plan = |tests: &str| {
+        format!(
+            "name = \"sys\"\nrepeat = 1\n[[variant]]\nname = \"here\"\n[[workload]]\nname = \"idx\"\nsystem = {{ tests = [{tests}], copies = 1, quick = true }}\n"
+        )
+    };
+    let (dir, bad) = plan_file(&plan("\"no-such-test\""));
+    let out = run_plan(dir.path(), &bad, &["-q"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("workload[0].system.tests"),
+        "{}",
+        stderr(&out)
+    );
+
+    let (dir, good) = plan_file(&plan("\"syscall\""));
+    let out = run_plan(dir.path(), &good, &["-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    let run = &exp.runs[0].run;
+    assert_eq!(run.status, RunStatus::Ok, "{:?}", run.error_tail);
+    let index = run
+        .metrics
+        .iter()
+        .find(|m| m.name == "system_index")
+        .unwrap();
+    assert!(index.value > 0.0);
+    assert!(run.record.as_ref().unwrap()["system"]["runs"].is_array());
+}
+
+#[test]
+fn ctrl_c_stops_the_target_keeps_finished_runs_and_marks_the_experiment_interrupted() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "interrupt"
+repeat = 50
+[target]
+command = "echo up >&2; exec sleep 32.75"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+idle = { settle = "150ms" }
+"#,
+    );
+    let db = dir.path().join("results.db");
+    let mut child = kurabe()
+        .arg("run")
+        .arg(&plan)
+        .arg("--store")
+        .arg(&db)
+        .arg("-q")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let runs_so_far = || -> usize {
+        let Ok(store) = Store::open(&db) else {
+            return 0;
+        };
+        let Ok(list) = store.list() else { return 0 };
+        list.first().map_or(0, |e| e.runs as usize)
+    };
+    assert!(wait_for(Duration::from_secs(30), || runs_so_far() >= 2));
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let exp = only_experiment(dir.path());
+    assert_eq!(exp.status, ExperimentStatus::Interrupted);
+    assert!(exp.runs.len() >= 2 && exp.runs.len() < 50);
+    assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
+    let targets = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x0032.75\x00")
+                && alive(*pid)
+        })
+        .count();
+    assert_eq!(targets, 0, "the target outlived kurabe");
 }

@@ -82,13 +82,16 @@ pub struct LoadConfig {
     pub abort_on_error: bool,
     /// Count responses whose body length differs from the first as `length` failures (ab without `-l`).
     pub check_length: bool,
-    /// Skip TLS certificate verification.
+    /// Skip TLS certificate verification. Off by default: certificates are
+    /// checked against the system's CA store (ab never verifies; a load test
+    /// of a server with a self-signed certificate needs this set).
     pub insecure: bool,
     /// Write one line per request (ab's `-g` gnuplot TSV) to this file, streamed, not kept in memory.
     pub gnuplot_file: Option<std::path::PathBuf>,
 }
 
 /// Live counters a caller may read while a run is in progress (for a progress line).
+/// Workers publish them every ~50 ms, not per request.
 #[derive(Debug, Default)]
 pub struct Progress {
     /// Completed responses so far (measured phase only).

@@ -39,6 +39,8 @@ const DRAIN_NS: u64 = 2_000_000_000;
 /// A send later than this behind its intended time counts as late.
 const LATE_NS: u64 = 1_000_000;
 
+/// epoll token of the worker's ticker (connection tokens are their indices).
+const TICK_TOKEN: u64 = u64::MAX;
 /// Event bits that mean the peer closed or the connection broke.
 const HUP: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 
@@ -180,6 +182,8 @@ pub(crate) struct Worker<'a> {
     free_closed: Vec<u32>,
     /// Connections to (re)start on the next loop iteration.
     restart: Vec<u32>,
+    /// The batch of `restart` being processed (kept to reuse its allocation).
+    restarting: Vec<u32>,
     gnuplot: Option<GnuplotWriter>,
     measuring: bool,
     /// The run has stopped: read answers, write and count nothing.
@@ -187,6 +191,9 @@ pub(crate) struct Worker<'a> {
     now: u64,
     want_server: bool,
     published: (u64, u64),
+    /// Wakes the loop every `tick_ns` to check the stop flag, deadlines and progress.
+    ticker: sys::Ticker,
+    tick_ns: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -212,11 +219,16 @@ impl<'a> Worker<'a> {
             Schedule::new(start, r, index, sh.threads, limit)
         });
         let batch = (conns as u64 * sh.pipeline as u64).clamp(1, 64);
+        // Deadlines are checked every tick: within 5 % of the request timeout.
+        let tick_ns = (sh.timeout_ns / 20).clamp(1_000_000, TICK_NS);
+        let ticker = sys::Ticker::new(tick_ns)?;
+        let ep = Epoll::new()?;
+        ep.add(ticker.fd(), TICK_TOKEN)?;
         Ok(Worker {
             sh,
             ctl,
             index,
-            ep: Epoll::new()?,
+            ep,
             conns: (0..conns)
                 .map(|_| Conn::new(sh.buf_size, sh.pipeline))
                 .collect(),
@@ -226,12 +238,15 @@ impl<'a> Worker<'a> {
             free_open: Vec::with_capacity(conns),
             free_closed: Vec::with_capacity(conns),
             restart: Vec::with_capacity(conns),
+            restarting: Vec::with_capacity(conns),
             gnuplot,
             measuring: sh.measure_ns <= sh.start_ns,
             draining: false,
             now: sys::now_ns(),
             want_server: true,
             published: (0, 0),
+            ticker,
+            tick_ns,
         })
     }
 
@@ -247,7 +262,7 @@ impl<'a> Worker<'a> {
             self.restart.extend(0..self.conns.len() as u32);
         }
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-        let mut next_scan = self.now + self.scan_interval();
+        let mut next_scan = self.now + self.tick_ns;
         let mut next_progress = self.now + PROGRESS_NS;
         loop {
             self.now = sys::now_ns();
@@ -261,7 +276,7 @@ impl<'a> Worker<'a> {
             self.dispatch();
             if self.now >= next_scan {
                 self.expire();
-                next_scan = self.now + self.scan_interval();
+                next_scan = self.now + self.tick_ns;
             }
             if self.now >= next_progress {
                 self.publish();
@@ -271,16 +286,19 @@ impl<'a> Worker<'a> {
                 break;
             }
             let timeout = if self.restart.is_empty() {
-                self.timeout(next_scan)
+                self.timeout()
             } else {
-                0
+                Some(0)
             };
             let n = self.ep.wait(&mut events, timeout);
             for ev in &events[..n] {
                 self.now = sys::now_ns();
-                let token = ev.u64 as usize;
-                let flags = ev.events;
-                self.on_event(token, flags);
+                let token = ev.u64;
+                if token == TICK_TOKEN {
+                    self.ticker.ack();
+                    continue;
+                }
+                self.on_event(token as usize, ev.events);
             }
         }
         self.finish(&mut events);
@@ -310,20 +328,23 @@ impl<'a> Worker<'a> {
             if self.now >= deadline {
                 return;
             }
-            let n = self.ep.wait(events, (deadline - self.now).min(TICK_NS));
+            let n = self
+                .ep
+                .wait(events, Some((deadline - self.now).min(TICK_NS)));
             for ev in &events[..n] {
                 self.now = sys::now_ns();
-                self.on_event(ev.u64 as usize, ev.events);
+                if ev.u64 != TICK_TOKEN {
+                    self.on_event(ev.u64 as usize, ev.events);
+                }
             }
         }
     }
 
-    fn scan_interval(&self) -> u64 {
-        (self.sh.timeout_ns / 20).clamp(1_000_000, TICK_NS)
-    }
-
-    fn timeout(&self, next_scan: u64) -> u64 {
-        let mut until = next_scan.min(self.now + TICK_NS).min(self.sh.end_ns);
+    /// How long to sleep: `None` when the ticker's period is soon enough
+    /// (stop flag, timeout scan, progress), else exactly until the next
+    /// precise event (end of the run or of the warm-up, next `--rate` send).
+    fn timeout(&self) -> Option<u64> {
+        let mut until = self.sh.end_ns;
         if !self.measuring {
             until = until.min(self.sh.measure_ns);
         }
@@ -334,7 +355,8 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        until.saturating_sub(self.now)
+        let wait = until.saturating_sub(self.now);
+        (wait < self.tick_ns).then_some(wait)
     }
 
     fn start_measuring(&mut self) {
@@ -403,8 +425,11 @@ impl<'a> Worker<'a> {
 
     /// Closed model: start connections queued for (re)start.
     fn do_restarts(&mut self) {
-        while let Some(ci) = self.restart.pop() {
-            let ci = ci as usize;
+        // Only those queued so far: a connect that fails at once queues itself
+        // again, and must wait for the next turn of the loop (which checks the clock).
+        std::mem::swap(&mut self.restart, &mut self.restarting);
+        for i in 0..self.restarting.len() {
+            let ci = self.restarting[i] as usize;
             if self.sh.rate.is_some() {
                 // Open model: a connection with carried-over requests reconnects; else it waits.
                 if self.conns[ci].ring.is_empty() {
@@ -422,6 +447,7 @@ impl<'a> Worker<'a> {
             }
             self.connect(ci);
         }
+        self.restarting.clear();
     }
 
     fn claim(&mut self) -> Option<Slot> {
@@ -902,9 +928,10 @@ impl<'a> Worker<'a> {
         };
         let wait = first_byte.saturating_sub(sent) / 1000;
         let _ = st.total.record(total);
-        let _ = st.connect.record(connect.max(1));
-        let _ = st.processing.record(total.saturating_sub(connect).max(1));
-        let _ = st.waiting.record(wait.max(1));
+        // 0 is a real value here (no connect on a reused connection, as ab reports it).
+        let _ = st.connect.record(connect);
+        let _ = st.processing.record(total.saturating_sub(connect));
+        let _ = st.waiting.record(wait);
         if slot.intended != 0 {
             let _ = st
                 .uncorrected

@@ -117,6 +117,8 @@ pub struct Args {
     /// Measure this process (and its descendants) as the server instead of the listener found on the URL's port.
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
+    #[command(flatten)]
+    pub save: super::save::SaveArgs,
 }
 
 /// Which process, if any, to measure as the server.
@@ -618,6 +620,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             out.flush().context("cannot write the report to stdout")?;
         }
     }
+    args.save.save_if_asked(
+        kurabe_store::ResultKind::Http,
+        &format!("http {}", report.url),
+        &report,
+    )?;
     Ok(exit_code(
         interrupt.load(Ordering::Relaxed),
         report.interrupted,

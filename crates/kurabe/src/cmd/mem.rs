@@ -27,6 +27,8 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 #[command(disable_help_flag = true)]
 pub struct Args {
+    #[command(flatten)]
+    pub save: super::save::SaveArgs,
     /// Show amounts in bytes.
     #[arg(short = 'b', long, group = "unit")]
     pub bytes: bool,
@@ -98,6 +100,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Format::Text => render_text(&report, &m, unit(&args)),
     };
     write_output(args.output.as_deref(), &body)?;
+    args.save.save_if_asked(
+        kurabe_store::ResultKind::Mem,
+        &format!("mem {} {}", report.host, report.arch),
+        &report,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

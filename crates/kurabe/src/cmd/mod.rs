@@ -6,6 +6,7 @@ pub mod mem;
 pub mod report;
 pub mod results;
 pub mod run;
+pub mod save;
 pub mod serve;
 pub mod system;
 pub mod watch;

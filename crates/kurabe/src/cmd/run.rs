@@ -2,14 +2,12 @@
 //!
 //! Loads and checks the plan (a bad plan exits 2 with `file:line: field:
 //! message`), opens the results store, hands both to the runner in
-//! `kurabe-lab`, prints progress on stderr and, at the end, the comparison
-//! table (variant × metric: geometric mean, ratio to the baseline, 95 %
-//! interval, verdict) and the `[[check]]` results. Exit 0; 1 when a check
-//! failed or the experiment stopped on a failed run; 130 on Ctrl-C (finished
-//! runs are kept, the experiment is marked interrupted); 2 on setup errors.
-//!
-//! The table here is deliberately small: the report crate renders the full
-//! reports; this only has to answer "which is better" at the end of a run.
+//! `kurabe-lab`, prints progress on stderr and, at the end, the stored
+//! experiment as `kurabe report` renders it (kurabe-report: variant × metric,
+//! ratio to the baseline, 95 % interval, verdict) followed by the `[[check]]`
+//! results. Exit 0; 1 when a check failed or the experiment stopped on a
+//! failed run; 130 on Ctrl-C (finished runs are kept, the experiment is
+//! marked interrupted); 2 on setup errors.
 
 use std::fmt::Write as _;
 use std::io::Write as _;

@@ -47,6 +47,8 @@ enum Format {
 
 #[derive(Debug, clap::Args)]
 struct RunArgs {
+    #[command(flatten)]
+    save: super::save::SaveArgs,
     /// Short durations and fewer passes: the whole index in about 35 s per copy count instead of UnixBench's ~30 min; the report states the spread that implies.
     #[arg(long)]
     quick: bool,
@@ -75,6 +77,8 @@ struct RunArgs {
 
 #[derive(Debug, clap::Args)]
 struct ImportArgs {
+    #[command(flatten)]
+    save: super::save::SaveArgs,
     /// The UnixBench text report (the file under UnixBench's results/ without extension).
     file: PathBuf,
     /// Output format.
@@ -175,6 +179,13 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     let report = result?;
     write_out(a.output.as_deref(), |w| render_report(&report, a.format, w))?;
+    if !report.interrupted {
+        a.save.save_if_asked(
+            kurabe_store::ResultKind::System,
+            &format!("system {}", report.host),
+            &report,
+        )?;
+    }
     if report.interrupted {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
         return Ok(ExitCode::from(130));
@@ -196,6 +207,11 @@ fn render_report(r: &SystemReport, f: Format, w: &mut dyn Write) -> std::io::Res
 fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let report = load_unixbench(&a.file)?;
     write_out(a.output.as_deref(), |w| render_report(&report, a.format, w))?;
+    a.save.save_if_asked(
+        kurabe_store::ResultKind::Unixbench,
+        &format!("unixbench {}", a.file.display()),
+        &report,
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 

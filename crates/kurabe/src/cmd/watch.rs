@@ -37,6 +37,8 @@ pub enum Format {
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["pid", "port", "command"])))]
 pub struct Args {
+    #[command(flatten)]
+    pub save: super::save::SaveArgs,
     /// Watch this process and all its descendants.
     #[arg(short = 'p', long, value_name = "PID")]
     pub pid: Option<u32>,
@@ -279,6 +281,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.svg {
         write_output(Some(path), &render_svg(&report))?;
     }
+    let label = match &report.command {
+        Some(argv) => format!("watch {}", argv.join(" ")),
+        None => format!("watch pid {}", report.pid),
+    };
+    args.save
+        .save_if_asked(kurabe_store::ResultKind::Watch, &label, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,0 +1,46 @@
+//! `--save [LABEL]` and `--store PATH`, shared by the commands whose single
+//! result can be kept in the results store (http, watch, mem, system).
+//!
+//! The report is written first; saving comes after, so a store problem never
+//! costs the user the numbers they just measured.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use kurabe_store::ResultKind;
+use serde::Serialize;
+
+/// Flags to keep a result in the store.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SaveArgs {
+    /// Also save the result in the results store, optionally as --save=LABEL (default: a label made from the command); list with `kurabe results list`.
+    #[arg(long, value_name = "LABEL", num_args = 0..=1, require_equals = true, default_missing_value = "")]
+    pub save: Option<String>,
+    /// Results store (SQLite file) for --save [default: $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(long, value_name = "PATH", env = "KURABE_STORE")]
+    pub store: Option<PathBuf>,
+}
+
+impl SaveArgs {
+    /// Save `record` when `--save` was given; `default_label` when no label was.
+    pub fn save_if_asked(
+        &self,
+        kind: ResultKind,
+        default_label: &str,
+        record: &impl Serialize,
+    ) -> anyhow::Result<()> {
+        let Some(label) = &self.save else {
+            return Ok(());
+        };
+        let label = if label.is_empty() {
+            default_label
+        } else {
+            label
+        };
+        let value = serde_json::to_value(record).context("cannot serialise the result")?;
+        let id = super::results::save_result(kind, label, &value, self.store.as_deref())
+            .context("the report was written, but saving it to the results store failed")?;
+        eprintln!("kurabe: saved as {id} ('{label}'); see `kurabe results show {id}`");
+        Ok(())
+    }
+}
