@@ -151,6 +151,9 @@ pub struct WatchWorkload {
     /// counted), e.g. a browser's launch cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<HumanDuration>,
+    /// Working directory of `command`, relative to the plan file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
 }
 
 /// Settings of an `idle` workload.
@@ -385,6 +388,7 @@ mod tests {
                 interval: None,
                 command: None,
                 warmup: None,
+                cwd: None,
             }),
             WorkloadKind::Idle(IdleWorkload {
                 settle: None,
