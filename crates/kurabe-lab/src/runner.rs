@@ -412,8 +412,6 @@ pub fn run_experiment(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<Outcome, LabError> {
     check_supported(plan)?;
-    // Cgroups of an earlier kurabe that was killed outright (no guard ran).
-    kurabe_probe::cgroup::sweep_stale();
     let variants = plan.resolved_variants();
     let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     let seed = opts.seed.or(plan.seed).unwrap_or_else(default_seed);

@@ -281,6 +281,9 @@ impl RunCgroup {
         if hs.is_empty() {
             return Err(CgroupError::NotMounted);
         }
+        for h in &hs {
+            sweep_stale(&h.own_dir);
+        }
         let mut needed: Vec<(&'static str, &'static str)> = Vec::new();
         if limits.cpus.is_some() {
             needed.push(("cpu", "--cpus"));
@@ -575,37 +578,52 @@ impl Drop for RunCgroup {
     }
 }
 
-/// Remove run cgroups left behind by a kurabe that was killed (`kill -9`
-/// runs no guard): `kurabe-<pid>-<n>` directories in kurabe's own cgroup of
-/// each hierarchy whose `<pid>` no longer exists and that hold no process.
-/// Returns how many were removed; anything else is left alone.
-pub fn sweep_stale() -> usize {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let self_cg = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    let mut removed = 0;
-    for h in hierarchies(&mountinfo, &self_cg) {
-        let Ok(entries) = std::fs::read_dir(&h.own_dir) else {
+/// The PID in a run cgroup's name `kurabe-<pid>-<n>`, if it is one.
+fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("kurabe-")?;
+    let (pid, seq) = rest.split_once('-')?;
+    seq.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Remove run cgroups under `parent` whose kurabe is gone.
+///
+/// A drop guard cannot run when kurabe is SIGKILLed; the next kurabe that
+/// makes a cgroup here cleans up after it: whatever still runs in a dead
+/// owner's cgroup is an orphan of that run (e.g. a double-forked helper), so
+/// it is killed, then the directory is removed. Cgroups of live owners are
+/// left alone. Best effort: failures are ignored.
+fn sweep_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(owner) = name.to_str().and_then(owner_pid) else {
             continue;
         };
-        for e in entries.flatten() {
-            let name = e.file_name();
-            let Some(pid) = name
-                .to_str()
-                .and_then(|n| n.strip_prefix("kurabe-"))
-                .and_then(|r| r.split_once('-'))
-                .and_then(|(pid, _)| pid.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let owner_gone = !Path::new(&format!("/proc/{pid}")).exists();
-            let empty = std::fs::read_to_string(e.path().join("cgroup.procs"))
-                .is_ok_and(|p| p.trim().is_empty());
-            if owner_gone && empty && std::fs::remove_dir(e.path()).is_ok() {
-                removed += 1;
-            }
+        if Path::new(&format!("/proc/{owner}")).exists() {
+            continue;
         }
+        let dir = entry.path();
+        let deadline = Instant::now() + Duration::from_secs(1);
+        loop {
+            let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            let pids: Vec<i32> = procs
+                .lines()
+                .filter_map(|l| l.trim().parse().ok())
+                .collect();
+            if pids.is_empty() || Instant::now() > deadline {
+                break;
+            }
+            for pid in pids {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let _ = std::fs::remove_dir(&dir);
     }
-    removed
 }
 
 /// Parse a memory size: bytes, or with a suffix K/M/G/T (powers of 1024; `KiB`,
@@ -694,6 +712,32 @@ mod tests {
             "{msg}"
         );
         assert!(msg.contains("chown -R $USER /sys/fs/cgroup/app`"), "{msg}");
+    }
+
+    #[test]
+    fn run_cgroup_names_give_their_owner() {
+        assert_eq!(owner_pid("kurabe-4686-3"), Some(4686));
+        assert_eq!(owner_pid("kurabe-4686"), None);
+        assert_eq!(owner_pid("kurabe-x-1"), None);
+        assert_eq!(owner_pid("user.slice"), None);
+    }
+
+    #[test]
+    fn stale_run_cgroups_of_dead_owners_are_swept_live_ones_kept() {
+        // A plain directory tree stands in for a cgroup parent: the sweep only
+        // reads cgroup.procs (absent = empty) and removes empty directories.
+        let parent = std::env::temp_dir().join(format!("kurabe-sweep-{}", std::process::id()));
+        let dead = parent.join("kurabe-999999999-0");
+        let live = parent.join(format!("kurabe-{}-0", std::process::id()));
+        let other = parent.join("unrelated");
+        for d in [&dead, &live, &other] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        sweep_stale(&parent);
+        assert!(!dead.exists(), "a dead owner's cgroup is removed");
+        assert!(live.exists(), "a live owner's cgroup is kept");
+        assert!(other.exists(), "other directories are not touched");
+        std::fs::remove_dir_all(&parent).unwrap();
     }
 
     #[test]

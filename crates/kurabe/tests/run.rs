@@ -467,7 +467,7 @@ idle = { settle = "100ms" }
     };
     assert!(wait_for(Duration::from_secs(3), || sleepers() == 0));
     // A crash runs no cleanup: the empty cgroup of the run in flight may
-    // stay; the next `kurabe run` sweeps it (its owner PID is gone).
+    // stay; the next run cgroup made sweeps it (its owner PID is gone).
     let prefix = format!("kurabe-{}-", child.id());
     let leftovers = || -> Vec<PathBuf> {
         let mut found = Vec::new();
@@ -486,7 +486,7 @@ idle = { settle = "100ms" }
         found
     };
     let (dir2, plan2) = plan_file(
-        "name = \"sweep\"\nrepeat = 1\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\nidle = { settle = \"1ms\", scope = \"system\" }\n",
+        "name = \"sweep\"\nrepeat = 1\n[target]\ncommand = \"echo up >&2; exec sleep 5\"\nready = { log = \"up\" }\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\nidle = { settle = \"1ms\" }\n",
     );
     // The killed target may take a moment to leave its cgroup.
     assert!(
