@@ -125,3 +125,34 @@ http = { url = "http://127.0.0.1:9/", soak = "1s" }
     );
     assert!(text.contains("soak run needs a [target]"), "{text}");
 }
+
+#[test]
+fn soak_with_a_duration_is_a_bad_plan_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"
+name = "soak and duration"
+[target]
+command = ["{kurabe}", "serve", "--port", "{port}"]
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+http = { soak = "10s", duration = "5s" }
+"#,
+    )
+    .unwrap();
+    let out = kurabe()
+        .arg("run")
+        .arg(&plan)
+        .arg("--store")
+        .arg(dir.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("workload[0].http.soak"), "{err}");
+    assert!(err.contains("remove `requests` and `duration`"), "{err}");
+}
