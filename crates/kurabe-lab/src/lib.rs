@@ -15,6 +15,7 @@ pub mod analysis;
 pub mod measure;
 pub mod plan;
 pub mod runner;
+pub mod soak;
 pub mod target;
 
 pub use plan::{load_plan, load_plan_with_text, parse_plan, PlanError};

@@ -68,7 +68,7 @@ fn watcher(probe: &Probe, interval: Duration) -> Result<Watcher, RunFailure> {
         .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))
 }
 
-fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>) {
+pub(crate) fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>) {
     m.insert("cpu_time_ms", s.cpu_seconds() * 1e3);
     m.insert("cpu_percent_mean", s.cpu_percent_mean());
     m.insert("pss_peak_bytes", s.pss_peak_bytes as f64);
@@ -77,7 +77,7 @@ fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>) {
     m.insert("uss_peak_bytes", s.uss_peak_bytes as f64);
 }
 
-fn tree_record(s: &WatchSummary) -> serde_json::Value {
+pub(crate) fn tree_record(s: &WatchSummary) -> serde_json::Value {
     json!({
         "pid": s.root,
         "duration_s": s.duration.as_secs_f64(),
@@ -199,6 +199,10 @@ pub fn http(
         gnuplot_file: None,
     };
     let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
+    if let Some(length) = w.soak {
+        let p = probe.ok_or_else(|| RunFailure::new("a soak run needs a [target] to sample"))?;
+        return crate::soak::soak(cfg, length.0, warmup, p, stop);
+    }
     if !warmup.is_zero() {
         // A separate load run, so the target's CPU and memory during it stay out of the figures.
         let mut wcfg = cfg.clone();
@@ -276,6 +280,11 @@ fn base64(input: &[u8]) -> String {
 
 /// The `watch` workload on an already started target (or command) tree.
 pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &AtomicBool) -> Result<Measured, RunFailure> {
+    if let Some(warmup) = w.warmup {
+        if !pause(warmup.0, stop) {
+            return Err(RunFailure::new("interrupted"));
+        }
+    }
     let interval = w.interval.map_or(Duration::from_millis(100), |i| i.0);
     let watcher = watcher(probe, interval)?;
     let completed = pause(w.duration.0, stop);

@@ -302,7 +302,7 @@ impl Ctx<'_> {
                     let spec = TargetSpec {
                         argv: argv_of(&cmd.substitute(&vars), &[]),
                         env: env.clone(),
-                        cwd: None,
+                        cwd: self.resolve_dir(wt.cwd.as_ref()),
                         ready: ReadyCheck::Immediately,
                         stop_signal: libc::SIGTERM,
                         stop_grace: Duration::from_secs(1),

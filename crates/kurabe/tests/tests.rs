@@ -6,6 +6,7 @@ mod mem;
 mod results;
 mod run;
 mod serve;
+mod soak;
 mod system;
 mod util;
 mod watch;

@@ -357,10 +357,16 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
                         }
                     }
                 }
-                if h.requests.is_none() && h.duration.is_none() {
+                if h.requests.is_none() && h.duration.is_none() && h.soak.is_none() {
                     c.at(
                         &format!("workload[{i}].http"),
                         "needs `requests` (like `-n`) or `duration` (like `-t`)",
+                    );
+                }
+                if h.soak.is_some() && (h.requests.is_some() || h.duration.is_some()) {
+                    c.at(
+                        &p("soak"),
+                        "a soak run lasts `soak`: remove `requests` and `duration`",
                     );
                 }
                 if h.concurrency == 0 {

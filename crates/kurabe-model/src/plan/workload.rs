@@ -104,6 +104,11 @@ pub struct HttpWorkload {
     /// Client threads (`--threads`); default chosen by the load generator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
+    /// Soak run (`"10m"`): keep the load on this long instead of
+    /// `duration`/`requests`, sampling Σ PSS against requests served, and
+    /// report the memory floor's growth per request (a leak check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak: Option<HumanDuration>,
 }
 
 fn one() -> u32 {
@@ -142,6 +147,13 @@ pub struct WatchWorkload {
     /// Command to start and watch; default: watch the target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandLine>,
+    /// Time to let the watched tree run before sampling starts (not
+    /// counted), e.g. a browser's launch cost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<HumanDuration>,
+    /// Working directory of `command`, relative to the plan file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
 }
 
 /// Settings of an `idle` workload.
@@ -213,6 +225,9 @@ impl WorkloadKind {
                 "pss_steady_bytes",
                 "rss_peak_bytes",
                 "uss_peak_bytes",
+                "pss_slope_bytes_per_request",
+                "pss_growth_mb_per_hour",
+                "pss_growing",
             ],
             WorkloadKind::Command(_) => &[
                 "wall_time_s",
@@ -372,6 +387,8 @@ mod tests {
                 duration: HumanDuration::default(),
                 interval: None,
                 command: None,
+                warmup: None,
+                cwd: None,
             }),
             WorkloadKind::Idle(IdleWorkload {
                 settle: None,
@@ -395,6 +412,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn soak_and_watch_warmup_parse_as_durations() {
+        let w: Workload = serde_json::from_str(r#"{"name":"w","http":{"soak":"10m"}}"#).unwrap();
+        let WorkloadKind::Http(h) = &w.kind else {
+            panic!("not http")
+        };
+        assert_eq!(h.soak.map(|d| d.0.as_secs()), Some(600));
+        assert!(w
+            .kind
+            .available_metrics()
+            .contains(&"pss_slope_bytes_per_request"));
+        let w: Workload =
+            serde_json::from_str(r#"{"name":"w","watch":{"duration":"5s","warmup":"2s"}}"#)
+                .unwrap();
+        let WorkloadKind::Watch(wt) = &w.kind else {
+            panic!("not watch")
+        };
+        assert_eq!(wt.warmup.map(|d| d.0.as_secs()), Some(2));
     }
 
     #[test]

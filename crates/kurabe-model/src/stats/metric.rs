@@ -184,6 +184,25 @@ const BUILTIN: &[(&str, Unit, Direction, &str)] = &[
         Lo,
         "highest Σ USS of the target tree",
     ),
+    // http workload with `soak`: growth of the memory floor
+    (
+        "pss_slope_bytes_per_request",
+        Unit::Count,
+        Lo,
+        "soak: Σ PSS floor growth per request, bytes (Theil–Sen)",
+    ),
+    (
+        "pss_growth_mb_per_hour",
+        Unit::Count,
+        Lo,
+        "soak: Σ PSS floor growth at the measured rate, MB per hour",
+    ),
+    (
+        "pss_growing",
+        Unit::Count,
+        Lo,
+        "soak: 1 when the memory floor keeps growing (a leak), 0 when flat",
+    ),
     // command workload
     (
         "wall_time_s",

@@ -15,6 +15,7 @@ pub mod metric;
 pub mod schedule;
 pub mod student_t;
 pub mod summary;
+pub mod trend;
 
 pub use compare::{compare, Comparison, NoIntervalReason, Verdict, CONFIDENCE};
 pub use metric::{Direction, Metric, Unit, DEFAULT_NOISE_BAND};

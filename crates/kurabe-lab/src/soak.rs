@@ -1,0 +1,222 @@
+//! Soak runs: keep HTTP load on a target for a long time and tell whether
+//! its memory keeps growing with the work it does (a leak) or levels off.
+//!
+//! One continuous load run (the load generator's own warm-up first, which
+//! is dropped), while this module samples the target tree's Σ PSS against
+//! the requests served so far. The series goes to
+//! [`kurabe_model::stats::trend::analyse`], which fits the slope of the
+//! per-window floor and gives the verdict; this module adds the rate
+//! (MB/hour at the measured requests/s) and stores the series for charts.
+//! It must not print or touch the store.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition};
+use kurabe_model::stats::trend::{self, Point, TrendConfig, TrendVerdict};
+use kurabe_probe::{Recorder, SamplerConfig, TreeSampler};
+use serde_json::json;
+
+use crate::measure::{tree_metrics, tree_record, Measured, Probe};
+use crate::target::RunFailure;
+
+/// Samples per soak run the interval aims at (more is finer, but each
+/// Σ PSS read costs the target a little).
+const TARGET_SAMPLES: u32 = 300;
+
+/// Sampling interval for a soak of `length`: ~300 samples, 50 ms – 2 s.
+fn interval_for(length: Duration) -> Duration {
+    (length / TARGET_SAMPLES).clamp(Duration::from_millis(50), Duration::from_secs(2))
+}
+
+/// One sample: requests served so far and Σ PSS of the target then.
+#[derive(Debug, Clone, Copy)]
+struct SoakSample {
+    t_s: f64,
+    requests: u64,
+    pss_bytes: u64,
+}
+
+/// Run `cfg` for `length` after `warmup` (both under load, one connection
+/// pool) with `probe`'s tree sampled, and fit the memory floor's growth.
+pub fn soak(
+    mut cfg: LoadConfig,
+    length: Duration,
+    warmup: Duration,
+    probe: &Probe,
+    stop: &AtomicBool,
+) -> Result<Measured, RunFailure> {
+    cfg.stop = StopCondition::Duration(length);
+    cfg.warmup = (!warmup.is_zero()).then_some(warmup);
+    let interval = interval_for(length);
+    let sampler_cfg = SamplerConfig {
+        interval,
+        // Memory is the point of a soak run: fresh PSS on every sample.
+        pss_budget: 0.05,
+        ..SamplerConfig::default()
+    };
+    let mut sampler = TreeSampler::with_config(probe.pid, sampler_cfg, probe.cgroup.clone())
+        .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
+    let ctl = RunControl::default();
+    let done = AtomicBool::new(false);
+    let start = Instant::now();
+    let mut recorder: Option<Recorder> = None;
+    let mut series = Vec::new();
+    let mut lost = false;
+    let report = std::thread::scope(|s| {
+        let load = s.spawn(|| {
+            let r = client::run(&cfg, &ctl);
+            done.store(true, Ordering::Relaxed);
+            r
+        });
+        let mut next = Instant::now();
+        while !done.load(Ordering::Relaxed) {
+            if stop.load(Ordering::Relaxed) {
+                ctl.stop.store(true, Ordering::Relaxed);
+            }
+            next += interval;
+            while Instant::now() < next && !done.load(Ordering::Relaxed) {
+                std::thread::sleep((next - Instant::now()).min(Duration::from_millis(20)));
+            }
+            // Requests first: a sample never credits memory to requests
+            // not yet served.
+            let requests = ctl.progress.completed.load(Ordering::Relaxed);
+            let x = match sampler.sample() {
+                Ok(x) if x.root_alive => x,
+                // The target is gone: stop the load now rather than
+                // hammer a closed port for the rest of a long soak.
+                Ok(_) | Err(_) => {
+                    lost = true;
+                    ctl.stop.store(true, Ordering::Relaxed);
+                    continue;
+                }
+            };
+            if requests == 0 {
+                // Still in the warm-up (progress counts the measured phase only).
+                continue;
+            }
+            let rec =
+                recorder.get_or_insert_with(|| Recorder::new(probe.pid, Instant::now(), false));
+            rec.push(&x);
+            if x.pss_stale == 0 && x.rss_bytes > 0 {
+                series.push(SoakSample {
+                    t_s: start.elapsed().as_secs_f64(),
+                    requests,
+                    pss_bytes: x.pss_bytes,
+                });
+            }
+        }
+        load.join()
+            .map_err(|_| RunFailure::new("load generator panicked"))?
+            .map_err(|e| RunFailure::new(format!("load generator: {e}")))
+    })?;
+    if lost {
+        return Err(RunFailure::new("the target exited during the soak"));
+    }
+    if stop.load(Ordering::Relaxed) {
+        return Err(RunFailure::new("interrupted"));
+    }
+    if report.complete_requests == 0 {
+        return Err(RunFailure::new(format!(
+            "no request completed during the soak ({} failed)",
+            report.failed_requests
+        )));
+    }
+    let points: Vec<Point> = series
+        .iter()
+        .map(|s| Point {
+            x: s.requests as f64,
+            y: s.pss_bytes as f64,
+        })
+        .collect();
+    let fit = trend::analyse(&points, &TrendConfig::default());
+    let mut m = BTreeMap::new();
+    m.insert("requests_per_second", report.requests_per_second);
+    let l = &report.latency_us;
+    m.insert("latency_mean_us", l.mean);
+    m.insert("latency_p50_us", l.p50 as f64);
+    m.insert("latency_p90_us", l.p90 as f64);
+    m.insert("latency_p99_us", l.p99 as f64);
+    m.insert("latency_p999_us", l.p999 as f64);
+    m.insert("failed_requests", report.failed_requests as f64);
+    m.insert("non_2xx_responses", report.non_2xx_responses as f64);
+    let mut record = json!({ "kind": "http", "soak": soak_record(&series, fit.as_ref(), report.requests_per_second) });
+    if let Some(rec) = recorder {
+        let summary = rec.finish(Instant::now(), &sampler);
+        tree_metrics(&summary, &mut m);
+        m.insert(
+            "cpu_ms_per_request",
+            summary.cpu_seconds() * 1e3 / report.complete_requests as f64,
+        );
+        record["target"] = tree_record(&summary);
+    }
+    if let Some(t) = &fit {
+        m.insert("pss_slope_bytes_per_request", t.bytes_per_request());
+        m.insert(
+            "pss_growth_mb_per_hour",
+            t.mb_per_hour(report.requests_per_second),
+        );
+        if t.verdict != TrendVerdict::Unknown {
+            m.insert(
+                "pss_growing",
+                f64::from(u8::from(t.verdict == TrendVerdict::Growing)),
+            );
+        }
+    }
+    record["http"] = serde_json::to_value(&report).unwrap_or_default();
+    Ok(Measured { metrics: m, record })
+}
+
+/// The soak part of a run record: verdict, both fits, the floor and the
+/// raw series (requests, Σ PSS) for the memory-over-requests chart.
+fn soak_record(series: &[SoakSample], fit: Option<&trend::Trend>, rps: f64) -> serde_json::Value {
+    let samples: Vec<serde_json::Value> = series
+        .iter()
+        .map(|s| json!([s.t_s, s.requests, s.pss_bytes]))
+        .collect();
+    let mut r = json!({
+        "samples_columns": ["t_s", "requests", "pss_bytes"],
+        "samples": samples,
+        "verdict": fit.map_or(TrendVerdict::Unknown, |t| t.verdict).as_str(),
+    });
+    if let Some(t) = fit {
+        r["pss_slope_bytes_per_request"] = json!(t.theil_sen.slope);
+        r["pss_slope_low_bytes_per_request"] = json!(t.theil_sen.slope_low);
+        r["pss_slope_high_bytes_per_request"] = json!(t.theil_sen.slope_high);
+        r["pss_growth_mb_per_hour"] = json!(t.mb_per_hour(rps));
+        r["least_squares"] = json!(t.least_squares);
+        r["theil_sen"] = json!(t.theil_sen);
+        r["last_half"] = json!(t.last_half);
+        r["floor"] = json!(t.floor.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>());
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_aims_at_300_samples_within_bounds() {
+        assert_eq!(
+            interval_for(Duration::from_secs(60)),
+            Duration::from_millis(200)
+        );
+        assert_eq!(
+            interval_for(Duration::from_secs(1)),
+            Duration::from_millis(50)
+        );
+        assert_eq!(
+            interval_for(Duration::from_secs(3600)),
+            Duration::from_secs(2)
+        );
+    }
+
+    #[test]
+    fn record_without_fit_says_unknown() {
+        let r = soak_record(&[], None, 100.0);
+        assert_eq!(r["verdict"], "unknown");
+        assert!(r.get("theil_sen").is_none());
+    }
+}

@@ -1,0 +1,9 @@
+#!/bin/sh
+# Installs what the ruby-gc example needs: Debian's ruby (which brings
+# WEBrick 1.8 and ERB). Safe to re-run: installs only what is missing.
+set -eu
+if ! command -v ruby >/dev/null 2>&1 || ! ruby -e 'require "webrick"' 2>/dev/null; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    $SUDO apt-get install -y --no-install-recommends ruby
+fi
+ruby -e 'require "webrick"; puts "ruby #{RUBY_VERSION}, webrick #{WEBrick::VERSION}"'
