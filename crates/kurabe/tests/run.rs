@@ -156,11 +156,16 @@ max = "1GiB"
 stat = "max"
 "#,
     ));
-    let out = run_plan(dir.path(), &plan, &["--format", "json"]);
+    let html = dir.path().join("report.html");
+    let html_s = html.to_str().unwrap();
+    let out = run_plan(dir.path(), &plan, &["--format", "json", "--html", html_s]);
     assert!(out.status.success(), "{}", stderr(&out));
-    // stdout is the report model as JSON.
+    // stdout is the report model as JSON; --html also wrote the page with charts.
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["status"], "complete");
+    let page = std::fs::read_to_string(&html).expect("--html wrote the page");
+    assert!(page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"));
+    assert!(page.contains("<svg") && page.trim_end().ends_with("</html>"));
     let metric = |name: &str| {
         doc["workloads"][0]["metrics"]
             .as_array()

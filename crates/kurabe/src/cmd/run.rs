@@ -50,6 +50,9 @@ pub struct Args {
     /// Write the final report to this file (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write the report as a self-contained HTML page with charts to this file (atomically), whatever --format says.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// No progress lines on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -89,6 +92,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("wrote {}", path.display());
         }
         None => std::io::stdout().lock().write_all(&body)?,
+    }
+    if let Some(path) = &args.html {
+        let page = render(&store, &outcome, Format::Html, false)?;
+        write_atomically(path, &page)?;
+        eprintln!("wrote {} (open it in a browser)", path.display());
     }
     for c in outcome.checks.iter().filter(|c| !c.passed) {
         eprintln!("kurabe: check failed: {}", c.description);
