@@ -130,15 +130,15 @@ pub fn run(
     shutdown: &AtomicBool,
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
-    let shared = worker::Shared::new(cfg, stats, shutdown, &listener);
     let threads = cfg.threads.max(1);
+    let shared = worker::Shared::new(cfg, stats, shutdown, &listener, threads)?;
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {
                 let shared = &shared;
                 std::thread::Builder::new()
                     .name(format!("kurabe-serve-{i}"))
-                    .spawn_scoped(scope, move || worker::Worker::new(shared)?.run())
+                    .spawn_scoped(scope, move || worker::Worker::new(shared, i)?.run())
             })
             .collect::<io::Result<_>>()?;
         let mut first_err = Ok(());

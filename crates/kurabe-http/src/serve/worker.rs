@@ -8,8 +8,9 @@
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::chunked::Chunked;
@@ -17,13 +18,20 @@ use super::poll::Epoll;
 use super::response::{self, ConnMode, Framing, Kind, Responses};
 use super::{ServeConfig, ServeStats, SHUTDOWN_POLL};
 
-/// What all workers of one server share (read-only apart from the atomic counters).
+/// What all workers of one server share (read-only apart from the atomic
+/// counters and the hand-over inboxes).
 pub(super) struct Shared<'a> {
     cfg: &'a ServeConfig,
     responses: Responses,
     stats: &'a ServeStats,
     shutdown: &'a AtomicBool,
     listener: &'a TcpListener,
+    /// Per worker: open connections it owns or has been handed.
+    live: Vec<AtomicUsize>,
+    /// Per worker: connections accepted by another worker, handed over to it.
+    inboxes: Vec<Mutex<Vec<TcpStream>>>,
+    /// Per worker: an eventfd in its epoll set that says "look in your inbox".
+    wakers: Vec<OwnedFd>,
 }
 
 impl<'a> Shared<'a> {
@@ -32,18 +40,47 @@ impl<'a> Shared<'a> {
         stats: &'a ServeStats,
         shutdown: &'a AtomicBool,
         listener: &'a TcpListener,
-    ) -> Self {
-        Self {
+        workers: usize,
+    ) -> io::Result<Self> {
+        let wakers = (0..workers)
+            .map(|_| {
+                // SAFETY: eventfd has no pointer arguments; the result is checked.
+                let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+                if fd < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // SAFETY: a fresh descriptor nobody else owns.
+                Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+            })
+            .collect::<io::Result<_>>()?;
+        Ok(Self {
             cfg,
             responses: Responses::new(cfg),
             stats,
             shutdown,
             listener,
-        }
+            live: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
+            inboxes: (0..workers).map(|_| Mutex::new(Vec::new())).collect(),
+            wakers,
+        })
+    }
+
+    /// The worker with the fewest open connections (ties go to the lowest index).
+    ///
+    /// Accepting is done by whichever worker the listener woke, and a worker
+    /// drains the whole backlog at once, so without this hand-over one worker
+    /// often took every connection a client opened together and a 2-thread
+    /// server ran at 1 or 2 cores from run to run (bimodal throughput).
+    fn least_loaded(&self) -> usize {
+        (0..self.live.len())
+            .min_by_key(|&i| self.live[i].load(Ordering::Relaxed))
+            .unwrap_or(0)
     }
 }
 
 const LISTENER: u64 = u64::MAX;
+/// Token of the worker's inbox eventfd.
+const INBOX: u64 = u64::MAX - 1;
 /// Stop parsing more pipelined requests while this much output is unsent.
 const WRITE_HIGH_WATER: usize = 1 << 20;
 /// Stop reading while this much unparsed input is buffered.
@@ -93,6 +130,8 @@ enum Next {
 
 pub(super) struct Worker<'s, 'a> {
     shared: &'s Shared<'a>,
+    /// This worker's index into the shared per-worker tables.
+    index: usize,
     epoll: Epoll,
     conns: Vec<Option<Conn>>,
     generations: Vec<u32>,
@@ -105,15 +144,21 @@ pub(super) struct Worker<'s, 'a> {
 }
 
 impl<'s, 'a> Worker<'s, 'a> {
-    pub(super) fn new(shared: &'s Shared<'a>) -> io::Result<Self> {
+    pub(super) fn new(shared: &'s Shared<'a>, index: usize) -> io::Result<Self> {
         let epoll = Epoll::new()?;
         epoll.add(
             shared.listener.as_raw_fd(),
             (libc::EPOLLIN | libc::EPOLLEXCLUSIVE) as u32,
             LISTENER,
         )?;
+        epoll.add(
+            shared.wakers[index].as_raw_fd(),
+            libc::EPOLLIN as u32,
+            INBOX,
+        )?;
         Ok(Self {
             shared,
+            index,
             epoll,
             conns: Vec::new(),
             generations: Vec::new(),
@@ -133,6 +178,8 @@ impl<'s, 'a> Worker<'s, 'a> {
                 let token = ev.u64;
                 if token == LISTENER {
                     self.accept();
+                } else if token == INBOX {
+                    self.take_inbox();
                 } else if let Some(idx) = self.lookup(token) {
                     self.drive_and_reap(idx);
                 }
@@ -200,6 +247,45 @@ impl<'s, 'a> Worker<'s, 'a> {
                 .stats
                 .connections_accepted
                 .fetch_add(1, Ordering::Relaxed);
+            let target = self.shared.least_loaded();
+            self.shared.live[target].fetch_add(1, Ordering::Relaxed);
+            if target == self.index {
+                self.insert(stream);
+            } else {
+                self.shared.inboxes[target]
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(stream);
+                let one = 1u64.to_ne_bytes();
+                // SAFETY: writes 8 bytes from a live buffer to our eventfd.
+                unsafe {
+                    libc::write(
+                        self.shared.wakers[target].as_raw_fd(),
+                        one.as_ptr().cast(),
+                        one.len(),
+                    )
+                };
+            }
+        }
+    }
+
+    /// Adopt the connections other workers handed to this one.
+    fn take_inbox(&mut self) {
+        let mut buf = [0u8; 8];
+        // SAFETY: reads at most 8 bytes into a live buffer; EAGAIN is fine.
+        unsafe {
+            libc::read(
+                self.shared.wakers[self.index].as_raw_fd(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+            )
+        };
+        let streams = std::mem::take(
+            &mut *self.shared.inboxes[self.index]
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        for stream in streams {
             self.insert(stream);
         }
     }
@@ -215,6 +301,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let events = (libc::EPOLLIN | libc::EPOLLOUT | libc::EPOLLRDHUP | libc::EPOLLET) as u32;
         if self.epoll.add(stream.as_raw_fd(), events, token).is_err() {
             self.free.push(idx);
+            self.shared.live[self.index].fetch_sub(1, Ordering::Relaxed);
             return;
         }
         self.conns[idx] = Some(Conn {
@@ -244,6 +331,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             // Dropping the stream closes it, which also removes it from epoll.
             self.conns[idx] = None;
             self.free.push(idx);
+            self.shared.live[self.index].fetch_sub(1, Ordering::Relaxed);
         }
     }
 
