@@ -36,6 +36,17 @@ server.mount_proc("/") do |_req, res|
   res["Content-Type"] = "text/html"
   res.body = TEMPLATE.result(binding)
 end
+# GC counters since boot, to see what the GC variables changed:
+#   curl -s http://127.0.0.1:PORT/gc
+server.mount_proc("/gc") do |_req, res|
+  s = GC.stat
+  res["Content-Type"] = "text/plain"
+  res.body = format("gc_count=%d minor=%d major=%d heap_available_slots=%d " \
+                    "malloc_increase_bytes_limit=%d total_allocated_objects=%d\n",
+                    s[:count], s[:minor_gc_count], s[:major_gc_count],
+                    s[:heap_available_slots], s[:malloc_increase_bytes_limit],
+                    s[:total_allocated_objects])
+end
 trap("TERM") { server.shutdown }
 trap("INT") { server.shutdown }
 $stderr.puts "listening on 127.0.0.1:#{PORT} (ruby #{RUBY_VERSION})"
