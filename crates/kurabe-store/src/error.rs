@@ -88,6 +88,12 @@ pub enum StoreError {
         /// The client's error (the server's message included).
         source: postgres::Error,
     },
+    /// A stored value is not what the schema promises (edited by hand, damaged).
+    #[error("results store: {what}; the database was changed outside kurabe or is damaged, export what still reads or choose another --store")]
+    Corrupt {
+        /// What did not read.
+        what: String,
+    },
     /// A query failed (disk full, database locked longer than the busy timeout, corruption).
     #[error("results store: {action} failed: {source}{hint}", hint = hint(source))]
     Db {

@@ -599,6 +599,22 @@ impl ServerCertVerifier for ChainOnly {
 }
 
 #[cfg(test)]
+/// The test server's URL, or None after printing a skip line; in CI
+/// (`CI=true`) a missing server is a failure.
+pub(crate) fn test_url() -> Option<String> {
+    match std::env::var("KURABE_TEST_PG") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("KURABE_TEST_PG not set but CI=true: .ci/run must start the test server (scripts/pg-test-server.sh)")
+        }
+        _ => {
+            eprintln!("skipped: KURABE_TEST_PG not set (start one with scripts/pg-test-server.sh start DIR)");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -765,21 +781,6 @@ mod tests {
         assert_eq!(percent_decode("%2Ftmp%2Fca.pem"), "/tmp/ca.pem");
         assert_eq!(percent_decode("a%2"), "a%2");
         assert_eq!(percent_decode("plain"), "plain");
-    }
-
-    /// The test server's URL, or None after printing a skip line; in CI
-    /// (`CI=true`) a missing server is a failure.
-    pub(crate) fn test_url() -> Option<String> {
-        match std::env::var("KURABE_TEST_PG") {
-            Ok(u) if !u.is_empty() => Some(u),
-            _ if std::env::var("CI").as_deref() == Ok("true") => {
-                panic!("KURABE_TEST_PG not set but CI=true: .ci/run must start the test server (scripts/pg-test-server.sh)")
-            }
-            _ => {
-                eprintln!("skipped: KURABE_TEST_PG not set (start one with scripts/pg-test-server.sh start DIR)");
-                None
-            }
-        }
     }
 
     /// The URL split into (URL without password, password).
