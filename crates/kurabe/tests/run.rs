@@ -452,8 +452,8 @@ idle = { settle = "100ms" }
     };
     assert_eq!(
         exp.status,
-        ExperimentStatus::Running,
-        "never marked complete"
+        ExperimentStatus::Crashed,
+        "never marked complete; its writer is gone, so it reads as crashed"
     );
     assert!(exp.runs.len() >= 3 && exp.runs.len() < 100);
     assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
