@@ -124,13 +124,13 @@ impl Store {
     /// Open (creating if needed) the store `path` names and bring its
     /// schema up to date: an SQLite file (`PATH`, `sqlite:PATH`) or a
     /// PostgreSQL server (`postgres://…`, see [`pg`]).
-    pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
-        Store::open_location(&Location::parse(path.as_ref()), schema::CURRENT)
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        Store::open_location(&Location::parse(path), schema::CURRENT)
     }
 
     /// Open the store at [`default_path`].
     pub fn open_default() -> Result<Store, StoreError> {
-        Store::open(default_path()?)
+        Store::open(&default_path()?)
     }
 
     #[cfg(test)]

@@ -106,7 +106,7 @@ impl Fx {
     }
 
     fn open(&self, name: &str) -> Store {
-        Store::open(self.spec(name)).unwrap()
+        Store::open(&self.spec(name)).unwrap()
     }
 
     fn name(&self) -> &'static str {
