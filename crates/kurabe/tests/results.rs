@@ -936,3 +936,59 @@ idle = { settle = "50ms" }
         assert_eq!(e.status, Some(ExperimentStatus::Crashed));
     });
 }
+
+#[test]
+fn concurrent_kurabe_processes_save_without_conflicts() {
+    each_backend(|f| {
+        let rec = f.path("rec.json");
+        std::fs::write(&rec, r#"{"schema_version": 1, "used_bytes": 7}"#).unwrap();
+        // Eight processes started together, each saving three results.
+        let children: Vec<_> = (0..8)
+            .map(|i| {
+                let script = format!(
+                    "for j in 1 2 3; do \"$0\" results save --kind mem --label p{i}-$j --store \"$1\" \"$2\" || exit 1; done"
+                );
+                let mut sh = std::process::Command::new("sh");
+                sh.env_remove("KURABE_STORE");
+                if let Some(pg) = &f.pg {
+                    sh.env("PGPASSWORD", &pg.password);
+                }
+                sh.arg("-c")
+                    .arg(script)
+                    .arg(env!("CARGO_BIN_EXE_kurabe"))
+                    .arg(&f.db)
+                    .arg(&rec)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut ids = std::collections::BTreeSet::new();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            f.assert_no_password(&out);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for line in String::from_utf8(out.stdout).unwrap().lines() {
+                assert!(
+                    ids.insert(line.strip_prefix("saved ").unwrap().to_owned()),
+                    "{line}"
+                );
+            }
+        }
+        assert_eq!(ids.len(), 24, "every save got its own id");
+        let s = Store::open(&f.db_full).unwrap();
+        let labels: std::collections::BTreeSet<String> = s
+            .list()
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.name.starts_with('p'))
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(labels.len(), 24, "all rows present: {labels:?}");
+    });
+}
