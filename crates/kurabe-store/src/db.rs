@@ -174,7 +174,7 @@ impl Conn {
     }
 
     fn pg_err(action: &'static str) -> impl Fn(postgres::Error) -> StoreError {
-        move |source| StoreError::Pg { action, source }
+        move |cause| StoreError::Pg { action, cause }
     }
 
     /// Run a statement; rows changed.

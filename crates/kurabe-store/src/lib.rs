@@ -54,6 +54,7 @@ pub const STORE_ENV: &str = "KURABE_STORE";
 
 /// Where the store lives when `--store` is not given: `$KURABE_STORE`, else
 /// `$XDG_DATA_HOME/kurabe/results.db`, else `~/.local/share/kurabe/results.db`.
+/// `$KURABE_STORE` may be a `postgres://` URL, which [`Store::open`] takes as is.
 pub fn default_path() -> Result<PathBuf, StoreError> {
     default_path_from(|key| std::env::var_os(key))
 }

@@ -268,9 +268,9 @@ impl Target {
 
     /// Open a connection.
     pub fn connect(&self) -> Result<Client, StoreError> {
-        let failed = |source| StoreError::PgConnect {
+        let failed = |cause| StoreError::PgConnect {
             server: self.to_string(),
-            source,
+            cause,
         };
         if self.tls == TlsMode::Off {
             return self.config.connect(NoTls).map_err(failed);

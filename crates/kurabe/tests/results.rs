@@ -853,6 +853,7 @@ fn postgres_errors_never_show_the_password() {
     assert_usage_error(&out, "password authentication failed");
     assert!(!err.contains("Sekr1tWrong"), "{err}");
     assert!(err.contains("postgres://kurabe@"), "{err}");
+    assert!(err.contains("give the password in PGPASSWORD or ~/.pgpass"), "{err}");
     // KURABE_STORE with a password does not leak through --help either.
     let full = pg.url.clone();
     let out = kurabe()
