@@ -13,9 +13,6 @@ use tempfile::TempDir;
 
 use crate::util::kurabe;
 
-#[path = "../../kurabe-report/src/schema_check.rs"]
-mod schema_check;
-
 const MIB: f64 = 1024.0 * 1024.0;
 
 fn host(name: &str, arch: &str) -> HostFacts {
@@ -345,14 +342,7 @@ fn export_import_rm_round_trip() {
 #[test]
 fn report_in_every_format() {
     let f = Fixture::new();
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../schema/experiment-report.schema.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let schema = kurabe_testkit::schema::load("experiment-report.schema.json");
     for id in ["e1", "e2"] {
         let text = f.ok(&["report", id]);
         assert!(text.contains("(baseline)"), "{text}");
@@ -364,7 +354,7 @@ fn report_in_every_format() {
 
         let json: serde_json::Value =
             serde_json::from_str(&f.ok(&["report", id, "--format", "json"])).unwrap();
-        let errors = schema_check::violations(&schema, &json);
+        let errors = kurabe_testkit::schema::violations(&schema, &json);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(json["runs_failed"], 1);
 
