@@ -113,7 +113,33 @@ impl Row {
 /// A connection to one of the two backends.
 pub(crate) enum Conn {
     Sqlite(rusqlite::Connection),
-    Pg(Box<postgres::Client>),
+    Pg(Box<PgConn>),
+}
+
+/// A PostgreSQL client with its prepared statements: each statement is
+/// parsed once per connection, then every use is one round trip (matters
+/// for a store across a network; SQLite has `prepare_cached` for the same).
+pub(crate) struct PgConn {
+    pub client: postgres::Client,
+    statements: std::collections::HashMap<String, postgres::Statement>,
+}
+
+impl PgConn {
+    pub fn new(client: postgres::Client) -> PgConn {
+        PgConn {
+            client,
+            statements: std::collections::HashMap::new(),
+        }
+    }
+
+    fn statement(&mut self, sql: &str) -> Result<postgres::Statement, postgres::Error> {
+        if let Some(s) = self.statements.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql)?;
+        self.statements.insert(sql.to_owned(), s.clone());
+        Ok(s)
+    }
 }
 
 impl std::fmt::Debug for Conn {
@@ -197,7 +223,8 @@ impl Conn {
                 let boxed = pg_params(params);
                 let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
                     boxed.iter().map(|b| b.as_ref()).collect();
-                c.execute(sql, &refs).map_err(Conn::pg_err(action))
+                let stmt = c.statement(sql).map_err(Conn::pg_err(action))?;
+                c.client.execute(&stmt, &refs).map_err(Conn::pg_err(action))
             }
         }
     }
@@ -240,7 +267,8 @@ impl Conn {
                 let boxed = pg_params(params);
                 let refs: Vec<&(dyn postgres::types::ToSql + Sync)> =
                     boxed.iter().map(|b| b.as_ref()).collect();
-                let rows = c.query(sql, &refs).map_err(&err)?;
+                let stmt = c.statement(sql).map_err(&err)?;
+                let rows = c.client.query(&stmt, &refs).map_err(&err)?;
                 rows.iter()
                     .map(|r| {
                         (0..r.len())
@@ -281,7 +309,7 @@ impl Conn {
     pub fn batch(&mut self, action: &'static str, sql: &str) -> Result<(), StoreError> {
         match self {
             Conn::Sqlite(c) => c.execute_batch(sql).map_err(Conn::sqlite_err(action)),
-            Conn::Pg(c) => c.batch_execute(sql).map_err(Conn::pg_err(action)),
+            Conn::Pg(c) => c.client.batch_execute(sql).map_err(Conn::pg_err(action)),
         }
     }
 

@@ -144,7 +144,7 @@ impl Store {
             Location::Sqlite(path) => (Store::open_sqlite(path, version)?, path.clone()),
             Location::Postgres(url) => {
                 let target = pg::Target::from_url(url)?;
-                let mut conn = Conn::Pg(Box::new(target.connect()?));
+                let mut conn = Conn::Pg(Box::new(db::PgConn::new(target.connect()?)));
                 let shown = PathBuf::from(pg::redact(url));
                 let found = schema::migrate_pg(&mut conn, version)?;
                 if found > schema::CURRENT {
@@ -218,7 +218,7 @@ impl Store {
     /// same database (the fleet's workers); `None` on SQLite.
     pub fn pg_client(&mut self) -> Option<&mut postgres::Client> {
         match self.conn.get_mut() {
-            Conn::Pg(c) => Some(c),
+            Conn::Pg(c) => Some(&mut c.client),
             Conn::Sqlite(_) => None,
         }
     }
@@ -701,17 +701,26 @@ fn insert_run(c: &mut Conn, experiment: ExperimentId, run: &RunRecord) -> Result
             ],
         )?
         .i64(0)?;
-    for m in run.metrics.iter().filter(|m| m.value.is_finite()) {
-        c.exec(
-            "recording metrics",
-            "INSERT INTO metric (run_id, name, value, unit) VALUES ($1, $2, $3, $4)",
-            &[
+    // Many rows per statement: one round trip per 100 metrics rather than
+    // per metric, which a PostgreSQL server across a network would feel.
+    let finite: Vec<&MetricValue> = run.metrics.iter().filter(|m| m.value.is_finite()).collect();
+    for chunk in finite.chunks(100) {
+        let mut sql = String::from("INSERT INTO metric (run_id, name, value, unit) VALUES ");
+        let mut params = Vec::with_capacity(chunk.len() * 4);
+        for (i, m) in chunk.iter().enumerate() {
+            let n = i * 4;
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("(${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4));
+            params.extend([
                 run_id.into(),
                 (&m.name).into(),
                 P::F(m.value),
                 (&m.unit).into(),
-            ],
-        )?;
+            ]);
+        }
+        c.exec("recording metrics", &sql, &params)?;
     }
     Ok(run_id)
 }
