@@ -642,6 +642,13 @@ mod tests {
             "postgres://host/db?user=u&password=***&sslmode=disable"
         );
         assert_eq!(redact("postgres://u@host/db"), "postgres://u@host/db");
+        // The store's own name for itself goes through the same redaction.
+        let loc = crate::Location::parse(Path::new("postgres://u:hunter2@h/db"));
+        assert_eq!(loc.to_string(), "postgres://u:***@h/db");
+        assert_eq!(
+            crate::Location::parse(Path::new("sqlite:/tmp/r.db")),
+            crate::Location::Sqlite(PathBuf::from("/tmp/r.db"))
+        );
     }
 
     #[test]
