@@ -192,7 +192,7 @@ Host: bench1 · x86\\_64 · 2 cores · Intel(R) Celeron(R) CPU 2.40GHz · 2.00 G
 
 - ruby + big heap · index page · round 3: out of memory
 
-Values are medians of successful runs ± coefficient of variation. Ratios are geometric means against the baseline with 95 % Welch intervals; a verdict is given only when the whole interval clears the noise band (default ±2 %).
+Values are medians of successful runs ± coefficient of variation. Ratios are geometric means against the baseline with 95 % Welch intervals; better or worse only when the whole interval clears the noise band (default ±2 %), otherwise within noise (inconclusive while the interval straddles a band edge).
 ";
         assert_eq!(render(&sample_experiment()), expected);
     }

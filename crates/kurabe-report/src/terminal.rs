@@ -167,7 +167,7 @@ ruby + big heap  125.3/s ±1.0%   60.2 MiB ±0.2%   8.00 ms ±1.2%
 failed runs
   ruby + big heap · index page · round 3: out of memory
 
-Values are medians of successful runs ± coefficient of variation. Ratios are geometric means against the baseline with 95 % Welch intervals; a verdict is given only when the whole interval clears the noise band (default ±2 %).
+Values are medians of successful runs ± coefficient of variation. Ratios are geometric means against the baseline with 95 % Welch intervals; better or worse only when the whole interval clears the noise band (default ±2 %), otherwise within noise (inconclusive while the interval straddles a band edge).
 ";
         assert_eq!(render(false), expected);
     }

@@ -170,7 +170,7 @@ pub fn verdict(
         Verdict::WithinNoise => (Tone::Neutral, format!("{head} within noise")),
         Verdict::Inconclusive { runs_needed } => (
             Tone::Neutral,
-            format!("{head} inconclusive, ≈{runs_needed} runs needed"),
+            format!("{head} within noise (inconclusive: ≈{runs_needed} runs needed)"),
         ),
         Verdict::NoInterval {
             reason: NoIntervalReason::TooFewRuns { .. },
@@ -230,7 +230,8 @@ mod tests {
         let c = cmp(&[100.0, 110.0, 90.0], &[103.0, 113.0, 93.0], hi);
         let (tone, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
         assert_eq!(tone, Tone::Neutral);
-        assert!(p.contains("inconclusive, ≈"), "{p}");
+        assert!(p.contains("] within noise (inconclusive: ≈"), "{p}");
+        assert!(p.ends_with(" runs needed)"), "{p}");
 
         let c = cmp(&[0.0, 1.0, 2.0], &[1.0, 2.0, 3.0], lo);
         let (_, p) = verdict("failed_requests", Unit::Count, Some(lo), &c);

@@ -38,7 +38,7 @@ pub struct Args {
     /// Seed of the interleaved run order, overriding the plan's (default: drawn at start, recorded).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Keep adding rounds until every headline metric has a verdict (better, worse or within noise).
+    /// Keep adding rounds until every headline metric is settled: better, worse, or within noise with the whole interval inside the band (not inconclusive).
     #[arg(long)]
     pub until_confident: bool,
     /// Time budget of --until-confident for the whole experiment ("10m", "90s").
