@@ -45,13 +45,15 @@ fn bytes(v: f64) -> String {
 /// A plain number with as many decimals as its size deserves.
 pub fn num(v: f64) -> String {
     let a = v.abs();
+    // Thresholds on the value as it will print, so 999.97 reads "1000",
+    // not "1000.0", and 9.997 reads "10.0", not "10.00".
     if a == 0.0 {
         "0".to_owned()
-    } else if a >= 1000.0 || (a >= 10.0 && a == a.trunc()) {
+    } else if a >= 999.95 || (a >= 10.0 && a == a.trunc()) {
         format!("{v:.0}")
-    } else if a >= 10.0 {
+    } else if a >= 9.995 {
         format!("{v:.1}")
-    } else if a >= 1.0 {
+    } else if a >= 0.9995 {
         format!("{v:.2}")
     } else {
         format!("{v:.3}")
@@ -199,6 +201,10 @@ mod tests {
         assert_eq!(value(Unit::Milliseconds, 8.0), "8.00 ms");
         assert_eq!(value(Unit::Seconds, f64::NAN), "–");
         assert_eq!(spread(Some(0.0104)), "±1.0%");
+        assert_eq!(num(999.97), "1000");
+        assert_eq!(num(999.94), "999.9");
+        assert_eq!(num(9.997), "10.0");
+        assert_eq!(num(0.99999), "1.00");
     }
 
     fn cmp(b: &[f64], c: &[f64], d: Direction) -> Comparison {
