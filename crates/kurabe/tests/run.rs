@@ -64,6 +64,63 @@ fn alive(pid: u32) -> bool {
         .is_some_and(|state| state != b'Z' && state != b'X')
 }
 
+/// Without `cwd` the target and a command workload run in the plan file's
+/// folder, and a relative `cwd` is resolved against it, whatever directory
+/// kurabe itself was started in.
+#[test]
+fn cwd_defaults_to_the_plan_folder_and_relative_cwd_starts_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = dir.path().join("plans");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(plan_dir.join("data")).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        plan_dir.join("plan.toml"),
+        r#"
+name = "cwd"
+repeat = 1
+[target]
+command = "pwd -P > target-cwd.txt; echo up >&2; exec sleep 30"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "here"
+command = { command = "pwd -P > command-cwd.txt", runs = 1 }
+[[workload]]
+name = "there"
+command = { command = "pwd -P > command-cwd.txt", runs = 1, cwd = "data" }
+"#,
+    )
+    .unwrap();
+    // A relative plan path, from a directory that is not the plan's.
+    let out = kurabe()
+        .current_dir(&elsewhere)
+        .args(["run", "../plans/plan.toml", "-q", "--store"])
+        .arg(dir.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = |p: PathBuf| std::fs::read_to_string(&p).map(|s| s.trim_end().to_owned());
+    let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        read(plan_dir.join("target-cwd.txt")).unwrap(),
+        real(&plan_dir)
+    );
+    assert_eq!(
+        read(plan_dir.join("command-cwd.txt")).unwrap(),
+        real(&plan_dir)
+    );
+    assert_eq!(
+        read(plan_dir.join("data/command-cwd.txt")).unwrap(),
+        real(&plan_dir.join("data"))
+    );
+    assert!(
+        std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+        "nothing written in kurabe's cwd"
+    );
+}
+
 #[test]
 fn log_ready_env_reaches_the_target_and_the_order_is_the_seeded_schedule() {
     let (dir, plan) = plan_file(

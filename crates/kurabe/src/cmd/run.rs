@@ -27,7 +27,7 @@ use super::report::{colour_stdout, Format};
 /// Arguments of `kurabe run`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The plan file (TOML): target, variants, workloads, checks. See examples/quickstart.toml.
+    /// The plan file (TOML): target, variants, workloads, checks. Programs it starts run in the plan file's folder, or in its `cwd` resolved against that folder. See examples/quickstart.toml.
     pub plan: PathBuf,
     /// Results store file (SQLite) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
     #[arg(long, value_name = "PATH")]
