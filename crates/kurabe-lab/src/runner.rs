@@ -302,7 +302,9 @@ impl Ctx<'_> {
             }
             WorkloadKind::Command(c) => {
                 let argv = argv_of(&c.command.substitute(&vars), &[]);
-                measure::command(c, &argv, &env, self.resolve_dir(c.cwd.as_ref()), self.stop)
+                let helper = self.opts.kurabe_exe.with_file_name("kurabe-rusage-helper");
+                let cwd = self.resolve_dir(c.cwd.as_ref());
+                measure::command(c, &argv, &env, cwd, &helper, self.stop)
             }
             WorkloadKind::Watch(wt) => match &wt.command {
                 Some(cmd) => {

@@ -697,3 +697,80 @@ idle = { settle = "150ms" }
         .count();
     assert_eq!(targets, 0, "the target outlived kurabe");
 }
+
+/// `/usr/bin/time -f %M` (max RSS in KiB) of `argv`, as a reference.
+fn gnu_time_max_rss_kib(argv: &[&str]) -> Option<u64> {
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .args(argv)
+        .stdout(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `max_rss_bytes` of a command workload is the command's own peak, not
+/// kurabe's pre-exec peak that Linux carries across exec (a ≈ 10 MiB floor
+/// when kurabe spawns the command itself). `true` must stay small, and a
+/// 100 MiB buffer (dd's block) must show up as ≈ 100 MiB — both checked
+/// against `/usr/bin/time` measured here when it is installed.
+#[test]
+fn command_max_rss_is_the_commands_own_peak() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "max rss"
+repeat = 1
+[[variant]]
+name = "a"
+[[workload]]
+name = "true"
+command = { command = ["true"], runs = 3 }
+[[workload]]
+name = "dd 100 MiB block"
+command = { command = ["dd", "if=/dev/zero", "of=/dev/null", "bs=100M", "count=1", "status=none"], runs = 1 }
+"#,
+    );
+    let out = run_plan(dir.path(), &plan, &["-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    let rss = |workload: &str| {
+        let run = exp
+            .runs
+            .iter()
+            .find(|r| r.run.workload == workload)
+            .unwrap();
+        assert_eq!(run.run.status, RunStatus::Ok, "{:?}", run.run.error_tail);
+        let m = run.run.metrics.iter().find(|m| m.name == "max_rss_bytes");
+        m.unwrap().value / 1024.0
+    };
+    let (small_kib, big_kib) = (rss("true"), rss("dd 100 MiB block"));
+    const MIB_KIB: f64 = 1024.0;
+    // kurabe's own RSS is ≥ 8 MiB; `true` with its libc is ≈ 1 MiB.
+    assert!(
+        small_kib > 0.0 && small_kib < 4.0 * MIB_KIB,
+        "true: {small_kib} KiB"
+    );
+    assert!(
+        (100.0 * MIB_KIB..130.0 * MIB_KIB).contains(&big_kib),
+        "dd bs=100M: {big_kib} KiB"
+    );
+    if let (Some(t_small), Some(t_big)) = (
+        gnu_time_max_rss_kib(&["true"]),
+        gnu_time_max_rss_kib(&["dd", "if=/dev/zero", "of=/dev/null", "bs=100M", "count=1"]),
+    ) {
+        // /usr/bin/time forks from its own small image too: same floor.
+        assert!(
+            small_kib <= t_small as f64 + 1024.0,
+            "true: {small_kib} KiB vs time {t_small}"
+        );
+        assert!(
+            (big_kib - t_big as f64).abs() < 8.0 * MIB_KIB,
+            "dd: {big_kib} KiB vs time {t_big}"
+        );
+    }
+}
