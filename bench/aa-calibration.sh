@@ -20,6 +20,22 @@
 # Env: KURABE (binary; default builds target/release/kurabe), EXPERIMENTS,
 # REPEAT, DURATION, CONCURRENCY, WORK, NOISE_BAND (plan noise band, default
 # 0.02), DIFF_EXPERIMENTS. Prints the load average before and after. Loopback only; every target is started and stopped by kurabe.
+#
+# Results on the shared 2-core build machine, load average 8.5-16 from other
+# jobs (2026-11-30, release build, noise band 2 %):
+#   1 s runs, concurrency 1, 20 × 5 rounds:
+#     req/s      within noise 20/20 (100 %), settled inside band 0/20, false 0
+#     CPU ms/req within noise 20/20 (100 %), settled inside band 0/20, false 0
+#     100 vs 110 µs: CPU ms/req worse 2/3 (1.10×, 1.14×; 1.15× inconclusive),
+#                    req/s inconclusive 3/3 (0.64×, 1.43×, 0.68×)
+#   3 s runs, concurrency 4, 20 × 8 rounds:
+#     req/s      within noise 19/20 (95 %), settled inside band 0/20, false 1 (better)
+#     CPU ms/req within noise 20/20 (100 %), settled inside band 20/20 (100 %), false 0
+#     100 vs 110 µs: CPU ms/req worse 3/3 (1.094× each, intervals ⊂ [1.08, 1.11]),
+#                    req/s inconclusive 3/3 (0.81×, 0.80×, 0.74×: right direction)
+# req/s at this load is the scheduler's share, not the server's speed
+# (intervals 0.3×-5×); `--work-us` spins on the clock, so CPU ms/request is
+# the stable metric for this check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
