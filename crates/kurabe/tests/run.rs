@@ -99,6 +99,63 @@ fn alive(pid: u32) -> bool {
         .is_some_and(|state| state != b'Z' && state != b'X')
 }
 
+/// Without `cwd` the target and a command workload run in the plan file's
+/// folder, and a relative `cwd` is resolved against it, whatever directory
+/// kurabe itself was started in.
+#[test]
+fn cwd_defaults_to_the_plan_folder_and_relative_cwd_starts_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = dir.path().join("plans");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(plan_dir.join("data")).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        plan_dir.join("plan.toml"),
+        r#"
+name = "cwd"
+repeat = 1
+[target]
+command = "pwd -P > target-cwd.txt; echo up >&2; exec sleep 30"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "here"
+command = { command = "pwd -P > command-cwd.txt", runs = 1 }
+[[workload]]
+name = "there"
+command = { command = "pwd -P > command-cwd.txt", runs = 1, cwd = "data" }
+"#,
+    )
+    .unwrap();
+    // A relative plan path, from a directory that is not the plan's.
+    let out = kurabe()
+        .current_dir(&elsewhere)
+        .args(["run", "../plans/plan.toml", "-q", "--store"])
+        .arg(dir.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = |p: PathBuf| std::fs::read_to_string(&p).map(|s| s.trim_end().to_owned());
+    let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        read(plan_dir.join("target-cwd.txt")).unwrap(),
+        real(&plan_dir)
+    );
+    assert_eq!(
+        read(plan_dir.join("command-cwd.txt")).unwrap(),
+        real(&plan_dir)
+    );
+    assert_eq!(
+        read(plan_dir.join("data/command-cwd.txt")).unwrap(),
+        real(&plan_dir.join("data"))
+    );
+    assert!(
+        std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+        "nothing written in kurabe's cwd"
+    );
+}
+
 #[test]
 fn log_ready_env_reaches_the_target_and_the_order_is_the_seeded_schedule() {
     let (dir, plan) = plan_file(
@@ -619,4 +676,81 @@ idle = { settle = "150ms" }
         0,
         "the target outlived kurabe"
     );
+}
+
+/// `/usr/bin/time -f %M` (max RSS in KiB) of `argv`, as a reference.
+fn gnu_time_max_rss_kib(argv: &[&str]) -> Option<u64> {
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .args(argv)
+        .stdout(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `max_rss_bytes` of a command workload is the command's own peak, not
+/// kurabe's pre-exec peak that Linux carries across exec (a ≈ 10 MiB floor
+/// when kurabe spawns the command itself). `true` must stay small, and a
+/// 100 MiB buffer (dd's block) must show up as ≈ 100 MiB — both checked
+/// against `/usr/bin/time` measured here when it is installed.
+#[test]
+fn command_max_rss_is_the_commands_own_peak() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "max rss"
+repeat = 1
+[[variant]]
+name = "a"
+[[workload]]
+name = "true"
+command = { command = ["true"], runs = 3 }
+[[workload]]
+name = "dd 100 MiB block"
+command = { command = ["dd", "if=/dev/zero", "of=/dev/null", "bs=100M", "count=1", "status=none"], runs = 1 }
+"#,
+    );
+    let out = run_plan(dir.path(), &plan, &["-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    let rss = |workload: &str| {
+        let run = exp
+            .runs
+            .iter()
+            .find(|r| r.run.workload == workload)
+            .unwrap();
+        assert_eq!(run.run.status, RunStatus::Ok, "{:?}", run.run.error_tail);
+        let m = run.run.metrics.iter().find(|m| m.name == "max_rss_bytes");
+        m.unwrap().value / 1024.0
+    };
+    let (small_kib, big_kib) = (rss("true"), rss("dd 100 MiB block"));
+    const MIB_KIB: f64 = 1024.0;
+    // kurabe's own RSS is ≥ 8 MiB; `true` with its libc is ≈ 1 MiB.
+    assert!(
+        small_kib > 0.0 && small_kib < 4.0 * MIB_KIB,
+        "true: {small_kib} KiB"
+    );
+    assert!(
+        (100.0 * MIB_KIB..130.0 * MIB_KIB).contains(&big_kib),
+        "dd bs=100M: {big_kib} KiB"
+    );
+    if let (Some(t_small), Some(t_big)) = (
+        gnu_time_max_rss_kib(&["true"]),
+        gnu_time_max_rss_kib(&["dd", "if=/dev/zero", "of=/dev/null", "bs=100M", "count=1"]),
+    ) {
+        // /usr/bin/time forks from its own small image too: same floor.
+        assert!(
+            small_kib <= t_small as f64 + 1024.0,
+            "true: {small_kib} KiB vs time {t_small}"
+        );
+        assert!(
+            (big_kib - t_big as f64).abs() < 8.0 * MIB_KIB,
+            "dd: {big_kib} KiB vs time {t_big}"
+        );
+    }
 }
