@@ -5,6 +5,8 @@
 set -eu
 if ! command -v nginx >/dev/null 2>&1 && [ ! -x /usr/sbin/nginx ]; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    # A fresh machine (or container) may have no package lists yet.
+    $SUDO apt-get update
     $SUDO apt-get install -y --no-install-recommends nginx-light || $SUDO apt-get install -y nginx
 fi
 PATH="$PATH:/usr/sbin" nginx -v
