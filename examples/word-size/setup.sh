@@ -6,6 +6,8 @@ set -eu
 cd "$(dirname "$0")"
 if ! printf 'int main(void){return 0;}\n' | gcc -m32 -x c -o /dev/null - 2>/dev/null; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+    # A fresh machine (or container) may have no package lists yet.
+    $SUDO apt-get update
     $SUDO apt-get install -y --no-install-recommends gcc-multilib
 fi
 mkdir -p bin
