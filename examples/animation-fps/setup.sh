@@ -11,6 +11,8 @@ command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
     SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
     # shellcheck disable=SC2086
+    # A fresh machine (or container) may have no package lists yet.
+    $SUDO apt-get update
     $SUDO apt-get install -y --no-install-recommends $missing
 fi
 if [ ! -f node_modules/jquery/dist/jquery.min.js ] || [ ! -f node_modules/jquery-cycle/index.js ] \
