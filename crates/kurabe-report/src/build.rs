@@ -176,12 +176,17 @@ fn workload(
             .collect();
     }
     let series = ok.iter().filter_map(|r| run_series(r)).collect();
+    let soak = ok
+        .iter()
+        .filter_map(|r| crate::soak::soak_series(r))
+        .collect();
     WorkloadReport {
         name: name.to_owned(),
         variants,
         headline,
         metrics,
         series,
+        soak,
     }
 }
 
