@@ -196,6 +196,42 @@ fn leaking_server_grows_about_its_leak_per_request_and_the_other_does_not() {
             assert!(slope.abs() < 100.0, "{variant}: {slope}");
         }
     }
+    // The report compares the slopes by difference (a ratio to a flat
+    // slope does not exist) and draws memory over requests.
+    let report = |format: &str| {
+        let out = kurabe()
+            .args(["report", "e1", "--format", format, "--store"])
+            .arg(&db)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    let slope = json["workloads"][0]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "pss_slope_bytes_per_request")
+        .unwrap();
+    let vs = &slope["versus_baseline"][0];
+    let d = vs["comparison"]["difference"]["difference"]
+        .as_f64()
+        .unwrap();
+    assert!((-1230.0..-820.0).contains(&d), "{vs}");
+    assert!(vs["comparison"]["ratio"].is_null(), "{vs}");
+    let phrase = vs["phrase"].as_str().unwrap();
+    assert!(
+        phrase.contains("B/request") && phrase.contains("grows slower"),
+        "{phrase}"
+    );
+    let html = report("html");
+    assert!(html.contains("Memory over requests served, per soak run"));
+    assert!(html.contains("requests served (measured phase)"));
 }
 
 #[test]
