@@ -23,8 +23,6 @@ mod terminal;
 mod words;
 
 #[cfg(test)]
-mod schema_check;
-#[cfg(test)]
 mod testdata;
 
 use std::io::{self, Write};

@@ -93,6 +93,7 @@ pub(crate) fn sample_experiment() -> Experiment {
         started_at: "2026-11-29T20:00:00.000Z".into(),
         finished_at: Some("2026-11-29T20:04:00.000Z".into()),
         status: ExperimentStatus::Interrupted,
+        writer: None,
         runs,
     }
 }
