@@ -423,22 +423,14 @@ mod tests {
         Html.render(&report, &mut html).unwrap();
         let html = String::from_utf8(html).unwrap();
         assert!(html.contains("Memory over requests served, per soak run"));
+        kurabe_testkit::html::balanced(&html).unwrap();
         // 3 bar charts and the soak chart (the replaced record held the
         // only CPU/memory time series).
         assert_eq!(html.matches("<svg").count(), 3 + 1);
         let mut out = Vec::new();
         Json.render(&report, &mut out).unwrap();
         let value: Value = serde_json::from_slice(&out).unwrap();
-        let schema: Value = serde_json::from_str(
-            &std::fs::read_to_string(
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../../schema/experiment-report.schema.json"),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-        let errors = crate::schema_check::violations(&schema, &value);
-        assert!(errors.is_empty(), "{errors:?}");
+        kurabe_testkit::schema::assert_valid("experiment-report.schema.json", &value);
         assert_eq!(
             value["workloads"][0]["soak"][0]["floor"][1]["requests"],
             2500.0
