@@ -29,9 +29,3 @@ pub use error::FleetError;
 pub const WORK_CHANNEL: &str = "kurabe_fleet_work";
 /// `LISTEN/NOTIFY` channel that wakes coordinators (a share was claimed or finished).
 pub const COORD_CHANNEL: &str = "kurabe_fleet_coord";
-
-/// Open a PostgreSQL session (temporary: replaced by the store's connection function).
-pub fn connect(url: &str) -> Result<postgres::Client, FleetError> {
-    postgres::Client::connect(url, postgres::NoTls)
-        .map_err(error::db("cannot connect to the store"))
-}

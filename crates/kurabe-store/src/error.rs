@@ -56,6 +56,38 @@ pub enum StoreError {
         /// What is wrong with the file.
         reason: String,
     },
+    /// A `postgres://` URL or a `PG*` variable is not usable.
+    #[error("results store {url}: {reason}")]
+    PgUrl {
+        /// The URL, password replaced by `***`.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The PostgreSQL server could not be reached or refused the login.
+    #[error("cannot connect to PostgreSQL at {server}: {}; check the URL, the PG* variables and that the server runs", chain(source))]
+    PgConnect {
+        /// The server, without password.
+        server: String,
+        /// The client's error.
+        source: postgres::Error,
+    },
+    /// TLS to PostgreSQL could not be set up.
+    #[error("TLS to PostgreSQL at {server}: {reason}")]
+    PgTls {
+        /// The server, without password.
+        server: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A PostgreSQL query failed.
+    #[error("results store: {action} failed: {}", chain(source))]
+    Pg {
+        /// What was being done.
+        action: &'static str,
+        /// The client's error (the server's message included).
+        source: postgres::Error,
+    },
     /// A query failed (disk full, database locked longer than the busy timeout, corruption).
     #[error("results store: {action} failed: {source}{hint}", hint = hint(source))]
     Db {
@@ -64,6 +96,22 @@ pub enum StoreError {
         /// SQLite's error.
         source: rusqlite::Error,
     },
+}
+
+/// An error and its causes on one line: the `postgres` crate's own message
+/// is only the kind ("db error"), the server's words are in its source.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause.source();
+    }
+    out
 }
 
 /// The fix for the common SQLite failures.

@@ -12,6 +12,7 @@
 
 mod error;
 mod host;
+pub mod pg;
 mod schema;
 mod time;
 mod types;

@@ -28,7 +28,7 @@ pub(crate) fn postgres_url(
         bail!("{flag_user} needs --store postgres://… (or KURABE_STORE): the workers and the coordinator meet in a PostgreSQL database");
     };
     let url = store.to_string_lossy().into_owned();
-    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+    if !kurabe_store::pg::is_url(&url) {
         bail!("{flag_user} needs a PostgreSQL store: give --store postgres://user@host/db (the SQLite file store cannot be shared between hosts)");
     }
     Ok(url)
@@ -87,7 +87,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
         heartbeat_timeout: Duration::from_secs(3),
     };
     let interrupt = crate::signal::install()?;
-    let mut client = kurabe_fleet::connect(&url)?;
+    let mut client = kurabe_store::pg::connect(&url)?;
     let show = resolved.progress && std::io::stderr().is_terminal();
     let mut on = |e: CoordEvent| log_event(&e, show);
     let outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;

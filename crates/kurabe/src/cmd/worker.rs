@@ -77,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         heartbeat: args.heartbeat,
         once: args.once,
     };
-    let mut client = kurabe_fleet::connect(&url)?;
+    let mut client = kurabe_store::pg::connect(&url)?;
     let mut on = |e: WorkerEvent| log_event(&name, &e);
     kurabe_fleet::worker::serve(&mut client, &cfg, &stop, &mut on)?;
     Ok(if stop.load(Ordering::Relaxed) {
