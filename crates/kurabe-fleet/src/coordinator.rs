@@ -179,7 +179,8 @@ fn create_run(
         .map_err(db("cannot start creating the run"))?;
     let run_id: i64 = tx
         .query_one(
-            "INSERT INTO fleet_runs (experiment, spec, workers) VALUES ($1, $2::text::jsonb, $3) RETURNING id",
+            "INSERT INTO fleet_runs (experiment, spec, workers, coordinator_pid)
+             VALUES ($1, $2::text::jsonb, $3, pg_backend_pid()) RETURNING id",
             &[&plan.experiment, &spec, &(plan.workers as i32)],
         )
         .map_err(db("cannot create the run"))?

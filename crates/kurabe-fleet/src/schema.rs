@@ -29,6 +29,7 @@ CREATE TABLE fleet_runs (
     experiment  text        NOT NULL,
     spec        jsonb       NOT NULL,
     workers     integer     NOT NULL,
+    coordinator_pid integer NOT NULL,
     state       text        NOT NULL DEFAULT 'gathering',
     created_at  timestamptz NOT NULL DEFAULT now(),
     start_at    timestamptz,

@@ -176,6 +176,7 @@ fn claim(client: &mut Client, worker_id: i64) -> Result<Option<Claim>, FleetErro
                FROM (SELECT a2.run_id, a2.slot
                        FROM fleet_assignments a2 JOIN fleet_runs r ON r.id = a2.run_id
                       WHERE a2.state = 'open' AND r.state = 'gathering'
+                        AND EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = r.coordinator_pid)
                       ORDER BY a2.run_id, a2.slot
                       LIMIT 1
                         FOR UPDATE OF a2 SKIP LOCKED) pick,
@@ -207,10 +208,17 @@ pub(crate) fn notify(client: &mut Client, channel: &str, run_id: i64) -> Result<
     Ok(())
 }
 
+/// The run's state and start time; a run whose coordinator's session is gone
+/// (killed before the start) is marked `failed` so nobody waits for it.
 fn run_state(client: &mut Client, run_id: i64) -> Result<(String, Option<f64>), FleetError> {
     let row = client
         .query_one(
-            "SELECT state, extract(epoch FROM start_at)::float8 FROM fleet_runs WHERE id = $1",
+            "UPDATE fleet_runs SET state = CASE
+                    WHEN state = 'gathering'
+                     AND NOT EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = coordinator_pid)
+                    THEN 'failed' ELSE state END
+              WHERE id = $1
+          RETURNING state, extract(epoch FROM start_at)::float8",
             &[&run_id],
         )
         .map_err(db("cannot read the run"))?;
