@@ -12,7 +12,7 @@
 # for N = 1 and 3, and prints each run's merged req/s, the medians and the
 # ratio median(3) / median(1). Target: ≥ 2.7.
 #
-# Env: ROUNDS (5), DURATION (5, seconds), CPUS (0.2 per worker), CPW (4
+# Env: ROUNDS (5), DURATION (5, seconds), CPUS (0.1 per worker), CPW (8
 # connections per worker), TARGET_THREADS (2), KURABE (binary; default: build
 # the release binary). Needs root. Traffic stays on the bridge between the
 # namespaces; everything is removed on exit.
@@ -21,8 +21,8 @@ cd "$(dirname "$0")/.."
 
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-5}
-CPUS=${CPUS:-0.2}
-CPW=${CPW:-4}
+CPUS=${CPUS:-0.1}
+CPW=${CPW:-8}
 TARGET_THREADS=${TARGET_THREADS:-2}
 export NETNS_PREFIX=kfb NETNS_SUBNET=10.77.8
 
@@ -36,6 +36,7 @@ if [ -z "${KURABE:-}" ]; then
 fi
 
 work=$(mktemp -d /tmp/kurabe-fleet-bench.XXXXXX)
+chmod 755 "$work" # the PostgreSQL server runs as user postgres
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -56,7 +57,9 @@ pids+=($!)
 for _ in $(seq 100); do [ -s "$work/serve.out" ] && break; sleep 0.05; done
 URL=$(head -1 "$work/serve.out")
 for i in 1 2 3; do
-  ip netns exec "kfb-w$i" "$KURABE" worker --store "$STORE" --cpus "$CPUS" --name "w$i" >"$work/w$i.log" 2>&1 &
+  # nsenter, not `ip netns exec`: the latter remounts /sys in a new mount
+  # namespace, which hides the cgroup filesystem that --cpus needs.
+  nsenter --net="/run/netns/kfb-w$i" "$KURABE" worker --store "$STORE" --cpus "$CPUS" --name "w$i" >"$work/w$i.log" 2>&1 &
   pids+=($!)
 done
 
@@ -66,8 +69,8 @@ run() { # N -> req/s
   local n=$1
   "$KURABE" http "$URL" -q -k -c $((n * CPW)) -t "$DURATION" --workers "$n" \
     --store "$STORE" --wait-workers 30s --format json 2>"$work/coord.err" \
-    | python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["requests_per_second"])' \
-    || { cat "$work/coord.err" >&2; exit 1; }
+    | python3 -c 'import json,sys; print("%.1f" % json.load(sys.stdin)["requests_per_second"])' 2>/dev/null \
+    || { cat "$work/coord.err" "$work"/w*.log >&2; exit 1; }
 }
 
 one=() three=()

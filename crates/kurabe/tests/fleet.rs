@@ -124,7 +124,8 @@ fn reroute(url: &str, via: impl Fn(SocketAddr) -> SocketAddr) -> String {
 
 struct Fleet {
     _hosts: Hosts,
-    target: Kid,
+    /// The target server, stopped on drop.
+    _target: Kid,
     target_url: String,
     target_addr: SocketAddr,
     workers: Vec<Kid>,
@@ -186,7 +187,7 @@ impl Fleet {
             .collect();
         Some(Fleet {
             _hosts: hosts,
-            target: Kid(target),
+            _target: Kid(target),
             target_url,
             target_addr,
             workers,
@@ -206,16 +207,7 @@ impl Fleet {
     /// The coordinator, run in the root namespace (it only talks to PostgreSQL).
     fn coordinate(&self, args: &[&str]) -> Output {
         crate::util::kurabe()
-            .args([
-                "http",
-                "-q",
-                "--format",
-                "json",
-                "--workers",
-                "3",
-                "--wait-workers",
-                "30s",
-            ])
+            .args(["http", "-q", "--format", "json"])
             .args(["--store", &self.pg])
             .args(args)
             .arg(&self.target_url)
@@ -225,16 +217,7 @@ impl Fleet {
 
     fn spawn_coordinator(&self, args: &[&str]) -> Child {
         crate::util::kurabe()
-            .args([
-                "http",
-                "-q",
-                "--format",
-                "json",
-                "--workers",
-                "3",
-                "--wait-workers",
-                "30s",
-            ])
+            .args(["http", "-q", "--format", "json"])
             .args(["--store", &self.pg])
             .args(args)
             .arg(&self.target_url)
@@ -297,9 +280,37 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
         return;
     };
 
+    // 0. Fewer workers than asked for: a clear setup error, and the run is given up.
+    let short = fleet.coordinate(&[
+        "-k",
+        "-c",
+        "8",
+        "-n",
+        "80",
+        "--workers",
+        "4",
+        "--wait-workers=2s",
+    ]);
+    let stderr = String::from_utf8_lossy(&short.stderr);
+    assert_eq!(short.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("only 3 of 4 workers took the run"),
+        "{stderr}"
+    );
+
     // 1. Counts and percentiles: a fixed number of requests over keep-alive.
     let before = fleet.served();
-    let (merged, stderr) = report(&fleet.coordinate(&["-k", "-c", "6", "-n", "3000"]));
+    let (merged, stderr) = report(&fleet.coordinate(&[
+        "--workers",
+        "3",
+        "--wait-workers",
+        "30s",
+        "-k",
+        "-c",
+        "6",
+        "-n",
+        "3000",
+    ]));
     assert_eq!(merged.complete_requests, 3000, "{stderr}");
     assert_eq!(merged.failed_requests, 0);
     let served = fleet.served() - before;
@@ -328,7 +339,19 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
     );
 
     // 2. Open model: 450 req/s in total for 3 s, 150 per worker; the target keeps up easily.
-    let (rated, stderr) = report(&fleet.coordinate(&["-k", "-c", "6", "-t", "3", "--rate", "450"]));
+    let (rated, stderr) = report(&fleet.coordinate(&[
+        "--workers",
+        "3",
+        "--wait-workers",
+        "30s",
+        "-k",
+        "-c",
+        "6",
+        "-t",
+        "3",
+        "--rate",
+        "450",
+    ]));
     let rate = rated.rate.expect("a rate block");
     assert_eq!(rate.requested_per_s, 450.0);
     let err = (rate.achieved_per_s - 450.0).abs() / 450.0;
@@ -340,7 +363,19 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
     assert_eq!(rated.failed_requests, 0);
 
     // 3. Kill one worker mid-run: the others' result stands, with a note.
-    let mut coord = fleet.spawn_coordinator(&["-k", "-c", "6", "-t", "4", "--rate", "300"]);
+    let mut coord = fleet.spawn_coordinator(&[
+        "--workers",
+        "3",
+        "--wait-workers",
+        "30s",
+        "-k",
+        "-c",
+        "6",
+        "-t",
+        "4",
+        "--rate",
+        "300",
+    ]);
     let mut db = kurabe_store::pg::connect(&fleet.pg).unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
     let victim = loop {
@@ -379,8 +414,65 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
         parts.iter().map(|(r, _)| r.complete_requests).sum::<u64>()
     );
     assert!(partial.complete_requests > 0);
+
+    // 4. SIGTERM stops an idle worker promptly and cleanly.
+    let mut w1 = fleet.workers.remove(0);
+    // SAFETY: kill(2) on our own child's PID.
+    unsafe { libc::kill(w1.0.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(s) = w1.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "worker did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let state: String = db
+        .query_one(
+            "SELECT state FROM fleet_workers WHERE name = 'w1' ORDER BY id DESC LIMIT 1",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(state, "gone");
     drop(fleet.workers.drain(..));
-    let _ = &mut fleet.target;
+}
+
+#[test]
+fn fleet_flags_need_a_postgres_store() {
+    let out = crate::util::kurabe()
+        .args(["http", "-n", "10", "--workers", "2", "http://127.0.0.1:9/"])
+        .env_remove("KURABE_STORE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("--workers needs --store postgres://"),
+        "{stderr}"
+    );
+    let out = crate::util::kurabe()
+        .args(["worker", "--store", "/tmp/results.db"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("needs a PostgreSQL store"), "{stderr}");
+    let out = crate::util::kurabe()
+        .args([
+            "http",
+            "--workers",
+            "2",
+            "--store",
+            "postgres://u@127.0.0.1:9/db",
+            "http://127.0.0.1:9/",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("needs -n REQUESTS or -t TIME"), "{stderr}");
 }
 
 fn coord_wait(child: &mut Child) -> Output {
