@@ -45,13 +45,15 @@ fn bytes(v: f64) -> String {
 /// A plain number with as many decimals as its size deserves.
 pub fn num(v: f64) -> String {
     let a = v.abs();
+    // Thresholds on the value as it will print, so 999.97 reads "1000",
+    // not "1000.0", and 9.997 reads "10.0", not "10.00".
     if a == 0.0 {
         "0".to_owned()
-    } else if a >= 1000.0 || (a >= 10.0 && a == a.trunc()) {
+    } else if a >= 999.95 || (a >= 10.0 && a == a.trunc()) {
         format!("{v:.0}")
-    } else if a >= 10.0 {
+    } else if a >= 9.995 {
         format!("{v:.1}")
-    } else if a >= 1.0 {
+    } else if a >= 0.9995 {
         format!("{v:.2}")
     } else {
         format!("{v:.3}")
@@ -170,7 +172,7 @@ pub fn verdict(
         Verdict::WithinNoise => (Tone::Neutral, format!("{head} within noise")),
         Verdict::Inconclusive { runs_needed } => (
             Tone::Neutral,
-            format!("{head} inconclusive, ≈{runs_needed} runs needed"),
+            format!("{head} within noise (inconclusive: ≈{runs_needed} runs needed)"),
         ),
         Verdict::NoInterval {
             reason: NoIntervalReason::TooFewRuns { .. },
@@ -199,6 +201,10 @@ mod tests {
         assert_eq!(value(Unit::Milliseconds, 8.0), "8.00 ms");
         assert_eq!(value(Unit::Seconds, f64::NAN), "–");
         assert_eq!(spread(Some(0.0104)), "±1.0%");
+        assert_eq!(num(999.97), "1000");
+        assert_eq!(num(999.94), "999.9");
+        assert_eq!(num(9.997), "10.0");
+        assert_eq!(num(0.99999), "1.00");
     }
 
     fn cmp(b: &[f64], c: &[f64], d: Direction) -> Comparison {
@@ -230,7 +236,8 @@ mod tests {
         let c = cmp(&[100.0, 110.0, 90.0], &[103.0, 113.0, 93.0], hi);
         let (tone, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
         assert_eq!(tone, Tone::Neutral);
-        assert!(p.contains("inconclusive, ≈"), "{p}");
+        assert!(p.contains("] within noise (inconclusive: ≈"), "{p}");
+        assert!(p.ends_with(" runs needed)"), "{p}");
 
         let c = cmp(&[0.0, 1.0, 2.0], &[1.0, 2.0, 3.0], lo);
         let (_, p) = verdict("failed_requests", Unit::Count, Some(lo), &c);

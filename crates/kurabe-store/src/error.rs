@@ -65,12 +65,17 @@ pub enum StoreError {
         reason: String,
     },
     /// The PostgreSQL server could not be reached or refused the login.
-    #[error("cannot connect to PostgreSQL at {server}: {}; check the URL, the PG* variables and that the server runs", chain(source))]
+    #[error(
+        "cannot connect to PostgreSQL at {server}: {}{}",
+        chain(cause),
+        connect_hint(cause)
+    )]
     PgConnect {
         /// The server, without password.
         server: String,
-        /// The client's error.
-        source: postgres::Error,
+        /// The client's error; not a `source`, its text is in this message
+        /// already (a source would be printed twice by `{:#}`).
+        cause: postgres::Error,
     },
     /// TLS to PostgreSQL could not be set up.
     #[error("TLS to PostgreSQL at {server}: {reason}")]
@@ -81,12 +86,19 @@ pub enum StoreError {
         reason: String,
     },
     /// A PostgreSQL query failed.
-    #[error("results store: {action} failed: {}", chain(source))]
+    #[error("results store: {action} failed: {}", chain(cause))]
     Pg {
         /// What was being done.
         action: &'static str,
-        /// The client's error (the server's message included).
-        source: postgres::Error,
+        /// The client's error, server's message included (not a `source`:
+        /// its text is in this message already).
+        cause: postgres::Error,
+    },
+    /// A stored value is not what the schema promises (edited by hand, damaged).
+    #[error("results store: {what}; the database was changed outside kurabe or is damaged, export what still reads or choose another --store")]
+    Corrupt {
+        /// What did not read.
+        what: String,
     },
     /// A query failed (disk full, database locked longer than the busy timeout, corruption).
     #[error("results store: {action} failed: {source}{hint}", hint = hint(source))]
@@ -112,6 +124,18 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
         next = cause.source();
     }
     out
+}
+
+/// The fix for a failed PostgreSQL connection.
+fn connect_hint(e: &postgres::Error) -> &'static str {
+    let text = chain(e);
+    if text.contains("password") {
+        "; give the password in PGPASSWORD or ~/.pgpass (PGPASSFILE), not on the command line"
+    } else if text.contains("TLS") || text.contains("certificate") {
+        "; check sslmode, and sslrootcert (PGSSLROOTCERT) for the server's CA"
+    } else {
+        "; check the URL, the PG* variables and that the server runs"
+    }
 }
 
 /// The fix for the common SQLite failures.

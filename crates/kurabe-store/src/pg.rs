@@ -268,9 +268,9 @@ impl Target {
 
     /// Open a connection.
     pub fn connect(&self) -> Result<Client, StoreError> {
-        let failed = |source| StoreError::PgConnect {
+        let failed = |cause| StoreError::PgConnect {
             server: self.to_string(),
-            source,
+            cause,
         };
         if self.tls == TlsMode::Off {
             return self.config.connect(NoTls).map_err(failed);
@@ -599,6 +599,22 @@ impl ServerCertVerifier for ChainOnly {
 }
 
 #[cfg(test)]
+/// The test server's URL, or None after printing a skip line; in CI
+/// (`CI=true`) a missing server is a failure.
+pub(crate) fn test_url() -> Option<String> {
+    match std::env::var("KURABE_TEST_PG") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("KURABE_TEST_PG not set but CI=true: .ci/run must start the test server (scripts/pg-test-server.sh)")
+        }
+        _ => {
+            eprintln!("skipped: KURABE_TEST_PG not set (start one with scripts/pg-test-server.sh start DIR)");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -626,6 +642,13 @@ mod tests {
             "postgres://host/db?user=u&password=***&sslmode=disable"
         );
         assert_eq!(redact("postgres://u@host/db"), "postgres://u@host/db");
+        // The store's own name for itself goes through the same redaction.
+        let loc = crate::Location::parse(Path::new("postgres://u:hunter2@h/db"));
+        assert_eq!(loc.to_string(), "postgres://u:***@h/db");
+        assert_eq!(
+            crate::Location::parse(Path::new("sqlite:/tmp/r.db")),
+            crate::Location::Sqlite(PathBuf::from("/tmp/r.db"))
+        );
     }
 
     #[test]
@@ -765,21 +788,6 @@ mod tests {
         assert_eq!(percent_decode("%2Ftmp%2Fca.pem"), "/tmp/ca.pem");
         assert_eq!(percent_decode("a%2"), "a%2");
         assert_eq!(percent_decode("plain"), "plain");
-    }
-
-    /// The test server's URL, or None after printing a skip line; in CI
-    /// (`CI=true`) a missing server is a failure.
-    pub(crate) fn test_url() -> Option<String> {
-        match std::env::var("KURABE_TEST_PG") {
-            Ok(u) if !u.is_empty() => Some(u),
-            _ if std::env::var("CI").as_deref() == Ok("true") => {
-                panic!("KURABE_TEST_PG not set but CI=true: .ci/run must start the test server (scripts/pg-test-server.sh)")
-            }
-            _ => {
-                eprintln!("skipped: KURABE_TEST_PG not set (start one with scripts/pg-test-server.sh start DIR)");
-                None
-            }
-        }
     }
 
     /// The URL split into (URL without password, password).

@@ -31,6 +31,41 @@ fn run_plan(dir: &Path, plan: &Path, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `kurabe run PLAN --store DIR/results.db -q` in the background, output discarded.
+fn spawn_run(dir: &Path, plan: &Path) -> std::process::Child {
+    kurabe()
+        .arg("run")
+        .arg(plan)
+        .arg("--store")
+        .arg(dir.join("results.db"))
+        .arg("-q")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Runs the newest experiment in DIR/results.db has recorded (0 before the store exists).
+fn runs_so_far(dir: &Path) -> usize {
+    let Ok(store) = Store::open(&dir.join("results.db")) else {
+        return 0;
+    };
+    let Ok(list) = store.list() else { return 0 };
+    list.first().map_or(0, |e| e.runs as usize)
+}
+
+/// Live processes whose `/proc/PID/cmdline` is exactly `cmdline`.
+fn live_with_cmdline(cmdline: &[u8]) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == cmdline) && alive(*pid)
+        })
+        .count()
+}
+
 fn only_experiment(dir: &Path) -> Experiment {
     let store = Store::open(&dir.join("results.db")).unwrap();
     let list = store.list().unwrap();
@@ -62,6 +97,63 @@ fn alive(pid: u32) -> bool {
         .ok()
         .and_then(|s| s.rsplit_once(") ").map(|(_, r)| r.as_bytes()[0]))
         .is_some_and(|state| state != b'Z' && state != b'X')
+}
+
+/// Without `cwd` the target and a command workload run in the plan file's
+/// folder, and a relative `cwd` is resolved against it, whatever directory
+/// kurabe itself was started in.
+#[test]
+fn cwd_defaults_to_the_plan_folder_and_relative_cwd_starts_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = dir.path().join("plans");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(plan_dir.join("data")).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        plan_dir.join("plan.toml"),
+        r#"
+name = "cwd"
+repeat = 1
+[target]
+command = "pwd -P > target-cwd.txt; echo up >&2; exec sleep 30"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "here"
+command = { command = "pwd -P > command-cwd.txt", runs = 1 }
+[[workload]]
+name = "there"
+command = { command = "pwd -P > command-cwd.txt", runs = 1, cwd = "data" }
+"#,
+    )
+    .unwrap();
+    // A relative plan path, from a directory that is not the plan's.
+    let out = kurabe()
+        .current_dir(&elsewhere)
+        .args(["run", "../plans/plan.toml", "-q", "--store"])
+        .arg(dir.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = |p: PathBuf| std::fs::read_to_string(&p).map(|s| s.trim_end().to_owned());
+    let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        read(plan_dir.join("target-cwd.txt")).unwrap(),
+        real(&plan_dir)
+    );
+    assert_eq!(
+        read(plan_dir.join("command-cwd.txt")).unwrap(),
+        real(&plan_dir)
+    );
+    assert_eq!(
+        read(plan_dir.join("data/command-cwd.txt")).unwrap(),
+        real(&plan_dir.join("data"))
+    );
+    assert!(
+        std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+        "nothing written in kurabe's cwd"
+    );
 }
 
 #[test]
@@ -317,16 +409,7 @@ name = "w"
 idle = { settle = "3s" }
 "#,
     );
-    let mut child = kurabe()
-        .arg("run")
-        .arg(&plan)
-        .arg("--store")
-        .arg(dir.path().join("results.db"))
-        .arg("-q")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(dir.path(), &plan);
     let file = dir.path().join("cgroup.txt");
     assert!(wait_for(Duration::from_secs(20), || file.exists()));
     let cg = std::fs::read_to_string(&file).unwrap();
@@ -424,24 +507,9 @@ idle = { settle = "100ms" }
 "#,
     );
     let db = dir.path().join("results.db");
-    let mut child = kurabe()
-        .arg("run")
-        .arg(&plan)
-        .arg("--store")
-        .arg(&db)
-        .arg("-q")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let runs_so_far = || -> usize {
-        let Ok(store) = Store::open(&db) else {
-            return 0;
-        };
-        let Ok(list) = store.list() else { return 0 };
-        list.first().map_or(0, |e| e.runs as usize)
-    };
-    assert!(wait_for(Duration::from_secs(30), || runs_so_far() >= 3));
+    let mut child = spawn_run(dir.path(), &plan);
+    let recorded = || runs_so_far(dir.path()) >= 3;
+    assert!(wait_for(Duration::from_secs(30), recorded));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let store = Store::open(&db).unwrap();
@@ -452,25 +520,15 @@ idle = { settle = "100ms" }
     };
     assert_eq!(
         exp.status,
-        ExperimentStatus::Running,
-        "never marked complete"
+        ExperimentStatus::Crashed,
+        "never marked complete; its writer is gone, so it reads as crashed"
     );
     assert!(exp.runs.len() >= 3 && exp.runs.len() < 100);
     assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
     // The target in flight died with kurabe (parent-death signal).
-    let sleepers = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|c| c == b"sleep\x0031.25\x00")
-                    && alive(*pid)
-            })
-            .count()
-    };
-    assert!(wait_for(Duration::from_secs(3), || sleepers() == 0));
+    assert!(wait_for(Duration::from_secs(3), || {
+        live_with_cmdline(b"sleep\x0031.25\x00") == 0
+    }));
     // A crash runs no cleanup: the empty cgroup of the run in flight may
     // stay; the next run cgroup made sweeps it (its owner PID is gone).
     let prefix = format!("kurabe-{}-", child.id());
@@ -602,25 +660,9 @@ name = "w"
 idle = { settle = "150ms" }
 "#,
     );
-    let db = dir.path().join("results.db");
-    let mut child = kurabe()
-        .arg("run")
-        .arg(&plan)
-        .arg("--store")
-        .arg(&db)
-        .arg("-q")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let runs_so_far = || -> usize {
-        let Ok(store) = Store::open(&db) else {
-            return 0;
-        };
-        let Ok(list) = store.list() else { return 0 };
-        list.first().map_or(0, |e| e.runs as usize)
-    };
-    assert!(wait_for(Duration::from_secs(30), || runs_so_far() >= 2));
+    let mut child = spawn_run(dir.path(), &plan);
+    let recorded = || runs_so_far(dir.path()) >= 2;
+    assert!(wait_for(Duration::from_secs(30), recorded));
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let status = child.wait().unwrap();
@@ -629,14 +671,86 @@ idle = { settle = "150ms" }
     assert_eq!(exp.status, ExperimentStatus::Interrupted);
     assert!(exp.runs.len() >= 2 && exp.runs.len() < 50);
     assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
-    let targets = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x0032.75\x00")
-                && alive(*pid)
-        })
-        .count();
-    assert_eq!(targets, 0, "the target outlived kurabe");
+    assert_eq!(
+        live_with_cmdline(b"sleep\x0032.75\x00"),
+        0,
+        "the target outlived kurabe"
+    );
+}
+
+/// `/usr/bin/time -f %M` (max RSS in KiB) of `argv`, as a reference.
+fn gnu_time_max_rss_kib(argv: &[&str]) -> Option<u64> {
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .args(argv)
+        .stdout(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `max_rss_bytes` of a command workload is the command's own peak, not
+/// kurabe's pre-exec peak that Linux carries across exec (a ≈ 10 MiB floor
+/// when kurabe spawns the command itself). `true` must stay small, and a
+/// 100 MiB buffer (dd's block) must show up as ≈ 100 MiB — both checked
+/// against `/usr/bin/time` measured here when it is installed.
+#[test]
+fn command_max_rss_is_the_commands_own_peak() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "max rss"
+repeat = 1
+[[variant]]
+name = "a"
+[[workload]]
+name = "true"
+command = { command = ["true"], runs = 3 }
+[[workload]]
+name = "dd 100 MiB block"
+command = { command = ["dd", "if=/dev/zero", "of=/dev/null", "bs=100M", "count=1", "status=none"], runs = 1 }
+"#,
+    );
+    let out = run_plan(dir.path(), &plan, &["-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    let rss = |workload: &str| {
+        let run = exp
+            .runs
+            .iter()
+            .find(|r| r.run.workload == workload)
+            .unwrap();
+        assert_eq!(run.run.status, RunStatus::Ok, "{:?}", run.run.error_tail);
+        let m = run.run.metrics.iter().find(|m| m.name == "max_rss_bytes");
+        m.unwrap().value / 1024.0
+    };
+    let (small_kib, big_kib) = (rss("true"), rss("dd 100 MiB block"));
+    const MIB_KIB: f64 = 1024.0;
+    // kurabe's own RSS is ≥ 8 MiB; `true` with its libc is ≈ 1 MiB.
+    assert!(
+        small_kib > 0.0 && small_kib < 4.0 * MIB_KIB,
+        "true: {small_kib} KiB"
+    );
+    assert!(
+        (100.0 * MIB_KIB..130.0 * MIB_KIB).contains(&big_kib),
+        "dd bs=100M: {big_kib} KiB"
+    );
+    if let (Some(t_small), Some(t_big)) = (
+        gnu_time_max_rss_kib(&["true"]),
+        gnu_time_max_rss_kib(&["dd", "if=/dev/zero", "of=/dev/null", "bs=100M", "count=1"]),
+    ) {
+        // /usr/bin/time forks from its own small image too: same floor.
+        assert!(
+            small_kib <= t_small as f64 + 1024.0,
+            "true: {small_kib} KiB vs time {t_small}"
+        );
+        assert!(
+            (big_kib - t_big as f64).abs() < 8.0 * MIB_KIB,
+            "dd: {big_kib} KiB vs time {t_big}"
+        );
+    }
 }
