@@ -337,6 +337,14 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
         merged.complete_requests,
         parts.iter().map(|(r, _)| r.complete_requests).sum::<u64>()
     );
+    eprintln!(
+        "fleet: merged {} complete, target served {served}; p50 {} us p99 {} us, union p50 {} p99 {}",
+        merged.complete_requests,
+        merged.latency_us.p50,
+        merged.latency_us.p99,
+        union.value_at_quantile(0.5),
+        union.value_at_quantile(0.99)
+    );
 
     // 2. Open model: 450 req/s in total for 3 s, 150 per worker; the target keeps up easily.
     let (rated, stderr) = report(&fleet.coordinate(&[
@@ -355,6 +363,10 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
     let rate = rated.rate.expect("a rate block");
     assert_eq!(rate.requested_per_s, 450.0);
     let err = (rate.achieved_per_s - 450.0).abs() / 450.0;
+    eprintln!(
+        "fleet: --rate 450 achieved {:.1} req/s sent, {:.1} req/s completed, {} late sends",
+        rate.achieved_per_s, rated.requests_per_second, rate.late_sends
+    );
     assert!(
         err < 0.02,
         "achieved {} req/s vs 450 requested; {stderr}",
@@ -414,6 +426,11 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
         parts.iter().map(|(r, _)| r.complete_requests).sum::<u64>()
     );
     assert!(partial.complete_requests > 0);
+    eprintln!(
+        "fleet: w3 killed; merged {} complete from {} workers",
+        partial.complete_requests,
+        parts.len()
+    );
 
     // 4. SIGTERM stops an idle worker promptly and cleanly.
     let mut w1 = fleet.workers.remove(0);
