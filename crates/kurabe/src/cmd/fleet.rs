@@ -84,7 +84,9 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
         workers,
         gather_timeout: args.wait_workers,
         start_delay: Duration::from_millis(1500),
-        heartbeat_timeout: Duration::from_secs(3),
+        // Killed workers are seen at once (their session ends); the heartbeat
+        // covers hung hosts and partitions, generous so a busy host is not dropped.
+        heartbeat_timeout: Duration::from_secs(10),
     };
     let interrupt = crate::signal::install()?;
     let mut client = kurabe_store::pg::connect(&url)?;
