@@ -231,7 +231,10 @@ impl Fleet {
 fn report(out: &Output) -> (HttpReport, String) {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "coordinator stderr:\n{stderr}");
-    let report = serde_json::from_slice(&out.stdout).expect("a JSON HttpReport on stdout");
+    let value: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("a JSON HttpReport on stdout");
+    kurabe_testkit::schema::assert_valid("http-report.schema.json", &value);
+    let report = serde_json::from_value(value).expect("a JSON HttpReport on stdout");
     (report, stderr)
 }
 
@@ -426,6 +429,30 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
         parts.iter().map(|(r, _)| r.complete_requests).sum::<u64>()
     );
     assert!(partial.complete_requests > 0);
+    // The JSON record carries the per-worker rows and the note too.
+    let rows = partial
+        .fleet
+        .as_ref()
+        .expect("a fleet section in the JSON record");
+    assert_eq!(rows.workers.len(), 3, "{rows:?}");
+    let lost: Vec<_> = rows.workers.iter().filter(|w| !w.merged).collect();
+    assert_eq!(
+        lost.len(),
+        1,
+        "exactly the killed share is unmerged: {rows:?}"
+    );
+    assert_eq!(lost[0].worker, "w3");
+    assert_eq!(lost[0].state, "lost");
+    assert!(rows.notes.iter().any(|n| n.contains("w3")), "{rows:?}");
+    assert_eq!(
+        rows.workers
+            .iter()
+            .filter(|w| w.merged)
+            .map(|w| w.complete_requests)
+            .sum::<u64>(),
+        partial.complete_requests,
+        "merged rows add up to the merged total"
+    );
     eprintln!(
         "fleet: w3 killed; merged {} complete from {} workers",
         partial.complete_requests,

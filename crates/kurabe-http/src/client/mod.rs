@@ -531,6 +531,7 @@ fn build_report(
         connection_times_us: Default::default(),
         rate: None,
         server: None,
+        fleet: None,
     };
     fill_from_stats(&mut report, total, cfg.rate);
     report

@@ -4,7 +4,7 @@
 //! [`kurabe_fleet::spec::RunSpec`], runs it on the fleet through the
 //! PostgreSQL store and writes the merged report with the same renderer as a
 //! single client, followed (text) or preceded on stderr (other formats) by one
-//! row per worker. Lost workers get an explicit `kurabe: note:` line.
+//! row per worker; the JSON record carries the same rows in its `fleet` field. Lost workers get an explicit `kurabe: note:` line.
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -15,6 +15,7 @@ use anyhow::{bail, Context};
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
 use kurabe_fleet::spec::RunSpec;
 use kurabe_http::client::StopCondition;
+use kurabe_model::http::{FleetSummary, FleetWorker};
 
 use super::http::{percentiles_csv, render, write_atomically, Args, Resolved};
 use crate::render::http::Format;
@@ -99,6 +100,8 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     for note in &outcome.notes {
         eprintln!("kurabe: note: {note}");
     }
+    let mut outcome = outcome;
+    outcome.report.fleet = Some(fleet_summary(&outcome));
     let mut rendered = render(&outcome.report, resolved.format)?;
     let table = worker_table(&outcome);
     if resolved.format == Format::Text {
@@ -152,6 +155,47 @@ fn log_event(e: &CoordEvent, show: bool) {
             "\r\x1b[K{completed} requests done, {failed} failed, {elapsed_s:.1} s (all workers)"
         ),
         CoordEvent::Progress { .. } => {}
+    }
+}
+
+/// The per-worker rows and notes as they go into the JSON record (and the store).
+fn fleet_summary(o: &Outcome) -> FleetSummary {
+    let workers = o
+        .workers
+        .iter()
+        .map(|w| match &w.report {
+            Some(r) => FleetWorker {
+                slot: w.slot,
+                worker: w.worker.clone(),
+                state: w.state.clone(),
+                concurrency: Some(r.concurrency),
+                complete_requests: r.complete_requests,
+                failed_requests: r.failed_requests,
+                requests_per_second: Some(r.requests_per_second),
+                latency_p50_us: Some(r.latency_us.p50),
+                latency_p99_us: Some(r.latency_us.p99),
+                merged: true,
+                note: w.note.clone(),
+            },
+            None => FleetWorker {
+                slot: w.slot,
+                worker: w.worker.clone(),
+                state: w.state.clone(),
+                concurrency: None,
+                complete_requests: w.progress_completed,
+                failed_requests: w.progress_failed,
+                requests_per_second: None,
+                latency_p50_us: None,
+                latency_p99_us: None,
+                merged: false,
+                note: w.note.clone(),
+            },
+        })
+        .collect();
+    FleetSummary {
+        run_id: o.run_id,
+        workers,
+        notes: o.notes.clone(),
     }
 }
 
