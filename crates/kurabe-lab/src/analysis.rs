@@ -8,7 +8,7 @@
 //! code) and tests share them. No I/O, no printing.
 
 use kurabe_model::plan::{Bound, Check, CheckStat, Plan};
-use kurabe_model::stats::{compare, metric, Comparison, Metric, Summary};
+use kurabe_model::stats::{compare_metric, metric, Comparison, Metric, Summary};
 use kurabe_store::{RunRecord, RunStatus};
 
 /// One variant's figures on one metric of one workload.
@@ -64,7 +64,7 @@ pub fn analyse(plan: &Plan, variants: &[String], runs: &[RunRecord]) -> Analysis
             for v in variants {
                 let samples = samples_of(v);
                 let comparison = (*v != baseline && !samples.is_empty() && !base.is_empty())
-                    .then(|| compare(&base, &samples, m.direction, m.noise_band));
+                    .then(|| compare_metric(&name, &base, &samples, m.direction, m.noise_band));
                 rows.push(Row {
                     workload: w.name.clone(),
                     metric: m.clone(),

@@ -17,6 +17,7 @@ mod entries;
 mod html;
 mod json;
 mod markdown;
+mod soak;
 mod svg;
 mod terminal;
 mod words;

@@ -184,6 +184,7 @@ pub(crate) fn mixed_verdicts_experiment() -> Experiment {
         started_at: "2026-11-29T21:00:00.000Z".into(),
         finished_at: Some("2026-11-29T21:01:00.000Z".into()),
         status: ExperimentStatus::Complete,
+        writer: None,
         runs,
     }
 }

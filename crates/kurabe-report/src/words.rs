@@ -5,7 +5,8 @@
 //! exactly the same thing. Pure string building; no I/O.
 
 use kurabe_model::experiment::Tone;
-use kurabe_model::stats::{Comparison, Direction, NoIntervalReason, Unit, Verdict};
+use kurabe_model::stats::trend::difference_scale;
+use kurabe_model::stats::{Comparison, Difference, Direction, NoIntervalReason, Unit, Verdict};
 
 /// A value with its unit, scaled for reading (`39.0 MiB`, `850 µs`, `106.2/s`).
 pub fn value(unit: Unit, v: f64) -> String {
@@ -81,6 +82,8 @@ pub fn label(metric: &str) -> String {
         "cpu_percent_mean" => "CPU %",
         "cpu_time_ms" => "CPU time",
         "pss_peak_bytes" => "PSS peak",
+        "pss_slope_bytes_per_request" => "slope B/request",
+        "pss_growth_mb_per_hour" => "growth MB/h",
         "pss_steady_bytes" => "PSS steady",
         "rss_peak_bytes" => "RSS peak",
         "uss_peak_bytes" => "USS peak",
@@ -141,6 +144,9 @@ pub fn verdict(
     direction: Option<Direction>,
     c: &Comparison,
 ) -> (Tone, String) {
+    if let Some(d) = &c.difference {
+        return difference_verdict(metric, direction, c, d);
+    }
     let Some(r) = c.ratio else {
         let why = match c.verdict {
             Verdict::NoInterval {
@@ -173,6 +179,72 @@ pub fn verdict(
         Verdict::Inconclusive { runs_needed } => (
             Tone::Neutral,
             format!("{head} within noise (inconclusive: ≈{runs_needed} runs needed)"),
+        ),
+        Verdict::NoInterval {
+            reason: NoIntervalReason::TooFewRuns { .. },
+        } => (
+            Tone::Neutral,
+            format!("{head} {word} (no interval: fewer than 3 runs)"),
+        ),
+        Verdict::NoInterval { .. } => (Tone::Neutral, format!("{head} {word} (no interval)")),
+    }
+}
+
+/// A comparison on the difference scale (soak slopes) in words:
+/// `+1056 B/request [+1051, +1060] grows faster`, with the ratio of the
+/// growth rates appended when both variants leak.
+fn difference_verdict(
+    metric: &str,
+    direction: Option<Direction>,
+    c: &Comparison,
+    d: &Difference,
+) -> (Tone, String) {
+    let unit = difference_scale(metric).map_or(String::new(), |s| format!(" {}", s.unit));
+    let signed = |v: f64| {
+        if v > 0.0 {
+            format!("+{}", num(v))
+        } else {
+            num(v)
+        }
+    };
+    let interval = match (d.difference_low, d.difference_high) {
+        (Some(l), Some(h)) => format!(" [{}, {}]", signed(l), signed(h)),
+        _ => String::new(),
+    };
+    let head = format!("{}{unit}{interval}", signed(d.difference));
+    let (up, down) = if metric.starts_with("pss_slope") || metric.starts_with("pss_growth") {
+        ("grows faster", "grows slower")
+    } else {
+        ("higher", "lower")
+    };
+    let word = if d.difference > 0.0 {
+        up
+    } else if d.difference < 0.0 {
+        down
+    } else {
+        "the same"
+    };
+    let times = match (c.ratio, c.ratio_low, c.ratio_high) {
+        (Some(r), Some(l), Some(h)) => format!(" ({} [{l:.2}, {h:.2}])", ratio(r)),
+        (Some(r), _, _) => format!(" ({})", ratio(r)),
+        _ => String::new(),
+    };
+    match c.verdict {
+        Verdict::Better | Verdict::Worse if direction.is_none() => {
+            (Tone::Neutral, format!("{head} {word}{times}"))
+        }
+        Verdict::Better => (Tone::Good, format!("{head} {word}{times}")),
+        Verdict::Worse => (Tone::Bad, format!("{head} {word}{times}")),
+        Verdict::WithinNoise => (
+            Tone::Neutral,
+            format!(
+                "{head} within noise (±{}{unit})",
+                num(d.difference_noise_band)
+            ),
+        ),
+        Verdict::Inconclusive { runs_needed } => (
+            Tone::Neutral,
+            format!("{head} inconclusive, ≈{runs_needed} runs needed"),
         ),
         Verdict::NoInterval {
             reason: NoIntervalReason::TooFewRuns { .. },
@@ -242,6 +314,63 @@ mod tests {
         let c = cmp(&[0.0, 1.0, 2.0], &[1.0, 2.0, 3.0], lo);
         let (_, p) = verdict("failed_requests", Unit::Count, Some(lo), &c);
         assert_eq!(p, "no ratio: a value is zero or negative");
+    }
+
+    #[test]
+    fn slope_differences_in_words() {
+        use kurabe_model::stats::compare_metric;
+        let lo = Direction::LowerIsBetter;
+        let m = "pss_slope_bytes_per_request";
+        let flat = [-1.6, 0.4, 2.6];
+        let leak = [1050.0, 1055.0, 1058.5];
+        let (tone, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &flat, &leak, lo, 0.02),
+        );
+        assert_eq!(tone, Tone::Bad);
+        assert!(
+            p.starts_with("+1054 B/request [+") && p.ends_with("] grows faster"),
+            "{p}"
+        );
+        let (tone, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &flat, &[0.0, 1.0, -0.5], lo, 0.02),
+        );
+        assert_eq!(tone, Tone::Neutral);
+        assert!(p.ends_with("within noise (±16 B/request)"), "{p}");
+        let double = [2100.0, 2110.0, 2117.0];
+        let (_, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &leak, &double, lo, 0.02),
+        );
+        assert!(p.contains("grows faster (2.00× ["), "{p}");
+        let (tone, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &leak, &flat, lo, 0.02),
+        );
+        assert_eq!(tone, Tone::Good);
+        assert!(
+            p.starts_with("-1054 B/request") && p.ends_with("grows slower"),
+            "{p}"
+        );
+        let (_, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &flat[..2], &leak, lo, 0.02),
+        );
+        assert!(
+            p.ends_with("grows faster (no interval: fewer than 3 runs)"),
+            "{p}"
+        );
     }
 
     #[test]

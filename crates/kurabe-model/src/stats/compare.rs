@@ -18,15 +18,21 @@
 //!   spread estimate so poor the interval would be decoration) or with a
 //!   zero or negative value (its log does not exist).
 //!
+//! Metrics whose values may be zero or negative (a soak run's memory
+//! slope) are compared by the difference of means instead:
+//! [`compare_metric`] picks the scale by name, see [`super::difference`].
+//!
 //! Pure arithmetic; it must not decide which metrics to compare or print.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::difference::{compare_difference, Difference};
 use super::metric::Direction;
 use super::student_t;
 use super::summary::{logs, mean, sample_variance};
+use super::trend::difference_scale;
 
 /// Confidence level of the interval.
 pub const CONFIDENCE: f64 = 0.95;
@@ -49,8 +55,12 @@ pub struct Comparison {
     pub degrees_of_freedom: Option<f64>,
     /// Noise band the verdict was judged against (0.02 = ±2 %).
     pub noise_band: f64,
-    /// What the interval says.
+    /// What the interval says (of the difference, when there is one).
     pub verdict: Verdict,
+    /// Candidate − baseline with its interval, for metrics compared on the
+    /// difference scale ([`compare_metric`]); absent for ratio metrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difference: Option<Difference>,
 }
 
 /// What the interval says about the candidate.
@@ -218,6 +228,7 @@ pub fn compare(
         degrees_of_freedom: None,
         noise_band,
         verdict: Verdict::NoInterval { reason },
+        difference: None,
     };
     let (Some(lb), Some(lc)) = (logs(baseline), logs(candidate)) else {
         return no_interval(None, NoIntervalReason::NonPositiveValue);
@@ -257,6 +268,43 @@ pub fn compare(
         degrees_of_freedom: Some(df),
         noise_band,
         verdict: judge(low, high, direction, noise_band, cv, runs),
+        difference: None,
+    }
+}
+
+/// Compare one metric by name: the ratio of geometric means
+/// ([`compare`]), or for a metric on the difference scale
+/// ([`difference_scale`]: soak slopes) the difference of means with its
+/// Welch interval, whose verdict is then the answer. Such a comparison
+/// carries the ratio too when every run on both sides exceeds the band
+/// (both variants leak, so "2.0× the growth" means something);
+/// `noise_band` is the relative band of that ratio.
+pub fn compare_metric(
+    metric: &str,
+    baseline: &[f64],
+    candidate: &[f64],
+    direction: Direction,
+    noise_band: f64,
+) -> Comparison {
+    let ratio = compare(baseline, candidate, direction, noise_band);
+    let Some(scale) = difference_scale(metric) else {
+        return ratio;
+    };
+    let Some((difference, verdict)) =
+        compare_difference(baseline, candidate, direction, scale.band)
+    else {
+        return ratio;
+    };
+    let clearly_positive = |s: &[f64]| s.iter().all(|x| *x > scale.band);
+    let keep_ratio = clearly_positive(baseline) && clearly_positive(candidate);
+    Comparison {
+        ratio: ratio.ratio.filter(|_| keep_ratio),
+        ratio_low: ratio.ratio_low.filter(|_| keep_ratio),
+        ratio_high: ratio.ratio_high.filter(|_| keep_ratio),
+        degrees_of_freedom: ratio.degrees_of_freedom.filter(|_| keep_ratio),
+        noise_band,
+        verdict,
+        difference: Some(difference),
     }
 }
 
@@ -583,6 +631,31 @@ mod tests {
             }
         }
         assert!(worse >= 190, "detected as worse in {worse} / 200");
+    }
+
+    #[test]
+    fn slopes_are_compared_by_difference_ratio_only_when_both_leak() {
+        let flat = [-1.6, 0.4, 2.6, 0.0];
+        let leak = [1050.0, 1055.0, 1058.5];
+        let c = compare_metric("pss_slope_bytes_per_request", &flat, &leak, Lo, 0.02);
+        assert_eq!(c.verdict, Verdict::Worse);
+        assert_eq!(c.ratio, None, "no ratio against a flat slope");
+        let d = c.difference.unwrap();
+        assert!((d.difference - (1054.5 - 0.35)).abs() < 1e-9);
+        assert_eq!(d.difference_noise_band, 16.0);
+        // Two leaks: the ratio is back, beside the difference.
+        let double = [2100.0, 2110.0, 2117.0];
+        let c = compare_metric("pss_slope_bytes_per_request", &leak, &double, Lo, 0.02);
+        assert_eq!(c.verdict, Verdict::Worse);
+        assert!((c.ratio.unwrap() - 2.0).abs() < 0.01);
+        assert!(c.ratio_low.is_some() && c.difference.is_some());
+        // Other metrics are untouched.
+        let r = compare_metric("pss_peak_bytes", &[100.0; 3], &[90.0; 3], Lo, 0.02);
+        assert_eq!(r, compare(&[100.0; 3], &[90.0; 3], Lo, 0.02));
+        assert!(serde_json::to_string(&r)
+            .unwrap()
+            .find("difference")
+            .is_none());
     }
 
     #[test]
