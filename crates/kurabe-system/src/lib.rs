@@ -64,7 +64,7 @@ use std::time::Duration;
 use kurabe_model::system::{SystemPass, SystemReport, SystemRun, SystemSource, SystemTest};
 
 pub use catalog::{Repeat, TestId, TestSpec};
-pub use loops::{error_text, EXECL_FD};
+pub use loops::{code as error_code, error_text, HELPER_FD};
 pub use worker::{Record, RECORD_LEN};
 
 /// Errors that stop a run before or while it starts.
@@ -82,8 +82,8 @@ pub enum Error {
     /// A bad duration or pass override.
     #[error("{0}")]
     BadOverride(String),
-    /// The Execl helper binary is missing.
-    #[error("the Execl helper {0} does not exist or is not executable; install kurabe-execl-helper next to the kurabe binary, or leave execl out with --tests")]
+    /// The helper binary (Execl and Process Creation run in it) is missing.
+    #[error("the Execl helper {0} does not exist or is not executable; install kurabe-execl-helper next to the kurabe binary, or leave execl and spawn out with --tests")]
     NoHelper(PathBuf),
     /// The temp dir could not be made.
     #[error("cannot create a private temp dir under {dir}: {source}; set TMPDIR to a writable directory")]
@@ -218,7 +218,7 @@ pub struct Config {
     pub copies: Vec<u32>,
     /// Durations and passes.
     pub profile: Profile,
-    /// The Execl helper binary (needed when `tests` has execl).
+    /// The helper binary (needed when `tests` has execl or spawn).
     pub execl_helper: PathBuf,
     /// Parent of the private temp dir (the system temp dir by default).
     pub temp_parent: PathBuf,
@@ -271,7 +271,11 @@ pub fn run(
     if cfg.tests.is_empty() {
         return Err(Error::NoTests(catalog::keys()));
     }
-    if cfg.tests.contains(&TestId::Execl) && !is_executable(&cfg.execl_helper) {
+    let needs_helper = cfg
+        .tests
+        .iter()
+        .any(|t| matches!(t, TestId::Execl | TestId::Spawn));
+    if needs_helper && !is_executable(&cfg.execl_helper) {
         return Err(Error::NoHelper(cfg.execl_helper.clone()));
     }
     let tmp = tempdir::TempDir::new(&cfg.temp_parent).map_err(|source| Error::TempDir {
@@ -373,7 +377,13 @@ fn prepare(id: TestId, cfg: &Config, dir: &std::path::Path) -> Result<loops::Job
         TestId::Syscall => loops::Job::Syscall,
         TestId::Pipe => loops::Job::Pipe,
         TestId::Context1 => loops::Job::Context,
-        TestId::Spawn => loops::Job::Spawn,
+        TestId::Spawn => {
+            let secs = cfg.profile.secs(id.spec());
+            loops::Job::Spawn(loops::ExecArgs::new(
+                loops::spawn_argv(&cfg.execl_helper, secs),
+                loops::environment(&[]),
+            ))
+        }
         TestId::Execl => {
             let secs = cfg.profile.secs(id.spec());
             loops::Job::Execl(loops::ExecArgs::new(
