@@ -19,9 +19,17 @@
 //!   grows with the mappings and page tables of the process that forks, and
 //!   kurabe's image has half again as many mappings and three times the
 //!   resident pages of UnixBench's `spawn` (figures in kurabe-system's
-//!   `loops` module docs). This helper has 27 mappings against `spawn`'s 23.
+//!   `loops` module docs). This helper has 22 mappings against `spawn`'s 23
+//!   and the same 40 kB of page tables.
 //!
-//! Keep it small: no allocation, no threads, no panicking paths, libc only.
+//! Keep it small: no allocation, no threads, no panicking paths, libc only,
+//! and no shared library but libc: std's unwinder comes from the static
+//! libgcc_eh (the `#[link]` below), not libgcc_s. With libgcc_s mapped the
+//! helper had 27 mappings and needed ~6 % more CPU per fork than `spawn`; a
+//! C `spawn` linked against libgcc_s showed the same ~7 % (CPU µs per
+//! fork+exit+wait, user+sys with the children, medians of 8 interleaved
+//! runs under load: spawn 105, spawn + libgcc_s 113, helper with libgcc_s
+//! 111, helper without 105).
 //!
 //! Why a dedicated binary rather than re-running `kurabe` itself for Execl: exec cost
 //! grows with what the dynamic loader and runtime do before `main` and with
@@ -31,12 +39,11 @@
 //! only, so what runs per exec is close to the C program's startup: the
 //! dynamic loader, libc init and a few syscalls. It is still a Rust binary
 //! with the std runtime linked in, which is why execl is reported, not held
-//! to a ±5 % target. Measured (release build): 268 KB of text against the C
-//! program's 11 KB; two shared libraries to map and relocate (libgcc_s, for
-//! std's unwinder, besides libc) against one; `BIND_NOW` with 292
-//! relocations against lazy binding with 48. `bench/system-fidelity.sh` gave
-//! kurabe/UnixBench = 0.71 (5 × 5 s rounds) and 0.87 (9 × 2 s rounds) — the
-//! extra loader work per exec.
+//! to a ±5 % target. Measured (release build): 293 KB of text against the C
+//! program's 11 KB; one shared library (libc) as there; `BIND_NOW` with 308
+//! relocations against lazy binding with 48. Before libgcc_s was dropped,
+//! `bench/system-fidelity.sh` gave kurabe/UnixBench = 0.71 (5 × 5 s rounds)
+//! and 0.87 (9 × 2 s rounds) — the extra loader work per exec.
 
 #![no_main]
 
@@ -51,6 +58,13 @@ use kurabe_system::Record;
 extern "C" {
     static environ: *const *const c_char;
 }
+
+// The unwinder std links in for panics, from the static libgcc_eh instead of
+// the shared libgcc_s: one shared library fewer to map on every exec and to
+// copy on every fork (see the module docs). With LTO (the release profile)
+// every _Unwind_* reference resolves here, so `--as-needed` drops libgcc_s.
+#[link(name = "gcc_eh", kind = "static")]
+extern "C" {}
 
 fn parse(p: *const c_char) -> Option<u64> {
     // SAFETY: argv entries are NUL-terminated strings.
