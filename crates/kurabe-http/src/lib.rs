@@ -3,12 +3,59 @@
 //! `client` owns the load generator: one epoll loop per thread driving many
 //! non-blocking connections, an incremental HTTP/1.1 response parser, HDR
 //! histograms merged at the end, and the failure taxonomy. `serve` owns the
-//! small tunable target server used by demos, examples and tests.
+//! small tunable target server used by demos, examples and tests. `auth`
+//! encodes HTTP Basic credentials for both the binary and plans.
+//! [`raise_fd_limit`] is the one process-wide setting both sides need.
 //!
 //! Nothing here prints or parses command lines: callers hand in a typed
 //! [`client::LoadConfig`] and get an [`kurabe_model::http::HttpReport`] back.
 //! Per-request failures are counted data, never `Err`; only setup problems
 //! (bad URL, unresolvable host, unreadable body file) are errors.
 
+pub mod auth;
 pub mod client;
 pub mod serve;
+
+/// Raise the soft open-files limit to the hard limit: thousands of
+/// connections, client or server side, need descriptors (a soft limit of
+/// 1024 is common). Best effort: with the old limit a run is still correct,
+/// just smaller.
+pub fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read/write the struct we pass.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn limit() -> libc::rlimit {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only writes the struct we pass.
+        assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) }, 0);
+        lim
+    }
+
+    #[test]
+    fn fd_limit_is_raised_to_the_hard_limit() {
+        // One below the hard limit first, so the raise has work to do
+        // (other tests in this process may hold many descriptors).
+        let mut lim = limit();
+        lim.rlim_cur = lim.rlim_max - 1;
+        // SAFETY: setrlimit only reads the struct we pass.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+        assert_ne!(limit().rlim_cur, limit().rlim_max);
+        super::raise_fd_limit();
+        assert_eq!(limit().rlim_cur, limit().rlim_max);
+    }
+}

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use kurabe_http::auth::base64;
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
 use kurabe_model::plan::{
     CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope, SystemWorkload, WatchWorkload,
@@ -254,28 +255,6 @@ pub fn http(
     }
     record["http"] = serde_json::to_value(&report).unwrap_or_default();
     Ok(Measured { metrics: m, record })
-}
-
-/// Standard base64 with padding (for `auth`, HTTP Basic).
-fn base64(input: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// The `watch` workload on an already started target (or command) tree.

@@ -13,6 +13,7 @@ pub mod plan;
 pub mod probe;
 pub mod stats;
 pub mod system;
+pub mod time;
 
 /// Version of the JSON result schema shared by output and the results store.
 ///

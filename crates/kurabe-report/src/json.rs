@@ -42,7 +42,7 @@ mod tests {
             let mut out = Vec::new();
             Json.render(&report, &mut out).unwrap();
             let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
-            let errors = crate::schema_check::violations(&schema, &value);
+            let errors = kurabe_testkit::schema::violations(&schema, &value);
             assert!(errors.is_empty(), "{errors:#?}");
             // Our own output reads back into the typed model (floats to the last bit aside).
             let back: ExperimentReport = serde_json::from_value(value).unwrap();
@@ -55,9 +55,9 @@ mod tests {
         // And the schema rejects what it should.
         let mut broken = serde_json::to_value(&report).unwrap();
         broken["workloads"][0]["metrics"][0]["unit"] = "furlongs".into();
-        assert!(!crate::schema_check::violations(&schema, &broken).is_empty());
+        assert!(!kurabe_testkit::schema::violations(&schema, &broken).is_empty());
         broken = serde_json::to_value(&report).unwrap();
         broken["surprise"] = 1.into();
-        assert!(!crate::schema_check::violations(&schema, &broken).is_empty());
+        assert!(!kurabe_testkit::schema::violations(&schema, &broken).is_empty());
     }
 }

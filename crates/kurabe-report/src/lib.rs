@@ -22,8 +22,6 @@ mod terminal;
 mod words;
 
 #[cfg(test)]
-mod schema_check;
-#[cfg(test)]
 mod testdata;
 
 use std::io::{self, Write};

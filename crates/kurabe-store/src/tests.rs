@@ -545,138 +545,6 @@ fn runs_survive_sigkill_during_continuous_writes() {
     store.record_run(next, &run("a", 0, 1.0, 0)).unwrap();
 }
 
-/// The committed JSON Schema of the export format.
-fn export_schema() -> serde_json::Value {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schema/results-export.schema.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// Schema violations of `v`. A small validator for exactly the keywords the
-/// export schema uses (type, const, enum, required, properties,
-/// additionalProperties, items, $ref, oneOf, minimum, pattern), the same
-/// approach as the http report's test: the `jsonschema` crate would add ~78
-/// crates to the build for one test. Unknown keywords panic, so the schema
-/// cannot silently outgrow the checker.
-fn schema_errors(root: &serde_json::Value, v: &serde_json::Value) -> Vec<String> {
-    let mut errors = Vec::new();
-    check(root, root, v, "$", &mut errors);
-    errors
-}
-
-fn type_ok(t: &str, v: &serde_json::Value) -> bool {
-    match t {
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "string" => v.is_string(),
-        "null" => v.is_null(),
-        "integer" => v.is_u64() || v.is_i64(),
-        "number" => v.is_number(),
-        other => panic!("schema type {other} not supported by the checker"),
-    }
-}
-
-fn check(
-    root: &serde_json::Value,
-    s: &serde_json::Value,
-    v: &serde_json::Value,
-    at: &str,
-    errors: &mut Vec<String>,
-) {
-    use predicates::Predicate;
-    use serde_json::Value;
-    for (key, rule) in s.as_object().expect("schema node is an object") {
-        match key.as_str() {
-            "$schema" | "$id" | "title" | "description" | "$defs" => {}
-            "$ref" => {
-                let name = rule.as_str().unwrap().strip_prefix("#/$defs/").unwrap();
-                check(root, &root["$defs"][name], v, at, errors);
-            }
-            "type" => {
-                let ok = match rule {
-                    Value::String(t) => type_ok(t, v),
-                    Value::Array(ts) => ts.iter().any(|t| type_ok(t.as_str().unwrap(), v)),
-                    _ => panic!("bad type rule {rule}"),
-                };
-                if !ok {
-                    errors.push(format!("{at}: {v} is not of type {rule}"));
-                }
-            }
-            "const" => {
-                if v != rule {
-                    errors.push(format!("{at}: {v} is not {rule}"));
-                }
-            }
-            "enum" => {
-                if !rule.as_array().unwrap().contains(v) {
-                    errors.push(format!("{at}: {v} is not one of {rule}"));
-                }
-            }
-            "minimum" => {
-                if v.as_f64().is_some_and(|x| x < rule.as_f64().unwrap()) {
-                    errors.push(format!("{at}: {v} is below {rule}"));
-                }
-            }
-            "pattern" => {
-                let re = predicates::str::is_match(rule.as_str().unwrap()).unwrap();
-                if v.as_str().is_some_and(|text| !re.eval(text)) {
-                    errors.push(format!("{at}: {v} does not match {rule}"));
-                }
-            }
-            "required" => {
-                for name in rule.as_array().unwrap() {
-                    if v.is_object() && v.get(name.as_str().unwrap()).is_none() {
-                        errors.push(format!("{at}: missing {name}"));
-                    }
-                }
-            }
-            "properties" => {
-                for (name, sub) in rule.as_object().unwrap() {
-                    if let Some(field) = v.get(name) {
-                        check(root, sub, field, &format!("{at}.{name}"), errors);
-                    }
-                }
-            }
-            "additionalProperties" => {
-                assert_eq!(
-                    rule,
-                    &Value::Bool(false),
-                    "only `additionalProperties: false` is supported"
-                );
-                let known = s.get("properties").and_then(Value::as_object);
-                for name in v.as_object().into_iter().flat_map(|o| o.keys()) {
-                    if !known.is_some_and(|k| k.contains_key(name)) {
-                        errors.push(format!("{at}: unexpected key {name}"));
-                    }
-                }
-            }
-            "items" => {
-                for (i, item) in v.as_array().into_iter().flatten().enumerate() {
-                    check(root, rule, item, &format!("{at}[{i}]"), errors);
-                }
-            }
-            "oneOf" => {
-                let passing = rule
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|sub| {
-                        let mut e = Vec::new();
-                        check(root, sub, v, at, &mut e);
-                        e.is_empty()
-                    })
-                    .count();
-                if passing != 1 {
-                    errors.push(format!(
-                        "{at}: matches {passing} of the oneOf alternatives, expected exactly 1"
-                    ));
-                }
-            }
-            other => panic!("schema keyword {other} not supported by the checker"),
-        }
-    }
-}
-
 #[test]
 fn export_output_matches_the_committed_schema() {
     let dir = TempDir::new().unwrap();
@@ -708,8 +576,8 @@ fn export_output_matches_the_committed_schema() {
         .export_json(&[done.into(), running.into(), saved.into()])
         .unwrap();
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let schema = export_schema();
-    let errors = schema_errors(&schema, &doc);
+    let schema = kurabe_testkit::schema::load("results-export.schema.json");
+    let errors = kurabe_testkit::schema::violations(&schema, &doc);
     assert!(
         errors.is_empty(),
         "export does not match the schema: {errors:#?}\n{json}"
@@ -730,7 +598,7 @@ fn export_output_matches_the_committed_schema() {
     let mut bad = doc.clone();
     bad["entries"][0]["status"] = "finished".into();
     assert_eq!(
-        schema_errors(&schema, &bad),
+        kurabe_testkit::schema::violations(&schema, &bad),
         ["$.entries[0]: matches 0 of the oneOf alternatives, expected exactly 1"],
         "an entry with a wrong status fits neither entry kind"
     );
@@ -739,14 +607,14 @@ fn export_output_matches_the_committed_schema() {
         .as_object_mut()
         .unwrap()
         .remove("metrics");
-    assert!(!schema_errors(&schema, &bad).is_empty());
+    assert!(!kurabe_testkit::schema::violations(&schema, &bad).is_empty());
     let mut bad = doc.clone();
     bad["entries"][2]["created_at"] = "yesterday".into();
-    assert!(!schema_errors(&schema, &bad).is_empty());
+    assert!(!kurabe_testkit::schema::violations(&schema, &bad).is_empty());
     let mut bad = doc;
     bad["schema_version"] = 0.into();
     assert_eq!(
-        schema_errors(&schema, &bad),
+        kurabe_testkit::schema::violations(&schema, &bad),
         ["$.schema_version: 0 is below 1"]
     );
 }

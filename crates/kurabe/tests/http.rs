@@ -40,141 +40,8 @@ fn http_json(args: &[&str]) -> HttpReport {
     let out = http(&full);
     assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
     let value: Value = serde_json::from_str(&out.stdout).expect("JSON on stdout");
-    assert_valid(&value);
+    kurabe_testkit::schema::assert_valid("http-report.schema.json", &value);
     serde_json::from_value(value).expect("JSON matches the model")
-}
-
-// ---------------------------------------------------------------------------
-// JSON Schema check: a small validator for the keywords our schema uses
-// (type, const, required, properties, additionalProperties, items, $ref,
-// oneOf, minimum, maximum, propertyNames.pattern). Unknown keywords fail the
-// test so the schema cannot silently outgrow the checker.
-
-fn schema() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/http-report.schema.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn assert_valid(value: &Value) {
-    let schema = schema();
-    let mut errors = Vec::new();
-    check(&schema, &schema, value, "$", &mut errors);
-    assert!(errors.is_empty(), "schema violations: {errors:#?}");
-}
-
-fn type_ok(t: &str, v: &Value) -> bool {
-    match t {
-        "object" => v.is_object(),
-        "array" => v.is_array(),
-        "string" => v.is_string(),
-        "boolean" => v.is_boolean(),
-        "null" => v.is_null(),
-        "integer" => v.is_u64() || v.is_i64(),
-        "number" => v.is_number(),
-        other => panic!("schema type {other} not supported by the checker"),
-    }
-}
-
-fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
-    let s = s.as_object().expect("schema node is an object");
-    for (key, rule) in s {
-        match key.as_str() {
-            "$schema" | "$id" | "title" | "description" | "$defs" => {}
-            "$ref" => {
-                let name = rule.as_str().unwrap().strip_prefix("#/$defs/").unwrap();
-                check(root, &root["$defs"][name], v, at, errors);
-            }
-            "type" => {
-                let ok = match rule {
-                    Value::String(t) => type_ok(t, v),
-                    Value::Array(ts) => ts.iter().any(|t| type_ok(t.as_str().unwrap(), v)),
-                    _ => panic!("bad type rule"),
-                };
-                if !ok {
-                    errors.push(format!("{at}: {v} is not of type {rule}"));
-                }
-            }
-            "const" if v != rule => errors.push(format!("{at}: {v} != const {rule}")),
-            "const" => {}
-            "minimum" if v.as_f64().is_some_and(|x| x < rule.as_f64().unwrap()) => {
-                errors.push(format!("{at}: {v} < minimum {rule}"))
-            }
-            "maximum" if v.as_f64().is_some_and(|x| x > rule.as_f64().unwrap()) => {
-                errors.push(format!("{at}: {v} > maximum {rule}"))
-            }
-            "minimum" | "maximum" => {}
-            "required" => {
-                for name in rule.as_array().unwrap() {
-                    if v.get(name.as_str().unwrap()).is_none() {
-                        errors.push(format!("{at}: missing required {name}"));
-                    }
-                }
-            }
-            "properties" => {
-                if let Some(obj) = v.as_object() {
-                    for (name, sub) in rule.as_object().unwrap() {
-                        if let Some(field) = obj.get(name) {
-                            check(root, sub, field, &format!("{at}.{name}"), errors);
-                        }
-                    }
-                }
-            }
-            "additionalProperties" => {
-                if let Some(obj) = v.as_object() {
-                    let known = s.get("properties").and_then(Value::as_object);
-                    for (name, field) in obj {
-                        if known.is_some_and(|k| k.contains_key(name)) {
-                            continue;
-                        }
-                        match rule {
-                            Value::Bool(false) => {
-                                errors.push(format!("{at}: unexpected key {name}"))
-                            }
-                            Value::Object(_) => {
-                                check(root, rule, field, &format!("{at}.{name}"), errors)
-                            }
-                            _ => {}
-                        }
-                    }
-                }
-            }
-            "propertyNames" => {
-                let pattern = rule["pattern"].as_str().unwrap();
-                let re = predicates::str::is_match(pattern).unwrap();
-                for name in v.as_object().into_iter().flat_map(|o| o.keys()) {
-                    if !re.eval(name) {
-                        errors.push(format!("{at}: key {name} does not match {pattern}"));
-                    }
-                }
-            }
-            "items" => {
-                for (i, item) in v.as_array().into_iter().flatten().enumerate() {
-                    check(root, rule, item, &format!("{at}[{i}]"), errors);
-                }
-            }
-            "oneOf" => {
-                let passing = rule
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .filter(|sub| {
-                        let mut e = Vec::new();
-                        check(root, sub, v, at, &mut e);
-                        e.is_empty()
-                    })
-                    .count();
-                if passing != 1 {
-                    errors.push(format!(
-                        "{at}: {passing} oneOf branches match, need exactly 1"
-                    ));
-                }
-            }
-            other => panic!("schema keyword {other} not supported by the checker"),
-        }
-    }
 }
 
 #[test]
@@ -183,9 +50,8 @@ fn schema_checker_rejects_a_broken_report() {
     bad["complete_requests"] = Value::from(-1);
     bad["extra"] = Value::from(1);
     bad.as_object_mut().unwrap().remove("failures");
-    let schema = schema();
-    let mut errors = Vec::new();
-    check(&schema, &schema, &bad, "$", &mut errors);
+    let schema = kurabe_testkit::schema::load("http-report.schema.json");
+    let errors = kurabe_testkit::schema::violations(&schema, &bad);
     assert_eq!(errors.len(), 3, "{errors:#?}");
 }
 

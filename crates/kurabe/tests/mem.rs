@@ -6,7 +6,6 @@ use kurabe_model::probe::MemReport;
 use serde_json::Value;
 
 use crate::util::kurabe;
-use crate::watch::check_schema;
 
 /// `free -b`'s Mem: line as (total, used).
 fn free_b() -> (u64, u64) {
@@ -47,7 +46,7 @@ fn used_matches_free_from_the_same_moment() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    check_schema("mem-report.schema.json", &v);
+    kurabe_testkit::schema::assert_valid("mem-report.schema.json", &v);
     let r: MemReport = serde_json::from_value(v).unwrap();
     assert_eq!(r.total_bytes, before.0);
     // Which of kurabe's three "used" figures this free prints.

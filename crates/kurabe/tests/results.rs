@@ -13,9 +13,6 @@ use tempfile::TempDir;
 
 use crate::util::kurabe;
 
-#[path = "../../kurabe-report/src/schema_check.rs"]
-mod schema_check;
-
 const MIB: f64 = 1024.0 * 1024.0;
 
 fn host(name: &str, arch: &str) -> HostFacts {
@@ -345,14 +342,7 @@ fn export_import_rm_round_trip() {
 #[test]
 fn report_in_every_format() {
     let f = Fixture::new();
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../schema/experiment-report.schema.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
+    let schema = kurabe_testkit::schema::load("experiment-report.schema.json");
     for id in ["e1", "e2"] {
         let text = f.ok(&["report", id]);
         assert!(text.contains("(baseline)"), "{text}");
@@ -364,7 +354,7 @@ fn report_in_every_format() {
 
         let json: serde_json::Value =
             serde_json::from_str(&f.ok(&["report", id, "--format", "json"])).unwrap();
-        let errors = schema_check::violations(&schema, &json);
+        let errors = kurabe_testkit::schema::violations(&schema, &json);
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(json["runs_failed"], 1);
 
@@ -386,7 +376,7 @@ fn report_in_every_format() {
             String::from_utf8_lossy(&out.stderr)
         );
         let html = std::fs::read_to_string(&file).unwrap();
-        balanced(&html).unwrap();
+        kurabe_testkit::html::balanced(&html).unwrap();
         assert!(!html.contains("<script"), "a variant name became a tag");
         assert!(!html.contains("<b>boom"), "error output became markup");
         assert!(html.matches("<svg").count() >= 2, "bar charts per metric");
@@ -479,40 +469,6 @@ fn save_reads_a_json_record() {
         &f.run(&["results", "save", "--kind", "mem", rec.to_str().unwrap()]),
         "not a JSON object",
     );
-}
-
-/// Open and close tags balance (void elements and `/>` excepted).
-fn balanced(html: &str) -> Result<(), String> {
-    const VOID: &[&str] = &["meta", "br", "img", "input", "link", "hr"];
-    let mut stack: Vec<String> = Vec::new();
-    let mut rest = html;
-    while let Some(i) = rest.find('<') {
-        rest = &rest[i + 1..];
-        let end = rest.find('>').ok_or("unclosed <")?;
-        let tag = &rest[..end];
-        rest = &rest[end + 1..];
-        if tag.starts_with('!') {
-            continue;
-        }
-        let name: String = tag
-            .trim_start_matches('/')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect();
-        if tag.starts_with('/') {
-            match stack.pop() {
-                Some(open) if open == name => {}
-                other => return Err(format!("</{name}> closes {other:?}")),
-            }
-        } else if !tag.ends_with('/') && !VOID.contains(&name.as_str()) {
-            stack.push(name);
-        }
-    }
-    if stack.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("unclosed {stack:?}"))
-    }
 }
 
 /// `--save` on the measuring commands puts their record in the store, and

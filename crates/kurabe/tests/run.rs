@@ -31,6 +31,41 @@ fn run_plan(dir: &Path, plan: &Path, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// `kurabe run PLAN --store DIR/results.db -q` in the background, output discarded.
+fn spawn_run(dir: &Path, plan: &Path) -> std::process::Child {
+    kurabe()
+        .arg("run")
+        .arg(plan)
+        .arg("--store")
+        .arg(dir.join("results.db"))
+        .arg("-q")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Runs the newest experiment in DIR/results.db has recorded (0 before the store exists).
+fn runs_so_far(dir: &Path) -> usize {
+    let Ok(store) = Store::open(&dir.join("results.db")) else {
+        return 0;
+    };
+    let Ok(list) = store.list() else { return 0 };
+    list.first().map_or(0, |e| e.runs as usize)
+}
+
+/// Live processes whose `/proc/PID/cmdline` is exactly `cmdline`.
+fn live_with_cmdline(cmdline: &[u8]) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == cmdline) && alive(*pid)
+        })
+        .count()
+}
+
 fn only_experiment(dir: &Path) -> Experiment {
     let store = Store::open(&dir.join("results.db")).unwrap();
     let list = store.list().unwrap();
@@ -317,16 +352,7 @@ name = "w"
 idle = { settle = "3s" }
 "#,
     );
-    let mut child = kurabe()
-        .arg("run")
-        .arg(&plan)
-        .arg("--store")
-        .arg(dir.path().join("results.db"))
-        .arg("-q")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(dir.path(), &plan);
     let file = dir.path().join("cgroup.txt");
     assert!(wait_for(Duration::from_secs(20), || file.exists()));
     let cg = std::fs::read_to_string(&file).unwrap();
@@ -424,24 +450,9 @@ idle = { settle = "100ms" }
 "#,
     );
     let db = dir.path().join("results.db");
-    let mut child = kurabe()
-        .arg("run")
-        .arg(&plan)
-        .arg("--store")
-        .arg(&db)
-        .arg("-q")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let runs_so_far = || -> usize {
-        let Ok(store) = Store::open(&db) else {
-            return 0;
-        };
-        let Ok(list) = store.list() else { return 0 };
-        list.first().map_or(0, |e| e.runs as usize)
-    };
-    assert!(wait_for(Duration::from_secs(30), || runs_so_far() >= 3));
+    let mut child = spawn_run(dir.path(), &plan);
+    let recorded = || runs_so_far(dir.path()) >= 3;
+    assert!(wait_for(Duration::from_secs(30), recorded));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let store = Store::open(&db).unwrap();
@@ -458,19 +469,9 @@ idle = { settle = "100ms" }
     assert!(exp.runs.len() >= 3 && exp.runs.len() < 100);
     assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
     // The target in flight died with kurabe (parent-death signal).
-    let sleepers = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-            .filter(|pid| {
-                std::fs::read(format!("/proc/{pid}/cmdline"))
-                    .is_ok_and(|c| c == b"sleep\x0031.25\x00")
-                    && alive(*pid)
-            })
-            .count()
-    };
-    assert!(wait_for(Duration::from_secs(3), || sleepers() == 0));
+    assert!(wait_for(Duration::from_secs(3), || {
+        live_with_cmdline(b"sleep\x0031.25\x00") == 0
+    }));
     // A crash runs no cleanup: the empty cgroup of the run in flight may
     // stay; the next run cgroup made sweeps it (its owner PID is gone).
     let prefix = format!("kurabe-{}-", child.id());
@@ -602,25 +603,9 @@ name = "w"
 idle = { settle = "150ms" }
 "#,
     );
-    let db = dir.path().join("results.db");
-    let mut child = kurabe()
-        .arg("run")
-        .arg(&plan)
-        .arg("--store")
-        .arg(&db)
-        .arg("-q")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let runs_so_far = || -> usize {
-        let Ok(store) = Store::open(&db) else {
-            return 0;
-        };
-        let Ok(list) = store.list() else { return 0 };
-        list.first().map_or(0, |e| e.runs as usize)
-    };
-    assert!(wait_for(Duration::from_secs(30), || runs_so_far() >= 2));
+    let mut child = spawn_run(dir.path(), &plan);
+    let recorded = || runs_so_far(dir.path()) >= 2;
+    assert!(wait_for(Duration::from_secs(30), recorded));
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let status = child.wait().unwrap();
@@ -629,14 +614,9 @@ idle = { settle = "150ms" }
     assert_eq!(exp.status, ExperimentStatus::Interrupted);
     assert!(exp.runs.len() >= 2 && exp.runs.len() < 50);
     assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
-    let targets = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x0032.75\x00")
-                && alive(*pid)
-        })
-        .count();
-    assert_eq!(targets, 0, "the target outlived kurabe");
+    assert_eq!(
+        live_with_cmdline(b"sleep\x0032.75\x00"),
+        0,
+        "the target outlived kurabe"
+    );
 }

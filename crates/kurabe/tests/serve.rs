@@ -202,7 +202,8 @@ fn a_busy_port_is_a_setup_error() {
 
 #[test]
 fn thousands_of_concurrent_connections_are_served() {
-    raise_fd_limit();
+    // This test process needs a few thousand descriptors too.
+    kurabe_http::raise_fd_limit();
     let server = ServeChild::start(&[]);
     // Open 2000 connections first, then send one request on each: all must be answered.
     let conns: Vec<TcpStream> = (0..2000)
@@ -229,19 +230,4 @@ fn thousands_of_concurrent_connections_are_served() {
         assert!(buf.starts_with(b"HTTP/1.1 200 OK"));
     }
     assert_eq!(server.served(), 2000);
-}
-
-/// This test process needs a few thousand descriptors; CI's soft limit may be 1024.
-fn raise_fd_limit() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write only the struct we pass.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-            lim.rlim_cur = lim.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
-    }
 }

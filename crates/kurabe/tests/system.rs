@@ -19,92 +19,9 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn schema(name: &str) -> Value {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../schema")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
-
-/// A small JSON Schema checker for the keywords our schemas use (type,
-/// required, properties, additionalProperties: false, items, $ref to $defs,
-/// enum, minimum). Returns every violation with its JSON path.
-fn violations(schema: &Value, root: &Value, v: &Value, path: &str, out: &mut Vec<String>) {
-    if let Some(r) = schema.get("$ref").and_then(Value::as_str) {
-        let name = r.strip_prefix("#/$defs/").expect("local $ref");
-        return violations(&root["$defs"][name], root, v, path, out);
-    }
-    if let Some(t) = schema.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(s) => vec![s.as_str()],
-            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        let ok = types.iter().any(|t| match *t {
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            "string" => v.is_string(),
-            "number" => v.is_number(),
-            "integer" => v.is_u64() || v.is_i64(),
-            "boolean" => v.is_boolean(),
-            "null" => v.is_null(),
-            _ => false,
-        });
-        if !ok {
-            out.push(format!("{path}: {v} is not of type {types:?}"));
-            return;
-        }
-    }
-    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
-        if !e.contains(v) {
-            out.push(format!("{path}: {v} not in {e:?}"));
-        }
-    }
-    if let (Some(min), Some(x)) = (schema.get("minimum").and_then(Value::as_f64), v.as_f64()) {
-        if x < min {
-            out.push(format!("{path}: {x} < minimum {min}"));
-        }
-    }
-    if let Some(obj) = v.as_object() {
-        for req in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let req = req.as_str().unwrap();
-            if !obj.contains_key(req) {
-                out.push(format!("{path}: missing required '{req}'"));
-            }
-        }
-        let props = schema.get("properties").and_then(Value::as_object);
-        for (k, val) in obj {
-            match props.and_then(|p| p.get(k)) {
-                Some(s) => violations(s, root, val, &format!("{path}.{k}"), out),
-                None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
-                    out.push(format!("{path}: unexpected property '{k}'"))
-                }
-                None => {}
-            }
-        }
-    }
-    if let (Some(items), Some(arr)) = (schema.get("items"), v.as_array()) {
-        for (i, x) in arr.iter().enumerate() {
-            violations(items, root, x, &format!("{path}[{i}]"), out);
-        }
-    }
-}
-
 fn assert_valid(schema_name: &str, json: &str) {
-    let s = schema(schema_name);
     let v: Value = serde_json::from_str(json).expect("output is JSON");
-    let mut out = Vec::new();
-    violations(&s, &s, &v, "$", &mut out);
-    assert!(
-        out.is_empty(),
-        "{schema_name} violations:\n{}",
-        out.join("\n")
-    );
+    kurabe_testkit::schema::assert_valid(schema_name, &v);
 }
 
 fn run_ok(cmd: &mut Command) -> String {
@@ -121,15 +38,16 @@ fn run_ok(cmd: &mut Command) -> String {
 
 #[test]
 fn schema_checker_catches_violations() {
-    let s = schema("system-report.schema.json");
-    let mut out = Vec::new();
+    let s = kurabe_testkit::schema::load("system-report.schema.json");
     let bad =
         serde_json::json!({"schema_version": 1, "source": "elsewhere", "runs": [{"copies": 0}]});
-    violations(&s, &s, &bad, "$", &mut out);
-    let text = out.join("\n");
-    assert!(text.contains("missing required 'host'"), "{text}");
-    assert!(text.contains("not in"), "{text}");
-    assert!(text.contains("minimum"), "{text}");
+    let text = kurabe_testkit::schema::violations(&s, &bad).join("\n");
+    assert!(text.contains("$: missing required \"host\""), "{text}");
+    assert!(
+        text.contains("$.source: \"elsewhere\" is not one of"),
+        "{text}"
+    );
+    assert!(text.contains("$.runs[0].copies: 0 is below 1"), "{text}");
 }
 
 #[test]

@@ -56,84 +56,8 @@ fn watch_timed(flags: &[&str], cmd: &[String]) -> (WatchReport, f64, f64, Output
 /// Deserialize into the typed model and validate against the committed schema.
 pub fn parse_report(stdout: &[u8]) -> WatchReport {
     let v: Value = serde_json::from_slice(stdout).expect("JSON output");
-    check_schema("watch-report.schema.json", &v);
+    kurabe_testkit::schema::assert_valid("watch-report.schema.json", &v);
     serde_json::from_value(v).expect("typed WatchReport")
-}
-
-/// Validate `v` against a committed schema (the subset our schemas use:
-/// type, required, properties, items, enum, const, minimum).
-pub fn check_schema(file: &str, v: &Value) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../schema")
-        .join(file);
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mut errors = Vec::new();
-    validate(&schema, v, "$", &mut errors);
-    assert!(errors.is_empty(), "{file}: {errors:#?}");
-}
-
-fn validate(s: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
-    if let Some(t) = s.get("type") {
-        let types: Vec<&str> = match t {
-            Value::String(x) => vec![x.as_str()],
-            Value::Array(xs) => xs.iter().filter_map(Value::as_str).collect(),
-            _ => vec![],
-        };
-        let ok = types.iter().any(|t| match *t {
-            "object" => v.is_object(),
-            "array" => v.is_array(),
-            "string" => v.is_string(),
-            "number" => v.is_number(),
-            "integer" => v.is_u64() || v.is_i64(),
-            "boolean" => v.is_boolean(),
-            "null" => v.is_null(),
-            _ => false,
-        });
-        if !ok {
-            errors.push(format!("{at}: {v} is not {types:?}"));
-            return;
-        }
-    }
-    if let Some(c) = s.get("const") {
-        if c != v {
-            errors.push(format!("{at}: {v} != const {c}"));
-        }
-    }
-    if let Some(Value::Array(e)) = s.get("enum") {
-        if !e.contains(v) {
-            errors.push(format!("{at}: {v} not in {e:?}"));
-        }
-    }
-    if let (Some(min), Some(x)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64()) {
-        if x < min {
-            errors.push(format!("{at}: {x} < {min}"));
-        }
-    }
-    if let Some(obj) = v.as_object() {
-        for key in s
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let k = key.as_str().unwrap();
-            if !obj.contains_key(k) {
-                errors.push(format!("{at}: missing required key {k}"));
-            }
-        }
-        if let Some(props) = s.get("properties").and_then(Value::as_object) {
-            for (k, sub) in props {
-                if let Some(x) = obj.get(k) {
-                    validate(sub, x, &format!("{at}.{k}"), errors);
-                }
-            }
-        }
-    }
-    if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
-        for (i, x) in arr.iter().enumerate() {
-            validate(items, x, &format!("{at}[{i}]"), errors);
-        }
-    }
 }
 
 /// cgroup directories a kurabe process with this PID left behind.

@@ -9,6 +9,8 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
+use kurabe_model::time::civil_from_days;
+
 /// Header line ab writes.
 pub(crate) const HEADER: &str = "starttime\tseconds\tctime\tdtime\tttime\twait\n";
 const FLUSH_AT: usize = 60 * 1024;
@@ -67,20 +69,6 @@ fn ms(us: u64) -> u64 {
     (us + 500) / 1000
 }
 
-/// Days since 1970-01-01 → (year, month 1–12, day 1–31) (H. Hinnant's civil_from_days).
-pub(crate) fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
-}
-
 /// `ctime(3)`-style "Sun Nov 29 22:29:57 2026" (UTC).
 pub(crate) fn ctime_string(unix_s: u64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
@@ -102,30 +90,15 @@ pub(crate) fn ctime_string(unix_s: u64) -> String {
     )
 }
 
-/// RFC 3339 UTC timestamp with seconds precision.
-pub(crate) fn rfc3339(unix_s: u64) -> String {
-    let days = (unix_s / 86_400) as i64;
-    let rem = unix_s % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn dates_format_like_ctime_and_rfc3339() {
+    fn dates_format_like_ctime() {
         assert_eq!(ctime_string(0), "Thu Jan  1 00:00:00 1970");
         // 2026-11-29 22:29:57 UTC was a Sunday.
         assert_eq!(ctime_string(1_795_991_397), "Sun Nov 29 22:29:57 2026");
-        assert_eq!(rfc3339(1_795_991_397), "2026-11-29T22:29:57Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
     }
 
     #[test]

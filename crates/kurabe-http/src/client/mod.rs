@@ -488,7 +488,7 @@ fn build_report(
     HttpReport {
         schema_version: kurabe_model::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at: gnuplot::rfc3339(measure_unix_s),
+        started_at: kurabe_model::time::rfc3339_secs(measure_unix_s),
         url: cfg.target.url(),
         method: cfg.method.clone(),
         server_software: shared.server.get().cloned(),

@@ -97,41 +97,24 @@ fn beta_continued_fraction(x: f64, a: f64, b: f64) -> f64 {
     const EPS: f64 = 1e-16;
     // Convergence takes O(√max(a, b)) terms; MAX_DF bounds a at 5e6.
     const MAX_ITER: usize = 100_000;
+    // Keeps a denominator away from zero so the next division cannot blow up.
+    let nonzero = |v: f64| if v.abs() < TINY { TINY } else { v };
     let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
     let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
+    let mut d = 1.0 / nonzero(1.0 - qab * x / qap);
     let mut h = d;
+    // One Lentz step for the coefficient `aa`: the factor it multiplies h by.
+    let mut step = |aa: f64| {
+        d = 1.0 / nonzero(1.0 + aa * d);
+        c = nonzero(1.0 + aa / c);
+        d * c
+    };
     for m in 1..=MAX_ITER {
         let m = m as f64;
         let m2 = 2.0 * m;
-        // Even step.
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        h *= d * c;
-        // Odd step.
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        if d.abs() < TINY {
-            d = TINY;
-        }
-        c = 1.0 + aa / c;
-        if c.abs() < TINY {
-            c = TINY;
-        }
-        d = 1.0 / d;
-        let del = d * c;
+        // Even step, then odd step.
+        h *= step(m * (b - m) * x / ((qam + m2) * (a + m2)));
+        let del = step(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)));
         h *= del;
         if (del - 1.0).abs() < EPS {
             break;

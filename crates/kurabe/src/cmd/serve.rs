@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 use anyhow::Context;
+pub(crate) use kurabe_http::raise_fd_limit;
 use kurabe_http::serve::{self, ServeConfig, ServeStats};
 
 /// Arguments of `kurabe serve`.
@@ -95,22 +96,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// `http://HOST:PORT/` with IPv6 hosts in brackets.
 pub(crate) fn url_of(addr: SocketAddr) -> String {
     format!("http://{addr}/")
-}
-
-/// Raise the soft open-files limit to the hard limit: thousands of connections need descriptors.
-pub(crate) fn raise_fd_limit() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit only read/write the struct we pass.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-            lim.rlim_cur = lim.rlim_max;
-            // Best effort: running with the old limit is still correct, just smaller.
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        }
-    }
 }
 
 #[cfg(test)]
