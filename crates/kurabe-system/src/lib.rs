@@ -26,27 +26,28 @@
 //! 13–15, so the figures below pair the sides concurrently (`PAIRING=concurrent`:
 //! both run at once and see the same load) —
 //!
-//! | test | 5 × 5 s, load 12→11 | 7 × 5 s, load 10→8 | pooled 12 rounds |
-//! |---|---|---|---|
-//! | dhry2reg | 1.205 | | |
-//! | whetstone-double | 1.056 (~10 s) | | |
-//! | execl | 1.111 | | |
-//! | fstime | 0.885 | 1.042 | 0.982 |
-//! | fsbuffer | 0.995 | 0.919 | 0.990 |
-//! | fsdisk | 1.051 | 0.919 | 0.986 |
-//! | pipe | 0.931 | 0.944 | 0.940 |
-//! | context1 | 1.030 | | |
-//! | spawn | 1.047 | 1.001 (0.958–1.041) | 1.012 |
-//! | shell1 | 0.984 | | |
-//! | shell8 | 0.998 | | |
-//! | syscall | 0.989 | | |
+//! | test | 5 × 5 s, load 12→11 | 7 × 5 s, load 10→8 | 9 × 3 s, load 4→10 | pooled rounds |
+//! |---|---|---|---|---|
+//! | dhry2reg | 1.205 | | | |
+//! | whetstone-double | 1.056 (~10 s) | | | |
+//! | execl | 1.111 | | | |
+//! | fstime | 0.885 | 1.042 | | 0.982 (12) |
+//! | fsbuffer | 0.995 | 0.919 | | 0.990 (12) |
+//! | fsdisk | 1.051 | 0.919 | | 0.986 (12) |
+//! | pipe | 0.931 | 0.944 | 1.032 | 0.963 (21) |
+//! | context1 | 1.030 | | 1.012 | 1.012 (14) |
+//! | spawn | 1.047 | 1.001 (0.958–1.041) | 1.081 | 1.023 (21) |
+//! | shell1 | 0.984 | | | |
+//! | shell8 | 0.998 | | | |
+//! | syscall | 0.989 | | 1.014 | 1.009 (14) |
 //!
+//! (The 9 × 3 s run had a default `kurabe system` run going on one CPU.)
 //! Single rounds of the file copies still scatter by ±40 % under this load,
 //! so their medians move by ±0.1 between runs with no consistent sign; the
 //! loop itself matches `fstime` call for call (`strace -c`, 256-byte buffers,
 //! 2 s: 167986 writes, 171137 reads, 169 lseeks in `fstime`; 165149,
 //! 168260, 170 in kurabe — the same read/write ratio, 1.0188 — for copy
-//! scores 6984 and 6881 KBps). Pipe's 0.94 is load, not work: CPU time per
+//! scores 6984 and 6881 KBps). Pipe's 0.93–0.94 is load, not work: CPU time per
 //! loop (user + sys, 6 interleaved 3 s runs) is 0.413 µs in `pipe` and
 //! 0.415 µs in kurabe (ratio 0.996). Process creation forks from the small
 //! helper binary (see `loops`): 105 µs of CPU per fork+exit+wait in both.
