@@ -8,7 +8,7 @@
 //! code) and tests share them. No I/O, no printing.
 
 use kurabe_model::plan::{Bound, Check, CheckStat, Plan};
-use kurabe_model::stats::{compare, metric, Comparison, Metric, Summary, Verdict};
+use kurabe_model::stats::{compare_metric, metric, Comparison, Metric, Summary};
 use kurabe_store::{RunRecord, RunStatus};
 
 /// One variant's figures on one metric of one workload.
@@ -64,7 +64,7 @@ pub fn analyse(plan: &Plan, variants: &[String], runs: &[RunRecord]) -> Analysis
             for v in variants {
                 let samples = samples_of(v);
                 let comparison = (*v != baseline && !samples.is_empty() && !base.is_empty())
-                    .then(|| compare(&base, &samples, m.direction, m.noise_band));
+                    .then(|| compare_metric(&name, &base, &samples, m.direction, m.noise_band));
                 rows.push(Row {
                     workload: w.name.clone(),
                     metric: m.clone(),
@@ -88,7 +88,8 @@ impl Analysis {
     }
 
     /// True when every comparison on the `headline` metrics (workload,
-    /// metric pairs) has a settled verdict: better, worse or within noise.
+    /// metric pairs) has a settled verdict: better, worse, or within noise
+    /// with the whole interval inside the band (not inconclusive).
     pub fn settled(&self, headline: &[(String, String)]) -> bool {
         self.rows
             .iter()
@@ -98,12 +99,7 @@ impl Analysis {
                     .iter()
                     .any(|(w, m)| *w == r.workload && *m == r.metric.name)
             })
-            .all(|r| {
-                matches!(
-                    r.comparison.map(|c| c.verdict),
-                    Some(Verdict::Better | Verdict::Worse | Verdict::WithinNoise)
-                )
-            })
+            .all(|r| r.comparison.is_some_and(|c| c.verdict.is_settled()))
     }
 }
 
@@ -230,6 +226,7 @@ pub fn evaluate_checks(plan: &Plan, analysis: &Analysis) -> Vec<CheckResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kurabe_model::stats::Verdict;
     use kurabe_store::MetricValue;
 
     fn plan(extra: &str) -> Plan {
@@ -292,6 +289,40 @@ metrics = ["requests_per_second"]
         let checks = evaluate_checks(&p, &a);
         assert_eq!(checks.len(), 1);
         assert!(!checks[0].passed, "{checks:?}");
+    }
+
+    #[test]
+    fn within_noise_settles_only_when_the_interval_is_inside_the_band() {
+        let p = plan("");
+        let names = vec!["a".to_owned(), "b".to_owned()];
+        // Same median, ±5 % spread: within noise but straddling ±2 %.
+        let wide = analyse(
+            &p,
+            &names,
+            &runs(&[95.0, 100.0, 105.0], &[95.0, 100.0, 105.0]),
+        );
+        let v = wide
+            .row("w", "requests_per_second", "b")
+            .unwrap()
+            .comparison
+            .unwrap()
+            .verdict;
+        assert!(matches!(v, Verdict::Inconclusive { .. }), "{v:?}");
+        assert!(!wide.settled(&headline_metrics(&p)));
+        // ±0.1 %: the whole interval is inside the band.
+        let tight = analyse(
+            &p,
+            &names,
+            &runs(&[99.9, 100.0, 100.1], &[99.9, 100.0, 100.1]),
+        );
+        let v = tight
+            .row("w", "requests_per_second", "b")
+            .unwrap()
+            .comparison
+            .unwrap()
+            .verdict;
+        assert_eq!(v, Verdict::WithinNoise);
+        assert!(tight.settled(&headline_metrics(&p)));
     }
 
     #[test]

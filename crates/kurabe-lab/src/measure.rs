@@ -368,7 +368,7 @@ pub fn system(
 }
 
 /// One timed execution of a command.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Timed {
     wall_s: f64,
     user_s: f64,
@@ -377,21 +377,36 @@ struct Timed {
 }
 
 /// The `command` workload: `warmup_runs` untimed executions, then `runs`
-/// timed ones; metrics are the means (max RSS: the largest).
+/// timed ones; metrics are the means (max RSS: the largest). Each
+/// execution goes through `helper` (`kurabe-rusage-helper`), see
+/// [`exec_timed`].
 pub fn command(
     w: &CommandWorkload,
     argv: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<PathBuf>,
+    helper: &Path,
     stop: &AtomicBool,
 ) -> Result<Measured, RunFailure> {
+    if !helper.is_file() {
+        return Err(RunFailure::new(format!(
+            "command workload: the launcher {} is missing; install kurabe-rusage-helper next to the kurabe binary (cargo install does)",
+            helper.display()
+        )));
+    }
     let timeout = w.timeout.map(|t| t.0);
+    let launch = Launch {
+        helper,
+        argv,
+        env,
+        cwd: cwd.as_deref(),
+    };
     for _ in 0..w.warmup_runs {
-        exec_timed(argv, env, cwd.as_deref(), timeout, stop)?;
+        exec_timed(&launch, timeout, stop)?;
     }
     let mut times = Vec::with_capacity(w.runs as usize);
     for _ in 0..w.runs {
-        times.push(exec_timed(argv, env, cwd.as_deref(), timeout, stop)?);
+        times.push(exec_timed(&launch, timeout, stop)?);
     }
     let n = times.len().max(1) as f64;
     let mean = |f: fn(&Timed) -> f64| times.iter().map(f).sum::<f64>() / n;
@@ -413,28 +428,113 @@ pub fn command(
     })
 }
 
-/// Run `argv` once in its own process group and time it with `wait4`'s rusage.
+/// What one timed execution starts, and where.
+struct Launch<'a> {
+    helper: &'a Path,
+    argv: &'a [String],
+    env: &'a BTreeMap<String, String>,
+    cwd: Option<&'a Path>,
+}
+
+/// The helper's report: seven little-endian i64 (see kurabe-rusage-helper).
+const HELPER_RECORD_LEN: usize = 56;
+
+/// A decoded helper report.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HelperRecord {
+    exec_errno: i32,
+    wait_status: i32,
+    timed: Timed,
+}
+
+fn decode_record(b: &[u8]) -> Option<HelperRecord> {
+    if b.len() != HELPER_RECORD_LEN {
+        return None;
+    }
+    let f = |i: usize| {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(&b[i * 8..i * 8 + 8]);
+        i64::from_le_bytes(x)
+    };
+    Some(HelperRecord {
+        exec_errno: i32::try_from(f(0)).ok()?,
+        wait_status: i32::try_from(f(1)).ok()?,
+        timed: Timed {
+            wall_s: f(5) as f64 / 1e9,
+            user_s: f(2) as f64 / 1e6,
+            sys_s: f(3) as f64 / 1e6,
+            max_rss_bytes: u64::try_from(f(4)).unwrap_or(0) * 1024,
+        },
+    })
+}
+
+/// Run the command once through the helper, in its own process group, and
+/// return the command's own times and peak RSS.
+///
+/// Why a helper: Linux carries the pre-exec address space's high-water mark
+/// into the new program's `ru_maxrss`, so a command forked (or vforked by
+/// posix_spawn) straight from kurabe reports at least kurabe's own peak —
+/// ≈ 10 MiB for `true`. The helper is a tiny fresh image that forks the
+/// command, `wait4`s it and sends its rusage back over a pipe; its own
+/// (inflated) rusage is ignored. The helper also measures the wall time,
+/// fork to reaped, so kurabe's spawn cost is not in it.
 fn exec_timed(
-    argv: &[String],
-    env: &BTreeMap<String, String>,
-    cwd: Option<&Path>,
+    l: &Launch<'_>,
     timeout: Option<Duration>,
     stop: &AtomicBool,
 ) -> Result<Timed, RunFailure> {
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..])
-        .envs(env)
+    let shown = || l.argv.join(" ");
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is a valid out-array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(RunFailure::new(format!(
+            "cannot start `{}`: pipe: {e}",
+            shown()
+        )));
+    }
+    // SAFETY: pipe2 just returned these descriptors; each is owned once.
+    let (report_r, report_w) = unsafe {
+        use std::os::fd::FromRawFd;
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    };
+    let wfd = {
+        use std::os::fd::AsRawFd;
+        report_w.as_raw_fd()
+    };
+    let mut cmd = Command::new(l.helper);
+    cmd.arg(wfd.to_string())
+        .args(l.argv)
+        .envs(l.env)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .process_group(0);
-    if let Some(d) = cwd {
+    if let Some(d) = l.cwd {
         cmd.current_dir(d);
     }
-    let t0 = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| RunFailure::new(format!("cannot start `{}`: {e}", argv.join(" "))))?;
+    // SAFETY: only fcntl, which is async-signal-safe, runs between fork and
+    // exec: the helper (only it) inherits the report pipe's write end.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(wfd, libc::F_SETFD, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let spawned = cmd.spawn();
+    drop(report_w);
+    let mut child = spawned.map_err(|e| {
+        RunFailure::new(format!(
+            "cannot start `{}` through {}: {e}",
+            shown(),
+            l.helper.display()
+        ))
+    })?;
     let pid = child.id() as libc::pid_t;
     let mut stderr = child.stderr.take();
     // Read stderr on a thread (a chatty command must not block on a full pipe).
@@ -445,8 +545,9 @@ fn exec_timed(
         }
         buf
     });
-    // A watchdog kills the group on timeout or Ctrl-C; the main thread
-    // blocks in wait4 so the wall time has no polling error.
+    // A watchdog kills the group on timeout or Ctrl-C while the main thread
+    // blocks in wait4.
+    let t0 = Instant::now();
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let watchdog = std::thread::scope(|s| {
         let dog = s.spawn(move || {
@@ -471,27 +572,24 @@ fn exec_timed(
             }
         });
         let mut status = 0;
-        // SAFETY: zeroed rusage is valid; wait4 only writes it.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         loop {
-            // SAFETY: valid pointers to locals.
-            let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+            // SAFETY: valid pointer to a local; the helper's rusage is not wanted.
+            let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
             if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
             break;
         }
-        let wall = t0.elapsed();
         // Anything the command left running in its group dies with it.
         // SAFETY: kill has no memory-safety preconditions.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
         let _ = done_tx.send(());
         let why = dog.join().unwrap_or(None);
-        (status, ru, wall, why)
+        (status, why)
     });
-    // The std handle was waited for through wait4; forget its bookkeeping.
+    // The std handle was waited for through waitpid; forget its bookkeeping.
     drop(child);
-    let (status, ru, wall, why) = watchdog;
+    let (helper_status, why) = watchdog;
     let err = reader.join().unwrap_or_default();
     let tail = || {
         let text = String::from_utf8_lossy(&err);
@@ -500,10 +598,34 @@ fn exec_timed(
     };
     if let Some(why) = why {
         return Err(RunFailure {
-            message: format!("the command `{}` {why}", argv.join(" ")),
+            message: format!("the command `{}` {why}", shown()),
             stderr_tail: tail(),
         });
     }
+    // The helper has exited and the command never held the write end, so
+    // this read ends at EOF (a grandchild cannot keep it open).
+    let mut raw = Vec::with_capacity(HELPER_RECORD_LEN);
+    let _ = report_r
+        .take(HELPER_RECORD_LEN as u64 + 1)
+        .read_to_end(&mut raw);
+    let Some(rec) = decode_record(&raw) else {
+        return Err(RunFailure {
+            message: format!(
+                "the launcher {} gave no report for `{}` (wait status {helper_status})",
+                l.helper.display(),
+                shown()
+            ),
+            stderr_tail: tail(),
+        });
+    };
+    if rec.exec_errno != 0 {
+        let e = std::io::Error::from_raw_os_error(rec.exec_errno);
+        return Err(RunFailure {
+            message: format!("cannot start `{}`: {e}", shown()),
+            stderr_tail: tail(),
+        });
+    }
+    let status = rec.wait_status;
     if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
         let how = if libc::WIFEXITED(status) {
             format!("exit code {}", libc::WEXITSTATUS(status))
@@ -511,22 +633,37 @@ fn exec_timed(
             format!("signal {}", libc::WTERMSIG(status))
         };
         return Err(RunFailure {
-            message: format!("the command `{}` failed ({how})", argv.join(" ")),
+            message: format!("the command `{}` failed ({how})", shown()),
             stderr_tail: tail(),
         });
     }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    Ok(Timed {
-        wall_s: wall.as_secs_f64(),
-        user_s: tv(ru.ru_utime),
-        sys_s: tv(ru.ru_stime),
-        max_rss_bytes: ru.ru_maxrss.max(0) as u64 * 1024,
-    })
+    Ok(rec.timed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn helper_records_decode_and_bad_lengths_are_refused() {
+        let mut b = Vec::new();
+        for v in [0i64, 0, 1_500_000, 250_000, 1_234, 2_000_000_000, 42] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        let r = decode_record(&b).unwrap();
+        assert_eq!((r.exec_errno, r.wait_status), (0, 0));
+        assert_eq!(
+            r.timed,
+            Timed {
+                wall_s: 2.0,
+                user_s: 1.5,
+                sys_s: 0.25,
+                max_rss_bytes: 1_234 * 1024,
+            }
+        );
+        assert!(decode_record(&b[..55]).is_none());
+        assert!(decode_record(&[]).is_none());
+    }
 
     #[test]
     fn base64_matches_rfc4648() {

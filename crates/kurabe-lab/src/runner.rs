@@ -36,7 +36,8 @@ use crate::target::{self, parse_ready_url, shell_quote, ReadyCheck, RunFailure, 
 /// How to run a plan.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Directory relative paths in the plan (`cwd`, `body_file`) start from.
+    /// Directory relative paths in the plan (`cwd`, `body_file`) start from,
+    /// and the working directory of the target and commands without `cwd`.
     pub plan_dir: PathBuf,
     /// The plan file's text, stored with the experiment.
     pub plan_text: String,
@@ -189,8 +190,14 @@ impl Ctx<'_> {
         vars
     }
 
+    /// Working directory of a started program: the plan's folder, or a
+    /// `cwd` from the plan resolved against it — never kurabe's own cwd,
+    /// so a plan behaves the same from whichever directory it is run.
     fn resolve_dir(&self, p: Option<&PathBuf>) -> Option<PathBuf> {
-        p.map(|d| self.opts.plan_dir.join(d))
+        Some(match p {
+            Some(d) => self.opts.plan_dir.join(d),
+            None => self.opts.plan_dir.clone(),
+        })
     }
 
     fn target_spec(
@@ -295,7 +302,9 @@ impl Ctx<'_> {
             }
             WorkloadKind::Command(c) => {
                 let argv = argv_of(&c.command.substitute(&vars), &[]);
-                measure::command(c, &argv, &env, self.resolve_dir(c.cwd.as_ref()), self.stop)
+                let helper = self.opts.kurabe_exe.with_file_name("kurabe-rusage-helper");
+                let cwd = self.resolve_dir(c.cwd.as_ref());
+                measure::command(c, &argv, &env, cwd, &helper, self.stop)
             }
             WorkloadKind::Watch(wt) => match &wt.command {
                 Some(cmd) => {
@@ -517,12 +526,15 @@ pub fn run_experiment(
     })
 }
 
-/// Directory of a plan file, for relative paths in it.
+/// Directory of a plan file, for relative paths in it and as the default
+/// working directory of its programs. Absolute (against kurabe's cwd at
+/// start) so error messages name a real place.
 pub fn plan_dir(path: &Path) -> PathBuf {
-    match path.parent() {
+    let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
-    }
+    };
+    std::path::absolute(&dir).unwrap_or(dir)
 }
 
 #[cfg(test)]

@@ -2,12 +2,29 @@
 //! its memory keeps growing with the work it does (a leak) or levels off.
 //!
 //! One continuous load run (the load generator's own warm-up first, which
-//! is dropped), while this module samples the target tree's Σ PSS against
+//! is dropped), while this module samples the target tree's memory against
 //! the requests served so far. The series goes to
 //! [`kurabe_model::stats::trend::analyse`], which fits the slope of the
 //! per-window floor and gives the verdict; this module adds the rate
 //! (MB/hour at the measured requests/s) and stores the series for charts.
 //! It must not print or touch the store.
+//!
+//! # What is fitted: the memory the target owns, not all of Σ PSS
+//!
+//! Σ PSS has a part that moves with the rest of the machine: file-backed
+//! pages (the binary's code, shared libraries) are split between every
+//! process that maps them, so the target's `Pss_File` drops when another
+//! process running the same binary or libc starts, and rises when it
+//! exits. Four idle `kurabe serve` processes started beside a debug-build
+//! target cut its Σ PSS from 6.5 to 2.4 MB; a test suite that starts and
+//! stops kurabe processes during a 6 s soak moved the floor by megabytes,
+//! which read as −270 B/request (783 instead of 1 055 for a 1 KiB leak).
+//! A leak lives in memory the target allocated, so the fit uses
+//! Σ (`Pss_Anon` + `Pss_Shmem` + `Swap`) — anonymous and shared-memory
+//! pages (split only between the target's own forks) and what of them was
+//! swapped out — and the chart shows the same series. On kernels before
+//! 5.9, whose `smaps_rollup` has no `Pss_Anon`, it falls back to Σ PSS
+//! (the record's `fitted` field says which).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -30,12 +47,53 @@ fn interval_for(length: Duration) -> Duration {
     (length / TARGET_SAMPLES).clamp(Duration::from_millis(50), Duration::from_secs(2))
 }
 
-/// One sample: requests served so far and Σ PSS of the target then.
+/// One sample: requests served so far and the target's memory then.
 #[derive(Debug, Clone, Copy)]
 struct SoakSample {
     t_s: f64,
     requests: u64,
+    /// Σ PSS (everything, file-backed pages included).
     pss_bytes: u64,
+    /// Σ Pss_Anon + Pss_Shmem + Swap: what the target allocated itself;
+    /// 0 when the kernel does not report Pss_Anon.
+    owned_bytes: u64,
+}
+
+/// Which memory figure the fit used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fitted {
+    /// Σ (Pss_Anon + Pss_Shmem + Swap).
+    Owned,
+    /// Σ PSS, on kernels without Pss_Anon.
+    Pss,
+}
+
+impl Fitted {
+    /// Column name in the record's samples.
+    fn column(self) -> &'static str {
+        match self {
+            Fitted::Owned => "pss_anon_shmem_swap_bytes",
+            Fitted::Pss => "pss_bytes",
+        }
+    }
+
+    /// Owned memory when every sample has it, else Σ PSS: a real process
+    /// always has some anonymous memory (its stack), so a zero means the
+    /// kernel did not report Pss_Anon.
+    fn choose(series: &[SoakSample]) -> Fitted {
+        if !series.is_empty() && series.iter().all(|s| s.owned_bytes > 0) {
+            Fitted::Owned
+        } else {
+            Fitted::Pss
+        }
+    }
+
+    fn value(self, s: &SoakSample) -> u64 {
+        match self {
+            Fitted::Owned => s.owned_bytes,
+            Fitted::Pss => s.pss_bytes,
+        }
+    }
 }
 
 /// Run `cfg` for `length` after `warmup` (both under load, one connection
@@ -104,6 +162,11 @@ pub fn soak(
                     t_s: start.elapsed().as_secs_f64(),
                     requests,
                     pss_bytes: x.pss_bytes,
+                    owned_bytes: if x.pss_anon_bytes > 0 {
+                        x.pss_anon_bytes + x.pss_shmem_bytes + x.swap_bytes
+                    } else {
+                        0
+                    },
                 });
             }
         }
@@ -123,11 +186,12 @@ pub fn soak(
             report.failed_requests
         )));
     }
+    let fitted = Fitted::choose(&series);
     let points: Vec<Point> = series
         .iter()
         .map(|s| Point {
             x: s.requests as f64,
-            y: s.pss_bytes as f64,
+            y: fitted.value(s) as f64,
         })
         .collect();
     let fit = trend::analyse(&points, &TrendConfig::default());
@@ -141,7 +205,7 @@ pub fn soak(
     m.insert("latency_p999_us", l.p999 as f64);
     m.insert("failed_requests", report.failed_requests as f64);
     m.insert("non_2xx_responses", report.non_2xx_responses as f64);
-    let mut record = json!({ "kind": "http", "soak": soak_record(&series, fit.as_ref(), report.requests_per_second) });
+    let mut record = json!({ "kind": "http", "soak": soak_record(&series, fitted, fit.as_ref(), report.requests_per_second) });
     if let Some(rec) = recorder {
         let summary = rec.finish(Instant::now(), &sampler);
         tree_metrics(&summary, &mut m);
@@ -169,15 +233,22 @@ pub fn soak(
 }
 
 /// The soak part of a run record: verdict, both fits, the floor and the
-/// raw series (requests, Σ PSS) for the memory-over-requests chart.
-fn soak_record(series: &[SoakSample], fit: Option<&trend::Trend>, rps: f64) -> serde_json::Value {
+/// raw series (requests, Σ PSS, owned memory) for the memory-over-requests
+/// chart; `fitted` names the column the fits and the floor are in.
+fn soak_record(
+    series: &[SoakSample],
+    fitted: Fitted,
+    fit: Option<&trend::Trend>,
+    rps: f64,
+) -> serde_json::Value {
     let samples: Vec<serde_json::Value> = series
         .iter()
-        .map(|s| json!([s.t_s, s.requests, s.pss_bytes]))
+        .map(|s| json!([s.t_s, s.requests, s.pss_bytes, s.owned_bytes]))
         .collect();
     let mut r = json!({
-        "samples_columns": ["t_s", "requests", "pss_bytes"],
+        "samples_columns": ["t_s", "requests", "pss_bytes", Fitted::Owned.column()],
         "samples": samples,
+        "fitted": fitted.column(),
         "verdict": fit.map_or(TrendVerdict::Unknown, |t| t.verdict).as_str(),
     });
     if let Some(t) = fit {
@@ -215,8 +286,33 @@ mod tests {
 
     #[test]
     fn record_without_fit_says_unknown() {
-        let r = soak_record(&[], None, 100.0);
+        let r = soak_record(&[], Fitted::Pss, None, 100.0);
         assert_eq!(r["verdict"], "unknown");
         assert!(r.get("theil_sen").is_none());
+        assert_eq!(r["fitted"], "pss_bytes");
+    }
+
+    fn sample(pss_bytes: u64, owned_bytes: u64) -> SoakSample {
+        SoakSample {
+            t_s: 1.0,
+            requests: 10,
+            pss_bytes,
+            owned_bytes,
+        }
+    }
+
+    #[test]
+    fn fits_owned_memory_unless_the_kernel_lacks_pss_anon() {
+        let both = [sample(6_000_000, 1_200_000), sample(2_400_000, 1_300_000)];
+        assert_eq!(Fitted::choose(&both), Fitted::Owned);
+        assert_eq!(Fitted::Owned.value(&both[1]), 1_300_000);
+        let old_kernel = [sample(6_000_000, 0), sample(6_100_000, 0)];
+        assert_eq!(Fitted::choose(&old_kernel), Fitted::Pss);
+        assert_eq!(Fitted::Pss.value(&old_kernel[1]), 6_100_000);
+        assert_eq!(Fitted::choose(&[]), Fitted::Pss);
+        let r = soak_record(&both, Fitted::Owned, None, 1.0);
+        assert_eq!(r["fitted"], "pss_anon_shmem_swap_bytes");
+        assert_eq!(r["samples_columns"][3], "pss_anon_shmem_swap_bytes");
+        assert_eq!(r["samples"][1][3], 1_300_000);
     }
 }

@@ -79,6 +79,10 @@ pub struct WorkloadReport {
     pub metrics: Vec<MetricReport>,
     /// Time series of CPU and memory per run, where the run recorded one.
     pub series: Vec<RunSeries>,
+    /// Memory over requests served with the fitted floor line, per soak
+    /// run (`http = { soak = "…" }`); absent for other workloads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub soak: Vec<SoakSeries>,
 }
 
 /// One metric of one workload across variants.
@@ -175,6 +179,45 @@ pub struct SeriesPoint {
     pub cpu_percent: Option<f64>,
     /// Σ PSS of the process tree.
     pub pss_bytes: Option<f64>,
+}
+
+/// Memory against requests served in one soak run, and the line fitted
+/// through its floor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct SoakSeries {
+    /// Variant name.
+    pub variant: String,
+    /// Round number, 0-based.
+    pub round: u32,
+    /// What `bytes` measures: `pss_anon_shmem_swap_bytes` (Σ Pss_Anon +
+    /// Pss_Shmem + Swap of the target tree, what the fit uses) or
+    /// `pss_bytes` (Σ PSS, on kernels without Pss_Anon).
+    pub memory: String,
+    /// Samples in time order (warm-up dropped).
+    pub points: Vec<SoakPoint>,
+    /// The per-window floors the line was fitted through.
+    pub floor: Vec<SoakPoint>,
+    /// Theil–Sen slope of the floor, bytes per request; absent without a fit.
+    pub slope_bytes_per_request: Option<f64>,
+    /// Lower end of its 95 % interval.
+    pub slope_low_bytes_per_request: Option<f64>,
+    /// Upper end of its 95 % interval.
+    pub slope_high_bytes_per_request: Option<f64>,
+    /// The fitted line's value at 0 requests, bytes.
+    pub intercept_bytes: Option<f64>,
+    /// `growing`, `flat` or `unknown`.
+    pub verdict: String,
+}
+
+/// One sample of a soak run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct SoakPoint {
+    /// Requests served so far in the measured phase.
+    pub requests: f64,
+    /// Memory then (see [`SoakSeries::memory`]).
+    pub bytes: f64,
 }
 
 /// Two stored entries side by side (`kurabe results compare A B`).

@@ -78,6 +78,51 @@ pub struct HttpReport {
     pub rate: Option<RateInfo>,
     /// Server-side CPU and memory, when the server is a local process kurabe could watch.
     pub server: Option<ServerMetrics>,
+    /// Distributed runs only (`--workers N`): one row per worker share and the
+    /// notes about lost workers. The figures above are then the lossless merge.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<FleetSummary>,
+}
+
+/// How a distributed run was split over its workers, and how each share ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct FleetSummary {
+    /// Run id in the store's `fleet_runs` table.
+    pub run_id: i64,
+    /// One row per share, in slot order.
+    pub workers: Vec<FleetWorker>,
+    /// Explicit notes (a worker lost mid-run, a share never claimed).
+    pub notes: Vec<String>,
+}
+
+/// One worker's share of a distributed run: its own figures, to spot a worker
+/// that was itself the bottleneck.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct FleetWorker {
+    /// Share number, from 0.
+    pub slot: u32,
+    /// The worker's name (`kurabe worker --name`, default the host name).
+    pub worker: String,
+    /// `done`, `lost`, `failed` or `open` (never claimed).
+    pub state: String,
+    /// Connections of this share.
+    pub concurrency: Option<u32>,
+    /// Completed responses: the worker's report when done, else its last progress row.
+    pub complete_requests: u64,
+    /// Failed requests, likewise.
+    pub failed_requests: u64,
+    /// The share's own throughput (done shares only).
+    pub requests_per_second: Option<f64>,
+    /// The share's own median latency (done shares only).
+    pub latency_p50_us: Option<u64>,
+    /// The share's own 99th percentile (done shares only).
+    pub latency_p99_us: Option<u64>,
+    /// True when the share's histograms are part of the merged figures.
+    pub merged: bool,
+    /// Why the share is not done, if it is not.
+    pub note: Option<String>,
 }
 
 /// Failure counts by kind, as ab splits them, plus timeouts.

@@ -111,7 +111,8 @@ pub struct Target {
     /// How to tell the target is ready for work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<Ready>,
-    /// Working directory, relative to the plan file.
+    /// Working directory, relative to the plan file's folder; default that
+    /// folder (not the directory kurabe is started from).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathBuf>,
     /// Environment added for every variant.

@@ -14,7 +14,7 @@ use kurabe_model::experiment::{
     VersusBaseline, WorkloadReport,
 };
 use kurabe_model::plan::Plan;
-use kurabe_model::stats::{compare, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
+use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
 use kurabe_store::{Experiment, RunStatus, StoredRun};
 
@@ -23,6 +23,8 @@ use crate::words;
 /// Metrics shown in the compact table when present, most telling first.
 const HEADLINE: &[&str] = &[
     "requests_per_second",
+    // A soak workload's answer; absent from every other workload.
+    "pss_slope_bytes_per_request",
     "wall_time_s",
     "system_index",
     "latency_p99_us",
@@ -176,12 +178,17 @@ fn workload(
             .collect();
     }
     let series = ok.iter().filter_map(|r| run_series(r)).collect();
+    let soak = ok
+        .iter()
+        .filter_map(|r| crate::soak::soak_series(r))
+        .collect();
     WorkloadReport {
         name: name.to_owned(),
         variants,
         headline,
         metrics,
         series,
+        soak,
     }
 }
 
@@ -226,7 +233,8 @@ fn metric_report(
                 continue;
             }
             // An unknown metric still gets an interval; its verdict is not worded as good or bad.
-            let c = compare(
+            let c = compare_metric(
+                name,
                 &base_samples,
                 &cand,
                 direction.unwrap_or(Direction::HigherIsBetter),

@@ -9,7 +9,7 @@
 use std::io::{self, Write};
 
 use kurabe_model::experiment::{ComparedEntry, ComparisonRow, EntryComparison, ExperimentReport};
-use kurabe_model::stats::{compare, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
+use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
 use kurabe_store::Entry;
 
@@ -257,7 +257,8 @@ fn experiment_rows(a: &ExperimentReport, b: &ExperimentReport) -> Vec<Comparison
                 let (Some(xa), Some(xb)) = (Summary::of(sa), Summary::of(sb)) else {
                     continue;
                 };
-                let c = compare(
+                let c = compare_metric(
+                    &ma.name,
                     sa,
                     sb,
                     ma.direction.unwrap_or(Direction::HigherIsBetter),

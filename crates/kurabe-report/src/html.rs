@@ -282,6 +282,7 @@ impl Renderer for Html {
             writeln!(out, "<section>\n<h2>{}</h2>", esc(&w.name))?;
             headline_table(r, w, out)?;
             charts(r, w, out)?;
+            crate::soak::html(r, w, out)?;
             details(w, out)?;
             writeln!(out, "</section>")?;
         }

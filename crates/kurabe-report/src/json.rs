@@ -23,7 +23,7 @@ impl Renderer for Json {
 mod tests {
     use super::*;
     use crate::experiment_report;
-    use crate::testdata::sample_experiment;
+    use crate::testdata::{mixed_verdicts_experiment, sample_experiment};
     use std::path::Path;
 
     #[test]
@@ -32,12 +32,14 @@ mod tests {
             .join("../../schema/experiment-report.schema.json");
         let schema: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-        // Verdict shapes: better/worse with a failed run, then too few runs.
+        // Verdict shapes: better/worse with a failed run, then too few runs,
+        // then within noise settled and inconclusive, and an unknown metric.
         let full = sample_experiment();
         let mut short = sample_experiment();
         short.runs.truncate(5);
+        let mixed = mixed_verdicts_experiment();
         let mut report = experiment_report(&full);
-        for e in [&full, &short] {
+        for e in [&full, &short, &mixed] {
             report = experiment_report(e);
             let mut out = Vec::new();
             Json.render(&report, &mut out).unwrap();
@@ -52,6 +54,11 @@ mod tests {
             );
             assert_eq!(back.failures, report.failures);
         }
+        let text = serde_json::to_string(&experiment_report(&mixed)).unwrap();
+        assert!(
+            text.contains(r#""kind":"inconclusive","within_noise":true,"runs_needed":"#),
+            "{text}"
+        );
         // And the schema rejects what it should.
         let mut broken = serde_json::to_value(&report).unwrap();
         broken["workloads"][0]["metrics"][0]["unit"] = "furlongs".into();

@@ -17,6 +17,7 @@ mod entries;
 mod html;
 mod json;
 mod markdown;
+mod soak;
 mod svg;
 mod terminal;
 mod words;
@@ -123,7 +124,7 @@ fn cell(m: &kurabe_model::experiment::MetricReport, variant: &str) -> String {
 /// What the numbers mean, printed under every report.
 const LEGEND: &str = "Values are medians of successful runs ± coefficient of variation. \
 Ratios are geometric means against the baseline with 95 % Welch intervals; \
-a verdict is given only when the whole interval clears the noise band (default ±2 %).";
+better or worse only when the whole interval clears the noise band (default ±2 %), otherwise within noise (inconclusive while the interval straddles a band edge).";
 
 #[cfg(test)]
 mod tests {

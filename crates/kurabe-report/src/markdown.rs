@@ -151,7 +151,7 @@ impl Renderer for Markdown {
 mod tests {
     use super::*;
     use crate::experiment_report;
-    use crate::testdata::sample_experiment;
+    use crate::testdata::{mixed_verdicts_experiment, sample_experiment};
 
     fn render(e: &kurabe_store::Experiment) -> String {
         let mut out = Vec::new();
@@ -159,42 +159,13 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// Snapshots under `src/snapshots/`; a changed rendering fails here
+    /// until the new output is reviewed (`cargo insta review`, or rerun with
+    /// `INSTA_UPDATE=always` and read the diff) and committed.
     #[test]
     fn snapshot() {
-        let expected = "\
-## ruby GC settings
-
-Experiment e3 · interrupted · 6 of 7 runs ok, 1 failed · started 2026-11-29T20:00:00.000Z  
-Host: bench1 · x86\\_64 · 2 cores · Intel(R) Celeron(R) CPU 2.40GHz · 2.00 GiB RAM · kernel 6.1.0
-
-### index page
-
-| variant | req/s | PSS peak | CPU ms/req |
-|---|---:|---:|---:|
-| ruby (baseline) | 106.2/s ±1.1% | 39.0 MiB ±0.3% | 9.40 ms ±1.1% |
-| ruby + big heap | 125.3/s ±1.0% | 60.2 MiB ±0.2% | 8.00 ms ±1.2% |
-| *ruby + big heap vs ruby* | 1.18× \\[1.15, 1.21\\] faster | 1.54× \\[1.54, 1.55\\] more memory | 0.85× \\[0.83, 0.87\\] less CPU |
-
-<details><summary>All metrics of index page</summary>
-
-| metric | variant | n | median | geometric mean | CV | vs baseline |
-|---|---|---:|---:|---:|---:|---|
-| requests\\_per\\_second | ruby | 3 | 106.2/s | 106.2/s | ±1.1% |  |
-| requests\\_per\\_second | ruby + big heap | 3 | 125.3/s | 125.3/s | ±1.0% | 1.18× \\[1.15, 1.21\\] faster |
-| cpu\\_ms\\_per\\_request | ruby | 3 | 9.40 ms | 9.40 ms | ±1.1% |  |
-| cpu\\_ms\\_per\\_request | ruby + big heap | 3 | 8.00 ms | 8.00 ms | ±1.2% | 0.85× \\[0.83, 0.87\\] less CPU |
-| pss\\_peak\\_bytes | ruby | 3 | 39.0 MiB | 39.0 MiB | ±0.3% |  |
-| pss\\_peak\\_bytes | ruby + big heap | 3 | 60.2 MiB | 60.2 MiB | ±0.2% | 1.54× \\[1.54, 1.55\\] more memory |
-
-</details>
-
-### Failed runs
-
-- ruby + big heap · index page · round 3: out of memory
-
-Values are medians of successful runs ± coefficient of variation. Ratios are geometric means against the baseline with 95 % Welch intervals; a verdict is given only when the whole interval clears the noise band (default ±2 %).
-";
-        assert_eq!(render(&sample_experiment()), expected);
+        insta::assert_snapshot!("ruby", render(&sample_experiment()));
+        insta::assert_snapshot!("every_verdict", render(&mixed_verdicts_experiment()));
     }
 
     #[test]

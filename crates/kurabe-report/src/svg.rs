@@ -39,7 +39,7 @@ pub(crate) fn esc(text: &str) -> String {
 }
 
 /// Display divisor and suffix for axis ticks of `unit` up to `max`.
-fn scale(unit: Unit, max: f64) -> (f64, &'static str) {
+pub(crate) fn scale(unit: Unit, max: f64) -> (f64, &'static str) {
     const K: f64 = 1024.0;
     match unit {
         Unit::Bytes if max >= K * K * K => (K * K * K, " GiB"),
@@ -73,7 +73,7 @@ fn ticks(unit: Unit, max: f64) -> (Vec<f64>, f64, &'static str) {
     (t, div, suffix)
 }
 
-fn tick_label(v: f64, div: f64, suffix: &str) -> String {
+pub(crate) fn tick_label(v: f64, div: f64, suffix: &str) -> String {
     let n = words::num(v / div);
     // Axis ticks are round numbers: 5, not 5.00.
     let n = if n.contains('.') {
@@ -300,7 +300,7 @@ pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, y_title: &str) -> Strin
 }
 
 /// At most `n` characters, with an ellipsis when cut (the full name is in the table).
-fn truncate(s: &str, n: usize) -> String {
+pub(crate) fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_owned()
     } else {

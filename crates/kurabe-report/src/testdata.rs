@@ -1,5 +1,6 @@
-//! A hand-built experiment for the unit and snapshot tests: the DESIGN.md
-//! ruby example, three rounds of two variants plus one failed run.
+//! Hand-built experiments for the unit and snapshot tests: the DESIGN.md
+//! ruby example (three rounds of two variants plus one failed run), and one
+//! with every verdict shape and user strings that need escaping.
 
 use kurabe_store::{
     Experiment, ExperimentId, ExperimentStatus, HostFacts, MetricValue, RunRecord, RunStatus,
@@ -93,6 +94,97 @@ pub(crate) fn sample_experiment() -> Experiment {
         started_at: "2026-11-29T20:00:00.000Z".into(),
         finished_at: Some("2026-11-29T20:04:00.000Z".into()),
         status: ExperimentStatus::Interrupted,
+        writer: None,
+        runs,
+    }
+}
+
+const MIXED_PLAN: &str = r#"name = "every verdict <b>shape</b> | piped"
+repeat = 5
+
+[target]
+command = "./server --port {port}"
+ready = "http://127.0.0.1:{port}/"
+
+[[variant]]
+name = "v1"
+
+[[variant]]
+name = "v2 <script>alert(1)</script> | *copy*"
+
+[[variant]]
+name = "v3 short"
+
+[[workload]]
+name = "GET / | c=4"
+http = { path = "/", duration = "2s", concurrency = 4 }
+metrics = ["requests_per_second", "latency_p99_us", "pss_peak_bytes", "frobs"]
+"#;
+
+/// Rows of (variant, req/s, p99 µs, PSS MiB, frobs) per round.
+#[rustfmt::skip]
+const MIXED_ROWS: &[(&str, [f64; 4])] = &[
+    ("v1", [1000.0, 500.0, 20.0, 3.0]),
+    ("v2 <script>alert(1)</script> | *copy*", [1000.2, 510.0, 22.0, 6.0]),
+    ("v3 short", [1200.0, 400.0, 20.0, 3.0]),
+    ("v1", [1001.0, 540.0, 20.1, 3.0]),
+    ("v2 <script>alert(1)</script> | *copy*", [1000.8, 470.0, 22.1, 6.0]),
+    ("v3 short", [1210.0, 410.0, 20.1, 3.0]),
+    ("v1", [999.0, 470.0, 19.9, 3.0]),
+    ("v2 <script>alert(1)</script> | *copy*", [999.4, 530.0, 21.9, 6.0]),
+    ("v1", [1000.5, 520.0, 20.0, 3.0]),
+    ("v2 <script>alert(1)</script> | *copy*", [1000.0, 490.0, 22.0, 6.0]),
+    ("v1", [999.5, 480.0, 20.0, 3.0]),
+    ("v2 <script>alert(1)</script> | *copy*", [999.8, 505.0, 22.0, 6.0]),
+];
+
+/// Every verdict shape against baseline `v1`: req/s settled within noise,
+/// p99 latency within noise but inconclusive, PSS worse, an unknown metric
+/// (`frobs`, no direction) with an interval but no good/bad word, and a
+/// variant with two runs (no interval). Names carry `<script>`, `|` and `*`.
+pub(crate) fn mixed_verdicts_experiment() -> Experiment {
+    let runs = MIXED_ROWS
+        .iter()
+        .enumerate()
+        .map(|(i, (variant, [rps, p99, pss, frobs]))| {
+            let m = |name: &str, value: f64, unit: &str| MetricValue {
+                name: name.into(),
+                value,
+                unit: unit.into(),
+            };
+            let round = u32::try_from(i / 3).unwrap_or(0);
+            StoredRun {
+                id: i64::try_from(i).unwrap_or(0),
+                run: RunRecord {
+                    variant: (*variant).into(),
+                    workload: "GET / | c=4".into(),
+                    round,
+                    status: RunStatus::Ok,
+                    error_tail: None,
+                    started_at: format!("2026-11-29T21:00:{i:02}.000Z"),
+                    finished_at: format!("2026-11-29T21:00:{i:02}.500Z"),
+                    metrics: vec![
+                        m("requests_per_second", *rps, "/s"),
+                        m("latency_p99_us", *p99, "us"),
+                        m("pss_peak_bytes", pss * MIB, "B"),
+                        m("frobs", *frobs, "count"),
+                    ],
+                    record: None,
+                },
+            }
+        })
+        .collect();
+    Experiment {
+        id: ExperimentId(12),
+        name: "every verdict <b>shape</b> | piped".into(),
+        plan_text: MIXED_PLAN.into(),
+        host: None,
+        tool_version: "0.1.0".into(),
+        seed: Some(1),
+        started_at: "2026-11-29T21:00:00.000Z".into(),
+        finished_at: Some("2026-11-29T21:01:00.000Z".into()),
+        status: ExperimentStatus::Complete,
+        writer: None,
         runs,
     }
 }

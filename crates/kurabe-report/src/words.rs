@@ -5,7 +5,8 @@
 //! exactly the same thing. Pure string building; no I/O.
 
 use kurabe_model::experiment::Tone;
-use kurabe_model::stats::{Comparison, Direction, NoIntervalReason, Unit, Verdict};
+use kurabe_model::stats::trend::difference_scale;
+use kurabe_model::stats::{Comparison, Difference, Direction, NoIntervalReason, Unit, Verdict};
 
 /// A value with its unit, scaled for reading (`39.0 MiB`, `850 µs`, `106.2/s`).
 pub fn value(unit: Unit, v: f64) -> String {
@@ -45,13 +46,15 @@ fn bytes(v: f64) -> String {
 /// A plain number with as many decimals as its size deserves.
 pub fn num(v: f64) -> String {
     let a = v.abs();
+    // Thresholds on the value as it will print, so 999.97 reads "1000",
+    // not "1000.0", and 9.997 reads "10.0", not "10.00".
     if a == 0.0 {
         "0".to_owned()
-    } else if a >= 1000.0 || (a >= 10.0 && a == a.trunc()) {
+    } else if a >= 999.95 || (a >= 10.0 && a == a.trunc()) {
         format!("{v:.0}")
-    } else if a >= 10.0 {
+    } else if a >= 9.995 {
         format!("{v:.1}")
-    } else if a >= 1.0 {
+    } else if a >= 0.9995 {
         format!("{v:.2}")
     } else {
         format!("{v:.3}")
@@ -79,6 +82,8 @@ pub fn label(metric: &str) -> String {
         "cpu_percent_mean" => "CPU %",
         "cpu_time_ms" => "CPU time",
         "pss_peak_bytes" => "PSS peak",
+        "pss_slope_bytes_per_request" => "slope B/request",
+        "pss_growth_mb_per_hour" => "growth MB/h",
         "pss_steady_bytes" => "PSS steady",
         "rss_peak_bytes" => "RSS peak",
         "uss_peak_bytes" => "USS peak",
@@ -139,6 +144,9 @@ pub fn verdict(
     direction: Option<Direction>,
     c: &Comparison,
 ) -> (Tone, String) {
+    if let Some(d) = &c.difference {
+        return difference_verdict(metric, direction, c, d);
+    }
     let Some(r) = c.ratio else {
         let why = match c.verdict {
             Verdict::NoInterval {
@@ -170,6 +178,72 @@ pub fn verdict(
         Verdict::WithinNoise => (Tone::Neutral, format!("{head} within noise")),
         Verdict::Inconclusive { runs_needed } => (
             Tone::Neutral,
+            format!("{head} within noise (inconclusive: ≈{runs_needed} runs needed)"),
+        ),
+        Verdict::NoInterval {
+            reason: NoIntervalReason::TooFewRuns { .. },
+        } => (
+            Tone::Neutral,
+            format!("{head} {word} (no interval: fewer than 3 runs)"),
+        ),
+        Verdict::NoInterval { .. } => (Tone::Neutral, format!("{head} {word} (no interval)")),
+    }
+}
+
+/// A comparison on the difference scale (soak slopes) in words:
+/// `+1056 B/request [+1051, +1060] grows faster`, with the ratio of the
+/// growth rates appended when both variants leak.
+fn difference_verdict(
+    metric: &str,
+    direction: Option<Direction>,
+    c: &Comparison,
+    d: &Difference,
+) -> (Tone, String) {
+    let unit = difference_scale(metric).map_or(String::new(), |s| format!(" {}", s.unit));
+    let signed = |v: f64| {
+        if v > 0.0 {
+            format!("+{}", num(v))
+        } else {
+            num(v)
+        }
+    };
+    let interval = match (d.difference_low, d.difference_high) {
+        (Some(l), Some(h)) => format!(" [{}, {}]", signed(l), signed(h)),
+        _ => String::new(),
+    };
+    let head = format!("{}{unit}{interval}", signed(d.difference));
+    let (up, down) = if metric.starts_with("pss_slope") || metric.starts_with("pss_growth") {
+        ("grows faster", "grows slower")
+    } else {
+        ("higher", "lower")
+    };
+    let word = if d.difference > 0.0 {
+        up
+    } else if d.difference < 0.0 {
+        down
+    } else {
+        "the same"
+    };
+    let times = match (c.ratio, c.ratio_low, c.ratio_high) {
+        (Some(r), Some(l), Some(h)) => format!(" ({} [{l:.2}, {h:.2}])", ratio(r)),
+        (Some(r), _, _) => format!(" ({})", ratio(r)),
+        _ => String::new(),
+    };
+    match c.verdict {
+        Verdict::Better | Verdict::Worse if direction.is_none() => {
+            (Tone::Neutral, format!("{head} {word}{times}"))
+        }
+        Verdict::Better => (Tone::Good, format!("{head} {word}{times}")),
+        Verdict::Worse => (Tone::Bad, format!("{head} {word}{times}")),
+        Verdict::WithinNoise => (
+            Tone::Neutral,
+            format!(
+                "{head} within noise (±{}{unit})",
+                num(d.difference_noise_band)
+            ),
+        ),
+        Verdict::Inconclusive { runs_needed } => (
+            Tone::Neutral,
             format!("{head} inconclusive, ≈{runs_needed} runs needed"),
         ),
         Verdict::NoInterval {
@@ -199,6 +273,10 @@ mod tests {
         assert_eq!(value(Unit::Milliseconds, 8.0), "8.00 ms");
         assert_eq!(value(Unit::Seconds, f64::NAN), "–");
         assert_eq!(spread(Some(0.0104)), "±1.0%");
+        assert_eq!(num(999.97), "1000");
+        assert_eq!(num(999.94), "999.9");
+        assert_eq!(num(9.997), "10.0");
+        assert_eq!(num(0.99999), "1.00");
     }
 
     fn cmp(b: &[f64], c: &[f64], d: Direction) -> Comparison {
@@ -230,11 +308,69 @@ mod tests {
         let c = cmp(&[100.0, 110.0, 90.0], &[103.0, 113.0, 93.0], hi);
         let (tone, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
         assert_eq!(tone, Tone::Neutral);
-        assert!(p.contains("inconclusive, ≈"), "{p}");
+        assert!(p.contains("] within noise (inconclusive: ≈"), "{p}");
+        assert!(p.ends_with(" runs needed)"), "{p}");
 
         let c = cmp(&[0.0, 1.0, 2.0], &[1.0, 2.0, 3.0], lo);
         let (_, p) = verdict("failed_requests", Unit::Count, Some(lo), &c);
         assert_eq!(p, "no ratio: a value is zero or negative");
+    }
+
+    #[test]
+    fn slope_differences_in_words() {
+        use kurabe_model::stats::compare_metric;
+        let lo = Direction::LowerIsBetter;
+        let m = "pss_slope_bytes_per_request";
+        let flat = [-1.6, 0.4, 2.6];
+        let leak = [1050.0, 1055.0, 1058.5];
+        let (tone, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &flat, &leak, lo, 0.02),
+        );
+        assert_eq!(tone, Tone::Bad);
+        assert!(
+            p.starts_with("+1054 B/request [+") && p.ends_with("] grows faster"),
+            "{p}"
+        );
+        let (tone, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &flat, &[0.0, 1.0, -0.5], lo, 0.02),
+        );
+        assert_eq!(tone, Tone::Neutral);
+        assert!(p.ends_with("within noise (±16 B/request)"), "{p}");
+        let double = [2100.0, 2110.0, 2117.0];
+        let (_, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &leak, &double, lo, 0.02),
+        );
+        assert!(p.contains("grows faster (2.00× ["), "{p}");
+        let (tone, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &leak, &flat, lo, 0.02),
+        );
+        assert_eq!(tone, Tone::Good);
+        assert!(
+            p.starts_with("-1054 B/request") && p.ends_with("grows slower"),
+            "{p}"
+        );
+        let (_, p) = verdict(
+            m,
+            Unit::Count,
+            Some(lo),
+            &compare_metric(m, &flat[..2], &leak, lo, 0.02),
+        );
+        assert!(
+            p.ends_with("grows faster (no interval: fewer than 3 runs)"),
+            "{p}"
+        );
     }
 
     #[test]

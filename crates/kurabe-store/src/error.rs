@@ -56,6 +56,50 @@ pub enum StoreError {
         /// What is wrong with the file.
         reason: String,
     },
+    /// A `postgres://` URL or a `PG*` variable is not usable.
+    #[error("results store {url}: {reason}")]
+    PgUrl {
+        /// The URL, password replaced by `***`.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The PostgreSQL server could not be reached or refused the login.
+    #[error(
+        "cannot connect to PostgreSQL at {server}: {}{}",
+        chain(cause),
+        connect_hint(cause)
+    )]
+    PgConnect {
+        /// The server, without password.
+        server: String,
+        /// The client's error; not a `source`, its text is in this message
+        /// already (a source would be printed twice by `{:#}`).
+        cause: postgres::Error,
+    },
+    /// TLS to PostgreSQL could not be set up.
+    #[error("TLS to PostgreSQL at {server}: {reason}")]
+    PgTls {
+        /// The server, without password.
+        server: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A PostgreSQL query failed.
+    #[error("results store: {action} failed: {}", chain(cause))]
+    Pg {
+        /// What was being done.
+        action: &'static str,
+        /// The client's error, server's message included (not a `source`:
+        /// its text is in this message already).
+        cause: postgres::Error,
+    },
+    /// A stored value is not what the schema promises (edited by hand, damaged).
+    #[error("results store: {what}; the database was changed outside kurabe or is damaged, export what still reads or choose another --store")]
+    Corrupt {
+        /// What did not read.
+        what: String,
+    },
     /// A query failed (disk full, database locked longer than the busy timeout, corruption).
     #[error("results store: {action} failed: {source}{hint}", hint = hint(source))]
     Db {
@@ -64,6 +108,34 @@ pub enum StoreError {
         /// SQLite's error.
         source: rusqlite::Error,
     },
+}
+
+/// An error and its causes on one line: the `postgres` crate's own message
+/// is only the kind ("db error"), the server's words are in its source.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = cause.source();
+    }
+    out
+}
+
+/// The fix for a failed PostgreSQL connection.
+fn connect_hint(e: &postgres::Error) -> &'static str {
+    let text = chain(e);
+    if text.contains("password") {
+        "; give the password in PGPASSWORD or ~/.pgpass (PGPASSFILE), not on the command line"
+    } else if text.contains("TLS") || text.contains("certificate") {
+        "; check sslmode, and sslrootcert (PGSSLROOTCERT) for the server's CA"
+    } else {
+        "; check the URL, the PG* variables and that the server runs"
+    }
 }
 
 /// The fix for the common SQLite failures.

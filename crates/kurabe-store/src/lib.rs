@@ -1,27 +1,37 @@
-//! kurabe's results store: every experiment, run and saved result, in SQLite.
+//! kurabe's results store: every experiment, run and saved result, in SQLite
+//! or PostgreSQL.
 //!
-//! Owns the database file (by default `$XDG_DATA_HOME/kurabe/results.db`),
-//! its schema and migrations, and the guarantee the rest of kurabe relies
-//! on: a run handed to [`Store::record_run`] is committed, in its own
-//! transaction, before the call returns — a crash or `kill -9` loses at most
-//! the run in flight, and the file stays consistent (WAL journal,
-//! `synchronous = FULL`). An experiment whose writer died stays `running`,
-//! so it is never mistaken for a complete one.
+//! Owns the database (by default the file `$XDG_DATA_HOME/kurabe/results.db`;
+//! `postgres://…` for a server shared by many machines, see [`pg`]), its
+//! schema and migrations (the same on both backends), and the guarantee the
+//! rest of kurabe relies on: a run handed to [`Store::record_run`] is
+//! committed, in its own transaction, before the call returns — a crash or
+//! `kill -9` loses at most the run in flight, and the database stays
+//! consistent (SQLite: WAL journal, `synchronous = FULL`). An experiment
+//! whose writer died is never mistaken for a complete one: it stays
+//! `running` in the database, and reads as [`ExperimentStatus::Crashed`] once
+//! its writer (host + pid + process start) is known to be gone.
 //!
 //! It must not print, compute statistics or know how results are rendered.
 
+mod db;
 mod error;
 mod host;
+pub mod pg;
 mod schema;
 mod time;
 mod types;
+mod writer;
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use rusqlite::Connection;
+
+use db::{Conn, P};
 
 pub use error::StoreError;
 pub use host::HostFacts;
@@ -31,19 +41,20 @@ pub use types::{
     NewExperiment, ResultId, ResultKind, RunRecord, RunStatus, SavedResult, StoredRun,
     EXPORT_FORMAT, EXPORT_VERSION,
 };
-
-use error::Context;
+pub use writer::Writer;
 
 /// How long a writer waits for another one to finish before giving up.
 /// Runs are committed seconds apart and each commit takes milliseconds, so
 /// waiting is always the right call; 10 s covers a slow disk's fsync.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Environment variable naming the store file (like `--store`).
+/// Environment variable naming the store (like `--store`): a file, or a
+/// `postgres://` URL.
 pub const STORE_ENV: &str = "KURABE_STORE";
 
 /// Where the store lives when `--store` is not given: `$KURABE_STORE`, else
 /// `$XDG_DATA_HOME/kurabe/results.db`, else `~/.local/share/kurabe/results.db`.
+/// `$KURABE_STORE` may be a `postgres://` URL, which [`Store::open`] takes as is.
 pub fn default_path() -> Result<PathBuf, StoreError> {
     default_path_from(|key| std::env::var_os(key))
 }
@@ -67,18 +78,55 @@ pub fn default_path_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathB
     Err(StoreError::NoDataDir)
 }
 
+/// Where a store lives, parsed from `--store` / `KURABE_STORE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// An SQLite file (`PATH` or `sqlite:PATH`).
+    Sqlite(PathBuf),
+    /// A PostgreSQL server (`postgres://…` or `postgresql://…`).
+    Postgres(String),
+}
+
+impl Location {
+    /// `postgres://…` → PostgreSQL; `sqlite:PATH` or any other text → an
+    /// SQLite file.
+    pub fn parse(spec: &Path) -> Location {
+        match spec.to_str() {
+            Some(s) if pg::is_url(s) => Location::Postgres(s.to_owned()),
+            Some(s) => Location::Sqlite(PathBuf::from(s.strip_prefix("sqlite:").unwrap_or(s))),
+            None => Location::Sqlite(spec.to_owned()),
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    /// The file, or the URL without its password.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Sqlite(p) => write!(f, "{}", p.display()),
+            Location::Postgres(url) => f.write_str(&pg::redact(url)),
+        }
+    }
+}
+
 /// An open results store.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
+    /// In a RefCell: the PostgreSQL client needs `&mut` even to read, and
+    /// reading the store through `&Store` is the API kurabe already uses.
+    conn: RefCell<Conn>,
+    /// The file, or for PostgreSQL the URL without password (for messages).
     path: PathBuf,
+    /// Facts about this machine's current boot, to tell dead writers.
+    here: Writer,
 }
 
 impl Store {
-    /// Open (creating if needed) the store at `path` and bring its schema up
-    /// to date.
+    /// Open (creating if needed) the store `path` names and bring its
+    /// schema up to date: an SQLite file (`PATH`, `sqlite:PATH`) or a
+    /// PostgreSQL server (`postgres://…`, see [`pg`]).
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        Store::open_at_version(path, schema::CURRENT)
+        Store::open_location(&Location::parse(path), schema::CURRENT)
     }
 
     /// Open the store at [`default_path`].
@@ -86,7 +134,37 @@ impl Store {
         Store::open(&default_path()?)
     }
 
+    #[cfg(test)]
     fn open_at_version(path: &Path, version: i64) -> Result<Store, StoreError> {
+        Store::open_location(&Location::parse(path), version)
+    }
+
+    fn open_location(location: &Location, version: i64) -> Result<Store, StoreError> {
+        let (conn, shown) = match location {
+            Location::Sqlite(path) => (Store::open_sqlite(path, version)?, path.clone()),
+            Location::Postgres(url) => {
+                let target = pg::Target::from_url(url)?;
+                let mut conn = Conn::Pg(Box::new(db::PgConn::new(target.connect()?)));
+                let shown = PathBuf::from(pg::redact(url));
+                let found = schema::migrate_pg(&mut conn, version)?;
+                if found > schema::CURRENT {
+                    return Err(StoreError::TooNew {
+                        path: shown,
+                        found,
+                        supported: schema::CURRENT,
+                    });
+                }
+                (conn, shown)
+            }
+        };
+        Ok(Store {
+            conn: RefCell::new(conn),
+            path: shown,
+            here: Writer::current(),
+        })
+    }
+
+    fn open_sqlite(path: &Path, version: i64) -> Result<Conn, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
                 path: dir.to_owned(),
@@ -122,39 +200,58 @@ impl Store {
                 supported: schema::CURRENT,
             });
         }
-        schema::migrate_to(&mut conn, version)?;
-        Ok(Store {
-            conn,
-            path: path.to_owned(),
-        })
+        schema::migrate_sqlite(&mut conn, version)?;
+        Ok(Conn::Sqlite(conn))
     }
 
-    /// The database file.
+    /// The database file; for PostgreSQL, the URL without its password.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
+    /// True when this store is on PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        matches!(*self.conn.borrow(), Conn::Pg(_))
+    }
+
+    /// The PostgreSQL connection, for callers that coordinate through the
+    /// same database (the fleet's workers); `None` on SQLite.
+    pub fn pg_client(&mut self) -> Option<&mut postgres::Client> {
+        match self.conn.get_mut() {
+            Conn::Pg(c) => Some(&mut c.client),
+            Conn::Sqlite(_) => None,
+        }
+    }
+
     /// Record the start of an experiment; its status is `running` until
-    /// [`Store::finish_experiment`].
+    /// [`Store::finish_experiment`]. The writer (this host, process id and
+    /// process start) is recorded so that a crash can be recognised.
     pub fn begin_experiment(&mut self, new: &NewExperiment) -> Result<ExperimentId, StoreError> {
-        let tx = self.write_tx()?;
-        let host = upsert_host(&tx, &new.host)?;
-        tx.execute(
-            "INSERT INTO experiment (name, plan_text, host_id, tool_version, seed, started_at, status)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'running')",
-            params![
-                new.name,
-                new.plan_text,
-                host,
-                new.tool_version,
-                new.seed.map(|s| s as i64),
-                rfc3339(SystemTime::now())
-            ],
-        )
-        .ctx("recording the experiment")?;
-        let id = ExperimentId(tx.last_insert_rowid());
-        tx.commit().ctx("committing the experiment")?;
-        Ok(id)
+        // This process as /proc names it (not `new.host`, which a caller
+        // may fill from elsewhere): what `Writer::is_gone` checks against.
+        let writer = self.here.clone();
+        let now = rfc3339(SystemTime::now());
+        self.conn.borrow_mut().tx(|c| {
+            let host = upsert_host(c, &new.host)?;
+            let row = c.query_one(
+                "recording the experiment",
+                "INSERT INTO experiment (name, plan_text, host_id, tool_version, seed, started_at, status,
+                                         writer_host, writer_pid, writer_start)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9) RETURNING id",
+                &[
+                    (&new.name).into(),
+                    (&new.plan_text).into(),
+                    host.into(),
+                    (&new.tool_version).into(),
+                    P::I(new.seed.map(|s| s as i64)),
+                    (&now).into(),
+                    (&writer.hostname).into(),
+                    i64::from(writer.pid).into(),
+                    (&writer.process_start).into(),
+                ],
+            )?;
+            Ok(ExperimentId(row.i64(0)?))
+        })
     }
 
     /// Store one finished run, committed before this returns.
@@ -167,32 +264,31 @@ impl Store {
         experiment: ExperimentId,
         run: &RunRecord,
     ) -> Result<i64, StoreError> {
-        let tx = self.write_tx()?;
-        let status: Option<String> = tx
-            .query_row(
-                "SELECT status FROM experiment WHERE id = ?1",
-                [experiment.0],
-                |r| r.get(0),
-            )
-            .optional()
-            .ctx("looking up the experiment")?;
-        match status.as_deref() {
-            None => {
-                return Err(StoreError::NotFound {
-                    id: experiment.into(),
-                })
+        self.conn.borrow_mut().tx(|c| {
+            let status = c
+                .query_opt(
+                    "looking up the experiment",
+                    "SELECT status FROM experiment WHERE id = $1",
+                    &[experiment.0.into()],
+                )?
+                .map(|r| r.text(0))
+                .transpose()?;
+            match status.as_deref() {
+                None => {
+                    return Err(StoreError::NotFound {
+                        id: experiment.into(),
+                    })
+                }
+                Some("running") => {}
+                Some(other) => {
+                    return Err(StoreError::Finished {
+                        id: experiment.into(),
+                        status: other.to_owned(),
+                    })
+                }
             }
-            Some("running") => {}
-            Some(other) => {
-                return Err(StoreError::Finished {
-                    id: experiment.into(),
-                    status: other.to_owned(),
-                })
-            }
-        }
-        let run_id = insert_run(&tx, experiment, run)?;
-        tx.commit().ctx("committing the run")?;
-        Ok(run_id)
+            insert_run(c, experiment, run)
+        })
     }
 
     /// Mark an experiment finished with `status` (not `running`).
@@ -201,13 +297,15 @@ impl Store {
         id: ExperimentId,
         status: ExperimentStatus,
     ) -> Result<(), StoreError> {
-        let changed = self
-            .conn
-            .execute(
-                "UPDATE experiment SET status = ?2, finished_at = ?3 WHERE id = ?1",
-                params![id.0, status.as_str(), rfc3339(SystemTime::now())],
-            )
-            .ctx("finishing the experiment")?;
+        let changed = self.conn.borrow_mut().exec(
+            "finishing the experiment",
+            "UPDATE experiment SET status = $2, finished_at = $3 WHERE id = $1",
+            &[
+                id.0.into(),
+                status.stored().into(),
+                (&rfc3339(SystemTime::now())).into(),
+            ],
+        )?;
         if changed == 0 {
             return Err(StoreError::NotFound { id: id.into() });
         }
@@ -223,72 +321,55 @@ impl Store {
         host: &HostFacts,
         record: &serde_json::Value,
     ) -> Result<ResultId, StoreError> {
-        let tx = self.write_tx()?;
-        let host = upsert_host(&tx, host)?;
-        let id = insert_result(
-            &tx,
-            kind,
-            label,
-            Some(host),
-            &rfc3339(SystemTime::now()),
-            record,
-        )?;
-        tx.commit().ctx("committing the result")?;
-        Ok(id)
+        let now = rfc3339(SystemTime::now());
+        self.conn.borrow_mut().tx(|c| {
+            let host = upsert_host(c, host)?;
+            insert_result(c, kind, label, Some(host), &now, record)
+        })
     }
 
     /// Everything in the store, newest first.
     pub fn list(&self) -> Result<Vec<ListEntry>, StoreError> {
         let mut out = Vec::new();
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT e.id, e.name, h.hostname, e.started_at, e.status,
-                        (SELECT count(*) FROM run r WHERE r.experiment_id = e.id),
-                        (SELECT count(*) FROM run r WHERE r.experiment_id = e.id AND r.status = 'failed')
-                 FROM experiment e LEFT JOIN host h ON h.id = e.host_id",
-            )
-            .ctx("listing experiments")?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(ListEntry {
-                    id: EntryId::Experiment(ExperimentId(r.get(0)?)),
-                    kind: "experiment".to_owned(),
-                    name: r.get(1)?,
-                    hostname: r.get(2)?,
-                    created_at: r.get(3)?,
-                    status: Some(ExperimentStatus::parse(&r.get::<_, String>(4)?)),
-                    runs: r.get::<_, i64>(5)? as u64,
-                    failed_runs: r.get::<_, i64>(6)? as u64,
-                })
-            })
-            .ctx("listing experiments")?;
-        for row in rows {
-            out.push(row.ctx("listing experiments")?);
+        let rows = self.conn.borrow_mut().query(
+            "listing experiments",
+            "SELECT e.id, e.name, h.hostname, e.started_at, e.status,
+                    (SELECT count(*) FROM run r WHERE r.experiment_id = e.id),
+                    (SELECT count(*) FROM run r WHERE r.experiment_id = e.id AND r.status = 'failed'),
+                    e.writer_host, e.writer_pid, e.writer_start
+             FROM experiment e LEFT JOIN host h ON h.id = e.host_id",
+            &[],
+        )?;
+        for r in rows {
+            let writer = writer_from(&r, 7)?;
+            out.push(ListEntry {
+                id: EntryId::Experiment(ExperimentId(r.i64(0)?)),
+                kind: "experiment".to_owned(),
+                name: r.text(1)?,
+                hostname: r.opt_text(2)?,
+                created_at: r.text(3)?,
+                status: Some(self.status_of(&r.text(4)?, writer.as_ref())),
+                runs: r.i64(5)? as u64,
+                failed_runs: r.i64(6)? as u64,
+            });
         }
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT r.id, r.kind, r.label, h.hostname, r.created_at
-                 FROM result r LEFT JOIN host h ON h.id = r.host_id",
-            )
-            .ctx("listing results")?;
-        let rows = stmt
-            .query_map([], |r| {
-                Ok(ListEntry {
-                    id: EntryId::Result(ResultId(r.get(0)?)),
-                    kind: r.get(1)?,
-                    name: r.get(2)?,
-                    hostname: r.get(3)?,
-                    created_at: r.get(4)?,
-                    status: None,
-                    runs: 0,
-                    failed_runs: 0,
-                })
-            })
-            .ctx("listing results")?;
-        for row in rows {
-            out.push(row.ctx("listing results")?);
+        let rows = self.conn.borrow_mut().query(
+            "listing results",
+            "SELECT r.id, r.kind, r.label, h.hostname, r.created_at
+             FROM result r LEFT JOIN host h ON h.id = r.host_id",
+            &[],
+        )?;
+        for r in rows {
+            out.push(ListEntry {
+                id: EntryId::Result(ResultId(r.i64(0)?)),
+                kind: r.text(1)?,
+                name: r.text(2)?,
+                hostname: r.opt_text(3)?,
+                created_at: r.text(4)?,
+                status: None,
+                runs: 0,
+                failed_runs: 0,
+            });
         }
         // RFC 3339 UTC strings sort chronologically; ties by id, newest first.
         let key = |e: &ListEntry| match e.id {
@@ -314,11 +395,14 @@ impl Store {
     /// Delete an entry (an experiment with its runs and metrics).
     pub fn delete(&mut self, id: EntryId) -> Result<(), StoreError> {
         let (sql, key) = match id {
-            EntryId::Experiment(e) => ("DELETE FROM experiment WHERE id = ?1", e.0),
-            EntryId::Result(r) => ("DELETE FROM result WHERE id = ?1", r.0),
+            EntryId::Experiment(e) => ("DELETE FROM experiment WHERE id = $1", e.0),
+            EntryId::Result(r) => ("DELETE FROM result WHERE id = $1", r.0),
         };
         // Runs and metrics go with their experiment (ON DELETE CASCADE).
-        let changed = self.conn.execute(sql, [key]).ctx("deleting")?;
+        let changed = self
+            .conn
+            .borrow_mut()
+            .exec("deleting", sql, &[key.into()])?;
         if changed == 0 {
             return Err(StoreError::NotFound { id });
         }
@@ -333,23 +417,16 @@ impl Store {
         workload: &str,
         metric: &str,
     ) -> Result<BTreeMap<String, Vec<f64>>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT r.variant, m.value FROM run r JOIN metric m ON m.run_id = r.id
-                 WHERE r.experiment_id = ?1 AND r.workload = ?2 AND m.name = ?3 AND r.status = 'ok'
-                 ORDER BY r.round, r.id",
-            )
-            .ctx("reading metric samples")?;
-        let rows = stmt
-            .query_map(params![experiment.0, workload, metric], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, f64>(1)?))
-            })
-            .ctx("reading metric samples")?;
+        let rows = self.conn.borrow_mut().query(
+            "reading metric samples",
+            "SELECT r.variant, m.value FROM run r JOIN metric m ON m.run_id = r.id
+             WHERE r.experiment_id = $1 AND r.workload = $2 AND m.name = $3 AND r.status = 'ok'
+             ORDER BY r.round, r.id",
+            &[experiment.0.into(), workload.into(), metric.into()],
+        )?;
         let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-        for row in rows {
-            let (variant, value) = row.ctx("reading metric samples")?;
-            out.entry(variant).or_default().push(value);
+        for r in rows {
+            out.entry(r.text(0)?).or_default().push(r.f64(1)?);
         }
         Ok(out)
     }
@@ -373,6 +450,13 @@ impl Store {
         Ok(serde_json::to_string_pretty(&export).expect("export model always serialises"))
     }
 
+    /// Every entry's id, oldest first (the order `copy` and `export` keep).
+    pub fn all_ids(&self) -> Result<Vec<EntryId>, StoreError> {
+        let mut ids: Vec<EntryId> = self.list()?.into_iter().map(|e| e.id).collect();
+        ids.reverse();
+        Ok(ids)
+    }
+
     /// Import an export document in one transaction (all entries or none);
     /// entries get fresh ids, which are returned in order.
     pub fn import(&mut self, export: &Export) -> Result<Vec<EntryId>, StoreError> {
@@ -392,19 +476,19 @@ impl Store {
                 ),
             });
         }
-        let tx = self.write_tx()?;
-        let mut ids = Vec::new();
-        for entry in &export.entries {
-            ids.push(match entry {
-                Entry::Experiment(e) => import_experiment(&tx, e)?.into(),
-                Entry::Result(r) => {
-                    let host = r.host.as_ref().map(|h| upsert_host(&tx, h)).transpose()?;
-                    insert_result(&tx, r.kind, &r.label, host, &r.created_at, &r.record)?.into()
-                }
-            });
-        }
-        tx.commit().ctx("committing the import")?;
-        Ok(ids)
+        self.conn.borrow_mut().tx(|c| {
+            let mut ids = Vec::new();
+            for entry in &export.entries {
+                ids.push(match entry {
+                    Entry::Experiment(e) => import_experiment(c, e)?.into(),
+                    Entry::Result(r) => {
+                        let host = r.host.as_ref().map(|h| upsert_host(c, h)).transpose()?;
+                        insert_result(c, r.kind, &r.label, host, &r.created_at, &r.record)?.into()
+                    }
+                });
+            }
+            Ok(ids)
+        })
     }
 
     /// Import export JSON; the error says what is wrong with the file.
@@ -417,286 +501,280 @@ impl Store {
         self.import(&export)
     }
 
-    /// `PRAGMA integrity_check`: `"ok"` for a sound file.
+    /// SQLite's `PRAGMA integrity_check`: `"ok"` for a sound file. On
+    /// PostgreSQL, which guards its own pages, `"ok"` once a query works.
     pub fn integrity_check(&self) -> Result<String, StoreError> {
+        let sql = match *self.conn.borrow() {
+            Conn::Sqlite(_) => "PRAGMA integrity_check",
+            Conn::Pg(_) => "SELECT 'ok'",
+        };
         self.conn
-            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-            .ctx("checking integrity")
+            .borrow_mut()
+            .query_one("checking integrity", sql, &[])?
+            .text(0)
     }
 
-    fn write_tx(&mut self) -> Result<rusqlite::Transaction<'_>, StoreError> {
-        // IMMEDIATE takes the write lock up front, where busy_timeout
-        // applies; a deferred transaction that upgrades later can fail with
-        // SQLITE_BUSY at once when another writer got in between.
-        self.conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx("starting a write")
+    /// The status to show: a stored `running` whose writer is gone from
+    /// this machine reads as `crashed`.
+    fn status_of(&self, stored: &str, writer: Option<&Writer>) -> ExperimentStatus {
+        let status = ExperimentStatus::parse(stored);
+        match writer {
+            Some(w) if status == ExperimentStatus::Running && w.is_gone(&self.here) => {
+                ExperimentStatus::Crashed
+            }
+            _ => status,
+        }
     }
 
     fn experiment(&self, id: ExperimentId) -> Result<Experiment, StoreError> {
-        let row = self
+        let r = self
             .conn
-            .query_row(
-                "SELECT name, plan_text, host_id, tool_version, seed, started_at, finished_at, status
-                 FROM experiment WHERE id = ?1",
-                [id.0],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<i64>>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, Option<i64>>(4)?,
-                        r.get::<_, String>(5)?,
-                        r.get::<_, Option<String>>(6)?,
-                        r.get::<_, String>(7)?,
-                    ))
-                },
-            )
-            .optional()
-            .ctx("reading the experiment")?
+            .borrow_mut()
+            .query_opt(
+                "reading the experiment",
+                "SELECT name, plan_text, host_id, tool_version, seed, started_at, finished_at, status,
+                        writer_host, writer_pid, writer_start
+                 FROM experiment WHERE id = $1",
+                &[id.0.into()],
+            )?
             .ok_or(StoreError::NotFound { id: id.into() })?;
-        let (name, plan_text, host_id, tool_version, seed, started_at, finished_at, status) = row;
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id, variant, workload, round, status, error_tail, started_at, finished_at,
-                        metrics_json, record_json
-                 FROM run WHERE experiment_id = ?1 ORDER BY id",
-            )
-            .ctx("reading runs")?;
-        let rows = stmt
-            .query_map([id.0], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, String>(4)?,
-                    r.get::<_, Option<String>>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                    r.get::<_, String>(8)?,
-                    r.get::<_, Option<String>>(9)?,
-                ))
-            })
-            .ctx("reading runs")?;
+        let writer = writer_from(&r, 8)?;
+        let status = self.status_of(&r.text(7)?, writer.as_ref());
+        let host_id = r.opt_i64(2)?;
+        let rows = self.conn.borrow_mut().query(
+            "reading runs",
+            "SELECT id, variant, workload, round, status, error_tail, started_at, finished_at,
+                    metrics_json, record_json
+             FROM run WHERE experiment_id = $1 ORDER BY id",
+            &[id.0.into()],
+        )?;
         let mut runs = Vec::new();
         for row in rows {
-            let (
-                run_id,
-                variant,
-                workload,
-                round,
-                status,
-                error_tail,
-                started,
-                finished,
-                metrics,
-                record,
-            ) = row.ctx("reading runs")?;
             runs.push(StoredRun {
-                id: run_id,
+                id: row.i64(0)?,
                 run: RunRecord {
-                    variant,
-                    workload,
-                    round: round as u32,
-                    status: if status == "ok" {
+                    variant: row.text(1)?,
+                    workload: row.text(2)?,
+                    round: row.i64(3)? as u32,
+                    status: if row.text(4)? == "ok" {
                         RunStatus::Ok
                     } else {
                         RunStatus::Failed
                     },
-                    error_tail,
-                    started_at: started,
-                    finished_at: finished,
-                    metrics: parse_json(&metrics, "run metrics")?,
-                    record: record.map(|r| parse_json(&r, "run record")).transpose()?,
+                    error_tail: row.opt_text(5)?,
+                    started_at: row.text(6)?,
+                    finished_at: row.text(7)?,
+                    metrics: parse_json(&row.text(8)?, "run metrics")?,
+                    record: row
+                        .opt_text(9)?
+                        .map(|r| parse_json(&r, "run record"))
+                        .transpose()?,
                 },
             });
         }
         Ok(Experiment {
             id,
-            name,
-            plan_text,
+            name: r.text(0)?,
+            plan_text: r.text(1)?,
             host: host_id.map(|h| self.host(h)).transpose()?,
-            tool_version,
-            seed: seed.map(|s| s as u64),
-            started_at,
-            finished_at,
-            status: ExperimentStatus::parse(&status),
+            tool_version: r.text(3)?,
+            seed: r.opt_i64(4)?.map(|s| s as u64),
+            started_at: r.text(5)?,
+            finished_at: r.opt_text(6)?,
+            status,
+            writer,
             runs,
         })
     }
 
     fn result(&self, id: ResultId) -> Result<SavedResult, StoreError> {
-        let row = self
+        let r = self
             .conn
-            .query_row(
-                "SELECT kind, label, host_id, created_at, record_json FROM result WHERE id = ?1",
-                [id.0],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<i64>>(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get::<_, String>(4)?,
-                    ))
-                },
-            )
-            .optional()
-            .ctx("reading the result")?
+            .borrow_mut()
+            .query_opt(
+                "reading the result",
+                "SELECT kind, label, host_id, created_at, record_json FROM result WHERE id = $1",
+                &[id.0.into()],
+            )?
             .ok_or(StoreError::NotFound { id: id.into() })?;
-        let (kind, label, host_id, created_at, record) = row;
+        let host_id = r.opt_i64(2)?;
         Ok(SavedResult {
             id,
             // The CHECK constraint only admits known kinds.
-            kind: ResultKind::parse(&kind).unwrap_or(ResultKind::Http),
-            label,
+            kind: ResultKind::parse(&r.text(0)?).unwrap_or(ResultKind::Http),
+            label: r.text(1)?,
             host: host_id.map(|h| self.host(h)).transpose()?,
-            created_at,
-            record: parse_json(&record, "result record")?,
+            created_at: r.text(3)?,
+            record: parse_json(&r.text(4)?, "result record")?,
         })
     }
 
     fn host(&self, id: i64) -> Result<HostFacts, StoreError> {
-        self.conn
-            .query_row(
-                "SELECT hostname, cpu_model, cores, memory_bytes, kernel, arch FROM host WHERE id = ?1",
-                [id],
-                |r| {
-                    Ok(HostFacts {
-                        hostname: r.get(0)?,
-                        cpu_model: r.get(1)?,
-                        cores: r.get(2)?,
-                        memory_bytes: r.get::<_, i64>(3)? as u64,
-                        kernel: r.get(4)?,
-                        arch: r.get(5)?,
-                    })
-                },
-            )
-            .ctx("reading host facts")
+        let r = self.conn.borrow_mut().query_one(
+            "reading host facts",
+            "SELECT hostname, cpu_model, cores, memory_bytes, kernel, arch FROM host WHERE id = $1",
+            &[id.into()],
+        )?;
+        Ok(HostFacts {
+            hostname: r.text(0)?,
+            cpu_model: r.text(1)?,
+            cores: r.i64(2)? as u32,
+            memory_bytes: r.i64(3)? as u64,
+            kernel: r.text(4)?,
+            arch: r.text(5)?,
+        })
     }
 }
 
-/// JSON written by this store that no longer parses means the file was
-/// edited by hand or damaged.
+/// The writer recorded in columns `at..at + 3` (host, pid, process start),
+/// if any (experiments from before schema 3, or imported without one).
+fn writer_from(r: &db::Row, at: usize) -> Result<Option<Writer>, StoreError> {
+    Ok(
+        match (r.opt_text(at)?, r.opt_i64(at + 1)?, r.opt_text(at + 2)?) {
+            (Some(hostname), Some(pid), Some(process_start)) => Some(Writer {
+                hostname,
+                pid: pid as u32,
+                process_start,
+            }),
+            _ => None,
+        },
+    )
+}
+
+/// JSON written by this store that no longer parses means the database
+/// was edited by hand or damaged.
 fn parse_json<T: serde::de::DeserializeOwned>(
     text: &str,
     what: &'static str,
 ) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|e| StoreError::Db {
-        action: what,
-        source: rusqlite::Error::FromSqlConversionFailure(
-            0,
-            rusqlite::types::Type::Text,
-            Box::new(e),
-        ),
+    serde_json::from_str(text).map_err(|e| StoreError::Corrupt {
+        what: format!("{what}: {e}"),
     })
 }
 
-fn upsert_host(conn: &Connection, h: &HostFacts) -> Result<i64, StoreError> {
-    conn.execute(
-        "INSERT OR IGNORE INTO host (hostname, cpu_model, cores, memory_bytes, kernel, arch)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![
-            h.hostname,
-            h.cpu_model,
-            h.cores,
-            h.memory_bytes as i64,
-            h.kernel,
-            h.arch
-        ],
-    )
-    .ctx("recording host facts")?;
-    conn.query_row(
-        "SELECT id FROM host WHERE hostname = ?1 AND cpu_model = ?2 AND cores = ?3
-         AND memory_bytes = ?4 AND kernel = ?5 AND arch = ?6",
-        params![
-            h.hostname,
-            h.cpu_model,
-            h.cores,
-            h.memory_bytes as i64,
-            h.kernel,
-            h.arch
-        ],
-        |r| r.get(0),
-    )
-    .ctx("recording host facts")
+fn upsert_host(c: &mut Conn, h: &HostFacts) -> Result<i64, StoreError> {
+    let params = [
+        (&h.hostname).into(),
+        (&h.cpu_model).into(),
+        i64::from(h.cores).into(),
+        (h.memory_bytes as i64).into(),
+        (&h.kernel).into(),
+        (&h.arch).into(),
+    ];
+    // Two writers recording the same host at once: the second waits for
+    // the first's row (a unique index) and then finds it.
+    c.exec(
+        "recording host facts",
+        "INSERT INTO host (hostname, cpu_model, cores, memory_bytes, kernel, arch)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+        &params,
+    )?;
+    c.query_one(
+        "recording host facts",
+        "SELECT id FROM host WHERE hostname = $1 AND cpu_model = $2 AND cores = $3
+         AND memory_bytes = $4 AND kernel = $5 AND arch = $6",
+        &params,
+    )?
+    .i64(0)
 }
 
-fn insert_run(
-    conn: &Connection,
-    experiment: ExperimentId,
-    run: &RunRecord,
-) -> Result<i64, StoreError> {
+fn insert_run(c: &mut Conn, experiment: ExperimentId, run: &RunRecord) -> Result<i64, StoreError> {
     let metrics_json = serde_json::to_string(&run.metrics).expect("metrics always serialise");
     let record_json = run.record.as_ref().map(|r| r.to_string());
-    conn.execute(
-        "INSERT INTO run (experiment_id, variant, workload, round, status, error_tail,
-                          started_at, finished_at, metrics_json, record_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![
-            experiment.0,
-            run.variant,
-            run.workload,
-            run.round,
-            run.status.as_str(),
-            run.error_tail,
-            run.started_at,
-            run.finished_at,
-            metrics_json,
-            record_json
-        ],
-    )
-    .ctx("recording the run")?;
-    let run_id = conn.last_insert_rowid();
-    let mut stmt = conn
-        .prepare_cached("INSERT INTO metric (run_id, name, value, unit) VALUES (?1, ?2, ?3, ?4)")
-        .ctx("recording metrics")?;
-    for m in run.metrics.iter().filter(|m| m.value.is_finite()) {
-        stmt.execute(params![run_id, m.name, m.value, m.unit])
-            .ctx("recording metrics")?;
+    let run_id = c
+        .query_one(
+            "recording the run",
+            "INSERT INTO run (experiment_id, variant, workload, round, status, error_tail,
+                              started_at, finished_at, metrics_json, record_json)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+            &[
+                experiment.0.into(),
+                (&run.variant).into(),
+                (&run.workload).into(),
+                i64::from(run.round).into(),
+                run.status.as_str().into(),
+                P::T(run.error_tail.as_deref()),
+                (&run.started_at).into(),
+                (&run.finished_at).into(),
+                (&metrics_json).into(),
+                P::T(record_json.as_deref()),
+            ],
+        )?
+        .i64(0)?;
+    // Many rows per statement: one round trip per 100 metrics rather than
+    // per metric, which a PostgreSQL server across a network would feel.
+    let finite: Vec<&MetricValue> = run.metrics.iter().filter(|m| m.value.is_finite()).collect();
+    for chunk in finite.chunks(100) {
+        let mut sql = String::from("INSERT INTO metric (run_id, name, value, unit) VALUES ");
+        let mut params = Vec::with_capacity(chunk.len() * 4);
+        for (i, m) in chunk.iter().enumerate() {
+            let n = i * 4;
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            sql.push_str(&format!("(${}, ${}, ${}, ${})", n + 1, n + 2, n + 3, n + 4));
+            params.extend([
+                run_id.into(),
+                (&m.name).into(),
+                P::F(m.value),
+                (&m.unit).into(),
+            ]);
+        }
+        c.exec("recording metrics", &sql, &params)?;
     }
     Ok(run_id)
 }
 
 fn insert_result(
-    conn: &Connection,
+    c: &mut Conn,
     kind: ResultKind,
     label: &str,
     host: Option<i64>,
     created_at: &str,
     record: &serde_json::Value,
 ) -> Result<ResultId, StoreError> {
-    conn.execute(
-        "INSERT INTO result (kind, label, host_id, created_at, record_json) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![kind.as_str(), label, host, created_at, record.to_string()],
-    )
-    .ctx("saving the result")?;
-    Ok(ResultId(conn.last_insert_rowid()))
+    let record = record.to_string();
+    let row = c.query_one(
+        "saving the result",
+        "INSERT INTO result (kind, label, host_id, created_at, record_json)
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        &[
+            kind.as_str().into(),
+            label.into(),
+            P::I(host),
+            created_at.into(),
+            (&record).into(),
+        ],
+    )?;
+    Ok(ResultId(row.i64(0)?))
 }
 
-fn import_experiment(conn: &Connection, e: &Experiment) -> Result<ExperimentId, StoreError> {
-    let host = e.host.as_ref().map(|h| upsert_host(conn, h)).transpose()?;
-    conn.execute(
-        "INSERT INTO experiment (name, plan_text, host_id, tool_version, seed, started_at, finished_at, status)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        params![
-            e.name,
-            e.plan_text,
-            host,
-            e.tool_version,
-            e.seed.map(|s| s as i64),
-            e.started_at,
-            e.finished_at,
-            e.status.as_str()
+fn import_experiment(c: &mut Conn, e: &Experiment) -> Result<ExperimentId, StoreError> {
+    let host = e.host.as_ref().map(|h| upsert_host(c, h)).transpose()?;
+    let w = e.writer.as_ref();
+    let row = c.query_one(
+        "importing the experiment",
+        "INSERT INTO experiment (name, plan_text, host_id, tool_version, seed, started_at,
+                                 finished_at, status, writer_host, writer_pid, writer_start)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+        &[
+            (&e.name).into(),
+            (&e.plan_text).into(),
+            P::I(host),
+            (&e.tool_version).into(),
+            P::I(e.seed.map(|s| s as i64)),
+            (&e.started_at).into(),
+            P::T(e.finished_at.as_deref()),
+            // `crashed` is derived from the writer, which is imported with it.
+            e.status.stored().into(),
+            P::T(w.map(|w| w.hostname.as_str())),
+            P::I(w.map(|w| i64::from(w.pid))),
+            P::T(w.map(|w| w.process_start.as_str())),
         ],
-    )
-    .ctx("importing the experiment")?;
-    let id = ExperimentId(conn.last_insert_rowid());
+    )?;
+    let id = ExperimentId(row.i64(0)?);
     for run in &e.runs {
-        insert_run(conn, id, &run.run)?;
+        insert_run(c, id, &run.run)?;
     }
     Ok(id)
 }

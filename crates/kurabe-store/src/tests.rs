@@ -1,9 +1,13 @@
-//! Store tests against real SQLite files in temp dirs: round trips,
-//! migrations, a writer killed with SIGKILL mid-transaction, concurrent
-//! writers.
+//! Store tests, each run against both backends: real SQLite files in temp
+//! dirs, and a real PostgreSQL server when `KURABE_TEST_PG` names one (each
+//! store a fresh schema there). Round trips, migrations, a writer killed
+//! with SIGKILL mid-transaction, concurrent writers.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap as Map;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -65,6 +69,112 @@ fn run(variant: &str, round: u32, rps: f64, metrics: usize) -> RunRecord {
     }
 }
 
+/// Fresh, empty stores on one backend.
+enum Fx {
+    Sqlite(TempDir),
+    Pg {
+        url: String,
+        /// Store name → schema created for it.
+        schemas: RefCell<Map<String, String>>,
+    },
+}
+
+impl Fx {
+    /// Where store `name` of this backend lives (the same name, the same store).
+    fn spec(&self, name: &str) -> PathBuf {
+        match self {
+            Fx::Sqlite(dir) => dir.path().join(name),
+            Fx::Pg { url, schemas } => {
+                static N: AtomicU32 = AtomicU32::new(0);
+                let mut schemas = schemas.borrow_mut();
+                let schema = schemas.entry(name.to_owned()).or_insert_with(|| {
+                    let schema = format!(
+                        "kurabe_test_{}_{}",
+                        std::process::id(),
+                        N.fetch_add(1, Ordering::Relaxed)
+                    );
+                    pg::connect(url)
+                        .unwrap()
+                        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+                        .unwrap();
+                    schema
+                });
+                let sep = if url.contains('?') { '&' } else { '?' };
+                PathBuf::from(format!("{url}{sep}options=-c%20search_path%3D{schema}"))
+            }
+        }
+    }
+
+    fn open(&self, name: &str) -> Store {
+        Store::open(&self.spec(name)).unwrap()
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Fx::Sqlite(_) => "sqlite",
+            Fx::Pg { .. } => "postgres",
+        }
+    }
+}
+
+impl Drop for Fx {
+    fn drop(&mut self) {
+        if let Fx::Pg { url, schemas } = self {
+            if let Ok(mut c) = pg::connect(url) {
+                for schema in schemas.borrow().values() {
+                    let _ = c.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+                }
+            }
+        }
+    }
+}
+
+/// Run `test` on SQLite, and on PostgreSQL when the test server is there
+/// (a visible skip line otherwise; a failure in CI).
+fn each_backend(test: impl Fn(&Fx)) {
+    let mut all = vec![Fx::Sqlite(TempDir::new().unwrap())];
+    if let Some(url) = pg::test_url() {
+        all.push(Fx::Pg {
+            url,
+            schemas: RefCell::new(Map::new()),
+        });
+    }
+    for fx in &all {
+        eprintln!("backend: {}", fx.name());
+        test(fx);
+    }
+}
+
+/// One integer from a query on the store's own connection.
+fn count(store: &Store, sql: &str, params: &[db::P<'_>]) -> i64 {
+    store
+        .conn
+        .borrow_mut()
+        .query_one("test query", sql, params)
+        .unwrap()
+        .i64(0)
+        .unwrap()
+}
+
+fn schema_version(store: &Store) -> i64 {
+    if store.is_postgres() {
+        return count(store, "SELECT version FROM kurabe_schema", &[]);
+    }
+    match &*store.conn.borrow() {
+        Conn::Sqlite(c) => schema::version(c).unwrap(),
+        Conn::Pg(_) => unreachable!(),
+    }
+}
+
+fn table_exists(store: &Store, name: &str) -> bool {
+    let sql = if store.is_postgres() {
+        "SELECT count(*) FROM pg_tables WHERE tablename = $1 AND schemaname = current_schema()"
+    } else {
+        "SELECT count(*) FROM sqlite_master WHERE name = $1"
+    };
+    count(store, sql, &[name.into()]) == 1
+}
+
 #[test]
 fn default_path_follows_env_then_xdg_then_home() {
     let env = |pairs: &'static [(&'static str, &'static str)]| {
@@ -102,239 +212,265 @@ fn default_path_follows_env_then_xdg_then_home() {
 
 #[test]
 fn experiment_round_trip() {
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("sub/dir/results.db");
-    let mut store = Store::open(&path).unwrap();
-    let id = store
-        .begin_experiment(&new_experiment("gc settings"))
-        .unwrap();
-    let mut failed = run("b", 0, 0.0, 0);
-    failed.status = RunStatus::Failed;
-    failed.error_tail = Some("line 1\nSegmentation fault".into());
-    failed.metrics.clear();
-    failed.record = None;
-    let runs = [
-        run("a", 0, 100.5, 3),
-        failed,
-        run("a", 1, 101.5, 3),
-        run("b", 1, 120.0, 3),
-    ];
-    for r in &runs {
-        store.record_run(id, r).unwrap();
-    }
-    store
-        .finish_experiment(id, ExperimentStatus::Complete)
-        .unwrap();
-    drop(store);
+    each_backend(|fx| {
+        let path = fx.spec("sub/dir/results.db");
+        let mut store = Store::open(&path).unwrap();
+        let id = store
+            .begin_experiment(&new_experiment("gc settings"))
+            .unwrap();
+        let mut failed = run("b", 0, 0.0, 0);
+        failed.status = RunStatus::Failed;
+        failed.error_tail = Some("line 1\nSegmentation fault".into());
+        failed.metrics.clear();
+        failed.record = None;
+        let runs = [
+            run("a", 0, 100.5, 3),
+            failed,
+            run("a", 1, 101.5, 3),
+            run("b", 1, 120.0, 3),
+        ];
+        for r in &runs {
+            store.record_run(id, r).unwrap();
+        }
+        store
+            .finish_experiment(id, ExperimentStatus::Complete)
+            .unwrap();
+        drop(store);
 
-    let store = Store::open(&path).unwrap();
-    let Entry::Experiment(e) = store.get(id.into()).unwrap() else {
-        panic!("expected an experiment")
-    };
-    assert_eq!(e.name, "gc settings");
-    assert_eq!(
-        e.seed,
-        Some(u64::MAX - 1),
-        "u64 seeds survive the i64 column"
-    );
-    assert_eq!(e.host, Some(host()));
-    assert_eq!(e.status, ExperimentStatus::Complete);
-    assert!(e.finished_at.is_some());
-    let back: Vec<RunRecord> = e.runs.iter().map(|r| r.run.clone()).collect();
-    assert_eq!(back, runs);
+        let store = Store::open(&path).unwrap();
+        let Entry::Experiment(e) = store.get(id.into()).unwrap() else {
+            panic!("expected an experiment")
+        };
+        assert_eq!(e.name, "gc settings");
+        assert_eq!(
+            e.seed,
+            Some(u64::MAX - 1),
+            "u64 seeds survive the i64 column"
+        );
+        assert_eq!(e.host, Some(host()));
+        assert_eq!(e.status, ExperimentStatus::Complete);
+        assert!(e.finished_at.is_some());
+        let back: Vec<RunRecord> = e.runs.iter().map(|r| r.run.clone()).collect();
+        assert_eq!(back, runs);
 
-    let samples = store
-        .metric_samples(id, "index", "requests_per_second")
-        .unwrap();
-    assert_eq!(samples["a"], vec![100.5, 101.5]);
-    assert_eq!(samples["b"], vec![120.0], "the failed run is left out");
+        let samples = store
+            .metric_samples(id, "index", "requests_per_second")
+            .unwrap();
+        assert_eq!(samples["a"], vec![100.5, 101.5]);
+        assert_eq!(samples["b"], vec![120.0], "the failed run is left out");
 
-    let list = store.list().unwrap();
-    assert_eq!(list.len(), 1);
-    assert_eq!(list[0].id.to_string(), format!("e{}", id.0));
-    assert_eq!((list[0].runs, list[0].failed_runs), (4, 1));
-    assert_eq!(list[0].hostname.as_deref(), Some("bench1"));
-    assert_eq!(store.integrity_check().unwrap(), "ok");
+        let list = store.list().unwrap();
+        assert_eq!(list.len(), 1);
+        assert_eq!(list[0].id.to_string(), format!("e{}", id.0));
+        assert_eq!((list[0].runs, list[0].failed_runs), (4, 1));
+        assert_eq!(list[0].hostname.as_deref(), Some("bench1"));
+        assert_eq!(store.integrity_check().unwrap(), "ok");
+    });
 }
 
 #[test]
 fn finished_experiments_refuse_runs_and_missing_ids_are_named() {
-    let dir = TempDir::new().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-    let id = store.begin_experiment(&new_experiment("x")).unwrap();
-    store
-        .finish_experiment(id, ExperimentStatus::Interrupted)
-        .unwrap();
-    let err = store.record_run(id, &run("a", 0, 1.0, 0)).unwrap_err();
-    assert_eq!(
+    each_backend(|fx| {
+        let mut store = fx.open("r.db");
+        let id = store.begin_experiment(&new_experiment("x")).unwrap();
+        store
+            .finish_experiment(id, ExperimentStatus::Interrupted)
+            .unwrap();
+        let err = store.record_run(id, &run("a", 0, 1.0, 0)).unwrap_err();
+        assert_eq!(
         err.to_string(),
         format!("experiment e{} is already finished (interrupted); start a new experiment to record more runs", id.0)
     );
-    let err = store.get(EntryId::Result(ResultId(99))).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "no r99 in the results store; `kurabe results list` shows the ids"
-    );
-    assert!(matches!(
-        store.record_run(ExperimentId(42), &run("a", 0, 1.0, 0)),
-        Err(StoreError::NotFound { .. })
-    ));
-    assert!(matches!(
-        store.delete(EntryId::Experiment(ExperimentId(42))),
-        Err(StoreError::NotFound { .. })
-    ));
+        let err = store.get(EntryId::Result(ResultId(99))).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "no r99 in the results store; `kurabe results list` shows the ids"
+        );
+        assert!(matches!(
+            store.record_run(ExperimentId(42), &run("a", 0, 1.0, 0)),
+            Err(StoreError::NotFound { .. })
+        ));
+        assert!(matches!(
+            store.delete(EntryId::Experiment(ExperimentId(42))),
+            Err(StoreError::NotFound { .. })
+        ));
+    });
 }
 
 #[test]
 fn saved_results_list_and_delete_with_cascade() {
-    let dir = TempDir::new().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-    let e = store.begin_experiment(&new_experiment("exp")).unwrap();
-    store.record_run(e, &run("a", 0, 1.0, 2)).unwrap();
-    let record = serde_json::json!({ "schema_version": 1, "requests_per_second": 1234.5 });
-    let r = store
-        .save_result(ResultKind::Http, "http://127.0.0.1:8080/", &host(), &record)
-        .unwrap();
-    let Entry::Result(saved) = store.get(r.into()).unwrap() else {
-        panic!("expected a result")
-    };
-    assert_eq!(
-        (saved.kind, saved.record.clone()),
-        (ResultKind::Http, record)
-    );
-    let kinds: Vec<String> = store.list().unwrap().into_iter().map(|l| l.kind).collect();
-    assert!(kinds.contains(&"http".to_owned()) && kinds.contains(&"experiment".to_owned()));
+    each_backend(|fx| {
+        let mut store = fx.open("r.db");
+        let e = store.begin_experiment(&new_experiment("exp")).unwrap();
+        store.record_run(e, &run("a", 0, 1.0, 2)).unwrap();
+        let record = serde_json::json!({ "schema_version": 1, "requests_per_second": 1234.5 });
+        let r = store
+            .save_result(ResultKind::Http, "http://127.0.0.1:8080/", &host(), &record)
+            .unwrap();
+        let Entry::Result(saved) = store.get(r.into()).unwrap() else {
+            panic!("expected a result")
+        };
+        assert_eq!(
+            (saved.kind, saved.record.clone()),
+            (ResultKind::Http, record)
+        );
+        let kinds: Vec<String> = store.list().unwrap().into_iter().map(|l| l.kind).collect();
+        assert!(kinds.contains(&"http".to_owned()) && kinds.contains(&"experiment".to_owned()));
 
-    store.delete(e.into()).unwrap();
-    let orphans: i64 = store
-        .conn
-        .query_row(
+        store.delete(e.into()).unwrap();
+        let orphans = count(
+            &store,
             "SELECT (SELECT count(*) FROM run) + (SELECT count(*) FROM metric)",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(orphans, 0, "runs and metrics go with their experiment");
-    store.delete(r.into()).unwrap();
-    assert!(store.list().unwrap().is_empty());
+            &[],
+        );
+        assert_eq!(orphans, 0, "runs and metrics go with their experiment");
+        store.delete(r.into()).unwrap();
+        assert!(store.list().unwrap().is_empty());
+    });
 }
 
 #[test]
 fn export_then_import_into_another_store() {
-    let dir = TempDir::new().unwrap();
-    let mut a = Store::open(&dir.path().join("a.db")).unwrap();
-    let e = a.begin_experiment(&new_experiment("32 vs 64 bit")).unwrap();
-    a.record_run(e, &run("32-bit", 0, 1078.7, 1)).unwrap();
-    a.finish_experiment(e, ExperimentStatus::Complete).unwrap();
-    let r = a
-        .save_result(
-            ResultKind::Unixbench,
-            "vps-32",
-            &host(),
-            &serde_json::json!({ "index": 1078.7 }),
-        )
-        .unwrap();
-    let json = a.export_json(&[e.into(), r.into()]).unwrap();
+    each_backend(|fx| {
+        let mut a = fx.open("a.db");
+        let e = a.begin_experiment(&new_experiment("32 vs 64 bit")).unwrap();
+        a.record_run(e, &run("32-bit", 0, 1078.7, 1)).unwrap();
+        a.finish_experiment(e, ExperimentStatus::Complete).unwrap();
+        let r = a
+            .save_result(
+                ResultKind::Unixbench,
+                "vps-32",
+                &host(),
+                &serde_json::json!({ "index": 1078.7 }),
+            )
+            .unwrap();
+        let json = a.export_json(&[e.into(), r.into()]).unwrap();
 
-    let mut b = Store::open(&dir.path().join("b.db")).unwrap();
-    b.save_result(ResultKind::Mem, "pad", &host(), &serde_json::json!({}))
-        .unwrap(); // shift the ids
-    let ids = b.import_json(&json).unwrap();
-    assert_eq!(ids.len(), 2);
-    let strip = |entry: Entry| match entry {
-        Entry::Experiment(mut x) => {
-            x.id = ExperimentId(0);
-            x.runs.iter_mut().for_each(|r| r.id = 0);
-            Entry::Experiment(x)
-        }
-        Entry::Result(mut x) => {
-            x.id = ResultId(0);
-            Entry::Result(x)
-        }
-    };
-    assert_eq!(
-        strip(b.get(ids[0]).unwrap()),
-        strip(a.get(e.into()).unwrap())
-    );
-    assert_eq!(
-        strip(b.get(ids[1]).unwrap()),
-        strip(a.get(r.into()).unwrap())
-    );
+        let mut b = fx.open("b.db");
+        b.save_result(ResultKind::Mem, "pad", &host(), &serde_json::json!({}))
+            .unwrap(); // shift the ids
+        let ids = b.import_json(&json).unwrap();
+        assert_eq!(ids.len(), 2);
+        let strip = |entry: Entry| match entry {
+            Entry::Experiment(mut x) => {
+                x.id = ExperimentId(0);
+                x.runs.iter_mut().for_each(|r| r.id = 0);
+                Entry::Experiment(x)
+            }
+            Entry::Result(mut x) => {
+                x.id = ResultId(0);
+                Entry::Result(x)
+            }
+        };
+        assert_eq!(
+            strip(b.get(ids[0]).unwrap()),
+            strip(a.get(e.into()).unwrap())
+        );
+        assert_eq!(
+            strip(b.get(ids[1]).unwrap()),
+            strip(a.get(r.into()).unwrap())
+        );
 
-    let err = b
-        .import_json("{\"format\": \"other\", \"schema_version\": 1, \"entries\": []}")
-        .unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "cannot import: `format` is `other`, expected `kurabe-results`"
-    );
-    let err = b.import_json("[1, 2]").unwrap_err().to_string();
-    assert!(
-        err.starts_with("cannot import: not a kurabe export"),
-        "{err}"
-    );
-    assert!(
-        err.ends_with("expected the JSON of `kurabe results export`"),
-        "{err}"
-    );
+        let err = b
+            .import_json("{\"format\": \"other\", \"schema_version\": 1, \"entries\": []}")
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot import: `format` is `other`, expected `kurabe-results`"
+        );
+        let err = b.import_json("[1, 2]").unwrap_err().to_string();
+        assert!(
+            err.starts_with("cannot import: not a kurabe export"),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("expected the JSON of `kurabe results export`"),
+            "{err}"
+        );
+    });
 }
 
 #[test]
 fn migrates_an_older_store_and_reopening_is_idempotent() {
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("old.db");
-    // A store as the first schema version left it, with data in it.
-    let mut old = Store::open_at_version(&path, 1).unwrap();
-    assert_eq!(schema::version(&old.conn).unwrap(), 1);
-    let id = old.begin_experiment(&new_experiment("from v1")).unwrap();
-    old.record_run(id, &run("a", 0, 99.0, 1)).unwrap();
-    let has_result: i64 = old
-        .conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE name = 'result'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(has_result, 0);
-    drop(old);
+    each_backend(|fx| {
+        let path = fx.spec("old.db");
+        // A store as the first schema version left it, with data in it.
+        let mut old = Store::open_at_version(&path, 1).unwrap();
+        assert_eq!(schema_version(&old), 1);
+        let id = old
+            .begin_experiment(&new_experiment("from v1"))
+            .unwrap_err();
+        // Version 1 has no writer columns: kurabe of that time wrote without them.
+        assert!(id.to_string().contains("writer"), "{id}");
+        old.conn
+            .borrow_mut()
+            .exec(
+                "test",
+                "INSERT INTO experiment (name, plan_text, tool_version, started_at, status)
+             VALUES ('from v1', '', '0.1.0', '2026-11-01T00:00:00.000Z', 'running')",
+                &[],
+            )
+            .unwrap();
+        let id = ExperimentId(count(&old, "SELECT max(id) FROM experiment", &[]));
+        old.record_run(id, &run("a", 0, 99.0, 1)).unwrap();
+        assert!(!table_exists(&old, "result"));
+        drop(old);
 
-    let mut store = Store::open(&path).unwrap();
-    assert_eq!(schema::version(&store.conn).unwrap(), schema::CURRENT);
-    let Entry::Experiment(e) = store.get(id.into()).unwrap() else {
-        panic!()
-    };
-    assert_eq!(e.runs.len(), 1);
-    store
-        .save_result(
-            ResultKind::System,
-            "after migration",
-            &host(),
-            &serde_json::json!({}),
-        )
-        .unwrap();
-    drop(store);
-    let store = Store::open(&path).unwrap();
-    assert_eq!(schema::version(&store.conn).unwrap(), schema::CURRENT);
-    assert_eq!(store.list().unwrap().len(), 2);
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(schema_version(&store), schema::CURRENT);
+        let Entry::Experiment(e) = store.get(id.into()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(e.runs.len(), 1);
+        assert_eq!(e.writer, None);
+        assert_eq!(
+            e.status,
+            ExperimentStatus::Running,
+            "no writer known: not judged"
+        );
+        store
+            .save_result(
+                ResultKind::System,
+                "after migration",
+                &host(),
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(schema_version(&store), schema::CURRENT);
+        assert_eq!(store.list().unwrap().len(), 2);
+    });
 }
 
 #[test]
 fn newer_store_is_refused_with_the_fix() {
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("new.db");
-    let store = Store::open(&path).unwrap();
-    store.conn.pragma_update(None, "user_version", 99).unwrap();
-    drop(store);
-    let err = Store::open(&path).unwrap_err();
-    assert_eq!(
+    each_backend(|fx| {
+        let path = fx.spec("new.db");
+        let store = Store::open(&path).unwrap();
+        let shown = store.path().to_owned();
+        match &*store.conn.borrow() {
+            Conn::Sqlite(c) => c.pragma_update(None, "user_version", 99).unwrap(),
+            Conn::Pg(_) => {}
+        }
+        if store.is_postgres() {
+            store
+                .conn
+                .borrow_mut()
+                .exec("test", "UPDATE kurabe_schema SET version = 99", &[])
+                .unwrap();
+        }
+        drop(store);
+        let err = Store::open(&path).unwrap_err();
+        assert_eq!(
         err.to_string(),
         format!(
             "results store {} has schema version 99, newer than this kurabe understands ({}); upgrade kurabe or use another store",
-            path.display(),
+            shown.display(),
             schema::CURRENT
         )
     );
+    });
 }
 
 #[test]
@@ -353,38 +489,77 @@ fn garbage_file_is_refused_with_the_fix() {
 
 #[test]
 fn concurrent_writers_wait_for_each_other() {
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("shared.db");
-    Store::open(&path).unwrap();
-    let (writers, runs_each) = (4, 25);
-    let handles: Vec<_> = (0..writers)
-        .map(|w| {
-            let path = path.clone();
-            std::thread::spawn(move || {
-                let mut store = Store::open(&path).unwrap();
-                let id = store
-                    .begin_experiment(&new_experiment(&format!("writer {w}")))
-                    .unwrap();
-                for i in 0..runs_each {
-                    store.record_run(id, &run("a", i, f64::from(i), 5)).unwrap();
-                }
-                store
-                    .finish_experiment(id, ExperimentStatus::Complete)
-                    .unwrap();
-                id
+    each_backend(|fx| {
+        let path = fx.spec("shared.db");
+        // Several writers opening a new store at once all migrate it safely.
+        let (writers, runs_each) = (4, 25);
+        let handles: Vec<_> = (0..writers)
+            .map(|w| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let mut store = Store::open(&path).unwrap();
+                    let id = store
+                        .begin_experiment(&new_experiment(&format!("writer {w}")))
+                        .unwrap();
+                    let mut saved = Vec::new();
+                    for i in 0..runs_each {
+                        store.record_run(id, &run("a", i, f64::from(i), 5)).unwrap();
+                        if i % 5 == 0 {
+                            saved.push(
+                                store
+                                    .save_result(
+                                        ResultKind::Http,
+                                        "c",
+                                        &host(),
+                                        &serde_json::json!({ "w": w }),
+                                    )
+                                    .unwrap(),
+                            );
+                        }
+                    }
+                    store
+                        .finish_experiment(id, ExperimentStatus::Complete)
+                        .unwrap();
+                    (id, saved)
+                })
             })
-        })
-        .collect();
-    let ids: Vec<ExperimentId> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    let store = Store::open(&path).unwrap();
-    for id in ids {
-        let Entry::Experiment(e) = store.get(id.into()).unwrap() else {
-            panic!()
-        };
-        assert_eq!(e.runs.len(), runs_each as usize);
-        assert_eq!(e.status, ExperimentStatus::Complete);
-    }
-    assert_eq!(store.integrity_check().unwrap(), "ok");
+            .collect();
+        let done: Vec<(ExperimentId, Vec<ResultId>)> =
+            handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let store = Store::open(&path).unwrap();
+        let mut run_ids = std::collections::BTreeSet::new();
+        let mut result_ids = std::collections::BTreeSet::new();
+        for (id, saved) in &done {
+            let Entry::Experiment(e) = store.get((*id).into()).unwrap() else {
+                panic!()
+            };
+            assert_eq!(e.runs.len(), runs_each as usize);
+            assert_eq!(e.status, ExperimentStatus::Complete);
+            run_ids.extend(e.runs.iter().map(|r| r.id));
+            result_ids.extend(saved.iter().map(|r| r.0));
+        }
+        assert_eq!(
+            run_ids.len(),
+            writers * runs_each as usize,
+            "run ids are unique"
+        );
+        assert_eq!(result_ids.len(), writers * 5, "result ids are unique");
+        assert_eq!(
+            count(&store, "SELECT count(*) FROM run", &[]),
+            (writers * runs_each as usize) as i64
+        );
+        assert_eq!(
+            count(&store, "SELECT count(*) FROM metric", &[]),
+            (writers * runs_each as usize * 7) as i64
+        );
+        assert_eq!(
+            count(&store, "SELECT count(*) FROM host", &[]),
+            1,
+            "one host row, however many writers"
+        );
+        assert_eq!(store.list().unwrap().len(), writers + writers * 5);
+        assert_eq!(store.integrity_check().unwrap(), "ok");
+    });
 }
 
 /// Environment variable that turns [`crash_child`] from a no-op into the
@@ -411,12 +586,15 @@ fn crash_child() {
             }
             println!("COMMITTED 3");
             // Half of a run written inside a transaction that never commits.
-            let tx = store
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .unwrap();
-            insert_run(&tx, id, &run("a", 3, 100.0, 50)).unwrap();
-            tx.execute_batch("INSERT INTO metric (run_id, name, value, unit) SELECT max(id), 'late', 1, '' FROM run")
+            let mut c = store.conn.borrow_mut();
+            let begin = if matches!(*c, Conn::Pg(_)) {
+                "BEGIN"
+            } else {
+                "BEGIN IMMEDIATE"
+            };
+            c.batch("test", begin).unwrap();
+            insert_run(&mut c, id, &run("a", 3, 100.0, 50)).unwrap();
+            c.batch("test", "INSERT INTO metric (run_id, name, value, unit) SELECT max(id), 'late', 1, '' FROM run")
                 .unwrap();
             println!("IN_TX");
             loop {
@@ -499,9 +677,17 @@ fn assert_consistent_after_crash(
     };
     assert_eq!(
         e.status,
-        ExperimentStatus::Running,
-        "a crashed experiment must not look complete"
+        ExperimentStatus::Crashed,
+        "a killed writer's experiment must read as crashed, never complete"
     );
+    let w = e.writer.as_ref().expect("the writer is recorded");
+    assert_eq!(w.hostname, Writer::current().hostname);
+    assert_ne!(w.pid, std::process::id());
+    assert!(store
+        .list()
+        .unwrap()
+        .iter()
+        .any(|l| l.id == EntryId::Experiment(id) && l.status == Some(ExperimentStatus::Crashed)));
     assert_eq!(e.finished_at, None);
     assert!(
         e.runs.len() >= at_least as usize,
@@ -509,12 +695,12 @@ fn assert_consistent_after_crash(
         e.runs.len()
     );
     // Every stored run is whole: all of its metric rows, nothing extra.
-    let mut stmt = store
-        .conn
-        .prepare("SELECT count(*) FROM metric WHERE run_id = ?1")
-        .unwrap();
     for r in &e.runs {
-        let n: i64 = stmt.query_row([r.id], |row| row.get(0)).unwrap();
+        let n = count(
+            &store,
+            "SELECT count(*) FROM metric WHERE run_id = $1",
+            &[r.id.into()],
+        );
         assert_eq!(n, metrics_per_run, "run {} has {n} metric rows", r.id);
         assert_eq!(r.run.metrics.len() as i64, metrics_per_run);
     }
@@ -523,119 +709,131 @@ fn assert_consistent_after_crash(
 
 #[test]
 fn runs_survive_sigkill_mid_transaction() {
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("crash.db");
-    let (id, committed) = run_and_kill("open-tx", &path, |l| l.ends_with("IN_TX"));
-    assert_eq!(committed, 3);
-    let stored = assert_consistent_after_crash(&path, id, 3, 52);
-    assert_eq!(stored, 3, "the half-written fourth run must not appear");
+    each_backend(|fx| {
+        let path = fx.spec("crash.db");
+        let (id, committed) = run_and_kill("open-tx", &path, |l| l.ends_with("IN_TX"));
+        assert_eq!(committed, 3);
+        let stored = assert_consistent_after_crash(&path, id, 3, 52);
+        assert_eq!(stored, 3, "the half-written fourth run must not appear");
+    });
 }
 
 #[test]
 fn runs_survive_sigkill_during_continuous_writes() {
-    let dir = TempDir::new().unwrap();
-    let path = dir.path().join("crash.db");
-    // Killed at whatever point of whichever transaction it happens to be in.
-    let (id, committed) = run_and_kill("loop", &path, |l| l.ends_with("COMMITTED 20"));
-    assert_eq!(committed, 20);
-    assert_consistent_after_crash(&path, id, 20, 202);
-    // The store keeps working after the crash.
-    let mut store = Store::open(&path).unwrap();
-    let next = store.begin_experiment(&new_experiment("after")).unwrap();
-    store.record_run(next, &run("a", 0, 1.0, 0)).unwrap();
+    each_backend(|fx| {
+        let path = fx.spec("crash.db");
+        // Killed at whatever point of whichever transaction it happens to be in.
+        let (id, committed) = run_and_kill("loop", &path, |l| l.ends_with("COMMITTED 20"));
+        assert_eq!(committed, 20);
+        assert_consistent_after_crash(&path, id, 20, 202);
+        // The store keeps working after the crash.
+        let mut store = Store::open(&path).unwrap();
+        let next = store.begin_experiment(&new_experiment("after")).unwrap();
+        store.record_run(next, &run("a", 0, 1.0, 0)).unwrap();
+        let Entry::Experiment(e) = store.get(next.into()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            e.status,
+            ExperimentStatus::Running,
+            "our own writer is alive"
+        );
+    });
 }
 
 #[test]
 fn export_output_matches_the_committed_schema() {
-    let dir = TempDir::new().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-    // Every shape the export has: a finished experiment with an ok and a
-    // failed run, a running one without seed, a saved result.
-    let done = store.begin_experiment(&new_experiment("done")).unwrap();
-    store.record_run(done, &run("a", 0, 100.0, 1)).unwrap();
-    let mut failed = run("b", 0, f64::NAN, 0);
-    failed.status = RunStatus::Failed;
-    failed.error_tail = Some("bind: address in use".into());
-    store.record_run(done, &failed).unwrap();
-    store
-        .finish_experiment(done, ExperimentStatus::Failed)
-        .unwrap();
-    let mut open = new_experiment("open");
-    open.seed = None;
-    let running = store.begin_experiment(&open).unwrap();
-    let saved = store
-        .save_result(
-            ResultKind::Watch,
-            "chromium",
-            &HostFacts::current(),
-            &serde_json::json!({ "cpu": [1, 2] }),
-        )
-        .unwrap();
+    each_backend(|fx| {
+        let mut store = fx.open("r.db");
+        // Every shape the export has: a finished experiment with an ok and a
+        // failed run, a running one without seed, a saved result.
+        let done = store.begin_experiment(&new_experiment("done")).unwrap();
+        store.record_run(done, &run("a", 0, 100.0, 1)).unwrap();
+        let mut failed = run("b", 0, f64::NAN, 0);
+        failed.status = RunStatus::Failed;
+        failed.error_tail = Some("bind: address in use".into());
+        store.record_run(done, &failed).unwrap();
+        store
+            .finish_experiment(done, ExperimentStatus::Failed)
+            .unwrap();
+        let mut open = new_experiment("open");
+        open.seed = None;
+        let running = store.begin_experiment(&open).unwrap();
+        let saved = store
+            .save_result(
+                ResultKind::Watch,
+                "chromium",
+                &HostFacts::current(),
+                &serde_json::json!({ "cpu": [1, 2] }),
+            )
+            .unwrap();
 
-    let json = store
-        .export_json(&[done.into(), running.into(), saved.into()])
-        .unwrap();
-    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let schema = kurabe_testkit::schema::load("results-export.schema.json");
-    let errors = kurabe_testkit::schema::violations(&schema, &doc);
-    assert!(
-        errors.is_empty(),
-        "export does not match the schema: {errors:#?}\n{json}"
-    );
-    // NaN has no JSON form: it is exported as null, read back as NaN, and
-    // left out of the metric table.
-    assert!(json.contains("\"value\": null"), "{json}");
-    let Entry::Experiment(e) = store.get(done.into()).unwrap() else {
-        panic!()
-    };
-    assert!(e.runs[1].run.metrics[0].value.is_nan());
-    assert!(!store
-        .metric_samples(done, "index", "requests_per_second")
-        .unwrap()
-        .contains_key("b"));
+        let json = store
+            .export_json(&[done.into(), running.into(), saved.into()])
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let schema = kurabe_testkit::schema::load("results-export.schema.json");
+        let errors = kurabe_testkit::schema::violations(&schema, &doc);
+        assert!(
+            errors.is_empty(),
+            "export does not match the schema: {errors:#?}\n{json}"
+        );
+        // NaN has no JSON form: it is exported as null, read back as NaN, and
+        // left out of the metric table.
+        assert!(json.contains("\"value\": null"), "{json}");
+        let Entry::Experiment(e) = store.get(done.into()).unwrap() else {
+            panic!()
+        };
+        assert!(e.runs[1].run.metrics[0].value.is_nan());
+        assert!(!store
+            .metric_samples(done, "index", "requests_per_second")
+            .unwrap()
+            .contains_key("b"));
 
-    // The schema is not vacuous: each kind of damage fails it.
-    let mut bad = doc.clone();
-    bad["entries"][0]["status"] = "finished".into();
-    assert_eq!(
-        kurabe_testkit::schema::violations(&schema, &bad),
-        ["$.entries[0]: matches 0 of the oneOf alternatives, expected exactly 1"],
-        "an entry with a wrong status fits neither entry kind"
-    );
-    let mut bad = doc.clone();
-    bad["entries"][0]["runs"][0]
-        .as_object_mut()
-        .unwrap()
-        .remove("metrics");
-    assert!(!kurabe_testkit::schema::violations(&schema, &bad).is_empty());
-    let mut bad = doc.clone();
-    bad["entries"][2]["created_at"] = "yesterday".into();
-    assert!(!kurabe_testkit::schema::violations(&schema, &bad).is_empty());
-    let mut bad = doc;
-    bad["schema_version"] = 0.into();
-    assert_eq!(
-        kurabe_testkit::schema::violations(&schema, &bad),
-        ["$.schema_version: 0 is below 1"]
-    );
+        // The schema is not vacuous: each kind of damage fails it.
+        let mut bad = doc.clone();
+        bad["entries"][0]["status"] = "finished".into();
+        assert_eq!(
+            kurabe_testkit::schema::violations(&schema, &bad),
+            ["$.entries[0]: matches 0 of the oneOf alternatives, expected exactly 1"],
+            "an entry with a wrong status fits neither entry kind"
+        );
+        let mut bad = doc.clone();
+        bad["entries"][0]["runs"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("metrics");
+        assert!(!kurabe_testkit::schema::violations(&schema, &bad).is_empty());
+        let mut bad = doc.clone();
+        bad["entries"][2]["created_at"] = "yesterday".into();
+        assert!(!kurabe_testkit::schema::violations(&schema, &bad).is_empty());
+        let mut bad = doc;
+        bad["schema_version"] = 0.into();
+        assert_eq!(
+            kurabe_testkit::schema::violations(&schema, &bad),
+            ["$.schema_version: 0 is below 1"]
+        );
+    });
 }
 
 #[test]
 fn list_is_newest_first_with_numeric_id_ties() {
-    let dir = TempDir::new().unwrap();
-    let mut store = Store::open(&dir.path().join("r.db")).unwrap();
-    // Twelve experiments within a few milliseconds: many share a timestamp,
-    // and `e10` must still come before `e9`.
-    for i in 0..12 {
-        store
-            .begin_experiment(&new_experiment(&format!("x{i}")))
-            .unwrap();
-    }
-    let ids: Vec<String> = store
-        .list()
-        .unwrap()
-        .iter()
-        .map(|e| e.id.to_string())
-        .collect();
-    let want: Vec<String> = (1..=12).rev().map(|i| format!("e{i}")).collect();
-    assert_eq!(ids, want);
+    each_backend(|fx| {
+        let mut store = fx.open("r.db");
+        // Twelve experiments within a few milliseconds: many share a timestamp,
+        // and `e10` must still come before `e9`.
+        for i in 0..12 {
+            store
+                .begin_experiment(&new_experiment(&format!("x{i}")))
+                .unwrap();
+        }
+        let ids: Vec<String> = store
+            .list()
+            .unwrap()
+            .iter()
+            .map(|e| e.id.to_string())
+            .collect();
+        let want: Vec<String> = (1..=12).rev().map(|i| format!("e{i}")).collect();
+        assert_eq!(ids, want);
+    });
 }

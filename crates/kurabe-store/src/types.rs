@@ -102,6 +102,10 @@ pub enum ExperimentStatus {
     Interrupted,
     /// Stopped by a failure (`on_failure = "stop"`, a setup error).
     Failed,
+    /// Left `running` by a writer that is gone (killed, crashed, the
+    /// machine rebooted); its finished runs are kept. Derived when read,
+    /// never stored: the database still says `running`.
+    Crashed,
 }
 
 impl ExperimentStatus {
@@ -112,6 +116,16 @@ impl ExperimentStatus {
             ExperimentStatus::Complete => "complete",
             ExperimentStatus::Interrupted => "interrupted",
             ExperimentStatus::Failed => "failed",
+            ExperimentStatus::Crashed => "crashed",
+        }
+    }
+
+    /// The word written to the database: `crashed` is stored as `running`
+    /// (it is derived from the writer when read).
+    pub fn stored(self) -> &'static str {
+        match self {
+            ExperimentStatus::Crashed => "running",
+            other => other.as_str(),
         }
     }
 
@@ -243,6 +257,9 @@ pub struct Experiment {
     pub finished_at: Option<String>,
     /// How it ended.
     pub status: ExperimentStatus,
+    /// The process that wrote it (schema 3 on; absent before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer: Option<crate::Writer>,
     /// Runs in the order they were recorded.
     pub runs: Vec<StoredRun>,
 }

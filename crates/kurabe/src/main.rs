@@ -48,6 +48,8 @@ enum Command {
     Results(cmd::results::Args),
     /// One experiment as a table, Markdown, JSON, CSV or HTML with charts.
     Report(cmd::report::Args),
+    /// A load worker for distributed runs (`kurabe http --workers N`): takes shares of runs from the PostgreSQL store.
+    Worker(cmd::worker::Args),
 }
 
 fn main() -> ExitCode {
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(*args),
         Command::Results(args) => cmd::results::run(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::Worker(args) => cmd::worker::run(args),
     };
     match result {
         Ok(code) => code,

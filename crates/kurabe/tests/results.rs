@@ -1,9 +1,15 @@
-//! `kurabe results` and `kurabe report` against a real SQLite store built
-//! with the kurabe-store API: round trips, every report format, escaping,
-//! the JSON schema, and bad input exiting 2 with one line.
+//! `kurabe results` and `kurabe report` against a real store built with the
+//! kurabe-store API: round trips, every report format, escaping, the JSON
+//! schema, and bad input exiting 2 with one line. The `results` commands run
+//! on SQLite and, when `KURABE_TEST_PG` names a server, on PostgreSQL too
+//! (with the password in PGPASSWORD, never on the command line); `results
+//! copy` moves history between the two.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
 
 use kurabe_store::{
     ExperimentId, ExperimentStatus, HostFacts, MetricValue, NewExperiment, ResultKind, RunRecord,
@@ -110,17 +116,113 @@ fn experiment(store: &mut Store, variants: &[(&str, f64, f64)], series: bool) ->
     id
 }
 
+/// The PostgreSQL test server, if `KURABE_TEST_PG` names one: a visible skip
+/// line otherwise, a failure in CI.
+fn test_pg() -> Option<String> {
+    match std::env::var("KURABE_TEST_PG") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("KURABE_TEST_PG not set but CI=true: .ci/run must start the test server")
+        }
+        _ => {
+            eprintln!("skipped: KURABE_TEST_PG not set (scripts/pg-test-server.sh start DIR)");
+            None
+        }
+    }
+}
+
+/// Stores on PostgreSQL: each a fresh schema of the test database, dropped
+/// at the end.
+struct PgStores {
+    /// Full URL, password included (for this test process only).
+    url: String,
+    /// The same without the password: what the kurabe commands get.
+    bare: String,
+    password: String,
+    schemas: RefCell<Vec<String>>,
+}
+
+impl PgStores {
+    fn new(url: String) -> PgStores {
+        let (scheme, rest) = url.split_once("://").unwrap();
+        let (userinfo, host) = rest.rsplit_once('@').unwrap();
+        let (user, password) = userinfo.split_once(':').unwrap();
+        PgStores {
+            bare: format!("{scheme}://{user}@{host}"),
+            password: password.to_owned(),
+            url,
+            schemas: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// A new empty store: (URL for this process, URL for kurabe commands).
+    fn store(&self) -> (PathBuf, PathBuf) {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let schema = format!(
+            "kurabe_cli_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        kurabe_store::pg::connect(&self.url)
+            .unwrap()
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .unwrap();
+        self.schemas.borrow_mut().push(schema.clone());
+        let with = |u: &str| {
+            let sep = if u.contains('?') { '&' } else { '?' };
+            PathBuf::from(format!("{u}{sep}options=-c%20search_path%3D{schema}"))
+        };
+        (with(&self.url), with(&self.bare))
+    }
+}
+
+impl Drop for PgStores {
+    fn drop(&mut self) {
+        if let Ok(mut c) = kurabe_store::pg::connect(&self.url) {
+            for s in self.schemas.borrow().iter() {
+                let _ = c.batch_execute(&format!("DROP SCHEMA {s} CASCADE"));
+            }
+        }
+    }
+}
+
+/// Run `test` on SQLite, then on PostgreSQL when the test server is there.
+fn each_backend(test: impl Fn(&Fixture)) {
+    eprintln!("backend: sqlite");
+    test(&Fixture::new());
+    if let Some(url) = test_pg() {
+        eprintln!("backend: postgres");
+        let pg = std::rc::Rc::new(PgStores::new(url));
+        test(&Fixture::on(Some(pg)));
+    }
+}
+
 struct Fixture {
     dir: TempDir,
+    /// The store as kurabe commands are given it (no password in it).
     db: PathBuf,
+    /// The store as this test process opens it.
+    db_full: PathBuf,
+    pg: Option<std::rc::Rc<PgStores>>,
 }
 
 impl Fixture {
     /// e1: fast vs slow; e2: a `<script>` variant; r1/r2: mem records of two machines.
     fn new() -> Fixture {
+        Fixture::on(None)
+    }
+
+    /// The fixture on PostgreSQL (`Some`) or in an SQLite file.
+    fn on(pg: Option<std::rc::Rc<PgStores>>) -> Fixture {
         let dir = TempDir::new().unwrap();
-        let db = dir.path().join("results.db");
-        let mut s = Store::open(&db).unwrap();
+        let (db_full, db) = match &pg {
+            Some(pg) => pg.store(),
+            None => {
+                let p = dir.path().join("results.db");
+                (p.clone(), p)
+            }
+        };
+        let mut s = Store::open(&db_full).unwrap();
         experiment(
             &mut s,
             &[("fast", 1000.0, 40.0), ("slow", 800.0, 60.0)],
@@ -143,18 +245,52 @@ impl Fixture {
             )
             .unwrap();
         }
-        Fixture { dir, db }
+        Fixture {
+            dir,
+            db,
+            db_full,
+            pg,
+        }
+    }
+
+    /// Another empty store on the same backend: (for this process, for kurabe).
+    fn other_store(&self, name: &str) -> (PathBuf, PathBuf) {
+        match &self.pg {
+            Some(pg) => pg.store(),
+            None => (self.path(name), self.path(name)),
+        }
+    }
+
+    /// `kurabe` with the backend's password in the environment.
+    fn cmd(&self) -> std::process::Command {
+        let mut c = kurabe();
+        c.env_remove("KURABE_STORE").env("NO_COLOR", "1");
+        if let Some(pg) = &self.pg {
+            c.env("PGPASSWORD", &pg.password);
+        }
+        c
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        kurabe()
+        let out = self
+            .cmd()
             .args(args)
             .arg("--store")
             .arg(&self.db)
-            .env_remove("KURABE_STORE")
-            .env("NO_COLOR", "1")
             .output()
-            .unwrap()
+            .unwrap();
+        self.assert_no_password(&out);
+        out
+    }
+
+    /// The password never appears in what kurabe prints.
+    fn assert_no_password(&self, out: &Output) {
+        if let Some(pg) = &self.pg {
+            for stream in [&out.stdout, &out.stderr] {
+                let text = String::from_utf8_lossy(stream);
+                assert!(!text.contains(&pg.password), "password printed: {text}");
+            }
+        }
     }
 
     fn ok(&self, args: &[&str]) -> String {
@@ -183,160 +319,165 @@ fn assert_usage_error(out: &Output, needle: &str) {
 
 #[test]
 fn list_show_and_json_listing() {
-    let f = Fixture::new();
-    let text = f.ok(&["results", "list"]);
-    for id in ["e1", "e2", "r1", "r2"] {
-        assert!(text.contains(id), "{text}");
-    }
-    assert!(text.contains("complete, 7 runs (1 failed)"), "{text}");
-    let json: serde_json::Value =
-        serde_json::from_str(&f.ok(&["results", "list", "--format", "json"])).unwrap();
-    assert_eq!(json.as_array().unwrap().len(), 4);
+    each_backend(|f| {
+        let text = f.ok(&["results", "list"]);
+        for id in ["e1", "e2", "r1", "r2"] {
+            assert!(text.contains(id), "{text}");
+        }
+        assert!(text.contains("complete, 7 runs (1 failed)"), "{text}");
+        let json: serde_json::Value =
+            serde_json::from_str(&f.ok(&["results", "list", "--format", "json"])).unwrap();
+        assert_eq!(json.as_array().unwrap().len(), 4);
 
-    let show = f.ok(&["results", "show", "e1"]);
-    assert!(show.contains("fast (baseline)"), "{show}");
-    assert!(show.contains("vs fast"), "{show}");
-    assert!(show.contains("slower"), "{show}");
-    assert!(show.contains("more memory"), "{show}");
-    assert!(
-        show.contains("bind: address in use") || show.contains("<b>boom</b>"),
-        "{show}"
-    );
-    let entry: serde_json::Value =
-        serde_json::from_str(&f.ok(&["results", "show", "e1", "--format", "json"])).unwrap();
-    assert_eq!(entry["entry"], "experiment");
-    assert_eq!(entry["runs"].as_array().unwrap().len(), 7);
-    let r = f.ok(&["results", "show", "r2"]);
-    assert!(r.contains("vps64") && r.contains("used_bytes"), "{r}");
+        let show = f.ok(&["results", "show", "e1"]);
+        assert!(show.contains("fast (baseline)"), "{show}");
+        assert!(show.contains("vs fast"), "{show}");
+        assert!(show.contains("slower"), "{show}");
+        assert!(show.contains("more memory"), "{show}");
+        assert!(
+            show.contains("bind: address in use") || show.contains("<b>boom</b>"),
+            "{show}"
+        );
+        let entry: serde_json::Value =
+            serde_json::from_str(&f.ok(&["results", "show", "e1", "--format", "json"])).unwrap();
+        assert_eq!(entry["entry"], "experiment");
+        assert_eq!(entry["runs"].as_array().unwrap().len(), 7);
+        let r = f.ok(&["results", "show", "r2"]);
+        assert!(r.contains("vps64") && r.contains("used_bytes"), "{r}");
+    });
 }
 
 #[test]
 fn compare_experiments_and_saved_results() {
-    let f = Fixture::new();
-    // The 32-bit vs 64-bit question: two machines' mem records.
-    let text = f.ok(&["results", "compare", "r1", "r2", "--metric", "used_bytes"]);
-    assert!(text.contains("1.60× more memory"), "{text}");
-    assert!(
-        text.contains("vps32 (i686)") && text.contains("vps64 (x86_64)"),
-        "{text}"
-    );
-    let json: serde_json::Value =
-        serde_json::from_str(&f.ok(&["results", "compare", "r1", "r2", "--format", "json"]))
-            .unwrap();
-    let rows = json["rows"].as_array().unwrap();
-    let used = rows.iter().find(|r| r["key"] == "used_bytes").unwrap();
-    assert!((used["ratio"].as_f64().unwrap() - 1.6).abs() < 1e-12);
-    assert!(
-        used["comparison"].is_null(),
-        "one sample a side: no verdict"
-    );
+    each_backend(|f| {
+        // The 32-bit vs 64-bit question: two machines' mem records.
+        let text = f.ok(&["results", "compare", "r1", "r2", "--metric", "used_bytes"]);
+        assert!(text.contains("1.60× more memory"), "{text}");
+        assert!(
+            text.contains("vps32 (i686)") && text.contains("vps64 (x86_64)"),
+            "{text}"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&f.ok(&["results", "compare", "r1", "r2", "--format", "json"]))
+                .unwrap();
+        let rows = json["rows"].as_array().unwrap();
+        let used = rows.iter().find(|r| r["key"] == "used_bytes").unwrap();
+        assert!((used["ratio"].as_f64().unwrap() - 1.6).abs() < 1e-12);
+        assert!(
+            used["comparison"].is_null(),
+            "one sample a side: no verdict"
+        );
 
-    // Two experiments: same variant names pair up, 3 samples a side give a verdict.
-    let json: serde_json::Value = serde_json::from_str(&f.ok(&[
-        "results",
-        "compare",
-        "e1",
-        "e1",
-        "--format",
-        "json",
-        "--metric",
-        "requests_per_second",
-    ]))
-    .unwrap();
-    let rows = json["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2);
-    // Same samples: ratio exactly 1; ±1 % spread over 3 runs straddles the 2 % band.
-    assert_eq!(rows[0]["ratio"], 1.0);
-    assert_eq!(rows[0]["comparison"]["verdict"]["kind"], "inconclusive");
-    assert!(rows[0]["phrase"].as_str().unwrap().contains("runs needed"));
+        // Two experiments: same variant names pair up, 3 samples a side give a verdict.
+        let json: serde_json::Value = serde_json::from_str(&f.ok(&[
+            "results",
+            "compare",
+            "e1",
+            "e1",
+            "--format",
+            "json",
+            "--metric",
+            "requests_per_second",
+        ]))
+        .unwrap();
+        let rows = json["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), 2);
+        // Same samples: ratio exactly 1; ±1 % spread over 3 runs straddles the 2 % band.
+        assert_eq!(rows[0]["ratio"], 1.0);
+        assert_eq!(rows[0]["comparison"]["verdict"]["kind"], "inconclusive");
+        assert!(rows[0]["phrase"].as_str().unwrap().contains("runs needed"));
 
-    assert_usage_error(
-        &f.run(&["results", "compare", "e1", "r1"]),
-        "cannot compare e1 (experiment) with r1 (mem)",
-    );
-    assert_usage_error(
-        &f.run(&["results", "compare", "r1", "r2", "--metric", "nope"]),
-        "--metric takes one of:",
-    );
+        assert_usage_error(
+            &f.run(&["results", "compare", "e1", "r1"]),
+            "cannot compare e1 (experiment) with r1 (mem)",
+        );
+        assert_usage_error(
+            &f.run(&["results", "compare", "r1", "r2", "--metric", "nope"]),
+            "--metric takes one of:",
+        );
+    });
 }
 
 #[test]
 fn export_import_rm_round_trip() {
-    let f = Fixture::new();
-    let file = f.path("out/export.json");
-    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    let file_s = file.to_str().unwrap();
-    f.ok(&["results", "export", "e1", "r2", "-o", file_s]);
-    let export: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(export["format"], "kurabe-results");
-    assert_eq!(export["entries"].as_array().unwrap().len(), 2);
-    // No temp file left next to it.
-    assert_eq!(
-        std::fs::read_dir(file.parent().unwrap()).unwrap().count(),
-        1
-    );
+    each_backend(|f| {
+        let file = f.path("out/export.json");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let file_s = file.to_str().unwrap();
+        f.ok(&["results", "export", "e1", "r2", "-o", file_s]);
+        let export: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(export["format"], "kurabe-results");
+        assert_eq!(export["entries"].as_array().unwrap().len(), 2);
+        // No temp file left next to it.
+        assert_eq!(
+            std::fs::read_dir(file.parent().unwrap()).unwrap().count(),
+            1
+        );
 
-    // Into a fresh store on "another machine".
-    let other = f.path("other.db");
-    let out = kurabe()
-        .args(["results", "import", file_s, "--store"])
-        .arg(&other)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("imported e1, r1 into"));
-    let s = Store::open(&other).unwrap();
-    let (a, b) = (
-        Store::open(&f.db)
-            .unwrap()
-            .get("e1".parse().unwrap())
-            .unwrap(),
-        s.get("e1".parse().unwrap()).unwrap(),
-    );
-    let runs = |e: &kurabe_store::Entry| match e {
-        kurabe_store::Entry::Experiment(x) => {
-            x.runs.iter().map(|r| r.run.clone()).collect::<Vec<_>>()
-        }
-        _ => panic!("not an experiment"),
-    };
-    assert_eq!(runs(&a), runs(&b));
-    // Reports of the original and the imported copy agree.
-    let report = |db: &Path| {
-        let out = kurabe()
-            .args(["report", "e1", "--store"])
-            .arg(db)
-            .env("NO_COLOR", "1")
+        // Into a fresh store on "another machine".
+        let (other_full, other) = f.other_store("other.db");
+        let out = f
+            .cmd()
+            .args(["results", "import", file_s, "--store"])
+            .arg(&other)
             .output()
             .unwrap();
-        String::from_utf8(out.stdout).unwrap()
-    };
-    assert_eq!(report(&f.db), report(&other));
+        f.assert_no_password(&out);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("imported e1, r1 into"));
+        let s = Store::open(&other_full).unwrap();
+        let (a, b) = (
+            Store::open(&f.db_full)
+                .unwrap()
+                .get("e1".parse().unwrap())
+                .unwrap(),
+            s.get("e1".parse().unwrap()).unwrap(),
+        );
+        let runs = |e: &kurabe_store::Entry| match e {
+            kurabe_store::Entry::Experiment(x) => {
+                x.runs.iter().map(|r| r.run.clone()).collect::<Vec<_>>()
+            }
+            _ => panic!("not an experiment"),
+        };
+        assert_eq!(runs(&a), runs(&b));
+        // Reports of the original and the imported copy agree.
+        let report = |db: &Path| {
+            let out = f
+                .cmd()
+                .args(["report", "e1", "--store"])
+                .arg(db)
+                .output()
+                .unwrap();
+            String::from_utf8(out.stdout).unwrap()
+        };
+        assert_eq!(report(&f.db), report(&other));
 
-    // Export of everything, stdout.
-    let all: serde_json::Value = serde_json::from_str(&f.ok(&["results", "export"])).unwrap();
-    assert_eq!(all["entries"].as_array().unwrap().len(), 4);
+        // Export of everything, stdout.
+        let all: serde_json::Value = serde_json::from_str(&f.ok(&["results", "export"])).unwrap();
+        assert_eq!(all["entries"].as_array().unwrap().len(), 4);
 
-    // rm: all ids checked before anything is deleted.
-    assert_usage_error(
-        &f.run(&["results", "rm", "e1", "e99"]),
-        "no e99 in the results store",
-    );
-    assert!(f.ok(&["results", "list"]).contains("e1"));
-    assert_eq!(
-        f.ok(&["results", "rm", "e1", "r1"]),
-        "removed e1\nremoved r1\n"
-    );
-    let list = f.ok(&["results", "list"]);
-    assert!(!list.contains("e1 ") && !list.contains("r1 "), "{list}");
-    assert_usage_error(
-        &f.run(&["results", "show", "e1"]),
-        "no e1 in the results store",
-    );
+        // rm: all ids checked before anything is deleted.
+        assert_usage_error(
+            &f.run(&["results", "rm", "e1", "e99"]),
+            "no e99 in the results store",
+        );
+        assert!(f.ok(&["results", "list"]).contains("e1"));
+        assert_eq!(
+            f.ok(&["results", "rm", "e1", "r1"]),
+            "removed e1\nremoved r1\n"
+        );
+        let list = f.ok(&["results", "list"]);
+        assert!(!list.contains("e1 ") && !list.contains("r1 "), "{list}");
+        assert_usage_error(
+            &f.run(&["results", "show", "e1"]),
+            "no e1 in the results store",
+        );
+    });
 }
 
 #[test]
@@ -446,29 +587,30 @@ fn bad_input_is_one_line_and_exit_2() {
 
 #[test]
 fn save_reads_a_json_record() {
-    let f = Fixture::new();
-    let rec = f.path("mem.json");
-    std::fs::write(&rec, r#"{"schema_version": 1, "used_bytes": 5}"#).unwrap();
-    assert_eq!(
-        f.ok(&[
-            "results",
-            "save",
-            "--kind",
-            "mem",
-            "--label",
-            "lab",
-            rec.to_str().unwrap()
-        ]),
-        "saved r3\n"
-    );
-    assert!(f
-        .ok(&["results", "show", "r3"])
-        .contains("\"used_bytes\": 5"));
-    std::fs::write(&rec, "[1, 2]").unwrap();
-    assert_usage_error(
-        &f.run(&["results", "save", "--kind", "mem", rec.to_str().unwrap()]),
-        "not a JSON object",
-    );
+    each_backend(|f| {
+        let rec = f.path("mem.json");
+        std::fs::write(&rec, r#"{"schema_version": 1, "used_bytes": 5}"#).unwrap();
+        assert_eq!(
+            f.ok(&[
+                "results",
+                "save",
+                "--kind",
+                "mem",
+                "--label",
+                "lab",
+                rec.to_str().unwrap()
+            ]),
+            "saved r3\n"
+        );
+        assert!(f
+            .ok(&["results", "show", "r3"])
+            .contains("\"used_bytes\": 5"));
+        std::fs::write(&rec, "[1, 2]").unwrap();
+        assert_usage_error(
+            &f.run(&["results", "save", "--kind", "mem", rec.to_str().unwrap()]),
+            "not a JSON object",
+        );
+    });
 }
 
 /// `--save` on the measuring commands puts their record in the store, and
@@ -550,4 +692,263 @@ fn save_flag_on_measuring_commands_stores_their_records() {
         String::from_utf8_lossy(&cmp.stderr)
     );
     assert!(String::from_utf8_lossy(&cmp.stdout).contains("used_bytes"));
+}
+
+/// Everything a store holds as export JSON, ids left out (a copy gets new ids).
+fn export_without_ids(f: &Fixture, store: &Path) -> serde_json::Value {
+    let out = f
+        .cmd()
+        .args(["results", "export", "--store"])
+        .arg(store)
+        .output()
+        .unwrap();
+    f.assert_no_password(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for e in v["entries"].as_array_mut().unwrap() {
+        e["id"] = serde_json::Value::Null;
+        if let Some(runs) = e.get_mut("runs").and_then(|r| r.as_array_mut()) {
+            runs.iter_mut()
+                .for_each(|r| r["id"] = serde_json::Value::Null);
+        }
+    }
+    v
+}
+
+#[test]
+fn copy_moves_history_between_sqlite_and_postgres_losslessly() {
+    let Some(url) = test_pg() else { return };
+    let pg = std::rc::Rc::new(PgStores::new(url));
+    let f = Fixture::new(); // the SQLite original
+    let pgf = Fixture::on(Some(pg.clone())); // for its environment
+    let before = export_without_ids(&f, &f.db);
+    assert_eq!(before["entries"].as_array().unwrap().len(), 4);
+
+    // SQLite → PostgreSQL (an empty schema) → another SQLite file.
+    let (_, to_pg) = pg.store();
+    let sqlite_arg = format!("sqlite:{}", f.db.display());
+    let out = pgf
+        .cmd()
+        .args(["results", "copy", "--from", &sqlite_arg, "--to"])
+        .arg(&to_pg)
+        .output()
+        .unwrap();
+    pgf.assert_no_password(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(said.starts_with("copied 4 entries from "), "{said}");
+    assert_eq!(export_without_ids(&pgf, &to_pg), before);
+
+    let back = f.path("back.db");
+    let out = pgf
+        .cmd()
+        .args(["results", "copy", "--from"])
+        .arg(&to_pg)
+        .arg("--to")
+        .arg(&back)
+        .output()
+        .unwrap();
+    pgf.assert_no_password(&out);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(export_without_ids(&f, &back), before);
+    // The same history reads the same: reports of e1 agree on all three.
+    let report = |fx: &Fixture, db: &Path| {
+        let out = fx
+            .cmd()
+            .args(["report", "e1", "--store"])
+            .arg(db)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let original = report(&f, &f.db);
+    assert!(original.contains("fast"), "{original}");
+    assert_eq!(report(&pgf, &to_pg), original);
+    assert_eq!(report(&f, &back), original);
+
+    // Copying a store onto itself is refused.
+    let out = f
+        .cmd()
+        .args(["results", "copy", "--from"])
+        .arg(&f.db)
+        .arg("--to")
+        .arg(&sqlite_arg)
+        .output()
+        .unwrap();
+    assert_usage_error(&out, "name the same store");
+}
+
+#[test]
+fn postgres_errors_never_show_the_password() {
+    let Some(url) = test_pg() else { return };
+    let pg = PgStores::new(url);
+    let (_, bare) = pg.store();
+    // Wrong password in the URL: one line naming the server, no password.
+    let wrong = bare
+        .to_str()
+        .unwrap()
+        .replacen("://kurabe@", "://kurabe:Sekr1tWrong@", 1);
+    let out = kurabe()
+        .args(["results", "list", "--store", &wrong])
+        .env_remove("PGPASSWORD")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_usage_error(&out, "password authentication failed");
+    assert!(!err.contains("Sekr1tWrong"), "{err}");
+    assert!(err.contains("postgres://kurabe@"), "{err}");
+    assert!(
+        err.contains("give the password in PGPASSWORD or ~/.pgpass"),
+        "{err}"
+    );
+    // KURABE_STORE with a password does not leak through --help either.
+    let full = pg.url.clone();
+    let out = kurabe()
+        .args(["http", "--help"])
+        .env("KURABE_STORE", &full)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(&pg.password));
+    // Nothing listening: a clear error, not a hang.
+    let out = kurabe()
+        .args([
+            "results",
+            "list",
+            "--store",
+            "postgres://kurabe@127.0.0.1:1/kurabe",
+        ])
+        .output()
+        .unwrap();
+    assert_usage_error(
+        &out,
+        "cannot connect to PostgreSQL at postgres://kurabe@127.0.0.1:1/kurabe",
+    );
+}
+
+#[test]
+fn experiment_of_a_killed_kurabe_lists_as_crashed() {
+    each_backend(|f| {
+        let plan = f.path("crash.toml");
+        std::fs::write(
+            &plan,
+            r#"
+name = "crash"
+repeat = 50
+[target]
+command = "echo up >&2; exec sleep 29.75"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+idle = { settle = "50ms" }
+"#,
+        )
+        .unwrap();
+        let mut child = f
+            .cmd()
+            .arg("run")
+            .arg(&plan)
+            .arg("--store")
+            .arg(&f.db)
+            .arg("-q")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let crash = |s: &Store| s.list().ok()?.into_iter().find(|e| e.name == "crash");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let runs = Store::open(&f.db_full)
+                .ok()
+                .and_then(|s| crash(&s))
+                .map_or(0, |e| e.runs);
+            if runs >= 2 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "kurabe run stored no runs in 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let listed = f.ok(&["results", "list"]);
+        assert!(listed.contains("running, "), "alive: running\n{listed}");
+        child.kill().unwrap(); // SIGKILL: no chance to mark anything
+        child.wait().unwrap();
+        let listed = f.ok(&["results", "list"]);
+        assert!(listed.contains("crashed, "), "{listed}");
+        let s = Store::open(&f.db_full).unwrap();
+        let e = crash(&s).unwrap();
+        assert_eq!(e.status, Some(ExperimentStatus::Crashed));
+    });
+}
+
+#[test]
+fn concurrent_kurabe_processes_save_without_conflicts() {
+    each_backend(|f| {
+        let rec = f.path("rec.json");
+        std::fs::write(&rec, r#"{"schema_version": 1, "used_bytes": 7}"#).unwrap();
+        // Eight processes started together, each saving three results.
+        let children: Vec<_> = (0..8)
+            .map(|i| {
+                let script = format!(
+                    "for j in 1 2 3; do \"$0\" results save --kind mem --label p{i}-$j --store \"$1\" \"$2\" || exit 1; done"
+                );
+                let mut sh = std::process::Command::new("sh");
+                sh.env_remove("KURABE_STORE");
+                if let Some(pg) = &f.pg {
+                    sh.env("PGPASSWORD", &pg.password);
+                }
+                sh.arg("-c")
+                    .arg(script)
+                    .arg(env!("CARGO_BIN_EXE_kurabe"))
+                    .arg(&f.db)
+                    .arg(&rec)
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let mut ids = std::collections::BTreeSet::new();
+        for c in children {
+            let out = c.wait_with_output().unwrap();
+            f.assert_no_password(&out);
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for line in String::from_utf8(out.stdout).unwrap().lines() {
+                assert!(
+                    ids.insert(line.strip_prefix("saved ").unwrap().to_owned()),
+                    "{line}"
+                );
+            }
+        }
+        assert_eq!(ids.len(), 24, "every save got its own id");
+        let s = Store::open(&f.db_full).unwrap();
+        let labels: std::collections::BTreeSet<String> = s
+            .list()
+            .unwrap()
+            .into_iter()
+            .filter(|e| e.name.starts_with('p'))
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(labels.len(), 24, "all rows present: {labels:?}");
+    });
 }

@@ -99,6 +99,63 @@ fn alive(pid: u32) -> bool {
         .is_some_and(|state| state != b'Z' && state != b'X')
 }
 
+/// Without `cwd` the target and a command workload run in the plan file's
+/// folder, and a relative `cwd` is resolved against it, whatever directory
+/// kurabe itself was started in.
+#[test]
+fn cwd_defaults_to_the_plan_folder_and_relative_cwd_starts_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan_dir = dir.path().join("plans");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(plan_dir.join("data")).unwrap();
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::write(
+        plan_dir.join("plan.toml"),
+        r#"
+name = "cwd"
+repeat = 1
+[target]
+command = "pwd -P > target-cwd.txt; echo up >&2; exec sleep 30"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "here"
+command = { command = "pwd -P > command-cwd.txt", runs = 1 }
+[[workload]]
+name = "there"
+command = { command = "pwd -P > command-cwd.txt", runs = 1, cwd = "data" }
+"#,
+    )
+    .unwrap();
+    // A relative plan path, from a directory that is not the plan's.
+    let out = kurabe()
+        .current_dir(&elsewhere)
+        .args(["run", "../plans/plan.toml", "-q", "--store"])
+        .arg(dir.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let read = |p: PathBuf| std::fs::read_to_string(&p).map(|s| s.trim_end().to_owned());
+    let real = |p: &Path| p.canonicalize().unwrap().display().to_string();
+    assert_eq!(
+        read(plan_dir.join("target-cwd.txt")).unwrap(),
+        real(&plan_dir)
+    );
+    assert_eq!(
+        read(plan_dir.join("command-cwd.txt")).unwrap(),
+        real(&plan_dir)
+    );
+    assert_eq!(
+        read(plan_dir.join("data/command-cwd.txt")).unwrap(),
+        real(&plan_dir.join("data"))
+    );
+    assert!(
+        std::fs::read_dir(&elsewhere).unwrap().next().is_none(),
+        "nothing written in kurabe's cwd"
+    );
+}
+
 #[test]
 fn log_ready_env_reaches_the_target_and_the_order_is_the_seeded_schedule() {
     let (dir, plan) = plan_file(
@@ -217,8 +274,17 @@ stat = "max"
         .iter()
         .find(|v| v["variant"] == "slow")
         .unwrap();
-    // 3 ms of CPU per request vs none: slower by far more than noise.
-    assert_eq!(slow["comparison"]["verdict"]["kind"], "worse", "{slow}");
+    // 3 ms of CPU per request vs none: slower by far more than noise. Three
+    // runs of 30 requests can still leave a wide interval when the rest of the
+    // suite preempts the no-work variant (its runs last a few milliseconds), so
+    // the verdict must be "worse" or, unsettled, point the right way by far.
+    let cmp = &slow["comparison"];
+    let kind = cmp["verdict"]["kind"].as_str().unwrap();
+    let ratio = cmp["ratio"].as_f64().unwrap();
+    assert!(
+        kind == "worse" || (kind == "inconclusive" && ratio < 0.3),
+        "{slow}"
+    );
     let cpu = metric("cpu_ms_per_request");
     let median = |variant: &str| {
         cpu["variants"]
@@ -230,12 +296,12 @@ stat = "max"
             .as_f64()
             .unwrap()
     };
-    // `--work-us` spins for wall time, so on a busy machine the CPU it gets
-    // is less than 3 ms; relative to the no-work variant it is still far more.
+    // `--work-us` spins on the worker thread's CPU clock, so each request
+    // costs 3 ms of CPU however busy the machine is.
     let (fast, slow) = (median("fast"), median("slow"));
     assert!(
-        slow < 20.0,
-        "server CPU per request {slow} ms, expected ≤ 3"
+        (2.7..20.0).contains(&slow),
+        "server CPU per request {slow} ms, expected about 3"
     );
     assert!(
         slow > 3.0 * fast,
@@ -463,8 +529,8 @@ idle = { settle = "100ms" }
     };
     assert_eq!(
         exp.status,
-        ExperimentStatus::Running,
-        "never marked complete"
+        ExperimentStatus::Crashed,
+        "never marked complete; its writer is gone, so it reads as crashed"
     );
     assert!(exp.runs.len() >= 3 && exp.runs.len() < 100);
     assert!(exp.runs.iter().all(|r| r.run.status == RunStatus::Ok));
@@ -619,4 +685,81 @@ idle = { settle = "150ms" }
         0,
         "the target outlived kurabe"
     );
+}
+
+/// `/usr/bin/time -f %M` (max RSS in KiB) of `argv`, as a reference.
+fn gnu_time_max_rss_kib(argv: &[&str]) -> Option<u64> {
+    let out = std::process::Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .args(argv)
+        .stdout(Stdio::null())
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `max_rss_bytes` of a command workload is the command's own peak, not
+/// kurabe's pre-exec peak that Linux carries across exec (a ≈ 10 MiB floor
+/// when kurabe spawns the command itself). `true` must stay small, and a
+/// 100 MiB buffer (dd's block) must show up as ≈ 100 MiB — both checked
+/// against `/usr/bin/time` measured here when it is installed.
+#[test]
+fn command_max_rss_is_the_commands_own_peak() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "max rss"
+repeat = 1
+[[variant]]
+name = "a"
+[[workload]]
+name = "true"
+command = { command = ["true"], runs = 3 }
+[[workload]]
+name = "dd 100 MiB block"
+command = { command = ["dd", "if=/dev/zero", "of=/dev/null", "bs=100M", "count=1", "status=none"], runs = 1 }
+"#,
+    );
+    let out = run_plan(dir.path(), &plan, &["-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    let rss = |workload: &str| {
+        let run = exp
+            .runs
+            .iter()
+            .find(|r| r.run.workload == workload)
+            .unwrap();
+        assert_eq!(run.run.status, RunStatus::Ok, "{:?}", run.run.error_tail);
+        let m = run.run.metrics.iter().find(|m| m.name == "max_rss_bytes");
+        m.unwrap().value / 1024.0
+    };
+    let (small_kib, big_kib) = (rss("true"), rss("dd 100 MiB block"));
+    const MIB_KIB: f64 = 1024.0;
+    // kurabe's own RSS is ≥ 8 MiB; `true` with its libc is ≈ 1 MiB.
+    assert!(
+        small_kib > 0.0 && small_kib < 4.0 * MIB_KIB,
+        "true: {small_kib} KiB"
+    );
+    assert!(
+        (100.0 * MIB_KIB..130.0 * MIB_KIB).contains(&big_kib),
+        "dd bs=100M: {big_kib} KiB"
+    );
+    if let (Some(t_small), Some(t_big)) = (
+        gnu_time_max_rss_kib(&["true"]),
+        gnu_time_max_rss_kib(&["dd", "if=/dev/zero", "of=/dev/null", "bs=100M", "count=1"]),
+    ) {
+        // /usr/bin/time forks from its own small image too: same floor.
+        assert!(
+            small_kib <= t_small as f64 + 1024.0,
+            "true: {small_kib} KiB vs time {t_small}"
+        );
+        assert!(
+            (big_kib - t_big as f64).abs() < 8.0 * MIB_KIB,
+            "dd: {big_kib} KiB vs time {t_big}"
+        );
+    }
 }

@@ -27,6 +27,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kurabe_model::http::HttpReport;
 
+pub use stats::Stats;
+
 /// A parsed `http://` or `https://` target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -349,6 +351,16 @@ fn resolve(target: &Target) -> Result<SocketAddr, LoadError> {
 /// saw because it closed a reused keep-alive connection first are resent on a
 /// new connection and counted once.
 pub fn run(cfg: &LoadConfig, ctl: &RunControl) -> Result<HttpReport, LoadError> {
+    run_with_stats(cfg, ctl).map(|(report, _)| report)
+}
+
+/// [`run`], also returning the merged histograms and counters the report was
+/// built from, so runs on several hosts can be merged exactly
+/// ([`Stats::merge`], then [`fill_from_stats`]).
+pub fn run_with_stats(
+    cfg: &LoadConfig,
+    ctl: &RunControl,
+) -> Result<(HttpReport, Stats), LoadError> {
     if cfg.concurrency == 0 {
         return Err(LoadError::Config(
             "concurrency (-c) must be at least 1".into(),
@@ -459,7 +471,7 @@ pub fn run(cfg: &LoadConfig, ctl: &RunControl) -> Result<HttpReport, LoadError> 
     let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
         || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
     let duration_s = end.saturating_sub(measure_ns) as f64 / 1e9;
-    Ok(build_report(
+    let report = build_report(
         cfg,
         &shared,
         &total,
@@ -468,7 +480,8 @@ pub fn run(cfg: &LoadConfig, ctl: &RunControl) -> Result<HttpReport, LoadError> 
         duration_s,
         warmup_ns,
         interrupted,
-    ))
+    );
+    Ok((report, total))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -485,7 +498,7 @@ fn build_report(
     let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
     let measure_unix_s =
         (shared.start_unix_us + (shared.measure_ns - shared.start_ns) / 1000) / 1_000_000;
-    HttpReport {
+    let mut report = HttpReport {
         schema_version: kurabe_model::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at: kurabe_model::time::rfc3339_secs(measure_unix_s),
@@ -503,26 +516,52 @@ fn build_report(
         duration_s,
         warmup_s: warmup_ns as f64 / 1e9,
         interrupted,
-        complete_requests: total.completed,
-        failed_requests: total.failures.total(),
-        failures: total.failures,
-        non_2xx_responses: total.non_2xx,
-        status_codes: total.status_codes(),
-        in_flight_at_end: total.in_flight_at_end,
-        requests_per_second: if duration_s > 0.0 {
-            total.completed as f64 / duration_s
-        } else {
-            0.0
-        },
-        transfer_bytes: total.transfer_bytes,
-        body_bytes: total.body_bytes,
-        sent_body_bytes: total.sent_body_bytes,
-        latency_us: stats::summary(&total.total),
-        latency_percentiles_us: total.percentiles(),
-        connection_times_us: total.connection_times(),
-        rate: cfg.rate.map(|r| total.rate_info(r, duration_s)),
+        complete_requests: 0,
+        failed_requests: 0,
+        failures: Default::default(),
+        non_2xx_responses: 0,
+        status_codes: Default::default(),
+        in_flight_at_end: 0,
+        requests_per_second: 0.0,
+        transfer_bytes: 0,
+        body_bytes: 0,
+        sent_body_bytes: 0,
+        latency_us: Default::default(),
+        latency_percentiles_us: Vec::new(),
+        connection_times_us: Default::default(),
+        rate: None,
         server: None,
-    }
+        fleet: None,
+    };
+    fill_from_stats(&mut report, total, cfg.rate);
+    report
+}
+
+/// Set every field of `report` that comes from histograms and counters
+/// (counts, failures, status codes, bytes, req/s over `report.duration_s`,
+/// latency summary and percentiles, ab's connection times, the open-model
+/// rate block for `rate`) from `stats`. One run and a merge of many use this
+/// same function, so a merged report reads exactly like one client's.
+pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>) {
+    let duration_s = report.duration_s;
+    report.complete_requests = stats.completed;
+    report.failed_requests = stats.failures.total();
+    report.failures = stats.failures;
+    report.non_2xx_responses = stats.non_2xx;
+    report.status_codes = stats.status_codes();
+    report.in_flight_at_end = stats.in_flight_at_end;
+    report.requests_per_second = if duration_s > 0.0 {
+        stats.completed as f64 / duration_s
+    } else {
+        0.0
+    };
+    report.transfer_bytes = stats.transfer_bytes;
+    report.body_bytes = stats.body_bytes;
+    report.sent_body_bytes = stats.sent_body_bytes;
+    report.latency_us = stats::summary(&stats.total);
+    report.latency_percentiles_us = stats.percentiles();
+    report.connection_times_us = stats.connection_times();
+    report.rate = rate.map(|r| stats.rate_info(r, duration_s));
 }
 
 #[cfg(test)]

@@ -32,30 +32,53 @@ pub(crate) enum FailKind {
     Timeout,
 }
 
-/// What one worker measured.
-pub(crate) struct Stats {
+/// What one worker thread, one run or (merged) several hosts measured: HDR
+/// histograms with fixed bounds and counters. Merging two is exact: histogram
+/// counts and counters add, nothing is averaged.
+#[derive(Clone)]
+pub struct Stats {
+    /// Request latency, µs (open model: from the intended send time).
     pub total: Histogram<u64>,
+    /// ab's Connect phase, µs.
     pub connect: Histogram<u64>,
+    /// ab's Processing phase, µs.
     pub processing: Histogram<u64>,
+    /// ab's Waiting phase (time to first byte), µs.
     pub waiting: Histogram<u64>,
     /// Latency from the actual send (open model only; the main histogram is from the intended send).
     pub uncorrected: Histogram<u64>,
+    /// Responses received completely.
     pub completed: u64,
+    /// Failed requests by kind.
     pub failures: Failures,
+    /// Completed responses whose status was not 2xx.
     pub non_2xx: u64,
     /// Counts by status code 0..=999 (index = code).
     pub status: Box<[u64; 1000]>,
+    /// Bytes received, heads and bodies.
     pub transfer_bytes: u64,
+    /// Response body bytes received.
     pub body_bytes: u64,
+    /// Request body bytes sent.
     pub sent_body_bytes: u64,
+    /// Requests written (open model: the achieved rate's numerator).
     pub sent_requests: u64,
+    /// Open model: sends that left later than scheduled.
     pub late_sends: u64,
+    /// Requests sent but unanswered when the run stopped.
     pub in_flight_at_end: u64,
     /// Connections the server closed (Connection: close or idle close) and we replaced.
     pub reconnects: u64,
 }
 
+impl Default for Stats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Stats {
+    /// Empty histograms (1 µs .. 1 h, 3 significant digits) and zero counters.
     pub fn new() -> Self {
         Stats {
             total: histogram(),
@@ -78,11 +101,11 @@ impl Stats {
     }
 
     /// Forget everything (end of warm-up).
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         *self = Stats::new();
     }
 
-    pub fn fail(&mut self, kind: FailKind, n: u64) {
+    pub(crate) fn fail(&mut self, kind: FailKind, n: u64) {
         let f = &mut self.failures;
         match kind {
             FailKind::Connect => f.connect += n,
@@ -93,6 +116,7 @@ impl Stats {
         }
     }
 
+    /// Add `o` into `self`: histogram counts and every counter add up.
     pub fn merge(&mut self, o: &Stats) {
         // Same bounds on both sides: adding cannot fail.
         let _ = self.total.add(&o.total);
@@ -120,7 +144,7 @@ impl Stats {
         self.reconnects += o.reconnects;
     }
 
-    pub fn status_codes(&self) -> BTreeMap<String, u64> {
+    pub(crate) fn status_codes(&self) -> BTreeMap<String, u64> {
         self.status
             .iter()
             .enumerate()
@@ -129,7 +153,7 @@ impl Stats {
             .collect()
     }
 
-    pub fn connection_times(&self) -> ConnectionTimes {
+    pub(crate) fn connection_times(&self) -> ConnectionTimes {
         ConnectionTimes {
             connect: phase(&self.connect),
             processing: phase(&self.processing),
@@ -138,7 +162,7 @@ impl Stats {
         }
     }
 
-    pub fn percentiles(&self) -> Vec<PercentileValue> {
+    pub(crate) fn percentiles(&self) -> Vec<PercentileValue> {
         PERCENTILES
             .iter()
             .map(|&p| PercentileValue {
@@ -154,7 +178,7 @@ impl Stats {
             .collect()
     }
 
-    pub fn rate_info(&self, requested: f64, duration_s: f64) -> RateInfo {
+    pub(crate) fn rate_info(&self, requested: f64, duration_s: f64) -> RateInfo {
         RateInfo {
             requested_per_s: requested,
             achieved_per_s: if duration_s > 0.0 {

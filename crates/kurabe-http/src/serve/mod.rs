@@ -33,7 +33,7 @@ pub use response::STATS_PATH;
 pub struct ServeConfig {
     /// Response body length in bytes.
     pub body_bytes: usize,
-    /// CPU time to burn per request by spinning on the monotonic clock, microseconds.
+    /// CPU time to burn per request, on the worker thread's CPU clock, microseconds.
     pub work_us: u64,
     /// Delay before each response is sent, milliseconds (other connections keep being served).
     pub latency_ms: u64,

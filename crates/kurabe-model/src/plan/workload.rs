@@ -127,7 +127,7 @@ pub struct CommandWorkload {
     /// Untimed executions before the timed ones, default 0.
     #[serde(default)]
     pub warmup_runs: u32,
-    /// Working directory, relative to the plan file.
+    /// Working directory, relative to the plan file's folder; default that folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathBuf>,
     /// Longest one execution may take before it is killed and counted failed.
@@ -151,7 +151,7 @@ pub struct WatchWorkload {
     /// counted), e.g. a browser's launch cost.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warmup: Option<HumanDuration>,
-    /// Working directory of `command`, relative to the plan file.
+    /// Working directory of `command`, relative to the plan file's folder; default that folder.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<PathBuf>,
 }

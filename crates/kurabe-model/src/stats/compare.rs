@@ -8,13 +8,19 @@
 //!
 //! - **better / worse** only when the *whole* interval lies beyond the band
 //!   on one side (direction decides which word);
-//! - **within noise** when the whole interval lies inside the band;
-//! - **inconclusive** when it straddles a band edge, with an estimate of the
-//!   runs per variant that would settle it, Lehr's rule n ≈ 16·(CV/δ)²
-//!   (80 % power at α = 0.05 for a difference of δ);
+//! - otherwise **within noise**: settled when the whole interval lies inside
+//!   the band, and *inconclusive* when it straddles a band edge — then with
+//!   an estimate of the runs per variant that would settle it, Lehr's rule
+//!   n ≈ 16·(CV/δ)² (80 % power at α = 0.05 for a difference of δ). An
+//!   inconclusive result is still "within noise" (DESIGN.md): the data do
+//!   not show a difference beyond the band, they just do not rule one out;
 //! - **no interval** with fewer than 3 runs on a side (two points give a
 //!   spread estimate so poor the interval would be decoration) or with a
 //!   zero or negative value (its log does not exist).
+//!
+//! Metrics whose values may be zero or negative (a soak run's memory
+//! slope) are compared by the difference of means instead:
+//! [`compare_metric`] picks the scale by name, see [`super::difference`].
 //!
 //! Pure arithmetic; it must not decide which metrics to compare or print.
 
@@ -22,9 +28,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::difference::{compare_difference, Difference};
 use super::metric::Direction;
 use super::student_t;
 use super::summary::{logs, mean, sample_variance};
+use super::trend::difference_scale;
 
 /// Confidence level of the interval.
 pub const CONFIDENCE: f64 = 0.95;
@@ -47,21 +55,34 @@ pub struct Comparison {
     pub degrees_of_freedom: Option<f64>,
     /// Noise band the verdict was judged against (0.02 = ±2 %).
     pub noise_band: f64,
-    /// What the interval says.
+    /// What the interval says (of the difference, when there is one).
     pub verdict: Verdict,
+    /// Candidate − baseline with its interval, for metrics compared on the
+    /// difference scale ([`compare_metric`]); absent for ratio metrics.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difference: Option<Difference>,
 }
 
 /// What the interval says about the candidate.
+///
+/// Three answers in words — better, worse, within noise — and no interval.
+/// "Within noise" has two shapes: [`Verdict::WithinNoise`] (settled: the
+/// whole interval is inside the band) and [`Verdict::Inconclusive`] (the
+/// interval straddles a band edge). In JSON both keep their own `kind`
+/// (stable since schema version 1); an inconclusive verdict also carries
+/// `"within_noise": true` so a reader need not know that rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(into = "VerdictJson", from = "VerdictJson")]
 pub enum Verdict {
     /// The whole interval clears the noise band in the good direction.
     Better,
     /// The whole interval clears the noise band in the bad direction.
     Worse,
-    /// The whole interval lies inside the noise band.
+    /// Within noise, settled: the whole interval lies inside the noise band.
     WithinNoise,
-    /// The interval straddles an edge of the band; more runs would settle it.
+    /// Within noise, inconclusive: the interval straddles an edge of the
+    /// band, so neither a difference beyond it nor its absence is shown;
+    /// more runs would settle it.
     Inconclusive {
         /// Estimated runs per variant needed (≈ 16·(CV/δ)², at least one more than now).
         runs_needed: u32,
@@ -71,6 +92,74 @@ pub enum Verdict {
         /// Why not.
         reason: NoIntervalReason,
     },
+}
+
+impl Verdict {
+    /// True for "within noise", settled or inconclusive.
+    pub fn is_within_noise(self) -> bool {
+        matches!(self, Verdict::WithinNoise | Verdict::Inconclusive { .. })
+    }
+
+    /// True when more runs would not change the answer's words: better,
+    /// worse, or within noise with the whole interval inside the band.
+    pub fn is_settled(self) -> bool {
+        matches!(
+            self,
+            Verdict::Better | Verdict::Worse | Verdict::WithinNoise
+        )
+    }
+}
+
+/// The JSON shape of [`Verdict`]: tagged by `kind`; `inconclusive` adds
+/// `within_noise: true` (additive to schema version 1, so older readers and
+/// older files still work — a missing field reads as `true`).
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum VerdictJson {
+    Better,
+    Worse,
+    WithinNoise,
+    Inconclusive {
+        #[serde(default = "yes")]
+        within_noise: bool,
+        runs_needed: u32,
+    },
+    NoInterval {
+        reason: NoIntervalReason,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl From<Verdict> for VerdictJson {
+    fn from(v: Verdict) -> Self {
+        match v {
+            Verdict::Better => VerdictJson::Better,
+            Verdict::Worse => VerdictJson::Worse,
+            Verdict::WithinNoise => VerdictJson::WithinNoise,
+            Verdict::Inconclusive { runs_needed } => VerdictJson::Inconclusive {
+                within_noise: true,
+                runs_needed,
+            },
+            Verdict::NoInterval { reason } => VerdictJson::NoInterval { reason },
+        }
+    }
+}
+
+impl From<VerdictJson> for Verdict {
+    fn from(v: VerdictJson) -> Self {
+        match v {
+            VerdictJson::Better => Verdict::Better,
+            VerdictJson::Worse => Verdict::Worse,
+            VerdictJson::WithinNoise => Verdict::WithinNoise,
+            // `within_noise` is informative only: the interval straddling the
+            // band is what makes a verdict inconclusive.
+            VerdictJson::Inconclusive { runs_needed, .. } => Verdict::Inconclusive { runs_needed },
+            VerdictJson::NoInterval { reason } => Verdict::NoInterval { reason },
+        }
+    }
 }
 
 /// Why a comparison has no interval.
@@ -95,7 +184,10 @@ impl fmt::Display for Verdict {
             Verdict::Worse => f.write_str("worse"),
             Verdict::WithinNoise => f.write_str("within noise"),
             Verdict::Inconclusive { runs_needed } => {
-                write!(f, "inconclusive, ≈{runs_needed} runs per variant needed")
+                write!(
+                    f,
+                    "within noise (inconclusive: ≈{runs_needed} runs per variant needed)"
+                )
             }
             Verdict::NoInterval { reason } => write!(f, "no interval: {reason}"),
         }
@@ -136,6 +228,7 @@ pub fn compare(
         degrees_of_freedom: None,
         noise_band,
         verdict: Verdict::NoInterval { reason },
+        difference: None,
     };
     let (Some(lb), Some(lc)) = (logs(baseline), logs(candidate)) else {
         return no_interval(None, NoIntervalReason::NonPositiveValue);
@@ -175,6 +268,43 @@ pub fn compare(
         degrees_of_freedom: Some(df),
         noise_band,
         verdict: judge(low, high, direction, noise_band, cv, runs),
+        difference: None,
+    }
+}
+
+/// Compare one metric by name: the ratio of geometric means
+/// ([`compare`]), or for a metric on the difference scale
+/// ([`difference_scale`]: soak slopes) the difference of means with its
+/// Welch interval, whose verdict is then the answer. Such a comparison
+/// carries the ratio too when every run on both sides exceeds the band
+/// (both variants leak, so "2.0× the growth" means something);
+/// `noise_band` is the relative band of that ratio.
+pub fn compare_metric(
+    metric: &str,
+    baseline: &[f64],
+    candidate: &[f64],
+    direction: Direction,
+    noise_band: f64,
+) -> Comparison {
+    let ratio = compare(baseline, candidate, direction, noise_band);
+    let Some(scale) = difference_scale(metric) else {
+        return ratio;
+    };
+    let Some((difference, verdict)) =
+        compare_difference(baseline, candidate, direction, scale.band)
+    else {
+        return ratio;
+    };
+    let clearly_positive = |s: &[f64]| s.iter().all(|x| *x > scale.band);
+    let keep_ratio = clearly_positive(baseline) && clearly_positive(candidate);
+    Comparison {
+        ratio: ratio.ratio.filter(|_| keep_ratio),
+        ratio_low: ratio.ratio_low.filter(|_| keep_ratio),
+        ratio_high: ratio.ratio_high.filter(|_| keep_ratio),
+        degrees_of_freedom: ratio.degrees_of_freedom.filter(|_| keep_ratio),
+        noise_band,
+        verdict,
+        difference: Some(difference),
     }
 }
 
@@ -369,12 +499,46 @@ mod tests {
         assert_eq!(Verdict::WithinNoise.to_string(), "within noise");
         assert_eq!(
             Verdict::Inconclusive { runs_needed: 36 }.to_string(),
-            "inconclusive, ≈36 runs per variant needed"
+            "within noise (inconclusive: ≈36 runs per variant needed)"
         );
         let json = serde_json::to_string(&Verdict::Inconclusive { runs_needed: 36 }).unwrap();
-        assert_eq!(json, r#"{"kind":"inconclusive","runs_needed":36}"#);
+        assert_eq!(
+            json,
+            r#"{"kind":"inconclusive","within_noise":true,"runs_needed":36}"#
+        );
         let back: Verdict = serde_json::from_str(&json).unwrap();
         assert_eq!(back, Verdict::Inconclusive { runs_needed: 36 });
+        // Files written before the field existed still read.
+        let old: Verdict =
+            serde_json::from_str(r#"{"kind":"inconclusive","runs_needed":7}"#).unwrap();
+        assert_eq!(old, Verdict::Inconclusive { runs_needed: 7 });
+        for v in [
+            Verdict::Better,
+            Verdict::Worse,
+            Verdict::WithinNoise,
+            Verdict::NoInterval {
+                reason: NoIntervalReason::NonPositiveValue,
+            },
+        ] {
+            let back: Verdict = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+            assert_eq!(back, v);
+        }
+        assert_eq!(
+            serde_json::to_string(&Verdict::WithinNoise).unwrap(),
+            r#"{"kind":"within_noise"}"#
+        );
+    }
+
+    #[test]
+    fn inconclusive_is_within_noise_but_not_settled() {
+        let inc = Verdict::Inconclusive { runs_needed: 9 };
+        assert!(inc.is_within_noise() && !inc.is_settled());
+        assert!(Verdict::WithinNoise.is_within_noise() && Verdict::WithinNoise.is_settled());
+        assert!(!Verdict::Better.is_within_noise() && Verdict::Better.is_settled());
+        let none = Verdict::NoInterval {
+            reason: NoIntervalReason::NonPositiveValue,
+        };
+        assert!(!none.is_within_noise() && !none.is_settled());
     }
 
     /// Deterministic standard normal samples (xorshift64* + Box–Muller).
@@ -432,8 +596,8 @@ mod tests {
         }
     }
 
-    /// A/A comparisons with 1 % noise and 10 runs: nearly always within
-    /// noise, never "better" or "worse" more often than the 2.5 % per side
+    /// A/A comparisons with 1 % noise and 10 runs: nearly always settled
+    /// within noise, never "better" or "worse" more often than the 2.5 % per side
     /// the interval allows.
     #[test]
     fn a_a_comparisons_are_mostly_within_noise() {
@@ -442,10 +606,11 @@ mod tests {
         for _ in 0..1000 {
             let b = rng.lognormal(10, 100.0, 0.01);
             let c = rng.lognormal(10, 100.0, 0.01);
-            match compare(&b, &c, Hi, 0.02).verdict {
-                Verdict::WithinNoise => within += 1,
-                Verdict::Better | Verdict::Worse => decided += 1,
-                _ => {}
+            let v = compare(&b, &c, Hi, 0.02).verdict;
+            if v == Verdict::WithinNoise {
+                within += 1;
+            } else if !v.is_within_noise() {
+                decided += 1;
             }
         }
         assert!(within >= 900, "within noise {within} / 1000");
@@ -466,6 +631,31 @@ mod tests {
             }
         }
         assert!(worse >= 190, "detected as worse in {worse} / 200");
+    }
+
+    #[test]
+    fn slopes_are_compared_by_difference_ratio_only_when_both_leak() {
+        let flat = [-1.6, 0.4, 2.6, 0.0];
+        let leak = [1050.0, 1055.0, 1058.5];
+        let c = compare_metric("pss_slope_bytes_per_request", &flat, &leak, Lo, 0.02);
+        assert_eq!(c.verdict, Verdict::Worse);
+        assert_eq!(c.ratio, None, "no ratio against a flat slope");
+        let d = c.difference.unwrap();
+        assert!((d.difference - (1054.5 - 0.35)).abs() < 1e-9);
+        assert_eq!(d.difference_noise_band, 16.0);
+        // Two leaks: the ratio is back, beside the difference.
+        let double = [2100.0, 2110.0, 2117.0];
+        let c = compare_metric("pss_slope_bytes_per_request", &leak, &double, Lo, 0.02);
+        assert_eq!(c.verdict, Verdict::Worse);
+        assert!((c.ratio.unwrap() - 2.0).abs() < 0.01);
+        assert!(c.ratio_low.is_some() && c.difference.is_some());
+        // Other metrics are untouched.
+        let r = compare_metric("pss_peak_bytes", &[100.0; 3], &[90.0; 3], Lo, 0.02);
+        assert_eq!(r, compare(&[100.0; 3], &[90.0; 3], Lo, 0.02));
+        assert!(serde_json::to_string(&r)
+            .unwrap()
+            .find("difference")
+            .is_none());
     }
 
     #[test]

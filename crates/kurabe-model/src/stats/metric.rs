@@ -189,13 +189,13 @@ const BUILTIN: &[(&str, Unit, Direction, &str)] = &[
         "pss_slope_bytes_per_request",
         Unit::Count,
         Lo,
-        "soak: Σ PSS floor growth per request, bytes (Theil–Sen)",
+        "soak: growth of the memory floor (Σ anon + shmem PSS + swap) per request, bytes (Theil–Sen)",
     ),
     (
         "pss_growth_mb_per_hour",
         Unit::Count,
         Lo,
-        "soak: Σ PSS floor growth at the measured rate, MB per hour",
+        "soak: growth of the memory floor at the measured rate, MB per hour",
     ),
     (
         "pss_growing",

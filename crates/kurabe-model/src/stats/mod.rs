@@ -4,20 +4,24 @@
 //! one variant's samples, [`metric`] says what a number means and which way
 //! is better, [`student_t`] gives the t quantiles the interval needs,
 //! [`compare`] turns two variants' samples into a ratio, a 95 % interval and
-//! a [`compare::Verdict`], and [`schedule`] decides the interleaved order in
+//! a [`compare::Verdict`] ([`difference`] the same on the difference scale,
+//! for soak slopes that may be 0 or negative, [`trend`] fits those slopes),
+//! and [`schedule`] decides the interleaved order in
 //! which runs happen.
 //!
 //! Nothing here does I/O, reads the clock or draws entropy from the system:
 //! the same inputs (and seed) always give the same outputs.
 
 pub mod compare;
+pub mod difference;
 pub mod metric;
 pub mod schedule;
 pub mod student_t;
 pub mod summary;
 pub mod trend;
 
-pub use compare::{compare, Comparison, NoIntervalReason, Verdict, CONFIDENCE};
+pub use compare::{compare, compare_metric, Comparison, NoIntervalReason, Verdict, CONFIDENCE};
+pub use difference::Difference;
 pub use metric::{Direction, Metric, Unit, DEFAULT_NOISE_BAND};
 pub use schedule::randomized_blocks;
 pub use summary::Summary;

@@ -11,11 +11,61 @@
 //! the level, and the last half of the series is still growing (a cache
 //! that fills up and then plateaus is not a leak).
 //!
+//! Across variants the per-run slopes are compared by their *difference*
+//! (candidate − baseline, bytes/request, Welch interval, verdict against an
+//! absolute band), not by the ratio of geometric means the other metrics
+//! get: a flat slope is ~0 or negative, where a ratio does not exist. See
+//! [`super::difference`] for the reasoning and [`difference_scale`] for the
+//! metrics and their default bands. When every run on both sides grows by
+//! more than the band (two leaks), the ratio is given as well.
+//!
 //! Pure: no I/O, no clock; the same samples always give the same answer.
 
 use serde::{Deserialize, Serialize};
 
 use super::student_t;
+
+/// A metric compared on the difference scale, with its default band.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DifferenceScale {
+    /// Metric name.
+    pub metric: &'static str,
+    /// Unit text for phrases (`B/request`).
+    pub unit: &'static str,
+    /// Default noise band ±δ in that unit.
+    pub band: f64,
+}
+
+/// Default band of the slope comparison: ±16 bytes/request. A leak of one
+/// heap object per request costs at least glibc's smallest chunk, 32 bytes
+/// on 64-bit, so any such leak clears it, while the per-run slopes of a
+/// server that does not leak scatter by ±2 B/request (10 runs of
+/// `kurabe serve`: −1.6 to +2.6); 16 leaves room for allocator
+/// bookkeeping that differs between two non-leaking builds.
+pub const SLOPE_BAND_BYTES_PER_REQUEST: f64 = 16.0;
+
+/// Default band of the growth-rate comparison: ±10 MB/hour (240 MB a day,
+/// about what makes a small VPS need a restart every few days).
+pub const GROWTH_BAND_MB_PER_HOUR: f64 = 10.0;
+
+const DIFFERENCE_METRICS: &[DifferenceScale] = &[
+    DifferenceScale {
+        metric: "pss_slope_bytes_per_request",
+        unit: "B/request",
+        band: SLOPE_BAND_BYTES_PER_REQUEST,
+    },
+    DifferenceScale {
+        metric: "pss_growth_mb_per_hour",
+        unit: "MB/hour",
+        band: GROWTH_BAND_MB_PER_HOUR,
+    },
+];
+
+/// The difference scale of `metric` if it is compared by difference of
+/// means (its values may be zero or negative), `None` for ratio metrics.
+pub fn difference_scale(metric: &str) -> Option<&'static DifferenceScale> {
+    DIFFERENCE_METRICS.iter().find(|d| d.metric == metric)
+}
 
 /// One sample of a soak run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -355,6 +405,18 @@ mod tests {
         let t = analyse(&pts, &TrendConfig::default()).unwrap();
         assert!(t.theil_sen.slope_low > 0.0);
         assert_eq!(t.verdict, TrendVerdict::Flat);
+    }
+
+    #[test]
+    fn slope_metrics_are_compared_by_difference() {
+        let s = difference_scale("pss_slope_bytes_per_request").unwrap();
+        assert_eq!((s.unit, s.band), ("B/request", 16.0));
+        assert_eq!(
+            difference_scale("pss_growth_mb_per_hour").unwrap().band,
+            10.0
+        );
+        assert!(difference_scale("pss_peak_bytes").is_none());
+        assert!(difference_scale("pss_growing").is_none());
     }
 
     #[test]

@@ -117,6 +117,15 @@ pub struct Args {
     /// Measure this process (and its descendants) as the server instead of the listener found on the URL's port.
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
+    /// Distributed load: split the run over N `kurabe worker` processes that meet in the PostgreSQL store given by --store (needs -n or -t); the report merges their histograms exactly.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+    /// With --workers: the experiment name the distributed run is filed under in the store.
+    #[arg(long, value_name = "NAME", requires = "workers")]
+    pub experiment: Option<String>,
+    /// With --workers: how long to wait for the workers to take their shares ("60s", "2m").
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub wait_workers: Duration,
     #[command(flatten)]
     pub save: super::save::SaveArgs,
 }
@@ -574,6 +583,9 @@ fn exit_code(signalled: bool, cut_short: bool) -> ExitCode {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let resolved = from_args(&args, ncpus)?;
+    if let Some(workers) = args.workers {
+        return super::fleet::run_distributed(&args, &resolved, workers);
+    }
     let interrupt = crate::signal::install()?;
     super::serve::raise_fd_limit();
     if resolved.verbosity >= 2 {

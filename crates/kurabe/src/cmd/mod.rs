@@ -1,6 +1,7 @@
 //! One module per subcommand: `Args` (clap) + `run`.
 
 pub mod demo;
+pub mod fleet;
 pub mod http;
 pub mod mem;
 pub mod report;
@@ -10,3 +11,4 @@ pub mod save;
 pub mod serve;
 pub mod system;
 pub mod watch;
+pub mod worker;

@@ -4,14 +4,15 @@
 //!
 //! The store (`kurabe-store`) owns the data and its guarantees; comparisons
 //! and reports are `kurabe-report`'s. This file turns arguments into calls,
-//! picks the store file, and prints.
+//! picks the store (an SQLite file or a `postgres://` server), and prints.
+//! `copy` moves history between stores, in either direction.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use kurabe_store::{Entry, EntryId, HostFacts, ResultId, ResultKind, Store};
+use kurabe_store::{Entry, EntryId, HostFacts, Location, ResultId, ResultKind, Store};
 
 use super::http::write_atomically;
 
@@ -54,8 +55,8 @@ impl From<Kind> for ResultKind {
 /// Arguments of `kurabe results`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Results store file [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Results store: a file, sqlite:PATH, or postgres://… (settings the URL leaves out come from PG* variables; put no password here, use PGPASSWORD or ~/.pgpass) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub store: Option<PathBuf>,
     /// What to do.
     #[command(subcommand)]
@@ -116,6 +117,17 @@ pub enum Command {
         /// JSON file written with `--format json`, or `-` for stdin.
         file: PathBuf,
     },
+    /// Copy entries from one store to another, e.g. `--from sqlite:results.db --to postgres://db/kurabe` (all or none; they get new ids in the target).
+    Copy {
+        /// Store to read: a file, sqlite:PATH or postgres://….
+        #[arg(long, value_name = "PATH|URL")]
+        from: PathBuf,
+        /// Store to add to (created if needed): a file, sqlite:PATH or postgres://….
+        #[arg(long, value_name = "PATH|URL")]
+        to: PathBuf,
+        /// Entries to copy; none means everything in --from.
+        ids: Vec<String>,
+    },
     /// Remove entries (an experiment with all its runs).
     Rm {
         /// Entries to remove.
@@ -133,14 +145,17 @@ pub(crate) fn store_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
 }
 
 /// Open an existing store; a missing file is an error (reading commands
-/// must not create an empty store and report "nothing there").
+/// must not create an empty store and report "nothing there"). A
+/// PostgreSQL store is opened as is: an empty database is a valid store.
 pub(crate) fn open_existing(flag: Option<&Path>) -> anyhow::Result<Store> {
     let path = store_path(flag)?;
-    if !path.is_file() {
-        bail!(
-            "no results store at {}; run `kurabe run` or `kurabe results import` first, or pass --store PATH / set KURABE_STORE",
-            path.display()
-        );
+    if let Location::Sqlite(file) = Location::parse(&path) {
+        if !file.is_file() {
+            bail!(
+                "no results store at {}; run `kurabe run` or `kurabe results import` first, or pass --store PATH|URL / set KURABE_STORE",
+                file.display()
+            );
+        }
     }
     Ok(Store::open(&path)?)
 }
@@ -238,7 +253,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 )
             })?;
             let path = store_path(store)?;
-            let ids = Store::open(&path)?.import_json(&text)?;
+            let mut target = Store::open(&path)?;
+            let ids = target.import_json(&text)?;
             let names: Vec<String> = ids.iter().map(ToString::to_string).collect();
             writeln!(
                 out,
@@ -248,7 +264,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 } else {
                     names.join(", ")
                 },
-                path.display()
+                // For PostgreSQL, the URL without its password.
+                target.path().display()
             )?;
         }
         Command::Save { kind, label, file } => {
@@ -275,6 +292,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let id = save_result(kind, &label, &record, store)?;
             writeln!(out, "saved {id}")?;
         }
+        Command::Copy { from, to, ids } => copy(&from, &to, &ids, &mut out)?,
         Command::Rm { ids } => {
             let mut s = open_existing(store)?;
             // Parse all first: a typo in the third id must not leave the first two deleted.
@@ -289,6 +307,63 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kurabe results copy`: export from one store, import into the other in
+/// one transaction, then read the copies back and check they equal the
+/// originals (ids aside), so "copied" means nothing was lost.
+fn copy(from: &Path, to: &Path, ids: &[String], out: &mut dyn Write) -> anyhow::Result<()> {
+    if Location::parse(from) == Location::parse(to) {
+        bail!("--from and --to name the same store; give two different stores");
+    }
+    let source = open_existing(Some(from))?;
+    let ids: Vec<EntryId> = if ids.is_empty() {
+        source.all_ids()?
+    } else {
+        ids.iter().map(|i| parse_id(i)).collect::<Result<_, _>>()?
+    };
+    let export = source.export(&ids)?;
+    let mut target = Store::open(to)?;
+    let new_ids = target.import(&export)?;
+    let copied = target.export(&new_ids)?;
+    let strip = |e: &Entry| {
+        let mut v = serde_json::to_value(e).expect("entries serialise");
+        v["id"] = serde_json::Value::Null;
+        if let Some(runs) = v.get_mut("runs").and_then(|r| r.as_array_mut()) {
+            runs.iter_mut()
+                .for_each(|r| r["id"] = serde_json::Value::Null);
+        }
+        v
+    };
+    for (a, b) in export.entries.iter().zip(&copied.entries) {
+        if strip(a) != strip(b) {
+            bail!(
+                "the copy of {} in {} differs from the original; the copy is kept, compare with `kurabe results show`",
+                entry_id(a),
+                target.path().display()
+            );
+        }
+    }
+    writeln!(
+        out,
+        "copied {} entries from {} to {}: {}",
+        new_ids.len(),
+        source.path().display(),
+        target.path().display(),
+        ids.iter()
+            .zip(&new_ids)
+            .map(|(a, b)| format!("{a}→{b}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )?;
+    Ok(())
+}
+
+fn entry_id(e: &Entry) -> EntryId {
+    match e {
+        Entry::Experiment(x) => x.id.into(),
+        Entry::Result(x) => x.id.into(),
+    }
 }
 
 fn list(store: &Store, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {

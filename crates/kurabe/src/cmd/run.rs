@@ -27,7 +27,7 @@ use super::report::{colour_stdout, Format};
 /// Arguments of `kurabe run`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The plan file (TOML): target, variants, workloads, checks. See examples/quickstart.toml.
+    /// The plan file (TOML): target, variants, workloads, checks. Programs it starts run in the plan file's folder, or in its `cwd` resolved against that folder. See examples/quickstart.toml.
     pub plan: PathBuf,
     /// Results store file (SQLite) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
     #[arg(long, value_name = "PATH")]
@@ -38,7 +38,7 @@ pub struct Args {
     /// Seed of the interleaved run order, overriding the plan's (default: drawn at start, recorded).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Keep adding rounds until every headline metric has a verdict (better, worse or within noise).
+    /// Keep adding rounds until every headline metric is settled: better, worse, or within noise with the whole interval inside the band (not inconclusive).
     #[arg(long)]
     pub until_confident: bool,
     /// Time budget of --until-confident for the whole experiment ("10m", "90s").

@@ -1,4 +1,4 @@
-//! `--save [LABEL]` and `--store PATH`, shared by the commands whose single
+//! `--save [LABEL]` and `--store PATH|URL`, shared by the commands whose single
 //! result can be kept in the results store (http, watch, mem, system).
 //!
 //! The report is written first; saving comes after, so a store problem never
@@ -16,8 +16,13 @@ pub struct SaveArgs {
     /// Also save the result in the results store, optionally as --save=LABEL (default: a label made from the command); list with `kurabe results list`.
     #[arg(long, value_name = "LABEL", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     pub save: Option<String>,
-    /// Results store (SQLite file) for --save [default: $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH", env = "KURABE_STORE")]
+    /// Results store for --save: a file, sqlite:PATH or postgres://… (password from PGPASSWORD or ~/.pgpass, never here) [default: $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "KURABE_STORE",
+        hide_env_values = true
+    )]
     pub store: Option<PathBuf>,
 }
 

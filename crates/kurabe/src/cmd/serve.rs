@@ -24,7 +24,7 @@ pub struct Args {
     /// Response body length in bytes.
     #[arg(long, default_value_t = 13, value_name = "BYTES")]
     pub body_bytes: usize,
-    /// CPU time to burn per request (busy loop on the monotonic clock), microseconds.
+    /// CPU time to burn per request (busy loop on the worker thread's CPU clock, so the cost holds under load), microseconds.
     #[arg(long, default_value_t = 0, value_name = "US")]
     pub work_us: u64,
     /// Delay every response by this many milliseconds (other connections keep being served).

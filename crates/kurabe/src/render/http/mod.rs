@@ -151,6 +151,7 @@ pub(crate) mod fixture {
             },
             rate: None,
             server: None,
+            fleet: None,
         }
     }
 }

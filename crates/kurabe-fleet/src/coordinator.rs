@@ -1,0 +1,453 @@
+//! The coordinator side of a distributed run: create it, wait for the
+//! workers, set the common start, watch progress and liveness, merge.
+//!
+//! A worker is lost when its heartbeat is older than the timeout or its
+//! database session is gone from `pg_stat_activity` (a killed process's
+//! session ends at once). A lost worker's share is marked `lost` with a note;
+//! its progress rows stay, the other workers go on, and the merge uses every
+//! result that was stored. Nothing here prints: progress goes to a callback,
+//! the outcome is data.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use kurabe_http::client::{fill_from_stats, Stats};
+use kurabe_model::http::HttpReport;
+use postgres::Client;
+
+use crate::error::{db, json};
+use crate::spec::RunSpec;
+use crate::tally::{self, Counters, EncodedHistograms};
+use crate::worker::{notify, wait_notification};
+use crate::{schema, FleetError, COORD_CHANNEL, WORK_CHANNEL};
+
+/// What the coordinator was asked to do.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Experiment name the run is filed under.
+    pub experiment: String,
+    /// The whole run.
+    pub spec: RunSpec,
+    /// Number of workers that must take part.
+    pub workers: u32,
+    /// How long to wait for the workers to claim their shares.
+    pub gather_timeout: Duration,
+    /// Time between "all claimed" and the common start (lets workers measure their clock offset).
+    pub start_delay: Duration,
+    /// A worker whose heartbeat is older than this is lost.
+    pub heartbeat_timeout: Duration,
+}
+
+/// Something the coordinator saw, for the caller to show.
+#[derive(Debug, Clone)]
+pub enum CoordEvent {
+    /// The run exists; waiting for workers.
+    Created {
+        /// Run id.
+        run_id: i64,
+    },
+    /// Shares claimed so far.
+    Claimed {
+        /// Claimed.
+        claimed: u32,
+        /// Wanted.
+        wanted: u32,
+    },
+    /// All claimed; load starts in `in_s` seconds.
+    Started {
+        /// Seconds to the start.
+        in_s: f64,
+    },
+    /// Sum of the workers' latest progress rows.
+    Progress {
+        /// Completed responses.
+        completed: u64,
+        /// Failed requests.
+        failed: u64,
+        /// Longest elapsed time reported, seconds.
+        elapsed_s: f64,
+    },
+    /// A worker was declared lost.
+    Lost {
+        /// Its slot.
+        slot: u32,
+        /// Its name.
+        worker: String,
+        /// Why.
+        note: String,
+    },
+}
+
+/// How one worker's share ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerRow {
+    /// Slot number.
+    pub slot: u32,
+    /// Worker name.
+    pub worker: String,
+    /// `done`, `lost`, `failed` or `open` (never claimed).
+    pub state: String,
+    /// The worker's own report (done only).
+    pub report: Option<HttpReport>,
+    /// Last progress row: completed responses.
+    pub progress_completed: u64,
+    /// Last progress row: failed requests.
+    pub progress_failed: u64,
+    /// Last progress row: elapsed seconds.
+    pub progress_elapsed_s: f64,
+    /// Why the share is not done, if it is not.
+    pub note: Option<String>,
+}
+
+/// The result of a distributed run.
+#[derive(Clone)]
+pub struct Outcome {
+    /// Run id in `fleet_runs`.
+    pub run_id: i64,
+    /// Merged report: the same record one client would produce.
+    pub report: HttpReport,
+    /// Merged histograms and counters.
+    pub stats: Stats,
+    /// One row per share.
+    pub workers: Vec<WorkerRow>,
+    /// Explicit notes (lost or failed workers).
+    pub notes: Vec<String>,
+}
+
+/// Condition under which a worker counts as dead (used in SQL with `w` = fleet_workers, `$2` = timeout s).
+const DEAD: &str = "(w.heartbeat_at < now() - make_interval(secs => $2)
+                     OR NOT EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = w.backend_pid))";
+
+/// Run `plan` on the fleet and merge the results.
+pub fn run(
+    client: &mut Client,
+    plan: &Plan,
+    stop: &AtomicBool,
+    on: &mut dyn FnMut(CoordEvent),
+) -> Result<Outcome, FleetError> {
+    let shares = plan.spec.split(plan.workers)?;
+    schema::ensure(client)?;
+    client
+        .batch_execute(&format!("LISTEN {COORD_CHANNEL}"))
+        .map_err(db("cannot LISTEN for workers"))?;
+    let run_id = create_run(client, plan, &shares)?;
+    on(CoordEvent::Created { run_id });
+    if let Err(e) = gather(client, plan, run_id, stop, on) {
+        let _ = client.execute(
+            "UPDATE fleet_runs SET state = 'failed', finished_at = now() WHERE id = $1",
+            &[&run_id],
+        );
+        let _ = notify(client, WORK_CHANNEL, run_id);
+        return Err(e);
+    }
+    let start_s: f64 = client
+        .query_one(
+            "UPDATE fleet_runs SET state = 'running', start_at = now() + make_interval(secs => $2)
+              WHERE id = $1 RETURNING extract(epoch FROM start_at - now())::float8",
+            &[&run_id, &plan.start_delay.as_secs_f64()],
+        )
+        .map_err(db("cannot start the run"))?
+        .get(0);
+    notify(client, WORK_CHANNEL, run_id)?;
+    on(CoordEvent::Started { in_s: start_s });
+    let deadline = plan.spec.duration_ms.map(|d| {
+        Instant::now()
+            + Duration::from_secs_f64(start_s.max(0.0))
+            + Duration::from_millis(d + plan.spec.warmup_ms.unwrap_or(0) + plan.spec.timeout_ms)
+            + plan.heartbeat_timeout * 3
+    });
+    watch(client, plan, run_id, stop, deadline, on)?;
+    let outcome = collect(client, plan, run_id)?;
+    client
+        .execute(
+            "UPDATE fleet_runs SET state = CASE WHEN state = 'cancelled' THEN state ELSE 'done' END,
+                    finished_at = now() WHERE id = $1",
+            &[&run_id],
+        )
+        .map_err(db("cannot close the run"))?;
+    Ok(outcome)
+}
+
+fn create_run(
+    client: &mut Client,
+    plan: &Plan,
+    shares: &[crate::spec::Share],
+) -> Result<i64, FleetError> {
+    let spec = serde_json::to_string(&plan.spec).map_err(json("run spec"))?;
+    let mut tx = client
+        .transaction()
+        .map_err(db("cannot start creating the run"))?;
+    let run_id: i64 = tx
+        .query_one(
+            "INSERT INTO fleet_runs (experiment, spec, workers, coordinator_pid)
+             VALUES ($1, $2::text::jsonb, $3, pg_backend_pid()) RETURNING id",
+            &[&plan.experiment, &spec, &(plan.workers as i32)],
+        )
+        .map_err(db("cannot create the run"))?
+        .get(0);
+    for s in shares {
+        let share = serde_json::to_string(s).map_err(json("share"))?;
+        tx.execute(
+            "INSERT INTO fleet_assignments (run_id, slot, share) VALUES ($1, $2, $3::text::jsonb)",
+            &[&run_id, &(s.slot as i32), &share],
+        )
+        .map_err(db("cannot create an assignment"))?;
+    }
+    tx.execute(
+        "SELECT pg_notify($1, $2)",
+        &[&WORK_CHANNEL, &run_id.to_string()],
+    )
+    .map_err(db("cannot NOTIFY"))?;
+    tx.commit().map_err(db("cannot commit the run"))?;
+    Ok(run_id)
+}
+
+/// Wait until every share is claimed by a live worker.
+fn gather(
+    client: &mut Client,
+    plan: &Plan,
+    run_id: i64,
+    stop: &AtomicBool,
+    on: &mut dyn FnMut(CoordEvent),
+) -> Result<(), FleetError> {
+    let started = Instant::now();
+    let mut last = u32::MAX;
+    let hb = plan.heartbeat_timeout.as_secs_f64();
+    loop {
+        // A worker that died after claiming gives its share back.
+        client
+            .execute(
+                &format!(
+                    "UPDATE fleet_assignments a SET state = 'open', worker_id = NULL, claimed_at = NULL
+                       FROM fleet_workers w
+                      WHERE a.run_id = $1 AND a.worker_id = w.id AND a.state = 'claimed' AND {DEAD}"
+                ),
+                &[&run_id, &hb],
+            )
+            .map_err(db("cannot reopen shares of dead workers"))?;
+        let claimed: i64 = client
+            .query_one(
+                "SELECT count(*) FROM fleet_assignments WHERE run_id = $1 AND state = 'claimed'",
+                &[&run_id],
+            )
+            .map_err(db("cannot count claimed shares"))?
+            .get(0);
+        let claimed = claimed as u32;
+        if claimed != last {
+            on(CoordEvent::Claimed {
+                claimed,
+                wanted: plan.workers,
+            });
+            last = claimed;
+        }
+        if claimed == plan.workers {
+            return Ok(());
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(FleetError::Invalid(
+                "interrupted while waiting for workers".into(),
+            ));
+        }
+        if started.elapsed() >= plan.gather_timeout {
+            return Err(FleetError::NotEnoughWorkers {
+                claimed,
+                wanted: plan.workers,
+                waited_s: started.elapsed().as_secs_f64(),
+            });
+        }
+        wait_notification(client, Duration::from_millis(250))?;
+    }
+}
+
+/// Follow the run until no share is claimed or running.
+fn watch(
+    client: &mut Client,
+    plan: &Plan,
+    run_id: i64,
+    stop: &AtomicBool,
+    deadline: Option<Instant>,
+    on: &mut dyn FnMut(CoordEvent),
+) -> Result<(), FleetError> {
+    let hb = plan.heartbeat_timeout.as_secs_f64();
+    let mut cancelled_at: Option<Instant> = None;
+    let mut last_progress = Instant::now();
+    loop {
+        if stop.load(Ordering::Relaxed) && cancelled_at.is_none() {
+            client
+                .execute(
+                    "UPDATE fleet_runs SET state = 'cancelled' WHERE id = $1",
+                    &[&run_id],
+                )
+                .map_err(db("cannot cancel the run"))?;
+            notify(client, WORK_CHANNEL, run_id)?;
+            cancelled_at = Some(Instant::now());
+        }
+        let overdue = deadline.is_some_and(|d| Instant::now() > d)
+            || cancelled_at.is_some_and(|t| t.elapsed() > plan.heartbeat_timeout * 3);
+        let lost = client
+            .query(
+                &format!(
+                    "UPDATE fleet_assignments a SET state = 'lost', finished_at = now(),
+                            note = CASE
+                              WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = w.backend_pid)
+                                THEN 'its database session ended (process killed, crashed or host unreachable)'
+                              WHEN $3 THEN 'no result long after the planned end'
+                              ELSE 'no heartbeat for ' || $2::text || ' s' END
+                       FROM fleet_workers w
+                      WHERE a.run_id = $1 AND a.worker_id = w.id AND a.state IN ('claimed', 'running')
+                        AND ({DEAD} OR $3)
+                  RETURNING a.slot, w.name, a.note"
+                ),
+                &[&run_id, &hb, &overdue],
+            )
+            .map_err(db("cannot check worker liveness"))?;
+        for row in lost {
+            on(CoordEvent::Lost {
+                slot: row.get::<_, i32>(0) as u32,
+                worker: row.get(1),
+                note: row.get(2),
+            });
+        }
+        let active: i64 = client
+            .query_one(
+                "SELECT count(*) FROM fleet_assignments WHERE run_id = $1 AND state IN ('claimed', 'running')",
+                &[&run_id],
+            )
+            .map_err(db("cannot count active shares"))?
+            .get(0);
+        if active == 0 {
+            return Ok(());
+        }
+        if last_progress.elapsed() >= Duration::from_millis(500) {
+            last_progress = Instant::now();
+            let row = client
+                .query_one(
+                    "SELECT coalesce(sum(completed), 0)::int8, coalesce(sum(failed), 0)::int8,
+                            coalesce(max(elapsed_ms), 0)::int8
+                       FROM (SELECT DISTINCT ON (slot) completed, failed, elapsed_ms
+                               FROM fleet_progress WHERE run_id = $1
+                              ORDER BY slot, elapsed_ms DESC) latest",
+                    &[&run_id],
+                )
+                .map_err(db("cannot read progress"))?;
+            on(CoordEvent::Progress {
+                completed: row.get::<_, i64>(0) as u64,
+                failed: row.get::<_, i64>(1) as u64,
+                elapsed_s: row.get::<_, i64>(2) as f64 / 1000.0,
+            });
+        }
+        wait_notification(client, Duration::from_millis(200))?;
+    }
+}
+
+/// Read every share's outcome and merge the stored results.
+fn collect(client: &mut Client, plan: &Plan, run_id: i64) -> Result<Outcome, FleetError> {
+    let rows = client
+        .query(
+            "SELECT a.slot, coalesce(w.name, ''), a.state, a.note, r.report::text, r.counters::text,
+                    r.hist_total, r.hist_connect, r.hist_processing, r.hist_waiting, r.hist_uncorrected,
+                    p.completed, p.failed, p.elapsed_ms
+               FROM fleet_assignments a
+               LEFT JOIN fleet_workers w ON w.id = a.worker_id
+               LEFT JOIN fleet_results r ON r.run_id = a.run_id AND r.slot = a.slot
+               LEFT JOIN LATERAL (SELECT completed, failed, elapsed_ms FROM fleet_progress p
+                                   WHERE p.run_id = a.run_id AND p.slot = a.slot
+                                   ORDER BY elapsed_ms DESC LIMIT 1) p ON true
+              WHERE a.run_id = $1
+              ORDER BY a.slot",
+            &[&run_id],
+        )
+        .map_err(db("cannot read the results"))?;
+    let mut total = Stats::new();
+    let mut done: Vec<HttpReport> = Vec::new();
+    let mut workers = Vec::new();
+    let mut notes = Vec::new();
+    for row in rows {
+        let slot = row.get::<_, i32>(0) as u32;
+        let worker: String = row.get(1);
+        let state: String = row.get(2);
+        let mut note: Option<String> = row.get(3);
+        let report_json: Option<&str> = row.get(4);
+        let report = match (report_json, row.get::<_, Option<&str>>(5)) {
+            (Some(rep), Some(cnt)) => {
+                let report: HttpReport = serde_json::from_str(rep).map_err(json("report"))?;
+                let counters: Counters = serde_json::from_str(cnt).map_err(json("counters"))?;
+                let hists = EncodedHistograms {
+                    total: row.get(6),
+                    connect: row.get(7),
+                    processing: row.get(8),
+                    waiting: row.get(9),
+                    uncorrected: row.get(10),
+                };
+                total.merge(&tally::decode(&hists, &counters)?);
+                done.push(report.clone());
+                Some(report)
+            }
+            _ => None,
+        };
+        let (pc, pf, pe) = (
+            row.get::<_, Option<i64>>(11).unwrap_or(0) as u64,
+            row.get::<_, Option<i64>>(12).unwrap_or(0) as u64,
+            row.get::<_, Option<i64>>(13).unwrap_or(0) as f64 / 1000.0,
+        );
+        if report.is_none() {
+            let why = note
+                .clone()
+                .unwrap_or_else(|| format!("share ended as '{state}'"));
+            let text = format!(
+                "worker {} (slot {slot}, {}) is not in the merged totals: {why}; its last progress row ({pc} completed, {pf} failed after {pe:.1} s) is kept in fleet_progress",
+                if worker.is_empty() { "-" } else { &worker },
+                state
+            );
+            notes.push(text);
+            note.get_or_insert(why);
+        }
+        workers.push(WorkerRow {
+            slot,
+            worker,
+            state,
+            report,
+            progress_completed: pc,
+            progress_failed: pf,
+            progress_elapsed_s: pe,
+            note,
+        });
+    }
+    let Some(report) = merged_report(&plan.spec, &done, &total) else {
+        return Err(FleetError::NoResults(notes.join("; ")));
+    };
+    Ok(Outcome {
+        run_id,
+        report,
+        stats: total,
+        workers,
+        notes,
+    })
+}
+
+/// The merged report: the first worker's record for what all share (URL,
+/// method, document), run-wide figures combined, every histogram- and
+/// counter-derived field recomputed from the merged `total` by the same code
+/// a single client uses. `None` when no worker delivered.
+pub fn merged_report(spec: &RunSpec, done: &[HttpReport], total: &Stats) -> Option<HttpReport> {
+    let first = done.first()?;
+    let mut r = first.clone();
+    r.concurrency = done.iter().map(|d| d.concurrency).sum();
+    r.threads = done.iter().map(|d| d.threads).sum();
+    r.duration_s = done.iter().map(|d| d.duration_s).fold(0.0, f64::max);
+    r.interrupted = done.iter().any(|d| d.interrupted);
+    r.started_at = done
+        .iter()
+        .map(|d| d.started_at.clone())
+        .min()
+        .unwrap_or_default();
+    r.server_software = done.iter().find_map(|d| d.server_software.clone());
+    r.document_length_bytes = done
+        .iter()
+        .map(|d| d.document_length_bytes)
+        .find(|&n| n > 0)
+        .unwrap_or(0);
+    r.server = None;
+    fill_from_stats(&mut r, total, spec.rate);
+    Some(r)
+}

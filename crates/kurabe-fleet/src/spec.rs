@@ -1,0 +1,191 @@
+//! What a distributed run asks of the fleet ([`RunSpec`], stored as JSON in
+//! `fleet_runs.spec`) and how it is divided among the workers ([`Share`],
+//! stored in `fleet_assignments.share`). Pure data and arithmetic, no I/O.
+
+use std::time::Duration;
+
+use kurabe_http::client::{LoadConfig, StopCondition, Target};
+use serde::{Deserialize, Serialize};
+
+use crate::FleetError;
+
+/// One load test as the coordinator was asked to run it, in total.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Target URL.
+    pub url: String,
+    /// Request method.
+    pub method: String,
+    /// Extra request headers, in order.
+    pub headers: Vec<(String, String)>,
+    /// Request body, if any.
+    pub body: Option<Vec<u8>>,
+    /// Total concurrent connections over all workers (`-c`).
+    pub concurrency: u32,
+    /// Total requests over all workers (`-n`), if the run is bounded by a count.
+    pub requests: Option<u64>,
+    /// Measured duration (`-t`), milliseconds, if the run is bounded by time.
+    pub duration_ms: Option<u64>,
+    /// Total open-model arrival rate over all workers (`--rate`), requests/s.
+    pub rate: Option<f64>,
+    /// Warm-up before measuring, milliseconds.
+    pub warmup_ms: Option<u64>,
+    /// Per-request timeout, milliseconds.
+    pub timeout_ms: u64,
+    /// HTTP keep-alive.
+    pub keep_alive: bool,
+    /// Requests in flight per connection.
+    pub pipeline: u32,
+    /// Count responses of differing length as failures (ab without `-l`).
+    pub check_length: bool,
+    /// Skip TLS certificate verification.
+    pub insecure: bool,
+}
+
+/// One worker's part of a [`RunSpec`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Share {
+    /// Slot number, 0-based.
+    pub slot: u32,
+    /// Connections this worker opens.
+    pub concurrency: u32,
+    /// Requests this worker sends (runs bounded by `-n`).
+    pub requests: Option<u64>,
+    /// Arrival rate this worker keeps (open model).
+    pub rate: Option<f64>,
+}
+
+/// `total` split in `n` parts that differ by at most one and add up to `total`.
+fn split_count(total: u64, n: u32, i: u32) -> u64 {
+    total / u64::from(n) + u64::from(u64::from(i) < total % u64::from(n))
+}
+
+impl RunSpec {
+    /// Divide the run among `workers` workers: connections and requests as
+    /// evenly as integers allow (the parts add up exactly), the rate in equal parts.
+    pub fn split(&self, workers: u32) -> Result<Vec<Share>, FleetError> {
+        if workers == 0 {
+            return Err(FleetError::Invalid(
+                "--workers 0: give at least 1 worker".into(),
+            ));
+        }
+        if self.concurrency < workers {
+            return Err(FleetError::Invalid(format!(
+                "-c {} is less than --workers {workers}: every worker needs at least one connection; raise -c",
+                self.concurrency
+            )));
+        }
+        if let Some(n) = self.requests {
+            if n < u64::from(self.concurrency) {
+                return Err(FleetError::Invalid(format!(
+                    "-n {n} is less than -c {}: raise -n",
+                    self.concurrency
+                )));
+            }
+        }
+        Ok((0..workers)
+            .map(|slot| Share {
+                slot,
+                concurrency: split_count(u64::from(self.concurrency), workers, slot) as u32,
+                requests: self.requests.map(|n| split_count(n, workers, slot)),
+                rate: self.rate.map(|r| r / f64::from(workers)),
+            })
+            .collect())
+    }
+
+    /// The load generator's configuration for one share, with `threads`
+    /// client threads (at most the share's connections).
+    pub fn load_config(&self, share: &Share, threads: u32) -> Result<LoadConfig, FleetError> {
+        let target = Target::parse(&self.url).map_err(|e| FleetError::Invalid(e.to_string()))?;
+        let duration = self.duration_ms.map(Duration::from_millis);
+        let stop = match (share.requests, duration) {
+            (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d),
+            (Some(n), None) => StopCondition::Requests(n),
+            (None, Some(d)) => StopCondition::Duration(d),
+            (None, None) => {
+                return Err(FleetError::Invalid(
+                    "a distributed run needs -n or -t".into(),
+                ))
+            }
+        };
+        Ok(LoadConfig {
+            target,
+            method: self.method.clone(),
+            headers: self.headers.clone(),
+            body: self.body.clone(),
+            concurrency: share.concurrency,
+            threads: threads.clamp(1, share.concurrency.max(1)),
+            keep_alive: self.keep_alive,
+            pipeline: self.pipeline,
+            stop,
+            rate: share.rate,
+            warmup: self.warmup_ms.map(Duration::from_millis),
+            timeout: Duration::from_millis(self.timeout_ms),
+            abort_on_error: false,
+            check_length: self.check_length,
+            insecure: self.insecure,
+            gnuplot_file: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn spec() -> RunSpec {
+        RunSpec {
+            url: "http://10.77.0.2:8080/".into(),
+            method: "GET".into(),
+            headers: vec![],
+            body: None,
+            concurrency: 10,
+            requests: Some(1001),
+            duration_ms: None,
+            rate: Some(300.0),
+            warmup_ms: None,
+            timeout_ms: 30_000,
+            keep_alive: true,
+            pipeline: 1,
+            check_length: true,
+            insecure: false,
+        }
+    }
+
+    #[test]
+    fn shares_add_up_exactly() {
+        let shares = spec().split(3).unwrap();
+        assert_eq!(
+            shares.iter().map(|s| s.concurrency).collect::<Vec<_>>(),
+            [4, 3, 3]
+        );
+        assert_eq!(
+            shares.iter().map(|s| s.requests.unwrap()).sum::<u64>(),
+            1001
+        );
+        assert!(shares.iter().all(|s| s.rate == Some(100.0)));
+        assert_eq!(shares[2].slot, 2);
+    }
+
+    #[test]
+    fn impossible_splits_name_the_flag() {
+        let e = spec().split(11).unwrap_err().to_string();
+        assert!(e.contains("raise -c"), "{e}");
+        assert!(spec()
+            .split(0)
+            .unwrap_err()
+            .to_string()
+            .contains("--workers 0"));
+    }
+
+    #[test]
+    fn load_config_follows_the_share() {
+        let s = spec();
+        let share = s.split(3).unwrap()[1];
+        let cfg = s.load_config(&share, 8).unwrap();
+        assert_eq!(cfg.concurrency, 3);
+        assert_eq!(cfg.threads, 3);
+        assert_eq!(cfg.stop, StopCondition::Requests(334));
+        assert_eq!(cfg.rate, Some(100.0));
+    }
+}

@@ -1,0 +1,471 @@
+//! `kurabe worker`: register, claim a share of a run, start at the common
+//! time, run the load generator for that share, stream progress, store the
+//! histograms and counters, repeat.
+//!
+//! All state lives in rows: a worker is a `fleet_workers` row (with its
+//! database session's PID, so a killed worker is seen the moment its session
+//! ends), a claimed share is a `fleet_assignments` row taken with
+//! `FOR UPDATE SKIP LOCKED`, progress is one `fleet_progress` row per second,
+//! the result one `fleet_results` row written in the same transaction that
+//! marks the share done. The worker never prints; it reports [`WorkerEvent`]s.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use kurabe_http::client::{self, RunControl};
+use kurabe_model::http::HttpReport;
+use postgres::Client;
+
+use crate::clock::{self, ClockOffset};
+use crate::error::{db, json};
+use crate::spec::{RunSpec, Share};
+use crate::{schema, tally, FleetError, COORD_CHANNEL, WORK_CHANNEL};
+
+/// How a worker behaves.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Name shown in reports (host name and PID by default).
+    pub name: String,
+    /// Client threads per share (at most the share's connections).
+    pub threads: u32,
+    /// How often to heartbeat and write a progress row.
+    pub heartbeat: Duration,
+    /// Stop after one share (for scripts and tests).
+    pub once: bool,
+}
+
+/// Something a worker did, for the caller to log.
+#[derive(Debug, Clone)]
+pub enum WorkerEvent {
+    /// Registered as this `fleet_workers.id`.
+    Registered {
+        /// Worker id.
+        worker_id: i64,
+    },
+    /// Took a share of a run.
+    Claimed {
+        /// Run id.
+        run_id: i64,
+        /// The share.
+        share: Share,
+        /// The run's experiment name.
+        experiment: String,
+    },
+    /// The run got its start time; the load begins in `in_s` seconds.
+    Starting {
+        /// Run id.
+        run_id: i64,
+        /// Seconds until the start.
+        in_s: f64,
+        /// Offset to the database clock used for the conversion.
+        clock: ClockOffset,
+    },
+    /// The share ran and its result is stored.
+    Finished {
+        /// Run id.
+        run_id: i64,
+        /// The share's own report.
+        report: Box<HttpReport>,
+    },
+    /// The share could not run (setup error); stored as failed.
+    Failed {
+        /// Run id.
+        run_id: i64,
+        /// Why.
+        error: String,
+    },
+    /// The run was cancelled or failed before this worker's load started.
+    Abandoned {
+        /// Run id.
+        run_id: i64,
+        /// The run's state.
+        reason: String,
+    },
+}
+
+/// A claimed share with what is needed to run it.
+struct Claim {
+    run_id: i64,
+    share: Share,
+    spec: RunSpec,
+    experiment: String,
+}
+
+/// Serve runs until `stop` is set (or after one share with `once`).
+pub fn serve(
+    client: &mut Client,
+    cfg: &WorkerConfig,
+    stop: &AtomicBool,
+    on: &mut dyn FnMut(WorkerEvent),
+) -> Result<(), FleetError> {
+    schema::ensure(client)?;
+    let worker_id: i64 = client
+        .query_one(
+            "INSERT INTO fleet_workers (name, backend_pid) VALUES ($1, pg_backend_pid()) RETURNING id",
+            &[&cfg.name],
+        )
+        .map_err(db("cannot register the worker"))?
+        .get(0);
+    on(WorkerEvent::Registered { worker_id });
+    client
+        .batch_execute(&format!("LISTEN {WORK_CHANNEL}"))
+        .map_err(db("cannot LISTEN for runs"))?;
+    let result = serve_loop(client, cfg, worker_id, stop, on);
+    // Best effort: a worker that leaves says so; one that dies is found by the coordinator.
+    let _ = client.execute(
+        "UPDATE fleet_workers SET state = 'gone', heartbeat_at = now() WHERE id = $1",
+        &[&worker_id],
+    );
+    result
+}
+
+fn serve_loop(
+    client: &mut Client,
+    cfg: &WorkerConfig,
+    worker_id: i64,
+    stop: &AtomicBool,
+    on: &mut dyn FnMut(WorkerEvent),
+) -> Result<(), FleetError> {
+    while !stop.load(Ordering::Relaxed) {
+        heartbeat(client, worker_id, "idle")?;
+        match claim(client, worker_id)? {
+            Some(c) => {
+                on(WorkerEvent::Claimed {
+                    run_id: c.run_id,
+                    share: c.share,
+                    experiment: c.experiment.clone(),
+                });
+                run_share(client, cfg, worker_id, &c, stop, on)?;
+                if cfg.once {
+                    return Ok(());
+                }
+            }
+            None => wait_notification(client, Duration::from_millis(250))?,
+        }
+    }
+    Ok(())
+}
+
+fn heartbeat(client: &mut Client, worker_id: i64, state: &str) -> Result<(), FleetError> {
+    client
+        .execute(
+            "UPDATE fleet_workers SET heartbeat_at = now(), state = $2 WHERE id = $1",
+            &[&worker_id, &state],
+        )
+        .map_err(db("cannot heartbeat"))?;
+    Ok(())
+}
+
+/// Wait up to `d` for a notification on a channel we listen to, then drain the rest.
+pub(crate) fn wait_notification(client: &mut Client, d: Duration) -> Result<(), FleetError> {
+    use postgres::fallible_iterator::FallibleIterator;
+    let mut n = client.notifications();
+    let lost = db("lost the LISTEN connection");
+    if n.timeout_iter(d).next().map_err(lost)?.is_some() {
+        n.iter().count().map_err(db("lost the LISTEN connection"))?;
+    }
+    Ok(())
+}
+
+/// Take the oldest open share of a gathering run, skipping rows others hold.
+fn claim(client: &mut Client, worker_id: i64) -> Result<Option<Claim>, FleetError> {
+    let row = client
+        .query_opt(
+            "UPDATE fleet_assignments a
+                SET worker_id = $1, state = 'claimed', claimed_at = now()
+               FROM (SELECT a2.run_id, a2.slot
+                       FROM fleet_assignments a2 JOIN fleet_runs r ON r.id = a2.run_id
+                      WHERE a2.state = 'open' AND r.state = 'gathering'
+                        AND EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = r.coordinator_pid)
+                      ORDER BY a2.run_id, a2.slot
+                      LIMIT 1
+                        FOR UPDATE OF a2 SKIP LOCKED) pick,
+                    fleet_runs r
+              WHERE a.run_id = pick.run_id AND a.slot = pick.slot AND r.id = a.run_id
+          RETURNING a.run_id, a.share::text, r.spec::text, r.experiment",
+            &[&worker_id],
+        )
+        .map_err(db("cannot claim a share"))?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let run_id: i64 = row.get(0);
+    let share: Share = serde_json::from_str(row.get(1)).map_err(json("share"))?;
+    let spec: RunSpec = serde_json::from_str(row.get(2)).map_err(json("run spec"))?;
+    notify(client, COORD_CHANNEL, run_id)?;
+    Ok(Some(Claim {
+        run_id,
+        share,
+        spec,
+        experiment: row.get(3),
+    }))
+}
+
+pub(crate) fn notify(client: &mut Client, channel: &str, run_id: i64) -> Result<(), FleetError> {
+    client
+        .execute("SELECT pg_notify($1, $2)", &[&channel, &run_id.to_string()])
+        .map_err(db("cannot NOTIFY"))?;
+    Ok(())
+}
+
+/// The run's state and start time; a run whose coordinator's session is gone
+/// (killed before the start) is marked `failed` so nobody waits for it.
+fn run_state(client: &mut Client, run_id: i64) -> Result<(String, Option<f64>), FleetError> {
+    let row = client
+        .query_one(
+            "UPDATE fleet_runs SET state = CASE
+                    WHEN state = 'gathering'
+                     AND NOT EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = coordinator_pid)
+                    THEN 'failed' ELSE state END
+              WHERE id = $1
+          RETURNING state, extract(epoch FROM start_at)::float8",
+            &[&run_id],
+        )
+        .map_err(db("cannot read the run"))?;
+    Ok((row.get(0), row.get(1)))
+}
+
+/// Give a claimed share back (Ctrl-C before the start).
+fn release(client: &mut Client, c: &Claim, worker_id: i64) -> Result<(), FleetError> {
+    client
+        .execute(
+            "UPDATE fleet_assignments SET state = 'open', worker_id = NULL, claimed_at = NULL
+              WHERE run_id = $1 AND slot = $2 AND worker_id = $3 AND state = 'claimed'",
+            &[&c.run_id, &(c.share.slot as i32), &worker_id],
+        )
+        .map_err(db("cannot release the share"))?;
+    notify(client, COORD_CHANNEL, c.run_id)
+}
+
+fn run_share(
+    client: &mut Client,
+    cfg: &WorkerConfig,
+    worker_id: i64,
+    c: &Claim,
+    stop: &AtomicBool,
+    on: &mut dyn FnMut(WorkerEvent),
+) -> Result<(), FleetError> {
+    let slot = c.share.slot as i32;
+    // 1. Wait for the coordinator to set the common start time.
+    let mut last_beat = Instant::now();
+    let start_db_s = loop {
+        if stop.load(Ordering::Relaxed) {
+            return release(client, c, worker_id);
+        }
+        match run_state(client, c.run_id)? {
+            (state, Some(start)) if state == "running" => break start,
+            (state, _) if state == "gathering" => {}
+            (state, _) => {
+                on(WorkerEvent::Abandoned {
+                    run_id: c.run_id,
+                    reason: state,
+                });
+                return Ok(());
+            }
+        }
+        if last_beat.elapsed() >= cfg.heartbeat {
+            heartbeat(client, worker_id, "claimed")?;
+            last_beat = Instant::now();
+        }
+        wait_notification(client, Duration::from_millis(250))?;
+    };
+    // 2. Convert the database's start time to ours and wait for it.
+    let offset = clock::measure(client, 7)?;
+    on(WorkerEvent::Starting {
+        run_id: c.run_id,
+        in_s: offset.until(start_db_s).as_secs_f64(),
+        clock: offset,
+    });
+    let load = match c.spec.load_config(&c.share, cfg.threads) {
+        Ok(l) => l,
+        Err(e) => return store_failure(client, c, worker_id, &e.to_string(), on),
+    };
+    loop {
+        let left = offset.until(start_db_s);
+        if left.is_zero() {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return store_failure(client, c, worker_id, "worker stopped before the start", on);
+        }
+        if last_beat.elapsed() >= cfg.heartbeat {
+            heartbeat(client, worker_id, "claimed")?;
+            last_beat = Instant::now();
+        }
+        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+    client
+        .execute(
+            "UPDATE fleet_assignments SET state = 'running' WHERE run_id = $1 AND slot = $2 AND worker_id = $3",
+            &[&c.run_id, &slot, &worker_id],
+        )
+        .map_err(db("cannot mark the share running"))?;
+    // 3. Run the engine on a thread; this one streams progress and watches for cancellation.
+    let ctl = RunControl::default();
+    let finished = AtomicBool::new(false);
+    let started = Instant::now();
+    let (outcome, watch) = std::thread::scope(|s| {
+        let engine = s.spawn(|| {
+            let r = client::run_with_stats(&load, &ctl);
+            finished.store(true, Ordering::Relaxed);
+            r
+        });
+        let watch = watch_run(client, cfg, worker_id, c, &ctl, &finished, stop, started);
+        if watch.is_err() {
+            // Without the database we cannot report; stop the load rather than run blind.
+            ctl.stop.store(true, Ordering::Relaxed);
+        }
+        let outcome = match engine.join() {
+            Ok(r) => r,
+            Err(p) => std::panic::resume_unwind(p),
+        };
+        (outcome, watch)
+    });
+    watch?;
+    match outcome {
+        Ok((report, stats)) => {
+            let elapsed_ms = started.elapsed().as_millis() as i64;
+            progress_row(
+                client,
+                c,
+                elapsed_ms,
+                report.complete_requests,
+                report.failed_requests,
+            )?;
+            store_result(client, c, worker_id, &report, &stats)?;
+            on(WorkerEvent::Finished {
+                run_id: c.run_id,
+                report: Box::new(report),
+            });
+            Ok(())
+        }
+        Err(e) => store_failure(client, c, worker_id, &e.to_string(), on),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn watch_run(
+    client: &mut Client,
+    cfg: &WorkerConfig,
+    worker_id: i64,
+    c: &Claim,
+    ctl: &RunControl,
+    finished: &AtomicBool,
+    stop: &AtomicBool,
+    started: Instant,
+) -> Result<(), FleetError> {
+    let mut last_beat = Instant::now();
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+        if stop.load(Ordering::Relaxed) {
+            ctl.stop.store(true, Ordering::Relaxed);
+        }
+        if last_beat.elapsed() < cfg.heartbeat {
+            continue;
+        }
+        last_beat = Instant::now();
+        heartbeat(client, worker_id, "running")?;
+        progress_row(
+            client,
+            c,
+            started.elapsed().as_millis() as i64,
+            ctl.progress.completed.load(Ordering::Relaxed),
+            ctl.progress.failed.load(Ordering::Relaxed),
+        )?;
+        if run_state(client, c.run_id)?.0 == "cancelled" {
+            ctl.stop.store(true, Ordering::Relaxed);
+        }
+    }
+    Ok(())
+}
+
+fn progress_row(
+    client: &mut Client,
+    c: &Claim,
+    elapsed_ms: i64,
+    completed: u64,
+    failed: u64,
+) -> Result<(), FleetError> {
+    client
+        .execute(
+            "INSERT INTO fleet_progress (run_id, slot, elapsed_ms, completed, failed)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+            &[
+                &c.run_id,
+                &(c.share.slot as i32),
+                &elapsed_ms,
+                &(completed as i64),
+                &(failed as i64),
+            ],
+        )
+        .map_err(db("cannot write a progress row"))?;
+    Ok(())
+}
+
+fn store_result(
+    client: &mut Client,
+    c: &Claim,
+    worker_id: i64,
+    report: &HttpReport,
+    stats: &client::Stats,
+) -> Result<(), FleetError> {
+    let (h, counters) = tally::encode(stats)?;
+    let report_json = serde_json::to_string(report).map_err(json("report"))?;
+    let counters_json = serde_json::to_string(&counters).map_err(json("counters"))?;
+    let slot = c.share.slot as i32;
+    let mut tx = client
+        .transaction()
+        .map_err(db("cannot start storing the result"))?;
+    tx.execute(
+        "INSERT INTO fleet_results (run_id, slot, worker_id, report, counters,
+                hist_total, hist_connect, hist_processing, hist_waiting, hist_uncorrected)
+         VALUES ($1, $2, $3, $4::text::jsonb, $5::text::jsonb, $6, $7, $8, $9, $10)",
+        &[
+            &c.run_id,
+            &slot,
+            &worker_id,
+            &report_json,
+            &counters_json,
+            &h.total,
+            &h.connect,
+            &h.processing,
+            &h.waiting,
+            &h.uncorrected,
+        ],
+    )
+    .map_err(db("cannot store the result"))?;
+    tx.execute(
+        "UPDATE fleet_assignments SET state = 'done', finished_at = now()
+          WHERE run_id = $1 AND slot = $2 AND worker_id = $3",
+        &[&c.run_id, &slot, &worker_id],
+    )
+    .map_err(db("cannot mark the share done"))?;
+    tx.execute(
+        "SELECT pg_notify($1, $2)",
+        &[&COORD_CHANNEL, &c.run_id.to_string()],
+    )
+    .map_err(db("cannot NOTIFY"))?;
+    tx.commit().map_err(db("cannot commit the result"))
+}
+
+fn store_failure(
+    client: &mut Client,
+    c: &Claim,
+    worker_id: i64,
+    error: &str,
+    on: &mut dyn FnMut(WorkerEvent),
+) -> Result<(), FleetError> {
+    client
+        .execute(
+            "UPDATE fleet_assignments SET state = 'failed', note = $4, finished_at = now()
+              WHERE run_id = $1 AND slot = $2 AND worker_id = $3",
+            &[&c.run_id, &(c.share.slot as i32), &worker_id, &error],
+        )
+        .map_err(db("cannot mark the share failed"))?;
+    notify(client, COORD_CHANNEL, c.run_id)?;
+    on(WorkerEvent::Failed {
+        run_id: c.run_id,
+        error: error.to_string(),
+    });
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! `kurabe http … --workers N`: the coordinator side of a distributed run.
+//!
+//! Turns the already validated single-client config into a
+//! [`kurabe_fleet::spec::RunSpec`], runs it on the fleet through the
+//! PostgreSQL store and writes the merged report with the same renderer as a
+//! single client, followed (text) or preceded on stderr (other formats) by one
+//! row per worker; the JSON record carries the same rows in its `fleet` field. Lost workers get an explicit `kurabe: note:` line.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
+use kurabe_fleet::spec::RunSpec;
+use kurabe_http::client::StopCondition;
+use kurabe_model::http::{FleetSummary, FleetWorker};
+
+use super::http::{percentiles_csv, render, write_atomically, Args, Resolved};
+use crate::render::http::Format;
+
+/// The `--store` value as a PostgreSQL URL, or a clear error.
+pub(crate) fn postgres_url(
+    store: Option<&std::path::Path>,
+    flag_user: &str,
+) -> anyhow::Result<String> {
+    let Some(store) = store else {
+        bail!("{flag_user} needs --store postgres://… (or KURABE_STORE): the workers and the coordinator meet in a PostgreSQL database");
+    };
+    let url = store.to_string_lossy().into_owned();
+    if !kurabe_store::pg::is_url(&url) {
+        bail!("{flag_user} needs a PostgreSQL store: give --store postgres://user@host/db (the SQLite file store cannot be shared between hosts)");
+    }
+    Ok(url)
+}
+
+/// The single-client config as a fleet run spec.
+fn spec(resolved: &Resolved) -> anyhow::Result<RunSpec> {
+    let load = &resolved.load;
+    let (requests, duration) = match load.stop {
+        StopCondition::Requests(n) => (Some(n), None),
+        StopCondition::Duration(d) => (None, Some(d)),
+        StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
+    };
+    if load.gnuplot_file.is_some() {
+        bail!("-g writes one line per request on one host; it cannot be used with --workers");
+    }
+    if load.abort_on_error {
+        bail!("--abort-on-error cannot stop other hosts; leave it out with --workers");
+    }
+    let ms = |d: Duration| d.as_millis() as u64;
+    Ok(RunSpec {
+        url: load.target.url(),
+        method: load.method.clone(),
+        headers: load.headers.clone(),
+        body: load.body.clone(),
+        concurrency: load.concurrency,
+        requests,
+        duration_ms: duration.map(ms),
+        rate: load.rate,
+        warmup_ms: load.warmup.map(ms),
+        timeout_ms: ms(load.timeout),
+        keep_alive: load.keep_alive,
+        pipeline: load.pipeline,
+        check_length: load.check_length,
+        insecure: load.insecure,
+    })
+}
+
+/// Run `kurabe http` over `workers` workers.
+pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow::Result<ExitCode> {
+    let url = postgres_url(args.save.store.as_deref(), "--workers")?;
+    if args.requests.is_none() && args.time_limit.is_none() {
+        bail!("--workers needs -n REQUESTS or -t TIME: a distributed run must know when to stop");
+    }
+    let spec = spec(resolved)?;
+    spec.split(workers)?;
+    let plan = Plan {
+        experiment: args
+            .experiment
+            .clone()
+            .unwrap_or_else(|| format!("http {}", spec.url)),
+        spec,
+        workers,
+        gather_timeout: args.wait_workers,
+        start_delay: Duration::from_millis(1500),
+        // Killed workers are seen at once (their session ends); the heartbeat
+        // covers hung hosts and partitions, generous so a busy host is not dropped.
+        heartbeat_timeout: Duration::from_secs(10),
+    };
+    let interrupt = crate::signal::install()?;
+    let mut client = kurabe_store::pg::connect(&url)?;
+    let show = resolved.progress && std::io::stderr().is_terminal();
+    let mut on = |e: CoordEvent| log_event(&e, show);
+    let outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
+    if show {
+        eprint!("\r\x1b[K");
+    }
+    for note in &outcome.notes {
+        eprintln!("kurabe: note: {note}");
+    }
+    let mut outcome = outcome;
+    outcome.report.fleet = Some(fleet_summary(&outcome));
+    let mut rendered = render(&outcome.report, resolved.format)?;
+    let table = worker_table(&outcome);
+    if resolved.format == Format::Text {
+        rendered.extend_from_slice(b"\n");
+        rendered.extend_from_slice(table.as_bytes());
+    } else {
+        eprint!("{table}");
+    }
+    if let Some(path) = &resolved.percentiles_csv {
+        write_atomically(path, percentiles_csv(&outcome.report).as_bytes())
+            .context("cannot write the -e file")?;
+    }
+    match &resolved.output {
+        Some(path) => write_atomically(path, &rendered)?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&rendered)
+                .context("cannot write the report to stdout")?;
+            out.flush().context("cannot write the report to stdout")?;
+        }
+    }
+    args.save.save_if_asked(
+        kurabe_store::ResultKind::Http,
+        &plan.experiment,
+        &outcome.report,
+    )?;
+    Ok(if interrupt.load(Ordering::Relaxed) {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn log_event(e: &CoordEvent, show: bool) {
+    match e {
+        CoordEvent::Created { run_id } => {
+            eprintln!("kurabe: fleet run {run_id} created; waiting for workers")
+        }
+        CoordEvent::Claimed { claimed, wanted } => {
+            eprintln!("kurabe: {claimed} of {wanted} workers ready")
+        }
+        CoordEvent::Started { in_s } => eprintln!("kurabe: load starts in {in_s:.1} s"),
+        CoordEvent::Lost { slot, worker, note } => {
+            eprintln!("kurabe: note: worker {worker} (slot {slot}) lost: {note}; the run goes on")
+        }
+        CoordEvent::Progress {
+            completed,
+            failed,
+            elapsed_s,
+        } if show => eprint!(
+            "\r\x1b[K{completed} requests done, {failed} failed, {elapsed_s:.1} s (all workers)"
+        ),
+        CoordEvent::Progress { .. } => {}
+    }
+}
+
+/// The per-worker rows and notes as they go into the JSON record (and the store).
+fn fleet_summary(o: &Outcome) -> FleetSummary {
+    let workers = o
+        .workers
+        .iter()
+        .map(|w| match &w.report {
+            Some(r) => FleetWorker {
+                slot: w.slot,
+                worker: w.worker.clone(),
+                state: w.state.clone(),
+                concurrency: Some(r.concurrency),
+                complete_requests: r.complete_requests,
+                failed_requests: r.failed_requests,
+                requests_per_second: Some(r.requests_per_second),
+                latency_p50_us: Some(r.latency_us.p50),
+                latency_p99_us: Some(r.latency_us.p99),
+                merged: true,
+                note: w.note.clone(),
+            },
+            None => FleetWorker {
+                slot: w.slot,
+                worker: w.worker.clone(),
+                state: w.state.clone(),
+                concurrency: None,
+                complete_requests: w.progress_completed,
+                failed_requests: w.progress_failed,
+                requests_per_second: None,
+                latency_p50_us: None,
+                latency_p99_us: None,
+                merged: false,
+                note: w.note.clone(),
+            },
+        })
+        .collect();
+    FleetSummary {
+        run_id: o.run_id,
+        workers,
+        notes: o.notes.clone(),
+    }
+}
+
+/// One row per worker: its own req/s, latency and state, to spot a worker that was the bottleneck.
+pub(crate) fn worker_table(o: &Outcome) -> String {
+    let mut s = format!(
+        "Workers (fleet run {}):\n{:>4}  {:<24} {:>6} {:>10} {:>8} {:>10} {:>10} {:>10}  {}\n",
+        o.run_id,
+        "slot",
+        "worker",
+        "conc",
+        "complete",
+        "failed",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "state"
+    );
+    for w in &o.workers {
+        match &w.report {
+            Some(r) => s.push_str(&format!(
+                "{:>4}  {:<24} {:>6} {:>10} {:>8} {:>10.1} {:>10.3} {:>10.3}  {}\n",
+                w.slot,
+                w.worker,
+                r.concurrency,
+                r.complete_requests,
+                r.failed_requests,
+                r.requests_per_second,
+                r.latency_us.p50 as f64 / 1000.0,
+                r.latency_us.p99 as f64 / 1000.0,
+                w.state
+            )),
+            None => s.push_str(&format!(
+                "{:>4}  {:<24} {:>6} {:>10} {:>8} {:>10} {:>10} {:>10}  {} (last progress {:.1} s: {} completed, {} failed; not merged)\n",
+                w.slot,
+                w.worker,
+                "-",
+                w.progress_completed,
+                w.progress_failed,
+                "-",
+                "-",
+                "-",
+                w.state,
+                w.progress_elapsed_s,
+                w.progress_completed,
+                w.progress_failed
+            )),
+        }
+    }
+    s
+}

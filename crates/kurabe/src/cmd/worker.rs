@@ -1,0 +1,160 @@
+//! `kurabe worker --store postgres://…`: a load host for distributed runs.
+//!
+//! Owns the command line and the process edge: optional `--cpus` (the worker
+//! re-runs itself inside a fresh cgroup with that CPU quota, via
+//! kurabe-probe's cgroup code, v1 or v2), Ctrl-C/SIGTERM (finish or give back
+//! the current share, then leave) and the log lines on stderr. The protocol
+//! itself is `kurabe_fleet::worker`.
+
+use std::process::{Command, ExitCode};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::Context;
+use kurabe_fleet::worker::{WorkerConfig, WorkerEvent};
+
+use super::http::parse_duration;
+
+/// Set in the child a `--cpus` worker starts inside its cgroup.
+const IN_CGROUP_ENV: &str = "KURABE_WORKER_IN_CGROUP";
+
+/// Arguments of `kurabe worker`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Start one worker per load host, all with the same --store; then run \
+`kurabe http URL -n/-t … --workers N --store …` anywhere. See docs/distributed.md.")]
+pub struct Args {
+    /// PostgreSQL store where workers and coordinators meet (postgres://user@host/db; password from PGPASSWORD or ~/.pgpass, never on the command line).
+    #[arg(long, value_name = "URL", env = "KURABE_STORE")]
+    pub store: Option<std::path::PathBuf>,
+    /// Name shown in reports [default: HOSTNAME-PID].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Client threads per share [default: CPUs available, or ⌈--cpus⌉].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+    /// Limit this worker to this many CPUs (e.g. 0.5) with a cgroup CPU quota, so load hosts of a given size can be emulated.
+    #[arg(long, value_name = "CPUS")]
+    pub cpus: Option<f64>,
+    /// Heartbeat and progress interval, at most 5s ("1s", "500ms").
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "1s")]
+    pub heartbeat: Duration,
+    /// Exit after one share (for scripts and tests).
+    #[arg(long)]
+    pub once: bool,
+}
+
+/// Run `kurabe worker`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let url = super::fleet::postgres_url(args.store.as_deref(), "kurabe worker")?;
+    if let Some(c) = args.cpus {
+        if !(c.is_finite() && c > 0.0) {
+            anyhow::bail!("--cpus {c}: give a positive number of CPUs, e.g. 0.5");
+        }
+        if std::env::var_os(IN_CGROUP_ENV).is_none() {
+            return run_in_cgroup(c);
+        }
+    }
+    if args.heartbeat.is_zero() || args.heartbeat > Duration::from_secs(5) {
+        anyhow::bail!("--heartbeat: give an interval between 1ms and 5s (coordinators declare a worker lost after 10 s without one)");
+    }
+    if args.threads == Some(0) {
+        anyhow::bail!("--threads 0: use at least 1 (or leave it out for the default)");
+    }
+    let stop = crate::signal::install()?;
+    super::serve::raise_fd_limit();
+    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let threads = args
+        .threads
+        .unwrap_or_else(|| args.cpus.map_or(ncpus, |c| c.ceil() as u32).max(1));
+    let name = args.name.clone().unwrap_or_else(|| {
+        format!(
+            "{}-{}",
+            kurabe_probe::host::host_info().hostname,
+            std::process::id()
+        )
+    });
+    let cfg = WorkerConfig {
+        name: name.clone(),
+        threads,
+        heartbeat: args.heartbeat,
+        once: args.once,
+    };
+    let mut client = kurabe_store::pg::connect(&url)?;
+    let mut on = |e: WorkerEvent| log_event(&name, &e);
+    kurabe_fleet::worker::serve(&mut client, &cfg, &stop, &mut on)?;
+    Ok(if stop.load(Ordering::Relaxed) {
+        ExitCode::from(130)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn log_event(name: &str, e: &WorkerEvent) {
+    match e {
+        WorkerEvent::Registered { worker_id } => {
+            eprintln!("kurabe worker {name}: registered as worker {worker_id}; waiting for runs")
+        }
+        WorkerEvent::Claimed {
+            run_id,
+            share,
+            experiment,
+        } => eprintln!(
+            "kurabe worker {name}: took slot {} of run {run_id} ('{experiment}'): -c {}{}{}",
+            share.slot,
+            share.concurrency,
+            share.requests.map(|n| format!(" -n {n}")).unwrap_or_default(),
+            share.rate.map(|r| format!(" --rate {r:.1}")).unwrap_or_default()
+        ),
+        WorkerEvent::Starting { run_id, in_s, clock } => eprintln!(
+            "kurabe worker {name}: run {run_id} starts in {in_s:.2} s (database clock {:+.1} ms from ours, ±{:.1} ms)",
+            clock.offset_s * 1000.0,
+            clock.uncertainty_s * 1000.0
+        ),
+        WorkerEvent::Finished { run_id, report } => eprintln!(
+            "kurabe worker {name}: run {run_id} done: {} complete, {} failed, {:.1} req/s; stored",
+            report.complete_requests, report.failed_requests, report.requests_per_second
+        ),
+        WorkerEvent::Failed { run_id, error } => {
+            eprintln!("kurabe worker {name}: run {run_id} failed: {error}")
+        }
+        WorkerEvent::Abandoned { run_id, reason } => {
+            eprintln!("kurabe worker {name}: run {run_id} ended before the start ({reason})")
+        }
+    }
+}
+
+/// Re-run this worker inside a new cgroup with a CPU quota of `cpus`; relay
+/// Ctrl-C/SIGTERM to it and exit with its status. The cgroup guard kills
+/// whatever is left and removes the cgroup when the child is gone.
+fn run_in_cgroup(cpus: f64) -> anyhow::Result<ExitCode> {
+    let limits = kurabe_probe::cgroup::Limits {
+        cpus: Some(cpus),
+        ..Default::default()
+    };
+    let cgroup = kurabe_probe::cgroup::RunCgroup::create(&limits)
+        .context("--cpus needs a cgroup for the worker")?;
+    let exe = std::env::current_exe().context("cannot find the kurabe executable")?;
+    let mut cmd = Command::new(exe);
+    cmd.args(std::env::args_os().skip(1))
+        .env(IN_CGROUP_ENV, "1");
+    cgroup.prepare(&mut cmd);
+    let stop = crate::signal::install()?;
+    let mut child = cmd
+        .spawn()
+        .context("cannot start the worker in its cgroup")?;
+    let mut relayed = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().context("cannot wait for the worker")? {
+            break status;
+        }
+        if stop.load(Ordering::Relaxed) && !relayed {
+            // SAFETY: kill(2) on our own child's PID.
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            relayed = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(cgroup);
+    Ok(ExitCode::from(status.code().map_or(130, |c| c as u8)))
+}

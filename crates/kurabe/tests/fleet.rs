@@ -1,0 +1,554 @@
+//! Distributed load for real: `kurabe serve` in a target network namespace,
+//! three `kurabe worker`s in their own namespaces (scripts/netns-hosts.sh),
+//! PostgreSQL reached over TCP on the bridge, `kurabe http --workers 3` as
+//! the coordinator. Checks the merged counts against the target's own
+//! counter, the merged percentiles against the union of the stored per-worker
+//! histograms, the total `--rate`, and a worker killed mid-run.
+//!
+//! Needs root (namespaces) and `KURABE_TEST_PG`; outside CI it prints a
+//! visible "skipped" line without them, in CI (`CI=true`) it fails.
+
+use std::io::{BufRead, BufReader};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use kurabe_fleet::tally::{self, Counters, EncodedHistograms};
+use kurabe_http::client::Stats;
+use kurabe_model::http::HttpReport;
+
+use crate::serve::raw_request;
+
+const PREFIX: &str = "kft";
+const SUBNET: &str = "10.77.9";
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+fn skip(why: &str) -> bool {
+    assert!(!in_ci(), "fleet test cannot run in CI: {why}");
+    eprintln!("skipped: {why}");
+    true
+}
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/netns-hosts.sh")
+}
+
+/// The namespaces; `down` on drop.
+struct Hosts;
+
+impl Hosts {
+    fn up(workers: u32) -> Hosts {
+        let out = Command::new("bash")
+            .arg(script())
+            .args(["up", &workers.to_string()])
+            .env("NETNS_PREFIX", PREFIX)
+            .env("NETNS_SUBNET", SUBNET)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "netns-hosts.sh up: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Hosts
+    }
+}
+
+impl Drop for Hosts {
+    fn drop(&mut self) {
+        let _ = Command::new("bash")
+            .arg(script())
+            .arg("down")
+            .env("NETNS_PREFIX", PREFIX)
+            .env("NETNS_SUBNET", SUBNET)
+            .output();
+    }
+}
+
+/// A child process killed on drop.
+struct Kid(Child);
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `kurabe ARGS` inside namespace `ns`.
+fn in_ns(ns: &str, args: &[&str]) -> Command {
+    let mut c = Command::new("ip");
+    c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_kurabe")])
+        .args(args);
+    c
+}
+
+/// A TCP relay on the bridge address to the test PostgreSQL (which listens
+/// on loopback only), so the namespaces reach it like a database host on
+/// the network. Each connection is two copy threads; a close on one side
+/// closes the other, so a killed worker's database session ends at once.
+fn relay(bind: IpAddr, upstream: SocketAddr) -> SocketAddr {
+    let l = TcpListener::bind((bind, 0)).unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for down in l.incoming().flatten() {
+            let Ok(up) = TcpStream::connect(upstream) else {
+                continue;
+            };
+            let pipe = |mut a: TcpStream, mut b: TcpStream| {
+                move || {
+                    let _ = std::io::copy(&mut a, &mut b);
+                    let _ = b.shutdown(std::net::Shutdown::Both);
+                    let _ = a.shutdown(std::net::Shutdown::Both);
+                }
+            };
+            std::thread::spawn(pipe(down.try_clone().unwrap(), up.try_clone().unwrap()));
+            std::thread::spawn(pipe(up, down));
+        }
+    });
+    addr
+}
+
+/// `postgres://user:pw@HOST:PORT/db` → (upstream address, URL with `via` instead).
+fn reroute(url: &str, via: impl Fn(SocketAddr) -> SocketAddr) -> String {
+    let (head, rest) = url.split_once('@').expect("KURABE_TEST_PG has user@host");
+    let (hostport, tail) = rest.split_once('/').unwrap_or((rest, ""));
+    let upstream: SocketAddr = hostport.parse().expect("KURABE_TEST_PG host is an IP:port");
+    let relayed = via(upstream);
+    format!("{head}@{relayed}/{tail}")
+}
+
+struct Fleet {
+    _hosts: Hosts,
+    /// The target server, stopped on drop.
+    _target: Kid,
+    target_url: String,
+    target_addr: SocketAddr,
+    workers: Vec<Kid>,
+    pg: String,
+}
+
+impl Fleet {
+    fn start() -> Option<Fleet> {
+        let Ok(pg) = std::env::var("KURABE_TEST_PG") else {
+            skip("KURABE_TEST_PG not set");
+            return None;
+        };
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            skip("network namespaces need root");
+            return None;
+        }
+        let hosts = Hosts::up(3);
+        let bridge: IpAddr = format!("{SUBNET}.1").parse().unwrap();
+        let pg = reroute(&pg, |up| relay(bridge, up));
+        let target_ip = format!("{SUBNET}.2");
+        let mut target = in_ns(
+            &format!("{PREFIX}-target"),
+            &[
+                "serve",
+                "--bind",
+                &target_ip,
+                "--port",
+                "0",
+                "--threads",
+                "1",
+            ],
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+        let mut line = String::new();
+        BufReader::new(target.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let target_url = line.trim().to_owned();
+        let target_addr: SocketAddr = target_url
+            .trim_start_matches("http://")
+            .trim_end_matches('/')
+            .parse()
+            .unwrap();
+        let workers = (1..=3)
+            .map(|i| {
+                Kid(in_ns(
+                    &format!("{PREFIX}-w{i}"),
+                    &["worker", "--store", &pg, "--name", &format!("w{i}")],
+                )
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap())
+            })
+            .collect();
+        Some(Fleet {
+            _hosts: hosts,
+            _target: Kid(target),
+            target_url,
+            target_addr,
+            workers,
+            pg,
+        })
+    }
+
+    fn served(&self) -> u64 {
+        let (_, body) = raw_request(
+            self.target_addr,
+            "GET /__kurabe/stats HTTP/1.1\r\nConnection: close\r\n\r\n",
+        );
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        v["requests_served"].as_u64().unwrap()
+    }
+
+    /// The coordinator, run in the root namespace (it only talks to PostgreSQL).
+    fn coordinate(&self, args: &[&str]) -> Output {
+        crate::util::kurabe()
+            .args(["http", "-q", "--format", "json"])
+            .args(["--store", &self.pg])
+            .args(args)
+            .arg(&self.target_url)
+            .output()
+            .unwrap()
+    }
+
+    fn spawn_coordinator(&self, args: &[&str]) -> Child {
+        crate::util::kurabe()
+            .args(["http", "-q", "--format", "json"])
+            .args(["--store", &self.pg])
+            .args(args)
+            .arg(&self.target_url)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+}
+
+fn report(out: &Output) -> (HttpReport, String) {
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(0), "coordinator stderr:\n{stderr}");
+    let value: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("a JSON HttpReport on stdout");
+    kurabe_testkit::schema::assert_valid("http-report.schema.json", &value);
+    let report = serde_json::from_value(value).expect("a JSON HttpReport on stdout");
+    (report, stderr)
+}
+
+/// The run id from the coordinator's "fleet run N created" line.
+fn run_id(stderr: &str) -> i64 {
+    stderr
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("kurabe: fleet run ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no run id in:\n{stderr}"))
+}
+
+/// The stored per-worker results of a run, decoded.
+fn stored(pg: &str, run: i64) -> Vec<(HttpReport, Stats)> {
+    let mut c = kurabe_store::pg::connect(pg).unwrap();
+    c.query(
+        "SELECT report::text, counters::text, hist_total, hist_connect, hist_processing,
+                hist_waiting, hist_uncorrected FROM fleet_results WHERE run_id = $1 ORDER BY slot",
+        &[&run],
+    )
+    .unwrap()
+    .into_iter()
+    .map(|r| {
+        let report: HttpReport = serde_json::from_str(r.get(0)).unwrap();
+        let counters: Counters = serde_json::from_str(r.get(1)).unwrap();
+        let h = EncodedHistograms {
+            total: r.get(2),
+            connect: r.get(3),
+            processing: r.get(4),
+            waiting: r.get(5),
+            uncorrected: r.get(6),
+        };
+        (report, tally::decode(&h, &counters).unwrap())
+    })
+    .collect()
+}
+
+#[test]
+fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_worker() {
+    let Some(mut fleet) = Fleet::start() else {
+        return;
+    };
+
+    // 0. Fewer workers than asked for: a clear setup error, and the run is given up.
+    let short = fleet.coordinate(&[
+        "-k",
+        "-c",
+        "8",
+        "-n",
+        "80",
+        "--workers",
+        "4",
+        "--wait-workers=2s",
+    ]);
+    let stderr = String::from_utf8_lossy(&short.stderr);
+    assert_eq!(short.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("only 3 of 4 workers took the run"),
+        "{stderr}"
+    );
+
+    // 1. Counts and percentiles: a fixed number of requests over keep-alive.
+    let before = fleet.served();
+    let (merged, stderr) = report(&fleet.coordinate(&[
+        "--workers",
+        "3",
+        "--wait-workers",
+        "30s",
+        "-k",
+        "-c",
+        "6",
+        "-n",
+        "3000",
+    ]));
+    assert_eq!(merged.complete_requests, 3000, "{stderr}");
+    assert_eq!(merged.failed_requests, 0);
+    let served = fleet.served() - before;
+    assert_eq!(
+        merged.complete_requests, served,
+        "merged complete count vs the target's own counter"
+    );
+    let parts = stored(&fleet.pg, run_id(&stderr));
+    assert_eq!(parts.len(), 3, "one stored result per worker");
+    let mut union = parts[0].1.total.clone();
+    for (rep, stats) in &parts {
+        // What each worker stored is what it measured.
+        assert_eq!(rep.latency_us.p99, stats.total.value_at_quantile(0.99));
+        assert_eq!(rep.complete_requests, stats.completed);
+    }
+    for (_, stats) in &parts[1..] {
+        union.add(&stats.total).unwrap();
+    }
+    assert_eq!(union.len(), 3000);
+    assert_eq!(merged.latency_us.p50, union.value_at_quantile(0.50));
+    assert_eq!(merged.latency_us.p99, union.value_at_quantile(0.99));
+    assert_eq!(merged.latency_us.max, union.max());
+    assert_eq!(
+        merged.complete_requests,
+        parts.iter().map(|(r, _)| r.complete_requests).sum::<u64>()
+    );
+    eprintln!(
+        "fleet: merged {} complete, target served {served}; p50 {} us p99 {} us, union p50 {} p99 {}",
+        merged.complete_requests,
+        merged.latency_us.p50,
+        merged.latency_us.p99,
+        union.value_at_quantile(0.5),
+        union.value_at_quantile(0.99)
+    );
+
+    // 2. Open model: 450 req/s in total for 3 s, 150 per worker; the target keeps up easily.
+    let (rated, stderr) = report(&fleet.coordinate(&[
+        "--workers",
+        "3",
+        "--wait-workers",
+        "30s",
+        "-k",
+        "-c",
+        "6",
+        "-t",
+        "3",
+        "--rate",
+        "450",
+    ]));
+    let rate = rated.rate.expect("a rate block");
+    assert_eq!(rate.requested_per_s, 450.0);
+    let err = (rate.achieved_per_s - 450.0).abs() / 450.0;
+    eprintln!(
+        "fleet: --rate 450 achieved {:.1} req/s sent, {:.1} req/s completed, {} late sends",
+        rate.achieved_per_s, rated.requests_per_second, rate.late_sends
+    );
+    assert!(
+        err < 0.02,
+        "achieved {} req/s vs 450 requested; {stderr}",
+        rate.achieved_per_s
+    );
+    assert_eq!(rated.failed_requests, 0);
+
+    // 3. Kill one worker mid-run: the others' result stands, with a note.
+    let mut coord = fleet.spawn_coordinator(&[
+        "--workers",
+        "3",
+        "--wait-workers",
+        "30s",
+        "-k",
+        "-c",
+        "6",
+        "-t",
+        "4",
+        "--rate",
+        "300",
+    ]);
+    let mut db = kurabe_store::pg::connect(&fleet.pg).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let victim = loop {
+        // The worker named w3 running a share of the newest run.
+        let row = db
+            .query_opt(
+                "SELECT a.run_id FROM fleet_assignments a JOIN fleet_workers w ON w.id = a.worker_id
+                  WHERE w.name = 'w3' AND a.state = 'running'
+                    AND a.run_id = (SELECT max(id) FROM fleet_runs)
+                    AND EXISTS (SELECT 1 FROM fleet_progress p WHERE p.run_id = a.run_id AND p.slot = a.slot)",
+                &[],
+            )
+            .unwrap();
+        if row.is_some() {
+            break fleet.workers.remove(2);
+        }
+        assert!(Instant::now() < deadline, "w3 never started its share");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(victim); // SIGKILL
+    let out = coord_wait(&mut coord);
+    let (partial, stderr) = report(&out);
+    assert!(
+        stderr.contains("kurabe: note: worker w3"),
+        "explicit note about the killed worker:\n{stderr}"
+    );
+    assert!(stderr.contains("lost"), "{stderr}");
+    let parts = stored(&fleet.pg, run_id(&stderr));
+    assert_eq!(
+        parts.len(),
+        2,
+        "the two surviving workers' results are stored"
+    );
+    assert_eq!(
+        partial.complete_requests,
+        parts.iter().map(|(r, _)| r.complete_requests).sum::<u64>()
+    );
+    assert!(partial.complete_requests > 0);
+    // The JSON record carries the per-worker rows and the note too.
+    let rows = partial
+        .fleet
+        .as_ref()
+        .expect("a fleet section in the JSON record");
+    assert_eq!(rows.workers.len(), 3, "{rows:?}");
+    let lost: Vec<_> = rows.workers.iter().filter(|w| !w.merged).collect();
+    assert_eq!(
+        lost.len(),
+        1,
+        "exactly the killed share is unmerged: {rows:?}"
+    );
+    assert_eq!(lost[0].worker, "w3");
+    assert_eq!(lost[0].state, "lost");
+    assert!(rows.notes.iter().any(|n| n.contains("w3")), "{rows:?}");
+    assert_eq!(
+        rows.workers
+            .iter()
+            .filter(|w| w.merged)
+            .map(|w| w.complete_requests)
+            .sum::<u64>(),
+        partial.complete_requests,
+        "merged rows add up to the merged total"
+    );
+    eprintln!(
+        "fleet: w3 killed; merged {} complete from {} workers",
+        partial.complete_requests,
+        parts.len()
+    );
+
+    // 4. SIGTERM stops an idle worker promptly and cleanly.
+    let mut w1 = fleet.workers.remove(0);
+    // SAFETY: kill(2) on our own child's PID.
+    unsafe { libc::kill(w1.0.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        if let Some(s) = w1.0.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "worker did not stop on SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(130));
+    let state: String = db
+        .query_one(
+            "SELECT state FROM fleet_workers WHERE name = 'w1' ORDER BY id DESC LIMIT 1",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(state, "gone");
+    drop(fleet.workers.drain(..));
+}
+
+#[test]
+fn fleet_flags_need_a_postgres_store() {
+    let out = crate::util::kurabe()
+        .args(["http", "-n", "10", "--workers", "2", "http://127.0.0.1:9/"])
+        .env_remove("KURABE_STORE")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr.contains("--workers needs --store postgres://"),
+        "{stderr}"
+    );
+    let out = crate::util::kurabe()
+        .args(["worker", "--store", "/tmp/results.db"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("needs a PostgreSQL store"), "{stderr}");
+    let out = crate::util::kurabe()
+        .args([
+            "http",
+            "--workers",
+            "2",
+            "--store",
+            "postgres://u@127.0.0.1:9/db",
+            "http://127.0.0.1:9/",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("needs -n REQUESTS or -t TIME"), "{stderr}");
+}
+
+fn coord_wait(child: &mut Child) -> Output {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the coordinator did not finish after a worker was killed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut stdout = Vec::new();
+    let mut stderr = Vec::new();
+    use std::io::Read;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_end(&mut stderr)
+        .unwrap();
+    Output {
+        status: child.wait().unwrap(),
+        stdout,
+        stderr,
+    }
+}
