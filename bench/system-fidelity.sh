@@ -22,6 +22,12 @@
 #   SECS        seconds per run (default 5; whole seconds, fstime needs >= 1).
 #               Whetstone always runs ~10 s: UnixBench's build fixes its duration.
 #   TESTS       space-separated test ids (default: all 12)
+#   PAIRING     interleaved (default): one side after the other, the order
+#               flipping every round; concurrent: both sides of a round run
+#               at the same time, so load from other jobs hits both alike
+#               (use it on a busy machine, where the load changes between
+#               two back-to-back runs by more than the effect to measure;
+#               the two sides then also share the CPUs with each other)
 #
 # Needs: bash, date, awk, sort, and jq or python3 to read kurabe's JSON.
 set -euo pipefail
@@ -33,6 +39,8 @@ KURABE=${KURABE:-${CARGO_TARGET_DIR:-target}/release/kurabe}
 ROUNDS=${ROUNDS:-5}
 SECS=${SECS:-5}
 TESTS=${TESTS:-"dhry2reg whetstone-double execl fstime fsbuffer fsdisk pipe context1 spawn shell1 shell8 syscall"}
+PAIRING=${PAIRING:-interleaved}
+case $PAIRING in interleaved|concurrent) ;; *) echo "PAIRING must be interleaved or concurrent" >&2; exit 2 ;; esac
 
 [ -x "$KURABE" ] || { echo "no kurabe binary at $KURABE; cargo build --release -p kurabe" >&2; exit 2; }
 [ -x "$UB_PGMS/pipe" ] || { echo "no UnixBench programs in $UB_PGMS" >&2; exit 2; }
@@ -88,9 +96,18 @@ ku_rate() {
   TMPDIR=$work "$KURABE" system "${mode[@]}" --tests "$t" --seconds "$s" --passes 1 -c 1 --format json | json_result
 }
 
-echo "kurabe system fidelity: $ROUNDS rounds x ${SECS}s per test, interleaved; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "kurabe system fidelity: $ROUNDS rounds x ${SECS}s per test, $PAIRING; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq 1 "$ROUNDS"); do
   for t in $TESTS; do
+    if [ "$PAIRING" = concurrent ]; then
+      ub_rate "$t" "$SECS" >"$work/ub.out" &
+      ku=$(ku_rate "$t" "$SECS")
+      wait $!
+      ub=$(cat "$work/ub.out")
+      printf '%s ub %s\n%s ku %s\n' "$t" "$ub" "$t" "$ku" >>"$results"
+      printf 'round %d %-17s ub %s ku %s\n' "$round" "$t" "$ub" "$ku" >&2
+      continue
+    fi
     if [ $((round % 2)) -eq 1 ]; then order="ub ku"; else order="ku ub"; fi
     for side in $order; do
       v=$("${side}_rate" "$t" "$SECS")
@@ -99,6 +116,7 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done
 done
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 

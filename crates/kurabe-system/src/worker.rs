@@ -4,7 +4,8 @@
 //! This is what UnixBench's `Run` does with its test programs: start N copies
 //! at once, measure each one's elapsed time from the outside, read its count.
 //! Here a copy is a forked child of kurabe instead of a freshly exec'd C
-//! program (the Execl test execs its helper from the child).
+//! program (the Execl and Process Creation tests exec the helper binary from
+//! the child).
 //!
 //! Rules the code here keeps, because a child of a possibly multi-threaded
 //! process may only do async-signal-safe things:

@@ -70,7 +70,7 @@ struct RunArgs {
     /// Seconds per pass for every test (for tests and benchmarks).
     #[arg(long, value_name = "S", hide = true)]
     seconds: Option<f64>,
-    /// The Execl helper binary (default: kurabe-execl-helper next to kurabe).
+    /// The helper binary the Execl and Process Creation tests run (default: kurabe-execl-helper next to kurabe).
     #[arg(long, value_name = "PATH", hide = true)]
     execl_helper: Option<PathBuf>,
 }
