@@ -8,7 +8,12 @@
 //! newly allocated `{port}`, waits until it is ready, runs the workload with
 //! the probes on, stops the target and its whole tree, and is committed to
 //! the store before the next run starts. A failed run is recorded with its
-//! stderr tail; `on_failure` decides whether the experiment goes on. The
+//! stderr tail; `on_failure` decides whether the experiment goes on.
+//! `--until-confident` looks at the data after the plan's rounds and each
+//! time the rounds have doubled, at most five looks, and stops when every
+//! headline metric is settled at 99 % (Bonferroni over the looks, so the
+//! repeated looks do not inflate false verdicts; see
+//! [`crate::analysis::stop_decision`]); the report reads the 95 % intervals. The
 //! stop flag (Ctrl-C) ends the run in flight without recording it, keeps
 //! the finished ones and marks the experiment interrupted.
 //!
