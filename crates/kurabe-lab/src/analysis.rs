@@ -8,7 +8,7 @@
 //! code) and tests share them. No I/O, no printing.
 
 use kurabe_model::plan::{Bound, Check, CheckStat, Plan};
-use kurabe_model::stats::{compare_metric, metric, Comparison, Metric, Summary};
+use kurabe_model::stats::{compare_metric_at, metric, Comparison, Metric, Summary, CONFIDENCE};
 use kurabe_store::{RunRecord, RunStatus};
 
 /// One variant's figures on one metric of one workload.
@@ -39,6 +39,17 @@ pub struct Analysis {
 
 /// Analyse `runs` of `plan` whose variants are `variants` (resolved names, plan order).
 pub fn analyse(plan: &Plan, variants: &[String], runs: &[RunRecord]) -> Analysis {
+    analyse_at(plan, variants, runs, CONFIDENCE)
+}
+
+/// [`analyse`] with intervals at `confidence` instead of the reported 95 %:
+/// the `--until-confident` stop decision reads [`STOP_CONFIDENCE`] intervals.
+pub fn analyse_at(
+    plan: &Plan,
+    variants: &[String],
+    runs: &[RunRecord],
+    confidence: f64,
+) -> Analysis {
     let baseline = plan
         .baseline_name()
         .or_else(|| variants.first().cloned())
@@ -63,8 +74,17 @@ pub fn analyse(plan: &Plan, variants: &[String], runs: &[RunRecord]) -> Analysis
             let base = samples_of(&baseline);
             for v in variants {
                 let samples = samples_of(v);
-                let comparison = (*v != baseline && !samples.is_empty() && !base.is_empty())
-                    .then(|| compare_metric(&name, &base, &samples, m.direction, m.noise_band));
+                let comparison =
+                    (*v != baseline && !samples.is_empty() && !base.is_empty()).then(|| {
+                        compare_metric_at(
+                            &name,
+                            &base,
+                            &samples,
+                            m.direction,
+                            m.noise_band,
+                            confidence,
+                        )
+                    });
                 rows.push(Row {
                     workload: w.name.clone(),
                     metric: m.clone(),
@@ -103,25 +123,65 @@ impl Analysis {
     }
 }
 
-/// The metrics `--until-confident` waits for: the first selected metric of
-/// every workload, plus every metric a `[[check]]` names.
+/// The headline metrics `--until-confident` waits for: every metric a
+/// workload selects (its `metrics`, else its kind's defaults) — the same
+/// metrics the report shows verdicts for — as (workload, metric) pairs.
 pub fn headline_metrics(plan: &Plan) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for w in &plan.workloads {
-        let selected = w.selected_metrics();
-        if let Some(first) = selected.first() {
-            out.push((w.name.clone(), first.clone()));
-        }
-        for c in &plan.checks {
-            let applies = c.workload.as_ref().is_none_or(|n| *n == w.name);
-            if applies && selected.contains(&c.metric) && c.is_ratio() {
-                out.push((w.name.clone(), c.metric.clone()));
-            }
+        for m in w.selected_metrics() {
+            out.push((w.name.clone(), m));
         }
     }
     out.sort();
     out.dedup();
     out
+}
+
+/// Most looks `--until-confident` takes at the data. The first look is
+/// after the plan's `repeat` rounds; each later one after the rounds done
+/// so far have doubled, so five looks reach 16 × `repeat` rounds.
+pub const MAX_LOOKS: u32 = 5;
+
+/// Confidence level of the intervals the `--until-confident` stop decision
+/// reads: Bonferroni over [`MAX_LOOKS`] looks, 1 − 0.05 / 5 = 99 %.
+///
+/// Looking after every round and stopping at the first settled verdict is
+/// optional stopping: with enough looks a 95 % interval will, by chance,
+/// clear the band for a difference that is not there. Spending the 5 %
+/// error over at most five looks keeps the chance of stopping on a false
+/// verdict at or below 5 % in total. The reported verdicts use the normal
+/// 95 % interval; a verdict settled at 99 % is settled at 95 % too.
+pub const STOP_CONFIDENCE: f64 = 1.0 - (1.0 - CONFIDENCE) / MAX_LOOKS as f64;
+
+/// What `--until-confident` does after a look at the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopDecision {
+    /// Every headline verdict is settled at [`STOP_CONFIDENCE`]: stop.
+    Settled,
+    /// Run this many more rounds, then look again.
+    MoreRounds(usize),
+    /// Not settled after [`MAX_LOOKS`] looks: stop, verdicts as they are.
+    OutOfLooks,
+}
+
+/// The `--until-confident` stop rule, after `rounds` rounds (at least the
+/// plan's `repeat`) and look number `look` (1-based) whose stop-level
+/// analysis ([`analyse_at`] with [`STOP_CONFIDENCE`]) is `at_stop_level`.
+/// The time budget is the runner's business: it may run fewer rounds.
+pub fn stop_decision(
+    at_stop_level: &Analysis,
+    headline: &[(String, String)],
+    look: u32,
+    rounds: usize,
+) -> StopDecision {
+    if at_stop_level.settled(headline) {
+        StopDecision::Settled
+    } else if look >= MAX_LOOKS {
+        StopDecision::OutOfLooks
+    } else {
+        StopDecision::MoreRounds(rounds.max(1))
+    }
 }
 
 /// The outcome of one check on one (workload, variant).
@@ -353,5 +413,114 @@ metrics = ["requests_per_second"]
             .samples
             .is_empty());
         assert!(!evaluate_checks(&p, &a)[0].passed);
+    }
+
+    /// Null-effect samples: 100 · (1 + 0.02 z), z standard normal from a
+    /// fixed xorshift, so the test is deterministic.
+    struct Noise(u64);
+    impl Noise {
+        fn uniform(&mut self) -> f64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            ((self.0 >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+        }
+        fn value(&mut self) -> f64 {
+            let (u, v) = (self.uniform(), self.uniform());
+            let z = (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+            100.0 * (1.0 + 0.02 * z)
+        }
+    }
+
+    fn is_false_difference(a: &Analysis) -> bool {
+        let v = a.row("w", "requests_per_second", "b").unwrap();
+        matches!(
+            v.comparison.unwrap().verdict,
+            Verdict::Better | Verdict::Worse
+        )
+    }
+
+    #[test]
+    fn the_stop_rule_needs_the_stricter_interval_and_gives_up_after_max_looks() {
+        let p = plan("");
+        let names = vec!["a".to_owned(), "b".to_owned()];
+        let h = headline_metrics(&p);
+        // b is ≈ 5.5 % slower: clear of the 2 % band at 95 %, not at 99 %.
+        let data = runs(&[100.0, 102.0, 98.0, 100.0], &[94.0, 96.5, 92.0, 95.5]);
+        let normal = analyse(&p, &names, &data);
+        assert!(normal.settled(&h), "{normal:?}");
+        let strict = analyse_at(&p, &names, &data, STOP_CONFIDENCE);
+        assert!(!strict.settled(&h), "{strict:?}");
+        assert_eq!(
+            stop_decision(&strict, &h, 1, 4),
+            StopDecision::MoreRounds(4)
+        );
+        assert_eq!(
+            stop_decision(&strict, &h, MAX_LOOKS, 64),
+            StopDecision::OutOfLooks
+        );
+        // A difference clear at 99 % stops at once.
+        let clear = runs(&[100.0, 101.0, 99.0, 100.5], &[80.0, 81.0, 79.5, 80.2]);
+        let strict = analyse_at(&p, &names, &clear, STOP_CONFIDENCE);
+        assert_eq!(stop_decision(&strict, &h, 1, 4), StopDecision::Settled);
+    }
+
+    #[test]
+    fn headline_metrics_are_every_selected_metric() {
+        let p = plan("").clone();
+        let mut two = p.clone();
+        two.workloads[0].metrics =
+            Some(vec!["requests_per_second".into(), "latency_p99_us".into()]);
+        assert_eq!(headline_metrics(&p).len(), 1);
+        assert_eq!(
+            headline_metrics(&two),
+            vec![
+                ("w".to_owned(), "latency_p99_us".to_owned()),
+                ("w".to_owned(), "requests_per_second".to_owned()),
+            ]
+        );
+    }
+
+    /// Optional stopping, simulated on a fake sequence of null-effect
+    /// rounds (no timing): stopping at the first round whose 95 % verdict
+    /// is settled reports a false "better"/"worse" far more often than the
+    /// stop rule, which stays near the nominal 5 %.
+    #[test]
+    fn the_stop_rule_keeps_false_verdicts_near_five_percent() {
+        let mut p = plan("");
+        p.noise_band = Some(kurabe_model::plan::Fraction(0.005));
+        let names = vec!["a".to_owned(), "b".to_owned()];
+        let h = headline_metrics(&p);
+        let (experiments, repeat, max_rounds) = (300, 3, 48);
+        let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
+        let (mut naive_false, mut rule_false) = (0, 0);
+        for _ in 0..experiments {
+            let a: Vec<f64> = (0..max_rounds).map(|_| noise.value()).collect();
+            let b: Vec<f64> = (0..max_rounds).map(|_| noise.value()).collect();
+            let at = |n: usize, c: f64| analyse_at(&p, &names, &runs(&a[..n], &b[..n]), c);
+            // Old rule: look after every round from `repeat` on.
+            if let Some(n) = (repeat..=max_rounds).find(|&n| at(n, CONFIDENCE).settled(&h)) {
+                naive_false += usize::from(is_false_difference(&at(n, CONFIDENCE)));
+            }
+            // The stop rule; the report then reads the 95 % interval.
+            let (mut n, mut look) = (repeat, 1);
+            while let StopDecision::MoreRounds(more) =
+                stop_decision(&at(n, STOP_CONFIDENCE), &h, look, n)
+            {
+                n = (n + more).min(max_rounds);
+                look += 1;
+            }
+            rule_false += usize::from(is_false_difference(&at(n, CONFIDENCE)));
+        }
+        let (naive, rule) = (
+            naive_false as f64 / experiments as f64,
+            rule_false as f64 / experiments as f64,
+        );
+        eprintln!("false verdicts: every-round 95 % {naive:.3}, stop rule {rule:.3}");
+        assert!(rule <= 0.08, "stop rule: {rule}");
+        assert!(
+            naive > 2.0 * rule.max(0.03),
+            "every-round: {naive}, rule: {rule}"
+        );
     }
 }

@@ -8,7 +8,12 @@
 //! newly allocated `{port}`, waits until it is ready, runs the workload with
 //! the probes on, stops the target and its whole tree, and is committed to
 //! the store before the next run starts. A failed run is recorded with its
-//! stderr tail; `on_failure` decides whether the experiment goes on. The
+//! stderr tail; `on_failure` decides whether the experiment goes on.
+//! `--until-confident` looks at the data after the plan's rounds and each
+//! time the rounds have doubled, at most five looks, and stops when every
+//! headline metric is settled at 99 % (Bonferroni over the looks, so the
+//! repeated looks do not inflate false verdicts; see
+//! [`crate::analysis::stop_decision`]); the report reads the 95 % intervals. The
 //! stop flag (Ctrl-C) ends the run in flight without recording it, keeps
 //! the finished ones and marks the experiment interrupted.
 //!
@@ -29,7 +34,10 @@ use kurabe_store::{
     RunStatus, Store, StoreError,
 };
 
-use crate::analysis::{analyse, evaluate_checks, headline_metrics, Analysis, CheckResult};
+use crate::analysis::{
+    analyse, analyse_at, evaluate_checks, headline_metrics, stop_decision, Analysis, CheckResult,
+    StopDecision, STOP_CONFIDENCE,
+};
 use crate::measure::{self, Measured, Probe};
 use crate::target::{self, parse_ready_url, shell_quote, ReadyCheck, RunFailure, TargetSpec};
 
@@ -48,7 +56,8 @@ pub struct RunOptions {
     /// What `{kurabe}` stands for: the running kurabe executable.
     pub kurabe_exe: PathBuf,
     /// `--until-confident`: add rounds until every headline metric has a
-    /// verdict, within this total time budget.
+    /// settled verdict at the stricter stop level, within this total time
+    /// budget ([`crate::analysis::stop_decision`]).
     pub until_confident: Option<Duration>,
     /// kurabe's version, stored with the experiment.
     pub tool_version: String,
@@ -447,6 +456,7 @@ pub fn run_experiment(
     let mut stopped_by = None;
     let mut rounds = repeat;
     let mut round = 0usize;
+    let mut looks = 0u32;
     'rounds: while round < rounds {
         // The schedule's prefix does not depend on its length, so rounds
         // added later continue the same seeded sequence.
@@ -499,14 +509,36 @@ pub fn run_experiment(
         round += 1;
         if round == rounds {
             if let Some(budget) = opts.until_confident {
-                let a = analyse(plan, &names, &runs);
+                // Stop rule: see analysis::stop_decision and STOP_CONFIDENCE.
+                looks += 1;
+                let at_stop = analyse_at(plan, &names, &runs, STOP_CONFIDENCE);
                 let per = began.elapsed() / round as u32;
-                if !a.settled(&headline) && began.elapsed() + per <= budget {
-                    rounds += 1;
-                    total += per_round;
-                    on_event(&Event::RoundAdded {
-                        round: round as u32,
-                    });
+                match stop_decision(&at_stop, &headline, looks, round) {
+                    StopDecision::Settled => {}
+                    StopDecision::OutOfLooks => {
+                        stopped_by = Some(format!(
+                            "--until-confident: not every verdict settled at {:.0} % after \
+                             {looks} looks; verdicts are reported as they stand",
+                            STOP_CONFIDENCE * 100.0
+                        ));
+                    }
+                    StopDecision::MoreRounds(more) => {
+                        // As many of them as the time budget allows.
+                        let left = budget.saturating_sub(began.elapsed());
+                        let fit = if per.is_zero() {
+                            more
+                        } else {
+                            (left.as_nanos() / per.as_nanos()) as usize
+                        };
+                        let add = more.min(fit);
+                        for _ in 0..add {
+                            on_event(&Event::RoundAdded {
+                                round: rounds as u32,
+                            });
+                            rounds += 1;
+                            total += per_round;
+                        }
+                    }
                 }
             }
         }

@@ -133,8 +133,8 @@ fn leaf(key: &str) -> &str {
     key.rsplit([' ', '.']).next().unwrap_or(key)
 }
 
-/// Numeric leaves of a JSON record as `a.b.c` paths; the schema version
-/// and anonymous arrays are left out.
+/// Numeric leaves of a JSON record as `a.b.c` paths; the schema version,
+/// process ids and anonymous arrays are left out.
 fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
     match v {
         serde_json::Value::Object(map) => {
@@ -144,30 +144,38 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
                 } else {
                     format!("{prefix}.{k}")
                 };
-                if k != "schema_version" {
+                // A pid names a process on one machine at one moment; as a
+                // number it compares nothing.
+                if k != "schema_version" && !is_pid(k) {
                     flatten(&path, x, out);
                 }
             }
         }
         // Arrays of identified objects (system runs by copies, tests by
         // id) get one path segment per element; other arrays (time series,
-        // process lists, passes) are not comparable field by field.
+        // passes) are not comparable field by field. Lists keyed by a name
+        // that need not be unique (processes: five `rustc`) are summed per
+        // name, see `by_name`.
         serde_json::Value::Array(items) => {
+            let mut named = Vec::new();
             for x in items {
-                let key = x
-                    .get("id")
-                    .or_else(|| x.get("name"))
-                    .and_then(serde_json::Value::as_str)
-                    .map(str::to_owned)
-                    .or_else(|| x.get("copies").map(|c| format!("copies={c}")));
-                if let Some(key) = key {
+                let id = x.get("id").and_then(serde_json::Value::as_str);
+                let name = x.get("name").and_then(serde_json::Value::as_str);
+                if let Some(id) = id {
+                    flatten(&format!("{prefix}.{id}"), x, out);
+                } else if let Some(name) = name {
+                    named.push((name, x));
+                } else if let Some(c) = x.get("copies") {
                     // The identifying count is in the path; not a row of its own.
                     let mut x = x.clone();
                     if let Some(o) = x.as_object_mut() {
                         o.remove("copies");
                     }
-                    flatten(&format!("{prefix}.{key}"), &x, out);
+                    flatten(&format!("{prefix}.copies={c}"), &x, out);
                 }
+            }
+            for (name, merged) in by_name(&named) {
+                flatten(&format!("{prefix}.{name}"), &merged, out);
             }
         }
         serde_json::Value::Number(n) => {
@@ -177,6 +185,52 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
         }
         _ => {}
     }
+}
+
+/// True for fields that hold a process id.
+fn is_pid(key: &str) -> bool {
+    key == "pid" || key == "ppid" || key.ends_with("_pid")
+}
+
+/// Name-keyed list items merged per name, in first-seen order: numeric
+/// fields summed, and for process lists (items with a `pid`) a
+/// `processes` count — what `smem -c "name pss"` summed by command shows
+/// when two machines are compared, since single processes (their pids,
+/// their order) do not correspond between two snapshots.
+fn by_name<'a>(items: &[(&'a str, &serde_json::Value)]) -> Vec<(&'a str, serde_json::Value)> {
+    let mut out: Vec<(&str, serde_json::Map<String, serde_json::Value>)> = Vec::new();
+    for (name, x) in items {
+        let i = match out.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                out.push((name, serde_json::Map::new()));
+                out.len() - 1
+            }
+        };
+        let merged = &mut out[i].1;
+        let Some(fields) = x.as_object() else {
+            continue;
+        };
+        let mut add = |k: &str, v: f64| {
+            let sum = merged
+                .get(k)
+                .and_then(serde_json::Value::as_f64)
+                .unwrap_or(0.0)
+                + v;
+            merged.insert(k.to_owned(), serde_json::json!(sum));
+        };
+        if fields.contains_key("pid") {
+            add("processes", 1.0);
+        }
+        for (k, v) in fields {
+            if let (false, Some(v)) = (is_pid(k), v.as_f64()) {
+                add(k, v);
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(n, m)| (n, serde_json::Value::Object(m)))
+        .collect()
 }
 
 /// Unit from a snake_case name's suffix, the house convention.
@@ -387,6 +441,58 @@ mod tests {
                 .contains("--metric takes one of: index, total_bytes, used_bytes"),
             "{err}"
         );
+    }
+
+    fn procs(id: i64, list: &[(u32, &str, u64)]) -> Entry {
+        let top: Vec<_> = list
+            .iter()
+            .map(|(pid, name, pss)| serde_json::json!({"pid": pid, "name": name, "command": name, "pss_bytes": pss}))
+            .collect();
+        Entry::Result(SavedResult {
+            id: ResultId(id),
+            kind: ResultKind::Mem,
+            label: "after boot".into(),
+            host: None,
+            created_at: "2026-11-29T20:00:00.000Z".into(),
+            record: serde_json::json!({"schema_version": 1, "used_bytes": 100, "top_processes": top}),
+        })
+    }
+
+    /// Processes do not correspond between two snapshots: five `rustc` on
+    /// one machine, two on the other. They compare per command name
+    /// (summed memory, process count), never by pid.
+    #[test]
+    fn process_lists_compare_per_command_name_not_per_pid() {
+        let a = procs(
+            1,
+            &[
+                (11, "rustc", 100),
+                (12, "rustc", 200),
+                (13, "nginx", 50),
+                (14, "rustc", 300),
+            ],
+        );
+        let b = procs(
+            2,
+            &[(901, "rustc", 400), (7, "nginx", 60), (902, "rustc", 500)],
+        );
+        let c = compare_entries(&a, &b, &[]).unwrap();
+        let keys: Vec<&str> = c.rows.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "top_processes.rustc.processes",
+                "top_processes.rustc.pss_bytes",
+                "top_processes.nginx.processes",
+                "top_processes.nginx.pss_bytes",
+                "used_bytes",
+            ]
+        );
+        let row = |k: &str| c.rows.iter().find(|r| r.key == k).unwrap();
+        assert_eq!(row("top_processes.rustc.pss_bytes").a_value, 600.0);
+        assert_eq!(row("top_processes.rustc.pss_bytes").b_value, 900.0);
+        assert_eq!(row("top_processes.rustc.processes").a_value, 3.0);
+        assert_eq!(row("top_processes.rustc.processes").b_value, 2.0);
     }
 
     #[test]

@@ -121,15 +121,75 @@ fn cell(m: &kurabe_model::experiment::MetricReport, variant: &str) -> String {
     }
 }
 
-/// What the numbers mean, printed under every report.
-const LEGEND: &str = "Values are medians of successful runs ± coefficient of variation. \
+/// What the numbers mean, printed under every report, with the noise
+/// bands the verdicts were actually judged against ([`noise_bands`]).
+fn legend(r: &ExperimentReport) -> String {
+    format!(
+        "Values are medians of successful runs ± coefficient of variation. \
 Ratios are geometric means against the baseline with 95 % Welch intervals; \
-better or worse only when the whole interval clears the noise band (default ±2 %), otherwise within noise (inconclusive while the interval straddles a band edge).";
+better or worse only when the whole interval clears the noise band ({}), otherwise within noise (inconclusive while the interval straddles a band edge).",
+        noise_bands(r)
+    )
+}
+
+/// The noise bands of the report's comparisons: `±2 %` when every metric
+/// uses one band, else `±5 % for requests_per_second; ±2 % for …`; the
+/// default when nothing was compared.
+fn noise_bands(r: &ExperimentReport) -> String {
+    let mut by_band: Vec<(f64, Vec<&str>)> = Vec::new();
+    for m in r.workloads.iter().flat_map(|w| &w.metrics) {
+        for v in &m.versus_baseline {
+            let band = v.comparison.noise_band;
+            match by_band.iter_mut().find(|(b, _)| *b == band) {
+                Some((_, names)) if names.contains(&m.name.as_str()) => {}
+                Some((_, names)) => names.push(&m.name),
+                None => by_band.push((band, vec![&m.name])),
+            }
+        }
+    }
+    let percent = |b: f64| {
+        let p = (b * 100.0 * 100.0).round() / 100.0;
+        format!("±{p} %")
+    };
+    match by_band.as_slice() {
+        [] => format!(
+            "default {}",
+            percent(kurabe_model::stats::DEFAULT_NOISE_BAND)
+        ),
+        [(band, _)] => percent(*band),
+        many => many
+            .iter()
+            .map(|(band, names)| format!("{} for {}", percent(*band), names.join(", ")))
+            .collect::<Vec<_>>()
+            .join("; "),
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testdata::sample_experiment;
+
+    /// The footer names the bands the plan set, not always "default ±2 %".
+    #[test]
+    fn the_legend_names_the_noise_bands_used() {
+        let mut r = experiment_report(&sample_experiment());
+        assert!(legend(&r).contains("noise band (±2 %)"), "{}", legend(&r));
+        for m in r.workloads.iter_mut().flat_map(|w| &mut w.metrics) {
+            for v in &mut m.versus_baseline {
+                v.comparison.noise_band = 0.05;
+            }
+        }
+        assert!(legend(&r).contains("noise band (±5 %)"), "{}", legend(&r));
+        let m = &mut r.workloads[0].metrics[0];
+        m.versus_baseline[0].comparison.noise_band = 0.005;
+        let name = m.name.clone();
+        let text = legend(&r);
+        assert!(text.contains(&format!("±0.5 % for {name};")), "{text}");
+        assert!(text.contains("±5 % for "), "{text}");
+        r.workloads.clear();
+        assert!(legend(&r).contains("(default ±2 %)"), "{}", legend(&r));
+    }
 
     /// An experiment interrupted before any run finished still renders in
     /// every format, and says so.

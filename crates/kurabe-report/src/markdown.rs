@@ -9,7 +9,7 @@ use std::io::{self, Write};
 
 use kurabe_model::experiment::{ExperimentReport, MetricReport, WorkloadReport};
 
-use crate::{cell, host_line, status_line, variant_title, words, Renderer, LEGEND};
+use crate::{cell, host_line, legend, status_line, variant_title, words, Renderer};
 
 /// Markdown renderer.
 pub struct Markdown;
@@ -143,7 +143,7 @@ impl Renderer for Markdown {
                 )?;
             }
         }
-        writeln!(out, "\n{LEGEND}")
+        writeln!(out, "\n{}", legend(r))
     }
 }
 

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use kurabe_model::experiment::{ExperimentReport, Tone, WorkloadReport};
 
-use crate::{cell, host_line, status_line, variant_title, words, Renderer, LEGEND};
+use crate::{cell, host_line, legend, status_line, variant_title, words, Renderer};
 
 /// Plain-text table renderer.
 pub struct Terminal {
@@ -137,7 +137,7 @@ impl Renderer for Terminal {
                 )?;
             }
         }
-        writeln!(out, "\n{}", self.paint("2", LEGEND))
+        writeln!(out, "\n{}", self.paint("2", &legend(r)))
     }
 }
 

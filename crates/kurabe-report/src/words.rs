@@ -20,6 +20,9 @@ pub fn value(unit: Unit, v: f64) -> String {
         Unit::Microseconds if v.abs() >= 1e3 => format!("{} ms", num(v / 1e3)),
         Unit::Microseconds => format!("{} µs", num(v)),
         Unit::Milliseconds if v.abs() >= 1e4 => format!("{} s", num(v / 1e3)),
+        // Below 1 ms in µs, as the microseconds case does, so 0.0095 ms and
+        // 0.0103 ms read 9.50 µs and 10.3 µs, not both "0.010 ms".
+        Unit::Milliseconds if v != 0.0 && v.abs() < 0.9995 => format!("{} µs", num(v * 1e3)),
         Unit::Milliseconds => format!("{} ms", num(v)),
         Unit::Seconds => format!("{} s", num(v)),
         Unit::Percent => format!("{} %", num(v)),
@@ -57,7 +60,9 @@ pub fn num(v: f64) -> String {
     } else if a >= 0.9995 {
         format!("{v:.2}")
     } else {
-        format!("{v:.3}")
+        // Three significant digits: 0.500, 0.0421, 0.00950.
+        let decimals = (2 - a.log10().floor() as i32).clamp(3, 12) as usize;
+        format!("{v:.decimals$}")
     }
 }
 
@@ -277,6 +282,19 @@ mod tests {
         assert_eq!(num(999.94), "999.9");
         assert_eq!(num(9.997), "10.0");
         assert_eq!(num(0.99999), "1.00");
+    }
+
+    #[test]
+    fn sub_millisecond_values_keep_three_significant_digits() {
+        // Medians 8 % apart must not print alike ("0.009" / "0.010" before).
+        assert_eq!(value(Unit::Milliseconds, 0.0095), "9.50 µs");
+        assert_eq!(value(Unit::Milliseconds, 0.0103), "10.3 µs");
+        assert_eq!(value(Unit::Milliseconds, 0.25), "250 µs");
+        assert_eq!(value(Unit::Milliseconds, 0.0), "0 ms");
+        assert_eq!(num(0.0095), "0.00950");
+        assert_eq!(num(0.0103), "0.0103");
+        assert_eq!(num(0.5), "0.500");
+        assert_eq!(num(-0.0421), "-0.0421");
     }
 
     fn cmp(b: &[f64], c: &[f64], d: Direction) -> Comparison {

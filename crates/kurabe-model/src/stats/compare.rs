@@ -28,7 +28,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::difference::{compare_difference, Difference};
+use super::difference::{compare_difference_at, Difference};
 use super::metric::Direction;
 use super::student_t;
 use super::summary::{logs, mean, sample_variance};
@@ -221,6 +221,19 @@ pub fn compare(
     direction: Direction,
     noise_band: f64,
 ) -> Comparison {
+    compare_at(baseline, candidate, direction, noise_band, CONFIDENCE)
+}
+
+/// [`compare`] with an interval at `confidence` (0.99 for 99 %) instead of
+/// [`CONFIDENCE`]: for decisions that look at the data more than once,
+/// such as when `--until-confident` may stop, which need a stricter level.
+pub fn compare_at(
+    baseline: &[f64],
+    candidate: &[f64],
+    direction: Direction,
+    noise_band: f64,
+    confidence: f64,
+) -> Comparison {
     let no_interval = |ratio, reason| Comparison {
         ratio,
         ratio_low: None,
@@ -255,7 +268,7 @@ pub fn compare(
     } else {
         nb + nc - 2.0
     };
-    let t = student_t::quantile(0.5 + CONFIDENCE / 2.0, df);
+    let t = student_t::quantile(0.5 + confidence / 2.0, df);
     let d = mean(&lc) - mean(&lb);
     let (low, high) = ((d - t * se).exp(), (d + t * se).exp());
     // Pooled spread of the logs ≈ the CV of the raw values.
@@ -286,12 +299,26 @@ pub fn compare_metric(
     direction: Direction,
     noise_band: f64,
 ) -> Comparison {
-    let ratio = compare(baseline, candidate, direction, noise_band);
+    compare_metric_at(
+        metric, baseline, candidate, direction, noise_band, CONFIDENCE,
+    )
+}
+
+/// [`compare_metric`] with intervals at `confidence` instead of [`CONFIDENCE`].
+pub fn compare_metric_at(
+    metric: &str,
+    baseline: &[f64],
+    candidate: &[f64],
+    direction: Direction,
+    noise_band: f64,
+    confidence: f64,
+) -> Comparison {
+    let ratio = compare_at(baseline, candidate, direction, noise_band, confidence);
     let Some(scale) = difference_scale(metric) else {
         return ratio;
     };
     let Some((difference, verdict)) =
-        compare_difference(baseline, candidate, direction, scale.band)
+        compare_difference_at(baseline, candidate, direction, scale.band, confidence)
     else {
         return ratio;
     };

@@ -56,6 +56,17 @@ pub fn compare_difference(
     direction: Direction,
     band: f64,
 ) -> Option<(Difference, Verdict)> {
+    compare_difference_at(baseline, candidate, direction, band, CONFIDENCE)
+}
+
+/// [`compare_difference`] with an interval at `confidence` instead of [`CONFIDENCE`].
+pub fn compare_difference_at(
+    baseline: &[f64],
+    candidate: &[f64],
+    direction: Direction,
+    band: f64,
+    confidence: f64,
+) -> Option<(Difference, Verdict)> {
     let finite = |s: &[f64]| -> Vec<f64> { s.iter().copied().filter(|x| x.is_finite()).collect() };
     let (b, c) = (finite(baseline), finite(candidate));
     if b.is_empty() || c.is_empty() {
@@ -87,7 +98,7 @@ pub fn compare_difference(
     } else {
         nb + nc - 2.0
     };
-    let half = student_t::quantile(0.5 + CONFIDENCE / 2.0, df) * (eb + ec).sqrt();
+    let half = student_t::quantile(0.5 + confidence / 2.0, df) * (eb + ec).sqrt();
     let (low, high) = (d - half, d + half);
     out.difference_low = Some(low);
     out.difference_high = Some(high);

@@ -20,7 +20,10 @@ pub mod student_t;
 pub mod summary;
 pub mod trend;
 
-pub use compare::{compare, compare_metric, Comparison, NoIntervalReason, Verdict, CONFIDENCE};
+pub use compare::{
+    compare, compare_at, compare_metric, compare_metric_at, Comparison, NoIntervalReason, Verdict,
+    CONFIDENCE,
+};
 pub use difference::Difference;
 pub use metric::{Direction, Metric, Unit, DEFAULT_NOISE_BAND};
 pub use schedule::randomized_blocks;

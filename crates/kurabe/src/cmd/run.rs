@@ -38,7 +38,7 @@ pub struct Args {
     /// Seed of the interleaved run order, overriding the plan's (default: drawn at start, recorded).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Keep adding rounds until every headline metric is settled: better, worse, or within noise with the whole interval inside the band (not inconclusive).
+    /// Keep adding rounds until every headline metric (every metric a workload selects) is settled: better, worse, or within noise with the whole interval inside the band (not inconclusive). To keep repeated looks honest the stop decision reads a 99 % interval (Bonferroni over at most 5 looks: after the plan's `repeat` rounds, then each time the rounds have doubled); the report shows the normal 95 % verdicts.
     #[arg(long)]
     pub until_confident: bool,
     /// Time budget of --until-confident for the whole experiment ("10m", "90s").
