@@ -33,9 +33,14 @@
 #     CPU ms/req within noise 20/20 (100 %), settled inside band 20/20 (100 %), false 0
 #     100 vs 110 µs: CPU ms/req worse 3/3 (1.094× each, intervals ⊂ [1.08, 1.11]),
 #                    req/s inconclusive 3/3 (0.81×, 0.80×, 0.74×: right direction)
+#   After `--work-us` moved to the thread's CPU clock, 2 s runs, concurrency 4,
+#   20 × 5 rounds, load average 4.4-5.7:
+#     req/s      within noise 19/20 (95 %), settled inside band 0/20, false 1 (worse)
+#     CPU ms/req within noise 20/20 (100 %), settled inside band 9/20, false 0
+#     100 vs 110 µs: CPU ms/req worse 3/3 (1.098×, 1.090×, 1.075×),
+#                    req/s inconclusive 3/3 (0.90×, 0.88×, 0.81×: right direction)
 # req/s at this load is the scheduler's share, not the server's speed
-# (intervals 0.3×-5×); `--work-us` spins on the clock, so CPU ms/request is
-# the stable metric for this check.
+# (intervals 0.3×-5×); CPU ms/request is the stable metric for this check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
