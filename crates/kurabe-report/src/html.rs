@@ -315,40 +315,7 @@ mod tests {
     use super::*;
     use crate::experiment_report;
     use crate::testdata::sample_experiment;
-
-    /// Open and close tags balance (void elements and `/>` excepted).
-    pub(crate) fn balanced(html: &str) -> Result<(), String> {
-        const VOID: &[&str] = &["meta", "br", "img", "input", "link", "hr"];
-        let mut stack: Vec<String> = Vec::new();
-        let mut rest = html;
-        while let Some(i) = rest.find('<') {
-            rest = &rest[i + 1..];
-            let end = rest.find('>').ok_or("unclosed <")?;
-            let tag = &rest[..end];
-            rest = &rest[end + 1..];
-            if tag.starts_with('!') {
-                continue;
-            }
-            let name: String = tag
-                .trim_start_matches('/')
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric())
-                .collect();
-            if tag.starts_with('/') {
-                match stack.pop() {
-                    Some(open) if open == name => {}
-                    other => return Err(format!("</{name}> closes {other:?}")),
-                }
-            } else if !tag.ends_with('/') && !VOID.contains(&name.as_str()) {
-                stack.push(name);
-            }
-        }
-        if stack.is_empty() {
-            Ok(())
-        } else {
-            Err(format!("unclosed {stack:?}"))
-        }
-    }
+    use kurabe_testkit::html::balanced;
 
     fn render(e: &kurabe_store::Experiment) -> String {
         let mut out = Vec::new();

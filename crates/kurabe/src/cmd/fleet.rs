@@ -6,18 +6,18 @@
 //! single client, followed (text) or preceded on stderr (other formats) by one
 //! row per worker; the JSON record carries the same rows in its `fleet` field. Lost workers get an explicit `kurabe: note:` line.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
 use kurabe_fleet::spec::RunSpec;
 use kurabe_http::client::StopCondition;
 use kurabe_model::http::{FleetSummary, FleetWorker};
 
-use super::http::{percentiles_csv, render, write_atomically, Args, Resolved};
+use super::http::{render, write_outputs, Args, Resolved};
 use crate::render::http::Format;
 
 /// The `--store` value as a PostgreSQL URL, or a clear error.
@@ -110,19 +110,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     } else {
         eprint!("{table}");
     }
-    if let Some(path) = &resolved.percentiles_csv {
-        write_atomically(path, percentiles_csv(&outcome.report).as_bytes())
-            .context("cannot write the -e file")?;
-    }
-    match &resolved.output {
-        Some(path) => write_atomically(path, &rendered)?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&rendered)
-                .context("cannot write the report to stdout")?;
-            out.flush().context("cannot write the report to stdout")?;
-        }
-    }
+    write_outputs(resolved, &outcome.report, &rendered)?;
     args.save.save_if_asked(
         kurabe_store::ResultKind::Http,
         &plan.experiment,

@@ -594,19 +594,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let server = server_pid(resolved.server)?;
     let report = run_load(&resolved.load, resolved.progress, &interrupt, server)?;
     let rendered = render(&report, resolved.format)?;
-    if let Some(path) = &resolved.percentiles_csv {
-        write_atomically(path, percentiles_csv(&report).as_bytes())
-            .context("cannot write the -e file")?;
-    }
-    match &resolved.output {
-        Some(path) => write_atomically(path, &rendered)?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&rendered)
-                .context("cannot write the report to stdout")?;
-            out.flush().context("cannot write the report to stdout")?;
-        }
-    }
+    write_outputs(&resolved, &report, &rendered)?;
     args.save.save_if_asked(
         kurabe_store::ResultKind::Http,
         &format!("http {}", report.url),
@@ -616,6 +604,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         interrupt.load(Ordering::Relaxed),
         report.interrupted,
     ))
+}
+
+/// Write the `-e` percentile file (if asked) and the rendered report to `-o FILE` or stdout.
+pub(crate) fn write_outputs(
+    resolved: &Resolved,
+    report: &HttpReport,
+    rendered: &[u8],
+) -> anyhow::Result<()> {
+    if let Some(path) = &resolved.percentiles_csv {
+        write_atomically(path, percentiles_csv(report).as_bytes())
+            .context("cannot write the -e file")?;
+    }
+    match &resolved.output {
+        Some(path) => write_atomically(path, rendered)?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(rendered)
+                .context("cannot write the report to stdout")?;
+            out.flush().context("cannot write the report to stdout")?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
