@@ -584,7 +584,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     args.save.save_if_asked(
-        kurabe_store::ResultKind::Http,
+        kurabe_model::record::ResultKind::Http,
         &format!("http {}", report.url),
         &report,
     )?;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use kurabe_store::Entry;
+use kurabe_model::record::Entry;
 
 use super::results::{open_existing, parse_id};
 use kurabe_report::write::write_file;
