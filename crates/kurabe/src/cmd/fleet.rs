@@ -43,9 +43,6 @@ fn spec(resolved: &Resolved) -> anyhow::Result<RunSpec> {
         StopCondition::Duration(d) => (None, Some(d)),
         StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
     };
-    if load.gnuplot_file.is_some() {
-        bail!("-g writes one line per request on one host; it cannot be used with --workers");
-    }
     if load.abort_on_error {
         bail!("--abort-on-error cannot stop other hosts; leave it out with --workers");
     }
@@ -73,6 +70,9 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     let url = postgres_url(args.save.store.as_deref(), "--workers")?;
     if args.requests.is_none() && args.time_limit.is_none() {
         bail!("--workers needs -n REQUESTS or -t TIME: a distributed run must know when to stop");
+    }
+    if args.gnuplot.is_some() {
+        bail!("-g writes one line per request on one host; it cannot be used with --workers");
     }
     let spec = spec(resolved)?;
     spec.split(workers)?;
@@ -112,15 +112,15 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     }
     write_outputs(resolved, &outcome.report, &rendered)?;
     args.save.save_if_asked(
-        kurabe_store::ResultKind::Http,
+        kurabe_model::record::ResultKind::Http,
         &plan.experiment,
         &outcome.report,
     )?;
-    Ok(if interrupt.load(Ordering::Relaxed) {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(super::http::exit_code(
+        &outcome.report,
+        resolved.max_error_rate,
+        interrupt.load(Ordering::Relaxed),
+    ))
 }
 
 fn log_event(e: &CoordEvent, show: bool) {

@@ -12,9 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use kurabe_store::{Entry, EntryId, HostFacts, Location, ResultId, ResultKind, Store};
+use kurabe_model::record::{Entry, EntryId, ResultId, ResultKind};
+use kurabe_probe::host::host_facts;
+use kurabe_store::{Location, Store};
 
-use super::http::write_atomically;
+use kurabe_report::write::write_file;
 
 /// Output format of the listing commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -178,29 +180,6 @@ pub fn save_result(
     Ok(store.save_result(kind, label, &host_facts(), record)?)
 }
 
-/// This machine: `uname`, the CPU model from /proc/cpuinfo, logical CPUs,
-/// MemTotal. Missing pieces are left empty rather than failing a save.
-pub(crate) fn host_facts() -> HostFacts {
-    let uname = kurabe_probe::host::host_info();
-    let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name") || l.starts_with("Model"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_owned())
-        })
-        .unwrap_or_default();
-    HostFacts {
-        hostname: uname.hostname,
-        cpu_model,
-        cores: std::thread::available_parallelism().map_or(0, |n| n.get() as u32),
-        memory_bytes: kurabe_probe::MemInfo::read().map_or(0, |m| m.total),
-        kernel: uname.kernel,
-        arch: uname.arch,
-    }
-}
-
 /// Run `kurabe results`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = args.store.as_deref();
@@ -239,7 +218,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             json.push('\n');
             match output {
                 Some(path) => {
-                    write_atomically(&path, json.as_bytes())?;
+                    write_file(&path, json.as_bytes()).context("-o")?;
                     eprintln!("exported {} entries to {}", ids.len(), path.display());
                 }
                 None => out.write_all(json.as_bytes())?,

@@ -5,8 +5,8 @@
 //! `kurabe-lab`, prints progress on stderr and, at the end, the stored
 //! experiment as `kurabe report` renders it (kurabe-report: variant × metric,
 //! ratio to the baseline, 95 % interval, verdict) followed by the `[[check]]`
-//! results. Exit 0; 1 when a check failed or the experiment stopped on a
-//! failed run; 130 on Ctrl-C (finished runs are kept, the experiment is
+//! results. Exit 0; 1 when a check failed, the experiment stopped on a
+//! failed run, or a variant × workload has no successful run; 130 on Ctrl-C (finished runs are kept, the experiment is
 //! marked interrupted); 2 on setup errors.
 
 use std::fmt::Write as _;
@@ -18,11 +18,13 @@ use std::time::Duration;
 use anyhow::Context;
 use kurabe_lab::analysis::CheckResult;
 use kurabe_lab::{Event, Outcome, RunOptions};
+use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_model::stats::Unit;
-use kurabe_store::{Entry, EntryId, ExperimentStatus, RunStatus, Store};
+use kurabe_store::Store;
 
-use super::http::{parse_duration, write_atomically};
+use super::http::parse_duration;
 use super::report::{colour_stdout, Format};
+use kurabe_report::write::write_file;
 
 /// Arguments of `kurabe run`.
 #[derive(Debug, clap::Args)]
@@ -62,6 +64,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (plan, plan_text) = kurabe_lab::load_plan_with_text(&args.plan)?;
     kurabe_lab::check_supported(&plan)?;
+    super::check_outputs(&[
+        ("-o", args.output.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
     let mut store = match &args.store {
         Some(p) => Store::open(p),
         None => Store::open_default(),
@@ -88,14 +94,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let body = render(&store, &outcome, args.format, colour)?;
     match &args.output {
         Some(path) => {
-            write_atomically(path, &body)?;
+            write_file(path, &body).context("-o")?;
             eprintln!("wrote {}", path.display());
         }
         None => std::io::stdout().lock().write_all(&body)?,
     }
     if let Some(path) = &args.html {
         let page = render(&store, &outcome, Format::Html, false)?;
-        write_atomically(path, &page)?;
+        write_file(path, &page).context("--html")?;
         eprintln!("wrote {} (open it in a browser)", path.display());
     }
     for c in outcome.checks.iter().filter(|c| !c.passed) {
@@ -103,6 +109,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if let Some(why) = &outcome.stopped_by {
         eprintln!("kurabe: experiment stopped: {why}");
+    }
+    for cell in &outcome.failed_cells {
+        eprintln!("{}", failed_cell_message(cell));
     }
     Ok(match outcome.status {
         ExperimentStatus::Interrupted => ExitCode::from(130),
@@ -154,6 +163,22 @@ fn progress_line(e: &Event<'_>) -> String {
             )
         }
     }
+}
+
+/// "experiment failed: every run of a / w failed (3 of 3); the last one said:" and its tail, indented.
+fn failed_cell_message(cell: &kurabe_lab::FailedCell) -> String {
+    let mut s = format!(
+        "kurabe: experiment failed: every run of {} / {} failed ({} of {})",
+        cell.variant, cell.workload, cell.runs, cell.runs
+    );
+    if let Some(tail) = &cell.last_error {
+        s.push_str("; the last one said:");
+        for line in tail.lines() {
+            s.push_str("\n    ");
+            s.push_str(line);
+        }
+    }
+    s
 }
 
 fn unit_of(metric: &str) -> Unit {
