@@ -117,7 +117,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
         &outcome.report,
     )?;
     Ok(if interrupt.load(Ordering::Relaxed) {
-        ExitCode::from(130)
+        crate::signal::exit_code()
     } else {
         ExitCode::SUCCESS
     })

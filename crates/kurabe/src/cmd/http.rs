@@ -26,7 +26,9 @@ Differences from ab: keep-alive uses HTTP/1.1; -t without -n runs for the whole 
 (ab silently stops at 50000 requests); failed requests are counted and the run goes on \
 (ab's -r is the default, --abort-on-error restores ab's behaviour); latencies have \
 microsecond resolution. Ctrl-C stops the run and prints the partial report, marked \
-interrupted (exit status 130); --abort-on-error stopping at a failure exits 1.")]
+interrupted (exit status 130; 143 after SIGTERM, 129 after SIGHUP); a second Ctrl-C \
+exits at once without waiting for requests in flight; --abort-on-error stopping at a \
+failure exits 1.")]
 pub struct Args {
     /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
     pub url: String,
@@ -567,11 +569,11 @@ fn describe(load: &LoadConfig) -> String {
     s
 }
 
-/// 130 after Ctrl-C/SIGTERM (as shells report SIGINT), 1 when `--abort-on-error`
+/// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (as shells report them), 1 when `--abort-on-error`
 /// stopped the run at a failure, else 0; the (partial) report is written in every case.
 fn exit_code(signalled: bool, cut_short: bool) -> ExitCode {
     if signalled {
-        ExitCode::from(130)
+        crate::signal::exit_code()
     } else if cut_short {
         ExitCode::from(1)
     } else {
@@ -587,6 +589,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return super::fleet::run_distributed(&args, &resolved, workers);
     }
     let interrupt = crate::signal::install()?;
+    // Nothing of kurabe's is left behind by a forced exit: a second signal
+    // need not wait for the drain of requests in flight.
+    crate::signal::force_exit_on_second_signal();
     super::serve::raise_fd_limit();
     if resolved.verbosity >= 2 {
         eprint!("{}", describe(&resolved.load));
