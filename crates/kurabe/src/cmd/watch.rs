@@ -127,7 +127,7 @@ fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
         None => format!("watch pid {}", report.pid),
     };
     args.save
-        .save_if_asked(kurabe_store::ResultKind::Watch, &label, report)
+        .save_if_asked(kurabe_model::record::ResultKind::Watch, &label, report)
 }
 
 /// `--interval`, `--duration`, `--pss-budget` → the session's sampling settings.
