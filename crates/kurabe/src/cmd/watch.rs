@@ -35,6 +35,11 @@ pub enum Format {
 /// Arguments of `kurabe watch`.
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["pid", "port", "command"])))]
+#[command(after_help = "\
+Exit status with -- CMD: CMD's own (128 + the signal when a signal killed it), as /usr/bin/time \
+passes it on (137 after an OOM kill at --memory); 0 when --duration ended it. Watching a PID or \
+port: 0 when it exited or --duration ended. Stopped by a signal: 128 + the signal (130 Ctrl-C, \
+143 SIGTERM, 129 SIGHUP), after the command's tree and cgroup are killed.")]
 pub struct Args {
     #[command(flatten)]
     pub save: super::save::SaveArgs,
