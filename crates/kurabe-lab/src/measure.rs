@@ -343,6 +343,7 @@ pub fn system(w: &SystemWorkload, stop: &AtomicBool) -> Result<Measured, RunFail
         },
         execl_helper: None,
         temp_parent: std::env::temp_dir(),
+        pin: None,
     };
     let report = kurabe_system::run(&cfg, stop, &mut |_| {})
         .map_err(|e| RunFailure::new(format!("system workload: {e}")))?;
