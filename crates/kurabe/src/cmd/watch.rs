@@ -99,7 +99,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let target = resolve(&args)?;
     let interrupted = crate::signal::install()?;
-    let host = kurabe_probe::host::host_info();
+    let host = kurabe_probe::host::host_facts();
     let started_at = kurabe_probe::host::now_rfc3339();
     let mut notes = Vec::new();
     let mut config = SamplerConfig {
