@@ -6,12 +6,14 @@
 //! [`compare`] turns two variants' samples into a ratio, a 95 % interval and
 //! a [`compare::Verdict`] ([`difference`] the same on the difference scale,
 //! for soak slopes that may be 0 or negative, [`trend`] fits those slopes),
-//! and [`schedule`] decides the interleaved order in
+//! [`changepoint`] finds where a history of experiments steps, and
+//! [`schedule`] decides the interleaved order in
 //! which runs happen.
 //!
 //! Nothing here does I/O, reads the clock or draws entropy from the system:
 //! the same inputs (and seed) always give the same outputs.
 
+pub mod changepoint;
 pub mod compare;
 pub mod difference;
 pub mod metric;

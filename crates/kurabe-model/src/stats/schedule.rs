@@ -43,14 +43,14 @@ pub fn randomized_blocks(variants: usize, repeat: usize, seed: u64) -> Vec<Vec<u
 
 /// SplitMix64 (Steele, Lea, Flood 2014): tiny, fast, statistically sound for
 /// shuffling, and fully determined by its 64-bit seed.
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
-    fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         SplitMix64(seed)
     }
 
-    fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -60,7 +60,7 @@ impl SplitMix64 {
 
     /// Uniform integer in `0..bound` (bound > 0), without modulo bias
     /// (Lemire's multiply-and-reject).
-    fn below(&mut self, bound: u64) -> u64 {
+    pub(crate) fn below(&mut self, bound: u64) -> u64 {
         let threshold = bound.wrapping_neg() % bound;
         loop {
             let m = u128::from(self.next_u64()) * u128::from(bound);
@@ -71,7 +71,7 @@ impl SplitMix64 {
     }
 
     /// A uniformly random permutation of `0..n` (Fisher–Yates).
-    fn permutation(&mut self, n: usize) -> Vec<usize> {
+    pub(crate) fn permutation(&mut self, n: usize) -> Vec<usize> {
         let mut p: Vec<usize> = (0..n).collect();
         for i in (1..n).rev() {
             let j = self.below(i as u64 + 1) as usize;
