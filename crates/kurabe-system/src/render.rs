@@ -416,4 +416,30 @@ mod tests {
             "{s}"
         );
     }
+
+    /// Snapshots over fixed records (kurabe-report/testdata), kept where the
+    /// renderers will live so a move can prove the output unchanged.
+    #[test]
+    fn snapshots() {
+        let r: SystemReport =
+            serde_json::from_str(include_str!("../../kurabe-report/testdata/system.json")).unwrap();
+        let c: SystemCompare = serde_json::from_str(include_str!(
+            "../../kurabe-report/testdata/system-compare.json"
+        ))
+        .unwrap();
+        let run = |f: &dyn Fn(&mut dyn Write) -> io::Result<()>| {
+            let mut out = Vec::new();
+            f(&mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("../../kurabe-report/src/snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| {
+            insta::assert_snapshot!("system_text", run(&|w| text(&r, w)));
+            insta::assert_snapshot!("system_markdown", run(&|w| markdown(&r, w)));
+            insta::assert_snapshot!("system_compare_text", run(&|w| compare_text(&c, w)));
+            insta::assert_snapshot!("system_compare_markdown", run(&|w| compare_markdown(&c, w)));
+        });
+    }
 }

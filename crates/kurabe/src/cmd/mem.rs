@@ -249,6 +249,33 @@ fn render_text(r: &MemReport, m: &MemInfo, u: Unit) -> String {
 mod tests {
     use super::*;
 
+    /// Snapshots over a fixed record (kurabe-report/testdata), kept where the
+    /// renderers will live so a move can prove the output unchanged.
+    #[test]
+    fn snapshots() {
+        let r: MemReport =
+            serde_json::from_str(include_str!("../../../kurabe-report/testdata/mem.json")).unwrap();
+        let m = MemInfo {
+            total: r.total_bytes,
+            free: r.free_bytes,
+            available: r.available_bytes,
+            buffers: r.buffers_bytes,
+            cached: r.cached_bytes,
+            sreclaimable: r.sreclaimable_bytes,
+            shared: r.shared_bytes,
+            swap_total: r.swap_total_bytes,
+            swap_free: r.swap_free_bytes,
+        };
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("../../../kurabe-report/src/snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| {
+            insta::assert_snapshot!("mem_text_kibi", render_text(&r, &m, Unit::Fixed(1024)));
+            insta::assert_snapshot!("mem_text_human", render_text(&r, &m, Unit::Human(1024)));
+            insta::assert_snapshot!("mem_json", serde_json::to_string_pretty(&r).unwrap() + "\n");
+        });
+    }
+
     #[test]
     fn scales_like_free() {
         assert_eq!(scale(25_276_510_208, Unit::Fixed(1024)), "24684092");

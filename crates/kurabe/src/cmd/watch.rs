@@ -600,3 +600,29 @@ fn xml(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Snapshots over a fixed record (kurabe-report/testdata), kept where the
+    /// renderers will live so a move can prove the output unchanged.
+    #[test]
+    fn snapshots() {
+        let r: WatchReport =
+            serde_json::from_str(include_str!("../../../kurabe-report/testdata/watch.json"))
+                .unwrap();
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("../../../kurabe-report/src/snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| {
+            insta::assert_snapshot!("watch_text", render_text(&r));
+            insta::assert_snapshot!("watch_csv", render_csv(&r));
+            insta::assert_snapshot!("watch_svg", render_svg(&r));
+            insta::assert_snapshot!(
+                "watch_json",
+                serde_json::to_string_pretty(&r).unwrap() + "\n"
+            );
+        });
+    }
+}

@@ -74,6 +74,32 @@ fn summary_columns(r: &HttpReport) -> Vec<(&'static str, String)> {
 }
 
 #[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Snapshots of every format over the fixture, kept where the renderers
+    /// will live (kurabe-report) so a move can prove the output unchanged.
+    #[test]
+    fn snapshots() {
+        let report = fixture::report();
+        let run = |f: Format| {
+            let mut out = Vec::new();
+            renderer(f).render(&report, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("../../../../kurabe-report/src/snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| {
+            insta::assert_snapshot!("http_text", run(Format::Text));
+            insta::assert_snapshot!("http_json", run(Format::Json));
+            insta::assert_snapshot!("http_markdown", run(Format::Md));
+            insta::assert_snapshot!("http_csv", run(Format::Csv));
+        });
+    }
+}
+
+#[cfg(test)]
 pub(crate) mod fixture {
     //! A hand-built report for renderer tests.
 
