@@ -3,8 +3,8 @@
 //! Owns the 12 index tests ([`catalog`]), their loops (`loops`), running
 //! passes of N parallel copies as forked processes (`worker`), UnixBench's
 //! scoring ([`score`]), import of UnixBench text reports ([`import`]),
-//! comparison of two results ([`compare`]) and the text/Markdown renderers
-//! ([`render`]). Results are the `kurabe_model::system` records.
+//! and comparison of two results ([`compare`]). Results are the
+//! `kurabe_model::system` records; `kurabe-report` renders them.
 //!
 //! Must not: print (progress goes to a callback, reports to an `impl
 //! Write`), parse command lines, or leave anything behind — every process it
@@ -58,7 +58,6 @@ pub mod catalog;
 pub mod compare;
 pub mod import;
 mod loops;
-pub mod render;
 pub mod score;
 mod sysinfo;
 mod tempdir;

@@ -4,11 +4,10 @@
 //! command kurabe starts (`-- CMD ARGS`, optionally under cgroup limits). The
 //! sampling, the cgroup and the child's lifetime belong to `kurabe-probe`; this
 //! file turns flags into its config, drives the sampling loop (interval,
-//! `--duration`, Ctrl-C, the child's exit), and renders the report as text,
-//! JSON, CSV or an SVG chart. A started command dies with the watch: its
+//! `--duration`, Ctrl-C, the child's exit), and picks the renderer (text,
+//! JSON, CSV, SVG chart; they live in `kurabe-report`). A started command dies with the watch: its
 //! process group, its descendants and its cgroup are killed at the end.
 
-use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -21,6 +20,7 @@ use kurabe_model::probe::{CpuSource, LimitsApplied, WatchEnd, WatchReport};
 use kurabe_probe::cgroup::{Limits, RunCgroup};
 use kurabe_probe::launch::{self, Started};
 use kurabe_probe::{procfs, Recorder, SamplerConfig, TreeSampler};
+use kurabe_report::{mib, to_string, Csv, Json, Render, Svg, Terminal};
 
 /// Output format of `kurabe watch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -272,14 +272,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         series: summary.series,
     };
 
-    let body = match args.format {
-        Format::Text => render_text(&report),
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
-        Format::Csv => render_csv(&report),
+    let renderer: Box<dyn Render<WatchReport>> = match args.format {
+        Format::Text => Box::new(Terminal { color: false }),
+        Format::Json => Box::new(Json),
+        Format::Csv => Box::new(Csv),
     };
-    write_output(args.output.as_deref(), &body)?;
+    write_output(args.output.as_deref(), &to_string(&*renderer, &report))?;
     if let Some(path) = &args.svg {
-        write_output(Some(path), &render_svg(&report))?;
+        write_output(Some(path), &to_string(&Svg, &report))?;
     }
     let label = match &report.command {
         Some(argv) => format!("watch {}", argv.join(" ")),
@@ -345,11 +345,6 @@ fn live_line(s: &kurabe_probe::Sample, start: Instant) {
     let _ = std::io::stderr().flush();
 }
 
-/// Bytes as MiB with one decimal.
-pub(crate) fn mib(b: u64) -> String {
-    format!("{:.1} MiB", b as f64 / 1048576.0)
-}
-
 /// Write `body` to `path` (via a temp file and rename, so no half-written
 /// file is left) or to stdout.
 pub(crate) fn write_output(path: Option<&Path>, body: &str) -> anyhow::Result<()> {
@@ -367,262 +362,4 @@ pub(crate) fn write_output(path: Option<&Path>, body: &str) -> anyhow::Result<()
         }
     }
     Ok(())
-}
-
-/// The text summary.
-fn render_text(r: &WatchReport) -> String {
-    let mut o = String::new();
-    let what = match (&r.command, r.port) {
-        (Some(cmd), _) => format!("{} (pid {})", cmd.join(" "), r.pid),
-        (None, Some(port)) => format!("port {port} → pid {}", r.pid),
-        (None, None) => format!("pid {}", r.pid),
-    };
-    let _ = writeln!(
-        o,
-        "kurabe watch: {what}\n  {:.2} s, {} samples every {:.2} s",
-        r.duration_s, r.samples, r.interval_s
-    );
-    let _ = writeln!(
-        o,
-        "  CPU        mean {:.1} %   p95 {:.1} %   max {:.1} %   (100 % = one core; {:.1} % of all {} cores)",
-        r.cpu_percent_mean, r.cpu_percent_p95, r.cpu_percent_max, r.cpu_share_of_all_cores_percent, r.ncpus
-    );
-    let source = match r.cpu_source {
-        CpuSource::Cgroup => "the run's cgroup counter",
-        CpuSource::Rusage => "the kernel's rusage of the command",
-        CpuSource::Proc => "/proc utime+stime of the tree",
-    };
-    let _ = writeln!(
-        o,
-        "  CPU time   {:.3} s   (from {source}; /proc sampling says {:.3} s)",
-        r.cpu_seconds, r.cpu_seconds_proc
-    );
-    let _ = writeln!(
-        o,
-        "  Σ PSS      mean {}   peak {}{}",
-        mib(r.pss_mean_bytes),
-        mib(r.pss_peak_bytes),
-        if r.pss_available {
-            ""
-        } else {
-            "   (RSS stands in where PSS was unreadable)"
-        }
-    );
-    let _ = writeln!(
-        o,
-        "  Σ RSS      peak {}{}",
-        mib(r.rss_peak_bytes),
-        if r.rss_overcounts {
-            "   over-count: pages shared between the processes are counted once per process; Σ PSS is the footprint"
-        } else {
-            ""
-        }
-    );
-    let _ = writeln!(o, "  Σ USS      peak {}", mib(r.uss_peak_bytes));
-    if let Some(p) = r.cgroup_memory_peak_bytes {
-        let _ = writeln!(
-            o,
-            "  cgroup     memory peak {} (page cache included)",
-            mib(p)
-        );
-    }
-    let _ = writeln!(
-        o,
-        "  processes  max {}, threads max {}",
-        r.processes_max, r.threads_max
-    );
-    if let Some(l) = &r.limits {
-        let mut parts = Vec::new();
-        if let Some(c) = l.cpus {
-            parts.push(format!("cpus {c}"));
-        }
-        if let Some(c) = &l.cpuset {
-            parts.push(format!("cpuset {c}"));
-        }
-        if let Some(m) = l.memory_bytes {
-            parts.push(format!("memory {}", mib(m)));
-        }
-        let _ = writeln!(
-            o,
-            "  limits     {} (cgroup v{})",
-            parts.join(", "),
-            l.cgroup_version
-        );
-    }
-    if let Some(e) = r.exit {
-        let how = match (e.code, e.signal) {
-            (Some(c), _) => format!("exit code {c}"),
-            (None, Some(s)) => format!("killed by signal {s}"),
-            _ => "unknown".into(),
-        };
-        let why = match r.ended {
-            WatchEnd::Exited => "exited",
-            WatchEnd::Duration => "stopped at --duration",
-            WatchEnd::Interrupted => "stopped by Ctrl-C",
-        };
-        let _ = writeln!(o, "  command    {why}, {how}");
-    }
-    let _ = writeln!(
-        o,
-        "  sampler    {:.2} % of one core, {:.1} µs per process per sample",
-        r.sampler.cpu_percent, r.sampler.us_per_process_sample
-    );
-    for n in &r.notes {
-        let _ = writeln!(o, "  note: {n}");
-    }
-    o
-}
-
-/// The time series as CSV.
-fn render_csv(r: &WatchReport) -> String {
-    let mut o = String::from(
-        "t_s,cpu_percent,cpu_seconds,rss_bytes,pss_bytes,pss_anon_bytes,pss_file_bytes,pss_shmem_bytes,uss_bytes,swap_bytes,processes,threads\n",
-    );
-    for p in &r.series {
-        let _ = writeln!(
-            o,
-            "{:.3},{:.2},{:.4},{},{},{},{},{},{},{},{},{}",
-            p.t_s,
-            p.cpu_percent,
-            p.cpu_seconds,
-            p.rss_bytes,
-            p.pss_bytes,
-            p.pss_anon_bytes,
-            p.pss_file_bytes,
-            p.pss_shmem_bytes,
-            p.uss_bytes,
-            p.swap_bytes,
-            p.processes,
-            p.threads
-        );
-    }
-    o
-}
-
-/// CPU % and memory over time: two stacked line charts, hand-written SVG.
-fn render_svg(r: &WatchReport) -> String {
-    const W: f64 = 720.0;
-    const H: f64 = 180.0;
-    const LEFT: f64 = 70.0;
-    const PAD: f64 = 30.0;
-    let t_max = r
-        .series
-        .iter()
-        .map(|p| p.t_s)
-        .fold(r.duration_s, f64::max)
-        .max(1e-3);
-    let cpu_max = r.series.iter().map(|p| p.cpu_percent).fold(100.0, f64::max);
-    let mem_max = r
-        .series
-        .iter()
-        .map(|p| p.rss_bytes.max(p.pss_bytes) as f64 / 1048576.0)
-        .fold(1.0, f64::max);
-    let x = |t: f64| LEFT + t / t_max * (W - LEFT - PAD);
-    let mut o = String::new();
-    let total_h = 2.0 * (H + PAD) + PAD;
-    let _ = writeln!(
-        o,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{total_h}" viewBox="0 0 {W} {total_h}" font-family="sans-serif" font-size="11">"#
-    );
-    let _ = writeln!(o, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let mut panel = |top: f64, title: &str, max: f64, unit: &str, lines: &[(&str, Vec<f64>)]| {
-        let y = |v: f64| top + H - v / max * H;
-        let _ = writeln!(
-            o,
-            r##"<text x="{LEFT}" y="{:.1}" font-weight="bold">{}</text>"##,
-            top - 8.0,
-            xml(title)
-        );
-        let _ = writeln!(
-            o,
-            r##"<rect x="{LEFT}" y="{top}" width="{:.1}" height="{H}" fill="none" stroke="#999"/>"##,
-            W - LEFT - PAD
-        );
-        for i in 0..=4 {
-            let v = max * f64::from(i) / 4.0;
-            let _ = writeln!(
-                o,
-                r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{v:.0} {unit}</text><line x1="{LEFT}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#eee"/>"##,
-                LEFT - 4.0,
-                y(v) + 4.0,
-                W - PAD,
-                y(v),
-                y(v)
-            );
-        }
-        let _ = writeln!(
-            o,
-            r##"<text x="{:.1}" y="{:.1}" text-anchor="end">{t_max:.1} s</text>"##,
-            W - PAD,
-            top + H + 14.0
-        );
-        for (li, (color, vals)) in lines.iter().enumerate() {
-            let pts: Vec<String> = r
-                .series
-                .iter()
-                .zip(vals)
-                .map(|(p, v)| format!("{:.1},{:.1}", x(p.t_s), y(*v)))
-                .collect();
-            let _ = writeln!(
-                o,
-                r##"<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{}"/>"##,
-                pts.join(" ")
-            );
-            let _ = li;
-        }
-    };
-    let cpu: Vec<f64> = r.series.iter().map(|p| p.cpu_percent).collect();
-    panel(PAD, "CPU, % of one core", cpu_max, "%", &[("#1f77b4", cpu)]);
-    let pss: Vec<f64> = r
-        .series
-        .iter()
-        .map(|p| p.pss_bytes as f64 / 1048576.0)
-        .collect();
-    let rss: Vec<f64> = r
-        .series
-        .iter()
-        .map(|p| p.rss_bytes as f64 / 1048576.0)
-        .collect();
-    panel(
-        2.0 * PAD + H,
-        "Memory: Σ PSS (orange), Σ RSS (grey, over-counts shared pages)",
-        mem_max,
-        "MiB",
-        &[("#bbbbbb", rss), ("#ff7f0e", pss)],
-    );
-    o.push_str("</svg>\n");
-    o
-}
-
-/// Escape text for XML.
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Snapshots over a fixed record (kurabe-report/testdata), kept where the
-    /// renderers will live so a move can prove the output unchanged.
-    #[test]
-    fn snapshots() {
-        let r: WatchReport =
-            serde_json::from_str(include_str!("../../../kurabe-report/testdata/watch.json"))
-                .unwrap();
-        let mut settings = insta::Settings::clone_current();
-        settings.set_snapshot_path("../../../kurabe-report/src/snapshots");
-        settings.set_prepend_module_to_snapshot(false);
-        settings.bind(|| {
-            insta::assert_snapshot!("watch_text", render_text(&r));
-            insta::assert_snapshot!("watch_csv", render_csv(&r));
-            insta::assert_snapshot!("watch_svg", render_svg(&r));
-            insta::assert_snapshot!(
-                "watch_json",
-                serde_json::to_string_pretty(&r).unwrap() + "\n"
-            );
-        });
-    }
 }

@@ -7,10 +7,8 @@ use std::io::{self, Write};
 
 use kurabe_model::http::{HttpReport, PhaseTimes};
 
-use super::{ms3, Render};
-
-/// ab-layout text renderer.
-pub struct Text;
+use super::ms3;
+use crate::{Render, Terminal};
 
 /// The rows of ab's percentage table; other percentiles (99.9) appear in kurabe's section.
 const AB_PERCENTILES: [f64; 9] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 100.0];
@@ -192,7 +190,7 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-impl Render for Text {
+impl Render<HttpReport> for Terminal {
     fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         if report.interrupted {
             writeln!(out, "*** interrupted: partial results ***")?;
@@ -209,7 +207,7 @@ mod tests {
 
     fn render(report: &HttpReport) -> String {
         let mut out = Vec::new();
-        Text.render(report, &mut out).unwrap();
+        Terminal { color: false }.render(report, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -261,12 +259,12 @@ Status codes:           200: 99985, 503: 5
 Timeouts:               4
 Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
 ";
-        assert_eq!(render(&super::super::fixture::report()), expected);
+        assert_eq!(render(&crate::fixtures::http()), expected);
     }
 
     #[test]
     fn marks_interrupted_runs_and_rate_figures() {
-        let mut r = super::super::fixture::report();
+        let mut r = crate::fixtures::http();
         r.interrupted = true;
         r.in_flight_at_end = 7;
         r.rate = Some(kurabe_model::http::RateInfo {
