@@ -28,11 +28,12 @@ use kurabe_model::plan::{
     substitute, CommandLine, OnFailure, Plan, PortSpec, Ready, ResolvedVariant, StopSignal,
     Workload, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER,
 };
-use kurabe_model::stats::{metric, randomized_blocks};
-use kurabe_store::{
-    rfc3339, ExperimentId, ExperimentStatus, HostFacts, MetricValue, NewExperiment, RunRecord,
-    RunStatus, Store, StoreError,
+use kurabe_model::record::{
+    ExperimentId, ExperimentStatus, MetricValue, NewExperiment, RunRecord, RunStatus,
 };
+use kurabe_model::stats::{metric, randomized_blocks};
+use kurabe_model::time::rfc3339;
+use kurabe_store::{Store, StoreError};
 
 use crate::analysis::{
     analyse, analyse_at, evaluate_checks, headline_metrics, stop_decision, Analysis, CheckResult,
@@ -438,7 +439,7 @@ pub fn run_experiment(
         name: plan.name.clone(),
         plan_text: opts.plan_text.clone(),
         seed: Some(seed),
-        host: HostFacts::current(),
+        host: kurabe_probe::host::host_facts(),
         tool_version: opts.tool_version.clone(),
     })?;
     let per_round = variants.len() * plan.workloads.len();

@@ -11,6 +11,7 @@ pub mod experiment;
 pub mod http;
 pub mod plan;
 pub mod probe;
+pub mod record;
 pub mod stats;
 pub mod system;
 pub mod time;

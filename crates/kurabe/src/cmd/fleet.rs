@@ -112,7 +112,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     }
     write_outputs(resolved, &outcome.report, &rendered)?;
     args.save.save_if_asked(
-        kurabe_store::ResultKind::Http,
+        kurabe_model::record::ResultKind::Http,
         &plan.experiment,
         &outcome.report,
     )?;

@@ -596,7 +596,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rendered = render(&report, resolved.format)?;
     write_outputs(&resolved, &report, &rendered)?;
     args.save.save_if_asked(
-        kurabe_store::ResultKind::Http,
+        kurabe_model::record::ResultKind::Http,
         &format!("http {}", report.url),
         &report,
     )?;

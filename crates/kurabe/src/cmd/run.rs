@@ -18,8 +18,9 @@ use std::time::Duration;
 use anyhow::Context;
 use kurabe_lab::analysis::CheckResult;
 use kurabe_lab::{Event, Outcome, RunOptions};
+use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_model::stats::Unit;
-use kurabe_store::{Entry, EntryId, ExperimentStatus, RunStatus, Store};
+use kurabe_store::Store;
 
 use super::http::{parse_duration, write_atomically};
 use super::report::{colour_stdout, Format};

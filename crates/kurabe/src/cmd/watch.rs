@@ -286,7 +286,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => format!("watch pid {}", report.pid),
     };
     args.save
-        .save_if_asked(kurabe_store::ResultKind::Watch, &label, &report)?;
+        .save_if_asked(kurabe_model::record::ResultKind::Watch, &label, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 
