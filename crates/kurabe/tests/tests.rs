@@ -4,6 +4,7 @@
 mod fleet;
 mod http;
 mod mem;
+mod outputs;
 mod results;
 mod run;
 mod serve;
