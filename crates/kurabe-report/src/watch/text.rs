@@ -97,14 +97,15 @@ fn summary(r: &WatchReport) -> String {
     }
     if let Some(e) = r.exit {
         let how = match (e.code, e.signal) {
+            _ if r.oom_killed() => oom_text(r),
             (Some(c), _) => format!("exit code {c}"),
             (None, Some(s)) => format!("killed by signal {s}"),
             _ => "unknown".into(),
         };
         let why = match r.ended {
-            WatchEnd::Exited => "exited",
-            WatchEnd::Duration => "stopped at --duration",
-            WatchEnd::Interrupted => "stopped by Ctrl-C",
+            WatchEnd::Exited => "exited".to_string(),
+            WatchEnd::Duration => "stopped at --duration".to_string(),
+            WatchEnd::Interrupted => format!("stopped by {}", signal_name(r.stop_signal)),
         };
         let _ = writeln!(o, "  command    {why}, {how}");
     }
@@ -117,4 +118,28 @@ fn summary(r: &WatchReport) -> String {
         let _ = writeln!(o, "  note: {n}");
     }
     o
+}
+
+/// "OOM-killed at the 20 MiB limit" (the limit when one was set).
+fn oom_text(r: &WatchReport) -> String {
+    match r.limits.as_ref().and_then(|l| l.memory_bytes) {
+        Some(b) if b % 1048576 == 0 => format!("OOM-killed at the {} MiB limit", b / 1048576),
+        Some(b) => format!("OOM-killed at the {} limit", mib(b)),
+        None => "OOM-killed".into(),
+    }
+}
+
+// Linux signal numbers (x86, arm, riscv alike): no libc in a renderer.
+const SIGHUP: i32 = 1;
+const SIGINT: i32 = 2;
+const SIGTERM: i32 = 15;
+
+/// How a stop signal reads: Ctrl-C only for SIGINT.
+fn signal_name(signal: Option<i32>) -> String {
+    match signal {
+        Some(SIGINT) | None => "Ctrl-C (SIGINT)".into(),
+        Some(SIGTERM) => "SIGTERM".into(),
+        Some(SIGHUP) => "SIGHUP".into(),
+        Some(s) => format!("signal {s}"),
+    }
 }
