@@ -5,6 +5,7 @@ mod fleet;
 mod http;
 mod lone_binary;
 mod mem;
+mod names;
 mod outputs;
 mod results;
 mod run;
