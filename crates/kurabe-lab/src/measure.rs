@@ -324,13 +324,11 @@ pub fn idle(
 /// count: `system_index`, and `system_index_<test>` for every test that
 /// produced an index, so each round gives a sample per test and the plan's
 /// interleaved rounds give verdicts per test as well as for the score. The
-/// full report goes into the record. `kurabe_exe` locates the Execl test's
-/// helper binary next to kurabe. With `limits` (the variant's), every test
-/// process runs in a fresh cgroup with those limits, removed afterwards.
+/// full report goes into the record. With `limits` (the variant's), every
+/// test process runs in a fresh cgroup with those limits, removed afterwards.
 pub fn system(
     w: &SystemWorkload,
     limits: Option<&kurabe_probe::cgroup::Limits>,
-    kurabe_exe: &Path,
     stop: &AtomicBool,
 ) -> Result<Measured, RunFailure> {
     let fail = |e: &dyn std::fmt::Display| RunFailure::new(format!("system workload: {e}"));
@@ -354,7 +352,7 @@ pub fn system(
         tests,
         copies,
         profile: system_profile(w).map_err(|e| fail(&e))?,
-        execl_helper: kurabe_exe.with_file_name("kurabe-execl-helper"),
+        execl_helper: None,
         temp_parent: std::env::temp_dir(),
         pin: None,
         cgroup_procs: cgroup.as_ref().map_or_else(Vec::new, |c| {
@@ -411,25 +409,20 @@ struct Timed {
 
 /// The `command` workload: `warmup_runs` untimed executions, then `runs`
 /// timed ones; metrics are the means (max RSS: the largest). Each
-/// execution goes through `helper` (`kurabe-rusage-helper`), see
-/// [`exec_timed`].
+/// execution goes through kurabe's built-in rusage launcher
+/// ([`kurabe_helpers::rusage`]), see [`exec_timed`].
 pub fn command(
     w: &CommandWorkload,
     argv: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<PathBuf>,
-    helper: &Path,
     stop: &AtomicBool,
 ) -> Result<Measured, RunFailure> {
-    if !helper.is_file() {
-        return Err(RunFailure::new(format!(
-            "command workload: the launcher {} is missing; install kurabe-rusage-helper next to the kurabe binary (cargo install does)",
-            helper.display()
-        )));
-    }
+    let helper =
+        kurabe_helpers::rusage().map_err(|e| RunFailure::new(format!("command workload: {e}")))?;
     let timeout = w.timeout.map(|t| t.0);
     let launch = Launch {
-        helper,
+        helper: &helper,
         argv,
         env,
         cwd: cwd.as_deref(),
@@ -469,7 +462,7 @@ struct Launch<'a> {
     cwd: Option<&'a Path>,
 }
 
-/// The helper's report: seven little-endian i64 (see kurabe-rusage-helper).
+/// The helper's report: seven little-endian i64 (see kurabe-helpers' `programs/rusage.rs`).
 const HELPER_RECORD_LEN: usize = 56;
 
 /// A decoded helper report.
