@@ -179,16 +179,39 @@ pub enum LabError {
 }
 
 /// Refuse plans this build cannot run, before anything starts (a `system`
-/// workload naming a test that does not exist).
+/// workload naming a test that does not exist, a header that would inject
+/// lines into the request).
 pub fn check_supported(plan: &Plan) -> Result<(), LabError> {
     for (i, w) in plan.workloads.iter().enumerate() {
-        if let WorkloadKind::System(s) = &w.kind {
-            if !s.tests.is_empty() {
+        match &w.kind {
+            WorkloadKind::System(s) if !s.tests.is_empty() => {
                 kurabe_system::parse_tests(&s.tests.join(",")).map_err(|e| {
                     LabError::Unsupported(format!("`workload[{i}].system.tests`: {e}"))
                 })?;
             }
+            WorkloadKind::Http(h) => check_headers(h).map_err(|(field, e)| {
+                LabError::Unsupported(format!("`workload[{i}].http.{field}`: {e}"))
+            })?,
+            _ => {}
         }
+    }
+    Ok(())
+}
+
+/// Every header source of an http workload, checked by the load generator's
+/// one rule (as `-H`, `-C`, `-T` are): the failing field and why.
+fn check_headers(
+    h: &kurabe_model::plan::HttpWorkload,
+) -> Result<(), (&'static str, kurabe_http::header::HeaderError)> {
+    use kurabe_http::header::check;
+    for (k, v) in &h.headers {
+        check(k, v).map_err(|e| ("headers", e))?;
+    }
+    for c in &h.cookies {
+        check("Cookie", c).map_err(|e| ("cookies", e))?;
+    }
+    if let Some(t) = &h.content_type {
+        check("Content-Type", t).map_err(|e| ("content_type", e))?;
     }
     Ok(())
 }
