@@ -198,6 +198,19 @@ pub fn check_supported(plan: &Plan) -> Result<(), LabError> {
     Ok(())
 }
 
+/// Refuse a `--repeat` that makes more runs than an experiment may have
+/// (the plan's own `repeat` is checked when it is loaded).
+fn check_size(plan: &Plan, repeat: u32) -> Result<(), LabError> {
+    use kurabe_model::plan::MAX_RUNS;
+    match plan.run_count(repeat) {
+        Some(n) if n <= MAX_RUNS => Ok(()),
+        _ => Err(LabError::Unsupported(format!(
+            "--repeat {repeat}: {} workloads × {repeat} rounds of every variant is more than the {MAX_RUNS} runs an experiment may have; lower --repeat",
+            plan.workloads.len()
+        ))),
+    }
+}
+
 /// Every header source of an http workload, checked by the load generator's
 /// one rule (as `-H`, `-C`, `-T` are): the failing field and why.
 fn check_headers(
@@ -497,6 +510,7 @@ pub fn run_experiment(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<Outcome, LabError> {
     check_supported(plan)?;
+    check_size(plan, opts.repeat.unwrap_or(plan.repeat))?;
     let variants = plan.resolved_variants();
     let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     let seed = opts.seed.or(plan.seed).unwrap_or_else(default_seed);

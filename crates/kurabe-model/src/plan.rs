@@ -392,7 +392,35 @@ pub struct ResolvedVariant {
     pub source: Option<usize>,
 }
 
+/// Most variants a plan may expand to (`[[variant]]` × every `[matrix]`
+/// combination): beyond this a plan is a typo, not an experiment, and
+/// expanding it would exhaust memory before anything runs.
+pub const MAX_VARIANTS: u64 = 10_000;
+
+/// Most runs one experiment may schedule (variants × workloads × rounds).
+pub const MAX_RUNS: u64 = 100_000;
+
 impl Plan {
+    /// How many variants [`Plan::resolved_variants`] would make, computed
+    /// without making them; `None` when the product overflows `u64`.
+    pub fn variant_count(&self) -> Option<u64> {
+        let templates = if self.variants.is_empty() && !self.matrix.is_empty() {
+            1
+        } else {
+            self.variants.len() as u64
+        };
+        self.matrix
+            .values()
+            .try_fold(templates, |n, values| n.checked_mul(values.len() as u64))
+    }
+
+    /// Variants × workloads × `repeat` rounds; `None` on overflow.
+    pub fn run_count(&self, repeat: u32) -> Option<u64> {
+        self.variant_count()?
+            .checked_mul(self.workloads.len() as u64)?
+            .checked_mul(u64::from(repeat))
+    }
+
     /// The variants the experiment runs: `[[variant]]` × `[matrix]`.
     ///
     /// Without a matrix, the variants as written. With a matrix, every
@@ -587,6 +615,31 @@ mod tests {
             ]
         );
         assert_eq!(matrix_combinations(&BTreeMap::new()), vec![BTreeMap::new()]);
+    }
+
+    #[test]
+    fn variant_and_run_counts_are_computed_without_expanding() {
+        let mut plan: Plan =
+            serde_json::from_str(r#"{"name": "p", "variant": [{"name": "a"}]}"#).unwrap();
+        assert_eq!(plan.variant_count(), Some(1));
+        let ten: Vec<MatrixValue> = (0..10).map(MatrixValue::Int).collect();
+        for k in 0..9 {
+            plan.matrix.insert(format!("k{k}"), ten.clone());
+        }
+        assert_eq!(plan.variant_count(), Some(1_000_000_000));
+        assert_eq!(plan.run_count(3), Some(0), "no workloads");
+        for k in 9..21 {
+            plan.matrix.insert(format!("k{k}"), ten.clone());
+        }
+        assert_eq!(plan.variant_count(), None, "10^21 overflows u64");
+        plan.variants.clear();
+        plan.matrix.clear();
+        plan.matrix.insert("x".into(), ten);
+        assert_eq!(
+            plan.variant_count(),
+            Some(10),
+            "the matrix alone makes variants"
+        );
     }
 
     #[test]

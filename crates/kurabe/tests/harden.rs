@@ -70,3 +70,78 @@ fn header_injection_is_refused_from_every_source() {
     }
     assert_eq!(server.served(), 0, "nothing reached the server");
 }
+
+fn run_plan(dir: &std::path::Path, plan: &std::path::Path, extra: &[&str]) -> Output {
+    kurabe()
+        .args(["run", "-q", "--store"])
+        .arg(dir.join("r.db"))
+        .args(extra)
+        .arg(plan)
+        .output()
+        .unwrap()
+}
+
+/// Row 6: a matrix of 10⁶, 10⁹ or more than 2⁶⁴ combinations is refused
+/// from its arithmetic before anything is expanded; rounds too.
+#[test]
+fn oversized_plans_are_refused_before_expansion() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    let ten: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+    let values = format!("[{}]", ten.join(", "));
+    for keys in [6, 9, 21] {
+        let matrix: String = (0..keys).map(|k| format!("k{k} = {values}\n")).collect();
+        std::fs::write(
+            &plan,
+            format!("name = \"p\"\n[matrix]\n{matrix}[[workload]]\nname = \"w\"\ncommand = {{ command = \"true\", runs = 1 }}\n"),
+        )
+        .unwrap();
+        let out = run_plan(dir.path(), &plan, &[]);
+        assert_one_line_error(&out, "variants, more than the 10000 a plan may have");
+    }
+    std::fs::write(
+        &plan,
+        "name = \"p\"\nrepeat = 60000\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n\
+         [[workload]]\nname = \"w\"\ncommand = { command = \"true\", runs = 1 }\n",
+    )
+    .unwrap();
+    assert_one_line_error(
+        &run_plan(dir.path(), &plan, &[]),
+        "runs an experiment may have",
+    );
+    std::fs::write(
+        &plan,
+        "name = \"p\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n\
+         [[workload]]\nname = \"w\"\ncommand = { command = \"true\", runs = 1 }\n",
+    )
+    .unwrap();
+    let out = run_plan(dir.path(), &plan, &["--repeat", "100000"]);
+    assert_one_line_error(&out, "--repeat 100000");
+}
+
+/// Row 6: only regular files are read as plans (a private zero device, a
+/// FIFO nobody writes, a directory), and a plan over 1 MiB is refused.
+#[test]
+fn only_regular_files_are_read_as_plans() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut paths = vec![fifo, dir.path().to_owned()];
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let zero = dir.path().join("zero");
+        let c = std::ffi::CString::new(zero.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string; char device 1:5 is /dev/zero's.
+        let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 5)) };
+        assert_eq!(rc, 0);
+        paths.push(zero);
+    }
+    for p in &paths {
+        assert_one_line_error(&run_plan(dir.path(), p, &[]), "is not a regular file");
+    }
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, format!("name = \"p\"\n#{}\n", "x".repeat(1 << 20))).unwrap();
+    assert_one_line_error(&run_plan(dir.path(), &big, &[]), "more than the 1 MiB");
+}
