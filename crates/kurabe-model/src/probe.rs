@@ -43,6 +43,21 @@ pub struct ExitStatus {
     pub signal: Option<i32>,
 }
 
+impl ExitStatus {
+    /// The status a shell reports for it: the exit code, or 128 + the signal
+    /// (`None` when neither is known).
+    pub fn shell_status(&self) -> Option<i32> {
+        self.code.or(self.signal.map(|s| 128 + s))
+    }
+}
+
+impl WatchReport {
+    /// True when the started command's cgroup counted an OOM kill.
+    pub fn oom_killed(&self) -> bool {
+        self.oom_kills.is_some_and(|n| n > 0)
+    }
+}
+
 /// Resource limits a started command ran under (its private cgroup).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -166,8 +181,15 @@ pub struct WatchReport {
     pub limits: Option<LimitsApplied>,
     /// Exit status of the started command.
     pub exit: Option<ExitStatus>,
+    /// OOM kills counted in the started command's cgroup (v1 `memory.oom_control`
+    /// `oom_kill`, v2 `memory.events` `oom_kill`); absent without a memory cgroup.
+    #[serde(default)]
+    pub oom_kills: Option<u64>,
     /// Why the watch ended.
     pub ended: WatchEnd,
+    /// The signal that stopped the watch when `ended` is `interrupted` (2 SIGINT, 15 SIGTERM, 1 SIGHUP).
+    #[serde(default)]
+    pub stop_signal: Option<i32>,
     /// Things the reader should know (root exited early, PSS unreadable, no cgroup, …).
     pub notes: Vec<String>,
     /// The sampler's own cost.

@@ -5,7 +5,7 @@
 //! This file only turns flags into `kurabe_system` config, shows progress on
 //! a terminal, and writes the report (text, JSON or Markdown) to stdout or
 //! atomically to `-o FILE`. Exit codes: 0 done, 2 bad input or setup, 130
-//! interrupted by Ctrl-C (the partial report is still written).
+//! interrupted by Ctrl-C (143 SIGTERM, 129 SIGHUP) (the partial report is still written).
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -190,7 +190,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if report.interrupted {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
-        return Ok(ExitCode::from(130));
+        return Ok(crate::signal::exit_code());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut on = |e: WorkerEvent| log_event(&name, &e);
     kurabe_fleet::worker::serve(&mut client, &cfg, &stop, &mut on)?;
     Ok(if stop.load(Ordering::Relaxed) {
-        ExitCode::from(130)
+        crate::signal::exit_code()
     } else {
         ExitCode::SUCCESS
     })
