@@ -40,7 +40,7 @@ use crate::analysis::{
     StopDecision, STOP_CONFIDENCE,
 };
 use crate::measure::{self, Measured, Probe};
-use crate::target::{self, parse_ready_url, shell_quote, ReadyCheck, RunFailure, TargetSpec};
+use crate::target::{self, parse_ready_url, ReadyCheck, RunFailure, TargetSpec};
 
 /// How to run a plan.
 #[derive(Debug, Clone)]
@@ -254,7 +254,7 @@ fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
             let mut line = s.clone();
             for a in extra {
                 line.push(' ');
-                line.push_str(&shell_quote(a));
+                line.push_str(&kurabe_model::plan::shell_quote(a));
             }
             vec!["/bin/sh".into(), "-c".into(), line]
         }

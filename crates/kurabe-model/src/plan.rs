@@ -106,7 +106,7 @@ pub enum OnFailure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct Target {
-    /// Command line; `{port}` and matrix placeholders are substituted.
+    /// Command line; `{port}` and matrix placeholders are substituted (shell-quoted in a string).
     pub command: CommandLine,
     /// How to tell the target is ready for work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,10 +164,18 @@ impl CommandLine {
         }
     }
 
-    /// The command with `{key}` placeholders replaced.
+    /// The command with `{key}` placeholders replaced; in a shell line
+    /// each value is quoted for the shell (`a b` stays one word, `$(…)`
+    /// stays text), as list-form arguments are passed untouched.
     pub fn substitute(&self, vars: &BTreeMap<String, String>) -> CommandLine {
         match self {
-            CommandLine::Shell(s) => CommandLine::Shell(substitute(s, vars)),
+            CommandLine::Shell(s) => {
+                let quoted: BTreeMap<String, String> = vars
+                    .iter()
+                    .map(|(k, v)| (k.clone(), shell_quote(v)))
+                    .collect();
+                CommandLine::Shell(substitute(s, &quoted))
+            }
             CommandLine::Argv(v) => {
                 CommandLine::Argv(v.iter().map(|a| substitute(a, vars)).collect())
             }
@@ -527,6 +535,19 @@ fn matrix_combinations(
     combos
 }
 
+/// Quote `arg` for `/bin/sh` when it holds anything but safe characters.
+pub fn shell_quote(arg: &str) -> String {
+    let safe = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if safe {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
 /// Replace `{key}` with its value for every key in `vars`; other braces stay
 /// as they are (shell and awk use braces too).
 pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
@@ -643,10 +664,23 @@ mod tests {
     }
 
     #[test]
+    fn quoting_survives_the_shell() {
+        assert_eq!(shell_quote("--work-us"), "--work-us");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
     fn command_line_substitution_and_emptiness() {
-        let v = vars(&[("port", "1")]);
-        let c = CommandLine::Argv(vec!["x".into(), "-p{port}".into()]).substitute(&v);
-        assert_eq!(c, CommandLine::Argv(vec!["x".into(), "-p1".into()]));
+        let v = vars(&[("port", "1"), ("x", "$(touch x) a")]);
+        let c = CommandLine::Argv(vec!["x".into(), "-p{port}".into(), "{x}".into()]).substitute(&v);
+        assert_eq!(
+            c,
+            CommandLine::Argv(vec!["x".into(), "-p1".into(), "$(touch x) a".into()])
+        );
+        let c = CommandLine::Shell("run -p {port} {x}".into()).substitute(&v);
+        assert_eq!(c, CommandLine::Shell("run -p 1 '$(touch x) a'".into()));
         assert!(CommandLine::Shell("  ".into()).is_empty());
         assert!(CommandLine::Argv(vec![]).is_empty());
         assert!(!CommandLine::Shell("true".into()).is_empty());

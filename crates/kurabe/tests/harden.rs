@@ -145,3 +145,30 @@ fn only_regular_files_are_read_as_plans() {
     std::fs::write(&big, format!("name = \"p\"\n#{}\n", "x".repeat(1 << 20))).unwrap();
     assert_one_line_error(&run_plan(dir.path(), &big, &[]), "more than the 1 MiB");
 }
+
+/// Row 13: matrix values substituted into a shell-form command stay one
+/// literal word each: `a b` is not split and `$(touch x)` does not run.
+#[test]
+fn matrix_values_are_quoted_in_shell_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"name = "p"
+[matrix]
+v = ["a b", "$(touch x)", "it's"]
+[[workload]]
+name = "w"
+command = { command = "printf '[%s]\n' {v} >> out.txt", runs = 1 }
+"#,
+    )
+    .unwrap();
+    let out = run_plan(dir.path(), &plan, &["--repeat", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!dir.path().join("x").exists(), "$(touch x) ran");
+    let text = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines.dedup();
+    assert_eq!(lines, ["[$(touch x)]", "[a b]", "[it's]"], "{text}");
+}
