@@ -172,3 +172,64 @@ command = { command = "printf '[%s]\n' {v} >> out.txt", runs = 1 }
     lines.dedup();
     assert_eq!(lines, ["[$(touch x)]", "[a b]", "[it's]"], "{text}");
 }
+
+/// Row 8: `results rm` refuses an experiment whose kurabe is still running
+/// it (the store knows its writer); the run then finishes intact.
+#[test]
+fn a_running_experiment_is_not_removed_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["started.fifo", "release.fifo"] {
+        let c = std::ffi::CString::new(dir.path().join(f).to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"name = "p"
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+command = { command = "if [ ! -e done ]; then echo x > started.fifo; cat release.fifo; touch done; fi", runs = 1 }
+"#,
+    )
+    .unwrap();
+    let store = dir.path().join("r.db");
+    let run = kurabe()
+        .args(["run", "-q", "--repeat", "1", "--store"])
+        .arg(&store)
+        .arg(&plan)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Opening blocks until the workload writes: the experiment is running.
+    let mut started = String::new();
+    std::io::Read::read_to_string(
+        &mut std::fs::File::open(dir.path().join("started.fifo")).unwrap(),
+        &mut started,
+    )
+    .unwrap();
+    let rm = |extra: &[&str]| {
+        kurabe()
+            .args(["results", "rm", "--store"])
+            .arg(&store)
+            .args(extra)
+            .arg("e1")
+            .output()
+            .unwrap()
+    };
+    let out = rm(&[]);
+    assert_one_line_error(&out, "e1 is still running (kurabe pid");
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    drop(std::fs::File::create(dir.path().join("release.fifo")).unwrap());
+    let status = run.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(0), "the run finished intact");
+    let out = rm(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "finished: removable, {}",
+        stderr(&out)
+    );
+}
