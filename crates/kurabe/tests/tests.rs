@@ -4,6 +4,7 @@
 mod fleet;
 mod harden;
 mod http;
+mod lone_binary;
 mod mem;
 mod outputs;
 mod results;
