@@ -5,9 +5,9 @@
 //! scoring ([`score`]), the precision stopping rule that decides how many
 //! passes each test gets in kurabe's default run ([`precision`], driven by
 //! `adaptive`), placement modes among passes ([`modes`]) and `--pin`
-//! ([`pin`]), import of UnixBench text reports ([`import`]), comparison of
-//! two results ([`compare`]) and the text/Markdown renderers ([`render`]).
-//! Results are the `kurabe_model::system` records.
+//! ([`pin`]), import of UnixBench text reports ([`import`]) and comparison
+//! of two results ([`compare`]). Results are the `kurabe_model::system`
+//! records; `kurabe-report` renders them.
 //!
 //! Two ways to run: UnixBench's fixed passes ([`Profile::default_unixbench`],
 //! `--unixbench`; [`Profile::quick`]), or passes until a precision
@@ -70,7 +70,6 @@ mod loops;
 pub mod modes;
 pub mod pin;
 pub mod precision;
-pub mod render;
 pub mod score;
 mod sysinfo;
 mod tempdir;
