@@ -172,6 +172,7 @@ fn config(a: &RunArgs) -> anyhow::Result<Config> {
         execl_helper: a.execl_helper.clone(),
         temp_parent: std::env::temp_dir(),
         pin: a.pin.as_deref().and_then(kurabe_system::pin::Pin::parse),
+        cgroup_procs: Vec::new(),
     })
 }
 
