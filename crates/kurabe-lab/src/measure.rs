@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use kurabe_http::auth::base64;
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
+use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use kurabe_model::plan::{
     CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope, SystemWorkload, WatchWorkload,
 };
@@ -132,6 +132,40 @@ fn load(cfg: &LoadConfig, stop: &AtomicBool) -> Result<kurabe_model::http::HttpR
     })
 }
 
+/// What each request setting is called in a plan's `http` table, for errors.
+const PLAN_NAMES: Names = Names {
+    method: "http.method",
+    headers: "http.headers",
+    cookies: "http.cookies",
+    auth: "http.auth",
+    content_type: "http.content_type",
+};
+
+/// The workload's request settings as the spec `kurabe http`'s flags build
+/// too, so the same settings send the same bytes; a body implies POST.
+fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFailure> {
+    let body =
+        match &w.body_file {
+            Some(p) => Some(std::fs::read(plan_dir.join(p)).map_err(|e| {
+                RunFailure::new(format!("cannot read body_file {}: {e}", p.display()))
+            })?),
+            None => None,
+        };
+    Ok(RequestSpec {
+        method: w.method.clone(),
+        implied_method: body.is_some().then_some("POST"),
+        headers: w
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        cookies: w.cookies.clone(),
+        auth: w.auth.clone(),
+        content_type: w.content_type.clone(),
+        body,
+    })
+}
+
 /// Default measured phase of an http workload that names neither `requests` nor `duration`.
 pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
 
@@ -145,35 +179,14 @@ pub fn http(
     stop: &AtomicBool,
 ) -> Result<Measured, RunFailure> {
     let target = Target::parse(url).map_err(|e| RunFailure::new(e.to_string()))?;
-    let body =
-        match &w.body_file {
-            Some(p) => Some(std::fs::read(plan_dir.join(p)).map_err(|e| {
-                RunFailure::new(format!("cannot read body_file {}: {e}", p.display()))
-            })?),
-            None => None,
-        };
-    let mut headers: Vec<(String, String)> = w
-        .headers
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    if let Some(ct) = &w.content_type {
-        headers.push(("Content-Type".into(), ct.clone()));
-    }
-    if !w.cookies.is_empty() {
-        headers.push(("Cookie".into(), w.cookies.join("; ")));
-    }
-    if let Some(auth) = &w.auth {
-        headers.push((
-            "Authorization".into(),
-            format!("Basic {}", base64(auth.as_bytes())),
-        ));
-    }
-    let method = w
-        .method
-        .clone()
-        .unwrap_or_else(|| if body.is_some() { "POST" } else { "GET" }.to_owned());
+    let request = request_spec(w, plan_dir)?
+        .build(&PLAN_NAMES)
+        .map_err(|e| RunFailure::new(e.to_string()))?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let loopback = client::is_loopback(&target.host);
+    let threads = w
+        .threads
+        .unwrap_or_else(|| client::default_threads(cpus, w.concurrency, loopback));
     let measured_stop = match (w.requests, w.duration) {
         (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d.0),
         (Some(n), None) => StopCondition::Requests(n),
@@ -182,18 +195,18 @@ pub fn http(
     };
     let mut cfg = LoadConfig {
         target,
-        method,
-        headers,
-        body,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
         concurrency: w.concurrency,
-        // Loopback: leave half the cores to the target, as `kurabe http` does.
-        threads: w.threads.unwrap_or((cpus / 2).max(1)),
+        // As `kurabe http` picks them: never more threads than connections.
+        threads: threads.min(w.concurrency),
         keep_alive: w.keep_alive,
         pipeline: w.pipeline,
         stop: measured_stop,
         rate: w.rate,
         warmup: None,
-        timeout: w.timeout.map_or(Duration::from_secs(30), |t| t.0),
+        timeout: w.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
         abort_on_error: w.abort_on_error,
         check_length: !w.variable_length,
         insecure: w.insecure,
@@ -318,14 +331,24 @@ pub fn idle(
 /// The `system` workload: the UnixBench-style index (kurabe-system).
 ///
 /// Copies: the plan's `copies`, else one pass with 1 copy and one with
-/// every core, as UnixBench does; `system_index` is the score of the first
-/// pass (single copy), the full report goes into the record.
-pub fn system(w: &SystemWorkload, stop: &AtomicBool) -> Result<Measured, RunFailure> {
+/// every core, as UnixBench does. Passes: the precision rule (`precision`,
+/// default 2 %, within `max_time`, default 9m per copy count) unless the
+/// workload asks for `quick` or `unixbench`. Metrics, from the first copy
+/// count: `system_index`, and `system_index_<test>` for every test that
+/// produced an index, so each round gives a sample per test and the plan's
+/// interleaved rounds give verdicts per test as well as for the score. The
+/// full report goes into the record. With `limits` (the variant's), every
+/// test process runs in a fresh cgroup with those limits, removed afterwards.
+pub fn system(
+    w: &SystemWorkload,
+    limits: Option<&kurabe_probe::cgroup::Limits>,
+    stop: &AtomicBool,
+) -> Result<Measured, RunFailure> {
+    let fail = |e: &dyn std::fmt::Display| RunFailure::new(format!("system workload: {e}"));
     let tests = if w.tests.is_empty() {
         kurabe_system::catalog::ALL.iter().map(|s| s.id).collect()
     } else {
-        kurabe_system::parse_tests(&w.tests.join(","))
-            .map_err(|e| RunFailure::new(format!("system workload: {e}")))?
+        kurabe_system::parse_tests(&w.tests.join(",")).map_err(|e| fail(&e))?
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let copies = match w.copies {
@@ -333,34 +356,59 @@ pub fn system(w: &SystemWorkload, stop: &AtomicBool) -> Result<Measured, RunFail
         None if cores > 1 => vec![1, cores],
         None => vec![1],
     };
+    // Dropping the cgroup kills anything left in it and removes it.
+    let cgroup = match limits.filter(|l| !l.is_empty()) {
+        Some(l) => Some(kurabe_probe::cgroup::RunCgroup::create(l).map_err(|e| fail(&e))?),
+        None => None,
+    };
     let cfg = kurabe_system::Config {
         tests,
         copies,
-        profile: if w.quick {
-            kurabe_system::Profile::quick()
-        } else {
-            kurabe_system::Profile::default_unixbench()
-        },
+        profile: system_profile(w).map_err(|e| fail(&e))?,
         execl_helper: None,
         temp_parent: std::env::temp_dir(),
         pin: None,
+        cgroup_procs: cgroup.as_ref().map_or_else(Vec::new, |c| {
+            c.dirs().iter().map(|d| d.join("cgroup.procs")).collect()
+        }),
     };
-    let report = kurabe_system::run(&cfg, stop, &mut |_| {})
-        .map_err(|e| RunFailure::new(format!("system workload: {e}")))?;
+    let report = kurabe_system::run(&cfg, stop, &mut |_| {}).map_err(|e| fail(&e))?;
+    drop(cgroup);
     if report.interrupted {
         return Err(RunFailure::new("interrupted"));
     }
-    let score = report
-        .runs
-        .first()
+    let first = report.runs.first();
+    let score = first
         .and_then(|r| r.score)
         .ok_or_else(|| RunFailure::new("system workload: no index score (no test finished)"))?;
     let mut m = BTreeMap::new();
     m.insert("system_index", score);
+    for t in first.map_or(&[][..], |r| &r.tests[..]) {
+        let metric = kurabe_model::stats::metric::SYSTEM_TEST_METRICS
+            .iter()
+            .find(|(id, _)| *id == t.id);
+        if let (Some((_, name)), Some(index)) = (metric, t.index) {
+            m.insert(name, index);
+        }
+    }
     Ok(Measured {
         metrics: m,
         record: json!({ "kind": "system", "system": report }),
     })
+}
+
+/// The passes a `system` workload asks for.
+fn system_profile(w: &SystemWorkload) -> Result<kurabe_system::Profile, kurabe_system::Error> {
+    if w.quick {
+        Ok(kurabe_system::Profile::quick())
+    } else if w.unixbench {
+        Ok(kurabe_system::Profile::default_unixbench())
+    } else {
+        kurabe_system::Profile::precision(
+            w.precision.map_or(0.02, |f| f.0),
+            w.max_time.map_or(540.0, |d| d.0.as_secs_f64()),
+        )
+    }
 }
 
 /// One timed execution of a command.
@@ -654,19 +702,6 @@ mod tests {
         );
         assert!(decode_record(&b[..55]).is_none());
         assert!(decode_record(&[]).is_none());
-    }
-
-    #[test]
-    fn base64_matches_rfc4648() {
-        for (i, o) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(i.as_bytes()), o);
-        }
     }
 
     #[test]

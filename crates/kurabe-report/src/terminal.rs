@@ -6,9 +6,20 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::experiment::{ExperimentReport, Tone, WorkloadReport};
+use kurabe_model::experiment::{
+    ExperimentReport, MetricReport, Tone, VersusBaseline, WorkloadReport,
+};
 
-use crate::{cell, host_line, legend, status_line, variant_title, words, Renderer};
+use crate::chart::truncate;
+use crate::escape::terminal;
+use crate::words::wrap;
+use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
+
+/// Terminal lines stay within this many columns.
+pub const WIDTH: usize = 100;
+
+/// The name column never gets narrower than this when rows are cut to fit.
+const MIN_NAME: usize = 18;
 
 /// Plain-text table renderer.
 pub struct Terminal {
@@ -41,7 +52,7 @@ impl Terminal {
             .iter()
             .map(|v| {
                 (
-                    variant_title(r, v),
+                    terminal(&variant_title(r, v)).into_owned(),
                     metrics.iter().map(|m| cell(m, v)).collect(),
                 )
             })
@@ -49,7 +60,7 @@ impl Terminal {
         let first = rows
             .iter()
             .map(|(t, _)| t.chars().count())
-            .chain([w.name.chars().count()])
+            .chain([terminal(&w.name).chars().count()])
             .max()
             .unwrap_or(0)
             + 2;
@@ -63,13 +74,16 @@ impl Terminal {
                     + 3
             })
             .collect();
-        let mut head = format!("{:<first$}", w.name);
+        // Wide rows (long names, many metrics) cut the names, not the numbers.
+        let table: usize = widths.iter().sum();
+        let first = first.min(WIDTH.saturating_sub(table).max(MIN_NAME));
+        let mut head = format!("{:<first$}", truncate(&terminal(&w.name), first - 2));
         for (m, width) in metrics.iter().zip(&widths) {
             head.push_str(&format!("{:<width$}", words::label(&m.name)));
         }
         writeln!(out, "{}", self.paint("1", head.trim_end()))?;
         for (title, cells) in &rows {
-            let mut line = format!("{title:<first$}");
+            let mut line = format!("{:<first$}", truncate(title, first - 2));
             for (c, width) in cells.iter().zip(&widths) {
                 line.push_str(&format!("{c:<width$}"));
             }
@@ -80,43 +94,71 @@ impl Terminal {
             .iter()
             .filter(|v| r.baseline.as_ref() != Some(*v))
         {
-            let phrases: Vec<String> = metrics
-                .iter()
-                .filter_map(|m| m.versus_baseline.iter().find(|x| &x.variant == v))
-                .map(|x| match x.tone {
-                    Tone::Good => self.paint("32", &x.phrase),
-                    Tone::Bad => self.paint("31", &x.phrase),
-                    Tone::Neutral => x.phrase.clone(),
-                })
-                .collect();
-            if phrases.is_empty() {
-                continue;
-            }
-            let base = r.baseline.as_deref().unwrap_or_default();
-            let lead = if w.variants.len() > 2 {
-                format!("  {v} vs {base}")
-            } else {
-                format!("  vs {base}")
-            };
-            // A long variant name must not run into its first phrase.
-            let pad = first.max(lead.chars().count() + 3);
-            writeln!(out, "{lead:<pad$}{}", phrases.join("   "))?;
+            self.versus(r, w, &metrics, v, first, out)?;
+        }
+        Ok(())
+    }
+
+    /// The `vs baseline` line of variant `v`: its phrases side by side
+    /// under the columns, or one per line (with the metric's label) when
+    /// side by side would pass [`WIDTH`].
+    fn versus(
+        &self,
+        r: &ExperimentReport,
+        w: &WorkloadReport,
+        metrics: &[&MetricReport],
+        v: &str,
+        first: usize,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let found: Vec<(&MetricReport, &VersusBaseline)> = metrics
+            .iter()
+            .filter_map(|m| Some((*m, m.versus_baseline.iter().find(|x| x.variant == v)?)))
+            .collect();
+        if found.is_empty() {
+            return Ok(());
+        }
+        let paint = |x: &VersusBaseline| match x.tone {
+            Tone::Good => self.paint("32", &x.phrase),
+            Tone::Bad => self.paint("31", &x.phrase),
+            Tone::Neutral => x.phrase.clone(),
+        };
+        let base = terminal(r.baseline.as_deref().unwrap_or_default());
+        let lead = if w.variants.len() > 2 {
+            format!("  {} vs {base}", terminal(v))
+        } else {
+            format!("  vs {base}")
+        };
+        let lead = truncate(&lead, WIDTH - 4);
+        // A long variant name must not run into its first phrase.
+        let pad = first.max(lead.chars().count() + 3);
+        let plain: usize = found
+            .iter()
+            .map(|(_, x)| x.phrase.chars().count() + 3)
+            .sum();
+        if pad + plain <= WIDTH + 3 {
+            let phrases: Vec<String> = found.iter().map(|(_, x)| paint(x)).collect();
+            return writeln!(out, "{lead:<pad$}{}", phrases.join("   "));
+        }
+        writeln!(out, "{lead}")?;
+        for (m, x) in found {
+            writeln!(out, "      {}: {}", words::label(&m.name), paint(x))?;
         }
         Ok(())
     }
 }
 
-impl Renderer for Terminal {
+impl Render<ExperimentReport> for Terminal {
     fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "{}  ({}, {})",
-            self.paint("1", &r.name),
-            r.id,
-            status_line(r)
+            self.paint("1", &terminal(&r.name)),
+            terminal(&r.id),
+            terminal(&status_line(r))
         )?;
         if let Some(h) = host_line(r) {
-            writeln!(out, "{h}")?;
+            writeln!(out, "{}", terminal(&h))?;
         }
         if r.workloads.is_empty() {
             writeln!(out, "\nno successful runs recorded")?;
@@ -132,12 +174,15 @@ impl Renderer for Terminal {
                 let last = tail.lines().last().unwrap_or_default();
                 writeln!(
                     out,
-                    "  {} · {} · round {}: {last}",
-                    f.variant, f.workload, f.round
+                    "  {} · {} · round {}: {}",
+                    terminal(&f.variant),
+                    terminal(&f.workload),
+                    f.round,
+                    terminal(last)
                 )?;
             }
         }
-        writeln!(out, "\n{}", self.paint("2", &legend(r)))
+        writeln!(out, "\n{}", self.paint("2", &wrap(&legend(r), WIDTH)))
     }
 }
 
@@ -176,5 +221,29 @@ mod tests {
         let c = render(true);
         assert!(c.contains("\x1b[32m1.18×"), "{c}");
         assert!(c.contains("\x1b[31m1.54×"), "{c}");
+    }
+
+    /// Long names, three headline metrics, several verdicts: no line of the
+    /// table passes 100 columns, and the cut names still say whose row it is.
+    #[test]
+    fn fits_one_hundred_columns() {
+        let mut e = mixed_verdicts_experiment();
+        for r in &mut e.runs {
+            r.run.variant = format!(
+                "{} with a very long descriptive variant name",
+                r.run.variant
+            );
+            r.run.workload = format!("{} under a long workload name", r.run.workload);
+        }
+        let text = render_of(&e, false);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= WIDTH,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        assert!(text.contains("v3 short with a"), "{text}");
+        assert_eq!(wrap("a bb ccc", 4), "a bb\nccc");
     }
 }
