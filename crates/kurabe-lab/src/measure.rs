@@ -348,6 +348,7 @@ pub fn system(
         },
         execl_helper: kurabe_exe.with_file_name("kurabe-execl-helper"),
         temp_parent: std::env::temp_dir(),
+        pin: None,
     };
     let report = kurabe_system::run(&cfg, stop, &mut |_| {})
         .map_err(|e| RunFailure::new(format!("system workload: {e}")))?;

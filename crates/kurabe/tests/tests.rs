@@ -10,5 +10,6 @@ mod run;
 mod serve;
 mod soak;
 mod system;
+mod system_precision;
 mod util;
 mod watch;

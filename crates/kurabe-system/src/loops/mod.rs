@@ -289,7 +289,9 @@ fn context_loop(secs: f64) -> Record {
             return Record::error(code::FORK);
         }
         if partner == 0 {
-            // Partner: read p1, check the counter, echo it on p2.
+            // Partner: read p1, check the counter, echo it on p2. With
+            // `--pin`, it first takes its own CPU (outside the loop).
+            crate::pin::pin_partner();
             libc::close(p1[1]);
             libc::close(p2[0]);
             let mut iter: u64 = 0;
@@ -377,8 +379,10 @@ mod tests {
 
     fn once(job: &Job, secs: f64) -> worker::CopyOutcome {
         let stop = AtomicBool::new(false);
-        let mut out =
-            worker::run_copies(1, Duration::from_secs(30), &stop, &|fd| job.run(secs, fd)).unwrap();
+        let mut out = worker::run_copies(1, Duration::from_secs(30), &stop, &|_, fd| {
+            job.run(secs, fd)
+        })
+        .unwrap();
         out.pop().unwrap()
     }
 
