@@ -127,7 +127,7 @@ pub struct WatchReport {
     /// Wall-clock start, RFC 3339 UTC.
     pub started_at: String,
     /// Host the watch ran on.
-    pub host: HostInfo,
+    pub host: crate::record::HostFacts,
     /// The command started (`kurabe watch -- CMD ARGS`), absent for `-p`/`--port`.
     pub command: Option<Vec<String>>,
     /// PID of the tree's root process.
@@ -196,18 +196,6 @@ pub struct WatchReport {
     pub sampler: SamplerCost,
     /// The time series, one point per sample.
     pub series: Vec<WatchPoint>,
-}
-
-/// Facts about the machine a record was taken on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub struct HostInfo {
-    /// Host name (`uname -n`).
-    pub hostname: String,
-    /// Kernel release (`uname -r`).
-    pub kernel: String,
-    /// Machine architecture (`uname -m`).
-    pub arch: String,
 }
 
 /// One process in `kurabe mem`'s top list.

@@ -264,7 +264,7 @@ impl WatchSession {
             schema_version: kurabe_model::SCHEMA_VERSION,
             tool_version: env!("CARGO_PKG_VERSION").to_string(),
             started_at: self.started_at,
-            host: host::host_info(),
+            host: host::host_facts(),
             command: self.command,
             pid: self.pid,
             port: self.port,

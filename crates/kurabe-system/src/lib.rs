@@ -390,15 +390,15 @@ pub fn run(
 }
 
 fn new_report(cfg: &Config) -> SystemReport {
-    let info = sysinfo::SysInfo::current();
+    let host = kurabe_probe::host::host_facts();
     SystemReport {
         schema_version: kurabe_model::SCHEMA_VERSION,
         source: SystemSource::Kurabe,
-        host: info.host,
-        kernel: info.kernel,
-        arch: info.arch,
+        host: host.hostname,
+        kernel: host.kernel,
+        arch: host.arch,
         time: sysinfo::rfc3339_now(),
-        cpus: Some(sysinfo::online_cpus()),
+        cpus: Some(host.cores),
         mode: Some(cfg.profile.name.clone()),
         interrupted: false,
         precision: cfg.profile.precision,

@@ -70,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let name = args.name.clone().unwrap_or_else(|| {
         format!(
             "{}-{}",
-            kurabe_probe::host::host_info().hostname,
+            kurabe_probe::host::host_facts().hostname,
             std::process::id()
         )
     });
