@@ -24,8 +24,8 @@
 //! do the same system calls per iteration as the C programs; Dhrystone and
 //! Whetstone measure the compiler as much as the machine (rustc/LLVM vs
 //! gcc -O3 -ffast-math -march=native); the Execl test execs kurabe's own
-//! helper binary, not UnixBench's 24 KB C program, so its rate depends on
-//! that binary (see `kurabe-execl-helper`).
+//! helper program, not UnixBench's 24 KB C program, so its rate depends on
+//! that program (see kurabe-helpers' `programs/execl.rs`).
 //!
 //! Measured with `bench/system-fidelity.sh` (UnixBench 6.0.0 built with gcc
 //! 12.2 `-O3 -ffast-math`, kurabe release build, 2 shared vCPUs loaded by
@@ -58,7 +58,7 @@
 //! scores 6984 and 6881 KBps). Pipe's 0.93–0.94 is load, not work: CPU time per
 //! loop (user + sys, 6 interleaved 3 s runs) is 0.413 µs in `pipe` and
 //! 0.415 µs in kurabe (ratio 0.996). Process creation forks from the small
-//! helper binary (see `loops`): 105 µs of CPU per fork+exit+wait in both.
+//! helper program (see `loops`): 105 µs of CPU per fork+exit+wait in both.
 //! Dhrystone, Whetstone and Execl differ by compiler and binary (see their
 //! modules; execl's helper now maps only libc, like the C program).
 
@@ -103,9 +103,12 @@ pub enum Error {
     /// A bad duration or pass override.
     #[error("{0}")]
     BadOverride(String),
-    /// The helper binary (Execl and Process Creation run in it) is missing.
-    #[error("the Execl helper {0} does not exist or is not executable; install kurabe-execl-helper next to the kurabe binary, or leave execl and spawn out with --tests")]
+    /// The helper program (Execl and Process Creation run in it) is missing.
+    #[error("the Execl helper {0} does not exist or is not executable; drop --execl-helper to use the one built into kurabe, or leave execl and spawn out with --tests")]
     NoHelper(PathBuf),
+    /// The built-in helper could not be made ready to run.
+    #[error("{0}; leave execl and spawn out with --tests")]
+    BuiltinHelper(String),
     /// The temp dir could not be made.
     #[error("cannot create a private temp dir under {dir}: {source}; set TMPDIR to a writable directory")]
     TempDir {
@@ -288,8 +291,9 @@ pub struct Config {
     pub copies: Vec<u32>,
     /// Durations and passes.
     pub profile: Profile,
-    /// The helper binary (needed when `tests` has execl or spawn).
-    pub execl_helper: PathBuf,
+    /// A replacement for the Execl/Process Creation helper program; `None`:
+    /// the one built into kurabe ([`kurabe_helpers::execl`]).
+    pub execl_helper: Option<PathBuf>,
     /// Parent of the private temp dir (the system temp dir by default).
     pub temp_parent: PathBuf,
     /// Pin the test processes (`--pin`); `None` leaves them to the scheduler.
@@ -347,8 +351,11 @@ pub fn run(
         .tests
         .iter()
         .any(|t| matches!(t, TestId::Execl | TestId::Spawn));
-    if needs_helper && !is_executable(&cfg.execl_helper) {
-        return Err(Error::NoHelper(cfg.execl_helper.clone()));
+    if needs_helper {
+        let helper = helper_path(cfg)?;
+        if !is_executable(&helper) {
+            return Err(Error::NoHelper(helper));
+        }
     }
     let allowed = pin::allowed_cpus();
     if let (Some(pin::Pin::Spread), [only]) = (cfg.pin, allowed.as_slice()) {
@@ -531,7 +538,7 @@ pub fn run_once(
         tests: vec![id],
         copies: vec![1],
         profile: Profile::quick(),
-        execl_helper,
+        execl_helper: Some(execl_helper),
         temp_parent,
         pin: None,
     };
@@ -547,6 +554,15 @@ pub fn run_once(
         })?;
     let o = out[0];
     Ok((o.record, o.elapsed_s, o.pid))
+}
+
+/// The Execl/Process Creation helper program: the configured replacement,
+/// else the one built into kurabe.
+fn helper_path(cfg: &Config) -> Result<PathBuf, Error> {
+    match &cfg.execl_helper {
+        Some(p) => Ok(p.clone()),
+        None => kurabe_helpers::execl().map_err(|e| Error::BuiltinHelper(e.to_string())),
+    }
 }
 
 fn is_executable(p: &std::path::Path) -> bool {
@@ -578,14 +594,14 @@ fn prepare(id: TestId, cfg: &Config, dir: &std::path::Path) -> Result<loops::Job
         TestId::Spawn => {
             let secs = cfg.profile.secs(id.spec());
             loops::Job::Spawn(loops::ExecArgs::new(
-                loops::spawn_argv(&cfg.execl_helper, secs),
+                loops::spawn_argv(&helper_path(cfg)?, secs),
                 loops::environment(&[]),
             ))
         }
         TestId::Execl => {
             let secs = cfg.profile.secs(id.spec());
             loops::Job::Execl(loops::ExecArgs::new(
-                loops::execl_argv(&cfg.execl_helper, secs),
+                loops::execl_argv(&helper_path(cfg)?, secs),
                 loops::environment(&[]),
             ))
         }

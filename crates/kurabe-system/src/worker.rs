@@ -4,7 +4,7 @@
 //! This is what UnixBench's `Run` does with its test programs: start N copies
 //! at once, measure each one's elapsed time from the outside, read its count.
 //! Here a copy is a forked child of kurabe instead of a freshly exec'd C
-//! program (the Execl and Process Creation tests exec the helper binary from
+//! program (the Execl and Process Creation tests exec the helper program from
 //! the child).
 //!
 //! Rules the code here keeps, because a child of a possibly multi-threaded

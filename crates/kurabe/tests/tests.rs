@@ -3,6 +3,7 @@
 
 mod fleet;
 mod http;
+mod lone_binary;
 mod mem;
 mod outputs;
 mod results;

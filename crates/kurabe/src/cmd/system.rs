@@ -83,7 +83,7 @@ struct RunArgs {
     /// Seconds per pass for every test (for tests and benchmarks).
     #[arg(long, value_name = "S", hide = true)]
     seconds: Option<f64>,
-    /// The helper binary the Execl and Process Creation tests run (default: kurabe-execl-helper next to kurabe).
+    /// A replacement for the helper program the Execl and Process Creation tests run (default: the one built into kurabe).
     #[arg(long, value_name = "PATH", hide = true)]
     execl_helper: Option<PathBuf>,
 }
@@ -164,17 +164,11 @@ fn config(a: &RunArgs) -> anyhow::Result<Config> {
     } else {
         a.copies.clone()
     };
-    let execl_helper = match &a.execl_helper {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()
-            .context("cannot locate the kurabe binary to find kurabe-execl-helper")?
-            .with_file_name("kurabe-execl-helper"),
-    };
     Ok(Config {
         tests,
         copies,
         profile,
-        execl_helper,
+        execl_helper: a.execl_helper.clone(),
         temp_parent: std::env::temp_dir(),
         pin: a.pin.as_deref().and_then(kurabe_system::pin::Pin::parse),
     })
