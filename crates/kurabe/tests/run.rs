@@ -816,6 +816,32 @@ idle = { settle = "150ms" }
     assert!(crate::watch::leftover_cgroups(kpid).is_empty());
 }
 
+#[test]
+fn a_target_oom_killed_at_its_memory_limit_says_so_and_fails() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "oom"
+repeat = 1
+[target]
+command = ["python3", "-c", "b = bytearray(200 << 20); print('up', flush=True)"]
+ready = { log = "up" }
+[[variant]]
+name = "small"
+limits = { memory = "20MiB" }
+[[workload]]
+name = "w"
+idle = { settle = "1ms" }
+"#,
+    );
+    let out = run_plan(dir.path(), &plan, &["-q"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("OOM-killed at the 20 MiB limit"), "{err}");
+    let exp = only_experiment(dir.path());
+    let tail = exp.runs[0].run.error_tail.clone().unwrap_or_default();
+    assert!(tail.contains("OOM-killed at the 20 MiB limit"), "{tail}");
+}
+
 /// `/usr/bin/time -f %M` (max RSS in KiB) of `argv`, as a reference.
 fn gnu_time_max_rss_kib(argv: &[&str]) -> Option<u64> {
     let out = std::process::Command::new("/usr/bin/time")
