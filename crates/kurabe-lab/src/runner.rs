@@ -292,11 +292,7 @@ impl Ctx<'_> {
             None if uses_port => ReadyCheck::Tcp(port),
             None => ReadyCheck::Immediately,
         };
-        let limits = v.limits.as_ref().map(|l| kurabe_probe::cgroup::Limits {
-            cpus: l.cpus,
-            cpuset: l.cpuset.clone(),
-            memory_bytes: l.memory.map(|m| m.0),
-        });
+        let limits = cgroup_limits(v);
         Some(Ok(TargetSpec {
             argv,
             env,
@@ -387,7 +383,7 @@ impl Ctx<'_> {
                 },
             },
             WorkloadKind::Idle(i) => measure::idle(i, probe.as_ref(), self.stop),
-            WorkloadKind::System(sw) => measure::system(sw, self.stop),
+            WorkloadKind::System(sw) => measure::system(sw, cgroup_limits(v).as_ref(), self.stop),
         };
         if let Some(t) = running.as_mut() {
             // A target that died under load makes the figures meaningless.
@@ -616,6 +612,15 @@ pub fn plan_dir(path: &Path) -> PathBuf {
         _ => PathBuf::from("."),
     };
     std::path::absolute(&dir).unwrap_or(dir)
+}
+
+/// A variant's `limits` in the form the cgroup code takes.
+fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup::Limits> {
+    v.limits.as_ref().map(|l| kurabe_probe::cgroup::Limits {
+        cpus: l.cpus,
+        cpuset: l.cpuset.clone(),
+        memory_bytes: l.memory.map(|m| m.0),
+    })
 }
 
 #[cfg(test)]

@@ -199,8 +199,15 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             "a plan needs at least one [[variant]] (or a [matrix]) to run",
         );
     }
+    // Limits hold for the target, and for `system` workloads (their test
+    // processes run in a cgroup with the variant's limits).
+    let limited = plan.target.is_some()
+        || plan
+            .workloads
+            .iter()
+            .any(|w| matches!(w.kind, WorkloadKind::System(_)));
     for (i, v) in plan.variants.iter().enumerate() {
-        variant(i, v, known, plan.target.is_some(), c);
+        variant(i, v, known, plan.target.is_some(), limited, c);
     }
     let resolved = plan.resolved_variants();
     let mut seen = HashSet::new();
@@ -232,7 +239,14 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     }
 }
 
-fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, has_target: bool, c: &mut Collector) {
+fn variant(
+    i: usize,
+    v: &Variant,
+    known: &BTreeSet<String>,
+    has_target: bool,
+    limited: bool,
+    c: &mut Collector,
+) {
     let p = |field: &str| format!("variant[{i}].{field}");
     if v.name.trim().is_empty() {
         c.at(&p("name"), "must not be empty");
@@ -250,17 +264,21 @@ fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, has_target: bool, c:
         }
         placeholders_in(&cmd.parts(), known, &p("command"), c);
     }
-    if !has_target && (!v.args.is_empty() || v.command.is_some() || v.limits.is_some()) {
+    if !has_target && (!v.args.is_empty() || v.command.is_some()) {
         let field = if v.command.is_some() {
             "command"
-        } else if !v.args.is_empty() {
-            "args"
         } else {
-            "limits"
+            "args"
         };
         c.at(
             &p(field),
             "applies to the target, but the plan has no [target]",
+        );
+    }
+    if !limited && v.limits.is_some() {
+        c.at(
+            &p("limits"),
+            "applies to the target or to `system` workloads, but the plan has neither",
         );
     }
     let Some(l) = &v.limits else { return };
@@ -440,6 +458,20 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             WorkloadKind::System(s) => {
                 if s.copies == Some(0) {
                     c.at(&p("system.copies"), "must be at least 1");
+                }
+                if s.precision.is_some_and(|f| !(0.001..=0.5).contains(&f.0)) {
+                    c.at(&p("system.precision"), "must be between 0.1% and 50%");
+                }
+                if s.max_time.is_some_and(|d| d.0.as_secs_f64() < 10.0) {
+                    c.at(&p("system.max_time"), "must be at least 10s");
+                }
+                let fixed = [(s.quick, "quick"), (s.unixbench, "unixbench")];
+                let rule = s.precision.is_some() || s.max_time.is_some();
+                if fixed.iter().filter(|f| f.0).count() + usize::from(rule) > 1 {
+                    c.at(
+                        &p("system"),
+                        "choose one of `quick`, `unixbench` or `precision`/`max_time`",
+                    );
                 }
             }
         }
