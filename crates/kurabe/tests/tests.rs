@@ -2,6 +2,7 @@
 //! processes and sockets. One test binary, one module per subcommand.
 
 mod fleet;
+mod harden;
 mod http;
 mod lone_binary;
 mod mem;
