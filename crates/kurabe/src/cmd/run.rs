@@ -22,8 +22,8 @@ use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_model::stats::Unit;
 use kurabe_store::Store;
 
-use super::http::parse_duration;
-use super::report::{colour_stdout, Format};
+use crate::flags::parse_duration;
+use crate::output::{colour_stdout, ReportFormat as Format};
 use kurabe_report::write::write_file;
 
 /// Arguments of `kurabe run`.
@@ -219,15 +219,8 @@ fn render(store: &Store, o: &Outcome, format: Format, colour: bool) -> anyhow::R
         anyhow::bail!("experiment {} vanished from the store", o.experiment);
     };
     let report = kurabe_report::experiment_report(&exp);
-    let kind = match format {
-        Format::Text => kurabe_report::Format::Text,
-        Format::Md => kurabe_report::Format::Markdown,
-        Format::Json => kurabe_report::Format::Json,
-        Format::Csv => kurabe_report::Format::Csv,
-        Format::Html => kurabe_report::Format::Html,
-    };
     let mut out = Vec::new();
-    kurabe_report::renderer(kind, colour).render(&report, &mut out)?;
+    kurabe_report::renderer(format.into(), colour).render(&report, &mut out)?;
     if matches!(format, Format::Text | Format::Md) && !o.checks.is_empty() {
         let mut s = String::from("\nchecks:\n");
         for c in &o.checks {
