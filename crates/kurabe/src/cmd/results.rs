@@ -17,6 +17,7 @@ use kurabe_store::{Location, Store};
 
 use crate::store::{open_existing, parse_id, save_result, store_path};
 
+use kurabe_report::escape;
 use kurabe_report::write::write_file;
 
 /// Output format of the listing commands.
@@ -339,9 +340,9 @@ fn list(store: &Store, format: Format, out: &mut dyn Write) -> anyhow::Result<()
                     .get(..19)
                     .unwrap_or(&e.created_at)
                     .replace('T', " "),
-                e.hostname.clone().unwrap_or_default(),
+                escape::terminal(e.hostname.as_deref().unwrap_or_default()).into_owned(),
                 status,
-                e.name.clone(),
+                escape::terminal(&e.name).into_owned(),
             ]
         })
         .collect();
@@ -386,7 +387,13 @@ fn show(entry: &Entry, format: Format, out: &mut dyn Write) -> anyhow::Result<()
                 .render(&report, out)?;
         }
         Entry::Result(r) => {
-            writeln!(out, "{} · {} result · {}", r.id, r.kind.as_str(), r.label)?;
+            writeln!(
+                out,
+                "{} · {} result · {}",
+                r.id,
+                r.kind.as_str(),
+                escape::terminal(&r.label)
+            )?;
             writeln!(out, "saved {}", r.created_at)?;
             if let Some(h) = &r.host {
                 writeln!(

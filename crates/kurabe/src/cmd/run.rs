@@ -24,6 +24,7 @@ use kurabe_store::Store;
 
 use crate::flags::parse_duration;
 use crate::output::{colour_stdout, ReportFormat as Format};
+use kurabe_report::escape;
 use kurabe_report::write::write_file;
 
 /// Arguments of `kurabe run`.
@@ -86,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let quiet = args.quiet;
     let mut progress = |e: &Event<'_>| {
         if !quiet {
-            eprintln!("{}", progress_line(e));
+            eprintln!("{}", escape::terminal_lines(&progress_line(e)));
         }
     };
     let outcome = kurabe_lab::run_experiment(&plan, &mut store, &opts, &stop, &mut progress)?;
@@ -105,13 +106,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("wrote {} (open it in a browser)", path.display());
     }
     for c in outcome.checks.iter().filter(|c| !c.passed) {
-        eprintln!("kurabe: check failed: {}", c.description);
+        eprintln!("kurabe: check failed: {}", escape::terminal(&c.description));
     }
     if let Some(why) = &outcome.stopped_by {
         eprintln!("kurabe: experiment stopped: {why}");
     }
     for cell in &outcome.failed_cells {
-        eprintln!("{}", failed_cell_message(cell));
+        eprintln!("{}", escape::terminal_lines(&failed_cell_message(cell)));
     }
     Ok(match outcome.status {
         ExperimentStatus::Interrupted => crate::signal::exit_code(),
@@ -224,7 +225,12 @@ fn render(store: &Store, o: &Outcome, format: Format, colour: bool) -> anyhow::R
     if matches!(format, Format::Text | Format::Md) && !o.checks.is_empty() {
         let mut s = String::from("\nchecks:\n");
         for c in &o.checks {
-            let _ = writeln!(s, "  {} {}", check_mark(c), c.description);
+            let _ = writeln!(
+                s,
+                "  {} {}",
+                check_mark(c),
+                escape::terminal(&c.description)
+            );
         }
         out.extend_from_slice(s.as_bytes());
     }
