@@ -62,7 +62,7 @@ pub struct Args {
 
 /// A duration above zero (the CLI's duration grammar).
 fn positive_duration(s: &str) -> Result<Duration, String> {
-    let d = super::http::parse_duration(s)?;
+    let d = crate::flags::parse_duration(s)?;
     if d.is_zero() {
         return Err("must be above zero, e.g. 10s".into());
     }
