@@ -8,7 +8,9 @@
 //! code) and tests share them. No I/O, no printing.
 
 use kurabe_model::plan::{Bound, Check, CheckStat, Plan};
-use kurabe_model::stats::{compare_metric_at, metric, Comparison, Metric, Summary, CONFIDENCE};
+use kurabe_model::stats::{
+    compare_metric_at, metric, Comparison, Metric, NoIntervalReason, Summary, Verdict, CONFIDENCE,
+};
 use kurabe_store::{RunRecord, RunStatus};
 
 /// One variant's figures on one metric of one workload.
@@ -119,8 +121,23 @@ impl Analysis {
                     .iter()
                     .any(|(w, m)| *w == r.workload && *m == r.metric.name)
             })
-            .all(|r| r.comparison.is_some_and(|c| c.verdict.is_settled()))
+            .all(|r| {
+                r.comparison
+                    .is_some_and(|c| c.verdict.is_settled() || unsettleable(&c))
+            })
     }
+}
+
+/// A ratio with a zero on one side (a command's system time below the
+/// clock's resolution) has no interval however many rounds run; waiting
+/// for it would only burn the time budget.
+fn unsettleable(c: &Comparison) -> bool {
+    matches!(
+        c.verdict,
+        Verdict::NoInterval {
+            reason: NoIntervalReason::NonPositiveValue
+        }
+    )
 }
 
 /// The headline metrics `--until-confident` waits for: every metric a

@@ -12,6 +12,7 @@
 //! share them).
 
 pub mod analysis;
+pub mod cmdbench;
 pub mod measure;
 pub mod plan;
 pub mod runner;

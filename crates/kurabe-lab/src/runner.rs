@@ -167,7 +167,7 @@ fn signal_number(s: StopSignal) -> libc::c_int {
 }
 
 /// argv of a command line: a string runs through `/bin/sh -c`.
-fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
+pub(crate) fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
     match cmd {
         CommandLine::Argv(v) => v.iter().chain(extra).cloned().collect(),
         CommandLine::Shell(s) => {
@@ -248,11 +248,7 @@ impl Ctx<'_> {
             None if uses_port => ReadyCheck::Tcp(port),
             None => ReadyCheck::Immediately,
         };
-        let limits = v.limits.as_ref().map(|l| kurabe_probe::cgroup::Limits {
-            cpus: l.cpus,
-            cpuset: l.cpuset.clone(),
-            memory_bytes: l.memory.map(|m| m.0),
-        });
+        let limits = v.limits.as_ref().map(cgroup_limits);
         Some(Ok(TargetSpec {
             argv,
             env,
@@ -310,10 +306,26 @@ impl Ctx<'_> {
                 )
             }
             WorkloadKind::Command(c) => {
-                let argv = argv_of(&c.command.substitute(&vars), &[]);
-                let helper = self.opts.kurabe_exe.with_file_name("kurabe-rusage-helper");
-                let cwd = self.resolve_dir(c.cwd.as_ref());
-                measure::command(c, &argv, &env, cwd, &helper, self.stop)
+                // Without a target, a variant's command and limits are its
+                // command workloads' (the plan `kurabe cmd` builds).
+                let own = self.plan.target.is_none();
+                let command = v.command.as_ref().filter(|_| own).unwrap_or(&c.command);
+                let argv = argv_of(&command.substitute(&vars), &[]);
+                let prepare = c
+                    .prepare
+                    .as_ref()
+                    .map(|p| argv_of(&p.substitute(&vars), &[]));
+                let limits = v.limits.as_ref().filter(|_| own).map(cgroup_limits);
+                let helper = measure::helper_path(&self.opts.kurabe_exe);
+                let run = measure::CommandRun {
+                    argv: &argv,
+                    prepare: prepare.as_deref(),
+                    env: &env,
+                    cwd: self.resolve_dir(c.cwd.as_ref()),
+                    helper: &helper,
+                    limits: limits.as_ref(),
+                };
+                measure::command(c, &run, self.stop)
             }
             WorkloadKind::Watch(wt) => match &wt.command {
                 Some(cmd) => {
@@ -366,6 +378,15 @@ impl Ctx<'_> {
             t.stop();
         }
         Ok(measured)
+    }
+}
+
+/// A variant's limits as the cgroup code takes them.
+pub(crate) fn cgroup_limits(l: &kurabe_model::plan::Limits) -> kurabe_probe::cgroup::Limits {
+    kurabe_probe::cgroup::Limits {
+        cpus: l.cpus,
+        cpuset: l.cpuset.clone(),
+        memory_bytes: l.memory.map(|m| m.0),
     }
 }
 

@@ -11,6 +11,7 @@
 //! write to a `Write` they are given, and whether to colour is the caller's
 //! decision (TTY and `NO_COLOR` live in the binary).
 
+pub mod bench;
 mod build;
 mod csv;
 mod entries;

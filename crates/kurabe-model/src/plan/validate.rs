@@ -95,6 +95,7 @@ pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
         .into_iter()
         .map(str::to_owned)
         .chain(plan.matrix.keys().cloned())
+        .chain(plan.variants.iter().flat_map(|v| v.vars.keys().cloned()))
         .collect();
     target(plan, &known, &mut c);
     matrix(plan, &mut c);
@@ -199,9 +200,17 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             "a plan needs at least one [[variant]] (or a [matrix]) to run",
         );
     }
+    let applies = Applies {
+        target: plan.target.is_some(),
+        command_workload: plan
+            .workloads
+            .iter()
+            .any(|w| matches!(w.kind, WorkloadKind::Command(_))),
+    };
     for (i, v) in plan.variants.iter().enumerate() {
-        variant(i, v, known, plan.target.is_some(), c);
+        variant(i, v, known, applies, c);
     }
+    same_vars(plan, c);
     let resolved = plan.resolved_variants();
     let mut seen = HashSet::new();
     for r in &resolved {
@@ -232,7 +241,36 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     }
 }
 
-fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, has_target: bool, c: &mut Collector) {
+/// What a variant's `command` and `limits` can apply to.
+#[derive(Clone, Copy)]
+struct Applies {
+    target: bool,
+    command_workload: bool,
+}
+
+/// Every variant sets the same `vars` keys, so no placeholder is left
+/// unfilled in some variant.
+fn same_vars(plan: &Plan, c: &mut Collector) {
+    let all: BTreeSet<&String> = plan.variants.iter().flat_map(|v| v.vars.keys()).collect();
+    for (i, v) in plan.variants.iter().enumerate() {
+        if let Some(missing) = all.iter().find(|k| !v.vars.contains_key(k.as_str())) {
+            c.at(
+                &format!("variant[{i}].vars"),
+                format!("does not set `{missing}`, which another variant sets; every variant sets the same keys"),
+            );
+        }
+        for k in v.vars.keys() {
+            if plan.matrix.contains_key(k) || k == PORT_PLACEHOLDER || k == KURABE_PLACEHOLDER {
+                c.at(
+                    &format!("variant[{i}].vars.{k}"),
+                    format!("`{k}` is already a placeholder (matrix key or built-in); choose another name"),
+                );
+            }
+        }
+    }
+}
+
+fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, applies: Applies, c: &mut Collector) {
     let p = |field: &str| format!("variant[{i}].{field}");
     if v.name.trim().is_empty() {
         c.at(&p("name"), "must not be empty");
@@ -250,17 +288,21 @@ fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, has_target: bool, c:
         }
         placeholders_in(&cmd.parts(), known, &p("command"), c);
     }
-    if !has_target && (!v.args.is_empty() || v.command.is_some() || v.limits.is_some()) {
+    let to_commands = !applies.target && applies.command_workload;
+    if !applies.target && !v.args.is_empty() {
+        c.at(
+            &p("args"),
+            "applies to the target, but the plan has no [target]",
+        );
+    } else if !applies.target && !to_commands && (v.command.is_some() || v.limits.is_some()) {
         let field = if v.command.is_some() {
             "command"
-        } else if !v.args.is_empty() {
-            "args"
         } else {
             "limits"
         };
         c.at(
             &p(field),
-            "applies to the target, but the plan has no [target]",
+            "applies to the target (or, without one, to `command` workloads), but the plan has neither",
         );
     }
     let Some(l) = &v.limits else { return };

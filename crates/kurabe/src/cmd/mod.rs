@@ -1,5 +1,6 @@
 //! One module per subcommand: `Args` (clap) + `run`.
 
+pub mod bench;
 pub mod demo;
 pub mod fleet;
 pub mod http;
