@@ -21,6 +21,9 @@ pub struct Counters {
     pub completed: u64,
     /// Failures by kind.
     pub failures: Failures,
+    /// The first error text of each failure kind (absent in rows of older workers).
+    #[serde(default)]
+    pub first_errors: BTreeMap<String, String>,
     /// Non-2xx responses.
     pub non_2xx: u64,
     /// Responses by status code.
@@ -82,6 +85,7 @@ pub fn encode(stats: &Stats) -> Result<(EncodedHistograms, Counters), FleetError
     let counters = Counters {
         completed: stats.completed,
         failures: stats.failures,
+        first_errors: stats.first_errors.clone(),
         non_2xx: stats.non_2xx,
         status: stats
             .status
@@ -111,6 +115,7 @@ pub fn decode(hists: &EncodedHistograms, counters: &Counters) -> Result<Stats, F
     s.uncorrected = decode_one(&hists.uncorrected)?;
     s.completed = counters.completed;
     s.failures = counters.failures;
+    s.first_errors = counters.first_errors.clone();
     s.non_2xx = counters.non_2xx;
     for (&code, &n) in &counters.status {
         if let Some(slot) = s.status.get_mut(usize::from(code)) {
@@ -140,6 +145,10 @@ mod tests {
         s.completed = completed;
         s.status[200] = completed;
         s.failures.timeout = 1;
+        s.first_errors.insert(
+            "timeout".into(),
+            "no complete response within 1s (-s)".into(),
+        );
         s
     }
 
@@ -153,6 +162,7 @@ mod tests {
         assert_eq!(back.completed, 5);
         assert_eq!(back.status[200], 5);
         assert_eq!(back.failures.timeout, 1);
+        assert_eq!(back.first_errors, s.first_errors);
     }
 
     #[test]

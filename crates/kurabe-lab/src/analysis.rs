@@ -8,10 +8,10 @@
 //! code) and tests share them. No I/O, no printing.
 
 use kurabe_model::plan::{Bound, Check, CheckStat, Plan};
+use kurabe_model::record::{RunRecord, RunStatus};
 use kurabe_model::stats::{
     compare_metric_at, metric, Comparison, Metric, NoIntervalReason, Summary, Verdict, CONFIDENCE,
 };
-use kurabe_store::{RunRecord, RunStatus};
 
 /// One variant's figures on one metric of one workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -303,8 +303,8 @@ pub fn evaluate_checks(plan: &Plan, analysis: &Analysis) -> Vec<CheckResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kurabe_model::record::MetricValue;
     use kurabe_model::stats::Verdict;
-    use kurabe_store::MetricValue;
 
     fn plan(extra: &str) -> Plan {
         let text = format!(

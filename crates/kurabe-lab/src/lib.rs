@@ -20,4 +20,6 @@ pub mod soak;
 pub mod target;
 
 pub use plan::{load_plan, load_plan_with_text, parse_plan, PlanError};
-pub use runner::{check_supported, run_experiment, Event, LabError, Outcome, RunOptions};
+pub use runner::{
+    check_supported, run_experiment, Event, FailedCell, LabError, Outcome, RunOptions,
+};

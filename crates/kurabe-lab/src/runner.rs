@@ -28,11 +28,12 @@ use kurabe_model::plan::{
     substitute, CommandLine, OnFailure, Plan, PortSpec, Ready, ResolvedVariant, StopSignal,
     Workload, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER,
 };
-use kurabe_model::stats::{metric, randomized_blocks};
-use kurabe_store::{
-    rfc3339, ExperimentId, ExperimentStatus, HostFacts, MetricValue, NewExperiment, RunRecord,
-    RunStatus, Store, StoreError,
+use kurabe_model::record::{
+    ExperimentId, ExperimentStatus, MetricValue, NewExperiment, RunRecord, RunStatus,
 };
+use kurabe_model::stats::{metric, randomized_blocks};
+use kurabe_model::time::rfc3339;
+use kurabe_store::{Store, StoreError};
 
 use crate::analysis::{
     analyse, analyse_at, evaluate_checks, headline_metrics, stop_decision, Analysis, CheckResult,
@@ -121,6 +122,49 @@ pub struct Outcome {
     pub checks: Vec<CheckResult>,
     /// Why the experiment stopped early, when it did.
     pub stopped_by: Option<String>,
+    /// Variant × workload pairs that ran and never succeeded: each one marks
+    /// the experiment failed, as there is nothing to compare for it.
+    pub failed_cells: Vec<FailedCell>,
+}
+
+/// A variant × workload whose every run failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedCell {
+    /// Variant name.
+    pub variant: String,
+    /// Workload name.
+    pub workload: String,
+    /// How many runs it had (all failed).
+    pub runs: usize,
+    /// The last failed run's error and stderr tail.
+    pub last_error: Option<String>,
+}
+
+/// The variant × workload pairs, in plan order, that have runs and no
+/// successful one. Pairs that never ran (an experiment cut short) are not listed.
+pub fn cells_without_success(
+    variants: &[String],
+    workloads: &[String],
+    runs: &[RunRecord],
+) -> Vec<FailedCell> {
+    let mut out = Vec::new();
+    for v in variants {
+        for w in workloads {
+            let cell: Vec<&RunRecord> = runs
+                .iter()
+                .filter(|r| &r.variant == v && &r.workload == w)
+                .collect();
+            if !cell.is_empty() && cell.iter().all(|r| r.status == RunStatus::Failed) {
+                out.push(FailedCell {
+                    variant: v.clone(),
+                    workload: w.clone(),
+                    runs: cell.len(),
+                    last_error: cell.last().and_then(|r| r.error_tail.clone()),
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Errors that keep an experiment from running at all.
@@ -459,7 +503,7 @@ pub fn run_experiment(
         name: plan.name.clone(),
         plan_text: opts.plan_text.clone(),
         seed: Some(seed),
-        host: HostFacts::current(),
+        host: kurabe_probe::host::host_facts(),
         tool_version: opts.tool_version.clone(),
     })?;
     let per_round = variants.len() * plan.workloads.len();
@@ -564,6 +608,11 @@ pub fn run_experiment(
             }
         }
     }
+    let workload_names: Vec<String> = plan.workloads.iter().map(|w| w.name.clone()).collect();
+    let failed_cells = cells_without_success(&names, &workload_names, &runs);
+    if status == ExperimentStatus::Complete && !failed_cells.is_empty() {
+        status = ExperimentStatus::Failed;
+    }
     store.finish_experiment(experiment, status)?;
     let analysis = analyse(plan, &names, &runs);
     let checks = evaluate_checks(plan, &analysis);
@@ -576,6 +625,7 @@ pub fn run_experiment(
         analysis,
         checks,
         stopped_by,
+        failed_cells,
     })
 }
 
@@ -600,6 +650,43 @@ mod tests {
         assert_eq!(s, vec!["/bin/sh", "-c", "serve -p 1 'a b'"]);
         let l = argv_of(&CommandLine::Argv(vec!["x".into()]), &["a b".into()]);
         assert_eq!(l, vec!["x", "a b"]);
+    }
+
+    fn run(variant: &str, workload: &str, ok: bool, error: &str) -> RunRecord {
+        RunRecord {
+            variant: variant.into(),
+            workload: workload.into(),
+            round: 0,
+            status: if ok { RunStatus::Ok } else { RunStatus::Failed },
+            error_tail: (!ok).then(|| error.to_owned()),
+            started_at: String::new(),
+            finished_at: String::new(),
+            metrics: Vec::new(),
+            record: None,
+        }
+    }
+
+    #[test]
+    fn a_pair_fails_only_when_none_of_its_runs_succeeded() {
+        let names = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let runs = [
+            run("a", "w1", false, "first"),
+            run("a", "w1", true, ""),
+            run("b", "w1", false, "first"),
+            run("b", "w1", false, "exit code 127"),
+            run("a", "w2", true, ""),
+        ];
+        let cells = cells_without_success(&names(&["a", "b"]), &names(&["w1", "w2"]), &runs);
+        assert_eq!(
+            cells,
+            vec![FailedCell {
+                variant: "b".into(),
+                workload: "w1".into(),
+                runs: 2,
+                last_error: Some("exit code 127".into()),
+            }],
+            "a/w1 had one success; b/w2 never ran"
+        );
     }
 
     #[test]

@@ -52,6 +52,10 @@ pub struct HttpReport {
     pub failed_requests: u64,
     /// Failed requests by kind.
     pub failures: Failures,
+    /// One entry per failure kind that occurred, with the first error seen of
+    /// that kind, so a report says *why* requests failed (refused, TLS alert …).
+    #[serde(default)]
+    pub errors: Vec<ErrorBucket>,
     /// Complete responses with a status outside 200..=299.
     pub non_2xx_responses: u64,
     /// Complete responses by status code ("200" → count).
@@ -158,6 +162,34 @@ impl Failures {
     /// Sum of all kinds.
     pub fn total(&self) -> u64 {
         self.connect + self.receive + self.length + self.exceptions + self.timeout
+    }
+}
+
+/// One failure bucket of a run: its kind, how many requests fell in it and
+/// the first error of that kind, as the operating system or TLS library said it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct ErrorBucket {
+    /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `timeout`.
+    pub kind: String,
+    /// The first error of this kind, e.g. "Connection refused (os error 111)".
+    pub first_error: String,
+    /// Requests that failed this way (equal to the matching [`Failures`] field).
+    pub count: u64,
+}
+
+impl HttpReport {
+    /// Requests that ended, complete or failed (in-flight ones excluded).
+    pub fn ended_requests(&self) -> u64 {
+        self.complete_requests + self.failed_requests
+    }
+
+    /// Failed requests as a fraction of the requests that ended (0 when none ended).
+    pub fn error_rate(&self) -> f64 {
+        match self.ended_requests() {
+            0 => 0.0,
+            n => self.failed_requests as f64 / n as f64,
+        }
     }
 }
 

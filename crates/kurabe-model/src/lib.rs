@@ -12,6 +12,7 @@ pub mod experiment;
 pub mod http;
 pub mod plan;
 pub mod probe;
+pub mod record;
 pub mod stats;
 pub mod system;
 pub mod time;

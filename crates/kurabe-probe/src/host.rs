@@ -1,12 +1,60 @@
-//! Host facts (name, kernel, architecture) and wall-clock time as RFC 3339.
+//! Host facts and wall-clock time as RFC 3339.
 //!
-//! `uname(2)` and the system clock only; no time-zone database: times are UTC.
+//! Owns the one reader of this machine's facts ([`host_facts`]): `uname(2)`
+//! for name, kernel and architecture, `/proc/cpuinfo` for the CPU model,
+//! `/proc/meminfo` for memory, the scheduler for logical CPUs. Every record
+//! kurabe keeps (experiments, saved results, watch/mem/system reports) takes
+//! its facts from here, so the same machine reads the same everywhere.
+//! Must not fail: a fact that cannot be read is `"unknown"` or 0 (a result
+//! without a CPU model is still worth keeping). No time-zone database:
+//! times are UTC.
 
 use std::ffi::CStr;
 use std::time::SystemTime;
 
 use kurabe_model::probe::HostInfo;
+use kurabe_model::record::HostFacts;
 use kurabe_model::time::rfc3339;
+
+use crate::{procfs, MemInfo};
+
+/// What an unreadable text fact reads as.
+const UNKNOWN: &str = "unknown";
+
+/// This machine: `uname`, the CPU model, logical CPUs and MemTotal.
+pub fn host_facts() -> HostFacts {
+    let uname = host_info();
+    let cpuinfo = procfs::read("/proc/cpuinfo").unwrap_or_default();
+    HostFacts {
+        hostname: or_unknown(uname.hostname),
+        cpu_model: cpu_model(&cpuinfo).unwrap_or_else(|| UNKNOWN.to_owned()),
+        cores: procfs::online_cpus(),
+        memory_bytes: MemInfo::read().map_or(0, |m| m.total),
+        kernel: or_unknown(uname.kernel),
+        arch: or_unknown(uname.arch),
+    }
+}
+
+/// The CPU model in `/proc/cpuinfo` text: `model name` on x86, `Model` or
+/// `cpu model` on the ARM and MIPS boards that lack it.
+pub fn cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo
+        .lines()
+        .find(|l| {
+            l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model")
+        })
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_owned())
+        .filter(|v| !v.is_empty())
+}
+
+fn or_unknown(s: String) -> String {
+    if s.is_empty() {
+        UNKNOWN.to_owned()
+    } else {
+        s
+    }
+}
 
 /// Host name, kernel release and machine of this host (`uname`).
 pub fn host_info() -> HostInfo {
@@ -38,6 +86,62 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read(path: &str) -> String {
+        std::fs::read_to_string(path).unwrap().trim().to_owned()
+    }
+
+    fn command(program: &str, args: &[&str]) -> String {
+        let out = std::process::Command::new(program)
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    #[test]
+    fn host_facts_match_proc_and_coreutils() {
+        let h = host_facts();
+        assert_eq!(h.hostname, read("/proc/sys/kernel/hostname"));
+        assert_eq!(h.kernel, read("/proc/sys/kernel/osrelease"));
+        assert_eq!(h.arch, command("uname", &["-m"]));
+        // nproc(1) counts the CPUs this process may run on, as we do.
+        assert_eq!(h.cores.to_string(), command("nproc", &[]));
+        let mem_total_kib: u64 = read("/proc/meminfo")
+            .lines()
+            .find_map(|l| l.strip_prefix("MemTotal:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        assert_eq!(h.memory_bytes, mem_total_kib * 1024);
+        let first_model = read("/proc/cpuinfo")
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .map(|l| l.split_once(':').unwrap().1.trim().to_owned());
+        if let Some(model) = first_model {
+            assert_eq!(h.cpu_model, model);
+        }
+        assert_ne!(h.cpu_model, "");
+    }
+
+    #[test]
+    fn cpu_model_on_x86_arm_and_mips() {
+        let x86 = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel\t\t: 85\nmodel name\t: Intel(R) Xeon(R) @ 2.00GHz\n";
+        assert_eq!(
+            cpu_model(x86).as_deref(),
+            Some("Intel(R) Xeon(R) @ 2.00GHz")
+        );
+        let arm = "processor\t: 0\nBogoMIPS\t: 108.00\n\nHardware\t: BCM2835\nModel\t\t: Raspberry Pi 4 Model B Rev 1.4\n";
+        assert_eq!(
+            cpu_model(arm).as_deref(),
+            Some("Raspberry Pi 4 Model B Rev 1.4")
+        );
+        assert_eq!(
+            cpu_model("system type : X\ncpu model : MIPS 24Kc V7.4\n").as_deref(),
+            Some("MIPS 24Kc V7.4")
+        );
+        assert_eq!(cpu_model("processor : 0\nmodel name :   \n"), None);
+        assert_eq!(cpu_model(""), None);
+    }
 
     #[test]
     fn uname_is_filled() {

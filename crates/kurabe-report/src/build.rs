@@ -14,9 +14,9 @@ use kurabe_model::experiment::{
     VersusBaseline, WorkloadReport,
 };
 use kurabe_model::plan::Plan;
+use kurabe_model::record::{Experiment, RunStatus, StoredRun};
 use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
-use kurabe_store::{Experiment, RunStatus, StoredRun};
 
 use crate::words;
 
@@ -363,7 +363,7 @@ mod tests {
     fn unknown_metric_keeps_its_unit_text_and_no_direction() {
         let mut e = sample_experiment();
         for r in &mut e.runs {
-            r.run.metrics.push(kurabe_store::MetricValue {
+            r.run.metrics.push(kurabe_model::record::MetricValue {
                 name: "frobs_bytes".into(),
                 value: 1000.0,
                 unit: "bytes".into(),

@@ -9,9 +9,9 @@
 use std::io::{self, Write};
 
 use kurabe_model::experiment::{ComparedEntry, ComparisonRow, EntryComparison, ExperimentReport};
+use kurabe_model::record::Entry;
 use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
-use kurabe_store::Entry;
 
 use crate::build::experiment_report;
 use crate::words;
@@ -401,7 +401,7 @@ pub fn render_comparison(c: &EntryComparison, out: &mut dyn Write) -> io::Result
 mod tests {
     use super::*;
     use crate::testdata::sample_experiment;
-    use kurabe_store::{ResultId, ResultKind, SavedResult};
+    use kurabe_model::record::{ResultId, ResultKind, SavedResult};
 
     fn mem(id: i64, used: f64) -> Entry {
         Entry::Result(SavedResult {

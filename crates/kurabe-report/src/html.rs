@@ -317,7 +317,7 @@ mod tests {
     use crate::testdata::sample_experiment;
     use kurabe_testkit::html::balanced;
 
-    fn render(e: &kurabe_store::Experiment) -> String {
+    fn render(e: &kurabe_model::record::Experiment) -> String {
         let mut out = Vec::new();
         Html.render(&experiment_report(e), &mut out).unwrap();
         String::from_utf8(out).unwrap()

@@ -198,7 +198,7 @@ mod tests {
     fn empty_experiment_renders_everywhere() {
         let mut e = sample_experiment();
         e.runs.clear();
-        e.status = kurabe_store::ExperimentStatus::Running;
+        e.status = kurabe_model::record::ExperimentStatus::Running;
         e.finished_at = None;
         let report = experiment_report(&e);
         assert!(report.workloads.is_empty());

@@ -153,7 +153,7 @@ mod tests {
     use crate::experiment_report;
     use crate::testdata::{mixed_verdicts_experiment, sample_experiment};
 
-    fn render(e: &kurabe_store::Experiment) -> String {
+    fn render(e: &kurabe_model::record::Experiment) -> String {
         let mut out = Vec::new();
         Markdown.render(&experiment_report(e), &mut out).unwrap();
         String::from_utf8(out).unwrap()

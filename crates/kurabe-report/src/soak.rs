@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 use kurabe_model::experiment::{ExperimentReport, SoakPoint, SoakSeries, WorkloadReport};
+use kurabe_model::record::StoredRun;
 use kurabe_model::stats::Unit;
-use kurabe_store::StoredRun;
 use serde_json::Value;
 
 use crate::svg::{colour, esc, scale, tick_label, truncate};
@@ -316,7 +316,7 @@ fn chart(series: &[SoakSeries], colour_of: &dyn Fn(&str) -> usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kurabe_store::{MetricValue, RunRecord, RunStatus};
+    use kurabe_model::record::{MetricValue, RunRecord, RunStatus};
     use serde_json::json;
 
     fn stored(variant: &str, round: u32, soak: Value) -> StoredRun {

@@ -147,7 +147,7 @@ mod tests {
     use crate::experiment_report;
     use crate::testdata::{mixed_verdicts_experiment, sample_experiment};
 
-    fn render_of(e: &kurabe_store::Experiment, color: bool) -> String {
+    fn render_of(e: &kurabe_model::record::Experiment, color: bool) -> String {
         let mut out = Vec::new();
         Terminal { color }
             .render(&experiment_report(e), &mut out)

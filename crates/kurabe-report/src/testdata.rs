@@ -2,7 +2,7 @@
 //! ruby example (three rounds of two variants plus one failed run), and one
 //! with every verdict shape and user strings that need escaping.
 
-use kurabe_store::{
+use kurabe_model::record::{
     Experiment, ExperimentId, ExperimentStatus, HostFacts, MetricValue, RunRecord, RunStatus,
     StoredRun,
 };

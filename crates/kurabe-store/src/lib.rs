@@ -16,11 +16,9 @@
 
 mod db;
 mod error;
-mod host;
 pub mod pg;
 mod schema;
 mod time;
-mod types;
 mod writer;
 
 use std::cell::RefCell;
@@ -34,14 +32,14 @@ use rusqlite::Connection;
 use db::{Conn, P};
 
 pub use error::StoreError;
-pub use host::HostFacts;
-pub use time::rfc3339;
-pub use types::{
-    Entry, EntryId, Experiment, ExperimentId, ExperimentStatus, Export, ListEntry, MetricValue,
-    NewExperiment, ResultId, ResultKind, RunRecord, RunStatus, SavedResult, StoredRun,
-    EXPORT_FORMAT, EXPORT_VERSION,
+// The records live in the model (plain data, no I/O); re-exported so the
+// store's callers can name what they pass in and get back from one place.
+pub use kurabe_model::record::{
+    Entry, EntryId, Experiment, ExperimentId, ExperimentStatus, Export, HostFacts, ListEntry,
+    MetricValue, NewExperiment, ResultId, ResultKind, RunRecord, RunStatus, SavedResult, StoredRun,
+    Writer, EXPORT_FORMAT, EXPORT_VERSION,
 };
-pub use writer::Writer;
+pub use time::rfc3339;
 
 /// How long a writer waits for another one to finish before giving up.
 /// Runs are committed seconds apart and each commit takes milliseconds, so
@@ -160,7 +158,7 @@ impl Store {
         Ok(Store {
             conn: RefCell::new(conn),
             path: shown,
-            here: Writer::current(),
+            here: writer::current(),
         })
     }
 
@@ -519,7 +517,7 @@ impl Store {
     fn status_of(&self, stored: &str, writer: Option<&Writer>) -> ExperimentStatus {
         let status = ExperimentStatus::parse(stored);
         match writer {
-            Some(w) if status == ExperimentStatus::Running && w.is_gone(&self.here) => {
+            Some(w) if status == ExperimentStatus::Running && writer::is_gone(w, &self.here) => {
                 ExperimentStatus::Crashed
             }
             _ => status,

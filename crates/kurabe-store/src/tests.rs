@@ -681,7 +681,7 @@ fn assert_consistent_after_crash(
         "a killed writer's experiment must read as crashed, never complete"
     );
     let w = e.writer.as_ref().expect("the writer is recorded");
-    assert_eq!(w.hostname, Writer::current().hostname);
+    assert_eq!(w.hostname, writer::current().hostname);
     assert_ne!(w.pid, std::process::id());
     assert!(store
         .list()
@@ -763,7 +763,7 @@ fn export_output_matches_the_committed_schema() {
             .save_result(
                 ResultKind::Watch,
                 "chromium",
-                &HostFacts::current(),
+                &host(),
                 &serde_json::json!({ "cpu": [1, 2] }),
             )
             .unwrap();

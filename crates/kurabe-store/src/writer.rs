@@ -8,53 +8,38 @@
 //! field 22), which together name one process for good. Only a writer on
 //! this same host can be checked; one on another host is never called gone.
 
-use serde::{Deserialize, Serialize};
+pub use kurabe_model::record::Writer;
 
-/// The process that writes an experiment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub struct Writer {
-    /// Host name of the machine the writer ran on.
-    pub hostname: String,
-    /// Its process id there.
-    pub pid: u32,
-    /// `BOOT_ID:START_TICKS`, naming the process beyond pid reuse; empty
-    /// when /proc could not be read.
-    pub process_start: String,
+/// This process on this machine.
+pub(crate) fn current() -> Writer {
+    let pid = std::process::id();
+    Writer {
+        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|s| s.trim().to_owned())
+            .unwrap_or_default(),
+        pid,
+        process_start: process_start(pid).unwrap_or_default(),
+    }
 }
 
-impl Writer {
-    /// This process on this machine.
-    pub fn current() -> Writer {
-        let pid = std::process::id();
-        Writer {
-            hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
-                .map(|s| s.trim().to_owned())
-                .unwrap_or_default(),
-            pid,
-            process_start: process_start(pid).unwrap_or_default(),
-        }
+/// True when `writer` ran on `here`'s host and is no longer running there
+/// (its pid is free, or now belongs to another process).
+pub(crate) fn is_gone(writer: &Writer, here: &Writer) -> bool {
+    if writer.hostname != here.hostname || writer.hostname.is_empty() {
+        return false;
     }
-
-    /// True when this writer ran on `here`'s host and is no longer running
-    /// there (its pid is free, or now belongs to another process).
-    pub fn is_gone(&self, here: &Writer) -> bool {
-        if self.hostname != here.hostname || self.hostname.is_empty() {
-            return false;
-        }
-        if self.pid == here.pid && self.process_start == here.process_start {
-            return false;
-        }
-        let boot = |s: &str| s.split(':').next().unwrap_or("").to_owned();
-        if !self.process_start.is_empty() && boot(&self.process_start) != boot(&here.process_start)
-        {
-            // Written during another boot of this machine: long gone.
-            return true;
-        }
-        match process_start(self.pid) {
-            None => true,
-            Some(now) => !self.process_start.is_empty() && now != self.process_start,
-        }
+    if writer.pid == here.pid && writer.process_start == here.process_start {
+        return false;
+    }
+    let boot = |s: &str| s.split(':').next().unwrap_or("").to_owned();
+    if !writer.process_start.is_empty() && boot(&writer.process_start) != boot(&here.process_start)
+    {
+        // Written during another boot of this machine: long gone.
+        return true;
+    }
+    match process_start(writer.pid) {
+        None => true,
+        Some(now) => !writer.process_start.is_empty() && now != writer.process_start,
     }
 }
 
@@ -75,8 +60,8 @@ mod tests {
 
     #[test]
     fn live_dead_and_foreign_writers() {
-        let here = Writer::current();
-        assert!(!here.is_gone(&here));
+        let here = current();
+        assert!(!is_gone(&here, &here));
         assert!(here.process_start.contains(':'), "{}", here.process_start);
         // A child that has exited and been reaped: its pid is free (or,
         // rarely, reused by a process with another start time).
@@ -89,19 +74,19 @@ mod tests {
             process_start: live_start.unwrap_or_else(|| here.process_start.clone()),
             ..here.clone()
         };
-        assert!(dead.is_gone(&here));
+        assert!(is_gone(&dead, &here));
         // Another host is never judged from here.
         let foreign = Writer {
             hostname: format!("{}-elsewhere", here.hostname),
             ..dead.clone()
         };
-        assert!(!foreign.is_gone(&here));
+        assert!(!is_gone(&foreign, &here));
         // Our parent (cargo's test harness) is alive.
         let parent = Writer {
             pid: std::os::unix::process::parent_id(),
             process_start: process_start(std::os::unix::process::parent_id()).unwrap(),
             ..here.clone()
         };
-        assert!(!parent.is_gone(&here));
+        assert!(!is_gone(&parent, &here));
     }
 }

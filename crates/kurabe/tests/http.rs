@@ -35,13 +35,46 @@ fn http(args: &[&str]) -> Out {
 /// Run with `--format json`, check the output against the committed schema and
 /// deserialize it into the typed model.
 fn http_json(args: &[&str]) -> HttpReport {
+    http_json_exit(args, 0).0
+}
+
+/// As [`http_json`] for a run that must exit with `code`; also returns stderr.
+fn http_json_exit(args: &[&str], code: i32) -> (HttpReport, String) {
     let mut full = vec!["--format", "json"];
     full.extend_from_slice(args);
     let out = http(&full);
-    assert_eq!(out.code, Some(0), "stderr: {}", out.stderr);
+    assert_eq!(out.code, Some(code), "stderr: {}", out.stderr);
     let value: Value = serde_json::from_str(&out.stdout).expect("JSON on stdout");
     kurabe_testkit::schema::assert_valid("http-report.schema.json", &value);
-    serde_json::from_value(value).expect("JSON matches the model")
+    let report = serde_json::from_value(value).expect("JSON matches the model");
+    (report, out.stderr)
+}
+
+/// A run in which no request succeeds: exit 1, and the one error bucket it
+/// reports (kind, first error, count) matches the failure counts.
+fn http_failed(args: &[&str], kind: &str) -> (HttpReport, String) {
+    let (r, stderr) = http_json_exit(args, 1);
+    assert_eq!(r.complete_requests, 0);
+    assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+    assert_eq!(r.errors[0].kind, kind);
+    assert_eq!(r.errors[0].count, r.failed_requests);
+    assert!(
+        stderr.contains(&format!(
+            "kurabe: no request succeeded: {kind}: {}",
+            r.errors[0].first_error
+        )),
+        "{stderr}"
+    );
+    (r, stderr)
+}
+
+/// A port on 127.0.0.1 where nothing listens: bound to port 0, then released.
+fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[test]
@@ -483,16 +516,63 @@ fn custom_headers_cookies_auth_and_body_arrive_at_the_server() {
 }
 
 #[test]
-fn refused_connections_are_connect_failures_and_the_run_goes_on() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let r = http_json(&["-n", "5", &format!("http://127.0.0.1:{port}/")]);
-    assert_eq!(r.complete_requests, 0);
+fn refused_connections_are_connect_failures_the_run_goes_on_and_exits_1() {
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let (r, _) = http_failed(&["-n", "5", &url], "connect");
     assert_eq!(r.failures.connect, 5);
     assert_eq!(r.failed_requests, 5);
+    assert_eq!(r.errors[0].first_error, "Connection refused (os error 111)");
+    // The text report names the error and its share.
+    let out = http(&["-n", "20", &url]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    assert!(
+        out.stdout.contains(
+            "Errors:                 connect: Connection refused (os error 111) — 20 of 20\n"
+        ),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn https_to_a_plain_http_port_names_the_tls_error() {
+    let server = ServeChild::start(&[]);
+    let url = server.url.replacen("http://", "https://", 1);
+    let (r, _) = http_failed(&["-n", "3", &url], "connect");
+    assert_eq!(r.failures.connect, 3);
+    let first = &r.errors[0].first_error;
+    assert!(first.starts_with("TLS handshake: "), "{first}");
+    assert!(first.contains("plain http:// port"), "{first}");
+}
+
+#[test]
+fn max_error_rate_fails_the_run_above_the_fraction_only() {
+    // Every other connection is refused by an immediate close: half the requests fail.
+    let n = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let server = TestServer::start(move |mut s| {
+        if read_request(&mut s).is_some() && n.fetch_add(1, Ordering::SeqCst) % 2 == 0 {
+            let _ =
+                s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        }
+    });
+    let url = server.url();
+    let r = http_json(&["-n", "10", &url]);
+    assert_eq!((r.complete_requests, r.failed_requests), (5, 5));
+    assert_eq!(r.errors[0].kind, "receive");
+    http_json(&["-n", "10", "--max-error-rate", "0.5", &url]);
+    let (_, stderr) = http_json_exit(&["-n", "10", "--max-error-rate", "0.2", &url], 1);
+    assert!(
+        stderr
+            .contains("50.00 % of the requests failed, more than --max-error-rate 0.2: receive: "),
+        "{stderr}"
+    );
+    let out = http(&["--max-error-rate", "2", &url]);
+    assert_eq!(out.code, Some(2));
+    assert!(
+        out.stderr.contains("--max-error-rate 2: give a fraction"),
+        "{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -513,7 +593,7 @@ fn abort_on_error_stops_at_the_first_failure_and_exits_1() {
         r.failures
     );
     // -r is accepted and changes nothing: failures are counted, the run goes on.
-    let r = http_json(&["-r", "-n", "20", &url]);
+    let (r, _) = http_failed(&["-r", "-n", "20", &url], "connect");
     assert_eq!(r.failures.connect, 20);
 }
 
@@ -539,9 +619,12 @@ fn reset_mid_body_is_a_receive_failure() {
             }
         }
     });
-    let r = http_json(&["-n", "3", &server.url()]);
+    let (r, _) = http_failed(&["-n", "3", &server.url()], "receive");
     assert_eq!(r.failures.receive, 3, "{:?}", r.failures);
-    assert_eq!(r.complete_requests, 0);
+    assert_eq!(
+        r.errors[0].first_error,
+        "Connection reset by peer (os error 104)"
+    );
 }
 
 #[test]
@@ -554,9 +637,11 @@ fn short_body_against_content_length_is_a_length_failure() {
             drain_until_closed(&mut s);
         }
     });
-    let r = http_json(&["-n", "3", &server.url()]);
+    let (r, _) = http_failed(&["-n", "3", &server.url()], "length");
     assert_eq!(r.failures.length, 3, "{:?}", r.failures);
-    assert_eq!(r.complete_requests, 0);
+    assert!(r.errors[0]
+        .first_error
+        .contains("before the end of the body"));
 }
 
 #[test]
@@ -568,8 +653,9 @@ fn garbage_status_line_is_an_exception() {
             drain_until_closed(&mut s);
         }
     });
-    let r = http_json(&["-n", "3", &server.url()]);
+    let (r, _) = http_failed(&["-n", "3", &server.url()], "exceptions");
     assert_eq!(r.failures.exceptions, 3, "{:?}", r.failures);
+    assert!(r.errors[0].first_error.contains("not valid HTTP/1.x"));
 }
 
 #[test]
@@ -580,8 +666,12 @@ fn a_server_that_never_answers_times_out() {
         }
     });
     let start = Instant::now();
-    let r = http_json(&["-n", "2", "-c", "2", "-s", "1", &server.url()]);
+    let (r, _) = http_failed(&["-n", "2", "-c", "2", "-s", "1", &server.url()], "timeout");
     assert_eq!(r.failures.timeout, 2, "{:?}", r.failures);
+    assert_eq!(
+        r.errors[0].first_error,
+        "no complete response within 1s (-s)"
+    );
     assert!(start.elapsed() < Duration::from_secs(10));
 }
 

@@ -359,6 +359,96 @@ idle = { settle = "10ms" }
     assert!(tail.contains("config error: no such file"), "{tail}");
 }
 
+#[test]
+fn a_target_command_that_does_not_exist_fails_the_experiment_naming_the_pair() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "missing target"
+repeat = 2
+[target]
+command = "kurabe-no-such-program --port {port}"
+ready = { tcp = "{port}" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+idle = { settle = "10ms" }
+"#,
+    );
+    let out = run_plan(dir.path(), &plan, &["-q"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "kurabe: experiment failed: every run of a / w failed (2 of 2); the last one said:\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("    /bin/sh: 1: kurabe-no-such-program: not found"),
+        "{err}"
+    );
+    assert_eq!(err.matches("experiment failed").count(), 1, "{err}");
+    let exp = only_experiment(dir.path());
+    assert_eq!(exp.status, ExperimentStatus::Failed);
+    assert_eq!(exp.runs.len(), 2, "on_failure = continue runs them all");
+}
+
+#[test]
+fn a_command_workload_that_always_fails_fails_the_experiment_and_partial_failures_do_not() {
+    // Variant b's env makes the command fail; a's succeeds every time.
+    let plan = |fail_a: &str| {
+        format!(
+            r#"
+name = "failing command"
+repeat = 2
+[[variant]]
+name = "a"
+env = {{ FAIL = "{fail_a}" }}
+[[variant]]
+name = "b"
+env = {{ FAIL = "1" }}
+[[workload]]
+name = "maybe"
+command = {{ command = "echo 'boom: bad input' >&2; test \"$FAIL\" != 1", runs = 1 }}
+"#
+        )
+    };
+    let (dir, path) = plan_file(&plan("0"));
+    let out = run_plan(dir.path(), &path, &["-q"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("every run of b / maybe failed (2 of 2)"),
+        "{err}"
+    );
+    assert!(err.contains("boom: bad input"), "{err}");
+    assert!(!err.contains("every run of a /"), "{err}");
+    assert_eq!(only_experiment(dir.path()).status, ExperimentStatus::Failed);
+
+    // One failure among successes stays a run failure under on_failure = "continue".
+    let (dir, path) = plan_file(
+        r#"
+name = "fails once"
+repeat = 2
+[[variant]]
+name = "a"
+[[workload]]
+name = "once"
+command = { command = "if [ -e once ]; then true; else touch once; exit 1; fi", runs = 1 }
+"#,
+    );
+    let out = run_plan(dir.path(), &path, &["-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let exp = only_experiment(dir.path());
+    assert_eq!(exp.status, ExperimentStatus::Complete);
+    let failed = exp
+        .runs
+        .iter()
+        .filter(|r| r.run.status == RunStatus::Failed);
+    assert_eq!(failed.count(), 1);
+}
+
 /// cgroup mount points of this machine for v1 `cpu` and v2.
 fn cgroup_cpu_quota(self_cgroup: &str) -> Option<String> {
     for line in self_cgroup.lines() {

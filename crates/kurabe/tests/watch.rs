@@ -556,9 +556,10 @@ fn ctrl_c_kills_the_tree_and_removes_the_cgroup() {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(kpid as libc::pid_t, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "as shells report Ctrl-C: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     let r = parse_report(&out.stdout);
@@ -590,8 +591,9 @@ fn memory_limit_and_cpuset_apply_to_the_command() {
         ])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
+    assert_eq!(
+        out.status.code(),
+        Some(128 + libc::SIGKILL),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -647,4 +649,32 @@ fn bad_input_exits_2_with_one_line() {
             assert_eq!(err.trim().lines().count(), 1, "{args:?}: one line: {err}");
         }
     }
+}
+
+/// `kurabe watch -q-ish ARGS -- CMD…`: the exit code and the typed report.
+fn watch_exit(flags: &[&str], cmd: &[&str]) -> (Option<i32>, WatchReport) {
+    let out = kurabe()
+        .args(["watch", "--format", "json", "--no-cgroup"])
+        .args(flags)
+        .arg("--")
+        .args(cmd)
+        .output()
+        .unwrap();
+    (out.status.code(), parse_report(&out.stdout))
+}
+
+#[test]
+fn the_commands_exit_status_is_passed_on() {
+    let (code, r) = watch_exit(&[], &["sh", "-c", "exit 3"]);
+    assert_eq!(code, Some(3));
+    assert_eq!(r.exit.and_then(|e| e.code), Some(3));
+    assert_eq!(watch_exit(&[], &["true"]).0, Some(0));
+    // Killed by a signal: 128 + the signal, as shells say it.
+    let (code, r) = watch_exit(&[], &["sh", "-c", "kill -TERM $$"]);
+    assert_eq!(code, Some(128 + libc::SIGTERM));
+    assert_eq!(r.exit.and_then(|e| e.signal), Some(libc::SIGTERM));
+    // Ended by kurabe at --duration: the watch did what was asked.
+    let (code, r) = watch_exit(&["--duration", "0.3"], &["sleep", "30"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(r.ended, WatchEnd::Duration);
 }

@@ -26,6 +26,16 @@ pub(crate) enum FrameError {
     Chunk,
 }
 
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FrameError::Head => "the status line or headers are not valid HTTP/1.x",
+            FrameError::Length => "the Content-Length header is not one number",
+            FrameError::Chunk => "a chunk-size line or chunk terminator is malformed",
+        })
+    }
+}
+
 /// One complete response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Response {

@@ -519,6 +519,7 @@ fn build_report(
         complete_requests: 0,
         failed_requests: 0,
         failures: Default::default(),
+        errors: Vec::new(),
         non_2xx_responses: 0,
         status_codes: Default::default(),
         in_flight_at_end: 0,
@@ -547,6 +548,7 @@ pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>
     report.complete_requests = stats.completed;
     report.failed_requests = stats.failures.total();
     report.failures = stats.failures;
+    report.errors = stats.error_buckets();
     report.non_2xx_responses = stats.non_2xx;
     report.status_codes = stats.status_codes();
     report.in_flight_at_end = stats.in_flight_at_end;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 use kurabe_model::http::{
-    ConnectionTimes, Failures, LatencySummary, PercentileValue, PhaseTimes, RateInfo,
+    ConnectionTimes, ErrorBucket, Failures, LatencySummary, PercentileValue, PhaseTimes, RateInfo,
 };
 
 /// Highest latency the histograms track exactly (1 hour in µs); larger values saturate.
@@ -32,6 +32,30 @@ pub(crate) enum FailKind {
     Timeout,
 }
 
+impl FailKind {
+    /// The [`Failures`] field this kind counts in.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            FailKind::Connect => "connect",
+            FailKind::Receive => "receive",
+            FailKind::Length => "length",
+            FailKind::Exception => "exceptions",
+            FailKind::Timeout => "timeout",
+        }
+    }
+
+    /// What to say when a failure site had nothing more specific.
+    pub(crate) fn fallback_text(self) -> &'static str {
+        match self {
+            FailKind::Connect => "could not connect",
+            FailKind::Receive => "the connection broke before a complete response",
+            FailKind::Length => "the body length differed from the first response's",
+            FailKind::Exception => "the response could not be parsed",
+            FailKind::Timeout => "no complete response within the timeout (-s)",
+        }
+    }
+}
+
 /// What one worker thread, one run or (merged) several hosts measured: HDR
 /// histograms with fixed bounds and counters. Merging two is exact: histogram
 /// counts and counters add, nothing is averaged.
@@ -51,6 +75,8 @@ pub struct Stats {
     pub completed: u64,
     /// Failed requests by kind.
     pub failures: Failures,
+    /// The first error text of each failure kind that occurred, by kind name.
+    pub first_errors: BTreeMap<String, String>,
     /// Completed responses whose status was not 2xx.
     pub non_2xx: u64,
     /// Counts by status code 0..=999 (index = code).
@@ -88,6 +114,7 @@ impl Stats {
             uncorrected: histogram(),
             completed: 0,
             failures: Failures::default(),
+            first_errors: BTreeMap::new(),
             non_2xx: 0,
             status: Box::new([0; 1000]),
             transfer_bytes: 0,
@@ -116,6 +143,42 @@ impl Stats {
         }
     }
 
+    /// Whether a failure of `kind` still lacks its first error text.
+    pub(crate) fn wants_error(&self, kind: FailKind) -> bool {
+        !self.first_errors.contains_key(kind.name())
+    }
+
+    /// Keep `text` as the first error of `kind` unless one is already kept.
+    pub(crate) fn note_error(&mut self, kind: FailKind, text: String) {
+        self.first_errors
+            .entry(kind.name().to_owned())
+            .or_insert(text);
+    }
+
+    /// One bucket per failure kind with a count, in [`Failures`] field order.
+    pub fn error_buckets(&self) -> Vec<ErrorBucket> {
+        let f = &self.failures;
+        [
+            ("connect", f.connect),
+            ("receive", f.receive),
+            ("length", f.length),
+            ("exceptions", f.exceptions),
+            ("timeout", f.timeout),
+        ]
+        .into_iter()
+        .filter(|&(_, count)| count > 0)
+        .map(|(kind, count)| ErrorBucket {
+            kind: kind.to_owned(),
+            first_error: self
+                .first_errors
+                .get(kind)
+                .cloned()
+                .unwrap_or_else(|| "(no error text recorded)".to_owned()),
+            count,
+        })
+        .collect()
+    }
+
     /// Add `o` into `self`: histogram counts and every counter add up.
     pub fn merge(&mut self, o: &Stats) {
         // Same bounds on both sides: adding cannot fail.
@@ -131,6 +194,11 @@ impl Stats {
         f.length += g.length;
         f.exceptions += g.exceptions;
         f.timeout += g.timeout;
+        for (kind, text) in &o.first_errors {
+            self.first_errors
+                .entry(kind.clone())
+                .or_insert_with(|| text.clone());
+        }
         self.non_2xx += o.non_2xx;
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
             *a += b;

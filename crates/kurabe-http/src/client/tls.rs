@@ -143,12 +143,22 @@ impl TlsSession {
             let state = self
                 .conn
                 .process_new_packets()
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, explain(e)))?;
             self.flush_tls(fd)?;
             if got == 0 && state.plaintext_bytes_to_read() == 0 {
                 return Ok(0);
             }
         }
+    }
+}
+
+/// A rustls error as a sentence, with the likely cause when it is a common mistake.
+fn explain(e: rustls::Error) -> String {
+    match e {
+        rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
+            format!("{e} (the server answered without TLS: is it a plain http:// port?)")
+        }
+        e => e.to_string(),
     }
 }
 

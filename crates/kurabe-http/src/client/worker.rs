@@ -15,6 +15,7 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
@@ -191,6 +192,8 @@ pub(crate) struct Worker<'a> {
     now: u64,
     want_server: bool,
     published: (u64, u64),
+    /// Why the connection about to be closed failed; taken by [`Worker::fail`].
+    why: Option<String>,
     /// Wakes the loop every `tick_ns` to check the stop flag, deadlines and progress.
     ticker: sys::Ticker,
     tick_ns: u64,
@@ -245,6 +248,7 @@ impl<'a> Worker<'a> {
             now: sys::now_ns(),
             want_server: true,
             published: (0, 0),
+            why: None,
             ticker,
             tick_ns,
         })
@@ -561,7 +565,10 @@ impl<'a> Worker<'a> {
         c.served = 0;
         match res {
             Ok(()) => c.state = State::Connecting,
-            Err(_) => self.close(ci, End::Fail(FailKind::Connect)),
+            Err(e) => {
+                self.explain(FailKind::Connect, || e.to_string());
+                self.close(ci, End::Fail(FailKind::Connect));
+            }
         }
     }
 
@@ -598,12 +605,12 @@ impl<'a> Worker<'a> {
             State::Closed => {}
             State::Connecting => {
                 let err = flags & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
-                let so_error = c
-                    .sock
-                    .as_ref()
-                    .map(|s| s.take_error().ok().flatten().is_some())
-                    .unwrap_or(true);
-                if err || so_error {
+                let so_error = c.sock.as_ref().and_then(|s| s.take_error().ok().flatten());
+                if err || so_error.is_some() {
+                    self.explain(FailKind::Connect, || match so_error {
+                        Some(e) => e.to_string(),
+                        None => "the connection failed".to_owned(),
+                    });
                     self.close(ci, End::Fail(FailKind::Connect));
                     return;
                 }
@@ -640,9 +647,12 @@ impl<'a> Worker<'a> {
                         self.flush(ci);
                     } else if let Some(t) = &mut self.conns[ci].tls {
                         // Handshake or buffered ciphertext waiting for room in the socket.
-                        if t.wants_write() && t.flush_tls(fd).is_err() {
-                            self.close(ci, End::Fail(FailKind::Exception));
-                            return;
+                        if t.wants_write() {
+                            if let Err(e) = t.flush_tls(fd) {
+                                self.explain(FailKind::Exception, || format!("TLS send: {e}"));
+                                self.close(ci, End::Fail(FailKind::Exception));
+                                return;
+                            }
                         }
                     }
                 }
@@ -699,12 +709,13 @@ impl<'a> Worker<'a> {
                 Ok(n) => c.w_off += n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => {
+                Err(e) => {
                     let end = if c.served > 0 && c.framer.between_responses() {
                         End::Retry
                     } else {
                         End::Fail(FailKind::Exception)
                     };
+                    self.explain(FailKind::Exception, || format!("send: {e}"));
                     self.close(ci, end);
                     return;
                 }
@@ -743,6 +754,9 @@ impl<'a> Worker<'a> {
             }
             if c.len == c.buf.len() {
                 if c.buf.len() >= MAX_HEAD {
+                    self.explain(FailKind::Exception, || {
+                        format!("response head over {} KiB", MAX_HEAD / 1024)
+                    });
                     self.close(ci, End::Fail(FailKind::Exception));
                     return;
                 }
@@ -776,14 +790,16 @@ impl<'a> Worker<'a> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => {
+                Err(e) => {
                     let c = &self.conns[ci];
                     let end = if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
                         // TLS handshake failed (e.g. untrusted certificate): part of connecting.
+                        self.explain(FailKind::Connect, || format!("TLS handshake: {e}"));
                         End::Fail(FailKind::Connect)
                     } else if c.served > 0 && c.framer.between_responses() && c.len == 0 {
                         End::Retry
                     } else {
+                        self.explain(FailKind::Receive, || e.to_string());
                         End::Fail(FailKind::Receive)
                     };
                     self.close(ci, end);
@@ -795,11 +811,28 @@ impl<'a> Worker<'a> {
 
     fn on_eof(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
+        let handshaking = c.tls.as_ref().is_some_and(|t| t.handshaking());
         match c.framer.eof(c.len) {
             Eof::Clean if c.ring.is_empty() => self.close(ci, End::Done),
             Eof::Clean if c.served > 0 => self.close(ci, End::Retry),
-            Eof::Clean | Eof::TruncatedHead => self.close(ci, End::Fail(FailKind::Receive)),
-            Eof::TruncatedBody => self.close(ci, End::Fail(FailKind::Length)),
+            Eof::Clean | Eof::TruncatedHead if handshaking => {
+                self.explain(FailKind::Connect, || {
+                    "TLS handshake: the server closed the connection".to_owned()
+                });
+                self.close(ci, End::Fail(FailKind::Connect));
+            }
+            Eof::Clean | Eof::TruncatedHead => {
+                self.explain(FailKind::Receive, || {
+                    "the server closed the connection before a complete response head".to_owned()
+                });
+                self.close(ci, End::Fail(FailKind::Receive));
+            }
+            Eof::TruncatedBody => {
+                self.explain(FailKind::Length, || {
+                    "the server closed the connection before the end of the body".to_owned()
+                });
+                self.close(ci, End::Fail(FailKind::Length));
+            }
             Eof::Complete(resp) => {
                 self.complete(ci, resp);
                 self.close(ci, End::Done);
@@ -823,7 +856,8 @@ impl<'a> Worker<'a> {
                 return;
             }
             match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
-                Err(_) => {
+                Err(e) => {
+                    self.explain(FailKind::Exception, || e.to_string());
                     self.close(ci, End::Fail(FailKind::Exception));
                     return;
                 }
@@ -896,6 +930,12 @@ impl<'a> Worker<'a> {
                 Err(v) => v,
             };
             if doc != resp.body_bytes {
+                self.explain(FailKind::Length, || {
+                    format!(
+                        "a body of {} bytes where the first response had {doc} (-l accepts varying lengths)",
+                        resp.body_bytes
+                    )
+                });
                 self.fail(FailKind::Length, 1);
                 return;
             }
@@ -949,11 +989,24 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Say why the failure about to be counted as `kind` happened; `text` is
+    /// only formatted while that kind has no first error yet.
+    fn explain(&mut self, kind: FailKind, text: impl FnOnce() -> String) {
+        if self.stats.wants_error(kind) && !self.draining {
+            self.why = Some(text());
+        }
+    }
+
     fn fail(&mut self, kind: FailKind, n: u64) {
+        let why = self.why.take();
         if n == 0 || self.draining {
             return;
         }
         self.stats.fail(kind, n);
+        if self.stats.wants_error(kind) {
+            self.stats
+                .note_error(kind, why.unwrap_or_else(|| kind.fallback_text().to_owned()));
+        }
         if self.sh.abort_on_error {
             self.sh.aborted.store(true, Ordering::Relaxed);
         }
@@ -971,6 +1024,12 @@ impl<'a> Worker<'a> {
         c.first_byte = 0;
         c.deadline = 0;
         c.free = false;
+        if matches!(end, End::Retry) && c.served == 0 {
+            self.explain(FailKind::Receive, || {
+                "the server closed a new connection without answering".to_owned()
+            });
+        }
+        let c = &mut self.conns[ci];
         match end {
             End::Fail(kind) => {
                 let n = c.ring.iter().filter(|s| s.measured).count() as u64;
@@ -992,6 +1051,7 @@ impl<'a> Worker<'a> {
                 self.stats.reconnects += 1;
             }
         }
+        self.why = None;
         if !self.draining {
             self.restart.push(ci as u32);
         }
@@ -1008,6 +1068,13 @@ impl<'a> Worker<'a> {
                 } else {
                     FailKind::Timeout
                 };
+                let timeout = Duration::from_nanos(self.sh.timeout_ns);
+                self.explain(kind, || match kind {
+                    FailKind::Connect => {
+                        format!("no answer to the connect within {timeout:?} (-s)")
+                    }
+                    _ => format!("no complete response within {timeout:?} (-s)"),
+                });
                 self.close(ci, End::Fail(kind));
             }
         }

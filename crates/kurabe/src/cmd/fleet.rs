@@ -112,15 +112,15 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     }
     write_outputs(resolved, &outcome.report, &rendered)?;
     args.save.save_if_asked(
-        kurabe_store::ResultKind::Http,
+        kurabe_model::record::ResultKind::Http,
         &plan.experiment,
         &outcome.report,
     )?;
-    Ok(if interrupt.load(Ordering::Relaxed) {
-        ExitCode::from(130)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(super::http::exit_code(
+        &outcome.report,
+        resolved.max_error_rate,
+        interrupt.load(Ordering::Relaxed),
+    ))
 }
 
 fn log_event(e: &CoordEvent, show: bool) {

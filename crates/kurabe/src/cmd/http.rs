@@ -26,7 +26,9 @@ Differences from ab: keep-alive uses HTTP/1.1; -t without -n runs for the whole 
 (ab silently stops at 50000 requests); failed requests are counted and the run goes on \
 (ab's -r is the default, --abort-on-error restores ab's behaviour); latencies have \
 microsecond resolution. Ctrl-C stops the run and prints the partial report, marked \
-interrupted (exit status 130); --abort-on-error stopping at a failure exits 1.")]
+interrupted (exit status 130); --abort-on-error stopping at a failure exits 1. \
+Exit status 1 also when no request got a complete response, or when the failed fraction \
+exceeds --max-error-rate; the report says why requests failed (first error of each kind).")]
 pub struct Args {
     /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
     pub url: String,
@@ -111,6 +113,9 @@ pub struct Args {
     /// Stop at the first failed request, as ab does without -r.
     #[arg(long)]
     pub abort_on_error: bool,
+    /// Exit 1 when more than this fraction of the requests failed (0 to 1, e.g. 0.01) [default: report only; exit 1 only when none succeeded].
+    #[arg(long, value_name = "FRACTION")]
+    pub max_error_rate: Option<f64>,
     /// Do not measure the server. By default, for a loopback URL, kurabe finds the local process listening on the port and reports its CPU ms/request, CPU % and Σ PSS (whole process tree) next to the client's numbers.
     #[arg(long, conflicts_with = "server_pid")]
     pub no_server_metrics: bool,
@@ -158,6 +163,8 @@ pub struct Resolved {
     pub verbosity: u8,
     /// The server process to measure.
     pub server: ServerChoice,
+    /// `--max-error-rate`: the failed fraction above which the run fails.
+    pub max_error_rate: Option<f64>,
 }
 
 /// Resolve and validate the command line; `ncpus` is the machine's CPU count.
@@ -191,6 +198,11 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
     }
     if args.timeout.is_zero() {
         bail!("-s 0: the request timeout must be positive");
+    }
+    if let Some(f) = args.max_error_rate {
+        if !(0.0..=1.0).contains(&f) {
+            bail!("--max-error-rate {f}: give a fraction from 0 to 1, e.g. 0.01 for 1 %");
+        }
     }
     let body = read_body(args.post_file.as_deref(), args.put_file.as_deref())?;
     let method = method(
@@ -234,6 +246,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
         progress: !args.quiet,
         verbosity: args.verbosity,
         server,
+        max_error_rate: args.max_error_rate,
     })
 }
 
@@ -567,15 +580,61 @@ fn describe(load: &LoadConfig) -> String {
     s
 }
 
-/// 130 after Ctrl-C/SIGTERM (as shells report SIGINT), 1 when `--abort-on-error`
-/// stopped the run at a failure, else 0; the (partial) report is written in every case.
-fn exit_code(signalled: bool, cut_short: bool) -> ExitCode {
+/// 130 after Ctrl-C/SIGTERM (as shells report SIGINT); 1 when `--abort-on-error`
+/// stopped the run at a failure, no request succeeded, or the failed fraction
+/// exceeds `--max-error-rate` (saying why on stderr); else 0. The (partial)
+/// report is written in every case.
+pub(crate) fn exit_code(
+    report: &HttpReport,
+    max_error_rate: Option<f64>,
+    signalled: bool,
+) -> ExitCode {
     if signalled {
-        ExitCode::from(130)
-    } else if cut_short {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+        return ExitCode::from(130);
+    }
+    match failed_outcome(report, max_error_rate) {
+        Some(why) => {
+            eprintln!("kurabe: {why}");
+            ExitCode::from(1)
+        }
+        None if report.interrupted => ExitCode::from(1),
+        None => ExitCode::SUCCESS,
+    }
+}
+
+/// Why the run as a whole failed, if it did: nothing succeeded, or too many failed.
+fn failed_outcome(report: &HttpReport, max_error_rate: Option<f64>) -> Option<String> {
+    let errors = || {
+        report
+            .errors
+            .iter()
+            .map(|e| {
+                format!(
+                    "{}: {} — {} of {}",
+                    e.kind,
+                    e.first_error,
+                    e.count,
+                    report.ended_requests()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if report.complete_requests == 0 {
+        return Some(if report.failed_requests == 0 {
+            "no request got a complete response (none ended before the run stopped)".to_owned()
+        } else {
+            format!("no request succeeded: {}", errors())
+        });
+    }
+    let rate = report.error_rate();
+    match max_error_rate {
+        Some(max) if rate > max => Some(format!(
+            "{:.2} % of the requests failed, more than --max-error-rate {max}: {}",
+            rate * 100.0,
+            errors()
+        )),
+        _ => None,
     }
 }
 
@@ -596,13 +655,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let rendered = render(&report, resolved.format)?;
     write_outputs(&resolved, &report, &rendered)?;
     args.save.save_if_asked(
-        kurabe_store::ResultKind::Http,
+        kurabe_model::record::ResultKind::Http,
         &format!("http {}", report.url),
         &report,
     )?;
     Ok(exit_code(
+        &report,
+        resolved.max_error_rate,
         interrupt.load(Ordering::Relaxed),
-        report.interrupted,
     ))
 }
 

@@ -101,7 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     write_output(args.output.as_deref(), &body)?;
     args.save.save_if_asked(
-        kurabe_store::ResultKind::Mem,
+        kurabe_model::record::ResultKind::Mem,
         &format!("mem {} {}", report.host, report.arch),
         &report,
     )?;

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use kurabe_store::Entry;
+use kurabe_model::record::Entry;
 
 use super::http::write_atomically;
 use super::results::{open_existing, parse_id};

@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use kurabe_store::{Entry, EntryId, HostFacts, Location, ResultId, ResultKind, Store};
+use kurabe_model::record::{Entry, EntryId, ResultId, ResultKind};
+use kurabe_probe::host::host_facts;
+use kurabe_store::{Location, Store};
 
 use super::http::write_atomically;
 
@@ -176,29 +178,6 @@ pub fn save_result(
     let path = store_path(store)?;
     let mut store = Store::open(&path)?;
     Ok(store.save_result(kind, label, &host_facts(), record)?)
-}
-
-/// This machine: `uname`, the CPU model from /proc/cpuinfo, logical CPUs,
-/// MemTotal. Missing pieces are left empty rather than failing a save.
-pub(crate) fn host_facts() -> HostFacts {
-    let uname = kurabe_probe::host::host_info();
-    let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name") || l.starts_with("Model"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_owned())
-        })
-        .unwrap_or_default();
-    HostFacts {
-        hostname: uname.hostname,
-        cpu_model,
-        cores: std::thread::available_parallelism().map_or(0, |n| n.get() as u32),
-        memory_bytes: kurabe_probe::MemInfo::read().map_or(0, |m| m.total),
-        kernel: uname.kernel,
-        arch: uname.arch,
-    }
 }
 
 /// Run `kurabe results`.

@@ -5,8 +5,8 @@
 //! `kurabe-lab`, prints progress on stderr and, at the end, the stored
 //! experiment as `kurabe report` renders it (kurabe-report: variant × metric,
 //! ratio to the baseline, 95 % interval, verdict) followed by the `[[check]]`
-//! results. Exit 0; 1 when a check failed or the experiment stopped on a
-//! failed run; 130 on Ctrl-C (finished runs are kept, the experiment is
+//! results. Exit 0; 1 when a check failed, the experiment stopped on a
+//! failed run, or a variant × workload has no successful run; 130 on Ctrl-C (finished runs are kept, the experiment is
 //! marked interrupted); 2 on setup errors.
 
 use std::fmt::Write as _;
@@ -18,8 +18,9 @@ use std::time::Duration;
 use anyhow::Context;
 use kurabe_lab::analysis::CheckResult;
 use kurabe_lab::{Event, Outcome, RunOptions};
+use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_model::stats::Unit;
-use kurabe_store::{Entry, EntryId, ExperimentStatus, RunStatus, Store};
+use kurabe_store::Store;
 
 use super::http::{parse_duration, write_atomically};
 use super::report::{colour_stdout, Format};
@@ -104,6 +105,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(why) = &outcome.stopped_by {
         eprintln!("kurabe: experiment stopped: {why}");
     }
+    for cell in &outcome.failed_cells {
+        eprintln!("{}", failed_cell_message(cell));
+    }
     Ok(match outcome.status {
         ExperimentStatus::Interrupted => ExitCode::from(130),
         ExperimentStatus::Failed => ExitCode::from(1),
@@ -154,6 +158,22 @@ fn progress_line(e: &Event<'_>) -> String {
             )
         }
     }
+}
+
+/// "experiment failed: every run of a / w failed (3 of 3); the last one said:" and its tail, indented.
+fn failed_cell_message(cell: &kurabe_lab::FailedCell) -> String {
+    let mut s = format!(
+        "kurabe: experiment failed: every run of {} / {} failed ({} of {})",
+        cell.variant, cell.workload, cell.runs, cell.runs
+    );
+    if let Some(tail) = &cell.last_error {
+        s.push_str("; the last one said:");
+        for line in tail.lines() {
+            s.push_str("\n    ");
+            s.push_str(line);
+        }
+    }
+    s
 }
 
 fn unit_of(metric: &str) -> Unit {

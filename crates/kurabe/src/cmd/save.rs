@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
-use kurabe_store::ResultKind;
+use kurabe_model::record::ResultKind;
 use serde::Serialize;
 
 /// Flags to keep a result in the store.

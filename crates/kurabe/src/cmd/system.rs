@@ -181,7 +181,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     write_out(a.output.as_deref(), |w| render_report(&report, a.format, w))?;
     if !report.interrupted {
         a.save.save_if_asked(
-            kurabe_store::ResultKind::System,
+            kurabe_model::record::ResultKind::System,
             &format!("system {}", report.host),
             &report,
         )?;
@@ -208,7 +208,7 @@ fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let report = load_unixbench(&a.file)?;
     write_out(a.output.as_deref(), |w| render_report(&report, a.format, w))?;
     a.save.save_if_asked(
-        kurabe_store::ResultKind::Unixbench,
+        kurabe_model::record::ResultKind::Unixbench,
         &format!("unixbench {}", a.file.display()),
         &report,
     )?;

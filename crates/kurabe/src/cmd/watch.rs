@@ -17,7 +17,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use kurabe_model::probe::{CpuSource, LimitsApplied, WatchEnd, WatchReport};
+use kurabe_model::probe::{CpuSource, ExitStatus, LimitsApplied, WatchEnd, WatchReport};
 use kurabe_probe::cgroup::{Limits, RunCgroup};
 use kurabe_probe::launch::{self, Started};
 use kurabe_probe::{procfs, Recorder, SamplerConfig, TreeSampler};
@@ -36,6 +36,9 @@ pub enum Format {
 /// Arguments of `kurabe watch`.
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["pid", "port", "command"])))]
+#[command(after_help = "\
+Exit status with -- CMD: CMD's own (128 + the signal when a signal killed it), as /usr/bin/time \
+passes it on; 130 after Ctrl-C; 0 when --duration ended it. Watching a PID or port: 0.")]
 pub struct Args {
     #[command(flatten)]
     pub save: super::save::SaveArgs,
@@ -286,8 +289,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => format!("watch pid {}", report.pid),
     };
     args.save
-        .save_if_asked(kurabe_store::ResultKind::Watch, &label, &report)?;
-    Ok(ExitCode::SUCCESS)
+        .save_if_asked(kurabe_model::record::ResultKind::Watch, &label, &report)?;
+    Ok(ExitCode::from(exit_status(report.exit, report.ended)))
+}
+
+/// kurabe's exit status after a watch, as `/usr/bin/time` passes a command's on:
+/// the command's own code, 128 + signal when a signal killed it, 130 after
+/// Ctrl-C/SIGTERM; 0 when kurabe ended it at `--duration` or watched a PID.
+fn exit_status(exit: Option<ExitStatus>, ended: WatchEnd) -> u8 {
+    match (ended, exit) {
+        (WatchEnd::Interrupted, Some(_)) => 130,
+        (WatchEnd::Exited, Some(ExitStatus { code: Some(c), .. })) => (c & 0xff) as u8,
+        (
+            WatchEnd::Exited,
+            Some(ExitStatus {
+                signal: Some(s), ..
+            }),
+        ) => (128 + s).clamp(0, 255) as u8,
+        _ => 0,
+    }
 }
 
 /// A positive number of seconds as a Duration.

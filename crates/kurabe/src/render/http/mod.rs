@@ -127,6 +127,7 @@ pub(crate) mod fixture {
                 exceptions: 0,
                 timeout: 4,
             },
+            errors: Vec::new(),
             non_2xx_responses: 5,
             status_codes: BTreeMap::from([("200".into(), 99_985), ("503".into(), 5)]),
             in_flight_at_end: 0,

@@ -173,6 +173,7 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         "Reconciliation:         {} completed + {} failed + {} in flight = {} sent",
         r.complete_requests, r.failed_requests, r.in_flight_at_end, sent
     )?;
+    error_lines(r, out)?;
     if r.warmup_s > 0.0 {
         writeln!(out, "Warm-up (not counted):  {:.3} seconds", r.warmup_s)?;
     }
@@ -187,6 +188,21 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
             mib(s.pss_start_bytes),
             mib(s.pss_end_bytes),
             mib(s.pss_peak_bytes)
+        )?;
+    }
+    Ok(())
+}
+
+/// Why requests failed: one line per failure kind, its first error and its share,
+/// e.g. "connect: Connection refused (os error 111) — 20 of 20".
+fn error_lines(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    let ended = r.ended_requests();
+    for (i, e) in r.errors.iter().enumerate() {
+        let label = if i == 0 { "Errors:" } else { "" };
+        writeln!(
+            out,
+            "{label:<24}{}: {} — {} of {ended}",
+            e.kind, e.first_error, e.count
         )?;
     }
     Ok(())
@@ -280,5 +296,27 @@ Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
         assert!(text.contains("uncorrected (from actual send): mean 0.412"));
         assert!(text.contains("1000.00 [#/sec] requested, 999.50 [#/sec] sent, 2 late sends"));
         assert!(text.contains("+ 7 in flight = 100007 sent"));
+    }
+
+    #[test]
+    fn names_the_first_error_of_each_failure_kind_with_its_count() {
+        let mut r = super::super::fixture::report();
+        r.errors = vec![
+            kurabe_model::http::ErrorBucket {
+                kind: "connect".into(),
+                first_error: "Connection refused (os error 111)".into(),
+                count: 1,
+            },
+            kurabe_model::http::ErrorBucket {
+                kind: "timeout".into(),
+                first_error: "no complete response within 1s (-s)".into(),
+                count: 4,
+            },
+        ];
+        let text = render(&r);
+        assert!(text.contains(
+            "\nErrors:                 connect: Connection refused (os error 111) — 1 of 100000\n\
+             \x20                       timeout: no complete response within 1s (-s) — 4 of 100000\n"
+        ));
     }
 }

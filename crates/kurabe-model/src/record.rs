@@ -1,5 +1,10 @@
-//! What goes into the store and what comes out: experiments, runs, saved
-//! single results, the listing, and the export format.
+//! The records kurabe keeps: experiments, runs, saved single results, the
+//! machine they were measured on, the listing, and the export format.
+//!
+//! Owns these types as plain data, shared by the store (which persists
+//! them), the runner (which fills them) and the reports (which read them).
+//! Must not do I/O: reading this machine's facts lives in `kurabe-probe`,
+//! the database in `kurabe-store`.
 //!
 //! Export JSON is versioned ([`EXPORT_VERSION`]) and snake_case, so an
 //! export from one machine imports on another running a later kurabe.
@@ -9,13 +14,43 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::HostFacts;
-
 /// Version of the export format.
 pub const EXPORT_VERSION: u32 = 1;
 
 /// Marker of kurabe export files, checked on import.
 pub const EXPORT_FORMAT: &str = "kurabe-results";
+
+/// CPU, memory, kernel and name of a machine.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct HostFacts {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model name from /proc/cpuinfo.
+    pub cpu_model: String,
+    /// Logical CPUs.
+    pub cores: u32,
+    /// Physical memory, bytes.
+    pub memory_bytes: u64,
+    /// Kernel release (`uname -r`).
+    pub kernel: String,
+    /// Machine architecture (`x86_64`, `aarch64`).
+    pub arch: String,
+}
+
+/// The process that writes an experiment (`BOOT_ID:START_TICKS` names it
+/// beyond pid reuse; the liveness check, which reads /proc, is the store's).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct Writer {
+    /// Host name of the machine the writer ran on.
+    pub hostname: String,
+    /// Its process id there.
+    pub pid: u32,
+    /// `BOOT_ID:START_TICKS`, naming the process beyond pid reuse; empty
+    /// when /proc could not be read.
+    pub process_start: String,
+}
 
 /// Id of an experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -129,7 +164,8 @@ impl ExperimentStatus {
         }
     }
 
-    pub(crate) fn parse(s: &str) -> ExperimentStatus {
+    /// The stored word back; anything unknown reads as `running`.
+    pub fn parse(s: &str) -> ExperimentStatus {
         match s {
             "complete" => ExperimentStatus::Complete,
             "interrupted" => ExperimentStatus::Interrupted,
@@ -259,7 +295,7 @@ pub struct Experiment {
     pub status: ExperimentStatus,
     /// The process that wrote it (schema 3 on; absent before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub writer: Option<crate::Writer>,
+    pub writer: Option<Writer>,
     /// Runs in the order they were recorded.
     pub runs: Vec<StoredRun>,
 }
@@ -292,7 +328,8 @@ impl ResultKind {
         }
     }
 
-    pub(crate) fn parse(s: &str) -> Option<ResultKind> {
+    /// The stored word back; `None` for a word this version does not know.
+    pub fn parse(s: &str) -> Option<ResultKind> {
         Some(match s {
             "http" => ResultKind::Http,
             "watch" => ResultKind::Watch,
