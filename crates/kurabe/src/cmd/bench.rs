@@ -419,15 +419,18 @@ fn scan_values(lo: &str, hi: &str, step: Option<&str>) -> anyhow::Result<Vec<Str
 
 /// Variant names must differ: a repeated name gets its parameters, then a number.
 fn unique_names(commands: &mut [CmdSpec]) {
-    let count = |cs: &[CmdSpec], n: &str| cs.iter().filter(|c| c.name == n).count();
-    for i in 0..commands.len() {
-        if count(commands, &commands[i].name) > 1 && !commands[i].parameters.is_empty() {
-            let p: Vec<String> = commands[i]
+    let repeated: Vec<bool> = commands
+        .iter()
+        .map(|c| commands.iter().filter(|o| o.name == c.name).count() > 1)
+        .collect();
+    for (c, repeated) in commands.iter_mut().zip(repeated) {
+        if repeated && !c.parameters.is_empty() {
+            let p: Vec<String> = c
                 .parameters
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
-            commands[i].name = format!("{} ({})", commands[i].name, p.join(", "));
+            c.name = format!("{} ({})", c.name, p.join(", "));
         }
     }
     for i in 0..commands.len() {
