@@ -330,6 +330,7 @@ impl Preliminaries<'_> {
                 name: c.name.clone(),
                 env: BTreeMap::new(),
                 vars,
+                url: None,
                 args: Vec::new(),
                 command: Some(cfg.shell.command_line(&c.command)?),
                 limits: cfg.limits.clone(),

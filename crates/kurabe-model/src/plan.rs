@@ -324,6 +324,11 @@ pub struct Variant {
     /// the same keys), substituted like matrix parameters.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub vars: BTreeMap<String, String>,
+    /// An existing server this variant stands for, in a plan without
+    /// `[target]` (blue/green, two regions, two CDNs): http workloads'
+    /// `path` is requested on it. Any http:// or https:// URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// Arguments appended to the target command.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
@@ -389,6 +394,8 @@ pub struct ResolvedVariant {
     pub params: BTreeMap<String, String>,
     /// Environment, substituted.
     pub env: BTreeMap<String, String>,
+    /// The existing server it stands for, substituted.
+    pub url: Option<String>,
     /// Extra target arguments, substituted.
     pub args: Vec<String>,
     /// Command override, substituted.
@@ -415,6 +422,7 @@ impl Plan {
                     name: String::new(),
                     env: BTreeMap::new(),
                     vars: BTreeMap::new(),
+                    url: None,
                     args: Vec::new(),
                     command: None,
                     limits: None,
@@ -448,6 +456,7 @@ impl Plan {
                         .iter()
                         .map(|(k, val)| (k.clone(), substitute(val, params)))
                         .collect(),
+                    url: v.url.as_ref().map(|u| substitute(u, params)),
                     args: v.args.iter().map(|a| substitute(a, params)).collect(),
                     command: v.command.as_ref().map(|c| c.substitute(params)),
                     limits: v.limits.clone(),

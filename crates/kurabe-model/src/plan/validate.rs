@@ -161,7 +161,7 @@ fn target(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     }
     match &t.ready {
         Some(Ready::Url(url)) => {
-            if let Err(e) = loopback_http_url(url) {
+            if let Err(e) = ready_url(url) {
                 c.at("target.ready", e);
             }
             placeholders_in(&[url], known, "target.ready", c);
@@ -288,6 +288,17 @@ fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, applies: Applies, c:
         }
         placeholders_in(&cmd.parts(), known, &p("command"), c);
     }
+    if let Some(url) = &v.url {
+        if applies.target {
+            c.at(
+                &p("url"),
+                "names an existing server, but the plan starts a [target]; remove one of them",
+            );
+        } else if let Err(e) = http_url(url) {
+            c.at(&p("url"), e);
+        }
+        placeholders_in(&[url], known, &p("url"), c);
+    }
     let to_commands = !applies.target && applies.command_workload;
     if !applies.target && !v.args.is_empty() {
         c.at(
@@ -379,16 +390,18 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
                         "give either `path` (on the target) or `url`, not both",
                     ),
                     (_, Some(url)) => {
-                        if let Err(e) = loopback_http_url(url) {
+                        if let Err(e) = http_url(url) {
                             c.at(&p("url"), e);
                         }
                         placeholders_in(&[url], known, &p("url"), c);
                     }
                     (path, None) => {
-                        if !has_target {
+                        let every_variant_has_url = !plan.variants.is_empty()
+                            && plan.variants.iter().all(|v| v.url.is_some());
+                        if !has_target && !every_variant_has_url {
                             c.at(
                                 &format!("workload[{i}].http"),
-                                "needs a [target] to load, or a `url`",
+                                "needs a [target] to load, a `url`, or a `url` on every variant (existing servers)",
                             );
                         }
                         if let Some(path) = path.as_deref().filter(|s| !s.starts_with('/')) {
@@ -591,31 +604,47 @@ fn placeholders_in(texts: &[&str], known: &BTreeSet<String>, path: &str, c: &mut
                 let list: Vec<String> = known.iter().map(|k| format!("{{{k}}}")).collect();
                 c.at(
                     path,
-                    format!("unknown placeholder `{{{ph}}}`; known: {}", list.join(", ")),
+                    format!(
+                        "unknown placeholder `{{{ph}}}`; known: {} (or give it with `kurabe run --set {ph}=VALUE`)",
+                        list.join(", ")
+                    ),
                 );
             }
         }
     }
 }
 
-/// An `http://` URL on a loopback host (kurabe only loads loopback).
-fn loopback_http_url(url: &str) -> Result<(), String> {
+/// An `http://` or `https://` URL with a host: any server, remote ones
+/// included (only server-side metrics need it to be on this machine).
+pub(super) fn http_url(url: &str) -> Result<(), String> {
     let rest = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))
         .ok_or_else(|| format!("expected an http:// or https:// URL, got `{url}`"))?;
-    let authority = rest.split('/').next().unwrap_or("");
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next().unwrap_or("")
-    } else {
-        authority.split(':').next().unwrap_or("")
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() {
+        return Err(format!(
+            "`{url}` has no host; expected http://host[:port]/path"
+        ));
+    }
+    Ok(())
+}
+
+/// The target's ready URL: an http(s) URL on loopback, since the target
+/// is started on this machine.
+fn ready_url(url: &str) -> Result<(), String> {
+    http_url(url)?;
+    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
     };
-    let loopback = host == "localhost" || host == "::1" || host.starts_with("127.");
-    if loopback {
+    if host == "localhost" || host == "::1" || host.starts_with("127.") {
         Ok(())
     } else {
         Err(format!(
-            "`{url}` is not a loopback address; kurabe only sends load to 127.0.0.1, ::1 or localhost"
+            "`{url}` is not on this machine; the target runs here, so poll it on 127.0.0.1, ::1 or localhost"
         ))
     }
 }
@@ -670,13 +699,14 @@ mod tests {
     }
 
     #[test]
-    fn loopback_urls() {
-        assert!(loopback_http_url("http://127.0.0.1:{port}/").is_ok());
-        assert!(loopback_http_url("http://localhost/x").is_ok());
-        assert!(loopback_http_url("http://[::1]:80/").is_ok());
-        let err = loopback_http_url("http://example.com/").unwrap_err();
-        assert!(err.contains("not a loopback address"), "{err}");
-        assert!(loopback_http_url("ftp://127.0.0.1/").is_err());
+    fn any_http_url_is_accepted() {
+        assert!(http_url("http://127.0.0.1:{port}/").is_ok());
+        assert!(http_url("http://localhost/x").is_ok());
+        assert!(http_url("http://[::1]:80/").is_ok());
+        assert!(http_url("https://staging.example.com/api?q=1").is_ok());
+        assert!(http_url("http://10.0.0.1:8080").is_ok());
+        assert!(http_url("ftp://127.0.0.1/").is_err());
+        assert!(http_url("http:///path").is_err());
     }
 
     #[test]

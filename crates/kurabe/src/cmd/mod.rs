@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod demo;
+pub mod dryrun;
 pub mod fleet;
 pub mod http;
 pub mod mem;
