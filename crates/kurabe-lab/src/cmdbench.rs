@@ -399,7 +399,6 @@ impl Preliminaries<'_> {
             .prepare
             .as_ref()
             .map(|p| crate::runner::argv_of(&p.substitute(vars), &[]));
-        let helper = measure::helper_path(&self.cfg.kurabe_exe);
         let limits = self.cfg.limits.as_ref().map(crate::runner::cgroup_limits);
         let env = BTreeMap::new();
         let run = CommandRun {
@@ -407,7 +406,6 @@ impl Preliminaries<'_> {
             prepare: prepare.as_deref(),
             env: &env,
             cwd: Some(self.cfg.cwd.clone()),
-            helper: &helper,
             limits: limits.as_ref(),
         };
         measure::command(w, &run, self.stop)

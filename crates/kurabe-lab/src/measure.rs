@@ -320,13 +320,8 @@ pub fn idle(
 ///
 /// Copies: the plan's `copies`, else one pass with 1 copy and one with
 /// every core, as UnixBench does; `system_index` is the score of the first
-/// pass (single copy), the full report goes into the record. `kurabe_exe`
-/// locates the Execl test's helper binary next to kurabe.
-pub fn system(
-    w: &SystemWorkload,
-    kurabe_exe: &Path,
-    stop: &AtomicBool,
-) -> Result<Measured, RunFailure> {
+/// pass (single copy), the full report goes into the record.
+pub fn system(w: &SystemWorkload, stop: &AtomicBool) -> Result<Measured, RunFailure> {
     let tests = if w.tests.is_empty() {
         kurabe_system::catalog::ALL.iter().map(|s| s.id).collect()
     } else {
@@ -347,8 +342,9 @@ pub fn system(
         } else {
             kurabe_system::Profile::default_unixbench()
         },
-        execl_helper: kurabe_exe.with_file_name("kurabe-execl-helper"),
+        execl_helper: None,
         temp_parent: std::env::temp_dir(),
+        pin: None,
     };
     let report = kurabe_system::run(&cfg, stop, &mut |_| {})
         .map_err(|e| RunFailure::new(format!("system workload: {e}")))?;
@@ -397,12 +393,6 @@ struct Execution {
     exit_code: Option<i32>,
 }
 
-/// Where the launcher that times each execution is: `kurabe-rusage-helper`
-/// beside the kurabe executable.
-pub fn helper_path(kurabe_exe: &Path) -> PathBuf {
-    kurabe_exe.with_file_name("kurabe-rusage-helper")
-}
-
 /// What a `command` workload's run executes, substituted by the runner.
 #[derive(Debug, Clone)]
 pub struct CommandRun<'a> {
@@ -414,27 +404,22 @@ pub struct CommandRun<'a> {
     pub env: &'a BTreeMap<String, String>,
     /// Working directory.
     pub cwd: Option<PathBuf>,
-    /// `kurabe-rusage-helper`, which forks and times each execution.
-    pub helper: &'a Path,
     /// Limits the executions run under (a cgroup for the run).
     pub limits: Option<&'a kurabe_probe::cgroup::Limits>,
 }
 
 /// The `command` workload: `warmup_runs` untimed executions, then `runs`
 /// timed ones; metrics are the means (max RSS: the largest). Each
-/// execution goes through the helper (`kurabe-rusage-helper`), see
-/// [`exec_timed`]; with limits, all of them run in one cgroup for the run.
+/// execution goes through kurabe's built-in rusage launcher
+/// ([`kurabe_helpers::rusage`]), see [`exec_timed`]; with limits, all of
+/// them run in one cgroup for the run.
 pub fn command(
     w: &CommandWorkload,
     run: &CommandRun<'_>,
     stop: &AtomicBool,
 ) -> Result<Measured, RunFailure> {
-    if !run.helper.is_file() {
-        return Err(RunFailure::new(format!(
-            "command workload: the launcher {} is missing; install kurabe-rusage-helper next to the kurabe binary (cargo install does)",
-            run.helper.display()
-        )));
-    }
+    let helper =
+        kurabe_helpers::rusage().map_err(|e| RunFailure::new(format!("command workload: {e}")))?;
     let cgroup = match run.limits {
         Some(l) if !l.is_empty() => Some(
             kurabe_probe::cgroup::RunCgroup::create(l)
@@ -443,7 +428,7 @@ pub fn command(
         _ => None,
     };
     let launch = Launch {
-        helper: run.helper,
+        helper: &helper,
         argv: run.argv,
         env: run.env,
         cwd: run.cwd.as_deref(),
@@ -577,7 +562,7 @@ fn redirect(cmd: &mut Command, w: &CommandWorkload) -> Result<(), RunFailure> {
     Ok(())
 }
 
-/// The helper's report: seven little-endian i64 (see kurabe-rusage-helper).
+/// The helper's report: seven little-endian i64 (see kurabe-helpers' `programs/rusage.rs`).
 const HELPER_RECORD_LEN: usize = 56;
 
 /// A decoded helper report.

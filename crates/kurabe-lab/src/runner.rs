@@ -358,13 +358,11 @@ impl Ctx<'_> {
                     .as_ref()
                     .map(|p| argv_of(&p.substitute(&vars), &[]));
                 let limits = v.limits.as_ref().filter(|_| own).map(cgroup_limits);
-                let helper = measure::helper_path(&self.opts.kurabe_exe);
                 let run = measure::CommandRun {
                     argv: &argv,
                     prepare: prepare.as_deref(),
                     env: &env,
                     cwd: self.resolve_dir(c.cwd.as_ref()),
-                    helper: &helper,
                     limits: limits.as_ref(),
                 };
                 measure::command(c, &run, self.stop)
@@ -398,7 +396,7 @@ impl Ctx<'_> {
                 },
             },
             WorkloadKind::Idle(i) => measure::idle(i, probe.as_ref(), self.stop),
-            WorkloadKind::System(sw) => measure::system(sw, &self.opts.kurabe_exe, self.stop),
+            WorkloadKind::System(sw) => measure::system(sw, self.stop),
         };
         if let Some(t) = running.as_mut() {
             // A target that died under load makes the figures meaningless.

@@ -20,7 +20,9 @@ use kurabe_model::plan::{parse_size, ByteSize, CommandOutput, Limits};
 use kurabe_report::bench::TimeUnit;
 use kurabe_store::{Entry, EntryId, ExperimentStatus, Store};
 
-use super::http::{parse_duration, write_atomically};
+use kurabe_report::write::write_file;
+
+use super::http::parse_duration;
 
 /// Arguments of `kurabe cmd`.
 #[derive(Debug, clap::Args)]
@@ -149,6 +151,12 @@ fn parse_time_unit(s: &str) -> Result<TimeUnit, String> {
 /// Run `kurabe cmd`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
+    super::check_outputs(&[
+        ("--export-json", args.export_json.as_deref()),
+        ("--export-markdown", args.export_markdown.as_deref()),
+        ("--export-csv", args.export_csv.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
     // --no-save: a private store in a temporary directory, gone at exit,
     // so the same runner and report serve both cases.
     let scratch = if args.no_save { Some(tempdir()?) } else { None };
@@ -194,7 +202,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.html {
         let mut page = Vec::new();
         kurabe_report::renderer(kurabe_report::Format::Html, false).render(&report, &mut page)?;
-        write_atomically(path, &page)?;
+        write_file(path, &page).context("--html")?;
         eprintln!("wrote {} (open it in a browser)", path.display());
     }
     if !args.no_save && !quiet {
@@ -238,7 +246,7 @@ fn write_exports(args: &Args, export: &kurabe_model::bench::CmdExport) -> anyhow
 }
 
 fn write_export(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    write_atomically(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+    write_file(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The arguments as the lab's typed configuration.

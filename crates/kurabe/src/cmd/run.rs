@@ -6,7 +6,7 @@
 //! experiment as `kurabe report` renders it (kurabe-report: variant × metric,
 //! ratio to the baseline, 95 % interval, verdict) followed by the `[[check]]`
 //! results. Exit 0; 1 when a check failed, the experiment stopped on a
-//! failed run, or a variant × workload has no successful run; 130 on Ctrl-C (finished runs are kept, the experiment is
+//! failed run, or a variant × workload has no successful run; 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (finished runs are kept, the experiment is
 //! marked interrupted); 2 on setup errors.
 
 use std::fmt::Write as _;
@@ -22,8 +22,9 @@ use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_model::stats::Unit;
 use kurabe_store::Store;
 
-use super::http::{parse_duration, write_atomically};
+use super::http::parse_duration;
 use super::report::{colour_stdout, Format};
+use kurabe_report::write::write_file;
 
 /// Arguments of `kurabe run`.
 #[derive(Debug, clap::Args)]
@@ -92,6 +93,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         std::io::stdout().lock().write_all(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    super::check_outputs(&[
+        ("-o", args.output.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
     let mut store = match &args.store {
         Some(p) => Store::open(p),
         None => Store::open_default(),
@@ -118,14 +123,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let body = render(&store, &outcome, args.format, colour)?;
     match &args.output {
         Some(path) => {
-            write_atomically(path, &body)?;
+            write_file(path, &body).context("-o")?;
             eprintln!("wrote {}", path.display());
         }
         None => std::io::stdout().lock().write_all(&body)?,
     }
     if let Some(path) = &args.html {
         let page = render(&store, &outcome, Format::Html, false)?;
-        write_atomically(path, &page)?;
+        write_file(path, &page).context("--html")?;
         eprintln!("wrote {} (open it in a browser)", path.display());
     }
     for c in outcome.checks.iter().filter(|c| !c.passed) {
@@ -138,7 +143,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("{}", failed_cell_message(cell));
     }
     Ok(match outcome.status {
-        ExperimentStatus::Interrupted => ExitCode::from(130),
+        ExperimentStatus::Interrupted => crate::signal::exit_code(),
         ExperimentStatus::Failed => ExitCode::from(1),
         _ if outcome.checks.iter().any(|c| !c.passed) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
