@@ -399,7 +399,7 @@ impl Preliminaries<'_> {
             .prepare
             .as_ref()
             .map(|p| crate::runner::argv_of(&p.substitute(vars), &[]));
-        let limits = self.cfg.limits.as_ref().map(crate::runner::cgroup_limits);
+        let limits = self.cfg.limits.as_ref().map(crate::runner::probe_limits);
         let env = BTreeMap::new();
         let run = CommandRun {
             argv: &argv,

@@ -376,4 +376,30 @@ mod tests {
         assert_eq!(line_of(text, span.start), 5);
         assert_eq!(span_of(tree.get_ref(), &FieldPath::parse("workload")), None);
     }
+
+    #[test]
+    fn system_precision_settings_are_checked_and_limits_need_a_system_workload() {
+        let plan = |system: &str, target: bool| {
+            let t = if target {
+                "[target]\ncommand = \"sleep 9\"\n"
+            } else {
+                ""
+            };
+            let text = format!(
+                "name = \"p\"\n{t}[[variant]]\nname = \"a\"\nlimits = {{ cpus = 0.5 }}\n[[workload]]\nname = \"w\"\n{system}\n"
+            );
+            parse_plan(&text, "p.toml").err().map(|e| e.to_string())
+        };
+        assert_eq!(
+            plan("system = { precision = \"3%\", max_time = \"2m\" }", false),
+            None
+        );
+        let bad = plan("system = { precision = \"80%\" }", false).unwrap();
+        assert!(bad.contains("system.precision`: must be between"), "{bad}");
+        let both = plan("system = { max_time = \"1m\", quick = true }", false).unwrap();
+        assert!(both.contains("choose one of"), "{both}");
+        let idle = plan("idle = { scope = \"system\" }", false).unwrap();
+        assert!(idle.contains("variant[0].limits"), "{idle}");
+        assert_eq!(plan("idle = { scope = \"system\" }", true), None);
+    }
 }

@@ -295,7 +295,7 @@ impl Ctx<'_> {
             None if uses_port => ReadyCheck::Tcp(port),
             None => ReadyCheck::Immediately,
         };
-        let limits = v.limits.as_ref().map(cgroup_limits);
+        let limits = cgroup_limits(v);
         Some(Ok(TargetSpec {
             argv,
             env,
@@ -357,7 +357,7 @@ impl Ctx<'_> {
                     .prepare
                     .as_ref()
                     .map(|p| argv_of(&p.substitute(&vars), &[]));
-                let limits = v.limits.as_ref().filter(|_| own).map(cgroup_limits);
+                let limits = cgroup_limits(v).filter(|_| own);
                 let run = measure::CommandRun {
                     argv: &argv,
                     prepare: prepare.as_deref(),
@@ -396,7 +396,7 @@ impl Ctx<'_> {
                 },
             },
             WorkloadKind::Idle(i) => measure::idle(i, probe.as_ref(), self.stop),
-            WorkloadKind::System(sw) => measure::system(sw, self.stop),
+            WorkloadKind::System(sw) => measure::system(sw, cgroup_limits(v).as_ref(), self.stop),
         };
         if let Some(t) = running.as_mut() {
             // A target that died under load makes the figures meaningless.
@@ -485,15 +485,6 @@ fn remote_note(plan: &Plan, variants: &[ResolvedVariant]) -> Option<String> {
             remote.join(", ")
         )
     })
-}
-
-/// A variant's limits as the cgroup code takes them.
-pub(crate) fn cgroup_limits(l: &kurabe_model::plan::Limits) -> kurabe_probe::cgroup::Limits {
-    kurabe_probe::cgroup::Limits {
-        cpus: l.cpus,
-        cpuset: l.cpuset.clone(),
-        memory_bytes: l.memory.map(|m| m.0),
-    }
 }
 
 /// Turn a run's outcome into the record the store keeps.
@@ -703,6 +694,20 @@ pub fn plan_dir(path: &Path) -> PathBuf {
         _ => PathBuf::from("."),
     };
     std::path::absolute(&dir).unwrap_or(dir)
+}
+
+/// A variant's `limits` in the form the cgroup code takes.
+pub(crate) fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup::Limits> {
+    v.limits.as_ref().map(probe_limits)
+}
+
+/// Plan limits in the form the cgroup code takes.
+pub(crate) fn probe_limits(l: &kurabe_model::plan::Limits) -> kurabe_probe::cgroup::Limits {
+    kurabe_probe::cgroup::Limits {
+        cpus: l.cpus,
+        cpuset: l.cpuset.clone(),
+        memory_bytes: l.memory.map(|m| m.0),
+    }
 }
 
 #[cfg(test)]

@@ -200,12 +200,12 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             "a plan needs at least one [[variant]] (or a [matrix]) to run",
         );
     }
+    let has_kind = |f: fn(&WorkloadKind) -> bool| plan.workloads.iter().any(|w| f(&w.kind));
     let applies = Applies {
         target: plan.target.is_some(),
-        command_workload: plan
-            .workloads
-            .iter()
-            .any(|w| matches!(w.kind, WorkloadKind::Command(_))),
+        command_workload: has_kind(|k| matches!(k, WorkloadKind::Command(_))),
+        // `system` workloads' test processes run in a cgroup with the limits.
+        system_workload: has_kind(|k| matches!(k, WorkloadKind::System(_))),
     };
     for (i, v) in plan.variants.iter().enumerate() {
         variant(i, v, known, applies, c);
@@ -246,6 +246,7 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
 struct Applies {
     target: bool,
     command_workload: bool,
+    system_workload: bool,
 }
 
 /// Every variant sets the same `vars` keys, so no placeholder is left
@@ -305,15 +306,17 @@ fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, applies: Applies, c:
             &p("args"),
             "applies to the target, but the plan has no [target]",
         );
-    } else if !applies.target && !to_commands && (v.command.is_some() || v.limits.is_some()) {
-        let field = if v.command.is_some() {
-            "command"
-        } else {
-            "limits"
-        };
+    } else if !applies.target && !to_commands && v.command.is_some() {
         c.at(
-            &p(field),
+            &p("command"),
             "applies to the target (or, without one, to `command` workloads), but the plan has neither",
+        );
+    }
+    let limited = applies.target || applies.command_workload || applies.system_workload;
+    if !limited && v.limits.is_some() {
+        c.at(
+            &p("limits"),
+            "applies to the target, or to `command` or `system` workloads, but the plan has none of them",
         );
     }
     let Some(l) = &v.limits else { return };
@@ -495,6 +498,20 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             WorkloadKind::System(s) => {
                 if s.copies == Some(0) {
                     c.at(&p("system.copies"), "must be at least 1");
+                }
+                if s.precision.is_some_and(|f| !(0.001..=0.5).contains(&f.0)) {
+                    c.at(&p("system.precision"), "must be between 0.1% and 50%");
+                }
+                if s.max_time.is_some_and(|d| d.0.as_secs_f64() < 10.0) {
+                    c.at(&p("system.max_time"), "must be at least 10s");
+                }
+                let fixed = [(s.quick, "quick"), (s.unixbench, "unixbench")];
+                let rule = s.precision.is_some() || s.max_time.is_some();
+                if fixed.iter().filter(|f| f.0).count() + usize::from(rule) > 1 {
+                    c.at(
+                        &p("system"),
+                        "choose one of `quick`, `unixbench` or `precision`/`max_time`",
+                    );
                 }
             }
         }

@@ -884,7 +884,9 @@ mod tests {
 
     #[test]
     fn percentile_csv_has_abs_header_and_integer_rows() {
-        let mut r = crate::render::http::fixture::report();
+        let mut r: HttpReport =
+            serde_json::from_str(include_str!("../../../kurabe-report/testdata/http.json"))
+                .unwrap();
         r.latency_percentiles_us
             .push(kurabe_model::http::PercentileValue {
                 percentile: 99.9,
