@@ -43,7 +43,7 @@ fn two_sleeps_compare_with_a_slower_verdict_and_hyperfines_json() {
         dir.path(),
         &[
             "-r",
-            "8",
+            "20",
             "-q",
             "--export-json",
             "out.json",
@@ -63,8 +63,8 @@ fn two_sleeps_compare_with_a_slower_verdict_and_hyperfines_json() {
         ] {
             assert!(!r[k].is_null() || k == "stddev", "{k} in {r}");
         }
-        assert_eq!(r["times"].as_array().unwrap().len(), 8, "{r}");
-        assert_eq!(r["memory_usage_byte"].as_array().unwrap().len(), 8);
+        assert_eq!(r["times"].as_array().unwrap().len(), 20, "{r}");
+        assert_eq!(r["memory_usage_byte"].as_array().unwrap().len(), 20);
         assert!(r["exit_codes"].as_array().unwrap().iter().all(|c| c == 0));
         let mean = r["mean"].as_f64().unwrap();
         // The shell's start-up is subtracted: the mean is the sleep itself,
@@ -86,7 +86,7 @@ fn two_sleeps_compare_with_a_slower_verdict_and_hyperfines_json() {
     let Entry::Experiment(exp) = store.get(id.parse::<EntryId>().unwrap()).unwrap() else {
         panic!("not an experiment");
     };
-    assert_eq!(exp.runs.len(), 16);
+    assert_eq!(exp.runs.len(), 40);
     let o = kurabe()
         .args(["report", &id, "--store"])
         .arg(dir.path().join("results.db"))

@@ -4,6 +4,7 @@
 mod anyserver;
 mod cmd;
 mod fleet;
+mod harden;
 mod http;
 mod lone_binary;
 mod mem;

@@ -313,6 +313,9 @@ fn headers(args: &Args, has_body: bool) -> anyhow::Result<Vec<(String, String)>>
         .iter()
         .map(|h| parse_header(h))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    for c in &args.cookies {
+        checked_header("-C", "Cookie", c)?;
+    }
     if !args.cookies.is_empty() {
         out.push(("Cookie".into(), args.cookies.join("; ")));
     }
@@ -326,7 +329,10 @@ fn headers(args: &Args, has_body: bool) -> anyhow::Result<Vec<(String, String)>>
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
     match (&args.content_type, has_body) {
-        (Some(t), _) => out.push(("Content-Type".into(), t.clone())),
+        (Some(t), _) => {
+            checked_header("-T", "Content-Type", t)?;
+            out.push(("Content-Type".into(), t.clone()));
+        }
         (None, true) if !user_type => out.push(("Content-Type".into(), "text/plain".into())),
         _ => {}
     }
@@ -338,15 +344,14 @@ fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
     let Some((name, value)) = h.split_once(':') else {
         bail!("-H '{h}': a header is \"Name: value\"");
     };
-    let name = name.trim();
-    let valid_name = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-    if !valid_name || value.contains(['\r', '\n']) {
-        bail!("-H '{h}': a header is \"Name: value\" with a token name and no line breaks");
-    }
-    Ok((name.to_owned(), value.trim().to_owned()))
+    let (name, value) = (name.trim(), value.trim());
+    checked_header("-H", name, value)?;
+    Ok((name.to_owned(), value.to_owned()))
+}
+
+/// [`kurabe_http::header::check`], its error naming the flag.
+fn checked_header(flag: &str, name: &str, value: &str) -> anyhow::Result<()> {
+    kurabe_http::header::check(name, value).context(flag.to_owned())
 }
 
 /// Client threads when `--threads` is not given: leave half the cores to a local server.
