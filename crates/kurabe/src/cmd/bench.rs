@@ -22,7 +22,7 @@ use kurabe_store::{Entry, EntryId, ExperimentStatus, Store};
 
 use kurabe_report::write::write_file;
 
-use super::http::parse_duration;
+use crate::flags::parse_duration;
 
 /// Arguments of `kurabe cmd`.
 #[derive(Debug, clap::Args)]
@@ -194,7 +194,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     };
     let report = kurabe_report::experiment_report(&exp);
-    let colour = super::report::colour_stdout();
+    let colour = crate::output::colour_stdout();
     let mut body = Vec::new();
     kurabe_report::renderer(kurabe_report::Format::Text, colour).render(&report, &mut body)?;
     std::io::stdout().lock().write_all(&body)?;

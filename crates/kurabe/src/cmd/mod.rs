@@ -3,13 +3,11 @@
 pub mod bench;
 pub mod demo;
 pub mod dryrun;
-pub mod fleet;
 pub mod http;
 pub mod mem;
 pub mod report;
 pub mod results;
 pub mod run;
-pub mod save;
 pub mod serve;
 pub mod system;
 pub mod watch;
