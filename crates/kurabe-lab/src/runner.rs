@@ -31,7 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use kurabe_model::plan::{
-    substitute, CommandLine, HttpWorkload, OnFailure, Plan, PortSpec, Ready, ResolvedVariant,
+    substitute, CommandLine, CommandWorkload, OnFailure, Plan, PortSpec, Ready, ResolvedVariant,
     StopSignal, WatchWorkload, Workload, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER,
 };
 use kurabe_model::record::{
@@ -102,6 +102,8 @@ pub enum Event<'a> {
         /// The stored record.
         record: &'a RunRecord,
     },
+    /// Something the reader of the results should know (said once).
+    Note(String),
     /// `--until-confident` added a round because some verdict is not settled yet.
     RoundAdded {
         /// 0-based number of the new round.
@@ -235,7 +237,8 @@ fn check_headers(
     Ok(())
 }
 
-fn default_seed() -> u64 {
+/// A run-order seed drawn from the clock and the process id.
+pub fn default_seed() -> u64 {
     let t = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
@@ -253,7 +256,7 @@ fn signal_number(s: StopSignal) -> libc::c_int {
 }
 
 /// argv of a command line: a string runs through `/bin/sh -c`.
-fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
+pub(crate) fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
     match cmd {
         CommandLine::Argv(v) => v.iter().chain(extra).cloned().collect(),
         CommandLine::Shell(s) => {
@@ -470,19 +473,46 @@ impl ProcessLauncher<'_> {
             .collect();
         match &w.kind {
             WorkloadKind::Http(h) => {
-                let url = http_url(h, vars, port);
+                let url = http_url(h, v, vars, port);
+                // Without a target, a server on this machine is still
+                // measured: the process listening on the URL's port.
+                let probe = probe.cloned().or_else(|| local_server(&url));
                 let warmup = self.plan.warmup.map(|d| d.0);
-                measure::http(h, &url, &self.opts.plan_dir, warmup, probe, self.stop)
+                let dir = &self.opts.plan_dir;
+                measure::http(h, &url, dir, warmup, probe.as_ref(), self.stop)
             }
-            WorkloadKind::Command(c) => {
-                let argv = argv_of(&c.command.substitute(vars), &[]);
-                let cwd = self.resolve_dir(c.cwd.as_ref());
-                measure::command(c, &argv, &env, cwd, self.stop)
-            }
+            WorkloadKind::Command(c) => self.command(v, c, vars, &env),
             WorkloadKind::Watch(wt) => self.watch(wt, vars, env, probe),
             WorkloadKind::Idle(i) => measure::idle(i, probe, self.stop),
             WorkloadKind::System(sw) => measure::system(sw, cgroup_limits(v).as_ref(), self.stop),
         }
+    }
+
+    /// A command workload. Without a target, a variant's command and
+    /// limits are its command workloads' (the plan `kurabe cmd` builds).
+    fn command(
+        &self,
+        v: &ResolvedVariant,
+        c: &CommandWorkload,
+        vars: &BTreeMap<String, String>,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Measured, RunFailure> {
+        let own = self.plan.target.is_none();
+        let command = v.command.as_ref().filter(|_| own).unwrap_or(&c.command);
+        let argv = argv_of(&command.substitute(vars), &[]);
+        let prepare = c
+            .prepare
+            .as_ref()
+            .map(|p| argv_of(&p.substitute(vars), &[]));
+        let limits = cgroup_limits(v).filter(|_| own);
+        let run = measure::CommandRun {
+            argv: &argv,
+            prepare: prepare.as_deref(),
+            env,
+            cwd: self.resolve_dir(c.cwd.as_ref()),
+            limits: limits.as_ref(),
+        };
+        measure::command(c, &run, self.stop)
     }
 
     /// A watch workload: its own command started and watched, else the target.
@@ -522,18 +552,70 @@ impl ProcessLauncher<'_> {
     }
 }
 
-/// The URL an http workload loads: its `url`, else `path` on the target's port.
-fn http_url(h: &HttpWorkload, vars: &BTreeMap<String, String>, port: u16) -> String {
-    match &h.url {
-        Some(u) => substitute(u, vars),
-        None => {
-            let path = h
-                .path
-                .as_deref()
-                .map_or("/".into(), |p| substitute(p, vars));
-            format!("http://127.0.0.1:{port}{path}")
+/// The URL an http workload loads for variant `v`: its own `url`, else
+/// `path` on the variant's existing server, else on the target's `{port}`.
+fn http_url(
+    h: &kurabe_model::plan::HttpWorkload,
+    v: &ResolvedVariant,
+    vars: &BTreeMap<String, String>,
+    port: u16,
+) -> String {
+    let path = h.path.as_deref().map(|p| substitute(p, vars));
+    match (&h.url, &v.url, path) {
+        (Some(u), _, _) => substitute(u, vars),
+        (None, Some(base), None) => substitute(base, vars),
+        (None, Some(base), Some(path)) => join_url(&substitute(base, vars), &path),
+        (None, None, path) => format!("http://127.0.0.1:{port}{}", path.as_deref().unwrap_or("/")),
+    }
+}
+
+/// `base` (a server's URL, maybe with a path prefix) with `path` appended.
+fn join_url(base: &str, path: &str) -> String {
+    format!("{}{path}", base.trim_end_matches('/'))
+}
+
+/// The port of a URL whose host is this machine's loopback.
+fn is_loopback_url(url: &str) -> Option<u16> {
+    let t = kurabe_http::client::Target::parse(url).ok()?;
+    let host = t.host.trim_start_matches('[').trim_end_matches(']');
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    local.then_some(t.port)
+}
+
+/// The process listening on a loopback URL's port, to sample as the server.
+fn local_server(url: &str) -> Option<Probe> {
+    let port = is_loopback_url(url)?;
+    let pid = kurabe_probe::find_listener(port).ok().flatten()?;
+    Some(Probe { pid, cgroup: None })
+}
+
+/// One note for the http workloads whose server kurabe cannot measure:
+/// no [target] and a URL that is not on this machine.
+fn remote_note(plan: &Plan, variants: &[ResolvedVariant]) -> Option<String> {
+    if plan.target.is_some() {
+        return None;
+    }
+    let mut remote = Vec::new();
+    for w in &plan.workloads {
+        let WorkloadKind::Http(h) = &w.kind else {
+            continue;
+        };
+        for v in variants {
+            let url = http_url(h, v, &v.params, 0);
+            if is_loopback_url(&url).is_none() && !remote.contains(&v.name) {
+                remote.push(v.name.clone());
+            }
         }
     }
+    (!remote.is_empty()).then(|| {
+        format!(
+            "server CPU and memory are measured only for servers on this machine; not for: {}",
+            remote.join(", ")
+        )
+    })
 }
 
 /// Turn a run's outcome into the record the store keeps.
@@ -689,6 +771,9 @@ impl<'a> Session<'a> {
             seed,
             total,
         });
+        if let Some(note) = remote_note(plan, variants) {
+            (io.on_event)(&Event::Note(note));
+        }
         Ok(Session {
             plan,
             variants,
@@ -856,12 +941,17 @@ pub fn plan_dir(path: &Path) -> PathBuf {
 }
 
 /// A variant's `limits` in the form the cgroup code takes.
-fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup::Limits> {
-    v.limits.as_ref().map(|l| kurabe_probe::cgroup::Limits {
+pub(crate) fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup::Limits> {
+    v.limits.as_ref().map(probe_limits)
+}
+
+/// Plan limits in the form the cgroup code takes.
+pub(crate) fn probe_limits(l: &kurabe_model::plan::Limits) -> kurabe_probe::cgroup::Limits {
+    kurabe_probe::cgroup::Limits {
         cpus: l.cpus,
         cpuset: l.cpuset.clone(),
         memory_bytes: l.memory.map(|m| m.0),
-    })
+    }
 }
 
 #[cfg(test)]
