@@ -2,9 +2,11 @@
 //! processes and sockets. One test binary, one module per subcommand.
 
 mod fleet;
+mod harden;
 mod http;
 mod lone_binary;
 mod mem;
+mod names;
 mod outputs;
 mod results;
 mod run;

@@ -9,7 +9,10 @@
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
-use super::{Bound, Plan, Ready, Variant, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER};
+use super::{
+    Bound, Plan, Ready, Variant, WorkloadKind, KURABE_PLACEHOLDER, MAX_RUNS, MAX_VARIANTS,
+    PORT_PLACEHOLDER,
+};
 use crate::stats::metric;
 
 /// One segment of a field path.
@@ -98,6 +101,10 @@ pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
         .collect();
     target(plan, &known, &mut c);
     matrix(plan, &mut c);
+    if !size(plan, &mut c) {
+        // Expanding the variants (as the checks below do) would exhaust memory.
+        return c.0;
+    }
     variants(plan, &known, &mut c);
     workloads(plan, &known, &mut c);
     checks(plan, &mut c);
@@ -190,6 +197,33 @@ fn matrix(plan: &Plan, c: &mut Collector) {
             c.at(&path, "needs at least one value, e.g. `fps = [77, 12]`");
         }
     }
+}
+
+/// The plan's size against [`MAX_VARIANTS`] and [`MAX_RUNS`], computed
+/// before anything is expanded; false when the variants must not be.
+fn size(plan: &Plan, c: &mut Collector) -> bool {
+    let Some(variants) = plan.variant_count().filter(|&n| n <= MAX_VARIANTS) else {
+        let n = plan
+            .variant_count()
+            .map_or("more than 2^64".to_owned(), |n| n.to_string());
+        c.at(
+            "matrix",
+            format!("expands to {n} variants, more than the {MAX_VARIANTS} a plan may have; use fewer values or split the plan"),
+        );
+        return false;
+    };
+    match plan.run_count(plan.repeat) {
+        Some(runs) if runs <= MAX_RUNS => {}
+        _ => c.at(
+            "repeat",
+            format!(
+                "{variants} variants × {} workloads × {} rounds is more than the {MAX_RUNS} runs an experiment may have; lower repeat or split the plan",
+                plan.workloads.len(),
+                plan.repeat
+            ),
+        ),
+    }
+    true
 }
 
 fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
