@@ -233,3 +233,71 @@ command = { command = "if [ ! -e done ]; then echo x > started.fifo; cat release
         stderr(&out)
     );
 }
+
+/// Row 12: `baseline = "a"`, interrupted after `b` and `c` ran and before
+/// `a` did: the report and its JSON keep `a` as the baseline, marked "no runs".
+#[test]
+fn an_interrupted_baseline_without_runs_stays_the_baseline() {
+    // A seed whose first round runs a (index 0) last.
+    let seed = (0..1000u64)
+        .find(|&s| kurabe_model::stats::randomized_blocks(3, 1, s)[0][2] == 0)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let c = std::ffi::CString::new(dir.path().join("a.fifo").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"name = "p"
+baseline = "a"
+repeat = 1
+seed = {seed}
+[[variant]]
+name = "a"
+env = {{ V = "a" }}
+[[variant]]
+name = "b"
+env = {{ V = "b" }}
+[[variant]]
+name = "c"
+env = {{ V = "c" }}
+[[workload]]
+name = "w"
+command = {{ command = "if [ $V = a ]; then echo > a.fifo; exec sleep 60; fi", runs = 1 }}
+"#
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("r.db");
+    let run = kurabe()
+        .args(["run", "-q", "--store"])
+        .arg(&store)
+        .arg(&plan)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // a's command has started: b and c have run.
+    let mut s = String::new();
+    std::io::Read::read_to_string(
+        &mut std::fs::File::open(dir.path().join("a.fifo")).unwrap(),
+        &mut s,
+    )
+    .unwrap();
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("a (baseline, no runs)"), "{text}");
+    let json = kurabe()
+        .args(["report", "e1", "--format", "json", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("experiment-report.schema.json", &v);
+    assert_eq!(v["baseline"], "a", "{v:#}");
+    assert_eq!(v["variants_without_runs"], serde_json::json!(["a"]));
+}
