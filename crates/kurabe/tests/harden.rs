@@ -301,3 +301,43 @@ command = {{ command = "if [ $V = a ]; then echo > a.fifo; exec sleep 60; fi", r
     assert_eq!(v["baseline"], "a", "{v:#}");
     assert_eq!(v["variants_without_runs"], serde_json::json!(["a"]));
 }
+
+/// `kurabe http` with RLIMIT_NOFILE set to `soft`/`hard` for the child only.
+fn http_with_fd_limit(soft: u64, hard: u64, args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = kurabe();
+    cmd.arg("http").arg("-q").args(args);
+    // SAFETY: setrlimit is async-signal-safe; it only touches the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: soft as libc::rlim_t,
+                rlim_max: hard as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+/// Row 10: more connections than the open-files limit allows is refused
+/// before any request (never counted as the server's connect failures);
+/// a soft limit below the hard one is raised first, as load tools do.
+#[test]
+fn too_few_file_descriptors_is_refused_before_the_load() {
+    let server = ServeChild::start(&[]);
+    let out = http_with_fd_limit(256, 256, &["-t", "3", "-c", "1000", "-k", &server.url]);
+    assert_one_line_error(&out, "concurrency 1000 (-c) needs about");
+    assert!(
+        stderr(&out).contains("the limit is 256"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.served(), 0, "no load before the check");
+    let out = http_with_fd_limit(64, 1024, &["-n", "300", "-c", "300", "-k", &server.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Failed requests:        0"));
+}
