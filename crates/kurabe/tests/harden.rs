@@ -341,3 +341,24 @@ fn too_few_file_descriptors_is_refused_before_the_load() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Failed requests:        0"));
 }
+
+/// Limits beyond the machine or malformed: one line, exit 2, nothing started.
+#[test]
+fn absurd_watch_limits_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started");
+    for (flag, value) in [
+        ("--cpus", "1000000"),
+        ("--cpuset", ",,"),
+        ("--memory", "99999999999999999999"),
+    ] {
+        let out = kurabe()
+            .args(["watch", flag, value, "--", "touch"])
+            .arg(&marker)
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, flag);
+        assert!(!stderr(&out).contains("No space left"), "{}", stderr(&out));
+        assert!(!marker.exists(), "{flag}: the command was not started");
+    }
+}
