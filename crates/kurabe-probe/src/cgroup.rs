@@ -730,7 +730,11 @@ pub fn parse_memory(text: &str) -> Result<u64, CgroupError> {
         "t" | "tb" | "tib" => 1 << 40,
         _ => return Err(invalid("unknown unit; use K, M, G or T")),
     };
-    let bytes = (n * mult as f64) as u64;
+    let bytes = n * mult as f64;
+    if bytes > MAX_MEMORY_BYTES as f64 {
+        return Err(invalid("too large: give a size like 512M or 2G"));
+    }
+    let bytes = bytes as u64;
     if bytes < 1 << 20 {
         return Err(invalid("too small: give at least 1M"));
     }
