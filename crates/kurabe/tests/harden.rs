@@ -362,3 +362,49 @@ fn absurd_watch_limits_are_refused_in_one_line() {
         assert!(!marker.exists(), "{flag}: the command was not started");
     }
 }
+
+/// A one-connection server on 127.0.0.1:0 answering every request on it with `response`.
+fn one_response_server(response: String) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", l.local_addr().unwrap());
+    let h = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut req = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = s.read(&mut buf).unwrap();
+            if n == 0 {
+                return;
+            }
+            req.extend_from_slice(&buf[..n]);
+        }
+        s.write_all(response.as_bytes()).unwrap();
+    });
+    (url, h)
+}
+
+/// Responses with more than 64 headers are answers (up to 256); beyond,
+/// the failure says why instead of a bare "exception".
+#[test]
+fn responses_with_many_headers_are_accepted_and_too_many_are_named() {
+    for (n, ok) in [(100, true), (300, false)] {
+        let mut r = String::from("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n");
+        for i in 0..n {
+            r.push_str(&format!("X-H{i}: v\r\n"));
+        }
+        let (url, server) = one_response_server(r + "\r\n");
+        let out = kurabe()
+            .args(["http", "-q", "-n", "1", "--format", "json", &url])
+            .output()
+            .unwrap();
+        server.join().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect(&stderr(&out));
+        assert_eq!(v["complete_requests"], u64::from(ok), "{n} headers: {v:#}");
+        if !ok {
+            assert_eq!(v["failures"]["exceptions"], 1);
+            let text = v["errors"].to_string();
+            assert!(text.contains("more than 256 response headers"), "{text}");
+        }
+    }
+}

@@ -343,12 +343,12 @@ fn check_descriptors(concurrency: u32, threads: u32) -> Result<(), LoadError> {
     // Per thread an epoll instance and a spare; a reserve for the store,
     // output files, the server sampler and TLS roots.
     let needed = open_now + u64::from(concurrency) + 2 * u64::from(threads) + 32;
-    if needed > lim.rlim_cur as u64 {
+    if needed > lim.rlim_cur {
         return Err(LoadError::Descriptors {
             concurrency,
             needed,
-            limit: lim.rlim_cur as u64,
-            hard: lim.rlim_max as u64,
+            limit: lim.rlim_cur,
+            hard: lim.rlim_max,
         });
     }
     Ok(())
