@@ -399,7 +399,8 @@ fn responses_with_many_headers_are_accepted_and_too_many_are_named() {
             .output()
             .unwrap();
         server.join().unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect(&stderr(&out));
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
         assert_eq!(v["complete_requests"], u64::from(ok), "{n} headers: {v:#}");
         if !ok {
             assert_eq!(v["failures"]["exceptions"], 1);
