@@ -451,6 +451,63 @@ fn ctrl_c_prints_a_partial_report_marked_interrupted() {
     assert!(text.contains("Complete requests:"));
 }
 
+/// True once no SIGINT is pending for `pid` (its handler has taken the last one).
+fn sigint_taken(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let bit = 1u64 << (libc::SIGINT - 1);
+    status
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("ShdPnd:")
+                .or_else(|| l.strip_prefix("SigPnd:"))
+        })
+        .all(|v| u64::from_str_radix(v.trim(), 16).is_ok_and(|m| m & bit == 0))
+}
+
+#[test]
+fn a_second_ctrl_c_ends_the_drain_at_once() {
+    // Responses take 30 s: after the first Ctrl-C the client would drain in-flight requests.
+    let server = ServeChild::start(&["--latency-ms", "30000"]);
+    let mut child = kurabe()
+        .args([
+            "http",
+            "-q",
+            "-t",
+            "60",
+            "-s",
+            "30",
+            "-c",
+            "2",
+            "-k",
+            &server.url,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.served() < 2 {
+        assert!(Instant::now() < deadline, "no load arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "kurabe http did not exit");
+        // A signal sent while the last is still pending would merge with it.
+        if sigint_taken(pid) {
+            // SAFETY: kill(2) on our own child.
+            unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("second signal"), "{err}");
+    assert!(out.stdout.is_empty(), "a forced exit prints no report");
+}
+
 // ---------------------------------------------------------------------------
 // Against misbehaving in-process servers: every failure lands in its bucket.
 
@@ -779,4 +836,82 @@ fn server_metrics_can_be_turned_off_or_pointed_at_a_pid() {
     assert_eq!(bad.code, Some(2));
     assert!(bad.stderr.contains("--server-pid"), "{}", bad.stderr);
     assert_eq!(bad.stderr.trim().lines().count(), 1, "{}", bad.stderr);
+}
+
+/// A loopback server that keeps the raw bytes of every request it gets
+/// and answers each with a small 200.
+fn recording_server() -> (TestServer, Arc<std::sync::Mutex<Vec<Vec<u8>>>>) {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let server = TestServer::start(move |mut s| {
+        while let Some((head, body)) = read_request(&mut s) {
+            let mut raw = head.into_bytes();
+            raw.extend_from_slice(&body);
+            log.lock().unwrap().push(raw);
+            let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+            if s.write_all(ok).is_err() {
+                return;
+            }
+        }
+    });
+    (server, seen)
+}
+
+/// The same settings send the same bytes from the command line and from a
+/// plan: one request spec in kurabe-http is built by both.
+#[test]
+fn a_plan_sends_byte_for_byte_what_the_same_flags_send() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("body.txt"), "hello plan").unwrap();
+    let (server, seen) = recording_server();
+    let url = format!("{}p?q=1", server.url());
+    let flags = [
+        "-m", "put", "-H", "X-A: 1", "-H", "X-B: two", "-C", "a=1", "-C", "b=2", "-A", "user:pw",
+        "-p",
+    ];
+    let body = dir.path().join("body.txt");
+    let out = kurabe()
+        .args(["http", "-q", "-n", "1"])
+        .args(flags)
+        .arg(&body)
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_cli = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(from_cli.len(), 1);
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"same bytes\"\nrepeat = 1\n[[variant]]\nname = \"a\"\n[[workload]]\n\
+             name = \"w\"\nhttp = {{ url = \"{url}\", requests = 1, method = \"put\", \
+             headers = {{ \"X-A\" = \"1\", \"X-B\" = \"two\" }}, cookies = [\"a=1\", \"b=2\"], \
+             auth = \"user:pw\", body_file = \"body.txt\" }}\n"
+        ),
+    )
+    .unwrap();
+    let out = kurabe()
+        .args(["run", "-q", "--store"])
+        .arg(dir.path().join("r.db"))
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_plan = seen.lock().unwrap().clone();
+    assert!(!from_plan.is_empty());
+    let cli = String::from_utf8_lossy(&from_cli[0]);
+    assert!(cli.starts_with("PUT /p?q=1 HTTP/1.1\r\n"), "{cli}");
+    assert!(cli.contains("Content-Type: text/plain\r\n"), "{cli}");
+    for raw in &from_plan {
+        assert_eq!(String::from_utf8_lossy(raw), cli);
+    }
 }
