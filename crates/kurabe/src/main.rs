@@ -75,7 +75,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("kurabe: error: {err:#}");
+            eprintln!("kurabe: error: {}", error_line(&err));
             ExitCode::from(2)
         }
     }
@@ -118,6 +118,24 @@ fn usage_error(err: &clap::Error) -> ExitCode {
     }
 }
 
+/// The error and its causes on one line, each text once: a cause whose
+/// words the line already holds (a library that puts its source in its own
+/// message) is not repeated.
+fn error_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         cause
@@ -134,5 +152,41 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn error_line_says_each_cause_once() {
+        let io = std::io::Error::other("disk full");
+        let err = anyhow::Error::new(io)
+            .context("cannot write report.json: disk full")
+            .context("saving the report");
+        assert_eq!(
+            error_line(&err),
+            "saving the report: cannot write report.json: disk full"
+        );
+    }
+
+    /// Every flag read from the environment (KURABE_STORE may hold a
+    /// postgres:// URL with a password) hides the value in `--help`.
+    #[test]
+    fn no_help_text_shows_an_environment_value() {
+        fn walk(cmd: &clap::Command, path: &str, seen: &mut usize) {
+            for arg in cmd.get_arguments() {
+                if arg.get_env().is_some() {
+                    *seen += 1;
+                    assert!(
+                        arg.is_hide_env_values_set(),
+                        "{path} --{}: add hide_env_values = true",
+                        arg.get_id()
+                    );
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), seen);
+            }
+        }
+        let mut seen = 0;
+        walk(&Cli::command(), "kurabe", &mut seen);
+        assert!(seen >= 2, "the walk found the --store flags");
     }
 }

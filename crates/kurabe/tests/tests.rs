@@ -8,6 +8,7 @@ mod results;
 mod run;
 mod serve;
 mod soak;
+mod store;
 mod system;
 mod util;
 mod watch;
