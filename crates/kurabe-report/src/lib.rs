@@ -7,9 +7,12 @@
 //! self-contained HTML page with SVG charts. [`compare_entries`] puts two
 //! stored entries side by side.
 //!
-//! It must not touch the store, the terminal or the file system: renderers
-//! write to a `Write` they are given, and whether to colour is the caller's
-//! decision (TTY and `NO_COLOR` live in the binary).
+//! [`write`] is the one file writer every output goes through (atomic for
+//! regular files, in place for devices and FIFOs).
+//!
+//! It must not touch the store or the terminal: renderers write to a
+//! `Write` they are given, and whether to colour is the caller's decision
+//! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
 
 mod build;
 mod csv;
@@ -21,6 +24,7 @@ mod soak;
 mod svg;
 mod terminal;
 mod words;
+pub mod write;
 
 #[cfg(test)]
 mod testdata;

@@ -5,6 +5,7 @@ mod cli;
 mod fleet;
 mod http;
 mod mem;
+mod outputs;
 mod results;
 mod run;
 mod serve;

@@ -422,7 +422,10 @@ fn gnuplot_file_has_one_line_per_request() {
     let srv = Server::start(ok_response("g"));
     let path = std::env::temp_dir().join(format!("kurabe-engine-g-{}.tsv", std::process::id()));
     let mut cfg = config(&srv.url(), StopCondition::Requests(250));
-    cfg.gnuplot_file = Some(path.clone());
+    cfg.gnuplot_file = Some(super::GnuplotFile {
+        path: path.clone(),
+        file: std::sync::Arc::new(std::fs::File::create(&path).unwrap()),
+    });
     let r = run_ok(&cfg);
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::remove_file(&path).unwrap();

@@ -1,13 +1,13 @@
 //! ab's `-g` output: one TSV line per request, streamed to the file.
 //!
-//! Each worker owns a [`GnuplotWriter`] that buffers whole lines and appends
-//! them with one `write` on an `O_APPEND` descriptor, so lines from different
-//! workers never interleave and memory stays bounded. Times are UTC (ab uses
+//! Each worker owns a [`GnuplotWriter`] that buffers whole lines and writes
+//! them with one `write` on its duplicate of the caller's descriptor; the
+//! kernel moves the shared offset under a lock for the whole call, so lines
+//! from different workers never interleave in a file and memory stays bounded. Times are UTC (ab uses
 //! the local zone; we do not read time-zone data).
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
 
 use kurabe_model::time::civil_from_days;
 
@@ -22,9 +22,9 @@ pub(crate) struct GnuplotWriter {
 }
 
 impl GnuplotWriter {
-    /// Open `path` for appending (the caller has created it with the header).
-    pub fn open(path: &Path) -> io::Result<GnuplotWriter> {
-        let file = File::options().append(true).open(path)?;
+    /// Write to a duplicate of `file` (the caller has written the header).
+    pub fn new(file: &File) -> io::Result<GnuplotWriter> {
+        let file = file.try_clone()?;
         Ok(GnuplotWriter {
             file,
             buf: Vec::with_capacity(FLUSH_AT + 256),
@@ -106,7 +106,8 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("kurabe-gnuplot-{}", std::process::id()));
         std::fs::write(&dir, HEADER).unwrap();
         {
-            let mut w = GnuplotWriter::open(&dir).unwrap();
+            let f = File::options().append(true).open(&dir).unwrap();
+            let mut w = GnuplotWriter::new(&f).unwrap();
             w.line(1_795_991_397_000_000, 1_400, 2_600, 4_000, 2_000);
         }
         let text = std::fs::read_to_string(&dir).unwrap();

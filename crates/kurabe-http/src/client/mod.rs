@@ -19,6 +19,7 @@ mod sys;
 mod tls;
 mod worker;
 
+use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -89,7 +90,17 @@ pub struct LoadConfig {
     /// of a server with a self-signed certificate needs this set).
     pub insecure: bool,
     /// Write one line per request (ab's `-g` gnuplot TSV) to this file, streamed, not kept in memory.
-    pub gnuplot_file: Option<std::path::PathBuf>,
+    pub gnuplot_file: Option<GnuplotFile>,
+}
+
+/// The `-g` destination, opened by the caller (who decides where the bytes
+/// land: a temp file renamed into place afterwards, or a FIFO).
+#[derive(Debug, Clone)]
+pub struct GnuplotFile {
+    /// The name the user gave, for messages.
+    pub path: PathBuf,
+    /// The open file; each worker writes whole lines to its own duplicate.
+    pub file: std::sync::Arc<std::fs::File>,
 }
 
 /// Live counters a caller may read while a run is in progress (for a progress line).
@@ -393,11 +404,13 @@ pub fn run_with_stats(
         StopCondition::Duration(d) => (None, Some(d)),
         StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
     };
-    if let Some(path) = &cfg.gnuplot_file {
-        std::fs::write(path, gnuplot::HEADER).map_err(|source| LoadError::Gnuplot {
-            path: path.clone(),
-            source,
-        })?;
+    if let Some(g) = &cfg.gnuplot_file {
+        (&*g.file)
+            .write_all(gnuplot::HEADER.as_bytes())
+            .map_err(|source| LoadError::Gnuplot {
+                path: g.path.clone(),
+                source,
+            })?;
     }
     let warmup_ns = cfg.warmup.map_or(0, |d| d.as_nanos() as u64);
     let start_ns = sys::now_ns();
@@ -441,9 +454,9 @@ pub fn run_with_stats(
         let conns = cfg.concurrency / threads + u32::from(t < cfg.concurrency % threads);
         let gnuplot =
             match &cfg.gnuplot_file {
-                Some(path) => Some(gnuplot::GnuplotWriter::open(path).map_err(|source| {
+                Some(g) => Some(gnuplot::GnuplotWriter::new(&g.file).map_err(|source| {
                     LoadError::Gnuplot {
-                        path: path.clone(),
+                        path: g.path.clone(),
                         source,
                     }
                 })?),

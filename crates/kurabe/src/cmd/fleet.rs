@@ -43,9 +43,6 @@ fn spec(resolved: &Resolved) -> anyhow::Result<RunSpec> {
         StopCondition::Duration(d) => (None, Some(d)),
         StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
     };
-    if load.gnuplot_file.is_some() {
-        bail!("-g writes one line per request on one host; it cannot be used with --workers");
-    }
     if load.abort_on_error {
         bail!("--abort-on-error cannot stop other hosts; leave it out with --workers");
     }
@@ -73,6 +70,9 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     let url = postgres_url(args.save.store.as_deref(), "--workers")?;
     if args.requests.is_none() && args.time_limit.is_none() {
         bail!("--workers needs -n REQUESTS or -t TIME: a distributed run must know when to stop");
+    }
+    if args.gnuplot.is_some() {
+        bail!("-g writes one line per request on one host; it cannot be used with --workers");
     }
     let spec = spec(resolved)?;
     spec.split(workers)?;

@@ -14,8 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
-use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
+use kurabe_http::client::{self, GnuplotFile, LoadConfig, RunControl, StopCondition, Target};
 use kurabe_model::http::HttpReport;
+use kurabe_report::write::{write_file, Pending};
 
 use crate::render::http::{renderer, Format};
 
@@ -238,7 +239,8 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
             abort_on_error: args.abort_on_error,
             check_length: !args.variable_length,
             insecure: args.insecure,
-            gnuplot_file: args.gnuplot.clone(),
+            // Opened by `run` once the other outputs are checked.
+            gnuplot_file: None,
         },
         format: args.format,
         output: args.output.clone(),
@@ -400,33 +402,6 @@ pub(crate) fn percentiles_csv(report: &HttpReport) -> String {
         }
     }
     out
-}
-
-/// Write `bytes` to `path` via a temporary file in the same directory and a rename,
-/// so readers see the old file or the complete new one, never a half-written one.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("'{}' is not a file name", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.kurabe-{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.with_context(|| format!("cannot write '{}'", path.display()))
 }
 
 /// Render `report` in `format`.
@@ -641,10 +616,16 @@ fn failed_outcome(report: &HttpReport, max_error_rate: Option<f64>) -> Option<St
 /// Run `kurabe http`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let resolved = from_args(&args, ncpus)?;
+    let mut resolved = from_args(&args, ncpus)?;
+    super::check_outputs(&[
+        ("-o", resolved.output.as_deref()),
+        ("-e", resolved.percentiles_csv.as_deref()),
+        ("-g", args.gnuplot.as_deref()),
+    ])?;
     if let Some(workers) = args.workers {
         return super::fleet::run_distributed(&args, &resolved, workers);
     }
+    let gnuplot = open_gnuplot(&mut resolved.load, args.gnuplot.as_deref())?;
     let interrupt = crate::signal::install()?;
     super::serve::raise_fd_limit();
     if resolved.verbosity >= 2 {
@@ -654,6 +635,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = run_load(&resolved.load, resolved.progress, &interrupt, server)?;
     let rendered = render(&report, resolved.format)?;
     write_outputs(&resolved, &report, &rendered)?;
+    if let Some(pending) = gnuplot {
+        if no_response(&report, "-g") {
+            drop(pending);
+        } else {
+            pending.commit().context("-g")?;
+        }
+    }
     args.save.save_if_asked(
         kurabe_model::record::ResultKind::Http,
         &format!("http {}", report.url),
@@ -666,18 +654,49 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ))
 }
 
+/// Start the `-g` file (a temp file until the run succeeds, or a FIFO/device)
+/// and hand it to the load config.
+fn open_gnuplot(load: &mut LoadConfig, path: Option<&Path>) -> anyhow::Result<Option<Pending>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let pending = Pending::begin(path).context("-g")?;
+    let file = pending
+        .file()
+        .try_clone()
+        .with_context(|| format!("-g: cannot open '{}'", path.display()))?;
+    load.gnuplot_file = Some(GnuplotFile {
+        path: path.to_owned(),
+        file: std::sync::Arc::new(file),
+    });
+    Ok(Some(pending))
+}
+
+/// True (with a note naming `flag`) when no response arrived: there are no
+/// latencies, so a percentile or per-request file would be made up.
+fn no_response(report: &HttpReport, flag: &str) -> bool {
+    let none = report.complete_requests == 0;
+    if none {
+        eprintln!("kurabe: note: {flag} file not written: no request got a response");
+    }
+    none
+}
+
 /// Write the `-e` percentile file (if asked) and the rendered report to `-o FILE` or stdout.
 pub(crate) fn write_outputs(
     resolved: &Resolved,
     report: &HttpReport,
     rendered: &[u8],
 ) -> anyhow::Result<()> {
-    if let Some(path) = &resolved.percentiles_csv {
-        write_atomically(path, percentiles_csv(report).as_bytes())
-            .context("cannot write the -e file")?;
+    if let Some(path) = resolved
+        .percentiles_csv
+        .as_ref()
+        .filter(|_| !no_response(report, "-e"))
+    {
+        write_file(path, percentiles_csv(report).as_bytes()).context("-e")?;
     }
     match &resolved.output {
-        Some(path) => write_atomically(path, rendered)?,
+        Some(path) => write_file(path, rendered).context("-o")?,
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(rendered)
@@ -871,18 +890,6 @@ mod tests {
         assert!(csv.starts_with("Percentage served,Time in ms\n50,0.398\n66,0.450\n"));
         assert!(csv.ends_with("100,3.120\n"));
         assert!(!csv.contains("99.9"));
-    }
-
-    #[test]
-    fn atomic_write_replaces_whole_file_and_leaves_no_temp() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("report.json");
-        std::fs::write(&path, "old").unwrap();
-        write_atomically(&path, b"new contents").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new contents");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-        let bad = dir.path().join("missing-dir/report.json");
-        assert!(write_atomically(&bad, b"x").is_err());
     }
 
     #[test]

@@ -9,11 +9,11 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 use kurabe_model::record::Entry;
 
-use super::http::write_atomically;
 use super::results::{open_existing, parse_id};
+use kurabe_report::write::write_file;
 
 /// Report formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -73,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     kurabe_report::renderer(format, colour).render(&report, &mut bytes)?;
     match args.output {
         Some(path) => {
-            write_atomically(&path, &bytes)?;
+            write_file(&path, &bytes).context("-o")?;
             eprintln!("wrote {}", path.display());
         }
         None => std::io::stdout().lock().write_all(&bytes)?,

@@ -16,7 +16,7 @@ use kurabe_model::record::{Entry, EntryId, ResultId, ResultKind};
 use kurabe_probe::host::host_facts;
 use kurabe_store::{Location, Store};
 
-use super::http::write_atomically;
+use kurabe_report::write::write_file;
 
 /// Output format of the listing commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -218,7 +218,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             json.push('\n');
             match output {
                 Some(path) => {
-                    write_atomically(&path, json.as_bytes())?;
+                    write_file(&path, json.as_bytes()).context("-o")?;
                     eprintln!("exported {} entries to {}", ids.len(), path.display());
                 }
                 None => out.write_all(json.as_bytes())?,

@@ -22,8 +22,9 @@ use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_model::stats::Unit;
 use kurabe_store::Store;
 
-use super::http::{parse_duration, write_atomically};
+use super::http::parse_duration;
 use super::report::{colour_stdout, Format};
+use kurabe_report::write::write_file;
 
 /// Arguments of `kurabe run`.
 #[derive(Debug, clap::Args)]
@@ -63,6 +64,10 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (plan, plan_text) = kurabe_lab::load_plan_with_text(&args.plan)?;
     kurabe_lab::check_supported(&plan)?;
+    super::check_outputs(&[
+        ("-o", args.output.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
     let mut store = match &args.store {
         Some(p) => Store::open(p),
         None => Store::open_default(),
@@ -88,14 +93,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let body = render(&store, &outcome, args.format, colour)?;
     match &args.output {
         Some(path) => {
-            write_atomically(path, &body)?;
+            write_file(path, &body).context("-o")?;
             eprintln!("wrote {}", path.display());
         }
         None => std::io::stdout().lock().write_all(&body)?,
     }
     if let Some(path) = &args.html {
         let page = render(&store, &outcome, Format::Html, false)?;
-        write_atomically(path, &page)?;
+        write_file(path, &page).context("--html")?;
         eprintln!("wrote {} (open it in a browser)", path.display());
     }
     for c in outcome.checks.iter().filter(|c| !c.passed) {

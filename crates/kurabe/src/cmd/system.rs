@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use kurabe_model::system::{SystemCompare, SystemReport};
+use kurabe_report::write::write_with;
 use kurabe_system::{compare, import, render, Config, Profile, TestId};
 
 /// Arguments of `kurabe system`.
@@ -163,6 +164,7 @@ fn config(a: &RunArgs) -> anyhow::Result<Config> {
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = config(&a)?;
+    super::check_outputs(&[("-o", a.output.as_deref())])?;
     let stop = crate::signal::install()?;
     let tty = std::io::stderr().is_terminal();
     let mut progress = |p: kurabe_system::Progress<'_>| {
@@ -276,8 +278,8 @@ fn run_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Render to stdout, or to `path` through a temp file renamed into place so
-/// a failure never leaves a half-written result.
+/// Render to stdout, or to `path` through the one file writer (a failure
+/// never leaves a half-written result).
 fn write_out(
     path: Option<&Path>,
     render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
@@ -289,32 +291,7 @@ fn write_out(
             render(&mut lock)?;
             lock.flush()?;
         }
-        Some(p) => {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let name = p
-                .file_name()
-                .with_context(|| format!("-o {}: not a file name", p.display()))?;
-            let tmp = dir.join(format!(
-                ".{}.tmp-{}",
-                name.to_string_lossy(),
-                std::process::id()
-            ));
-            let result = (|| -> anyhow::Result<()> {
-                let mut f = std::fs::File::create(&tmp)
-                    .with_context(|| format!("cannot create {}", tmp.display()))?;
-                render(&mut f).with_context(|| format!("cannot write {}", tmp.display()))?;
-                f.sync_all()
-                    .with_context(|| format!("cannot write {}", tmp.display()))?;
-                std::fs::rename(&tmp, p).with_context(|| format!("cannot write {}", p.display()))
-            })();
-            if result.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            result?;
-        }
+        Some(p) => write_with(p, render).context("-o")?,
     }
     Ok(())
 }

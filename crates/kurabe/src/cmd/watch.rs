@@ -101,6 +101,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--pss-budget must be between 0 and 1 (a share of one core)");
     }
     let target = resolve(&args)?;
+    super::check_outputs(&[
+        ("-o", args.output.as_deref()),
+        ("--svg", args.svg.as_deref()),
+    ])?;
     let interrupted = crate::signal::install()?;
     let host = kurabe_probe::host::host_info();
     let started_at = kurabe_probe::host::now_rfc3339();
@@ -370,8 +374,7 @@ pub(crate) fn mib(b: u64) -> String {
     format!("{:.1} MiB", b as f64 / 1048576.0)
 }
 
-/// Write `body` to `path` (via a temp file and rename, so no half-written
-/// file is left) or to stdout.
+/// Write `body` to `path` (through the one file writer) or to stdout.
 pub(crate) fn write_output(path: Option<&Path>, body: &str) -> anyhow::Result<()> {
     match path {
         None => {
@@ -379,12 +382,7 @@ pub(crate) fn write_output(path: Option<&Path>, body: &str) -> anyhow::Result<()
             out.write_all(body.as_bytes())?;
             out.flush()?;
         }
-        Some(p) => {
-            let tmp = p.with_extension(format!("tmp.{}", std::process::id()));
-            std::fs::write(&tmp, body)
-                .with_context(|| format!("cannot write {}", tmp.display()))?;
-            std::fs::rename(&tmp, p).with_context(|| format!("cannot write {}", p.display()))?;
-        }
+        Some(p) => kurabe_report::write::write_file(p, body.as_bytes()).context("-o")?,
     }
     Ok(())
 }
