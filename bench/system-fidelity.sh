@@ -17,7 +17,7 @@
 #   UB_PGMS     UnixBench's built pgms/ directory (required)
 #   UB_TESTDIR  its testdir/ with sort.src (default: $UB_PGMS/../testdir)
 #   KURABE      kurabe binary (default: target/release/kurabe; build with
-#               `cargo build --release -p kurabe`, which also builds the Execl helper)
+#               `cargo build --release -p kurabe`; the Execl helper is built in)
 #   ROUNDS      rounds per test (default 5)
 #   SECS        seconds per run (default 5; whole seconds, fstime needs >= 1).
 #               Whetstone always runs ~10 s: UnixBench's build fixes its duration.

@@ -319,13 +319,8 @@ pub fn idle(
 ///
 /// Copies: the plan's `copies`, else one pass with 1 copy and one with
 /// every core, as UnixBench does; `system_index` is the score of the first
-/// pass (single copy), the full report goes into the record. `kurabe_exe`
-/// locates the Execl test's helper binary next to kurabe.
-pub fn system(
-    w: &SystemWorkload,
-    kurabe_exe: &Path,
-    stop: &AtomicBool,
-) -> Result<Measured, RunFailure> {
+/// pass (single copy), the full report goes into the record.
+pub fn system(w: &SystemWorkload, stop: &AtomicBool) -> Result<Measured, RunFailure> {
     let tests = if w.tests.is_empty() {
         kurabe_system::catalog::ALL.iter().map(|s| s.id).collect()
     } else {
@@ -346,8 +341,9 @@ pub fn system(
         } else {
             kurabe_system::Profile::default_unixbench()
         },
-        execl_helper: kurabe_exe.with_file_name("kurabe-execl-helper"),
+        execl_helper: None,
         temp_parent: std::env::temp_dir(),
+        pin: None,
     };
     let report = kurabe_system::run(&cfg, stop, &mut |_| {})
         .map_err(|e| RunFailure::new(format!("system workload: {e}")))?;
@@ -378,25 +374,20 @@ struct Timed {
 
 /// The `command` workload: `warmup_runs` untimed executions, then `runs`
 /// timed ones; metrics are the means (max RSS: the largest). Each
-/// execution goes through `helper` (`kurabe-rusage-helper`), see
-/// [`exec_timed`].
+/// execution goes through kurabe's built-in rusage launcher
+/// ([`kurabe_helpers::rusage`]), see [`exec_timed`].
 pub fn command(
     w: &CommandWorkload,
     argv: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<PathBuf>,
-    helper: &Path,
     stop: &AtomicBool,
 ) -> Result<Measured, RunFailure> {
-    if !helper.is_file() {
-        return Err(RunFailure::new(format!(
-            "command workload: the launcher {} is missing; install kurabe-rusage-helper next to the kurabe binary (cargo install does)",
-            helper.display()
-        )));
-    }
+    let helper =
+        kurabe_helpers::rusage().map_err(|e| RunFailure::new(format!("command workload: {e}")))?;
     let timeout = w.timeout.map(|t| t.0);
     let launch = Launch {
-        helper,
+        helper: &helper,
         argv,
         env,
         cwd: cwd.as_deref(),
@@ -436,7 +427,7 @@ struct Launch<'a> {
     cwd: Option<&'a Path>,
 }
 
-/// The helper's report: seven little-endian i64 (see kurabe-rusage-helper).
+/// The helper's report: seven little-endian i64 (see kurabe-helpers' `programs/rusage.rs`).
 const HELPER_RECORD_LEN: usize = 56;
 
 /// A decoded helper report.

@@ -355,9 +355,8 @@ impl Ctx<'_> {
             }
             WorkloadKind::Command(c) => {
                 let argv = argv_of(&c.command.substitute(&vars), &[]);
-                let helper = self.opts.kurabe_exe.with_file_name("kurabe-rusage-helper");
                 let cwd = self.resolve_dir(c.cwd.as_ref());
-                measure::command(c, &argv, &env, cwd, &helper, self.stop)
+                measure::command(c, &argv, &env, cwd, self.stop)
             }
             WorkloadKind::Watch(wt) => match &wt.command {
                 Some(cmd) => {
@@ -388,7 +387,7 @@ impl Ctx<'_> {
                 },
             },
             WorkloadKind::Idle(i) => measure::idle(i, probe.as_ref(), self.stop),
-            WorkloadKind::System(sw) => measure::system(sw, &self.opts.kurabe_exe, self.stop),
+            WorkloadKind::System(sw) => measure::system(sw, self.stop),
         };
         if let Some(t) = running.as_mut() {
             // A target that died under load makes the figures meaningless.

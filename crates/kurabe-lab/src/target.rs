@@ -18,7 +18,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -197,15 +196,7 @@ pub fn start(spec: &TargetSpec) -> Result<RunningTarget, RunFailure> {
         if let Some(dir) = &spec.cwd {
             cmd.current_dir(dir);
         }
-        // If kurabe itself is killed (kill -9, a crash) no guard runs: the
-        // kernel then kills the target's root for us.
-        // SAFETY: prctl is async-signal-safe and touches no memory of ours.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
-                Ok(())
-            });
-        }
+        // launch::spawn also sets PR_SET_PDEATHSIG: a killed kurabe takes the root along.
         launch::spawn(&mut cmd, cgroup.as_ref()).map_err(|e| {
             RunFailure::new(format!(
                 "cannot start the target `{}`: {e}; check the command and `cwd`",

@@ -43,6 +43,21 @@ pub struct ExitStatus {
     pub signal: Option<i32>,
 }
 
+impl ExitStatus {
+    /// The status a shell reports for it: the exit code, or 128 + the signal
+    /// (`None` when neither is known).
+    pub fn shell_status(&self) -> Option<i32> {
+        self.code.or(self.signal.map(|s| 128 + s))
+    }
+}
+
+impl WatchReport {
+    /// True when the started command's cgroup counted an OOM kill.
+    pub fn oom_killed(&self) -> bool {
+        self.oom_kills.is_some_and(|n| n > 0)
+    }
+}
+
 /// Resource limits a started command ran under (its private cgroup).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -112,7 +127,7 @@ pub struct WatchReport {
     /// Wall-clock start, RFC 3339 UTC.
     pub started_at: String,
     /// Host the watch ran on.
-    pub host: HostInfo,
+    pub host: crate::record::HostFacts,
     /// The command started (`kurabe watch -- CMD ARGS`), absent for `-p`/`--port`.
     pub command: Option<Vec<String>>,
     /// PID of the tree's root process.
@@ -166,26 +181,21 @@ pub struct WatchReport {
     pub limits: Option<LimitsApplied>,
     /// Exit status of the started command.
     pub exit: Option<ExitStatus>,
+    /// OOM kills counted in the started command's cgroup (v1 `memory.oom_control`
+    /// `oom_kill`, v2 `memory.events` `oom_kill`); absent without a memory cgroup.
+    #[serde(default)]
+    pub oom_kills: Option<u64>,
     /// Why the watch ended.
     pub ended: WatchEnd,
+    /// The signal that stopped the watch when `ended` is `interrupted` (2 SIGINT, 15 SIGTERM, 1 SIGHUP).
+    #[serde(default)]
+    pub stop_signal: Option<i32>,
     /// Things the reader should know (root exited early, PSS unreadable, no cgroup, …).
     pub notes: Vec<String>,
     /// The sampler's own cost.
     pub sampler: SamplerCost,
     /// The time series, one point per sample.
     pub series: Vec<WatchPoint>,
-}
-
-/// Facts about the machine a record was taken on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub struct HostInfo {
-    /// Host name (`uname -n`).
-    pub hostname: String,
-    /// Kernel release (`uname -r`).
-    pub kernel: String,
-    /// Machine architecture (`uname -m`).
-    pub arch: String,
 }
 
 /// One process in `kurabe mem`'s top list.

@@ -49,8 +49,26 @@ pub struct SystemReport {
     /// True when Ctrl-C cut the run short; finished tests are kept.
     #[serde(default)]
     pub interrupted: bool,
+    /// The stopping rule, when passes ran until a precision was reached
+    /// (`mode = "precision"`); `None` for fixed pass counts and imports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<PrecisionRule>,
+    /// Placement the test processes were pinned to (`"same-core"` or
+    /// `"spread"`); `None` when the scheduler placed them, as UnixBench does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<String>,
     /// One entry per copy count, in the order they ran.
     pub runs: Vec<SystemRun>,
+}
+
+/// `--precision P --max-time T`: what a precision-driven run aimed for.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct PrecisionRule {
+    /// Target half-width of the 95 % intervals, as a fraction of the value (0.02 = ±2 %).
+    pub target: f64,
+    /// Time budget per copy count, seconds.
+    pub max_time_s: f64,
 }
 
 /// The results of all tests at one copy count.
@@ -69,6 +87,13 @@ pub struct SystemRun {
     /// Upper 95 % bound of `score` (kurabe runs only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub score_ci95_high: Option<f64>,
+    /// Wall time the run took, seconds (kurabe runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elapsed_s: Option<f64>,
+    /// Tests that limited the score's precision: those whose share of the
+    /// variance of log(score) is largest, together at least half of it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limited_by: Vec<String>,
     /// Per-test results, in UnixBench's report order.
     pub tests: Vec<SystemTest>,
 }
@@ -102,6 +127,18 @@ pub struct SystemTest {
     /// Upper 95 % bound of `result`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ci95_high: Option<f64>,
+    /// This test's share of the variance of log(score), 0–1 (kurabe runs with an interval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_variance_share: Option<f64>,
+    /// Why a precision-driven run stopped giving this test passes:
+    /// `"target"` (its interval is within the target), `"budget"` (its share
+    /// of the time is spent) or `"time"` (the run's time is up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop: Option<String>,
+    /// Distinct modes among the passes' rates (e.g. two processes on one core
+    /// vs on two), lowest first; empty when the passes form one group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modes: Vec<SystemMode>,
     /// Why the test has no result, when a pass failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -119,6 +156,23 @@ pub struct SystemPass {
     pub rate: f64,
     /// True when this pass was among the lowest third and dropped from the result.
     pub dropped: bool,
+}
+
+/// One mode of a test's pass rates: a group of passes separated from the
+/// others by a gap much wider than the spread inside either group.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct SystemMode {
+    /// Geometric mean of the group's rates, in the test's unit.
+    pub rate: f64,
+    /// Lowest rate in the group.
+    pub low: f64,
+    /// Highest rate in the group.
+    pub high: f64,
+    /// Passes in the group.
+    pub passes: u32,
+    /// Fraction of all passes in the group, 0–1.
+    pub share: f64,
 }
 
 /// The verdict of one comparison row.

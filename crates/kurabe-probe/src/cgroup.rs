@@ -161,6 +161,8 @@ pub struct CgroupReader {
     cpu_file: Option<PathBuf>,
     procs: Vec<PathBuf>,
     mem_peak: Option<PathBuf>,
+    /// v2 `memory.events` or v1 `memory.oom_control`.
+    oom_file: Option<PathBuf>,
 }
 
 impl CgroupReader {
@@ -187,6 +189,13 @@ impl CgroupReader {
             .trim()
             .parse()
             .ok()
+    }
+
+    /// OOM kills inside the cgroup so far (`None` without a memory controller
+    /// or on a kernel that does not count them).
+    pub fn oom_kills(&self) -> Option<u64> {
+        let path = self.oom_file.as_ref()?;
+        parse_oom_kills(&std::fs::read_to_string(path).ok()?)
     }
 
     /// Processes in the cgroup now.
@@ -447,10 +456,14 @@ impl RunCgroup {
 
     fn assemble(version: u8, dirs: Vec<PathBuf>, limits: Limits) -> Self {
         let find = |file: &str| dirs.iter().map(|d| d.join(file)).find(|p| p.exists());
-        let (cpu_file, mem_peak) = if version == 2 {
-            (find("cpu.stat"), find("memory.peak"))
+        let (cpu_file, mem_peak, oom_file) = if version == 2 {
+            (find("cpu.stat"), find("memory.peak"), find("memory.events"))
         } else {
-            (find("cpuacct.usage"), find("memory.max_usage_in_bytes"))
+            (
+                find("cpuacct.usage"),
+                find("memory.max_usage_in_bytes"),
+                find("memory.oom_control"),
+            )
         };
         let procs: Vec<PathBuf> = dirs.iter().map(|d| d.join("cgroup.procs")).collect();
         let procs_c = procs
@@ -464,6 +477,7 @@ impl RunCgroup {
                 cpu_file,
                 procs,
                 mem_peak,
+                oom_file,
             },
             dirs,
             limits,
@@ -576,6 +590,14 @@ impl Drop for RunCgroup {
     fn drop(&mut self) {
         let _ = self.cleanup();
     }
+}
+
+/// The `oom_kill` count of a v2 `memory.events` or a v1 `memory.oom_control`
+/// file (both are `key value` lines; v1 has it since Linux 4.13).
+pub fn parse_oom_kills(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix("oom_kill "))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// The PID in a run cgroup's name `kurabe-<pid>-<n>`, if it is one.
@@ -738,6 +760,30 @@ mod tests {
         assert!(live.exists(), "a live owner's cgroup is kept");
         assert!(other.exists(), "other directories are not touched");
         std::fs::remove_dir_all(&parent).unwrap();
+    }
+
+    #[test]
+    fn oom_kills_from_v2_memory_events_and_v1_oom_control() {
+        let dir = std::env::temp_dir().join(format!("kurabe-oom-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let events = dir.join("memory.events");
+        std::fs::write(
+            &events,
+            "low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\noom_group_kill 0\n",
+        )
+        .unwrap();
+        let reader = CgroupReader {
+            version: 2,
+            cpu_file: None,
+            procs: Vec::new(),
+            mem_peak: None,
+            oom_file: Some(events),
+        };
+        assert_eq!(reader.oom_kills(), Some(1));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
+        assert_eq!(parse_oom_kills(v1), Some(3));
+        assert_eq!(parse_oom_kills("oom_kill_disable 0\nunder_oom 0\n"), None);
     }
 
     #[test]

@@ -36,6 +36,17 @@ pub enum ProbeError {
     /// cgroup setup or teardown failed.
     #[error(transparent)]
     Cgroup(#[from] crate::cgroup::CgroupError),
+    /// The cgroup that carries a command's `--cpus`/`--cpuset`/`--memory` could not be made.
+    #[error("cannot set up the limits: {0}")]
+    Limits(crate::cgroup::CgroupError),
+    /// A command to watch could not be started.
+    #[error("cannot start '{program}': {source}; check the command and its PATH")]
+    Spawn {
+        /// The program that failed to start.
+        program: String,
+        /// Underlying error.
+        source: std::io::Error,
+    },
 }
 
 /// Result alias of this crate.

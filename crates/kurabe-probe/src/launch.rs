@@ -26,12 +26,24 @@ pub struct Started {
 }
 
 /// Spawn `cmd` in its own process group, inside `cgroup` when given.
+///
+/// The command is also told to die with the thread that spawns it
+/// (`PR_SET_PDEATHSIG`): if kurabe is killed outright (SIGKILL, a crash) no
+/// guard runs, and the kernel then kills the root for us; the cgroup (or the
+/// next kurabe's sweep) takes care of what it forked.
 pub fn spawn(cmd: &mut Command, cgroup: Option<&RunCgroup>) -> std::io::Result<Started> {
     match cgroup {
         Some(cg) => cg.prepare(cmd),
         None => {
             cmd.process_group(0);
         }
+    }
+    // SAFETY: prctl is async-signal-safe and touches no memory of ours.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+            Ok(())
+        });
     }
     let child = cmd.spawn()?;
     // The std handle is dropped: waiting happens through wait4 below so the

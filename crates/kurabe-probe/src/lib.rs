@@ -5,7 +5,8 @@
 //! [`WatchSummary`], TCP port → listening process ([`find_listener`]), system
 //! memory with every procps generation's "used" ([`MemInfo`]), top processes
 //! by PSS, host facts, starting a command in its own process group
-//! ([`launch`]) and private cgroups with limits ([`cgroup::RunCgroup`]).
+//! ([`launch`]), private cgroups with limits ([`cgroup::RunCgroup`]) and the
+//! whole `kurabe watch` session ([`WatchSession`]).
 //!
 //! Must not: print, parse command lines, or leave a child process or cgroup
 //! directory behind (guards kill and remove on drop). Linux only.
@@ -29,11 +30,13 @@ pub mod launch;
 pub mod meminfo;
 pub mod port;
 pub mod procfs;
+pub mod session;
 pub mod tree;
 pub mod watch;
 
 pub use error::{ProbeError, Result};
 pub use meminfo::{top_by_pss, MemInfo};
 pub use port::{find_listener, listener_pids, require_listener};
+pub use session::{CommandSpec, SessionConfig, WatchSession, WatchTarget};
 pub use tree::{Sample, SamplerConfig, TreeSampler};
 pub use watch::{Recorder, WatchSummary, Watcher};

@@ -297,6 +297,9 @@ mod tests {
                 .collect(),
             ci95_low: None,
             ci95_high: None,
+            score_variance_share: None,
+            stop: None,
+            modes: Vec::new(),
             error: None,
         }
     }

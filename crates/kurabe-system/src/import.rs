@@ -86,6 +86,8 @@ pub fn parse(text: &str) -> Result<SystemReport, ImportError> {
         cpus,
         mode: None,
         interrupted: false,
+        precision: None,
+        pin: None,
         runs,
     })
 }
@@ -166,14 +168,8 @@ fn parse_block(
         });
     }
     tests.sort_by(|a, b| a.name.cmp(&b.name));
-    let mut run = SystemRun {
-        copies,
-        score: None,
-        partial: true,
-        score_ci95_low: None,
-        score_ci95_high: None,
-        tests,
-    };
+    let mut run = crate::empty_run(copies);
+    run.tests = tests;
     crate::finish_run(&mut run);
     Ok((run, cpus))
 }
@@ -225,6 +221,9 @@ fn parse_test_line(line: &str) -> Option<SystemTest> {
         passes: Vec::new(),
         ci95_low: None,
         ci95_high: None,
+        score_variance_share: None,
+        stop: None,
+        modes: Vec::new(),
         error: None,
     })
 }

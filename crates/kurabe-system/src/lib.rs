@@ -2,9 +2,17 @@
 //!
 //! Owns the 12 index tests ([`catalog`]), their loops (`loops`), running
 //! passes of N parallel copies as forked processes (`worker`), UnixBench's
-//! scoring ([`score`]), import of UnixBench text reports ([`import`]),
-//! comparison of two results ([`compare`]) and the text/Markdown renderers
-//! ([`render`]). Results are the `kurabe_model::system` records.
+//! scoring ([`score`]), the precision stopping rule that decides how many
+//! passes each test gets in kurabe's default run ([`precision`], driven by
+//! `adaptive`), placement modes among passes ([`modes`]) and `--pin`
+//! ([`pin`]), import of UnixBench text reports ([`import`]), comparison of
+//! two results ([`compare`]) and the text/Markdown renderers ([`render`]).
+//! Results are the `kurabe_model::system` records.
+//!
+//! Two ways to run: UnixBench's fixed passes ([`Profile::default_unixbench`],
+//! `--unixbench`; [`Profile::quick`]), or passes until a precision
+//! ([`Profile::precision`], the CLI's default: ±2 % within 9 minutes per
+//! copy count, a third of UnixBench's ~28). Both score the same way.
 //!
 //! Must not: print (progress goes to a callback, reports to an `impl
 //! Write`), parse command lines, or leave anything behind — every process it
@@ -16,8 +24,8 @@
 //! do the same system calls per iteration as the C programs; Dhrystone and
 //! Whetstone measure the compiler as much as the machine (rustc/LLVM vs
 //! gcc -O3 -ffast-math -march=native); the Execl test execs kurabe's own
-//! helper binary, not UnixBench's 24 KB C program, so its rate depends on
-//! that binary (see `kurabe-execl-helper`).
+//! helper program, not UnixBench's 24 KB C program, so its rate depends on
+//! that program (see kurabe-helpers' `programs/execl.rs`).
 //!
 //! Measured with `bench/system-fidelity.sh` (UnixBench 6.0.0 built with gcc
 //! 12.2 `-O3 -ffast-math`, kurabe release build, 2 shared vCPUs loaded by
@@ -50,14 +58,18 @@
 //! scores 6984 and 6881 KBps). Pipe's 0.93–0.94 is load, not work: CPU time per
 //! loop (user + sys, 6 interleaved 3 s runs) is 0.413 µs in `pipe` and
 //! 0.415 µs in kurabe (ratio 0.996). Process creation forks from the small
-//! helper binary (see `loops`): 105 µs of CPU per fork+exit+wait in both.
+//! helper program (see `loops`): 105 µs of CPU per fork+exit+wait in both.
 //! Dhrystone, Whetstone and Execl differ by compiler and binary (see their
 //! modules; execl's helper now maps only libc, like the C program).
 
+mod adaptive;
 pub mod catalog;
 pub mod compare;
 pub mod import;
 mod loops;
+pub mod modes;
+pub mod pin;
+pub mod precision;
 pub mod render;
 pub mod score;
 mod sysinfo;
@@ -68,7 +80,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use kurabe_model::system::{SystemPass, SystemReport, SystemRun, SystemSource, SystemTest};
+use kurabe_model::system::{
+    PrecisionRule, SystemPass, SystemReport, SystemRun, SystemSource, SystemTest,
+};
 
 pub use catalog::{Repeat, TestId, TestSpec};
 pub use loops::{code as error_code, error_text, HELPER_FD};
@@ -89,9 +103,12 @@ pub enum Error {
     /// A bad duration or pass override.
     #[error("{0}")]
     BadOverride(String),
-    /// The helper binary (Execl and Process Creation run in it) is missing.
-    #[error("the Execl helper {0} does not exist or is not executable; install kurabe-execl-helper next to the kurabe binary, or leave execl and spawn out with --tests")]
+    /// The helper program (Execl and Process Creation run in it) is missing.
+    #[error("the Execl helper {0} does not exist or is not executable; drop --execl-helper to use the one built into kurabe, or leave execl and spawn out with --tests")]
     NoHelper(PathBuf),
+    /// The built-in helper could not be made ready to run.
+    #[error("{0}; leave execl and spawn out with --tests")]
+    BuiltinHelper(String),
     /// The temp dir could not be made.
     #[error("cannot create a private temp dir under {dir}: {source}; set TMPDIR to a writable directory")]
     TempDir {
@@ -103,6 +120,9 @@ pub enum Error {
     /// The shell test's files could not be written.
     #[error("cannot write the shell test's scripts into the temp dir: {0}")]
     ShellSetup(std::io::Error),
+    /// `--pin spread` on a process allowed only one CPU.
+    #[error("--pin spread needs at least 2 CPUs, but kurabe may run only on CPU {0}; use --pin same-core, or widen the CPU set (taskset, cgroup cpuset)")]
+    OneCpu(usize),
 }
 
 /// Durations and pass counts of a run.
@@ -120,6 +140,8 @@ pub struct Profile {
     pub fs_rw_s: f64,
     /// Sync and sleep before passes and file-copy phases, as UnixBench does.
     pub settle: bool,
+    /// Run passes until this precision instead of fixed pass counts.
+    pub precision: Option<PrecisionRule>,
 }
 
 impl Profile {
@@ -132,7 +154,42 @@ impl Profile {
             seconds: catalog::ALL.map(|s| s.default_s),
             fs_rw_s: 2.0,
             settle: true,
+            precision: None,
         }
+    }
+
+    /// kurabe's default: passes until the score's 95 % interval (and each
+    /// test's) is within `target` (0.02 = ±2 %), or `max_time_s` per copy
+    /// count is spent. Passes are short (2 s for the fast tests, 3 s for
+    /// execl, spawn and the file copies, 6 s for the shells; rates do not
+    /// depend on the duration, their spread shrinks with the number of
+    /// passes) and have no settling sleeps, so the time goes into passes.
+    pub fn precision(target: f64, max_time_s: f64) -> Result<Profile, Error> {
+        if !(target.is_finite() && (0.001..=0.5).contains(&target)) {
+            return Err(Error::BadOverride(format!(
+                "--precision {}% is out of range; use 0.1% to 50%",
+                target * 100.0
+            )));
+        }
+        if !(max_time_s.is_finite() && (10.0..=86_400.0).contains(&max_time_s)) {
+            return Err(Error::BadOverride(format!(
+                "--max-time {max_time_s} s is out of range; use 10s to 24h"
+            )));
+        }
+        let seconds = catalog::ALL.map(|s| match (s.repeat, s.id) {
+            (Repeat::Long, _) => 2.0,
+            (_, TestId::Shell1 | TestId::Shell8) => 6.0,
+            _ => 3.0,
+        });
+        Ok(Profile {
+            name: "precision".into(),
+            long_passes: precision::MIN_PASSES,
+            short_passes: precision::MIN_PASSES,
+            seconds,
+            fs_rw_s: 0.5,
+            settle: false,
+            precision: Some(PrecisionRule { target, max_time_s }),
+        })
     }
 
     /// The whole index in about 35 s per copy count: 5 passes of 0.5 s for
@@ -151,6 +208,7 @@ impl Profile {
             seconds,
             fs_rw_s: 0.2,
             settle: false,
+            precision: None,
         }
     }
 
@@ -163,11 +221,14 @@ impl Profile {
         }
         self.seconds = [secs; 12];
         self.fs_rw_s = self.fs_rw_s.min(secs);
-        self.name = "custom".into();
+        if self.precision.is_none() {
+            self.name = "custom".into();
+        }
         Ok(self)
     }
 
-    /// Set every test's pass count (`--passes`).
+    /// Set every test's pass count (`--passes`); a fixed count replaces a
+    /// precision rule.
     pub fn with_passes(mut self, passes: u32) -> Result<Profile, Error> {
         if !(1..=1000).contains(&passes) {
             return Err(Error::BadOverride(format!(
@@ -176,6 +237,7 @@ impl Profile {
         }
         self.long_passes = passes;
         self.short_passes = passes;
+        self.precision = None;
         self.name = "custom".into();
         Ok(self)
     }
@@ -197,8 +259,12 @@ impl Profile {
         self.seconds[i]
     }
 
-    /// Rough wall time of a run of these tests at one copy count, seconds.
+    /// Rough wall time of a run of these tests at one copy count, seconds
+    /// (at most the time budget, for a precision-driven run).
     pub fn estimate_s(&self, tests: &[TestId]) -> f64 {
+        if let Some(rule) = self.precision {
+            return rule.max_time_s;
+        }
         tests
             .iter()
             .map(|t| {
@@ -225,10 +291,13 @@ pub struct Config {
     pub copies: Vec<u32>,
     /// Durations and passes.
     pub profile: Profile,
-    /// The helper binary (needed when `tests` has execl or spawn).
-    pub execl_helper: PathBuf,
+    /// A replacement for the Execl/Process Creation helper program; `None`:
+    /// the one built into kurabe ([`kurabe_helpers::execl`]).
+    pub execl_helper: Option<PathBuf>,
     /// Parent of the private temp dir (the system temp dir by default).
     pub temp_parent: PathBuf,
+    /// Pin the test processes (`--pin`); `None` leaves them to the scheduler.
+    pub pin: Option<pin::Pin>,
 }
 
 /// Parse a `--tests` list (comma-separated ids or aliases; `index`/`all` = all 12).
@@ -261,7 +330,7 @@ pub struct Progress<'a> {
     pub test: &'a TestSpec,
     /// Pass number, 1-based.
     pub pass: u32,
-    /// Passes of this test.
+    /// Passes of this test; 0 when the precision rule decides.
     pub passes: u32,
 }
 
@@ -282,52 +351,179 @@ pub fn run(
         .tests
         .iter()
         .any(|t| matches!(t, TestId::Execl | TestId::Spawn));
-    if needs_helper && !is_executable(&cfg.execl_helper) {
-        return Err(Error::NoHelper(cfg.execl_helper.clone()));
+    if needs_helper {
+        let helper = helper_path(cfg)?;
+        if !is_executable(&helper) {
+            return Err(Error::NoHelper(helper));
+        }
+    }
+    let allowed = pin::allowed_cpus();
+    if let (Some(pin::Pin::Spread), [only]) = (cfg.pin, allowed.as_slice()) {
+        return Err(Error::OneCpu(*only));
     }
     let tmp = tempdir::TempDir::new(&cfg.temp_parent).map_err(|source| Error::TempDir {
         dir: cfg.temp_parent.clone(),
         source,
     })?;
-    let info = sysinfo::SysInfo::current();
-    let mut report = SystemReport {
-        schema_version: kurabe_model::SCHEMA_VERSION,
-        source: SystemSource::Kurabe,
-        host: info.host,
-        kernel: info.kernel,
-        arch: info.arch,
-        time: sysinfo::rfc3339_now(),
-        cpus: Some(sysinfo::online_cpus()),
-        mode: Some(cfg.profile.name.clone()),
-        interrupted: false,
-        runs: Vec::new(),
-    };
-    'runs: for &copies in &cfg.copies {
-        let mut run = SystemRun {
+    let jobs = cfg
+        .tests
+        .iter()
+        .map(|&id| Ok((id, prepare(id, cfg, tmp.path())?)))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let mut report = new_report(cfg);
+    for &copies in &cfg.copies {
+        let ctx = PassCtx {
+            jobs: &jobs,
             copies,
-            score: None,
-            partial: true,
-            score_ci95_low: None,
-            score_ci95_high: None,
-            tests: Vec::new(),
+            profile: &cfg.profile,
+            pin: cfg.pin,
+            allowed: &allowed,
+            stop,
         };
-        for &id in &cfg.tests {
-            let spec = id.spec();
-            let job = prepare(id, cfg, tmp.path())?;
-            match run_test(spec, &job, copies, &cfg.profile, stop, progress) {
-                Some(t) => run.tests.push(t),
-                None => {
-                    report.interrupted = true;
-                    finish_run(&mut run);
-                    report.runs.push(run);
-                    break 'runs;
-                }
-            }
-        }
+        let started = std::time::Instant::now();
+        let (mut run, finished) = match cfg.profile.precision {
+            Some(rule) => adaptive::run(&ctx, rule, progress),
+            None => fixed_run(&ctx, progress),
+        };
+        run.elapsed_s = Some(started.elapsed().as_secs_f64());
         finish_run(&mut run);
         report.runs.push(run);
+        if !finished {
+            report.interrupted = true;
+            break;
+        }
     }
     Ok(report)
+}
+
+fn new_report(cfg: &Config) -> SystemReport {
+    let host = kurabe_probe::host::host_facts();
+    SystemReport {
+        schema_version: kurabe_model::SCHEMA_VERSION,
+        source: SystemSource::Kurabe,
+        host: host.hostname,
+        kernel: host.kernel,
+        arch: host.arch,
+        time: sysinfo::rfc3339_now(),
+        cpus: Some(host.cores),
+        mode: Some(cfg.profile.name.clone()),
+        interrupted: false,
+        precision: cfg.profile.precision,
+        pin: cfg.pin.map(|p| p.as_str().to_string()),
+        runs: Vec::new(),
+    }
+}
+
+/// A run at one copy count before its tests are in.
+pub(crate) fn empty_run(copies: u32) -> SystemRun {
+    SystemRun {
+        copies,
+        score: None,
+        partial: true,
+        score_ci95_low: None,
+        score_ci95_high: None,
+        elapsed_s: None,
+        limited_by: Vec::new(),
+        tests: Vec::new(),
+    }
+}
+
+/// Everything a pass needs besides which test it is.
+pub(crate) struct PassCtx<'a> {
+    pub(crate) jobs: &'a [(TestId, loops::Job)],
+    pub(crate) copies: u32,
+    pub(crate) profile: &'a Profile,
+    pub(crate) pin: Option<pin::Pin>,
+    pub(crate) allowed: &'a [usize],
+    pub(crate) stop: &'a AtomicBool,
+}
+
+/// How one pass ended.
+pub(crate) enum PassOutcome {
+    /// All copies reported: the pass and its wall time, seconds.
+    Done(score::PassSample, f64),
+    /// A copy failed; the test has no result.
+    Failed(String),
+    /// Ctrl-C.
+    Interrupted,
+}
+
+/// Run pass `pass` of test `k` (settling first when the profile says so).
+pub(crate) fn run_pass(
+    ctx: &PassCtx<'_>,
+    k: usize,
+    pass: u32,
+    passes: u32,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> PassOutcome {
+    let (id, job) = &ctx.jobs[k];
+    let spec = id.spec();
+    let secs = ctx.profile.secs(spec);
+    if ctx.profile.settle && !settle(ctx.stop) {
+        return PassOutcome::Interrupted;
+    }
+    progress(Progress {
+        copies: ctx.copies,
+        test: spec,
+        pass,
+        passes,
+    });
+    let place = pin::Placement {
+        pin: ctx.pin,
+        allowed: ctx.allowed.to_vec(),
+        procs: if *id == TestId::Context1 { 2 } else { 1 },
+    };
+    let started = std::time::Instant::now();
+    let body = |copy: u32, fd| {
+        place.apply(copy);
+        job.run(secs, fd)
+    };
+    match worker::run_copies(ctx.copies, limit(secs), ctx.stop, &body) {
+        Ok(outs) => {
+            if let Some(bad) = outs.iter().find(|o| o.record.err != 0) {
+                return PassOutcome::Failed(loops::error_text(bad.record.err).to_string());
+            }
+            let per_copy: Vec<score::CopySample> = outs
+                .iter()
+                .map(|o| score::CopySample {
+                    count: o.record.count,
+                    time_s: if o.record.time_s.is_finite() {
+                        o.record.time_s
+                    } else {
+                        o.elapsed_s
+                    },
+                })
+                .collect();
+            let wall = started.elapsed().as_secs_f64();
+            PassOutcome::Done(score::aggregate_copies(&per_copy), wall)
+        }
+        Err(worker::PassFailure::Interrupted) => PassOutcome::Interrupted,
+        Err(worker::PassFailure::Failed(m)) => PassOutcome::Failed(m),
+    }
+}
+
+/// UnixBench's way: every test its fixed number of passes, one test after
+/// the other. False when interrupted (the finished tests are in the run).
+fn fixed_run(ctx: &PassCtx<'_>, progress: &mut dyn FnMut(Progress<'_>)) -> (SystemRun, bool) {
+    let mut run = empty_run(ctx.copies);
+    for (k, (id, _)) in ctx.jobs.iter().enumerate() {
+        let spec = id.spec();
+        let passes = ctx.profile.passes(spec);
+        let mut samples = Vec::with_capacity(passes as usize);
+        let mut error = None;
+        for pass in 1..=passes {
+            match run_pass(ctx, k, pass, passes, progress) {
+                PassOutcome::Done(s, _) => samples.push(s),
+                PassOutcome::Failed(m) => {
+                    error = Some(m);
+                    break;
+                }
+                PassOutcome::Interrupted => return (run, false),
+            }
+        }
+        run.tests.push(test_result(spec, &samples, error));
+    }
+    (run, true)
 }
 
 /// Run one copy of one test once and return what it reported (for tests
@@ -342,8 +538,9 @@ pub fn run_once(
         tests: vec![id],
         copies: vec![1],
         profile: Profile::quick(),
-        execl_helper,
+        execl_helper: Some(execl_helper),
         temp_parent,
+        pin: None,
     };
     let tmp = tempdir::TempDir::new(&cfg.temp_parent).map_err(|source| Error::TempDir {
         dir: cfg.temp_parent.clone(),
@@ -351,11 +548,21 @@ pub fn run_once(
     })?;
     let job = prepare(id, &cfg, tmp.path())?;
     let stop = AtomicBool::new(false);
-    let out = worker::run_copies(1, limit(secs), &stop, &|fd| job.run(secs, fd)).map_err(|e| {
-        Error::BadOverride(format!("{} failed: {}", id.spec().name, failure_text(&e)))
-    })?;
+    let out =
+        worker::run_copies(1, limit(secs), &stop, &|_, fd| job.run(secs, fd)).map_err(|e| {
+            Error::BadOverride(format!("{} failed: {}", id.spec().name, failure_text(&e)))
+        })?;
     let o = out[0];
     Ok((o.record, o.elapsed_s, o.pid))
+}
+
+/// The Execl/Process Creation helper program: the configured replacement,
+/// else the one built into kurabe.
+fn helper_path(cfg: &Config) -> Result<PathBuf, Error> {
+    match &cfg.execl_helper {
+        Some(p) => Ok(p.clone()),
+        None => kurabe_helpers::execl().map_err(|e| Error::BuiltinHelper(e.to_string())),
+    }
 }
 
 fn is_executable(p: &std::path::Path) -> bool {
@@ -387,14 +594,14 @@ fn prepare(id: TestId, cfg: &Config, dir: &std::path::Path) -> Result<loops::Job
         TestId::Spawn => {
             let secs = cfg.profile.secs(id.spec());
             loops::Job::Spawn(loops::ExecArgs::new(
-                loops::spawn_argv(&cfg.execl_helper, secs),
+                loops::spawn_argv(&helper_path(cfg)?, secs),
                 loops::environment(&[]),
             ))
         }
         TestId::Execl => {
             let secs = cfg.profile.secs(id.spec());
             loops::Job::Execl(loops::ExecArgs::new(
-                loops::execl_argv(&cfg.execl_helper, secs),
+                loops::execl_argv(&helper_path(cfg)?, secs),
                 loops::environment(&[]),
             ))
         }
@@ -421,58 +628,6 @@ fn failure_text(f: &worker::PassFailure) -> String {
         worker::PassFailure::Interrupted => "interrupted".into(),
         worker::PassFailure::Failed(m) => m.clone(),
     }
-}
-
-/// Run all passes of one test; `None` when interrupted.
-fn run_test(
-    spec: &TestSpec,
-    job: &loops::Job,
-    copies: u32,
-    profile: &Profile,
-    stop: &AtomicBool,
-    progress: &mut dyn FnMut(Progress<'_>),
-) -> Option<SystemTest> {
-    let passes = profile.passes(spec);
-    let secs = profile.secs(spec);
-    let mut samples = Vec::with_capacity(passes as usize);
-    let mut error = None;
-    for pass in 1..=passes {
-        if profile.settle && !settle(stop) {
-            return None;
-        }
-        progress(Progress {
-            copies,
-            test: spec,
-            pass,
-            passes,
-        });
-        match worker::run_copies(copies, limit(secs), stop, &|fd| job.run(secs, fd)) {
-            Ok(outs) => {
-                if let Some(bad) = outs.iter().find(|o| o.record.err != 0) {
-                    error = Some(loops::error_text(bad.record.err).to_string());
-                    break;
-                }
-                let per_copy: Vec<score::CopySample> = outs
-                    .iter()
-                    .map(|o| score::CopySample {
-                        count: o.record.count,
-                        time_s: if o.record.time_s.is_finite() {
-                            o.record.time_s
-                        } else {
-                            o.elapsed_s
-                        },
-                    })
-                    .collect();
-                samples.push(score::aggregate_copies(&per_copy));
-            }
-            Err(worker::PassFailure::Interrupted) => return None,
-            Err(worker::PassFailure::Failed(m)) => {
-                error = Some(m);
-                break;
-            }
-        }
-    }
-    Some(test_result(spec, &samples, error))
 }
 
 /// Combine passes into a test result (pure; also used by tests).
@@ -513,37 +668,51 @@ pub fn test_result(
             .collect(),
         ci95_low: ci.map(|c| c.0),
         ci95_high: ci.map(|c| c.1),
+        score_variance_share: None,
+        stop: None,
+        modes: modes::detect(&c.rates.iter().map(|r| r.0).collect::<Vec<_>>()),
         error: error.or_else(|| failed.then(|| "no pass counted any loop".to_string())),
     }
 }
 
-/// Fill in a run's overall score from its tests (pure).
+/// Fill in a run's overall score from its tests, each indexed test's share
+/// of the score's variance, and the tests that limited it (pure).
 pub fn finish_run(run: &mut SystemRun) {
-    let parts: Vec<(f64, Option<score::LogSpread>)> = run
+    let parts: Vec<(usize, f64, Option<score::LogSpread>)> = run
         .tests
         .iter()
-        .filter_map(|t| {
-            let idx = t.index?;
-            let kept: Vec<f64> = t
-                .passes
-                .iter()
-                .filter(|p| !p.dropped && p.rate > 0.0)
-                .map(|p| p.rate.ln())
-                .collect();
-            let (_, var) = score::mean_var(&kept);
-            let spread = var.map(|v| score::LogSpread {
-                var_of_mean: v / kept.len() as f64,
-                df: (kept.len() - 1) as f64,
-            });
-            Some((idx, spread))
-        })
+        .enumerate()
+        .filter_map(|(i, t)| Some((i, t.index?, kept_spread(t))))
         .collect();
     let indexed = parts.len();
-    let o = score::overall(&parts);
+    let o = score::overall(&parts.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>());
     run.score = o.map(|o| o.score);
     run.score_ci95_low = o.and_then(|o| o.ci95).map(|c| c.0);
     run.score_ci95_high = o.and_then(|o| o.ci95).map(|c| c.1);
     run.partial = indexed < catalog::ALL.len();
+    let shares = precision::variance_shares(&parts.iter().map(|p| p.2).collect::<Vec<_>>());
+    for (p, share) in parts.iter().zip(&shares) {
+        run.tests[p.0].score_variance_share = *share;
+    }
+    run.limited_by = precision::limited_by(&shares)
+        .into_iter()
+        .map(|k| run.tests[parts[k].0].id.clone())
+        .collect();
+}
+
+/// Spread of a test's mean log rate over its kept passes.
+fn kept_spread(t: &SystemTest) -> Option<score::LogSpread> {
+    let kept: Vec<f64> = t
+        .passes
+        .iter()
+        .filter(|p| !p.dropped && p.rate > 0.0)
+        .map(|p| p.rate.ln())
+        .collect();
+    let (_, var) = score::mean_var(&kept);
+    var.map(|v| score::LogSpread {
+        var_of_mean: v / kept.len() as f64,
+        df: (kept.len() - 1) as f64,
+    })
 }
 
 /// `sync; sleep 1; sync; sleep 2` as `Run` does before every pass, watching
@@ -612,14 +781,9 @@ mod tests {
             None,
         );
         assert!((ok.index.unwrap() - 10.0).abs() < 1e-9);
-        let mut run = SystemRun {
-            copies: 1,
-            score: None,
-            partial: false,
-            score_ci95_low: None,
-            score_ci95_high: None,
-            tests: vec![t, ok],
-        };
+        let mut run = empty_run(1);
+        run.partial = false;
+        run.tests = vec![t, ok];
         finish_run(&mut run);
         assert!(run.partial);
         assert!((run.score.unwrap() - 10.0).abs() < 1e-9);

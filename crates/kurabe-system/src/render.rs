@@ -60,6 +60,7 @@ pub fn text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
         )?;
         writeln!(w)?;
         run_text(run, w)?;
+        precision_text(r, run, w)?;
     }
     if r.mode.as_deref() == Some("quick") {
         writeln!(
@@ -96,6 +97,7 @@ fn run_text(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
             write!(w, "  ±{:.1} %", pct(lo, hi, t.result))?;
         }
         writeln!(w)?;
+        modes_text(t, w)?;
     }
     writeln!(w)?;
     let head = if run.partial {
@@ -143,6 +145,74 @@ fn run_text(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(w)
+}
+
+/// Distinct placements among a test's passes, one line.
+fn modes_text(t: &SystemTest, w: &mut dyn Write) -> io::Result<()> {
+    if t.modes.is_empty() {
+        return Ok(());
+    }
+    let parts: Vec<String> = t
+        .modes
+        .iter()
+        .map(|m| {
+            format!(
+                "{:.1} {} in {}/{} passes",
+                m.rate,
+                t.unit,
+                m.passes,
+                t.passes.len()
+            )
+        })
+        .collect();
+    writeln!(
+        w,
+        "  {} modes (placements): {}",
+        t.modes.len(),
+        parts.join("; ")
+    )
+}
+
+/// What a precision-driven run reached, and what limited the score.
+fn precision_text(r: &SystemReport, run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
+    if let Some(rule) = r.precision {
+        let reached = match (run.score, run.score_ci95_low, run.score_ci95_high) {
+            (Some(s), Some(lo), Some(hi)) => format!("±{:.1} %", pct(lo, hi, s)),
+            _ => "no interval".into(),
+        };
+        writeln!(
+            w,
+            "Precision: target ±{:.1} %, reached {reached} in {:.0} s (budget {:.0} s)",
+            rule.target * 100.0,
+            run.elapsed_s.unwrap_or(0.0),
+            rule.max_time_s
+        )?;
+        let short: Vec<String> = run
+            .tests
+            .iter()
+            .filter(|t| t.stop.as_deref().is_some_and(|s| s != "target"))
+            .map(|t| format!("{} ({})", t.id, t.stop.as_deref().unwrap_or("")))
+            .collect();
+        if !short.is_empty() {
+            writeln!(w, "Tests short of the target: {}", short.join(", "))?;
+        }
+    }
+    if !run.limited_by.is_empty() {
+        let parts: Vec<String> = run
+            .limited_by
+            .iter()
+            .filter_map(|id| run.tests.iter().find(|t| &t.id == id))
+            .map(|t| {
+                let share = t.score_variance_share.unwrap_or(0.0) * 100.0;
+                format!("{} ({share:.0} % of the variance)", t.id)
+            })
+            .collect();
+        writeln!(w, "Score precision limited by: {}", parts.join(", "))?;
+    }
+    if r.precision.is_some() || !run.limited_by.is_empty() {
+        writeln!(w)?;
+    }
+    Ok(())
 }
 
 /// Markdown report: one table per copy count.
@@ -360,6 +430,8 @@ mod tests {
             partial: true,
             score_ci95_low: None,
             score_ci95_high: None,
+            elapsed_s: None,
+            limited_by: Vec::new(),
             tests: vec![crate::test_result(spec, &passes, None)],
         };
         crate::finish_run(&mut run);
@@ -373,6 +445,8 @@ mod tests {
             cpus: Some(2),
             mode: Some("quick".into()),
             interrupted: false,
+            precision: None,
+            pin: None,
             runs: vec![run],
         }
     }

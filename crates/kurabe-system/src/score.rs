@@ -228,25 +228,13 @@ pub fn mean_var(xs: &[f64]) -> (f64, Option<f64>) {
     (mean, Some(var))
 }
 
-/// Two-sided 95 % Student-t quantile for `df` degrees of freedom (rounded
-/// down, which errs wide), from a table up to 30 and a Cornish–Fisher
-/// expansion beyond.
+/// Two-sided 95 % Student-t quantile for `df` degrees of freedom, from
+/// kurabe-model's t distribution (exact at the fractional degrees of freedom
+/// Welch–Satterthwaite gives); below 1 degree of freedom it uses 1, which
+/// errs wide.
 pub fn t975(df: f64) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    if df.is_nan() || df < 1.0 {
-        return TABLE[0];
-    }
-    let d = df.floor();
-    if d <= 30.0 {
-        return TABLE[d as usize - 1];
-    }
-    let z: f64 = 1.959_964;
-    z + (z.powi(3) + z) / (4.0 * d)
-        + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * d * d)
+    let df = if df.is_nan() || df < 1.0 { 1.0 } else { df };
+    kurabe_model::stats::student_t::quantile(0.975, df)
 }
 
 #[cfg(test)]
@@ -378,8 +366,8 @@ mod tests {
         assert!(close(s.var_of_mean, 1.0 / 3.0));
         assert!(close(s.df, 2.0));
         let (lo, hi) = s.ci95(c.result);
-        assert!(close(lo, (2.0 - 4.303 / 3f64.sqrt()).exp()));
-        assert!(close(hi, (2.0 + 4.303 / 3f64.sqrt()).exp()));
+        assert!(close(lo, (2.0 - t975(2.0) / 3f64.sqrt()).exp()));
+        assert!(close(hi, (2.0 + t975(2.0) / 3f64.sqrt()).exp()));
     }
 
     #[test]
@@ -395,14 +383,16 @@ mod tests {
         assert!(close(m.var_of_mean, 0.02));
         assert!(close(m.df, 12.0));
         let (lo, hi) = o.ci95.unwrap();
-        assert!(close(lo, 200.0 * (-2.179 * 0.02f64.sqrt()).exp()));
-        assert!(close(hi, 200.0 * (2.179 * 0.02f64.sqrt()).exp()));
+        assert!(close(lo, 200.0 * (-t975(12.0) * 0.02f64.sqrt()).exp()));
+        assert!(close(hi, 200.0 * (t975(12.0) * 0.02f64.sqrt()).exp()));
+        assert!((t975(12.0) - 2.179).abs() < 0.001);
     }
 
     #[test]
     fn t_quantiles() {
-        assert_eq!(t975(1.0), 12.706);
-        assert_eq!(t975(2.9), 4.303);
+        assert!((t975(1.0) - 12.706).abs() < 0.001);
+        assert!((t975(2.0) - 4.303).abs() < 0.001);
+        assert!((t975(0.2) - 12.706).abs() < 0.001, "below 1 df errs wide");
         assert!((t975(1000.0) - 1.962).abs() < 0.001);
         assert!((t975(60.0) - 2.000).abs() < 0.001);
     }

@@ -4,7 +4,7 @@
 //! This is what UnixBench's `Run` does with its test programs: start N copies
 //! at once, measure each one's elapsed time from the outside, read its count.
 //! Here a copy is a forked child of kurabe instead of a freshly exec'd C
-//! program (the Execl and Process Creation tests exec the helper binary from
+//! program (the Execl and Process Creation tests exec the helper program from
 //! the child).
 //!
 //! Rules the code here keeps, because a child of a possibly multi-threaded
@@ -106,19 +106,20 @@ struct Running {
     eof: bool,
 }
 
-/// Fork `copies` children that each run `body` (in the child, which must not
-/// allocate), wait for their records, reap them. `limit` bounds the whole
+/// Fork `copies` children that each run `body` with their copy number
+/// (0-based; in the child, which must not allocate), wait for their records,
+/// reap them. `limit` bounds the whole
 /// pass; `stop` is the Ctrl-C flag.
 pub fn run_copies(
     copies: u32,
     limit: Duration,
     stop: &AtomicBool,
-    body: &dyn Fn(RawFd) -> Record,
+    body: &dyn Fn(u32, RawFd) -> Record,
 ) -> Result<Vec<CopyOutcome>, PassFailure> {
     let start = Instant::now();
     let mut kids: Vec<Running> = Vec::with_capacity(copies as usize);
-    for _ in 0..copies {
-        match fork_one(body) {
+    for copy in 0..copies {
+        match fork_one(copy, body) {
             Ok((pid, fd)) => kids.push(Running {
                 pid,
                 fd,
@@ -220,7 +221,7 @@ fn collect(
     }
 }
 
-fn fork_one(body: &dyn Fn(RawFd) -> Record) -> io::Result<(i32, OwnedFd)> {
+fn fork_one(copy: u32, body: &dyn Fn(u32, RawFd) -> Record) -> io::Result<(i32, OwnedFd)> {
     let mut fds = [0; 2];
     // SAFETY: fds has room for two descriptors.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -234,7 +235,7 @@ fn fork_one(body: &dyn Fn(RawFd) -> Record) -> io::Result<(i32, OwnedFd)> {
         return Err(io::Error::last_os_error());
     }
     if pid == 0 {
-        child_main(rd.as_raw_fd(), wr.as_raw_fd(), body);
+        child_main(rd.as_raw_fd(), wr.as_raw_fd(), copy, body);
     }
     // Also from this side, so a kill right after fork reaches the group.
     // SAFETY: setpgid on our own child; failure (it already did it) is fine.
@@ -243,7 +244,7 @@ fn fork_one(body: &dyn Fn(RawFd) -> Record) -> io::Result<(i32, OwnedFd)> {
     Ok((pid, rd))
 }
 
-fn child_main(rd: RawFd, wr: RawFd, body: &dyn Fn(RawFd) -> Record) -> ! {
+fn child_main(rd: RawFd, wr: RawFd, copy: u32, body: &dyn Fn(u32, RawFd) -> Record) -> ! {
     // SAFETY: plain syscalls on our own process and descriptors.
     unsafe {
         libc::close(rd);
@@ -254,7 +255,7 @@ fn child_main(rd: RawFd, wr: RawFd, body: &dyn Fn(RawFd) -> Record) -> ! {
         libc::signal(libc::SIGTERM, libc::SIG_DFL);
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
     }
-    let rec = body(wr);
+    let rec = body(copy, wr);
     write_record(wr, rec);
     // SAFETY: leave without running the parent's atexit handlers or destructors.
     unsafe { libc::_exit(0) }
@@ -369,7 +370,7 @@ mod tests {
     #[test]
     fn copies_report_and_are_reaped() {
         let stop = AtomicBool::new(false);
-        let out = run_copies(3, Duration::from_secs(20), &stop, &|_fd| {
+        let out = run_copies(3, Duration::from_secs(20), &stop, &|_copy, _fd| {
             // SAFETY: getpid is async-signal-safe.
             let pid = unsafe { libc::getpid() } as u64;
             Record {
@@ -397,7 +398,7 @@ mod tests {
     fn a_silent_child_is_an_error_not_a_hang() {
         let stop = AtomicBool::new(false);
         // SAFETY: _exit is async-signal-safe.
-        let r = run_copies(1, Duration::from_secs(20), &stop, &|_fd| unsafe {
+        let r = run_copies(1, Duration::from_secs(20), &stop, &|_copy, _fd| unsafe {
             libc::_exit(3)
         });
         match r {
@@ -411,7 +412,7 @@ mod tests {
         let stop = AtomicBool::new(true);
         let t = Instant::now();
         // SAFETY: pause is async-signal-safe; the child waits to be killed.
-        let r = run_copies(2, Duration::from_secs(20), &stop, &|_fd| loop {
+        let r = run_copies(2, Duration::from_secs(20), &stop, &|_copy, _fd| loop {
             unsafe { libc::pause() };
         });
         assert!(matches!(r, Err(PassFailure::Interrupted)));

@@ -471,7 +471,7 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
         assert!(Instant::now() < deadline, "worker did not stop on SIGTERM");
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(status.code(), Some(143));
     let state: String = db
         .query_one(
             "SELECT state FROM fleet_workers WHERE name = 'w1' ORDER BY id DESC LIMIT 1",

@@ -675,6 +675,7 @@ fn save_flag_on_measuring_commands_stores_their_records() {
         .map(|e| e.id.to_string())
         .collect();
     assert_eq!(mem_ids.len(), 2);
+    assert_one_host(&store);
     let cmp = kurabe()
         .args([
             "results",
@@ -692,6 +693,35 @@ fn save_flag_on_measuring_commands_stores_their_records() {
         String::from_utf8_lossy(&cmp.stderr)
     );
     assert!(String::from_utf8_lossy(&cmp.stdout).contains("used_bytes"));
+}
+
+/// Every saved record names this machine with the same facts: the store's
+/// `host` of each entry, the watch record's `host` object and the mem
+/// record's `host`/`kernel`/`arch` fields all come from one reader.
+fn assert_one_host(store: &Store) {
+    let mut hosts = Vec::new();
+    for listed in store.list().unwrap() {
+        let kurabe_store::Entry::Result(saved) = store.get(listed.id).unwrap() else {
+            panic!("{} is not a saved result", listed.id);
+        };
+        let host = saved.host.clone().expect("saved results record their host");
+        let as_json = serde_json::to_value(&host).unwrap();
+        match saved.kind {
+            ResultKind::Watch => assert_eq!(saved.record["host"], as_json),
+            ResultKind::Mem => {
+                for (field, key) in [("host", "hostname"), ("kernel", "kernel"), ("arch", "arch")] {
+                    assert_eq!(saved.record[field], as_json[key], "mem {field}");
+                }
+            }
+            _ => {}
+        }
+        hosts.push(host);
+    }
+    assert!(hosts.len() >= 4, "{hosts:?}");
+    assert!(hosts.windows(2).all(|w| w[0] == w[1]), "{hosts:?}");
+    let h = &hosts[0];
+    assert!(h.cores >= 1 && h.memory_bytes > 0, "{h:?}");
+    assert!(!h.cpu_model.is_empty() && h.cpu_model != "unknown", "{h:?}");
 }
 
 /// Everything a store holds as export JSON, ids left out (a copy gets new ids).

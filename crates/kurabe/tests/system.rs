@@ -352,7 +352,7 @@ fn processes_in(dir: &Path) -> Vec<u32> {
 }
 
 fn helper() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_kurabe-execl-helper"))
+    kurabe_helpers::execl().unwrap()
 }
 
 fn once(id: TestId, secs: f64) -> (kurabe_system::Record, f64, i32) {
@@ -373,7 +373,7 @@ fn execl_chain_really_execs_in_one_process() {
 
 #[test]
 fn spawn_children_all_exit_zero() {
-    // The fork/exit/wait loop runs in the helper binary, not in kurabe.
+    // The fork/exit/wait loop runs in the helper program, not in kurabe.
     let (rec, elapsed, _) = once(TestId::Spawn, 0.2);
     assert_eq!(rec.err, 0, "{}", kurabe_system::error_text(rec.err));
     assert!(rec.count >= 1.0, "at least one child: {rec:?}");

@@ -4,6 +4,7 @@
 mod cli;
 mod fleet;
 mod http;
+mod lone_binary;
 mod mem;
 mod outputs;
 mod results;
@@ -12,5 +13,6 @@ mod serve;
 mod soak;
 mod store;
 mod system;
+mod system_precision;
 mod util;
 mod watch;

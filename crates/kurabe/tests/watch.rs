@@ -564,6 +564,7 @@ fn ctrl_c_kills_the_tree_and_removes_the_cgroup() {
     );
     let r = parse_report(&out.stdout);
     assert_eq!(r.ended, WatchEnd::Interrupted);
+    assert_eq!(r.stop_signal, Some(libc::SIGINT));
     assert!(
         wait_for(Duration::from_secs(3), || !alive(sleeper)),
         "sleep survived"
@@ -603,6 +604,7 @@ fn memory_limit_and_cpuset_apply_to_the_command() {
         Some(libc::SIGKILL),
         "the OOM killer stopped it"
     );
+    assert!(r.oom_killed(), "{:?}", r.oom_kills);
     assert_eq!(r.limits.unwrap().memory_bytes, Some(64 << 20));
     if let Some(peak) = r.cgroup_memory_peak_bytes {
         assert!(peak <= 64 << 20, "cgroup peak {peak}");
@@ -651,6 +653,86 @@ fn bad_input_exits_2_with_one_line() {
     }
 }
 
+/// Start `kurabe watch ARGS -- sh -c 'sleep 300 & echo $! > PIDFILE; wait'`
+/// and return it with the sleeper's PID once the sleeper runs.
+fn watch_forking_sleeper(flags: &[&str], dir: &Path) -> (std::process::Child, u32) {
+    let pidfile = dir.join("pid");
+    let child = kurabe()
+        .arg("watch")
+        .args(flags)
+        .args(["--interval", "0.1", "--", "sh", "-c"])
+        .arg(format!("sleep 300 & echo $! > {}; wait", pidfile.display()))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(&pidfile).is_ok_and(|s| s.ends_with('\n'))
+    }));
+    let sleeper = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(sleeper));
+    (child, sleeper)
+}
+
+#[test]
+fn sigterm_and_sighup_stop_the_watch_kill_the_tree_and_exit_128_plus_signal() {
+    for (sig, status, name) in [
+        (libc::SIGTERM, 143, "SIGTERM"),
+        (libc::SIGHUP, 129, "SIGHUP"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let (child, sleeper) = watch_forking_sleeper(&["--memory", "100M"], dir.path());
+        let kpid = child.id();
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(kpid as libc::pid_t, sig) };
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(status), "{name}: {text}");
+        assert!(
+            text.contains(&format!("stopped by {name}")),
+            "{name}: {text}"
+        );
+        assert!(!text.contains("Ctrl-C"), "{name}: {text}");
+        assert!(
+            wait_for(Duration::from_secs(3), || !alive(sleeper)),
+            "{name}: the command's child survived"
+        );
+        assert!(leftover_cgroups(kpid).is_empty(), "{name}: cgroup left");
+    }
+}
+
+#[test]
+fn a_killed_kurabe_takes_the_started_command_along() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let mut child = kurabe()
+        .args(["watch", "--memory", "100M", "--", "sh", "-c"])
+        .arg(format!("echo $$ > {}; exec sleep 300", pidfile.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(&pidfile).is_ok_and(|s| s.ends_with('\n'))
+    }));
+    let cmd: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(alive(cmd));
+    child.kill().unwrap(); // SIGKILL: no guard of kurabe's runs
+    child.wait().unwrap();
+    assert!(
+        wait_for(Duration::from_secs(3), || !alive(cmd)),
+        "the command outlived a SIGKILLed kurabe"
+    );
+}
+
 /// `kurabe watch -q-ish ARGS -- CMD…`: the exit code and the typed report.
 fn watch_exit(flags: &[&str], cmd: &[&str]) -> (Option<i32>, WatchReport) {
     let out = kurabe()
@@ -677,4 +759,39 @@ fn the_commands_exit_status_is_passed_on() {
     let (code, r) = watch_exit(&["--duration", "0.3"], &["sleep", "30"]);
     assert_eq!(code, Some(0));
     assert_eq!(r.ended, WatchEnd::Duration);
+}
+
+#[test]
+fn an_oom_kill_at_the_memory_limit_is_reported_and_fails() {
+    let cmd = ["python3", "-c", "b = bytearray(200 << 20)"];
+    let json = kurabe()
+        .args(["watch", "--memory", "20MiB", "--format", "json", "--"])
+        .args(cmd)
+        .output()
+        .unwrap();
+    assert_eq!(
+        json.status.code(),
+        Some(137),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    let r = parse_report(&json.stdout);
+    assert!(r.oom_kills.is_some_and(|n| n >= 1), "{:?}", r.oom_kills);
+    assert!(r.oom_killed());
+    let text = kurabe()
+        .args(["watch", "--memory", "20MiB", "--"])
+        .args(cmd)
+        .output()
+        .unwrap();
+    assert_ne!(text.status.code(), Some(0));
+    let t = String::from_utf8_lossy(&text.stdout);
+    assert!(t.contains("OOM-killed at the 20 MiB limit"), "{t}");
+    // Without a limit nothing is OOM-killed and nothing says so.
+    let ok = kurabe()
+        .args(["watch", "--memory", "100MiB", "--format", "json", "--"])
+        .args(["python3", "-c", "b = bytearray(1 << 20)"])
+        .output()
+        .unwrap();
+    assert_eq!(ok.status.code(), Some(0));
+    assert_eq!(parse_report(&ok.stdout).oom_kills, Some(0));
 }

@@ -17,8 +17,8 @@
 //!   back; the master verifies the echo. check = verified echoes.
 //! * **spawn** — per loop `fork`; the child exits at once with `exit(0)`;
 //!   the parent `wait`s and fails on any other status. check = children
-//!   reaped with status 0. The loop runs in the helper binary
-//!   (`kurabe-execl-helper spawn FD MS`, see [`spawn_argv`]), not in the
+//!   reaped with status 0. The loop runs in the helper program
+//!   (kurabe-helpers' execl program, `spawn FD MS`, see [`spawn_argv`]), not in the
 //!   forked kurabe copy, because what one `fork` costs depends on the process
 //!   that forks: the kernel duplicates every mapping (its `vm_area_struct`
 //!   and anon-vma links) and the page tables of its private pages, and tears
@@ -50,7 +50,7 @@ use std::path::Path;
 
 use crate::worker::{self, Record};
 
-/// Error codes a child can report (the helper binary reports some of them too).
+/// Error codes a child can report (the helper program reports some of them too).
 pub mod code {
     #![allow(missing_docs)]
     pub const PIPE: u64 = 1;
@@ -74,7 +74,7 @@ pub fn error_text(code: u64) -> &'static str {
         code::FORK => "fork() failed (process limit reached?)",
         code::SYNC => "context switch partner echoed a wrong counter",
         code::CHILD_STATUS => "a forked child exited with a non-zero status",
-        code::EXEC_HELPER => "execve of kurabe-execl-helper failed",
+        code::EXEC_HELPER => "execve of the Execl helper program failed",
         code::CREATE => "cannot create the file-copy test files in the temp dir",
         code::WRITE => "write to the file-copy test file failed",
         code::READ => "read from the file-copy test file failed",
@@ -179,7 +179,7 @@ pub(crate) fn spawn_argv(helper: &Path, secs: f64) -> Vec<CString> {
     ]
 }
 
-/// The descriptor the helper binary writes its record to.
+/// The descriptor the helper program writes its record to.
 pub const HELPER_FD: RawFd = 3;
 
 impl Job {
@@ -289,7 +289,9 @@ fn context_loop(secs: f64) -> Record {
             return Record::error(code::FORK);
         }
         if partner == 0 {
-            // Partner: read p1, check the counter, echo it on p2.
+            // Partner: read p1, check the counter, echo it on p2. With
+            // `--pin`, it first takes its own CPU (outside the loop).
+            crate::pin::pin_partner();
             libc::close(p1[1]);
             libc::close(p2[0]);
             let mut iter: u64 = 0;
@@ -356,7 +358,7 @@ pub(crate) fn wait_for(pid: libc::pid_t) -> i32 {
     }
 }
 
-/// Hand the copy over to the helper binary, its record pipe on [`HELPER_FD`].
+/// Hand the copy over to the helper program, its record pipe on [`HELPER_FD`].
 fn exec_helper(args: &ExecArgs, result_fd: RawFd) -> Record {
     // SAFETY: descriptor juggling in our own process before execve.
     unsafe {
@@ -377,8 +379,10 @@ mod tests {
 
     fn once(job: &Job, secs: f64) -> worker::CopyOutcome {
         let stop = AtomicBool::new(false);
-        let mut out =
-            worker::run_copies(1, Duration::from_secs(30), &stop, &|fd| job.run(secs, fd)).unwrap();
+        let mut out = worker::run_copies(1, Duration::from_secs(30), &stop, &|_, fd| {
+            job.run(secs, fd)
+        })
+        .unwrap();
         out.pop().unwrap()
     }
 

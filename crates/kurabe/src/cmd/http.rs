@@ -27,7 +27,8 @@ Differences from ab: keep-alive uses HTTP/1.1; -t without -n runs for the whole 
 (ab silently stops at 50000 requests); failed requests are counted and the run goes on \
 (ab's -r is the default, --abort-on-error restores ab's behaviour); latencies have \
 microsecond resolution. Ctrl-C stops the run and prints the partial report, marked \
-interrupted (exit status 130); --abort-on-error stopping at a failure exits 1. \
+interrupted (exit status 130; 143 after SIGTERM, 129 after SIGHUP); a second Ctrl-C exits at \
+once without waiting for requests in flight. --abort-on-error stopping at a failure exits 1. \
 Exit status 1 also when no request got a complete response, or when the failed fraction \
 exceeds --max-error-rate; the report says why requests failed (first error of each kind).")]
 pub struct Args {
@@ -555,7 +556,7 @@ fn describe(load: &LoadConfig) -> String {
     s
 }
 
-/// 130 after Ctrl-C/SIGTERM (as shells report SIGINT); 1 when `--abort-on-error`
+/// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells report them); 1 when `--abort-on-error`
 /// stopped the run at a failure, no request succeeded, or the failed fraction
 /// exceeds `--max-error-rate` (saying why on stderr); else 0. The (partial)
 /// report is written in every case.
@@ -565,7 +566,7 @@ pub(crate) fn exit_code(
     signalled: bool,
 ) -> ExitCode {
     if signalled {
-        return ExitCode::from(130);
+        return crate::signal::exit_code();
     }
     match failed_outcome(report, max_error_rate) {
         Some(why) => {
@@ -627,6 +628,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let gnuplot = open_gnuplot(&mut resolved.load, args.gnuplot.as_deref())?;
     let interrupt = crate::signal::install()?;
+    // Nothing of kurabe's is left behind by a forced exit: a second signal
+    // need not wait for the drain of requests in flight.
+    crate::signal::force_exit_on_second_signal();
     super::serve::raise_fd_limit();
     if resolved.verbosity >= 2 {
         eprint!("{}", describe(&resolved.load));

@@ -64,7 +64,7 @@ pub struct Args {
 /// Run `kurabe mem`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let m = MemInfo::read()?;
-    let host = kurabe_probe::host::host_info();
+    let host = kurabe_probe::host::host_facts();
     let time = kurabe_probe::host::now_rfc3339();
     let (top, unreadable) = if args.top > 0 {
         kurabe_probe::top_by_pss(args.top)

@@ -6,7 +6,7 @@
 //! experiment as `kurabe report` renders it (kurabe-report: variant × metric,
 //! ratio to the baseline, 95 % interval, verdict) followed by the `[[check]]`
 //! results. Exit 0; 1 when a check failed, the experiment stopped on a
-//! failed run, or a variant × workload has no successful run; 130 on Ctrl-C (finished runs are kept, the experiment is
+//! failed run, or a variant × workload has no successful run; 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (finished runs are kept, the experiment is
 //! marked interrupted); 2 on setup errors.
 
 use std::fmt::Write as _;
@@ -113,7 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("{}", failed_cell_message(cell));
     }
     Ok(match outcome.status {
-        ExperimentStatus::Interrupted => ExitCode::from(130),
+        ExperimentStatus::Interrupted => crate::signal::exit_code(),
         ExperimentStatus::Failed => ExitCode::from(1),
         _ if outcome.checks.iter().any(|c| !c.passed) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,

@@ -5,7 +5,7 @@
 //! This file only turns flags into `kurabe_system` config, shows progress on
 //! a terminal, and writes the report (text, JSON or Markdown) to stdout or
 //! atomically to `-o FILE`. Exit codes: 0 done, 2 bad input or setup, 130
-//! interrupted by Ctrl-C (the partial report is still written).
+//! interrupted by Ctrl-C (143 SIGTERM, 129 SIGHUP) (the partial report is still written).
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -51,15 +51,27 @@ struct RunArgs {
     #[command(flatten)]
     save: super::save::SaveArgs,
     /// Short durations and fewer passes: the whole index in about 35 s per copy count instead of UnixBench's ~30 min; the report states the spread that implies.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["precision", "max_time", "unixbench"])]
     quick: bool,
+    /// Run passes until the score's 95 % interval, and each test's, is within ±PCT (default 2%); passes go to the tests that widen the score's interval most.
+    #[arg(long, value_name = "PCT", value_parser = parse_pct, conflicts_with_all = ["passes", "unixbench"])]
+    precision: Option<f64>,
+    /// Time budget per copy count for --precision (default 9m: a third of UnixBench's ~28 min).
+    #[arg(long, value_name = "DURATION", value_parser = parse_secs, conflicts_with_all = ["passes", "unixbench"])]
+    max_time: Option<f64>,
+    /// UnixBench's own fixed durations and passes (10 x 10 s, 3 x 30-60 s, settling sleeps; ~28 min per copy count) instead of the precision rule.
+    #[arg(long)]
+    unixbench: bool,
+    /// Pin each test's processes: same-core (all on one CPU) or spread (each on its own CPU); default: the scheduler places them, as UnixBench does.
+    #[arg(long, value_name = "PLACEMENT", value_parser = ["same-core", "spread"])]
+    pin: Option<String>,
     /// Comma-separated tests to run (default: all 12): dhry2reg, whetstone-double, execl, fstime, fsbuffer, fsdisk, pipe, context1, spawn, shell1, shell8, syscall.
     #[arg(long, value_name = "LIST")]
     tests: Option<String>,
     /// Parallel copies of each test; repeat for several runs (default: 1 and the number of CPUs).
     #[arg(short = 'c', long = "copies", value_name = "N")]
     copies: Vec<u32>,
-    /// Passes per test instead of UnixBench's 10 (fast tests) / 3 (slow tests); the lowest third is dropped.
+    /// Fixed passes per test instead of the precision rule (UnixBench: 10 for fast tests, 3 for slow tests); the lowest third is dropped.
     #[arg(long, value_name = "N")]
     passes: Option<u32>,
     /// Output format.
@@ -71,7 +83,7 @@ struct RunArgs {
     /// Seconds per pass for every test (for tests and benchmarks).
     #[arg(long, value_name = "S", hide = true)]
     seconds: Option<f64>,
-    /// The helper binary the Execl and Process Creation tests run (default: kurabe-execl-helper next to kurabe).
+    /// A replacement for the helper program the Execl and Process Creation tests run (default: the one built into kurabe).
     #[arg(long, value_name = "PATH", hide = true)]
     execl_helper: Option<PathBuf>,
 }
@@ -126,8 +138,13 @@ fn config(a: &RunArgs) -> anyhow::Result<Config> {
     };
     let mut profile = if a.quick {
         Profile::quick()
-    } else {
+    } else if a.unixbench || a.passes.is_some() {
         Profile::default_unixbench()
+    } else {
+        Profile::precision(
+            a.precision.unwrap_or(DEFAULT_PRECISION),
+            a.max_time.unwrap_or(DEFAULT_MAX_TIME_S),
+        )?
     };
     if let Some(s) = a.seconds {
         profile = profile.with_seconds(s)?;
@@ -147,19 +164,33 @@ fn config(a: &RunArgs) -> anyhow::Result<Config> {
     } else {
         a.copies.clone()
     };
-    let execl_helper = match &a.execl_helper {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()
-            .context("cannot locate the kurabe binary to find kurabe-execl-helper")?
-            .with_file_name("kurabe-execl-helper"),
-    };
     Ok(Config {
         tests,
         copies,
         profile,
-        execl_helper,
+        execl_helper: a.execl_helper.clone(),
         temp_parent: std::env::temp_dir(),
+        pin: a.pin.as_deref().and_then(kurabe_system::pin::Pin::parse),
     })
+}
+
+/// Default target of the precision rule: ±2 % on the score.
+const DEFAULT_PRECISION: f64 = 0.02;
+/// Default time budget per copy count: a third of UnixBench's ~28 minutes.
+const DEFAULT_MAX_TIME_S: f64 = 540.0;
+
+fn parse_pct(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => kurabe_model::plan::parse_fraction(&format!("{}%", p.trim()))?,
+        // A bare number is a percentage here, as in `--noise 2`.
+        None => kurabe_model::plan::parse_fraction(&format!("{t}%"))?,
+    };
+    Ok(v)
+}
+
+fn parse_secs(s: &str) -> Result<f64, String> {
+    kurabe_model::plan::parse_duration(s).map(|d| d.as_secs_f64())
 }
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
@@ -169,9 +200,14 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let tty = std::io::stderr().is_terminal();
     let mut progress = |p: kurabe_system::Progress<'_>| {
         if tty {
+            let of = if p.passes > 0 {
+                format!("/{}", p.passes)
+            } else {
+                String::new()
+            };
             eprint!(
-                "\r\x1b[K{} x {}  pass {}/{}",
-                p.copies, p.test.name, p.pass, p.passes
+                "\r\x1b[K{} x {}  pass {}{of}",
+                p.copies, p.test.name, p.pass
             );
         }
     };
@@ -190,7 +226,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     if report.interrupted {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
-        return Ok(ExitCode::from(130));
+        return Ok(crate::signal::exit_code());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,25 +2,24 @@
 //!
 //! The tree is a PID (`-p`), the server behind a TCP port (`--port`), or a
 //! command kurabe starts (`-- CMD ARGS`, optionally under cgroup limits). The
-//! sampling, the cgroup and the child's lifetime belong to `kurabe-probe`; this
-//! file turns flags into its config, drives the sampling loop (interval,
-//! `--duration`, Ctrl-C, the child's exit), and renders the report as text,
-//! JSON, CSV or an SVG chart. A started command dies with the watch: its
-//! process group, its descendants and its cgroup are killed at the end.
+//! session (sampling loop, cgroup, the child's lifetime) is
+//! `kurabe_probe::WatchSession`; this file turns flags into its config, shows
+//! the live line, renders the report as text, JSON, CSV or an SVG chart and
+//! picks the exit status: the command's own (128 + signal when killed), or
+//! 128 + signal when kurabe was stopped by SIGINT/SIGTERM/SIGHUP. A started
+//! command dies with the watch: its process group, its descendants and its
+//! cgroup are killed at the end, and with kurabe itself (`PR_SET_PDEATHSIG`).
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
-use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
-use kurabe_model::probe::{CpuSource, ExitStatus, LimitsApplied, WatchEnd, WatchReport};
-use kurabe_probe::cgroup::{Limits, RunCgroup};
-use kurabe_probe::launch::{self, Started};
-use kurabe_probe::{procfs, Recorder, SamplerConfig, TreeSampler};
+use kurabe_model::probe::{CpuSource, WatchEnd, WatchReport};
+use kurabe_probe::cgroup::Limits;
+use kurabe_probe::{CommandSpec, SessionConfig, WatchSession, WatchTarget};
 
 /// Output format of `kurabe watch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -38,7 +37,9 @@ pub enum Format {
 #[command(group(clap::ArgGroup::new("target").required(true).args(["pid", "port", "command"])))]
 #[command(after_help = "\
 Exit status with -- CMD: CMD's own (128 + the signal when a signal killed it), as /usr/bin/time \
-passes it on; 130 after Ctrl-C; 0 when --duration ended it. Watching a PID or port: 0.")]
+passes it on (137 after an OOM kill at --memory); 0 when --duration ended it. Watching a PID or \
+port: 0 when it exited or --duration ended. Stopped by a signal: 128 + the signal (130 Ctrl-C, \
+143 SIGTERM, 129 SIGHUP), after the command's tree and cgroup are killed.")]
 pub struct Args {
     #[command(flatten)]
     pub save: super::save::SaveArgs,
@@ -83,235 +84,74 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-/// What is being watched, resolved from the flags.
-enum Target {
-    Pid(u32),
-    Port(u16, u32),
-    Command(Vec<String>, Limits),
-}
-
 /// Run `kurabe watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let interval = seconds("--interval", args.interval, 0.01)?;
-    let duration = args
-        .duration
-        .map(|d| seconds("--duration", d, 0.01))
-        .transpose()?;
-    if !(0.0..=1.0).contains(&args.pss_budget) {
-        bail!("--pss-budget must be between 0 and 1 (a share of one core)");
-    }
+    let cfg = session_config(&args)?;
     let target = resolve(&args)?;
     super::check_outputs(&[
         ("-o", args.output.as_deref()),
         ("--svg", args.svg.as_deref()),
     ])?;
-    let interrupted = crate::signal::install()?;
-    let host = kurabe_probe::host::host_info();
-    let started_at = kurabe_probe::host::now_rfc3339();
-    let mut notes = Vec::new();
-    let mut config = SamplerConfig {
-        interval,
-        pss_budget: args.pss_budget,
-        count_from_root_start: false,
-    };
-
-    // Start the command (in its cgroup) or attach to the PID.
-    let mut cgroup: Option<RunCgroup> = None;
-    let mut child: Option<Started> = None;
-    let (pid, port, command) = match &target {
-        Target::Pid(p) => (*p, None, None),
-        Target::Port(port, p) => (*p, Some(*port), None),
-        Target::Command(cmd, limits) => {
-            if !args.no_cgroup {
-                match RunCgroup::create(limits) {
-                    Ok(cg) => cgroup = Some(cg),
-                    Err(e) if limits.is_empty() => notes.push(format!(
-                        "no private cgroup ({e}); CPU comes from /proc and rusage, double-forked processes are not seen"
-                    )),
-                    Err(e) => return Err(e).context("cannot set up the limits"),
-                }
-            }
-            let mut c = Command::new(&cmd[0]);
-            c.args(&cmd[1..]);
-            if args.format != Format::Text && args.output.is_none() {
-                // stdout carries the report: the command's output goes to stderr.
-                let err = std::io::stderr().as_fd().try_clone_to_owned()?;
-                c.stdout(Stdio::from(err));
-            }
-            let s = launch::spawn(&mut c, cgroup.as_ref())
-                .with_context(|| format!("cannot start '{}'", cmd[0]))?;
-            config.count_from_root_start = true;
-            let pid = s.pid();
-            child = Some(s);
-            (pid, None, Some(cmd.clone()))
-        }
-    };
-    let start = Instant::now();
-    let mut sampler = TreeSampler::with_config(pid, config, cgroup.as_ref().map(RunCgroup::reader))
-        .with_context(|| format!("cannot watch PID {pid}"))?;
-    let mut rec = Recorder::new(pid, start, child.is_some());
+    let stop = crate::signal::install_stop()?;
+    let session = WatchSession::start(&target, cfg)?;
     let live = std::io::stderr().is_terminal();
-    let poll = Duration::from_millis(20).min(interval);
-
-    // Sampling loop: a sample per interval; the child's exit, --duration and
-    // Ctrl-C are checked every `poll` so the end is caught within ~20 ms.
-    let mut next = if child.is_some() {
-        start + interval
-    } else {
-        start
-    };
-    let ended = loop {
-        if interrupted.load(Ordering::Relaxed) {
-            break WatchEnd::Interrupted;
+    let report = session.run(&stop, &mut |s, t| {
+        if live {
+            live_line(s, t);
         }
-        if child.as_ref().is_some_and(Started::has_exited) {
-            // The root is a zombie: its final CPU counters are still readable.
-            if let Ok(s) = sampler.sample() {
-                rec.push(&s);
-            }
-            break WatchEnd::Exited;
-        }
-        let now = Instant::now();
-        if duration.is_some_and(|d| now >= start + d) {
-            if let Ok(s) = sampler.sample() {
-                rec.push(&s);
-            }
-            break WatchEnd::Duration;
-        }
-        if now >= next {
-            next += interval;
-            let s = match sampler.sample() {
-                Ok(s) => s,
-                Err(_) => break WatchEnd::Exited,
-            };
-            rec.push(&s);
-            if live {
-                live_line(&s, start);
-            }
-            if child.is_none() && !s.root_alive {
-                break WatchEnd::Exited;
-            }
-            continue;
-        }
-        std::thread::sleep(poll.min(next.saturating_duration_since(now)));
-    };
-    let end = Instant::now();
+    });
     if live {
         eprint!("\r\x1b[K");
     }
+    write_report(&args, &report)?;
+    Ok(exit_code(&report))
+}
 
-    // Stop the command and everything it left behind.
-    let mut exit = None;
-    let mut rusage_cpu = None;
-    if let Some(mut c) = child.take() {
-        let (status, cpu) = c.terminate(Duration::from_millis(200));
-        exit = Some(status);
-        rusage_cpu = Some(cpu);
-    }
-    let cgroup_version = cgroup.as_ref().map(RunCgroup::version);
-    let limits = cgroup.as_ref().map(|c| c.limits().clone());
-    let summary = rec.finish(end, &sampler);
-    if let Some(mut cg) = cgroup.take() {
-        if let Err(e) = cg.cleanup() {
-            notes.push(format!("cgroup cleanup failed: {e}"));
+/// The exit status of a watch: 128 + signal when a signal stopped it, the
+/// command's own status when it exited by itself, else 0.
+fn exit_code(report: &WatchReport) -> ExitCode {
+    match report.ended {
+        WatchEnd::Interrupted => ExitCode::from(crate::signal::status_for(report.stop_signal)),
+        WatchEnd::Exited => {
+            let status = report.exit.and_then(|e| e.shell_status()).unwrap_or(0);
+            ExitCode::from(u8::try_from(status).unwrap_or(1))
         }
+        WatchEnd::Duration => ExitCode::SUCCESS,
     }
+}
 
-    let (cpu_seconds, cpu_source) = match (summary.cpu_seconds_cgroup, rusage_cpu) {
-        (Some(c), _) => (c, CpuSource::Cgroup),
-        (None, Some(r)) => (r, CpuSource::Rusage),
-        (None, None) => (summary.cpu_seconds_proc, CpuSource::Proc),
-    };
-    if ended == WatchEnd::Exited && command.is_none() {
-        notes.push(format!(
-            "PID {pid} exited during the watch; figures cover what was seen until then"
-        ));
-    }
-    if summary.pss_unreadable {
-        notes.push("some processes' smaps_rollup was not readable (permission): their RSS stands in for PSS and USS".into());
-    }
-    let duration_s = summary.duration.as_secs_f64();
-    let ncpus = procfs::online_cpus();
-    let cpu_percent_mean = if duration_s > 0.0 {
-        cpu_seconds / duration_s * 100.0
-    } else {
-        0.0
-    };
-    let report = WatchReport {
-        schema_version: kurabe_model::SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        started_at,
-        host,
-        command,
-        pid,
-        port,
-        duration_s,
-        interval_s: interval.as_secs_f64(),
-        samples: summary.samples,
-        ncpus,
-        cpu_seconds,
-        cpu_source,
-        cpu_seconds_proc: summary.cpu_seconds_proc,
-        cpu_percent_mean,
-        cpu_percent_p95: summary.cpu_percent_p95,
-        cpu_percent_max: summary.cpu_percent_max,
-        cpu_share_of_all_cores_percent: cpu_percent_mean / f64::from(ncpus.max(1)),
-        pss_available: !summary.pss_unreadable,
-        pss_mean_bytes: summary.pss_mean_bytes,
-        pss_peak_bytes: summary.pss_peak_bytes,
-        rss_peak_bytes: summary.rss_peak_bytes,
-        rss_overcounts: summary.rss_overcounts(),
-        uss_peak_bytes: summary.uss_peak_bytes,
-        root_hwm_bytes: summary.root_hwm_bytes,
-        cgroup_memory_peak_bytes: summary.cgroup_memory_peak_bytes,
-        processes_max: summary.processes_max,
-        threads_max: summary.threads_max,
-        limits: limits.filter(|l| !l.is_empty()).map(|l| LimitsApplied {
-            cpus: l.cpus,
-            cpuset: l.cpuset,
-            memory_bytes: l.memory_bytes,
-            cgroup_version: cgroup_version.unwrap_or(0),
-        }),
-        exit,
-        ended,
-        notes,
-        sampler: summary.cost,
-        series: summary.series,
-    };
-
+/// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
+fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
     let body = match args.format {
-        Format::Text => render_text(&report),
-        Format::Json => serde_json::to_string_pretty(&report)? + "\n",
-        Format::Csv => render_csv(&report),
+        Format::Text => render_text(report),
+        Format::Json => serde_json::to_string_pretty(report)? + "\n",
+        Format::Csv => render_csv(report),
     };
     write_output(args.output.as_deref(), &body)?;
     if let Some(path) = &args.svg {
-        write_output(Some(path), &render_svg(&report))?;
+        write_output(Some(path), &render_svg(report))?;
     }
     let label = match &report.command {
         Some(argv) => format!("watch {}", argv.join(" ")),
         None => format!("watch pid {}", report.pid),
     };
     args.save
-        .save_if_asked(kurabe_model::record::ResultKind::Watch, &label, &report)?;
-    Ok(ExitCode::from(exit_status(report.exit, report.ended)))
+        .save_if_asked(kurabe_model::record::ResultKind::Watch, &label, report)
 }
 
-/// kurabe's exit status after a watch, as `/usr/bin/time` passes a command's on:
-/// the command's own code, 128 + signal when a signal killed it, 130 after
-/// Ctrl-C/SIGTERM; 0 when kurabe ended it at `--duration` or watched a PID.
-fn exit_status(exit: Option<ExitStatus>, ended: WatchEnd) -> u8 {
-    match (ended, exit) {
-        (WatchEnd::Interrupted, Some(_)) => 130,
-        (WatchEnd::Exited, Some(ExitStatus { code: Some(c), .. })) => (c & 0xff) as u8,
-        (
-            WatchEnd::Exited,
-            Some(ExitStatus {
-                signal: Some(s), ..
-            }),
-        ) => (128 + s).clamp(0, 255) as u8,
-        _ => 0,
+/// `--interval`, `--duration`, `--pss-budget` → the session's sampling settings.
+fn session_config(args: &Args) -> anyhow::Result<SessionConfig> {
+    if !(0.0..=1.0).contains(&args.pss_budget) {
+        bail!("--pss-budget must be between 0 and 1 (a share of one core)");
     }
+    Ok(SessionConfig {
+        interval: seconds("--interval", args.interval, 0.01)?,
+        duration: args
+            .duration
+            .map(|d| seconds("--duration", d, 0.01))
+            .transpose()?,
+        pss_budget: args.pss_budget,
+    })
 }
 
 /// A positive number of seconds as a Duration.
@@ -323,42 +163,40 @@ fn seconds(flag: &str, v: f64, min: f64) -> anyhow::Result<Duration> {
 }
 
 /// Flags → what to watch.
-fn resolve(args: &Args) -> anyhow::Result<Target> {
+fn resolve(args: &Args) -> anyhow::Result<WatchTarget> {
     let limited = args.cpus.is_some() || args.cpuset.is_some() || args.memory.is_some();
     if limited && args.command.is_empty() {
         bail!("--cpus, --cpuset and --memory apply to a command kurabe starts: use `kurabe watch --cpus 0.5 -- CMD ARGS`");
     }
     if let Some(pid) = args.pid {
-        if !Path::new(&format!("/proc/{pid}")).exists() || pid == 0 {
-            bail!("no process with PID {pid}: check it with `ps -p {pid}`");
-        }
-        return Ok(Target::Pid(pid));
+        return Ok(WatchTarget::Pid(pid));
     }
     if let Some(port) = args.port {
-        let pid = kurabe_probe::require_listener(port)?;
-        return Ok(Target::Port(port, pid));
+        return Ok(WatchTarget::Port(port));
     }
     let memory_bytes = args
         .memory
         .as_deref()
         .map(kurabe_probe::cgroup::parse_memory)
         .transpose()?;
-    if args.no_cgroup && (args.cpus.is_some() || args.cpuset.is_some() || memory_bytes.is_some()) {
+    if args.no_cgroup && limited {
         bail!("--cpus, --cpuset and --memory need a cgroup; drop --no-cgroup");
     }
-    Ok(Target::Command(
-        args.command.clone(),
-        Limits {
+    Ok(WatchTarget::Command(CommandSpec {
+        argv: args.command.clone(),
+        limits: Limits {
             cpus: args.cpus,
             cpuset: args.cpuset.clone(),
             memory_bytes,
         },
-    ))
+        cgroup: !args.no_cgroup,
+        // stdout carries the report: the command's output goes to stderr.
+        stdout_to_stderr: args.format != Format::Text && args.output.is_none(),
+    }))
 }
 
-/// The live status line on a terminal.
-fn live_line(s: &kurabe_probe::Sample, start: Instant) {
-    let t = s.at.unwrap_or_else(Instant::now).duration_since(start);
+/// The live status line on a terminal; `t` is the time since the start.
+fn live_line(s: &kurabe_probe::Sample, t: Duration) {
     eprint!(
         "\r\x1b[K{:7.1} s  {:4} procs  Σ PSS {}  Σ RSS {}",
         t.as_secs_f64(),
@@ -469,14 +307,15 @@ fn render_text(r: &WatchReport) -> String {
     }
     if let Some(e) = r.exit {
         let how = match (e.code, e.signal) {
+            _ if r.oom_killed() => oom_text(r),
             (Some(c), _) => format!("exit code {c}"),
             (None, Some(s)) => format!("killed by signal {s}"),
             _ => "unknown".into(),
         };
         let why = match r.ended {
-            WatchEnd::Exited => "exited",
-            WatchEnd::Duration => "stopped at --duration",
-            WatchEnd::Interrupted => "stopped by Ctrl-C",
+            WatchEnd::Exited => "exited".to_string(),
+            WatchEnd::Duration => "stopped at --duration".to_string(),
+            WatchEnd::Interrupted => format!("stopped by {}", signal_name(r.stop_signal)),
         };
         let _ = writeln!(o, "  command    {why}, {how}");
     }
@@ -489,6 +328,25 @@ fn render_text(r: &WatchReport) -> String {
         let _ = writeln!(o, "  note: {n}");
     }
     o
+}
+
+/// "OOM-killed at the 20 MiB limit" (the limit when one was set).
+fn oom_text(r: &WatchReport) -> String {
+    match r.limits.as_ref().and_then(|l| l.memory_bytes) {
+        Some(b) if b % 1048576 == 0 => format!("OOM-killed at the {} MiB limit", b / 1048576),
+        Some(b) => format!("OOM-killed at the {} limit", mib(b)),
+        None => "OOM-killed".into(),
+    }
+}
+
+/// How a stop signal reads: Ctrl-C only for SIGINT.
+fn signal_name(signal: Option<i32>) -> String {
+    match signal {
+        Some(libc::SIGINT) | None => "Ctrl-C (SIGINT)".into(),
+        Some(libc::SIGTERM) => "SIGTERM".into(),
+        Some(libc::SIGHUP) => "SIGHUP".into(),
+        Some(s) => format!("signal {s}"),
+    }
 }
 
 /// The time series as CSV.

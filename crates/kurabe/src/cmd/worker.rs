@@ -70,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let name = args.name.clone().unwrap_or_else(|| {
         format!(
             "{}-{}",
-            kurabe_probe::host::host_info().hostname,
+            kurabe_probe::host::host_facts().hostname,
             std::process::id()
         )
     });
@@ -84,7 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut on = |e: WorkerEvent| log_event(&name, &e);
     kurabe_fleet::worker::serve(&mut client, &cfg, &stop, &mut on)?;
     Ok(if stop.load(Ordering::Relaxed) {
-        ExitCode::from(130)
+        crate::signal::exit_code()
     } else {
         ExitCode::SUCCESS
     })

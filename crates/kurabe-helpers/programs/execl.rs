@@ -1,17 +1,18 @@
-//! kurabe-execl-helper: the small program in which `kurabe system` runs the
-//! two tests whose cost depends on the process image: Execl Throughput (it
+//! The Execl helper: the small program in which `kurabe system` runs the two
+//! tests whose cost depends on the process image: Execl Throughput (it
 //! executes itself over and over, as UnixBench's `execl` does) and Process
 //! Creation (it forks, as UnixBench's `spawn` does).
 //!
-//! Usage (internal), two modes:
-//! * `kurabe-execl-helper FD DURATION_MS COUNT START_MS` — Execl. Every
+//! kurabe embeds it (see kurabe-helpers' crate docs) and runs it from
+//! memory. Usage (internal), two modes:
+//! * `execl FD DURATION_MS COUNT START_MS` — Execl. Every
 //!   invocation adds one to COUNT (START_MS 0 means "this is the first: take
 //!   the clock now"); while less than DURATION_MS has passed since the start
-//!   it `execve`s itself (argv[0]) with the new count — the same process, no
+//!   it `execve`s itself (`/proc/self/exe`) with the new count — the same process, no
 //!   fork — and when time is up it writes kurabe-system's 32-byte result
 //!   record (count, no own time, its pid as the check, no error) to FD and
 //!   exits. The pid lets tests prove the chain stayed in one process.
-//! * `kurabe-execl-helper spawn FD DURATION_MS` — Process Creation: `fork`,
+//! * `execl spawn FD DURATION_MS` — Process Creation: `fork`,
 //!   the child `exit(0)`s, the parent `wait`s, until a `SIGALRM` after
 //!   DURATION_MS; then the record (count, no own time, children reaped with
 //!   status 0 as the check, an error code on a failed fork or a bad status).
@@ -22,7 +23,9 @@
 //!   `loops` module docs). This helper has 22 mappings against `spawn`'s 23
 //!   and the same 40 kB of page tables.
 //!
-//! Keep it small: no allocation, no threads, no panicking paths, libc only,
+//! Keep it small: no allocation, no threads, no panicking paths, libc only
+//! (declared here: build.rs compiles this file alone with rustc, so no
+//! crate is available, not even `libc`),
 //! and no shared library but libc: std's unwinder comes from the static
 //! libgcc_eh (the `#[link]` below), not libgcc_s. With libgcc_s mapped the
 //! helper had 27 mappings and needed ~6 % more CPU per fork than `spawn`; a
@@ -31,7 +34,7 @@
 //! runs under load: spawn 105, spawn + libgcc_s 113, helper with libgcc_s
 //! 111, helper without 105).
 //!
-//! Why a dedicated binary rather than re-running `kurabe` itself for Execl: exec cost
+//! Why a dedicated image rather than re-running `kurabe` itself for Execl: exec cost
 //! grows with what the dynamic loader and runtime do before `main` and with
 //! the pages touched; the full `kurabe` binary (clap, all subcommands) is
 //! several times larger than UnixBench's 24 KB `execl` and would parse its
@@ -51,21 +54,86 @@
 use std::ffi::{c_char, c_int};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kurabe_system::error_code::{
-    CHILD_STATUS as ERR_CHILD_STATUS, EXEC_HELPER as ERR_EXEC_HELPER, FORK as ERR_FORK,
-};
-use kurabe_system::Record;
+/// kurabe-system's error codes (`kurabe_system::error_code`) this program
+/// reports; kurabe-system's tests run this program and check them.
+const ERR_FORK: u64 = 2;
+const ERR_CHILD_STATUS: u64 = 4;
+const ERR_EXEC_HELPER: u64 = 5;
 
-extern "C" {
-    static environ: *const *const c_char;
+/// The libc calls and types used, declared here (see the module docs).
+mod sys {
+    use std::ffi::{c_char, c_int, c_long};
+
+    /// `struct timespec`.
+    #[repr(C)]
+    pub struct Timespec {
+        pub tv_sec: c_long,
+        pub tv_nsec: c_long,
+    }
+
+    /// `struct timeval`.
+    #[repr(C)]
+    pub struct Timeval {
+        pub tv_sec: c_long,
+        pub tv_usec: c_long,
+    }
+
+    /// `struct itimerval`.
+    #[repr(C)]
+    pub struct Itimerval {
+        pub it_interval: Timeval,
+        pub it_value: Timeval,
+    }
+
+    pub const CLOCK_REALTIME: c_int = 0;
+    pub const ITIMER_REAL: c_int = 0;
+    pub const SIGALRM: c_int = 14;
+    pub const EINTR: c_int = 4;
+
+    extern "C" {
+        pub static environ: *const *const c_char;
+        pub fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
+        pub fn write(fd: c_int, buf: *const u8, len: usize) -> isize;
+        pub fn getpid() -> c_int;
+        pub fn fork() -> c_int;
+        pub fn exit(status: c_int) -> !;
+        pub fn waitpid(pid: c_int, status: *mut c_int, options: c_int) -> c_int;
+        pub fn execve(
+            path: *const c_char,
+            argv: *const *const c_char,
+            envp: *const *const c_char,
+        ) -> c_int;
+        pub fn signal(sig: c_int, handler: usize) -> usize;
+        pub fn setitimer(which: c_int, new: *const Itimerval, old: *mut Itimerval) -> c_int;
+        pub fn __errno_location() -> *mut c_int;
+    }
 }
 
 // The unwinder std links in for panics, from the static libgcc_eh instead of
 // the shared libgcc_s: one shared library fewer to map on every exec and to
-// copy on every fork (see the module docs). With LTO (the release profile)
-// every _Unwind_* reference resolves here, so `--as-needed` drops libgcc_s.
+// copy on every fork (see the module docs). With LTO every _Unwind_*
+// reference resolves here, so `--as-needed` drops libgcc_s.
 #[link(name = "gcc_eh", kind = "static")]
 extern "C" {}
+
+/// kurabe-system's 32-byte result record (`kurabe_system::Record`): count
+/// (f64), own time in seconds (f64, NaN: none), check (u64), error (u64),
+/// all little-endian.
+fn report(fd: c_int, count: u64, check: u64, err: u64) -> c_int {
+    let mut b = [0u8; 32];
+    let fields = [
+        (count as f64).to_bits(),
+        f64::NAN.to_bits(),
+        check,
+        err,
+    ];
+    for (chunk, v) in b.chunks_exact_mut(8).zip(fields) {
+        chunk.copy_from_slice(&v.to_le_bytes());
+    }
+    // SAFETY: writing a live buffer; a short write is the parent's problem to report.
+    unsafe { sys::write(fd, b.as_ptr(), b.len()) };
+    0
+}
 
 fn parse(p: *const c_char) -> Option<u64> {
     // SAFETY: argv entries are NUL-terminated strings.
@@ -107,20 +175,13 @@ fn fmt(v: u64, buf: &mut [u8; 24]) -> *const c_char {
 }
 
 fn now_ms() -> u64 {
-    let mut ts = libc::timespec {
+    let mut ts = sys::Timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: ts is a valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    unsafe { sys::clock_gettime(sys::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
-}
-
-fn report(fd: c_int, rec: Record) -> c_int {
-    let b = rec.to_bytes();
-    // SAFETY: writing a live buffer; a short write is the parent's problem to report.
-    unsafe { libc::write(fd, b.as_ptr().cast(), b.len()) };
-    0
 }
 
 /// Set by the `SIGALRM` handler; the spawn loop polls it.
@@ -130,41 +191,38 @@ extern "C" fn on_alarm(_sig: c_int) {
     STOP.store(true, Ordering::Relaxed);
 }
 
-/// A one-shot `SIGALRM` after `ms`, without `SA_RESTART`: a blocked `wait`
-/// returns `EINTR` and the loop sees the flag.
+/// A one-shot `SIGALRM` after `ms`; the loop sees the flag after the wait
+/// in progress returns.
 fn arm_timer(ms: u64) {
-    // SAFETY: sigaction/setitimer with fully initialised structs.
+    let it = sys::Itimerval {
+        it_interval: sys::Timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: sys::Timeval {
+            tv_sec: (ms / 1000) as _,
+            tv_usec: ((ms % 1000) * 1000) as _,
+        },
+    };
+    // SAFETY: a handler that only stores an atomic; a fully initialised timer.
     unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_alarm as *const () as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGALRM, &sa, std::ptr::null_mut());
-        let it = libc::itimerval {
-            it_interval: libc::timeval {
-                tv_sec: 0,
-                tv_usec: 0,
-            },
-            it_value: libc::timeval {
-                tv_sec: (ms / 1000) as libc::time_t,
-                tv_usec: ((ms % 1000) * 1000) as libc::suseconds_t,
-            },
-        };
-        libc::setitimer(libc::ITIMER_REAL, &it, std::ptr::null_mut());
+        sys::signal(sys::SIGALRM, on_alarm as *const () as usize);
+        sys::setitimer(sys::ITIMER_REAL, &it, std::ptr::null_mut());
     }
 }
 
 /// `wait` for `pid`, retried on `EINTR` (the timer) so no child is left a
 /// zombie; its status, or `None` when waiting failed.
-fn wait_for(pid: libc::pid_t) -> Option<c_int> {
+fn wait_for(pid: c_int) -> Option<c_int> {
     let mut status = 0;
     loop {
         // SAFETY: waiting for our own child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        let r = unsafe { sys::waitpid(pid, &mut status, 0) };
         if r == pid {
             return Some(status);
         }
         // SAFETY: reading errno right after the failed call.
-        if r < 0 && unsafe { *libc::__errno_location() } != libc::EINTR {
+        if r < 0 && unsafe { *sys::__errno_location() } != sys::EINTR {
             return None;
         }
     }
@@ -181,10 +239,10 @@ fn spawn(fd: c_int, dur_ms: u64) -> c_int {
     while !STOP.load(Ordering::Relaxed) {
         // SAFETY: this process is single-threaded (no std runtime, no
         // threads), so the child may call exit like a C program's child does.
-        let pid = unsafe { libc::fork() };
+        let pid = unsafe { sys::fork() };
         if pid == 0 {
             // SAFETY: see above.
-            unsafe { libc::exit(0) };
+            unsafe { sys::exit(0) };
         }
         if pid < 0 {
             err = ERR_FORK;
@@ -199,15 +257,7 @@ fn spawn(fd: c_int, dur_ms: u64) -> c_int {
         }
         loops += 1;
     }
-    report(
-        fd,
-        Record {
-            count: loops as f64,
-            time_s: f64::NAN,
-            check: clean,
-            err,
-        },
-    )
+    report(fd, loops, clean, err)
 }
 
 /// C entry point.
@@ -241,16 +291,8 @@ fn execl(arg: impl Fn(usize) -> *const c_char) -> c_int {
     let start = if start == 0 { now } else { start };
     if now.saturating_sub(start) >= dur {
         // SAFETY: getpid has no preconditions.
-        let pid = unsafe { libc::getpid() } as u64;
-        return report(
-            fd,
-            Record {
-                count: count as f64,
-                time_s: f64::NAN,
-                check: pid,
-                err: 0,
-            },
-        );
+        let pid = unsafe { sys::getpid() } as u64;
+        return report(fd, count, pid, 0);
     }
     let mut cbuf = [0u8; 24];
     let mut sbuf = [0u8; 24];
@@ -262,8 +304,14 @@ fn execl(arg: impl Fn(usize) -> *const c_char) -> c_int {
         fmt(start, &mut sbuf),
         std::ptr::null(),
     ];
+    // This image usually runs from memory (kurabe's memfd, see the crate
+    // docs), so argv[0] names a descriptor that close-on-exec has closed by
+    // now; the kernel's link to the running image is the way back.
     // SAFETY: next is a NULL-terminated argv of live C strings; environ is libc's.
-    unsafe { libc::execve(arg(0), next.as_ptr(), environ) };
-    // Only reached when execve failed.
-    report(fd, Record::error(ERR_EXEC_HELPER))
+    unsafe {
+        sys::execve(c"/proc/self/exe".as_ptr(), next.as_ptr(), sys::environ);
+        sys::execve(arg(0), next.as_ptr(), sys::environ);
+    }
+    // Only reached when both execve calls failed.
+    report(fd, 0, 0, ERR_EXEC_HELPER)
 }

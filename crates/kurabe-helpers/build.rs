@@ -1,0 +1,68 @@
+//! Compiles the helper programs in `programs/` into small standalone
+//! executables in OUT_DIR, which `src/lib.rs` embeds with `include_bytes!`.
+//!
+//! Each program is one file compiled alone with the `rustc` cargo uses (no
+//! crates, libc declared in the file), always optimised as the release
+//! profile is (fat LTO, one codegen unit), whatever profile kurabe itself is
+//! built with: what the helpers measure depends on their image (see their
+//! module docs), so a debug build of kurabe must not get a debug helper.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const PROGRAMS: &[&str] = &["execl", "rusage"];
+
+fn main() {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
+    println!("cargo:rerun-if-changed=build.rs");
+    for name in PROGRAMS {
+        let src = Path::new("programs").join(format!("{name}.rs"));
+        println!("cargo:rerun-if-changed={}", src.display());
+        compile(&src, name, &out.join(name));
+    }
+}
+
+/// `rustc` for the target cargo builds for, with the linker cargo was told
+/// to use for it, if any.
+fn rustc(target: &str) -> Command {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut cmd = Command::new(rustc);
+    cmd.args(["--target", target]);
+    let var = format!(
+        "CARGO_TARGET_{}_LINKER",
+        target.to_uppercase().replace(['-', '.'], "_")
+    );
+    println!("cargo:rerun-if-env-changed={var}");
+    if let Some(linker) = std::env::var_os(&var) {
+        let mut arg = std::ffi::OsString::from("linker=");
+        arg.push(linker);
+        cmd.arg("-C").arg(arg);
+    }
+    cmd
+}
+
+fn compile(src: &Path, name: &str, dest: &Path) {
+    let target = std::env::var("TARGET").expect("cargo sets TARGET");
+    let status = rustc(&target)
+        .args(["--edition", "2021", "--crate-type", "bin", "--crate-name"])
+        .arg(format!("kurabe_{name}_helper"))
+        .args([
+            "-C",
+            "opt-level=3",
+            "-C",
+            "codegen-units=1",
+            "-C",
+            "lto=fat",
+        ])
+        .args(["-C", "strip=symbols", "-C", "debuginfo=0"])
+        .arg("-o")
+        .arg(dest)
+        .arg(src)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run rustc to build the {name} helper: {e}"));
+    assert!(
+        status.success(),
+        "rustc failed to build the {name} helper from {}",
+        src.display()
+    );
+}
