@@ -187,9 +187,9 @@ impl<'de> Deserialize<'de> for HumanDuration {
                 self.visit_f64(v as f64)
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-                Duration::try_from_secs_f64(v).map(HumanDuration).map_err(|_| {
-                    E::custom(format!("expected {DURATION_EXPECTED}, got {v}"))
-                })
+                Duration::try_from_secs_f64(v)
+                    .map(HumanDuration)
+                    .map_err(|_| E::custom(format!("expected {DURATION_EXPECTED}, got {v}")))
             }
         }
         d.deserialize_any(V)
@@ -290,8 +290,19 @@ mod tests {
         assert_eq!(parse_duration("1s500ms"), Ok(Duration::from_millis(1500)));
         assert_eq!(parse_duration("2µs"), Ok(Duration::from_micros(2)));
         for bad in [
-            "s", "", "ten s", "10 parsecs", "-1s", "-1", "1e400s", "1e400", "inf", "NaN", "1m30",
-            "1..5s", "5 s s",
+            "s",
+            "",
+            "ten s",
+            "10 parsecs",
+            "-1s",
+            "-1",
+            "1e400s",
+            "1e400",
+            "inf",
+            "NaN",
+            "1m30",
+            "1..5s",
+            "5 s s",
         ] {
             let err = parse_duration(bad).unwrap_err();
             assert!(

@@ -14,8 +14,9 @@ use anyhow::Context;
 use kurabe_http::client::{LoadConfig, StopCondition, Target};
 use kurabe_http::serve::{self, ServeConfig, Server};
 
-use super::http::{default_threads, parse_duration, render, run_load};
+use super::http::{default_threads, render, run_load};
 use crate::render::http::Format;
+use kurabe_model::plan::parse_duration;
 
 /// Arguments of `kurabe demo`.
 #[derive(Debug, clap::Args)]

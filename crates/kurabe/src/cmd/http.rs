@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use kurabe_http::client::{self, GnuplotFile, LoadConfig, RunControl, StopCondition, Target};
 use kurabe_model::http::HttpReport;
+use kurabe_model::plan::parse_duration;
 use kurabe_report::write::{write_file, Pending};
 
 use crate::render::http::{renderer, Format};
@@ -363,31 +364,6 @@ pub(crate) fn default_threads(ncpus: u32, concurrency: u32, loopback: bool) -> u
 fn is_loopback(host: &str) -> bool {
     host.eq_ignore_ascii_case("localhost")
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
-/// "5" (seconds), "1.5s", "500ms", "2m", "1h" → a duration.
-pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a duration: use e.g. 10, 10s, 500ms or 2m"))?;
-    let secs = match unit.trim() {
-        "" | "s" => value,
-        "ms" => value / 1000.0,
-        "us" | "µs" => value / 1e6,
-        "m" | "min" => value * 60.0,
-        "h" => value * 3600.0,
-        other => {
-            return Err(format!(
-                "unknown unit '{other}' in '{s}': use ms, s, m or h"
-            ))
-        }
-    };
-    Duration::try_from_secs_f64(secs).map_err(|_| format!("'{s}' is out of range"))
 }
 
 /// ab's `-e` CSV: "Percentage served,Time in ms", one row per integer percentage the report has.
@@ -868,18 +844,6 @@ mod tests {
         assert_eq!(r.load.threads, 2);
         let r = resolve(&["-c", "3", "-n", "100", "--threads", "8", "http://h/"]).unwrap();
         assert_eq!(r.load.threads, 3, "never more threads than connections");
-    }
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("5"), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_duration("5s"), Ok(Duration::from_secs(5)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert!(parse_duration("5x").unwrap_err().contains("unknown unit"));
-        assert!(parse_duration("abc").is_err());
-        assert!(parse_duration("-1").is_err());
     }
 
     #[test]

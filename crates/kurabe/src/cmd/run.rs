@@ -22,8 +22,8 @@ use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_model::stats::Unit;
 use kurabe_store::Store;
 
-use super::http::parse_duration;
 use super::report::{colour_stdout, Format};
+use kurabe_model::plan::parse_duration;
 use kurabe_report::write::write_file;
 
 /// Arguments of `kurabe run`.

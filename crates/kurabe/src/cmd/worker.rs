@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use kurabe_fleet::worker::{WorkerConfig, WorkerEvent};
 
-use super::http::parse_duration;
+use kurabe_model::plan::parse_duration;
 
 /// Set in the child a `--cpus` worker starts inside its cgroup.
 const IN_CGROUP_ENV: &str = "KURABE_WORKER_IN_CGROUP";
