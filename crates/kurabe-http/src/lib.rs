@@ -4,7 +4,8 @@
 //! non-blocking connections, an incremental HTTP/1.1 response parser, HDR
 //! histograms merged at the end, and the failure taxonomy. `serve` owns the
 //! small tunable target server used by demos, examples and tests. `auth`
-//! encodes HTTP Basic credentials for both the binary and plans.
+//! encodes HTTP Basic credentials and `header` checks request headers, for
+//! both the binary and plans.
 //! [`raise_fd_limit`] is the one process-wide setting both sides need.
 //!
 //! Nothing here prints or parses command lines: callers hand in a typed
@@ -14,6 +15,7 @@
 
 pub mod auth;
 pub mod client;
+pub mod header;
 pub mod serve;
 
 /// Raise the soft open-files limit to the hard limit: thousands of

@@ -318,14 +318,24 @@ pub fn idle(
 /// The `system` workload: the UnixBench-style index (kurabe-system).
 ///
 /// Copies: the plan's `copies`, else one pass with 1 copy and one with
-/// every core, as UnixBench does; `system_index` is the score of the first
-/// pass (single copy), the full report goes into the record.
-pub fn system(w: &SystemWorkload, stop: &AtomicBool) -> Result<Measured, RunFailure> {
+/// every core, as UnixBench does. Passes: the precision rule (`precision`,
+/// default 2 %, within `max_time`, default 9m per copy count) unless the
+/// workload asks for `quick` or `unixbench`. Metrics, from the first copy
+/// count: `system_index`, and `system_index_<test>` for every test that
+/// produced an index, so each round gives a sample per test and the plan's
+/// interleaved rounds give verdicts per test as well as for the score. The
+/// full report goes into the record. With `limits` (the variant's), every
+/// test process runs in a fresh cgroup with those limits, removed afterwards.
+pub fn system(
+    w: &SystemWorkload,
+    limits: Option<&kurabe_probe::cgroup::Limits>,
+    stop: &AtomicBool,
+) -> Result<Measured, RunFailure> {
+    let fail = |e: &dyn std::fmt::Display| RunFailure::new(format!("system workload: {e}"));
     let tests = if w.tests.is_empty() {
         kurabe_system::catalog::ALL.iter().map(|s| s.id).collect()
     } else {
-        kurabe_system::parse_tests(&w.tests.join(","))
-            .map_err(|e| RunFailure::new(format!("system workload: {e}")))?
+        kurabe_system::parse_tests(&w.tests.join(",")).map_err(|e| fail(&e))?
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let copies = match w.copies {
@@ -333,34 +343,59 @@ pub fn system(w: &SystemWorkload, stop: &AtomicBool) -> Result<Measured, RunFail
         None if cores > 1 => vec![1, cores],
         None => vec![1],
     };
+    // Dropping the cgroup kills anything left in it and removes it.
+    let cgroup = match limits.filter(|l| !l.is_empty()) {
+        Some(l) => Some(kurabe_probe::cgroup::RunCgroup::create(l).map_err(|e| fail(&e))?),
+        None => None,
+    };
     let cfg = kurabe_system::Config {
         tests,
         copies,
-        profile: if w.quick {
-            kurabe_system::Profile::quick()
-        } else {
-            kurabe_system::Profile::default_unixbench()
-        },
+        profile: system_profile(w).map_err(|e| fail(&e))?,
         execl_helper: None,
         temp_parent: std::env::temp_dir(),
         pin: None,
+        cgroup_procs: cgroup.as_ref().map_or_else(Vec::new, |c| {
+            c.dirs().iter().map(|d| d.join("cgroup.procs")).collect()
+        }),
     };
-    let report = kurabe_system::run(&cfg, stop, &mut |_| {})
-        .map_err(|e| RunFailure::new(format!("system workload: {e}")))?;
+    let report = kurabe_system::run(&cfg, stop, &mut |_| {}).map_err(|e| fail(&e))?;
+    drop(cgroup);
     if report.interrupted {
         return Err(RunFailure::new("interrupted"));
     }
-    let score = report
-        .runs
-        .first()
+    let first = report.runs.first();
+    let score = first
         .and_then(|r| r.score)
         .ok_or_else(|| RunFailure::new("system workload: no index score (no test finished)"))?;
     let mut m = BTreeMap::new();
     m.insert("system_index", score);
+    for t in first.map_or(&[][..], |r| &r.tests[..]) {
+        let metric = kurabe_model::stats::metric::SYSTEM_TEST_METRICS
+            .iter()
+            .find(|(id, _)| *id == t.id);
+        if let (Some((_, name)), Some(index)) = (metric, t.index) {
+            m.insert(name, index);
+        }
+    }
     Ok(Measured {
         metrics: m,
         record: json!({ "kind": "system", "system": report }),
     })
+}
+
+/// The passes a `system` workload asks for.
+fn system_profile(w: &SystemWorkload) -> Result<kurabe_system::Profile, kurabe_system::Error> {
+    if w.quick {
+        Ok(kurabe_system::Profile::quick())
+    } else if w.unixbench {
+        Ok(kurabe_system::Profile::default_unixbench())
+    } else {
+        kurabe_system::Profile::precision(
+            w.precision.map_or(0.02, |f| f.0),
+            w.max_time.map_or(540.0, |d| d.0.as_secs_f64()),
+        )
+    }
 }
 
 /// One timed execution of a command.

@@ -7,6 +7,7 @@
 //! spanned document tree — the reader should not have to hunt for the key.
 
 use std::fmt;
+use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -28,6 +29,12 @@ pub enum PlanError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// The path is a directory, a device, a FIFO: not a plan file.
+    #[error("plan {} is not a regular file; give the plan's .toml file", path.display())]
+    NotAFile {
+        /// The plan's path.
+        path: PathBuf,
     },
     /// The file is too large to be a plan.
     #[error("plan {} is {size} bytes, more than the 1 MiB a plan may have; is it the right file?", path.display())]
@@ -96,14 +103,29 @@ pub fn load_plan_with_text(path: &Path) -> Result<(Plan, String), PlanError> {
         path: path.to_owned(),
         source,
     };
-    let size = std::fs::metadata(path).map_err(read_err)?.len();
-    if size > MAX_PLAN_BYTES {
-        return Err(PlanError::TooLarge {
+    let meta = std::fs::metadata(path).map_err(read_err)?;
+    if !meta.is_file() {
+        return Err(PlanError::NotAFile {
             path: path.to_owned(),
-            size,
         });
     }
-    let text = std::fs::read_to_string(path).map_err(read_err)?;
+    if meta.len() > MAX_PLAN_BYTES {
+        return Err(PlanError::TooLarge {
+            path: path.to_owned(),
+            size: meta.len(),
+        });
+    }
+    // Read at most one byte past the cap: the file may grow after the check.
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_PLAN_BYTES + 1).read_to_string(&mut text))
+        .map_err(read_err)?;
+    if text.len() as u64 > MAX_PLAN_BYTES {
+        return Err(PlanError::TooLarge {
+            path: path.to_owned(),
+            size: text.len() as u64,
+        });
+    }
     let plan = parse_plan(&text, &path.display().to_string())?;
     Ok((plan, text))
 }
@@ -258,5 +280,31 @@ mod tests {
         let span = span_of(tree.get_ref(), &FieldPath::parse("variant[1].name")).unwrap();
         assert_eq!(line_of(text, span.start), 5);
         assert_eq!(span_of(tree.get_ref(), &FieldPath::parse("workload")), None);
+    }
+
+    #[test]
+    fn system_precision_settings_are_checked_and_limits_need_a_system_workload() {
+        let plan = |system: &str, target: bool| {
+            let t = if target {
+                "[target]\ncommand = \"sleep 9\"\n"
+            } else {
+                ""
+            };
+            let text = format!(
+                "name = \"p\"\n{t}[[variant]]\nname = \"a\"\nlimits = {{ cpus = 0.5 }}\n[[workload]]\nname = \"w\"\n{system}\n"
+            );
+            parse_plan(&text, "p.toml").err().map(|e| e.to_string())
+        };
+        assert_eq!(
+            plan("system = { precision = \"3%\", max_time = \"2m\" }", false),
+            None
+        );
+        let bad = plan("system = { precision = \"80%\" }", false).unwrap();
+        assert!(bad.contains("system.precision`: must be between"), "{bad}");
+        let both = plan("system = { max_time = \"1m\", quick = true }", false).unwrap();
+        assert!(both.contains("choose one of"), "{both}");
+        let idle = plan("idle = { scope = \"system\" }", false).unwrap();
+        assert!(idle.contains("variant[0].limits"), "{idle}");
+        assert_eq!(plan("idle = { scope = \"system\" }", true), None);
     }
 }

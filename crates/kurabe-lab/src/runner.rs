@@ -40,7 +40,7 @@ use crate::analysis::{
     StopDecision, STOP_CONFIDENCE,
 };
 use crate::measure::{self, Measured, Probe};
-use crate::target::{self, parse_ready_url, shell_quote, ReadyCheck, RunFailure, TargetSpec};
+use crate::target::{self, parse_ready_url, ReadyCheck, RunFailure, TargetSpec};
 
 /// How to run a plan.
 #[derive(Debug, Clone)]
@@ -179,16 +179,52 @@ pub enum LabError {
 }
 
 /// Refuse plans this build cannot run, before anything starts (a `system`
-/// workload naming a test that does not exist).
+/// workload naming a test that does not exist, a header that would inject
+/// lines into the request).
 pub fn check_supported(plan: &Plan) -> Result<(), LabError> {
     for (i, w) in plan.workloads.iter().enumerate() {
-        if let WorkloadKind::System(s) = &w.kind {
-            if !s.tests.is_empty() {
+        match &w.kind {
+            WorkloadKind::System(s) if !s.tests.is_empty() => {
                 kurabe_system::parse_tests(&s.tests.join(",")).map_err(|e| {
                     LabError::Unsupported(format!("`workload[{i}].system.tests`: {e}"))
                 })?;
             }
+            WorkloadKind::Http(h) => check_headers(h).map_err(|(field, e)| {
+                LabError::Unsupported(format!("`workload[{i}].http.{field}`: {e}"))
+            })?,
+            _ => {}
         }
+    }
+    Ok(())
+}
+
+/// Refuse a `--repeat` that makes more runs than an experiment may have
+/// (the plan's own `repeat` is checked when it is loaded).
+fn check_size(plan: &Plan, repeat: u32) -> Result<(), LabError> {
+    use kurabe_model::plan::MAX_RUNS;
+    match plan.run_count(repeat) {
+        Some(n) if n <= MAX_RUNS => Ok(()),
+        _ => Err(LabError::Unsupported(format!(
+            "--repeat {repeat}: {} workloads × {repeat} rounds of every variant is more than the {MAX_RUNS} runs an experiment may have; lower --repeat",
+            plan.workloads.len()
+        ))),
+    }
+}
+
+/// Every header source of an http workload, checked by the load generator's
+/// one rule (as `-H`, `-C`, `-T` are): the failing field and why.
+fn check_headers(
+    h: &kurabe_model::plan::HttpWorkload,
+) -> Result<(), (&'static str, kurabe_http::header::HeaderError)> {
+    use kurabe_http::header::check;
+    for (k, v) in &h.headers {
+        check(k, v).map_err(|e| ("headers", e))?;
+    }
+    for c in &h.cookies {
+        check("Cookie", c).map_err(|e| ("cookies", e))?;
+    }
+    if let Some(t) = &h.content_type {
+        check("Content-Type", t).map_err(|e| ("content_type", e))?;
     }
     Ok(())
 }
@@ -218,7 +254,7 @@ fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
             let mut line = s.clone();
             for a in extra {
                 line.push(' ');
-                line.push_str(&shell_quote(a));
+                line.push_str(&kurabe_model::plan::shell_quote(a));
             }
             vec!["/bin/sh".into(), "-c".into(), line]
         }
@@ -292,11 +328,7 @@ impl Ctx<'_> {
             None if uses_port => ReadyCheck::Tcp(port),
             None => ReadyCheck::Immediately,
         };
-        let limits = v.limits.as_ref().map(|l| kurabe_probe::cgroup::Limits {
-            cpus: l.cpus,
-            cpuset: l.cpuset.clone(),
-            memory_bytes: l.memory.map(|m| m.0),
-        });
+        let limits = cgroup_limits(v);
         Some(Ok(TargetSpec {
             argv,
             env,
@@ -387,7 +419,7 @@ impl Ctx<'_> {
                 },
             },
             WorkloadKind::Idle(i) => measure::idle(i, probe.as_ref(), self.stop),
-            WorkloadKind::System(sw) => measure::system(sw, self.stop),
+            WorkloadKind::System(sw) => measure::system(sw, cgroup_limits(v).as_ref(), self.stop),
         };
         if let Some(t) = running.as_mut() {
             // A target that died under load makes the figures meaningless.
@@ -473,6 +505,7 @@ pub fn run_experiment(
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<Outcome, LabError> {
     check_supported(plan)?;
+    check_size(plan, opts.repeat.unwrap_or(plan.repeat))?;
     let variants = plan.resolved_variants();
     let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
     let seed = opts.seed.or(plan.seed).unwrap_or_else(default_seed);
@@ -616,6 +649,15 @@ pub fn plan_dir(path: &Path) -> PathBuf {
         _ => PathBuf::from("."),
     };
     std::path::absolute(&dir).unwrap_or(dir)
+}
+
+/// A variant's `limits` in the form the cgroup code takes.
+fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup::Limits> {
+    v.limits.as_ref().map(|l| kurabe_probe::cgroup::Limits {
+        cpus: l.cpus,
+        cpuset: l.cpuset.clone(),
+        memory_bytes: l.memory.map(|m| m.0),
+    })
 }
 
 #[cfg(test)]

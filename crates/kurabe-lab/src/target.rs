@@ -403,30 +403,9 @@ pub fn free_port() -> std::io::Result<u16> {
     l.local_addr().map(|a| a.port())
 }
 
-/// Quote `arg` for `/bin/sh` when it holds anything but safe characters.
-pub fn shell_quote(arg: &str) -> String {
-    let safe = !arg.is_empty()
-        && arg
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
-    if safe {
-        arg.to_owned()
-    } else {
-        format!("'{}'", arg.replace('\'', r"'\''"))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quoting_survives_the_shell() {
-        assert_eq!(shell_quote("--work-us"), "--work-us");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote(""), "''");
-    }
 
     #[test]
     fn ready_urls_parse_to_loopback_addresses() {

@@ -106,7 +106,7 @@ pub enum OnFailure {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct Target {
-    /// Command line; `{port}` and matrix placeholders are substituted.
+    /// Command line; `{port}` and matrix placeholders are substituted (shell-quoted in a string).
     pub command: CommandLine,
     /// How to tell the target is ready for work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -164,10 +164,18 @@ impl CommandLine {
         }
     }
 
-    /// The command with `{key}` placeholders replaced.
+    /// The command with `{key}` placeholders replaced; in a shell line
+    /// each value is quoted for the shell (`a b` stays one word, `$(…)`
+    /// stays text), as list-form arguments are passed untouched.
     pub fn substitute(&self, vars: &BTreeMap<String, String>) -> CommandLine {
         match self {
-            CommandLine::Shell(s) => CommandLine::Shell(substitute(s, vars)),
+            CommandLine::Shell(s) => {
+                let quoted: BTreeMap<String, String> = vars
+                    .iter()
+                    .map(|(k, v)| (k.clone(), shell_quote(v)))
+                    .collect();
+                CommandLine::Shell(substitute(s, &quoted))
+            }
             CommandLine::Argv(v) => {
                 CommandLine::Argv(v.iter().map(|a| substitute(a, vars)).collect())
             }
@@ -392,7 +400,35 @@ pub struct ResolvedVariant {
     pub source: Option<usize>,
 }
 
+/// Most variants a plan may expand to (`[[variant]]` × every `[matrix]`
+/// combination): beyond this a plan is a typo, not an experiment, and
+/// expanding it would exhaust memory before anything runs.
+pub const MAX_VARIANTS: u64 = 10_000;
+
+/// Most runs one experiment may schedule (variants × workloads × rounds).
+pub const MAX_RUNS: u64 = 100_000;
+
 impl Plan {
+    /// How many variants [`Plan::resolved_variants`] would make, computed
+    /// without making them; `None` when the product overflows `u64`.
+    pub fn variant_count(&self) -> Option<u64> {
+        let templates = if self.variants.is_empty() && !self.matrix.is_empty() {
+            1
+        } else {
+            self.variants.len() as u64
+        };
+        self.matrix
+            .values()
+            .try_fold(templates, |n, values| n.checked_mul(values.len() as u64))
+    }
+
+    /// Variants × workloads × `repeat` rounds; `None` on overflow.
+    pub fn run_count(&self, repeat: u32) -> Option<u64> {
+        self.variant_count()?
+            .checked_mul(self.workloads.len() as u64)?
+            .checked_mul(u64::from(repeat))
+    }
+
     /// The variants the experiment runs: `[[variant]]` × `[matrix]`.
     ///
     /// Without a matrix, the variants as written. With a matrix, every
@@ -499,6 +535,19 @@ fn matrix_combinations(
     combos
 }
 
+/// Quote `arg` for `/bin/sh` when it holds anything but safe characters.
+pub fn shell_quote(arg: &str) -> String {
+    let safe = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%".contains(&b));
+    if safe {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
 /// Replace `{key}` with its value for every key in `vars`; other braces stay
 /// as they are (shell and awk use braces too).
 pub fn substitute(text: &str, vars: &BTreeMap<String, String>) -> String {
@@ -590,10 +639,48 @@ mod tests {
     }
 
     #[test]
+    fn variant_and_run_counts_are_computed_without_expanding() {
+        let mut plan: Plan =
+            serde_json::from_str(r#"{"name": "p", "variant": [{"name": "a"}]}"#).unwrap();
+        assert_eq!(plan.variant_count(), Some(1));
+        let ten: Vec<MatrixValue> = (0..10).map(MatrixValue::Int).collect();
+        for k in 0..9 {
+            plan.matrix.insert(format!("k{k}"), ten.clone());
+        }
+        assert_eq!(plan.variant_count(), Some(1_000_000_000));
+        assert_eq!(plan.run_count(3), Some(0), "no workloads");
+        for k in 9..21 {
+            plan.matrix.insert(format!("k{k}"), ten.clone());
+        }
+        assert_eq!(plan.variant_count(), None, "10^21 overflows u64");
+        plan.variants.clear();
+        plan.matrix.clear();
+        plan.matrix.insert("x".into(), ten);
+        assert_eq!(
+            plan.variant_count(),
+            Some(10),
+            "the matrix alone makes variants"
+        );
+    }
+
+    #[test]
+    fn quoting_survives_the_shell() {
+        assert_eq!(shell_quote("--work-us"), "--work-us");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+
+    #[test]
     fn command_line_substitution_and_emptiness() {
-        let v = vars(&[("port", "1")]);
-        let c = CommandLine::Argv(vec!["x".into(), "-p{port}".into()]).substitute(&v);
-        assert_eq!(c, CommandLine::Argv(vec!["x".into(), "-p1".into()]));
+        let v = vars(&[("port", "1"), ("x", "$(touch x) a")]);
+        let c = CommandLine::Argv(vec!["x".into(), "-p{port}".into(), "{x}".into()]).substitute(&v);
+        assert_eq!(
+            c,
+            CommandLine::Argv(vec!["x".into(), "-p1".into(), "$(touch x) a".into()])
+        );
+        let c = CommandLine::Shell("run -p {port} {x}".into()).substitute(&v);
+        assert_eq!(c, CommandLine::Shell("run -p 1 '$(touch x) a'".into()));
         assert!(CommandLine::Shell("  ".into()).is_empty());
         assert!(CommandLine::Argv(vec![]).is_empty());
         assert!(!CommandLine::Shell("true".into()).is_empty());

@@ -2,28 +2,21 @@
 //! non-baseline variants, the comparison with the baseline. Raw numbers in
 //! the metric's unit (named in the `unit` column), for spreadsheets.
 //!
-//! Fields are quoted per RFC 4180 when they contain a comma, quote or line break.
+//! Every text field goes through [`crate::escape::csv`]: quoted per RFC
+//! 4180, control characters visible, formula-like cells neutralised.
 
 use std::io::{self, Write};
 
 use kurabe_model::experiment::ExperimentReport;
 use kurabe_model::stats::Unit;
 
-use crate::Renderer;
+use crate::escape::csv as field;
+use crate::Render;
 
 /// CSV renderer.
 pub struct Csv;
 
 const HEADER: &str = "experiment,workload,metric,unit,variant,is_baseline,n,median,mean,geometric_mean,stdev,cv,min,max,ratio,ratio_low,ratio_high,verdict";
-
-/// One RFC 4180 field.
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
 
 fn opt(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
@@ -36,7 +29,7 @@ fn unit_name(u: Unit) -> String {
         .unwrap_or_default()
 }
 
-impl Renderer for Csv {
+impl Render<ExperimentReport> for Csv {
     fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{HEADER}")?;
         for w in &r.workloads {

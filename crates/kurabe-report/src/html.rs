@@ -12,8 +12,9 @@ use std::io::{self, Write};
 use kurabe_model::experiment::{ExperimentReport, MetricReport, Tone, WorkloadReport};
 use kurabe_model::stats::{Direction, Unit};
 
-use crate::svg::{bar_chart, colour, esc, line_chart, Bar, Line};
-use crate::{cell, host_line, legend, status_line, variant_title, words, Renderer};
+use crate::chart::{bar_chart, colour, line_chart, Bar, Line};
+use crate::escape::html as esc;
+use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
 
 /// HTML renderer.
 pub struct Html;
@@ -243,7 +244,7 @@ fn details(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "</tbody></table></details>")
 }
 
-impl Renderer for Html {
+impl Render<ExperimentReport> for Html {
     fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,

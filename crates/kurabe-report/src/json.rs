@@ -1,21 +1,79 @@
-//! JSON: the report model as it is, pretty-printed, one trailing newline.
+//! JSON: any report record as it is, pretty-printed, one trailing newline,
+//! with binary floating-point noise rounded away (`102.84499999999997` is
+//! written `102.845`): every float keeps [`SIGNIFICANT_DIGITS`], more than
+//! any measurement here resolves. Field order stays the record's own.
 //!
-//! The shape is `schema/experiment-report.schema.json`; a test validates
-//! real output against it.
+//! The shapes are the `schema/*.schema.json` files; tests validate real
+//! output against them.
 
 use std::io::{self, Write};
 
-use kurabe_model::experiment::ExperimentReport;
+use serde::Serialize;
+use serde_json::ser::{Formatter, PrettyFormatter};
 
-use crate::Renderer;
+use crate::Render;
 
-/// JSON renderer.
+/// JSON renderer, for every report kind (each is a serde record).
 pub struct Json;
 
-impl Renderer for Json {
-    fn render(&self, report: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
-        serde_json::to_writer_pretty(&mut *out, report)?;
+/// Significant decimal digits kept in every JSON float.
+pub const SIGNIFICANT_DIGITS: usize = 12;
+
+impl<T: Serialize + ?Sized> Render<T> for Json {
+    fn render(&self, report: &T, out: &mut dyn Write) -> io::Result<()> {
+        let mut ser =
+            serde_json::Serializer::with_formatter(&mut *out, Rounding(PrettyFormatter::new()));
+        report.serialize(&mut ser)?;
         writeln!(out)
+    }
+}
+
+/// `v` rounded to [`SIGNIFICANT_DIGITS`] (non-finite values unchanged).
+pub fn round(v: f64) -> f64 {
+    if !v.is_finite() || v == 0.0 {
+        return v;
+    }
+    format!("{v:.prec$e}", prec = SIGNIFICANT_DIGITS - 1)
+        .parse()
+        .unwrap_or(v)
+}
+
+/// serde_json's pretty layout with floats passed through [`round`].
+struct Rounding<'a>(PrettyFormatter<'a>);
+
+impl Formatter for Rounding<'_> {
+    fn write_f64<W: ?Sized + Write>(&mut self, w: &mut W, v: f64) -> io::Result<()> {
+        self.0.write_f64(w, round(v))
+    }
+    fn write_f32<W: ?Sized + Write>(&mut self, w: &mut W, v: f32) -> io::Result<()> {
+        self.0.write_f64(w, round(f64::from(v)))
+    }
+    fn begin_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_array(w)
+    }
+    fn end_array<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array(w)
+    }
+    fn begin_array_value<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_array_value(w, first)
+    }
+    fn end_array_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_array_value(w)
+    }
+    fn begin_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object(w)
+    }
+    fn end_object<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + Write>(&mut self, w: &mut W, first: bool) -> io::Result<()> {
+        self.0.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.0.end_object_value(w)
     }
 }
 
@@ -24,6 +82,7 @@ mod tests {
     use super::*;
     use crate::experiment_report;
     use crate::testdata::{mixed_verdicts_experiment, sample_experiment};
+    use kurabe_model::experiment::ExperimentReport;
     use std::path::Path;
 
     #[test]
@@ -66,5 +125,19 @@ mod tests {
         broken = serde_json::to_value(&report).unwrap();
         broken["surprise"] = 1.into();
         assert!(!kurabe_testkit::schema::violations(&schema, &broken).is_empty());
+    }
+
+    #[test]
+    fn floats_lose_their_binary_noise_only() {
+        let out = crate::to_string(
+            &Json,
+            &serde_json::json!({"z": 102.84499999999997, "a": 0.1 + 0.2, "n": 3, "f": 1.5e-7}),
+        );
+        assert_eq!(
+            out,
+            "{\n  \"a\": 0.3,\n  \"f\": 1.5e-7,\n  \"n\": 3,\n  \"z\": 102.845\n}\n"
+        );
+        assert_eq!(round(0.362919306), 0.362919306);
+        assert_eq!(round(-1.0 / 3.0), -0.333333333333);
     }
 }

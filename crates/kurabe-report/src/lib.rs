@@ -1,11 +1,17 @@
 //! kurabe's reports: a stored experiment turned into an answer people read.
 //!
-//! [`experiment_report`] builds the one report model
+//! Every report kind kurabe prints — an experiment, one `kurabe http` run,
+//! a `watch`, a `mem` snapshot, a `system` index and its comparison — is
+//! rendered here behind the one [`Render`] trait, one type per format:
+//! [`Terminal`] (text for a terminal), [`Markdown`], [`Csv`], [`Json`]
+//! (any serde record), [`Html`] (experiments) and [`Svg`] (watch series),
+//! with [`Free`] for `mem`'s free-style text. Each report kind has one file
+//! per format (`http/text.rs`, `watch/csv.rs`, …; the experiment's at the
+//! top level); charts live in `chart.rs`, every escaper in [`escape`].
+//!
+//! [`experiment_report`] builds the experiment report model
 //! ([`kurabe_model::experiment::ExperimentReport`]) from a stored
-//! experiment; one renderer per format turns it into bytes behind the
-//! [`Renderer`] trait: terminal table, Markdown, JSON, CSV and a
-//! self-contained HTML page with SVG charts. [`compare_entries`] puts two
-//! stored entries side by side.
+//! experiment; [`compare_entries`] puts two stored entries side by side.
 //!
 //! [`write`] is the one file writer every output goes through (atomic for
 //! regular files, in place for devices and FIFOs).
@@ -15,17 +21,24 @@
 //! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
 
 mod build;
+mod chart;
 mod csv;
 mod entries;
+pub mod escape;
 mod html;
+mod http;
 mod json;
 mod markdown;
+mod mem;
 mod soak;
-mod svg;
+mod system;
 mod terminal;
+mod watch;
 mod words;
 pub mod write;
 
+#[cfg(test)]
+mod fixtures;
 #[cfg(test)]
 mod testdata;
 
@@ -39,12 +52,28 @@ pub use entries::{compare_entries, render_comparison};
 pub use html::Html;
 pub use json::Json;
 pub use markdown::Markdown;
+pub use mem::{Free, FreeUnit};
 pub use terminal::Terminal;
+pub use watch::Svg;
+pub use words::mib;
 
-/// Turns a report into one output format.
-pub trait Renderer {
+/// Writes one kind of report (`R`) in one format (the implementing type).
+///
+/// Every renderer writes to the `Write` it is given and nothing else: no
+/// terminal detection, no files, no colour unless the caller asked.
+pub trait Render<R: ?Sized> {
     /// Write the whole report to `out`.
-    fn render(&self, report: &ExperimentReport, out: &mut dyn Write) -> io::Result<()>;
+    fn render(&self, report: &R, out: &mut dyn Write) -> io::Result<()>;
+}
+
+/// `report` rendered by `renderer` into a string (for callers that need
+/// the text before writing it, and for tests).
+pub fn to_string<R: ?Sized>(renderer: &dyn Render<R>, report: &R) -> String {
+    let mut out = Vec::new();
+    renderer
+        .render(report, &mut out)
+        .expect("writing to a Vec cannot fail");
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The report formats.
@@ -62,8 +91,8 @@ pub enum Format {
     Html,
 }
 
-/// The renderer of `format`; `color` applies to the terminal table only.
-pub fn renderer(format: Format, color: bool) -> Box<dyn Renderer> {
+/// The experiment renderer of `format`; `color` applies to the terminal table only.
+pub fn renderer(format: Format, color: bool) -> Box<dyn Render<ExperimentReport>> {
     match format {
         Format::Text => Box::new(Terminal { color }),
         Format::Markdown => Box::new(Markdown),

@@ -9,31 +9,11 @@ use std::io::{self, Write};
 
 use kurabe_model::experiment::{ExperimentReport, MetricReport, WorkloadReport};
 
-use crate::{cell, host_line, legend, status_line, variant_title, words, Renderer};
+use crate::escape::markdown as escape;
+use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
 
 /// Markdown renderer.
 pub struct Markdown;
-
-/// Text made inert in Markdown and inline HTML: HTML special characters
-/// become entities, Markdown punctuation is backslash-escaped, newlines
-/// become spaces (a table cell is one line).
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\n' | '\r' => out.push(' '),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
     let metrics: Vec<&MetricReport> = w
@@ -110,7 +90,7 @@ fn detail_table(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "\n</details>")
 }
 
-impl Renderer for Markdown {
+impl Render<ExperimentReport> for Markdown {
     fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "## {}\n", escape(&r.name))?;
         write!(
@@ -187,10 +167,5 @@ mod tests {
         for line in md.lines().filter(|l| l.starts_with("| ruby")) {
             assert_eq!(line.matches(" |").count(), 4, "{line}");
         }
-    }
-
-    #[test]
-    fn escape_covers_html_and_markdown() {
-        assert_eq!(escape("a<b>&c|d\ne"), "a&lt;b&gt;&amp;c\\|d e");
     }
 }

@@ -16,7 +16,8 @@ use kurabe_model::record::StoredRun;
 use kurabe_model::stats::Unit;
 use serde_json::Value;
 
-use crate::svg::{colour, esc, scale, tick_label, truncate};
+use crate::chart::{colour, scale, tick_label, truncate};
+use crate::escape::html as esc;
 use crate::words;
 
 /// The soak series of a run, if its record has one with at least two samples.
@@ -414,7 +415,7 @@ mod tests {
     /// the JSON report carries the series, valid against the schema.
     #[test]
     fn report_of_a_soak_experiment() {
-        use crate::{experiment_report, testdata::sample_experiment, Html, Json, Renderer};
+        use crate::{experiment_report, testdata::sample_experiment, Html, Json, Render};
         let mut e = sample_experiment();
         e.runs[1].run.record = Some(json!({ "soak": leak_record() }));
         let report = experiment_report(&e);

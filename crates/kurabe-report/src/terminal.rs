@@ -8,7 +8,7 @@ use std::io::{self, Write};
 
 use kurabe_model::experiment::{ExperimentReport, Tone, WorkloadReport};
 
-use crate::{cell, host_line, legend, status_line, variant_title, words, Renderer};
+use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
 
 /// Plain-text table renderer.
 pub struct Terminal {
@@ -106,7 +106,7 @@ impl Terminal {
     }
 }
 
-impl Renderer for Terminal {
+impl Render<ExperimentReport> for Terminal {
     fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,

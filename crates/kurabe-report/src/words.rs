@@ -31,6 +31,12 @@ pub fn value(unit: Unit, v: f64) -> String {
     }
 }
 
+/// Bytes as MiB with one decimal, whatever their size (`0.4 MiB`), for
+/// columns that must line up.
+pub fn mib(b: u64) -> String {
+    format!("{:.1} MiB", b as f64 / 1048576.0)
+}
+
 /// Bytes in binary units.
 fn bytes(v: f64) -> String {
     const KIB: f64 = 1024.0;

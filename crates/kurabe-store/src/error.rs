@@ -57,6 +57,15 @@ pub enum StoreError {
         /// The id asked for.
         id: EntryId,
     },
+    /// Removing an experiment whose writer is still running (or cannot be
+    /// judged from here: another host) would lose everything it measures.
+    #[error("{id} is still running ({writer}); let it finish or stop it first, or remove it anyway with --force")]
+    Running {
+        /// The experiment.
+        id: EntryId,
+        /// Who writes it: "kurabe pid 123 on host h", as far as known.
+        writer: String,
+    },
     /// A run was recorded for an experiment that is already finished.
     #[error("experiment {id} is already finished ({status}); start a new experiment to record more runs")]
     Finished {

@@ -404,8 +404,12 @@ impl Store {
         }
     }
 
-    /// Delete an entry (an experiment with its runs and metrics).
-    pub fn delete(&mut self, id: EntryId) -> Result<(), StoreError> {
+    /// Delete an entry (an experiment with its runs and metrics). An
+    /// experiment that is still running is refused unless `force`.
+    pub fn delete(&mut self, id: EntryId, force: bool) -> Result<(), StoreError> {
+        if !force {
+            self.check_not_running(id)?;
+        }
         let (sql, key) = match id {
             EntryId::Experiment(e) => ("DELETE FROM experiment WHERE id = $1", e.0),
             EntryId::Result(r) => ("DELETE FROM result WHERE id = $1", r.0),
@@ -524,6 +528,33 @@ impl Store {
             .borrow_mut()
             .query_one("checking integrity", sql, &[])?
             .text(0)
+    }
+
+    /// [`StoreError::Running`] when `id` is an experiment whose writer is
+    /// alive (or on another host, where it cannot be judged); else whether it exists.
+    pub fn check_not_running(&self, id: EntryId) -> Result<(), StoreError> {
+        let EntryId::Experiment(e) = id else {
+            return Ok(());
+        };
+        let r = self
+            .conn
+            .borrow_mut()
+            .query_opt(
+                "reading the experiment",
+                "SELECT status, writer_host, writer_pid, writer_start FROM experiment WHERE id = $1",
+                &[e.0.into()],
+            )?
+            .ok_or(StoreError::NotFound { id })?;
+        let writer = writer_from(&r, 1)?;
+        if self.status_of(&r.text(0)?, writer.as_ref()) != ExperimentStatus::Running {
+            return Ok(());
+        }
+        Err(StoreError::Running {
+            id,
+            writer: writer.map_or("writer unknown".to_owned(), |w| {
+                format!("kurabe pid {} on host {}", w.pid, w.hostname)
+            }),
+        })
     }
 
     /// The status to show: a stored `running` whose writer is gone from

@@ -291,7 +291,7 @@ fn finished_experiments_refuse_runs_and_missing_ids_are_named() {
             Err(StoreError::NotFound { .. })
         ));
         assert!(matches!(
-            store.delete(EntryId::Experiment(ExperimentId(42))),
+            store.delete(EntryId::Experiment(ExperimentId(42)), false),
             Err(StoreError::NotFound { .. })
         ));
     });
@@ -317,14 +317,19 @@ fn saved_results_list_and_delete_with_cascade() {
         let kinds: Vec<String> = store.list().unwrap().into_iter().map(|l| l.kind).collect();
         assert!(kinds.contains(&"http".to_owned()) && kinds.contains(&"experiment".to_owned()));
 
-        store.delete(e.into()).unwrap();
+        let err = store.delete(e.into(), false).unwrap_err();
+        assert!(
+            matches!(err, StoreError::Running { .. }) && err.to_string().contains("--force"),
+            "this process is its live writer: {err}"
+        );
+        store.delete(e.into(), true).unwrap();
         let orphans = count(
             &store,
             "SELECT (SELECT count(*) FROM run) + (SELECT count(*) FROM metric)",
             &[],
         );
         assert_eq!(orphans, 0, "runs and metrics go with their experiment");
-        store.delete(r.into()).unwrap();
+        store.delete(r.into(), false).unwrap();
         assert!(store.list().unwrap().is_empty());
     });
 }

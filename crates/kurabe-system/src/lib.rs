@@ -5,9 +5,9 @@
 //! scoring ([`score`]), the precision stopping rule that decides how many
 //! passes each test gets in kurabe's default run ([`precision`], driven by
 //! `adaptive`), placement modes among passes ([`modes`]) and `--pin`
-//! ([`pin`]), import of UnixBench text reports ([`import`]), comparison of
-//! two results ([`compare`]) and the text/Markdown renderers ([`render`]).
-//! Results are the `kurabe_model::system` records.
+//! ([`pin`]), import of UnixBench text reports ([`import`]) and comparison
+//! of two results ([`compare`]). Results are the `kurabe_model::system`
+//! records; `kurabe-report` renders them.
 //!
 //! Two ways to run: UnixBench's fixed passes ([`Profile::default_unixbench`],
 //! `--unixbench`; [`Profile::quick`]), or passes until a precision
@@ -70,7 +70,6 @@ mod loops;
 pub mod modes;
 pub mod pin;
 pub mod precision;
-pub mod render;
 pub mod score;
 mod sysinfo;
 mod tempdir;
@@ -298,6 +297,9 @@ pub struct Config {
     pub temp_parent: PathBuf,
     /// Pin the test processes (`--pin`); `None` leaves them to the scheduler.
     pub pin: Option<pin::Pin>,
+    /// `cgroup.procs` files of a cgroup every test process joins (a plan
+    /// variant's `limits`); empty: stay in kurabe's cgroup.
+    pub cgroup_procs: Vec<PathBuf>,
 }
 
 /// Parse a `--tests` list (comma-separated ids or aliases; `index`/`all` = all 12).
@@ -370,9 +372,18 @@ pub fn run(
         .iter()
         .map(|&id| Ok((id, prepare(id, cfg, tmp.path())?)))
         .collect::<Result<Vec<_>, Error>>()?;
+    let cgroup_procs = cfg
+        .cgroup_procs
+        .iter()
+        .map(|p| {
+            use std::os::unix::ffi::OsStrExt;
+            std::ffi::CString::new(p.as_os_str().as_bytes()).expect("cgroup path without NUL")
+        })
+        .collect::<Vec<_>>();
     let mut report = new_report(cfg);
     for &copies in &cfg.copies {
         let ctx = PassCtx {
+            cgroup_procs: &cgroup_procs,
             jobs: &jobs,
             copies,
             profile: &cfg.profile,
@@ -435,6 +446,7 @@ pub(crate) struct PassCtx<'a> {
     pub(crate) profile: &'a Profile,
     pub(crate) pin: Option<pin::Pin>,
     pub(crate) allowed: &'a [usize],
+    pub(crate) cgroup_procs: &'a [std::ffi::CString],
     pub(crate) stop: &'a AtomicBool,
 }
 
@@ -472,10 +484,13 @@ pub(crate) fn run_pass(
         pin: ctx.pin,
         allowed: ctx.allowed.to_vec(),
         procs: if *id == TestId::Context1 { 2 } else { 1 },
+        cgroup_procs: ctx.cgroup_procs.to_vec(),
     };
     let started = std::time::Instant::now();
     let body = |copy: u32, fd| {
-        place.apply(copy);
+        if !place.apply(copy) {
+            return worker::Record::error(loops::code::CGROUP);
+        }
         job.run(secs, fd)
     };
     match worker::run_copies(ctx.copies, limit(secs), ctx.stop, &body) {
@@ -541,6 +556,7 @@ pub fn run_once(
         execl_helper: Some(execl_helper),
         temp_parent,
         pin: None,
+        cgroup_procs: Vec::new(),
     };
     let tmp = tempdir::TempDir::new(&cfg.temp_parent).map_err(|source| Error::TempDir {
         dir: cfg.temp_parent.clone(),

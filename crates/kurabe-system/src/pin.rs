@@ -6,10 +6,13 @@
 //! context-switching partner pins itself right after its own fork (the CPU
 //! it takes is left in [`PARTNER_CPU`] by the copy, in the copy's own memory).
 //! Children of the test (spawn's, the shells') inherit the copy's CPU.
+//! A copy also joins the run's cgroup here when the caller made one (a
+//! plan variant's `limits`), so the limits hold for the test's processes.
 //!
 //! Must not: change what the loops do, or pin anything when no `--pin` was
 //! given (the index keeps UnixBench's unpinned behaviour).
 
+use std::ffi::CString;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// A placement to measure.
@@ -99,21 +102,43 @@ pub struct Placement {
     pub allowed: Vec<usize>,
     /// Processes per copy.
     pub procs: u32,
+    /// `cgroup.procs` files each copy joins before its loop (none: stay put).
+    pub cgroup_procs: Vec<CString>,
 }
 
 impl Placement {
-    /// In a forked copy, before its loop: pin the copy, and leave its
-    /// partner's CPU for the partner to take. Does nothing without a pin.
-    pub fn apply(&self, copy: u32) {
-        let Some(pin) = self.pin else { return };
+    /// In a forked copy, before its loop: join the cgroup, pin the copy,
+    /// and leave its partner's CPU for the partner to take. False when the
+    /// cgroup could not be joined (the pass must not run outside its limits).
+    pub fn apply(&self, copy: u32) -> bool {
+        if !self.cgroup_procs.iter().all(join_cgroup) {
+            return false;
+        }
+        let Some(pin) = self.pin else { return true };
         if self.allowed.is_empty() {
-            return;
+            return true;
         }
         pin_self(cpu_for(pin, &self.allowed, copy, self.procs, 0));
         if self.procs > 1 {
             let cpu = cpu_for(pin, &self.allowed, copy, self.procs, 1);
             PARTNER_CPU.store(cpu as i32, Ordering::Relaxed);
         }
+        true
+    }
+}
+
+/// Move the calling process into the cgroup whose `cgroup.procs` is `file`
+/// (writing "0" means "me"); async-signal-safe: open, write, close.
+fn join_cgroup(file: &CString) -> bool {
+    // SAFETY: a live C string; plain system calls on our own descriptor.
+    unsafe {
+        let fd = libc::open(file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return false;
+        }
+        let n = libc::write(fd, b"0".as_ptr().cast(), 1);
+        libc::close(fd);
+        n == 1
     }
 }
 

@@ -450,7 +450,7 @@ command = { command = "if [ -e once ]; then true; else touch once; exit 1; fi", 
 }
 
 /// cgroup mount points of this machine for v1 `cpu` and v2.
-fn cgroup_cpu_quota(self_cgroup: &str) -> Option<String> {
+pub(crate) fn cgroup_cpu_quota(self_cgroup: &str) -> Option<String> {
     for line in self_cgroup.lines() {
         let mut parts = line.splitn(3, ':');
         let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
@@ -473,7 +473,7 @@ fn cgroup_cpu_quota(self_cgroup: &str) -> Option<String> {
     None
 }
 
-fn kurabe_cgroup_dirs(self_cgroup: &str) -> Vec<PathBuf> {
+pub(crate) fn kurabe_cgroup_dirs(self_cgroup: &str) -> Vec<PathBuf> {
     self_cgroup
         .lines()
         .filter_map(|l| l.rsplit(':').next())

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use kurabe_model::system::SystemReport;
 use serde_json::Value;
 
+use crate::run::{cgroup_cpu_quota, kurabe_cgroup_dirs};
 use crate::util::kurabe;
 
 fn output_json(cmd: &mut Command) -> (String, SystemReport) {
@@ -199,4 +200,92 @@ fn pin_spread_puts_them_on_two_cpus() {
     let r = finish(child);
     assert!(ok, "the processes on two CPUs; saw {seen:?}");
     assert_eq!(r.pin.as_deref(), Some("spread"));
+}
+
+#[test]
+fn plan_variants_limits_hold_for_system_tests_and_verdicts_come_per_test() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: cgroups need root (or a delegated subtree) here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        "name = \"quota\"\nrepeat = 3\n\
+         [[variant]]\nname = \"free\"\n\
+         [[variant]]\nname = \"half\"\nlimits = { cpus = 0.5 }\n\
+         [[workload]]\nname = \"idx\"\n\
+         system = { tests = [\"syscall\", \"pipe\"], copies = 1, quick = true }\n",
+    )
+    .unwrap();
+    let db = dir.path().join("results.db");
+    let child = kurabe()
+        .arg("run")
+        .arg(&plan)
+        .arg("--store")
+        .arg(&db)
+        .arg("-q")
+        .env("TMPDIR", dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While the "half" variant runs, its test processes sit in a cgroup
+    // whose cpu.max is the variant's quota.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut quota = None;
+    while quota.is_none() && Instant::now() < deadline {
+        quota = descendants(child.id())
+            .into_iter()
+            .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok())
+            .filter(|cg| !kurabe_cgroup_dirs(cg).is_empty())
+            .find_map(|cg| cgroup_cpu_quota(&cg));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        quota.as_deref(),
+        Some("50000"),
+        "cpus = 0.5: 50 ms per 100 ms"
+    );
+    // Every run reports the score and one index per test; the report
+    // compares each of them across the variants.
+    let json = kurabe()
+        .args(["report", "e1", "--format", "json", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        json.status.success(),
+        "{}",
+        String::from_utf8_lossy(&json.stderr)
+    );
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("experiment-report.schema.json", &v);
+    let text = String::from_utf8_lossy(&json.stdout);
+    for metric in ["system_index", "system_index_syscall", "system_index_pipe"] {
+        assert!(text.contains(&format!("\"{metric}\"")), "{metric} missing");
+    }
+    let md = kurabe()
+        .args(["report", "e1", "--format", "md", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| system\\_index\\_") && l.contains("| half |"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    assert!(
+        rows.iter().all(|r| r.contains("×")),
+        "a ratio per test: {rows:?}"
+    );
 }

@@ -3,6 +3,7 @@
 
 mod cli;
 mod fleet;
+mod harden;
 mod http;
 mod lone_binary;
 mod mem;

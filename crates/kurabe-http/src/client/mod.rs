@@ -282,6 +282,9 @@ pub enum LoadError {
         #[source]
         source: std::io::Error,
     },
+    /// A request header would inject lines (CR/LF/NUL) or has a bad name.
+    #[error(transparent)]
+    Header(#[from] crate::header::HeaderError),
     /// A config value is out of range.
     #[error("invalid load configuration: {0}")]
     Config(String),
@@ -384,6 +387,7 @@ pub fn run_with_stats(
             ));
         }
     }
+    crate::header::check_all(&cfg.headers)?;
     let addr = resolve(&cfg.target)?;
     let tls = if cfg.target.tls {
         Some(tls::TlsSetup::new(&cfg.target.host, cfg.insecure)?)

@@ -15,10 +15,9 @@ use std::io::{self, Read, Write};
 use std::os::fd::RawFd;
 use std::sync::Arc;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, SignatureScheme};
+use kurabe_tls::AcceptAnyCertificate;
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection};
 
 use super::LoadError;
 
@@ -39,7 +38,7 @@ impl TlsSetup {
         let mut config = if insecure {
             builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
+                .with_custom_certificate_verifier(AcceptAnyCertificate::new(provider))
                 .with_no_client_auth()
         } else {
             let found = rustls_native_certs::load_native_certs();
@@ -159,54 +158,5 @@ fn explain(e: rustls::Error) -> String {
             format!("{e} (the server answered without TLS: is it a plain http:// port?)")
         }
         e => e.to_string(),
-    }
-}
-
-/// Accepts any certificate (`insecure`, as ab does).
-#[derive(Debug)]
-struct NoVerify(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerify {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
     }
 }

@@ -9,7 +9,10 @@
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
-use super::{Bound, Plan, Ready, Variant, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER};
+use super::{
+    Bound, Plan, Ready, Variant, WorkloadKind, KURABE_PLACEHOLDER, MAX_RUNS, MAX_VARIANTS,
+    PORT_PLACEHOLDER,
+};
 use crate::stats::metric;
 
 /// One segment of a field path.
@@ -98,6 +101,10 @@ pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
         .collect();
     target(plan, &known, &mut c);
     matrix(plan, &mut c);
+    if !size(plan, &mut c) {
+        // Expanding the variants (as the checks below do) would exhaust memory.
+        return c.0;
+    }
     variants(plan, &known, &mut c);
     workloads(plan, &known, &mut c);
     checks(plan, &mut c);
@@ -192,6 +199,33 @@ fn matrix(plan: &Plan, c: &mut Collector) {
     }
 }
 
+/// The plan's size against [`MAX_VARIANTS`] and [`MAX_RUNS`], computed
+/// before anything is expanded; false when the variants must not be.
+fn size(plan: &Plan, c: &mut Collector) -> bool {
+    let Some(variants) = plan.variant_count().filter(|&n| n <= MAX_VARIANTS) else {
+        let n = plan
+            .variant_count()
+            .map_or("more than 2^64".to_owned(), |n| n.to_string());
+        c.at(
+            "matrix",
+            format!("expands to {n} variants, more than the {MAX_VARIANTS} a plan may have; use fewer values or split the plan"),
+        );
+        return false;
+    };
+    match plan.run_count(plan.repeat) {
+        Some(runs) if runs <= MAX_RUNS => {}
+        _ => c.at(
+            "repeat",
+            format!(
+                "{variants} variants × {} workloads × {} rounds is more than the {MAX_RUNS} runs an experiment may have; lower repeat or split the plan",
+                plan.workloads.len(),
+                plan.repeat
+            ),
+        ),
+    }
+    true
+}
+
 fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     if plan.variants.is_empty() && plan.matrix.is_empty() {
         c.at(
@@ -199,8 +233,15 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             "a plan needs at least one [[variant]] (or a [matrix]) to run",
         );
     }
+    // Limits hold for the target, and for `system` workloads (their test
+    // processes run in a cgroup with the variant's limits).
+    let limited = plan.target.is_some()
+        || plan
+            .workloads
+            .iter()
+            .any(|w| matches!(w.kind, WorkloadKind::System(_)));
     for (i, v) in plan.variants.iter().enumerate() {
-        variant(i, v, known, plan.target.is_some(), c);
+        variant(i, v, known, plan.target.is_some(), limited, c);
     }
     let resolved = plan.resolved_variants();
     let mut seen = HashSet::new();
@@ -232,7 +273,14 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     }
 }
 
-fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, has_target: bool, c: &mut Collector) {
+fn variant(
+    i: usize,
+    v: &Variant,
+    known: &BTreeSet<String>,
+    has_target: bool,
+    limited: bool,
+    c: &mut Collector,
+) {
     let p = |field: &str| format!("variant[{i}].{field}");
     if v.name.trim().is_empty() {
         c.at(&p("name"), "must not be empty");
@@ -250,17 +298,21 @@ fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, has_target: bool, c:
         }
         placeholders_in(&cmd.parts(), known, &p("command"), c);
     }
-    if !has_target && (!v.args.is_empty() || v.command.is_some() || v.limits.is_some()) {
+    if !has_target && (!v.args.is_empty() || v.command.is_some()) {
         let field = if v.command.is_some() {
             "command"
-        } else if !v.args.is_empty() {
-            "args"
         } else {
-            "limits"
+            "args"
         };
         c.at(
             &p(field),
             "applies to the target, but the plan has no [target]",
+        );
+    }
+    if !limited && v.limits.is_some() {
+        c.at(
+            &p("limits"),
+            "applies to the target or to `system` workloads, but the plan has neither",
         );
     }
     let Some(l) = &v.limits else { return };
@@ -440,6 +492,20 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             WorkloadKind::System(s) => {
                 if s.copies == Some(0) {
                     c.at(&p("system.copies"), "must be at least 1");
+                }
+                if s.precision.is_some_and(|f| !(0.001..=0.5).contains(&f.0)) {
+                    c.at(&p("system.precision"), "must be between 0.1% and 50%");
+                }
+                if s.max_time.is_some_and(|d| d.0.as_secs_f64() < 10.0) {
+                    c.at(&p("system.max_time"), "must be at least 10s");
+                }
+                let fixed = [(s.quick, "quick"), (s.unixbench, "unixbench")];
+                let rule = s.precision.is_some() || s.max_time.is_some();
+                if fixed.iter().filter(|f| f.0).count() + usize::from(rule) > 1 {
+                    c.at(
+                        &p("system"),
+                        "choose one of `quick`, `unixbench` or `precision`/`max_time`",
+                    );
                 }
             }
         }

@@ -179,6 +179,23 @@ pub enum MemoryScope {
     System,
 }
 
+impl SystemWorkload {
+    /// The score and, for a verdict per test, the index of every test the
+    /// workload runs (all 12 when `tests` is empty; tests named by an alias
+    /// rather than their id get no per-test row).
+    pub fn default_metrics(&self) -> Vec<String> {
+        let runs = |id: &str| self.tests.is_empty() || self.tests.iter().any(|t| t.trim() == id);
+        std::iter::once("system_index".to_string())
+            .chain(
+                crate::stats::metric::SYSTEM_TEST_METRICS
+                    .iter()
+                    .filter(|(id, _)| runs(id))
+                    .map(|(_, m)| m.to_string()),
+            )
+            .collect()
+    }
+}
+
 /// Settings of a `system` workload.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
@@ -192,6 +209,16 @@ pub struct SystemWorkload {
     /// Shorter test durations (less precise).
     #[serde(default)]
     pub quick: bool,
+    /// UnixBench's own fixed durations and passes instead of the precision rule.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unixbench: bool,
+    /// Precision rule: passes until the score's (and each test's) 95 %
+    /// interval is within this fraction (`"2%"`, the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<super::Fraction>,
+    /// Time budget per copy count for the precision rule (default `9m`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time: Option<super::HumanDuration>,
 }
 
 impl WorkloadKind {
@@ -249,7 +276,21 @@ impl WorkloadKind {
                 "uss_peak_bytes",
                 "system_used_bytes",
             ],
-            WorkloadKind::System(_) => &["system_index"],
+            WorkloadKind::System(_) => &[
+                "system_index",
+                "system_index_dhry2reg",
+                "system_index_whetstone_double",
+                "system_index_execl",
+                "system_index_fstime",
+                "system_index_fsbuffer",
+                "system_index_fsdisk",
+                "system_index_pipe",
+                "system_index_context1",
+                "system_index_spawn",
+                "system_index_shell1",
+                "system_index_shell8",
+                "system_index_syscall",
+            ],
         }
     }
 
@@ -278,9 +319,10 @@ impl WorkloadKind {
 impl Workload {
     /// Metrics this workload reports: its selection or its kind's defaults.
     pub fn selected_metrics(&self) -> Vec<String> {
-        match &self.metrics {
-            Some(m) => m.clone(),
-            None => self
+        match (&self.metrics, &self.kind) {
+            (Some(m), _) => m.clone(),
+            (None, WorkloadKind::System(sw)) => sw.default_metrics(),
+            (None, _) => self
                 .kind
                 .default_metrics()
                 .iter()
@@ -452,5 +494,28 @@ mod tests {
         // Round-trips through the same shape.
         let back: Workload = serde_json::from_str(&serde_json::to_string(&w).unwrap()).unwrap();
         assert_eq!(back, w);
+    }
+
+    #[test]
+    fn system_workloads_report_the_score_and_one_index_per_test_run() {
+        let all = SystemWorkload::default().default_metrics();
+        assert_eq!(all.len(), 13);
+        assert_eq!(all[0], "system_index");
+        let two = SystemWorkload {
+            tests: vec!["syscall".into(), "whetstone-double".into()],
+            ..SystemWorkload::default()
+        };
+        assert_eq!(
+            two.default_metrics(),
+            [
+                "system_index",
+                "system_index_whetstone_double",
+                "system_index_syscall"
+            ]
+        );
+        let kind = WorkloadKind::System(SystemWorkload::default());
+        for m in &all {
+            assert!(kind.available_metrics().contains(&m.as_str()), "{m}");
+        }
     }
 }

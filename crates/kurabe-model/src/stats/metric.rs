@@ -242,6 +242,97 @@ const BUILTIN: &[(&str, Unit, Direction, &str)] = &[
         Hi,
         "UnixBench-style index of the machine",
     ),
+    // system workload, one per test: its index (result / BYTE baseline × 10)
+    (
+        "system_index_dhry2reg",
+        Unit::Score,
+        Hi,
+        "index of Dhrystone 2",
+    ),
+    (
+        "system_index_whetstone_double",
+        Unit::Score,
+        Hi,
+        "index of Double-Precision Whetstone",
+    ),
+    (
+        "system_index_execl",
+        Unit::Score,
+        Hi,
+        "index of Execl Throughput",
+    ),
+    (
+        "system_index_fstime",
+        Unit::Score,
+        Hi,
+        "index of File Copy 1024 bufsize",
+    ),
+    (
+        "system_index_fsbuffer",
+        Unit::Score,
+        Hi,
+        "index of File Copy 256 bufsize",
+    ),
+    (
+        "system_index_fsdisk",
+        Unit::Score,
+        Hi,
+        "index of File Copy 4096 bufsize",
+    ),
+    (
+        "system_index_pipe",
+        Unit::Score,
+        Hi,
+        "index of Pipe Throughput",
+    ),
+    (
+        "system_index_context1",
+        Unit::Score,
+        Hi,
+        "index of Pipe-based Context Switching",
+    ),
+    (
+        "system_index_spawn",
+        Unit::Score,
+        Hi,
+        "index of Process Creation",
+    ),
+    (
+        "system_index_shell1",
+        Unit::Score,
+        Hi,
+        "index of Shell Scripts (1 concurrent)",
+    ),
+    (
+        "system_index_shell8",
+        Unit::Score,
+        Hi,
+        "index of Shell Scripts (8 concurrent)",
+    ),
+    (
+        "system_index_syscall",
+        Unit::Score,
+        Hi,
+        "index of System Call Overhead",
+    ),
+];
+
+/// The per-test index metrics of the `system` workload, in UnixBench's
+/// report order, with the test id each belongs to (`-` in an id is `_` in
+/// the metric name).
+pub const SYSTEM_TEST_METRICS: [(&str, &str); 12] = [
+    ("dhry2reg", "system_index_dhry2reg"),
+    ("whetstone-double", "system_index_whetstone_double"),
+    ("execl", "system_index_execl"),
+    ("fstime", "system_index_fstime"),
+    ("fsbuffer", "system_index_fsbuffer"),
+    ("fsdisk", "system_index_fsdisk"),
+    ("pipe", "system_index_pipe"),
+    ("context1", "system_index_context1"),
+    ("spawn", "system_index_spawn"),
+    ("shell1", "system_index_shell1"),
+    ("shell8", "system_index_shell8"),
+    ("syscall", "system_index_syscall"),
 ];
 
 /// The built-in metric catalogue, in a stable order.

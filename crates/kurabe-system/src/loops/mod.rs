@@ -65,6 +65,7 @@ pub mod code {
     pub const SHELL_STATUS: u64 = 10;
     pub const CHDIR: u64 = 11;
     pub const WRONG_STATE: u64 = 12;
+    pub const CGROUP: u64 = 13;
 }
 
 /// Human text for a child's error code.
@@ -82,6 +83,7 @@ pub fn error_text(code: u64) -> &'static str {
         code::SHELL_STATUS => "the shell workload (sort/od/grep/tee/wc) exited non-zero",
         code::CHDIR => "cannot enter the temp dir",
         code::WRONG_STATE => "the benchmark computed wrong values",
+        code::CGROUP => "a test process could not join the run's cgroup (the variant's limits)",
         _ => "unknown failure in a test process",
     }
 }

@@ -314,6 +314,9 @@ fn headers(args: &Args, has_body: bool) -> anyhow::Result<Vec<(String, String)>>
         .iter()
         .map(|h| parse_header(h))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    for c in &args.cookies {
+        checked_header("-C", "Cookie", c)?;
+    }
     if !args.cookies.is_empty() {
         out.push(("Cookie".into(), args.cookies.join("; ")));
     }
@@ -327,7 +330,10 @@ fn headers(args: &Args, has_body: bool) -> anyhow::Result<Vec<(String, String)>>
         .iter()
         .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
     match (&args.content_type, has_body) {
-        (Some(t), _) => out.push(("Content-Type".into(), t.clone())),
+        (Some(t), _) => {
+            checked_header("-T", "Content-Type", t)?;
+            out.push(("Content-Type".into(), t.clone()));
+        }
         (None, true) if !user_type => out.push(("Content-Type".into(), "text/plain".into())),
         _ => {}
     }
@@ -339,15 +345,14 @@ fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
     let Some((name, value)) = h.split_once(':') else {
         bail!("-H '{h}': a header is \"Name: value\"");
     };
-    let name = name.trim();
-    let valid_name = !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
-    if !valid_name || value.contains(['\r', '\n']) {
-        bail!("-H '{h}': a header is \"Name: value\" with a token name and no line breaks");
-    }
-    Ok((name.to_owned(), value.trim().to_owned()))
+    let (name, value) = (name.trim(), value.trim());
+    checked_header("-H", name, value)?;
+    Ok((name.to_owned(), value.to_owned()))
+}
+
+/// [`kurabe_http::header::check`], its error naming the flag.
+fn checked_header(flag: &str, name: &str, value: &str) -> anyhow::Result<()> {
+    kurabe_http::header::check(name, value).context(flag.to_owned())
 }
 
 /// Client threads when `--threads` is not given: leave half the cores to a local server.
@@ -848,7 +853,9 @@ mod tests {
 
     #[test]
     fn percentile_csv_has_abs_header_and_integer_rows() {
-        let mut r = crate::render::http::fixture::report();
+        let mut r: HttpReport =
+            serde_json::from_str(include_str!("../../../kurabe-report/testdata/http.json"))
+                .unwrap();
         r.latency_percentiles_us
             .push(kurabe_model::http::PercentileValue {
                 percentile: 99.9,

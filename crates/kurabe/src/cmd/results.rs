@@ -135,6 +135,9 @@ pub enum Command {
         /// Entries to remove.
         #[arg(required = true)]
         ids: Vec<String>,
+        /// Remove an experiment even while it is running (its kurabe then fails to record the rest).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -272,15 +275,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             writeln!(out, "saved {id}")?;
         }
         Command::Copy { from, to, ids } => copy(&from, &to, &ids, &mut out)?,
-        Command::Rm { ids } => {
+        Command::Rm { ids, force } => {
             let mut s = open_existing(store)?;
-            // Parse all first: a typo in the third id must not leave the first two deleted.
+            // Check all first: a typo (or a running experiment) in the third id
+            // must not leave the first two deleted.
             let ids: Vec<EntryId> = ids.iter().map(|i| parse_id(i)).collect::<Result<_, _>>()?;
             for id in &ids {
                 s.get(*id)?;
+                if !force {
+                    s.check_not_running(*id)?;
+                }
             }
             for id in ids {
-                s.delete(id)?;
+                s.delete(id, force)?;
                 writeln!(out, "removed {id}")?;
             }
         }

@@ -29,7 +29,7 @@ use kurabe_report::write::write_file;
 /// Arguments of `kurabe run`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The plan file (TOML): target, variants, workloads, checks. Programs it starts run in the plan file's folder, or in its `cwd` resolved against that folder. See examples/quickstart.toml.
+    /// The plan file (TOML): target, variants, workloads, checks. Programs it starts run in the plan file's folder, or in its `cwd` resolved against that folder. See examples/quickstart.toml. Limits: a regular file of at most 1 MiB, at most 10000 variants ([[variant]] × [matrix]) and 100000 runs (variants × workloads × rounds).
     pub plan: PathBuf,
     /// Results store file (SQLite) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
     #[arg(long, value_name = "PATH")]

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use kurabe_model::system::{SystemCompare, SystemReport};
 use kurabe_report::write::write_with;
-use kurabe_system::{compare, import, render, Config, Profile, TestId};
+use kurabe_report::{Json, Markdown, Render, Terminal};
+use kurabe_system::{compare, import, Config, Profile, TestId};
 
 /// Arguments of `kurabe system`.
 #[derive(Debug, clap::Args)]
@@ -171,6 +172,7 @@ fn config(a: &RunArgs) -> anyhow::Result<Config> {
         execl_helper: a.execl_helper.clone(),
         temp_parent: std::env::temp_dir(),
         pin: a.pin.as_deref().and_then(kurabe_system::pin::Pin::parse),
+        cgroup_procs: Vec::new(),
     })
 }
 
@@ -232,13 +234,20 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn render_report(r: &SystemReport, f: Format, w: &mut dyn Write) -> std::io::Result<()> {
-    match f {
-        Format::Text => render::text(r, w),
-        Format::Md => render::markdown(r, w),
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *w, r)?;
-            writeln!(w)
-        }
+    renderer::<SystemReport>(f).render(r, w)
+}
+
+/// The renderer of `format`, for a system report or a comparison.
+fn renderer<R>(format: Format) -> Box<dyn Render<R>>
+where
+    Terminal: Render<R>,
+    Markdown: Render<R>,
+    Json: Render<R>,
+{
+    match format {
+        Format::Text => Box::new(Terminal { color: false }),
+        Format::Md => Box::new(Markdown),
+        Format::Json => Box::new(Json),
     }
 }
 
@@ -303,13 +312,8 @@ fn run_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
             rb.runs.iter().map(|r| r.copies).collect::<Vec<_>>()
         );
     }
-    write_out(a.output.as_deref(), |w| match a.format {
-        Format::Text => render::compare_text(&c, w),
-        Format::Md => render::compare_markdown(&c, w),
-        Format::Json => {
-            serde_json::to_writer_pretty(&mut *w, &c)?;
-            writeln!(w)
-        }
+    write_out(a.output.as_deref(), |w| {
+        renderer::<SystemCompare>(a.format).render(&c, w)
     })?;
     Ok(ExitCode::SUCCESS)
 }

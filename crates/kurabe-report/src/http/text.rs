@@ -7,10 +7,8 @@ use std::io::{self, Write};
 
 use kurabe_model::http::{HttpReport, PhaseTimes};
 
-use super::{ms3, Render};
-
-/// ab-layout text renderer.
-pub struct Text;
+use super::ms3;
+use crate::{Render, Terminal};
 
 /// The rows of ab's percentage table; other percentiles (99.9) appear in kurabe's section.
 const AB_PERCENTILES: [f64; 9] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 100.0];
@@ -208,7 +206,7 @@ fn error_lines(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-impl Render for Text {
+impl Render<HttpReport> for Terminal {
     fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         if report.interrupted {
             writeln!(out, "*** interrupted: partial results ***")?;
@@ -225,7 +223,7 @@ mod tests {
 
     fn render(report: &HttpReport) -> String {
         let mut out = Vec::new();
-        Text.render(report, &mut out).unwrap();
+        Terminal { color: false }.render(report, &mut out).unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -277,12 +275,12 @@ Status codes:           200: 99985, 503: 5
 Timeouts:               4
 Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
 ";
-        assert_eq!(render(&super::super::fixture::report()), expected);
+        assert_eq!(render(&crate::fixtures::http()), expected);
     }
 
     #[test]
     fn marks_interrupted_runs_and_rate_figures() {
-        let mut r = super::super::fixture::report();
+        let mut r = crate::fixtures::http();
         r.interrupted = true;
         r.in_flight_at_end = 7;
         r.rate = Some(kurabe_model::http::RateInfo {
@@ -300,7 +298,7 @@ Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
 
     #[test]
     fn names_the_first_error_of_each_failure_kind_with_its_count() {
-        let mut r = super::super::fixture::report();
+        let mut r = crate::fixtures::http();
         r.errors = vec![
             kurabe_model::http::ErrorBucket {
                 kind: "connect".into(),

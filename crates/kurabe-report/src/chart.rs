@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 
 use kurabe_model::stats::{student_t, Unit};
 
+use crate::escape::html as esc;
 use crate::words;
 
 /// Colours of variants, in variant order (Tableau 10, readable on white and in print).
@@ -20,22 +21,6 @@ pub(crate) const PALETTE: &[&str] = &[
 /// Colour of the variant at `index`.
 pub(crate) fn colour(index: usize) -> &'static str {
     PALETTE[index % PALETTE.len()]
-}
-
-/// Text safe inside HTML/SVG elements and attribute values.
-pub(crate) fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Display divisor and suffix for axis ticks of `unit` up to `max`.

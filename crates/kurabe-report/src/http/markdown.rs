@@ -4,21 +4,19 @@ use std::io::{self, Write};
 
 use kurabe_model::http::HttpReport;
 
-use super::{summary_columns, Render};
+use super::summary_columns;
+use crate::escape::markdown;
+use crate::{Markdown, Render};
 
-/// Markdown table renderer.
-pub struct Markdown;
-
-impl Render for Markdown {
+impl Render<HttpReport> for Markdown {
     fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         let cols = summary_columns(report);
-        let cell = |s: &str| s.replace('|', "\\|");
-        let header: Vec<_> = cols.iter().map(|(h, _)| cell(h)).collect();
+        let header: Vec<_> = cols.iter().map(|(h, _)| *h).collect();
         let rule: Vec<_> = cols
             .iter()
             .map(|(h, _)| if *h == "url" { ":--" } else { "--:" })
             .collect();
-        let row: Vec<_> = cols.iter().map(|(_, v)| cell(v)).collect();
+        let row: Vec<_> = cols.iter().map(|(_, v)| markdown(v)).collect();
         writeln!(out, "| {} |", header.join(" | "))?;
         writeln!(out, "|{}|", rule.join("|"))?;
         writeln!(out, "| {} |", row.join(" | "))
@@ -32,9 +30,7 @@ mod tests {
     #[test]
     fn renders_the_expected_table() {
         let mut out = Vec::new();
-        Markdown
-            .render(&super::super::fixture::report(), &mut out)
-            .unwrap();
+        Markdown.render(&crate::fixtures::http(), &mut out).unwrap();
         let expected = "\
 | url | concurrency | keep_alive | duration_s | complete_requests | failed_requests | in_flight_at_end | non_2xx_responses | requests_per_second | latency_mean_ms | latency_p50_ms | latency_p90_ms | latency_p99_ms | latency_p999_ms | latency_max_ms | transfer_bytes | interrupted |
 |:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|

@@ -1,0 +1,72 @@
+//! Renderers of [`HttpReport`] (`kurabe http`): ab-layout text
+//! ([`crate::Terminal`]), one Markdown table row ([`crate::Markdown`]) and
+//! one CSV row ([`crate::Csv`]); JSON is [`crate::Json`].
+//!
+//! The shared one-row table (headline figures with units in the column
+//! names) lives here so `markdown.rs` and `csv.rs` only decide the syntax.
+
+mod csv;
+mod markdown;
+mod text;
+
+use kurabe_model::http::HttpReport;
+
+/// Microseconds as milliseconds with three decimals.
+fn ms3(us: u64) -> String {
+    format!("{:.3}", us as f64 / 1000.0)
+}
+
+/// Headline figures as (column name with unit, value), shared by the table formats.
+fn summary_columns(r: &HttpReport) -> Vec<(&'static str, String)> {
+    let l = &r.latency_us;
+    vec![
+        ("url", r.url.clone()),
+        ("concurrency", r.concurrency.to_string()),
+        ("keep_alive", r.keep_alive.to_string()),
+        ("duration_s", format!("{:.3}", r.duration_s)),
+        ("complete_requests", r.complete_requests.to_string()),
+        ("failed_requests", r.failed_requests.to_string()),
+        ("in_flight_at_end", r.in_flight_at_end.to_string()),
+        ("non_2xx_responses", r.non_2xx_responses.to_string()),
+        (
+            "requests_per_second",
+            format!("{:.2}", r.requests_per_second),
+        ),
+        ("latency_mean_ms", format!("{:.3}", l.mean / 1000.0)),
+        ("latency_p50_ms", ms3(l.p50)),
+        ("latency_p90_ms", ms3(l.p90)),
+        ("latency_p99_ms", ms3(l.p99)),
+        ("latency_p999_ms", ms3(l.p999)),
+        ("latency_max_ms", ms3(l.max)),
+        ("transfer_bytes", r.transfer_bytes.to_string()),
+        ("interrupted", r.interrupted.to_string()),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{to_string, Csv, Json, Markdown, Terminal};
+
+    /// Snapshots of every format over the fixture (`testdata/http.json`).
+    #[test]
+    fn snapshots() {
+        let r = crate::fixtures::http();
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("../snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| {
+            insta::assert_snapshot!("http_text", to_string(&Terminal { color: false }, &r));
+            insta::assert_snapshot!("http_json", to_string(&Json, &r));
+            insta::assert_snapshot!("http_markdown", to_string(&Markdown, &r));
+            insta::assert_snapshot!("http_csv", to_string(&Csv, &r));
+        });
+    }
+
+    #[test]
+    fn json_round_trips_through_the_model() {
+        let r = crate::fixtures::http();
+        let back: kurabe_model::http::HttpReport =
+            serde_json::from_str(&to_string(&Json, &r)).unwrap();
+        assert_eq!(back, r);
+    }
+}

@@ -1,0 +1,192 @@
+//! `kurabe mem`'s text: system memory in `free`'s layout (procps 4.x),
+//! the "used" of older procps generations, and the top processes by PSS.
+//! JSON is [`crate::Json`].
+
+use std::fmt::Write as _;
+use std::io::{self, Write};
+
+use kurabe_model::probe::MemReport;
+
+use crate::words::mib;
+use crate::Render;
+
+/// `free`-style text renderer of a [`MemReport`].
+pub struct Free {
+    /// How amounts are shown.
+    pub unit: FreeUnit,
+}
+
+/// How `free` shows amounts (its `-b/-k/-m/-g/-h/--si` flags).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FreeUnit {
+    /// Divide by this many bytes, print an integer.
+    Fixed(u64),
+    /// Human-readable with this base (1024 or 1000).
+    Human(u64),
+}
+
+impl Render<MemReport> for Free {
+    fn render(&self, r: &MemReport, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(free(r, self.unit).as_bytes())
+    }
+}
+
+/// One amount the way free prints it (integer division, or `-h` style).
+fn scale(bytes: u64, u: FreeUnit) -> String {
+    match u {
+        FreeUnit::Fixed(d) => (bytes / d).to_string(),
+        FreeUnit::Human(base) => {
+            let suffixes: &[&str] = if base == 1024 {
+                &["B", "Ki", "Mi", "Gi", "Ti", "Pi"]
+            } else {
+                &["B", "k", "M", "G", "T", "P"]
+            };
+            if bytes < base {
+                return format!("{bytes}B");
+            }
+            let mut v = bytes as f64;
+            let mut i = 0;
+            while v >= base as f64 && i + 1 < suffixes.len() {
+                v /= base as f64;
+                i += 1;
+            }
+            // free prints one decimal below 10 and truncates above.
+            if v < 10.0 {
+                format!("{v:.1}{}", suffixes[i])
+            } else {
+                format!("{}{}", v.trunc(), suffixes[i])
+            }
+        }
+    }
+}
+
+/// free's layout (procps 4.x) plus the legacy "used" lines and the top list.
+fn free(r: &MemReport, u: FreeUnit) -> String {
+    let s = |b: u64| scale(b, u);
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+        "", "total", "used", "free", "shared", "buff/cache", "available"
+    );
+    let _ = writeln!(
+        o,
+        "{:8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
+        "Mem:",
+        s(r.total_bytes),
+        s(r.used_bytes),
+        s(r.free_bytes),
+        s(r.shared_bytes),
+        s(r.buff_cache_bytes),
+        s(r.available_bytes)
+    );
+    let _ = writeln!(
+        o,
+        "{:8} {:>11} {:>11} {:>11}",
+        "Swap:",
+        s(r.swap_total_bytes),
+        s(r.swap_used_bytes),
+        s(r.swap_free_bytes)
+    );
+    let _ = writeln!(o);
+    let _ = writeln!(o, "\"used\" in older procps (same snapshot):");
+    let _ = writeln!(
+        o,
+        "  procps ≥ 4.0.1         total − available                        {:>11}",
+        s(r.used_bytes)
+    );
+    let _ = writeln!(
+        o,
+        "  procps 3.3.12–4.0.0    total − free − buffers − cache(+SRecl.)  {:>11}",
+        s(r.used_legacy_bytes)
+    );
+    let _ = writeln!(
+        o,
+        "  procps ≤ 3.3.9         -/+ buffers/cache: used {:>11}  free {:>11}",
+        s(r.used_minus_buffers_cache_bytes),
+        s(r.free_bytes + r.buffers_bytes + r.cached_bytes)
+    );
+    if !r.top_processes.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(
+            o,
+            "Top {} processes by PSS:\n{:>8} {:>12} {:>12} {:>12}  command",
+            r.top_processes.len(),
+            "pid",
+            "PSS",
+            "RSS",
+            "USS"
+        );
+        for p in &r.top_processes {
+            let cmd = if p.command.is_empty() {
+                &p.name
+            } else {
+                &p.command
+            };
+            let cmd: String = cmd.chars().take(60).collect();
+            let _ = writeln!(
+                o,
+                "{:>8} {:>12} {:>12} {:>12}  {cmd}",
+                p.pid,
+                mib(p.pss_bytes),
+                mib(p.rss_bytes),
+                mib(p.uss_bytes)
+            );
+        }
+    }
+    if r.processes_unreadable > 0 {
+        let _ = writeln!(
+            o,
+            "({} processes of other users not readable; run as root to include them)",
+            r.processes_unreadable
+        );
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{to_string, Json};
+
+    /// Snapshots over the fixture (`testdata/mem.json`).
+    #[test]
+    fn snapshots() {
+        let r = crate::fixtures::mem();
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path("snapshots");
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| {
+            insta::assert_snapshot!(
+                "mem_text_kibi",
+                to_string(
+                    &Free {
+                        unit: FreeUnit::Fixed(1024)
+                    },
+                    &r
+                )
+            );
+            insta::assert_snapshot!(
+                "mem_text_human",
+                to_string(
+                    &Free {
+                        unit: FreeUnit::Human(1024)
+                    },
+                    &r
+                )
+            );
+            insta::assert_snapshot!("mem_json", to_string(&Json, &r));
+        });
+    }
+
+    #[test]
+    fn scales_like_free() {
+        assert_eq!(scale(25_276_510_208, FreeUnit::Fixed(1024)), "24684092");
+        assert_eq!(scale(25_276_510_208, FreeUnit::Human(1024)), "23Gi");
+        assert_eq!(scale(9_072_640, FreeUnit::Human(1024)), "8.7Mi");
+        assert_eq!(scale(2_673_872_896, FreeUnit::Human(1024)), "2.5Gi");
+        assert_eq!(scale(725_790_720, FreeUnit::Human(1024)), "692Mi");
+        assert_eq!(scale(0, FreeUnit::Human(1024)), "0B");
+        assert_eq!(scale(3_000_000, FreeUnit::Fixed(1000 * 1000)), "3");
+    }
+}

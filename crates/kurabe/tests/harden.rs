@@ -1,0 +1,235 @@
+//! Hostile and careless input (issue 16): header injection, plan size,
+//! removing a running experiment, shell quoting, descriptor limits, limits.
+
+use std::process::Output;
+
+use crate::serve::ServeChild;
+use crate::util::kurabe;
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit 2 with one `kurabe: error:` line containing `needle`.
+fn assert_one_line_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("kurabe: error:") && err.contains(needle),
+        "{err}"
+    );
+}
+
+/// Row 4: CR/LF/NUL in any header source is refused before any load.
+#[test]
+fn header_injection_is_refused_from_every_source() {
+    let server = ServeChild::start(&[]);
+    let url = server.url.as_str();
+    for (args, needle) in [
+        (vec!["-C", "a=b\r\nX-Inj: 1"], "-C"),
+        (
+            vec!["-T", "text/plain\r\nX-Inj: 1", "-p", "/dev/null"],
+            "-T",
+        ),
+        (vec!["-H", "X-A: a\x01b"], "-H"),
+        (vec!["-H", "X A: b"], "-H"),
+    ] {
+        let out = kurabe()
+            .args(["http", "-q", "-n", "1"])
+            .args(&args)
+            .arg(url)
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, needle);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (field, value) in [
+        ("headers", r#"{ "X-A" = "a\r\nX-Inj: 1" }"#),
+        ("headers", r#"{ "X A" = "1" }"#),
+        ("headers", r#"{ "X-A" = "a\u0000b" }"#),
+        ("cookies", r#"["a=b\r\nX-Inj: 1"]"#),
+        ("content_type", r#""text/plain\nX-Inj: 1""#),
+    ] {
+        let plan = dir.path().join("plan.toml");
+        std::fs::write(
+            &plan,
+            format!(
+                "name = \"p\"\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\n\
+                 http = {{ url = \"{url}\", requests = 1, {field} = {value} }}\n"
+            ),
+        )
+        .unwrap();
+        let out = kurabe()
+            .args(["run", "-q", "--store"])
+            .arg(dir.path().join("r.db"))
+            .arg(&plan)
+            .output()
+            .unwrap();
+        assert_one_line_error(&out, &format!("http.{field}"));
+    }
+    assert_eq!(server.served(), 0, "nothing reached the server");
+}
+
+fn run_plan(dir: &std::path::Path, plan: &std::path::Path, extra: &[&str]) -> Output {
+    kurabe()
+        .args(["run", "-q", "--store"])
+        .arg(dir.join("r.db"))
+        .args(extra)
+        .arg(plan)
+        .output()
+        .unwrap()
+}
+
+/// Row 6: a matrix of 10⁶, 10⁹ or more than 2⁶⁴ combinations is refused
+/// from its arithmetic before anything is expanded; rounds too.
+#[test]
+fn oversized_plans_are_refused_before_expansion() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    let ten: Vec<String> = (0..10).map(|i| i.to_string()).collect();
+    let values = format!("[{}]", ten.join(", "));
+    for keys in [6, 9, 21] {
+        let matrix: String = (0..keys).map(|k| format!("k{k} = {values}\n")).collect();
+        std::fs::write(
+            &plan,
+            format!("name = \"p\"\n[matrix]\n{matrix}[[workload]]\nname = \"w\"\ncommand = {{ command = \"true\", runs = 1 }}\n"),
+        )
+        .unwrap();
+        let out = run_plan(dir.path(), &plan, &[]);
+        assert_one_line_error(&out, "variants, more than the 10000 a plan may have");
+    }
+    std::fs::write(
+        &plan,
+        "name = \"p\"\nrepeat = 60000\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n\
+         [[workload]]\nname = \"w\"\ncommand = { command = \"true\", runs = 1 }\n",
+    )
+    .unwrap();
+    assert_one_line_error(
+        &run_plan(dir.path(), &plan, &[]),
+        "runs an experiment may have",
+    );
+    std::fs::write(
+        &plan,
+        "name = \"p\"\n[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\n\
+         [[workload]]\nname = \"w\"\ncommand = { command = \"true\", runs = 1 }\n",
+    )
+    .unwrap();
+    let out = run_plan(dir.path(), &plan, &["--repeat", "100000"]);
+    assert_one_line_error(&out, "--repeat 100000");
+}
+
+/// Row 6: only regular files are read as plans (a private zero device, a
+/// FIFO nobody writes, a directory), and a plan over 1 MiB is refused.
+#[test]
+fn only_regular_files_are_read_as_plans() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let mut paths = vec![fifo, dir.path().to_owned()];
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        let zero = dir.path().join("zero");
+        let c = std::ffi::CString::new(zero.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string; char device 1:5 is /dev/zero's.
+        let rc = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o600, libc::makedev(1, 5)) };
+        assert_eq!(rc, 0);
+        paths.push(zero);
+    }
+    for p in &paths {
+        assert_one_line_error(&run_plan(dir.path(), p, &[]), "is not a regular file");
+    }
+    let big = dir.path().join("big.toml");
+    std::fs::write(&big, format!("name = \"p\"\n#{}\n", "x".repeat(1 << 20))).unwrap();
+    assert_one_line_error(&run_plan(dir.path(), &big, &[]), "more than the 1 MiB");
+}
+
+/// Row 13: matrix values substituted into a shell-form command stay one
+/// literal word each: `a b` is not split and `$(touch x)` does not run.
+#[test]
+fn matrix_values_are_quoted_in_shell_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"name = "p"
+[matrix]
+v = ["a b", "$(touch x)", "it's"]
+[[workload]]
+name = "w"
+command = { command = "printf '[%s]\n' {v} >> out.txt", runs = 1 }
+"#,
+    )
+    .unwrap();
+    let out = run_plan(dir.path(), &plan, &["--repeat", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!dir.path().join("x").exists(), "$(touch x) ran");
+    let text = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.sort_unstable();
+    lines.dedup();
+    assert_eq!(lines, ["[$(touch x)]", "[a b]", "[it's]"], "{text}");
+}
+
+/// Row 8: `results rm` refuses an experiment whose kurabe is still running
+/// it (the store knows its writer); the run then finishes intact.
+#[test]
+fn a_running_experiment_is_not_removed_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["started.fifo", "release.fifo"] {
+        let c = std::ffi::CString::new(dir.path().join(f).to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"name = "p"
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+command = { command = "if [ ! -e done ]; then echo x > started.fifo; cat release.fifo; touch done; fi", runs = 1 }
+"#,
+    )
+    .unwrap();
+    let store = dir.path().join("r.db");
+    let run = kurabe()
+        .args(["run", "-q", "--repeat", "1", "--store"])
+        .arg(&store)
+        .arg(&plan)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Opening blocks until the workload writes: the experiment is running.
+    let mut started = String::new();
+    std::io::Read::read_to_string(
+        &mut std::fs::File::open(dir.path().join("started.fifo")).unwrap(),
+        &mut started,
+    )
+    .unwrap();
+    let rm = |extra: &[&str]| {
+        kurabe()
+            .args(["results", "rm", "--store"])
+            .arg(&store)
+            .args(extra)
+            .arg("e1")
+            .output()
+            .unwrap()
+    };
+    let out = rm(&[]);
+    assert_one_line_error(&out, "e1 is still running (kurabe pid");
+    assert!(stderr(&out).contains("--force"), "{}", stderr(&out));
+    drop(std::fs::File::create(dir.path().join("release.fifo")).unwrap());
+    let status = run.wait_with_output().unwrap().status;
+    assert_eq!(status.code(), Some(0), "the run finished intact");
+    let out = rm(&[]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "finished: removable, {}",
+        stderr(&out)
+    );
+}
