@@ -12,6 +12,8 @@
 # Prints the TCP URL, e.g. postgres://kurabe:PW@127.0.0.1:PORT/kurabe;
 # DIR/url holds it too, DIR/socket-url the Unix-socket form.
 # stop: fast shutdown, then DIR is removed.
+# Exit status 3: no PostgreSQL server binaries are installed (the tests'
+# kurabe-testkit skips then, outside CI).
 #
 # Debian's server binaries live in /usr/lib/postgresql/<major>/bin, which is
 # not on PATH; the newest installed major is used (PG_BIN overrides).
@@ -30,7 +32,7 @@ find_bin() {
   best=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k4 -n | tail -1 || true)
   if [ -z "$best" ] || [ ! -x "$best/initdb" ]; then
     echo "pg-test-server: no PostgreSQL server binaries found (apt-get install postgresql, or set PG_BIN)" >&2
-    exit 1
+    exit 3
   fi
   echo "$best"
 }

@@ -14,6 +14,7 @@ use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFA
 use kurabe_model::SCHEMA_VERSION;
 
 use crate::build::experiment_report;
+use crate::escape::terminal;
 use crate::words;
 
 /// Why two entries cannot be compared.
@@ -351,7 +352,12 @@ pub fn render_comparison(c: &EntryComparison, out: &mut dyn Write) -> io::Result
         };
         format!("{} {} \"{}\"{host}", e.id, e.kind, e.name)
     };
-    writeln!(out, "A: {}\nB: {}\n", title(&c.a), title(&c.b))?;
+    writeln!(
+        out,
+        "A: {}\nB: {}\n",
+        terminal(&title(&c.a)),
+        terminal(&title(&c.b))
+    )?;
     let cells: Vec<[String; 4]> = c
         .rows
         .iter()
@@ -368,7 +374,7 @@ pub fn render_comparison(c: &EntryComparison, out: &mut dyn Write) -> io::Result
                 }
             };
             [
-                r.key.clone(),
+                terminal(&r.key).into_owned(),
                 n(r.a_value, r.a_samples),
                 n(r.b_value, r.b_samples),
                 r.phrase.clone(),

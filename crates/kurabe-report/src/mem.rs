@@ -7,6 +7,7 @@ use std::io::{self, Write};
 
 use kurabe_model::probe::MemReport;
 
+use crate::escape::terminal;
 use crate::words::mib;
 use crate::Render;
 
@@ -123,7 +124,7 @@ fn free(r: &MemReport, u: FreeUnit) -> String {
             } else {
                 &p.command
             };
-            let cmd: String = cmd.chars().take(60).collect();
+            let cmd: String = terminal(cmd).chars().take(60).collect();
             let _ = writeln!(
                 o,
                 "{:>8} {:>12} {:>12} {:>12}  {cmd}",

@@ -8,6 +8,7 @@ use std::io::{self, Write};
 
 use kurabe_model::experiment::{ExperimentReport, Tone, WorkloadReport};
 
+use crate::escape::terminal;
 use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
 
 /// Plain-text table renderer.
@@ -41,7 +42,7 @@ impl Terminal {
             .iter()
             .map(|v| {
                 (
-                    variant_title(r, v),
+                    terminal(&variant_title(r, v)).into_owned(),
                     metrics.iter().map(|m| cell(m, v)).collect(),
                 )
             })
@@ -49,7 +50,7 @@ impl Terminal {
         let first = rows
             .iter()
             .map(|(t, _)| t.chars().count())
-            .chain([w.name.chars().count()])
+            .chain([terminal(&w.name).chars().count()])
             .max()
             .unwrap_or(0)
             + 2;
@@ -63,7 +64,7 @@ impl Terminal {
                     + 3
             })
             .collect();
-        let mut head = format!("{:<first$}", w.name);
+        let mut head = format!("{:<first$}", terminal(&w.name));
         for (m, width) in metrics.iter().zip(&widths) {
             head.push_str(&format!("{:<width$}", words::label(&m.name)));
         }
@@ -92,7 +93,8 @@ impl Terminal {
             if phrases.is_empty() {
                 continue;
             }
-            let base = r.baseline.as_deref().unwrap_or_default();
+            let base = terminal(r.baseline.as_deref().unwrap_or_default());
+            let v = terminal(v);
             let lead = if w.variants.len() > 2 {
                 format!("  {v} vs {base}")
             } else {
@@ -111,12 +113,12 @@ impl Render<ExperimentReport> for Terminal {
         writeln!(
             out,
             "{}  ({}, {})",
-            self.paint("1", &r.name),
-            r.id,
-            status_line(r)
+            self.paint("1", &terminal(&r.name)),
+            terminal(&r.id),
+            terminal(&status_line(r))
         )?;
         if let Some(h) = host_line(r) {
-            writeln!(out, "{h}")?;
+            writeln!(out, "{}", terminal(&h))?;
         }
         if r.workloads.is_empty() {
             writeln!(out, "\nno successful runs recorded")?;
@@ -132,8 +134,11 @@ impl Render<ExperimentReport> for Terminal {
                 let last = tail.lines().last().unwrap_or_default();
                 writeln!(
                     out,
-                    "  {} · {} · round {}: {last}",
-                    f.variant, f.workload, f.round
+                    "  {} · {} · round {}: {}",
+                    terminal(&f.variant),
+                    terminal(&f.workload),
+                    f.round,
+                    terminal(last)
                 )?;
             }
         }

@@ -500,19 +500,11 @@ fn passfile_lookup(
 }
 
 #[cfg(test)]
-/// The test server's URL, or None after printing a skip line; in CI
-/// (`CI=true`) a missing server is a failure.
+/// The test server's URL (`KURABE_TEST_PG`'s, else a throwaway server
+/// started for this test binary), or None after a skip line when
+/// PostgreSQL is not installed; in CI (`CI=true`) that is a failure.
 pub(crate) fn test_url() -> Option<String> {
-    match std::env::var("KURABE_TEST_PG") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("KURABE_TEST_PG not set but CI=true: .ci/run must start the test server (scripts/pg-test-server.sh)")
-        }
-        _ => {
-            eprintln!("skipped: KURABE_TEST_PG not set (start one with scripts/pg-test-server.sh start DIR)");
-            None
-        }
-    }
+    kurabe_testkit::pg::server().map(|s| s.url.clone())
 }
 
 #[cfg(test)]
@@ -772,13 +764,13 @@ mod tests {
             e.contains("certificate") || e.contains("Certificate"),
             "{e}"
         );
-        let Ok(ca) = std::env::var("KURABE_TEST_PG_CA") else {
+        let Some(ca) = kurabe_testkit::pg::server().and_then(|s| s.ca.as_ref()) else {
             eprintln!(
-                "skipped: KURABE_TEST_PG_CA not set, verify-full against the test CA not tried"
+                "skipped: the test server's CA is unknown (KURABE_TEST_PG_CA), verify-full against it not tried"
             );
             return;
         };
-        let ca = ca.replace('/', "%2F");
+        let ca = ca.display().to_string().replace('/', "%2F");
         // Verified against the test CA: by name (localhost is in the certificate) ...
         let local = url.replace("@127.0.0.1:", "@localhost:");
         let mut c = connect(&format!("{local}{sep}sslmode=verify-full&sslrootcert={ca}")).unwrap();

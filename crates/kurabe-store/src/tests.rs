@@ -1,5 +1,6 @@
 //! Store tests, each run against both backends: real SQLite files in temp
-//! dirs, and a real PostgreSQL server when `KURABE_TEST_PG` names one (each
+//! dirs, and a real PostgreSQL server (kurabe-testkit's: `KURABE_TEST_PG`
+//! or one started for the tests wherever PostgreSQL is installed; each
 //! store a fresh schema there). Round trips, migrations, a writer killed
 //! with SIGKILL mid-transaction, concurrent writers.
 

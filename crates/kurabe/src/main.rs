@@ -7,8 +7,13 @@
 //! error (clap's own errors exit 2 too). A closed stdout (`| head`) is success.
 
 mod cmd;
+mod flags;
+mod load;
+mod output;
 mod render;
+mod save;
 mod signal;
+mod store;
 
 use std::process::ExitCode;
 

@@ -5,8 +5,9 @@
 //! counter, the merged percentiles against the union of the stored per-worker
 //! histograms, the total `--rate`, and a worker killed mid-run.
 //!
-//! Needs root (namespaces) and `KURABE_TEST_PG`; outside CI it prints a
-//! visible "skipped" line without them, in CI (`CI=true`) it fails.
+//! Needs root (namespaces) and PostgreSQL (kurabe-testkit's test server);
+//! outside CI it prints a visible "skipped" line without them, in CI
+//! (`CI=true`) it fails.
 
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
@@ -134,8 +135,8 @@ struct Fleet {
 
 impl Fleet {
     fn start() -> Option<Fleet> {
-        let Ok(pg) = std::env::var("KURABE_TEST_PG") else {
-            skip("KURABE_TEST_PG not set");
+        let Some(pg) = kurabe_testkit::pg::server().map(|s| s.url.clone()) else {
+            skip("PostgreSQL is not installed");
             return None;
         };
         // SAFETY: geteuid has no preconditions.

@@ -13,7 +13,16 @@ use kurabe_store::{Entry, RunStatus, Store};
 fn lone_copy() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let exe = dir.path().join("kurabe");
-    std::fs::copy(env!("CARGO_BIN_EXE_kurabe"), &exe).unwrap();
+    // Copied by `cp`, not std::fs::copy: a writable descriptor of the new
+    // file in this multi-threaded test process can leak into another test's
+    // child between its fork and exec, and exec of the copy then fails with
+    // ETXTBSY ("Text file busy").
+    let cp = Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_kurabe"))
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(cp.success());
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(
         names.len(),

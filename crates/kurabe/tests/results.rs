@@ -1,7 +1,8 @@
 //! `kurabe results` and `kurabe report` against a real store built with the
 //! kurabe-store API: round trips, every report format, escaping, the JSON
 //! schema, and bad input exiting 2 with one line. The `results` commands run
-//! on SQLite and, when `KURABE_TEST_PG` names a server, on PostgreSQL too
+//! on SQLite and on PostgreSQL (kurabe-testkit's server: `KURABE_TEST_PG`, or
+//! one started for the tests wherever PostgreSQL is installed)
 //! (with the password in PGPASSWORD, never on the command line); `results
 //! copy` moves history between the two.
 
@@ -116,19 +117,11 @@ fn experiment(store: &mut Store, variants: &[(&str, f64, f64)], series: bool) ->
     id
 }
 
-/// The PostgreSQL test server, if `KURABE_TEST_PG` names one: a visible skip
-/// line otherwise, a failure in CI.
+/// The PostgreSQL test server (`KURABE_TEST_PG`'s, else one started for
+/// this test binary): a visible skip line when PostgreSQL is not installed,
+/// a failure in CI.
 fn test_pg() -> Option<String> {
-    match std::env::var("KURABE_TEST_PG") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ if std::env::var("CI").as_deref() == Ok("true") => {
-            panic!("KURABE_TEST_PG not set but CI=true: .ci/run must start the test server")
-        }
-        _ => {
-            eprintln!("skipped: KURABE_TEST_PG not set (scripts/pg-test-server.sh start DIR)");
-            None
-        }
-    }
+    kurabe_testkit::pg::server().map(|s| s.url.clone())
 }
 
 /// Stores on PostgreSQL: each a fresh schema of the test database, dropped

@@ -7,6 +7,7 @@ mod harden;
 mod http;
 mod lone_binary;
 mod mem;
+mod names;
 mod outputs;
 mod results;
 mod run;

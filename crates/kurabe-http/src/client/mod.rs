@@ -30,6 +30,26 @@ use kurabe_model::http::HttpReport;
 
 pub use stats::Stats;
 
+/// Client threads when none are given: all cores for a remote server, half
+/// of them when the server is on this machine (it needs the rest), never
+/// more than connections.
+pub fn default_threads(ncpus: u32, concurrency: u32, loopback: bool) -> u32 {
+    let base = if loopback {
+        (ncpus / 2).max(1)
+    } else {
+        ncpus.max(1)
+    };
+    base.min(concurrency.max(1))
+}
+
+/// Whether `host` is this machine (so a server probably shares our CPUs).
+pub fn is_loopback(host: &str) -> bool {
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// A parsed `http://` or `https://` target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
@@ -586,6 +606,16 @@ pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thread_rule_leaves_cores_to_a_local_server() {
+        assert_eq!(default_threads(8, 50, true), 4);
+        assert_eq!(default_threads(8, 50, false), 8);
+        assert_eq!(default_threads(8, 2, false), 2);
+        assert_eq!(default_threads(1, 50, true), 1);
+        assert!(is_loopback("127.0.0.1") && is_loopback("::1") && is_loopback("LOCALHOST"));
+        assert!(!is_loopback("example.com") && !is_loopback("10.0.0.1"));
+    }
 
     fn t(url: &str) -> Target {
         Target::parse(url).unwrap()

@@ -102,6 +102,11 @@ impl ServeStats {
     }
 }
 
+/// `http://HOST:PORT/` for a bound address, IPv6 hosts in brackets.
+pub fn url_of(addr: SocketAddr) -> String {
+    format!("http://{addr}/")
+}
+
 /// Bind a listening socket on `addr` with a deep accept backlog.
 ///
 /// std's `TcpListener::bind` uses a backlog of 128, which drops SYNs (and adds

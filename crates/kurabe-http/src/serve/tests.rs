@@ -5,7 +5,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::{ServeConfig, Server};
+use super::{url_of, ServeConfig, Server};
 
 fn start(cfg: ServeConfig) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -200,4 +200,13 @@ fn stop_returns_promptly() {
     let t = Instant::now();
     server.stop().unwrap();
     assert!(t.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn url_brackets_ipv6() {
+    assert_eq!(
+        url_of("127.0.0.1:80".parse().unwrap()),
+        "http://127.0.0.1:80/"
+    );
+    assert_eq!(url_of("[::1]:8080".parse().unwrap()), "http://[::1]:8080/");
 }

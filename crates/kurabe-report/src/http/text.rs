@@ -8,6 +8,7 @@ use std::io::{self, Write};
 use kurabe_model::http::{HttpReport, PhaseTimes};
 
 use super::ms3;
+use crate::escape::terminal;
 use crate::{Render, Terminal};
 
 /// The rows of ab's percentage table; other percentiles (99.9) appear in kurabe's section.
@@ -36,15 +37,23 @@ fn ab_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
         "Server Software:        {}",
-        r.server_software.as_deref().unwrap_or("")
+        terminal(r.server_software.as_deref().unwrap_or(""))
     )?;
-    writeln!(out, "Server Hostname:        {}", r.server_hostname)?;
+    writeln!(
+        out,
+        "Server Hostname:        {}",
+        terminal(&r.server_hostname)
+    )?;
     writeln!(out, "Server Port:            {}", r.server_port)?;
     if r.url.starts_with("https://") {
         writeln!(out, "SSL/TLS Protocol:       TLS (rustls)")?;
     }
     writeln!(out)?;
-    writeln!(out, "Document Path:          {}", r.document_path)?;
+    writeln!(
+        out,
+        "Document Path:          {}",
+        terminal(&r.document_path)
+    )?;
     writeln!(
         out,
         "Document Length:        {} bytes",
@@ -200,7 +209,9 @@ fn error_lines(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "{label:<24}{}: {} — {} of {ended}",
-            e.kind, e.first_error, e.count
+            e.kind,
+            terminal(&e.first_error),
+            e.count
         )?;
     }
     Ok(())

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use kurabe_model::system::{SystemCompare, SystemReport, SystemRun, SystemSource, SystemTest};
 
 use super::{copies_text, opt, pct, ratio_cells, verdict_text, RULE};
+use crate::escape::terminal;
 use crate::{Render, Terminal};
 
 impl Render<SystemReport> for Terminal {
@@ -32,8 +33,8 @@ fn text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
     };
     writeln!(w, "   {origin}")?;
     writeln!(w)?;
-    writeln!(w, "   System: {}: GNU/Linux", r.host)?;
-    writeln!(w, "   OS: GNU/Linux -- {}", r.kernel)?;
+    writeln!(w, "   System: {}: GNU/Linux", terminal(&r.host))?;
+    writeln!(w, "   OS: GNU/Linux -- {}", terminal(&r.kernel))?;
     writeln!(w, "   Machine: {}", r.arch)?;
     writeln!(w)?;
     for run in &r.runs {
@@ -73,15 +74,22 @@ fn run_text(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
         if let Some(err) = &t.error {
             writeln!(
                 w,
-                "{:<40} {:>12} {:<5} FAILED: {err}",
-                t.name, "---", t.unit
+                "{:<40} {:>12} {:<5} FAILED: {}",
+                terminal(&t.name),
+                "---",
+                t.unit,
+                terminal(err)
             )?;
             continue;
         }
         write!(
             w,
             "{:<40} {:12.1} {:<5} ({:.1} s, {} samples)",
-            t.name, t.result, t.unit, t.time_s, t.samples
+            terminal(&t.name),
+            t.result,
+            t.unit,
+            t.time_s,
+            t.samples
         )?;
         if let (Some(lo), Some(hi)) = (t.ci95_low, t.ci95_high) {
             write!(w, "  ±{:.1} %", pct(lo, hi, t.result))?;
@@ -102,13 +110,21 @@ fn run_text(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
     )?;
     for t in &run.tests {
         match (t.baseline, t.index) {
-            (Some(b), Some(i)) => {
-                writeln!(w, "{:<40} {:12.1} {:12.1} {:8.1}", t.name, b, t.result, i)?
-            }
+            (Some(b), Some(i)) => writeln!(
+                w,
+                "{:<40} {:12.1} {:12.1} {:8.1}",
+                terminal(&t.name),
+                b,
+                t.result,
+                i
+            )?,
             _ => writeln!(
                 w,
                 "{:<40} {:>12} {:12.1} {:>8}",
-                t.name, "---", t.result, "---"
+                terminal(&t.name),
+                "---",
+                t.result,
+                "---"
             )?,
         }
     }
@@ -215,7 +231,10 @@ fn compare_text(c: &SystemCompare, w: &mut dyn Write) -> io::Result<()> {
         writeln!(
             w,
             "{tag}: {} ({src}; {} {} {})",
-            s.label, s.host, s.kernel, s.arch
+            terminal(&s.label),
+            terminal(&s.host),
+            terminal(&s.kernel),
+            terminal(&s.arch)
         )?;
     }
     if c.runs.is_empty() {
@@ -255,7 +274,7 @@ fn compare_text(c: &SystemCompare, w: &mut dyn Write) -> io::Result<()> {
             writeln!(
                 w,
                 "{:<40} {:>12} {:>12} {:>7} {:>17}  {}",
-                r.name,
+                terminal(&r.name),
                 opt(r.result_a),
                 opt(r.result_b),
                 ratio,

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 
 use kurabe_model::probe::{CpuSource, WatchEnd, WatchReport};
 
+use crate::escape::terminal;
 use crate::words::mib;
 use crate::{Render, Terminal};
 
@@ -19,7 +20,7 @@ impl Render<WatchReport> for Terminal {
 fn summary(r: &WatchReport) -> String {
     let mut o = String::new();
     let what = match (&r.command, r.port) {
-        (Some(cmd), _) => format!("{} (pid {})", cmd.join(" "), r.pid),
+        (Some(cmd), _) => format!("{} (pid {})", terminal(&cmd.join(" ")), r.pid),
         (None, Some(port)) => format!("port {port} → pid {}", r.pid),
         (None, None) => format!("pid {}", r.pid),
     };
@@ -115,7 +116,7 @@ fn summary(r: &WatchReport) -> String {
         r.sampler.cpu_percent, r.sampler.us_per_process_sample
     );
     for n in &r.notes {
-        let _ = writeln!(o, "  note: {n}");
+        let _ = writeln!(o, "  note: {}", terminal(n));
     }
     o
 }

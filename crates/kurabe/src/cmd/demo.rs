@@ -14,9 +14,9 @@ use anyhow::Context;
 use kurabe_http::client::{LoadConfig, StopCondition, Target};
 use kurabe_http::serve::{self, ServeConfig, Server};
 
-use super::http::{default_threads, render, run_load};
+use crate::flags::parse_duration;
+use crate::load::{render, run_load};
 use crate::render::http::Format;
-use kurabe_model::plan::parse_duration;
 
 /// Arguments of `kurabe demo`.
 #[derive(Debug, clap::Args)]
@@ -41,7 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--duration 0: give a positive duration, e.g. --duration 3s");
     }
     let interrupt = crate::signal::install()?;
-    super::serve::raise_fd_limit();
+    kurabe_http::raise_fd_limit();
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     // Client and server share this machine: each gets half of the cores.
     let server_threads = (ncpus / 2).max(1) as usize;
@@ -56,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         },
     )
     .context("cannot start the built-in server")?;
-    let url = super::serve::url_of(server.addr());
+    let url = serve::url_of(server.addr());
     eprintln!(
         "kurabe demo: built-in server on {url} ({server_threads} threads, {} µs CPU per request); \
          {} keep-alive connections for {:?}",
@@ -68,7 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         headers: Vec::new(),
         body: None,
         concurrency: args.concurrency,
-        threads: default_threads(ncpus, args.concurrency, true),
+        threads: kurabe_http::client::default_threads(ncpus, args.concurrency, true),
         keep_alive: true,
         pipeline: 1,
         stop: StopCondition::Duration(args.duration),

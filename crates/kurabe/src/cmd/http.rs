@@ -6,20 +6,23 @@
 //! the rendered report. The load generator itself is `kurabe_http::client`;
 //! it never sees clap types.
 
-use std::io::{IsTerminal, Write};
-use std::net::IpAddr;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
-use kurabe_http::client::{self, GnuplotFile, LoadConfig, RunControl, StopCondition, Target};
+use kurabe_http::client::{self, GnuplotFile, LoadConfig, StopCondition, Target};
 use kurabe_model::http::HttpReport;
-use kurabe_model::plan::parse_duration;
 use kurabe_report::write::{write_file, Pending};
 
-use crate::render::http::{renderer, Format};
+use crate::flags::parse_duration;
+use crate::load::{render, run_load};
+use crate::render::http::Format;
+
+/// `--workers N`: the distributed run, coordinated through PostgreSQL.
+mod fleet;
 
 /// Arguments of `kurabe http` (ab's flags keep ab's letters and meaning).
 #[derive(Debug, clap::Args)]
@@ -135,7 +138,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
     pub wait_workers: Duration,
     #[command(flatten)]
-    pub save: super::save::SaveArgs,
+    pub save: crate::save::SaveArgs,
 }
 
 /// Which process, if any, to measure as the server.
@@ -218,12 +221,12 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
     let server = match (args.no_server_metrics, args.server_pid) {
         (true, _) => ServerChoice::Off,
         (false, Some(pid)) => ServerChoice::Pid(pid),
-        (false, None) if is_loopback(&target.host) => ServerChoice::Listener(target.port),
+        (false, None) if client::is_loopback(&target.host) => ServerChoice::Listener(target.port),
         (false, None) => ServerChoice::Off,
     };
-    let threads = args
-        .threads
-        .unwrap_or_else(|| default_threads(ncpus, args.concurrency, is_loopback(&target.host)));
+    let threads = args.threads.unwrap_or_else(|| {
+        client::default_threads(ncpus, args.concurrency, client::is_loopback(&target.host))
+    });
     Ok(Resolved {
         load: LoadConfig {
             target,
@@ -355,22 +358,6 @@ fn checked_header(flag: &str, name: &str, value: &str) -> anyhow::Result<()> {
     kurabe_http::header::check(name, value).context(flag.to_owned())
 }
 
-/// Client threads when `--threads` is not given: leave half the cores to a local server.
-pub(crate) fn default_threads(ncpus: u32, concurrency: u32, loopback: bool) -> u32 {
-    let base = if loopback {
-        (ncpus / 2).max(1)
-    } else {
-        ncpus.max(1)
-    };
-    base.min(concurrency.max(1))
-}
-
-/// Whether `host` is this machine (so a server probably shares our CPUs).
-fn is_loopback(host: &str) -> bool {
-    host.eq_ignore_ascii_case("localhost")
-        || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
-
 /// ab's `-e` CSV: "Percentage served,Time in ms", one row per integer percentage the report has.
 pub(crate) fn percentiles_csv(report: &HttpReport) -> String {
     let mut out = String::from("Percentage served,Time in ms\n");
@@ -385,18 +372,6 @@ pub(crate) fn percentiles_csv(report: &HttpReport) -> String {
     }
     out
 }
-
-/// Render `report` in `format`.
-pub(crate) fn render(report: &HttpReport, format: Format) -> anyhow::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    renderer(format)
-        .render(report, &mut out)
-        .context("cannot render the report")?;
-    Ok(out)
-}
-
-/// How often the server's process tree is sampled during a load test.
-const SERVER_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Resolve [`ServerChoice`] to a PID to watch.
 ///
@@ -424,96 +399,6 @@ fn server_pid(choice: ServerChoice) -> anyhow::Result<Option<u32>> {
             }
         },
     }
-}
-
-/// Run the load test, relaying Ctrl-C to the engine and showing progress on a terminal.
-///
-/// With `server = Some(pid)`, that process tree is sampled over the measured
-/// phase (after the warm-up) and the report gains its CPU and memory.
-pub(crate) fn run_load(
-    load: &LoadConfig,
-    progress: bool,
-    interrupt: &AtomicBool,
-    server: Option<u32>,
-) -> anyhow::Result<HttpReport> {
-    let ctl = RunControl::default();
-    let finished = AtomicBool::new(false);
-    let show = progress && std::io::stderr().is_terminal();
-    let (report, watched) = std::thread::scope(|scope| {
-        scope.spawn(|| monitor(&ctl, &finished, interrupt, show));
-        let finished_ref = &finished;
-        let watcher =
-            server.map(|pid| scope.spawn(move || watch_server(pid, load.warmup, finished_ref)));
-        let report = client::run(load, &ctl);
-        finished.store(true, Ordering::Relaxed);
-        let watched = watcher.and_then(|h| h.join().ok().flatten());
-        (report, watched)
-    });
-    let mut report = report?;
-    if let Some(summary) = watched {
-        if summary.root_exited {
-            eprintln!(
-                "kurabe: note: the server process {} exited during the run; its figures cover the time it was alive",
-                summary.root
-            );
-        }
-        report.server = Some(summary.server_metrics(report.complete_requests));
-    }
-    Ok(report)
-}
-
-/// Sample the server tree from the end of the warm-up until the load finishes.
-fn watch_server(
-    pid: u32,
-    warmup: Option<Duration>,
-    finished: &AtomicBool,
-) -> Option<kurabe_probe::WatchSummary> {
-    let measure_from = Instant::now() + warmup.unwrap_or_default();
-    while Instant::now() < measure_from {
-        if finished.load(Ordering::Relaxed) {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let watcher = match kurabe_probe::Watcher::spawn(pid, SERVER_SAMPLE_INTERVAL) {
-        Ok(w) => w,
-        Err(e) => {
-            eprintln!("kurabe: note: server metrics off: {e}");
-            return None;
-        }
-    };
-    while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    Some(watcher.stop())
-}
-
-/// Relay Ctrl-C into `ctl.stop` and, on a terminal, refresh a progress line ~4×/s.
-fn monitor(ctl: &RunControl, finished: &AtomicBool, interrupt: &AtomicBool, show: bool) {
-    let start = Instant::now();
-    let mut last_print = start;
-    while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(20));
-        if interrupt.load(Ordering::Relaxed) {
-            ctl.stop.store(true, Ordering::Relaxed);
-        }
-        if show && last_print.elapsed() >= Duration::from_millis(250) {
-            last_print = Instant::now();
-            let done = ctl.progress.completed.load(Ordering::Relaxed);
-            let failed = ctl.progress.failed.load(Ordering::Relaxed);
-            let secs = start.elapsed().as_secs_f64();
-            eprint!("\r\x1b[K{}", progress_line(done, failed, secs));
-        }
-    }
-    if show {
-        eprint!("\r\x1b[K");
-    }
-}
-
-/// "12345 requests done, 0 failed, 6172 req/s, 2.0 s".
-fn progress_line(done: u64, failed: u64, secs: f64) -> String {
-    let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
-    format!("{done} requests done, {failed} failed, {rate:.0} req/s, {secs:.1} s")
 }
 
 /// Print the resolved request (`-v 2` and up).
@@ -605,14 +490,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("-g", args.gnuplot.as_deref()),
     ])?;
     if let Some(workers) = args.workers {
-        return super::fleet::run_distributed(&args, &resolved, workers);
+        return fleet::run_distributed(&args, &resolved, workers);
     }
     let gnuplot = open_gnuplot(&mut resolved.load, args.gnuplot.as_deref())?;
     let interrupt = crate::signal::install()?;
     // Nothing of kurabe's is left behind by a forced exit: a second signal
     // need not wait for the drain of requests in flight.
     crate::signal::force_exit_on_second_signal();
-    super::serve::raise_fd_limit();
+    kurabe_http::raise_fd_limit();
     if resolved.verbosity >= 2 {
         eprint!("{}", describe(&resolved.load));
     }
@@ -839,12 +724,6 @@ mod tests {
 
     #[test]
     fn thread_rule_leaves_cores_to_a_local_server() {
-        assert_eq!(default_threads(8, 50, true), 4);
-        assert_eq!(default_threads(8, 50, false), 8);
-        assert_eq!(default_threads(8, 2, false), 2);
-        assert_eq!(default_threads(1, 50, true), 1);
-        assert!(is_loopback("127.0.0.1") && is_loopback("::1") && is_loopback("LOCALHOST"));
-        assert!(!is_loopback("example.com") && !is_loopback("10.0.0.1"));
         let r = resolve(&["-c", "50", "-n", "100", "http://[::1]:9/"]).unwrap();
         assert_eq!(r.load.threads, 2);
         let r = resolve(&["-c", "3", "-n", "100", "--threads", "8", "http://h/"]).unwrap();
@@ -865,13 +744,5 @@ mod tests {
         assert!(csv.starts_with("Percentage served,Time in ms\n50,0.398\n66,0.450\n"));
         assert!(csv.ends_with("100,3.120\n"));
         assert!(!csv.contains("99.9"));
-    }
-
-    #[test]
-    fn progress_line_shows_count_and_rate() {
-        assert_eq!(
-            progress_line(1000, 2, 2.0),
-            "1000 requests done, 2 failed, 500 req/s, 2.0 s"
-        );
     }
 }

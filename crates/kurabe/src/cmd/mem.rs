@@ -13,7 +13,7 @@ use kurabe_probe::MemInfo;
 
 use kurabe_report::{to_string, Free, FreeUnit, Json, Render};
 
-use super::watch::write_output;
+use crate::output::write_output;
 
 /// Output format of `kurabe mem`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -29,7 +29,7 @@ pub enum Format {
 #[command(disable_help_flag = true)]
 pub struct Args {
     #[command(flatten)]
-    pub save: super::save::SaveArgs,
+    pub save: crate::save::SaveArgs,
     /// Show amounts in bytes.
     #[arg(short = 'b', long, group = "unit")]
     pub bytes: bool,

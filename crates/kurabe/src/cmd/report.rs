@@ -5,30 +5,16 @@
 //! decides colour (a TTY and no `NO_COLOR`), and writes the file
 //! atomically so a reader never sees half a report.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use kurabe_model::record::Entry;
 
-use super::results::{open_existing, parse_id};
+use crate::output::{colour_stdout, ReportFormat as Format};
+use crate::store::{open_existing, parse_id};
 use kurabe_report::write::write_file;
-
-/// Report formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// The comparison table for a terminal.
-    Text,
-    /// Markdown, ready to paste into an issue or a blog.
-    Md,
-    /// The report model as JSON (schema/experiment-report.schema.json).
-    Json,
-    /// One row per workload × metric × variant.
-    Csv,
-    /// One self-contained HTML file with SVG charts.
-    Html,
-}
 
 /// Arguments of `kurabe report`.
 #[derive(Debug, clap::Args)]
@@ -46,11 +32,6 @@ pub struct Args {
     pub store: Option<PathBuf>,
 }
 
-/// Colour on stdout: a terminal, and `NO_COLOR` unset or empty (no-color.org).
-pub(crate) fn colour_stdout() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
 /// Run `kurabe report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(args.store.as_deref())?;
@@ -61,13 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     };
     let report = kurabe_report::experiment_report(&exp);
-    let format = match args.format {
-        Format::Text => kurabe_report::Format::Text,
-        Format::Md => kurabe_report::Format::Markdown,
-        Format::Json => kurabe_report::Format::Json,
-        Format::Csv => kurabe_report::Format::Csv,
-        Format::Html => kurabe_report::Format::Html,
-    };
+    let format = args.format.into();
     let colour = args.output.is_none() && colour_stdout();
     let mut bytes = Vec::new();
     kurabe_report::renderer(format, colour).render(&report, &mut bytes)?;

@@ -1,6 +1,5 @@
 //! `kurabe results`: the history in the results store — list, show,
-//! compare two entries, export, import, remove — and [`save_result`], the
-//! one call behind `--save` of the single-shot commands.
+//! compare two entries, export, import, remove.
 //!
 //! The store (`kurabe-store`) owns the data and its guarantees; comparisons
 //! and reports are `kurabe-report`'s. This file turns arguments into calls,
@@ -12,10 +11,13 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use kurabe_model::record::{Entry, EntryId, ResultId, ResultKind};
+use kurabe_model::record::{Entry, EntryId, ResultKind};
 use kurabe_probe::host::host_facts;
 use kurabe_store::{Location, Store};
 
+use crate::store::{open_existing, parse_id, save_result, store_path};
+
+use kurabe_report::escape;
 use kurabe_report::write::write_file;
 
 /// Output format of the listing commands.
@@ -139,48 +141,6 @@ pub enum Command {
         #[arg(long)]
         force: bool,
     },
-}
-
-/// The store file: `--store`, else `$KURABE_STORE`, else the XDG default.
-pub(crate) fn store_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
-    match flag {
-        Some(p) => Ok(p.to_owned()),
-        None => Ok(kurabe_store::default_path()?),
-    }
-}
-
-/// Open an existing store; a missing file is an error (reading commands
-/// must not create an empty store and report "nothing there"). A
-/// PostgreSQL store is opened as is: an empty database is a valid store.
-pub(crate) fn open_existing(flag: Option<&Path>) -> anyhow::Result<Store> {
-    let path = store_path(flag)?;
-    if let Location::Sqlite(file) = Location::parse(&path) {
-        if !file.exists() {
-            bail!(
-                "no results store at {}; run `kurabe run` or `kurabe results import` first, or pass --store PATH|URL / set KURABE_STORE",
-                file.display()
-            );
-        }
-    }
-    Ok(Store::open(&path)?)
-}
-
-/// Parse an entry id, with the fix in the message.
-pub(crate) fn parse_id(s: &str) -> anyhow::Result<EntryId> {
-    s.parse::<EntryId>().map_err(anyhow::Error::msg)
-}
-
-/// Save a single result (`--save` of http, watch, mem, system) to the
-/// store at `store` (default path when `None`), with this machine's facts.
-pub fn save_result(
-    kind: ResultKind,
-    label: &str,
-    record: &serde_json::Value,
-    store: Option<&Path>,
-) -> anyhow::Result<ResultId> {
-    let path = store_path(store)?;
-    let mut store = Store::open(&path)?;
-    Ok(store.save_result(kind, label, &host_facts(), record)?)
 }
 
 /// Run `kurabe results`.
@@ -380,9 +340,9 @@ fn list(store: &Store, format: Format, out: &mut dyn Write) -> anyhow::Result<()
                     .get(..19)
                     .unwrap_or(&e.created_at)
                     .replace('T', " "),
-                e.hostname.clone().unwrap_or_default(),
+                escape::terminal(e.hostname.as_deref().unwrap_or_default()).into_owned(),
                 status,
-                e.name.clone(),
+                escape::terminal(&e.name).into_owned(),
             ]
         })
         .collect();
@@ -423,11 +383,17 @@ fn show(entry: &Entry, format: Format, out: &mut dyn Write) -> anyhow::Result<()
     match entry {
         Entry::Experiment(e) => {
             let report = kurabe_report::experiment_report(e);
-            kurabe_report::renderer(kurabe_report::Format::Text, super::report::colour_stdout())
+            kurabe_report::renderer(kurabe_report::Format::Text, crate::output::colour_stdout())
                 .render(&report, out)?;
         }
         Entry::Result(r) => {
-            writeln!(out, "{} · {} result · {}", r.id, r.kind.as_str(), r.label)?;
+            writeln!(
+                out,
+                "{} · {} result · {}",
+                r.id,
+                r.kind.as_str(),
+                escape::terminal(&r.label)
+            )?;
             writeln!(out, "saved {}", r.created_at)?;
             if let Some(h) = &r.host {
                 writeln!(

@@ -22,8 +22,9 @@ use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_model::stats::Unit;
 use kurabe_store::Store;
 
-use super::report::{colour_stdout, Format};
-use kurabe_model::plan::parse_duration;
+use crate::flags::parse_duration;
+use crate::output::{colour_stdout, ReportFormat as Format};
+use kurabe_report::escape;
 use kurabe_report::write::write_file;
 
 /// Arguments of `kurabe run`.
@@ -85,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let quiet = args.quiet;
     let mut progress = |e: &Event<'_>| {
         if !quiet {
-            eprintln!("{}", progress_line(e));
+            eprintln!("{}", escape::terminal_lines(&progress_line(e)));
         }
     };
     let outcome = kurabe_lab::run_experiment(&plan, &mut store, &opts, &stop, &mut progress)?;
@@ -104,13 +105,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("wrote {} (open it in a browser)", path.display());
     }
     for c in outcome.checks.iter().filter(|c| !c.passed) {
-        eprintln!("kurabe: check failed: {}", c.description);
+        eprintln!("kurabe: check failed: {}", escape::terminal(&c.description));
     }
     if let Some(why) = &outcome.stopped_by {
         eprintln!("kurabe: experiment stopped: {why}");
     }
     for cell in &outcome.failed_cells {
-        eprintln!("{}", failed_cell_message(cell));
+        eprintln!("{}", escape::terminal_lines(&failed_cell_message(cell)));
     }
     Ok(match outcome.status {
         ExperimentStatus::Interrupted => crate::signal::exit_code(),
@@ -218,19 +219,17 @@ fn render(store: &Store, o: &Outcome, format: Format, colour: bool) -> anyhow::R
         anyhow::bail!("experiment {} vanished from the store", o.experiment);
     };
     let report = kurabe_report::experiment_report(&exp);
-    let kind = match format {
-        Format::Text => kurabe_report::Format::Text,
-        Format::Md => kurabe_report::Format::Markdown,
-        Format::Json => kurabe_report::Format::Json,
-        Format::Csv => kurabe_report::Format::Csv,
-        Format::Html => kurabe_report::Format::Html,
-    };
     let mut out = Vec::new();
-    kurabe_report::renderer(kind, colour).render(&report, &mut out)?;
+    kurabe_report::renderer(format.into(), colour).render(&report, &mut out)?;
     if matches!(format, Format::Text | Format::Md) && !o.checks.is_empty() {
         let mut s = String::from("\nchecks:\n");
         for c in &o.checks {
-            let _ = writeln!(s, "  {} {}", check_mark(c), c.description);
+            let _ = writeln!(
+                s,
+                "  {} {}",
+                check_mark(c),
+                escape::terminal(&c.description)
+            );
         }
         out.extend_from_slice(s.as_bytes());
     }

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 use anyhow::Context;
-pub(crate) use kurabe_http::raise_fd_limit;
+use kurabe_http::raise_fd_limit;
 use kurabe_http::serve::{self, ServeConfig, ServeStats};
 
 /// Arguments of `kurabe serve`.
@@ -81,7 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .local_addr()
         .context("cannot read the bound address")?;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", url_of(bound)).context("cannot write to stdout")?;
+    writeln!(out, "{}", serve::url_of(bound)).context("cannot write to stdout")?;
     out.flush().context("cannot write to stdout")?;
     drop(out);
     let stats = ServeStats::default();
@@ -91,23 +91,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         stats.requests_served.load(Ordering::Relaxed)
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// `http://HOST:PORT/` with IPv6 hosts in brackets.
-pub(crate) fn url_of(addr: SocketAddr) -> String {
-    format!("http://{addr}/")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn url_brackets_ipv6() {
-        assert_eq!(
-            url_of("127.0.0.1:80".parse().unwrap()),
-            "http://127.0.0.1:80/"
-        );
-        assert_eq!(url_of("[::1]:8080".parse().unwrap()), "http://[::1]:8080/");
-    }
 }

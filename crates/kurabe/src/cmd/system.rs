@@ -50,7 +50,7 @@ enum Format {
 #[derive(Debug, clap::Args)]
 struct RunArgs {
     #[command(flatten)]
-    save: super::save::SaveArgs,
+    save: crate::save::SaveArgs,
     /// Short durations and fewer passes: the whole index in about 35 s per copy count instead of UnixBench's ~30 min; the report states the spread that implies.
     #[arg(long, conflicts_with_all = ["precision", "max_time", "unixbench"])]
     quick: bool,
@@ -92,7 +92,7 @@ struct RunArgs {
 #[derive(Debug, clap::Args)]
 struct ImportArgs {
     #[command(flatten)]
-    save: super::save::SaveArgs,
+    save: crate::save::SaveArgs,
     /// The UnixBench text report (the file under UnixBench's results/ without extension).
     file: PathBuf,
     /// Output format.

@@ -12,12 +12,13 @@
 //! cgroup are killed at the end, and with kurabe itself (`PR_SET_PDEATHSIG`).
 
 use std::io::{IsTerminal, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
-use kurabe_model::plan::{parse_duration, parse_size};
+use crate::flags::{parse_duration, parse_size};
+use crate::output::write_output;
+use anyhow::bail;
 use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession, WatchTarget};
@@ -44,7 +45,7 @@ port: 0 when it exited or --duration ended. Stopped by a signal: 128 + the signa
 143 SIGTERM, 129 SIGHUP), after the command's tree and cgroup are killed.")]
 pub struct Args {
     #[command(flatten)]
-    pub save: super::save::SaveArgs,
+    pub save: crate::save::SaveArgs,
     /// Watch this process and all its descendants.
     #[arg(short = 'p', long, value_name = "PID")]
     pub pid: Option<u32>,
@@ -206,17 +207,4 @@ fn live_line(s: &kurabe_probe::Sample, t: Duration) {
         mib(s.rss_bytes)
     );
     let _ = std::io::stderr().flush();
-}
-
-/// Write `body` to `path` (through the one file writer) or to stdout.
-pub(crate) fn write_output(path: Option<&Path>, body: &str) -> anyhow::Result<()> {
-    match path {
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(body.as_bytes())?;
-            out.flush()?;
-        }
-        Some(p) => kurabe_report::write::write_file(p, body.as_bytes()).context("-o")?,
-    }
-    Ok(())
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use kurabe_fleet::worker::{WorkerConfig, WorkerEvent};
 
-use kurabe_model::plan::parse_duration;
+use crate::flags::parse_duration;
 
 /// Set in the child a `--cpus` worker starts inside its cgroup.
 const IN_CGROUP_ENV: &str = "KURABE_WORKER_IN_CGROUP";
@@ -46,7 +46,7 @@ pub struct Args {
 
 /// Run `kurabe worker`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let url = super::fleet::postgres_url(args.store.as_deref(), "kurabe worker")?;
+    let url = crate::store::postgres_url(args.store.as_deref(), "kurabe worker")?;
     if let Some(c) = args.cpus {
         if !(c.is_finite() && c > 0.0) {
             anyhow::bail!("--cpus {c}: give a positive number of CPUs, e.g. 0.5");
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--threads 0: use at least 1 (or leave it out for the default)");
     }
     let stop = crate::signal::install()?;
-    super::serve::raise_fd_limit();
+    kurabe_http::raise_fd_limit();
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let threads = args
         .threads

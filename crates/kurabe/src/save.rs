@@ -43,7 +43,7 @@ impl SaveArgs {
             label
         };
         let value = serde_json::to_value(record).context("cannot serialise the result")?;
-        let id = super::results::save_result(kind, label, &value, self.store.as_deref())
+        let id = crate::store::save_result(kind, label, &value, self.store.as_deref())
             .context("the report was written, but saving it to the results store failed")?;
         eprintln!("kurabe: saved as {id} ('{label}'); see `kurabe results show {id}`");
         Ok(())

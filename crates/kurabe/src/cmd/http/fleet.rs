@@ -17,23 +17,9 @@ use kurabe_fleet::spec::RunSpec;
 use kurabe_http::client::StopCondition;
 use kurabe_model::http::{FleetSummary, FleetWorker};
 
-use super::http::{render, write_outputs, Args, Resolved};
+use super::{write_outputs, Args, Resolved};
+use crate::load::render;
 use crate::render::http::Format;
-
-/// The `--store` value as a PostgreSQL URL, or a clear error.
-pub(crate) fn postgres_url(
-    store: Option<&std::path::Path>,
-    flag_user: &str,
-) -> anyhow::Result<String> {
-    let Some(store) = store else {
-        bail!("{flag_user} needs --store postgres://… (or KURABE_STORE): the workers and the coordinator meet in a PostgreSQL database");
-    };
-    let url = store.to_string_lossy().into_owned();
-    if !kurabe_store::pg::is_url(&url) {
-        bail!("{flag_user} needs a PostgreSQL store: give --store postgres://user@host/db (the SQLite file store cannot be shared between hosts)");
-    }
-    Ok(url)
-}
 
 /// The single-client config as a fleet run spec.
 fn spec(resolved: &Resolved) -> anyhow::Result<RunSpec> {
@@ -67,7 +53,7 @@ fn spec(resolved: &Resolved) -> anyhow::Result<RunSpec> {
 
 /// Run `kurabe http` over `workers` workers.
 pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow::Result<ExitCode> {
-    let url = postgres_url(args.save.store.as_deref(), "--workers")?;
+    let url = crate::store::postgres_url(args.save.store.as_deref(), "--workers")?;
     if args.requests.is_none() && args.time_limit.is_none() {
         bail!("--workers needs -n REQUESTS or -t TIME: a distributed run must know when to stop");
     }
@@ -116,7 +102,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
         &plan.experiment,
         &outcome.report,
     )?;
-    Ok(super::http::exit_code(
+    Ok(super::exit_code(
         &outcome.report,
         resolved.max_error_rate,
         interrupt.load(Ordering::Relaxed),

@@ -1,0 +1,68 @@
+//! How commands reach the results store: which store (`--store`, else
+//! `$KURABE_STORE`, else the XDG default), opening one that must exist,
+//! entry ids, saving a single result with this machine's facts, and the
+//! PostgreSQL URL a distributed run needs.
+//!
+//! Owns these small steps so every command takes them the same way. Must
+//! not print or parse flags: the commands do (`save.rs` holds `--save`).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
+use kurabe_model::record::{EntryId, ResultId, ResultKind};
+use kurabe_probe::host::host_facts;
+use kurabe_store::{Location, Store};
+
+/// The store file: `--store`, else `$KURABE_STORE`, else the XDG default.
+pub(crate) fn store_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    match flag {
+        Some(p) => Ok(p.to_owned()),
+        None => Ok(kurabe_store::default_path()?),
+    }
+}
+
+/// Open an existing store; a missing file is an error (reading commands
+/// must not create an empty store and report "nothing there"). A
+/// PostgreSQL store is opened as is: an empty database is a valid store.
+pub(crate) fn open_existing(flag: Option<&Path>) -> anyhow::Result<Store> {
+    let path = store_path(flag)?;
+    if let Location::Sqlite(file) = Location::parse(&path) {
+        if !file.exists() {
+            bail!(
+                "no results store at {}; run `kurabe run` or `kurabe results import` first, or pass --store PATH|URL / set KURABE_STORE",
+                file.display()
+            );
+        }
+    }
+    Ok(Store::open(&path)?)
+}
+
+/// Parse an entry id, with the fix in the message.
+pub(crate) fn parse_id(s: &str) -> anyhow::Result<EntryId> {
+    s.parse::<EntryId>().map_err(anyhow::Error::msg)
+}
+
+/// Save a single result (`--save` of http, watch, mem, system) to the
+/// store at `store` (default path when `None`), with this machine's facts.
+pub fn save_result(
+    kind: ResultKind,
+    label: &str,
+    record: &serde_json::Value,
+    store: Option<&Path>,
+) -> anyhow::Result<ResultId> {
+    let path = store_path(store)?;
+    let mut store = Store::open(&path)?;
+    Ok(store.save_result(kind, label, &host_facts(), record)?)
+}
+
+/// The `--store` value as a PostgreSQL URL, or a clear error.
+pub(crate) fn postgres_url(store: Option<&Path>, flag_user: &str) -> anyhow::Result<String> {
+    let Some(store) = store else {
+        bail!("{flag_user} needs --store postgres://… (or KURABE_STORE): the workers and the coordinator meet in a PostgreSQL database");
+    };
+    let url = store.to_string_lossy().into_owned();
+    if !kurabe_store::pg::is_url(&url) {
+        bail!("{flag_user} needs a PostgreSQL store: give --store postgres://user@host/db (the SQLite file store cannot be shared between hosts)");
+    }
+    Ok(url)
+}
