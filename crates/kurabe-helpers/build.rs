@@ -43,7 +43,7 @@ fn rustc(target: &str) -> Command {
 
 fn compile(src: &Path, name: &str, dest: &Path) {
     let target = std::env::var("TARGET").expect("cargo sets TARGET");
-    let status = rustc(&target)
+    let out = rustc(&target)
         .args(["--edition", "2021", "--crate-type", "bin", "--crate-name"])
         .arg(format!("kurabe_{name}_helper"))
         .args([
@@ -55,14 +55,20 @@ fn compile(src: &Path, name: &str, dest: &Path) {
             "lto=fat",
         ])
         .args(["-C", "strip=symbols", "-C", "debuginfo=0"])
-        .arg("-o")
+        .args(["--color", "never", "-o"])
         .arg(dest)
         .arg(src)
-        .status()
+        .output()
         .unwrap_or_else(|e| panic!("cannot run rustc to build the {name} helper: {e}"));
+    let diagnostics = String::from_utf8_lossy(&out.stderr);
     assert!(
-        status.success(),
-        "rustc failed to build the {name} helper from {}",
+        out.status.success(),
+        "rustc failed to build the {name} helper from {}:\n{diagnostics}",
         src.display()
     );
+    // These files are no cargo target, so neither cargo nor clippy shows
+    // their warnings: pass them on.
+    for line in diagnostics.lines().filter(|l| !l.trim().is_empty()) {
+        println!("cargo:warning={name} helper: {line}");
+    }
 }

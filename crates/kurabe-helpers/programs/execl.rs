@@ -113,7 +113,7 @@ mod sys {
 // the shared libgcc_s: one shared library fewer to map on every exec and to
 // copy on every fork (see the module docs). With LTO every _Unwind_*
 // reference resolves here, so `--as-needed` drops libgcc_s.
-#[link(name = "gcc_eh", kind = "static")]
+#[cfg_attr(target_env = "gnu", link(name = "gcc_eh", kind = "static"))]
 extern "C" {}
 
 /// kurabe-system's 32-byte result record (`kurabe_system::Record`): count

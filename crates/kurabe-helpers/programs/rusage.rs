@@ -78,7 +78,7 @@ mod sys {
 
 // As in the Execl helper: std's unwinder from the static libgcc_eh, so the
 // image maps no shared library but libc.
-#[link(name = "gcc_eh", kind = "static")]
+#[cfg_attr(target_env = "gnu", link(name = "gcc_eh", kind = "static"))]
 extern "C" {}
 
 /// Decimal `p` as a file descriptor number.

@@ -16,6 +16,7 @@
 pub mod auth;
 pub mod client;
 pub mod header;
+pub mod request;
 pub mod serve;
 
 /// Raise the soft open-files limit to the hard limit: thousands of

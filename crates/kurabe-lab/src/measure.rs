@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use kurabe_http::auth::base64;
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
+use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use kurabe_model::plan::{
     CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope, SystemWorkload, WatchWorkload,
 };
@@ -132,6 +132,40 @@ fn load(cfg: &LoadConfig, stop: &AtomicBool) -> Result<kurabe_model::http::HttpR
     })
 }
 
+/// What each request setting is called in a plan's `http` table, for errors.
+const PLAN_NAMES: Names = Names {
+    method: "http.method",
+    headers: "http.headers",
+    cookies: "http.cookies",
+    auth: "http.auth",
+    content_type: "http.content_type",
+};
+
+/// The workload's request settings as the spec `kurabe http`'s flags build
+/// too, so the same settings send the same bytes; a body implies POST.
+fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFailure> {
+    let body =
+        match &w.body_file {
+            Some(p) => Some(std::fs::read(plan_dir.join(p)).map_err(|e| {
+                RunFailure::new(format!("cannot read body_file {}: {e}", p.display()))
+            })?),
+            None => None,
+        };
+    Ok(RequestSpec {
+        method: w.method.clone(),
+        implied_method: body.is_some().then_some("POST"),
+        headers: w
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        cookies: w.cookies.clone(),
+        auth: w.auth.clone(),
+        content_type: w.content_type.clone(),
+        body,
+    })
+}
+
 /// Default measured phase of an http workload that names neither `requests` nor `duration`.
 pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
 
@@ -145,35 +179,14 @@ pub fn http(
     stop: &AtomicBool,
 ) -> Result<Measured, RunFailure> {
     let target = Target::parse(url).map_err(|e| RunFailure::new(e.to_string()))?;
-    let body =
-        match &w.body_file {
-            Some(p) => Some(std::fs::read(plan_dir.join(p)).map_err(|e| {
-                RunFailure::new(format!("cannot read body_file {}: {e}", p.display()))
-            })?),
-            None => None,
-        };
-    let mut headers: Vec<(String, String)> = w
-        .headers
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    if let Some(ct) = &w.content_type {
-        headers.push(("Content-Type".into(), ct.clone()));
-    }
-    if !w.cookies.is_empty() {
-        headers.push(("Cookie".into(), w.cookies.join("; ")));
-    }
-    if let Some(auth) = &w.auth {
-        headers.push((
-            "Authorization".into(),
-            format!("Basic {}", base64(auth.as_bytes())),
-        ));
-    }
-    let method = w
-        .method
-        .clone()
-        .unwrap_or_else(|| if body.is_some() { "POST" } else { "GET" }.to_owned());
+    let request = request_spec(w, plan_dir)?
+        .build(&PLAN_NAMES)
+        .map_err(|e| RunFailure::new(e.to_string()))?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let loopback = client::is_loopback(&target.host);
+    let threads = w
+        .threads
+        .unwrap_or_else(|| client::default_threads(cpus, w.concurrency, loopback));
     let measured_stop = match (w.requests, w.duration) {
         (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d.0),
         (Some(n), None) => StopCondition::Requests(n),
@@ -182,18 +195,18 @@ pub fn http(
     };
     let mut cfg = LoadConfig {
         target,
-        method,
-        headers,
-        body,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
         concurrency: w.concurrency,
-        // Loopback: leave half the cores to the target, as `kurabe http` does.
-        threads: w.threads.unwrap_or((cpus / 2).max(1)),
+        // As `kurabe http` picks them: never more threads than connections.
+        threads: threads.min(w.concurrency),
         keep_alive: w.keep_alive,
         pipeline: w.pipeline,
         stop: measured_stop,
         rate: w.rate,
         warmup: None,
-        timeout: w.timeout.map_or(Duration::from_secs(30), |t| t.0),
+        timeout: w.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
         abort_on_error: w.abort_on_error,
         check_length: !w.variable_length,
         insecure: w.insecure,
@@ -689,19 +702,6 @@ mod tests {
         );
         assert!(decode_record(&b[..55]).is_none());
         assert!(decode_record(&[]).is_none());
-    }
-
-    #[test]
-    fn base64_matches_rfc4648() {
-        for (i, o) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(i.as_bytes()), o);
-        }
     }
 
     #[test]

@@ -80,7 +80,9 @@ pub(crate) struct Bar<'a> {
 }
 
 /// Geometric mean and its 95 % interval from log values; `None` without
-/// positive samples. With one sample the interval is the value itself.
+/// positive samples. With fewer than 3 samples there is no interval (the
+/// tables say so too), so the whisker collapses onto the value and cannot
+/// stretch the axis.
 fn centre_and_interval(samples: &[f64]) -> Option<(f64, f64, f64)> {
     if samples.is_empty() || samples.iter().any(|x| !(x.is_finite() && *x > 0.0)) {
         let m = samples.iter().sum::<f64>() / samples.len().max(1) as f64;
@@ -89,7 +91,7 @@ fn centre_and_interval(samples: &[f64]) -> Option<(f64, f64, f64)> {
     let logs: Vec<f64> = samples.iter().map(|x| x.ln()).collect();
     let n = logs.len() as f64;
     let mean = logs.iter().sum::<f64>() / n;
-    if logs.len() < 2 {
+    if logs.len() < kurabe_model::stats::compare::MIN_RUNS {
         return Some((mean.exp(), mean.exp(), mean.exp()));
     }
     let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);
@@ -316,6 +318,20 @@ mod tests {
         let (g, lo, hi) = centre_and_interval(&[90.0, 100.0, 110.0]).unwrap();
         assert!(lo < g && g < hi && (g - 99.67).abs() < 0.1, "{lo} {g} {hi}");
         assert!(centre_and_interval(&[]).is_none());
+        // Two runs: no whisker, and no axis stretched by a t(1) interval.
+        let (g, lo, hi) = centre_and_interval(&[100.0, 300.0]).unwrap();
+        assert!(lo == g && g == hi, "{lo} {g} {hi}");
+        let svg = bar_chart(
+            &[Bar {
+                label: "a",
+                colour: 0,
+                samples: &[100.0, 300.0],
+            }],
+            Unit::PerSecond,
+            "req/s",
+        );
+        assert!(!svg.contains("stroke-width=\"1.4\""), "no whisker: {svg}");
+        assert!(!svg.contains(">1000/s<"), "axis not stretched: {svg}");
     }
 
     #[test]

@@ -44,7 +44,7 @@ td.note { text-align: left; white-space: normal; }
 .bad { color: var(--bad); font-weight: 600; }
 .neutral { color: var(--muted); }
 .swatch { display: inline-block; width: 10px; height: 10px; border-radius: 2px; margin-right: 7px; vertical-align: baseline; }
-.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 18px 28px; }
+.charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(480px, 100%), 1fr)); gap: 18px 28px; }
 figure { margin: 0; }
 figcaption { font-weight: 600; font-size: 14px; margin-bottom: 4px; }
 figcaption span { font-weight: 400; color: var(--muted); }
@@ -56,6 +56,11 @@ details { margin-top: 14px; }
 summary { cursor: pointer; color: var(--muted); font-weight: 600; }
 pre { background: #f5f7fa; border: 1px solid var(--rule); border-radius: 6px; padding: 12px; overflow-x: auto; font-size: 13px; }
 footer { color: var(--muted); font-size: 13px; }
+@media (max-width: 600px) {
+  main { padding: 16px 8px 32px; }
+  section { padding: 14px 12px; }
+  th:first-child, td:first-child { min-width: 8em; }
+}
 "#;
 
 fn tone_class(t: Tone) -> &'static str {
@@ -219,7 +224,7 @@ fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::
 fn details(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
-        "<details><summary>All metrics</summary><table><thead><tr><th>metric</th><th>variant</th><th>n</th><th>median</th><th>geometric mean</th><th>min</th><th>max</th><th>CV</th><th>vs baseline</th></tr></thead><tbody>"
+        "<details><summary>All metrics</summary><div class=\"scroll\"><table><thead><tr><th>metric</th><th>variant</th><th>n</th><th>median</th><th>geometric mean</th><th>min</th><th>max</th><th>CV</th><th>vs baseline</th></tr></thead><tbody>"
     )?;
     for m in &w.metrics {
         for v in &m.variants {
@@ -241,7 +246,7 @@ fn details(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
             )?;
         }
     }
-    writeln!(out, "</tbody></table></details>")
+    writeln!(out, "</tbody></table></div></details>")
 }
 
 impl Render<ExperimentReport> for Html {
@@ -288,7 +293,7 @@ impl Render<ExperimentReport> for Html {
             writeln!(out, "</section>")?;
         }
         if !r.failures.is_empty() {
-            writeln!(out, "<section>\n<h2>Failed runs</h2><table><thead><tr><th>variant</th><th>workload</th><th>round</th><th>error output (last lines)</th></tr></thead><tbody>")?;
+            writeln!(out, "<section>\n<h2>Failed runs</h2><div class=\"scroll\"><table><thead><tr><th>variant</th><th>workload</th><th>round</th><th>error output (last lines)</th></tr></thead><tbody>")?;
             for f in &r.failures {
                 writeln!(
                     out,
@@ -299,7 +304,7 @@ impl Render<ExperimentReport> for Html {
                     esc(f.error_tail.as_deref().unwrap_or("(no error output)"))
                 )?;
             }
-            writeln!(out, "</tbody></table></section>")?;
+            writeln!(out, "</tbody></table></div></section>")?;
         }
         writeln!(
             out,
@@ -336,6 +341,18 @@ mod tests {
             "3 bar charts + CPU + memory"
         );
         assert!(html.contains("class=\"good\">1.18×"), "verdict coloured");
+        // A 400-pixel screen: every table scrolls inside its own box, charts
+        // scale (viewBox, max-width) and the chart grid never asks for 480 px.
+        assert_eq!(
+            html.matches("<table").count(),
+            html.matches("<div class=\"scroll\"><table").count()
+        );
+        assert!(html.contains("minmax(min(480px, 100%), 1fr)"));
+        assert!(html.contains("svg { max-width: 100%; height: auto;"));
+        assert_eq!(
+            html.matches("<svg").count(),
+            html.matches(" viewBox=").count()
+        );
     }
 
     #[test]

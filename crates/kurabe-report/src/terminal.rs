@@ -6,10 +6,20 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::experiment::{ExperimentReport, Tone, WorkloadReport};
+use kurabe_model::experiment::{
+    ExperimentReport, MetricReport, Tone, VersusBaseline, WorkloadReport,
+};
 
+use crate::chart::truncate;
 use crate::escape::terminal;
+use crate::words::wrap;
 use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
+
+/// Terminal lines stay within this many columns.
+pub const WIDTH: usize = 100;
+
+/// The name column never gets narrower than this when rows are cut to fit.
+const MIN_NAME: usize = 18;
 
 /// Plain-text table renderer.
 pub struct Terminal {
@@ -64,13 +74,16 @@ impl Terminal {
                     + 3
             })
             .collect();
-        let mut head = format!("{:<first$}", terminal(&w.name));
+        // Wide rows (long names, many metrics) cut the names, not the numbers.
+        let table: usize = widths.iter().sum();
+        let first = first.min(WIDTH.saturating_sub(table).max(MIN_NAME));
+        let mut head = format!("{:<first$}", truncate(&terminal(&w.name), first - 2));
         for (m, width) in metrics.iter().zip(&widths) {
             head.push_str(&format!("{:<width$}", words::label(&m.name)));
         }
         writeln!(out, "{}", self.paint("1", head.trim_end()))?;
         for (title, cells) in &rows {
-            let mut line = format!("{title:<first$}");
+            let mut line = format!("{:<first$}", truncate(title, first - 2));
             for (c, width) in cells.iter().zip(&widths) {
                 line.push_str(&format!("{c:<width$}"));
             }
@@ -81,28 +94,55 @@ impl Terminal {
             .iter()
             .filter(|v| r.baseline.as_ref() != Some(*v))
         {
-            let phrases: Vec<String> = metrics
-                .iter()
-                .filter_map(|m| m.versus_baseline.iter().find(|x| &x.variant == v))
-                .map(|x| match x.tone {
-                    Tone::Good => self.paint("32", &x.phrase),
-                    Tone::Bad => self.paint("31", &x.phrase),
-                    Tone::Neutral => x.phrase.clone(),
-                })
-                .collect();
-            if phrases.is_empty() {
-                continue;
-            }
-            let base = terminal(r.baseline.as_deref().unwrap_or_default());
-            let v = terminal(v);
-            let lead = if w.variants.len() > 2 {
-                format!("  {v} vs {base}")
-            } else {
-                format!("  vs {base}")
-            };
-            // A long variant name must not run into its first phrase.
-            let pad = first.max(lead.chars().count() + 3);
-            writeln!(out, "{lead:<pad$}{}", phrases.join("   "))?;
+            self.versus(r, w, &metrics, v, first, out)?;
+        }
+        Ok(())
+    }
+
+    /// The `vs baseline` line of variant `v`: its phrases side by side
+    /// under the columns, or one per line (with the metric's label) when
+    /// side by side would pass [`WIDTH`].
+    fn versus(
+        &self,
+        r: &ExperimentReport,
+        w: &WorkloadReport,
+        metrics: &[&MetricReport],
+        v: &str,
+        first: usize,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let found: Vec<(&MetricReport, &VersusBaseline)> = metrics
+            .iter()
+            .filter_map(|m| Some((*m, m.versus_baseline.iter().find(|x| x.variant == v)?)))
+            .collect();
+        if found.is_empty() {
+            return Ok(());
+        }
+        let paint = |x: &VersusBaseline| match x.tone {
+            Tone::Good => self.paint("32", &x.phrase),
+            Tone::Bad => self.paint("31", &x.phrase),
+            Tone::Neutral => x.phrase.clone(),
+        };
+        let base = terminal(r.baseline.as_deref().unwrap_or_default());
+        let lead = if w.variants.len() > 2 {
+            format!("  {} vs {base}", terminal(v))
+        } else {
+            format!("  vs {base}")
+        };
+        let lead = truncate(&lead, WIDTH - 4);
+        // A long variant name must not run into its first phrase.
+        let pad = first.max(lead.chars().count() + 3);
+        let plain: usize = found
+            .iter()
+            .map(|(_, x)| x.phrase.chars().count() + 3)
+            .sum();
+        if pad + plain <= WIDTH + 3 {
+            let phrases: Vec<String> = found.iter().map(|(_, x)| paint(x)).collect();
+            return writeln!(out, "{lead:<pad$}{}", phrases.join("   "));
+        }
+        writeln!(out, "{lead}")?;
+        for (m, x) in found {
+            writeln!(out, "      {}: {}", words::label(&m.name), paint(x))?;
         }
         Ok(())
     }
@@ -142,7 +182,7 @@ impl Render<ExperimentReport> for Terminal {
                 )?;
             }
         }
-        writeln!(out, "\n{}", self.paint("2", &legend(r)))
+        writeln!(out, "\n{}", self.paint("2", &wrap(&legend(r), WIDTH)))
     }
 }
 
@@ -181,5 +221,29 @@ mod tests {
         let c = render(true);
         assert!(c.contains("\x1b[32m1.18×"), "{c}");
         assert!(c.contains("\x1b[31m1.54×"), "{c}");
+    }
+
+    /// Long names, three headline metrics, several verdicts: no line of the
+    /// table passes 100 columns, and the cut names still say whose row it is.
+    #[test]
+    fn fits_one_hundred_columns() {
+        let mut e = mixed_verdicts_experiment();
+        for r in &mut e.runs {
+            r.run.variant = format!(
+                "{} with a very long descriptive variant name",
+                r.run.variant
+            );
+            r.run.workload = format!("{} under a long workload name", r.run.workload);
+        }
+        let text = render_of(&e, false);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= WIDTH,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        assert!(text.contains("v3 short with a"), "{text}");
+        assert_eq!(wrap("a bb ccc", 4), "a bb\nccc");
     }
 }

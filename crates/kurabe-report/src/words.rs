@@ -37,6 +37,24 @@ pub fn mib(b: u64) -> String {
     format!("{:.1} MiB", b as f64 / 1048576.0)
 }
 
+/// `text` broken at spaces into lines of at most `width` columns (a word
+/// longer than that gets a line of its own).
+pub fn wrap(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines.join("\n")
+}
+
 /// Bytes in binary units.
 fn bytes(v: f64) -> String {
     const KIB: f64 = 1024.0;
@@ -127,22 +145,42 @@ fn change_words(metric: &str, unit: Unit) -> (&'static str, &'static str) {
     }
 }
 
-/// A single-value ratio in words: `1.60× more memory`.
+/// A single-value ratio in words: `1.60× more memory`, `2.70× slower`.
 pub fn single(metric: &str, unit: Unit, r: f64) -> String {
-    let (up, down) = change_words(metric, unit);
-    let word = if r > 1.0 {
-        up
-    } else if r < 1.0 {
-        down
-    } else {
-        "the same"
-    };
-    format!("{} {word}", ratio(r))
+    let (head, word) = directed(metric, unit, r, None);
+    format!("{head} {word}")
 }
 
-/// `1.18×`.
+/// `1.18×`; `1.004×` when two decimals would read 1.00 but it is not one.
 pub fn ratio(r: f64) -> String {
-    format!("{r:.2}×")
+    let two = format!("{r:.2}");
+    if two == "1.00" && r != 1.0 {
+        format!("{r:.3}×")
+    } else {
+        format!("{two}×")
+    }
+}
+
+/// The ratio `r` (candidate / baseline) with its interval, put the way it
+/// reads: a factor of at least one and the word for its direction. Below
+/// one the factor is inverted, so 0.37 of the baseline's requests/s reads
+/// `2.70× slower`, never `0.37× slower`; exactly one reads `the same`.
+fn directed(
+    metric: &str,
+    unit: Unit,
+    r: f64,
+    interval: Option<(f64, f64)>,
+) -> (String, &'static str) {
+    let (up, down) = change_words(metric, unit);
+    let bounds = |l: f64, h: f64| format!(" [{l:.2}, {h:.2}]");
+    if r >= 1.0 || r <= 0.0 {
+        let word = if r == 1.0 { "the same" } else { up };
+        let i = interval.map_or(String::new(), |(l, h)| bounds(l, h));
+        (format!("{}{i}", ratio(r)), word)
+    } else {
+        let i = interval.map_or(String::new(), |(l, h)| bounds(1.0 / h, 1.0 / l));
+        (format!("{}{i}", ratio(1.0 / r)), down)
+    }
 }
 
 /// The comparison in words, and whether it is good news.
@@ -167,29 +205,26 @@ pub fn verdict(
         };
         return (Tone::Neutral, format!("no ratio: {why}"));
     };
-    let (up, down) = change_words(metric, unit);
-    let word = if r > 1.0 {
-        up
-    } else if r < 1.0 {
-        down
-    } else {
-        "the same"
-    };
     let interval = match (c.ratio_low, c.ratio_high) {
-        (Some(l), Some(h)) => format!(" [{l:.2}, {h:.2}]"),
-        _ => String::new(),
+        (Some(l), Some(h)) => Some((l, h)),
+        _ => None,
     };
-    let head = format!("{}{interval}", ratio(r));
+    let (head, word) = directed(metric, unit, r, interval);
+    // Within noise has no direction: the plain ratio and interval.
+    let plain = format!(
+        "{r:.2}×{}",
+        interval.map_or(String::new(), |(l, h)| format!(" [{l:.2}, {h:.2}]"))
+    );
     match c.verdict {
         Verdict::Better | Verdict::Worse if direction.is_none() => {
             (Tone::Neutral, format!("{head} {word}"))
         }
         Verdict::Better => (Tone::Good, format!("{head} {word}")),
         Verdict::Worse => (Tone::Bad, format!("{head} {word}")),
-        Verdict::WithinNoise => (Tone::Neutral, format!("{head} within noise")),
+        Verdict::WithinNoise => (Tone::Neutral, format!("{plain} within noise")),
         Verdict::Inconclusive { runs_needed } => (
             Tone::Neutral,
-            format!("{head} within noise (inconclusive: ≈{runs_needed} runs needed)"),
+            format!("{plain} within noise (inconclusive: ≈{runs_needed} runs needed)"),
         ),
         Verdict::NoInterval {
             reason: NoIntervalReason::TooFewRuns { .. },
@@ -393,6 +428,40 @@ mod tests {
         );
         assert!(
             p.ends_with("grows faster (no interval: fewer than 3 runs)"),
+            "{p}"
+        );
+    }
+
+    #[test]
+    fn ratios_below_one_read_as_the_inverse_factor() {
+        let hi = Direction::HigherIsBetter;
+        let lo = Direction::LowerIsBetter;
+        assert_eq!(
+            single("requests_per_second", Unit::PerSecond, 0.37),
+            "2.70× slower"
+        );
+        assert_eq!(
+            single("requests_per_second", Unit::PerSecond, 2.7),
+            "2.70× faster"
+        );
+        assert_eq!(
+            single("pss_peak_bytes", Unit::Bytes, 1.004),
+            "1.004× more memory"
+        );
+        assert_eq!(single("pss_peak_bytes", Unit::Bytes, 1.0), "1.00× the same");
+        assert_eq!(single("wall_time_s", Unit::Seconds, 0.5), "2.00× faster");
+        let c = cmp(&[100.0, 101.0, 99.0], &[37.0, 37.5, 36.5], hi);
+        let (tone, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
+        assert_eq!(tone, Tone::Bad);
+        assert!(
+            p.starts_with("2.70× [2.6") && p.ends_with("] slower"),
+            "{p}"
+        );
+        let c = cmp(&[100.0, 101.0, 99.0], &[50.0, 50.5, 49.5], lo);
+        let (tone, p) = verdict("pss_peak_bytes", Unit::Bytes, Some(lo), &c);
+        assert_eq!(tone, Tone::Good);
+        assert!(
+            p.starts_with("2.00× [1.9") && p.ends_with("] less memory"),
             "{p}"
         );
     }

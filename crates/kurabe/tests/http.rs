@@ -780,3 +780,81 @@ fn server_metrics_can_be_turned_off_or_pointed_at_a_pid() {
     assert!(bad.stderr.contains("--server-pid"), "{}", bad.stderr);
     assert_eq!(bad.stderr.trim().lines().count(), 1, "{}", bad.stderr);
 }
+
+/// A loopback server that keeps the raw bytes of every request it gets
+/// and answers each with a small 200.
+fn recording_server() -> (TestServer, Arc<std::sync::Mutex<Vec<Vec<u8>>>>) {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let server = TestServer::start(move |mut s| {
+        while let Some((head, body)) = read_request(&mut s) {
+            let mut raw = head.into_bytes();
+            raw.extend_from_slice(&body);
+            log.lock().unwrap().push(raw);
+            let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok";
+            if s.write_all(ok).is_err() {
+                return;
+            }
+        }
+    });
+    (server, seen)
+}
+
+/// The same settings send the same bytes from the command line and from a
+/// plan: one request spec in kurabe-http is built by both.
+#[test]
+fn a_plan_sends_byte_for_byte_what_the_same_flags_send() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("body.txt"), "hello plan").unwrap();
+    let (server, seen) = recording_server();
+    let url = format!("{}p?q=1", server.url());
+    let flags = [
+        "-m", "put", "-H", "X-A: 1", "-H", "X-B: two", "-C", "a=1", "-C", "b=2", "-A", "user:pw",
+        "-p",
+    ];
+    let body = dir.path().join("body.txt");
+    let out = kurabe()
+        .args(["http", "-q", "-n", "1"])
+        .args(flags)
+        .arg(&body)
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_cli = std::mem::take(&mut *seen.lock().unwrap());
+    assert_eq!(from_cli.len(), 1);
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"same bytes\"\nrepeat = 1\n[[variant]]\nname = \"a\"\n[[workload]]\n\
+             name = \"w\"\nhttp = {{ url = \"{url}\", requests = 1, method = \"put\", \
+             headers = {{ \"X-A\" = \"1\", \"X-B\" = \"two\" }}, cookies = [\"a=1\", \"b=2\"], \
+             auth = \"user:pw\", body_file = \"body.txt\" }}\n"
+        ),
+    )
+    .unwrap();
+    let out = kurabe()
+        .args(["run", "-q", "--store"])
+        .arg(dir.path().join("r.db"))
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let from_plan = seen.lock().unwrap().clone();
+    assert!(!from_plan.is_empty());
+    let cli = String::from_utf8_lossy(&from_cli[0]);
+    assert!(cli.starts_with("PUT /p?q=1 HTTP/1.1\r\n"), "{cli}");
+    assert!(cli.contains("Content-Type: text/plain\r\n"), "{cli}");
+    for raw in &from_plan {
+        assert_eq!(String::from_utf8_lossy(raw), cli);
+    }
+}

@@ -26,4 +26,15 @@ mod tests {
             insta::assert_snapshot!("watch_json", to_string(&Json, &r));
         });
     }
+
+    /// The summary fits 100 columns, long notes included.
+    #[test]
+    fn text_fits_one_hundred_columns() {
+        let mut r = crate::fixtures::watch();
+        r.notes.push("x ".repeat(120));
+        let text = to_string(&Terminal { color: false }, &r);
+        for line in text.lines() {
+            assert!(line.chars().count() <= crate::terminal::WIDTH, "{line}");
+        }
+    }
 }

@@ -7,7 +7,8 @@ use std::io::{self, Write};
 use kurabe_model::probe::{CpuSource, WatchEnd, WatchReport};
 
 use crate::escape::terminal;
-use crate::words::mib;
+use crate::terminal::WIDTH;
+use crate::words::{mib, wrap};
 use crate::{Render, Terminal};
 
 impl Render<WatchReport> for Terminal {
@@ -60,7 +61,7 @@ fn summary(r: &WatchReport) -> String {
         "  Σ RSS      peak {}{}",
         mib(r.rss_peak_bytes),
         if r.rss_overcounts {
-            "   over-count: pages shared between the processes are counted once per process; Σ PSS is the footprint"
+            "   over-counts pages the processes share; Σ PSS is the footprint"
         } else {
             ""
         }
@@ -116,7 +117,8 @@ fn summary(r: &WatchReport) -> String {
         r.sampler.cpu_percent, r.sampler.us_per_process_sample
     );
     for n in &r.notes {
-        let _ = writeln!(o, "  note: {}", terminal(n));
+        let note = wrap(&format!("note: {}", terminal(n)), WIDTH - 8);
+        let _ = writeln!(o, "  {}", note.replace('\n', "\n        "));
     }
     o
 }

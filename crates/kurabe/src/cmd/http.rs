@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use kurabe_http::client::{self, GnuplotFile, LoadConfig, StopCondition, Target};
+use kurabe_http::request::{Names, RequestSpec};
 use kurabe_model::http::HttpReport;
 use kurabe_report::write::{write_file, Pending};
 
@@ -210,14 +211,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
             bail!("--max-error-rate {f}: give a fraction from 0 to 1, e.g. 0.01 for 1 %");
         }
     }
-    let body = read_body(args.post_file.as_deref(), args.put_file.as_deref())?;
-    let method = method(
-        args.method.as_deref(),
-        args.head,
-        args.post_file.is_some(),
-        args.put_file.is_some(),
-    )?;
-    let headers = headers(args, body.is_some())?;
+    let request = request_spec(args)?.build(&FLAG_NAMES)?;
     let server = match (args.no_server_metrics, args.server_pid) {
         (true, _) => ServerChoice::Off,
         (false, Some(pid)) => ServerChoice::Pid(pid),
@@ -230,9 +224,9 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
     Ok(Resolved {
         load: LoadConfig {
             target,
-            method,
-            headers,
-            body,
+            method: request.method,
+            headers: request.headers,
+            body: request.body,
             concurrency: args.concurrency,
             threads: threads.min(args.concurrency),
             keep_alive: args.keep_alive,
@@ -273,25 +267,38 @@ fn stop_condition(n: Option<u64>, t: Option<Duration>) -> anyhow::Result<StopCon
     })
 }
 
-/// The method: `-m` wins, then `-i` (HEAD), `-p` (POST), `-u` (PUT), else GET.
-fn method(m: Option<&str>, head: bool, post: bool, put: bool) -> anyhow::Result<String> {
-    if let Some(m) = m {
-        if m.is_empty()
-            || !m
-                .bytes()
-                .all(|b| b.is_ascii_alphabetic() || b == b'-' || b == b'_')
-        {
-            bail!("-m '{m}': a method is a single word of letters, e.g. -m DELETE");
-        }
-        return Ok(m.to_ascii_uppercase());
-    }
-    Ok(match (head, post, put) {
-        (true, _, _) => "HEAD",
-        (_, true, _) => "POST",
-        (_, _, true) => "PUT",
-        _ => "GET",
-    }
-    .to_owned())
+/// What each request setting is called on the command line, for errors.
+const FLAG_NAMES: Names = Names {
+    method: "-m",
+    headers: "-H",
+    cookies: "-C",
+    auth: "-A",
+    content_type: "-T",
+};
+
+/// The request flags as the request spec `kurabe run` plans share: the
+/// method `-m`, else the one `-i` (HEAD), `-p` (POST) or `-u` (PUT) implies.
+fn request_spec(args: &Args) -> anyhow::Result<RequestSpec> {
+    let body = read_body(args.post_file.as_deref(), args.put_file.as_deref())?;
+    let implied_method = match (args.head, args.post_file.is_some(), args.put_file.is_some()) {
+        (true, _, _) => Some("HEAD"),
+        (_, true, _) => Some("POST"),
+        (_, _, true) => Some("PUT"),
+        _ => None,
+    };
+    Ok(RequestSpec {
+        method: args.method.clone(),
+        implied_method,
+        headers: args
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<anyhow::Result<_>>()?,
+        cookies: args.cookies.clone(),
+        auth: args.auth.clone(),
+        content_type: args.content_type.clone(),
+        body,
+    })
 }
 
 /// The `-p` / `-u` file's contents.
@@ -310,52 +317,12 @@ fn read_body(post: Option<&Path>, put: Option<&Path>) -> anyhow::Result<Option<V
     })
 }
 
-/// `-H`, `-C`, `-A`, `-T` → request headers, in that order.
-fn headers(args: &Args, has_body: bool) -> anyhow::Result<Vec<(String, String)>> {
-    let mut out = args
-        .headers
-        .iter()
-        .map(|h| parse_header(h))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    for c in &args.cookies {
-        checked_header("-C", "Cookie", c)?;
-    }
-    if !args.cookies.is_empty() {
-        out.push(("Cookie".into(), args.cookies.join("; ")));
-    }
-    if let Some(auth) = &args.auth {
-        if !auth.contains(':') {
-            bail!("-A '{auth}': give user:password");
-        }
-        out.push(("Authorization".into(), kurabe_http::auth::basic(auth)));
-    }
-    let user_type = out
-        .iter()
-        .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
-    match (&args.content_type, has_body) {
-        (Some(t), _) => {
-            checked_header("-T", "Content-Type", t)?;
-            out.push(("Content-Type".into(), t.clone()));
-        }
-        (None, true) if !user_type => out.push(("Content-Type".into(), "text/plain".into())),
-        _ => {}
-    }
-    Ok(out)
-}
-
 /// `"Name: value"` → (name, value).
 fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
     let Some((name, value)) = h.split_once(':') else {
         bail!("-H '{h}': a header is \"Name: value\"");
     };
-    let (name, value) = (name.trim(), value.trim());
-    checked_header("-H", name, value)?;
-    Ok((name.to_owned(), value.to_owned()))
-}
-
-/// [`kurabe_http::header::check`], its error naming the flag.
-fn checked_header(flag: &str, name: &str, value: &str) -> anyhow::Result<()> {
-    kurabe_http::header::check(name, value).context(flag.to_owned())
+    Ok((name.trim().to_owned(), value.trim().to_owned()))
 }
 
 /// ab's `-e` CSV: "Percentage served,Time in ms", one row per integer percentage the report has.

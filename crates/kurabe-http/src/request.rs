@@ -1,0 +1,225 @@
+//! One HTTP request as `kurabe http`'s flags and a plan's `http` workload
+//! both describe it, resolved into the method, headers and body the load
+//! generator sends.
+//!
+//! Owns the request's defaults and order, so the same settings send the
+//! same bytes from the command line and from a plan: the method (explicit,
+//! else implied by the body flag, else GET), then headers in the order
+//! extra headers, `Cookie`, `Authorization`, `Content-Type` (`text/plain`
+//! when there is a body and no type is given, as ab sends). Must not read
+//! files or know flag syntax: callers hand in values and the names their
+//! users wrote them under ([`Names`]), which the errors quote.
+
+use crate::header::{self, HeaderError};
+
+/// Timeout of one request when none is given (ab's `-s` default).
+pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The settings that shape one request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestSpec {
+    /// Method asked for explicitly (`-m`, a plan's `method`).
+    pub method: Option<String>,
+    /// Method implied by other settings (`-i` HEAD, `-p` POST, `-u` PUT, a
+    /// plan's `body_file` POST) when none is explicit; else GET.
+    pub implied_method: Option<&'static str>,
+    /// Extra headers, in the order given.
+    pub headers: Vec<(String, String)>,
+    /// Cookies, `name=value` each, sent as one `Cookie` header.
+    pub cookies: Vec<String>,
+    /// Basic authentication, `user:password`.
+    pub auth: Option<String>,
+    /// Content-Type of the body.
+    pub content_type: Option<String>,
+    /// The body, already read.
+    pub body: Option<Vec<u8>>,
+}
+
+/// What the user called each setting, for error messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Names {
+    /// The method's name (`-m`, `method`).
+    pub method: &'static str,
+    /// Extra headers (`-H`, `headers`).
+    pub headers: &'static str,
+    /// Cookies (`-C`, `cookies`).
+    pub cookies: &'static str,
+    /// Basic authentication (`-A`, `auth`).
+    pub auth: &'static str,
+    /// Content-Type (`-T`, `content_type`).
+    pub content_type: &'static str,
+}
+
+/// A request setting that cannot be sent; the message names the setting.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// Not an HTTP method token.
+    #[error("{name} '{value}': a method is a single word of letters, e.g. {name} DELETE")]
+    Method {
+        /// The setting's name.
+        name: &'static str,
+        /// What was given.
+        value: String,
+    },
+    /// Credentials without the `:` between user and password.
+    #[error("{name} '{value}': give user:password")]
+    Auth {
+        /// The setting's name.
+        name: &'static str,
+        /// What was given.
+        value: String,
+    },
+    /// A header name or value that would break the request.
+    #[error("{name}: {problem}")]
+    Header {
+        /// The setting's name.
+        name: &'static str,
+        /// What is wrong with it (not a `source`: the message says it once).
+        problem: HeaderError,
+    },
+}
+
+/// The resolved request: what goes on the wire before the framing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// Upper-case method.
+    pub method: String,
+    /// Headers in sending order (Host, Content-Length and Connection are the engine's).
+    pub headers: Vec<(String, String)>,
+    /// The body, if any.
+    pub body: Option<Vec<u8>>,
+}
+
+impl RequestSpec {
+    /// Check the settings and resolve the defaults.
+    pub fn build(self, names: &Names) -> Result<Request, RequestError> {
+        Ok(Request {
+            method: self.method(names)?,
+            headers: self.header_list(names)?,
+            body: self.body,
+        })
+    }
+
+    fn method(&self, names: &Names) -> Result<String, RequestError> {
+        let Some(m) = &self.method else {
+            return Ok(self.implied_method.unwrap_or("GET").to_owned());
+        };
+        let token = |b: u8| b.is_ascii_alphabetic() || b == b'-' || b == b'_';
+        if m.is_empty() || !m.bytes().all(token) {
+            return Err(RequestError::Method {
+                name: names.method,
+                value: m.clone(),
+            });
+        }
+        Ok(m.to_ascii_uppercase())
+    }
+
+    fn header_list(&self, names: &Names) -> Result<Vec<(String, String)>, RequestError> {
+        let checked = |name: &'static str, k: &str, v: &str| {
+            header::check(k, v).map_err(|problem| RequestError::Header { name, problem })
+        };
+        let mut out = Vec::with_capacity(self.headers.len() + 3);
+        for (k, v) in &self.headers {
+            checked(names.headers, k, v)?;
+            out.push((k.clone(), v.clone()));
+        }
+        for c in &self.cookies {
+            checked(names.cookies, "Cookie", c)?;
+        }
+        if !self.cookies.is_empty() {
+            out.push(("Cookie".into(), self.cookies.join("; ")));
+        }
+        if let Some(auth) = &self.auth {
+            if !auth.contains(':') {
+                return Err(RequestError::Auth {
+                    name: names.auth,
+                    value: auth.clone(),
+                });
+            }
+            out.push(("Authorization".into(), crate::auth::basic(auth)));
+        }
+        let typed = out
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+        match (&self.content_type, &self.body) {
+            (Some(t), _) => {
+                checked(names.content_type, "Content-Type", t)?;
+                out.push(("Content-Type".into(), t.clone()));
+            }
+            (None, Some(_)) if !typed => out.push(("Content-Type".into(), "text/plain".into())),
+            _ => {}
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NAMES: Names = Names {
+        method: "-m",
+        headers: "-H",
+        cookies: "-C",
+        auth: "-A",
+        content_type: "-T",
+    };
+
+    fn spec() -> RequestSpec {
+        RequestSpec {
+            headers: vec![("X-A".into(), "1".into())],
+            cookies: vec!["a=1".into(), "b=2".into()],
+            auth: Some("Aladdin:open sesame".into()),
+            body: Some(b"hi".to_vec()),
+            implied_method: Some("POST"),
+            ..RequestSpec::default()
+        }
+    }
+
+    #[test]
+    fn defaults_and_order() {
+        let r = spec().build(&NAMES).unwrap();
+        assert_eq!(r.method, "POST");
+        let names: Vec<&str> = r.headers.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["X-A", "Cookie", "Authorization", "Content-Type"]);
+        assert_eq!(r.headers[1].1, "a=1; b=2");
+        assert_eq!(r.headers[2].1, "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==");
+        assert_eq!(r.headers[3].1, "text/plain");
+        let get = RequestSpec::default().build(&NAMES).unwrap();
+        assert_eq!((get.method.as_str(), get.headers.len()), ("GET", 0));
+    }
+
+    #[test]
+    fn explicit_settings_win() {
+        let mut s = spec();
+        s.method = Some("patch".into());
+        s.content_type = Some("application/json".into());
+        let r = s.build(&NAMES).unwrap();
+        assert_eq!(r.method, "PATCH");
+        assert_eq!(r.headers.last().unwrap().1, "application/json");
+        let mut s = spec();
+        s.headers = vec![("content-type".into(), "text/csv".into())];
+        let r = s.build(&NAMES).unwrap();
+        assert!(!r.headers.iter().any(|(_, v)| v == "text/plain"), "{r:?}");
+    }
+
+    #[test]
+    fn errors_name_the_setting() {
+        let bad = |f: fn(&mut RequestSpec)| {
+            let mut s = spec();
+            f(&mut s);
+            s.build(&NAMES).unwrap_err().to_string()
+        };
+        assert_eq!(
+            bad(|s| s.method = Some("GE T".into())),
+            "-m 'GE T': a method is a single word of letters, e.g. -m DELETE"
+        );
+        assert_eq!(
+            bad(|s| s.auth = Some("nocolon".into())),
+            "-A 'nocolon': give user:password"
+        );
+        assert!(bad(|s| s.cookies = vec!["a\nb".into()]).starts_with("-C: "));
+        assert!(bad(|s| s.headers = vec![("X Y".into(), "1".into())]).starts_with("-H: "));
+        assert!(bad(|s| s.content_type = Some("a\rb".into())).starts_with("-T: "));
+    }
+}
