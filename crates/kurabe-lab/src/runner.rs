@@ -96,6 +96,8 @@ pub enum Event<'a> {
         /// The stored record.
         record: &'a RunRecord,
     },
+    /// Something the reader of the results should know (said once).
+    Note(String),
     /// `--until-confident` added a round because some verdict is not settled yet.
     RoundAdded {
         /// 0-based number of the new round.
@@ -229,7 +231,8 @@ fn check_headers(
     Ok(())
 }
 
-fn default_seed() -> u64 {
+/// A run-order seed drawn from the clock and the process id.
+pub fn default_seed() -> u64 {
     let t = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
@@ -247,7 +250,7 @@ fn signal_number(s: StopSignal) -> libc::c_int {
 }
 
 /// argv of a command line: a string runs through `/bin/sh -c`.
-fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
+pub(crate) fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
     match cmd {
         CommandLine::Argv(v) => v.iter().chain(extra).cloned().collect(),
         CommandLine::Shell(s) => {
@@ -366,15 +369,10 @@ impl Ctx<'_> {
             .collect();
         let measured = match &w.kind {
             WorkloadKind::Http(h) => {
-                let url = match &h.url {
-                    Some(u) => substitute(u, &vars),
-                    None => format!(
-                        "http://127.0.0.1:{port}{}",
-                        h.path
-                            .as_deref()
-                            .map_or("/".into(), |p| substitute(p, &vars))
-                    ),
-                };
+                let url = http_url(h, v, &vars, port);
+                // Without a target, a server on this machine is still
+                // measured: the process listening on the URL's port.
+                let probe = probe.clone().or_else(|| local_server(&url));
                 let warmup = self.plan.warmup.map(|d| d.0);
                 measure::http(
                     h,
@@ -386,9 +384,24 @@ impl Ctx<'_> {
                 )
             }
             WorkloadKind::Command(c) => {
-                let argv = argv_of(&c.command.substitute(&vars), &[]);
-                let cwd = self.resolve_dir(c.cwd.as_ref());
-                measure::command(c, &argv, &env, cwd, self.stop)
+                // Without a target, a variant's command and limits are its
+                // command workloads' (the plan `kurabe cmd` builds).
+                let own = self.plan.target.is_none();
+                let command = v.command.as_ref().filter(|_| own).unwrap_or(&c.command);
+                let argv = argv_of(&command.substitute(&vars), &[]);
+                let prepare = c
+                    .prepare
+                    .as_ref()
+                    .map(|p| argv_of(&p.substitute(&vars), &[]));
+                let limits = cgroup_limits(v).filter(|_| own);
+                let run = measure::CommandRun {
+                    argv: &argv,
+                    prepare: prepare.as_deref(),
+                    env: &env,
+                    cwd: self.resolve_dir(c.cwd.as_ref()),
+                    limits: limits.as_ref(),
+                };
+                measure::command(c, &run, self.stop)
             }
             WorkloadKind::Watch(wt) => match &wt.command {
                 Some(cmd) => {
@@ -442,6 +455,72 @@ impl Ctx<'_> {
         }
         Ok(measured)
     }
+}
+
+/// The URL an http workload loads for variant `v`: its own `url`, else
+/// `path` on the variant's existing server, else on the target's `{port}`.
+fn http_url(
+    h: &kurabe_model::plan::HttpWorkload,
+    v: &ResolvedVariant,
+    vars: &BTreeMap<String, String>,
+    port: u16,
+) -> String {
+    let path = h.path.as_deref().map(|p| substitute(p, vars));
+    match (&h.url, &v.url, path) {
+        (Some(u), _, _) => substitute(u, vars),
+        (None, Some(base), None) => substitute(base, vars),
+        (None, Some(base), Some(path)) => join_url(&substitute(base, vars), &path),
+        (None, None, path) => format!("http://127.0.0.1:{port}{}", path.as_deref().unwrap_or("/")),
+    }
+}
+
+/// `base` (a server's URL, maybe with a path prefix) with `path` appended.
+fn join_url(base: &str, path: &str) -> String {
+    format!("{}{path}", base.trim_end_matches('/'))
+}
+
+/// The port of a URL whose host is this machine's loopback.
+fn is_loopback_url(url: &str) -> Option<u16> {
+    let t = kurabe_http::client::Target::parse(url).ok()?;
+    let host = t.host.trim_start_matches('[').trim_end_matches(']');
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    local.then_some(t.port)
+}
+
+/// The process listening on a loopback URL's port, to sample as the server.
+fn local_server(url: &str) -> Option<Probe> {
+    let port = is_loopback_url(url)?;
+    let pid = kurabe_probe::find_listener(port).ok().flatten()?;
+    Some(Probe { pid, cgroup: None })
+}
+
+/// One note for the http workloads whose server kurabe cannot measure:
+/// no [target] and a URL that is not on this machine.
+fn remote_note(plan: &Plan, variants: &[ResolvedVariant]) -> Option<String> {
+    if plan.target.is_some() {
+        return None;
+    }
+    let mut remote = Vec::new();
+    for w in &plan.workloads {
+        let WorkloadKind::Http(h) = &w.kind else {
+            continue;
+        };
+        for v in variants {
+            let url = http_url(h, v, &v.params, 0);
+            if is_loopback_url(&url).is_none() && !remote.contains(&v.name) {
+                remote.push(v.name.clone());
+            }
+        }
+    }
+    (!remote.is_empty()).then(|| {
+        format!(
+            "server CPU and memory are measured only for servers on this machine; not for: {}",
+            remote.join(", ")
+        )
+    })
 }
 
 /// Turn a run's outcome into the record the store keeps.
@@ -524,6 +603,9 @@ pub fn run_experiment(
         seed,
         total,
     });
+    if let Some(note) = remote_note(plan, &variants) {
+        on_event(&Event::Note(note));
+    }
     let ctx = Ctx { plan, opts, stop };
     let headline = headline_metrics(plan);
     let began = Instant::now();
@@ -652,12 +734,17 @@ pub fn plan_dir(path: &Path) -> PathBuf {
 }
 
 /// A variant's `limits` in the form the cgroup code takes.
-fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup::Limits> {
-    v.limits.as_ref().map(|l| kurabe_probe::cgroup::Limits {
+pub(crate) fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup::Limits> {
+    v.limits.as_ref().map(probe_limits)
+}
+
+/// Plan limits in the form the cgroup code takes.
+pub(crate) fn probe_limits(l: &kurabe_model::plan::Limits) -> kurabe_probe::cgroup::Limits {
+    kurabe_probe::cgroup::Limits {
         cpus: l.cpus,
         cpuset: l.cpuset.clone(),
         memory_bytes: l.memory.map(|m| m.0),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Integration tests: they run the built `kurabe` binary against real
 //! processes and sockets. One test binary, one module per subcommand.
 
+mod anyserver;
 mod cli;
+mod cmd;
 mod fleet;
 mod harden;
 mod http;
