@@ -74,6 +74,20 @@ fn long_work_shows_a_progress_bar_on_a_terminal_only() {
     if let Some(tty) = on_a_terminal(&["http", "-q", "-n", "3000", url]) {
         assert_eq!(tty, "", "-q draws nothing");
     }
+    let system = [
+        "system",
+        "--tests",
+        "syscall,pipe",
+        "-c",
+        "1",
+        "--passes",
+        "2",
+        "--seconds",
+        "0.3",
+    ];
+    if let Some(tty) = on_a_terminal(&system) {
+        assert!(tty.contains("/2 tests  ETA"), "{tty:?}");
+    }
     // Not a terminal: nothing on stderr but the report's own notes.
     let out = kurabe().args(["http", "-n", "3000", url]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
