@@ -159,7 +159,7 @@ impl Profile {
 
     /// kurabe's default: passes until the score's 95 % interval (and each
     /// test's) is within `target` (0.02 = ±2 %), or `max_time_s` per copy
-    /// count is spent. Passes are short (2 s for the fast tests, 3 s for
+    /// count is spent. Passes are short (1 s for the fast tests, 3 s for
     /// execl, spawn and the file copies, 6 s for the shells; rates do not
     /// depend on the duration, their spread shrinks with the number of
     /// passes) and have no settling sleeps, so the time goes into passes.
@@ -176,7 +176,7 @@ impl Profile {
             )));
         }
         let seconds = catalog::ALL.map(|s| match (s.repeat, s.id) {
-            (Repeat::Long, _) => 2.0,
+            (Repeat::Long, _) => 1.0,
             (_, TestId::Shell1 | TestId::Shell8) => 6.0,
             _ => 3.0,
         });

@@ -27,7 +27,7 @@ pub(crate) fn store_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
 pub(crate) fn open_existing(flag: Option<&Path>) -> anyhow::Result<Store> {
     let path = store_path(flag)?;
     if let Location::Sqlite(file) = Location::parse(&path) {
-        if !file.is_file() {
+        if !file.exists() {
             bail!(
                 "no results store at {}; run `kurabe run` or `kurabe results import` first, or pass --store PATH|URL / set KURABE_STORE",
                 file.display()

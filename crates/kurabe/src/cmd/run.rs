@@ -101,8 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut store = match &args.store {
         Some(p) => Store::open(p),
         None => Store::open_default(),
-    }
-    .context("cannot open the results store (choose another with --store PATH)")?;
+    }?;
     let opts = RunOptions {
         plan_dir: kurabe_lab::runner::plan_dir(&args.plan),
         plan_text,

@@ -82,7 +82,7 @@ struct RunArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Seconds per pass for every test (for tests and benchmarks).
-    #[arg(long, value_name = "S", hide = true)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_secs, hide = true)]
     seconds: Option<f64>,
     /// A replacement for the helper program the Execl and Process Creation tests run (default: the one built into kurabe).
     #[arg(long, value_name = "PATH", hide = true)]
