@@ -10,6 +10,7 @@ mod cmd;
 mod flags;
 mod load;
 mod output;
+mod progress;
 mod render;
 mod save;
 mod signal;

@@ -34,3 +34,49 @@ fn usage_errors_are_short_and_keep_the_suggestion_and_possible_values() {
     assert!(err.contains("a similar subcommand exists: 'list'"), "{err}");
     assert!(err.contains("see 'kurabe results --help'"), "{err}");
 }
+
+/// Run `kurabe ARGS` under `script(1)`, so stderr is a terminal; what it drew.
+fn on_a_terminal(args: &[&str]) -> Option<String> {
+    let script = std::path::Path::new("/usr/bin/script");
+    if !script.exists() {
+        eprintln!("skipped: script(1) is not installed");
+        return None;
+    }
+    let line = std::iter::once(env!("CARGO_BIN_EXE_kurabe"))
+        .chain(args.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = std::process::Command::new(script)
+        .args(["-qec", &format!("{line} >/dev/null"), "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn long_work_shows_a_progress_bar_on_a_terminal_only() {
+    let server = crate::serve::ServeChild::start(&[]);
+    let url = server.url.as_str();
+    if let Some(tty) = on_a_terminal(&["http", "--rate", "3000", "-n", "3000", url]) {
+        assert!(tty.contains("/3000 requests  ETA"), "{tty:?}");
+    }
+    if let Some(tty) = on_a_terminal(&["http", "-t", "1", url]) {
+        assert!(
+            tty.contains("/1s  ETA") && tty.contains(" done, 0 failed"),
+            "{tty:?}"
+        );
+    }
+    if let Some(tty) = on_a_terminal(&["http", "-q", "-n", "3000", url]) {
+        assert_eq!(tty, "", "-q draws nothing");
+    }
+    // Not a terminal: nothing on stderr but the report's own notes.
+    let out = kurabe().args(["http", "-n", "3000", url]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("requests") && !err.contains('\r'), "{err:?}");
+}
