@@ -218,6 +218,19 @@ fn collect_value(value: &Spanned<DeValue<'_>>, out: &mut Vec<(Range<usize>, Stri
     }
 }
 
+/// A plan built in memory (`kurabe cmd`, `kurabe http A B`) as the TOML
+/// text the store keeps with its experiment, so `kurabe report` reads it
+/// like a plan file.
+pub fn plan_text(plan: &Plan) -> Result<String, PlanError> {
+    toml::to_string(plan).map_err(|e| PlanError::Invalid {
+        file: "(built-in plan)".into(),
+        line: None,
+        field: None,
+        message: format!("cannot write the plan as TOML: {e}"),
+        more: 0,
+    })
+}
+
 /// Parse and validate plan `text`; `file` names it in error messages.
 pub fn parse_plan(text: &str, file: &str) -> Result<Plan, PlanError> {
     let invalid = |span: Option<Range<usize>>, field: Option<String>, message: String, more| {
