@@ -13,6 +13,11 @@
 //! `--unixbench`; [`Profile::quick`]), or passes until a precision
 //! ([`Profile::precision`], the CLI's default: ±2 % within 9 minutes per
 //! copy count, a third of UnixBench's ~28). Both score the same way.
+//! Measured on the shared 2-vCPU VM at load average 14–30 (docs/system.md):
+//! the default run took 539 s per copy count and reached ±2.6 % (1 copy) and
+//! ±2.8 % (2 copies), not the ±2 % target; `--quick` took 80.6 s for both
+//! copy counts and reached ±6.2 % and ±10.8 %. A quiet-machine figure is
+//! still to be measured.
 //!
 //! Must not: print (progress goes to a callback, reports to an `impl
 //! Write`), parse command lines, or leave anything behind — every process it
