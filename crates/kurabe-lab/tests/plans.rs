@@ -150,7 +150,7 @@ fn bad_plans_name_file_line_field_and_fix() {
         ("[[variant]]\nname = \"a\"\n", "bad.toml:12: `variant[2].name`: duplicate variant name `a`"),
         (
             "[[variant]]\nname = \"c\"\nargs = [\"--fps\", \"{fsp}\"]\n",
-            "bad.toml:13: `variant[2].args`: unknown placeholder `{fsp}`; known: {kurabe}, {port}",
+            "bad.toml:13: `variant[2].args`: unknown placeholder `{fsp}`; known: {kurabe}, {port} (or give it with `kurabe run --set fsp=VALUE`)",
         ),
         (
             "[[workload]]\nname = \"w2\"\nhttp = { requests = 10 }\nidle = {}\n",
@@ -165,8 +165,8 @@ fn bad_plans_name_file_line_field_and_fix() {
             "bad.toml:13: `workload[1].http.requests`: 2 requests cannot keep 4 connections busy; lower `concurrency` or raise `requests`",
         ),
         (
-            "[[workload]]\nname = \"w2\"\nhttp = { url = \"http://example.com/\", requests = 5 }\n",
-            "bad.toml:13: `workload[1].http.url`: `http://example.com/` is not a loopback address; kurabe only sends load to 127.0.0.1, ::1 or localhost",
+            "[[workload]]\nname = \"w2\"\nhttp = { url = \"ftp://example.com/\", requests = 5 }\n",
+            "bad.toml:13: `workload[1].http.url`: expected an http:// or https:// URL, got `ftp://example.com/`",
         ),
         (
             "[[workload]]\nname = \"w2\"\nhttp = { requests = 5, duration = 10 }\n",

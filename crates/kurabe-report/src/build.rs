@@ -31,6 +31,8 @@ const HEADLINE: &[&str] = &[
     "cpu_percent_mean",
     "pss_peak_bytes",
     "max_rss_bytes",
+    "user_time_s",
+    "system_time_s",
     "system_used_bytes",
     "cpu_ms_per_request",
     "pss_steady_bytes",

@@ -20,6 +20,7 @@
 //! `Write` they are given, and whether to colour is the caller's decision
 //! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
 
+pub mod bench;
 mod build;
 mod chart;
 mod csv;

@@ -47,6 +47,8 @@ enum Command {
     Mem(cmd::mem::Args),
     /// UnixBench-style index of this machine, import and compare UnixBench reports.
     System(cmd::system::Args),
+    /// Benchmark and compare commands (hyperfine's options), with CPU, memory, interleaving and verdicts.
+    Cmd(Box<cmd::bench::Args>),
     /// Run an experiment plan: variants × workloads × rounds, interleaved, stored, with verdicts.
     Run(Box<cmd::run::Args>),
     /// History in the results store: list, show, compare, export, import, rm.
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         Command::Watch(args) => cmd::watch::run(args),
         Command::Mem(args) => cmd::mem::run(args),
         Command::System(args) => cmd::system::run(args),
+        Command::Cmd(args) => cmd::bench::run(*args),
         Command::Run(args) => cmd::run::run(*args),
         Command::Results(args) => cmd::results::run(args),
         Command::Report(args) => cmd::report::run(args),

@@ -1,6 +1,8 @@
 //! Integration tests: they run the built `kurabe` binary against real
 //! processes and sockets. One test binary, one module per subcommand.
 
+mod anyserver;
+mod cmd;
 mod fleet;
 mod harden;
 mod http;

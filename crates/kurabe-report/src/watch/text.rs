@@ -125,11 +125,7 @@ fn summary(r: &WatchReport) -> String {
 
 /// "OOM-killed at the 20 MiB limit" (the limit when one was set).
 fn oom_text(r: &WatchReport) -> String {
-    match r.limits.as_ref().and_then(|l| l.memory_bytes) {
-        Some(b) if b % 1048576 == 0 => format!("OOM-killed at the {} MiB limit", b / 1048576),
-        Some(b) => format!("OOM-killed at the {} limit", mib(b)),
-        None => "OOM-killed".into(),
-    }
+    kurabe_model::probe::oom_killed_text(r.limits.as_ref().and_then(|l| l.memory_bytes))
 }
 
 // Linux signal numbers (x86, arm, riscv alike): no libc in a renderer.

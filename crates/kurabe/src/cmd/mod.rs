@@ -1,6 +1,8 @@
 //! One module per subcommand: `Args` (clap) + `run`.
 
+pub mod bench;
 pub mod demo;
+pub mod dryrun;
 pub mod http;
 pub mod mem;
 pub mod report;
