@@ -241,7 +241,7 @@ pub fn run_cmd(
     plan = pre.plan(rounds, block, overhead)?;
     let opts = RunOptions {
         plan_dir: cfg.cwd.clone(),
-        plan_text: toml::to_string(&plan).map_err(|e| CmdError::Usage(e.to_string()))?,
+        plan_text: crate::plan::plan_text(&plan).map_err(|e| CmdError::Usage(e.to_string()))?,
         seed: cfg.seed,
         repeat: None,
         kurabe_exe: cfg.kurabe_exe.clone(),

@@ -258,6 +258,11 @@ pub fn http(
     m.insert("latency_p99_us", l.p99 as f64);
     m.insert("latency_p999_us", l.p999 as f64);
     m.insert("failed_requests", report.failed_requests as f64);
+    let all = report.complete_requests + report.failed_requests;
+    m.insert(
+        "failed_percent",
+        100.0 * report.failed_requests as f64 / all.max(1) as f64,
+    );
     m.insert("non_2xx_responses", report.non_2xx_responses as f64);
     let mut record = json!({ "kind": "http" });
     if let Some(t) = &tree {

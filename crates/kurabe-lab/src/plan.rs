@@ -100,6 +100,14 @@ pub fn load_plan(path: &Path) -> Result<Plan, PlanError> {
 /// [`load_plan`], also returning the file's text (the store keeps it
 /// verbatim with the experiment, so what ran is exactly what was read).
 pub fn load_plan_with_text(path: &Path) -> Result<(Plan, String), PlanError> {
+    let text = read_plan_text(path)?;
+    let plan = parse_plan(&text, &path.display().to_string())?;
+    Ok((plan, text))
+}
+
+/// The plan file's text: only a regular file (a FIFO or a device would block
+/// or never end), at most [`MAX_PLAN_BYTES`].
+fn read_plan_text(path: &Path) -> Result<String, PlanError> {
     let read_err = |source| PlanError::Read {
         path: path.to_owned(),
         source,
@@ -127,8 +135,7 @@ pub fn load_plan_with_text(path: &Path) -> Result<(Plan, String), PlanError> {
             size: text.len() as u64,
         });
     }
-    let plan = parse_plan(&text, &path.display().to_string())?;
-    Ok((plan, text))
+    Ok(text)
 }
 
 /// [`load_plan_with_text`] after filling `{KEY}` placeholders from `vars`
@@ -138,18 +145,7 @@ pub fn load_plan_filled(
     path: &Path,
     vars: &BTreeMap<String, String>,
 ) -> Result<(Plan, String), PlanError> {
-    let read_err = |source| PlanError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let size = std::fs::metadata(path).map_err(read_err)?.len();
-    if size > MAX_PLAN_BYTES {
-        return Err(PlanError::TooLarge {
-            path: path.to_owned(),
-            size,
-        });
-    }
-    let text = std::fs::read_to_string(path).map_err(read_err)?;
+    let text = read_plan_text(path)?;
     let file = path.display().to_string();
     let text = fill_placeholders(&text, &file, vars)?;
     let plan = parse_plan(&text, &file)?;
@@ -220,6 +216,19 @@ fn collect_value(value: &Spanned<DeValue<'_>>, out: &mut Vec<(Range<usize>, Stri
         DeValue::Array(items) => items.iter().for_each(|i| collect_value(i, out)),
         _ => {}
     }
+}
+
+/// A plan built in memory (`kurabe cmd`, `kurabe http A B`) as the TOML
+/// text the store keeps with its experiment, so `kurabe report` reads it
+/// like a plan file.
+pub fn plan_text(plan: &Plan) -> Result<String, PlanError> {
+    toml::to_string(plan).map_err(|e| PlanError::Invalid {
+        file: "(built-in plan)".into(),
+        line: None,
+        field: None,
+        message: format!("cannot write the plan as TOML: {e}"),
+        more: 0,
+    })
 }
 
 /// Parse and validate plan `text`; `file` names it in error messages.

@@ -648,37 +648,6 @@ fn sweep_stale(parent: &Path) {
     }
 }
 
-/// Parse a memory size: bytes, or with a suffix K/M/G/T (powers of 1024; `KiB`,
-/// `MB` etc. accepted, all binary like docker's `--memory`).
-pub fn parse_memory(text: &str) -> Result<u64, CgroupError> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let invalid = |why: &str| CgroupError::Invalid {
-        flag: "--memory",
-        value: text.to_string(),
-        why: why.to_string(),
-    };
-    let n: f64 = num
-        .parse()
-        .map_err(|_| invalid("give a size like 512M, 2G or 1048576"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(invalid("unknown unit; use K, M, G or T")),
-    };
-    let bytes = (n * mult as f64) as u64;
-    if bytes < 1 << 20 {
-        return Err(invalid("too small: give at least 1M"));
-    }
-    Ok(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -784,16 +753,5 @@ mod tests {
         let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
         assert_eq!(parse_oom_kills(v1), Some(3));
         assert_eq!(parse_oom_kills("oom_kill_disable 0\nunder_oom 0\n"), None);
-    }
-
-    #[test]
-    fn memory_sizes() {
-        assert_eq!(parse_memory("512M").unwrap(), 512 << 20);
-        assert_eq!(parse_memory("1.5G").unwrap(), 3 << 29);
-        assert_eq!(parse_memory("2097152").unwrap(), 2 << 20);
-        assert_eq!(parse_memory("64mib").unwrap(), 64 << 20);
-        assert!(parse_memory("12Q").is_err());
-        assert!(parse_memory("abc").is_err());
-        assert!(parse_memory("100").is_err());
     }
 }

@@ -136,6 +136,9 @@ fn change_words(metric: &str, unit: Unit) -> (&'static str, &'static str) {
     if metric.starts_with("cpu") {
         return ("more CPU", "less CPU");
     }
+    if metric.starts_with("failed") {
+        return ("more failures", "fewer failures");
+    }
     match unit {
         Unit::PerSecond => ("faster", "slower"),
         Unit::Seconds | Unit::Milliseconds | Unit::Microseconds => ("slower", "faster"),

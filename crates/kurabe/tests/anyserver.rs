@@ -176,3 +176,56 @@ http = { requests = 5 }
     let o = run(&["--set", "Bad=1"]);
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
 }
+
+#[test]
+fn http_compares_two_local_servers_in_rounds_with_verdicts() {
+    let fast = ServeChild::start(&[]);
+    let slow = ServeChild::start(&["--work-us", "4000"]);
+    let o = kurabe()
+        .args([
+            "http", "-q", "-n", "30", "--rounds", "3", "--format", "json",
+        ])
+        .args([&fast.url, &slow.url])
+        .env("KURABE_STORE", "/nonexistent/never-written.db")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("http-compare.schema.json", &v);
+    kurabe_testkit::schema::assert_valid("experiment-report.schema.json", &v["comparison"]);
+    assert_eq!(v["urls"][0], fast.url.as_str());
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6);
+    for r in runs {
+        assert_eq!(r["http"]["complete_requests"], 30, "{r}");
+        assert!(
+            r["server"]["pid"].as_u64().is_some(),
+            "local server sampled: {r}"
+        );
+    }
+    // Each server got its three rounds of 30 requests.
+    assert_eq!(fast.served(), 90);
+    assert_eq!(slow.served(), 90);
+    // The slow server's CPU per request is measured and compared.
+    let text = v["comparison"].to_string();
+    assert!(text.contains("cpu_ms_per_request"), "{text}");
+    assert!(text.contains("requests_per_second") && text.contains("failed_percent"));
+    // Nothing saved without --save.
+    assert!(!Path::new("/nonexistent/never-written.db").exists());
+}
+
+#[test]
+fn rounds_need_two_urls() {
+    let o = kurabe()
+        .args(["http", "-n", "1", "--rounds", "3", "http://127.0.0.1:9/"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(out(&o).contains("--rounds compares two or more URLs"));
+    let o = kurabe()
+        .args(["http", "http://127.0.0.1:9/", "http://127.0.0.1:9/x"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(out(&o).contains("-n REQUESTS or -t TIME"), "{}", out(&o));
+}

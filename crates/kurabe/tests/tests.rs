@@ -2,6 +2,7 @@
 //! processes and sockets. One test binary, one module per subcommand.
 
 mod anyserver;
+mod cli;
 mod cmd;
 mod fleet;
 mod harden;
@@ -14,6 +15,7 @@ mod results;
 mod run;
 mod serve;
 mod soak;
+mod store;
 mod system;
 mod system_precision;
 mod util;

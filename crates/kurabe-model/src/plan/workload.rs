@@ -336,6 +336,7 @@ impl WorkloadKind {
                 "latency_p99_us",
                 "latency_p999_us",
                 "failed_requests",
+                "failed_percent",
                 "non_2xx_responses",
                 "cpu_ms_per_request",
                 "cpu_percent_mean",

@@ -159,9 +159,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ])?;
     // --no-save: a private store in a temporary directory, gone at exit,
     // so the same runner and report serve both cases.
-    let scratch = if args.no_save { Some(tempdir()?) } else { None };
+    let scratch = if args.no_save {
+        Some(crate::store::ScratchDir::new()?)
+    } else {
+        None
+    };
     let mut store = match (&scratch, &args.store) {
-        (Some(dir), _) => Store::open(&dir.0.join("cmd.db")),
+        (Some(dir), _) => Store::open(&dir.path().join("cmd.db")),
         (None, Some(p)) => Store::open(p),
         (None, None) => Store::open_default(),
     }
@@ -495,28 +499,6 @@ fn progress_line(e: &CmdEvent<'_>) -> Option<String> {
         }
         CmdEvent::Run(_) => return None,
     })
-}
-
-/// A temporary directory removed on drop (for --no-save's private store).
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempdir() -> anyhow::Result<TempDir> {
-    let base = std::env::temp_dir();
-    for n in 0..100u32 {
-        let dir = base.join(format!("kurabe-cmd-{}-{n}", std::process::id()));
-        match std::fs::create_dir(&dir) {
-            Ok(()) => return Ok(TempDir(dir)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
-        }
-    }
-    bail!("cannot create a temporary directory in {}", base.display())
 }
 
 #[cfg(test)]

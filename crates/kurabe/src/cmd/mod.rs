@@ -4,6 +4,7 @@ pub mod bench;
 pub mod demo;
 pub mod dryrun;
 pub mod http;
+pub mod http_ab;
 pub mod mem;
 pub mod report;
 pub mod results;

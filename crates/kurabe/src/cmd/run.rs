@@ -101,8 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut store = match &args.store {
         Some(p) => Store::open(p),
         None => Store::open_default(),
-    }
-    .context("cannot open the results store (choose another with --store PATH)")?;
+    }?;
     let opts = RunOptions {
         plan_dir: kurabe_lab::runner::plan_dir(&args.plan),
         plan_text,
@@ -114,12 +113,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let stop = crate::signal::install()?;
     let quiet = args.quiet;
+    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
     let mut progress = |e: &Event<'_>| {
-        if !quiet {
-            eprintln!("{}", escape::terminal_lines(&progress_line(e)));
+        if bar.is_hidden() {
+            if !quiet {
+                eprintln!("{}", escape::terminal_lines(&progress_line(e)));
+            }
+        } else {
+            show_on_bar(&bar, e);
         }
     };
     let outcome = kurabe_lab::run_experiment(&plan, &mut store, &opts, &stop, &mut progress)?;
+    bar.finish_and_clear();
     let colour = args.output.is_none() && colour_stdout();
     let body = render(&store, &outcome, args.format, colour)?;
     match &args.output {
@@ -149,6 +154,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         _ if outcome.checks.iter().any(|c| !c.passed) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// On a terminal: the bar counts finished runs out of the total (which
+/// `--until-confident` may raise), names the run in flight, and prints the
+/// start line and failed runs above itself.
+fn show_on_bar(bar: &indicatif::ProgressBar, e: &Event<'_>) {
+    match e {
+        Event::Begin { total, .. } => {
+            bar.set_length(*total as u64);
+            bar.println(escape::terminal_lines(&progress_line(e)));
+        }
+        Event::RunStart {
+            total,
+            round,
+            variant,
+            workload,
+            ..
+        } => {
+            bar.set_length(*total as u64);
+            bar.set_message(escape::terminal_lines(&format!(
+                "round {}: {variant} / {workload}",
+                round + 1
+            )));
+        }
+        Event::RunDone { record, .. } => {
+            bar.inc(1);
+            if record.status == RunStatus::Failed {
+                bar.println(escape::terminal_lines(&progress_line(e)));
+            }
+        }
+        Event::RoundAdded { .. } | Event::Note(_) => {
+            bar.println(escape::terminal_lines(&progress_line(e)))
+        }
+    }
 }
 
 fn progress_line(e: &Event<'_>) -> String {
