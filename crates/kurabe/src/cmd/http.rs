@@ -35,7 +35,10 @@ microsecond resolution. Ctrl-C stops the run and prints the partial report, mark
 interrupted (exit status 130; 143 after SIGTERM, 129 after SIGHUP); a second Ctrl-C exits at \
 once without waiting for requests in flight. --abort-on-error stopping at a failure exits 1. \
 Exit status 1 also when no request got a complete response, or when the failed fraction \
-exceeds --max-error-rate; the report says why requests failed (first error of each kind).")]
+exceeds --max-error-rate; the report says why requests failed (first error of each kind). \
+Limits: a response head of at most 64 KiB and 256 headers (more counts as an exception, \
+named); -c N needs about N open files (the soft limit is raised to the hard one; a run that \
+still does not fit is refused before any request).")]
 pub struct Args {
     /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
     pub url: String,
