@@ -13,6 +13,7 @@ pub mod http;
 pub mod plan;
 pub mod probe;
 pub mod record;
+pub mod schema;
 pub mod stats;
 pub mod stop;
 pub mod system;
