@@ -9,7 +9,9 @@
 
 use kurabe_model::plan::{Bound, Check, CheckStat, Plan};
 use kurabe_model::record::{RunRecord, RunStatus};
-use kurabe_model::stats::{compare_metric_at, metric, Comparison, Metric, Summary, CONFIDENCE};
+use kurabe_model::stats::{
+    compare_metric_at, metric, Comparison, Metric, NoIntervalReason, Summary, Verdict, CONFIDENCE,
+};
 
 /// One variant's figures on one metric of one workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,8 +121,23 @@ impl Analysis {
                     .iter()
                     .any(|(w, m)| *w == r.workload && *m == r.metric.name)
             })
-            .all(|r| r.comparison.is_some_and(|c| c.verdict.is_settled()))
+            .all(|r| {
+                r.comparison
+                    .is_some_and(|c| c.verdict.is_settled() || unsettleable(&c))
+            })
     }
+}
+
+/// A ratio with a zero on one side (a command's system time below the
+/// clock's resolution) has no interval however many rounds run; waiting
+/// for it would only burn the time budget.
+fn unsettleable(c: &Comparison) -> bool {
+    matches!(
+        c.verdict,
+        Verdict::NoInterval {
+            reason: NoIntervalReason::NonPositiveValue
+        }
+    )
 }
 
 /// The headline metrics `--until-confident` waits for: every metric a

@@ -12,13 +12,15 @@
 //! share them).
 
 pub mod analysis;
+pub mod cmdbench;
 pub mod measure;
 pub mod plan;
 pub mod runner;
+pub mod schedule;
 pub mod soak;
 pub mod target;
 
-pub use plan::{load_plan, load_plan_with_text, parse_plan, PlanError};
+pub use plan::{load_plan, load_plan_filled, load_plan_with_text, parse_plan, PlanError};
 pub use runner::{
     check_supported, run_experiment, Event, FailedCell, LabError, Outcome, RunOptions,
 };

@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
 use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use kurabe_model::plan::{
-    CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope, SystemWorkload, WatchWorkload,
+    CommandLine, CommandOutput, CommandWorkload, ExecCost, HttpWorkload, IdleWorkload, MemoryScope,
+    SystemWorkload, WatchWorkload,
 };
 use kurabe_probe::cgroup::CgroupReader;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
@@ -257,6 +258,11 @@ pub fn http(
     m.insert("latency_p99_us", l.p99 as f64);
     m.insert("latency_p999_us", l.p999 as f64);
     m.insert("failed_requests", report.failed_requests as f64);
+    let all = report.complete_requests + report.failed_requests;
+    m.insert(
+        "failed_percent",
+        100.0 * report.failed_requests as f64 / all.max(1) as f64,
+    );
     m.insert("non_2xx_responses", report.non_2xx_responses as f64);
     let mut record = json!({ "kind": "http" });
     if let Some(t) = &tree {
@@ -420,59 +426,193 @@ struct Timed {
     max_rss_bytes: u64,
 }
 
+impl Timed {
+    /// These times less a fixed per-execution `cost`, never below 0.
+    fn less(self, cost: &ExecCost) -> Timed {
+        Timed {
+            wall_s: (self.wall_s - cost.wall_s).max(0.0),
+            user_s: (self.user_s - cost.user_s).max(0.0),
+            sys_s: (self.sys_s - cost.system_s).max(0.0),
+            ..self
+        }
+    }
+}
+
+/// A timed execution and how it ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Execution {
+    timed: Timed,
+    /// Exit code; `None` when a signal ended it.
+    exit_code: Option<i32>,
+}
+
+/// What a `command` workload's run executes, substituted by the runner.
+#[derive(Debug, Clone)]
+pub struct CommandRun<'a> {
+    /// The command's argv.
+    pub argv: &'a [String],
+    /// The `prepare` command's argv, run untimed before every execution.
+    pub prepare: Option<&'a [String]>,
+    /// Environment added to kurabe's.
+    pub env: &'a BTreeMap<String, String>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+    /// Limits the executions run under (a cgroup for the run).
+    pub limits: Option<&'a kurabe_probe::cgroup::Limits>,
+}
+
 /// The `command` workload: `warmup_runs` untimed executions, then `runs`
 /// timed ones; metrics are the means (max RSS: the largest). Each
 /// execution goes through kurabe's built-in rusage launcher
-/// ([`kurabe_helpers::rusage`]), see [`exec_timed`].
+/// ([`kurabe_helpers::rusage`]), see [`exec_timed`]; with limits, all of
+/// them run in one cgroup for the run.
 pub fn command(
     w: &CommandWorkload,
-    argv: &[String],
-    env: &BTreeMap<String, String>,
-    cwd: Option<PathBuf>,
+    run: &CommandRun<'_>,
     stop: &AtomicBool,
 ) -> Result<Measured, RunFailure> {
     let helper =
         kurabe_helpers::rusage().map_err(|e| RunFailure::new(format!("command workload: {e}")))?;
-    let timeout = w.timeout.map(|t| t.0);
+    let cgroup = match run.limits {
+        Some(l) if !l.is_empty() => Some(
+            kurabe_probe::cgroup::RunCgroup::create(l)
+                .map_err(|e| RunFailure::new(format!("cannot apply the limits: {e}")))?,
+        ),
+        _ => None,
+    };
     let launch = Launch {
         helper: &helper,
-        argv,
-        env,
-        cwd: cwd.as_deref(),
+        argv: run.argv,
+        env: run.env,
+        cwd: run.cwd.as_deref(),
+        workload: w,
+        cgroup: cgroup.as_ref(),
     };
+    let prepare = run.prepare.map(|argv| Launch {
+        argv,
+        workload: &UNTIMED_HELPER_RUN,
+        ..launch
+    });
+    let timeout = w.timeout.map(|t| t.0);
     for _ in 0..w.warmup_runs {
+        if let Some(p) = &prepare {
+            exec_timed(p, timeout, stop).map_err(|e| RunFailure {
+                message: format!("prepare: {}", e.message),
+                ..e
+            })?;
+        }
         exec_timed(&launch, timeout, stop)?;
     }
-    let mut times = Vec::with_capacity(w.runs as usize);
+    let mut execs = Vec::with_capacity(w.runs as usize);
     for _ in 0..w.runs {
-        times.push(exec_timed(&launch, timeout, stop)?);
+        if let Some(p) = &prepare {
+            exec_timed(p, timeout, stop).map_err(|e| RunFailure {
+                message: format!("prepare: {}", e.message),
+                ..e
+            })?;
+        }
+        let mut e = exec_timed(&launch, timeout, stop)?;
+        if let Some(cost) = &w.subtract {
+            e.timed = e.timed.less(cost);
+        }
+        execs.push(e);
     }
-    let n = times.len().max(1) as f64;
-    let mean = |f: fn(&Timed) -> f64| times.iter().map(f).sum::<f64>() / n;
+    Ok(command_measured(run.argv, &execs))
+}
+
+/// The settings a `prepare` command runs with: output discarded, failure fatal.
+static UNTIMED_HELPER_RUN: CommandWorkload = CommandWorkload {
+    command: CommandLine::Argv(Vec::new()),
+    runs: 1,
+    warmup_runs: 0,
+    cwd: None,
+    timeout: None,
+    prepare: None,
+    ignore_failure: false,
+    stdin: None,
+    output: CommandOutput::Null,
+    randomize_env: false,
+    subtract: None,
+};
+
+/// Means of the executions (max RSS: the largest) and their record.
+fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
+    let n = execs.len().max(1) as f64;
+    let mean = |f: fn(&Timed) -> f64| execs.iter().map(|e| f(&e.timed)).sum::<f64>() / n;
     let mut m = BTreeMap::new();
     m.insert("wall_time_s", mean(|t| t.wall_s));
     m.insert("user_time_s", mean(|t| t.user_s));
     m.insert("system_time_s", mean(|t| t.sys_s));
     m.insert(
         "max_rss_bytes",
-        times.iter().map(|t| t.max_rss_bytes).max().unwrap_or(0) as f64,
+        execs
+            .iter()
+            .map(|e| e.timed.max_rss_bytes)
+            .max()
+            .unwrap_or(0) as f64,
     );
-    let execs: Vec<_> = times
+    let records: Vec<_> = execs
         .iter()
-        .map(|t| json!({"wall_time_s": t.wall_s, "user_time_s": t.user_s, "system_time_s": t.sys_s, "max_rss_bytes": t.max_rss_bytes}))
+        .map(|e| {
+            let t = &e.timed;
+            json!({"wall_time_s": t.wall_s, "user_time_s": t.user_s, "system_time_s": t.sys_s,
+                   "max_rss_bytes": t.max_rss_bytes, "exit_code": e.exit_code})
+        })
         .collect();
-    Ok(Measured {
+    Measured {
         metrics: m,
-        record: json!({ "kind": "command", "command": argv, "executions": execs }),
-    })
+        record: json!({ "kind": "command", "command": argv, "executions": records }),
+    }
 }
 
 /// What one timed execution starts, and where.
+#[derive(Clone, Copy)]
 struct Launch<'a> {
     helper: &'a Path,
     argv: &'a [String],
     env: &'a BTreeMap<String, String>,
     cwd: Option<&'a Path>,
+    /// Input, output, failure and environment settings.
+    workload: &'a CommandWorkload,
+    cgroup: Option<&'a kurabe_probe::cgroup::RunCgroup>,
+}
+
+/// Padding for `KURABE_ENV_PAD`: 0–4095 bytes, a new length every call.
+fn env_padding() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // RandomState is seeded randomly per process and varies per instance:
+    // enough to spread the stack's offset, no dependency needed.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0);
+    "x".repeat((h.finish() % 4096) as usize)
+}
+
+/// Point the command's stdin, stdout and stderr where the workload says.
+fn redirect(cmd: &mut Command, w: &CommandWorkload) -> Result<(), RunFailure> {
+    let open_err = |what: &str, p: &Path, e: std::io::Error| {
+        RunFailure::new(format!("cannot open {what} {}: {e}", p.display()))
+    };
+    match &w.stdin {
+        Some(p) => cmd.stdin(std::fs::File::open(p).map_err(|e| open_err("the input file", p, e))?),
+        None => cmd.stdin(Stdio::null()),
+    };
+    match &w.output {
+        CommandOutput::Null => cmd.stdout(Stdio::null()).stderr(Stdio::piped()),
+        CommandOutput::Pipe => cmd.stdout(Stdio::piped()).stderr(Stdio::piped()),
+        CommandOutput::Inherit => cmd.stdout(Stdio::inherit()).stderr(Stdio::inherit()),
+        CommandOutput::File(p) => {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| open_err("the output file", p, e))?;
+            let f2 = f
+                .try_clone()
+                .map_err(|e| open_err("the output file", p, e))?;
+            cmd.stdout(f).stderr(f2)
+        }
+    };
+    Ok(())
 }
 
 /// The helper's report: seven little-endian i64 (see kurabe-helpers' `programs/rusage.rs`).
@@ -521,7 +661,7 @@ fn exec_timed(
     l: &Launch<'_>,
     timeout: Option<Duration>,
     stop: &AtomicBool,
-) -> Result<Timed, RunFailure> {
+) -> Result<Execution, RunFailure> {
     let shown = || l.argv.join(" ");
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: fds is a valid out-array of two ints.
@@ -545,13 +685,17 @@ fn exec_timed(
         report_w.as_raw_fd()
     };
     let mut cmd = Command::new(l.helper);
-    cmd.arg(wfd.to_string())
-        .args(l.argv)
-        .envs(l.env)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    cmd.arg(wfd.to_string()).args(l.argv).envs(l.env);
+    redirect(&mut cmd, l.workload)?;
+    if l.workload.randomize_env {
+        cmd.env("KURABE_ENV_PAD", env_padding());
+    }
+    match l.cgroup {
+        Some(cg) => cg.prepare(&mut cmd),
+        None => {
+            cmd.process_group(0);
+        }
+    }
     if let Some(d) = l.cwd {
         cmd.current_dir(d);
     }
@@ -576,6 +720,11 @@ fn exec_timed(
     })?;
     let pid = child.id() as libc::pid_t;
     let mut stderr = child.stderr.take();
+    // `--output=pipe`: drained and discarded, so the command never blocks.
+    let drain = child
+        .stdout
+        .take()
+        .map(|mut out| std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink())));
     // Read stderr on a thread (a chatty command must not block on a full pipe).
     let reader = std::thread::spawn(move || {
         let mut buf = Vec::new();
@@ -630,6 +779,9 @@ fn exec_timed(
     drop(child);
     let (helper_status, why) = watchdog;
     let err = reader.join().unwrap_or_default();
+    if let Some(d) = drain {
+        let _ = d.join();
+    }
     let tail = || {
         let text = String::from_utf8_lossy(&err);
         let lines: Vec<&str> = text.lines().collect();
@@ -665,7 +817,8 @@ fn exec_timed(
         });
     }
     let status = rec.wait_status;
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+    let exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    if exit_code != Some(0) && !l.workload.ignore_failure {
         let how = if libc::WIFEXITED(status) {
             format!("exit code {}", libc::WEXITSTATUS(status))
         } else {
@@ -676,7 +829,10 @@ fn exec_timed(
             stderr_tail: tail(),
         });
     }
-    Ok(rec.timed)
+    Ok(Execution {
+        timed: rec.timed,
+        exit_code,
+    })
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! by mapping byte spans to lines and field paths to spans through toml's
 //! spanned document tree — the reader should not have to hunt for the key.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Read;
 use std::ops::Range;
@@ -99,6 +100,14 @@ pub fn load_plan(path: &Path) -> Result<Plan, PlanError> {
 /// [`load_plan`], also returning the file's text (the store keeps it
 /// verbatim with the experiment, so what ran is exactly what was read).
 pub fn load_plan_with_text(path: &Path) -> Result<(Plan, String), PlanError> {
+    let text = read_plan_text(path)?;
+    let plan = parse_plan(&text, &path.display().to_string())?;
+    Ok((plan, text))
+}
+
+/// The plan file's text: only a regular file (a FIFO or a device would block
+/// or never end), at most [`MAX_PLAN_BYTES`].
+fn read_plan_text(path: &Path) -> Result<String, PlanError> {
     let read_err = |source| PlanError::Read {
         path: path.to_owned(),
         source,
@@ -126,8 +135,100 @@ pub fn load_plan_with_text(path: &Path) -> Result<(Plan, String), PlanError> {
             size: text.len() as u64,
         });
     }
-    let plan = parse_plan(&text, &path.display().to_string())?;
+    Ok(text)
+}
+
+/// [`load_plan_with_text`] after filling `{KEY}` placeholders from `vars`
+/// (`kurabe run --set KEY=VALUE`) in every string of the plan; the text
+/// returned is the filled one (the store keeps what actually ran).
+pub fn load_plan_filled(
+    path: &Path,
+    vars: &BTreeMap<String, String>,
+) -> Result<(Plan, String), PlanError> {
+    let text = read_plan_text(path)?;
+    let file = path.display().to_string();
+    let text = fill_placeholders(&text, &file, vars)?;
+    let plan = parse_plan(&text, &file)?;
     Ok((plan, text))
+}
+
+/// Replace `{KEY}` by its value in every string value of the TOML `text`
+/// (re-quoted, so any value is safe; lines keep their numbers unless a
+/// value holds a newline). A key the plan never uses is an error: it is
+/// most likely a typo.
+pub fn fill_placeholders(
+    text: &str,
+    file: &str,
+    vars: &BTreeMap<String, String>,
+) -> Result<String, PlanError> {
+    if vars.is_empty() {
+        return Ok(text.to_owned());
+    }
+    let invalid = |line: Option<usize>, message: String| PlanError::Invalid {
+        file: file.to_owned(),
+        line,
+        field: None,
+        message,
+        more: 0,
+    };
+    let tree = DeTable::parse(text)
+        .map_err(|e| invalid(e.span().map(|s| line_of(text, s.start)), clean(e.message())))?;
+    let mut strings = Vec::new();
+    collect_strings(tree.get_ref(), &mut strings);
+    let mut used = std::collections::BTreeSet::new();
+    let mut edits = Vec::new();
+    for (span, value) in strings {
+        let filled = kurabe_model::plan::substitute(&value, vars);
+        if filled != value {
+            for k in vars.keys() {
+                if value.contains(&format!("{{{k}}}")) {
+                    used.insert(k.clone());
+                }
+            }
+            edits.push((span, toml::Value::String(filled).to_string()));
+        }
+    }
+    if let Some(unused) = vars.keys().find(|k| !used.contains(*k)) {
+        return Err(invalid(
+            None,
+            format!("--set {unused}: the plan has no `{{{unused}}}` placeholder; check the name"),
+        ));
+    }
+    let mut out = text.to_owned();
+    edits.sort_by_key(|(span, _)| std::cmp::Reverse(span.start));
+    for (span, quoted) in edits {
+        out.replace_range(span, &quoted);
+    }
+    Ok(out)
+}
+
+/// Every string value in the tree with the span of its quoted text.
+fn collect_strings(table: &DeTable<'_>, out: &mut Vec<(Range<usize>, String)>) {
+    for (_, value) in table.iter() {
+        collect_value(value, out);
+    }
+}
+
+fn collect_value(value: &Spanned<DeValue<'_>>, out: &mut Vec<(Range<usize>, String)>) {
+    match value.get_ref() {
+        DeValue::String(s) => out.push((value.span(), s.to_string())),
+        DeValue::Table(t) => collect_strings(t, out),
+        DeValue::Array(items) => items.iter().for_each(|i| collect_value(i, out)),
+        _ => {}
+    }
+}
+
+/// A plan built in memory (`kurabe cmd`, `kurabe http A B`) as the TOML
+/// text the store keeps with its experiment, so `kurabe report` reads it
+/// like a plan file.
+pub fn plan_text(plan: &Plan) -> Result<String, PlanError> {
+    toml::to_string(plan).map_err(|e| PlanError::Invalid {
+        file: "(built-in plan)".into(),
+        line: None,
+        field: None,
+        message: format!("cannot write the plan as TOML: {e}"),
+        more: 0,
+    })
 }
 
 /// Parse and validate plan `text`; `file` names it in error messages.
@@ -256,6 +357,31 @@ fn span_of(table: &DeTable<'_>, path: &FieldPath) -> Option<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn set_fills_every_string_and_requotes() {
+        let text = "name = \"build {commit}\"\n[target]\ncommand = '{bin} -p {port}'\nenv = { A = \"{commit}\" }\n";
+        let out = fill_placeholders(
+            text,
+            "p.toml",
+            &vars(&[("commit", "abc\"1"), ("bin", "/opt/x y")]),
+        )
+        .unwrap();
+        let v: toml::Table = toml::from_str(&out).unwrap();
+        assert_eq!(v["name"].as_str(), Some("build abc\"1"));
+        assert_eq!(v["target"]["command"].as_str(), Some("/opt/x y -p {port}"));
+        assert_eq!(v["target"]["env"]["A"].as_str(), Some("abc\"1"));
+        assert_eq!(out.lines().count(), text.lines().count());
+        let err = fill_placeholders(text, "p.toml", &vars(&[("comit", "x")])).unwrap_err();
+        assert!(err.to_string().contains("--set comit"), "{err}");
+    }
 
     #[test]
     fn line_numbers() {

@@ -17,6 +17,12 @@
 //! stop flag (Ctrl-C) ends the run in flight without recording it, keeps
 //! the finished ones and marks the experiment interrupted.
 //!
+//! What it touches comes in through [`RunnerIo`]: a [`Launcher`] (the real
+//! [`ProcessLauncher`] starts processes), a [`Sink`] (the store), a
+//! [`Clock`], the stop flag and the progress callback, so the scheduling,
+//! `on_failure`, `--until-confident` and interruption rules are unit-tested
+//! with fakes (`runner/scheduling_tests.rs`), as well as end to end.
+//!
 //! It reports progress through a callback and never prints.
 
 use std::collections::BTreeMap;
@@ -25,8 +31,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use kurabe_model::plan::{
-    substitute, CommandLine, OnFailure, Plan, PortSpec, Ready, ResolvedVariant, StopSignal,
-    Workload, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER,
+    substitute, CommandLine, CommandWorkload, OnFailure, Plan, PortSpec, Ready, ResolvedVariant,
+    StopSignal, WatchWorkload, Workload, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER,
 };
 use kurabe_model::record::{
     ExperimentId, ExperimentStatus, MetricValue, NewExperiment, RunRecord, RunStatus,
@@ -40,7 +46,7 @@ use crate::analysis::{
     StopDecision, STOP_CONFIDENCE,
 };
 use crate::measure::{self, Measured, Probe};
-use crate::target::{self, parse_ready_url, ReadyCheck, RunFailure, TargetSpec};
+use crate::target::{self, parse_ready_url, ReadyCheck, RunFailure, RunningTarget, TargetSpec};
 
 /// How to run a plan.
 #[derive(Debug, Clone)]
@@ -96,6 +102,8 @@ pub enum Event<'a> {
         /// The stored record.
         record: &'a RunRecord,
     },
+    /// Something the reader of the results should know (said once).
+    Note(String),
     /// `--until-confident` added a round because some verdict is not settled yet.
     RoundAdded {
         /// 0-based number of the new round.
@@ -229,7 +237,8 @@ fn check_headers(
     Ok(())
 }
 
-fn default_seed() -> u64 {
+/// A run-order seed drawn from the clock and the process id.
+pub fn default_seed() -> u64 {
     let t = SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
@@ -247,7 +256,7 @@ fn signal_number(s: StopSignal) -> libc::c_int {
 }
 
 /// argv of a command line: a string runs through `/bin/sh -c`.
-fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
+pub(crate) fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
     match cmd {
         CommandLine::Argv(v) => v.iter().chain(extra).cloned().collect(),
         CommandLine::Shell(s) => {
@@ -261,14 +270,76 @@ fn argv_of(cmd: &CommandLine, extra: &[String]) -> Vec<String> {
     }
 }
 
-/// Everything the runs of one experiment share.
-struct Ctx<'a> {
+/// Runs one variant × workload and measures it. The real launcher starts
+/// the target and the workload's processes ([`ProcessLauncher`]); unit
+/// tests of the schedule and stop rules hand in a fake.
+pub trait Launcher {
+    /// One run: start, ready, measure, stop.
+    fn launch(
+        &mut self,
+        variant: &ResolvedVariant,
+        workload: &Workload,
+    ) -> Result<Measured, RunFailure>;
+}
+
+/// Where an experiment and its runs are recorded: the results store, or a
+/// fake in unit tests. Each run is handed over as soon as it finishes.
+pub trait Sink {
+    /// Record a new experiment; its id.
+    fn begin(&mut self, experiment: &NewExperiment) -> Result<ExperimentId, StoreError>;
+    /// Record one finished run.
+    fn record(&mut self, experiment: ExperimentId, run: &RunRecord) -> Result<(), StoreError>;
+    /// Record how the experiment ended.
+    fn finish(
+        &mut self,
+        experiment: ExperimentId,
+        status: ExperimentStatus,
+    ) -> Result<(), StoreError>;
+}
+
+impl Sink for Store {
+    fn begin(&mut self, experiment: &NewExperiment) -> Result<ExperimentId, StoreError> {
+        self.begin_experiment(experiment)
+    }
+    fn record(&mut self, experiment: ExperimentId, run: &RunRecord) -> Result<(), StoreError> {
+        self.record_run(experiment, run).map(drop)
+    }
+    fn finish(
+        &mut self,
+        experiment: ExperimentId,
+        status: ExperimentStatus,
+    ) -> Result<(), StoreError> {
+        self.finish_experiment(experiment, status)
+    }
+}
+
+/// Time since the experiment began, against `--until-confident`'s budget.
+pub trait Clock {
+    /// Elapsed time.
+    fn elapsed(&self) -> Duration;
+}
+
+impl Clock for Instant {
+    fn elapsed(&self) -> Duration {
+        Instant::elapsed(self)
+    }
+}
+
+/// The real launcher: every run starts the plan's target fresh and runs
+/// the workload against it with the probes on.
+pub struct ProcessLauncher<'a> {
     plan: &'a Plan,
     opts: &'a RunOptions,
     stop: &'a AtomicBool,
 }
 
-impl Ctx<'_> {
+impl Launcher for ProcessLauncher<'_> {
+    fn launch(&mut self, v: &ResolvedVariant, w: &Workload) -> Result<Measured, RunFailure> {
+        self.run_once(v, w)
+    }
+}
+
+impl ProcessLauncher<'_> {
     fn vars(&self, v: &ResolvedVariant, port: u16) -> BTreeMap<String, String> {
         let mut vars = v.params.clone();
         vars.insert(PORT_PLACEHOLDER.into(), port.to_string());
@@ -347,101 +418,204 @@ impl Ctx<'_> {
         let port = target::free_port()
             .map_err(|e| RunFailure::new(format!("cannot allocate a port: {e}")))?;
         let vars = self.vars(v, port);
-        let mut running = match self.target_spec(v, &vars, port) {
-            Some(spec) => {
-                let mut t = target::start(&spec?)?;
-                t.wait_ready(self.stop)?;
-                Some(t)
-            }
-            None => None,
-        };
+        let mut running = self.start_target(v, &vars, port)?;
         let probe = running.as_ref().map(|t| Probe {
             pid: t.pid(),
             cgroup: t.cgroup_reader(),
         });
-        let env: BTreeMap<String, String> = v
-            .env
-            .iter()
-            .map(|(k, val)| (k.clone(), substitute(val, &vars)))
-            .collect();
-        let measured = match &w.kind {
-            WorkloadKind::Http(h) => {
-                let url = match &h.url {
-                    Some(u) => substitute(u, &vars),
-                    None => format!(
-                        "http://127.0.0.1:{port}{}",
-                        h.path
-                            .as_deref()
-                            .map_or("/".into(), |p| substitute(p, &vars))
-                    ),
-                };
-                let warmup = self.plan.warmup.map(|d| d.0);
-                measure::http(
-                    h,
-                    &url,
-                    &self.opts.plan_dir,
-                    warmup,
-                    probe.as_ref(),
-                    self.stop,
-                )
-            }
-            WorkloadKind::Command(c) => {
-                let argv = argv_of(&c.command.substitute(&vars), &[]);
-                let cwd = self.resolve_dir(c.cwd.as_ref());
-                measure::command(c, &argv, &env, cwd, self.stop)
-            }
-            WorkloadKind::Watch(wt) => match &wt.command {
-                Some(cmd) => {
-                    let spec = TargetSpec {
-                        argv: argv_of(&cmd.substitute(&vars), &[]),
-                        env: env.clone(),
-                        cwd: self.resolve_dir(wt.cwd.as_ref()),
-                        ready: ReadyCheck::Immediately,
-                        stop_signal: libc::SIGTERM,
-                        stop_grace: Duration::from_secs(1),
-                        startup_timeout: Duration::from_secs(1),
-                        limits: None,
-                    };
-                    let watched = target::start(&spec)?;
-                    let p = Probe {
-                        pid: watched.pid(),
-                        cgroup: watched.cgroup_reader(),
-                    };
-                    let r = measure::watch(wt, &p, self.stop);
-                    watched.stop();
-                    r
-                }
-                None => match &probe {
-                    Some(p) => measure::watch(wt, p, self.stop),
-                    None => Err(RunFailure::new(
-                        "a watch workload needs a target or a command",
-                    )),
-                },
-            },
-            WorkloadKind::Idle(i) => measure::idle(i, probe.as_ref(), self.stop),
-            WorkloadKind::System(sw) => measure::system(sw, cgroup_limits(v).as_ref(), self.stop),
-        };
+        let measured = self.measure(v, w, &vars, port, probe.as_ref());
         if let Some(t) = running.as_mut() {
             // A target that died under load makes the figures meaningless.
             t.check_alive("during the workload")?;
         }
-        let measured = match measured {
-            Ok(m) => m,
-            Err(e) => {
-                return Err(match running.as_mut() {
-                    Some(t) if e.stderr_tail.is_empty() => RunFailure {
-                        stderr_tail: t.stderr_tail(),
-                        ..e
-                    },
-                    _ => e,
-                })
-            }
-        };
+        let measured = measured.map_err(|e| match running.as_mut() {
+            Some(t) if e.stderr_tail.is_empty() => RunFailure {
+                stderr_tail: t.stderr_tail(),
+                ..e
+            },
+            _ => e,
+        })?;
         if let Some(t) = running {
             t.stop();
         }
         Ok(measured)
     }
+
+    /// The plan's target for this variant, started and ready; `None` for
+    /// plans without a target.
+    fn start_target(
+        &self,
+        v: &ResolvedVariant,
+        vars: &BTreeMap<String, String>,
+        port: u16,
+    ) -> Result<Option<RunningTarget>, RunFailure> {
+        let Some(spec) = self.target_spec(v, vars, port) else {
+            return Ok(None);
+        };
+        let mut t = target::start(&spec?)?;
+        t.wait_ready(self.stop)?;
+        Ok(Some(t))
+    }
+
+    /// Run the workload (the target, if any, is up and probed).
+    fn measure(
+        &self,
+        v: &ResolvedVariant,
+        w: &Workload,
+        vars: &BTreeMap<String, String>,
+        port: u16,
+        probe: Option<&Probe>,
+    ) -> Result<Measured, RunFailure> {
+        let env: BTreeMap<String, String> = v
+            .env
+            .iter()
+            .map(|(k, val)| (k.clone(), substitute(val, vars)))
+            .collect();
+        match &w.kind {
+            WorkloadKind::Http(h) => {
+                let url = http_url(h, v, vars, port);
+                // Without a target, a server on this machine is still
+                // measured: the process listening on the URL's port.
+                let probe = probe.cloned().or_else(|| local_server(&url));
+                let warmup = self.plan.warmup.map(|d| d.0);
+                let dir = &self.opts.plan_dir;
+                measure::http(h, &url, dir, warmup, probe.as_ref(), self.stop)
+            }
+            WorkloadKind::Command(c) => self.command(v, c, vars, &env),
+            WorkloadKind::Watch(wt) => self.watch(wt, vars, env, probe),
+            WorkloadKind::Idle(i) => measure::idle(i, probe, self.stop),
+            WorkloadKind::System(sw) => measure::system(sw, cgroup_limits(v).as_ref(), self.stop),
+        }
+    }
+
+    /// A command workload. Without a target, a variant's command and
+    /// limits are its command workloads' (the plan `kurabe cmd` builds).
+    fn command(
+        &self,
+        v: &ResolvedVariant,
+        c: &CommandWorkload,
+        vars: &BTreeMap<String, String>,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Measured, RunFailure> {
+        let own = self.plan.target.is_none();
+        let command = v.command.as_ref().filter(|_| own).unwrap_or(&c.command);
+        let argv = argv_of(&command.substitute(vars), &[]);
+        let prepare = c
+            .prepare
+            .as_ref()
+            .map(|p| argv_of(&p.substitute(vars), &[]));
+        let limits = cgroup_limits(v).filter(|_| own);
+        let run = measure::CommandRun {
+            argv: &argv,
+            prepare: prepare.as_deref(),
+            env,
+            cwd: self.resolve_dir(c.cwd.as_ref()),
+            limits: limits.as_ref(),
+        };
+        measure::command(c, &run, self.stop)
+    }
+
+    /// A watch workload: its own command started and watched, else the target.
+    fn watch(
+        &self,
+        wt: &WatchWorkload,
+        vars: &BTreeMap<String, String>,
+        env: BTreeMap<String, String>,
+        probe: Option<&Probe>,
+    ) -> Result<Measured, RunFailure> {
+        let Some(cmd) = &wt.command else {
+            return match probe {
+                Some(p) => measure::watch(wt, p, self.stop),
+                None => Err(RunFailure::new(
+                    "a watch workload needs a target or a command",
+                )),
+            };
+        };
+        let spec = TargetSpec {
+            argv: argv_of(&cmd.substitute(vars), &[]),
+            env,
+            cwd: self.resolve_dir(wt.cwd.as_ref()),
+            ready: ReadyCheck::Immediately,
+            stop_signal: libc::SIGTERM,
+            stop_grace: Duration::from_secs(1),
+            startup_timeout: Duration::from_secs(1),
+            limits: None,
+        };
+        let watched = target::start(&spec)?;
+        let p = Probe {
+            pid: watched.pid(),
+            cgroup: watched.cgroup_reader(),
+        };
+        let r = measure::watch(wt, &p, self.stop);
+        watched.stop();
+        r
+    }
+}
+
+/// The URL an http workload loads for variant `v`: its own `url`, else
+/// `path` on the variant's existing server, else on the target's `{port}`.
+fn http_url(
+    h: &kurabe_model::plan::HttpWorkload,
+    v: &ResolvedVariant,
+    vars: &BTreeMap<String, String>,
+    port: u16,
+) -> String {
+    let path = h.path.as_deref().map(|p| substitute(p, vars));
+    match (&h.url, &v.url, path) {
+        (Some(u), _, _) => substitute(u, vars),
+        (None, Some(base), None) => substitute(base, vars),
+        (None, Some(base), Some(path)) => join_url(&substitute(base, vars), &path),
+        (None, None, path) => format!("http://127.0.0.1:{port}{}", path.as_deref().unwrap_or("/")),
+    }
+}
+
+/// `base` (a server's URL, maybe with a path prefix) with `path` appended.
+fn join_url(base: &str, path: &str) -> String {
+    format!("{}{path}", base.trim_end_matches('/'))
+}
+
+/// The port of a URL whose host is this machine's loopback.
+fn is_loopback_url(url: &str) -> Option<u16> {
+    let t = kurabe_http::client::Target::parse(url).ok()?;
+    let host = t.host.trim_start_matches('[').trim_end_matches(']');
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    local.then_some(t.port)
+}
+
+/// The process listening on a loopback URL's port, to sample as the server.
+fn local_server(url: &str) -> Option<Probe> {
+    let port = is_loopback_url(url)?;
+    let pid = kurabe_probe::find_listener(port).ok().flatten()?;
+    Some(Probe { pid, cgroup: None })
+}
+
+/// One note for the http workloads whose server kurabe cannot measure:
+/// no [target] and a URL that is not on this machine.
+fn remote_note(plan: &Plan, variants: &[ResolvedVariant]) -> Option<String> {
+    if plan.target.is_some() {
+        return None;
+    }
+    let mut remote = Vec::new();
+    for w in &plan.workloads {
+        let WorkloadKind::Http(h) = &w.kind else {
+            continue;
+        };
+        for v in variants {
+            let url = http_url(h, v, &v.params, 0);
+            if is_loopback_url(&url).is_none() && !remote.contains(&v.name) {
+                remote.push(v.name.clone());
+            }
+        }
+    }
+    (!remote.is_empty()).then(|| {
+        format!(
+            "server CPU and memory are measured only for servers on this machine; not for: {}",
+            remote.join(", ")
+        )
+    })
 }
 
 /// Turn a run's outcome into the record the store keeps.
@@ -506,138 +680,253 @@ pub fn run_experiment(
 ) -> Result<Outcome, LabError> {
     check_supported(plan)?;
     check_size(plan, opts.repeat.unwrap_or(plan.repeat))?;
+    let mut launcher = ProcessLauncher { plan, opts, stop };
+    let mut io = RunnerIo {
+        launcher: &mut launcher,
+        sink: store,
+        clock: &Instant::now(),
+        stop,
+        on_event,
+    };
+    run_with(plan, opts, &mut io)
+}
+
+/// What the runner touches: the launcher, the sink, the clock, the stop
+/// flag and the progress callback, handed in so tests can fake them.
+pub struct RunnerIo<'a> {
+    /// Runs one variant × workload.
+    pub launcher: &'a mut dyn Launcher,
+    /// Records the experiment and its runs.
+    pub sink: &'a mut dyn Sink,
+    /// Time since the start, for `--until-confident`'s budget.
+    pub clock: &'a dyn Clock,
+    /// The Ctrl-C flag.
+    pub stop: &'a AtomicBool,
+    /// Receives progress.
+    pub on_event: &'a mut dyn FnMut(&Event<'_>),
+}
+
+/// [`run_experiment`] with every side effect behind `io`: the schedule,
+/// `on_failure`, `--until-confident` and interruption, on any launcher and sink.
+pub fn run_with(
+    plan: &Plan,
+    opts: &RunOptions,
+    io: &mut RunnerIo<'_>,
+) -> Result<Outcome, LabError> {
     let variants = plan.resolved_variants();
-    let names: Vec<String> = variants.iter().map(|v| v.name.clone()).collect();
-    let seed = opts.seed.or(plan.seed).unwrap_or_else(default_seed);
-    let repeat = opts.repeat.unwrap_or(plan.repeat).max(1) as usize;
-    let experiment = store.begin_experiment(&NewExperiment {
-        name: plan.name.clone(),
-        plan_text: opts.plan_text.clone(),
-        seed: Some(seed),
-        host: kurabe_probe::host::host_facts(),
-        tool_version: opts.tool_version.clone(),
-    })?;
-    let per_round = variants.len() * plan.workloads.len();
-    let mut total = per_round * repeat;
-    on_event(&Event::Begin {
-        experiment,
-        seed,
-        total,
-    });
-    let ctx = Ctx { plan, opts, stop };
-    let headline = headline_metrics(plan);
-    let began = Instant::now();
-    let mut runs: Vec<RunRecord> = Vec::new();
-    let mut status = ExperimentStatus::Complete;
-    let mut stopped_by = None;
-    let mut rounds = repeat;
-    let mut round = 0usize;
-    let mut looks = 0u32;
-    'rounds: while round < rounds {
+    let mut s = Session::begin(plan, opts, &variants, io)?;
+    let mut round = 0;
+    while round < s.rounds && s.stopped.is_none() {
+        s.run_round(round, io)?;
+        round += 1;
+        if round == s.rounds && s.stopped.is_none() {
+            if let Some(budget) = opts.until_confident {
+                s.look(round, budget, io);
+            }
+        }
+    }
+    s.finish(io.sink)
+}
+
+/// One experiment in progress.
+struct Session<'a> {
+    plan: &'a Plan,
+    variants: &'a [ResolvedVariant],
+    names: Vec<String>,
+    experiment: ExperimentId,
+    seed: u64,
+    runs: Vec<RunRecord>,
+    /// Runs planned so far.
+    total: usize,
+    /// Rounds planned so far.
+    rounds: usize,
+    /// `--until-confident` looks taken.
+    looks: u32,
+    /// How and why it stopped early, when it did.
+    stopped: Option<(ExperimentStatus, String)>,
+    /// Why it ended without every verdict settled (the experiment still completes).
+    note: Option<String>,
+}
+
+impl<'a> Session<'a> {
+    /// Record the experiment and announce it.
+    fn begin(
+        plan: &'a Plan,
+        opts: &RunOptions,
+        variants: &'a [ResolvedVariant],
+        io: &mut RunnerIo<'_>,
+    ) -> Result<Session<'a>, LabError> {
+        let seed = opts.seed.or(plan.seed).unwrap_or_else(default_seed);
+        let rounds = opts.repeat.unwrap_or(plan.repeat).max(1) as usize;
+        let experiment = io.sink.begin(&NewExperiment {
+            name: plan.name.clone(),
+            plan_text: opts.plan_text.clone(),
+            seed: Some(seed),
+            host: kurabe_probe::host::host_facts(),
+            tool_version: opts.tool_version.clone(),
+        })?;
+        let total = variants.len() * plan.workloads.len() * rounds;
+        (io.on_event)(&Event::Begin {
+            experiment,
+            seed,
+            total,
+        });
+        if let Some(note) = remote_note(plan, variants) {
+            (io.on_event)(&Event::Note(note));
+        }
+        Ok(Session {
+            plan,
+            variants,
+            names: variants.iter().map(|v| v.name.clone()).collect(),
+            experiment,
+            seed,
+            runs: Vec::new(),
+            total,
+            rounds,
+            looks: 0,
+            stopped: None,
+            note: None,
+        })
+    }
+
+    /// Every workload against every variant once, in the round's order.
+    fn run_round(&mut self, round: usize, io: &mut RunnerIo<'_>) -> Result<(), LabError> {
         // The schedule's prefix does not depend on its length, so rounds
         // added later continue the same seeded sequence.
-        let order = randomized_blocks(variants.len(), round + 1, seed)
+        let order = randomized_blocks(self.variants.len(), round + 1, self.seed)
             .pop()
             .unwrap_or_default();
-        for w in &plan.workloads {
+        for w in &self.plan.workloads {
             for &vi in &order {
-                let v = &variants[vi];
-                if stop.load(Ordering::Relaxed) {
-                    status = ExperimentStatus::Interrupted;
-                    stopped_by = Some("interrupted".into());
-                    break 'rounds;
-                }
-                on_event(&Event::RunStart {
-                    index: runs.len() + 1,
-                    total,
-                    round: round as u32,
-                    variant: &v.name,
-                    workload: &w.name,
-                });
-                let started_at = rfc3339(SystemTime::now());
-                let result = ctx.run_once(v, w);
-                if stop.load(Ordering::Relaxed) {
-                    // The run in flight was cut short: not a result.
-                    status = ExperimentStatus::Interrupted;
-                    stopped_by = Some("interrupted".into());
-                    break 'rounds;
-                }
-                let rec = record_of(&v.name, w, round as u32, started_at, result);
-                store.record_run(experiment, &rec)?;
-                runs.push(rec);
-                let rec = runs.last().expect("just pushed");
-                on_event(&Event::RunDone {
-                    index: runs.len(),
-                    record: rec,
-                });
-                if rec.status == RunStatus::Failed && plan.on_failure == OnFailure::Stop {
-                    status = ExperimentStatus::Failed;
-                    stopped_by = Some(format!(
-                        "run {} ({} / {}) failed and on_failure = \"stop\"",
-                        runs.len(),
-                        v.name,
-                        w.name
-                    ));
-                    break 'rounds;
+                self.run_one(round as u32, &self.variants[vi], w, io)?;
+                if self.stopped.is_some() {
+                    return Ok(());
                 }
             }
         }
-        round += 1;
-        if round == rounds {
-            if let Some(budget) = opts.until_confident {
-                // Stop rule: see analysis::stop_decision and STOP_CONFIDENCE.
-                looks += 1;
-                let at_stop = analyse_at(plan, &names, &runs, STOP_CONFIDENCE);
-                let per = began.elapsed() / round as u32;
-                match stop_decision(&at_stop, &headline, looks, round) {
-                    StopDecision::Settled => {}
-                    StopDecision::OutOfLooks => {
-                        stopped_by = Some(format!(
-                            "--until-confident: not every verdict settled at {:.0} % after \
-                             {looks} looks; verdicts are reported as they stand",
-                            STOP_CONFIDENCE * 100.0
-                        ));
-                    }
-                    StopDecision::MoreRounds(more) => {
-                        // As many of them as the time budget allows.
-                        let left = budget.saturating_sub(began.elapsed());
-                        let fit = if per.is_zero() {
-                            more
-                        } else {
-                            (left.as_nanos() / per.as_nanos()) as usize
-                        };
-                        let add = more.min(fit);
-                        for _ in 0..add {
-                            on_event(&Event::RoundAdded {
-                                round: rounds as u32,
-                            });
-                            rounds += 1;
-                            total += per_round;
-                        }
-                    }
+        Ok(())
+    }
+
+    /// One run, recorded as soon as it ends; a stop request before or
+    /// during it ends the experiment without recording it.
+    fn run_one(
+        &mut self,
+        round: u32,
+        v: &ResolvedVariant,
+        w: &Workload,
+        io: &mut RunnerIo<'_>,
+    ) -> Result<(), LabError> {
+        if self.interrupted(io.stop) {
+            return Ok(());
+        }
+        (io.on_event)(&Event::RunStart {
+            index: self.runs.len() + 1,
+            total: self.total,
+            round,
+            variant: &v.name,
+            workload: &w.name,
+        });
+        let started_at = rfc3339(SystemTime::now());
+        let result = io.launcher.launch(v, w);
+        if self.interrupted(io.stop) {
+            // The run in flight was cut short: not a result.
+            return Ok(());
+        }
+        let rec = record_of(&v.name, w, round, started_at, result);
+        io.sink.record(self.experiment, &rec)?;
+        let failed = rec.status == RunStatus::Failed;
+        self.runs.push(rec);
+        (io.on_event)(&Event::RunDone {
+            index: self.runs.len(),
+            record: self.runs.last().expect("just pushed"),
+        });
+        if failed && self.plan.on_failure == OnFailure::Stop {
+            let why = format!(
+                "run {} ({} / {}) failed and on_failure = \"stop\"",
+                self.runs.len(),
+                v.name,
+                w.name
+            );
+            self.stopped = Some((ExperimentStatus::Failed, why));
+        }
+        Ok(())
+    }
+
+    /// True (and the experiment marked interrupted) once Ctrl-C came.
+    fn interrupted(&mut self, stop: &AtomicBool) -> bool {
+        if stop.load(Ordering::Relaxed) {
+            self.stopped = Some((ExperimentStatus::Interrupted, "interrupted".into()));
+        }
+        self.stopped.is_some()
+    }
+
+    /// `--until-confident` after `round` rounds: add rounds while some
+    /// headline verdict is unsettled, as many as the time budget allows.
+    /// Stop rule: see analysis::stop_decision and STOP_CONFIDENCE.
+    fn look(&mut self, round: usize, budget: Duration, io: &mut RunnerIo<'_>) {
+        self.looks += 1;
+        let at_stop = analyse_at(self.plan, &self.names, &self.runs, STOP_CONFIDENCE);
+        let headline = headline_metrics(self.plan);
+        match stop_decision(&at_stop, &headline, self.looks, round) {
+            StopDecision::Settled => {}
+            StopDecision::OutOfLooks => {
+                self.note = Some(format!(
+                    "--until-confident: not every verdict settled at {:.0} % after \
+                     {} looks; verdicts are reported as they stand",
+                    STOP_CONFIDENCE * 100.0,
+                    self.looks
+                ));
+            }
+            StopDecision::MoreRounds(more) => {
+                let add = more.min(rounds_that_fit(io.clock.elapsed(), round, budget, more));
+                for _ in 0..add {
+                    (io.on_event)(&Event::RoundAdded {
+                        round: self.rounds as u32,
+                    });
+                    self.rounds += 1;
+                    self.total += self.variants.len() * self.plan.workloads.len();
                 }
             }
         }
     }
-    let workload_names: Vec<String> = plan.workloads.iter().map(|w| w.name.clone()).collect();
-    let failed_cells = cells_without_success(&names, &workload_names, &runs);
-    if status == ExperimentStatus::Complete && !failed_cells.is_empty() {
-        status = ExperimentStatus::Failed;
+
+    /// Mark the experiment's end in the sink and analyse it.
+    fn finish(self, sink: &mut dyn Sink) -> Result<Outcome, LabError> {
+        let (mut status, stopped_by) = match self.stopped {
+            Some((status, why)) => (status, Some(why)),
+            None => (ExperimentStatus::Complete, self.note),
+        };
+        let workload_names: Vec<String> =
+            self.plan.workloads.iter().map(|w| w.name.clone()).collect();
+        let failed_cells = cells_without_success(&self.names, &workload_names, &self.runs);
+        if status == ExperimentStatus::Complete && !failed_cells.is_empty() {
+            status = ExperimentStatus::Failed;
+        }
+        sink.finish(self.experiment, status)?;
+        let analysis = analyse(self.plan, &self.names, &self.runs);
+        let checks = evaluate_checks(self.plan, &analysis);
+        Ok(Outcome {
+            experiment: self.experiment,
+            status,
+            seed: self.seed,
+            variants: self.names,
+            runs: self.runs,
+            analysis,
+            checks,
+            stopped_by,
+            failed_cells,
+        })
     }
-    store.finish_experiment(experiment, status)?;
-    let analysis = analyse(plan, &names, &runs);
-    let checks = evaluate_checks(plan, &analysis);
-    Ok(Outcome {
-        experiment,
-        status,
-        seed,
-        variants: names,
-        runs,
-        analysis,
-        checks,
-        stopped_by,
-        failed_cells,
-    })
+}
+
+/// Rounds that fit in what is left of `budget`, at the pace of the
+/// `rounds` done in `elapsed`; `wanted` when no time has passed.
+fn rounds_that_fit(elapsed: Duration, rounds: usize, budget: Duration, wanted: usize) -> usize {
+    let per = elapsed / rounds.max(1) as u32;
+    if per.is_zero() {
+        return wanted;
+    }
+    (budget.saturating_sub(elapsed).as_nanos() / per.as_nanos()) as usize
 }
 
 /// Directory of a plan file, for relative paths in it and as the default
@@ -652,13 +941,21 @@ pub fn plan_dir(path: &Path) -> PathBuf {
 }
 
 /// A variant's `limits` in the form the cgroup code takes.
-fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup::Limits> {
-    v.limits.as_ref().map(|l| kurabe_probe::cgroup::Limits {
+pub(crate) fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup::Limits> {
+    v.limits.as_ref().map(probe_limits)
+}
+
+/// Plan limits in the form the cgroup code takes.
+pub(crate) fn probe_limits(l: &kurabe_model::plan::Limits) -> kurabe_probe::cgroup::Limits {
+    kurabe_probe::cgroup::Limits {
         cpus: l.cpus,
         cpuset: l.cpuset.clone(),
         memory_bytes: l.memory.map(|m| m.0),
-    })
+    }
 }
+
+#[cfg(test)]
+mod scheduling_tests;
 
 #[cfg(test)]
 mod tests {

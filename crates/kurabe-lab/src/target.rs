@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use kurabe_model::probe::oom_killed_text;
 use kurabe_probe::cgroup::{CgroupReader, Limits, RunCgroup};
 use kurabe_probe::launch::{self, Started};
 
@@ -271,6 +272,9 @@ impl RunningTarget {
         }
         let (status, _) = self.started.reap();
         let how = match (status.code, status.signal) {
+            _ if self.oom_killed() => {
+                oom_killed_text(self.spec.limits.as_ref().and_then(|l| l.memory_bytes))
+            }
             (Some(c), _) => format!("exit code {c}"),
             (_, Some(s)) => format!("signal {s}"),
             _ => "unknown status".to_owned(),
@@ -281,6 +285,14 @@ impl RunningTarget {
             message: format!("the target exited {when} ({how})"),
             stderr_tail: self.stderr_tail(),
         })
+    }
+
+    /// True when the target's cgroup counted an OOM kill (its memory limit was hit).
+    fn oom_killed(&self) -> bool {
+        self.cgroup
+            .as_ref()
+            .and_then(|c| c.reader().oom_kills())
+            .is_some_and(|n| n > 0)
     }
 
     /// Poll the readiness check until it passes, the target dies, the

@@ -150,7 +150,7 @@ fn bad_plans_name_file_line_field_and_fix() {
         ("[[variant]]\nname = \"a\"\n", "bad.toml:12: `variant[2].name`: duplicate variant name `a`"),
         (
             "[[variant]]\nname = \"c\"\nargs = [\"--fps\", \"{fsp}\"]\n",
-            "bad.toml:13: `variant[2].args`: unknown placeholder `{fsp}`; known: {kurabe}, {port}",
+            "bad.toml:13: `variant[2].args`: unknown placeholder `{fsp}`; known: {kurabe}, {port} (or give it with `kurabe run --set fsp=VALUE`)",
         ),
         (
             "[[workload]]\nname = \"w2\"\nhttp = { requests = 10 }\nidle = {}\n",
@@ -165,12 +165,12 @@ fn bad_plans_name_file_line_field_and_fix() {
             "bad.toml:13: `workload[1].http.requests`: 2 requests cannot keep 4 connections busy; lower `concurrency` or raise `requests`",
         ),
         (
-            "[[workload]]\nname = \"w2\"\nhttp = { url = \"http://example.com/\", requests = 5 }\n",
-            "bad.toml:13: `workload[1].http.url`: `http://example.com/` is not a loopback address; kurabe only sends load to 127.0.0.1, ::1 or localhost",
+            "[[workload]]\nname = \"w2\"\nhttp = { url = \"ftp://example.com/\", requests = 5 }\n",
+            "bad.toml:13: `workload[1].http.url`: expected an http:// or https:// URL, got `ftp://example.com/`",
         ),
         (
-            "[[workload]]\nname = \"w2\"\nhttp = { requests = 5, duration = 10 }\n",
-            "bad.toml:13: `workload[1].http.duration`: expected a duration like `10s`, `1.5s`, `250ms`, `500us`, `2m` or `1h`, got the bare number 10: write `\"10s\"`",
+            "[[workload]]\nname = \"w2\"\nhttp = { requests = 5, duration = \"10 parsecs\" }\n",
+            "bad.toml:13: `workload[1].http.duration`: expected a duration like `10` (seconds), `1.5s`, `250ms`, `500us`, `2m`, `1h` or `1m30s`, got `10 parsecs`",
         ),
         (
             "[[workload]]\nname = \"w2\"\nhttp = { requests = 5 }\nmetrics = [\"system_index\"]\n",
@@ -211,7 +211,7 @@ fn bad_plans_name_file_line_field_and_fix() {
         ),
     ];
     for (extra, want) in cases {
-        let want = want.replace("METRICS_HTTP", "requests_per_second, latency_mean_us, latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us, failed_requests, non_2xx_responses, cpu_ms_per_request, cpu_percent_mean, cpu_time_ms, pss_peak_bytes, pss_steady_bytes, rss_peak_bytes, uss_peak_bytes, pss_slope_bytes_per_request, pss_growth_mb_per_hour, pss_growing");
+        let want = want.replace("METRICS_HTTP", "requests_per_second, latency_mean_us, latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us, failed_requests, failed_percent, non_2xx_responses, cpu_ms_per_request, cpu_percent_mean, cpu_time_ms, pss_peak_bytes, pss_steady_bytes, rss_peak_bytes, uss_peak_bytes, pss_slope_bytes_per_request, pss_growth_mb_per_hour, pss_growing");
         assert_eq!(err(&format!("{HEAD}{extra}")), want, "plan tail:\n{extra}");
     }
 }
@@ -225,8 +225,8 @@ fn bad_top_level_fields() {
             "bad.toml:2: `repeat`: invalid type: string \"five\", expected u32",
         ),
         (
-            "name = \"x\"\nwarmup = 10\n",
-            "bad.toml:2: `warmup`: expected a duration like `10s`, `1.5s`, `250ms`, `500us`, `2m` or `1h`, got the bare number 10: write `\"10s\"`",
+            "name = \"x\"\nwarmup = -10\n",
+            "bad.toml:2: `warmup`: expected a duration like `10` (seconds), `1.5s`, `250ms`, `500us`, `2m`, `1h` or `1m30s`, got -10",
         ),
         (
             "name = \"x\"\nbaseline = \"nope\"\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\nsystem = {}\n",
@@ -359,4 +359,36 @@ system = { tests = ["dhry2reg"], copies = 1, quick = true }
         )),
         "bad.toml:4: `target.ready`: expected exactly one of `url`, `tcp` or `log` in `ready`"
     );
+}
+
+/// Plans read durations and sizes in the command line's grammar: a bare
+/// number is seconds, compound durations add up, `MB` is 10⁶ and `M` 2²⁰.
+#[test]
+fn durations_and_sizes_read_as_on_the_command_line() {
+    let text = r#"name = "grammar"
+warmup = 2
+[target]
+command = "app {port}"
+startup_timeout = "1m30s"
+[[variant]]
+name = "mb"
+limits = { memory = "64MB" }
+[[variant]]
+name = "mib"
+limits = { memory = "64M" }
+[[workload]]
+name = "h"
+http = { duration = 1.5, requests = 10 }
+"#;
+    let plan = parse_plan(text, "grammar.toml").unwrap();
+    let secs = |d: kurabe_model::plan::HumanDuration| d.0.as_secs_f64();
+    assert_eq!(plan.warmup.map(secs), Some(2.0));
+    assert_eq!(secs(plan.target.as_ref().unwrap().startup_timeout), 90.0);
+    let memory = |i: usize| plan.variants[i].limits.as_ref().unwrap().memory.unwrap().0;
+    assert_eq!(memory(0), 64_000_000);
+    assert_eq!(memory(1), 64 << 20);
+    let WorkloadKind::Http(h) = &plan.workloads[0].kind else {
+        panic!("http workload");
+    };
+    assert_eq!(h.duration.map(secs), Some(1.5));
 }

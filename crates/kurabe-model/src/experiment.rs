@@ -35,6 +35,10 @@ pub struct ExperimentReport {
     pub baseline: Option<String>,
     /// Variants in plan order (baseline first if the plan names none).
     pub variants: Vec<String>,
+    /// Variants without a single successful run (e.g. the baseline after an
+    /// interrupt): shown and marked "no runs", never replaced.
+    #[serde(default)]
+    pub variants_without_runs: Vec<String>,
     /// Runs recorded, failed ones included.
     pub runs_total: u64,
     /// Runs that failed.

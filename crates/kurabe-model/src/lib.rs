@@ -7,11 +7,13 @@
 //! It must not do I/O, parse command lines, spawn threads or know about any
 //! particular renderer. Everything here is plain data and pure functions.
 
+pub mod bench;
 pub mod experiment;
 pub mod http;
 pub mod plan;
 pub mod probe;
 pub mod record;
+pub mod schema;
 pub mod stats;
 pub mod stop;
 pub mod system;

@@ -29,8 +29,8 @@ pub use quantity::{
 };
 pub use validate::{FieldPath, PathSeg, Problem};
 pub use workload::{
-    CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope, SystemWorkload, WatchWorkload,
-    Workload, WorkloadKind,
+    CommandOutput, CommandWorkload, ExecCost, HttpWorkload, IdleWorkload, MemoryScope,
+    SystemWorkload, WatchWorkload, Workload, WorkloadKind,
 };
 
 /// Placeholder replaced by a free TCP port allocated for each run.
@@ -328,13 +328,25 @@ pub struct Variant {
     /// Environment added to the target's (and workload command's).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub env: BTreeMap<String, String>,
+    /// Values of `{KEY}` placeholders for this variant (every variant sets
+    /// the same keys), substituted like matrix parameters.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub vars: BTreeMap<String, String>,
+    /// An existing server this variant stands for, in a plan without
+    /// `[target]` (blue/green, two regions, two CDNs): http workloads'
+    /// `path` is requested on it. Any http:// or https:// URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// Arguments appended to the target command.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
-    /// Replaces the target command entirely for this variant.
+    /// Replaces the target command entirely for this variant; in a plan
+    /// without `[target]`, replaces the command of its `command` workloads
+    /// (what `kurabe cmd 'A' 'B'` builds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandLine>,
-    /// Resource limits applied to the target (a per-run cgroup).
+    /// Resource limits applied to the target (a per-run cgroup); without
+    /// `[target]`, to the executions of `command` workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<Limits>,
 }
@@ -390,6 +402,8 @@ pub struct ResolvedVariant {
     pub params: BTreeMap<String, String>,
     /// Environment, substituted.
     pub env: BTreeMap<String, String>,
+    /// The existing server it stands for, substituted.
+    pub url: Option<String>,
     /// Extra target arguments, substituted.
     pub args: Vec<String>,
     /// Command override, substituted.
@@ -443,6 +457,8 @@ impl Plan {
                 let unnamed = Variant {
                     name: String::new(),
                     env: BTreeMap::new(),
+                    vars: BTreeMap::new(),
+                    url: None,
                     args: Vec::new(),
                     command: None,
                     limits: None,
@@ -458,11 +474,14 @@ impl Plan {
             };
         let mut out = Vec::new();
         for (source, v) in templates {
-            for params in &combos {
+            for combo in &combos {
+                let mut params = v.vars.clone();
+                params.extend(combo.iter().map(|(k, val)| (k.clone(), val.clone())));
+                let params = &params;
                 let mut name = substitute(&v.name, params);
-                if name == v.name && !params.is_empty() {
+                if name == v.name && !combo.is_empty() {
                     let suffix: Vec<String> =
-                        params.iter().map(|(k, val)| format!("{k}={val}")).collect();
+                        combo.iter().map(|(k, val)| format!("{k}={val}")).collect();
                     name = format!("{} {}", v.name, suffix.join(" ")).trim().to_owned();
                 }
                 out.push(ResolvedVariant {
@@ -473,6 +492,7 @@ impl Plan {
                         .iter()
                         .map(|(k, val)| (k.clone(), substitute(val, params)))
                         .collect(),
+                    url: v.url.as_ref().map(|u| substitute(u, params)),
                     args: v.args.iter().map(|a| substitute(a, params)).collect(),
                     command: v.command.as_ref().map(|c| c.substitute(params)),
                     limits: v.limits.clone(),

@@ -58,6 +58,17 @@ impl WatchReport {
     }
 }
 
+/// How an OOM kill reads, with the memory limit that caused it:
+/// "OOM-killed at the 20 MiB limit" (one wording for `watch` and `run`).
+pub fn oom_killed_text(limit_bytes: Option<u64>) -> String {
+    const MIB: u64 = 1 << 20;
+    match limit_bytes {
+        Some(b) if b % MIB == 0 => format!("OOM-killed at the {} MiB limit", b / MIB),
+        Some(b) => format!("OOM-killed at the {:.1} MiB limit", b as f64 / MIB as f64),
+        None => "OOM-killed".into(),
+    }
+}
+
 /// Resource limits a started command ran under (its private cgroup).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -271,6 +282,19 @@ pub struct MemReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oom_wording_names_the_limit() {
+        assert_eq!(
+            oom_killed_text(Some(20 << 20)),
+            "OOM-killed at the 20 MiB limit"
+        );
+        assert_eq!(
+            oom_killed_text(Some(1_500_000)),
+            "OOM-killed at the 1.4 MiB limit"
+        );
+        assert_eq!(oom_killed_text(None), "OOM-killed");
+    }
 
     #[test]
     fn enums_are_snake_case_and_points_round_trip() {

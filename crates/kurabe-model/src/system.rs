@@ -11,10 +11,11 @@
 //! Nothing here measures or prints; the scoring maths lives in
 //! `kurabe-system`, this is only the vocabulary.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where a [`SystemReport`] came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum SystemSource {
     /// Measured by `kurabe system`.
     #[serde(rename = "kurabe")]
@@ -176,7 +177,7 @@ pub struct SystemMode {
 }
 
 /// The verdict of one comparison row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SystemVerdict {
     /// B is faster: the whole 95 % interval of B/A is above the noise band.
@@ -192,24 +193,32 @@ pub enum SystemVerdict {
 }
 
 /// `kurabe system compare A B`: B relative to A, per copy count and test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe system comparison",
+    description = "Output of 'kurabe system compare A B --format json': B relative to A per copy count and test (higher is better everywhere).",
+    deny_unknown_fields
+)]
 pub struct SystemCompare {
     /// Schema version of this record ([`crate::SCHEMA_VERSION`]).
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// Where A came from and what it measured.
     pub a: CompareSide,
     /// Where B came from and what it measured.
     pub b: CompareSide,
     /// Half-width of the noise band, as a fraction (0.02 = ±2 %).
+    #[schemars(extend("exclusiveMinimum" = 0))]
     pub noise_band: f64,
     /// One entry per copy count present in both A and B.
     pub runs: Vec<CompareRun>,
 }
 
 /// Identification of one side of a comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(deny_unknown_fields)]
 pub struct CompareSide {
     /// The file it was read from.
     pub label: String,
@@ -224,10 +233,12 @@ pub struct CompareSide {
 }
 
 /// Comparison at one copy count.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(deny_unknown_fields)]
 pub struct CompareRun {
     /// Copy count both sides ran.
+    #[schemars(range(min = 1))]
     pub copies: u32,
     /// Overall index score of A and B and their ratio/verdict.
     pub score: CompareRow,
@@ -236,8 +247,9 @@ pub struct CompareRun {
 }
 
 /// One row of a comparison.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(deny_unknown_fields)]
 pub struct CompareRow {
     /// Test id, or `"score"` for the overall index.
     pub id: String,
@@ -246,21 +258,27 @@ pub struct CompareRow {
     /// Unit of `result_a`/`result_b` (`"index"` for the overall score).
     pub unit: String,
     /// A's value.
+    #[schemars(required, extend("type" = ["number", "null"]))]
     pub result_a: Option<f64>,
     /// B's value.
+    #[schemars(required, extend("type" = ["number", "null"]))]
     pub result_b: Option<f64>,
     /// `result_b / result_a` (higher is better for every test); `None` if either is missing or zero.
+    #[schemars(required, extend("type" = ["number", "null"]))]
     pub ratio: Option<f64>,
     /// Lower 95 % bound of `ratio` (Welch interval on log rates), when both sides have spread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
     pub ratio_ci95_low: Option<f64>,
     /// Upper 95 % bound of `ratio`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
     pub ratio_ci95_high: Option<f64>,
     /// Better / worse / within noise / inconclusive / no verdict.
     pub verdict: SystemVerdict,
     /// Why that verdict (always set for `no_verdict` and `inconclusive`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
     pub reason: Option<String>,
 }
 

@@ -267,6 +267,72 @@ fn io_err(action: &'static str, path: &Path, e: std::io::Error, version: u8) -> 
     }
 }
 
+/// Largest memory limit accepted: the kernel's counters are signed 64-bit
+/// pages; anything near it is a typo, not a limit.
+const MAX_MEMORY_BYTES: u64 = 1 << 62;
+
+/// Refuse limits the kernel would reject with a misleading error or wrap:
+/// more CPUs than the machine has, a malformed CPU list, an absurd memory size.
+fn check_limits(limits: &Limits, online: Option<usize>) -> Result<(), CgroupError> {
+    let invalid = |flag, value: String, why: String| CgroupError::Invalid { flag, value, why };
+    if let Some(c) = limits.cpus {
+        if !(c.is_finite() && c >= 0.01) {
+            return Err(invalid(
+                "--cpus",
+                c.to_string(),
+                "give a number of cores ≥ 0.01, e.g. 0.5".into(),
+            ));
+        }
+        if let Some(n) = online.filter(|&n| c > n as f64) {
+            return Err(invalid(
+                "--cpus",
+                c.to_string(),
+                format!("this machine has {n} CPUs; give at most {n}"),
+            ));
+        }
+    }
+    if let Some(set) = &limits.cpuset {
+        let why = match (cpu_list(set), online) {
+            (None, _) => Some("give CPU numbers and ranges like 0, 0-1 or 0,2".to_owned()),
+            (Some(cpus), Some(n)) if cpus.iter().any(|&c| c >= n) => {
+                Some(format!("this machine has CPUs 0-{}", n - 1))
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            return Err(invalid("--cpuset", set.clone(), why));
+        }
+    }
+    if let Some(m) = limits.memory_bytes.filter(|&m| m > MAX_MEMORY_BYTES) {
+        return Err(invalid(
+            "--memory",
+            m.to_string(),
+            "too large: give a size like 512M or 2G".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The CPUs of a kernel list (`0-3,5`); `None` when it is malformed or empty.
+fn cpu_list(text: &str) -> Option<Vec<usize>> {
+    let mut out = Vec::new();
+    for item in text.trim().split(',') {
+        let (a, b) = item.split_once('-').unwrap_or((item, item));
+        let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+        if a > b || b - a > 1 << 16 {
+            return None;
+        }
+        out.extend(a..=b);
+    }
+    Some(out)
+}
+
+/// How many CPUs this machine has online (`/sys/devices/system/cpu/online`).
+fn online_cpus() -> Option<usize> {
+    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").ok()?;
+    cpu_list(&text).map(|cpus| cpus.iter().max().map_or(0, |m| m + 1))
+}
+
 fn write_file(path: &Path, value: &str, version: u8) -> Result<(), CgroupError> {
     std::fs::write(path, value).map_err(|e| io_err("write to", path, e, version))
 }
@@ -275,15 +341,7 @@ impl RunCgroup {
     /// Create a private cgroup for one run with `limits` applied (none = counting
     /// and killing only).
     pub fn create(limits: &Limits) -> Result<Self, CgroupError> {
-        if let Some(c) = limits.cpus {
-            if !(c.is_finite() && c >= 0.01) {
-                return Err(CgroupError::Invalid {
-                    flag: "--cpus",
-                    value: c.to_string(),
-                    why: "give a number of cores ≥ 0.01, e.g. 0.5".into(),
-                });
-            }
-        }
+        check_limits(limits, online_cpus())?;
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
         let self_cg = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
         let hs = hierarchies(&mountinfo, &self_cg);
@@ -648,40 +706,26 @@ fn sweep_stale(parent: &Path) {
     }
 }
 
-/// Parse a memory size: bytes, or with a suffix K/M/G/T (powers of 1024; `KiB`,
-/// `MB` etc. accepted, all binary like docker's `--memory`).
-pub fn parse_memory(text: &str) -> Result<u64, CgroupError> {
-    let t = text.trim();
-    let split = t
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let invalid = |why: &str| CgroupError::Invalid {
-        flag: "--memory",
-        value: text.to_string(),
-        why: why.to_string(),
-    };
-    let n: f64 = num
-        .parse()
-        .map_err(|_| invalid("give a size like 512M, 2G or 1048576"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        "t" | "tb" | "tib" => 1 << 40,
-        _ => return Err(invalid("unknown unit; use K, M, G or T")),
-    };
-    let bytes = (n * mult as f64) as u64;
-    if bytes < 1 << 20 {
-        return Err(invalid("too small: give at least 1M"));
-    }
-    Ok(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limits_beyond_the_machine_or_malformed_are_refused() {
+        let l = |cpus, cpuset: Option<&str>, memory_bytes| Limits {
+            cpus,
+            cpuset: cpuset.map(str::to_owned),
+            memory_bytes,
+        };
+        let err = |limits: Limits| check_limits(&limits, Some(2)).unwrap_err().to_string();
+        assert!(err(l(Some(1000.0), None, None)).contains("this machine has 2 CPUs"));
+        assert!(err(l(None, Some(",,"), None)).contains("ranges like 0, 0-1"));
+        assert!(err(l(None, Some("1-0"), None)).contains("--cpuset"));
+        assert!(err(l(None, Some("0-5"), None)).contains("CPUs 0-1"));
+        assert!(err(l(None, None, Some(u64::MAX))).contains("too large"));
+        assert!(check_limits(&l(Some(2.0), Some("0,1"), Some(1 << 30)), Some(2)).is_ok());
+        assert_eq!(cpu_list("0-2,5\n"), Some(vec![0, 1, 2, 5]));
+    }
 
     const MOUNTINFO: &str = "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
 32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu
@@ -784,16 +828,5 @@ mod tests {
         let v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
         assert_eq!(parse_oom_kills(v1), Some(3));
         assert_eq!(parse_oom_kills("oom_kill_disable 0\nunder_oom 0\n"), None);
-    }
-
-    #[test]
-    fn memory_sizes() {
-        assert_eq!(parse_memory("512M").unwrap(), 512 << 20);
-        assert_eq!(parse_memory("1.5G").unwrap(), 3 << 29);
-        assert_eq!(parse_memory("2097152").unwrap(), 2 << 20);
-        assert_eq!(parse_memory("64mib").unwrap(), 64 << 20);
-        assert!(parse_memory("12Q").is_err());
-        assert!(parse_memory("abc").is_err());
-        assert!(parse_memory("100").is_err());
     }
 }

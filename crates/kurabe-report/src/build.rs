@@ -31,6 +31,8 @@ const HEADLINE: &[&str] = &[
     "cpu_percent_mean",
     "pss_peak_bytes",
     "max_rss_bytes",
+    "user_time_s",
+    "system_time_s",
     "system_used_bytes",
     "cpu_ms_per_request",
     "pss_steady_bytes",
@@ -52,12 +54,21 @@ pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
         .as_ref()
         .map(|p| p.resolved_variants().into_iter().map(|v| v.name).collect())
         .unwrap_or_default();
-    let variants = ordered(plan_variants, runs.iter().map(|r| r.run.variant.as_str()));
-    let baseline = plan
-        .as_ref()
-        .and_then(Plan::baseline_name)
-        .filter(|b| variants.contains(b))
-        .or_else(|| variants.first().cloned());
+    // The declared baseline stays the baseline even when it has no runs
+    // (interrupted before it ran): it is listed, marked, never replaced.
+    let declared = plan.as_ref().and_then(Plan::baseline_name);
+    let seen = runs.iter().map(|r| r.run.variant.as_str());
+    let variants = ordered(plan_variants, seen.chain(declared.as_deref()));
+    let baseline = declared.or_else(|| variants.first().cloned());
+    let variants_without_runs = variants
+        .iter()
+        .filter(|v| {
+            !runs
+                .iter()
+                .any(|r| &r.run.variant == *v && r.run.status == RunStatus::Ok)
+        })
+        .cloned()
+        .collect();
     let plan_workloads: Vec<String> = plan
         .as_ref()
         .map(|p| p.workloads.iter().map(|w| w.name.clone()).collect())
@@ -108,6 +119,7 @@ pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
         }),
         baseline,
         variants,
+        variants_without_runs,
         runs_total: exp.runs.len() as u64,
         runs_failed: failures.len() as u64,
         workloads,
@@ -140,7 +152,7 @@ fn workload(
 ) -> WorkloadReport {
     let variants: Vec<String> = all_variants
         .iter()
-        .filter(|v| runs.iter().any(|r| &r.run.variant == *v))
+        .filter(|v| runs.iter().any(|r| &r.run.variant == *v) || baseline == Some(v.as_str()))
         .cloned()
         .collect();
     let ok: Vec<&StoredRun> = runs
@@ -229,8 +241,9 @@ fn metric_report(
         let base_samples = samples(base);
         for v in variants.iter().filter(|v| *v != base) {
             let cand = samples(v);
-            if cand.is_empty() && base_samples.is_empty() {
-                continue;
+            if base_samples.is_empty() {
+                // A baseline without runs: nothing to compare against.
+                break;
             }
             // An unknown metric still gets an interval; its verdict is not worded as good or bad.
             let c = compare_metric(

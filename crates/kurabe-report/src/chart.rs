@@ -1,6 +1,7 @@
-//! Hand-written SVG charts for the HTML report: a horizontal bar chart
-//! with 95 % interval whiskers and the individual runs as dots, and a line
-//! chart of a quantity over time, one line per run.
+//! Hand-written SVG charts: a horizontal bar chart with 95 % interval
+//! whiskers and the individual runs as dots, and the line chart of a
+//! quantity over time (the HTML report's CPU and memory per run, and
+//! `kurabe watch --svg`).
 //!
 //! Output is a string of inline SVG with axis labels and units; every text
 //! from the user goes through [`esc`]. No scripts, no external resources.
@@ -201,8 +202,11 @@ pub(crate) struct Line<'a> {
     pub points: &'a [(f64, f64)],
 }
 
-/// Lines over time: x in seconds from 0, y from 0 in `unit`.
-pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, y_title: &str) -> String {
+/// Width and height of a [`line_chart`], for callers that stack several.
+pub(crate) const LINE_CHART_SIZE: (f64, f64) = (654.0, 236.0);
+
+/// Lines over time: x in seconds from 0 (titled `x_title`), y from 0 in `unit`.
+pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, x_title: &str, y_title: &str) -> String {
     let (left, plot_w, plot_h, top) = (64.0, 440.0, 180.0, 12.0);
     let width = left + plot_w + 150.0;
     let height = top + plot_h + 44.0;
@@ -275,13 +279,14 @@ pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, y_title: &str) -> Strin
     }
     let _ = write!(
         s,
-        r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#9aa5b1"/><line x1="{left}" y1="{top}" x2="{left}" y2="{0:.1}" stroke="#9aa5b1"/><text x="{2:.1}" y="{3:.1}" class="axis" text-anchor="middle">time since run start (s)</text><text transform="translate(14 {4:.1}) rotate(-90)" class="axis" text-anchor="middle">{5}</text></svg>"##,
+        r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#9aa5b1"/><line x1="{left}" y1="{top}" x2="{left}" y2="{0:.1}" stroke="#9aa5b1"/><text x="{2:.1}" y="{3:.1}" class="axis" text-anchor="middle">{6}</text><text transform="translate(14 {4:.1}) rotate(-90)" class="axis" text-anchor="middle">{5}</text></svg>"##,
         top + plot_h,
         left + plot_w,
         left + plot_w / 2.0,
         top + plot_h + 36.0,
         top + plot_h / 2.0,
-        esc(y_title)
+        esc(y_title),
+        esc(x_title)
     );
     s
 }

@@ -63,6 +63,9 @@ footer { color: var(--muted); font-size: 13px; }
 }
 "#;
 
+/// x axis of the per-run time series.
+const RUN_TIME: &str = "time since run start (s)";
+
 fn tone_class(t: Tone) -> &'static str {
     match t {
         Tone::Good => "good",
@@ -207,7 +210,7 @@ fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::
         writeln!(
             out,
             "<figure><figcaption>CPU <span>percent of one core, whole process tree</span></figcaption>{}</figure>",
-            line_chart(&cl, Unit::Percent, "CPU (%)")
+            line_chart(&cl, Unit::Percent, RUN_TIME, "CPU (%)")
         )?;
     }
     let ml = lines(r, w, &pss);
@@ -215,7 +218,7 @@ fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::
         writeln!(
             out,
             "<figure><figcaption>Memory <span>Σ PSS of the process tree</span></figcaption>{}</figure>",
-            line_chart(&ml, Unit::Bytes, "PSS")
+            line_chart(&ml, Unit::Bytes, RUN_TIME, "PSS")
         )?;
     }
     writeln!(out, "</div>")

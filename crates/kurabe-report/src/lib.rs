@@ -20,6 +20,7 @@
 //! `Write` they are given, and whether to colour is the caller's decision
 //! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
 
+pub mod bench;
 mod build;
 mod chart;
 mod csv;
@@ -128,10 +129,12 @@ fn host_line(r: &ExperimentReport) -> Option<String> {
 
 /// Header text of a variant row: the baseline is marked.
 fn variant_title(r: &ExperimentReport, variant: &str) -> String {
-    if r.baseline.as_deref() == Some(variant) {
-        format!("{variant} (baseline)")
-    } else {
-        variant.to_owned()
+    let no_runs = r.variants_without_runs.iter().any(|v| v == variant);
+    match (r.baseline.as_deref() == Some(variant), no_runs) {
+        (true, true) => format!("{variant} (baseline, no runs)"),
+        (true, false) => format!("{variant} (baseline)"),
+        (false, true) => format!("{variant} (no runs)"),
+        (false, false) => variant.to_owned(),
     }
 }
 

@@ -107,7 +107,8 @@ pub fn label(metric: &str) -> String {
         "latency_p999_us" => "p99.9 latency",
         "failed_requests" => "failed req",
         "non_2xx_responses" => "non-2xx",
-        "cpu_ms_per_request" => "CPU ms/req",
+        // The cell carries the unit (µs below 1 ms): the label must not.
+        "cpu_ms_per_request" => "CPU/req",
         "cpu_percent_mean" => "CPU %",
         "cpu_time_ms" => "CPU time",
         "pss_peak_bytes" => "PSS peak",
@@ -134,6 +135,9 @@ fn change_words(metric: &str, unit: Unit) -> (&'static str, &'static str) {
     }
     if metric.starts_with("cpu") {
         return ("more CPU", "less CPU");
+    }
+    if metric.starts_with("failed") {
+        return ("more failures", "fewer failures");
     }
     match unit {
         Unit::PerSecond => ("faster", "slower"),

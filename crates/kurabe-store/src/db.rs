@@ -196,7 +196,7 @@ fn pg_cell(row: &postgres::Row, i: usize) -> Result<Cell, postgres::Error> {
 
 impl Conn {
     fn sqlite_err(action: &'static str) -> impl Fn(rusqlite::Error) -> StoreError {
-        move |source| StoreError::Db { action, source }
+        move |cause| StoreError::Db { action, cause }
     }
 
     fn pg_err(action: &'static str) -> impl Fn(postgres::Error) -> StoreError {

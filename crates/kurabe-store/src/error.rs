@@ -11,20 +11,35 @@ pub enum StoreError {
     #[error("cannot find a place for the results store: neither XDG_DATA_HOME nor HOME is set; pass --store PATH or set KURABE_STORE")]
     NoDataDir,
     /// The store's folder could not be created.
-    #[error("cannot create the folder {} for the results store: {source}; choose another with --store PATH or KURABE_STORE", path.display())]
+    #[error("cannot create the folder {} for the results store: {cause}; choose another with --store PATH or KURABE_STORE", path.display())]
     CreateDir {
         /// The folder.
         path: PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
+        /// The I/O error (not a `source`: its text is in this message already,
+        /// and `{:#}` would print it twice).
+        cause: std::io::Error,
     },
     /// The database could not be opened or set up.
-    #[error("cannot open results store {}: {source}; check that it is a kurabe store and writable, or choose another with --store PATH or KURABE_STORE", path.display())]
+    #[error("cannot open results store {}: {cause}; check that it is readable and writable, or choose another with --store PATH or KURABE_STORE", path.display())]
     Open {
         /// The database file.
         path: PathBuf,
-        /// SQLite's error.
-        source: rusqlite::Error,
+        /// SQLite's error (not a `source`, see [`StoreError::CreateDir`]).
+        cause: rusqlite::Error,
+    },
+    /// `--store` names a directory.
+    #[error("results store {} is a directory: give a file in it, e.g. --store {}", path.display(), path.join("results.db").display())]
+    IsDirectory {
+        /// The directory.
+        path: PathBuf,
+    },
+    /// `--store` names a file that is not a kurabe store; it was left untouched.
+    #[error("{} is not a kurabe results store ({what}); it was left untouched: choose another --store PATH", path.display())]
+    NotKurabe {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead ("it is not an SQLite database", "it is another program's SQLite database").
+        what: &'static str,
     },
     /// The database was written by a newer kurabe.
     #[error("results store {} has schema version {found}, newer than this kurabe understands ({supported}); upgrade kurabe or use another store", path.display())]
@@ -110,12 +125,12 @@ pub enum StoreError {
         what: String,
     },
     /// A query failed (disk full, database locked longer than the busy timeout, corruption).
-    #[error("results store: {action} failed: {source}{hint}", hint = hint(source))]
+    #[error("results store: {action} failed: {cause}{hint}", hint = hint(cause))]
     Db {
         /// What was being done.
         action: &'static str,
-        /// SQLite's error.
-        source: rusqlite::Error,
+        /// SQLite's error (not a `source`, see [`StoreError::CreateDir`]).
+        cause: rusqlite::Error,
     },
 }
 
@@ -172,6 +187,6 @@ pub(crate) trait Context<T> {
 
 impl<T> Context<T> for rusqlite::Result<T> {
     fn ctx(self, action: &'static str) -> Result<T, StoreError> {
-        self.map_err(|source| StoreError::Db { action, source })
+        self.map_err(|cause| StoreError::Db { action, cause })
     }
 }

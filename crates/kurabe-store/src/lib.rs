@@ -164,17 +164,30 @@ impl Store {
 
     fn open_sqlite(path: &Path, version: i64) -> Result<Conn, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
                 path: dir.to_owned(),
-                source,
+                cause,
             })?;
         }
-        let open_err = |source| StoreError::Open {
+        if path.is_dir() {
+            return Err(StoreError::IsDirectory {
+                path: path.to_owned(),
+            });
+        }
+        let open_err = |cause| StoreError::Open {
             path: path.to_owned(),
-            source,
+            cause,
         };
         let mut conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(open_err)?;
+        // Before anything is written (WAL mode changes the header): another
+        // program's database, or a file that is no database, stays untouched.
+        if let schema::Owner::Other(what) = schema::owner(&conn).map_err(open_err)? {
+            return Err(StoreError::NotKurabe {
+                path: path.to_owned(),
+                what,
+            });
+        }
         // WAL: readers never block the writer, and a killed writer leaves
         // the file consistent (its uncommitted frames are ignored on reopen).
         let mode: String = conn
@@ -199,6 +212,7 @@ impl Store {
             });
         }
         schema::migrate_sqlite(&mut conn, version)?;
+        schema::mark(&conn)?;
         Ok(Conn::Sqlite(conn))
     }
 

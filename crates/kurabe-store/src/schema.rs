@@ -165,6 +165,62 @@ const _: () = assert!(SQLITE.len() == POSTGRES.len());
 /// (`'kurabe'` in ASCII; any fixed number other tools are unlikely to use).
 const PG_MIGRATION_LOCK: i64 = 0x6b_75_72_61_62_65;
 
+/// `PRAGMA application_id` of a kurabe SQLite store ("KRBE"), so that kurabe
+/// (and `file(1)`) can tell its stores from other programs' databases.
+pub(crate) const APPLICATION_ID: i32 = i32::from_be_bytes(*b"KRBE");
+
+/// Whose SQLite file a connection opened, judged before anything is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Owner {
+    /// A kurabe store: marked, or made by a kurabe from before the mark (it has our tables).
+    Kurabe,
+    /// An empty database (a new or zero-length file): kurabe may make it a store.
+    New,
+    /// Something else, which kurabe must not touch; says what.
+    Other(&'static str),
+}
+
+/// Whose database `conn` is: reads the header and the table list only.
+pub(crate) fn owner(conn: &Connection) -> Result<Owner, rusqlite::Error> {
+    let app: i32 = match conn.pragma_query_value(None, "application_id", |r| r.get(0)) {
+        Ok(v) => v,
+        Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) => {
+            return Ok(Owner::Other("it is not an SQLite database"));
+        }
+        Err(e) => return Err(e),
+    };
+    if app == APPLICATION_ID {
+        return Ok(Owner::Kurabe);
+    }
+    let tables: Vec<String> = conn
+        .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        )?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    let ours = ["experiment", "run"]
+        .iter()
+        .all(|t| tables.iter().any(|n| n == t));
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    Ok(match (app, tables.is_empty()) {
+        (0, true) => Owner::New,
+        (0, false) if ours && version >= 1 => Owner::Kurabe,
+        _ => Owner::Other("it is another program's SQLite database"),
+    })
+}
+
+/// Mark a store as kurabe's (once: new stores, and stores made before the mark).
+pub(crate) fn mark(conn: &Connection) -> Result<(), StoreError> {
+    let app: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .ctx("reading the application id")?;
+    if app != APPLICATION_ID {
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .ctx("marking the file as a kurabe store")?;
+    }
+    Ok(())
+}
+
 /// Current schema version of an SQLite database.
 pub(crate) fn version(conn: &Connection) -> Result<i64, StoreError> {
     conn.pragma_query_value(None, "user_version", |r| r.get(0))

@@ -488,9 +488,40 @@ fn garbage_file_is_refused_with_the_fix() {
         "these are my notes, not a database, but long enough to have a header ..........",
     )
     .unwrap();
+    let before = std::fs::read(&path).unwrap();
     let err = Store::open(&path).unwrap_err().to_string();
-    assert!(err.contains("not a database"), "{err}");
+    assert!(err.contains("not an SQLite database"), "{err}");
     assert!(err.contains("--store"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
+fn only_empty_files_and_kurabe_stores_are_opened() {
+    let dir = TempDir::new().unwrap();
+    let other = dir.path().join("other.db");
+    let c = Connection::open(&other).unwrap();
+    c.execute_batch("CREATE TABLE experiment (id INTEGER); CREATE TABLE run (id INTEGER);")
+        .unwrap();
+    drop(c);
+    // Tables of the same names but no schema version: not ours.
+    assert!(matches!(
+        Store::open(&other),
+        Err(StoreError::NotKurabe { .. })
+    ));
+    let c = Connection::open(&other).unwrap();
+    c.pragma_update(None, "application_id", 7).unwrap();
+    c.execute_batch("DROP TABLE experiment; DROP TABLE run;")
+        .unwrap();
+    drop(c);
+    // Empty, but marked by another program.
+    assert!(matches!(
+        Store::open(&other),
+        Err(StoreError::NotKurabe { .. })
+    ));
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    Store::open(&empty).unwrap();
+    Store::open(&empty).unwrap();
 }
 
 #[test]

@@ -77,11 +77,13 @@ impl StopReason {
     }
 }
 
-/// No test may take more than twice its even share of the time (all of it
-/// when there is only one or two): the noisiest test cannot starve the rest,
-/// and time the quiet tests leave unused goes to the noisy ones.
+/// No test may take more than three times its even share of the time (all
+/// of it with three tests or fewer): the noisiest test cannot starve the
+/// rest, and time the quiet tests leave unused goes to the noisy ones (a
+/// context-switching test whose passes fall in two placements needs ~45
+/// kept passes for its part of a ±2 % score).
 pub fn test_budget_s(max_time_s: f64, tests: usize) -> f64 {
-    max_time_s * (2.0 / tests.max(1) as f64).min(1.0)
+    max_time_s * (3.0 / tests.max(1) as f64).min(1.0)
 }
 
 /// Kept passes out of `n`: the lowest third is dropped, as UnixBench does.
@@ -401,13 +403,16 @@ mod tests {
             Fake::new(0.3, 2.0),
             Fake::new(0.001, 2.0),
             Fake::new(0.3, 2.0),
+            Fake::new(0.001, 2.0),
+            Fake::new(0.001, 2.0),
+            Fake::new(0.001, 2.0),
         ];
-        let r = rule(0.01, 60.0, 3);
-        assert!((r.test_budget_s - 40.0).abs() < 1e-9);
+        let r = rule(0.01, 100.0, 6);
+        assert!((r.test_budget_s - 50.0).abs() < 1e-9);
         let (passes, elapsed) = drive(&mut fakes, &r);
-        assert!(elapsed <= 60.0, "{elapsed}");
+        assert!(elapsed <= 100.0, "{elapsed}");
         assert!(
-            passes.iter().all(|&p| f64::from(p) * 2.0 <= 40.0),
+            passes.iter().all(|&p| f64::from(p) * 2.0 <= 50.0),
             "{passes:?}"
         );
         let states: Vec<TestState> = fakes.iter().map(Fake::state).collect();

@@ -6,12 +6,12 @@
 //! Owns the glue around `kurabe_http::client::run`. Must not parse flags
 //! or pick outputs: the commands do.
 
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use kurabe_http::client::{self, LoadConfig, RunControl};
+use indicatif::ProgressBar;
+use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition};
 use kurabe_model::http::HttpReport;
 
 use crate::render::http::{renderer, Format};
@@ -40,9 +40,12 @@ pub(crate) fn run_load(
 ) -> anyhow::Result<HttpReport> {
     let ctl = RunControl::default();
     let finished = AtomicBool::new(false);
-    let show = progress && std::io::stderr().is_terminal();
+    let show = crate::progress::wanted(progress);
     let (report, watched) = std::thread::scope(|scope| {
-        scope.spawn(|| monitor(&ctl, &finished, interrupt, show));
+        let timed = matches!(load.stop, StopCondition::Duration(_));
+        let bar = progress_bar(&load.stop, show);
+        let (ctl_ref, finished_flag) = (&ctl, &finished);
+        scope.spawn(move || monitor(ctl_ref, finished_flag, interrupt, bar, timed));
         let finished_ref = &finished;
         let watcher =
             server.map(|pid| scope.spawn(move || watch_server(pid, load.warmup, finished_ref)));
@@ -90,43 +93,44 @@ fn watch_server(
     Some(watcher.stop())
 }
 
-/// Relay Ctrl-C into `ctl.stop` and, on a terminal, refresh a progress line ~4×/s.
-fn monitor(ctl: &RunControl, finished: &AtomicBool, interrupt: &AtomicBool, show: bool) {
+/// Relay Ctrl-C into `ctl.stop` and, on a terminal, move the bar ~4×/s:
+/// over time for `-t` (`timed`), else over requests done or failed.
+fn monitor(
+    ctl: &RunControl,
+    finished: &AtomicBool,
+    interrupt: &AtomicBool,
+    bar: ProgressBar,
+    timed: bool,
+) {
     let start = Instant::now();
-    let mut last_print = start;
+    let mut last_draw = start;
     while !finished.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         if interrupt.load(Ordering::Relaxed) {
             ctl.stop.store(true, Ordering::Relaxed);
         }
-        if show && last_print.elapsed() >= Duration::from_millis(250) {
-            last_print = Instant::now();
+        if !bar.is_hidden() && last_draw.elapsed() >= Duration::from_millis(250) {
+            last_draw = Instant::now();
             let done = ctl.progress.completed.load(Ordering::Relaxed);
             let failed = ctl.progress.failed.load(Ordering::Relaxed);
-            let secs = start.elapsed().as_secs_f64();
-            eprint!("\r\x1b[K{}", progress_line(done, failed, secs));
+            if timed {
+                bar.set_position(start.elapsed().as_millis() as u64);
+                bar.set_message(format!("{done} done, {failed} failed"));
+            } else {
+                bar.set_position(done + failed);
+                bar.set_message(format!("{failed} failed"));
+            }
         }
     }
-    if show {
-        eprint!("\r\x1b[K");
-    }
+    bar.finish_and_clear();
 }
 
-/// "12345 requests done, 0 failed, 6172 req/s, 2.0 s".
-fn progress_line(done: u64, failed: u64, secs: f64) -> String {
-    let rate = if secs > 0.0 { done as f64 / secs } else { 0.0 };
-    format!("{done} requests done, {failed} failed, {rate:.0} req/s, {secs:.1} s")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn progress_line_shows_count_and_rate() {
-        assert_eq!(
-            progress_line(1000, 2, 2.0),
-            "1000 requests done, 2 failed, 500 req/s, 2.0 s"
-        );
+/// `-n` → a bar over requests; `-t` alone → a bar over the time limit.
+fn progress_bar(stop: &StopCondition, show: bool) -> ProgressBar {
+    match *stop {
+        StopCondition::Requests(n) | StopCondition::RequestsOrDuration(n, _) => {
+            crate::progress::counter(n, "requests", show)
+        }
+        StopCondition::Duration(t) => crate::progress::timer(t, show),
     }
 }

@@ -10,6 +10,7 @@ mod cmd;
 mod flags;
 mod load;
 mod output;
+mod progress;
 mod render;
 mod save;
 mod signal;
@@ -47,6 +48,8 @@ enum Command {
     Mem(cmd::mem::Args),
     /// UnixBench-style index of this machine, import and compare UnixBench reports.
     System(cmd::system::Args),
+    /// Benchmark and compare commands (hyperfine's options), with CPU, memory, interleaving and verdicts.
+    Cmd(Box<cmd::bench::Args>),
     /// Run an experiment plan: variants × workloads × rounds, interleaved, stored, with verdicts.
     Run(Box<cmd::run::Args>),
     /// History in the results store: list, show, compare, export, import, rm.
@@ -69,6 +72,7 @@ fn main() -> ExitCode {
         Command::Watch(args) => cmd::watch::run(args),
         Command::Mem(args) => cmd::mem::run(args),
         Command::System(args) => cmd::system::run(args),
+        Command::Cmd(args) => cmd::bench::run(*args),
         Command::Run(args) => cmd::run::run(*args),
         Command::Results(args) => cmd::results::run(args),
         Command::Report(args) => cmd::report::run(args),
@@ -80,47 +84,98 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("kurabe: error: {err:#}");
+            eprintln!("kurabe: error: {}", error_line(&err));
             ExitCode::from(2)
         }
     }
 }
 
-/// Print clap's error as one line (plus where to look), or help/version as clap would.
+/// Print clap's error in at most three lines, or help/version as clap would.
 ///
-/// Clap's own rendering spans several lines (tip, usage, "for more
-/// information"); scripts and people want the first line and the fix.
+/// Clap's own rendering spans up to eight (blank lines, usage, "for more
+/// information"); kept are what tells the fix: the first line with the
+/// possible values, clap's suggestion ("a similar subcommand exists: 'http'"),
+/// and which `--help` to read.
 fn usage_error(err: &clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match err.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = err.print();
-            if err.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            }
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            ExitCode::from(2)
         }
         _ => {
-            let rendered = err.render().to_string();
-            let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
-            let mut first = lines
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ")
-                .to_string();
-            // "the following required arguments were not provided:" names them on the next line.
-            if first.ends_with(':') {
-                if let Some(next) = lines.next() {
-                    first = format!("{first} {next}");
-                }
-            }
-            eprintln!("kurabe: error: {first} (see 'kurabe --help' or 'kurabe <command> --help')");
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let help = help_command(&args);
+            eprint!("{}", short_usage_error(&err.render().to_string(), &help));
             ExitCode::from(2)
         }
     }
+}
+
+/// Clap's rendered error → "kurabe: error: …" (plus the possible values),
+/// clap's first tip if any, and "see 'kurabe CMD --help'".
+fn short_usage_error(rendered: &str, help: &str) -> String {
+    let lines: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let mut first = lines
+        .first()
+        .map_or("invalid arguments", |l| l.trim_start_matches("error: "))
+        .to_string();
+    // "the following required arguments were not provided:" names them on the next line.
+    if first.ends_with(':') {
+        if let Some(next) = lines.get(1) {
+            first = format!("{first} {next}");
+        }
+    }
+    if let Some(values) = lines.iter().find(|l| l.starts_with("[possible values:")) {
+        first = format!("{first} {values}");
+    }
+    let mut out = format!("kurabe: error: {first}\n");
+    if let Some(tip) = lines.iter().find(|l| l.starts_with("tip:")) {
+        out.push_str(&format!("  {tip}\n"));
+    }
+    out.push_str(&format!("  see '{help} --help'\n"));
+    out
+}
+
+/// "kurabe results list": the subcommands named in `args`, walked down from the root.
+fn help_command(args: &[String]) -> String {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let mut path = vec!["kurabe".to_owned()];
+    for arg in args {
+        let Some(sub) = cmd.find_subcommand(arg).cloned() else {
+            continue;
+        };
+        path.push(sub.get_name().to_owned());
+        cmd = sub;
+    }
+    path.join(" ")
+}
+
+/// The error and its causes on one line, each text once: a cause whose
+/// words the line already holds (a library that puts its source in its own
+/// message) is not repeated.
+fn error_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -139,5 +194,72 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// Clap's full rendering of `args`' usage error, shortened.
+    fn short(args: &[&str]) -> String {
+        let err = Cli::try_parse_from(args).unwrap_err();
+        let words: Vec<String> = args[1..].iter().map(|s| s.to_string()).collect();
+        short_usage_error(&err.render().to_string(), &help_command(&words))
+    }
+
+    #[test]
+    fn usage_errors_keep_the_suggestion_and_the_possible_values_in_three_lines() {
+        assert_eq!(
+            short(&["kurabe", "htpp"]),
+            "kurabe: error: unrecognized subcommand 'htpp'\n  \
+             tip: a similar subcommand exists: 'http'\n  see 'kurabe --help'\n"
+        );
+        assert_eq!(
+            short(&["kurabe", "http", "--format", "xml", "http://h/"]),
+            "kurabe: error: invalid value 'xml' for '--format <FORMAT>' \
+             [possible values: text, json, md, csv]\n  see 'kurabe http --help'\n"
+        );
+        assert_eq!(
+            short(&["kurabe", "results", "list", "--formt", "json"]),
+            "kurabe: error: unexpected argument '--formt' found\n  \
+             tip: a similar argument exists: '--format'\n  see 'kurabe results list --help'\n"
+        );
+        assert_eq!(
+            short(&["kurabe", "run"]),
+            "kurabe: error: the following required arguments were not provided: <PLAN>\n  \
+             see 'kurabe run --help'\n"
+        );
+    }
+
+    #[test]
+    fn error_line_says_each_cause_once() {
+        let io = std::io::Error::other("disk full");
+        let err = anyhow::Error::new(io)
+            .context("cannot write report.json: disk full")
+            .context("saving the report");
+        assert_eq!(
+            error_line(&err),
+            "saving the report: cannot write report.json: disk full"
+        );
+    }
+
+    /// Every flag read from the environment (KURABE_STORE may hold a
+    /// postgres:// URL with a password) hides the value in `--help`.
+    #[test]
+    fn no_help_text_shows_an_environment_value() {
+        fn walk(cmd: &clap::Command, path: &str, seen: &mut usize) {
+            for arg in cmd.get_arguments() {
+                if arg.get_env().is_some() {
+                    *seen += 1;
+                    assert!(
+                        arg.is_hide_env_values_set(),
+                        "{path} --{}: add hide_env_values = true",
+                        arg.get_id()
+                    );
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), seen);
+            }
+        }
+        let mut seen = 0;
+        walk(&Cli::command(), "kurabe", &mut seen);
+        assert!(seen >= 2, "the walk found the --store flags");
     }
 }

@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 use kurabe_model::record::{EntryId, ResultId, ResultKind};
 use kurabe_probe::host::host_facts;
 use kurabe_store::{Location, Store};
@@ -27,7 +27,7 @@ pub(crate) fn store_path(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
 pub(crate) fn open_existing(flag: Option<&Path>) -> anyhow::Result<Store> {
     let path = store_path(flag)?;
     if let Location::Sqlite(file) = Location::parse(&path) {
-        if !file.is_file() {
+        if !file.exists() {
             bail!(
                 "no results store at {}; run `kurabe run` or `kurabe results import` first, or pass --store PATH|URL / set KURABE_STORE",
                 file.display()
@@ -65,4 +65,38 @@ pub(crate) fn postgres_url(store: Option<&Path>, flag_user: &str) -> anyhow::Res
         bail!("{flag_user} needs a PostgreSQL store: give --store postgres://user@host/db (the SQLite file store cannot be shared between hosts)");
     }
     Ok(url)
+}
+
+/// A private directory for a throw-away results store (`kurabe cmd
+/// --no-save`, `kurabe http A B` without `--save`), removed on drop, so
+/// one runner and one report serve saved and unsaved runs alike.
+pub(crate) struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    /// Create a fresh directory under the system's temporary directory.
+    pub(crate) fn new() -> anyhow::Result<ScratchDir> {
+        let base = std::env::temp_dir();
+        for n in 0..100u32 {
+            let dir = base.join(format!("kurabe-scratch-{}-{n}", std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(ScratchDir(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot create {}", dir.display()))
+                }
+            }
+        }
+        anyhow::bail!("cannot create a temporary directory in {}", base.display())
+    }
+
+    /// The directory.
+    pub(crate) fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }

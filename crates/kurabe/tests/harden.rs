@@ -233,3 +233,182 @@ command = { command = "if [ ! -e done ]; then echo x > started.fifo; cat release
         stderr(&out)
     );
 }
+
+/// Row 12: `baseline = "a"`, interrupted after `b` and `c` ran and before
+/// `a` did: the report and its JSON keep `a` as the baseline, marked "no runs".
+#[test]
+fn an_interrupted_baseline_without_runs_stays_the_baseline() {
+    // A seed whose first round runs a (index 0) last.
+    let seed = (0..1000u64)
+        .find(|&s| kurabe_model::stats::randomized_blocks(3, 1, s)[0][2] == 0)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let c = std::ffi::CString::new(dir.path().join("a.fifo").to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"name = "p"
+baseline = "a"
+repeat = 1
+seed = {seed}
+[[variant]]
+name = "a"
+env = {{ V = "a" }}
+[[variant]]
+name = "b"
+env = {{ V = "b" }}
+[[variant]]
+name = "c"
+env = {{ V = "c" }}
+[[workload]]
+name = "w"
+command = {{ command = "if [ $V = a ]; then echo > a.fifo; exec sleep 60; fi", runs = 1 }}
+"#
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("r.db");
+    let run = kurabe()
+        .args(["run", "-q", "--store"])
+        .arg(&store)
+        .arg(&plan)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // a's command has started: b and c have run.
+    let mut s = String::new();
+    std::io::Read::read_to_string(
+        &mut std::fs::File::open(dir.path().join("a.fifo")).unwrap(),
+        &mut s,
+    )
+    .unwrap();
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(run.id() as libc::pid_t, libc::SIGINT) };
+    let out = run.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("a (baseline, no runs)"), "{text}");
+    let json = kurabe()
+        .args(["report", "e1", "--format", "json", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("experiment-report.schema.json", &v);
+    assert_eq!(v["baseline"], "a", "{v:#}");
+    assert_eq!(v["variants_without_runs"], serde_json::json!(["a"]));
+}
+
+/// `kurabe http` with RLIMIT_NOFILE set to `soft`/`hard` for the child only.
+fn http_with_fd_limit(soft: u64, hard: u64, args: &[&str]) -> Output {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = kurabe();
+    cmd.arg("http").arg("-q").args(args);
+    // SAFETY: setrlimit is async-signal-safe; it only touches the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: soft as libc::rlim_t,
+                rlim_max: hard as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.output().unwrap()
+}
+
+/// Row 10: more connections than the open-files limit allows is refused
+/// before any request (never counted as the server's connect failures);
+/// a soft limit below the hard one is raised first, as load tools do.
+#[test]
+fn too_few_file_descriptors_is_refused_before_the_load() {
+    let server = ServeChild::start(&[]);
+    let out = http_with_fd_limit(256, 256, &["-t", "3", "-c", "1000", "-k", &server.url]);
+    assert_one_line_error(&out, "concurrency 1000 (-c) needs about");
+    assert!(
+        stderr(&out).contains("the limit is 256"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.served(), 0, "no load before the check");
+    let out = http_with_fd_limit(64, 1024, &["-n", "300", "-c", "300", "-k", &server.url]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Failed requests:        0"));
+}
+
+/// Limits beyond the machine or malformed: one line, exit 2, nothing started.
+#[test]
+fn absurd_watch_limits_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("started");
+    for (flag, value) in [
+        ("--cpus", "1000000"),
+        ("--cpuset", ",,"),
+        ("--memory", "99999999999999999999"),
+    ] {
+        let out = kurabe()
+            .args(["watch", flag, value, "--", "touch"])
+            .arg(&marker)
+            .output()
+            .unwrap();
+        // One error line (clap's value errors add a "see --help" line).
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.lines().next().unwrap().contains(flag), "{err}");
+        assert!(!err.contains("No space left"), "{err}");
+        assert!(!marker.exists(), "{flag}: the command was not started");
+    }
+}
+
+/// A one-connection server on 127.0.0.1:0 answering every request on it with `response`.
+fn one_response_server(response: String) -> (String, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", l.local_addr().unwrap());
+    let h = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        let mut req = Vec::new();
+        let mut buf = [0u8; 1024];
+        while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = s.read(&mut buf).unwrap();
+            if n == 0 {
+                return;
+            }
+            req.extend_from_slice(&buf[..n]);
+        }
+        s.write_all(response.as_bytes()).unwrap();
+    });
+    (url, h)
+}
+
+/// Responses with more than 64 headers are answers (up to 256); beyond,
+/// the failure says why instead of a bare "exception".
+#[test]
+fn responses_with_many_headers_are_accepted_and_too_many_are_named() {
+    for (n, ok) in [(100, true), (300, false)] {
+        let mut r = String::from("HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n");
+        for i in 0..n {
+            r.push_str(&format!("X-H{i}: v\r\n"));
+        }
+        let (url, server) = one_response_server(r + "\r\n");
+        let out = kurabe()
+            .args(["http", "-q", "-n", "1", "--format", "json", &url])
+            .output()
+            .unwrap();
+        server.join().unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+        assert_eq!(v["complete_requests"], u64::from(ok), "{n} headers: {v:#}");
+        if !ok {
+            assert_eq!(v["failures"]["exceptions"], 1);
+            let text = v["errors"].to_string();
+            assert!(text.contains("more than 256 response headers"), "{text}");
+        }
+    }
+}

@@ -451,6 +451,63 @@ fn ctrl_c_prints_a_partial_report_marked_interrupted() {
     assert!(text.contains("Complete requests:"));
 }
 
+/// True once no SIGINT is pending for `pid` (its handler has taken the last one).
+fn sigint_taken(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let bit = 1u64 << (libc::SIGINT - 1);
+    status
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("ShdPnd:")
+                .or_else(|| l.strip_prefix("SigPnd:"))
+        })
+        .all(|v| u64::from_str_radix(v.trim(), 16).is_ok_and(|m| m & bit == 0))
+}
+
+#[test]
+fn a_second_ctrl_c_ends_the_drain_at_once() {
+    // Responses take 30 s: after the first Ctrl-C the client would drain in-flight requests.
+    let server = ServeChild::start(&["--latency-ms", "30000"]);
+    let mut child = kurabe()
+        .args([
+            "http",
+            "-q",
+            "-t",
+            "60",
+            "-s",
+            "30",
+            "-c",
+            "2",
+            "-k",
+            &server.url,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while server.served() < 2 {
+        assert!(Instant::now() < deadline, "no load arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = child.id();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "kurabe http did not exit");
+        // A signal sent while the last is still pending would merge with it.
+        if sigint_taken(pid) {
+            // SAFETY: kill(2) on our own child.
+            unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("second signal"), "{err}");
+    assert!(out.stdout.is_empty(), "a forced exit prints no report");
+}
+
 // ---------------------------------------------------------------------------
 // Against misbehaving in-process servers: every failure lands in its bucket.
 

@@ -777,6 +777,71 @@ idle = { settle = "150ms" }
     );
 }
 
+#[test]
+fn sighup_stops_a_forking_target_removes_its_cgroup_and_exits_129() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "hangup"
+repeat = 50
+[target]
+command = "sleep 33.25 & echo up >&2; exec sleep 32.5"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+[[workload]]
+name = "w"
+idle = { settle = "150ms" }
+"#,
+    );
+    let mut child = spawn_run(dir.path(), &plan);
+    let kpid = child.id();
+    assert!(wait_for(Duration::from_secs(30), || runs_so_far(
+        dir.path()
+    ) >= 1));
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(kpid as libc::pid_t, libc::SIGHUP) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGHUP));
+    assert_eq!(
+        only_experiment(dir.path()).status,
+        ExperimentStatus::Interrupted
+    );
+    for cmdline in [&b"sleep\x0033.25\x00"[..], b"sleep\x0032.5\x00"] {
+        assert_eq!(
+            live_with_cmdline(cmdline),
+            0,
+            "the target or its child outlived kurabe"
+        );
+    }
+    assert!(crate::watch::leftover_cgroups(kpid).is_empty());
+}
+
+#[test]
+fn a_target_oom_killed_at_its_memory_limit_says_so_and_fails() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "oom"
+repeat = 1
+[target]
+command = ["python3", "-c", "b = bytearray(200 << 20); print('up', flush=True)"]
+ready = { log = "up" }
+[[variant]]
+name = "small"
+limits = { memory = "20MiB" }
+[[workload]]
+name = "w"
+idle = { settle = "1ms" }
+"#,
+    );
+    let out = run_plan(dir.path(), &plan, &["-q"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("OOM-killed at the 20 MiB limit"), "{err}");
+    let exp = only_experiment(dir.path());
+    let tail = exp.runs[0].run.error_tail.clone().unwrap_or_default();
+    assert!(tail.contains("OOM-killed at the 20 MiB limit"), "{tail}");
+}
+
 /// `/usr/bin/time -f %M` (max RSS in KiB) of `argv`, as a reference.
 fn gnu_time_max_rss_kib(argv: &[&str]) -> Option<u64> {
     let out = std::process::Command::new("/usr/bin/time")

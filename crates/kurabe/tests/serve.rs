@@ -20,9 +20,16 @@ pub struct ServeChild {
 impl ServeChild {
     /// Start the server and read its address line.
     pub fn start(args: &[&str]) -> Self {
-        let mut child = kurabe()
-            .args(["serve", "--port", "0", "--threads", "2"])
-            .args(args)
+        Self::start_with(args, |_| {})
+    }
+
+    /// Like [`ServeChild::start`], with the command adjusted first (e.g. limits).
+    pub fn start_with(args: &[&str], adjust: impl FnOnce(&mut std::process::Command)) -> Self {
+        let mut cmd = kurabe();
+        cmd.args(["serve", "--port", "0", "--threads", "2"])
+            .args(args);
+        adjust(&mut cmd);
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -72,6 +79,21 @@ impl ServeChild {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// CPU seconds (user + system) the server process has used so far.
+    pub fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
+        let rest = stat.rsplit_once(") ").unwrap().1;
+        let f: Vec<u64> = rest
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        (f[0] + f[1]) as f64 / hz
     }
 
     /// Resident set size of the server process, bytes.
@@ -230,4 +252,166 @@ fn thousands_of_concurrent_connections_are_served() {
         assert!(buf.starts_with(b"HTTP/1.1 200 OK"));
     }
     assert_eq!(server.served(), 2000);
+}
+
+/// Wait until `s` is closed by the server (read returns 0 or a reset); false on a 20 s timeout.
+fn closed_by_server(s: &mut TcpStream) -> bool {
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn out_of_descriptors_the_server_idles_and_answers_again_when_connections_close() {
+    let server = ServeChild::start_with(&[], |cmd| {
+        // SAFETY: setrlimit is async-signal-safe; the struct lives on the child's stack.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(cmd, || {
+                let lim = libc::rlimit {
+                    rlim_cur: 300,
+                    rlim_max: 300,
+                };
+                libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+                Ok(())
+            });
+        }
+    });
+    // 400 idle connections: the server can accept fewer than 300, the rest wait in the backlog.
+    let mut conns: Vec<TcpStream> = (0..400)
+        .map(|_| TcpStream::connect(server.addr).unwrap())
+        .collect();
+    let accepted = || server_open_sockets(server.pid());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while accepted() < 280 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        accepted() >= 280,
+        "the server filled its descriptors: {}",
+        accepted()
+    );
+    // Over a window, an idle server out of descriptors must use next to no CPU
+    // (it used 160–190 % of a core spinning on the ready listener).
+    let (cpu0, t0) = (server.cpu_seconds(), Instant::now());
+    std::thread::sleep(Duration::from_millis(1500));
+    let share = (server.cpu_seconds() - cpu0) / t0.elapsed().as_secs_f64();
+    assert!(
+        share < 0.20,
+        "serve used {:.0} % of a core while out of fds",
+        share * 100.0
+    );
+    conns.clear();
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).unwrap();
+    assert!(
+        answer.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    eprintln!("serve out of fds: {:.1} % of a core", share * 100.0);
+}
+
+/// Sockets the process holds open.
+fn server_open_sockets(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| {
+                    std::fs::read_link(e.path())
+                        .is_ok_and(|l| l.to_string_lossy().starts_with("socket:"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn slowloris_and_idle_connections_are_closed_after_their_timeouts() {
+    let server = ServeChild::start(&["--header-timeout", "300ms", "--idle-timeout", "600ms"]);
+    // A head that never completes, trickled a byte at a time: closed at the header timeout.
+    let mut slow = TcpStream::connect(server.addr).unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+    let mut writer = slow.try_clone().unwrap();
+    let trickle = std::thread::spawn(move || {
+        // Pacing of the attack itself, not synchronisation: one byte per 50 ms.
+        while writer.write_all(b"X").is_ok() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    let t = Instant::now();
+    assert!(
+        closed_by_server(&mut slow),
+        "slowloris connection stayed open"
+    );
+    assert!(
+        t.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        t.elapsed()
+    );
+    drop(slow);
+    trickle.join().unwrap();
+    // A keep-alive connection left idle after a response: closed at the idle timeout.
+    let mut idle = TcpStream::connect(server.addr).unwrap();
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let t = Instant::now();
+    assert!(closed_by_server(&mut idle), "idle connection stayed open");
+    assert!(
+        t.elapsed() >= Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
+    // The server still answers.
+    let (head, _) = raw_request(server.addr, "GET / HTTP/1.0\r\n\r\n");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+}
+
+#[test]
+fn body_bytes_and_work_us_above_their_caps_are_one_line_errors() {
+    for args in [
+        ["--body-bytes", "100000000000"],
+        ["--work-us", "99999999999"],
+    ] {
+        let out = kurabe().arg("serve").args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        // Usage errors stay short: the error line and where to look.
+        assert!(err.trim_end().lines().count() <= 3, "{err}");
+        assert!(err.lines().next().unwrap().contains("67108864") || args[0] == "--work-us");
+        assert!(
+            !err.contains("backtrace") && !err.contains("panicked"),
+            "{err}"
+        );
+        assert!(err.contains(args[0]), "{err}");
+    }
+    let out = kurabe().args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for flag in ["--header-timeout", "--idle-timeout", "67108864"] {
+        assert!(help.contains(flag), "--help lacks {flag}");
+    }
+}
+
+#[test]
+fn sigterm_does_not_wait_for_a_running_work_us_spin() {
+    let mut server = ServeChild::start(&["--work-us", "8000000"]);
+    let mut s = TcpStream::connect(server.addr).unwrap();
+    s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+    // The spin has started once the server has burnt a good share of a second.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.cpu_seconds() < 0.3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(server.cpu_seconds() >= 0.3, "the spin did not start");
+    let status = server.terminate(); // panics after 5 s: the spin alone has 8 s of CPU left
+    assert!(status.success(), "{status:?}");
 }

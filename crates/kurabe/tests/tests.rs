@@ -1,6 +1,9 @@
 //! Integration tests: they run the built `kurabe` binary against real
 //! processes and sockets. One test binary, one module per subcommand.
 
+mod anyserver;
+mod cli;
+mod cmd;
 mod fleet;
 mod harden;
 mod http;
@@ -12,6 +15,7 @@ mod results;
 mod run;
 mod serve;
 mod soak;
+mod store;
 mod system;
 mod system_precision;
 mod util;

@@ -795,3 +795,34 @@ fn an_oom_kill_at_the_memory_limit_is_reported_and_fails() {
     assert_eq!(ok.status.code(), Some(0));
     assert_eq!(parse_report(&ok.stdout).oom_kills, Some(0));
 }
+
+/// `--duration` and `--memory` read the grammar plans use: `2s`, `1m30s`,
+/// bare seconds; `MB` = 10⁶ and `M` = 2²⁰ bytes.
+#[test]
+fn duration_and_memory_flags_read_the_plan_grammar() {
+    let (code, r) = watch_exit(
+        &["--duration", "300ms", "--interval", "50ms"],
+        &["sleep", "30"],
+    );
+    assert_eq!(code, Some(0));
+    assert_eq!(r.ended, WatchEnd::Duration);
+    assert!((0.3..5.0).contains(&r.duration_s), "{}", r.duration_s);
+    assert_eq!(r.interval_s, 0.05);
+    for (flag, bytes) in [("64MB", 64_000_000), ("64M", 64 << 20), ("64MiB", 64 << 20)] {
+        let out = kurabe()
+            .args(["watch", "--format", "json", "--memory", flag, "--", "true"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r = parse_report(&out.stdout);
+        assert_eq!(
+            r.limits.unwrap().memory_bytes,
+            Some(bytes),
+            "--memory {flag}"
+        );
+    }
+}

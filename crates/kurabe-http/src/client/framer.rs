@@ -10,8 +10,9 @@
 //! It does no I/O and reads no clock: the worker feeds it bytes and acts on
 //! what it returns.
 
-/// Most headers a response may carry; more is a malformed response (`exceptions`).
-const MAX_HEADERS: usize = 64;
+/// Most headers a response may carry (servers behind several proxies and
+/// cookie-heavy apps exceed 64); more counts in `exceptions`, named.
+const MAX_HEADERS: usize = 256;
 /// Longest chunk-size or trailer line accepted before the response counts as garbage.
 const MAX_LINE: usize = 8 * 1024;
 
@@ -24,6 +25,8 @@ pub(crate) enum FrameError {
     Length,
     /// A chunk-size line or chunk terminator is malformed.
     Chunk,
+    /// More than [`MAX_HEADERS`] response headers.
+    TooManyHeaders,
 }
 
 impl std::fmt::Display for FrameError {
@@ -32,6 +35,7 @@ impl std::fmt::Display for FrameError {
             FrameError::Head => "the status line or headers are not valid HTTP/1.x",
             FrameError::Length => "the Content-Length header is not one number",
             FrameError::Chunk => "a chunk-size line or chunk terminator is malformed",
+            FrameError::TooManyHeaders => "more than 256 response headers",
         })
     }
 }
@@ -233,7 +237,7 @@ impl Framer {
         head_request: bool,
         want_server: bool,
     ) -> Result<Step, FrameError> {
-        // Uninitialised header slots: zeroing 64 of them per response costs more than parsing.
+        // Uninitialised header slots: zeroing 256 of them per response costs more than parsing.
         let mut headers =
             [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
         let mut resp = httparse::Response::new(&mut []);
@@ -244,6 +248,7 @@ impl Framer {
         ) {
             Ok(httparse::Status::Complete(n)) => n,
             Ok(httparse::Status::Partial) => return Ok(more(0)),
+            Err(httparse::Error::TooManyHeaders) => return Err(FrameError::TooManyHeaders),
             Err(_) => return Err(FrameError::Head),
         };
         let status = resp.code.ok_or(FrameError::Head)?;
@@ -433,6 +438,25 @@ mod tests {
         assert_eq!(
             split_everywhere(input, false),
             vec![resp(200, 15, true), resp(200, 1, true)]
+        );
+    }
+
+    #[test]
+    fn many_headers_parse_and_too_many_are_named() {
+        let with = |n: usize| {
+            let mut r = String::from("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n");
+            for i in 0..n {
+                r.push_str(&format!("X-H{i}: v\r\n"));
+            }
+            r + "\r\n"
+        };
+        let (ok, _, _) = run(&[with(100).as_bytes()], false).unwrap();
+        assert_eq!(ok, vec![resp(200, 0, true)]);
+        let err = run(&[with(MAX_HEADERS).as_bytes()], false).unwrap_err();
+        assert_eq!(err, FrameError::TooManyHeaders);
+        assert_eq!(
+            err.to_string(),
+            format!("more than {MAX_HEADERS} response headers")
         );
     }
 

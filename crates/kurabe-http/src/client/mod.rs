@@ -308,9 +308,50 @@ pub enum LoadError {
     /// A config value is out of range.
     #[error("invalid load configuration: {0}")]
     Config(String),
+    /// The open-files limit is too low for the connections asked for, even
+    /// after raising the soft limit to the hard one: refused before any
+    /// request, so the shortage is never counted as the server's failures.
+    #[error("concurrency {concurrency} (-c) needs about {needed} open files, but the limit is {limit} (hard limit {hard}): lower -c, or raise the limit (e.g. `ulimit -n {needed}` as root)")]
+    Descriptors {
+        /// Connections asked for.
+        concurrency: u32,
+        /// Descriptors the run needs: those open now, one per connection, a reserve.
+        needed: u64,
+        /// The soft limit, after raising it as far as allowed.
+        limit: u64,
+        /// The hard limit.
+        hard: u64,
+    },
     /// The OS refused a resource a worker needs (epoll instance, thread).
     #[error("cannot start the load generator: {0} (raise `ulimit -n` or lower -c/--threads)")]
     Resources(#[source] std::io::Error),
+}
+
+/// Raise the soft open-files limit to the hard one (as wrk and oha do), then
+/// refuse a run that still cannot open a socket per connection.
+fn check_descriptors(concurrency: u32, threads: u32) -> Result<(), LoadError> {
+    crate::raise_fd_limit();
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Ok(());
+    }
+    let open_now = std::fs::read_dir("/proc/self/fd").map_or(16, |d| d.count() as u64);
+    // Per thread an epoll instance and a spare; a reserve for the store,
+    // output files, the server sampler and TLS roots.
+    let needed = open_now + u64::from(concurrency) + 2 * u64::from(threads) + 32;
+    if needed > lim.rlim_cur {
+        return Err(LoadError::Descriptors {
+            concurrency,
+            needed,
+            limit: lim.rlim_cur,
+            hard: lim.rlim_max,
+        });
+    }
+    Ok(())
 }
 
 /// Serialise the request once; every send reuses these bytes.
@@ -415,6 +456,7 @@ pub fn run_with_stats(
         None
     };
     let threads = cfg.threads.clamp(1, cfg.concurrency);
+    check_descriptors(cfg.concurrency, threads)?;
     let pipeline = if cfg.keep_alive {
         cfg.pipeline.max(1)
     } else {

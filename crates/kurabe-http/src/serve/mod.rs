@@ -8,6 +8,10 @@
 //! listener (`EPOLLEXCLUSIVE`), so thousands of idle keep-alive connections cost
 //! no threads. `--latency-ms` delays a response with a per-worker timer queue,
 //! never by sleeping, so one slow response does not hold up other connections.
+//! Connections are closed after [`ServeConfig::header_timeout`] without a
+//! complete request head and after [`ServeConfig::idle_timeout`] without any
+//! bytes moving, so idle or slowloris clients cannot hold descriptors forever;
+//! out of descriptors, a worker stops polling the listener until one closes.
 //!
 //! The server counts every request it received completely
 //! ([`ServeStats::requests_served`]) so a client's completed + failed +
@@ -49,7 +53,22 @@ pub struct ServeConfig {
     pub close: bool,
     /// Worker threads, each with its own event loop (at least 1).
     pub threads: usize,
+    /// A request head must arrive completely within this, counted from the
+    /// connection's accept or the head's first byte (slowloris protection).
+    pub header_timeout: Duration,
+    /// A connection with no bytes moving in either direction for this long is
+    /// closed (idle keep-alive, a stalled body, a client that stopped reading).
+    pub idle_timeout: Duration,
 }
+
+/// Largest `body_bytes`: every response variant is built in memory up front.
+pub const MAX_BODY_BYTES: usize = 64 << 20;
+/// Largest `work_us` (10 s of CPU per request).
+pub const MAX_WORK_US: u64 = 10_000_000;
+/// Default [`ServeConfig::header_timeout`].
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default [`ServeConfig::idle_timeout`].
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Default for ServeConfig {
     fn default() -> Self {
@@ -63,7 +82,32 @@ impl Default for ServeConfig {
             chunked: false,
             close: false,
             threads: default_threads(),
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
         }
+    }
+}
+
+impl ServeConfig {
+    /// Refuse values the server cannot honour, naming the limit.
+    pub fn check(&self) -> io::Result<()> {
+        let bad = |msg: String| Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
+        if self.body_bytes > MAX_BODY_BYTES {
+            return bad(format!(
+                "body_bytes {} is above the limit of {MAX_BODY_BYTES} (64 MiB): responses are built in memory",
+                self.body_bytes
+            ));
+        }
+        if self.work_us > MAX_WORK_US {
+            return bad(format!(
+                "work_us {} is above the limit of {MAX_WORK_US} (10 s of CPU per request)",
+                self.work_us
+            ));
+        }
+        if self.header_timeout.is_zero() || self.idle_timeout.is_zero() {
+            return bad("header and idle timeouts must be above zero".into());
+        }
+        Ok(())
     }
 }
 
@@ -134,6 +178,7 @@ pub fn run(
     stats: &ServeStats,
     shutdown: &AtomicBool,
 ) -> io::Result<()> {
+    cfg.check()?;
     listener.set_nonblocking(true)?;
     let threads = cfg.threads.max(1);
     let shared = worker::Shared::new(cfg, stats, shutdown, &listener, threads)?;

@@ -35,6 +35,17 @@ impl Epoll {
         Ok(())
     }
 
+    /// Stop watching `fd`.
+    pub(super) fn delete(&self, fd: RawFd) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: `ev` outlives the call (ignored by the kernel for DEL, needed by old kernels).
+        let rc = unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, &mut ev) };
+        if rc < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Wait up to `timeout_ms` for events; returns how many of `events` were filled.
     pub(super) fn wait(
         &self,

@@ -1,9 +1,15 @@
 //! One worker thread of the built-in server: an edge-triggered epoll loop over
 //! the connections it accepted, plus a FIFO timer queue for delayed responses.
 //!
-//! Owns connection state and the per-request work (`work_us`, `alloc_kb`,
-//! `leak_bytes`). Must not block on a socket or sleep: everything waits in
-//! `epoll_wait`.
+//! Owns connection state, the per-request work (`work_us`, `alloc_kb`,
+//! `leak_bytes`) and the connection timeouts (header, idle). Must not block on
+//! a socket or sleep: everything waits in `epoll_wait`.
+//!
+//! Out of file descriptors (`accept` fails with `EMFILE`), the worker takes
+//! the listener out of its epoll set: a level-triggered listener with a full
+//! backlog would otherwise wake it at once, forever (160–190 % CPU doing
+//! nothing). It is put back when one of its connections closes, or after
+//! [`ACCEPT_RETRY`] for descriptors freed elsewhere.
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -79,6 +85,8 @@ impl<'a> Shared<'a> {
 }
 
 const LISTENER: u64 = u64::MAX;
+/// With accepting paused, try again after this even if no connection of this worker closed.
+const ACCEPT_RETRY: Duration = Duration::from_millis(250);
 /// Token of the worker's inbox eventfd.
 const INBOX: u64 = u64::MAX - 1;
 /// Stop parsing more pipelined requests while this much output is unsent.
@@ -114,11 +122,27 @@ struct Conn {
     delayed: Option<Kind>,
     close_after_write: bool,
     eof: bool,
+    /// When the request head now being read started (accept, or its first byte).
+    head_started: Option<Instant>,
+    /// Last time bytes moved in either direction.
+    last_progress: Instant,
 }
 
 impl Conn {
     fn unsent(&self) -> usize {
         self.wbuf.len() - self.wpos
+    }
+
+    /// True when the header or idle timeout has passed (never while a
+    /// response waits for its `latency_ms`: that wait is the server's).
+    fn expired(&self, now: Instant, cfg: &ServeConfig) -> bool {
+        if self.delayed.is_some() {
+            return false;
+        }
+        let over = |since: Instant, limit: Duration| now.saturating_duration_since(since) >= limit;
+        self.head_started
+            .is_some_and(|t| over(t, cfg.header_timeout))
+            || over(self.last_progress, cfg.idle_timeout)
     }
 }
 
@@ -140,7 +164,16 @@ pub(super) struct Worker<'s, 'a> {
     timers: VecDeque<(Instant, u64)>,
     scratch: Box<[u8]>,
     leaks: Vec<Box<[u8]>>,
+    /// Accepting is paused (out of descriptors) until this, or until a connection closes.
     accept_paused_until: Option<Instant>,
+    /// The listener is in this worker's epoll set.
+    listening: bool,
+    /// A connection closed while accepting was paused: try again.
+    resume_accept: bool,
+    /// The clock read once per wake-up.
+    now: Instant,
+    /// When to look for timed-out connections next.
+    next_sweep: Instant,
 }
 
 impl<'s, 'a> Worker<'s, 'a> {
@@ -167,6 +200,10 @@ impl<'s, 'a> Worker<'s, 'a> {
             scratch: vec![0; 64 * 1024].into_boxed_slice(),
             leaks: Vec::new(),
             accept_paused_until: None,
+            listening: true,
+            resume_accept: false,
+            now: Instant::now(),
+            next_sweep: Instant::now(),
         })
     }
 
@@ -174,6 +211,7 @@ impl<'s, 'a> Worker<'s, 'a> {
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 256];
         while !self.shared.shutdown.load(Ordering::Relaxed) {
             let n = self.epoll.wait(&mut events, self.wait_ms())?;
+            self.now = Instant::now();
             for ev in &events[..n] {
                 let token = ev.u64;
                 if token == LISTENER {
@@ -185,27 +223,65 @@ impl<'s, 'a> Worker<'s, 'a> {
                 }
             }
             self.fire_timers();
-            if self
-                .accept_paused_until
-                .is_some_and(|t| Instant::now() >= t)
-            {
-                self.accept_paused_until = None;
-                self.accept();
+            if self.now >= self.next_sweep {
+                self.sweep();
+            }
+            if self.resume_accept || self.accept_paused_until.is_some_and(|t| self.now >= t) {
+                self.resume_accepting();
             }
         }
         Ok(())
+    }
+
+    /// Out of descriptors: leave the listener out of the epoll set for now.
+    fn pause_accepting(&mut self) {
+        if self.listening && self.epoll.delete(self.shared.listener.as_raw_fd()).is_ok() {
+            self.listening = false;
+        }
+        self.accept_paused_until = Some(Instant::now() + ACCEPT_RETRY);
+    }
+
+    /// Put the listener back and accept what waits.
+    fn resume_accepting(&mut self) {
+        self.resume_accept = false;
+        if self.accept_paused_until.take().is_none() {
+            return;
+        }
+        if !self.listening {
+            let events = (libc::EPOLLIN | libc::EPOLLEXCLUSIVE) as u32;
+            let lfd = self.shared.listener.as_raw_fd();
+            self.listening = self.epoll.add(lfd, events, LISTENER).is_ok();
+        }
+        self.accept();
+    }
+
+    /// Close connections whose header or idle timeout passed.
+    fn sweep(&mut self) {
+        let cfg = self.shared.cfg;
+        let every = cfg.header_timeout.min(cfg.idle_timeout) / 4;
+        self.next_sweep = self.now + every.clamp(Duration::from_millis(10), Duration::from_secs(1));
+        for idx in 0..self.conns.len() {
+            if self.conns[idx]
+                .as_ref()
+                .is_some_and(|c| c.expired(self.now, cfg))
+            {
+                self.close(idx);
+            }
+        }
     }
 
     /// Sleep in epoll until the next timer, but look at the shutdown flag regularly.
     fn wait_ms(&self) -> i32 {
         let mut wait = SHUTDOWN_POLL;
         let now = Instant::now();
+        let sweep = (self.live_here() > 0).then_some(self.next_sweep);
         for due in self
             .timers
             .front()
             .map(|t| t.0)
             .into_iter()
             .chain(self.accept_paused_until)
+            .chain(sweep)
         {
             wait = wait.min(due.saturating_duration_since(now));
         }
@@ -233,7 +309,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 match err.raw_os_error() {
                     Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => {
                         // Out of descriptors: back off instead of spinning on a ready listener.
-                        self.accept_paused_until = Some(Instant::now() + Duration::from_millis(10));
+                        self.pause_accepting();
                     }
                     Some(libc::EINTR | libc::ECONNABORTED) => continue,
                     _ => {}
@@ -314,6 +390,8 @@ impl<'s, 'a> Worker<'s, 'a> {
             delayed: None,
             close_after_write: false,
             eof: false,
+            head_started: Some(self.now),
+            last_progress: self.now,
         });
         // Data may already be waiting: edge-triggered registration reports it, but drive now anyway.
         self.drive_and_reap(idx);
@@ -328,11 +406,22 @@ impl<'s, 'a> Worker<'s, 'a> {
 
     fn drive_and_reap(&mut self, idx: usize) {
         if let Next::Close = self.drive(idx) {
-            // Dropping the stream closes it, which also removes it from epoll.
-            self.conns[idx] = None;
-            self.free.push(idx);
-            self.shared.live[self.index].fetch_sub(1, Ordering::Relaxed);
+            self.close(idx);
         }
+    }
+
+    /// Close connection `idx`; a descriptor is free again, so accepting may resume.
+    fn close(&mut self, idx: usize) {
+        // Dropping the stream closes it, which also removes it from epoll.
+        self.conns[idx] = None;
+        self.free.push(idx);
+        self.shared.live[self.index].fetch_sub(1, Ordering::Relaxed);
+        self.resume_accept = self.accept_paused_until.is_some();
+    }
+
+    /// Connections this worker holds (its own count in the shared table).
+    fn live_here(&self) -> usize {
+        self.shared.live[self.index].load(Ordering::Relaxed)
     }
 
     fn fire_timers(&mut self) {
@@ -355,6 +444,7 @@ impl<'s, 'a> Worker<'s, 'a> {
 
     /// Parse, answer, write and read until the socket would block in both directions.
     fn drive(&mut self, idx: usize) -> Next {
+        let now = self.now;
         loop {
             let mut progress = match self.process(idx) {
                 Ok(p) => p,
@@ -366,6 +456,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                     Ok(0) => return Next::Close,
                     Ok(n) => {
                         conn.wpos += n;
+                        conn.last_progress = now;
                         progress = true;
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -387,6 +478,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                         progress = true;
                     }
                     Ok(n) => {
+                        conn.last_progress = now;
                         if conn.rpos == conn.rbuf.len() {
                             conn.rbuf.clear();
                             conn.rpos = 0;
@@ -428,6 +520,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             if conn.pending.is_none() {
                 match response::parse_head(input) {
                     Ok(Some(head)) => {
+                        conn.head_started = None;
                         conn.rpos += head.len;
                         progress = true;
                         if head.expect_continue && head.framing != Framing::None {
@@ -446,7 +539,12 @@ impl<'s, 'a> Worker<'s, 'a> {
                         });
                     }
                     Ok(None) if input.len() > MAX_HEAD => return self.bad_request(idx),
-                    Ok(None) => return Ok(progress),
+                    Ok(None) => {
+                        if !input.is_empty() {
+                            conn.head_started.get_or_insert(self.now);
+                        }
+                        return Ok(progress);
+                    }
                     Err(_) => return self.bad_request(idx),
                 }
             }
@@ -515,7 +613,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 .body_bytes_received
                 .fetch_add(req.body_bytes, Ordering::Relaxed);
         }
-        spin(Duration::from_micros(cfg.work_us));
+        spin(Duration::from_micros(cfg.work_us), self.shared.shutdown);
         churn(cfg.alloc_kb * 1024);
         if cfg.leak_bytes > 0 {
             // Filled with a non-zero byte so every page is really resident.
@@ -543,13 +641,14 @@ impl<'s, 'a> Worker<'s, 'a> {
 /// The loop watches the thread's own CPU clock, not the wall clock, so every request
 /// costs the same CPU however often the scheduler preempts the worker: on a loaded
 /// machine a wall-clock spin would cost less CPU per request, and a 10 % difference in
-/// `--work-us` would no longer be a 10 % difference in work.
-fn spin(d: Duration) {
+/// `--work-us` would no longer be a 10 % difference in work. A shutdown ends it early:
+/// SIGTERM must not wait for seconds of configured work.
+fn spin(d: Duration, shutdown: &AtomicBool) {
     if d.is_zero() {
         return;
     }
     let end = thread_cpu_time() + d;
-    while thread_cpu_time() < end {
+    while thread_cpu_time() < end && !shutdown.load(Ordering::Relaxed) {
         std::hint::spin_loop();
     }
 }
@@ -585,8 +684,15 @@ mod tests {
     fn spin_costs_at_least_the_requested_cpu_time() {
         let start = thread_cpu_time();
         let wall = Instant::now();
-        spin(Duration::from_micros(2000));
+        spin(Duration::from_micros(2000), &AtomicBool::new(false));
         assert!(thread_cpu_time() - start >= Duration::from_micros(2000));
         assert!(wall.elapsed() >= Duration::from_micros(2000));
+    }
+
+    #[test]
+    fn spin_stops_at_shutdown() {
+        let start = thread_cpu_time();
+        spin(Duration::from_secs(600), &AtomicBool::new(true));
+        assert!(thread_cpu_time() - start < Duration::from_secs(1));
     }
 }

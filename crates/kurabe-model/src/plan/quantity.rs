@@ -1,9 +1,13 @@
-//! Human-written quantities in plans: durations ("10s", "250ms"), byte sizes
-//! ("512M", "1.5GiB") and fractions ("2%" or 0.02).
+//! Human-written quantities, the one grammar of every plan field and every
+//! command-line flag: durations ("10", "10s", "250ms", "1m30s"), byte sizes
+//! ("512M", "1.5GiB", "200MB") and fractions ("2%" or 0.02).
 //!
 //! Each parses strictly and says what it expected, so a plan error reads
-//! "expected a duration like `10s` or `250ms`, got `10`" rather than a serde
+//! "expected a duration like `10s` or `250ms`, got `10x`" rather than a serde
 //! type mismatch. Serialisation writes a form the parser reads back.
+//!
+//! Hand-written rather than `humantime`: that crate refuses fractions
+//! ("1.5s") and bare numbers ("-t 10", ab's form), both part of this grammar.
 
 use std::fmt;
 use std::time::Duration;
@@ -11,13 +15,19 @@ use std::time::Duration;
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// A duration written with a unit: `10s`, `1.5s`, `250ms`, `500us`, `2m`, `1h`.
+/// A duration: a number of seconds (`10`, `1.5`) or numbers with units
+/// (`10s`, `250ms`, `500us`, `2m`, `1h`, `1m30s`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct HumanDuration(pub Duration);
 
-/// A byte size: an integer count of bytes, or a string with a unit. `K`, `M`,
-/// `G`, `T` and `KiB` … `TiB` are powers of 1024 (as cgroups and Docker read
-/// `512M`); `kB`, `MB`, `GB`, `TB` are powers of 1000; `B` or no unit is bytes.
+/// A byte size: an integer count of bytes, or a string with a unit.
+///
+/// `KiB` … `TiB` and Kubernetes' `Ki` … `Ti` are powers of 1024; `kB`/`KB`,
+/// `MB`, `GB`, `TB` are powers of 1000, as systemd and Kubernetes read them.
+/// A bare `K`, `M`, `G`, `T` is a power of 1024, as cgroups (`memory.max`),
+/// systemd's `MemoryMax=` and Docker read `512M`: the people who write a
+/// memory limit mean that. A lower-case `m` is refused: Docker reads it as
+/// MiB but Kubernetes as *milli*, so either reading would surprise someone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct ByteSize(pub u64);
 
@@ -26,34 +36,65 @@ pub struct ByteSize(pub u64);
 pub struct Fraction(pub f64);
 
 /// What a duration looks like, for error messages.
-pub const DURATION_EXPECTED: &str = "a duration like `10s`, `1.5s`, `250ms`, `500us`, `2m` or `1h`";
+pub const DURATION_EXPECTED: &str =
+    "a duration like `10` (seconds), `1.5s`, `250ms`, `500us`, `2m`, `1h` or `1m30s`";
 /// What a size looks like, for error messages.
 pub const SIZE_EXPECTED: &str = "a size like `512M`, `1.5GiB`, `200MB` or a number of bytes";
 /// What a fraction looks like, for error messages.
 pub const FRACTION_EXPECTED: &str = "a fraction like `0.02` or a percentage like `\"2%\"`";
 
-/// Parse a duration string; the error says what was expected.
+/// Parse a duration: a bare number is seconds; otherwise one or more
+/// number-unit pairs (`1m30s`, `1h 5m`). The error says what was expected.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("expected {DURATION_EXPECTED}, got `{text}`");
     let t = text.trim();
-    let split = t
+    if let Ok(secs) = t.parse::<f64>() {
+        if t.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+            return Duration::try_from_secs_f64(secs).map_err(|_| bad());
+        }
+    }
+    let mut rest = t;
+    let mut total = 0.0;
+    while !rest.is_empty() {
+        let (value, unit, tail) = duration_term(rest).ok_or_else(bad)?;
+        total += value * duration_unit(unit).ok_or_else(bad)?;
+        rest = tail.trim_start();
+    }
+    if t.is_empty() {
+        return Err(bad());
+    }
+    Duration::try_from_secs_f64(total).map_err(|_| bad())
+}
+
+/// The first "number unit" of `text`: (number, unit, what follows).
+fn duration_term(text: &str) -> Option<(f64, &str, &str)> {
+    let digits = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(bad)?;
-    let (number, unit) = t.split_at(split);
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    let seconds_per_unit = match unit.trim() {
+        .unwrap_or(text.len());
+    let (number, after) = text.split_at(digits);
+    let after = after.trim_start();
+    let letters = after
+        .find(|c: char| !(c.is_alphabetic()))
+        .unwrap_or(after.len());
+    let (unit, tail) = after.split_at(letters);
+    let value: f64 = number.parse().ok()?;
+    (!unit.is_empty()).then_some((value, unit, tail))
+}
+
+/// Seconds in one `unit` of a duration.
+fn duration_unit(unit: &str) -> Option<f64> {
+    Some(match unit {
         "ns" => 1e-9,
         "us" | "µs" => 1e-6,
         "ms" => 1e-3,
         "s" | "sec" => 1.0,
         "m" | "min" => 60.0,
         "h" => 3600.0,
-        _ => return Err(bad()),
-    };
-    Duration::try_from_secs_f64(value * seconds_per_unit).map_err(|_| bad())
+        _ => return None,
+    })
 }
 
-/// Parse a byte size string; the error says what was expected.
+/// Parse a byte size string (see [`ByteSize`]); the error says what was expected.
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let bad = || format!("expected {SIZE_EXPECTED}, got `{text}`");
     let t = text.trim();
@@ -62,23 +103,37 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
     let value: f64 = number.parse().map_err(|_| bad())?;
-    let multiplier: f64 = match unit.trim() {
-        "" | "B" => 1.0,
-        "k" | "K" | "KiB" => 1024.0,
-        "M" | "MiB" => 1024.0 * 1024.0,
-        "G" | "GiB" => 1024.0 * 1024.0 * 1024.0,
-        "T" | "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        "kB" | "KB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
-        _ => return Err(bad()),
+    let multiplier = match unit.trim() {
+        "m" => {
+            return Err(format!(
+                "`{text}`: a lower-case `m` is ambiguous (Docker reads MiB, Kubernetes milli): \
+                 write `{number}M` or `{number}MiB` for mebibytes, `{number}MB` for megabytes"
+            ))
+        }
+        unit => size_unit(unit).ok_or_else(bad)?,
     };
     let bytes = (value * multiplier).round();
     if !bytes.is_finite() || bytes > u64::MAX as f64 {
         return Err(bad());
     }
     Ok(bytes as u64)
+}
+
+/// Bytes in one `unit` of a size.
+fn size_unit(unit: &str) -> Option<f64> {
+    const KI: f64 = 1024.0;
+    Some(match unit {
+        "" | "B" => 1.0,
+        "k" | "K" | "Ki" | "KiB" => KI,
+        "M" | "Mi" | "MiB" => KI * KI,
+        "G" | "Gi" | "GiB" => KI * KI * KI,
+        "T" | "Ti" | "TiB" => KI * KI * KI * KI,
+        "kB" | "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        _ => return None,
+    })
 }
 
 /// Parse a fraction string: `"2%"` or `"0.02"`.
@@ -124,22 +179,17 @@ impl<'de> Deserialize<'de> for HumanDuration {
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
                 parse_duration(v).map(HumanDuration).map_err(E::custom)
             }
-            // A bare number is ambiguous (seconds? milliseconds?): refuse it
-            // with a message that shows the fix.
+            // A bare number is seconds, as on the command line.
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Err(E::custom(format!(
-                    "expected {DURATION_EXPECTED}, got the bare number {v}: write `\"{v}s\"`"
-                )))
+                self.visit_f64(v as f64)
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Err(E::custom(format!(
-                    "expected {DURATION_EXPECTED}, got the bare number {v}: write `\"{v}s\"`"
-                )))
+                self.visit_f64(v as f64)
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-                Err(E::custom(format!(
-                    "expected {DURATION_EXPECTED}, got the bare number {v}: write `\"{v}s\"`"
-                )))
+                Duration::try_from_secs_f64(v)
+                    .map(HumanDuration)
+                    .map_err(|_| E::custom(format!("expected {DURATION_EXPECTED}, got {v}")))
             }
         }
         d.deserialize_any(V)
@@ -231,10 +281,32 @@ mod tests {
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
         assert_eq!(parse_duration(" 3 s "), Ok(Duration::from_secs(3)));
-        for bad in ["10", "s", "", "ten s", "10 parsecs", "-1s", "1e400s"] {
+        // A bare number is seconds.
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("0.25"), Ok(Duration::from_millis(250)));
+        // Compound forms add up.
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("1h 2m 3s"), Ok(Duration::from_secs(3723)));
+        assert_eq!(parse_duration("1s500ms"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("2µs"), Ok(Duration::from_micros(2)));
+        for bad in [
+            "s",
+            "",
+            "ten s",
+            "10 parsecs",
+            "-1s",
+            "-1",
+            "1e400s",
+            "1e400",
+            "inf",
+            "NaN",
+            "1m30",
+            "1..5s",
+            "5 s s",
+        ] {
             let err = parse_duration(bad).unwrap_err();
             assert!(
-                err.starts_with("expected a duration like `10s`"),
+                err.starts_with("expected a duration like `10` (seconds)"),
                 "{bad}: {err}"
             );
         }
@@ -249,7 +321,17 @@ mod tests {
         assert_eq!(parse_size("4k"), Ok(4096));
         assert_eq!(parse_size("100"), Ok(100));
         assert_eq!(parse_size("100 B"), Ok(100));
-        for bad in ["", "M", "12 parsecs", "1..2M", "-5M"] {
+        // Decimal units are powers of 1000, as systemd and Kubernetes read them.
+        assert_eq!(parse_size("1kB"), Ok(1000));
+        assert_eq!(parse_size("2GB"), Ok(2_000_000_000));
+        // Kubernetes' binary suffixes.
+        assert_eq!(parse_size("64Mi"), Ok(64 << 20));
+        assert_eq!(parse_size("2Gi"), Ok(2 << 30));
+        // `m` means MiB to Docker and milli to Kubernetes: refused with the fix.
+        let err = parse_size("512m").unwrap_err();
+        assert!(err.contains("write `512M` or `512MiB`"), "{err}");
+        assert!(err.contains("`512MB` for megabytes"), "{err}");
+        for bad in ["", "M", "12 parsecs", "1..2M", "-5M", "5mb", "5 MBs"] {
             let err = parse_size(bad).unwrap_err();
             assert!(
                 err.starts_with("expected a size like `512M`"),
@@ -285,10 +367,12 @@ mod tests {
     fn serde_forms() {
         let d: HumanDuration = serde_json::from_str(r#""250ms""#).unwrap();
         assert_eq!(d.0, Duration::from_millis(250));
-        let err = serde_json::from_str::<HumanDuration>("10")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("write `\"10s\"`"), "{err}");
+        // A bare number is seconds, in plans as on the command line.
+        let d: HumanDuration = serde_json::from_str("10").unwrap();
+        assert_eq!(d.0, Duration::from_secs(10));
+        let d: HumanDuration = serde_json::from_str("0.5").unwrap();
+        assert_eq!(d.0, Duration::from_millis(500));
+        assert!(serde_json::from_str::<HumanDuration>("-1").is_err());
         let s: ByteSize = serde_json::from_str(r#""1K""#).unwrap();
         assert_eq!(s.0, 1024);
         let s: ByteSize = serde_json::from_str("1024").unwrap();

@@ -98,6 +98,7 @@ pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
         .into_iter()
         .map(str::to_owned)
         .chain(plan.matrix.keys().cloned())
+        .chain(plan.variants.iter().flat_map(|v| v.vars.keys().cloned()))
         .collect();
     target(plan, &known, &mut c);
     matrix(plan, &mut c);
@@ -167,7 +168,7 @@ fn target(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     }
     match &t.ready {
         Some(Ready::Url(url)) => {
-            if let Err(e) = loopback_http_url(url) {
+            if let Err(e) = ready_url(url) {
                 c.at("target.ready", e);
             }
             placeholders_in(&[url], known, "target.ready", c);
@@ -233,16 +234,17 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             "a plan needs at least one [[variant]] (or a [matrix]) to run",
         );
     }
-    // Limits hold for the target, and for `system` workloads (their test
-    // processes run in a cgroup with the variant's limits).
-    let limited = plan.target.is_some()
-        || plan
-            .workloads
-            .iter()
-            .any(|w| matches!(w.kind, WorkloadKind::System(_)));
+    let has_kind = |f: fn(&WorkloadKind) -> bool| plan.workloads.iter().any(|w| f(&w.kind));
+    let applies = Applies {
+        target: plan.target.is_some(),
+        command_workload: has_kind(|k| matches!(k, WorkloadKind::Command(_))),
+        // `system` workloads' test processes run in a cgroup with the limits.
+        system_workload: has_kind(|k| matches!(k, WorkloadKind::System(_))),
+    };
     for (i, v) in plan.variants.iter().enumerate() {
-        variant(i, v, known, plan.target.is_some(), limited, c);
+        variant(i, v, known, applies, c);
     }
+    same_vars(plan, c);
     let resolved = plan.resolved_variants();
     let mut seen = HashSet::new();
     for r in &resolved {
@@ -273,14 +275,37 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     }
 }
 
-fn variant(
-    i: usize,
-    v: &Variant,
-    known: &BTreeSet<String>,
-    has_target: bool,
-    limited: bool,
-    c: &mut Collector,
-) {
+/// What a variant's `command` and `limits` can apply to.
+#[derive(Clone, Copy)]
+struct Applies {
+    target: bool,
+    command_workload: bool,
+    system_workload: bool,
+}
+
+/// Every variant sets the same `vars` keys, so no placeholder is left
+/// unfilled in some variant.
+fn same_vars(plan: &Plan, c: &mut Collector) {
+    let all: BTreeSet<&String> = plan.variants.iter().flat_map(|v| v.vars.keys()).collect();
+    for (i, v) in plan.variants.iter().enumerate() {
+        if let Some(missing) = all.iter().find(|k| !v.vars.contains_key(k.as_str())) {
+            c.at(
+                &format!("variant[{i}].vars"),
+                format!("does not set `{missing}`, which another variant sets; every variant sets the same keys"),
+            );
+        }
+        for k in v.vars.keys() {
+            if plan.matrix.contains_key(k) || k == PORT_PLACEHOLDER || k == KURABE_PLACEHOLDER {
+                c.at(
+                    &format!("variant[{i}].vars.{k}"),
+                    format!("`{k}` is already a placeholder (matrix key or built-in); choose another name"),
+                );
+            }
+        }
+    }
+}
+
+fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, applies: Applies, c: &mut Collector) {
     let p = |field: &str| format!("variant[{i}].{field}");
     if v.name.trim().is_empty() {
         c.at(&p("name"), "must not be empty");
@@ -298,21 +323,34 @@ fn variant(
         }
         placeholders_in(&cmd.parts(), known, &p("command"), c);
     }
-    if !has_target && (!v.args.is_empty() || v.command.is_some()) {
-        let field = if v.command.is_some() {
-            "command"
-        } else {
-            "args"
-        };
+    if let Some(url) = &v.url {
+        if applies.target {
+            c.at(
+                &p("url"),
+                "names an existing server, but the plan starts a [target]; remove one of them",
+            );
+        } else if let Err(e) = http_url(url) {
+            c.at(&p("url"), e);
+        }
+        placeholders_in(&[url], known, &p("url"), c);
+    }
+    let to_commands = !applies.target && applies.command_workload;
+    if !applies.target && !v.args.is_empty() {
         c.at(
-            &p(field),
+            &p("args"),
             "applies to the target, but the plan has no [target]",
         );
+    } else if !applies.target && !to_commands && v.command.is_some() {
+        c.at(
+            &p("command"),
+            "applies to the target (or, without one, to `command` workloads), but the plan has neither",
+        );
     }
+    let limited = applies.target || applies.command_workload || applies.system_workload;
     if !limited && v.limits.is_some() {
         c.at(
             &p("limits"),
-            "applies to the target or to `system` workloads, but the plan has neither",
+            "applies to the target, or to `command` or `system` workloads, but the plan has none of them",
         );
     }
     let Some(l) = &v.limits else { return };
@@ -389,16 +427,18 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
                         "give either `path` (on the target) or `url`, not both",
                     ),
                     (_, Some(url)) => {
-                        if let Err(e) = loopback_http_url(url) {
+                        if let Err(e) = http_url(url) {
                             c.at(&p("url"), e);
                         }
                         placeholders_in(&[url], known, &p("url"), c);
                     }
                     (path, None) => {
-                        if !has_target {
+                        let every_variant_has_url = !plan.variants.is_empty()
+                            && plan.variants.iter().all(|v| v.url.is_some());
+                        if !has_target && !every_variant_has_url {
                             c.at(
                                 &format!("workload[{i}].http"),
-                                "needs a [target] to load, or a `url`",
+                                "needs a [target] to load, a `url`, or a `url` on every variant (existing servers)",
                             );
                         }
                         if let Some(path) = path.as_deref().filter(|s| !s.starts_with('/')) {
@@ -615,31 +655,47 @@ fn placeholders_in(texts: &[&str], known: &BTreeSet<String>, path: &str, c: &mut
                 let list: Vec<String> = known.iter().map(|k| format!("{{{k}}}")).collect();
                 c.at(
                     path,
-                    format!("unknown placeholder `{{{ph}}}`; known: {}", list.join(", ")),
+                    format!(
+                        "unknown placeholder `{{{ph}}}`; known: {} (or give it with `kurabe run --set {ph}=VALUE`)",
+                        list.join(", ")
+                    ),
                 );
             }
         }
     }
 }
 
-/// An `http://` URL on a loopback host (kurabe only loads loopback).
-fn loopback_http_url(url: &str) -> Result<(), String> {
+/// An `http://` or `https://` URL with a host: any server, remote ones
+/// included (only server-side metrics need it to be on this machine).
+pub(super) fn http_url(url: &str) -> Result<(), String> {
     let rest = url
         .strip_prefix("http://")
         .or_else(|| url.strip_prefix("https://"))
         .ok_or_else(|| format!("expected an http:// or https:// URL, got `{url}`"))?;
-    let authority = rest.split('/').next().unwrap_or("");
-    let host = if let Some(v6) = authority.strip_prefix('[') {
-        v6.split(']').next().unwrap_or("")
-    } else {
-        authority.split(':').next().unwrap_or("")
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() {
+        return Err(format!(
+            "`{url}` has no host; expected http://host[:port]/path"
+        ));
+    }
+    Ok(())
+}
+
+/// The target's ready URL: an http(s) URL on loopback, since the target
+/// is started on this machine.
+fn ready_url(url: &str) -> Result<(), String> {
+    http_url(url)?;
+    let rest = url.split_once("://").map_or("", |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => authority.split(':').next().unwrap_or(""),
     };
-    let loopback = host == "localhost" || host == "::1" || host.starts_with("127.");
-    if loopback {
+    if host == "localhost" || host == "::1" || host.starts_with("127.") {
         Ok(())
     } else {
         Err(format!(
-            "`{url}` is not a loopback address; kurabe only sends load to 127.0.0.1, ::1 or localhost"
+            "`{url}` is not on this machine; the target runs here, so poll it on 127.0.0.1, ::1 or localhost"
         ))
     }
 }
@@ -694,13 +750,14 @@ mod tests {
     }
 
     #[test]
-    fn loopback_urls() {
-        assert!(loopback_http_url("http://127.0.0.1:{port}/").is_ok());
-        assert!(loopback_http_url("http://localhost/x").is_ok());
-        assert!(loopback_http_url("http://[::1]:80/").is_ok());
-        let err = loopback_http_url("http://example.com/").unwrap_err();
-        assert!(err.contains("not a loopback address"), "{err}");
-        assert!(loopback_http_url("ftp://127.0.0.1/").is_err());
+    fn any_http_url_is_accepted() {
+        assert!(http_url("http://127.0.0.1:{port}/").is_ok());
+        assert!(http_url("http://localhost/x").is_ok());
+        assert!(http_url("http://[::1]:80/").is_ok());
+        assert!(http_url("https://staging.example.com/api?q=1").is_ok());
+        assert!(http_url("http://10.0.0.1:8080").is_ok());
+        assert!(http_url("ftp://127.0.0.1/").is_err());
+        assert!(http_url("http:///path").is_err());
     }
 
     #[test]

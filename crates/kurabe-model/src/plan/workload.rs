@@ -133,6 +133,98 @@ pub struct CommandWorkload {
     /// Longest one execution may take before it is killed and counted failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<HumanDuration>,
+    /// Run before every execution, untimed (hyperfine's `--prepare`), e.g.
+    /// to drop caches; placeholders are substituted. Its failure fails the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepare: Option<CommandLine>,
+    /// Record a non-zero exit status instead of failing the run
+    /// (hyperfine's `--ignore-failure`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ignore_failure: bool,
+    /// File fed to the command's standard input (default: none, /dev/null).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<PathBuf>,
+    /// Where the command's standard output and error go.
+    #[serde(default, skip_serializing_if = "CommandOutput::is_default")]
+    pub output: CommandOutput,
+    /// Give every execution an environment of a random size (0–4 KiB of
+    /// padding in `KURABE_ENV_PAD`): the size of the environment moves the
+    /// stack and can bias a comparison (Mytkowicz et al., "Producing wrong
+    /// data without doing anything obviously wrong", ASPLOS 2009).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub randomize_env: bool,
+    /// Per-execution cost subtracted from wall, user and system time
+    /// (clamped at 0): `kurabe cmd` puts the shell's own start-up here,
+    /// measured before the runs, as hyperfine does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subtract: Option<ExecCost>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Where a command's standard output and error go (hyperfine's `--output`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum CommandOutput {
+    /// Discarded: /dev/null (the default).
+    #[default]
+    Null,
+    /// Through a pipe that kurabe reads and discards (programs that
+    /// detect /dev/null and skip work do the work).
+    Pipe,
+    /// kurabe's own stdout and stderr (`--show-output`).
+    Inherit,
+    /// Appended to this file.
+    File(PathBuf),
+}
+
+impl CommandOutput {
+    fn is_default(&self) -> bool {
+        *self == CommandOutput::Null
+    }
+
+    /// Parse hyperfine's `--output` value: `null`, `pipe`, `inherit` or a file.
+    pub fn parse(text: &str) -> CommandOutput {
+        match text {
+            "null" => CommandOutput::Null,
+            "pipe" => CommandOutput::Pipe,
+            "inherit" => CommandOutput::Inherit,
+            file => CommandOutput::File(PathBuf::from(file)),
+        }
+    }
+}
+
+impl Serialize for CommandOutput {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CommandOutput::Null => s.serialize_str("null"),
+            CommandOutput::Pipe => s.serialize_str("pipe"),
+            CommandOutput::Inherit => s.serialize_str("inherit"),
+            CommandOutput::File(p) => s.serialize_str(&p.to_string_lossy()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CommandOutput {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|t| CommandOutput::parse(&t))
+    }
+}
+
+/// A fixed cost per execution, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct ExecCost {
+    /// Wall-clock seconds.
+    #[serde(default)]
+    pub wall_s: f64,
+    /// User CPU seconds.
+    #[serde(default)]
+    pub user_s: f64,
+    /// System CPU seconds.
+    #[serde(default)]
+    pub system_s: f64,
 }
 
 /// Settings of a `watch` workload.
@@ -244,6 +336,7 @@ impl WorkloadKind {
                 "latency_p99_us",
                 "latency_p999_us",
                 "failed_requests",
+                "failed_percent",
                 "non_2xx_responses",
                 "cpu_ms_per_request",
                 "cpu_percent_mean",
@@ -424,6 +517,12 @@ mod tests {
                 warmup_runs: 0,
                 cwd: None,
                 timeout: None,
+                prepare: None,
+                ignore_failure: false,
+                stdin: None,
+                output: CommandOutput::Null,
+                randomize_env: false,
+                subtract: None,
             }),
             WorkloadKind::Watch(WatchWorkload {
                 duration: HumanDuration::default(),

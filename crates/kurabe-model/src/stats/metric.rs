@@ -136,6 +136,12 @@ const BUILTIN: &[(&str, Unit, Direction, &str)] = &[
     ),
     ("failed_requests", Unit::Count, Lo, "requests that failed"),
     (
+        "failed_percent",
+        Unit::Percent,
+        Lo,
+        "failed requests, % of all requests",
+    ),
+    (
         "non_2xx_responses",
         Unit::Count,
         Lo,

@@ -33,6 +33,6 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("url,concurrency,"));
         assert!(lines[1].starts_with("\"http://h/?a=1,2\",50,"));
-        assert!(lines[0].contains("latency_p99_ms") && lines[1].contains(",1.210,"));
+        assert!(lines[0].contains("latency_p99_us") && lines[1].contains(",1210,"));
     }
 }

@@ -32,9 +32,9 @@ mod tests {
         let mut out = Vec::new();
         Markdown.render(&crate::fixtures::http(), &mut out).unwrap();
         let expected = "\
-| url | concurrency | keep_alive | duration_s | complete_requests | failed_requests | in_flight_at_end | non_2xx_responses | requests_per_second | latency_mean_ms | latency_p50_ms | latency_p90_ms | latency_p99_ms | latency_p999_ms | latency_max_ms | transfer_bytes | interrupted |
+| url | concurrency | keep_alive | duration_s | complete_requests | failed_requests | in_flight_at_end | non_2xx_responses | requests_per_second | latency_mean_us | latency_p50_us | latency_p90_us | latency_p99_us | latency_p999_us | latency_max_us | transfer_bytes | interrupted |
 |:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|
-| http://127.0.0.1:8080/index.html | 50 | true | 2.500 | 99990 | 10 | 0 | 5 | 39996.00 | 0.412 | 0.398 | 0.530 | 1.210 | 2.502 | 3.120 | 9999000 | false |
+| http://127.0.0.1:8080/index.html | 50 | true | 2.500 | 99990 | 10 | 0 | 5 | 39996.00 | 412.5 | 398 | 530 | 1210 | 2502 | 3120 | 9999000 | false |
 ";
         assert_eq!(String::from_utf8(out).unwrap(), expected);
     }

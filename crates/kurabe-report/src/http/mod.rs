@@ -11,12 +11,13 @@ mod text;
 
 use kurabe_model::http::HttpReport;
 
-/// Microseconds as milliseconds with three decimals.
+/// Microseconds as milliseconds with three decimals (ab's text).
 fn ms3(us: u64) -> String {
     format!("{:.3}", us as f64 / 1000.0)
 }
 
-/// Headline figures as (column name with unit, value), shared by the table formats.
+/// Headline figures as (column name with unit, value), shared by the table
+/// formats. Units as in the JSON record (latency in µs), named in the column.
 fn summary_columns(r: &HttpReport) -> Vec<(&'static str, String)> {
     let l = &r.latency_us;
     vec![
@@ -32,12 +33,12 @@ fn summary_columns(r: &HttpReport) -> Vec<(&'static str, String)> {
             "requests_per_second",
             format!("{:.2}", r.requests_per_second),
         ),
-        ("latency_mean_ms", format!("{:.3}", l.mean / 1000.0)),
-        ("latency_p50_ms", ms3(l.p50)),
-        ("latency_p90_ms", ms3(l.p90)),
-        ("latency_p99_ms", ms3(l.p99)),
-        ("latency_p999_ms", ms3(l.p999)),
-        ("latency_max_ms", ms3(l.max)),
+        ("latency_mean_us", format!("{:.1}", l.mean)),
+        ("latency_p50_us", l.p50.to_string()),
+        ("latency_p90_us", l.p90.to_string()),
+        ("latency_p99_us", l.p99.to_string()),
+        ("latency_p999_us", l.p999.to_string()),
+        ("latency_max_us", l.max.to_string()),
         ("transfer_bytes", r.transfer_bytes.to_string()),
         ("interrupted", r.interrupted.to_string()),
     ]

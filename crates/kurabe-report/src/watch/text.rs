@@ -45,6 +45,22 @@ fn summary(r: &WatchReport) -> String {
         "  CPU time   {:.3} s   (from {source}; /proc sampling says {:.3} s)",
         r.cpu_seconds, r.cpu_seconds_proc
     );
+    memory(r, &mut o);
+    limits_and_end(r, &mut o);
+    let _ = writeln!(
+        o,
+        "  sampler    {:.2} % of one core, {:.1} µs per process per sample",
+        r.sampler.cpu_percent, r.sampler.us_per_process_sample
+    );
+    for n in &r.notes {
+        let note = wrap(&format!("note: {}", terminal(n)), WIDTH - 8);
+        let _ = writeln!(o, "  {}", note.replace('\n', "\n        "));
+    }
+    o
+}
+
+/// Σ PSS, Σ RSS, Σ USS, the cgroup peak, processes and threads.
+fn memory(r: &WatchReport, o: &mut String) {
     let _ = writeln!(
         o,
         "  Σ PSS      mean {}   peak {}{}",
@@ -79,6 +95,10 @@ fn summary(r: &WatchReport) -> String {
         "  processes  max {}, threads max {}",
         r.processes_max, r.threads_max
     );
+}
+
+/// The limits applied and how the command ended.
+fn limits_and_end(r: &WatchReport, o: &mut String) {
     if let Some(l) = &r.limits {
         let mut parts = Vec::new();
         if let Some(c) = l.cpus {
@@ -111,25 +131,11 @@ fn summary(r: &WatchReport) -> String {
         };
         let _ = writeln!(o, "  command    {why}, {how}");
     }
-    let _ = writeln!(
-        o,
-        "  sampler    {:.2} % of one core, {:.1} µs per process per sample",
-        r.sampler.cpu_percent, r.sampler.us_per_process_sample
-    );
-    for n in &r.notes {
-        let note = wrap(&format!("note: {}", terminal(n)), WIDTH - 8);
-        let _ = writeln!(o, "  {}", note.replace('\n', "\n        "));
-    }
-    o
 }
 
 /// "OOM-killed at the 20 MiB limit" (the limit when one was set).
 fn oom_text(r: &WatchReport) -> String {
-    match r.limits.as_ref().and_then(|l| l.memory_bytes) {
-        Some(b) if b % 1048576 == 0 => format!("OOM-killed at the {} MiB limit", b / 1048576),
-        Some(b) => format!("OOM-killed at the {} limit", mib(b)),
-        None => "OOM-killed".into(),
-    }
+    kurabe_model::probe::oom_killed_text(r.limits.as_ref().and_then(|l| l.memory_bytes))
 }
 
 // Linux signal numbers (x86, arm, riscv alike): no libc in a renderer.

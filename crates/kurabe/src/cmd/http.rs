@@ -35,10 +35,19 @@ microsecond resolution. Ctrl-C stops the run and prints the partial report, mark
 interrupted (exit status 130; 143 after SIGTERM, 129 after SIGHUP); a second Ctrl-C exits at \
 once without waiting for requests in flight. --abort-on-error stopping at a failure exits 1. \
 Exit status 1 also when no request got a complete response, or when the failed fraction \
-exceeds --max-error-rate; the report says why requests failed (first error of each kind).")]
+exceeds --max-error-rate; the report says why requests failed (first error of each kind). \
+Limits: a response head of at most 64 KiB and 256 headers (more counts as an exception, \
+named); -c N needs about N open files (the soft limit is raised to the hard one; a run that \
+still does not fit is refused before any request).")]
 pub struct Args {
     /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
     pub url: String,
+    /// More URLs: compare them all under the same flags in interleaved rounds (--rounds), with ratios, 95 % intervals and verdicts against the first URL.
+    #[arg(value_name = "URL_B")]
+    pub more_urls: Vec<String>,
+    /// With two or more URLs: rounds, each running every URL once with -n/-t, in a shuffled order [default: 5].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub rounds: Option<u32>,
     /// Number of requests to perform [default: 1, or unlimited with -t].
     #[arg(short = 'n', value_name = "REQUESTS")]
     pub requests: Option<u64>,
@@ -449,6 +458,12 @@ fn failed_outcome(report: &HttpReport, max_error_rate: Option<f64>) -> Option<St
 
 /// Run `kurabe http`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if !args.more_urls.is_empty() {
+        return super::http_ab::run(&args);
+    }
+    if args.rounds.is_some() {
+        bail!("--rounds compares two or more URLs: give URL_B too, or drop --rounds");
+    }
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let mut resolved = from_args(&args, ncpus)?;
     super::check_outputs(&[

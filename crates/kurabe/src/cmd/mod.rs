@@ -1,7 +1,10 @@
 //! One module per subcommand: `Args` (clap) + `run`.
 
+pub mod bench;
 pub mod demo;
+pub mod dryrun;
 pub mod http;
+pub mod http_ab;
 pub mod mem;
 pub mod report;
 pub mod results;

@@ -17,8 +17,8 @@ use kurabe_store::{Location, Store};
 
 use crate::store::{open_existing, parse_id, save_result, store_path};
 
-use kurabe_report::escape;
 use kurabe_report::write::write_file;
+use kurabe_report::{escape, Json, Render};
 
 /// Output format of the listing commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -164,10 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let c = kurabe_report::compare_entries(&ea, &eb, &metrics)?;
             match format {
                 Format::Text => kurabe_report::render_comparison(&c, &mut out)?,
-                Format::Json => {
-                    serde_json::to_writer_pretty(&mut out, &c)?;
-                    writeln!(out)?;
-                }
+                Format::Json => Json.render(&c, &mut out)?,
             }
         }
         Command::Export { ids, output } => {
@@ -315,8 +312,7 @@ fn entry_id(e: &Entry) -> EntryId {
 fn list(store: &Store, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
     let entries = store.list()?;
     if format == Format::Json {
-        serde_json::to_writer_pretty(&mut *out, &entries)?;
-        writeln!(out)?;
+        Json.render(&entries, out)?;
         return Ok(());
     }
     if entries.is_empty() {
@@ -376,8 +372,7 @@ fn list(store: &Store, format: Format, out: &mut dyn Write) -> anyhow::Result<()
 
 fn show(entry: &Entry, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
     if format == Format::Json {
-        serde_json::to_writer_pretty(&mut *out, entry)?;
-        writeln!(out)?;
+        Json.render(entry, out)?;
         return Ok(());
     }
     match entry {

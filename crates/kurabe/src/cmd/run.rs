@@ -59,12 +59,41 @@ pub struct Args {
     /// No progress lines on stderr.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Fill the placeholder {KEY} with VALUE wherever it appears in the plan (repeatable): binary paths from CI, a commit id, a work size. The stored plan is the filled one.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    pub set: Vec<(String, String)>,
+    /// Check the plan and print the run schedule (variants × workloads × rounds, in order, and the estimated duration) without running anything.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `KEY=VALUE` of --set; KEY as placeholders are written (lowercase, digits, `_`).
+fn parse_set(text: &str) -> Result<(String, String), String> {
+    let (k, v) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got `{text}`"))?;
+    let ident = k.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && k.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !ident {
+        return Err(format!(
+            "`{k}` is not a placeholder name: use lowercase letters, digits and _, as in {{commit}}"
+        ));
+    }
+    Ok((k.to_owned(), v.to_owned()))
 }
 
 /// Run `kurabe run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (plan, plan_text) = kurabe_lab::load_plan_with_text(&args.plan)?;
+    let vars = args.set.iter().cloned().collect();
+    let (plan, plan_text) = kurabe_lab::load_plan_filled(&args.plan, &vars)?;
     kurabe_lab::check_supported(&plan)?;
+    if args.dry_run {
+        let rounds = args.repeat.unwrap_or(plan.repeat).max(1);
+        let text = super::dryrun::render(&plan, rounds, args.seed.or(plan.seed));
+        std::io::stdout().lock().write_all(text.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     super::check_outputs(&[
         ("-o", args.output.as_deref()),
         ("--html", args.html.as_deref()),
@@ -72,8 +101,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut store = match &args.store {
         Some(p) => Store::open(p),
         None => Store::open_default(),
-    }
-    .context("cannot open the results store (choose another with --store PATH)")?;
+    }?;
     let opts = RunOptions {
         plan_dir: kurabe_lab::runner::plan_dir(&args.plan),
         plan_text,
@@ -85,12 +113,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let stop = crate::signal::install()?;
     let quiet = args.quiet;
+    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
     let mut progress = |e: &Event<'_>| {
-        if !quiet {
-            eprintln!("{}", escape::terminal_lines(&progress_line(e)));
+        if bar.is_hidden() {
+            if !quiet {
+                eprintln!("{}", escape::terminal_lines(&progress_line(e)));
+            }
+        } else {
+            show_on_bar(&bar, e);
         }
     };
     let outcome = kurabe_lab::run_experiment(&plan, &mut store, &opts, &stop, &mut progress)?;
+    bar.finish_and_clear();
     let colour = args.output.is_none() && colour_stdout();
     let body = render(&store, &outcome, args.format, colour)?;
     match &args.output {
@@ -120,6 +154,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         _ if outcome.checks.iter().any(|c| !c.passed) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// On a terminal: the bar counts finished runs out of the total (which
+/// `--until-confident` may raise), names the run in flight, and prints the
+/// start line and failed runs above itself.
+fn show_on_bar(bar: &indicatif::ProgressBar, e: &Event<'_>) {
+    match e {
+        Event::Begin { total, .. } => {
+            bar.set_length(*total as u64);
+            bar.println(escape::terminal_lines(&progress_line(e)));
+        }
+        Event::RunStart {
+            total,
+            round,
+            variant,
+            workload,
+            ..
+        } => {
+            bar.set_length(*total as u64);
+            bar.set_message(escape::terminal_lines(&format!(
+                "round {}: {variant} / {workload}",
+                round + 1
+            )));
+        }
+        Event::RunDone { record, .. } => {
+            bar.inc(1);
+            if record.status == RunStatus::Failed {
+                bar.println(escape::terminal_lines(&progress_line(e)));
+            }
+        }
+        Event::RoundAdded { .. } | Event::Note(_) => {
+            bar.println(escape::terminal_lines(&progress_line(e)))
+        }
+    }
 }
 
 fn progress_line(e: &Event<'_>) -> String {
@@ -157,6 +225,7 @@ fn progress_line(e: &Event<'_>) -> String {
                     .replace('\n', "\n    ")
             ),
         },
+        Event::Note(note) => format!("note: {note}"),
         Event::RoundAdded { round } => {
             format!(
                 "--until-confident: not settled yet, adding round {}",

@@ -1,12 +1,14 @@
 //! `kurabe serve`: run the built-in tunable HTTP target server in the foreground.
 //!
-//! Owns flag parsing and the process edge (bound address on stdout, Ctrl-C);
-//! the server itself is `kurabe_http::serve`.
+//! Owns flag parsing and the process edge (bound address on stdout, Ctrl-C:
+//! the first stops the server gracefully, a second exits at once); the server
+//! itself is `kurabe_http::serve`.
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_http::raise_fd_limit;
@@ -21,11 +23,13 @@ pub struct Args {
     /// Address to bind (loopback by default; use `::1` for IPv6).
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: IpAddr,
-    /// Response body length in bytes.
-    #[arg(long, default_value_t = 13, value_name = "BYTES")]
-    pub body_bytes: usize,
-    /// CPU time to burn per request (busy loop on the worker thread's CPU clock, so the cost holds under load), microseconds.
-    #[arg(long, default_value_t = 0, value_name = "US")]
+    /// Response body length in bytes, at most 67108864 (64 MiB: every response is built in memory).
+    #[arg(long, default_value_t = 13, value_name = "BYTES",
+          value_parser = clap::value_parser!(u64).range(..=serve::MAX_BODY_BYTES as u64))]
+    pub body_bytes: u64,
+    /// CPU time to burn per request (busy loop on the worker thread's CPU clock, so the cost holds under load), microseconds, at most 10000000 (10 s); a stop signal ends it early.
+    #[arg(long, default_value_t = 0, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(..=serve::MAX_WORK_US))]
     pub work_us: u64,
     /// Delay every response by this many milliseconds (other connections keep being served).
     #[arg(long, default_value_t = 0, value_name = "MS")]
@@ -48,13 +52,28 @@ pub struct Args {
     /// Worker threads, each with its own event loop [default: number of CPUs].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Option<u32>,
+    /// Close a connection whose request head has not arrived completely this long after the connection opened or the head's first byte (slowloris protection), e.g. 10s or 500ms.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration)]
+    pub header_timeout: Duration,
+    /// Close a connection when no bytes have moved either way for this long (idle keep-alive, stalled body, a client that stopped reading), e.g. 60s.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = positive_duration)]
+    pub idle_timeout: Duration,
+}
+
+/// A duration above zero (the CLI's duration grammar).
+fn positive_duration(s: &str) -> Result<Duration, String> {
+    let d = crate::flags::parse_duration(s)?;
+    if d.is_zero() {
+        return Err("must be above zero, e.g. 10s".into());
+    }
+    Ok(d)
 }
 
 impl Args {
     /// The library configuration these flags describe.
     fn config(&self) -> ServeConfig {
         ServeConfig {
-            body_bytes: self.body_bytes,
+            body_bytes: usize::try_from(self.body_bytes).unwrap_or(usize::MAX),
             work_us: self.work_us,
             latency_ms: self.latency_ms,
             alloc_kb: self.alloc_kb,
@@ -65,6 +84,8 @@ impl Args {
             threads: self
                 .threads
                 .map_or_else(serve::default_threads, |t| t as usize),
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
         }
     }
 }
@@ -72,6 +93,8 @@ impl Args {
 /// Run `kurabe serve` until Ctrl-C or SIGTERM.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let shutdown = crate::signal::install()?;
+    // Nothing outlives a forced exit: a second signal need not wait for the workers.
+    crate::signal::force_exit_on_second_signal();
     raise_fd_limit();
     let addr = SocketAddr::new(args.bind, args.port);
     let listener = serve::bind(addr).with_context(|| {

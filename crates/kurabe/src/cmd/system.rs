@@ -7,7 +7,7 @@
 //! atomically to `-o FILE`. Exit codes: 0 done, 2 bad input or setup, 130
 //! interrupted by Ctrl-C (143 SIGTERM, 129 SIGHUP) (the partial report is still written).
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -82,7 +82,7 @@ struct RunArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// Seconds per pass for every test (for tests and benchmarks).
-    #[arg(long, value_name = "S", hide = true)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_secs, hide = true)]
     seconds: Option<f64>,
     /// A replacement for the helper program the Execl and Process Creation tests run (default: the one built into kurabe).
     #[arg(long, value_name = "PATH", hide = true)]
@@ -199,24 +199,28 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = config(&a)?;
     super::check_outputs(&[("-o", a.output.as_deref())])?;
     let stop = crate::signal::install()?;
-    let tty = std::io::stderr().is_terminal();
+    // One step per test and copy count; a step starts at its first pass.
+    let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
+    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(true));
+    let mut started = 0u64;
     let mut progress = |p: kurabe_system::Progress<'_>| {
-        if tty {
-            let of = if p.passes > 0 {
-                format!("/{}", p.passes)
-            } else {
-                String::new()
-            };
-            eprint!(
-                "\r\x1b[K{} x {}  pass {}{of}",
-                p.copies, p.test.name, p.pass
-            );
+        if p.pass == 1 {
+            // The steps before this one are done.
+            bar.set_position(started.min(steps));
+            started += 1;
         }
+        let of = if p.passes > 0 {
+            format!("/{}", p.passes)
+        } else {
+            String::new()
+        };
+        bar.set_message(format!(
+            "{} x {}  pass {}{of}",
+            p.copies, p.test.name, p.pass
+        ));
     };
     let result = kurabe_system::run(&cfg, &stop, &mut progress);
-    if tty {
-        eprint!("\r\x1b[K");
-    }
+    bar.finish_and_clear();
     let report = result?;
     write_out(a.output.as_deref(), |w| render_report(&report, a.format, w))?;
     if !report.interrupted {

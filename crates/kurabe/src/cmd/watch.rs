@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use crate::flags::{parse_duration, parse_size};
 use crate::output::write_output;
 use anyhow::bail;
 use kurabe_model::probe::{WatchEnd, WatchReport};
@@ -51,21 +52,21 @@ pub struct Args {
     /// Watch the process listening on this TCP port (IPv4 or IPv6) and its descendants.
     #[arg(long, value_name = "PORT")]
     pub port: Option<u16>,
-    /// Seconds between samples.
-    #[arg(short, long, default_value_t = 0.5, value_name = "SECONDS")]
-    pub interval: f64,
-    /// Stop after this many seconds (a started command is then killed with its tree).
-    #[arg(short, long, value_name = "SECONDS")]
-    pub duration: Option<f64>,
+    /// Time between samples ("0.5" seconds, "500ms", "2s").
+    #[arg(short, long, default_value = "0.5", value_name = "DURATION", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Stop after this long ("30" seconds, "2s", "1m30s"; a started command is then killed with its tree).
+    #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Option<Duration>,
     /// CPU quota for the started command in cores, e.g. 0.5 (cgroup CFS quota).
     #[arg(long, value_name = "CORES")]
     pub cpus: Option<f64>,
     /// CPUs the started command may run on, e.g. 0 or 0-1 (cgroup cpuset).
     #[arg(long, value_name = "LIST")]
     pub cpuset: Option<String>,
-    /// Memory limit for the started command, e.g. 512M or 2G (cgroup).
-    #[arg(long, value_name = "SIZE")]
-    pub memory: Option<String>,
+    /// Memory limit for the started command (cgroup): 512M or 512MiB = 512 × 2²⁰ bytes, 500MB = 500 × 10⁶, as in plans.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
     /// Output format: text summary, JSON report, or CSV time series.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -147,21 +148,21 @@ fn session_config(args: &Args) -> anyhow::Result<SessionConfig> {
         bail!("--pss-budget must be between 0 and 1 (a share of one core)");
     }
     Ok(SessionConfig {
-        interval: seconds("--interval", args.interval, 0.01)?,
+        interval: at_least_10ms("--interval", args.interval)?,
         duration: args
             .duration
-            .map(|d| seconds("--duration", d, 0.01))
+            .map(|d| at_least_10ms("--duration", d))
             .transpose()?,
         pss_budget: args.pss_budget,
     })
 }
 
-/// A positive number of seconds as a Duration.
-fn seconds(flag: &str, v: f64, min: f64) -> anyhow::Result<Duration> {
-    if !v.is_finite() || v < min || v > 1e7 {
-        bail!("{flag} must be a number of seconds ≥ {min}, got {v}");
+/// `d` when it is at least 10 ms (sampling faster than that measures the sampler).
+fn at_least_10ms(flag: &str, d: Duration) -> anyhow::Result<Duration> {
+    if d < Duration::from_millis(10) {
+        bail!("{flag} {d:?}: give at least 10ms");
     }
-    Ok(Duration::from_secs_f64(v))
+    Ok(d)
 }
 
 /// Flags → what to watch.
@@ -176,11 +177,10 @@ fn resolve(args: &Args) -> anyhow::Result<WatchTarget> {
     if let Some(port) = args.port {
         return Ok(WatchTarget::Port(port));
     }
-    let memory_bytes = args
-        .memory
-        .as_deref()
-        .map(kurabe_probe::cgroup::parse_memory)
-        .transpose()?;
+    let memory_bytes = args.memory;
+    if memory_bytes.is_some_and(|m| m < 1 << 20) {
+        bail!("--memory is too small for a process: give at least 1M");
+    }
     if args.no_cgroup && limited {
         bail!("--cpus, --cpuset and --memory need a cgroup; drop --no-cgroup");
     }

@@ -25,7 +25,7 @@ Start one worker per load host, all with the same --store; then run \
 `kurabe http URL -n/-t … --workers N --store …` anywhere. See docs/distributed.md.")]
 pub struct Args {
     /// PostgreSQL store where workers and coordinators meet (postgres://user@host/db; password from PGPASSWORD or ~/.pgpass, never on the command line).
-    #[arg(long, value_name = "URL", env = "KURABE_STORE")]
+    #[arg(long, value_name = "URL", env = "KURABE_STORE", hide_env_values = true)]
     pub store: Option<std::path::PathBuf>,
     /// Name shown in reports [default: HOSTNAME-PID].
     #[arg(long, value_name = "NAME")]

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench/cmd-vs-hyperfine.sh — `kurabe cmd` against hyperfine: accuracy and cost.
+#
+# Accuracy: for each command of 5 ms and more (two sleeps and a CPU-bound
+# loop), ROUNDS rounds, the two tools in alternating order, both through
+# the shell (each subtracts the shell's start-up), each
+#   kurabe cmd  -w 3 -r RUNS --no-save --export-json …  CMD
+#   hyperfine   -w 3 -r RUNS           --export-json …  CMD
+# and the median over rounds of each tool's mean wall time; the difference
+# is kurabe's relative to hyperfine's (target: within 2 %).
+#
+# Cost: `true` with -N, OVERHEAD_RUNS runs, the tools alternating for ROUNDS
+# rounds; the tool's own wall time (from start to exit, read with date)
+# divided by the number of runs is its cost per run (target: kurabe's no
+# higher than hyperfine's). kurabe is measured twice: saving to a fresh
+# store (the default; one fsync'd commit per block) and with --no-save.
+#
+# Prints the load average first: figures from a busy machine say so.
+# Env: ROUNDS (5), RUNS (30), OVERHEAD_RUNS (1000), KURABE (path of the
+# kurabe binary; default: cargo build --release, then target/release/kurabe).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-5}
+RUNS=${RUNS:-30}
+OVERHEAD_RUNS=${OVERHEAD_RUNS:-1000}
+command -v jq >/dev/null || { echo "bench: needs jq" >&2; exit 2; }
+command -v hyperfine >/dev/null || { echo "bench: needs hyperfine" >&2; exit 2; }
+
+if [ -z "${KURABE:-}" ]; then
+  echo "bench: cargo build --release -p kurabe" >&2
+  cargo build --release -q -p kurabe
+  KURABE="${CARGO_TARGET_DIR:-target}/release/kurabe"
+fi
+
+work=$(mktemp -d /tmp/kurabe-cmd-bench.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
+
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)  ($(nproc) CPUs)"
+echo "hyperfine: $(hyperfine --version)   kurabe: $("$KURABE" --version)"
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+kurabe_mean() {
+  "$KURABE" cmd -q -w 3 -r "$RUNS" --no-save --export-json "$work/k.json" "$1" >/dev/null
+  jq '.results[0].mean' "$work/k.json"
+}
+hyperfine_mean() {
+  hyperfine -w 3 -r "$RUNS" --style none --export-json "$work/h.json" "$1" >/dev/null
+  jq '.results[0].mean' "$work/h.json"
+}
+
+echo
+echo "accuracy: mean wall time, median of $ROUNDS rounds of $RUNS runs (tools alternating)"
+printf '%-34s %12s %12s %9s\n' command kurabe_ms hyperfine_ms diff
+for c in 'sleep 0.005' 'sleep 0.02' "perl -e 'my \$x = 0; \$x += \$_ for 1 .. 300000'"; do
+  : >"$work/k"; : >"$work/h"
+  for r in $(seq "$ROUNDS"); do
+    if [ $((r % 2)) -eq 1 ]; then
+      kurabe_mean "$c" >>"$work/k"; hyperfine_mean "$c" >>"$work/h"
+    else
+      hyperfine_mean "$c" >>"$work/h"; kurabe_mean "$c" >>"$work/k"
+    fi
+  done
+  k=$(median <"$work/k"); h=$(median <"$work/h")
+  awk -v c="$c" -v k="$k" -v h="$h" \
+    'BEGIN { printf "%-34s %12.3f %12.3f %+8.2f%%\n", substr(c, 1, 34), k*1e3, h*1e3, (k/h-1)*100 }'
+done
+
+# Wall time of one tool invocation, seconds.
+elapsed() {
+  local t0 t1
+  t0=$(date +%s%N)
+  "$@" >/dev/null 2>&1
+  t1=$(date +%s%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", (b - a) / 1e9 }'
+}
+
+echo
+echo "cost per run on \`true\` with -N, $OVERHEAD_RUNS runs, median of $ROUNDS rounds (tools alternating)"
+: >"$work/ok"; : >"$work/on"; : >"$work/oh"
+for r in $(seq "$ROUNDS"); do
+  rm -f "$work/store.db"*
+  k=(elapsed "$KURABE" cmd -q -N -r "$OVERHEAD_RUNS" --store "$work/store.db" true)
+  kn=(elapsed "$KURABE" cmd -q -N -r "$OVERHEAD_RUNS" --no-save true)
+  h=(elapsed hyperfine -N -r "$OVERHEAD_RUNS" --style none true)
+  if [ $((r % 2)) -eq 1 ]; then
+    "${k[@]}" >>"$work/ok"; "${kn[@]}" >>"$work/on"; "${h[@]}" >>"$work/oh"
+  else
+    "${h[@]}" >>"$work/oh"; "${kn[@]}" >>"$work/on"; "${k[@]}" >>"$work/ok"
+  fi
+done
+for t in "kurabe (saved):ok" "kurabe --no-save:on" "hyperfine:oh"; do
+  name=${t%%:*}; f=${t##*:}
+  s=$(median <"$work/$f")
+  awk -v n="$name" -v s="$s" -v runs="$OVERHEAD_RUNS" \
+    'BEGIN { printf "%-20s %8.3f s total  %8.1f µs per run\n", n, s, s/runs*1e6 }'
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

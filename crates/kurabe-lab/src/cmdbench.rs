@@ -1,0 +1,633 @@
+//! `kurabe cmd`: hyperfine's one-liner, run as an experiment.
+//!
+//! Owns turning a list of commands and hyperfine's options ([`CmdConfig`])
+//! into an in-memory [`Plan`] — one variant per command, one `command`
+//! workload — and the steps hyperfine takes around its timing loop: the
+//! `--setup` commands, warm-up executions, the shell's own start-up
+//! (measured and subtracted, as hyperfine does), the automatic run count
+//! (about 3 s per command, at least `--min-runs`), and `--cleanup`. The
+//! timing itself is [`crate::run_experiment`]'s: interleaved shuffled blocks
+//! (each round runs one block of executions of every command, in the
+//! round's random order), the store, `--until-confident`, verdicts. The
+//! finished experiment is collected into hyperfine's export layout
+//! ([`CmdExport`]).
+//!
+//! Setup and cleanup run once per command, all setups before the first
+//! round and all cleanups after the last (the commands are interleaved, so
+//! there is no "before this command's runs" in between).
+//!
+//! It must not print (progress goes through a callback) or parse command lines.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use kurabe_model::bench::{CmdExecution, CmdExport, CmdResult};
+use kurabe_model::plan::{
+    CommandLine, CommandOutput, CommandWorkload, ExecCost, Limits, OnFailure, Plan, Variant,
+    Workload, WorkloadKind,
+};
+use kurabe_store::{RunStatus, Store};
+
+use crate::measure::{self, CommandRun};
+use crate::runner::{Event, LabError, Outcome, RunOptions};
+use crate::target::RunFailure;
+
+/// Metrics every command reports, in this order.
+pub const CMD_METRICS: [&str; 4] = [
+    "wall_time_s",
+    "user_time_s",
+    "system_time_s",
+    "max_rss_bytes",
+];
+
+/// Wall time the automatic run count aims at per command (hyperfine's 3 s).
+const TARGET_TIME_PER_COMMAND: Duration = Duration::from_secs(3);
+
+/// Most rounds of blocks: beyond this, more executions go into each block,
+/// so the per-run cost of the runner (a store commit) stays amortised.
+const MAX_ROUNDS: u32 = 30;
+
+/// Executions of the empty command that measure the shell's start-up.
+const SHELL_CALIBRATION_RUNS: u32 = 50;
+
+/// How commands are run (hyperfine's `--shell`, `-N`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shell {
+    /// `/bin/sh -c COMMAND`.
+    Default,
+    /// This program and its arguments, then `-c COMMAND` (`bash --norc`).
+    Program(Vec<String>),
+    /// No shell: the command is split into words and run directly.
+    None,
+}
+
+impl Shell {
+    /// Parse `--shell`'s value: `none`, `default`, or a command line.
+    pub fn parse(text: &str) -> Result<Shell, CmdError> {
+        match text.trim() {
+            "none" => Ok(Shell::None),
+            "default" => Ok(Shell::Default),
+            other => match shlex::split(other) {
+                Some(words) if !words.is_empty() => Ok(Shell::Program(words)),
+                _ => Err(CmdError::Usage(format!(
+                    "--shell: cannot split `{text}` into words; give a shell like `bash` or `bash --norc`, or `none`"
+                ))),
+            },
+        }
+    }
+
+    /// `command` as this shell runs it.
+    pub fn command_line(&self, command: &str) -> Result<CommandLine, CmdError> {
+        match self {
+            Shell::Default => Ok(CommandLine::Shell(command.to_owned())),
+            Shell::Program(words) => {
+                let mut argv = words.clone();
+                argv.extend(["-c".to_owned(), command.to_owned()]);
+                Ok(CommandLine::Argv(argv))
+            }
+            Shell::None => match shlex::split(command) {
+                Some(words) if !words.is_empty() => Ok(CommandLine::Argv(words)),
+                _ => Err(CmdError::Usage(format!(
+                    "cannot split `{command}` into words without a shell (-N): check its quotes, or drop -N"
+                ))),
+            },
+        }
+    }
+}
+
+/// How many timed executions each command gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// Exactly this many (`--runs`).
+    Exact(u32),
+    /// About 3 s per command, within these bounds (`--min-runs`, `--max-runs`).
+    Auto {
+        /// At least this many (hyperfine's default 10).
+        min: u32,
+        /// At most this many.
+        max: Option<u32>,
+    },
+}
+
+/// One command to benchmark.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmdSpec {
+    /// Name in reports (`-n`, else the command).
+    pub name: String,
+    /// The command, parameters substituted.
+    pub command: String,
+    /// Its parameter values (`-L`, `-P`).
+    pub parameters: BTreeMap<String, String>,
+}
+
+/// Everything `kurabe cmd` was asked to do.
+#[derive(Debug, Clone)]
+pub struct CmdConfig {
+    /// The commands, in the order given.
+    pub commands: Vec<CmdSpec>,
+    /// Index of the reference command in `commands`.
+    pub reference: usize,
+    /// How commands are run.
+    pub shell: Shell,
+    /// Timed executions per command.
+    pub runs: Runs,
+    /// Untimed executions of each command before the first round.
+    pub warmup: u32,
+    /// `--prepare`: none, one for all commands, or one per command.
+    pub prepare: Vec<String>,
+    /// `--setup`, run once per command before the first round.
+    pub setup: Option<String>,
+    /// `--cleanup`, run once per command after the last round.
+    pub cleanup: Option<String>,
+    /// Record non-zero exit codes instead of stopping.
+    pub ignore_failure: bool,
+    /// File fed to every execution's stdin.
+    pub input: Option<PathBuf>,
+    /// Where the commands' output goes.
+    pub output: CommandOutput,
+    /// Pad the environment by a random size per execution.
+    pub randomize_env: bool,
+    /// Limits every execution runs under.
+    pub limits: Option<Limits>,
+    /// `--until-confident` with its time budget.
+    pub until_confident: Option<Duration>,
+    /// Seed of the run order.
+    pub seed: Option<u64>,
+    /// Working directory of the commands.
+    pub cwd: PathBuf,
+    /// The running kurabe executable.
+    pub kurabe_exe: PathBuf,
+    /// kurabe's version, stored with the experiment.
+    pub tool_version: String,
+}
+
+/// What `kurabe cmd` reports as it goes.
+#[derive(Debug)]
+pub enum CmdEvent<'a> {
+    /// A preliminary step (setup, warm-up, calibration) is starting.
+    Step(&'a str),
+    /// The schedule is fixed.
+    Planned {
+        /// Rounds of blocks.
+        rounds: u32,
+        /// Executions per command per block.
+        block: u32,
+        /// The shell start-up subtracted, seconds.
+        shell_overhead_s: f64,
+    },
+    /// The runner's progress.
+    Run(&'a Event<'a>),
+}
+
+/// Why `kurabe cmd` could not do its work.
+#[derive(Debug, thiserror::Error)]
+pub enum CmdError {
+    /// The options do not make a benchmark (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// A setup, warm-up or calibration execution failed (exit 1).
+    #[error("{0}")]
+    Failed(String),
+    /// The store or the runner refused (exit 2).
+    #[error(transparent)]
+    Lab(#[from] LabError),
+}
+
+/// The experiment and its hyperfine-layout export.
+#[derive(Debug, Clone)]
+pub struct CmdOutcome {
+    /// The runner's outcome.
+    pub outcome: Outcome,
+    /// hyperfine's layout, plus kurabe's fields.
+    pub export: CmdExport,
+    /// The first failed run's error, when a command failed.
+    pub failure: Option<String>,
+}
+
+/// Run the benchmark `cfg` describes, recording it in `store`.
+pub fn run_cmd(
+    cfg: &CmdConfig,
+    store: &mut Store,
+    stop: &AtomicBool,
+    on_event: &mut dyn FnMut(&CmdEvent<'_>),
+) -> Result<CmdOutcome, CmdError> {
+    let pre = Preliminaries { cfg, stop };
+    let mut plan = pre.plan(1, 1, ExecCost::default())?;
+    if let Some(setup) = &cfg.setup {
+        on_event(&CmdEvent::Step("setup"));
+        pre.each_command(setup, "--setup")?;
+    }
+    let overhead = match cfg.shell {
+        Shell::None => ExecCost::default(),
+        _ => {
+            on_event(&CmdEvent::Step("measuring the shell's start-up"));
+            pre.shell_overhead()?
+        }
+    };
+    on_event(&CmdEvent::Step("warm-up"));
+    let first_times = pre.warm_up(&plan)?;
+    let n = match cfg.runs {
+        Runs::Exact(n) => n,
+        Runs::Auto { min, max } => auto_runs(&first_times, overhead.wall_s, min, max),
+    };
+    let (rounds, block) = blocks(n);
+    on_event(&CmdEvent::Planned {
+        rounds,
+        block,
+        shell_overhead_s: overhead.wall_s,
+    });
+    plan = pre.plan(rounds, block, overhead)?;
+    let opts = RunOptions {
+        plan_dir: cfg.cwd.clone(),
+        plan_text: crate::plan::plan_text(&plan).map_err(|e| CmdError::Usage(e.to_string()))?,
+        seed: cfg.seed,
+        repeat: None,
+        kurabe_exe: cfg.kurabe_exe.clone(),
+        until_confident: cfg.until_confident,
+        tool_version: cfg.tool_version.clone(),
+    };
+    let ran = crate::run_experiment(&plan, store, &opts, stop, &mut |e| {
+        on_event(&CmdEvent::Run(e))
+    });
+    // Cleanup runs even when the benchmark failed, as hyperfine's does not
+    // leave artifacts behind on success only.
+    let cleaned = match &cfg.cleanup {
+        Some(c) => pre.each_command(c, "--cleanup"),
+        None => Ok(()),
+    };
+    let outcome = ran?;
+    cleaned?;
+    let failure = outcome
+        .runs
+        .iter()
+        .find(|r| r.status == RunStatus::Failed)
+        .map(|r| r.error_tail.clone().unwrap_or_default());
+    let export = collect(cfg, &outcome, block, overhead.wall_s);
+    Ok(CmdOutcome {
+        outcome,
+        export,
+        failure,
+    })
+}
+
+/// hyperfine's run count: enough for about 3 s per command, at least
+/// `min`, at most `max`. Interleaved commands share one count, so the
+/// budget is 3 s times the number of commands over their summed time.
+pub fn auto_runs(first_times_s: &[f64], overhead_s: f64, min: u32, max: Option<u32>) -> u32 {
+    let per_round: f64 = first_times_s.iter().map(|t| t.max(overhead_s)).sum();
+    let budget = TARGET_TIME_PER_COMMAND.as_secs_f64() * first_times_s.len() as f64;
+    let n = if per_round > 0.0 {
+        (budget / per_round).ceil().min(u32::MAX as f64) as u32
+    } else {
+        u32::MAX
+    };
+    let n = n.max(min);
+    max.map_or(n, |m| n.min(m)).max(1)
+}
+
+/// Split `n` executions per command into rounds of equal blocks: one
+/// execution per block up to [`MAX_ROUNDS`], then bigger blocks, a divisor
+/// of `n` when one gives at least 10 rounds (else `n` rounds up to whole blocks).
+pub fn blocks(n: u32) -> (u32, u32) {
+    let n = n.max(1);
+    if n <= MAX_ROUNDS {
+        return (n, 1);
+    }
+    let smallest = n.div_ceil(MAX_ROUNDS);
+    let exact = (smallest..=n / 10).find(|b| n % b == 0);
+    let b = exact.unwrap_or(smallest);
+    (n.div_ceil(b), b)
+}
+
+/// The steps before and after the runner, with what they need.
+struct Preliminaries<'a> {
+    cfg: &'a CmdConfig,
+    stop: &'a AtomicBool,
+}
+
+impl Preliminaries<'_> {
+    /// The experiment: one variant per command, one command workload of
+    /// `block` executions, `rounds` rounds.
+    fn plan(&self, rounds: u32, block: u32, overhead: ExecCost) -> Result<Plan, CmdError> {
+        let cfg = self.cfg;
+        let per_command_prepare = cfg.prepare.len() > 1;
+        if per_command_prepare && cfg.prepare.len() != cfg.commands.len() {
+            return Err(CmdError::Usage(format!(
+                "--prepare was given {} times for {} commands; give it once for all, or once per command",
+                cfg.prepare.len(),
+                cfg.commands.len()
+            )));
+        }
+        let mut variants = Vec::with_capacity(cfg.commands.len());
+        for (i, c) in cfg.commands.iter().enumerate() {
+            let mut vars = BTreeMap::new();
+            if per_command_prepare {
+                vars.insert(PREPARE_VAR.to_owned(), cfg.prepare[i].clone());
+            }
+            variants.push(Variant {
+                name: c.name.clone(),
+                env: BTreeMap::new(),
+                vars,
+                url: None,
+                args: Vec::new(),
+                command: Some(cfg.shell.command_line(&c.command)?),
+                limits: cfg.limits.clone(),
+            });
+        }
+        let prepare = match cfg.prepare.as_slice() {
+            [] => None,
+            [one] => Some(cfg.shell.command_line(one)?),
+            // One per command: through the shell (-N cannot split a placeholder).
+            _ => Some(
+                match &cfg.shell {
+                    Shell::None => Shell::Default,
+                    s => s.clone(),
+                }
+                .command_line(&format!("{{{PREPARE_VAR}}}"))?,
+            ),
+        };
+        let reference = &cfg.commands[cfg.reference];
+        let workload = CommandWorkload {
+            command: cfg.shell.command_line(&reference.command)?,
+            runs: block,
+            warmup_runs: 0,
+            cwd: None,
+            timeout: None,
+            prepare,
+            ignore_failure: cfg.ignore_failure,
+            stdin: cfg.input.clone(),
+            output: cfg.output.clone(),
+            randomize_env: cfg.randomize_env,
+            subtract: (overhead != ExecCost::default()).then_some(overhead),
+        };
+        let plan = Plan {
+            name: plan_name(&cfg.commands),
+            description: Some("kurabe cmd".into()),
+            repeat: rounds,
+            warmup: None,
+            baseline: Some(reference.name.clone()),
+            on_failure: OnFailure::Stop,
+            seed: cfg.seed,
+            noise_band: None,
+            noise_bands: BTreeMap::new(),
+            target: None,
+            variants,
+            matrix: BTreeMap::new(),
+            workloads: vec![Workload {
+                name: "command".into(),
+                metrics: Some(CMD_METRICS.iter().map(|m| m.to_string()).collect()),
+                kind: WorkloadKind::Command(workload),
+            }],
+            checks: Vec::new(),
+        };
+        check(&plan)?;
+        Ok(plan)
+    }
+
+    /// Run `command` once (through the shell, output as configured); a
+    /// failure stops everything, whatever `--ignore-failure` says.
+    fn exec(
+        &self,
+        command: &CommandLine,
+        w: &CommandWorkload,
+        vars: &BTreeMap<String, String>,
+    ) -> Result<measure::Measured, RunFailure> {
+        let argv = crate::runner::argv_of(&command.substitute(vars), &[]);
+        let prepare = w
+            .prepare
+            .as_ref()
+            .map(|p| crate::runner::argv_of(&p.substitute(vars), &[]));
+        let limits = self.cfg.limits.as_ref().map(crate::runner::probe_limits);
+        let env = BTreeMap::new();
+        let run = CommandRun {
+            argv: &argv,
+            prepare: prepare.as_deref(),
+            env: &env,
+            cwd: Some(self.cfg.cwd.clone()),
+            limits: limits.as_ref(),
+        };
+        measure::command(w, &run, self.stop)
+    }
+
+    /// Run `text` (with `{param}`s of each command filled) once per command.
+    fn each_command(&self, text: &str, flag: &str) -> Result<(), CmdError> {
+        for c in &self.cfg.commands {
+            let line = self
+                .cfg
+                .shell
+                .command_line(&substitute_params(text, &c.parameters))?;
+            let w = once(1, 0, self.cfg.output.clone());
+            self.exec(&line, &w, &BTreeMap::new())
+                .map_err(|e| CmdError::Failed(format!("{flag} for `{}`: {}", c.name, e.text())))?;
+        }
+        Ok(())
+    }
+
+    /// Mean cost of the shell running nothing (hyperfine subtracts it).
+    fn shell_overhead(&self) -> Result<ExecCost, CmdError> {
+        let line = self.cfg.shell.command_line("")?;
+        let w = once(SHELL_CALIBRATION_RUNS, 5, CommandOutput::Null);
+        let m = self
+            .exec(&line, &w, &BTreeMap::new())
+            .map_err(|e| CmdError::Failed(format!("cannot run the shell: {}", e.text())))?;
+        let get = |k: &str| m.metrics.get(k).copied().unwrap_or(0.0);
+        Ok(ExecCost {
+            wall_s: get("wall_time_s"),
+            user_s: get("user_time_s"),
+            system_s: get("system_time_s"),
+        })
+    }
+
+    /// `--warmup` executions of each command, then one timed execution
+    /// each (its wall time sizes the automatic run count). Failures are
+    /// fatal here unless `--ignore-failure`, as they would be in the runs.
+    fn warm_up(&self, plan: &Plan) -> Result<Vec<f64>, CmdError> {
+        let WorkloadKind::Command(template) = &plan.workloads[0].kind else {
+            return Ok(Vec::new());
+        };
+        let mut times = Vec::new();
+        for v in plan.resolved_variants() {
+            let mut w = template.clone();
+            w.runs = 1;
+            w.warmup_runs = self.cfg.warmup;
+            w.randomize_env = false;
+            let command = v.command.as_ref().unwrap_or(&template.command);
+            let m = self.exec(command, &w, &v.params).map_err(|e| {
+                CmdError::Failed(format!(
+                    "{}\nkurabe: use -i/--ignore-failure to record non-zero exit codes instead of stopping",
+                    e.text()
+                ))
+            })?;
+            times.push(m.metrics.get("wall_time_s").copied().unwrap_or(0.0));
+        }
+        Ok(times)
+    }
+}
+
+/// Variable holding each command's own `--prepare`.
+const PREPARE_VAR: &str = "prepare_command";
+
+/// A command workload of `runs` executions after `warmup` untimed ones.
+fn once(runs: u32, warmup: u32, output: CommandOutput) -> CommandWorkload {
+    CommandWorkload {
+        command: CommandLine::Argv(Vec::new()),
+        runs,
+        warmup_runs: warmup,
+        cwd: None,
+        timeout: None,
+        prepare: None,
+        ignore_failure: false,
+        stdin: None,
+        output,
+        randomize_env: false,
+        subtract: None,
+    }
+}
+
+/// `{name}` → value for each parameter (hyperfine's substitution: plain text).
+pub fn substitute_params(text: &str, params: &BTreeMap<String, String>) -> String {
+    kurabe_model::plan::substitute(text, params)
+}
+
+/// "cmd: A vs B", shortened to fit a listing.
+fn plan_name(commands: &[CmdSpec]) -> String {
+    let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
+    let full = format!("cmd: {}", names.join(" vs "));
+    if full.chars().count() <= 100 {
+        full
+    } else {
+        let cut: String = full.chars().take(99).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Validate the built plan; commands may hold brace text that is not a
+/// placeholder (`awk '{print}'`), which hyperfine runs as written.
+fn check(plan: &Plan) -> Result<(), CmdError> {
+    let problems: Vec<_> = plan
+        .validate()
+        .err()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| !p.message.starts_with("unknown placeholder"))
+        .collect();
+    match problems.first() {
+        None => Ok(()),
+        Some(p) => Err(CmdError::Usage(p.message.clone())),
+    }
+}
+
+/// The executions of every command, in run order, into hyperfine's layout.
+fn collect(cfg: &CmdConfig, outcome: &Outcome, block: u32, overhead_s: f64) -> CmdExport {
+    let mut results = Vec::new();
+    for c in &cfg.commands {
+        let execs: Vec<CmdExecution> = outcome
+            .runs
+            .iter()
+            .filter(|r| r.variant == c.name && r.status == RunStatus::Ok)
+            .filter_map(|r| r.record.as_ref())
+            .flat_map(executions_of)
+            .collect();
+        let Some(mut r) =
+            CmdResult::from_executions(&c.command, &c.name, c.parameters.clone(), &execs)
+        else {
+            continue;
+        };
+        r.versus_reference = outcome
+            .analysis
+            .rows
+            .iter()
+            .filter(|row| row.variant == c.name)
+            .filter_map(|row| Some((row.metric.name.to_owned(), row.comparison?)))
+            .collect();
+        results.push(r);
+    }
+    let rounds = outcome.runs.iter().map(|r| r.round + 1).max().unwrap_or(0);
+    CmdExport {
+        results,
+        schema_version: kurabe_model::SCHEMA_VERSION,
+        experiment_id: Some(outcome.experiment.to_string()),
+        reference: cfg.commands[cfg.reference].name.clone(),
+        seed: outcome.seed,
+        rounds,
+        block_size: block,
+        shell_overhead_s: overhead_s,
+    }
+}
+
+/// The executions a `command` run recorded.
+fn executions_of(record: &serde_json::Value) -> Vec<CmdExecution> {
+    let Some(list) = record.get("executions").and_then(|e| e.as_array()) else {
+        return Vec::new();
+    };
+    list.iter()
+        .map(|e| {
+            let f = |k: &str| e.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
+            CmdExecution {
+                wall_s: f("wall_time_s"),
+                user_s: f("user_time_s"),
+                system_s: f("system_time_s"),
+                max_rss_bytes: e
+                    .get("max_rss_bytes")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0),
+                exit_code: e
+                    .get("exit_code")
+                    .and_then(serde_json::Value::as_i64)
+                    .and_then(|c| i32::try_from(c).ok()),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_amortise_long_series() {
+        assert_eq!(blocks(10), (10, 1));
+        assert_eq!(blocks(30), (30, 1));
+        assert_eq!(blocks(1000), (25, 40));
+        assert_eq!(blocks(0), (1, 1));
+        // A prime: no divisor leaves ≥ 10 rounds, so round up to whole blocks.
+        let (r, b) = blocks(997);
+        assert!(r * b >= 997 && r <= MAX_ROUNDS, "{r} × {b}");
+    }
+
+    #[test]
+    fn auto_runs_spend_about_three_seconds_per_command() {
+        assert_eq!(auto_runs(&[0.1, 0.2], 0.0, 10, None), 20);
+        assert_eq!(auto_runs(&[1.0], 0.0, 10, None), 10);
+        assert_eq!(auto_runs(&[0.001], 0.0, 10, Some(500)), 500);
+        assert_eq!(auto_runs(&[0.0], 0.0, 10, Some(7)), 7);
+    }
+
+    #[test]
+    fn shells_build_command_lines() {
+        assert_eq!(
+            Shell::Default.command_line("sleep 1").unwrap(),
+            CommandLine::Shell("sleep 1".into())
+        );
+        assert_eq!(
+            Shell::parse("bash --norc")
+                .unwrap()
+                .command_line("echo 'a b'")
+                .unwrap(),
+            CommandLine::Argv(vec![
+                "bash".into(),
+                "--norc".into(),
+                "-c".into(),
+                "echo 'a b'".into()
+            ])
+        );
+        assert_eq!(
+            Shell::None.command_line("echo 'a b'").unwrap(),
+            CommandLine::Argv(vec!["echo".into(), "a b".into()])
+        );
+        assert!(Shell::None.command_line("echo 'unclosed").is_err());
+        assert_eq!(Shell::parse("none").unwrap(), Shell::None);
+    }
+}

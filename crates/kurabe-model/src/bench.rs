@@ -1,0 +1,188 @@
+//! The result of `kurabe cmd`, in hyperfine's export layout.
+//!
+//! Owns [`CmdExport`]: `results[]` with hyperfine's fields (`command`,
+//! `mean`, `stddev`, `median`, `user`, `system`, `min`, `max`, `times`,
+//! `memory_usage_byte`, `exit_codes`, `parameters`; seconds and bytes) so
+//! tools that read `hyperfine --export-json` read kurabe's, and kurabe's own
+//! fields beside them (the name, max RSS, the comparison with the reference
+//! command with its 95 % interval and verdict per metric). Also the pure
+//! per-command statistics ([`CmdResult::from_executions`]).
+//!
+//! It must not do I/O or render text (kurabe-report renders Markdown and CSV).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::{Comparison, Summary};
+
+/// What `kurabe cmd --export-json` writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct CmdExport {
+    /// One entry per command, in the order given.
+    pub results: Vec<CmdResult>,
+    /// kurabe: version of this layout's kurabe fields.
+    pub schema_version: u32,
+    /// kurabe: the experiment in the results store (absent with `--no-save`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment_id: Option<String>,
+    /// kurabe: name of the reference command the ratios are against.
+    pub reference: String,
+    /// kurabe: seed of the interleaved run order.
+    pub seed: u64,
+    /// kurabe: rounds of interleaved blocks that ran.
+    pub rounds: u32,
+    /// kurabe: executions of each command per block.
+    pub block_size: u32,
+    /// kurabe: the shell's own start-up subtracted from every execution, seconds.
+    pub shell_overhead_s: f64,
+}
+
+/// One command's figures: hyperfine's fields first, then kurabe's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct CmdResult {
+    /// The command line as run (parameters substituted).
+    pub command: String,
+    /// Mean wall time, seconds.
+    pub mean: f64,
+    /// Sample standard deviation of the wall time (None with one run).
+    pub stddev: Option<f64>,
+    /// Median wall time, seconds.
+    pub median: f64,
+    /// Mean user CPU time, seconds.
+    pub user: f64,
+    /// Mean system CPU time, seconds.
+    pub system: f64,
+    /// Shortest wall time, seconds.
+    pub min: f64,
+    /// Longest wall time, seconds.
+    pub max: f64,
+    /// Every execution's wall time, seconds, in the order they ran.
+    pub times: Vec<f64>,
+    /// Every execution's max RSS, bytes.
+    pub memory_usage_byte: Vec<u64>,
+    /// Every execution's exit code (null: ended by a signal).
+    pub exit_codes: Vec<Option<i32>>,
+    /// Parameter values of this command (`-L`, `-P`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, String>,
+    /// kurabe: the command's name in reports (`-n`, else the command).
+    pub name: String,
+    /// kurabe: largest max RSS of any execution, bytes.
+    pub max_rss_bytes: u64,
+    /// kurabe: against the reference, by metric (`wall_time_s`,
+    /// `user_time_s`, `system_time_s`, `max_rss_bytes`): ratio of geometric
+    /// means, its 95 % interval and the verdict. Empty for the reference.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub versus_reference: BTreeMap<String, Comparison>,
+}
+
+/// One execution as `kurabe cmd` counts it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CmdExecution {
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// User CPU, seconds.
+    pub user_s: f64,
+    /// System CPU, seconds.
+    pub system_s: f64,
+    /// Max RSS, bytes.
+    pub max_rss_bytes: u64,
+    /// Exit code; None when a signal ended it.
+    pub exit_code: Option<i32>,
+}
+
+impl CmdResult {
+    /// hyperfine's statistics of `execs`; `None` without executions. The
+    /// kurabe fields are left for the caller (`versus_reference` empty).
+    pub fn from_executions(
+        command: &str,
+        name: &str,
+        parameters: BTreeMap<String, String>,
+        execs: &[CmdExecution],
+    ) -> Option<CmdResult> {
+        let times: Vec<f64> = execs.iter().map(|e| e.wall_s).collect();
+        let s = Summary::of(&times)?;
+        let mean_of =
+            |f: fn(&CmdExecution) -> f64| execs.iter().map(f).sum::<f64>() / execs.len() as f64;
+        let memory: Vec<u64> = execs.iter().map(|e| e.max_rss_bytes).collect();
+        Some(CmdResult {
+            command: command.to_owned(),
+            mean: s.mean,
+            stddev: s.stdev,
+            median: s.median,
+            user: mean_of(|e| e.user_s),
+            system: mean_of(|e| e.system_s),
+            min: s.min,
+            max: s.max,
+            max_rss_bytes: memory.iter().copied().max().unwrap_or(0),
+            memory_usage_byte: memory,
+            exit_codes: execs.iter().map(|e| e.exit_code).collect(),
+            times,
+            parameters,
+            name: name.to_owned(),
+            versus_reference: BTreeMap::new(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exec(wall_s: f64, rss: u64) -> CmdExecution {
+        CmdExecution {
+            wall_s,
+            user_s: wall_s / 2.0,
+            system_s: 0.0,
+            max_rss_bytes: rss,
+            exit_code: Some(0),
+        }
+    }
+
+    #[test]
+    fn hyperfine_statistics() {
+        let r = CmdResult::from_executions(
+            "sleep 0.1",
+            "nap",
+            BTreeMap::new(),
+            &[exec(0.3, 10), exec(0.1, 30), exec(0.2, 20)],
+        )
+        .unwrap();
+        assert!((r.mean - 0.2).abs() < 1e-12);
+        assert!((r.median - 0.2).abs() < 1e-12);
+        assert!((r.stddev.unwrap() - 0.1).abs() < 1e-12);
+        assert!((r.user - 0.1).abs() < 1e-12);
+        assert_eq!((r.min, r.max), (0.1, 0.3));
+        assert_eq!(r.times, vec![0.3, 0.1, 0.2]);
+        assert_eq!(r.memory_usage_byte, vec![10, 30, 20]);
+        assert_eq!(r.max_rss_bytes, 30);
+        let one = CmdResult::from_executions("x", "x", BTreeMap::new(), &[exec(1.0, 1)]).unwrap();
+        assert_eq!(one.stddev, None);
+        assert!(CmdResult::from_executions("x", "x", BTreeMap::new(), &[]).is_none());
+    }
+
+    #[test]
+    fn json_has_hyperfine_field_names() {
+        let r =
+            CmdResult::from_executions("true", "true", BTreeMap::new(), &[exec(0.001, 1)]).unwrap();
+        let v = serde_json::to_value(&r).unwrap();
+        for k in [
+            "command",
+            "mean",
+            "stddev",
+            "median",
+            "user",
+            "system",
+            "min",
+            "max",
+            "times",
+            "memory_usage_byte",
+            "exit_codes",
+        ] {
+            assert!(v.get(k).is_some(), "{k} missing from {v}");
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! `kurabe cmd`'s hyperfine-compatible exports: Markdown and CSV tables of
+//! a [`CmdExport`] in hyperfine's columns, plus kurabe's (max RSS, the
+//! ratio to the reference with its 95 % interval and verdict).
+//!
+//! It must not touch files: both write to the `Write` they are given.
+
+use std::io::{self, Write};
+
+use kurabe_model::bench::{CmdExport, CmdResult};
+use kurabe_model::stats::{Comparison, Unit};
+
+/// Unit of the times in the Markdown table (hyperfine's `--time-unit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeUnit {
+    /// Microseconds.
+    Microsecond,
+    /// Milliseconds.
+    Millisecond,
+    /// Seconds.
+    Second,
+}
+
+impl TimeUnit {
+    /// The unit hyperfine would choose for `seconds`: ms below 1 s.
+    pub fn auto(seconds: f64) -> TimeUnit {
+        if seconds < 1.0 {
+            TimeUnit::Millisecond
+        } else {
+            TimeUnit::Second
+        }
+    }
+
+    fn scale(self) -> f64 {
+        match self {
+            TimeUnit::Microsecond => 1e6,
+            TimeUnit::Millisecond => 1e3,
+            TimeUnit::Second => 1.0,
+        }
+    }
+
+    fn symbol(self) -> &'static str {
+        match self {
+            TimeUnit::Microsecond => "µs",
+            TimeUnit::Millisecond => "ms",
+            TimeUnit::Second => "s",
+        }
+    }
+}
+
+/// The reference command's result, for the "Relative" column.
+fn reference(export: &CmdExport) -> Option<&CmdResult> {
+    export.results.iter().find(|r| r.name == export.reference)
+}
+
+/// "1.98 [1.95, 2.01] slower" from a wall-time comparison; "1.00" for the reference.
+fn relative(r: &CmdResult) -> String {
+    match r.versus_reference.get("wall_time_s") {
+        None => "1.00".to_owned(),
+        Some(c) => describe(c),
+    }
+}
+
+fn describe(c: &Comparison) -> String {
+    let wall = kurabe_model::stats::metric::lookup("wall_time_s");
+    crate::words::verdict("wall_time_s", Unit::Seconds, wall.map(|m| m.direction), c).1
+}
+
+/// hyperfine's Markdown table, with kurabe's max RSS column.
+pub fn write_markdown(
+    export: &CmdExport,
+    unit: Option<TimeUnit>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let unit = unit.unwrap_or_else(|| TimeUnit::auto(reference(export).map_or(0.0, |r| r.mean)));
+    let (s, sym) = (unit.scale(), unit.symbol());
+    writeln!(
+        out,
+        "| Command | Mean [{sym}] | Min [{sym}] | Max [{sym}] | Max RSS [MiB] | Relative |"
+    )?;
+    writeln!(out, "|:---|---:|---:|---:|---:|---:|")?;
+    for r in &export.results {
+        let sd = r
+            .stddev
+            .map_or(String::new(), |d| format!(" ± {:.1}", d * s));
+        writeln!(
+            out,
+            "| `{}` | {:.1}{sd} | {:.1} | {:.1} | {:.1} | {} |",
+            r.name.replace('|', "\\|").replace('`', "'"),
+            r.mean * s,
+            r.min * s,
+            r.max * s,
+            r.max_rss_bytes as f64 / 1048576.0,
+            relative(r)
+        )?;
+    }
+    Ok(())
+}
+
+/// hyperfine's CSV (seconds), parameters as `parameter_NAME` columns, then
+/// kurabe's `max_rss_bytes`, `ratio`, `ratio_low`, `ratio_high`, `verdict`.
+pub fn write_csv(export: &CmdExport, out: &mut dyn Write) -> io::Result<()> {
+    let params: Vec<&String> = {
+        let mut p: Vec<&String> = export
+            .results
+            .iter()
+            .flat_map(|r| r.parameters.keys())
+            .collect();
+        p.sort();
+        p.dedup();
+        p
+    };
+    let mut header = "command,mean,stddev,median,user,system,min,max".to_owned();
+    for p in &params {
+        header.push_str(&format!(",parameter_{p}"));
+    }
+    header.push_str(",max_rss_bytes,ratio,ratio_low,ratio_high,verdict");
+    writeln!(out, "{header}")?;
+    for r in &export.results {
+        let mut row = format!(
+            "{},{},{},{},{},{},{},{}",
+            field(&r.command),
+            r.mean,
+            r.stddev.map_or(String::new(), |d| d.to_string()),
+            r.median,
+            r.user,
+            r.system,
+            r.min,
+            r.max
+        );
+        for p in &params {
+            row.push(',');
+            row.push_str(&field(r.parameters.get(*p).map_or("", String::as_str)));
+        }
+        let c = r.versus_reference.get("wall_time_s");
+        let opt = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+        row.push_str(&format!(
+            ",{},{},{},{},{}",
+            r.max_rss_bytes,
+            opt(c.and_then(|c| c.ratio)),
+            opt(c.and_then(|c| c.ratio_low)),
+            opt(c.and_then(|c| c.ratio_high)),
+            c.map_or(String::new(), |c| field(&describe(c)))
+        ));
+        writeln!(out, "{row}")?;
+    }
+    Ok(())
+}
+
+/// A CSV field, quoted when it must be (RFC 4180).
+fn field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kurabe_model::bench::CmdExecution;
+    use std::collections::BTreeMap;
+
+    fn export() -> CmdExport {
+        let e = |w: f64| CmdExecution {
+            wall_s: w,
+            user_s: 0.0,
+            system_s: 0.0,
+            max_rss_bytes: 1048576,
+            exit_code: Some(0),
+        };
+        let mut params = BTreeMap::new();
+        params.insert("x".to_owned(), "1,2".to_owned());
+        let a = CmdResult::from_executions("sleep 0.1", "a", params, &[e(0.1), e(0.1)]).unwrap();
+        CmdExport {
+            results: vec![a],
+            schema_version: 1,
+            experiment_id: None,
+            reference: "a".into(),
+            seed: 1,
+            rounds: 2,
+            block_size: 1,
+            shell_overhead_s: 0.0,
+        }
+    }
+
+    #[test]
+    fn markdown_uses_the_time_unit() {
+        let mut out = Vec::new();
+        write_markdown(&export(), None, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("Mean [ms]"), "{text}");
+        assert!(
+            text.contains("| `a` | 100.0 ± 0.0 | 100.0 | 100.0 | 1.0 | 1.00 |"),
+            "{text}"
+        );
+        let mut out = Vec::new();
+        write_markdown(&export(), Some(TimeUnit::Second), &mut out).unwrap();
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .contains("| `a` | 0.1 ± 0.0 |"));
+    }
+
+    #[test]
+    fn csv_quotes_and_names_parameters() {
+        let mut out = Vec::new();
+        write_csv(&export(), &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "command,mean,stddev,median,user,system,min,max,parameter_x,max_rss_bytes,ratio,ratio_low,ratio_high,verdict"
+        );
+        assert!(lines
+            .next()
+            .unwrap()
+            .starts_with("sleep 0.1,0.1,0,0.1,0,0,0.1,0.1,\"1,2\",1048576,"));
+    }
+}

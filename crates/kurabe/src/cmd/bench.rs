@@ -1,0 +1,540 @@
+//! `kurabe cmd [OPTIONS] COMMAND...`: hyperfine's one-liner, with CPU,
+//! memory, interleaving and verdicts.
+//!
+//! hyperfine's options with their names and meanings; the arguments become
+//! a [`CmdConfig`] (parameter lists and scans expanded into commands) and
+//! `kurabe-lab`'s [`run_cmd`] runs it as an experiment. Prints progress on
+//! stderr, then the stored experiment as `kurabe report` renders it, and
+//! writes the hyperfine-layout exports. Exit 0; 1 when a command failed
+//! (unless `-i`); 2 on usage errors; 130 on Ctrl-C.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdSpec, Runs, Shell};
+use kurabe_model::plan::{parse_size, ByteSize, CommandOutput, Limits};
+use kurabe_report::bench::TimeUnit;
+use kurabe_store::{Entry, EntryId, ExperimentStatus, Store};
+
+use kurabe_report::write::write_file;
+
+use crate::flags::parse_duration;
+
+/// Arguments of `kurabe cmd`.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Example: kurabe cmd 'gzip -9 -k -f f' 'zstd -19 -k -f f'")]
+pub struct Args {
+    /// The commands to compare, each run by the shell (see --shell) unless -N.
+    #[arg(required = true, value_name = "COMMAND")]
+    pub commands: Vec<String>,
+    /// Perform NUM untimed warm-up runs of each command first (fills caches).
+    #[arg(short = 'w', long, value_name = "NUM", default_value_t = 0)]
+    pub warmup: u32,
+    /// Perform at least NUM runs of each command (default: 10).
+    #[arg(short = 'm', long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
+    pub min_runs: Option<u32>,
+    /// Perform at most NUM runs of each command (default: no limit).
+    #[arg(short = 'M', long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_runs: Option<u32>,
+    /// Perform exactly NUM runs of each command (default: about 3 s per command, at least 10).
+    #[arg(short = 'r', long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..), conflicts_with_all = ["min_runs", "max_runs"])]
+    pub runs: Option<u32>,
+    /// Execute CMD before every timed run (untimed), e.g. to clear caches; once for all commands or once per command.
+    #[arg(short = 'p', long, value_name = "CMD")]
+    pub prepare: Vec<String>,
+    /// Execute CMD once per command before the first run (e.g. to build it with its {parameters}).
+    #[arg(short = 's', long, value_name = "CMD")]
+    pub setup: Option<String>,
+    /// Execute CMD once per command after the last run (e.g. to remove what it made).
+    #[arg(short = 'c', long, value_name = "CMD")]
+    pub cleanup: Option<String>,
+    /// Shell that runs the commands: a name or path, a command line like "bash --norc", "default" (sh), or "none". Its own start-up time is measured and subtracted, as hyperfine does.
+    #[arg(short = 'S', long, value_name = "SHELL")]
+    pub shell: Option<String>,
+    /// No shell: split each command into words and run it directly (--shell=none).
+    #[arg(short = 'N', conflicts_with = "shell")]
+    pub no_shell: bool,
+    /// Benchmark every command once per value of the comma-separated VALUES, with {VAR} replaced; repeat for every combination.
+    #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], action = clap::ArgAction::Append)]
+    pub parameter_list: Vec<String>,
+    /// Benchmark every command for VAR = MIN, MIN+1 … MAX ({VAR} replaced); see -D for other steps.
+    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], conflicts_with = "parameter_list")]
+    pub parameter_scan: Vec<String>,
+    /// Step of --parameter-scan (decimals allowed: -P delay 0.3 0.7 -D 0.2).
+    #[arg(short = 'D', long, value_name = "DELTA", requires = "parameter_scan")]
+    pub parameter_step_size: Option<String>,
+    /// Name a command in reports (once per command, in order); {VAR} is replaced.
+    #[arg(short = 'n', long, value_name = "NAME")]
+    pub command_name: Vec<String>,
+    /// Compare against this command (run and reported first) instead of the first one given.
+    #[arg(long, value_name = "CMD")]
+    pub reference: Option<String>,
+    /// Record non-zero exit codes instead of stopping the benchmark with exit status 1.
+    #[arg(short = 'i', long)]
+    pub ignore_failure: bool,
+    /// Feed this file to every command's standard input (default: none).
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// Print the commands' output instead of discarding it (same as --output=inherit).
+    #[arg(long, conflicts_with = "output")]
+    pub show_output: bool,
+    /// Where the commands' output goes: null (default), pipe (read and discarded), inherit, or a FILE.
+    #[arg(long, value_name = "WHERE")]
+    pub output: Option<String>,
+    /// Time unit of the Markdown export: microsecond, millisecond or second (default: automatic).
+    #[arg(short = 'u', long, value_name = "UNIT", value_parser = parse_time_unit)]
+    pub time_unit: Option<TimeUnit>,
+    /// Write hyperfine's JSON (results[].command, mean, stddev, median, user, system, min, max, times, memory_usage_byte, exit_codes, parameters; seconds, bytes) plus kurabe's fields to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Option<PathBuf>,
+    /// Write a Markdown table (hyperfine's columns, max RSS, ratio with interval and verdict) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Option<PathBuf>,
+    /// Write hyperfine's CSV (seconds) plus max RSS, ratio, interval and verdict to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Option<PathBuf>,
+    /// Keep adding rounds until every metric's verdict is settled (the stop rule of `kurabe run --until-confident`).
+    #[arg(long)]
+    pub until_confident: bool,
+    /// Time budget of --until-confident ("10m", "90s").
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m", requires = "until_confident")]
+    pub max_time: Duration,
+    /// Keep the environment's size fixed (by default it is padded by a random 0–4 KiB per run, so stack alignment cannot favour one command).
+    #[arg(long)]
+    pub no_randomize_env: bool,
+    /// CPU quota for every command in cores, e.g. 0.5 (cgroup), to emulate a smaller machine.
+    #[arg(long, value_name = "CORES")]
+    pub cpus: Option<f64>,
+    /// CPUs every command may run on, e.g. 0 or 0-1 (cgroup cpuset).
+    #[arg(long, value_name = "LIST")]
+    pub cpuset: Option<String>,
+    /// Memory limit for every command, e.g. 512M (cgroup).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+    /// Seed of the interleaved run order (default: drawn at start, recorded).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Do not keep the result in the results store (--store is then ignored).
+    #[arg(long)]
+    pub no_save: bool,
+    /// Results store (file, sqlite:PATH or postgres://…) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "KURABE_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<PathBuf>,
+    /// Also write the report as a self-contained HTML page with charts to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// No progress lines on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+fn parse_time_unit(s: &str) -> Result<TimeUnit, String> {
+    match s {
+        "microsecond" | "us" | "µs" => Ok(TimeUnit::Microsecond),
+        "millisecond" | "ms" => Ok(TimeUnit::Millisecond),
+        "second" | "s" => Ok(TimeUnit::Second),
+        _ => Err(format!(
+            "expected microsecond, millisecond or second, got `{s}`"
+        )),
+    }
+}
+
+/// Run `kurabe cmd`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let cfg = config(&args)?;
+    super::check_outputs(&[
+        ("--export-json", args.export_json.as_deref()),
+        ("--export-markdown", args.export_markdown.as_deref()),
+        ("--export-csv", args.export_csv.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
+    // --no-save: a private store in a temporary directory, gone at exit,
+    // so the same runner and report serve both cases.
+    let scratch = if args.no_save {
+        Some(crate::store::ScratchDir::new()?)
+    } else {
+        None
+    };
+    let mut store = match (&scratch, &args.store) {
+        (Some(dir), _) => Store::open(&dir.path().join("cmd.db")),
+        (None, Some(p)) => Store::open(p),
+        (None, None) => Store::open_default(),
+    }
+    .context("cannot open the results store (choose another with --store PATH, or --no-save)")?;
+    let stop = crate::signal::install()?;
+    let quiet = args.quiet;
+    let mut progress = |e: &CmdEvent<'_>| {
+        if !quiet {
+            if let Some(line) = progress_line(e) {
+                eprintln!("{line}");
+            }
+        }
+    };
+    let done = match run_cmd(&cfg, &mut store, &stop, &mut progress) {
+        Ok(d) => d,
+        Err(CmdError::Failed(why)) => {
+            eprintln!("kurabe: error: {why}");
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut export = done.export.clone();
+    if args.no_save {
+        export.experiment_id = None;
+    }
+    let Entry::Experiment(exp) = store.get(EntryId::Experiment(done.outcome.experiment))? else {
+        bail!(
+            "experiment {} vanished from the store",
+            done.outcome.experiment
+        );
+    };
+    let report = kurabe_report::experiment_report(&exp);
+    let colour = crate::output::colour_stdout();
+    let mut body = Vec::new();
+    kurabe_report::renderer(kurabe_report::Format::Text, colour).render(&report, &mut body)?;
+    std::io::stdout().lock().write_all(&body)?;
+    write_exports(&args, &export)?;
+    if let Some(path) = &args.html {
+        let mut page = Vec::new();
+        kurabe_report::renderer(kurabe_report::Format::Html, false).render(&report, &mut page)?;
+        write_file(path, &page).context("--html")?;
+        eprintln!("wrote {} (open it in a browser)", path.display());
+    }
+    if !args.no_save && !quiet {
+        let id = done.outcome.experiment;
+        eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
+    }
+    Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
+}
+
+/// 130 on Ctrl-C; 1 with the failed command's error; else 0.
+fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
+    if *status == ExperimentStatus::Interrupted {
+        return ExitCode::from(130);
+    }
+    match failure {
+        Some(why) => {
+            eprintln!("kurabe: error: {why}\nkurabe: use -i/--ignore-failure to record non-zero exit codes instead of stopping");
+            ExitCode::from(1)
+        }
+        None => ExitCode::SUCCESS,
+    }
+}
+
+fn write_exports(args: &Args, export: &kurabe_model::bench::CmdExport) -> anyhow::Result<()> {
+    if let Some(path) = &args.export_json {
+        let mut text = serde_json::to_vec_pretty(export)?;
+        text.push(b'\n');
+        write_export(path, &text)?;
+    }
+    if let Some(path) = &args.export_markdown {
+        let mut out = Vec::new();
+        kurabe_report::bench::write_markdown(export, args.time_unit, &mut out)?;
+        write_export(path, &out)?;
+    }
+    if let Some(path) = &args.export_csv {
+        let mut out = Vec::new();
+        kurabe_report::bench::write_csv(export, &mut out)?;
+        write_export(path, &out)?;
+    }
+    Ok(())
+}
+
+fn write_export(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    write_file(path, bytes).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The arguments as the lab's typed configuration.
+fn config(args: &Args) -> anyhow::Result<CmdConfig> {
+    let shell = if args.no_shell {
+        Shell::None
+    } else {
+        match &args.shell {
+            Some(s) => Shell::parse(s)?,
+            None => Shell::Default,
+        }
+    };
+    let mut commands = expand(args)?;
+    let reference = match &args.reference {
+        Some(r) => {
+            commands.insert(
+                0,
+                CmdSpec {
+                    name: r.clone(),
+                    command: r.clone(),
+                    parameters: BTreeMap::new(),
+                },
+            );
+            0
+        }
+        None => 0,
+    };
+    unique_names(&mut commands);
+    let runs = match args.runs {
+        Some(n) => Runs::Exact(n),
+        None => {
+            let min = args.min_runs.unwrap_or(10);
+            if args.max_runs.is_some_and(|max| max < min) {
+                bail!("--max-runs is below --min-runs ({min}); raise it");
+            }
+            Runs::Auto {
+                min,
+                max: args.max_runs,
+            }
+        }
+    };
+    let output = if args.show_output {
+        CommandOutput::Inherit
+    } else {
+        args.output
+            .as_deref()
+            .map_or(CommandOutput::Null, CommandOutput::parse)
+    };
+    let limits = Limits {
+        cpus: args.cpus,
+        cpuset: args.cpuset.clone(),
+        memory: args.memory.map(ByteSize),
+    };
+    let has_limits = limits != Limits::default();
+    Ok(CmdConfig {
+        commands,
+        reference,
+        shell,
+        runs,
+        warmup: args.warmup,
+        prepare: args.prepare.clone(),
+        setup: args.setup.clone(),
+        cleanup: args.cleanup.clone(),
+        ignore_failure: args.ignore_failure,
+        input: args.input.clone(),
+        output,
+        randomize_env: !args.no_randomize_env,
+        limits: has_limits.then_some(limits),
+        until_confident: args.until_confident.then_some(args.max_time),
+        seed: args.seed,
+        cwd: std::env::current_dir().context("cannot read the current directory")?,
+        kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+    })
+}
+
+/// Every command once per combination of parameter values (hyperfine's
+/// order: parameter combinations outside, commands inside), `-n` names applied.
+fn expand(args: &Args) -> anyhow::Result<Vec<CmdSpec>> {
+    if !args.command_name.is_empty() && args.command_name.len() != args.commands.len() {
+        bail!(
+            "-n/--command-name was given {} times for {} commands; name every command or none",
+            args.command_name.len(),
+            args.commands.len()
+        );
+    }
+    let combos = parameter_combinations(args)?;
+    let mut out = Vec::new();
+    for params in &combos {
+        for (i, c) in args.commands.iter().enumerate() {
+            let command = kurabe_model::plan::substitute(c, params);
+            let name = match args.command_name.get(i) {
+                Some(n) => kurabe_model::plan::substitute(n, params),
+                None => command.clone(),
+            };
+            out.push(CmdSpec {
+                name,
+                command,
+                parameters: params.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The parameter value sets of -L (cartesian product) or -P/-D.
+fn parameter_combinations(args: &Args) -> anyhow::Result<Vec<BTreeMap<String, String>>> {
+    let mut lists: Vec<(String, Vec<String>)> = Vec::new();
+    for pair in args.parameter_list.chunks(2) {
+        let [name, values] = pair else { continue };
+        if lists.iter().any(|(n, _)| n == name) {
+            bail!("-L {name} is given twice; give each parameter once with all its values");
+        }
+        let values: Vec<String> = values.split(',').map(str::to_owned).collect();
+        lists.push((name.clone(), values));
+    }
+    if let [name, lo, hi] = args.parameter_scan.as_slice() {
+        lists.push((
+            name.clone(),
+            scan_values(lo, hi, args.parameter_step_size.as_deref())?,
+        ));
+    }
+    let mut combos = vec![BTreeMap::new()];
+    for (name, values) in &lists {
+        combos = combos
+            .iter()
+            .flat_map(|c| {
+                values.iter().map(move |v| {
+                    let mut c = c.clone();
+                    c.insert(name.clone(), v.clone());
+                    c
+                })
+            })
+            .collect();
+    }
+    Ok(combos)
+}
+
+/// MIN, MIN+step … MAX: integers without -D, decimals with it.
+fn scan_values(lo: &str, hi: &str, step: Option<&str>) -> anyhow::Result<Vec<String>> {
+    let num = |s: &str, what: &str| -> anyhow::Result<f64> {
+        s.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .with_context(|| format!("-P: {what} `{s}` is not a number"))
+    };
+    let (a, b) = (num(lo, "MIN")?, num(hi, "MAX")?);
+    if b < a {
+        bail!("-P: MAX ({hi}) is below MIN ({lo}); swap them");
+    }
+    let Some(step) = step else {
+        let (Ok(a), Ok(b)) = (lo.trim().parse::<i64>(), hi.trim().parse::<i64>()) else {
+            bail!("-P: MIN and MAX must be integers without -D (give a step, e.g. -D 0.1)");
+        };
+        if b - a >= 100_000 {
+            bail!("-P: {} values is too many; narrow the range", b - a + 1);
+        }
+        return Ok((a..=b).map(|v| v.to_string()).collect());
+    };
+    let d = num(step, "DELTA")?;
+    if d <= 0.0 {
+        bail!("-D: the step must be above 0, got `{step}`");
+    }
+    let count = ((b - a) / d + 1e-9).floor() as u64 + 1;
+    if count > 100_000 {
+        bail!("-P/-D: {count} values is too many; widen the step");
+    }
+    let decimals = [lo, step]
+        .iter()
+        .map(|s| s.trim().split_once('.').map_or(0, |(_, f)| f.len()))
+        .max()
+        .unwrap_or(0);
+    Ok((0..count)
+        .map(|i| format!("{:.*}", decimals, a + i as f64 * d))
+        .collect())
+}
+
+/// Variant names must differ: a repeated name gets its parameters, then a number.
+fn unique_names(commands: &mut [CmdSpec]) {
+    let repeated: Vec<bool> = commands
+        .iter()
+        .map(|c| commands.iter().filter(|o| o.name == c.name).count() > 1)
+        .collect();
+    for (c, repeated) in commands.iter_mut().zip(repeated) {
+        if repeated && !c.parameters.is_empty() {
+            let p: Vec<String> = c
+                .parameters
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            c.name = format!("{} ({})", c.name, p.join(", "));
+        }
+    }
+    for i in 0..commands.len() {
+        let name = commands[i].name.clone();
+        if commands[..i].iter().any(|c| c.name == name) {
+            commands[i].name = format!("{name} #{}", i + 1);
+        }
+    }
+}
+
+fn progress_line(e: &CmdEvent<'_>) -> Option<String> {
+    Some(match e {
+        CmdEvent::Step(what) => format!("kurabe cmd: {what}"),
+        CmdEvent::Planned {
+            rounds,
+            block,
+            shell_overhead_s,
+        } => {
+            let per = if *block == 1 {
+                "1 run".to_owned()
+            } else {
+                format!("{block} runs")
+            };
+            let shell = if *shell_overhead_s > 0.0 {
+                format!(
+                    "; shell start-up {:.2} ms subtracted",
+                    shell_overhead_s * 1e3
+                )
+            } else {
+                String::new()
+            };
+            format!("kurabe cmd: {rounds} interleaved rounds of {per} per command{shell}")
+        }
+        CmdEvent::Run(kurabe_lab::Event::Begin {
+            experiment, seed, ..
+        }) => {
+            format!("kurabe cmd: experiment {experiment}, seed {seed}")
+        }
+        CmdEvent::Run(kurabe_lab::Event::RunDone { index, record }) => {
+            if record.status == kurabe_store::RunStatus::Failed {
+                format!(
+                    "[{index}] FAILED: {}",
+                    record.error_tail.as_deref().unwrap_or("")
+                )
+            } else {
+                return None;
+            }
+        }
+        CmdEvent::Run(kurabe_lab::Event::RoundAdded { round }) => {
+            format!(
+                "--until-confident: not settled yet, adding round {}",
+                round + 1
+            )
+        }
+        CmdEvent::Run(_) => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_follow_hyperfine() {
+        assert_eq!(scan_values("1", "3", None).unwrap(), vec!["1", "2", "3"]);
+        assert_eq!(
+            scan_values("0.3", "0.7", Some("0.2")).unwrap(),
+            vec!["0.3", "0.5", "0.7"]
+        );
+        assert!(scan_values("0.5", "1", None).is_err());
+        assert!(scan_values("3", "1", None).is_err());
+        assert!(scan_values("1", "2", Some("0")).is_err());
+    }
+
+    #[test]
+    fn repeated_names_become_unique() {
+        let spec = |name: &str, p: &[(&str, &str)]| CmdSpec {
+            name: name.into(),
+            command: name.into(),
+            parameters: p
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        };
+        let mut cs = vec![
+            spec("true", &[("x", "1")]),
+            spec("true", &[("x", "2")]),
+            spec("a", &[]),
+            spec("a", &[]),
+        ];
+        unique_names(&mut cs);
+        let names: Vec<&str> = cs.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, vec!["true (x=1)", "true (x=2)", "a", "a #4"]);
+    }
+}

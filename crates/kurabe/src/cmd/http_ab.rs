@@ -1,0 +1,291 @@
+//! `kurabe http URL_A URL_B …`: an A/B of endpoints in interleaved rounds.
+//!
+//! The flags are checked exactly as for one URL ([`super::http::from_args`],
+//! so the same mistakes give the same messages), then become an in-memory
+//! plan: one variant per URL (its `url`), one http workload carrying the
+//! resolved request and load settings, `--rounds` rounds. kurabe-lab's
+//! runner interleaves the rounds, probes the server listening on a
+//! loopback URL's port for CPU and memory (one note names the URLs it
+//! cannot measure) and records every run; the report is the experiment's:
+//! each URL's figures and, against the first, ratios with 95 % intervals
+//! and verdicts. `--save` keeps the experiment in the results store;
+//! without it, a private store in a temporary directory is used and removed.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use kurabe_http::client::StopCondition;
+use kurabe_lab::{Event, RunOptions};
+use kurabe_model::plan::{HttpWorkload, HumanDuration, OnFailure, Plan, Variant, Workload};
+use kurabe_model::record::RunStatus;
+use kurabe_report::write::write_file;
+use kurabe_store::{Entry, EntryId, Store};
+use serde_json::json;
+
+use super::http::Args;
+use crate::render::http::Format;
+
+/// Metrics compared between URLs: throughput, latency, failures, and the
+/// server's CPU and memory where the server is on this machine.
+const METRICS: [&str; 6] = [
+    "requests_per_second",
+    "latency_p50_us",
+    "latency_p99_us",
+    "failed_percent",
+    "cpu_ms_per_request",
+    "pss_peak_bytes",
+];
+
+/// Rounds without `--rounds`.
+const DEFAULT_ROUNDS: u32 = 5;
+
+/// Run `kurabe http` with two or more URLs.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let urls = urls(args);
+    refuse_single_url_flags(args)?;
+    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    for url in &urls {
+        // Every URL through the one-URL checks: same rules, same messages.
+        let mut one =
+            super::http::from_args(args, ncpus).with_context(|| format!("checking {url}"))?;
+        one.load.target = kurabe_http::client::Target::parse(url)?;
+    }
+    let first = super::http::from_args(args, ncpus)?;
+    if matches!(first.load.stop, StopCondition::Requests(1)) && args.requests.is_none() {
+        bail!("comparing URLs needs -n REQUESTS or -t TIME per round (ab's default of one request says nothing)");
+    }
+    let plan = plan(args, &urls, &first.load)?;
+    super::check_outputs(&[("-o", args.output.as_deref())])?;
+    let scratch = match &args.save.save {
+        Some(_) => None,
+        None => Some(crate::store::ScratchDir::new()?),
+    };
+    let mut store = match (&scratch, &args.save.store) {
+        (Some(dir), _) => Store::open(&dir.path().join("ab.db")),
+        (None, Some(p)) => Store::open(p),
+        (None, None) => Store::open_default(),
+    }
+    .context("cannot open the results store (choose another with --store PATH)")?;
+    let opts = RunOptions {
+        plan_dir: std::env::current_dir().context("cannot read the current directory")?,
+        plan_text: kurabe_lab::plan::plan_text(&plan)?,
+        seed: None,
+        repeat: None,
+        kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
+        until_confident: None,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let stop = crate::signal::install()?;
+    let quiet = args.quiet;
+    let mut progress = |e: &Event<'_>| {
+        if !quiet {
+            if let Some(line) = progress_line(e) {
+                eprintln!("{line}");
+            }
+        }
+    };
+    let outcome = kurabe_lab::run_experiment(&plan, &mut store, &opts, &stop, &mut progress)?;
+    let Entry::Experiment(exp) = store.get(EntryId::Experiment(outcome.experiment))? else {
+        bail!("experiment {} vanished from the store", outcome.experiment);
+    };
+    let body = render(args, &exp, &urls)?;
+    match &args.output {
+        Some(path) => write_file(path, &body).context("-o")?,
+        None => std::io::stdout().lock().write_all(&body)?,
+    }
+    if args.save.save.is_some() {
+        eprintln!(
+            "kurabe: saved as {id}; see `kurabe report {id}`",
+            id = outcome.experiment
+        );
+    }
+    Ok(exit_code(&outcome, &urls))
+}
+
+/// All the URLs, in the order given.
+fn urls(args: &Args) -> Vec<String> {
+    std::iter::once(args.url.clone())
+        .chain(args.more_urls.iter().cloned())
+        .collect()
+}
+
+/// Flags that only make sense for one run of one URL.
+fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
+    let refused = [
+        ("-e", args.percentiles_csv.is_some()),
+        ("-g", args.gnuplot.is_some()),
+        ("--server-pid", args.server_pid.is_some()),
+        ("--workers", args.workers.is_some()),
+        ("--max-error-rate", args.max_error_rate.is_some()),
+    ];
+    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
+        bail!("{flag} applies to one URL; drop it, or compare the URLs without it");
+    }
+    if args.save.save.as_deref().is_some_and(|l| !l.is_empty()) {
+        bail!("--save=LABEL: a comparison is saved as an experiment named after its URLs; use --save without a label");
+    }
+    Ok(())
+}
+
+/// One variant per URL, one http workload with the resolved request.
+fn plan(
+    args: &Args,
+    urls: &[String],
+    load: &kurabe_http::client::LoadConfig,
+) -> anyhow::Result<Plan> {
+    let mut names: Vec<String> = Vec::new();
+    for u in urls {
+        if names.contains(u) {
+            bail!("{u} is given twice; compare different URLs");
+        }
+        names.push(u.clone());
+    }
+    let body_file = match (&args.post_file, &args.put_file) {
+        (Some(p), _) | (None, Some(p)) => Some(std::path::absolute(p)?),
+        _ => None,
+    };
+    let (requests, duration) = match load.stop {
+        StopCondition::Requests(n) => (Some(n), None),
+        StopCondition::Duration(d) => (None, Some(HumanDuration(d))),
+        StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(HumanDuration(d))),
+    };
+    let http = HttpWorkload {
+        method: Some(load.method.clone()),
+        // The resolved headers already hold -C, -A and -T.
+        headers: load.headers.iter().cloned().collect::<BTreeMap<_, _>>(),
+        body_file,
+        variable_length: !load.check_length,
+        abort_on_error: load.abort_on_error,
+        insecure: load.insecure,
+        requests,
+        concurrency: load.concurrency,
+        duration,
+        timeout: Some(HumanDuration(load.timeout)),
+        keep_alive: load.keep_alive,
+        rate: load.rate,
+        warmup: load.warmup.map(HumanDuration),
+        pipeline: load.pipeline,
+        threads: Some(load.threads),
+        ..HttpWorkload::default()
+    };
+    let variants = names
+        .iter()
+        .map(|u| Variant {
+            name: u.clone(),
+            env: BTreeMap::new(),
+            vars: BTreeMap::new(),
+            url: Some(u.clone()),
+            args: Vec::new(),
+            command: None,
+            limits: None,
+        })
+        .collect();
+    let plan = Plan {
+        name: format!("http: {}", names.join(" vs ")),
+        description: Some("kurabe http A/B".into()),
+        repeat: args.rounds.unwrap_or(DEFAULT_ROUNDS),
+        warmup: None,
+        baseline: Some(names[0].clone()),
+        on_failure: OnFailure::Continue,
+        seed: None,
+        noise_band: None,
+        noise_bands: BTreeMap::new(),
+        target: None,
+        variants,
+        matrix: BTreeMap::new(),
+        workloads: vec![Workload {
+            name: "load".into(),
+            metrics: Some(METRICS.iter().map(|m| m.to_string()).collect()),
+            kind: kurabe_model::plan::WorkloadKind::Http(Box::new(http)),
+        }],
+        checks: Vec::new(),
+    };
+    if let Err(problems) = plan.validate() {
+        bail!("{}", problems[0]);
+    }
+    Ok(plan)
+}
+
+/// Text, Markdown and CSV: the experiment report; JSON: the report plus
+/// every run's full HTTP record.
+fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> anyhow::Result<Vec<u8>> {
+    let report = kurabe_report::experiment_report(exp);
+    let kind = match args.format {
+        Format::Text => kurabe_report::Format::Text,
+        Format::Md => kurabe_report::Format::Markdown,
+        Format::Csv => kurabe_report::Format::Csv,
+        Format::Json => {
+            let runs: Vec<_> = exp
+                .runs
+                .iter()
+                .map(|r| {
+                    json!({
+                        "url": r.run.variant,
+                        "round": r.run.round,
+                        "status": r.run.status,
+                        "error": r.run.error_tail,
+                        "http": r.run.record.as_ref().and_then(|v| v.get("http")),
+                        "server": r.run.record.as_ref().and_then(|v| v.get("target")),
+                    })
+                })
+                .collect();
+            let doc = json!({
+                "schema_version": kurabe_model::SCHEMA_VERSION,
+                "urls": urls,
+                "rounds": args.rounds.unwrap_or(DEFAULT_ROUNDS),
+                "comparison": report,
+                "runs": runs,
+            });
+            let mut out = serde_json::to_vec_pretty(&doc)?;
+            out.push(b'\n');
+            return Ok(out);
+        }
+    };
+    let colour = args.output.is_none() && crate::output::colour_stdout();
+    let mut out = Vec::new();
+    kurabe_report::renderer(kind, colour).render(&report, &mut out)?;
+    Ok(out)
+}
+
+/// 130 on Ctrl-C; 1 when some URL has no successful round; else 0.
+fn exit_code(o: &kurabe_lab::Outcome, urls: &[String]) -> ExitCode {
+    if o.status == kurabe_store::ExperimentStatus::Interrupted {
+        return ExitCode::from(130);
+    }
+    let dead: Vec<&String> = urls
+        .iter()
+        .filter(|u| {
+            !o.runs
+                .iter()
+                .any(|r| &r.variant == *u && r.status == RunStatus::Ok)
+        })
+        .collect();
+    if dead.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        let list: Vec<&str> = dead.iter().map(|s| s.as_str()).collect();
+        eprintln!("kurabe: no round succeeded for {}", list.join(", "));
+        ExitCode::from(1)
+    }
+}
+
+fn progress_line(e: &Event<'_>) -> Option<String> {
+    Some(match e {
+        Event::Begin { total, .. } => format!("kurabe http: {total} runs, interleaved"),
+        Event::RunStart {
+            index,
+            total,
+            round,
+            variant,
+            ..
+        } => format!("[{index}/{total}] round {}: {variant}", round + 1),
+        Event::RunDone { index, record } if record.status == RunStatus::Failed => format!(
+            "[{index}] FAILED: {}",
+            record.error_tail.as_deref().unwrap_or("")
+        ),
+        Event::Note(n) => format!("note: {n}"),
+        _ => return None,
+    })
+}

@@ -1,0 +1,226 @@
+//! `kurabe cmd`: hyperfine's one-liner through the built binary — two
+//! sleeps compared with a verdict, hyperfine's JSON layout (checked against
+//! the committed schema), parameter lists, failing commands with and
+//! without `-i`, `--no-save`, and usage errors.
+
+use std::path::Path;
+
+use kurabe_store::{Entry, EntryId, Store};
+use serde_json::Value;
+
+use crate::util::kurabe;
+
+fn cmd(dir: &Path, args: &[&str]) -> std::process::Output {
+    kurabe()
+        .arg("cmd")
+        .arg("--store")
+        .arg(dir.join("results.db"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+fn export(dir: &Path) -> Value {
+    let text = std::fs::read_to_string(dir.join("out.json")).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    kurabe_testkit::schema::assert_valid("cmd-export.schema.json", &v);
+    v
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn two_sleeps_compare_with_a_slower_verdict_and_hyperfines_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r",
+            "20",
+            "-q",
+            "--export-json",
+            "out.json",
+            "sleep 0.05",
+            "sleep 0.1",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("slower"), "{out}");
+    let v = export(dir.path());
+    let results = v["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for (r, secs) in results.iter().zip([0.05, 0.1]) {
+        for k in [
+            "command", "mean", "stddev", "median", "user", "system", "min", "max",
+        ] {
+            assert!(!r[k].is_null() || k == "stddev", "{k} in {r}");
+        }
+        assert_eq!(r["times"].as_array().unwrap().len(), 20, "{r}");
+        assert_eq!(r["memory_usage_byte"].as_array().unwrap().len(), 20);
+        assert!(r["exit_codes"].as_array().unwrap().iter().all(|c| c == 0));
+        let mean = r["mean"].as_f64().unwrap();
+        // The shell's start-up is subtracted: the mean is the sleep itself,
+        // give or take scheduling on a loaded machine.
+        assert!(
+            mean >= secs * 0.95 && mean < secs * 1.6,
+            "{mean} for {secs}"
+        );
+        assert!(r["memory_usage_byte"][0].as_u64().unwrap() > 0);
+    }
+    let vs = &results[1]["versus_reference"]["wall_time_s"];
+    let ratio = vs["ratio"].as_f64().unwrap();
+    assert!(ratio > 1.3 && ratio < 2.3, "{vs}");
+    assert!(vs["ratio_low"].as_f64().unwrap() <= ratio);
+    assert_eq!(vs["verdict"]["kind"], "worse", "{vs}");
+    // Kept in the store, as an experiment `kurabe report` renders.
+    let id = v["experiment_id"].as_str().unwrap().to_owned();
+    let store = Store::open(&dir.path().join("results.db")).unwrap();
+    let Entry::Experiment(exp) = store.get(id.parse::<EntryId>().unwrap()).unwrap() else {
+        panic!("not an experiment");
+    };
+    assert_eq!(exp.runs.len(), 40);
+    let o = kurabe()
+        .args(["report", &id, "--store"])
+        .arg(dir.path().join("results.db"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("sleep 0.1"));
+}
+
+#[test]
+fn runs_are_interleaved_not_all_of_a_then_all_of_b() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("order.log");
+    let a = format!("echo a >> {}", log.display());
+    let b = format!("echo b >> {}", log.display());
+    let o = cmd(dir.path(), &["-r", "8", "-q", "--no-save", &a, &b]);
+    assert!(o.status.success(), "{}", text(&o));
+    let order = std::fs::read_to_string(&log).unwrap();
+    let timed: Vec<&str> = order.lines().skip(2).collect(); // one warm-up each
+    assert_eq!(timed.len(), 16, "{order}");
+    // Every round holds one of each: never two of a kind in a round.
+    for round in timed.chunks(2) {
+        assert_ne!(round[0], round[1], "{order}");
+    }
+}
+
+#[test]
+fn parameter_lists_expand_and_are_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r",
+            "3",
+            "-q",
+            "-N",
+            "--export-json",
+            "out.json",
+            "--export-csv",
+            "out.csv",
+            "--export-markdown",
+            "out.md",
+            "-L",
+            "n",
+            "1,2",
+            "echo {n}",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let v = export(dir.path());
+    let cmds: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(cmds, vec!["echo 1", "echo 2"]);
+    assert_eq!(v["results"][1]["parameters"]["n"], "2");
+    assert_eq!(v["shell_overhead_s"], 0.0, "-N runs no shell");
+    let csv = std::fs::read_to_string(dir.path().join("out.csv")).unwrap();
+    assert!(csv.starts_with("command,mean,stddev,median,user,system,min,max,parameter_n,"));
+    assert_eq!(csv.lines().count(), 3);
+    let md = std::fs::read_to_string(dir.path().join("out.md")).unwrap();
+    assert!(md.contains("| `echo 2` |"), "{md}");
+}
+
+#[test]
+fn a_failing_command_exits_1_unless_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = cmd(dir.path(), &["-r", "3", "-q", "true", "exit 3"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("-i"), "{}", text(&o));
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r",
+            "3",
+            "-q",
+            "-i",
+            "--export-json",
+            "out.json",
+            "true",
+            "exit 3",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let v = export(dir.path());
+    assert_eq!(v["results"][1]["exit_codes"], serde_json::json!([3, 3, 3]));
+}
+
+#[test]
+fn no_save_leaves_the_store_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("elsewhere.db");
+    let o = kurabe()
+        .args([
+            "cmd",
+            "-r",
+            "3",
+            "-q",
+            "--no-save",
+            "--export-json",
+            "out.json",
+            "true",
+        ])
+        .env("KURABE_STORE", &store)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!store.exists(), "--no-save created {}", store.display());
+    assert!(export(dir.path()).get("experiment_id").is_none());
+}
+
+#[test]
+fn bad_flags_exit_2_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["--runs", "0", "true"][..],
+        &["--bogus", "true"],
+        &[],
+        &["-n", "a", "-n", "b", "true"],
+        &["-r", "3", "-m", "2", "true"],
+        &["-P", "x", "0.5", "1", "sleep {x}"],
+        &["-N", "echo 'unclosed"],
+        &["-p", "a", "-p", "b", "-p", "c", "true", "false"],
+    ] {
+        let o = cmd(dir.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.starts_with("kurabe: error:") || err.contains("Usage"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}

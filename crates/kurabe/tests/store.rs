@@ -1,0 +1,159 @@
+//! The results store's edges: kurabe only ever writes to its own stores
+//! (another program's SQLite file or a file that is no database is refused,
+//! exit 2, byte-identical afterwards), a directory gets one line naming it,
+//! and no password reaches help text or errors.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::util::kurabe;
+
+/// One line on stderr naming `needle`, exit 2.
+fn assert_one_line_exit_2(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(needle), "{err}");
+}
+
+/// Every command that opens a store, pointed at `store`.
+fn each_store_command(store: &Path, dir: &Path) -> Vec<Output> {
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "name = \"p\"\n[[variant]]\nname = \"a\"\n[[workload]]\nname = \"w\"\ncommand = { command = [\"true\"], runs = 1 }\n",
+    )
+    .unwrap();
+    let s = store.to_str().unwrap();
+    let runs: [&[&str]; 3] = [
+        &["results", "list", "--store", s],
+        &["run", plan.to_str().unwrap(), "-q", "--store", s],
+        &["mem", "--save", "--store", s],
+    ];
+    runs.iter()
+        .map(|args| kurabe().args(*args).output().unwrap())
+        .collect()
+}
+
+#[test]
+fn another_programs_sqlite_file_is_refused_and_left_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("other.db");
+    {
+        let c = rusqlite::Connection::open(&db).unwrap();
+        c.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me');")
+            .unwrap();
+    }
+    let before = std::fs::read(&db).unwrap();
+    for out in each_store_command(&db, dir.path()) {
+        assert_one_line_exit_2(
+            &out,
+            "is not a kurabe results store (it is another program's SQLite database)",
+        );
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), before, "the file was changed");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("other.db"))
+        .collect();
+    assert_eq!(left, ["other.db"], "no journal or WAL files were made");
+}
+
+#[test]
+fn a_file_that_is_no_database_is_refused_and_left_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "not a database, and longer than a header would need to be ........................................................................").unwrap();
+    let before = std::fs::read(&file).unwrap();
+    for out in each_store_command(&file, dir.path()) {
+        assert_one_line_exit_2(
+            &out,
+            "is not a kurabe results store (it is not an SQLite database)",
+        );
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+}
+
+#[test]
+fn a_directory_gets_one_line_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for out in each_store_command(dir.path(), dir.path()) {
+        assert_one_line_exit_2(
+            &out,
+            &format!("results store {} is a directory", dir.path().display()),
+        );
+    }
+}
+
+#[test]
+fn a_new_store_is_marked_as_kurabes_and_an_unmarked_old_one_is_marked_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let out = kurabe()
+        .args(["mem", "--save", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let app_id = |db: &Path| -> i32 {
+        let c = rusqlite::Connection::open(db).unwrap();
+        c.pragma_query_value(None, "application_id", |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(app_id(&db), i32::from_be_bytes(*b"KRBE"));
+    // A store from before the mark: kurabe's tables, application_id 0.
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .pragma_update(None, "application_id", 0)
+        .unwrap();
+    let out = kurabe()
+        .args(["results", "list", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mem"));
+    assert_eq!(app_id(&db), i32::from_be_bytes(*b"KRBE"));
+}
+
+#[test]
+fn no_password_in_help_text_or_errors() {
+    let env = [
+        ("KURABE_STORE", "postgres://u:s3cret-url@127.0.0.1:1/db"),
+        ("PGPASSWORD", "s3cret-env"),
+    ];
+    let helps: [&[&str]; 6] = [
+        &["worker", "--help"],
+        &["results", "list", "--help"],
+        &["results", "copy", "--help"],
+        &["run", "--help"],
+        &["mem", "--help"],
+        &["http", "--help"],
+    ];
+    for args in helps {
+        let out = kurabe().args(args).envs(env).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}");
+        assert!(
+            !text.contains("s3cret"),
+            "{args:?} shows a password:\n{text}"
+        );
+    }
+    // Nothing listens on port 1: the error names the server, not the password.
+    for args in [&["results", "list"][..], &["worker"]] {
+        let out = kurabe().args(args).envs(env).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains("127.0.0.1:1"), "{err}");
+        assert!(!err.contains("s3cret"), "{err}");
+    }
+}
