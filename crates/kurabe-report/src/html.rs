@@ -194,7 +194,7 @@ fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::
             .enumerate()
             .filter(|(_, (_, d))| d.len() >= 2)
             .map(|(i, (s, d))| Line {
-                label: format!("{} round {}", s.variant, s.round),
+                label: format!("{} round {}", s.variant, s.round + 1),
                 legend: s.variant.clone(),
                 colour: variant_index(r, &s.variant, i),
                 points: d,

@@ -118,7 +118,7 @@ impl Render<ExperimentReport> for Markdown {
                     "- {} · {} · round {}: {}",
                     escape(&f.variant),
                     escape(&f.workload),
-                    f.round,
+                    f.round + 1,
                     escape(tail.trim())
                 )?;
             }

@@ -255,7 +255,7 @@ fn chart(series: &[SoakSeries], colour_of: &dyn Fn(&str) -> usize) -> String {
             r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.1" stroke-opacity="0.55"><title>{} round {}: {slope}, {}</title></polyline>"#,
             path.join(" "),
             esc(&run.variant),
-            run.round,
+            run.round + 1,
             esc(&run.verdict)
         );
         for p in &run.floor {
@@ -281,7 +281,7 @@ fn chart(series: &[SoakSeries], colour_of: &dyn Fn(&str) -> usize) -> String {
                 x(x1),
                 y(a + b * x1),
                 esc(&run.variant),
-                run.round
+                run.round + 1
             );
         }
     }

@@ -177,7 +177,7 @@ impl Render<ExperimentReport> for Terminal {
                     "  {} · {} · round {}: {}",
                     terminal(&f.variant),
                     terminal(&f.workload),
-                    f.round,
+                    f.round + 1,
                     terminal(last)
                 )?;
             }

@@ -440,6 +440,9 @@ command = { command = "if [ -e once ]; then true; else touch once; exit 1; fi", 
     );
     let out = run_plan(dir.path(), &path, &["-q"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Rounds are counted from 1 in the failed-runs list, as progress counts them.
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("a · once · round 1:"), "{text}");
     let exp = only_experiment(dir.path());
     assert_eq!(exp.status, ExperimentStatus::Complete);
     let failed = exp
