@@ -7,6 +7,7 @@ mod cmd;
 mod fleet;
 mod harden;
 mod http;
+mod http2;
 mod lone_binary;
 mod mem;
 mod names;
