@@ -130,7 +130,12 @@ pub struct Args {
     )]
     pub store: Option<PathBuf>,
     /// Label of the code measured (a CI build id, a tag), stored with the record beside the git commit, branch and dirty flag read from the current directory's work tree.
-    #[arg(long = "rev", value_name = "LABEL", env = "KURABE_REV")]
+    #[arg(
+        long = "rev",
+        value_name = "LABEL",
+        env = "KURABE_REV",
+        hide_env_values = true
+    )]
     pub rev: Option<String>,
     /// Also write the report as a self-contained HTML page with charts to FILE.
     #[arg(long, value_name = "FILE")]
