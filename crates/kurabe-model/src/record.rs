@@ -12,6 +12,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Version of the export format.
@@ -21,7 +22,7 @@ pub const EXPORT_VERSION: u32 = 1;
 pub const EXPORT_FORMAT: &str = "kurabe-results";
 
 /// CPU, memory, kernel and name of a machine.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct HostFacts {
     /// Host name.
@@ -40,7 +41,7 @@ pub struct HostFacts {
 
 /// The process that writes an experiment (`BOOT_ID:START_TICKS` names it
 /// beyond pid reuse; the liveness check, which reads /proc, is the store's).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Writer {
     /// Host name of the machine the writer ran on.
@@ -53,11 +54,15 @@ pub struct Writer {
 }
 
 /// Id of an experiment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub struct ExperimentId(pub i64);
 
 /// Id of a saved single result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub struct ResultId(pub i64);
 
 /// Id of anything the store lists: `e12` (experiment) or `r7` (saved result).
@@ -125,7 +130,7 @@ impl FromStr for EntryId {
 }
 
 /// How an experiment ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ExperimentStatus {
     /// Not finished: still running, or the process writing it died
@@ -197,7 +202,7 @@ pub struct NewExperiment {
 }
 
 /// Outcome of one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// The run produced its metrics.
@@ -217,14 +222,16 @@ impl RunStatus {
 }
 
 /// One metric value of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct MetricValue {
     /// Catalogue name (`requests_per_second`).
+    #[schemars(extend("pattern" = "^[a-z0-9_]+$"))]
     pub name: String,
     /// The value; a non-finite one is written to JSON as null and read
     /// back as NaN.
     #[serde(deserialize_with = "nan_from_null")]
+    #[schemars(transform = crate::schema::nullable)]
     pub value: f64,
     /// Unit symbol or name (`req/s`, `bytes`).
     pub unit: String,
@@ -235,7 +242,7 @@ fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error
 }
 
 /// One finished run of one variant and workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct RunRecord {
     /// Variant name.
@@ -250,8 +257,10 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_tail: Option<String>,
     /// Start, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub started_at: String,
     /// End, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub finished_at: String,
     /// The run's metrics.
     pub metrics: Vec<MetricValue>,
@@ -261,7 +270,7 @@ pub struct RunRecord {
 }
 
 /// A run as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct StoredRun {
     /// Row id (not preserved by export/import).
@@ -272,7 +281,7 @@ pub struct StoredRun {
 }
 
 /// An experiment with its runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Experiment {
     /// Id in this store (a fresh one is given on import).
@@ -282,14 +291,19 @@ pub struct Experiment {
     /// Plan text.
     pub plan_text: String,
     /// The machine it ran on.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host: Option<HostFacts>,
     /// kurabe version that ran it.
     pub tool_version: String,
     /// Seed of the run order.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub seed: Option<u64>,
     /// Start, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub started_at: String,
     /// End, RFC 3339 UTC; `None` while running or after a crash.
+    #[schemars(required, transform = crate::schema::nullable)]
+    #[schemars(transform = crate::schema::rfc3339)]
     pub finished_at: Option<String>,
     /// How it ended.
     pub status: ExperimentStatus,
@@ -301,7 +315,7 @@ pub struct Experiment {
 }
 
 /// Kind of a saved single result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultKind {
     /// `kurabe http`.
@@ -342,7 +356,7 @@ impl ResultKind {
 }
 
 /// A saved single result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SavedResult {
     /// Id in this store.
@@ -352,15 +366,17 @@ pub struct SavedResult {
     /// Label given when saving (default: what was measured, e.g. the URL).
     pub label: String,
     /// The machine it was measured on.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host: Option<HostFacts>,
     /// When it was saved, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub created_at: String,
     /// The command's JSON record, as it prints with `--format json`.
     pub record: serde_json::Value,
 }
 
 /// Anything the store holds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "entry", rename_all = "snake_case")]
 pub enum Entry {
     /// An experiment with its runs.
@@ -370,21 +386,24 @@ pub enum Entry {
 }
 
 /// One line of `kurabe results list`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ListEntry {
     /// `e12` or `r7`.
     #[serde(serialize_with = "display")]
+    #[schemars(with = "String")]
     pub id: EntryId,
     /// `experiment`, or the kind of a saved result.
     pub kind: String,
     /// Experiment name or result label.
     pub name: String,
     /// Host name of the machine.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub hostname: Option<String>,
     /// Start or save time, RFC 3339 UTC.
     pub created_at: String,
     /// Experiment status; `None` for saved results.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub status: Option<ExperimentStatus>,
     /// Runs recorded (experiments), 0 for saved results.
     pub runs: u64,
@@ -397,12 +416,18 @@ fn display<S: serde::Serializer>(id: &EntryId, s: S) -> Result<S::Ok, S::Error> 
 }
 
 /// An export file: entries with everything needed to import them elsewhere.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe results export",
+    description = "What `kurabe results export` writes and `kurabe results import` reads: experiments with their runs, and saved single results, with the facts of the machine they were measured on. Version 1."
+)]
 pub struct Export {
     /// Always [`EXPORT_FORMAT`].
+    #[schemars(extend("const" = "kurabe-results"))]
     pub format: String,
     /// [`EXPORT_VERSION`] at writing.
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// The exported entries.
     pub entries: Vec<Entry>,
