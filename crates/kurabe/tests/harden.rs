@@ -351,6 +351,9 @@ fn absurd_watch_limits_are_refused_in_one_line() {
         ("--cpus", "1000000"),
         ("--cpuset", ",,"),
         ("--memory", "99999999999999999999"),
+        // 2^64 exactly: once rounded silently to u64::MAX.
+        ("--memory", "18446744073709551616"),
+        ("--memory", "16777216TiB"),
     ] {
         let out = kurabe()
             .args(["watch", flag, value, "--", "touch"])
@@ -363,6 +366,9 @@ fn absurd_watch_limits_are_refused_in_one_line() {
         assert!(err.lines().next().unwrap().contains(flag), "{err}");
         assert!(!err.contains("No space left"), "{err}");
         assert!(!marker.exists(), "{flag}: the command was not started");
+        if flag == "--memory" && value.starts_with("1") {
+            assert!(err.contains(&format!("`{value}` is too large")), "{err}");
+        }
     }
 }
 
