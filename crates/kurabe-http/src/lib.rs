@@ -1,8 +1,10 @@
 //! kurabe's HTTP load generator and built-in target server.
 //!
 //! `client` owns the load generator: one epoll loop per thread driving many
-//! non-blocking connections, an incremental HTTP/1.1 response parser, HDR
-//! histograms merged at the end, and the failure taxonomy. `serve` owns the
+//! non-blocking connections, an incremental HTTP/1.1 response parser, an
+//! HTTP/2 engine on the same kind of loop (`client::h2`, which says why it
+//! is not the `h2` crate), HDR histograms merged at the end, and the
+//! failure taxonomy. `serve` owns the
 //! small tunable target server used by demos, examples and tests. `auth`
 //! encodes HTTP Basic credentials and `header` checks request headers, for
 //! both the binary and plans.

@@ -6,6 +6,9 @@
 //! life cycle, `framer` the HTTP/1.1 response framing, `stats` the counters
 //! and histograms, `schedule` the `-n` budget and the `--rate` arrival
 //! schedule, `tls` rustls, `gnuplot` ab's `-g` file, `sys` the unsafe syscalls.
+//! `h2` is the HTTP/2 engine (`--http2`): its own worker over the same
+//! pieces, chosen per run in [`run_with_stats`]; `record` counts a complete
+//! response for it.
 //!
 //! Nothing here prints: the caller renders the report.
 
