@@ -11,10 +11,8 @@
 //! they arrive, so a connection's read buffer holds at most one control or
 //! HEADERS frame however large the bodies are.
 
-use loona_hpack::Decoder;
-
 use super::frame::{self, Head};
-use super::hpack::{self, RequestBlocks};
+use super::hpack::{self, RequestBlocks, ResponseDecoder};
 use crate::client::stats::FailKind;
 use crate::client::worker::Slot;
 
@@ -95,7 +93,7 @@ pub(crate) struct Proto {
     pub streams: Vec<Stream>,
     /// Frames waiting to be written.
     pub out: Vec<u8>,
-    dec: Decoder<'static>,
+    dec: ResponseDecoder,
     next_id: u32,
     /// The server's first SETTINGS arrived.
     pub settings_seen: bool,
@@ -126,7 +124,7 @@ impl Default for Proto {
         Proto {
             streams: Vec::new(),
             out: Vec::new(),
-            dec: Decoder::new(),
+            dec: ResponseDecoder::default(),
             next_id: 1,
             settings_seen: false,
             peer_max_streams: u32::MAX,

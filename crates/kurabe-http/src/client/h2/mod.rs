@@ -12,8 +12,8 @@
 //! copy. So the frames are parsed in place from each connection's read
 //! buffer ([`conn`]) by the same kind of single-threaded epoll loop as the
 //! HTTP/1.1 engine ([`worker`]), and only HPACK decoding, the one part with
-//! real state and Huffman tables, comes from a crate: `loona-hpack` (the
-//! maintained fork of `hpack`, zero-copy callbacks, no runtime).
+//! real state and Huffman tables, comes from a crate: `httlib-hpack` (no
+//! runtime, table-driven Huffman decoding; see [`hpack`] for why not `hpack`).
 //!
 //! The hook into the rest of the client is [`Setup`] in the shared run
 //! state and [`worker::Worker`] in place of the HTTP/1.1 worker; counting
