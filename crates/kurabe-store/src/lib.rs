@@ -17,6 +17,7 @@
 mod db;
 mod error;
 pub mod pg;
+mod read_only;
 mod schema;
 mod time;
 mod writer;
@@ -175,7 +176,18 @@ impl Store {
         })
     }
 
+    /// Open read-write; an existing store whose file, folder or file system
+    /// cannot be written opens read-only instead, so reading still works.
     fn open_sqlite(path: &Path, version: i64) -> Result<Conn, StoreError> {
+        match Store::open_sqlite_rw(path, version) {
+            Err(e) if read_only::is_not_writable(&e) && path.is_file() => {
+                read_only::open(path).map(Conn::Sqlite)
+            }
+            r => r,
+        }
+    }
+
+    fn open_sqlite_rw(path: &Path, version: i64) -> Result<Conn, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
                 path: dir.to_owned(),
