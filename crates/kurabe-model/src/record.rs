@@ -12,6 +12,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Version of the export format.
@@ -21,7 +22,7 @@ pub const EXPORT_VERSION: u32 = 1;
 pub const EXPORT_FORMAT: &str = "kurabe-results";
 
 /// CPU, memory, kernel and name of a machine.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct HostFacts {
     /// Host name.
@@ -38,9 +39,109 @@ pub struct HostFacts {
     pub arch: String,
 }
 
+/// The code a record measured: the git commit of the working directory
+/// (when run inside a git work tree) and/or a label given by CI (`--rev`,
+/// `KURABE_REV`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct Revision {
+    /// Full commit id of `HEAD`; absent outside a git work tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = "^[0-9a-f]{7,64}$"))]
+    pub commit: Option<String>,
+    /// Branch checked out; absent on a detached `HEAD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Committer time of `HEAD`, RFC 3339 UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_time: Option<String>,
+    /// Tracked files differed from `HEAD` when the record was made.
+    #[serde(default)]
+    pub dirty: bool,
+    /// Label from `--rev` or `KURABE_REV` (a CI build id, a tag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl Revision {
+    /// How the revision reads in a table: the label, else the commit's
+    /// first 10 hex digits, `+` when dirty; `-` when neither is known.
+    pub fn short(&self) -> String {
+        let base = match (&self.label, &self.commit) {
+            (Some(l), _) => l.clone(),
+            (None, Some(c)) => c.chars().take(10).collect(),
+            (None, None) => "-".to_owned(),
+        };
+        if self.dirty {
+            base + "+"
+        } else {
+            base
+        }
+    }
+
+    /// True when `rev` names this revision: its label, its branch, or a
+    /// prefix (4 hex digits or more) of its commit.
+    pub fn matches(&self, rev: &str) -> bool {
+        self.label.as_deref() == Some(rev)
+            || self.branch.as_deref() == Some(rev)
+            || (rev.len() >= 4 && self.commit.as_deref().is_some_and(|c| c.starts_with(rev)))
+    }
+}
+
+/// The cgroup limits in force on the process that measured (the tightest
+/// of its cgroup and the cgroups above it): part of the host fingerprint,
+/// since a container's quota changes results as much as the CPU does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct CgroupLimits {
+    /// CPU quota in cores (quota / period); absent when unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<f64>,
+    /// Memory limit, bytes; absent when unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+}
+
+/// Where a record was measured, beyond the host facts: the code version
+/// and the cgroup limits in force.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct Origin {
+    /// The code measured; absent outside a git work tree without a label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<Revision>,
+    /// cgroup limits in force; absent when unknown (records from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<CgroupLimits>,
+}
+
+/// The host fingerprint: 16 hex digits naming CPU model, cores, memory,
+/// kernel, architecture and cgroup limits (not the host name, so identical
+/// CI runners share a history). Same inputs, same fingerprint, on every
+/// machine and version (FNV-1a 64, not the std hasher, which may change).
+pub fn host_fingerprint(host: &HostFacts, limits: Option<&CgroupLimits>) -> String {
+    let limits = limits.copied().unwrap_or_default();
+    let text = format!(
+        "{}|{}|{}|{}|{}|{}|{}",
+        host.cpu_model,
+        host.cores,
+        host.memory_bytes,
+        host.kernel,
+        host.arch,
+        limits.cpus.map_or("-".to_owned(), |c| format!("{c:.3}")),
+        limits
+            .memory_bytes
+            .map_or("-".to_owned(), |m| m.to_string()),
+    );
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
 /// The process that writes an experiment (`BOOT_ID:START_TICKS` names it
 /// beyond pid reuse; the liveness check, which reads /proc, is the store's).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Writer {
     /// Host name of the machine the writer ran on.
@@ -53,11 +154,15 @@ pub struct Writer {
 }
 
 /// Id of an experiment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub struct ExperimentId(pub i64);
 
 /// Id of a saved single result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub struct ResultId(pub i64);
 
 /// Id of anything the store lists: `e12` (experiment) or `r7` (saved result).
@@ -125,7 +230,7 @@ impl FromStr for EntryId {
 }
 
 /// How an experiment ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ExperimentStatus {
     /// Not finished: still running, or the process writing it died
@@ -194,10 +299,12 @@ pub struct NewExperiment {
     pub host: HostFacts,
     /// kurabe version running it.
     pub tool_version: String,
+    /// Code version and cgroup limits.
+    pub origin: Origin,
 }
 
 /// Outcome of one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// The run produced its metrics.
@@ -217,14 +324,16 @@ impl RunStatus {
 }
 
 /// One metric value of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct MetricValue {
     /// Catalogue name (`requests_per_second`).
+    #[schemars(extend("pattern" = "^[a-z0-9_]+$"))]
     pub name: String,
     /// The value; a non-finite one is written to JSON as null and read
     /// back as NaN.
     #[serde(deserialize_with = "nan_from_null")]
+    #[schemars(transform = crate::schema::nullable)]
     pub value: f64,
     /// Unit symbol or name (`req/s`, `bytes`).
     pub unit: String,
@@ -235,7 +344,7 @@ fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error
 }
 
 /// One finished run of one variant and workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct RunRecord {
     /// Variant name.
@@ -250,8 +359,10 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_tail: Option<String>,
     /// Start, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub started_at: String,
     /// End, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub finished_at: String,
     /// The run's metrics.
     pub metrics: Vec<MetricValue>,
@@ -261,7 +372,7 @@ pub struct RunRecord {
 }
 
 /// A run as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct StoredRun {
     /// Row id (not preserved by export/import).
@@ -272,7 +383,7 @@ pub struct StoredRun {
 }
 
 /// An experiment with its runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Experiment {
     /// Id in this store (a fresh one is given on import).
@@ -282,26 +393,34 @@ pub struct Experiment {
     /// Plan text.
     pub plan_text: String,
     /// The machine it ran on.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host: Option<HostFacts>,
     /// kurabe version that ran it.
     pub tool_version: String,
     /// Seed of the run order.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub seed: Option<u64>,
     /// Start, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub started_at: String,
     /// End, RFC 3339 UTC; `None` while running or after a crash.
+    #[schemars(required, transform = crate::schema::nullable)]
+    #[schemars(transform = crate::schema::rfc3339)]
     pub finished_at: Option<String>,
     /// How it ended.
     pub status: ExperimentStatus,
     /// The process that wrote it (schema 3 on; absent before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer: Option<Writer>,
+    /// Code version and cgroup limits (schema 4 on; empty before).
+    #[serde(default)]
+    pub origin: Origin,
     /// Runs in the order they were recorded.
     pub runs: Vec<StoredRun>,
 }
 
 /// Kind of a saved single result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultKind {
     /// `kurabe http`.
@@ -342,7 +461,7 @@ impl ResultKind {
 }
 
 /// A saved single result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SavedResult {
     /// Id in this store.
@@ -352,15 +471,20 @@ pub struct SavedResult {
     /// Label given when saving (default: what was measured, e.g. the URL).
     pub label: String,
     /// The machine it was measured on.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host: Option<HostFacts>,
     /// When it was saved, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub created_at: String,
     /// The command's JSON record, as it prints with `--format json`.
     pub record: serde_json::Value,
+    /// Code version and cgroup limits (schema 4 on; empty before).
+    #[serde(default)]
+    pub origin: Origin,
 }
 
 /// Anything the store holds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "entry", rename_all = "snake_case")]
 pub enum Entry {
     /// An experiment with its runs.
@@ -370,21 +494,24 @@ pub enum Entry {
 }
 
 /// One line of `kurabe results list`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ListEntry {
     /// `e12` or `r7`.
     #[serde(serialize_with = "display")]
+    #[schemars(with = "String")]
     pub id: EntryId,
     /// `experiment`, or the kind of a saved result.
     pub kind: String,
     /// Experiment name or result label.
     pub name: String,
     /// Host name of the machine.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub hostname: Option<String>,
     /// Start or save time, RFC 3339 UTC.
     pub created_at: String,
     /// Experiment status; `None` for saved results.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub status: Option<ExperimentStatus>,
     /// Runs recorded (experiments), 0 for saved results.
     pub runs: u64,
@@ -397,20 +524,94 @@ fn display<S: serde::Serializer>(id: &EntryId, s: S) -> Result<S::Ok, S::Error> 
 }
 
 /// An export file: entries with everything needed to import them elsewhere.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe results export",
+    description = "What `kurabe results export` writes and `kurabe results import` reads: experiments with their runs, and saved single results, with the facts of the machine they were measured on. Version 1."
+)]
 pub struct Export {
     /// Always [`EXPORT_FORMAT`].
+    #[schemars(extend("const" = "kurabe-results"))]
     pub format: String,
     /// [`EXPORT_VERSION`] at writing.
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// The exported entries.
     pub entries: Vec<Entry>,
 }
 
+impl Experiment {
+    /// Its host fingerprint ([`host_fingerprint`]); `None` without host facts.
+    pub fn host_fingerprint(&self) -> Option<String> {
+        let host = self.host.as_ref()?;
+        Some(host_fingerprint(host, self.origin.limits.as_ref()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn facts() -> HostFacts {
+        HostFacts {
+            hostname: "a".into(),
+            cpu_model: "CPU".into(),
+            cores: 2,
+            memory_bytes: 1 << 30,
+            kernel: "6.1".into(),
+            arch: "x86_64".into(),
+        }
+    }
+
+    #[test]
+    fn fingerprint_ignores_the_host_name_but_not_limits() {
+        let a = facts();
+        let b = HostFacts {
+            hostname: "b".into(),
+            ..facts()
+        };
+        assert_eq!(host_fingerprint(&a, None), host_fingerprint(&b, None));
+        assert_eq!(host_fingerprint(&a, None).len(), 16);
+        let limited = CgroupLimits {
+            cpus: Some(0.5),
+            memory_bytes: None,
+        };
+        assert_ne!(
+            host_fingerprint(&a, None),
+            host_fingerprint(&a, Some(&limited))
+        );
+        let c = HostFacts {
+            cores: 4,
+            ..facts()
+        };
+        assert_ne!(host_fingerprint(&a, None), host_fingerprint(&c, None));
+        // Pinned: a stored history must keep its fingerprint across versions.
+        assert_eq!(
+            host_fingerprint(&a, None),
+            host_fingerprint(&facts(), Some(&CgroupLimits::default()))
+        );
+    }
+
+    #[test]
+    fn revisions_read_short_and_match_branch_label_or_commit_prefix() {
+        let r = Revision {
+            commit: Some("0123456789abcdef".into()),
+            branch: Some("main".into()),
+            commit_time: None,
+            dirty: true,
+            label: None,
+        };
+        assert_eq!(r.short(), "0123456789+");
+        assert!(r.matches("main") && r.matches("01234") && !r.matches("012"));
+        assert!(!r.matches("dev"));
+        let l = Revision {
+            label: Some("ci-42".into()),
+            ..Revision::default()
+        };
+        assert_eq!(l.short(), "ci-42");
+        assert!(l.matches("ci-42"));
+    }
 
     #[test]
     fn entry_ids_parse_and_print() {
