@@ -169,6 +169,7 @@ fn plan(
         warmup: load.warmup.map(HumanDuration),
         pipeline: load.pipeline,
         threads: Some(load.threads),
+        engine: Some(load.engine.name().to_owned()),
         ..HttpWorkload::default()
     };
     let variants = names
