@@ -36,10 +36,20 @@ pub struct RunSpec {
     pub keep_alive: bool,
     /// Requests in flight per connection.
     pub pipeline: u32,
+    /// Speak HTTP/2 (h2c or ALPN h2).
+    #[serde(default)]
+    pub http2: bool,
+    /// HTTP/2 streams per connection.
+    #[serde(default = "one")]
+    pub streams: u32,
     /// Count responses of differing length as failures (ab without `-l`).
     pub check_length: bool,
     /// Skip TLS certificate verification.
     pub insecure: bool,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// One worker's part of a [`RunSpec`].
@@ -117,6 +127,8 @@ impl RunSpec {
             threads: threads.clamp(1, share.concurrency.max(1)),
             keep_alive: self.keep_alive,
             pipeline: self.pipeline,
+            http2: self.http2,
+            streams: self.streams,
             stop,
             rate: share.rate,
             warmup: self.warmup_ms.map(Duration::from_millis),
@@ -148,6 +160,8 @@ mod tests {
             timeout_ms: 30_000,
             keep_alive: true,
             pipeline: 1,
+            http2: false,
+            streams: 1,
             check_length: true,
             insecure: false,
         }
@@ -188,5 +202,23 @@ mod tests {
         assert_eq!(cfg.threads, 3);
         assert_eq!(cfg.stop, StopCondition::Requests(334));
         assert_eq!(cfg.rate, Some(100.0));
+        assert!(!cfg.http2);
+    }
+
+    #[test]
+    fn http2_and_streams_reach_every_share_and_old_specs_read_as_http11() {
+        let mut s = spec();
+        s.http2 = true;
+        s.streams = 10;
+        let share = s.split(2).unwrap()[0];
+        let cfg = s.load_config(&share, 1).unwrap();
+        assert!(cfg.http2);
+        assert_eq!(cfg.streams, 10);
+        let mut old = serde_json::to_value(spec()).unwrap();
+        old.as_object_mut().unwrap().remove("http2");
+        old.as_object_mut().unwrap().remove("streams");
+        let back: RunSpec = serde_json::from_value(old).unwrap();
+        assert!(!back.http2);
+        assert_eq!(back.streams, 1);
     }
 }

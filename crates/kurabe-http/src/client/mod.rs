@@ -15,6 +15,8 @@
 mod engine_tests;
 mod framer;
 mod gnuplot;
+mod h2;
+mod record;
 mod schedule;
 mod stats;
 mod sys;
@@ -29,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kurabe_model::http::HttpReport;
+use kurabe_model::http::{Http2Summary, HttpReport};
 
 pub use stats::Stats;
 
@@ -106,7 +108,7 @@ impl Engine {
             Engine::Auto if uring::Uring::available() => Ok(Engine::IoUring),
             Engine::Auto => Ok(Engine::Epoll),
             Engine::IoUring if tls => Err(LoadError::Config(
-                "--engine io_uring does not drive https:// yet: use --engine epoll or auto"
+                "--engine io_uring does not drive https:// or --http2 yet: use --engine epoll or auto"
                     .into(),
             )),
             Engine::IoUring => match uring::Uring::new(1) {
@@ -152,6 +154,11 @@ pub struct LoadConfig {
     pub keep_alive: bool,
     /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = off.
     pub pipeline: u32,
+    /// Speak HTTP/2 (`--http2`): h2c with prior knowledge for `http://`,
+    /// ALPN `h2` for `https://`. Connections are always reused.
+    pub http2: bool,
+    /// HTTP/2 streams in flight per connection (`--streams`, h2load's `-m`).
+    pub streams: u32,
     /// When to stop.
     pub stop: StopCondition,
     /// Open model: constant arrival rate in requests per second over all connections.
@@ -512,14 +519,20 @@ pub fn run_with_stats(
     crate::header::check_all(&cfg.headers)?;
     let addr = resolve(&cfg.target)?;
     let tls = if cfg.target.tls {
-        Some(tls::TlsSetup::new(&cfg.target.host, cfg.insecure)?)
+        Some(tls::TlsSetup::new(
+            &cfg.target.host,
+            cfg.insecure,
+            cfg.http2,
+        )?)
     } else {
         None
     };
     let threads = cfg.threads.clamp(1, cfg.concurrency);
     check_descriptors(cfg.concurrency, threads)?;
-    let engine = cfg.engine.resolve(cfg.target.tls)?;
-    let pipeline = if cfg.keep_alive {
+    let engine = cfg.engine.resolve(cfg.target.tls || cfg.http2)?;
+    let pipeline = if cfg.http2 {
+        1
+    } else if cfg.keep_alive {
         cfg.pipeline.max(1)
     } else {
         1
@@ -577,6 +590,7 @@ pub fn run_with_stats(
         tls,
         buf_size,
         uring: engine == Engine::IoUring,
+        h2: cfg.http2.then(|| h2::Setup::new(cfg)),
     };
     let mut workers = Vec::with_capacity(threads as usize);
     for t in 0..threads {
@@ -591,10 +605,18 @@ pub fn run_with_stats(
                 })?),
                 None => None,
             };
-        workers.push(
-            worker::Worker::new(&shared, ctl, u64::from(t), conns as usize, gnuplot)
-                .map_err(LoadError::Resources)?,
-        );
+        let (index, conns) = (u64::from(t), conns as usize);
+        workers.push(if cfg.http2 {
+            ProtocolWorker::H2(
+                h2::worker::Worker::new(&shared, ctl, index, conns, gnuplot)
+                    .map_err(LoadError::Resources)?,
+            )
+        } else {
+            ProtocolWorker::H1(
+                worker::Worker::new(&shared, ctl, index, conns, gnuplot)
+                    .map_err(LoadError::Resources)?,
+            )
+        });
     }
     let mut total = stats::Stats::new();
     std::thread::scope(|s| {
@@ -627,6 +649,30 @@ pub fn run_with_stats(
     Ok((report, total))
 }
 
+/// One worker thread of either protocol.
+enum ProtocolWorker<'a> {
+    H1(worker::Worker<'a>),
+    H2(h2::worker::Worker<'a>),
+}
+
+impl ProtocolWorker<'_> {
+    fn run(self) -> Stats {
+        match self {
+            ProtocolWorker::H1(w) => w.run(),
+            ProtocolWorker::H2(w) => w.run(),
+        }
+    }
+}
+
+/// The protocol a run speaks, as the record names it.
+fn protocol(cfg: &LoadConfig) -> &'static str {
+    match (cfg.http2, cfg.target.tls) {
+        (false, _) => "http/1.1",
+        (true, false) => "h2c",
+        (true, true) => "h2",
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_report(
     cfg: &LoadConfig,
@@ -654,8 +700,10 @@ fn build_report(
         document_length_bytes: if doc == u64::MAX { 0 } else { doc },
         concurrency: cfg.concurrency,
         threads,
-        keep_alive: cfg.keep_alive,
+        keep_alive: cfg.keep_alive || cfg.http2,
         pipeline,
+        protocol: protocol(cfg).to_owned(),
+        http2: None,
         duration_s,
         warmup_s: warmup_ns as f64 / 1e9,
         interrupted,
@@ -678,6 +726,12 @@ fn build_report(
         fleet: None,
         engine: None,
     };
+    if cfg.http2 {
+        report.http2 = Some(Http2Summary {
+            streams: cfg.streams.max(1),
+            ..Default::default()
+        });
+    }
     fill_from_stats(&mut report, total, cfg.rate);
     report
 }
@@ -708,6 +762,10 @@ pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>
     report.latency_percentiles_us = stats.percentiles();
     report.connection_times_us = stats.connection_times();
     report.rate = rate.map(|r| stats.rate_info(r, duration_s));
+    if let Some(h) = &mut report.http2 {
+        h.goaways = stats.goaways;
+        h.stream_resets = stats.stream_resets.clone();
+    }
 }
 
 #[cfg(test)]
@@ -799,6 +857,8 @@ mod tests {
             threads: 1,
             keep_alive: false,
             pipeline: 1,
+            http2: false,
+            streams: 1,
             stop: StopCondition::Requests(1),
             rate: None,
             warmup: None,
