@@ -209,6 +209,8 @@ fn spawn(l: &Launch<'_>) -> Result<(Child, std::fs::File), RunFailure> {
     let (report_r, report_w) = report_pipe().map_err(start_err)?;
     let wfd = report_w.as_raw_fd();
     let mut cmd = Command::new(l.helper);
+    // kurabe's secrets (store URL, PostgreSQL password) stay with kurabe.
+    kurabe_store::scrub_secrets(&mut cmd);
     cmd.arg(wfd.to_string()).args(l.argv).envs(l.env);
     redirect(&mut cmd, l.workload)?;
     if l.workload.randomize_env {
