@@ -157,3 +157,139 @@ fn no_password_in_help_text_or_errors() {
         assert!(!err.contains("s3cret"), "{err}");
     }
 }
+
+/// `/proc/PID/cmdline` of a running kurabe (what `ps` shows every user).
+fn cmdline(pid: u32) -> String {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    String::from_utf8_lossy(&raw).replace('\0', " ")
+}
+
+/// Ends `child` with SIGTERM and reaps it.
+fn terminate(mut child: std::process::Child) -> std::process::ExitStatus {
+    // SAFETY: kill(2) on our own child's PID, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap()
+}
+
+#[test]
+fn no_password_in_the_process_title_of_a_running_kurabe() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let url = "postgres://me:hunter2-argv-secret@127.0.0.1:1/db";
+    let dir = tempfile::tempdir().unwrap();
+    // The watched command says when it runs: kurabe's main has long started.
+    let mut child = kurabe()
+        .current_dir(dir.path())
+        .args(["watch", "--save", "--store", url, "--"])
+        .args(["sh", "-c", "echo started >&2; exec sleep 60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let started = err.lines().map_while(Result::ok).any(|l| l == "started");
+    assert!(started, "the watched command never ran");
+    let shown = cmdline(child.id());
+    terminate(child);
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(
+        shown.contains("--store postgres://me:***@127.0.0.1:1/db"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_worker_connects_with_the_password_it_hides_from_ps() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let Some(pg) = kurabe_testkit::pg::server() else {
+        return;
+    };
+    let password = pg.url.split_once("://").unwrap().1;
+    let password = &password[password.find(':').unwrap() + 1..password.rfind('@').unwrap()];
+    let mut cmd = kurabe();
+    cmd.env_remove("KURABE_STORE").env_remove("PGPASSWORD");
+    if let Some(ca) = &pg.ca {
+        cmd.env("PGSSLROOTCERT", ca);
+    }
+    let mut child = cmd
+        .args(["worker", "--store", &pg.url])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let shown = cmdline(child.id());
+    let status = terminate(child);
+    assert!(line.contains("registered as worker"), "{line}");
+    assert!(!shown.contains(password), "{shown}");
+    assert!(shown.contains("kurabe:***@127.0.0.1"), "{shown}");
+    assert_eq!(status.code(), Some(143));
+}
+
+/// `kurabe ARGS` with `dir` mounted read-only over itself in a private mount
+/// namespace (root ignores permission bits, not a read-only mount); `None`
+/// where mount namespaces cannot be made (not root, no `unshare`).
+fn in_read_only_dir(dir: &Path, args: &[&str]) -> Option<Output> {
+    let d = dir.to_str().unwrap();
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c"])
+        .arg(r#"mount --bind -o ro "$0" "$0" || exit 99; shift; exec "$@""#)
+        .arg(d)
+        .arg("placeholder")
+        .arg(env!("CARGO_BIN_EXE_kurabe"))
+        .args(args)
+        .output()
+        .ok()?;
+    (out.status.code() != Some(99) && !String::from_utf8_lossy(&out.stderr).contains("unshare:"))
+        .then_some(out)
+}
+
+/// A store on a read-only mount is read (list, show, report) and refuses
+/// writes with one line and exit 2; the file is left byte-identical.
+#[test]
+fn a_read_only_store_is_read_and_refuses_writes_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("r.db");
+    let s = store.to_str().unwrap();
+    let saved = kurabe()
+        .args(["mem", "--save", "--store", s])
+        .output()
+        .unwrap();
+    assert!(saved.status.success(), "{saved:?}");
+    let plan = tempfile::tempdir().unwrap();
+    let ran = &each_store_command(&store, plan.path())[1];
+    assert!(ran.status.success(), "{ran:?}");
+    let before = std::fs::read(&store).unwrap();
+    let Some(list) = in_read_only_dir(dir.path(), &["results", "list", "--store", s]) else {
+        eprintln!("skipped: no private mount namespace here (needs root and unshare)");
+        return;
+    };
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success(), "{list:?}");
+    assert!(text.contains("r1") && text.contains("e1"), "{text}");
+    for read in [
+        &["report", "e1", "--store", s][..],
+        &["results", "show", "r1", "--store", s],
+    ] {
+        let out = in_read_only_dir(dir.path(), read).unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(!out.stdout.is_empty());
+    }
+    for write in [
+        &["mem", "--save", "--store", s][..],
+        &["results", "rm", "r1", "--store", s][..],
+    ] {
+        let out = in_read_only_dir(dir.path(), write).unwrap();
+        assert_one_line_exit_2(&out, "the store is read-only");
+    }
+    assert_eq!(std::fs::read(&store).unwrap(), before, "untouched");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names, ["r.db"], "no journal left beside it");
+}

@@ -9,7 +9,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -123,6 +122,9 @@ pub struct Args {
     /// HTTP/1.1 pipelining: requests in flight per connection (needs -k).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
+    /// Client I/O engine: io_uring (batched submission, multishot receive) where the kernel offers it, else epoll; `auto` picks the faster one available (epoll for https://). The report names the engine that ran.
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
     #[arg(long)]
     pub http2: bool,
@@ -155,6 +157,18 @@ pub struct Args {
     pub wait_workers: Duration,
     #[command(flatten)]
     pub save: crate::save::SaveArgs,
+}
+
+/// `--engine` values (mapped to [`client::Engine`]; the library stays clap-free).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// io_uring where available and faster, else epoll.
+    Auto,
+    /// epoll readiness.
+    Epoll,
+    /// io_uring completions.
+    #[value(name = "io_uring")]
+    IoUring,
 }
 
 /// Which process, if any, to measure as the server.
@@ -258,6 +272,11 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
             insecure: args.insecure,
             // Opened by `run` once the other outputs are checked.
             gnuplot_file: None,
+            engine: match args.engine {
+                EngineArg::Auto => client::Engine::Auto,
+                EngineArg::Epoll => client::Engine::Epoll,
+                EngineArg::IoUring => client::Engine::IoUring,
+            },
         },
         format: args.format,
         output: args.output.clone(),
@@ -297,7 +316,7 @@ fn stop_condition(n: Option<u64>, t: Option<Duration>) -> anyhow::Result<StopCon
 }
 
 /// What each request setting is called on the command line, for errors.
-const FLAG_NAMES: Names = Names {
+pub(crate) const FLAG_NAMES: Names = Names {
     method: "-m",
     headers: "-H",
     cookies: "-C",
@@ -495,7 +514,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return fleet::run_distributed(&args, &resolved, workers);
     }
     let gnuplot = open_gnuplot(&mut resolved.load, args.gnuplot.as_deref())?;
-    let interrupt = crate::signal::install()?;
+    let interrupt = crate::signal::install_stop()?;
     // Nothing of kurabe's is left behind by a forced exit: a second signal
     // need not wait for the drain of requests in flight.
     crate::signal::force_exit_on_second_signal();
@@ -522,7 +541,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(exit_code(
         &report,
         resolved.max_error_rate,
-        interrupt.load(Ordering::Relaxed),
+        interrupt.is_set(),
     ))
 }
 
