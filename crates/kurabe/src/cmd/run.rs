@@ -122,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         rev: crate::store::current_rev(args.rev.clone()),
     };
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;
     let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
     let mut progress = |e: &Event<'_>| {
