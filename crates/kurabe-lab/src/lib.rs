@@ -12,7 +12,9 @@
 //! share them).
 
 pub mod analysis;
+pub mod bisect_run;
 pub mod cmdbench;
+pub mod git;
 pub mod measure;
 pub mod plan;
 pub mod runner;
