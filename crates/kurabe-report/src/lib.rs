@@ -27,6 +27,7 @@ mod chart;
 mod csv;
 mod entries;
 pub mod escape;
+mod history;
 mod html;
 mod http;
 mod json;
@@ -51,6 +52,10 @@ use kurabe_model::experiment::ExperimentReport;
 pub use build::experiment_report;
 pub use csv::Csv;
 pub use entries::{compare_entries, render_comparison};
+pub use history::{
+    check_report, history_report, CheckInput, HistoryCsv, HistoryHtml, HistoryMarkdown,
+    HistoryText, Hosts,
+};
 pub use html::Html;
 pub use json::Json;
 pub use markdown::Markdown;

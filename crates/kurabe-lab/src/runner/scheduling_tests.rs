@@ -96,6 +96,7 @@ fn opts(until_confident: Option<Duration>) -> RunOptions {
         until_confident,
         tool_version: "test".into(),
         worktrees: Default::default(),
+        rev: None,
     }
 }
 

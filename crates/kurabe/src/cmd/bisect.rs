@@ -135,6 +135,9 @@ fn settings(args: &Args, plan_text: String) -> anyhow::Result<BisectSettings> {
             until_confident: None,
             tool_version: env!("CARGO_PKG_VERSION").to_owned(),
             worktrees: Default::default(),
+            // A step measures several commits at once: no one revision is
+            // "the code measured"; the variants are named by commit.
+            rev: None,
         },
     })
 }

@@ -77,6 +77,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         until_confident: None,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         worktrees: Default::default(),
+        rev: crate::store::current_rev(args.save.rev.clone()),
     };
     let stop = crate::signal::install()?;
     let quiet = args.quiet;
