@@ -171,12 +171,17 @@ pub struct Failures {
     /// No complete response within the request timeout (`-s`), counted from
     /// the connect (new connection) or the write (reused connection).
     pub timeout: u64,
+    /// The client itself failed: kurabe ran out of file descriptors
+    /// (EMFILE/ENFILE) opening a connection. Not the server's fault: raise
+    /// `ulimit -n` or lower `-c`. (Absent from records written before it.)
+    #[serde(default)]
+    pub client: u64,
 }
 
 impl Failures {
     /// Sum of all kinds.
     pub fn total(&self) -> u64 {
-        self.connect + self.receive + self.length + self.exceptions + self.timeout
+        self.connect + self.receive + self.length + self.exceptions + self.timeout + self.client
     }
 }
 
@@ -185,8 +190,8 @@ impl Failures {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ErrorBucket {
-    /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `timeout`.
-    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "timeout"]))]
+    /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `timeout`, `client`.
+    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "timeout", "client"]))]
     pub kind: String,
     /// The first error of this kind, e.g. "Connection refused (os error 111)".
     pub first_error: String,
@@ -345,7 +350,8 @@ mod tests {
             length: 3,
             exceptions: 4,
             timeout: 5,
+            client: 6,
         };
-        assert_eq!(f.total(), 15);
+        assert_eq!(f.total(), 21);
     }
 }
