@@ -327,7 +327,7 @@ pub fn run_bisect(
 fn named_commits(b: &kurabe_model::stats::bisect::Bisection) -> Vec<String> {
     use kurabe_model::stats::bisect::Found;
     let mut out: Vec<String> = b.steps.iter().map(|s| s.commit.clone()).collect();
-    out.extend(b.skipped.iter().map(|s| s.0.clone()));
+    out.extend(b.skipped.iter().map(|s| s.commit.clone()));
     match &b.found {
         Found::Commit {
             first_bad,

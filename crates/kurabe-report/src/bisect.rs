@@ -39,7 +39,8 @@ fn text(t: &Terminal, r: &BisectReport) -> String {
     for (i, step) in r.result.steps.iter().enumerate() {
         s.push_str(&step_line(t, r, i + 1, step));
     }
-    for (commit, why) in &r.result.skipped {
+    for skip in &r.result.skipped {
+        let (commit, why) = (&skip.commit, &skip.reason);
         let _ = writeln!(s, "  skipped {}: {}", subject(r, commit), terminal(why));
     }
     s.push_str(&answer(t, r));

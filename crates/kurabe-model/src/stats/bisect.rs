@@ -20,6 +20,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{compare_metric, Comparison, Direction, Verdict, CONFIDENCE};
@@ -60,7 +61,7 @@ pub trait Measurer {
 }
 
 /// How one middle commit was judged.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Side {
     /// Within noise of the good commit: the change comes later.
@@ -70,7 +71,7 @@ pub enum Side {
 }
 
 /// One step of the search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Step {
     /// The middle commit measured.
     pub commit: String,
@@ -87,7 +88,7 @@ pub struct Step {
 }
 
 /// How a search ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum Found {
     /// The first commit where the metric changes.
@@ -107,7 +108,7 @@ pub enum Found {
 }
 
 /// The answer of a search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Bisection {
     /// What was found.
     pub found: Found,
@@ -116,16 +117,31 @@ pub struct Bisection {
     /// The steps, in order.
     pub steps: Vec<Step>,
     /// Commits that did not build, with why.
-    pub skipped: Vec<(String, String)>,
+    pub skipped: Vec<Skipped>,
     /// Lower bound of the chance the answer is right (Bonferroni over the
     /// settled decisions); `None` when a decision was unsure.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub confidence: Option<f64>,
 }
 
+/// A commit the search could not measure, as `git bisect skip`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Skipped {
+    /// The commit.
+    pub commit: String,
+    /// Why (its build failed, every run failed), in one line.
+    pub reason: String,
+}
+
 /// What `kurabe bisect` reports: the search and the commits it names.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(
+    title = "kurabe bisect report",
+    description = "The first commit where a metric changes (`kurabe bisect --format json`): every step with its verdicts against the good and bad commits, the skipped (unbuildable) commits, the answer and a lower bound of the chance it is right."
+)]
 pub struct BisectReport {
     /// Version of this record's shape.
+    #[schemars(range(min = 1, max = 1))]
     pub schema_version: u32,
     /// The plan's name.
     pub plan: String,
@@ -184,7 +200,7 @@ pub fn bisect(
             Ok(Side::Good) => lo = mid,
             Ok(Side::Bad) => hi = mid,
             Err(MeasureError::Unbuildable { commit, reason }) if commit == commits[mid] => {
-                s.skipped.push((commit, reason))
+                s.skipped.push(Skipped { commit, reason })
             }
             Err(e) => return Err(e),
         }
@@ -207,7 +223,7 @@ struct Search<'a> {
     commits: &'a [String],
     config: &'a BisectConfig,
     samples: Samples,
-    skipped: Vec<(String, String)>,
+    skipped: Vec<Skipped>,
     steps: Vec<Step>,
     /// Settled decisions taken (the endpoints' included).
     decisions: u32,
@@ -270,7 +286,7 @@ impl Search<'_> {
     /// The untried commit nearest the middle of (lo, hi), skipping unbuildable ones.
     fn pick(&self, lo: usize, hi: usize) -> Option<usize> {
         let mid = (lo + hi) / 2;
-        let skipped = |i: usize| self.skipped.iter().any(|(c, _)| *c == self.commits[i]);
+        let skipped = |i: usize| self.skipped.iter().any(|s| s.commit == self.commits[i]);
         (lo + 1..hi)
             .filter(|&i| !skipped(i))
             .min_by_key(|&i| (i.abs_diff(mid), i))
@@ -474,7 +490,7 @@ mod tests {
                 candidates: vec!["c3".into(), "c4".into(), "c5".into()]
             }
         );
-        let skipped: Vec<&str> = b.skipped.iter().map(|s| s.0.as_str()).collect();
+        let skipped: Vec<&str> = b.skipped.iter().map(|s| s.commit.as_str()).collect();
         assert_eq!(skipped, ["c3", "c4"]);
     }
 
