@@ -196,7 +196,7 @@ fn bisect_names_the_commit_where_the_work_steps_and_skips_what_does_not_build() 
             "--bad",
             "main",
             "--metric",
-            "wall_time_s",
+            "user_time_s",
         ])
         .args(["--format", "json", "--store"])
         .arg(d.join("results.db"))

@@ -99,6 +99,10 @@ pub struct Stats {
     pub in_flight_at_end: u64,
     /// Connections the server closed (Connection: close or idle close) and we replaced.
     pub reconnects: u64,
+    /// HTTP/2: connections that ended with the server's GOAWAY.
+    pub goaways: u64,
+    /// HTTP/2: streams the server reset, by error code name.
+    pub stream_resets: BTreeMap<String, u64>,
 }
 
 impl Default for Stats {
@@ -128,6 +132,8 @@ impl Stats {
             late_sends: 0,
             in_flight_at_end: 0,
             reconnects: 0,
+            goaways: 0,
+            stream_resets: BTreeMap::new(),
         }
     }
 
@@ -217,6 +223,10 @@ impl Stats {
         self.late_sends += o.late_sends;
         self.in_flight_at_end += o.in_flight_at_end;
         self.reconnects += o.reconnects;
+        self.goaways += o.goaways;
+        for (code, n) in &o.stream_resets {
+            *self.stream_resets.entry(code.clone()).or_default() += n;
+        }
     }
 
     pub(crate) fn status_codes(&self) -> BTreeMap<String, u64> {

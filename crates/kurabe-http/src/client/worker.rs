@@ -77,21 +77,23 @@ pub(crate) struct Shared {
     pub aborted: AtomicBool,
     pub tls: Option<super::tls::TlsSetup>,
     pub buf_size: usize,
+    /// HTTP/2 runs only: the encoded request and `--streams`.
+    pub h2: Option<super::h2::Setup>,
 }
 
 /// Per in-flight request.
 #[derive(Debug, Clone, Copy)]
-struct Slot {
+pub(crate) struct Slot {
     /// When the request started: connect start for a new connection, else the write.
-    start: u64,
+    pub start: u64,
     /// When it was handed to the kernel (or 0 while not yet written).
-    sent: u64,
+    pub sent: u64,
     /// Open model: the intended send time (0 in the closed model).
-    intended: u64,
+    pub intended: u64,
     /// Connect time attributed to this request (ab: the first on a connection).
-    connect_ns: u64,
+    pub connect_ns: u64,
     /// Claimed during the measured phase (warm-up requests are not counted).
-    measured: bool,
+    pub measured: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
