@@ -3,7 +3,6 @@
 pub mod bench;
 pub mod bisect;
 pub mod demo;
-pub mod dryrun;
 pub mod http;
 pub mod http_ab;
 pub mod mem;
