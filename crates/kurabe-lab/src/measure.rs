@@ -212,6 +212,7 @@ pub fn http(
         check_length: !w.variable_length,
         insecure: w.insecure,
         gnuplot_file: None,
+        setup: Default::default(),
     };
     let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
     if let Some(length) = w.soak {

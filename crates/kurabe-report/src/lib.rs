@@ -51,6 +51,7 @@ pub use build::experiment_report;
 pub use csv::Csv;
 pub use entries::{compare_entries, render_comparison};
 pub use html::Html;
+pub use http::{AbHtml, AbPercentCsv, AbText};
 pub use json::Json;
 pub use markdown::Markdown;
 pub use mem::{Free, FreeUnit};

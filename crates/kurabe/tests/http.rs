@@ -17,13 +17,13 @@ use serde_json::Value;
 use crate::serve::ServeChild;
 use crate::util::kurabe;
 
-struct Out {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Out {
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
-fn http(args: &[&str]) -> Out {
+pub(crate) fn http(args: &[&str]) -> Out {
     let out = kurabe().arg("http").arg("-q").args(args).output().unwrap();
     Out {
         code: out.status.code(),
@@ -34,7 +34,7 @@ fn http(args: &[&str]) -> Out {
 
 /// Run with `--format json`, check the output against the committed schema and
 /// deserialize it into the typed model.
-fn http_json(args: &[&str]) -> HttpReport {
+pub(crate) fn http_json(args: &[&str]) -> HttpReport {
     http_json_exit(args, 0).0
 }
 
@@ -69,7 +69,7 @@ fn http_failed(args: &[&str], kind: &str) -> (HttpReport, String) {
 }
 
 /// A port on 127.0.0.1 where nothing listens: bound to port 0, then released.
-fn closed_port() -> u16 {
+pub(crate) fn closed_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -103,14 +103,14 @@ fn sample_report() -> HttpReport {
 // In-process servers.
 
 /// A loopback server running `handler` on every connection in its own thread.
-struct TestServer {
+pub(crate) struct TestServer {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl TestServer {
-    fn start(handler: impl Fn(TcpStream) + Send + Sync + 'static) -> Self {
+    pub(crate) fn start(handler: impl Fn(TcpStream) + Send + Sync + 'static) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -138,7 +138,7 @@ impl TestServer {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/", self.addr)
     }
 }
@@ -153,7 +153,7 @@ impl Drop for TestServer {
 }
 
 /// Read one request (head and Content-Length body); `None` if the peer closed first.
-fn read_request(s: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+pub(crate) fn read_request(s: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];

@@ -109,6 +109,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         check_length: true,
         insecure: false,
         gnuplot_file: None,
+        setup: Default::default(),
     }
 }
 
