@@ -161,6 +161,8 @@ pub struct CmdConfig {
     pub kurabe_exe: PathBuf,
     /// kurabe's version, stored with the experiment.
     pub tool_version: String,
+    /// The code measured, stored with the experiment.
+    pub rev: Option<kurabe_model::record::Revision>,
 }
 
 /// What `kurabe cmd` reports as it goes.
@@ -247,6 +249,7 @@ pub fn run_cmd(
         kurabe_exe: cfg.kurabe_exe.clone(),
         until_confident: cfg.until_confident,
         tool_version: cfg.tool_version.clone(),
+        rev: cfg.rev.clone(),
     };
     let ran = crate::run_experiment(&plan, store, &opts, stop, &mut |e| {
         on_event(&CmdEvent::Run(e))

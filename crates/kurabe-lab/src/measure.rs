@@ -663,24 +663,60 @@ fn exec_timed(
     timeout: Option<Duration>,
     stop: &AtomicBool,
 ) -> Result<Execution, RunFailure> {
-    let shown = || l.argv.join(" ");
+    let (report_r, report_w) = report_pipe(l)?;
+    let spawned = helper_command(l, &report_w)?.spawn();
+    drop(report_w);
+    let mut child = spawned.map_err(|e| {
+        RunFailure::new(format!(
+            "cannot start `{}` through {}: {e}",
+            l.argv.join(" "),
+            l.helper.display()
+        ))
+    })?;
+    let pid = child.id() as libc::pid_t;
+    let output = OutputReaders::start(&mut child);
+    let (helper_status, why) = wait_watched(pid, timeout, stop);
+    // The std handle was waited for through waitpid; forget its bookkeeping.
+    drop(child);
+    let tail = output.finish();
+    if let Some(why) = why {
+        return Err(RunFailure {
+            message: format!("the command `{}` {why}", l.argv.join(" ")),
+            stderr_tail: tail,
+        });
+    }
+    read_record(l, report_r, helper_status)
+        .and_then(|rec| judge_record(l, rec))
+        .map_err(|message| RunFailure {
+            message,
+            stderr_tail: tail,
+        })
+}
+
+/// The close-on-exec pipe the helper reports through: (read end, write end).
+fn report_pipe(l: &Launch<'_>) -> Result<(std::fs::File, std::os::fd::OwnedFd), RunFailure> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: fds is a valid out-array of two ints.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         let e = std::io::Error::last_os_error();
         return Err(RunFailure::new(format!(
             "cannot start `{}`: pipe: {e}",
-            shown()
+            l.argv.join(" ")
         )));
     }
     // SAFETY: pipe2 just returned these descriptors; each is owned once.
-    let (report_r, report_w) = unsafe {
+    Ok(unsafe {
         use std::os::fd::FromRawFd;
         (
             std::fs::File::from_raw_fd(fds[0]),
             std::os::fd::OwnedFd::from_raw_fd(fds[1]),
         )
-    };
+    })
+}
+
+/// The helper's command line: report fd, the command, its environment,
+/// redirections, process group or cgroup and working directory.
+fn helper_command(l: &Launch<'_>, report_w: &std::os::fd::OwnedFd) -> Result<Command, RunFailure> {
     let wfd = {
         use std::os::fd::AsRawFd;
         report_w.as_raw_fd()
@@ -710,112 +746,134 @@ fn exec_timed(
             Ok(())
         });
     }
-    let spawned = cmd.spawn();
-    drop(report_w);
-    let mut child = spawned.map_err(|e| {
-        RunFailure::new(format!(
-            "cannot start `{}` through {}: {e}",
-            shown(),
-            l.helper.display()
-        ))
-    })?;
-    let pid = child.id() as libc::pid_t;
-    let mut stderr = child.stderr.take();
-    // `--output=pipe`: drained and discarded, so the command never blocks.
-    let drain = child
-        .stdout
-        .take()
-        .map(|mut out| std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink())));
-    // Read stderr on a thread (a chatty command must not block on a full pipe).
-    let reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(s) = stderr.as_mut() {
-            let _ = s.take(1 << 20).read_to_end(&mut buf);
+    Ok(cmd)
+}
+
+/// Threads that drain the command's stdout and keep its stderr.
+struct OutputReaders {
+    drain: Option<std::thread::JoinHandle<std::io::Result<u64>>>,
+    stderr: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl OutputReaders {
+    fn start(child: &mut std::process::Child) -> Self {
+        let mut stderr = child.stderr.take();
+        // `--output=pipe`: drained and discarded, so the command never blocks.
+        let drain = child.stdout.take().map(|mut out| {
+            std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()))
+        });
+        // Read stderr on a thread (a chatty command must not block on a full pipe).
+        let stderr = std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(s) = stderr.as_mut() {
+                let _ = s.take(1 << 20).read_to_end(&mut buf);
+            }
+            buf
+        });
+        OutputReaders { drain, stderr }
+    }
+
+    /// Join both threads; the last lines of stderr.
+    fn finish(self) -> String {
+        let err = self.stderr.join().unwrap_or_default();
+        if let Some(d) = self.drain {
+            let _ = d.join();
         }
-        buf
-    });
-    // A watchdog kills the group on timeout or Ctrl-C while the main thread
-    // blocks in wait4.
+        let text = String::from_utf8_lossy(&err);
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+    }
+}
+
+/// Wait for the helper while a watchdog kills its group on timeout or
+/// Ctrl-C; the helper's wait status and why it was killed, if it was.
+fn wait_watched(
+    pid: libc::pid_t,
+    timeout: Option<Duration>,
+    stop: &AtomicBool,
+) -> (i32, Option<&'static str>) {
     let t0 = Instant::now();
     let (done_tx, done_rx) = mpsc::channel::<()>();
-    let watchdog = std::thread::scope(|s| {
-        let dog = s.spawn(move || {
-            let deadline = timeout.map(|t| t0 + t);
-            loop {
-                match done_rx.recv_timeout(Duration::from_millis(20)) {
-                    Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return None,
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                }
-                let why = if stop.load(Ordering::Relaxed) {
-                    Some("interrupted")
-                } else if deadline.is_some_and(|d| Instant::now() >= d) {
-                    Some("timed out")
-                } else {
-                    None
-                };
-                if let Some(why) = why {
-                    // SAFETY: kill has no memory-safety preconditions.
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
-                    return Some(why);
-                }
-            }
-        });
-        let mut status = 0;
-        loop {
-            // SAFETY: valid pointer to a local; the helper's rusage is not wanted.
-            let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-            if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-                continue;
-            }
-            break;
-        }
+    std::thread::scope(|s| {
+        let dog = s.spawn(move || watchdog(pid, timeout.map(|t| t0 + t), stop, done_rx));
+        let status = wait_pid(pid);
         // Anything the command left running in its group dies with it.
         // SAFETY: kill has no memory-safety preconditions.
         unsafe { libc::kill(-pid, libc::SIGKILL) };
         let _ = done_tx.send(());
         let why = dog.join().unwrap_or(None);
         (status, why)
-    });
-    // The std handle was waited for through waitpid; forget its bookkeeping.
-    drop(child);
-    let (helper_status, why) = watchdog;
-    let err = reader.join().unwrap_or_default();
-    if let Some(d) = drain {
-        let _ = d.join();
+    })
+}
+
+/// Kill the group `pid` once `stop` is set or `deadline` passes; return
+/// why, or `None` when `done` arrives first.
+fn watchdog(
+    pid: libc::pid_t,
+    deadline: Option<Instant>,
+    stop: &AtomicBool,
+    done: mpsc::Receiver<()>,
+) -> Option<&'static str> {
+    loop {
+        match done.recv_timeout(Duration::from_millis(20)) {
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let why = if stop.load(Ordering::Relaxed) {
+            Some("interrupted")
+        } else if deadline.is_some_and(|d| Instant::now() >= d) {
+            Some("timed out")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            return Some(why);
+        }
     }
-    let tail = || {
-        let text = String::from_utf8_lossy(&err);
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
-    };
-    if let Some(why) = why {
-        return Err(RunFailure {
-            message: format!("the command `{}` {why}", shown()),
-            stderr_tail: tail(),
-        });
+}
+
+/// `waitpid` that retries on EINTR; the wait status.
+fn wait_pid(pid: libc::pid_t) -> i32 {
+    let mut status = 0;
+    loop {
+        // SAFETY: valid pointer to a local; the helper's rusage is not wanted.
+        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
+        if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+            continue;
+        }
+        return status;
     }
+}
+
+/// The helper's report from the pipe, or why there is none.
+fn read_record(
+    l: &Launch<'_>,
+    report_r: std::fs::File,
+    helper_status: i32,
+) -> Result<HelperRecord, String> {
     // The helper has exited and the command never held the write end, so
     // this read ends at EOF (a grandchild cannot keep it open).
     let mut raw = Vec::with_capacity(HELPER_RECORD_LEN);
     let _ = report_r
         .take(HELPER_RECORD_LEN as u64 + 1)
         .read_to_end(&mut raw);
-    let Some(rec) = decode_record(&raw) else {
-        return Err(RunFailure {
-            message: format!(
-                "the launcher {} gave no report for `{}` (wait status {helper_status})",
-                l.helper.display(),
-                shown()
-            ),
-            stderr_tail: tail(),
-        });
-    };
+    decode_record(&raw).ok_or_else(|| {
+        format!(
+            "the launcher {} gave no report for `{}` (wait status {helper_status})",
+            l.helper.display(),
+            l.argv.join(" ")
+        )
+    })
+}
+
+/// The execution a report describes, or why it counts as failed.
+fn judge_record(l: &Launch<'_>, rec: HelperRecord) -> Result<Execution, String> {
+    let shown = || l.argv.join(" ");
     if rec.exec_errno != 0 {
         let e = std::io::Error::from_raw_os_error(rec.exec_errno);
-        return Err(RunFailure {
-            message: format!("cannot start `{}`: {e}", shown()),
-            stderr_tail: tail(),
-        });
+        return Err(format!("cannot start `{}`: {e}", shown()));
     }
     let status = rec.wait_status;
     let exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
@@ -825,10 +883,7 @@ fn exec_timed(
         } else {
             format!("signal {}", libc::WTERMSIG(status))
         };
-        return Err(RunFailure {
-            message: format!("the command `{}` failed ({how})", shown()),
-            stderr_tail: tail(),
-        });
+        return Err(format!("the command `{}` failed ({how})", shown()));
     }
     Ok(Execution {
         timed: rec.timed,

@@ -68,6 +68,9 @@ pub struct RunOptions {
     pub until_confident: Option<Duration>,
     /// kurabe's version, stored with the experiment.
     pub tool_version: String,
+    /// The code measured (git revision and/or CI label), stored with the
+    /// experiment; `None` outside a git work tree without a label.
+    pub rev: Option<kurabe_model::record::Revision>,
 }
 
 /// What the runner reports as it goes.
@@ -764,6 +767,10 @@ impl<'a> Session<'a> {
             seed: Some(seed),
             host: kurabe_probe::host::host_facts(),
             tool_version: opts.tool_version.clone(),
+            origin: kurabe_model::record::Origin {
+                rev: opts.rev.clone(),
+                limits: Some(kurabe_probe::cgroup::limits_in_force()),
+            },
         })?;
         let total = variants.len() * plan.workloads.len() * rounds;
         (io.on_event)(&Event::Begin {

@@ -38,6 +38,105 @@ pub struct HostFacts {
     pub arch: String,
 }
 
+/// The code a record measured: the git commit of the working directory
+/// (when run inside a git work tree) and/or a label given by CI (`--rev`,
+/// `KURABE_REV`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct Revision {
+    /// Full commit id of `HEAD`; absent outside a git work tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Branch checked out; absent on a detached `HEAD`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Committer time of `HEAD`, RFC 3339 UTC.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit_time: Option<String>,
+    /// Tracked files differed from `HEAD` when the record was made.
+    #[serde(default)]
+    pub dirty: bool,
+    /// Label from `--rev` or `KURABE_REV` (a CI build id, a tag).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+impl Revision {
+    /// How the revision reads in a table: the label, else the commit's
+    /// first 10 hex digits, `+` when dirty; `-` when neither is known.
+    pub fn short(&self) -> String {
+        let base = match (&self.label, &self.commit) {
+            (Some(l), _) => l.clone(),
+            (None, Some(c)) => c.chars().take(10).collect(),
+            (None, None) => "-".to_owned(),
+        };
+        if self.dirty {
+            base + "+"
+        } else {
+            base
+        }
+    }
+
+    /// True when `rev` names this revision: its label, its branch, or a
+    /// prefix (4 hex digits or more) of its commit.
+    pub fn matches(&self, rev: &str) -> bool {
+        self.label.as_deref() == Some(rev)
+            || self.branch.as_deref() == Some(rev)
+            || (rev.len() >= 4 && self.commit.as_deref().is_some_and(|c| c.starts_with(rev)))
+    }
+}
+
+/// The cgroup limits in force on the process that measured (the tightest
+/// of its cgroup and the cgroups above it): part of the host fingerprint,
+/// since a container's quota changes results as much as the CPU does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct CgroupLimits {
+    /// CPU quota in cores (quota / period); absent when unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<f64>,
+    /// Memory limit, bytes; absent when unlimited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
+}
+
+/// Where a record was measured, beyond the host facts: the code version
+/// and the cgroup limits in force.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub struct Origin {
+    /// The code measured; absent outside a git work tree without a label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<Revision>,
+    /// cgroup limits in force; absent when unknown (records from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<CgroupLimits>,
+}
+
+/// The host fingerprint: 16 hex digits naming CPU model, cores, memory,
+/// kernel, architecture and cgroup limits (not the host name, so identical
+/// CI runners share a history). Same inputs, same fingerprint, on every
+/// machine and version (FNV-1a 64, not the std hasher, which may change).
+pub fn host_fingerprint(host: &HostFacts, limits: Option<&CgroupLimits>) -> String {
+    let limits = limits.copied().unwrap_or_default();
+    let text = format!(
+        "{}|{}|{}|{}|{}|{}|{}",
+        host.cpu_model,
+        host.cores,
+        host.memory_bytes,
+        host.kernel,
+        host.arch,
+        limits.cpus.map_or("-".to_owned(), |c| format!("{c:.3}")),
+        limits
+            .memory_bytes
+            .map_or("-".to_owned(), |m| m.to_string()),
+    );
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
 /// The process that writes an experiment (`BOOT_ID:START_TICKS` names it
 /// beyond pid reuse; the liveness check, which reads /proc, is the store's).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,6 +293,8 @@ pub struct NewExperiment {
     pub host: HostFacts,
     /// kurabe version running it.
     pub tool_version: String,
+    /// Code version and cgroup limits.
+    pub origin: Origin,
 }
 
 /// Outcome of one run.
@@ -296,6 +397,9 @@ pub struct Experiment {
     /// The process that wrote it (schema 3 on; absent before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer: Option<Writer>,
+    /// Code version and cgroup limits (schema 4 on; empty before).
+    #[serde(default)]
+    pub origin: Origin,
     /// Runs in the order they were recorded.
     pub runs: Vec<StoredRun>,
 }
@@ -357,6 +461,9 @@ pub struct SavedResult {
     pub created_at: String,
     /// The command's JSON record, as it prints with `--format json`.
     pub record: serde_json::Value,
+    /// Code version and cgroup limits (schema 4 on; empty before).
+    #[serde(default)]
+    pub origin: Origin,
 }
 
 /// Anything the store holds.
@@ -408,9 +515,77 @@ pub struct Export {
     pub entries: Vec<Entry>,
 }
 
+impl Experiment {
+    /// Its host fingerprint ([`host_fingerprint`]); `None` without host facts.
+    pub fn host_fingerprint(&self) -> Option<String> {
+        let host = self.host.as_ref()?;
+        Some(host_fingerprint(host, self.origin.limits.as_ref()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn facts() -> HostFacts {
+        HostFacts {
+            hostname: "a".into(),
+            cpu_model: "CPU".into(),
+            cores: 2,
+            memory_bytes: 1 << 30,
+            kernel: "6.1".into(),
+            arch: "x86_64".into(),
+        }
+    }
+
+    #[test]
+    fn fingerprint_ignores_the_host_name_but_not_limits() {
+        let a = facts();
+        let b = HostFacts {
+            hostname: "b".into(),
+            ..facts()
+        };
+        assert_eq!(host_fingerprint(&a, None), host_fingerprint(&b, None));
+        assert_eq!(host_fingerprint(&a, None).len(), 16);
+        let limited = CgroupLimits {
+            cpus: Some(0.5),
+            memory_bytes: None,
+        };
+        assert_ne!(
+            host_fingerprint(&a, None),
+            host_fingerprint(&a, Some(&limited))
+        );
+        let c = HostFacts {
+            cores: 4,
+            ..facts()
+        };
+        assert_ne!(host_fingerprint(&a, None), host_fingerprint(&c, None));
+        // Pinned: a stored history must keep its fingerprint across versions.
+        assert_eq!(
+            host_fingerprint(&a, None),
+            host_fingerprint(&facts(), Some(&CgroupLimits::default()))
+        );
+    }
+
+    #[test]
+    fn revisions_read_short_and_match_branch_label_or_commit_prefix() {
+        let r = Revision {
+            commit: Some("0123456789abcdef".into()),
+            branch: Some("main".into()),
+            commit_time: None,
+            dirty: true,
+            label: None,
+        };
+        assert_eq!(r.short(), "0123456789+");
+        assert!(r.matches("main") && r.matches("01234") && !r.matches("012"));
+        assert!(!r.matches("dev"));
+        let l = Revision {
+            label: Some("ci-42".into()),
+            ..Revision::default()
+        };
+        assert_eq!(l.short(), "ci-42");
+        assert!(l.matches("ci-42"));
+    }
 
     #[test]
     fn entry_ids_parse_and_print() {

@@ -152,6 +152,70 @@ fn hierarchies(mountinfo: &str, self_cgroup: &str) -> Vec<Hierarchy> {
     out
 }
 
+/// The cgroup limits in force on this process: the tightest CPU quota and
+/// memory limit of its cgroup and every cgroup above it, over all mounted
+/// hierarchies (v2 `cpu.max`/`memory.max`, v1 `cpu.cfs_quota_us`/
+/// `memory.limit_in_bytes`). Part of the host fingerprint: a container's
+/// quota changes results as much as the CPU model does. Unreadable files
+/// count as no limit.
+pub fn limits_in_force() -> kurabe_model::record::CgroupLimits {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let self_cg = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let mut out = kurabe_model::record::CgroupLimits::default();
+    let read = |dir: &Path, file: &str| std::fs::read_to_string(dir.join(file)).ok();
+    for h in hierarchies(&mountinfo, &self_cg) {
+        let mut dir = Some(h.own_dir.as_path());
+        // Up to the hierarchy's root, which still has `cgroup.procs`.
+        while let Some(d) = dir.filter(|d| d.join("cgroup.procs").exists()) {
+            let cpus = match h.version {
+                2 => read(d, "cpu.max").and_then(|t| cpus_from_v2(&t)),
+                _ => read(d, "cpu.cfs_quota_us")
+                    .zip(read(d, "cpu.cfs_period_us"))
+                    .and_then(|(q, p)| cpus_from_v1(&q, &p)),
+            };
+            let file = if h.version == 2 {
+                "memory.max"
+            } else {
+                "memory.limit_in_bytes"
+            };
+            let memory = read(d, file).and_then(|t| memory_limit(&t));
+            out.cpus = min_some(out.cpus, cpus);
+            out.memory_bytes = min_some(out.memory_bytes, memory);
+            dir = d.parent();
+        }
+    }
+    out
+}
+
+/// The smaller of two optional limits (absent = unlimited).
+fn min_some<T: PartialOrd>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if b < a { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Cores from a v2 `cpu.max` (`max 100000` = unlimited, `50000 100000` = 0.5).
+fn cpus_from_v2(text: &str) -> Option<f64> {
+    let mut it = text.split_whitespace();
+    let quota: f64 = it.next()?.parse().ok()?;
+    let period: f64 = it.next()?.parse().ok()?;
+    (period > 0.0).then(|| quota / period)
+}
+
+/// Cores from v1 `cpu.cfs_quota_us` (-1 = unlimited) and `cpu.cfs_period_us`.
+fn cpus_from_v1(quota: &str, period: &str) -> Option<f64> {
+    let quota: f64 = quota.trim().parse().ok()?;
+    let period: f64 = period.trim().parse().ok()?;
+    (quota > 0.0 && period > 0.0).then(|| quota / period)
+}
+
+/// Bytes from `memory.max` (`max`) or v1 `memory.limit_in_bytes` (a huge
+/// page-rounded number when unlimited).
+fn memory_limit(text: &str) -> Option<u64> {
+    text.trim().parse::<u64>().ok().filter(|b| *b < 1 << 62)
+}
+
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 /// Reads a run cgroup's counters; cheap to clone into a sampler.
@@ -709,6 +773,35 @@ fn sweep_stale(parent: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn limit_files_parse_to_cores_and_bytes() {
+        assert_eq!(cpus_from_v2("max 100000\n"), None);
+        assert_eq!(cpus_from_v2("50000 100000\n"), Some(0.5));
+        assert_eq!(cpus_from_v1("-1\n", "100000\n"), None);
+        assert_eq!(cpus_from_v1("200000\n", "100000\n"), Some(2.0));
+        assert_eq!(memory_limit("max\n"), None);
+        assert_eq!(memory_limit("9223372036854771712\n"), None);
+        assert_eq!(memory_limit("536870912\n"), Some(512 << 20));
+        assert_eq!(min_some(Some(2.0), Some(0.5)), Some(0.5));
+        assert_eq!(min_some(None, Some(3u64)), Some(3));
+    }
+
+    #[test]
+    fn limits_in_force_match_the_own_cgroup_files() {
+        // At least as tight as this process's own cgroup says.
+        let l = limits_in_force();
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        if let Some(path) = own.lines().find_map(|l| l.strip_prefix("0::")) {
+            let dir = Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+            if let Ok(t) = std::fs::read_to_string(dir.join("memory.max")) {
+                if let (Some(own), Some(found)) = (memory_limit(&t), l.memory_bytes) {
+                    assert!(found <= own);
+                }
+            }
+        }
+        assert!(l.cpus.is_none_or(|c| c > 0.0));
+    }
 
     #[test]
     fn limits_beyond_the_machine_or_malformed_are_refused() {

@@ -30,6 +30,7 @@ pub mod launch;
 pub mod meminfo;
 pub mod port;
 pub mod procfs;
+pub mod rev;
 pub mod session;
 pub mod tree;
 pub mod watch;

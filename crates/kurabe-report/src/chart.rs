@@ -207,6 +207,31 @@ pub(crate) const LINE_CHART_SIZE: (f64, f64) = (654.0, 236.0);
 
 /// Lines over time: x in seconds from 0 (titled `x_title`), y from 0 in `unit`.
 pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, x_title: &str, y_title: &str) -> String {
+    let axes = Axes {
+        x_title,
+        y_title,
+        x_suffix: " s",
+        marks: &[],
+    };
+    line_chart_on(lines, unit, &axes)
+}
+
+/// Titles and decorations of a [`line_chart_on`].
+pub(crate) struct Axes<'a> {
+    /// Title under the x axis.
+    pub x_title: &'a str,
+    /// Title beside the y axis.
+    pub y_title: &'a str,
+    /// Appended to each x tick (` s`; empty for experiment numbers).
+    pub x_suffix: &'a str,
+    /// x positions marked with a dashed vertical line and their label
+    /// (a history's change points).
+    pub marks: &'a [(f64, String)],
+}
+
+/// Lines over x from 0, y from 0 in `unit`, with `axes`' titles and marks.
+pub(crate) fn line_chart_on(lines: &[Line<'_>], unit: Unit, axes: &Axes<'_>) -> String {
+    let (x_title, y_title) = (axes.x_title, axes.y_title);
     let (left, plot_w, plot_h, top) = (64.0, 440.0, 180.0, 12.0);
     let width = left + plot_w + 150.0;
     let height = top + plot_h + 44.0;
@@ -238,10 +263,20 @@ pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, x_title: &str, y_title:
     for t in &xt {
         let _ = write!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{} s</text>"#,
+            r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{}{}</text>"#,
             x(*t),
             top + plot_h + 16.0,
-            words::num(*t)
+            words::num(*t),
+            esc(axes.x_suffix)
+        );
+    }
+    for (mx, label) in axes.marks {
+        let _ = write!(
+            s,
+            r##"<line x1="{0:.1}" y1="{top}" x2="{0:.1}" y2="{1:.1}" stroke="#b42318" stroke-dasharray="4 3" class="mark"><title>{2}</title></line>"##,
+            x(*mx),
+            top + plot_h,
+            esc(label)
         );
     }
     for l in lines {
@@ -258,25 +293,7 @@ pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, x_title: &str, y_title:
             esc(&l.label)
         );
     }
-    let mut legends: Vec<(&str, usize)> = Vec::new();
-    for l in lines {
-        if !legends.iter().any(|(t, _)| *t == l.legend) {
-            legends.push((&l.legend, l.colour));
-        }
-    }
-    for (i, (text, colour_index)) in legends.iter().enumerate() {
-        let c = colour(*colour_index);
-        let ly = top + 10.0 + 18.0 * i as f64;
-        let lx = left + plot_w + 14.0;
-        let _ = write!(
-            s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{:.1}" y2="{ly}" stroke="{c}" stroke-width="3"/><text x="{:.1}" y="{:.1}" class="tick">{}</text>"#,
-            lx + 16.0,
-            lx + 22.0,
-            ly + 4.0,
-            esc(&truncate(text, 18))
-        );
-    }
+    legend_entries(&mut s, lines, left + plot_w + 14.0, top);
     let _ = write!(
         s,
         r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#9aa5b1"/><line x1="{left}" y1="{top}" x2="{left}" y2="{0:.1}" stroke="#9aa5b1"/><text x="{2:.1}" y="{3:.1}" class="axis" text-anchor="middle">{6}</text><text transform="translate(14 {4:.1}) rotate(-90)" class="axis" text-anchor="middle">{5}</text></svg>"##,
@@ -289,6 +306,28 @@ pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, x_title: &str, y_title:
         esc(x_title)
     );
     s
+}
+
+/// The legend of a line chart: one entry per distinct legend text.
+fn legend_entries(s: &mut String, lines: &[Line<'_>], lx: f64, top: f64) {
+    let mut legends: Vec<(&str, usize)> = Vec::new();
+    for l in lines {
+        if !legends.iter().any(|(t, _)| *t == l.legend) {
+            legends.push((&l.legend, l.colour));
+        }
+    }
+    for (i, (text, colour_index)) in legends.iter().enumerate() {
+        let c = colour(*colour_index);
+        let ly = top + 10.0 + 18.0 * i as f64;
+        let _ = write!(
+            s,
+            r#"<line x1="{lx}" y1="{ly}" x2="{:.1}" y2="{ly}" stroke="{c}" stroke-width="3"/><text x="{:.1}" y="{:.1}" class="tick">{}</text>"#,
+            lx + 16.0,
+            lx + 22.0,
+            ly + 4.0,
+            esc(&truncate(text, 18))
+        );
+    }
 }
 
 /// At most `n` characters, with an ellipsis when cut (the full name is in the table).

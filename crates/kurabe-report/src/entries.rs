@@ -416,6 +416,7 @@ mod tests {
             label: "after boot".into(),
             host: None,
             created_at: "2026-11-29T20:00:00.000Z".into(),
+            origin: Default::default(),
             record: serde_json::json!({
                 "schema_version": 1, "host": "vps",
                 "total_bytes": 1_000_000, "used_bytes": used, "top": [{"pss_bytes": 5}],
@@ -460,6 +461,7 @@ mod tests {
             label: "after boot".into(),
             host: None,
             created_at: "2026-11-29T20:00:00.000Z".into(),
+            origin: Default::default(),
             record: serde_json::json!({"schema_version": 1, "used_bytes": 100, "top_processes": top}),
         })
     }

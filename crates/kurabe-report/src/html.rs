@@ -63,6 +63,16 @@ footer { color: var(--muted); font-size: 13px; }
 }
 "#;
 
+/// The head of every kurabe page: doctype, title, the one style sheet;
+/// leaves `<main>` open.
+pub(crate) fn page_start(out: &mut dyn Write, title: &str) -> io::Result<()> {
+    writeln!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{} · kurabe</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>",
+        esc(title)
+    )
+}
+
 /// x axis of the per-run time series.
 const RUN_TIME: &str = "time since run start (s)";
 
@@ -254,11 +264,7 @@ fn details(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
 
 impl Render<ExperimentReport> for Html {
     fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>{} · kurabe</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<main>",
-            esc(&r.name)
-        )?;
+        page_start(out, &r.name)?;
         writeln!(
             out,
             "<header><h1>{}</h1><p class=\"meta\"><span class=\"status {}\">{}</span> &nbsp;{} · {} · started {}{}</p>",

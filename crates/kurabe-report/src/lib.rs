@@ -26,6 +26,7 @@ mod chart;
 mod csv;
 mod entries;
 pub mod escape;
+mod history;
 mod html;
 mod http;
 mod json;
@@ -50,6 +51,10 @@ use kurabe_model::experiment::ExperimentReport;
 pub use build::experiment_report;
 pub use csv::Csv;
 pub use entries::{compare_entries, render_comparison};
+pub use history::{
+    check_report, history_report, CheckInput, HistoryCsv, HistoryHtml, HistoryMarkdown,
+    HistoryText, Hosts,
+};
 pub use html::Html;
 pub use http::{AbHtml, AbPercentCsv, AbText};
 pub use json::Json;

@@ -95,6 +95,7 @@ pub(crate) fn sample_experiment() -> Experiment {
         finished_at: Some("2026-11-29T20:04:00.000Z".into()),
         status: ExperimentStatus::Interrupted,
         writer: None,
+        origin: Default::default(),
         runs,
     }
 }
@@ -185,6 +186,7 @@ pub(crate) fn mixed_verdicts_experiment() -> Experiment {
         finished_at: Some("2026-11-29T21:01:00.000Z".into()),
         status: ExperimentStatus::Complete,
         writer: None,
+        origin: Default::default(),
         runs,
     }
 }

@@ -35,9 +35,9 @@ pub use error::StoreError;
 // The records live in the model (plain data, no I/O); re-exported so the
 // store's callers can name what they pass in and get back from one place.
 pub use kurabe_model::record::{
-    Entry, EntryId, Experiment, ExperimentId, ExperimentStatus, Export, HostFacts, ListEntry,
-    MetricValue, NewExperiment, ResultId, ResultKind, RunRecord, RunStatus, SavedResult, StoredRun,
-    Writer, EXPORT_FORMAT, EXPORT_VERSION,
+    host_fingerprint, CgroupLimits, Entry, EntryId, Experiment, ExperimentId, ExperimentStatus,
+    Export, HostFacts, ListEntry, MetricValue, NewExperiment, Origin, ResultId, ResultKind,
+    Revision, RunRecord, RunStatus, SavedResult, StoredRun, Writer, EXPORT_FORMAT, EXPORT_VERSION,
 };
 pub use time::rfc3339;
 
@@ -243,13 +243,15 @@ impl Store {
         // may fill from elsewhere): what `Writer::is_gone` checks against.
         let writer = self.here.clone();
         let now = rfc3339(SystemTime::now());
+        let origin = origin_json(&new.origin);
+        let fingerprint = host_fingerprint(&new.host, new.origin.limits.as_ref());
         self.conn.borrow_mut().tx(|c| {
             let host = upsert_host(c, &new.host)?;
             let row = c.query_one(
                 "recording the experiment",
                 "INSERT INTO experiment (name, plan_text, host_id, tool_version, seed, started_at, status,
-                                         writer_host, writer_pid, writer_start)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9) RETURNING id",
+                                         writer_host, writer_pid, writer_start, origin_json, host_fingerprint)
+                 VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11) RETURNING id",
                 &[
                     (&new.name).into(),
                     (&new.plan_text).into(),
@@ -260,6 +262,8 @@ impl Store {
                     (&writer.hostname).into(),
                     i64::from(writer.pid).into(),
                     (&writer.process_start).into(),
+                    (&origin).into(),
+                    (&fingerprint).into(),
                 ],
             )?;
             Ok(ExperimentId(row.i64(0)?))
@@ -324,20 +328,42 @@ impl Store {
         Ok(())
     }
 
-    /// Save a single result (`kurabe http --save` …): its kind, a label and
-    /// its JSON record.
+    /// Save a single result (`kurabe http --save` …): its kind, a label,
+    /// the machine and code it measured, and its JSON record.
     pub fn save_result(
         &mut self,
         kind: ResultKind,
         label: &str,
         host: &HostFacts,
+        origin: &Origin,
         record: &serde_json::Value,
     ) -> Result<ResultId, StoreError> {
         let now = rfc3339(SystemTime::now());
         self.conn.borrow_mut().tx(|c| {
             let host = upsert_host(c, host)?;
-            insert_result(c, kind, label, Some(host), &now, record)
+            insert_result(c, kind, label, Some(host), origin, &now, record)
         })
+    }
+
+    /// Ids of the experiments of plan `name`, oldest first (start time,
+    /// then id): the series a history is made of.
+    pub fn experiments_named(&self, name: &str) -> Result<Vec<ExperimentId>, StoreError> {
+        let rows = self.conn.borrow_mut().query(
+            "listing the plan's experiments",
+            "SELECT id FROM experiment WHERE name = $1 ORDER BY started_at, id",
+            &[name.into()],
+        )?;
+        rows.iter().map(|r| Ok(ExperimentId(r.i64(0)?))).collect()
+    }
+
+    /// Ids of the saved results labelled `label`, oldest first.
+    pub fn results_labelled(&self, label: &str) -> Result<Vec<ResultId>, StoreError> {
+        let rows = self.conn.borrow_mut().query(
+            "listing the label's results",
+            "SELECT id FROM result WHERE label = $1 ORDER BY created_at, id",
+            &[label.into()],
+        )?;
+        rows.iter().map(|r| Ok(ResultId(r.i64(0)?))).collect()
     }
 
     /// Everything in the store, newest first.
@@ -499,7 +525,9 @@ impl Store {
                     Entry::Experiment(e) => import_experiment(c, e)?.into(),
                     Entry::Result(r) => {
                         let host = r.host.as_ref().map(|h| upsert_host(c, h)).transpose()?;
-                        insert_result(c, r.kind, &r.label, host, &r.created_at, &r.record)?.into()
+                        let (label, origin) = (&r.label, &r.origin);
+                        insert_result(c, r.kind, label, host, origin, &r.created_at, &r.record)?
+                            .into()
                     }
                 });
             }
@@ -576,7 +604,7 @@ impl Store {
             .query_opt(
                 "reading the experiment",
                 "SELECT name, plan_text, host_id, tool_version, seed, started_at, finished_at, status,
-                        writer_host, writer_pid, writer_start
+                        writer_host, writer_pid, writer_start, origin_json
                  FROM experiment WHERE id = $1",
                 &[id.0.into()],
             )?
@@ -626,6 +654,7 @@ impl Store {
             finished_at: r.opt_text(6)?,
             status,
             writer,
+            origin: origin_from(&r, 11)?,
             runs,
         })
     }
@@ -636,7 +665,8 @@ impl Store {
             .borrow_mut()
             .query_opt(
                 "reading the result",
-                "SELECT kind, label, host_id, created_at, record_json FROM result WHERE id = $1",
+                "SELECT kind, label, host_id, created_at, record_json, origin_json
+                 FROM result WHERE id = $1",
                 &[id.0.into()],
             )?
             .ok_or(StoreError::NotFound { id: id.into() })?;
@@ -649,24 +679,30 @@ impl Store {
             host: host_id.map(|h| self.host(h)).transpose()?,
             created_at: r.text(3)?,
             record: parse_json(&r.text(4)?, "result record")?,
+            origin: origin_from(&r, 5)?,
         })
     }
 
     fn host(&self, id: i64) -> Result<HostFacts, StoreError> {
-        let r = self.conn.borrow_mut().query_one(
-            "reading host facts",
-            "SELECT hostname, cpu_model, cores, memory_bytes, kernel, arch FROM host WHERE id = $1",
-            &[id.into()],
-        )?;
-        Ok(HostFacts {
-            hostname: r.text(0)?,
-            cpu_model: r.text(1)?,
-            cores: r.i64(2)? as u32,
-            memory_bytes: r.i64(3)? as u64,
-            kernel: r.text(4)?,
-            arch: r.text(5)?,
-        })
+        host_by_id(&mut self.conn.borrow_mut(), id)
     }
+}
+
+/// The host facts of row `id`.
+fn host_by_id(c: &mut Conn, id: i64) -> Result<HostFacts, StoreError> {
+    let r = c.query_one(
+        "reading host facts",
+        "SELECT hostname, cpu_model, cores, memory_bytes, kernel, arch FROM host WHERE id = $1",
+        &[id.into()],
+    )?;
+    Ok(HostFacts {
+        hostname: r.text(0)?,
+        cpu_model: r.text(1)?,
+        cores: r.i64(2)? as u32,
+        memory_bytes: r.i64(3)? as u64,
+        kernel: r.text(4)?,
+        arch: r.text(5)?,
+    })
 }
 
 /// The writer recorded in columns `at..at + 3` (host, pid, process start),
@@ -682,6 +718,17 @@ fn writer_from(r: &db::Row, at: usize) -> Result<Option<Writer>, StoreError> {
             _ => None,
         },
     )
+}
+
+/// The origin stored in column `at` (empty for records from before schema 4).
+fn origin_from(r: &db::Row, at: usize) -> Result<Origin, StoreError> {
+    r.opt_text(at)?
+        .map_or(Ok(Origin::default()), |t| parse_json(&t, "record origin"))
+}
+
+/// An origin as stored.
+fn origin_json(origin: &Origin) -> String {
+    serde_json::to_string(origin).expect("an origin always serialises")
 }
 
 /// JSON written by this store that no longer parses means the database
@@ -773,20 +820,27 @@ fn insert_result(
     kind: ResultKind,
     label: &str,
     host: Option<i64>,
+    origin: &Origin,
     created_at: &str,
     record: &serde_json::Value,
 ) -> Result<ResultId, StoreError> {
     let record = record.to_string();
+    let fingerprint = host
+        .map(|h| host_by_id(c, h))
+        .transpose()?
+        .map(|h| host_fingerprint(&h, origin.limits.as_ref()));
     let row = c.query_one(
         "saving the result",
-        "INSERT INTO result (kind, label, host_id, created_at, record_json)
-         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+        "INSERT INTO result (kind, label, host_id, created_at, record_json, origin_json, host_fingerprint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
         &[
             kind.as_str().into(),
             label.into(),
             P::I(host),
             created_at.into(),
             (&record).into(),
+            (&origin_json(origin)).into(),
+            P::T(fingerprint.as_deref()),
         ],
     )?;
     Ok(ResultId(row.i64(0)?))
@@ -795,11 +849,13 @@ fn insert_result(
 fn import_experiment(c: &mut Conn, e: &Experiment) -> Result<ExperimentId, StoreError> {
     let host = e.host.as_ref().map(|h| upsert_host(c, h)).transpose()?;
     let w = e.writer.as_ref();
+    let fingerprint = e.host_fingerprint();
     let row = c.query_one(
         "importing the experiment",
         "INSERT INTO experiment (name, plan_text, host_id, tool_version, seed, started_at,
-                                 finished_at, status, writer_host, writer_pid, writer_start)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
+                                 finished_at, status, writer_host, writer_pid, writer_start,
+                                 origin_json, host_fingerprint)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
         &[
             (&e.name).into(),
             (&e.plan_text).into(),
@@ -813,6 +869,8 @@ fn import_experiment(c: &mut Conn, e: &Experiment) -> Result<ExperimentId, Store
             P::T(w.map(|w| w.hostname.as_str())),
             P::I(w.map(|w| i64::from(w.pid))),
             P::T(w.map(|w| w.process_start.as_str())),
+            (&origin_json(&e.origin)).into(),
+            P::T(fingerprint.as_deref()),
         ],
     )?;
     let id = ExperimentId(row.i64(0)?);

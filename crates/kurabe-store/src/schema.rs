@@ -85,6 +85,17 @@ pub(crate) const SQLITE: &[&str] = &[
     ALTER TABLE experiment ADD COLUMN writer_pid INTEGER;
     ALTER TABLE experiment ADD COLUMN writer_start TEXT;
     "#,
+    // 4: the code and the machine of every record (issue 14): the origin
+    //    (git revision or CI label, cgroup limits) as JSON, and the host
+    //    fingerprint as a column, since histories select by it.
+    r#"
+    ALTER TABLE experiment ADD COLUMN origin_json TEXT;
+    ALTER TABLE experiment ADD COLUMN host_fingerprint TEXT;
+    ALTER TABLE result ADD COLUMN origin_json TEXT;
+    ALTER TABLE result ADD COLUMN host_fingerprint TEXT;
+    CREATE INDEX experiment_name ON experiment (name, started_at);
+    CREATE INDEX result_label ON result (label, created_at);
+    "#,
 ];
 
 /// The same migrations for PostgreSQL: BIGINT identity ids, BIGINT for
@@ -153,6 +164,15 @@ pub(crate) const POSTGRES: &[&str] = &[
     ALTER TABLE experiment ADD COLUMN writer_host TEXT;
     ALTER TABLE experiment ADD COLUMN writer_pid BIGINT;
     ALTER TABLE experiment ADD COLUMN writer_start TEXT;
+    "#,
+    // 4: the origin of every record and its host fingerprint.
+    r#"
+    ALTER TABLE experiment ADD COLUMN origin_json TEXT;
+    ALTER TABLE experiment ADD COLUMN host_fingerprint TEXT;
+    ALTER TABLE result ADD COLUMN origin_json TEXT;
+    ALTER TABLE result ADD COLUMN host_fingerprint TEXT;
+    CREATE INDEX experiment_name ON experiment (name, started_at);
+    CREATE INDEX result_label ON result (label, created_at);
     "#,
 ];
 

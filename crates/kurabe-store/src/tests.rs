@@ -34,6 +34,7 @@ fn new_experiment(name: &str) -> NewExperiment {
         seed: Some(u64::MAX - 1),
         host: host(),
         tool_version: "0.1.0".into(),
+        origin: Origin::default(),
     }
 }
 
@@ -306,7 +307,13 @@ fn saved_results_list_and_delete_with_cascade() {
         store.record_run(e, &run("a", 0, 1.0, 2)).unwrap();
         let record = serde_json::json!({ "schema_version": 1, "requests_per_second": 1234.5 });
         let r = store
-            .save_result(ResultKind::Http, "http://127.0.0.1:8080/", &host(), &record)
+            .save_result(
+                ResultKind::Http,
+                "http://127.0.0.1:8080/",
+                &host(),
+                &Origin::default(),
+                &record,
+            )
             .unwrap();
         let Entry::Result(saved) = store.get(r.into()).unwrap() else {
             panic!("expected a result")
@@ -347,14 +354,21 @@ fn export_then_import_into_another_store() {
                 ResultKind::Unixbench,
                 "vps-32",
                 &host(),
+                &Origin::default(),
                 &serde_json::json!({ "index": 1078.7 }),
             )
             .unwrap();
         let json = a.export_json(&[e.into(), r.into()]).unwrap();
 
         let mut b = fx.open("b.db");
-        b.save_result(ResultKind::Mem, "pad", &host(), &serde_json::json!({}))
-            .unwrap(); // shift the ids
+        b.save_result(
+            ResultKind::Mem,
+            "pad",
+            &host(),
+            &Origin::default(),
+            &serde_json::json!({}),
+        )
+        .unwrap(); // shift the ids
         let ids = b.import_json(&json).unwrap();
         assert_eq!(ids.len(), 2);
         let strip = |entry: Entry| match entry {
@@ -439,6 +453,7 @@ fn migrates_an_older_store_and_reopening_is_idempotent() {
                 ResultKind::System,
                 "after migration",
                 &host(),
+                &Origin::default(),
                 &serde_json::json!({}),
             )
             .unwrap();
@@ -548,6 +563,7 @@ fn concurrent_writers_wait_for_each_other() {
                                         ResultKind::Http,
                                         "c",
                                         &host(),
+                                        &Origin::default(),
                                         &serde_json::json!({ "w": w }),
                                     )
                                     .unwrap(),
@@ -784,7 +800,21 @@ fn export_output_matches_the_committed_schema() {
         let mut store = fx.open("r.db");
         // Every shape the export has: a finished experiment with an ok and a
         // failed run, a running one without seed, a saved result.
-        let done = store.begin_experiment(&new_experiment("done")).unwrap();
+        let mut with_origin = new_experiment("done");
+        with_origin.origin = Origin {
+            rev: Some(Revision {
+                commit: Some("ab12cd34ab12cd34ab12cd34ab12cd34ab12cd34".into()),
+                branch: Some("main".into()),
+                commit_time: Some("2026-01-02T03:04:05Z".into()),
+                dirty: false,
+                label: Some("ci-1".into()),
+            }),
+            limits: Some(CgroupLimits {
+                cpus: Some(1.5),
+                memory_bytes: None,
+            }),
+        };
+        let done = store.begin_experiment(&with_origin).unwrap();
         store.record_run(done, &run("a", 0, 100.0, 1)).unwrap();
         let mut failed = run("b", 0, f64::NAN, 0);
         failed.status = RunStatus::Failed;
@@ -801,6 +831,7 @@ fn export_output_matches_the_committed_schema() {
                 ResultKind::Watch,
                 "chromium",
                 &host(),
+                &Origin::default(),
                 &serde_json::json!({ "cpu": [1, 2] }),
             )
             .unwrap();
@@ -872,5 +903,68 @@ fn list_is_newest_first_with_numeric_id_ties() {
             .collect();
         let want: Vec<String> = (1..=12).rev().map(|i| format!("e{i}")).collect();
         assert_eq!(ids, want);
+    });
+}
+
+#[test]
+fn origin_and_fingerprint_round_trip_and_plans_list_in_start_order() {
+    each_backend(|fx| {
+        let mut store = fx.open("origin.db");
+        let origin = Origin {
+            rev: Some(Revision {
+                commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+                branch: Some("main".into()),
+                commit_time: Some("2026-01-02T03:04:05Z".into()),
+                dirty: true,
+                label: Some("ci-9".into()),
+            }),
+            limits: Some(CgroupLimits {
+                cpus: Some(0.5),
+                memory_bytes: Some(512 << 20),
+            }),
+        };
+        let mut new = new_experiment("plan a");
+        new.origin = origin.clone();
+        let a = store.begin_experiment(&new).unwrap();
+        let b = store.begin_experiment(&new_experiment("plan a")).unwrap();
+        store.begin_experiment(&new_experiment("plan b")).unwrap();
+        let Entry::Experiment(got) = store.get(a.into()).unwrap() else {
+            panic!("{}: expected an experiment", fx.name())
+        };
+        assert_eq!(got.origin, origin, "{}", fx.name());
+        let fp = got.host_fingerprint().unwrap();
+        assert_eq!(fp, host_fingerprint(&host(), origin.limits.as_ref()));
+        let Entry::Experiment(plain) = store.get(b.into()).unwrap() else {
+            panic!("expected an experiment")
+        };
+        assert_eq!(plain.origin, Origin::default());
+        assert_ne!(
+            plain.host_fingerprint().unwrap(),
+            fp,
+            "limits are in the fingerprint"
+        );
+        assert_eq!(store.experiments_named("plan a").unwrap(), vec![a, b]);
+        assert!(store.experiments_named("nope").unwrap().is_empty());
+        let r = store
+            .save_result(
+                ResultKind::Mem,
+                "m",
+                &host(),
+                &origin,
+                &serde_json::json!({}),
+            )
+            .unwrap();
+        let Entry::Result(saved) = store.get(r.into()).unwrap() else {
+            panic!("expected a result")
+        };
+        assert_eq!(saved.origin, origin);
+        assert_eq!(store.results_labelled("m").unwrap(), vec![r]);
+        // Export and import keep the origin.
+        let json = store.export_json(&[a.into()]).unwrap();
+        let ids = store.import_json(&json).unwrap();
+        let Entry::Experiment(copy) = store.get(ids[0]).unwrap() else {
+            panic!("expected an experiment")
+        };
+        assert_eq!(copy.origin, origin);
     });
 }

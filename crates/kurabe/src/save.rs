@@ -24,6 +24,14 @@ pub struct SaveArgs {
         hide_env_values = true
     )]
     pub store: Option<PathBuf>,
+    /// Label of the code measured (a CI build id, a tag), stored with the record beside the git commit, branch and dirty flag read from the current directory's work tree.
+    #[arg(
+        long = "rev",
+        value_name = "LABEL",
+        env = "KURABE_REV",
+        hide_env_values = true
+    )]
+    pub rev: Option<String>,
 }
 
 impl SaveArgs {
@@ -43,8 +51,9 @@ impl SaveArgs {
             label
         };
         let value = serde_json::to_value(record).context("cannot serialise the result")?;
-        let id = crate::store::save_result(kind, label, &value, self.store.as_deref())
-            .context("the report was written, but saving it to the results store failed")?;
+        let id =
+            crate::store::save_result(kind, label, &value, self.store.as_deref(), self.rev.clone())
+                .context("the report was written, but saving it to the results store failed")?;
         eprintln!("kurabe: saved as {id} ('{label}'); see `kurabe results show {id}`");
         Ok(())
     }

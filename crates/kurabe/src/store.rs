@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use kurabe_model::record::{EntryId, ResultId, ResultKind};
+use kurabe_model::record::{EntryId, Origin, ResultId, ResultKind, Revision};
 use kurabe_probe::host::host_facts;
 use kurabe_store::{Location, Store};
 
@@ -43,16 +43,34 @@ pub(crate) fn parse_id(s: &str) -> anyhow::Result<EntryId> {
 }
 
 /// Save a single result (`--save` of http, watch, mem, system) to the
-/// store at `store` (default path when `None`), with this machine's facts.
+/// store at `store` (default path when `None`), with this machine's facts
+/// and the code measured (`rev`: the `--rev` label, if any).
 pub fn save_result(
     kind: ResultKind,
     label: &str,
     record: &serde_json::Value,
     store: Option<&Path>,
+    rev: Option<String>,
 ) -> anyhow::Result<ResultId> {
     let path = store_path(store)?;
     let mut store = Store::open(&path)?;
-    Ok(store.save_result(kind, label, &host_facts(), record)?)
+    Ok(store.save_result(kind, label, &host_facts(), &origin(rev), record)?)
+}
+
+/// The code measured: the git revision of the current directory's work
+/// tree, with the `--rev` / `KURABE_REV` label attached.
+pub(crate) fn current_rev(label: Option<String>) -> Option<Revision> {
+    let dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    kurabe_probe::rev::revision(&dir, label)
+}
+
+/// Where a record is measured now: [`current_rev`] and the cgroup limits
+/// in force.
+pub(crate) fn origin(label: Option<String>) -> Origin {
+    Origin {
+        rev: current_rev(label),
+        limits: Some(kurabe_probe::cgroup::limits_in_force()),
+    }
 }
 
 /// The `--store` value as a PostgreSQL URL, or a clear error.

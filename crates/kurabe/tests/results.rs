@@ -54,6 +54,7 @@ fn experiment(store: &mut Store, variants: &[(&str, f64, f64)], series: bool) ->
             seed: Some(1),
             host: host("bench1", "x86_64"),
             tool_version: "0.1.0".into(),
+            origin: Default::default(),
         })
         .unwrap();
     for round in 0..3u32 {
@@ -234,6 +235,7 @@ impl Fixture {
                 ResultKind::Mem,
                 &format!("after boot {arch}"),
                 &host(name, arch),
+                &Default::default(),
                 &serde_json::json!({"schema_version": 1, "total_bytes": 512.0 * MIB, "used_bytes": used * MIB}),
             )
             .unwrap();

@@ -7,6 +7,7 @@ mod cli;
 mod cmd;
 mod fleet;
 mod harden;
+mod history;
 mod http;
 mod lone_binary;
 mod mem;

@@ -129,6 +129,14 @@ pub struct Args {
         hide_env_values = true
     )]
     pub store: Option<PathBuf>,
+    /// Label of the code measured (a CI build id, a tag), stored with the record beside the git commit, branch and dirty flag read from the current directory's work tree.
+    #[arg(
+        long = "rev",
+        value_name = "LABEL",
+        env = "KURABE_REV",
+        hide_env_values = true
+    )]
+    pub rev: Option<String>,
     /// Also write the report as a self-contained HTML page with charts to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -324,6 +332,7 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         cwd: std::env::current_dir().context("cannot read the current directory")?,
         kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        rev: crate::store::current_rev(args.rev.clone()),
     })
 }
 

@@ -76,6 +76,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
         until_confident: None,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        rev: crate::store::current_rev(args.save.rev.clone()),
     };
     let stop = crate::signal::install()?;
     let quiet = args.quiet;

@@ -228,7 +228,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             let kind = ResultKind::from(kind);
             let label =
                 label.unwrap_or_else(|| format!("{} on {}", kind.as_str(), host_facts().hostname));
-            let id = save_result(kind, &label, &record, store)?;
+            let id = save_result(kind, &label, &record, store, None)?;
             writeln!(out, "saved {id}")?;
         }
         Command::Copy { from, to, ids } => copy(&from, &to, &ids, &mut out)?,

@@ -65,6 +65,14 @@ pub struct Args {
     /// Check the plan and print the run schedule (variants × workloads × rounds, in order, and the estimated duration) without running anything.
     #[arg(long)]
     pub dry_run: bool,
+    /// Label of the code measured (a CI build id, a tag), stored with the record beside the git commit, branch and dirty flag read from the current directory's work tree.
+    #[arg(
+        long = "rev",
+        value_name = "LABEL",
+        env = "KURABE_REV",
+        hide_env_values = true
+    )]
+    pub rev: Option<String>,
 }
 
 /// `KEY=VALUE` of --set; KEY as placeholders are written (lowercase, digits, `_`).
@@ -110,6 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
         until_confident: args.until_confident.then_some(args.max_time),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        rev: crate::store::current_rev(args.rev.clone()),
     };
     let stop = crate::signal::install()?;
     let quiet = args.quiet;

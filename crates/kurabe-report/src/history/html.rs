@@ -1,0 +1,139 @@
+//! HTML: a history as one self-contained page — each series charted over
+//! its experiments with the change points marked (dashed lines), the
+//! changes in words, and the points in a collapsible table. The chart code
+//! is the experiment report's (`chart.rs`); no script, no external
+//! resource, so the page opens from `file://`.
+
+use std::io::{self, Write};
+
+use kurabe_model::history::{HistoryReport, HistorySeries};
+use kurabe_model::stats::Verdict;
+
+use super::text::{hosts_line, series_title, verdict_word};
+use crate::chart::{line_chart_on, Axes, Line};
+use crate::escape::html as esc;
+use crate::html::page_start;
+use crate::{words, Render};
+
+/// HTML history renderer; `report_links` makes each point's experiment a
+/// link to `<prefix><id>.html` (the static site's experiment pages).
+#[derive(Debug, Clone, Default)]
+pub struct HistoryHtml {
+    /// Prefix of the link to each experiment's report; none: no links.
+    pub report_links: Option<String>,
+}
+
+/// The chart of one series: its values over experiment number, changes marked.
+pub(crate) fn series_chart(s: &HistorySeries) -> String {
+    let pts: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| ((i + 1) as f64, p.value))
+        .collect();
+    let line = Line {
+        label: series_title(s),
+        legend: s.variant.clone(),
+        colour: 0,
+        points: &pts,
+    };
+    // The step lies between the last old point and the first new one.
+    let marks: Vec<(f64, String)> = s
+        .changes
+        .iter()
+        .map(|c| {
+            (
+                c.index as f64 + 0.5,
+                format!("{}: {}", c.experiment, c.phrase),
+            )
+        })
+        .collect();
+    let y_title = format!("{} ({})", words::label(&s.metric), s.unit.symbol());
+    let axes = Axes {
+        x_title: "experiment",
+        y_title: &y_title,
+        x_suffix: "",
+        marks: &marks,
+    };
+    line_chart_on(&[line], s.unit, &axes)
+}
+
+fn changes(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
+    if s.changes.is_empty() {
+        return writeln!(out, "<p class=\"meta\">No change point.</p>");
+    }
+    writeln!(out, "<ul>")?;
+    for c in &s.changes {
+        let class = match c.verdict {
+            Verdict::Worse => "bad",
+            Verdict::Better => "good",
+            _ => "neutral",
+        };
+        writeln!(
+            out,
+            "<li>at <strong>{}</strong> ({}), after {} ({}): <span class=\"{class}\">{} · {}</span></li>",
+            esc(&c.experiment),
+            esc(&c.rev),
+            esc(&c.previous_experiment),
+            esc(&c.previous_rev),
+            esc(&c.phrase),
+            verdict_word(&c.verdict)
+        )?;
+    }
+    writeln!(out, "</ul>")
+}
+
+impl HistoryHtml {
+    fn experiment_cell(&self, id: &str) -> String {
+        match &self.report_links {
+            Some(prefix) => format!(
+                "<a href=\"{}{}.html\">{}</a>",
+                esc(prefix),
+                esc(id),
+                esc(id)
+            ),
+            None => esc(id),
+        }
+    }
+
+    fn points(&self, s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "<details><summary>{} points</summary><div class=\"scroll\"><table><thead><tr><th>experiment</th><th>rev</th><th>started</th><th>runs</th><th>value</th></tr></thead><tbody>", s.points.len())?;
+        for p in &s.points {
+            writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                self.experiment_cell(&p.experiment),
+                esc(&p.rev),
+                esc(&p.started_at),
+                p.samples.len(),
+                esc(&words::value(s.unit, p.value))
+            )?;
+        }
+        writeln!(out, "</tbody></table></div></details>")
+    }
+
+    /// One series as a `<section>`: title, chart, changes, points.
+    pub(crate) fn series(&self, s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "<section><h2>{}</h2>", esc(&series_title(s)))?;
+        writeln!(out, "<figure>{}</figure>", series_chart(s))?;
+        changes(s, out)?;
+        self.points(s, out)?;
+        writeln!(out, "</section>")
+    }
+}
+
+impl Render<HistoryReport> for HistoryHtml {
+    fn render(&self, r: &HistoryReport, out: &mut dyn Write) -> io::Result<()> {
+        page_start(out, &format!("History of {}", r.name))?;
+        writeln!(
+            out,
+            "<header><h1>History of {}</h1><p class=\"meta\">{}</p></header>",
+            esc(&r.name),
+            esc(&hosts_line(r))
+        )?;
+        for s in &r.series {
+            self.series(s, out)?;
+        }
+        writeln!(out, "</main>\n</body>\n</html>")
+    }
+}

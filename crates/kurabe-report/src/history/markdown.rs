@@ -1,0 +1,120 @@
+//! Markdown: a history's series and changes as GitHub tables, and `kurabe
+//! check`'s comment-ready table (regressions first, improvements too).
+
+use std::io::{self, Write};
+
+use kurabe_model::history::{CheckReport, CheckRow, HistoryReport};
+use kurabe_model::stats::Verdict;
+
+use super::text::{hosts_line, series_title, verdict_word};
+use crate::escape::markdown as esc;
+use crate::{words, Render};
+
+/// Markdown history and check renderer.
+pub struct HistoryMarkdown;
+
+impl Render<HistoryReport> for HistoryMarkdown {
+    fn render(&self, r: &HistoryReport, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "## History of {}\n\n{}\n",
+            esc(&r.name),
+            esc(&hosts_line(r))
+        )?;
+        writeln!(
+            out,
+            "| series | points | latest | changes |\n|---|---:|---:|---|"
+        )?;
+        for s in &r.series {
+            let latest = s
+                .points
+                .last()
+                .map_or("–".to_owned(), |p| words::value(s.unit, p.value));
+            let changes: Vec<String> = s
+                .changes
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} ({}): {} · {}",
+                        c.experiment,
+                        c.rev,
+                        c.phrase,
+                        verdict_word(&c.verdict)
+                    )
+                })
+                .collect();
+            writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                esc(&series_title(s)),
+                s.points.len(),
+                esc(&latest),
+                if changes.is_empty() {
+                    "–".to_owned()
+                } else {
+                    esc(&changes.join("<br>"))
+                }
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn check_row(row: &CheckRow, out: &mut dyn Write) -> io::Result<()> {
+    let mark = match (row.direction.is_some(), row.verdict) {
+        (true, Verdict::Worse) => "❌ worse",
+        (true, Verdict::Better) => "✅ better",
+        _ => verdict_word(&row.verdict),
+    };
+    writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} | {} |",
+        esc(&row.workload),
+        esc(&row.variant),
+        esc(&words::label(&row.metric)),
+        esc(&words::value(row.unit, row.baseline_value)),
+        esc(&words::value(row.unit, row.value)),
+        esc(&row.phrase),
+        mark
+    )
+}
+
+impl Render<CheckReport> for HistoryMarkdown {
+    fn render(&self, r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+        let head = match r.worse {
+            0 => "no regression".to_owned(),
+            n => format!("{n} regression(s)"),
+        };
+        writeln!(
+            out,
+            "### kurabe check: {head}\n\n{} `{}` ({}) against `{}` (runs of {} pooled)\n",
+            esc(&r.name),
+            esc(&r.experiment),
+            esc(&r.rev),
+            esc(&r.baseline),
+            esc(&r.baseline_experiments.join(", "))
+        )?;
+        writeln!(
+            out,
+            "| workload | variant | metric | baseline | this | change | verdict |"
+        )?;
+        writeln!(out, "|---|---|---|---:|---:|---|---|")?;
+        let rank = |row: &&CheckRow| match row.verdict {
+            Verdict::Worse => 0,
+            Verdict::Better => 1,
+            _ => 2,
+        };
+        let mut rows: Vec<&CheckRow> = r.rows.iter().collect();
+        rows.sort_by_key(rank);
+        for row in rows {
+            check_row(row, out)?;
+        }
+        writeln!(
+            out,
+            "\n{} worse, {} better, {} checked.",
+            r.worse,
+            r.better,
+            r.rows.len()
+        )
+    }
+}

@@ -1,0 +1,285 @@
+//! Stored experiments of one plan → [`HistoryReport`]: per workload,
+//! variant and metric, the series over experiments on one host
+//! fingerprint, with the change points E-divisive means finds in the
+//! per-run samples; and an experiment against its baseline's recent
+//! history → [`CheckReport`] (`kurabe check`). One renderer per format
+//! beside this file.
+//!
+//! Pure functions of the stored data: they must not read the store, files
+//! or the clock. The newest experiment's plan gives the noise bands and
+//! the workload and variant order.
+
+mod check;
+mod csv;
+mod html;
+mod markdown;
+mod text;
+
+use kurabe_model::history::{
+    HistoryChange, HistoryPoint, HistoryReport, HistorySeries, HostSeen, Order,
+};
+use kurabe_model::plan::Plan;
+use kurabe_model::record::{Experiment, RunStatus};
+use kurabe_model::stats::changepoint::{e_divisive, ChangePoint, Config};
+use kurabe_model::stats::{metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
+use kurabe_model::SCHEMA_VERSION;
+
+pub use check::{check_report, CheckInput};
+pub use csv::HistoryCsv;
+pub use html::HistoryHtml;
+pub use markdown::HistoryMarkdown;
+pub use text::HistoryText;
+
+/// Which machines' experiments a history takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Hosts {
+    /// The fingerprint of the newest experiment.
+    Newest,
+    /// This fingerprint.
+    Fingerprint(String),
+    /// Every machine (`--all-hosts`): points are marked by fingerprint.
+    All,
+}
+
+/// Series key: workload, variant, metric.
+pub(crate) type Key = (String, String, String);
+
+/// Build the history of `experiments` (one plan's, any order).
+pub fn history_report(
+    name: &str,
+    experiments: &[Experiment],
+    hosts: &Hosts,
+    config: &Config,
+) -> HistoryReport {
+    let (chosen, seen) = choose_host(experiments, hosts);
+    let mut picked: Vec<&Experiment> = experiments
+        .iter()
+        .filter(|e| chosen.is_none() || e.host_fingerprint() == chosen)
+        .collect();
+    let order = sort(&mut picked);
+    let plan = newest_plan(&picked);
+    let series = series_keys(&picked, plan.as_ref())
+        .into_iter()
+        .map(|key| series(&picked, key, plan.as_ref(), config))
+        .collect();
+    HistoryReport {
+        schema_version: SCHEMA_VERSION,
+        name: name.to_owned(),
+        host_fingerprint: chosen,
+        hosts: seen,
+        order,
+        series,
+    }
+}
+
+/// The fingerprint to keep (`None`: all) and every host seen, chosen first.
+fn choose_host(experiments: &[Experiment], hosts: &Hosts) -> (Option<String>, Vec<HostSeen>) {
+    let mut seen: Vec<HostSeen> = Vec::new();
+    let mut newest: Option<(&str, String)> = None;
+    for e in experiments {
+        let (Some(fp), Some(h)) = (e.host_fingerprint(), e.host.as_ref()) else {
+            continue;
+        };
+        if newest
+            .as_ref()
+            .is_none_or(|(t, _)| e.started_at.as_str() >= *t)
+        {
+            newest = Some((&e.started_at, fp.clone()));
+        }
+        match seen.iter_mut().find(|s| s.fingerprint == fp) {
+            Some(s) => {
+                s.experiments += 1;
+                if !s.hostnames.contains(&h.hostname) {
+                    s.hostnames.push(h.hostname.clone());
+                }
+            }
+            None => seen.push(HostSeen {
+                fingerprint: fp,
+                hostnames: vec![h.hostname.clone()],
+                cpu_model: h.cpu_model.clone(),
+                experiments: 1,
+            }),
+        }
+    }
+    let chosen = match hosts {
+        Hosts::Newest => newest.map(|n| n.1),
+        Hosts::Fingerprint(f) => Some(f.clone()),
+        Hosts::All => None,
+    };
+    if let Some(c) = &chosen {
+        seen.sort_by_key(|s| s.fingerprint != *c);
+    }
+    (chosen, seen)
+}
+
+/// Commit order when every experiment knows its commit time, else start
+/// time; ties by start time, then id.
+fn sort(experiments: &mut [&Experiment]) -> Order {
+    let commit_time = |e: &Experiment| e.origin.rev.as_ref()?.commit_time.clone();
+    let by_commit = !experiments.is_empty() && experiments.iter().all(|e| commit_time(e).is_some());
+    experiments.sort_by(|a, b| {
+        let k = |e: &Experiment| {
+            (
+                by_commit.then(|| commit_time(e)),
+                e.started_at.clone(),
+                e.id,
+            )
+        };
+        k(a).cmp(&k(b))
+    });
+    if by_commit {
+        Order::Commit
+    } else {
+        Order::Time
+    }
+}
+
+/// The plan of the newest experiment that parses.
+pub(crate) fn newest_plan(experiments: &[&Experiment]) -> Option<Plan> {
+    let mut by_start: Vec<&&Experiment> = experiments.iter().collect();
+    by_start.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+    by_start
+        .into_iter()
+        .find_map(|e| toml::from_str(&e.plan_text).ok())
+}
+
+/// Every (workload, variant, metric) with a successful run, in plan order
+/// of workloads and variants, metrics in the order first seen.
+pub(crate) fn series_keys(experiments: &[&Experiment], plan: Option<&Plan>) -> Vec<Key> {
+    let mut keys: Vec<Key> = Vec::new();
+    for e in experiments {
+        for r in e.runs.iter().filter(|r| r.run.status == RunStatus::Ok) {
+            for m in &r.run.metrics {
+                let k = (
+                    r.run.workload.clone(),
+                    r.run.variant.clone(),
+                    m.name.clone(),
+                );
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+    }
+    let rank = |list: Vec<String>, x: &str| list.iter().position(|n| n == x).unwrap_or(usize::MAX);
+    let workloads = || {
+        plan.map_or(Vec::new(), |p| {
+            p.workloads.iter().map(|w| w.name.clone()).collect()
+        })
+    };
+    let variants = || {
+        plan.map_or(Vec::new(), |p| {
+            p.resolved_variants().into_iter().map(|v| v.name).collect()
+        })
+    };
+    keys.sort_by_cached_key(|k| (rank(workloads(), &k.0), rank(variants(), &k.1)));
+    keys
+}
+
+/// The finite values of `key` in `e`'s successful runs.
+pub(crate) fn samples(e: &Experiment, key: &Key) -> Vec<f64> {
+    e.runs
+        .iter()
+        .filter(|r| {
+            r.run.status == RunStatus::Ok && r.run.workload == key.0 && r.run.variant == key.1
+        })
+        .flat_map(|r| r.run.metrics.iter().filter(|m| m.name == key.2))
+        .map(|m| m.value)
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
+/// Unit, direction and noise band of a metric: the catalogue's, the plan's band.
+pub(crate) fn describe(
+    e: &[&Experiment],
+    key: &Key,
+    plan: Option<&Plan>,
+) -> (Unit, Option<Direction>, f64) {
+    let known = metric::lookup(&key.2);
+    let unit_text = e
+        .iter()
+        .flat_map(|e| e.runs.iter())
+        .flat_map(|r| r.run.metrics.iter())
+        .find(|m| m.name == key.2)
+        .map_or("", |m| m.unit.as_str());
+    let unit = known
+        .as_ref()
+        .map_or_else(|| crate::build::unit_from_text(unit_text), |m| m.unit);
+    let band = plan.map_or(DEFAULT_NOISE_BAND, |p| p.noise_band_for(&key.2));
+    (unit, known.map(|m| m.direction), band)
+}
+
+/// Geometric mean (arithmetic when a value is ≤ 0).
+pub(crate) fn centre(samples: &[f64]) -> f64 {
+    Summary::of(samples).map_or(f64::NAN, |s| s.geometric_mean.unwrap_or(s.mean))
+}
+
+fn point(e: &Experiment, samples: Vec<f64>) -> HistoryPoint {
+    let rev = e.origin.rev.as_ref();
+    HistoryPoint {
+        experiment: e.id.to_string(),
+        rev: rev.map_or("-".to_owned(), |r| r.short()),
+        commit: rev.and_then(|r| r.commit.clone()),
+        started_at: e.started_at.clone(),
+        host_fingerprint: e.host_fingerprint(),
+        value: centre(&samples),
+        samples,
+    }
+}
+
+fn series(
+    experiments: &[&Experiment],
+    key: Key,
+    plan: Option<&Plan>,
+    config: &Config,
+) -> HistorySeries {
+    let (unit, direction, noise_band) = describe(experiments, &key, plan);
+    let points: Vec<HistoryPoint> = experiments
+        .iter()
+        .map(|e| (e, samples(e, &key)))
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(e, s)| point(e, s))
+        .collect();
+    let groups: Vec<Vec<f64>> = points.iter().map(|p| p.samples.clone()).collect();
+    let found = e_divisive(
+        &groups,
+        direction.unwrap_or(Direction::HigherIsBetter),
+        noise_band,
+        config,
+    );
+    let changes = found
+        .iter()
+        .map(|c| {
+            let (_, phrase) = crate::words::verdict(&key.2, unit, direction, &c.comparison);
+            change(&points, c, phrase)
+        })
+        .collect();
+    let (workload, variant, metric) = key;
+    HistorySeries {
+        metric,
+        variant,
+        workload,
+        unit,
+        direction,
+        noise_band,
+        points,
+        changes,
+    }
+}
+
+fn change(points: &[HistoryPoint], c: &ChangePoint, phrase: String) -> HistoryChange {
+    let (after, before) = (&points[c.index], &points[c.index.saturating_sub(1)]);
+    let cmp = &c.comparison;
+    HistoryChange {
+        index: c.index,
+        experiment: after.experiment.clone(),
+        rev: after.rev.clone(),
+        previous_experiment: before.experiment.clone(),
+        previous_rev: before.rev.clone(),
+        ratio: cmp.ratio,
+        interval: cmp.ratio_low.zip(cmp.ratio_high).map(|(l, h)| [l, h]),
+        verdict: cmp.verdict,
+        p_value: c.p_value,
+        phrase,
+    }
+}

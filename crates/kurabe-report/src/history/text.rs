@@ -1,0 +1,126 @@
+//! Text: a history as a terminal reads it — per series one line with the
+//! latest value and its change points, each with the experiments around
+//! it, the ratio with its interval and the verdict; and `kurabe check`'s
+//! table.
+
+use std::io::{self, Write};
+
+use kurabe_model::history::{CheckReport, HistoryReport, HistorySeries};
+use kurabe_model::stats::Verdict;
+
+use crate::escape::terminal as esc;
+use crate::{words, Render};
+
+/// Plain-text history and check renderer.
+pub struct HistoryText;
+
+/// `worse`, `better`, `within noise`, …: the verdict as one word group.
+pub(crate) fn verdict_word(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::WithinNoise => "within noise",
+        Verdict::Inconclusive { .. } => "inconclusive",
+        Verdict::NoInterval { .. } => "no interval",
+    }
+}
+
+/// `get / fast / cpu_ms_per_request`.
+pub(crate) fn series_title(s: &HistorySeries) -> String {
+    format!("{} / {} / {}", s.workload, s.variant, s.metric)
+}
+
+/// `host 0123… (bench1, Intel …), 3 other hosts` or `all hosts`.
+pub(crate) fn hosts_line(r: &HistoryReport) -> String {
+    let Some(fp) = &r.host_fingerprint else {
+        return format!("all hosts ({})", r.hosts.len());
+    };
+    let mine = r.hosts.iter().find(|h| &h.fingerprint == fp);
+    let names = mine.map_or(String::new(), |h| {
+        format!(" ({}, {})", h.hostnames.join(", "), h.cpu_model)
+    });
+    let others = r.hosts.len().saturating_sub(1);
+    let more = match others {
+        0 => String::new(),
+        n => format!("; {n} other host fingerprint(s): --host FP or --all-hosts"),
+    };
+    format!("host {fp}{names}{more}")
+}
+
+fn series(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
+    let latest = s
+        .points
+        .last()
+        .map_or("-".to_owned(), |p| words::value(s.unit, p.value));
+    writeln!(
+        out,
+        "{}: {} points, latest {latest}, {}",
+        esc(&series_title(s)),
+        s.points.len(),
+        match s.changes.len() {
+            0 => "no change".to_owned(),
+            1 => "1 change".to_owned(),
+            n => format!("{n} changes"),
+        }
+    )?;
+    for c in &s.changes {
+        writeln!(
+            out,
+            "  change at {} ({}), after {} ({}): {} · {}",
+            esc(&c.experiment),
+            esc(&c.rev),
+            esc(&c.previous_experiment),
+            esc(&c.previous_rev),
+            esc(&c.phrase),
+            verdict_word(&c.verdict)
+        )?;
+    }
+    Ok(())
+}
+
+impl Render<HistoryReport> for HistoryText {
+    fn render(&self, r: &HistoryReport, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "history of {} · {}", esc(&r.name), esc(&hosts_line(r)))?;
+        let experiments = r.series.iter().map(|s| s.points.len()).max().unwrap_or(0);
+        writeln!(out, "{experiments} experiments in {:?} order\n", r.order)?;
+        for s in &r.series {
+            series(s, out)?;
+        }
+        Ok(())
+    }
+}
+
+impl Render<CheckReport> for HistoryText {
+    fn render(&self, r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "check {} ({}) of {} against {} ({} experiments: {})",
+            esc(&r.experiment),
+            esc(&r.rev),
+            esc(&r.name),
+            esc(&r.baseline),
+            r.baseline_experiments.len(),
+            esc(&r.baseline_experiments.join(" "))
+        )?;
+        for row in &r.rows {
+            writeln!(
+                out,
+                "  {} / {} / {}: {} vs {} · {} · {}",
+                esc(&row.workload),
+                esc(&row.variant),
+                esc(&row.metric),
+                words::value(row.unit, row.value),
+                words::value(row.unit, row.baseline_value),
+                esc(&row.phrase),
+                verdict_word(&row.verdict)
+            )?;
+        }
+        writeln!(
+            out,
+            "{} worse, {} better, {} checked",
+            r.worse,
+            r.better,
+            r.rows.len()
+        )
+    }
+}
