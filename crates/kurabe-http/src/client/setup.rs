@@ -176,7 +176,10 @@ pub struct TlsOptions {
 /// A tap on response heads: called on a worker thread with the head and
 /// whatever of the body arrived with it (at most 8 KiB, as ab's log shows).
 #[derive(Clone)]
-pub struct HeadTrace(pub Arc<dyn Fn(&[u8]) + Send + Sync>);
+pub struct HeadTrace(pub Arc<HeadFn>);
+
+/// What a [`HeadTrace`] calls.
+pub type HeadFn = dyn Fn(&[u8]) + Send + Sync;
 
 impl fmt::Debug for HeadTrace {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
