@@ -722,6 +722,7 @@ fn helper_command(l: &Launch<'_>, report_w: &std::os::fd::OwnedFd) -> Result<Com
         report_w.as_raw_fd()
     };
     let mut cmd = Command::new(l.helper);
+    kurabe_store::scrub_secrets(&mut cmd);
     cmd.arg(wfd.to_string()).args(l.argv).envs(l.env);
     redirect(&mut cmd, l.workload)?;
     if l.workload.randomize_env {

@@ -30,6 +30,8 @@ pub(crate) enum FailKind {
     Length,
     Exception,
     Timeout,
+    /// kurabe's own failure (out of file descriptors), not the server's.
+    Client,
 }
 
 impl FailKind {
@@ -41,6 +43,7 @@ impl FailKind {
             FailKind::Length => "length",
             FailKind::Exception => "exceptions",
             FailKind::Timeout => "timeout",
+            FailKind::Client => "client",
         }
     }
 
@@ -52,6 +55,7 @@ impl FailKind {
             FailKind::Length => "the body length differed from the first response's",
             FailKind::Exception => "the response could not be parsed",
             FailKind::Timeout => "no complete response within the timeout (-s)",
+            FailKind::Client => "the client ran out of resources",
         }
     }
 }
@@ -144,6 +148,7 @@ impl Stats {
             FailKind::Length => f.length += n,
             FailKind::Exception => f.exceptions += n,
             FailKind::Timeout => f.timeout += n,
+            FailKind::Client => f.client += n,
         }
     }
 
@@ -168,6 +173,7 @@ impl Stats {
             ("length", f.length),
             ("exceptions", f.exceptions),
             ("timeout", f.timeout),
+            ("client", f.client),
         ]
         .into_iter()
         .filter(|&(_, count)| count > 0)
@@ -198,6 +204,7 @@ impl Stats {
         f.length += g.length;
         f.exceptions += g.exceptions;
         f.timeout += g.timeout;
+        f.client += g.client;
         for (kind, text) in &o.first_errors {
             self.first_errors
                 .entry(kind.clone())

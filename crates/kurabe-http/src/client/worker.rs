@@ -580,8 +580,14 @@ impl<'a> Worker<'a> {
         match res {
             Ok(()) => c.state = State::Connecting,
             Err(e) => {
-                self.explain(FailKind::Connect, || e.to_string());
-                self.close(ci, End::Fail(FailKind::Connect));
+                let kind = socket_failure_kind(&e);
+                self.explain(kind, || match kind {
+                    FailKind::Client => format!(
+                        "too many open files in kurabe ({e}): raise `ulimit -n` or lower -c"
+                    ),
+                    _ => e.to_string(),
+                });
+                self.close(ci, End::Fail(kind));
             }
         }
     }
@@ -1108,5 +1114,27 @@ impl<'a> Worker<'a> {
                 self.close(ci, End::Fail(kind));
             }
         }
+    }
+}
+
+/// The bucket a failure to open a connection counts in: running out of file
+/// descriptors is kurabe's own failure, not the server's refusal.
+fn socket_failure_kind(e: &io::Error) -> FailKind {
+    match e.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE) => FailKind::Client,
+        _ => FailKind::Connect,
+    }
+}
+
+#[cfg(test)]
+mod socket_failure_tests {
+    use super::*;
+
+    #[test]
+    fn out_of_descriptors_is_the_clients_failure() {
+        let kind = |errno| socket_failure_kind(&io::Error::from_raw_os_error(errno));
+        assert_eq!(kind(libc::EMFILE), FailKind::Client);
+        assert_eq!(kind(libc::ENFILE), FailKind::Client);
+        assert_eq!(kind(libc::ECONNREFUSED), FailKind::Connect);
     }
 }

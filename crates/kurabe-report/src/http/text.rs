@@ -86,9 +86,14 @@ fn ab_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "Failed requests:        {}", r.failed_requests)?;
     if r.failed_requests > 0 {
         let f = &r.failures;
+        // ab's line; kurabe's own failures only when there are any.
+        let client = match f.client {
+            0 => String::new(),
+            n => format!(", Client: {n}"),
+        };
         writeln!(
             out,
-            "   (Connect: {}, Receive: {}, Length: {}, Exceptions: {})",
+            "   (Connect: {}, Receive: {}, Length: {}, Exceptions: {}{client})",
             f.connect, f.receive, f.length, f.exceptions
         )?;
     }
