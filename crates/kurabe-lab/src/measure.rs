@@ -204,6 +204,8 @@ pub fn http(
         threads: threads.min(w.concurrency),
         keep_alive: w.keep_alive,
         pipeline: w.pipeline,
+        http2: w.http2,
+        streams: w.streams.unwrap_or(1),
         stop: measured_stop,
         rate: w.rate,
         warmup: None,

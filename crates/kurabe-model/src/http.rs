@@ -47,6 +47,15 @@ pub struct HttpReport {
     pub keep_alive: bool,
     /// Requests in flight per connection (`--pipeline`, 1 = no pipelining).
     pub pipeline: u32,
+    /// The protocol that ran: `http/1.1`, `h2c` (HTTP/2 with prior
+    /// knowledge over plain TCP) or `h2` (HTTP/2 over TLS, by ALPN).
+    #[serde(default = "http11")]
+    #[schemars(required, extend("enum" = ["http/1.1", "h2c", "h2"]))]
+    pub protocol: String,
+    /// HTTP/2 runs only (`--http2`): streams per connection and the
+    /// protocol events that are not failures of their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Summary>,
     /// Length of the measured phase (excludes warm-up), seconds.
     pub duration_s: f64,
     /// Warm-up that ran before measuring and is not counted, seconds.
@@ -109,6 +118,26 @@ pub struct HttpReport {
     /// notes about lost workers. The figures above are then the lossless merge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<FleetSummary>,
+}
+
+fn http11() -> String {
+    "http/1.1".to_owned()
+}
+
+/// What an HTTP/2 run adds to the record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct Http2Summary {
+    /// Concurrent streams per connection asked for (`--streams`).
+    #[schemars(range(min = 1))]
+    pub streams: u32,
+    /// Connections the server ended with GOAWAY (finished, then replaced;
+    /// streams it had not processed were sent again on the new connection).
+    pub goaways: u64,
+    /// Streams the server reset (RST_STREAM), by error code name
+    /// (`REFUSED_STREAM`, `INTERNAL_ERROR` …); each is also a `receive` failure.
+    #[serde(default)]
+    pub stream_resets: BTreeMap<String, u64>,
 }
 
 /// How a distributed run was split over its workers, and how each share ended.

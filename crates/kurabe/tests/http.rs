@@ -39,7 +39,7 @@ pub(crate) fn http_json(args: &[&str]) -> HttpReport {
 }
 
 /// As [`http_json`] for a run that must exit with `code`; also returns stderr.
-fn http_json_exit(args: &[&str], code: i32) -> (HttpReport, String) {
+pub(crate) fn http_json_exit(args: &[&str], code: i32) -> (HttpReport, String) {
     let mut full = vec!["--format", "json"];
     full.extend_from_slice(args);
     let out = http(&full);
@@ -52,7 +52,7 @@ fn http_json_exit(args: &[&str], code: i32) -> (HttpReport, String) {
 
 /// A run in which no request succeeds: exit 1, and the one error bucket it
 /// reports (kind, first error, count) matches the failure counts.
-fn http_failed(args: &[&str], kind: &str) -> (HttpReport, String) {
+pub(crate) fn http_failed(args: &[&str], kind: &str) -> (HttpReport, String) {
     let (r, stderr) = http_json_exit(args, 1);
     assert_eq!(r.complete_requests, 0);
     assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
@@ -104,7 +104,7 @@ fn sample_report() -> HttpReport {
 
 /// A loopback server running `handler` on every connection in its own thread.
 pub(crate) struct TestServer {
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }

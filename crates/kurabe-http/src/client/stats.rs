@@ -102,6 +102,10 @@ pub struct Stats {
     pub reconnects: u64,
     /// Complete responses on a connection that had answered before (real reuse).
     pub keep_alive_requests: u64,
+    /// HTTP/2: connections that ended with the server's GOAWAY.
+    pub goaways: u64,
+    /// HTTP/2: streams the server reset, by error code name.
+    pub stream_resets: BTreeMap<String, u64>,
 }
 
 impl Default for Stats {
@@ -132,6 +136,8 @@ impl Stats {
             in_flight_at_end: 0,
             reconnects: 0,
             keep_alive_requests: 0,
+            goaways: 0,
+            stream_resets: BTreeMap::new(),
         }
     }
 
@@ -222,6 +228,10 @@ impl Stats {
         self.in_flight_at_end += o.in_flight_at_end;
         self.reconnects += o.reconnects;
         self.keep_alive_requests += o.keep_alive_requests;
+        self.goaways += o.goaways;
+        for (code, n) in &o.stream_resets {
+            *self.stream_resets.entry(code.clone()).or_default() += n;
+        }
     }
 
     pub(crate) fn status_codes(&self) -> BTreeMap<String, u64> {

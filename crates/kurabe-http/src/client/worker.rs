@@ -85,21 +85,49 @@ pub(crate) struct Shared {
     pub bind: Option<SockAddr>,
     /// `-v`: gets every response head.
     pub trace: Option<super::HeadTrace>,
+    /// HTTP/2 runs only: the encoded request and `--streams`.
+    pub h2: Option<super::h2::Setup>,
+}
+
+impl Shared {
+    /// A non-blocking TCP socket with `-b` and `-B` applied, its connect
+    /// started (both protocols' workers open connections here).
+    pub(crate) fn connect_socket(&self) -> io::Result<Socket> {
+        let sock = Socket::new(
+            Domain::for_address(self.addr.as_socket().expect("resolved address")),
+            Type::STREAM.nonblocking().cloexec(),
+            Some(Protocol::TCP),
+        )?;
+        sock.set_nodelay(true)?;
+        if let Some(size) = self.socket_buffer {
+            sock.set_send_buffer_size(size as usize)?;
+            sock.set_recv_buffer_size(size as usize)?;
+        }
+        if let Some(local) = &self.bind {
+            sock.bind(local)?;
+        }
+        match sock.connect(&self.addr) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(sock)
+    }
 }
 
 /// Per in-flight request.
 #[derive(Debug, Clone, Copy)]
-struct Slot {
+pub(crate) struct Slot {
     /// When the request started: connect start for a new connection, else the write.
-    start: u64,
+    pub start: u64,
     /// When it was handed to the kernel (or 0 while not yet written).
-    sent: u64,
+    pub sent: u64,
     /// Open model: the intended send time (0 in the closed model).
-    intended: u64,
+    pub intended: u64,
     /// Connect time attributed to this request (ab: the first on a connection).
-    connect_ns: u64,
+    pub connect_ns: u64,
     /// Claimed during the measured phase (warm-up requests are not counted).
-    measured: bool,
+    pub measured: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -593,24 +621,7 @@ impl<'a> Worker<'a> {
     }
 
     fn open_socket(&mut self, ci: usize) -> io::Result<()> {
-        let sock = Socket::new(
-            Domain::for_address(self.sh.addr.as_socket().expect("resolved address")),
-            Type::STREAM.nonblocking().cloexec(),
-            Some(Protocol::TCP),
-        )?;
-        sock.set_nodelay(true)?;
-        if let Some(size) = self.sh.socket_buffer {
-            sock.set_send_buffer_size(size as usize)?;
-            sock.set_recv_buffer_size(size as usize)?;
-        }
-        if let Some(local) = &self.sh.bind {
-            sock.bind(local)?;
-        }
-        match sock.connect(&self.sh.addr) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-            Err(e) => return Err(e),
-        }
+        let sock = self.sh.connect_socket()?;
         let fd = sock.as_raw_fd();
         self.ep.add(fd, ci as u64)?;
         let c = &mut self.conns[ci];

@@ -256,6 +256,7 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         .map(|(code, n)| format!("{code}: {n}"))
         .collect();
     writeln!(out, "Status codes:           {}", codes.join(", "))?;
+    http2_line(r, out)?;
     writeln!(out, "Timeouts:               {}", r.failures.timeout)?;
     if r.keep_alive {
         writeln!(
@@ -288,6 +289,26 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// HTTP/2 runs: the protocol, streams per connection, GOAWAYs and resets by code.
+fn http2_line(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    let Some(h) = &r.http2 else {
+        return Ok(());
+    };
+    let mut line = format!(
+        "Protocol:               {}, {} stream(s) per connection, {} GOAWAY",
+        r.protocol, h.streams, h.goaways
+    );
+    if !h.stream_resets.is_empty() {
+        let codes: Vec<_> = h
+            .stream_resets
+            .iter()
+            .map(|(code, n)| format!("{code} {n}"))
+            .collect();
+        line.push_str(&format!(", RST_STREAM: {}", codes.join(", ")));
+    }
+    writeln!(out, "{line}")
 }
 
 /// Why requests failed: one line per failure kind, its first error and its share,
