@@ -45,6 +45,12 @@ pub struct Counters {
     /// Responses on reused connections (absent in rows of older workers).
     #[serde(default)]
     pub keep_alive_requests: u64,
+    /// HTTP/2 connections ended by GOAWAY (absent in rows of older workers).
+    #[serde(default)]
+    pub goaways: u64,
+    /// HTTP/2 streams reset by the server, by error code (likewise).
+    #[serde(default)]
+    pub stream_resets: BTreeMap<String, u64>,
 }
 
 /// The five histograms of a [`Stats`], V2-encoded, in a fixed order.
@@ -105,6 +111,8 @@ pub fn encode(stats: &Stats) -> Result<(EncodedHistograms, Counters), FleetError
         in_flight_at_end: stats.in_flight_at_end,
         reconnects: stats.reconnects,
         keep_alive_requests: stats.keep_alive_requests,
+        goaways: stats.goaways,
+        stream_resets: stats.stream_resets.clone(),
     };
     Ok((hists, counters))
 }
@@ -134,6 +142,8 @@ pub fn decode(hists: &EncodedHistograms, counters: &Counters) -> Result<Stats, F
     s.in_flight_at_end = counters.in_flight_at_end;
     s.reconnects = counters.reconnects;
     s.keep_alive_requests = counters.keep_alive_requests;
+    s.goaways = counters.goaways;
+    s.stream_resets = counters.stream_resets.clone();
     Ok(s)
 }
 
@@ -150,6 +160,8 @@ mod tests {
         s.completed = completed;
         s.status[200] = completed;
         s.failures.timeout = 1;
+        s.goaways = 2;
+        s.stream_resets.insert("REFUSED_STREAM".into(), 3);
         s.first_errors.insert(
             "timeout".into(),
             "no complete response within 1s (-s)".into(),
@@ -168,6 +180,8 @@ mod tests {
         assert_eq!(back.status[200], 5);
         assert_eq!(back.failures.timeout, 1);
         assert_eq!(back.first_errors, s.first_errors);
+        assert_eq!(back.goaways, 2);
+        assert_eq!(back.stream_resets, s.stream_resets);
     }
 
     #[test]
