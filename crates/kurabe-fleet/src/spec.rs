@@ -138,6 +138,7 @@ impl RunSpec {
             insecure: self.insecure,
             gnuplot_file: None,
             setup: Default::default(),
+            engine: kurabe_http::client::Engine::Auto,
         })
     }
 }

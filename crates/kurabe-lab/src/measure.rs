@@ -210,6 +210,12 @@ pub fn http(
         insecure: w.insecure,
         gnuplot_file: None,
         setup: Default::default(),
+        // Validated with the plan; an unknown name cannot get here.
+        engine: w
+            .engine
+            .as_deref()
+            .and_then(client::Engine::parse)
+            .unwrap_or_default(),
     };
     let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
     if let Some(length) = w.soak {

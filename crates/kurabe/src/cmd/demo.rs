@@ -82,6 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         insecure: false,
         gnuplot_file: None,
         setup: Default::default(),
+        engine: kurabe_http::client::Engine::Auto,
     };
     // The server runs inside this process, so watching it would count the
     // client's CPU too: no server metrics here.
