@@ -15,6 +15,7 @@ mod mem;
 mod names;
 mod outputs;
 mod results;
+mod revisions;
 mod run;
 mod serve;
 mod soak;
