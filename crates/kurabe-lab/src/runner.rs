@@ -28,16 +28,19 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use kurabe_model::plan::{
     substitute, CommandLine, CommandWorkload, OnFailure, Plan, PortSpec, Ready, ResolvedVariant,
     StopSignal, WatchWorkload, Workload, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER,
+    WORKTREE_PLACEHOLDER,
 };
 use kurabe_model::record::{
     ExperimentId, ExperimentStatus, MetricValue, NewExperiment, RunRecord, RunStatus,
 };
 use kurabe_model::stats::{metric, randomized_blocks};
+use kurabe_model::stop::Stop;
 use kurabe_model::time::rfc3339;
 use kurabe_store::{Store, StoreError};
 
@@ -68,6 +71,10 @@ pub struct RunOptions {
     pub until_confident: Option<Duration>,
     /// kurabe's version, stored with the experiment.
     pub tool_version: String,
+    /// What `{worktree}` stands for, by variant name: the cached worktree
+    /// of its `rev` ([`crate::git::prepare_revisions`]), else the top level
+    /// of the plan's own work tree.
+    pub worktrees: BTreeMap<String, PathBuf>,
     /// The code measured (git revision and/or CI label), stored with the
     /// experiment; `None` outside a git work tree without a label.
     pub rev: Option<kurabe_model::record::Revision>,
@@ -333,7 +340,7 @@ impl Clock for Instant {
 pub struct ProcessLauncher<'a> {
     plan: &'a Plan,
     opts: &'a RunOptions,
-    stop: &'a AtomicBool,
+    stop: &'a Arc<Stop>,
 }
 
 impl Launcher for ProcessLauncher<'_> {
@@ -350,6 +357,9 @@ impl ProcessLauncher<'_> {
             KURABE_PLACEHOLDER.into(),
             self.opts.kurabe_exe.display().to_string(),
         );
+        if let Some(dir) = self.opts.worktrees.get(&v.name) {
+            vars.insert(WORKTREE_PLACEHOLDER.into(), dir.display().to_string());
+        }
         vars
     }
 
@@ -456,7 +466,7 @@ impl ProcessLauncher<'_> {
             return Ok(None);
         };
         let mut t = target::start(&spec?)?;
-        t.wait_ready(self.stop)?;
+        t.wait_ready(self.stop.flag())?;
         Ok(Some(t))
     }
 
@@ -487,7 +497,9 @@ impl ProcessLauncher<'_> {
             WorkloadKind::Command(c) => self.command(v, c, vars, &env),
             WorkloadKind::Watch(wt) => self.watch(wt, vars, env, probe),
             WorkloadKind::Idle(i) => measure::idle(i, probe, self.stop),
-            WorkloadKind::System(sw) => measure::system(sw, cgroup_limits(v).as_ref(), self.stop),
+            WorkloadKind::System(sw) => {
+                measure::system(sw, cgroup_limits(v).as_ref(), self.stop.flag())
+            }
         }
     }
 
@@ -515,7 +527,7 @@ impl ProcessLauncher<'_> {
             cwd: self.resolve_dir(c.cwd.as_ref()),
             limits: limits.as_ref(),
         };
-        measure::command(c, &run, self.stop)
+        measure::command(c, &run, self.stop.flag())
     }
 
     /// A watch workload: its own command started and watched, else the target.
@@ -673,12 +685,12 @@ fn record_of(
 
 /// Run `plan` and record everything in `store`.
 ///
-/// `stop` is the Ctrl-C flag; `on_event` receives progress.
+/// `stop` is the Ctrl-C stop (waits block on it); `on_event` receives progress.
 pub fn run_experiment(
     plan: &Plan,
     store: &mut Store,
     opts: &RunOptions,
-    stop: &AtomicBool,
+    stop: &Arc<Stop>,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<Outcome, LabError> {
     check_supported(plan)?;
@@ -688,7 +700,7 @@ pub fn run_experiment(
         launcher: &mut launcher,
         sink: store,
         clock: &Instant::now(),
-        stop,
+        stop: stop.flag(),
         on_event,
     };
     run_with(plan, opts, &mut io)
