@@ -22,4 +22,5 @@ mod store;
 mod system;
 mod system_precision;
 mod util;
+mod warmup;
 mod watch;
