@@ -355,11 +355,13 @@ impl WorkloadKind {
                 "pss_growth_mb_per_hour",
                 "pss_growing",
             ],
+            // Σ PSS only from executions that live long enough (~20 ms) to be sampled.
             WorkloadKind::Command(_) => &[
                 "wall_time_s",
                 "user_time_s",
                 "system_time_s",
                 "max_rss_bytes",
+                "pss_peak_bytes",
             ],
             WorkloadKind::Watch(_) => &[
                 "cpu_percent_mean",
