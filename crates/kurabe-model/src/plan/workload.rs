@@ -110,6 +110,9 @@ pub struct HttpWorkload {
     /// Client threads (`--threads`); default chosen by the load generator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
+    /// Client I/O engine (`--engine`): `auto` (default), `epoll` or `io_uring`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     /// Soak run (`"10m"`): keep the load on this long instead of
     /// `duration`/`requests`, sampling Σ PSS against requests served, and
     /// report the memory floor's growth per request (a leak check).
