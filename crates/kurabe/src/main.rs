@@ -6,6 +6,7 @@
 //! result. This file owns exit codes: 0 ok, 1 a check failed, 2 usage or setup
 //! error (clap's own errors exit 2 too). A closed stdout (`| head`) is success.
 
+mod argv;
 mod cmd;
 mod flags;
 mod load;
@@ -52,6 +53,8 @@ enum Command {
     Cmd(Box<cmd::bench::Args>),
     /// Run an experiment plan: variants × workloads × rounds, interleaved, stored, with verdicts.
     Run(Box<cmd::run::Args>),
+    /// Find the first git commit where a metric of a plan changes (builds each commit once in a cached worktree).
+    Bisect(Box<cmd::bisect::Args>),
     /// History in the results store: list, show, compare, export, import, rm.
     Results(cmd::results::Args),
     /// One experiment as a table, Markdown, JSON, CSV or HTML with charts.
@@ -61,7 +64,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    argv::hide_passwords();
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
@@ -74,6 +79,7 @@ fn main() -> ExitCode {
         Command::System(args) => cmd::system::run(args),
         Command::Cmd(args) => cmd::bench::run(*args),
         Command::Run(args) => cmd::run::run(*args),
+        Command::Bisect(args) => cmd::bisect::run(*args),
         Command::Results(args) => cmd::results::run(args),
         Command::Report(args) => cmd::report::run(args),
         Command::Worker(args) => cmd::worker::run(args),

@@ -1,8 +1,8 @@
 //! One module per subcommand: `Args` (clap) + `run`.
 
 pub mod bench;
+pub mod bisect;
 pub mod demo;
-pub mod dryrun;
 pub mod http;
 pub mod http_ab;
 pub mod mem;
