@@ -4,7 +4,13 @@
 use std::path::Path;
 use std::process::Command;
 
-use kurabe_store::{Entry, Experiment, Store};
+use kurabe_model::history::{CheckReport, HistoryReport};
+use kurabe_model::stats::Verdict;
+use kurabe_store::{
+    Entry, EntryId, Experiment, ExperimentId, ExperimentStatus, Export, HostFacts, MetricValue,
+    Origin, ResultKind, Revision, RunRecord, RunStatus, Store, StoredRun, EXPORT_FORMAT,
+    EXPORT_VERSION,
+};
 
 use crate::util::kurabe;
 
@@ -98,4 +104,358 @@ fn experiments_record_their_git_revision_label_and_host_fingerprint() {
         .all(|x| x.host_fingerprint().as_deref() == Some(fp.as_str())));
     let limits = kurabe_probe::cgroup::limits_in_force();
     assert_eq!(e[0].origin.limits, Some(limits));
+}
+
+/// A small deterministic generator (SplitMix64) with normal deviates.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A standard normal deviate (Box–Muller).
+    fn normal(&mut self) -> f64 {
+        let u = self.unit().max(f64::MIN_POSITIVE);
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * self.unit()).cos()
+    }
+}
+
+fn synthetic_host(name: &str, cores: u32) -> HostFacts {
+    HostFacts {
+        hostname: name.into(),
+        cpu_model: "Synthetic CPU".into(),
+        cores,
+        memory_bytes: 1 << 30,
+        kernel: "6.1.0".into(),
+        arch: "x86_64".into(),
+    }
+}
+
+/// The metric every synthetic series measures (lower is better).
+const METRIC: &str = "cpu_ms_per_request";
+
+/// A synthetic series to import: one experiment per level, `runs` runs of
+/// lognormal noise with coefficient of variation `cv` around it.
+struct Series<'a> {
+    name: &'a str,
+    levels: &'a [f64],
+    runs: u32,
+    cv: f64,
+    host: HostFacts,
+    /// Revision per experiment (label, branch); none when empty.
+    revs: &'a [(&'a str, &'a str)],
+    /// Minutes after the epoch of the first experiment.
+    start_minute: usize,
+}
+
+fn timestamp(minute: usize) -> String {
+    format!(
+        "2026-01-{:02}T{:02}:{:02}:00.000Z",
+        1 + minute / 1440,
+        (minute / 60) % 24,
+        minute % 60
+    )
+}
+
+fn synthetic_experiment(s: &Series<'_>, i: usize, rng: &mut Rng) -> Experiment {
+    let runs = (0..s.runs)
+        .map(|round| StoredRun {
+            id: 0,
+            run: RunRecord {
+                variant: "a".into(),
+                workload: "get".into(),
+                round,
+                status: RunStatus::Ok,
+                error_tail: None,
+                started_at: timestamp(s.start_minute + i),
+                finished_at: timestamp(s.start_minute + i),
+                metrics: vec![MetricValue {
+                    name: METRIC.into(),
+                    value: s.levels[i] * (s.cv * rng.normal()).exp(),
+                    unit: "ms".into(),
+                }],
+                record: None,
+            },
+        })
+        .collect();
+    let rev = s.revs.get(i).map(|(label, branch)| Revision {
+        label: Some((*label).into()),
+        branch: Some((*branch).into()),
+        ..Revision::default()
+    });
+    Experiment {
+        id: ExperimentId(0),
+        name: s.name.into(),
+        plan_text: String::new(),
+        host: Some(s.host.clone()),
+        tool_version: "test".into(),
+        seed: None,
+        started_at: timestamp(s.start_minute + i),
+        finished_at: Some(timestamp(s.start_minute + i)),
+        status: ExperimentStatus::Complete,
+        writer: None,
+        origin: Origin { rev, limits: None },
+        runs,
+    }
+}
+
+/// Write the series through the store's import (one transaction); the
+/// new experiment ids in order.
+fn import(store: &mut Store, s: &Series<'_>, rng: &mut Rng) -> Vec<EntryId> {
+    let entries = (0..s.levels.len())
+        .map(|i| Entry::Experiment(synthetic_experiment(s, i, rng)))
+        .collect();
+    store
+        .import(&Export {
+            format: EXPORT_FORMAT.into(),
+            schema_version: EXPORT_VERSION,
+            entries,
+        })
+        .unwrap()
+}
+
+fn series<'a>(name: &'a str, levels: &'a [f64]) -> Series<'a> {
+    Series {
+        name,
+        levels,
+        runs: 5,
+        cv: 0.01,
+        host: synthetic_host("bench1", 2),
+        revs: &[],
+        start_minute: 0,
+    }
+}
+
+fn run_kurabe(args: &[&str], store: &Path) -> std::process::Output {
+    kurabe()
+        .args(args)
+        .arg("--store")
+        .arg(store)
+        .env_remove("KURABE_STORE")
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// One +10 % step in CPU per request at the 11th of 20 experiments: one
+/// change, there, worse, in every format; the JSON matches its schema.
+#[test]
+fn history_finds_one_step_where_it_is_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&path).unwrap();
+    let levels: Vec<f64> = (0..20).map(|i| if i < 10 { 1.0 } else { 1.1 }).collect();
+    let ids = import(&mut store, &series("steps", &levels), &mut Rng(1));
+    drop(store);
+    let out = run_kurabe(&["history", "steps", "--format", "json"], &path);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("history.schema.json", &v);
+    let report: HistoryReport = serde_json::from_value(v).unwrap();
+    assert_eq!(report.series.len(), 1);
+    let s = &report.series[0];
+    assert_eq!(
+        (s.metric.as_str(), s.variant.as_str(), s.workload.as_str()),
+        (METRIC, "a", "get")
+    );
+    assert_eq!(s.points.len(), 20);
+    assert_eq!(s.changes.len(), 1, "{:?}", s.changes);
+    let c = &s.changes[0];
+    assert_eq!((c.index, c.experiment.clone()), (10, ids[10].to_string()));
+    assert_eq!(c.previous_experiment, ids[9].to_string());
+    assert_eq!(c.verdict, Verdict::Worse);
+    let [low, high] = c.interval.unwrap();
+    assert!(
+        low < 1.1 && 1.1 < high && (c.ratio.unwrap() - 1.1).abs() < 0.01,
+        "{c:?}"
+    );
+    let render = |format: &str| {
+        let out = run_kurabe(&["history", "steps", "--format", format], &path);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let t = render("text");
+    assert!(
+        t.contains(&format!("change at {}", ids[10])) && t.contains("worse"),
+        "{t}"
+    );
+    assert!(render("md").contains(r"| get / a / cpu\_ms\_per\_request | 20 |"));
+    let csv = render("csv");
+    assert_eq!(csv.lines().count(), 21, "{csv}");
+    assert!(csv.lines().nth(11).unwrap().ends_with(",worse"), "{csv}");
+    let html = render("html");
+    assert_eq!(html.matches("class=\"mark\"").count(), 1);
+    assert!(!html.contains("<script"));
+}
+
+/// The newest experiment's machine is the default; other machines are
+/// listed, selectable by fingerprint, or mixed in with --all-hosts.
+#[test]
+fn history_keeps_to_one_host_fingerprint_unless_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&path).unwrap();
+    let flat = [1.0; 8];
+    import(&mut store, &series("hosts", &flat), &mut Rng(2));
+    let newer = Series {
+        host: synthetic_host("bench2", 4),
+        start_minute: 100,
+        ..series("hosts", &flat[..3])
+    };
+    import(&mut store, &newer, &mut Rng(3));
+    drop(store);
+    let json = |extra: &[&str]| -> HistoryReport {
+        let mut args = vec!["history", "hosts", "--format", "json"];
+        args.extend_from_slice(extra);
+        let out = run_kurabe(&args, &path);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let newest = json(&[]);
+    assert_eq!(newest.series[0].points.len(), 3);
+    assert_eq!(newest.hosts.len(), 2);
+    assert_eq!(newest.hosts[0].hostnames, vec!["bench2".to_owned()]);
+    let other = newest.hosts[1].fingerprint.clone();
+    assert_eq!(json(&["--host", &other]).series[0].points.len(), 8);
+    let all = json(&["--all-hosts"]);
+    assert_eq!(
+        (all.series[0].points.len(), all.host_fingerprint),
+        (11, None)
+    );
+}
+
+/// `kurabe check`: against a branch's last N experiments, exit 1 on a
+/// regression (named in the Markdown table), 0 when within noise; an
+/// experiment id as baseline; the JSON matches its schema.
+#[test]
+fn check_gates_on_a_regression_against_the_branch_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&path).unwrap();
+    let revs = [
+        ("m1", "main"),
+        ("m2", "main"),
+        ("m3", "main"),
+        ("m4", "main"),
+        ("pr1", "pr"),
+        ("pr2", "pr"),
+    ];
+    let levels = [1.0, 1.0, 1.0, 1.0, 1.12, 1.0];
+    let s = Series {
+        revs: &revs,
+        ..series("gate", &levels)
+    };
+    let ids = import(&mut store, &s, &mut Rng(4));
+    drop(store);
+    let (bad, good) = (ids[4].to_string(), ids[5].to_string());
+    let out = run_kurabe(
+        &["check", &bad, "--baseline", "main", "--format", "md"],
+        &path,
+    );
+    let md = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{md}{}", text(&out.stderr));
+    assert!(
+        md.contains("1 regression") && md.contains("❌ worse"),
+        "{md}"
+    );
+    let out = run_kurabe(
+        &[
+            "check",
+            &good,
+            "--baseline",
+            "main",
+            "--last",
+            "3",
+            "--format",
+            "json",
+        ],
+        &path,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("check.schema.json", &v);
+    let report: CheckReport = serde_json::from_value(v).unwrap();
+    let want: Vec<String> = ids[1..4].iter().map(|i| i.to_string()).collect();
+    assert_eq!(report.baseline_experiments, want);
+    assert_eq!((report.worse, report.rows[0].baseline_runs), (0, 15));
+    let by_id = run_kurabe(&["check", &bad, "--baseline", &ids[1].to_string()], &path);
+    assert_eq!(by_id.status.code(), Some(1), "{}", text(&by_id.stderr));
+    assert!(text(&by_id.stdout).contains(&format!("({} experiments: {} {})", 2, ids[0], ids[1])));
+}
+
+/// Bad input: one line naming what is missing, exit 2.
+#[test]
+fn unknown_plans_and_baselines_exit_2_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&path).unwrap();
+    let ids = import(&mut store, &series("known", &[1.0, 1.0]), &mut Rng(5));
+    drop(store);
+    let e = ids[1].to_string();
+    for (args, needle) in [
+        (vec!["history", "nope"], "no history for `nope`"),
+        (
+            vec!["check", &e, "--baseline", "nope"],
+            "unknown baseline `nope`",
+        ),
+        (
+            vec!["check", &e, "--baseline", "e999"],
+            "unknown baseline `e999`",
+        ),
+        (vec!["check", "e999", "--baseline", "main"], "e999"),
+        (
+            vec!["history", "known", "--host", "0000000000000000"],
+            "no experiment on host",
+        ),
+    ] {
+        let out = run_kurabe(&args, &path);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+/// A saved result's label has a history too: one point per saved result.
+#[test]
+fn a_saved_result_label_has_a_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&path).unwrap();
+    for used in [100.0, 101.0, 99.0] {
+        let record = serde_json::json!({ "schema_version": 1, "used_bytes": used });
+        let h = synthetic_host("vps", 1);
+        store
+            .save_result(
+                ResultKind::Mem,
+                "after boot",
+                &h,
+                &Origin::default(),
+                &record,
+            )
+            .unwrap();
+    }
+    drop(store);
+    let out = run_kurabe(&["history", "after boot", "--format", "json"], &path);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let r: HistoryReport = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r.series[0].metric, "used_bytes");
+    let points: Vec<&str> = r.series[0]
+        .points
+        .iter()
+        .map(|p| p.experiment.as_str())
+        .collect();
+    assert_eq!(points, ["r1", "r2", "r3"]);
 }

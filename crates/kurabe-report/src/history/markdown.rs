@@ -34,26 +34,27 @@ impl Render<HistoryReport> for HistoryMarkdown {
                 .changes
                 .iter()
                 .map(|c| {
-                    format!(
+                    let line = format!(
                         "{} ({}): {} · {}",
                         c.experiment,
                         c.rev,
                         c.phrase,
                         verdict_word(&c.verdict)
-                    )
+                    );
+                    esc(&line)
                 })
                 .collect();
+            let changes = if changes.is_empty() {
+                "–".to_owned()
+            } else {
+                changes.join("<br>")
+            };
             writeln!(
                 out,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {changes} |",
                 esc(&series_title(s)),
                 s.points.len(),
                 esc(&latest),
-                if changes.is_empty() {
-                    "–".to_owned()
-                } else {
-                    esc(&changes.join("<br>"))
-                }
             )?;
         }
         Ok(())

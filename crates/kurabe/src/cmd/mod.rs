@@ -1,8 +1,10 @@
 //! One module per subcommand: `Args` (clap) + `run`.
 
 pub mod bench;
+pub mod check;
 pub mod demo;
 pub mod dryrun;
+pub mod history;
 pub mod http;
 pub mod http_ab;
 pub mod mem;
