@@ -648,6 +648,7 @@ fn a_work_step_between_runs_is_one_change_at_the_seventh_experiment() {
     let s = Store::open(&store).unwrap();
     let direct = pooled_centre(&s, &ids[6..], METRIC) / pooled_centre(&s, &ids[..6], METRIC);
     let ratio = change.ratio.unwrap();
+    eprintln!("work 50 → 60 µs: change ratio {ratio:.4}, direct {direct:.4}");
     assert!(
         (ratio / direct - 1.0).abs() < 0.03,
         "change {ratio} vs direct {direct}"
