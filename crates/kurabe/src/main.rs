@@ -60,6 +60,8 @@ enum Command {
     History(cmd::history::Args),
     /// CI gate: an experiment against its baseline's recent history; exit 1 on any regression.
     Check(cmd::check::Args),
+    /// A static dashboard of the whole store: plans, hosts, metrics with sparklines and change points; opens from file://.
+    Site(cmd::site::Args),
     /// A load worker for distributed runs (`kurabe http --workers N`): takes shares of runs from the PostgreSQL store.
     Worker(cmd::worker::Args),
 }
@@ -82,6 +84,7 @@ fn main() -> ExitCode {
         Command::Report(args) => cmd::report::run(args),
         Command::History(args) => cmd::history::run(args),
         Command::Check(args) => cmd::check::run(args),
+        Command::Site(args) => cmd::site::run(args),
         Command::Worker(args) => cmd::worker::run(args),
     };
     match result {

@@ -658,3 +658,73 @@ fn a_work_step_between_runs_is_one_change_at_the_seventh_experiment() {
         "60 µs of work per request costs more CPU than 50: {ratio}"
     );
 }
+
+/// Relative links (`href="…"`) of an HTML page.
+fn links(html: &str) -> Vec<String> {
+    html.split("href=\"")
+        .skip(1)
+        .filter_map(|s| s.split_once('"').map(|(l, _)| l.to_owned()))
+        .collect()
+}
+
+/// `kurabe site`: an index linking every series page, series pages linking
+/// every experiment's report, all from the file system with no script or
+/// network; a second run rewrites nothing, and a new experiment rewrites
+/// only the pages it changes.
+#[test]
+fn site_links_plans_series_and_experiments_and_regenerates_incrementally() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let site = dir.path().join("site");
+    let mut store = Store::open(&path).unwrap();
+    let step: Vec<f64> = (0..12).map(|i| if i < 6 { 1.0 } else { 1.2 }).collect();
+    let ids = import(&mut store, &series("stepping", &step), &mut Rng(6));
+    import(
+        &mut store,
+        &Series {
+            start_minute: 50,
+            ..series("<b>flat</b>", &[1.0; 5])
+        },
+        &mut Rng(7),
+    );
+    let site_run = || {
+        let out = run_kurabe(&["site", "-o", site.to_str().unwrap()], &path);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let first = site_run();
+    assert!(first.contains("20 page(s) written, 0 unchanged"), "{first}");
+    let index = std::fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(index.contains("&lt;b&gt;flat&lt;/b&gt;") && !index.contains("<b>flat"));
+    let series_links = links(&index);
+    assert_eq!(series_links.len(), 2, "{series_links:?}");
+    let page = std::fs::read_to_string(site.join(&series_links[0])).unwrap();
+    assert_eq!(
+        page.matches("class=\"mark\"").count(),
+        1,
+        "the step is marked"
+    );
+    for link in links(&page) {
+        let target = site.join(&series_links[0]).parent().unwrap().join(&link);
+        assert!(target.is_file(), "{link} is a page of the site");
+    }
+    assert!(page.contains(&format!("../experiments/{}.html", ids[6])));
+    for html in [&index, &page] {
+        // Only the SVG namespace names a URL; nothing is fetched.
+        let fetched = ["src=", "href=\"http", "url(", "@import"];
+        assert!(!html.contains("<script") && !fetched.iter().any(|f| html.contains(f)));
+    }
+    assert!(site_run().contains("0 page(s) written, 20 unchanged"));
+    let mut store = Store::open(&path).unwrap();
+    import(
+        &mut store,
+        &Series {
+            start_minute: 60,
+            ..series("<b>flat</b>", &[1.0])
+        },
+        &mut Rng(8),
+    );
+    drop(store);
+    // The index, the flat plan's series page and the new experiment's report.
+    assert!(site_run().contains("3 page(s) written, 18 unchanged"));
+}

@@ -11,9 +11,9 @@
 
 mod check;
 mod csv;
-mod html;
+pub(crate) mod html;
 mod markdown;
-mod text;
+pub(crate) mod text;
 
 use kurabe_model::history::{
     HistoryChange, HistoryPoint, HistoryReport, HistorySeries, HostSeen, Order,
@@ -120,11 +120,13 @@ fn sort(experiments: &mut [&Experiment]) -> Order {
     let commit_time = |e: &Experiment| e.origin.rev.as_ref()?.commit_time.clone();
     let by_commit = !experiments.is_empty() && experiments.iter().all(|e| commit_time(e).is_some());
     experiments.sort_by(|a, b| {
+        // Saved results read as experiments have negative ids: |id| is the save order.
         let k = |e: &Experiment| {
+            let order = e.id.0.unsigned_abs();
             (
                 by_commit.then(|| commit_time(e)),
                 e.started_at.clone(),
-                e.id,
+                order,
             )
         };
         k(a).cmp(&k(b))

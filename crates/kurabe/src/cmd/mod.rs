@@ -12,6 +12,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod serve;
+pub mod site;
 pub mod system;
 pub mod watch;
 pub mod worker;
