@@ -12,17 +12,23 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{Comparison, Summary};
 
 /// What `kurabe cmd --export-json` writes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe cmd --export-json",
+    description = "hyperfine's export layout (results[] with command, mean, stddev, median, user, system, min, max, times, memory_usage_byte, exit_codes, parameters; seconds and bytes) so tools reading hyperfine's JSON read kurabe's, plus kurabe's fields beside them."
+)]
 pub struct CmdExport {
     /// One entry per command, in the order given.
     pub results: Vec<CmdResult>,
     /// kurabe: version of this layout's kurabe fields.
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// kurabe: the experiment in the results store (absent with `--no-save`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -40,7 +46,7 @@ pub struct CmdExport {
 }
 
 /// One command's figures: hyperfine's fields first, then kurabe's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct CmdResult {
     /// The command line as run (parameters substituted).
@@ -48,6 +54,7 @@ pub struct CmdResult {
     /// Mean wall time, seconds.
     pub mean: f64,
     /// Sample standard deviation of the wall time (None with one run).
+    #[schemars(required, transform = crate::schema::nullable)]
     pub stddev: Option<f64>,
     /// Median wall time, seconds.
     pub median: f64,

@@ -6,32 +6,42 @@
 //! `kurabe-report`'s job; rendering it too. This module must not compute or
 //! print anything.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{Comparison, Direction, Summary, Unit};
 
 /// The whole answer of one experiment: per workload, per metric, per variant
 /// the summary and, against the baseline, the ratio, interval and verdict.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe experiment report",
+    description = "What `kurabe report ID --format json` writes: per workload, per metric, per variant the summary of the successful runs and, against the baseline, the ratio of geometric means with its 95 % Welch interval and verdict. Version 1."
+)]
 pub struct ExperimentReport {
     /// [`crate::SCHEMA_VERSION`] at writing.
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// Store id (`e12`).
     pub id: String,
     /// Plan name.
     pub name: String,
     /// `running`, `complete`, `interrupted` or `failed`.
+    #[schemars(extend("enum" = ["running", "complete", "interrupted", "failed", "crashed"]))]
     pub status: String,
     /// Start, RFC 3339 UTC.
     pub started_at: String,
     /// End, RFC 3339 UTC; absent while running or after a crash.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub finished_at: Option<String>,
     /// kurabe version that ran it.
     pub tool_version: String,
     /// The machine it ran on, if recorded.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host: Option<ReportHost>,
     /// Baseline variant every other variant is compared against.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub baseline: Option<String>,
     /// Variants in plan order (baseline first if the plan names none).
     pub variants: Vec<String>,
@@ -52,7 +62,7 @@ pub struct ExperimentReport {
 }
 
 /// Machine facts shown in a report's header.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ReportHost {
     /// Host name.
@@ -70,7 +80,7 @@ pub struct ReportHost {
 }
 
 /// One workload's results.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct WorkloadReport {
     /// Workload name.
@@ -90,7 +100,7 @@ pub struct WorkloadReport {
 }
 
 /// One metric of one workload across variants.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct MetricReport {
     /// Catalogue name (`requests_per_second`).
@@ -98,6 +108,7 @@ pub struct MetricReport {
     /// Unit of every value.
     pub unit: Unit,
     /// Which way is better; absent for a metric kurabe does not know.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub direction: Option<Direction>,
     /// One-line description (empty for unknown metrics).
     pub description: String,
@@ -108,7 +119,7 @@ pub struct MetricReport {
 }
 
 /// One variant's samples of one metric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct VariantMetric {
     /// Variant name.
@@ -116,11 +127,12 @@ pub struct VariantMetric {
     /// Values of the successful runs, in round order.
     pub samples: Vec<f64>,
     /// Their summary; absent without samples.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub summary: Option<Summary>,
 }
 
 /// A candidate variant against the baseline on one metric.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct VersusBaseline {
     /// The candidate variant.
@@ -136,7 +148,7 @@ pub struct VersusBaseline {
 }
 
 /// Whether a difference is good news.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Tone {
     /// Better beyond the noise band.
@@ -148,7 +160,7 @@ pub enum Tone {
 }
 
 /// A run that failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct FailedRun {
     /// Variant name.
@@ -158,11 +170,12 @@ pub struct FailedRun {
     /// Round number, 0-based.
     pub round: u32,
     /// Last lines of the target's stderr, if captured.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub error_tail: Option<String>,
 }
 
 /// CPU and memory over one run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct RunSeries {
     /// Variant name.
@@ -174,20 +187,22 @@ pub struct RunSeries {
 }
 
 /// One sample of a run's time series.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SeriesPoint {
     /// Seconds since the run's start.
     pub t_s: f64,
     /// CPU, percent of one core.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub cpu_percent: Option<f64>,
     /// Σ PSS of the process tree.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub pss_bytes: Option<f64>,
 }
 
 /// Memory against requests served in one soak run, and the line fitted
 /// through its floor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SoakSeries {
     /// Variant name.
@@ -197,25 +212,31 @@ pub struct SoakSeries {
     /// What `bytes` measures: `pss_anon_shmem_swap_bytes` (Σ Pss_Anon +
     /// Pss_Shmem + Swap of the target tree, what the fit uses) or
     /// `pss_bytes` (Σ PSS, on kernels without Pss_Anon).
+    #[schemars(extend("enum" = ["pss_anon_shmem_swap_bytes", "pss_bytes"]))]
     pub memory: String,
     /// Samples in time order (warm-up dropped).
     pub points: Vec<SoakPoint>,
     /// The per-window floors the line was fitted through.
     pub floor: Vec<SoakPoint>,
     /// Theil–Sen slope of the floor, bytes per request; absent without a fit.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub slope_bytes_per_request: Option<f64>,
     /// Lower end of its 95 % interval.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub slope_low_bytes_per_request: Option<f64>,
     /// Upper end of its 95 % interval.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub slope_high_bytes_per_request: Option<f64>,
     /// The fitted line's value at 0 requests, bytes.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub intercept_bytes: Option<f64>,
     /// `growing`, `flat` or `unknown`.
+    #[schemars(extend("enum" = ["growing", "flat", "unknown"]))]
     pub verdict: String,
 }
 
 /// One sample of a soak run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SoakPoint {
     /// Requests served so far in the measured phase.
@@ -225,10 +246,11 @@ pub struct SoakPoint {
 }
 
 /// Two stored entries side by side (`kurabe results compare A B`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct EntryComparison {
     /// [`crate::SCHEMA_VERSION`] at writing.
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// The reference entry (`e3`, `r7`): ratios are B / A.
     pub a: ComparedEntry,
@@ -239,7 +261,7 @@ pub struct EntryComparison {
 }
 
 /// One side of an [`EntryComparison`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ComparedEntry {
     /// Store id.
@@ -249,18 +271,21 @@ pub struct ComparedEntry {
     /// Experiment name or result label.
     pub name: String,
     /// Host name, if recorded.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub hostname: Option<String>,
     /// Architecture, if recorded.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub arch: Option<String>,
 }
 
 /// One quantity compared across the two entries.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ComparisonRow {
     /// What is compared: `workload / variant / metric`, or a JSON field path.
     pub key: String,
     /// Unit, when known.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub unit: Option<Unit>,
     /// A's value (geometric mean of its samples, or the single value).
     pub a_value: f64,
@@ -271,8 +296,10 @@ pub struct ComparisonRow {
     /// Samples behind B's value.
     pub b_samples: usize,
     /// B / A; absent when A is zero.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub ratio: Option<f64>,
     /// Interval and verdict, when both sides have at least 3 samples and the direction is known.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub comparison: Option<Comparison>,
     /// The answer in words.
     pub phrase: String,

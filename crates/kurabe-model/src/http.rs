@@ -6,13 +6,19 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Everything one `kurabe http` run measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe http report",
+    description = "Result of one `kurabe http` load test (kurabe_model::http::HttpReport). Units are in the field names."
+)]
 pub struct HttpReport {
     /// Schema version of this record ([`crate::SCHEMA_VERSION`]).
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// kurabe version that produced the record.
     pub tool_version: String,
@@ -23,6 +29,7 @@ pub struct HttpReport {
     /// HTTP method sent.
     pub method: String,
     /// `Server:` header of the first response, if any.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub server_software: Option<String>,
     /// Host part of the URL.
     pub server_hostname: String,
@@ -59,6 +66,7 @@ pub struct HttpReport {
     /// Complete responses with a status outside 200..=299.
     pub non_2xx_responses: u64,
     /// Complete responses by status code ("200" → count).
+    #[schemars(extend("propertyNames" = { "pattern": "^[0-9]{3}$" }))]
     pub status_codes: BTreeMap<String, u64>,
     /// Requests written to the wire but not answered when the time limit (or Ctrl-C) hit.
     pub in_flight_at_end: u64,
@@ -79,8 +87,10 @@ pub struct HttpReport {
     /// ab's "Connection Times" table.
     pub connection_times_us: ConnectionTimes,
     /// Open-model (`--rate`) figures; absent in the closed model.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub rate: Option<RateInfo>,
     /// Server-side CPU and memory, when the server is a local process kurabe could watch.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub server: Option<ServerMetrics>,
     /// Distributed runs only (`--workers N`): one row per worker share and the
     /// notes about lost workers. The figures above are then the lossless merge.
@@ -89,7 +99,7 @@ pub struct HttpReport {
 }
 
 /// How a distributed run was split over its workers, and how each share ended.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct FleetSummary {
     /// Run id in the store's `fleet_runs` table.
@@ -102,7 +112,7 @@ pub struct FleetSummary {
 
 /// One worker's share of a distributed run: its own figures, to spot a worker
 /// that was itself the bottleneck.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct FleetWorker {
     /// Share number, from 0.
@@ -112,20 +122,25 @@ pub struct FleetWorker {
     /// `done`, `lost`, `failed` or `open` (never claimed).
     pub state: String,
     /// Connections of this share.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub concurrency: Option<u32>,
     /// Completed responses: the worker's report when done, else its last progress row.
     pub complete_requests: u64,
     /// Failed requests, likewise.
     pub failed_requests: u64,
     /// The share's own throughput (done shares only).
+    #[schemars(required, transform = crate::schema::nullable)]
     pub requests_per_second: Option<f64>,
     /// The share's own median latency (done shares only).
+    #[schemars(required, transform = crate::schema::nullable)]
     pub latency_p50_us: Option<u64>,
     /// The share's own 99th percentile (done shares only).
+    #[schemars(required, transform = crate::schema::nullable)]
     pub latency_p99_us: Option<u64>,
     /// True when the share's histograms are part of the merged figures.
     pub merged: bool,
     /// Why the share is not done, if it is not.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub note: Option<String>,
 }
 
@@ -135,7 +150,7 @@ pub struct FleetWorker {
 /// failure below, or in flight at the end. When a connection fails, every
 /// request written on it and not yet answered (more than one only with
 /// `--pipeline`) counts in the same bucket.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Failures {
     /// Could not connect: refused, unreachable, no answer to the connect
@@ -167,14 +182,16 @@ impl Failures {
 
 /// One failure bucket of a run: its kind, how many requests fell in it and
 /// the first error of that kind, as the operating system or TLS library said it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ErrorBucket {
     /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `timeout`.
+    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "timeout"]))]
     pub kind: String,
     /// The first error of this kind, e.g. "Connection refused (os error 111)".
     pub first_error: String,
     /// Requests that failed this way (equal to the matching [`Failures`] field).
+    #[schemars(range(min = 1))]
     pub count: u64,
 }
 
@@ -194,7 +211,7 @@ impl HttpReport {
 }
 
 /// Latency distribution summary, microseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct LatencySummary {
     pub min: u64,
@@ -208,7 +225,7 @@ pub struct LatencySummary {
 }
 
 /// One row of a percentile table.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct PercentileValue {
     /// Percentile, 0–100.
@@ -218,7 +235,7 @@ pub struct PercentileValue {
 }
 
 /// One row of ab's Connection Times table, microseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct PhaseTimes {
     pub min: u64,
@@ -229,7 +246,7 @@ pub struct PhaseTimes {
 }
 
 /// ab's Connection Times: connect, processing (total − connect), waiting (to first byte), total.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ConnectionTimes {
     pub connect: PhaseTimes,
@@ -239,7 +256,7 @@ pub struct ConnectionTimes {
 }
 
 /// Open-model figures for `--rate`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct RateInfo {
     /// Requested arrival rate, requests per second.
@@ -254,7 +271,7 @@ pub struct RateInfo {
 }
 
 /// CPU and memory of the server process tree during the run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ServerMetrics {
     /// PID of the server's root process.
@@ -269,6 +286,51 @@ pub struct ServerMetrics {
     pub pss_peak_bytes: u64,
     /// Σ PSS at the end.
     pub pss_end_bytes: u64,
+}
+
+/// `kurabe http URL_A URL_B --format json`: the A/B as an experiment report
+/// plus every run's full HTTP record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe http URL_A URL_B --format json",
+    description = "An A/B of endpoints: the experiment report (each URL's summary and, against the first URL, ratios with 95 % intervals and verdicts; see experiment-report.schema.json) and every run's full HTTP record (http-report.schema.json) with the server's CPU and memory where it is on this machine."
+)]
+pub struct HttpCompare {
+    /// [`crate::SCHEMA_VERSION`] at writing.
+    #[schemars(range(min = 1))]
+    pub schema_version: u32,
+    /// The URLs in the order given; the first is the baseline.
+    pub urls: Vec<String>,
+    /// Interleaved rounds asked for.
+    #[schemars(range(min = 1))]
+    pub rounds: u32,
+    /// Each URL's summary and, against the first, ratios and verdicts.
+    pub comparison: crate::experiment::ExperimentReport,
+    /// Every run, in the order they ran.
+    pub runs: Vec<HttpCompareRun>,
+}
+
+/// One run of an [`HttpCompare`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct HttpCompareRun {
+    /// The URL measured.
+    pub url: String,
+    /// Round number, 0-based.
+    pub round: u32,
+    /// Whether the run produced metrics.
+    pub status: crate::record::RunStatus,
+    /// Why it failed (the tail of the error), if it did.
+    #[schemars(required, transform = crate::schema::nullable)]
+    pub error: Option<String>,
+    /// The run's HTTP report, as stored; null for a failed run.
+    #[schemars(with = "Option<HttpReport>")]
+    #[schemars(required, transform = crate::schema::nullable)]
+    pub http: Option<serde_json::Value>,
+    /// The server process tree as sampled; null when the server is not on this machine.
+    #[schemars(required, transform = crate::schema::nullable)]
+    pub server: Option<serde_json::Value>,
 }
 
 #[cfg(test)]

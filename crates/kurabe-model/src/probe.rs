@@ -7,10 +7,11 @@
 //! N forked workers N times. This module holds data only: the sampler lives in
 //! `kurabe-probe`, the renderers in the binary.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Where the headline CPU seconds of a watch came from (most trustworthy first).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CpuSource {
     /// The run's private cgroup CPU counter (counts double-forked and unreaped children too).
@@ -22,7 +23,7 @@ pub enum CpuSource {
 }
 
 /// Why a watch ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WatchEnd {
     /// The watched root process exited.
@@ -34,12 +35,14 @@ pub enum WatchEnd {
 }
 
 /// Exit status of a command started by `kurabe watch -- CMD`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ExitStatus {
     /// Exit code when it exited normally.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub code: Option<i32>,
     /// Signal number when it was killed by a signal (e.g. 9 when kurabe killed it at `--duration`).
+    #[schemars(required, transform = crate::schema::nullable)]
     pub signal: Option<i32>,
 }
 
@@ -70,21 +73,25 @@ pub fn oom_killed_text(limit_bytes: Option<u64>) -> String {
 }
 
 /// Resource limits a started command ran under (its private cgroup).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct LimitsApplied {
     /// CPU quota in cores (`--cpus`), as CFS quota / period.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub cpus: Option<f64>,
     /// CPU list (`--cpuset`), kernel list syntax such as `0` or `0-1`.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub cpuset: Option<String>,
     /// Memory limit (`--memory`), bytes.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub memory_bytes: Option<u64>,
     /// cgroup hierarchy version used: 1 or 2.
+    #[schemars(range(min = 1, max = 2))]
     pub cgroup_version: u8,
 }
 
 /// What the sampler itself cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SamplerCost {
     /// CPU time spent inside the sampler (thread CPU clock), seconds.
@@ -98,7 +105,7 @@ pub struct SamplerCost {
 }
 
 /// One point of the time series.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct WatchPoint {
     /// Seconds since the watch started.
@@ -128,10 +135,15 @@ pub struct WatchPoint {
 }
 
 /// Everything one `kurabe watch` measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe watch report",
+    description = "CPU and memory of a process tree over time (`kurabe watch --format json`). Σ = summed over the tree. Units are in the field names."
+)]
 pub struct WatchReport {
     /// Schema version of this record ([`crate::SCHEMA_VERSION`]).
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// kurabe version that produced the record.
     pub tool_version: String,
@@ -140,10 +152,12 @@ pub struct WatchReport {
     /// Host the watch ran on.
     pub host: crate::record::HostFacts,
     /// The command started (`kurabe watch -- CMD ARGS`), absent for `-p`/`--port`.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub command: Option<Vec<String>>,
     /// PID of the tree's root process.
     pub pid: u32,
     /// TCP port the root was found by (`--port`).
+    #[schemars(required, transform = crate::schema::nullable)]
     pub port: Option<u16>,
     /// Length of the watch, seconds.
     pub duration_s: f64,
@@ -181,25 +195,31 @@ pub struct WatchReport {
     /// Highest Σ USS sampled.
     pub uss_peak_bytes: u64,
     /// Peak RSS of the root process itself (VmHWM), when it was readable.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub root_hwm_bytes: Option<u64>,
     /// Peak memory charged to the run's cgroup (v1 `memory.max_usage_in_bytes`, v2 `memory.peak`).
+    #[schemars(required, transform = crate::schema::nullable)]
     pub cgroup_memory_peak_bytes: Option<u64>,
     /// Most processes seen in one sample.
     pub processes_max: u32,
     /// Most threads seen in one sample.
     pub threads_max: u32,
     /// Limits the command ran under, if any were asked for.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub limits: Option<LimitsApplied>,
     /// Exit status of the started command.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub exit: Option<ExitStatus>,
     /// OOM kills counted in the started command's cgroup (v1 `memory.oom_control`
     /// `oom_kill`, v2 `memory.events` `oom_kill`); absent without a memory cgroup.
     #[serde(default)]
+    #[schemars(required, transform = crate::schema::nullable)]
     pub oom_kills: Option<u64>,
     /// Why the watch ended.
     pub ended: WatchEnd,
     /// The signal that stopped the watch when `ended` is `interrupted` (2 SIGINT, 15 SIGTERM, 1 SIGHUP).
     #[serde(default)]
+    #[schemars(required, transform = crate::schema::nullable)]
     pub stop_signal: Option<i32>,
     /// Things the reader should know (root exited early, PSS unreadable, no cgroup, …).
     pub notes: Vec<String>,
@@ -210,7 +230,7 @@ pub struct WatchReport {
 }
 
 /// One process in `kurabe mem`'s top list.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ProcessMemory {
     /// Process ID.
@@ -230,10 +250,15 @@ pub struct ProcessMemory {
 }
 
 /// System memory the way `free` shows it, in every procps generation, plus top processes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe mem report",
+    description = "System memory the way free shows it, every procps generation, plus top processes by PSS (`kurabe mem --format json`)."
+)]
 pub struct MemReport {
     /// Schema version of this record ([`crate::SCHEMA_VERSION`]).
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// kurabe version that produced the record.
     pub tool_version: String,

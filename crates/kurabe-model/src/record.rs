@@ -12,6 +12,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Version of the export format.
@@ -21,7 +22,7 @@ pub const EXPORT_VERSION: u32 = 1;
 pub const EXPORT_FORMAT: &str = "kurabe-results";
 
 /// CPU, memory, kernel and name of a machine.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct HostFacts {
     /// Host name.
@@ -41,11 +42,12 @@ pub struct HostFacts {
 /// The code a record measured: the git commit of the working directory
 /// (when run inside a git work tree) and/or a label given by CI (`--rev`,
 /// `KURABE_REV`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Revision {
     /// Full commit id of `HEAD`; absent outside a git work tree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("pattern" = "^[0-9a-f]{7,64}$"))]
     pub commit: Option<String>,
     /// Branch checked out; absent on a detached `HEAD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,7 +91,7 @@ impl Revision {
 /// The cgroup limits in force on the process that measured (the tightest
 /// of its cgroup and the cgroups above it): part of the host fingerprint,
 /// since a container's quota changes results as much as the CPU does.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct CgroupLimits {
     /// CPU quota in cores (quota / period); absent when unlimited.
@@ -102,7 +104,7 @@ pub struct CgroupLimits {
 
 /// Where a record was measured, beyond the host facts: the code version
 /// and the cgroup limits in force.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Origin {
     /// The code measured; absent outside a git work tree without a label.
@@ -139,7 +141,7 @@ pub fn host_fingerprint(host: &HostFacts, limits: Option<&CgroupLimits>) -> Stri
 
 /// The process that writes an experiment (`BOOT_ID:START_TICKS` names it
 /// beyond pid reuse; the liveness check, which reads /proc, is the store's).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Writer {
     /// Host name of the machine the writer ran on.
@@ -152,11 +154,15 @@ pub struct Writer {
 }
 
 /// Id of an experiment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub struct ExperimentId(pub i64);
 
 /// Id of a saved single result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub struct ResultId(pub i64);
 
 /// Id of anything the store lists: `e12` (experiment) or `r7` (saved result).
@@ -224,7 +230,7 @@ impl FromStr for EntryId {
 }
 
 /// How an experiment ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ExperimentStatus {
     /// Not finished: still running, or the process writing it died
@@ -298,7 +304,7 @@ pub struct NewExperiment {
 }
 
 /// Outcome of one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// The run produced its metrics.
@@ -318,14 +324,16 @@ impl RunStatus {
 }
 
 /// One metric value of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct MetricValue {
     /// Catalogue name (`requests_per_second`).
+    #[schemars(extend("pattern" = "^[a-z0-9_]+$"))]
     pub name: String,
     /// The value; a non-finite one is written to JSON as null and read
     /// back as NaN.
     #[serde(deserialize_with = "nan_from_null")]
+    #[schemars(transform = crate::schema::nullable)]
     pub value: f64,
     /// Unit symbol or name (`req/s`, `bytes`).
     pub unit: String,
@@ -336,7 +344,7 @@ fn nan_from_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error
 }
 
 /// One finished run of one variant and workload.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct RunRecord {
     /// Variant name.
@@ -351,8 +359,10 @@ pub struct RunRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_tail: Option<String>,
     /// Start, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub started_at: String,
     /// End, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub finished_at: String,
     /// The run's metrics.
     pub metrics: Vec<MetricValue>,
@@ -362,7 +372,7 @@ pub struct RunRecord {
 }
 
 /// A run as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct StoredRun {
     /// Row id (not preserved by export/import).
@@ -373,7 +383,7 @@ pub struct StoredRun {
 }
 
 /// An experiment with its runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Experiment {
     /// Id in this store (a fresh one is given on import).
@@ -383,14 +393,19 @@ pub struct Experiment {
     /// Plan text.
     pub plan_text: String,
     /// The machine it ran on.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host: Option<HostFacts>,
     /// kurabe version that ran it.
     pub tool_version: String,
     /// Seed of the run order.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub seed: Option<u64>,
     /// Start, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub started_at: String,
     /// End, RFC 3339 UTC; `None` while running or after a crash.
+    #[schemars(required, transform = crate::schema::nullable)]
+    #[schemars(transform = crate::schema::rfc3339)]
     pub finished_at: Option<String>,
     /// How it ended.
     pub status: ExperimentStatus,
@@ -405,7 +420,7 @@ pub struct Experiment {
 }
 
 /// Kind of a saved single result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultKind {
     /// `kurabe http`.
@@ -446,7 +461,7 @@ impl ResultKind {
 }
 
 /// A saved single result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SavedResult {
     /// Id in this store.
@@ -456,8 +471,10 @@ pub struct SavedResult {
     /// Label given when saving (default: what was measured, e.g. the URL).
     pub label: String,
     /// The machine it was measured on.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host: Option<HostFacts>,
     /// When it was saved, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub created_at: String,
     /// The command's JSON record, as it prints with `--format json`.
     pub record: serde_json::Value,
@@ -467,7 +484,7 @@ pub struct SavedResult {
 }
 
 /// Anything the store holds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "entry", rename_all = "snake_case")]
 pub enum Entry {
     /// An experiment with its runs.
@@ -477,21 +494,24 @@ pub enum Entry {
 }
 
 /// One line of `kurabe results list`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ListEntry {
     /// `e12` or `r7`.
     #[serde(serialize_with = "display")]
+    #[schemars(with = "String")]
     pub id: EntryId,
     /// `experiment`, or the kind of a saved result.
     pub kind: String,
     /// Experiment name or result label.
     pub name: String,
     /// Host name of the machine.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub hostname: Option<String>,
     /// Start or save time, RFC 3339 UTC.
     pub created_at: String,
     /// Experiment status; `None` for saved results.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub status: Option<ExperimentStatus>,
     /// Runs recorded (experiments), 0 for saved results.
     pub runs: u64,
@@ -504,12 +524,18 @@ fn display<S: serde::Serializer>(id: &EntryId, s: S) -> Result<S::Ok, S::Error> 
 }
 
 /// An export file: entries with everything needed to import them elsewhere.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe results export",
+    description = "What `kurabe results export` writes and `kurabe results import` reads: experiments with their runs, and saved single results, with the facts of the machine they were measured on. Version 1."
+)]
 pub struct Export {
     /// Always [`EXPORT_FORMAT`].
+    #[schemars(extend("const" = "kurabe-results"))]
     pub format: String,
     /// [`EXPORT_VERSION`] at writing.
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// The exported entries.
     pub entries: Vec<Entry>,

@@ -26,10 +26,15 @@ pub enum SystemSource {
 }
 
 /// A whole `kurabe system` result: one or more runs (one per copy count).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe system report",
+    description = "Output of 'kurabe system --format json' and 'kurabe system import'. The UnixBench System Benchmarks Index: one run per copy count, one entry per test."
+)]
 pub struct SystemReport {
     /// Schema version of this record ([`crate::SCHEMA_VERSION`]).
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// Measured by kurabe or imported from a UnixBench report.
     pub source: SystemSource,
@@ -46,6 +51,7 @@ pub struct SystemReport {
     pub cpus: Option<u32>,
     /// Mode the run used (`"default"`, `"quick"` or `"custom"`); `None` for imports.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["default", "quick", "custom", "precision"]))]
     pub mode: Option<String>,
     /// True when Ctrl-C cut the run short; finished tests are kept.
     #[serde(default)]
@@ -57,13 +63,14 @@ pub struct SystemReport {
     /// Placement the test processes were pinned to (`"same-core"` or
     /// `"spread"`); `None` when the scheduler placed them, as UnixBench does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["same-core", "spread"]))]
     pub pin: Option<String>,
     /// One entry per copy count, in the order they ran.
     pub runs: Vec<SystemRun>,
 }
 
 /// `--precision P --max-time T`: what a precision-driven run aimed for.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct PrecisionRule {
     /// Target half-width of the 95 % intervals, as a fraction of the value (0.02 = ±2 %).
@@ -73,12 +80,14 @@ pub struct PrecisionRule {
 }
 
 /// The results of all tests at one copy count.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SystemRun {
     /// Parallel copies of each test (UnixBench's `-c`).
+    #[schemars(range(min = 1))]
     pub copies: u32,
     /// "System Benchmarks Index Score": geometric mean of the indexed tests; `None` when no test was indexed.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub score: Option<f64>,
     /// True when not all 12 index tests are in `tests` (UnixBench's "Partial Index").
     pub partial: bool,
@@ -100,7 +109,7 @@ pub struct SystemRun {
 }
 
 /// One test's combined result at one copy count.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SystemTest {
     /// Stable short id (`dhry2reg`, `pipe`, `fstime`, ... — UnixBench's own test names).
@@ -112,8 +121,10 @@ pub struct SystemTest {
     /// Unit of `result`: `lps`, `lpm`, `KBps` or `MWIPS`.
     pub unit: String,
     /// BYTE baseline (SPARCstation 20-61) in `unit`; `None` for a test outside the index.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub baseline: Option<f64>,
     /// `result / baseline × 10`; `None` outside the index.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub index: Option<f64>,
     /// Mean duration of the kept passes, seconds (per copy).
     pub time_s: f64,
@@ -135,6 +146,7 @@ pub struct SystemTest {
     /// `"target"` (its interval is within the target), `"budget"` (its share
     /// of the time is spent) or `"time"` (the run's time is up).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("enum" = ["target", "budget", "time"]))]
     pub stop: Option<String>,
     /// Distinct modes among the passes' rates (e.g. two processes on one core
     /// vs on two), lowest first; empty when the passes form one group.
@@ -146,7 +158,7 @@ pub struct SystemTest {
 }
 
 /// One pass of one test: all copies together.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SystemPass {
     /// Sum of the copies' counts (loops, or KB/MWIPS for rate-reporting tests).
@@ -161,7 +173,7 @@ pub struct SystemPass {
 
 /// One mode of a test's pass rates: a group of passes separated from the
 /// others by a gap much wider than the spread inside either group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct SystemMode {
     /// Geometric mean of the group's rates, in the test's unit.
@@ -171,8 +183,10 @@ pub struct SystemMode {
     /// Highest rate in the group.
     pub high: f64,
     /// Passes in the group.
+    #[schemars(range(min = 1))]
     pub passes: u32,
     /// Fraction of all passes in the group, 0–1.
+    #[schemars(range(min = 0, max = 1))]
     pub share: f64,
 }
 

@@ -2,7 +2,8 @@
 //! schemas use: `type`, `const`, `enum`, `minimum`, `maximum`,
 //! `exclusiveMinimum`, `pattern`, `required`, `properties`,
 //! `additionalProperties` (`false` or a schema), `propertyNames`, `items`,
-//! `$ref` into `$defs` and `oneOf` (and `format`, read as an annotation).
+//! `$ref` into `$defs`, `oneOf` and `anyOf` (and `format` and `default`,
+//! read as annotations).
 //!
 //! Why not the `jsonschema` crate: it adds ~78 crates to the build for a few
 //! tests. An unknown keyword panics, so a schema cannot silently outgrow the
@@ -57,13 +58,24 @@ fn number(key: &str, rule: &Value) -> f64 {
         .unwrap_or_else(|| panic!("{key} must be a number, not {rule}"))
 }
 
+/// How many of the alternatives `rule` (a `oneOf`/`anyOf` array) `v` fits.
+fn passing(root: &Value, rule: &Value, v: &Value, at: &str) -> usize {
+    let alternatives = rule.as_array().expect("oneOf/anyOf is an array");
+    let fits = |sub: &&Value| {
+        let mut e = Vec::new();
+        check(root, sub, v, at, &mut e);
+        e.is_empty()
+    };
+    alternatives.iter().filter(fits).count()
+}
+
 fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
     let s = s.as_object().expect("schema node is an object");
     for (key, rule) in s {
         match key.as_str() {
             // `format` (schemars' "uint32", "double") only annotates: the
             // type and range keywords beside it carry the rule.
-            "$schema" | "$id" | "title" | "description" | "$defs" | "format" => {}
+            "$schema" | "$id" | "title" | "description" | "$defs" | "format" | "default" => {}
             "$ref" => {
                 let name = rule
                     .as_str()
@@ -172,20 +184,16 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>)
                 }
             }
             "oneOf" => {
-                let passing = rule
-                    .as_array()
-                    .expect("oneOf is an array")
-                    .iter()
-                    .filter(|sub| {
-                        let mut e = Vec::new();
-                        check(root, sub, v, at, &mut e);
-                        e.is_empty()
-                    })
-                    .count();
+                let passing = passing(root, rule, v, at);
                 if passing != 1 {
                     errors.push(format!(
                         "{at}: matches {passing} of the oneOf alternatives, expected exactly 1"
                     ));
+                }
+            }
+            "anyOf" => {
+                if passing(root, rule, v, at) == 0 {
+                    errors.push(format!("{at}: matches none of the anyOf alternatives"));
                 }
             }
             other => panic!("schema keyword {other} at {at} not supported by the checker"),
@@ -240,6 +248,11 @@ mod tests {
                 "$: 1 is not of type [\"string\",\"null\"]",
             ),
             (json!({ "const": 1 }), json!(2), "$: 2 is not 1"),
+            (
+                json!({ "anyOf": [{ "type": "string" }, { "type": "null" }], "default": null }),
+                json!(1),
+                "$: matches none of the anyOf alternatives",
+            ),
             (
                 json!({ "enum": ["a", "b"] }),
                 json!("c"),
@@ -340,7 +353,9 @@ mod tests {
                         .unwrap()
                         .values()
                         .for_each(|n| walk(root, n)),
-                    "oneOf" => rule.as_array().unwrap().iter().for_each(|n| walk(root, n)),
+                    "oneOf" | "anyOf" => {
+                        rule.as_array().unwrap().iter().for_each(|n| walk(root, n))
+                    }
                     "items" | "propertyNames" => walk(root, rule),
                     "additionalProperties" if rule.is_object() => walk(root, rule),
                     _ => {}

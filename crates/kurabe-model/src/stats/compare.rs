@@ -26,6 +26,7 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::difference::{compare_difference_at, Difference};
@@ -41,17 +42,21 @@ pub const CONFIDENCE: f64 = 0.95;
 pub const MIN_RUNS: usize = 3;
 
 /// The candidate-versus-baseline answer for one metric.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Comparison {
     /// Geometric mean of the candidate / geometric mean of the baseline;
     /// `None` when either side is empty or has a value ≤ 0.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub ratio: Option<f64>,
     /// Lower end of the 95 % interval of the ratio.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub ratio_low: Option<f64>,
     /// Upper end of the 95 % interval of the ratio.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub ratio_high: Option<f64>,
     /// Welch–Satterthwaite degrees of freedom used for the t quantile.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub degrees_of_freedom: Option<f64>,
     /// Noise band the verdict was judged against (0.02 = ±2 %).
     pub noise_band: f64,
@@ -71,7 +76,7 @@ pub struct Comparison {
 /// interval straddles a band edge). In JSON both keep their own `kind`
 /// (stable since schema version 1); an inconclusive verdict also carries
 /// `"within_noise": true` so a reader need not know that rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(into = "VerdictJson", from = "VerdictJson")]
 pub enum Verdict {
     /// The whole interval clears the noise band in the good direction.
@@ -113,7 +118,7 @@ impl Verdict {
 /// The JSON shape of [`Verdict`]: tagged by `kind`; `inconclusive` adds
 /// `within_noise: true` (additive to schema version 1, so older readers and
 /// older files still work — a missing field reads as `true`).
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 enum VerdictJson {
     Better,
@@ -163,7 +168,7 @@ impl From<VerdictJson> for Verdict {
 }
 
 /// Why a comparison has no interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "cause", rename_all = "snake_case")]
 pub enum NoIntervalReason {
     /// Fewer than [`MIN_RUNS`] runs on a side.

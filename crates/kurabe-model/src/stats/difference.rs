@@ -24,6 +24,7 @@
 //! The default bands live with the soak metrics in
 //! [`super::trend::difference_scale`]. Pure arithmetic, no I/O.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::compare::{NoIntervalReason, Verdict, CONFIDENCE, MIN_RUNS};
@@ -32,16 +33,19 @@ use super::student_t;
 use super::summary::{mean, sample_variance};
 
 /// Candidate minus baseline on the metric's own scale.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Difference {
     /// Mean of the candidate − mean of the baseline, in the metric's unit.
     pub difference: f64,
     /// Lower end of the 95 % Welch interval of the difference.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub difference_low: Option<f64>,
     /// Upper end of the 95 % Welch interval of the difference.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub difference_high: Option<f64>,
     /// Welch–Satterthwaite degrees of freedom of that interval.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub difference_degrees_of_freedom: Option<f64>,
     /// The absolute noise band ±δ the verdict was judged against, in the metric's unit.
     pub difference_noise_band: f64,

@@ -5,13 +5,14 @@
 //! be checked against it before anything runs and a verdict knows whether
 //! "1.10×" is good news. It must not know how a metric is measured.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Default noise band: differences smaller than ±2 % are "within noise".
 pub const DEFAULT_NOISE_BAND: f64 = 0.02;
 
 /// Which way a metric improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// More is better (requests per second, benchmark index).
@@ -21,7 +22,7 @@ pub enum Direction {
 }
 
 /// Unit a metric's values are expressed in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Unit {
     /// Events per second (requests/s, iterations/s).
@@ -59,7 +60,7 @@ impl Unit {
 }
 
 /// A metric definition: what a number in a run's result means.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Metric {
     /// Stable snake_case name with the unit in it, as in result JSON (`pss_peak_bytes`).

@@ -4,10 +4,11 @@
 //! geometric mean, standard deviation, coefficient of variation, min and max.
 //! It must not judge or compare; that is [`super::compare`].
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Descriptive statistics of a set of samples.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct Summary {
     /// Number of samples.
@@ -17,10 +18,13 @@ pub struct Summary {
     /// Median (mean of the two middle values for an even count).
     pub median: f64,
     /// Geometric mean; `None` when a sample is zero or negative (the log is undefined).
+    #[schemars(required, transform = crate::schema::nullable)]
     pub geometric_mean: Option<f64>,
     /// Sample standard deviation (n − 1 denominator); `None` with fewer than 2 samples.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub stdev: Option<f64>,
     /// Coefficient of variation, `stdev / |mean|`; `None` without a stdev or with a zero mean.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub cv: Option<f64>,
     /// Smallest sample.
     pub min: f64,
