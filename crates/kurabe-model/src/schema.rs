@@ -20,12 +20,20 @@ pub type Generator = fn(&str) -> Value;
 /// The generated schemas: file name under `schema/` and its generator.
 pub const GENERATED: &[(&str, Generator)] = &[
     (
+        "check.schema.json",
+        schema_of::<crate::history::CheckReport>,
+    ),
+    (
         "cmd-export.schema.json",
         schema_of::<crate::bench::CmdExport>,
     ),
     (
         "experiment-report.schema.json",
         schema_of::<crate::experiment::ExperimentReport>,
+    ),
+    (
+        "history.schema.json",
+        schema_of::<crate::history::HistoryReport>,
     ),
     (
         "http-compare.schema.json",

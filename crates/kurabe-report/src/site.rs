@@ -18,7 +18,7 @@ use kurabe_model::stats::changepoint::Config;
 
 use crate::chart::sparkline;
 use crate::escape::html as esc;
-use crate::history::text::{series_title, verdict_word};
+use crate::history::text::{series_title, verdict_suffix};
 use crate::history::{history_report, HistoryHtml, Hosts};
 use crate::html::page_start;
 use crate::{experiment_report, to_string, words, Html};
@@ -164,11 +164,11 @@ fn section_table(s: &Section, out: &mut dyn Write) -> io::Result<()> {
             .map_or("–".to_owned(), |p| words::value(series.unit, p.value));
         let change = series.changes.last().map_or("–".to_owned(), |c| {
             format!(
-                "{} ({}): {} · {}",
+                "{} ({}): {}{}",
                 c.experiment,
                 c.rev,
                 c.phrase,
-                verdict_word(&c.verdict)
+                verdict_suffix(&c.verdict)
             )
         });
         writeln!(

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use kurabe_model::history::{CheckReport, CheckRow, HistoryReport};
 use kurabe_model::stats::Verdict;
 
-use super::text::{hosts_line, series_title, verdict_word};
+use super::text::{hosts_line, series_title, verdict_suffix, verdict_word};
 use crate::escape::markdown as esc;
 use crate::{words, Render};
 
@@ -35,11 +35,11 @@ impl Render<HistoryReport> for HistoryMarkdown {
                 .iter()
                 .map(|c| {
                     let line = format!(
-                        "{} ({}): {} · {}",
+                        "{} ({}): {}{}",
                         c.experiment,
                         c.rev,
                         c.phrase,
-                        verdict_word(&c.verdict)
+                        verdict_suffix(&c.verdict)
                     );
                     esc(&line)
                 })
