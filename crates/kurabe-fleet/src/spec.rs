@@ -36,10 +36,20 @@ pub struct RunSpec {
     pub keep_alive: bool,
     /// Requests in flight per connection.
     pub pipeline: u32,
+    /// Speak HTTP/2 (h2c or ALPN h2).
+    #[serde(default)]
+    pub http2: bool,
+    /// HTTP/2 streams per connection.
+    #[serde(default = "one")]
+    pub streams: u32,
     /// Count responses of differing length as failures (ab without `-l`).
     pub check_length: bool,
     /// Skip TLS certificate verification.
     pub insecure: bool,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// One worker's part of a [`RunSpec`].
@@ -117,6 +127,8 @@ impl RunSpec {
             threads: threads.clamp(1, share.concurrency.max(1)),
             keep_alive: self.keep_alive,
             pipeline: self.pipeline,
+            http2: self.http2,
+            streams: self.streams,
             stop,
             rate: share.rate,
             warmup: self.warmup_ms.map(Duration::from_millis),
@@ -147,6 +159,8 @@ mod tests {
             timeout_ms: 30_000,
             keep_alive: true,
             pipeline: 1,
+            http2: false,
+            streams: 1,
             check_length: true,
             insecure: false,
         }

@@ -204,6 +204,8 @@ pub fn http(
         threads: threads.min(w.concurrency),
         keep_alive: w.keep_alive,
         pipeline: w.pipeline,
+        http2: w.http2,
+        streams: w.streams.unwrap_or(1),
         stop: measured_stop,
         rate: w.rate,
         warmup: None,
@@ -721,6 +723,7 @@ fn helper_command(l: &Launch<'_>, report_w: &std::os::fd::OwnedFd) -> Result<Com
         report_w.as_raw_fd()
     };
     let mut cmd = Command::new(l.helper);
+    kurabe_store::scrub_secrets(&mut cmd);
     cmd.arg(wfd.to_string()).args(l.argv).envs(l.env);
     redirect(&mut cmd, l.workload)?;
     if l.workload.randomize_env {

@@ -189,6 +189,7 @@ pub fn start(spec: &TargetSpec) -> Result<RunningTarget, RunFailure> {
         // The Command holds our copies of the write ends: it must be dropped
         // right after spawning or the readers would never see EOF.
         let mut cmd = Command::new(program);
+        kurabe_store::scrub_secrets(&mut cmd);
         cmd.args(&spec.argv[1..])
             .envs(&spec.env)
             .stdin(Stdio::null())

@@ -47,6 +47,15 @@ pub struct HttpReport {
     pub keep_alive: bool,
     /// Requests in flight per connection (`--pipeline`, 1 = no pipelining).
     pub pipeline: u32,
+    /// The protocol that ran: `http/1.1`, `h2c` (HTTP/2 with prior
+    /// knowledge over plain TCP) or `h2` (HTTP/2 over TLS, by ALPN).
+    #[serde(default = "http11")]
+    #[schemars(required, extend("enum" = ["http/1.1", "h2c", "h2"]))]
+    pub protocol: String,
+    /// HTTP/2 runs only (`--http2`): streams per connection and the
+    /// protocol events that are not failures of their own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Summary>,
     /// Length of the measured phase (excludes warm-up), seconds.
     pub duration_s: f64,
     /// Warm-up that ran before measuring and is not counted, seconds.
@@ -96,6 +105,26 @@ pub struct HttpReport {
     /// notes about lost workers. The figures above are then the lossless merge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<FleetSummary>,
+}
+
+fn http11() -> String {
+    "http/1.1".to_owned()
+}
+
+/// What an HTTP/2 run adds to the record.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct Http2Summary {
+    /// Concurrent streams per connection asked for (`--streams`).
+    #[schemars(range(min = 1))]
+    pub streams: u32,
+    /// Connections the server ended with GOAWAY (finished, then replaced;
+    /// streams it had not processed were sent again on the new connection).
+    pub goaways: u64,
+    /// Streams the server reset (RST_STREAM), by error code name
+    /// (`REFUSED_STREAM`, `INTERNAL_ERROR` …); each is also a `receive` failure.
+    #[serde(default)]
+    pub stream_resets: BTreeMap<String, u64>,
 }
 
 /// How a distributed run was split over its workers, and how each share ended.
@@ -171,12 +200,17 @@ pub struct Failures {
     /// No complete response within the request timeout (`-s`), counted from
     /// the connect (new connection) or the write (reused connection).
     pub timeout: u64,
+    /// The client itself failed: kurabe ran out of file descriptors
+    /// (EMFILE/ENFILE) opening a connection. Not the server's fault: raise
+    /// `ulimit -n` or lower `-c`. (Absent from records written before it.)
+    #[serde(default)]
+    pub client: u64,
 }
 
 impl Failures {
     /// Sum of all kinds.
     pub fn total(&self) -> u64 {
-        self.connect + self.receive + self.length + self.exceptions + self.timeout
+        self.connect + self.receive + self.length + self.exceptions + self.timeout + self.client
     }
 }
 
@@ -185,8 +219,8 @@ impl Failures {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ErrorBucket {
-    /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `timeout`.
-    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "timeout"]))]
+    /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `timeout`, `client`.
+    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "timeout", "client"]))]
     pub kind: String,
     /// The first error of this kind, e.g. "Connection refused (os error 111)".
     pub first_error: String,
@@ -345,7 +379,8 @@ mod tests {
             length: 3,
             exceptions: 4,
             timeout: 5,
+            client: 6,
         };
-        assert_eq!(f.total(), 15);
+        assert_eq!(f.total(), 21);
     }
 }

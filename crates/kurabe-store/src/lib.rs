@@ -50,6 +50,19 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// `postgres://` URL.
 pub const STORE_ENV: &str = "KURABE_STORE";
 
+/// kurabe's own secrets in its environment: the store URL and the store's
+/// password. Measured targets and commands never inherit them (a plan's
+/// `env` may still set them explicitly).
+pub const SECRET_ENV: &[&str] = &[STORE_ENV, "PGPASSWORD"];
+
+/// Remove [`SECRET_ENV`] from what `cmd` inherits; call before adding the
+/// command's own variables, which win.
+pub fn scrub_secrets(cmd: &mut std::process::Command) {
+    for name in SECRET_ENV {
+        cmd.env_remove(name);
+    }
+}
+
 /// Where the store lives when `--store` is not given: `$KURABE_STORE`, else
 /// `$XDG_DATA_HOME/kurabe/results.db`, else `~/.local/share/kurabe/results.db`.
 /// `$KURABE_STORE` may be a `postgres://` URL, which [`Store::open`] takes as is.

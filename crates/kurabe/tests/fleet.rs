@@ -11,6 +11,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -20,9 +21,6 @@ use kurabe_http::client::Stats;
 use kurabe_model::http::HttpReport;
 
 use crate::serve::raw_request;
-
-const PREFIX: &str = "kft";
-const SUBNET: &str = "10.77.9";
 
 fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
@@ -38,36 +36,65 @@ fn script() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/netns-hosts.sh")
 }
 
-/// The namespaces; `down` on drop.
-struct Hosts;
+/// The namespaces; `down` on drop. Names and subnet are this run's own,
+/// so two test runs at once (two worktrees, two CI jobs) never share them.
+struct Hosts {
+    /// Name prefix: carries our PID, unique among live processes.
+    prefix: String,
+    /// First three octets of the /24, e.g. `10.77.9`.
+    subnet: String,
+}
 
 impl Hosts {
     fn up(workers: u32) -> Hosts {
-        let out = Command::new("bash")
-            .arg(script())
-            .args(["up", &workers.to_string()])
-            .env("NETNS_PREFIX", PREFIX)
-            .env("NETNS_SUBNET", SUBNET)
-            .output()
-            .unwrap();
+        // Under a lock, so two runs cannot pick the same free subnet.
+        let lock =
+            std::fs::File::create(std::env::temp_dir().join("kurabe-fleet-netns.lock")).unwrap();
+        // SAFETY: flock on a descriptor we own; released when `lock` drops.
+        assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let hosts = Hosts {
+            prefix: format!("kf{:x}", std::process::id()),
+            subnet: free_subnet(),
+        };
+        let out = hosts.script(&["up", &workers.to_string()]);
         assert!(
             out.status.success(),
             "netns-hosts.sh up: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        Hosts
+        drop(lock);
+        hosts
+    }
+
+    /// `netns-hosts.sh ARGS` for this run's prefix and subnet.
+    fn script(&self, args: &[&str]) -> Output {
+        Command::new("bash")
+            .arg(script())
+            .args(args)
+            .env("NETNS_PREFIX", &self.prefix)
+            .env("NETNS_SUBNET", &self.subnet)
+            .output()
+            .unwrap()
     }
 }
 
 impl Drop for Hosts {
     fn drop(&mut self) {
-        let _ = Command::new("bash")
-            .arg(script())
-            .arg("down")
-            .env("NETNS_PREFIX", PREFIX)
-            .env("NETNS_SUBNET", SUBNET)
-            .output();
+        let _ = self.script(&["down"]);
     }
+}
+
+/// The first `10.77.N` /24 that no interface on this machine has an address in.
+fn free_subnet() -> String {
+    let out = Command::new("ip")
+        .args(["-o", "-4", "addr", "show"])
+        .output()
+        .unwrap();
+    let used = String::from_utf8_lossy(&out.stdout).into_owned();
+    (1..=254)
+        .map(|n| format!("10.77.{n}"))
+        .find(|s| !used.contains(&format!(" {s}.")))
+        .expect("a free 10.77.N.0/24 subnet")
 }
 
 /// A child process killed on drop.
@@ -145,11 +172,11 @@ impl Fleet {
             return None;
         }
         let hosts = Hosts::up(3);
-        let bridge: IpAddr = format!("{SUBNET}.1").parse().unwrap();
+        let bridge: IpAddr = format!("{}.1", hosts.subnet).parse().unwrap();
         let pg = reroute(&pg, |up| relay(bridge, up));
-        let target_ip = format!("{SUBNET}.2");
+        let target_ip = format!("{}.2", hosts.subnet);
         let mut target = in_ns(
-            &format!("{PREFIX}-target"),
+            &format!("{}-target", hosts.prefix),
             &[
                 "serve",
                 "--bind",
@@ -177,7 +204,7 @@ impl Fleet {
         let workers = (1..=3)
             .map(|i| {
                 Kid(in_ns(
-                    &format!("{PREFIX}-w{i}"),
+                    &format!("{}-w{i}", hosts.prefix),
                     &["worker", "--store", &pg, "--name", &format!("w{i}")],
                 )
                 .stdout(Stdio::null())

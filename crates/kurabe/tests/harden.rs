@@ -351,6 +351,9 @@ fn absurd_watch_limits_are_refused_in_one_line() {
         ("--cpus", "1000000"),
         ("--cpuset", ",,"),
         ("--memory", "99999999999999999999"),
+        // 2^64 exactly: once rounded silently to u64::MAX.
+        ("--memory", "18446744073709551616"),
+        ("--memory", "16777216TiB"),
     ] {
         let out = kurabe()
             .args(["watch", flag, value, "--", "touch"])
@@ -363,6 +366,9 @@ fn absurd_watch_limits_are_refused_in_one_line() {
         assert!(err.lines().next().unwrap().contains(flag), "{err}");
         assert!(!err.contains("No space left"), "{err}");
         assert!(!marker.exists(), "{flag}: the command was not started");
+        if flag == "--memory" && value.starts_with("1") {
+            assert!(err.contains(&format!("`{value}` is too large")), "{err}");
+        }
     }
 }
 
@@ -411,4 +417,58 @@ fn responses_with_many_headers_are_accepted_and_too_many_are_named() {
             assert!(text.contains("more than 256 response headers"), "{text}");
         }
     }
+}
+
+/// Row 10, during the run: when kurabe runs out of file descriptors after
+/// the load started (here the limit is lowered under it with prlimit), the
+/// failures are the client's own, named with the fix, never the server's
+/// connect failures.
+#[test]
+fn running_out_of_descriptors_mid_run_is_the_clients_failure() {
+    let server = ServeChild::start(&[]);
+    let child = kurabe()
+        .args(["http", "-q", "--format", "json", "-n", "200000", "-c", "2"])
+        .arg(&server.url)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while server.served() < 50 {
+        assert!(std::time::Instant::now() < deadline, "no load arrived");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Fewer descriptors than kurabe already holds: every new socket fails.
+    let lim = libc::rlimit {
+        rlim_cur: 8,
+        rlim_max: 8,
+    };
+    // SAFETY: prlimit on our own child with a valid rlimit; no old value wanted.
+    let rc = unsafe {
+        libc::prlimit(
+            child.id() as libc::pid_t,
+            libc::RLIMIT_NOFILE,
+            &lim,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("http-report.schema.json", &v);
+    let f = &v["failures"];
+    assert!(f["client"].as_u64().unwrap() > 0, "{f}");
+    assert_eq!(f["connect"], 0, "not blamed on the server: {f}");
+    let bucket = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "client")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    let text = bucket["first_error"].as_str().unwrap();
+    assert!(
+        text.contains("too many open files") && text.contains("raise `ulimit -n`"),
+        "{text}"
+    );
 }

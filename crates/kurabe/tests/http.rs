@@ -34,12 +34,12 @@ fn http(args: &[&str]) -> Out {
 
 /// Run with `--format json`, check the output against the committed schema and
 /// deserialize it into the typed model.
-fn http_json(args: &[&str]) -> HttpReport {
+pub(crate) fn http_json(args: &[&str]) -> HttpReport {
     http_json_exit(args, 0).0
 }
 
 /// As [`http_json`] for a run that must exit with `code`; also returns stderr.
-fn http_json_exit(args: &[&str], code: i32) -> (HttpReport, String) {
+pub(crate) fn http_json_exit(args: &[&str], code: i32) -> (HttpReport, String) {
     let mut full = vec!["--format", "json"];
     full.extend_from_slice(args);
     let out = http(&full);
@@ -52,7 +52,7 @@ fn http_json_exit(args: &[&str], code: i32) -> (HttpReport, String) {
 
 /// A run in which no request succeeds: exit 1, and the one error bucket it
 /// reports (kind, first error, count) matches the failure counts.
-fn http_failed(args: &[&str], kind: &str) -> (HttpReport, String) {
+pub(crate) fn http_failed(args: &[&str], kind: &str) -> (HttpReport, String) {
     let (r, stderr) = http_json_exit(args, 1);
     assert_eq!(r.complete_requests, 0);
     assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
@@ -103,14 +103,14 @@ fn sample_report() -> HttpReport {
 // In-process servers.
 
 /// A loopback server running `handler` on every connection in its own thread.
-struct TestServer {
-    addr: SocketAddr,
+pub(crate) struct TestServer {
+    pub(crate) addr: SocketAddr,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl TestServer {
-    fn start(handler: impl Fn(TcpStream) + Send + Sync + 'static) -> Self {
+    pub(crate) fn start(handler: impl Fn(TcpStream) + Send + Sync + 'static) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -138,7 +138,7 @@ impl TestServer {
         }
     }
 
-    fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/", self.addr)
     }
 }

@@ -921,3 +921,49 @@ command = { command = ["dd", "if=/dev/zero", "of=/dev/null", "bs=100M", "count=1
         );
     }
 }
+
+/// Targets and commands never inherit kurabe's own secrets (the store URL,
+/// the store password); a variant's `env` still sets them when asked to.
+#[test]
+fn targets_and_commands_do_not_inherit_the_store_secrets() {
+    let (dir, plan) = plan_file(
+        r#"
+name = "secrets"
+repeat = 1
+[target]
+command = "env > target-env-$V.txt; echo up >&2; exec sleep 30"
+ready = { log = "up" }
+[[variant]]
+name = "a"
+env = { V = "a" }
+[[variant]]
+name = "b"
+env = { V = "b", PGPASSWORD = "given-by-the-plan" }
+[[workload]]
+name = "w"
+command = { command = "env > command-env-$V.txt", runs = 1 }
+"#,
+    );
+    // The store comes from KURABE_STORE itself: kurabe uses it, targets do not see it.
+    let out = kurabe()
+        .current_dir(dir.path())
+        .args(["run", "-q"])
+        .arg(&plan)
+        .env("KURABE_STORE", dir.path().join("results.db"))
+        .env("PGPASSWORD", "hunter2")
+        .env("KV", "x")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(only_experiment(dir.path()).runs.len(), 2);
+    let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+    for f in ["target-env-a.txt", "command-env-a.txt"] {
+        let env = read(f);
+        assert!(env.contains("KV=x"), "other variables pass: {env}");
+        assert!(!env.contains("hunter2"), "{f}: {env}");
+        assert!(!env.contains("KURABE_STORE="), "{f}: {env}");
+    }
+    for f in ["target-env-b.txt", "command-env-b.txt"] {
+        assert!(read(f).contains("PGPASSWORD=given-by-the-plan"), "{f}");
+    }
+}

@@ -8,6 +8,7 @@ mod fleet;
 mod harden;
 mod history;
 mod http;
+mod http2;
 mod lone_binary;
 mod mem;
 mod names;

@@ -101,6 +101,8 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         threads: 2,
         keep_alive: true,
         pipeline: 1,
+        http2: false,
+        streams: 1,
         stop,
         rate: None,
         warmup: None,

@@ -13,6 +13,8 @@
 mod engine_tests;
 mod framer;
 mod gnuplot;
+mod h2;
+mod record;
 mod schedule;
 mod stats;
 mod sys;
@@ -26,7 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::OnceLock;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kurabe_model::http::HttpReport;
+use kurabe_model::http::{Http2Summary, HttpReport};
 
 pub use stats::Stats;
 
@@ -93,6 +95,11 @@ pub struct LoadConfig {
     pub keep_alive: bool,
     /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = off.
     pub pipeline: u32,
+    /// Speak HTTP/2 (`--http2`): h2c with prior knowledge for `http://`,
+    /// ALPN `h2` for `https://`. Connections are always reused.
+    pub http2: bool,
+    /// HTTP/2 streams in flight per connection (`--streams`, h2load's `-m`).
+    pub streams: u32,
     /// When to stop.
     pub stop: StopCondition,
     /// Open model: constant arrival rate in requests per second over all connections.
@@ -451,13 +458,19 @@ pub fn run_with_stats(
     crate::header::check_all(&cfg.headers)?;
     let addr = resolve(&cfg.target)?;
     let tls = if cfg.target.tls {
-        Some(tls::TlsSetup::new(&cfg.target.host, cfg.insecure)?)
+        Some(tls::TlsSetup::new(
+            &cfg.target.host,
+            cfg.insecure,
+            cfg.http2,
+        )?)
     } else {
         None
     };
     let threads = cfg.threads.clamp(1, cfg.concurrency);
     check_descriptors(cfg.concurrency, threads)?;
-    let pipeline = if cfg.keep_alive {
+    let pipeline = if cfg.http2 {
+        1
+    } else if cfg.keep_alive {
         cfg.pipeline.max(1)
     } else {
         1
@@ -514,6 +527,7 @@ pub fn run_with_stats(
         aborted: AtomicBool::new(false),
         tls,
         buf_size,
+        h2: cfg.http2.then(|| h2::Setup::new(cfg)),
     };
     let mut workers = Vec::with_capacity(threads as usize);
     for t in 0..threads {
@@ -528,10 +542,18 @@ pub fn run_with_stats(
                 })?),
                 None => None,
             };
-        workers.push(
-            worker::Worker::new(&shared, ctl, u64::from(t), conns as usize, gnuplot)
-                .map_err(LoadError::Resources)?,
-        );
+        let (index, conns) = (u64::from(t), conns as usize);
+        workers.push(if cfg.http2 {
+            Engine::H2(
+                h2::worker::Worker::new(&shared, ctl, index, conns, gnuplot)
+                    .map_err(LoadError::Resources)?,
+            )
+        } else {
+            Engine::H1(
+                worker::Worker::new(&shared, ctl, index, conns, gnuplot)
+                    .map_err(LoadError::Resources)?,
+            )
+        });
     }
     let mut total = stats::Stats::new();
     std::thread::scope(|s| {
@@ -563,6 +585,30 @@ pub fn run_with_stats(
     Ok((report, total))
 }
 
+/// One worker thread of either protocol.
+enum Engine<'a> {
+    H1(worker::Worker<'a>),
+    H2(h2::worker::Worker<'a>),
+}
+
+impl Engine<'_> {
+    fn run(self) -> Stats {
+        match self {
+            Engine::H1(w) => w.run(),
+            Engine::H2(w) => w.run(),
+        }
+    }
+}
+
+/// The protocol a run speaks, as the record names it.
+fn protocol(cfg: &LoadConfig) -> &'static str {
+    match (cfg.http2, cfg.target.tls) {
+        (false, _) => "http/1.1",
+        (true, false) => "h2c",
+        (true, true) => "h2",
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_report(
     cfg: &LoadConfig,
@@ -590,8 +636,10 @@ fn build_report(
         document_length_bytes: if doc == u64::MAX { 0 } else { doc },
         concurrency: cfg.concurrency,
         threads,
-        keep_alive: cfg.keep_alive,
+        keep_alive: cfg.keep_alive || cfg.http2,
         pipeline,
+        protocol: protocol(cfg).to_owned(),
+        http2: None,
         duration_s,
         warmup_s: warmup_ns as f64 / 1e9,
         interrupted,
@@ -613,6 +661,12 @@ fn build_report(
         server: None,
         fleet: None,
     };
+    if cfg.http2 {
+        report.http2 = Some(Http2Summary {
+            streams: cfg.streams.max(1),
+            ..Default::default()
+        });
+    }
     fill_from_stats(&mut report, total, cfg.rate);
     report
 }
@@ -643,6 +697,10 @@ pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>
     report.latency_percentiles_us = stats.percentiles();
     report.connection_times_us = stats.connection_times();
     report.rate = rate.map(|r| stats.rate_info(r, duration_s));
+    if let Some(h) = &mut report.http2 {
+        h.goaways = stats.goaways;
+        h.stream_resets = stats.stream_resets.clone();
+    }
 }
 
 #[cfg(test)]
@@ -734,6 +792,8 @@ mod tests {
             threads: 1,
             keep_alive: false,
             pipeline: 1,
+            http2: false,
+            streams: 1,
             stop: StopCondition::Requests(1),
             rate: None,
             warmup: None,

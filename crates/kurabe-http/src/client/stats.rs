@@ -30,6 +30,8 @@ pub(crate) enum FailKind {
     Length,
     Exception,
     Timeout,
+    /// kurabe's own failure (out of file descriptors), not the server's.
+    Client,
 }
 
 impl FailKind {
@@ -41,6 +43,7 @@ impl FailKind {
             FailKind::Length => "length",
             FailKind::Exception => "exceptions",
             FailKind::Timeout => "timeout",
+            FailKind::Client => "client",
         }
     }
 
@@ -52,6 +55,7 @@ impl FailKind {
             FailKind::Length => "the body length differed from the first response's",
             FailKind::Exception => "the response could not be parsed",
             FailKind::Timeout => "no complete response within the timeout (-s)",
+            FailKind::Client => "the client ran out of resources",
         }
     }
 }
@@ -95,6 +99,10 @@ pub struct Stats {
     pub in_flight_at_end: u64,
     /// Connections the server closed (Connection: close or idle close) and we replaced.
     pub reconnects: u64,
+    /// HTTP/2: connections that ended with the server's GOAWAY.
+    pub goaways: u64,
+    /// HTTP/2: streams the server reset, by error code name.
+    pub stream_resets: BTreeMap<String, u64>,
 }
 
 impl Default for Stats {
@@ -124,6 +132,8 @@ impl Stats {
             late_sends: 0,
             in_flight_at_end: 0,
             reconnects: 0,
+            goaways: 0,
+            stream_resets: BTreeMap::new(),
         }
     }
 
@@ -140,6 +150,7 @@ impl Stats {
             FailKind::Length => f.length += n,
             FailKind::Exception => f.exceptions += n,
             FailKind::Timeout => f.timeout += n,
+            FailKind::Client => f.client += n,
         }
     }
 
@@ -164,6 +175,7 @@ impl Stats {
             ("length", f.length),
             ("exceptions", f.exceptions),
             ("timeout", f.timeout),
+            ("client", f.client),
         ]
         .into_iter()
         .filter(|&(_, count)| count > 0)
@@ -194,6 +206,7 @@ impl Stats {
         f.length += g.length;
         f.exceptions += g.exceptions;
         f.timeout += g.timeout;
+        f.client += g.client;
         for (kind, text) in &o.first_errors {
             self.first_errors
                 .entry(kind.clone())
@@ -210,6 +223,10 @@ impl Stats {
         self.late_sends += o.late_sends;
         self.in_flight_at_end += o.in_flight_at_end;
         self.reconnects += o.reconnects;
+        self.goaways += o.goaways;
+        for (code, n) in &o.stream_resets {
+            *self.stream_resets.entry(code.clone()).or_default() += n;
+        }
     }
 
     pub(crate) fn status_codes(&self) -> BTreeMap<String, u64> {

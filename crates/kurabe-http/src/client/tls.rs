@@ -1,7 +1,7 @@
 //! `https://` with rustls over the workers' non-blocking sockets.
 //!
 //! Owns the client configuration (ring provider, TLS 1.2 and 1.3, ALPN
-//! `http/1.1`, CA roots from the system store via `rustls-native-certs`, or
+//! `http/1.1`, or `h2` for `--http2`, CA roots from the system store via `rustls-native-certs`, or
 //! no verification with `insecure`) and a per-connection session that
 //! encrypts request bytes and decrypts response bytes. It never blocks: a
 //! `WouldBlock` from the socket is handed back to the worker, which waits for
@@ -29,8 +29,9 @@ pub(crate) struct TlsSetup {
 }
 
 impl TlsSetup {
-    /// Build the configuration for `host`; `insecure` skips certificate verification.
-    pub fn new(host: &str, insecure: bool) -> Result<TlsSetup, LoadError> {
+    /// Build the configuration for `host`; `insecure` skips certificate
+    /// verification; `http2` offers ALPN `h2` instead of `http/1.1`.
+    pub fn new(host: &str, insecure: bool, http2: bool) -> Result<TlsSetup, LoadError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(provider.clone())
             .with_safe_default_protocol_versions()
@@ -53,7 +54,11 @@ impl TlsSetup {
             }
             builder.with_root_certificates(roots).with_no_client_auth()
         };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![if http2 {
+            b"h2".to_vec()
+        } else {
+            b"http/1.1".to_vec()
+        }];
         let name = ServerName::try_from(host.to_string())
             .map_err(|e| LoadError::Tls(format!("'{host}' is not a valid TLS server name: {e}")))?;
         Ok(TlsSetup {
@@ -111,6 +116,11 @@ impl TlsSession {
         self.conn.is_handshaking()
     }
 
+    /// The protocol the server chose by ALPN, once the handshake is done.
+    pub fn alpn(&self) -> Option<&[u8]> {
+        self.conn.alpn_protocol()
+    }
+
     /// Ciphertext (handshake or data) is waiting for the socket.
     pub fn wants_write(&self) -> bool {
         self.conn.wants_write()
@@ -156,6 +166,9 @@ fn explain(e: rustls::Error) -> String {
     match e {
         rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
             format!("{e} (the server answered without TLS: is it a plain http:// port?)")
+        }
+        rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol) => {
+            format!("{e} (the server speaks none of the protocols offered by ALPN: for h2, drop --http2 or enable HTTP/2 on the server)")
         }
         e => e.to_string(),
     }

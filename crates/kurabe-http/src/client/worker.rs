@@ -77,21 +77,23 @@ pub(crate) struct Shared {
     pub aborted: AtomicBool,
     pub tls: Option<super::tls::TlsSetup>,
     pub buf_size: usize,
+    /// HTTP/2 runs only: the encoded request and `--streams`.
+    pub h2: Option<super::h2::Setup>,
 }
 
 /// Per in-flight request.
 #[derive(Debug, Clone, Copy)]
-struct Slot {
+pub(crate) struct Slot {
     /// When the request started: connect start for a new connection, else the write.
-    start: u64,
+    pub start: u64,
     /// When it was handed to the kernel (or 0 while not yet written).
-    sent: u64,
+    pub sent: u64,
     /// Open model: the intended send time (0 in the closed model).
-    intended: u64,
+    pub intended: u64,
     /// Connect time attributed to this request (ab: the first on a connection).
-    connect_ns: u64,
+    pub connect_ns: u64,
     /// Claimed during the measured phase (warm-up requests are not counted).
-    measured: bool,
+    pub measured: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -566,8 +568,14 @@ impl<'a> Worker<'a> {
         match res {
             Ok(()) => c.state = State::Connecting,
             Err(e) => {
-                self.explain(FailKind::Connect, || e.to_string());
-                self.close(ci, End::Fail(FailKind::Connect));
+                let kind = socket_failure_kind(&e);
+                self.explain(kind, || match kind {
+                    FailKind::Client => format!(
+                        "too many open files in kurabe ({e}): raise `ulimit -n` or lower -c"
+                    ),
+                    _ => e.to_string(),
+                });
+                self.close(ci, End::Fail(kind));
             }
         }
     }
@@ -1078,5 +1086,27 @@ impl<'a> Worker<'a> {
                 self.close(ci, End::Fail(kind));
             }
         }
+    }
+}
+
+/// The bucket a failure to open a connection counts in: running out of file
+/// descriptors is kurabe's own failure, not the server's refusal.
+fn socket_failure_kind(e: &io::Error) -> FailKind {
+    match e.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE) => FailKind::Client,
+        _ => FailKind::Connect,
+    }
+}
+
+#[cfg(test)]
+mod socket_failure_tests {
+    use super::*;
+
+    #[test]
+    fn out_of_descriptors_is_the_clients_failure() {
+        let kind = |errno| socket_failure_kind(&io::Error::from_raw_os_error(errno));
+        assert_eq!(kind(libc::EMFILE), FailKind::Client);
+        assert_eq!(kind(libc::ENFILE), FailKind::Client);
+        assert_eq!(kind(libc::ECONNREFUSED), FailKind::Connect);
     }
 }

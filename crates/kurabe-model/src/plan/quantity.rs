@@ -102,7 +102,6 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
-    let value: f64 = number.parse().map_err(|_| bad())?;
     let multiplier = match unit.trim() {
         "m" => {
             return Err(format!(
@@ -112,26 +111,38 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         }
         unit => size_unit(unit).ok_or_else(bad)?,
     };
-    let bytes = (value * multiplier).round();
-    if !bytes.is_finite() || bytes > u64::MAX as f64 {
-        return Err(bad());
+    let too_large = || {
+        format!(
+            "`{text}` is too large: a size is at most {} bytes",
+            u64::MAX
+        )
+    };
+    // Whole numbers are exact (f64 would round 2^64 - 1 up to 2^64).
+    if let Ok(whole) = number.parse::<u64>() {
+        return whole.checked_mul(multiplier).ok_or_else(too_large);
+    }
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let bytes = (value * multiplier as f64).round();
+    // `u64::MAX as f64` is 2^64 itself, so `>=` is the exact bound.
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return Err(too_large());
     }
     Ok(bytes as u64)
 }
 
 /// Bytes in one `unit` of a size.
-fn size_unit(unit: &str) -> Option<f64> {
-    const KI: f64 = 1024.0;
+fn size_unit(unit: &str) -> Option<u64> {
+    const KI: u64 = 1024;
     Some(match unit {
-        "" | "B" => 1.0,
+        "" | "B" => 1,
         "k" | "K" | "Ki" | "KiB" => KI,
         "M" | "Mi" | "MiB" => KI * KI,
         "G" | "Gi" | "GiB" => KI * KI * KI,
         "T" | "Ti" | "TiB" => KI * KI * KI * KI,
-        "kB" | "KB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
         _ => return None,
     })
 }
@@ -338,6 +349,28 @@ mod tests {
                 "{bad}: {err}"
             );
         }
+    }
+
+    #[test]
+    fn sizes_beyond_u64_are_refused_not_rounded() {
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(parse_size("15.5GiB"), Ok(31 << 29));
+        for big in [
+            "18446744073709551616",
+            "16777216TiB",
+            "16777216.0TiB",
+            "18446744073709551615.5",
+            "99999999999999999999",
+            "1e400",
+        ] {
+            let err = parse_size(big).unwrap_err();
+            assert!(
+                err.contains("is too large") || err.starts_with("expected a size"),
+                "{big}: {err}"
+            );
+        }
+        let err = parse_size("16777216TiB").unwrap_err();
+        assert!(err.contains("`16777216TiB` is too large"), "{err}");
     }
 
     #[test]

@@ -10,8 +10,8 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use super::{
-    Bound, Plan, Ready, Variant, WorkloadKind, KURABE_PLACEHOLDER, MAX_RUNS, MAX_VARIANTS,
-    PORT_PLACEHOLDER,
+    Bound, HttpWorkload, Plan, Ready, Variant, WorkloadKind, KURABE_PLACEHOLDER, MAX_RUNS,
+    MAX_VARIANTS, PORT_PLACEHOLDER,
 };
 use crate::stats::metric;
 
@@ -110,6 +110,24 @@ pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
     workloads(plan, &known, &mut c);
     checks(plan, &mut c);
     c.0
+}
+
+/// `http2` and `streams`: streams need HTTP/2; pipelining is HTTP/1.1's.
+fn http2_fields(h: &HttpWorkload, p: &dyn Fn(&str) -> String, c: &mut Collector) {
+    match h.streams {
+        Some(0) => c.at(&p("streams"), "must be at least 1"),
+        Some(n) if n > 1 && !h.http2 => c.at(
+            &p("streams"),
+            format!("{n} streams per connection need HTTP/2: add `http2 = true`"),
+        ),
+        _ => {}
+    }
+    if h.http2 && h.pipeline > 1 {
+        c.at(
+            &p("pipeline"),
+            "pipelining is HTTP/1.1's; with `http2 = true` use `streams` for requests in flight per connection",
+        );
+    }
 }
 
 fn top_level(plan: &Plan, c: &mut Collector) {
@@ -485,6 +503,7 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
                 if h.pipeline == 0 {
                     c.at(&p("pipeline"), "must be at least 1 (1 = no pipelining)");
                 }
+                http2_fields(h, &p, c);
                 if h.threads == Some(0) {
                     c.at(
                         &p("threads"),

@@ -101,6 +101,12 @@ pub struct HttpWorkload {
     /// Requests in flight per connection (`--pipeline`), default 1.
     #[serde(default = "one")]
     pub pipeline: u32,
+    /// Speak HTTP/2 (`--http2`): h2c for `http://`, ALPN `h2` for `https://`.
+    #[serde(default)]
+    pub http2: bool,
+    /// HTTP/2 streams in flight per connection (`--streams`), default 1; needs `http2`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u32>,
     /// Client threads (`--threads`); default chosen by the load generator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,

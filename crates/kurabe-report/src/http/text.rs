@@ -66,9 +66,14 @@ fn ab_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "Failed requests:        {}", r.failed_requests)?;
     if r.failed_requests > 0 {
         let f = &r.failures;
+        // ab's line; kurabe's own failures only when there are any.
+        let client = match f.client {
+            0 => String::new(),
+            n => format!(", Client: {n}"),
+        };
         writeln!(
             out,
-            "   (Connect: {}, Receive: {}, Length: {}, Exceptions: {})",
+            "   (Connect: {}, Receive: {}, Length: {}, Exceptions: {}{client})",
             f.connect, f.receive, f.length, f.exceptions
         )?;
     }
@@ -173,6 +178,7 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         .map(|(code, n)| format!("{code}: {n}"))
         .collect();
     writeln!(out, "Status codes:           {}", codes.join(", "))?;
+    http2_line(r, out)?;
     writeln!(out, "Timeouts:               {}", r.failures.timeout)?;
     let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
     writeln!(
@@ -198,6 +204,26 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// HTTP/2 runs: the protocol, streams per connection, GOAWAYs and resets by code.
+fn http2_line(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    let Some(h) = &r.http2 else {
+        return Ok(());
+    };
+    let mut line = format!(
+        "Protocol:               {}, {} stream(s) per connection, {} GOAWAY",
+        r.protocol, h.streams, h.goaways
+    );
+    if !h.stream_resets.is_empty() {
+        let codes: Vec<_> = h
+            .stream_resets
+            .iter()
+            .map(|(code, n)| format!("{code} {n}"))
+            .collect();
+        line.push_str(&format!(", RST_STREAM: {}", codes.join(", ")));
+    }
+    writeln!(out, "{line}")
 }
 
 /// Why requests failed: one line per failure kind, its first error and its share,

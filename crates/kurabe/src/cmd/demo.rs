@@ -71,6 +71,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         threads: kurabe_http::client::default_threads(ncpus, args.concurrency, true),
         keep_alive: true,
         pipeline: 1,
+        http2: false,
+        streams: 1,
         stop: StopCondition::Duration(args.duration),
         rate: None,
         warmup: None,

@@ -123,6 +123,12 @@ pub struct Args {
     /// HTTP/1.1 pipelining: requests in flight per connection (needs -k).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
+    /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
+    #[arg(long)]
+    pub http2: bool,
+    /// With --http2: concurrent streams per connection (h2load's -m) [default: 1].
+    #[arg(long, value_name = "N", requires = "http2")]
+    pub streams: Option<u32>,
     /// Do not verify the server's TLS certificate (https:// only).
     #[arg(long)]
     pub insecure: bool,
@@ -201,6 +207,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
     if args.pipeline == 0 {
         bail!("--pipeline 0: use 1 (no pipelining) or more");
     }
+    http2_flags(args)?;
     if args.pipeline > 1 && !args.keep_alive {
         bail!("--pipeline {} needs keep-alive: add -k", args.pipeline);
     }
@@ -240,6 +247,8 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
             threads: threads.min(args.concurrency),
             keep_alive: args.keep_alive,
             pipeline: args.pipeline,
+            http2: args.http2,
+            streams: args.streams.unwrap_or(1),
             stop,
             rate: args.rate,
             warmup: args.warmup,
@@ -258,6 +267,17 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
         server,
         max_error_rate: args.max_error_rate,
     })
+}
+
+/// `--http2` and `--streams`: streams need HTTP/2, pipelining is HTTP/1.1's.
+fn http2_flags(args: &Args) -> anyhow::Result<()> {
+    if args.streams == Some(0) {
+        bail!("--streams 0: use at least 1 stream per connection");
+    }
+    if args.http2 && args.pipeline > 1 {
+        bail!("--pipeline is HTTP/1.1 pipelining; with --http2 use --streams N for requests in flight per connection");
+    }
+    Ok(())
 }
 
 /// `-n` and `-t` → when to stop. ab's default is one request.

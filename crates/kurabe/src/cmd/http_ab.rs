@@ -168,6 +168,8 @@ fn plan(
         rate: load.rate,
         warmup: load.warmup.map(HumanDuration),
         pipeline: load.pipeline,
+        http2: load.http2,
+        streams: (load.streams > 1).then_some(load.streams),
         threads: Some(load.threads),
         ..HttpWorkload::default()
     };

@@ -46,6 +46,8 @@ fn spec(resolved: &Resolved) -> anyhow::Result<RunSpec> {
         timeout_ms: ms(load.timeout),
         keep_alive: load.keep_alive,
         pipeline: load.pipeline,
+        http2: load.http2,
+        streams: load.streams,
         check_length: load.check_length,
         insecure: load.insecure,
     })

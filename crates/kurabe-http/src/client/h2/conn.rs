@@ -1,0 +1,713 @@
+//! The HTTP/2 protocol state of one client connection, without I/O: bytes
+//! read go in ([`Proto::input`]), frames to write accumulate in
+//! [`Proto::out`], and each stream's outcome is left in its [`Stream::state`]
+//! for the worker to settle.
+//!
+//! Owns framing rules, SETTINGS, flow control in both directions, HPACK
+//! state, PING, GOAWAY and RST_STREAM. Must not touch sockets, clocks or
+//! counters: the worker passes `now` in and reads the results out.
+//!
+//! DATA payloads are never buffered: their bytes are counted and skipped as
+//! they arrive, so a connection's read buffer holds at most one control or
+//! HEADERS frame however large the bodies are.
+
+use loona_hpack::Decoder;
+
+use super::frame::{self, Head};
+use super::hpack::{self, RequestBlocks};
+use crate::client::stats::FailKind;
+use crate::client::worker::Slot;
+
+/// Receive window the client grants each stream (SETTINGS_INITIAL_WINDOW_SIZE).
+pub(crate) const STREAM_WINDOW: u32 = 1 << 24;
+/// Receive window of the whole connection (raised from 65535 by a WINDOW_UPDATE at start).
+pub(crate) const CONN_WINDOW: u32 = (1 << 30) - 1;
+/// Largest response header block accepted (HEADERS + CONTINUATION).
+pub(crate) const MAX_BLOCK: usize = 64 * 1024;
+/// Highest stream id a client may open; past it the connection is replaced.
+const LAST_STREAM_ID: u32 = (1 << 31) - 1;
+/// Request body bytes queued per turn (the rest follows once they are written).
+const BODY_BATCH: usize = 64 * 1024;
+
+/// How one stream ended, or that it has not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamState {
+    /// Waiting for (the rest of) the response.
+    Open,
+    /// The response is complete.
+    Done,
+    /// The server reset the stream with this error code.
+    Reset(u32),
+    /// Above the last stream id of the server's GOAWAY: never processed, resend it.
+    Refused,
+}
+
+/// One request in flight on the connection.
+#[derive(Debug, Clone)]
+pub(crate) struct Stream {
+    pub id: u32,
+    pub slot: Slot,
+    pub state: StreamState,
+    /// Final `:status` (0 until the response head arrives).
+    pub status: u16,
+    /// Response body bytes so far.
+    pub body: u64,
+    /// When the first response byte for this stream arrived (0 = none yet).
+    pub first_byte: u64,
+    /// Request body bytes queued so far.
+    pub body_sent: usize,
+    /// The server's window for this stream's request body.
+    pub send_window: i64,
+    /// Response bytes not yet granted back by a WINDOW_UPDATE.
+    recv_unacked: u32,
+}
+
+/// A connection error: every stream on it fails in this bucket, for this reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ConnError {
+    pub kind: FailKind,
+    pub why: String,
+}
+
+fn protocol(why: impl Into<String>) -> ConnError {
+    ConnError {
+        kind: FailKind::Exception,
+        why: why.into(),
+    }
+}
+
+/// The client's dynamic-table use towards the server (see [`hpack`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Table {
+    /// Nothing sent yet: the next block inserts the headers.
+    Fresh,
+    /// Headers inserted: later blocks are indexes.
+    Indexed,
+    /// The server shrank its table below what the entries need: signal a
+    /// size of 0 at the start of the next block, then send literals.
+    ResetDue,
+    /// Literals only.
+    Plain,
+}
+
+/// The protocol state of one connection.
+pub(crate) struct Proto {
+    pub streams: Vec<Stream>,
+    /// Frames waiting to be written.
+    pub out: Vec<u8>,
+    dec: Decoder<'static>,
+    next_id: u32,
+    /// The server's first SETTINGS arrived.
+    pub settings_seen: bool,
+    peer_max_streams: u32,
+    peer_window: u32,
+    peer_max_frame: u32,
+    conn_send_window: i64,
+    conn_recv_unacked: u32,
+    table: Table,
+    /// A new SETTINGS_HEADER_TABLE_SIZE not yet weighed by [`Proto::table_size`].
+    peer_table: Option<usize>,
+    /// DATA or ignored payload bytes still to skip, and the stream to end after it.
+    skip: usize,
+    skip_end: Option<u32>,
+    /// A header block spread over CONTINUATION frames: its stream, END_STREAM, bytes.
+    block: Vec<u8>,
+    block_stream: Option<(u32, bool)>,
+    /// The server's GOAWAY: last stream id it processes, error code.
+    pub goaway: Option<(u32, u32)>,
+    /// Responses completed on this connection.
+    pub served: u64,
+    /// `server` header of the first response decoded with `want_server`.
+    pub server: Option<String>,
+}
+
+impl Default for Proto {
+    fn default() -> Self {
+        Proto {
+            streams: Vec::new(),
+            out: Vec::new(),
+            dec: Decoder::new(),
+            next_id: 1,
+            settings_seen: false,
+            peer_max_streams: u32::MAX,
+            peer_window: frame::DEFAULT_WINDOW,
+            peer_max_frame: frame::DEFAULT_MAX_FRAME,
+            conn_send_window: i64::from(frame::DEFAULT_WINDOW),
+            conn_recv_unacked: 0,
+            table: Table::Fresh,
+            peer_table: None,
+            skip: 0,
+            skip_end: None,
+            block: Vec::new(),
+            block_stream: None,
+            goaway: None,
+            served: 0,
+            server: None,
+        }
+    }
+}
+
+impl Proto {
+    /// Fresh state for a new connection, with the preface, our SETTINGS
+    /// (push off, large stream window) and the connection window raise queued.
+    pub fn start(&mut self) {
+        let streams = std::mem::take(&mut self.streams);
+        let mut out = std::mem::take(&mut self.out);
+        *self = Proto::default();
+        self.streams = streams;
+        self.streams.clear();
+        out.clear();
+        out.extend_from_slice(frame::PREFACE);
+        frame::settings(
+            &mut out,
+            &[
+                (frame::SETTINGS_ENABLE_PUSH, 0),
+                (frame::SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW),
+            ],
+        );
+        frame::window_update(&mut out, 0, CONN_WINDOW - frame::DEFAULT_WINDOW);
+        self.out = out;
+    }
+
+    /// How many more streams may be opened now, at most `want` in flight.
+    pub fn capacity(&self, want: usize) -> usize {
+        if self.goaway.is_some() || self.next_id > LAST_STREAM_ID {
+            return 0;
+        }
+        let cap = want.min(self.peer_max_streams as usize);
+        cap.saturating_sub(self.streams.len())
+    }
+
+    /// No stream can ever be opened here again (GOAWAY or ids used up).
+    pub fn exhausted(&self) -> bool {
+        self.goaway.is_some() || self.next_id > LAST_STREAM_ID
+    }
+
+    /// Open a stream for `slot`: queue its HEADERS (and END_STREAM without a body).
+    pub fn open(&mut self, slot: Slot, blocks: &RequestBlocks, has_body: bool) {
+        let id = self.next_id;
+        self.next_id += 2;
+        let mut prefix: &[u8] = &[];
+        let block = match self.table {
+            Table::Fresh => {
+                self.table = Table::Indexed;
+                &blocks.first
+            }
+            Table::Indexed => &blocks.repeat,
+            Table::ResetDue => {
+                self.table = Table::Plain;
+                prefix = &[hpack::TABLE_RESET];
+                &blocks.plain
+            }
+            Table::Plain => &blocks.plain,
+        };
+        let flags = if has_body { 0 } else { frame::END_STREAM };
+        self.headers(id, flags, prefix, block);
+        self.streams.push(Stream {
+            id,
+            slot,
+            state: StreamState::Open,
+            status: 0,
+            body: 0,
+            first_byte: 0,
+            body_sent: 0,
+            send_window: i64::from(self.peer_window),
+            recv_unacked: 0,
+        });
+    }
+
+    /// Queue a header block as HEADERS and, past the server's frame size, CONTINUATION frames.
+    fn headers(&mut self, id: u32, flags: u8, prefix: &[u8], block: &[u8]) {
+        let max = self.peer_max_frame as usize;
+        let total = prefix.len() + block.len();
+        if total <= max {
+            frame::head(
+                &mut self.out,
+                total,
+                frame::HEADERS,
+                flags | frame::END_HEADERS,
+                id,
+            );
+            self.out.extend_from_slice(prefix);
+            self.out.extend_from_slice(block);
+            return;
+        }
+        let mut all = prefix.to_vec();
+        all.extend_from_slice(block);
+        let mut chunks = all.chunks(max).peekable();
+        let mut kind = frame::HEADERS;
+        let mut f = flags;
+        while let Some(c) = chunks.next() {
+            let end = if chunks.peek().is_none() {
+                frame::END_HEADERS
+            } else {
+                0
+            };
+            frame::head(&mut self.out, c.len(), kind, f | end, id);
+            self.out.extend_from_slice(c);
+            kind = frame::CONTINUATION;
+            f = 0;
+        }
+    }
+
+    /// Queue request body DATA as far as the windows allow; true when some
+    /// stream still has body bytes it could not send.
+    pub fn pump_bodies(&mut self, body: &[u8]) -> bool {
+        let mut blocked = false;
+        let mut queued = 0;
+        for i in 0..self.streams.len() {
+            let s = &self.streams[i];
+            if s.state != StreamState::Open || s.body_sent >= body.len() {
+                continue;
+            }
+            while self.streams[i].body_sent < body.len() && queued < BODY_BATCH {
+                let s = &self.streams[i];
+                let room = s.send_window.min(self.conn_send_window).max(0) as usize;
+                let n = (body.len() - s.body_sent)
+                    .min(room)
+                    .min(self.peer_max_frame as usize);
+                if n == 0 {
+                    break;
+                }
+                let (id, from) = (s.id, s.body_sent);
+                let end = from + n == body.len();
+                let flags = if end { frame::END_STREAM } else { 0 };
+                frame::head(&mut self.out, n, frame::DATA, flags, id);
+                self.out.extend_from_slice(&body[from..from + n]);
+                let s = &mut self.streams[i];
+                s.body_sent += n;
+                s.send_window -= n as i64;
+                self.conn_send_window -= n as i64;
+                queued += n;
+            }
+            blocked |= self.streams[i].body_sent < body.len();
+        }
+        blocked
+    }
+
+    /// The windows that hold a request body back, for a timeout's explanation.
+    pub fn windows(&self, id: u32) -> (i64, i64) {
+        let s = self.streams.iter().find(|s| s.id == id);
+        (s.map_or(0, |s| s.send_window), self.conn_send_window)
+    }
+
+    /// Grant the server more window once half of one has been used.
+    pub fn replenish(&mut self) {
+        if self.conn_recv_unacked >= CONN_WINDOW / 2 {
+            frame::window_update(&mut self.out, 0, self.conn_recv_unacked);
+            self.conn_recv_unacked = 0;
+        }
+        for s in &mut self.streams {
+            if s.state == StreamState::Open && s.recv_unacked >= STREAM_WINDOW / 2 {
+                frame::window_update(&mut self.out, s.id, s.recv_unacked);
+                s.recv_unacked = 0;
+            }
+        }
+    }
+
+    /// Cancel stream `id` (timed out): queue RST_STREAM CANCEL; the worker drops the stream.
+    pub fn cancel(&mut self, id: u32) {
+        frame::rst_stream(&mut self.out, id, frame::CANCEL);
+    }
+
+    /// Queue a GOAWAY for a connection error we detected.
+    pub fn fail_connection(&mut self, code: u32) {
+        let last = self.next_id.saturating_sub(2);
+        frame::goaway(&mut self.out, last, code);
+    }
+
+    /// Process frames in `buf`; returns how many bytes were used (the rest is
+    /// an incomplete frame). `now` stamps first bytes and completions.
+    pub fn input(&mut self, buf: &[u8], now: u64, want_server: bool) -> Result<usize, ConnError> {
+        let mut pos = 0;
+        loop {
+            if self.skip > 0 {
+                let n = self.skip.min(buf.len() - pos);
+                self.skip -= n;
+                pos += n;
+                if self.skip > 0 {
+                    return Ok(pos);
+                }
+            }
+            if let Some(id) = self.skip_end.take() {
+                self.end_stream(id);
+            }
+            if !self.settings_seen {
+                check_first_frame(&buf[pos..])?;
+            }
+            if buf.len() - pos < frame::HEADER_LEN {
+                return Ok(pos);
+            }
+            let h = Head::parse(&buf[pos..]);
+            if h.len > frame::DEFAULT_MAX_FRAME {
+                return Err(protocol(format!(
+                    "the server sent a frame of {} bytes (type {}), over the {} the client allows (FRAME_SIZE_ERROR)",
+                    h.len,
+                    h.kind,
+                    frame::DEFAULT_MAX_FRAME
+                )));
+            }
+            let rest = &buf[pos + frame::HEADER_LEN..];
+            match self.frame(h, rest, now, want_server)? {
+                Some(used) => pos += frame::HEADER_LEN + used,
+                None => return Ok(pos),
+            }
+        }
+    }
+
+    /// One frame; `None` when its payload is not all in `rest` yet.
+    fn frame(
+        &mut self,
+        h: Head,
+        rest: &[u8],
+        now: u64,
+        want_server: bool,
+    ) -> Result<Option<usize>, ConnError> {
+        if self.block_stream.is_some() && h.kind != frame::CONTINUATION {
+            return Err(protocol(
+                "the server interrupted a header block with another frame (PROTOCOL_ERROR)",
+            ));
+        }
+        if h.kind == frame::DATA {
+            return self.data(h, rest, now);
+        }
+        let len = h.len as usize;
+        if !matches!(
+            h.kind,
+            frame::HEADERS
+                | frame::CONTINUATION
+                | frame::RST_STREAM
+                | frame::SETTINGS
+                | frame::PUSH_PROMISE
+                | frame::PING
+                | frame::GOAWAY
+                | frame::WINDOW_UPDATE
+        ) {
+            // PRIORITY and unknown types: ignored, as RFC 9113 §5.5 asks.
+            self.skip = len;
+            return Ok(Some(0));
+        }
+        if rest.len() < len {
+            return Ok(None);
+        }
+        let p = &rest[..len];
+        match h.kind {
+            frame::HEADERS => self.on_headers(h, p, now, want_server)?,
+            frame::CONTINUATION => self.on_continuation(h, p, now, want_server)?,
+            frame::RST_STREAM => self.on_rst(h, p)?,
+            frame::SETTINGS => self.on_settings(h, p)?,
+            frame::PING => self.on_ping(h, p)?,
+            frame::GOAWAY => self.on_goaway(h, p)?,
+            frame::WINDOW_UPDATE => self.on_window_update(h, p)?,
+            _ => {
+                return Err(protocol(
+                    "the server pushed a stream although the client disabled server push \
+                     (SETTINGS_ENABLE_PUSH=0; PROTOCOL_ERROR)",
+                ))
+            }
+        }
+        Ok(Some(len))
+    }
+
+    fn stream(&mut self, id: u32) -> Option<&mut Stream> {
+        self.streams
+            .iter_mut()
+            .find(|s| s.id == id && s.state == StreamState::Open)
+    }
+
+    fn data(&mut self, h: Head, rest: &[u8], now: u64) -> Result<Option<usize>, ConnError> {
+        if h.stream == 0 {
+            return Err(protocol(
+                "the server sent DATA on stream 0 (PROTOCOL_ERROR)",
+            ));
+        }
+        let padded = h.flags & frame::PADDED != 0;
+        let (lead, pad) = if padded {
+            match rest.first() {
+                Some(&p) => (1, usize::from(p)),
+                None if h.len == 0 => {
+                    return Err(protocol("a padded DATA frame without its pad length"))
+                }
+                None => return Ok(None),
+            }
+        } else {
+            (0, 0)
+        };
+        let len = h.len as usize;
+        if lead + pad > len {
+            return Err(protocol(
+                "DATA padding longer than the frame (PROTOCOL_ERROR)",
+            ));
+        }
+        self.conn_recv_unacked = self.conn_recv_unacked.saturating_add(h.len);
+        if let Some(s) = self.stream(h.stream) {
+            s.recv_unacked = s.recv_unacked.saturating_add(h.len);
+            s.body += (len - lead - pad) as u64;
+            if s.first_byte == 0 {
+                s.first_byte = now;
+            }
+        }
+        self.skip = len - lead;
+        if h.flags & frame::END_STREAM != 0 {
+            self.skip_end = Some(h.stream);
+        }
+        Ok(Some(lead))
+    }
+
+    fn end_stream(&mut self, id: u32) {
+        if let Some(s) = self.stream(id) {
+            s.state = StreamState::Done;
+            self.served += 1;
+        }
+    }
+
+    /// The payload of HEADERS without padding and priority fields.
+    fn on_headers(&mut self, h: Head, p: &[u8], now: u64, want: bool) -> Result<(), ConnError> {
+        if h.stream == 0 {
+            return Err(protocol(
+                "the server sent HEADERS on stream 0 (PROTOCOL_ERROR)",
+            ));
+        }
+        let mut from = 0;
+        let mut to = p.len();
+        if h.flags & frame::PADDED != 0 {
+            let pad = usize::from(
+                *p.first()
+                    .ok_or_else(|| protocol("HEADERS without its pad length"))?,
+            );
+            from = 1;
+            to = to.checked_sub(pad).filter(|&t| t >= from).ok_or_else(|| {
+                protocol("HEADERS padding longer than the frame (PROTOCOL_ERROR)")
+            })?;
+        }
+        if h.flags & frame::PRIORITY != 0 {
+            from += 5;
+            if from > to {
+                return Err(protocol("HEADERS too short for its priority fields"));
+            }
+        }
+        let end_stream = h.flags & frame::END_STREAM != 0;
+        if let Some(s) = self.stream(h.stream) {
+            if s.first_byte == 0 {
+                s.first_byte = now;
+            }
+        }
+        if h.flags & frame::END_HEADERS != 0 {
+            return self.on_block(h.stream, end_stream, &p[from..to], want);
+        }
+        self.block.clear();
+        self.block.extend_from_slice(&p[from..to]);
+        self.block_stream = Some((h.stream, end_stream));
+        Ok(())
+    }
+
+    fn on_continuation(
+        &mut self,
+        h: Head,
+        p: &[u8],
+        _now: u64,
+        want: bool,
+    ) -> Result<(), ConnError> {
+        let Some((id, end_stream)) = self.block_stream else {
+            return Err(protocol(
+                "CONTINUATION without a header block to continue (PROTOCOL_ERROR)",
+            ));
+        };
+        if h.stream != id {
+            return Err(protocol(
+                "CONTINUATION on another stream than its HEADERS (PROTOCOL_ERROR)",
+            ));
+        }
+        if self.block.len() + p.len() > MAX_BLOCK {
+            return Err(protocol(format!(
+                "a response header block over {} KiB",
+                MAX_BLOCK / 1024
+            )));
+        }
+        self.block.extend_from_slice(p);
+        if h.flags & frame::END_HEADERS != 0 {
+            self.block_stream = None;
+            let block = std::mem::take(&mut self.block);
+            let r = self.on_block(id, end_stream, &block, want);
+            self.block = block;
+            return r;
+        }
+        Ok(())
+    }
+
+    /// A complete header block: decode it (always: HPACK state must follow
+    /// the server's), then settle the stream.
+    fn on_block(
+        &mut self,
+        id: u32,
+        end_stream: bool,
+        block: &[u8],
+        want: bool,
+    ) -> Result<(), ConnError> {
+        let want = want && self.server.is_none();
+        let head = hpack::decode(&mut self.dec, block, want).map_err(|why| ConnError {
+            kind: FailKind::Exception,
+            why: format!("{why} (COMPRESSION_ERROR)"),
+        })?;
+        if head.server.is_some() {
+            self.server = head.server;
+        }
+        let Some(s) = self.stream(id) else {
+            return Ok(());
+        };
+        if s.status == 0 && (100..200).contains(&head.status) && !end_stream {
+            return Ok(()); // informational: the final head follows
+        }
+        if s.status == 0 {
+            if head.status == 0 {
+                return Err(protocol(
+                    "a response header block without :status (PROTOCOL_ERROR)",
+                ));
+            }
+            s.status = head.status;
+        }
+        if end_stream {
+            self.end_stream(id);
+        }
+        Ok(())
+    }
+
+    fn on_rst(&mut self, h: Head, p: &[u8]) -> Result<(), ConnError> {
+        if p.len() != 4 || h.stream == 0 {
+            return Err(protocol("a malformed RST_STREAM (FRAME_SIZE_ERROR)"));
+        }
+        let code = frame::be32(p, 0);
+        if let Some(s) = self.stream(h.stream) {
+            s.state = StreamState::Reset(code);
+        }
+        Ok(())
+    }
+
+    fn on_settings(&mut self, h: Head, p: &[u8]) -> Result<(), ConnError> {
+        if h.stream != 0 || p.len() % 6 != 0 || (h.flags & frame::ACK != 0 && !p.is_empty()) {
+            return Err(protocol("a malformed SETTINGS frame (FRAME_SIZE_ERROR)"));
+        }
+        if h.flags & frame::ACK != 0 {
+            return Ok(());
+        }
+        for pair in p.chunks(6) {
+            let id = u16::from_be_bytes([pair[0], pair[1]]);
+            self.setting(id, frame::be32(pair, 2))?;
+        }
+        self.settings_seen = true;
+        frame::settings_ack(&mut self.out);
+        Ok(())
+    }
+
+    fn setting(&mut self, id: u16, v: u32) -> Result<(), ConnError> {
+        match id {
+            frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.peer_max_streams = v,
+            frame::SETTINGS_INITIAL_WINDOW_SIZE => {
+                if v > frame::MAX_WINDOW {
+                    return Err(protocol(
+                        "SETTINGS_INITIAL_WINDOW_SIZE over 2^31-1 (FLOW_CONTROL_ERROR)",
+                    ));
+                }
+                let delta = i64::from(v) - i64::from(self.peer_window);
+                self.peer_window = v;
+                for s in &mut self.streams {
+                    s.send_window += delta;
+                }
+            }
+            frame::SETTINGS_MAX_FRAME_SIZE => {
+                if !(frame::DEFAULT_MAX_FRAME..=0xff_ffff).contains(&v) {
+                    return Err(protocol(
+                        "SETTINGS_MAX_FRAME_SIZE out of range (PROTOCOL_ERROR)",
+                    ));
+                }
+                self.peer_max_frame = v;
+            }
+            frame::SETTINGS_HEADER_TABLE_SIZE => {
+                // Our entries need `table_need` bytes; the worker checks that
+                // against the new size before the next block (see `table_size`).
+                self.peer_table = Some(v as usize);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Apply a new server table size against what our entries need.
+    pub fn table_size(&mut self, need: usize) {
+        if let Some(size) = self.peer_table.take() {
+            if size < need && self.table == Table::Indexed {
+                self.table = Table::ResetDue;
+            } else if size < need && self.table == Table::Fresh {
+                self.table = Table::Plain;
+            }
+        }
+    }
+
+    fn on_ping(&mut self, h: Head, p: &[u8]) -> Result<(), ConnError> {
+        if p.len() != 8 || h.stream != 0 {
+            return Err(protocol("a malformed PING (FRAME_SIZE_ERROR)"));
+        }
+        if h.flags & frame::ACK == 0 {
+            frame::ping_ack(&mut self.out, p);
+        }
+        Ok(())
+    }
+
+    fn on_goaway(&mut self, h: Head, p: &[u8]) -> Result<(), ConnError> {
+        if p.len() < 8 || h.stream != 0 {
+            return Err(protocol("a malformed GOAWAY (FRAME_SIZE_ERROR)"));
+        }
+        let last = frame::be32(p, 0) & frame::MAX_WINDOW;
+        let code = frame::be32(p, 4);
+        self.goaway = Some((last, code));
+        for s in &mut self.streams {
+            if s.id > last && s.state == StreamState::Open {
+                s.state = StreamState::Refused;
+            }
+        }
+        Ok(())
+    }
+
+    fn on_window_update(&mut self, h: Head, p: &[u8]) -> Result<(), ConnError> {
+        if p.len() != 4 {
+            return Err(protocol("a malformed WINDOW_UPDATE (FRAME_SIZE_ERROR)"));
+        }
+        let inc = i64::from(frame::be32(p, 0) & frame::MAX_WINDOW);
+        if h.stream == 0 {
+            self.conn_send_window += inc;
+            if inc == 0 || self.conn_send_window > i64::from(frame::MAX_WINDOW) {
+                return Err(protocol(
+                    "a connection WINDOW_UPDATE of 0 or past 2^31-1 (FLOW_CONTROL_ERROR)",
+                ));
+            }
+        } else if let Some(s) = self.stream(h.stream) {
+            s.send_window += inc;
+        }
+        Ok(())
+    }
+}
+
+/// Before the server's SETTINGS: refuse at once what cannot be HTTP/2.
+fn check_first_frame(b: &[u8]) -> Result<(), ConnError> {
+    if b.len() >= 5 && b.starts_with(b"HTTP/") {
+        return Err(ConnError {
+            kind: FailKind::Connect,
+            why: "the server answered in HTTP/1.x: it does not speak HTTP/2 with prior \
+                  knowledge (h2c) on this port; drop --http2, or use an https:// URL"
+                .to_owned(),
+        });
+    }
+    if b.len() >= frame::HEADER_LEN {
+        let h = Head::parse(b);
+        if h.kind != frame::SETTINGS || h.flags & frame::ACK != 0 {
+            return Err(ConnError {
+                kind: FailKind::Connect,
+                why: format!(
+                    "the server's first frame was not SETTINGS (type {}): it is not an HTTP/2 server",
+                    h.kind
+                ),
+            });
+        }
+    }
+    Ok(())
+}

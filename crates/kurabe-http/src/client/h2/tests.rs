@@ -1,0 +1,161 @@
+//! [`Proto`] fed server bytes by hand: each frame rule on its own, exactly.
+
+use super::conn::{Proto, StreamState, STREAM_WINDOW};
+use super::frame::{self, Head};
+use super::hpack;
+use crate::client::stats::FailKind;
+use crate::client::worker::Slot;
+
+fn slot() -> Slot {
+    Slot {
+        start: 1,
+        sent: 0,
+        intended: 0,
+        connect_ns: 0,
+        measured: true,
+    }
+}
+
+fn blocks() -> hpack::RequestBlocks {
+    hpack::encode(&hpack::header_list("GET", "http", "h", "/", &[]))
+}
+
+/// A started connection with `n` streams open (ids 1, 3, 5 …) and the server's SETTINGS read.
+fn proto(n: usize, has_body: bool) -> Proto {
+    let mut p = Proto::default();
+    p.start();
+    for _ in 0..n {
+        p.open(slot(), &blocks(), has_body);
+    }
+    let mut settings = Vec::new();
+    frame::settings(&mut settings, &[]);
+    assert_eq!(p.input(&settings, 5, false), Ok(settings.len()));
+    p.out.clear();
+    p
+}
+
+fn frame_bytes(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    frame::head(&mut out, payload.len(), kind, flags, stream);
+    out.extend_from_slice(payload);
+    out
+}
+
+#[test]
+fn start_writes_preface_settings_and_the_connection_window() {
+    let mut p = Proto::default();
+    p.start();
+    assert!(p.out.starts_with(frame::PREFACE));
+    let h = Head::parse(&p.out[frame::PREFACE.len()..]);
+    assert_eq!((h.kind, h.len), (frame::SETTINGS, 12));
+}
+
+#[test]
+fn a_response_split_anywhere_completes_its_stream() {
+    let mut bytes = frame_bytes(frame::HEADERS, frame::END_HEADERS, 3, &[0x88]);
+    bytes.extend(frame_bytes(frame::DATA, frame::END_STREAM, 3, b"hello"));
+    for cut in 0..bytes.len() {
+        let mut p = proto(2, false);
+        let used = p.input(&bytes[..cut], 9, false).unwrap();
+        let rest = bytes[used..].to_vec();
+        assert_eq!(p.input(&rest, 9, false).unwrap(), rest.len());
+        let s = &p.streams[1];
+        assert_eq!(
+            (s.state, s.status, s.body),
+            (StreamState::Done, 200, 5),
+            "cut {cut}"
+        );
+        assert_eq!(p.streams[0].state, StreamState::Open);
+    }
+}
+
+#[test]
+fn settings_are_acknowledged_and_ping_is_answered() {
+    let mut p = proto(0, false);
+    let ping = frame_bytes(frame::PING, 0, 0, b"12345678");
+    p.input(&ping, 1, false).unwrap();
+    assert_eq!(p.out, frame_bytes(frame::PING, frame::ACK, 0, b"12345678"));
+}
+
+#[test]
+fn goaway_refuses_streams_above_the_last_id_and_stops_new_ones() {
+    let mut p = proto(3, false);
+    let mut payload = 3u32.to_be_bytes().to_vec();
+    payload.extend_from_slice(&0u32.to_be_bytes());
+    p.input(&frame_bytes(frame::GOAWAY, 0, 0, &payload), 1, false)
+        .unwrap();
+    let states: Vec<_> = p.streams.iter().map(|s| s.state).collect();
+    assert_eq!(
+        states,
+        [StreamState::Open, StreamState::Open, StreamState::Refused]
+    );
+    assert_eq!(p.capacity(10), 0);
+    assert!(p.exhausted());
+}
+
+#[test]
+fn rst_stream_keeps_its_code() {
+    let mut p = proto(1, false);
+    p.input(
+        &frame_bytes(frame::RST_STREAM, 0, 1, &7u32.to_be_bytes()),
+        1,
+        false,
+    )
+    .unwrap();
+    assert_eq!(p.streams[0].state, StreamState::Reset(7));
+}
+
+#[test]
+fn request_bodies_wait_for_window_updates() {
+    let mut p = Proto::default();
+    p.start();
+    p.open(slot(), &blocks(), true);
+    let mut settings = Vec::new();
+    frame::settings(&mut settings, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 10)]);
+    p.input(&settings, 1, false).unwrap();
+    let body = vec![1u8; 25];
+    assert!(p.pump_bodies(&body), "blocked after 10 bytes");
+    assert_eq!(p.streams[0].body_sent, 10);
+    let mut wu = Vec::new();
+    frame::window_update(&mut wu, 1, 100);
+    p.input(&wu, 1, false).unwrap();
+    assert!(!p.pump_bodies(&body));
+    assert_eq!(p.streams[0].body_sent, 25);
+}
+
+#[test]
+fn large_responses_are_granted_more_window() {
+    let mut p = proto(1, false);
+    let data = vec![0u8; 16_384];
+    let frame = frame_bytes(frame::DATA, 0, 1, &data);
+    for _ in 0..(STREAM_WINDOW / 2 / 16_384) {
+        assert_eq!(p.input(&frame, 1, false).unwrap(), frame.len());
+    }
+    p.replenish();
+    let h = Head::parse(&p.out);
+    assert_eq!((h.kind, h.stream), (frame::WINDOW_UPDATE, 1));
+    assert_eq!(frame::be32(&p.out, 9), STREAM_WINDOW / 2);
+}
+
+#[test]
+fn what_is_not_http2_fails_the_connection_with_a_reason() {
+    let mut p = Proto::default();
+    p.start();
+    let e = p
+        .input(b"HTTP/1.1 400 Bad Request\r\n\r\n", 1, false)
+        .unwrap_err();
+    assert_eq!(e.kind, FailKind::Connect);
+    assert!(e.why.contains("HTTP/1.x"));
+    let mut p = proto(1, false);
+    let e = p.input(&[0xff; 20], 1, false).unwrap_err();
+    assert!(e.why.contains("FRAME_SIZE_ERROR"), "{}", e.why);
+    let mut p = proto(1, false);
+    let e = p
+        .input(
+            &frame_bytes(frame::PUSH_PROMISE, 0x4, 1, &[0, 0, 0, 2, 0x88]),
+            1,
+            false,
+        )
+        .unwrap_err();
+    assert!(e.why.contains("ENABLE_PUSH=0"), "{}", e.why);
+}

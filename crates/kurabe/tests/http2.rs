@@ -1,0 +1,487 @@
+//! `kurabe http --http2` end to end: the built binary against Debian's nginx
+//! (h2c with prior knowledge, and h2 over TLS by ALPN with a generated
+//! certificate), checked against nginx's own access log, and against tiny
+//! raw-frame servers on 127.0.0.1:0 that misbehave on purpose, one per way
+//! an HTTP/2 server can go wrong: each must end in a failure bucket with a
+//! reason, never a hang or a panic.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::http::{http_failed, http_json, TestServer};
+use crate::serve::ServeChild;
+
+// ----- nginx -----------------------------------------------------------------
+
+/// nginx (one worker) serving `dir` with the `listen` lines given; killed on drop.
+struct Nginx {
+    child: Child,
+    dir: PathBuf,
+}
+
+impl Nginx {
+    /// None (with a visible message) when nginx is not installed outside CI.
+    fn start(dir: &Path, listens: &[String]) -> Option<Nginx> {
+        let nginx = Path::new("/usr/sbin/nginx");
+        if !nginx.exists() {
+            assert!(std::env::var_os("CI").is_none(), "nginx is required in CI");
+            eprintln!("SKIPPED: nginx not installed");
+            return None;
+        }
+        let d = dir.display();
+        let listen: String = listens.iter().map(|l| format!("  listen {l};\n")).collect();
+        let conf = format!(
+            "worker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
+             events {{ worker_connections 256; }}\nhttp {{\n access_log {d}/access.log;\n \
+             keepalive_requests 100000;\n client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; \
+             fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n \
+             server {{\n{listen}  ssl_certificate {d}/cert.pem;\n  ssl_certificate_key {d}/key.pem;\n  \
+             root {d}/www;\n }}\n}}\n"
+        );
+        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
+        let child = Command::new(nginx)
+            .process_group(0)
+            .arg("-p")
+            .arg(dir)
+            .arg("-c")
+            .arg(dir.join("nginx.conf"))
+            .args(["-g", "daemon off; master_process on;"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Some(Nginx {
+            child,
+            dir: dir.to_owned(),
+        })
+    }
+
+    /// Requests nginx logged, once the count stops moving (it logs after the response).
+    fn logged(&self, pattern: &str) -> u64 {
+        let count = || {
+            std::fs::read_to_string(self.dir.join("access.log"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains(pattern))
+                .count() as u64
+        };
+        let mut last = count();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            let now = count();
+            if now == last {
+                return now;
+            }
+            last = now;
+        }
+        last
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: kill has no memory-safety preconditions; the group is nginx's own.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+/// A directory with `www/` (a small page and a 20 MiB file), a self-signed
+/// certificate for 127.0.0.1, and two free ports.
+fn nginx_dir() -> (tempfile::TempDir, u16, u16) {
+    let dir = tempfile::tempdir().unwrap();
+    let www = dir.path().join("www");
+    std::fs::create_dir(&www).unwrap();
+    std::fs::write(www.join("index.html"), "hello over http/2").unwrap();
+    std::fs::write(www.join("big.bin"), vec![7u8; 20 << 20]).unwrap();
+    let ok = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-keyout"])
+        .arg(dir.path().join("key.pem"))
+        .arg("-out")
+        .arg(dir.path().join("cert.pem"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(ok.success(), "openssl could not make a test certificate");
+    (dir, free_port(), free_port())
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn wait_up(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nginx did not come up on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn h2c_against_nginx_reconciles_with_its_access_log() {
+    let (dir, port, _) = nginx_dir();
+    let Some(nginx) = Nginx::start(dir.path(), &[format!("127.0.0.1:{port} http2")]) else {
+        return;
+    };
+    wait_up(port);
+    let url = format!("http://127.0.0.1:{port}/index.html");
+    let r = http_json(&["--http2", "--streams", "8", "-c", "4", "-n", "300", &url]);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (300, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.protocol, "h2c");
+    assert_eq!(r.http2.as_ref().unwrap().streams, 8);
+    assert_eq!(r.document_length_bytes, 17);
+    assert_eq!(r.server_software.as_deref(), Some(nginx_version().as_str()));
+    assert_eq!(nginx.logged("HTTP/2.0\" 200"), 300);
+    // -t: completed + failed + in flight is what nginx logged.
+    let r = http_json(&["--http2", "--streams", "4", "-c", "3", "-t", "1", &url]);
+    let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    assert!(r.complete_requests > 0);
+    assert_eq!(nginx.logged("HTTP/2.0\""), 300 + sent);
+    // Bodies larger than the stream window: WINDOW_UPDATEs keep them flowing.
+    let big = format!("http://127.0.0.1:{port}/big.bin");
+    let r = http_json(&["--http2", "--streams", "2", "-c", "1", "-n", "2", &big]);
+    assert_eq!(r.complete_requests, 2, "{:?}", r.errors);
+    assert_eq!(r.body_bytes, 2 * (20 << 20));
+}
+
+fn nginx_version() -> String {
+    let out = Command::new("/usr/sbin/nginx").arg("-v").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    text.trim().trim_start_matches("nginx version: ").to_owned()
+}
+
+#[test]
+fn h2_over_tls_is_chosen_by_alpn_and_refused_without_it() {
+    let (dir, port, plain) = nginx_dir();
+    let listens = [
+        format!("127.0.0.1:{port} ssl http2"),
+        format!("127.0.0.1:{plain} ssl"),
+    ];
+    let Some(nginx) = Nginx::start(dir.path(), &listens) else {
+        return;
+    };
+    wait_up(port);
+    wait_up(plain);
+    let url = format!("https://127.0.0.1:{port}/index.html");
+    let r = http_json(&[
+        "--http2",
+        "--insecure",
+        "--streams",
+        "5",
+        "-c",
+        "2",
+        "-n",
+        "100",
+        &url,
+    ]);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (100, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.protocol, "h2");
+    assert_eq!(nginx.logged("HTTP/2.0\" 200"), 100);
+    // A TLS port without http2: the server picks http/1.1 or nothing.
+    let url = format!("https://127.0.0.1:{plain}/index.html");
+    let (r, _) = http_failed(&["--http2", "--insecure", "-n", "3", &url], "connect");
+    assert_eq!(r.failures.connect, 3);
+    assert!(r.errors[0].first_error.contains("ALPN"), "{:?}", r.errors);
+    assert_eq!(nginx.logged("HTTP/2.0\" 200"), 100);
+}
+
+// ----- raw HTTP/2 servers that misbehave --------------------------------------
+
+/// The server side of one HTTP/2 connection, frame by frame, blocking.
+struct Raw {
+    s: TcpStream,
+}
+
+/// One frame as read.
+struct Frame {
+    kind: u8,
+    stream: u32,
+}
+
+impl Raw {
+    /// Read the client preface; None if it is not HTTP/2.
+    fn accept(mut s: TcpStream) -> Option<Raw> {
+        let mut preface = [0u8; 24];
+        s.read_exact(&mut preface).ok()?;
+        (&preface == b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").then_some(Raw { s })
+    }
+
+    fn read(&mut self) -> Option<Frame> {
+        let mut h = [0u8; 9];
+        self.s.read_exact(&mut h).ok()?;
+        let len = u32::from_be_bytes([0, h[0], h[1], h[2]]) as usize;
+        let mut payload = vec![0; len];
+        self.s.read_exact(&mut payload).ok()?;
+        let stream = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
+        Some(Frame { kind: h[3], stream })
+    }
+
+    fn write(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+        let l = (payload.len() as u32).to_be_bytes();
+        let mut f = vec![l[1], l[2], l[3], kind, flags];
+        f.extend_from_slice(&stream.to_be_bytes());
+        f.extend_from_slice(payload);
+        let _ = self.s.write_all(&f);
+    }
+
+    /// SETTINGS with these (id, value) pairs.
+    fn settings(&mut self, pairs: &[(u16, u32)]) {
+        let p: Vec<u8> = pairs
+            .iter()
+            .flat_map(|(id, v)| id.to_be_bytes().into_iter().chain(v.to_be_bytes()))
+            .collect();
+        self.write(4, 0, 0, &p);
+    }
+
+    /// The stream id of the next request's HEADERS (other frames are read and dropped).
+    fn next_request(&mut self) -> Option<u32> {
+        loop {
+            let f = self.read()?;
+            if f.kind == 1 {
+                return Some(f.stream);
+            }
+        }
+    }
+
+    /// `:status 200` and a body, ending the stream.
+    fn respond(&mut self, id: u32, body: &[u8]) {
+        self.write(1, 0x4, id, &[0x88]);
+        self.write(0, 0x1, id, body);
+    }
+
+    /// Read until the client closes.
+    fn until_eof(&mut self) {
+        while self.read().is_some() {}
+    }
+}
+
+/// A server running `handler` on every HTTP/2 connection, after its SETTINGS.
+fn raw_server(handler: impl Fn(&mut Raw) + Send + Sync + 'static) -> TestServer {
+    TestServer::start(move |s| {
+        if let Some(mut c) = Raw::accept(s) {
+            c.settings(&[]);
+            handler(&mut c);
+        }
+    })
+}
+
+#[test]
+fn garbage_frames_are_exceptions_with_a_reason() {
+    let srv = raw_server(|c| {
+        if c.next_request().is_some() {
+            let _ = c.s.write_all(&[0xff; 64]);
+            c.until_eof();
+        }
+    });
+    let (r, _) = http_failed(&["--http2", "-n", "5", &srv.url()], "exceptions");
+    assert_eq!(r.failures.exceptions, 5);
+    assert!(
+        r.errors[0].first_error.contains("FRAME_SIZE_ERROR"),
+        "{:?}",
+        r.errors
+    );
+}
+
+#[test]
+fn goaway_mid_run_finishes_accepted_streams_and_resends_the_rest() {
+    let processed = Arc::new(AtomicU64::new(0));
+    let p = processed.clone();
+    // Three answers per connection, then GOAWAY naming the last one processed.
+    let srv = raw_server(move |c| {
+        let mut answered = 0;
+        while let Some(id) = c.next_request() {
+            c.respond(id, b"ok");
+            p.fetch_add(1, Ordering::SeqCst);
+            answered += 1;
+            if answered == 3 {
+                let mut payload = id.to_be_bytes().to_vec();
+                payload.extend_from_slice(&0u32.to_be_bytes());
+                c.write(7, 0, 0, &payload);
+                c.until_eof();
+                return;
+            }
+        }
+    });
+    let r = http_json(&[
+        "--http2",
+        "--streams",
+        "4",
+        "-c",
+        "2",
+        "-n",
+        "40",
+        &srv.url(),
+    ]);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (40, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(processed.load(Ordering::SeqCst), 40, "none processed twice");
+    let goaways = r.http2.unwrap().goaways;
+    assert!(
+        (13..=14).contains(&goaways),
+        "{goaways} GOAWAYs for 40 requests at 3 per connection"
+    );
+}
+
+#[test]
+fn rst_on_every_stream_is_counted_by_error_code() {
+    let srv = raw_server(|c| {
+        while let Some(id) = c.next_request() {
+            c.write(3, 0, id, &2u32.to_be_bytes()); // INTERNAL_ERROR
+        }
+    });
+    let (r, _) = http_failed(
+        &[
+            "--http2",
+            "--streams",
+            "3",
+            "-c",
+            "2",
+            "-n",
+            "12",
+            &srv.url(),
+        ],
+        "receive",
+    );
+    assert_eq!(r.failures.receive, 12);
+    let resets = r.http2.unwrap().stream_resets;
+    assert_eq!(resets.get("INTERNAL_ERROR"), Some(&12), "{resets:?}");
+    assert!(r.errors[0]
+        .first_error
+        .contains("RST_STREAM INTERNAL_ERROR"));
+}
+
+#[test]
+fn a_window_that_stays_closed_times_out_with_the_reason() {
+    // INITIAL_WINDOW_SIZE 0 and never a WINDOW_UPDATE: past the 65535 bytes a
+    // client may send before the SETTINGS arrive, no body byte may be sent.
+    let srv = TestServer::start(|s| {
+        if let Some(mut c) = Raw::accept(s) {
+            c.settings(&[(4, 0)]);
+            c.until_eof();
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body");
+    std::fs::write(&body, "x".repeat(100_000)).unwrap();
+    let body = body.to_str().unwrap();
+    let (r, _) = http_failed(
+        &[
+            "--http2",
+            "-p",
+            body,
+            "-s",
+            "0.5",
+            "-n",
+            "2",
+            "-c",
+            "2",
+            &srv.url(),
+        ],
+        "timeout",
+    );
+    assert_eq!(r.failures.timeout, 2);
+    assert!(
+        r.errors[0].first_error.contains("flow-control window"),
+        "{:?}",
+        r.errors
+    );
+}
+
+#[test]
+fn an_oversized_header_block_is_refused() {
+    let srv = raw_server(|c| {
+        if let Some(id) = c.next_request() {
+            c.write(1, 0, id, &[0x88]);
+            for _ in 0..5 {
+                c.write(9, 0, id, &[0x40; 16_000]);
+            }
+            c.write(9, 0x4, id, &[]);
+            c.until_eof();
+        }
+    });
+    let (r, _) = http_failed(&["--http2", "-n", "2", &srv.url()], "exceptions");
+    assert_eq!(r.failures.exceptions, 2);
+    assert!(
+        r.errors[0].first_error.contains("header block over 64 KiB"),
+        "{:?}",
+        r.errors
+    );
+}
+
+#[test]
+fn a_server_that_only_speaks_http11_is_a_connect_failure() {
+    let serve = ServeChild::start(&[]);
+    let (r, _) = http_failed(&["--http2", "-n", "3", &serve.url], "connect");
+    assert_eq!(r.failures.connect, 3);
+    assert!(
+        r.errors[0].first_error.contains("HTTP/1.x"),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(
+        serve.served(),
+        0,
+        "no request reached the server as HTTP/1.1"
+    );
+}
+
+#[test]
+fn http2_flags_are_checked() {
+    let out = crate::util::kurabe()
+        .args(["http", "--streams", "4", "-n", "5", "http://127.0.0.1:1/"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--http2"));
+    let out = crate::util::kurabe()
+        .args([
+            "http",
+            "--http2",
+            "-k",
+            "--pipeline",
+            "4",
+            "-n",
+            "5",
+            "http://127.0.0.1:1/",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--streams"));
+}
