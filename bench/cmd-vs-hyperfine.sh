@@ -10,10 +10,12 @@
 # is kurabe's relative to hyperfine's (target: within 2 %).
 #
 # Cost: `true` with -N, OVERHEAD_RUNS runs, the tools alternating for ROUNDS
-# rounds; the tool's own wall time (from start to exit, read with date)
-# divided by the number of runs is its cost per run (target: kurabe's no
-# higher than hyperfine's). kurabe is measured twice: saving to a fresh
-# store (the default; one fsync'd commit per block) and with --no-save.
+# rounds; the tool's own wall time (start to exit) and CPU time (user +
+# system of the tool and everything it ran, from /usr/bin/time) divided by
+# the number of runs are its cost per run (target: kurabe's no higher than
+# hyperfine's). CPU time is the figure a busy machine disturbs least. kurabe
+# is measured twice: saving to a fresh store (the default; one fsync'd
+# commit per block) and with --no-save.
 #
 # Prints the load average first: figures from a busy machine say so.
 # Env: ROUNDS (5), RUNS (30), OVERHEAD_RUNS (1000), KURABE (path of the
@@ -68,13 +70,10 @@ for c in 'sleep 0.005' 'sleep 0.02' "perl -e 'my \$x = 0; \$x += \$_ for 1 .. 30
     'BEGIN { printf "%-34s %12.3f %12.3f %+8.2f%%\n", substr(c, 1, 34), k*1e3, h*1e3, (k/h-1)*100 }'
 done
 
-# Wall time of one tool invocation, seconds.
+# Wall and CPU seconds of one tool invocation: "WALL CPU".
 elapsed() {
-  local t0 t1
-  t0=$(date +%s%N)
-  "$@" >/dev/null 2>&1
-  t1=$(date +%s%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f\n", (b - a) / 1e9 }'
+  /usr/bin/time -f '%e %U %S' -o "$work/time" "$@" >/dev/null 2>&1
+  awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' "$work/time"
 }
 
 echo
@@ -93,8 +92,8 @@ for r in $(seq "$ROUNDS"); do
 done
 for t in "kurabe (saved):ok" "kurabe --no-save:on" "hyperfine:oh"; do
   name=${t%%:*}; f=${t##*:}
-  s=$(median <"$work/$f")
-  awk -v n="$name" -v s="$s" -v runs="$OVERHEAD_RUNS" \
-    'BEGIN { printf "%-20s %8.3f s total  %8.1f µs per run\n", n, s, s/runs*1e6 }'
+  w=$(cut -d' ' -f1 "$work/$f" | median); c=$(cut -d' ' -f2 "$work/$f" | median)
+  awk -v n="$name" -v w="$w" -v c="$c" -v runs="$OVERHEAD_RUNS" \
+    'BEGIN { printf "%-20s %8.1f µs wall  %8.1f µs CPU per run\n", n, w/runs*1e6, c/runs*1e6 }'
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,15 +2,21 @@
 # bench/http-peers.sh — kurabe http against wrk and ab, interleaved, on loopback nginx.
 #
 # For nginx with `worker_processes 1` and `auto`, runs ROUNDS rounds of
-#   kurabe http -k -c C --threads 1 -t D, wrk -t1 -cC -dD, ab -k -cC -tD -n 10000000
+#   kurabe http -k -c C --threads 1 -t D --engine io_uring   (kurabe)
+#   the same with --engine epoll                               (k-epoll)
+#   the same with --pipeline 16 (engine auto)                  (k-pipe16)
+#   wrk -t1 -cC -dD, ab -k -cC -tD -n 10000000
+#   floor: a minimal client built from crates/kurabe-http/examples/floor.rs
+#     that makes one send and one recv per request on C keep-alive connections
 # (order rotated each round so drift hits every tool alike) against a 381-byte
 # file, and prints per tool the medians of: req/s, p50/p99 latency, client CPU
 # µs per request (user+sys of the client process from /usr/bin/time) and peak
-# RSS, then the ratios kurabe/wrk. Then a --rate accuracy check and an RSS check
-# at -c 5000.
+# RSS, then the ratios kurabe/wrk and kurabe/floor. Then a --rate accuracy
+# check and an RSS check at -c 5000.
 #
 # Env: ROUNDS (3), DURATION (10, seconds), CONC (50), KURABE (path of the kurabe
-# binary; default: build target/release/kurabe), RATE (20000), BIG_CONC (5000).
+# binary; default: build target/release/kurabe), FLOOR (path of the floor
+# client; default: build it), RATE (20000), BIG_CONC (5000), TOOLS (the list above).
 # Traffic goes to 127.0.0.1 only; nginx is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,6 +44,11 @@ if [ -z "${KURABE:-}" ]; then
   echo "bench: cargo build --release -p kurabe" >&2
   cargo build --release -q -p kurabe
   KURABE="${CARGO_TARGET_DIR:-target}/release/kurabe"
+fi
+if [ -z "${FLOOR:-}" ]; then
+  echo "bench: cargo build --release -p kurabe-http --example floor" >&2
+  cargo build --release -q -p kurabe-http --example floor
+  FLOOR="${CARGO_TARGET_DIR:-target}/release/examples/floor"
 fi
 
 work=$(mktemp -d /tmp/kurabe-bench.XXXXXX)
@@ -95,15 +106,26 @@ EOF
 # "user sys maxrss_kb" to $work/time.
 # --no-server-metrics: wrk and ab do not sample the server either; this compares
 # the cost of generating load (the sampler adds ~10 /proc reads a second).
-run_kurabe() {
+# kurabe_json ARGS...: one kurabe run with ARGS, "reqs rps p50 p99" to $work/out.
+kurabe_json() {
   /usr/bin/time -f '%U %S %M' -o "$work/time" \
     "$KURABE" http -q -k -c "$CONC" --threads 1 -t "$DURATION" --no-server-metrics \
-    --format json "$URL" >"$work/raw"
+    --format json "$@" "$URL" >"$work/raw"
   python3 - "$work/raw" >"$work/out" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(r["complete_requests"], r["requests_per_second"], r["latency_us"]["p50"], r["latency_us"]["p99"])
 EOF
+}
+run_kurabe() { kurabe_json --engine io_uring; }
+run_k-epoll() { kurabe_json --engine epoll; }
+run_k-pipe16() { kurabe_json --pipeline 16; }
+
+# The floor: one send + one recv per request; no latency figures (printed as 0).
+run_floor() {
+  /usr/bin/time -f '%U %S %M' -o "$work/time" \
+    "$FLOOR" "127.0.0.1:$PORT" /index.html "$CONC" "$DURATION" >"$work/raw"
+  awk -v d="$DURATION" '/^requests/ {print $2, $2 / d, 0, 0}' "$work/raw" >"$work/out"
 }
 
 run_wrk() {
@@ -148,10 +170,10 @@ measure() {
 reqs, u, s = $reqs, $user, $sys
 cpu = (u + s) * 1e6 / reqs if reqs else float('nan')
 print('$workers', '$tool', $rps, $p50, $p99, round(cpu, 2), $rss, '$round')" >>"$results"
-  tail -1 "$results" | awk '{printf "  %-7s %10.0f req/s  p50 %7.0f us  p99 %7.0f us  cpu %6.2f us/req  rss %6d KB\n", $2, $3, $4, $5, $6, $7}'
+  tail -1 "$results" | awk '{printf "  %-8s %10.0f req/s  p50 %7.0f us  p99 %7.0f us  cpu %6.2f us/req  rss %6d KB\n", $2, $3, $4, $5, $6, $7}'
 }
 
-tools=(kurabe wrk ab)
+read -r -a tools <<<"${TOOLS:-kurabe k-epoll k-pipe16 wrk ab floor}"
 for workers in 1 auto; do
   start_nginx "$workers"
   echo "== nginx worker_processes $workers, $URL, -c $CONC, ${DURATION}s x $ROUNDS rounds"
@@ -177,25 +199,34 @@ for w, tool, *vals, rnd in rows:
     by_round.setdefault((w, rnd), {})[tool] = [float(v) for v in vals]
 def m(w, tool, i):
     return statistics.median(v[i] for v in med[(w, tool)])
-print(f"{'nginx':<6} {'tool':<7} {'req/s':>10} {'p50 us':>8} {'p99 us':>8} {'cpu us/req':>11} {'rss KB':>8}")
+TOOLS = ("kurabe", "k-epoll", "k-pipe16", "wrk", "ab", "floor")
+print(f"{'nginx':<6} {'tool':<8} {'req/s':>10} {'p50 us':>8} {'p99 us':>8} {'cpu us/req':>11} {'rss KB':>8}")
 for w in ("1", "auto"):
-    for tool in ("kurabe", "wrk", "ab"):
+    for tool in TOOLS:
         if (w, tool) in med:
-            print(f"{w:<6} {tool:<7} {m(w,tool,0):>10.0f} {m(w,tool,1):>8.0f} {m(w,tool,2):>8.0f} {m(w,tool,3):>11.2f} {m(w,tool,4):>8.0f}")
+            print(f"{w:<6} {tool:<8} {m(w,tool,0):>10.0f} {m(w,tool,1):>8.0f} {m(w,tool,2):>8.0f} {m(w,tool,3):>11.2f} {m(w,tool,4):>8.0f}")
+print("(kurabe = --engine io_uring, k-epoll = --engine epoll, k-pipe16 = --pipeline 16)")
 print()
 for w in ("1", "auto"):
-    if (w, "kurabe") in med and (w, "wrk") in med:
-        cpu = m(w, "kurabe", 3) / m(w, "wrk", 3)
-        rps = m(w, "kurabe", 0) / m(w, "wrk", 0)
-        print(f"nginx {w:<4}: kurabe/wrk  cpu per request {cpu:.3f} (target <= 0.80)   req/s {rps:.3f} (target >= 1.05 with auto)")
+    for k in ("kurabe", "k-epoll", "k-pipe16"):
+        if (w, k) in med and (w, "floor") in med:
+            print(f"nginx {w:<4}: {k}/floor cpu per request {m(w, k, 3) / m(w, 'floor', 3):.2f}x the minimal client's")
+    if (w, "k-pipe16") in med and (w, "wrk") in med:
+        print(f"nginx {w:<4}: k-pipe16/wrk cpu per request {m(w, 'k-pipe16', 3) / m(w, 'wrk', 3):.3f} (target <= 0.30 of wrk unpipelined)")
+    for k in ("kurabe", "k-epoll"):
+      if (w, k) in med and (w, "wrk") in med:
+        cpu = m(w, k, 3) / m(w, "wrk", 3)
+        rps = m(w, k, 0) / m(w, "wrk", 0)
+        print(f"nginx {w:<4}: {k}/wrk  cpu per request {cpu:.3f} (target <= 0.65)   req/s {rps:.3f} (target >= 1.05 with auto)")
         # The same ratios within each round (runs seconds apart), then their median:
         # less exposed to load from other processes drifting across the whole run.
-        pairs = [r for (ww, _), r in sorted(by_round.items()) if ww == w and "kurabe" in r and "wrk" in r]
-        cpu_r = [r["kurabe"][3] / r["wrk"][3] for r in pairs]
-        rps_r = [r["kurabe"][0] / r["wrk"][0] for r in pairs]
+        pairs = [r for (ww, _), r in sorted(by_round.items()) if ww == w and k in r and "wrk" in r]
+        cpu_r = [r[k][3] / r["wrk"][3] for r in pairs]
+        rps_r = [r[k][0] / r["wrk"][0] for r in pairs]
         print(f"            per round: cpu {' '.join(f'{x:.3f}' for x in cpu_r)} (median {statistics.median(cpu_r):.3f})"
               f"   req/s {' '.join(f'{x:.3f}' for x in rps_r)} (median {statistics.median(rps_r):.3f})")
 EOF
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 echo
 echo "== --rate accuracy: $RATE req/s for ${DURATION}s, -c $CONC, nginx auto"
@@ -216,7 +247,7 @@ rss_of() {
   /usr/bin/time -f '%M' -o "$work/time" "$KURABE" http -q -k "$@" --format json "$URL" >"$work/raw"
   python3 -c "
 import json; r = json.load(open('$work/raw'))
-print(f\"{r['complete_requests']:>9} requests  {r['failed_requests']} failed  peak RSS $(cat "$work/time") KB\")"
+print(f\"{r['complete_requests']:>9} requests  {r['failed_requests']} failed  engine {r.get('engine')}  peak RSS $(cat "$work/time") KB\")"
 }
 echo -n "  -c $CONC -t 2:           "; rss_of -c "$CONC" -t 2
 echo -n "  -c $CONC -t $DURATION:          "; rss_of -c "$CONC" -t "$DURATION"

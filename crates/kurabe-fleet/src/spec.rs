@@ -137,6 +137,7 @@ impl RunSpec {
             check_length: self.check_length,
             insecure: self.insecure,
             gnuplot_file: None,
+            engine: kurabe_http::client::Engine::Auto,
         })
     }
 }
@@ -201,5 +202,23 @@ mod tests {
         assert_eq!(cfg.threads, 3);
         assert_eq!(cfg.stop, StopCondition::Requests(334));
         assert_eq!(cfg.rate, Some(100.0));
+        assert!(!cfg.http2);
+    }
+
+    #[test]
+    fn http2_and_streams_reach_every_share_and_old_specs_read_as_http11() {
+        let mut s = spec();
+        s.http2 = true;
+        s.streams = 10;
+        let share = s.split(2).unwrap()[0];
+        let cfg = s.load_config(&share, 1).unwrap();
+        assert!(cfg.http2);
+        assert_eq!(cfg.streams, 10);
+        let mut old = serde_json::to_value(spec()).unwrap();
+        old.as_object_mut().unwrap().remove("http2");
+        old.as_object_mut().unwrap().remove("streams");
+        let back: RunSpec = serde_json::from_value(old).unwrap();
+        assert!(!back.http2);
+        assert_eq!(back.streams, 1);
     }
 }

@@ -42,6 +42,12 @@ pub struct Counters {
     pub in_flight_at_end: u64,
     /// Replaced connections.
     pub reconnects: u64,
+    /// HTTP/2 connections ended by GOAWAY (absent in rows of older workers).
+    #[serde(default)]
+    pub goaways: u64,
+    /// HTTP/2 streams reset by the server, by error code (likewise).
+    #[serde(default)]
+    pub stream_resets: BTreeMap<String, u64>,
 }
 
 /// The five histograms of a [`Stats`], V2-encoded, in a fixed order.
@@ -101,6 +107,8 @@ pub fn encode(stats: &Stats) -> Result<(EncodedHistograms, Counters), FleetError
         late_sends: stats.late_sends,
         in_flight_at_end: stats.in_flight_at_end,
         reconnects: stats.reconnects,
+        goaways: stats.goaways,
+        stream_resets: stats.stream_resets.clone(),
     };
     Ok((hists, counters))
 }
@@ -129,6 +137,8 @@ pub fn decode(hists: &EncodedHistograms, counters: &Counters) -> Result<Stats, F
     s.late_sends = counters.late_sends;
     s.in_flight_at_end = counters.in_flight_at_end;
     s.reconnects = counters.reconnects;
+    s.goaways = counters.goaways;
+    s.stream_resets = counters.stream_resets.clone();
     Ok(s)
 }
 
@@ -145,6 +155,8 @@ mod tests {
         s.completed = completed;
         s.status[200] = completed;
         s.failures.timeout = 1;
+        s.goaways = 2;
+        s.stream_resets.insert("REFUSED_STREAM".into(), 3);
         s.first_errors.insert(
             "timeout".into(),
             "no complete response within 1s (-s)".into(),
@@ -163,6 +175,8 @@ mod tests {
         assert_eq!(back.status[200], 5);
         assert_eq!(back.failures.timeout, 1);
         assert_eq!(back.first_errors, s.first_errors);
+        assert_eq!(back.goaways, 2);
+        assert_eq!(back.stream_resets, s.stream_resets);
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //!
 //! Usage (internal): `rusage FD PROGRAM [ARGS...]`. It forks,
 //! the child `execvp`s PROGRAM with ARGS (environment, cwd, stdio and
-//! process group inherited), the parent `wait4`s it and writes one 56-byte
-//! record of seven little-endian i64 to FD, then exits 0:
+//! process group inherited). The parent writes the child's pid to FD as one
+//! little-endian i64 as soon as the exec has happened (or failed), so kurabe
+//! can sample the command's memory while it runs; then it `wait4`s it and
+//! writes one 56-byte record of seven little-endian i64 to FD, then exits 0:
 //! `exec_errno` (0 when the exec happened), `wait_status`, `user_us`,
 //! `sys_us`, `max_rss_kib`, `wall_ns` (fork to reaped), and the child's pid.
 //! Exit 2 on a malformed command line or a failed fork (no record).
@@ -191,6 +193,7 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
     // SAFETY: closing our copy of the write end so the read sees EOF.
     unsafe { sys::close(errpipe[1]) };
     let exec_errno = read_errno(errpipe[0]);
+    write_all(fd, &i64::from(pid).to_le_bytes());
     let mut status: c_int = 0;
     // SAFETY: zeroed rusage is valid; wait4 only writes it.
     let mut ru: sys::Rusage = unsafe { std::mem::zeroed() };

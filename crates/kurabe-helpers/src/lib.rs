@@ -186,13 +186,15 @@ mod tests {
 
     #[test]
     fn rusage_helper_runs_a_command_from_memory_and_reports_its_rusage() {
-        let rec = record(rusage().unwrap(), &["1", "true"]);
-        assert_eq!(rec.len(), 7, "{rec:?}");
+        // The pid as soon as the command runs, then the record.
+        let all = record(rusage().unwrap(), &["1", "true"]);
+        assert_eq!(all.len(), 8, "{all:?}");
+        let (pid, rec) = (all[0], &all[1..]);
         assert_eq!((rec[0], rec[1]), (0, 0), "exec errno and wait status");
         assert!(rec[4] > 0 && rec[4] < 4096, "max RSS {} KiB", rec[4]);
-        assert!(rec[6] > 0, "pid");
-        let rec = record(rusage().unwrap(), &["1", "/nonexistent/prog"]);
-        assert_eq!(rec[0], i64::from(libc::ENOENT));
+        assert!(pid > 0 && rec[6] == pid, "pid {pid} then {}", rec[6]);
+        let all = record(rusage().unwrap(), &["1", "/nonexistent/prog"]);
+        assert_eq!(all[1], i64::from(libc::ENOENT));
     }
 
     #[test]

@@ -42,6 +42,10 @@ pub const CMD_METRICS: [&str; 4] = [
     "max_rss_bytes",
 ];
 
+/// Reported too when every command lived long enough in its warm-up to
+/// have its memory sampled (about 20 ms): Σ PSS of the command's tree.
+pub const CMD_PSS_METRIC: &str = "pss_peak_bytes";
+
 /// Wall time the automatic run count aims at per command (hyperfine's 3 s).
 const TARGET_TIME_PER_COMMAND: Duration = Duration::from_secs(3);
 
@@ -216,7 +220,7 @@ pub fn run_cmd(
     on_event: &mut dyn FnMut(&CmdEvent<'_>),
 ) -> Result<CmdOutcome, CmdError> {
     let pre = Preliminaries { cfg, stop };
-    let mut plan = pre.plan(1, 1, ExecCost::default())?;
+    let mut plan = pre.plan(1, 1, ExecCost::default(), false)?;
     if let Some(setup) = &cfg.setup {
         on_event(&CmdEvent::Step("setup"));
         pre.each_command(setup, "--setup")?;
@@ -229,7 +233,9 @@ pub fn run_cmd(
         }
     };
     on_event(&CmdEvent::Step("warm-up"));
-    let first_times = pre.warm_up(&plan)?;
+    let first = pre.warm_up(&plan)?;
+    let first_times: Vec<f64> = first.iter().map(|m| metric(m, "wall_time_s")).collect();
+    let with_pss = first.iter().all(|m| m.contains_key(CMD_PSS_METRIC));
     let n = match cfg.runs {
         Runs::Exact(n) => n,
         Runs::Auto { min, max } => auto_runs(&first_times, overhead.wall_s, min, max),
@@ -240,7 +246,7 @@ pub fn run_cmd(
         block,
         shell_overhead_s: overhead.wall_s,
     });
-    plan = pre.plan(rounds, block, overhead)?;
+    plan = pre.plan(rounds, block, overhead, with_pss)?;
     let opts = RunOptions {
         plan_dir: cfg.cwd.clone(),
         plan_text: crate::plan::plan_text(&plan).map_err(|e| CmdError::Usage(e.to_string()))?,
@@ -312,8 +318,14 @@ struct Preliminaries<'a> {
 
 impl Preliminaries<'_> {
     /// The experiment: one variant per command, one command workload of
-    /// `block` executions, `rounds` rounds.
-    fn plan(&self, rounds: u32, block: u32, overhead: ExecCost) -> Result<Plan, CmdError> {
+    /// `block` executions, `rounds` rounds; Σ PSS among the metrics when `with_pss`.
+    fn plan(
+        &self,
+        rounds: u32,
+        block: u32,
+        overhead: ExecCost,
+        with_pss: bool,
+    ) -> Result<Plan, CmdError> {
         let cfg = self.cfg;
         let per_command_prepare = cfg.prepare.len() > 1;
         if per_command_prepare && cfg.prepare.len() != cfg.commands.len() {
@@ -380,7 +392,13 @@ impl Preliminaries<'_> {
             matrix: BTreeMap::new(),
             workloads: vec![Workload {
                 name: "command".into(),
-                metrics: Some(CMD_METRICS.iter().map(|m| m.to_string()).collect()),
+                metrics: Some(
+                    CMD_METRICS
+                        .iter()
+                        .chain(with_pss.then_some(&CMD_PSS_METRIC))
+                        .map(|m| m.to_string())
+                        .collect(),
+                ),
                 kind: WorkloadKind::Command(workload),
             }],
             checks: Vec::new(),
@@ -435,18 +453,18 @@ impl Preliminaries<'_> {
         let m = self
             .exec(&line, &w, &BTreeMap::new())
             .map_err(|e| CmdError::Failed(format!("cannot run the shell: {}", e.text())))?;
-        let get = |k: &str| m.metrics.get(k).copied().unwrap_or(0.0);
         Ok(ExecCost {
-            wall_s: get("wall_time_s"),
-            user_s: get("user_time_s"),
-            system_s: get("system_time_s"),
+            wall_s: metric(&m.metrics, "wall_time_s"),
+            user_s: metric(&m.metrics, "user_time_s"),
+            system_s: metric(&m.metrics, "system_time_s"),
         })
     }
 
     /// `--warmup` executions of each command, then one timed execution
-    /// each (its wall time sizes the automatic run count). Failures are
-    /// fatal here unless `--ignore-failure`, as they would be in the runs.
-    fn warm_up(&self, plan: &Plan) -> Result<Vec<f64>, CmdError> {
+    /// each (its wall time sizes the automatic run count; whether its
+    /// memory was sampled decides the Σ PSS metric). Failures are fatal
+    /// here unless `--ignore-failure`, as they would be in the runs.
+    fn warm_up(&self, plan: &Plan) -> Result<Vec<Metrics>, CmdError> {
         let WorkloadKind::Command(template) = &plan.workloads[0].kind else {
             return Ok(Vec::new());
         };
@@ -463,10 +481,18 @@ impl Preliminaries<'_> {
                     e.text()
                 ))
             })?;
-            times.push(m.metrics.get("wall_time_s").copied().unwrap_or(0.0));
+            times.push(m.metrics);
         }
         Ok(times)
     }
+}
+
+/// Metric values by catalogue name, as measured.
+type Metrics = BTreeMap<&'static str, f64>;
+
+/// `name`'s value in `m`, 0 when absent.
+fn metric(m: &Metrics, name: &str) -> f64 {
+    m.get(name).copied().unwrap_or(0.0)
 }
 
 /// Variable holding each command's own `--prepare`.
@@ -576,6 +602,7 @@ fn executions_of(record: &serde_json::Value) -> Vec<CmdExecution> {
                     .get("max_rss_bytes")
                     .and_then(serde_json::Value::as_u64)
                     .unwrap_or(0),
+                pss_peak_bytes: e.get("pss_peak_bytes").and_then(serde_json::Value::as_u64),
                 exit_code: e
                     .get("exit_code")
                     .and_then(serde_json::Value::as_i64)

@@ -13,6 +13,7 @@
 
 pub mod analysis;
 pub mod cmdbench;
+mod execute;
 pub mod measure;
 pub mod plan;
 pub mod runner;

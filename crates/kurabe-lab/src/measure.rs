@@ -8,33 +8,28 @@
 //! target settle, then read its memory). Each returns every metric it has,
 //! by catalogue name; the runner keeps the ones the workload selects.
 //!
-//! Known limit: `max_rss_bytes` of a command comes from `wait4`, whose
-//! `ru_maxrss` includes the pre-exec copy of kurabe itself (the kernel keeps
-//! the old image's high-water mark across exec) — so it has a floor of
-//! kurabe's own RSS, as `/usr/bin/time` has a floor of its own. Differences
-//! between variants above that floor are real.
+//! A command's executions go through kurabe's rusage helper
+//! (`execute.rs`), so its `max_rss_bytes` is its own, not kurabe's, and
+//! its Σ PSS peak is sampled when it lives long enough.
 //! It must not print or touch the store.
 
 use std::collections::BTreeMap;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
 use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use kurabe_model::plan::{
-    CommandLine, CommandOutput, CommandWorkload, ExecCost, HttpWorkload, IdleWorkload, MemoryScope,
+    CommandLine, CommandOutput, CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope,
     SystemWorkload, WatchWorkload,
 };
 use kurabe_probe::cgroup::CgroupReader;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
 use serde_json::json;
 
-use crate::target::{RunFailure, TAIL_LINES};
+use crate::execute::{exec_timed, Execution, Launch, Timed};
+use crate::target::RunFailure;
 
 /// Metric values by catalogue name, plus the raw record of the run.
 #[derive(Debug, Clone, Default)]
@@ -214,6 +209,12 @@ pub fn http(
         check_length: !w.variable_length,
         insecure: w.insecure,
         gnuplot_file: None,
+        // Validated with the plan; an unknown name cannot get here.
+        engine: w
+            .engine
+            .as_deref()
+            .and_then(client::Engine::parse)
+            .unwrap_or_default(),
     };
     let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
     if let Some(length) = w.soak {
@@ -419,35 +420,6 @@ fn system_profile(w: &SystemWorkload) -> Result<kurabe_system::Profile, kurabe_s
     }
 }
 
-/// One timed execution of a command.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Timed {
-    wall_s: f64,
-    user_s: f64,
-    sys_s: f64,
-    max_rss_bytes: u64,
-}
-
-impl Timed {
-    /// These times less a fixed per-execution `cost`, never below 0.
-    fn less(self, cost: &ExecCost) -> Timed {
-        Timed {
-            wall_s: (self.wall_s - cost.wall_s).max(0.0),
-            user_s: (self.user_s - cost.user_s).max(0.0),
-            sys_s: (self.sys_s - cost.system_s).max(0.0),
-            ..self
-        }
-    }
-}
-
-/// A timed execution and how it ended.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Execution {
-    timed: Timed,
-    /// Exit code; `None` when a signal ended it.
-    exit_code: Option<i32>,
-}
-
 /// What a `command` workload's run executes, substituted by the runner.
 #[derive(Debug, Clone)]
 pub struct CommandRun<'a> {
@@ -489,10 +461,12 @@ pub fn command(
         cwd: run.cwd.as_deref(),
         workload: w,
         cgroup: cgroup.as_ref(),
+        sample_memory: true,
     };
     let prepare = run.prepare.map(|argv| Launch {
         argv,
         workload: &UNTIMED_HELPER_RUN,
+        sample_memory: false,
         ..launch
     });
     let timeout = w.timeout.map(|t| t.0);
@@ -537,7 +511,9 @@ static UNTIMED_HELPER_RUN: CommandWorkload = CommandWorkload {
     subtract: None,
 };
 
-/// Means of the executions (max RSS: the largest) and their record.
+/// Means of the executions (max RSS and Σ PSS peak: the largest) and
+/// their record. Σ PSS is there when some execution lived long enough to
+/// be sampled.
 fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
     let n = execs.len().max(1) as f64;
     let mean = |f: fn(&Timed) -> f64| execs.iter().map(|e| f(&e.timed)).sum::<f64>() / n;
@@ -553,12 +529,20 @@ fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
             .max()
             .unwrap_or(0) as f64,
     );
+    if let Some(pss) = execs.iter().filter_map(|e| e.pss_peak_bytes).max() {
+        m.insert("pss_peak_bytes", pss as f64);
+    }
     let records: Vec<_> = execs
         .iter()
         .map(|e| {
             let t = &e.timed;
-            json!({"wall_time_s": t.wall_s, "user_time_s": t.user_s, "system_time_s": t.sys_s,
-                   "max_rss_bytes": t.max_rss_bytes, "exit_code": e.exit_code})
+            let mut r = json!({"wall_time_s": t.wall_s, "user_time_s": t.user_s,
+                "system_time_s": t.sys_s, "max_rss_bytes": t.max_rss_bytes,
+                "exit_code": e.exit_code});
+            if let Some(p) = e.pss_peak_bytes {
+                r["pss_peak_bytes"] = json!(p);
+            }
+            r
         })
         .collect();
     Measured {
@@ -567,356 +551,9 @@ fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
     }
 }
 
-/// What one timed execution starts, and where.
-#[derive(Clone, Copy)]
-struct Launch<'a> {
-    helper: &'a Path,
-    argv: &'a [String],
-    env: &'a BTreeMap<String, String>,
-    cwd: Option<&'a Path>,
-    /// Input, output, failure and environment settings.
-    workload: &'a CommandWorkload,
-    cgroup: Option<&'a kurabe_probe::cgroup::RunCgroup>,
-}
-
-/// Padding for `KURABE_ENV_PAD`: 0–4095 bytes, a new length every call.
-fn env_padding() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    // RandomState is seeded randomly per process and varies per instance:
-    // enough to spread the stack's offset, no dependency needed.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u64(0);
-    "x".repeat((h.finish() % 4096) as usize)
-}
-
-/// Point the command's stdin, stdout and stderr where the workload says.
-fn redirect(cmd: &mut Command, w: &CommandWorkload) -> Result<(), RunFailure> {
-    let open_err = |what: &str, p: &Path, e: std::io::Error| {
-        RunFailure::new(format!("cannot open {what} {}: {e}", p.display()))
-    };
-    match &w.stdin {
-        Some(p) => cmd.stdin(std::fs::File::open(p).map_err(|e| open_err("the input file", p, e))?),
-        None => cmd.stdin(Stdio::null()),
-    };
-    match &w.output {
-        CommandOutput::Null => cmd.stdout(Stdio::null()).stderr(Stdio::piped()),
-        CommandOutput::Pipe => cmd.stdout(Stdio::piped()).stderr(Stdio::piped()),
-        CommandOutput::Inherit => cmd.stdout(Stdio::inherit()).stderr(Stdio::inherit()),
-        CommandOutput::File(p) => {
-            let f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| open_err("the output file", p, e))?;
-            let f2 = f
-                .try_clone()
-                .map_err(|e| open_err("the output file", p, e))?;
-            cmd.stdout(f).stderr(f2)
-        }
-    };
-    Ok(())
-}
-
-/// The helper's report: seven little-endian i64 (see kurabe-helpers' `programs/rusage.rs`).
-const HELPER_RECORD_LEN: usize = 56;
-
-/// A decoded helper report.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct HelperRecord {
-    exec_errno: i32,
-    wait_status: i32,
-    timed: Timed,
-}
-
-fn decode_record(b: &[u8]) -> Option<HelperRecord> {
-    if b.len() != HELPER_RECORD_LEN {
-        return None;
-    }
-    let f = |i: usize| {
-        let mut x = [0u8; 8];
-        x.copy_from_slice(&b[i * 8..i * 8 + 8]);
-        i64::from_le_bytes(x)
-    };
-    Some(HelperRecord {
-        exec_errno: i32::try_from(f(0)).ok()?,
-        wait_status: i32::try_from(f(1)).ok()?,
-        timed: Timed {
-            wall_s: f(5) as f64 / 1e9,
-            user_s: f(2) as f64 / 1e6,
-            sys_s: f(3) as f64 / 1e6,
-            max_rss_bytes: u64::try_from(f(4)).unwrap_or(0) * 1024,
-        },
-    })
-}
-
-/// Run the command once through the helper, in its own process group, and
-/// return the command's own times and peak RSS.
-///
-/// Why a helper: Linux carries the pre-exec address space's high-water mark
-/// into the new program's `ru_maxrss`, so a command forked (or vforked by
-/// posix_spawn) straight from kurabe reports at least kurabe's own peak —
-/// ≈ 10 MiB for `true`. The helper is a tiny fresh image that forks the
-/// command, `wait4`s it and sends its rusage back over a pipe; its own
-/// (inflated) rusage is ignored. The helper also measures the wall time,
-/// fork to reaped, so kurabe's spawn cost is not in it.
-fn exec_timed(
-    l: &Launch<'_>,
-    timeout: Option<Duration>,
-    stop: &AtomicBool,
-) -> Result<Execution, RunFailure> {
-    let (report_r, report_w) = report_pipe(l)?;
-    let spawned = helper_command(l, &report_w)?.spawn();
-    drop(report_w);
-    let mut child = spawned.map_err(|e| {
-        RunFailure::new(format!(
-            "cannot start `{}` through {}: {e}",
-            l.argv.join(" "),
-            l.helper.display()
-        ))
-    })?;
-    let pid = child.id() as libc::pid_t;
-    let output = OutputReaders::start(&mut child);
-    let (helper_status, why) = wait_watched(pid, timeout, stop);
-    // The std handle was waited for through waitpid; forget its bookkeeping.
-    drop(child);
-    let tail = output.finish();
-    if let Some(why) = why {
-        return Err(RunFailure {
-            message: format!("the command `{}` {why}", l.argv.join(" ")),
-            stderr_tail: tail,
-        });
-    }
-    read_record(l, report_r, helper_status)
-        .and_then(|rec| judge_record(l, rec))
-        .map_err(|message| RunFailure {
-            message,
-            stderr_tail: tail,
-        })
-}
-
-/// The close-on-exec pipe the helper reports through: (read end, write end).
-fn report_pipe(l: &Launch<'_>) -> Result<(std::fs::File, std::os::fd::OwnedFd), RunFailure> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: fds is a valid out-array of two ints.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(RunFailure::new(format!(
-            "cannot start `{}`: pipe: {e}",
-            l.argv.join(" ")
-        )));
-    }
-    // SAFETY: pipe2 just returned these descriptors; each is owned once.
-    Ok(unsafe {
-        use std::os::fd::FromRawFd;
-        (
-            std::fs::File::from_raw_fd(fds[0]),
-            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-        )
-    })
-}
-
-/// The helper's command line: report fd, the command, its environment,
-/// redirections, process group or cgroup and working directory.
-fn helper_command(l: &Launch<'_>, report_w: &std::os::fd::OwnedFd) -> Result<Command, RunFailure> {
-    let wfd = {
-        use std::os::fd::AsRawFd;
-        report_w.as_raw_fd()
-    };
-    let mut cmd = Command::new(l.helper);
-    kurabe_store::scrub_secrets(&mut cmd);
-    cmd.arg(wfd.to_string()).args(l.argv).envs(l.env);
-    redirect(&mut cmd, l.workload)?;
-    if l.workload.randomize_env {
-        cmd.env("KURABE_ENV_PAD", env_padding());
-    }
-    match l.cgroup {
-        Some(cg) => cg.prepare(&mut cmd),
-        None => {
-            cmd.process_group(0);
-        }
-    }
-    if let Some(d) = l.cwd {
-        cmd.current_dir(d);
-    }
-    // SAFETY: only fcntl, which is async-signal-safe, runs between fork and
-    // exec: the helper (only it) inherits the report pipe's write end.
-    unsafe {
-        cmd.pre_exec(move || {
-            if libc::fcntl(wfd, libc::F_SETFD, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    Ok(cmd)
-}
-
-/// Threads that drain the command's stdout and keep its stderr.
-struct OutputReaders {
-    drain: Option<std::thread::JoinHandle<std::io::Result<u64>>>,
-    stderr: std::thread::JoinHandle<Vec<u8>>,
-}
-
-impl OutputReaders {
-    fn start(child: &mut std::process::Child) -> Self {
-        let mut stderr = child.stderr.take();
-        // `--output=pipe`: drained and discarded, so the command never blocks.
-        let drain = child.stdout.take().map(|mut out| {
-            std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()))
-        });
-        // Read stderr on a thread (a chatty command must not block on a full pipe).
-        let stderr = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(s) = stderr.as_mut() {
-                let _ = s.take(1 << 20).read_to_end(&mut buf);
-            }
-            buf
-        });
-        OutputReaders { drain, stderr }
-    }
-
-    /// Join both threads; the last lines of stderr.
-    fn finish(self) -> String {
-        let err = self.stderr.join().unwrap_or_default();
-        if let Some(d) = self.drain {
-            let _ = d.join();
-        }
-        let text = String::from_utf8_lossy(&err);
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
-    }
-}
-
-/// Wait for the helper while a watchdog kills its group on timeout or
-/// Ctrl-C; the helper's wait status and why it was killed, if it was.
-fn wait_watched(
-    pid: libc::pid_t,
-    timeout: Option<Duration>,
-    stop: &AtomicBool,
-) -> (i32, Option<&'static str>) {
-    let t0 = Instant::now();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
-    std::thread::scope(|s| {
-        let dog = s.spawn(move || watchdog(pid, timeout.map(|t| t0 + t), stop, done_rx));
-        let status = wait_pid(pid);
-        // Anything the command left running in its group dies with it.
-        // SAFETY: kill has no memory-safety preconditions.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-        let _ = done_tx.send(());
-        let why = dog.join().unwrap_or(None);
-        (status, why)
-    })
-}
-
-/// Kill the group `pid` once `stop` is set or `deadline` passes; return
-/// why, or `None` when `done` arrives first.
-fn watchdog(
-    pid: libc::pid_t,
-    deadline: Option<Instant>,
-    stop: &AtomicBool,
-    done: mpsc::Receiver<()>,
-) -> Option<&'static str> {
-    loop {
-        match done.recv_timeout(Duration::from_millis(20)) {
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return None,
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-        }
-        let why = if stop.load(Ordering::Relaxed) {
-            Some("interrupted")
-        } else if deadline.is_some_and(|d| Instant::now() >= d) {
-            Some("timed out")
-        } else {
-            None
-        };
-        if let Some(why) = why {
-            // SAFETY: kill has no memory-safety preconditions.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
-            return Some(why);
-        }
-    }
-}
-
-/// `waitpid` that retries on EINTR; the wait status.
-fn wait_pid(pid: libc::pid_t) -> i32 {
-    let mut status = 0;
-    loop {
-        // SAFETY: valid pointer to a local; the helper's rusage is not wanted.
-        let rc = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
-            continue;
-        }
-        return status;
-    }
-}
-
-/// The helper's report from the pipe, or why there is none.
-fn read_record(
-    l: &Launch<'_>,
-    report_r: std::fs::File,
-    helper_status: i32,
-) -> Result<HelperRecord, String> {
-    // The helper has exited and the command never held the write end, so
-    // this read ends at EOF (a grandchild cannot keep it open).
-    let mut raw = Vec::with_capacity(HELPER_RECORD_LEN);
-    let _ = report_r
-        .take(HELPER_RECORD_LEN as u64 + 1)
-        .read_to_end(&mut raw);
-    decode_record(&raw).ok_or_else(|| {
-        format!(
-            "the launcher {} gave no report for `{}` (wait status {helper_status})",
-            l.helper.display(),
-            l.argv.join(" ")
-        )
-    })
-}
-
-/// The execution a report describes, or why it counts as failed.
-fn judge_record(l: &Launch<'_>, rec: HelperRecord) -> Result<Execution, String> {
-    let shown = || l.argv.join(" ");
-    if rec.exec_errno != 0 {
-        let e = std::io::Error::from_raw_os_error(rec.exec_errno);
-        return Err(format!("cannot start `{}`: {e}", shown()));
-    }
-    let status = rec.wait_status;
-    let exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
-    if exit_code != Some(0) && !l.workload.ignore_failure {
-        let how = if libc::WIFEXITED(status) {
-            format!("exit code {}", libc::WEXITSTATUS(status))
-        } else {
-            format!("signal {}", libc::WTERMSIG(status))
-        };
-        return Err(format!("the command `{}` failed ({how})", shown()));
-    }
-    Ok(Execution {
-        timed: rec.timed,
-        exit_code,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn helper_records_decode_and_bad_lengths_are_refused() {
-        let mut b = Vec::new();
-        for v in [0i64, 0, 1_500_000, 250_000, 1_234, 2_000_000_000, 42] {
-            b.extend_from_slice(&v.to_le_bytes());
-        }
-        let r = decode_record(&b).unwrap();
-        assert_eq!((r.exec_errno, r.wait_status), (0, 0));
-        assert_eq!(
-            r.timed,
-            Timed {
-                wall_s: 2.0,
-                user_s: 1.5,
-                sys_s: 0.25,
-                max_rss_bytes: 1_234 * 1024,
-            }
-        );
-        assert!(decode_record(&b[..55]).is_none());
-        assert!(decode_record(&[]).is_none());
-    }
 
     #[test]
     fn sampling_interval_stays_in_bounds() {

@@ -79,6 +79,10 @@ pub struct CmdResult {
     pub name: String,
     /// kurabe: largest max RSS of any execution, bytes.
     pub max_rss_bytes: u64,
+    /// kurabe: highest Σ PSS of the command's tree sampled in any
+    /// execution, bytes; absent when none lived long enough to be sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pss_peak_bytes: Option<u64>,
     /// kurabe: against the reference, by metric (`wall_time_s`,
     /// `user_time_s`, `system_time_s`, `max_rss_bytes`): ratio of geometric
     /// means, its 95 % interval and the verdict. Empty for the reference.
@@ -97,6 +101,8 @@ pub struct CmdExecution {
     pub system_s: f64,
     /// Max RSS, bytes.
     pub max_rss_bytes: u64,
+    /// Highest Σ PSS sampled, bytes (None: ended before the first sample).
+    pub pss_peak_bytes: Option<u64>,
     /// Exit code; None when a signal ended it.
     pub exit_code: Option<i32>,
 }
@@ -125,6 +131,7 @@ impl CmdResult {
             min: s.min,
             max: s.max,
             max_rss_bytes: memory.iter().copied().max().unwrap_or(0),
+            pss_peak_bytes: execs.iter().filter_map(|e| e.pss_peak_bytes).max(),
             memory_usage_byte: memory,
             exit_codes: execs.iter().map(|e| e.exit_code).collect(),
             times,
@@ -145,6 +152,7 @@ mod tests {
             user_s: wall_s / 2.0,
             system_s: 0.0,
             max_rss_bytes: rss,
+            pss_peak_bytes: None,
             exit_code: Some(0),
         }
     }

@@ -105,6 +105,10 @@ pub struct HttpReport {
     /// notes about lost workers. The figures above are then the lossless merge.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fleet: Option<FleetSummary>,
+    /// The client I/O engine that ran (`epoll` or `io_uring`); absent in
+    /// records made before the choice existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
 }
 
 fn http11() -> String {

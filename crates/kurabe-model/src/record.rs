@@ -510,7 +510,8 @@ pub struct ListEntry {
     pub hostname: Option<String>,
     /// Start or save time, RFC 3339 UTC.
     pub created_at: String,
-    /// Experiment status; `None` for saved results.
+    /// Experiment status; for a saved result `complete`, or `interrupted`
+    /// when its record says it was.
     #[schemars(required, transform = crate::schema::nullable)]
     pub status: Option<ExperimentStatus>,
     /// Runs recorded (experiments), 0 for saved results.

@@ -41,6 +41,14 @@ pub enum StoreError {
         /// What it is instead ("it is not an SQLite database", "it is another program's SQLite database").
         what: &'static str,
     },
+    /// A read-only store that cannot be read as it is.
+    #[error("results store {} is read-only and {why}; make it writable once, or choose another with --store PATH or KURABE_STORE", path.display())]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+        /// Why it cannot be read without writing to it.
+        why: String,
+    },
     /// The database was written by a newer kurabe.
     #[error("results store {} has schema version {found}, newer than this kurabe understands ({supported}); upgrade kurabe or use another store", path.display())]
     TooNew {
@@ -171,7 +179,8 @@ fn hint(e: &rusqlite::Error) -> &'static str {
         }
         Some(DiskFull) => "; the disk is full, free space or choose another --store",
         Some(ReadOnly | CannotOpen | PermissionDenied) => {
-            "; the store is not writable, check its permissions or choose another --store"
+            "; the store is read-only (its file, folder or file system): reading works, \
+             saving needs a writable store, check its permissions or choose another --store"
         }
         Some(DatabaseCorrupt | NotADatabase) => {
             "; the file is damaged or not a kurabe store, choose another --store"

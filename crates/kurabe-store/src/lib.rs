@@ -17,6 +17,7 @@
 mod db;
 mod error;
 pub mod pg;
+mod read_only;
 mod schema;
 mod time;
 mod writer;
@@ -175,7 +176,18 @@ impl Store {
         })
     }
 
+    /// Open read-write; an existing store whose file, folder or file system
+    /// cannot be written opens read-only instead, so reading still works.
     fn open_sqlite(path: &Path, version: i64) -> Result<Conn, StoreError> {
+        match Store::open_sqlite_rw(path, version) {
+            Err(e) if read_only::is_not_writable(&e) && path.is_file() => {
+                read_only::open(path).map(Conn::Sqlite)
+            }
+            r => r,
+        }
+    }
+
+    fn open_sqlite_rw(path: &Path, version: i64) -> Result<Conn, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
                 path: dir.to_owned(),
@@ -406,7 +418,7 @@ impl Store {
         }
         let rows = self.conn.borrow_mut().query(
             "listing results",
-            "SELECT r.id, r.kind, r.label, h.hostname, r.created_at
+            "SELECT r.id, r.kind, r.label, h.hostname, r.created_at, r.record_json
              FROM result r LEFT JOIN host h ON h.id = r.host_id",
             &[],
         )?;
@@ -417,7 +429,7 @@ impl Store {
                 name: r.text(2)?,
                 hostname: r.opt_text(3)?,
                 created_at: r.text(4)?,
-                status: None,
+                status: Some(result_status(&r.text(5)?)),
                 runs: 0,
                 failed_runs: 0,
             });
@@ -826,6 +838,21 @@ fn insert_run(c: &mut Conn, experiment: ExperimentId, run: &RunRecord) -> Result
         c.exec("recording metrics", &sql, &params)?;
     }
     Ok(run_id)
+}
+
+/// A saved result's status: `interrupted` when its record says so (Ctrl-C
+/// during `kurabe http --save` …), else `complete`. Saved results are
+/// written whole, in one transaction, so nothing in between exists.
+fn result_status(record_json: &str) -> ExperimentStatus {
+    #[derive(serde::Deserialize)]
+    struct Flag {
+        #[serde(default)]
+        interrupted: bool,
+    }
+    match serde_json::from_str::<Flag>(record_json) {
+        Ok(Flag { interrupted: true }) => ExperimentStatus::Interrupted,
+        _ => ExperimentStatus::Complete,
+    }
 }
 
 fn insert_result(

@@ -229,3 +229,55 @@ fn rounds_need_two_urls() {
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
     assert!(out(&o).contains("-n REQUESTS or -t TIME"), "{}", out(&o));
 }
+
+#[test]
+fn http_save_keeps_the_comparison_as_an_experiment_report_renders() {
+    let fast = ServeChild::start(&[]);
+    let slow = ServeChild::start(&["--work-us", "2000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.db");
+    let o = kurabe()
+        .args([
+            "http", "-q", "-n", "20", "--rounds", "3", "--save", "--store",
+        ])
+        .arg(&db)
+        .args([&fast.url, &slow.url])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", out(&o));
+    assert!(out(&o).contains("saved as e1"), "{}", out(&o));
+    let o = kurabe()
+        .args(["results", "list", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let listing = out(&o);
+    assert!(o.status.success(), "{listing}");
+    assert!(listing.contains("e1  experiment"), "{listing}");
+    assert!(listing.contains("complete, 6 runs"), "{listing}");
+    let o = kurabe()
+        .args(["report", "e1", "--store"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    let report = out(&o);
+    assert!(o.status.success(), "{report}");
+    assert!(
+        report.contains(&fast.url) && report.contains(&slow.url),
+        "{report}"
+    );
+    // The comparison against the first URL is there (its verdict depends
+    // on the machine's load, so it is not asserted).
+    let versus = format!("vs {}", fast.url);
+    assert!(
+        report.contains("req/s") && report.contains(&versus),
+        "{report}"
+    );
+    let store = Store::open(&db).unwrap();
+    let Entry::Experiment(exp) = store.get("e1".parse().unwrap()).unwrap() else {
+        panic!("e1 is not an experiment");
+    };
+    assert_eq!(exp.runs.len(), 6);
+    assert_eq!(fast.served(), 60);
+    assert_eq!(slow.served(), 60);
+}

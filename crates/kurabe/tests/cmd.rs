@@ -224,3 +224,202 @@ fn bad_flags_exit_2_with_one_line() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn terminal_lines_follow_hyperfine_and_the_time_unit() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r",
+            "4",
+            "-q",
+            "-u",
+            "microsecond",
+            "sleep 0.01",
+            "sleep 0.03",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("Benchmark 1: sleep 0.01 (reference)\n"),
+        "{out}"
+    );
+    assert!(out.contains("Benchmark 2: sleep 0.03\n"), "{out}");
+    let time = out.lines().find(|l| l.starts_with("  Time (mean ± σ):"));
+    assert!(
+        time.is_some_and(|l| l.contains(" µs ±") && l.contains("[User: ")),
+        "{out}"
+    );
+    assert!(
+        out.contains("  Range (min … max):") && out.contains("    4 runs"),
+        "{out}"
+    );
+    assert!(out.contains("  Memory (max RSS):"), "{out}");
+    assert!(out.contains("Summary\n  sleep 0.01 ran\n"), "{out}");
+    assert!(out.contains("times faster than sleep 0.03"), "{out}");
+    // kurabe's judgement below hyperfine's lines.
+    assert!(out.contains("    wall time "), "{out}");
+    assert!(!out.contains(" ms "), "-u microsecond leaves no ms: {out}");
+}
+
+#[test]
+fn parameter_scan_benchmarks_every_value_with_and_without_a_step() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r",
+            "2",
+            "-q",
+            "-N",
+            "--export-json",
+            "out.json",
+            "-P",
+            "n",
+            "1",
+            "3",
+            "sleep 0.00{n}",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let v = export(dir.path());
+    let results = v["results"].as_array().unwrap();
+    let commands: Vec<&str> = results
+        .iter()
+        .map(|r| r["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(commands, ["sleep 0.001", "sleep 0.002", "sleep 0.003"]);
+    assert_eq!(results[2]["parameters"]["n"], "3");
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r",
+            "2",
+            "-q",
+            "--export-json",
+            "out.json",
+            "-P",
+            "d",
+            "0.01",
+            "0.03",
+            "-D",
+            "0.01",
+            "sleep {d}",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let v = export(dir.path());
+    let values: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["parameters"]["d"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["0.01", "0.02", "0.03"]);
+}
+
+#[test]
+fn input_feeds_every_execution_and_output_collects_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("in.txt"), "kurabe input\n").unwrap();
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r", "3", "-q", "-N", "--input", "in.txt", "--output", "out.txt", "cat",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let got = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+    // The sizing execution before the runs, then the 3 runs: each read
+    // the input file from its start and wrote it to the output file.
+    assert_eq!(got, "kurabe input\n".repeat(4), "{got:?}");
+    let o = cmd(
+        dir.path(),
+        &["-r", "1", "-q", "--input", "missing.txt", "cat"],
+    );
+    assert_ne!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(text(&o).contains("missing.txt"), "{}", text(&o));
+}
+
+#[test]
+fn until_confident_adds_rounds_within_the_time_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r",
+            "3",
+            "--until-confident",
+            "--max-time",
+            "20s",
+            "-N",
+            "--export-json",
+            "out.json",
+            "true",
+            "true",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let v = export(dir.path());
+    let rounds = v["rounds"].as_u64().unwrap();
+    // Three rounds cannot settle a comparison of a command with itself.
+    assert!(rounds > 3, "{rounds} rounds");
+    assert!(
+        text(&o).contains("--until-confident: not settled yet, adding round"),
+        "{}",
+        text(&o)
+    );
+    let runs = v["results"][0]["times"].as_array().unwrap().len() as u64;
+    assert_eq!(runs, rounds * v["block_size"].as_u64().unwrap());
+}
+
+/// Prints `QUOTA PERIOD CGROUP` of the CPU controller this shell runs
+/// under (cgroup v1 `cpu.cfs_*` or v2 `cpu.max`).
+const CPU_QUOTA_SH: &str = r#"c=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' /proc/self/cgroup)
+if [ -n "$c" ]; then
+  echo "$(cat /sys/fs/cgroup/cpu$c/cpu.cfs_quota_us) $(cat /sys/fs/cgroup/cpu$c/cpu.cfs_period_us) $c"
+else
+  c=$(awk -F: '$1 == "0" {print $3}' /proc/self/cgroup)
+  echo "$(cat /sys/fs/cgroup$c/cpu.max) $c"
+fi
+"#;
+
+#[test]
+fn cpus_run_every_command_under_the_cpu_quota() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: cgroups need root (or a delegated subtree) here");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("quota.sh"), CPU_QUOTA_SH).unwrap();
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r",
+            "2",
+            "-q",
+            "--cpus",
+            "0.25",
+            "--output",
+            "out.txt",
+            "sh quota.sh",
+            "sh ./quota.sh",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let got = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+    // Both commands' sizing execution and 2 runs each.
+    assert_eq!(got.lines().count(), 6, "{got}");
+    for line in got.lines() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let [quota, period, group] = f[..] else {
+            panic!("{line}")
+        };
+        let share = quota.parse::<f64>().unwrap() / period.parse::<f64>().unwrap();
+        assert!((share - 0.25).abs() < 1e-9, "quota {line}");
+        assert!(group.contains("kurabe-"), "not in a kurabe cgroup: {line}");
+    }
+}

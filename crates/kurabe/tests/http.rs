@@ -252,6 +252,49 @@ fn pipelined_requests_reconcile_with_the_server() {
     assert_eq!(server.served_settled(5000), 5000);
 }
 
+/// Both engines run against the same server and give the same exact counts
+/// (keep-alive, pipelined, and one connection per request), and the record
+/// names the engine that ran.
+#[test]
+fn epoll_and_io_uring_engines_give_the_same_counts() {
+    let server = ServeChild::start(&[]);
+    let mut expected = server.served();
+    for engine in ["epoll", "io_uring"] {
+        for extra in [&["-k"][..], &["-k", "--pipeline", "4"][..], &[][..]] {
+            let mut args = vec!["-n", "3000", "-c", "20", "--engine", engine];
+            args.extend_from_slice(extra);
+            args.push(&server.url);
+            let r = http_json(&args);
+            assert_eq!(
+                (r.complete_requests, r.failed_requests),
+                (3000, 0),
+                "{args:?}"
+            );
+            assert_eq!(r.engine.as_deref(), Some(engine), "{args:?}");
+            expected += 3000;
+            assert_eq!(server.served_settled(expected), expected, "{args:?}");
+        }
+    }
+    // auto picks one of the two and says which.
+    let r = http_json(&["-n", "100", "-k", &server.url]);
+    assert!(
+        matches!(r.engine.as_deref(), Some("epoll" | "io_uring")),
+        "{:?}",
+        r.engine
+    );
+}
+
+#[test]
+fn an_unknown_engine_is_a_usage_error() {
+    let out = http(&["-n", "1", "--engine", "kqueue", "http://127.0.0.1:9/"]);
+    assert_eq!(out.code, Some(2), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("kqueue") && out.stderr.contains("io_uring"),
+        "{}",
+        out.stderr
+    );
+}
+
 #[test]
 fn ipv6_loopback_works_end_to_end() {
     if std::net::TcpListener::bind("[::1]:0").is_err() {

@@ -485,3 +485,91 @@ fn http2_flags_are_checked() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--streams"));
 }
+
+// ----- plans ---------------------------------------------------------------------
+
+/// A well-behaved raw server answering every request "ok"; counts what it processed.
+fn ok_server() -> (TestServer, Arc<AtomicU64>) {
+    let n = Arc::new(AtomicU64::new(0));
+    let n2 = n.clone();
+    let srv = raw_server(move |c| {
+        while let Some(id) = c.next_request() {
+            c.respond(id, b"ok");
+            n2.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    (srv, n)
+}
+
+fn run_plan(dir: &Path, plan: &str) -> std::process::Output {
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    crate::util::kurabe()
+        .arg("run")
+        .arg(&path)
+        .arg("--store")
+        .arg(dir.join("r.db"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn plans_run_http2_workloads_and_refuse_streams_without_it() {
+    let (a, served_a) = ok_server();
+    let (b, served_b) = ok_server();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = format!(
+        "name = \"h2\"\nrepeat = 2\n[[variant]]\nname = \"a\"\nurl = \"{}\"\n[[variant]]\nname = \"b\"\nurl = \"{}\"\n\
+         [[workload]]\nname = \"w\"\nhttp = {{ path = \"/\", requests = 30, concurrency = 2, http2 = true, streams = 4 }}\n",
+        a.url().trim_end_matches('/'),
+        b.url().trim_end_matches('/')
+    );
+    let out = run_plan(dir.path(), &plan);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(served_a.load(Ordering::SeqCst), 60);
+    assert_eq!(served_b.load(Ordering::SeqCst), 60);
+    let bad = plan.replace("http2 = true, ", "");
+    let out = run_plan(dir.path(), &bad);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("streams") && err.contains("http2 = true"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_http2_ab_comparison_runs_both_urls_over_http2() {
+    let (a, served_a) = ok_server();
+    let (b, served_b) = ok_server();
+    let out = crate::util::kurabe()
+        .args([
+            "http",
+            "-q",
+            "--http2",
+            "--streams",
+            "3",
+            "-c",
+            "2",
+            "-n",
+            "20",
+            "--rounds",
+            "2",
+        ])
+        .arg(a.url())
+        .arg(b.url())
+        .env("KURABE_STORE", "/nonexistent/never-written.db")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(served_a.load(Ordering::SeqCst), 40);
+    assert_eq!(served_b.load(Ordering::SeqCst), 40);
+}

@@ -977,3 +977,65 @@ fn concurrent_kurabe_processes_save_without_conflicts() {
         assert_eq!(labels.len(), 24, "all rows present: {labels:?}");
     });
 }
+
+/// Ctrl-C during `kurabe http --save`: the saved result is whole and lists
+/// as `interrupted`; an uninterrupted one lists as `complete`.
+#[test]
+fn an_interrupted_http_save_lists_as_interrupted() {
+    let dir = TempDir::new().unwrap();
+    let db = dir.path().join("r.db");
+    let db_s = db.to_str().unwrap();
+    let server = crate::serve::ServeChild::start(&[]);
+    let child = kurabe()
+        .args([
+            "http", "-q", "-t", "60", "-c", "2", "-k", "--save", "--store", db_s,
+        ])
+        .arg(&server.url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.served() < 100 {
+        assert!(Instant::now() < deadline, "no load arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("saved as r1"), "{err}");
+    let done = kurabe()
+        .args(["http", "-q", "-n", "10", "--save", "--store", db_s])
+        .arg(&server.url)
+        .output()
+        .unwrap();
+    assert!(done.status.success(), "{done:?}");
+    let list = kurabe()
+        .args(["results", "list", "--format", "json", "--store", db_s])
+        .output()
+        .unwrap();
+    let entries: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    let status = |id: &str| {
+        entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .map(|e| e["status"].clone())
+    };
+    assert_eq!(status("r1"), Some("interrupted".into()), "{entries}");
+    assert_eq!(status("r2"), Some("complete".into()), "{entries}");
+    let store = Store::open(&db).unwrap();
+    let kurabe_store::Entry::Result(saved) = store.get("r1".parse().unwrap()).unwrap() else {
+        panic!("r1 is not a saved result");
+    };
+    assert_eq!(saved.record["interrupted"], true);
+    assert!(saved.record["complete_requests"].as_u64().unwrap() >= 100);
+    let text = kurabe()
+        .args(["results", "list", "--store", db_s])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("interrupted"));
+}

@@ -157,3 +157,68 @@ fn no_password_in_help_text_or_errors() {
         assert!(!err.contains("s3cret"), "{err}");
     }
 }
+
+/// `kurabe ARGS` with `dir` mounted read-only over itself in a private mount
+/// namespace (root ignores permission bits, not a read-only mount); `None`
+/// where mount namespaces cannot be made (not root, no `unshare`).
+fn in_read_only_dir(dir: &Path, args: &[&str]) -> Option<Output> {
+    let d = dir.to_str().unwrap();
+    let out = std::process::Command::new("unshare")
+        .args(["-m", "sh", "-c"])
+        .arg(r#"mount --bind -o ro "$0" "$0" || exit 99; shift; exec "$@""#)
+        .arg(d)
+        .arg("placeholder")
+        .arg(env!("CARGO_BIN_EXE_kurabe"))
+        .args(args)
+        .output()
+        .ok()?;
+    (out.status.code() != Some(99) && !String::from_utf8_lossy(&out.stderr).contains("unshare:"))
+        .then_some(out)
+}
+
+/// A store on a read-only mount is read (list, show, report) and refuses
+/// writes with one line and exit 2; the file is left byte-identical.
+#[test]
+fn a_read_only_store_is_read_and_refuses_writes_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("r.db");
+    let s = store.to_str().unwrap();
+    let saved = kurabe()
+        .args(["mem", "--save", "--store", s])
+        .output()
+        .unwrap();
+    assert!(saved.status.success(), "{saved:?}");
+    let plan = tempfile::tempdir().unwrap();
+    let ran = &each_store_command(&store, plan.path())[1];
+    assert!(ran.status.success(), "{ran:?}");
+    let before = std::fs::read(&store).unwrap();
+    let Some(list) = in_read_only_dir(dir.path(), &["results", "list", "--store", s]) else {
+        eprintln!("skipped: no private mount namespace here (needs root and unshare)");
+        return;
+    };
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success(), "{list:?}");
+    assert!(text.contains("r1") && text.contains("e1"), "{text}");
+    for read in [
+        &["report", "e1", "--store", s][..],
+        &["results", "show", "r1", "--store", s],
+    ] {
+        let out = in_read_only_dir(dir.path(), read).unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(!out.stdout.is_empty());
+    }
+    for write in [
+        &["mem", "--save", "--store", s][..],
+        &["results", "rm", "r1", "--store", s][..],
+    ] {
+        let out = in_read_only_dir(dir.path(), write).unwrap();
+        assert_one_line_exit_2(&out, "the store is read-only");
+    }
+    assert_eq!(std::fs::read(&store).unwrap(), before, "untouched");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(names, ["r.db"], "no journal left beside it");
+}

@@ -91,6 +91,15 @@ fn ok_response(
     }
 }
 
+thread_local! {
+    /// The engine `config` asks for: epoll, unless an `io_uring::` copy of the test set it.
+    static ENGINE: std::cell::Cell<Engine> = const { std::cell::Cell::new(Engine::Epoll) };
+}
+
+fn test_engine() -> Engine {
+    ENGINE.with(|e| e.get())
+}
+
 fn config(url: &str, stop: StopCondition) -> LoadConfig {
     LoadConfig {
         target: Target::parse(url).unwrap(),
@@ -111,6 +120,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         check_length: true,
         insecure: false,
         gnuplot_file: None,
+        engine: test_engine(),
     }
 }
 
@@ -571,3 +581,38 @@ fn https_untrusted_certificate_fails_to_connect() {
         Err(e) => panic!("unexpected error: {e}"),
     }
 }
+
+/// Run the named tests again on the io_uring engine (same assertions).
+macro_rules! on_io_uring {
+    ($($name:ident),* $(,)?) => {
+        mod io_uring {
+            $(
+                #[test]
+                fn $name() {
+                    super::ENGINE.with(|e| e.set(super::Engine::IoUring));
+                    super::$name();
+                }
+            )*
+        }
+    };
+}
+
+on_io_uring!(
+    keep_alive_issues_exactly_n_requests,
+    without_keep_alive_every_request_has_its_own_connection,
+    server_connection_close_is_honoured_without_failures,
+    chunked_and_close_delimited_bodies,
+    head_interim_and_bodiless_statuses,
+    refused_connections_are_connect_failures,
+    reset_mid_body_is_a_receive_failure,
+    short_body_then_close_is_a_length_failure,
+    differing_document_length_is_a_length_failure_unless_disabled,
+    garbage_status_line_is_an_exception,
+    a_server_that_never_answers_times_out,
+    time_limit_counts_reconcile_with_the_server,
+    pipelining_issues_exactly_n,
+    rate_is_held_and_latency_is_corrected,
+    ctrl_c_interrupts_with_partial_numbers,
+    warmup_is_not_counted,
+    gnuplot_file_has_one_line_per_request,
+);

@@ -2,10 +2,12 @@
 //!
 //! Layout: this file owns the contract (config, URL parsing, errors) and the
 //! orchestration of one run (resolve, spawn workers, merge their numbers into
-//! an [`HttpReport`]); `worker` owns the per-thread epoll loop and the request
-//! life cycle, `framer` the HTTP/1.1 response framing, `stats` the counters
-//! and histograms, `schedule` the `-n` budget and the `--rate` arrival
-//! schedule, `tls` rustls, `gnuplot` ab's `-g` file, `sys` the unsafe syscalls.
+//! an [`HttpReport`]); `worker` owns the per-thread event loop (epoll or
+//! io_uring, see [`Engine`]) and the request life cycle, `framer` the HTTP/1.1
+//! response framing, `stats` the counters and histograms, `schedule` the `-n`
+//! budget and the `--rate` arrival schedule, `tls` rustls, `gnuplot` ab's `-g`
+//! file, `sys` the unsafe syscalls, `uring` the io_uring ring and its buffers
+//! (the `io-uring` crate: the plain kernel interface, no runtime on top).
 //!
 //! Nothing here prints: the caller renders the report.
 
@@ -19,6 +21,7 @@ mod schedule;
 mod stats;
 mod sys;
 mod tls;
+mod uring;
 mod worker;
 
 use std::io::Write;
@@ -64,6 +67,62 @@ pub struct Target {
     /// Path and query, at least "/".
     pub path: String,
 }
+
+/// The I/O engine that drives the connections (`--engine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// The faster of the two where the kernel offers io_uring (measured: see
+    /// `bench/http-peers.sh`), epoll otherwise and for `https://`.
+    #[default]
+    Auto,
+    /// Readiness with epoll: one `send` and one `recv` system call per request.
+    Epoll,
+    /// Completions with io_uring: multishot receives into provided buffers,
+    /// sends and receives of a whole turn submitted in one system call.
+    IoUring,
+}
+
+impl Engine {
+    /// The name used on the command line, in plans and in the report.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Auto => "auto",
+            Engine::Epoll => "epoll",
+            Engine::IoUring => "io_uring",
+        }
+    }
+
+    /// Parse `auto`, `epoll` or `io_uring`.
+    pub fn parse(s: &str) -> Option<Engine> {
+        [Engine::Auto, Engine::Epoll, Engine::IoUring]
+            .into_iter()
+            .find(|e| e.name() == s)
+    }
+
+    /// The engine a run with this choice uses: `Auto` becomes a concrete one;
+    /// an explicit io_uring the kernel or the URL cannot use is an error.
+    fn resolve(self, tls: bool) -> Result<Engine, LoadError> {
+        match self {
+            Engine::Epoll => Ok(Engine::Epoll),
+            Engine::Auto if tls || !AUTO_PREFERS_URING => Ok(Engine::Epoll),
+            Engine::Auto if uring::Uring::available() => Ok(Engine::IoUring),
+            Engine::Auto => Ok(Engine::Epoll),
+            Engine::IoUring if tls => Err(LoadError::Config(
+                "--engine io_uring does not drive https:// or --http2 yet: use --engine epoll or auto"
+                    .into(),
+            )),
+            Engine::IoUring => match uring::Uring::new(1) {
+                Ok(_) => Ok(Engine::IoUring),
+                Err(e) => Err(LoadError::Config(format!(
+                    "--engine io_uring: this kernel refused an io_uring ({e}): use --engine epoll or auto"
+                ))),
+            },
+        }
+    }
+}
+
+/// Whether `auto` picks io_uring where it is available (set from the bench's numbers).
+const AUTO_PREFERS_URING: bool = true;
 
 /// When a closed-model run stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,6 +177,8 @@ pub struct LoadConfig {
     pub insecure: bool,
     /// Write one line per request (ab's `-g` gnuplot TSV) to this file, streamed, not kept in memory.
     pub gnuplot_file: Option<GnuplotFile>,
+    /// The I/O engine (`--engine`).
+    pub engine: Engine,
 }
 
 /// The `-g` destination, opened by the caller (who decides where the bytes
@@ -468,6 +529,7 @@ pub fn run_with_stats(
     };
     let threads = cfg.threads.clamp(1, cfg.concurrency);
     check_descriptors(cfg.concurrency, threads)?;
+    let engine = cfg.engine.resolve(cfg.target.tls || cfg.http2)?;
     let pipeline = if cfg.http2 {
         1
     } else if cfg.keep_alive {
@@ -527,6 +589,7 @@ pub fn run_with_stats(
         aborted: AtomicBool::new(false),
         tls,
         buf_size,
+        uring: engine == Engine::IoUring,
         h2: cfg.http2.then(|| h2::Setup::new(cfg)),
     };
     let mut workers = Vec::with_capacity(threads as usize);
@@ -544,12 +607,12 @@ pub fn run_with_stats(
             };
         let (index, conns) = (u64::from(t), conns as usize);
         workers.push(if cfg.http2 {
-            Engine::H2(
+            ProtocolWorker::H2(
                 h2::worker::Worker::new(&shared, ctl, index, conns, gnuplot)
                     .map_err(LoadError::Resources)?,
             )
         } else {
-            Engine::H1(
+            ProtocolWorker::H1(
                 worker::Worker::new(&shared, ctl, index, conns, gnuplot)
                     .map_err(LoadError::Resources)?,
             )
@@ -572,7 +635,7 @@ pub fn run_with_stats(
     let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
         || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
     let duration_s = end.saturating_sub(measure_ns) as f64 / 1e9;
-    let report = build_report(
+    let mut report = build_report(
         cfg,
         &shared,
         &total,
@@ -582,20 +645,21 @@ pub fn run_with_stats(
         warmup_ns,
         interrupted,
     );
+    report.engine = Some(engine.name().to_owned());
     Ok((report, total))
 }
 
 /// One worker thread of either protocol.
-enum Engine<'a> {
+enum ProtocolWorker<'a> {
     H1(worker::Worker<'a>),
     H2(h2::worker::Worker<'a>),
 }
 
-impl Engine<'_> {
+impl ProtocolWorker<'_> {
     fn run(self) -> Stats {
         match self {
-            Engine::H1(w) => w.run(),
-            Engine::H2(w) => w.run(),
+            ProtocolWorker::H1(w) => w.run(),
+            ProtocolWorker::H2(w) => w.run(),
         }
     }
 }
@@ -660,6 +724,7 @@ fn build_report(
         rate: None,
         server: None,
         fleet: None,
+        engine: None,
     };
     if cfg.http2 {
         report.http2 = Some(Http2Summary {
@@ -802,6 +867,7 @@ mod tests {
             check_length: true,
             insecure: false,
             gnuplot_file: None,
+            engine: Engine::Auto,
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();
         assert!(

@@ -1,8 +1,8 @@
 //! Thin, safe wrappers over the few Linux calls the workers make: epoll, the
 //! monotonic clock, and send/recv on raw descriptors.
 //!
-//! Everything `unsafe` in the load generator lives here, each call with the
-//! invariant that makes it sound. No policy: callers decide what to do with
+//! Everything `unsafe` in the load generator lives here or, for io_uring, in
+//! `uring.rs`, each call with the invariant that makes it sound. No policy: callers decide what to do with
 //! `EAGAIN` and friends.
 
 use std::io;

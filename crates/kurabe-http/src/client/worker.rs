@@ -1,10 +1,13 @@
-//! One load-generator thread: an epoll loop driving its share of the connections.
+//! One load-generator thread: an event loop driving its share of the connections.
 //!
-//! Every socket is registered once, edge-triggered for read and write, and
-//! never touched with `epoll_ctl` again; a request is one `send` of
+//! epoll: every socket is registered once, edge-triggered for read and write,
+//! and never touched with `epoll_ctl` again; a request is one `send` of
 //! pre-serialised bytes, written as soon as the previous response on that
 //! connection is complete; a `recv` reads as many responses as the buffer
-//! holds. Nothing is allocated per request: connection buffers, the
+//! holds. io_uring: the same life cycle, but a send is queued rather than
+//! made, each open socket has one multishot receive armed, and one
+//! `io_uring_enter` per turn submits everything and collects a batch of
+//! completions. Nothing is allocated per request: connection buffers, the
 //! in-flight ring and the histograms are sized at start.
 //!
 //! This module owns the request life cycle and its failure taxonomy; the
@@ -25,6 +28,7 @@ use super::schedule::{Budget, Claims, Schedule};
 use super::stats::{FailKind, Stats};
 use super::sys::{self, Epoll};
 use super::tls::TlsSession;
+use super::uring::{self, Cqe, Uring};
 use super::RunControl;
 
 /// Longest response head we buffer before calling the response garbage.
@@ -40,8 +44,17 @@ const DRAIN_NS: u64 = 2_000_000_000;
 /// A send later than this behind its intended time counts as late.
 const LATE_NS: u64 = 1_000_000;
 
-/// epoll token of the worker's ticker (connection tokens are their indices).
+/// epoll token / io_uring user data of the worker's ticker (connection tokens are their indices).
 const TICK_TOKEN: u64 = u64::MAX;
+/// io_uring user data of cancel requests (their completions need no action).
+const CANCEL_TOKEN: u64 = u64::MAX - 1;
+/// io_uring operations, the low two bits of a connection's user data.
+const OP_CONNECT: u64 = 0;
+const OP_RECV: u64 = 1;
+const OP_SEND: u64 = 2;
+/// The clock is read again after this many events of one batch, so requests
+/// sent late in a long batch are not stamped with its start.
+const CLOCK_EVERY: usize = 8;
 /// Event bits that mean the peer closed or the connection broke.
 const HUP: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
 
@@ -77,6 +90,8 @@ pub(crate) struct Shared {
     pub aborted: AtomicBool,
     pub tls: Option<super::tls::TlsSetup>,
     pub buf_size: usize,
+    /// Drive sockets with io_uring (else epoll); resolved before the run.
+    pub uring: bool,
     /// HTTP/2 runs only: the encoded request and `--streams`.
     pub h2: Option<super::h2::Setup>,
 }
@@ -121,6 +136,16 @@ struct Conn {
     /// In one of the free lists (open model).
     free: bool,
     tls: Option<Box<TlsSession>>,
+    /// io_uring: incremented at every close, so completions of a previous
+    /// socket in this slot are recognised and ignored.
+    gen: u32,
+    /// io_uring: a multishot receive / the connect poll is armed.
+    recv_armed: bool,
+    poll_armed: bool,
+    /// io_uring: a send is in flight (one at a time keeps the bytes in order), queued at `send_at`.
+    send_busy: bool,
+    send_at: u64,
+    send_len: usize,
 }
 
 impl Conn {
@@ -140,6 +165,12 @@ impl Conn {
             served: 0,
             free: false,
             tls: None,
+            gen: 0,
+            recv_armed: false,
+            poll_armed: false,
+            send_busy: false,
+            send_at: 0,
+            send_len: 0,
         }
     }
 
@@ -170,12 +201,28 @@ enum End {
     Done,
 }
 
+/// How a worker learns what its sockets did.
+enum Io {
+    /// Readiness: every socket registered once, edge-triggered; the worker reads and writes.
+    Epoll {
+        ep: Epoll,
+        events: Vec<libc::epoll_event>,
+    },
+    /// Completions: sends and multishot receives queued on a ring, submitted in one call per turn.
+    Uring { ring: Box<Uring>, cqes: Vec<Cqe> },
+}
+
+/// io_uring user data naming operation `op` on socket generation `gen` of connection `ci`.
+fn tag(ci: usize, gen: u32, op: u64) -> u64 {
+    (u64::from(gen & 0x3fff_ffff) << 34) | ((ci as u64) << 2) | op
+}
+
 /// One worker's state.
 pub(crate) struct Worker<'a> {
     sh: &'a Shared,
     ctl: &'a RunControl,
     index: u64,
-    ep: Epoll,
+    io: Io,
     conns: Vec<Conn>,
     stats: Stats,
     claims: Claims,
@@ -199,6 +246,8 @@ pub(crate) struct Worker<'a> {
     /// Wakes the loop every `tick_ns` to check the stop flag, deadlines and progress.
     ticker: sys::Ticker,
     tick_ns: u64,
+    /// io_uring, closed model: completions worth waking up for (see [`Uring::wait`]).
+    batch: usize,
 }
 
 impl<'a> Worker<'a> {
@@ -227,13 +276,24 @@ impl<'a> Worker<'a> {
         // Deadlines are checked every tick: within 5 % of the request timeout.
         let tick_ns = (sh.timeout_ns / 20).clamp(1_000_000, TICK_NS);
         let ticker = sys::Ticker::new(tick_ns)?;
-        let ep = Epoll::new()?;
-        ep.add(ticker.fd(), TICK_TOKEN)?;
+        let io = if sh.uring {
+            Io::Uring {
+                ring: Box::new(Uring::new(conns)?),
+                cqes: Vec::new(),
+            }
+        } else {
+            let ep = Epoll::new()?;
+            ep.add(ticker.fd(), TICK_TOKEN)?;
+            Io::Epoll {
+                ep,
+                events: vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS],
+            }
+        };
         Ok(Worker {
             sh,
             ctl,
             index,
-            ep,
+            io,
             conns: (0..conns)
                 .map(|_| Conn::new(sh.buf_size, sh.pipeline))
                 .collect(),
@@ -253,11 +313,27 @@ impl<'a> Worker<'a> {
             why: None,
             ticker,
             tick_ns,
+            // A sixteenth of what is in flight: the server keeps the rest busy
+            // while the client sleeps. The open model wakes for every response.
+            batch: if sh.rate.is_some() {
+                1
+            } else {
+                (conns * sh.pipeline / 16).clamp(1, 32)
+            },
         })
     }
 
     /// Drive the connections until the stop condition; return what was measured.
     pub fn run(mut self) -> Stats {
+        if let Io::Uring { ring, .. } = &mut self.io {
+            // The ring was built on the setup thread; this thread is its one submitter.
+            if let Err(e) = ring.enable() {
+                self.explain(FailKind::Connect, || format!("io_uring: {e}"));
+                self.fail(FailKind::Connect, 1);
+                return self.stats;
+            }
+            ring.poll(self.ticker.fd(), libc::POLLIN as u32, true, TICK_TOKEN);
+        }
         if self.sh.rate.is_some() {
             sys::precise_timers();
             for i in (0..self.conns.len() as u32).rev() {
@@ -267,7 +343,6 @@ impl<'a> Worker<'a> {
         } else {
             self.restart.extend(0..self.conns.len() as u32);
         }
-        let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
         let mut next_scan = self.now + self.tick_ns;
         let mut next_progress = self.now + PROGRESS_NS;
         loop {
@@ -296,34 +371,66 @@ impl<'a> Worker<'a> {
             } else {
                 Some(0)
             };
-            let n = self.ep.wait(&mut events, timeout);
-            for ev in &events[..n] {
-                self.now = sys::now_ns();
-                let token = ev.u64;
-                if token == TICK_TOKEN {
-                    self.ticker.ack();
-                    continue;
-                }
-                self.on_event(token as usize, ev.events);
-            }
+            self.poll_io(timeout);
         }
-        self.finish(&mut events);
+        self.finish();
         self.stats
     }
 
-    /// Requests on connection `c` whose bytes are fully written and not answered.
+    /// Wait at most `timeout` ns (None: until something happens, the ticker
+    /// bounds it) and act on every event or completion.
+    fn poll_io(&mut self, timeout: Option<u64>) {
+        match &mut self.io {
+            Io::Epoll { ep, events } => {
+                let mut evs = std::mem::take(events);
+                let n = ep.wait(&mut evs, timeout);
+                for (i, ev) in evs[..n].iter().enumerate() {
+                    if i % CLOCK_EVERY == 0 {
+                        self.now = sys::now_ns();
+                    }
+                    if ev.u64 == TICK_TOKEN {
+                        self.ticker.ack();
+                    } else {
+                        self.on_event(ev.u64 as usize, ev.events);
+                    }
+                }
+                if let Io::Epoll { events, .. } = &mut self.io {
+                    *events = evs;
+                }
+            }
+            Io::Uring { ring, cqes } => {
+                let mut done = std::mem::take(cqes);
+                ring.wait(timeout, self.batch, &mut done);
+                for (i, cqe) in done.iter().enumerate() {
+                    if i % CLOCK_EVERY == 0 {
+                        self.now = sys::now_ns();
+                    }
+                    self.on_completion(*cqe);
+                }
+                if let Io::Uring { cqes, .. } = &mut self.io {
+                    *cqes = done;
+                }
+            }
+        }
+    }
+
+    /// Requests on connection `c` whose bytes are fully written (or in a
+    /// send already queued to io_uring, which will reach the server) and not answered.
     fn written_unanswered(&self, c: &Conn) -> usize {
         if c.state == State::Closed {
             return 0;
         }
-        c.ring.len() - c.unwritten(self.sh.request_len).min(c.ring.len())
+        let queued = if c.send_busy { c.send_len } else { 0 };
+        let unwritten =
+            (c.w_end - c.w_off - queued.min(c.w_end - c.w_off)).div_ceil(self.sh.request_len);
+        c.ring.len() - unwritten.min(c.ring.len())
     }
 
     /// After the stop: let the server answer what it was sent (responses are
     /// read and discarded, nothing more is written), so closing our sockets
     /// with unread data cannot reset connections under requests the server
     /// has not processed yet, and its own count matches ours.
-    fn drain(&mut self, events: &mut [libc::epoll_event]) {
+    fn drain(&mut self) {
         self.draining = true;
         let deadline = self.now + (self.sh.timeout_ns).min(DRAIN_NS);
         loop {
@@ -334,15 +441,7 @@ impl<'a> Worker<'a> {
             if self.now >= deadline {
                 return;
             }
-            let n = self
-                .ep
-                .wait(events, Some((deadline - self.now).min(TICK_NS)));
-            for ev in &events[..n] {
-                self.now = sys::now_ns();
-                if ev.u64 != TICK_TOKEN {
-                    self.on_event(ev.u64 as usize, ev.events);
-                }
-            }
+            self.poll_io(Some((deadline - self.now).min(TICK_NS)));
         }
     }
 
@@ -395,7 +494,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Count requests written but unanswered, publish the last progress, close everything.
-    fn finish(&mut self, events: &mut [libc::epoll_event]) {
+    fn finish(&mut self) {
         let mut in_flight = 0;
         for c in &self.conns {
             let written = self.written_unanswered(c);
@@ -403,7 +502,7 @@ impl<'a> Worker<'a> {
         }
         self.stats.in_flight_at_end = in_flight;
         self.publish();
-        self.drain(events);
+        self.drain();
         if let Some(g) = &mut self.gnuplot {
             let _ = g.flush();
         }
@@ -593,8 +692,14 @@ impl<'a> Worker<'a> {
             Err(e) => return Err(e),
         }
         let fd = sock.as_raw_fd();
-        self.ep.add(fd, ci as u64)?;
         let c = &mut self.conns[ci];
+        match &mut self.io {
+            Io::Epoll { ep, .. } => ep.add(fd, ci as u64)?,
+            Io::Uring { ring, .. } => {
+                ring.poll(fd, libc::POLLOUT as u32, false, tag(ci, c.gen, OP_CONNECT));
+                c.poll_armed = true;
+            }
+        }
         if let Some(tls) = &self.sh.tls {
             c.tls = Some(Box::new(tls.session()?));
         }
@@ -631,6 +736,7 @@ impl<'a> Worker<'a> {
                 if let Some(s) = c.ring.front_mut() {
                     s.connect_ns = now - s.start;
                 }
+                self.arm_recv(ci);
                 if self.sh.rate.is_none() {
                     self.refill(ci, false);
                 }
@@ -641,7 +747,7 @@ impl<'a> Worker<'a> {
                 {
                     self.make_free(ci);
                 }
-                if self.conns[ci].state == State::Open {
+                if self.conns[ci].state == State::Open && !self.sh.uring {
                     // Data may already be there (edge already fired with EPOLLIN).
                     if flags & libc::EPOLLIN as u32 != 0 {
                         self.read(ci, flags & HUP != 0);
@@ -697,16 +803,27 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Write pending request bytes until done or the socket is full.
+    /// Write pending request bytes until done or the socket is full
+    /// (io_uring: queue them as one send).
     fn flush(&mut self, ci: usize) {
         let sh = self.sh;
-        let rl = sh.request_len;
         let now = self.now;
         let c = &mut self.conns[ci];
         if c.state != State::Open || self.draining {
             return;
         }
-        let before = c.unwritten(rl);
+        if let Io::Uring { ring, .. } = &mut self.io {
+            if !c.send_busy && c.w_off < c.w_end {
+                let bytes = &sh.requests[c.w_off..c.w_end];
+                // `sh.requests` outlives the worker and so the operation.
+                ring.send(c.fd, bytes, tag(ci, c.gen, OP_SEND));
+                c.send_busy = true;
+                c.send_at = now;
+                c.send_len = bytes.len();
+            }
+            return;
+        }
+        let before = c.unwritten(sh.request_len);
         while c.w_off < c.w_end {
             let bytes = &sh.requests[c.w_off..c.w_end];
             let r = match &mut c.tls {
@@ -718,27 +835,58 @@ impl<'a> Worker<'a> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    let end = if c.served > 0 && c.framer.between_responses() {
-                        End::Retry
-                    } else {
-                        End::Fail(FailKind::Exception)
-                    };
-                    self.explain(FailKind::Exception, || format!("send: {e}"));
-                    self.close(ci, end);
+                    self.send_failed(ci, e);
                     return;
                 }
             }
         }
-        let after = c.unwritten(rl);
+        self.mark_written(ci, before, now);
+    }
+
+    /// A send failed: a reused connection the server closed between
+    /// responses is retried, anything else fails what is in flight.
+    fn send_failed(&mut self, ci: usize, e: io::Error) {
+        let c = &self.conns[ci];
+        let end = if c.served > 0 && c.framer.between_responses() {
+            End::Retry
+        } else {
+            End::Fail(FailKind::Exception)
+        };
+        self.explain(FailKind::Exception, || format!("send: {e}"));
+        self.close(ci, end);
+    }
+
+    /// io_uring: a send completed with `res` (bytes or -errno).
+    fn on_send(&mut self, ci: usize, res: i32) {
+        let rl = self.sh.request_len;
+        let c = &mut self.conns[ci];
+        c.send_busy = false;
+        if res < 0 {
+            self.send_failed(ci, io::Error::from_raw_os_error(-res));
+            return;
+        }
+        let before = c.unwritten(rl);
+        c.w_off += res as usize;
+        let at = c.send_at;
+        self.mark_written(ci, before, at);
+        self.flush(ci);
+    }
+
+    /// Stamp the requests whose last byte went out at `at` (`before` were
+    /// unwritten until then) and start the connection's deadline.
+    fn mark_written(&mut self, ci: usize, before: usize, at: u64) {
+        let sh = self.sh;
+        let c = &mut self.conns[ci];
+        let after = c.unwritten(sh.request_len);
         if after < before {
             // Requests newly written: the last `before` of the ring, first `before - after` of them.
             let first = c.ring.len() - before;
             let mut measured = 0;
             for s in c.ring.range_mut(first..first + (before - after)) {
-                s.sent = now;
+                s.sent = at;
                 if s.measured {
                     measured += 1;
-                    if s.intended != 0 && now > s.intended + LATE_NS {
+                    if s.intended != 0 && at > s.intended + LATE_NS {
                         self.stats.late_sends += 1;
                     }
                 }
@@ -756,21 +904,10 @@ impl<'a> Worker<'a> {
     /// Read and process everything available. `hup`: the event said the peer closed.
     fn read(&mut self, ci: usize, hup: bool) {
         loop {
-            let c = &mut self.conns[ci];
-            if c.state != State::Open {
+            if !self.make_room(ci) {
                 return;
             }
-            if c.len == c.buf.len() {
-                if c.buf.len() >= MAX_HEAD {
-                    self.explain(FailKind::Exception, || {
-                        format!("response head over {} KiB", MAX_HEAD / 1024)
-                    });
-                    self.close(ci, End::Fail(FailKind::Exception));
-                    return;
-                }
-                let n = (c.buf.len() * 2).min(MAX_HEAD);
-                c.buf.resize(n, 0);
-            }
+            let c = &mut self.conns[ci];
             let space = c.buf.len() - c.len;
             let r = match &mut c.tls {
                 Some(t) => t.read(c.fd, &mut c.buf[c.len..]),
@@ -782,14 +919,7 @@ impl<'a> Worker<'a> {
                     return;
                 }
                 Ok(n) => {
-                    if self.measuring && !self.draining {
-                        self.stats.transfer_bytes += n as u64;
-                    }
-                    if c.first_byte == 0 {
-                        c.first_byte = self.now;
-                    }
-                    c.len += n;
-                    self.process(ci);
+                    self.absorb(ci, n);
                     // A short read drained the socket: the next edge will tell us of
                     // more, unless the peer's FIN came with this edge (then read on to the EOF).
                     if n < space && !hup && self.conns[ci].tls.is_none() {
@@ -799,20 +929,149 @@ impl<'a> Worker<'a> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    let c = &self.conns[ci];
-                    let end = if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
-                        // TLS handshake failed (e.g. untrusted certificate): part of connecting.
-                        self.explain(FailKind::Connect, || format!("TLS handshake: {e}"));
-                        End::Fail(FailKind::Connect)
-                    } else if c.served > 0 && c.framer.between_responses() && c.len == 0 {
-                        End::Retry
-                    } else {
-                        self.explain(FailKind::Receive, || e.to_string());
-                        End::Fail(FailKind::Receive)
-                    };
-                    self.close(ci, end);
+                    self.recv_failed(ci, e);
                     return;
                 }
+            }
+        }
+    }
+
+    /// Make room in an open connection's buffer for more bytes; false (and
+    /// the connection closed) when a response head outgrew [`MAX_HEAD`].
+    fn make_room(&mut self, ci: usize) -> bool {
+        let c = &mut self.conns[ci];
+        if c.state != State::Open {
+            return false;
+        }
+        if c.len == c.buf.len() {
+            if c.buf.len() >= MAX_HEAD {
+                self.explain(FailKind::Exception, || {
+                    format!("response head over {} KiB", MAX_HEAD / 1024)
+                });
+                self.close(ci, End::Fail(FailKind::Exception));
+                return false;
+            }
+            let n = (c.buf.len() * 2).min(MAX_HEAD);
+            c.buf.resize(n, 0);
+        }
+        true
+    }
+
+    /// Account `n` new bytes at the end of the buffer and parse what they complete.
+    fn absorb(&mut self, ci: usize, n: usize) {
+        if self.measuring && !self.draining {
+            self.stats.transfer_bytes += n as u64;
+        }
+        let c = &mut self.conns[ci];
+        if c.first_byte == 0 {
+            c.first_byte = self.now;
+        }
+        c.len += n;
+        self.process(ci);
+    }
+
+    /// A receive failed with `e`.
+    fn recv_failed(&mut self, ci: usize, e: io::Error) {
+        let c = &self.conns[ci];
+        let end = if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
+            // TLS handshake failed (e.g. untrusted certificate): part of connecting.
+            self.explain(FailKind::Connect, || format!("TLS handshake: {e}"));
+            End::Fail(FailKind::Connect)
+        } else if c.served > 0 && c.framer.between_responses() && c.len == 0 {
+            End::Retry
+        } else {
+            self.explain(FailKind::Receive, || e.to_string());
+            End::Fail(FailKind::Receive)
+        };
+        self.close(ci, end);
+    }
+
+    // ----- io_uring completions ------------------------------------------
+
+    /// Act on one completion; those of a closed socket generation are only
+    /// cleaned up (their receive buffer goes back to the kernel).
+    fn on_completion(&mut self, cqe: Cqe) {
+        let Io::Uring { ring, .. } = &mut self.io else {
+            return;
+        };
+        match cqe.user_data {
+            TICK_TOKEN => {
+                self.ticker.ack();
+                if !uring::more(cqe.flags) {
+                    ring.poll(self.ticker.fd(), libc::POLLIN as u32, true, TICK_TOKEN);
+                }
+                return;
+            }
+            CANCEL_TOKEN => return,
+            _ => {}
+        }
+        let ci = ((cqe.user_data >> 2) & 0xffff_ffff) as usize;
+        let op = cqe.user_data & 3;
+        let current = self
+            .conns
+            .get(ci)
+            .is_some_and(|c| cqe.user_data == tag(ci, c.gen, op));
+        if !current {
+            ring.recycle(cqe.flags);
+            return;
+        }
+        match op {
+            OP_CONNECT => {
+                self.conns[ci].poll_armed = false;
+                let flags = if cqe.result < 0 {
+                    libc::EPOLLERR as u32
+                } else {
+                    cqe.result as u32
+                };
+                self.on_event(ci, flags);
+            }
+            OP_SEND => self.on_send(ci, cqe.result),
+            _ => self.on_recv(ci, cqe),
+        }
+    }
+
+    /// A multishot receive produced bytes, the end of the stream, or an error.
+    fn on_recv(&mut self, ci: usize, cqe: Cqe) {
+        if !uring::more(cqe.flags) {
+            self.conns[ci].recv_armed = false;
+        }
+        match cqe.result {
+            0 => self.on_eof(ci),
+            n if n > 0 => self.take_received(ci, cqe.flags, n as usize),
+            e if e == -libc::ENOBUFS || e == -libc::ECANCELED => {}
+            e => self.recv_failed(ci, io::Error::from_raw_os_error(-e)),
+        }
+        if let Io::Uring { ring, .. } = &mut self.io {
+            ring.recycle(cqe.flags);
+        }
+        self.arm_recv(ci);
+    }
+
+    /// Copy `n` received bytes from the kernel's buffer into the connection's and parse them.
+    fn take_received(&mut self, ci: usize, flags: u32, n: usize) {
+        let mut off = 0;
+        while off < n && self.make_room(ci) {
+            let Io::Uring { ring, .. } = &self.io else {
+                return;
+            };
+            let Some(data) = ring.buffer(flags, n) else {
+                return;
+            };
+            let c = &mut self.conns[ci];
+            let k = (n - off).min(c.buf.len() - c.len);
+            c.buf[c.len..c.len + k].copy_from_slice(&data[off..off + k]);
+            off += k;
+            self.absorb(ci, k);
+        }
+    }
+
+    /// io_uring: keep a multishot receive armed on an open connection.
+    fn arm_recv(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        if let Io::Uring { ring, .. } = &mut self.io {
+            if c.state == State::Open && !c.recv_armed {
+                ring.recv(c.fd, tag(ci, c.gen, OP_RECV));
+                c.recv_armed = true;
             }
         }
     }
@@ -1023,6 +1282,19 @@ impl<'a> Worker<'a> {
     /// Close a connection, settle the requests on it, and schedule its replacement.
     fn close(&mut self, ci: usize, end: End) {
         let c = &mut self.conns[ci];
+        if let Io::Uring { ring, .. } = &mut self.io {
+            // An armed operation holds the socket open; cancelling it lets the close happen.
+            if c.recv_armed {
+                ring.cancel(tag(ci, c.gen, OP_RECV), CANCEL_TOKEN);
+            }
+            if c.poll_armed {
+                ring.cancel(tag(ci, c.gen, OP_CONNECT), CANCEL_TOKEN);
+            }
+            c.recv_armed = false;
+            c.poll_armed = false;
+            c.send_busy = false;
+            c.gen = c.gen.wrapping_add(1);
+        }
         c.sock = None; // closing the fd also removes it from epoll
         c.fd = -1;
         c.tls = None;

@@ -503,6 +503,14 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
                 if h.pipeline == 0 {
                     c.at(&p("pipeline"), "must be at least 1 (1 = no pipelining)");
                 }
+                if let Some(e) = &h.engine {
+                    if !["auto", "epoll", "io_uring"].contains(&e.as_str()) {
+                        c.at(
+                            &p("engine"),
+                            format!("expected \"auto\", \"epoll\" or \"io_uring\", got {e:?}"),
+                        );
+                    }
+                }
                 http2_fields(h, &p, c);
                 if h.threads == Some(0) {
                     c.at(
@@ -777,6 +785,31 @@ mod tests {
         assert!(http_url("http://10.0.0.1:8080").is_ok());
         assert!(http_url("ftp://127.0.0.1/").is_err());
         assert!(http_url("http:///path").is_err());
+    }
+
+    #[test]
+    fn http_engine_must_be_a_known_name() {
+        let plan = |engine: &str| -> Plan {
+            serde_json::from_str(&format!(
+                r#"{{"name": "p", "variant": [{{"name": "a", "url": "http://127.0.0.1:1/"}}],
+                    "workload": [{{"name": "w", "http": {{"requests": 1, "engine": "{engine}"}}}}]}}"#
+            ))
+            .unwrap()
+        };
+        let bad = validate(&plan("kqueue"));
+        assert!(
+            bad.iter()
+                .any(|p| p.to_string().contains("workload[0].http.engine")
+                    && p.message.contains("io_uring")),
+            "{bad:?}"
+        );
+        for ok in ["auto", "epoll", "io_uring"] {
+            let problems = validate(&plan(ok));
+            assert!(
+                !problems.iter().any(|p| p.to_string().contains("engine")),
+                "{problems:?}"
+            );
+        }
     }
 
     #[test]

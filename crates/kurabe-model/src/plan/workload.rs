@@ -110,6 +110,9 @@ pub struct HttpWorkload {
     /// Client threads (`--threads`); default chosen by the load generator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,
+    /// Client I/O engine (`--engine`): `auto` (default), `epoll` or `io_uring`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
     /// Soak run (`"10m"`): keep the load on this long instead of
     /// `duration`/`requests`, sampling Σ PSS against requests served, and
     /// report the memory floor's growth per request (a leak check).
@@ -355,11 +358,13 @@ impl WorkloadKind {
                 "pss_growth_mb_per_hour",
                 "pss_growing",
             ],
+            // Σ PSS only from executions that live long enough (~20 ms) to be sampled.
             WorkloadKind::Command(_) => &[
                 "wall_time_s",
                 "user_time_s",
                 "system_time_s",
                 "max_rss_bytes",
+                "pss_peak_bytes",
             ],
             WorkloadKind::Watch(_) => &[
                 "cpu_percent_mean",

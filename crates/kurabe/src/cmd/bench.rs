@@ -4,8 +4,9 @@
 //! hyperfine's options with their names and meanings; the arguments become
 //! a [`CmdConfig`] (parameter lists and scans expanded into commands) and
 //! `kurabe-lab`'s [`run_cmd`] runs it as an experiment. Prints progress on
-//! stderr, then the stored experiment as `kurabe report` renders it, and
-//! writes the hyperfine-layout exports. Exit 0; 1 when a command failed
+//! stderr, then hyperfine's lines per command with kurabe's verdicts
+//! (`kurabe report ID` renders the stored experiment), and writes the
+//! hyperfine-layout exports. Exit 0; 1 when a command failed
 //! (unless `-i`); 2 on usage errors; 130 on Ctrl-C.
 
 use std::collections::BTreeMap;
@@ -85,7 +86,7 @@ pub struct Args {
     /// Where the commands' output goes: null (default), pipe (read and discarded), inherit, or a FILE.
     #[arg(long, value_name = "WHERE")]
     pub output: Option<String>,
-    /// Time unit of the Markdown export: microsecond, millisecond or second (default: automatic).
+    /// Time unit of the terminal output and the Markdown export: microsecond, millisecond or second (default: automatic; CSV and JSON stay in seconds, as hyperfine's do).
     #[arg(short = 'u', long, value_name = "UNIT", value_parser = parse_time_unit)]
     pub time_unit: Option<TimeUnit>,
     /// Write hyperfine's JSON (results[].command, mean, stddev, median, user, system, min, max, times, memory_usage_byte, exit_codes, parameters; seconds, bytes) plus kurabe's fields to FILE.
@@ -205,13 +206,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             done.outcome.experiment
         );
     };
-    let report = kurabe_report::experiment_report(&exp);
-    let colour = crate::output::colour_stdout();
     let mut body = Vec::new();
-    kurabe_report::renderer(kurabe_report::Format::Text, colour).render(&report, &mut body)?;
+    kurabe_report::bench::write_terminal(&export, args.time_unit, &mut body)?;
     std::io::stdout().lock().write_all(&body)?;
     write_exports(&args, &export)?;
     if let Some(path) = &args.html {
+        let report = kurabe_report::experiment_report(&exp);
         let mut page = Vec::new();
         kurabe_report::renderer(kurabe_report::Format::Html, false).render(&report, &mut page)?;
         write_file(path, &page).context("--html")?;

@@ -81,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         check_length: true,
         insecure: false,
         gnuplot_file: None,
+        engine: kurabe_http::client::Engine::Auto,
     };
     // The server runs inside this process, so watching it would count the
     // client's CPU too: no server metrics here.

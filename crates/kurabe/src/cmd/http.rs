@@ -123,6 +123,9 @@ pub struct Args {
     /// HTTP/1.1 pipelining: requests in flight per connection (needs -k).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
+    /// Client I/O engine: io_uring (batched submission, multishot receive) where the kernel offers it, else epoll; `auto` picks the faster one available (epoll for https://). The report names the engine that ran.
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
     #[arg(long)]
     pub http2: bool,
@@ -155,6 +158,18 @@ pub struct Args {
     pub wait_workers: Duration,
     #[command(flatten)]
     pub save: crate::save::SaveArgs,
+}
+
+/// `--engine` values (mapped to [`client::Engine`]; the library stays clap-free).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum EngineArg {
+    /// io_uring where available and faster, else epoll.
+    Auto,
+    /// epoll readiness.
+    Epoll,
+    /// io_uring completions.
+    #[value(name = "io_uring")]
+    IoUring,
 }
 
 /// Which process, if any, to measure as the server.
@@ -258,6 +273,11 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
             insecure: args.insecure,
             // Opened by `run` once the other outputs are checked.
             gnuplot_file: None,
+            engine: match args.engine {
+                EngineArg::Auto => client::Engine::Auto,
+                EngineArg::Epoll => client::Engine::Epoll,
+                EngineArg::IoUring => client::Engine::IoUring,
+            },
         },
         format: args.format,
         output: args.output.clone(),

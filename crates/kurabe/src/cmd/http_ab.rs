@@ -171,6 +171,7 @@ fn plan(
         http2: load.http2,
         streams: (load.streams > 1).then_some(load.streams),
         threads: Some(load.threads),
+        engine: Some(load.engine.name().to_owned()),
         ..HttpWorkload::default()
     };
     let variants = names

@@ -1,15 +1,22 @@
-//! `kurabe cmd`'s hyperfine-compatible exports: Markdown and CSV tables of
-//! a [`CmdExport`] in hyperfine's columns, plus kurabe's (max RSS, the
-//! ratio to the reference with its 95 % interval and verdict).
+//! `kurabe cmd`'s output: hyperfine's terminal lines (`terminal.rs`) and
+//! its Markdown and CSV tables of a [`CmdExport`] in hyperfine's columns,
+//! each with kurabe's additions (max RSS, Σ PSS, the ratio to the reference
+//! with its 95 % interval and verdict), and the time unit they share
+//! (hyperfine's `--time-unit`: terminal and Markdown; CSV and JSON stay in
+//! seconds, as hyperfine's do).
 //!
-//! It must not touch files: both write to the `Write` they are given.
+//! It must not touch files: every writer writes to the `Write` it is given.
+
+mod terminal;
+
+pub use terminal::write_terminal;
 
 use std::io::{self, Write};
 
 use kurabe_model::bench::{CmdExport, CmdResult};
 use kurabe_model::stats::{Comparison, Unit};
 
-/// Unit of the times in the Markdown table (hyperfine's `--time-unit`).
+/// Unit of the times in the terminal and Markdown (hyperfine's `--time-unit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeUnit {
     /// Microseconds.
@@ -21,12 +28,24 @@ pub enum TimeUnit {
 }
 
 impl TimeUnit {
-    /// The unit hyperfine would choose for `seconds`: ms below 1 s.
+    /// The unit hyperfine would choose for `seconds`: µs below 1 ms, ms below 1 s.
     pub fn auto(seconds: f64) -> TimeUnit {
-        if seconds < 1.0 {
+        if seconds < 1e-3 {
+            TimeUnit::Microsecond
+        } else if seconds < 1.0 {
             TimeUnit::Millisecond
         } else {
             TimeUnit::Second
+        }
+    }
+
+    /// `seconds` in this unit with its symbol, as hyperfine prints it
+    /// (`10.5 ms`, `1.234 s`).
+    pub fn format(self, seconds: f64) -> String {
+        let v = seconds * self.scale();
+        match self {
+            TimeUnit::Second => format!("{v:.3} s"),
+            _ => format!("{v:.1} {}", self.symbol()),
         }
     }
 
@@ -167,6 +186,7 @@ mod tests {
             user_s: 0.0,
             system_s: 0.0,
             max_rss_bytes: 1048576,
+            pss_peak_bytes: None,
             exit_code: Some(0),
         };
         let mut params = BTreeMap::new();

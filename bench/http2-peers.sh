@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# bench/http2-peers.sh — kurabe http --http2 against h2load, interleaved, on loopback nginx.
+#
+# nginx (`worker_processes 1`, a 381-byte file) listens for h2c (prior
+# knowledge) and for h2 over TLS (self-signed certificate, ALPN). For each of
+# h2c and TLS, ROUNDS rounds of
+#   kurabe http --http2 -c C --streams M --threads 1 -t D   and   h2load -t1 -cC -mM -D D
+# (order alternating each round, so drift hits both alike), then per tool the
+# medians of req/s, client CPU µs per request (user+sys from /usr/bin/time) and
+# peak RSS, and the ratios kurabe/h2load. Then kurabe's RSS at -c BIG_CONC.
+#
+# Env: ROUNDS (3), DURATION (10, seconds), CONC (50), STREAMS (10), BIG_CONC
+# (5000), KURABE (path of the kurabe binary; default: build target/release/kurabe).
+# Traffic goes to 127.0.0.1 only; nginx is stopped on exit. The load average is
+# printed with the figures: on a shared machine, read the ratios, not the rates.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ROUNDS=${ROUNDS:-3}
+DURATION=${DURATION:-10}
+CONC=${CONC:-50}
+STREAMS=${STREAMS:-10}
+BIG_CONC=${BIG_CONC:-5000}
+
+need=()
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v h2load >/dev/null 2>&1 || need+=(nghttp2-client)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
+[ -x /usr/bin/time ] || need+=(time)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "bench: installing ${need[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+
+if [ -z "${KURABE:-}" ]; then
+  echo "bench: cargo build --release -p kurabe" >&2
+  cargo build --release -q -p kurabe
+  KURABE="${CARGO_TARGET_DIR:-target}/release/kurabe"
+fi
+
+work=$(mktemp -d /tmp/kurabe-bench-h2.XXXXXX)
+chmod 755 "$work"
+nginx_pid=""
+cleanup() {
+  if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
+    kill -QUIT "$nginx_pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+head -c 381 /dev/zero | tr '\0' 'k' >"$work/index.html"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+  -subj /CN=127.0.0.1 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+H2C_PORT=$(free_port)
+TLS_PORT=$(free_port)
+# nginx before 1.25 spells HTTP/2 as a listen parameter.
+cat >"$work/nginx.conf" <<EOF
+worker_processes 1;
+worker_rlimit_nofile 65536;
+daemon off;
+pid $work/nginx.pid;
+error_log $work/error.log warn;
+events { worker_connections 16384; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  http2_max_concurrent_streams 128;
+  server {
+    listen 127.0.0.1:$H2C_PORT http2 backlog=8192;
+    listen 127.0.0.1:$TLS_PORT ssl http2 backlog=8192;
+    ssl_certificate $work/cert.pem;
+    ssl_certificate_key $work/key.pem;
+    root $work;
+  }
+}
+EOF
+"$NGINX" -c "$work/nginx.conf" -p "$work" -e "$work/error.log" &
+nginx_pid=$!
+for port in $H2C_PORT $TLS_PORT; do
+  for _ in $(seq 100); do
+    python3 -c "import socket; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
+    sleep 0.05
+  done
+done
+
+# Each runner writes "reqs rps" to $work/out and /usr/bin/time's "user sys maxrss_kb" to $work/time.
+run_kurabe() { # URL CONC
+  /usr/bin/time -f '%U %S %M' -o "$work/time" \
+    "$KURABE" http -q --http2 --insecure --streams "$STREAMS" -c "$2" --threads 1 -t "$DURATION" \
+    --no-server-metrics --format json "$1" >"$work/raw"
+  python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["failed_requests"] == 0, r["errors"]
+print(r["complete_requests"], r["requests_per_second"])' "$work/raw" >"$work/out"
+}
+
+run_h2load() { # URL CONC
+  /usr/bin/time -f '%U %S %M' -o "$work/time" \
+    h2load -t1 -c"$2" -m"$STREAMS" -D "$DURATION" "$1" >"$work/raw"
+  python3 -c '
+import re, sys
+t = open(sys.argv[1]).read()
+done = int(re.search(r"requests: \d+ total, \d+ started, (\d+) done", t).group(1))
+rps = float(re.search(r"finished in [\d.]+s, ([\d.]+) req/s", t).group(1))
+print(done, rps)' "$work/raw" >"$work/out"
+}
+
+# record TOOL PROTO: append "reqs rps cpu_us_per_req rss_kb" to $work/TOOL-PROTO.
+record() {
+  read -r reqs rps <"$work/out"
+  read -r user sys rss <"$work/time"
+  python3 -c "import sys; r=int(sys.argv[1]); print(r, sys.argv[2], (float(sys.argv[3])+float(sys.argv[4]))*1e6/max(r,1), sys.argv[5])" \
+    "$reqs" "$rps" "$user" "$sys" "$rss" >>"$work/$1-$2"
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for proto in h2c tls; do
+  if [ "$proto" = h2c ]; then url="http://127.0.0.1:$H2C_PORT/index.html"; else url="https://127.0.0.1:$TLS_PORT/index.html"; fi
+  for round in $(seq "$ROUNDS"); do
+    if [ $((round % 2)) -eq 1 ]; then order="kurabe h2load"; else order="h2load kurabe"; fi
+    for tool in $order; do
+      "run_$tool" "$url" "$CONC"
+      record "$tool" "$proto"
+      echo "round $round $proto $tool: $(tail -1 "$work/$tool-$proto") (load $(cut -d' ' -f1 /proc/loadavg))"
+    done
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+python3 - "$work" <<'EOF'
+import statistics, sys
+work = sys.argv[1]
+def rows(tool, proto):
+    return [list(map(float, l.split())) for l in open(f"{work}/{tool}-{proto}")]
+print(f"\n{'':14}{'req/s':>12}{'CPU µs/req':>12}{'RSS MiB':>10}")
+for proto in ["h2c", "tls"]:
+    med = {}
+    for tool in ["kurabe", "h2load"]:
+        r = rows(tool, proto)
+        med[tool] = [statistics.median(x[i] for x in r) for i in (1, 2, 3)]
+        rps, cpu, rss = med[tool]
+        print(f"{tool + ' ' + proto:14}{rps:12.0f}{cpu:12.2f}{rss / 1024:10.1f}")
+    k, h = med["kurabe"], med["h2load"]
+    # Per-round ratios too: a loaded machine moves both tools of a round alike.
+    per = [a[2] / b[2] for a, b in zip(rows("kurabe", proto), rows("h2load", proto))]
+    print(f"  kurabe/h2load: req/s {k[0] / h[0]:.2f}×, CPU per request {k[1] / h[1]:.2f}× "
+          f"(per round {', '.join(f'{p:.2f}' for p in per)}), target ≤ 0.80× CPU and ≥ 1.00× req/s")
+EOF
+
+echo
+for c in "$CONC" "$BIG_CONC"; do
+  /usr/bin/time -f '%U %S %M' -o "$work/time" \
+    "$KURABE" http -q --http2 --streams "$STREAMS" -c "$c" --threads 1 -t 5 --no-server-metrics \
+    --format json "http://127.0.0.1:$H2C_PORT/index.html" >"$work/raw"
+  read -r _ _ rss <"$work/time"
+  python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(f"kurabe h2c -c {sys.argv[2]}: peak RSS {int(sys.argv[3]) / 1024:.1f} MiB, {r['"'"'complete_requests'"'"']} completed, {r['"'"'failed_requests'"'"']} failed")' \
+    "$work/raw" "$c" "$rss"
+done

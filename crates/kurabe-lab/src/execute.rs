@@ -1,0 +1,589 @@
+//! One timed execution of a command through kurabe's rusage helper.
+//!
+//! Owns starting the helper ([`kurabe_helpers::rusage`]) with the command's
+//! input, output, environment, process group or cgroup; supervising it from
+//! the calling thread; sampling the command's Σ PSS while it lives; and
+//! decoding the helper's report into a [`Timed`] execution. It must not
+//! print, choose metrics (`measure.rs` does) or touch the store.
+//!
+//! Why a helper: Linux carries the pre-exec address space's high-water mark
+//! into the new program's `ru_maxrss`, so a command forked (or vforked by
+//! posix_spawn) straight from kurabe reports at least kurabe's own peak —
+//! ≈ 10 MiB for `true`. The helper is a tiny fresh image that forks the
+//! command, `wait4`s it and sends its rusage back over a pipe; its own
+//! (inflated) rusage is ignored. The helper measures the wall time, fork to
+//! reaped, so kurabe's own spawn cost is not in it.
+//!
+//! Why it is cheap (hyperfine's cost per run is the bar, `bench/cmd-vs-hyperfine.sh`):
+//! the helper is started by posix_spawn (no `pre_exec` hook, so std uses
+//! glibc's vfork-style spawn instead of copying kurabe's page tables with
+//! fork) unless the run has a cgroup to enter, and one `poll` loop on the
+//! helper's pidfd and the output pipes replaces the three threads (stderr
+//! reader, output drain, watchdog) an execution used to start. Threads
+//! started while the command runs compete with it for the CPUs.
+//!
+//! Σ PSS: a command still running 20 ms after it started is sampled
+//! (kurabe-probe's [`TreeSampler`], the command's tree), at first every
+//! 20 ms and then at a fifth of its age (at most every 250 ms), so a long
+//! command costs a few dozen samples and a short one none.
+
+use std::io::{ErrorKind, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use kurabe_model::plan::{CommandOutput, CommandWorkload, ExecCost};
+use kurabe_probe::{SamplerConfig, TreeSampler};
+
+use crate::target::{RunFailure, TAIL_LINES};
+
+/// One timed execution of a command.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Timed {
+    pub(crate) wall_s: f64,
+    pub(crate) user_s: f64,
+    pub(crate) sys_s: f64,
+    pub(crate) max_rss_bytes: u64,
+}
+
+impl Timed {
+    /// These times less a fixed per-execution `cost`, never below 0.
+    pub(crate) fn less(self, cost: &ExecCost) -> Timed {
+        Timed {
+            wall_s: (self.wall_s - cost.wall_s).max(0.0),
+            user_s: (self.user_s - cost.user_s).max(0.0),
+            sys_s: (self.sys_s - cost.system_s).max(0.0),
+            ..self
+        }
+    }
+}
+
+/// A timed execution and how it ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Execution {
+    pub(crate) timed: Timed,
+    /// Exit code; `None` when a signal ended it.
+    pub(crate) exit_code: Option<i32>,
+    /// Highest Σ PSS of the command's tree seen; `None` when it ended
+    /// before the first sample.
+    pub(crate) pss_peak_bytes: Option<u64>,
+}
+
+/// What one timed execution starts, and where.
+#[derive(Clone, Copy)]
+pub(crate) struct Launch<'a> {
+    pub(crate) helper: &'a Path,
+    pub(crate) argv: &'a [String],
+    pub(crate) env: &'a std::collections::BTreeMap<String, String>,
+    pub(crate) cwd: Option<&'a Path>,
+    /// Input, output, failure and environment settings.
+    pub(crate) workload: &'a CommandWorkload,
+    pub(crate) cgroup: Option<&'a kurabe_probe::cgroup::RunCgroup>,
+    /// Sample the command's Σ PSS while it runs.
+    pub(crate) sample_memory: bool,
+}
+
+/// The helper's report: its pid message (one i64), then seven
+/// little-endian i64 (see kurabe-helpers' `programs/rusage.rs`).
+const REPORT_LEN: usize = 64;
+
+/// A decoded helper report.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct HelperRecord {
+    exec_errno: i32,
+    wait_status: i32,
+    timed: Timed,
+}
+
+/// The record part of a complete report; `None` when it is incomplete.
+fn decode_record(b: &[u8]) -> Option<HelperRecord> {
+    if b.len() != REPORT_LEN {
+        return None;
+    }
+    let f = |i: usize| word(b, i + 1).unwrap_or(0);
+    Some(HelperRecord {
+        exec_errno: i32::try_from(f(0)).ok()?,
+        wait_status: i32::try_from(f(1)).ok()?,
+        timed: Timed {
+            wall_s: f(5) as f64 / 1e9,
+            user_s: f(2) as f64 / 1e6,
+            sys_s: f(3) as f64 / 1e6,
+            max_rss_bytes: u64::try_from(f(4)).unwrap_or(0) * 1024,
+        },
+    })
+}
+
+/// The `i`th little-endian i64 of `b`, when it is all there.
+fn word(b: &[u8], i: usize) -> Option<i64> {
+    let bytes = b.get(i * 8..i * 8 + 8)?;
+    Some(i64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// Padding for `KURABE_ENV_PAD`: 0–4095 bytes, a new length every call.
+fn env_padding() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // RandomState is seeded randomly per process and varies per instance:
+    // enough to spread the stack's offset, no dependency needed.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0);
+    "x".repeat((h.finish() % 4096) as usize)
+}
+
+/// Point the command's stdin, stdout and stderr where the workload says.
+fn redirect(cmd: &mut Command, w: &CommandWorkload) -> Result<(), RunFailure> {
+    let open_err = |what: &str, p: &Path, e: std::io::Error| {
+        RunFailure::new(format!("cannot open {what} {}: {e}", p.display()))
+    };
+    match &w.stdin {
+        Some(p) => cmd.stdin(std::fs::File::open(p).map_err(|e| open_err("the input file", p, e))?),
+        None => cmd.stdin(Stdio::null()),
+    };
+    match &w.output {
+        CommandOutput::Null => cmd.stdout(Stdio::null()).stderr(Stdio::piped()),
+        CommandOutput::Pipe => cmd.stdout(Stdio::piped()).stderr(Stdio::piped()),
+        CommandOutput::Inherit => cmd.stdout(Stdio::inherit()).stderr(Stdio::inherit()),
+        CommandOutput::File(p) => {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| open_err("the output file", p, e))?;
+            let f2 = f
+                .try_clone()
+                .map_err(|e| open_err("the output file", p, e))?;
+            cmd.stdout(f).stderr(f2)
+        }
+    };
+    Ok(())
+}
+
+/// Set or clear a descriptor flag (`F_GETFD`/`F_GETFL` family) on `fd`.
+fn set_flag(fd: RawFd, get: libc::c_int, set: libc::c_int, flag: libc::c_int, on: bool) {
+    // SAFETY: fcntl on a descriptor this process owns; no memory is passed.
+    unsafe {
+        let old = libc::fcntl(fd, get);
+        if old >= 0 {
+            libc::fcntl(fd, set, if on { old | flag } else { old & !flag });
+        }
+    }
+}
+
+/// The report pipe: read end non-blocking (the report is complete once the
+/// helper is reaped, so nothing ever waits on it), both ends close-on-exec.
+fn report_pipe() -> Result<(std::fs::File, OwnedFd), std::io::Error> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is a valid out-array of two ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 just returned these descriptors; each is owned once.
+    let (r, w) = unsafe {
+        (
+            std::fs::File::from_raw_fd(fds[0]),
+            OwnedFd::from_raw_fd(fds[1]),
+        )
+    };
+    // Only the read end is non-blocking; the helper writes in full.
+    set_flag(
+        w.as_raw_fd(),
+        libc::F_GETFL,
+        libc::F_SETFL,
+        libc::O_NONBLOCK,
+        false,
+    );
+    Ok((r, w))
+}
+
+/// Start the helper for `l`; returns it and the read end of its report pipe.
+fn spawn(l: &Launch<'_>) -> Result<(Child, std::fs::File), RunFailure> {
+    let start_err = |e: std::io::Error| {
+        RunFailure::new(format!(
+            "cannot start `{}` through {}: {e}",
+            l.argv.join(" "),
+            l.helper.display()
+        ))
+    };
+    let (report_r, report_w) = report_pipe().map_err(start_err)?;
+    let wfd = report_w.as_raw_fd();
+    let mut cmd = Command::new(l.helper);
+    // kurabe's secrets (store URL, PostgreSQL password) stay with kurabe.
+    kurabe_store::scrub_secrets(&mut cmd);
+    cmd.arg(wfd.to_string()).args(l.argv).envs(l.env);
+    redirect(&mut cmd, l.workload)?;
+    if l.workload.randomize_env {
+        cmd.env("KURABE_ENV_PAD", env_padding());
+    }
+    match l.cgroup {
+        Some(cg) => cg.prepare(&mut cmd),
+        None => {
+            cmd.process_group(0);
+        }
+    }
+    if let Some(d) = l.cwd {
+        cmd.current_dir(d);
+    }
+    // The helper must inherit the write end. Clearing close-on-exec here,
+    // not in a pre_exec hook, keeps std on posix_spawn; another process
+    // spawned in this instant may inherit it too, which is harmless: the
+    // read end never waits for end-of-file.
+    set_flag(wfd, libc::F_GETFD, libc::F_SETFD, libc::FD_CLOEXEC, false);
+    let spawned = cmd.spawn();
+    drop(report_w);
+    Ok((spawned.map_err(start_err)?, report_r))
+}
+
+/// Run the command once through the helper, in its own process group (or
+/// the run's cgroup), and return the command's own times, peak RSS and Σ
+/// PSS. See the module docs.
+pub(crate) fn exec_timed(
+    l: &Launch<'_>,
+    timeout: Option<Duration>,
+    stop: &AtomicBool,
+) -> Result<Execution, RunFailure> {
+    let (mut child, report) = spawn(l)?;
+    let mut s = Supervisor::new(&mut child, report, l.sample_memory);
+    let helper_status = s.run(timeout, stop);
+    let ended = s.finish();
+    // The std handle was waited for through waitpid; forget its bookkeeping.
+    drop(child);
+    judge(l, helper_status, ended)
+}
+
+/// What supervising one execution gathered.
+struct Ended {
+    /// Why kurabe killed it (timeout, Ctrl-C), if it did.
+    killed: Option<&'static str>,
+    /// The last MiB or so of its stderr (when piped).
+    stderr: Vec<u8>,
+    /// The helper's report as read.
+    report: Vec<u8>,
+    pss_peak_bytes: Option<u64>,
+}
+
+/// The failure, or the execution, that the helper's report says.
+fn judge(l: &Launch<'_>, helper_status: i32, e: Ended) -> Result<Execution, RunFailure> {
+    let shown = || l.argv.join(" ");
+    let tail = || {
+        let text = String::from_utf8_lossy(&e.stderr);
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
+    };
+    let fail = |message: String| RunFailure {
+        message,
+        stderr_tail: tail(),
+    };
+    if let Some(why) = e.killed {
+        return Err(fail(format!("the command `{}` {why}", shown())));
+    }
+    let Some(rec) = decode_record(&e.report) else {
+        return Err(fail(format!(
+            "the launcher {} gave no report for `{}` (wait status {helper_status})",
+            l.helper.display(),
+            shown()
+        )));
+    };
+    if rec.exec_errno != 0 {
+        let err = std::io::Error::from_raw_os_error(rec.exec_errno);
+        return Err(fail(format!("cannot start `{}`: {err}", shown())));
+    }
+    let status = rec.wait_status;
+    let exit_code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    if exit_code != Some(0) && !l.workload.ignore_failure {
+        let how = match exit_code {
+            Some(c) => format!("exit code {c}"),
+            None => format!("signal {}", libc::WTERMSIG(status)),
+        };
+        return Err(fail(format!("the command `{}` failed ({how})", shown())));
+    }
+    Ok(Execution {
+        timed: rec.timed,
+        exit_code,
+        pss_peak_bytes: e.pss_peak_bytes,
+    })
+}
+
+/// How often kurabe checks for Ctrl-C while a command runs.
+const STOP_CHECK: Duration = Duration::from_millis(20);
+
+/// stderr kept for the failure message: the last part, about this much.
+const STDERR_KEEP: usize = 1 << 20;
+
+/// Watches one helper from the calling thread: reaps it, reads the
+/// command's output pipes, kills its group on timeout or Ctrl-C, samples
+/// its memory.
+struct Supervisor {
+    pid: libc::pid_t,
+    /// Readable when the helper has exited (None where pidfds are missing).
+    pidfd: Option<OwnedFd>,
+    stderr: Option<std::process::ChildStderr>,
+    stdout: Option<std::process::ChildStdout>,
+    report: std::fs::File,
+    got: Vec<u8>,
+    err: Vec<u8>,
+    memory: Option<MemoryWatch>,
+    started: Instant,
+    /// Why kurabe killed the group, once it did.
+    killed: Option<&'static str>,
+}
+
+impl Supervisor {
+    fn new(child: &mut Child, report: std::fs::File, sample_memory: bool) -> Supervisor {
+        let pid = child.id() as libc::pid_t;
+        // SAFETY: pidfd_open takes a pid and flags; the result is a new fd or -1.
+        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        // SAFETY: a non-negative result is a descriptor this process now owns.
+        let pidfd = (raw >= 0).then(|| unsafe { OwnedFd::from_raw_fd(raw as RawFd) });
+        let stderr = child.stderr.take();
+        let stdout = child.stdout.take();
+        for fd in [
+            stderr.as_ref().map(|s| s.as_raw_fd()),
+            stdout.as_ref().map(|s| s.as_raw_fd()),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            set_flag(fd, libc::F_GETFL, libc::F_SETFL, libc::O_NONBLOCK, true);
+        }
+        let started = Instant::now();
+        Supervisor {
+            pid,
+            pidfd,
+            stderr,
+            stdout,
+            report,
+            got: Vec::with_capacity(REPORT_LEN),
+            err: Vec::new(),
+            memory: sample_memory.then(|| MemoryWatch::new(started)),
+            started,
+            killed: None,
+        }
+    }
+
+    /// Until the helper is reaped: read output, sample memory, and kill the
+    /// group on timeout or Ctrl-C. Returns the helper's wait status and
+    /// records why it was killed, if it was.
+    fn run(&mut self, timeout: Option<Duration>, stop: &AtomicBool) -> i32 {
+        let deadline = timeout.map(|t| self.started + t);
+        loop {
+            if let Some(status) = self.reaped() {
+                return status;
+            }
+            let now = Instant::now();
+            if self.killed.is_none() {
+                self.killed = why_kill(stop, deadline, now);
+                if self.killed.is_some() {
+                    // SAFETY: kill has no memory-safety preconditions.
+                    unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+                }
+            }
+            let mut wake = now + STOP_CHECK;
+            if let Some(d) = deadline.filter(|_| self.killed.is_none()) {
+                wake = wake.min(d);
+            }
+            if let Some(m) = &self.memory {
+                wake = wake.min(m.next);
+            }
+            self.wait_events(wake.saturating_duration_since(now));
+            self.sample_memory();
+        }
+    }
+
+    /// The helper's wait status once it has exited.
+    fn reaped(&self) -> Option<i32> {
+        let mut status = 0;
+        loop {
+            // SAFETY: valid pointer to a local; the helper's rusage is not wanted.
+            let rc = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+            if rc < 0 && std::io::Error::last_os_error().kind() == ErrorKind::Interrupted {
+                continue;
+            }
+            // rc < 0 (ECHILD): nothing left to wait for.
+            return (rc != 0).then_some(status);
+        }
+    }
+
+    /// Block until the helper exits, output arrives or `wait` passes.
+    fn wait_events(&mut self, wait: Duration) {
+        let mut fds = Vec::with_capacity(3);
+        let watch = |fd: RawFd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let pidfd = self.pidfd.as_ref().map(AsRawFd::as_raw_fd);
+        fds.extend(pidfd.map(watch));
+        fds.extend(self.stderr.as_ref().map(|s| watch(s.as_raw_fd())));
+        fds.extend(self.stdout.as_ref().map(|s| watch(s.as_raw_fd())));
+        // Without a pidfd, poll cannot see the exit: look again every ms.
+        let cap = if pidfd.is_some() {
+            wait
+        } else {
+            wait.min(Duration::from_millis(1))
+        };
+        let ms = cap.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: fds is a live array of fds.len() pollfd structs.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        self.read_outputs();
+    }
+
+    /// Read what the pipes hold now; drop a pipe at end-of-file.
+    fn read_outputs(&mut self) {
+        if let Some(s) = &mut self.stderr {
+            if drain(s, Some(&mut self.err)) {
+                self.stderr = None;
+            }
+            if self.err.len() > 2 * STDERR_KEEP {
+                self.err.drain(..self.err.len() - STDERR_KEEP);
+            }
+        }
+        if let Some(s) = &mut self.stdout {
+            if drain(s, None) {
+                self.stdout = None;
+            }
+        }
+    }
+
+    /// Sample Σ PSS when it is due; the command's pid comes from the helper.
+    fn sample_memory(&mut self) {
+        let Some(m) = &mut self.memory else { return };
+        if Instant::now() < m.next {
+            return;
+        }
+        read_report(&mut self.report, &mut self.got);
+        let pid = word(&self.got, 0).and_then(|p| u32::try_from(p).ok());
+        m.sample(pid);
+    }
+
+    /// After the helper is reaped: kill what the command left in its group,
+    /// take the rest of the output and the report.
+    fn finish(mut self) -> Ended {
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(-self.pid, libc::SIGKILL) };
+        self.read_outputs();
+        read_report(&mut self.report, &mut self.got);
+        Ended {
+            killed: self.killed,
+            stderr: std::mem::take(&mut self.err),
+            report: std::mem::take(&mut self.got),
+            pss_peak_bytes: self.memory.and_then(|m| m.peak),
+        }
+    }
+}
+
+/// Why to kill a running command now, if at all.
+fn why_kill(stop: &AtomicBool, deadline: Option<Instant>, now: Instant) -> Option<&'static str> {
+    if stop.load(Ordering::Relaxed) {
+        Some("interrupted")
+    } else if deadline.is_some_and(|d| now >= d) {
+        Some("timed out")
+    } else {
+        None
+    }
+}
+
+/// Read a non-blocking pipe until it is empty; true at end-of-file.
+fn drain(r: &mut dyn Read, mut keep: Option<&mut Vec<u8>>) -> bool {
+    let mut buf = [0u8; 16384];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(n) => {
+                if let Some(k) = keep.as_deref_mut() {
+                    k.extend_from_slice(&buf[..n]);
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return e.kind() != ErrorKind::WouldBlock,
+        }
+    }
+}
+
+/// Append what the report pipe holds to `got` (at most a full report).
+fn read_report(r: &mut std::fs::File, got: &mut Vec<u8>) {
+    let mut buf = [0u8; REPORT_LEN];
+    while got.len() < REPORT_LEN {
+        match r.read(&mut buf[..REPORT_LEN - got.len()]) {
+            Ok(0) => return,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// First Σ PSS sample this long after the start; shorter commands get none.
+const FIRST_SAMPLE: Duration = Duration::from_millis(20);
+
+/// Longest gap between two samples.
+const MAX_SAMPLE_GAP: Duration = Duration::from_millis(250);
+
+/// Σ PSS of the command's tree, sampled at a fifth of its age.
+struct MemoryWatch {
+    started: Instant,
+    next: Instant,
+    sampler: Option<TreeSampler>,
+    peak: Option<u64>,
+}
+
+impl MemoryWatch {
+    fn new(started: Instant) -> MemoryWatch {
+        MemoryWatch {
+            started,
+            next: started + FIRST_SAMPLE,
+            sampler: None,
+            peak: None,
+        }
+    }
+
+    /// One sample of the tree rooted at `pid` (the command), then schedule the next.
+    fn sample(&mut self, pid: Option<u32>) {
+        let now = Instant::now();
+        self.next = now + ((now - self.started) / 5).clamp(FIRST_SAMPLE, MAX_SAMPLE_GAP);
+        if self.sampler.is_none() {
+            let config = SamplerConfig {
+                interval: FIRST_SAMPLE,
+                // Peaks need fresh values: up to 5 % of a core for smaps_rollup.
+                pss_budget: 0.05,
+                count_from_root_start: false,
+            };
+            self.sampler = pid.and_then(|p| TreeSampler::with_config(p, config, None).ok());
+        }
+        let Some(s) = self.sampler.as_mut().and_then(|t| t.sample().ok()) else {
+            return;
+        };
+        if s.root_alive && s.pss_bytes > 0 {
+            self.peak = Some(self.peak.unwrap_or(0).max(s.pss_bytes));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helper_reports_decode_and_bad_lengths_are_refused() {
+        let mut b = Vec::new();
+        for v in [42i64, 0, 0, 1_500_000, 250_000, 1_234, 2_000_000_000, 42] {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(word(&b, 0), Some(42));
+        let r = decode_record(&b).unwrap();
+        assert_eq!((r.exec_errno, r.wait_status), (0, 0));
+        assert_eq!(
+            r.timed,
+            Timed {
+                wall_s: 2.0,
+                user_s: 1.5,
+                sys_s: 0.25,
+                max_rss_bytes: 1_234 * 1024,
+            }
+        );
+        assert!(decode_record(&b[..63]).is_none());
+        assert!(decode_record(&b[..8]).is_none());
+        assert!(decode_record(&[]).is_none());
+    }
+}
