@@ -185,16 +185,47 @@ mod tests {
     }
 
     #[test]
-    fn rusage_helper_runs_a_command_from_memory_and_reports_its_rusage() {
-        // The pid as soon as the command runs, then the record.
-        let all = record(rusage().unwrap(), &["1", "true"]);
-        assert_eq!(all.len(), 8, "{all:?}");
-        let (pid, rec) = (all[0], &all[1..]);
-        assert_eq!((rec[0], rec[1]), (0, 0), "exec errno and wait status");
-        assert!(rec[4] > 0 && rec[4] < 4096, "max RSS {} KiB", rec[4]);
-        assert!(pid > 0 && rec[6] == pid, "pid {pid} then {}", rec[6]);
-        let all = record(rusage().unwrap(), &["1", "/nonexistent/prog"]);
+    fn rusage_helper_serves_one_execution_per_request_from_memory() {
+        use std::io::Write;
+        // Requests on stdin (REQ_FD 0), reports on stdout (REPORT_FD 1):
+        // no padding, then 5 bytes of it, then end-of-file.
+        let run = |args: &[&str], requests: &[u32]| {
+            let mut child = Command::new(rusage().unwrap())
+                .args(args)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut input = child.stdin.take().unwrap();
+            for r in requests {
+                input.write_all(&r.to_le_bytes()).unwrap();
+            }
+            drop(input);
+            let out = child.wait_with_output().unwrap();
+            assert!(out.status.success(), "{:?}", out.status);
+            let words = out.stdout.chunks_exact(8);
+            words
+                .map(|w| i64::from_le_bytes(w.try_into().unwrap()))
+                .collect::<Vec<i64>>()
+        };
+        let all = run(&["0", "1", "true"], &[0, 5]);
+        assert_eq!(all.len(), 16, "{all:?}");
+        for rec in all.chunks(8) {
+            // The pid as soon as the command runs, then the record.
+            let (pid, rec) = (rec[0], &rec[1..]);
+            assert_eq!((rec[0], rec[1]), (0, 0), "exec errno and wait status");
+            assert!(rec[4] > 0 && rec[4] < 4096, "max RSS {} KiB", rec[4]);
+            assert!(pid > 0 && rec[6] == pid, "pid {pid} then {}", rec[6]);
+        }
+        let all = run(&["0", "1", "/nonexistent/prog"], &[0]);
         assert_eq!(all[1], i64::from(libc::ENOENT));
+        // The padding reaches the command's environment: `test` exits 0
+        // only when KURABE_ENV_PAD has 5 characters.
+        let all = run(
+            &["0", "1", "sh", "-c", "test ${#KURABE_ENV_PAD} = 5"],
+            &[5, 0],
+        );
+        assert_eq!((all[2], all[10]), (0, 256), "wait statuses {all:?}");
     }
 
     #[test]

@@ -1,37 +1,40 @@
-//! One timed execution of a command through kurabe's rusage helper.
+//! Timed executions of a command through kurabe's rusage helper.
 //!
-//! Owns starting the helper ([`kurabe_helpers::rusage`]) with the command's
-//! input, output, environment, process group or cgroup; supervising it from
-//! the calling thread; sampling the command's Σ PSS while it lives; and
-//! decoding the helper's report into a [`Timed`] execution. It must not
-//! print, choose metrics (`measure.rs` does) or touch the store.
+//! Owns starting the helper ([`kurabe_helpers::rusage`]) for a run, with
+//! the command's input, output, environment, process group or cgroup
+//! ([`Session::start`]); one execution per request to it
+//! ([`Session::exec`]), supervised from the calling thread; sampling the
+//! command's Σ PSS while it lives; and decoding the helper's report into a
+//! [`Timed`] execution. It must not print, choose metrics (`measure.rs`
+//! does) or touch the store.
 //!
 //! Why a helper: Linux carries the pre-exec address space's high-water mark
 //! into the new program's `ru_maxrss`, so a command forked (or vforked by
 //! posix_spawn) straight from kurabe reports at least kurabe's own peak —
 //! ≈ 10 MiB for `true`. The helper is a tiny fresh image that forks the
-//! command, `wait4`s it and sends its rusage back over a pipe; its own
-//! (inflated) rusage is ignored. The helper measures the wall time, fork to
-//! reaped, so kurabe's own spawn cost is not in it.
+//! command, `wait4`s it and sends its rusage back over a pipe. It measures
+//! the wall time, fork to reaped, so kurabe's own work is not in it.
 //!
-//! Why it is cheap (hyperfine's cost per run is the bar, `bench/cmd-vs-hyperfine.sh`):
-//! the helper is started by posix_spawn (no `pre_exec` hook, so std uses
-//! glibc's vfork-style spawn instead of copying kurabe's page tables with
-//! fork) unless the run has a cgroup to enter, and one `poll` loop on the
-//! helper's pidfd and the output pipes replaces the three threads (stderr
-//! reader, output drain, watchdog) an execution used to start. Threads
-//! started while the command runs compete with it for the CPUs.
+//! Why it is cheap (hyperfine's cost per run is the bar,
+//! `bench/cmd-vs-hyperfine.sh`): one helper serves every execution of a
+//! run, so an execution costs a fork of the helper's small image and the
+//! command's exec — what hyperfine's spawn costs — not also an exec of the
+//! helper and a fork of kurabe. The helper is started by posix_spawn (no
+//! `pre_exec` hook) unless the run has a cgroup to enter, and one `poll`
+//! loop on the report pipe, the helper's pidfd and the output pipes
+//! replaces the threads (stderr reader, output drain, watchdog) that each
+//! execution used to start while the command ran.
 //!
 //! Σ PSS: a command still running 20 ms after it started is sampled
 //! (kurabe-probe's [`TreeSampler`], the command's tree), at first every
 //! 20 ms and then at a fifth of its age (at most every 250 ms), so a long
 //! command costs a few dozen samples and a short one none.
 
-use std::io::{ErrorKind, Read};
+use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -122,14 +125,14 @@ fn word(b: &[u8], i: usize) -> Option<i64> {
     Some(i64::from_le_bytes(bytes.try_into().ok()?))
 }
 
-/// Padding for `KURABE_ENV_PAD`: 0–4095 bytes, a new length every call.
-fn env_padding() -> String {
+/// Length of the `KURABE_ENV_PAD` padding: 0–4095 bytes, new every call.
+fn env_padding() -> u32 {
     use std::hash::{BuildHasher, Hasher};
     // RandomState is seeded randomly per process and varies per instance:
     // enough to spread the stack's offset, no dependency needed.
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(0);
-    "x".repeat((h.finish() % 4096) as usize)
+    (h.finish() % 4096) as u32
 }
 
 /// Point the command's stdin, stdout and stderr where the workload says.
@@ -171,51 +174,50 @@ fn set_flag(fd: RawFd, get: libc::c_int, set: libc::c_int, flag: libc::c_int, on
     }
 }
 
-/// The report pipe: read end non-blocking (the report is complete once the
-/// helper is reaped, so nothing ever waits on it), both ends close-on-exec.
-fn report_pipe() -> Result<(std::fs::File, OwnedFd), std::io::Error> {
+/// A pipe, both ends close-on-exec; the read end non-blocking when asked.
+fn pipe(nonblocking_read: bool) -> std::io::Result<(std::fs::File, std::fs::File)> {
     let mut fds = [0 as libc::c_int; 2];
     // SAFETY: fds is a valid out-array of two ints.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: pipe2 just returned these descriptors; each is owned once.
     let (r, w) = unsafe {
         (
             std::fs::File::from_raw_fd(fds[0]),
-            OwnedFd::from_raw_fd(fds[1]),
+            std::fs::File::from_raw_fd(fds[1]),
         )
     };
-    // Only the read end is non-blocking; the helper writes in full.
-    set_flag(
-        w.as_raw_fd(),
-        libc::F_GETFL,
-        libc::F_SETFL,
-        libc::O_NONBLOCK,
-        false,
-    );
+    if nonblocking_read {
+        set_flag(
+            r.as_raw_fd(),
+            libc::F_GETFL,
+            libc::F_SETFL,
+            libc::O_NONBLOCK,
+            true,
+        );
+    }
     Ok((r, w))
 }
 
-/// Start the helper for `l`; returns it and the read end of its report pipe.
-fn spawn(l: &Launch<'_>) -> Result<(Child, std::fs::File), RunFailure> {
-    let start_err = |e: std::io::Error| {
-        RunFailure::new(format!(
-            "cannot start `{}` through {}: {e}",
-            l.argv.join(" "),
-            l.helper.display()
-        ))
-    };
-    let (report_r, report_w) = report_pipe().map_err(start_err)?;
-    let wfd = report_w.as_raw_fd();
+/// The helper's pidfd: readable once it has exited (None where pidfds are missing).
+fn pidfd_of(pid: libc::pid_t) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags; the result is a new fd or -1.
+    let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    // SAFETY: a non-negative result is a descriptor this process now owns.
+    (raw >= 0).then(|| unsafe { OwnedFd::from_raw_fd(raw as RawFd) })
+}
+
+/// The helper's command line for `l`, its request and report ends passed on.
+fn helper_command(l: &Launch<'_>, req: RawFd, report: RawFd) -> Result<Command, RunFailure> {
     let mut cmd = Command::new(l.helper);
     // kurabe's secrets (store URL, PostgreSQL password) stay with kurabe.
     kurabe_store::scrub_secrets(&mut cmd);
-    cmd.arg(wfd.to_string()).args(l.argv).envs(l.env);
+    cmd.arg(req.to_string())
+        .arg(report.to_string())
+        .args(l.argv)
+        .envs(l.env);
     redirect(&mut cmd, l.workload)?;
-    if l.workload.randomize_env {
-        cmd.env("KURABE_ENV_PAD", env_padding());
-    }
     match l.cgroup {
         Some(cg) => cg.prepare(&mut cmd),
         None => {
@@ -225,49 +227,234 @@ fn spawn(l: &Launch<'_>) -> Result<(Child, std::fs::File), RunFailure> {
     if let Some(d) = l.cwd {
         cmd.current_dir(d);
     }
-    // The helper must inherit the write end. Clearing close-on-exec here,
-    // not in a pre_exec hook, keeps std on posix_spawn; another process
-    // spawned in this instant may inherit it too, which is harmless: the
-    // read end never waits for end-of-file.
-    set_flag(wfd, libc::F_GETFD, libc::F_SETFD, libc::FD_CLOEXEC, false);
-    let spawned = cmd.spawn();
-    drop(report_w);
-    Ok((spawned.map_err(start_err)?, report_r))
+    Ok(cmd)
 }
 
-/// Run the command once through the helper, in its own process group (or
-/// the run's cgroup), and return the command's own times, peak RSS and Σ
-/// PSS. See the module docs.
-pub(crate) fn exec_timed(
-    l: &Launch<'_>,
-    timeout: Option<Duration>,
-    stop: &AtomicBool,
-) -> Result<Execution, RunFailure> {
-    let (mut child, report) = spawn(l)?;
-    let mut s = Supervisor::new(&mut child, report, l.sample_memory);
-    let helper_status = s.run(timeout, stop);
-    let ended = s.finish();
-    // The std handle was waited for through waitpid; forget its bookkeeping.
-    drop(child);
-    judge(l, helper_status, ended)
+/// A running helper serving one run's executions of one command line.
+pub(crate) struct Session<'a> {
+    launch: Launch<'a>,
+    helper: Child,
+    pidfd: Option<OwnedFd>,
+    /// Requests: one u32 (the padding length) per execution.
+    requests: std::fs::File,
+    /// The helper's reports, non-blocking.
+    report: std::fs::File,
+    stderr: Option<ChildStderr>,
+    stdout: Option<ChildStdout>,
 }
 
-/// What supervising one execution gathered.
-struct Ended {
-    /// Why kurabe killed it (timeout, Ctrl-C), if it did.
+impl<'a> Session<'a> {
+    /// Start the helper for `l`'s command line.
+    pub(crate) fn start(l: Launch<'a>) -> Result<Session<'a>, RunFailure> {
+        let start_err = |e: std::io::Error| {
+            let shown = l.argv.join(" ");
+            RunFailure::new(format!(
+                "cannot start `{shown}` through {}: {e}",
+                l.helper.display()
+            ))
+        };
+        let (req_r, req_w) = pipe(false).map_err(start_err)?;
+        let (report_r, report_w) = pipe(true).map_err(start_err)?;
+        let (req, report) = (req_r.as_raw_fd(), report_w.as_raw_fd());
+        let mut cmd = helper_command(&l, req, report)?;
+        // The helper must inherit its two ends. Clearing close-on-exec here,
+        // not in a pre_exec hook, keeps std on posix_spawn; a process
+        // spawned elsewhere in this instant may inherit them too, which is
+        // harmless: kurabe never waits for end-of-file on the report pipe,
+        // and it kills the helper rather than wait for it to see one.
+        for fd in [req, report] {
+            set_flag(fd, libc::F_GETFD, libc::F_SETFD, libc::FD_CLOEXEC, false);
+        }
+        let spawned = cmd.spawn();
+        drop((req_r, report_w));
+        let mut helper = spawned.map_err(start_err)?;
+        let (stderr, stdout) = (helper.stderr.take(), helper.stdout.take());
+        let fds = [
+            stderr.as_ref().map(AsRawFd::as_raw_fd),
+            stdout.as_ref().map(AsRawFd::as_raw_fd),
+        ];
+        for fd in fds.into_iter().flatten() {
+            set_flag(fd, libc::F_GETFL, libc::F_SETFL, libc::O_NONBLOCK, true);
+        }
+        Ok(Session {
+            launch: l,
+            pidfd: pidfd_of(helper.id() as libc::pid_t),
+            helper,
+            requests: req_w,
+            report: report_r,
+            stderr,
+            stdout,
+        })
+    }
+
+    /// Run the command once and return its own times, peak RSS and Σ PSS;
+    /// a timeout or Ctrl-C kills its process group.
+    pub(crate) fn exec(
+        &mut self,
+        timeout: Option<Duration>,
+        stop: &AtomicBool,
+    ) -> Result<Execution, RunFailure> {
+        let pad = if self.launch.workload.randomize_env {
+            env_padding()
+        } else {
+            0
+        };
+        let mut x = InFlight::new(self.launch.sample_memory);
+        if self.requests.write_all(&pad.to_le_bytes()).is_ok() {
+            self.supervise(&mut x, timeout, stop);
+        }
+        // Whatever the command left running in its group dies with it.
+        if let Some(pid) = x.pid() {
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+        self.read_outputs(&mut x.err);
+        judge(&self.launch, x)
+    }
+
+    /// Until the helper's report is complete (or the helper is gone): read
+    /// output, sample memory, kill the command on timeout or Ctrl-C.
+    fn supervise(&mut self, x: &mut InFlight, timeout: Option<Duration>, stop: &AtomicBool) {
+        let deadline = timeout.map(|t| x.started + t);
+        loop {
+            read_report(&mut self.report, &mut x.report);
+            if x.report.len() >= REPORT_LEN || self.helper_gone() {
+                read_report(&mut self.report, &mut x.report);
+                return;
+            }
+            let now = Instant::now();
+            if x.killed.is_none() {
+                x.killed = why_kill(stop, deadline, now);
+            }
+            if x.killed.is_some() {
+                self.kill_command(x.pid());
+            }
+            let mut wake = now + STOP_CHECK;
+            if let Some(d) = deadline.filter(|_| x.killed.is_none()) {
+                wake = wake.min(d);
+            }
+            if let Some(m) = &x.memory {
+                wake = wake.min(m.next);
+            }
+            self.wait_events(wake.saturating_duration_since(now));
+            self.read_outputs(&mut x.err);
+            x.sample_memory();
+        }
+    }
+
+    /// Kill the command's group; before its pid is known, the helper.
+    fn kill_command(&self, pid: Option<libc::pid_t>) {
+        let target = pid.map_or(self.helper.id() as libc::pid_t, |p| -p);
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(target, libc::SIGKILL) };
+    }
+
+    /// True once the helper has exited (it only does when killed or broken).
+    fn helper_gone(&self) -> bool {
+        // SAFETY: waitid with WNOWAIT only looks; info is a valid out-pointer.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+            let rc = libc::waitid(libc::P_PID, self.helper.id(), &mut info, flags);
+            rc < 0 || info.si_pid() != 0
+        }
+    }
+
+    /// Block until a report, output or the helper's exit arrives, or `wait` passes.
+    fn wait_events(&self, wait: Duration) {
+        let watch = |fd: RawFd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let mut fds = vec![watch(self.report.as_raw_fd())];
+        fds.extend(self.pidfd.as_ref().map(|p| watch(p.as_raw_fd())));
+        fds.extend(self.stderr.as_ref().map(|s| watch(s.as_raw_fd())));
+        fds.extend(self.stdout.as_ref().map(|s| watch(s.as_raw_fd())));
+        // Without a pidfd, poll cannot see the helper die: look every 10 ms.
+        let cap = if self.pidfd.is_some() {
+            wait
+        } else {
+            wait.min(Duration::from_millis(10))
+        };
+        let ms = cap.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+        // SAFETY: fds is a live array of fds.len() pollfd structs.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    }
+
+    /// Read what the output pipes hold now; drop a pipe at end-of-file.
+    fn read_outputs(&mut self, err: &mut Vec<u8>) {
+        if let Some(s) = &mut self.stderr {
+            if drain(s, Some(err)) {
+                self.stderr = None;
+            }
+            if err.len() > 2 * STDERR_KEEP {
+                err.drain(..err.len() - STDERR_KEEP);
+            }
+        }
+        if let Some(s) = &mut self.stdout {
+            if drain(s, None) {
+                self.stdout = None;
+            }
+        }
+    }
+}
+
+impl Drop for Session<'_> {
+    /// The helper is between executions: kill and reap it.
+    fn drop(&mut self) {
+        let _ = self.helper.kill();
+        let _ = self.helper.wait();
+    }
+}
+
+/// One execution in flight: what the supervisor gathers.
+struct InFlight {
+    started: Instant,
+    /// Why kurabe killed it (timeout, Ctrl-C), once it did.
     killed: Option<&'static str>,
     /// The last MiB or so of its stderr (when piped).
-    stderr: Vec<u8>,
-    /// The helper's report as read.
+    err: Vec<u8>,
+    /// The helper's report as read so far (the pid first).
     report: Vec<u8>,
-    pss_peak_bytes: Option<u64>,
+    memory: Option<MemoryWatch>,
+}
+
+impl InFlight {
+    fn new(sample_memory: bool) -> InFlight {
+        let started = Instant::now();
+        InFlight {
+            started,
+            killed: None,
+            err: Vec::new(),
+            report: Vec::with_capacity(REPORT_LEN),
+            memory: sample_memory.then(|| MemoryWatch::new(started)),
+        }
+    }
+
+    /// The command's pid, once the helper has sent it.
+    fn pid(&self) -> Option<libc::pid_t> {
+        word(&self.report, 0)
+            .and_then(|p| libc::pid_t::try_from(p).ok())
+            .filter(|p| *p > 0)
+    }
+
+    /// Sample Σ PSS when it is due.
+    fn sample_memory(&mut self) {
+        let pid = self.pid().and_then(|p| u32::try_from(p).ok());
+        if let Some(m) = &mut self.memory {
+            if Instant::now() >= m.next {
+                m.sample(pid);
+            }
+        }
+    }
 }
 
 /// The failure, or the execution, that the helper's report says.
-fn judge(l: &Launch<'_>, helper_status: i32, e: Ended) -> Result<Execution, RunFailure> {
+fn judge(l: &Launch<'_>, e: InFlight) -> Result<Execution, RunFailure> {
     let shown = || l.argv.join(" ");
     let tail = || {
-        let text = String::from_utf8_lossy(&e.stderr);
+        let text = String::from_utf8_lossy(&e.err);
         let lines: Vec<&str> = text.lines().collect();
         lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n")
     };
@@ -280,7 +467,7 @@ fn judge(l: &Launch<'_>, helper_status: i32, e: Ended) -> Result<Execution, RunF
     }
     let Some(rec) = decode_record(&e.report) else {
         return Err(fail(format!(
-            "the launcher {} gave no report for `{}` (wait status {helper_status})",
+            "the launcher {} ended without a report for `{}`",
             l.helper.display(),
             shown()
         )));
@@ -301,7 +488,7 @@ fn judge(l: &Launch<'_>, helper_status: i32, e: Ended) -> Result<Execution, RunF
     Ok(Execution {
         timed: rec.timed,
         exit_code,
-        pss_peak_bytes: e.pss_peak_bytes,
+        pss_peak_bytes: e.memory.and_then(|m| m.peak),
     })
 }
 
@@ -310,168 +497,6 @@ const STOP_CHECK: Duration = Duration::from_millis(20);
 
 /// stderr kept for the failure message: the last part, about this much.
 const STDERR_KEEP: usize = 1 << 20;
-
-/// Watches one helper from the calling thread: reaps it, reads the
-/// command's output pipes, kills its group on timeout or Ctrl-C, samples
-/// its memory.
-struct Supervisor {
-    pid: libc::pid_t,
-    /// Readable when the helper has exited (None where pidfds are missing).
-    pidfd: Option<OwnedFd>,
-    stderr: Option<std::process::ChildStderr>,
-    stdout: Option<std::process::ChildStdout>,
-    report: std::fs::File,
-    got: Vec<u8>,
-    err: Vec<u8>,
-    memory: Option<MemoryWatch>,
-    started: Instant,
-    /// Why kurabe killed the group, once it did.
-    killed: Option<&'static str>,
-}
-
-impl Supervisor {
-    fn new(child: &mut Child, report: std::fs::File, sample_memory: bool) -> Supervisor {
-        let pid = child.id() as libc::pid_t;
-        // SAFETY: pidfd_open takes a pid and flags; the result is a new fd or -1.
-        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        // SAFETY: a non-negative result is a descriptor this process now owns.
-        let pidfd = (raw >= 0).then(|| unsafe { OwnedFd::from_raw_fd(raw as RawFd) });
-        let stderr = child.stderr.take();
-        let stdout = child.stdout.take();
-        for fd in [
-            stderr.as_ref().map(|s| s.as_raw_fd()),
-            stdout.as_ref().map(|s| s.as_raw_fd()),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            set_flag(fd, libc::F_GETFL, libc::F_SETFL, libc::O_NONBLOCK, true);
-        }
-        let started = Instant::now();
-        Supervisor {
-            pid,
-            pidfd,
-            stderr,
-            stdout,
-            report,
-            got: Vec::with_capacity(REPORT_LEN),
-            err: Vec::new(),
-            memory: sample_memory.then(|| MemoryWatch::new(started)),
-            started,
-            killed: None,
-        }
-    }
-
-    /// Until the helper is reaped: read output, sample memory, and kill the
-    /// group on timeout or Ctrl-C. Returns the helper's wait status and
-    /// records why it was killed, if it was.
-    fn run(&mut self, timeout: Option<Duration>, stop: &AtomicBool) -> i32 {
-        let deadline = timeout.map(|t| self.started + t);
-        loop {
-            if let Some(status) = self.reaped() {
-                return status;
-            }
-            let now = Instant::now();
-            if self.killed.is_none() {
-                self.killed = why_kill(stop, deadline, now);
-                if self.killed.is_some() {
-                    // SAFETY: kill has no memory-safety preconditions.
-                    unsafe { libc::kill(-self.pid, libc::SIGKILL) };
-                }
-            }
-            let mut wake = now + STOP_CHECK;
-            if let Some(d) = deadline.filter(|_| self.killed.is_none()) {
-                wake = wake.min(d);
-            }
-            if let Some(m) = &self.memory {
-                wake = wake.min(m.next);
-            }
-            self.wait_events(wake.saturating_duration_since(now));
-            self.sample_memory();
-        }
-    }
-
-    /// The helper's wait status once it has exited.
-    fn reaped(&self) -> Option<i32> {
-        let mut status = 0;
-        loop {
-            // SAFETY: valid pointer to a local; the helper's rusage is not wanted.
-            let rc = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
-            if rc < 0 && std::io::Error::last_os_error().kind() == ErrorKind::Interrupted {
-                continue;
-            }
-            // rc < 0 (ECHILD): nothing left to wait for.
-            return (rc != 0).then_some(status);
-        }
-    }
-
-    /// Block until the helper exits, output arrives or `wait` passes.
-    fn wait_events(&mut self, wait: Duration) {
-        let mut fds = Vec::with_capacity(3);
-        let watch = |fd: RawFd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let pidfd = self.pidfd.as_ref().map(AsRawFd::as_raw_fd);
-        fds.extend(pidfd.map(watch));
-        fds.extend(self.stderr.as_ref().map(|s| watch(s.as_raw_fd())));
-        fds.extend(self.stdout.as_ref().map(|s| watch(s.as_raw_fd())));
-        // Without a pidfd, poll cannot see the exit: look again every ms.
-        let cap = if pidfd.is_some() {
-            wait
-        } else {
-            wait.min(Duration::from_millis(1))
-        };
-        let ms = cap.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: fds is a live array of fds.len() pollfd structs.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        self.read_outputs();
-    }
-
-    /// Read what the pipes hold now; drop a pipe at end-of-file.
-    fn read_outputs(&mut self) {
-        if let Some(s) = &mut self.stderr {
-            if drain(s, Some(&mut self.err)) {
-                self.stderr = None;
-            }
-            if self.err.len() > 2 * STDERR_KEEP {
-                self.err.drain(..self.err.len() - STDERR_KEEP);
-            }
-        }
-        if let Some(s) = &mut self.stdout {
-            if drain(s, None) {
-                self.stdout = None;
-            }
-        }
-    }
-
-    /// Sample Σ PSS when it is due; the command's pid comes from the helper.
-    fn sample_memory(&mut self) {
-        let Some(m) = &mut self.memory else { return };
-        if Instant::now() < m.next {
-            return;
-        }
-        read_report(&mut self.report, &mut self.got);
-        let pid = word(&self.got, 0).and_then(|p| u32::try_from(p).ok());
-        m.sample(pid);
-    }
-
-    /// After the helper is reaped: kill what the command left in its group,
-    /// take the rest of the output and the report.
-    fn finish(mut self) -> Ended {
-        // SAFETY: kill has no memory-safety preconditions.
-        unsafe { libc::kill(-self.pid, libc::SIGKILL) };
-        self.read_outputs();
-        read_report(&mut self.report, &mut self.got);
-        Ended {
-            killed: self.killed,
-            stderr: std::mem::take(&mut self.err),
-            report: std::mem::take(&mut self.got),
-            pss_peak_bytes: self.memory.and_then(|m| m.peak),
-        }
-    }
-}
 
 /// Why to kill a running command now, if at all.
 fn why_kill(stop: &AtomicBool, deadline: Option<Instant>, now: Instant) -> Option<&'static str> {

@@ -28,7 +28,7 @@ use kurabe_probe::cgroup::CgroupReader;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
 use serde_json::json;
 
-use crate::execute::{exec_timed, Execution, Launch, Timed};
+use crate::execute::{Execution, Launch, Session, Timed};
 use crate::target::RunFailure;
 
 /// Metric values by catalogue name, plus the raw record of the run.
@@ -436,10 +436,10 @@ pub struct CommandRun<'a> {
 }
 
 /// The `command` workload: `warmup_runs` untimed executions, then `runs`
-/// timed ones; metrics are the means (max RSS: the largest). Each
-/// execution goes through kurabe's built-in rusage launcher
-/// ([`kurabe_helpers::rusage`]), see [`exec_timed`]; with limits, all of
-/// them run in one cgroup for the run.
+/// timed ones; metrics are the means (max RSS and Σ PSS: the largest).
+/// Every execution is served by one kurabe rusage helper for the run
+/// (`execute.rs`, and one more for `prepare`); with limits, all of them
+/// run in one cgroup for the run.
 pub fn command(
     w: &CommandWorkload,
     run: &CommandRun<'_>,
@@ -463,31 +463,31 @@ pub fn command(
         cgroup: cgroup.as_ref(),
         sample_memory: true,
     };
-    let prepare = run.prepare.map(|argv| Launch {
-        argv,
-        workload: &UNTIMED_HELPER_RUN,
-        sample_memory: false,
-        ..launch
-    });
+    let mut prepare = run
+        .prepare
+        .map(|argv| {
+            Session::start(Launch {
+                argv,
+                workload: &UNTIMED_HELPER_RUN,
+                sample_memory: false,
+                ..launch
+            })
+        })
+        .transpose()?;
+    let mut session = Session::start(launch)?;
     let timeout = w.timeout.map(|t| t.0);
-    for _ in 0..w.warmup_runs {
-        if let Some(p) = &prepare {
-            exec_timed(p, timeout, stop).map_err(|e| RunFailure {
-                message: format!("prepare: {}", e.message),
-                ..e
-            })?;
-        }
-        exec_timed(&launch, timeout, stop)?;
-    }
     let mut execs = Vec::with_capacity(w.runs as usize);
-    for _ in 0..w.runs {
-        if let Some(p) = &prepare {
-            exec_timed(p, timeout, stop).map_err(|e| RunFailure {
+    for i in 0..w.warmup_runs + w.runs {
+        if let Some(p) = &mut prepare {
+            p.exec(timeout, stop).map_err(|e| RunFailure {
                 message: format!("prepare: {}", e.message),
                 ..e
             })?;
         }
-        let mut e = exec_timed(&launch, timeout, stop)?;
+        let mut e = session.exec(timeout, stop)?;
+        if i < w.warmup_runs {
+            continue;
+        }
         if let Some(cost) = &w.subtract {
             e.timed = e.timed.less(cost);
         }

@@ -3,7 +3,6 @@
 pub mod bench;
 pub mod check;
 pub mod demo;
-pub mod dryrun;
 pub mod history;
 pub mod http;
 pub mod http_ab;
