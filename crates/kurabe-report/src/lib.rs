@@ -21,6 +21,7 @@
 //! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
 
 pub mod bench;
+mod bisect;
 mod build;
 mod chart;
 mod csv;
@@ -57,6 +58,7 @@ pub use history::{
     HistoryMarkdown, HistoryText, Hosts,
 };
 pub use html::Html;
+pub use http::{AbHtml, AbPercentCsv, AbText};
 pub use json::Json;
 pub use markdown::Markdown;
 pub use mem::{Free, FreeUnit};
