@@ -73,8 +73,9 @@ pub struct Target {
 /// The I/O engine that drives the connections (`--engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Engine {
-    /// The faster of the two where the kernel offers io_uring (measured: see
-    /// `bench/http-peers.sh`), epoll otherwise and for `https://`.
+    /// The engine that costs least per request here: epoll, as measured by
+    /// `bench/http-peers.sh` on this project's 2-core machines (io_uring's
+    /// batching did not beat it there); [`AUTO_PREFERS_URING`] flips it.
     #[default]
     Auto,
     /// Readiness with epoll: one `send` and one `recv` system call per request.
@@ -123,8 +124,10 @@ impl Engine {
     }
 }
 
-/// Whether `auto` picks io_uring where it is available (set from the bench's numbers).
-const AUTO_PREFERS_URING: bool = true;
+/// Whether `auto` picks io_uring where it is available. Set from the bench's
+/// medians (nginx `auto`, -c 50, 3 interleaved rounds, 2 cores under load):
+/// epoll 1.96 µs of client CPU per request, io_uring 2.20.
+const AUTO_PREFERS_URING: bool = false;
 
 /// When a closed-model run stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -553,19 +556,7 @@ pub fn run_with_stats(
     cfg: &LoadConfig,
     ctl: &RunControl,
 ) -> Result<(HttpReport, Stats), LoadError> {
-    if cfg.concurrency == 0 {
-        return Err(LoadError::Config(
-            "concurrency (-c) must be at least 1".into(),
-        ));
-    }
-    if let Some(r) = cfg.rate {
-        if !(r.is_finite() && r > 0.0) {
-            return Err(LoadError::Config(
-                "--rate must be a positive number of requests per second".into(),
-            ));
-        }
-    }
-    crate::header::check_all(&cfg.headers)?;
+    check_config(cfg)?;
     let addr = connect_addr(cfg)?;
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = if cfg.target.tls {
@@ -646,45 +637,8 @@ pub fn run_with_stats(
         uring: engine == Engine::IoUring,
         h2: cfg.http2.then(|| h2::Setup::new(cfg)),
     };
-    let mut workers = Vec::with_capacity(threads as usize);
-    for t in 0..threads {
-        let conns = cfg.concurrency / threads + u32::from(t < cfg.concurrency % threads);
-        let gnuplot =
-            match &cfg.gnuplot_file {
-                Some(g) => Some(gnuplot::GnuplotWriter::new(&g.file).map_err(|source| {
-                    LoadError::Gnuplot {
-                        path: g.path.clone(),
-                        source,
-                    }
-                })?),
-                None => None,
-            };
-        let (index, conns) = (u64::from(t), conns as usize);
-        workers.push(if cfg.http2 {
-            ProtocolWorker::H2(
-                h2::worker::Worker::new(&shared, ctl, index, conns, gnuplot)
-                    .map_err(LoadError::Resources)?,
-            )
-        } else {
-            ProtocolWorker::H1(
-                worker::Worker::new(&shared, ctl, index, conns, gnuplot)
-                    .map_err(LoadError::Resources)?,
-            )
-        });
-    }
-    let mut total = stats::Stats::new();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = workers
-            .into_iter()
-            .map(|w| s.spawn(move || w.run()))
-            .collect();
-        for h in handles {
-            match h.join() {
-                Ok(st) => total.merge(&st),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-    });
+    let workers = make_workers(cfg, &shared, ctl, threads)?;
+    let total = run_workers(workers);
     let end = sys::now_ns().min(end_ns);
     let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
         || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
@@ -701,6 +655,78 @@ pub fn run_with_stats(
     );
     report.engine = Some(engine.name().to_owned());
     Ok((report, total))
+}
+
+/// Refuse a config no run can start with (the CLI checks these too, with its own words).
+fn check_config(cfg: &LoadConfig) -> Result<(), LoadError> {
+    if cfg.concurrency == 0 {
+        return Err(LoadError::Config(
+            "concurrency (-c) must be at least 1".into(),
+        ));
+    }
+    if let Some(r) = cfg.rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(LoadError::Config(
+                "--rate must be a positive number of requests per second".into(),
+            ));
+        }
+    }
+    crate::header::check_all(&cfg.headers)?;
+    Ok(())
+}
+
+/// One worker per thread, the connections spread evenly over them.
+fn make_workers<'a>(
+    cfg: &LoadConfig,
+    shared: &'a worker::Shared,
+    ctl: &'a RunControl,
+    threads: u32,
+) -> Result<Vec<ProtocolWorker<'a>>, LoadError> {
+    let mut workers = Vec::with_capacity(threads as usize);
+    for t in 0..threads {
+        let conns = cfg.concurrency / threads + u32::from(t < cfg.concurrency % threads);
+        let gnuplot =
+            match &cfg.gnuplot_file {
+                Some(g) => Some(gnuplot::GnuplotWriter::new(&g.file).map_err(|source| {
+                    LoadError::Gnuplot {
+                        path: g.path.clone(),
+                        source,
+                    }
+                })?),
+                None => None,
+            };
+        let (index, conns) = (u64::from(t), conns as usize);
+        workers.push(if cfg.http2 {
+            ProtocolWorker::H2(
+                h2::worker::Worker::new(shared, ctl, index, conns, gnuplot)
+                    .map_err(LoadError::Resources)?,
+            )
+        } else {
+            ProtocolWorker::H1(
+                worker::Worker::new(shared, ctl, index, conns, gnuplot)
+                    .map_err(LoadError::Resources)?,
+            )
+        });
+    }
+    Ok(workers)
+}
+
+/// Run every worker on its own thread; merge what they measured.
+fn run_workers(workers: Vec<ProtocolWorker<'_>>) -> Stats {
+    let mut total = stats::Stats::new();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|w| s.spawn(move || w.run()))
+            .collect();
+        for h in handles {
+            match h.join() {
+                Ok(st) => total.merge(&st),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    total
 }
 
 /// One worker thread of either protocol.

@@ -164,7 +164,7 @@ pub struct Args {
     /// HTTP/1.1 pipelining: requests in flight per connection (needs -k).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
-    /// Client I/O engine: io_uring (batched submission, multishot receive) where the kernel offers it, else epoll; `auto` picks the faster one available (epoll for https://). The report names the engine that ran.
+    /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (epoll today; always epoll for https:// and --http2). The report names the engine that ran.
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     pub engine: EngineArg,
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
@@ -204,7 +204,7 @@ pub struct Args {
 /// `--engine` values (mapped to [`client::Engine`]; the library stays clap-free).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
-    /// io_uring where available and faster, else epoll.
+    /// The engine measured cheaper per request (epoll today).
     Auto,
     /// epoll readiness.
     Epoll,

@@ -79,7 +79,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         worktrees: Default::default(),
         rev: crate::store::current_rev(args.save.rev.clone()),
     };
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;
     let mut progress = |e: &Event<'_>| {
         if !quiet {
