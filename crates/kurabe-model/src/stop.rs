@@ -7,7 +7,7 @@
 //! binary forwards signals into [`Stop::trigger`].
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 /// A shared stop request: set once, seen by every waiter.
@@ -19,6 +19,8 @@ pub struct Stop {
     signal: AtomicI32,
     lock: Mutex<()>,
     cv: Condvar,
+    /// Stops that this one triggers too ([`Stop::child`]).
+    children: Mutex<Vec<Weak<Stop>>>,
 }
 
 impl Stop {
@@ -35,6 +37,33 @@ impl Stop {
             self.signal.store(signal.unwrap_or(0), Ordering::SeqCst);
         }
         self.cv.notify_all();
+        drop(_guard);
+        let children =
+            std::mem::take(&mut *self.children.lock().unwrap_or_else(|p| p.into_inner()));
+        children
+            .iter()
+            .filter_map(Weak::upgrade)
+            .for_each(|c| c.trigger(signal));
+    }
+
+    /// A stop that this one triggers, and that can also be triggered on
+    /// its own: one thing to wait on for "interrupted, or my work is done".
+    pub fn child(self: &Arc<Self>) -> Arc<Stop> {
+        let child = Arc::new(Stop::new());
+        self.children
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::downgrade(&child));
+        // Set before the link existed: pass it on now.
+        if self.is_set() {
+            child.trigger(self.signal());
+        }
+        child
+    }
+
+    /// Block until the stop is requested.
+    pub fn wait(&self) {
+        while !self.wait_timeout(Duration::from_secs(3600)) {}
     }
 
     /// True once a stop was requested.
@@ -107,5 +136,25 @@ mod tests {
         assert!(waited < Duration::from_secs(30));
         assert_eq!(s.signal(), Some(15));
         assert!(s.flag().load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn a_child_is_stopped_by_its_parent_or_on_its_own() {
+        let parent = Arc::new(Stop::new());
+        let own = parent.child();
+        own.trigger(None);
+        assert!(own.is_set() && !parent.is_set());
+        let linked = parent.child();
+        let waiter = {
+            let linked = linked.clone();
+            std::thread::spawn(move || linked.wait())
+        };
+        parent.trigger(Some(2));
+        waiter.join().unwrap();
+        assert_eq!(linked.signal(), Some(2));
+        assert!(
+            parent.child().is_set(),
+            "a late child of a stopped parent is stopped"
+        );
     }
 }

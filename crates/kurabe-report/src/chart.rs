@@ -1,7 +1,7 @@
 //! Hand-written SVG charts: a horizontal bar chart with 95 % interval
-//! whiskers and the individual runs as dots, and the line chart of a
-//! quantity over time (the HTML report's CPU and memory per run, and
-//! `kurabe watch --svg`).
+//! whiskers and the individual runs as dots, and the one line chart
+//! ([`line`]: CPU and memory per run, `kurabe watch --svg`, histories,
+//! soak runs), with the ticks, scales and colours they share.
 //!
 //! Output is a string of inline SVG with axis labels and units; every text
 //! from the user goes through [`esc`]. No scripts, no external resources.
@@ -12,6 +12,11 @@ use kurabe_model::stats::{student_t, Unit};
 
 use crate::escape::html as esc;
 use crate::words;
+
+mod line;
+pub(crate) use line::{
+    line_chart, line_chart_on, Axes, Frame, LegendRow, Line, LineChart, LINE_CHART_SIZE,
+};
 
 /// Colours of variants, in variant order (Tableau 10, readable on white and in print).
 pub(crate) const PALETTE: &[&str] = &[
@@ -46,17 +51,24 @@ pub(crate) fn scale(unit: Unit, max: f64) -> (f64, &'static str) {
 /// Tick values 0, step, 2·step … covering `max`, step 1/2/5·10ⁿ in display units.
 fn ticks(unit: Unit, max: f64) -> (Vec<f64>, f64, &'static str) {
     let (div, suffix) = scale(unit, max);
-    let top = (max / div).max(f64::MIN_POSITIVE);
-    let raw = top / 4.0;
-    let mag = 10f64.powf(raw.log10().floor());
+    (range_ticks(0.0, max, div), div, suffix)
+}
+
+/// Round tick values covering [`lo`, `hi`] (display units of `div`), step 1/2/5·10ⁿ.
+fn range_ticks(lo: f64, hi: f64, div: f64) -> Vec<f64> {
+    let (a, b) = (lo / div, hi / div);
+    let span = (b - a).max(f64::MIN_POSITIVE);
+    let mag = 10f64.powf((span / 4.0).log10().floor());
     let step = [1.0, 2.0, 5.0, 10.0]
         .iter()
         .map(|m| m * mag)
-        .find(|s| top / s <= 5.0)
+        .find(|s| span / s <= 5.0)
         .unwrap_or(10.0 * mag);
-    let n = (top / step).ceil() as usize;
-    let t = (0..=n.max(1)).map(|i| i as f64 * step * div).collect();
-    (t, div, suffix)
+    let first = (a / step).floor();
+    let last = (b / step).ceil().max(first + 1.0);
+    (0..=(last - first) as usize)
+        .map(|i| (first + i as f64) * step * div)
+        .collect()
 }
 
 pub(crate) fn tick_label(v: f64, div: f64, suffix: &str) -> String {
@@ -190,146 +202,6 @@ pub(crate) fn bar_chart(bars: &[Bar<'_>], unit: Unit, axis_title: &str) -> Strin
     s
 }
 
-/// One line of a line chart.
-pub(crate) struct Line<'a> {
-    /// Tooltip text (variant and round).
-    pub label: String,
-    /// Legend text (the variant); lines with the same legend share one entry.
-    pub legend: String,
-    /// Colour index.
-    pub colour: usize,
-    /// (x, y) points.
-    pub points: &'a [(f64, f64)],
-}
-
-/// Width and height of a [`line_chart`], for callers that stack several.
-pub(crate) const LINE_CHART_SIZE: (f64, f64) = (654.0, 236.0);
-
-/// Lines over time: x in seconds from 0 (titled `x_title`), y from 0 in `unit`.
-pub(crate) fn line_chart(lines: &[Line<'_>], unit: Unit, x_title: &str, y_title: &str) -> String {
-    let axes = Axes {
-        x_title,
-        y_title,
-        x_suffix: " s",
-        marks: &[],
-    };
-    line_chart_on(lines, unit, &axes)
-}
-
-/// Titles and decorations of a [`line_chart_on`].
-pub(crate) struct Axes<'a> {
-    /// Title under the x axis.
-    pub x_title: &'a str,
-    /// Title beside the y axis.
-    pub y_title: &'a str,
-    /// Appended to each x tick (` s`; empty for experiment numbers).
-    pub x_suffix: &'a str,
-    /// x positions marked with a dashed vertical line and their label
-    /// (a history's change points).
-    pub marks: &'a [(f64, String)],
-}
-
-/// Lines over x from 0, y from 0 in `unit`, with `axes`' titles and marks.
-pub(crate) fn line_chart_on(lines: &[Line<'_>], unit: Unit, axes: &Axes<'_>) -> String {
-    let (x_title, y_title) = (axes.x_title, axes.y_title);
-    let (left, plot_w, plot_h, top) = (64.0, 440.0, 180.0, 12.0);
-    let width = left + plot_w + 150.0;
-    let height = top + plot_h + 44.0;
-    let pts = || lines.iter().flat_map(|l| l.points.iter());
-    let x_top = pts().map(|p| p.0).fold(0.0f64, f64::max);
-    let y_top = pts().map(|p| p.1).fold(0.0f64, f64::max);
-    let (xt, _, _) = ticks(Unit::Seconds, if x_top > 0.0 { x_top } else { 1.0 });
-    let (yt, div, suffix) = ticks(unit, if y_top > 0.0 { y_top } else { 1.0 });
-    let (x_max, y_max) = (*xt.last().unwrap_or(&1.0), *yt.last().unwrap_or(&1.0));
-    let x = |v: f64| left + v / x_max * plot_w;
-    let y = |v: f64| top + plot_h - v / y_max * plot_h;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
-        esc(y_title)
-    );
-    for t in &yt {
-        let _ = write!(
-            s,
-            r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#e3e6ea"/><text x="{2:.1}" y="{3:.1}" class="tick" text-anchor="end">{4}</text>"##,
-            y(*t),
-            left + plot_w,
-            left - 6.0,
-            y(*t) + 4.0,
-            esc(&tick_label(*t, div, suffix))
-        );
-    }
-    for t in &xt {
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{}{}</text>"#,
-            x(*t),
-            top + plot_h + 16.0,
-            words::num(*t),
-            esc(axes.x_suffix)
-        );
-    }
-    for (mx, label) in axes.marks {
-        let _ = write!(
-            s,
-            r##"<line x1="{0:.1}" y1="{top}" x2="{0:.1}" y2="{1:.1}" stroke="#b42318" stroke-dasharray="4 3" class="mark"><title>{2}</title></line>"##,
-            x(*mx),
-            top + plot_h,
-            esc(label)
-        );
-    }
-    for l in lines {
-        let path: Vec<String> = l
-            .points
-            .iter()
-            .map(|(px, py)| format!("{:.1},{:.1}", x(*px), y(*py)))
-            .collect();
-        let c = colour(l.colour);
-        let _ = write!(
-            s,
-            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.6"><title>{}</title></polyline>"#,
-            path.join(" "),
-            esc(&l.label)
-        );
-    }
-    legend_entries(&mut s, lines, left + plot_w + 14.0, top);
-    let _ = write!(
-        s,
-        r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#9aa5b1"/><line x1="{left}" y1="{top}" x2="{left}" y2="{0:.1}" stroke="#9aa5b1"/><text x="{2:.1}" y="{3:.1}" class="axis" text-anchor="middle">{6}</text><text transform="translate(14 {4:.1}) rotate(-90)" class="axis" text-anchor="middle">{5}</text></svg>"##,
-        top + plot_h,
-        left + plot_w,
-        left + plot_w / 2.0,
-        top + plot_h + 36.0,
-        top + plot_h / 2.0,
-        esc(y_title),
-        esc(x_title)
-    );
-    s
-}
-
-/// The legend of a line chart: one entry per distinct legend text.
-fn legend_entries(s: &mut String, lines: &[Line<'_>], lx: f64, top: f64) {
-    let mut legends: Vec<(&str, usize)> = Vec::new();
-    for l in lines {
-        if !legends.iter().any(|(t, _)| *t == l.legend) {
-            legends.push((&l.legend, l.colour));
-        }
-    }
-    for (i, (text, colour_index)) in legends.iter().enumerate() {
-        let c = colour(*colour_index);
-        let ly = top + 10.0 + 18.0 * i as f64;
-        let _ = write!(
-            s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{:.1}" y2="{ly}" stroke="{c}" stroke-width="3"/><text x="{:.1}" y="{:.1}" class="tick">{}</text>"#,
-            lx + 16.0,
-            lx + 22.0,
-            ly + 4.0,
-            esc(&truncate(text, 18))
-        );
-    }
-}
-
 /// At most `n` characters, with an ellipsis when cut (the full name is in the table).
 pub(crate) fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
@@ -353,6 +225,12 @@ mod tests {
         assert_eq!(tick_label(0.25, 1.0, ""), "0.25");
         let (t, _, _) = ticks(Unit::PerSecond, 126.6);
         assert_eq!(t, [0.0, 50.0, 100.0, 150.0]);
+        let mib = 1024.0 * 1024.0;
+        let t = range_ticks(4.7 * mib, 11.2 * mib, mib);
+        assert_eq!(t.first(), Some(&(4.0 * mib)));
+        assert_eq!(t.last(), Some(&(12.0 * mib)));
+        assert!(t.len() <= 7, "{t:?}");
+        assert_eq!(range_ticks(0.0, 6000.0, 1.0), [0.0, 2000.0, 4000.0, 6000.0]);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use kurabe_model::record::StoredRun;
 use kurabe_model::stats::Unit;
 use serde_json::Value;
 
-use crate::chart::{colour, scale, tick_label, truncate};
+use crate::chart::{colour, Axes, Frame, LegendRow, Line, LineChart};
 use crate::escape::html as esc;
 use crate::words;
 
@@ -122,23 +122,6 @@ pub(crate) fn html(
     )
 }
 
-/// Round tick values covering [`lo`, `hi`] (display units of `div`), step 1/2/5·10ⁿ.
-fn range_ticks(lo: f64, hi: f64, div: f64) -> Vec<f64> {
-    let (a, b) = (lo / div, hi / div);
-    let span = (b - a).max(f64::MIN_POSITIVE);
-    let mag = 10f64.powf((span / 4.0).log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * mag)
-        .find(|s| span / s <= 5.0)
-        .unwrap_or(10.0 * mag);
-    let first = (a / step).floor();
-    let last = (b / step).ceil().max(first + 1.0);
-    (0..=(last - first) as usize)
-        .map(|i| (first + i as f64) * step * div)
-        .collect()
-}
-
 /// `0`, `500`, `20k`, `1.5M`: requests on the x axis.
 fn requests_label(v: f64) -> String {
     let trim = |s: String| {
@@ -186,131 +169,108 @@ fn legend_text(runs: &[&SoakSeries]) -> String {
 /// line, its floor as dots and its fitted line dashed; a legend per
 /// variant below the plot with the median slope and the verdicts.
 fn chart(series: &[SoakSeries], colour_of: &dyn Fn(&str) -> usize) -> String {
-    let (left, plot_w, plot_h, top) = (70.0, 640.0, 240.0, 12.0);
+    let points: Vec<Vec<(f64, f64)>> = series
+        .iter()
+        .map(|s| s.points.iter().map(|p| (p.requests, p.bytes)).collect())
+        .collect();
+    let lines: Vec<Line<'_>> = series
+        .iter()
+        .zip(&points)
+        .map(|(run, pts)| Line {
+            label: format!(
+                "{} round {}: {}, {}",
+                run.variant,
+                run.round + 1,
+                slope_words(run),
+                run.verdict
+            ),
+            legend: run.variant.clone(),
+            colour: colour_of(&run.variant),
+            points: pts,
+        })
+        .collect();
+    let (title, _) = memory_words(&series[0].memory);
+    let axes = Axes {
+        x_title: "requests served (measured phase)",
+        y_title: title,
+        x_suffix: "",
+        marks: &[],
+    };
+    let legend = legend_rows(series, colour_of);
+    let overlay = |map: &dyn Fn(f64, f64) -> (f64, f64)| fits(series, colour_of, map);
+    LineChart {
+        lines: &lines,
+        unit: Unit::Bytes,
+        axes: &axes,
+        frame: Frame {
+            left: 70.0,
+            width: 640.0,
+            height: 240.0,
+            right: 24.0,
+        },
+        y_from_zero: false,
+        x_label: &requests_label,
+        overlay: Some(&overlay),
+        legend_below: Some(&legend),
+    }
+    .svg()
+}
+
+/// `12.5 B/request`, or `no fit`.
+fn slope_words(run: &SoakSeries) -> String {
+    run.slope_bytes_per_request.map_or_else(
+        || "no fit".to_owned(),
+        |v| format!("{} B/request", words::num(v)),
+    )
+}
+
+/// One legend row per variant, in order of first appearance.
+fn legend_rows(series: &[SoakSeries], colour_of: &dyn Fn(&str) -> usize) -> Vec<LegendRow> {
     let mut variants: Vec<&str> = Vec::new();
     for s in series {
         if !variants.contains(&s.variant.as_str()) {
             variants.push(&s.variant);
         }
     }
-    let legend_top = top + plot_h + 58.0;
-    let width = left + plot_w + 24.0;
-    let height = legend_top + 20.0 * variants.len() as f64 + 4.0;
-    let all = || series.iter().flat_map(|s| s.points.iter());
-    let x_top = all().map(|p| p.requests).fold(0.0f64, f64::max);
-    let y_lo = all().map(|p| p.bytes).fold(f64::INFINITY, f64::min);
-    let y_hi = all().map(|p| p.bytes).fold(0.0f64, f64::max);
-    // A line chart of a slope need not start at zero: a 2 MB rise on a
-    // 300 MB heap must be visible. The ticks carry the values.
-    // A flat series still gets a readable band around its level.
-    let pad = ((y_hi - y_lo) * 0.05).max(y_hi * 0.01).max(64.0 * 1024.0);
-    let (div, suffix) = scale(Unit::Bytes, y_hi + pad);
-    let yt = range_ticks((y_lo.min(y_hi) - pad).max(0.0), y_hi + pad, div);
-    let (y_min, y_max) = (yt[0], *yt.last().unwrap_or(&1.0));
-    let xt = range_ticks(0.0, x_top.max(1.0), 1.0);
-    let x_max = *xt.last().unwrap_or(&1.0);
-    let x = |v: f64| left + v / x_max * plot_w;
-    let y = |v: f64| top + plot_h - (v - y_min) / (y_max - y_min).max(1.0) * plot_h;
-    let (title, _) = memory_words(&series[0].memory);
+    variants
+        .iter()
+        .map(|v| {
+            let runs: Vec<&SoakSeries> = series.iter().filter(|s| s.variant == *v).collect();
+            (v.to_string(), colour_of(v), legend_text(&runs))
+        })
+        .collect()
+}
+
+/// Each run's floor as dots and its stored Theil–Sen line, dashed.
+fn fits(
+    series: &[SoakSeries],
+    colour_of: &dyn Fn(&str) -> usize,
+    map: &dyn Fn(f64, f64) -> (f64, f64),
+) -> String {
     let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{} over requests served">"#,
-        esc(title)
-    );
-    for t in &yt {
-        let _ = write!(
-            s,
-            r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#e3e6ea"/><text x="{2:.1}" y="{3:.1}" class="tick" text-anchor="end">{4}</text>"##,
-            y(*t),
-            left + plot_w,
-            left - 6.0,
-            y(*t) + 4.0,
-            esc(&tick_label(*t, div, suffix))
-        );
-    }
-    for t in &xt {
-        let _ = write!(
-            s,
-            r##"<line x1="{0:.1}" y1="{top}" x2="{0:.1}" y2="{1:.1}" stroke="#f0f2f4"/><text x="{0:.1}" y="{2:.1}" class="tick" text-anchor="middle">{3}</text>"##,
-            x(*t),
-            top + plot_h,
-            top + plot_h + 16.0,
-            requests_label(*t)
-        );
-    }
     for run in series {
         let c = colour(colour_of(&run.variant));
-        let path: Vec<String> = run
-            .points
-            .iter()
-            .map(|p| format!("{:.1},{:.1}", x(p.requests), y(p.bytes)))
-            .collect();
-        let slope = run.slope_bytes_per_request.map_or_else(
-            || "no fit".to_owned(),
-            |v| format!("{} B/request", words::num(v)),
-        );
-        let _ = write!(
-            s,
-            r#"<polyline points="{}" fill="none" stroke="{c}" stroke-width="1.1" stroke-opacity="0.55"><title>{} round {}: {slope}, {}</title></polyline>"#,
-            path.join(" "),
-            esc(&run.variant),
-            run.round + 1,
-            esc(&run.verdict)
-        );
         for p in &run.floor {
+            let (x, y) = map(p.requests, p.bytes);
             let _ = write!(
                 s,
-                r##"<circle cx="{:.1}" cy="{:.1}" r="2.3" fill="{c}" stroke="#ffffff" stroke-width="0.7"/>"##,
-                x(p.requests),
-                y(p.bytes)
+                r##"<circle cx="{x:.1}" cy="{y:.1}" r="2.3" fill="{c}" stroke="#ffffff" stroke-width="0.7"/>"##
             );
         }
-        if let (Some(b), Some(a), Some(first), Some(last)) = (
-            run.slope_bytes_per_request,
-            run.intercept_bytes,
-            run.floor.first(),
-            run.floor.last(),
-        ) {
-            let (x0, x1) = (first.requests, last.requests);
+        let fit = (run.slope_bytes_per_request, run.intercept_bytes);
+        let ends = (run.floor.first(), run.floor.last());
+        if let ((Some(b), Some(a)), (Some(first), Some(last))) = (fit, ends) {
+            let (x0, y0) = map(first.requests, a + b * first.requests);
+            let (x1, y1) = map(last.requests, a + b * last.requests);
             let _ = write!(
                 s,
-                r#"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{c}" stroke-width="2.2" stroke-dasharray="7 4"><title>{} round {}: floor fit {slope}</title></line>"#,
-                x(x0),
-                y(a + b * x0),
-                x(x1),
-                y(a + b * x1),
+                r#"<line x1="{x0:.1}" y1="{y0:.1}" x2="{x1:.1}" y2="{y1:.1}" stroke="{c}" stroke-width="2.2" stroke-dasharray="7 4"><title>{} round {}: floor fit {}</title></line>"#,
                 esc(&run.variant),
-                run.round + 1
+                run.round + 1,
+                slope_words(run)
             );
         }
     }
-    let _ = write!(
-        s,
-        r##"<line x1="{left}" y1="{0:.1}" x2="{1:.1}" y2="{0:.1}" stroke="#9aa5b1"/><line x1="{left}" y1="{top}" x2="{left}" y2="{0:.1}" stroke="#9aa5b1"/><text x="{2:.1}" y="{3:.1}" class="axis" text-anchor="middle">requests served (measured phase)</text><text transform="translate(14 {4:.1}) rotate(-90)" class="axis" text-anchor="middle">{5} ({6})</text>"##,
-        top + plot_h,
-        left + plot_w,
-        left + plot_w / 2.0,
-        top + plot_h + 36.0,
-        top + plot_h / 2.0,
-        esc(title),
-        esc(suffix.trim())
-    );
-    for (i, v) in variants.iter().enumerate() {
-        let runs: Vec<&SoakSeries> = series.iter().filter(|s| s.variant == *v).collect();
-        let c = colour(colour_of(v));
-        let ly = legend_top + 20.0 * i as f64;
-        let _ = write!(
-            s,
-            r#"<line x1="{left}" y1="{ly}" x2="{:.1}" y2="{ly}" stroke="{c}" stroke-width="2.2" stroke-dasharray="7 4"/><text x="{:.1}" y="{:.1}" class="label">{}<tspan class="tick"> · {}</tspan></text>"#,
-            left + 24.0,
-            left + 32.0,
-            ly + 4.0,
-            esc(&truncate(v, 40)),
-            esc(&legend_text(&runs))
-        );
-    }
-    s.push_str("</svg>");
     s
 }
 
@@ -398,13 +358,7 @@ mod tests {
     }
 
     #[test]
-    fn ticks_and_labels() {
-        let mib = 1024.0 * 1024.0;
-        let t = range_ticks(4.7 * mib, 11.2 * mib, mib);
-        assert_eq!(t.first(), Some(&(4.0 * mib)));
-        assert_eq!(t.last(), Some(&(12.0 * mib)));
-        assert!(t.len() <= 7, "{t:?}");
-        assert_eq!(range_ticks(0.0, 6000.0, 1.0), [0.0, 2000.0, 4000.0, 6000.0]);
+    fn requests_labels() {
         assert_eq!(requests_label(20_000.0), "20k");
         assert_eq!(requests_label(2_500.0), "2.5k");
         assert_eq!(requests_label(1_500_000.0), "1.5M");

@@ -6,13 +6,15 @@
 //! Owns the glue around `kurabe_http::client::run`. Must not parse flags
 //! or pick outputs: the commands do.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use indicatif::ProgressBar;
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition};
 use kurabe_model::http::HttpReport;
+use kurabe_model::stop::Stop;
 
 use crate::render::http::{renderer, Format};
 
@@ -35,22 +37,24 @@ const SERVER_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
 pub(crate) fn run_load(
     load: &LoadConfig,
     progress: bool,
-    interrupt: &AtomicBool,
+    interrupt: &Arc<Stop>,
     server: Option<u32>,
 ) -> anyhow::Result<HttpReport> {
     let ctl = RunControl::default();
-    let finished = AtomicBool::new(false);
+    // `finished` ends the server sampling; `wake` (also set by Ctrl-C)
+    // wakes the monitor at once for either.
+    let (finished, wake) = (Stop::new(), interrupt.child());
     let show = crate::progress::wanted(progress);
     let (report, watched) = std::thread::scope(|scope| {
         let timed = matches!(load.stop, StopCondition::Duration(_));
         let bar = progress_bar(&load.stop, show);
-        let (ctl_ref, finished_flag) = (&ctl, &finished);
-        scope.spawn(move || monitor(ctl_ref, finished_flag, interrupt, bar, timed));
-        let finished_ref = &finished;
+        let (ctl_ref, wake_ref, finished_ref) = (&ctl, &wake, &finished);
+        scope.spawn(move || monitor(ctl_ref, wake_ref, interrupt, bar, timed));
         let watcher =
             server.map(|pid| scope.spawn(move || watch_server(pid, load.warmup, finished_ref)));
         let report = client::run(load, &ctl);
-        finished.store(true, Ordering::Relaxed);
+        finished.trigger(None);
+        wake.trigger(None);
         let watched = watcher.and_then(|h| h.join().ok().flatten());
         (report, watched)
     });
@@ -71,14 +75,10 @@ pub(crate) fn run_load(
 fn watch_server(
     pid: u32,
     warmup: Option<Duration>,
-    finished: &AtomicBool,
+    finished: &Stop,
 ) -> Option<kurabe_probe::WatchSummary> {
-    let measure_from = Instant::now() + warmup.unwrap_or_default();
-    while Instant::now() < measure_from {
-        if finished.load(Ordering::Relaxed) {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    if finished.wait_until(Instant::now() + warmup.unwrap_or_default()) {
+        return None;
     }
     let watcher = match kurabe_probe::Watcher::spawn(pid, SERVER_SAMPLE_INTERVAL) {
         Ok(w) => w,
@@ -87,40 +87,33 @@ fn watch_server(
             return None;
         }
     };
-    while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    finished.wait();
     Some(watcher.stop())
 }
 
 /// Relay Ctrl-C into `ctl.stop` and, on a terminal, move the bar ~4×/s:
 /// over time for `-t` (`timed`), else over requests done or failed.
-fn monitor(
-    ctl: &RunControl,
-    finished: &AtomicBool,
-    interrupt: &AtomicBool,
-    bar: ProgressBar,
-    timed: bool,
-) {
+/// Blocks on `wake` (the load finished, or Ctrl-C) between redraws.
+fn monitor(ctl: &RunControl, wake: &Stop, interrupt: &Stop, bar: ProgressBar, timed: bool) {
     let start = Instant::now();
-    let mut last_draw = start;
-    while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(20));
-        if interrupt.load(Ordering::Relaxed) {
-            ctl.stop.store(true, Ordering::Relaxed);
+    let redraw = if bar.is_hidden() {
+        Duration::from_secs(3600)
+    } else {
+        Duration::from_millis(250)
+    };
+    while !wake.wait_timeout(redraw) {
+        let done = ctl.progress.completed.load(Ordering::Relaxed);
+        let failed = ctl.progress.failed.load(Ordering::Relaxed);
+        if timed {
+            bar.set_position(start.elapsed().as_millis() as u64);
+            bar.set_message(format!("{done} done, {failed} failed"));
+        } else {
+            bar.set_position(done + failed);
+            bar.set_message(format!("{failed} failed"));
         }
-        if !bar.is_hidden() && last_draw.elapsed() >= Duration::from_millis(250) {
-            last_draw = Instant::now();
-            let done = ctl.progress.completed.load(Ordering::Relaxed);
-            let failed = ctl.progress.failed.load(Ordering::Relaxed);
-            if timed {
-                bar.set_position(start.elapsed().as_millis() as u64);
-                bar.set_message(format!("{done} done, {failed} failed"));
-            } else {
-                bar.set_position(done + failed);
-                bar.set_message(format!("{failed} failed"));
-            }
-        }
+    }
+    if interrupt.is_set() {
+        ctl.stop.store(true, Ordering::Relaxed);
     }
     bar.finish_and_clear();
 }

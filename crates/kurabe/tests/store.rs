@@ -158,6 +158,77 @@ fn no_password_in_help_text_or_errors() {
     }
 }
 
+/// `/proc/PID/cmdline` of a running kurabe (what `ps` shows every user).
+fn cmdline(pid: u32) -> String {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    String::from_utf8_lossy(&raw).replace('\0', " ")
+}
+
+/// Ends `child` with SIGTERM and reaps it.
+fn terminate(mut child: std::process::Child) -> std::process::ExitStatus {
+    // SAFETY: kill(2) on our own child's PID, not yet reaped.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap()
+}
+
+#[test]
+fn no_password_in_the_process_title_of_a_running_kurabe() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let url = "postgres://me:hunter2-argv-secret@127.0.0.1:1/db";
+    let dir = tempfile::tempdir().unwrap();
+    // The watched command says when it runs: kurabe's main has long started.
+    let mut child = kurabe()
+        .current_dir(dir.path())
+        .args(["watch", "--save", "--store", url, "--"])
+        .args(["sh", "-c", "echo started >&2; exec sleep 60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = BufReader::new(child.stderr.take().unwrap());
+    let started = err.lines().map_while(Result::ok).any(|l| l == "started");
+    assert!(started, "the watched command never ran");
+    let shown = cmdline(child.id());
+    terminate(child);
+    assert!(!shown.contains("hunter2"), "{shown}");
+    assert!(
+        shown.contains("--store postgres://me:***@127.0.0.1:1/db"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_worker_connects_with_the_password_it_hides_from_ps() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let Some(pg) = kurabe_testkit::pg::server() else {
+        return;
+    };
+    let password = pg.url.split_once("://").unwrap().1;
+    let password = &password[password.find(':').unwrap() + 1..password.rfind('@').unwrap()];
+    let mut cmd = kurabe();
+    cmd.env_remove("KURABE_STORE").env_remove("PGPASSWORD");
+    if let Some(ca) = &pg.ca {
+        cmd.env("PGSSLROOTCERT", ca);
+    }
+    let mut child = cmd
+        .args(["worker", "--store", &pg.url])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let shown = cmdline(child.id());
+    let status = terminate(child);
+    assert!(line.contains("registered as worker"), "{line}");
+    assert!(!shown.contains(password), "{shown}");
+    assert!(shown.contains("kurabe:***@127.0.0.1"), "{shown}");
+    assert_eq!(status.code(), Some(143));
+}
+
 /// `kurabe ARGS` with `dir` mounted read-only over itself in a private mount
 /// namespace (root ignores permission bits, not a read-only mount); `None`
 /// where mount namespaces cannot be made (not root, no `unshare`).

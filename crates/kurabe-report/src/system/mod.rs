@@ -87,6 +87,21 @@ mod tests {
         assert_eq!(back, r);
     }
 
+    /// The comparison fits an 80-column terminal, as the other text reports do.
+    #[test]
+    fn comparison_text_fits_80_columns() {
+        let c = crate::fixtures::system_compare();
+        let text = to_string(&Terminal { color: false }, &c);
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= 80,
+                "{} columns: {line}",
+                line.chars().count()
+            );
+        }
+        assert!(text.contains("dhry2reg "), "{text}");
+    }
+
     /// `kurabe system import` reads kurabe's own text back.
     #[test]
     fn text_reads_back_through_the_importer() {

@@ -4,7 +4,8 @@
 //! client's.
 //!
 //! Owns only the wiring; serving is `kurabe_http::serve`, loading
-//! `kurabe_http::client`, printing `render::http`.
+//! `kurabe_http::client` with the request `kurabe http` sends (one
+//! `RequestSpec`), printing `render::http`.
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -12,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use kurabe_http::client::{LoadConfig, StopCondition, Target};
+use kurabe_http::request::{RequestSpec, DEFAULT_TIMEOUT};
 use kurabe_http::serve::{self, ServeConfig, Server};
 
 use crate::flags::parse_duration;
@@ -40,7 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.duration.is_zero() {
         anyhow::bail!("--duration 0: give a positive duration, e.g. --duration 3s");
     }
-    let interrupt = crate::signal::install()?;
+    let interrupt = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     // Client and server share this machine: each gets half of the cores.
@@ -62,11 +64,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
          {} keep-alive connections for {:?}",
         args.work_us, args.concurrency, args.duration
     );
+    // The request `kurabe http URL` sends with no request flags: one spec.
+    let request = RequestSpec::default().build(&super::http::FLAG_NAMES)?;
     let load = LoadConfig {
         target: Target::parse(&url)?,
-        method: "GET".into(),
-        headers: Vec::new(),
-        body: None,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
         concurrency: args.concurrency,
         threads: kurabe_http::client::default_threads(ncpus, args.concurrency, true),
         keep_alive: true,
@@ -76,7 +80,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         stop: StopCondition::Duration(args.duration),
         rate: None,
         warmup: None,
-        timeout: Duration::from_secs(30),
+        timeout: DEFAULT_TIMEOUT,
         abort_on_error: false,
         check_length: true,
         insecure: false,

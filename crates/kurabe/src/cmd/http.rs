@@ -9,7 +9,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -317,7 +316,7 @@ fn stop_condition(n: Option<u64>, t: Option<Duration>) -> anyhow::Result<StopCon
 }
 
 /// What each request setting is called on the command line, for errors.
-const FLAG_NAMES: Names = Names {
+pub(crate) const FLAG_NAMES: Names = Names {
     method: "-m",
     headers: "-H",
     cookies: "-C",
@@ -515,7 +514,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return fleet::run_distributed(&args, &resolved, workers);
     }
     let gnuplot = open_gnuplot(&mut resolved.load, args.gnuplot.as_deref())?;
-    let interrupt = crate::signal::install()?;
+    let interrupt = crate::signal::install_stop()?;
     // Nothing of kurabe's is left behind by a forced exit: a second signal
     // need not wait for the drain of requests in flight.
     crate::signal::force_exit_on_second_signal();
@@ -542,7 +541,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(exit_code(
         &report,
         resolved.max_error_rate,
-        interrupt.load(Ordering::Relaxed),
+        interrupt.is_set(),
     ))
 }
 

@@ -2,7 +2,6 @@
 
 pub mod bench;
 pub mod demo;
-pub mod dryrun;
 pub mod http;
 pub mod http_ab;
 pub mod mem;

@@ -9,6 +9,8 @@
 //! failed run, or a variant × workload has no successful run; 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (finished runs are kept, the experiment is
 //! marked interrupted); 2 on setup errors.
 
+mod dryrun;
+
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -98,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     kurabe_lab::check_supported(&plan)?;
     if args.dry_run {
         let rounds = args.repeat.unwrap_or(plan.repeat).max(1);
-        let text = super::dryrun::render(&plan, rounds, args.seed.or(plan.seed));
+        let text = dryrun::render(&plan, rounds, args.seed.or(plan.seed));
         std::io::stdout().lock().write_all(text.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -6,12 +6,15 @@
 //! the current share, then leave) and the log lines on stderr. The protocol
 //! itself is `kurabe_fleet::worker`.
 
-use std::process::{Command, ExitCode};
-use std::sync::atomic::Ordering;
+use std::ffi::OsString;
+use std::process::{Child, Command, ExitCode, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_fleet::worker::{WorkerConfig, WorkerEvent};
+use kurabe_model::stop::Stop;
 
 use crate::flags::parse_duration;
 
@@ -52,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             anyhow::bail!("--cpus {c}: give a positive number of CPUs, e.g. 0.5");
         }
         if std::env::var_os(IN_CGROUP_ENV).is_none() {
-            return run_in_cgroup(c);
+            return run_in_cgroup(c, &url);
         }
     }
     if args.heartbeat.is_zero() || args.heartbeat > Duration::from_secs(5) {
@@ -127,7 +130,7 @@ fn log_event(name: &str, e: &WorkerEvent) {
 /// Re-run this worker inside a new cgroup with a CPU quota of `cpus`; relay
 /// Ctrl-C/SIGTERM to it and exit with its status. The cgroup guard kills
 /// whatever is left and removes the cgroup when the child is gone.
-fn run_in_cgroup(cpus: f64) -> anyhow::Result<ExitCode> {
+fn run_in_cgroup(cpus: f64, store_url: &str) -> anyhow::Result<ExitCode> {
     let limits = kurabe_probe::cgroup::Limits {
         cpus: Some(cpus),
         ..Default::default()
@@ -136,25 +139,57 @@ fn run_in_cgroup(cpus: f64) -> anyhow::Result<ExitCode> {
         .context("--cpus needs a cgroup for the worker")?;
     let exe = std::env::current_exe().context("cannot find the kurabe executable")?;
     let mut cmd = Command::new(exe);
-    cmd.args(std::env::args_os().skip(1))
+    // The store URL travels in the environment (readable by this user only),
+    // not on the child's command line: our own argv has its password hidden
+    // (crate::argv), and the child's must not show it either.
+    cmd.args(without_store(std::env::args_os().skip(1)))
+        .env("KURABE_STORE", store_url)
         .env(IN_CGROUP_ENV, "1");
     cgroup.prepare(&mut cmd);
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     let mut child = cmd
         .spawn()
         .context("cannot start the worker in its cgroup")?;
-    let mut relayed = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().context("cannot wait for the worker")? {
-            break status;
-        }
-        if stop.load(Ordering::Relaxed) && !relayed {
-            // SAFETY: kill(2) on our own child's PID.
-            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-            relayed = true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = wait_relaying_stop(&mut child, &stop)?;
     drop(cgroup);
     Ok(ExitCode::from(status.code().map_or(130, |c| c as u8)))
+}
+
+/// `args` without `--store URL` / `--store=URL`.
+fn without_store(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
+    let mut out = Vec::new();
+    let mut skip_next = false;
+    for arg in args {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        if arg == "--store" {
+            skip_next = true;
+        } else if !arg.to_string_lossy().starts_with("--store=") {
+            out.push(arg);
+        }
+    }
+    out
+}
+
+/// Wait for `child`; a stop request reaches it as SIGTERM at once (a
+/// thread blocks on the [`Stop`], no polling).
+fn wait_relaying_stop(child: &mut Child, stop: &Arc<Stop>) -> anyhow::Result<ExitStatus> {
+    let pid = child.id() as i32;
+    let done = Arc::new(AtomicBool::new(false));
+    let (stop, reaped) = (stop.clone(), done.clone());
+    std::thread::spawn(move || {
+        while !reaped.load(Ordering::SeqCst) {
+            if stop.wait_timeout(Duration::from_secs(3600)) {
+                if !reaped.load(Ordering::SeqCst) {
+                    // SAFETY: kill(2) on our own child's PID, not yet reaped.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                }
+                return;
+            }
+        }
+    });
+    let status = child.wait().context("cannot wait for the worker");
+    done.store(true, Ordering::SeqCst);
+    status
 }
