@@ -255,6 +255,7 @@ pub fn run_cmd(
         kurabe_exe: cfg.kurabe_exe.clone(),
         until_confident: cfg.until_confident,
         tool_version: cfg.tool_version.clone(),
+        worktrees: Default::default(),
         rev: cfg.rev.clone(),
     };
     let ran = crate::run_experiment(&plan, store, &opts, stop, &mut |e| {
@@ -349,6 +350,7 @@ impl Preliminaries<'_> {
                 args: Vec::new(),
                 command: Some(cfg.shell.command_line(&c.command)?),
                 limits: cfg.limits.clone(),
+                rev: None,
             });
         }
         let prepare = match cfg.prepare.as_slice() {
@@ -388,6 +390,7 @@ impl Preliminaries<'_> {
             noise_band: None,
             noise_bands: BTreeMap::new(),
             target: None,
+            build: None,
             variants,
             matrix: BTreeMap::new(),
             workloads: vec![Workload {

@@ -12,8 +12,10 @@
 //! share them).
 
 pub mod analysis;
+pub mod bisect_run;
 pub mod cmdbench;
 mod execute;
+pub mod git;
 pub mod measure;
 pub mod plan;
 pub mod runner;

@@ -33,6 +33,7 @@ use std::time::{Duration, Instant, SystemTime};
 use kurabe_model::plan::{
     substitute, CommandLine, CommandWorkload, OnFailure, Plan, PortSpec, Ready, ResolvedVariant,
     StopSignal, WatchWorkload, Workload, WorkloadKind, KURABE_PLACEHOLDER, PORT_PLACEHOLDER,
+    WORKTREE_PLACEHOLDER,
 };
 use kurabe_model::record::{
     ExperimentId, ExperimentStatus, MetricValue, NewExperiment, RunRecord, RunStatus,
@@ -68,6 +69,10 @@ pub struct RunOptions {
     pub until_confident: Option<Duration>,
     /// kurabe's version, stored with the experiment.
     pub tool_version: String,
+    /// What `{worktree}` stands for, by variant name: the cached worktree
+    /// of its `rev` ([`crate::git::prepare_revisions`]), else the top level
+    /// of the plan's own work tree.
+    pub worktrees: BTreeMap<String, PathBuf>,
     /// The code measured (git revision and/or CI label), stored with the
     /// experiment; `None` outside a git work tree without a label.
     pub rev: Option<kurabe_model::record::Revision>,
@@ -350,6 +355,9 @@ impl ProcessLauncher<'_> {
             KURABE_PLACEHOLDER.into(),
             self.opts.kurabe_exe.display().to_string(),
         );
+        if let Some(dir) = self.opts.worktrees.get(&v.name) {
+            vars.insert(WORKTREE_PLACEHOLDER.into(), dir.display().to_string());
+        }
         vars
     }
 

@@ -150,7 +150,7 @@ fn bad_plans_name_file_line_field_and_fix() {
         ("[[variant]]\nname = \"a\"\n", "bad.toml:12: `variant[2].name`: duplicate variant name `a`"),
         (
             "[[variant]]\nname = \"c\"\nargs = [\"--fps\", \"{fsp}\"]\n",
-            "bad.toml:13: `variant[2].args`: unknown placeholder `{fsp}`; known: {kurabe}, {port} (or give it with `kurabe run --set fsp=VALUE`)",
+            "bad.toml:13: `variant[2].args`: unknown placeholder `{fsp}`; known: {kurabe}, {port}, {worktree} (or give it with `kurabe run --set fsp=VALUE`)",
         ),
         (
             "[[workload]]\nname = \"w2\"\nhttp = { requests = 10 }\nidle = {}\n",
@@ -202,7 +202,7 @@ fn bad_plans_name_file_line_field_and_fix() {
         ),
         (
             "[matrix]\nport = [1, 2]\n",
-            "bad.toml:12: `matrix.port`: `port` is reserved (`{port}` is the port allocated per run, `{kurabe}` this kurabe executable); choose another name",
+            "bad.toml:12: `matrix.port`: `port` is reserved (`{port}` is the port allocated per run, `{kurabe}` this kurabe executable, `{worktree}` the variant's git work tree); choose another name",
         ),
         // TOML syntax: no field, just the line.
         (
@@ -391,4 +391,47 @@ http = { duration = 1.5, requests = 10 }
         panic!("http workload");
     };
     assert_eq!(h.duration.map(secs), Some(1.5));
+}
+
+#[test]
+fn revisions_and_build_parse_and_are_checked() {
+    let ok = r#"name = "t"
+[target]
+command = "{worktree}/app -p {port}"
+[build]
+command = "make"
+[[variant]]
+name = "old"
+rev = "v1.2"
+[[variant]]
+name = "new {r}"
+rev = "{r}"
+vars = { r = "main" }
+[[workload]]
+name = "w"
+http = { requests = 10 }
+"#;
+    let ok = ok.replace("vars = { r = \"main\" }", "");
+    let ok = ok.replace("{r}", "main");
+    let plan = parse_plan(&ok, "ok.toml").unwrap();
+    let revs: Vec<Option<String>> = plan
+        .resolved_variants()
+        .into_iter()
+        .map(|v| v.rev)
+        .collect();
+    assert_eq!(revs, vec![Some("v1.2".into()), Some("main".into())]);
+    assert_eq!(
+        plan.build.unwrap().command,
+        CommandLine::Shell("make".into())
+    );
+
+    assert!(parse_plan(&format!("{HEAD}[build]\ncommand = \"make\"\n"), "b.toml").is_ok());
+    let e = err(&HEAD.replace("name = \"b\"", "name = \"b\"\nrev = \"--force\""));
+    assert!(e.contains("bad.toml:8: `variant[1].rev`"), "{e}");
+    assert!(e.contains("not a git revision"), "{e}");
+    let e = err(&HEAD.replace(
+        "name = \"b\"",
+        "name = \"b\"\nrev = \"v1\"\n[build]\ncommand = \"\"",
+    ));
+    assert!(e.contains("`build.command`: must not be empty"), "{e}");
 }

@@ -36,6 +36,10 @@ pub use workload::{
 /// Placeholder replaced by a free TCP port allocated for each run.
 pub const PORT_PLACEHOLDER: &str = "port";
 
+/// Placeholder replaced by the git work tree a variant runs from: the cached
+/// worktree of its `rev`, or the top level of the plan's own work tree.
+pub const WORKTREE_PLACEHOLDER: &str = "worktree";
+
 /// Placeholder replaced by the path of the running kurabe executable, so a
 /// plan can use kurabe's own tools (`kurabe serve`) as the target.
 pub const KURABE_PLACEHOLDER: &str = "kurabe";
@@ -73,6 +77,9 @@ pub struct Plan {
     /// The program under test, started fresh for every run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<Target>,
+    /// How to build a variant's `rev` in its worktree (`[build]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build: Option<Build>,
     /// Variants to compare (`[[variant]]`).
     #[serde(default, rename = "variant", skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<Variant>,
@@ -135,6 +142,19 @@ fn default_stop_grace() -> HumanDuration {
 
 fn default_startup_timeout() -> HumanDuration {
     HumanDuration(std::time::Duration::from_secs(30))
+}
+
+/// How a git revision is built before its variant runs (`[build]`): run
+/// once per commit in the commit's cached worktree, which is its working
+/// directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct Build {
+    /// Command line (`"cargo build --release"`); `{worktree}` is substituted.
+    pub command: CommandLine,
+    /// Environment added to the build's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 /// A command: a string (run by `/bin/sh -c`) or an argument list (run directly).
@@ -349,6 +369,11 @@ pub struct Variant {
     /// `[target]`, to the executions of `command` workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<Limits>,
+    /// A git revision (tag, branch, commit) of the plan's repository: the
+    /// variant runs from that commit's cached worktree (`{worktree}`),
+    /// built once by `[build]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<String>,
 }
 
 /// Resource limits of a variant.
@@ -410,6 +435,8 @@ pub struct ResolvedVariant {
     pub command: Option<CommandLine>,
     /// Resource limits.
     pub limits: Option<Limits>,
+    /// Git revision it runs from, substituted.
+    pub rev: Option<String>,
     /// Index of the `[[variant]]` it came from (None: the matrix alone made it).
     pub source: Option<usize>,
 }
@@ -462,6 +489,7 @@ impl Plan {
                     args: Vec::new(),
                     command: None,
                     limits: None,
+                    rev: None,
                 };
                 vec![(None, unnamed)]
             } else {
@@ -496,6 +524,7 @@ impl Plan {
                     args: v.args.iter().map(|a| substitute(a, params)).collect(),
                     command: v.command.as_ref().map(|c| c.substitute(params)),
                     limits: v.limits.clone(),
+                    rev: v.rev.as_ref().map(|r| substitute(r, params)),
                     source,
                 });
             }

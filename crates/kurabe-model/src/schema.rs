@@ -20,6 +20,10 @@ pub type Generator = fn(&str) -> Value;
 /// The generated schemas: file name under `schema/` and its generator.
 pub const GENERATED: &[(&str, Generator)] = &[
     (
+        "bisect-report.schema.json",
+        schema_of::<crate::stats::bisect::BisectReport>,
+    ),
+    (
         "cmd-export.schema.json",
         schema_of::<crate::bench::CmdExport>,
     ),

@@ -21,6 +21,7 @@
 //! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
 
 pub mod bench;
+mod bisect;
 mod build;
 mod chart;
 mod csv;

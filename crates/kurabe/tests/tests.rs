@@ -14,6 +14,7 @@ mod mem;
 mod names;
 mod outputs;
 mod results;
+mod revisions;
 mod run;
 mod serve;
 mod soak;

@@ -95,6 +95,7 @@ fn opts(until_confident: Option<Duration>) -> RunOptions {
         kurabe_exe: PathBuf::from("/nonexistent/kurabe"),
         until_confident,
         tool_version: "test".into(),
+        worktrees: Default::default(),
         rev: None,
     }
 }

@@ -11,7 +11,7 @@ use std::fmt;
 
 use super::{
     Bound, HttpWorkload, Plan, Ready, Variant, WorkloadKind, KURABE_PLACEHOLDER, MAX_RUNS,
-    MAX_VARIANTS, PORT_PLACEHOLDER,
+    MAX_VARIANTS, PORT_PLACEHOLDER, WORKTREE_PLACEHOLDER,
 };
 use crate::stats::metric;
 
@@ -94,13 +94,14 @@ impl Collector {
 pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
     let mut c = Collector(Vec::new());
     top_level(plan, &mut c);
-    let known: BTreeSet<String> = [PORT_PLACEHOLDER, KURABE_PLACEHOLDER]
+    let known: BTreeSet<String> = [PORT_PLACEHOLDER, KURABE_PLACEHOLDER, WORKTREE_PLACEHOLDER]
         .into_iter()
         .map(str::to_owned)
         .chain(plan.matrix.keys().cloned())
         .chain(plan.variants.iter().flat_map(|v| v.vars.keys().cloned()))
         .collect();
     target(plan, &known, &mut c);
+    revisions(plan, &known, &mut c);
     matrix(plan, &mut c);
     if !size(plan, &mut c) {
         // Expanding the variants (as the checks below do) would exhaust memory.
@@ -198,13 +199,40 @@ fn target(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     }
 }
 
+/// `[build]` and each variant's `rev`: a build needs a command, and a
+/// revision must not read as a git option.
+fn revisions(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
+    for (i, v) in plan.variants.iter().enumerate() {
+        let Some(rev) = &v.rev else { continue };
+        let path = format!("variant[{i}].rev");
+        if rev.trim().is_empty() || rev.starts_with('-') || rev.contains(char::is_whitespace) {
+            c.at(
+                &path,
+                format!(
+                    "`{rev}` is not a git revision; give a tag, branch or commit like \"v1.2\""
+                ),
+            );
+        }
+        placeholders_in(&[rev], known, &path, c);
+    }
+    let Some(b) = &plan.build else { return };
+    if b.command.is_empty() {
+        c.at(
+            "build.command",
+            "must not be empty: give the command that builds a revision, e.g. \"cargo build --release\"",
+        );
+    }
+    // A [build] without any `rev` is kept for `kurabe bisect`, which sets the revisions.
+    placeholders_in(&b.command.parts(), known, "build.command", c);
+}
+
 fn matrix(plan: &Plan, c: &mut Collector) {
     for (key, values) in &plan.matrix {
         let path = format!("matrix.{key}");
-        if key == PORT_PLACEHOLDER || key == KURABE_PLACEHOLDER {
+        if key == PORT_PLACEHOLDER || key == KURABE_PLACEHOLDER || key == WORKTREE_PLACEHOLDER {
             c.at(
                 &path,
-                format!("`{key}` is reserved (`{{port}}` is the port allocated per run, `{{kurabe}}` this kurabe executable); choose another name"),
+                format!("`{key}` is reserved (`{{port}}` is the port allocated per run, `{{kurabe}}` this kurabe executable, `{{worktree}}` the variant's git work tree); choose another name"),
             );
         } else if super::placeholders(&format!("{{{key}}}")) != [key.as_str()] {
             c.at(
@@ -313,7 +341,10 @@ fn same_vars(plan: &Plan, c: &mut Collector) {
             );
         }
         for k in v.vars.keys() {
-            if plan.matrix.contains_key(k) || k == PORT_PLACEHOLDER || k == KURABE_PLACEHOLDER {
+            if plan.matrix.contains_key(k)
+                || [PORT_PLACEHOLDER, KURABE_PLACEHOLDER, WORKTREE_PLACEHOLDER]
+                    .contains(&k.as_str())
+            {
                 c.at(
                     &format!("variant[{i}].vars.{k}"),
                     format!("`{k}` is already a placeholder (matrix key or built-in); choose another name"),

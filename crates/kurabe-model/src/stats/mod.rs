@@ -6,13 +6,15 @@
 //! [`compare`] turns two variants' samples into a ratio, a 95 % interval and
 //! a [`compare::Verdict`] ([`difference`] the same on the difference scale,
 //! for soak slopes that may be 0 or negative, [`trend`] fits those slopes),
-//! [`changepoint`] finds where a history of experiments steps, and
+//! [`changepoint`] finds where a history of experiments steps, [`bisect`]
+//! searches commits for the first one where a metric changes, and
 //! [`schedule`] decides the interleaved order in
 //! which runs happen.
 //!
 //! Nothing here does I/O, reads the clock or draws entropy from the system:
 //! the same inputs (and seed) always give the same outputs.
 
+pub mod bisect;
 pub mod changepoint;
 pub mod compare;
 pub mod difference;

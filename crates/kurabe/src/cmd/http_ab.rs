@@ -76,6 +76,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
         until_confident: None,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        worktrees: Default::default(),
         rev: crate::store::current_rev(args.save.rev.clone()),
     };
     let stop = crate::signal::install()?;
@@ -184,6 +185,7 @@ fn plan(
             args: Vec::new(),
             command: None,
             limits: None,
+            rev: None,
         })
         .collect();
     let plan = Plan {
@@ -197,6 +199,7 @@ fn plan(
         noise_band: None,
         noise_bands: BTreeMap::new(),
         target: None,
+        build: None,
         variants,
         matrix: BTreeMap::new(),
         workloads: vec![Workload {

@@ -1,6 +1,7 @@
 //! One module per subcommand: `Args` (clap) + `run`.
 
 pub mod bench;
+pub mod bisect;
 pub mod demo;
 pub mod http;
 pub mod http_ab;

@@ -78,7 +78,7 @@ pub struct Args {
 }
 
 /// `KEY=VALUE` of --set; KEY as placeholders are written (lowercase, digits, `_`).
-fn parse_set(text: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_set(text: &str) -> Result<(String, String), String> {
     let (k, v) = text
         .split_once('=')
         .ok_or_else(|| format!("expected KEY=VALUE, got `{text}`"))?;
@@ -112,17 +112,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(p) => Store::open(p),
         None => Store::open_default(),
     }?;
+    let stop = crate::signal::install()?;
+    let plan_dir = kurabe_lab::runner::plan_dir(&args.plan);
+    let worktrees = match prepare_revisions(&plan, &plan_dir, &stop, args.quiet) {
+        Ok(w) => w,
+        Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
+        Err(e) => return Err(e.into()),
+    };
     let opts = RunOptions {
-        plan_dir: kurabe_lab::runner::plan_dir(&args.plan),
+        plan_dir,
         plan_text,
         seed: args.seed,
         repeat: args.repeat,
         kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
         until_confident: args.until_confident.then_some(args.max_time),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        worktrees,
         rev: crate::store::current_rev(args.rev.clone()),
     };
-    let stop = crate::signal::install()?;
     let quiet = args.quiet;
     let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
     let mut progress = |e: &Event<'_>| {
@@ -167,6 +174,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Check out and build every variant's `rev` (cached), saying which on stderr.
+pub(crate) fn prepare_revisions(
+    plan: &kurabe_model::plan::Plan,
+    plan_dir: &std::path::Path,
+    stop: &std::sync::atomic::AtomicBool,
+    quiet: bool,
+) -> Result<std::collections::BTreeMap<String, PathBuf>, kurabe_lab::git::GitError> {
+    kurabe_lab::git::prepare_revisions(plan, plan_dir, stop, &mut |p| {
+        if !quiet {
+            let how = if p.built_now { "built" } else { "cached" };
+            let line = format!(
+                "kurabe: revision {} = {} ({how}) in {}",
+                p.rev,
+                kurabe_lab::git::short(&p.commit),
+                p.dir.display()
+            );
+            eprintln!("{}", escape::terminal_lines(&line));
+        }
+    })
+}
+
 /// On a terminal: the bar counts finished runs out of the total (which
 /// `--until-confident` may raise), names the run in flight, and prints the
 /// start line and failed runs above itself.
@@ -201,7 +229,7 @@ fn show_on_bar(bar: &indicatif::ProgressBar, e: &Event<'_>) {
     }
 }
 
-fn progress_line(e: &Event<'_>) -> String {
+pub(crate) fn progress_line(e: &Event<'_>) -> String {
     match e {
         Event::Begin {
             experiment,

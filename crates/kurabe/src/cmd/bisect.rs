@@ -1,0 +1,143 @@
+//! `kurabe bisect PLAN --good REV --bad REV --metric M`: the first commit
+//! where a metric changes.
+//!
+//! Thin: turns the flags into [`kurabe_lab::bisect_run::BisectSettings`],
+//! calls the search (which builds each commit once in a cached worktree
+//! and measures it in interleaved experiments, recorded in the store) and
+//! renders the answer with kurabe-report. Exit 0 when a commit (or a range
+//! narrowed by unbuildable commits) is found, 1 when good and bad do not
+//! differ beyond the noise band, 2 on bad input (unknown revision, good not
+//! an ancestor of bad, an endpoint that does not build, outside git), 130
+//! on Ctrl-C.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use kurabe_lab::bisect_run::{run_bisect, BisectError, BisectSettings};
+use kurabe_lab::{Event, RunOptions};
+use kurabe_model::record::RunStatus;
+use kurabe_model::stats::bisect::Found;
+use kurabe_report::escape;
+use kurabe_store::Store;
+
+use crate::output::colour_stdout;
+
+/// Arguments of `kurabe bisect`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The plan file: its [target], [build] and the variant and workload to measure. It must be inside the git work tree to search.
+    pub plan: PathBuf,
+    /// A revision where the metric is as it should be (older).
+    #[arg(long, value_name = "REV")]
+    pub good: String,
+    /// A later revision where the metric has changed.
+    #[arg(long, value_name = "REV")]
+    pub bad: String,
+    /// The metric to follow (a catalogue name such as cpu_ms_per_request or wall_time_s).
+    #[arg(long, value_name = "METRIC")]
+    pub metric: String,
+    /// The plan's variant to run every commit as [default: the first].
+    #[arg(long, value_name = "NAME")]
+    pub variant: Option<String>,
+    /// The plan's workload to measure [default: the first that selects --metric].
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Rounds of each step's first experiment (3 or more give an interval).
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub rounds: u32,
+    /// Most rounds one commit gets when its verdicts do not settle (rounds double until then); after that a step is decided by the nearer mean and reported unsure.
+    #[arg(long, value_name = "N", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub max_rounds: u32,
+    /// Results store file (SQLite) where every step's experiment is recorded [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Fill the placeholder {KEY} with VALUE wherever it appears in the plan (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = super::run::parse_set)]
+    pub set: Vec<(String, String)>,
+    /// Output format (json: schema/bisect-report.schema.json).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// No progress lines on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// Formats of `kurabe bisect`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Steps and answer for a terminal.
+    Text,
+    /// The search as JSON.
+    Json,
+}
+
+/// Run `kurabe bisect`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let vars = args.set.iter().cloned().collect();
+    let (plan, plan_text) = kurabe_lab::load_plan_filled(&args.plan, &vars)?;
+    kurabe_lab::check_supported(&plan)?;
+    let mut store = match &args.store {
+        Some(p) => Store::open(p),
+        None => Store::open_default(),
+    }?;
+    let stop = crate::signal::install()?;
+    let settings = settings(&args, plan_text)?;
+    let quiet = args.quiet;
+    let mut progress = |e: &Event<'_>| {
+        let show = match e {
+            Event::RunDone { record, .. } => record.status == RunStatus::Failed,
+            Event::RunStart { .. } => false,
+            _ => true,
+        };
+        if show && !quiet {
+            let line = super::run::progress_line(e);
+            eprintln!("{}", escape::terminal_lines(&line));
+        }
+    };
+    let report = match run_bisect(&plan, &settings, &mut store, &stop, &mut progress) {
+        Ok(r) => r,
+        Err(BisectError::Interrupted) => return Ok(crate::signal::exit_code()),
+        Err(e) => return Err(e.into()),
+    };
+    let body = match args.format {
+        Format::Text => {
+            let t = kurabe_report::Terminal {
+                color: colour_stdout(),
+            };
+            kurabe_report::to_string(&t, &report)
+        }
+        Format::Json => kurabe_report::to_string(&kurabe_report::Json, &report),
+    };
+    std::io::stdout().lock().write_all(body.as_bytes())?;
+    Ok(match report.result.found {
+        Found::NoChange => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn settings(args: &Args, plan_text: String) -> anyhow::Result<BisectSettings> {
+    Ok(BisectSettings {
+        good: args.good.clone(),
+        bad: args.bad.clone(),
+        metric: args.metric.clone(),
+        variant: args.variant.clone(),
+        workload: args.workload.clone(),
+        rounds: args.rounds,
+        max_rounds: args.max_rounds,
+        opts: RunOptions {
+            plan_dir: kurabe_lab::runner::plan_dir(&args.plan),
+            plan_text,
+            seed: None,
+            repeat: None,
+            kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
+            until_confident: None,
+            tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+            worktrees: Default::default(),
+            // A step measures several commits at once: no one revision is
+            // "the code measured"; the variants are named by commit.
+            rev: None,
+        },
+    })
+}
