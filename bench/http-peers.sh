@@ -4,7 +4,7 @@
 # For nginx with `worker_processes 1` and `auto`, runs ROUNDS rounds of
 #   kurabe http -k -c C --threads 1 -t D --engine io_uring   (kurabe)
 #   the same with --engine epoll                               (k-epoll)
-#   the same with --pipeline 16 (engine auto)                  (k-pipe16)
+#   the same with --pipeline 16 (engine auto: the one auto picks)  (k-pipe16)
 #   wrk -t1 -cC -dD, ab -k -cC -tD -n 10000000
 #   floor: a minimal client built from crates/kurabe-http/examples/floor.rs
 #     that makes one send and one recv per request on C keep-alive connections

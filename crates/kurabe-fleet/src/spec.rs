@@ -137,6 +137,7 @@ impl RunSpec {
             check_length: self.check_length,
             insecure: self.insecure,
             gnuplot_file: None,
+            setup: Default::default(),
             engine: kurabe_http::client::Engine::Auto,
         })
     }

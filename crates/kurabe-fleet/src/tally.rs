@@ -42,6 +42,9 @@ pub struct Counters {
     pub in_flight_at_end: u64,
     /// Replaced connections.
     pub reconnects: u64,
+    /// Responses on reused connections (absent in rows of older workers).
+    #[serde(default)]
+    pub keep_alive_requests: u64,
     /// HTTP/2 connections ended by GOAWAY (absent in rows of older workers).
     #[serde(default)]
     pub goaways: u64,
@@ -107,6 +110,7 @@ pub fn encode(stats: &Stats) -> Result<(EncodedHistograms, Counters), FleetError
         late_sends: stats.late_sends,
         in_flight_at_end: stats.in_flight_at_end,
         reconnects: stats.reconnects,
+        keep_alive_requests: stats.keep_alive_requests,
         goaways: stats.goaways,
         stream_resets: stats.stream_resets.clone(),
     };
@@ -137,6 +141,7 @@ pub fn decode(hists: &EncodedHistograms, counters: &Counters) -> Result<Stats, F
     s.late_sends = counters.late_sends;
     s.in_flight_at_end = counters.in_flight_at_end;
     s.reconnects = counters.reconnects;
+    s.keep_alive_requests = counters.keep_alive_requests;
     s.goaways = counters.goaways;
     s.stream_resets = counters.stream_resets.clone();
     Ok(s)

@@ -209,6 +209,7 @@ pub fn http(
         check_length: !w.variable_length,
         insecure: w.insecure,
         gnuplot_file: None,
+        setup: Default::default(),
         // Validated with the plan; an unknown name cannot get here.
         engine: w
             .engine

@@ -74,6 +74,14 @@ pub struct HttpReport {
     pub errors: Vec<ErrorBucket>,
     /// Complete responses with a status outside 200..=299.
     pub non_2xx_responses: u64,
+    /// Complete responses to requests sent on a connection that had already
+    /// answered one (ab's "Keep-Alive requests", counted as real reuse).
+    #[serde(default)]
+    pub keep_alive_requests: u64,
+    /// With keep-alive: connections opened again because the server ended
+    /// one (`Connection: close`, an HTTP/1.0 answer, an idle close).
+    #[serde(default)]
+    pub reconnects: u64,
     /// Complete responses by status code ("200" → count).
     #[schemars(extend("propertyNames" = { "pattern": "^[0-9]{3}$" }))]
     pub status_codes: BTreeMap<String, u64>,
@@ -95,6 +103,11 @@ pub struct HttpReport {
     pub latency_percentiles_us: Vec<PercentileValue>,
     /// ab's "Connection Times" table.
     pub connection_times_us: ConnectionTimes,
+    /// ab's `-e` rows: the latency within which 0 %, 1 % … 100 % of the
+    /// requests were served (101 values, or none). Not part of the record:
+    /// the `-e` file is its only reader.
+    #[serde(skip)]
+    pub percent_served_us: Vec<u64>,
     /// Open-model (`--rate`) figures; absent in the closed model.
     #[schemars(required, transform = crate::schema::nullable)]
     pub rate: Option<RateInfo>,

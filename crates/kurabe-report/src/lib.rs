@@ -57,6 +57,7 @@ pub use history::{
     HistoryText, Hosts,
 };
 pub use html::Html;
+pub use http::{AbHtml, AbPercentCsv, AbText};
 pub use json::Json;
 pub use markdown::Markdown;
 pub use mem::{Free, FreeUnit};

@@ -16,12 +16,16 @@ use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition};
 use kurabe_model::http::HttpReport;
 use kurabe_model::stop::Stop;
 
-use crate::render::http::{renderer, Format};
+use crate::render::http::{renderer, Format, Layout};
 
-/// Render `report` in `format`.
-pub(crate) fn render(report: &HttpReport, format: Format) -> anyhow::Result<Vec<u8>> {
+/// Render `report` in `format`, in ab's `layout`.
+pub(crate) fn render(
+    report: &HttpReport,
+    format: Format,
+    layout: &Layout,
+) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::new();
-    renderer(format)
+    renderer(format, layout)
         .render(report, &mut out)
         .context("cannot render the report")?;
     Ok(out)

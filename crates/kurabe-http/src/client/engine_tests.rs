@@ -120,6 +120,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         check_length: true,
         insecure: false,
         gnuplot_file: None,
+        setup: Default::default(),
         engine: test_engine(),
     }
 }

@@ -125,6 +125,11 @@ impl Framer {
         self.seen = 0;
     }
 
+    /// True while the next bytes are (part of) a response head.
+    pub fn in_head(&self) -> bool {
+        self.state == State::Head
+    }
+
     /// True when no byte of a response has been consumed since the last one completed.
     pub fn between_responses(&self) -> bool {
         self.state == State::Head && self.seen == 0

@@ -18,6 +18,7 @@ mod gnuplot;
 mod h2;
 mod record;
 mod schedule;
+mod setup;
 mod stats;
 mod sys;
 mod tls;
@@ -33,6 +34,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kurabe_model::http::{Http2Summary, HttpReport};
 
+pub use setup::{parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol};
 pub use stats::Stats;
 
 /// Client threads when none are given: all cores for a remote server, half
@@ -71,8 +73,9 @@ pub struct Target {
 /// The I/O engine that drives the connections (`--engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Engine {
-    /// The faster of the two where the kernel offers io_uring (measured: see
-    /// `bench/http-peers.sh`), epoll otherwise and for `https://`.
+    /// The engine that costs least per request here: epoll, as measured by
+    /// `bench/http-peers.sh` on this project's 2-core machines (io_uring's
+    /// batching did not beat it there); [`AUTO_PREFERS_URING`] flips it.
     #[default]
     Auto,
     /// Readiness with epoll: one `send` and one `recv` system call per request.
@@ -121,8 +124,10 @@ impl Engine {
     }
 }
 
-/// Whether `auto` picks io_uring where it is available (set from the bench's numbers).
-const AUTO_PREFERS_URING: bool = true;
+/// Whether `auto` picks io_uring where it is available. Set from the bench's
+/// medians (nginx `auto`, -c 50, 3 interleaved rounds, 2 cores under load):
+/// epoll 1.96 µs of client CPU per request, io_uring 2.20.
+const AUTO_PREFERS_URING: bool = false;
 
 /// When a closed-model run stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -177,6 +182,8 @@ pub struct LoadConfig {
     pub insecure: bool,
     /// Write one line per request (ab's `-g` gnuplot TSV) to this file, streamed, not kept in memory.
     pub gnuplot_file: Option<GnuplotFile>,
+    /// Socket, proxy and TLS choices, and the `-v` tap (ab's `-b`, `-B`, `-X`, `-P`, `-E`, `-f`, `-Z`).
+    pub setup: Setup,
     /// The I/O engine (`--engine`).
     pub engine: Engine,
 }
@@ -422,12 +429,26 @@ fn check_descriptors(concurrency: u32, threads: u32) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// The request head as it goes on the wire (no body), for `-v` output.
+pub fn request_head(cfg: &LoadConfig) -> String {
+    let bytes = request_bytes(cfg);
+    let head = match bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+        Some(i) => &bytes[..i + 4],
+        None => &bytes[..],
+    };
+    String::from_utf8_lossy(head).into_owned()
+}
+
 /// Serialise the request once; every send reuses these bytes.
 fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
     let mut r = Vec::with_capacity(256);
     r.extend_from_slice(cfg.method.as_bytes());
     r.push(b' ');
-    r.extend_from_slice(cfg.target.path.as_bytes());
+    match &cfg.setup.proxy {
+        // A proxy needs the absolute form (RFC 9112 §3.2.2).
+        Some(_) => r.extend_from_slice(cfg.target.url().as_bytes()),
+        None => r.extend_from_slice(cfg.target.path.as_bytes()),
+    }
     r.extend_from_slice(b" HTTP/1.1\r\n");
     let has = |name: &str| {
         cfg.headers
@@ -448,6 +469,9 @@ fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
     for (k, v) in &cfg.headers {
         r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
     }
+    if let Some(auth) = cfg.setup.proxy.as_ref().and_then(|p| p.authorization()) {
+        r.extend_from_slice(format!("Proxy-Authorization: {auth}\r\n").as_bytes());
+    }
     if !cfg.keep_alive && !has("connection") {
         r.extend_from_slice(b"Connection: close\r\n");
     }
@@ -463,14 +487,42 @@ fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
     r
 }
 
-fn resolve(target: &Target) -> Result<SocketAddr, LoadError> {
+/// The address connections go to: the proxy's with `-X`, else the target's.
+fn connect_addr(cfg: &LoadConfig) -> Result<SocketAddr, LoadError> {
+    let Some(proxy) = &cfg.setup.proxy else {
+        return resolve(&cfg.target.host, cfg.target.port);
+    };
+    if cfg.target.tls {
+        return Err(LoadError::Config(
+            "-X: https:// through a proxy (CONNECT tunnels) is not supported; load-test the https:// URL directly".into(),
+        ));
+    }
+    resolve(&proxy.host, proxy.port)
+}
+
+/// `-B`: the local address to bind, in the family of `addr`.
+fn bind_addr(
+    bind: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+) -> Result<Option<SocketAddr>, LoadError> {
+    let Some(ip) = bind else {
+        return Ok(None);
+    };
+    if ip.is_ipv4() != addr.is_ipv4() {
+        return Err(LoadError::Config(format!(
+            "-B {ip}: the server's address {} is of the other IP family; bind an address of the same family",
+            addr.ip()
+        )));
+    }
+    Ok(Some(SocketAddr::new(ip, 0)))
+}
+
+fn resolve(host: &str, port: u16) -> Result<SocketAddr, LoadError> {
     let resolve_err = |source| LoadError::Resolve {
-        host: target.host.clone(),
+        host: host.to_owned(),
         source,
     };
-    let mut addrs = (target.host.as_str(), target.port)
-        .to_socket_addrs()
-        .map_err(resolve_err)?;
+    let mut addrs = (host, port).to_socket_addrs().map_err(resolve_err)?;
     addrs.next().ok_or_else(|| {
         resolve_err(std::io::Error::new(
             std::io::ErrorKind::NotFound,
@@ -504,23 +556,13 @@ pub fn run_with_stats(
     cfg: &LoadConfig,
     ctl: &RunControl,
 ) -> Result<(HttpReport, Stats), LoadError> {
-    if cfg.concurrency == 0 {
-        return Err(LoadError::Config(
-            "concurrency (-c) must be at least 1".into(),
-        ));
-    }
-    if let Some(r) = cfg.rate {
-        if !(r.is_finite() && r > 0.0) {
-            return Err(LoadError::Config(
-                "--rate must be a positive number of requests per second".into(),
-            ));
-        }
-    }
-    crate::header::check_all(&cfg.headers)?;
-    let addr = resolve(&cfg.target)?;
+    check_config(cfg)?;
+    let addr = connect_addr(cfg)?;
+    let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = if cfg.target.tls {
         Some(tls::TlsSetup::new(
             &cfg.target.host,
+            &cfg.setup.tls,
             cfg.insecure,
             cfg.http2,
         )?)
@@ -589,48 +631,14 @@ pub fn run_with_stats(
         aborted: AtomicBool::new(false),
         tls,
         buf_size,
+        socket_buffer: cfg.setup.socket_buffer,
+        bind: bind.map(Into::into),
+        trace: cfg.setup.trace.clone(),
         uring: engine == Engine::IoUring,
         h2: cfg.http2.then(|| h2::Setup::new(cfg)),
     };
-    let mut workers = Vec::with_capacity(threads as usize);
-    for t in 0..threads {
-        let conns = cfg.concurrency / threads + u32::from(t < cfg.concurrency % threads);
-        let gnuplot =
-            match &cfg.gnuplot_file {
-                Some(g) => Some(gnuplot::GnuplotWriter::new(&g.file).map_err(|source| {
-                    LoadError::Gnuplot {
-                        path: g.path.clone(),
-                        source,
-                    }
-                })?),
-                None => None,
-            };
-        let (index, conns) = (u64::from(t), conns as usize);
-        workers.push(if cfg.http2 {
-            ProtocolWorker::H2(
-                h2::worker::Worker::new(&shared, ctl, index, conns, gnuplot)
-                    .map_err(LoadError::Resources)?,
-            )
-        } else {
-            ProtocolWorker::H1(
-                worker::Worker::new(&shared, ctl, index, conns, gnuplot)
-                    .map_err(LoadError::Resources)?,
-            )
-        });
-    }
-    let mut total = stats::Stats::new();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = workers
-            .into_iter()
-            .map(|w| s.spawn(move || w.run()))
-            .collect();
-        for h in handles {
-            match h.join() {
-                Ok(st) => total.merge(&st),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-    });
+    let workers = make_workers(cfg, &shared, ctl, threads)?;
+    let total = run_workers(workers);
     let end = sys::now_ns().min(end_ns);
     let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
         || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
@@ -647,6 +655,78 @@ pub fn run_with_stats(
     );
     report.engine = Some(engine.name().to_owned());
     Ok((report, total))
+}
+
+/// Refuse a config no run can start with (the CLI checks these too, with its own words).
+fn check_config(cfg: &LoadConfig) -> Result<(), LoadError> {
+    if cfg.concurrency == 0 {
+        return Err(LoadError::Config(
+            "concurrency (-c) must be at least 1".into(),
+        ));
+    }
+    if let Some(r) = cfg.rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(LoadError::Config(
+                "--rate must be a positive number of requests per second".into(),
+            ));
+        }
+    }
+    crate::header::check_all(&cfg.headers)?;
+    Ok(())
+}
+
+/// One worker per thread, the connections spread evenly over them.
+fn make_workers<'a>(
+    cfg: &LoadConfig,
+    shared: &'a worker::Shared,
+    ctl: &'a RunControl,
+    threads: u32,
+) -> Result<Vec<ProtocolWorker<'a>>, LoadError> {
+    let mut workers = Vec::with_capacity(threads as usize);
+    for t in 0..threads {
+        let conns = cfg.concurrency / threads + u32::from(t < cfg.concurrency % threads);
+        let gnuplot =
+            match &cfg.gnuplot_file {
+                Some(g) => Some(gnuplot::GnuplotWriter::new(&g.file).map_err(|source| {
+                    LoadError::Gnuplot {
+                        path: g.path.clone(),
+                        source,
+                    }
+                })?),
+                None => None,
+            };
+        let (index, conns) = (u64::from(t), conns as usize);
+        workers.push(if cfg.http2 {
+            ProtocolWorker::H2(
+                h2::worker::Worker::new(shared, ctl, index, conns, gnuplot)
+                    .map_err(LoadError::Resources)?,
+            )
+        } else {
+            ProtocolWorker::H1(
+                worker::Worker::new(shared, ctl, index, conns, gnuplot)
+                    .map_err(LoadError::Resources)?,
+            )
+        });
+    }
+    Ok(workers)
+}
+
+/// Run every worker on its own thread; merge what they measured.
+fn run_workers(workers: Vec<ProtocolWorker<'_>>) -> Stats {
+    let mut total = stats::Stats::new();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = workers
+            .into_iter()
+            .map(|w| s.spawn(move || w.run()))
+            .collect();
+        for h in handles {
+            match h.join() {
+                Ok(st) => total.merge(&st),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+    });
+    total
 }
 
 /// One worker thread of either protocol.
@@ -712,6 +792,8 @@ fn build_report(
         failures: Default::default(),
         errors: Vec::new(),
         non_2xx_responses: 0,
+        keep_alive_requests: 0,
+        reconnects: 0,
         status_codes: Default::default(),
         in_flight_at_end: 0,
         requests_per_second: 0.0,
@@ -721,6 +803,7 @@ fn build_report(
         latency_us: Default::default(),
         latency_percentiles_us: Vec::new(),
         connection_times_us: Default::default(),
+        percent_served_us: Vec::new(),
         rate: None,
         server: None,
         fleet: None,
@@ -748,6 +831,8 @@ pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>
     report.failures = stats.failures;
     report.errors = stats.error_buckets();
     report.non_2xx_responses = stats.non_2xx;
+    report.keep_alive_requests = stats.keep_alive_requests;
+    report.reconnects = stats.reconnects;
     report.status_codes = stats.status_codes();
     report.in_flight_at_end = stats.in_flight_at_end;
     report.requests_per_second = if duration_s > 0.0 {
@@ -761,6 +846,7 @@ pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>
     report.latency_us = stats::summary(&stats.total);
     report.latency_percentiles_us = stats.percentiles();
     report.connection_times_us = stats.connection_times();
+    report.percent_served_us = stats.percent_served();
     report.rate = rate.map(|r| stats.rate_info(r, duration_s));
     if let Some(h) = &mut report.http2 {
         h.goaways = stats.goaways;
@@ -867,6 +953,7 @@ mod tests {
             check_length: true,
             insecure: false,
             gnuplot_file: None,
+            setup: Setup::default(),
             engine: Engine::Auto,
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();

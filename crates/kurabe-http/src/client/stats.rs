@@ -97,8 +97,11 @@ pub struct Stats {
     pub late_sends: u64,
     /// Requests sent but unanswered when the run stopped.
     pub in_flight_at_end: u64,
-    /// Connections the server closed (Connection: close or idle close) and we replaced.
+    /// With keep-alive: connections reopened because the server ended one
+    /// (Connection: close or an idle close).
     pub reconnects: u64,
+    /// Complete responses on a connection that had answered before (real reuse).
+    pub keep_alive_requests: u64,
     /// HTTP/2: connections that ended with the server's GOAWAY.
     pub goaways: u64,
     /// HTTP/2: streams the server reset, by error code name.
@@ -132,6 +135,7 @@ impl Stats {
             late_sends: 0,
             in_flight_at_end: 0,
             reconnects: 0,
+            keep_alive_requests: 0,
             goaways: 0,
             stream_resets: BTreeMap::new(),
         }
@@ -223,6 +227,7 @@ impl Stats {
         self.late_sends += o.late_sends;
         self.in_flight_at_end += o.in_flight_at_end;
         self.reconnects += o.reconnects;
+        self.keep_alive_requests += o.keep_alive_requests;
         self.goaways += o.goaways;
         for (code, n) in &o.stream_resets {
             *self.stream_resets.entry(code.clone()).or_default() += n;
@@ -259,6 +264,28 @@ impl Stats {
                 } else {
                     self.total.value_at_quantile(p / 100.0)
                 },
+            })
+            .collect()
+    }
+
+    /// ab's `-e` rows: for i = 0..=100 the latency at ab's index
+    /// `0.5 + count·i/100` into the sorted latencies (0: the fastest, 100:
+    /// the slowest); empty when nothing completed.
+    pub(crate) fn percent_served(&self) -> Vec<u64> {
+        let count = self.total.len();
+        if count == 0 {
+            return Vec::new();
+        }
+        (0..=100u64)
+            .map(|i| match i {
+                0 => self.total.min(),
+                100 => self.total.max(),
+                _ => {
+                    let idx = ((0.5 + count as f64 * i as f64 / 100.0) as u64).min(count - 1);
+                    // Rank idx + 1 of count; the half keeps the ceiling off float noise.
+                    self.total
+                        .value_at_quantile((idx as f64 + 0.5) / count as f64)
+                }
             })
             .collect()
     }

@@ -1,6 +1,7 @@
 //! `https://` with rustls over the workers' non-blocking sockets.
 //!
-//! Owns the client configuration (ring provider, TLS 1.2 and 1.3, ALPN
+//! Owns the client configuration (ring provider, TLS 1.2 and 1.3 or the one
+//! `-f` names, the `-Z` cipher suites, the `-E` client certificate, ALPN
 //! `http/1.1`, or `h2` for `--http2`, CA roots from the system store via `rustls-native-certs`, or
 //! no verification with `insecure`) and a per-connection session that
 //! encrypts request bytes and decrypts response bytes. It never blocks: a
@@ -16,9 +17,13 @@ use std::os::fd::RawFd;
 use std::sync::Arc;
 
 use kurabe_tls::AcceptAnyCertificate;
-use rustls::pki_types::ServerName;
-use rustls::{ClientConfig, ClientConnection};
+use rustls::client::WantsClientCert;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, ClientConnection, ConfigBuilder};
 
+use super::setup::{rustls_suite, TlsOptions, TlsProtocol};
 use super::LoadError;
 
 /// Shared client configuration for one run.
@@ -31,16 +36,29 @@ pub(crate) struct TlsSetup {
 impl TlsSetup {
     /// Build the configuration for `host`; `insecure` skips certificate
     /// verification; `http2` offers ALPN `h2` instead of `http/1.1`.
-    pub fn new(host: &str, insecure: bool, http2: bool) -> Result<TlsSetup, LoadError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+    pub fn new(
+        host: &str,
+        opts: &TlsOptions,
+        insecure: bool,
+        http2: bool,
+    ) -> Result<TlsSetup, LoadError> {
+        let provider = Arc::new(provider(opts));
+        let versions: &[&rustls::SupportedProtocolVersion] = match opts.protocol {
+            TlsProtocol::All => rustls::DEFAULT_VERSIONS,
+            TlsProtocol::Tls12 => &[&rustls::version::TLS12],
+            TlsProtocol::Tls13 => &[&rustls::version::TLS13],
+        };
         let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| LoadError::Tls(e.to_string()))?;
-        let mut config = if insecure {
+            .with_protocol_versions(versions)
+            .map_err(|e| {
+                LoadError::Tls(format!(
+                    "{e}: the -Z cipher suites do not fit the -f protocol"
+                ))
+            })?;
+        let builder = if insecure {
             builder
                 .dangerous()
                 .with_custom_certificate_verifier(AcceptAnyCertificate::new(provider))
-                .with_no_client_auth()
         } else {
             let found = rustls_native_certs::load_native_certs();
             let mut roots = rustls::RootCertStore::empty();
@@ -52,8 +70,9 @@ impl TlsSetup {
                         .into(),
                 ));
             }
-            builder.with_root_certificates(roots).with_no_client_auth()
+            builder.with_root_certificates(roots)
         };
+        let mut config = client_auth(builder, opts)?;
         config.alpn_protocols = vec![if http2 {
             b"h2".to_vec()
         } else {
@@ -73,6 +92,46 @@ impl TlsSetup {
             .map_err(io::Error::other)?;
         Ok(TlsSession { conn })
     }
+}
+
+/// The ring provider, with only the `-Z` suites when some are given.
+fn provider(opts: &TlsOptions) -> CryptoProvider {
+    let mut provider = rustls::crypto::ring::default_provider();
+    if !opts.ciphers.is_empty() {
+        provider.cipher_suites = opts
+            .ciphers
+            .iter()
+            .filter_map(|n| rustls_suite(n))
+            .collect();
+    }
+    provider
+}
+
+/// Finish the config with the `-E` certificate chain and key (one PEM file, as ab reads it), or none.
+fn client_auth(
+    builder: ConfigBuilder<ClientConfig, WantsClientCert>,
+    opts: &TlsOptions,
+) -> Result<ClientConfig, LoadError> {
+    let Some(path) = &opts.client_cert else {
+        return Ok(builder.with_no_client_auth());
+    };
+    let shown = path.display();
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
+        .and_then(|certs| certs.collect::<Result<_, _>>())
+        .map_err(|e| LoadError::Tls(format!("-E {shown}: cannot read certificates: {e}")))?;
+    if chain.is_empty() {
+        return Err(LoadError::Tls(format!(
+            "-E {shown}: no CERTIFICATE in the file; give one PEM file with the certificate chain and its private key"
+        )));
+    }
+    let key = PrivateKeyDer::from_pem_file(path).map_err(|e| {
+        LoadError::Tls(format!(
+            "-E {shown}: no usable private key ({e}); append the PEM key to the certificate file"
+        ))
+    })?;
+    builder
+        .with_client_auth_cert(chain, key)
+        .map_err(|e| LoadError::Tls(format!("-E {shown}: {e}")))
 }
 
 /// One connection's TLS state.

@@ -41,6 +41,8 @@ const TICK_NS: u64 = 20_000_000;
 const PROGRESS_NS: u64 = 50_000_000;
 /// Longest wait after the stop for answers to requests already sent.
 const DRAIN_NS: u64 = 2_000_000_000;
+/// Bytes of a response shown to the `-v` tap (ab's header buffer is 8 KiB).
+const TRACE_BYTES: usize = 8191;
 /// A send later than this behind its intended time counts as late.
 const LATE_NS: u64 = 1_000_000;
 
@@ -90,10 +92,42 @@ pub(crate) struct Shared {
     pub aborted: AtomicBool,
     pub tls: Option<super::tls::TlsSetup>,
     pub buf_size: usize,
+    /// `-b`: send and receive buffer of every socket.
+    pub socket_buffer: Option<u32>,
+    /// `-B`: local address (port 0) to bind before connecting.
+    pub bind: Option<SockAddr>,
+    /// `-v`: gets every response head.
+    pub trace: Option<super::HeadTrace>,
     /// Drive sockets with io_uring (else epoll); resolved before the run.
     pub uring: bool,
     /// HTTP/2 runs only: the encoded request and `--streams`.
     pub h2: Option<super::h2::Setup>,
+}
+
+impl Shared {
+    /// A non-blocking TCP socket with `-b` and `-B` applied, its connect
+    /// started (both protocols' workers open connections here).
+    pub(crate) fn connect_socket(&self) -> io::Result<Socket> {
+        let sock = Socket::new(
+            Domain::for_address(self.addr.as_socket().expect("resolved address")),
+            Type::STREAM.nonblocking().cloexec(),
+            Some(Protocol::TCP),
+        )?;
+        sock.set_nodelay(true)?;
+        if let Some(size) = self.socket_buffer {
+            sock.set_send_buffer_size(size as usize)?;
+            sock.set_recv_buffer_size(size as usize)?;
+        }
+        if let Some(local) = &self.bind {
+            sock.bind(local)?;
+        }
+        match sock.connect(&self.addr) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(sock)
+    }
 }
 
 /// Per in-flight request.
@@ -135,6 +169,8 @@ struct Conn {
     served: u64,
     /// In one of the free lists (open model).
     free: bool,
+    /// The server ended this keep-alive connection; the next connect is a reconnect.
+    server_closed: bool,
     tls: Option<Box<TlsSession>>,
     /// io_uring: incremented at every close, so completions of a previous
     /// socket in this slot are recognised and ignored.
@@ -164,6 +200,7 @@ impl Conn {
             deadline: 0,
             served: 0,
             free: false,
+            server_closed: false,
             tls: None,
             gen: 0,
             recv_armed: false,
@@ -664,6 +701,9 @@ impl<'a> Worker<'a> {
         c.framer.reset();
         c.first_byte = 0;
         c.served = 0;
+        if std::mem::take(&mut c.server_closed) && self.measuring && !self.draining {
+            self.stats.reconnects += 1;
+        }
         match res {
             Ok(()) => c.state = State::Connecting,
             Err(e) => {
@@ -680,17 +720,7 @@ impl<'a> Worker<'a> {
     }
 
     fn open_socket(&mut self, ci: usize) -> io::Result<()> {
-        let sock = Socket::new(
-            Domain::for_address(self.sh.addr.as_socket().expect("resolved address")),
-            Type::STREAM.nonblocking().cloexec(),
-            Some(Protocol::TCP),
-        )?;
-        sock.set_nodelay(true)?;
-        match sock.connect(&self.sh.addr) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-            Err(e) => return Err(e),
-        }
+        let sock = self.sh.connect_socket()?;
         let fd = sock.as_raw_fd();
         let c = &mut self.conns[ci];
         match &mut self.io {
@@ -1122,34 +1152,40 @@ impl<'a> Worker<'a> {
                 self.close(ci, End::Done);
                 return;
             }
-            match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
+            let at_head = self.sh.trace.is_some() && c.framer.in_head();
+            let step = match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
+                Ok(step) => step,
                 Err(e) => {
                     self.explain(FailKind::Exception, || e.to_string());
                     self.close(ci, End::Fail(FailKind::Exception));
                     return;
                 }
-                Ok(step) => {
-                    pos += step.used;
-                    if let Some(resp) = step.done {
-                        let more = pos < self.conns[ci].len;
-                        self.complete(ci, resp);
-                        let c = &mut self.conns[ci];
-                        c.first_byte = if more { self.now } else { 0 };
-                        if !resp.reusable || !self.sh.keep_alive {
-                            // Anything after a closing response is not ours to read.
-                            c.len = 0;
-                            let end = if c.ring.is_empty() {
-                                End::Done
-                            } else {
-                                End::Retry
-                            };
-                            self.close(ci, end);
-                            return;
-                        }
-                    } else if step.used == 0 {
-                        break;
-                    }
+            };
+            if at_head && step.used > 0 {
+                if let Some(trace) = &self.sh.trace {
+                    // ab logs its 8 KiB header buffer: the head and the body read with it.
+                    (trace.0)(&c.buf[pos..c.len.min(pos + TRACE_BYTES)]);
                 }
+            }
+            pos += step.used;
+            if let Some(resp) = step.done {
+                let more = pos < self.conns[ci].len;
+                self.complete(ci, resp);
+                let c = &mut self.conns[ci];
+                c.first_byte = if more { self.now } else { 0 };
+                if !resp.reusable || !self.sh.keep_alive {
+                    // Anything after a closing response is not ours to read.
+                    c.len = 0;
+                    let end = if c.ring.is_empty() {
+                        End::Done
+                    } else {
+                        End::Retry
+                    };
+                    self.close(ci, end);
+                    return;
+                }
+            } else if step.used == 0 {
+                break;
             }
         }
         let c = &mut self.conns[ci];
@@ -1171,6 +1207,7 @@ impl<'a> Worker<'a> {
         let Some(slot) = c.ring.pop_front() else {
             return;
         };
+        let reused = c.served > 0;
         c.served += 1;
         c.deadline = match c.ring.front() {
             Some(s) => s.start.max(s.sent) + self.sh.timeout_ns,
@@ -1216,6 +1253,7 @@ impl<'a> Worker<'a> {
         }
         let st = &mut self.stats;
         st.completed += 1;
+        st.keep_alive_requests += u64::from(reused);
         st.status[usize::from(resp.status.min(999))] += 1;
         if !(200..300).contains(&resp.status) {
             st.non_2xx += 1;
@@ -1282,6 +1320,8 @@ impl<'a> Worker<'a> {
     /// Close a connection, settle the requests on it, and schedule its replacement.
     fn close(&mut self, ci: usize, end: End) {
         let c = &mut self.conns[ci];
+        // The server ended a connection that had answered: with -k, a reconnect follows.
+        c.server_closed = self.sh.keep_alive && c.served > 0 && !matches!(end, End::Fail(_));
         if let Io::Uring { ring, .. } = &mut self.io {
             // An armed operation holds the socket open; cancelling it lets the close happen.
             if c.recv_armed {
@@ -1327,9 +1367,8 @@ impl<'a> Worker<'a> {
                 c.w_end = 0;
                 self.fail(FailKind::Receive, n);
             }
-            End::Retry | End::Done => {
-                self.stats.reconnects += 1;
-            }
+            // Counted as a reconnect when the replacement connects (see `connect`).
+            End::Retry | End::Done => {}
         }
         self.why = None;
         if !self.draining {

@@ -1,4 +1,5 @@
-//! CSV: a header line and one row of headline figures (units in the column names).
+//! CSV: a header line and one row of headline figures (units in the column
+//! names); and ab's `-e` file ([`AbPercentCsv`]).
 
 use std::io::{self, Write};
 
@@ -18,9 +19,37 @@ impl Render<HttpReport> for Csv {
     }
 }
 
+/// ab's `-e` file: "Percentage served,Time in ms" and one row per percent,
+/// 0 to 100, the time with three decimals, exactly as ab writes it. Nothing
+/// but the header when no request completed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AbPercentCsv;
+
+impl Render<HttpReport> for AbPercentCsv {
+    fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "Percentage served,Time in ms")?;
+        for (i, us) in report.percent_served_us.iter().enumerate() {
+            writeln!(out, "{i},{:.3}", *us as f64 / 1000.0)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn percent_file_has_abs_header_and_101_rows() {
+        let mut report = crate::fixtures::http();
+        report.percent_served_us = (0..=100).map(|i| 95 + i * 10).collect();
+        let text = crate::to_string(&AbPercentCsv, &report);
+        let lines: Vec<_> = text.lines().collect();
+        assert_eq!(lines.len(), 102);
+        assert_eq!(lines[0], "Percentage served,Time in ms");
+        assert_eq!(lines[1], "0,0.095");
+        assert_eq!(lines[101], "100,1.095");
+    }
 
     #[test]
     fn header_and_one_row_with_equal_field_counts() {

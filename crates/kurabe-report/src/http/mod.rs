@@ -1,13 +1,19 @@
 //! Renderers of [`HttpReport`] (`kurabe http`): ab-layout text
 //! ([`crate::Terminal`]), one Markdown table row ([`crate::Markdown`]) and
-//! one CSV row ([`crate::Csv`]); JSON is [`crate::Json`].
+//! one CSV row ([`crate::Csv`]); JSON is [`crate::Json`]. ab's own
+//! variants: [`AbText`] (`-d`, `-S`), [`AbHtml`] (`-w`) and [`AbPercentCsv`] (`-e`).
 //!
 //! The shared one-row table (headline figures with units in the column
 //! names) lives here so `markdown.rs` and `csv.rs` only decide the syntax.
 
+mod ab_html;
 mod csv;
 mod markdown;
 mod text;
+
+pub use ab_html::AbHtml;
+pub use csv::AbPercentCsv;
+pub use text::AbText;
 
 use kurabe_model::http::HttpReport;
 

@@ -1,7 +1,8 @@
 //! Text: ab's report, section by section and with ab's format strings, so
 //! scripts that grep ab output (`Requests per second:\s+([\d.]+)` …) keep
 //! working; then kurabe's additions (sub-ms percentiles, status codes,
-//! timeouts, reconciliation) in a block of their own below.
+//! timeouts, reconciliation) in a block of their own below. [`AbText`]
+//! carries ab's switches for the layout (`-d`, `-S`).
 
 use std::io::{self, Write};
 
@@ -17,6 +18,25 @@ const AB_PERCENTILES: [f64; 9] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0
 /// Whole milliseconds, as ab prints its integer columns.
 fn ms(us: u64) -> u64 {
     (us + 500) / 1000
+}
+
+/// ab's text layout switches; the default is ab's default layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AbText {
+    /// The "Percentage of the requests served" table (off with ab's `-d`).
+    pub percentiles: bool,
+    /// The mean[+/-sd] and median columns and ab's reliability warnings
+    /// (off with ab's `-S`, which prints min, avg and max only).
+    pub confidence: bool,
+}
+
+impl Default for AbText {
+    fn default() -> Self {
+        AbText {
+            percentiles: true,
+            confidence: true,
+        }
+    }
 }
 
 fn phase_row(out: &mut dyn Write, label: &str, p: &PhaseTimes) -> io::Result<()> {
@@ -81,7 +101,7 @@ fn ab_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "Non-2xx responses:      {}", r.non_2xx_responses)?;
     }
     if r.keep_alive {
-        writeln!(out, "Keep-Alive requests:    {}", r.complete_requests)?;
+        writeln!(out, "Keep-Alive requests:    {}", r.keep_alive_requests)?;
     }
     writeln!(out, "Total transferred:      {} bytes", r.transfer_bytes)?;
     if r.sent_body_bytes > 0 {
@@ -115,14 +135,72 @@ fn ab_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         let total = (r.transfer_bytes + r.sent_body_bytes) as f64 / 1024.0 / secs;
         writeln!(out, "                        {total:.2} kb/s total")?;
     }
+    Ok(())
+}
+
+/// ab's "Connection Times" and percentage tables, as `layout` asks, when
+/// there is something to show (ab: one response for the first, two for the second).
+fn ab_tables(r: &HttpReport, layout: AbText, out: &mut dyn Write) -> io::Result<()> {
+    if r.complete_requests == 0 {
+        return Ok(());
+    }
     writeln!(out)?;
     writeln!(out, "Connection Times (ms)")?;
-    writeln!(out, "              min  mean[+/-sd] median   max")?;
     let t = &r.connection_times_us;
-    phase_row(out, "Connect:", &t.connect)?;
-    phase_row(out, "Processing:", &t.processing)?;
-    phase_row(out, "Waiting:", &t.waiting)?;
-    phase_row(out, "Total:", &t.total)?;
+    let rows = [
+        ("Connect:", &t.connect, "the initial connection time"),
+        ("Processing:", &t.processing, "the processing time"),
+        ("Waiting:", &t.waiting, "the waiting time"),
+        ("Total:", &t.total, "the total time"),
+    ];
+    if layout.confidence {
+        writeln!(out, "              min  mean[+/-sd] median   max")?;
+        for (label, p, _) in rows {
+            phase_row(out, label, p)?;
+        }
+        for (_, p, what) in rows {
+            sanity_warning(out, what, p)?;
+        }
+    } else {
+        writeln!(out, "              min   avg   max")?;
+        for (label, p, _) in rows {
+            // ab: "%5d %5d%5d" (no space before max).
+            let mean = (p.mean / 1000.0).round() as u64;
+            writeln!(out, "{label:<11} {:5} {mean:5}{:5}", ms(p.min), ms(p.max))?;
+        }
+    }
+    if layout.percentiles && r.complete_requests > 1 {
+        percentage_table(r, out)?;
+    }
+    Ok(())
+}
+
+/// ab's warning when a phase's mean and median are more than one (or two)
+/// standard deviations apart, on ab's rounded milliseconds.
+fn sanity_warning(out: &mut dyn Write, what: &str, p: &PhaseTimes) -> io::Result<()> {
+    let mean = (p.mean / 1000.0).round();
+    let d = (mean - ms(p.median) as f64).abs();
+    let sd = p.sd / 1000.0;
+    if d > 2.0 * sd {
+        writeln!(
+            out,
+            "ERROR: The median and mean for {what} are more than twice the standard"
+        )?;
+        writeln!(
+            out,
+            "       deviation apart. These results are NOT reliable."
+        )?;
+    } else if d > sd {
+        writeln!(
+            out,
+            "WARNING: The median and mean for {what} are not within a normal deviation"
+        )?;
+        writeln!(out, "        These results are probably not that reliable.")?;
+    }
+    Ok(())
+}
+
+fn percentage_table(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)?;
     writeln!(
         out,
@@ -180,6 +258,13 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "Status codes:           {}", codes.join(", "))?;
     http2_line(r, out)?;
     writeln!(out, "Timeouts:               {}", r.failures.timeout)?;
+    if r.keep_alive {
+        writeln!(
+            out,
+            "Reconnects:             {} (the server ended keep-alive connections)",
+            r.reconnects
+        )?;
+    }
     let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
     writeln!(
         out,
@@ -243,14 +328,21 @@ fn error_lines(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-impl Render<HttpReport> for Terminal {
+impl Render<HttpReport> for AbText {
     fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         if report.interrupted {
             writeln!(out, "*** interrupted: partial results ***")?;
             writeln!(out)?;
         }
         ab_section(report, out)?;
+        ab_tables(report, *self, out)?;
         kurabe_section(report, out)
+    }
+}
+
+impl Render<HttpReport> for Terminal {
+    fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+        AbText::default().render(report, out)
     }
 }
 
@@ -280,7 +372,7 @@ Complete requests:      99990
 Failed requests:        10
    (Connect: 1, Receive: 2, Length: 3, Exceptions: 0)
 Non-2xx responses:      5
-Keep-Alive requests:    99990
+Keep-Alive requests:    99940
 Total transferred:      9999000 bytes
 HTML transferred:       1299870 bytes
 Requests per second:    39996.00 [#/sec] (mean)
@@ -310,6 +402,7 @@ Latency (ms)
   min 0.095  mean 0.412  p50 0.398  p90 0.530  p99 1.210  p99.9 2.502  max 3.120
 Status codes:           200: 99985, 503: 5
 Timeouts:               4
+Reconnects:             2 (the server ended keep-alive connections)
 Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
 ";
         assert_eq!(render(&crate::fixtures::http()), expected);

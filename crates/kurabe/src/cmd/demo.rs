@@ -85,6 +85,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         check_length: true,
         insecure: false,
         gnuplot_file: None,
+        setup: Default::default(),
         engine: kurabe_http::client::Engine::Auto,
     };
     // The server runs inside this process, so watching it would count the
@@ -92,7 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = run_load(&load, !args.quiet, &interrupt, None)?;
     let sent = report.complete_requests + report.failed_requests + report.in_flight_at_end;
     let served = settled_count(&server, sent);
-    let mut text = render(&report, Format::Text)?;
+    let mut text = render(&report, Format::Text, &Default::default())?;
     let verdict = if served == sent { "match" } else { "MISMATCH" };
     text.extend_from_slice(
         format!("Server's own count:     {served} requests served ({verdict})\n").as_bytes(),

@@ -19,8 +19,11 @@ use kurabe_report::write::{write_file, Pending};
 
 use crate::flags::parse_duration;
 use crate::load::{render, run_load};
-use crate::render::http::Format;
+use crate::render::http::{Format, Layout};
+use kurabe_report::AbPercentCsv;
 
+/// ab's layout, connection-setup and `-v` flags.
+mod abflags;
 /// `--workers N`: the distributed run, coordinated through PostgreSQL.
 mod fleet;
 
@@ -95,13 +98,52 @@ pub struct Args {
     /// Accept variable document length: responses whose length differs from the first are not counted as Length failures.
     #[arg(short = 'l')]
     pub variable_length: bool,
-    /// Write ab's CSV of "percentage served, time in ms" to this file.
+    /// Write ab's CSV of "percentage served, time in ms" to this file: 101 rows, 0 to 100 %.
     #[arg(short = 'e', value_name = "CSVFILE")]
     pub percentiles_csv: Option<PathBuf>,
+    /// Do not show the "percentage of the requests served" table (as ab -d).
+    #[arg(short = 'd')]
+    pub no_percentiles: bool,
+    /// Do not show the median and standard deviation columns nor ab's reliability warnings: min, avg, max only (as ab -S).
+    #[arg(short = 'S')]
+    pub no_confidence: bool,
+    /// Print ab's HTML table instead of the text report (as ab -w).
+    #[arg(short = 'w')]
+    pub html: bool,
+    /// Attributes for the HTML <table> (implies -w, as in ab), e.g. 'border=1'.
+    #[arg(short = 'x', value_name = "ATTRIBUTES")]
+    pub table_attrs: Option<String>,
+    /// Attributes for every HTML <tr> (implies -w).
+    #[arg(short = 'y', value_name = "ATTRIBUTES")]
+    pub tr_attrs: Option<String>,
+    /// Attributes for every HTML <td> and <th> (implies -w) [default: bgcolor=white].
+    #[arg(short = 'z', value_name = "ATTRIBUTES")]
+    pub td_attrs: Option<String>,
+    /// Size of every connection's TCP send and receive buffer, bytes (as ab -b).
+    #[arg(short = 'b', value_name = "WINDOWSIZE")]
+    pub socket_buffer: Option<u32>,
+    /// Local IP address to bind when connecting (as ab -B), e.g. 127.0.0.2.
+    #[arg(short = 'B', value_name = "ADDRESS")]
+    pub bind: Option<String>,
+    /// Send the requests through this HTTP proxy, HOST:PORT (as ab -X; http:// URLs only).
+    #[arg(short = 'X', value_name = "PROXY:PORT")]
+    pub proxy: Option<String>,
+    /// Basic credentials for the proxy, "user:password" (as ab -P; needs -X). Never shown in output.
+    #[arg(short = 'P', value_name = "USER:PASSWORD")]
+    pub proxy_auth: Option<String>,
+    /// PEM file with the TLS client certificate chain and its private key (as ab -E).
+    #[arg(short = 'E', value_name = "CERTFILE")]
+    pub client_cert: Option<PathBuf>,
+    /// TLS protocol, as ab -f: TLS1.2, TLS1.3 or ALL (rustls does not implement SSL3, TLS1, TLS1.1).
+    #[arg(short = 'f', value_name = "PROTOCOL")]
+    pub tls_protocol: Option<String>,
+    /// TLS cipher suites, OpenSSL names separated by ':' (as ab -Z), e.g. ECDHE-RSA-AES128-GCM-SHA256:TLS_AES_128_GCM_SHA256.
+    #[arg(short = 'Z', value_name = "CIPHERSUITE")]
+    pub ciphers: Option<String>,
     /// Write ab's gnuplot TSV (one line per request, streamed) to this file.
     #[arg(short = 'g', value_name = "GNUPLOTFILE")]
     pub gnuplot: Option<PathBuf>,
-    /// Verbosity: 2 or more prints the resolved request to stderr before the run.
+    /// Verbosity, as ab: 2 or more prints the request header before the run (credentials masked); on stdout with the text report, else on stderr.
     #[arg(short = 'v', value_name = "VERBOSITY", default_value_t = 0)]
     pub verbosity: u8,
     /// Client threads [default: for a loopback URL max(1, CPUs/2), so a local server keeps half the cores; otherwise the number of CPUs; never more than -c].
@@ -122,7 +164,7 @@ pub struct Args {
     /// HTTP/1.1 pipelining: requests in flight per connection (needs -k).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
-    /// Client I/O engine: io_uring (batched submission, multishot receive) where the kernel offers it, else epoll; `auto` picks the faster one available (epoll for https://). The report names the engine that ran.
+    /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (epoll today; always epoll for https:// and --http2). The report names the engine that ran.
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     pub engine: EngineArg,
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
@@ -162,7 +204,7 @@ pub struct Args {
 /// `--engine` values (mapped to [`client::Engine`]; the library stays clap-free).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum EngineArg {
-    /// io_uring where available and faster, else epoll.
+    /// The engine measured cheaper per request (epoll today).
     Auto,
     /// epoll readiness.
     Epoll,
@@ -189,6 +231,8 @@ pub struct Resolved {
     pub load: LoadConfig,
     /// Report format.
     pub format: Format,
+    /// ab's layout flags (`-d`, `-S`, `-w`, `-x`, `-y`, `-z`).
+    pub layout: Layout,
     /// Report file (`-o`), else stdout.
     pub output: Option<PathBuf>,
     /// ab's percentile CSV (`-e`).
@@ -242,6 +286,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
         }
     }
     let request = request_spec(args)?.build(&FLAG_NAMES)?;
+    let target_tls = target.tls;
     let server = match (args.no_server_metrics, args.server_pid) {
         (true, _) => ServerChoice::Off,
         (false, Some(pid)) => ServerChoice::Pid(pid),
@@ -272,6 +317,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
             insecure: args.insecure,
             // Opened by `run` once the other outputs are checked.
             gnuplot_file: None,
+            setup: abflags::setup(args, target_tls)?,
             engine: match args.engine {
                 EngineArg::Auto => client::Engine::Auto,
                 EngineArg::Epoll => client::Engine::Epoll,
@@ -279,6 +325,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
             },
         },
         format: args.format,
+        layout: abflags::layout(args)?,
         output: args.output.clone(),
         percentiles_csv: args.percentiles_csv.clone(),
         progress: !args.quiet,
@@ -292,6 +339,9 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
 fn http2_flags(args: &Args) -> anyhow::Result<()> {
     if args.streams == Some(0) {
         bail!("--streams 0: use at least 1 stream per connection");
+    }
+    if args.http2 && args.proxy.is_some() {
+        bail!("-X sends HTTP/1.1 requests to a proxy; drop --http2 or -X");
     }
     if args.http2 && args.pipeline > 1 {
         bail!("--pipeline is HTTP/1.1 pipelining; with --http2 use --streams N for requests in flight per connection");
@@ -373,21 +423,6 @@ fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
     Ok((name.trim().to_owned(), value.trim().to_owned()))
 }
 
-/// ab's `-e` CSV: "Percentage served,Time in ms", one row per integer percentage the report has.
-pub(crate) fn percentiles_csv(report: &HttpReport) -> String {
-    let mut out = String::from("Percentage served,Time in ms\n");
-    for p in &report.latency_percentiles_us {
-        if p.percentile.fract() == 0.0 {
-            out.push_str(&format!(
-                "{},{:.3}\n",
-                p.percentile,
-                p.latency_us as f64 / 1000.0
-            ));
-        }
-    }
-    out
-}
-
 /// Resolve [`ServerChoice`] to a PID to watch.
 ///
 /// An explicit `--server-pid` that does not exist is a setup error; a
@@ -414,27 +449,6 @@ fn server_pid(choice: ServerChoice) -> anyhow::Result<Option<u32>> {
             }
         },
     }
-}
-
-/// Print the resolved request (`-v 2` and up).
-fn describe(load: &LoadConfig) -> String {
-    let mut s = format!(
-        "{} {} ({})\n",
-        load.method,
-        load.target.path,
-        load.target.url()
-    );
-    for (k, v) in &load.headers {
-        s.push_str(&format!("{k}: {v}\n"));
-    }
-    if let Some(b) = &load.body {
-        s.push_str(&format!("[{} body bytes]\n", b.len()));
-    }
-    s.push_str(&format!(
-        "concurrency {} on {} threads, keep-alive {}, pipeline {}, {:?}\n",
-        load.concurrency, load.threads, load.keep_alive, load.pipeline, load.stop
-    ));
-    s
 }
 
 /// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells report them); 1 when `--abort-on-error`
@@ -520,11 +534,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     crate::signal::force_exit_on_second_signal();
     kurabe_http::raise_fd_limit();
     if resolved.verbosity >= 2 {
-        eprint!("{}", describe(&resolved.load));
+        abflags::verbose(resolved.format, &abflags::describe(&resolved.load));
+        resolved.load.setup.trace = Some(abflags::trace(resolved.format, resolved.verbosity));
     }
     let server = server_pid(resolved.server)?;
     let report = run_load(&resolved.load, resolved.progress, &interrupt, server)?;
-    let rendered = render(&report, resolved.format)?;
+    let rendered = render(&report, resolved.format, &resolved.layout)?;
     write_outputs(&resolved, &report, &rendered)?;
     if let Some(pending) = gnuplot {
         if no_response(&report, "-g") {
@@ -584,7 +599,8 @@ pub(crate) fn write_outputs(
         .as_ref()
         .filter(|_| !no_response(report, "-e"))
     {
-        write_file(path, percentiles_csv(report).as_bytes()).context("-e")?;
+        let csv = kurabe_report::to_string(&AbPercentCsv, report);
+        write_file(path, csv.as_bytes()).context("-e")?;
     }
     match &resolved.output {
         Some(path) => write_file(path, rendered).context("-o")?,
@@ -749,21 +765,5 @@ mod tests {
         assert_eq!(r.load.threads, 2);
         let r = resolve(&["-c", "3", "-n", "100", "--threads", "8", "http://h/"]).unwrap();
         assert_eq!(r.load.threads, 3, "never more threads than connections");
-    }
-
-    #[test]
-    fn percentile_csv_has_abs_header_and_integer_rows() {
-        let mut r: HttpReport =
-            serde_json::from_str(include_str!("../../../kurabe-report/testdata/http.json"))
-                .unwrap();
-        r.latency_percentiles_us
-            .push(kurabe_model::http::PercentileValue {
-                percentile: 99.9,
-                latency_us: 2500,
-            });
-        let csv = percentiles_csv(&r);
-        assert!(csv.starts_with("Percentage served,Time in ms\n50,0.398\n66,0.450\n"));
-        assert!(csv.ends_with("100,3.120\n"));
-        assert!(!csv.contains("99.9"));
     }
 }

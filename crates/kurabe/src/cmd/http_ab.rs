@@ -118,6 +118,19 @@ fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
     let refused = [
         ("-e", args.percentiles_csv.is_some()),
         ("-g", args.gnuplot.is_some()),
+        (
+            "-w/-x/-y/-z",
+            args.html
+                || args.table_attrs.is_some()
+                || args.tr_attrs.is_some()
+                || args.td_attrs.is_some(),
+        ),
+        ("-b", args.socket_buffer.is_some()),
+        ("-B", args.bind.is_some()),
+        ("-X", args.proxy.is_some()),
+        ("-E", args.client_cert.is_some()),
+        ("-f", args.tls_protocol.is_some()),
+        ("-Z", args.ciphers.is_some()),
         ("--server-pid", args.server_pid.is_some()),
         ("--workers", args.workers.is_some()),
         ("--max-error-rate", args.max_error_rate.is_some()),

@@ -18,7 +18,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use socket2::{Domain, Protocol, Socket, Type};
+use socket2::Socket;
 
 use super::conn::{ConnError, Proto, StreamState, MAX_BLOCK};
 use super::frame;
@@ -495,18 +495,7 @@ impl<'a> Worker<'a> {
     }
 
     fn open_socket(&mut self, ci: usize) -> io::Result<()> {
-        let addr = &self.sh.addr;
-        let sock = Socket::new(
-            Domain::for_address(addr.as_socket().expect("resolved address")),
-            Type::STREAM.nonblocking().cloexec(),
-            Some(Protocol::TCP),
-        )?;
-        sock.set_nodelay(true)?;
-        match sock.connect(addr) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-            Err(e) => return Err(e),
-        }
+        let sock = self.sh.connect_socket()?;
         let fd = sock.as_raw_fd();
         self.ep.add(fd, ci as u64)?;
         let c = &mut self.conns[ci];

@@ -32,6 +32,14 @@ fn spec(resolved: &Resolved) -> anyhow::Result<RunSpec> {
     if load.abort_on_error {
         bail!("--abort-on-error cannot stop other hosts; leave it out with --workers");
     }
+    let s = &load.setup;
+    if s.socket_buffer.is_some()
+        || s.bind.is_some()
+        || s.proxy.is_some()
+        || s.tls != Default::default()
+    {
+        bail!("-b, -B, -X, -E, -f and -Z set up this host's connections; leave them out with --workers");
+    }
     let ms = |d: Duration| d.as_millis() as u64;
     Ok(RunSpec {
         url: load.target.url(),
@@ -90,7 +98,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     }
     let mut outcome = outcome;
     outcome.report.fleet = Some(fleet_summary(&outcome));
-    let mut rendered = render(&outcome.report, resolved.format)?;
+    let mut rendered = render(&outcome.report, resolved.format, &resolved.layout)?;
     let table = worker_table(&outcome);
     if resolved.format == Format::Text {
         rendered.extend_from_slice(b"\n");
