@@ -9,7 +9,7 @@
 //! must not decide anything (that is [`crate::bisect`]).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use kurabe_model::plan::{Plan, Variant, Workload};
 use kurabe_model::record::{ExperimentStatus, RunStatus};
@@ -18,6 +18,7 @@ use kurabe_store::Store;
 use crate::git::{short, GitError, WorktreeCache};
 use crate::runner::{run_experiment, Event, RunOptions};
 use kurabe_model::stats::bisect::{MeasureError, Measurer};
+use kurabe_model::stop::Stop;
 
 /// The plan a search runs: `plan` cut down to `variant` (default: the only
 /// or first one) and `workload` (default: the first that selects `metric`,
@@ -107,8 +108,8 @@ pub struct PlanMeasurer<'a> {
     pub store: &'a mut Store,
     /// Options of every experiment (worktrees are filled in per step).
     pub opts: RunOptions,
-    /// The Ctrl-C flag.
-    pub stop: &'a AtomicBool,
+    /// The Ctrl-C stop.
+    pub stop: &'a Arc<Stop>,
     /// Progress of the experiments, and notes on builds.
     pub on_event: &'a mut dyn FnMut(&Event<'_>),
 }
@@ -135,7 +136,7 @@ impl Measurer for PlanMeasurer<'_> {
         };
         let outcome = run_experiment(&plan, self.store, &opts, self.stop, self.on_event)
             .map_err(|e| MeasureError::Fatal(e.to_string()))?;
-        if outcome.status == ExperimentStatus::Interrupted || self.stop.load(Ordering::Relaxed) {
+        if outcome.status == ExperimentStatus::Interrupted || self.stop.is_set() {
             return Err(MeasureError::Fatal("interrupted".into()));
         }
         commits.iter().map(|c| self.samples(c, &outcome)).collect()
@@ -147,7 +148,7 @@ impl PlanMeasurer<'_> {
     fn prepare(&mut self, commit: &str) -> Result<std::path::PathBuf, MeasureError> {
         match self
             .cache
-            .prepare(commit, self.plan.build.as_ref(), self.stop)
+            .prepare(commit, self.plan.build.as_ref(), self.stop.flag())
         {
             Ok(p) => {
                 let how = if p.built_now { "built" } else { "cached" };
@@ -255,7 +256,7 @@ pub fn run_bisect(
     plan: &Plan,
     settings: &BisectSettings,
     store: &mut Store,
-    stop: &AtomicBool,
+    stop: &Arc<Stop>,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<kurabe_model::stats::bisect::BisectReport, BisectError> {
     use kurabe_model::stats::bisect::{self, BisectConfig, BISECT_SCHEMA_VERSION};

@@ -21,6 +21,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::Duration;
 
 use kurabe_model::bench::{CmdExecution, CmdExport, CmdResult};
@@ -28,6 +29,7 @@ use kurabe_model::plan::{
     CommandLine, CommandOutput, CommandWorkload, ExecCost, Limits, OnFailure, Plan, Variant,
     Workload, WorkloadKind,
 };
+use kurabe_model::stop::Stop;
 use kurabe_store::{RunStatus, Store};
 
 use crate::measure::{self, CommandRun};
@@ -216,10 +218,13 @@ pub struct CmdOutcome {
 pub fn run_cmd(
     cfg: &CmdConfig,
     store: &mut Store,
-    stop: &AtomicBool,
+    stop: &Arc<Stop>,
     on_event: &mut dyn FnMut(&CmdEvent<'_>),
 ) -> Result<CmdOutcome, CmdError> {
-    let pre = Preliminaries { cfg, stop };
+    let pre = Preliminaries {
+        cfg,
+        stop: stop.flag(),
+    };
     let mut plan = pre.plan(1, 1, ExecCost::default(), false)?;
     if let Some(setup) = &cfg.setup {
         on_event(&CmdEvent::Step("setup"));

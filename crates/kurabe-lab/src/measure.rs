@@ -16,7 +16,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
 use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
@@ -24,6 +25,7 @@ use kurabe_model::plan::{
     CommandLine, CommandOutput, CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope,
     SystemWorkload, WatchWorkload,
 };
+use kurabe_model::stop::Stop;
 use kurabe_probe::cgroup::CgroupReader;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
 use serde_json::json;
@@ -97,33 +99,25 @@ pub(crate) fn tree_record(s: &WatchSummary) -> serde_json::Value {
 }
 
 /// Sleep up to `d`, waking early when `stop` is set; false when stopped.
-fn pause(d: Duration, stop: &AtomicBool) -> bool {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep((end - Instant::now()).min(Duration::from_millis(20)));
-    }
-    !stop.load(Ordering::Relaxed)
+fn pause(d: Duration, stop: &Stop) -> bool {
+    !stop.wait_timeout(d)
 }
 
-/// Run the load generator once, forwarding `stop` into its control block.
-fn load(cfg: &LoadConfig, stop: &AtomicBool) -> Result<kurabe_model::http::HttpReport, RunFailure> {
+/// Run the load generator once, forwarding `stop` into its control block:
+/// a relay thread blocks on a child of `stop` that the end of the load
+/// also sets, so it neither polls nor outlives the load.
+fn load(cfg: &LoadConfig, stop: &Arc<Stop>) -> Result<kurabe_model::http::HttpReport, RunFailure> {
     let ctl = RunControl::default();
-    let done = AtomicBool::new(false);
+    let wake = stop.child();
     std::thread::scope(|s| {
         s.spawn(|| {
-            while !done.load(Ordering::Relaxed) {
-                if stop.load(Ordering::Relaxed) {
-                    ctl.stop.store(true, Ordering::Relaxed);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
+            wake.wait();
+            if stop.is_set() {
+                ctl.stop.store(true, Ordering::Relaxed);
             }
         });
         let r = client::run(cfg, &ctl);
-        done.store(true, Ordering::Relaxed);
+        wake.trigger(None);
         r.map_err(|e| RunFailure::new(format!("load generator: {e}")))
     })
 }
@@ -172,7 +166,7 @@ pub fn http(
     plan_dir: &Path,
     warmup: Option<Duration>,
     probe: Option<&Probe>,
-    stop: &AtomicBool,
+    stop: &Arc<Stop>,
 ) -> Result<Measured, RunFailure> {
     let target = Target::parse(url).map_err(|e| RunFailure::new(e.to_string()))?;
     let request = request_spec(w, plan_dir)?
@@ -220,7 +214,7 @@ pub fn http(
     let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
     if let Some(length) = w.soak {
         let p = probe.ok_or_else(|| RunFailure::new("a soak run needs a [target] to sample"))?;
-        return crate::soak::soak(cfg, length.0, warmup, p, stop);
+        return crate::soak::soak(cfg, length.0, warmup, p, stop.flag());
     }
     if !warmup.is_zero() {
         // A separate load run, so the target's CPU and memory during it stay out of the figures.
@@ -228,7 +222,7 @@ pub fn http(
         wcfg.stop = StopCondition::Duration(warmup);
         load(&wcfg, stop)?;
     }
-    if stop.load(Ordering::Relaxed) {
+    if stop.is_set() {
         return Err(RunFailure::new("interrupted"));
     }
     let expected = match measured_stop {
@@ -241,7 +235,7 @@ pub fn http(
     cfg.warmup = None;
     let mut report = load(&cfg, stop)?;
     let tree = w_probe.map(Watcher::stop);
-    if report.interrupted && stop.load(Ordering::Relaxed) {
+    if report.interrupted && stop.is_set() {
         return Err(RunFailure::new("interrupted"));
     }
     if report.complete_requests == 0 {
@@ -281,7 +275,7 @@ pub fn http(
 }
 
 /// The `watch` workload on an already started target (or command) tree.
-pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &AtomicBool) -> Result<Measured, RunFailure> {
+pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &Stop) -> Result<Measured, RunFailure> {
     if let Some(warmup) = w.warmup {
         if !pause(warmup.0, stop) {
             return Err(RunFailure::new("interrupted"));
@@ -306,11 +300,7 @@ pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &AtomicBool) -> Result<Meas
 pub const DEFAULT_SETTLE: Duration = Duration::from_secs(5);
 
 /// The `idle` workload: wait `settle`, then read memory once.
-pub fn idle(
-    w: &IdleWorkload,
-    probe: Option<&Probe>,
-    stop: &AtomicBool,
-) -> Result<Measured, RunFailure> {
+pub fn idle(w: &IdleWorkload, probe: Option<&Probe>, stop: &Stop) -> Result<Measured, RunFailure> {
     if !pause(w.settle.map_or(DEFAULT_SETTLE, |d| d.0), stop) {
         return Err(RunFailure::new("interrupted"));
     }

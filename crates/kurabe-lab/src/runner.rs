@@ -28,6 +28,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use kurabe_model::plan::{
@@ -39,6 +40,7 @@ use kurabe_model::record::{
     ExperimentId, ExperimentStatus, MetricValue, NewExperiment, RunRecord, RunStatus,
 };
 use kurabe_model::stats::{metric, randomized_blocks};
+use kurabe_model::stop::Stop;
 use kurabe_model::time::rfc3339;
 use kurabe_store::{Store, StoreError};
 
@@ -338,7 +340,7 @@ impl Clock for Instant {
 pub struct ProcessLauncher<'a> {
     plan: &'a Plan,
     opts: &'a RunOptions,
-    stop: &'a AtomicBool,
+    stop: &'a Arc<Stop>,
 }
 
 impl Launcher for ProcessLauncher<'_> {
@@ -464,7 +466,7 @@ impl ProcessLauncher<'_> {
             return Ok(None);
         };
         let mut t = target::start(&spec?)?;
-        t.wait_ready(self.stop)?;
+        t.wait_ready(self.stop.flag())?;
         Ok(Some(t))
     }
 
@@ -495,7 +497,9 @@ impl ProcessLauncher<'_> {
             WorkloadKind::Command(c) => self.command(v, c, vars, &env),
             WorkloadKind::Watch(wt) => self.watch(wt, vars, env, probe),
             WorkloadKind::Idle(i) => measure::idle(i, probe, self.stop),
-            WorkloadKind::System(sw) => measure::system(sw, cgroup_limits(v).as_ref(), self.stop),
+            WorkloadKind::System(sw) => {
+                measure::system(sw, cgroup_limits(v).as_ref(), self.stop.flag())
+            }
         }
     }
 
@@ -523,7 +527,7 @@ impl ProcessLauncher<'_> {
             cwd: self.resolve_dir(c.cwd.as_ref()),
             limits: limits.as_ref(),
         };
-        measure::command(c, &run, self.stop)
+        measure::command(c, &run, self.stop.flag())
     }
 
     /// A watch workload: its own command started and watched, else the target.
@@ -681,12 +685,12 @@ fn record_of(
 
 /// Run `plan` and record everything in `store`.
 ///
-/// `stop` is the Ctrl-C flag; `on_event` receives progress.
+/// `stop` is the Ctrl-C stop (waits block on it); `on_event` receives progress.
 pub fn run_experiment(
     plan: &Plan,
     store: &mut Store,
     opts: &RunOptions,
-    stop: &AtomicBool,
+    stop: &Arc<Stop>,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<Outcome, LabError> {
     check_supported(plan)?;
@@ -696,7 +700,7 @@ pub fn run_experiment(
         launcher: &mut launcher,
         sink: store,
         clock: &Instant::now(),
-        stop,
+        stop: stop.flag(),
         on_event,
     };
     run_with(plan, opts, &mut io)

@@ -318,6 +318,34 @@ fn run_series(run: &StoredRun) -> Option<RunSeries> {
     })
 }
 
+/// `kurabe http URL_A URL_B --format json`: `comparison` (the experiment
+/// report of `exp`) plus every run's full HTTP record.
+pub fn http_compare(
+    exp: &Experiment,
+    urls: &[String],
+    rounds: u32,
+    comparison: kurabe_model::experiment::ExperimentReport,
+) -> kurabe_model::http::HttpCompare {
+    let field = |r: &kurabe_model::record::RunRecord, key: &str| {
+        r.record.as_ref().and_then(|v| v.get(key)).cloned()
+    };
+    let runs = exp.runs.iter().map(|r| kurabe_model::http::HttpCompareRun {
+        url: r.run.variant.clone(),
+        round: r.run.round,
+        status: r.run.status,
+        error: r.run.error_tail.clone(),
+        http: field(&r.run, "http"),
+        server: field(&r.run, "target"),
+    });
+    kurabe_model::http::HttpCompare {
+        schema_version: kurabe_model::SCHEMA_VERSION,
+        urls: urls.to_vec(),
+        rounds,
+        comparison,
+        runs: runs.collect(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,7 +49,7 @@ use std::io::{self, Write};
 
 use kurabe_model::experiment::ExperimentReport;
 
-pub use build::experiment_report;
+pub use build::{experiment_report, http_compare};
 pub use csv::Csv;
 pub use entries::{compare_entries, render_comparison};
 pub use history::{

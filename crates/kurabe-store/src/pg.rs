@@ -136,89 +136,31 @@ impl Target {
         // postgres::Config knows only disable/prefer/require, so kurabe
         // takes the TLS parameters out of the URL and applies them itself.
         let (base, query) = url.split_once('?').unwrap_or((url, ""));
-        let mut kept = Vec::new();
-        let (mut sslmode, mut rootcert) = (None, None);
-        for pair in query.split('&').filter(|p| !p.is_empty()) {
-            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-            match k {
-                "sslmode" => sslmode = Some(percent_decode(v)),
-                "sslrootcert" => rootcert = Some(percent_decode(v)),
-                _ => kept.push(pair),
-            }
-        }
+        let params = TlsParams::take(query);
+        let env_ports = env_ports(&env, &bad)?;
         // The URL parser puts 5432 on a host written without a port, which
         // would hide PGPORT; libpq uses PGPORT there, so write it in first.
-        let env_ports = match env("PGPORT") {
-            Some(p) => Some(
-                p.split(',')
-                    .map(|one| {
-                        one.trim().parse::<u16>().map_err(|_| {
-                            bad(format!("PGPORT `{one}` is not a port number (1-65535)"))
-                        })
-                    })
-                    .collect::<Result<Vec<u16>, _>>()?,
-            ),
-            None => None,
-        };
         let base = match &env_ports {
             Some(ports) => with_default_ports(base, ports),
             None => base.to_owned(),
         };
-        let rebuilt = if kept.is_empty() {
+        let rebuilt = if params.kept.is_empty() {
             base
         } else {
-            format!("{base}?{}", kept.join("&"))
+            format!("{base}?{}", params.kept.join("&"))
         };
         let mut config: Config = rebuilt.parse().map_err(|e: postgres::Error| {
             // The parser's message names a field, never a value.
             bad(e.to_string())
         })?;
-
-        if config.get_hosts().is_empty() {
-            match env("PGHOST") {
-                Some(hosts) => {
-                    for h in hosts.split(',') {
-                        config.host(h);
-                    }
-                }
-                // libpq's default on Debian: the local server's socket.
-                None if Path::new("/var/run/postgresql").is_dir() => {
-                    config.host_path("/var/run/postgresql");
-                }
-                None => {
-                    config.host("localhost");
-                }
-            }
-        }
+        env_hosts(&mut config, &env);
         if config.get_ports().is_empty() {
             for &port in env_ports.iter().flatten() {
                 config.port(port);
             }
         }
-        if config.get_user().is_none() {
-            if let Some(u) = env("PGUSER") {
-                config.user(&u);
-            }
-        }
-        if config.get_dbname().is_none() {
-            if let Some(d) = env("PGDATABASE") {
-                config.dbname(&d);
-            }
-        }
-        if config.get_application_name().is_none() {
-            config.application_name(env("PGAPPNAME").as_deref().unwrap_or("kurabe"));
-        }
-        if config.get_connect_timeout().is_none() {
-            let t = match env("PGCONNECT_TIMEOUT") {
-                Some(s) => Duration::from_secs(s.trim().parse::<u64>().map_err(|_| {
-                    bad(format!(
-                        "PGCONNECT_TIMEOUT `{s}` is not a number of seconds"
-                    ))
-                })?),
-                None => DEFAULT_CONNECT_TIMEOUT,
-            };
-            config.connect_timeout(t);
-        }
+        env_identity(&mut config, &env);
+        env_connect_timeout(&mut config, &env, &bad)?;
         if config.get_password().is_none() {
             if let Some(p) = env("PGPASSWORD") {
                 config.password(&p);
@@ -226,22 +168,13 @@ impl Target {
                 config.password(&p);
             }
         }
-
-        let mode_text = sslmode.or_else(|| env("PGSSLMODE"));
-        let tls = match mode_text.as_deref() {
-            None => TlsMode::Off,
-            Some(m) => TlsMode::parse(m).ok_or_else(|| {
-                bad(format!(
-                    "sslmode `{m}` is not one of disable, allow, prefer, require, verify-ca, verify-full"
-                ))
-            })?,
-        };
+        let tls = tls_mode(params.sslmode, &env, &bad)?;
         config.ssl_mode(if tls == TlsMode::Off {
             SslMode::Disable
         } else {
             SslMode::Require
         });
-        let root_cert = match rootcert.or_else(|| env("PGSSLROOTCERT")).as_deref() {
+        let root_cert = match params.rootcert.or_else(|| env("PGSSLROOTCERT")).as_deref() {
             Some("system") => None,
             Some(p) => Some(PathBuf::from(p)),
             None => env("HOME")
@@ -374,6 +307,126 @@ pub fn redact(url: &str) -> String {
         out.push_str(&pairs.join("&"));
     }
     out
+}
+
+/// A URL's query split into the TLS parameters kurabe applies itself and
+/// the ones the `postgres` parser keeps.
+struct TlsParams<'a> {
+    sslmode: Option<String>,
+    rootcert: Option<String>,
+    kept: Vec<&'a str>,
+}
+
+impl<'a> TlsParams<'a> {
+    fn take(query: &'a str) -> Self {
+        let mut out = TlsParams {
+            sslmode: None,
+            rootcert: None,
+            kept: Vec::new(),
+        };
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            match k {
+                "sslmode" => out.sslmode = Some(percent_decode(v)),
+                "sslrootcert" => out.rootcert = Some(percent_decode(v)),
+                _ => out.kept.push(pair),
+            }
+        }
+        out
+    }
+}
+
+/// `PGPORT`, a port or a comma-separated list (one per host).
+fn env_ports(
+    env: &impl Fn(&str) -> Option<String>,
+    bad: &impl Fn(String) -> StoreError,
+) -> Result<Option<Vec<u16>>, StoreError> {
+    let Some(p) = env("PGPORT") else {
+        return Ok(None);
+    };
+    p.split(',')
+        .map(|one| {
+            one.trim()
+                .parse::<u16>()
+                .map_err(|_| bad(format!("PGPORT `{one}` is not a port number (1-65535)")))
+        })
+        .collect::<Result<Vec<u16>, _>>()
+        .map(Some)
+}
+
+/// Hosts from `PGHOST` when the URL names none, else libpq's default.
+fn env_hosts(config: &mut Config, env: &impl Fn(&str) -> Option<String>) {
+    if !config.get_hosts().is_empty() {
+        return;
+    }
+    match env("PGHOST") {
+        Some(hosts) => {
+            for h in hosts.split(',') {
+                config.host(h);
+            }
+        }
+        // libpq's default on Debian: the local server's socket.
+        None if Path::new("/var/run/postgresql").is_dir() => {
+            config.host_path("/var/run/postgresql");
+        }
+        None => {
+            config.host("localhost");
+        }
+    }
+}
+
+/// User, database and application name from `PG*` where the URL has none.
+fn env_identity(config: &mut Config, env: &impl Fn(&str) -> Option<String>) {
+    if config.get_user().is_none() {
+        if let Some(u) = env("PGUSER") {
+            config.user(&u);
+        }
+    }
+    if config.get_dbname().is_none() {
+        if let Some(d) = env("PGDATABASE") {
+            config.dbname(&d);
+        }
+    }
+    if config.get_application_name().is_none() {
+        config.application_name(env("PGAPPNAME").as_deref().unwrap_or("kurabe"));
+    }
+}
+
+/// The connect timeout: the URL's, `PGCONNECT_TIMEOUT`, or kurabe's default.
+fn env_connect_timeout(
+    config: &mut Config,
+    env: &impl Fn(&str) -> Option<String>,
+    bad: &impl Fn(String) -> StoreError,
+) -> Result<(), StoreError> {
+    if config.get_connect_timeout().is_some() {
+        return Ok(());
+    }
+    let t = match env("PGCONNECT_TIMEOUT") {
+        Some(s) => Duration::from_secs(s.trim().parse::<u64>().map_err(|_| {
+            bad(format!(
+                "PGCONNECT_TIMEOUT `{s}` is not a number of seconds"
+            ))
+        })?),
+        None => DEFAULT_CONNECT_TIMEOUT,
+    };
+    config.connect_timeout(t);
+    Ok(())
+}
+
+/// The TLS mode: the URL's `sslmode`, else `PGSSLMODE`, else off.
+fn tls_mode(
+    from_url: Option<String>,
+    env: &impl Fn(&str) -> Option<String>,
+    bad: &impl Fn(String) -> StoreError,
+) -> Result<TlsMode, StoreError> {
+    match from_url.or_else(|| env("PGSSLMODE")).as_deref() {
+        None => Ok(TlsMode::Off),
+        Some(m) => TlsMode::parse(m).ok_or_else(|| {
+            bad(format!(
+                "sslmode `{m}` is not one of disable, allow, prefer, require, verify-ca, verify-full"
+            ))
+        }),
+    }
 }
 
 /// `base` (a URL without query) with `ports` written after each host that

@@ -143,6 +143,9 @@ pub fn run_copies(
     for k in &kids {
         statuses.push(reap(k.pid));
     }
+    if outcome.is_err() {
+        await_groups_gone(&kids, GROUP_EXIT_WAIT);
+    }
     outcome?;
     let mut out = Vec::with_capacity(kids.len());
     for (k, status) in kids.iter().zip(statuses) {
@@ -321,6 +324,25 @@ fn kill_all(kids: &[Running]) {
         unsafe {
             libc::kill(-k.pid, libc::SIGKILL);
             libc::kill(k.pid, libc::SIGKILL);
+        }
+    }
+}
+
+/// How long a killed copy's process group may take to disappear.
+const GROUP_EXIT_WAIT: Duration = Duration::from_secs(5);
+
+/// Wait, at most `within`, until the killed copies' process groups are
+/// empty. Reaping the leader is not enough: a SIGKILLed pipeline member
+/// (the shell test's `tee`, `sort`) may still finish the system call it
+/// was in — creating a file in the temp dir — after the leader is gone,
+/// and the temp dir is removed right after this returns. On a loaded
+/// machine that window is long enough to leave the dir behind.
+fn await_groups_gone(kids: &[Running], within: Duration) {
+    let deadline = Instant::now() + within;
+    for k in kids {
+        // SAFETY: signal 0 only asks whether the group still has members.
+        while unsafe { libc::kill(-k.pid, 0) } == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 }

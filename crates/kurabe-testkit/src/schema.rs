@@ -83,89 +83,11 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>)
                     .expect("$ref into #/$defs/");
                 check(root, &root["$defs"][name], v, at, errors);
             }
-            "type" => {
-                let ok = match rule {
-                    Value::String(t) => type_ok(t, v),
-                    Value::Array(ts) => ts.iter().any(|t| type_ok(t.as_str().unwrap(), v)),
-                    _ => panic!("bad type rule {rule} at {at}"),
-                };
-                if !ok {
-                    errors.push(format!("{at}: {v} is not of type {rule}"));
-                }
+            "type" | "const" | "enum" | "minimum" | "exclusiveMinimum" | "maximum" | "pattern" => {
+                errors.extend(value_rule(key, rule, v, at));
             }
-            "const" => {
-                if v != rule {
-                    errors.push(format!("{at}: {v} is not {rule}"));
-                }
-            }
-            "enum" => {
-                if !rule.as_array().expect("enum is an array").contains(v) {
-                    errors.push(format!("{at}: {v} is not one of {rule}"));
-                }
-            }
-            "minimum" => {
-                if v.as_f64().is_some_and(|x| x < number(key, rule)) {
-                    errors.push(format!("{at}: {v} is below {rule}"));
-                }
-            }
-            "exclusiveMinimum" => {
-                if v.as_f64().is_some_and(|x| x <= number(key, rule)) {
-                    errors.push(format!("{at}: {v} is not above {rule}"));
-                }
-            }
-            "maximum" => {
-                if v.as_f64().is_some_and(|x| x > number(key, rule)) {
-                    errors.push(format!("{at}: {v} is above {rule}"));
-                }
-            }
-            "pattern" => {
-                let pattern = rule.as_str().expect("pattern is a string");
-                let re = regex::Regex::new(pattern).expect("pattern is a valid regex");
-                if v.as_str().is_some_and(|text| !re.is_match(text)) {
-                    errors.push(format!("{at}: {v} does not match {rule}"));
-                }
-            }
-            "required" => {
-                if let Some(obj) = v.as_object() {
-                    for name in rule.as_array().expect("required is an array") {
-                        if !obj.contains_key(name.as_str().unwrap()) {
-                            errors.push(format!("{at}: missing required {name}"));
-                        }
-                    }
-                }
-            }
-            "properties" => {
-                if let Some(obj) = v.as_object() {
-                    for (name, sub) in rule.as_object().expect("properties is an object") {
-                        if let Some(field) = obj.get(name) {
-                            check(root, sub, field, &format!("{at}.{name}"), errors);
-                        }
-                    }
-                }
-            }
-            "additionalProperties" => {
-                let known = s.get("properties").and_then(Value::as_object);
-                let extra = v
-                    .as_object()
-                    .into_iter()
-                    .flatten()
-                    .filter(|(name, _)| !known.is_some_and(|k| k.contains_key(*name)));
-                for (name, field) in extra {
-                    match rule {
-                        Value::Bool(false) => errors.push(format!("{at}: unexpected key {name}")),
-                        Value::Bool(true) => {}
-                        Value::Object(_) => {
-                            check(root, rule, field, &format!("{at}.{name}"), errors)
-                        }
-                        _ => panic!("bad additionalProperties rule {rule} at {at}"),
-                    }
-                }
-            }
-            "propertyNames" => {
-                for name in v.as_object().into_iter().flat_map(|o| o.keys()) {
-                    let key = Value::String(name.clone());
-                    check(root, rule, &key, &format!("{at} key {name}"), errors);
-                }
+            "required" | "properties" | "additionalProperties" | "propertyNames" => {
+                object_rule(root, s, key, rule, v, at, errors);
             }
             "items" => {
                 for (i, item) in v.as_array().into_iter().flatten().enumerate() {
@@ -186,6 +108,89 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>)
                 }
             }
             other => panic!("schema keyword {other} at {at} not supported by the checker"),
+        }
+    }
+}
+
+/// A keyword about the value itself (type, constants, ranges, pattern):
+/// the violation, if any.
+fn value_rule(key: &str, rule: &Value, v: &Value, at: &str) -> Option<String> {
+    let broken = match key {
+        "type" => !match rule {
+            Value::String(t) => type_ok(t, v),
+            Value::Array(ts) => ts.iter().any(|t| type_ok(t.as_str().unwrap(), v)),
+            _ => panic!("bad type rule {rule} at {at}"),
+        },
+        "const" => v != rule,
+        "enum" => !rule.as_array().expect("enum is an array").contains(v),
+        "minimum" => v.as_f64().is_some_and(|x| x < number(key, rule)),
+        "exclusiveMinimum" => v.as_f64().is_some_and(|x| x <= number(key, rule)),
+        "maximum" => v.as_f64().is_some_and(|x| x > number(key, rule)),
+        "pattern" => {
+            let pattern = rule.as_str().expect("pattern is a string");
+            let re = regex::Regex::new(pattern).expect("pattern is a valid regex");
+            v.as_str().is_some_and(|text| !re.is_match(text))
+        }
+        _ => unreachable!("not a value keyword: {key}"),
+    };
+    let how = match key {
+        "type" => "is not of type",
+        "const" => "is not",
+        "enum" => "is not one of",
+        "minimum" => "is below",
+        "exclusiveMinimum" => "is not above",
+        "maximum" => "is above",
+        _ => "does not match",
+    };
+    broken.then(|| format!("{at}: {v} {how} {rule}"))
+}
+
+/// A keyword about an object's keys (required, properties, additional
+/// properties, property names); `s` is the schema node holding it.
+fn object_rule(
+    root: &Value,
+    s: &serde_json::Map<String, Value>,
+    key: &str,
+    rule: &Value,
+    v: &Value,
+    at: &str,
+    errors: &mut Vec<String>,
+) {
+    let Some(obj) = v.as_object() else { return };
+    match key {
+        "required" => {
+            for name in rule.as_array().expect("required is an array") {
+                if !obj.contains_key(name.as_str().unwrap()) {
+                    errors.push(format!("{at}: missing required {name}"));
+                }
+            }
+        }
+        "properties" => {
+            for (name, sub) in rule.as_object().expect("properties is an object") {
+                if let Some(field) = obj.get(name) {
+                    check(root, sub, field, &format!("{at}.{name}"), errors);
+                }
+            }
+        }
+        "additionalProperties" => {
+            let known = s.get("properties").and_then(Value::as_object);
+            let extra = obj
+                .iter()
+                .filter(|(name, _)| !known.is_some_and(|k| k.contains_key(*name)));
+            for (name, field) in extra {
+                match rule {
+                    Value::Bool(false) => errors.push(format!("{at}: unexpected key {name}")),
+                    Value::Bool(true) => {}
+                    Value::Object(_) => check(root, rule, field, &format!("{at}.{name}"), errors),
+                    _ => panic!("bad additionalProperties rule {rule} at {at}"),
+                }
+            }
+        }
+        _ => {
+            for name in obj.keys() {
+                let key = Value::String(name.clone());
+                check(root, rule, &key, &format!("{at} key {name}"), errors);
+            }
         }
     }
 }

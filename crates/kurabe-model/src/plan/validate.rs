@@ -10,8 +10,9 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use super::{
-    Bound, HttpWorkload, Plan, Ready, Variant, WorkloadKind, KURABE_PLACEHOLDER, MAX_RUNS,
-    MAX_VARIANTS, PORT_PLACEHOLDER, WORKTREE_PLACEHOLDER,
+    Bound, HttpWorkload, Plan, Ready, SystemWorkload, Variant, WatchWorkload, Workload,
+    WorkloadKind, KURABE_PLACEHOLDER, MAX_RUNS, MAX_VARIANTS, PORT_PLACEHOLDER,
+    WORKTREE_PLACEHOLDER,
 };
 use crate::stats::metric;
 
@@ -445,110 +446,11 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
         } else if !seen.insert(w.name.as_str()) {
             c.at(&p("name"), format!("duplicate workload name `{}`", w.name));
         }
-        if let Some(ms) = &w.metrics {
-            if ms.is_empty() {
-                c.at(
-                    &p("metrics"),
-                    "must list at least one metric, or be left out for the defaults",
-                );
-            }
-            for m in ms {
-                if metric::lookup(m).is_none() {
-                    c.at(&p("metrics"), unknown_metric(m));
-                } else if !w.kind.available_metrics().contains(&m.as_str()) {
-                    c.at(
-                        &p("metrics"),
-                        format!(
-                            "`{}` workloads do not report `{m}`; expected one of: {}",
-                            w.kind.key(),
-                            w.kind.available_metrics().join(", ")
-                        ),
-                    );
-                }
-            }
-        }
+        workload_metrics(w, &p, c);
         match &w.kind {
             WorkloadKind::Http(h) => {
-                let p = |field: &str| format!("workload[{i}].http.{field}");
-                match (&h.path, &h.url) {
-                    (Some(_), Some(_)) => c.at(
-                        &p("url"),
-                        "give either `path` (on the target) or `url`, not both",
-                    ),
-                    (_, Some(url)) => {
-                        if let Err(e) = http_url(url) {
-                            c.at(&p("url"), e);
-                        }
-                        placeholders_in(&[url], known, &p("url"), c);
-                    }
-                    (path, None) => {
-                        let every_variant_has_url = !plan.variants.is_empty()
-                            && plan.variants.iter().all(|v| v.url.is_some());
-                        if !has_target && !every_variant_has_url {
-                            c.at(
-                                &format!("workload[{i}].http"),
-                                "needs a [target] to load, a `url`, or a `url` on every variant (existing servers)",
-                            );
-                        }
-                        if let Some(path) = path.as_deref().filter(|s| !s.starts_with('/')) {
-                            c.at(
-                                &p("path"),
-                                format!("expected a path starting with `/`, got `{path}`"),
-                            );
-                        }
-                    }
-                }
-                if h.requests.is_none() && h.duration.is_none() && h.soak.is_none() {
-                    c.at(
-                        &format!("workload[{i}].http"),
-                        "needs `requests` (like `-n`) or `duration` (like `-t`)",
-                    );
-                }
-                if h.soak.is_some() && (h.requests.is_some() || h.duration.is_some()) {
-                    c.at(
-                        &p("soak"),
-                        "a soak run lasts `soak`: remove `requests` and `duration`",
-                    );
-                }
-                if h.concurrency == 0 {
-                    c.at(&p("concurrency"), "must be at least 1");
-                }
-                if let Some(n) = h.requests {
-                    if n == 0 {
-                        c.at(&p("requests"), "must be at least 1");
-                    } else if n < u64::from(h.concurrency) {
-                        c.at(&p("requests"), format!("{n} requests cannot keep {} connections busy; lower `concurrency` or raise `requests`", h.concurrency));
-                    }
-                }
-                if h.duration.is_some_and(|d| d.0.is_zero()) {
-                    c.at(&p("duration"), "must be longer than 0s");
-                }
-                if let Some(r) = h.rate {
-                    if !(r.is_finite() && r > 0.0) {
-                        c.at(
-                            &p("rate"),
-                            format!("expected requests per second above 0, got {r}"),
-                        );
-                    }
-                }
-                if h.pipeline == 0 {
-                    c.at(&p("pipeline"), "must be at least 1 (1 = no pipelining)");
-                }
-                if let Some(e) = &h.engine {
-                    if !["auto", "epoll", "io_uring"].contains(&e.as_str()) {
-                        c.at(
-                            &p("engine"),
-                            format!("expected \"auto\", \"epoll\" or \"io_uring\", got {e:?}"),
-                        );
-                    }
-                }
-                http2_fields(h, &p, c);
-                if h.threads == Some(0) {
-                    c.at(
-                        &p("threads"),
-                        "must be at least 1, or left out for the default",
-                    );
-                }
+                http_target(plan, h, i, known, c);
+                http_amounts(h, i, c);
             }
             WorkloadKind::Command(cmd) => {
                 if cmd.command.is_empty() {
@@ -559,26 +461,7 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
                     c.at(&p("command.runs"), "must be at least 1");
                 }
             }
-            WorkloadKind::Watch(wt) => {
-                if wt.duration.0.is_zero() {
-                    c.at(&p("watch.duration"), "must be longer than 0s, e.g. \"30s\"");
-                }
-                if let Some(iv) = wt.interval {
-                    if iv.0.is_zero() || iv.0 > wt.duration.0 {
-                        c.at(
-                            &p("watch.interval"),
-                            "must be longer than 0s and no longer than `duration`",
-                        );
-                    }
-                }
-                match &wt.command {
-                    Some(cmd) => placeholders_in(&cmd.parts(), known, &p("watch.command"), c),
-                    None if !has_target => {
-                        c.at(&p("watch"), "needs a [target] to watch, or a `command`")
-                    }
-                    None => {}
-                }
-            }
+            WorkloadKind::Watch(wt) => watch_workload(wt, has_target, known, &p, c),
             WorkloadKind::Idle(idle) => {
                 if idle.scope == super::MemoryScope::Target && !has_target {
                     c.at(
@@ -587,26 +470,173 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
                     );
                 }
             }
-            WorkloadKind::System(s) => {
-                if s.copies == Some(0) {
-                    c.at(&p("system.copies"), "must be at least 1");
-                }
-                if s.precision.is_some_and(|f| !(0.001..=0.5).contains(&f.0)) {
-                    c.at(&p("system.precision"), "must be between 0.1% and 50%");
-                }
-                if s.max_time.is_some_and(|d| d.0.as_secs_f64() < 10.0) {
-                    c.at(&p("system.max_time"), "must be at least 10s");
-                }
-                let fixed = [(s.quick, "quick"), (s.unixbench, "unixbench")];
-                let rule = s.precision.is_some() || s.max_time.is_some();
-                if fixed.iter().filter(|f| f.0).count() + usize::from(rule) > 1 {
-                    c.at(
-                        &p("system"),
-                        "choose one of `quick`, `unixbench` or `precision`/`max_time`",
-                    );
-                }
+            WorkloadKind::System(s) => system_workload(s, &p, c),
+        }
+    }
+}
+
+/// A workload's `metrics`: known, and reported by its kind.
+fn workload_metrics(w: &Workload, p: &dyn Fn(&str) -> String, c: &mut Collector) {
+    let Some(ms) = &w.metrics else { return };
+    if ms.is_empty() {
+        c.at(
+            &p("metrics"),
+            "must list at least one metric, or be left out for the defaults",
+        );
+    }
+    for m in ms {
+        if metric::lookup(m).is_none() {
+            c.at(&p("metrics"), unknown_metric(m));
+        } else if !w.kind.available_metrics().contains(&m.as_str()) {
+            c.at(
+                &p("metrics"),
+                format!(
+                    "`{}` workloads do not report `{m}`; expected one of: {}",
+                    w.kind.key(),
+                    w.kind.available_metrics().join(", ")
+                ),
+            );
+        }
+    }
+}
+
+/// What an http workload loads: `path` on the target or a `url`.
+fn http_target(
+    plan: &Plan,
+    h: &HttpWorkload,
+    i: usize,
+    known: &BTreeSet<String>,
+    c: &mut Collector,
+) {
+    let p = |field: &str| format!("workload[{i}].http.{field}");
+    match (&h.path, &h.url) {
+        (Some(_), Some(_)) => c.at(
+            &p("url"),
+            "give either `path` (on the target) or `url`, not both",
+        ),
+        (_, Some(url)) => {
+            if let Err(e) = http_url(url) {
+                c.at(&p("url"), e);
+            }
+            placeholders_in(&[url], known, &p("url"), c);
+        }
+        (path, None) => {
+            let every_variant_has_url =
+                !plan.variants.is_empty() && plan.variants.iter().all(|v| v.url.is_some());
+            if plan.target.is_none() && !every_variant_has_url {
+                c.at(
+                    &format!("workload[{i}].http"),
+                    "needs a [target] to load, a `url`, or a `url` on every variant (existing servers)",
+                );
+            }
+            if let Some(path) = path.as_deref().filter(|s| !s.starts_with('/')) {
+                c.at(
+                    &p("path"),
+                    format!("expected a path starting with `/`, got `{path}`"),
+                );
             }
         }
+    }
+}
+
+/// How much load an http workload sends, and how.
+fn http_amounts(h: &HttpWorkload, i: usize, c: &mut Collector) {
+    let p = |field: &str| format!("workload[{i}].http.{field}");
+    if h.requests.is_none() && h.duration.is_none() && h.soak.is_none() {
+        c.at(
+            &format!("workload[{i}].http"),
+            "needs `requests` (like `-n`) or `duration` (like `-t`)",
+        );
+    }
+    if h.soak.is_some() && (h.requests.is_some() || h.duration.is_some()) {
+        c.at(
+            &p("soak"),
+            "a soak run lasts `soak`: remove `requests` and `duration`",
+        );
+    }
+    if h.concurrency == 0 {
+        c.at(&p("concurrency"), "must be at least 1");
+    }
+    if let Some(n) = h.requests {
+        if n == 0 {
+            c.at(&p("requests"), "must be at least 1");
+        } else if n < u64::from(h.concurrency) {
+            c.at(&p("requests"), format!("{n} requests cannot keep {} connections busy; lower `concurrency` or raise `requests`", h.concurrency));
+        }
+    }
+    if h.duration.is_some_and(|d| d.0.is_zero()) {
+        c.at(&p("duration"), "must be longer than 0s");
+    }
+    if let Some(r) = h.rate {
+        if !(r.is_finite() && r > 0.0) {
+            c.at(
+                &p("rate"),
+                format!("expected requests per second above 0, got {r}"),
+            );
+        }
+    }
+    if h.pipeline == 0 {
+        c.at(&p("pipeline"), "must be at least 1 (1 = no pipelining)");
+    }
+    if let Some(e) = &h.engine {
+        if !["auto", "epoll", "io_uring"].contains(&e.as_str()) {
+            c.at(
+                &p("engine"),
+                format!("expected \"auto\", \"epoll\" or \"io_uring\", got {e:?}"),
+            );
+        }
+    }
+    http2_fields(h, &p, c);
+    if h.threads == Some(0) {
+        c.at(
+            &p("threads"),
+            "must be at least 1, or left out for the default",
+        );
+    }
+}
+
+fn watch_workload(
+    wt: &WatchWorkload,
+    has_target: bool,
+    known: &BTreeSet<String>,
+    p: &dyn Fn(&str) -> String,
+    c: &mut Collector,
+) {
+    if wt.duration.0.is_zero() {
+        c.at(&p("watch.duration"), "must be longer than 0s, e.g. \"30s\"");
+    }
+    if let Some(iv) = wt.interval {
+        if iv.0.is_zero() || iv.0 > wt.duration.0 {
+            c.at(
+                &p("watch.interval"),
+                "must be longer than 0s and no longer than `duration`",
+            );
+        }
+    }
+    match &wt.command {
+        Some(cmd) => placeholders_in(&cmd.parts(), known, &p("watch.command"), c),
+        None if !has_target => c.at(&p("watch"), "needs a [target] to watch, or a `command`"),
+        None => {}
+    }
+}
+
+fn system_workload(s: &SystemWorkload, p: &dyn Fn(&str) -> String, c: &mut Collector) {
+    if s.copies == Some(0) {
+        c.at(&p("system.copies"), "must be at least 1");
+    }
+    if s.precision.is_some_and(|f| !(0.001..=0.5).contains(&f.0)) {
+        c.at(&p("system.precision"), "must be between 0.1% and 50%");
+    }
+    if s.max_time.is_some_and(|d| d.0.as_secs_f64() < 10.0) {
+        c.at(&p("system.max_time"), "must be at least 10s");
+    }
+    let fixed = [(s.quick, "quick"), (s.unixbench, "unixbench")];
+    let rule = s.precision.is_some() || s.max_time.is_some();
+    if fixed.iter().filter(|f| f.0).count() + usize::from(rule) > 1 {
+        c.at(
+            &p("system"),
+            "choose one of `quick`, `unixbench` or `precision`/`max_time`",
+        );
     }
 }
 

@@ -179,7 +179,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (None, None) => Store::open_default(),
     }
     .context("cannot open the results store (choose another with --store PATH, or --no-save)")?;
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;
     let mut progress = |e: &CmdEvent<'_>| {
         if !quiet {

@@ -82,7 +82,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(p) => Store::open(p),
         None => Store::open_default(),
     }?;
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     let settings = settings(&args, plan_text)?;
     let quiet = args.quiet;
     let mut progress = |e: &Event<'_>| {

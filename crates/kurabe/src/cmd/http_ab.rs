@@ -18,7 +18,6 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use kurabe_http::client::StopCondition;
 use kurabe_lab::{Event, RunOptions};
-use kurabe_model::http::{HttpCompare, HttpCompareRun};
 use kurabe_model::plan::{HttpWorkload, HumanDuration, OnFailure, Plan, Variant, Workload};
 use kurabe_model::record::RunStatus;
 use kurabe_report::write::write_file;
@@ -79,7 +78,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         worktrees: Default::default(),
         rev: crate::store::current_rev(args.save.rev.clone()),
     };
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;
     let mut progress = |e: &Event<'_>| {
         if !quiet {
@@ -237,7 +236,8 @@ fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> anyho
         Format::Md => kurabe_report::Format::Markdown,
         Format::Csv => kurabe_report::Format::Csv,
         Format::Json => {
-            let doc = http_compare(exp, urls, args.rounds.unwrap_or(DEFAULT_ROUNDS), report);
+            let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
+            let doc = kurabe_report::http_compare(exp, urls, rounds, report);
             return Ok(kurabe_report::to_string(&kurabe_report::Json, &doc).into_bytes());
         }
     };
@@ -245,33 +245,6 @@ fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> anyho
     let mut out = Vec::new();
     kurabe_report::renderer(kind, colour).render(&report, &mut out)?;
     Ok(out)
-}
-
-/// The JSON record: the report plus every run's full HTTP record.
-fn http_compare(
-    exp: &kurabe_store::Experiment,
-    urls: &[String],
-    rounds: u32,
-    comparison: kurabe_model::experiment::ExperimentReport,
-) -> HttpCompare {
-    let field = |r: &kurabe_model::record::RunRecord, key: &str| {
-        r.record.as_ref().and_then(|v| v.get(key)).cloned()
-    };
-    let runs = exp.runs.iter().map(|r| HttpCompareRun {
-        url: r.run.variant.clone(),
-        round: r.run.round,
-        status: r.run.status,
-        error: r.run.error_tail.clone(),
-        http: field(&r.run, "http"),
-        server: field(&r.run, "target"),
-    });
-    HttpCompare {
-        schema_version: kurabe_model::SCHEMA_VERSION,
-        urls: urls.to_vec(),
-        rounds,
-        comparison,
-        runs: runs.collect(),
-    }
 }
 
 /// 130 on Ctrl-C; 1 when some URL has no successful round; else 0.

@@ -167,64 +167,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 Format::Json => Json.render(&c, &mut out)?,
             }
         }
-        Command::Export { ids, output } => {
-            let s = open_existing(store)?;
-            let ids: Vec<EntryId> = if ids.is_empty() {
-                s.list()?.into_iter().map(|e| e.id).rev().collect()
-            } else {
-                ids.iter().map(|i| parse_id(i)).collect::<Result<_, _>>()?
-            };
-            let mut json = s.export_json(&ids)?;
-            json.push('\n');
-            match output {
-                Some(path) => {
-                    write_file(&path, json.as_bytes()).context("-o")?;
-                    eprintln!("exported {} entries to {}", ids.len(), path.display());
-                }
-                None => out.write_all(json.as_bytes())?,
-            }
-        }
-        Command::Import { file } => {
-            let text = std::fs::read_to_string(&file).with_context(|| {
-                format!(
-                    "cannot read {}; give the file written by `kurabe results export`",
-                    file.display()
-                )
-            })?;
-            let path = store_path(store)?;
-            let mut target = Store::open(&path)?;
-            let ids = target.import_json(&text)?;
-            let names: Vec<String> = ids.iter().map(ToString::to_string).collect();
-            writeln!(
-                out,
-                "imported {} into {}",
-                if names.is_empty() {
-                    "nothing".to_owned()
-                } else {
-                    names.join(", ")
-                },
-                // For PostgreSQL, the URL without its password.
-                target.path().display()
-            )?;
-        }
+        Command::Export { ids, output } => export(store, &ids, output.as_deref(), &mut out)?,
+        Command::Import { file } => import(store, &file, &mut out)?,
         Command::Save { kind, label, file } => {
-            let text = if file.as_os_str() == "-" {
-                std::io::read_to_string(std::io::stdin())
-                    .context("cannot read the record from stdin")?
-            } else {
-                std::fs::read_to_string(&file).with_context(|| {
-                    format!(
-                        "cannot read {}; give a file written with --format json",
-                        file.display()
-                    )
-                })?
-            };
-            let record: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-                anyhow::anyhow!("{} is not JSON ({e}); give the output of a kurabe command run with --format json", file.display())
-            })?;
-            if !record.is_object() {
-                bail!("{} is not a JSON object; give the output of a kurabe command run with --format json", file.display());
-            }
+            let record = read_record(&file)?;
             let kind = ResultKind::from(kind);
             let label =
                 label.unwrap_or_else(|| format!("{} on {}", kind.as_str(), host_facts().hostname));
@@ -232,24 +178,112 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             writeln!(out, "saved {id}")?;
         }
         Command::Copy { from, to, ids } => copy(&from, &to, &ids, &mut out)?,
-        Command::Rm { ids, force } => {
-            let mut s = open_existing(store)?;
-            // Check all first: a typo (or a running experiment) in the third id
-            // must not leave the first two deleted.
-            let ids: Vec<EntryId> = ids.iter().map(|i| parse_id(i)).collect::<Result<_, _>>()?;
-            for id in &ids {
-                s.get(*id)?;
-                if !force {
-                    s.check_not_running(*id)?;
-                }
-            }
-            for id in ids {
-                s.delete(id, force)?;
-                writeln!(out, "removed {id}")?;
-            }
-        }
+        Command::Rm { ids, force } => remove(store, &ids, force, &mut out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kurabe results export`: the entries `ids` (all when empty, oldest
+/// first) as one JSON file, to `output` or stdout.
+fn export(
+    store: Option<&Path>,
+    ids: &[String],
+    output: Option<&Path>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let s = open_existing(store)?;
+    let ids: Vec<EntryId> = if ids.is_empty() {
+        s.list()?.into_iter().map(|e| e.id).rev().collect()
+    } else {
+        ids.iter().map(|i| parse_id(i)).collect::<Result<_, _>>()?
+    };
+    let mut json = s.export_json(&ids)?;
+    json.push('\n');
+    match output {
+        Some(path) => {
+            write_file(path, json.as_bytes()).context("-o")?;
+            eprintln!("exported {} entries to {}", ids.len(), path.display());
+        }
+        None => out.write_all(json.as_bytes())?,
+    }
+    Ok(())
+}
+
+/// `kurabe results import`: a file written by `export`, into the store.
+fn import(store: Option<&Path>, file: &Path, out: &mut dyn Write) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(file).with_context(|| {
+        format!(
+            "cannot read {}; give the file written by `kurabe results export`",
+            file.display()
+        )
+    })?;
+    let path = store_path(store)?;
+    let mut target = Store::open(&path)?;
+    let ids = target.import_json(&text)?;
+    let names: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    writeln!(
+        out,
+        "imported {} into {}",
+        if names.is_empty() {
+            "nothing".to_owned()
+        } else {
+            names.join(", ")
+        },
+        // For PostgreSQL, the URL without its password.
+        target.path().display()
+    )?;
+    Ok(())
+}
+
+/// The JSON object `kurabe results save` stores, from a file or stdin (`-`).
+fn read_record(file: &Path) -> anyhow::Result<serde_json::Value> {
+    let text = if file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin()).context("cannot read the record from stdin")?
+    } else {
+        std::fs::read_to_string(file).with_context(|| {
+            format!(
+                "cannot read {}; give a file written with --format json",
+                file.display()
+            )
+        })?
+    };
+    let record: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not JSON ({e}); give the output of a kurabe command run with --format json",
+            file.display()
+        )
+    })?;
+    if !record.is_object() {
+        bail!(
+            "{} is not a JSON object; give the output of a kurabe command run with --format json",
+            file.display()
+        );
+    }
+    Ok(record)
+}
+
+/// `kurabe results rm`: every id checked first, then all removed.
+fn remove(
+    store: Option<&Path>,
+    ids: &[String],
+    force: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let mut s = open_existing(store)?;
+    // Check all first: a typo (or a running experiment) in the third id
+    // must not leave the first two deleted.
+    let ids: Vec<EntryId> = ids.iter().map(|i| parse_id(i)).collect::<Result<_, _>>()?;
+    for id in &ids {
+        s.get(*id)?;
+        if !force {
+            s.check_not_running(*id)?;
+        }
+    }
+    for id in ids {
+        s.delete(id, force)?;
+        writeln!(out, "removed {id}")?;
+    }
+    Ok(())
 }
 
 /// `kurabe results copy`: export from one store, import into the other in

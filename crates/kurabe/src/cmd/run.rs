@@ -112,9 +112,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(p) => Store::open(p),
         None => Store::open_default(),
     }?;
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     let plan_dir = kurabe_lab::runner::plan_dir(&args.plan);
-    let worktrees = match prepare_revisions(&plan, &plan_dir, &stop, args.quiet) {
+    let worktrees = match prepare_revisions(&plan, &plan_dir, stop.flag(), args.quiet) {
         Ok(w) => w,
         Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
         Err(e) => return Err(e.into()),
