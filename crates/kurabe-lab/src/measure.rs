@@ -269,6 +269,7 @@ pub fn http(
         m.insert("cpu_ms_per_request", sm.cpu_ms_per_request);
         report.server = Some(sm);
         record["target"] = tree_record(t);
+        record["settling"] = settling_record(t, warmup);
     }
     record["http"] = serde_json::to_value(&report).unwrap_or_default();
     Ok(Measured { metrics: m, record })
@@ -290,9 +291,38 @@ pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &Stop) -> Result<Measured, 
     }
     let mut m = BTreeMap::new();
     tree_metrics(&s, &mut m);
+    let warmup = w.warmup.map_or(Duration::ZERO, |d| d.0);
     Ok(Measured {
         metrics: m,
-        record: json!({ "kind": "watch", "target": tree_record(&s) }),
+        record: json!({
+            "kind": "watch",
+            "target": tree_record(&s),
+            "settling": settling_record(&s, warmup),
+        }),
+    })
+}
+
+/// Noise band a change in the CPU series must clear to count as warm-up:
+/// per-interval CPU % is far noisier than a run's mean, so wider than the
+/// 2 % verdict band.
+const SETTLING_BAND: f64 = 0.10;
+
+/// Where the target's CPU % settled within the measured phase (found by
+/// the change-point method, [`kurabe_model::stats::warmup`]) and the
+/// warm-up that ran before it, for the report's warm-up check.
+fn settling_record(s: &WatchSummary, warmup: Duration) -> serde_json::Value {
+    let times: Vec<f64> = s.series.iter().map(|p| p.t_s).collect();
+    let cpu: Vec<f64> = s.series.iter().map(|p| p.cpu_percent).collect();
+    // The first sample has no interval before it (its CPU % is 0).
+    let found = kurabe_model::stats::warmup::settling(
+        &times[1.min(times.len())..],
+        &cpu[1.min(cpu.len())..],
+        SETTLING_BAND,
+    );
+    json!({
+        "series": "cpu_percent",
+        "warmup_s": warmup.as_secs_f64(),
+        "found": found,
     })
 }
 

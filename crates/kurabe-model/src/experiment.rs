@@ -97,6 +97,32 @@ pub struct WorkloadReport {
     /// run (`http = { soak = "…" }`); absent for other workloads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub soak: Vec<SoakSeries>,
+    /// Variants whose runs' CPU settled later than the plan's warm-up
+    /// ended (found by the change-point method within each run); absent
+    /// when every run was settled by then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warmup: Vec<WarmupCheck>,
+}
+
+/// A variant whose warm-up was shorter than where its runs settled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct WarmupCheck {
+    /// Variant name.
+    pub variant: String,
+    /// The series searched (`cpu_percent`: the target's CPU per interval).
+    pub series: String,
+    /// Warm-up the runs had before measuring, seconds.
+    pub warmup_s: f64,
+    /// Median, over the runs that settled late, of the time from the start
+    /// of the load to where the series settled, seconds.
+    pub settled_after_s: f64,
+    /// Runs that settled after the warm-up ended.
+    pub runs_late: u32,
+    /// Runs whose series was judged.
+    pub runs: u32,
+    /// Runs with a change in their last quarter: no steady state seen.
+    pub runs_unsteady: u32,
 }
 
 /// One metric of one workload across variants.

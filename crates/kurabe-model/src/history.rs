@@ -9,12 +9,13 @@
 //! stored experiments and rendering them is `kurabe-report`'s. This module
 //! must not compute or print anything.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::stats::{Direction, Unit, Verdict};
 
 /// How the points of a history are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Order {
     /// By commit time (every point knows its commit), then start time.
@@ -24,7 +25,7 @@ pub enum Order {
 }
 
 /// Which machines a history or check covers.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct HostSeen {
     /// The host fingerprint ([`crate::record::host_fingerprint`]).
@@ -38,14 +39,20 @@ pub struct HostSeen {
 }
 
 /// Every series of one plan (or saved-result label) over its experiments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe history",
+    description = "What `kurabe history --format json` writes: per workload, variant and metric of a plan (or a saved-result label), the series over experiments on one host fingerprint, and the change points found in the per-run samples (E-divisive means with a permutation test over whole experiments), each judged against the noise band. Version 1."
+)]
 pub struct HistoryReport {
     /// [`crate::SCHEMA_VERSION`] at writing.
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// Plan name or saved-result label.
     pub name: String,
     /// The fingerprint every point shares; absent with `--all-hosts`.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host_fingerprint: Option<String>,
     /// Every machine the plan was measured on, the chosen one first.
     pub hosts: Vec<HostSeen>,
@@ -56,7 +63,7 @@ pub struct HistoryReport {
 }
 
 /// One metric of one variant and workload over experiments.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct HistorySeries {
     /// Catalogue name (`cpu_ms_per_request`).
@@ -68,6 +75,7 @@ pub struct HistorySeries {
     /// Unit of every value.
     pub unit: Unit,
     /// Which way is better; absent for a metric kurabe does not know.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub direction: Option<Direction>,
     /// Noise band changes are judged against (the newest plan's).
     pub noise_band: f64,
@@ -78,7 +86,7 @@ pub struct HistorySeries {
 }
 
 /// One experiment's samples in a series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct HistoryPoint {
     /// Experiment id (`e12`).
@@ -86,10 +94,13 @@ pub struct HistoryPoint {
     /// The code measured, as it reads (`0123456789`, a CI label, `-`).
     pub rev: String,
     /// Full commit id, when known.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub commit: Option<String>,
     /// Start of the experiment, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
     pub started_at: String,
     /// Host fingerprint of the experiment.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host_fingerprint: Option<String>,
     /// Values of the successful runs.
     pub samples: Vec<f64>,
@@ -98,7 +109,7 @@ pub struct HistoryPoint {
 }
 
 /// A change point: the level after it against the level before it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct HistoryChange {
     /// Index in `points` of the first experiment at the new level.
@@ -112,8 +123,10 @@ pub struct HistoryChange {
     /// Its revision.
     pub previous_rev: String,
     /// Geometric mean after / before.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub ratio: Option<f64>,
     /// 95 % interval of the ratio.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub interval: Option<[f64; 2]>,
     /// Against the noise band.
     pub verdict: Verdict,
@@ -124,10 +137,15 @@ pub struct HistoryChange {
 }
 
 /// `kurabe check`: an experiment against its baseline's recent history.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    title = "kurabe check",
+    description = "What `kurabe check --format json` writes: an experiment against the pooled runs of its baseline's recent history on the same host fingerprint; kurabe exits 1 when worse > 0. Version 1."
+)]
 pub struct CheckReport {
     /// [`crate::SCHEMA_VERSION`] at writing.
+    #[schemars(range(min = 1))]
     pub schema_version: u32,
     /// The experiment checked (`e42`).
     pub experiment: String,
@@ -140,6 +158,7 @@ pub struct CheckReport {
     /// The experiments pooled as the baseline, oldest first.
     pub baseline_experiments: Vec<String>,
     /// Host fingerprint shared by the experiment and its baseline.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub host_fingerprint: Option<String>,
     /// One row per workload × variant × metric both sides measured.
     pub rows: Vec<CheckRow>,
@@ -150,7 +169,7 @@ pub struct CheckReport {
 }
 
 /// One metric of one variant and workload, checked.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct CheckRow {
     /// Workload name.
@@ -170,13 +189,16 @@ pub struct CheckRow {
     /// Runs of the experiment.
     pub runs: usize,
     /// Experiment / baseline.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub ratio: Option<f64>,
     /// 95 % interval of the ratio.
+    #[schemars(required, transform = crate::schema::nullable)]
     pub interval: Option<[f64; 2]>,
     /// Noise band judged against.
     pub noise_band: f64,
     /// Which way is better; absent for a metric kurabe does not know
     /// (never counted better or worse).
+    #[schemars(required, transform = crate::schema::nullable)]
     pub direction: Option<Direction>,
     /// Against the noise band.
     pub verdict: Verdict,

@@ -24,12 +24,20 @@ pub const GENERATED: &[(&str, Generator)] = &[
         schema_of::<crate::stats::bisect::BisectReport>,
     ),
     (
+        "check.schema.json",
+        schema_of::<crate::history::CheckReport>,
+    ),
+    (
         "cmd-export.schema.json",
         schema_of::<crate::bench::CmdExport>,
     ),
     (
         "experiment-report.schema.json",
         schema_of::<crate::experiment::ExperimentReport>,
+    ),
+    (
+        "history.schema.json",
+        schema_of::<crate::history::HistoryReport>,
     ),
     (
         "http-compare.schema.json",

@@ -6,6 +6,11 @@
 //! and committer time and whether tracked files differ. Must not fail: a
 //! directory outside a git work tree, or a machine without git, gives no
 //! commit, and the record simply carries none.
+//!
+//! Tested end to end in `crates/kurabe/tests/history.rs` (commit, branch,
+//! dirty flag, label, outside a work tree): a unit test here would start
+//! `git` inside this crate's test binary, whose watcher test counts this
+//! process's children.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -70,57 +75,4 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sh(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    }
-
-    #[test]
-    fn a_work_tree_gives_commit_branch_time_and_dirty() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = dir.path();
-        assert_eq!(git_revision(d), None, "not a work tree yet");
-        sh(d, &["init", "-q", "-b", "trunk"]);
-        assert_eq!(git_revision(d), None, "no commit yet");
-        std::fs::write(d.join("f"), "1").unwrap();
-        sh(d, &["add", "f"]);
-        sh(d, &["commit", "-q", "-m", "one"]);
-        let rev = git_revision(d).unwrap();
-        let head = git(d, &["rev-parse", "HEAD"]).unwrap();
-        assert_eq!(rev.commit.as_deref(), Some(head.trim()));
-        assert_eq!(rev.branch.as_deref(), Some("trunk"));
-        assert_eq!(rev.commit_time.as_deref(), Some("2026-01-02T03:04:05Z"));
-        assert!(!rev.dirty);
-        std::fs::write(d.join("f"), "2").unwrap();
-        assert!(git_revision(d).unwrap().dirty);
-        let labelled = revision(d, Some("ci-7".into())).unwrap();
-        assert_eq!(labelled.label.as_deref(), Some("ci-7"));
-        assert_eq!(labelled.commit.as_deref(), Some(head.trim()));
-    }
-
-    #[test]
-    fn outside_a_work_tree_only_a_label_is_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(revision(dir.path(), None), None);
-        assert_eq!(revision(dir.path(), Some(" ".into())), None);
-        let r = revision(dir.path(), Some("v1".into())).unwrap();
-        assert_eq!((r.label.as_deref(), r.commit), (Some("v1"), None));
-    }
 }

@@ -11,10 +11,11 @@ use std::collections::BTreeMap;
 
 use kurabe_model::experiment::{
     ExperimentReport, FailedRun, MetricReport, ReportHost, RunSeries, SeriesPoint, VariantMetric,
-    VersusBaseline, WorkloadReport,
+    VersusBaseline, WarmupCheck, WorkloadReport,
 };
 use kurabe_model::plan::Plan;
 use kurabe_model::record::{Experiment, RunStatus, StoredRun};
+use kurabe_model::stats::warmup::Settling;
 use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
 
@@ -194,6 +195,7 @@ fn workload(
         .iter()
         .filter_map(|r| crate::soak::soak_series(r))
         .collect();
+    let warmup = warmup_checks(&variants, &ok);
     WorkloadReport {
         name: name.to_owned(),
         variants,
@@ -201,7 +203,52 @@ fn workload(
         metrics,
         series,
         soak,
+        warmup,
     }
+}
+
+/// Per variant, the runs whose series settled after their warm-up ended
+/// (`record.settling`, written by the runner), when there are any.
+fn warmup_checks(variants: &[String], ok: &[&StoredRun]) -> Vec<WarmupCheck> {
+    variants
+        .iter()
+        .filter_map(|v| {
+            let found: Vec<(f64, Settling)> = ok
+                .iter()
+                .filter(|r| &r.run.variant == v)
+                .filter_map(|r| settling_of(r))
+                .collect();
+            warmup_check(v, &found)
+        })
+        .collect()
+}
+
+/// The run's warm-up and where its series settled, if it was judged.
+fn settling_of(run: &StoredRun) -> Option<(f64, Settling)> {
+    let s = run.run.record.as_ref()?.get("settling")?;
+    let found: Settling = serde_json::from_value(s.get("found")?.clone()).ok()?;
+    Some((s.get("warmup_s")?.as_f64()?, found))
+}
+
+fn warmup_check(variant: &str, found: &[(f64, Settling)]) -> Option<WarmupCheck> {
+    let mut late: Vec<f64> = found
+        .iter()
+        .filter(|(_, s)| s.settled_at_s > 0.0)
+        .map(|(w, s)| w + s.settled_at_s)
+        .collect();
+    if late.is_empty() {
+        return None;
+    }
+    late.sort_by(f64::total_cmp);
+    Some(WarmupCheck {
+        variant: variant.to_owned(),
+        series: "cpu_percent".into(),
+        warmup_s: found[0].0,
+        settled_after_s: late[late.len() / 2],
+        runs_late: late.len() as u32,
+        runs: found.len() as u32,
+        runs_unsteady: found.iter().filter(|(_, s)| !s.steady).count() as u32,
+    })
 }
 
 fn metric_report(

@@ -202,6 +202,46 @@ pub(crate) fn bar_chart(bars: &[Bar<'_>], unit: Unit, axis_title: &str) -> Strin
     s
 }
 
+/// A sparkline: `values` as a small line, change points (indices of the
+/// first value at a new level) as red ticks; 120 × 24, no axes, no text
+/// beyond a title for screen readers.
+pub(crate) fn sparkline(values: &[f64], marks: &[usize]) -> String {
+    let (w, h) = (120.0, 24.0);
+    let finite = || values.iter().copied().filter(|v| v.is_finite());
+    let lo = finite().fold(f64::INFINITY, f64::min);
+    let hi = finite().fold(f64::NEG_INFINITY, f64::max);
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let step = w / (values.len().max(2) - 1) as f64;
+    let x = |i: usize| i as f64 * step;
+    let pts: Vec<String> = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(i, v)| {
+            format!(
+                "{:.1},{:.1}",
+                x(i),
+                2.0 + (h - 4.0) * (1.0 - (v - lo) / span)
+            )
+        })
+        .collect();
+    let mut s = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="trend of {} points"><polyline points="{}" fill="none" stroke="{}" stroke-width="1.4"/>"#,
+        values.len(),
+        pts.join(" "),
+        colour(0)
+    );
+    for &m in marks {
+        let mx = x(m) - step / 2.0;
+        let _ = write!(
+            s,
+            r##"<line x1="{mx:.1}" y1="0" x2="{mx:.1}" y2="{h}" stroke="#b42318" stroke-dasharray="2 2"/>"##
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
 /// At most `n` characters, with an ellipsis when cut (the full name is in the table).
 pub(crate) fn truncate(s: &str, n: usize) -> String {
     if s.chars().count() <= n {

@@ -136,7 +136,7 @@ fn leaf(key: &str) -> &str {
 
 /// Numeric leaves of a JSON record as `a.b.c` paths; the schema version,
 /// process ids and anonymous arrays are left out.
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
+pub(crate) fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
     match v {
         serde_json::Value::Object(map) => {
             for (k, x) in map {

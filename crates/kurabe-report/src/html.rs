@@ -296,6 +296,14 @@ impl Render<ExperimentReport> for Html {
         for w in &r.workloads {
             writeln!(out, "<section>\n<h2>{}</h2>", esc(&w.name))?;
             headline_table(r, w, out)?;
+            for c in &w.warmup {
+                let text = crate::words::warmup(c);
+                writeln!(
+                    out,
+                    "<p class=\"note\"><strong>Warm-up:</strong> {}</p>",
+                    esc(&text)
+                )?;
+            }
             charts(r, w, out)?;
             crate::soak::html(r, w, out)?;
             details(w, out)?;

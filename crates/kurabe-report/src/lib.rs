@@ -33,6 +33,7 @@ mod http;
 mod json;
 mod markdown;
 mod mem;
+mod site;
 mod soak;
 mod system;
 mod terminal;
@@ -53,14 +54,15 @@ pub use build::{experiment_report, http_compare};
 pub use csv::Csv;
 pub use entries::{compare_entries, render_comparison};
 pub use history::{
-    check_report, history_report, CheckInput, HistoryCsv, HistoryHtml, HistoryMarkdown,
-    HistoryText, Hosts,
+    check_report, history_report, results_as_experiments, CheckInput, HistoryCsv, HistoryHtml,
+    HistoryMarkdown, HistoryText, Hosts,
 };
 pub use html::Html;
 pub use http::{AbHtml, AbPercentCsv, AbText};
 pub use json::Json;
 pub use markdown::Markdown;
 pub use mem::{Free, FreeUnit};
+pub use site::{site_pages, SitePage};
 pub use terminal::Terminal;
 pub use watch::Svg;
 pub use words::mib;
@@ -107,6 +109,30 @@ pub fn renderer(format: Format, color: bool) -> Box<dyn Render<ExperimentReport>
         Format::Json => Box::new(Json),
         Format::Csv => Box::new(Csv),
         Format::Html => Box::new(Html),
+    }
+}
+
+/// The history renderer of `format`.
+pub fn history_renderer(format: Format) -> Box<dyn Render<kurabe_model::history::HistoryReport>> {
+    match format {
+        Format::Text => Box::new(HistoryText),
+        Format::Markdown => Box::new(HistoryMarkdown),
+        Format::Json => Box::new(Json),
+        Format::Csv => Box::new(HistoryCsv),
+        Format::Html => Box::new(HistoryHtml::default()),
+    }
+}
+
+/// The `kurabe check` renderer of `format`: text, Markdown or JSON
+/// (`None` for the others).
+pub fn check_renderer(
+    format: Format,
+) -> Option<Box<dyn Render<kurabe_model::history::CheckReport>>> {
+    match format {
+        Format::Text => Some(Box::new(HistoryText)),
+        Format::Markdown => Some(Box::new(HistoryMarkdown)),
+        Format::Json => Some(Box::new(Json)),
+        Format::Csv | Format::Html => None,
     }
 }
 

@@ -108,6 +108,9 @@ impl Render<ExperimentReport> for Markdown {
             headline_table(r, w, out)?;
             writeln!(out)?;
             detail_table(w, out)?;
+            for c in &w.warmup {
+                writeln!(out, "\n> **Warm-up:** {}", escape(&crate::words::warmup(c)))?;
+            }
         }
         if !r.failures.is_empty() {
             writeln!(out, "\n### Failed runs\n")?;

@@ -166,6 +166,10 @@ impl Render<ExperimentReport> for Terminal {
         for w in &r.workloads {
             writeln!(out)?;
             self.workload(r, w, out)?;
+            for c in &w.warmup {
+                let line = format!("  note: {}", crate::words::warmup(c));
+                writeln!(out, "{}", self.paint("33", &terminal(&wrap(&line, WIDTH))))?;
+            }
         }
         if !r.failures.is_empty() {
             writeln!(out, "\n{}", self.paint("1", "failed runs"))?;

@@ -74,6 +74,18 @@ pub fn write_with(
     pending.commit()
 }
 
+/// Write `bytes` to `path` only when the file does not already hold
+/// exactly them (a static site regenerates incrementally: an unchanged page
+/// keeps its time stamp, so rsync and browser caches see nothing new);
+/// true when it wrote.
+pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, WriteError> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(false);
+    }
+    write_file(path, bytes)?;
+    Ok(true)
+}
+
 /// Check, before any work starts, that `path` can be written: its directory
 /// exists and takes new files, and it is not a directory itself. Creates
 /// and removes one temp file; never touches `path`.

@@ -94,6 +94,17 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>)
                     check(root, rule, item, &format!("{at}[{i}]"), errors);
                 }
             }
+            "minItems" | "maxItems" => {
+                let (n, limit) = (v.as_array().map_or(0, Vec::len) as f64, number(key, rule));
+                let ok = if key == "minItems" {
+                    n >= limit
+                } else {
+                    n <= limit
+                };
+                if v.is_array() && !ok {
+                    errors.push(format!("{at}: {n} items, {key} is {limit}"));
+                }
+            }
             "oneOf" => {
                 let passing = passing(root, rule, v, at);
                 if passing != 1 {

@@ -59,6 +59,12 @@ enum Command {
     Results(cmd::results::Args),
     /// One experiment as a table, Markdown, JSON, CSV or HTML with charts.
     Report(cmd::report::Args),
+    /// A plan's metrics over commits and time on one machine, with change points found in the per-run samples.
+    History(cmd::history::Args),
+    /// CI gate: an experiment against its baseline's recent history; exit 1 on any regression.
+    Check(cmd::check::Args),
+    /// A static dashboard of the whole store: plans, hosts, metrics with sparklines and change points; opens from file://.
+    Site(cmd::site::Args),
     /// A load worker for distributed runs (`kurabe http --workers N`): takes shares of runs from the PostgreSQL store.
     Worker(cmd::worker::Args),
 }
@@ -82,6 +88,9 @@ fn main() -> ExitCode {
         Command::Bisect(args) => cmd::bisect::run(*args),
         Command::Results(args) => cmd::results::run(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::History(args) => cmd::history::run(args),
+        Command::Check(args) => cmd::check::run(args),
+        Command::Site(args) => cmd::site::run(args),
         Command::Worker(args) => cmd::worker::run(args),
     };
     match result {

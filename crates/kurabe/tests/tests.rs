@@ -23,4 +23,5 @@ mod store;
 mod system;
 mod system_precision;
 mod util;
+mod warmup;
 mod watch;

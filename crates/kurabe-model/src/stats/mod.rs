@@ -23,6 +23,7 @@ pub mod schedule;
 pub mod student_t;
 pub mod summary;
 pub mod trend;
+pub mod warmup;
 
 pub use compare::{
     compare, compare_at, compare_metric, compare_metric_at, Comparison, NoIntervalReason, Verdict,

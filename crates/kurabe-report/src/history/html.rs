@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use kurabe_model::history::{HistoryReport, HistorySeries};
 use kurabe_model::stats::Verdict;
 
-use super::text::{hosts_line, series_title, verdict_word};
+use super::text::{hosts_line, series_title, verdict_suffix};
 use crate::chart::{line_chart_on, Axes, Line};
 use crate::escape::html as esc;
 use crate::html::page_start;
@@ -71,13 +71,13 @@ fn changes(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
         };
         writeln!(
             out,
-            "<li>at <strong>{}</strong> ({}), after {} ({}): <span class=\"{class}\">{} · {}</span></li>",
+            "<li>at <strong>{}</strong> ({}), after {} ({}): <span class=\"{class}\">{}{}</span></li>",
             esc(&c.experiment),
             esc(&c.rev),
             esc(&c.previous_experiment),
             esc(&c.previous_rev),
             esc(&c.phrase),
-            verdict_word(&c.verdict)
+            verdict_suffix(&c.verdict)
         )?;
     }
     writeln!(out, "</ul>")

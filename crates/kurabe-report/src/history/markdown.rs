@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use kurabe_model::history::{CheckReport, CheckRow, HistoryReport};
 use kurabe_model::stats::Verdict;
 
-use super::text::{hosts_line, series_title, verdict_word};
+use super::text::{hosts_line, series_title, verdict_suffix, verdict_word};
 use crate::escape::markdown as esc;
 use crate::{words, Render};
 
@@ -34,26 +34,27 @@ impl Render<HistoryReport> for HistoryMarkdown {
                 .changes
                 .iter()
                 .map(|c| {
-                    format!(
-                        "{} ({}): {} · {}",
+                    let line = format!(
+                        "{} ({}): {}{}",
                         c.experiment,
                         c.rev,
                         c.phrase,
-                        verdict_word(&c.verdict)
-                    )
+                        verdict_suffix(&c.verdict)
+                    );
+                    esc(&line)
                 })
                 .collect();
+            let changes = if changes.is_empty() {
+                "–".to_owned()
+            } else {
+                changes.join("<br>")
+            };
             writeln!(
                 out,
-                "| {} | {} | {} | {} |",
+                "| {} | {} | {} | {changes} |",
                 esc(&series_title(s)),
                 s.points.len(),
                 esc(&latest),
-                if changes.is_empty() {
-                    "–".to_owned()
-                } else {
-                    esc(&changes.join("<br>"))
-                }
             )?;
         }
         Ok(())

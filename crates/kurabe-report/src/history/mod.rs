@@ -11,15 +11,17 @@
 
 mod check;
 mod csv;
-mod html;
+pub(crate) mod html;
 mod markdown;
-mod text;
+pub(crate) mod text;
 
 use kurabe_model::history::{
     HistoryChange, HistoryPoint, HistoryReport, HistorySeries, HostSeen, Order,
 };
 use kurabe_model::plan::Plan;
-use kurabe_model::record::{Experiment, RunStatus};
+use kurabe_model::record::{
+    Experiment, ExperimentStatus, MetricValue, RunRecord, RunStatus, SavedResult, StoredRun,
+};
 use kurabe_model::stats::changepoint::{e_divisive, ChangePoint, Config};
 use kurabe_model::stats::{metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
@@ -118,11 +120,13 @@ fn sort(experiments: &mut [&Experiment]) -> Order {
     let commit_time = |e: &Experiment| e.origin.rev.as_ref()?.commit_time.clone();
     let by_commit = !experiments.is_empty() && experiments.iter().all(|e| commit_time(e).is_some());
     experiments.sort_by(|a, b| {
+        // Saved results read as experiments have negative ids: |id| is the save order.
         let k = |e: &Experiment| {
+            let order = e.id.0.unsigned_abs();
             (
                 by_commit.then(|| commit_time(e)),
                 e.started_at.clone(),
-                e.id,
+                order,
             )
         };
         k(a).cmp(&k(b))
@@ -195,7 +199,9 @@ pub(crate) fn describe(
     key: &Key,
     plan: Option<&Plan>,
 ) -> (Unit, Option<Direction>, f64) {
-    let known = metric::lookup(&key.2);
+    // Saved results' fields are paths (`summary.requests_per_second`).
+    let leaf = key.2.rsplit('.').next().unwrap_or(&key.2);
+    let known = metric::lookup(&key.2).or_else(|| metric::lookup(leaf));
     let unit_text = e
         .iter()
         .flat_map(|e| e.runs.iter())
@@ -214,10 +220,20 @@ pub(crate) fn centre(samples: &[f64]) -> f64 {
     Summary::of(samples).map_or(f64::NAN, |s| s.geometric_mean.unwrap_or(s.mean))
 }
 
+/// `e12`, or `r7` for a saved result read as an experiment
+/// ([`results_as_experiments`] gives those negative ids).
+pub(crate) fn entry_name(e: &Experiment) -> String {
+    if e.id.0 < 0 {
+        format!("r{}", -e.id.0)
+    } else {
+        e.id.to_string()
+    }
+}
+
 fn point(e: &Experiment, samples: Vec<f64>) -> HistoryPoint {
     let rev = e.origin.rev.as_ref();
     HistoryPoint {
-        experiment: e.id.to_string(),
+        experiment: entry_name(e),
         rev: rev.map_or("-".to_owned(), |r| r.short()),
         commit: rev.and_then(|r| r.commit.clone()),
         started_at: e.started_at.clone(),
@@ -281,5 +297,51 @@ fn change(points: &[HistoryPoint], c: &ChangePoint, phrase: String) -> HistoryCh
         verdict: cmp.verdict,
         p_value: c.p_value,
         phrase,
+    }
+}
+
+/// Saved results of one label as one-run experiments, so that their
+/// history is built like a plan's: workload = the result's kind, variant =
+/// its label, metrics = every numeric field of its record (as paths).
+pub fn results_as_experiments(results: &[SavedResult]) -> Vec<Experiment> {
+    results.iter().map(result_as_experiment).collect()
+}
+
+fn result_as_experiment(r: &SavedResult) -> Experiment {
+    let mut fields = Vec::new();
+    crate::entries::flatten("", &r.record, &mut fields);
+    let metrics = fields
+        .into_iter()
+        .map(|(name, value)| MetricValue {
+            name,
+            value,
+            unit: String::new(),
+        })
+        .collect();
+    let run = RunRecord {
+        variant: r.label.clone(),
+        workload: r.kind.as_str().to_owned(),
+        round: 0,
+        status: RunStatus::Ok,
+        error_tail: None,
+        started_at: r.created_at.clone(),
+        finished_at: r.created_at.clone(),
+        metrics,
+        record: None,
+    };
+    Experiment {
+        // Negative: never confused with a stored experiment's id.
+        id: kurabe_model::record::ExperimentId(-r.id.0),
+        name: r.label.clone(),
+        plan_text: String::new(),
+        host: r.host.clone(),
+        tool_version: String::new(),
+        seed: None,
+        started_at: r.created_at.clone(),
+        finished_at: Some(r.created_at.clone()),
+        status: ExperimentStatus::Complete,
+        writer: None,
+        origin: r.origin.clone(),
+        runs: vec![StoredRun { id: 0, run }],
     }
 }

@@ -5,7 +5,7 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::history::{CheckReport, HistoryReport, HistorySeries};
+use kurabe_model::history::{CheckReport, HistoryReport, HistorySeries, Order};
 use kurabe_model::stats::Verdict;
 
 use crate::escape::terminal as esc;
@@ -22,6 +22,16 @@ pub(crate) fn verdict_word(v: &Verdict) -> &'static str {
         Verdict::WithinNoise => "within noise",
         Verdict::Inconclusive { .. } => "inconclusive",
         Verdict::NoInterval { .. } => "no interval",
+    }
+}
+
+/// ` · worse` or ` · better` after a phrase (the phrase already says
+/// "within noise" or "inconclusive"); empty otherwise.
+pub(crate) fn verdict_suffix(v: &Verdict) -> &'static str {
+    match v {
+        Verdict::Better => " · better",
+        Verdict::Worse => " · worse",
+        _ => "",
     }
 }
 
@@ -66,13 +76,13 @@ fn series(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
     for c in &s.changes {
         writeln!(
             out,
-            "  change at {} ({}), after {} ({}): {} · {}",
+            "  change at {} ({}), after {} ({}): {}{}",
             esc(&c.experiment),
             esc(&c.rev),
             esc(&c.previous_experiment),
             esc(&c.previous_rev),
             esc(&c.phrase),
-            verdict_word(&c.verdict)
+            verdict_suffix(&c.verdict)
         )?;
     }
     Ok(())
@@ -82,7 +92,11 @@ impl Render<HistoryReport> for HistoryText {
     fn render(&self, r: &HistoryReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "history of {} · {}", esc(&r.name), esc(&hosts_line(r)))?;
         let experiments = r.series.iter().map(|s| s.points.len()).max().unwrap_or(0);
-        writeln!(out, "{experiments} experiments in {:?} order\n", r.order)?;
+        let order = match r.order {
+            Order::Commit => "commit",
+            Order::Time => "time",
+        };
+        writeln!(out, "{experiments} experiments in {order} order\n")?;
         for s in &r.series {
             series(s, out)?;
         }
@@ -94,25 +108,24 @@ impl Render<CheckReport> for HistoryText {
     fn render(&self, r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
-            "check {} ({}) of {} against {} ({} experiments: {})",
+            "check {} ({}) of {} against {} (experiments {})",
             esc(&r.experiment),
             esc(&r.rev),
             esc(&r.name),
             esc(&r.baseline),
-            r.baseline_experiments.len(),
             esc(&r.baseline_experiments.join(" "))
         )?;
         for row in &r.rows {
             writeln!(
                 out,
-                "  {} / {} / {}: {} vs {} · {} · {}",
+                "  {} / {} / {}: {} vs {} · {}{}",
                 esc(&row.workload),
                 esc(&row.variant),
                 esc(&row.metric),
                 words::value(row.unit, row.value),
                 words::value(row.unit, row.baseline_value),
                 esc(&row.phrase),
-                verdict_word(&row.verdict)
+                verdict_suffix(&row.verdict)
             )?;
         }
         writeln!(

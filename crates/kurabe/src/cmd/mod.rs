@@ -2,7 +2,9 @@
 
 pub mod bench;
 pub mod bisect;
+pub mod check;
 pub mod demo;
+pub mod history;
 pub mod http;
 pub mod http_ab;
 pub mod mem;
@@ -10,6 +12,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod serve;
+pub mod site;
 pub mod system;
 pub mod watch;
 pub mod worker;

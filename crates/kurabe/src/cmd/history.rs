@@ -1,0 +1,102 @@
+//! `kurabe history PLAN|LABEL`: a plan's (or a saved-result label's)
+//! metrics over its experiments on one host fingerprint, with change points.
+//!
+//! Reading the store is here; building the history (change points,
+//! verdicts) and rendering it are `kurabe-report`'s.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::bail;
+use kurabe_model::record::{Entry, Experiment, SavedResult};
+use kurabe_model::stats::changepoint::Config;
+use kurabe_report::{history_report, Hosts};
+use kurabe_store::Store;
+
+use crate::output::{write_output, ReportFormat as Format};
+use crate::store::open_existing;
+
+/// Arguments of `kurabe history`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Plan name (as `kurabe results list` shows it) or a saved result's label.
+    pub name: String,
+    /// Output format (json: schema/history.schema.json; html: every series charted with its changes marked).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write to this file (atomically) instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the history as a self-contained HTML page with charts to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Only experiments on this host fingerprint [default: the newest experiment's].
+    #[arg(long, value_name = "FINGERPRINT", conflicts_with = "all_hosts")]
+    pub host: Option<String>,
+    /// Experiments of every machine in one series (the machine's changes then show as changes).
+    #[arg(long)]
+    pub all_hosts: bool,
+    /// Results store (file, sqlite:PATH or postgres://…) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(long, value_name = "PATH|URL")]
+    pub store: Option<PathBuf>,
+}
+
+/// Run `kurabe history`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    super::check_outputs(&[
+        ("-o", args.output.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
+    let store = open_existing(args.store.as_deref())?;
+    let experiments = plan_or_label(&store, &args.name)?;
+    let hosts = match (&args.host, args.all_hosts) {
+        (_, true) => Hosts::All,
+        (Some(fp), false) => Hosts::Fingerprint(fp.clone()),
+        (None, false) => Hosts::Newest,
+    };
+    let report = history_report(&args.name, &experiments, &hosts, &Config::default());
+    if report.series.iter().all(|s| s.points.is_empty()) {
+        bail!(
+            "`{}` has no experiment on host {}; see the hosts with --all-hosts",
+            args.name,
+            args.host.as_deref().unwrap_or("-")
+        );
+    }
+    let body = kurabe_report::to_string(
+        &*kurabe_report::history_renderer(args.format.into()),
+        &report,
+    );
+    write_output(args.output.as_deref(), &body)?;
+    if let Some(path) = &args.html {
+        let html = kurabe_report::to_string(&kurabe_report::HistoryHtml::default(), &report);
+        write_output(Some(path), &html)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The experiments of plan `name`, else the saved results labelled `name`
+/// as one-run experiments; neither is bad input.
+pub(crate) fn plan_or_label(store: &Store, name: &str) -> anyhow::Result<Vec<Experiment>> {
+    let ids = store.experiments_named(name)?;
+    if !ids.is_empty() {
+        return ids
+            .into_iter()
+            .map(|id| match store.get(id.into())? {
+                Entry::Experiment(e) => Ok(e),
+                Entry::Result(_) => bail!("{id} is not an experiment"),
+            })
+            .collect();
+    }
+    let results: Vec<SavedResult> = store
+        .results_labelled(name)?
+        .into_iter()
+        .filter_map(|id| match store.get(id.into()) {
+            Ok(Entry::Result(r)) => Some(r),
+            _ => None,
+        })
+        .collect();
+    if results.is_empty() {
+        bail!("no history for `{name}`: no plan of that name and no saved result with that label in the store; `kurabe results list` shows the names");
+    }
+    Ok(kurabe_report::results_as_experiments(&results))
+}
