@@ -45,7 +45,7 @@ pub const CMD_METRICS: [&str; 4] = [
 ];
 
 /// Reported too when every command lived long enough in its warm-up to
-/// have its memory sampled (about 20 ms): Σ PSS of the command's tree.
+/// have its memory sampled (100 ms): Σ PSS of the command's tree.
 pub const CMD_PSS_METRIC: &str = "pss_peak_bytes";
 
 /// Wall time the automatic run count aims at per command (hyperfine's 3 s).

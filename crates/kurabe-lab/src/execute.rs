@@ -25,10 +25,12 @@
 //! replaces the threads (stderr reader, output drain, watchdog) that each
 //! execution used to start while the command ran.
 //!
-//! Σ PSS: a command still running 20 ms after it started is sampled
-//! (kurabe-probe's [`TreeSampler`], the command's tree), at first every
-//! 20 ms and then at a fifth of its age (at most every 250 ms), so a long
-//! command costs a few dozen samples and a short one none.
+//! Σ PSS: a command still running 100 ms after it started is sampled
+//! (kurabe-probe's [`TreeSampler`], the command's tree), then every 50 ms
+//! or a fifth of its age (at most every 250 ms), so a long command costs a
+//! few dozen samples and a short one none. Not earlier: a sample reads
+//! /proc (a scan for the tree's members, `smaps_rollup`), CPU that a busy
+//! machine takes from the command being timed.
 
 use std::io::{ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -540,7 +542,10 @@ fn read_report(r: &mut std::fs::File, got: &mut Vec<u8>) {
 }
 
 /// First Σ PSS sample this long after the start; shorter commands get none.
-const FIRST_SAMPLE: Duration = Duration::from_millis(20);
+const FIRST_SAMPLE: Duration = Duration::from_millis(100);
+
+/// Shortest gap between two samples.
+const MIN_SAMPLE_GAP: Duration = Duration::from_millis(50);
 
 /// Longest gap between two samples.
 const MAX_SAMPLE_GAP: Duration = Duration::from_millis(250);
@@ -566,10 +571,10 @@ impl MemoryWatch {
     /// One sample of the tree rooted at `pid` (the command), then schedule the next.
     fn sample(&mut self, pid: Option<u32>) {
         let now = Instant::now();
-        self.next = now + ((now - self.started) / 5).clamp(FIRST_SAMPLE, MAX_SAMPLE_GAP);
+        self.next = now + ((now - self.started) / 5).clamp(MIN_SAMPLE_GAP, MAX_SAMPLE_GAP);
         if self.sampler.is_none() {
             let config = SamplerConfig {
-                interval: FIRST_SAMPLE,
+                interval: MIN_SAMPLE_GAP,
                 // Peaks need fresh values: up to 5 % of a core for smaps_rollup.
                 pss_budget: 0.05,
                 count_from_root_start: false,

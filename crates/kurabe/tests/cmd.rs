@@ -423,3 +423,28 @@ fn cpus_run_every_command_under_the_cpu_quota() {
         assert!(group.contains("kurabe-"), "not in a kurabe cgroup: {line}");
     }
 }
+
+#[test]
+fn a_command_that_lives_long_enough_gets_its_pss_peak() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = cmd(
+        dir.path(),
+        &[
+            "-r",
+            "2",
+            "-q",
+            "-N",
+            "--export-json",
+            "out.json",
+            "sleep 0.4",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let v = export(dir.path());
+    let r = &v["results"][0];
+    let pss = r["pss_peak_bytes"].as_u64().unwrap_or(0);
+    let rss = r["max_rss_bytes"].as_u64().unwrap();
+    // Σ PSS of one process shares its libraries' pages: above 0, at most its RSS.
+    assert!(pss > 0 && pss <= rss, "PSS {pss} vs max RSS {rss}: {r}");
+    assert!(String::from_utf8_lossy(&o.stdout).contains("[Σ PSS peak: "));
+}

@@ -358,7 +358,7 @@ impl WorkloadKind {
                 "pss_growth_mb_per_hour",
                 "pss_growing",
             ],
-            // Σ PSS only from executions that live long enough (~20 ms) to be sampled.
+            // Σ PSS only from executions that live long enough (100 ms) to be sampled.
             WorkloadKind::Command(_) => &[
                 "wall_time_s",
                 "user_time_s",
