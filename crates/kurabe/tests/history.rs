@@ -598,8 +598,12 @@ fn pooled_centre(store: &Store, ids: &[ExperimentId], metric: &str) -> f64 {
 /// change in CPU per request, at the 7th experiment, worse, with a ratio
 /// within 3 % of what the two sets measure directly. The spin is of thread
 /// CPU time, so a loaded machine stretches the wall clock, not the CPU per
-/// request.
+/// request. Other tests running beside it do move the server's overhead per
+/// request (a fresh-clone CI run saw the first six at 78 µs and the last six
+/// at 67–75 µs while a load test ran next to the first block), so `.ci/run`
+/// runs it alone, after the suite.
 #[test]
+#[ignore = "needs the machine to itself: .ci/run runs it alone after the suite"]
 fn a_work_step_between_runs_is_one_change_at_the_seventh_experiment() {
     let dir = tempfile::tempdir().unwrap();
     let (plan, store) = (dir.path().join("plan.toml"), dir.path().join("results.db"));
