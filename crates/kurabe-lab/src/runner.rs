@@ -466,7 +466,7 @@ impl ProcessLauncher<'_> {
             return Ok(None);
         };
         let mut t = target::start(&spec?)?;
-        t.wait_ready(self.stop.flag())?;
+        t.wait_ready(self.stop)?;
         Ok(Some(t))
     }
 

@@ -114,7 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }?;
     let stop = crate::signal::install_stop()?;
     let plan_dir = kurabe_lab::runner::plan_dir(&args.plan);
-    let worktrees = match prepare_revisions(&plan, &plan_dir, stop.flag(), args.quiet) {
+    let worktrees = match prepare_revisions(&plan, &plan_dir, &stop, args.quiet) {
         Ok(w) => w,
         Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
         Err(e) => return Err(e.into()),
@@ -178,7 +178,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 pub(crate) fn prepare_revisions(
     plan: &kurabe_model::plan::Plan,
     plan_dir: &std::path::Path,
-    stop: &std::sync::atomic::AtomicBool,
+    stop: &std::sync::Arc<kurabe_model::stop::Stop>,
     quiet: bool,
 ) -> Result<std::collections::BTreeMap<String, PathBuf>, kurabe_lab::git::GitError> {
     kurabe_lab::git::prepare_revisions(plan, plan_dir, stop, &mut |p| {
