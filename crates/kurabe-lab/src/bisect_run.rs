@@ -274,30 +274,15 @@ pub fn run_bisect(
     stop: &Arc<Stop>,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<kurabe_model::stats::bisect::BisectReport, BisectError> {
-    use kurabe_model::stats::bisect::{self, BisectConfig, BISECT_SCHEMA_VERSION};
+    use kurabe_model::stats::bisect::{self, BISECT_SCHEMA_VERSION};
     let s = settings;
-    let metric = plan.metric(&s.metric).ok_or_else(|| {
-        BisectError::Setup(format!(
-            "--metric: unknown metric `{}`; `kurabe results` lists metric names of past runs",
-            s.metric
-        ))
-    })?;
+    let config = bisect_config(plan, s)?;
     let (search, variant) =
         search_plan(plan, s.variant.as_deref(), s.workload.as_deref(), &s.metric)
             .map_err(BisectError::Setup)?;
     let repo = crate::git::Repo::discover(&s.opts.plan_dir)?;
     let commits = commit_range(&repo, s)?;
-    let cache_root = crate::git::cache_dir().ok_or_else(|| {
-        BisectError::Setup("no cache folder: set KURABE_CACHE_DIR, XDG_CACHE_HOME or HOME".into())
-    })?;
-    let cache = WorktreeCache::new(repo, &cache_root);
-    let config = BisectConfig {
-        metric: s.metric.clone(),
-        direction: metric.direction,
-        noise_band: metric.noise_band,
-        rounds: s.rounds,
-        max_rounds: s.max_rounds.max(s.rounds),
-    };
+    let cache = worktree_cache(repo)?;
     let result = {
         let mut measurer = PlanMeasurer {
             plan: &search,
@@ -328,6 +313,34 @@ pub fn run_bisect(
         result,
         subjects,
     })
+}
+
+/// The search's settings for the metric (its direction and noise band).
+fn bisect_config(
+    plan: &Plan,
+    s: &BisectSettings,
+) -> Result<kurabe_model::stats::bisect::BisectConfig, BisectError> {
+    let metric = plan.metric(&s.metric).ok_or_else(|| {
+        BisectError::Setup(format!(
+            "--metric: unknown metric `{}`; `kurabe results` lists metric names of past runs",
+            s.metric
+        ))
+    })?;
+    Ok(kurabe_model::stats::bisect::BisectConfig {
+        metric: s.metric.clone(),
+        direction: metric.direction,
+        noise_band: metric.noise_band,
+        rounds: s.rounds,
+        max_rounds: s.max_rounds.max(s.rounds),
+    })
+}
+
+/// The repository's worktree cache in the user's cache folder.
+fn worktree_cache(repo: crate::git::Repo) -> Result<WorktreeCache, BisectError> {
+    let cache_root = crate::git::cache_dir().ok_or_else(|| {
+        BisectError::Setup("no cache folder: set KURABE_CACHE_DIR, XDG_CACHE_HOME or HOME".into())
+    })?;
+    Ok(WorktreeCache::new(repo, &cache_root))
 }
 
 /// A failed search as the error to show: an endpoint (`good` is

@@ -261,26 +261,41 @@ impl WorktreeCache {
         if !dir.join(".git").exists() {
             self.add_worktree(&dir, &commit)?;
         }
-        let marker = dir.join(BUILT_MARKER);
-        let wanted = build.map(build_key).unwrap_or_default();
-        let done = std::fs::read_to_string(&marker).ok();
-        let built_now = done.as_deref() != Some(wanted.as_str());
-        if built_now {
-            if let Some(b) = build {
-                let log = self.root.join(format!("{commit}.build.log"));
-                run_build(b, &dir, &log, stop).map_err(|f| f.into_error(rev, &commit, log))?;
-            }
-            std::fs::write(&marker, &wanted).map_err(|source| GitError::Cache {
-                path: marker.clone(),
-                source,
-            })?;
-        }
+        let built_now = self.build_once(rev, &commit, &dir, build, stop)?;
         Ok(Prepared {
             rev: rev.to_owned(),
             commit,
             dir,
             built_now,
         })
+    }
+
+    /// Build the worktree `dir` of `commit` unless it was built with this
+    /// very `build` before (a marker file keeps the build's key); true when
+    /// it was built now.
+    fn build_once(
+        &self,
+        rev: &str,
+        commit: &str,
+        dir: &Path,
+        build: Option<&Build>,
+        stop: &Arc<Stop>,
+    ) -> Result<bool, GitError> {
+        let marker = dir.join(BUILT_MARKER);
+        let wanted = build.map(build_key).unwrap_or_default();
+        let done = std::fs::read_to_string(&marker).ok();
+        if done.as_deref() == Some(wanted.as_str()) {
+            return Ok(false);
+        }
+        if let Some(b) = build {
+            let log = self.root.join(format!("{commit}.build.log"));
+            run_build(b, dir, &log, stop).map_err(|f| f.into_error(rev, commit, log))?;
+        }
+        std::fs::write(&marker, &wanted).map_err(|source| GitError::Cache {
+            path: marker.clone(),
+            source,
+        })?;
+        Ok(true)
     }
 
     /// `git worktree add --detach` under the repository-wide lock (git's
@@ -326,6 +341,14 @@ impl WorktreeCache {
     }
 }
 
+/// [`cache_dir`], or the error that says how to set one.
+fn cache_dir_or_error() -> Result<PathBuf, GitError> {
+    cache_dir().ok_or_else(|| GitError::Cache {
+        path: PathBuf::from("~/.cache/kurabe"),
+        source: std::io::Error::other("neither KURABE_CACHE_DIR, XDG_CACHE_HOME nor HOME is set"),
+    })
+}
+
 /// What `{worktree}` stands for in each variant of `plan`: the cached,
 /// built worktree of its `rev`, else the top level of the work tree that
 /// holds the plan (none outside git, unless some variant needs a `rev`).
@@ -343,11 +366,7 @@ pub fn prepare_revisions(
         Err(_) if !needs_git => return Ok(BTreeMap::new()),
         Err(e) => return Err(e),
     };
-    let cache = cache_dir().ok_or_else(|| GitError::Cache {
-        path: PathBuf::from("~/.cache/kurabe"),
-        source: std::io::Error::other("neither KURABE_CACHE_DIR, XDG_CACHE_HOME nor HOME is set"),
-    })?;
-    let cache = WorktreeCache::new(repo, &cache);
+    let cache = WorktreeCache::new(repo, &cache_dir_or_error()?);
     let mut dirs = BTreeMap::new();
     for v in &variants {
         let dir = match &v.rev {

@@ -183,6 +183,14 @@ fn measured_stop(w: &HttpWorkload) -> StopCondition {
     }
 }
 
+/// How long the measured phase is expected to run (2 s for a request count).
+fn expected_length(stop: &StopCondition) -> Duration {
+    match stop {
+        StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => *d,
+        StopCondition::Requests(_) => Duration::from_secs(2),
+    }
+}
+
 /// The load generator's configuration for the workload, as `kurabe http`
 /// builds it from the same settings (no warm-up: the caller runs it apart).
 fn load_config(w: &HttpWorkload, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
@@ -249,12 +257,8 @@ pub fn http(
     if stop.is_set() {
         return Err(RunFailure::new("interrupted"));
     }
-    let expected = match cfg.stop {
-        StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => d,
-        StopCondition::Requests(_) => Duration::from_secs(2),
-    };
     let w_probe = probe
-        .map(|p| watcher(p, interval_for(expected)))
+        .map(|p| watcher(p, interval_for(expected_length(&cfg.stop))))
         .transpose()?;
     let report = load(&cfg, stop)?;
     let tree = w_probe.map(Watcher::stop);

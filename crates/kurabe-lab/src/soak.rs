@@ -111,15 +111,7 @@ pub fn soak(
     cfg.stop = StopCondition::Duration(length);
     cfg.warmup = (!warmup.is_zero()).then_some(warmup);
     let interval = interval_for(length);
-    let sampler_cfg = SamplerConfig {
-        interval,
-        // Memory is the point of a soak run: fresh PSS on every sample.
-        pss_budget: 0.05,
-        ..SamplerConfig::default()
-    };
-    let sampler = TreeSampler::with_config(probe.pid, sampler_cfg, probe.cgroup.clone())
-        .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
-    let mut taken = Sampling::new(sampler, probe.pid);
+    let mut taken = Sampling::start(probe, interval)?;
     let report = run_sampled(&cfg, &mut taken, interval, stop)?;
     if taken.lost {
         return Err(RunFailure::new("the target exited during the soak"));
@@ -148,15 +140,24 @@ struct Sampling {
 }
 
 impl Sampling {
-    fn new(sampler: TreeSampler, pid: u32) -> Self {
-        Self {
+    /// Ready to sample `probe`'s tree every `interval`.
+    fn start(probe: &Probe, interval: Duration) -> Result<Self, RunFailure> {
+        let sampler_cfg = SamplerConfig {
+            interval,
+            // Memory is the point of a soak run: fresh PSS on every sample.
+            pss_budget: 0.05,
+            ..SamplerConfig::default()
+        };
+        let sampler = TreeSampler::with_config(probe.pid, sampler_cfg, probe.cgroup.clone())
+            .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
+        Ok(Self {
             sampler,
-            pid,
+            pid: probe.pid,
             start: Instant::now(),
             recorder: None,
             series: Vec::new(),
             lost: false,
-        }
+        })
     }
 
     /// Sample the tree with `requests` served so far; false when the target is gone.
@@ -192,15 +193,7 @@ impl Sampling {
     /// The run's metrics and record from the load's `report` and what was sampled.
     fn measured(self, report: HttpReport) -> Measured {
         let fitted = Fitted::choose(&self.series);
-        let points: Vec<Point> = self
-            .series
-            .iter()
-            .map(|s| Point {
-                x: s.requests as f64,
-                y: fitted.value(s) as f64,
-            })
-            .collect();
-        let fit = trend::analyse(&points, &TrendConfig::default());
+        let fit = fit_of(&self.series, fitted);
         let rps = report.requests_per_second;
         let mut m = BTreeMap::new();
         load_metrics(&report, &mut m);
@@ -224,6 +217,18 @@ impl Sampling {
     }
 }
 
+/// The trend of the `fitted` memory figure over requests served.
+fn fit_of(series: &[SoakSample], fitted: Fitted) -> Option<trend::Trend> {
+    let points: Vec<Point> = series
+        .iter()
+        .map(|s| Point {
+            x: s.requests as f64,
+            y: fitted.value(s) as f64,
+        })
+        .collect();
+    trend::analyse(&points, &TrendConfig::default())
+}
+
 /// The fitted growth as metrics (`pss_growing` only with a verdict).
 fn fit_metrics(t: &trend::Trend, rps: f64, m: &mut BTreeMap<&'static str, f64>) {
     m.insert("pss_slope_bytes_per_request", t.bytes_per_request());
@@ -231,6 +236,36 @@ fn fit_metrics(t: &trend::Trend, rps: f64, m: &mut BTreeMap<&'static str, f64>) 
     if t.verdict != TrendVerdict::Unknown {
         let growing = t.verdict == TrendVerdict::Growing;
         m.insert("pss_growing", f64::from(u8::from(growing)));
+    }
+}
+
+/// Sample every `interval` until the load is `finished`; a stop or a lost
+/// target stops the load.
+fn sample_until_done(
+    taken: &mut Sampling,
+    interval: Duration,
+    ctl: &RunControl,
+    wake: &Stop,
+    finished: &AtomicBool,
+    stop: &Stop,
+) {
+    let mut next = Instant::now();
+    while !finished.load(Ordering::SeqCst) {
+        next += interval;
+        // Kept as a timed wait: it paces the samples to a schedule, and
+        // the load's end or a stop cuts it short at once.
+        wake.wait_until(next);
+        if stop.is_set() {
+            ctl.stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        // Requests first: a sample never credits memory to requests not yet served.
+        let requests = ctl.progress.completed.load(Ordering::Relaxed);
+        if !taken.take(requests) {
+            // The target is gone: stop the load now rather than
+            // hammer a closed port for the rest of a long soak.
+            ctl.stop.store(true, Ordering::Relaxed);
+        }
     }
 }
 
@@ -253,24 +288,7 @@ fn run_sampled(
             wake.trigger(None);
             r
         });
-        let mut next = Instant::now();
-        while !finished.load(Ordering::SeqCst) {
-            next += interval;
-            // Kept as a timed wait: it paces the samples to a schedule, and
-            // the load's end or a stop cuts it short at once.
-            wake.wait_until(next);
-            if stop.is_set() {
-                ctl.stop.store(true, Ordering::Relaxed);
-                break;
-            }
-            // Requests first: a sample never credits memory to requests not yet served.
-            let requests = ctl.progress.completed.load(Ordering::Relaxed);
-            if !taken.take(requests) {
-                // The target is gone: stop the load now rather than
-                // hammer a closed port for the rest of a long soak.
-                ctl.stop.store(true, Ordering::Relaxed);
-            }
-        }
+        sample_until_done(taken, interval, &ctl, &wake, &finished, stop);
         load.join()
             .map_err(|_| RunFailure::new("load generator panicked"))?
             .map_err(|e| RunFailure::new(format!("load generator: {e}")))
