@@ -326,7 +326,10 @@ fn a_store_without_write_permission_is_read() {
     let list = as_reader(&["results", "list", "--store", s]);
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     assert!(list.status.success(), "{list:?}");
-    assert!(String::from_utf8_lossy(&list.stdout).contains("r1"), "{list:?}");
+    assert!(
+        String::from_utf8_lossy(&list.stdout).contains("r1"),
+        "{list:?}"
+    );
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
     let write = as_reader(&["mem", "--save", "--store", s]);
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
