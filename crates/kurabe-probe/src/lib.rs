@@ -28,6 +28,7 @@ pub mod error;
 pub mod host;
 pub mod launch;
 pub mod meminfo;
+pub mod origin;
 pub mod port;
 pub mod procfs;
 pub mod rev;

@@ -14,12 +14,14 @@
 //!
 //! It must not print, compute statistics or know how results are rendered.
 
+pub mod access;
 mod db;
 mod error;
 pub mod pg;
 mod read_only;
 mod schema;
 mod time;
+pub mod transfer;
 mod writer;
 
 use std::cell::RefCell;
