@@ -18,6 +18,7 @@ pub mod access;
 mod db;
 mod error;
 pub mod pg;
+pub mod proctitle;
 mod read_only;
 mod schema;
 mod time;
