@@ -16,6 +16,7 @@ pub mod bisect_run;
 pub mod cmdbench;
 mod execute;
 pub mod git;
+pub mod http_ab;
 pub mod measure;
 pub mod plan;
 pub mod runner;
