@@ -335,6 +335,7 @@ metrics = ["requests_per_second"]
                 unit: "req/s".into(),
             }],
             record: None,
+            http: None,
         }
     }
 

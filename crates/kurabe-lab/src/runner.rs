@@ -37,7 +37,7 @@ use kurabe_model::plan::{
     WORKTREE_PLACEHOLDER,
 };
 use kurabe_model::record::{
-    ExperimentId, ExperimentStatus, MetricValue, NewExperiment, RunRecord, RunStatus,
+    ExperimentId, ExperimentStatus, HttpRun, MetricValue, NewExperiment, RunRecord, RunStatus,
 };
 use kurabe_model::stats::{metric, randomized_blocks};
 use kurabe_model::stop::Stop;
@@ -711,10 +711,12 @@ fn record_of(
         finished_at: rfc3339(SystemTime::now()),
         metrics: Vec::new(),
         record: None,
+        http: None,
     };
     match result {
         Ok(m) => {
             r.metrics = selected_values(w, &m);
+            r.http = HttpRun::of_record(&m.record);
             r.record = Some(m.record);
         }
         Err(f) => {
@@ -1056,6 +1058,7 @@ mod tests {
             finished_at: String::new(),
             metrics: Vec::new(),
             record: None,
+            http: None,
         }
     }
 

@@ -369,6 +369,38 @@ pub struct RunRecord {
     /// The workload's full result record (e.g. an HTTP report), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<serde_json::Value>,
+    /// HTTP workloads: the protocol and client engine that actually ran,
+    /// read from the HTTP report in `record` ([`HttpRun::of_record`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<HttpRun>,
+}
+
+/// The protocol and client engine an HTTP run actually used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct HttpRun {
+    /// `http/1.1`, `h2c` (HTTP/2 with prior knowledge) or `h2` (HTTP/2 over TLS).
+    #[schemars(extend("enum" = ["http/1.1", "h2c", "h2"]))]
+    pub protocol: String,
+    /// The client I/O engine (`epoll` or `io_uring`), when the report says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<String>,
+}
+
+impl HttpRun {
+    /// What a run's `record` says ran: its `http` report's `protocol` and
+    /// `engine` (the report is the one home of both); `None` for runs
+    /// without an HTTP report.
+    pub fn of_record(record: &serde_json::Value) -> Option<HttpRun> {
+        let http = record.get("http")?;
+        Some(HttpRun {
+            protocol: http.get("protocol")?.as_str()?.to_owned(),
+            engine: http
+                .get("engine")
+                .and_then(|e| e.as_str())
+                .map(str::to_owned),
+        })
+    }
 }
 
 /// A run as stored.
@@ -553,6 +585,23 @@ impl Experiment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn http_run_is_read_from_the_http_report_in_a_run_record() {
+        let rec =
+            serde_json::json!({"kind": "http", "http": {"protocol": "h2", "engine": "epoll"}});
+        let got = HttpRun::of_record(&rec).unwrap();
+        assert_eq!(
+            (got.protocol.as_str(), got.engine.as_deref()),
+            ("h2", Some("epoll"))
+        );
+        let old = serde_json::json!({"http": {"protocol": "http/1.1"}});
+        assert_eq!(HttpRun::of_record(&old).unwrap().engine, None);
+        assert_eq!(
+            HttpRun::of_record(&serde_json::json!({"kind": "command"})),
+            None
+        );
+    }
 
     fn facts() -> HostFacts {
         HostFacts {

@@ -297,6 +297,7 @@ mod tests {
                     unit: "".into(),
                 }],
                 record: Some(json!({ "kind": "http", "soak": soak })),
+                http: None,
             },
         }
     }

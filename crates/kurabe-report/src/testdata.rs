@@ -50,6 +50,7 @@ fn run(variant: &str, round: u32, rps: f64, pss_mib: f64, cpu_ms: f64) -> Stored
                 m("cpu_ms_per_request", cpu_ms, "ms"),
             ],
             record: None,
+            http: None,
         },
     }
 }
@@ -171,6 +172,7 @@ pub(crate) fn mixed_verdicts_experiment() -> Experiment {
                         m("frobs", *frobs, "count"),
                     ],
                     record: None,
+                    http: None,
                 },
             }
         })

@@ -40,8 +40,9 @@ pub use error::StoreError;
 // store's callers can name what they pass in and get back from one place.
 pub use kurabe_model::record::{
     host_fingerprint, CgroupLimits, Entry, EntryId, Experiment, ExperimentId, ExperimentStatus,
-    Export, HostFacts, ListEntry, MetricValue, NewExperiment, Origin, ResultId, ResultKind,
-    Revision, RunRecord, RunStatus, SavedResult, StoredRun, Writer, EXPORT_FORMAT, EXPORT_VERSION,
+    Export, HostFacts, HttpRun, ListEntry, MetricValue, NewExperiment, Origin, ResultId,
+    ResultKind, Revision, RunRecord, RunStatus, SavedResult, StoredRun, Writer, EXPORT_FORMAT,
+    EXPORT_VERSION,
 };
 pub use time::rfc3339;
 
@@ -649,6 +650,10 @@ impl Store {
         )?;
         let mut runs = Vec::new();
         for row in rows {
+            let record: Option<serde_json::Value> = row
+                .opt_text(9)?
+                .map(|r| parse_json(&r, "run record"))
+                .transpose()?;
             runs.push(StoredRun {
                 id: row.i64(0)?,
                 run: RunRecord {
@@ -664,10 +669,9 @@ impl Store {
                     started_at: row.text(6)?,
                     finished_at: row.text(7)?,
                     metrics: parse_json(&row.text(8)?, "run metrics")?,
-                    record: row
-                        .opt_text(9)?
-                        .map(|r| parse_json(&r, "run record"))
-                        .transpose()?,
+                    // What ran is read from the stored report, its one home.
+                    http: record.as_ref().and_then(HttpRun::of_record),
+                    record,
                 },
             });
         }

@@ -68,6 +68,7 @@ fn run(variant: &str, round: u32, rps: f64, metrics: usize) -> RunRecord {
         finished_at: "2026-11-29T22:00:03.000Z".into(),
         metrics: m,
         record: Some(serde_json::json!({ "requests_per_second": rps, "url": "http://127.0.0.1/" })),
+        http: None,
     }
 }
 

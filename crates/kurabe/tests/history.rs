@@ -184,6 +184,7 @@ fn synthetic_experiment(s: &Series<'_>, i: usize, rng: &mut Rng) -> Experiment {
                     unit: "ms".into(),
                 }],
                 record: None,
+                http: None,
             },
         })
         .collect();

@@ -548,12 +548,13 @@ fn plans_run_http2_workloads_and_refuse_streams_without_it() {
         .collect();
     assert_eq!(runs.len(), 4, "{all}");
     for run in runs {
-        let http = &run["record"]["http"];
-        assert_eq!(http["protocol"], "h2c", "{run}");
-        assert!(
-            ["epoll", "io_uring"].contains(&http["engine"].as_str().unwrap_or("")),
-            "{run}"
-        );
+        // In the run record itself (typed, in the schema) and in its HTTP report.
+        assert_eq!(run["http"]["protocol"], "h2c", "{run}");
+        let engine = run["http"]["engine"].as_str().unwrap_or("");
+        assert!(["epoll", "io_uring"].contains(&engine), "{run}");
+        let report = &run["record"]["http"];
+        assert_eq!(report["protocol"], "h2c", "{run}");
+        assert_eq!(report["engine"], engine, "{run}");
     }
     let bad = plan.replace("http2 = true, ", "");
     let out = run_plan(dir.path(), &bad);

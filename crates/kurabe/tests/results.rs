@@ -91,6 +91,7 @@ fn experiment(store: &mut Store, variants: &[(&str, f64, f64)], series: bool) ->
                             },
                         ],
                         record,
+                        http: None,
                     },
                 )
                 .unwrap();
@@ -109,6 +110,7 @@ fn experiment(store: &mut Store, variants: &[(&str, f64, f64)], series: bool) ->
                 finished_at: "2026-11-29T20:01:01.000Z".into(),
                 metrics: vec![],
                 record: None,
+                http: None,
             },
         )
         .unwrap();

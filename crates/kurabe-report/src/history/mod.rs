@@ -328,6 +328,7 @@ fn result_as_experiment(r: &SavedResult) -> Experiment {
         finished_at: r.created_at.clone(),
         metrics,
         record: None,
+        http: None,
     };
     Experiment {
         // Negative: never confused with a stored experiment's id.
