@@ -48,12 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ])?;
     let store = open_existing(args.store.as_deref())?;
     let experiments = plan_or_label(&store, &args.name, results_as_experiments)?;
-    let hosts = match (&args.host, args.all_hosts) {
-        (_, true) => Hosts::All,
-        (Some(fp), false) => Hosts::Fingerprint(fp.clone()),
-        (None, false) => Hosts::Newest,
-    };
-    let report = history_report(&args.name, &experiments, &hosts, &Config::default());
+    let report = history_report(&args.name, &experiments, &hosts(&args), &Config::default());
     if report.series.iter().all(|s| s.points.is_empty()) {
         bail!(
             "`{}` has no experiment on host {}; see the hosts with --all-hosts",
@@ -71,4 +66,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_output(Some(path), &html)?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--host`, `--all-hosts` → which machines' experiments make the series.
+fn hosts(args: &Args) -> Hosts {
+    match (&args.host, args.all_hosts) {
+        (_, true) => Hosts::All,
+        (Some(fp), false) => Hosts::Fingerprint(fp.clone()),
+        (None, false) => Hosts::Newest,
+    }
 }
