@@ -86,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ])?;
     let mut store = kurabe_store::access::open_or_create(args.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
-    match prepare_revisions(&plan, &opts.plan_dir, stop.flag(), args.quiet) {
+    match prepare_revisions(&plan, &opts.plan_dir, &stop, args.quiet) {
         Ok(w) => opts.worktrees = w,
         Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
         Err(e) => return Err(e.into()),
@@ -122,7 +122,7 @@ fn run_with_progress(
 fn prepare_revisions(
     plan: &kurabe_model::plan::Plan,
     plan_dir: &std::path::Path,
-    stop: &std::sync::atomic::AtomicBool,
+    stop: &std::sync::Arc<kurabe_model::stop::Stop>,
     quiet: bool,
 ) -> Result<std::collections::BTreeMap<String, PathBuf>, kurabe_lab::git::GitError> {
     kurabe_lab::git::prepare_revisions(plan, plan_dir, stop, &mut |p| {
