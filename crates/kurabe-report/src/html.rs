@@ -334,7 +334,7 @@ impl Render<ExperimentReport> for Html {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::experiment_report;
     use crate::testdata::sample_experiment;
@@ -358,17 +358,26 @@ mod tests {
             "3 bar charts + CPU + memory"
         );
         assert!(html.contains("class=\"good\">1.18×"), "verdict coloured");
-        // A 400-pixel screen: every table scrolls inside its own box, charts
-        // scale (viewBox, max-width) and the chart grid never asks for 480 px.
+        assert_reads_on_a_narrow_screen(&html);
+    }
+
+    /// A 400-pixel screen (scripts/html-narrow.sh measures it in Chromium):
+    /// every table scrolls inside its own box, every chart scales (a
+    /// viewBox, and the style sheet's max-width) and the chart grid never
+    /// asks for 480 px. Every kurabe page is checked with this.
+    pub(crate) fn assert_reads_on_a_narrow_screen(html: &str) {
         assert_eq!(
             html.matches("<table").count(),
-            html.matches("<div class=\"scroll\"><table").count()
+            html.matches("<div class=\"scroll\"><table").count(),
+            "a table outside a scrolling box"
         );
+        assert!(html.contains(".scroll { overflow-x: auto; }"));
         assert!(html.contains("minmax(min(480px, 100%), 1fr)"));
         assert!(html.contains("svg { max-width: 100%; height: auto;"));
         assert_eq!(
             html.matches("<svg").count(),
-            html.matches(" viewBox=").count()
+            html.matches(" viewBox=").count(),
+            "a chart without a viewBox does not scale"
         );
     }
 

@@ -382,6 +382,7 @@ mod tests {
         // 3 bar charts and the soak chart (the replaced record held the
         // only CPU/memory time series).
         assert_eq!(html.matches("<svg").count(), 3 + 1);
+        crate::html::tests::assert_reads_on_a_narrow_screen(&html);
         let mut out = Vec::new();
         Json.render(&report, &mut out).unwrap();
         let value: Value = serde_json::from_slice(&out).unwrap();

@@ -137,3 +137,50 @@ impl Render<HistoryReport> for HistoryHtml {
         writeln!(out, "</main>\n</body>\n</html>")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{history_report, Hosts};
+    use crate::testdata::sample_experiment;
+    use kurabe_model::stats::changepoint::Config;
+
+    /// Three experiments of the sample plan, the newest a little slower.
+    fn report() -> HistoryReport {
+        let experiments: Vec<_> = (1..=3)
+            .map(|i| {
+                let mut e = sample_experiment();
+                e.id = kurabe_model::record::ExperimentId(i);
+                e.started_at = format!("2026-01-0{i}T10:00:00Z");
+                e
+            })
+            .collect();
+        history_report(
+            "ruby <gc>",
+            &experiments,
+            &Hosts::Newest,
+            &Config::default(),
+        )
+    }
+
+    #[test]
+    fn a_page_of_charts_that_reads_on_a_narrow_screen() {
+        let r = report();
+        assert!(!r.series.is_empty());
+        let links = HistoryHtml {
+            report_links: Some("e/".into()),
+        };
+        let mut out = Vec::new();
+        links.render(&r, &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        kurabe_testkit::html::balanced(&html).unwrap();
+        assert!(!html.contains("<script"));
+        assert!(html.contains("History of ruby &lt;gc&gt;"));
+        assert_eq!(html.matches("<svg").count(), r.series.len());
+        assert_eq!(
+            html.matches("<a href=\"e/e3.html\">").count(),
+            r.series.len()
+        );
+        crate::html::tests::assert_reads_on_a_narrow_screen(&html);
+    }
+}
