@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use kurabe_model::history::{HistoryReport, HistorySeries};
 use kurabe_model::stats::Verdict;
 
-use super::text::{hosts_line, series_title, verdict_suffix};
+use super::text::{change_sentence, hosts_line, series_title};
 use crate::chart::{line_chart_on, Axes, Line};
 use crate::escape::html as esc;
 use crate::html::page_start;
@@ -69,16 +69,9 @@ fn changes(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
             Verdict::Better => "good",
             _ => "neutral",
         };
-        writeln!(
-            out,
-            "<li>at <strong>{}</strong> ({}), after {} ({}): <span class=\"{class}\">{}{}</span></li>",
-            esc(&c.experiment),
-            esc(&c.rev),
-            esc(&c.previous_experiment),
-            esc(&c.previous_rev),
-            esc(&c.phrase),
-            verdict_suffix(&c.verdict)
-        )?;
+        let span = format!("<span class=\"{class}\">");
+        let sentence = change_sentence(c, &esc, ["<strong>", "</strong>"], [&span, "</span>"]);
+        writeln!(out, "<li>{sentence}</li>")?;
     }
     writeln!(out, "</ul>")
 }
