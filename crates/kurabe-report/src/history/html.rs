@@ -37,17 +37,7 @@ pub(crate) fn series_chart(s: &HistorySeries) -> String {
         colour: 0,
         points: &pts,
     };
-    // The step lies between the last old point and the first new one.
-    let marks: Vec<(f64, String)> = s
-        .changes
-        .iter()
-        .map(|c| {
-            (
-                c.index as f64 + 0.5,
-                format!("{}: {}", c.experiment, c.phrase),
-            )
-        })
-        .collect();
+    let marks = change_marks(s);
     let y_title = format!("{} ({})", words::label(&s.metric), s.unit.symbol());
     let axes = Axes {
         x_title: "experiment",
@@ -56,6 +46,19 @@ pub(crate) fn series_chart(s: &HistorySeries) -> String {
         marks: &marks,
     };
     line_chart_on(&[line], s.unit, &axes)
+}
+
+/// A mark per change, between the last old point and the first new one.
+fn change_marks(s: &HistorySeries) -> Vec<(f64, String)> {
+    s.changes
+        .iter()
+        .map(|c| {
+            (
+                c.index as f64 + 0.5,
+                format!("{}: {}", c.experiment, c.phrase),
+            )
+        })
+        .collect()
 }
 
 fn changes(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {

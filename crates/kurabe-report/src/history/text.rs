@@ -5,7 +5,9 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::history::{CheckReport, HistoryChange, HistoryReport, HistorySeries, Order};
+use kurabe_model::history::{
+    CheckReport, CheckRow, HistoryChange, HistoryReport, HistorySeries, Order,
+};
 use kurabe_model::stats::Verdict;
 
 use crate::escape::terminal as esc;
@@ -125,6 +127,21 @@ impl Render<HistoryReport> for HistoryText {
     }
 }
 
+/// `  get / fast / cpu_ms_per_request: 9.4 vs 8.0 · 1.18× … · worse`.
+fn check_row(row: &CheckRow, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {} / {} / {}: {} vs {} · {}{}",
+        esc(&row.workload),
+        esc(&row.variant),
+        esc(&row.metric),
+        words::value(row.unit, row.value),
+        words::value(row.unit, row.baseline_value),
+        esc(&row.phrase),
+        verdict_suffix(&row.verdict)
+    )
+}
+
 impl Render<CheckReport> for HistoryText {
     fn render(&self, r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
@@ -137,17 +154,7 @@ impl Render<CheckReport> for HistoryText {
             esc(&r.baseline_experiments.join(" "))
         )?;
         for row in &r.rows {
-            writeln!(
-                out,
-                "  {} / {} / {}: {} vs {} · {}{}",
-                esc(&row.workload),
-                esc(&row.variant),
-                esc(&row.metric),
-                words::value(row.unit, row.value),
-                words::value(row.unit, row.baseline_value),
-                esc(&row.phrase),
-                verdict_suffix(&row.verdict)
-            )?;
+            check_row(row, out)?;
         }
         writeln!(
             out,
