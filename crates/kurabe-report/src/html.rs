@@ -14,7 +14,9 @@ use kurabe_model::stats::{Direction, Unit};
 
 use crate::chart::{bar_chart, colour, line_chart, Bar, Line};
 use crate::escape::html as esc;
-use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
+use crate::{
+    cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of, words, Render,
+};
 
 /// HTML renderer.
 pub struct Html;
@@ -85,11 +87,7 @@ fn tone_class(t: Tone) -> &'static str {
 }
 
 fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
-    let metrics: Vec<&MetricReport> = w
-        .headline
-        .iter()
-        .filter_map(|h| w.metrics.iter().find(|m| &m.name == h))
-        .collect();
+    let metrics = headline_metrics(w);
     write!(
         out,
         "<div class=\"scroll\"><table class=\"headline\"><thead><tr><th>variant</th>"
@@ -125,7 +123,7 @@ fn versus_rows(
     for v in w.variants.iter().filter(|v| *v != base) {
         write!(out, "<tr class=\"vs\"><td>{} vs {}</td>", esc(v), esc(base))?;
         for m in metrics {
-            match m.versus_baseline.iter().find(|x| &x.variant == v) {
+            match versus_of(m, v) {
                 Some(x) => write!(
                     out,
                     "<td class=\"{}\">{}</td>",
@@ -255,7 +253,7 @@ fn details(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
     for m in &w.metrics {
         for v in &m.variants {
             let Some(s) = v.summary else { continue };
-            let vs = m.versus_baseline.iter().find(|x| x.variant == v.variant);
+            let vs = versus_of(m, &v.variant);
             writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"note {}\">{}</td></tr>",
