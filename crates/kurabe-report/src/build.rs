@@ -172,11 +172,7 @@ fn workload(
     band: &dyn Fn(&str) -> f64,
 ) -> WorkloadReport {
     let variants = ran(all_variants, runs, baseline);
-    let ok: Vec<&StoredRun> = runs
-        .iter()
-        .copied()
-        .filter(|r| r.run.status == RunStatus::Ok)
-        .collect();
+    let ok: Vec<&StoredRun> = runs.iter().copied().filter(|r| is_ok(r)).collect();
     let (units, names) = metric_names(&ok);
     let metrics: Vec<MetricReport> = names
         .iter()
@@ -194,6 +190,10 @@ fn workload(
         warmup: warmup_checks(&variants, &ok),
         variants,
     }
+}
+
+fn is_ok(r: &StoredRun) -> bool {
+    r.run.status == RunStatus::Ok
 }
 
 /// The variants that ran this workload, and the baseline in any case.

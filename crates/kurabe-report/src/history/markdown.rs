@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use kurabe_model::history::{CheckReport, CheckRow, HistoryReport};
 use kurabe_model::stats::Verdict;
 
-use super::text::{hosts_line, series_title, verdict_suffix, verdict_word};
+use super::text::{change_short, hosts_line, latest, series_title, verdict_word};
 use crate::escape::markdown as esc;
 use crate::{words, Render};
 
@@ -26,24 +26,7 @@ impl Render<HistoryReport> for HistoryMarkdown {
             "| series | points | latest | changes |\n|---|---:|---:|---|"
         )?;
         for s in &r.series {
-            let latest = s
-                .points
-                .last()
-                .map_or("–".to_owned(), |p| words::value(s.unit, p.value));
-            let changes: Vec<String> = s
-                .changes
-                .iter()
-                .map(|c| {
-                    let line = format!(
-                        "{} ({}): {}{}",
-                        c.experiment,
-                        c.rev,
-                        c.phrase,
-                        verdict_suffix(&c.verdict)
-                    );
-                    esc(&line)
-                })
-                .collect();
+            let changes: Vec<String> = s.changes.iter().map(|c| esc(&change_short(c))).collect();
             let changes = if changes.is_empty() {
                 "–".to_owned()
             } else {
@@ -54,7 +37,7 @@ impl Render<HistoryReport> for HistoryMarkdown {
                 "| {} | {} | {} | {changes} |",
                 esc(&series_title(s)),
                 s.points.len(),
-                esc(&latest),
+                esc(&latest(s, "–")),
             )?;
         }
         Ok(())

@@ -84,6 +84,17 @@ pub(crate) fn change_sentence(
     )
 }
 
+/// A change in short, unescaped: `e12 (abc1234): 1.10× … · worse`.
+pub(crate) fn change_short(c: &HistoryChange) -> String {
+    format!(
+        "{} ({}): {}{}",
+        c.experiment,
+        c.rev,
+        c.phrase,
+        verdict_suffix(&c.verdict)
+    )
+}
+
 /// The latest value of a series in its unit, `none` when it has no point.
 pub(crate) fn latest(s: &HistorySeries, none: &str) -> String {
     s.points
