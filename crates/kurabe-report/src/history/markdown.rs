@@ -63,6 +63,18 @@ fn check_row(row: &CheckRow, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
+/// Regressions first, then improvements, then the rest (stable within each).
+fn worst_first(rows: &[CheckRow]) -> Vec<&CheckRow> {
+    let rank = |row: &&CheckRow| match row.verdict {
+        Verdict::Worse => 0,
+        Verdict::Better => 1,
+        _ => 2,
+    };
+    let mut rows: Vec<&CheckRow> = rows.iter().collect();
+    rows.sort_by_key(rank);
+    rows
+}
+
 impl Render<CheckReport> for HistoryMarkdown {
     fn render(&self, r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         let head = match r.worse {
@@ -83,14 +95,7 @@ impl Render<CheckReport> for HistoryMarkdown {
             "| workload | variant | metric | baseline | this | change | verdict |"
         )?;
         writeln!(out, "|---|---|---|---:|---:|---|---|")?;
-        let rank = |row: &&CheckRow| match row.verdict {
-            Verdict::Worse => 0,
-            Verdict::Better => 1,
-            _ => 2,
-        };
-        let mut rows: Vec<&CheckRow> = r.rows.iter().collect();
-        rows.sort_by_key(rank);
-        for row in rows {
+        for row in worst_first(&r.rows) {
             check_row(row, out)?;
         }
         writeln!(
