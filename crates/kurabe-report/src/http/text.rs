@@ -154,13 +154,7 @@ fn ab_tables(r: &HttpReport, layout: AbText, out: &mut dyn Write) -> io::Result<
         ("Total:", &t.total, "the total time"),
     ];
     if layout.confidence {
-        writeln!(out, "              min  mean[+/-sd] median   max")?;
-        for (label, p, _) in rows {
-            phase_row(out, label, p)?;
-        }
-        for (_, p, what) in rows {
-            sanity_warning(out, what, p)?;
-        }
+        confidence_table(&rows, out)?;
     } else {
         writeln!(out, "              min   avg   max")?;
         for (label, p, _) in rows {
@@ -171,6 +165,18 @@ fn ab_tables(r: &HttpReport, layout: AbText, out: &mut dyn Write) -> io::Result<
     }
     if layout.percentiles && r.complete_requests > 1 {
         percentage_table(r, out)?;
+    }
+    Ok(())
+}
+
+/// ab's table with spread and median (`-S` not given), then its warnings.
+fn confidence_table(rows: &[(&str, &PhaseTimes, &str)], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "              min  mean[+/-sd] median   max")?;
+    for (label, p, _) in rows {
+        phase_row(out, label, p)?;
+    }
+    for (_, p, what) in rows {
+        sanity_warning(out, what, p)?;
     }
     Ok(())
 }
