@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kurabe_http::client::{fill_from_stats, Stats};
-use kurabe_model::http::HttpReport;
+use kurabe_model::http::{FleetSummary, FleetWorker, HttpReport};
 use postgres::Client;
 
 use crate::error::{db, json};
@@ -112,6 +112,37 @@ pub struct Outcome {
     pub workers: Vec<WorkerRow>,
     /// Explicit notes (lost or failed workers).
     pub notes: Vec<String>,
+}
+
+impl Outcome {
+    /// The per-worker rows and notes as they go into the JSON record (and the store).
+    pub fn summary(&self) -> FleetSummary {
+        FleetSummary {
+            run_id: self.run_id,
+            workers: self.workers.iter().map(WorkerRow::summary).collect(),
+            notes: self.notes.clone(),
+        }
+    }
+}
+
+impl WorkerRow {
+    /// This share's row: its own figures when done, else its last progress.
+    fn summary(&self) -> FleetWorker {
+        let r = self.report.as_ref();
+        FleetWorker {
+            slot: self.slot,
+            worker: self.worker.clone(),
+            state: self.state.clone(),
+            concurrency: r.map(|r| r.concurrency),
+            complete_requests: r.map_or(self.progress_completed, |r| r.complete_requests),
+            failed_requests: r.map_or(self.progress_failed, |r| r.failed_requests),
+            requests_per_second: r.map(|r| r.requests_per_second),
+            latency_p50_us: r.map(|r| r.latency_us.p50),
+            latency_p99_us: r.map(|r| r.latency_us.p99),
+            merged: r.is_some(),
+            note: self.note.clone(),
+        }
+    }
 }
 
 /// Condition under which a worker counts as dead (used in SQL with `w` = fleet_workers, `$2` = timeout s).
