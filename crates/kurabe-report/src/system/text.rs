@@ -171,6 +171,20 @@ fn score_text(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w)
 }
 
+/// The tests that limit the score's precision, with their share of its variance.
+fn limited_by(run: &SystemRun) -> String {
+    let parts: Vec<String> = run
+        .limited_by
+        .iter()
+        .filter_map(|id| run.tests.iter().find(|t| &t.id == id))
+        .map(|t| {
+            let share = t.score_variance_share.unwrap_or(0.0) * 100.0;
+            format!("{} ({share:.0} % of the variance)", t.id)
+        })
+        .collect();
+    parts.join(", ")
+}
+
 /// Distinct placements among a test's passes, one line.
 fn modes_text(t: &SystemTest, w: &mut dyn Write) -> io::Result<()> {
     if t.modes.is_empty() {
@@ -222,16 +236,7 @@ fn precision_text(r: &SystemReport, run: &SystemRun, w: &mut dyn Write) -> io::R
         }
     }
     if !run.limited_by.is_empty() {
-        let parts: Vec<String> = run
-            .limited_by
-            .iter()
-            .filter_map(|id| run.tests.iter().find(|t| &t.id == id))
-            .map(|t| {
-                let share = t.score_variance_share.unwrap_or(0.0) * 100.0;
-                format!("{} ({share:.0} % of the variance)", t.id)
-            })
-            .collect();
-        writeln!(w, "Score precision limited by: {}", parts.join(", "))?;
+        writeln!(w, "Score precision limited by: {}", limited_by(run))?;
     }
     if r.precision.is_some() || !run.limited_by.is_empty() {
         writeln!(w)?;
