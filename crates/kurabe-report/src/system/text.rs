@@ -24,21 +24,7 @@ impl Render<SystemCompare> for Terminal {
 
 /// UnixBench-style text report.
 fn text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
-    let origin = match r.source {
-        SystemSource::Kurabe => format!(
-            "kurabe system {} mode (UnixBench-compatible System Benchmarks Index)",
-            r.mode.as_deref().unwrap_or("default")
-        ),
-        SystemSource::UnixbenchImport => {
-            "imported UnixBench report (single numbers, no spread)".into()
-        }
-    };
-    writeln!(w, "   {origin}")?;
-    writeln!(w)?;
-    writeln!(w, "   System: {}: GNU/Linux", terminal(&r.host))?;
-    writeln!(w, "   OS: GNU/Linux -- {}", terminal(&r.kernel))?;
-    writeln!(w, "   Machine: {}", r.arch)?;
-    writeln!(w)?;
+    header_text(r, w)?;
     for run in &r.runs {
         writeln!(w, "{RULE}")?;
         writeln!(w, "Benchmark Run: {}", r.time)?;
@@ -69,6 +55,25 @@ fn text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Where the numbers come from and the machine, as UnixBench heads its report.
+fn header_text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
+    let origin = match r.source {
+        SystemSource::Kurabe => format!(
+            "kurabe system {} mode (UnixBench-compatible System Benchmarks Index)",
+            r.mode.as_deref().unwrap_or("default")
+        ),
+        SystemSource::UnixbenchImport => {
+            "imported UnixBench report (single numbers, no spread)".into()
+        }
+    };
+    writeln!(w, "   {origin}")?;
+    writeln!(w)?;
+    writeln!(w, "   System: {}: GNU/Linux", terminal(&r.host))?;
+    writeln!(w, "   OS: GNU/Linux -- {}", terminal(&r.kernel))?;
+    writeln!(w, "   Machine: {}", r.arch)?;
+    writeln!(w)
 }
 
 /// One copy count: the tests' results, the index table, the score.
