@@ -383,6 +383,7 @@ impl Preliminaries<'_> {
             output: cfg.output.clone(),
             randomize_env: cfg.randomize_env,
             subtract: (overhead != ExecCost::default()).then_some(overhead),
+            pass_secrets: true,
         };
         let plan = Plan {
             name: plan_name(&cfg.commands),
@@ -520,6 +521,7 @@ fn once(runs: u32, warmup: u32, output: CommandOutput) -> CommandWorkload {
         output,
         randomize_env: false,
         subtract: None,
+        pass_secrets: true,
     }
 }
 
