@@ -305,6 +305,11 @@ fn run_once(spawn: &Spawn, report: c_int, pid_fd: c_int, pad: usize) {
         Err(e) => (e, 0, unsafe { std::mem::zeroed() }),
     };
     let wall = now_ns() - t0;
+    write_all(report, &record(exec_errno, status, &ru, wall, pid));
+}
+
+/// The 56-byte record of one execution (see the module docs).
+fn record(exec_errno: c_int, status: c_int, ru: &sys::Rusage, wall: i64, pid: c_int) -> [u8; 56] {
     let us = |t: sys::Timeval| i64::from(t.tv_sec) * 1_000_000 + i64::from(t.tv_usec);
     let fields: [i64; 7] = [
         i64::from(exec_errno),
@@ -319,7 +324,7 @@ fn run_once(spawn: &Spawn, report: c_int, pid_fd: c_int, pad: usize) {
     for (chunk, v) in rec.chunks_exact_mut(8).zip(fields) {
         chunk.copy_from_slice(&v.to_le_bytes());
     }
-    write_all(report, &rec);
+    rec
 }
 
 /// C entry point.

@@ -176,6 +176,11 @@ fn set_flag(fd: RawFd, get: libc::c_int, set: libc::c_int, flag: libc::c_int, on
     }
 }
 
+/// Make reads from `fd` return at once when it holds nothing.
+fn nonblocking(fd: RawFd) {
+    set_flag(fd, libc::F_GETFL, libc::F_SETFL, libc::O_NONBLOCK, true);
+}
+
 /// A pipe, both ends close-on-exec; the read end non-blocking when asked.
 fn pipe(nonblocking_read: bool) -> std::io::Result<(std::fs::File, std::fs::File)> {
     let mut fds = [0 as libc::c_int; 2];
@@ -191,13 +196,7 @@ fn pipe(nonblocking_read: bool) -> std::io::Result<(std::fs::File, std::fs::File
         )
     };
     if nonblocking_read {
-        set_flag(
-            r.as_raw_fd(),
-            libc::F_GETFL,
-            libc::F_SETFL,
-            libc::O_NONBLOCK,
-            true,
-        );
+        nonblocking(r.as_raw_fd());
     }
     Ok((r, w))
 }
@@ -305,9 +304,7 @@ impl<'a> Session<'a> {
             stderr.as_ref().map(AsRawFd::as_raw_fd),
             stdout.as_ref().map(AsRawFd::as_raw_fd),
         ];
-        for fd in fds.into_iter().flatten() {
-            set_flag(fd, libc::F_GETFL, libc::F_SETFL, libc::O_NONBLOCK, true);
-        }
+        fds.into_iter().flatten().for_each(nonblocking);
         Ok(Session {
             launch: l,
             pidfd: pidfd_of(helper.id() as libc::pid_t),
@@ -546,11 +543,7 @@ fn judge(l: &Launch<'_>, e: InFlight) -> Result<Execution, RunFailure> {
         return Err(fail(format!("cannot start `{}`: {err}", shown())));
     }
     let exit_code = exit_code(rec.wait_status);
-    if exit_code != Some(0) && !l.workload.ignore_failure {
-        let how = match exit_code {
-            Some(c) => format!("exit code {c}"),
-            None => format!("signal {}", libc::WTERMSIG(rec.wait_status)),
-        };
+    if let Some(how) = failed(exit_code, rec.wait_status, l.workload.ignore_failure) {
         return Err(fail(format!("the command `{}` failed ({how})", shown())));
     }
     let pss_peak_bytes = e.memory.and_then(|m| m.peak);
@@ -564,6 +557,16 @@ fn judge(l: &Launch<'_>, e: InFlight) -> Result<Execution, RunFailure> {
 /// The exit code in a wait status; `None` when a signal ended the process.
 fn exit_code(status: i32) -> Option<i32> {
     libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status))
+}
+
+/// How the command failed, unless it succeeded or failures are ignored.
+fn failed(exit_code: Option<i32>, status: i32, ignore: bool) -> Option<String> {
+    match exit_code {
+        Some(0) => None,
+        _ if ignore => None,
+        Some(c) => Some(format!("exit code {c}")),
+        None => Some(format!("signal {}", libc::WTERMSIG(status))),
+    }
 }
 
 /// The last [`TAIL_LINES`] lines of `err`.
