@@ -237,7 +237,9 @@ pub fn run_cmd(
         cfg,
         stop: stop.flag(),
     };
-    let sized = pre.size(on_event)?;
+    // Built first so bad options are refused before anything runs.
+    let first = pre.plan(&Sized::default())?;
+    let sized = pre.size(&first, on_event)?;
     let plan = pre.plan(&sized)?;
     let ran = crate::run_experiment(&plan, store, &pre.options(&plan)?, stop, &mut |e| {
         on_event(&CmdEvent::Run(e))
@@ -310,9 +312,13 @@ struct Preliminaries<'a> {
 }
 
 impl Preliminaries<'_> {
-    /// `--setup`, the shell's start-up, the warm-up, and from them the
-    /// number of rounds and the block size.
-    fn size(&self, on_event: &mut dyn FnMut(&CmdEvent<'_>)) -> Result<Sized, CmdError> {
+    /// `--setup`, the shell's start-up, the warm-up (of `first`'s
+    /// variants), and from them the number of rounds and the block size.
+    fn size(
+        &self,
+        first: &Plan,
+        on_event: &mut dyn FnMut(&CmdEvent<'_>),
+    ) -> Result<Sized, CmdError> {
         let cfg = self.cfg;
         if let Some(setup) = &cfg.setup {
             on_event(&CmdEvent::Step("setup"));
@@ -326,7 +332,7 @@ impl Preliminaries<'_> {
             }
         };
         on_event(&CmdEvent::Step("warm-up"));
-        let first = self.warm_up(&self.plan(&Sized::default())?)?;
+        let first = self.warm_up(first)?;
         let first_times: Vec<f64> = first.iter().map(|m| metric(m, "wall_time_s")).collect();
         let n = match cfg.runs {
             Runs::Exact(n) => n,
