@@ -198,7 +198,7 @@ fn parse_secs(s: &str) -> Result<f64, String> {
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = config(&a)?;
     super::check_outputs(&[("-o", a.output.as_deref())])?;
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     // One step per test and copy count; a step starts at its first pass.
     let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
     let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(true));
