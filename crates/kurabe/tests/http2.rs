@@ -7,96 +7,28 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+
+use kurabe_testkit::nginx::{Listen, Nginx};
 
 use crate::http::{http_failed, http_json, TestServer};
 use crate::serve::ServeChild;
 
 // ----- nginx -----------------------------------------------------------------
 
-/// nginx (one worker) serving `dir` with the `listen` lines given; killed on drop.
-struct Nginx {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Nginx {
-    /// None (with a visible message) when nginx is not installed outside CI.
-    fn start(dir: &Path, listens: &[String]) -> Option<Nginx> {
-        let nginx = Path::new("/usr/sbin/nginx");
-        if !nginx.exists() {
-            assert!(std::env::var_os("CI").is_none(), "nginx is required in CI");
-            eprintln!("SKIPPED: nginx not installed");
-            return None;
-        }
-        let d = dir.display();
-        let listen: String = listens.iter().map(|l| format!("  listen {l};\n")).collect();
-        let conf = format!(
-            "worker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-             events {{ worker_connections 256; }}\nhttp {{\n access_log {d}/access.log;\n \
-             keepalive_requests 100000;\n client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; \
-             fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n \
-             server {{\n{listen}  ssl_certificate {d}/cert.pem;\n  ssl_certificate_key {d}/key.pem;\n  \
-             root {d}/www;\n }}\n}}\n"
-        );
-        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        let child = Command::new(nginx)
-            .process_group(0)
-            .arg("-p")
-            .arg(dir)
-            .arg("-c")
-            .arg(dir.join("nginx.conf"))
-            .args(["-g", "daemon off; master_process on;"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Some(Nginx {
-            child,
-            dir: dir.to_owned(),
-        })
-    }
-
-    /// Requests nginx logged, once the count stops moving (it logs after the response).
-    fn logged(&self, pattern: &str) -> u64 {
-        let count = || {
-            std::fs::read_to_string(self.dir.join("access.log"))
-                .unwrap_or_default()
-                .lines()
-                .filter(|l| l.contains(pattern))
-                .count() as u64
-        };
-        let mut last = count();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
-            let now = count();
-            if now == last {
-                return now;
-            }
-            last = now;
-        }
-        last
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let pid = self.child.id() as libc::pid_t;
-        // SAFETY: kill has no memory-safety preconditions; the group is nginx's own.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-        let _ = self.child.wait();
-    }
+/// The `server` directives of the HTTP/2 tests: the files and certificate
+/// [`nginx_dir`] makes.
+fn served(dir: &Path) -> String {
+    let d = dir.display();
+    format!("ssl_certificate {d}/cert.pem;\n  ssl_certificate_key {d}/key.pem;\n  root {d}/www;")
 }
 
 /// A directory with `www/` (a small page and a 20 MiB file), a self-signed
-/// certificate for 127.0.0.1, and two free ports.
-fn nginx_dir() -> (tempfile::TempDir, u16, u16) {
+/// certificate for 127.0.0.1.
+fn nginx_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let www = dir.path().join("www");
     std::fs::create_dir(&www).unwrap();
@@ -120,32 +52,20 @@ fn nginx_dir() -> (tempfile::TempDir, u16, u16) {
         .status()
         .unwrap();
     assert!(ok.success(), "openssl could not make a test certificate");
-    (dir, free_port(), free_port())
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_up(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nginx did not come up on {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    dir
 }
 
 #[test]
 fn h2c_against_nginx_reconciles_with_its_access_log() {
-    let (dir, port, _) = nginx_dir();
-    let Some(nginx) = Nginx::start(dir.path(), &[format!("127.0.0.1:{port} http2")]) else {
+    let dir = nginx_dir();
+    let h2c = Listen {
+        addr: "127.0.0.1",
+        params: "http2",
+    };
+    let Some(nginx) = Nginx::start(dir.path(), 1, &[h2c], &served(dir.path())) else {
         return;
     };
-    wait_up(port);
+    let port = nginx.ports()[0];
     let url = format!("http://127.0.0.1:{port}/index.html");
     let r = http_json(&["--http2", "--streams", "8", "-c", "4", "-n", "300", &url]);
     assert_eq!(
@@ -157,7 +77,10 @@ fn h2c_against_nginx_reconciles_with_its_access_log() {
     assert_eq!(r.protocol, "h2c");
     assert_eq!(r.http2.as_ref().unwrap().streams, 8);
     assert_eq!(r.document_length_bytes, 17);
-    assert_eq!(r.server_software.as_deref(), Some(nginx_version().as_str()));
+    assert_eq!(
+        r.server_software.as_deref(),
+        Some(kurabe_testkit::nginx::version().as_str())
+    );
     assert_eq!(nginx.logged("HTTP/2.0\" 200"), 300);
     // -t: completed + failed + in flight is what nginx logged.
     let r = http_json(&["--http2", "--streams", "4", "-c", "3", "-t", "1", &url]);
@@ -171,24 +94,23 @@ fn h2c_against_nginx_reconciles_with_its_access_log() {
     assert_eq!(r.body_bytes, 2 * (20 << 20));
 }
 
-fn nginx_version() -> String {
-    let out = Command::new("/usr/sbin/nginx").arg("-v").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stderr);
-    text.trim().trim_start_matches("nginx version: ").to_owned()
-}
-
 #[test]
 fn h2_over_tls_is_chosen_by_alpn_and_refused_without_it() {
-    let (dir, port, plain) = nginx_dir();
+    let dir = nginx_dir();
     let listens = [
-        format!("127.0.0.1:{port} ssl http2"),
-        format!("127.0.0.1:{plain} ssl"),
+        Listen {
+            addr: "127.0.0.1",
+            params: "ssl http2",
+        },
+        Listen {
+            addr: "127.0.0.1",
+            params: "ssl",
+        },
     ];
-    let Some(nginx) = Nginx::start(dir.path(), &listens) else {
+    let Some(nginx) = Nginx::start(dir.path(), 1, &listens, &served(dir.path())) else {
         return;
     };
-    wait_up(port);
-    wait_up(plain);
+    let (port, plain) = (nginx.ports()[0], nginx.ports()[1]);
     let url = format!("https://127.0.0.1:{port}/index.html");
     let r = http_json(&[
         "--http2",
