@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use kurabe_model::experiment::{
-    ExperimentReport, FailedRun, MetricReport, ReportHost, RunSeries, SeriesPoint, VariantMetric,
+    ExperimentReport, FailedRun, MetricReport, RunSeries, SeriesPoint, VariantMetric,
     VersusBaseline, WarmupCheck, WorkloadReport,
 };
 use kurabe_model::plan::Plan;
@@ -110,14 +110,7 @@ pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
         started_at: exp.started_at.clone(),
         finished_at: exp.finished_at.clone(),
         tool_version: exp.tool_version.clone(),
-        host: exp.host.as_ref().map(|h| ReportHost {
-            hostname: h.hostname.clone(),
-            cpu_model: h.cpu_model.clone(),
-            cores: h.cores,
-            memory_bytes: h.memory_bytes,
-            kernel: h.kernel.clone(),
-            arch: h.arch.clone(),
-        }),
+        host: exp.host.clone(),
         baseline,
         variants,
         variants_without_runs,
