@@ -163,11 +163,6 @@ fn config(dir: &Path, workers: u32, listen_lines: &str, server: &str) -> String 
 /// as descriptors 3, 4, … named in `NGINX`. Our copies close when this
 /// returns: nginx then holds the only ones.
 fn spawn(dir: &Path, conf: &Path, sockets: Vec<OwnedFd>) -> Child {
-    const FIRST: RawFd = 3;
-    let fds: Vec<RawFd> = sockets.iter().map(AsRawFd::as_raw_fd).collect();
-    let names: String = (0..fds.len())
-        .map(|i| format!("{};", FIRST + i as RawFd))
-        .collect();
     let mut cmd = Command::new(NGINX);
     cmd.process_group(0)
         .arg("-p")
@@ -175,12 +170,25 @@ fn spawn(dir: &Path, conf: &Path, sockets: Vec<OwnedFd>) -> Child {
         .arg("-c")
         .arg(conf)
         .args(["-g", "daemon off; master_process on;"])
-        .env("NGINX", names)
         .stdout(Stdio::null())
         .stderr(Stdio::null());
+    let moved = inherit(&mut cmd, &sockets);
+    let child = cmd.spawn().expect("start nginx");
+    drop((sockets, moved));
+    child
+}
+
+/// Make `sockets` the child's descriptors 3, 4, … and name them in
+/// `NGINX`. Returns the copies the child moves from, to close after spawn.
+fn inherit(cmd: &mut Command, sockets: &[OwnedFd]) -> Vec<OwnedFd> {
+    const FIRST: RawFd = 3;
+    let names: String = (0..sockets.len())
+        .map(|i| format!("{};", FIRST + i as RawFd))
+        .collect();
+    cmd.env("NGINX", names);
     // Above every descriptor the child may still hold, so that the dup2s
     // below cannot overwrite a socket not yet moved.
-    let high: Vec<OwnedFd> = fds.iter().map(|&fd| dup_high(fd)).collect();
+    let high: Vec<OwnedFd> = sockets.iter().map(|s| dup_high(s.as_raw_fd())).collect();
     let high_fds: Vec<RawFd> = high.iter().map(AsRawFd::as_raw_fd).collect();
     // SAFETY: dup2 is async-signal-safe; the closure allocates nothing.
     unsafe {
@@ -193,9 +201,7 @@ fn spawn(dir: &Path, conf: &Path, sockets: Vec<OwnedFd>) -> Child {
             Ok(())
         });
     }
-    let child = cmd.spawn().expect("start nginx");
-    drop((sockets, high));
-    child
+    high
 }
 
 /// A close-on-exec duplicate of `fd` numbered 100 or above.

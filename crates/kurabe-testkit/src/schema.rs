@@ -181,13 +181,11 @@ fn object_rule(
 ) {
     let Some(obj) = v.as_object() else { return };
     match key {
-        "required" => {
-            for name in rule.as_array().expect("required is an array") {
-                if !obj.contains_key(name.as_str().unwrap()) {
-                    errors.push(format!("{at}: missing required {name}"));
-                }
-            }
-        }
+        "required" => errors.extend(
+            (rule.as_array().expect("required is an array").iter())
+                .filter(|name| !obj.contains_key(name.as_str().unwrap()))
+                .map(|name| format!("{at}: missing required {name}")),
+        ),
         "properties" => {
             for (name, sub) in rule.as_object().expect("properties is an object") {
                 if let Some(field) = obj.get(name) {
