@@ -44,6 +44,16 @@ pub fn analyse(plan: &Plan, variants: &[String], runs: &[RunRecord]) -> Analysis
     analyse_at(plan, variants, runs, CONFIDENCE)
 }
 
+/// The finite values of `metric` in the successful runs of `variant` × `workload`.
+fn samples_of(runs: &[RunRecord], workload: &str, metric: &str, variant: &str) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.status == RunStatus::Ok && r.workload == workload && r.variant == variant)
+        .filter_map(|r| r.metrics.iter().find(|v| v.name == metric))
+        .map(|v| v.value)
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
 /// [`analyse`] with intervals at `confidence` instead of the reported 95 %:
 /// the `--until-confident` stop decision reads [`STOP_CONFIDENCE`] intervals.
 pub fn analyse_at(
@@ -63,30 +73,14 @@ pub fn analyse_at(
                 continue;
             };
             let m = m.clone().with_noise_band(plan.noise_band_for(&name));
-            let samples_of = |variant: &str| -> Vec<f64> {
-                runs.iter()
-                    .filter(|r| {
-                        r.status == RunStatus::Ok && r.workload == w.name && r.variant == variant
-                    })
-                    .filter_map(|r| r.metrics.iter().find(|v| v.name == name))
-                    .map(|v| v.value)
-                    .filter(|v| v.is_finite())
-                    .collect()
-            };
-            let base = samples_of(&baseline);
+            let base = samples_of(runs, &w.name, &name, &baseline);
             for v in variants {
-                let samples = samples_of(v);
-                let comparison =
-                    (*v != baseline && !samples.is_empty() && !base.is_empty()).then(|| {
-                        compare_metric_at(
-                            &name,
-                            &base,
-                            &samples,
-                            m.direction,
-                            m.noise_band,
-                            confidence,
-                        )
-                    });
+                let samples = samples_of(runs, &w.name, &name, v);
+                let compared = *v != baseline && !samples.is_empty() && !base.is_empty();
+                let comparison = compared.then(|| {
+                    let (d, band) = (m.direction, m.noise_band);
+                    compare_metric_at(&name, &base, &samples, d, band, confidence)
+                });
                 rows.push(Row {
                     workload: w.name.clone(),
                     metric: m.clone(),
@@ -232,72 +226,74 @@ pub fn evaluate_checks(plan: &Plan, analysis: &Analysis) -> Vec<CheckResult> {
         let Some(m) = metric::lookup(&check.metric) else {
             continue;
         };
-        let rows: Vec<&Row> = analysis
-            .rows
-            .iter()
-            .filter(|r| r.metric.name == check.metric)
-            .filter(|r| check.workload.as_ref().is_none_or(|w| *w == r.workload))
-            .filter(|r| match &check.variant {
-                Some(v) => r.variant == *v,
-                None => !check.is_ratio() || r.variant != analysis.baseline,
-            })
-            .collect();
-        let (op, ratio_threshold, _) = describe(check);
+        let rows = check_rows(check, analysis);
         if rows.is_empty() {
+            let variant = check.variant.as_deref().map(|v| format!("{v} / "));
             out.push(CheckResult {
                 description: format!(
                     "{}{}: no runs report this metric",
-                    check
-                        .variant
-                        .as_deref()
-                        .map(|v| format!("{v} / "))
-                        .unwrap_or_default(),
+                    variant.unwrap_or_default(),
                     check.metric
                 ),
                 passed: false,
             });
             continue;
         }
-        for r in rows {
-            let who = format!("{} / {} / {}", r.variant, r.workload, r.metric.name);
-            let (value, threshold, what) = if check.is_ratio() {
-                (
-                    r.comparison.and_then(|c| c.ratio),
-                    ratio_threshold,
-                    "ratio to baseline".to_owned(),
-                )
-            } else {
-                let t = match &check.bound {
-                    Bound::Min(t) | Bound::Max(t) => t.value_for(&m).unwrap_or(f64::NAN),
-                    _ => f64::NAN,
-                };
-                let v = r.summary.as_ref().and_then(|s| match check.stat {
-                    CheckStat::GeometricMean => s.geometric_mean,
-                    CheckStat::Median => Some(s.median),
-                    CheckStat::Min => Some(s.min),
-                    CheckStat::Max => Some(s.max),
-                });
-                let stat = match check.stat {
-                    CheckStat::GeometricMean => "geometric mean",
-                    CheckStat::Median => "median",
-                    CheckStat::Min => "min",
-                    CheckStat::Max => "max",
-                };
-                (v, t, stat.to_owned())
-            };
-            let (passed, shown) = match value {
-                Some(v) if v.is_finite() && threshold.is_finite() => {
-                    (check.passes(v, threshold), format!("{v:.4}"))
-                }
-                _ => (false, "no value".to_owned()),
-            };
-            out.push(CheckResult {
-                description: format!("{who}: {what} {shown} {op} {threshold}"),
-                passed,
-            });
-        }
+        out.extend(rows.into_iter().map(|r| check_row(check, &m, r)));
     }
     out
+}
+
+/// The rows `check` looks at: its metric, workload and variant (a ratio
+/// check without a variant: every variant but the baseline).
+fn check_rows<'a>(check: &Check, analysis: &'a Analysis) -> Vec<&'a Row> {
+    analysis
+        .rows
+        .iter()
+        .filter(|r| r.metric.name == check.metric)
+        .filter(|r| check.workload.as_ref().is_none_or(|w| *w == r.workload))
+        .filter(|r| match &check.variant {
+            Some(v) => r.variant == *v,
+            None => !check.is_ratio() || r.variant != analysis.baseline,
+        })
+        .collect()
+}
+
+/// `check` on one row: the value looked at, its threshold, pass or fail.
+fn check_row(check: &Check, m: &metric::Metric, r: &Row) -> CheckResult {
+    let (op, ratio_threshold, _) = describe(check);
+    let who = format!("{} / {} / {}", r.variant, r.workload, r.metric.name);
+    let (value, threshold, what) = if check.is_ratio() {
+        let ratio = r.comparison.and_then(|c| c.ratio);
+        (ratio, ratio_threshold, "ratio to baseline")
+    } else {
+        let t = match &check.bound {
+            Bound::Min(t) | Bound::Max(t) => t.value_for(m).unwrap_or(f64::NAN),
+            _ => f64::NAN,
+        };
+        let (v, stat) = checked_stat(check.stat, r.summary.as_ref());
+        (v, t, stat)
+    };
+    let (passed, shown) = match value {
+        Some(v) if v.is_finite() && threshold.is_finite() => {
+            (check.passes(v, threshold), format!("{v:.4}"))
+        }
+        _ => (false, "no value".to_owned()),
+    };
+    CheckResult {
+        description: format!("{who}: {what} {shown} {op} {threshold}"),
+        passed,
+    }
+}
+
+/// The statistic a bound check compares, and its name.
+fn checked_stat(stat: CheckStat, s: Option<&Summary>) -> (Option<f64>, &'static str) {
+    match stat {
+        CheckStat::GeometricMean => (s.and_then(|s| s.geometric_mean), "geometric mean"),
+        CheckStat::Median => (s.map(|s| s.median), "median"),
+        CheckStat::Min => (s.map(|s| s.min), "min"),
+        CheckStat::Max => (s.map(|s| s.max), "max"),
+    }
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ mod testdata;
 
 use std::io::{self, Write};
 
-use kurabe_model::experiment::ExperimentReport;
+use kurabe_model::experiment::{ExperimentReport, MetricReport, VersusBaseline, WorkloadReport};
 
 pub use build::{experiment_report, http_compare};
 pub use csv::Csv;
@@ -59,7 +59,7 @@ pub use history::{
     HistoryMarkdown, HistoryText, Hosts,
 };
 pub use html::Html;
-pub use http::{AbHtml, AbPercentCsv, AbText};
+pub use http::{http_renderer, AbHtml, AbLayout, AbPercentCsv, AbText};
 pub use json::Json;
 pub use markdown::Markdown;
 pub use mem::{Free, FreeUnit};
@@ -172,8 +172,21 @@ fn variant_title(r: &ExperimentReport, variant: &str) -> String {
     }
 }
 
+/// The workload's headline metrics, in column order.
+fn headline_metrics(w: &WorkloadReport) -> Vec<&MetricReport> {
+    w.headline
+        .iter()
+        .filter_map(|h| w.metrics.iter().find(|m| &m.name == h))
+        .collect()
+}
+
+/// Variant `v` against the baseline in metric `m`; none for the baseline itself.
+fn versus_of<'a>(m: &'a MetricReport, v: &str) -> Option<&'a VersusBaseline> {
+    m.versus_baseline.iter().find(|x| x.variant == v)
+}
+
 /// The cell of a variant's headline value: `106.2/s ±1.1%` (median ± CV).
-fn cell(m: &kurabe_model::experiment::MetricReport, variant: &str) -> String {
+fn cell(m: &MetricReport, variant: &str) -> String {
     let Some(s) = m
         .variants
         .iter()
