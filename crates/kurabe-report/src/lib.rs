@@ -20,6 +20,7 @@
 //! `Write` they are given, and whether to colour is the caller's decision
 //! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
 
+pub mod baseline;
 pub mod bench;
 mod bisect;
 mod build;
@@ -35,6 +36,7 @@ pub mod listing;
 mod markdown;
 mod mem;
 mod site;
+pub mod site_files;
 mod soak;
 mod system;
 mod terminal;
