@@ -201,6 +201,55 @@ pub enum CmdEvent<'a> {
     Run(&'a Event<'a>),
 }
 
+impl CmdEvent<'_> {
+    /// The progress line for people, when the event deserves one (the
+    /// binary decides where it goes).
+    pub fn line(&self) -> Option<String> {
+        match self {
+            CmdEvent::Step(what) => Some(format!("kurabe cmd: {what}")),
+            CmdEvent::Planned {
+                rounds,
+                block,
+                shell_overhead_s,
+            } => Some(planned_line(*rounds, *block, *shell_overhead_s)),
+            CmdEvent::Run(e) => run_line(e),
+        }
+    }
+}
+
+/// "kurabe cmd: 25 interleaved rounds of 40 runs per command; …".
+fn planned_line(rounds: u32, block: u32, shell_overhead_s: f64) -> String {
+    let per = match block {
+        1 => "1 run".to_owned(),
+        n => format!("{n} runs"),
+    };
+    let shell = if shell_overhead_s > 0.0 {
+        let ms = shell_overhead_s * 1e3;
+        format!("; shell start-up {ms:.2} ms subtracted")
+    } else {
+        String::new()
+    };
+    format!("kurabe cmd: {rounds} interleaved rounds of {per} per command{shell}")
+}
+
+/// The runner's events `kurabe cmd` shows: the start, failed runs, added rounds.
+fn run_line(e: &Event<'_>) -> Option<String> {
+    match e {
+        Event::Begin {
+            experiment, seed, ..
+        } => Some(format!("kurabe cmd: experiment {experiment}, seed {seed}")),
+        Event::RunDone { index, record } if record.status == RunStatus::Failed => {
+            let tail = record.error_tail.as_deref().unwrap_or("");
+            Some(format!("[{index}] FAILED: {tail}"))
+        }
+        Event::RoundAdded { round } => Some(format!(
+            "--until-confident: not settled yet, adding round {}",
+            round + 1
+        )),
+        _ => None,
+    }
+}
+
 /// Why `kurabe cmd` could not do its work.
 #[derive(Debug, thiserror::Error)]
 pub enum CmdError {
@@ -677,6 +726,28 @@ fn executions_of(record: &serde_json::Value) -> Vec<CmdExecution> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_lines_say_the_schedule_and_the_shell() {
+        assert_eq!(
+            planned_line(25, 40, 0.0012),
+            "kurabe cmd: 25 interleaved rounds of 40 runs per command; shell start-up 1.20 ms subtracted"
+        );
+        assert_eq!(
+            CmdEvent::Planned {
+                rounds: 10,
+                block: 1,
+                shell_overhead_s: 0.0
+            }
+            .line()
+            .unwrap(),
+            "kurabe cmd: 10 interleaved rounds of 1 run per command"
+        );
+        assert_eq!(
+            CmdEvent::Step("warm-up").line().unwrap(),
+            "kurabe cmd: warm-up"
+        );
+    }
 
     #[test]
     fn blocks_amortise_long_series() {

@@ -183,7 +183,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let quiet = args.quiet;
     let mut progress = |e: &CmdEvent<'_>| {
         if !quiet {
-            if let Some(line) = progress_line(e) {
+            if let Some(line) = e.line() {
                 eprintln!("{line}");
             }
         }
@@ -320,52 +320,4 @@ fn command_list(args: &Args) -> CommandList {
         lists: pairs.map(|p| (p[0].clone(), p[1].clone())).collect(),
         scan,
     }
-}
-
-fn progress_line(e: &CmdEvent<'_>) -> Option<String> {
-    Some(match e {
-        CmdEvent::Step(what) => format!("kurabe cmd: {what}"),
-        CmdEvent::Planned {
-            rounds,
-            block,
-            shell_overhead_s,
-        } => {
-            let per = if *block == 1 {
-                "1 run".to_owned()
-            } else {
-                format!("{block} runs")
-            };
-            let shell = if *shell_overhead_s > 0.0 {
-                format!(
-                    "; shell start-up {:.2} ms subtracted",
-                    shell_overhead_s * 1e3
-                )
-            } else {
-                String::new()
-            };
-            format!("kurabe cmd: {rounds} interleaved rounds of {per} per command{shell}")
-        }
-        CmdEvent::Run(kurabe_lab::Event::Begin {
-            experiment, seed, ..
-        }) => {
-            format!("kurabe cmd: experiment {experiment}, seed {seed}")
-        }
-        CmdEvent::Run(kurabe_lab::Event::RunDone { index, record }) => {
-            if record.status == kurabe_store::RunStatus::Failed {
-                format!(
-                    "[{index}] FAILED: {}",
-                    record.error_tail.as_deref().unwrap_or("")
-                )
-            } else {
-                return None;
-            }
-        }
-        CmdEvent::Run(kurabe_lab::Event::RoundAdded { round }) => {
-            format!(
-                "--until-confident: not settled yet, adding round {}",
-                round + 1
-            )
-        }
-        CmdEvent::Run(_) => return None,
-    })
 }
