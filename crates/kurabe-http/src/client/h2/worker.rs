@@ -28,7 +28,7 @@ use crate::client::schedule::{Claims, Schedule};
 use crate::client::stats::{FailKind, Stats};
 use crate::client::sys::{self, Epoll};
 use crate::client::tls::TlsSession;
-use crate::client::worker::{Shared, Slot};
+use crate::client::worker::{socket_failure_kind, Shared, Slot};
 use crate::client::RunControl;
 
 /// Events taken per `epoll_wait`.
@@ -375,11 +375,13 @@ impl<'a> Worker<'a> {
     /// Connect `ci` and open `slot` on it (and more, closed model); a connect
     /// that fails at once fails `slot` too, so a dead address cannot loop.
     fn connect_with(&mut self, ci: usize, slot: Slot) {
-        if self.connect(ci) {
-            self.open_stream(ci, slot);
-            self.after_input(ci);
-        } else if slot.measured {
-            self.fail(FailKind::Connect, 1);
+        match self.connect(ci) {
+            Ok(()) => {
+                self.open_stream(ci, slot);
+                self.after_input(ci);
+            }
+            Err(kind) if slot.measured => self.fail(kind, 1),
+            Err(_) => {}
         }
     }
 
@@ -474,8 +476,9 @@ impl<'a> Worker<'a> {
     // ----- connections -----------------------------------------------------
 
     /// Open a new connection: socket, TLS session, preface and SETTINGS queued.
-    /// False when it failed at once (the reason is kept for the caller's failure).
-    fn connect(&mut self, ci: usize) -> bool {
+    /// When it failed at once: the bucket (out of descriptors is kurabe's own
+    /// `client` failure), with the reason kept for the caller's failure.
+    fn connect(&mut self, ci: usize) -> Result<(), FailKind> {
         let res = self.open_socket(ci);
         let c = &mut self.conns[ci];
         c.proto.start();
@@ -484,14 +487,17 @@ impl<'a> Worker<'a> {
         c.len = 0;
         c.connect_start = self.now;
         c.state = State::Connecting;
-        match res {
-            Ok(()) => true,
-            Err(e) => {
-                self.close(ci, End::Done);
-                self.explain(FailKind::Connect, || e.to_string());
-                false
-            }
-        }
+        res.map_err(|e| {
+            self.close(ci, End::Done);
+            let kind = socket_failure_kind(&e);
+            self.explain(kind, || match kind {
+                FailKind::Client => {
+                    format!("too many open files in kurabe ({e}): raise `ulimit -n` or lower -c")
+                }
+                _ => e.to_string(),
+            });
+            kind
+        })
     }
 
     fn open_socket(&mut self, ci: usize) -> io::Result<()> {
