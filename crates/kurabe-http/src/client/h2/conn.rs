@@ -319,16 +319,9 @@ impl Proto {
     pub fn input(&mut self, buf: &[u8], now: u64, want_server: bool) -> Result<usize, ConnError> {
         let mut pos = 0;
         loop {
+            pos += self.skip_payload(buf.len() - pos);
             if self.skip > 0 {
-                let n = self.skip.min(buf.len() - pos);
-                self.skip -= n;
-                pos += n;
-                if self.skip > 0 {
-                    return Ok(pos);
-                }
-            }
-            if let Some(id) = self.skip_end.take() {
-                self.end_stream(id);
+                return Ok(pos);
             }
             if !self.settings_seen {
                 check_first_frame(&buf[pos..])?;
@@ -336,21 +329,26 @@ impl Proto {
             if buf.len() - pos < frame::HEADER_LEN {
                 return Ok(pos);
             }
-            let h = Head::parse(&buf[pos..]);
-            if h.len > frame::DEFAULT_MAX_FRAME {
-                return Err(protocol(format!(
-                    "the server sent a frame of {} bytes (type {}), over the {} the client allows (FRAME_SIZE_ERROR)",
-                    h.len,
-                    h.kind,
-                    frame::DEFAULT_MAX_FRAME
-                )));
-            }
+            let h = frame_head(&buf[pos..])?;
             let rest = &buf[pos + frame::HEADER_LEN..];
             match self.frame(h, rest, now, want_server)? {
                 Some(used) => pos += frame::HEADER_LEN + used,
                 None => return Ok(pos),
             }
         }
+    }
+
+    /// Skip what is left of a DATA or ignored payload, at most `avail`
+    /// bytes; once all of it is skipped, end the stream its END_STREAM named.
+    fn skip_payload(&mut self, avail: usize) -> usize {
+        let n = self.skip.min(avail);
+        self.skip -= n;
+        if self.skip == 0 {
+            if let Some(id) = self.skip_end.take() {
+                self.end_stream(id);
+            }
+        }
+        n
     }
 
     /// One frame; `None` when its payload is not all in `rest` yet.
@@ -370,17 +368,7 @@ impl Proto {
             return self.data(h, rest, now);
         }
         let len = h.len as usize;
-        if !matches!(
-            h.kind,
-            frame::HEADERS
-                | frame::CONTINUATION
-                | frame::RST_STREAM
-                | frame::SETTINGS
-                | frame::PUSH_PROMISE
-                | frame::PING
-                | frame::GOAWAY
-                | frame::WINDOW_UPDATE
-        ) {
+        if !handled(h.kind) {
             // PRIORITY and unknown types: ignored, as RFC 9113 §5.5 asks.
             self.skip = len;
             return Ok(Some(0));
@@ -388,23 +376,25 @@ impl Proto {
         if rest.len() < len {
             return Ok(None);
         }
-        let p = &rest[..len];
-        match h.kind {
-            frame::HEADERS => self.on_headers(h, p, now, want_server)?,
-            frame::CONTINUATION => self.on_continuation(h, p, now, want_server)?,
-            frame::RST_STREAM => self.on_rst(h, p)?,
-            frame::SETTINGS => self.on_settings(h, p)?,
-            frame::PING => self.on_ping(h, p)?,
-            frame::GOAWAY => self.on_goaway(h, p)?,
-            frame::WINDOW_UPDATE => self.on_window_update(h, p)?,
-            _ => {
-                return Err(protocol(
-                    "the server pushed a stream although the client disabled server push \
-                     (SETTINGS_ENABLE_PUSH=0; PROTOCOL_ERROR)",
-                ))
-            }
-        }
+        self.control(h, &rest[..len], now, want_server)?;
         Ok(Some(len))
+    }
+
+    /// A complete frame of a type [`handled`] names, other than DATA.
+    fn control(&mut self, h: Head, p: &[u8], now: u64, want: bool) -> Result<(), ConnError> {
+        match h.kind {
+            frame::HEADERS => self.on_headers(h, p, now, want),
+            frame::CONTINUATION => self.on_continuation(h, p, want),
+            frame::RST_STREAM => self.on_rst(h, p),
+            frame::SETTINGS => self.on_settings(h, p),
+            frame::PING => self.on_ping(h, p),
+            frame::GOAWAY => self.on_goaway(h, p),
+            frame::WINDOW_UPDATE => self.on_window_update(h, p),
+            _ => Err(protocol(
+                "the server pushed a stream although the client disabled server push \
+                 (SETTINGS_ENABLE_PUSH=0; PROTOCOL_ERROR)",
+            )),
+        }
     }
 
     fn stream(&mut self, id: u32) -> Option<&mut Stream> {
@@ -419,24 +409,10 @@ impl Proto {
                 "the server sent DATA on stream 0 (PROTOCOL_ERROR)",
             ));
         }
-        let padded = h.flags & frame::PADDED != 0;
-        let (lead, pad) = if padded {
-            match rest.first() {
-                Some(&p) => (1, usize::from(p)),
-                None if h.len == 0 => {
-                    return Err(protocol("a padded DATA frame without its pad length"))
-                }
-                None => return Ok(None),
-            }
-        } else {
-            (0, 0)
+        let Some((lead, pad)) = data_padding(h, rest)? else {
+            return Ok(None);
         };
         let len = h.len as usize;
-        if lead + pad > len {
-            return Err(protocol(
-                "DATA padding longer than the frame (PROTOCOL_ERROR)",
-            ));
-        }
         self.conn_recv_unacked = self.conn_recv_unacked.saturating_add(h.len);
         if let Some(s) = self.stream(h.stream) {
             s.recv_unacked = s.recv_unacked.saturating_add(h.len);
@@ -466,24 +442,7 @@ impl Proto {
                 "the server sent HEADERS on stream 0 (PROTOCOL_ERROR)",
             ));
         }
-        let mut from = 0;
-        let mut to = p.len();
-        if h.flags & frame::PADDED != 0 {
-            let pad = usize::from(
-                *p.first()
-                    .ok_or_else(|| protocol("HEADERS without its pad length"))?,
-            );
-            from = 1;
-            to = to.checked_sub(pad).filter(|&t| t >= from).ok_or_else(|| {
-                protocol("HEADERS padding longer than the frame (PROTOCOL_ERROR)")
-            })?;
-        }
-        if h.flags & frame::PRIORITY != 0 {
-            from += 5;
-            if from > to {
-                return Err(protocol("HEADERS too short for its priority fields"));
-            }
-        }
+        let (from, to) = header_block_range(h, p)?;
         let end_stream = h.flags & frame::END_STREAM != 0;
         if let Some(s) = self.stream(h.stream) {
             if s.first_byte == 0 {
@@ -499,13 +458,7 @@ impl Proto {
         Ok(())
     }
 
-    fn on_continuation(
-        &mut self,
-        h: Head,
-        p: &[u8],
-        _now: u64,
-        want: bool,
-    ) -> Result<(), ConnError> {
+    fn on_continuation(&mut self, h: Head, p: &[u8], want: bool) -> Result<(), ConnError> {
         let Some((id, end_stream)) = self.block_stream else {
             return Err(protocol(
                 "CONTINUATION without a header block to continue (PROTOCOL_ERROR)",
@@ -683,6 +636,80 @@ impl Proto {
         }
         Ok(())
     }
+}
+
+/// The frame header at the start of `b` (at least 9 bytes), refused when
+/// its payload is over the largest frame the client allows.
+fn frame_head(b: &[u8]) -> Result<Head, ConnError> {
+    let h = Head::parse(b);
+    if h.len > frame::DEFAULT_MAX_FRAME {
+        return Err(protocol(format!(
+            "the server sent a frame of {} bytes (type {}), over the {} the client allows (FRAME_SIZE_ERROR)",
+            h.len,
+            h.kind,
+            frame::DEFAULT_MAX_FRAME
+        )));
+    }
+    Ok(h)
+}
+
+/// A DATA frame's pad length field (1 byte or none) and padding; `None`
+/// while the pad length has not arrived.
+fn data_padding(h: Head, rest: &[u8]) -> Result<Option<(usize, usize)>, ConnError> {
+    if h.flags & frame::PADDED == 0 {
+        return Ok(Some((0, 0)));
+    }
+    let pad = match rest.first() {
+        Some(&p) => usize::from(p),
+        None if h.len == 0 => return Err(protocol("a padded DATA frame without its pad length")),
+        None => return Ok(None),
+    };
+    if 1 + pad > h.len as usize {
+        return Err(protocol(
+            "DATA padding longer than the frame (PROTOCOL_ERROR)",
+        ));
+    }
+    Ok(Some((1, pad)))
+}
+
+/// Where a HEADERS payload's header block lies, past its pad length and
+/// priority fields and before its padding.
+fn header_block_range(h: Head, p: &[u8]) -> Result<(usize, usize), ConnError> {
+    let mut from = 0;
+    let mut to = p.len();
+    if h.flags & frame::PADDED != 0 {
+        let pad = usize::from(
+            *p.first()
+                .ok_or_else(|| protocol("HEADERS without its pad length"))?,
+        );
+        from = 1;
+        to = to
+            .checked_sub(pad)
+            .filter(|&t| t >= from)
+            .ok_or_else(|| protocol("HEADERS padding longer than the frame (PROTOCOL_ERROR)"))?;
+    }
+    if h.flags & frame::PRIORITY != 0 {
+        from += 5;
+        if from > to {
+            return Err(protocol("HEADERS too short for its priority fields"));
+        }
+    }
+    Ok((from, to))
+}
+
+/// The frame types the client acts on besides DATA; others are skipped.
+fn handled(kind: u8) -> bool {
+    matches!(
+        kind,
+        frame::HEADERS
+            | frame::CONTINUATION
+            | frame::RST_STREAM
+            | frame::SETTINGS
+            | frame::PUSH_PROMISE
+            | frame::PING
+            | frame::GOAWAY
+            | frame::WINDOW_UPDATE
+    )
 }
 
 /// Before the server's SETTINGS: refuse at once what cannot be HTTP/2.

@@ -370,51 +370,54 @@ impl ResponseDecoder {
         p: &mut Pass,
     ) -> Result<(), String> {
         let indexing = first & 0x40 != 0;
-        let i = r.int(if indexing { 6 } else { 4 })?;
-        let (name_len, kind) = if i == 0 {
-            let name = octets(&mut self.scratch, r.string()?)?;
-            let kind = match name {
-                b":status" => Kind::Status,
-                b"server" => Kind::Server,
-                _ => Kind::Other,
-            };
-            (name.len(), kind)
-        } else {
-            p.stateful |= i > STATIC_NAMES.len();
-            let (len, kind, _) = self.lookup(i)?;
-            (len, kind)
-        };
+        let (name_len, kind) = self.literal_name(r, if indexing { 6 } else { 4 }, p)?;
         let value = r.string()?;
         if !indexing && kind == Kind::Other {
             return Ok(()); // neither kept nor read: skipped undecoded
         }
         let value = octets(&mut self.scratch, value)?;
-        let status = if kind == Kind::Status {
-            parse_status(value)
-        } else {
-            0
+        let status = match kind {
+            Kind::Status => parse_status(value),
+            _ => 0,
         };
         p.note(kind, status);
         if kind == Kind::Server && want && p.head.server.is_none() {
             p.head.server = Some(String::from_utf8_lossy(value).into_owned());
         }
         if indexing {
-            let size = name_len + value.len() + 32;
             let e = Entry {
-                size: size.min(usize::from(u16::MAX)) as u16,
+                size: (name_len + value.len() + 32).min(usize::from(u16::MAX)) as u16,
                 name_len: name_len as u16,
                 kind,
                 status,
             };
-            if size > self.max {
-                self.entries.clear();
-                self.size = 0;
-            } else {
-                self.insert(e);
-            }
+            self.replay(e);
             p.inserts.push(e);
         }
         Ok(())
+    }
+
+    /// A literal field's name, by index (`n`-bit prefix) or as a string: its
+    /// length and kind.
+    fn literal_name(
+        &mut self,
+        r: &mut Reader<'_>,
+        n: u8,
+        p: &mut Pass,
+    ) -> Result<(usize, Kind), String> {
+        let i = r.int(n)?;
+        if i != 0 {
+            p.stateful |= i > STATIC_NAMES.len();
+            let (len, kind, _) = self.lookup(i)?;
+            return Ok((len, kind));
+        }
+        let name = octets(&mut self.scratch, r.string()?)?;
+        let kind = match name {
+            b":status" => Kind::Status,
+            b"server" => Kind::Server,
+            _ => Kind::Other,
+        };
+        Ok((name.len(), kind))
     }
 
     /// A dynamic table size update (RFC 7541 §6.3): only before the first field.
@@ -460,14 +463,7 @@ pub(crate) fn decode(
     want_server: bool,
 ) -> Result<ResponseHead, String> {
     if !want_server && !d.last.is_empty() && d.last == block {
-        for i in 0..d.last_inserts.len() {
-            let e = d.last_inserts[i];
-            d.replay(e);
-        }
-        return Ok(ResponseHead {
-            status: d.last_status,
-            server: None,
-        });
+        return Ok(d.repeat());
     }
     let mut p = Pass {
         head: ResponseHead::default(),
@@ -511,7 +507,20 @@ fn decode_fields(
 }
 
 impl ResponseDecoder {
-    /// Insert `e` again, as an identical block would.
+    /// The last block again: its inserts, its status.
+    fn repeat(&mut self) -> ResponseHead {
+        for i in 0..self.last_inserts.len() {
+            let e = self.last_inserts[i];
+            self.replay(e);
+        }
+        ResponseHead {
+            status: self.last_status,
+            server: None,
+        }
+    }
+
+    /// Insert `e` (again, for an identical block); one larger than the whole
+    /// table empties it (RFC 7541 §4.4).
     fn replay(&mut self, e: Entry) {
         if usize::from(e.size) > self.max {
             self.entries.clear();

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use socket2::Socket;
 
-use super::conn::{ConnError, Proto, StreamState, MAX_BLOCK};
+use super::conn::{ConnError, Proto, StreamState};
 use super::frame;
 use crate::client::gnuplot::GnuplotWriter;
 use crate::client::record::{record, Answer};
@@ -60,8 +60,9 @@ struct Conn {
     tls: Option<Box<TlsSession>>,
     /// ALPN still to be checked once the TLS handshake is done.
     alpn_pending: bool,
-    buf: Vec<u8>,
-    len: usize,
+    /// Bytes read but not parsed yet (the start of a frame): usually none,
+    /// so idle connections hold no read buffer (see [`Worker::rbuf`]).
+    tail: Vec<u8>,
     /// `proto.out[out_off..]` is still to be written.
     out_off: usize,
     proto: Proto,
@@ -73,15 +74,14 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(buf_size: usize) -> Conn {
+    fn new() -> Conn {
         Conn {
             sock: None,
             fd: -1,
             state: State::Closed,
             tls: None,
             alpn_pending: false,
-            buf: vec![0; buf_size],
-            len: 0,
+            tail: Vec::new(),
             out_off: 0,
             proto: Proto::default(),
             unsent: 0,
@@ -126,7 +126,14 @@ pub(crate) struct Worker<'a> {
     why: Option<String>,
     ticker: sys::Ticker,
     tick_ns: u64,
+    /// The one read buffer of the worker: a connection's tail, then what
+    /// `recv` brings, parsed in place; what is left goes back to the tail.
+    rbuf: Vec<u8>,
 }
+
+/// Size of [`Worker::rbuf`]: room for many responses per `recv`, and always
+/// more than a tail can hold (one frame, at most MAX_FRAME + its header).
+const RBUF: usize = 256 * 1024;
 
 impl<'a> Worker<'a> {
     pub fn new(
@@ -159,7 +166,7 @@ impl<'a> Worker<'a> {
             ctl,
             index,
             ep,
-            conns: (0..conns).map(|_| Conn::new(sh.buf_size)).collect(),
+            conns: (0..conns).map(|_| Conn::new()).collect(),
             stats: Stats::new(),
             claims: Claims::new(batch),
             schedule,
@@ -176,6 +183,7 @@ impl<'a> Worker<'a> {
             why: None,
             ticker,
             tick_ns,
+            rbuf: vec![0; RBUF],
         })
     }
 
@@ -484,7 +492,7 @@ impl<'a> Worker<'a> {
         c.proto.start();
         c.out_off = 0;
         c.unsent = 0;
-        c.len = 0;
+        c.tail = Vec::new();
         c.connect_start = self.now;
         c.state = State::Connecting;
         res.map_err(|e| {
@@ -634,24 +642,12 @@ impl<'a> Worker<'a> {
             if c.state != State::Open {
                 return;
             }
-            if c.len == c.buf.len() {
-                if c.buf.len() >= MAX_BLOCK + frame::HEADER_LEN {
-                    self.conn_error(
-                        ci,
-                        ConnError {
-                            kind: FailKind::Exception,
-                            why: "a frame that does not fit the read buffer".to_owned(),
-                        },
-                    );
-                    return;
-                }
-                let n = (c.buf.len() * 2).min(MAX_BLOCK + frame::HEADER_LEN);
-                c.buf.resize(n, 0);
-            }
-            let space = c.buf.len() - c.len;
+            let tail = c.tail.len();
+            self.rbuf[..tail].copy_from_slice(&c.tail);
+            let space = self.rbuf.len() - tail;
             let r = match &mut c.tls {
-                Some(t) => t.read(c.fd, &mut c.buf[c.len..]),
-                None => sys::recv(c.fd, &mut c.buf[c.len..]),
+                Some(t) => t.read(c.fd, &mut self.rbuf[tail..]),
+                None => sys::recv(c.fd, &mut self.rbuf[tail..]),
             };
             match r {
                 Ok(0) => return self.on_eof(ci),
@@ -659,8 +655,7 @@ impl<'a> Worker<'a> {
                     if self.measuring && !self.draining {
                         self.stats.transfer_bytes += n as u64;
                     }
-                    self.conns[ci].len += n;
-                    if !self.process(ci) {
+                    if !self.process(ci, tail + n) {
                         return;
                     }
                     if n < space && !hup && self.conns[ci].tls.is_none() {
@@ -715,18 +710,19 @@ impl<'a> Worker<'a> {
         self.close(ci, End::Fail(FailKind::Connect));
     }
 
-    /// Parse what the buffer holds and act on it; false when the connection closed.
-    fn process(&mut self, ci: usize) -> bool {
+    /// Parse `rbuf[..len]` (the tail and what was read) and act on it; keep
+    /// the unparsed rest as the tail. False when the connection closed.
+    fn process(&mut self, ci: usize, len: usize) -> bool {
         self.check_alpn(ci);
         let want = self.want_server;
         let c = &mut self.conns[ci];
         if c.state != State::Open {
             return false;
         }
-        match c.proto.input(&c.buf[..c.len], self.now, want) {
+        match c.proto.input(&self.rbuf[..len], self.now, want) {
             Ok(used) => {
-                c.buf.copy_within(used..c.len, 0);
-                c.len -= used;
+                c.tail.clear();
+                c.tail.extend_from_slice(&self.rbuf[used..len]);
             }
             Err(e) => {
                 self.conn_error(ci, e);
@@ -923,7 +919,7 @@ impl<'a> Worker<'a> {
         c.sock = None;
         c.fd = -1;
         c.tls = None;
-        c.len = 0;
+        c.tail = Vec::new();
         c.free = false;
         let was_open = c.state == State::Open;
         c.state = State::Closed;
