@@ -6,13 +6,11 @@
 //! result. This file owns exit codes: 0 ok, 1 a check failed, 2 usage or setup
 //! error (clap's own errors exit 2 too). A closed stdout (`| head`) is success.
 
-mod argv;
 mod cmd;
 mod flags;
 mod load;
 mod output;
 mod progress;
-mod render;
 mod save;
 mod signal;
 mod store;
@@ -71,7 +69,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    argv::hide_passwords();
+    kurabe_store::proctitle::hide_passwords();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
