@@ -185,20 +185,7 @@ impl Proto {
     pub fn open(&mut self, slot: Slot, blocks: &RequestBlocks, has_body: bool) {
         let id = self.next_id;
         self.next_id += 2;
-        let mut prefix: &[u8] = &[];
-        let block = match self.table {
-            Table::Fresh => {
-                self.table = Table::Indexed;
-                &blocks.first
-            }
-            Table::Indexed => &blocks.repeat,
-            Table::ResetDue => {
-                self.table = Table::Plain;
-                prefix = &[hpack::TABLE_RESET];
-                &blocks.plain
-            }
-            Table::Plain => &blocks.plain,
-        };
+        let (prefix, block) = self.next_block(blocks);
         let flags = if has_body { 0 } else { frame::END_STREAM };
         self.headers(id, flags, prefix, block);
         self.streams.push(Stream {
@@ -212,6 +199,23 @@ impl Proto {
             send_window: i64::from(self.peer_window),
             recv_unacked: 0,
         });
+    }
+
+    /// The header block for the next request (and what must precede it),
+    /// by what the server's dynamic table holds of ours.
+    fn next_block<'b>(&mut self, blocks: &'b RequestBlocks) -> (&'static [u8], &'b [u8]) {
+        match self.table {
+            Table::Fresh => {
+                self.table = Table::Indexed;
+                (&[], &blocks.first)
+            }
+            Table::Indexed => (&[], &blocks.repeat),
+            Table::ResetDue => {
+                self.table = Table::Plain;
+                (&[hpack::TABLE_RESET], &blocks.plain)
+            }
+            Table::Plain => (&[], &blocks.plain),
+        }
     }
 
     /// Queue a header block as HEADERS and, past the server's frame size, CONTINUATION frames.
@@ -232,19 +236,22 @@ impl Proto {
         }
         let mut all = prefix.to_vec();
         all.extend_from_slice(block);
+        self.continued(id, flags, &all, max);
+    }
+
+    /// A header block over `max` bytes: HEADERS, then CONTINUATION frames,
+    /// the last with END_HEADERS.
+    fn continued(&mut self, id: u32, flags: u8, all: &[u8], max: usize) {
         let mut chunks = all.chunks(max).peekable();
-        let mut kind = frame::HEADERS;
-        let mut f = flags;
+        let (mut kind, mut f) = (frame::HEADERS, flags);
         while let Some(c) = chunks.next() {
-            let end = if chunks.peek().is_none() {
-                frame::END_HEADERS
-            } else {
-                0
+            let end = match chunks.peek() {
+                None => frame::END_HEADERS,
+                Some(_) => 0,
             };
             frame::head(&mut self.out, c.len(), kind, f | end, id);
             self.out.extend_from_slice(c);
-            kind = frame::CONTINUATION;
-            f = 0;
+            (kind, f) = (frame::CONTINUATION, 0);
         }
     }
 
@@ -259,28 +266,40 @@ impl Proto {
                 continue;
             }
             while self.streams[i].body_sent < body.len() && queued < BODY_BATCH {
-                let s = &self.streams[i];
-                let room = s.send_window.min(self.conn_send_window).max(0) as usize;
-                let n = (body.len() - s.body_sent)
-                    .min(room)
-                    .min(self.peer_max_frame as usize);
-                if n == 0 {
-                    break;
+                match self.body_frame(i, body) {
+                    0 => break,
+                    n => queued += n,
                 }
-                let (id, from) = (s.id, s.body_sent);
-                let end = from + n == body.len();
-                let flags = if end { frame::END_STREAM } else { 0 };
-                frame::head(&mut self.out, n, frame::DATA, flags, id);
-                self.out.extend_from_slice(&body[from..from + n]);
-                let s = &mut self.streams[i];
-                s.body_sent += n;
-                s.send_window -= n as i64;
-                self.conn_send_window -= n as i64;
-                queued += n;
             }
             blocked |= self.streams[i].body_sent < body.len();
         }
         blocked
+    }
+
+    /// Queue one DATA frame of stream `i`'s body, as large as the windows
+    /// and the frame size allow; its length (0: a window is closed).
+    fn body_frame(&mut self, i: usize, body: &[u8]) -> usize {
+        let s = &self.streams[i];
+        let room = s.send_window.min(self.conn_send_window).max(0) as usize;
+        let n = (body.len() - s.body_sent)
+            .min(room)
+            .min(self.peer_max_frame as usize);
+        if n == 0 {
+            return 0;
+        }
+        let (id, from) = (s.id, s.body_sent);
+        let flags = if from + n == body.len() {
+            frame::END_STREAM
+        } else {
+            0
+        };
+        frame::head(&mut self.out, n, frame::DATA, flags, id);
+        self.out.extend_from_slice(&body[from..from + n]);
+        let s = &mut self.streams[i];
+        s.body_sent += n;
+        s.send_window -= n as i64;
+        self.conn_send_window -= n as i64;
+        n
     }
 
     /// The windows that hold a request body back, for a timeout's explanation.
@@ -496,13 +515,9 @@ impl Proto {
         want: bool,
     ) -> Result<(), ConnError> {
         let want = want && self.server.is_none();
-        let head = hpack::decode(&mut self.dec, block, want).map_err(|why| ConnError {
-            kind: FailKind::Exception,
-            why: format!("{why} (COMPRESSION_ERROR)"),
-        })?;
-        if head.server.is_some() {
-            self.server = head.server;
-        }
+        let head = hpack::decode(&mut self.dec, block, want)
+            .map_err(|why| protocol(format!("{why} (COMPRESSION_ERROR)")))?;
+        self.server = head.server.or(self.server.take());
         let Some(s) = self.stream(id) else {
             return Ok(());
         };
@@ -553,18 +568,7 @@ impl Proto {
     fn setting(&mut self, id: u16, v: u32) -> Result<(), ConnError> {
         match id {
             frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.peer_max_streams = v,
-            frame::SETTINGS_INITIAL_WINDOW_SIZE => {
-                if v > frame::MAX_WINDOW {
-                    return Err(protocol(
-                        "SETTINGS_INITIAL_WINDOW_SIZE over 2^31-1 (FLOW_CONTROL_ERROR)",
-                    ));
-                }
-                let delta = i64::from(v) - i64::from(self.peer_window);
-                self.peer_window = v;
-                for s in &mut self.streams {
-                    s.send_window += delta;
-                }
-            }
+            frame::SETTINGS_INITIAL_WINDOW_SIZE => self.initial_window(v)?,
             frame::SETTINGS_MAX_FRAME_SIZE => {
                 if !(frame::DEFAULT_MAX_FRAME..=0xff_ffff).contains(&v) {
                     return Err(protocol(
@@ -579,6 +583,22 @@ impl Proto {
                 self.peer_table = Some(v as usize);
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// The server's new initial stream window: every open stream's window
+    /// moves by the difference (RFC 9113 §6.9.2).
+    fn initial_window(&mut self, v: u32) -> Result<(), ConnError> {
+        if v > frame::MAX_WINDOW {
+            return Err(protocol(
+                "SETTINGS_INITIAL_WINDOW_SIZE over 2^31-1 (FLOW_CONTROL_ERROR)",
+            ));
+        }
+        let delta = i64::from(v) - i64::from(self.peer_window);
+        self.peer_window = v;
+        for s in &mut self.streams {
+            s.send_window += delta;
         }
         Ok(())
     }

@@ -21,10 +21,15 @@
 //!
 //! Why not a crate: `httlib-hpack` (used before) keeps every entry as two
 //! heap `Vec`s and returns each field as two more: an allocation per header
-//! per response, and 112 MiB of RSS at `-c 5000 --streams 10` against nginx
-//! where the client needed 53 MiB without it. `hpack`/`loona-hpack` look
-//! every Huffman bit up in a hash map they rebuild per string (over 100 µs
-//! per nginx response). The Huffman code itself, for inserted values and the
+//! per response, and kilobytes per connection. Measured with
+//! bench/http2-peers.sh (nginx, 381-byte file, `-c 50 --streams 10`, load
+//! average 16-21 on 2 cores, so ratios within a run, not rates): with
+//! httlib-hpack, client CPU per request 0.84× h2load's over h2c and 0.68×
+//! over TLS (1 round), peak RSS 82 MiB at `-c 5000`; with this decoder (and the
+//! worker-wide read buffer, see the worker), 0.72× and 0.60× (3 rounds),
+//! 28 MiB at `-c 5000`, 9 MiB at `-c 50`. `hpack`/`loona-hpack` look every
+//! Huffman bit up in a hash map they rebuild per string (over 100 µs per
+//! nginx response). The Huffman code itself, for inserted values and the
 //! rare literal `:status`/`server`, is `httlib-huffman`'s (table-driven).
 //!
 //! Must not know about frames or streams.
@@ -53,7 +58,7 @@ fn encode_integer_into(mut v: usize, n: u8, flags: u8, out: &mut Vec<u8>) {
 const DEFAULT_TABLE: usize = 4096;
 
 /// The request's header blocks.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct RequestBlocks {
     /// First request on a connection: headers inserted into the server's table.
     pub first: Vec<u8>,
@@ -124,14 +129,16 @@ fn string(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(s.as_bytes());
 }
 
+/// A literal field with a new name: the representation byte, name, value.
+fn literal_field(out: &mut Vec<u8>, kind: u8, k: &str, v: &str) {
+    out.push(kind);
+    string(out, k);
+    string(out, v);
+}
+
 /// Encode `list` in the three forms.
 pub(crate) fn encode(list: &[(String, String)]) -> RequestBlocks {
-    let mut b = RequestBlocks {
-        first: Vec::new(),
-        repeat: Vec::new(),
-        plain: Vec::new(),
-        table_need: 0,
-    };
+    let mut b = RequestBlocks::default();
     let dynamic: Vec<_> = list
         .iter()
         .filter(|(k, v)| static_index(k, v).is_none())
@@ -146,12 +153,8 @@ pub(crate) fn encode(list: &[(String, String)]) -> RequestBlocks {
             continue;
         }
         // Literal with incremental indexing, new name; and without indexing.
-        b.first.push(0x40);
-        string(&mut b.first, k);
-        string(&mut b.first, v);
-        b.plain.push(0x00);
-        string(&mut b.plain, k);
-        string(&mut b.plain, v);
+        literal_field(&mut b.first, 0x40, k, v);
+        literal_field(&mut b.plain, 0x00, k, v);
         // The newest entry has index 62: the i-th of n inserted is 62 + n - 1 - i.
         encode_integer_into(62 + dynamic.len() - 1 - inserted, 7, 0x80, &mut b.repeat);
         inserted += 1;
@@ -218,6 +221,19 @@ struct Entry {
     kind: Kind,
     /// The value of a `:status` entry (0 for other names or a bad value).
     status: u16,
+}
+
+impl Entry {
+    fn new(name_len: usize, value_len: usize, kind: Kind, status: u16) -> Entry {
+        // Larger than any table the client allows: it will empty the table.
+        let size = (name_len + value_len + 32).min(usize::from(u16::MAX));
+        Entry {
+            size: size as u16,
+            name_len: name_len.min(usize::from(u16::MAX)) as u16,
+            kind,
+            status,
+        }
+    }
 }
 
 /// One connection's view of the server's dynamic table, and the last block
@@ -385,12 +401,7 @@ impl ResponseDecoder {
             p.head.server = Some(String::from_utf8_lossy(value).into_owned());
         }
         if indexing {
-            let e = Entry {
-                size: (name_len + value.len() + 32).min(usize::from(u16::MAX)) as u16,
-                name_len: name_len as u16,
-                kind,
-                status,
-            };
+            let e = Entry::new(name_len, value.len(), kind, status);
             self.replay(e);
             p.inserts.push(e);
         }

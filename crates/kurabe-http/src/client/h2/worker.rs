@@ -144,17 +144,6 @@ impl<'a> Worker<'a> {
         gnuplot: Option<GnuplotWriter>,
     ) -> io::Result<Worker<'a>> {
         let h2 = sh.h2.as_ref().expect("an HTTP/2 run has its setup");
-        let schedule = sh.rate.map(|r| {
-            let warm = sh.measure_ns > sh.start_ns;
-            let start = if warm { sh.start_ns } else { sh.measure_ns };
-            Schedule::new(
-                start,
-                r,
-                index,
-                sh.threads,
-                if warm { None } else { sh.limit },
-            )
-        });
         let batch = (conns as u64 * h2.streams as u64).clamp(1, 64);
         let tick_ns = (sh.timeout_ns / 20).clamp(1_000_000, TICK_NS);
         let ticker = sys::Ticker::new(tick_ns)?;
@@ -169,7 +158,7 @@ impl<'a> Worker<'a> {
             conns: (0..conns).map(|_| Conn::new()).collect(),
             stats: Stats::new(),
             claims: Claims::new(batch),
-            schedule,
+            schedule: first_schedule(sh, index),
             pending: VecDeque::new(),
             free: Vec::with_capacity(conns),
             restart: Vec::with_capacity(conns),
@@ -418,32 +407,15 @@ impl<'a> Worker<'a> {
 
     /// Open model: send every due (and every refused) request on a connection with room.
     fn dispatch(&mut self) {
-        let Some(s) = &self.schedule else {
+        if self.schedule.is_none() {
             return;
-        };
-        let mut due = s.peek().is_some_and(|t| t <= self.now);
-        while due || !self.pending.is_empty() {
+        }
+        while self.due() || !self.pending.is_empty() {
             let Some(ci) = self.pop_free() else {
                 return;
             };
-            let slot = match self.pending.pop_front() {
-                Some(mut s) => {
-                    s.start = self.now;
-                    s
-                }
-                None => {
-                    let Some(intended) = self.schedule.as_mut().and_then(|s| s.pop_due(self.now))
-                    else {
-                        return;
-                    };
-                    Slot {
-                        start: self.now,
-                        sent: 0,
-                        intended,
-                        connect_ns: 0,
-                        measured: self.measuring,
-                    }
-                }
+            let Some(slot) = self.next_slot() else {
+                return;
             };
             if self.conns[ci].state == State::Closed {
                 self.connect_with(ci, slot);
@@ -451,12 +423,31 @@ impl<'a> Worker<'a> {
                 self.open_stream(ci, slot);
                 self.after_input(ci);
             }
-            due = self
-                .schedule
-                .as_ref()
-                .and_then(Schedule::peek)
-                .is_some_and(|t| t <= self.now);
         }
+    }
+
+    /// Open model: a request of the schedule is due now.
+    fn due(&self) -> bool {
+        self.schedule
+            .as_ref()
+            .and_then(Schedule::peek)
+            .is_some_and(|t| t <= self.now)
+    }
+
+    /// Open model: a refused request to resend, else the next due one.
+    fn next_slot(&mut self) -> Option<Slot> {
+        if let Some(mut s) = self.pending.pop_front() {
+            s.start = self.now;
+            return Some(s);
+        }
+        let intended = self.schedule.as_mut()?.pop_due(self.now)?;
+        Some(Slot {
+            start: self.now,
+            sent: 0,
+            intended,
+            connect_ns: 0,
+            measured: self.measuring,
+        })
     }
 
     fn pop_free(&mut self) -> Option<usize> {
@@ -575,32 +566,12 @@ impl<'a> Worker<'a> {
         if c.state != State::Open {
             return;
         }
-        while c.out_off < c.proto.out.len() {
-            let bytes = &c.proto.out[c.out_off..];
-            let r = match &mut c.tls {
-                Some(t) => t.write(c.fd, bytes),
-                None => sys::send(c.fd, bytes),
-            };
-            match r {
-                Ok(n) => c.out_off += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.explain(FailKind::Exception, || format!("send: {e}"));
-                    self.close(ci, End::Fail(FailKind::Exception));
-                    return;
-                }
-            }
+        if let Err(why) = write_out(c) {
+            self.explain(FailKind::Exception, || why);
+            self.close(ci, End::Fail(FailKind::Exception));
+            return;
         }
-        if let Some(t) = &mut c.tls {
-            if t.wants_write() {
-                if let Err(e) = t.flush_tls(c.fd) {
-                    self.explain(FailKind::Exception, || format!("TLS send: {e}"));
-                    self.close(ci, End::Fail(FailKind::Exception));
-                    return;
-                }
-            }
-        }
+        let c = &mut self.conns[ci];
         if c.out_off == c.proto.out.len() {
             c.proto.out.clear();
             c.out_off = 0;
@@ -652,10 +623,7 @@ impl<'a> Worker<'a> {
             match r {
                 Ok(0) => return self.on_eof(ci),
                 Ok(n) => {
-                    if self.measuring && !self.draining {
-                        self.stats.transfer_bytes += n as u64;
-                    }
-                    if !self.process(ci, tail + n) {
+                    if !self.received(ci, tail, n) {
                         return;
                     }
                     if n < space && !hup && self.conns[ci].tls.is_none() {
@@ -667,6 +635,15 @@ impl<'a> Worker<'a> {
                 Err(e) => return self.on_read_error(ci, e),
             }
         }
+    }
+
+    /// `n` bytes arrived after a tail of `tail`: count and process them;
+    /// false when the connection closed.
+    fn received(&mut self, ci: usize, tail: usize, n: usize) -> bool {
+        if self.measuring && !self.draining {
+            self.stats.transfer_bytes += n as u64;
+        }
+        self.process(ci, tail + n)
     }
 
     fn on_read_error(&mut self, ci: usize, e: io::Error) {
@@ -836,38 +813,10 @@ impl<'a> Worker<'a> {
     }
 
     fn on_eof(&mut self, ci: usize) {
-        let c = &self.conns[ci];
-        if c.proto.streams.is_empty() {
+        if self.conns[ci].proto.streams.is_empty() {
             return self.close(ci, End::Done);
         }
-        let open = c.proto.streams.len();
-        let handshaking = c.tls.as_ref().is_some_and(|t| t.handshaking());
-        let (kind, why) = if handshaking {
-            (
-                FailKind::Connect,
-                "TLS handshake: the server closed the connection".to_owned(),
-            )
-        } else if !c.proto.settings_seen {
-            (
-                FailKind::Connect,
-                "the server closed the connection before sending its SETTINGS: \
-                 is it an HTTP/2 server?"
-                    .to_owned(),
-            )
-        } else if let Some((_, code)) = c.proto.goaway {
-            (
-                FailKind::Receive,
-                format!(
-                    "the server sent GOAWAY ({}) and closed the connection with {open} stream(s) unanswered",
-                    frame::error_name(code)
-                ),
-            )
-        } else {
-            (
-                FailKind::Receive,
-                format!("the server closed the connection with {open} stream(s) unanswered"),
-            )
-        };
+        let (kind, why) = eof_reason(&self.conns[ci]);
         self.explain(kind, || why);
         self.close(ci, End::Fail(kind));
     }
@@ -968,39 +917,99 @@ impl<'a> Worker<'a> {
     }
 
     fn expire_streams(&mut self, ci: usize) {
-        let deadline_passed =
-            |s: &super::conn::Stream| self.now >= s.slot.start + self.sh.timeout_ns;
+        let (now, timeout_ns) = (self.now, self.sh.timeout_ns);
+        let deadline_passed = |s: &super::conn::Stream| now >= s.slot.start + timeout_ns;
         if !self.conns[ci].proto.streams.iter().any(deadline_passed) {
             return;
         }
-        let now = self.now;
-        let t = Duration::from_nanos(self.sh.timeout_ns);
-        let body_len = self.h2.body.len();
         let mut i = 0;
         while i < self.conns[ci].proto.streams.len() {
-            let s = &self.conns[ci].proto.streams[i];
-            if now < s.slot.start + self.sh.timeout_ns {
+            if deadline_passed(&self.conns[ci].proto.streams[i]) {
+                self.time_out(ci, i);
+            } else {
                 i += 1;
-                continue;
-            }
-            let (id, measured, stalled) = (s.id, s.slot.measured, s.body_sent < body_len);
-            let (sw, cw) = self.conns[ci].proto.windows(id);
-            self.conns[ci].proto.streams.swap_remove(i);
-            self.conns[ci].proto.cancel(id);
-            if measured {
-                self.explain(FailKind::Timeout, || {
-                    if stalled {
-                        format!(
-                            "the request body could not be sent within {t:?} (-s): the server's \
-                             flow-control window stayed closed (stream {sw}, connection {cw} bytes)"
-                        )
-                    } else {
-                        format!("no complete response within {t:?} (-s)")
-                    }
-                });
-                self.fail(FailKind::Timeout, 1);
             }
         }
         self.after_input(ci);
     }
+
+    /// Stream `i` of connection `ci` is past its deadline: cancel it, and
+    /// count it with the reason (a closed window, or no response).
+    fn time_out(&mut self, ci: usize, i: usize) {
+        let t = Duration::from_nanos(self.sh.timeout_ns);
+        let p = &mut self.conns[ci].proto;
+        let s = p.streams.swap_remove(i);
+        let stalled = s.body_sent < self.h2.body.len();
+        let (sw, cw) = (s.send_window, p.windows(s.id).1);
+        p.cancel(s.id);
+        if !s.slot.measured {
+            return;
+        }
+        self.explain(FailKind::Timeout, || {
+            if stalled {
+                format!(
+                    "the request body could not be sent within {t:?} (-s): the server's \
+                     flow-control window stayed closed (stream {sw}, connection {cw} bytes)"
+                )
+            } else {
+                format!("no complete response within {t:?} (-s)")
+            }
+        });
+        self.fail(FailKind::Timeout, 1);
+    }
+}
+
+/// Why a connection that still had streams was closed by the server, and
+/// the bucket its streams fail in.
+fn eof_reason(c: &Conn) -> (FailKind, String) {
+    let open = c.proto.streams.len();
+    if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
+        let why = "TLS handshake: the server closed the connection";
+        return (FailKind::Connect, why.to_owned());
+    }
+    if !c.proto.settings_seen {
+        let why = "the server closed the connection before sending its SETTINGS: \
+                   is it an HTTP/2 server?";
+        return (FailKind::Connect, why.to_owned());
+    }
+    let why = match c.proto.goaway {
+        Some((_, code)) => format!(
+            "the server sent GOAWAY ({}) and closed the connection with {open} stream(s) unanswered",
+            frame::error_name(code)
+        ),
+        None => format!("the server closed the connection with {open} stream(s) unanswered"),
+    };
+    (FailKind::Receive, why)
+}
+
+/// Write `c`'s pending frames until done or the socket is full; the reason
+/// when the connection broke.
+fn write_out(c: &mut Conn) -> Result<(), String> {
+    while c.out_off < c.proto.out.len() {
+        let bytes = &c.proto.out[c.out_off..];
+        let r = match &mut c.tls {
+            Some(t) => t.write(c.fd, bytes),
+            None => sys::send(c.fd, bytes),
+        };
+        match r {
+            Ok(n) => c.out_off += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("send: {e}")),
+        }
+    }
+    match &mut c.tls {
+        Some(t) if t.wants_write() => t.flush_tls(c.fd).map_err(|e| format!("TLS send: {e}")),
+        _ => Ok(()),
+    }
+}
+
+/// The open model's schedule from the start of the run; the warm-up has no
+/// -n limit (it applies from the measured phase, see `start_measuring`).
+fn first_schedule(sh: &Shared, index: u64) -> Option<Schedule> {
+    let r = sh.rate?;
+    let warm = sh.measure_ns > sh.start_ns;
+    let start = if warm { sh.start_ns } else { sh.measure_ns };
+    let limit = if warm { None } else { sh.limit };
+    Some(Schedule::new(start, r, index, sh.threads, limit))
 }
