@@ -238,24 +238,7 @@ fn garbage_frames_are_exceptions_with_a_reason() {
 
 #[test]
 fn goaway_mid_run_finishes_accepted_streams_and_resends_the_rest() {
-    let processed = Arc::new(AtomicU64::new(0));
-    let p = processed.clone();
-    // Three answers per connection, then GOAWAY naming the last one processed.
-    let srv = raw_server(move |c| {
-        let mut answered = 0;
-        while let Some(id) = c.next_request() {
-            c.respond(id, b"ok");
-            p.fetch_add(1, Ordering::SeqCst);
-            answered += 1;
-            if answered == 3 {
-                let mut payload = id.to_be_bytes().to_vec();
-                payload.extend_from_slice(&0u32.to_be_bytes());
-                c.write(7, 0, 0, &payload);
-                c.until_eof();
-                return;
-            }
-        }
-    });
+    let (srv, processed) = three_per_connection_server();
     let r = http_json(&[
         "--http2",
         "--streams",
@@ -366,6 +349,86 @@ fn an_oversized_header_block_is_refused() {
     );
 }
 
+/// Three answers per connection, then GOAWAY naming the last one and EOF:
+/// the client keeps opening connections. Counts what it answered.
+fn three_per_connection_server() -> (TestServer, Arc<AtomicU64>) {
+    let processed = Arc::new(AtomicU64::new(0));
+    let p = processed.clone();
+    let srv = raw_server(move |c| {
+        let mut answered = 0;
+        while let Some(id) = c.next_request() {
+            c.respond(id, b"ok");
+            p.fetch_add(1, Ordering::SeqCst);
+            answered += 1;
+            if answered == 3 {
+                let mut payload = id.to_be_bytes().to_vec();
+                payload.extend_from_slice(&0u32.to_be_bytes());
+                c.write(7, 0, 0, &payload);
+                c.until_eof();
+                return;
+            }
+        }
+    });
+    (srv, processed)
+}
+
+/// Out of file descriptors after the load started (the limit lowered under
+/// the running client with prlimit): the reconnects fail as the client's own
+/// failures, named with the fix, as over HTTP/1.1; never the server's.
+#[test]
+fn running_out_of_descriptors_mid_run_is_the_clients_failure() {
+    let (srv, processed) = three_per_connection_server();
+    // --no-server-metrics: the "server" is this test process, whose tree is
+    // every other test's children; sampling it is not what is tested here.
+    let child = crate::util::kurabe()
+        .args(["http", "-q", "--format", "json", "--no-server-metrics"])
+        .args(["--http2", "--streams", "2"])
+        .args(["-c", "2", "-n", "200000", &srv.url()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while processed.load(Ordering::SeqCst) < 50 {
+        assert!(Instant::now() < deadline, "no load arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Fewer descriptors than kurabe already holds: every new socket fails.
+    let lim = libc::rlimit {
+        rlim_cur: 8,
+        rlim_max: 8,
+    };
+    // SAFETY: prlimit on our own child with a valid rlimit; no old value wanted.
+    let rc = unsafe {
+        libc::prlimit(
+            child.id() as libc::pid_t,
+            libc::RLIMIT_NOFILE,
+            &lim,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("http-report.schema.json", &v);
+    let f = &v["failures"];
+    assert!(f["client"].as_u64().unwrap() > 0, "{f}");
+    assert_eq!(f["connect"], 0, "not blamed on the server: {f}");
+    let bucket = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "client")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    let text = bucket["first_error"].as_str().unwrap();
+    assert!(
+        text.contains("too many open files") && text.contains("raise `ulimit -n`"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_server_that_only_speaks_http11_is_a_connect_failure() {
     let serve = ServeChild::start(&[]);
@@ -406,6 +469,95 @@ fn http2_flags_are_checked() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--streams"));
+}
+
+// ----- distributed --------------------------------------------------------------
+
+/// A child process killed on drop.
+struct Kid(Child);
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A PostgreSQL schema of its own, dropped on drop: the fleet tables of this
+/// test, so no other test's coordinator can take its workers (or the reverse).
+struct Schema {
+    url: String,
+    base: String,
+    name: String,
+}
+
+impl Schema {
+    fn create(base: &str) -> Schema {
+        let name = format!("h2fleet_{}", std::process::id());
+        let mut c = kurabe_store::pg::connect(base).unwrap();
+        c.batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+        ))
+        .unwrap();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{sep}options=-c%20search_path%3D{name}");
+        Schema {
+            url,
+            base: base.to_owned(),
+            name,
+        }
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = kurabe_store::pg::connect(&self.base) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
+}
+
+/// `kurabe http --http2 --workers 2`: two `kurabe worker`s on this host
+/// share the run through PostgreSQL; the merged record has exactly -n
+/// requests, the server processed exactly those, and it says h2c.
+#[test]
+fn a_distributed_http2_run_is_exact_and_says_its_protocol() {
+    let Some(pg) = kurabe_testkit::pg::server() else {
+        return;
+    };
+    let schema = Schema::create(&pg.url);
+    let (srv, processed) = ok_server();
+    let _workers: Vec<Kid> = (1..=2)
+        .map(|i| {
+            let w = crate::util::kurabe()
+                .args(["worker", "--once", "--store", &schema.url])
+                .args(["--name", &format!("h2w{i}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            Kid(w)
+        })
+        .collect();
+    let out = crate::util::kurabe()
+        .args(["http", "-q", "--format", "json", "--store", &schema.url])
+        .args(["--workers", "2", "--wait-workers", "60s", "--http2"])
+        .args(["--streams", "4", "-c", "4", "-n", "400", &srv.url()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("http-report.schema.json", &v);
+    assert_eq!(v["complete_requests"], 400, "{v:#}");
+    assert_eq!(v["failed_requests"], 0, "{v:#}");
+    assert_eq!(v["protocol"], "h2c", "{v:#}");
+    assert_eq!(v["http2"]["streams"], 4, "{v:#}");
+    assert_eq!(
+        processed.load(Ordering::SeqCst),
+        400,
+        "none lost or sent twice"
+    );
 }
 
 // ----- plans ---------------------------------------------------------------------
