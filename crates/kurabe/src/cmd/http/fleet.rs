@@ -39,9 +39,6 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     if show {
         eprint!("\r\x1b[K");
     }
-    for note in &outcome.notes {
-        eprintln!("kurabe: note: {note}");
-    }
     write_merged(resolved, &mut outcome)?;
     args.save
         .save_if_asked(ResultKind::Http, &plan.experiment, &outcome.report)?;
@@ -52,9 +49,12 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     ))
 }
 
-/// The merged report with its per-worker rows, followed by the worker
-/// table (text), or with the table on stderr (other formats).
+/// The notes, then the merged report with its per-worker rows, followed by
+/// the worker table (text), or with the table on stderr (other formats).
 fn write_merged(resolved: &Resolved, outcome: &mut Outcome) -> anyhow::Result<()> {
+    for note in &outcome.notes {
+        eprintln!("kurabe: note: {note}");
+    }
     let summary = outcome.summary();
     let table = kurabe_report::to_string(&kurabe_report::FleetTable, &summary);
     outcome.report.fleet = Some(summary);
