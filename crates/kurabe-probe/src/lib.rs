@@ -25,6 +25,7 @@
 
 pub mod cgroup;
 pub mod error;
+pub mod exitwait;
 pub mod host;
 pub mod launch;
 pub mod mem_report;
@@ -34,6 +35,7 @@ pub mod port;
 pub mod procfs;
 pub mod rev;
 pub mod session;
+pub mod signals;
 pub mod tree;
 pub mod watch;
 pub mod watch_request;
