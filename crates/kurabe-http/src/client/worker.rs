@@ -403,6 +403,11 @@ impl<'a> Worker<'a> {
             if self.finished() {
                 break;
             }
+            #[cfg(test)]
+            if self.stats.completed > 0 {
+                let port = self.sh.addr.as_socket().map_or(0, |a| a.port());
+                super::threads::panic_hook::check(port);
+            }
             let timeout = if self.restart.is_empty() {
                 self.timeout()
             } else {
