@@ -189,6 +189,9 @@ pub struct LoadConfig {
     /// Reuse connections (`-k`). Without it every request opens a new connection, as ab does.
     pub keep_alive: bool,
     /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = off.
+    /// Closed model: a batch of this many goes out in one send, and the next
+    /// batch when all of it is answered (wrk's pipelining); each request's
+    /// latency runs from that send to the read that completed its response.
     pub pipeline: u32,
     /// Speak HTTP/2 (`--http2`): h2c with prior knowledge for `http://`,
     /// ALPN `h2` for `https://`. Connections are always reused.

@@ -78,14 +78,18 @@ pub(crate) fn record(
 
 /// The first body length wins; later ones must match it unless `-l`.
 fn check_length(sh: &Shared, body: u64) -> Result<(), String> {
-    let doc =
-        match sh
-            .doc_len
-            .compare_exchange(u64::MAX, body, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => body,
-            Err(v) => v,
-        };
+    // A plain load once the first length is known: no locked instruction per response.
+    let mut doc = sh.doc_len.load(Ordering::Relaxed);
+    if doc == u64::MAX {
+        doc =
+            match sh
+                .doc_len
+                .compare_exchange(u64::MAX, body, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => body,
+                Err(v) => v,
+            };
+    }
     if sh.check_length && doc != body {
         return Err(format!(
             "a body of {body} bytes where the first response had {doc} (-l accepts varying lengths)"

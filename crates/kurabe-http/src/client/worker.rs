@@ -24,6 +24,7 @@ use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use super::framer::{Eof, Framer};
 use super::gnuplot::GnuplotWriter;
+use super::record::{record, Answer};
 use super::schedule::{Budget, Claims, Schedule};
 use super::stats::{FailKind, Stats};
 use super::sys::{self, Epoll};
@@ -1199,7 +1200,11 @@ impl<'a> Worker<'a> {
             c.len -= pos;
         }
         if self.sh.rate.is_none() {
-            self.refill(ci, true);
+            // Pipelining: the next batch goes out in one send once the whole
+            // previous one is answered (as wrk does), not one request per response.
+            if self.conns[ci].ring.is_empty() {
+                self.refill(ci, true);
+            }
         } else if self.conns[ci].ring.len() < self.sh.pipeline {
             self.make_free(ci);
         }
@@ -1228,74 +1233,24 @@ impl<'a> Worker<'a> {
         if !slot.measured || self.draining {
             return;
         }
-        if self.sh.check_length {
-            let doc = match self.sh.doc_len.compare_exchange(
-                u64::MAX,
-                resp.body_bytes,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => resp.body_bytes,
-                Err(v) => v,
-            };
-            if doc != resp.body_bytes {
-                self.explain(FailKind::Length, || {
-                    format!(
-                        "a body of {} bytes where the first response had {doc} (-l accepts varying lengths)",
-                        resp.body_bytes
-                    )
-                });
+        let a = Answer {
+            status: resp.status,
+            body_bytes: resp.body_bytes,
+            first_byte,
+        };
+        match record(
+            self.sh,
+            &mut self.stats,
+            self.gnuplot.as_mut(),
+            &slot,
+            a,
+            now,
+        ) {
+            Ok(()) => self.stats.keep_alive_requests += u64::from(reused),
+            Err(why) => {
+                self.explain(FailKind::Length, || why);
                 self.fail(FailKind::Length, 1);
-                return;
             }
-        } else {
-            let _ = self.sh.doc_len.compare_exchange(
-                u64::MAX,
-                resp.body_bytes,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
-        }
-        let st = &mut self.stats;
-        st.completed += 1;
-        st.keep_alive_requests += u64::from(reused);
-        st.status[usize::from(resp.status.min(999))] += 1;
-        if !(200..300).contains(&resp.status) {
-            st.non_2xx += 1;
-        }
-        st.body_bytes += resp.body_bytes;
-        let origin = if slot.intended != 0 {
-            slot.intended
-        } else {
-            slot.start
-        };
-        let total = (now.saturating_sub(origin) / 1000).max(1);
-        let connect = slot.connect_ns / 1000;
-        let sent = if slot.sent == 0 {
-            slot.start
-        } else {
-            slot.sent
-        };
-        let wait = first_byte.saturating_sub(sent) / 1000;
-        let _ = st.total.record(total);
-        // 0 is a real value here (no connect on a reused connection, as ab reports it).
-        let _ = st.connect.record(connect);
-        let _ = st.processing.record(total.saturating_sub(connect));
-        let _ = st.waiting.record(wait);
-        if slot.intended != 0 {
-            let _ = st
-                .uncorrected
-                .record((now.saturating_sub(sent) / 1000).max(1));
-        }
-        if let Some(g) = &mut self.gnuplot {
-            let start_us = self.sh.start_unix_us + (origin - self.sh.start_ns) / 1000;
-            g.line(
-                start_us,
-                connect,
-                total.saturating_sub(connect),
-                total,
-                wait,
-            );
         }
     }
 
