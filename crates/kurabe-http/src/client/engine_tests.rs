@@ -365,6 +365,11 @@ fn rate_is_held_and_latency_is_corrected() {
         StopCondition::Duration(Duration::from_millis(500)),
     );
     cfg.rate = Some(400.0);
+    // Enough connections that one is free whenever a send is due even when
+    // the machine is loaded (with 4, a test server slower than 10 ms per
+    // response held sends back: "sent 93"). The engine must still send
+    // exactly on schedule.
+    cfg.concurrency = 32;
     let r = run_ok(&cfg);
     let info = r.rate.unwrap();
     // 200 intended sends in 0.5 s.

@@ -26,6 +26,7 @@ mod stats;
 mod sys;
 mod threads;
 mod tls;
+mod turns;
 mod uring;
 mod worker;
 

@@ -1,8 +1,8 @@
 //! Running the workers of one load test on their own threads.
 //!
 //! Owns the threads' life cycle: spawn one per worker, merge what they
-//! measured, and turn a worker's panic into [`LoadError::WorkerPanic`] after
-//! stopping the others, so a bug in the engine ends the run with an error
+//! measured, and turn a worker's panic into [`LoadError::WorkerPanic`] (a
+//! worker's setup error into its own error) after stopping the others, so a bug in the engine ends the run with an error
 //! instead of leaving the caller (and its progress thread) waiting. Must not
 //! know what a worker does inside its loop.
 
@@ -18,10 +18,12 @@ pub(super) enum ProtocolWorker<'a> {
 }
 
 impl ProtocolWorker<'_> {
-    fn run(self) -> Stats {
+    fn run(self) -> Result<Stats, LoadError> {
         match self {
-            ProtocolWorker::H1(w) => w.run(),
-            ProtocolWorker::H2(w) => w.run(),
+            ProtocolWorker::H1(w) => w
+                .run()
+                .map_err(|e| LoadError::Config(super::uring_refused(&e))),
+            ProtocolWorker::H2(w) => Ok(w.run()),
         }
     }
 }
@@ -54,7 +56,11 @@ pub(super) fn run_workers(
                 .name(format!("{THREAD_PREFIX}{i}"))
                 .spawn_scoped(s, move || {
                     let _guard = StopOthersOnPanic(stop);
-                    w.run()
+                    let r = w.run();
+                    if r.is_err() {
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    r
                 });
             match spawned {
                 Ok(h) => handles.push((i, h)),
@@ -66,7 +72,10 @@ pub(super) fn run_workers(
         }
         for (worker, h) in handles {
             match h.join() {
-                Ok(st) => total.merge(&st),
+                Ok(Ok(st)) => total.merge(&st),
+                Ok(Err(e)) => {
+                    failure.get_or_insert(e);
+                }
                 Err(payload) => {
                     let message = panic_text(payload.as_ref());
                     failure.get_or_insert(LoadError::WorkerPanic { worker, message });

@@ -29,6 +29,7 @@ use super::schedule::{Budget, Claims, Schedule};
 use super::stats::{FailKind, Stats};
 use super::sys::{self, Epoll};
 use super::tls::TlsSession;
+use super::turns::{self, Turns};
 use super::uring::{self, Cqe, Uring};
 use super::RunControl;
 
@@ -38,8 +39,6 @@ const MAX_HEAD: usize = 64 * 1024;
 const EVENTS: usize = 1024;
 /// Longest sleep between checks of Ctrl-C and the clock.
 const TICK_NS: u64 = 20_000_000;
-/// How often the progress counters are published.
-const PROGRESS_NS: u64 = 50_000_000;
 /// Longest wait after the stop for answers to requests already sent.
 const DRAIN_NS: u64 = 2_000_000_000;
 /// Bytes of a response shown to the `-v` tap (ab's header buffer is 8 KiB).
@@ -361,15 +360,13 @@ impl<'a> Worker<'a> {
         })
     }
 
-    /// Drive the connections until the stop condition; return what was measured.
-    pub fn run(mut self) -> Stats {
+    /// Drive the connections until the stop condition; return what was
+    /// measured. `Err`: the kernel refused to enable the io_uring on this
+    /// thread (before any request: a setup failure, not the server's).
+    pub fn run(mut self) -> io::Result<Stats> {
         if let Io::Uring { ring, .. } = &mut self.io {
             // The ring was built on the setup thread; this thread is its one submitter.
-            if let Err(e) = ring.enable() {
-                self.explain(FailKind::Connect, || format!("io_uring: {e}"));
-                self.fail(FailKind::Connect, 1);
-                return self.stats;
-            }
+            ring.enable()?;
             ring.poll(self.ticker.fd(), libc::POLLIN as u32, true, TICK_TOKEN);
         }
         if self.sh.rate.is_some() {
@@ -381,43 +378,9 @@ impl<'a> Worker<'a> {
         } else {
             self.restart.extend(0..self.conns.len() as u32);
         }
-        let mut next_scan = self.now + self.tick_ns;
-        let mut next_progress = self.now + PROGRESS_NS;
-        loop {
-            self.now = sys::now_ns();
-            if !self.measuring && self.now >= self.sh.measure_ns {
-                self.start_measuring();
-            }
-            if self.should_stop() {
-                break;
-            }
-            self.do_restarts();
-            self.dispatch();
-            if self.now >= next_scan {
-                self.expire();
-                next_scan = self.now + self.tick_ns;
-            }
-            if self.now >= next_progress {
-                self.publish();
-                next_progress = self.now + PROGRESS_NS;
-            }
-            if self.finished() {
-                break;
-            }
-            #[cfg(test)]
-            if self.stats.completed > 0 {
-                let port = self.sh.addr.as_socket().map_or(0, |a| a.port());
-                super::threads::panic_hook::check(port);
-            }
-            let timeout = if self.restart.is_empty() {
-                self.timeout()
-            } else {
-                Some(0)
-            };
-            self.poll_io(timeout);
-        }
+        turns::drive(&mut self, Worker::poll_io);
         self.finish();
-        self.stats
+        Ok(self.stats)
     }
 
     /// Wait at most `timeout` ns (None: until something happens, the ticker
@@ -1356,6 +1319,60 @@ impl<'a> Worker<'a> {
                 });
                 self.close(ci, End::Fail(kind));
             }
+        }
+    }
+}
+
+impl Turns for Worker<'_> {
+    fn read_clock(&mut self) -> u64 {
+        self.now = sys::now_ns();
+        self.now
+    }
+
+    fn tick_ns(&self) -> u64 {
+        self.tick_ns
+    }
+
+    fn measure_if_due(&mut self) {
+        if !self.measuring && self.now >= self.sh.measure_ns {
+            self.start_measuring();
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        Worker::should_stop(self)
+    }
+
+    fn do_restarts(&mut self) {
+        Worker::do_restarts(self);
+    }
+
+    fn dispatch(&mut self) {
+        Worker::dispatch(self);
+    }
+
+    fn expire(&mut self) {
+        Worker::expire(self);
+    }
+
+    fn publish(&mut self) {
+        Worker::publish(self);
+        #[cfg(test)]
+        if self.stats.completed > 0 {
+            let port = self.sh.addr.as_socket().map_or(0, |a| a.port());
+            super::threads::panic_hook::check(port);
+        }
+    }
+
+    fn finished(&self) -> bool {
+        Worker::finished(self)
+    }
+
+    fn wait_time(&self) -> Option<u64> {
+        if self.restart.is_empty() {
+            self.timeout()
+        } else {
+            Some(0)
         }
     }
 }
