@@ -22,6 +22,10 @@ pub(crate) trait Turns {
     fn do_restarts(&mut self);
     /// Open model: send what the schedule says is due.
     fn dispatch(&mut self);
+    /// The run is stopping: open model, sends intended before the end that a
+    /// late wake-up left unsent go out now (late, and counted as late), so the
+    /// achieved rate is not short by however long the thread overslept.
+    fn last_sends(&mut self) {}
     /// Fail requests whose deadline passed.
     fn expire(&mut self);
     /// Publish the progress counters.
@@ -42,6 +46,7 @@ pub(crate) fn drive<W: Turns>(w: &mut W, mut wait: impl FnMut(&mut W, Option<u64
         let now = w.read_clock();
         w.measure_if_due();
         if w.should_stop() {
+            w.last_sends();
             break;
         }
         w.do_restarts();

@@ -52,22 +52,22 @@ impl Worker<'_> {
         })
     }
 
-    /// Open model: send every due request on a free connection.
-    pub(super) fn dispatch(&mut self) {
+    /// Open model: send every request intended at or before `until` on a free connection.
+    pub(super) fn dispatch_until(&mut self, until: u64) {
         let now = self.now;
         loop {
             let due = self
                 .schedule
                 .as_ref()
                 .and_then(Schedule::peek)
-                .is_some_and(|t| t <= now);
+                .is_some_and(|t| t <= until);
             if !due {
                 return;
             }
             let Some(ci) = self.pop_free() else {
                 return;
             };
-            let Some(intended) = self.schedule.as_mut().and_then(|s| s.pop_due(now)) else {
+            let Some(intended) = self.schedule.as_mut().and_then(|s| s.pop_due(until)) else {
                 return;
             };
             let slot = Slot {

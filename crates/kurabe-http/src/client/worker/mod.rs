@@ -462,7 +462,15 @@ impl Turns for Worker<'_> {
     }
 
     fn dispatch(&mut self) {
-        Worker::dispatch(self);
+        self.dispatch_until(self.now);
+    }
+
+    fn last_sends(&mut self) {
+        let (sh, ctl) = (self.sh, self.ctl);
+        let by_time = !ctl.stop.load(Ordering::Relaxed) && !sh.aborted.load(Ordering::Relaxed);
+        if by_time && self.now >= sh.end_ns {
+            self.dispatch_until(sh.end_ns - 1);
+        }
     }
 
     fn expire(&mut self) {

@@ -191,55 +191,18 @@ impl Worker<'_> {
         }
     }
 
-    /// Parse every complete response in the buffer.
+    /// Parse every complete response in the buffer, in place. The responses
+    /// one read brought complete at the same clock reading (the worker's
+    /// `now`, read once per few events): they arrived together. A response
+    /// that starts in the same buffer as the previous one ended has its first
+    /// byte at that reading too.
     pub(super) fn process(&mut self, ci: usize) {
-        let head = self.sh.head_request;
         let mut pos = 0;
-        loop {
-            let want_server = self.want_server;
-            let c = &mut self.conns[ci];
-            if pos == c.len {
-                break;
-            }
-            if c.ring.is_empty() {
-                // Bytes nobody asked for: the connection is out of step; replace it.
-                self.close(ci, End::Done);
-                return;
-            }
-            let at_head = self.sh.trace.is_some() && c.framer.in_head();
-            let step = match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
-                Ok(step) => step,
-                Err(e) => {
-                    self.explain(FailKind::Exception, || e.to_string());
-                    self.close(ci, End::Fail(FailKind::Exception));
-                    return;
-                }
-            };
-            if at_head && step.used > 0 {
-                if let Some(trace) = &self.sh.trace {
-                    // ab logs its 8 KiB header buffer: the head and the body read with it.
-                    (trace.0)(&c.buf[pos..c.len.min(pos + TRACE_BYTES)]);
-                }
-            }
-            pos += step.used;
-            if let Some(resp) = step.done {
-                let more = pos < self.conns[ci].len;
-                self.complete(ci, resp);
-                let c = &mut self.conns[ci];
-                c.first_byte = if more { self.now } else { 0 };
-                if !resp.reusable || !self.sh.keep_alive {
-                    // Anything after a closing response is not ours to read.
-                    c.len = 0;
-                    let end = if c.ring.is_empty() {
-                        End::Done
-                    } else {
-                        End::Retry
-                    };
-                    self.close(ci, end);
-                    return;
-                }
-            } else if step.used == 0 {
-                break;
+        while pos < self.conns[ci].len {
+            match self.parse_one(ci, pos) {
+                Progress::Used(n) => pos += n,
+                Progress::NeedMore => break,
+                Progress::Closed => return,
             }
         }
         let c = &mut self.conns[ci];
@@ -247,6 +210,65 @@ impl Worker<'_> {
             c.buf.copy_within(pos..c.len, 0);
             c.len -= pos;
         }
+        self.next_requests(ci);
+    }
+
+    /// Frame the bytes at `pos`: (part of) a head or a body, maybe completing a response.
+    fn parse_one(&mut self, ci: usize, pos: usize) -> Progress {
+        let (head, want_server) = (self.sh.head_request, self.want_server);
+        let c = &mut self.conns[ci];
+        if c.ring.is_empty() {
+            // Bytes nobody asked for: the connection is out of step; replace it.
+            self.close(ci, End::Done);
+            return Progress::Closed;
+        }
+        let at_head = self.sh.trace.is_some() && c.framer.in_head();
+        let step = match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
+            Ok(step) => step,
+            Err(e) => {
+                self.explain(FailKind::Exception, || e.to_string());
+                self.close(ci, End::Fail(FailKind::Exception));
+                return Progress::Closed;
+            }
+        };
+        if let (true, Some(trace)) = (at_head && step.used > 0, &self.sh.trace) {
+            // ab logs its 8 KiB header buffer: the head and the body read with it.
+            (trace.0)(&c.buf[pos..c.len.min(pos + TRACE_BYTES)]);
+        }
+        match step.done {
+            Some(resp) => match self.response_done(ci, pos + step.used, resp) {
+                true => Progress::Used(step.used),
+                false => Progress::Closed,
+            },
+            None if step.used == 0 => Progress::NeedMore,
+            None => Progress::Used(step.used),
+        }
+    }
+
+    /// Count `resp`, which ended at `end` in the buffer; false when it
+    /// closed the connection (a closing response, or no keep-alive).
+    fn response_done(&mut self, ci: usize, end: usize, resp: Response) -> bool {
+        let more = end < self.conns[ci].len;
+        self.complete(ci, resp);
+        let c = &mut self.conns[ci];
+        c.first_byte = if more { self.now } else { 0 };
+        if resp.reusable && self.sh.keep_alive {
+            return true;
+        }
+        // Anything after a closing response is not ours to read.
+        c.len = 0;
+        let end = if c.ring.is_empty() {
+            End::Done
+        } else {
+            End::Retry
+        };
+        self.close(ci, end);
+        false
+    }
+
+    /// After the responses of a read: send the next batch (closed model) or
+    /// offer the connection to the schedule (open model).
+    fn next_requests(&mut self, ci: usize) {
         if self.sh.rate.is_none() {
             // Pipelining: the next batch goes out in one send once the whole
             // previous one is answered (as wrk does), not one request per response.
@@ -260,24 +282,9 @@ impl Worker<'_> {
 
     /// Account one complete response for the oldest request.
     pub(super) fn complete(&mut self, ci: usize, resp: Response) {
-        let now = self.now;
-        let c = &mut self.conns[ci];
-        let Some(slot) = c.ring.pop_front() else {
+        let Some((slot, reused, first_byte)) = self.pop_answered(ci) else {
             return;
         };
-        let reused = c.served > 0;
-        c.served += 1;
-        c.deadline = match c.ring.front() {
-            Some(s) => s.start.max(s.sent) + self.sh.timeout_ns,
-            None => 0,
-        };
-        let first_byte = if c.first_byte == 0 { now } else { c.first_byte };
-        if self.want_server {
-            if let Some(s) = c.framer.server.take() {
-                let _ = self.sh.server.set(s);
-            }
-            self.want_server = false;
-        }
         if !slot.measured || self.draining {
             return;
         }
@@ -286,14 +293,8 @@ impl Worker<'_> {
             body_bytes: resp.body_bytes,
             first_byte,
         };
-        match record(
-            self.sh,
-            &mut self.stats,
-            self.gnuplot.as_mut(),
-            &slot,
-            a,
-            now,
-        ) {
+        let (st, gnuplot) = (&mut self.stats, self.gnuplot.as_mut());
+        match record(self.sh, st, gnuplot, &slot, a, self.now) {
             Ok(()) => self.stats.keep_alive_requests += u64::from(reused),
             Err(why) => {
                 self.explain(FailKind::Length, || why);
@@ -301,4 +302,40 @@ impl Worker<'_> {
             }
         }
     }
+
+    /// Take the oldest request off connection `ci` as answered: (its slot,
+    /// whether the connection had answered before, when the answer's first
+    /// byte came), and restart the deadline for the next one.
+    fn pop_answered(&mut self, ci: usize) -> Option<(Slot, bool, u64)> {
+        let c = &mut self.conns[ci];
+        let slot = c.ring.pop_front()?;
+        let reused = c.served > 0;
+        c.served += 1;
+        c.deadline = match c.ring.front() {
+            Some(s) => s.start.max(s.sent) + self.sh.timeout_ns,
+            None => 0,
+        };
+        let first_byte = if c.first_byte == 0 {
+            self.now
+        } else {
+            c.first_byte
+        };
+        if self.want_server {
+            if let Some(s) = c.framer.server.take() {
+                let _ = self.sh.server.set(s);
+            }
+            self.want_server = false;
+        }
+        Some((slot, reused, first_byte))
+    }
+}
+
+/// What framing the bytes at one position did.
+enum Progress {
+    /// Consumed this many bytes; go on after them.
+    Used(usize),
+    /// An incomplete head or line: wait for more bytes.
+    NeedMore,
+    /// The connection was closed (failure, or a closing response).
+    Closed,
 }
