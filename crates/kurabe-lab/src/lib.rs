@@ -14,10 +14,13 @@
 pub mod analysis;
 pub mod bisect_run;
 pub mod cmdbench;
+pub mod dry_run;
 mod execute;
 pub mod git;
+pub mod invoke;
 pub mod measure;
 pub mod plan;
+pub mod progress_text;
 pub mod runner;
 pub mod schedule;
 pub mod soak;

@@ -27,13 +27,16 @@ pub mod cgroup;
 pub mod error;
 pub mod host;
 pub mod launch;
+pub mod mem_report;
 pub mod meminfo;
+pub mod origin;
 pub mod port;
 pub mod procfs;
 pub mod rev;
 pub mod session;
 pub mod tree;
 pub mod watch;
+pub mod watch_request;
 
 pub use error::{ProbeError, Result};
 pub use meminfo::{top_by_pss, MemInfo};

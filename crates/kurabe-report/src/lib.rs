@@ -31,6 +31,7 @@ mod history;
 mod html;
 mod http;
 mod json;
+pub mod listing;
 mod markdown;
 mod mem;
 mod site;

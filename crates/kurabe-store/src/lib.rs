@@ -14,12 +14,15 @@
 //!
 //! It must not print, compute statistics or know how results are rendered.
 
+pub mod access;
 mod db;
 mod error;
 pub mod pg;
+pub mod proctitle;
 mod read_only;
 mod schema;
 mod time;
+pub mod transfer;
 mod writer;
 
 use std::cell::RefCell;

@@ -28,10 +28,15 @@ pub(crate) fn is_not_writable(e: &StoreError) -> bool {
 /// Open the kurabe store at `path` for reading only.
 pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
     match open_as(path, false) {
-        // A WAL store whose folder cannot hold the `-shm` index: read the
-        // file as it is (nothing can be writing it: nobody can).
+        // A WAL store whose folder cannot hold the `-wal`/`-shm` files:
+        // read the file as it is (nothing can be writing it: nobody can).
+        // SQLite says CannotOpen on a read-only mount and ReadOnly when only
+        // the permission bits forbid creating them.
         Err(StoreError::Open { cause, .. })
-            if cause.sqlite_error_code() == Some(ErrorCode::CannotOpen) =>
+            if matches!(
+                cause.sqlite_error_code(),
+                Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly)
+            ) =>
         {
             open_as(path, true)
         }

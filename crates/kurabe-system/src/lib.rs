@@ -69,7 +69,9 @@
 
 mod adaptive;
 pub mod catalog;
+pub mod choices;
 pub mod compare;
+pub mod files;
 pub mod import;
 mod loops;
 pub mod modes;

@@ -6,7 +6,6 @@
 //! result. This file owns exit codes: 0 ok, 1 a check failed, 2 usage or setup
 //! error (clap's own errors exit 2 too). A closed stdout (`| head`) is success.
 
-mod argv;
 mod cmd;
 mod flags;
 mod load;
@@ -71,7 +70,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    argv::hide_passwords();
+    kurabe_store::proctitle::hide_passwords();
     quiet_load_worker_panics();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,

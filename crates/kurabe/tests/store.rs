@@ -293,3 +293,46 @@ fn a_read_only_store_is_read_and_refuses_writes_in_one_line() {
         .collect();
     assert_eq!(names, ["r.db"], "no journal left beside it");
 }
+
+/// A store whose file and folder only the permission bits keep from being
+/// written (no `-wal`/`-shm` can be created beside it) is still read, and a
+/// write is refused in one line. Runs as `nobody` when the tests run as root
+/// (root ignores permission bits).
+#[test]
+fn a_store_without_write_permission_is_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("p.db");
+    let s = store.to_str().unwrap();
+    let saved = kurabe()
+        .args(["mem", "--save", "--store", s])
+        .output()
+        .unwrap();
+    assert!(saved.status.success(), "{saved:?}");
+    let before = std::fs::read(&store).unwrap();
+    std::fs::set_permissions(&store, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let as_reader = |args: &[&str]| {
+        let mut cmd = if unsafe { libc::geteuid() } == 0 {
+            let mut c = std::process::Command::new("setpriv");
+            c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+            c.arg(env!("CARGO_BIN_EXE_kurabe"));
+            c
+        } else {
+            std::process::Command::new(env!("CARGO_BIN_EXE_kurabe"))
+        };
+        cmd.args(args).output().unwrap()
+    };
+    let list = as_reader(&["results", "list", "--store", s]);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(list.status.success(), "{list:?}");
+    assert!(
+        String::from_utf8_lossy(&list.stdout).contains("r1"),
+        "{list:?}"
+    );
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let write = as_reader(&["mem", "--save", "--store", s]);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_one_line_exit_2(&write, "the store is read-only");
+    assert_eq!(std::fs::read(&store).unwrap(), before, "untouched");
+}

@@ -10,19 +10,17 @@
 //! an ancestor of bad, an endpoint that does not build, outside git), 130
 //! on Ctrl-C.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use kurabe_lab::bisect_run::{run_bisect, BisectError, BisectSettings};
-use kurabe_lab::{Event, RunOptions};
+use kurabe_lab::progress_text::{event_line, parse_set};
+use kurabe_lab::Event;
 use kurabe_model::record::RunStatus;
 use kurabe_model::stats::bisect::Found;
-use kurabe_report::escape;
-use kurabe_store::Store;
+use kurabe_report::{escape, Json, Render, Terminal};
 
-use crate::output::colour_stdout;
+use crate::output::{colour_stdout, write_output};
 
 /// Arguments of `kurabe bisect`.
 #[derive(Debug, clap::Args)]
@@ -54,7 +52,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub store: Option<PathBuf>,
     /// Fill the placeholder {KEY} with VALUE wherever it appears in the plan (repeatable).
-    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = super::run::parse_set)]
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub set: Vec<(String, String)>,
     /// Output format (json: schema/bisect-report.schema.json).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -75,50 +73,12 @@ pub enum Format {
 
 /// Run `kurabe bisect`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let vars = args.set.iter().cloned().collect();
-    let (plan, plan_text) = kurabe_lab::load_plan_filled(&args.plan, &vars)?;
-    kurabe_lab::check_supported(&plan)?;
-    let mut store = match &args.store {
-        Some(p) => Store::open(p),
-        None => Store::open_default(),
-    }?;
+    // A step measures several commits at once: no one revision is "the
+    // code measured" (`opts.rev` stays unset); the variants are named by commit.
+    let (plan, opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
+    let mut store = kurabe_store::access::open_or_create(args.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
-    let settings = settings(&args, plan_text)?;
-    let quiet = args.quiet;
-    let mut progress = |e: &Event<'_>| {
-        let show = match e {
-            Event::RunDone { record, .. } => record.status == RunStatus::Failed,
-            Event::RunStart { .. } => false,
-            _ => true,
-        };
-        if show && !quiet {
-            let line = super::run::progress_line(e);
-            eprintln!("{}", escape::terminal_lines(&line));
-        }
-    };
-    let report = match run_bisect(&plan, &settings, &mut store, &stop, &mut progress) {
-        Ok(r) => r,
-        Err(BisectError::Interrupted) => return Ok(crate::signal::exit_code()),
-        Err(e) => return Err(e.into()),
-    };
-    let body = match args.format {
-        Format::Text => {
-            let t = kurabe_report::Terminal {
-                color: colour_stdout(),
-            };
-            kurabe_report::to_string(&t, &report)
-        }
-        Format::Json => kurabe_report::to_string(&kurabe_report::Json, &report),
-    };
-    std::io::stdout().lock().write_all(body.as_bytes())?;
-    Ok(match report.result.found {
-        Found::NoChange => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    })
-}
-
-fn settings(args: &Args, plan_text: String) -> anyhow::Result<BisectSettings> {
-    Ok(BisectSettings {
+    let settings = BisectSettings {
         good: args.good.clone(),
         bad: args.bad.clone(),
         metric: args.metric.clone(),
@@ -126,18 +86,32 @@ fn settings(args: &Args, plan_text: String) -> anyhow::Result<BisectSettings> {
         workload: args.workload.clone(),
         rounds: args.rounds,
         max_rounds: args.max_rounds,
-        opts: RunOptions {
-            plan_dir: kurabe_lab::runner::plan_dir(&args.plan),
-            plan_text,
-            seed: None,
-            repeat: None,
-            kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
-            until_confident: None,
-            tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-            worktrees: Default::default(),
-            // A step measures several commits at once: no one revision is
-            // "the code measured"; the variants are named by commit.
-            rev: None,
-        },
+        opts,
+    };
+    let mut progress = |e: &Event<'_>| {
+        let show = match e {
+            Event::RunDone { record, .. } => record.status == RunStatus::Failed,
+            Event::RunStart { .. } => false,
+            _ => true,
+        };
+        if show && !args.quiet {
+            eprintln!("{}", escape::terminal_lines(&event_line(e)));
+        }
+    };
+    let report = match run_bisect(&plan, &settings, &mut store, &stop, &mut progress) {
+        Ok(r) => r,
+        Err(BisectError::Interrupted) => return Ok(crate::signal::exit_code()),
+        Err(e) => return Err(e.into()),
+    };
+    let renderer: Box<dyn Render<_>> = match args.format {
+        Format::Text => Box::new(Terminal {
+            color: colour_stdout(),
+        }),
+        Format::Json => Box::new(Json),
+    };
+    write_output(None, &kurabe_report::to_string(&*renderer, &report))?;
+    Ok(match report.result.found {
+        Found::NoChange => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
     })
 }

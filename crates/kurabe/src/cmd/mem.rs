@@ -9,8 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kurabe_model::probe::MemReport;
-use kurabe_probe::MemInfo;
-
+use kurabe_model::record::ResultKind;
 use kurabe_report::{to_string, Free, FreeUnit, Json, Render};
 
 use crate::output::write_output;
@@ -64,48 +63,14 @@ pub struct Args {
 
 /// Run `kurabe mem`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let m = MemInfo::read()?;
-    let host = kurabe_probe::host::host_facts();
-    let time = kurabe_probe::host::now_rfc3339();
-    let (top, unreadable) = if args.top > 0 {
-        kurabe_probe::top_by_pss(args.top)
-    } else {
-        (Vec::new(), 0)
-    };
-    let report = MemReport {
-        schema_version: kurabe_model::SCHEMA_VERSION,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        host: host.hostname,
-        kernel: host.kernel,
-        arch: host.arch,
-        time,
-        total_bytes: m.total,
-        free_bytes: m.free,
-        available_bytes: m.available,
-        buffers_bytes: m.buffers,
-        cached_bytes: m.cached,
-        sreclaimable_bytes: m.sreclaimable,
-        buff_cache_bytes: m.buff_cache(),
-        shared_bytes: m.shared,
-        used_bytes: m.used(),
-        used_legacy_bytes: m.used_legacy(),
-        used_minus_buffers_cache_bytes: m.used_minus_buffers_cache(),
-        swap_total_bytes: m.swap_total,
-        swap_free_bytes: m.swap_free,
-        swap_used_bytes: m.swap_used(),
-        top_processes: top,
-        processes_unreadable: unreadable,
-    };
+    let report = kurabe_probe::mem_report::read(args.top, env!("CARGO_PKG_VERSION"))?;
     let renderer: Box<dyn Render<MemReport>> = match args.format {
         Format::Json => Box::new(Json),
         Format::Text => Box::new(Free { unit: unit(&args) }),
     };
     write_output(args.output.as_deref(), &to_string(&*renderer, &report))?;
-    args.save.save_if_asked(
-        kurabe_model::record::ResultKind::Mem,
-        &format!("mem {} {}", report.host, report.arch),
-        &report,
-    )?;
+    let label = format!("mem {} {}", report.host, report.arch);
+    args.save.save_if_asked(ResultKind::Mem, &label, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,15 +7,16 @@
 //! atomically to `-o FILE`. Exit codes: 0 done, 2 bad input or setup, 130
 //! interrupted by Ctrl-C (143 SIGTERM, 129 SIGHUP) (the partial report is still written).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
-use kurabe_model::system::{SystemCompare, SystemReport};
-use kurabe_report::write::write_with;
-use kurabe_report::{Json, Markdown, Render, Terminal};
-use kurabe_system::{compare, import, Config, Profile, TestId};
+use kurabe_model::record::ResultKind;
+use kurabe_model::system::SystemCompare;
+use kurabe_report::{to_string, Json, Markdown, Render, Terminal};
+use kurabe_system::choices::{parse_pct, parse_secs, Choices};
+use kurabe_system::files::{compare_files, load_unixbench};
+
+use crate::output::write_output;
 
 /// Arguments of `kurabe system`.
 #[derive(Debug, clap::Args)]
@@ -129,75 +130,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn config(a: &RunArgs) -> anyhow::Result<Config> {
-    let tests = match &a.tests {
-        Some(list) => kurabe_system::parse_tests(list)?,
-        None => kurabe_system::catalog::ALL
-            .iter()
-            .map(|s| s.id)
-            .collect::<Vec<TestId>>(),
-    };
-    let mut profile = if a.quick {
-        Profile::quick()
-    } else if a.unixbench || a.passes.is_some() {
-        Profile::default_unixbench()
-    } else {
-        Profile::precision(
-            a.precision.unwrap_or(DEFAULT_PRECISION),
-            a.max_time.unwrap_or(DEFAULT_MAX_TIME_S),
-        )?
-    };
-    if let Some(s) = a.seconds {
-        profile = profile.with_seconds(s)?;
+fn choices(a: RunArgs) -> Choices {
+    Choices {
+        tests: a.tests,
+        quick: a.quick,
+        unixbench: a.unixbench,
+        precision: a.precision,
+        max_time_s: a.max_time,
+        seconds: a.seconds,
+        passes: a.passes,
+        copies: a.copies,
+        pin: a.pin,
+        execl_helper: a.execl_helper,
     }
-    if let Some(p) = a.passes {
-        profile = profile.with_passes(p)?;
-    }
-    let copies = if a.copies.is_empty() {
-        let n = std::thread::available_parallelism()
-            .map(|n| n.get() as u32)
-            .unwrap_or(1);
-        if n > 1 {
-            vec![1, n]
-        } else {
-            vec![1]
-        }
-    } else {
-        a.copies.clone()
-    };
-    Ok(Config {
-        tests,
-        copies,
-        profile,
-        execl_helper: a.execl_helper.clone(),
-        temp_parent: std::env::temp_dir(),
-        pin: a.pin.as_deref().and_then(kurabe_system::pin::Pin::parse),
-        cgroup_procs: Vec::new(),
-    })
-}
-
-/// Default target of the precision rule: ±2 % on the score.
-const DEFAULT_PRECISION: f64 = 0.02;
-/// Default time budget per copy count: a third of UnixBench's ~28 minutes.
-const DEFAULT_MAX_TIME_S: f64 = 540.0;
-
-fn parse_pct(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => kurabe_model::plan::parse_fraction(&format!("{}%", p.trim()))?,
-        // A bare number is a percentage here, as in `--noise 2`.
-        None => kurabe_model::plan::parse_fraction(&format!("{t}%"))?,
-    };
-    Ok(v)
-}
-
-fn parse_secs(s: &str) -> Result<f64, String> {
-    kurabe_model::plan::parse_duration(s).map(|d| d.as_secs_f64())
 }
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let cfg = config(&a)?;
-    super::check_outputs(&[("-o", a.output.as_deref())])?;
+    let (format, output, save) = (a.format, a.output.clone(), a.save.clone());
+    let cfg = choices(a).config()?;
+    super::check_outputs(&[("-o", output.as_deref())])?;
     let stop = crate::signal::install()?;
     // One step per test and copy count; a step starts at its first pass.
     let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
@@ -222,23 +173,17 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let result = kurabe_system::run(&cfg, &stop, &mut progress);
     bar.finish_and_clear();
     let report = result?;
-    write_out(a.output.as_deref(), |w| render_report(&report, a.format, w))?;
-    if !report.interrupted {
-        a.save.save_if_asked(
-            kurabe_model::record::ResultKind::System,
-            &format!("system {}", report.host),
-            &report,
-        )?;
-    }
+    write_output(output.as_deref(), &to_string(&*renderer(format), &report))?;
     if report.interrupted {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
         return Ok(crate::signal::exit_code());
     }
+    save.save_if_asked(
+        ResultKind::System,
+        &format!("system {}", report.host),
+        &report,
+    )?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn render_report(r: &SystemReport, f: Format, w: &mut dyn Write) -> std::io::Result<()> {
-    renderer::<SystemReport>(f).render(r, w)
 }
 
 /// The renderer of `format`, for a system report or a comparison.
@@ -257,85 +202,18 @@ where
 
 fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let report = load_unixbench(&a.file)?;
-    write_out(a.output.as_deref(), |w| render_report(&report, a.format, w))?;
-    a.save.save_if_asked(
-        kurabe_model::record::ResultKind::Unixbench,
-        &format!("unixbench {}", a.file.display()),
-        &report,
+    write_output(
+        a.output.as_deref(),
+        &to_string(&*renderer(a.format), &report),
     )?;
+    let label = format!("unixbench {}", a.file.display());
+    a.save
+        .save_if_asked(ResultKind::Unixbench, &label, &report)?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn load_unixbench(path: &Path) -> anyhow::Result<SystemReport> {
-    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = String::from_utf8_lossy(&text);
-    import::parse(&text).with_context(|| format!("{}", path.display()))
-}
-
-/// A kurabe JSON result, or a UnixBench text report imported on the fly.
-fn load_any(path: &Path) -> anyhow::Result<SystemReport> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let trimmed = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if trimmed == Some(&b'{') {
-        let r: SystemReport = serde_json::from_slice(&bytes).with_context(|| {
-            format!(
-                "{} is JSON but not a kurabe system result (from 'kurabe system --format json' or 'kurabe system import')",
-                path.display()
-            )
-        })?;
-        if r.schema_version > kurabe_model::SCHEMA_VERSION {
-            bail!(
-                "{} has schema_version {}, newer than this kurabe understands ({}); upgrade kurabe",
-                path.display(),
-                r.schema_version,
-                kurabe_model::SCHEMA_VERSION
-            );
-        }
-        return Ok(r);
-    }
-    load_unixbench(path)
 }
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    if !(a.noise.is_finite() && a.noise > 0.0 && a.noise < 100.0) {
-        bail!(
-            "--noise {} is out of range; give a percentage between 0 and 100, e.g. 2",
-            a.noise
-        );
-    }
-    let ra = load_any(&a.a)?;
-    let rb = load_any(&a.b)?;
-    let labels = (a.a.display().to_string(), a.b.display().to_string());
-    let c: SystemCompare = compare::compare(&ra, &rb, (&labels.0, &labels.1), a.noise / 100.0);
-    if c.runs.is_empty() {
-        bail!(
-            "{} and {} have no copy count in common ({:?} vs {:?}); compare runs made with the same -c",
-            labels.0,
-            labels.1,
-            ra.runs.iter().map(|r| r.copies).collect::<Vec<_>>(),
-            rb.runs.iter().map(|r| r.copies).collect::<Vec<_>>()
-        );
-    }
-    write_out(a.output.as_deref(), |w| {
-        renderer::<SystemCompare>(a.format).render(&c, w)
-    })?;
+    let c: SystemCompare = compare_files(&a.a, &a.b, a.noise)?;
+    write_output(a.output.as_deref(), &to_string(&*renderer(a.format), &c))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Render to stdout, or to `path` through the one file writer (a failure
-/// never leaves a half-written result).
-fn write_out(
-    path: Option<&Path>,
-    render: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> anyhow::Result<()> {
-    match path {
-        None => {
-            let stdout = std::io::stdout();
-            let mut lock = stdout.lock();
-            render(&mut lock)?;
-            lock.flush()?;
-        }
-        Some(p) => write_with(p, render).context("-o")?,
-    }
-    Ok(())
 }

@@ -18,10 +18,10 @@ use std::time::Duration;
 
 use crate::flags::{parse_duration, parse_size};
 use crate::output::write_output;
-use anyhow::bail;
 use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
-use kurabe_probe::{CommandSpec, SessionConfig, WatchSession, WatchTarget};
+use kurabe_probe::watch_request::WatchRequest;
+use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
 use kurabe_report::{mib, to_string, Csv, Json, Render, Svg, Terminal};
 
 /// Output format of `kurabe watch`.
@@ -89,8 +89,7 @@ pub struct Args {
 
 /// Run `kurabe watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let cfg = session_config(&args)?;
-    let target = resolve(&args)?;
+    let (target, cfg) = request(&args).check()?;
     super::check_outputs(&[
         ("-o", args.output.as_deref()),
         ("--svg", args.svg.as_deref()),
@@ -142,59 +141,31 @@ fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
         .save_if_asked(kurabe_model::record::ResultKind::Watch, &label, report)
 }
 
-/// `--interval`, `--duration`, `--pss-budget` → the session's sampling settings.
-fn session_config(args: &Args) -> anyhow::Result<SessionConfig> {
-    if !(0.0..=1.0).contains(&args.pss_budget) {
-        bail!("--pss-budget must be between 0 and 1 (a share of one core)");
-    }
-    Ok(SessionConfig {
-        interval: at_least_10ms("--interval", args.interval)?,
-        duration: args
-            .duration
-            .map(|d| at_least_10ms("--duration", d))
-            .transpose()?,
-        pss_budget: args.pss_budget,
-    })
-}
-
-/// `d` when it is at least 10 ms (sampling faster than that measures the sampler).
-fn at_least_10ms(flag: &str, d: Duration) -> anyhow::Result<Duration> {
-    if d < Duration::from_millis(10) {
-        bail!("{flag} {d:?}: give at least 10ms");
-    }
-    Ok(d)
-}
-
-/// Flags → what to watch.
-fn resolve(args: &Args) -> anyhow::Result<WatchTarget> {
-    let limited = args.cpus.is_some() || args.cpuset.is_some() || args.memory.is_some();
-    if limited && args.command.is_empty() {
-        bail!("--cpus, --cpuset and --memory apply to a command kurabe starts: use `kurabe watch --cpus 0.5 -- CMD ARGS`");
-    }
-    if let Some(pid) = args.pid {
-        return Ok(WatchTarget::Pid(pid));
-    }
-    if let Some(port) = args.port {
-        return Ok(WatchTarget::Port(port));
-    }
-    let memory_bytes = args.memory;
-    if memory_bytes.is_some_and(|m| m < 1 << 20) {
-        bail!("--memory is too small for a process: give at least 1M");
-    }
-    if args.no_cgroup && limited {
-        bail!("--cpus, --cpuset and --memory need a cgroup; drop --no-cgroup");
-    }
-    Ok(WatchTarget::Command(CommandSpec {
+/// Flags → what to watch and how often.
+fn request(args: &Args) -> WatchRequest {
+    let limits = Limits {
+        cpus: args.cpus,
+        cpuset: args.cpuset.clone(),
+        memory_bytes: args.memory,
+    };
+    let command = CommandSpec {
         argv: args.command.clone(),
-        limits: Limits {
-            cpus: args.cpus,
-            cpuset: args.cpuset.clone(),
-            memory_bytes,
-        },
+        limits,
         cgroup: !args.no_cgroup,
         // stdout carries the report: the command's output goes to stderr.
         stdout_to_stderr: args.format != Format::Text && args.output.is_none(),
-    }))
+    };
+    let config = SessionConfig {
+        interval: args.interval,
+        duration: args.duration,
+        pss_budget: args.pss_budget,
+    };
+    WatchRequest {
+        pid: args.pid,
+        port: args.port,
+        command,
+        config,
+    }
 }
 
 /// The live status line on a terminal; `t` is the time since the start.

@@ -4,10 +4,11 @@
 //! password into `/proc/PID/cmdline`, which every user of the machine can
 //! read (`ps`). As PostgreSQL does for its own process title, kurabe
 //! rewrites its original argv strings in place at start-up, after taking its
-//! own copy of the arguments: each URL goes through `kurabe_store::redact`
+//! own copy of the arguments: each URL goes through `crate::pg::redact`
 //! (`user:***@host`, `password=***`). The kernel shows whatever those bytes
-//! hold. Must not change the arguments kurabe itself parses (see `main`),
-//! nor touch anything but the argv area the kernel names.
+//! hold. Must not change the arguments kurabe itself parses (the binary's
+//! `main` collects them first), nor touch anything but the argv area the
+//! kernel names.
 
 /// Overwrites every password in this process's argv area (as
 /// `/proc/self/cmdline` shows it); returns whether anything was hidden.
@@ -67,7 +68,7 @@ fn hidden(area: &[u8]) -> Option<Vec<u8>> {
 /// One argument with a URL password redacted; unchanged otherwise.
 fn redact_arg(arg: &[u8]) -> Vec<u8> {
     match std::str::from_utf8(arg) {
-        Ok(s) if s.contains("://") => kurabe_store::pg::redact(s).into_bytes(),
+        Ok(s) if s.contains("://") => crate::pg::redact(s).into_bytes(),
         _ => arg.to_vec(),
     }
 }

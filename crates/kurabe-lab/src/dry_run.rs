@@ -1,32 +1,23 @@
 //! `kurabe run --dry-run PLAN`: the schedule a run would follow, as text.
 //!
-//! The order comes from `kurabe_lab::schedule` (the runner's own seeded
+//! The order comes from [`crate::schedule`] (the runner's own seeded
 //! interleaving); without a seed one is drawn here and shown, and
 //! `--seed S` reproduces it in the real run.
+//!
+//! Owns the schedule's text. Must not run anything.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use kurabe_lab::schedule::{estimate, schedule};
+use crate::schedule::{estimate, schedule};
 use kurabe_model::plan::Plan;
 
 /// The plan's schedule and estimated duration as lines of text.
 pub fn render(plan: &Plan, rounds: u32, seed: Option<u64>) -> String {
-    let seed = seed.unwrap_or_else(kurabe_lab::runner::default_seed);
+    let seed = seed.unwrap_or_else(crate::runner::default_seed);
     let variants = plan.resolved_variants();
     let runs = schedule(plan, rounds, seed);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "plan `{}` is valid: {} variant{} × {} workload{} × {rounds} round{} = {} runs (seed {seed}; pass --seed {seed} to run this order)",
-        plan.name,
-        variants.len(),
-        plural(variants.len()),
-        plan.workloads.len(),
-        plural(plan.workloads.len()),
-        plural(rounds as usize),
-        runs.len()
-    );
+    let mut s = headline(plan, variants.len(), rounds, runs.len(), seed);
     let mut current = None;
     for r in &runs {
         if current != Some(r.round) {
@@ -37,6 +28,23 @@ pub fn render(plan: &Plan, rounds: u32, seed: Option<u64>) -> String {
     }
     s.push('\n');
     let _ = writeln!(s, "\n{}", duration_line(plan, variants.len(), rounds));
+    s
+}
+
+/// "plan `p` is valid: 2 variants × 1 workload × 3 rounds = 6 runs (seed …)".
+fn headline(plan: &Plan, variants: usize, rounds: u32, runs: usize, seed: u64) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "plan `{}` is valid: {} variant{} × {} workload{} × {rounds} round{} = {} runs (seed {seed}; pass --seed {seed} to run this order)",
+        plan.name,
+        variants,
+        plural(variants),
+        plan.workloads.len(),
+        plural(plan.workloads.len()),
+        plural(rounds as usize),
+        runs
+    );
     s
 }
 

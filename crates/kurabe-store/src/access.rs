@@ -1,0 +1,144 @@
+//! How a command reaches the store: which one (`--store`, else
+//! `$KURABE_STORE`, else the XDG default), opening one that must already
+//! exist, entry ids from the command line, the PostgreSQL URL a distributed
+//! run needs, and a throw-away directory for an unsaved run's store.
+//!
+//! Owns these small steps so every command takes them the same way. Must
+//! not print or know about flags beyond naming them in its messages.
+
+use std::path::{Path, PathBuf};
+
+use crate::{EntryId, Location, Store, StoreError};
+
+/// Why a store could not be reached as the command asked.
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    /// A reading command pointed at an SQLite file that does not exist.
+    #[error("no results store at {}; run `kurabe run` or `kurabe results import` first, or pass --store PATH|URL / set KURABE_STORE", .0.display())]
+    Missing(PathBuf),
+    /// An id that does not parse (the message says what one looks like).
+    #[error("{0}")]
+    BadId(String),
+    /// A distributed run without a store at all.
+    #[error("{0} needs --store postgres://… (or KURABE_STORE): the workers and the coordinator meet in a PostgreSQL database")]
+    NoPostgres(String),
+    /// A distributed run with an SQLite store.
+    #[error("{0} needs a PostgreSQL store: give --store postgres://user@host/db (the SQLite file store cannot be shared between hosts)")]
+    NotPostgres(String),
+    /// The store itself failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The store: `flag` (`--store`), else `$KURABE_STORE`, else the XDG default.
+pub fn store_path(flag: Option<&Path>) -> Result<PathBuf, StoreError> {
+    match flag {
+        Some(p) => Ok(p.to_owned()),
+        None => crate::default_path(),
+    }
+}
+
+/// Open an existing store; a missing file is an error (reading commands
+/// must not create an empty store and report "nothing there"). A
+/// PostgreSQL store is opened as is: an empty database is a valid store.
+pub fn open_existing(flag: Option<&Path>) -> Result<Store, AccessError> {
+    let path = store_path(flag)?;
+    if let Location::Sqlite(file) = Location::parse(&path) {
+        if !file.exists() {
+            return Err(AccessError::Missing(file));
+        }
+    }
+    Ok(Store::open(&path)?)
+}
+
+/// Open the store at `flag` (default path when `None`), creating it if needed.
+pub fn open_or_create(flag: Option<&Path>) -> Result<Store, StoreError> {
+    Store::open(&store_path(flag)?)
+}
+
+/// One entry id (`e12`, `r7`, `12`), with the fix in the message.
+pub fn parse_id(s: &str) -> Result<EntryId, AccessError> {
+    s.parse::<EntryId>().map_err(AccessError::BadId)
+}
+
+/// Every id of `ids`, or the first that does not parse.
+pub fn parse_ids(ids: &[String]) -> Result<Vec<EntryId>, AccessError> {
+    ids.iter().map(|i| parse_id(i)).collect()
+}
+
+/// The `--store` value as a PostgreSQL URL; `flag_user` names the flag or
+/// command that needs it in the message.
+pub fn postgres_url(store: Option<&Path>, flag_user: &str) -> Result<String, AccessError> {
+    let Some(store) = store else {
+        return Err(AccessError::NoPostgres(flag_user.to_owned()));
+    };
+    let url = store.to_string_lossy().into_owned();
+    if !crate::pg::is_url(&url) {
+        return Err(AccessError::NotPostgres(flag_user.to_owned()));
+    }
+    Ok(url)
+}
+
+/// A private directory for a throw-away results store (`kurabe cmd
+/// --no-save`, `kurabe http A B` without `--save`), removed on drop, so
+/// one runner and one report serve saved and unsaved runs alike.
+pub struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    /// Create a fresh directory under the system's temporary directory.
+    pub fn new() -> std::io::Result<ScratchDir> {
+        let base = std::env::temp_dir();
+        for n in 0..100u32 {
+            let dir = base.join(format!("kurabe-scratch-{}-{n}", std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(ScratchDir(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => {
+                    let msg = format!("cannot create {}: {e}", dir.display());
+                    return Err(std::io::Error::new(e.kind(), msg));
+                }
+            }
+        }
+        Err(std::io::Error::other(format!(
+            "cannot create a temporary directory in {}",
+            base.display()
+        )))
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_file_is_not_created_and_ids_say_their_form() {
+        let dir = ScratchDir::new().unwrap();
+        let file = dir.path().join("none.db");
+        let err = open_existing(Some(&file)).err().unwrap();
+        assert!(err.to_string().starts_with("no results store at "), "{err}");
+        assert!(!file.exists());
+        assert!(parse_id("x1").unwrap_err().to_string().contains("`e12`"));
+        assert_eq!(parse_ids(&["e2".into()]).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn only_postgres_urls_are_shared_stores() {
+        let e = postgres_url(None, "--workers").unwrap_err().to_string();
+        assert!(e.starts_with("--workers needs --store postgres://"), "{e}");
+        let f = postgres_url(Some(Path::new("a.db")), "x").unwrap_err();
+        assert!(f.to_string().contains("SQLite file store"));
+        let url = "postgres://u@h/d";
+        assert_eq!(postgres_url(Some(Path::new(url)), "x").unwrap(), url);
+    }
+}
