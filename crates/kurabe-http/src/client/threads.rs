@@ -52,17 +52,7 @@ pub(super) fn run_workers(
     std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(workers.len());
         for (i, w) in workers.into_iter().enumerate() {
-            let spawned = std::thread::Builder::new()
-                .name(format!("{THREAD_PREFIX}{i}"))
-                .spawn_scoped(s, move || {
-                    let _guard = StopOthersOnPanic(stop);
-                    let r = w.run();
-                    if r.is_err() {
-                        stop.store(true, Ordering::Relaxed);
-                    }
-                    r
-                });
-            match spawned {
+            match spawn(s, i, w, stop) {
                 Ok(h) => handles.push((i, h)),
                 Err(e) => {
                     stop.store(true, Ordering::Relaxed);
@@ -71,19 +61,38 @@ pub(super) fn run_workers(
             }
         }
         for (worker, h) in handles {
-            match h.join() {
-                Ok(Ok(st)) => total.merge(&st),
-                Ok(Err(e)) => {
+            let outcome = h.join().unwrap_or_else(|payload| {
+                let message = panic_text(payload.as_ref());
+                Err(LoadError::WorkerPanic { worker, message })
+            });
+            match outcome {
+                Ok(st) => total.merge(&st),
+                Err(e) => {
                     failure.get_or_insert(e);
-                }
-                Err(payload) => {
-                    let message = panic_text(payload.as_ref());
-                    failure.get_or_insert(LoadError::WorkerPanic { worker, message });
                 }
             }
         }
     });
     failure.map_or(Ok(total), Err)
+}
+
+/// Start worker `i` on a thread of scope `s`; it sets `stop` if it fails or panics.
+fn spawn<'scope>(
+    s: &'scope std::thread::Scope<'scope, '_>,
+    i: usize,
+    w: ProtocolWorker<'scope>,
+    stop: &'scope AtomicBool,
+) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, Result<Stats, LoadError>>> {
+    std::thread::Builder::new()
+        .name(format!("{THREAD_PREFIX}{i}"))
+        .spawn_scoped(s, move || {
+            let _guard = StopOthersOnPanic(stop);
+            let r = w.run();
+            if r.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            r
+        })
 }
 
 /// Worker threads are named `kurabe-load-N`: a panic hook can tell them apart.

@@ -92,6 +92,25 @@ impl Conn {
         (self.w_end - self.w_off).div_ceil(request_len)
     }
 
+    /// Forget the socket and everything read from it (the ring of requests
+    /// stays: the caller settles it). io_uring: completions still to come
+    /// for the old socket carry the old generation and are ignored.
+    pub(super) fn reset_closed(&mut self) {
+        self.recv_armed = false;
+        self.poll_armed = false;
+        self.send_busy = false;
+        self.gen = self.gen.wrapping_add(1);
+        self.sock = None; // closing the fd also removes it from epoll
+        self.fd = -1;
+        self.tls = None;
+        self.state = State::Closed;
+        self.len = 0;
+        self.framer.reset();
+        self.first_byte = 0;
+        self.deadline = 0;
+        self.free = false;
+    }
+
     /// Queue `k` more requests' bytes behind whatever is pending.
     pub(super) fn queue(&mut self, k: usize, request_len: usize) {
         let pending = self.w_end - self.w_off;

@@ -7,71 +7,81 @@
 use super::*;
 
 impl Worker<'_> {
+    /// Readiness `flags` (epoll bits) on connection `ci`.
     pub(super) fn on_event(&mut self, ci: usize, flags: u32) {
-        let Some(c) = self.conns.get(ci) else {
+        match self.conns.get(ci).map(|c| c.state) {
+            Some(State::Connecting) => self.on_connecting(ci, flags),
+            Some(State::Open) => self.on_open(ci, flags),
+            Some(State::Closed) | None => {}
+        }
+    }
+
+    /// A connecting socket became writable (connected) or failed.
+    fn on_connecting(&mut self, ci: usize, flags: u32) {
+        let c = &self.conns[ci];
+        let err = flags & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
+        let so_error = c.sock.as_ref().and_then(|s| s.take_error().ok().flatten());
+        if err || so_error.is_some() {
+            self.explain(FailKind::Connect, || match so_error {
+                Some(e) => e.to_string(),
+                None => "the connection failed".to_owned(),
+            });
+            self.close(ci, End::Fail(FailKind::Connect));
             return;
-        };
-        match c.state {
-            State::Closed => {}
-            State::Connecting => {
-                let err = flags & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
-                let so_error = c.sock.as_ref().and_then(|s| s.take_error().ok().flatten());
-                if err || so_error.is_some() {
-                    self.explain(FailKind::Connect, || match so_error {
-                        Some(e) => e.to_string(),
-                        None => "the connection failed".to_owned(),
-                    });
-                    self.close(ci, End::Fail(FailKind::Connect));
-                    return;
-                }
-                if flags & libc::EPOLLOUT as u32 == 0 {
-                    return;
-                }
-                let now = self.now;
-                let c = &mut self.conns[ci];
-                c.state = State::Open;
-                if let Some(s) = c.ring.front_mut() {
-                    s.connect_ns = now - s.start;
-                }
-                self.arm_recv(ci);
-                if self.sh.rate.is_none() {
-                    self.refill(ci, false);
-                }
+        }
+        if flags & libc::EPOLLOUT as u32 == 0 {
+            return;
+        }
+        self.on_connected(ci);
+        if self.conns[ci].state == State::Open && !self.sh.uring {
+            // Data may already be there (edge already fired with EPOLLIN).
+            if flags & libc::EPOLLIN as u32 != 0 {
+                self.read(ci, flags & HUP != 0);
+            }
+        }
+    }
+
+    /// Connection `ci` is open: stamp the connect time, send what waits.
+    fn on_connected(&mut self, ci: usize) {
+        let now = self.now;
+        let c = &mut self.conns[ci];
+        c.state = State::Open;
+        if let Some(s) = c.ring.front_mut() {
+            s.connect_ns = now - s.start;
+        }
+        self.arm_recv(ci);
+        if self.sh.rate.is_none() {
+            self.refill(ci, false);
+        }
+        self.flush(ci);
+        if self.conns[ci].state == State::Open
+            && self.conns[ci].ring.len() < self.sh.pipeline
+            && self.sh.keep_alive
+        {
+            self.make_free(ci);
+        }
+    }
+
+    /// An open connection can be written to and/or has bytes to read.
+    fn on_open(&mut self, ci: usize, flags: u32) {
+        if flags & libc::EPOLLOUT as u32 != 0 {
+            let c = &mut self.conns[ci];
+            let fd = c.fd;
+            if c.w_off < c.w_end {
                 self.flush(ci);
-                if self.conns[ci].state == State::Open
-                    && self.conns[ci].ring.len() < self.sh.pipeline
-                    && self.sh.keep_alive
-                {
-                    self.make_free(ci);
-                }
-                if self.conns[ci].state == State::Open && !self.sh.uring {
-                    // Data may already be there (edge already fired with EPOLLIN).
-                    if flags & libc::EPOLLIN as u32 != 0 {
-                        self.read(ci, flags & HUP != 0);
+            } else if let Some(t) = &mut c.tls {
+                // Handshake or buffered ciphertext waiting for room in the socket.
+                if t.wants_write() {
+                    if let Err(e) = t.flush_tls(fd) {
+                        self.explain(FailKind::Exception, || format!("TLS send: {e}"));
+                        self.close(ci, End::Fail(FailKind::Exception));
+                        return;
                     }
                 }
             }
-            State::Open => {
-                if flags & libc::EPOLLOUT as u32 != 0 {
-                    let fd = c.fd;
-                    if c.w_off < c.w_end {
-                        self.flush(ci);
-                    } else if let Some(t) = &mut self.conns[ci].tls {
-                        // Handshake or buffered ciphertext waiting for room in the socket.
-                        if t.wants_write() {
-                            if let Err(e) = t.flush_tls(fd) {
-                                self.explain(FailKind::Exception, || format!("TLS send: {e}"));
-                                self.close(ci, End::Fail(FailKind::Exception));
-                                return;
-                            }
-                        }
-                    }
-                }
-                if self.conns[ci].state == State::Open && flags & (libc::EPOLLIN as u32 | HUP) != 0
-                {
-                    self.read(ci, flags & HUP != 0);
-                }
-            }
+        }
+        if self.conns[ci].state == State::Open && flags & (libc::EPOLLIN as u32 | HUP) != 0 {
+            self.read(ci, flags & HUP != 0);
         }
     }
 

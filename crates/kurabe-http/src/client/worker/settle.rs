@@ -43,42 +43,18 @@ impl Worker<'_> {
             if c.poll_armed {
                 ring.cancel(tag(ci, c.gen, OP_CONNECT), CANCEL_TOKEN);
             }
-            c.recv_armed = false;
-            c.poll_armed = false;
-            c.send_busy = false;
-            c.gen = c.gen.wrapping_add(1);
         }
-        c.sock = None; // closing the fd also removes it from epoll
-        c.fd = -1;
-        c.tls = None;
-        c.state = State::Closed;
-        c.len = 0;
-        c.framer.reset();
-        c.first_byte = 0;
-        c.deadline = 0;
-        c.free = false;
-        if matches!(end, End::Retry) && c.served == 0 {
-            self.explain(FailKind::Receive, || {
-                "the server closed a new connection without answering".to_owned()
-            });
-        }
-        let c = &mut self.conns[ci];
+        c.reset_closed();
+        let fresh = c.served == 0;
         match end {
-            End::Fail(kind) => {
-                let n = c.ring.iter().filter(|s| s.measured).count() as u64;
-                c.ring.clear();
-                c.w_off = 0;
-                c.w_end = 0;
-                self.fail(kind, n);
-            }
-            End::Retry if c.served == 0 => {
+            End::Fail(kind) => self.fail_in_flight(ci, kind),
+            End::Retry if fresh => {
                 // A fresh connection that closed without answering is a failure, not a retry,
                 // so a server that accepts and hangs up cannot loop us forever.
-                let n = c.ring.iter().filter(|s| s.measured).count() as u64;
-                c.ring.clear();
-                c.w_off = 0;
-                c.w_end = 0;
-                self.fail(FailKind::Receive, n);
+                self.explain(FailKind::Receive, || {
+                    "the server closed a new connection without answering".to_owned()
+                });
+                self.fail_in_flight(ci, FailKind::Receive);
             }
             // Counted as a reconnect when the replacement connects (see `connect`).
             End::Retry | End::Done => {}
@@ -87,6 +63,16 @@ impl Worker<'_> {
         if !self.draining {
             self.restart.push(ci as u32);
         }
+    }
+
+    /// Count the measured requests in flight on closed connection `ci` as `kind` failures.
+    fn fail_in_flight(&mut self, ci: usize, kind: FailKind) {
+        let c = &mut self.conns[ci];
+        let n = c.ring.iter().filter(|s| s.measured).count() as u64;
+        c.ring.clear();
+        c.w_off = 0;
+        c.w_end = 0;
+        self.fail(kind, n);
     }
 
     /// Fail requests whose deadline passed.
