@@ -215,15 +215,8 @@ impl Worker<'_> {
         if c.state != State::Open || self.draining {
             return;
         }
-        if let Io::Uring { ring, .. } = &mut self.io {
-            if !c.send_busy && c.w_off < c.w_end {
-                let bytes = &sh.requests[c.w_off..c.w_end];
-                // `sh.requests` outlives the worker and so the operation.
-                ring.send(c.fd, bytes, tag(ci, c.gen, OP_SEND));
-                c.send_busy = true;
-                c.send_at = now;
-                c.send_len = bytes.len();
-            }
+        if let Io::Uring { .. } = &self.io {
+            self.queue_send(ci);
             return;
         }
         let before = c.unwritten(sh.request_len);
@@ -244,6 +237,24 @@ impl Worker<'_> {
             }
         }
         self.mark_written(ci, before, now);
+    }
+
+    /// io_uring: queue the pending bytes as one send unless one is in flight
+    /// (one at a time keeps them in order).
+    fn queue_send(&mut self, ci: usize) {
+        let (sh, now) = (self.sh, self.now);
+        let c = &mut self.conns[ci];
+        let Io::Uring { ring, .. } = &mut self.io else {
+            return;
+        };
+        if !c.send_busy && c.w_off < c.w_end {
+            let bytes = &sh.requests[c.w_off..c.w_end];
+            // `sh.requests` outlives the worker and so the operation.
+            ring.send(c.fd, bytes, tag(ci, c.gen, OP_SEND));
+            c.send_busy = true;
+            c.send_at = now;
+            c.send_len = bytes.len();
+        }
     }
 
     /// A send failed: a reused connection the server closed between
