@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kurabe_http::client::{fill_from_stats, Stats};
-use kurabe_model::http::HttpReport;
+use kurabe_model::http::{FleetSummary, FleetWorker, HttpReport};
 use postgres::Client;
 
 use crate::error::{db, json};
@@ -114,6 +114,37 @@ pub struct Outcome {
     pub notes: Vec<String>,
 }
 
+impl Outcome {
+    /// The per-worker rows and notes as they go into the JSON record (and the store).
+    pub fn summary(&self) -> FleetSummary {
+        FleetSummary {
+            run_id: self.run_id,
+            workers: self.workers.iter().map(WorkerRow::summary).collect(),
+            notes: self.notes.clone(),
+        }
+    }
+}
+
+impl WorkerRow {
+    /// This share's row: its own figures when done, else its last progress.
+    fn summary(&self) -> FleetWorker {
+        let r = self.report.as_ref();
+        FleetWorker {
+            slot: self.slot,
+            worker: self.worker.clone(),
+            state: self.state.clone(),
+            concurrency: r.map(|r| r.concurrency),
+            complete_requests: r.map_or(self.progress_completed, |r| r.complete_requests),
+            failed_requests: r.map_or(self.progress_failed, |r| r.failed_requests),
+            requests_per_second: r.map(|r| r.requests_per_second),
+            latency_p50_us: r.map(|r| r.latency_us.p50),
+            latency_p99_us: r.map(|r| r.latency_us.p99),
+            merged: r.is_some(),
+            note: self.note.clone(),
+        }
+    }
+}
+
 /// Condition under which a worker counts as dead (used in SQL with `w` = fleet_workers, `$2` = timeout s).
 const DEAD: &str = "(w.heartbeat_at < now() - make_interval(secs => $2)
                      OR NOT EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = w.backend_pid))";
@@ -133,30 +164,12 @@ pub fn run(
     let run_id = create_run(client, plan, &shares)?;
     on(CoordEvent::Created { run_id });
     if let Err(e) = gather(client, plan, run_id, stop, on) {
-        let _ = client.execute(
-            "UPDATE fleet_runs SET state = 'failed', finished_at = now() WHERE id = $1",
-            &[&run_id],
-        );
-        let _ = notify(client, WORK_CHANNEL, run_id);
+        fail_run(client, run_id);
         return Err(e);
     }
-    let start_s: f64 = client
-        .query_one(
-            "UPDATE fleet_runs SET state = 'running', start_at = now() + make_interval(secs => $2)
-              WHERE id = $1 RETURNING extract(epoch FROM start_at - now())::float8",
-            &[&run_id, &plan.start_delay.as_secs_f64()],
-        )
-        .map_err(db("cannot start the run"))?
-        .get(0);
-    notify(client, WORK_CHANNEL, run_id)?;
+    let start_s = start_run(client, plan, run_id)?;
     on(CoordEvent::Started { in_s: start_s });
-    let deadline = plan.spec.duration_ms.map(|d| {
-        Instant::now()
-            + Duration::from_secs_f64(start_s.max(0.0))
-            + Duration::from_millis(d + plan.spec.warmup_ms.unwrap_or(0) + plan.spec.timeout_ms)
-            + plan.heartbeat_timeout * 3
-    });
-    watch(client, plan, run_id, stop, deadline, on)?;
+    watch(client, plan, run_id, stop, deadline(plan, start_s), on)?;
     let outcome = collect(client, plan, run_id)?;
     client
         .execute(
@@ -166,6 +179,42 @@ pub fn run(
         )
         .map_err(db("cannot close the run"))?;
     Ok(outcome)
+}
+
+/// Best effort: mark a run that never started failed and tell the workers.
+fn fail_run(client: &mut Client, run_id: i64) {
+    let _ = client.execute(
+        "UPDATE fleet_runs SET state = 'failed', finished_at = now() WHERE id = $1",
+        &[&run_id],
+    );
+    let _ = notify(client, WORK_CHANNEL, run_id);
+}
+
+/// Set the common start `plan.start_delay` from now (database clock) and
+/// tell the workers; the seconds until it.
+fn start_run(client: &mut Client, plan: &Plan, run_id: i64) -> Result<f64, FleetError> {
+    let start_s: f64 = client
+        .query_one(
+            "UPDATE fleet_runs SET state = 'running', start_at = now() + make_interval(secs => $2)
+              WHERE id = $1 RETURNING extract(epoch FROM start_at - now())::float8",
+            &[&run_id, &plan.start_delay.as_secs_f64()],
+        )
+        .map_err(db("cannot start the run"))?
+        .get(0);
+    notify(client, WORK_CHANNEL, run_id)?;
+    Ok(start_s)
+}
+
+/// When a timed run's shares are overdue: the planned end plus the
+/// request timeout and three heartbeat timeouts. `None` for `-n` runs.
+fn deadline(plan: &Plan, start_s: f64) -> Option<Instant> {
+    let spec = &plan.spec;
+    spec.duration_ms.map(|d| {
+        Instant::now()
+            + Duration::from_secs_f64(start_s.max(0.0))
+            + Duration::from_millis(d + spec.warmup_ms.unwrap_or(0) + spec.timeout_ms)
+            + plan.heartbeat_timeout * 3
+    })
 }
 
 fn create_run(
@@ -185,14 +234,7 @@ fn create_run(
         )
         .map_err(db("cannot create the run"))?
         .get(0);
-    for s in shares {
-        let share = serde_json::to_string(s).map_err(json("share"))?;
-        tx.execute(
-            "INSERT INTO fleet_assignments (run_id, slot, share) VALUES ($1, $2, $3::text::jsonb)",
-            &[&run_id, &(s.slot as i32), &share],
-        )
-        .map_err(db("cannot create an assignment"))?;
-    }
+    add_assignments(&mut tx, run_id, shares)?;
     tx.execute(
         "SELECT pg_notify($1, $2)",
         &[&WORK_CHANNEL, &run_id.to_string()],
@@ -200,6 +242,65 @@ fn create_run(
     .map_err(db("cannot NOTIFY"))?;
     tx.commit().map_err(db("cannot commit the run"))?;
     Ok(run_id)
+}
+
+/// One open `fleet_assignments` row per share.
+fn add_assignments(
+    tx: &mut postgres::Transaction<'_>,
+    run_id: i64,
+    shares: &[crate::spec::Share],
+) -> Result<(), FleetError> {
+    for s in shares {
+        let share = serde_json::to_string(s).map_err(json("share"))?;
+        let sql =
+            "INSERT INTO fleet_assignments (run_id, slot, share) VALUES ($1, $2, $3::text::jsonb)";
+        tx.execute(sql, &[&run_id, &(s.slot as i32), &share])
+            .map_err(db("cannot create an assignment"))?;
+    }
+    Ok(())
+}
+
+/// Shares of `run_id` in one of `states` (a SQL list such as `'claimed', 'running'`).
+fn count_shares(client: &mut Client, run_id: i64, states: &str) -> Result<u32, FleetError> {
+    let n: i64 = client
+        .query_one(
+            &format!(
+                "SELECT count(*) FROM fleet_assignments WHERE run_id = $1 AND state IN ({states})"
+            ),
+            &[&run_id],
+        )
+        .map_err(db("cannot count shares"))?
+        .get(0);
+    Ok(n as u32)
+}
+
+/// A worker that died after claiming gives its share back.
+fn reopen_dead(client: &mut Client, run_id: i64, hb: f64) -> Result<(), FleetError> {
+    client
+        .execute(
+            &format!(
+                "UPDATE fleet_assignments a SET state = 'open', worker_id = NULL, claimed_at = NULL
+                   FROM fleet_workers w
+                  WHERE a.run_id = $1 AND a.worker_id = w.id AND a.state = 'claimed' AND {DEAD}"
+            ),
+            &[&run_id, &hb],
+        )
+        .map_err(db("cannot reopen shares of dead workers"))?;
+    Ok(())
+}
+
+/// Why to stop gathering before every share is claimed: a stop, or the gather timeout.
+fn give_up(plan: &Plan, started: Instant, claimed: u32, stop: &AtomicBool) -> Option<FleetError> {
+    if stop.load(Ordering::Relaxed) {
+        let why = "interrupted while waiting for workers";
+        return Some(FleetError::Invalid(why.into()));
+    }
+    let (wanted, waited_s) = (plan.workers, started.elapsed().as_secs_f64());
+    (started.elapsed() >= plan.gather_timeout).then_some(FleetError::NotEnoughWorkers {
+        claimed,
+        wanted,
+        waited_s,
+    })
 }
 
 /// Wait until every share is claimed by a live worker.
@@ -212,51 +313,86 @@ fn gather(
 ) -> Result<(), FleetError> {
     let started = Instant::now();
     let mut last = u32::MAX;
-    let hb = plan.heartbeat_timeout.as_secs_f64();
+    let wanted = plan.workers;
     loop {
-        // A worker that died after claiming gives its share back.
-        client
-            .execute(
-                &format!(
-                    "UPDATE fleet_assignments a SET state = 'open', worker_id = NULL, claimed_at = NULL
-                       FROM fleet_workers w
-                      WHERE a.run_id = $1 AND a.worker_id = w.id AND a.state = 'claimed' AND {DEAD}"
-                ),
-                &[&run_id, &hb],
-            )
-            .map_err(db("cannot reopen shares of dead workers"))?;
-        let claimed: i64 = client
-            .query_one(
-                "SELECT count(*) FROM fleet_assignments WHERE run_id = $1 AND state = 'claimed'",
-                &[&run_id],
-            )
-            .map_err(db("cannot count claimed shares"))?
-            .get(0);
-        let claimed = claimed as u32;
+        reopen_dead(client, run_id, plan.heartbeat_timeout.as_secs_f64())?;
+        let claimed = count_shares(client, run_id, "'claimed'")?;
         if claimed != last {
-            on(CoordEvent::Claimed {
-                claimed,
-                wanted: plan.workers,
-            });
+            on(CoordEvent::Claimed { claimed, wanted });
             last = claimed;
         }
-        if claimed == plan.workers {
+        if claimed == wanted {
             return Ok(());
         }
-        if stop.load(Ordering::Relaxed) {
-            return Err(FleetError::Invalid(
-                "interrupted while waiting for workers".into(),
-            ));
-        }
-        if started.elapsed() >= plan.gather_timeout {
-            return Err(FleetError::NotEnoughWorkers {
-                claimed,
-                wanted: plan.workers,
-                waited_s: started.elapsed().as_secs_f64(),
-            });
+        if let Some(e) = give_up(plan, started, claimed, stop) {
+            return Err(e);
         }
         wait_notification(client, Duration::from_millis(250))?;
     }
+}
+
+/// Mark shares of dead (or, when `overdue`, of all still active) workers
+/// lost, with the reason; `$2` is the heartbeat timeout in seconds.
+const LOSE_SQL: &str = "UPDATE fleet_assignments a SET state = 'lost', finished_at = now(),
+        note = CASE
+          WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = w.backend_pid)
+            THEN 'its database session ended (process killed, crashed or host unreachable)'
+          WHEN $3 THEN 'no result long after the planned end'
+          ELSE 'no heartbeat for ' || $2::text || ' s' END
+   FROM fleet_workers w
+  WHERE a.run_id = $1 AND a.worker_id = w.id AND a.state IN ('claimed', 'running')
+    AND (DEAD OR $3)
+RETURNING a.slot, w.name, a.note";
+
+/// Declare lost the workers that died (or all active ones when `overdue`).
+fn mark_lost(
+    client: &mut Client,
+    run_id: i64,
+    hb: f64,
+    overdue: bool,
+    on: &mut dyn FnMut(CoordEvent),
+) -> Result<(), FleetError> {
+    let lost = client
+        .query(&LOSE_SQL.replace("DEAD", DEAD), &[&run_id, &hb, &overdue])
+        .map_err(db("cannot check worker liveness"))?;
+    for row in lost {
+        on(CoordEvent::Lost {
+            slot: row.get::<_, i32>(0) as u32,
+            worker: row.get(1),
+            note: row.get(2),
+        });
+    }
+    Ok(())
+}
+
+/// Sum of every share's latest progress row.
+fn progress(client: &mut Client, run_id: i64) -> Result<CoordEvent, FleetError> {
+    let row = client
+        .query_one(
+            "SELECT coalesce(sum(completed), 0)::int8, coalesce(sum(failed), 0)::int8,
+                    coalesce(max(elapsed_ms), 0)::int8
+               FROM (SELECT DISTINCT ON (slot) completed, failed, elapsed_ms
+                       FROM fleet_progress WHERE run_id = $1
+                      ORDER BY slot, elapsed_ms DESC) latest",
+            &[&run_id],
+        )
+        .map_err(db("cannot read progress"))?;
+    Ok(CoordEvent::Progress {
+        completed: row.get::<_, i64>(0) as u64,
+        failed: row.get::<_, i64>(1) as u64,
+        elapsed_s: row.get::<_, i64>(2) as f64 / 1000.0,
+    })
+}
+
+/// Mark the run cancelled and tell the workers (they stop their load).
+fn cancel_run(client: &mut Client, run_id: i64) -> Result<(), FleetError> {
+    client
+        .execute(
+            "UPDATE fleet_runs SET state = 'cancelled' WHERE id = $1",
+            &[&run_id],
+        )
+        .map_err(db("cannot cancel the run"))?;
+    notify(client, WORK_CHANNEL, run_id)
 }
 
 /// Follow the run until no share is claimed or running.
@@ -273,145 +409,104 @@ fn watch(
     let mut last_progress = Instant::now();
     loop {
         if stop.load(Ordering::Relaxed) && cancelled_at.is_none() {
-            client
-                .execute(
-                    "UPDATE fleet_runs SET state = 'cancelled' WHERE id = $1",
-                    &[&run_id],
-                )
-                .map_err(db("cannot cancel the run"))?;
-            notify(client, WORK_CHANNEL, run_id)?;
+            cancel_run(client, run_id)?;
             cancelled_at = Some(Instant::now());
         }
         let overdue = deadline.is_some_and(|d| Instant::now() > d)
             || cancelled_at.is_some_and(|t| t.elapsed() > plan.heartbeat_timeout * 3);
-        let lost = client
-            .query(
-                &format!(
-                    "UPDATE fleet_assignments a SET state = 'lost', finished_at = now(),
-                            note = CASE
-                              WHEN NOT EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = w.backend_pid)
-                                THEN 'its database session ended (process killed, crashed or host unreachable)'
-                              WHEN $3 THEN 'no result long after the planned end'
-                              ELSE 'no heartbeat for ' || $2::text || ' s' END
-                       FROM fleet_workers w
-                      WHERE a.run_id = $1 AND a.worker_id = w.id AND a.state IN ('claimed', 'running')
-                        AND ({DEAD} OR $3)
-                  RETURNING a.slot, w.name, a.note"
-                ),
-                &[&run_id, &hb, &overdue],
-            )
-            .map_err(db("cannot check worker liveness"))?;
-        for row in lost {
-            on(CoordEvent::Lost {
-                slot: row.get::<_, i32>(0) as u32,
-                worker: row.get(1),
-                note: row.get(2),
-            });
-        }
-        let active: i64 = client
-            .query_one(
-                "SELECT count(*) FROM fleet_assignments WHERE run_id = $1 AND state IN ('claimed', 'running')",
-                &[&run_id],
-            )
-            .map_err(db("cannot count active shares"))?
-            .get(0);
-        if active == 0 {
+        mark_lost(client, run_id, hb, overdue, on)?;
+        if count_shares(client, run_id, "'claimed', 'running'")? == 0 {
             return Ok(());
         }
         if last_progress.elapsed() >= Duration::from_millis(500) {
             last_progress = Instant::now();
-            let row = client
-                .query_one(
-                    "SELECT coalesce(sum(completed), 0)::int8, coalesce(sum(failed), 0)::int8,
-                            coalesce(max(elapsed_ms), 0)::int8
-                       FROM (SELECT DISTINCT ON (slot) completed, failed, elapsed_ms
-                               FROM fleet_progress WHERE run_id = $1
-                              ORDER BY slot, elapsed_ms DESC) latest",
-                    &[&run_id],
-                )
-                .map_err(db("cannot read progress"))?;
-            on(CoordEvent::Progress {
-                completed: row.get::<_, i64>(0) as u64,
-                failed: row.get::<_, i64>(1) as u64,
-                elapsed_s: row.get::<_, i64>(2) as f64 / 1000.0,
-            });
+            on(progress(client, run_id)?);
         }
+        // Blocks on the LISTEN socket: a worker's NOTIFY wakes it.
         wait_notification(client, Duration::from_millis(200))?;
     }
+}
+
+/// Every share's outcome, its stored result and its last progress row.
+const COLLECT_SQL: &str =
+    "SELECT a.slot, coalesce(w.name, ''), a.state, a.note, r.report::text, r.counters::text,
+        r.hist_total, r.hist_connect, r.hist_processing, r.hist_waiting, r.hist_uncorrected,
+        p.completed, p.failed, p.elapsed_ms
+   FROM fleet_assignments a
+   LEFT JOIN fleet_workers w ON w.id = a.worker_id
+   LEFT JOIN fleet_results r ON r.run_id = a.run_id AND r.slot = a.slot
+   LEFT JOIN LATERAL (SELECT completed, failed, elapsed_ms FROM fleet_progress p
+                       WHERE p.run_id = a.run_id AND p.slot = a.slot
+                       ORDER BY elapsed_ms DESC LIMIT 1) p ON true
+  WHERE a.run_id = $1
+  ORDER BY a.slot";
+
+/// The worker's stored report and statistics from a [`COLLECT_SQL`] row, if it stored any.
+fn stored_result(row: &postgres::Row) -> Result<Option<(HttpReport, Stats)>, FleetError> {
+    let (Some(rep), Some(cnt)) = (row.get::<_, Option<&str>>(4), row.get::<_, Option<&str>>(5))
+    else {
+        return Ok(None);
+    };
+    let report: HttpReport = serde_json::from_str(rep).map_err(json("report"))?;
+    let counters: Counters = serde_json::from_str(cnt).map_err(json("counters"))?;
+    let hists = EncodedHistograms {
+        total: row.get(6),
+        connect: row.get(7),
+        processing: row.get(8),
+        waiting: row.get(9),
+        uncorrected: row.get(10),
+    };
+    Ok(Some((report, tally::decode(&hists, &counters)?)))
+}
+
+/// A share's row without its result, plus the note saying why it is not merged.
+fn worker_row(row: &postgres::Row, report: Option<HttpReport>) -> (WorkerRow, Option<String>) {
+    let count = |i| row.get::<_, Option<i64>>(i).unwrap_or(0);
+    let mut w = WorkerRow {
+        slot: row.get::<_, i32>(0) as u32,
+        worker: row.get(1),
+        state: row.get(2),
+        note: row.get(3),
+        report,
+        progress_completed: count(11) as u64,
+        progress_failed: count(12) as u64,
+        progress_elapsed_s: count(13) as f64 / 1000.0,
+    };
+    if w.report.is_some() {
+        return (w, None);
+    }
+    let why = w
+        .note
+        .clone()
+        .unwrap_or_else(|| format!("share ended as '{}'", w.state));
+    let text = format!(
+        "worker {} (slot {}, {}) is not in the merged totals: {why}; its last progress row ({} completed, {} failed after {:.1} s) is kept in fleet_progress",
+        if w.worker.is_empty() { "-" } else { &w.worker },
+        w.slot, w.state, w.progress_completed, w.progress_failed, w.progress_elapsed_s
+    );
+    w.note.get_or_insert(why);
+    (w, Some(text))
 }
 
 /// Read every share's outcome and merge the stored results.
 fn collect(client: &mut Client, plan: &Plan, run_id: i64) -> Result<Outcome, FleetError> {
     let rows = client
-        .query(
-            "SELECT a.slot, coalesce(w.name, ''), a.state, a.note, r.report::text, r.counters::text,
-                    r.hist_total, r.hist_connect, r.hist_processing, r.hist_waiting, r.hist_uncorrected,
-                    p.completed, p.failed, p.elapsed_ms
-               FROM fleet_assignments a
-               LEFT JOIN fleet_workers w ON w.id = a.worker_id
-               LEFT JOIN fleet_results r ON r.run_id = a.run_id AND r.slot = a.slot
-               LEFT JOIN LATERAL (SELECT completed, failed, elapsed_ms FROM fleet_progress p
-                                   WHERE p.run_id = a.run_id AND p.slot = a.slot
-                                   ORDER BY elapsed_ms DESC LIMIT 1) p ON true
-              WHERE a.run_id = $1
-              ORDER BY a.slot",
-            &[&run_id],
-        )
+        .query(COLLECT_SQL, &[&run_id])
         .map_err(db("cannot read the results"))?;
     let mut total = Stats::new();
     let mut done: Vec<HttpReport> = Vec::new();
     let mut workers = Vec::new();
     let mut notes = Vec::new();
-    for row in rows {
-        let slot = row.get::<_, i32>(0) as u32;
-        let worker: String = row.get(1);
-        let state: String = row.get(2);
-        let mut note: Option<String> = row.get(3);
-        let report_json: Option<&str> = row.get(4);
-        let report = match (report_json, row.get::<_, Option<&str>>(5)) {
-            (Some(rep), Some(cnt)) => {
-                let report: HttpReport = serde_json::from_str(rep).map_err(json("report"))?;
-                let counters: Counters = serde_json::from_str(cnt).map_err(json("counters"))?;
-                let hists = EncodedHistograms {
-                    total: row.get(6),
-                    connect: row.get(7),
-                    processing: row.get(8),
-                    waiting: row.get(9),
-                    uncorrected: row.get(10),
-                };
-                total.merge(&tally::decode(&hists, &counters)?);
-                done.push(report.clone());
-                Some(report)
-            }
-            _ => None,
-        };
-        let (pc, pf, pe) = (
-            row.get::<_, Option<i64>>(11).unwrap_or(0) as u64,
-            row.get::<_, Option<i64>>(12).unwrap_or(0) as u64,
-            row.get::<_, Option<i64>>(13).unwrap_or(0) as f64 / 1000.0,
-        );
-        if report.is_none() {
-            let why = note
-                .clone()
-                .unwrap_or_else(|| format!("share ended as '{state}'"));
-            let text = format!(
-                "worker {} (slot {slot}, {}) is not in the merged totals: {why}; its last progress row ({pc} completed, {pf} failed after {pe:.1} s) is kept in fleet_progress",
-                if worker.is_empty() { "-" } else { &worker },
-                state
-            );
-            notes.push(text);
-            note.get_or_insert(why);
-        }
-        workers.push(WorkerRow {
-            slot,
-            worker,
-            state,
-            report,
-            progress_completed: pc,
-            progress_failed: pf,
-            progress_elapsed_s: pe,
-            note,
+    for row in &rows {
+        let stored = stored_result(row)?;
+        let report = stored.map(|(report, stats)| {
+            total.merge(&stats);
+            done.push(report.clone());
+            report
         });
+        let (w, note) = worker_row(row, report);
+        workers.push(w);
+        notes.extend(note);
     }
     let Some(report) = merged_report(&plan.spec, &done, &total) else {
         return Err(FleetError::NoResults(notes.join("; ")));

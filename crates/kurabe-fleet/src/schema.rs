@@ -73,6 +73,12 @@ CREATE TABLE fleet_results (
 );
 "#];
 
+/// The table that records which migrations ran.
+const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS fleet_schema_version (
+     version    integer     PRIMARY KEY,
+     applied_at timestamptz NOT NULL DEFAULT now()
+ )";
+
 /// Create or upgrade the fleet tables; safe to call from many processes at once.
 pub fn ensure(client: &mut Client) -> Result<(), FleetError> {
     let mut tx = client
@@ -80,13 +86,8 @@ pub fn ensure(client: &mut Client) -> Result<(), FleetError> {
         .map_err(db("cannot start the schema transaction"))?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
         .map_err(db("cannot take the fleet migration lock"))?;
-    tx.batch_execute(
-        "CREATE TABLE IF NOT EXISTS fleet_schema_version (
-             version    integer     PRIMARY KEY,
-             applied_at timestamptz NOT NULL DEFAULT now()
-         )",
-    )
-    .map_err(db("cannot create fleet_schema_version"))?;
+    tx.batch_execute(VERSION_TABLE)
+        .map_err(db("cannot create fleet_schema_version"))?;
     let current: i32 = tx
         .query_one(
             "SELECT coalesce(max(version), 0) FROM fleet_schema_version",

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kurabe_http::client::{LoadConfig, StopCondition, Target};
+use kurabe_http::client::{Engine, LoadConfig, StopCondition, Target};
 use serde::{Deserialize, Serialize};
 
 use crate::FleetError;
@@ -46,10 +46,18 @@ pub struct RunSpec {
     pub check_length: bool,
     /// Skip TLS certificate verification.
     pub insecure: bool,
+    /// The client I/O engine every worker uses (`--engine`: `auto`, `epoll`
+    /// or `io_uring`); runs stored before it existed used `auto`.
+    #[serde(default = "auto")]
+    pub engine: String,
 }
 
 fn one() -> u32 {
     1
+}
+
+fn auto() -> String {
+    Engine::Auto.name().to_owned()
 }
 
 /// One worker's part of a [`RunSpec`].
@@ -71,6 +79,52 @@ fn split_count(total: u64, n: u32, i: u32) -> u64 {
 }
 
 impl RunSpec {
+    /// A single client's load as the fleet's run: everything but what only
+    /// one host can do (stop every host at the first failure, set up this
+    /// host's sockets, proxy or TLS client certificate).
+    pub fn from_load(load: &LoadConfig) -> Result<RunSpec, FleetError> {
+        if load.abort_on_error {
+            return Err(FleetError::Invalid(
+                "--abort-on-error cannot stop other hosts; leave it out with --workers".into(),
+            ));
+        }
+        let s = &load.setup;
+        if s.socket_buffer.is_some()
+            || s.bind.is_some()
+            || s.proxy.is_some()
+            || s.tls != Default::default()
+        {
+            return Err(FleetError::Invalid(
+                "-b, -B, -X, -E, -f and -Z set up this host's connections; leave them out with --workers".into(),
+            ));
+        }
+        let (requests, duration) = match load.stop {
+            StopCondition::Requests(n) => (Some(n), None),
+            StopCondition::Duration(d) => (None, Some(d)),
+            StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
+        };
+        let ms = |d: Duration| d.as_millis() as u64;
+        Ok(RunSpec {
+            url: load.target.url(),
+            method: load.method.clone(),
+            headers: load.headers.clone(),
+            body: load.body.clone(),
+            concurrency: load.concurrency,
+            requests,
+            duration_ms: duration.map(ms),
+            rate: load.rate,
+            warmup_ms: load.warmup.map(ms),
+            timeout_ms: ms(load.timeout),
+            keep_alive: load.keep_alive,
+            pipeline: load.pipeline,
+            http2: load.http2,
+            streams: load.streams,
+            check_length: load.check_length,
+            insecure: load.insecure,
+            engine: load.engine.name().to_owned(),
+        })
+    }
+
     /// Divide the run among `workers` workers: connections and requests as
     /// evenly as integers allow (the parts add up exactly), the rate in equal parts.
     pub fn split(&self, workers: u32) -> Result<Vec<Share>, FleetError> {
@@ -138,7 +192,12 @@ impl RunSpec {
             insecure: self.insecure,
             gnuplot_file: None,
             setup: Default::default(),
-            engine: kurabe_http::client::Engine::Auto,
+            engine: Engine::parse(&self.engine).ok_or_else(|| {
+                FleetError::Invalid(format!(
+                    "engine '{}': this worker knows auto, epoll and io_uring; upgrade it",
+                    self.engine
+                ))
+            })?,
         })
     }
 }
@@ -165,6 +224,7 @@ mod tests {
             streams: 1,
             check_length: true,
             insecure: false,
+            engine: "io_uring".into(),
         }
     }
 
@@ -204,6 +264,22 @@ mod tests {
         assert_eq!(cfg.stop, StopCondition::Requests(334));
         assert_eq!(cfg.rate, Some(100.0));
         assert!(!cfg.http2);
+        assert_eq!(cfg.engine, Engine::IoUring);
+    }
+
+    #[test]
+    fn a_single_client_load_becomes_the_same_spec_and_old_specs_read_as_auto() {
+        let s = spec();
+        let cfg = s.load_config(&s.split(1).unwrap()[0], 1).unwrap();
+        assert_eq!(RunSpec::from_load(&cfg).unwrap(), s);
+        let mut old = serde_json::to_value(spec()).unwrap();
+        old.as_object_mut().unwrap().remove("engine");
+        let old: RunSpec = serde_json::from_value(old).unwrap();
+        assert_eq!(old.engine, "auto");
+        let mut abort = cfg;
+        abort.abort_on_error = true;
+        let e = RunSpec::from_load(&abort).unwrap_err().to_string();
+        assert!(e.contains("--abort-on-error"), "{e}");
     }
 
     #[test]

@@ -10,10 +10,12 @@
 //! marks the share done. The worker never prints; it reports [`WorkerEvent`]s.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kurabe_http::client::{self, RunControl};
 use kurabe_model::http::HttpReport;
+use kurabe_model::stop::Stop;
 use postgres::Client;
 
 use crate::clock::{self, ClockOffset};
@@ -95,7 +97,7 @@ struct Claim {
 pub fn serve(
     client: &mut Client,
     cfg: &WorkerConfig,
-    stop: &AtomicBool,
+    stop: &Arc<Stop>,
     on: &mut dyn FnMut(WorkerEvent),
 ) -> Result<(), FleetError> {
     schema::ensure(client)?;
@@ -123,19 +125,16 @@ fn serve_loop(
     client: &mut Client,
     cfg: &WorkerConfig,
     worker_id: i64,
-    stop: &AtomicBool,
+    stop: &Arc<Stop>,
     on: &mut dyn FnMut(WorkerEvent),
 ) -> Result<(), FleetError> {
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.is_set() {
         heartbeat(client, worker_id, "idle")?;
         match claim(client, worker_id)? {
             Some(c) => {
-                on(WorkerEvent::Claimed {
-                    run_id: c.run_id,
-                    share: c.share,
-                    experiment: c.experiment.clone(),
-                });
-                run_share(client, cfg, worker_id, &c, stop, on)?;
+                on(c.claimed_event());
+                let job = Job::new(cfg, worker_id, &c);
+                run_share(client, &job, stop, on)?;
                 if cfg.once {
                     return Ok(());
                 }
@@ -167,11 +166,20 @@ pub(crate) fn wait_notification(client: &mut Client, d: Duration) -> Result<(), 
     Ok(())
 }
 
-/// Take the oldest open share of a gathering run, skipping rows others hold.
-fn claim(client: &mut Client, worker_id: i64) -> Result<Option<Claim>, FleetError> {
-    let row = client
-        .query_opt(
-            "UPDATE fleet_assignments a
+impl Claim {
+    /// The event that says this share was taken.
+    fn claimed_event(&self) -> WorkerEvent {
+        WorkerEvent::Claimed {
+            run_id: self.run_id,
+            share: self.share,
+            experiment: self.experiment.clone(),
+        }
+    }
+}
+
+/// Take the oldest open share of a gathering run whose coordinator is
+/// still connected, skipping rows others hold.
+const CLAIM_SQL: &str = "UPDATE fleet_assignments a
                 SET worker_id = $1, state = 'claimed', claimed_at = now()
                FROM (SELECT a2.run_id, a2.slot
                        FROM fleet_assignments a2 JOIN fleet_runs r ON r.id = a2.run_id
@@ -182,9 +190,12 @@ fn claim(client: &mut Client, worker_id: i64) -> Result<Option<Claim>, FleetErro
                         FOR UPDATE OF a2 SKIP LOCKED) pick,
                     fleet_runs r
               WHERE a.run_id = pick.run_id AND a.slot = pick.slot AND r.id = a.run_id
-          RETURNING a.run_id, a.share::text, r.spec::text, r.experiment",
-            &[&worker_id],
-        )
+          RETURNING a.run_id, a.share::text, r.spec::text, r.experiment";
+
+/// Take the oldest open share of a gathering run, skipping rows others hold.
+fn claim(client: &mut Client, worker_id: i64) -> Result<Option<Claim>, FleetError> {
+    let row = client
+        .query_opt(CLAIM_SQL, &[&worker_id])
         .map_err(db("cannot claim a share"))?;
     let Some(row) = row else {
         return Ok(None);
@@ -237,83 +248,193 @@ fn release(client: &mut Client, c: &Claim, worker_id: i64) -> Result<(), FleetEr
     notify(client, COORD_CHANNEL, c.run_id)
 }
 
+/// When the next heartbeat is due.
+struct Beat {
+    last: Instant,
+    every: Duration,
+}
+
+impl Beat {
+    fn new(every: Duration) -> Self {
+        Self {
+            last: Instant::now(),
+            every,
+        }
+    }
+
+    /// The instant the next heartbeat is due.
+    fn next(&self) -> Instant {
+        self.last + self.every
+    }
+
+    /// True (and restarted) when a heartbeat is due now.
+    fn due(&mut self) -> bool {
+        let due = self.last.elapsed() >= self.every;
+        if due {
+            self.last = Instant::now();
+        }
+        due
+    }
+}
+
+/// One claimed share being worked on: what every step of it needs.
+struct Job<'a> {
+    cfg: &'a WorkerConfig,
+    worker_id: i64,
+    claim: &'a Claim,
+}
+
+impl<'a> Job<'a> {
+    fn new(cfg: &'a WorkerConfig, worker_id: i64, claim: &'a Claim) -> Self {
+        Self {
+            cfg,
+            worker_id,
+            claim,
+        }
+    }
+
+    fn heartbeat(&self, client: &mut Client, state: &str) -> Result<(), FleetError> {
+        heartbeat(client, self.worker_id, state)
+    }
+}
+
 fn run_share(
     client: &mut Client,
-    cfg: &WorkerConfig,
-    worker_id: i64,
-    c: &Claim,
-    stop: &AtomicBool,
+    job: &Job<'_>,
+    stop: &Arc<Stop>,
     on: &mut dyn FnMut(WorkerEvent),
 ) -> Result<(), FleetError> {
-    let slot = c.share.slot as i32;
-    // 1. Wait for the coordinator to set the common start time.
-    let mut last_beat = Instant::now();
-    let start_db_s = loop {
-        if stop.load(Ordering::Relaxed) {
-            return release(client, c, worker_id);
-        }
-        match run_state(client, c.run_id)? {
-            (state, Some(start)) if state == "running" => break start,
-            (state, _) if state == "gathering" => {}
-            (state, _) => {
-                on(WorkerEvent::Abandoned {
-                    run_id: c.run_id,
-                    reason: state,
-                });
-                return Ok(());
-            }
-        }
-        if last_beat.elapsed() >= cfg.heartbeat {
-            heartbeat(client, worker_id, "claimed")?;
-            last_beat = Instant::now();
-        }
-        wait_notification(client, Duration::from_millis(250))?;
+    let c = job.claim;
+    // Blocks on the LISTEN socket and on the stop, never a fixed sleep.
+    let mut beat = Beat::new(job.cfg.heartbeat);
+    let Some(start_db_s) = wait_for_start_time(client, job, &mut beat, stop, on)? else {
+        return Ok(());
     };
-    // 2. Convert the database's start time to ours and wait for it.
-    let offset = clock::measure(client, 7)?;
+    // Convert the database's start time to ours and wait for it.
+    let clock = clock::measure(client, 7)?;
+    let in_s = clock.until(start_db_s).as_secs_f64();
     on(WorkerEvent::Starting {
         run_id: c.run_id,
-        in_s: offset.until(start_db_s).as_secs_f64(),
-        clock: offset,
+        in_s,
+        clock,
     });
-    let load = match c.spec.load_config(&c.share, cfg.threads) {
+    let load = match c.spec.load_config(&c.share, job.cfg.threads) {
         Ok(l) => l,
-        Err(e) => return store_failure(client, c, worker_id, &e.to_string(), on),
+        Err(e) => return store_failure(client, c, job.worker_id, &e.to_string(), on),
     };
-    loop {
-        let left = offset.until(start_db_s);
-        if left.is_zero() {
-            break;
-        }
-        if stop.load(Ordering::Relaxed) {
-            return store_failure(client, c, worker_id, "worker stopped before the start", on);
-        }
-        if last_beat.elapsed() >= cfg.heartbeat {
-            heartbeat(client, worker_id, "claimed")?;
-            last_beat = Instant::now();
-        }
-        std::thread::sleep(left.min(Duration::from_millis(20)));
+    if !sleep_until_start(client, job, &mut beat, clock, start_db_s, stop)? {
+        let why = "worker stopped before the start";
+        return store_failure(client, c, job.worker_id, why, on);
     }
+    run_started(client, job, &load, stop, on)
+}
+
+/// The start time has come: run the share's load and store the outcome.
+fn run_started(
+    client: &mut Client,
+    job: &Job<'_>,
+    load: &client::LoadConfig,
+    stop: &Arc<Stop>,
+    on: &mut dyn FnMut(WorkerEvent),
+) -> Result<(), FleetError> {
+    mark_running(client, job.claim, job.worker_id)?;
+    let w = Watched::new(stop, Instant::now());
+    let started = w.started;
+    let outcome = run_load(client, job, load, w)?;
+    finish_share(client, job, outcome, started, on)
+}
+
+fn mark_running(client: &mut Client, c: &Claim, worker_id: i64) -> Result<(), FleetError> {
     client
         .execute(
             "UPDATE fleet_assignments SET state = 'running' WHERE run_id = $1 AND slot = $2 AND worker_id = $3",
-            &[&c.run_id, &slot, &worker_id],
+            &[&c.run_id, &(c.share.slot as i32), &worker_id],
         )
         .map_err(db("cannot mark the share running"))?;
-    // 3. Run the engine on a thread; this one streams progress and watches for cancellation.
-    let ctl = RunControl::default();
-    let finished = AtomicBool::new(false);
-    let started = Instant::now();
+    Ok(())
+}
+
+/// Wait for the coordinator to set the common start time (database
+/// seconds). `None` when the share was given back (stop) or the run
+/// ended before it started; both are already dealt with.
+fn wait_for_start_time(
+    client: &mut Client,
+    job: &Job<'_>,
+    beat: &mut Beat,
+    stop: &Stop,
+    on: &mut dyn FnMut(WorkerEvent),
+) -> Result<Option<f64>, FleetError> {
+    let c = job.claim;
+    loop {
+        if stop.is_set() {
+            release(client, c, job.worker_id)?;
+            return Ok(None);
+        }
+        let (state, start) = run_state(client, c.run_id)?;
+        match (state.as_str(), start) {
+            ("running", Some(start)) => return Ok(Some(start)),
+            ("gathering", _) => {}
+            _ => {
+                let (run_id, reason) = (c.run_id, state);
+                on(WorkerEvent::Abandoned { run_id, reason });
+                return Ok(None);
+            }
+        }
+        if beat.due() {
+            job.heartbeat(client, "claimed")?;
+        }
+        // Blocks on the LISTEN socket: the coordinator's NOTIFY wakes it.
+        wait_notification(client, Duration::from_millis(250))?;
+    }
+}
+
+/// Wait for the common start, heartbeating meanwhile; false when stopped.
+///
+/// Kept as a timed wait: it paces to a deadline (the start time), and each
+/// wait is one `Stop::wait_until` that a stop cuts short at once.
+fn sleep_until_start(
+    client: &mut Client,
+    job: &Job<'_>,
+    beat: &mut Beat,
+    offset: ClockOffset,
+    start_db_s: f64,
+    stop: &Stop,
+) -> Result<bool, FleetError> {
+    loop {
+        let left = offset.until(start_db_s);
+        if left.is_zero() {
+            return Ok(true);
+        }
+        if stop.wait_until((Instant::now() + left).min(beat.next())) {
+            return Ok(false);
+        }
+        if beat.due() {
+            job.heartbeat(client, "claimed")?;
+        }
+    }
+}
+
+type LoadOutcome = Result<(HttpReport, client::Stats), client::LoadError>;
+
+/// Run the engine on a thread while this one streams progress and watches
+/// for cancellation; the database errors of the watch come first.
+fn run_load(
+    client: &mut Client,
+    job: &Job<'_>,
+    load: &client::LoadConfig,
+    w: Watched<'_>,
+) -> Result<LoadOutcome, FleetError> {
     let (outcome, watch) = std::thread::scope(|s| {
         let engine = s.spawn(|| {
-            let r = client::run_with_stats(&load, &ctl);
-            finished.store(true, Ordering::Relaxed);
+            let r = client::run_with_stats(load, &w.ctl);
+            w.finished.store(true, Ordering::SeqCst);
+            w.wake.trigger(None);
             r
         });
-        let watch = watch_run(client, cfg, worker_id, c, &ctl, &finished, stop, started);
+        let watch = watch_run(client, job, &w);
         if watch.is_err() {
             // Without the database we cannot report; stop the load rather than run blind.
-            ctl.stop.store(true, Ordering::Relaxed);
+            w.ctl.stop.store(true, Ordering::Relaxed);
         }
         let outcome = match engine.join() {
             Ok(r) => r,
@@ -322,61 +443,86 @@ fn run_share(
         (outcome, watch)
     });
     watch?;
-    match outcome {
-        Ok((report, stats)) => {
-            let elapsed_ms = started.elapsed().as_millis() as i64;
-            progress_row(
-                client,
-                c,
-                elapsed_ms,
-                report.complete_requests,
-                report.failed_requests,
-            )?;
-            store_result(client, c, worker_id, &report, &stats)?;
-            on(WorkerEvent::Finished {
-                run_id: c.run_id,
-                report: Box::new(report),
-            });
-            Ok(())
+    Ok(outcome)
+}
+
+/// Store what the engine produced (or why it could not run).
+fn finish_share(
+    client: &mut Client,
+    job: &Job<'_>,
+    outcome: LoadOutcome,
+    started: Instant,
+    on: &mut dyn FnMut(WorkerEvent),
+) -> Result<(), FleetError> {
+    let c = job.claim;
+    let (report, stats) = match outcome {
+        Ok(r) => r,
+        Err(e) => return store_failure(client, c, job.worker_id, &e.to_string(), on),
+    };
+    let elapsed_ms = started.elapsed().as_millis() as i64;
+    let (done, failed) = (report.complete_requests, report.failed_requests);
+    progress_row(client, c, elapsed_ms, done, failed)?;
+    store_result(client, c, job.worker_id, &report, &stats)?;
+    on(WorkerEvent::Finished {
+        run_id: c.run_id,
+        report: Box::new(report),
+    });
+    Ok(())
+}
+
+/// What the watch of a running share looks at.
+struct Watched<'a> {
+    ctl: RunControl,
+    /// Triggered when the engine ends or the stop comes: what the watch blocks on.
+    wake: Arc<Stop>,
+    finished: AtomicBool,
+    stop: &'a Stop,
+    started: Instant,
+}
+
+impl<'a> Watched<'a> {
+    fn new(stop: &'a Arc<Stop>, started: Instant) -> Self {
+        Self {
+            ctl: RunControl::default(),
+            wake: stop.child(),
+            finished: AtomicBool::new(false),
+            stop,
+            started,
         }
-        Err(e) => store_failure(client, c, worker_id, &e.to_string(), on),
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn watch_run(
-    client: &mut Client,
-    cfg: &WorkerConfig,
-    worker_id: i64,
-    c: &Claim,
-    ctl: &RunControl,
-    finished: &AtomicBool,
-    stop: &AtomicBool,
-    started: Instant,
-) -> Result<(), FleetError> {
-    let mut last_beat = Instant::now();
-    while !finished.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_millis(20));
-        if stop.load(Ordering::Relaxed) {
-            ctl.stop.store(true, Ordering::Relaxed);
+/// Heartbeat and write a progress row every heartbeat until the engine
+/// ends; stop the engine on a stop or when the run is cancelled. Blocks on
+/// `wake` between heartbeats.
+fn watch_run(client: &mut Client, job: &Job<'_>, w: &Watched<'_>) -> Result<(), FleetError> {
+    let mut beat = Beat::new(job.cfg.heartbeat);
+    loop {
+        w.wake.wait_until(beat.next());
+        if w.finished.load(Ordering::SeqCst) {
+            return Ok(());
         }
-        if last_beat.elapsed() < cfg.heartbeat {
+        if w.stop.is_set() {
+            // The engine ends at once; nothing is left to report until it has.
+            w.ctl.stop.store(true, Ordering::Relaxed);
+            return Ok(());
+        }
+        if !beat.due() {
             continue;
         }
-        last_beat = Instant::now();
-        heartbeat(client, worker_id, "running")?;
+        job.heartbeat(client, "running")?;
+        let p = &w.ctl.progress;
         progress_row(
             client,
-            c,
-            started.elapsed().as_millis() as i64,
-            ctl.progress.completed.load(Ordering::Relaxed),
-            ctl.progress.failed.load(Ordering::Relaxed),
+            job.claim,
+            w.started.elapsed().as_millis() as i64,
+            p.completed.load(Ordering::Relaxed),
+            p.failed.load(Ordering::Relaxed),
         )?;
-        if run_state(client, c.run_id)?.0 == "cancelled" {
-            ctl.stop.store(true, Ordering::Relaxed);
+        if run_state(client, job.claim.run_id)?.0 == "cancelled" {
+            w.ctl.stop.store(true, Ordering::Relaxed);
         }
     }
-    Ok(())
 }
 
 fn progress_row(
@@ -402,6 +548,12 @@ fn progress_row(
     Ok(())
 }
 
+/// One share's result row: report, counters and histograms.
+const RESULT_SQL: &str = "INSERT INTO fleet_results (run_id, slot, worker_id, report, counters,
+        hist_total, hist_connect, hist_processing, hist_waiting, hist_uncorrected)
+ VALUES ($1, $2, $3, $4::text::jsonb, $5::text::jsonb, $6, $7, $8, $9, $10)";
+
+/// Store the result, mark the share done and tell the coordinator, in one transaction.
 fn store_result(
     client: &mut Client,
     c: &Claim,
@@ -410,42 +562,44 @@ fn store_result(
     stats: &client::Stats,
 ) -> Result<(), FleetError> {
     let (h, counters) = tally::encode(stats)?;
-    let report_json = serde_json::to_string(report).map_err(json("report"))?;
-    let counters_json = serde_json::to_string(&counters).map_err(json("counters"))?;
-    let slot = c.share.slot as i32;
+    let rep = serde_json::to_string(report).map_err(json("report"))?;
+    let cnt = serde_json::to_string(&counters).map_err(json("counters"))?;
+    let (id, slot) = (&c.run_id, &(c.share.slot as i32));
     let mut tx = client
         .transaction()
         .map_err(db("cannot start storing the result"))?;
+    let (t, co, p, w, u) = (
+        &h.total,
+        &h.connect,
+        &h.processing,
+        &h.waiting,
+        &h.uncorrected,
+    );
     tx.execute(
-        "INSERT INTO fleet_results (run_id, slot, worker_id, report, counters,
-                hist_total, hist_connect, hist_processing, hist_waiting, hist_uncorrected)
-         VALUES ($1, $2, $3, $4::text::jsonb, $5::text::jsonb, $6, $7, $8, $9, $10)",
-        &[
-            &c.run_id,
-            &slot,
-            &worker_id,
-            &report_json,
-            &counters_json,
-            &h.total,
-            &h.connect,
-            &h.processing,
-            &h.waiting,
-            &h.uncorrected,
-        ],
+        RESULT_SQL,
+        &[id, slot, &worker_id, &rep, &cnt, t, co, p, w, u],
     )
     .map_err(db("cannot store the result"))?;
+    mark_done(&mut tx, c, worker_id)?;
+    tx.commit().map_err(db("cannot commit the result"))
+}
+
+/// Within the result's transaction: the share is done, and the coordinator hears of it.
+fn mark_done(
+    tx: &mut postgres::Transaction<'_>,
+    c: &Claim,
+    worker_id: i64,
+) -> Result<(), FleetError> {
     tx.execute(
         "UPDATE fleet_assignments SET state = 'done', finished_at = now()
           WHERE run_id = $1 AND slot = $2 AND worker_id = $3",
-        &[&c.run_id, &slot, &worker_id],
+        &[&c.run_id, &(c.share.slot as i32), &worker_id],
     )
     .map_err(db("cannot mark the share done"))?;
-    tx.execute(
-        "SELECT pg_notify($1, $2)",
-        &[&COORD_CHANNEL, &c.run_id.to_string()],
-    )
-    .map_err(db("cannot NOTIFY"))?;
-    tx.commit().map_err(db("cannot commit the result"))
+    let id = c.run_id.to_string();
+    tx.execute("SELECT pg_notify($1, $2)", &[&COORD_CHANNEL, &id])
+        .map_err(db("cannot NOTIFY"))?;
+    Ok(())
 }
 
 fn store_failure(

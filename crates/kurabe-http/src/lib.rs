@@ -7,7 +7,8 @@
 //! failure taxonomy. `serve` owns the
 //! small tunable target server used by demos, examples and tests. `auth`
 //! encodes HTTP Basic credentials and `header` checks request headers, for
-//! both the binary and plans.
+//! both the binary and plans. `cli_config` resolves `kurabe http`'s flags
+//! (as plain values) into a load config, `ab_verbose` writes ab's `-v` lines.
 //! [`raise_fd_limit`] is the one process-wide setting both sides need.
 //!
 //! Nothing here prints or parses command lines: callers hand in a typed
@@ -15,7 +16,9 @@
 //! Per-request failures are counted data, never `Err`; only setup problems
 //! (bad URL, unresolvable host, unreadable body file) are errors.
 
+pub mod ab_verbose;
 pub mod auth;
+pub mod cli_config;
 pub mod client;
 pub mod header;
 pub mod request;

@@ -232,72 +232,74 @@ pub fn evaluate_checks(plan: &Plan, analysis: &Analysis) -> Vec<CheckResult> {
         let Some(m) = metric::lookup(&check.metric) else {
             continue;
         };
-        let rows: Vec<&Row> = analysis
-            .rows
-            .iter()
-            .filter(|r| r.metric.name == check.metric)
-            .filter(|r| check.workload.as_ref().is_none_or(|w| *w == r.workload))
-            .filter(|r| match &check.variant {
-                Some(v) => r.variant == *v,
-                None => !check.is_ratio() || r.variant != analysis.baseline,
-            })
-            .collect();
-        let (op, ratio_threshold, _) = describe(check);
+        let rows = check_rows(check, analysis);
         if rows.is_empty() {
+            let variant = check.variant.as_deref().map(|v| format!("{v} / "));
             out.push(CheckResult {
                 description: format!(
                     "{}{}: no runs report this metric",
-                    check
-                        .variant
-                        .as_deref()
-                        .map(|v| format!("{v} / "))
-                        .unwrap_or_default(),
+                    variant.unwrap_or_default(),
                     check.metric
                 ),
                 passed: false,
             });
             continue;
         }
-        for r in rows {
-            let who = format!("{} / {} / {}", r.variant, r.workload, r.metric.name);
-            let (value, threshold, what) = if check.is_ratio() {
-                (
-                    r.comparison.and_then(|c| c.ratio),
-                    ratio_threshold,
-                    "ratio to baseline".to_owned(),
-                )
-            } else {
-                let t = match &check.bound {
-                    Bound::Min(t) | Bound::Max(t) => t.value_for(&m).unwrap_or(f64::NAN),
-                    _ => f64::NAN,
-                };
-                let v = r.summary.as_ref().and_then(|s| match check.stat {
-                    CheckStat::GeometricMean => s.geometric_mean,
-                    CheckStat::Median => Some(s.median),
-                    CheckStat::Min => Some(s.min),
-                    CheckStat::Max => Some(s.max),
-                });
-                let stat = match check.stat {
-                    CheckStat::GeometricMean => "geometric mean",
-                    CheckStat::Median => "median",
-                    CheckStat::Min => "min",
-                    CheckStat::Max => "max",
-                };
-                (v, t, stat.to_owned())
-            };
-            let (passed, shown) = match value {
-                Some(v) if v.is_finite() && threshold.is_finite() => {
-                    (check.passes(v, threshold), format!("{v:.4}"))
-                }
-                _ => (false, "no value".to_owned()),
-            };
-            out.push(CheckResult {
-                description: format!("{who}: {what} {shown} {op} {threshold}"),
-                passed,
-            });
-        }
+        out.extend(rows.into_iter().map(|r| check_row(check, &m, r)));
     }
     out
+}
+
+/// The rows `check` looks at: its metric, workload and variant (a ratio
+/// check without a variant: every variant but the baseline).
+fn check_rows<'a>(check: &Check, analysis: &'a Analysis) -> Vec<&'a Row> {
+    analysis
+        .rows
+        .iter()
+        .filter(|r| r.metric.name == check.metric)
+        .filter(|r| check.workload.as_ref().is_none_or(|w| *w == r.workload))
+        .filter(|r| match &check.variant {
+            Some(v) => r.variant == *v,
+            None => !check.is_ratio() || r.variant != analysis.baseline,
+        })
+        .collect()
+}
+
+/// `check` on one row: the value looked at, its threshold, pass or fail.
+fn check_row(check: &Check, m: &metric::Metric, r: &Row) -> CheckResult {
+    let (op, ratio_threshold, _) = describe(check);
+    let who = format!("{} / {} / {}", r.variant, r.workload, r.metric.name);
+    let (value, threshold, what) = if check.is_ratio() {
+        let ratio = r.comparison.and_then(|c| c.ratio);
+        (ratio, ratio_threshold, "ratio to baseline")
+    } else {
+        let t = match &check.bound {
+            Bound::Min(t) | Bound::Max(t) => t.value_for(m).unwrap_or(f64::NAN),
+            _ => f64::NAN,
+        };
+        let (v, stat) = checked_stat(check.stat, r.summary.as_ref());
+        (v, t, stat)
+    };
+    let (passed, shown) = match value {
+        Some(v) if v.is_finite() && threshold.is_finite() => {
+            (check.passes(v, threshold), format!("{v:.4}"))
+        }
+        _ => (false, "no value".to_owned()),
+    };
+    CheckResult {
+        description: format!("{who}: {what} {shown} {op} {threshold}"),
+        passed,
+    }
+}
+
+/// The statistic a bound check compares, and its name.
+fn checked_stat(stat: CheckStat, s: Option<&Summary>) -> (Option<f64>, &'static str) {
+    match stat {
+        CheckStat::GeometricMean => (s.and_then(|s| s.geometric_mean), "geometric mean"),
+        CheckStat::Median => (s.map(|s| s.median), "median"),
+        CheckStat::Min => (s.map(|s| s.min), "min"),
+        CheckStat::Max => (s.map(|s| s.max), "max"),
+    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kurabe_model::plan::{Plan, Variant, Workload};
+use kurabe_model::plan::{Plan, ResolvedVariant, Variant, Workload};
 use kurabe_model::record::{ExperimentStatus, RunStatus};
 use kurabe_store::Store;
 
@@ -30,31 +30,13 @@ pub fn search_plan(
     metric: &str,
 ) -> Result<(Plan, Variant), String> {
     let resolved = plan.resolved_variants();
-    let v = match variant {
-        Some(name) => resolved.iter().find(|v| v.name == name).ok_or_else(|| {
-            let names: Vec<&str> = resolved.iter().map(|v| v.name.as_str()).collect();
-            format!(
-                "--variant: no variant named `{name}`; expected one of: {}",
-                names.join(", ")
-            )
-        })?,
-        None => resolved.first().ok_or("the plan has no variant")?,
-    };
+    let v = pick_variant(&resolved, variant)?;
     let w = pick_workload(&plan.workloads, workload, metric)?;
     let mut w = w.clone();
     if !w.selected_metrics().iter().any(|m| m == metric) {
         w.metrics = Some(vec![metric.to_owned()]);
     }
-    let template = Variant {
-        name: v.name.clone(),
-        env: v.env.clone(),
-        vars: v.params.clone(),
-        url: v.url.clone(),
-        args: v.args.clone(),
-        command: v.command.clone(),
-        limits: v.limits.clone(),
-        rev: None,
-    };
+    let template = template_of(v);
     let mut p = plan.clone();
     p.name = format!("{} (bisect)", plan.name);
     p.matrix.clear();
@@ -70,6 +52,39 @@ pub fn search_plan(
         format!("--metric {metric}: {first}")
     })?;
     Ok((p, template))
+}
+
+/// The variant named by `--variant`, else the first.
+fn pick_variant<'a>(
+    resolved: &'a [ResolvedVariant],
+    name: Option<&str>,
+) -> Result<&'a ResolvedVariant, String> {
+    let Some(name) = name else {
+        return resolved
+            .first()
+            .ok_or_else(|| "the plan has no variant".into());
+    };
+    resolved.iter().find(|v| v.name == name).ok_or_else(|| {
+        let names: Vec<&str> = resolved.iter().map(|v| v.name.as_str()).collect();
+        format!(
+            "--variant: no variant named `{name}`; expected one of: {}",
+            names.join(", ")
+        )
+    })
+}
+
+/// The variant's settings as a plan variant without a `rev` (the search sets it).
+fn template_of(v: &ResolvedVariant) -> Variant {
+    Variant {
+        name: v.name.clone(),
+        env: v.env.clone(),
+        vars: v.params.clone(),
+        url: v.url.clone(),
+        args: v.args.clone(),
+        command: v.command.clone(),
+        limits: v.limits.clone(),
+        rev: None,
+    }
 }
 
 /// The workload named, else the first selecting `metric`, else the first.
@@ -148,7 +163,7 @@ impl PlanMeasurer<'_> {
     fn prepare(&mut self, commit: &str) -> Result<std::path::PathBuf, MeasureError> {
         match self
             .cache
-            .prepare(commit, self.plan.build.as_ref(), self.stop.flag())
+            .prepare(commit, self.plan.build.as_ref(), self.stop)
         {
             Ok(p) => {
                 let how = if p.built_now { "built" } else { "cached" };
@@ -259,53 +274,29 @@ pub fn run_bisect(
     stop: &Arc<Stop>,
     on_event: &mut dyn FnMut(&Event<'_>),
 ) -> Result<kurabe_model::stats::bisect::BisectReport, BisectError> {
-    use kurabe_model::stats::bisect::{self, BisectConfig, BISECT_SCHEMA_VERSION};
+    use kurabe_model::stats::bisect::{self, BISECT_SCHEMA_VERSION};
     let s = settings;
-    let metric = plan.metric(&s.metric).ok_or_else(|| {
-        BisectError::Setup(format!(
-            "--metric: unknown metric `{}`; `kurabe results` lists metric names of past runs",
-            s.metric
-        ))
-    })?;
+    let config = bisect_config(plan, s)?;
     let (search, variant) =
         search_plan(plan, s.variant.as_deref(), s.workload.as_deref(), &s.metric)
             .map_err(BisectError::Setup)?;
     let repo = crate::git::Repo::discover(&s.opts.plan_dir)?;
     let commits = commit_range(&repo, s)?;
-    let cache_root = crate::git::cache_dir().ok_or_else(|| {
-        BisectError::Setup("no cache folder: set KURABE_CACHE_DIR, XDG_CACHE_HOME or HOME".into())
-    })?;
-    let cache = WorktreeCache::new(repo, &cache_root);
-    let config = BisectConfig {
-        metric: s.metric.clone(),
-        direction: metric.direction,
-        noise_band: metric.noise_band,
-        rounds: s.rounds,
-        max_rounds: s.max_rounds.max(s.rounds),
+    let cache = worktree_cache(repo)?;
+    let result = {
+        let mut measurer = PlanMeasurer {
+            plan: &search,
+            variant: &variant,
+            metric: &s.metric,
+            cache: &cache,
+            store,
+            opts: s.opts.clone(),
+            stop,
+            on_event,
+        };
+        bisect::bisect(&commits, &config, &mut measurer)
+            .map_err(|e| search_error(e, s, &commits[0]))?
     };
-    let mut measurer = PlanMeasurer {
-        plan: &search,
-        variant: &variant,
-        metric: &s.metric,
-        cache: &cache,
-        store,
-        opts: s.opts.clone(),
-        stop,
-        on_event,
-    };
-    let result = bisect::bisect(&commits, &config, &mut measurer).map_err(|e| match e {
-        MeasureError::Fatal(m) if m == "interrupted" => BisectError::Interrupted,
-        MeasureError::Fatal(m) => BisectError::Failed(m),
-        MeasureError::Unbuildable { commit, reason } => BisectError::Setup(format!(
-            "cannot measure {} ({}): {reason}",
-            if commit == commits[0] {
-                &s.good
-            } else {
-                &s.bad
-            },
-            short(&commit)
-        )),
-    })?;
     let subjects = named_commits(&result)
         .into_iter()
         .map(|c| (c.clone(), cache.repo().describe(&c)))
@@ -322,6 +313,50 @@ pub fn run_bisect(
         result,
         subjects,
     })
+}
+
+/// The search's settings for the metric (its direction and noise band).
+fn bisect_config(
+    plan: &Plan,
+    s: &BisectSettings,
+) -> Result<kurabe_model::stats::bisect::BisectConfig, BisectError> {
+    let metric = plan.metric(&s.metric).ok_or_else(|| {
+        BisectError::Setup(format!(
+            "--metric: unknown metric `{}`; `kurabe results` lists metric names of past runs",
+            s.metric
+        ))
+    })?;
+    Ok(kurabe_model::stats::bisect::BisectConfig {
+        metric: s.metric.clone(),
+        direction: metric.direction,
+        noise_band: metric.noise_band,
+        rounds: s.rounds,
+        max_rounds: s.max_rounds.max(s.rounds),
+    })
+}
+
+/// The repository's worktree cache in the user's cache folder.
+fn worktree_cache(repo: crate::git::Repo) -> Result<WorktreeCache, BisectError> {
+    let cache_root = crate::git::cache_dir().ok_or_else(|| {
+        BisectError::Setup("no cache folder: set KURABE_CACHE_DIR, XDG_CACHE_HOME or HOME".into())
+    })?;
+    Ok(WorktreeCache::new(repo, &cache_root))
+}
+
+/// A failed search as the error to show: an endpoint (`good` is
+/// `first`, else `bad`) that cannot be measured is a setup problem.
+fn search_error(e: MeasureError, s: &BisectSettings, first: &str) -> BisectError {
+    match e {
+        MeasureError::Fatal(m) if m == "interrupted" => BisectError::Interrupted,
+        MeasureError::Fatal(m) => BisectError::Failed(m),
+        MeasureError::Unbuildable { commit, reason } => {
+            let end = if commit == first { &s.good } else { &s.bad };
+            BisectError::Setup(format!(
+                "cannot measure {end} ({}): {reason}",
+                short(&commit)
+            ))
+        }
+    }
 }
 
 /// Every commit a search result names.

@@ -2,8 +2,9 @@
 //! lives in, what a revision names, which commits lie between two, and
 //! cached worktrees where a revision is checked out and built once.
 //!
-//! Owns running `git` (the user's own, so their config, credentials and
-//! hooks apply as on the command line) and the worktree cache:
+//! Owns what kurabe asks `git` (the user's own, so their config, credentials
+//! and hooks apply as on the command line; run through
+//! `kurabe_probe::rev::run_git`, the one runner) and the worktree cache:
 //! `$KURABE_CACHE_DIR`, else `$XDG_CACHE_HOME/kurabe`, else
 //! `~/.cache/kurabe`, then `worktrees/<repository key>/<commit id>`. A
 //! worktree is keyed by the commit id, never by the name given (a branch
@@ -21,10 +22,12 @@ use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::Arc;
 
 use kurabe_model::plan::{Build, Plan, WORKTREE_PLACEHOLDER};
+use kurabe_model::stop::Stop;
+use kurabe_probe::rev::run_git;
+use kurabe_probe::rev::GitRunError;
 
 use crate::runner::argv_of;
 
@@ -92,22 +95,19 @@ pub struct Repo {
     common_dir: PathBuf,
 }
 
-/// Run git in `dir`; its trimmed stdout, or its stderr as the error.
-fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(GitError::NoGit)?;
-    if !out.status.success() {
-        return Err(GitError::Git {
-            what: args.first().copied().unwrap_or("").to_owned(),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        });
+impl From<GitRunError> for GitError {
+    fn from(e: GitRunError) -> Self {
+        match e {
+            GitRunError::NotStarted(e) => GitError::NoGit(e),
+            GitRunError::Failed { what, message } => GitError::Git { what, message },
+        }
     }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Run git in `dir` (through kurabe-probe's one git runner); its trimmed
+/// stdout, or its stderr as the error.
+fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
+    Ok(run_git(dir, args)?)
 }
 
 impl Repo {
@@ -253,7 +253,7 @@ impl WorktreeCache {
         &self,
         rev: &str,
         build: Option<&Build>,
-        stop: &AtomicBool,
+        stop: &Arc<Stop>,
     ) -> Result<Prepared, GitError> {
         let commit = self.repo.resolve(rev)?;
         let dir = self.root.join(&commit);
@@ -261,26 +261,41 @@ impl WorktreeCache {
         if !dir.join(".git").exists() {
             self.add_worktree(&dir, &commit)?;
         }
-        let marker = dir.join(BUILT_MARKER);
-        let wanted = build.map(build_key).unwrap_or_default();
-        let done = std::fs::read_to_string(&marker).ok();
-        let built_now = done.as_deref() != Some(wanted.as_str());
-        if built_now {
-            if let Some(b) = build {
-                let log = self.root.join(format!("{commit}.build.log"));
-                run_build(b, &dir, &log, stop).map_err(|f| f.into_error(rev, &commit, log))?;
-            }
-            std::fs::write(&marker, &wanted).map_err(|source| GitError::Cache {
-                path: marker.clone(),
-                source,
-            })?;
-        }
+        let built_now = self.build_once(rev, &commit, &dir, build, stop)?;
         Ok(Prepared {
             rev: rev.to_owned(),
             commit,
             dir,
             built_now,
         })
+    }
+
+    /// Build the worktree `dir` of `commit` unless it was built with this
+    /// very `build` before (a marker file keeps the build's key); true when
+    /// it was built now.
+    fn build_once(
+        &self,
+        rev: &str,
+        commit: &str,
+        dir: &Path,
+        build: Option<&Build>,
+        stop: &Arc<Stop>,
+    ) -> Result<bool, GitError> {
+        let marker = dir.join(BUILT_MARKER);
+        let wanted = build.map(build_key).unwrap_or_default();
+        let done = std::fs::read_to_string(&marker).ok();
+        if done.as_deref() == Some(wanted.as_str()) {
+            return Ok(false);
+        }
+        if let Some(b) = build {
+            let log = self.root.join(format!("{commit}.build.log"));
+            run_build(b, dir, &log, stop).map_err(|f| f.into_error(rev, commit, log))?;
+        }
+        std::fs::write(&marker, &wanted).map_err(|source| GitError::Cache {
+            path: marker.clone(),
+            source,
+        })?;
+        Ok(true)
     }
 
     /// `git worktree add --detach` under the repository-wide lock (git's
@@ -326,6 +341,14 @@ impl WorktreeCache {
     }
 }
 
+/// [`cache_dir`], or the error that says how to set one.
+fn cache_dir_or_error() -> Result<PathBuf, GitError> {
+    cache_dir().ok_or_else(|| GitError::Cache {
+        path: PathBuf::from("~/.cache/kurabe"),
+        source: std::io::Error::other("neither KURABE_CACHE_DIR, XDG_CACHE_HOME nor HOME is set"),
+    })
+}
+
 /// What `{worktree}` stands for in each variant of `plan`: the cached,
 /// built worktree of its `rev`, else the top level of the work tree that
 /// holds the plan (none outside git, unless some variant needs a `rev`).
@@ -333,7 +356,7 @@ impl WorktreeCache {
 pub fn prepare_revisions(
     plan: &Plan,
     plan_dir: &Path,
-    stop: &AtomicBool,
+    stop: &Arc<Stop>,
     on_prepared: &mut dyn FnMut(&Prepared),
 ) -> Result<BTreeMap<String, PathBuf>, GitError> {
     let variants = plan.resolved_variants();
@@ -343,11 +366,7 @@ pub fn prepare_revisions(
         Err(_) if !needs_git => return Ok(BTreeMap::new()),
         Err(e) => return Err(e),
     };
-    let cache = cache_dir().ok_or_else(|| GitError::Cache {
-        path: PathBuf::from("~/.cache/kurabe"),
-        source: std::io::Error::other("neither KURABE_CACHE_DIR, XDG_CACHE_HOME nor HOME is set"),
-    })?;
-    let cache = WorktreeCache::new(repo, &cache);
+    let cache = WorktreeCache::new(repo, &cache_dir_or_error()?);
     let mut dirs = BTreeMap::new();
     for v in &variants {
         let dir = match &v.rev {
@@ -394,7 +413,7 @@ impl BuildFailure {
 
 /// Run `[build]` in `dir`, output to `log`; the build's whole tree dies
 /// with kurabe or on Ctrl-C.
-fn run_build(b: &Build, dir: &Path, log: &Path, stop: &AtomicBool) -> Result<(), BuildFailure> {
+fn run_build(b: &Build, dir: &Path, log: &Path, stop: &Arc<Stop>) -> Result<(), BuildFailure> {
     let vars = BTreeMap::from([(WORKTREE_PLACEHOLDER.to_owned(), dir.display().to_string())]);
     let argv = argv_of(&b.command.substitute(&vars), &[]);
     let out = File::create(log).map_err(BuildFailure::Io)?;
@@ -407,11 +426,8 @@ fn run_build(b: &Build, dir: &Path, log: &Path, stop: &AtomicBool) -> Result<(),
         .stdout(out)
         .stderr(err);
     let mut child = kurabe_probe::launch::spawn(&mut cmd, None).map_err(BuildFailure::Io)?;
-    while !child.has_exited() {
-        if stop.load(Ordering::Relaxed) {
-            return Err(BuildFailure::Interrupted); // dropping `child` kills the build
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    if !child.wait_exit_or_stop(stop) {
+        return Err(BuildFailure::Interrupted); // dropping `child` kills the build
     }
     let (status, _) = child.reap();
     match (status.code, status.signal) {

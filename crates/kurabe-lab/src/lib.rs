@@ -17,6 +17,7 @@ pub mod cmdbench;
 pub mod dry_run;
 mod execute;
 pub mod git;
+pub mod http_ab;
 pub mod invoke;
 pub mod measure;
 pub mod plan;

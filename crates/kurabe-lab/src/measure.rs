@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
 use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
+use kurabe_model::http::HttpReport;
 use kurabe_model::plan::{
     CommandLine, CommandOutput, CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope,
     SystemWorkload, WatchWorkload,
@@ -76,6 +77,19 @@ pub(crate) fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>
     m.insert("uss_peak_bytes", s.uss_peak_bytes as f64);
 }
 
+/// The load generator's throughput, latency and failure metrics (an http or soak run).
+pub(crate) fn load_metrics(report: &HttpReport, m: &mut BTreeMap<&'static str, f64>) {
+    m.insert("requests_per_second", report.requests_per_second);
+    let l = &report.latency_us;
+    m.insert("latency_mean_us", l.mean);
+    m.insert("latency_p50_us", l.p50 as f64);
+    m.insert("latency_p90_us", l.p90 as f64);
+    m.insert("latency_p99_us", l.p99 as f64);
+    m.insert("latency_p999_us", l.p999 as f64);
+    m.insert("failed_requests", report.failed_requests as f64);
+    m.insert("non_2xx_responses", report.non_2xx_responses as f64);
+}
+
 pub(crate) fn tree_record(s: &WatchSummary) -> serde_json::Value {
     json!({
         "pid": s.root,
@@ -106,7 +120,7 @@ fn pause(d: Duration, stop: &Stop) -> bool {
 /// Run the load generator once, forwarding `stop` into its control block:
 /// a relay thread blocks on a child of `stop` that the end of the load
 /// also sets, so it neither polls nor outlives the load.
-fn load(cfg: &LoadConfig, stop: &Arc<Stop>) -> Result<kurabe_model::http::HttpReport, RunFailure> {
+fn load(cfg: &LoadConfig, stop: &Arc<Stop>) -> Result<HttpReport, RunFailure> {
     let ctl = RunControl::default();
     let wake = stop.child();
     std::thread::scope(|s| {
@@ -159,15 +173,27 @@ fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFai
 /// Default measured phase of an http workload that names neither `requests` nor `duration`.
 pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
 
-/// The `http` workload: warm-up (unmeasured), then load with the target sampled.
-pub fn http(
-    w: &HttpWorkload,
-    url: &str,
-    plan_dir: &Path,
-    warmup: Option<Duration>,
-    probe: Option<&Probe>,
-    stop: &Arc<Stop>,
-) -> Result<Measured, RunFailure> {
+/// The measured phase's end: `requests`, `duration`, both (first wins) or the default length.
+fn measured_stop(w: &HttpWorkload) -> StopCondition {
+    match (w.requests, w.duration) {
+        (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d.0),
+        (Some(n), None) => StopCondition::Requests(n),
+        (None, Some(d)) => StopCondition::Duration(d.0),
+        (None, None) => StopCondition::Duration(DEFAULT_HTTP_DURATION),
+    }
+}
+
+/// How long the measured phase is expected to run (2 s for a request count).
+fn expected_length(stop: &StopCondition) -> Duration {
+    match stop {
+        StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => *d,
+        StopCondition::Requests(_) => Duration::from_secs(2),
+    }
+}
+
+/// The load generator's configuration for the workload, as `kurabe http`
+/// builds it from the same settings (no warm-up: the caller runs it apart).
+fn load_config(w: &HttpWorkload, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
     let target = Target::parse(url).map_err(|e| RunFailure::new(e.to_string()))?;
     let request = request_spec(w, plan_dir)?
         .build(&PLAN_NAMES)
@@ -177,13 +203,7 @@ pub fn http(
     let threads = w
         .threads
         .unwrap_or_else(|| client::default_threads(cpus, w.concurrency, loopback));
-    let measured_stop = match (w.requests, w.duration) {
-        (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d.0),
-        (Some(n), None) => StopCondition::Requests(n),
-        (None, Some(d)) => StopCondition::Duration(d.0),
-        (None, None) => StopCondition::Duration(DEFAULT_HTTP_DURATION),
-    };
-    let mut cfg = LoadConfig {
+    Ok(LoadConfig {
         target,
         method: request.method,
         headers: request.headers,
@@ -195,7 +215,7 @@ pub fn http(
         pipeline: w.pipeline,
         http2: w.http2,
         streams: w.streams.unwrap_or(1),
-        stop: measured_stop,
+        stop: measured_stop(w),
         rate: w.rate,
         warmup: None,
         timeout: w.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
@@ -210,11 +230,23 @@ pub fn http(
             .as_deref()
             .and_then(client::Engine::parse)
             .unwrap_or_default(),
-    };
+    })
+}
+
+/// The `http` workload: warm-up (unmeasured), then load with the target sampled.
+pub fn http(
+    w: &HttpWorkload,
+    url: &str,
+    plan_dir: &Path,
+    warmup: Option<Duration>,
+    probe: Option<&Probe>,
+    stop: &Arc<Stop>,
+) -> Result<Measured, RunFailure> {
+    let cfg = load_config(w, url, plan_dir)?;
     let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
     if let Some(length) = w.soak {
         let p = probe.ok_or_else(|| RunFailure::new("a soak run needs a [target] to sample"))?;
-        return crate::soak::soak(cfg, length.0, warmup, p, stop.flag());
+        return crate::soak::soak(cfg, length.0, warmup, p, stop);
     }
     if !warmup.is_zero() {
         // A separate load run, so the target's CPU and memory during it stay out of the figures.
@@ -225,45 +257,38 @@ pub fn http(
     if stop.is_set() {
         return Err(RunFailure::new("interrupted"));
     }
-    let expected = match measured_stop {
-        StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => d,
-        StopCondition::Requests(_) => Duration::from_secs(2),
-    };
     let w_probe = probe
-        .map(|p| watcher(p, interval_for(expected)))
+        .map(|p| watcher(p, interval_for(expected_length(&cfg.stop))))
         .transpose()?;
-    cfg.warmup = None;
-    let mut report = load(&cfg, stop)?;
+    let report = load(&cfg, stop)?;
     let tree = w_probe.map(Watcher::stop);
     if report.interrupted && stop.is_set() {
         return Err(RunFailure::new("interrupted"));
     }
+    http_measured(report, tree.as_ref(), warmup)
+}
+
+/// An http run's metrics and record: the load's figures and, with a
+/// probe, the target tree's (CPU per request goes into the report too).
+fn http_measured(
+    mut report: HttpReport,
+    tree: Option<&WatchSummary>,
+    warmup: Duration,
+) -> Result<Measured, RunFailure> {
     if report.complete_requests == 0 {
+        let f = &report.failures;
         return Err(RunFailure::new(format!(
             "no request completed ({} failed: connect {}, receive {}, timeout {})",
-            report.failed_requests,
-            report.failures.connect,
-            report.failures.receive,
-            report.failures.timeout
+            report.failed_requests, f.connect, f.receive, f.timeout
         )));
     }
     let mut m = BTreeMap::new();
-    m.insert("requests_per_second", report.requests_per_second);
-    let l = &report.latency_us;
-    m.insert("latency_mean_us", l.mean);
-    m.insert("latency_p50_us", l.p50 as f64);
-    m.insert("latency_p90_us", l.p90 as f64);
-    m.insert("latency_p99_us", l.p99 as f64);
-    m.insert("latency_p999_us", l.p999 as f64);
-    m.insert("failed_requests", report.failed_requests as f64);
+    load_metrics(&report, &mut m);
     let all = report.complete_requests + report.failed_requests;
-    m.insert(
-        "failed_percent",
-        100.0 * report.failed_requests as f64 / all.max(1) as f64,
-    );
-    m.insert("non_2xx_responses", report.non_2xx_responses as f64);
+    let failed = 100.0 * report.failed_requests as f64 / all.max(1) as f64;
+    m.insert("failed_percent", failed);
     let mut record = json!({ "kind": "http" });
-    if let Some(t) = &tree {
+    if let Some(t) = tree {
         tree_metrics(t, &mut m);
         let sm = t.server_metrics(report.complete_requests);
         m.insert("cpu_ms_per_request", sm.cpu_ms_per_request);

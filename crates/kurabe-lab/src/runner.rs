@@ -373,6 +373,8 @@ impl ProcessLauncher<'_> {
         })
     }
 
+    /// The target's command line, environment, readiness and limits for
+    /// variant `v` with `vars` substituted; `None` for plans without a target.
     fn target_spec(
         &self,
         v: &ResolvedVariant,
@@ -383,34 +385,10 @@ impl ProcessLauncher<'_> {
         let cmd = v.command.as_ref().unwrap_or(&t.command).substitute(vars);
         let args: Vec<String> = v.args.iter().map(|a| substitute(a, vars)).collect();
         let argv = argv_of(&cmd, &args);
-        let env = t
-            .env
-            .iter()
-            .chain(&v.env)
-            .map(|(k, val)| (k.clone(), substitute(val, vars)))
-            .collect();
-        let uses_port = t
-            .command
-            .parts()
-            .iter()
-            .chain(
-                v.command
-                    .as_ref()
-                    .map(|c| c.parts())
-                    .unwrap_or_default()
-                    .iter(),
-            )
-            .any(|p| p.contains("{port}"));
-        let ready = match &t.ready {
-            Some(Ready::Url(u)) => match parse_ready_url(&substitute(u, vars)) {
-                Ok(r) => r,
-                Err(e) => return Some(Err(RunFailure::new(e))),
-            },
-            Some(Ready::Tcp(PortSpec::Fixed(p))) => ReadyCheck::Tcp(*p),
-            Some(Ready::Tcp(PortSpec::Allocated)) => ReadyCheck::Tcp(port),
-            Some(Ready::Log(l)) => ReadyCheck::Log(l.clone()),
-            None if uses_port => ReadyCheck::Tcp(port),
-            None => ReadyCheck::Immediately,
+        let env = substituted(t.env.iter().chain(&v.env), vars);
+        let ready = match ready_check(t, v, vars, port) {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
         };
         let limits = cgroup_limits(v);
         Some(Ok(TargetSpec {
@@ -466,7 +444,7 @@ impl ProcessLauncher<'_> {
             return Ok(None);
         };
         let mut t = target::start(&spec?)?;
-        t.wait_ready(self.stop.flag())?;
+        t.wait_ready(self.stop)?;
         Ok(Some(t))
     }
 
@@ -479,20 +457,14 @@ impl ProcessLauncher<'_> {
         port: u16,
         probe: Option<&Probe>,
     ) -> Result<Measured, RunFailure> {
-        let env: BTreeMap<String, String> = v
-            .env
-            .iter()
-            .map(|(k, val)| (k.clone(), substitute(val, vars)))
-            .collect();
+        let env = substituted(v.env.iter(), vars);
         match &w.kind {
             WorkloadKind::Http(h) => {
                 let url = http_url(h, v, vars, port);
                 // Without a target, a server on this machine is still
                 // measured: the process listening on the URL's port.
                 let probe = probe.cloned().or_else(|| local_server(&url));
-                let warmup = self.plan.warmup.map(|d| d.0);
-                let dir = &self.opts.plan_dir;
-                measure::http(h, &url, dir, warmup, probe.as_ref(), self.stop)
+                self.http(h, &url, probe.as_ref())
             }
             WorkloadKind::Command(c) => self.command(v, c, vars, &env),
             WorkloadKind::Watch(wt) => self.watch(wt, vars, env, probe),
@@ -501,6 +473,17 @@ impl ProcessLauncher<'_> {
                 measure::system(sw, cgroup_limits(v).as_ref(), self.stop.flag())
             }
         }
+    }
+
+    /// An http workload against `url`, `probe` sampled.
+    fn http(
+        &self,
+        h: &kurabe_model::plan::HttpWorkload,
+        url: &str,
+        probe: Option<&Probe>,
+    ) -> Result<Measured, RunFailure> {
+        let warmup = self.plan.warmup.map(|d| d.0);
+        measure::http(h, url, &self.opts.plan_dir, warmup, probe, self.stop)
     }
 
     /// A command workload. Without a target, a variant's command and
@@ -546,15 +529,10 @@ impl ProcessLauncher<'_> {
                 )),
             };
         };
+        let spec = watched_command(argv_of(&cmd.substitute(vars), &[]), env);
         let spec = TargetSpec {
-            argv: argv_of(&cmd.substitute(vars), &[]),
-            env,
             cwd: self.resolve_dir(wt.cwd.as_ref()),
-            ready: ReadyCheck::Immediately,
-            stop_signal: libc::SIGTERM,
-            stop_grace: Duration::from_secs(1),
-            startup_timeout: Duration::from_secs(1),
-            limits: None,
+            ..spec
         };
         let watched = target::start(&spec)?;
         let p = Probe {
@@ -565,6 +543,88 @@ impl ProcessLauncher<'_> {
         watched.stop();
         r
     }
+}
+
+/// Tell the caller the experiment began (and whether some variant is remote).
+fn announce(
+    io: &mut RunnerIo<'_>,
+    plan: &Plan,
+    variants: &[ResolvedVariant],
+    (experiment, seed, total): (ExperimentId, u64, usize),
+) {
+    (io.on_event)(&Event::Begin {
+        experiment,
+        seed,
+        total,
+    });
+    if let Some(note) = remote_note(plan, variants) {
+        (io.on_event)(&Event::Note(note));
+    }
+}
+
+/// The experiment row: plan, seed, this machine and kurabe, the code's
+/// revision and the cgroup limits in force.
+fn new_experiment(plan: &Plan, opts: &RunOptions, seed: u64) -> NewExperiment {
+    NewExperiment {
+        name: plan.name.clone(),
+        plan_text: opts.plan_text.clone(),
+        seed: Some(seed),
+        host: kurabe_probe::host::host_facts(),
+        tool_version: opts.tool_version.clone(),
+        origin: kurabe_model::record::Origin {
+            rev: opts.rev.clone(),
+            limits: Some(kurabe_probe::cgroup::limits_in_force()),
+        },
+    }
+}
+
+/// A watch workload's own command as a target: ready at once, SIGTERM
+/// with a second's grace at the end.
+fn watched_command(argv: Vec<String>, env: BTreeMap<String, String>) -> TargetSpec {
+    TargetSpec {
+        argv,
+        env,
+        cwd: None,
+        ready: ReadyCheck::Immediately,
+        stop_signal: libc::SIGTERM,
+        stop_grace: Duration::from_secs(1),
+        startup_timeout: Duration::from_secs(1),
+        limits: None,
+    }
+}
+
+/// Environment entries with `vars` substituted in their values.
+fn substituted<'e>(
+    env: impl Iterator<Item = (&'e String, &'e String)>,
+    vars: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    env.map(|(k, val)| (k.clone(), substitute(val, vars)))
+        .collect()
+}
+
+/// How the target's readiness is checked: the plan's `ready`, else a TCP
+/// connect to `{port}` when the command uses it, else at once.
+fn ready_check(
+    t: &kurabe_model::plan::Target,
+    v: &ResolvedVariant,
+    vars: &BTreeMap<String, String>,
+    port: u16,
+) -> Result<ReadyCheck, RunFailure> {
+    let variant_parts = v.command.as_ref().map(|c| c.parts()).unwrap_or_default();
+    let uses_port = t
+        .command
+        .parts()
+        .iter()
+        .chain(variant_parts.iter())
+        .any(|p| p.contains("{port}"));
+    Ok(match &t.ready {
+        Some(Ready::Url(u)) => parse_ready_url(&substitute(u, vars)).map_err(RunFailure::new)?,
+        Some(Ready::Tcp(PortSpec::Fixed(p))) => ReadyCheck::Tcp(*p),
+        Some(Ready::Tcp(PortSpec::Allocated)) => ReadyCheck::Tcp(port),
+        Some(Ready::Log(l)) => ReadyCheck::Log(l.clone()),
+        None if uses_port => ReadyCheck::Tcp(port),
+        None => ReadyCheck::Immediately,
+    })
 }
 
 /// The URL an http workload loads for variant `v`: its own `url`, else
@@ -641,46 +701,44 @@ fn record_of(
     started_at: String,
     result: Result<Measured, RunFailure>,
 ) -> RunRecord {
-    let finished_at = rfc3339(SystemTime::now());
+    let mut r = RunRecord {
+        variant: v.into(),
+        workload: w.name.clone(),
+        round,
+        status: RunStatus::Ok,
+        error_tail: None,
+        started_at,
+        finished_at: rfc3339(SystemTime::now()),
+        metrics: Vec::new(),
+        record: None,
+    };
     match result {
         Ok(m) => {
-            let metrics = w
-                .selected_metrics()
-                .iter()
-                .filter_map(|name| {
-                    let def = metric::lookup(name)?;
-                    let value = *m.metrics.get(name.as_str())?;
-                    Some(MetricValue {
-                        name: name.clone(),
-                        value,
-                        unit: def.unit.symbol().to_owned(),
-                    })
-                })
-                .collect();
-            RunRecord {
-                variant: v.into(),
-                workload: w.name.clone(),
-                round,
-                status: RunStatus::Ok,
-                error_tail: None,
-                started_at,
-                finished_at,
-                metrics,
-                record: Some(m.record),
-            }
+            r.metrics = selected_values(w, &m);
+            r.record = Some(m.record);
         }
-        Err(f) => RunRecord {
-            variant: v.into(),
-            workload: w.name.clone(),
-            round,
-            status: RunStatus::Failed,
-            error_tail: Some(f.text()),
-            started_at,
-            finished_at,
-            metrics: Vec::new(),
-            record: None,
-        },
+        Err(f) => {
+            r.status = RunStatus::Failed;
+            r.error_tail = Some(f.text());
+        }
     }
+    r
+}
+
+/// The values of the metrics `w` selects, with their units, in its order.
+fn selected_values(w: &Workload, m: &Measured) -> Vec<MetricValue> {
+    w.selected_metrics()
+        .iter()
+        .filter_map(|name| {
+            let def = metric::lookup(name)?;
+            let value = *m.metrics.get(name.as_str())?;
+            Some(MetricValue {
+                name: name.clone(),
+                value,
+                unit: def.unit.symbol().to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// Run `plan` and record everything in `store`.
@@ -773,26 +831,9 @@ impl<'a> Session<'a> {
     ) -> Result<Session<'a>, LabError> {
         let seed = opts.seed.or(plan.seed).unwrap_or_else(default_seed);
         let rounds = opts.repeat.unwrap_or(plan.repeat).max(1) as usize;
-        let experiment = io.sink.begin(&NewExperiment {
-            name: plan.name.clone(),
-            plan_text: opts.plan_text.clone(),
-            seed: Some(seed),
-            host: kurabe_probe::host::host_facts(),
-            tool_version: opts.tool_version.clone(),
-            origin: kurabe_model::record::Origin {
-                rev: opts.rev.clone(),
-                limits: Some(kurabe_probe::cgroup::limits_in_force()),
-            },
-        })?;
+        let experiment = io.sink.begin(&new_experiment(plan, opts, seed))?;
         let total = variants.len() * plan.workloads.len() * rounds;
-        (io.on_event)(&Event::Begin {
-            experiment,
-            seed,
-            total,
-        });
-        if let Some(note) = remote_note(plan, variants) {
-            (io.on_event)(&Event::Note(note));
-        }
+        announce(io, plan, variants, (experiment, seed, total));
         Ok(Session {
             plan,
             variants,
@@ -852,6 +893,17 @@ impl<'a> Session<'a> {
             return Ok(());
         }
         let rec = record_of(&v.name, w, round, started_at, result);
+        self.keep(rec, v, w, io)
+    }
+
+    /// Store a finished run, report it, and apply `on_failure`.
+    fn keep(
+        &mut self,
+        rec: RunRecord,
+        v: &ResolvedVariant,
+        w: &Workload,
+        io: &mut RunnerIo<'_>,
+    ) -> Result<(), LabError> {
         io.sink.record(self.experiment, &rec)?;
         let failed = rec.status == RunStatus::Failed;
         self.runs.push(rec);
@@ -860,15 +912,20 @@ impl<'a> Session<'a> {
             record: self.runs.last().expect("just pushed"),
         });
         if failed && self.plan.on_failure == OnFailure::Stop {
-            let why = format!(
-                "run {} ({} / {}) failed and on_failure = \"stop\"",
-                self.runs.len(),
-                v.name,
-                w.name
-            );
-            self.stopped = Some((ExperimentStatus::Failed, why));
+            self.stop_on_failure(v, w);
         }
         Ok(())
+    }
+
+    /// `on_failure = "stop"`: the experiment ends failed after the run just recorded.
+    fn stop_on_failure(&mut self, v: &ResolvedVariant, w: &Workload) {
+        let why = format!(
+            "run {} ({} / {}) failed and on_failure = \"stop\"",
+            self.runs.len(),
+            v.name,
+            w.name
+        );
+        self.stopped = Some((ExperimentStatus::Failed, why));
     }
 
     /// True (and the experiment marked interrupted) once Ctrl-C came.

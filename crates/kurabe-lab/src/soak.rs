@@ -28,14 +28,17 @@
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition};
+use kurabe_model::http::HttpReport;
 use kurabe_model::stats::trend::{self, Point, TrendConfig, TrendVerdict};
+use kurabe_model::stop::Stop;
 use kurabe_probe::{Recorder, SamplerConfig, TreeSampler};
 use serde_json::json;
 
-use crate::measure::{tree_metrics, tree_record, Measured, Probe};
+use crate::measure::{load_metrics, tree_metrics, tree_record, Measured, Probe};
 use crate::target::RunFailure;
 
 /// Samples per soak run the interval aims at (more is finer, but each
@@ -103,81 +106,17 @@ pub fn soak(
     length: Duration,
     warmup: Duration,
     probe: &Probe,
-    stop: &AtomicBool,
+    stop: &Arc<Stop>,
 ) -> Result<Measured, RunFailure> {
     cfg.stop = StopCondition::Duration(length);
     cfg.warmup = (!warmup.is_zero()).then_some(warmup);
     let interval = interval_for(length);
-    let sampler_cfg = SamplerConfig {
-        interval,
-        // Memory is the point of a soak run: fresh PSS on every sample.
-        pss_budget: 0.05,
-        ..SamplerConfig::default()
-    };
-    let mut sampler = TreeSampler::with_config(probe.pid, sampler_cfg, probe.cgroup.clone())
-        .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
-    let ctl = RunControl::default();
-    let done = AtomicBool::new(false);
-    let start = Instant::now();
-    let mut recorder: Option<Recorder> = None;
-    let mut series = Vec::new();
-    let mut lost = false;
-    let report = std::thread::scope(|s| {
-        let load = s.spawn(|| {
-            let r = client::run(&cfg, &ctl);
-            done.store(true, Ordering::Relaxed);
-            r
-        });
-        let mut next = Instant::now();
-        while !done.load(Ordering::Relaxed) {
-            if stop.load(Ordering::Relaxed) {
-                ctl.stop.store(true, Ordering::Relaxed);
-            }
-            next += interval;
-            while Instant::now() < next && !done.load(Ordering::Relaxed) {
-                std::thread::sleep((next - Instant::now()).min(Duration::from_millis(20)));
-            }
-            // Requests first: a sample never credits memory to requests
-            // not yet served.
-            let requests = ctl.progress.completed.load(Ordering::Relaxed);
-            let x = match sampler.sample() {
-                Ok(x) if x.root_alive => x,
-                // The target is gone: stop the load now rather than
-                // hammer a closed port for the rest of a long soak.
-                Ok(_) | Err(_) => {
-                    lost = true;
-                    ctl.stop.store(true, Ordering::Relaxed);
-                    continue;
-                }
-            };
-            if requests == 0 {
-                // Still in the warm-up (progress counts the measured phase only).
-                continue;
-            }
-            let rec =
-                recorder.get_or_insert_with(|| Recorder::new(probe.pid, Instant::now(), false));
-            rec.push(&x);
-            if x.pss_stale == 0 && x.rss_bytes > 0 {
-                series.push(SoakSample {
-                    t_s: start.elapsed().as_secs_f64(),
-                    requests,
-                    pss_bytes: x.pss_bytes,
-                    owned_bytes: if x.pss_anon_bytes > 0 {
-                        x.pss_anon_bytes + x.pss_shmem_bytes + x.swap_bytes
-                    } else {
-                        0
-                    },
-                });
-            }
-        }
-        load.join()
-            .map_err(|_| RunFailure::new("load generator panicked"))?
-            .map_err(|e| RunFailure::new(format!("load generator: {e}")))
-    })?;
-    if lost {
+    let mut taken = Sampling::start(probe, interval)?;
+    let report = run_sampled(&cfg, &mut taken, interval, stop)?;
+    if taken.lost {
         return Err(RunFailure::new("the target exited during the soak"));
     }
-    if stop.load(Ordering::Relaxed) {
+    if stop.is_set() {
         return Err(RunFailure::new("interrupted"));
     }
     if report.complete_requests == 0 {
@@ -186,7 +125,100 @@ pub fn soak(
             report.failed_requests
         )));
     }
-    let fitted = Fitted::choose(&series);
+    Ok(taken.measured(report))
+}
+
+/// What the soak's sampling collects while the load runs.
+struct Sampling {
+    sampler: TreeSampler,
+    pid: u32,
+    start: Instant,
+    recorder: Option<Recorder>,
+    series: Vec<SoakSample>,
+    /// The target was gone at a sample.
+    lost: bool,
+}
+
+impl Sampling {
+    /// Ready to sample `probe`'s tree every `interval`.
+    fn start(probe: &Probe, interval: Duration) -> Result<Self, RunFailure> {
+        let sampler_cfg = SamplerConfig {
+            interval,
+            // Memory is the point of a soak run: fresh PSS on every sample.
+            pss_budget: 0.05,
+            ..SamplerConfig::default()
+        };
+        let sampler = TreeSampler::with_config(probe.pid, sampler_cfg, probe.cgroup.clone())
+            .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
+        Ok(Self {
+            sampler,
+            pid: probe.pid,
+            start: Instant::now(),
+            recorder: None,
+            series: Vec::new(),
+            lost: false,
+        })
+    }
+
+    /// Sample the tree with `requests` served so far; false when the target is gone.
+    fn take(&mut self, requests: u64) -> bool {
+        let x = match self.sampler.sample() {
+            Ok(x) if x.root_alive => x,
+            Ok(_) | Err(_) => {
+                self.lost = true;
+                return false;
+            }
+        };
+        if requests == 0 {
+            // Still in the warm-up (progress counts the measured phase only).
+            return true;
+        }
+        let pid = self.pid;
+        let rec = self
+            .recorder
+            .get_or_insert_with(|| Recorder::new(pid, Instant::now(), false));
+        rec.push(&x);
+        if x.pss_stale == 0 && x.rss_bytes > 0 {
+            let owned = x.pss_anon_bytes + x.pss_shmem_bytes + x.swap_bytes;
+            self.series.push(SoakSample {
+                t_s: self.start.elapsed().as_secs_f64(),
+                requests,
+                pss_bytes: x.pss_bytes,
+                owned_bytes: if x.pss_anon_bytes > 0 { owned } else { 0 },
+            });
+        }
+        true
+    }
+
+    /// The run's metrics and record from the load's `report` and what was sampled.
+    fn measured(self, report: HttpReport) -> Measured {
+        let fitted = Fitted::choose(&self.series);
+        let fit = fit_of(&self.series, fitted);
+        let rps = report.requests_per_second;
+        let mut m = BTreeMap::new();
+        load_metrics(&report, &mut m);
+        let soak = soak_record(&self.series, fitted, fit.as_ref(), rps);
+        let mut record = json!({ "kind": "http", "soak": soak });
+        if let Some(rec) = self.recorder {
+            let summary = rec.finish(Instant::now(), &self.sampler);
+            tree_metrics(&summary, &mut m);
+            let cpu_ms = summary.cpu_seconds() * 1e3;
+            m.insert(
+                "cpu_ms_per_request",
+                cpu_ms / report.complete_requests as f64,
+            );
+            record["target"] = tree_record(&summary);
+        }
+        if let Some(t) = &fit {
+            fit_metrics(t, rps, &mut m);
+        }
+        record["http"] = serde_json::to_value(&report).unwrap_or_default();
+        Measured { metrics: m, record }
+    }
+}
+
+/// The trend of the `fitted` memory figure over requests served.
+fn fit_of(series: &[SoakSample], fitted: Fitted) -> Option<trend::Trend> {
     let points: Vec<Point> = series
         .iter()
         .map(|s| Point {
@@ -194,42 +226,73 @@ pub fn soak(
             y: fitted.value(s) as f64,
         })
         .collect();
-    let fit = trend::analyse(&points, &TrendConfig::default());
-    let mut m = BTreeMap::new();
-    m.insert("requests_per_second", report.requests_per_second);
-    let l = &report.latency_us;
-    m.insert("latency_mean_us", l.mean);
-    m.insert("latency_p50_us", l.p50 as f64);
-    m.insert("latency_p90_us", l.p90 as f64);
-    m.insert("latency_p99_us", l.p99 as f64);
-    m.insert("latency_p999_us", l.p999 as f64);
-    m.insert("failed_requests", report.failed_requests as f64);
-    m.insert("non_2xx_responses", report.non_2xx_responses as f64);
-    let mut record = json!({ "kind": "http", "soak": soak_record(&series, fitted, fit.as_ref(), report.requests_per_second) });
-    if let Some(rec) = recorder {
-        let summary = rec.finish(Instant::now(), &sampler);
-        tree_metrics(&summary, &mut m);
-        m.insert(
-            "cpu_ms_per_request",
-            summary.cpu_seconds() * 1e3 / report.complete_requests as f64,
-        );
-        record["target"] = tree_record(&summary);
+    trend::analyse(&points, &TrendConfig::default())
+}
+
+/// The fitted growth as metrics (`pss_growing` only with a verdict).
+fn fit_metrics(t: &trend::Trend, rps: f64, m: &mut BTreeMap<&'static str, f64>) {
+    m.insert("pss_slope_bytes_per_request", t.bytes_per_request());
+    m.insert("pss_growth_mb_per_hour", t.mb_per_hour(rps));
+    if t.verdict != TrendVerdict::Unknown {
+        let growing = t.verdict == TrendVerdict::Growing;
+        m.insert("pss_growing", f64::from(u8::from(growing)));
     }
-    if let Some(t) = &fit {
-        m.insert("pss_slope_bytes_per_request", t.bytes_per_request());
-        m.insert(
-            "pss_growth_mb_per_hour",
-            t.mb_per_hour(report.requests_per_second),
-        );
-        if t.verdict != TrendVerdict::Unknown {
-            m.insert(
-                "pss_growing",
-                f64::from(u8::from(t.verdict == TrendVerdict::Growing)),
-            );
+}
+
+/// Sample every `interval` until the load is `finished`; a stop or a lost
+/// target stops the load.
+fn sample_until_done(
+    taken: &mut Sampling,
+    interval: Duration,
+    ctl: &RunControl,
+    wake: &Stop,
+    finished: &AtomicBool,
+    stop: &Stop,
+) {
+    let mut next = Instant::now();
+    while !finished.load(Ordering::SeqCst) {
+        next += interval;
+        // Kept as a timed wait: it paces the samples to a schedule, and
+        // the load's end or a stop cuts it short at once.
+        wake.wait_until(next);
+        if stop.is_set() {
+            ctl.stop.store(true, Ordering::Relaxed);
+            break;
+        }
+        // Requests first: a sample never credits memory to requests not yet served.
+        let requests = ctl.progress.completed.load(Ordering::Relaxed);
+        if !taken.take(requests) {
+            // The target is gone: stop the load now rather than
+            // hammer a closed port for the rest of a long soak.
+            ctl.stop.store(true, Ordering::Relaxed);
         }
     }
-    record["http"] = serde_json::to_value(&report).unwrap_or_default();
-    Ok(Measured { metrics: m, record })
+}
+
+/// Run the load on a thread and sample every `interval` on this one until
+/// it ends; a stop or a lost target stops the load.
+fn run_sampled(
+    cfg: &LoadConfig,
+    taken: &mut Sampling,
+    interval: Duration,
+    stop: &Arc<Stop>,
+) -> Result<HttpReport, RunFailure> {
+    let ctl = RunControl::default();
+    // Set by the load's end or by the stop: what the sampling waits on.
+    let wake = stop.child();
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let load = s.spawn(|| {
+            let r = client::run(cfg, &ctl);
+            finished.store(true, Ordering::SeqCst);
+            wake.trigger(None);
+            r
+        });
+        sample_until_done(taken, interval, &ctl, &wake, &finished, stop);
+        load.join()
+            .map_err(|_| RunFailure::new("load generator panicked"))?
+            .map_err(|e| RunFailure::new(format!("load generator: {e}")))
+    })
 }
 
 /// The soak part of a run record: verdict, both fits, the floor and the

@@ -20,11 +20,11 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use kurabe_model::probe::oom_killed_text;
+use kurabe_model::stop::Stop;
 use kurabe_probe::cgroup::{CgroupReader, Limits, RunCgroup};
 use kurabe_probe::launch::{self, Started};
 
@@ -108,6 +108,55 @@ impl RunFailure {
 struct OutputState {
     tail: VecDeque<String>,
     log_seen: bool,
+    /// Readers that have not reached end of file yet.
+    open_readers: usize,
+    /// Triggered when the log line is seen (set while waiting for readiness).
+    wake: Option<Arc<Stop>>,
+}
+
+/// The readers' shared state and the condition variable they signal at end of file.
+#[derive(Debug, Default)]
+struct Output {
+    state: Mutex<OutputState>,
+    drained: Condvar,
+}
+
+impl Output {
+    fn lock(&self) -> std::sync::MutexGuard<'_, OutputState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Block until every reader has reached end of file (the target's
+    /// last words are in the tail) or `timeout` passes.
+    fn wait_drained(&self, timeout: Duration) {
+        let guard = self.lock();
+        let _ = self
+            .drained
+            .wait_timeout_while(guard, timeout, |s| s.open_readers > 0);
+    }
+
+    /// One line of output: note the log line, keep the stderr tail.
+    fn line(&self, line: &str, keep_tail: bool, needle: Option<&str>) {
+        let mut s = self.lock();
+        if needle.is_some_and(|n| line.contains(n)) {
+            s.log_seen = true;
+            if let Some(w) = &s.wake {
+                w.trigger(None);
+            }
+        }
+        if keep_tail {
+            if s.tail.len() == TAIL_LINES {
+                s.tail.pop_front();
+            }
+            s.tail.push_back(line.to_owned());
+        }
+    }
+
+    /// A reader reached end of file.
+    fn closed(&self) {
+        self.lock().open_readers -= 1;
+        self.drained.notify_all();
+    }
 }
 
 /// A started target. Dropping it kills everything it started.
@@ -117,7 +166,7 @@ pub struct RunningTarget {
     // cgroup kills any escapee and is removed.
     started: Started,
     cgroup: Option<RunCgroup>,
-    output: Arc<Mutex<OutputState>>,
+    output: Arc<Output>,
     spec: TargetSpec,
     spawned_at: Instant,
 }
@@ -134,15 +183,12 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// Read `fd` line by line on a thread: look for the log line, keep the stderr tail.
-fn spawn_reader(
-    fd: OwnedFd,
-    keep_tail: bool,
-    needle: Option<String>,
-    state: Arc<Mutex<OutputState>>,
-) {
+fn spawn_reader(fd: OwnedFd, keep_tail: bool, needle: Option<String>, output: Arc<Output>) {
+    output.lock().open_readers += 1;
     // The thread ends at EOF, when the last process holding the write end
     // dies; it is never joined so a leaked descriptor cannot hang kurabe.
-    let _ = std::thread::Builder::new()
+    let reading = output.clone();
+    let spawned = std::thread::Builder::new()
         .name("kurabe-target-output".into())
         .spawn(move || {
             let mut reader = BufReader::new(std::fs::File::from(fd));
@@ -155,18 +201,13 @@ fn spawn_reader(
                 }
                 let line = String::from_utf8_lossy(&buf);
                 let line = line.trim_end_matches(['\n', '\r']);
-                let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
-                if needle.as_deref().is_some_and(|n| line.contains(n)) {
-                    s.log_seen = true;
-                }
-                if keep_tail {
-                    if s.tail.len() == TAIL_LINES {
-                        s.tail.pop_front();
-                    }
-                    s.tail.push_back(line.to_owned());
-                }
+                reading.line(line, keep_tail, needle.as_deref());
             }
+            reading.closed();
         });
+    if spawned.is_err() {
+        output.closed();
+    }
 }
 
 /// Start the target described by `spec`.
@@ -206,7 +247,7 @@ pub fn start(spec: &TargetSpec) -> Result<RunningTarget, RunFailure> {
             ))
         })?
     };
-    let output = Arc::new(Mutex::new(OutputState::default()));
+    let output = Arc::new(Output::default());
     let needle = match &spec.ready {
         ReadyCheck::Log(l) => Some(l.clone()),
         _ => None,
@@ -243,18 +284,17 @@ impl RunningTarget {
 
     /// The last lines of stderr so far.
     pub fn stderr_tail(&self) -> String {
-        let s = self.output.lock().unwrap_or_else(|e| e.into_inner());
+        let s = self.output.lock();
         s.tail.iter().cloned().collect::<Vec<_>>().join("\n")
     }
 
     /// A failure carrying the stderr tail (after a moment for the readers to catch up).
     pub fn failure(&mut self, message: impl Into<String>) -> RunFailure {
-        // A dying process's last words are often still in the pipe.
-        let deadline = Instant::now() + Duration::from_millis(100);
-        while Instant::now() < deadline && !self.has_exited() {
-            std::thread::sleep(Duration::from_millis(5));
+        // A dying process's last words are often still in the pipe: wait
+        // (on its pidfd) for it to exit, then for the readers' end of file.
+        if self.started.wait_exit(Duration::from_millis(100)) {
+            self.output.wait_drained(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(20));
         RunFailure {
             message: message.into(),
             stderr_tail: self.stderr_tail(),
@@ -281,7 +321,7 @@ impl RunningTarget {
             _ => "unknown status".to_owned(),
         };
         // Readers may still be draining the pipe.
-        std::thread::sleep(Duration::from_millis(50));
+        self.output.wait_drained(Duration::from_millis(50));
         Err(RunFailure {
             message: format!("the target exited {when} ({how})"),
             stderr_tail: self.stderr_tail(),
@@ -296,34 +336,77 @@ impl RunningTarget {
             .is_some_and(|n| n > 0)
     }
 
-    /// Poll the readiness check until it passes, the target dies, the
-    /// startup timeout passes or `stop` is set.
-    pub fn wait_ready(&mut self, stop: &AtomicBool) -> Result<Duration, RunFailure> {
+    /// Check readiness until it passes, the target dies, the startup
+    /// timeout passes or `stop` is set. Between checks it blocks on one
+    /// [`Stop`] that the stop, the log line and the root's exit (its pidfd,
+    /// watched on a thread) all trigger.
+    pub fn wait_ready(&mut self, stop: &Arc<Stop>) -> Result<Duration, RunFailure> {
         let deadline = self.spawned_at + self.spec.startup_timeout;
-        loop {
+        let wake = stop.child();
+        self.output.lock().wake = Some(wake.clone());
+        let exit_seen = self.watch_exit(deadline, &wake);
+        let result = loop {
             if self.is_ready() {
-                return Ok(self.spawned_at.elapsed());
+                break Ok(self.spawned_at.elapsed());
             }
-            self.check_alive("before it was ready")?;
-            if stop.load(Ordering::Relaxed) {
-                return Err(RunFailure::new("interrupted while waiting for the target"));
+            if let Err(e) = self.check_alive("before it was ready") {
+                break Err(e);
+            }
+            if stop.is_set() {
+                break Err(RunFailure::new("interrupted while waiting for the target"));
             }
             if Instant::now() >= deadline {
-                let what = match &self.spec.ready {
-                    ReadyCheck::Immediately => "ready".to_owned(),
-                    ReadyCheck::Url { host, path, addr } => {
-                        format!("an HTTP answer from http://{host}:{}{path}", addr.port())
-                    }
-                    ReadyCheck::Tcp(p) => format!("a TCP listener on port {p}"),
-                    ReadyCheck::Log(l) => format!("the log line `{l}`"),
-                };
-                return Err(self.failure(format!(
-                    "the target was not ready within the startup timeout of {:?} (waited for {what}); raise `target.startup_timeout` or fix `target.ready`",
-                    self.spec.startup_timeout
-                )));
+                break Err(self.not_ready());
             }
-            std::thread::sleep(Duration::from_millis(10));
+            wake.wait_until(self.next_check(deadline, exit_seen));
+        };
+        self.output.lock().wake = None;
+        result
+    }
+
+    /// Trigger `wake` when the root exits (before `deadline`); false where
+    /// exits cannot be waited for (no pidfds), so the caller checks instead.
+    fn watch_exit(&self, deadline: Instant, wake: &Arc<Stop>) -> bool {
+        let Some(waiter) = self.started.exit_waiter() else {
+            return false;
+        };
+        let wake = wake.clone();
+        std::thread::Builder::new()
+            .name("kurabe-target-exit".into())
+            .spawn(move || {
+                if waiter.wait(deadline.saturating_duration_since(Instant::now())) {
+                    wake.trigger(None);
+                }
+            })
+            .is_ok()
+    }
+
+    /// When to check readiness again. A listener's appearance has no event
+    /// to wait for, so TCP and URL checks are retried every 10 ms (a paced
+    /// wait the stop, the log line and the exit cut short); a log line or
+    /// the exit wakes the wait itself.
+    fn next_check(&self, deadline: Instant, exit_seen: bool) -> Instant {
+        let paced = Instant::now() + Duration::from_millis(10);
+        match &self.spec.ready {
+            ReadyCheck::Log(_) | ReadyCheck::Immediately if exit_seen => deadline,
+            _ => paced.min(deadline),
         }
+    }
+
+    /// The failure for a target that was not ready within the startup timeout.
+    fn not_ready(&mut self) -> RunFailure {
+        let what = match &self.spec.ready {
+            ReadyCheck::Immediately => "ready".to_owned(),
+            ReadyCheck::Url { host, path, addr } => {
+                format!("an HTTP answer from http://{host}:{}{path}", addr.port())
+            }
+            ReadyCheck::Tcp(p) => format!("a TCP listener on port {p}"),
+            ReadyCheck::Log(l) => format!("the log line `{l}`"),
+        };
+        self.failure(format!(
+            "the target was not ready within the startup timeout of {:?} (waited for {what}); raise `target.startup_timeout` or fix `target.ready`",
+            self.spec.startup_timeout
+        ))
     }
 
     fn is_ready(&self) -> bool {
@@ -335,12 +418,7 @@ impl RunningTarget {
             )
             .is_ok(),
             ReadyCheck::Url { addr, host, path } => http_answers(*addr, host, path),
-            ReadyCheck::Log(_) => {
-                self.output
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .log_seen
-            }
+            ReadyCheck::Log(_) => self.output.lock().log_seen,
         }
     }
 
@@ -352,10 +430,8 @@ impl RunningTarget {
         if !self.started.has_exited() {
             // SAFETY: kill has no memory-safety preconditions.
             unsafe { libc::kill(-(pid as libc::pid_t), self.spec.stop_signal) };
-            let deadline = Instant::now() + self.spec.stop_grace;
-            while Instant::now() < deadline && !self.started.has_exited() {
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            // Blocks on the root's pidfd: returns the moment it exits.
+            self.started.wait_exit(self.spec.stop_grace);
         }
         // The root is gone or out of time: kill what is left of the tree.
         self.started.terminate(Duration::ZERO);

@@ -9,11 +9,15 @@
 //! the kernel's rusage, the same accounting `/usr/bin/time` prints.
 
 use std::collections::{HashMap, HashSet};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use kurabe_model::probe::ExitStatus;
+use kurabe_model::stop::Stop;
 
 use crate::cgroup::RunCgroup;
 use crate::procfs;
@@ -80,6 +84,58 @@ impl Started {
         rc == 0 && unsafe { info.si_pid() } != 0
     }
 
+    /// Something to block on until the command exits, usable from another
+    /// thread (`None` where the kernel has no pidfds, before Linux 5.3).
+    pub fn exit_waiter(&self) -> Option<ExitWaiter> {
+        // SAFETY: pidfd_open takes a pid and flags; the result is a new fd or -1.
+        let raw = unsafe { libc::syscall(libc::SYS_pidfd_open, self.pid as libc::pid_t, 0) };
+        // SAFETY: a non-negative result is a descriptor this process now owns.
+        (raw >= 0).then(|| ExitWaiter(unsafe { OwnedFd::from_raw_fd(raw as RawFd) }))
+    }
+
+    /// Block until the command has exited or `timeout` passes; true once it
+    /// has. Blocks on its pidfd; without pidfds, checks every 5 ms.
+    pub fn wait_exit(&self, timeout: Duration) -> bool {
+        if self.has_exited() {
+            return true;
+        }
+        if let Some(w) = self.exit_waiter() {
+            return w.wait(timeout) || self.has_exited();
+        }
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+            if self.has_exited() {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Block until the command exits (true) or `stop` is set (false).
+    /// The exit is seen on its pidfd by a thread that ends when the command
+    /// does (a caller that stops waiting kills it, e.g. by dropping `self`).
+    pub fn wait_exit_or_stop(&self, stop: &Arc<Stop>) -> bool {
+        let wake = stop.child();
+        match self.exit_waiter() {
+            Some(waiter) => {
+                let exited = wake.clone();
+                let watch = std::thread::Builder::new()
+                    .name("kurabe-exit-watch".into())
+                    .spawn(move || {
+                        while !waiter.wait(Duration::from_secs(3600)) {}
+                        exited.trigger(None);
+                    });
+                if watch.is_ok() {
+                    wake.wait();
+                }
+            }
+            // Without pidfds: check every 5 ms, still cut short by the stop.
+            None => while !self.has_exited() && !wake.wait_timeout(Duration::from_millis(5)) {},
+        }
+        self.has_exited() && !stop.is_set()
+    }
+
     /// Wait for the command and return its exit status and the CPU seconds
     /// (user + system) of it and every descendant it waited for (`wait4` rusage).
     pub fn reap(&mut self) -> (ExitStatus, f64) {
@@ -130,6 +186,33 @@ impl Started {
         }
         kill_tree(self.pid);
         self.reap()
+    }
+}
+
+/// A pidfd of a started command: readable once the command has exited.
+#[derive(Debug)]
+pub struct ExitWaiter(OwnedFd);
+
+impl ExitWaiter {
+    /// Block until the command has exited or `timeout` passes; true once it has.
+    pub fn wait(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ms = left.as_millis().min(i32::MAX as u128) as libc::c_int;
+            let mut p = libc::pollfd {
+                fd: self.0.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd for the duration of the call.
+            let rc = unsafe { libc::poll(&mut p, 1, ms) };
+            let interrupted =
+                rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR);
+            if !interrupted {
+                return rc > 0;
+            }
+        }
     }
 }
 

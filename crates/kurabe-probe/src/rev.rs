@@ -1,9 +1,11 @@
 //! The code version a measurement belongs to: the git revision of a
 //! directory, and the label CI gives (`--rev`, `KURABE_REV`).
 //!
-//! Owns asking `git` (the executable, as a user would: its config, its
-//! worktrees, its safe-directory rules all apply) for `HEAD`'s commit, branch
-//! and committer time and whether tracked files differ. Must not fail: a
+//! Owns running `git` ([`run_git`], the one place kurabe does; the lab's
+//! worktree cache goes through it too) — the executable, as a user would:
+//! its config, its worktrees, its safe-directory rules all apply — and asking
+//! it for `HEAD`'s commit, branch and committer time and whether tracked
+//! files differ. Must not fail: a
 //! directory outside a git work tree, or a machine without git, gives no
 //! commit, and the record simply carries none.
 //!
@@ -61,18 +63,43 @@ pub fn git_revision(dir: &Path) -> Option<Revision> {
     })
 }
 
-/// Stdout of `git ARGS` run in `dir` (UTC dates), `None` when it fails.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
+/// Why `git` gave no answer.
+#[derive(Debug, thiserror::Error)]
+pub enum GitRunError {
+    /// The `git` executable could not be started.
+    #[error("cannot run git: {0}; install git or put it on PATH")]
+    NotStarted(std::io::Error),
+    /// git ran and failed.
+    #[error("git {what} failed: {message}")]
+    Failed {
+        /// The subcommand asked for.
+        what: String,
+        /// git's own message (its stderr, trimmed).
+        message: String,
+    },
+}
+
+/// The one place kurabe runs `git`: `git -C dir ARGS` with dates in UTC and
+/// no stdin; its trimmed stdout, or its stderr as the error.
+pub fn run_git(dir: &Path, args: &[&str]) -> Result<String, GitRunError> {
     let out = Command::new("git")
         .arg("-C")
         .arg(dir)
         .args(args)
         .env("TZ", "UTC")
         .stdin(Stdio::null())
-        .stderr(Stdio::null())
         .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+        .map_err(GitRunError::NotStarted)?;
+    if !out.status.success() {
+        return Err(GitRunError::Failed {
+            what: args.first().copied().unwrap_or("").to_owned(),
+            message: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+}
+
+/// Stdout of `git ARGS` run in `dir`, `None` when it fails.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    run_git(dir, args).ok()
 }

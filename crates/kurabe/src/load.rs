@@ -16,16 +16,18 @@ use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition};
 use kurabe_model::http::HttpReport;
 use kurabe_model::stop::Stop;
 
-use crate::render::http::{renderer, Format, Layout};
+use kurabe_report::AbLayout;
+
+use crate::cmd::http::Format;
 
 /// Render `report` in `format`, in ab's `layout`.
 pub(crate) fn render(
     report: &HttpReport,
     format: Format,
-    layout: &Layout,
+    layout: &AbLayout,
 ) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::new();
-    renderer(format, layout)
+    kurabe_report::http_renderer(format.into(), layout)
         .render(report, &mut out)
         .context("cannot render the report")?;
     Ok(out)

@@ -11,7 +11,6 @@ mod flags;
 mod load;
 mod output;
 mod progress;
-mod render;
 mod save;
 mod signal;
 mod store;

@@ -511,6 +511,52 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
     drop(fleet.workers.drain(..));
 }
 
+/// `--engine` reaches the workers: one worker on loopback, in a store
+/// schema of its own (so no other test's worker takes its share), and the
+/// merged record names the engine that ran there. `auto` never picks
+/// io_uring, so the test cannot pass when the flag is dropped.
+#[test]
+fn the_engine_flag_reaches_the_workers() {
+    let Some(pg) = kurabe_testkit::pg::server().map(|s| s.url.clone()) else {
+        return;
+    };
+    let schema = format!("kurabe_fleet_engine_{}", std::process::id());
+    let mut db = kurabe_store::pg::connect(&pg).unwrap();
+    db.batch_execute(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ))
+    .unwrap();
+    let sep = if pg.contains('?') { '&' } else { '?' };
+    let store = format!("{pg}{sep}options=-c%20search_path%3D{schema}");
+    let server = crate::serve::ServeChild::start(&[]);
+    let _worker = Kid(crate::util::kurabe()
+        .args(["worker", "--once", "--name", "engine-w", "--store", &store])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap());
+    let out = crate::util::kurabe()
+        .args(["http", "-q", "--format", "json", "--store", &store])
+        .args([
+            "--workers",
+            "1",
+            "--engine",
+            "io_uring",
+            "-k",
+            "-c",
+            "2",
+            "-n",
+            "200",
+        ])
+        .arg(&server.url)
+        .output()
+        .unwrap();
+    let (r, _) = report(&out);
+    assert_eq!((r.complete_requests, r.failed_requests), (200, 0));
+    assert_eq!(r.engine.as_deref(), Some("io_uring"));
+    let _ = db.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+}
+
 #[test]
 fn fleet_flags_need_a_postgres_store() {
     let out = crate::util::kurabe()

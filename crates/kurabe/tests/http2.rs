@@ -532,6 +532,29 @@ fn plans_run_http2_workloads_and_refuse_streams_without_it() {
     );
     assert_eq!(served_a.load(Ordering::SeqCst), 60);
     assert_eq!(served_b.load(Ordering::SeqCst), 60);
+    // Each stored run says which protocol and client engine actually ran.
+    let export = crate::util::kurabe()
+        .args(["results", "export", "--store"])
+        .arg(dir.path().join("r.db"))
+        .output()
+        .unwrap();
+    assert!(export.status.success());
+    let all: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+    let runs: Vec<&serde_json::Value> = all["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|e| e["runs"].as_array().unwrap())
+        .collect();
+    assert_eq!(runs.len(), 4, "{all}");
+    for run in runs {
+        let http = &run["record"]["http"];
+        assert_eq!(http["protocol"], "h2c", "{run}");
+        assert!(
+            ["epoll", "io_uring"].contains(&http["engine"].as_str().unwrap_or("")),
+            "{run}"
+        );
+    }
     let bad = plan.replace("http2 = true, ", "");
     let out = run_plan(dir.path(), &bad);
     assert_eq!(out.status.code(), Some(2));

@@ -415,3 +415,25 @@ fn sigterm_does_not_wait_for_a_running_work_us_spin() {
     let status = server.terminate(); // panics after 5 s: the spin alone has 8 s of CPU left
     assert!(status.success(), "{status:?}");
 }
+
+/// `kurabe demo`: the built-in server's own count matches the client's
+/// (requests still in its socket buffers when the client stopped included).
+#[test]
+fn demo_reconciles_the_servers_count_with_the_clients() {
+    let out = crate::util::kurabe()
+        .args(["demo", "-q", "--duration", "300ms", "--concurrency", "4"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Server's own count:"))
+        .unwrap_or_else(|| panic!("no server count in:\n{stdout}"));
+    assert!(line.ends_with("requests served (match)"), "{line}");
+}

@@ -129,9 +129,39 @@ pub struct ServeStats {
     pub connections_accepted: AtomicU64,
     /// Bytes deliberately retained by `leak_bytes`.
     pub leaked_bytes: AtomicU64,
+    /// The count [`ServeStats::wait_served`] waits for; 0 while nobody waits.
+    served_goal: AtomicU64,
+    /// Triggered when `requests_served` reaches `served_goal`.
+    goal_reached: kurabe_model::stop::Stop,
 }
 
 impl ServeStats {
+    /// Count one served request, waking a [`ServeStats::wait_served`]
+    /// whose goal it reaches (one extra atomic load when nobody waits).
+    pub fn note_served(&self) {
+        let served = self.requests_served.fetch_add(1, Ordering::SeqCst) + 1;
+        let goal = self.served_goal.load(Ordering::SeqCst);
+        if goal != 0 && served >= goal {
+            self.goal_reached.trigger(None);
+        }
+    }
+
+    /// Block until `goal` requests were served or `timeout` passed (requests
+    /// still in socket buffers when a client stopped are counted as they are
+    /// read); returns the count then. For one waiter, once: the first goal
+    /// reached stays reached.
+    pub fn wait_served(&self, goal: u64, timeout: Duration) -> u64 {
+        if goal > 0 {
+            // Goal first, count second; `note_served` does the reverse, so
+            // one of the two sees the other (both SeqCst).
+            self.served_goal.store(goal, Ordering::SeqCst);
+            if self.requests_served.load(Ordering::SeqCst) < goal {
+                self.goal_reached.wait_timeout(timeout);
+            }
+        }
+        self.requests_served.load(Ordering::SeqCst)
+    }
+
     /// The counters as the JSON object `GET /__kurabe/stats` returns.
     pub fn to_json(&self) -> String {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);

@@ -5,7 +5,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use super::{url_of, ServeConfig, Server};
+use super::{url_of, ServeConfig, ServeStats, Server};
+use std::sync::Arc;
 
 fn start(cfg: ServeConfig) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -209,4 +210,17 @@ fn url_brackets_ipv6() {
         "http://127.0.0.1:80/"
     );
     assert_eq!(url_of("[::1]:8080".parse().unwrap()), "http://[::1]:8080/");
+}
+
+#[test]
+fn wait_served_wakes_when_the_goal_is_reached() {
+    let stats = Arc::new(ServeStats::default());
+    let counter = stats.clone();
+    let t = std::thread::spawn(move || (0..3).for_each(|_| counter.note_served()));
+    // An hour's timeout: only reaching the goal ends this wait in time.
+    assert_eq!(stats.wait_served(3, Duration::from_secs(3600)), 3);
+    t.join().unwrap();
+    // A goal never reached returns the count when the timeout passes.
+    let idle = ServeStats::default();
+    assert_eq!(idle.wait_served(1, Duration::from_millis(1)), 0);
 }

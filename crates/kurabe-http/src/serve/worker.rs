@@ -606,7 +606,7 @@ impl<'s, 'a> Worker<'s, 'a> {
             return;
         }
         let stats = self.shared.stats;
-        stats.requests_served.fetch_add(1, Ordering::Relaxed);
+        stats.note_served();
         if req.body_bytes > 0 {
             stats.requests_with_body.fetch_add(1, Ordering::Relaxed);
             stats

@@ -8,11 +8,13 @@
 
 mod ab_html;
 mod csv;
+mod layout;
 mod markdown;
 mod text;
 
 pub use ab_html::AbHtml;
 pub use csv::AbPercentCsv;
+pub use layout::{http_renderer, AbLayout};
 pub use text::AbText;
 
 use kurabe_model::http::HttpReport;

@@ -5,20 +5,19 @@
 //!
 //! Owns only the wiring; serving is `kurabe_http::serve`, loading
 //! `kurabe_http::client` with the request `kurabe http` sends (one
-//! `RequestSpec`), printing `render::http`.
+//! `RequestSpec`), rendering `kurabe_report`'s ab text.
 
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_http::client::{LoadConfig, StopCondition, Target};
 use kurabe_http::request::{RequestSpec, DEFAULT_TIMEOUT};
 use kurabe_http::serve::{self, ServeConfig, Server};
 
+use super::http::Format;
 use crate::flags::parse_duration;
 use crate::load::{render, run_load};
-use crate::render::http::Format;
 
 /// Arguments of `kurabe demo`.
 #[derive(Debug, clap::Args)]
@@ -65,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         args.work_us, args.concurrency, args.duration
     );
     // The request `kurabe http URL` sends with no request flags: one spec.
-    let request = RequestSpec::default().build(&super::http::FLAG_NAMES)?;
+    let request = RequestSpec::default().build(&kurabe_http::cli_config::FLAG_NAMES)?;
     let load = LoadConfig {
         target: Target::parse(&url)?,
         method: request.method,
@@ -92,7 +91,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // client's CPU too: no server metrics here.
     let report = run_load(&load, !args.quiet, &interrupt, None)?;
     let sent = report.complete_requests + report.failed_requests + report.in_flight_at_end;
-    let served = settled_count(&server, sent);
+    // Requests still in the server's socket buffers are counted as they are read.
+    let served = server.stats().wait_served(sent, Duration::from_secs(2));
     let mut text = render(&report, Format::Text, &Default::default())?;
     let verdict = if served == sent { "match" } else { "MISMATCH" };
     text.extend_from_slice(
@@ -107,17 +107,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// The server's count once it stops moving toward `expected` (requests still
-/// in its socket buffers when the client stopped are counted as they are read).
-fn settled_count(server: &Server, expected: u64) -> u64 {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let served = server.stats().requests_served.load(Ordering::Relaxed);
-        if served >= expected || Instant::now() >= deadline {
-            return served;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }

@@ -12,15 +12,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use kurabe_http::client::{self, GnuplotFile, LoadConfig, StopCondition, Target};
-use kurabe_http::request::{Names, RequestSpec};
+use kurabe_http::cli_config::LoadFlags;
+use kurabe_http::client::{self, GnuplotFile, LoadConfig};
 use kurabe_model::http::HttpReport;
 use kurabe_report::write::{write_file, Pending};
 
 use crate::flags::parse_duration;
 use crate::load::{render, run_load};
-use crate::render::http::{Format, Layout};
-use kurabe_report::AbPercentCsv;
+use kurabe_report::{AbLayout, AbPercentCsv};
 
 /// ab's layout, connection-setup and `-v` flags.
 mod abflags;
@@ -213,6 +212,40 @@ pub enum EngineArg {
     IoUring,
 }
 
+/// Output formats of `kurabe http`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// ab's report layout plus kurabe's additions.
+    Text,
+    /// The versioned `kurabe-model` record, pretty-printed.
+    Json,
+    /// One Markdown table row of headline figures.
+    Md,
+    /// A header and one row of headline figures.
+    Csv,
+}
+
+impl From<Format> for kurabe_report::Format {
+    fn from(f: Format) -> Self {
+        match f {
+            Format::Text => kurabe_report::Format::Text,
+            Format::Json => kurabe_report::Format::Json,
+            Format::Md => kurabe_report::Format::Markdown,
+            Format::Csv => kurabe_report::Format::Csv,
+        }
+    }
+}
+
+impl From<EngineArg> for client::Engine {
+    fn from(e: EngineArg) -> Self {
+        match e {
+            EngineArg::Auto => client::Engine::Auto,
+            EngineArg::Epoll => client::Engine::Epoll,
+            EngineArg::IoUring => client::Engine::IoUring,
+        }
+    }
+}
+
 /// Which process, if any, to measure as the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerChoice {
@@ -232,7 +265,7 @@ pub struct Resolved {
     /// Report format.
     pub format: Format,
     /// ab's layout flags (`-d`, `-S`, `-w`, `-x`, `-y`, `-z`).
-    pub layout: Layout,
+    pub layout: AbLayout,
     /// Report file (`-o`), else stdout.
     pub output: Option<PathBuf>,
     /// ab's percentile CSV (`-e`).
@@ -249,81 +282,22 @@ pub struct Resolved {
 
 /// Resolve and validate the command line; `ncpus` is the machine's CPU count.
 pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
-    let target = Target::parse(&args.url)?;
-    if args.concurrency == 0 {
-        bail!("-c 0: the concurrency must be at least 1");
-    }
-    let stop = stop_condition(args.requests, args.time_limit)?;
-    if let StopCondition::Requests(n) | StopCondition::RequestsOrDuration(n, _) = stop {
-        if u64::from(args.concurrency) > n {
-            bail!(
-                "-c {} is more than -n {n}: lower -c or raise -n (ab refuses this too)",
-                args.concurrency
-            );
-        }
-    }
-    if args.pipeline == 0 {
-        bail!("--pipeline 0: use 1 (no pipelining) or more");
-    }
-    http2_flags(args)?;
-    if args.pipeline > 1 && !args.keep_alive {
-        bail!("--pipeline {} needs keep-alive: add -k", args.pipeline);
-    }
-    if let Some(r) = args.rate {
-        if !(r.is_finite() && r > 0.0) {
-            bail!("--rate {r}: give a positive number of requests per second");
-        }
-    }
-    if args.threads == Some(0) {
-        bail!("--threads 0: use at least 1 (or leave it out for the default)");
-    }
-    if args.timeout.is_zero() {
-        bail!("-s 0: the request timeout must be positive");
-    }
+    let load = load_flags(args).resolve(ncpus)?;
     if let Some(f) = args.max_error_rate {
         if !(0.0..=1.0).contains(&f) {
             bail!("--max-error-rate {f}: give a fraction from 0 to 1, e.g. 0.01 for 1 %");
         }
     }
-    let request = request_spec(args)?.build(&FLAG_NAMES)?;
-    let target_tls = target.tls;
     let server = match (args.no_server_metrics, args.server_pid) {
         (true, _) => ServerChoice::Off,
         (false, Some(pid)) => ServerChoice::Pid(pid),
-        (false, None) if client::is_loopback(&target.host) => ServerChoice::Listener(target.port),
+        (false, None) if client::is_loopback(&load.target.host) => {
+            ServerChoice::Listener(load.target.port)
+        }
         (false, None) => ServerChoice::Off,
     };
-    let threads = args.threads.unwrap_or_else(|| {
-        client::default_threads(ncpus, args.concurrency, client::is_loopback(&target.host))
-    });
     Ok(Resolved {
-        load: LoadConfig {
-            target,
-            method: request.method,
-            headers: request.headers,
-            body: request.body,
-            concurrency: args.concurrency,
-            threads: threads.min(args.concurrency),
-            keep_alive: args.keep_alive,
-            pipeline: args.pipeline,
-            http2: args.http2,
-            streams: args.streams.unwrap_or(1),
-            stop,
-            rate: args.rate,
-            warmup: args.warmup,
-            timeout: args.timeout,
-            abort_on_error: args.abort_on_error,
-            check_length: !args.variable_length,
-            insecure: args.insecure,
-            // Opened by `run` once the other outputs are checked.
-            gnuplot_file: None,
-            setup: abflags::setup(args, target_tls)?,
-            engine: match args.engine {
-                EngineArg::Auto => client::Engine::Auto,
-                EngineArg::Epoll => client::Engine::Epoll,
-                EngineArg::IoUring => client::Engine::IoUring,
-            },
-        },
+        load,
         format: args.format,
         layout: abflags::layout(args)?,
         output: args.output.clone(),
@@ -335,92 +309,28 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
     })
 }
 
-/// `--http2` and `--streams`: streams need HTTP/2, pipelining is HTTP/1.1's.
-fn http2_flags(args: &Args) -> anyhow::Result<()> {
-    if args.streams == Some(0) {
-        bail!("--streams 0: use at least 1 stream per connection");
+/// The load flags as the library's plain values.
+fn load_flags(args: &Args) -> LoadFlags {
+    LoadFlags {
+        url: args.url.clone(),
+        requests: args.requests,
+        time_limit: args.time_limit,
+        concurrency: args.concurrency,
+        timeout: args.timeout,
+        keep_alive: args.keep_alive,
+        pipeline: args.pipeline,
+        http2: args.http2,
+        streams: args.streams,
+        rate: args.rate,
+        threads: args.threads,
+        warmup: args.warmup,
+        abort_on_error: args.abort_on_error,
+        variable_length: args.variable_length,
+        insecure: args.insecure,
+        engine: args.engine.into(),
+        request: abflags::request(args),
+        setup: abflags::setup(args),
     }
-    if args.http2 && args.proxy.is_some() {
-        bail!("-X sends HTTP/1.1 requests to a proxy; drop --http2 or -X");
-    }
-    if args.http2 && args.pipeline > 1 {
-        bail!("--pipeline is HTTP/1.1 pipelining; with --http2 use --streams N for requests in flight per connection");
-    }
-    Ok(())
-}
-
-/// `-n` and `-t` → when to stop. ab's default is one request.
-fn stop_condition(n: Option<u64>, t: Option<Duration>) -> anyhow::Result<StopCondition> {
-    if n == Some(0) {
-        bail!("-n 0: give at least 1 request (or use -t alone to run for a time)");
-    }
-    if t.is_some_and(|t| t.is_zero()) {
-        bail!("-t 0: the time limit must be positive");
-    }
-    Ok(match (n, t) {
-        (Some(n), Some(t)) => StopCondition::RequestsOrDuration(n, t),
-        (Some(n), None) => StopCondition::Requests(n),
-        (None, Some(t)) => StopCondition::Duration(t),
-        (None, None) => StopCondition::Requests(1),
-    })
-}
-
-/// What each request setting is called on the command line, for errors.
-pub(crate) const FLAG_NAMES: Names = Names {
-    method: "-m",
-    headers: "-H",
-    cookies: "-C",
-    auth: "-A",
-    content_type: "-T",
-};
-
-/// The request flags as the request spec `kurabe run` plans share: the
-/// method `-m`, else the one `-i` (HEAD), `-p` (POST) or `-u` (PUT) implies.
-fn request_spec(args: &Args) -> anyhow::Result<RequestSpec> {
-    let body = read_body(args.post_file.as_deref(), args.put_file.as_deref())?;
-    let implied_method = match (args.head, args.post_file.is_some(), args.put_file.is_some()) {
-        (true, _, _) => Some("HEAD"),
-        (_, true, _) => Some("POST"),
-        (_, _, true) => Some("PUT"),
-        _ => None,
-    };
-    Ok(RequestSpec {
-        method: args.method.clone(),
-        implied_method,
-        headers: args
-            .headers
-            .iter()
-            .map(|h| parse_header(h))
-            .collect::<anyhow::Result<_>>()?,
-        cookies: args.cookies.clone(),
-        auth: args.auth.clone(),
-        content_type: args.content_type.clone(),
-        body,
-    })
-}
-
-/// The `-p` / `-u` file's contents.
-fn read_body(post: Option<&Path>, put: Option<&Path>) -> anyhow::Result<Option<Vec<u8>>> {
-    let (flag, path) = match (post, put) {
-        (Some(_), Some(_)) => bail!("-p and -u cannot be used together: choose one body file"),
-        (Some(p), None) => ("-p", p),
-        (None, Some(p)) => ("-u", p),
-        (None, None) => return Ok(None),
-    };
-    std::fs::read(path).map(Some).with_context(|| {
-        format!(
-            "cannot read the {flag} file '{}': check the path",
-            path.display()
-        )
-    })
-}
-
-/// `"Name: value"` → (name, value).
-fn parse_header(h: &str) -> anyhow::Result<(String, String)> {
-    let Some((name, value)) = h.split_once(':') else {
-        bail!("-H '{h}': a header is \"Name: value\"");
-    };
-    Ok((name.trim().to_owned(), value.trim().to_owned()))
 }
 
 /// Resolve [`ServerChoice`] to a PID to watch.
@@ -534,7 +444,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     crate::signal::force_exit_on_second_signal();
     kurabe_http::raise_fd_limit();
     if resolved.verbosity >= 2 {
-        abflags::verbose(resolved.format, &abflags::describe(&resolved.load));
+        abflags::verbose(
+            resolved.format,
+            &kurabe_http::ab_verbose::describe(&resolved.load),
+        );
         resolved.load.setup.trace = Some(abflags::trace(resolved.format, resolved.verbosity));
     }
     let server = server_pid(resolved.server)?;
@@ -618,6 +531,7 @@ pub(crate) fn write_outputs(
 mod tests {
     use super::*;
     use clap::Parser;
+    use kurabe_http::client::StopCondition;
 
     #[derive(Parser)]
     struct Cli {
@@ -625,71 +539,41 @@ mod tests {
         args: Args,
     }
 
-    fn args(argv: &[&str]) -> Args {
+    fn resolve(argv: &[&str]) -> anyhow::Result<Resolved> {
         let mut full = vec!["http"];
         full.extend_from_slice(argv);
-        Cli::try_parse_from(full).unwrap().args
-    }
-
-    fn resolve(argv: &[&str]) -> anyhow::Result<Resolved> {
-        from_args(&args(argv), 4)
-    }
-
-    fn err(argv: &[&str]) -> String {
-        format!("{:#}", resolve(argv).unwrap_err())
+        from_args(&Cli::try_parse_from(full).unwrap().args, 4)
     }
 
     #[test]
-    fn ab_defaults() {
-        let r = resolve(&["http://127.0.0.1:8080/x"]).unwrap();
-        assert_eq!(r.load.method, "GET");
-        assert_eq!(r.load.stop, StopCondition::Requests(1));
-        assert_eq!(r.load.timeout, Duration::from_secs(30));
-        assert!(!r.load.keep_alive && r.load.check_length && !r.load.abort_on_error);
-        assert_eq!(r.load.concurrency, 1);
-        assert_eq!(r.load.threads, 1);
+    fn flags_reach_the_load_config() {
+        let r = resolve(&[
+            "-k",
+            "-c",
+            "2",
+            "-n",
+            "9",
+            "-s",
+            "2",
+            "-l",
+            "--engine",
+            "epoll",
+            "http://[::1]:9/",
+        ])
+        .unwrap();
+        let l = &r.load;
+        assert_eq!(l.stop, StopCondition::Requests(9));
+        assert_eq!((l.concurrency, l.threads), (2, 2));
+        assert!(l.keep_alive && !l.check_length);
+        assert_eq!(l.timeout, Duration::from_secs(2));
+        assert_eq!(l.engine, client::Engine::Epoll);
+        assert_eq!(r.server, ServerChoice::Listener(9));
         assert_eq!(r.format, Format::Text);
-    }
-
-    #[test]
-    fn stop_conditions_have_no_hidden_cap() {
-        let t = |a: &[&str]| resolve(a).unwrap().load.stop;
-        assert_eq!(
-            t(&["-t", "5", "http://h/"]),
-            StopCondition::Duration(Duration::from_secs(5))
+        let e = format!(
+            "{:#}",
+            resolve(&["--max-error-rate", "2", "http://h/"]).unwrap_err()
         );
-        assert_eq!(
-            t(&["-n", "10", "-t", "2s", "http://h/"]),
-            StopCondition::RequestsOrDuration(10, Duration::from_secs(2))
-        );
-        // -t alone allows any -c: there is no request count to exceed.
-        assert_eq!(
-            resolve(&["-t", "1", "-c", "500", "http://h/"])
-                .unwrap()
-                .load
-                .concurrency,
-            500
-        );
-    }
-
-    #[test]
-    fn invalid_input_names_the_flag_and_the_fix() {
-        assert!(err(&["-c", "0", "-n", "5", "http://h/"]).contains("-c 0"));
-        assert!(err(&["-c", "10", "-n", "5", "http://h/"]).contains("lower -c or raise -n"));
-        assert!(err(&["--pipeline", "4", "-n", "5", "http://h/"]).contains("add -k"));
-        assert!(err(&["--rate", "0", "http://h/"]).contains("--rate"));
-        assert!(err(&["--threads", "0", "http://h/"]).contains("--threads"));
-        assert!(err(&["-n", "0", "http://h/"]).contains("-n 0"));
-        assert!(err(&["-p", "/nonexistent/kurabe-body", "http://h/"])
-            .contains("cannot read the -p file"));
-        assert!(err(&["ftp://h/"]).contains("invalid URL"));
-        assert!(err(&["-H", "NoColon", "http://h/"]).contains("-H 'NoColon'"));
-        assert!(err(&["-A", "nopass", "http://h/"]).contains("user:password"));
-        assert!(err(&["-m", "GE T", "http://h/"]).contains("-m"));
-        // Every message is one line.
-        for argv in [&["-c", "0", "http://h/"][..], &["ftp://h/"]] {
-            assert!(!err(argv).contains('\n'));
-        }
+        assert!(e.starts_with("--max-error-rate 2:"), "{e}");
     }
 
     #[test]
@@ -698,72 +582,5 @@ mod tests {
         assert!(Cli::try_parse_from(&full).is_err());
         full = vec!["http", "-i", "-p", "a", "http://h/"];
         assert!(Cli::try_parse_from(&full).is_err());
-    }
-
-    #[test]
-    fn body_file_method_and_content_type() {
-        let dir = tempfile::tempdir().unwrap();
-        let body = dir.path().join("body.json");
-        std::fs::write(&body, b"{\"a\":1}").unwrap();
-        let b = body.to_str().unwrap();
-        let r = resolve(&["-p", b, "-T", "application/json", "http://h/"]).unwrap();
-        assert_eq!(r.load.method, "POST");
-        assert_eq!(r.load.body.as_deref(), Some(&b"{\"a\":1}"[..]));
-        assert!(r
-            .load
-            .headers
-            .contains(&("Content-Type".into(), "application/json".into())));
-        let r = resolve(&["-u", b, "http://h/"]).unwrap();
-        assert_eq!(r.load.method, "PUT");
-        assert!(r
-            .load
-            .headers
-            .contains(&("Content-Type".into(), "text/plain".into())));
-        assert_eq!(resolve(&["-i", "http://h/"]).unwrap().load.method, "HEAD");
-        assert_eq!(
-            resolve(&["-m", "delete", "-i", "http://h/"])
-                .unwrap()
-                .load
-                .method,
-            "DELETE"
-        );
-    }
-
-    #[test]
-    fn headers_cookies_and_auth() {
-        let r = resolve(&[
-            "-H",
-            "X-A: 1",
-            "-H",
-            "Host:example.test",
-            "-C",
-            "a=1",
-            "-C",
-            "b=2",
-            "-A",
-            "Aladdin:open sesame",
-            "http://h/",
-        ])
-        .unwrap();
-        assert_eq!(
-            r.load.headers,
-            vec![
-                ("X-A".to_owned(), "1".to_owned()),
-                ("Host".into(), "example.test".into()),
-                ("Cookie".into(), "a=1; b=2".into()),
-                (
-                    "Authorization".into(),
-                    "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==".into()
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn thread_rule_leaves_cores_to_a_local_server() {
-        let r = resolve(&["-c", "50", "-n", "100", "http://[::1]:9/"]).unwrap();
-        assert_eq!(r.load.threads, 2);
-        let r = resolve(&["-c", "3", "-n", "100", "--threads", "8", "http://h/"]).unwrap();
-        assert_eq!(r.load.threads, 3, "never more threads than connections");
     }
 }

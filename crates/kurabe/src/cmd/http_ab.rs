@@ -11,51 +11,25 @@
 //! and verdicts. `--save` keeps the experiment in the results store;
 //! without it, a private store in a temporary directory is used and removed.
 
-use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use kurabe_http::client::StopCondition;
+use kurabe_lab::http_ab::{self, AbSpec, DEFAULT_ROUNDS};
 use kurabe_lab::{Event, RunOptions};
-use kurabe_model::plan::{HttpWorkload, HumanDuration, OnFailure, Plan, Variant, Workload};
+use kurabe_model::plan::Plan;
 use kurabe_model::record::RunStatus;
 use kurabe_report::write::write_file;
 use kurabe_store::{Entry, EntryId, Store};
 
-use super::http::Args;
-use crate::render::http::Format;
-
-/// Metrics compared between URLs: throughput, latency, failures, and the
-/// server's CPU and memory where the server is on this machine.
-const METRICS: [&str; 6] = [
-    "requests_per_second",
-    "latency_p50_us",
-    "latency_p99_us",
-    "failed_percent",
-    "cpu_ms_per_request",
-    "pss_peak_bytes",
-];
-
-/// Rounds without `--rounds`.
-const DEFAULT_ROUNDS: u32 = 5;
+use super::http::{Args, Format};
 
 /// Run `kurabe http` with two or more URLs.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let urls = urls(args);
     refuse_single_url_flags(args)?;
-    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    for url in &urls {
-        // Every URL through the one-URL checks: same rules, same messages.
-        let mut one =
-            super::http::from_args(args, ncpus).with_context(|| format!("checking {url}"))?;
-        one.load.target = kurabe_http::client::Target::parse(url)?;
-    }
-    let first = super::http::from_args(args, ncpus)?;
-    if matches!(first.load.stop, StopCondition::Requests(1)) && args.requests.is_none() {
-        bail!("comparing URLs needs -n REQUESTS or -t TIME per round (ab's default of one request says nothing)");
-    }
-    let plan = plan(args, &urls, &first.load)?;
+    let plan = plan(args, &urls)?;
     super::check_outputs(&[("-o", args.output.as_deref())])?;
     let scratch = match &args.save.save {
         Some(_) => None,
@@ -67,27 +41,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         (None, None) => Store::open_default(),
     }
     .context("cannot open the results store (choose another with --store PATH)")?;
-    let opts = RunOptions {
-        plan_dir: std::env::current_dir().context("cannot read the current directory")?,
-        plan_text: kurabe_lab::plan::plan_text(&plan)?,
-        seed: None,
-        repeat: None,
-        kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
-        until_confident: None,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        worktrees: Default::default(),
-        rev: crate::store::current_rev(args.save.rev.clone()),
-    };
-    let stop = crate::signal::install_stop()?;
-    let quiet = args.quiet;
-    let mut progress = |e: &Event<'_>| {
-        if !quiet {
-            if let Some(line) = progress_line(e) {
-                eprintln!("{line}");
-            }
-        }
-    };
-    let outcome = kurabe_lab::run_experiment(&plan, &mut store, &opts, &stop, &mut progress)?;
+    let outcome = run_plan(args, &plan, &mut store)?;
     let Entry::Experiment(exp) = store.get(EntryId::Experiment(outcome.experiment))? else {
         bail!("experiment {} vanished from the store", outcome.experiment);
     };
@@ -103,6 +57,58 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(exit_code(&outcome, &urls))
+}
+
+/// Every URL through the one-URL checks (same rules, same messages), then the plan.
+fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
+    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    for url in urls {
+        let mut one =
+            super::http::from_args(args, ncpus).with_context(|| format!("checking {url}"))?;
+        one.load.target = kurabe_http::client::Target::parse(url)?;
+    }
+    let first = super::http::from_args(args, ncpus)?;
+    if matches!(first.load.stop, StopCondition::Requests(1)) && args.requests.is_none() {
+        bail!("comparing URLs needs -n REQUESTS or -t TIME per round (ab's default of one request says nothing)");
+    }
+    let body_file = match (&args.post_file, &args.put_file) {
+        (Some(p), _) | (None, Some(p)) => Some(std::path::absolute(p)?),
+        _ => None,
+    };
+    Ok(http_ab::plan(&AbSpec {
+        urls,
+        load: &first.load,
+        body_file,
+        rounds: args.rounds.unwrap_or(DEFAULT_ROUNDS),
+    })?)
+}
+
+/// Run the plan into `store`, with progress lines on stderr unless `-q`.
+fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurabe_lab::Outcome> {
+    let opts = RunOptions {
+        plan_dir: std::env::current_dir().context("cannot read the current directory")?,
+        plan_text: kurabe_lab::plan::plan_text(plan)?,
+        seed: None,
+        repeat: None,
+        kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
+        until_confident: None,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        worktrees: Default::default(),
+        rev: crate::store::current_rev(args.save.rev.clone()),
+    };
+    let stop = crate::signal::install_stop()?;
+    let quiet = args.quiet;
+    let mut progress = |e: &Event<'_>| match progress_line(e) {
+        Some(line) if !quiet => eprintln!("{line}"),
+        _ => {}
+    };
+    Ok(kurabe_lab::run_experiment(
+        plan,
+        store,
+        &opts,
+        &stop,
+        &mut progress,
+    )?)
 }
 
 /// All the URLs, in the order given.
@@ -143,107 +149,18 @@ fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One variant per URL, one http workload with the resolved request.
-fn plan(
-    args: &Args,
-    urls: &[String],
-    load: &kurabe_http::client::LoadConfig,
-) -> anyhow::Result<Plan> {
-    let mut names: Vec<String> = Vec::new();
-    for u in urls {
-        if names.contains(u) {
-            bail!("{u} is given twice; compare different URLs");
-        }
-        names.push(u.clone());
-    }
-    let body_file = match (&args.post_file, &args.put_file) {
-        (Some(p), _) | (None, Some(p)) => Some(std::path::absolute(p)?),
-        _ => None,
-    };
-    let (requests, duration) = match load.stop {
-        StopCondition::Requests(n) => (Some(n), None),
-        StopCondition::Duration(d) => (None, Some(HumanDuration(d))),
-        StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(HumanDuration(d))),
-    };
-    let http = HttpWorkload {
-        method: Some(load.method.clone()),
-        // The resolved headers already hold -C, -A and -T.
-        headers: load.headers.iter().cloned().collect::<BTreeMap<_, _>>(),
-        body_file,
-        variable_length: !load.check_length,
-        abort_on_error: load.abort_on_error,
-        insecure: load.insecure,
-        requests,
-        concurrency: load.concurrency,
-        duration,
-        timeout: Some(HumanDuration(load.timeout)),
-        keep_alive: load.keep_alive,
-        rate: load.rate,
-        warmup: load.warmup.map(HumanDuration),
-        pipeline: load.pipeline,
-        http2: load.http2,
-        streams: (load.streams > 1).then_some(load.streams),
-        threads: Some(load.threads),
-        engine: Some(load.engine.name().to_owned()),
-        ..HttpWorkload::default()
-    };
-    let variants = names
-        .iter()
-        .map(|u| Variant {
-            name: u.clone(),
-            env: BTreeMap::new(),
-            vars: BTreeMap::new(),
-            url: Some(u.clone()),
-            args: Vec::new(),
-            command: None,
-            limits: None,
-            rev: None,
-        })
-        .collect();
-    let plan = Plan {
-        name: format!("http: {}", names.join(" vs ")),
-        description: Some("kurabe http A/B".into()),
-        repeat: args.rounds.unwrap_or(DEFAULT_ROUNDS),
-        warmup: None,
-        baseline: Some(names[0].clone()),
-        on_failure: OnFailure::Continue,
-        seed: None,
-        noise_band: None,
-        noise_bands: BTreeMap::new(),
-        target: None,
-        build: None,
-        variants,
-        matrix: BTreeMap::new(),
-        workloads: vec![Workload {
-            name: "load".into(),
-            metrics: Some(METRICS.iter().map(|m| m.to_string()).collect()),
-            kind: kurabe_model::plan::WorkloadKind::Http(Box::new(http)),
-        }],
-        checks: Vec::new(),
-    };
-    if let Err(problems) = plan.validate() {
-        bail!("{}", problems[0]);
-    }
-    Ok(plan)
-}
-
 /// Text, Markdown and CSV: the experiment report; JSON: the report plus
 /// every run's full HTTP record.
 fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> anyhow::Result<Vec<u8>> {
     let report = kurabe_report::experiment_report(exp);
-    let kind = match args.format {
-        Format::Text => kurabe_report::Format::Text,
-        Format::Md => kurabe_report::Format::Markdown,
-        Format::Csv => kurabe_report::Format::Csv,
-        Format::Json => {
-            let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
-            let doc = kurabe_report::http_compare(exp, urls, rounds, report);
-            return Ok(kurabe_report::to_string(&kurabe_report::Json, &doc).into_bytes());
-        }
-    };
+    if args.format == Format::Json {
+        let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
+        let doc = kurabe_report::http_compare(exp, urls, rounds, report);
+        return Ok(kurabe_report::to_string(&kurabe_report::Json, &doc).into_bytes());
+    }
     let colour = args.output.is_none() && crate::output::colour_stdout();
     let mut out = Vec::new();
-    kurabe_report::renderer(kind, colour).render(&report, &mut out)?;
+    kurabe_report::renderer(args.format.into(), colour).render(&report, &mut out)?;
     Ok(out)
 }
 
@@ -252,23 +169,16 @@ fn exit_code(o: &kurabe_lab::Outcome, urls: &[String]) -> ExitCode {
     if o.status == kurabe_store::ExperimentStatus::Interrupted {
         return ExitCode::from(130);
     }
-    let dead: Vec<&String> = urls
-        .iter()
-        .filter(|u| {
-            !o.runs
-                .iter()
-                .any(|r| &r.variant == *u && r.status == RunStatus::Ok)
-        })
-        .collect();
+    let dead = http_ab::urls_without_ok_round(o, urls);
     if dead.is_empty() {
         ExitCode::SUCCESS
     } else {
-        let list: Vec<&str> = dead.iter().map(|s| s.as_str()).collect();
-        eprintln!("kurabe: no round succeeded for {}", list.join(", "));
+        eprintln!("kurabe: no round succeeded for {}", dead.join(", "));
         ExitCode::from(1)
     }
 }
 
+/// The progress line of a runner event, if it has one.
 fn progress_line(e: &Event<'_>) -> Option<String> {
     Some(match e {
         Event::Begin { total, .. } => format!("kurabe http: {total} runs, interleaved"),

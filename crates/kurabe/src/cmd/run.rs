@@ -97,7 +97,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     opts.worktrees =
-        match kurabe_lab::git::prepare_revisions(&plan, &opts.plan_dir, stop.flag(), on_prepared) {
+        match kurabe_lab::git::prepare_revisions(&plan, &opts.plan_dir, &stop, on_prepared) {
             Ok(w) => w,
             Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
             Err(e) => return Err(e.into()),

@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.threads == Some(0) {
         anyhow::bail!("--threads 0: use at least 1 (or leave it out for the default)");
     }
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let threads = args
@@ -86,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut client = kurabe_store::pg::connect(&url)?;
     let mut on = |e: WorkerEvent| log_event(&name, &e);
     kurabe_fleet::worker::serve(&mut client, &cfg, &stop, &mut on)?;
-    Ok(if stop.load(Ordering::Relaxed) {
+    Ok(if stop.is_set() {
         crate::signal::exit_code()
     } else {
         ExitCode::SUCCESS

@@ -1,24 +1,24 @@
-//! ab's remaining flags of `kurabe http`, resolved: the report layout (`-d`,
-//! `-S`, `-w`, `-x`, `-y`, `-z`), connection setup (`-b`, `-B`, `-X`, `-P`,
-//! `-E`, `-f`, `-Z`) and the `-v` log (ab's "INFO:", "LOG:" and "WARNING:" lines).
+//! ab's remaining flags of `kurabe http`: the report layout (`-d`, `-S`,
+//! `-w`, `-x`, `-y`, `-z`), the request and connection-setup flags as the
+//! library's plain values (`kurabe_http::cli_config` checks them), and
+//! where the `-v` log goes (its lines are `kurabe_http::ab_verbose`'s).
 //!
-//! Owns turning those flags into typed options and formatting the `-v`
-//! lines. Must not show the `-P` or `-A` password anywhere: errors never
-//! repeat the value, the logged request masks credentials.
+//! Owns copying those flags and printing the `-v` lines. Must not show the
+//! `-P` or `-A` password anywhere.
 
 use std::io::Write as _;
-use std::net::IpAddr;
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
-use kurabe_http::client::{self, HeadTrace, LoadConfig, Proxy, Setup, TlsOptions, TlsProtocol};
-use kurabe_report::{AbHtml, AbText};
+use anyhow::bail;
+use kurabe_http::ab_verbose;
+use kurabe_http::cli_config::{RequestFlags, SetupFlags};
+use kurabe_http::client::HeadTrace;
+use kurabe_report::{AbHtml, AbLayout, AbText};
 
-use super::Args;
-use crate::render::http::{Format, Layout};
+use super::{Args, Format};
 
 /// ab's layout flags → the report layout; `-x`/`-y`/`-z` imply `-w`, as in ab.
-pub(super) fn layout(args: &Args) -> anyhow::Result<Layout> {
+pub(super) fn layout(args: &Args) -> anyhow::Result<AbLayout> {
     let html = args.html
         || args.table_attrs.is_some()
         || args.tr_attrs.is_some()
@@ -34,7 +34,7 @@ pub(super) fn layout(args: &Args) -> anyhow::Result<Layout> {
             td: args.td_attrs.clone().unwrap_or(d.td),
         }
     });
-    Ok(Layout {
+    Ok(AbLayout {
         text: AbText {
             percentiles: !args.no_percentiles,
             confidence: !args.no_confidence,
@@ -44,119 +44,31 @@ pub(super) fn layout(args: &Args) -> anyhow::Result<Layout> {
     })
 }
 
-/// `-b`, `-B`, `-X`, `-P`, `-E`, `-f`, `-Z` → connection setup (no `-v` tap yet).
-pub(super) fn setup(args: &Args, https: bool) -> anyhow::Result<Setup> {
-    if args.socket_buffer == Some(0) {
-        bail!("-b 0: give the socket buffer size in bytes, e.g. -b 65536");
+/// The request flags as the library's plain values.
+pub(super) fn request(args: &Args) -> RequestFlags {
+    RequestFlags {
+        method: args.method.clone(),
+        head: args.head,
+        post_file: args.post_file.clone(),
+        put_file: args.put_file.clone(),
+        content_type: args.content_type.clone(),
+        headers: args.headers.clone(),
+        cookies: args.cookies.clone(),
+        auth: args.auth.clone(),
     }
-    let bind = match &args.bind {
-        Some(b) => Some(b.parse::<IpAddr>().ok().with_context(|| {
-            format!("-B '{b}': give a local IP address to bind, e.g. 127.0.0.2 or ::1")
-        })?),
-        None => None,
-    };
-    let proxy = match &args.proxy {
-        Some(p) => Some(proxy(p, args.proxy_auth.as_deref())?),
-        None if args.proxy_auth.is_some() => {
-            bail!("-P sets the proxy's credentials: add -X PROXY:PORT")
-        }
-        None => None,
-    };
-    Ok(Setup {
+}
+
+/// ab's connection-setup flags (`-b`, `-B`, `-X`, `-P`, `-E`, `-f`, `-Z`) as plain values.
+pub(super) fn setup(args: &Args) -> SetupFlags {
+    SetupFlags {
         socket_buffer: args.socket_buffer,
-        bind,
-        proxy,
-        tls: tls(args, https)?,
-        trace: None,
-    })
-}
-
-/// `-X host:port` (IPv6 in brackets) with the `-P user:password` credentials.
-fn proxy(spec: &str, credentials: Option<&str>) -> anyhow::Result<Proxy> {
-    let how = "give the proxy as HOST:PORT, e.g. -X 127.0.0.1:3128 or -X [::1]:3128";
-    let (host, port) = spec
-        .rsplit_once(':')
-        .with_context(|| format!("-X '{spec}': {how}"))?;
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let port = port.parse::<u16>().ok().filter(|p| *p != 0);
-    let (false, Some(port)) = (host.is_empty(), port) else {
-        bail!("-X '{spec}': {how}");
-    };
-    if let Some(c) = credentials {
-        // The value is a password: name the flag, never echo it.
-        if !c.contains(':') {
-            bail!("-P: proxy credentials are user:password (the value given has no ':')");
-        }
-    }
-    Ok(Proxy::new(host, port, credentials))
-}
-
-/// `-E`, `-f`, `-Z` → TLS options; they need an https:// URL.
-fn tls(args: &Args, https: bool) -> anyhow::Result<TlsOptions> {
-    let given = args.client_cert.is_some() || args.tls_protocol.is_some() || args.ciphers.is_some();
-    if given && !https {
-        bail!("-E, -f and -Z apply to https:// URLs: drop them or use https://");
-    }
-    if let Some(path) = &args.client_cert {
-        std::fs::metadata(path)
-            .with_context(|| format!("-E '{}': cannot read the file", path.display()))?;
-    }
-    let protocol = match &args.tls_protocol {
-        Some(f) => TlsProtocol::from_ab(f)?,
-        None => TlsProtocol::All,
-    };
-    let ciphers = match &args.ciphers {
-        Some(z) => client::parse_ciphers(z)?,
-        None => Vec::new(),
-    };
-    Ok(TlsOptions {
+        bind: args.bind.clone(),
+        proxy: args.proxy.clone(),
+        proxy_auth: args.proxy_auth.clone(),
         client_cert: args.client_cert.clone(),
-        protocol,
-        ciphers,
-    })
-}
-
-/// ab's `-v 2` preamble: the request header as sent, credentials masked.
-pub(super) fn describe(load: &LoadConfig) -> String {
-    let head = client::request_head(load);
-    let masked: Vec<String> = head
-        .split("\r\n")
-        .map(|line| match line.split_once(':') {
-            Some((name, _)) if is_credential(name) => format!("{name}: [masked]"),
-            _ => line.to_owned(),
-        })
-        .collect();
-    format!(
-        "INFO: {} header == \n---\n{}\n---\n",
-        load.method,
-        masked.join("\r\n")
-    )
-}
-
-/// Headers whose value is a password in disguise (Basic is only base64).
-fn is_credential(name: &str) -> bool {
-    name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization")
-}
-
-/// ab's lines for one response head: "LOG: header received:" and the
-/// bytes (level 2), then "LOG: Response code = …" (level 3) or, for a
-/// status outside 2xx, "WARNING: Response code not 2xx (…)" (level 2).
-pub(super) fn log_head(bytes: &[u8], verbosity: u8) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let code: String = text
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("500")
-        .chars()
-        .take(3)
-        .collect();
-    let mut out = format!("LOG: header received:\n{text}\n");
-    if !code.starts_with('2') {
-        out.push_str(&format!("WARNING: Response code not 2xx ({code})\n"));
-    } else if verbosity >= 3 {
-        out.push_str(&format!("LOG: Response code = {code}\n"));
+        tls_protocol: args.tls_protocol.clone(),
+        ciphers: args.ciphers.clone(),
     }
-    out
 }
 
 /// Print `-v` output where ab prints it, stdout, unless the report there is
@@ -173,32 +85,6 @@ pub(super) fn verbose(format: Format, text: &str) {
 /// The `-v 2` tap: every response head, logged as ab logs it.
 pub(super) fn trace(format: Format, verbosity: u8) -> HeadTrace {
     HeadTrace(Arc::new(move |bytes: &[u8]| {
-        verbose(format, &log_head(bytes, verbosity))
+        verbose(format, &ab_verbose::log_head(bytes, verbosity))
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn head_log_is_abs() {
-        let head = b"HTTP/1.1 200 OK\r\nServer: x\r\n\r\nbody";
-        assert_eq!(
-            log_head(head, 2),
-            "LOG: header received:\nHTTP/1.1 200 OK\r\nServer: x\r\n\r\nbody\n"
-        );
-        assert!(log_head(head, 4).ends_with("body\nLOG: Response code = 200\n"));
-        let e = log_head(b"HTTP/1.0 503 Busy\r\n\r\n", 2);
-        assert!(e.ends_with("\nWARNING: Response code not 2xx (503)\n"));
-    }
-
-    #[test]
-    fn proxy_flags_never_echo_the_password() {
-        let e = format!("{:#}", proxy("127.0.0.1:3128", Some("s3cret")).unwrap_err());
-        assert!(e.starts_with("-P:") && !e.contains("s3cret"), "{e}");
-        assert!(proxy("127.0.0.1", None).is_err());
-        assert!(proxy("[::1]:3128", Some("u:p")).is_ok());
-        assert!(proxy(":3128", None).is_err());
-    }
 }

@@ -14,52 +14,9 @@ use std::time::Duration;
 use anyhow::bail;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
 use kurabe_fleet::spec::RunSpec;
-use kurabe_http::client::StopCondition;
-use kurabe_model::http::{FleetSummary, FleetWorker};
 
-use super::{write_outputs, Args, Resolved};
+use super::{write_outputs, Args, Format, Resolved};
 use crate::load::render;
-use crate::render::http::Format;
-
-/// The single-client config as a fleet run spec.
-fn spec(resolved: &Resolved) -> anyhow::Result<RunSpec> {
-    let load = &resolved.load;
-    let (requests, duration) = match load.stop {
-        StopCondition::Requests(n) => (Some(n), None),
-        StopCondition::Duration(d) => (None, Some(d)),
-        StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
-    };
-    if load.abort_on_error {
-        bail!("--abort-on-error cannot stop other hosts; leave it out with --workers");
-    }
-    let s = &load.setup;
-    if s.socket_buffer.is_some()
-        || s.bind.is_some()
-        || s.proxy.is_some()
-        || s.tls != Default::default()
-    {
-        bail!("-b, -B, -X, -E, -f and -Z set up this host's connections; leave them out with --workers");
-    }
-    let ms = |d: Duration| d.as_millis() as u64;
-    Ok(RunSpec {
-        url: load.target.url(),
-        method: load.method.clone(),
-        headers: load.headers.clone(),
-        body: load.body.clone(),
-        concurrency: load.concurrency,
-        requests,
-        duration_ms: duration.map(ms),
-        rate: load.rate,
-        warmup_ms: load.warmup.map(ms),
-        timeout_ms: ms(load.timeout),
-        keep_alive: load.keep_alive,
-        pipeline: load.pipeline,
-        http2: load.http2,
-        streams: load.streams,
-        check_length: load.check_length,
-        insecure: load.insecure,
-    })
-}
 
 /// Run `kurabe http` over `workers` workers.
 pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow::Result<ExitCode> {
@@ -70,7 +27,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     if args.gnuplot.is_some() {
         bail!("-g writes one line per request on one host; it cannot be used with --workers");
     }
-    let spec = spec(resolved)?;
+    let spec = RunSpec::from_load(&resolved.load)?;
     spec.split(workers)?;
     let plan = Plan {
         experiment: args
@@ -97,7 +54,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
         eprintln!("kurabe: note: {note}");
     }
     let mut outcome = outcome;
-    outcome.report.fleet = Some(fleet_summary(&outcome));
+    outcome.report.fleet = Some(outcome.summary());
     let mut rendered = render(&outcome.report, resolved.format, &resolved.layout)?;
     let table = worker_table(&outcome);
     if resolved.format == Format::Text {
@@ -139,47 +96,6 @@ fn log_event(e: &CoordEvent, show: bool) {
             "\r\x1b[K{completed} requests done, {failed} failed, {elapsed_s:.1} s (all workers)"
         ),
         CoordEvent::Progress { .. } => {}
-    }
-}
-
-/// The per-worker rows and notes as they go into the JSON record (and the store).
-fn fleet_summary(o: &Outcome) -> FleetSummary {
-    let workers = o
-        .workers
-        .iter()
-        .map(|w| match &w.report {
-            Some(r) => FleetWorker {
-                slot: w.slot,
-                worker: w.worker.clone(),
-                state: w.state.clone(),
-                concurrency: Some(r.concurrency),
-                complete_requests: r.complete_requests,
-                failed_requests: r.failed_requests,
-                requests_per_second: Some(r.requests_per_second),
-                latency_p50_us: Some(r.latency_us.p50),
-                latency_p99_us: Some(r.latency_us.p99),
-                merged: true,
-                note: w.note.clone(),
-            },
-            None => FleetWorker {
-                slot: w.slot,
-                worker: w.worker.clone(),
-                state: w.state.clone(),
-                concurrency: None,
-                complete_requests: w.progress_completed,
-                failed_requests: w.progress_failed,
-                requests_per_second: None,
-                latency_p50_us: None,
-                latency_p99_us: None,
-                merged: false,
-                note: w.note.clone(),
-            },
-        })
-        .collect();
-    FleetSummary {
-        run_id: o.run_id,
-        workers,
-        notes: o.notes.clone(),
     }
 }
 
