@@ -7,8 +7,12 @@
 #   scripts/html-narrow.sh [WIDTH [PAGE.html...]]     (default 400)
 #
 # Reports checked: the experiment report of the committed demo export
-# (crates/kurabe/tests/data/report-demo-export.json) and of a `kurabe cmd`
-# comparison, and any PAGE given. Exit 0 when every page fits, 1 when one does not (the widest
+# (crates/kurabe/tests/data/report-demo-export.json), of a `kurabe cmd`
+# comparison and of a short soak run (the memory-over-requests chart), the
+# `kurabe history` page of a plan run six times with a step in its work,
+# the `kurabe site` index of that store, and any PAGE given. Collapsed
+# <details> are opened before measuring. The soak and history pages take about half a minute
+# to make. Exit 0 when every page fits, 1 when one does not (the widest
 # elements are listed), 2 when chromium or kurabe is missing. Screenshots
 # are left in $OUT (default: a temp dir, printed) for a look by eye.
 # Needs chromium (apt-get install -y chromium) and a built kurabe
@@ -33,6 +37,45 @@ store=$work/demo.db
 "$kurabe" results import "$root/crates/kurabe/tests/data/report-demo-export.json" --store "$store" >/dev/null
 "$kurabe" report e1 --store "$store" --format html -o "$work/experiment.html" 2>/dev/null
 "$kurabe" cmd -q --runs 3 --no-save --html "$work/cmd.html" 'sleep 0.01' 'sleep 0.02' >/dev/null 2>&1
+# A soak run: two short soaks of kurabe's own server, one leaking.
+cat >"$work/soak.toml" <<'PLAN'
+name = "narrow: soak"
+repeat = 1
+warmup = "1s"
+[target]
+command = ["{kurabe}", "serve", "--port", "{port}"]
+ready = "http://127.0.0.1:{port}/"
+startup_timeout = "20s"
+[[variant]]
+name = "leak 1024 B/request"
+args = ["--leak-bytes", "1024"]
+[[variant]]
+name = "no leak"
+args = ["--leak-bytes", "0"]
+[[workload]]
+name = "soak GET /"
+http = { path = "/", soak = "3s", rate = 500, concurrency = 2, keep_alive = true }
+metrics = ["requests_per_second", "pss_slope_bytes_per_request", "pss_growing", "pss_peak_bytes"]
+PLAN
+"$kurabe" run -q --store "$work/soak.db" "$work/soak.toml" >/dev/null 2>&1
+"$kurabe" report e1 --store "$work/soak.db" --format html -o "$work/soak.html" 2>/dev/null
+# A history: one plan run six times, its command's work doubling after three.
+for pause in 0.01 0.01 0.01 0.02 0.02 0.02; do
+    cat >"$work/history.toml" <<PLAN
+name = "narrow: history of a command with a long name to wrap"
+repeat = 2
+[[variant]]
+name = "sleep"
+[[workload]]
+name = "pause"
+command = { command = "sleep $pause", runs = 3 }
+PLAN
+    "$kurabe" run -q --store "$work/history.db" "$work/history.toml" >/dev/null 2>&1
+done
+"$kurabe" history "narrow: history of a command with a long name to wrap" --store "$work/history.db" \
+    --format html -o "$work/history.html" 2>/dev/null
+"$kurabe" site --store "$work/history.db" -o "$work/site" >/dev/null 2>&1
+cp "$work/site/index.html" "$work/site-index.html"
 for extra in "$@"; do cp "$extra" "$work/$(basename "$extra")"; done
 
 # Chromium's window is at least 500 px wide, so each page is shown in a
@@ -44,6 +87,7 @@ probe='<script>
 const f = document.getElementById("f");
 f.addEventListener("load", () => {
   const d = f.contentDocument, w = f.contentWindow.innerWidth, over = [];
+  for (const s of d.querySelectorAll("details")) s.open = true;
   for (const e of d.body.querySelectorAll("*")) {
     const r = e.getBoundingClientRect();
     let clipped = false;

@@ -44,6 +44,16 @@ pub fn analyse(plan: &Plan, variants: &[String], runs: &[RunRecord]) -> Analysis
     analyse_at(plan, variants, runs, CONFIDENCE)
 }
 
+/// The finite values of `metric` in the successful runs of `variant` × `workload`.
+fn samples_of(runs: &[RunRecord], workload: &str, metric: &str, variant: &str) -> Vec<f64> {
+    runs.iter()
+        .filter(|r| r.status == RunStatus::Ok && r.workload == workload && r.variant == variant)
+        .filter_map(|r| r.metrics.iter().find(|v| v.name == metric))
+        .map(|v| v.value)
+        .filter(|v| v.is_finite())
+        .collect()
+}
+
 /// [`analyse`] with intervals at `confidence` instead of the reported 95 %:
 /// the `--until-confident` stop decision reads [`STOP_CONFIDENCE`] intervals.
 pub fn analyse_at(
@@ -63,30 +73,14 @@ pub fn analyse_at(
                 continue;
             };
             let m = m.clone().with_noise_band(plan.noise_band_for(&name));
-            let samples_of = |variant: &str| -> Vec<f64> {
-                runs.iter()
-                    .filter(|r| {
-                        r.status == RunStatus::Ok && r.workload == w.name && r.variant == variant
-                    })
-                    .filter_map(|r| r.metrics.iter().find(|v| v.name == name))
-                    .map(|v| v.value)
-                    .filter(|v| v.is_finite())
-                    .collect()
-            };
-            let base = samples_of(&baseline);
+            let base = samples_of(runs, &w.name, &name, &baseline);
             for v in variants {
-                let samples = samples_of(v);
-                let comparison =
-                    (*v != baseline && !samples.is_empty() && !base.is_empty()).then(|| {
-                        compare_metric_at(
-                            &name,
-                            &base,
-                            &samples,
-                            m.direction,
-                            m.noise_band,
-                            confidence,
-                        )
-                    });
+                let samples = samples_of(runs, &w.name, &name, v);
+                let compared = *v != baseline && !samples.is_empty() && !base.is_empty();
+                let comparison = compared.then(|| {
+                    let (d, band) = (m.direction, m.noise_band);
+                    compare_metric_at(&name, &base, &samples, d, band, confidence)
+                });
                 rows.push(Row {
                     workload: w.name.clone(),
                     metric: m.clone(),

@@ -400,10 +400,34 @@ pub fn system(
     stop: &AtomicBool,
 ) -> Result<Measured, RunFailure> {
     let fail = |e: &dyn std::fmt::Display| RunFailure::new(format!("system workload: {e}"));
+    // Dropping the cgroup kills anything left in it and removes it.
+    let cgroup = match limits.filter(|l| !l.is_empty()) {
+        Some(l) => Some(kurabe_probe::cgroup::RunCgroup::create(l).map_err(|e| fail(&e))?),
+        None => None,
+    };
+    let cfg = system_config(w, cgroup.as_ref()).map_err(|e| fail(&e))?;
+    let report = kurabe_system::run(&cfg, stop, &mut |_| {}).map_err(|e| fail(&e))?;
+    drop(cgroup);
+    if report.interrupted {
+        return Err(RunFailure::new("interrupted"));
+    }
+    let metrics = system_metrics(&report)?;
+    Ok(Measured {
+        metrics,
+        record: json!({ "kind": "system", "system": report }),
+    })
+}
+
+/// The suite's configuration: the tests asked for (default: all), 1 copy
+/// and one per core (or the copies asked for), in `cgroup` when given.
+fn system_config(
+    w: &SystemWorkload,
+    cgroup: Option<&kurabe_probe::cgroup::RunCgroup>,
+) -> Result<kurabe_system::Config, kurabe_system::Error> {
     let tests = if w.tests.is_empty() {
         kurabe_system::catalog::ALL.iter().map(|s| s.id).collect()
     } else {
-        kurabe_system::parse_tests(&w.tests.join(",")).map_err(|e| fail(&e))?
+        kurabe_system::parse_tests(&w.tests.join(","))?
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let copies = match w.copies {
@@ -411,27 +435,24 @@ pub fn system(
         None if cores > 1 => vec![1, cores],
         None => vec![1],
     };
-    // Dropping the cgroup kills anything left in it and removes it.
-    let cgroup = match limits.filter(|l| !l.is_empty()) {
-        Some(l) => Some(kurabe_probe::cgroup::RunCgroup::create(l).map_err(|e| fail(&e))?),
-        None => None,
+    let procs = |c: &kurabe_probe::cgroup::RunCgroup| {
+        c.dirs().iter().map(|d| d.join("cgroup.procs")).collect()
     };
-    let cfg = kurabe_system::Config {
+    Ok(kurabe_system::Config {
         tests,
         copies,
-        profile: system_profile(w).map_err(|e| fail(&e))?,
+        profile: system_profile(w)?,
         execl_helper: None,
         temp_parent: std::env::temp_dir(),
         pin: None,
-        cgroup_procs: cgroup.as_ref().map_or_else(Vec::new, |c| {
-            c.dirs().iter().map(|d| d.join("cgroup.procs")).collect()
-        }),
-    };
-    let report = kurabe_system::run(&cfg, stop, &mut |_| {}).map_err(|e| fail(&e))?;
-    drop(cgroup);
-    if report.interrupted {
-        return Err(RunFailure::new("interrupted"));
-    }
+        cgroup_procs: cgroup.map_or_else(Vec::new, procs),
+    })
+}
+
+/// `system_index` and `system_index_<test>` of the first copy count.
+fn system_metrics(
+    report: &kurabe_model::system::SystemReport,
+) -> Result<BTreeMap<&'static str, f64>, RunFailure> {
     let first = report.runs.first();
     let score = first
         .and_then(|r| r.score)
@@ -446,10 +467,7 @@ pub fn system(
             m.insert(name, index);
         }
     }
-    Ok(Measured {
-        metrics: m,
-        record: json!({ "kind": "system", "system": report }),
-    })
+    Ok(m)
 }
 
 /// The passes a `system` workload asks for.
@@ -520,11 +538,23 @@ pub fn command(
             })
         })
         .transpose()?;
-    let mut session = Session::start(launch)?;
+    let session = Session::start(launch)?;
+    let execs = exec_all(w, session, prepare.as_mut(), stop)?;
+    Ok(command_measured(run.argv, &execs))
+}
+
+/// The warm-up executions (dropped), then the timed ones, each after
+/// `prepare` when there is one; `subtract` taken off each timed one.
+fn exec_all(
+    w: &CommandWorkload,
+    mut session: Session<'_>,
+    mut prepare: Option<&mut Session<'_>>,
+    stop: &AtomicBool,
+) -> Result<Vec<Execution>, RunFailure> {
     let timeout = w.timeout.map(|t| t.0);
     let mut execs = Vec::with_capacity(w.runs as usize);
     for i in 0..w.warmup_runs + w.runs {
-        if let Some(p) = &mut prepare {
+        if let Some(p) = prepare.as_deref_mut() {
             p.exec(timeout, stop).map_err(|e| RunFailure {
                 message: format!("prepare: {}", e.message),
                 ..e
@@ -539,7 +569,7 @@ pub fn command(
         }
         execs.push(e);
     }
-    Ok(command_measured(run.argv, &execs))
+    Ok(execs)
 }
 
 /// The settings a `prepare` command runs with: output discarded, failure fatal.

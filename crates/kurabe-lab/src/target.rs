@@ -215,38 +215,10 @@ pub fn start(spec: &TargetSpec) -> Result<RunningTarget, RunFailure> {
     let Some(program) = spec.argv.first() else {
         return Err(RunFailure::new("the target command is empty"));
     };
-    let cgroup = match &spec.limits {
-        Some(limits) if !limits.is_empty() => Some(
-            RunCgroup::create(limits)
-                .map_err(|e| RunFailure::new(format!("cannot apply the variant's limits: {e}")))?,
-        ),
-        // Without limits the cgroup is a bonus (counts and kills escapees);
-        // where none can be made the process group and ppid scan still work.
-        _ => RunCgroup::create(&Limits::default()).ok(),
-    };
+    let cgroup = run_cgroup(spec)?;
     let (out_r, out_w) = pipe().map_err(|e| RunFailure::new(format!("cannot make a pipe: {e}")))?;
     let (err_r, err_w) = pipe().map_err(|e| RunFailure::new(format!("cannot make a pipe: {e}")))?;
-    let started = {
-        // The Command holds our copies of the write ends: it must be dropped
-        // right after spawning or the readers would never see EOF.
-        let mut cmd = Command::new(program);
-        kurabe_store::scrub_secrets(&mut cmd);
-        cmd.args(&spec.argv[1..])
-            .envs(&spec.env)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(out_w))
-            .stderr(Stdio::from(err_w));
-        if let Some(dir) = &spec.cwd {
-            cmd.current_dir(dir);
-        }
-        // launch::spawn also sets PR_SET_PDEATHSIG: a killed kurabe takes the root along.
-        launch::spawn(&mut cmd, cgroup.as_ref()).map_err(|e| {
-            RunFailure::new(format!(
-                "cannot start the target `{}`: {e}; check the command and `cwd`",
-                spec.argv.join(" ")
-            ))
-        })?
-    };
+    let started = spawn(program, spec, cgroup.as_ref(), (out_w, err_w))?;
     let output = Arc::new(Output::default());
     let needle = match &spec.ready {
         ReadyCheck::Log(l) => Some(l.clone()),
@@ -260,6 +232,48 @@ pub fn start(spec: &TargetSpec) -> Result<RunningTarget, RunFailure> {
         output,
         spec: spec.clone(),
         spawned_at: Instant::now(),
+    })
+}
+
+/// The run's cgroup: required with limits, a bonus without.
+fn run_cgroup(spec: &TargetSpec) -> Result<Option<RunCgroup>, RunFailure> {
+    Ok(match &spec.limits {
+        Some(limits) if !limits.is_empty() => Some(
+            RunCgroup::create(limits)
+                .map_err(|e| RunFailure::new(format!("cannot apply the variant's limits: {e}")))?,
+        ),
+        // Without limits the cgroup is a bonus (counts and kills escapees);
+        // where none can be made the process group and ppid scan still work.
+        _ => RunCgroup::create(&Limits::default()).ok(),
+    })
+}
+
+/// Spawn the target's root (`program`, the first of its argv) with its
+/// stdout and stderr to the two write ends.
+fn spawn(
+    program: &str,
+    spec: &TargetSpec,
+    cgroup: Option<&RunCgroup>,
+    (out, err): (OwnedFd, OwnedFd),
+) -> Result<Started, RunFailure> {
+    // The Command holds our copies of the write ends: it is dropped on
+    // return, right after spawning, or the readers would never see EOF.
+    let mut cmd = Command::new(program);
+    kurabe_store::scrub_secrets(&mut cmd);
+    cmd.args(&spec.argv[1..])
+        .envs(&spec.env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(out))
+        .stderr(Stdio::from(err));
+    if let Some(dir) = &spec.cwd {
+        cmd.current_dir(dir);
+    }
+    // launch::spawn also sets PR_SET_PDEATHSIG: a killed kurabe takes the root along.
+    launch::spawn(&mut cmd, cgroup).map_err(|e| {
+        RunFailure::new(format!(
+            "cannot start the target `{}`: {e}; check the command and `cwd`",
+            spec.argv.join(" ")
+        ))
     })
 }
 

@@ -14,7 +14,7 @@ use kurabe_model::experiment::{
     VersusBaseline, WarmupCheck, WorkloadReport,
 };
 use kurabe_model::plan::Plan;
-use kurabe_model::record::{Experiment, RunStatus, StoredRun};
+use kurabe_model::record::{Experiment, HostFacts, RunStatus, StoredRun};
 use kurabe_model::stats::warmup::Settling;
 use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
@@ -45,63 +45,11 @@ const HEADLINE_COLUMNS: usize = 4;
 /// Build the report of a stored experiment.
 pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
     let plan: Option<Plan> = toml::from_str(&exp.plan_text).ok();
-    let runs: Vec<&StoredRun> = {
-        let mut r: Vec<&StoredRun> = exp.runs.iter().collect();
-        // Stable: runs of one round keep the order they were recorded in.
-        r.sort_by_key(|s| s.run.round);
-        r
-    };
-    let plan_variants: Vec<String> = plan
-        .as_ref()
-        .map(|p| p.resolved_variants().into_iter().map(|v| v.name).collect())
-        .unwrap_or_default();
-    // The declared baseline stays the baseline even when it has no runs
-    // (interrupted before it ran): it is listed, marked, never replaced.
-    let declared = plan.as_ref().and_then(Plan::baseline_name);
-    let seen = runs.iter().map(|r| r.run.variant.as_str());
-    let variants = ordered(plan_variants, seen.chain(declared.as_deref()));
-    let baseline = declared.or_else(|| variants.first().cloned());
-    let variants_without_runs = variants
-        .iter()
-        .filter(|v| {
-            !runs
-                .iter()
-                .any(|r| &r.run.variant == *v && r.run.status == RunStatus::Ok)
-        })
-        .cloned()
-        .collect();
-    let plan_workloads: Vec<String> = plan
-        .as_ref()
-        .map(|p| p.workloads.iter().map(|w| w.name.clone()).collect())
-        .unwrap_or_default();
-    let workload_names = ordered(plan_workloads, runs.iter().map(|r| r.run.workload.as_str()));
-    let band = |m: &str| {
-        plan.as_ref()
-            .map_or(DEFAULT_NOISE_BAND, |p| p.noise_band_for(m))
-    };
-    let workloads = workload_names
-        .iter()
-        .map(|w| {
-            let wr: Vec<&StoredRun> = runs
-                .iter()
-                .copied()
-                .filter(|r| &r.run.workload == w)
-                .collect();
-            workload(w, &wr, &variants, baseline.as_deref(), &band)
-        })
-        .filter(|w| !w.variants.is_empty())
-        .collect();
-    let failures: Vec<FailedRun> = exp
-        .runs
-        .iter()
-        .filter(|r| r.run.status == RunStatus::Failed)
-        .map(|r| FailedRun {
-            variant: r.run.variant.clone(),
-            workload: r.run.workload.clone(),
-            round: r.run.round,
-            error_tail: r.run.error_tail.clone(),
-        })
-        .collect();
+    let mut runs: Vec<&StoredRun> = exp.runs.iter().collect();
+    // Stable: runs of one round keep the order they were recorded in.
+    runs.sort_by_key(|s| s.run.round);
+    let (variants, baseline) = variant_order(plan.as_ref(), &runs);
+    let failures = failed_runs(exp);
     ExperimentReport {
         schema_version: SCHEMA_VERSION,
         id: exp.id.to_string(),
@@ -110,22 +58,94 @@ pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
         started_at: exp.started_at.clone(),
         finished_at: exp.finished_at.clone(),
         tool_version: exp.tool_version.clone(),
-        host: exp.host.as_ref().map(|h| ReportHost {
-            hostname: h.hostname.clone(),
-            cpu_model: h.cpu_model.clone(),
-            cores: h.cores,
-            memory_bytes: h.memory_bytes,
-            kernel: h.kernel.clone(),
-            arch: h.arch.clone(),
-        }),
+        host: exp.host.as_ref().map(report_host),
+        variants_without_runs: without_runs(&variants, &runs),
+        workloads: workloads(plan.as_ref(), &runs, &variants, baseline.as_deref()),
         baseline,
         variants,
-        variants_without_runs,
         runs_total: exp.runs.len() as u64,
         runs_failed: failures.len() as u64,
-        workloads,
         failures,
         plan_text: exp.plan_text.clone(),
+    }
+}
+
+/// The variants in plan order (then as first seen), and the baseline: the
+/// declared one stays the baseline even when it has no runs (interrupted
+/// before it ran): it is listed, marked, never replaced; else the first.
+fn variant_order(plan: Option<&Plan>, runs: &[&StoredRun]) -> (Vec<String>, Option<String>) {
+    let plan_variants: Vec<String> = plan
+        .map(|p| p.resolved_variants().into_iter().map(|v| v.name).collect())
+        .unwrap_or_default();
+    let declared = plan.and_then(Plan::baseline_name);
+    let seen = runs.iter().map(|r| r.run.variant.as_str());
+    let variants = ordered(plan_variants, seen.chain(declared.as_deref()));
+    let baseline = declared.or_else(|| variants.first().cloned());
+    (variants, baseline)
+}
+
+/// The variants without a successful run.
+fn without_runs(variants: &[String], runs: &[&StoredRun]) -> Vec<String> {
+    variants
+        .iter()
+        .filter(|v| {
+            !runs
+                .iter()
+                .any(|r| &r.run.variant == *v && r.run.status == RunStatus::Ok)
+        })
+        .cloned()
+        .collect()
+}
+
+/// A report per workload (plan order, then as first seen) that has variants.
+fn workloads(
+    plan: Option<&Plan>,
+    runs: &[&StoredRun],
+    variants: &[String],
+    baseline: Option<&str>,
+) -> Vec<WorkloadReport> {
+    let plan_workloads: Vec<String> = plan
+        .map(|p| p.workloads.iter().map(|w| w.name.clone()).collect())
+        .unwrap_or_default();
+    let names = ordered(plan_workloads, runs.iter().map(|r| r.run.workload.as_str()));
+    let band = |m: &str| plan.map_or(DEFAULT_NOISE_BAND, |p| p.noise_band_for(m));
+    names
+        .iter()
+        .map(|w| {
+            let wr: Vec<&StoredRun> = runs
+                .iter()
+                .copied()
+                .filter(|r| &r.run.workload == w)
+                .collect();
+            workload(w, &wr, variants, baseline, &band)
+        })
+        .filter(|w| !w.variants.is_empty())
+        .collect()
+}
+
+/// The failed runs, with the tail of their error output.
+fn failed_runs(exp: &Experiment) -> Vec<FailedRun> {
+    exp.runs
+        .iter()
+        .filter(|r| r.run.status == RunStatus::Failed)
+        .map(|r| FailedRun {
+            variant: r.run.variant.clone(),
+            workload: r.run.workload.clone(),
+            round: r.run.round,
+            error_tail: r.run.error_tail.clone(),
+        })
+        .collect()
+}
+
+/// The host facts a report shows.
+fn report_host(h: &HostFacts) -> ReportHost {
+    ReportHost {
+        hostname: h.hostname.clone(),
+        cpu_model: h.cpu_model.clone(),
+        cores: h.cores,
+        memory_bytes: h.memory_bytes,
+        kernel: h.kernel.clone(),
+        arch: h.arch.clone(),
     }
 }
 
@@ -151,20 +171,46 @@ fn workload(
     baseline: Option<&str>,
     band: &dyn Fn(&str) -> f64,
 ) -> WorkloadReport {
-    let variants: Vec<String> = all_variants
+    let variants = ran(all_variants, runs, baseline);
+    let ok: Vec<&StoredRun> = runs.iter().copied().filter(|r| is_ok(r)).collect();
+    let (units, names) = metric_names(&ok);
+    let metrics: Vec<MetricReport> = names
+        .iter()
+        .map(|&m| metric_report(m, units[m], &ok, &variants, baseline, band(m)))
+        .collect();
+    WorkloadReport {
+        name: name.to_owned(),
+        headline: headline(&units, &names),
+        metrics,
+        series: ok.iter().filter_map(|r| run_series(r)).collect(),
+        soak: ok
+            .iter()
+            .filter_map(|r| crate::soak::soak_series(r))
+            .collect(),
+        warmup: warmup_checks(&variants, &ok),
+        variants,
+    }
+}
+
+fn is_ok(r: &StoredRun) -> bool {
+    r.run.status == RunStatus::Ok
+}
+
+/// The variants that ran this workload, and the baseline in any case.
+fn ran(all_variants: &[String], runs: &[&StoredRun], baseline: Option<&str>) -> Vec<String> {
+    all_variants
         .iter()
         .filter(|v| runs.iter().any(|r| &r.run.variant == *v) || baseline == Some(v.as_str()))
         .cloned()
-        .collect();
-    let ok: Vec<&StoredRun> = runs
-        .iter()
-        .copied()
-        .filter(|r| r.run.status == RunStatus::Ok)
-        .collect();
-    // Metric names: catalogue order first, then unknown ones as first seen.
+        .collect()
+}
+
+/// The unit of each metric the runs measured, and the names: catalogue
+/// order first, then unknown ones as first seen.
+fn metric_names<'a>(ok: &[&'a StoredRun]) -> (BTreeMap<&'a str, &'a str>, Vec<&'a str>) {
     let mut units: BTreeMap<&str, &str> = BTreeMap::new();
     let mut seen: Vec<&str> = Vec::new();
-    for r in &ok {
+    for r in ok {
         for m in &r.run.metrics {
             if units.insert(&m.name, &m.unit).is_none() {
                 seen.push(&m.name);
@@ -173,38 +219,25 @@ fn workload(
     }
     let mut names: Vec<&str> = metric::names().filter(|n| units.contains_key(n)).collect();
     names.extend(seen.iter().filter(|n| metric::lookup(n).is_none()));
-    let metrics: Vec<MetricReport> = names
-        .iter()
-        .map(|&m| metric_report(m, units[m], &ok, &variants, baseline, band(m)))
-        .collect();
-    let mut headline: Vec<String> = HEADLINE
+    (units, names)
+}
+
+/// The compact table's columns: the headline metrics measured, else the first ones.
+fn headline(units: &BTreeMap<&str, &str>, names: &[&str]) -> Vec<String> {
+    let headline: Vec<String> = HEADLINE
         .iter()
         .filter(|h| units.contains_key(*h))
         .take(HEADLINE_COLUMNS)
         .map(|h| h.to_string())
         .collect();
-    if headline.is_empty() {
-        headline = names
-            .iter()
-            .take(HEADLINE_COLUMNS)
-            .map(|n| n.to_string())
-            .collect();
+    if !headline.is_empty() {
+        return headline;
     }
-    let series = ok.iter().filter_map(|r| run_series(r)).collect();
-    let soak = ok
+    names
         .iter()
-        .filter_map(|r| crate::soak::soak_series(r))
-        .collect();
-    let warmup = warmup_checks(&variants, &ok);
-    WorkloadReport {
-        name: name.to_owned(),
-        variants,
-        headline,
-        metrics,
-        series,
-        soak,
-        warmup,
-    }
+        .take(HEADLINE_COLUMNS)
+        .map(|n| n.to_string())
+        .collect()
 }
 
 /// Per variant, the runs whose series settled after their warm-up ended
@@ -251,6 +284,75 @@ fn warmup_check(variant: &str, found: &[(f64, Settling)]) -> Option<WarmupCheck>
     })
 }
 
+/// One metric in a workload's successful runs, with what judges it.
+struct MetricRuns<'a> {
+    name: &'a str,
+    ok: &'a [&'a StoredRun],
+    unit: Unit,
+    direction: Option<Direction>,
+    band: f64,
+}
+
+impl MetricRuns<'_> {
+    /// The finite values variant `v`'s runs measured.
+    fn samples(&self, v: &str) -> Vec<f64> {
+        self.ok
+            .iter()
+            .filter(|r| r.run.variant == v)
+            .flat_map(|r| r.run.metrics.iter().filter(|m| m.name == self.name))
+            .map(|m| m.value)
+            .filter(|x| x.is_finite())
+            .collect()
+    }
+
+    /// Each variant's samples and their summary.
+    fn per_variant(&self, variants: &[String]) -> Vec<VariantMetric> {
+        variants
+            .iter()
+            .map(|v| {
+                let s = self.samples(v);
+                VariantMetric {
+                    variant: v.clone(),
+                    summary: Summary::of(&s),
+                    samples: s,
+                }
+            })
+            .collect()
+    }
+
+    /// Variant `v` against the baseline `base` (whose samples are `base_samples`).
+    fn versus(&self, base: &str, base_samples: &[f64], v: &str) -> VersusBaseline {
+        // An unknown metric still gets an interval; its verdict is not worded as good or bad.
+        let dir = self.direction.unwrap_or(Direction::HigherIsBetter);
+        let c = compare_metric(self.name, base_samples, &self.samples(v), dir, self.band);
+        let (tone, phrase) = words::verdict(self.name, self.unit, self.direction, &c);
+        VersusBaseline {
+            variant: v.to_owned(),
+            baseline: base.to_owned(),
+            comparison: c,
+            tone,
+            phrase,
+        }
+    }
+
+    /// Every variant but the baseline against it; none when the baseline
+    /// has no runs (nothing to compare against).
+    fn versus_all(&self, variants: &[String], baseline: Option<&str>) -> Vec<VersusBaseline> {
+        let Some(base) = baseline else {
+            return Vec::new();
+        };
+        let base_samples = self.samples(base);
+        if base_samples.is_empty() {
+            return Vec::new();
+        }
+        variants
+            .iter()
+            .filter(|v| *v != base)
+            .map(|v| self.versus(base, &base_samples, v))
+            .collect()
+    }
+}
+
 fn metric_report(
     name: &str,
     unit_text: &str,
@@ -260,63 +362,22 @@ fn metric_report(
     band: f64,
 ) -> MetricReport {
     let known = metric::lookup(name);
-    let unit = known
-        .as_ref()
-        .map_or_else(|| unit_from_text(unit_text), |m| m.unit);
-    let direction = known.as_ref().map(|m| m.direction);
-    let samples = |v: &str| -> Vec<f64> {
-        ok.iter()
-            .filter(|r| r.run.variant == v)
-            .flat_map(|r| r.run.metrics.iter().filter(|m| m.name == name))
-            .map(|m| m.value)
-            .filter(|x| x.is_finite())
-            .collect()
+    let m = MetricRuns {
+        name,
+        ok,
+        unit: known
+            .as_ref()
+            .map_or_else(|| unit_from_text(unit_text), |m| m.unit),
+        direction: known.as_ref().map(|m| m.direction),
+        band,
     };
-    let per_variant: Vec<VariantMetric> = variants
-        .iter()
-        .map(|v| {
-            let s = samples(v);
-            VariantMetric {
-                variant: v.clone(),
-                summary: Summary::of(&s),
-                samples: s,
-            }
-        })
-        .collect();
-    let mut versus = Vec::new();
-    if let Some(base) = baseline {
-        let base_samples = samples(base);
-        for v in variants.iter().filter(|v| *v != base) {
-            let cand = samples(v);
-            if base_samples.is_empty() {
-                // A baseline without runs: nothing to compare against.
-                break;
-            }
-            // An unknown metric still gets an interval; its verdict is not worded as good or bad.
-            let c = compare_metric(
-                name,
-                &base_samples,
-                &cand,
-                direction.unwrap_or(Direction::HigherIsBetter),
-                band,
-            );
-            let (tone, phrase) = words::verdict(name, unit, direction, &c);
-            versus.push(VersusBaseline {
-                variant: v.clone(),
-                baseline: base.to_owned(),
-                comparison: c,
-                tone,
-                phrase,
-            });
-        }
-    }
     MetricReport {
         name: name.to_owned(),
-        unit,
-        direction,
+        unit: m.unit,
+        direction: m.direction,
         description: known.map(|m| m.description).unwrap_or_default(),
-        variants: per_variant,
-        versus_baseline: versus,
+        variants: m.per_variant(variants),
+        versus_baseline: m.versus_all(variants, baseline),
     }
 }
 

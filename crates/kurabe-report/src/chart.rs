@@ -112,94 +112,155 @@ fn centre_and_interval(samples: &[f64]) -> Option<(f64, f64, f64)> {
     Some((mean.exp(), (mean - half).exp(), (mean + half).exp()))
 }
 
+/// The geometry of a bar chart: a label column, then the plot, one row per bar.
+struct BarFrame {
+    label_w: f64,
+    plot_w: f64,
+    row_h: f64,
+    top: f64,
+    /// The value at the right end of the plot (the last tick).
+    x_max: f64,
+    /// The y of the x axis, below the last row.
+    plot_bottom: f64,
+    /// The unit of the values (for the tooltips).
+    unit: Unit,
+}
+
+impl BarFrame {
+    /// 150 px of labels, 340 px of plot, 30 px a row of `rows`, 10 px above.
+    fn new(rows: usize, x_max: f64, unit: Unit) -> BarFrame {
+        let (row_h, top) = (30.0, 10.0);
+        BarFrame {
+            label_w: 150.0,
+            plot_w: 340.0,
+            row_h,
+            top,
+            x_max,
+            plot_bottom: top + row_h * rows as f64,
+            unit,
+        }
+    }
+
+    /// x of value `v` (negative values sit on the axis).
+    fn x(&self, v: f64) -> f64 {
+        self.label_w + (v.max(0.0) / self.x_max) * self.plot_w
+    }
+}
+
 /// Horizontal bars (geometric mean) with 95 % interval whiskers and one
 /// dot per run; x axis from 0 with ticks in the metric's unit.
 pub(crate) fn bar_chart(bars: &[Bar<'_>], unit: Unit, axis_title: &str) -> String {
-    let (label_w, plot_w, row_h, top, bottom) = (150.0, 340.0, 30.0, 10.0, 46.0);
-    let width = label_w + plot_w + 30.0;
-    let height = top + row_h * bars.len() as f64 + bottom;
     let stats: Vec<Option<(f64, f64, f64)>> = bars
         .iter()
         .map(|b| centre_and_interval(b.samples))
         .collect();
+    // The axis covers every run and every interval's upper end.
     let max = bars
         .iter()
         .flat_map(|b| b.samples.iter().copied())
         .chain(stats.iter().flatten().map(|s| s.2))
         .fold(0.0f64, f64::max);
     let (ticks, div, suffix) = ticks(unit, if max > 0.0 { max } else { 1.0 });
-    let x_max = *ticks.last().unwrap_or(&1.0);
-    let x = |v: f64| label_w + (v.max(0.0) / x_max) * plot_w;
-    let mut s = String::new();
-    let _ = write!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
-        esc(axis_title)
-    );
-    let plot_bottom = top + row_h * bars.len() as f64;
+    let f = BarFrame::new(bars.len(), *ticks.last().unwrap_or(&1.0), unit);
+    let mut s = bar_chart_start(&f, axis_title);
     for t in &ticks {
-        let tx = x(*t);
-        let _ = write!(
-            s,
-            r##"<line x1="{tx:.1}" y1="{top}" x2="{tx:.1}" y2="{plot_bottom}" stroke="#e3e6ea"/><text x="{tx:.1}" y="{:.1}" class="tick" text-anchor="middle">{}</text>"##,
-            plot_bottom + 14.0,
-            esc(&tick_label(*t, div, suffix))
-        );
+        bar_tick(&mut s, &f, f.x(*t), &tick_label(*t, div, suffix));
     }
     for (i, (b, st)) in bars.iter().zip(&stats).enumerate() {
-        let y = top + row_h * i as f64;
-        let cy = y + row_h / 2.0;
-        let _ = write!(
-            s,
-            r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text>"#,
-            label_w - 8.0,
-            cy + 4.0,
-            esc(&truncate(b.label, 20))
-        );
-        let Some((g, lo, hi)) = st else { continue };
-        let c = colour(b.colour);
-        let _ = write!(
-            s,
-            r#"<rect x="{label_w}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{c}" fill-opacity="0.78" rx="2"><title>{}: {}</title></rect>"#,
-            y + 6.0,
-            x(*g) - label_w,
-            row_h - 12.0,
-            esc(b.label),
-            esc(&words::value(unit, *g))
-        );
-        if hi > lo {
-            let _ = write!(
-                s,
-                r##"<g stroke="#1f2933" stroke-width="1.4"><line x1="{:.1}" y1="{cy:.1}" x2="{:.1}" y2="{cy:.1}"/><line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/><line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}"/></g>"##,
-                x(*lo),
-                x(*hi),
-                x(*lo),
-                cy - 6.0,
-                x(*lo),
-                cy + 6.0,
-                x(*hi),
-                cy - 6.0,
-                x(*hi),
-                cy + 6.0
-            );
-        }
-        for v in b.samples {
-            let _ = write!(
-                s,
-                r##"<circle cx="{:.1}" cy="{cy:.1}" r="2.4" fill="#ffffff" stroke="#1f2933" stroke-width="0.9"/>"##,
-                x(*v)
-            );
-        }
+        bar_row(&mut s, &f, i, b, *st);
     }
+    bar_chart_end(&mut s, &f, axis_title);
+    s
+}
+
+/// A vertical grid line at `tx` with its label below the plot.
+fn bar_tick(s: &mut String, f: &BarFrame, tx: f64, label: &str) {
     let _ = write!(
         s,
-        r##"<line x1="{label_w}" y1="{plot_bottom}" x2="{:.1}" y2="{plot_bottom}" stroke="#9aa5b1"/><text x="{:.1}" y="{:.1}" class="axis" text-anchor="middle">{}</text></svg>"##,
-        label_w + plot_w,
-        label_w + plot_w / 2.0,
-        plot_bottom + 36.0,
+        r##"<line x1="{tx:.1}" y1="{}" x2="{tx:.1}" y2="{}" stroke="#e3e6ea"/><text x="{tx:.1}" y="{:.1}" class="tick" text-anchor="middle">{}</text>"##,
+        f.top,
+        f.plot_bottom,
+        f.plot_bottom + 14.0,
+        esc(label)
+    );
+}
+
+/// The x axis line and its title; closes the `<svg>`.
+fn bar_chart_end(s: &mut String, f: &BarFrame, axis_title: &str) {
+    let _ = write!(
+        s,
+        r##"<line x1="{}" y1="{}" x2="{:.1}" y2="{}" stroke="#9aa5b1"/><text x="{:.1}" y="{:.1}" class="axis" text-anchor="middle">{}</text></svg>"##,
+        f.label_w,
+        f.plot_bottom,
+        f.label_w + f.plot_w,
+        f.plot_bottom,
+        f.label_w + f.plot_w / 2.0,
+        f.plot_bottom + 36.0,
         esc(axis_title)
     );
-    s
+}
+
+/// The `<svg>` tag of a bar chart: 30 px right of the plot, 46 px below it.
+fn bar_chart_start(f: &BarFrame, axis_title: &str) -> String {
+    let width = f.label_w + f.plot_w + 30.0;
+    let height = f.plot_bottom + 46.0;
+    format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" aria-label="{}">"#,
+        esc(axis_title)
+    )
+}
+
+/// Row `i`: the label, and when the bar has a centre, the bar (with its
+/// value as a tooltip), the interval whisker and a dot per run.
+fn bar_row(s: &mut String, f: &BarFrame, i: usize, b: &Bar<'_>, st: Option<(f64, f64, f64)>) {
+    let y = f.top + f.row_h * i as f64;
+    let cy = y + f.row_h / 2.0;
+    let _ = write!(
+        s,
+        r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text>"#,
+        f.label_w - 8.0,
+        cy + 4.0,
+        esc(&truncate(b.label, 20))
+    );
+    let Some((g, lo, hi)) = st else { return };
+    bar_rect(s, f, y, b, &words::value(f.unit, g), f.x(g));
+    if hi > lo {
+        whisker(s, f.x(lo), f.x(hi), cy);
+    }
+    for v in b.samples {
+        let _ = write!(
+            s,
+            r##"<circle cx="{:.1}" cy="{cy:.1}" r="2.4" fill="#ffffff" stroke="#1f2933" stroke-width="0.9"/>"##,
+            f.x(*v)
+        );
+    }
+}
+
+/// The bar of row top `y`, ending at `x_end`, its value as a tooltip.
+fn bar_rect(s: &mut String, f: &BarFrame, y: f64, b: &Bar<'_>, value: &str, x_end: f64) {
+    let _ = write!(
+        s,
+        r#"<rect x="{}" y="{:.1}" width="{:.1}" height="{:.1}" fill="{}" fill-opacity="0.78" rx="2"><title>{}: {}</title></rect>"#,
+        f.label_w,
+        y + 6.0,
+        x_end - f.label_w,
+        f.row_h - 12.0,
+        colour(b.colour),
+        esc(b.label),
+        esc(value)
+    );
+}
+
+/// An interval whisker from `x_lo` to `x_hi` at height `cy`, with end caps.
+fn whisker(s: &mut String, x_lo: f64, x_hi: f64, cy: f64) {
+    let _ = write!(
+        s,
+        r##"<g stroke="#1f2933" stroke-width="1.4"><line x1="{x_lo:.1}" y1="{cy:.1}" x2="{x_hi:.1}" y2="{cy:.1}"/><line x1="{x_lo:.1}" y1="{:.1}" x2="{x_lo:.1}" y2="{:.1}"/><line x1="{x_hi:.1}" y1="{:.1}" x2="{x_hi:.1}" y2="{:.1}"/></g>"##,
+        cy - 6.0,
+        cy + 6.0,
+        cy - 6.0,
+        cy + 6.0
+    );
 }
 
 /// A sparkline: `values` as a small line, change points (indices of the
@@ -207,32 +268,15 @@ pub(crate) fn bar_chart(bars: &[Bar<'_>], unit: Unit, axis_title: &str) -> Strin
 /// beyond a title for screen readers.
 pub(crate) fn sparkline(values: &[f64], marks: &[usize]) -> String {
     let (w, h) = (120.0, 24.0);
-    let finite = || values.iter().copied().filter(|v| v.is_finite());
-    let lo = finite().fold(f64::INFINITY, f64::min);
-    let hi = finite().fold(f64::NEG_INFINITY, f64::max);
-    let span = if hi > lo { hi - lo } else { 1.0 };
     let step = w / (values.len().max(2) - 1) as f64;
-    let x = |i: usize| i as f64 * step;
-    let pts: Vec<String> = values
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_finite())
-        .map(|(i, v)| {
-            format!(
-                "{:.1},{:.1}",
-                x(i),
-                2.0 + (h - 4.0) * (1.0 - (v - lo) / span)
-            )
-        })
-        .collect();
     let mut s = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" role="img" aria-label="trend of {} points"><polyline points="{}" fill="none" stroke="{}" stroke-width="1.4"/>"#,
         values.len(),
-        pts.join(" "),
+        sparkline_points(values, step, h),
         colour(0)
     );
     for &m in marks {
-        let mx = x(m) - step / 2.0;
+        let mx = m as f64 * step - step / 2.0;
         let _ = write!(
             s,
             r##"<line x1="{mx:.1}" y1="0" x2="{mx:.1}" y2="{h}" stroke="#b42318" stroke-dasharray="2 2"/>"##
@@ -240,6 +284,28 @@ pub(crate) fn sparkline(values: &[f64], marks: &[usize]) -> String {
     }
     s.push_str("</svg>");
     s
+}
+
+/// The finite `values` as polyline points `x,y …`, `step` apart, scaled
+/// from their minimum to their maximum into a height `h` less 2 px a side.
+fn sparkline_points(values: &[f64], step: f64, h: f64) -> String {
+    let finite = || values.iter().copied().filter(|v| v.is_finite());
+    let lo = finite().fold(f64::INFINITY, f64::min);
+    let hi = finite().fold(f64::NEG_INFINITY, f64::max);
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let pts: Vec<String> = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(i, v)| {
+            format!(
+                "{:.1},{:.1}",
+                i as f64 * step,
+                2.0 + (h - 4.0) * (1.0 - (v - lo) / span)
+            )
+        })
+        .collect();
+    pts.join(" ")
 }
 
 /// At most `n` characters, with an ellipsis when cut (the full name is in the table).

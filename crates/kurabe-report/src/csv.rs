@@ -36,7 +36,7 @@ impl Render<ExperimentReport> for Csv {
             for m in &w.metrics {
                 for v in &m.variants {
                     let s = v.summary;
-                    let vs = m.versus_baseline.iter().find(|x| x.variant == v.variant);
+                    let vs = crate::versus_of(m, &v.variant);
                     let c = vs.map(|x| x.comparison);
                     let cells = [
                         field(&r.id),

@@ -208,30 +208,37 @@ fn by_name<'a>(items: &[(&'a str, &serde_json::Value)]) -> Vec<(&'a str, serde_j
                 out.len() - 1
             }
         };
-        let merged = &mut out[i].1;
-        let Some(fields) = x.as_object() else {
-            continue;
-        };
-        let mut add = |k: &str, v: f64| {
-            let sum = merged
-                .get(k)
-                .and_then(serde_json::Value::as_f64)
-                .unwrap_or(0.0)
-                + v;
-            merged.insert(k.to_owned(), serde_json::json!(sum));
-        };
-        if fields.contains_key("pid") {
-            add("processes", 1.0);
-        }
-        for (k, v) in fields {
-            if let (false, Some(v)) = (is_pid(k), v.as_f64()) {
-                add(k, v);
-            }
+        if let Some(fields) = x.as_object() {
+            add_fields(&mut out[i].1, fields);
         }
     }
     out.into_iter()
         .map(|(n, m)| (n, serde_json::Value::Object(m)))
         .collect()
+}
+
+/// Adds an item's numeric fields (not its pid) to `merged`, and one to
+/// `processes` when the item is a process.
+fn add_fields(
+    merged: &mut serde_json::Map<String, serde_json::Value>,
+    fields: &serde_json::Map<String, serde_json::Value>,
+) {
+    let mut add = |k: &str, v: f64| {
+        let sum = merged
+            .get(k)
+            .and_then(serde_json::Value::as_f64)
+            .unwrap_or(0.0)
+            + v;
+        merged.insert(k.to_owned(), serde_json::json!(sum));
+    };
+    if fields.contains_key("pid") {
+        add("processes", 1.0);
+    }
+    for (k, v) in fields {
+        if let (false, Some(v)) = (is_pid(k), v.as_f64()) {
+            add(k, v);
+        }
+    }
 }
 
 /// Unit from a snake_case name's suffix, the house convention.

@@ -9,12 +9,14 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::experiment::{ExperimentReport, MetricReport, Tone, WorkloadReport};
+use kurabe_model::experiment::{ExperimentReport, MetricReport, SeriesPoint, Tone, WorkloadReport};
 use kurabe_model::stats::{Direction, Unit};
 
 use crate::chart::{bar_chart, colour, line_chart, Bar, Line};
 use crate::escape::html as esc;
-use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
+use crate::{
+    cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of, words, Render,
+};
 
 /// HTML renderer.
 pub struct Html;
@@ -85,11 +87,7 @@ fn tone_class(t: Tone) -> &'static str {
 }
 
 fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
-    let metrics: Vec<&MetricReport> = w
-        .headline
-        .iter()
-        .filter_map(|h| w.metrics.iter().find(|m| &m.name == h))
-        .collect();
+    let metrics = headline_metrics(w);
     write!(
         out,
         "<div class=\"scroll\"><table class=\"headline\"><thead><tr><th>variant</th>"
@@ -110,11 +108,22 @@ fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write)
         }
         writeln!(out, "</tr>")?;
     }
+    versus_rows(r, w, &metrics, out)?;
+    writeln!(out, "</tbody></table></div>")
+}
+
+/// A row per variant but the baseline: its phrase against the baseline per metric.
+fn versus_rows(
+    r: &ExperimentReport,
+    w: &WorkloadReport,
+    metrics: &[&MetricReport],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let base = r.baseline.as_deref().unwrap_or_default();
     for v in w.variants.iter().filter(|v| *v != base) {
         write!(out, "<tr class=\"vs\"><td>{} vs {}</td>", esc(v), esc(base))?;
-        for m in &metrics {
-            match m.versus_baseline.iter().find(|x| &x.variant == v) {
+        for m in metrics {
+            match versus_of(m, v) {
                 Some(x) => write!(
                     out,
                     "<td class=\"{}\">{}</td>",
@@ -126,7 +135,7 @@ fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write)
         }
         writeln!(out, "</tr>")?;
     }
-    writeln!(out, "</tbody></table></div>")
+    Ok(())
 }
 
 /// Colour index of a variant: its position in the experiment, so a
@@ -173,49 +182,18 @@ fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::
     if w.series.is_empty() {
         return Ok(());
     }
-    let cpu: Vec<Vec<(f64, f64)>> = w
-        .series
-        .iter()
-        .map(|s| {
-            s.points
-                .iter()
-                .filter_map(|p| Some((p.t_s, p.cpu_percent?)))
-                .collect()
-        })
-        .collect();
-    let pss: Vec<Vec<(f64, f64)>> = w
-        .series
-        .iter()
-        .map(|s| {
-            s.points
-                .iter()
-                .filter_map(|p| Some((p.t_s, p.pss_bytes?)))
-                .collect()
-        })
-        .collect();
-    fn lines<'a>(
-        r: &ExperimentReport,
-        w: &WorkloadReport,
-        data: &'a [Vec<(f64, f64)>],
-    ) -> Vec<Line<'a>> {
-        w.series
-            .iter()
-            .zip(data)
-            .enumerate()
-            .filter(|(_, (_, d))| d.len() >= 2)
-            .map(|(i, (s, d))| Line {
-                label: format!("{} round {}", s.variant, s.round + 1),
-                legend: s.variant.clone(),
-                colour: variant_index(r, &s.variant, i),
-                points: d,
-            })
-            .collect()
-    }
+    series_charts(r, w, out)
+}
+
+/// CPU and memory over time, one line per run that recorded a time series.
+fn series_charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
+    let cpu = per_run(w, |p| p.cpu_percent);
+    let pss = per_run(w, |p| p.pss_bytes);
     writeln!(
         out,
         "<h3>CPU and memory over time, per run</h3><div class=\"charts\">"
     )?;
-    let cl = lines(r, w, &cpu);
+    let cl = series_lines(r, w, &cpu);
     if !cl.is_empty() {
         writeln!(
             out,
@@ -223,7 +201,7 @@ fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::
             line_chart(&cl, Unit::Percent, RUN_TIME, "CPU (%)")
         )?;
     }
-    let ml = lines(r, w, &pss);
+    let ml = series_lines(r, w, &pss);
     if !ml.is_empty() {
         writeln!(
             out,
@@ -234,6 +212,39 @@ fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::
     writeln!(out, "</div>")
 }
 
+/// Per run, the (time, value) points where `value` was sampled.
+fn per_run(w: &WorkloadReport, value: fn(&SeriesPoint) -> Option<f64>) -> Vec<Vec<(f64, f64)>> {
+    w.series
+        .iter()
+        .map(|s| {
+            s.points
+                .iter()
+                .filter_map(|p| Some((p.t_s, value(p)?)))
+                .collect()
+        })
+        .collect()
+}
+
+/// The runs' lines (`data` per run) that have two points or more, in their variants' colours.
+fn series_lines<'a>(
+    r: &ExperimentReport,
+    w: &WorkloadReport,
+    data: &'a [Vec<(f64, f64)>],
+) -> Vec<Line<'a>> {
+    w.series
+        .iter()
+        .zip(data)
+        .enumerate()
+        .filter(|(_, (_, d))| d.len() >= 2)
+        .map(|(i, (s, d))| Line {
+            label: format!("{} round {}", s.variant, s.round + 1),
+            legend: s.variant.clone(),
+            colour: variant_index(r, &s.variant, i),
+            points: d,
+        })
+        .collect()
+}
+
 fn details(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
@@ -242,7 +253,7 @@ fn details(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
     for m in &w.metrics {
         for v in &m.variants {
             let Some(s) = v.summary else { continue };
-            let vs = m.versus_baseline.iter().find(|x| x.variant == v.variant);
+            let vs = versus_of(m, &v.variant);
             writeln!(
                 out,
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"note {}\">{}</td></tr>",
@@ -262,31 +273,73 @@ fn details(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "</tbody></table></div></details>")
 }
 
+/// The page header: name, status, id, run counts and times, host, baseline.
+fn header(r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "<header><h1>{}</h1><p class=\"meta\"><span class=\"status {}\">{}</span> &nbsp;{} · {} · started {}{}</p>",
+        esc(&r.name),
+        esc(&r.status),
+        esc(&r.status),
+        esc(&r.id),
+        esc(status_line(r).split_once(" · ").map_or("", |x| x.1)),
+        esc(&r.started_at),
+        r.finished_at.as_deref().map_or_else(String::new, |f| format!(", finished {}", esc(f)))
+    )?;
+    if let Some(h) = host_line(r) {
+        writeln!(out, "<p class=\"meta\">{}</p>", esc(&h))?;
+    }
+    if let Some(b) = &r.baseline {
+        writeln!(
+            out,
+            "<p class=\"meta\">Baseline: <strong>{}</strong></p>",
+            esc(b)
+        )?;
+    }
+    writeln!(out, "</header>")
+}
+
+/// One workload's section: table, warm-up notes, charts, soak, details.
+fn workload(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "<section>\n<h2>{}</h2>", esc(&w.name))?;
+    headline_table(r, w, out)?;
+    for c in &w.warmup {
+        let text = crate::words::warmup(c);
+        writeln!(
+            out,
+            "<p class=\"note\"><strong>Warm-up:</strong> {}</p>",
+            esc(&text)
+        )?;
+    }
+    charts(r, w, out)?;
+    crate::soak::html(r, w, out)?;
+    details(w, out)?;
+    writeln!(out, "</section>")
+}
+
+/// The failed runs with the tail of their error output; nothing when none failed.
+fn failures(r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
+    if r.failures.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "<section>\n<h2>Failed runs</h2><div class=\"scroll\"><table><thead><tr><th>variant</th><th>workload</th><th>round</th><th>error output (last lines)</th></tr></thead><tbody>")?;
+    for f in &r.failures {
+        writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"note\"><pre>{}</pre></td></tr>",
+            esc(&f.variant),
+            esc(&f.workload),
+            f.round,
+            esc(f.error_tail.as_deref().unwrap_or("(no error output)"))
+        )?;
+    }
+    writeln!(out, "</tbody></table></div></section>")
+}
+
 impl Render<ExperimentReport> for Html {
     fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
         page_start(out, &r.name)?;
-        writeln!(
-            out,
-            "<header><h1>{}</h1><p class=\"meta\"><span class=\"status {}\">{}</span> &nbsp;{} · {} · started {}{}</p>",
-            esc(&r.name),
-            esc(&r.status),
-            esc(&r.status),
-            esc(&r.id),
-            esc(status_line(r).split_once(" · ").map_or("", |x| x.1)),
-            esc(&r.started_at),
-            r.finished_at.as_deref().map_or_else(String::new, |f| format!(", finished {}", esc(f)))
-        )?;
-        if let Some(h) = host_line(r) {
-            writeln!(out, "<p class=\"meta\">{}</p>", esc(&h))?;
-        }
-        if let Some(b) = &r.baseline {
-            writeln!(
-                out,
-                "<p class=\"meta\">Baseline: <strong>{}</strong></p>",
-                esc(b)
-            )?;
-        }
-        writeln!(out, "</header>")?;
+        header(r, out)?;
         if r.workloads.is_empty() {
             writeln!(
                 out,
@@ -294,35 +347,9 @@ impl Render<ExperimentReport> for Html {
             )?;
         }
         for w in &r.workloads {
-            writeln!(out, "<section>\n<h2>{}</h2>", esc(&w.name))?;
-            headline_table(r, w, out)?;
-            for c in &w.warmup {
-                let text = crate::words::warmup(c);
-                writeln!(
-                    out,
-                    "<p class=\"note\"><strong>Warm-up:</strong> {}</p>",
-                    esc(&text)
-                )?;
-            }
-            charts(r, w, out)?;
-            crate::soak::html(r, w, out)?;
-            details(w, out)?;
-            writeln!(out, "</section>")?;
+            workload(r, w, out)?;
         }
-        if !r.failures.is_empty() {
-            writeln!(out, "<section>\n<h2>Failed runs</h2><div class=\"scroll\"><table><thead><tr><th>variant</th><th>workload</th><th>round</th><th>error output (last lines)</th></tr></thead><tbody>")?;
-            for f in &r.failures {
-                writeln!(
-                    out,
-                    "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"note\"><pre>{}</pre></td></tr>",
-                    esc(&f.variant),
-                    esc(&f.workload),
-                    f.round,
-                    esc(f.error_tail.as_deref().unwrap_or("(no error output)"))
-                )?;
-            }
-            writeln!(out, "</tbody></table></div></section>")?;
-        }
+        failures(r, out)?;
         writeln!(
             out,
             "<section>\n<h2>Plan</h2><pre>{}</pre></section>\n<footer><p>{}</p><p>Generated by kurabe {}.</p></footer>\n</main>\n</body>\n</html>",
@@ -334,7 +361,7 @@ impl Render<ExperimentReport> for Html {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::experiment_report;
     use crate::testdata::sample_experiment;
@@ -358,17 +385,26 @@ mod tests {
             "3 bar charts + CPU + memory"
         );
         assert!(html.contains("class=\"good\">1.18×"), "verdict coloured");
-        // A 400-pixel screen: every table scrolls inside its own box, charts
-        // scale (viewBox, max-width) and the chart grid never asks for 480 px.
+        assert_reads_on_a_narrow_screen(&html);
+    }
+
+    /// A 400-pixel screen (scripts/html-narrow.sh measures it in Chromium):
+    /// every table scrolls inside its own box, every chart scales (a
+    /// viewBox, and the style sheet's max-width) and the chart grid never
+    /// asks for 480 px. Every kurabe page is checked with this.
+    pub(crate) fn assert_reads_on_a_narrow_screen(html: &str) {
         assert_eq!(
             html.matches("<table").count(),
-            html.matches("<div class=\"scroll\"><table").count()
+            html.matches("<div class=\"scroll\"><table").count(),
+            "a table outside a scrolling box"
         );
+        assert!(html.contains(".scroll { overflow-x: auto; }"));
         assert!(html.contains("minmax(min(480px, 100%), 1fr)"));
         assert!(html.contains("svg { max-width: 100%; height: auto;"));
         assert_eq!(
             html.matches("<svg").count(),
-            html.matches(" viewBox=").count()
+            html.matches(" viewBox=").count(),
+            "a chart without a viewBox does not scale"
         );
     }
 

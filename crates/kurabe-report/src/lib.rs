@@ -20,6 +20,7 @@
 //! `Write` they are given, and whether to colour is the caller's decision
 //! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
 
+pub mod baseline;
 pub mod bench;
 mod bisect;
 mod build;
@@ -35,6 +36,7 @@ pub mod listing;
 mod markdown;
 mod mem;
 mod site;
+pub mod site_files;
 mod soak;
 mod system;
 mod terminal;
@@ -49,7 +51,7 @@ mod testdata;
 
 use std::io::{self, Write};
 
-use kurabe_model::experiment::ExperimentReport;
+use kurabe_model::experiment::{ExperimentReport, MetricReport, VersusBaseline, WorkloadReport};
 
 pub use build::{experiment_report, http_compare};
 pub use csv::Csv;
@@ -172,8 +174,21 @@ fn variant_title(r: &ExperimentReport, variant: &str) -> String {
     }
 }
 
+/// The workload's headline metrics, in column order.
+fn headline_metrics(w: &WorkloadReport) -> Vec<&MetricReport> {
+    w.headline
+        .iter()
+        .filter_map(|h| w.metrics.iter().find(|m| &m.name == h))
+        .collect()
+}
+
+/// Variant `v` against the baseline in metric `m`; none for the baseline itself.
+fn versus_of<'a>(m: &'a MetricReport, v: &str) -> Option<&'a VersusBaseline> {
+    m.versus_baseline.iter().find(|x| x.variant == v)
+}
+
 /// The cell of a variant's headline value: `106.2/s ±1.1%` (median ± CV).
-fn cell(m: &kurabe_model::experiment::MetricReport, variant: &str) -> String {
+fn cell(m: &MetricReport, variant: &str) -> String {
     let Some(s) = m
         .variants
         .iter()

@@ -7,20 +7,18 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::experiment::{ExperimentReport, MetricReport, WorkloadReport};
+use kurabe_model::experiment::{ExperimentReport, MetricReport, VariantMetric, WorkloadReport};
 
 use crate::escape::markdown as escape;
-use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
+use crate::{
+    cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of, words, Render,
+};
 
 /// Markdown renderer.
 pub struct Markdown;
 
 fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
-    let metrics: Vec<&MetricReport> = w
-        .headline
-        .iter()
-        .filter_map(|h| w.metrics.iter().find(|m| &m.name == h))
-        .collect();
+    let metrics = headline_metrics(w);
     write!(out, "| variant |")?;
     for m in &metrics {
         write!(out, " {} |", escape(&words::label(&m.name)))?;
@@ -37,15 +35,21 @@ fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write)
         }
         writeln!(out)?;
     }
+    versus_rows(r, w, &metrics, out)
+}
+
+/// A row per variant but the baseline, in italics: its phrase per metric.
+fn versus_rows(
+    r: &ExperimentReport,
+    w: &WorkloadReport,
+    metrics: &[&MetricReport],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let base = r.baseline.as_deref().unwrap_or_default();
     for v in w.variants.iter().filter(|v| *v != base) {
         write!(out, "| *{} vs {}* |", escape(v), escape(base))?;
-        for m in &metrics {
-            let p = m
-                .versus_baseline
-                .iter()
-                .find(|x| &x.variant == v)
-                .map_or_else(|| "–".to_owned(), |x| x.phrase.clone());
+        for m in metrics {
+            let p = versus_of(m, v).map_or_else(|| "–".to_owned(), |x| x.phrase.clone());
             write!(out, " {} |", escape(&p))?;
         }
         writeln!(out)?;
@@ -65,29 +69,50 @@ fn detail_table(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
     )?;
     for m in &w.metrics {
         for v in &m.variants {
-            let Some(s) = v.summary else { continue };
-            let vs = m
-                .versus_baseline
-                .iter()
-                .find(|x| x.variant == v.variant)
-                .map_or_else(String::new, |x| x.phrase.clone());
-            writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} |",
-                escape(&m.name),
-                escape(&v.variant),
-                s.n,
-                escape(&words::value(m.unit, s.median)),
-                escape(
-                    &s.geometric_mean
-                        .map_or_else(|| "–".into(), |g| words::value(m.unit, g))
-                ),
-                escape(&words::spread(s.cv)),
-                escape(&vs)
-            )?;
+            detail_row(m, v, out)?;
         }
     }
     writeln!(out, "\n</details>")
+}
+
+/// A variant's summary of one metric; nothing when it has no values.
+fn detail_row(m: &MetricReport, v: &VariantMetric, out: &mut dyn Write) -> io::Result<()> {
+    let Some(s) = v.summary else { return Ok(()) };
+    let vs = versus_of(m, &v.variant).map_or_else(String::new, |x| x.phrase.clone());
+    let geometric = s
+        .geometric_mean
+        .map_or_else(|| "–".into(), |g| words::value(m.unit, g));
+    writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} | {} |",
+        escape(&m.name),
+        escape(&v.variant),
+        s.n,
+        escape(&words::value(m.unit, s.median)),
+        escape(&geometric),
+        escape(&words::spread(s.cv)),
+        escape(&vs)
+    )
+}
+
+/// The failed runs with the tail of their error output; nothing when none failed.
+fn failures(r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
+    if r.failures.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "\n### Failed runs\n")?;
+    for f in &r.failures {
+        let tail = f.error_tail.as_deref().unwrap_or("(no error output)");
+        writeln!(
+            out,
+            "- {} · {} · round {}: {}",
+            escape(&f.variant),
+            escape(&f.workload),
+            f.round + 1,
+            escape(tail.trim())
+        )?;
+    }
+    Ok(())
 }
 
 impl Render<ExperimentReport> for Markdown {
@@ -112,20 +137,7 @@ impl Render<ExperimentReport> for Markdown {
                 writeln!(out, "\n> **Warm-up:** {}", escape(&crate::words::warmup(c)))?;
             }
         }
-        if !r.failures.is_empty() {
-            writeln!(out, "\n### Failed runs\n")?;
-            for f in &r.failures {
-                let tail = f.error_tail.as_deref().unwrap_or("(no error output)");
-                writeln!(
-                    out,
-                    "- {} · {} · round {}: {}",
-                    escape(&f.variant),
-                    escape(&f.workload),
-                    f.round + 1,
-                    escape(tail.trim())
-                )?;
-            }
-        }
+        failures(r, out)?;
         writeln!(out, "\n{}", legend(r))
     }
 }

@@ -89,6 +89,20 @@ fn free(r: &MemReport, u: FreeUnit) -> String {
         s(r.swap_used_bytes),
         s(r.swap_free_bytes)
     );
+    legacy_used(r, &s, &mut o);
+    top_processes(r, &mut o);
+    if r.processes_unreadable > 0 {
+        let _ = writeln!(
+            o,
+            "({} processes of other users not readable; run as root to include them)",
+            r.processes_unreadable
+        );
+    }
+    o
+}
+
+/// What older procps called "used", from the same snapshot.
+fn legacy_used(r: &MemReport, s: &dyn Fn(u64) -> String, o: &mut String) {
     let _ = writeln!(o);
     let _ = writeln!(o, "\"used\" in older procps (same snapshot):");
     let _ = writeln!(
@@ -107,42 +121,39 @@ fn free(r: &MemReport, u: FreeUnit) -> String {
         s(r.used_minus_buffers_cache_bytes),
         s(r.free_bytes + r.buffers_bytes + r.cached_bytes)
     );
-    if !r.top_processes.is_empty() {
-        let _ = writeln!(o);
+}
+
+/// The processes with the most PSS, when the report lists any.
+fn top_processes(r: &MemReport, o: &mut String) {
+    if r.top_processes.is_empty() {
+        return;
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(
+        o,
+        "Top {} processes by PSS:\n{:>8} {:>12} {:>12} {:>12}  command",
+        r.top_processes.len(),
+        "pid",
+        "PSS",
+        "RSS",
+        "USS"
+    );
+    for p in &r.top_processes {
+        let cmd = if p.command.is_empty() {
+            &p.name
+        } else {
+            &p.command
+        };
+        let cmd: String = terminal(cmd).chars().take(60).collect();
         let _ = writeln!(
             o,
-            "Top {} processes by PSS:\n{:>8} {:>12} {:>12} {:>12}  command",
-            r.top_processes.len(),
-            "pid",
-            "PSS",
-            "RSS",
-            "USS"
-        );
-        for p in &r.top_processes {
-            let cmd = if p.command.is_empty() {
-                &p.name
-            } else {
-                &p.command
-            };
-            let cmd: String = terminal(cmd).chars().take(60).collect();
-            let _ = writeln!(
-                o,
-                "{:>8} {:>12} {:>12} {:>12}  {cmd}",
-                p.pid,
-                mib(p.pss_bytes),
-                mib(p.rss_bytes),
-                mib(p.uss_bytes)
-            );
-        }
-    }
-    if r.processes_unreadable > 0 {
-        let _ = writeln!(
-            o,
-            "({} processes of other users not readable; run as root to include them)",
-            r.processes_unreadable
+            "{:>8} {:>12} {:>12} {:>12}  {cmd}",
+            p.pid,
+            mib(p.pss_bytes),
+            mib(p.rss_bytes),
+            mib(p.uss_bytes)
         );
     }
-    o
 }
 
 #[cfg(test)]

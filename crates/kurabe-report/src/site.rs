@@ -18,10 +18,10 @@ use kurabe_model::stats::changepoint::Config;
 
 use crate::chart::sparkline;
 use crate::escape::html as esc;
-use crate::history::text::{series_title, verdict_suffix};
+use crate::history::text::{change_short, latest, series_title};
 use crate::history::{history_report, HistoryHtml, Hosts};
 use crate::html::page_start;
-use crate::{experiment_report, to_string, words, Html};
+use crate::{experiment_report, to_string, Html};
 
 /// One file of the site.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,19 +158,8 @@ fn section_table(s: &Section, out: &mut dyn Write) -> io::Result<()> {
     for (series, file) in r.series.iter().zip(&s.files) {
         let values: Vec<f64> = series.points.iter().map(|p| p.value).collect();
         let marks: Vec<usize> = series.changes.iter().map(|c| c.index).collect();
-        let latest = series
-            .points
-            .last()
-            .map_or("–".to_owned(), |p| words::value(series.unit, p.value));
-        let change = series.changes.last().map_or("–".to_owned(), |c| {
-            format!(
-                "{} ({}): {}{}",
-                c.experiment,
-                c.rev,
-                c.phrase,
-                verdict_suffix(&c.verdict)
-            )
-        });
+        let latest = latest(series, "–");
+        let change = series.changes.last().map_or("–".to_owned(), change_short);
         writeln!(
             out,
             "<tr><td><a href=\"{}\">{}</a></td><td>{}</td><td>{}</td><td class=\"note\">{}</td></tr>",

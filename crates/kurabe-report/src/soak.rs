@@ -257,21 +257,27 @@ fn fits(
                 r##"<circle cx="{x:.1}" cy="{y:.1}" r="2.3" fill="{c}" stroke="#ffffff" stroke-width="0.7"/>"##
             );
         }
-        let fit = (run.slope_bytes_per_request, run.intercept_bytes);
-        let ends = (run.floor.first(), run.floor.last());
-        if let ((Some(b), Some(a)), (Some(first), Some(last))) = (fit, ends) {
-            let (x0, y0) = map(first.requests, a + b * first.requests);
-            let (x1, y1) = map(last.requests, a + b * last.requests);
-            let _ = write!(
-                s,
-                r#"<line x1="{x0:.1}" y1="{y0:.1}" x2="{x1:.1}" y2="{y1:.1}" stroke="{c}" stroke-width="2.2" stroke-dasharray="7 4"><title>{} round {}: floor fit {}</title></line>"#,
-                esc(&run.variant),
-                run.round + 1,
-                slope_words(run)
-            );
-        }
+        fit_line(&mut s, run, c, map);
     }
     s
+}
+
+/// The run's stored Theil–Sen line across its floor, dashed; nothing without a fit.
+fn fit_line(s: &mut String, run: &SoakSeries, c: &str, map: &dyn Fn(f64, f64) -> (f64, f64)) {
+    let fit = (run.slope_bytes_per_request, run.intercept_bytes);
+    let ends = (run.floor.first(), run.floor.last());
+    let ((Some(b), Some(a)), (Some(first), Some(last))) = (fit, ends) else {
+        return;
+    };
+    let (x0, y0) = map(first.requests, a + b * first.requests);
+    let (x1, y1) = map(last.requests, a + b * last.requests);
+    let _ = write!(
+        s,
+        r#"<line x1="{x0:.1}" y1="{y0:.1}" x2="{x1:.1}" y2="{y1:.1}" stroke="{c}" stroke-width="2.2" stroke-dasharray="7 4"><title>{} round {}: floor fit {}</title></line>"#,
+        esc(&run.variant),
+        run.round + 1,
+        slope_words(run)
+    );
 }
 
 #[cfg(test)]
@@ -382,6 +388,7 @@ mod tests {
         // 3 bar charts and the soak chart (the replaced record held the
         // only CPU/memory time series).
         assert_eq!(html.matches("<svg").count(), 3 + 1);
+        crate::html::tests::assert_reads_on_a_narrow_screen(&html);
         let mut out = Vec::new();
         Json.render(&report, &mut out).unwrap();
         let value: Value = serde_json::from_slice(&out).unwrap();

@@ -13,7 +13,9 @@ use kurabe_model::experiment::{
 use crate::chart::truncate;
 use crate::escape::terminal;
 use crate::words::wrap;
-use crate::{cell, host_line, legend, status_line, variant_title, words, Render};
+use crate::{
+    cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of, words, Render,
+};
 
 /// Terminal lines stay within this many columns.
 pub const WIDTH: usize = 100;
@@ -42,70 +44,65 @@ impl Terminal {
         w: &WorkloadReport,
         out: &mut dyn Write,
     ) -> io::Result<()> {
-        let metrics: Vec<_> = w
-            .headline
-            .iter()
-            .filter_map(|h| w.metrics.iter().find(|m| &m.name == h))
-            .collect();
+        let metrics = headline_metrics(w);
         let rows: Vec<(String, Vec<String>)> = w
             .variants
             .iter()
             .map(|v| {
-                (
-                    terminal(&variant_title(r, v)).into_owned(),
-                    metrics.iter().map(|m| cell(m, v)).collect(),
-                )
+                let cells = metrics.iter().map(|m| cell(m, v)).collect();
+                (terminal(&variant_title(r, v)).into_owned(), cells)
             })
             .collect();
-        let first = rows
-            .iter()
-            .map(|(t, _)| t.chars().count())
-            .chain([terminal(&w.name).chars().count()])
-            .max()
-            .unwrap_or(0)
-            + 2;
-        let widths: Vec<usize> = (0..metrics.len())
-            .map(|i| {
-                rows.iter()
-                    .map(|(_, c)| c[i].chars().count())
-                    .chain([words::label(&metrics[i].name).chars().count()])
-                    .max()
-                    .unwrap_or(0)
-                    + 3
-            })
-            .collect();
-        // Wide rows (long names, many metrics) cut the names, not the numbers.
-        let table: usize = widths.iter().sum();
-        let first = first.min(WIDTH.saturating_sub(table).max(MIN_NAME));
-        let mut head = format!("{:<first$}", truncate(&terminal(&w.name), first - 2));
-        for (m, width) in metrics.iter().zip(&widths) {
-            head.push_str(&format!("{:<width$}", words::label(&m.name)));
-        }
-        writeln!(out, "{}", self.paint("1", head.trim_end()))?;
+        let (first, widths) = column_widths(w, &metrics, &rows);
+        let labels: Vec<String> = metrics.iter().map(|m| words::label(&m.name)).collect();
+        let head = table_line(&terminal(&w.name), &labels, first, &widths);
+        writeln!(out, "{}", self.paint("1", &head))?;
         for (title, cells) in &rows {
-            let mut line = format!("{:<first$}", truncate(title, first - 2));
-            for (c, width) in cells.iter().zip(&widths) {
-                line.push_str(&format!("{c:<width$}"));
-            }
-            writeln!(out, "{}", line.trim_end())?;
+            writeln!(out, "{}", table_line(title, cells, first, &widths))?;
         }
-        for v in w
-            .variants
-            .iter()
-            .filter(|v| r.baseline.as_ref() != Some(*v))
-        {
-            self.versus(r, w, &metrics, v, first, out)?;
+        let base = r.baseline.as_deref();
+        for v in w.variants.iter().filter(|v| base != Some(v.as_str())) {
+            self.versus(&versus_lead(r, w, v), &metrics, v, first, out)?;
         }
         Ok(())
     }
 
-    /// The `vs baseline` line of variant `v`: its phrases side by side
-    /// under the columns, or one per line (with the metric's label) when
-    /// side by side would pass [`WIDTH`].
+    /// A verdict phrase, green when better, red when worse.
+    fn paint_phrase(&self, x: &VersusBaseline) -> String {
+        match x.tone {
+            Tone::Good => self.paint("32", &x.phrase),
+            Tone::Bad => self.paint("31", &x.phrase),
+            Tone::Neutral => x.phrase.clone(),
+        }
+    }
+
+    /// The phrases side by side after `lead`, under the columns (from
+    /// `first`); none when the line would pass [`WIDTH`].
+    fn side_by_side(
+        &self,
+        lead: &str,
+        found: &[(&MetricReport, &VersusBaseline)],
+        first: usize,
+    ) -> Option<String> {
+        // A long variant name must not run into its first phrase.
+        let pad = first.max(lead.chars().count() + 3);
+        let plain: usize = found
+            .iter()
+            .map(|(_, x)| x.phrase.chars().count() + 3)
+            .sum();
+        if pad + plain > WIDTH + 3 {
+            return None;
+        }
+        let phrases: Vec<String> = found.iter().map(|(_, x)| self.paint_phrase(x)).collect();
+        Some(format!("{lead:<pad$}{}", phrases.join("   ")))
+    }
+
+    /// The `vs baseline` line of variant `v` (led by `lead`): its phrases
+    /// side by side under the columns, or one per line (with the metric's
+    /// label) when side by side would pass [`WIDTH`].
     fn versus(
         &self,
-        r: &ExperimentReport,
-        w: &WorkloadReport,
+        lead: &str,
         metrics: &[&MetricReport],
         v: &str,
         first: usize,
@@ -113,39 +110,92 @@ impl Terminal {
     ) -> io::Result<()> {
         let found: Vec<(&MetricReport, &VersusBaseline)> = metrics
             .iter()
-            .filter_map(|m| Some((*m, m.versus_baseline.iter().find(|x| x.variant == v)?)))
+            .filter_map(|m| Some((*m, versus_of(m, v)?)))
             .collect();
         if found.is_empty() {
             return Ok(());
         }
-        let paint = |x: &VersusBaseline| match x.tone {
-            Tone::Good => self.paint("32", &x.phrase),
-            Tone::Bad => self.paint("31", &x.phrase),
-            Tone::Neutral => x.phrase.clone(),
-        };
-        let base = terminal(r.baseline.as_deref().unwrap_or_default());
-        let lead = if w.variants.len() > 2 {
-            format!("  {} vs {base}", terminal(v))
-        } else {
-            format!("  vs {base}")
-        };
-        let lead = truncate(&lead, WIDTH - 4);
-        // A long variant name must not run into its first phrase.
-        let pad = first.max(lead.chars().count() + 3);
-        let plain: usize = found
-            .iter()
-            .map(|(_, x)| x.phrase.chars().count() + 3)
-            .sum();
-        if pad + plain <= WIDTH + 3 {
-            let phrases: Vec<String> = found.iter().map(|(_, x)| paint(x)).collect();
-            return writeln!(out, "{lead:<pad$}{}", phrases.join("   "));
+        if let Some(line) = self.side_by_side(lead, &found, first) {
+            return writeln!(out, "{line}");
         }
         writeln!(out, "{lead}")?;
         for (m, x) in found {
-            writeln!(out, "      {}: {}", words::label(&m.name), paint(x))?;
+            writeln!(
+                out,
+                "      {}: {}",
+                words::label(&m.name),
+                self.paint_phrase(x)
+            )?;
         }
         Ok(())
     }
+}
+
+/// The width of the name column and of each metric's column (3 spaces
+/// after the widest cell or label); wide rows (long names, many metrics)
+/// cut the names, not the numbers, to stay within [`WIDTH`].
+fn column_widths(
+    w: &WorkloadReport,
+    metrics: &[&MetricReport],
+    rows: &[(String, Vec<String>)],
+) -> (usize, Vec<usize>) {
+    let first = rows
+        .iter()
+        .map(|(t, _)| t.chars().count())
+        .chain([terminal(&w.name).chars().count()])
+        .max()
+        .unwrap_or(0)
+        + 2;
+    let widths: Vec<usize> = (0..metrics.len())
+        .map(|i| {
+            rows.iter()
+                .map(|(_, c)| c[i].chars().count())
+                .chain([words::label(&metrics[i].name).chars().count()])
+                .max()
+                .unwrap_or(0)
+                + 3
+        })
+        .collect();
+    let table: usize = widths.iter().sum();
+    (first.min(WIDTH.saturating_sub(table).max(MIN_NAME)), widths)
+}
+
+/// A line of the table: the name cut to the first column, the cells
+/// padded to theirs, no trailing blanks.
+fn table_line(name: &str, cells: &[String], first: usize, widths: &[usize]) -> String {
+    let mut line = format!("{:<first$}", truncate(name, first - 2));
+    for (c, width) in cells.iter().zip(widths) {
+        line.push_str(&format!("{c:<width$}"));
+    }
+    line.trim_end().to_owned()
+}
+
+/// `  vs ruby`, or `  fast vs ruby` when there are more than two variants.
+fn versus_lead(r: &ExperimentReport, w: &WorkloadReport, v: &str) -> String {
+    let base = terminal(r.baseline.as_deref().unwrap_or_default());
+    let lead = if w.variants.len() > 2 {
+        format!("  {} vs {base}", terminal(v))
+    } else {
+        format!("  vs {base}")
+    };
+    truncate(&lead, WIDTH - 4)
+}
+
+/// The failed runs, each with the last line of its error output.
+fn failures(r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
+    for f in &r.failures {
+        let tail = f.error_tail.as_deref().unwrap_or("(no error output)");
+        let last = tail.lines().last().unwrap_or_default();
+        writeln!(
+            out,
+            "  {} · {} · round {}: {}",
+            terminal(&f.variant),
+            terminal(&f.workload),
+            f.round + 1,
+            terminal(last)
+        )?;
+    }
+    Ok(())
 }
 
 impl Render<ExperimentReport> for Terminal {
@@ -173,18 +223,7 @@ impl Render<ExperimentReport> for Terminal {
         }
         if !r.failures.is_empty() {
             writeln!(out, "\n{}", self.paint("1", "failed runs"))?;
-            for f in &r.failures {
-                let tail = f.error_tail.as_deref().unwrap_or("(no error output)");
-                let last = tail.lines().last().unwrap_or_default();
-                writeln!(
-                    out,
-                    "  {} · {} · round {}: {}",
-                    terminal(&f.variant),
-                    terminal(&f.workload),
-                    f.round + 1,
-                    terminal(last)
-                )?;
-            }
+            failures(r, out)?;
         }
         writeln!(out, "\n{}", self.paint("2", &wrap(&legend(r), WIDTH)))
     }

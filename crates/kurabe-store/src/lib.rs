@@ -21,6 +21,7 @@ pub mod pg;
 pub mod proctitle;
 mod read_only;
 mod schema;
+pub mod series;
 mod time;
 pub mod transfer;
 mod writer;

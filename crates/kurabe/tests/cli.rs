@@ -33,6 +33,16 @@ fn usage_errors_are_short_and_keep_the_suggestion_and_possible_values() {
     let err = usage_error(&["results", "lst"]);
     assert!(err.contains("a similar subcommand exists: 'list'"), "{err}");
     assert!(err.contains("see 'kurabe results --help'"), "{err}");
+    assert_eq!(
+        usage_error(&["results", "list", "--formt", "json"]),
+        "kurabe: error: unexpected argument '--formt' found\n  \
+         tip: a similar argument exists: '--format'\n  see 'kurabe results list --help'\n"
+    );
+    assert_eq!(
+        usage_error(&["run"]),
+        "kurabe: error: the following required arguments were not provided: <PLAN>\n  \
+         see 'kurabe run --help'\n"
+    );
 }
 
 /// Run `kurabe ARGS` under `script(1)`, so stderr is a terminal; what it drew.

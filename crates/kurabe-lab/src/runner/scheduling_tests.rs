@@ -322,3 +322,51 @@ fn until_confident_adds_only_the_rounds_the_budget_allows() {
         2
     );
 }
+
+#[test]
+fn interruption_in_an_added_round_ends_the_search_with_no_further_looks() {
+    let p = plan("", &["w"]);
+    let stop = AtomicBool::new(false);
+    let hour = Some(Duration::from_secs(3600));
+    // Rounds 1-2 (runs 0-3), a look adds rounds 3-4; Ctrl-C during run 5.
+    let (o, stored, events) = run_fake(&p, &opts(hour), Duration::from_millis(1), &stop, |n, v| {
+        if n == 5 {
+            stop.store(true, Ordering::Relaxed);
+        }
+        unsettled(n, v)
+    });
+    assert_eq!(o.status, ExperimentStatus::Interrupted);
+    assert_eq!(o.stopped_by.as_deref(), Some("interrupted"));
+    assert_eq!(o.runs.len(), 5, "the run in flight is dropped");
+    assert_eq!(run_lines(&stored).len(), 5);
+    let added = events
+        .iter()
+        .filter(|e| e.starts_with("RoundAdded"))
+        .count();
+    assert_eq!(added, 2, "one look only: none after the interruption");
+    assert_eq!(
+        stored.last(),
+        Some(&Stored::Finish(ExperimentStatus::Interrupted))
+    );
+}
+
+#[test]
+fn on_failure_stop_in_an_added_round_fails_the_experiment_there() {
+    let p = plan("on_failure = \"stop\"", &["w"]);
+    let stop = AtomicBool::new(false);
+    let hour = Some(Duration::from_secs(3600));
+    let (o, stored, _) = run_fake(&p, &opts(hour), Duration::from_millis(1), &stop, |n, v| {
+        if n == 6 {
+            return Err(RunFailure::new("exit code 3"));
+        }
+        unsettled(n, v)
+    });
+    assert_eq!(o.status, ExperimentStatus::Failed);
+    assert_eq!(o.runs.len(), 7, "the failed run is kept, nothing after it");
+    let why = o.stopped_by.unwrap();
+    assert!(why.starts_with("run 7 ("), "{why}");
+    assert_eq!(
+        stored.last(),
+        Some(&Stored::Finish(ExperimentStatus::Failed))
+    );
+}

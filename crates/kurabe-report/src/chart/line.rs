@@ -234,7 +234,6 @@ impl LineChart<'_> {
     /// y axis does not start at 0, where a slope is read against them).
     fn grid(&self, s: &mut String, sc: &Scales) {
         let f = self.frame;
-        let bottom = Frame::TOP + f.height;
         for t in &sc.yt {
             let (_, y) = self.map(sc, 0.0, *t);
             let _ = write!(
@@ -248,6 +247,12 @@ impl LineChart<'_> {
                 esc(&tick_label(*t, sc.div, sc.suffix))
             );
         }
+        self.x_ticks(s, sc);
+    }
+
+    /// The x ticks' labels, and their vertical lines when y is not from 0.
+    fn x_ticks(&self, s: &mut String, sc: &Scales) {
+        let bottom = Frame::TOP + self.frame.height;
         for t in &sc.xt {
             let (x, _) = self.map(sc, *t, 0.0);
             if !self.y_from_zero {

@@ -3,6 +3,7 @@
 //! baseline experiments' runs pooled, as two variants are compared.
 
 use kurabe_model::history::{CheckReport, CheckRow};
+use kurabe_model::plan::Plan;
 use kurabe_model::record::Experiment;
 use kurabe_model::stats::{compare_metric, Direction, Verdict};
 use kurabe_model::SCHEMA_VERSION;
@@ -52,12 +53,7 @@ pub fn check_report(input: CheckInput<'_>) -> CheckReport {
 }
 
 /// One metric checked; `None` when the baseline never measured it.
-fn row(
-    e: &Experiment,
-    base: &[&Experiment],
-    key: &Key,
-    plan: Option<&kurabe_model::plan::Plan>,
-) -> Option<CheckRow> {
+fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Plan>) -> Option<CheckRow> {
     let pooled: Vec<f64> = base.iter().flat_map(|b| samples(b, key)).collect();
     let mine = samples(e, key);
     if pooled.is_empty() || mine.is_empty() {

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use kurabe_model::history::{HistoryReport, HistorySeries};
 use kurabe_model::stats::Verdict;
 
-use super::text::{hosts_line, series_title, verdict_suffix};
+use super::text::{change_sentence, hosts_line, series_title};
 use crate::chart::{line_chart_on, Axes, Line};
 use crate::escape::html as esc;
 use crate::html::page_start;
@@ -37,17 +37,7 @@ pub(crate) fn series_chart(s: &HistorySeries) -> String {
         colour: 0,
         points: &pts,
     };
-    // The step lies between the last old point and the first new one.
-    let marks: Vec<(f64, String)> = s
-        .changes
-        .iter()
-        .map(|c| {
-            (
-                c.index as f64 + 0.5,
-                format!("{}: {}", c.experiment, c.phrase),
-            )
-        })
-        .collect();
+    let marks = change_marks(s);
     let y_title = format!("{} ({})", words::label(&s.metric), s.unit.symbol());
     let axes = Axes {
         x_title: "experiment",
@@ -56,6 +46,19 @@ pub(crate) fn series_chart(s: &HistorySeries) -> String {
         marks: &marks,
     };
     line_chart_on(&[line], s.unit, &axes)
+}
+
+/// A mark per change, between the last old point and the first new one.
+fn change_marks(s: &HistorySeries) -> Vec<(f64, String)> {
+    s.changes
+        .iter()
+        .map(|c| {
+            (
+                c.index as f64 + 0.5,
+                format!("{}: {}", c.experiment, c.phrase),
+            )
+        })
+        .collect()
 }
 
 fn changes(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
@@ -69,16 +72,9 @@ fn changes(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
             Verdict::Better => "good",
             _ => "neutral",
         };
-        writeln!(
-            out,
-            "<li>at <strong>{}</strong> ({}), after {} ({}): <span class=\"{class}\">{}{}</span></li>",
-            esc(&c.experiment),
-            esc(&c.rev),
-            esc(&c.previous_experiment),
-            esc(&c.previous_rev),
-            esc(&c.phrase),
-            verdict_suffix(&c.verdict)
-        )?;
+        let span = format!("<span class=\"{class}\">");
+        let sentence = change_sentence(c, &esc, ["<strong>", "</strong>"], [&span, "</span>"]);
+        writeln!(out, "<li>{sentence}</li>")?;
     }
     writeln!(out, "</ul>")
 }
@@ -135,5 +131,52 @@ impl Render<HistoryReport> for HistoryHtml {
             self.series(s, out)?;
         }
         writeln!(out, "</main>\n</body>\n</html>")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::{history_report, Hosts};
+    use crate::testdata::sample_experiment;
+    use kurabe_model::stats::changepoint::Config;
+
+    /// Three experiments of the sample plan, the newest a little slower.
+    fn report() -> HistoryReport {
+        let experiments: Vec<_> = (1..=3)
+            .map(|i| {
+                let mut e = sample_experiment();
+                e.id = kurabe_model::record::ExperimentId(i);
+                e.started_at = format!("2026-01-0{i}T10:00:00Z");
+                e
+            })
+            .collect();
+        history_report(
+            "ruby <gc>",
+            &experiments,
+            &Hosts::Newest,
+            &Config::default(),
+        )
+    }
+
+    #[test]
+    fn a_page_of_charts_that_reads_on_a_narrow_screen() {
+        let r = report();
+        assert!(!r.series.is_empty());
+        let links = HistoryHtml {
+            report_links: Some("e/".into()),
+        };
+        let mut out = Vec::new();
+        links.render(&r, &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        kurabe_testkit::html::balanced(&html).unwrap();
+        assert!(!html.contains("<script"));
+        assert!(html.contains("History of ruby &lt;gc&gt;"));
+        assert_eq!(html.matches("<svg").count(), r.series.len());
+        assert_eq!(
+            html.matches("<a href=\"e/e3.html\">").count(),
+            r.series.len()
+        );
+        crate::html::tests::assert_reads_on_a_narrow_screen(&html);
     }
 }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use kurabe_model::history::{CheckReport, CheckRow, HistoryReport};
 use kurabe_model::stats::Verdict;
 
-use super::text::{hosts_line, series_title, verdict_suffix, verdict_word};
+use super::text::{change_short, hosts_line, latest, series_title, verdict_word};
 use crate::escape::markdown as esc;
 use crate::{words, Render};
 
@@ -26,24 +26,7 @@ impl Render<HistoryReport> for HistoryMarkdown {
             "| series | points | latest | changes |\n|---|---:|---:|---|"
         )?;
         for s in &r.series {
-            let latest = s
-                .points
-                .last()
-                .map_or("–".to_owned(), |p| words::value(s.unit, p.value));
-            let changes: Vec<String> = s
-                .changes
-                .iter()
-                .map(|c| {
-                    let line = format!(
-                        "{} ({}): {}{}",
-                        c.experiment,
-                        c.rev,
-                        c.phrase,
-                        verdict_suffix(&c.verdict)
-                    );
-                    esc(&line)
-                })
-                .collect();
+            let changes: Vec<String> = s.changes.iter().map(|c| esc(&change_short(c))).collect();
             let changes = if changes.is_empty() {
                 "–".to_owned()
             } else {
@@ -54,7 +37,7 @@ impl Render<HistoryReport> for HistoryMarkdown {
                 "| {} | {} | {} | {changes} |",
                 esc(&series_title(s)),
                 s.points.len(),
-                esc(&latest),
+                esc(&latest(s, "–")),
             )?;
         }
         Ok(())
@@ -80,6 +63,18 @@ fn check_row(row: &CheckRow, out: &mut dyn Write) -> io::Result<()> {
     )
 }
 
+/// Regressions first, then improvements, then the rest (stable within each).
+fn worst_first(rows: &[CheckRow]) -> Vec<&CheckRow> {
+    let rank = |row: &&CheckRow| match row.verdict {
+        Verdict::Worse => 0,
+        Verdict::Better => 1,
+        _ => 2,
+    };
+    let mut rows: Vec<&CheckRow> = rows.iter().collect();
+    rows.sort_by_key(rank);
+    rows
+}
+
 impl Render<CheckReport> for HistoryMarkdown {
     fn render(&self, r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         let head = match r.worse {
@@ -100,14 +95,7 @@ impl Render<CheckReport> for HistoryMarkdown {
             "| workload | variant | metric | baseline | this | change | verdict |"
         )?;
         writeln!(out, "|---|---|---|---:|---:|---|---|")?;
-        let rank = |row: &&CheckRow| match row.verdict {
-            Verdict::Worse => 0,
-            Verdict::Better => 1,
-            _ => 2,
-        };
-        let mut rows: Vec<&CheckRow> = r.rows.iter().collect();
-        rows.sort_by_key(rank);
-        for row in rows {
+        for row in worst_first(&r.rows) {
             check_row(row, out)?;
         }
         writeln!(

@@ -20,7 +20,8 @@ use kurabe_model::history::{
 };
 use kurabe_model::plan::Plan;
 use kurabe_model::record::{
-    Experiment, ExperimentStatus, MetricValue, RunRecord, RunStatus, SavedResult, StoredRun,
+    Experiment, ExperimentStatus, HostFacts, MetricValue, RunRecord, RunStatus, SavedResult,
+    StoredRun,
 };
 use kurabe_model::stats::changepoint::{e_divisive, ChangePoint, Config};
 use kurabe_model::stats::{metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
@@ -88,20 +89,7 @@ fn choose_host(experiments: &[Experiment], hosts: &Hosts) -> (Option<String>, Ve
         {
             newest = Some((&e.started_at, fp.clone()));
         }
-        match seen.iter_mut().find(|s| s.fingerprint == fp) {
-            Some(s) => {
-                s.experiments += 1;
-                if !s.hostnames.contains(&h.hostname) {
-                    s.hostnames.push(h.hostname.clone());
-                }
-            }
-            None => seen.push(HostSeen {
-                fingerprint: fp,
-                hostnames: vec![h.hostname.clone()],
-                cpu_model: h.cpu_model.clone(),
-                experiments: 1,
-            }),
-        }
+        count_host(&mut seen, fp, h);
     }
     let chosen = match hosts {
         Hosts::Newest => newest.map(|n| n.1),
@@ -112,6 +100,25 @@ fn choose_host(experiments: &[Experiment], hosts: &Hosts) -> (Option<String>, Ve
         seen.sort_by_key(|s| s.fingerprint != *c);
     }
     (chosen, seen)
+}
+
+/// One more experiment on host `fp` (a new entry the first time), its
+/// host name added when new.
+fn count_host(seen: &mut Vec<HostSeen>, fp: String, h: &HostFacts) {
+    match seen.iter_mut().find(|s| s.fingerprint == fp) {
+        Some(s) => {
+            s.experiments += 1;
+            if !s.hostnames.contains(&h.hostname) {
+                s.hostnames.push(h.hostname.clone());
+            }
+        }
+        None => seen.push(HostSeen {
+            fingerprint: fp,
+            hostnames: vec![h.hostname.clone()],
+            cpu_model: h.cpu_model.clone(),
+            experiments: 1,
+        }),
+    }
 }
 
 /// Commit order when every experiment knows its commit time, else start
@@ -250,20 +257,10 @@ fn series(
     config: &Config,
 ) -> HistorySeries {
     let (unit, direction, noise_band) = describe(experiments, &key, plan);
-    let points: Vec<HistoryPoint> = experiments
-        .iter()
-        .map(|e| (e, samples(e, &key)))
-        .filter(|(_, s)| !s.is_empty())
-        .map(|(e, s)| point(e, s))
-        .collect();
+    let points = points(experiments, &key);
     let groups: Vec<Vec<f64>> = points.iter().map(|p| p.samples.clone()).collect();
-    let found = e_divisive(
-        &groups,
-        direction.unwrap_or(Direction::HigherIsBetter),
-        noise_band,
-        config,
-    );
-    let changes = found
+    let dir = direction.unwrap_or(Direction::HigherIsBetter);
+    let changes = e_divisive(&groups, dir, noise_band, config)
         .iter()
         .map(|c| {
             let (_, phrase) = crate::words::verdict(&key.2, unit, direction, &c.comparison);
@@ -281,6 +278,16 @@ fn series(
         points,
         changes,
     }
+}
+
+/// A point per experiment that measured the series.
+fn points(experiments: &[&Experiment], key: &Key) -> Vec<HistoryPoint> {
+    experiments
+        .iter()
+        .map(|e| (e, samples(e, key)))
+        .filter(|(_, s)| !s.is_empty())
+        .map(|(e, s)| point(e, s))
+        .collect()
 }
 
 fn change(points: &[HistoryPoint], c: &ChangePoint, phrase: String) -> HistoryChange {
@@ -318,17 +325,6 @@ fn result_as_experiment(r: &SavedResult) -> Experiment {
             unit: String::new(),
         })
         .collect();
-    let run = RunRecord {
-        variant: r.label.clone(),
-        workload: r.kind.as_str().to_owned(),
-        round: 0,
-        status: RunStatus::Ok,
-        error_tail: None,
-        started_at: r.created_at.clone(),
-        finished_at: r.created_at.clone(),
-        metrics,
-        record: None,
-    };
     Experiment {
         // Negative: never confused with a stored experiment's id.
         id: kurabe_model::record::ExperimentId(-r.id.0),
@@ -342,6 +338,24 @@ fn result_as_experiment(r: &SavedResult) -> Experiment {
         status: ExperimentStatus::Complete,
         writer: None,
         origin: r.origin.clone(),
-        runs: vec![StoredRun { id: 0, run }],
+        runs: vec![StoredRun {
+            id: 0,
+            run: result_run(r, metrics),
+        }],
+    }
+}
+
+/// The one successful run of a saved result: its kind as the workload, its label as the variant.
+fn result_run(r: &SavedResult, metrics: Vec<MetricValue>) -> RunRecord {
+    RunRecord {
+        variant: r.label.clone(),
+        workload: r.kind.as_str().to_owned(),
+        round: 0,
+        status: RunStatus::Ok,
+        error_tail: None,
+        started_at: r.created_at.clone(),
+        finished_at: r.created_at.clone(),
+        metrics,
+        record: None,
     }
 }

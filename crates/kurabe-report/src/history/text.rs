@@ -5,7 +5,9 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::history::{CheckReport, HistoryReport, HistorySeries, Order};
+use kurabe_model::history::{
+    CheckReport, CheckRow, HistoryChange, HistoryReport, HistorySeries, Order,
+};
 use kurabe_model::stats::Verdict;
 
 use crate::escape::terminal as esc;
@@ -57,33 +59,65 @@ pub(crate) fn hosts_line(r: &HistoryReport) -> String {
     format!("host {fp}{names}{more}")
 }
 
-fn series(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
-    let latest = s
-        .points
+/// Where a change lies and what it is, the one sentence every format
+/// shows: `at e12 (abc1234), after e11 (9f00e1d): 1.10× … · worse`. Each
+/// part is escaped by `esc`; `strong` wraps the experiment and `span` the
+/// phrase (HTML's markup; empty for plain text).
+pub(crate) fn change_sentence(
+    c: &HistoryChange,
+    esc: &dyn Fn(&str) -> String,
+    strong: [&str; 2],
+    span: [&str; 2],
+) -> String {
+    format!(
+        "at {}{}{} ({}), after {} ({}): {}{}{}{}",
+        strong[0],
+        esc(&c.experiment),
+        strong[1],
+        esc(&c.rev),
+        esc(&c.previous_experiment),
+        esc(&c.previous_rev),
+        span[0],
+        esc(&c.phrase),
+        verdict_suffix(&c.verdict),
+        span[1]
+    )
+}
+
+/// A change in short, unescaped: `e12 (abc1234): 1.10× … · worse`.
+pub(crate) fn change_short(c: &HistoryChange) -> String {
+    format!(
+        "{} ({}): {}{}",
+        c.experiment,
+        c.rev,
+        c.phrase,
+        verdict_suffix(&c.verdict)
+    )
+}
+
+/// The latest value of a series in its unit, `none` when it has no point.
+pub(crate) fn latest(s: &HistorySeries, none: &str) -> String {
+    s.points
         .last()
-        .map_or("-".to_owned(), |p| words::value(s.unit, p.value));
+        .map_or(none.to_owned(), |p| words::value(s.unit, p.value))
+}
+
+fn series(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
+    let changes = match s.changes.len() {
+        0 => "no change".to_owned(),
+        1 => "1 change".to_owned(),
+        n => format!("{n} changes"),
+    };
     writeln!(
         out,
-        "{}: {} points, latest {latest}, {}",
+        "{}: {} points, latest {}, {changes}",
         esc(&series_title(s)),
         s.points.len(),
-        match s.changes.len() {
-            0 => "no change".to_owned(),
-            1 => "1 change".to_owned(),
-            n => format!("{n} changes"),
-        }
+        latest(s, "-"),
     )?;
     for c in &s.changes {
-        writeln!(
-            out,
-            "  change at {} ({}), after {} ({}): {}{}",
-            esc(&c.experiment),
-            esc(&c.rev),
-            esc(&c.previous_experiment),
-            esc(&c.previous_rev),
-            esc(&c.phrase),
-            verdict_suffix(&c.verdict)
-        )?;
+        let sentence = change_sentence(c, &|t| esc(t).into_owned(), ["", ""], ["", ""]);
+        writeln!(out, "  change {sentence}")?;
     }
     Ok(())
 }
@@ -104,6 +138,21 @@ impl Render<HistoryReport> for HistoryText {
     }
 }
 
+/// `  get / fast / cpu_ms_per_request: 9.4 vs 8.0 · 1.18× … · worse`.
+fn check_row(row: &CheckRow, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {} / {} / {}: {} vs {} · {}{}",
+        esc(&row.workload),
+        esc(&row.variant),
+        esc(&row.metric),
+        words::value(row.unit, row.value),
+        words::value(row.unit, row.baseline_value),
+        esc(&row.phrase),
+        verdict_suffix(&row.verdict)
+    )
+}
+
 impl Render<CheckReport> for HistoryText {
     fn render(&self, r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
@@ -116,17 +165,7 @@ impl Render<CheckReport> for HistoryText {
             esc(&r.baseline_experiments.join(" "))
         )?;
         for row in &r.rows {
-            writeln!(
-                out,
-                "  {} / {} / {}: {} vs {} · {}{}",
-                esc(&row.workload),
-                esc(&row.variant),
-                esc(&row.metric),
-                words::value(row.unit, row.value),
-                words::value(row.unit, row.baseline_value),
-                esc(&row.phrase),
-                verdict_suffix(&row.verdict)
-            )?;
+            check_row(row, out)?;
         }
         writeln!(
             out,

@@ -62,6 +62,19 @@ impl AbHtml {
         let taken = format!("{:.3} seconds", r.duration_s);
         self.row(out, "Time taken for tests:", &taken)?;
         self.row(out, "Complete requests:", &r.complete_requests.to_string())?;
+        self.failed(r, out)?;
+        if r.keep_alive {
+            self.row(
+                out,
+                "Keep-Alive requests:",
+                &r.keep_alive_requests.to_string(),
+            )?;
+        }
+        self.transfer(r, out)
+    }
+
+    /// Failed requests by kind, and non-2xx responses when there were any.
+    fn failed(&self, r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         self.row(out, "Failed requests:", &r.failed_requests.to_string())?;
         if r.failed_requests > 0 {
             let f = &r.failures;
@@ -74,14 +87,7 @@ impl AbHtml {
         if r.non_2xx_responses > 0 {
             self.row(out, "Non-2xx responses:", &r.non_2xx_responses.to_string())?;
         }
-        if r.keep_alive {
-            self.row(
-                out,
-                "Keep-Alive requests:",
-                &r.keep_alive_requests.to_string(),
-            )?;
-        }
-        self.transfer(r, out)
+        Ok(())
     }
 
     fn transfer(&self, r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {

@@ -55,8 +55,20 @@ fn phase_row(out: &mut dyn Write, label: &str, p: &PhaseTimes) -> io::Result<()>
     )
 }
 
+/// ab's report: server, document, counts, bytes and rates.
 fn ab_section(r: &HttpReport, variable_length: bool, out: &mut dyn Write) -> io::Result<()> {
-    let secs = r.duration_s.max(f64::MIN_POSITIVE);
+    server_and_document(r, variable_length, out)?;
+    counts(r, out)?;
+    transferred(r, out)?;
+    rates(r, out)
+}
+
+/// Who answered, and what was asked for.
+fn server_and_document(
+    r: &HttpReport,
+    variable_length: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     writeln!(
         out,
         "Server Software:        {}",
@@ -86,7 +98,11 @@ fn ab_section(r: &HttpReport, variable_length: bool, out: &mut dyn Write) -> io:
             r.document_length_bytes
         )?;
     }
-    writeln!(out)?;
+    writeln!(out)
+}
+
+/// Concurrency, time taken, and requests complete, failed, non-2xx, kept alive.
+fn counts(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "Concurrency Level:      {}", r.concurrency)?;
     writeln!(out, "Time taken for tests:   {:.3} seconds", r.duration_s)?;
     writeln!(out, "Complete requests:      {}", r.complete_requests)?;
@@ -110,11 +126,21 @@ fn ab_section(r: &HttpReport, variable_length: bool, out: &mut dyn Write) -> io:
     if r.keep_alive {
         writeln!(out, "Keep-Alive requests:    {}", r.keep_alive_requests)?;
     }
+    Ok(())
+}
+
+/// Bytes received and sent.
+fn transferred(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "Total transferred:      {} bytes", r.transfer_bytes)?;
     if r.sent_body_bytes > 0 {
         writeln!(out, "Total body sent:        {}", r.sent_body_bytes)?;
     }
-    writeln!(out, "HTML transferred:       {} bytes", r.body_bytes)?;
+    writeln!(out, "HTML transferred:       {} bytes", r.body_bytes)
+}
+
+/// Requests per second, time per request, transfer rates.
+fn rates(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    let secs = r.duration_s.max(f64::MIN_POSITIVE);
     writeln!(
         out,
         "Requests per second:    {:.2} [#/sec] (mean)",
@@ -161,13 +187,7 @@ fn ab_tables(r: &HttpReport, layout: AbText, out: &mut dyn Write) -> io::Result<
         ("Total:", &t.total, "the total time"),
     ];
     if layout.confidence {
-        writeln!(out, "              min  mean[+/-sd] median   max")?;
-        for (label, p, _) in rows {
-            phase_row(out, label, p)?;
-        }
-        for (_, p, what) in rows {
-            sanity_warning(out, what, p)?;
-        }
+        confidence_table(&rows, out)?;
     } else {
         writeln!(out, "              min   avg   max")?;
         for (label, p, _) in rows {
@@ -178,6 +198,18 @@ fn ab_tables(r: &HttpReport, layout: AbText, out: &mut dyn Write) -> io::Result<
     }
     if layout.percentiles && r.complete_requests > 1 {
         percentage_table(r, out)?;
+    }
+    Ok(())
+}
+
+/// ab's table with spread and median (`-S` not given), then its warnings.
+fn confidence_table(rows: &[(&str, &PhaseTimes, &str)], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "              min  mean[+/-sd] median   max")?;
+    for (label, p, _) in rows {
+        phase_row(out, label, p)?;
+    }
+    for (_, p, what) in rows {
+        sanity_warning(out, what, p)?;
     }
     Ok(())
 }
@@ -226,7 +258,18 @@ fn percentage_table(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// kurabe's additions to ab's report: latency, outcomes, warm-up, the server's cost.
 fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    latency(r, out)?;
+    outcomes(r, out)?;
+    if r.warmup_s > 0.0 {
+        writeln!(out, "Warm-up (not counted):  {:.3} seconds", r.warmup_s)?;
+    }
+    server_line(r, out)
+}
+
+/// Latency percentiles, and for a fixed rate the uncorrected ones and the rate reached.
+fn latency(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     let l = &r.latency_us;
     writeln!(out)?;
     writeln!(out, "Latency (ms)")?;
@@ -257,6 +300,11 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
             rate.requested_per_s, rate.achieved_per_s, rate.late_sends
         )?;
     }
+    Ok(())
+}
+
+/// Status codes, HTTP/2, timeouts, reconnects, the reconciliation and the errors.
+fn outcomes(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     let codes: Vec<_> = r
         .status_codes
         .iter()
@@ -278,10 +326,11 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         "Reconciliation:         {} completed + {} failed + {} in flight = {} sent",
         r.complete_requests, r.failed_requests, r.in_flight_at_end, sent
     )?;
-    error_lines(r, out)?;
-    if r.warmup_s > 0.0 {
-        writeln!(out, "Warm-up (not counted):  {:.3} seconds", r.warmup_s)?;
-    }
+    error_lines(r, out)
+}
+
+/// The local server's CPU per request and memory, when it was watched.
+fn server_line(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(s) = &r.server {
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
         writeln!(

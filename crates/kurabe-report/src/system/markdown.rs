@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::system::{SystemCompare, SystemReport, SystemSource};
+use kurabe_model::system::{CompareRow, SystemCompare, SystemReport, SystemSource};
 
 use super::{ci_text, copies_text, opt, pct, ratio_cells, verdict_text};
 use crate::{Markdown, Render};
@@ -95,21 +95,26 @@ fn compare_markdown(c: &SystemCompare, w: &mut dyn Write) -> io::Result<()> {
         writeln!(w, "| Test | A | B | B/A | 95 % CI | Verdict |")?;
         writeln!(w, "|---|---:|---:|---:|---|---|")?;
         for r in run.tests.iter().chain(std::iter::once(&run.score)) {
-            let (ratio, ci) = ratio_cells(r);
-            let reason = r
-                .reason
-                .as_deref()
-                .map(|s| format!(" — {s}"))
-                .unwrap_or_default();
-            writeln!(
-                w,
-                "| {} | {} | {} | {ratio} | {ci} | {}{reason} |",
-                r.name,
-                opt(r.result_a),
-                opt(r.result_b),
-                verdict_text(r.verdict)
-            )?;
+            compare_row(r, w)?;
         }
     }
     Ok(())
+}
+
+/// One test (or the score) of both reports, with the ratio and the verdict's reason.
+fn compare_row(r: &CompareRow, w: &mut dyn Write) -> io::Result<()> {
+    let (ratio, ci) = ratio_cells(r);
+    let reason = r
+        .reason
+        .as_deref()
+        .map(|s| format!(" — {s}"))
+        .unwrap_or_default();
+    writeln!(
+        w,
+        "| {} | {} | {} | {ratio} | {ci} | {}{reason} |",
+        r.name,
+        opt(r.result_a),
+        opt(r.result_b),
+        verdict_text(r.verdict)
+    )
 }

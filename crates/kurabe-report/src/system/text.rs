@@ -2,7 +2,9 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::system::{SystemCompare, SystemReport, SystemRun, SystemSource, SystemTest};
+use kurabe_model::system::{
+    CompareRow, CompareRun, SystemCompare, SystemReport, SystemRun, SystemSource, SystemTest,
+};
 
 use super::{copies_text, opt, pct, ratio_cells, verdict_text, RULE};
 use crate::escape::terminal;
@@ -69,35 +71,46 @@ fn text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+/// One copy count: the tests' results, the index table, the score.
 fn run_text(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
     for t in &run.tests {
-        if let Some(err) = &t.error {
-            writeln!(
-                w,
-                "{:<40} {:>12} {:<5} FAILED: {}",
-                terminal(&t.name),
-                "---",
-                t.unit,
-                terminal(err)
-            )?;
-            continue;
-        }
-        write!(
-            w,
-            "{:<40} {:12.1} {:<5} ({:.1} s, {} samples)",
-            terminal(&t.name),
-            t.result,
-            t.unit,
-            t.time_s,
-            t.samples
-        )?;
-        if let (Some(lo), Some(hi)) = (t.ci95_low, t.ci95_high) {
-            write!(w, "  ±{:.1} %", pct(lo, hi, t.result))?;
-        }
-        writeln!(w)?;
-        modes_text(t, w)?;
+        test_line(t, w)?;
     }
     writeln!(w)?;
+    index_table(run, w)?;
+    score_text(run, w)
+}
+
+/// A test's result with its time, samples and interval (or why it failed).
+fn test_line(t: &SystemTest, w: &mut dyn Write) -> io::Result<()> {
+    if let Some(err) = &t.error {
+        return writeln!(
+            w,
+            "{:<40} {:>12} {:<5} FAILED: {}",
+            terminal(&t.name),
+            "---",
+            t.unit,
+            terminal(err)
+        );
+    }
+    write!(
+        w,
+        "{:<40} {:12.1} {:<5} ({:.1} s, {} samples)",
+        terminal(&t.name),
+        t.result,
+        t.unit,
+        t.time_s,
+        t.samples
+    )?;
+    if let (Some(lo), Some(hi)) = (t.ci95_low, t.ci95_high) {
+        write!(w, "  ±{:.1} %", pct(lo, hi, t.result))?;
+    }
+    writeln!(w)?;
+    modes_text(t, w)
+}
+
+/// Baseline, result and index of each test.
+fn index_table(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
     let head = if run.partial {
         "System Benchmarks Partial Index"
     } else {
@@ -128,6 +141,11 @@ fn run_text(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
             )?,
         }
     }
+    Ok(())
+}
+
+/// The index score and its interval.
+fn score_text(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "{:<40} {:>12} {:>12} {:>8}", "", "", "", "========")?;
     let title = if run.partial {
         "System Benchmarks Index Score (Partial Only)"
@@ -254,47 +272,59 @@ fn compare_text(c: &SystemCompare, w: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     for run in &c.runs {
-        writeln!(w)?;
-        writeln!(
-            w,
-            "{} — B/A > 1 means B is faster; noise band ±{:.0} %",
-            copies_text(run.copies),
-            c.noise_band * 100.0
-        )?;
-        writeln!(
-            w,
-            "{:<16} {:>11} {:>11} {:>6}  {:>14}  VERDICT",
-            "TEST", "A", "B", "B/A", "95 % CI"
-        )?;
-        let mut notes: Vec<String> = Vec::new();
-        for r in run.tests.iter().chain(std::iter::once(&run.score)) {
-            let (ratio, ci) = ratio_cells(r);
-            let mut verdict = verdict_text(r.verdict).to_string();
-            if let Some(reason) = &r.reason {
-                if let Some(k) = notes.iter().position(|n| n == reason) {
-                    verdict.push_str(&format!(" [{}]", k + 1));
-                } else {
-                    notes.push(reason.clone());
-                    verdict.push_str(&format!(" [{}]", notes.len()));
-                }
-            }
-            if r.id == "score" {
-                writeln!(w)?;
-            }
-            writeln!(
-                w,
-                "{:<16} {:>11} {:>11} {:>6}  {:>14}  {}",
-                compare_label(r),
-                opt(r.result_a),
-                opt(r.result_b),
-                ratio,
-                ci,
-                verdict
-            )?;
-        }
-        for (i, n) in notes.iter().enumerate() {
-            writeln!(w, "[{}] {n}", i + 1)?;
-        }
+        compare_run(c, run, w)?;
     }
     Ok(())
+}
+
+/// One copy count of a comparison: a row per test and the score, each
+/// verdict's reason as a numbered note under the table (once per reason).
+fn compare_run(c: &SystemCompare, run: &CompareRun, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w)?;
+    writeln!(
+        w,
+        "{} — B/A > 1 means B is faster; noise band ±{:.0} %",
+        copies_text(run.copies),
+        c.noise_band * 100.0
+    )?;
+    writeln!(
+        w,
+        "{:<16} {:>11} {:>11} {:>6}  {:>14}  VERDICT",
+        "TEST", "A", "B", "B/A", "95 % CI"
+    )?;
+    let mut notes: Vec<String> = Vec::new();
+    for r in run.tests.iter().chain(std::iter::once(&run.score)) {
+        if r.id == "score" {
+            writeln!(w)?;
+        }
+        compare_row(r, &mut notes, w)?;
+    }
+    for (i, n) in notes.iter().enumerate() {
+        writeln!(w, "[{}] {n}", i + 1)?;
+    }
+    Ok(())
+}
+
+/// A test (or the score) of both reports; its reason becomes a note reference.
+fn compare_row(r: &CompareRow, notes: &mut Vec<String>, w: &mut dyn Write) -> io::Result<()> {
+    let (ratio, ci) = ratio_cells(r);
+    let mut verdict = verdict_text(r.verdict).to_string();
+    if let Some(reason) = &r.reason {
+        if let Some(k) = notes.iter().position(|n| n == reason) {
+            verdict.push_str(&format!(" [{}]", k + 1));
+        } else {
+            notes.push(reason.clone());
+            verdict.push_str(&format!(" [{}]", notes.len()));
+        }
+    }
+    writeln!(
+        w,
+        "{:<16} {:>11} {:>11} {:>6}  {:>14}  {}",
+        compare_label(r),
+        opt(r.result_a),
+        opt(r.result_b),
+        ratio,
+        ci,
+        verdict
+    )
 }

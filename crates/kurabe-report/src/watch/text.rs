@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use kurabe_model::probe::{CpuSource, WatchEnd, WatchReport};
+use kurabe_model::probe::{CpuSource, LimitsApplied, WatchEnd, WatchReport};
 
 use crate::escape::terminal;
 use crate::terminal::WIDTH;
@@ -30,6 +30,23 @@ fn summary(r: &WatchReport) -> String {
         "kurabe watch: {what}\n  {:.2} s, {} samples every {:.2} s",
         r.duration_s, r.samples, r.interval_s
     );
+    cpu(r, &mut o);
+    memory(r, &mut o);
+    limits_and_end(r, &mut o);
+    let _ = writeln!(
+        o,
+        "  sampler    {:.2} % of one core, {:.1} µs per process per sample",
+        r.sampler.cpu_percent, r.sampler.us_per_process_sample
+    );
+    for n in &r.notes {
+        let note = wrap(&format!("note: {}", terminal(n)), WIDTH - 8);
+        let _ = writeln!(o, "  {}", note.replace('\n', "\n        "));
+    }
+    o
+}
+
+/// CPU percent (mean, p95, max) and CPU time, with where it was read.
+fn cpu(r: &WatchReport, o: &mut String) {
     let _ = writeln!(
         o,
         "  CPU        mean {:.1} %   p95 {:.1} %   max {:.1} %   (100 % = one core; {:.1} % of all {} cores)",
@@ -45,43 +62,27 @@ fn summary(r: &WatchReport) -> String {
         "  CPU time   {:.3} s   (from {source}; /proc sampling says {:.3} s)",
         r.cpu_seconds, r.cpu_seconds_proc
     );
-    memory(r, &mut o);
-    limits_and_end(r, &mut o);
-    let _ = writeln!(
-        o,
-        "  sampler    {:.2} % of one core, {:.1} µs per process per sample",
-        r.sampler.cpu_percent, r.sampler.us_per_process_sample
-    );
-    for n in &r.notes {
-        let note = wrap(&format!("note: {}", terminal(n)), WIDTH - 8);
-        let _ = writeln!(o, "  {}", note.replace('\n', "\n        "));
-    }
-    o
 }
 
 /// Σ PSS, Σ RSS, Σ USS, the cgroup peak, processes and threads.
 fn memory(r: &WatchReport, o: &mut String) {
+    let pss_note = if r.pss_available {
+        ""
+    } else {
+        "   (RSS stands in where PSS was unreadable)"
+    };
+    let rss_note = if r.rss_overcounts {
+        "   over-counts pages the processes share; Σ PSS is the footprint"
+    } else {
+        ""
+    };
     let _ = writeln!(
         o,
-        "  Σ PSS      mean {}   peak {}{}",
+        "  Σ PSS      mean {}   peak {}{pss_note}",
         mib(r.pss_mean_bytes),
         mib(r.pss_peak_bytes),
-        if r.pss_available {
-            ""
-        } else {
-            "   (RSS stands in where PSS was unreadable)"
-        }
     );
-    let _ = writeln!(
-        o,
-        "  Σ RSS      peak {}{}",
-        mib(r.rss_peak_bytes),
-        if r.rss_overcounts {
-            "   over-counts pages the processes share; Σ PSS is the footprint"
-        } else {
-            ""
-        }
-    );
+    let _ = writeln!(o, "  Σ RSS      peak {}{rss_note}", mib(r.rss_peak_bytes));
     let _ = writeln!(o, "  Σ USS      peak {}", mib(r.uss_peak_bytes));
     if let Some(p) = r.cgroup_memory_peak_bytes {
         let _ = writeln!(
@@ -90,30 +91,17 @@ fn memory(r: &WatchReport, o: &mut String) {
             mib(p)
         );
     }
-    let _ = writeln!(
-        o,
-        "  processes  max {}, threads max {}",
-        r.processes_max, r.threads_max
-    );
+    let (processes, threads) = (r.processes_max, r.threads_max);
+    let _ = writeln!(o, "  processes  max {processes}, threads max {threads}");
 }
 
 /// The limits applied and how the command ended.
 fn limits_and_end(r: &WatchReport, o: &mut String) {
     if let Some(l) = &r.limits {
-        let mut parts = Vec::new();
-        if let Some(c) = l.cpus {
-            parts.push(format!("cpus {c}"));
-        }
-        if let Some(c) = &l.cpuset {
-            parts.push(format!("cpuset {c}"));
-        }
-        if let Some(m) = l.memory_bytes {
-            parts.push(format!("memory {}", mib(m)));
-        }
         let _ = writeln!(
             o,
             "  limits     {} (cgroup v{})",
-            parts.join(", "),
+            limits_text(l),
             l.cgroup_version
         );
     }
@@ -131,6 +119,21 @@ fn limits_and_end(r: &WatchReport, o: &mut String) {
         };
         let _ = writeln!(o, "  command    {why}, {how}");
     }
+}
+
+/// `cpus 0.5, cpuset 0-1, memory 512 MiB`: the limits that were set.
+fn limits_text(l: &LimitsApplied) -> String {
+    let mut parts = Vec::new();
+    if let Some(c) = l.cpus {
+        parts.push(format!("cpus {c}"));
+    }
+    if let Some(c) = &l.cpuset {
+        parts.push(format!("cpuset {c}"));
+    }
+    if let Some(m) = l.memory_bytes {
+        parts.push(format!("memory {}", mib(m)));
+    }
+    parts.join(", ")
 }
 
 /// "OOM-killed at the 20 MiB limit" (the limit when one was set).

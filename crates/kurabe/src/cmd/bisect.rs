@@ -78,23 +78,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (plan, opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
     let mut store = kurabe_store::access::open_or_create(args.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
-    let settings = BisectSettings {
-        good: args.good.clone(),
-        bad: args.bad.clone(),
-        metric: args.metric.clone(),
-        variant: args.variant.clone(),
-        workload: args.workload.clone(),
-        rounds: args.rounds,
-        max_rounds: args.max_rounds,
-        opts,
-    };
+    let settings = settings(&args, opts);
     let mut progress = |e: &Event<'_>| {
-        let show = match e {
-            Event::RunDone { record, .. } => record.status == RunStatus::Failed,
-            Event::RunStart { .. } => false,
-            _ => true,
-        };
-        if show && !args.quiet {
+        if !args.quiet && worth_a_line(e) {
             eprintln!("{}", escape::terminal_lines(&event_line(e)));
         }
     };
@@ -114,4 +100,28 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Found::NoChange => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// The search's settings from the flags and the plan's run options.
+fn settings(args: &Args, opts: kurabe_lab::RunOptions) -> BisectSettings {
+    BisectSettings {
+        good: args.good.clone(),
+        bad: args.bad.clone(),
+        metric: args.metric.clone(),
+        variant: args.variant.clone(),
+        workload: args.workload.clone(),
+        rounds: args.rounds,
+        max_rounds: args.max_rounds,
+        opts,
+    }
+}
+
+/// A search runs many experiments: only their starts, notes and failed
+/// runs are worth a line.
+fn worth_a_line(e: &Event<'_>) -> bool {
+    match e {
+        Event::RunDone { record, .. } => record.status == RunStatus::Failed,
+        Event::RunStart { .. } => false,
+        _ => true,
+    }
 }

@@ -2,15 +2,17 @@
 //! The experiment against the pooled runs of its baseline's recent
 //! history (same plan, same host fingerprint); exit 1 on any "worse".
 //!
-//! Choosing the baseline experiments from the store is here; comparing and
-//! rendering are `kurabe-report`'s.
+//! Choosing the baseline experiments, comparing and rendering are
+//! `kurabe-report`'s; this file reads the store and picks the exit status.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use kurabe_model::record::{Entry, EntryId, Experiment};
-use kurabe_report::{check_report, CheckInput};
+use kurabe_model::record::Entry;
+use kurabe_report::baseline::baseline;
+use kurabe_report::{check_report, results_as_experiments, to_string, CheckInput};
+use kurabe_store::series::plan_or_label;
 
 use crate::output::{write_output, ReportFormat as Format};
 use crate::store::{open_existing, parse_id};
@@ -48,64 +50,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Entry::Experiment(exp) = store.get(id)? else {
         bail!("{id} is a saved result; kurabe check takes an experiment (e…)");
     };
-    let history = super::history::plan_or_label(&store, &exp.name)?;
+    let history = plan_or_label(&store, &exp.name, results_as_experiments)?;
     let base = baseline(&exp, history, &args.baseline, args.last as usize)?;
     let report = check_report(CheckInput {
         experiment: &exp,
         baseline: &args.baseline,
         history: &base,
     });
-    write_output(
-        args.output.as_deref(),
-        &kurabe_report::to_string(&*renderer, &report),
-    )?;
-    Ok(if report.worse > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
-}
-
-/// The last `n` experiments of the plan on `exp`'s host fingerprint that
-/// `spec` names (a revision, or an experiment and those before it), `exp`
-/// itself left out.
-fn baseline(
-    exp: &Experiment,
-    history: Vec<Experiment>,
-    spec: &str,
-    n: usize,
-) -> anyhow::Result<Vec<Experiment>> {
-    let fp = exp.host_fingerprint();
-    let as_id = spec
-        .strip_prefix(['e', 'E'])
-        .filter(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-        .and_then(|_| spec.parse::<EntryId>().ok());
-    let upto = match as_id {
-        Some(EntryId::Experiment(b)) => match history.iter().find(|e| e.id == b) {
-            Some(e) => Some(e.started_at.clone()),
-            None => bail!(
-                "unknown baseline `{spec}`: no experiment {b} of plan `{}` in the store",
-                exp.name
-            ),
-        },
-        _ => None,
-    };
-    let named = |e: &Experiment| match &upto {
-        Some(t) => e.started_at <= *t,
-        None => e.origin.rev.as_ref().is_some_and(|r| r.matches(spec)),
-    };
-    let mut picked: Vec<Experiment> = history
-        .into_iter()
-        .filter(|e| e.id != exp.id && e.host_fingerprint() == fp && named(e))
-        .collect();
-    if picked.is_empty() {
-        bail!(
-            "unknown baseline `{spec}`: no other experiment of plan `{}` on this host fingerprint ({}) has that branch, commit or --rev label",
-            exp.name,
-            fp.as_deref().unwrap_or("-")
-        );
-    }
-    picked.sort_by(|a, b| (&a.started_at, a.id).cmp(&(&b.started_at, b.id)));
-    let skip = picked.len().saturating_sub(n);
-    Ok(picked.split_off(skip))
+    write_output(args.output.as_deref(), &to_string(&*renderer, &report))?;
+    Ok(ExitCode::from(u8::from(report.worse > 0)))
 }

@@ -8,10 +8,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
-use kurabe_model::record::{Entry, Experiment, SavedResult};
 use kurabe_model::stats::changepoint::Config;
-use kurabe_report::{history_report, Hosts};
-use kurabe_store::Store;
+use kurabe_report::{history_report, results_as_experiments, Hosts};
+use kurabe_store::series::plan_or_label;
 
 use crate::output::{write_output, ReportFormat as Format};
 use crate::store::open_existing;
@@ -48,13 +47,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("--html", args.html.as_deref()),
     ])?;
     let store = open_existing(args.store.as_deref())?;
-    let experiments = plan_or_label(&store, &args.name)?;
-    let hosts = match (&args.host, args.all_hosts) {
-        (_, true) => Hosts::All,
-        (Some(fp), false) => Hosts::Fingerprint(fp.clone()),
-        (None, false) => Hosts::Newest,
-    };
-    let report = history_report(&args.name, &experiments, &hosts, &Config::default());
+    let experiments = plan_or_label(&store, &args.name, results_as_experiments)?;
+    let report = history_report(&args.name, &experiments, &hosts(&args), &Config::default());
     if report.series.iter().all(|s| s.points.is_empty()) {
         bail!(
             "`{}` has no experiment on host {}; see the hosts with --all-hosts",
@@ -74,29 +68,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The experiments of plan `name`, else the saved results labelled `name`
-/// as one-run experiments; neither is bad input.
-pub(crate) fn plan_or_label(store: &Store, name: &str) -> anyhow::Result<Vec<Experiment>> {
-    let ids = store.experiments_named(name)?;
-    if !ids.is_empty() {
-        return ids
-            .into_iter()
-            .map(|id| match store.get(id.into())? {
-                Entry::Experiment(e) => Ok(e),
-                Entry::Result(_) => bail!("{id} is not an experiment"),
-            })
-            .collect();
+/// `--host`, `--all-hosts` → which machines' experiments make the series.
+fn hosts(args: &Args) -> Hosts {
+    match (&args.host, args.all_hosts) {
+        (_, true) => Hosts::All,
+        (Some(fp), false) => Hosts::Fingerprint(fp.clone()),
+        (None, false) => Hosts::Newest,
     }
-    let results: Vec<SavedResult> = store
-        .results_labelled(name)?
-        .into_iter()
-        .filter_map(|id| match store.get(id.into()) {
-            Ok(Entry::Result(r)) => Some(r),
-            _ => None,
-        })
-        .collect();
-    if results.is_empty() {
-        bail!("no history for `{name}`: no plan of that name and no saved result with that label in the store; `kurabe results list` shows the names");
-    }
-    Ok(kurabe_report::results_as_experiments(&results))
 }

@@ -146,21 +146,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = args.store.as_deref();
     let mut out = std::io::stdout().lock();
     match args.command {
-        Command::List { format } => {
-            let s = open_existing(store)?;
-            let entries = s.list()?;
-            match format {
-                Format::Text => write_listing(&entries, s.path(), &mut out)?,
-                Format::Json => Json.render(&entries, &mut out)?,
-            }
-        }
-        Command::Show { id, format } => {
-            let entry = open_existing(store)?.get(parse_id(&id)?)?;
-            match format {
-                Format::Text => write_entry(&entry, crate::output::colour_stdout(), &mut out)?,
-                Format::Json => Json.render(&entry, &mut out)?,
-            }
-        }
+        Command::List { format } => list(store, format, &mut out)?,
+        Command::Show { id, format } => show(store, &id, format, &mut out)?,
         Command::Compare {
             a,
             b,
@@ -181,6 +168,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `kurabe results list`.
+fn list(store: Option<&Path>, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
+    let s = open_existing(store)?;
+    let entries = s.list()?;
+    match format {
+        Format::Text => write_listing(&entries, s.path(), out)?,
+        Format::Json => Json.render(&entries, out)?,
+    }
+    Ok(())
+}
+
+/// `kurabe results show ID`.
+fn show(store: Option<&Path>, id: &str, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
+    let entry = open_existing(store)?.get(parse_id(id)?)?;
+    match format {
+        Format::Text => write_entry(&entry, crate::output::colour_stdout(), out)?,
+        Format::Json => Json.render(&entry, out)?,
+    }
+    Ok(())
 }
 
 /// `kurabe results compare A B`.

@@ -9,7 +9,6 @@
 //! failed run, or a variant × workload has no successful run; 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (finished runs are kept, the experiment is
 //! marked interrupted); 2 on setup errors.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -78,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.dry_run {
         let rounds = args.repeat.unwrap_or(plan.repeat).max(1);
         let text = kurabe_lab::dry_run::render(&plan, rounds, args.seed.or(plan.seed));
-        std::io::stdout().lock().write_all(text.as_bytes())?;
+        write_output(None, &text)?;
         return Ok(ExitCode::SUCCESS);
     }
     super::check_outputs(&[
@@ -87,34 +86,51 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ])?;
     let mut store = kurabe_store::access::open_or_create(args.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
-    let quiet = args.quiet;
-    let on_prepared = &mut |p: &kurabe_lab::git::Prepared| {
-        if !quiet {
-            eprintln!(
-                "{}",
-                escape::terminal_lines(&kurabe_lab::progress_text::revision_line(p))
-            );
-        }
-    };
-    opts.worktrees =
-        match kurabe_lab::git::prepare_revisions(&plan, &opts.plan_dir, &stop, on_prepared) {
-            Ok(w) => w,
-            Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
-            Err(e) => return Err(e.into()),
-        };
+    match prepare_revisions(&plan, &opts.plan_dir, &stop, args.quiet) {
+        Ok(w) => opts.worktrees = w,
+        Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
+        Err(e) => return Err(e.into()),
+    }
     (opts.seed, opts.repeat) = (args.seed, args.repeat);
     opts.until_confident = args.until_confident.then_some(args.max_time);
     opts.rev = crate::store::current_rev(args.rev.clone());
+    let outcome = run_with_progress(&plan, &mut store, &opts, &stop, args.quiet)?;
+    write_reports(&args, &store, &outcome)?;
+    Ok(finish(&outcome))
+}
+
+/// The experiment, with a bar on a terminal or lines on stderr (none with `-q`).
+fn run_with_progress(
+    plan: &kurabe_model::plan::Plan,
+    store: &mut Store,
+    opts: &kurabe_lab::RunOptions,
+    stop: &std::sync::Arc<kurabe_model::stop::Stop>,
+    quiet: bool,
+) -> anyhow::Result<Outcome> {
     let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
     let mut progress = |e: &Event<'_>| match bar.is_hidden() {
         true if !quiet => eprintln!("{}", escape::terminal_lines(&event_line(e))),
         true => {}
         false => show_on_bar(&bar, e),
     };
-    let outcome = kurabe_lab::run_experiment(&plan, &mut store, &opts, &stop, &mut progress)?;
+    let outcome = kurabe_lab::run_experiment(plan, store, opts, stop, &mut progress);
     bar.finish_and_clear();
-    write_reports(&args, &store, &outcome)?;
-    Ok(finish(&outcome))
+    Ok(outcome?)
+}
+
+/// Check out and build every variant's `rev` (cached), saying which on stderr.
+fn prepare_revisions(
+    plan: &kurabe_model::plan::Plan,
+    plan_dir: &std::path::Path,
+    stop: &std::sync::Arc<kurabe_model::stop::Stop>,
+    quiet: bool,
+) -> Result<std::collections::BTreeMap<String, PathBuf>, kurabe_lab::git::GitError> {
+    kurabe_lab::git::prepare_revisions(plan, plan_dir, stop, &mut |p| {
+        if !quiet {
+            let line = kurabe_lab::progress_text::revision_line(p);
+            eprintln!("{}", escape::terminal_lines(&line));
+        }
+    })
 }
 
 /// The final report to stdout or `-o`, and the HTML page to `--html`.

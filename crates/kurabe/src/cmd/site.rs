@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use kurabe_model::record::Experiment;
-use kurabe_report::write::write_if_changed;
+use kurabe_report::results_as_experiments;
+use kurabe_report::site_files::write_site;
+use kurabe_store::series::{plan_names, plan_or_label};
 
 use crate::store::open_existing;
 
@@ -25,35 +27,17 @@ pub struct Args {
 /// Run `kurabe site`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(args.store.as_deref())?;
-    let mut names: Vec<String> = Vec::new();
-    for e in store
-        .list()?
+    let plans: Vec<(String, Vec<Experiment>)> = plan_names(&store)?
         .into_iter()
-        .rev()
-        .filter(|e| e.kind == "experiment")
-    {
-        if !names.contains(&e.name) {
-            names.push(e.name);
-        }
-    }
-    let plans: Vec<(String, Vec<Experiment>)> = names
-        .into_iter()
-        .map(|n| Ok((n.clone(), super::history::plan_or_label(&store, &n)?)))
+        .map(|n| {
+            Ok((
+                n.clone(),
+                plan_or_label(&store, &n, results_as_experiments)?,
+            ))
+        })
         .collect::<anyhow::Result<_>>()?;
     let pages = kurabe_report::site_pages(&plans);
-    let (mut written, mut same) = (0, 0);
-    for page in &pages {
-        let path = args.output.join(&page.path);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .with_context(|| format!("-o: cannot create {}", dir.display()))?;
-        }
-        if write_if_changed(&path, page.html.as_bytes()).context("-o")? {
-            written += 1;
-        } else {
-            same += 1;
-        }
-    }
+    let (written, same) = write_site(&args.output, &pages).context("-o")?;
     eprintln!(
         "kurabe: site of {} plan(s) in {}: {written} page(s) written, {same} unchanged; open {}",
         plans.len(),

@@ -150,7 +150,26 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = choices(a).config()?;
     super::check_outputs(&[("-o", output.as_deref())])?;
     let stop = crate::signal::install()?;
-    // One step per test and copy count; a step starts at its first pass.
+    let report = run_with_bar(&cfg, &stop)?;
+    write_output(output.as_deref(), &to_string(&*renderer(format), &report))?;
+    if report.interrupted {
+        eprintln!("kurabe: interrupted; the report holds the tests that finished");
+        return Ok(crate::signal::exit_code());
+    }
+    save.save_if_asked(
+        ResultKind::System,
+        &format!("system {}", report.host),
+        &report,
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The run, with a bar on a terminal: one step per test and copy count,
+/// a step starting at its first pass.
+fn run_with_bar(
+    cfg: &kurabe_system::Config,
+    stop: &std::sync::atomic::AtomicBool,
+) -> anyhow::Result<kurabe_model::system::SystemReport> {
     let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
     let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(true));
     let mut started = 0u64;
@@ -170,20 +189,9 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             p.copies, p.test.name, p.pass
         ));
     };
-    let result = kurabe_system::run(&cfg, &stop, &mut progress);
+    let result = kurabe_system::run(cfg, stop, &mut progress);
     bar.finish_and_clear();
-    let report = result?;
-    write_output(output.as_deref(), &to_string(&*renderer(format), &report))?;
-    if report.interrupted {
-        eprintln!("kurabe: interrupted; the report holds the tests that finished");
-        return Ok(crate::signal::exit_code());
-    }
-    save.save_if_asked(
-        ResultKind::System,
-        &format!("system {}", report.host),
-        &report,
-    )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(result?)
 }
 
 /// The renderer of `format`, for a system report or a comparison.
