@@ -2,18 +2,19 @@
 # bench/cmd-vs-hyperfine.sh — `kurabe cmd` against hyperfine: accuracy and cost.
 #
 # Accuracy: for each command of 5 ms and more (two sleeps and a CPU-bound
-# loop), ROUNDS rounds, the two tools in alternating order, both through
-# the shell (each subtracts the shell's start-up), each
+# loop), through the shell (each tool subtracts the shell's start-up) and
+# with -N, ROUNDS rounds, the two tools in alternating order, each
 #   kurabe cmd  -w 3 -r RUNS --no-save --export-json …  CMD
 #   hyperfine   -w 3 -r RUNS           --export-json …  CMD
-# and the median over rounds of each tool's mean wall time; the difference
-# is kurabe's relative to hyperfine's (target: within 2 %).
+# and the median over rounds of each tool's mean wall time; printed with
+# the ratio kurabe/hyperfine and the difference (target: within 2 %).
 #
 # Cost: `true` with -N, OVERHEAD_RUNS runs, the tools alternating for ROUNDS
 # rounds; the tool's own wall time (start to exit) and CPU time (user +
 # system of the tool and everything it ran, from /usr/bin/time) divided by
 # the number of runs are its cost per run (target: kurabe's no higher than
-# hyperfine's). CPU time is the figure a busy machine disturbs least. kurabe
+# hyperfine's), with the ratios kurabe/hyperfine. CPU time is the figure
+# a busy machine disturbs least. kurabe
 # is measured twice: saving to a fresh store (the default; one fsync'd
 # commit per block) and with --no-save.
 #
@@ -45,29 +46,32 @@ echo "hyperfine: $(hyperfine --version)   kurabe: $("$KURABE" --version)"
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 kurabe_mean() {
-  "$KURABE" cmd -q -w 3 -r "$RUNS" --no-save --export-json "$work/k.json" "$1" >/dev/null
+  "$KURABE" cmd -q -w 3 -r "$RUNS" --no-save --export-json "$work/k.json" "$@" >/dev/null
   jq '.results[0].mean' "$work/k.json"
 }
 hyperfine_mean() {
-  hyperfine -w 3 -r "$RUNS" --style none --export-json "$work/h.json" "$1" >/dev/null
+  hyperfine -w 3 -r "$RUNS" --style none --export-json "$work/h.json" "$@" >/dev/null 2>&1
   jq '.results[0].mean' "$work/h.json"
 }
 
 echo
 echo "accuracy: mean wall time, median of $ROUNDS rounds of $RUNS runs (tools alternating)"
-printf '%-34s %12s %12s %9s\n' command kurabe_ms hyperfine_ms diff
+printf '%-40s %11s %12s %8s %8s\n' command kurabe_ms hyperfine_ms k/h diff
 for c in 'sleep 0.005' 'sleep 0.02' "perl -e 'my \$x = 0; \$x += \$_ for 1 .. 300000'"; do
-  : >"$work/k"; : >"$work/h"
-  for r in $(seq "$ROUNDS"); do
-    if [ $((r % 2)) -eq 1 ]; then
-      kurabe_mean "$c" >>"$work/k"; hyperfine_mean "$c" >>"$work/h"
-    else
-      hyperfine_mean "$c" >>"$work/h"; kurabe_mean "$c" >>"$work/k"
-    fi
+  for mode in shell -N; do
+    flags=(); [ "$mode" = -N ] && flags=(-N)
+    : >"$work/k"; : >"$work/h"
+    for r in $(seq "$ROUNDS"); do
+      if [ $((r % 2)) -eq 1 ]; then
+        kurabe_mean "${flags[@]}" "$c" >>"$work/k"; hyperfine_mean "${flags[@]}" "$c" >>"$work/h"
+      else
+        hyperfine_mean "${flags[@]}" "$c" >>"$work/h"; kurabe_mean "${flags[@]}" "$c" >>"$work/k"
+      fi
+    done
+    k=$(median <"$work/k"); h=$(median <"$work/h")
+    awk -v c="$(printf '%.33s' "$c") ($mode)" -v k="$k" -v h="$h" \
+      'BEGIN { printf "%-40s %11.3f %12.3f %8.3f %+7.2f%%\n", c, k*1e3, h*1e3, k/h, (k/h-1)*100 }'
   done
-  k=$(median <"$work/k"); h=$(median <"$work/h")
-  awk -v c="$c" -v k="$k" -v h="$h" \
-    'BEGIN { printf "%-34s %12.3f %12.3f %+8.2f%%\n", substr(c, 1, 34), k*1e3, h*1e3, (k/h-1)*100 }'
 done
 
 # Wall and CPU seconds of one tool invocation: "WALL CPU".
@@ -90,10 +94,12 @@ for r in $(seq "$ROUNDS"); do
     "${h[@]}" >>"$work/oh"; "${kn[@]}" >>"$work/on"; "${k[@]}" >>"$work/ok"
   fi
 done
+hw=$(cut -d' ' -f1 "$work/oh" | median); hc=$(cut -d' ' -f2 "$work/oh" | median)
+printf '%-20s %14s %18s %9s %9s\n' tool 'wall µs/run' 'CPU µs/run' 'k/h wall' 'k/h CPU'
 for t in "kurabe (saved):ok" "kurabe --no-save:on" "hyperfine:oh"; do
   name=${t%%:*}; f=${t##*:}
   w=$(cut -d' ' -f1 "$work/$f" | median); c=$(cut -d' ' -f2 "$work/$f" | median)
-  awk -v n="$name" -v w="$w" -v c="$c" -v runs="$OVERHEAD_RUNS" \
-    'BEGIN { printf "%-20s %8.1f µs wall  %8.1f µs CPU per run\n", n, w/runs*1e6, c/runs*1e6 }'
+  awk -v n="$name" -v w="$w" -v c="$c" -v hw="$hw" -v hc="$hc" -v runs="$OVERHEAD_RUNS" \
+    'BEGIN { printf "%-20s %14.1f %18.1f %9.3f %9.3f\n", n, w/runs*1e6, c/runs*1e6, w/hw, c/hc }'
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

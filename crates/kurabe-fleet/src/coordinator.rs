@@ -38,6 +38,28 @@ pub struct Plan {
     pub heartbeat_timeout: Duration,
 }
 
+impl Plan {
+    /// `spec` over `workers` workers, filed under `experiment` (default
+    /// "http URL"), waiting `gather_timeout` for them to claim their shares.
+    pub fn new(
+        spec: RunSpec,
+        workers: u32,
+        experiment: Option<String>,
+        gather_timeout: Duration,
+    ) -> Plan {
+        Plan {
+            experiment: experiment.unwrap_or_else(|| format!("http {}", spec.url)),
+            spec,
+            workers,
+            gather_timeout,
+            start_delay: Duration::from_millis(1500),
+            // Killed workers are seen at once (their session ends); the heartbeat
+            // covers hung hosts and partitions, generous so a busy host is not dropped.
+            heartbeat_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
 /// Something the coordinator saw, for the caller to show.
 #[derive(Debug, Clone)]
 pub enum CoordEvent {
@@ -141,6 +163,7 @@ impl WorkerRow {
             latency_p99_us: r.map(|r| r.latency_us.p99),
             merged: r.is_some(),
             note: self.note.clone(),
+            progress_elapsed_s: self.progress_elapsed_s,
         }
     }
 }

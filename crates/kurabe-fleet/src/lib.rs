@@ -18,6 +18,7 @@
 pub mod clock;
 pub mod coordinator;
 mod error;
+pub mod event_text;
 pub mod schema;
 pub mod spec;
 pub mod tally;

@@ -3,40 +3,51 @@
 //! RSS is its own. kurabe embeds it (see kurabe-helpers' crate docs) and
 //! runs it from memory.
 //!
-//! Usage (internal): `rusage REQ_FD REPORT_FD PROGRAM [ARGS...]`. One
-//! helper serves every execution of a run: for each request — a
+//! Usage (internal): `rusage REQ_FD REPORT_FD PID_FD PROGRAM [ARGS...]`.
+//! One helper serves every execution of a run: for each request — a
 //! little-endian u32 read from REQ_FD, the length of the environment
 //! padding — it rewinds its stdin (so an input file is read from its start
-//! by every execution) and forks; the child moves into a process group of
-//! its own, adds `KURABE_ENV_PAD=` and that many `x` to its environment
-//! (when the length is not 0, at most 4096) and `execvp`s PROGRAM with ARGS
-//! (environment, cwd and stdio inherited). The parent writes the child's
-//! pid to REPORT_FD as one little-endian i64 as soon as the exec has
-//! happened (or failed), so kurabe can sample the command's memory and kill
-//! its group, then `wait4`s it and writes one 56-byte record of seven
-//! little-endian i64: `exec_errno` (0 when the exec happened),
-//! `wait_status`, `user_us`, `sys_us`, `max_rss_kib`, `wall_ns` (fork to
-//! reaped), and the child's pid. At end-of-file on REQ_FD it exits 0; exit
-//! 2 on a malformed command line or a failed fork.
+//! by every execution) and starts PROGRAM with ARGS by `posix_spawnp` in a
+//! process group of its own, with its environment plus `KURABE_ENV_PAD=`
+//! and that many `x` when the length is not 0 (at most 4096); cwd and
+//! stdio are inherited. As soon as the exec has happened (or failed) it
+//! writes the child's pid (0 when the exec failed) to PID_FD as one
+//! little-endian i64, so kurabe can sample the command's memory and kill
+//! its group, then `wait4`s it, kills what is left of its process group,
+//! and writes one 56-byte record of seven little-endian i64 to REPORT_FD:
+//! `exec_errno` (0 when the exec happened), `wait_status`, `user_us`,
+//! `sys_us`, `max_rss_kib`, `wall_ns` (spawn to reaped), and the child's
+//! pid. At end-of-file on REQ_FD it exits 0; exit 2 on a malformed command
+//! line.
+//!
+//! Why the pid has a pipe of its own: kurabe sleeps in `poll` on the report
+//! pipe; a pid written there woke it once more per execution, for nothing
+//! in the common case (a command too short to sample, no timeout).
+//!
+//! Why `posix_spawnp` (glibc and musl start the child with `CLONE_VM |
+//! CLONE_VFORK`): a `fork` copied this image's page tables for every
+//! execution, and hyperfine, the bar for kurabe's cost per run, spawns the
+//! same way. The exec folds only this small image's high-water RSS into
+//! the command's `ru_maxrss`, as the fork did.
 //!
 //! Why one helper for many executions: starting it costs an exec, about
 //! what running `true` costs, so starting one per execution doubled
 //! kurabe's cost per run against hyperfine's (which spawns the command
-//! only). Served from a running helper, an execution costs a fork of this
-//! small image and the command's exec, as hyperfine's does.
+//! only). Served from a running helper, an execution costs a spawn from
+//! this small image and the command's exec, as hyperfine's does.
 //!
 //! Why it exists: Linux carries the *pre-exec* address space's high-water
 //! mark into the new program's `ru_maxrss` (`exec_mmap` →
 //! `setmax_mm_hiwater_rss`). A command spawned straight from kurabe — by
 //! fork or by posix_spawn's shared-memory vfork — therefore reports at least
 //! kurabe's own peak RSS (≈ 9–11 MiB), and `true` looks like a 10 MiB
-//! program. Forking from this helper's small image instead puts the floor
+//! program. Starting it from this helper's small image instead puts the floor
 //! at the helper's few hundred KiB, below `/usr/bin/time`'s own.
 //!
 //! Like the Execl helper it is `#![no_main]` and uses libc only (declared
 //! here: build.rs compiles this file alone with rustc, so no crate is
-//! available), so its image stays small: no allocation, no formatting, no
-//! panicking path.
+//! available), so its image stays small: one allocation (the environment
+//! array, at start), no formatting, no panicking path.
 
 #![no_main]
 
@@ -44,7 +55,7 @@ use std::ffi::{c_char, c_int};
 
 /// The libc calls, types and constants used, declared here (see the module docs).
 mod sys {
-    use std::ffi::{c_char, c_int, c_long};
+    use std::ffi::{c_char, c_int, c_long, c_short, c_void};
 
     /// `struct timespec`.
     #[repr(C)]
@@ -70,28 +81,41 @@ mod sys {
         pub rest: [c_long; 13],
     }
 
+    /// `posix_spawnattr_t`, opaque: 336 bytes in glibc and musl, room for more.
+    #[repr(C, align(8))]
+    pub struct SpawnAttr(pub [u8; 512]);
+
     pub const CLOCK_MONOTONIC: c_int = 1;
     pub const EINTR: c_int = 4;
     pub const F_SETFD: c_int = 2;
     pub const FD_CLOEXEC: c_int = 1;
-    pub const O_CLOEXEC: c_int = 0o2000000;
     pub const SEEK_SET: c_int = 0;
+    pub const SIGKILL: c_int = 9;
+    /// The same value in glibc and musl.
+    pub const POSIX_SPAWN_SETPGROUP: c_short = 2;
 
     extern "C" {
+        pub static environ: *const *const c_char;
         pub fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
         pub fn __errno_location() -> *mut c_int;
         pub fn write(fd: c_int, buf: *const u8, len: usize) -> isize;
         pub fn read(fd: c_int, buf: *mut u8, len: usize) -> isize;
         pub fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
-        pub fn pipe2(fds: *mut c_int, flags: c_int) -> c_int;
-        pub fn close(fd: c_int) -> c_int;
-        pub fn fork() -> c_int;
-        pub fn execvp(file: *const c_char, argv: *const *const c_char) -> c_int;
-        pub fn _exit(status: c_int) -> !;
         pub fn wait4(pid: c_int, status: *mut c_int, options: c_int, ru: *mut Rusage) -> c_int;
-        pub fn setpgid(pid: c_int, pgid: c_int) -> c_int;
+        pub fn kill(pid: c_int, sig: c_int) -> c_int;
         pub fn lseek(fd: c_int, offset: i64, whence: c_int) -> i64;
-        pub fn putenv(string: *mut c_char) -> c_int;
+        pub fn malloc(size: usize) -> *mut c_void;
+        pub fn posix_spawnattr_init(attr: *mut SpawnAttr) -> c_int;
+        pub fn posix_spawnattr_setflags(attr: *mut SpawnAttr, flags: c_short) -> c_int;
+        pub fn posix_spawnattr_setpgroup(attr: *mut SpawnAttr, pgroup: c_int) -> c_int;
+        pub fn posix_spawnp(
+            pid: *mut c_int,
+            file: *const c_char,
+            actions: *const c_void,
+            attr: *const SpawnAttr,
+            argv: *const *const c_char,
+            envp: *const *const c_char,
+        ) -> c_int;
     }
 }
 
@@ -149,32 +173,11 @@ fn write_all(fd: c_int, buf: &[u8]) {
     }
 }
 
-/// Read up to 4 bytes (the exec errno) from `fd` until EOF.
-fn read_errno(fd: c_int) -> c_int {
-    let mut b = [0u8; 4];
-    let mut got = 0;
-    while got < b.len() {
-        // SAFETY: reading into a live buffer of the given length.
-        let n = unsafe { sys::read(fd, b[got..].as_mut_ptr(), b.len() - got) };
-        if n < 0 && errno() == sys::EINTR {
-            continue;
-        }
-        if n <= 0 {
-            break;
-        }
-        got += n as usize;
-    }
-    if got == b.len() {
-        c_int::from_le_bytes(b)
-    } else {
-        0
-    }
-}
-
 /// Longest environment padding a request may ask for.
 const MAX_PAD: usize = 4096;
 
-/// `KURABE_ENV_PAD=` and the padding, built in the forked child only.
+/// `KURABE_ENV_PAD=` and the padding, rewritten for each execution (the
+/// spawned child has exec'd, copying it, before `posix_spawnp` returns).
 const PAD_NAME: &[u8] = b"KURABE_ENV_PAD=";
 static mut PAD: [u8; PAD_NAME.len() + MAX_PAD + 1] = [0; PAD_NAME.len() + MAX_PAD + 1];
 
@@ -196,62 +199,77 @@ fn read_request(fd: c_int) -> Option<usize> {
     Some((u32::from_le_bytes(b) as usize).min(MAX_PAD))
 }
 
-/// In the forked child: put `KURABE_ENV_PAD` of `pad` bytes into the environment.
-fn set_padding(pad: usize) {
-    if pad == 0 {
-        return;
+/// What every execution is started with.
+struct Spawn {
+    argv: *const *const c_char,
+    /// This helper's environment, then one free slot (the padding or
+    /// NULL), then NULL.
+    envp: *mut *const c_char,
+    /// Index of the free slot.
+    slot: usize,
+    attr: sys::SpawnAttr,
+}
+
+impl Spawn {
+    /// The environment array and the spawn attributes (own process group);
+    /// `None` when memory or the attributes cannot be had.
+    fn new(argv: *const *const c_char) -> Option<Spawn> {
+        // SAFETY: environ is a NULL-terminated array of C strings; the
+        // copy has room for all of them, the slot and the terminator.
+        unsafe {
+            let mut n = 0;
+            while !(*sys::environ.add(n)).is_null() {
+                n += 1;
+            }
+            let envp: *mut *const c_char = sys::malloc((n + 2) * std::mem::size_of::<*const c_char>()).cast();
+            if envp.is_null() {
+                return None;
+            }
+            std::ptr::copy_nonoverlapping(sys::environ, envp, n);
+            *envp.add(n) = std::ptr::null();
+            *envp.add(n + 1) = std::ptr::null();
+            let mut attr = sys::SpawnAttr([0; 512]);
+            let ok = sys::posix_spawnattr_init(&mut attr) == 0
+                && sys::posix_spawnattr_setflags(&mut attr, sys::POSIX_SPAWN_SETPGROUP) == 0
+                && sys::posix_spawnattr_setpgroup(&mut attr, 0) == 0;
+            ok.then_some(Spawn {
+                argv,
+                envp,
+                slot: n,
+                attr,
+            })
+        }
     }
-    // SAFETY: only the single-threaded forked child touches PAD, once.
-    unsafe {
-        let buf = &mut *std::ptr::addr_of_mut!(PAD);
-        buf[..PAD_NAME.len()].copy_from_slice(PAD_NAME);
-        buf[PAD_NAME.len()..PAD_NAME.len() + pad].fill(b'x');
-        buf[PAD_NAME.len() + pad] = 0;
-        sys::putenv(buf.as_mut_ptr().cast());
+
+    /// Start one execution with `pad` bytes of padding: its pid, or the
+    /// exec's error number.
+    fn start(&self, pad: usize) -> Result<c_int, c_int> {
+        // SAFETY: PAD is only touched here, in this single-threaded
+        // program; envp has a slot at `self.slot`; argv is NULL-terminated.
+        unsafe {
+            let buf = &mut *std::ptr::addr_of_mut!(PAD);
+            *self.envp.add(self.slot) = if pad == 0 {
+                std::ptr::null()
+            } else {
+                buf[..PAD_NAME.len()].copy_from_slice(PAD_NAME);
+                buf[PAD_NAME.len()..PAD_NAME.len() + pad].fill(b'x');
+                buf[PAD_NAME.len() + pad] = 0;
+                buf.as_ptr().cast()
+            };
+            let mut pid: c_int = 0;
+            let envp = self.envp.cast_const();
+            let rc = sys::posix_spawnp(&mut pid, *self.argv, std::ptr::null(), &self.attr, self.argv, envp);
+            if rc == 0 {
+                Ok(pid)
+            } else {
+                Err(rc)
+            }
+        }
     }
 }
 
-/// One execution of `argv` (see the module docs); false when fork failed.
-fn run_once(report: c_int, argv: *const *const c_char, pad: usize) -> bool {
-    let mut errpipe = [0 as c_int; 2];
-    // SAFETY: errpipe is a valid out-array of two ints.
-    if unsafe { sys::pipe2(errpipe.as_mut_ptr(), sys::O_CLOEXEC) } != 0 {
-        return false;
-    }
-    // Every execution reads an input file from its start (a pipe or
-    // /dev/null refuses the seek, harmlessly).
-    // SAFETY: lseek on fd 0 has no memory-safety preconditions.
-    unsafe { sys::lseek(0, 0, sys::SEEK_SET) };
-    let t0 = now_ns();
-    // SAFETY: single-threaded program; the child only calls async-signal-safe
-    // functions, and putenv, which is safe in a single-threaded child.
-    let pid = unsafe { sys::fork() };
-    if pid < 0 {
-        return false;
-    }
-    if pid == 0 {
-        // SAFETY: argv is a NULL-terminated argv of live C strings.
-        unsafe {
-            sys::close(errpipe[0]);
-            sys::setpgid(0, 0);
-            set_padding(pad);
-            sys::execvp(*argv, argv);
-        }
-        // Only reached when exec failed: tell the parent why, then go.
-        write_all(errpipe[1], &errno().to_le_bytes());
-        // SAFETY: _exit skips atexit handlers and buffers of the forked copy.
-        unsafe { sys::_exit(127) };
-    }
-    // Also from this side, so the group exists before kurabe may signal it.
-    // SAFETY: setpgid and close take plain integers.
-    unsafe {
-        sys::setpgid(pid, pid);
-        sys::close(errpipe[1]);
-    }
-    let exec_errno = read_errno(errpipe[0]);
-    // SAFETY: closing this execution's read end.
-    unsafe { sys::close(errpipe[0]) };
-    write_all(report, &i64::from(pid).to_le_bytes());
+/// Reap `pid`: its wait status and rusage.
+fn reap(pid: c_int) -> (c_int, sys::Rusage) {
     let mut status: c_int = 0;
     // SAFETY: zeroed rusage is valid; wait4 only writes it.
     let mut ru: sys::Rusage = unsafe { std::mem::zeroed() };
@@ -261,9 +279,37 @@ fn run_once(report: c_int, argv: *const *const c_char, pad: usize) -> bool {
         if rc < 0 && errno() == sys::EINTR {
             continue;
         }
-        break;
+        return (status, ru);
     }
+}
+
+/// One execution (see the module docs).
+fn run_once(spawn: &Spawn, report: c_int, pid_fd: c_int, pad: usize) {
+    // Every execution reads an input file from its start (a pipe or
+    // /dev/null refuses the seek, harmlessly).
+    // SAFETY: lseek on fd 0 has no memory-safety preconditions.
+    unsafe { sys::lseek(0, 0, sys::SEEK_SET) };
+    let t0 = now_ns();
+    let started = spawn.start(pad);
+    let pid = started.unwrap_or(0);
+    write_all(pid_fd, &i64::from(pid).to_le_bytes());
+    let (exec_errno, status, ru) = match started {
+        Ok(pid) => {
+            let (status, ru) = reap(pid);
+            // Whatever the command left running in its group dies with it.
+            // SAFETY: kill has no memory-safety preconditions.
+            unsafe { sys::kill(-pid, sys::SIGKILL) };
+            (0, status, ru)
+        }
+        // SAFETY: an all-zero rusage is a valid value.
+        Err(e) => (e, 0, unsafe { std::mem::zeroed() }),
+    };
     let wall = now_ns() - t0;
+    write_all(report, &record(exec_errno, status, &ru, wall, pid));
+}
+
+/// The 56-byte record of one execution (see the module docs).
+fn record(exec_errno: c_int, status: c_int, ru: &sys::Rusage, wall: i64, pid: c_int) -> [u8; 56] {
     let us = |t: sys::Timeval| i64::from(t.tv_sec) * 1_000_000 + i64::from(t.tv_usec);
     let fields: [i64; 7] = [
         i64::from(exec_errno),
@@ -278,32 +324,31 @@ fn run_once(report: c_int, argv: *const *const c_char, pad: usize) -> bool {
     for (chunk, v) in rec.chunks_exact_mut(8).zip(fields) {
         chunk.copy_from_slice(&v.to_le_bytes());
     }
-    write_all(report, &rec);
-    true
+    rec
 }
 
 /// C entry point.
 #[no_mangle]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
-    if argc < 4 {
+    if argc < 5 {
         return 2;
     }
     // SAFETY: argv has argc valid entries.
-    let (req, report) = unsafe { (parse_fd(*argv.add(1)), parse_fd(*argv.add(2))) };
-    let (Some(req), Some(report)) = (req, report) else {
+    let fds = unsafe { [1, 2, 3].map(|i| parse_fd(*argv.add(i))) };
+    let [Some(req), Some(report), Some(pid_fd)] = fds else {
         return 2;
     };
-    // Neither the request nor the report pipe may reach the command.
-    // SAFETY: fcntl on descriptor numbers; failure is harmless.
-    unsafe {
-        sys::fcntl(req, sys::F_SETFD, sys::FD_CLOEXEC);
-        sys::fcntl(report, sys::F_SETFD, sys::FD_CLOEXEC);
+    // None of the three pipes may reach the command.
+    for fd in [req, report, pid_fd] {
+        // SAFETY: fcntl on a descriptor number; failure is harmless.
+        unsafe { sys::fcntl(fd, sys::F_SETFD, sys::FD_CLOEXEC) };
     }
+    // SAFETY: argv[4..] is a NULL-terminated argv of live C strings.
+    let Some(spawn) = Spawn::new(unsafe { argv.add(4) }) else {
+        return 2;
+    };
     while let Some(pad) = read_request(req) {
-        // SAFETY: argv[3..] is a NULL-terminated argv of live C strings.
-        if !run_once(report, unsafe { argv.add(3) }, pad) {
-            return 2;
-        }
+        run_once(&spawn, report, pid_fd, pad);
     }
     0
 }

@@ -187,7 +187,8 @@ mod tests {
     #[test]
     fn rusage_helper_serves_one_execution_per_request_from_memory() {
         use std::io::Write;
-        // Requests on stdin (REQ_FD 0), reports on stdout (REPORT_FD 1):
+        // Requests on stdin (REQ_FD 0), pids and records on stdout
+        // (REPORT_FD and PID_FD 1, so each pid comes before its record):
         // no padding, then 5 bytes of it, then end-of-file.
         let run = |args: &[&str], requests: &[u32]| {
             let mut child = Command::new(rusage().unwrap())
@@ -208,7 +209,7 @@ mod tests {
                 .map(|w| i64::from_le_bytes(w.try_into().unwrap()))
                 .collect::<Vec<i64>>()
         };
-        let all = run(&["0", "1", "true"], &[0, 5]);
+        let all = run(&["0", "1", "1", "true"], &[0, 5]);
         assert_eq!(all.len(), 16, "{all:?}");
         for rec in all.chunks(8) {
             // The pid as soon as the command runs, then the record.
@@ -217,12 +218,12 @@ mod tests {
             assert!(rec[4] > 0 && rec[4] < 4096, "max RSS {} KiB", rec[4]);
             assert!(pid > 0 && rec[6] == pid, "pid {pid} then {}", rec[6]);
         }
-        let all = run(&["0", "1", "/nonexistent/prog"], &[0]);
+        let all = run(&["0", "1", "1", "/nonexistent/prog"], &[0]);
         assert_eq!(all[1], i64::from(libc::ENOENT));
         // The padding reaches the command's environment: `test` exits 0
         // only when KURABE_ENV_PAD has 5 characters.
         let all = run(
-            &["0", "1", "sh", "-c", "test ${#KURABE_ENV_PAD} = 5"],
+            &["0", "1", "1", "sh", "-c", "test ${#KURABE_ENV_PAD} = 5"],
             &[5, 0],
         );
         assert_eq!((all[2], all[10]), (0, 256), "wait statuses {all:?}");

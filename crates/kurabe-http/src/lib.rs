@@ -8,7 +8,8 @@
 //! small tunable target server used by demos, examples and tests. `auth`
 //! encodes HTTP Basic credentials and `header` checks request headers, for
 //! both the binary and plans. `cli_config` resolves `kurabe http`'s flags
-//! (as plain values) into a load config, `ab_verbose` writes ab's `-v` lines.
+//! (as plain values) into a load config, `ab_verbose` writes ab's `-v` lines,
+//! `outcome` says whether a run as a whole failed.
 //! [`raise_fd_limit`] is the one process-wide setting both sides need.
 //!
 //! Nothing here prints or parses command lines: callers hand in a typed
@@ -21,6 +22,7 @@ pub mod auth;
 pub mod cli_config;
 pub mod client;
 pub mod header;
+pub mod outcome;
 pub mod request;
 pub mod serve;
 

@@ -16,6 +16,18 @@
 //! round and all cleanups after the last (the commands are interleaved, so
 //! there is no "before this command's runs" in between).
 //!
+//! The shell's start-up, as hyperfine measures it (its
+//! `ShellExecutor::calibrate`): before the warm-up, the shell runs the
+//! empty command (`sh -c ''`) through the same launcher as the commands,
+//! 5 untimed executions (the first ones pay for cold caches and would
+//! inflate the figure), then `SHELL_CALIBRATION_RUNS` (50, hyperfine's
+//! count) timed ones; the mean wall, user and system time is subtracted
+//! from every timed execution, clamped at 0, as hyperfine does. With `-N`
+//! nothing is measured or subtracted. Because both tools subtract the same
+//! quantity measured the same way, their means agree for commands of 5 ms
+//! and more (`bench/cmd-vs-hyperfine.sh` compares them, through the shell
+//! and with `-N`).
+//!
 //! It must not print (progress goes through a callback) or parse command lines.
 
 use std::collections::BTreeMap;
@@ -189,6 +201,55 @@ pub enum CmdEvent<'a> {
     Run(&'a Event<'a>),
 }
 
+impl CmdEvent<'_> {
+    /// The progress line for people, when the event deserves one (the
+    /// binary decides where it goes).
+    pub fn line(&self) -> Option<String> {
+        match self {
+            CmdEvent::Step(what) => Some(format!("kurabe cmd: {what}")),
+            CmdEvent::Planned {
+                rounds,
+                block,
+                shell_overhead_s,
+            } => Some(planned_line(*rounds, *block, *shell_overhead_s)),
+            CmdEvent::Run(e) => run_line(e),
+        }
+    }
+}
+
+/// "kurabe cmd: 25 interleaved rounds of 40 runs per command; …".
+fn planned_line(rounds: u32, block: u32, shell_overhead_s: f64) -> String {
+    let per = match block {
+        1 => "1 run".to_owned(),
+        n => format!("{n} runs"),
+    };
+    let shell = if shell_overhead_s > 0.0 {
+        let ms = shell_overhead_s * 1e3;
+        format!("; shell start-up {ms:.2} ms subtracted")
+    } else {
+        String::new()
+    };
+    format!("kurabe cmd: {rounds} interleaved rounds of {per} per command{shell}")
+}
+
+/// The runner's events `kurabe cmd` shows: the start, failed runs, added rounds.
+fn run_line(e: &Event<'_>) -> Option<String> {
+    match e {
+        Event::Begin {
+            experiment, seed, ..
+        } => Some(format!("kurabe cmd: experiment {experiment}, seed {seed}")),
+        Event::RunDone { index, record } if record.status == RunStatus::Failed => {
+            let tail = record.error_tail.as_deref().unwrap_or("");
+            Some(format!("[{index}] FAILED: {tail}"))
+        }
+        Event::RoundAdded { round } => Some(format!(
+            "--until-confident: not settled yet, adding round {}",
+            round + 1
+        )),
+        _ => None,
+    }
+}
+
 /// Why `kurabe cmd` could not do its work.
 #[derive(Debug, thiserror::Error)]
 pub enum CmdError {
@@ -225,45 +286,11 @@ pub fn run_cmd(
         cfg,
         stop: stop.flag(),
     };
-    let mut plan = pre.plan(1, 1, ExecCost::default(), false)?;
-    if let Some(setup) = &cfg.setup {
-        on_event(&CmdEvent::Step("setup"));
-        pre.each_command(setup, "--setup")?;
-    }
-    let overhead = match cfg.shell {
-        Shell::None => ExecCost::default(),
-        _ => {
-            on_event(&CmdEvent::Step("measuring the shell's start-up"));
-            pre.shell_overhead()?
-        }
-    };
-    on_event(&CmdEvent::Step("warm-up"));
-    let first = pre.warm_up(&plan)?;
-    let first_times: Vec<f64> = first.iter().map(|m| metric(m, "wall_time_s")).collect();
-    let with_pss = first.iter().all(|m| m.contains_key(CMD_PSS_METRIC));
-    let n = match cfg.runs {
-        Runs::Exact(n) => n,
-        Runs::Auto { min, max } => auto_runs(&first_times, overhead.wall_s, min, max),
-    };
-    let (rounds, block) = blocks(n);
-    on_event(&CmdEvent::Planned {
-        rounds,
-        block,
-        shell_overhead_s: overhead.wall_s,
-    });
-    plan = pre.plan(rounds, block, overhead, with_pss)?;
-    let opts = RunOptions {
-        plan_dir: cfg.cwd.clone(),
-        plan_text: crate::plan::plan_text(&plan).map_err(|e| CmdError::Usage(e.to_string()))?,
-        seed: cfg.seed,
-        repeat: None,
-        kurabe_exe: cfg.kurabe_exe.clone(),
-        until_confident: cfg.until_confident,
-        tool_version: cfg.tool_version.clone(),
-        worktrees: Default::default(),
-        rev: cfg.rev.clone(),
-    };
-    let ran = crate::run_experiment(&plan, store, &opts, stop, &mut |e| {
+    // Built first so bad options are refused before anything runs.
+    let first = pre.plan(&Sized::default())?;
+    let sized = pre.size(&first, on_event)?;
+    let plan = pre.plan(&sized)?;
+    let ran = crate::run_experiment(&plan, store, &pre.options(&plan)?, stop, &mut |e| {
         on_event(&CmdEvent::Run(e))
     });
     // Cleanup runs even when the benchmark failed, as hyperfine's does not
@@ -279,12 +306,23 @@ pub fn run_cmd(
         .iter()
         .find(|r| r.status == RunStatus::Failed)
         .map(|r| r.error_tail.clone().unwrap_or_default());
-    let export = collect(cfg, &outcome, block, overhead.wall_s);
+    let export = collect(cfg, &outcome, sized.block, sized.overhead.wall_s);
     Ok(CmdOutcome {
         outcome,
         export,
         failure,
     })
+}
+
+/// The schedule and settings the steps before the runs decide.
+#[derive(Debug, Clone, Default)]
+struct Sized {
+    rounds: u32,
+    block: u32,
+    /// The shell's start-up, subtracted from every execution.
+    overhead: ExecCost,
+    /// Every command lived long enough in its warm-up to sample Σ PSS.
+    with_pss: bool,
 }
 
 /// hyperfine's run count: enough for about 3 s per command, at least
@@ -323,15 +361,102 @@ struct Preliminaries<'a> {
 }
 
 impl Preliminaries<'_> {
-    /// The experiment: one variant per command, one command workload of
-    /// `block` executions, `rounds` rounds; Σ PSS among the metrics when `with_pss`.
-    fn plan(
+    /// `--setup`, the shell's start-up, the warm-up (of `first`'s
+    /// variants), and from them the number of rounds and the block size.
+    fn size(
         &self,
-        rounds: u32,
-        block: u32,
-        overhead: ExecCost,
-        with_pss: bool,
-    ) -> Result<Plan, CmdError> {
+        first: &Plan,
+        on_event: &mut dyn FnMut(&CmdEvent<'_>),
+    ) -> Result<Sized, CmdError> {
+        let cfg = self.cfg;
+        if let Some(setup) = &cfg.setup {
+            on_event(&CmdEvent::Step("setup"));
+            self.each_command(setup, "--setup")?;
+        }
+        let overhead = match cfg.shell {
+            Shell::None => ExecCost::default(),
+            _ => {
+                on_event(&CmdEvent::Step("measuring the shell's start-up"));
+                self.shell_overhead()?
+            }
+        };
+        on_event(&CmdEvent::Step("warm-up"));
+        let first = self.warm_up(first)?;
+        let first_times: Vec<f64> = first.iter().map(|m| metric(m, "wall_time_s")).collect();
+        let n = match cfg.runs {
+            Runs::Exact(n) => n,
+            Runs::Auto { min, max } => auto_runs(&first_times, overhead.wall_s, min, max),
+        };
+        let (rounds, block) = blocks(n);
+        on_event(&CmdEvent::Planned {
+            rounds,
+            block,
+            shell_overhead_s: overhead.wall_s,
+        });
+        let with_pss = first.iter().all(|m| m.contains_key(CMD_PSS_METRIC));
+        Ok(Sized {
+            rounds,
+            block,
+            overhead,
+            with_pss,
+        })
+    }
+
+    /// The runner's options for `plan`.
+    fn options(&self, plan: &Plan) -> Result<RunOptions, CmdError> {
+        let cfg = self.cfg;
+        Ok(RunOptions {
+            plan_dir: cfg.cwd.clone(),
+            plan_text: crate::plan::plan_text(plan).map_err(|e| CmdError::Usage(e.to_string()))?,
+            seed: cfg.seed,
+            repeat: None,
+            kurabe_exe: cfg.kurabe_exe.clone(),
+            until_confident: cfg.until_confident,
+            tool_version: cfg.tool_version.clone(),
+            worktrees: Default::default(),
+            rev: cfg.rev.clone(),
+        })
+    }
+
+    /// The experiment: one variant per command, one command workload of
+    /// `block` executions, `rounds` rounds (at least 1 each); Σ PSS among
+    /// the metrics when `with_pss`.
+    fn plan(&self, sized: &Sized) -> Result<Plan, CmdError> {
+        let cfg = self.cfg;
+        let reference = &cfg.commands[cfg.reference];
+        let workload = self.workload(sized)?;
+        let metrics = CMD_METRICS
+            .iter()
+            .chain(sized.with_pss.then_some(&CMD_PSS_METRIC))
+            .map(|m| m.to_string())
+            .collect();
+        let plan = Plan {
+            name: plan_name(&cfg.commands),
+            description: Some("kurabe cmd".into()),
+            repeat: sized.rounds.max(1),
+            warmup: None,
+            baseline: Some(reference.name.clone()),
+            on_failure: OnFailure::Stop,
+            seed: cfg.seed,
+            noise_band: None,
+            noise_bands: BTreeMap::new(),
+            target: None,
+            build: None,
+            variants: self.variants()?,
+            matrix: BTreeMap::new(),
+            workloads: vec![Workload {
+                name: "command".into(),
+                metrics: Some(metrics),
+                kind: WorkloadKind::Command(workload),
+            }],
+            checks: Vec::new(),
+        };
+        check(&plan)?;
+        Ok(plan)
+    }
+
+    /// One variant per command, each with its own `--prepare` when given per command.
+    fn variants(&self) -> Result<Vec<Variant>, CmdError> {
         let cfg = self.cfg;
         let per_command_prepare = cfg.prepare.len() > 1;
         if per_command_prepare && cfg.prepare.len() != cfg.commands.len() {
@@ -341,13 +466,12 @@ impl Preliminaries<'_> {
                 cfg.commands.len()
             )));
         }
-        let mut variants = Vec::with_capacity(cfg.commands.len());
-        for (i, c) in cfg.commands.iter().enumerate() {
-            let mut vars = BTreeMap::new();
-            if per_command_prepare {
-                vars.insert(PREPARE_VAR.to_owned(), cfg.prepare[i].clone());
-            }
-            variants.push(Variant {
+        let variant = |(i, c): (usize, &CmdSpec)| -> Result<Variant, CmdError> {
+            let vars = per_command_prepare
+                .then(|| (PREPARE_VAR.to_owned(), cfg.prepare[i].clone()))
+                .into_iter()
+                .collect();
+            Ok(Variant {
                 name: c.name.clone(),
                 env: BTreeMap::new(),
                 vars,
@@ -356,8 +480,14 @@ impl Preliminaries<'_> {
                 command: Some(cfg.shell.command_line(&c.command)?),
                 limits: cfg.limits.clone(),
                 rev: None,
-            });
-        }
+            })
+        };
+        cfg.commands.iter().enumerate().map(variant).collect()
+    }
+
+    /// The command workload every variant runs: `block` executions.
+    fn workload(&self, sized: &Sized) -> Result<CommandWorkload, CmdError> {
+        let cfg = self.cfg;
         let prepare = match cfg.prepare.as_slice() {
             [] => None,
             [one] => Some(cfg.shell.command_line(one)?),
@@ -370,49 +500,19 @@ impl Preliminaries<'_> {
                 .command_line(&format!("{{{PREPARE_VAR}}}"))?,
             ),
         };
-        let reference = &cfg.commands[cfg.reference];
-        let workload = CommandWorkload {
-            command: cfg.shell.command_line(&reference.command)?,
-            runs: block,
-            warmup_runs: 0,
-            cwd: None,
-            timeout: None,
+        let overhead = sized.overhead;
+        Ok(CommandWorkload {
+            command: cfg
+                .shell
+                .command_line(&cfg.commands[cfg.reference].command)?,
+            runs: sized.block.max(1),
             prepare,
             ignore_failure: cfg.ignore_failure,
             stdin: cfg.input.clone(),
-            output: cfg.output.clone(),
             randomize_env: cfg.randomize_env,
             subtract: (overhead != ExecCost::default()).then_some(overhead),
-        };
-        let plan = Plan {
-            name: plan_name(&cfg.commands),
-            description: Some("kurabe cmd".into()),
-            repeat: rounds,
-            warmup: None,
-            baseline: Some(reference.name.clone()),
-            on_failure: OnFailure::Stop,
-            seed: cfg.seed,
-            noise_band: None,
-            noise_bands: BTreeMap::new(),
-            target: None,
-            build: None,
-            variants,
-            matrix: BTreeMap::new(),
-            workloads: vec![Workload {
-                name: "command".into(),
-                metrics: Some(
-                    CMD_METRICS
-                        .iter()
-                        .chain(with_pss.then_some(&CMD_PSS_METRIC))
-                        .map(|m| m.to_string())
-                        .collect(),
-                ),
-                kind: WorkloadKind::Command(workload),
-            }],
-            checks: Vec::new(),
-        };
-        check(&plan)?;
-        Ok(plan)
+            ..once(1, 0, cfg.output.clone())
+        })
     }
 
     /// Run `command` once (through the shell, output as configured); a
@@ -520,6 +620,7 @@ fn once(runs: u32, warmup: u32, output: CommandOutput) -> CommandWorkload {
         output,
         randomize_env: false,
         subtract: None,
+        pass_secrets: true,
     }
 }
 
@@ -558,29 +659,11 @@ fn check(plan: &Plan) -> Result<(), CmdError> {
 
 /// The executions of every command, in run order, into hyperfine's layout.
 fn collect(cfg: &CmdConfig, outcome: &Outcome, block: u32, overhead_s: f64) -> CmdExport {
-    let mut results = Vec::new();
-    for c in &cfg.commands {
-        let execs: Vec<CmdExecution> = outcome
-            .runs
-            .iter()
-            .filter(|r| r.variant == c.name && r.status == RunStatus::Ok)
-            .filter_map(|r| r.record.as_ref())
-            .flat_map(executions_of)
-            .collect();
-        let Some(mut r) =
-            CmdResult::from_executions(&c.command, &c.name, c.parameters.clone(), &execs)
-        else {
-            continue;
-        };
-        r.versus_reference = outcome
-            .analysis
-            .rows
-            .iter()
-            .filter(|row| row.variant == c.name)
-            .filter_map(|row| Some((row.metric.name.to_owned(), row.comparison?)))
-            .collect();
-        results.push(r);
-    }
+    let results = cfg
+        .commands
+        .iter()
+        .filter_map(|c| result_of(c, outcome))
+        .collect();
     let rounds = outcome.runs.iter().map(|r| r.round + 1).max().unwrap_or(0);
     CmdExport {
         results,
@@ -592,6 +675,26 @@ fn collect(cfg: &CmdConfig, outcome: &Outcome, block: u32, overhead_s: f64) -> C
         block_size: block,
         shell_overhead_s: overhead_s,
     }
+}
+
+/// One command's executions and comparisons; `None` when none succeeded.
+fn result_of(c: &CmdSpec, outcome: &Outcome) -> Option<CmdResult> {
+    let execs: Vec<CmdExecution> = outcome
+        .runs
+        .iter()
+        .filter(|r| r.variant == c.name && r.status == RunStatus::Ok)
+        .filter_map(|r| r.record.as_ref())
+        .flat_map(executions_of)
+        .collect();
+    let mut r = CmdResult::from_executions(&c.command, &c.name, c.parameters.clone(), &execs)?;
+    r.versus_reference = outcome
+        .analysis
+        .rows
+        .iter()
+        .filter(|row| row.variant == c.name)
+        .filter_map(|row| Some((row.metric.name.to_owned(), row.comparison?)))
+        .collect();
+    Some(r)
 }
 
 /// The executions a `command` run recorded.
@@ -623,6 +726,28 @@ fn executions_of(record: &serde_json::Value) -> Vec<CmdExecution> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_lines_say_the_schedule_and_the_shell() {
+        assert_eq!(
+            planned_line(25, 40, 0.0012),
+            "kurabe cmd: 25 interleaved rounds of 40 runs per command; shell start-up 1.20 ms subtracted"
+        );
+        assert_eq!(
+            CmdEvent::Planned {
+                rounds: 10,
+                block: 1,
+                shell_overhead_s: 0.0
+            }
+            .line()
+            .unwrap(),
+            "kurabe cmd: 10 interleaved rounds of 1 run per command"
+        );
+        assert_eq!(
+            CmdEvent::Step("warm-up").line().unwrap(),
+            "kurabe cmd: warm-up"
+        );
+    }
 
     #[test]
     fn blocks_amortise_long_series() {

@@ -2,9 +2,9 @@
 //! (its `url`), one http workload carrying the resolved request and load
 //! settings, a number of interleaved rounds, the first URL the baseline.
 //!
-//! Owns the A/B plan's shape (the metrics compared, the default rounds) and
-//! which URLs ended without a successful round. Must not parse flags, touch
-//! the store or print: the binary resolves the flags into a
+//! Owns the A/B plan's shape (the metrics compared, the default rounds),
+//! which URLs ended without a successful round, and its progress lines.
+//! Must not parse flags, touch the store or print: the binary resolves the flags into a
 //! [`LoadConfig`] and runs the plan with [`crate::run_experiment`].
 
 use std::collections::BTreeMap;
@@ -16,7 +16,7 @@ use kurabe_model::plan::{
 };
 use kurabe_model::record::RunStatus;
 
-use crate::Outcome;
+use crate::{Event, Outcome};
 
 /// Metrics compared between URLs: throughput, latency, failures, and the
 /// server's CPU and memory where the server is on this machine.
@@ -149,6 +149,27 @@ pub fn urls_without_ok_round<'a>(outcome: &Outcome, urls: &'a [String]) -> Vec<&
         })
         .map(String::as_str)
         .collect()
+}
+
+/// The progress line of a runner event during an A/B, if it has one
+/// ("[3/10] round 2: URL", "[3] FAILED: …", "note: …").
+pub fn progress_line(e: &Event<'_>) -> Option<String> {
+    Some(match e {
+        Event::Begin { total, .. } => format!("kurabe http: {total} runs, interleaved"),
+        Event::RunStart {
+            index,
+            total,
+            round,
+            variant,
+            ..
+        } => format!("[{index}/{total}] round {}: {variant}", round + 1),
+        Event::RunDone { index, record } if record.status == RunStatus::Failed => format!(
+            "[{index}] FAILED: {}",
+            record.error_tail.as_deref().unwrap_or("")
+        ),
+        Event::Note(n) => format!("note: {n}"),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 pub mod analysis;
 pub mod bisect_run;
 pub mod cmdbench;
+pub mod cmdparams;
 pub mod dry_run;
 mod execute;
 pub mod git;

@@ -527,12 +527,16 @@ pub fn command(
         cgroup: cgroup.as_ref(),
         sample_memory: true,
     };
+    let untimed = CommandWorkload {
+        pass_secrets: w.pass_secrets,
+        ..UNTIMED_HELPER_RUN.clone()
+    };
     let mut prepare = run
         .prepare
         .map(|argv| {
             Session::start(Launch {
                 argv,
-                workload: &UNTIMED_HELPER_RUN,
+                workload: &untimed,
                 sample_memory: false,
                 ..launch
             })
@@ -585,6 +589,7 @@ static UNTIMED_HELPER_RUN: CommandWorkload = CommandWorkload {
     output: CommandOutput::Null,
     randomize_env: false,
     subtract: None,
+    pass_secrets: false,
 };
 
 /// Means of the executions (max RSS and Σ PSS peak: the largest) and

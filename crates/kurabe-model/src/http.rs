@@ -188,6 +188,10 @@ pub struct FleetWorker {
     /// Why the share is not done, if it is not.
     #[schemars(required, transform = crate::schema::nullable)]
     pub note: Option<String>,
+    /// Seconds into the run of the last progress row (for the terminal's
+    /// worker table; not part of the record).
+    #[serde(skip)]
+    pub progress_elapsed_s: f64,
 }
 
 /// Failure counts by kind, as ab splits them, plus timeouts.

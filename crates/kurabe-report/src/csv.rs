@@ -7,7 +7,7 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::experiment::ExperimentReport;
+use kurabe_model::experiment::{ExperimentReport, MetricReport, VariantMetric, WorkloadReport};
 use kurabe_model::stats::Unit;
 
 use crate::escape::csv as field;
@@ -29,36 +29,45 @@ fn unit_name(u: Unit) -> String {
         .unwrap_or_default()
 }
 
+/// A variant's row of one metric: its summary and its comparison with the baseline.
+fn row(
+    r: &ExperimentReport,
+    w: &WorkloadReport,
+    m: &MetricReport,
+    v: &VariantMetric,
+) -> [String; 18] {
+    let s = v.summary;
+    let vs = crate::versus_of(m, &v.variant);
+    let c = vs.map(|x| x.comparison);
+    [
+        field(&r.id),
+        field(&w.name),
+        field(&m.name),
+        unit_name(m.unit),
+        field(&v.variant),
+        (r.baseline.as_ref() == Some(&v.variant)).to_string(),
+        s.map(|s| s.n.to_string()).unwrap_or_else(|| "0".into()),
+        opt(s.map(|s| s.median)),
+        opt(s.map(|s| s.mean)),
+        opt(s.and_then(|s| s.geometric_mean)),
+        opt(s.and_then(|s| s.stdev)),
+        opt(s.and_then(|s| s.cv)),
+        opt(s.map(|s| s.min)),
+        opt(s.map(|s| s.max)),
+        opt(c.and_then(|c| c.ratio)),
+        opt(c.and_then(|c| c.ratio_low)),
+        opt(c.and_then(|c| c.ratio_high)),
+        field(vs.map_or("", |x| x.phrase.as_str())),
+    ]
+}
+
 impl Render<ExperimentReport> for Csv {
     fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "{HEADER}")?;
         for w in &r.workloads {
             for m in &w.metrics {
                 for v in &m.variants {
-                    let s = v.summary;
-                    let vs = crate::versus_of(m, &v.variant);
-                    let c = vs.map(|x| x.comparison);
-                    let cells = [
-                        field(&r.id),
-                        field(&w.name),
-                        field(&m.name),
-                        unit_name(m.unit),
-                        field(&v.variant),
-                        (r.baseline.as_ref() == Some(&v.variant)).to_string(),
-                        s.map(|s| s.n.to_string()).unwrap_or_else(|| "0".into()),
-                        opt(s.map(|s| s.median)),
-                        opt(s.map(|s| s.mean)),
-                        opt(s.and_then(|s| s.geometric_mean)),
-                        opt(s.and_then(|s| s.stdev)),
-                        opt(s.and_then(|s| s.cv)),
-                        opt(s.map(|s| s.min)),
-                        opt(s.map(|s| s.max)),
-                        opt(c.and_then(|c| c.ratio)),
-                        opt(c.and_then(|c| c.ratio_low)),
-                        opt(c.and_then(|c| c.ratio_high)),
-                        field(vs.map_or("", |x| x.phrase.as_str())),
-                    ];
-                    writeln!(out, "{}", cells.join(","))?;
+                    writeln!(out, "{}", row(r, w, m, v).join(","))?;
                 }
             }
         }

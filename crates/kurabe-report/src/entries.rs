@@ -8,7 +8,9 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::experiment::{ComparedEntry, ComparisonRow, EntryComparison, ExperimentReport};
+use kurabe_model::experiment::{
+    ComparedEntry, ComparisonRow, EntryComparison, ExperimentReport, MetricReport, WorkloadReport,
+};
 use kurabe_model::record::Entry;
 use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
@@ -78,15 +80,7 @@ pub fn compare_entries(
             experiment_rows(&experiment_report(x), &experiment_report(y))
         }
         (Entry::Result(x), Entry::Result(y)) if x.kind == y.kind => {
-            let (mut fa, mut fb) = (Vec::new(), Vec::new());
-            flatten("", &x.record, &mut fa);
-            flatten("", &y.record, &mut fb);
-            fa.iter()
-                .filter_map(|(k, va)| {
-                    let vb = fb.iter().find(|(kb, _)| kb == k)?.1;
-                    Some(single_row(k, *va, vb))
-                })
-                .collect()
+            result_rows(&x.record, &y.record)
         }
         _ => {
             return Err(CompareError::Mismatch {
@@ -102,18 +96,7 @@ pub fn compare_entries(
         rows.retain(|r| metrics.iter().any(|m| m == leaf(&r.key) || *m == r.key));
     }
     if rows.is_empty() {
-        let (what, hint) = if metrics.is_empty() {
-            ("metrics".to_owned(), String::new())
-        } else {
-            let mut names = all;
-            names.dedup();
-            names.sort();
-            names.dedup();
-            (
-                format!("metric named {}", metrics.join(", ")),
-                format!("; --metric takes one of: {}", names.join(", ")),
-            )
-        };
+        let (what, hint) = nothing_in_common(metrics, all);
         return Err(CompareError::NothingInCommon {
             a: sa.id,
             b: sb.id,
@@ -127,6 +110,33 @@ pub fn compare_entries(
         b: sb,
         rows,
     })
+}
+
+/// A row per numeric field both saved records have (as `a.b.c` paths).
+fn result_rows(a: &serde_json::Value, b: &serde_json::Value) -> Vec<ComparisonRow> {
+    let (mut fa, mut fb) = (Vec::new(), Vec::new());
+    flatten("", a, &mut fa);
+    flatten("", b, &mut fb);
+    fa.iter()
+        .filter_map(|(k, va)| {
+            let vb = fb.iter().find(|(kb, _)| kb == k)?.1;
+            Some(single_row(k, *va, vb))
+        })
+        .collect()
+}
+
+/// What was not found in common, and with `--metric` the names it takes.
+fn nothing_in_common(metrics: &[String], mut names: Vec<String>) -> (String, String) {
+    if metrics.is_empty() {
+        return ("metrics".to_owned(), String::new());
+    }
+    names.dedup();
+    names.sort();
+    names.dedup();
+    (
+        format!("metric named {}", metrics.join(", ")),
+        format!("; --metric takes one of: {}", names.join(", ")),
+    )
 }
 
 /// Last segment of a row key (the metric or field name).
@@ -157,34 +167,37 @@ pub(crate) fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String
         // passes) are not comparable field by field. Lists keyed by a name
         // that need not be unique (processes: five `rustc`) are summed per
         // name, see `by_name`.
-        serde_json::Value::Array(items) => {
-            let mut named = Vec::new();
-            for x in items {
-                let id = x.get("id").and_then(serde_json::Value::as_str);
-                let name = x.get("name").and_then(serde_json::Value::as_str);
-                if let Some(id) = id {
-                    flatten(&format!("{prefix}.{id}"), x, out);
-                } else if let Some(name) = name {
-                    named.push((name, x));
-                } else if let Some(c) = x.get("copies") {
-                    // The identifying count is in the path; not a row of its own.
-                    let mut x = x.clone();
-                    if let Some(o) = x.as_object_mut() {
-                        o.remove("copies");
-                    }
-                    flatten(&format!("{prefix}.copies={c}"), &x, out);
-                }
-            }
-            for (name, merged) in by_name(&named) {
-                flatten(&format!("{prefix}.{name}"), &merged, out);
-            }
-        }
+        serde_json::Value::Array(items) => flatten_items(prefix, items, out),
         serde_json::Value::Number(n) => {
             if let Some(f) = n.as_f64() {
                 out.push((prefix.to_owned(), f));
             }
         }
         _ => {}
+    }
+}
+
+/// The items of an array: by id, by name (summed, see `by_name`), or by copies.
+fn flatten_items(prefix: &str, items: &[serde_json::Value], out: &mut Vec<(String, f64)>) {
+    let mut named = Vec::new();
+    for x in items {
+        let id = x.get("id").and_then(serde_json::Value::as_str);
+        let name = x.get("name").and_then(serde_json::Value::as_str);
+        if let Some(id) = id {
+            flatten(&format!("{prefix}.{id}"), x, out);
+        } else if let Some(name) = name {
+            named.push((name, x));
+        } else if let Some(c) = x.get("copies") {
+            // The identifying count is in the path; not a row of its own.
+            let mut x = x.clone();
+            if let Some(o) = x.as_object_mut() {
+                o.remove("copies");
+            }
+            flatten(&format!("{prefix}.copies={c}"), &x, out);
+        }
+    }
+    for (name, merged) in by_name(&named) {
+        flatten(&format!("{prefix}.{name}"), &merged, out);
     }
 }
 
@@ -290,104 +303,109 @@ fn experiment_rows(a: &ExperimentReport, b: &ExperimentReport) -> Vec<Comparison
         let Some(wb) = b.workloads.iter().find(|w| w.name == wa.name) else {
             continue;
         };
-        // Same-named variants pair up; one variant on each side pairs regardless of name.
-        let pairs: Vec<(&String, &String)> = if wa.variants.len() == 1 && wb.variants.len() == 1 {
-            vec![(&wa.variants[0], &wb.variants[0])]
-        } else {
-            wa.variants
-                .iter()
-                .filter_map(|v| wb.variants.iter().find(|x| *x == v).map(|x| (v, x)))
-                .collect()
-        };
+        let pairs = variant_pairs(wa, wb);
         for ma in &wa.metrics {
             let Some(mb) = wb.metrics.iter().find(|m| m.name == ma.name) else {
                 continue;
             };
             for (va, vb) in &pairs {
-                let sa = &ma
-                    .variants
-                    .iter()
-                    .find(|v| &v.variant == *va)
-                    .map(|v| v.samples.clone())
-                    .unwrap_or_default();
-                let sb = &mb
-                    .variants
-                    .iter()
-                    .find(|v| &v.variant == *vb)
-                    .map(|v| v.samples.clone())
-                    .unwrap_or_default();
-                let (Some(xa), Some(xb)) = (Summary::of(sa), Summary::of(sb)) else {
-                    continue;
-                };
-                let c = compare_metric(
-                    &ma.name,
-                    sa,
-                    sb,
-                    ma.direction.unwrap_or(Direction::HigherIsBetter),
-                    DEFAULT_NOISE_BAND,
-                );
-                let (_, phrase) = words::verdict(&ma.name, ma.unit, ma.direction, &c);
-                let variant = if va == vb {
-                    (*va).clone()
-                } else {
-                    format!("{va} → {vb}")
-                };
-                rows.push(ComparisonRow {
-                    key: format!("{} / {variant} / {}", wa.name, ma.name),
-                    unit: Some(ma.unit),
-                    a_value: xa.geometric_mean.unwrap_or(xa.median),
-                    b_value: xb.geometric_mean.unwrap_or(xb.median),
-                    a_samples: xa.n,
-                    b_samples: xb.n,
-                    ratio: c.ratio,
-                    comparison: Some(c),
-                    phrase,
-                });
+                rows.extend(metric_row(&wa.name, (ma, va), (mb, vb)));
             }
         }
     }
     rows
 }
 
+/// Same-named variants pair up; one variant on each side pairs regardless of name.
+fn variant_pairs<'a>(
+    wa: &'a WorkloadReport,
+    wb: &'a WorkloadReport,
+) -> Vec<(&'a String, &'a String)> {
+    if wa.variants.len() == 1 && wb.variants.len() == 1 {
+        return vec![(&wa.variants[0], &wb.variants[0])];
+    }
+    wa.variants
+        .iter()
+        .filter_map(|v| wb.variants.iter().find(|x| *x == v).map(|x| (v, x)))
+        .collect()
+}
+
+/// The samples of `variant` in metric `m` (none when it has no values).
+fn samples_of(m: &MetricReport, variant: &str) -> Vec<f64> {
+    m.variants
+        .iter()
+        .find(|v| v.variant == variant)
+        .map(|v| v.samples.clone())
+        .unwrap_or_default()
+}
+
+/// Metric `ma` of variant `va` in A against `mb` of `vb` in B; none
+/// unless both have values.
+fn metric_row(
+    workload: &str,
+    (ma, va): (&MetricReport, &str),
+    (mb, vb): (&MetricReport, &str),
+) -> Option<ComparisonRow> {
+    let (sa, sb) = (samples_of(ma, va), samples_of(mb, vb));
+    let (xa, xb) = (Summary::of(&sa)?, Summary::of(&sb)?);
+    let dir = ma.direction.unwrap_or(Direction::HigherIsBetter);
+    let c = compare_metric(&ma.name, &sa, &sb, dir, DEFAULT_NOISE_BAND);
+    let (_, phrase) = words::verdict(&ma.name, ma.unit, ma.direction, &c);
+    let variant = if va == vb {
+        va.to_owned()
+    } else {
+        format!("{va} → {vb}")
+    };
+    Some(ComparisonRow {
+        key: format!("{workload} / {variant} / {}", ma.name),
+        unit: Some(ma.unit),
+        a_value: xa.geometric_mean.unwrap_or(xa.median),
+        b_value: xb.geometric_mean.unwrap_or(xb.median),
+        a_samples: xa.n,
+        b_samples: xb.n,
+        ratio: c.ratio,
+        comparison: Some(c),
+        phrase,
+    })
+}
+
+/// `e1 experiment "name" on host (arch)`: a side's title line.
+fn entry_title(e: &ComparedEntry) -> String {
+    let host = match (&e.hostname, &e.arch) {
+        (Some(h), Some(a)) => format!(" on {h} ({a})"),
+        (Some(h), None) => format!(" on {h}"),
+        _ => String::new(),
+    };
+    format!("{} {} \"{}\"{host}", e.id, e.kind, e.name)
+}
+
+/// A row's cells: key, A and B (with the sample count when over one), the phrase.
+fn row_cells(r: &ComparisonRow) -> [String; 4] {
+    let v = |x: f64| words::value(r.unit.unwrap_or(Unit::Count), x);
+    let n = |x: f64, n: usize| {
+        if n > 1 {
+            format!("{} (n={n})", v(x))
+        } else {
+            v(x)
+        }
+    };
+    [
+        terminal(&r.key).into_owned(),
+        n(r.a_value, r.a_samples),
+        n(r.b_value, r.b_samples),
+        r.phrase.clone(),
+    ]
+}
+
 /// The comparison as an aligned text table.
 pub fn render_comparison(c: &EntryComparison, out: &mut dyn Write) -> io::Result<()> {
-    let title = |e: &ComparedEntry| {
-        let host = match (&e.hostname, &e.arch) {
-            (Some(h), Some(a)) => format!(" on {h} ({a})"),
-            (Some(h), None) => format!(" on {h}"),
-            _ => String::new(),
-        };
-        format!("{} {} \"{}\"{host}", e.id, e.kind, e.name)
-    };
     writeln!(
         out,
         "A: {}\nB: {}\n",
-        terminal(&title(&c.a)),
-        terminal(&title(&c.b))
+        terminal(&entry_title(&c.a)),
+        terminal(&entry_title(&c.b))
     )?;
-    let cells: Vec<[String; 4]> = c
-        .rows
-        .iter()
-        .map(|r| {
-            let v = |x: f64| match r.unit {
-                Some(u) => words::value(u, x),
-                None => words::value(Unit::Count, x),
-            };
-            let n = |x: f64, n: usize| {
-                if n > 1 {
-                    format!("{} (n={n})", v(x))
-                } else {
-                    v(x)
-                }
-            };
-            [
-                terminal(&r.key).into_owned(),
-                n(r.a_value, r.a_samples),
-                n(r.b_value, r.b_samples),
-                r.phrase.clone(),
-            ]
-        })
-        .collect();
+    let cells: Vec<[String; 4]> = c.rows.iter().map(row_cells).collect();
     let head = ["", "A", "B", "B vs A"];
     let width = |i: usize| {
         cells

@@ -61,7 +61,7 @@ pub use history::{
     HistoryMarkdown, HistoryText, Hosts,
 };
 pub use html::Html;
-pub use http::{http_renderer, AbHtml, AbLayout, AbPercentCsv, AbText};
+pub use http::{http_renderer, AbHtml, AbLayout, AbPercentCsv, AbText, FleetTable};
 pub use json::Json;
 pub use markdown::Markdown;
 pub use mem::{Free, FreeUnit};

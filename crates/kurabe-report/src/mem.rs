@@ -65,6 +65,21 @@ fn scale(bytes: u64, u: FreeUnit) -> String {
 fn free(r: &MemReport, u: FreeUnit) -> String {
     let s = |b: u64| scale(b, u);
     let mut o = String::new();
+    free_table(r, &s, &mut o);
+    legacy_used(r, &s, &mut o);
+    top_processes(r, &mut o);
+    if r.processes_unreadable > 0 {
+        let _ = writeln!(
+            o,
+            "({} processes of other users not readable; run as root to include them)",
+            r.processes_unreadable
+        );
+    }
+    o
+}
+
+/// free's own table: memory and swap.
+fn free_table(r: &MemReport, s: &dyn Fn(u64) -> String, o: &mut String) {
     let _ = writeln!(
         o,
         "{:8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}",
@@ -89,16 +104,6 @@ fn free(r: &MemReport, u: FreeUnit) -> String {
         s(r.swap_used_bytes),
         s(r.swap_free_bytes)
     );
-    legacy_used(r, &s, &mut o);
-    top_processes(r, &mut o);
-    if r.processes_unreadable > 0 {
-        let _ = writeln!(
-            o,
-            "({} processes of other users not readable; run as root to include them)",
-            r.processes_unreadable
-        );
-    }
-    o
 }
 
 /// What older procps called "used", from the same snapshot.
@@ -139,11 +144,10 @@ fn top_processes(r: &MemReport, o: &mut String) {
         "USS"
     );
     for p in &r.top_processes {
-        let cmd = if p.command.is_empty() {
-            &p.name
-        } else {
-            &p.command
-        };
+        // Kernel threads have no command line: their name stands in.
+        let cmd = Some(&p.command)
+            .filter(|c| !c.is_empty())
+            .unwrap_or(&p.name);
         let cmd: String = terminal(cmd).chars().take(60).collect();
         let _ = writeln!(
             o,

@@ -31,40 +31,14 @@ pub(crate) fn soak_series(run: &StoredRun) -> Option<SoakSeries> {
         .get("fitted")
         .and_then(Value::as_str)
         .unwrap_or("pss_bytes");
-    let columns: Vec<&str> = soak
-        .get("samples_columns")
-        .and_then(Value::as_array)
-        .map(|c| c.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_else(|| vec!["t_s", "requests", "pss_bytes"]);
-    let col = |name: &str| columns.iter().position(|c| *c == name);
-    let (xi, yi) = (col("requests")?, col(memory)?);
-    let points: Vec<SoakPoint> = soak
-        .get("samples")?
-        .as_array()?
-        .iter()
-        .filter_map(|s| {
-            Some(SoakPoint {
-                requests: s.get(xi)?.as_f64()?,
-                bytes: s.get(yi)?.as_f64()?,
-            })
-        })
-        .collect();
+    let points = samples(soak, memory)?;
     if points.len() < 2 {
         return None;
     }
     let floor = soak
         .get("floor")
         .and_then(Value::as_array)
-        .map(|f| {
-            f.iter()
-                .filter_map(|p| {
-                    Some(SoakPoint {
-                        requests: p.get(0)?.as_f64()?,
-                        bytes: p.get(1)?.as_f64()?,
-                    })
-                })
-                .collect()
-        })
+        .map(|f| f.iter().filter_map(|p| pair(p, 0, 1)).collect())
         .unwrap_or_default();
     let ts = soak.get("theil_sen");
     let fit = |k: &str| ts.and_then(|t| t.get(k)).and_then(Value::as_f64);
@@ -83,6 +57,28 @@ pub(crate) fn soak_series(run: &StoredRun) -> Option<SoakSeries> {
             .and_then(Value::as_str)
             .unwrap_or("unknown")
             .to_owned(),
+    })
+}
+
+/// The samples as (requests, `memory` column) points; none when the
+/// record lacks either column.
+fn samples(soak: &Value, memory: &str) -> Option<Vec<SoakPoint>> {
+    let columns: Vec<&str> = soak
+        .get("samples_columns")
+        .and_then(Value::as_array)
+        .map(|c| c.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_else(|| vec!["t_s", "requests", "pss_bytes"]);
+    let col = |name: &str| columns.iter().position(|c| *c == name);
+    let (xi, yi) = (col("requests")?, col(memory)?);
+    let rows = soak.get("samples")?.as_array()?;
+    Some(rows.iter().filter_map(|s| pair(s, xi, yi)).collect())
+}
+
+/// Elements `xi` (requests) and `yi` (bytes) of a JSON array row.
+fn pair(row: &Value, xi: usize, yi: usize) -> Option<SoakPoint> {
+    Some(SoakPoint {
+        requests: row.get(xi)?.as_f64()?,
+        bytes: row.get(yi)?.as_f64()?,
     })
 }
 
@@ -168,6 +164,22 @@ fn legend_text(runs: &[&SoakSeries]) -> String {
 /// Memory (y) over requests served (x): every run's samples as a thin
 /// line, its floor as dots and its fitted line dashed; a legend per
 /// variant below the plot with the median slope and the verdicts.
+/// A soak run's memory line, labelled with its slope and verdict.
+fn run_line<'a>(run: &SoakSeries, points: &'a [(f64, f64)], colour: usize) -> Line<'a> {
+    Line {
+        label: format!(
+            "{} round {}: {}, {}",
+            run.variant,
+            run.round + 1,
+            slope_words(run),
+            run.verdict
+        ),
+        legend: run.variant.clone(),
+        colour,
+        points,
+    }
+}
+
 fn chart(series: &[SoakSeries], colour_of: &dyn Fn(&str) -> usize) -> String {
     let points: Vec<Vec<(f64, f64)>> = series
         .iter()
@@ -176,18 +188,7 @@ fn chart(series: &[SoakSeries], colour_of: &dyn Fn(&str) -> usize) -> String {
     let lines: Vec<Line<'_>> = series
         .iter()
         .zip(&points)
-        .map(|(run, pts)| Line {
-            label: format!(
-                "{} round {}: {}, {}",
-                run.variant,
-                run.round + 1,
-                slope_words(run),
-                run.verdict
-            ),
-            legend: run.variant.clone(),
-            colour: colour_of(&run.variant),
-            points: pts,
-        })
+        .map(|(run, pts)| run_line(run, pts, colour_of(&run.variant)))
         .collect();
     let (title, _) = memory_words(&series[0].memory);
     let axes = Axes {

@@ -201,13 +201,7 @@ pub fn verdict(
         return difference_verdict(metric, direction, c, d);
     }
     let Some(r) = c.ratio else {
-        let why = match c.verdict {
-            Verdict::NoInterval {
-                reason: NoIntervalReason::NonPositiveValue,
-            } => "a value is zero or negative",
-            _ => "no samples on one side",
-        };
-        return (Tone::Neutral, format!("no ratio: {why}"));
+        return (Tone::Neutral, no_ratio(c.verdict));
     };
     let interval = match (c.ratio_low, c.ratio_high) {
         (Some(l), Some(h)) => Some((l, h)),
@@ -219,24 +213,74 @@ pub fn verdict(
         "{r:.2}×{}",
         interval.map_or(String::new(), |(l, h)| format!(" [{l:.2}, {h:.2}]"))
     );
-    match c.verdict {
+    let still = |runs_needed: Option<u32>| match runs_needed {
+        None => format!("{plain} within noise"),
+        Some(n) => format!("{plain} within noise (inconclusive: ≈{n} runs needed)"),
+    };
+    worded(c.verdict, direction, &format!("{head} {word}"), &still)
+}
+
+/// Why there is no ratio: `no ratio: a value is zero or negative`.
+fn no_ratio(v: Verdict) -> String {
+    let why = match v {
+        Verdict::NoInterval {
+            reason: NoIntervalReason::NonPositiveValue,
+        } => "a value is zero or negative",
+        _ => "no samples on one side",
+    };
+    format!("no ratio: {why}")
+}
+
+/// The tone and words of a verdict: `moved` (the directed phrase) when the
+/// comparison moved or has no interval, good or bad only for a metric
+/// with a direction; `still(runs needed)` within noise or inconclusive.
+fn worded(
+    verdict: Verdict,
+    direction: Option<Direction>,
+    moved: &str,
+    still: &dyn Fn(Option<u32>) -> String,
+) -> (Tone, String) {
+    match verdict {
         Verdict::Better | Verdict::Worse if direction.is_none() => {
-            (Tone::Neutral, format!("{head} {word}"))
+            (Tone::Neutral, moved.to_owned())
         }
-        Verdict::Better => (Tone::Good, format!("{head} {word}")),
-        Verdict::Worse => (Tone::Bad, format!("{head} {word}")),
-        Verdict::WithinNoise => (Tone::Neutral, format!("{plain} within noise")),
-        Verdict::Inconclusive { runs_needed } => (
-            Tone::Neutral,
-            format!("{plain} within noise (inconclusive: ≈{runs_needed} runs needed)"),
-        ),
+        Verdict::Better => (Tone::Good, moved.to_owned()),
+        Verdict::Worse => (Tone::Bad, moved.to_owned()),
+        Verdict::WithinNoise => (Tone::Neutral, still(None)),
+        Verdict::Inconclusive { runs_needed } => (Tone::Neutral, still(Some(runs_needed))),
         Verdict::NoInterval {
             reason: NoIntervalReason::TooFewRuns { .. },
         } => (
             Tone::Neutral,
-            format!("{head} {word} (no interval: fewer than 3 runs)"),
+            format!("{moved} (no interval: fewer than 3 runs)"),
         ),
-        Verdict::NoInterval { .. } => (Tone::Neutral, format!("{head} {word} (no interval)")),
+        Verdict::NoInterval { .. } => (Tone::Neutral, format!("{moved} (no interval)")),
+    }
+}
+
+/// `+12` for a positive number, `-12` and `0` as they are.
+fn signed(v: f64) -> String {
+    if v > 0.0 {
+        format!("+{}", num(v))
+    } else {
+        num(v)
+    }
+}
+
+/// Which way a difference went: a slope grows faster or slower, anything
+/// else is higher or lower.
+fn difference_word(metric: &str, difference: f64) -> &'static str {
+    let (up, down) = if metric.starts_with("pss_slope") || metric.starts_with("pss_growth") {
+        ("grows faster", "grows slower")
+    } else {
+        ("higher", "lower")
+    };
+    if difference > 0.0 {
+        up
+    } else if difference < 0.0 {
+        down
+    } else {
+        "the same"
     }
 }
 
@@ -250,60 +294,30 @@ fn difference_verdict(
     d: &Difference,
 ) -> (Tone, String) {
     let unit = difference_scale(metric).map_or(String::new(), |s| format!(" {}", s.unit));
-    let signed = |v: f64| {
-        if v > 0.0 {
-            format!("+{}", num(v))
-        } else {
-            num(v)
-        }
-    };
     let interval = match (d.difference_low, d.difference_high) {
         (Some(l), Some(h)) => format!(" [{}, {}]", signed(l), signed(h)),
         _ => String::new(),
     };
     let head = format!("{}{unit}{interval}", signed(d.difference));
-    let (up, down) = if metric.starts_with("pss_slope") || metric.starts_with("pss_growth") {
-        ("grows faster", "grows slower")
-    } else {
-        ("higher", "lower")
-    };
-    let word = if d.difference > 0.0 {
-        up
-    } else if d.difference < 0.0 {
-        down
-    } else {
-        "the same"
-    };
+    let word = difference_word(metric, d.difference);
     let times = match (c.ratio, c.ratio_low, c.ratio_high) {
         (Some(r), Some(l), Some(h)) => format!(" ({} [{l:.2}, {h:.2}])", ratio(r)),
         (Some(r), _, _) => format!(" ({})", ratio(r)),
         _ => String::new(),
     };
-    match c.verdict {
-        Verdict::Better | Verdict::Worse if direction.is_none() => {
-            (Tone::Neutral, format!("{head} {word}{times}"))
-        }
-        Verdict::Better => (Tone::Good, format!("{head} {word}{times}")),
-        Verdict::Worse => (Tone::Bad, format!("{head} {word}{times}")),
-        Verdict::WithinNoise => (
-            Tone::Neutral,
-            format!(
-                "{head} within noise (±{}{unit})",
-                num(d.difference_noise_band)
-            ),
+    let still = |runs_needed: Option<u32>| match runs_needed {
+        None => format!(
+            "{head} within noise (±{}{unit})",
+            num(d.difference_noise_band)
         ),
-        Verdict::Inconclusive { runs_needed } => (
-            Tone::Neutral,
-            format!("{head} inconclusive, ≈{runs_needed} runs needed"),
-        ),
-        Verdict::NoInterval {
-            reason: NoIntervalReason::TooFewRuns { .. },
-        } => (
-            Tone::Neutral,
-            format!("{head} {word} (no interval: fewer than 3 runs)"),
-        ),
-        Verdict::NoInterval { .. } => (Tone::Neutral, format!("{head} {word} (no interval)")),
-    }
+        Some(n) => format!("{head} inconclusive, ≈{n} runs needed"),
+    };
+    worded(
+        c.verdict,
+        direction,
+        &format!("{head} {word}{times}"),
+        &still,
+    )
 }
 
 /// A warm-up check in words: `warm-up 0.0 s is shorter than where the

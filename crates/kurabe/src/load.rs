@@ -66,15 +66,21 @@ pub(crate) fn run_load(
     });
     let mut report = report?;
     if let Some(summary) = watched {
-        if summary.root_exited {
-            eprintln!(
-                "kurabe: note: the server process {} exited during the run; its figures cover the time it was alive",
-                summary.root
-            );
-        }
-        report.server = Some(summary.server_metrics(report.complete_requests));
+        add_server(&mut report, &summary);
     }
     Ok(report)
+}
+
+/// The server's CPU and memory over the measured phase, into the report
+/// (with a note when the server exited during the run).
+fn add_server(report: &mut HttpReport, summary: &kurabe_probe::WatchSummary) {
+    if summary.root_exited {
+        eprintln!(
+            "kurabe: note: the server process {} exited during the run; its figures cover the time it was alive",
+            summary.root
+        );
+    }
+    report.server = Some(summary.server_metrics(report.complete_requests));
 }
 
 /// Sample the server tree from the end of the warm-up until the load finishes.

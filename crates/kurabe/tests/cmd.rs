@@ -48,7 +48,7 @@ fn two_sleeps_compare_with_a_slower_verdict_and_hyperfines_json() {
             "--export-json",
             "out.json",
             "sleep 0.05",
-            "sleep 0.1",
+            "sleep 0.15",
         ],
     );
     assert!(o.status.success(), "{}", text(&o));
@@ -57,7 +57,7 @@ fn two_sleeps_compare_with_a_slower_verdict_and_hyperfines_json() {
     let v = export(dir.path());
     let results = v["results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
-    for (r, secs) in results.iter().zip([0.05, 0.1]) {
+    for (r, secs) in results.iter().zip([0.05, 0.15]) {
         for k in [
             "command", "mean", "stddev", "median", "user", "system", "min", "max",
         ] {
@@ -66,18 +66,21 @@ fn two_sleeps_compare_with_a_slower_verdict_and_hyperfines_json() {
         assert_eq!(r["times"].as_array().unwrap().len(), 20, "{r}");
         assert_eq!(r["memory_usage_byte"].as_array().unwrap().len(), 20);
         assert!(r["exit_codes"].as_array().unwrap().iter().all(|c| c == 0));
-        let mean = r["mean"].as_f64().unwrap();
-        // The shell's start-up is subtracted: the mean is the sleep itself,
-        // give or take scheduling on a loaded machine.
-        assert!(
-            mean >= secs * 0.95 && mean < secs * 1.6,
-            "{mean} for {secs}"
-        );
+        let (mean, min) = (r["mean"].as_f64().unwrap(), r["min"].as_f64().unwrap());
+        // The shell's start-up is subtracted, not more: no run is shorter
+        // than the sleep itself. The fastest of 20 runs is the sleep plus
+        // at most a scheduling delay (the mean holds every delay a loaded
+        // machine adds, so it only bounds from below).
+        assert!(min >= secs * 0.95, "min {min} for {secs}");
+        assert!(min < secs * 1.3 + 0.01, "min {min} for {secs}");
+        assert!(mean >= min, "mean {mean} below min {min}");
         assert!(r["memory_usage_byte"][0].as_u64().unwrap() > 0);
     }
     let vs = &results[1]["versus_reference"]["wall_time_s"];
     let ratio = vs["ratio"].as_f64().unwrap();
-    assert!(ratio > 1.3 && ratio < 2.3, "{vs}");
+    // 3× apart: a delay of up to 100 ms added to every run of both still
+    // leaves the ratio above 1.5 (a 2× pair fell to 1.3 under load).
+    assert!(ratio > 1.5 && ratio < 3.3, "{vs}");
     assert!(vs["ratio_low"].as_f64().unwrap() <= ratio);
     assert_eq!(vs["verdict"]["kind"], "worse", "{vs}");
     // Kept in the store, as an experiment `kurabe report` renders.
@@ -93,7 +96,7 @@ fn two_sleeps_compare_with_a_slower_verdict_and_hyperfines_json() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", text(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("sleep 0.1"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("sleep 0.15"));
 }
 
 #[test]
@@ -447,4 +450,36 @@ fn a_command_that_lives_long_enough_gets_its_pss_peak() {
     // Σ PSS of one process shares its libraries' pages: above 0, at most its RSS.
     assert!(pss > 0 && pss <= rss, "PSS {pss} vs max RSS {rss}: {r}");
     assert!(String::from_utf8_lossy(&o.stdout).contains("[Σ PSS peak: "));
+}
+
+/// The commands get the user's environment as hyperfine passes it, store
+/// secrets included (users time `psql` with `PGPASSWORD` set): the timed
+/// command, `--setup` and `--prepare` all see them.
+#[test]
+fn commands_get_the_users_environment_with_its_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let o = kurabe()
+        .arg("cmd")
+        .env("PGPASSWORD", "pw-for-psql")
+        .env("KURABE_STORE", &store)
+        .env("KURABE_TEST_OWN", "mine")
+        .args(["-r", "2", "-q", "--no-randomize-env"])
+        .args(["--setup", r#"printf '%s|%s' "$PGPASSWORD" "$KURABE_TEST_OWN" > setup.txt"#])
+        .args(["--prepare", r#"printf '%s' "$PGPASSWORD" > prepare.txt"#])
+        .arg(r#"printf '%s|%s|%s' "$PGPASSWORD" "$KURABE_STORE" "${KURABE_ENV_PAD-unset}" > cmd.txt"#)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+    assert_eq!(read("setup.txt"), "pw-for-psql|mine");
+    assert_eq!(read("prepare.txt"), "pw-for-psql");
+    assert_eq!(
+        read("cmd.txt"),
+        format!("pw-for-psql|{}|unset", store.display())
+    );
+    // Saved where the user's KURABE_STORE says, and the secret is in no output.
+    assert!(store.exists());
+    assert!(!text(&o).contains("pw-for-psql"), "{}", text(&o));
 }

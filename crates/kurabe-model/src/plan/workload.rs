@@ -167,6 +167,12 @@ pub struct CommandWorkload {
     /// measured before the runs, as hyperfine does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subtract: Option<ExecCost>,
+    /// Pass kurabe's store secrets (`KURABE_STORE`, `PGPASSWORD`) on to
+    /// the command with the rest of kurabe's environment. `kurabe cmd`
+    /// does, as hyperfine passes the whole environment (users time `psql`
+    /// with `PGPASSWORD` set); plans leave them out unless they set this.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub pass_secrets: bool,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -534,6 +540,7 @@ mod tests {
                 output: CommandOutput::Null,
                 randomize_env: false,
                 subtract: None,
+                pass_secrets: false,
             }),
             WorkloadKind::Watch(WatchWorkload {
                 duration: HumanDuration::default(),

@@ -8,12 +8,14 @@
 
 mod ab_html;
 mod csv;
+mod fleet;
 mod layout;
 mod markdown;
 mod text;
 
 pub use ab_html::AbHtml;
 pub use csv::AbPercentCsv;
+pub use fleet::FleetTable;
 pub use layout::{http_renderer, AbLayout};
 pub use text::AbText;
 

@@ -163,12 +163,17 @@ fn rates(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         r.transfer_bytes as f64 / 1024.0 / secs
     )?;
     if r.sent_body_bytes > 0 {
-        let sent = r.sent_body_bytes as f64 / 1024.0 / secs;
-        writeln!(out, "                        {sent:.2} kb/s sent")?;
-        let total = (r.transfer_bytes + r.sent_body_bytes) as f64 / 1024.0 / secs;
-        writeln!(out, "                        {total:.2} kb/s total")?;
+        sent_rates(r, secs, out)?;
     }
     Ok(())
+}
+
+/// With a request body: kb/s sent, and sent and received together.
+fn sent_rates(r: &HttpReport, secs: f64, out: &mut dyn Write) -> io::Result<()> {
+    let sent = r.sent_body_bytes as f64 / 1024.0 / secs;
+    writeln!(out, "                        {sent:.2} kb/s sent")?;
+    let total = (r.transfer_bytes + r.sent_body_bytes) as f64 / 1024.0 / secs;
+    writeln!(out, "                        {total:.2} kb/s total")
 }
 
 /// ab's "Connection Times" and percentage tables, as `layout` asks, when

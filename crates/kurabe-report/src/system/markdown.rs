@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::system::{CompareRow, SystemCompare, SystemReport, SystemSource};
+use kurabe_model::system::{CompareRow, SystemCompare, SystemReport, SystemRun, SystemSource};
 
 use super::{ci_text, copies_text, opt, pct, ratio_cells, verdict_text};
 use crate::{Markdown, Render};
@@ -36,49 +36,56 @@ fn markdown(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
         r.time
     )?;
     for run in &r.runs {
-        writeln!(w)?;
-        writeln!(w, "## {}", copies_text(run.copies))?;
-        writeln!(w)?;
-        writeln!(
-            w,
-            "| Test | Result | Unit | Time (s) | Samples | 95 % CI | Baseline | Index |"
-        )?;
-        writeln!(w, "|---|---:|---|---:|---:|---|---:|---:|")?;
-        for t in &run.tests {
-            writeln!(
-                w,
-                "| {} | {:.1} | {} | {:.1} | {} | {} | {} | {} |",
-                t.name,
-                t.result,
-                t.unit,
-                t.time_s,
-                t.samples,
-                ci_text(t),
-                t.baseline
-                    .map(|b| format!("{b:.1}"))
-                    .unwrap_or_else(|| "—".into()),
-                t.index
-                    .map(|i| format!("{i:.1}"))
-                    .unwrap_or_else(|| "—".into()),
-            )?;
-        }
-        writeln!(w)?;
-        let score = run
-            .score
-            .map(|s| format!("{s:.1}"))
-            .unwrap_or_else(|| "—".into());
-        write!(
-            w,
-            "**System Benchmarks Index Score{}: {score}**",
-            if run.partial { " (partial)" } else { "" }
-        )?;
-        if let (Some(s), Some(lo), Some(hi)) = (run.score, run.score_ci95_low, run.score_ci95_high)
-        {
-            write!(w, " (95 % CI {lo:.1} – {hi:.1}, ±{:.1} %)", pct(lo, hi, s))?;
-        }
-        writeln!(w)?;
+        run_markdown(run, w)?;
     }
     Ok(())
+}
+
+/// One copy count: a table of the tests, then the score in bold.
+fn run_markdown(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w)?;
+    writeln!(w, "## {}", copies_text(run.copies))?;
+    writeln!(w)?;
+    writeln!(
+        w,
+        "| Test | Result | Unit | Time (s) | Samples | 95 % CI | Baseline | Index |"
+    )?;
+    writeln!(w, "|---|---:|---|---:|---:|---|---:|---:|")?;
+    for t in &run.tests {
+        writeln!(
+            w,
+            "| {} | {:.1} | {} | {:.1} | {} | {} | {} | {} |",
+            t.name,
+            t.result,
+            t.unit,
+            t.time_s,
+            t.samples,
+            ci_text(t),
+            one_decimal(t.baseline),
+            one_decimal(t.index),
+        )?;
+    }
+    writeln!(w)?;
+    score_markdown(run, w)
+}
+
+/// The index score in bold, with its interval when there is one.
+fn score_markdown(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
+    write!(
+        w,
+        "**System Benchmarks Index Score{}: {}**",
+        if run.partial { " (partial)" } else { "" },
+        one_decimal(run.score)
+    )?;
+    if let (Some(s), Some(lo), Some(hi)) = (run.score, run.score_ci95_low, run.score_ci95_high) {
+        write!(w, " (95 % CI {lo:.1} – {hi:.1}, ±{:.1} %)", pct(lo, hi, s))?;
+    }
+    writeln!(w)
+}
+
+/// `1078.7`, or `—` when there is no value.
+fn one_decimal(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.1}")).unwrap_or_else(|| "—".into())
 }
 
 /// Markdown comparison table.

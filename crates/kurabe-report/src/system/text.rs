@@ -24,21 +24,7 @@ impl Render<SystemCompare> for Terminal {
 
 /// UnixBench-style text report.
 fn text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
-    let origin = match r.source {
-        SystemSource::Kurabe => format!(
-            "kurabe system {} mode (UnixBench-compatible System Benchmarks Index)",
-            r.mode.as_deref().unwrap_or("default")
-        ),
-        SystemSource::UnixbenchImport => {
-            "imported UnixBench report (single numbers, no spread)".into()
-        }
-    };
-    writeln!(w, "   {origin}")?;
-    writeln!(w)?;
-    writeln!(w, "   System: {}: GNU/Linux", terminal(&r.host))?;
-    writeln!(w, "   OS: GNU/Linux -- {}", terminal(&r.kernel))?;
-    writeln!(w, "   Machine: {}", r.arch)?;
-    writeln!(w)?;
+    header_text(r, w)?;
     for run in &r.runs {
         writeln!(w, "{RULE}")?;
         writeln!(w, "Benchmark Run: {}", r.time)?;
@@ -69,6 +55,25 @@ fn text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Where the numbers come from and the machine, as UnixBench heads its report.
+fn header_text(r: &SystemReport, w: &mut dyn Write) -> io::Result<()> {
+    let origin = match r.source {
+        SystemSource::Kurabe => format!(
+            "kurabe system {} mode (UnixBench-compatible System Benchmarks Index)",
+            r.mode.as_deref().unwrap_or("default")
+        ),
+        SystemSource::UnixbenchImport => {
+            "imported UnixBench report (single numbers, no spread)".into()
+        }
+    };
+    writeln!(w, "   {origin}")?;
+    writeln!(w)?;
+    writeln!(w, "   System: {}: GNU/Linux", terminal(&r.host))?;
+    writeln!(w, "   OS: GNU/Linux -- {}", terminal(&r.kernel))?;
+    writeln!(w, "   Machine: {}", r.arch)?;
+    writeln!(w)
 }
 
 /// One copy count: the tests' results, the index table, the score.
@@ -171,6 +176,20 @@ fn score_text(run: &SystemRun, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w)
 }
 
+/// The tests that limit the score's precision, with their share of its variance.
+fn limited_by(run: &SystemRun) -> String {
+    let parts: Vec<String> = run
+        .limited_by
+        .iter()
+        .filter_map(|id| run.tests.iter().find(|t| &t.id == id))
+        .map(|t| {
+            let share = t.score_variance_share.unwrap_or(0.0) * 100.0;
+            format!("{} ({share:.0} % of the variance)", t.id)
+        })
+        .collect();
+    parts.join(", ")
+}
+
 /// Distinct placements among a test's passes, one line.
 fn modes_text(t: &SystemTest, w: &mut dyn Write) -> io::Result<()> {
     if t.modes.is_empty() {
@@ -222,16 +241,7 @@ fn precision_text(r: &SystemReport, run: &SystemRun, w: &mut dyn Write) -> io::R
         }
     }
     if !run.limited_by.is_empty() {
-        let parts: Vec<String> = run
-            .limited_by
-            .iter()
-            .filter_map(|id| run.tests.iter().find(|t| &t.id == id))
-            .map(|t| {
-                let share = t.score_variance_share.unwrap_or(0.0) * 100.0;
-                format!("{} ({share:.0} % of the variance)", t.id)
-            })
-            .collect();
-        writeln!(w, "Score precision limited by: {}", parts.join(", "))?;
+        writeln!(w, "Score precision limited by: {}", limited_by(run))?;
     }
     if r.precision.is_some() || !run.limited_by.is_empty() {
         writeln!(w)?;

@@ -61,6 +61,12 @@ fn chart(r: &WatchReport) -> String {
             "memory",
         ),
     ];
+    stack(&panels)
+}
+
+/// Charts one above the other in one standalone SVG on white: each chart
+/// is an `<svg>` of its own; nested, it is placed by its y.
+fn stack(panels: &[String]) -> String {
     let (w, h) = LINE_CHART_SIZE;
     let total = h * panels.len() as f64;
     let mut o = String::new();
@@ -69,7 +75,6 @@ fn chart(r: &WatchReport) -> String {
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{total}" viewBox="0 0 {w} {total}"><style>{STYLE}</style><rect width="100%" height="100%" fill="white"/>"#
     );
     for (i, panel) in panels.iter().enumerate() {
-        // Each chart is an <svg> of its own; nested, it is placed by its y.
         let placed = panel.replacen("<svg ", &format!(r#"<svg y="{}" "#, h * i as f64), 1);
         let _ = writeln!(o, "{placed}");
     }

@@ -9,14 +9,14 @@
 //! hyperfine-layout exports. Exit 0; 1 when a command failed
 //! (unless `-i`); 2 on usage errors; 130 on Ctrl-C.
 
-use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdSpec, Runs, Shell};
+use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, Runs, Shell};
+use kurabe_lab::cmdparams::{CommandList, Scan};
 use kurabe_model::plan::{parse_size, ByteSize, CommandOutput, Limits};
 use kurabe_report::bench::TimeUnit;
 use kurabe_store::{Entry, EntryId, ExperimentStatus, Store};
@@ -183,7 +183,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let quiet = args.quiet;
     let mut progress = |e: &CmdEvent<'_>| {
         if !quiet {
-            if let Some(line) = progress_line(e) {
+            if let Some(line) = e.line() {
                 eprintln!("{line}");
             }
         }
@@ -263,61 +263,26 @@ fn write_export(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// The arguments as the lab's typed configuration.
 fn config(args: &Args) -> anyhow::Result<CmdConfig> {
-    let shell = if args.no_shell {
-        Shell::None
-    } else {
-        match &args.shell {
-            Some(s) => Shell::parse(s)?,
-            None => Shell::Default,
-        }
+    let shell = match (&args.shell, args.no_shell) {
+        (_, true) => Shell::None,
+        (Some(s), false) => Shell::parse(s)?,
+        (None, false) => Shell::Default,
     };
-    let mut commands = expand(args)?;
-    let reference = match &args.reference {
-        Some(r) => {
-            commands.insert(
-                0,
-                CmdSpec {
-                    name: r.clone(),
-                    command: r.clone(),
-                    parameters: BTreeMap::new(),
-                },
-            );
-            0
-        }
-        None => 0,
-    };
-    unique_names(&mut commands);
-    let runs = match args.runs {
-        Some(n) => Runs::Exact(n),
-        None => {
-            let min = args.min_runs.unwrap_or(10);
-            if args.max_runs.is_some_and(|max| max < min) {
-                bail!("--max-runs is below --min-runs ({min}); raise it");
-            }
-            Runs::Auto {
-                min,
-                max: args.max_runs,
-            }
-        }
-    };
-    let output = if args.show_output {
-        CommandOutput::Inherit
-    } else {
-        args.output
-            .as_deref()
-            .map_or(CommandOutput::Null, CommandOutput::parse)
+    let output = match (&args.output, args.show_output) {
+        (_, true) => CommandOutput::Inherit,
+        (Some(o), false) => CommandOutput::parse(o),
+        (None, false) => CommandOutput::Null,
     };
     let limits = Limits {
         cpus: args.cpus,
         cpuset: args.cpuset.clone(),
         memory: args.memory.map(ByteSize),
     };
-    let has_limits = limits != Limits::default();
     Ok(CmdConfig {
-        commands,
-        reference,
+        commands: command_list(args).expand()?,
+        reference: 0,
         shell,
-        runs,
+        runs: Runs::from_flags(args.runs, args.min_runs, args.max_runs)?,
         warmup: args.warmup,
         prepare: args.prepare.clone(),
         setup: args.setup.clone(),
@@ -326,7 +291,7 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         input: args.input.clone(),
         output,
         randomize_env: !args.no_randomize_env,
-        limits: has_limits.then_some(limits),
+        limits: (limits != Limits::default()).then_some(limits),
         until_confident: args.until_confident.then_some(args.max_time),
         seed: args.seed,
         cwd: std::env::current_dir().context("cannot read the current directory")?,
@@ -336,214 +301,23 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
     })
 }
 
-/// Every command once per combination of parameter values (hyperfine's
-/// order: parameter combinations outside, commands inside), `-n` names applied.
-fn expand(args: &Args) -> anyhow::Result<Vec<CmdSpec>> {
-    if !args.command_name.is_empty() && args.command_name.len() != args.commands.len() {
-        bail!(
-            "-n/--command-name was given {} times for {} commands; name every command or none",
-            args.command_name.len(),
-            args.commands.len()
-        );
-    }
-    let combos = parameter_combinations(args)?;
-    let mut out = Vec::new();
-    for params in &combos {
-        for (i, c) in args.commands.iter().enumerate() {
-            let command = kurabe_model::plan::substitute(c, params);
-            let name = match args.command_name.get(i) {
-                Some(n) => kurabe_model::plan::substitute(n, params),
-                None => command.clone(),
-            };
-            out.push(CmdSpec {
-                name,
-                command,
-                parameters: params.clone(),
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// The parameter value sets of -L (cartesian product) or -P/-D.
-fn parameter_combinations(args: &Args) -> anyhow::Result<Vec<BTreeMap<String, String>>> {
-    let mut lists: Vec<(String, Vec<String>)> = Vec::new();
-    for pair in args.parameter_list.chunks(2) {
-        let [name, values] = pair else { continue };
-        if lists.iter().any(|(n, _)| n == name) {
-            bail!("-L {name} is given twice; give each parameter once with all its values");
-        }
-        let values: Vec<String> = values.split(',').map(str::to_owned).collect();
-        lists.push((name.clone(), values));
-    }
-    if let [name, lo, hi] = args.parameter_scan.as_slice() {
-        lists.push((
-            name.clone(),
-            scan_values(lo, hi, args.parameter_step_size.as_deref())?,
-        ));
-    }
-    let mut combos = vec![BTreeMap::new()];
-    for (name, values) in &lists {
-        combos = combos
-            .iter()
-            .flat_map(|c| {
-                values.iter().map(move |v| {
-                    let mut c = c.clone();
-                    c.insert(name.clone(), v.clone());
-                    c
-                })
-            })
-            .collect();
-    }
-    Ok(combos)
-}
-
-/// MIN, MIN+step … MAX: integers without -D, decimals with it.
-fn scan_values(lo: &str, hi: &str, step: Option<&str>) -> anyhow::Result<Vec<String>> {
-    let num = |s: &str, what: &str| -> anyhow::Result<f64> {
-        s.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .with_context(|| format!("-P: {what} `{s}` is not a number"))
+/// The commands and parameter flags as given.
+fn command_list(args: &Args) -> CommandList {
+    let pairs = args.parameter_list.chunks_exact(2);
+    let scan = match args.parameter_scan.as_slice() {
+        [name, min, max] => Some(Scan {
+            name: name.clone(),
+            min: min.clone(),
+            max: max.clone(),
+            step: args.parameter_step_size.clone(),
+        }),
+        _ => None,
     };
-    let (a, b) = (num(lo, "MIN")?, num(hi, "MAX")?);
-    if b < a {
-        bail!("-P: MAX ({hi}) is below MIN ({lo}); swap them");
-    }
-    let Some(step) = step else {
-        let (Ok(a), Ok(b)) = (lo.trim().parse::<i64>(), hi.trim().parse::<i64>()) else {
-            bail!("-P: MIN and MAX must be integers without -D (give a step, e.g. -D 0.1)");
-        };
-        if b - a >= 100_000 {
-            bail!("-P: {} values is too many; narrow the range", b - a + 1);
-        }
-        return Ok((a..=b).map(|v| v.to_string()).collect());
-    };
-    let d = num(step, "DELTA")?;
-    if d <= 0.0 {
-        bail!("-D: the step must be above 0, got `{step}`");
-    }
-    let count = ((b - a) / d + 1e-9).floor() as u64 + 1;
-    if count > 100_000 {
-        bail!("-P/-D: {count} values is too many; widen the step");
-    }
-    let decimals = [lo, step]
-        .iter()
-        .map(|s| s.trim().split_once('.').map_or(0, |(_, f)| f.len()))
-        .max()
-        .unwrap_or(0);
-    Ok((0..count)
-        .map(|i| format!("{:.*}", decimals, a + i as f64 * d))
-        .collect())
-}
-
-/// Variant names must differ: a repeated name gets its parameters, then a number.
-fn unique_names(commands: &mut [CmdSpec]) {
-    let repeated: Vec<bool> = commands
-        .iter()
-        .map(|c| commands.iter().filter(|o| o.name == c.name).count() > 1)
-        .collect();
-    for (c, repeated) in commands.iter_mut().zip(repeated) {
-        if repeated && !c.parameters.is_empty() {
-            let p: Vec<String> = c
-                .parameters
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect();
-            c.name = format!("{} ({})", c.name, p.join(", "));
-        }
-    }
-    for i in 0..commands.len() {
-        let name = commands[i].name.clone();
-        if commands[..i].iter().any(|c| c.name == name) {
-            commands[i].name = format!("{name} #{}", i + 1);
-        }
-    }
-}
-
-fn progress_line(e: &CmdEvent<'_>) -> Option<String> {
-    Some(match e {
-        CmdEvent::Step(what) => format!("kurabe cmd: {what}"),
-        CmdEvent::Planned {
-            rounds,
-            block,
-            shell_overhead_s,
-        } => {
-            let per = if *block == 1 {
-                "1 run".to_owned()
-            } else {
-                format!("{block} runs")
-            };
-            let shell = if *shell_overhead_s > 0.0 {
-                format!(
-                    "; shell start-up {:.2} ms subtracted",
-                    shell_overhead_s * 1e3
-                )
-            } else {
-                String::new()
-            };
-            format!("kurabe cmd: {rounds} interleaved rounds of {per} per command{shell}")
-        }
-        CmdEvent::Run(kurabe_lab::Event::Begin {
-            experiment, seed, ..
-        }) => {
-            format!("kurabe cmd: experiment {experiment}, seed {seed}")
-        }
-        CmdEvent::Run(kurabe_lab::Event::RunDone { index, record }) => {
-            if record.status == kurabe_store::RunStatus::Failed {
-                format!(
-                    "[{index}] FAILED: {}",
-                    record.error_tail.as_deref().unwrap_or("")
-                )
-            } else {
-                return None;
-            }
-        }
-        CmdEvent::Run(kurabe_lab::Event::RoundAdded { round }) => {
-            format!(
-                "--until-confident: not settled yet, adding round {}",
-                round + 1
-            )
-        }
-        CmdEvent::Run(_) => return None,
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn scans_follow_hyperfine() {
-        assert_eq!(scan_values("1", "3", None).unwrap(), vec!["1", "2", "3"]);
-        assert_eq!(
-            scan_values("0.3", "0.7", Some("0.2")).unwrap(),
-            vec!["0.3", "0.5", "0.7"]
-        );
-        assert!(scan_values("0.5", "1", None).is_err());
-        assert!(scan_values("3", "1", None).is_err());
-        assert!(scan_values("1", "2", Some("0")).is_err());
-    }
-
-    #[test]
-    fn repeated_names_become_unique() {
-        let spec = |name: &str, p: &[(&str, &str)]| CmdSpec {
-            name: name.into(),
-            command: name.into(),
-            parameters: p
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        };
-        let mut cs = vec![
-            spec("true", &[("x", "1")]),
-            spec("true", &[("x", "2")]),
-            spec("a", &[]),
-            spec("a", &[]),
-        ];
-        unique_names(&mut cs);
-        let names: Vec<&str> = cs.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, vec!["true (x=1)", "true (x=2)", "a", "a #4"]);
+    CommandList {
+        commands: args.commands.clone(),
+        names: args.command_name.clone(),
+        reference: args.reference.clone(),
+        lists: pairs.map(|p| (p[0].clone(), p[1].clone())).collect(),
+        scan,
     }
 }

@@ -4,15 +4,15 @@
 //! client's.
 //!
 //! Owns only the wiring; serving is `kurabe_http::serve`, loading
-//! `kurabe_http::client` with the request `kurabe http` sends (one
-//! `RequestSpec`), rendering `kurabe_report`'s ab text.
+//! `kurabe_http::client` with the load `kurabe http -k -c C -t D` resolves
+//! to (`kurabe_http::cli_config`), rendering `kurabe_report`'s ab text.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use kurabe_http::client::{LoadConfig, StopCondition, Target};
-use kurabe_http::request::{RequestSpec, DEFAULT_TIMEOUT};
+use kurabe_http::cli_config::LoadFlags;
+use kurabe_http::client::LoadConfig;
 use kurabe_http::serve::{self, ServeConfig, Server};
 
 use super::http::Format;
@@ -44,52 +44,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let interrupt = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    // Client and server share this machine: each gets half of the cores.
-    let server_threads = (ncpus / 2).max(1) as usize;
-    let listener = serve::bind("127.0.0.1:0".parse().expect("valid address"))
-        .context("cannot listen on a loopback port")?;
-    let server = Server::start(
-        listener,
-        ServeConfig {
-            work_us: args.work_us,
-            threads: server_threads,
-            ..ServeConfig::default()
-        },
-    )
-    .context("cannot start the built-in server")?;
-    let url = serve::url_of(server.addr());
-    eprintln!(
-        "kurabe demo: built-in server on {url} ({server_threads} threads, {} µs CPU per request); \
-         {} keep-alive connections for {:?}",
-        args.work_us, args.concurrency, args.duration
-    );
-    // The request `kurabe http URL` sends with no request flags: one spec.
-    let request = RequestSpec::default().build(&kurabe_http::cli_config::FLAG_NAMES)?;
-    let load = LoadConfig {
-        target: Target::parse(&url)?,
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        concurrency: args.concurrency,
-        threads: kurabe_http::client::default_threads(ncpus, args.concurrency, true),
-        keep_alive: true,
-        pipeline: 1,
-        http2: false,
-        streams: 1,
-        stop: StopCondition::Duration(args.duration),
-        rate: None,
-        warmup: None,
-        timeout: DEFAULT_TIMEOUT,
-        abort_on_error: false,
-        check_length: true,
-        insecure: false,
-        gnuplot_file: None,
-        setup: Default::default(),
-        engine: kurabe_http::client::Engine::Auto,
-    };
+    let server = start_server(&args, ncpus)?;
     // The server runs inside this process, so watching it would count the
     // client's CPU too: no server metrics here.
-    let report = run_load(&load, !args.quiet, &interrupt, None)?;
+    let report = run_load(&load(&args, &server, ncpus)?, !args.quiet, &interrupt, None)?;
     let sent = report.complete_requests + report.failed_requests + report.in_flight_at_end;
     // Requests still in the server's socket buffers are counted as they are read.
     let served = server.stats().wait_served(sent, Duration::from_secs(2));
@@ -107,4 +65,39 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The built-in server on a free loopback port, with half of the cores
+/// (client and server share this machine), announced on stderr.
+fn start_server(args: &Args, ncpus: u32) -> anyhow::Result<Server> {
+    let threads = (ncpus / 2).max(1) as usize;
+    let listener = serve::bind("127.0.0.1:0".parse().expect("valid address"))
+        .context("cannot listen on a loopback port")?;
+    let config = ServeConfig {
+        work_us: args.work_us,
+        threads,
+        ..ServeConfig::default()
+    };
+    let server = Server::start(listener, config).context("cannot start the built-in server")?;
+    eprintln!(
+        "kurabe demo: built-in server on {} ({threads} threads, {} µs CPU per request); \
+         {} keep-alive connections for {:?}",
+        serve::url_of(server.addr()),
+        args.work_us,
+        args.concurrency,
+        args.duration
+    );
+    Ok(server)
+}
+
+/// The load `kurabe http -k -c C -t DURATION URL` sends: the same flags, resolved the same way.
+fn load(args: &Args, server: &Server, ncpus: u32) -> anyhow::Result<LoadConfig> {
+    let flags = LoadFlags {
+        url: serve::url_of(server.addr()),
+        concurrency: args.concurrency,
+        keep_alive: true,
+        time_limit: Some(args.duration),
+        ..LoadFlags::default()
+    };
+    Ok(flags.resolve(ncpus)?)
 }

@@ -15,6 +15,7 @@ use anyhow::{bail, Context};
 use kurabe_http::cli_config::LoadFlags;
 use kurabe_http::client::{self, GnuplotFile, LoadConfig};
 use kurabe_model::http::HttpReport;
+use kurabe_model::record::ResultKind;
 use kurabe_report::write::{write_file, Pending};
 
 use crate::flags::parse_duration;
@@ -373,49 +374,13 @@ pub(crate) fn exit_code(
     if signalled {
         return crate::signal::exit_code();
     }
-    match failed_outcome(report, max_error_rate) {
+    match kurabe_http::outcome::failure(report, max_error_rate) {
         Some(why) => {
             eprintln!("kurabe: {why}");
             ExitCode::from(1)
         }
         None if report.interrupted => ExitCode::from(1),
         None => ExitCode::SUCCESS,
-    }
-}
-
-/// Why the run as a whole failed, if it did: nothing succeeded, or too many failed.
-fn failed_outcome(report: &HttpReport, max_error_rate: Option<f64>) -> Option<String> {
-    let errors = || {
-        report
-            .errors
-            .iter()
-            .map(|e| {
-                format!(
-                    "{}: {} — {} of {}",
-                    e.kind,
-                    e.first_error,
-                    e.count,
-                    report.ended_requests()
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
-    if report.complete_requests == 0 {
-        return Some(if report.failed_requests == 0 {
-            "no request got a complete response (none ended before the run stopped)".to_owned()
-        } else {
-            format!("no request succeeded: {}", errors())
-        });
-    }
-    let rate = report.error_rate();
-    match max_error_rate {
-        Some(max) if rate > max => Some(format!(
-            "{:.2} % of the requests failed, more than --max-error-rate {max}: {}",
-            rate * 100.0,
-            errors()
-        )),
-        _ => None,
     }
 }
 
@@ -428,15 +393,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--rounds compares two or more URLs: give URL_B too, or drop --rounds");
     }
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let mut resolved = from_args(&args, ncpus)?;
+    let resolved = from_args(&args, ncpus)?;
     super::check_outputs(&[
         ("-o", resolved.output.as_deref()),
         ("-e", resolved.percentiles_csv.as_deref()),
         ("-g", args.gnuplot.as_deref()),
     ])?;
-    if let Some(workers) = args.workers {
-        return fleet::run_distributed(&args, &resolved, workers);
+    match args.workers {
+        Some(workers) => fleet::run_distributed(&args, &resolved, workers),
+        None => run_here(&args, resolved),
     }
+}
+
+/// One client in this process: the load, the report and its files.
+fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
     let gnuplot = open_gnuplot(&mut resolved.load, args.gnuplot.as_deref())?;
     let interrupt = crate::signal::install_stop()?;
     // Nothing of kurabe's is left behind by a forced exit: a second signal
@@ -444,28 +414,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     crate::signal::force_exit_on_second_signal();
     kurabe_http::raise_fd_limit();
     if resolved.verbosity >= 2 {
-        abflags::verbose(
-            resolved.format,
-            &kurabe_http::ab_verbose::describe(&resolved.load),
-        );
+        let preamble = kurabe_http::ab_verbose::describe(&resolved.load);
+        abflags::verbose(resolved.format, &preamble);
         resolved.load.setup.trace = Some(abflags::trace(resolved.format, resolved.verbosity));
     }
     let server = server_pid(resolved.server)?;
     let report = run_load(&resolved.load, resolved.progress, &interrupt, server)?;
     let rendered = render(&report, resolved.format, &resolved.layout)?;
     write_outputs(&resolved, &report, &rendered)?;
-    if let Some(pending) = gnuplot {
-        if no_response(&report, "-g") {
-            drop(pending);
-        } else {
-            pending.commit().context("-g")?;
-        }
+    if let Some(pending) = gnuplot.filter(|_| !no_response(&report, "-g")) {
+        pending.commit().context("-g")?;
     }
-    args.save.save_if_asked(
-        kurabe_model::record::ResultKind::Http,
-        &format!("http {}", report.url),
-        &report,
-    )?;
+    let label = format!("http {}", report.url);
+    args.save.save_if_asked(ResultKind::Http, &label, &report)?;
     Ok(exit_code(
         &report,
         resolved.max_error_rate,

@@ -2,7 +2,7 @@
 //!
 //! The flags are checked exactly as for one URL ([`super::http::from_args`],
 //! so the same mistakes give the same messages), then become an in-memory
-//! plan: one variant per URL (its `url`), one http workload carrying the
+//! plan (`kurabe_lab::http_ab`): one variant per URL, one http workload carrying the
 //! resolved request and load settings, `--rounds` rounds. kurabe-lab's
 //! runner interleaves the rounds, probes the server listening on a
 //! loopback URL's port for CPU and memory (one note names the URLs it
@@ -19,7 +19,6 @@ use kurabe_http::client::StopCondition;
 use kurabe_lab::http_ab::{self, AbSpec, DEFAULT_ROUNDS};
 use kurabe_lab::{Event, RunOptions};
 use kurabe_model::plan::Plan;
-use kurabe_model::record::RunStatus;
 use kurabe_report::write::write_file;
 use kurabe_store::{Entry, EntryId, Store};
 
@@ -31,16 +30,12 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     refuse_single_url_flags(args)?;
     let plan = plan(args, &urls)?;
     super::check_outputs(&[("-o", args.output.as_deref())])?;
+    // Without --save, a private store in a directory removed at the end.
     let scratch = match &args.save.save {
         Some(_) => None,
         None => Some(crate::store::ScratchDir::new()?),
     };
-    let mut store = match (&scratch, &args.save.store) {
-        (Some(dir), _) => Store::open(&dir.path().join("ab.db")),
-        (None, Some(p)) => Store::open(p),
-        (None, None) => Store::open_default(),
-    }
-    .context("cannot open the results store (choose another with --store PATH)")?;
+    let mut store = open_store(args, scratch.as_ref())?;
     let outcome = run_plan(args, &plan, &mut store)?;
     let Entry::Experiment(exp) = store.get(EntryId::Experiment(outcome.experiment))? else {
         bail!("experiment {} vanished from the store", outcome.experiment);
@@ -57,6 +52,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(exit_code(&outcome, &urls))
+}
+
+/// The store the experiment goes into: the scratch one, `--store`, or the default.
+fn open_store(args: &Args, scratch: Option<&crate::store::ScratchDir>) -> anyhow::Result<Store> {
+    match (scratch, &args.save.store) {
+        (Some(dir), _) => Store::open(&dir.path().join("ab.db")),
+        (None, Some(p)) => Store::open(p),
+        (None, None) => Store::open_default(),
+    }
+    .context("cannot open the results store (choose another with --store PATH)")
 }
 
 /// Every URL through the one-URL checks (same rules, same messages), then the plan.
@@ -98,7 +103,7 @@ fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurab
     };
     let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;
-    let mut progress = |e: &Event<'_>| match progress_line(e) {
+    let mut progress = |e: &Event<'_>| match http_ab::progress_line(e) {
         Some(line) if !quiet => eprintln!("{line}"),
         _ => {}
     };
@@ -176,24 +181,4 @@ fn exit_code(o: &kurabe_lab::Outcome, urls: &[String]) -> ExitCode {
         eprintln!("kurabe: no round succeeded for {}", dead.join(", "));
         ExitCode::from(1)
     }
-}
-
-/// The progress line of a runner event, if it has one.
-fn progress_line(e: &Event<'_>) -> Option<String> {
-    Some(match e {
-        Event::Begin { total, .. } => format!("kurabe http: {total} runs, interleaved"),
-        Event::RunStart {
-            index,
-            total,
-            round,
-            variant,
-            ..
-        } => format!("[{index}/{total}] round {}: {variant}", round + 1),
-        Event::RunDone { index, record } if record.status == RunStatus::Failed => format!(
-            "[{index}] FAILED: {}",
-            record.error_tail.as_deref().unwrap_or("")
-        ),
-        Event::Note(n) => format!("note: {n}"),
-        _ => return None,
-    })
 }

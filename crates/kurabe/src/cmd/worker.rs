@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use kurabe_fleet::event_text;
 use kurabe_fleet::worker::{WorkerConfig, WorkerEvent};
 use kurabe_model::stop::Stop;
 
@@ -58,33 +59,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return run_in_cgroup(c, &url);
         }
     }
-    if args.heartbeat.is_zero() || args.heartbeat > Duration::from_secs(5) {
-        anyhow::bail!("--heartbeat: give an interval between 1ms and 5s (coordinators declare a worker lost after 10 s without one)");
-    }
-    if args.threads == Some(0) {
-        anyhow::bail!("--threads 0: use at least 1 (or leave it out for the default)");
-    }
+    let cfg = config(&args)?;
     let stop = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();
-    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let threads = args
-        .threads
-        .unwrap_or_else(|| args.cpus.map_or(ncpus, |c| c.ceil() as u32).max(1));
-    let name = args.name.clone().unwrap_or_else(|| {
-        format!(
-            "{}-{}",
-            kurabe_probe::host::host_facts().hostname,
-            std::process::id()
-        )
-    });
-    let cfg = WorkerConfig {
-        name: name.clone(),
-        threads,
-        heartbeat: args.heartbeat,
-        once: args.once,
-    };
     let mut client = kurabe_store::pg::connect(&url)?;
-    let mut on = |e: WorkerEvent| log_event(&name, &e);
+    let mut on = |e: WorkerEvent| eprintln!("{}", event_text::worker_line(&cfg.name, &e));
     kurabe_fleet::worker::serve(&mut client, &cfg, &stop, &mut on)?;
     Ok(if stop.is_set() {
         crate::signal::exit_code()
@@ -93,38 +72,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn log_event(name: &str, e: &WorkerEvent) {
-    match e {
-        WorkerEvent::Registered { worker_id } => {
-            eprintln!("kurabe worker {name}: registered as worker {worker_id}; waiting for runs")
-        }
-        WorkerEvent::Claimed {
-            run_id,
-            share,
-            experiment,
-        } => eprintln!(
-            "kurabe worker {name}: took slot {} of run {run_id} ('{experiment}'): -c {}{}{}",
-            share.slot,
-            share.concurrency,
-            share.requests.map(|n| format!(" -n {n}")).unwrap_or_default(),
-            share.rate.map(|r| format!(" --rate {r:.1}")).unwrap_or_default()
-        ),
-        WorkerEvent::Starting { run_id, in_s, clock } => eprintln!(
-            "kurabe worker {name}: run {run_id} starts in {in_s:.2} s (database clock {:+.1} ms from ours, ±{:.1} ms)",
-            clock.offset_s * 1000.0,
-            clock.uncertainty_s * 1000.0
-        ),
-        WorkerEvent::Finished { run_id, report } => eprintln!(
-            "kurabe worker {name}: run {run_id} done: {} complete, {} failed, {:.1} req/s; stored",
-            report.complete_requests, report.failed_requests, report.requests_per_second
-        ),
-        WorkerEvent::Failed { run_id, error } => {
-            eprintln!("kurabe worker {name}: run {run_id} failed: {error}")
-        }
-        WorkerEvent::Abandoned { run_id, reason } => {
-            eprintln!("kurabe worker {name}: run {run_id} ended before the start ({reason})")
-        }
+/// The flags as the worker's configuration: threads from `--threads`, else
+/// the CPUs available (or `--cpus`, rounded up); the name defaults to HOSTNAME-PID.
+fn config(args: &Args) -> anyhow::Result<WorkerConfig> {
+    if args.heartbeat.is_zero() || args.heartbeat > Duration::from_secs(5) {
+        anyhow::bail!("--heartbeat: give an interval between 1ms and 5s (coordinators declare a worker lost after 10 s without one)");
     }
+    if args.threads == Some(0) {
+        anyhow::bail!("--threads 0: use at least 1 (or leave it out for the default)");
+    }
+    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let threads = args
+        .threads
+        .unwrap_or_else(|| args.cpus.map_or(ncpus, |c| c.ceil() as u32).max(1));
+    let name = args.name.clone().unwrap_or_else(|| {
+        let host = kurabe_probe::host::host_facts().hostname;
+        format!("{host}-{}", std::process::id())
+    });
+    Ok(WorkerConfig {
+        name,
+        threads,
+        heartbeat: args.heartbeat,
+        once: args.once,
+    })
 }
 
 /// Re-run this worker inside a new cgroup with a CPU quota of `cpus`; relay

@@ -9,11 +9,12 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use anyhow::bail;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
+use kurabe_fleet::event_text;
 use kurabe_fleet::spec::RunSpec;
+use kurabe_model::record::ResultKind;
 
 use super::{write_outputs, Args, Format, Resolved};
 use crate::load::render;
@@ -29,46 +30,18 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     }
     let spec = RunSpec::from_load(&resolved.load)?;
     spec.split(workers)?;
-    let plan = Plan {
-        experiment: args
-            .experiment
-            .clone()
-            .unwrap_or_else(|| format!("http {}", spec.url)),
-        spec,
-        workers,
-        gather_timeout: args.wait_workers,
-        start_delay: Duration::from_millis(1500),
-        // Killed workers are seen at once (their session ends); the heartbeat
-        // covers hung hosts and partitions, generous so a busy host is not dropped.
-        heartbeat_timeout: Duration::from_secs(10),
-    };
+    let plan = Plan::new(spec, workers, args.experiment.clone(), args.wait_workers);
     let interrupt = crate::signal::install()?;
     let mut client = kurabe_store::pg::connect(&url)?;
     let show = resolved.progress && std::io::stderr().is_terminal();
     let mut on = |e: CoordEvent| log_event(&e, show);
-    let outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
+    let mut outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
     if show {
         eprint!("\r\x1b[K");
     }
-    for note in &outcome.notes {
-        eprintln!("kurabe: note: {note}");
-    }
-    let mut outcome = outcome;
-    outcome.report.fleet = Some(outcome.summary());
-    let mut rendered = render(&outcome.report, resolved.format, &resolved.layout)?;
-    let table = worker_table(&outcome);
-    if resolved.format == Format::Text {
-        rendered.extend_from_slice(b"\n");
-        rendered.extend_from_slice(table.as_bytes());
-    } else {
-        eprint!("{table}");
-    }
-    write_outputs(resolved, &outcome.report, &rendered)?;
-    args.save.save_if_asked(
-        kurabe_model::record::ResultKind::Http,
-        &plan.experiment,
-        &outcome.report,
-    )?;
+    write_merged(resolved, &mut outcome)?;
+    args.save
+        .save_if_asked(ResultKind::Http, &plan.experiment, &outcome.report)?;
     Ok(super::exit_code(
         &outcome.report,
         resolved.max_error_rate,
@@ -76,74 +49,30 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     ))
 }
 
-fn log_event(e: &CoordEvent, show: bool) {
-    match e {
-        CoordEvent::Created { run_id } => {
-            eprintln!("kurabe: fleet run {run_id} created; waiting for workers")
-        }
-        CoordEvent::Claimed { claimed, wanted } => {
-            eprintln!("kurabe: {claimed} of {wanted} workers ready")
-        }
-        CoordEvent::Started { in_s } => eprintln!("kurabe: load starts in {in_s:.1} s"),
-        CoordEvent::Lost { slot, worker, note } => {
-            eprintln!("kurabe: note: worker {worker} (slot {slot}) lost: {note}; the run goes on")
-        }
-        CoordEvent::Progress {
-            completed,
-            failed,
-            elapsed_s,
-        } if show => eprint!(
-            "\r\x1b[K{completed} requests done, {failed} failed, {elapsed_s:.1} s (all workers)"
-        ),
-        CoordEvent::Progress { .. } => {}
+/// The notes, then the merged report with its per-worker rows, followed by
+/// the worker table (text), or with the table on stderr (other formats).
+fn write_merged(resolved: &Resolved, outcome: &mut Outcome) -> anyhow::Result<()> {
+    for note in &outcome.notes {
+        eprintln!("kurabe: note: {note}");
     }
+    let summary = outcome.summary();
+    let table = kurabe_report::to_string(&kurabe_report::FleetTable, &summary);
+    outcome.report.fleet = Some(summary);
+    let mut rendered = render(&outcome.report, resolved.format, &resolved.layout)?;
+    if resolved.format == Format::Text {
+        rendered.extend_from_slice(b"\n");
+        rendered.extend_from_slice(table.as_bytes());
+    } else {
+        eprint!("{table}");
+    }
+    write_outputs(resolved, &outcome.report, &rendered)
 }
 
-/// One row per worker: its own req/s, latency and state, to spot a worker that was the bottleneck.
-pub(crate) fn worker_table(o: &Outcome) -> String {
-    let mut s = format!(
-        "Workers (fleet run {}):\n{:>4}  {:<24} {:>6} {:>10} {:>8} {:>10} {:>10} {:>10}  {}\n",
-        o.run_id,
-        "slot",
-        "worker",
-        "conc",
-        "complete",
-        "failed",
-        "req/s",
-        "p50 ms",
-        "p99 ms",
-        "state"
-    );
-    for w in &o.workers {
-        match &w.report {
-            Some(r) => s.push_str(&format!(
-                "{:>4}  {:<24} {:>6} {:>10} {:>8} {:>10.1} {:>10.3} {:>10.3}  {}\n",
-                w.slot,
-                w.worker,
-                r.concurrency,
-                r.complete_requests,
-                r.failed_requests,
-                r.requests_per_second,
-                r.latency_us.p50 as f64 / 1000.0,
-                r.latency_us.p99 as f64 / 1000.0,
-                w.state
-            )),
-            None => s.push_str(&format!(
-                "{:>4}  {:<24} {:>6} {:>10} {:>8} {:>10} {:>10} {:>10}  {} (last progress {:.1} s: {} completed, {} failed; not merged)\n",
-                w.slot,
-                w.worker,
-                "-",
-                w.progress_completed,
-                w.progress_failed,
-                "-",
-                "-",
-                "-",
-                w.state,
-                w.progress_elapsed_s,
-                w.progress_completed,
-                w.progress_failed
-            )),
-        }
+/// A coordinator event on stderr; live progress only on a terminal (`show`).
+fn log_event(e: &CoordEvent, show: bool) {
+    if let Some(line) = event_text::coord_line(e) {
+        eprintln!("{line}");
+    } else if let Some(progress) = event_text::progress_text(e).filter(|_| show) {
+        eprint!("\r\x1b[K{progress}");
     }
-    s
 }

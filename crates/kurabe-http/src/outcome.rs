@@ -1,0 +1,84 @@
+//! Whether a load test as a whole failed: no request succeeded, or more
+//! failed than the caller allows (`--max-error-rate`).
+//!
+//! Owns that rule and its one-line reason, which names each failure kind
+//! with its first error and count. Must not print or pick exit codes: the
+//! binary does both.
+
+use kurabe_model::http::HttpReport;
+
+/// Why the run as a whole failed, if it did: nothing succeeded, or the
+/// failed fraction is above `max_error_rate`.
+pub fn failure(report: &HttpReport, max_error_rate: Option<f64>) -> Option<String> {
+    if report.complete_requests == 0 {
+        return Some(if report.failed_requests == 0 {
+            "no request got a complete response (none ended before the run stopped)".to_owned()
+        } else {
+            format!("no request succeeded: {}", errors(report))
+        });
+    }
+    let rate = report.error_rate();
+    match max_error_rate {
+        Some(max) if rate > max => Some(format!(
+            "{:.2} % of the requests failed, more than --max-error-rate {max}: {}",
+            rate * 100.0,
+            errors(report)
+        )),
+        _ => None,
+    }
+}
+
+/// "connect: Connection refused (os error 111) — 20 of 20; …"
+fn errors(report: &HttpReport) -> String {
+    let ended = report.ended_requests();
+    report
+        .errors
+        .iter()
+        .map(|e| format!("{}: {} — {} of {ended}", e.kind, e.first_error, e.count))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli_config::LoadFlags;
+    use crate::client::{self, RunControl};
+
+    /// A real run against a closed loopback port: every request fails to connect.
+    fn refused() -> HttpReport {
+        // Bind then drop: the port is free and nothing listens on it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let flags = LoadFlags {
+            url: format!("http://127.0.0.1:{port}/"),
+            requests: Some(3),
+            ..LoadFlags::default()
+        };
+        client::run(&flags.resolve(1).unwrap(), &RunControl::default()).unwrap()
+    }
+
+    #[test]
+    fn nothing_complete_fails_and_a_rate_fails_only_above_the_limit() {
+        let mut r = refused();
+        let why = failure(&r, None).unwrap();
+        assert!(why.starts_with("no request succeeded: connect: "), "{why}");
+        assert!(why.ends_with(" — 3 of 3"), "{why}");
+        r.complete_requests = 97;
+        assert_eq!(failure(&r, None), None);
+        assert_eq!(failure(&r, Some(0.05)), None);
+        let why = failure(&r, Some(0.01)).unwrap();
+        assert!(
+            why.starts_with(
+                "3.00 % of the requests failed, more than --max-error-rate 0.01: connect: "
+            ),
+            "{why}"
+        );
+        r.failed_requests = 0;
+        r.complete_requests = 0;
+        assert!(failure(&r, None).unwrap().contains("none ended"));
+    }
+}
