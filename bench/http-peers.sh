@@ -27,78 +27,24 @@ CONC=${CONC:-50}
 RATE=${RATE:-20000}
 BIG_CONC=${BIG_CONC:-5000}
 
-need=()
-command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
-command -v wrk >/dev/null 2>&1 || need+=(wrk)
-command -v ab >/dev/null 2>&1 || need+=(apache2-utils)
-[ -x /usr/bin/time ] || need+=(time)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "bench: installing ${need[*]}" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-
-if [ -z "${KURABE:-}" ]; then
-  echo "bench: cargo build --release -p kurabe" >&2
-  cargo build --release -q -p kurabe
-  KURABE="${CARGO_TARGET_DIR:-target}/release/kurabe"
-fi
+# shellcheck source=bench/lib/peers.sh
+. bench/lib/peers.sh
+peers_need wrk:wrk ab:apache2-utils
+peers_kurabe
 if [ -z "${FLOOR:-}" ]; then
   echo "bench: cargo build --release -p kurabe-http --example floor" >&2
   cargo build --release -q -p kurabe-http --example floor
   FLOOR="${CARGO_TARGET_DIR:-target}/release/examples/floor"
 fi
+peers_workdir kurabe-bench
 
-work=$(mktemp -d /tmp/kurabe-bench.XXXXXX)
-chmod 755 "$work" # nginx workers run as an unprivileged user
-nginx_pid=""
-stop_nginx() {
-  if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
-    kill -QUIT "$nginx_pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
-  fi
-  nginx_pid=""
-}
-cleanup() { stop_nginx; rm -rf "$work"; }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-head -c 381 /dev/zero | tr '\0' 'k' >"$work/index.html"
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-# start_nginx WORKERS: nginx in the foreground-of-a-background job on a free port.
+# start_nginx WORKERS: nginx on a free port; URL is the file's address.
 start_nginx() {
-  local workers=$1
   PORT=$(free_port)
-  cat >"$work/nginx.conf" <<EOF
-worker_processes $workers;
-worker_rlimit_nofile 65536;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 16384; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
   # reuseport: the kernel spreads the client's connections over the workers.
   # Without it one worker often accepts all 50 (they arrive in one burst) and
   # "auto" silently runs as a single worker, for whichever tool is unlucky.
-  server { listen 127.0.0.1:$PORT backlog=8192 reuseport; root $work; }
-}
-EOF
-  "$NGINX" -c "$work/nginx.conf" -p "$work" -e "$work/error.log" &
-  nginx_pid=$!
-  for _ in $(seq 100); do
-    if python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$PORT),0.2)" 2>/dev/null; then
-      break
-    fi
-    sleep 0.05
-  done
+  nginx_start "$1" "  server { listen 127.0.0.1:$PORT backlog=8192 reuseport; root $work; }" "$PORT"
   URL="http://127.0.0.1:$PORT/index.html"
 }
 

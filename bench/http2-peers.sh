@@ -22,76 +22,25 @@ CONC=${CONC:-50}
 STREAMS=${STREAMS:-10}
 BIG_CONC=${BIG_CONC:-5000}
 
-need=()
-command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
-command -v h2load >/dev/null 2>&1 || need+=(nghttp2-client)
-command -v openssl >/dev/null 2>&1 || need+=(openssl)
-[ -x /usr/bin/time ] || need+=(time)
-command -v python3 >/dev/null 2>&1 || need+=(python3)
-if [ ${#need[@]} -gt 0 ]; then
-  echo "bench: installing ${need[*]}" >&2
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
-
-if [ -z "${KURABE:-}" ]; then
-  echo "bench: cargo build --release -p kurabe" >&2
-  cargo build --release -q -p kurabe
-  KURABE="${CARGO_TARGET_DIR:-target}/release/kurabe"
-fi
-
-work=$(mktemp -d /tmp/kurabe-bench-h2.XXXXXX)
-chmod 755 "$work"
-nginx_pid=""
-cleanup() {
-  if [ -n "$nginx_pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
-    kill -QUIT "$nginx_pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$nginx_pid" 2>/dev/null || break; sleep 0.1; done
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-head -c 381 /dev/zero | tr '\0' 'k' >"$work/index.html"
+# shellcheck source=bench/lib/peers.sh
+. bench/lib/peers.sh
+peers_need h2load:nghttp2-client openssl:openssl
+peers_kurabe
+peers_workdir kurabe-bench-h2
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
   -subj /CN=127.0.0.1 -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 H2C_PORT=$(free_port)
 TLS_PORT=$(free_port)
 # nginx before 1.25 spells HTTP/2 as a listen parameter.
-cat >"$work/nginx.conf" <<EOF
-worker_processes 1;
-worker_rlimit_nofile 65536;
-daemon off;
-pid $work/nginx.pid;
-error_log $work/error.log warn;
-events { worker_connections 16384; }
-http {
-  access_log off;
-  keepalive_requests 1000000;
-  http2_max_concurrent_streams 128;
+nginx_start 1 "  http2_max_concurrent_streams 128;
   server {
     listen 127.0.0.1:$H2C_PORT http2 backlog=8192;
     listen 127.0.0.1:$TLS_PORT ssl http2 backlog=8192;
     ssl_certificate $work/cert.pem;
     ssl_certificate_key $work/key.pem;
     root $work;
-  }
-}
-EOF
-"$NGINX" -c "$work/nginx.conf" -p "$work" -e "$work/error.log" &
-nginx_pid=$!
-for port in $H2C_PORT $TLS_PORT; do
-  for _ in $(seq 100); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break
-    sleep 0.05
-  done
-done
+  }" "$H2C_PORT" "$TLS_PORT"
 
 # Each runner writes "reqs rps" to $work/out and /usr/bin/time's "user sys maxrss_kb" to $work/time.
 run_kurabe() { # URL CONC

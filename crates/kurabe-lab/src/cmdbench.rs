@@ -301,17 +301,22 @@ pub fn run_cmd(
     };
     let outcome = ran?;
     cleaned?;
+    Ok(finished(cfg, outcome, &sized))
+}
+
+/// The outcome with its export and the first failed run's error.
+fn finished(cfg: &CmdConfig, outcome: Outcome, sized: &Sized) -> CmdOutcome {
     let failure = outcome
         .runs
         .iter()
         .find(|r| r.status == RunStatus::Failed)
         .map(|r| r.error_tail.clone().unwrap_or_default());
     let export = collect(cfg, &outcome, sized.block, sized.overhead.wall_s);
-    Ok(CmdOutcome {
+    CmdOutcome {
         outcome,
         export,
         failure,
-    })
+    }
 }
 
 /// The schedule and settings the steps before the runs decide.
@@ -368,26 +373,10 @@ impl Preliminaries<'_> {
         first: &Plan,
         on_event: &mut dyn FnMut(&CmdEvent<'_>),
     ) -> Result<Sized, CmdError> {
-        let cfg = self.cfg;
-        if let Some(setup) = &cfg.setup {
-            on_event(&CmdEvent::Step("setup"));
-            self.each_command(setup, "--setup")?;
-        }
-        let overhead = match cfg.shell {
-            Shell::None => ExecCost::default(),
-            _ => {
-                on_event(&CmdEvent::Step("measuring the shell's start-up"));
-                self.shell_overhead()?
-            }
-        };
+        let overhead = self.setup_and_shell(on_event)?;
         on_event(&CmdEvent::Step("warm-up"));
         let first = self.warm_up(first)?;
-        let first_times: Vec<f64> = first.iter().map(|m| metric(m, "wall_time_s")).collect();
-        let n = match cfg.runs {
-            Runs::Exact(n) => n,
-            Runs::Auto { min, max } => auto_runs(&first_times, overhead.wall_s, min, max),
-        };
-        let (rounds, block) = blocks(n);
+        let (rounds, block) = blocks(self.run_count(&first, &overhead));
         on_event(&CmdEvent::Planned {
             rounds,
             block,
@@ -400,6 +389,32 @@ impl Preliminaries<'_> {
             overhead,
             with_pss,
         })
+    }
+
+    /// `--setup`, then the shell's start-up (none with `-N`).
+    fn setup_and_shell(
+        &self,
+        on_event: &mut dyn FnMut(&CmdEvent<'_>),
+    ) -> Result<ExecCost, CmdError> {
+        if let Some(setup) = &self.cfg.setup {
+            on_event(&CmdEvent::Step("setup"));
+            self.each_command(setup, "--setup")?;
+        }
+        if self.cfg.shell == Shell::None {
+            return Ok(ExecCost::default());
+        }
+        on_event(&CmdEvent::Step("measuring the shell's start-up"));
+        self.shell_overhead()
+    }
+
+    /// Timed executions per command: `-r`, or enough for about 3 s each
+    /// by the warm-up's times.
+    fn run_count(&self, first: &[Metrics], overhead: &ExecCost) -> u32 {
+        let first_times: Vec<f64> = first.iter().map(|m| metric(m, "wall_time_s")).collect();
+        match self.cfg.runs {
+            Runs::Exact(n) => n,
+            Runs::Auto { min, max } => auto_runs(&first_times, overhead.wall_s, min, max),
+        }
     }
 
     /// The runner's options for `plan`.
@@ -425,11 +440,7 @@ impl Preliminaries<'_> {
         let cfg = self.cfg;
         let reference = &cfg.commands[cfg.reference];
         let workload = self.workload(sized)?;
-        let metrics = CMD_METRICS
-            .iter()
-            .chain(sized.with_pss.then_some(&CMD_PSS_METRIC))
-            .map(|m| m.to_string())
-            .collect();
+        let metrics = metric_names(sized.with_pss);
         let plan = Plan {
             name: plan_name(&cfg.commands),
             description: Some("kurabe cmd".into()),
@@ -593,6 +604,15 @@ impl Preliminaries<'_> {
         }
         Ok(times)
     }
+}
+
+/// The metrics every command reports, Σ PSS too when `with_pss`.
+fn metric_names(with_pss: bool) -> Vec<String> {
+    CMD_METRICS
+        .iter()
+        .chain(with_pss.then_some(&CMD_PSS_METRIC))
+        .map(|m| m.to_string())
+        .collect()
 }
 
 /// Metric values by catalogue name, as measured.

@@ -523,35 +523,39 @@ impl InFlight {
 
 /// The failure, or the execution, that the helper's record says.
 fn judge(l: &Launch<'_>, e: InFlight) -> Result<Execution, RunFailure> {
-    let shown = || l.argv.join(" ");
-    let fail = |message: String| RunFailure {
+    let rec = accepted(l, &e).map_err(|message| RunFailure {
         message,
         stderr_tail: tail(&e.err),
-    };
+    })?;
+    Ok(Execution {
+        timed: rec.timed,
+        exit_code: exit_code(rec.wait_status),
+        pss_peak_bytes: e.memory.and_then(|m| m.peak),
+    })
+}
+
+/// The record of an execution that counts; else why it does not.
+fn accepted(l: &Launch<'_>, e: &InFlight) -> Result<HelperRecord, String> {
+    let shown = || l.argv.join(" ");
     if let Some(why) = e.killed {
-        return Err(fail(format!("the command `{}` {why}", shown())));
+        return Err(format!("the command `{}` {why}", shown()));
     }
     let Some(rec) = decode_record(&e.report) else {
         let helper = l.helper.display();
-        return Err(fail(format!(
+        return Err(format!(
             "the launcher {helper} ended without a report for `{}`",
             shown()
-        )));
+        ));
     };
     if rec.exec_errno != 0 {
         let err = std::io::Error::from_raw_os_error(rec.exec_errno);
-        return Err(fail(format!("cannot start `{}`: {err}", shown())));
+        return Err(format!("cannot start `{}`: {err}", shown()));
     }
-    let exit_code = exit_code(rec.wait_status);
-    if let Some(how) = failed(exit_code, rec.wait_status, l.workload.ignore_failure) {
-        return Err(fail(format!("the command `{}` failed ({how})", shown())));
+    let code = exit_code(rec.wait_status);
+    match failed(code, rec.wait_status, l.workload.ignore_failure) {
+        Some(how) => Err(format!("the command `{}` failed ({how})", shown())),
+        None => Ok(rec),
     }
-    let pss_peak_bytes = e.memory.and_then(|m| m.peak);
-    Ok(Execution {
-        timed: rec.timed,
-        exit_code,
-        pss_peak_bytes,
-    })
 }
 
 /// The exit code in a wait status; `None` when a signal ended the process.

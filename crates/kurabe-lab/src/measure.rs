@@ -397,7 +397,7 @@ pub fn idle(w: &IdleWorkload, probe: Option<&Probe>, stop: &Stop) -> Result<Meas
 pub fn system(
     w: &SystemWorkload,
     limits: Option<&kurabe_probe::cgroup::Limits>,
-    stop: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Measured, RunFailure> {
     let fail = |e: &dyn std::fmt::Display| RunFailure::new(format!("system workload: {e}"));
     // Dropping the cgroup kills anything left in it and removes it.

@@ -469,9 +469,7 @@ impl ProcessLauncher<'_> {
             WorkloadKind::Command(c) => self.command(v, c, vars, &env),
             WorkloadKind::Watch(wt) => self.watch(wt, vars, env, probe),
             WorkloadKind::Idle(i) => measure::idle(i, probe, self.stop),
-            WorkloadKind::System(sw) => {
-                measure::system(sw, cgroup_limits(v).as_ref(), self.stop.flag())
-            }
+            WorkloadKind::System(sw) => measure::system(sw, cgroup_limits(v).as_ref(), self.stop),
         }
     }
 

@@ -39,7 +39,7 @@ pub struct ExperimentReport {
     pub tool_version: String,
     /// The machine it ran on, if recorded.
     #[schemars(required, transform = crate::schema::nullable)]
-    pub host: Option<ReportHost>,
+    pub host: Option<crate::record::HostFacts>,
     /// Baseline variant every other variant is compared against.
     #[schemars(required, transform = crate::schema::nullable)]
     pub baseline: Option<String>,
@@ -59,24 +59,6 @@ pub struct ExperimentReport {
     pub failures: Vec<FailedRun>,
     /// The plan file's text, verbatim.
     pub plan_text: String,
-}
-
-/// Machine facts shown in a report's header.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub struct ReportHost {
-    /// Host name.
-    pub hostname: String,
-    /// CPU model.
-    pub cpu_model: String,
-    /// Logical CPUs.
-    pub cores: u32,
-    /// Physical memory.
-    pub memory_bytes: u64,
-    /// Kernel release.
-    pub kernel: String,
-    /// Machine architecture.
-    pub arch: String,
 }
 
 /// One workload's results.

@@ -28,6 +28,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::exitwait;
+
 /// Resource limits for a started command.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Limits {
@@ -105,51 +107,58 @@ struct Hierarchy {
 
 /// Parse `/proc/self/mountinfo` + `/proc/self/cgroup` into hierarchies.
 fn hierarchies(mountinfo: &str, self_cgroup: &str) -> Vec<Hierarchy> {
-    let mut out = Vec::new();
-    for line in mountinfo.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let l: Vec<&str> = left.split_whitespace().collect();
-        let r: Vec<&str> = right.split_whitespace().collect();
-        if l.len() < 5 || r.len() < 3 {
-            continue;
-        }
-        let (root, mount) = (l[3], l[4]);
-        let (version, controllers): (u8, Vec<String>) = match r[0] {
-            "cgroup2" => (2, Vec::new()),
-            "cgroup" => (
-                1,
-                r[2].split(',')
-                    .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains('='))
-                    .map(str::to_string)
-                    .collect(),
-            ),
-            _ => continue,
-        };
-        // Own path: "0::/p" for v2, "N:ctrl,ctrl:/p" for v1.
-        let own = self_cgroup.lines().find_map(|cl| {
-            let mut parts = cl.splitn(3, ':');
-            let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
-            let matches = if version == 2 {
-                ctrls.is_empty()
-            } else {
-                let set: Vec<&str> = ctrls.split(',').collect();
-                controllers.iter().all(|c| set.contains(&c.as_str()))
-                    && set.len() == controllers.len()
-            };
-            matches.then(|| path.to_string())
-        });
-        let Some(own) = own else { continue };
-        let rel = own.strip_prefix(root).unwrap_or(&own);
-        let own_dir = Path::new(mount).join(rel.trim_start_matches('/'));
-        out.push(Hierarchy {
-            version,
-            controllers,
-            own_dir,
-        });
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (root, mount, version, controllers) = cgroup_mount(line)?;
+            let own = own_path(self_cgroup, version, &controllers)?;
+            let rel = own.strip_prefix(root).unwrap_or(own);
+            Some(Hierarchy {
+                version,
+                controllers,
+                own_dir: Path::new(mount).join(rel.trim_start_matches('/')),
+            })
+        })
+        .collect()
+}
+
+/// A mountinfo line's (root, mount point, cgroup version, v1 controllers)
+/// when it mounts a cgroup hierarchy.
+fn cgroup_mount(line: &str) -> Option<(&str, &str, u8, Vec<String>)> {
+    let (left, right) = line.split_once(" - ")?;
+    let l: Vec<&str> = left.split_whitespace().collect();
+    let r: Vec<&str> = right.split_whitespace().collect();
+    if l.len() < 5 || r.len() < 3 {
+        return None;
     }
-    out
+    let (version, controllers) = match r[0] {
+        "cgroup2" => (2, Vec::new()),
+        "cgroup" => (
+            1,
+            r[2].split(',')
+                .filter(|o| !matches!(*o, "rw" | "ro") && !o.contains('='))
+                .map(str::to_string)
+                .collect(),
+        ),
+        _ => return None,
+    };
+    Some((l[3], l[4], version, controllers))
+}
+
+/// This process's path in the hierarchy with `controllers`, from
+/// `/proc/self/cgroup`: "0::/p" for v2, "N:ctrl,ctrl:/p" for v1.
+fn own_path<'a>(self_cgroup: &'a str, version: u8, controllers: &[String]) -> Option<&'a str> {
+    self_cgroup.lines().find_map(|cl| {
+        let mut parts = cl.splitn(3, ':');
+        let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let matches = if version == 2 {
+            ctrls.is_empty()
+        } else {
+            let set: Vec<&str> = ctrls.split(',').collect();
+            controllers.iter().all(|c| set.contains(&c.as_str())) && set.len() == controllers.len()
+        };
+        matches.then_some(path)
+    })
 }
 
 /// The cgroup limits in force on this process: the tightest CPU quota and
@@ -230,6 +239,27 @@ pub struct CgroupReader {
 }
 
 impl CgroupReader {
+    /// The counter files of a cgroup of `version` made of `dirs`.
+    fn of(version: u8, dirs: &[PathBuf]) -> Self {
+        let find = |file: &str| dirs.iter().map(|d| d.join(file)).find(|p| p.exists());
+        let (cpu_file, mem_peak, oom_file) = if version == 2 {
+            (find("cpu.stat"), find("memory.peak"), find("memory.events"))
+        } else {
+            (
+                find("cpuacct.usage"),
+                find("memory.max_usage_in_bytes"),
+                find("memory.oom_control"),
+            )
+        };
+        Self {
+            version,
+            cpu_file,
+            procs: dirs.iter().map(|d| d.join("cgroup.procs")).collect(),
+            mem_peak,
+            oom_file,
+        }
+    }
+
     /// CPU time of everything that ever ran in the cgroup, nanoseconds.
     pub fn cpu_ns(&self) -> Option<u64> {
         let text = std::fs::read_to_string(self.cpu_file.as_ref()?).ok()?;
@@ -339,31 +369,15 @@ const MAX_MEMORY_BYTES: u64 = 1 << 62;
 /// more CPUs than the machine has, a malformed CPU list, an absurd memory size.
 fn check_limits(limits: &Limits, online: Option<usize>) -> Result<(), CgroupError> {
     let invalid = |flag, value: String, why: String| CgroupError::Invalid { flag, value, why };
-    if let Some(c) = limits.cpus {
-        if !(c.is_finite() && c >= 0.01) {
-            return Err(invalid(
-                "--cpus",
-                c.to_string(),
-                "give a number of cores ≥ 0.01, e.g. 0.5".into(),
-            ));
-        }
-        if let Some(n) = online.filter(|&n| c > n as f64) {
-            return Err(invalid(
-                "--cpus",
-                c.to_string(),
-                format!("this machine has {n} CPUs; give at most {n}"),
-            ));
-        }
+    if let Some(why) = limits.cpus.and_then(|c| cpus_problem(c, online)) {
+        return Err(invalid(
+            "--cpus",
+            limits.cpus.unwrap_or(0.0).to_string(),
+            why,
+        ));
     }
     if let Some(set) = &limits.cpuset {
-        let why = match (cpu_list(set), online) {
-            (None, _) => Some("give CPU numbers and ranges like 0, 0-1 or 0,2".to_owned()),
-            (Some(cpus), Some(n)) if cpus.iter().any(|&c| c >= n) => {
-                Some(format!("this machine has CPUs 0-{}", n - 1))
-            }
-            _ => None,
-        };
-        if let Some(why) = why {
+        if let Some(why) = cpuset_problem(set, online) {
             return Err(invalid("--cpuset", set.clone(), why));
         }
     }
@@ -375,6 +389,27 @@ fn check_limits(limits: &Limits, online: Option<usize>) -> Result<(), CgroupErro
         ));
     }
     Ok(())
+}
+
+/// What is wrong with a `--cpus` of `c` cores, and the fix.
+fn cpus_problem(c: f64, online: Option<usize>) -> Option<String> {
+    if !(c.is_finite() && c >= 0.01) {
+        return Some("give a number of cores ≥ 0.01, e.g. 0.5".into());
+    }
+    online
+        .filter(|&n| c > n as f64)
+        .map(|n| format!("this machine has {n} CPUs; give at most {n}"))
+}
+
+/// What is wrong with a `--cpuset` list, and the fix.
+fn cpuset_problem(set: &str, online: Option<usize>) -> Option<String> {
+    match (cpu_list(set), online) {
+        (None, _) => Some("give CPU numbers and ranges like 0, 0-1 or 0,2".to_owned()),
+        (Some(cpus), Some(n)) if cpus.iter().any(|&c| c >= n) => {
+            Some(format!("this machine has CPUs 0-{}", n - 1))
+        }
+        _ => None,
+    }
 }
 
 /// The CPUs of a kernel list (`0-3,5`); `None` when it is malformed or empty.
@@ -401,6 +436,66 @@ fn write_file(path: &Path, value: &str, version: u8) -> Result<(), CgroupError> 
     std::fs::write(path, value).map_err(|e| io_err("write to", path, e, version))
 }
 
+/// The controllers `limits` need, each with the flag that needs it.
+fn needed_controllers(limits: &Limits) -> Vec<(&'static str, &'static str)> {
+    let mut needed = Vec::new();
+    if limits.cpus.is_some() {
+        needed.push(("cpu", "--cpus"));
+    }
+    if limits.cpuset.is_some() {
+        needed.push(("cpuset", "--cpuset"));
+    }
+    if limits.memory_bytes.is_some() {
+        needed.push(("memory", "--memory"));
+    }
+    needed
+}
+
+/// The v1 hierarchy that has controller `c`.
+fn v1_hierarchy<'a>(hs: &'a [Hierarchy], c: &str) -> Option<&'a Hierarchy> {
+    hs.iter()
+        .find(|h| h.version == 1 && h.controllers.iter().any(|x| x == c))
+}
+
+/// Every `needed` controller has a v1 hierarchy, or the error naming the
+/// flag and what v2 offers instead.
+fn require_v1(
+    hs: &[Hierarchy],
+    needed: &[(&'static str, &'static str)],
+    v2_offers: &str,
+) -> Result<(), CgroupError> {
+    match needed.iter().find(|(c, _)| v1_hierarchy(hs, c).is_none()) {
+        None => Ok(()),
+        Some(&(controller, flag)) => Err(CgroupError::NoController {
+            flag,
+            controller,
+            v2_offers: if v2_offers.trim().is_empty() {
+                "none".into()
+            } else {
+                v2_offers.trim().into()
+            },
+        }),
+    }
+}
+
+/// Enable the `needed` controllers for the children of the v2 cgroup `parent`.
+fn enable_controllers(
+    parent: &Path,
+    needed: &[(&'static str, &'static str)],
+) -> Result<(), CgroupError> {
+    let ctl = parent.join("cgroup.subtree_control");
+    let enabled = std::fs::read_to_string(&ctl).unwrap_or_default();
+    let want: Vec<String> = needed
+        .iter()
+        .filter(|(c, _)| !enabled.split_whitespace().any(|e| e == *c))
+        .map(|(c, _)| format!("+{c}"))
+        .collect();
+    if want.is_empty() {
+        return Ok(());
+    }
+    write_file(&ctl, &want.join(" "), 2)
+}
+
 impl RunCgroup {
     /// Create a private cgroup for one run with `limits` applied (none = counting
     /// and killing only).
@@ -415,50 +510,24 @@ impl RunCgroup {
         for h in &hs {
             sweep_stale(&h.own_dir);
         }
-        let mut needed: Vec<(&'static str, &'static str)> = Vec::new();
-        if limits.cpus.is_some() {
-            needed.push(("cpu", "--cpus"));
-        }
-        if limits.cpuset.is_some() {
-            needed.push(("cpuset", "--cpuset"));
-        }
-        if limits.memory_bytes.is_some() {
-            needed.push(("memory", "--memory"));
-        }
+        let needed = needed_controllers(limits);
         let v2 = hs.iter().find(|h| h.version == 2);
         let v2_offers = v2
             .and_then(|h| std::fs::read_to_string(h.own_dir.join("cgroup.controllers")).ok())
             .unwrap_or_default();
         let v2_has = |c: &str| v2_offers.split_whitespace().any(|o| o == c);
-        let v1_for = |c: &str| {
-            hs.iter()
-                .find(|h| h.version == 1 && h.controllers.iter().any(|x| x == c))
-        };
         let name = format!(
             "kurabe-{}-{}",
             std::process::id(),
             SEQ.fetch_add(1, Ordering::Relaxed)
         );
-        let use_v2 = v2.is_some()
-            && needed.iter().all(|(c, _)| v2_has(c))
-            && (!needed.is_empty() || v1_for("cpuacct").is_none());
-        if use_v2 {
-            let parent = v2.expect("checked").own_dir.clone();
-            return Self::create_v2(&parent, &name, limits, &needed);
+        if let Some(v2) = v2.filter(|_| {
+            needed.iter().all(|(c, _)| v2_has(c))
+                && (!needed.is_empty() || v1_hierarchy(&hs, "cpuacct").is_none())
+        }) {
+            return Self::create_v2(&v2.own_dir, &name, limits, &needed);
         }
-        for (c, flag) in &needed {
-            if v1_for(c).is_none() {
-                return Err(CgroupError::NoController {
-                    flag,
-                    controller: c,
-                    v2_offers: if v2_offers.trim().is_empty() {
-                        "none".into()
-                    } else {
-                        v2_offers.trim().into()
-                    },
-                });
-            }
-        }
+        require_v1(&hs, &needed, &v2_offers)?;
         Self::create_v1(&hs, &name, limits)
     }
 
@@ -468,18 +537,7 @@ impl RunCgroup {
         limits: &Limits,
         needed: &[(&'static str, &'static str)],
     ) -> Result<Self, CgroupError> {
-        if !needed.is_empty() {
-            let ctl = parent.join("cgroup.subtree_control");
-            let enabled = std::fs::read_to_string(&ctl).unwrap_or_default();
-            let want: Vec<String> = needed
-                .iter()
-                .filter(|(c, _)| !enabled.split_whitespace().any(|e| e == *c))
-                .map(|(c, _)| format!("+{c}"))
-                .collect();
-            if !want.is_empty() {
-                write_file(&ctl, &want.join(" "), 2)?;
-            }
-        }
+        enable_controllers(parent, needed)?;
         let dir = parent.join(name);
         std::fs::create_dir(&dir).map_err(|e| io_err("create", &dir, e, 2))?;
         let cg = Self::assemble(2, vec![dir.clone()], limits.clone());
@@ -510,47 +568,9 @@ impl RunCgroup {
         // Directories join `cg` as they are made, so an error half-way removes them.
         let mut cg = Self::assemble(1, Vec::new(), limits.clone());
         for c in want {
-            let Some(h) = hs
-                .iter()
-                .find(|h| h.version == 1 && h.controllers.iter().any(|x| x == c))
-            else {
-                continue; // cpuacct/memory are optional when no limit needs them
-            };
-            let dir = h.own_dir.join(name);
-            if cg.dirs.contains(&dir) {
-                continue;
-            }
-            std::fs::create_dir(&dir).map_err(|e| io_err("create", &dir, e, 1))?;
-            cg.dirs.push(dir.clone());
-            let has = |x: &str| h.controllers.iter().any(|y| y == x);
-            if has("cpuset") {
-                // A v1 cpuset cgroup needs cpus and mems before it accepts tasks.
-                let mems =
-                    std::fs::read_to_string(h.own_dir.join("cpuset.mems")).unwrap_or_default();
-                write_file(&dir.join("cpuset.mems"), mems.trim(), 1)?;
-                let cpus = match &limits.cpuset {
-                    Some(s) => s.clone(),
-                    None => std::fs::read_to_string(h.own_dir.join("cpuset.cpus"))
-                        .unwrap_or_default()
-                        .trim()
-                        .to_string(),
-                };
-                cg.write_cpuset(&dir.join("cpuset.cpus"), &cpus)?;
-            }
-            if has("cpu") {
-                if let Some(c) = limits.cpus {
-                    write_file(&dir.join("cpu.cfs_period_us"), "100000", 1)?;
-                    write_file(
-                        &dir.join("cpu.cfs_quota_us"),
-                        &((c * 100_000.0).round() as u64).to_string(),
-                        1,
-                    )?;
-                }
-            }
-            if has("memory") {
-                if let Some(m) = limits.memory_bytes {
-                    write_file(&dir.join("memory.limit_in_bytes"), &m.to_string(), 1)?;
-                }
+            // cpuacct/memory are optional when no limit needs them.
+            if let Some(h) = v1_hierarchy(hs, c) {
+                cg.add_v1_dir(h, name, limits)?;
             }
         }
         let dirs = std::mem::take(&mut cg.dirs);
@@ -558,6 +578,45 @@ impl RunCgroup {
             return Err(CgroupError::NotMounted);
         }
         Ok(Self::assemble(1, dirs, limits.clone()))
+    }
+
+    /// Make the run's directory in the v1 hierarchy `h` (once per
+    /// hierarchy) and write the limits its controllers take.
+    fn add_v1_dir(
+        &mut self,
+        h: &Hierarchy,
+        name: &str,
+        limits: &Limits,
+    ) -> Result<(), CgroupError> {
+        let dir = h.own_dir.join(name);
+        if self.dirs.contains(&dir) {
+            return Ok(());
+        }
+        std::fs::create_dir(&dir).map_err(|e| io_err("create", &dir, e, 1))?;
+        self.dirs.push(dir.clone());
+        let has = |x: &str| h.controllers.iter().any(|y| y == x);
+        if has("cpuset") {
+            // A v1 cpuset cgroup needs cpus and mems before it accepts tasks.
+            let inherited = |f: &str| {
+                let text = std::fs::read_to_string(h.own_dir.join(f)).unwrap_or_default();
+                text.trim().to_string()
+            };
+            write_file(&dir.join("cpuset.mems"), &inherited("cpuset.mems"), 1)?;
+            let cpus = limits
+                .cpuset
+                .clone()
+                .unwrap_or_else(|| inherited("cpuset.cpus"));
+            self.write_cpuset(&dir.join("cpuset.cpus"), &cpus)?;
+        }
+        if let Some(c) = limits.cpus.filter(|_| has("cpu")) {
+            write_file(&dir.join("cpu.cfs_period_us"), "100000", 1)?;
+            let quota = ((c * 100_000.0).round() as u64).to_string();
+            write_file(&dir.join("cpu.cfs_quota_us"), &quota, 1)?;
+        }
+        if let Some(m) = limits.memory_bytes.filter(|_| has("memory")) {
+            write_file(&dir.join("memory.limit_in_bytes"), &m.to_string(), 1)?;
+        }
+        Ok(())
     }
 
     fn write_cpuset(&self, path: &Path, cpus: &str) -> Result<(), CgroupError> {
@@ -577,30 +636,15 @@ impl RunCgroup {
     }
 
     fn assemble(version: u8, dirs: Vec<PathBuf>, limits: Limits) -> Self {
-        let find = |file: &str| dirs.iter().map(|d| d.join(file)).find(|p| p.exists());
-        let (cpu_file, mem_peak, oom_file) = if version == 2 {
-            (find("cpu.stat"), find("memory.peak"), find("memory.events"))
-        } else {
-            (
-                find("cpuacct.usage"),
-                find("memory.max_usage_in_bytes"),
-                find("memory.oom_control"),
-            )
-        };
-        let procs: Vec<PathBuf> = dirs.iter().map(|d| d.join("cgroup.procs")).collect();
-        let procs_c = procs
+        let reader = CgroupReader::of(version, &dirs);
+        let procs_c = reader
+            .procs
             .iter()
             .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
             .collect();
         Self {
             version,
-            reader: CgroupReader {
-                version,
-                cpu_file,
-                procs,
-                mem_peak,
-                oom_file,
-            },
+            reader,
             dirs,
             limits,
             procs_c,
@@ -661,15 +705,20 @@ impl RunCgroup {
             }
         }
         let deadline = Instant::now() + Duration::from_secs(2);
-        loop {
-            let pids = self.reader.pids();
-            if pids.is_empty() || Instant::now() > deadline {
-                break;
-            }
-            for pid in pids {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-            }
+        exitwait::kill_until_empty(|| self.reader.pids(), deadline);
+    }
+
+    /// `dir` could not be removed because it is busy: kill whatever got in
+    /// after [`RunCgroup::kill_all`] and wait until the kernel counts it
+    /// empty (an exited task can stay counted for a moment after its pidfd
+    /// says it exited).
+    fn wait_emptied(&self, dir: &Path, deadline: Instant) {
+        exitwait::kill_until_empty(|| self.reader.pids(), deadline);
+        if self.version == 2 {
+            wait_unpopulated(dir, deadline);
+        } else {
+            // cgroup v1 tells nobody when a group empties: this short
+            // pause before trying `rmdir` again is the one timed retry kept.
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -690,11 +739,7 @@ impl RunCgroup {
                     Err(e)
                         if Instant::now() < deadline && e.raw_os_error() == Some(libc::EBUSY) =>
                     {
-                        self.reader.pids().into_iter().for_each(|pid| {
-                            // SAFETY: kill has no memory-safety preconditions.
-                            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-                        });
-                        std::thread::sleep(Duration::from_millis(5));
+                        self.wait_emptied(d, deadline);
                     }
                     Err(e) => {
                         first_err.get_or_insert(io_err("remove", d, e, self.version));
@@ -711,6 +756,39 @@ impl RunCgroup {
 impl Drop for RunCgroup {
     fn drop(&mut self) {
         let _ = self.cleanup();
+    }
+}
+
+/// Block until the v2 cgroup `dir` reports `populated 0` in
+/// `cgroup.events`, or until `deadline`. The kernel flags that file for
+/// `poll(2)` (`POLLPRI`) whenever it changes, so this sleeps in the kernel
+/// rather than looking again and again.
+fn wait_unpopulated(dir: &Path, deadline: Instant) -> bool {
+    use std::io::{Read, Seek};
+    use std::os::fd::AsRawFd;
+    let Ok(mut f) = std::fs::File::open(dir.join("cgroup.events")) else {
+        return true;
+    };
+    let mut text = String::new();
+    loop {
+        text.clear();
+        if f.rewind()
+            .and_then(|()| f.read_to_string(&mut text))
+            .is_err()
+        {
+            return true;
+        }
+        if text.lines().any(|l| l.trim() == "populated 0") {
+            return true;
+        }
+        let mut p = [libc::pollfd {
+            fd: f.as_raw_fd(),
+            events: libc::POLLPRI,
+            revents: 0,
+        }];
+        if !exitwait::poll_until(&mut p, deadline) {
+            return false;
+        }
     }
 }
 
@@ -750,22 +828,15 @@ fn sweep_stale(parent: &Path) {
             continue;
         }
         let dir = entry.path();
-        let deadline = Instant::now() + Duration::from_secs(1);
-        loop {
-            let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-            let pids: Vec<i32> = procs
+        let procs = dir.join("cgroup.procs");
+        let members = || {
+            std::fs::read_to_string(&procs)
+                .unwrap_or_default()
                 .lines()
                 .filter_map(|l| l.trim().parse().ok())
-                .collect();
-            if pids.is_empty() || Instant::now() > deadline {
-                break;
-            }
-            for pid in pids {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+                .collect()
+        };
+        exitwait::kill_until_empty(members, Instant::now() + Duration::from_secs(1));
         let _ = std::fs::remove_dir(&dir);
     }
 }

@@ -84,6 +84,13 @@ fn uname() -> Uname {
     }
 }
 
+/// This host's name as [`host_facts`] records it; empty when `uname(2)`
+/// fails (for callers that must tell "unknown" from a name, such as the
+/// store's check that a writer ran on this machine).
+pub fn hostname() -> String {
+    uname().hostname
+}
+
 /// Now as RFC 3339 UTC with milliseconds, e.g. `2026-11-29T22:31:05.123Z`.
 pub fn now_rfc3339() -> String {
     rfc3339(SystemTime::now())

@@ -158,16 +158,8 @@ impl Started {
                 code: None,
                 signal: None,
             }
-        } else if libc::WIFEXITED(status) {
-            ExitStatus {
-                code: Some(libc::WEXITSTATUS(status)),
-                signal: None,
-            }
         } else {
-            ExitStatus {
-                code: None,
-                signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
-            }
+            exit_status(status)
         };
         let cpu = procfs::timeval_s(ru.ru_utime) + procfs::timeval_s(ru.ru_stime);
         self.reaped = Some((exit, cpu));
@@ -179,10 +171,7 @@ impl Started {
     pub fn terminate(&mut self, grace: Duration) -> (ExitStatus, f64) {
         if self.reaped.is_none() && !self.has_exited() {
             signal_group(self.pid, libc::SIGTERM);
-            let deadline = Instant::now() + grace;
-            while Instant::now() < deadline && !self.has_exited() {
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            crate::exitwait::wait_exited(&[self.pid], Instant::now() + grace);
         }
         kill_tree(self.pid);
         self.reap()
@@ -221,6 +210,21 @@ impl Drop for Started {
         if self.reaped.is_none() {
             kill_tree(self.pid);
             self.reap();
+        }
+    }
+}
+
+/// A `wait` status as exit code or signal.
+fn exit_status(status: libc::c_int) -> ExitStatus {
+    if libc::WIFEXITED(status) {
+        ExitStatus {
+            code: Some(libc::WEXITSTATUS(status)),
+            signal: None,
+        }
+    } else {
+        ExitStatus {
+            code: None,
+            signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
         }
     }
 }

@@ -25,6 +25,7 @@
 
 pub mod cgroup;
 pub mod error;
+pub mod exitwait;
 pub mod host;
 pub mod launch;
 pub mod mem_report;

@@ -49,32 +49,32 @@ pub fn listener_pids(port: u16) -> Result<Vec<u32>> {
     if inodes.is_empty() {
         return Ok(Vec::new());
     }
-    let mut pids = Vec::new();
-    for pid in procfs::pids().unwrap_or_default() {
-        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            let Ok(link) = std::fs::read_link(fd.path()) else {
-                continue;
-            };
-            let holds = link
-                .to_str()
-                .and_then(|l| l.strip_prefix("socket:["))
-                .and_then(|l| l.strip_suffix(']'))
-                .and_then(|n| n.parse::<u64>().ok())
-                .is_some_and(|n| inodes.contains(&n));
-            if holds {
-                pids.push(pid);
-                break;
-            }
-        }
-    }
+    let mut pids: Vec<u32> = procfs::pids()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|&pid| holds_socket(pid, &inodes))
+        .collect();
     if pids.is_empty() {
         return Err(ProbeError::ListenerHidden(port));
     }
     pids.sort_unstable();
     Ok(pids)
+}
+
+/// True when process `pid` has a descriptor on one of the socket `inodes`.
+fn holds_socket(pid: u32, inodes: &HashSet<u64>) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path()).ok().is_some_and(|link| {
+            link.to_str()
+                .and_then(|l| l.strip_prefix("socket:["))
+                .and_then(|l| l.strip_suffix(']'))
+                .and_then(|n| n.parse::<u64>().ok())
+                .is_some_and(|n| inodes.contains(&n))
+        })
+    })
 }
 
 /// Root of a set of holder PIDs: the lowest holder whose parent is not a holder.

@@ -17,6 +17,8 @@ pub struct Stat {
     pub state: u8,
     /// Parent PID.
     pub ppid: u32,
+    /// Process group ID.
+    pub pgrp: u32,
     /// User CPU of the process (all its threads, live and exited), ticks.
     pub utime: u64,
     /// System CPU of the process, ticks.
@@ -58,6 +60,7 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         pid,
         state: *rest.first()?.as_bytes().first()?,
         ppid: f(4)? as u32,
+        pgrp: f(5)? as u32,
         utime: f(14)?,
         stime: f(15)?,
         cutime: f(16)?,
@@ -242,6 +245,17 @@ pub fn is_alive(pid: u32) -> bool {
         Ok(text) => parse_stat(&text).is_some_and(|s| s.state != b'Z' && s.state != b'X'),
         Err(_) => false,
     }
+}
+
+/// Processes of the process group `pgid` that have not exited (zombies left out).
+pub fn group_members(pgid: u32) -> Vec<u32> {
+    pids()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|pid| parse_stat(&read(format!("/proc/{pid}/stat")).ok()?))
+        .filter(|s| s.pgrp == pgid && s.state != b'Z' && s.state != b'X')
+        .map(|s| s.pid)
+        .collect()
 }
 
 /// Command line of a process, arguments joined by spaces.

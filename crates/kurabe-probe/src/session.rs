@@ -11,6 +11,7 @@
 
 use std::os::fd::AsFd;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kurabe_model::probe::{CpuSource, ExitStatus, LimitsApplied, WatchEnd, WatchReport};
@@ -21,7 +22,8 @@ use crate::error::{ProbeError, Result};
 use crate::launch::{self, Started};
 use crate::{host, procfs, Recorder, Sample, SamplerConfig, TreeSampler, WatchSummary};
 
-/// How often a started command's exit is checked between samples.
+/// How often a started command's exit is looked for when no thread could
+/// be made to wait for it.
 const EXIT_POLL: Duration = Duration::from_millis(20);
 /// How long a started command gets after SIGTERM before its tree is killed.
 const TERMINATE_GRACE: Duration = Duration::from_millis(200);
@@ -82,18 +84,13 @@ impl WatchSession {
     pub fn start(target: &WatchTarget, cfg: SessionConfig) -> Result<Self> {
         let started_at = host::now_rfc3339();
         let mut notes = Vec::new();
-        let (pid, port, launched) = match target {
-            WatchTarget::Pid(p) => (existing_pid(*p)?, None, None),
-            WatchTarget::Port(port) => (crate::require_listener(*port)?, Some(*port), None),
-            WatchTarget::Command(spec) => {
-                let (child, cgroup) = launch_command(spec, &mut notes)?;
-                (child.pid(), None, Some((spec.argv.clone(), child, cgroup)))
-            }
-        };
-        let (command, child, cgroup) = match launched {
-            Some((argv, child, cgroup)) => (Some(argv), Some(child), cgroup),
-            None => (None, None, None),
-        };
+        let Resolved {
+            pid,
+            port,
+            command,
+            child,
+            cgroup,
+        } = Resolved::of(target, &mut notes)?;
         let start = Instant::now();
         let config = SamplerConfig {
             interval: cfg.interval,
@@ -125,8 +122,19 @@ impl WatchSession {
     /// Sample until the root exits, `duration` passes or `stop` is set; then
     /// stop the command (if started) and return the report. `on_sample` sees
     /// every regular sample with the time since the start.
-    pub fn run(mut self, stop: &Stop, on_sample: &mut dyn FnMut(&Sample, Duration)) -> WatchReport {
-        let ended = self.sample_until(stop, on_sample);
+    pub fn run(
+        mut self,
+        stop: &Arc<Stop>,
+        on_sample: &mut dyn FnMut(&Sample, Duration),
+    ) -> WatchReport {
+        // Wakes the loop at the stop, or at once when a started command
+        // exits (a thread blocked on its pidfd), so nothing polls for the exit.
+        let wake = stop.child();
+        let unwatched = match &self.child {
+            Some(c) => !wake_on_exit(c.pid(), wake.clone()),
+            None => false,
+        };
+        let ended = self.sample_until(stop, &wake, unwatched, on_sample);
         let end = Instant::now();
         let stop_signal = (ended == WatchEnd::Interrupted)
             .then(|| stop.signal())
@@ -134,10 +142,14 @@ impl WatchSession {
         self.finish(ended, end, stop_signal)
     }
 
-    /// The sampling loop; returns why it ended.
+    /// The sampling loop; returns why it ended. It waits on `wake`: the
+    /// stop, or the started command's exit (`unwatched`: no thread could be
+    /// made to watch for the exit, so it is looked for every EXIT_POLL).
     fn sample_until(
         &mut self,
         stop: &Stop,
+        wake: &Stop,
+        unwatched: bool,
         on_sample: &mut dyn FnMut(&Sample, Duration),
     ) -> WatchEnd {
         let interval = self.cfg.interval;
@@ -149,18 +161,9 @@ impl WatchSession {
             self.start
         };
         loop {
-            if stop.is_set() {
-                return WatchEnd::Interrupted;
-            }
-            if self.child.as_ref().is_some_and(Started::has_exited) {
-                // The root is a zombie: its final CPU counters are still readable.
-                self.last_sample();
-                return WatchEnd::Exited;
-            }
             let now = Instant::now();
-            if end.is_some_and(|e| now >= e) {
-                self.last_sample();
-                return WatchEnd::Duration;
+            if let Some(ended) = self.ended(stop, end, now) {
+                return ended;
             }
             if now >= next {
                 next += interval;
@@ -169,21 +172,31 @@ impl WatchSession {
                 }
                 continue;
             }
-            stop.wait_until(self.wake_at(next, end, now));
+            // A timed wait that paces the samples; the stop or the exit cut it short.
+            let mut at = end.map_or(next, |e| next.min(e));
+            if unwatched {
+                at = at.min(now + EXIT_POLL);
+            }
+            wake.wait_until(at);
         }
     }
 
-    /// When the loop must look again: the next sample, the end, or (with a
-    /// started command) the next exit check.
-    fn wake_at(&self, next: Instant, end: Option<Instant>, now: Instant) -> Instant {
-        let mut at = next;
-        if let Some(e) = end {
-            at = at.min(e);
+    /// Why the session ends now, if it does: interrupted, the command
+    /// exited, or the duration is over (the last two take a closing sample).
+    fn ended(&mut self, stop: &Stop, end: Option<Instant>, now: Instant) -> Option<WatchEnd> {
+        if stop.is_set() {
+            return Some(WatchEnd::Interrupted);
         }
-        if self.child.is_some() {
-            at = at.min(now + EXIT_POLL);
-        }
-        at
+        // The root is a zombie until reaped: its final CPU counters are still readable.
+        let ended = if self.child.as_ref().is_some_and(Started::has_exited) {
+            WatchEnd::Exited
+        } else if end.is_some_and(|e| now >= e) {
+            WatchEnd::Duration
+        } else {
+            return None;
+        };
+        self.last_sample();
+        Some(ended)
     }
 
     /// One sample on the interval; false when the tree is gone.
@@ -333,6 +346,57 @@ fn headline_cpu(s: &WatchSummary, rusage_cpu: Option<f64>) -> (f64, CpuSource) {
     }
 }
 
+/// Trigger `wake` when process `pid` exits, from a thread that blocks on
+/// its pidfd. The thread ends with the process, which the session always
+/// ends (it terminates a started command before it returns). False when
+/// no thread could be made.
+fn wake_on_exit(pid: u32, wake: Arc<Stop>) -> bool {
+    std::thread::Builder::new()
+        .name("kurabe-exit".into())
+        .spawn(move || {
+            let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+            while !crate::exitwait::wait_exited(&[pid], far) {}
+            wake.trigger(None);
+        })
+        .is_ok()
+}
+
+/// What a [`WatchTarget`] resolved to.
+struct Resolved {
+    pid: u32,
+    port: Option<u16>,
+    command: Option<Vec<String>>,
+    child: Option<Started>,
+    cgroup: Option<RunCgroup>,
+}
+
+impl Resolved {
+    /// Find the process, or start the command (notes say what was missing).
+    fn of(target: &WatchTarget, notes: &mut Vec<String>) -> Result<Self> {
+        let only = |pid, port| Resolved {
+            pid,
+            port,
+            command: None,
+            child: None,
+            cgroup: None,
+        };
+        Ok(match target {
+            WatchTarget::Pid(p) => only(existing_pid(*p)?, None),
+            WatchTarget::Port(port) => only(crate::require_listener(*port)?, Some(*port)),
+            WatchTarget::Command(spec) => {
+                let (child, cgroup) = launch_command(spec, notes)?;
+                Resolved {
+                    pid: child.pid(),
+                    port: None,
+                    command: Some(spec.argv.clone()),
+                    child: Some(child),
+                    cgroup,
+                }
+            }
+        })
+    }
+}
+
 /// `pid` if such a process exists.
 fn existing_pid(pid: u32) -> Result<u32> {
     if pid == 0 || !std::path::Path::new(&format!("/proc/{pid}")).exists() {
@@ -341,25 +405,30 @@ fn existing_pid(pid: u32) -> Result<u32> {
     Ok(pid)
 }
 
+/// The command's private cgroup, if it asked for one; without limits a
+/// cgroup that cannot be made is a note, with limits an error.
+fn private_cgroup(spec: &CommandSpec, notes: &mut Vec<String>) -> Result<Option<RunCgroup>> {
+    if !spec.cgroup {
+        return Ok(None);
+    }
+    match RunCgroup::create(&spec.limits) {
+        Ok(cg) => Ok(Some(cg)),
+        Err(e) if spec.limits.is_empty() => {
+            notes.push(format!(
+                "no private cgroup ({e}); CPU comes from /proc and rusage, double-forked processes are not seen"
+            ));
+            Ok(None)
+        }
+        Err(e) => Err(ProbeError::Limits(e)),
+    }
+}
+
 /// Start the command, in its private cgroup when one can be made.
 fn launch_command(
     spec: &CommandSpec,
     notes: &mut Vec<String>,
 ) -> Result<(Started, Option<RunCgroup>)> {
-    let cgroup = if spec.cgroup {
-        match RunCgroup::create(&spec.limits) {
-            Ok(cg) => Some(cg),
-            Err(e) if spec.limits.is_empty() => {
-                notes.push(format!(
-                    "no private cgroup ({e}); CPU comes from /proc and rusage, double-forked processes are not seen"
-                ));
-                None
-            }
-            Err(e) => return Err(ProbeError::Limits(e)),
-        }
-    } else {
-        None
-    };
+    let cgroup = private_cgroup(spec, notes)?;
     let program = spec.argv.first().cloned().unwrap_or_default();
     let mut cmd = Command::new(&program);
     cmd.args(spec.argv.iter().skip(1));

@@ -202,9 +202,26 @@ impl TreeSampler {
         } else {
             cgroup.as_ref().and_then(CgroupReader::cpu_ns)
         };
-        Ok(Self {
+        Ok(Self::fresh(
             root,
-            root_start: stat.starttime,
+            stat.starttime,
+            config,
+            cgroup,
+            prev_cgroup_ns,
+        ))
+    }
+
+    /// A sampler that has taken no sample yet.
+    fn fresh(
+        root: u32,
+        root_start: u64,
+        config: SamplerConfig,
+        cgroup: Option<CgroupReader>,
+        prev_cgroup_ns: Option<u64>,
+    ) -> Self {
+        Self {
+            root,
+            root_start,
             config,
             cgroup,
             prev: HashMap::new(),
@@ -222,7 +239,7 @@ impl TreeSampler {
             smaps_fds: HashMap::new(),
             cost: Cost::default(),
             outsiders: HashSet::new(),
-        })
+        }
     }
 
     /// PID of the root.
@@ -250,11 +267,7 @@ impl TreeSampler {
             .as_ref()
             .map(CgroupReader::pids)
             .unwrap_or_default();
-        // Discovery (readdir of /proc, a fifth of the cost at 10 Hz) runs at
-        // most every DISCOVERY_EVERY; in between the known members are re-read.
-        let discover = self
-            .last_discovery
-            .is_none_or(|t| t.elapsed() + self.config.interval / 2 >= DISCOVERY_EVERY);
+        let discover = self.discovery_due();
         let stats = self.scan(&in_cgroup, discover);
         let root_stat = stats
             .get(&self.root)
@@ -263,7 +276,56 @@ impl TreeSampler {
             return Err(ProbeError::NoSuchProcess(self.root));
         }
         let root_alive = root_stat.is_some_and(|s| s.state != b'Z' && s.state != b'X');
-        let members = self.members(&stats, &in_cgroup);
+        let mut sample = self.measure(&stats, &in_cgroup, first, root_alive);
+        if discover {
+            self.prev_boot_ticks = boot_now;
+            self.last_discovery = Some(Instant::now());
+        }
+        sample.at = Some(Instant::now());
+        self.cost.samples += 1;
+        self.cost.process_samples += u64::from(sample.processes);
+        self.cost.cpu_ns += procfs::thread_cpu_ns().saturating_sub(t0);
+        Ok(sample)
+    }
+
+    /// Discovery (readdir of /proc, a fifth of the cost at 10 Hz) runs at
+    /// most every DISCOVERY_EVERY; in between the known members are re-read.
+    fn discovery_due(&self) -> bool {
+        self.last_discovery
+            .is_none_or(|t| t.elapsed() + self.config.interval / 2 >= DISCOVERY_EVERY)
+    }
+
+    /// The sample's figures from this scan's `stats`; the counters are kept
+    /// for the next sample's deltas.
+    fn measure(
+        &mut self,
+        stats: &HashMap<u32, Stat>,
+        in_cgroup: &[u32],
+        first: bool,
+        root_alive: bool,
+    ) -> Sample {
+        let members = self.members(stats, in_cgroup);
+        self.forget_outside(stats, &members);
+        let mut sample = Sample {
+            first,
+            root_alive,
+            ..Sample::default()
+        };
+        let ticks = self.cpu_delta_ticks(stats, &members, first);
+        sample.cpu_seconds_proc = ticks as f64 / self.hz;
+        sample.cpu_seconds_cgroup = self.cgroup_cpu_delta();
+        self.memory(stats, &members, &mut sample);
+        if root_alive {
+            sample.root_hwm_bytes = self.root_hwm();
+        }
+        self.remember(stats, &members);
+        sample.pids = members;
+        sample
+    }
+
+    /// Close the files of processes that left the tree and note the listed
+    /// processes that are not in it, so the next scan skips them.
+    fn forget_outside(&mut self, stats: &HashMap<u32, Stat>, members: &[u32]) {
         self.stat_fds
             .retain(|p, _| members.binary_search(p).is_ok());
         self.smaps_fds
@@ -279,32 +341,32 @@ impl TreeSampler {
                     .filter(|p| !stats.contains_key(p)),
             )
             .collect();
+    }
 
-        let mut sample = Sample {
-            first,
-            root_alive,
-            ..Sample::default()
-        };
-        let ticks = self.cpu_delta_ticks(&stats, &members, first);
-        sample.cpu_seconds_proc = ticks as f64 / self.hz;
-        if let Some(cg) = &self.cgroup {
-            if let Some(now) = cg.cpu_ns() {
-                let before = self.prev_cgroup_ns.unwrap_or(now);
-                sample.cpu_seconds_cgroup = Some(now.saturating_sub(before) as f64 / 1e9);
-                self.prev_cgroup_ns = Some(now);
-            }
-        }
-        self.memory(&stats, &members, &mut sample);
-        // VmHWM only grows: once a second is enough (status is a costly file).
+    /// CPU seconds the cgroup used since the last sample (0 at the first).
+    fn cgroup_cpu_delta(&mut self) -> Option<f64> {
+        let now = self.cgroup.as_ref()?.cpu_ns()?;
+        let before = self.prev_cgroup_ns.unwrap_or(now);
+        self.prev_cgroup_ns = Some(now);
+        Some(now.saturating_sub(before) as f64 / 1e9)
+    }
+
+    /// The root's VmHWM, read about once a second: it only grows, and
+    /// `status` is a costly file.
+    fn root_hwm(&self) -> Option<u64> {
         let hwm_every = (1.0 / self.config.interval.as_secs_f64().max(1e-3))
             .round()
             .max(1.0) as u64;
-        if root_alive && self.cost.samples % hwm_every == 0 {
-            sample.root_hwm_bytes = procfs::read(format!("/proc/{}/status", self.root))
-                .ok()
-                .and_then(|t| procfs::field_kb_bytes(&t, "VmHWM"));
+        if self.cost.samples % hwm_every != 0 {
+            return None;
         }
+        procfs::read(format!("/proc/{}/status", self.root))
+            .ok()
+            .and_then(|t| procfs::field_kb_bytes(&t, "VmHWM"))
+    }
 
+    /// Keep this sample's counters of the members for the next CPU delta.
+    fn remember(&mut self, stats: &HashMap<u32, Stat>, members: &[u32]) {
         self.prev = members
             .iter()
             .filter_map(|pid| stats.get(pid))
@@ -318,16 +380,6 @@ impl TreeSampler {
                 (s.pid, p)
             })
             .collect();
-        if discover {
-            self.prev_boot_ticks = boot_now;
-            self.last_discovery = Some(Instant::now());
-        }
-        sample.pids = members;
-        sample.at = Some(Instant::now());
-        self.cost.samples += 1;
-        self.cost.process_samples += u64::from(sample.processes);
-        self.cost.cpu_ns += procfs::thread_cpu_ns().saturating_sub(t0);
-        Ok(sample)
     }
 
     /// stat of every process that may be in the tree (the ppid scan); known
@@ -342,12 +394,7 @@ impl TreeSampler {
             self.outsiders.retain(|p| listed.contains(p));
             pids
         } else {
-            let mut known: Vec<u32> = self.prev.keys().copied().collect();
-            known.push(self.root);
-            known.extend_from_slice(in_cgroup);
-            known.sort_unstable();
-            known.dedup();
-            known
+            self.known_pids(in_cgroup)
         };
         for pid in pids {
             if self.outsiders.contains(&pid) && in_cgroup.binary_search(&pid).is_err() {
@@ -364,6 +411,17 @@ impl TreeSampler {
             }
         }
         out
+    }
+
+    /// The PIDs to re-read between discoveries: last sample's members, the
+    /// root and the cgroup's processes.
+    fn known_pids(&self, in_cgroup: &[u32]) -> Vec<u32> {
+        let mut known: Vec<u32> = self.prev.keys().copied().collect();
+        known.push(self.root);
+        known.extend_from_slice(in_cgroup);
+        known.sort_unstable();
+        known.dedup();
+        known
     }
 
     /// The tree: root plus descendants by ppid, plus the cgroup's processes.
@@ -420,37 +478,17 @@ impl TreeSampler {
     fn memory(&mut self, stats: &HashMap<u32, Stat>, members: &[u32], sample: &mut Sample) {
         self.smaps
             .retain(|pid, m| stats.get(pid).is_some_and(|s| s.starttime == m.start));
-        let n = self.cost.samples;
         let budget_ns = (self.config.interval.as_nanos() as f64 * self.config.pss_budget) as i64;
         // Token bucket: an expensive read (a big process) is paid back by
         // skipping later samples, so the average stays within the budget.
         self.pss_tokens_ns = (self.pss_tokens_ns + budget_ns).min(budget_ns.saturating_mul(4));
-        // A PSS value goes stale without its process doing anything: when a
-        // sibling forks or exits, the share of every shared page changes. So
-        // after the tree's membership changed (at most every FULL_REFRESH_EVERY)
-        // every process is re-read, and none keeps a value older than MAX_STALE,
-        // whatever the budget says.
         let now = Instant::now();
-        let force_all = members != self.refreshed_members.as_slice()
-            && self
-                .last_full_refresh
-                .is_none_or(|t| now.duration_since(t) >= FULL_REFRESH_EVERY);
-        if force_all {
-            self.refreshed_members = members.to_vec();
-            self.last_full_refresh = Some(now);
-        }
-        // Never-read first, then stalest first.
-        let mut order: Vec<(u64, u32)> = members
-            .iter()
-            .filter(|pid| stats.get(pid).is_some_and(|s| s.state != b'Z'))
-            .map(|pid| (self.smaps.get(pid).map_or(0, |m| m.read_at + 1), *pid))
-            .collect();
-        order.sort_unstable();
-        for (key, pid) in &order {
-            let known = *key > 0;
+        let force_all = self.full_refresh_due(members, now);
+        for (key, pid) in self.read_order(stats, members) {
+            let known = key > 0;
             let too_old = self
                 .smaps
-                .get(pid)
+                .get(&pid)
                 .is_some_and(|m| now.duration_since(m.read_when) >= MAX_STALE);
             if known && !force_all && !too_old && self.pss_tokens_ns <= 0 {
                 sample.pss_stale += 1;
@@ -458,53 +496,76 @@ impl TreeSampler {
                 continue;
             }
             let t0 = procfs::thread_cpu_ns();
-            let start = stats[pid].starttime;
-            match read_cached(&mut self.smaps_fds, *pid, "smaps_rollup", &mut self.buf) {
-                Ok(()) => {
-                    let rollup = procfs::parse_rollup(&String::from_utf8_lossy(&self.buf));
-                    self.smaps.insert(
-                        *pid,
-                        Smaps {
-                            start,
-                            rollup,
-                            read_at: n,
-                            read_when: now,
-                            unreadable: false,
-                        },
-                    );
-                }
-                Err(e) if e.kind() == ErrorKind::PermissionDenied => {
-                    self.smaps.insert(
-                        *pid,
-                        Smaps {
-                            start,
-                            rollup: Rollup::default(),
-                            read_at: n,
-                            read_when: now,
-                            unreadable: true,
-                        },
-                    );
-                }
-                Err(_) => {} // exited meanwhile
-            }
+            self.read_smaps(pid, stats[&pid].starttime, now);
             self.pss_tokens_ns -= procfs::thread_cpu_ns().saturating_sub(t0) as i64;
         }
+        self.add_memory(stats, members, sample);
+    }
+
+    /// A PSS value goes stale without its process doing anything: when a
+    /// sibling forks or exits, the share of every shared page changes. So
+    /// after the tree's membership changed (at most every FULL_REFRESH_EVERY)
+    /// every process is re-read, and none keeps a value older than MAX_STALE,
+    /// whatever the budget says. True when this sample re-reads them all.
+    fn full_refresh_due(&mut self, members: &[u32], now: Instant) -> bool {
+        let due = members != self.refreshed_members.as_slice()
+            && self
+                .last_full_refresh
+                .is_none_or(|t| now.duration_since(t) >= FULL_REFRESH_EVERY);
+        if due {
+            self.refreshed_members = members.to_vec();
+            self.last_full_refresh = Some(now);
+        }
+        due
+    }
+
+    /// Live members as (sample of the last read + 1, PID): never-read first,
+    /// then stalest first.
+    fn read_order(&self, stats: &HashMap<u32, Stat>, members: &[u32]) -> Vec<(u64, u32)> {
+        let mut order: Vec<(u64, u32)> = members
+            .iter()
+            .filter(|pid| stats.get(pid).is_some_and(|s| s.state != b'Z'))
+            .map(|pid| (self.smaps.get(pid).map_or(0, |m| m.read_at + 1), *pid))
+            .collect();
+        order.sort_unstable();
+        order
+    }
+
+    /// Read the `smaps_rollup` of `pid` (started at `start`) into the cache;
+    /// another user's process is cached as unreadable.
+    fn read_smaps(&mut self, pid: u32, start: u64, now: Instant) {
+        let (rollup, unreadable) =
+            match read_cached(&mut self.smaps_fds, pid, "smaps_rollup", &mut self.buf) {
+                Ok(()) => (
+                    procfs::parse_rollup(&String::from_utf8_lossy(&self.buf)),
+                    false,
+                ),
+                Err(e) if e.kind() == ErrorKind::PermissionDenied => (Rollup::default(), true),
+                Err(_) => return, // exited meanwhile
+            };
+        let read_at = self.cost.samples;
+        self.smaps.insert(
+            pid,
+            Smaps {
+                start,
+                rollup,
+                read_at,
+                read_when: now,
+                unreadable,
+            },
+        );
+    }
+
+    /// Sum the members' memory into `sample`: the cached rollups, RSS from
+    /// `stat` where there is none.
+    fn add_memory(&self, stats: &HashMap<u32, Stat>, members: &[u32], sample: &mut Sample) {
         for pid in members {
             let Some(s) = stats.get(pid) else { continue };
             sample.processes += 1;
             sample.threads += s.num_threads;
             let rss_stat = s.rss_pages * self.page;
             match self.smaps.get(pid) {
-                Some(m) if !m.unreadable => {
-                    let r = m.rollup;
-                    sample.rss_bytes += r.rss;
-                    sample.pss_bytes += r.pss;
-                    sample.pss_anon_bytes += r.pss_anon;
-                    sample.pss_file_bytes += r.pss_file;
-                    sample.pss_shmem_bytes += r.pss_shmem;
-                    sample.uss_bytes += r.uss;
-                    sample.swap_bytes += r.swap;
-                }
+                Some(m) if !m.unreadable => add_rollup(sample, &m.rollup),
                 Some(_) => {
                     // Another user's process: RSS is all we may know.
                     sample.pss_unreadable += 1;
@@ -516,6 +577,17 @@ impl TreeSampler {
             }
         }
     }
+}
+
+/// Add one process's `smaps_rollup` totals to `sample`.
+fn add_rollup(sample: &mut Sample, r: &Rollup) {
+    sample.rss_bytes += r.rss;
+    sample.pss_bytes += r.pss;
+    sample.pss_anon_bytes += r.pss_anon;
+    sample.pss_file_bytes += r.pss_file;
+    sample.pss_shmem_bytes += r.pss_shmem;
+    sample.uss_bytes += r.uss;
+    sample.swap_bytes += r.swap;
 }
 
 /// Read `/proc/PID/<name>` into `buf` through the descriptor cached in
@@ -563,6 +635,17 @@ fn cpu_delta(prev: &HashMap<u32, Prev>, cur: &HashMap<u32, Prev>, new_since: Opt
             }
         }
     }
+    delta.saturating_sub(counted_twice(prev, cur, &absorbed))
+}
+
+/// What was already counted for processes that left between the scans and
+/// that a surviving ancestor reaped (per ancestor, never more than the
+/// ancestor's growth in reaped-children CPU, `absorbed`).
+fn counted_twice(
+    prev: &HashMap<u32, Prev>,
+    cur: &HashMap<u32, Prev>,
+    absorbed: &HashMap<u32, u64>,
+) -> u64 {
     let mut bucket: HashMap<u32, u64> = HashMap::new();
     for (pid, p) in prev {
         if cur.get(pid).is_some_and(|c| c.start == p.start) {
@@ -581,11 +664,10 @@ fn cpu_delta(prev: &HashMap<u32, Prev>, cur: &HashMap<u32, Prev>, new_since: Opt
             *bucket.entry(anc).or_default() += p.total;
         }
     }
-    let mut minus = 0;
-    for (anc, counted) in bucket {
-        minus += counted.min(absorbed[&anc]);
-    }
-    delta.saturating_sub(minus)
+    bucket
+        .into_iter()
+        .map(|(anc, counted)| counted.min(absorbed[&anc]))
+        .sum()
 }
 
 #[cfg(test)]

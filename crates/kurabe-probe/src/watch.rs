@@ -172,32 +172,10 @@ impl Recorder {
             self.pss_sum += x.pss_bytes as f64;
             s.pss_end_bytes = x.pss_bytes;
         }
-        s.pss_peak_bytes = s.pss_peak_bytes.max(x.pss_bytes);
-        s.rss_peak_bytes = s.rss_peak_bytes.max(x.rss_bytes);
-        s.uss_peak_bytes = s.uss_peak_bytes.max(x.uss_bytes);
-        s.processes_max = s.processes_max.max(x.processes);
-        s.threads_max = s.threads_max.max(x.threads);
-        if x.root_hwm_bytes.is_some() {
-            s.root_hwm_bytes = x.root_hwm_bytes;
-        }
-        s.root_exited |= !x.root_alive;
-        s.pss_unreadable |= x.pss_unreadable > 0;
-        s.series.push(WatchPoint {
-            t_s: at.saturating_duration_since(self.start).as_secs_f64(),
-            cpu_percent,
-            cpu_seconds: self.cpu_cum,
-            rss_bytes: x.rss_bytes,
-            pss_bytes: x.pss_bytes,
-            pss_anon_bytes: x.pss_anon_bytes,
-            pss_file_bytes: x.pss_file_bytes,
-            pss_shmem_bytes: x.pss_shmem_bytes,
-            uss_bytes: x.uss_bytes,
-            swap_bytes: x.swap_bytes,
-            processes: x.processes,
-            threads: x.threads,
-        });
+        add_peaks(s, x);
+        let t_s = at.saturating_duration_since(self.start).as_secs_f64();
+        s.series.push(point(x, t_s, cpu_percent, self.cpu_cum));
     }
-
     /// Finish at `end` with the sampler that produced the samples.
     pub fn finish(mut self, end: Instant, sampler: &TreeSampler) -> WatchSummary {
         let s = &mut self.s;
@@ -224,6 +202,38 @@ impl Recorder {
             pss_reads_deferred: cost.pss_deferred,
         };
         self.s
+    }
+}
+
+/// Fold one sample's peaks and flags into the summary.
+fn add_peaks(s: &mut WatchSummary, x: &Sample) {
+    s.pss_peak_bytes = s.pss_peak_bytes.max(x.pss_bytes);
+    s.rss_peak_bytes = s.rss_peak_bytes.max(x.rss_bytes);
+    s.uss_peak_bytes = s.uss_peak_bytes.max(x.uss_bytes);
+    s.processes_max = s.processes_max.max(x.processes);
+    s.threads_max = s.threads_max.max(x.threads);
+    if x.root_hwm_bytes.is_some() {
+        s.root_hwm_bytes = x.root_hwm_bytes;
+    }
+    s.root_exited |= !x.root_alive;
+    s.pss_unreadable |= x.pss_unreadable > 0;
+}
+
+/// One sample as a point of the series, `t_s` seconds after the start.
+fn point(x: &Sample, t_s: f64, cpu_percent: f64, cpu_seconds: f64) -> WatchPoint {
+    WatchPoint {
+        t_s,
+        cpu_percent,
+        cpu_seconds,
+        rss_bytes: x.rss_bytes,
+        pss_bytes: x.pss_bytes,
+        pss_anon_bytes: x.pss_anon_bytes,
+        pss_file_bytes: x.pss_file_bytes,
+        pss_shmem_bytes: x.pss_shmem_bytes,
+        uss_bytes: x.uss_bytes,
+        swap_bytes: x.swap_bytes,
+        processes: x.processes,
+        threads: x.threads,
     }
 }
 
@@ -266,26 +276,7 @@ impl Watcher {
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("kurabe-watch".into())
-            .spawn(move || {
-                let mut rec = Recorder::new(sampler.root(), start, false);
-                rec.push(&first);
-                let mut next = start + interval;
-                loop {
-                    let now = Instant::now();
-                    if !flag.load(Ordering::Acquire) && now < next {
-                        std::thread::park_timeout(next - now);
-                        continue;
-                    }
-                    next += interval;
-                    let Ok(s) = sampler.sample() else { break };
-                    let alive = s.root_alive;
-                    rec.push(&s);
-                    if flag.load(Ordering::Acquire) || !alive {
-                        break;
-                    }
-                }
-                rec.finish(Instant::now(), &sampler)
-            })
+            .spawn(move || sample_loop(sampler, &first, start, interval, &flag))
             .map_err(|e| crate::error::ProbeError::Read {
                 path: "thread".into(),
                 source: e,
@@ -299,6 +290,35 @@ impl Watcher {
         self.thread.thread().unpark();
         self.thread.join().unwrap_or_default()
     }
+}
+
+/// The watcher thread: a sample every `interval` from `start` until `stop`
+/// or the root exits. The park is a timed wait that paces the schedule and
+/// that [`Watcher::stop`] cuts short (unpark), not a poll.
+fn sample_loop(
+    mut sampler: TreeSampler,
+    first: &Sample,
+    start: Instant,
+    interval: Duration,
+    stop: &AtomicBool,
+) -> WatchSummary {
+    let mut rec = Recorder::new(sampler.root(), start, false);
+    rec.push(first);
+    let mut next = start + interval;
+    loop {
+        let now = Instant::now();
+        if !stop.load(Ordering::Acquire) && now < next {
+            std::thread::park_timeout(next - now);
+            continue;
+        }
+        next += interval;
+        let Ok(s) = sampler.sample() else { break };
+        rec.push(&s);
+        if stop.load(Ordering::Acquire) || !s.root_alive {
+            break;
+        }
+    }
+    rec.finish(Instant::now(), &sampler)
 }
 
 /// CPU seconds this process (kurabe) has used so far.

@@ -10,11 +10,11 @@
 use std::collections::BTreeMap;
 
 use kurabe_model::experiment::{
-    ExperimentReport, FailedRun, MetricReport, ReportHost, RunSeries, SeriesPoint, VariantMetric,
+    ExperimentReport, FailedRun, MetricReport, RunSeries, SeriesPoint, VariantMetric,
     VersusBaseline, WarmupCheck, WorkloadReport,
 };
 use kurabe_model::plan::Plan;
-use kurabe_model::record::{Experiment, HostFacts, RunStatus, StoredRun};
+use kurabe_model::record::{Experiment, RunStatus, StoredRun};
 use kurabe_model::stats::warmup::Settling;
 use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
@@ -58,7 +58,7 @@ pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
         started_at: exp.started_at.clone(),
         finished_at: exp.finished_at.clone(),
         tool_version: exp.tool_version.clone(),
-        host: exp.host.as_ref().map(report_host),
+        host: exp.host.clone(),
         variants_without_runs: without_runs(&variants, &runs),
         workloads: workloads(plan.as_ref(), &runs, &variants, baseline.as_deref()),
         baseline,
@@ -135,18 +135,6 @@ fn failed_runs(exp: &Experiment) -> Vec<FailedRun> {
             error_tail: r.run.error_tail.clone(),
         })
         .collect()
-}
-
-/// The host facts a report shows.
-fn report_host(h: &HostFacts) -> ReportHost {
-    ReportHost {
-        hostname: h.hostname.clone(),
-        cpu_model: h.cpu_model.clone(),
-        cores: h.cores,
-        memory_bytes: h.memory_bytes,
-        kernel: h.kernel.clone(),
-        arch: h.arch.clone(),
-    }
 }
 
 /// `preferred` names that occur in `seen`, then the rest of `seen` in first-seen order.

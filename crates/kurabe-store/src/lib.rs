@@ -192,17 +192,7 @@ impl Store {
     }
 
     fn open_sqlite_rw(path: &Path, version: i64) -> Result<Conn, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
-                path: dir.to_owned(),
-                cause,
-            })?;
-        }
-        if path.is_dir() {
-            return Err(StoreError::IsDirectory {
-                path: path.to_owned(),
-            });
-        }
+        prepare_location(path)?;
         let open_err = |cause| StoreError::Open {
             path: path.to_owned(),
             cause,
@@ -217,22 +207,15 @@ impl Store {
                 what,
             });
         }
-        // WAL: readers never block the writer, and a killed writer leaves
-        // the file consistent (its uncommitted frames are ignored on reopen).
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "wal", |r| r.get(0))
-            .map_err(open_err)?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            // A file system without shared memory support (some network
-            // mounts) refuses WAL; the rollback journal is still crash-safe.
-            conn.pragma_update(None, "journal_mode", "delete")
-                .map_err(open_err)?;
-        }
-        conn.pragma_update(None, "synchronous", "full")
-            .map_err(open_err)?;
-        conn.pragma_update(None, "foreign_keys", true)
-            .map_err(open_err)?;
-        let found = schema::version(&conn)?;
+        set_pragmas(&conn).map_err(open_err)?;
+        Self::upgrade(&mut conn, path, version)?;
+        Ok(Conn::Sqlite(conn))
+    }
+
+    /// Check that the store is kurabe's (or new) and bring its schema to
+    /// `version`; refuse a store newer than this kurabe.
+    fn upgrade(conn: &mut Connection, path: &Path, version: i64) -> Result<(), StoreError> {
+        let found = schema::version(conn)?;
         if found > schema::CURRENT {
             return Err(StoreError::TooNew {
                 path: path.to_owned(),
@@ -240,9 +223,8 @@ impl Store {
                 supported: schema::CURRENT,
             });
         }
-        schema::migrate_sqlite(&mut conn, version)?;
-        schema::mark(&conn)?;
-        Ok(Conn::Sqlite(conn))
+        schema::migrate_sqlite(conn, version)?;
+        schema::mark(conn)
     }
 
     /// The database file; for PostgreSQL, the URL without its password.
@@ -270,33 +252,10 @@ impl Store {
     pub fn begin_experiment(&mut self, new: &NewExperiment) -> Result<ExperimentId, StoreError> {
         // This process as /proc names it (not `new.host`, which a caller
         // may fill from elsewhere): what `Writer::is_gone` checks against.
-        let writer = self.here.clone();
-        let now = rfc3339(SystemTime::now());
-        let origin = origin_json(&new.origin);
-        let fingerprint = host_fingerprint(&new.host, new.origin.limits.as_ref());
-        self.conn.borrow_mut().tx(|c| {
-            let host = upsert_host(c, &new.host)?;
-            let row = c.query_one(
-                "recording the experiment",
-                "INSERT INTO experiment (name, plan_text, host_id, tool_version, seed, started_at, status,
-                                         writer_host, writer_pid, writer_start, origin_json, host_fingerprint)
-                 VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11) RETURNING id",
-                &[
-                    (&new.name).into(),
-                    (&new.plan_text).into(),
-                    host.into(),
-                    (&new.tool_version).into(),
-                    P::I(new.seed.map(|s| s as i64)),
-                    (&now).into(),
-                    (&writer.hostname).into(),
-                    i64::from(writer.pid).into(),
-                    (&writer.process_start).into(),
-                    (&origin).into(),
-                    (&fingerprint).into(),
-                ],
-            )?;
-            Ok(ExperimentId(row.i64(0)?))
-        })
+        let writer = &self.here;
+        self.conn
+            .borrow_mut()
+            .tx(|c| insert_new_experiment(c, new, writer))
     }
 
     /// Store one finished run, committed before this returns.
@@ -310,28 +269,7 @@ impl Store {
         run: &RunRecord,
     ) -> Result<i64, StoreError> {
         self.conn.borrow_mut().tx(|c| {
-            let status = c
-                .query_opt(
-                    "looking up the experiment",
-                    "SELECT status FROM experiment WHERE id = $1",
-                    &[experiment.0.into()],
-                )?
-                .map(|r| r.text(0))
-                .transpose()?;
-            match status.as_deref() {
-                None => {
-                    return Err(StoreError::NotFound {
-                        id: experiment.into(),
-                    })
-                }
-                Some("running") => {}
-                Some(other) => {
-                    return Err(StoreError::Finished {
-                        id: experiment.into(),
-                        status: other.to_owned(),
-                    })
-                }
-            }
+            check_running(c, experiment)?;
             insert_run(c, experiment, run)
         })
     }
@@ -397,47 +335,8 @@ impl Store {
 
     /// Everything in the store, newest first.
     pub fn list(&self) -> Result<Vec<ListEntry>, StoreError> {
-        let mut out = Vec::new();
-        let rows = self.conn.borrow_mut().query(
-            "listing experiments",
-            "SELECT e.id, e.name, h.hostname, e.started_at, e.status,
-                    (SELECT count(*) FROM run r WHERE r.experiment_id = e.id),
-                    (SELECT count(*) FROM run r WHERE r.experiment_id = e.id AND r.status = 'failed'),
-                    e.writer_host, e.writer_pid, e.writer_start
-             FROM experiment e LEFT JOIN host h ON h.id = e.host_id",
-            &[],
-        )?;
-        for r in rows {
-            let writer = writer_from(&r, 7)?;
-            out.push(ListEntry {
-                id: EntryId::Experiment(ExperimentId(r.i64(0)?)),
-                kind: "experiment".to_owned(),
-                name: r.text(1)?,
-                hostname: r.opt_text(2)?,
-                created_at: r.text(3)?,
-                status: Some(self.status_of(&r.text(4)?, writer.as_ref())),
-                runs: r.i64(5)? as u64,
-                failed_runs: r.i64(6)? as u64,
-            });
-        }
-        let rows = self.conn.borrow_mut().query(
-            "listing results",
-            "SELECT r.id, r.kind, r.label, h.hostname, r.created_at, r.record_json
-             FROM result r LEFT JOIN host h ON h.id = r.host_id",
-            &[],
-        )?;
-        for r in rows {
-            out.push(ListEntry {
-                id: EntryId::Result(ResultId(r.i64(0)?)),
-                kind: r.text(1)?,
-                name: r.text(2)?,
-                hostname: r.opt_text(3)?,
-                created_at: r.text(4)?,
-                status: Some(result_status(&r.text(5)?)),
-                runs: 0,
-                failed_runs: 0,
-            });
-        }
+        let mut out = self.list_experiments()?;
+        out.extend(self.list_results()?);
         // RFC 3339 UTC strings sort chronologically; ties by id, newest first.
         let key = |e: &ListEntry| match e.id {
             EntryId::Experiment(id) => (0, id.0),
@@ -449,6 +348,58 @@ impl Store {
                 .then_with(|| key(b).cmp(&key(a)))
         });
         Ok(out)
+    }
+
+    /// Every experiment with its run counts, in store order.
+    fn list_experiments(&self) -> Result<Vec<ListEntry>, StoreError> {
+        let rows = self.conn.borrow_mut().query(
+            "listing experiments",
+            "SELECT e.id, e.name, h.hostname, e.started_at, e.status,
+                    (SELECT count(*) FROM run r WHERE r.experiment_id = e.id),
+                    (SELECT count(*) FROM run r WHERE r.experiment_id = e.id AND r.status = 'failed'),
+                    e.writer_host, e.writer_pid, e.writer_start
+             FROM experiment e LEFT JOIN host h ON h.id = e.host_id",
+            &[],
+        )?;
+        rows.iter()
+            .map(|r| {
+                let writer = writer_from(r, 7)?;
+                Ok(ListEntry {
+                    id: EntryId::Experiment(ExperimentId(r.i64(0)?)),
+                    kind: "experiment".to_owned(),
+                    name: r.text(1)?,
+                    hostname: r.opt_text(2)?,
+                    created_at: r.text(3)?,
+                    status: Some(self.status_of(&r.text(4)?, writer.as_ref())),
+                    runs: r.i64(5)? as u64,
+                    failed_runs: r.i64(6)? as u64,
+                })
+            })
+            .collect()
+    }
+
+    /// Every saved result, in store order.
+    fn list_results(&self) -> Result<Vec<ListEntry>, StoreError> {
+        let rows = self.conn.borrow_mut().query(
+            "listing results",
+            "SELECT r.id, r.kind, r.label, h.hostname, r.created_at, r.record_json
+             FROM result r LEFT JOIN host h ON h.id = r.host_id",
+            &[],
+        )?;
+        rows.iter()
+            .map(|r| {
+                Ok(ListEntry {
+                    id: EntryId::Result(ResultId(r.i64(0)?)),
+                    kind: r.text(1)?,
+                    name: r.text(2)?,
+                    hostname: r.opt_text(3)?,
+                    created_at: r.text(4)?,
+                    status: Some(result_status(&r.text(5)?)),
+                    runs: 0,
+                    failed_runs: 0,
+                })
+            })
+            .collect()
     }
 
     /// One entry with everything recorded about it.
@@ -531,22 +482,7 @@ impl Store {
     /// Import an export document in one transaction (all entries or none);
     /// entries get fresh ids, which are returned in order.
     pub fn import(&mut self, export: &Export) -> Result<Vec<EntryId>, StoreError> {
-        if export.format != EXPORT_FORMAT {
-            return Err(StoreError::Import {
-                reason: format!(
-                    "`format` is `{}`, expected `{EXPORT_FORMAT}`",
-                    export.format
-                ),
-            });
-        }
-        if export.schema_version > EXPORT_VERSION {
-            return Err(StoreError::Import {
-                reason: format!(
-                    "export version {} is newer than this kurabe reads ({EXPORT_VERSION}); upgrade kurabe",
-                    export.schema_version
-                ),
-            });
-        }
+        check_export(export)?;
         self.conn.borrow_mut().tx(|c| {
             let mut ids = Vec::new();
             for entry in &export.entries {
@@ -627,51 +563,11 @@ impl Store {
     }
 
     fn experiment(&self, id: ExperimentId) -> Result<Experiment, StoreError> {
-        let r = self
-            .conn
-            .borrow_mut()
-            .query_opt(
-                "reading the experiment",
-                "SELECT name, plan_text, host_id, tool_version, seed, started_at, finished_at, status,
-                        writer_host, writer_pid, writer_start, origin_json
-                 FROM experiment WHERE id = $1",
-                &[id.0.into()],
-            )?
-            .ok_or(StoreError::NotFound { id: id.into() })?;
+        let r = self.experiment_row(id)?;
         let writer = writer_from(&r, 8)?;
         let status = self.status_of(&r.text(7)?, writer.as_ref());
         let host_id = r.opt_i64(2)?;
-        let rows = self.conn.borrow_mut().query(
-            "reading runs",
-            "SELECT id, variant, workload, round, status, error_tail, started_at, finished_at,
-                    metrics_json, record_json
-             FROM run WHERE experiment_id = $1 ORDER BY id",
-            &[id.0.into()],
-        )?;
-        let mut runs = Vec::new();
-        for row in rows {
-            runs.push(StoredRun {
-                id: row.i64(0)?,
-                run: RunRecord {
-                    variant: row.text(1)?,
-                    workload: row.text(2)?,
-                    round: row.i64(3)? as u32,
-                    status: if row.text(4)? == "ok" {
-                        RunStatus::Ok
-                    } else {
-                        RunStatus::Failed
-                    },
-                    error_tail: row.opt_text(5)?,
-                    started_at: row.text(6)?,
-                    finished_at: row.text(7)?,
-                    metrics: parse_json(&row.text(8)?, "run metrics")?,
-                    record: row
-                        .opt_text(9)?
-                        .map(|r| parse_json(&r, "run record"))
-                        .transpose()?,
-                },
-            });
-        }
+        let runs = self.runs_of(id)?;
         Ok(Experiment {
             id,
             name: r.text(0)?,
@@ -686,6 +582,32 @@ impl Store {
             origin: origin_from(&r, 11)?,
             runs,
         })
+    }
+
+    /// The experiment table's row of `id` (columns as `experiment` reads them).
+    fn experiment_row(&self, id: ExperimentId) -> Result<db::Row, StoreError> {
+        self.conn
+            .borrow_mut()
+            .query_opt(
+                "reading the experiment",
+                "SELECT name, plan_text, host_id, tool_version, seed, started_at, finished_at, status,
+                        writer_host, writer_pid, writer_start, origin_json
+                 FROM experiment WHERE id = $1",
+                &[id.0.into()],
+            )?
+            .ok_or(StoreError::NotFound { id: id.into() })
+    }
+
+    /// The runs of experiment `id`, in the order they were recorded.
+    fn runs_of(&self, id: ExperimentId) -> Result<Vec<StoredRun>, StoreError> {
+        let rows = self.conn.borrow_mut().query(
+            "reading runs",
+            "SELECT id, variant, workload, round, status, error_tail, started_at, finished_at,
+                    metrics_json, record_json
+             FROM run WHERE experiment_id = $1 ORDER BY id",
+            &[id.0.into()],
+        )?;
+        rows.iter().map(stored_run).collect()
     }
 
     fn result(&self, id: ResultId) -> Result<SavedResult, StoreError> {
@@ -718,6 +640,84 @@ impl Store {
 }
 
 /// The host facts of row `id`.
+/// Make the directory a new SQLite store goes into; refuse a directory
+/// given as the store.
+fn prepare_location(path: &Path) -> Result<(), StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|cause| StoreError::CreateDir {
+            path: dir.to_owned(),
+            cause,
+        })?;
+    }
+    if path.is_dir() {
+        return Err(StoreError::IsDirectory {
+            path: path.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// The connection settings a writer needs.
+fn set_pragmas(conn: &Connection) -> rusqlite::Result<()> {
+    // WAL: readers never block the writer, and a killed writer leaves
+    // the file consistent (its uncommitted frames are ignored on reopen).
+    let mode: String = conn.pragma_update_and_check(None, "journal_mode", "wal", |r| r.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        // A file system without shared memory support (some network
+        // mounts) refuses WAL; the rollback journal is still crash-safe.
+        conn.pragma_update(None, "journal_mode", "delete")?;
+    }
+    conn.pragma_update(None, "synchronous", "full")?;
+    conn.pragma_update(None, "foreign_keys", true)
+}
+
+/// The experiment exists and is still `running` (runs are only added then).
+fn check_running(c: &mut Conn, experiment: ExperimentId) -> Result<(), StoreError> {
+    let status = c
+        .query_opt(
+            "looking up the experiment",
+            "SELECT status FROM experiment WHERE id = $1",
+            &[experiment.0.into()],
+        )?
+        .map(|r| r.text(0))
+        .transpose()?;
+    match status.as_deref() {
+        None => Err(StoreError::NotFound {
+            id: experiment.into(),
+        }),
+        Some("running") => Ok(()),
+        Some(other) => Err(StoreError::Finished {
+            id: experiment.into(),
+            status: other.to_owned(),
+        }),
+    }
+}
+
+/// A `run` row (columns as [`Store::runs_of`] selects them).
+fn stored_run(row: &db::Row) -> Result<StoredRun, StoreError> {
+    Ok(StoredRun {
+        id: row.i64(0)?,
+        run: RunRecord {
+            variant: row.text(1)?,
+            workload: row.text(2)?,
+            round: row.i64(3)? as u32,
+            status: if row.text(4)? == "ok" {
+                RunStatus::Ok
+            } else {
+                RunStatus::Failed
+            },
+            error_tail: row.opt_text(5)?,
+            started_at: row.text(6)?,
+            finished_at: row.text(7)?,
+            metrics: parse_json(&row.text(8)?, "run metrics")?,
+            record: row
+                .opt_text(9)?
+                .map(|r| parse_json(&r, "run record"))
+                .transpose()?,
+        },
+    })
+}
+
 fn host_by_id(c: &mut Conn, id: i64) -> Result<HostFacts, StoreError> {
     let r = c.query_one(
         "reading host facts",
@@ -820,9 +820,15 @@ fn insert_run(c: &mut Conn, experiment: ExperimentId, run: &RunRecord) -> Result
             ],
         )?
         .i64(0)?;
+    insert_metrics(c, run_id, &run.metrics)?;
+    Ok(run_id)
+}
+
+/// The finite `metrics` of run `run_id` into the metric table.
+fn insert_metrics(c: &mut Conn, run_id: i64, metrics: &[MetricValue]) -> Result<(), StoreError> {
     // Many rows per statement: one round trip per 100 metrics rather than
     // per metric, which a PostgreSQL server across a network would feel.
-    let finite: Vec<&MetricValue> = run.metrics.iter().filter(|m| m.value.is_finite()).collect();
+    let finite: Vec<&MetricValue> = metrics.iter().filter(|m| m.value.is_finite()).collect();
     for chunk in finite.chunks(100) {
         let mut sql = String::from("INSERT INTO metric (run_id, name, value, unit) VALUES ");
         let mut params = Vec::with_capacity(chunk.len() * 4);
@@ -841,7 +847,7 @@ fn insert_run(c: &mut Conn, experiment: ExperimentId, run: &RunRecord) -> Result
         }
         c.exec("recording metrics", &sql, &params)?;
     }
-    Ok(run_id)
+    Ok(())
 }
 
 /// A saved result's status: `interrupted` when its record says so (Ctrl-C
@@ -890,7 +896,71 @@ fn insert_result(
     Ok(ResultId(row.i64(0)?))
 }
 
+/// The row of a new, `running` experiment written by `writer`.
+fn insert_new_experiment(
+    c: &mut Conn,
+    new: &NewExperiment,
+    writer: &Writer,
+) -> Result<ExperimentId, StoreError> {
+    let now = rfc3339(SystemTime::now());
+    let origin = origin_json(&new.origin);
+    let fingerprint = host_fingerprint(&new.host, new.origin.limits.as_ref());
+    let host = upsert_host(c, &new.host)?;
+    c.query_one(
+        "recording the experiment",
+        "INSERT INTO experiment (name, plan_text, host_id, tool_version, seed, started_at, status,
+                                 writer_host, writer_pid, writer_start, origin_json, host_fingerprint)
+         VALUES ($1, $2, $3, $4, $5, $6, 'running', $7, $8, $9, $10, $11) RETURNING id",
+        &[
+            (&new.name).into(),
+            (&new.plan_text).into(),
+            host.into(),
+            (&new.tool_version).into(),
+            P::I(new.seed.map(|s| s as i64)),
+            (&now).into(),
+            (&writer.hostname).into(),
+            i64::from(writer.pid).into(),
+            (&writer.process_start).into(),
+            (&origin).into(),
+            (&fingerprint).into(),
+        ],
+    )?
+    .i64(0)
+    .map(ExperimentId)
+}
+
+/// An export this kurabe can read: its format, and a version not newer.
+fn check_export(export: &Export) -> Result<(), StoreError> {
+    if export.format != EXPORT_FORMAT {
+        return Err(StoreError::Import {
+            reason: format!(
+                "`format` is `{}`, expected `{EXPORT_FORMAT}`",
+                export.format
+            ),
+        });
+    }
+    if export.schema_version > EXPORT_VERSION {
+        return Err(StoreError::Import {
+            reason: format!(
+                "export version {} is newer than this kurabe reads ({EXPORT_VERSION}); upgrade kurabe",
+                export.schema_version
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// An exported experiment and its runs, as a new experiment.
 fn import_experiment(c: &mut Conn, e: &Experiment) -> Result<ExperimentId, StoreError> {
+    let id = insert_experiment_row(c, e)?;
+    for run in &e.runs {
+        insert_run(c, id, &run.run)?;
+    }
+    Ok(id)
+}
+
+/// The experiment row of an exported experiment (its host upserted).
+fn insert_experiment_row(c: &mut Conn, e: &Experiment) -> Result<ExperimentId, StoreError> {
     let host = e.host.as_ref().map(|h| upsert_host(c, h)).transpose()?;
     let w = e.writer.as_ref();
     let fingerprint = e.host_fingerprint();
@@ -917,11 +987,7 @@ fn import_experiment(c: &mut Conn, e: &Experiment) -> Result<ExperimentId, Store
             P::T(fingerprint.as_deref()),
         ],
     )?;
-    let id = ExperimentId(row.i64(0)?);
-    for run in &e.runs {
-        insert_run(c, id, &run.run)?;
-    }
-    Ok(id)
+    Ok(ExperimentId(row.i64(0)?))
 }
 
 #[cfg(test)]

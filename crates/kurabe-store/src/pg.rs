@@ -282,19 +282,7 @@ pub fn redact(url: &str) -> String {
         Some((b, q)) => (b, Some(q)),
         None => (rest, None),
     };
-    let mut out = format!("{scheme}://");
-    // The last '@' ends the user info, even when a careless password holds one.
-    match before_query.rfind('@') {
-        Some(at) => {
-            let (userinfo, host) = (&before_query[..at], &before_query[at..]);
-            match userinfo.split_once(':') {
-                Some((user, _)) => out.push_str(&format!("{user}:***")),
-                None => out.push_str(userinfo),
-            }
-            out.push_str(host);
-        }
-        None => out.push_str(before_query),
-    }
+    let mut out = format!("{scheme}://{}", redact_userinfo(before_query));
     if let Some(q) = query {
         let pairs: Vec<String> = q
             .split('&')
@@ -307,6 +295,20 @@ pub fn redact(url: &str) -> String {
         out.push_str(&pairs.join("&"));
     }
     out
+}
+
+/// A URL's authority and path with the password in its user info (if
+/// any) replaced by `***`.
+fn redact_userinfo(before_query: &str) -> String {
+    // The last '@' ends the user info, even when a careless password holds one.
+    let Some(at) = before_query.rfind('@') else {
+        return before_query.to_owned();
+    };
+    let (userinfo, host) = (&before_query[..at], &before_query[at..]);
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{user}:***{host}"),
+        None => format!("{userinfo}{host}"),
+    }
 }
 
 /// A URL's query split into the TLS parameters kurabe applies itself and
@@ -484,14 +486,7 @@ fn passfile_password(config: &Config, env: &impl Fn(&str) -> Option<String>) -> 
         Some(p) => PathBuf::from(p),
         None => Path::new(&env("HOME")?).join(".pgpass"),
     };
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let meta = std::fs::metadata(&path).ok()?;
-        if !meta.is_file() || meta.permissions().mode() & 0o077 != 0 {
-            return None;
-        }
-    }
-    let text = std::fs::read_to_string(&path).ok()?;
+    let text = private_file_text(&path)?;
     let host = match config.get_hosts().first()? {
         Host::Tcp(h) => h.clone(),
         Host::Unix(p) => p.display().to_string(),
@@ -512,6 +507,17 @@ fn passfile_password(config: &Config, env: &impl Fn(&str) -> Option<String>) -> 
     passfile_lookup(&text, &host, is_default_socket, &port, &db, &user)
 }
 
+/// The text of `path` when it is a file only its owner can read (libpq
+/// ignores a password file others can read).
+fn private_file_text(path: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.permissions().mode() & 0o077 != 0 {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
+}
+
 /// The first matching line's password (pure; see [`passfile_password`]).
 fn passfile_lookup(
     text: &str,
@@ -525,21 +531,7 @@ fn passfile_lookup(
         if line.starts_with('#') || line.trim().is_empty() {
             continue;
         }
-        let mut fields = Vec::new();
-        let mut cur = String::new();
-        let mut chars = line.chars();
-        while let Some(c) = chars.next() {
-            match c {
-                '\\' => {
-                    if let Some(n) = chars.next() {
-                        cur.push(n);
-                    }
-                }
-                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut cur)),
-                c => cur.push(c),
-            }
-        }
-        fields.push(cur);
+        let fields = passfile_fields(line);
         if fields.len() != 5 {
             continue;
         }
@@ -550,6 +542,27 @@ fn passfile_lookup(
         }
     }
     None
+}
+
+/// A password file line's fields: `:` separates the first four, `\:` and
+/// `\\` escape.
+fn passfile_fields(line: &str) -> Vec<String> {
+    let mut fields = Vec::new();
+    let mut cur = String::new();
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            ':' if fields.len() < 4 => fields.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    fields.push(cur);
+    fields
 }
 
 #[cfg(test)]

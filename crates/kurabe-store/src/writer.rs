@@ -14,9 +14,8 @@ pub use kurabe_model::record::Writer;
 pub(crate) fn current() -> Writer {
     let pid = std::process::id();
     Writer {
-        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .map(|s| s.trim().to_owned())
-            .unwrap_or_default(),
+        // The name host facts record, from the one reader of them.
+        hostname: kurabe_probe::host::hostname(),
         pid,
         process_start: process_start(pid).unwrap_or_default(),
     }

@@ -49,23 +49,8 @@ pub(crate) fn run(
     rule: PrecisionRule,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> (SystemRun, bool) {
-    let prule = precision::Rule {
-        target: rule.target,
-        max_time_s: rule.max_time_s,
-        test_budget_s: precision::test_budget_s(rule.max_time_s, ctx.jobs.len()),
-        min_passes: precision::MIN_PASSES,
-    };
-    let mut tracks: Vec<Track> = ctx
-        .jobs
-        .iter()
-        .map(|(id, _)| Track {
-            id: *id,
-            samples: Vec::new(),
-            spent_s: 0.0,
-            error: None,
-            first_guess_s: first_guess_s(ctx, *id),
-        })
-        .collect();
+    let prule = rule_for(rule, ctx.jobs.len());
+    let mut tracks = new_tracks(ctx);
     let start = Instant::now();
     let mut finished = true;
     loop {
@@ -87,6 +72,30 @@ pub(crate) fn run(
         }
     }
     (to_run(ctx.copies, &tracks, &prule, finished), finished)
+}
+
+/// The precision rule as the scheduler reads it, for `tests` tests.
+fn rule_for(rule: PrecisionRule, tests: usize) -> precision::Rule {
+    precision::Rule {
+        target: rule.target,
+        max_time_s: rule.max_time_s,
+        test_budget_s: precision::test_budget_s(rule.max_time_s, tests),
+        min_passes: precision::MIN_PASSES,
+    }
+}
+
+/// One empty track per test of the pass context.
+fn new_tracks(ctx: &PassCtx<'_>) -> Vec<Track> {
+    ctx.jobs
+        .iter()
+        .map(|(id, _)| Track {
+            id: *id,
+            samples: Vec::new(),
+            spent_s: 0.0,
+            error: None,
+            first_guess_s: first_guess_s(ctx, *id),
+        })
+        .collect()
 }
 
 fn first_guess_s(ctx: &PassCtx<'_>, id: TestId) -> f64 {

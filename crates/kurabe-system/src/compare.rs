@@ -74,6 +74,66 @@ fn compare_run(
     sb: SystemSource,
     band: f64,
 ) -> CompareRun {
+    let (tests, diffs, all_have_spread) = compare_tests(a, b, sa, sb, band);
+    let same_tests = a.tests.iter().filter(|t| t.index.is_some()).count()
+        == b.tests.iter().filter(|t| t.index.is_some()).count()
+        && a.tests.iter().filter(|t| t.index.is_some()).count() == diffs.len();
+    let score_diff = (all_have_spread && same_tests)
+        .then(|| mean_diff(&diffs))
+        .flatten();
+    let mut score = row(
+        "score",
+        "System Benchmarks Index Score",
+        "index",
+        a.score,
+        b.score,
+        ratio_of(a.score, b.score),
+        score_diff.as_ref(),
+        band,
+    );
+    if score_diff.is_none() && score.reason.is_none() {
+        score.reason = Some(no_score_interval_reason(sa, sb, same_tests));
+    }
+    CompareRun {
+        copies: a.copies,
+        score,
+        tests,
+    }
+}
+
+/// Why the score has no interval though both sides have one.
+fn no_score_interval_reason(sa: SystemSource, sb: SystemSource, same_tests: bool) -> String {
+    no_spread_reason(sa, sb).unwrap_or_else(|| {
+        let why = if same_tests {
+            "some test lacks an interval, so the score has none"
+        } else {
+            "A and B indexed different tests"
+        };
+        why.to_string()
+    })
+}
+
+/// The score's log difference: the mean of the tests' (none without tests).
+fn mean_diff(diffs: &[LogDiff]) -> Option<LogDiff> {
+    if diffs.is_empty() {
+        return None;
+    }
+    let spreads: Vec<LogSpread> = diffs.iter().map(|d| d.spread).collect();
+    mean_of_logs_spread(&spreads).map(|s| LogDiff {
+        d: diffs.iter().map(|d| d.d).sum::<f64>() / diffs.len() as f64,
+        spread: s,
+    })
+}
+
+/// The rows of the tests both runs have, the log differences of those both
+/// indexed, and whether every such pair had a spread.
+fn compare_tests(
+    a: &SystemRun,
+    b: &SystemRun,
+    sa: SystemSource,
+    sb: SystemSource,
+    band: f64,
+) -> (Vec<CompareRow>, Vec<LogDiff>, bool) {
     let mut diffs = Vec::new();
     let mut all_have_spread = true;
     let mut tests = Vec::new();
@@ -90,43 +150,7 @@ fn compare_run(
         }
         tests.push(row);
     }
-    let same_tests = a.tests.iter().filter(|t| t.index.is_some()).count()
-        == b.tests.iter().filter(|t| t.index.is_some()).count()
-        && a.tests.iter().filter(|t| t.index.is_some()).count() == diffs.len();
-    let score_diff = if all_have_spread && same_tests && !diffs.is_empty() {
-        let spreads: Vec<LogSpread> = diffs.iter().map(|d| d.spread).collect();
-        mean_of_logs_spread(&spreads).map(|s| LogDiff {
-            d: diffs.iter().map(|d| d.d).sum::<f64>() / diffs.len() as f64,
-            spread: s,
-        })
-    } else {
-        None
-    };
-    let ratio = ratio_of(a.score, b.score);
-    let mut score = row(
-        "score",
-        "System Benchmarks Index Score",
-        "index",
-        a.score,
-        b.score,
-        ratio,
-        score_diff.as_ref(),
-        band,
-    );
-    if score_diff.is_none() && score.reason.is_none() {
-        score.reason = Some(no_spread_reason(sa, sb).unwrap_or_else(|| {
-            if same_tests {
-                "some test lacks an interval, so the score has none".to_string()
-            } else {
-                "A and B indexed different tests".to_string()
-            }
-        }));
-    }
-    CompareRun {
-        copies: a.copies,
-        score,
-        tests,
-    }
+    (tests, diffs, all_have_spread)
 }
 
 fn ratio_of(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -175,19 +199,34 @@ fn compare_test(
     };
     let mut r = row(&a.id, &a.name, &a.unit, ra, rb, ratio, diff.as_ref(), band);
     if diff.is_none() {
-        r.reason = Some(if ratio.is_none() {
-            "a side has no result (the test failed or is missing)".to_string()
-        } else if let Some(why) = no_spread_reason(sa, sb) {
-            why
-        } else {
-            format!(
-                "too few kept passes for an interval ({} and {}; need {MIN_PASSES} per side — run with --passes 5 or more)",
-                la.len(),
-                lb.len()
-            )
-        });
+        r.reason = Some(no_interval_reason(
+            ratio.is_some(),
+            sa,
+            sb,
+            la.len(),
+            lb.len(),
+        ));
     }
     (r, diff)
+}
+
+/// Why a test's row has no interval: a missing result, a side without
+/// passes, or too few kept passes (`na`, `nb`).
+fn no_interval_reason(
+    has_ratio: bool,
+    sa: SystemSource,
+    sb: SystemSource,
+    na: usize,
+    nb: usize,
+) -> String {
+    if !has_ratio {
+        return "a side has no result (the test failed or is missing)".to_string();
+    }
+    no_spread_reason(sa, sb).unwrap_or_else(|| {
+        format!(
+            "too few kept passes for an interval ({na} and {nb}; need {MIN_PASSES} per side — run with --passes 5 or more)"
+        )
+    })
 }
 
 /// Welch: difference of log means, its variance and Welch–Satterthwaite df.
@@ -235,15 +274,18 @@ fn row(
         reason: None,
     };
     if let (Some(_), Some(d)) = (ratio, diff) {
-        let half = t975(d.spread.df) * d.spread.var_of_mean.sqrt();
-        let (lo, hi) = ((d.d - half).exp(), (d.d + half).exp());
-        r.ratio_ci95_low = Some(lo);
-        r.ratio_ci95_high = Some(hi);
-        let (verdict, reason) = verdict(lo, hi, d, band);
-        r.verdict = verdict;
-        r.reason = reason;
+        add_interval(&mut r, d, band);
     }
     r
+}
+
+/// The ratio's 95 % interval from the log difference, and its verdict.
+fn add_interval(r: &mut CompareRow, d: &LogDiff, band: f64) {
+    let half = t975(d.spread.df) * d.spread.var_of_mean.sqrt();
+    let (lo, hi) = ((d.d - half).exp(), (d.d + half).exp());
+    r.ratio_ci95_low = Some(lo);
+    r.ratio_ci95_high = Some(hi);
+    (r.verdict, r.reason) = verdict(lo, hi, d, band);
 }
 
 fn verdict(lo: f64, hi: f64, d: &LogDiff, band: f64) -> (SystemVerdict, Option<String>) {

@@ -52,30 +52,16 @@ pub enum ImportError {
 /// Parse a UnixBench text report.
 pub fn parse(text: &str) -> Result<SystemReport, ImportError> {
     let lines: Vec<&str> = text.lines().collect();
-    let starts: Vec<usize> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.trim_start().starts_with("Benchmark Run:"))
-        .map(|(i, _)| i)
-        .collect();
+    let starts = block_starts(&lines);
     if starts.is_empty() {
         return Err(ImportError::NotUnixBench);
     }
     let header = &lines[..starts[0]];
     let (host, kernel, arch) = system_facts(header);
-    let time = lines[starts[0]]
-        .trim()
-        .trim_start_matches("Benchmark Run:")
+    let time = lines[starts[0]].trim()["Benchmark Run:".len()..]
         .trim()
         .to_string();
-    let mut runs = Vec::new();
-    let mut cpus = None;
-    for (b, &start) in starts.iter().enumerate() {
-        let end = starts.get(b + 1).copied().unwrap_or(lines.len());
-        let (run, ncpu) = parse_block(&lines[start..end], start, b + 1)?;
-        cpus = cpus.or(ncpu);
-        runs.push(run);
-    }
+    let (runs, cpus) = parse_blocks(&lines, &starts)?;
     Ok(SystemReport {
         schema_version: kurabe_model::SCHEMA_VERSION,
         source: SystemSource::UnixbenchImport,
@@ -90,6 +76,33 @@ pub fn parse(text: &str) -> Result<SystemReport, ImportError> {
         pin: None,
         runs,
     })
+}
+
+/// The lines where a "Benchmark Run:" block starts.
+fn block_starts(lines: &[&str]) -> Vec<usize> {
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with("Benchmark Run:"))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Every "Benchmark Run" block (starting at the lines `starts`) as a run,
+/// and the CPU count the first block that names one gives.
+fn parse_blocks(
+    lines: &[&str],
+    starts: &[usize],
+) -> Result<(Vec<SystemRun>, Option<u32>), ImportError> {
+    let mut runs = Vec::new();
+    let mut cpus = None;
+    for (b, &start) in starts.iter().enumerate() {
+        let end = starts.get(b + 1).copied().unwrap_or(lines.len());
+        let (run, ncpu) = parse_block(&lines[start..end], start, b + 1)?;
+        cpus = cpus.or(ncpu);
+        runs.push(run);
+    }
+    Ok((runs, cpus))
 }
 
 fn system_facts(header: &[&str]) -> (String, String, String) {
@@ -132,16 +145,8 @@ fn parse_block(
     let mut reported_score = false;
     for (i, raw) in block.iter().enumerate() {
         let line = raw.trim_end();
-        if let Some(pos) = line.find(" in system; running ") {
-            cpus = line[..pos]
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse().ok());
-            copies = line[pos + " in system; running ".len()..]
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse().ok())
-                .unwrap_or(1);
+        if let Some((n, c)) = cpus_and_copies(line) {
+            (cpus, copies) = (n, c);
         } else if line
             .trim_start()
             .starts_with("System Benchmarks Index Score")
@@ -167,11 +172,27 @@ fn parse_block(
             line: offset + 1,
         });
     }
+    Ok((block_run(copies, tests), cpus))
+}
+
+/// A block's tests, in name order, as a scored run at `copies` copies.
+fn block_run(copies: u32, mut tests: Vec<SystemTest>) -> SystemRun {
     tests.sort_by(|a, b| a.name.cmp(&b.name));
     let mut run = crate::empty_run(copies);
     run.tests = tests;
     crate::finish_run(&mut run);
-    Ok((run, cpus))
+    run
+}
+
+/// From "N CPUs in system; running M parallel copies of tests": the CPUs
+/// (if given) and the copies (1 if unreadable).
+fn cpus_and_copies(line: &str) -> Option<(Option<u32>, u32)> {
+    const MID: &str = " in system; running ";
+    let pos = line.find(MID)?;
+    let first_number = |t: &str| t.split_whitespace().next().and_then(|n| n.parse().ok());
+    let cpus = first_number(&line[..pos]);
+    let copies = first_number(&line[pos + MID.len()..]).unwrap_or(1);
+    Some((cpus, copies))
 }
 
 fn is_test_line(line: &str) -> bool {
@@ -185,17 +206,7 @@ fn is_test_line(line: &str) -> bool {
 fn parse_test_line(line: &str) -> Option<SystemTest> {
     let open = line.rfind(" (")?;
     let (left, right) = line.split_at(open);
-    let inner = right.trim().strip_prefix('(')?;
-    let inner = &inner[..inner.find(')')?];
-    let mut parts = inner.split(',');
-    let time_s: f64 = parts
-        .next()?
-        .trim()
-        .strip_suffix('s')?
-        .trim()
-        .parse()
-        .ok()?;
-    let samples: u32 = parts.next()?.split_whitespace().next()?.parse().ok()?;
+    let (time_s, samples) = time_and_samples(right)?;
     let mut words: Vec<&str> = left.split_whitespace().collect();
     let unit = words.pop()?.to_string();
     let result: f64 = words.pop()?.parse().ok()?;
@@ -203,9 +214,14 @@ fn parse_test_line(line: &str) -> Option<SystemTest> {
     if name.is_empty() {
         return None;
     }
+    Some(imported_test(name, result, unit, time_s, samples))
+}
+
+/// A test line's figures as a test result (no passes: the report keeps none).
+fn imported_test(name: String, result: f64, unit: String, time_s: f64, samples: u32) -> SystemTest {
     let spec = catalog::by_name(&name);
     let baseline = spec.map(|s| s.baseline);
-    Some(SystemTest {
+    SystemTest {
         id: spec
             .map(|s| s.key.to_string())
             .unwrap_or_else(|| slug(&name)),
@@ -225,7 +241,23 @@ fn parse_test_line(line: &str) -> Option<SystemTest> {
         stop: None,
         modes: Vec::new(),
         error: None,
-    })
+    }
+}
+
+/// `(TIME s, N samples)` as (seconds, samples).
+fn time_and_samples(paren: &str) -> Option<(f64, u32)> {
+    let inner = paren.trim().strip_prefix('(')?;
+    let inner = &inner[..inner.find(')')?];
+    let mut parts = inner.split(',');
+    let time_s: f64 = parts
+        .next()?
+        .trim()
+        .strip_suffix('s')?
+        .trim()
+        .parse()
+        .ok()?;
+    let samples: u32 = parts.next()?.split_whitespace().next()?.parse().ok()?;
+    Some((time_s, samples))
 }
 
 fn slug(name: &str) -> String {

@@ -83,9 +83,10 @@ mod tempdir;
 mod worker;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use kurabe_model::stop::Stop;
 use kurabe_model::system::{
     PrecisionRule, SystemPass, SystemReport, SystemRun, SystemSource, SystemTest,
 };
@@ -347,9 +348,56 @@ pub struct Progress<'a> {
 /// run early with `interrupted = true` and the finished tests kept.
 pub fn run(
     cfg: &Config,
-    stop: &AtomicBool,
+    stop: &Stop,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<SystemReport, Error> {
+    let allowed = check_config(cfg)?;
+    let tmp = temp_dir(cfg)?;
+    let jobs = prepare_all(cfg, tmp.path())?;
+    let cgroup_procs: Vec<_> = cfg.cgroup_procs.iter().map(|p| c_path(p)).collect();
+    let mut report = new_report(cfg);
+    for &copies in &cfg.copies {
+        let ctx = PassCtx {
+            cgroup_procs: &cgroup_procs,
+            jobs: &jobs,
+            copies,
+            profile: &cfg.profile,
+            pin: cfg.pin,
+            allowed: &allowed,
+            stop,
+        };
+        let (run, finished) = run_at(&ctx, progress);
+        report.runs.push(run);
+        if !finished {
+            report.interrupted = true;
+            break;
+        }
+    }
+    Ok(report)
+}
+
+/// The run at one copy count (timed and scored), and false when interrupted.
+fn run_at(ctx: &PassCtx<'_>, progress: &mut dyn FnMut(Progress<'_>)) -> (SystemRun, bool) {
+    let started = std::time::Instant::now();
+    let (mut run, finished) = match ctx.profile.precision {
+        Some(rule) => adaptive::run(ctx, rule, progress),
+        None => fixed_run(ctx, progress),
+    };
+    run.elapsed_s = Some(started.elapsed().as_secs_f64());
+    finish_run(&mut run);
+    (run, finished)
+}
+
+/// The run's scratch directory under the configured parent.
+fn temp_dir(cfg: &Config) -> Result<tempdir::TempDir, Error> {
+    tempdir::TempDir::new(&cfg.temp_parent).map_err(|source| Error::TempDir {
+        dir: cfg.temp_parent.clone(),
+        source,
+    })
+}
+
+/// Refuse a configuration that cannot run; the CPUs this process may use.
+fn check_config(cfg: &Config) -> Result<Vec<usize>, Error> {
     if cfg.copies.contains(&0) {
         return Err(Error::ZeroCopies);
     }
@@ -370,48 +418,13 @@ pub fn run(
     if let (Some(pin::Pin::Spread), [only]) = (cfg.pin, allowed.as_slice()) {
         return Err(Error::OneCpu(*only));
     }
-    let tmp = tempdir::TempDir::new(&cfg.temp_parent).map_err(|source| Error::TempDir {
-        dir: cfg.temp_parent.clone(),
-        source,
-    })?;
-    let jobs = cfg
-        .tests
-        .iter()
-        .map(|&id| Ok((id, prepare(id, cfg, tmp.path())?)))
-        .collect::<Result<Vec<_>, Error>>()?;
-    let cgroup_procs = cfg
-        .cgroup_procs
-        .iter()
-        .map(|p| {
-            use std::os::unix::ffi::OsStrExt;
-            std::ffi::CString::new(p.as_os_str().as_bytes()).expect("cgroup path without NUL")
-        })
-        .collect::<Vec<_>>();
-    let mut report = new_report(cfg);
-    for &copies in &cfg.copies {
-        let ctx = PassCtx {
-            cgroup_procs: &cgroup_procs,
-            jobs: &jobs,
-            copies,
-            profile: &cfg.profile,
-            pin: cfg.pin,
-            allowed: &allowed,
-            stop,
-        };
-        let started = std::time::Instant::now();
-        let (mut run, finished) = match cfg.profile.precision {
-            Some(rule) => adaptive::run(&ctx, rule, progress),
-            None => fixed_run(&ctx, progress),
-        };
-        run.elapsed_s = Some(started.elapsed().as_secs_f64());
-        finish_run(&mut run);
-        report.runs.push(run);
-        if !finished {
-            report.interrupted = true;
-            break;
-        }
-    }
-    Ok(report)
+    Ok(allowed)
+}
+
+/// A path as a C string (kurabe makes these paths: no NUL inside).
+fn c_path(p: &std::path::Path) -> std::ffi::CString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes()).expect("path without NUL")
 }
 
 fn new_report(cfg: &Config) -> SystemReport {
@@ -454,7 +467,19 @@ pub(crate) struct PassCtx<'a> {
     pub(crate) pin: Option<pin::Pin>,
     pub(crate) allowed: &'a [usize],
     pub(crate) cgroup_procs: &'a [std::ffi::CString],
-    pub(crate) stop: &'a AtomicBool,
+    pub(crate) stop: &'a Stop,
+}
+
+impl PassCtx<'_> {
+    /// Where the copies of test `id` run: their CPUs and cgroup.
+    fn placement(&self, id: TestId) -> pin::Placement {
+        pin::Placement {
+            pin: self.pin,
+            allowed: self.allowed.to_vec(),
+            procs: if id == TestId::Context1 { 2 } else { 1 },
+            cgroup_procs: self.cgroup_procs.to_vec(),
+        }
+    }
 }
 
 /// How one pass ended.
@@ -487,12 +512,7 @@ pub(crate) fn run_pass(
         pass,
         passes,
     });
-    let place = pin::Placement {
-        pin: ctx.pin,
-        allowed: ctx.allowed.to_vec(),
-        procs: if *id == TestId::Context1 { 2 } else { 1 },
-        cgroup_procs: ctx.cgroup_procs.to_vec(),
-    };
+    let place = ctx.placement(*id);
     let started = std::time::Instant::now();
     let body = |copy: u32, fd| {
         if !place.apply(copy) {
@@ -500,28 +520,36 @@ pub(crate) fn run_pass(
         }
         job.run(secs, fd)
     };
-    match worker::run_copies(ctx.copies, limit(secs), ctx.stop, &body) {
-        Ok(outs) => {
-            if let Some(bad) = outs.iter().find(|o| o.record.err != 0) {
-                return PassOutcome::Failed(loops::error_text(bad.record.err).to_string());
-            }
-            let per_copy: Vec<score::CopySample> = outs
-                .iter()
-                .map(|o| score::CopySample {
-                    count: o.record.count,
-                    time_s: if o.record.time_s.is_finite() {
-                        o.record.time_s
-                    } else {
-                        o.elapsed_s
-                    },
-                })
-                .collect();
-            let wall = started.elapsed().as_secs_f64();
-            PassOutcome::Done(score::aggregate_copies(&per_copy), wall)
-        }
-        Err(worker::PassFailure::Interrupted) => PassOutcome::Interrupted,
-        Err(worker::PassFailure::Failed(m)) => PassOutcome::Failed(m),
+    let outs = worker::run_copies(ctx.copies, limit(secs), ctx.stop.flag(), &body);
+    pass_outcome(outs, started.elapsed().as_secs_f64())
+}
+
+/// How a pass `wall` seconds long ended: failed when a copy failed or its
+/// loop reported an error, else the copies' combined sample.
+fn pass_outcome(
+    outs: Result<Vec<worker::CopyOutcome>, worker::PassFailure>,
+    wall: f64,
+) -> PassOutcome {
+    let outs = match outs {
+        Ok(outs) => outs,
+        Err(worker::PassFailure::Interrupted) => return PassOutcome::Interrupted,
+        Err(worker::PassFailure::Failed(m)) => return PassOutcome::Failed(m),
+    };
+    if let Some(bad) = outs.iter().find(|o| o.record.err != 0) {
+        return PassOutcome::Failed(loops::error_text(bad.record.err).to_string());
     }
+    let per_copy: Vec<score::CopySample> = outs
+        .iter()
+        .map(|o| score::CopySample {
+            count: o.record.count,
+            time_s: if o.record.time_s.is_finite() {
+                o.record.time_s
+            } else {
+                o.elapsed_s
+            },
+        })
+        .collect();
+    PassOutcome::Done(score::aggregate_copies(&per_copy), wall)
 }
 
 /// UnixBench's way: every test its fixed number of passes, one test after
@@ -565,10 +593,7 @@ pub fn run_once(
         pin: None,
         cgroup_procs: Vec::new(),
     };
-    let tmp = tempdir::TempDir::new(&cfg.temp_parent).map_err(|source| Error::TempDir {
-        dir: cfg.temp_parent.clone(),
-        source,
-    })?;
+    let tmp = temp_dir(&cfg)?;
     let job = prepare(id, &cfg, tmp.path())?;
     let stop = AtomicBool::new(false);
     let out =
@@ -595,6 +620,14 @@ fn is_executable(p: &std::path::Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Every configured test, ready to run in `dir`.
+fn prepare_all(cfg: &Config, dir: &std::path::Path) -> Result<Vec<(TestId, loops::Job)>, Error> {
+    cfg.tests
+        .iter()
+        .map(|&id| Ok((id, prepare(id, cfg, dir)?)))
+        .collect()
+}
+
 fn prepare(id: TestId, cfg: &Config, dir: &std::path::Path) -> Result<loops::Job, Error> {
     use std::os::unix::ffi::OsStrExt;
     let dir_c =
@@ -614,30 +647,33 @@ fn prepare(id: TestId, cfg: &Config, dir: &std::path::Path) -> Result<loops::Job
         TestId::Syscall => loops::Job::Syscall,
         TestId::Pipe => loops::Job::Pipe,
         TestId::Context1 => loops::Job::Context,
-        TestId::Spawn => {
-            let secs = cfg.profile.secs(id.spec());
-            loops::Job::Spawn(loops::ExecArgs::new(
-                loops::spawn_argv(&helper_path(cfg)?, secs),
-                loops::environment(&[]),
-            ))
-        }
-        TestId::Execl => {
-            let secs = cfg.profile.secs(id.spec());
-            loops::Job::Execl(loops::ExecArgs::new(
-                loops::execl_argv(&helper_path(cfg)?, secs),
-                loops::environment(&[]),
-            ))
-        }
+        TestId::Spawn => loops::Job::Spawn(exec_args(id, cfg, loops::spawn_argv)?),
+        TestId::Execl => loops::Job::Execl(exec_args(id, cfg, loops::execl_argv)?),
         TestId::Fstime => fs(1024, 2000),
         TestId::Fsbuffer => fs(256, 500),
         TestId::Fsdisk => fs(4096, 8000),
-        TestId::Shell1 => {
-            loops::Job::Shell(loops::shell::ShellJob::prepare(dir, 1).map_err(Error::ShellSetup)?)
-        }
-        TestId::Shell8 => {
-            loops::Job::Shell(loops::shell::ShellJob::prepare(dir, 8).map_err(Error::ShellSetup)?)
-        }
+        TestId::Shell1 => shell(dir, 1)?,
+        TestId::Shell8 => shell(dir, 8)?,
     })
+}
+
+/// The helper's command line for test `id`, built by `argv` (spawn or execl).
+fn exec_args(
+    id: TestId,
+    cfg: &Config,
+    argv: fn(&std::path::Path, f64) -> Vec<std::ffi::CString>,
+) -> Result<loops::ExecArgs, Error> {
+    let secs = cfg.profile.secs(id.spec());
+    Ok(loops::ExecArgs::new(
+        argv(&helper_path(cfg)?, secs),
+        loops::environment(&[]),
+    ))
+}
+
+/// A shell test with `concurrent` scripts at once, prepared in `dir`.
+fn shell(dir: &std::path::Path, concurrent: u32) -> Result<loops::Job, Error> {
+    let job = loops::shell::ShellJob::prepare(dir, concurrent).map_err(Error::ShellSetup)?;
+    Ok(loops::Job::Shell(job))
 }
 
 fn limit(secs: f64) -> Duration {
@@ -661,34 +697,18 @@ pub fn test_result(
 ) -> SystemTest {
     let c = score::combine(samples, spec.timebase);
     let failed = error.is_some() || c.failed();
-    let ci = if failed {
-        None
-    } else {
-        c.log_spread.map(|s| s.ci95(c.result))
-    };
+    let ok = (!failed).then_some(c.result);
+    let ci = ok.and_then(|r| c.log_spread.map(|s| s.ci95(r)));
     SystemTest {
         id: spec.key.to_string(),
         name: spec.name.to_string(),
-        result: if failed { 0.0 } else { c.result },
+        result: ok.unwrap_or(0.0),
         unit: spec.unit.to_string(),
         baseline: Some(spec.baseline),
-        index: if failed {
-            None
-        } else {
-            Some(score::index(c.result, spec.baseline))
-        },
+        index: ok.map(|r| score::index(r, spec.baseline)),
         time_s: c.time_s,
         samples: c.samples,
-        passes: samples
-            .iter()
-            .zip(&c.rates)
-            .map(|(s, &(rate, dropped))| SystemPass {
-                count: s.count,
-                time_s: s.time_s,
-                rate,
-                dropped,
-            })
-            .collect(),
+        passes: passes(samples, &c.rates),
         ci95_low: ci.map(|c| c.0),
         ci95_high: ci.map(|c| c.1),
         score_variance_share: None,
@@ -696,6 +716,20 @@ pub fn test_result(
         modes: modes::detect(&c.rates.iter().map(|r| r.0).collect::<Vec<_>>()),
         error: error.or_else(|| failed.then(|| "no pass counted any loop".to_string())),
     }
+}
+
+/// The passes as reported: each sample with its rate and whether it was dropped.
+fn passes(samples: &[score::PassSample], rates: &[(f64, bool)]) -> Vec<SystemPass> {
+    samples
+        .iter()
+        .zip(rates)
+        .map(|(s, &(rate, dropped))| SystemPass {
+            count: s.count,
+            time_s: s.time_s,
+            rate,
+            dropped,
+        })
+        .collect()
 }
 
 /// Fill in a run's overall score from its tests, each indexed test's share
@@ -738,28 +772,19 @@ fn kept_spread(t: &SystemTest) -> Option<score::LogSpread> {
     })
 }
 
-/// `sync; sleep 1; sync; sleep 2` as `Run` does before every pass, watching
-/// the stop flag. False when interrupted.
-fn settle(stop: &AtomicBool) -> bool {
+/// `sync; sleep 1; sync; sleep 2` as `Run` does before every pass. The
+/// pauses are kept timed waits on purpose: they pace the schedule (the disk
+/// settles for a fixed time) and `stop` cuts them short. False when
+/// interrupted.
+fn settle(stop: &Stop) -> bool {
     // SAFETY: sync has no preconditions.
     unsafe { libc::sync() };
-    if !sleep_watching(stop, 1.0) {
+    if stop.wait_timeout(Duration::from_secs(1)) {
         return false;
     }
     // SAFETY: as above.
     unsafe { libc::sync() };
-    sleep_watching(stop, 2.0)
-}
-
-fn sleep_watching(stop: &AtomicBool, secs: f64) -> bool {
-    let end = std::time::Instant::now() + Duration::from_secs_f64(secs);
-    while std::time::Instant::now() < end {
-        if stop.load(Ordering::Relaxed) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    !stop.load(Ordering::Relaxed)
+    !stop.wait_timeout(Duration::from_secs(2))
 }
 
 #[cfg(test)]

@@ -108,6 +108,46 @@ impl Combined {
 
 /// Drop the lowest-count third and take the geometric mean of the rest.
 pub fn combine(passes: &[PassSample], timebase: Timebase) -> Combined {
+    let dropped = lowest_third(passes);
+    let rates: Vec<(f64, bool)> = passes
+        .iter()
+        .zip(&dropped)
+        .map(|(p, &d)| (pass_rate(*p, timebase), d))
+        .collect();
+    let kept: Vec<usize> = (0..passes.len()).filter(|&i| !dropped[i]).collect();
+    let samples = kept.len() as u32;
+    let time_s = if kept.is_empty() {
+        0.0
+    } else {
+        kept.iter().map(|&i| passes[i].time_s).sum::<f64>() / kept.len() as f64
+    };
+    let mut c = Combined {
+        result: 0.0,
+        time_s,
+        samples,
+        rates,
+        log_spread: None,
+    };
+    let rates = &c.rates;
+    if kept.is_empty()
+        || kept
+            .iter()
+            .any(|&i| rates[i].0 <= 0.0 || !rates[i].0.is_finite())
+    {
+        return c;
+    }
+    let logs: Vec<f64> = kept.iter().map(|&i| rates[i].0.ln()).collect();
+    let (mean, var) = mean_var(&logs);
+    c.log_spread = var.map(|v| LogSpread {
+        var_of_mean: v / logs.len() as f64,
+        df: (logs.len() - 1) as f64,
+    });
+    c.result = mean.exp();
+    c
+}
+
+/// Which passes UnixBench drops: the third with the lowest counts.
+fn lowest_third(passes: &[PassSample]) -> Vec<bool> {
     let ndump = passes.len() / 3;
     let mut order: Vec<usize> = (0..passes.len()).collect();
     // Stable sort by count, as Perl's sort keeps equal counts in pass order.
@@ -116,48 +156,7 @@ pub fn combine(passes: &[PassSample], timebase: Timebase) -> Combined {
     for &i in order.iter().take(ndump) {
         dropped[i] = true;
     }
-    let rates: Vec<(f64, bool)> = passes
-        .iter()
-        .zip(&dropped)
-        .map(|(p, &d)| (pass_rate(*p, timebase), d))
-        .collect();
-    let kept: Vec<usize> = (0..passes.len()).filter(|&i| !dropped[i]).collect();
-    let samples = kept.len() as u32;
-    if kept.is_empty() {
-        return Combined {
-            result: 0.0,
-            time_s: 0.0,
-            samples: 0,
-            rates,
-            log_spread: None,
-        };
-    }
-    let time_s = kept.iter().map(|&i| passes[i].time_s).sum::<f64>() / kept.len() as f64;
-    if kept
-        .iter()
-        .any(|&i| rates[i].0 <= 0.0 || !rates[i].0.is_finite())
-    {
-        return Combined {
-            result: 0.0,
-            time_s,
-            samples,
-            rates,
-            log_spread: None,
-        };
-    }
-    let logs: Vec<f64> = kept.iter().map(|&i| rates[i].0.ln()).collect();
-    let (mean, var) = mean_var(&logs);
-    let log_spread = var.map(|v| LogSpread {
-        var_of_mean: v / logs.len() as f64,
-        df: (logs.len() - 1) as f64,
-    });
-    Combined {
-        result: mean.exp(),
-        time_s,
-        samples,
-        rates,
-        log_spread,
-    }
+    dropped
 }
 
 /// INDEX = result / baseline × 10.

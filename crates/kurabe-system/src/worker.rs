@@ -117,6 +117,25 @@ pub fn run_copies(
     body: &dyn Fn(u32, RawFd) -> Record,
 ) -> Result<Vec<CopyOutcome>, PassFailure> {
     let start = Instant::now();
+    let mut kids = fork_all(copies, body)?;
+    let outcome = collect(&mut kids, start, limit, stop);
+    if outcome.is_err() {
+        kill_all(&kids);
+    }
+    // Reap every child, whatever happened: they have reported or been killed.
+    let mut statuses = Vec::with_capacity(kids.len());
+    for k in &kids {
+        statuses.push(reap(k.pid));
+    }
+    if outcome.is_err() {
+        await_groups_gone(&kids, GROUP_EXIT_WAIT);
+    }
+    outcome?;
+    reported(&kids, &statuses)
+}
+
+/// Fork the `copies` children; on a failed fork, kill the ones made.
+fn fork_all(copies: u32, body: &dyn Fn(u32, RawFd) -> Record) -> Result<Vec<Running>, PassFailure> {
     let mut kids: Vec<Running> = Vec::with_capacity(copies as usize);
     for copy in 0..copies {
         match fork_one(copy, body) {
@@ -134,21 +153,14 @@ pub fn run_copies(
             }
         }
     }
-    let outcome = collect(&mut kids, start, limit, stop);
-    if outcome.is_err() {
-        kill_all(&kids);
-    }
-    // Reap every child, whatever happened: they have reported or been killed.
-    let mut statuses = Vec::with_capacity(kids.len());
-    for k in &kids {
-        statuses.push(reap(k.pid));
-    }
-    if outcome.is_err() {
-        await_groups_gone(&kids, GROUP_EXIT_WAIT);
-    }
-    outcome?;
+    Ok(kids)
+}
+
+/// Every child's record, or the failure of the first that exited (wait
+/// status in `statuses`) without reporting.
+fn reported(kids: &[Running], statuses: &[i32]) -> Result<Vec<CopyOutcome>, PassFailure> {
     let mut out = Vec::with_capacity(kids.len());
-    for (k, status) in kids.iter().zip(statuses) {
+    for (k, &status) in kids.iter().zip(statuses) {
         match k.arrived {
             Some(t) => out.push(CopyOutcome {
                 record: Record::from_bytes(&k.buf),
@@ -203,23 +215,27 @@ fn collect(
             }
             return Err(PassFailure::Failed(format!("poll failed: {e}")));
         }
-        let now = start.elapsed().as_secs_f64();
-        for p in fds.iter().filter(|p| p.revents != 0) {
-            let k = kids
-                .iter_mut()
-                .find(|k| k.fd.as_raw_fd() == p.fd)
-                .expect("polled fd");
-            // SAFETY: reading into the unfilled tail of k.buf.
-            let r =
-                unsafe { libc::read(p.fd, k.buf[k.got..].as_mut_ptr().cast(), RECORD_LEN - k.got) };
-            if r > 0 {
-                k.got += r as usize;
-                if k.got == RECORD_LEN {
-                    k.arrived = Some(now);
-                }
-            } else if r == 0 {
-                k.eof = true;
+        read_ready(kids, &fds, start.elapsed().as_secs_f64());
+    }
+}
+
+/// Read what the children whose pipes `poll` marked ready have sent; a
+/// full record arrived at `now` (seconds since the pass started).
+fn read_ready(kids: &mut [Running], fds: &[libc::pollfd], now: f64) {
+    for p in fds.iter().filter(|p| p.revents != 0) {
+        let k = kids
+            .iter_mut()
+            .find(|k| k.fd.as_raw_fd() == p.fd)
+            .expect("polled fd");
+        // SAFETY: reading into the unfilled tail of k.buf.
+        let r = unsafe { libc::read(p.fd, k.buf[k.got..].as_mut_ptr().cast(), RECORD_LEN - k.got) };
+        if r > 0 {
+            k.got += r as usize;
+            if k.got == RECORD_LEN {
+                k.arrived = Some(now);
             }
+        } else if r == 0 {
+            k.eof = true;
         }
     }
 }
@@ -331,8 +347,8 @@ fn kill_all(kids: &[Running]) {
 /// How long a killed copy's process group may take to disappear.
 const GROUP_EXIT_WAIT: Duration = Duration::from_secs(5);
 
-/// Wait, at most `within`, until the killed copies' process groups are
-/// empty. Reaping the leader is not enough: a SIGKILLed pipeline member
+/// Wait, at most `within`, until every member of the killed copies'
+/// process groups has exited (zombies may remain until reaped). Reaping the leader is not enough: a SIGKILLed pipeline member
 /// (the shell test's `tee`, `sort`) may still finish the system call it
 /// was in — creating a file in the temp dir — after the leader is gone,
 /// and the temp dir is removed right after this returns. On a loaded
@@ -340,10 +356,11 @@ const GROUP_EXIT_WAIT: Duration = Duration::from_secs(5);
 fn await_groups_gone(kids: &[Running], within: Duration) {
     let deadline = Instant::now() + within;
     for k in kids {
-        // SAFETY: signal 0 only asks whether the group still has members.
-        while unsafe { libc::kill(-k.pid, 0) } == 0 && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        // Blocks on the members' pidfds: no polling of the group.
+        kurabe_probe::exitwait::kill_until_empty(
+            || kurabe_probe::procfs::group_members(k.pid as u32),
+            deadline,
+        );
     }
 }
 

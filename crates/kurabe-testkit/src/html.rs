@@ -16,11 +16,7 @@ pub fn balanced(html: &str) -> Result<(), String> {
         if tag.starts_with('!') {
             continue;
         }
-        let name: String = tag
-            .trim_start_matches('/')
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric())
-            .collect();
+        let name = tag_name(tag);
         if tag.starts_with('/') {
             match stack.pop() {
                 Some(open) if open == name => {}
@@ -35,6 +31,14 @@ pub fn balanced(html: &str) -> Result<(), String> {
     } else {
         Err(format!("unclosed {stack:?}"))
     }
+}
+
+/// The element name of a tag's text (between `<` and `>`), `/` stripped.
+fn tag_name(tag: &str) -> String {
+    tag.trim_start_matches('/')
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect()
 }
 
 #[cfg(test)]

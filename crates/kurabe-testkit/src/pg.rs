@@ -77,18 +77,7 @@ fn start() -> Option<Server> {
         .read_line(&mut url)
         .expect("read the server's URL");
     if url.trim().is_empty() {
-        let mut err = String::new();
-        let _ = guardian
-            .stderr
-            .take()
-            .expect("piped stderr")
-            .read_to_string(&mut err);
-        let status = guardian.wait().expect("wait for the guardian");
-        let _ = std::fs::remove_dir_all(&dir);
-        if status.code() == Some(NO_BINARIES) {
-            return None;
-        }
-        panic!("scripts/pg-test-server.sh start failed ({status}): {err}");
+        return not_started(guardian, &dir);
     }
     // The pipe into the guardian stays open as long as this process lives.
     static WRITER: Mutex<Option<ChildStdin>> = Mutex::new(None);
@@ -100,6 +89,23 @@ fn start() -> Option<Server> {
         url: url.trim().to_string(),
         ca: ca.exists().then_some(ca),
     })
+}
+
+/// The guardian printed no URL: `None` when PostgreSQL is not installed,
+/// else a panic with the script's message. `dir` is removed.
+fn not_started(mut guardian: Child, dir: &Path) -> Option<Server> {
+    let mut err = String::new();
+    let _ = guardian
+        .stderr
+        .take()
+        .expect("piped stderr")
+        .read_to_string(&mut err);
+    let status = guardian.wait().expect("wait for the guardian");
+    let _ = std::fs::remove_dir_all(dir);
+    if status.code() == Some(NO_BINARIES) {
+        return None;
+    }
+    panic!("scripts/pg-test-server.sh start failed ({status}): {err}");
 }
 
 /// The guardian (see the module docs): it starts the server in `dir`,

@@ -89,37 +89,49 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>)
             "required" | "properties" | "additionalProperties" | "propertyNames" => {
                 object_rule(root, s, key, rule, v, at, errors);
             }
-            "items" => {
-                for (i, item) in v.as_array().into_iter().flatten().enumerate() {
-                    check(root, rule, item, &format!("{at}[{i}]"), errors);
-                }
-            }
-            "minItems" | "maxItems" => {
-                let (n, limit) = (v.as_array().map_or(0, Vec::len) as f64, number(key, rule));
-                let ok = if key == "minItems" {
-                    n >= limit
-                } else {
-                    n <= limit
-                };
-                if v.is_array() && !ok {
-                    errors.push(format!("{at}: {n} items, {key} is {limit}"));
-                }
-            }
-            "oneOf" => {
-                let passing = passing(root, rule, v, at);
-                if passing != 1 {
-                    errors.push(format!(
-                        "{at}: matches {passing} of the oneOf alternatives, expected exactly 1"
-                    ));
-                }
-            }
-            "anyOf" => {
-                if passing(root, rule, v, at) == 0 {
-                    errors.push(format!("{at}: matches none of the anyOf alternatives"));
-                }
-            }
+            "items" | "minItems" | "maxItems" => array_rule(root, key, rule, v, at, errors),
+            "oneOf" | "anyOf" => errors.extend(alternatives_rule(root, key, rule, v, at)),
             other => panic!("schema keyword {other} at {at} not supported by the checker"),
         }
+    }
+}
+
+/// A keyword about an array (its items, its length).
+fn array_rule(
+    root: &Value,
+    key: &str,
+    rule: &Value,
+    v: &Value,
+    at: &str,
+    errors: &mut Vec<String>,
+) {
+    let Some(items) = v.as_array() else { return };
+    if key == "items" {
+        for (i, item) in items.iter().enumerate() {
+            check(root, rule, item, &format!("{at}[{i}]"), errors);
+        }
+        return;
+    }
+    let (n, limit) = (items.len() as f64, number(key, rule));
+    let ok = if key == "minItems" {
+        n >= limit
+    } else {
+        n <= limit
+    };
+    if !ok {
+        errors.push(format!("{at}: {n} items, {key} is {limit}"));
+    }
+}
+
+/// `oneOf` (exactly one alternative fits) or `anyOf` (at least one):
+/// the violation, if any.
+fn alternatives_rule(root: &Value, key: &str, rule: &Value, v: &Value, at: &str) -> Option<String> {
+    let passing = passing(root, rule, v, at);
+    match key {
+        "oneOf" => (passing != 1).then(|| {
+            format!("{at}: matches {passing} of the oneOf alternatives, expected exactly 1")
+        }),
+        _ => (passing == 0).then(|| format!("{at}: matches none of the anyOf alternatives")),
     }
 }
 
@@ -169,13 +181,11 @@ fn object_rule(
 ) {
     let Some(obj) = v.as_object() else { return };
     match key {
-        "required" => {
-            for name in rule.as_array().expect("required is an array") {
-                if !obj.contains_key(name.as_str().unwrap()) {
-                    errors.push(format!("{at}: missing required {name}"));
-                }
-            }
-        }
+        "required" => errors.extend(
+            (rule.as_array().expect("required is an array").iter())
+                .filter(|name| !obj.contains_key(name.as_str().unwrap()))
+                .map(|name| format!("{at}: missing required {name}")),
+        ),
         "properties" => {
             for (name, sub) in rule.as_object().expect("properties is an object") {
                 if let Some(field) = obj.get(name) {
@@ -183,25 +193,36 @@ fn object_rule(
                 }
             }
         }
-        "additionalProperties" => {
-            let known = s.get("properties").and_then(Value::as_object);
-            let extra = obj
-                .iter()
-                .filter(|(name, _)| !known.is_some_and(|k| k.contains_key(*name)));
-            for (name, field) in extra {
-                match rule {
-                    Value::Bool(false) => errors.push(format!("{at}: unexpected key {name}")),
-                    Value::Bool(true) => {}
-                    Value::Object(_) => check(root, rule, field, &format!("{at}.{name}"), errors),
-                    _ => panic!("bad additionalProperties rule {rule} at {at}"),
-                }
-            }
-        }
+        "additionalProperties" => additional(root, s, obj, rule, at, errors),
         _ => {
             for name in obj.keys() {
                 let key = Value::String(name.clone());
                 check(root, rule, &key, &format!("{at} key {name}"), errors);
             }
+        }
+    }
+}
+
+/// `additionalProperties`: the keys of `obj` that the schema node `s`
+/// does not list are refused (`false`) or checked against `rule`.
+fn additional(
+    root: &Value,
+    s: &serde_json::Map<String, Value>,
+    obj: &serde_json::Map<String, Value>,
+    rule: &Value,
+    at: &str,
+    errors: &mut Vec<String>,
+) {
+    let known = s.get("properties").and_then(Value::as_object);
+    let extra = obj
+        .iter()
+        .filter(|(name, _)| !known.is_some_and(|k| k.contains_key(*name)));
+    for (name, field) in extra {
+        match rule {
+            Value::Bool(false) => errors.push(format!("{at}: unexpected key {name}")),
+            Value::Bool(true) => {}
+            Value::Object(_) => check(root, rule, field, &format!("{at}.{name}"), errors),
+            _ => panic!("bad additionalProperties rule {rule} at {at}"),
         }
     }
 }

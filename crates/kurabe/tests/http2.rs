@@ -7,96 +7,29 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use kurabe_testkit::nginx::{Listen, Nginx};
 
 use crate::http::{http_failed, http_json, TestServer};
 use crate::serve::ServeChild;
 
 // ----- nginx -----------------------------------------------------------------
 
-/// nginx (one worker) serving `dir` with the `listen` lines given; killed on drop.
-struct Nginx {
-    child: Child,
-    dir: PathBuf,
-}
-
-impl Nginx {
-    /// None (with a visible message) when nginx is not installed outside CI.
-    fn start(dir: &Path, listens: &[String]) -> Option<Nginx> {
-        let nginx = Path::new("/usr/sbin/nginx");
-        if !nginx.exists() {
-            assert!(std::env::var_os("CI").is_none(), "nginx is required in CI");
-            eprintln!("SKIPPED: nginx not installed");
-            return None;
-        }
-        let d = dir.display();
-        let listen: String = listens.iter().map(|l| format!("  listen {l};\n")).collect();
-        let conf = format!(
-            "worker_processes 1;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-             events {{ worker_connections 256; }}\nhttp {{\n access_log {d}/access.log;\n \
-             keepalive_requests 100000;\n client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; \
-             fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n \
-             server {{\n{listen}  ssl_certificate {d}/cert.pem;\n  ssl_certificate_key {d}/key.pem;\n  \
-             root {d}/www;\n }}\n}}\n"
-        );
-        std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-        let child = Command::new(nginx)
-            .process_group(0)
-            .arg("-p")
-            .arg(dir)
-            .arg("-c")
-            .arg(dir.join("nginx.conf"))
-            .args(["-g", "daemon off; master_process on;"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Some(Nginx {
-            child,
-            dir: dir.to_owned(),
-        })
-    }
-
-    /// Requests nginx logged, once the count stops moving (it logs after the response).
-    fn logged(&self, pattern: &str) -> u64 {
-        let count = || {
-            std::fs::read_to_string(self.dir.join("access.log"))
-                .unwrap_or_default()
-                .lines()
-                .filter(|l| l.contains(pattern))
-                .count() as u64
-        };
-        let mut last = count();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(100));
-            let now = count();
-            if now == last {
-                return now;
-            }
-            last = now;
-        }
-        last
-    }
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let pid = self.child.id() as libc::pid_t;
-        // SAFETY: kill has no memory-safety preconditions; the group is nginx's own.
-        unsafe { libc::kill(-pid, libc::SIGKILL) };
-        let _ = self.child.wait();
-    }
+/// The `server` directives of the HTTP/2 tests: the files and certificate
+/// [`nginx_dir`] makes.
+fn served(dir: &Path) -> String {
+    let d = dir.display();
+    format!("ssl_certificate {d}/cert.pem;\n  ssl_certificate_key {d}/key.pem;\n  root {d}/www;")
 }
 
 /// A directory with `www/` (a small page and a 20 MiB file), a self-signed
-/// certificate for 127.0.0.1, and two free ports.
-fn nginx_dir() -> (tempfile::TempDir, u16, u16) {
+/// certificate for 127.0.0.1.
+fn nginx_dir() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let www = dir.path().join("www");
     std::fs::create_dir(&www).unwrap();
@@ -120,32 +53,20 @@ fn nginx_dir() -> (tempfile::TempDir, u16, u16) {
         .status()
         .unwrap();
     assert!(ok.success(), "openssl could not make a test certificate");
-    (dir, free_port(), free_port())
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn wait_up(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nginx did not come up on {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    dir
 }
 
 #[test]
 fn h2c_against_nginx_reconciles_with_its_access_log() {
-    let (dir, port, _) = nginx_dir();
-    let Some(nginx) = Nginx::start(dir.path(), &[format!("127.0.0.1:{port} http2")]) else {
+    let dir = nginx_dir();
+    let h2c = Listen {
+        addr: "127.0.0.1",
+        params: "http2",
+    };
+    let Some(nginx) = Nginx::start(dir.path(), 1, &[h2c], &served(dir.path())) else {
         return;
     };
-    wait_up(port);
+    let port = nginx.ports()[0];
     let url = format!("http://127.0.0.1:{port}/index.html");
     let r = http_json(&["--http2", "--streams", "8", "-c", "4", "-n", "300", &url]);
     assert_eq!(
@@ -157,7 +78,10 @@ fn h2c_against_nginx_reconciles_with_its_access_log() {
     assert_eq!(r.protocol, "h2c");
     assert_eq!(r.http2.as_ref().unwrap().streams, 8);
     assert_eq!(r.document_length_bytes, 17);
-    assert_eq!(r.server_software.as_deref(), Some(nginx_version().as_str()));
+    assert_eq!(
+        r.server_software.as_deref(),
+        Some(kurabe_testkit::nginx::version().as_str())
+    );
     assert_eq!(nginx.logged("HTTP/2.0\" 200"), 300);
     // -t: completed + failed + in flight is what nginx logged.
     let r = http_json(&["--http2", "--streams", "4", "-c", "3", "-t", "1", &url]);
@@ -171,24 +95,23 @@ fn h2c_against_nginx_reconciles_with_its_access_log() {
     assert_eq!(r.body_bytes, 2 * (20 << 20));
 }
 
-fn nginx_version() -> String {
-    let out = Command::new("/usr/sbin/nginx").arg("-v").output().unwrap();
-    let text = String::from_utf8_lossy(&out.stderr);
-    text.trim().trim_start_matches("nginx version: ").to_owned()
-}
-
 #[test]
 fn h2_over_tls_is_chosen_by_alpn_and_refused_without_it() {
-    let (dir, port, plain) = nginx_dir();
+    let dir = nginx_dir();
     let listens = [
-        format!("127.0.0.1:{port} ssl http2"),
-        format!("127.0.0.1:{plain} ssl"),
+        Listen {
+            addr: "127.0.0.1",
+            params: "ssl http2",
+        },
+        Listen {
+            addr: "127.0.0.1",
+            params: "ssl",
+        },
     ];
-    let Some(nginx) = Nginx::start(dir.path(), &listens) else {
+    let Some(nginx) = Nginx::start(dir.path(), 1, &listens, &served(dir.path())) else {
         return;
     };
-    wait_up(port);
-    wait_up(plain);
+    let (port, plain) = (nginx.ports()[0], nginx.ports()[1]);
     let url = format!("https://127.0.0.1:{port}/index.html");
     let r = http_json(&[
         "--http2",
@@ -316,24 +239,7 @@ fn garbage_frames_are_exceptions_with_a_reason() {
 
 #[test]
 fn goaway_mid_run_finishes_accepted_streams_and_resends_the_rest() {
-    let processed = Arc::new(AtomicU64::new(0));
-    let p = processed.clone();
-    // Three answers per connection, then GOAWAY naming the last one processed.
-    let srv = raw_server(move |c| {
-        let mut answered = 0;
-        while let Some(id) = c.next_request() {
-            c.respond(id, b"ok");
-            p.fetch_add(1, Ordering::SeqCst);
-            answered += 1;
-            if answered == 3 {
-                let mut payload = id.to_be_bytes().to_vec();
-                payload.extend_from_slice(&0u32.to_be_bytes());
-                c.write(7, 0, 0, &payload);
-                c.until_eof();
-                return;
-            }
-        }
-    });
+    let (srv, processed) = three_per_connection_server();
     let r = http_json(&[
         "--http2",
         "--streams",
@@ -444,6 +350,86 @@ fn an_oversized_header_block_is_refused() {
     );
 }
 
+/// Three answers per connection, then GOAWAY naming the last one and EOF:
+/// the client keeps opening connections. Counts what it answered.
+fn three_per_connection_server() -> (TestServer, Arc<AtomicU64>) {
+    let processed = Arc::new(AtomicU64::new(0));
+    let p = processed.clone();
+    let srv = raw_server(move |c| {
+        let mut answered = 0;
+        while let Some(id) = c.next_request() {
+            c.respond(id, b"ok");
+            p.fetch_add(1, Ordering::SeqCst);
+            answered += 1;
+            if answered == 3 {
+                let mut payload = id.to_be_bytes().to_vec();
+                payload.extend_from_slice(&0u32.to_be_bytes());
+                c.write(7, 0, 0, &payload);
+                c.until_eof();
+                return;
+            }
+        }
+    });
+    (srv, processed)
+}
+
+/// Out of file descriptors after the load started (the limit lowered under
+/// the running client with prlimit): the reconnects fail as the client's own
+/// failures, named with the fix, as over HTTP/1.1; never the server's.
+#[test]
+fn running_out_of_descriptors_mid_run_is_the_clients_failure() {
+    let (srv, processed) = three_per_connection_server();
+    // --no-server-metrics: the "server" is this test process, whose tree is
+    // every other test's children; sampling it is not what is tested here.
+    let child = crate::util::kurabe()
+        .args(["http", "-q", "--format", "json", "--no-server-metrics"])
+        .args(["--http2", "--streams", "2"])
+        .args(["-c", "2", "-n", "200000", &srv.url()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while processed.load(Ordering::SeqCst) < 50 {
+        assert!(Instant::now() < deadline, "no load arrived");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Fewer descriptors than kurabe already holds: every new socket fails.
+    let lim = libc::rlimit {
+        rlim_cur: 8,
+        rlim_max: 8,
+    };
+    // SAFETY: prlimit on our own child with a valid rlimit; no old value wanted.
+    let rc = unsafe {
+        libc::prlimit(
+            child.id() as libc::pid_t,
+            libc::RLIMIT_NOFILE,
+            &lim,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("http-report.schema.json", &v);
+    let f = &v["failures"];
+    assert!(f["client"].as_u64().unwrap() > 0, "{f}");
+    assert_eq!(f["connect"], 0, "not blamed on the server: {f}");
+    let bucket = v["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "client")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    let text = bucket["first_error"].as_str().unwrap();
+    assert!(
+        text.contains("too many open files") && text.contains("raise `ulimit -n`"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_server_that_only_speaks_http11_is_a_connect_failure() {
     let serve = ServeChild::start(&[]);
@@ -484,6 +470,95 @@ fn http2_flags_are_checked() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--streams"));
+}
+
+// ----- distributed --------------------------------------------------------------
+
+/// A child process killed on drop.
+struct Kid(Child);
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A PostgreSQL schema of its own, dropped on drop: the fleet tables of this
+/// test, so no other test's coordinator can take its workers (or the reverse).
+struct Schema {
+    url: String,
+    base: String,
+    name: String,
+}
+
+impl Schema {
+    fn create(base: &str) -> Schema {
+        let name = format!("h2fleet_{}", std::process::id());
+        let mut c = kurabe_store::pg::connect(base).unwrap();
+        c.batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+        ))
+        .unwrap();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{sep}options=-c%20search_path%3D{name}");
+        Schema {
+            url,
+            base: base.to_owned(),
+            name,
+        }
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = kurabe_store::pg::connect(&self.base) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
+}
+
+/// `kurabe http --http2 --workers 2`: two `kurabe worker`s on this host
+/// share the run through PostgreSQL; the merged record has exactly -n
+/// requests, the server processed exactly those, and it says h2c.
+#[test]
+fn a_distributed_http2_run_is_exact_and_says_its_protocol() {
+    let Some(pg) = kurabe_testkit::pg::server() else {
+        return;
+    };
+    let schema = Schema::create(&pg.url);
+    let (srv, processed) = ok_server();
+    let _workers: Vec<Kid> = (1..=2)
+        .map(|i| {
+            let w = crate::util::kurabe()
+                .args(["worker", "--once", "--store", &schema.url])
+                .args(["--name", &format!("h2w{i}")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            Kid(w)
+        })
+        .collect();
+    let out = crate::util::kurabe()
+        .args(["http", "-q", "--format", "json", "--store", &schema.url])
+        .args(["--workers", "2", "--wait-workers", "60s", "--http2"])
+        .args(["--streams", "4", "-c", "4", "-n", "400", &srv.url()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("http-report.schema.json", &v);
+    assert_eq!(v["complete_requests"], 400, "{v:#}");
+    assert_eq!(v["failed_requests"], 0, "{v:#}");
+    assert_eq!(v["protocol"], "h2c", "{v:#}");
+    assert_eq!(v["http2"]["streams"], 4, "{v:#}");
+    assert_eq!(
+        processed.load(Ordering::SeqCst),
+        400,
+        "none lost or sent twice"
+    );
 }
 
 // ----- plans ---------------------------------------------------------------------

@@ -2,12 +2,12 @@
 //! accounting taken in the same run (`/usr/bin/time` around the command,
 //! `smem` on the same tree), never against absolute constants.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use kurabe_model::probe::{CpuSource, WatchEnd, WatchReport};
+use kurabe_testkit::nginx::{Listen, Nginx};
 use serde_json::Value;
 
 use crate::util::kurabe;
@@ -333,63 +333,16 @@ fn free_port(addr: &str) -> u16 {
         .port()
 }
 
-/// nginx with a master and two workers listening on `listen`, or None (with a
-/// visible message) when nginx is not installed outside CI.
-fn start_nginx(dir: &Path, listen: &str) -> Option<std::process::Child> {
-    let nginx = Path::new("/usr/sbin/nginx");
-    if !nginx.exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "nginx is required in CI (.ci/run installs it)"
-        );
-        eprintln!("SKIPPED: nginx not installed");
-        return None;
-    }
-    let d = dir.display();
-    let conf = format!(
-        "worker_processes 2;\npid {d}/nginx.pid;\nerror_log {d}/error.log;\nevents {{ worker_connections 64; }}\nhttp {{\n access_log off;\n client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n server {{ listen {listen}; location / {{ return 200 'ok'; }} }}\n}}\n"
-    );
-    let path = dir.join("nginx.conf");
-    std::fs::write(&path, conf).unwrap();
-    let child = Command::new(nginx)
-        .process_group(0)
-        .args(["-p"])
-        .arg(dir)
-        .arg("-c")
-        .arg(&path)
-        .args(["-g", "daemon off; master_process on;"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    Some(child)
-}
-
-/// SIGTERM to the master (it stops its workers and waits for them), then
-/// SIGKILL to the whole process group in case anything is left.
-fn stop_nginx(nginx: &mut std::process::Child) {
-    let pid = nginx.id() as libc::pid_t;
-    // SAFETY: kill has no memory-safety preconditions.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
-    let _ = wait_for(Duration::from_secs(5), || {
-        nginx.try_wait().ok().flatten().is_some()
-    });
-    // SAFETY: as above; the group is nginx's own (process_group(0)).
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
-    let _ = nginx.wait();
-}
-
-fn port_finds_nginx(addr: &str, listen_fmt: impl Fn(u16) -> String) {
+/// nginx with a master and two workers listening on `addr`: `watch --port`
+/// finds the master as the root of the listeners and sees its workers.
+fn port_finds_nginx(addr: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port(addr);
-    let Some(mut nginx) = start_nginx(dir.path(), &listen_fmt(port)) else {
+    let listen = Listen { addr, params: "" };
+    let server = "location / { return 200 'ok'; }";
+    let Some(mut nginx) = Nginx::start(dir.path(), 2, &[listen], server) else {
         return;
     };
-    let master = nginx.id();
-    // Ready when master + 2 workers exist and the port accepts connections.
-    let up = wait_for(Duration::from_secs(10), || {
-        std::net::TcpStream::connect((addr, port)).is_ok()
-    });
+    let (master, port) = (nginx.pid(), nginx.ports()[0]);
     let out = kurabe()
         .args([
             "watch",
@@ -404,8 +357,7 @@ fn port_finds_nginx(addr: &str, listen_fmt: impl Fn(u16) -> String) {
         .arg(port.to_string())
         .output()
         .unwrap();
-    stop_nginx(&mut nginx);
-    assert!(up, "nginx did not come up on {addr}:{port}");
+    nginx.stop();
     assert!(
         out.status.success(),
         "{}",
@@ -420,12 +372,12 @@ fn port_finds_nginx(addr: &str, listen_fmt: impl Fn(u16) -> String) {
 
 #[test]
 fn port_finds_nginx_master_and_workers_ipv4() {
-    port_finds_nginx("127.0.0.1", |p| format!("127.0.0.1:{p}"));
+    port_finds_nginx("127.0.0.1");
 }
 
 #[test]
 fn port_finds_nginx_master_and_workers_ipv6() {
-    port_finds_nginx("::1", |p| format!("[::1]:{p}"));
+    port_finds_nginx("::1");
 }
 
 #[test]

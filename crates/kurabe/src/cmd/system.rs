@@ -149,7 +149,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (format, output, save) = (a.format, a.output.clone(), a.save.clone());
     let cfg = choices(a).config()?;
     super::check_outputs(&[("-o", output.as_deref())])?;
-    let stop = crate::signal::install()?;
+    let stop = crate::signal::install_stop()?;
     let report = run_with_bar(&cfg, &stop)?;
     write_output(output.as_deref(), &to_string(&*renderer(format), &report))?;
     if report.interrupted {
@@ -168,7 +168,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
 /// a step starting at its first pass.
 fn run_with_bar(
     cfg: &kurabe_system::Config,
-    stop: &std::sync::atomic::AtomicBool,
+    stop: &kurabe_model::stop::Stop,
 ) -> anyhow::Result<kurabe_model::system::SystemReport> {
     let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
     let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(true));

@@ -185,20 +185,7 @@ impl Proto {
     pub fn open(&mut self, slot: Slot, blocks: &RequestBlocks, has_body: bool) {
         let id = self.next_id;
         self.next_id += 2;
-        let mut prefix: &[u8] = &[];
-        let block = match self.table {
-            Table::Fresh => {
-                self.table = Table::Indexed;
-                &blocks.first
-            }
-            Table::Indexed => &blocks.repeat,
-            Table::ResetDue => {
-                self.table = Table::Plain;
-                prefix = &[hpack::TABLE_RESET];
-                &blocks.plain
-            }
-            Table::Plain => &blocks.plain,
-        };
+        let (prefix, block) = self.next_block(blocks);
         let flags = if has_body { 0 } else { frame::END_STREAM };
         self.headers(id, flags, prefix, block);
         self.streams.push(Stream {
@@ -212,6 +199,23 @@ impl Proto {
             send_window: i64::from(self.peer_window),
             recv_unacked: 0,
         });
+    }
+
+    /// The header block for the next request (and what must precede it),
+    /// by what the server's dynamic table holds of ours.
+    fn next_block<'b>(&mut self, blocks: &'b RequestBlocks) -> (&'static [u8], &'b [u8]) {
+        match self.table {
+            Table::Fresh => {
+                self.table = Table::Indexed;
+                (&[], &blocks.first)
+            }
+            Table::Indexed => (&[], &blocks.repeat),
+            Table::ResetDue => {
+                self.table = Table::Plain;
+                (&[hpack::TABLE_RESET], &blocks.plain)
+            }
+            Table::Plain => (&[], &blocks.plain),
+        }
     }
 
     /// Queue a header block as HEADERS and, past the server's frame size, CONTINUATION frames.
@@ -232,19 +236,22 @@ impl Proto {
         }
         let mut all = prefix.to_vec();
         all.extend_from_slice(block);
+        self.continued(id, flags, &all, max);
+    }
+
+    /// A header block over `max` bytes: HEADERS, then CONTINUATION frames,
+    /// the last with END_HEADERS.
+    fn continued(&mut self, id: u32, flags: u8, all: &[u8], max: usize) {
         let mut chunks = all.chunks(max).peekable();
-        let mut kind = frame::HEADERS;
-        let mut f = flags;
+        let (mut kind, mut f) = (frame::HEADERS, flags);
         while let Some(c) = chunks.next() {
-            let end = if chunks.peek().is_none() {
-                frame::END_HEADERS
-            } else {
-                0
+            let end = match chunks.peek() {
+                None => frame::END_HEADERS,
+                Some(_) => 0,
             };
             frame::head(&mut self.out, c.len(), kind, f | end, id);
             self.out.extend_from_slice(c);
-            kind = frame::CONTINUATION;
-            f = 0;
+            (kind, f) = (frame::CONTINUATION, 0);
         }
     }
 
@@ -259,28 +266,40 @@ impl Proto {
                 continue;
             }
             while self.streams[i].body_sent < body.len() && queued < BODY_BATCH {
-                let s = &self.streams[i];
-                let room = s.send_window.min(self.conn_send_window).max(0) as usize;
-                let n = (body.len() - s.body_sent)
-                    .min(room)
-                    .min(self.peer_max_frame as usize);
-                if n == 0 {
-                    break;
+                match self.body_frame(i, body) {
+                    0 => break,
+                    n => queued += n,
                 }
-                let (id, from) = (s.id, s.body_sent);
-                let end = from + n == body.len();
-                let flags = if end { frame::END_STREAM } else { 0 };
-                frame::head(&mut self.out, n, frame::DATA, flags, id);
-                self.out.extend_from_slice(&body[from..from + n]);
-                let s = &mut self.streams[i];
-                s.body_sent += n;
-                s.send_window -= n as i64;
-                self.conn_send_window -= n as i64;
-                queued += n;
             }
             blocked |= self.streams[i].body_sent < body.len();
         }
         blocked
+    }
+
+    /// Queue one DATA frame of stream `i`'s body, as large as the windows
+    /// and the frame size allow; its length (0: a window is closed).
+    fn body_frame(&mut self, i: usize, body: &[u8]) -> usize {
+        let s = &self.streams[i];
+        let room = s.send_window.min(self.conn_send_window).max(0) as usize;
+        let n = (body.len() - s.body_sent)
+            .min(room)
+            .min(self.peer_max_frame as usize);
+        if n == 0 {
+            return 0;
+        }
+        let (id, from) = (s.id, s.body_sent);
+        let flags = if from + n == body.len() {
+            frame::END_STREAM
+        } else {
+            0
+        };
+        frame::head(&mut self.out, n, frame::DATA, flags, id);
+        self.out.extend_from_slice(&body[from..from + n]);
+        let s = &mut self.streams[i];
+        s.body_sent += n;
+        s.send_window -= n as i64;
+        self.conn_send_window -= n as i64;
+        n
     }
 
     /// The windows that hold a request body back, for a timeout's explanation.
@@ -319,16 +338,9 @@ impl Proto {
     pub fn input(&mut self, buf: &[u8], now: u64, want_server: bool) -> Result<usize, ConnError> {
         let mut pos = 0;
         loop {
+            pos += self.skip_payload(buf.len() - pos);
             if self.skip > 0 {
-                let n = self.skip.min(buf.len() - pos);
-                self.skip -= n;
-                pos += n;
-                if self.skip > 0 {
-                    return Ok(pos);
-                }
-            }
-            if let Some(id) = self.skip_end.take() {
-                self.end_stream(id);
+                return Ok(pos);
             }
             if !self.settings_seen {
                 check_first_frame(&buf[pos..])?;
@@ -336,21 +348,26 @@ impl Proto {
             if buf.len() - pos < frame::HEADER_LEN {
                 return Ok(pos);
             }
-            let h = Head::parse(&buf[pos..]);
-            if h.len > frame::DEFAULT_MAX_FRAME {
-                return Err(protocol(format!(
-                    "the server sent a frame of {} bytes (type {}), over the {} the client allows (FRAME_SIZE_ERROR)",
-                    h.len,
-                    h.kind,
-                    frame::DEFAULT_MAX_FRAME
-                )));
-            }
+            let h = frame_head(&buf[pos..])?;
             let rest = &buf[pos + frame::HEADER_LEN..];
             match self.frame(h, rest, now, want_server)? {
                 Some(used) => pos += frame::HEADER_LEN + used,
                 None => return Ok(pos),
             }
         }
+    }
+
+    /// Skip what is left of a DATA or ignored payload, at most `avail`
+    /// bytes; once all of it is skipped, end the stream its END_STREAM named.
+    fn skip_payload(&mut self, avail: usize) -> usize {
+        let n = self.skip.min(avail);
+        self.skip -= n;
+        if self.skip == 0 {
+            if let Some(id) = self.skip_end.take() {
+                self.end_stream(id);
+            }
+        }
+        n
     }
 
     /// One frame; `None` when its payload is not all in `rest` yet.
@@ -370,17 +387,7 @@ impl Proto {
             return self.data(h, rest, now);
         }
         let len = h.len as usize;
-        if !matches!(
-            h.kind,
-            frame::HEADERS
-                | frame::CONTINUATION
-                | frame::RST_STREAM
-                | frame::SETTINGS
-                | frame::PUSH_PROMISE
-                | frame::PING
-                | frame::GOAWAY
-                | frame::WINDOW_UPDATE
-        ) {
+        if !handled(h.kind) {
             // PRIORITY and unknown types: ignored, as RFC 9113 §5.5 asks.
             self.skip = len;
             return Ok(Some(0));
@@ -388,23 +395,25 @@ impl Proto {
         if rest.len() < len {
             return Ok(None);
         }
-        let p = &rest[..len];
-        match h.kind {
-            frame::HEADERS => self.on_headers(h, p, now, want_server)?,
-            frame::CONTINUATION => self.on_continuation(h, p, now, want_server)?,
-            frame::RST_STREAM => self.on_rst(h, p)?,
-            frame::SETTINGS => self.on_settings(h, p)?,
-            frame::PING => self.on_ping(h, p)?,
-            frame::GOAWAY => self.on_goaway(h, p)?,
-            frame::WINDOW_UPDATE => self.on_window_update(h, p)?,
-            _ => {
-                return Err(protocol(
-                    "the server pushed a stream although the client disabled server push \
-                     (SETTINGS_ENABLE_PUSH=0; PROTOCOL_ERROR)",
-                ))
-            }
-        }
+        self.control(h, &rest[..len], now, want_server)?;
         Ok(Some(len))
+    }
+
+    /// A complete frame of a type [`handled`] names, other than DATA.
+    fn control(&mut self, h: Head, p: &[u8], now: u64, want: bool) -> Result<(), ConnError> {
+        match h.kind {
+            frame::HEADERS => self.on_headers(h, p, now, want),
+            frame::CONTINUATION => self.on_continuation(h, p, want),
+            frame::RST_STREAM => self.on_rst(h, p),
+            frame::SETTINGS => self.on_settings(h, p),
+            frame::PING => self.on_ping(h, p),
+            frame::GOAWAY => self.on_goaway(h, p),
+            frame::WINDOW_UPDATE => self.on_window_update(h, p),
+            _ => Err(protocol(
+                "the server pushed a stream although the client disabled server push \
+                 (SETTINGS_ENABLE_PUSH=0; PROTOCOL_ERROR)",
+            )),
+        }
     }
 
     fn stream(&mut self, id: u32) -> Option<&mut Stream> {
@@ -419,24 +428,10 @@ impl Proto {
                 "the server sent DATA on stream 0 (PROTOCOL_ERROR)",
             ));
         }
-        let padded = h.flags & frame::PADDED != 0;
-        let (lead, pad) = if padded {
-            match rest.first() {
-                Some(&p) => (1, usize::from(p)),
-                None if h.len == 0 => {
-                    return Err(protocol("a padded DATA frame without its pad length"))
-                }
-                None => return Ok(None),
-            }
-        } else {
-            (0, 0)
+        let Some((lead, pad)) = data_padding(h, rest)? else {
+            return Ok(None);
         };
         let len = h.len as usize;
-        if lead + pad > len {
-            return Err(protocol(
-                "DATA padding longer than the frame (PROTOCOL_ERROR)",
-            ));
-        }
         self.conn_recv_unacked = self.conn_recv_unacked.saturating_add(h.len);
         if let Some(s) = self.stream(h.stream) {
             s.recv_unacked = s.recv_unacked.saturating_add(h.len);
@@ -466,24 +461,7 @@ impl Proto {
                 "the server sent HEADERS on stream 0 (PROTOCOL_ERROR)",
             ));
         }
-        let mut from = 0;
-        let mut to = p.len();
-        if h.flags & frame::PADDED != 0 {
-            let pad = usize::from(
-                *p.first()
-                    .ok_or_else(|| protocol("HEADERS without its pad length"))?,
-            );
-            from = 1;
-            to = to.checked_sub(pad).filter(|&t| t >= from).ok_or_else(|| {
-                protocol("HEADERS padding longer than the frame (PROTOCOL_ERROR)")
-            })?;
-        }
-        if h.flags & frame::PRIORITY != 0 {
-            from += 5;
-            if from > to {
-                return Err(protocol("HEADERS too short for its priority fields"));
-            }
-        }
+        let (from, to) = header_block_range(h, p)?;
         let end_stream = h.flags & frame::END_STREAM != 0;
         if let Some(s) = self.stream(h.stream) {
             if s.first_byte == 0 {
@@ -499,13 +477,7 @@ impl Proto {
         Ok(())
     }
 
-    fn on_continuation(
-        &mut self,
-        h: Head,
-        p: &[u8],
-        _now: u64,
-        want: bool,
-    ) -> Result<(), ConnError> {
+    fn on_continuation(&mut self, h: Head, p: &[u8], want: bool) -> Result<(), ConnError> {
         let Some((id, end_stream)) = self.block_stream else {
             return Err(protocol(
                 "CONTINUATION without a header block to continue (PROTOCOL_ERROR)",
@@ -543,13 +515,9 @@ impl Proto {
         want: bool,
     ) -> Result<(), ConnError> {
         let want = want && self.server.is_none();
-        let head = hpack::decode(&mut self.dec, block, want).map_err(|why| ConnError {
-            kind: FailKind::Exception,
-            why: format!("{why} (COMPRESSION_ERROR)"),
-        })?;
-        if head.server.is_some() {
-            self.server = head.server;
-        }
+        let head = hpack::decode(&mut self.dec, block, want)
+            .map_err(|why| protocol(format!("{why} (COMPRESSION_ERROR)")))?;
+        self.server = head.server.or(self.server.take());
         let Some(s) = self.stream(id) else {
             return Ok(());
         };
@@ -600,18 +568,7 @@ impl Proto {
     fn setting(&mut self, id: u16, v: u32) -> Result<(), ConnError> {
         match id {
             frame::SETTINGS_MAX_CONCURRENT_STREAMS => self.peer_max_streams = v,
-            frame::SETTINGS_INITIAL_WINDOW_SIZE => {
-                if v > frame::MAX_WINDOW {
-                    return Err(protocol(
-                        "SETTINGS_INITIAL_WINDOW_SIZE over 2^31-1 (FLOW_CONTROL_ERROR)",
-                    ));
-                }
-                let delta = i64::from(v) - i64::from(self.peer_window);
-                self.peer_window = v;
-                for s in &mut self.streams {
-                    s.send_window += delta;
-                }
-            }
+            frame::SETTINGS_INITIAL_WINDOW_SIZE => self.initial_window(v)?,
             frame::SETTINGS_MAX_FRAME_SIZE => {
                 if !(frame::DEFAULT_MAX_FRAME..=0xff_ffff).contains(&v) {
                     return Err(protocol(
@@ -626,6 +583,22 @@ impl Proto {
                 self.peer_table = Some(v as usize);
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// The server's new initial stream window: every open stream's window
+    /// moves by the difference (RFC 9113 §6.9.2).
+    fn initial_window(&mut self, v: u32) -> Result<(), ConnError> {
+        if v > frame::MAX_WINDOW {
+            return Err(protocol(
+                "SETTINGS_INITIAL_WINDOW_SIZE over 2^31-1 (FLOW_CONTROL_ERROR)",
+            ));
+        }
+        let delta = i64::from(v) - i64::from(self.peer_window);
+        self.peer_window = v;
+        for s in &mut self.streams {
+            s.send_window += delta;
         }
         Ok(())
     }
@@ -683,6 +656,80 @@ impl Proto {
         }
         Ok(())
     }
+}
+
+/// The frame header at the start of `b` (at least 9 bytes), refused when
+/// its payload is over the largest frame the client allows.
+fn frame_head(b: &[u8]) -> Result<Head, ConnError> {
+    let h = Head::parse(b);
+    if h.len > frame::DEFAULT_MAX_FRAME {
+        return Err(protocol(format!(
+            "the server sent a frame of {} bytes (type {}), over the {} the client allows (FRAME_SIZE_ERROR)",
+            h.len,
+            h.kind,
+            frame::DEFAULT_MAX_FRAME
+        )));
+    }
+    Ok(h)
+}
+
+/// A DATA frame's pad length field (1 byte or none) and padding; `None`
+/// while the pad length has not arrived.
+fn data_padding(h: Head, rest: &[u8]) -> Result<Option<(usize, usize)>, ConnError> {
+    if h.flags & frame::PADDED == 0 {
+        return Ok(Some((0, 0)));
+    }
+    let pad = match rest.first() {
+        Some(&p) => usize::from(p),
+        None if h.len == 0 => return Err(protocol("a padded DATA frame without its pad length")),
+        None => return Ok(None),
+    };
+    if 1 + pad > h.len as usize {
+        return Err(protocol(
+            "DATA padding longer than the frame (PROTOCOL_ERROR)",
+        ));
+    }
+    Ok(Some((1, pad)))
+}
+
+/// Where a HEADERS payload's header block lies, past its pad length and
+/// priority fields and before its padding.
+fn header_block_range(h: Head, p: &[u8]) -> Result<(usize, usize), ConnError> {
+    let mut from = 0;
+    let mut to = p.len();
+    if h.flags & frame::PADDED != 0 {
+        let pad = usize::from(
+            *p.first()
+                .ok_or_else(|| protocol("HEADERS without its pad length"))?,
+        );
+        from = 1;
+        to = to
+            .checked_sub(pad)
+            .filter(|&t| t >= from)
+            .ok_or_else(|| protocol("HEADERS padding longer than the frame (PROTOCOL_ERROR)"))?;
+    }
+    if h.flags & frame::PRIORITY != 0 {
+        from += 5;
+        if from > to {
+            return Err(protocol("HEADERS too short for its priority fields"));
+        }
+    }
+    Ok((from, to))
+}
+
+/// The frame types the client acts on besides DATA; others are skipped.
+fn handled(kind: u8) -> bool {
+    matches!(
+        kind,
+        frame::HEADERS
+            | frame::CONTINUATION
+            | frame::RST_STREAM
+            | frame::SETTINGS
+            | frame::PUSH_PROMISE
+            | frame::PING
+            | frame::GOAWAY
+            | frame::WINDOW_UPDATE
+    )
 }
 
 /// Before the server's SETTINGS: refuse at once what cannot be HTTP/2.

@@ -9,11 +9,12 @@
 //! needs here is small: the request's header block is the same for every
 //! request, so it is HPACK-encoded once per run ([`hpack`]); a response is
 //! a HEADERS frame to decode and DATA frames to count and skip, never to
-//! copy. So the frames are parsed in place from each connection's read
-//! buffer ([`conn`]) by the same kind of single-threaded epoll loop as the
-//! HTTP/1.1 engine ([`worker`]), and only HPACK decoding, the one part with
-//! real state and Huffman tables, comes from a crate: `httlib-hpack` (no
-//! runtime, table-driven Huffman decoding; see [`hpack`] for why not `hpack`).
+//! copy. So the frames are parsed in place from the worker's read buffer
+//! ([`conn`]) by the same kind of single-threaded epoll loop as the
+//! HTTP/1.1 engine ([`worker`]). HPACK decoding is ours too, reading only
+//! `:status` (and `server` once) while following the server's dynamic
+//! table; only the Huffman code table comes from a crate, `httlib-huffman`
+//! (see [`hpack`] for why, with the figures, and why not `hpack`).
 //!
 //! The hook into the rest of the client is [`Setup`] in the shared run
 //! state and [`worker::Worker`] in place of the HTTP/1.1 worker; counting
@@ -44,34 +45,13 @@ pub(crate) struct Setup {
 impl Setup {
     /// Encode the request of `cfg` for HTTP/2.
     pub fn new(cfg: &LoadConfig) -> Setup {
-        let has = |name: &str| {
-            cfg.headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case(name))
-        };
-        let mut headers = Vec::new();
-        if !has("user-agent") {
-            headers.push((
-                "user-agent".to_owned(),
-                concat!("kurabe/", env!("CARGO_PKG_VERSION")).to_owned(),
-            ));
-        }
-        if !has("accept") {
-            headers.push(("accept".to_owned(), "*/*".to_owned()));
-        }
-        headers.extend(cfg.headers.iter().cloned());
-        if let Some(body) = &cfg.body {
-            if !has("content-length") {
-                headers.push(("content-length".to_owned(), body.len().to_string()));
-            }
-        }
         let scheme = if cfg.target.tls { "https" } else { "http" };
         let list = hpack::header_list(
             &cfg.method,
             scheme,
             &cfg.target.host_header(),
             &cfg.target.path,
-            &headers,
+            &request_headers(cfg),
         );
         Setup {
             blocks: hpack::encode(&list),
@@ -79,4 +59,31 @@ impl Setup {
             streams: cfg.streams.max(1) as usize,
         }
     }
+}
+
+/// The user's headers, after a default `user-agent` and `accept` unless
+/// given, and `content-length` for a body.
+fn request_headers(cfg: &LoadConfig) -> Vec<(String, String)> {
+    let has = |name: &str| {
+        cfg.headers
+            .iter()
+            .any(|(k, _)| k.eq_ignore_ascii_case(name))
+    };
+    let mut headers = Vec::new();
+    if !has("user-agent") {
+        headers.push((
+            "user-agent".to_owned(),
+            concat!("kurabe/", env!("CARGO_PKG_VERSION")).to_owned(),
+        ));
+    }
+    if !has("accept") {
+        headers.push(("accept".to_owned(), "*/*".to_owned()));
+    }
+    headers.extend(cfg.headers.iter().cloned());
+    if let Some(body) = &cfg.body {
+        if !has("content-length") {
+            headers.push(("content-length".to_owned(), body.len().to_string()));
+        }
+    }
+    headers
 }

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use socket2::Socket;
 
-use super::conn::{ConnError, Proto, StreamState, MAX_BLOCK};
+use super::conn::{ConnError, Proto, StreamState};
 use super::frame;
 use crate::client::gnuplot::GnuplotWriter;
 use crate::client::record::{record, Answer};
@@ -29,7 +29,7 @@ use crate::client::stats::{FailKind, Stats};
 use crate::client::sys::{self, Epoll};
 use crate::client::tls::TlsSession;
 use crate::client::turns::{self, Turns};
-use crate::client::worker::{Shared, Slot};
+use crate::client::worker::{socket_failure_kind, Shared, Slot};
 use crate::client::RunControl;
 
 /// Events taken per `epoll_wait`.
@@ -59,8 +59,9 @@ struct Conn {
     tls: Option<Box<TlsSession>>,
     /// ALPN still to be checked once the TLS handshake is done.
     alpn_pending: bool,
-    buf: Vec<u8>,
-    len: usize,
+    /// Bytes read but not parsed yet (the start of a frame): usually none,
+    /// so idle connections hold no read buffer (see [`Worker::rbuf`]).
+    tail: Vec<u8>,
     /// `proto.out[out_off..]` is still to be written.
     out_off: usize,
     proto: Proto,
@@ -72,15 +73,14 @@ struct Conn {
 }
 
 impl Conn {
-    fn new(buf_size: usize) -> Conn {
+    fn new() -> Conn {
         Conn {
             sock: None,
             fd: -1,
             state: State::Closed,
             tls: None,
             alpn_pending: false,
-            buf: vec![0; buf_size],
-            len: 0,
+            tail: Vec::new(),
             out_off: 0,
             proto: Proto::default(),
             unsent: 0,
@@ -125,7 +125,14 @@ pub(crate) struct Worker<'a> {
     why: Option<String>,
     ticker: sys::Ticker,
     tick_ns: u64,
+    /// The one read buffer of the worker: a connection's tail, then what
+    /// `recv` brings, parsed in place; what is left goes back to the tail.
+    rbuf: Vec<u8>,
 }
+
+/// Size of [`Worker::rbuf`]: room for many responses per `recv`, and always
+/// more than a tail can hold (one frame, at most MAX_FRAME + its header).
+const RBUF: usize = 256 * 1024;
 
 impl<'a> Worker<'a> {
     pub fn new(
@@ -136,17 +143,6 @@ impl<'a> Worker<'a> {
         gnuplot: Option<GnuplotWriter>,
     ) -> io::Result<Worker<'a>> {
         let h2 = sh.h2.as_ref().expect("an HTTP/2 run has its setup");
-        let schedule = sh.rate.map(|r| {
-            let warm = sh.measure_ns > sh.start_ns;
-            let start = if warm { sh.start_ns } else { sh.measure_ns };
-            Schedule::new(
-                start,
-                r,
-                index,
-                sh.threads,
-                if warm { None } else { sh.limit },
-            )
-        });
         let batch = (conns as u64 * h2.streams as u64).clamp(1, 64);
         let tick_ns = (sh.timeout_ns / 20).clamp(1_000_000, TICK_NS);
         let ticker = sys::Ticker::new(tick_ns)?;
@@ -158,10 +154,10 @@ impl<'a> Worker<'a> {
             ctl,
             index,
             ep,
-            conns: (0..conns).map(|_| Conn::new(sh.buf_size)).collect(),
+            conns: (0..conns).map(|_| Conn::new()).collect(),
             stats: Stats::new(),
             claims: Claims::new(batch),
-            schedule,
+            schedule: first_schedule(sh, index),
             pending: VecDeque::new(),
             free: Vec::with_capacity(conns),
             restart: Vec::with_capacity(conns),
@@ -175,6 +171,7 @@ impl<'a> Worker<'a> {
             why: None,
             ticker,
             tick_ns,
+            rbuf: vec![0; RBUF],
         })
     }
 
@@ -345,11 +342,13 @@ impl<'a> Worker<'a> {
     /// Connect `ci` and open `slot` on it (and more, closed model); a connect
     /// that fails at once fails `slot` too, so a dead address cannot loop.
     fn connect_with(&mut self, ci: usize, slot: Slot) {
-        if self.connect(ci) {
-            self.open_stream(ci, slot);
-            self.after_input(ci);
-        } else if slot.measured {
-            self.fail(FailKind::Connect, 1);
+        match self.connect(ci) {
+            Ok(()) => {
+                self.open_stream(ci, slot);
+                self.after_input(ci);
+            }
+            Err(kind) if slot.measured => self.fail(kind, 1),
+            Err(_) => {}
         }
     }
 
@@ -378,32 +377,15 @@ impl<'a> Worker<'a> {
 
     /// Open model: send every due (and every refused) request on a connection with room.
     fn dispatch(&mut self) {
-        let Some(s) = &self.schedule else {
+        if self.schedule.is_none() {
             return;
-        };
-        let mut due = s.peek().is_some_and(|t| t <= self.now);
-        while due || !self.pending.is_empty() {
+        }
+        while self.due() || !self.pending.is_empty() {
             let Some(ci) = self.pop_free() else {
                 return;
             };
-            let slot = match self.pending.pop_front() {
-                Some(mut s) => {
-                    s.start = self.now;
-                    s
-                }
-                None => {
-                    let Some(intended) = self.schedule.as_mut().and_then(|s| s.pop_due(self.now))
-                    else {
-                        return;
-                    };
-                    Slot {
-                        start: self.now,
-                        sent: 0,
-                        intended,
-                        connect_ns: 0,
-                        measured: self.measuring,
-                    }
-                }
+            let Some(slot) = self.next_slot() else {
+                return;
             };
             if self.conns[ci].state == State::Closed {
                 self.connect_with(ci, slot);
@@ -411,12 +393,31 @@ impl<'a> Worker<'a> {
                 self.open_stream(ci, slot);
                 self.after_input(ci);
             }
-            due = self
-                .schedule
-                .as_ref()
-                .and_then(Schedule::peek)
-                .is_some_and(|t| t <= self.now);
         }
+    }
+
+    /// Open model: a request of the schedule is due now.
+    fn due(&self) -> bool {
+        self.schedule
+            .as_ref()
+            .and_then(Schedule::peek)
+            .is_some_and(|t| t <= self.now)
+    }
+
+    /// Open model: a refused request to resend, else the next due one.
+    fn next_slot(&mut self) -> Option<Slot> {
+        if let Some(mut s) = self.pending.pop_front() {
+            s.start = self.now;
+            return Some(s);
+        }
+        let intended = self.schedule.as_mut()?.pop_due(self.now)?;
+        Some(Slot {
+            start: self.now,
+            sent: 0,
+            intended,
+            connect_ns: 0,
+            measured: self.measuring,
+        })
     }
 
     fn pop_free(&mut self) -> Option<usize> {
@@ -444,24 +445,28 @@ impl<'a> Worker<'a> {
     // ----- connections -----------------------------------------------------
 
     /// Open a new connection: socket, TLS session, preface and SETTINGS queued.
-    /// False when it failed at once (the reason is kept for the caller's failure).
-    fn connect(&mut self, ci: usize) -> bool {
+    /// When it failed at once: the bucket (out of descriptors is kurabe's own
+    /// `client` failure), with the reason kept for the caller's failure.
+    fn connect(&mut self, ci: usize) -> Result<(), FailKind> {
         let res = self.open_socket(ci);
         let c = &mut self.conns[ci];
         c.proto.start();
         c.out_off = 0;
         c.unsent = 0;
-        c.len = 0;
+        c.tail = Vec::new();
         c.connect_start = self.now;
         c.state = State::Connecting;
-        match res {
-            Ok(()) => true,
-            Err(e) => {
-                self.close(ci, End::Done);
-                self.explain(FailKind::Connect, || e.to_string());
-                false
-            }
-        }
+        res.map_err(|e| {
+            self.close(ci, End::Done);
+            let kind = socket_failure_kind(&e);
+            self.explain(kind, || match kind {
+                FailKind::Client => {
+                    format!("too many open files in kurabe ({e}): raise `ulimit -n` or lower -c")
+                }
+                _ => e.to_string(),
+            });
+            kind
+        })
     }
 
     fn open_socket(&mut self, ci: usize) -> io::Result<()> {
@@ -531,32 +536,12 @@ impl<'a> Worker<'a> {
         if c.state != State::Open {
             return;
         }
-        while c.out_off < c.proto.out.len() {
-            let bytes = &c.proto.out[c.out_off..];
-            let r = match &mut c.tls {
-                Some(t) => t.write(c.fd, bytes),
-                None => sys::send(c.fd, bytes),
-            };
-            match r {
-                Ok(n) => c.out_off += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.explain(FailKind::Exception, || format!("send: {e}"));
-                    self.close(ci, End::Fail(FailKind::Exception));
-                    return;
-                }
-            }
+        if let Err(why) = write_out(c) {
+            self.explain(FailKind::Exception, || why);
+            self.close(ci, End::Fail(FailKind::Exception));
+            return;
         }
-        if let Some(t) = &mut c.tls {
-            if t.wants_write() {
-                if let Err(e) = t.flush_tls(c.fd) {
-                    self.explain(FailKind::Exception, || format!("TLS send: {e}"));
-                    self.close(ci, End::Fail(FailKind::Exception));
-                    return;
-                }
-            }
-        }
+        let c = &mut self.conns[ci];
         if c.out_off == c.proto.out.len() {
             c.proto.out.clear();
             c.out_off = 0;
@@ -598,33 +583,17 @@ impl<'a> Worker<'a> {
             if c.state != State::Open {
                 return;
             }
-            if c.len == c.buf.len() {
-                if c.buf.len() >= MAX_BLOCK + frame::HEADER_LEN {
-                    self.conn_error(
-                        ci,
-                        ConnError {
-                            kind: FailKind::Exception,
-                            why: "a frame that does not fit the read buffer".to_owned(),
-                        },
-                    );
-                    return;
-                }
-                let n = (c.buf.len() * 2).min(MAX_BLOCK + frame::HEADER_LEN);
-                c.buf.resize(n, 0);
-            }
-            let space = c.buf.len() - c.len;
+            let tail = c.tail.len();
+            self.rbuf[..tail].copy_from_slice(&c.tail);
+            let space = self.rbuf.len() - tail;
             let r = match &mut c.tls {
-                Some(t) => t.read(c.fd, &mut c.buf[c.len..]),
-                None => sys::recv(c.fd, &mut c.buf[c.len..]),
+                Some(t) => t.read(c.fd, &mut self.rbuf[tail..]),
+                None => sys::recv(c.fd, &mut self.rbuf[tail..]),
             };
             match r {
                 Ok(0) => return self.on_eof(ci),
                 Ok(n) => {
-                    if self.measuring && !self.draining {
-                        self.stats.transfer_bytes += n as u64;
-                    }
-                    self.conns[ci].len += n;
-                    if !self.process(ci) {
+                    if !self.received(ci, tail, n) {
                         return;
                     }
                     if n < space && !hup && self.conns[ci].tls.is_none() {
@@ -636,6 +605,15 @@ impl<'a> Worker<'a> {
                 Err(e) => return self.on_read_error(ci, e),
             }
         }
+    }
+
+    /// `n` bytes arrived after a tail of `tail`: count and process them;
+    /// false when the connection closed.
+    fn received(&mut self, ci: usize, tail: usize, n: usize) -> bool {
+        if self.measuring && !self.draining {
+            self.stats.transfer_bytes += n as u64;
+        }
+        self.process(ci, tail + n)
     }
 
     fn on_read_error(&mut self, ci: usize, e: io::Error) {
@@ -679,18 +657,19 @@ impl<'a> Worker<'a> {
         self.close(ci, End::Fail(FailKind::Connect));
     }
 
-    /// Parse what the buffer holds and act on it; false when the connection closed.
-    fn process(&mut self, ci: usize) -> bool {
+    /// Parse `rbuf[..len]` (the tail and what was read) and act on it; keep
+    /// the unparsed rest as the tail. False when the connection closed.
+    fn process(&mut self, ci: usize, len: usize) -> bool {
         self.check_alpn(ci);
         let want = self.want_server;
         let c = &mut self.conns[ci];
         if c.state != State::Open {
             return false;
         }
-        match c.proto.input(&c.buf[..c.len], self.now, want) {
+        match c.proto.input(&self.rbuf[..len], self.now, want) {
             Ok(used) => {
-                c.buf.copy_within(used..c.len, 0);
-                c.len -= used;
+                c.tail.clear();
+                c.tail.extend_from_slice(&self.rbuf[used..len]);
             }
             Err(e) => {
                 self.conn_error(ci, e);
@@ -804,38 +783,10 @@ impl<'a> Worker<'a> {
     }
 
     fn on_eof(&mut self, ci: usize) {
-        let c = &self.conns[ci];
-        if c.proto.streams.is_empty() {
+        if self.conns[ci].proto.streams.is_empty() {
             return self.close(ci, End::Done);
         }
-        let open = c.proto.streams.len();
-        let handshaking = c.tls.as_ref().is_some_and(|t| t.handshaking());
-        let (kind, why) = if handshaking {
-            (
-                FailKind::Connect,
-                "TLS handshake: the server closed the connection".to_owned(),
-            )
-        } else if !c.proto.settings_seen {
-            (
-                FailKind::Connect,
-                "the server closed the connection before sending its SETTINGS: \
-                 is it an HTTP/2 server?"
-                    .to_owned(),
-            )
-        } else if let Some((_, code)) = c.proto.goaway {
-            (
-                FailKind::Receive,
-                format!(
-                    "the server sent GOAWAY ({}) and closed the connection with {open} stream(s) unanswered",
-                    frame::error_name(code)
-                ),
-            )
-        } else {
-            (
-                FailKind::Receive,
-                format!("the server closed the connection with {open} stream(s) unanswered"),
-            )
-        };
+        let (kind, why) = eof_reason(&self.conns[ci]);
         self.explain(kind, || why);
         self.close(ci, End::Fail(kind));
     }
@@ -887,7 +838,7 @@ impl<'a> Worker<'a> {
         c.sock = None;
         c.fd = -1;
         c.tls = None;
-        c.len = 0;
+        c.tail = Vec::new();
         c.free = false;
         let was_open = c.state == State::Open;
         c.state = State::Closed;
@@ -936,41 +887,101 @@ impl<'a> Worker<'a> {
     }
 
     fn expire_streams(&mut self, ci: usize) {
-        let deadline_passed =
-            |s: &super::conn::Stream| self.now >= s.slot.start + self.sh.timeout_ns;
+        let (now, timeout_ns) = (self.now, self.sh.timeout_ns);
+        let deadline_passed = |s: &super::conn::Stream| now >= s.slot.start + timeout_ns;
         if !self.conns[ci].proto.streams.iter().any(deadline_passed) {
             return;
         }
-        let now = self.now;
-        let t = Duration::from_nanos(self.sh.timeout_ns);
-        let body_len = self.h2.body.len();
         let mut i = 0;
         while i < self.conns[ci].proto.streams.len() {
-            let s = &self.conns[ci].proto.streams[i];
-            if now < s.slot.start + self.sh.timeout_ns {
+            if deadline_passed(&self.conns[ci].proto.streams[i]) {
+                self.time_out(ci, i);
+            } else {
                 i += 1;
-                continue;
-            }
-            let (id, measured, stalled) = (s.id, s.slot.measured, s.body_sent < body_len);
-            let (sw, cw) = self.conns[ci].proto.windows(id);
-            self.conns[ci].proto.streams.swap_remove(i);
-            self.conns[ci].proto.cancel(id);
-            if measured {
-                self.explain(FailKind::Timeout, || {
-                    if stalled {
-                        format!(
-                            "the request body could not be sent within {t:?} (-s): the server's \
-                             flow-control window stayed closed (stream {sw}, connection {cw} bytes)"
-                        )
-                    } else {
-                        format!("no complete response within {t:?} (-s)")
-                    }
-                });
-                self.fail(FailKind::Timeout, 1);
             }
         }
         self.after_input(ci);
     }
+
+    /// Stream `i` of connection `ci` is past its deadline: cancel it, and
+    /// count it with the reason (a closed window, or no response).
+    fn time_out(&mut self, ci: usize, i: usize) {
+        let t = Duration::from_nanos(self.sh.timeout_ns);
+        let p = &mut self.conns[ci].proto;
+        let s = p.streams.swap_remove(i);
+        let stalled = s.body_sent < self.h2.body.len();
+        let (sw, cw) = (s.send_window, p.windows(s.id).1);
+        p.cancel(s.id);
+        if !s.slot.measured {
+            return;
+        }
+        self.explain(FailKind::Timeout, || {
+            if stalled {
+                format!(
+                    "the request body could not be sent within {t:?} (-s): the server's \
+                     flow-control window stayed closed (stream {sw}, connection {cw} bytes)"
+                )
+            } else {
+                format!("no complete response within {t:?} (-s)")
+            }
+        });
+        self.fail(FailKind::Timeout, 1);
+    }
+}
+
+/// Why a connection that still had streams was closed by the server, and
+/// the bucket its streams fail in.
+fn eof_reason(c: &Conn) -> (FailKind, String) {
+    let open = c.proto.streams.len();
+    if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
+        let why = "TLS handshake: the server closed the connection";
+        return (FailKind::Connect, why.to_owned());
+    }
+    if !c.proto.settings_seen {
+        let why = "the server closed the connection before sending its SETTINGS: \
+                   is it an HTTP/2 server?";
+        return (FailKind::Connect, why.to_owned());
+    }
+    let why = match c.proto.goaway {
+        Some((_, code)) => format!(
+            "the server sent GOAWAY ({}) and closed the connection with {open} stream(s) unanswered",
+            frame::error_name(code)
+        ),
+        None => format!("the server closed the connection with {open} stream(s) unanswered"),
+    };
+    (FailKind::Receive, why)
+}
+
+/// Write `c`'s pending frames until done or the socket is full; the reason
+/// when the connection broke.
+fn write_out(c: &mut Conn) -> Result<(), String> {
+    while c.out_off < c.proto.out.len() {
+        let bytes = &c.proto.out[c.out_off..];
+        let r = match &mut c.tls {
+            Some(t) => t.write(c.fd, bytes),
+            None => sys::send(c.fd, bytes),
+        };
+        match r {
+            Ok(n) => c.out_off += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(format!("send: {e}")),
+        }
+    }
+    match &mut c.tls {
+        Some(t) if t.wants_write() => t.flush_tls(c.fd).map_err(|e| format!("TLS send: {e}")),
+        _ => Ok(()),
+    }
+}
+
+/// The open model's schedule from the start of the run; the warm-up has no
+/// -n limit (it applies from the measured phase, see `start_measuring`).
+fn first_schedule(sh: &Shared, index: u64) -> Option<Schedule> {
+    let r = sh.rate?;
+    let warm = sh.measure_ns > sh.start_ns;
+    let start = if warm { sh.start_ns } else { sh.measure_ns };
+    let limit = if warm { None } else { sh.limit };
+    Some(Schedule::new(start, r, index, sh.threads, limit))
 }
 
 /// The shared turn loop's steps (see [`turns::drive`]).

@@ -43,7 +43,7 @@ use super::uring::{self, Cqe, Uring};
 use super::RunControl;
 pub(crate) use conn::Slot;
 use conn::{Conn, End, State};
-use settle::socket_failure_kind;
+pub(crate) use settle::socket_failure_kind;
 
 /// Longest response head we buffer before calling the response garbage.
 const MAX_HEAD: usize = 64 * 1024;

@@ -101,7 +101,7 @@ impl Worker<'_> {
 
 /// The bucket a failure to open a connection counts in: running out of file
 /// descriptors is kurabe's own failure, not the server's refusal.
-pub(super) fn socket_failure_kind(e: &io::Error) -> FailKind {
+pub(crate) fn socket_failure_kind(e: &io::Error) -> FailKind {
     match e.raw_os_error() {
         Some(libc::EMFILE | libc::ENFILE) => FailKind::Client,
         _ => FailKind::Connect,
