@@ -35,6 +35,7 @@ pub mod port;
 pub mod procfs;
 pub mod rev;
 pub mod session;
+pub mod signals;
 pub mod tree;
 pub mod watch;
 pub mod watch_request;

@@ -1,0 +1,83 @@
+//! SIGINT, SIGTERM and SIGHUP as one [`Stop`].
+//!
+//! Owns the process's signal handling: a thread receives the three signals
+//! (signal_hook's iterator: the handler itself only writes to a pipe) and
+//! triggers the shared [`Stop`], which wakes blocked waiters at once and sets
+//! the `AtomicBool` that libraries poll. All three mean "stop, clean up,
+//! report": a hang-up must not leave targets or cgroups behind any more than
+//! a Ctrl-C does. After cleanup, [`status_for`] gives the shell convention
+//! 128 + signal (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
+//!
+//! Must not: do anything in a signal handler beyond what signal_hook does,
+//! or print (a second signal is handed to the caller's `on_forced`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use kurabe_model::stop::Stop;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+
+static STOP: OnceLock<Arc<Stop>> = OnceLock::new();
+/// Set by commands whose cleanup may be skipped: a second signal then exits at once.
+static FORCEABLE: AtomicBool = AtomicBool::new(false);
+
+/// Install the handlers (once) and return the shared [`Stop`]. With
+/// [`force_exit_on_second_signal`] in effect, a second signal calls
+/// `on_forced(signal)` on the signal thread instead (which should exit).
+pub fn install(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
+    if let Some(stop) = STOP.get() {
+        return Ok(stop.clone());
+    }
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot install signal handler: {e}"))
+        })?;
+    let stop = STOP.get_or_init(|| Arc::new(Stop::new())).clone();
+    let target = stop.clone();
+    std::thread::Builder::new()
+        .name("kurabe-signals".into())
+        .spawn(move || {
+            for sig in signals.forever() {
+                if target.is_set() && FORCEABLE.load(Ordering::SeqCst) {
+                    on_forced(sig);
+                }
+                target.trigger(Some(sig));
+            }
+        })
+        .map_err(|e| {
+            std::io::Error::new(e.kind(), format!("cannot start the signal thread: {e}"))
+        })?;
+    Ok(stop)
+}
+
+/// Let a second SIGINT/SIGTERM/SIGHUP go to `on_forced` at once instead of
+/// waiting for a graceful stop. For commands with nothing to clean up that
+/// a forced exit would leave behind (`serve`, `http`'s drain).
+pub fn force_exit_on_second_signal() {
+    FORCEABLE.store(true, Ordering::SeqCst);
+}
+
+/// The signal that stopped the process, if one did (and [`install`] ran).
+pub fn received() -> Option<i32> {
+    STOP.get().and_then(|s| s.signal())
+}
+
+/// 128 + `signal` (130, as for SIGINT, when unknown).
+pub fn status_for(signal: Option<i32>) -> u8 {
+    signal
+        .and_then(|s| u8::try_from(128 + s).ok())
+        .unwrap_or(130)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_statuses() {
+        assert_eq!(status_for(Some(SIGINT)), 130);
+        assert_eq!(status_for(Some(SIGTERM)), 143);
+        assert_eq!(status_for(Some(SIGHUP)), 129);
+        assert_eq!(status_for(None), 130);
+    }
+}
