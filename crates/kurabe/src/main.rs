@@ -70,6 +70,7 @@ enum Command {
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     kurabe_store::proctitle::hide_passwords();
+    quiet_load_worker_panics();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
@@ -94,13 +95,41 @@ fn main() -> ExitCode {
     result.unwrap_or_else(|err| setup_error(&err))
 }
 
-/// A setup error: one line on stderr and exit 2; a closed stdout is success.
+/// A setup error: one line on stderr and exit 2 (1 when the measurement
+/// itself failed); a closed stdout is success.
 fn setup_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS;
     }
     eprintln!("kurabe: error: {}", error_line(err));
-    ExitCode::from(2)
+    // A load worker's panic is the work failing, not the input: exit 1.
+    ExitCode::from(if is_measurement_failure(err) { 1 } else { 2 })
+}
+
+/// A load worker's panic is returned by the run as an error and printed as
+/// one line (exit 1); the default hook's lines would say it twice. With
+/// RUST_BACKTRACE set, the hook's report (location, backtrace) is kept.
+fn quiet_load_worker_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let worker = std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with(kurabe_http::client::THREAD_PREFIX));
+        if !worker || std::env::var_os("RUST_BACKTRACE").is_some() {
+            default(info);
+        }
+    }));
+}
+
+/// The work itself failed (not the input): exit 1, as a failed check does.
+fn is_measurement_failure(err: &anyhow::Error) -> bool {
+    use kurabe_http::client::LoadError;
+    err.chain().any(|c| {
+        matches!(
+            c.downcast_ref::<LoadError>(),
+            Some(LoadError::WorkerPanic { .. })
+        )
+    })
 }
 
 /// Print clap's error in at most three lines, or help/version as clap would.

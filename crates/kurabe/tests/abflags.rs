@@ -100,6 +100,8 @@ fn assert_same_shape(args: &[&str], first: &str) {
 fn text_report_has_abs_lines_in_abs_order() {
     assert_same_shape(&["-n", "20", "-c", "2", "-k"], "Server Software:");
     assert_same_shape(&["-n", "20", "-c", "2"], "Server Software:");
+    // -l: ab prints "Document Length: Variable" instead of a byte count.
+    assert_same_shape(&["-n", "20", "-c", "2", "-l"], "Server Software:");
 }
 
 #[test]

@@ -365,6 +365,11 @@ fn rate_is_held_and_latency_is_corrected() {
         StopCondition::Duration(Duration::from_millis(500)),
     );
     cfg.rate = Some(400.0);
+    // Enough connections that one is free whenever a send is due even when
+    // the machine is loaded (with 4, a test server slower than 10 ms per
+    // response held sends back: "sent 93"). The engine must still send
+    // exactly on schedule.
+    cfg.concurrency = 32;
     let r = run_ok(&cfg);
     let info = r.rate.unwrap();
     // 200 intended sends in 0.5 s.
@@ -617,3 +622,59 @@ on_io_uring!(
     warmup_is_not_counted,
     gnuplot_file_has_one_line_per_request,
 );
+
+#[test]
+fn a_worker_panic_ends_the_run_with_an_error() {
+    let srv = Server::start(ok_response("hello"));
+    super::threads::panic_hook::arm(srv.port);
+    // Without the fix the other worker runs to the end and the panic is
+    // re-raised; with -t 60 the test would take a minute, so a quick return
+    // also shows the surviving worker was stopped.
+    let mut cfg = config(&srv.url(), StopCondition::Duration(Duration::from_secs(60)));
+    cfg.threads = 2;
+    let started = Instant::now();
+    let err = run(&cfg, &RunControl::default()).unwrap_err();
+    assert!(
+        matches!(&err, LoadError::WorkerPanic { message, .. } if message.contains("test hook")),
+        "{err}"
+    );
+    assert!(err.to_string().contains("internal error"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn io_uring_refused_falls_back_or_fails_by_choice() {
+    let enomem = || Err(std::io::Error::from_raw_os_error(libc::ENOMEM));
+    // auto, where it would prefer io_uring: epoll instead of a failed run.
+    let auto = Engine::Auto.resolve_with(false, true, enomem).unwrap();
+    assert_eq!(auto, Engine::Epoll);
+    assert_eq!(
+        Engine::Auto.resolve_with(false, true, || Ok(())).unwrap(),
+        Engine::IoUring
+    );
+    // explicit io_uring: a setup error naming the cause and the way out, no request sent.
+    let srv = Server::start(ok_response("hello"));
+    let mut cfg = config(&srv.url(), StopCondition::Requests(10));
+    cfg.engine = Engine::IoUring;
+    super::uring::refuse::set(Some(libc::ENOMEM));
+    let err = run(&cfg, &RunControl::default()).unwrap_err();
+    let sent = srv.count.load(Ordering::SeqCst);
+    cfg.engine = Engine::Auto;
+    let auto = run(&cfg, &RunControl::default());
+    super::uring::refuse::set(None);
+    let msg = err.to_string();
+    assert!(matches!(err, LoadError::Config(_)), "{msg}");
+    assert!(
+        msg.contains("--engine io_uring") && msg.contains("ulimit -l"),
+        "{msg}"
+    );
+    assert!(msg.contains("--engine epoll"), "{msg}");
+    assert_eq!(sent, 0);
+    let auto = auto.unwrap();
+    assert_eq!(auto.complete_requests, 10);
+    assert_eq!(auto.engine.as_deref(), Some("epoll"));
+}

@@ -102,6 +102,9 @@ pub(crate) struct Framer {
     seen: u64,
     /// Value of the `Server:` header of the last head parsed, when asked for.
     pub server: Option<String>,
+    /// The last final head's bytes and what they parsed to (empty: none).
+    last_head: Vec<u8>,
+    last_parsed: Parsed,
 }
 
 impl Default for Framer {
@@ -113,6 +116,13 @@ impl Default for Framer {
             reusable: true,
             seen: 0,
             server: None,
+            last_head: Vec::new(),
+            last_parsed: Parsed {
+                used: 0,
+                status: 0,
+                reusable: false,
+                next: Next::Done,
+            },
         }
     }
 }
@@ -242,6 +252,28 @@ impl Framer {
         head_request: bool,
         want_server: bool,
     ) -> Result<Step, FrameError> {
+        if !want_server && !self.last_head.is_empty() && data.starts_with(&self.last_head) {
+            // The same bytes as the last head parse to the same thing.
+            return Ok(self.apply(self.last_parsed));
+        }
+        let Some(parsed) = self.parse_head(data, head_request, want_server)? else {
+            return Ok(more(0));
+        };
+        self.last_head.clear();
+        if parsed.next != Next::Interim && parsed.used <= MAX_CACHED_HEAD {
+            self.last_head.extend_from_slice(&data[..parsed.used]);
+            self.last_parsed = parsed;
+        }
+        Ok(self.apply(parsed))
+    }
+
+    /// Parse a complete head at the start of `data` (None: not complete yet).
+    fn parse_head(
+        &mut self,
+        data: &[u8],
+        head_request: bool,
+        want_server: bool,
+    ) -> Result<Option<Parsed>, FrameError> {
         // Uninitialised header slots: zeroing 256 of them per response costs more than parsing.
         let mut headers =
             [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
@@ -252,70 +284,133 @@ impl Framer {
             &mut headers,
         ) {
             Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) => return Ok(more(0)),
+            Ok(httparse::Status::Partial) => return Ok(None),
             Err(httparse::Error::TooManyHeaders) => return Err(FrameError::TooManyHeaders),
             Err(_) => return Err(FrameError::Head),
         };
         let status = resp.code.ok_or(FrameError::Head)?;
-        let http10 = resp.version == Some(0);
-        let mut length: Option<u64> = None;
-        let mut chunked = false;
-        let mut close = http10;
+        let mut f = HeadFields {
+            close: resp.version == Some(0),
+            ..HeadFields::default()
+        };
         for h in resp.headers.iter() {
-            let name = h.name.as_bytes();
-            if name.eq_ignore_ascii_case(b"content-length") {
-                let v = parse_decimal(h.value).ok_or(FrameError::Length)?;
-                if length.is_some_and(|old| old != v) {
-                    return Err(FrameError::Length);
-                }
-                length = Some(v);
-            } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
-                // Chunked only counts as the final coding (RFC 9112 §6.3).
-                chunked = last_token(h.value).eq_ignore_ascii_case(b"chunked");
-            } else if name.eq_ignore_ascii_case(b"connection") {
-                for token in h.value.split(|&b| b == b',') {
-                    let token = token.trim_ascii();
-                    if token.eq_ignore_ascii_case(b"close") {
-                        close = true;
-                    } else if token.eq_ignore_ascii_case(b"keep-alive") {
-                        close = false;
-                    }
-                }
-            } else if want_server && name.eq_ignore_ascii_case(b"server") {
-                self.server = Some(String::from_utf8_lossy(h.value).into_owned());
-            }
+            self.header(&mut f, h, want_server)?;
         }
-        self.status = status;
+        Ok(Some(Parsed {
+            used,
+            status,
+            // 101 switches protocols: nothing more we can parse on this connection.
+            reusable: !f.close && status != 101,
+            next: next_after_head(status, head_request, f),
+        }))
+    }
+
+    /// Note what header `h` says about the body and the connection.
+    fn header(
+        &mut self,
+        f: &mut HeadFields,
+        h: &httparse::Header<'_>,
+        want_server: bool,
+    ) -> Result<(), FrameError> {
+        let name = h.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let v = parse_decimal(h.value).ok_or(FrameError::Length)?;
+            if f.length.is_some_and(|old| old != v) {
+                return Err(FrameError::Length);
+            }
+            f.length = Some(v);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            // Chunked only counts as the final coding (RFC 9112 §6.3).
+            f.chunked = last_token(h.value).eq_ignore_ascii_case(b"chunked");
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            for token in h.value.split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"close") {
+                    f.close = true;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") {
+                    f.close = false;
+                }
+            }
+        } else if want_server && name.eq_ignore_ascii_case(b"server") {
+            self.server = Some(String::from_utf8_lossy(h.value).into_owned());
+        }
+        Ok(())
+    }
+
+    /// Enter the state a parsed head leads to.
+    fn apply(&mut self, p: Parsed) -> Step {
+        self.status = p.status;
         self.body = 0;
-        self.reusable = !close;
-        if (100..200).contains(&status) && status != 101 {
+        self.reusable = p.reusable;
+        match p.next {
             // Interim response (100 Continue, 103 Early Hints): the real one follows.
-            return Ok(more(used));
-        }
-        if status == 101 {
-            // Switching protocols: nothing more we can parse on this connection.
-            self.reusable = false;
-            return Ok(self.finish(used));
-        }
-        if head_request || status == 204 || status == 304 {
-            return Ok(self.finish(used));
-        }
-        if chunked {
-            self.state = State::ChunkSize;
-            return Ok(more(used));
-        }
-        match length {
-            Some(0) => Ok(self.finish(used)),
-            Some(n) => {
-                self.state = State::Fixed(n);
-                Ok(more(used))
+            Next::Interim => more(p.used),
+            Next::Done => self.finish(p.used),
+            Next::Chunked => {
+                self.state = State::ChunkSize;
+                more(p.used)
             }
-            None => {
+            Next::Fixed(n) => {
+                self.state = State::Fixed(n);
+                more(p.used)
+            }
+            Next::UntilClose => {
                 self.state = State::UntilClose;
                 self.reusable = false;
-                Ok(more(used))
+                more(p.used)
             }
         }
+    }
+}
+
+/// Longest head kept for the byte-identical fast path in [`Framer::head`].
+const MAX_CACHED_HEAD: usize = 1024;
+
+/// What the headers of one head said.
+#[derive(Debug, Default, Clone, Copy)]
+struct HeadFields {
+    length: Option<u64>,
+    chunked: bool,
+    close: bool,
+}
+
+/// Where a response goes after its head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// A 1xx other than 101: another head follows.
+    Interim,
+    /// No body: the response is complete.
+    Done,
+    Chunked,
+    Fixed(u64),
+    /// Body ends when the server closes the connection.
+    UntilClose,
+}
+
+/// A parsed head: its length, status, whether the connection stays usable, what follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Parsed {
+    used: usize,
+    status: u16,
+    reusable: bool,
+    next: Next,
+}
+
+/// The body framing of a response with `status` and headers `f` (RFC 9112 §6.3).
+fn next_after_head(status: u16, head_request: bool, f: HeadFields) -> Next {
+    if (100..200).contains(&status) && status != 101 {
+        return Next::Interim;
+    }
+    if status == 101 || head_request || status == 204 || status == 304 {
+        return Next::Done;
+    }
+    if f.chunked {
+        return Next::Chunked;
+    }
+    match f.length {
+        Some(0) => Next::Done,
+        Some(n) => Next::Fixed(n),
+        None => Next::UntilClose,
     }
 }
 
@@ -435,6 +530,40 @@ mod tests {
             split_everywhere(input, false),
             vec![resp(200, 5, true), resp(404, 0, true)]
         );
+    }
+
+    /// Frame `input` (whole) without asking for the Server header, so
+    /// repeated heads take the byte-identical fast path.
+    fn frame_all(input: &[u8], head: bool) -> Vec<Response> {
+        let mut f = Framer::default();
+        let (mut pos, mut out) = (0, Vec::new());
+        while pos < input.len() {
+            let s = f.advance(&input[pos..], head, false).unwrap();
+            pos += s.used;
+            out.extend(s.done);
+            assert!(s.used > 0 || s.done.is_some(), "stuck at {pos}");
+        }
+        assert!(!f.last_head.is_empty());
+        out
+    }
+
+    #[test]
+    fn repeated_heads_frame_like_the_first_and_changed_ones_are_parsed() {
+        // The second and third heads take the fast path; the fourth shares
+        // the cached bytes' first line but differs after it.
+        let same: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+        let mut input = same.repeat(3);
+        input.extend_from_slice(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno",
+        );
+        let ok = resp(200, 2, true);
+        assert_eq!(
+            frame_all(&input, false),
+            vec![ok, ok, ok, resp(200, 2, false)]
+        );
+        // HEAD: the cached head still announces no body to skip.
+        let heads = b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\n".repeat(2);
+        assert_eq!(frame_all(&heads, true), vec![resp(200, 0, true); 2]);
     }
 
     #[test]

@@ -24,7 +24,9 @@ mod schedule;
 mod setup;
 mod stats;
 mod sys;
+mod threads;
 mod tls;
+mod turns;
 mod uring;
 mod worker;
 
@@ -39,6 +41,8 @@ use kurabe_model::http::{Http2Summary, HttpReport};
 
 pub use setup::{parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol};
 pub use stats::Stats;
+use threads::ProtocolWorker;
+pub use threads::THREAD_PREFIX;
 
 /// Client threads when none are given: all cores for a remote server, half
 /// of them when the server is on this machine (it needs the rest), never
@@ -107,24 +111,49 @@ impl Engine {
 
     /// The engine a run with this choice uses: `Auto` becomes a concrete one;
     /// an explicit io_uring the kernel or the URL cannot use is an error.
-    fn resolve(self, tls: bool) -> Result<Engine, LoadError> {
+    /// `conns` is the most connections one worker drives: the ring is tried
+    /// at that size, so a refusal (locked-memory limit, io_uring disabled)
+    /// is found here and never counted as the server's connect failures.
+    fn resolve(self, tls: bool, conns: usize) -> Result<Engine, LoadError> {
+        self.resolve_with(tls, AUTO_PREFERS_URING, || uring::Uring::probe(conns))
+    }
+
+    /// [`Engine::resolve`] with the preference and the ring probe given.
+    fn resolve_with(
+        self,
+        tls: bool,
+        prefers_uring: bool,
+        probe: impl FnOnce() -> std::io::Result<()>,
+    ) -> Result<Engine, LoadError> {
         match self {
             Engine::Epoll => Ok(Engine::Epoll),
-            Engine::Auto if tls || !AUTO_PREFERS_URING => Ok(Engine::Epoll),
-            Engine::Auto if uring::Uring::available() => Ok(Engine::IoUring),
-            Engine::Auto => Ok(Engine::Epoll),
+            Engine::Auto if tls || !prefers_uring => Ok(Engine::Epoll),
+            // Auto falls back to epoll whatever the reason io_uring cannot run.
+            Engine::Auto => Ok(probe().map_or(Engine::Epoll, |()| Engine::IoUring)),
             Engine::IoUring if tls => Err(LoadError::Config(
                 "--engine io_uring does not drive https:// or --http2 yet: use --engine epoll or auto"
                     .into(),
             )),
-            Engine::IoUring => match uring::Uring::new(1) {
-                Ok(_) => Ok(Engine::IoUring),
-                Err(e) => Err(LoadError::Config(format!(
-                    "--engine io_uring: this kernel refused an io_uring ({e}): use --engine epoll or auto"
-                ))),
+            Engine::IoUring => match probe() {
+                Ok(()) => Ok(Engine::IoUring),
+                Err(e) => Err(LoadError::Config(uring_refused(&e))),
             },
         }
     }
+}
+
+/// Why `--engine io_uring` cannot run here and what to do about it.
+fn uring_refused(e: &std::io::Error) -> String {
+    let hint = match e.raw_os_error() {
+        Some(libc::ENOMEM) => "raise the locked-memory limit (`ulimit -l`) or lower -c per thread",
+        Some(libc::EPERM | libc::EACCES) => {
+            "io_uring is disabled here (sysctl kernel.io_uring_disabled, or a container's seccomp profile)"
+        }
+        Some(libc::ENOSYS) => "this kernel has no io_uring",
+        Some(libc::EINVAL) => "this kernel lacks an io_uring feature the engine needs (Linux 6.1 or newer)",
+        _ => "io_uring cannot run here",
+    };
+    format!("--engine io_uring: the kernel refused an io_uring ({e}): {hint}; use --engine epoll or auto")
 }
 
 /// Whether `auto` picks io_uring where it is available. Set from the bench's
@@ -161,6 +190,9 @@ pub struct LoadConfig {
     /// Reuse connections (`-k`). Without it every request opens a new connection, as ab does.
     pub keep_alive: bool,
     /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = off.
+    /// Closed model: a batch of this many goes out in one send, and the next
+    /// batch when all of it is answered (wrk's pipelining); each request's
+    /// latency runs from that send to the read that completed its response.
     pub pipeline: u32,
     /// Speak HTTP/2 (`--http2`): h2c with prior knowledge for `http://`,
     /// ALPN `h2` for `https://`. Connections are always reused.
@@ -403,6 +435,15 @@ pub enum LoadError {
     /// The OS refused a resource a worker needs (epoll instance, thread).
     #[error("cannot start the load generator: {0} (raise `ulimit -n` or lower -c/--threads)")]
     Resources(#[source] std::io::Error),
+    /// A worker thread panicked (a bug in the engine): the other workers were
+    /// stopped and the run's figures are not reported.
+    #[error("load worker {worker} failed with an internal error: {message} (a bug in kurabe: please report it with the command line; --engine epoll may avoid it)")]
+    WorkerPanic {
+        /// Index of the worker thread.
+        worker: usize,
+        /// The panic's message.
+        message: String,
+    },
 }
 
 /// Raise the soft open-files limit to the hard one (as wrk and oha do), then
@@ -560,44 +601,62 @@ pub fn run_with_stats(
     ctl: &RunControl,
 ) -> Result<(HttpReport, Stats), LoadError> {
     check_config(cfg)?;
-    let addr = connect_addr(cfg)?;
-    let bind = bind_addr(cfg.setup.bind, addr)?;
-    let tls = if cfg.target.tls {
-        Some(tls::TlsSetup::new(
-            &cfg.target.host,
-            &cfg.setup.tls,
-            cfg.insecure,
-            cfg.http2,
-        )?)
-    } else {
-        None
-    };
     let threads = cfg.threads.clamp(1, cfg.concurrency);
     check_descriptors(cfg.concurrency, threads)?;
-    let engine = cfg.engine.resolve(cfg.target.tls || cfg.http2)?;
-    let pipeline = if cfg.http2 {
+    let per_worker = cfg.concurrency.div_ceil(threads) as usize;
+    let engine = cfg
+        .engine
+        .resolve(cfg.target.tls || cfg.http2, per_worker)?;
+    write_gnuplot_header(cfg)?;
+    let shared = shared_state(cfg, threads, engine)?;
+    let workers = make_workers(cfg, &shared, ctl, threads)?;
+    let total = threads::run_workers(workers, &shared.aborted)?;
+    let end = sys::now_ns().min(shared.end_ns);
+    let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
+        || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
+    let duration_s = end.saturating_sub(shared.measure_ns) as f64 / 1e9;
+    let mut report = build_report(cfg, &shared, &total, threads, duration_s, interrupted);
+    report.engine = Some(engine.name().to_owned());
+    Ok((report, total))
+}
+
+/// Requests in flight per connection: `--pipeline` with keep-alive HTTP/1.1, else 1.
+fn pipeline_depth(cfg: &LoadConfig) -> usize {
+    if cfg.http2 || !cfg.keep_alive {
         1
-    } else if cfg.keep_alive {
-        cfg.pipeline.max(1)
     } else {
-        1
-    } as usize;
-    let one = request_bytes(cfg);
-    let request_len = one.len();
-    let requests = one.repeat(pipeline + 1);
-    let (limit, duration) = match cfg.stop {
-        StopCondition::Requests(n) => (Some(n), None),
-        StopCondition::Duration(d) => (None, Some(d)),
-        StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
-    };
-    if let Some(g) = &cfg.gnuplot_file {
-        (&*g.file)
-            .write_all(gnuplot::HEADER.as_bytes())
-            .map_err(|source| LoadError::Gnuplot {
-                path: g.path.clone(),
-                source,
-            })?;
+        cfg.pipeline.max(1) as usize
     }
+}
+
+/// `-g`: the header line goes first, before any worker writes a row.
+fn write_gnuplot_header(cfg: &LoadConfig) -> Result<(), LoadError> {
+    let Some(g) = &cfg.gnuplot_file else {
+        return Ok(());
+    };
+    (&*g.file)
+        .write_all(gnuplot::HEADER.as_bytes())
+        .map_err(|source| LoadError::Gnuplot {
+            path: g.path.clone(),
+            source,
+        })
+}
+
+/// The TLS client configuration for an `https://` target.
+fn tls_setup(cfg: &LoadConfig) -> Result<Option<tls::TlsSetup>, LoadError> {
+    if !cfg.target.tls {
+        return Ok(None);
+    }
+    let t = &cfg.target;
+    tls::TlsSetup::new(&t.host, &cfg.setup.tls, cfg.insecure, cfg.http2).map(Some)
+}
+
+/// The run's clock: (start, start of the measured phase, end or u64::MAX, wall µs at start).
+fn timeline(cfg: &LoadConfig) -> (u64, u64, u64, u64) {
+    let duration = match cfg.stop {
+        StopCondition::Requests(_) => None,
+        StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => Some(d),
+    };
     let warmup_ns = cfg.warmup.map_or(0, |d| d.as_nanos() as u64);
     let start_ns = sys::now_ns();
     let wall = SystemTime::now()
@@ -605,12 +664,29 @@ pub fn run_with_stats(
         .unwrap_or_default();
     let measure_ns = start_ns + warmup_ns;
     let end_ns = duration.map_or(u64::MAX, |d| measure_ns.saturating_add(d.as_nanos() as u64));
-    // A connection buffer holds at least one response head; keep the total bounded at high -c.
-    let buf_size = ((16 << 20) / cfg.concurrency as usize).clamp(4096, 64 * 1024);
-    let shared = worker::Shared {
+    (start_ns, measure_ns, end_ns, wall.as_micros() as u64)
+}
+
+/// What every worker of the run reads: the request bytes, limits, clock and options.
+fn shared_state(
+    cfg: &LoadConfig,
+    threads: u32,
+    engine: Engine,
+) -> Result<worker::Shared, LoadError> {
+    let addr = connect_addr(cfg)?;
+    let bind = bind_addr(cfg.setup.bind, addr)?;
+    let tls = tls_setup(cfg)?;
+    let pipeline = pipeline_depth(cfg);
+    let one = request_bytes(cfg);
+    let limit = match cfg.stop {
+        StopCondition::Requests(n) | StopCondition::RequestsOrDuration(n, _) => Some(n),
+        StopCondition::Duration(_) => None,
+    };
+    let (start_ns, measure_ns, end_ns, start_unix_us) = timeline(cfg);
+    Ok(worker::Shared {
         addr: addr.into(),
-        requests,
-        request_len,
+        request_len: one.len(),
+        requests: one.repeat(pipeline + 1),
         body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
         head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: cfg.keep_alive,
@@ -628,36 +704,19 @@ pub fn run_with_stats(
         start_ns,
         measure_ns,
         end_ns,
-        start_unix_us: wall.as_micros() as u64,
+        start_unix_us,
         doc_len: AtomicU64::new(u64::MAX),
         server: OnceLock::new(),
         aborted: AtomicBool::new(false),
         tls,
-        buf_size,
+        // A connection buffer holds at least one response head; keep the total bounded at high -c.
+        buf_size: ((16 << 20) / cfg.concurrency as usize).clamp(4096, 64 * 1024),
         socket_buffer: cfg.setup.socket_buffer,
         bind: bind.map(Into::into),
         trace: cfg.setup.trace.clone(),
         uring: engine == Engine::IoUring,
         h2: cfg.http2.then(|| h2::Setup::new(cfg)),
-    };
-    let workers = make_workers(cfg, &shared, ctl, threads)?;
-    let total = run_workers(workers);
-    let end = sys::now_ns().min(end_ns);
-    let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
-        || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
-    let duration_s = end.saturating_sub(measure_ns) as f64 / 1e9;
-    let mut report = build_report(
-        cfg,
-        &shared,
-        &total,
-        threads,
-        pipeline as u32,
-        duration_s,
-        warmup_ns,
-        interrupted,
-    );
-    report.engine = Some(engine.name().to_owned());
-    Ok((report, total))
+    })
 }
 
 /// Refuse a config no run can start with (the CLI checks these too, with its own words).
@@ -714,39 +773,6 @@ fn make_workers<'a>(
     Ok(workers)
 }
 
-/// Run every worker on its own thread; merge what they measured.
-fn run_workers(workers: Vec<ProtocolWorker<'_>>) -> Stats {
-    let mut total = stats::Stats::new();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = workers
-            .into_iter()
-            .map(|w| s.spawn(move || w.run()))
-            .collect();
-        for h in handles {
-            match h.join() {
-                Ok(st) => total.merge(&st),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
-    });
-    total
-}
-
-/// One worker thread of either protocol.
-enum ProtocolWorker<'a> {
-    H1(worker::Worker<'a>),
-    H2(h2::worker::Worker<'a>),
-}
-
-impl ProtocolWorker<'_> {
-    fn run(self) -> Stats {
-        match self {
-            ProtocolWorker::H1(w) => w.run(),
-            ProtocolWorker::H2(w) => w.run(),
-        }
-    }
-}
-
 /// The protocol a run speaks, as the record names it.
 fn protocol(cfg: &LoadConfig) -> &'static str {
     match (cfg.http2, cfg.target.tls) {
@@ -756,17 +782,16 @@ fn protocol(cfg: &LoadConfig) -> &'static str {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn build_report(
     cfg: &LoadConfig,
     shared: &worker::Shared,
     total: &stats::Stats,
     threads: u32,
-    pipeline: u32,
     duration_s: f64,
-    warmup_ns: u64,
     interrupted: bool,
 ) -> HttpReport {
+    let pipeline = shared.pipeline as u32;
+    let warmup_ns = shared.measure_ns - shared.start_ns;
     let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
     let measure_unix_s =
         (shared.start_unix_us + (shared.measure_ns - shared.start_ns) / 1000) / 1_000_000;

@@ -25,6 +25,26 @@ pub(crate) const RECV_BUF: usize = 4096;
 /// Longest a batched wait holds out for a full batch, µs (see [`Uring::wait`]).
 const BATCH_WAIT_US: u32 = 100;
 
+/// Test-only: make [`Uring::probe`] fail on this thread, as a kernel
+/// refusing the ring would (the run resolves its engine on the calling thread).
+#[cfg(test)]
+pub(crate) mod refuse {
+    use std::cell::Cell;
+
+    thread_local! {
+        static ERRNO: Cell<Option<i32>> = const { Cell::new(None) };
+    }
+
+    /// Refuse rings on this thread with `errno` (None: stop refusing).
+    pub fn set(errno: Option<i32>) {
+        ERRNO.with(|e| e.set(errno));
+    }
+
+    pub(super) fn errno() -> Option<i32> {
+        ERRNO.with(|e| e.get())
+    }
+}
+
 /// One completion, copied out of the ring so the worker can act on it freely.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Cqe {
@@ -64,9 +84,19 @@ impl Uring {
         })
     }
 
-    /// Whether this kernel runs everything the engine uses (for `--engine auto`).
-    pub fn available() -> bool {
-        Uring::new(1).is_ok_and(|u| u.ring.params().is_feature_ext_arg())
+    /// Whether a worker of `conns` connections can have its ring here, with
+    /// everything the engine uses (checked before a run, so a refusal is a
+    /// setup error or, for `--engine auto`, a reason to use epoll).
+    pub fn probe(conns: usize) -> io::Result<()> {
+        #[cfg(test)]
+        if let Some(errno) = refuse::errno() {
+            return Err(io::Error::from_raw_os_error(errno));
+        }
+        let u = Uring::new(conns)?;
+        if !u.ring.params().is_feature_ext_arg() {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        Ok(())
     }
 
     /// Make the calling thread the ring's only submitter.

@@ -28,6 +28,8 @@ pub struct AbText {
     /// The mean[+/-sd] and median columns and ab's reliability warnings
     /// (off with ab's `-S`, which prints min, avg and max only).
     pub confidence: bool,
+    /// ab's `-l`: lengths may vary, so "Document Length: Variable".
+    pub variable_length: bool,
 }
 
 impl Default for AbText {
@@ -35,6 +37,7 @@ impl Default for AbText {
         AbText {
             percentiles: true,
             confidence: true,
+            variable_length: false,
         }
     }
 }
@@ -53,15 +56,19 @@ fn phase_row(out: &mut dyn Write, label: &str, p: &PhaseTimes) -> io::Result<()>
 }
 
 /// ab's report: server, document, counts, bytes and rates.
-fn ab_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
-    server_and_document(r, out)?;
+fn ab_section(r: &HttpReport, variable_length: bool, out: &mut dyn Write) -> io::Result<()> {
+    server_and_document(r, variable_length, out)?;
     counts(r, out)?;
     transferred(r, out)?;
     rates(r, out)
 }
 
 /// Who answered, and what was asked for.
-fn server_and_document(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+fn server_and_document(
+    r: &HttpReport,
+    variable_length: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     writeln!(
         out,
         "Server Software:        {}",
@@ -82,11 +89,15 @@ fn server_and_document(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         "Document Path:          {}",
         terminal(&r.document_path)
     )?;
-    writeln!(
-        out,
-        "Document Length:        {} bytes",
-        r.document_length_bytes
-    )?;
+    if variable_length {
+        writeln!(out, "Document Length:        Variable")?;
+    } else {
+        writeln!(
+            out,
+            "Document Length:        {} bytes",
+            r.document_length_bytes
+        )?;
+    }
     writeln!(out)
 }
 
@@ -384,7 +395,7 @@ impl Render<HttpReport> for AbText {
             writeln!(out, "*** interrupted: partial results ***")?;
             writeln!(out)?;
         }
-        ab_section(report, out)?;
+        ab_section(report, self.variable_length, out)?;
         ab_tables(report, *self, out)?;
         kurabe_section(report, out)
     }

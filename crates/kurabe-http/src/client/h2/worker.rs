@@ -28,6 +28,7 @@ use crate::client::schedule::{Claims, Schedule};
 use crate::client::stats::{FailKind, Stats};
 use crate::client::sys::{self, Epoll};
 use crate::client::tls::TlsSession;
+use crate::client::turns::{self, Turns};
 use crate::client::worker::{socket_failure_kind, Shared, Slot};
 use crate::client::RunControl;
 
@@ -35,8 +36,6 @@ use crate::client::RunControl;
 const EVENTS: usize = 1024;
 /// Longest sleep between checks of Ctrl-C and the clock.
 const TICK_NS: u64 = 20_000_000;
-/// How often the progress counters are published.
-const PROGRESS_NS: u64 = 50_000_000;
 /// Longest wait after the stop for answers to requests already sent.
 const DRAIN_NS: u64 = 2_000_000_000;
 /// A send later than this behind its intended time counts as late.
@@ -187,36 +186,7 @@ impl<'a> Worker<'a> {
             self.restart.extend(0..self.conns.len() as u32);
         }
         let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS];
-        let mut next_scan = self.now + self.tick_ns;
-        let mut next_progress = self.now + PROGRESS_NS;
-        loop {
-            self.now = sys::now_ns();
-            if !self.measuring && self.now >= self.sh.measure_ns {
-                self.start_measuring();
-            }
-            if self.should_stop() {
-                break;
-            }
-            self.do_restarts();
-            self.dispatch();
-            if self.now >= next_scan {
-                self.expire();
-                next_scan = self.now + self.tick_ns;
-            }
-            if self.now >= next_progress {
-                self.publish();
-                next_progress = self.now + PROGRESS_NS;
-            }
-            if self.finished() {
-                break;
-            }
-            let timeout = if self.restart.is_empty() {
-                self.timeout()
-            } else {
-                Some(0)
-            };
-            self.wait(&mut events, timeout);
-        }
+        turns::drive(&mut self, |w, timeout| w.wait(&mut events, timeout));
         self.finish(&mut events);
         self.stats
     }
@@ -1012,4 +982,54 @@ fn first_schedule(sh: &Shared, index: u64) -> Option<Schedule> {
     let start = if warm { sh.start_ns } else { sh.measure_ns };
     let limit = if warm { None } else { sh.limit };
     Some(Schedule::new(start, r, index, sh.threads, limit))
+}
+
+/// The shared turn loop's steps (see [`turns::drive`]).
+impl Turns for Worker<'_> {
+    fn read_clock(&mut self) -> u64 {
+        self.now = sys::now_ns();
+        self.now
+    }
+
+    fn tick_ns(&self) -> u64 {
+        self.tick_ns
+    }
+
+    fn measure_if_due(&mut self) {
+        if !self.measuring && self.now >= self.sh.measure_ns {
+            self.start_measuring();
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        Worker::should_stop(self)
+    }
+
+    fn do_restarts(&mut self) {
+        Worker::do_restarts(self);
+    }
+
+    fn dispatch(&mut self) {
+        Worker::dispatch(self);
+    }
+
+    fn expire(&mut self) {
+        Worker::expire(self);
+    }
+
+    fn publish(&mut self) {
+        Worker::publish(self);
+    }
+
+    fn finished(&self) -> bool {
+        Worker::finished(self)
+    }
+
+    fn wait_time(&self) -> Option<u64> {
+        if self.restart.is_empty() {
+            self.timeout()
+        } else {
+            Some(0)
+        }
+    }
 }

@@ -38,6 +38,7 @@ pub(super) fn layout(args: &Args) -> anyhow::Result<AbLayout> {
         text: AbText {
             percentiles: !args.no_percentiles,
             confidence: !args.no_confidence,
+            variable_length: args.variable_length,
         },
         html,
     })

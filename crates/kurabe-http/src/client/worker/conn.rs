@@ -1,0 +1,134 @@
+//! A connection of the HTTP/1.1 worker and the requests in flight on it.
+//!
+//! Owns the per-connection state (socket, receive buffer, framer, ring of
+//! in-flight requests, pending request bytes) and how a connection ends.
+//! Must not do I/O: the worker drives it.
+
+use super::*;
+
+/// Per in-flight request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    /// When the request started: connect start for a new connection, else the write.
+    pub start: u64,
+    /// When it was handed to the kernel (or 0 while not yet written).
+    pub sent: u64,
+    /// Open model: the intended send time (0 in the closed model).
+    pub intended: u64,
+    /// Connect time attributed to this request (ab: the first on a connection).
+    pub connect_ns: u64,
+    /// Claimed during the measured phase (warm-up requests are not counted).
+    pub measured: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum State {
+    Closed,
+    Connecting,
+    Open,
+}
+
+pub(super) struct Conn {
+    pub(super) sock: Option<Socket>,
+    pub(super) fd: RawFd,
+    pub(super) state: State,
+    pub(super) buf: Vec<u8>,
+    pub(super) len: usize,
+    pub(super) framer: Framer,
+    pub(super) ring: VecDeque<Slot>,
+    /// Pending write: bytes `w_off..w_end` of `Shared::requests`.
+    pub(super) w_off: usize,
+    pub(super) w_end: usize,
+    pub(super) first_byte: u64,
+    pub(super) deadline: u64,
+    /// Responses completed since this connection was opened.
+    pub(super) served: u64,
+    /// In one of the free lists (open model).
+    pub(super) free: bool,
+    /// The server ended this keep-alive connection; the next connect is a reconnect.
+    pub(super) server_closed: bool,
+    pub(super) tls: Option<Box<TlsSession>>,
+    /// io_uring: incremented at every close, so completions of a previous
+    /// socket in this slot are recognised and ignored.
+    pub(super) gen: u32,
+    /// io_uring: a multishot receive / the connect poll is armed.
+    pub(super) recv_armed: bool,
+    pub(super) poll_armed: bool,
+    /// io_uring: a send is in flight (one at a time keeps the bytes in order), queued at `send_at`.
+    pub(super) send_busy: bool,
+    pub(super) send_at: u64,
+    pub(super) send_len: usize,
+}
+
+impl Conn {
+    pub(super) fn new(buf_size: usize, pipeline: usize) -> Conn {
+        Conn {
+            sock: None,
+            fd: -1,
+            state: State::Closed,
+            buf: vec![0; buf_size],
+            len: 0,
+            framer: Framer::default(),
+            ring: VecDeque::with_capacity(pipeline),
+            w_off: 0,
+            w_end: 0,
+            first_byte: 0,
+            deadline: 0,
+            served: 0,
+            free: false,
+            server_closed: false,
+            tls: None,
+            gen: 0,
+            recv_armed: false,
+            poll_armed: false,
+            send_busy: false,
+            send_at: 0,
+            send_len: 0,
+        }
+    }
+
+    /// Requests in the ring whose bytes are not fully written yet.
+    pub(super) fn unwritten(&self, request_len: usize) -> usize {
+        (self.w_end - self.w_off).div_ceil(request_len)
+    }
+
+    /// Forget the socket and everything read from it (the ring of requests
+    /// stays: the caller settles it). io_uring: completions still to come
+    /// for the old socket carry the old generation and are ignored.
+    pub(super) fn reset_closed(&mut self) {
+        self.recv_armed = false;
+        self.poll_armed = false;
+        self.send_busy = false;
+        self.gen = self.gen.wrapping_add(1);
+        self.sock = None; // closing the fd also removes it from epoll
+        self.fd = -1;
+        self.tls = None;
+        self.state = State::Closed;
+        self.len = 0;
+        self.framer.reset();
+        self.first_byte = 0;
+        self.deadline = 0;
+        self.free = false;
+    }
+
+    /// Queue `k` more requests' bytes behind whatever is pending.
+    pub(super) fn queue(&mut self, k: usize, request_len: usize) {
+        let pending = self.w_end - self.w_off;
+        // All copies are identical: keep the offset within the first copy so
+        // the range always fits in `pipeline + 1` copies.
+        self.w_off %= request_len;
+        self.w_end = self.w_off + pending + k * request_len;
+    }
+}
+
+/// How a connection ended, for the requests still on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum End {
+    /// Failed: count every request still in flight in this bucket.
+    Fail(FailKind),
+    /// The server closed a reused connection without starting an answer:
+    /// resend what was in flight on a new connection (not counted).
+    Retry,
+    /// Nothing in flight (normal close after the last response).
+    Done,
+}

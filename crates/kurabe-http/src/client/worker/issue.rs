@@ -1,0 +1,301 @@
+//! The send side of the HTTP/1.1 worker: claiming requests from the budget
+//! or the `--rate` schedule, opening connections, writing request bytes and
+//! stamping when each request went out.
+//!
+//! Owns when and on which connection a request is sent. Must not parse
+//! responses (see `receive`).
+
+use super::*;
+
+impl Worker<'_> {
+    /// Closed model: start connections queued for (re)start.
+    pub(super) fn do_restarts(&mut self) {
+        // Only those queued so far: a connect that fails at once queues itself
+        // again, and must wait for the next turn of the loop (which checks the clock).
+        std::mem::swap(&mut self.restart, &mut self.restarting);
+        for i in 0..self.restarting.len() {
+            let ci = self.restarting[i] as usize;
+            if self.sh.rate.is_some() {
+                // Open model: a connection with carried-over requests reconnects; else it waits.
+                if self.conns[ci].ring.is_empty() {
+                    self.make_free(ci);
+                } else {
+                    self.connect(ci);
+                }
+                continue;
+            }
+            if self.conns[ci].ring.is_empty() {
+                match self.claim() {
+                    Some(slot) => self.conns[ci].ring.push_back(slot),
+                    None => continue,
+                }
+            }
+            self.connect(ci);
+        }
+        self.restarting.clear();
+    }
+
+    pub(super) fn claim(&mut self) -> Option<Slot> {
+        if self.draining {
+            return None;
+        }
+        let measured = self.measuring;
+        if measured && !self.claims.take(&self.sh.budget) {
+            return None;
+        }
+        Some(Slot {
+            start: self.now,
+            sent: 0,
+            intended: 0,
+            connect_ns: 0,
+            measured,
+        })
+    }
+
+    /// Open model: send every request intended at or before `until` on a free connection.
+    pub(super) fn dispatch_until(&mut self, until: u64) {
+        let now = self.now;
+        loop {
+            let due = self
+                .schedule
+                .as_ref()
+                .and_then(Schedule::peek)
+                .is_some_and(|t| t <= until);
+            if !due {
+                return;
+            }
+            let Some(ci) = self.pop_free() else {
+                return;
+            };
+            let Some(intended) = self.schedule.as_mut().and_then(|s| s.pop_due(until)) else {
+                return;
+            };
+            let slot = Slot {
+                start: now,
+                sent: 0,
+                intended,
+                connect_ns: 0,
+                measured: self.measuring,
+            };
+            self.conns[ci].ring.push_back(slot);
+            if self.conns[ci].state == State::Open {
+                self.conns[ci].queue(1, self.sh.request_len);
+                self.flush(ci);
+                if self.conns[ci].state == State::Open
+                    && self.conns[ci].ring.len() < self.sh.pipeline
+                {
+                    self.make_free(ci);
+                }
+            } else {
+                self.connect(ci);
+            }
+        }
+    }
+
+    /// A connection that can take a request now, preferring open ones.
+    /// Entries whose connection changed state since they were listed are skipped.
+    pub(super) fn pop_free(&mut self) -> Option<usize> {
+        while let Some(ci) = self.free_open.pop() {
+            let c = &mut self.conns[ci as usize];
+            if c.free && c.state == State::Open {
+                c.free = false;
+                return Some(ci as usize);
+            }
+        }
+        while let Some(ci) = self.free_closed.pop() {
+            let c = &mut self.conns[ci as usize];
+            if c.free && c.state == State::Closed {
+                c.free = false;
+                return Some(ci as usize);
+            }
+        }
+        None
+    }
+
+    pub(super) fn make_free(&mut self, ci: usize) {
+        let c = &mut self.conns[ci];
+        if c.free || self.sh.rate.is_none() {
+            return;
+        }
+        c.free = true;
+        if c.state == State::Open {
+            self.free_open.push(ci as u32);
+        } else {
+            self.free_closed.push(ci as u32);
+        }
+    }
+
+    /// Open a new connection for the requests in the ring.
+    pub(super) fn connect(&mut self, ci: usize) {
+        let now = self.now;
+        let rl = self.sh.request_len;
+        let res = self.open_socket(ci);
+        let c = &mut self.conns[ci];
+        for s in c.ring.iter_mut() {
+            s.start = now;
+            s.sent = 0;
+        }
+        c.w_off = 0;
+        c.w_end = 0;
+        let k = c.ring.len();
+        c.queue(k, rl);
+        c.deadline = now + self.sh.timeout_ns;
+        c.len = 0;
+        c.framer.reset();
+        c.first_byte = 0;
+        c.served = 0;
+        if std::mem::take(&mut c.server_closed) && self.measuring && !self.draining {
+            self.stats.reconnects += 1;
+        }
+        match res {
+            Ok(()) => c.state = State::Connecting,
+            Err(e) => {
+                let kind = socket_failure_kind(&e);
+                self.explain(kind, || match kind {
+                    FailKind::Client => format!(
+                        "too many open files in kurabe ({e}): raise `ulimit -n` or lower -c"
+                    ),
+                    _ => e.to_string(),
+                });
+                self.close(ci, End::Fail(kind));
+            }
+        }
+    }
+
+    pub(super) fn open_socket(&mut self, ci: usize) -> io::Result<()> {
+        let sock = self.sh.connect_socket()?;
+        let fd = sock.as_raw_fd();
+        let c = &mut self.conns[ci];
+        match &mut self.io {
+            Io::Epoll { ep, .. } => ep.add(fd, ci as u64)?,
+            Io::Uring { ring, .. } => {
+                ring.poll(fd, libc::POLLOUT as u32, false, tag(ci, c.gen, OP_CONNECT));
+                c.poll_armed = true;
+            }
+        }
+        if let Some(tls) = &self.sh.tls {
+            c.tls = Some(Box::new(tls.session()?));
+        }
+        c.fd = fd;
+        c.sock = Some(sock);
+        Ok(())
+    }
+
+    /// Closed model: claim requests until `pipeline` are in flight, queue their bytes.
+    pub(super) fn refill(&mut self, ci: usize, send: bool) {
+        let want = if self.sh.keep_alive {
+            self.sh.pipeline
+        } else {
+            1
+        };
+        let mut k = 0;
+        while self.conns[ci].ring.len() < want {
+            match self.claim() {
+                Some(slot) => {
+                    self.conns[ci].ring.push_back(slot);
+                    k += 1;
+                }
+                None => break,
+            }
+        }
+        if k > 0 {
+            self.conns[ci].queue(k, self.sh.request_len);
+            if send {
+                self.flush(ci);
+            }
+        }
+    }
+
+    /// Write pending request bytes until done or the socket is full
+    /// (io_uring: queue them as one send).
+    pub(super) fn flush(&mut self, ci: usize) {
+        let sh = self.sh;
+        let now = self.now;
+        let c = &mut self.conns[ci];
+        if c.state != State::Open || self.draining {
+            return;
+        }
+        if let Io::Uring { .. } = &self.io {
+            self.queue_send(ci);
+            return;
+        }
+        let before = c.unwritten(sh.request_len);
+        while c.w_off < c.w_end {
+            let bytes = &sh.requests[c.w_off..c.w_end];
+            let r = match &mut c.tls {
+                Some(t) => t.write(c.fd, bytes),
+                None => sys::send(c.fd, bytes),
+            };
+            match r {
+                Ok(n) => c.w_off += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.send_failed(ci, e);
+                    return;
+                }
+            }
+        }
+        self.mark_written(ci, before, now);
+    }
+
+    /// io_uring: queue the pending bytes as one send unless one is in flight
+    /// (one at a time keeps them in order).
+    fn queue_send(&mut self, ci: usize) {
+        let (sh, now) = (self.sh, self.now);
+        let c = &mut self.conns[ci];
+        let Io::Uring { ring, .. } = &mut self.io else {
+            return;
+        };
+        if !c.send_busy && c.w_off < c.w_end {
+            let bytes = &sh.requests[c.w_off..c.w_end];
+            // `sh.requests` outlives the worker and so the operation.
+            ring.send(c.fd, bytes, tag(ci, c.gen, OP_SEND));
+            c.send_busy = true;
+            c.send_at = now;
+            c.send_len = bytes.len();
+        }
+    }
+
+    /// A send failed: a reused connection the server closed between
+    /// responses is retried, anything else fails what is in flight.
+    pub(super) fn send_failed(&mut self, ci: usize, e: io::Error) {
+        let c = &self.conns[ci];
+        let end = if c.served > 0 && c.framer.between_responses() {
+            End::Retry
+        } else {
+            End::Fail(FailKind::Exception)
+        };
+        self.explain(FailKind::Exception, || format!("send: {e}"));
+        self.close(ci, end);
+    }
+
+    /// Stamp the requests whose last byte went out at `at` (`before` were
+    /// unwritten until then) and start the connection's deadline.
+    pub(super) fn mark_written(&mut self, ci: usize, before: usize, at: u64) {
+        let sh = self.sh;
+        let c = &mut self.conns[ci];
+        let after = c.unwritten(sh.request_len);
+        if after < before {
+            // Requests newly written: the last `before` of the ring, first `before - after` of them.
+            let first = c.ring.len() - before;
+            let mut measured = 0;
+            for s in c.ring.range_mut(first..first + (before - after)) {
+                s.sent = at;
+                if s.measured {
+                    measured += 1;
+                    if s.intended != 0 && at > s.intended + LATE_NS {
+                        self.stats.late_sends += 1;
+                    }
+                }
+            }
+            self.stats.sent_requests += measured;
+            self.stats.sent_body_bytes += measured * sh.body_len;
+        }
+        if c.deadline == 0 {
+            if let Some(s) = c.ring.front() {
+                c.deadline = s.start + sh.timeout_ns;
+            }
+        }
+    }
+}

@@ -1,0 +1,500 @@
+//! One load-generator thread: an event loop driving its share of the connections.
+//!
+//! epoll: every socket is registered once, edge-triggered for read and write,
+//! and never touched with `epoll_ctl` again; a request is one `send` of
+//! pre-serialised bytes, written as soon as the previous response on that
+//! connection is complete; a `recv` reads as many responses as the buffer
+//! holds. io_uring: the same life cycle, but a send is queued rather than
+//! made, each open socket has one multishot receive armed, and one
+//! `io_uring_enter` per turn submits everything and collects a batch of
+//! completions. Nothing is allocated per request: connection buffers, the
+//! in-flight ring and the histograms are sized at start.
+//!
+//! This module owns the worker and its loop; `conn` the per-connection
+//! state, `issue` sending requests, `receive` reading and counting responses,
+//! `completions` the io_uring completions, `settle` failures, closes and
+//! deadlines. The byte-level framing is [`super::framer`], the numbers are
+//! [`super::stats`] and [`super::record`].
+
+mod completions;
+mod conn;
+mod issue;
+mod receive;
+mod settle;
+
+use std::collections::VecDeque;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+use super::framer::{Eof, Framer, Response};
+use super::gnuplot::GnuplotWriter;
+use super::record::{record, Answer};
+use super::schedule::{Budget, Claims, Schedule};
+use super::stats::{FailKind, Stats};
+use super::sys::{self, Epoll};
+use super::tls::TlsSession;
+use super::turns::{self, Turns};
+use super::uring::{self, Cqe, Uring};
+use super::RunControl;
+pub(crate) use conn::Slot;
+use conn::{Conn, End, State};
+pub(crate) use settle::socket_failure_kind;
+
+/// Longest response head we buffer before calling the response garbage.
+const MAX_HEAD: usize = 64 * 1024;
+/// Events taken per `epoll_wait`.
+const EVENTS: usize = 1024;
+/// Longest sleep between checks of Ctrl-C and the clock.
+const TICK_NS: u64 = 20_000_000;
+/// Longest wait after the stop for answers to requests already sent.
+const DRAIN_NS: u64 = 2_000_000_000;
+/// Bytes of a response shown to the `-v` tap (ab's header buffer is 8 KiB).
+const TRACE_BYTES: usize = 8191;
+/// A send later than this behind its intended time counts as late.
+const LATE_NS: u64 = 1_000_000;
+
+/// epoll token / io_uring user data of the worker's ticker (connection tokens are their indices).
+const TICK_TOKEN: u64 = u64::MAX;
+/// io_uring user data of cancel requests (their completions need no action).
+const CANCEL_TOKEN: u64 = u64::MAX - 1;
+/// io_uring operations, the low two bits of a connection's user data.
+const OP_CONNECT: u64 = 0;
+const OP_RECV: u64 = 1;
+const OP_SEND: u64 = 2;
+/// The clock is read again after this many events of one batch, so requests
+/// sent late in a long batch are not stamped with its start.
+const CLOCK_EVERY: usize = 8;
+/// Event bits that mean the peer closed or the connection broke.
+const HUP: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
+
+/// What all workers share, read-only after start except the atomics.
+pub(crate) struct Shared {
+    pub addr: SockAddr,
+    /// The serialised request repeated `pipeline + 1` times (see [`Conn::queue`]).
+    pub requests: Vec<u8>,
+    /// Length of one serialised request.
+    pub request_len: usize,
+    pub body_len: u64,
+    pub head_request: bool,
+    pub keep_alive: bool,
+    pub pipeline: usize,
+    pub timeout_ns: u64,
+    pub check_length: bool,
+    pub abort_on_error: bool,
+    pub rate: Option<f64>,
+    pub threads: u64,
+    /// `-n`, when given.
+    pub limit: Option<u64>,
+    pub budget: Budget,
+    /// Monotonic start of the run and of the measured phase; end of the run (u64::MAX = none).
+    pub start_ns: u64,
+    pub measure_ns: u64,
+    pub end_ns: u64,
+    /// Wall clock (µs since the epoch) at `start_ns`, for `-g`.
+    pub start_unix_us: u64,
+    /// Body length of the first complete response (u64::MAX = none yet).
+    pub doc_len: AtomicU64,
+    pub server: OnceLock<String>,
+    /// Set by the first failure when `abort_on_error`.
+    pub aborted: AtomicBool,
+    pub tls: Option<super::tls::TlsSetup>,
+    pub buf_size: usize,
+    /// `-b`: send and receive buffer of every socket.
+    pub socket_buffer: Option<u32>,
+    /// `-B`: local address (port 0) to bind before connecting.
+    pub bind: Option<SockAddr>,
+    /// `-v`: gets every response head.
+    pub trace: Option<super::HeadTrace>,
+    /// Drive sockets with io_uring (else epoll); resolved before the run.
+    pub uring: bool,
+    /// HTTP/2 runs only: the encoded request and `--streams`.
+    pub h2: Option<super::h2::Setup>,
+}
+
+impl Shared {
+    /// A non-blocking TCP socket with `-b` and `-B` applied, its connect
+    /// started (both protocols' workers open connections here).
+    pub(crate) fn connect_socket(&self) -> io::Result<Socket> {
+        let sock = Socket::new(
+            Domain::for_address(self.addr.as_socket().expect("resolved address")),
+            Type::STREAM.nonblocking().cloexec(),
+            Some(Protocol::TCP),
+        )?;
+        sock.set_nodelay(true)?;
+        if let Some(size) = self.socket_buffer {
+            sock.set_send_buffer_size(size as usize)?;
+            sock.set_recv_buffer_size(size as usize)?;
+        }
+        if let Some(local) = &self.bind {
+            sock.bind(local)?;
+        }
+        match sock.connect(&self.addr) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(sock)
+    }
+}
+
+/// How a worker learns what its sockets did.
+enum Io {
+    /// Readiness: every socket registered once, edge-triggered; the worker reads and writes.
+    Epoll {
+        ep: Epoll,
+        events: Vec<libc::epoll_event>,
+    },
+    /// Completions: sends and multishot receives queued on a ring, submitted in one call per turn.
+    Uring { ring: Box<Uring>, cqes: Vec<Cqe> },
+}
+
+/// io_uring user data naming operation `op` on socket generation `gen` of connection `ci`.
+fn tag(ci: usize, gen: u32, op: u64) -> u64 {
+    (u64::from(gen & 0x3fff_ffff) << 34) | ((ci as u64) << 2) | op
+}
+
+/// One worker's state.
+pub(crate) struct Worker<'a> {
+    sh: &'a Shared,
+    ctl: &'a RunControl,
+    index: u64,
+    io: Io,
+    conns: Vec<Conn>,
+    stats: Stats,
+    claims: Claims,
+    schedule: Option<Schedule>,
+    /// Open model: connections that can take a request now (open / closed).
+    free_open: Vec<u32>,
+    free_closed: Vec<u32>,
+    /// Connections to (re)start on the next loop iteration.
+    restart: Vec<u32>,
+    /// The batch of `restart` being processed (kept to reuse its allocation).
+    restarting: Vec<u32>,
+    gnuplot: Option<GnuplotWriter>,
+    measuring: bool,
+    /// The run has stopped: read answers, write and count nothing.
+    draining: bool,
+    now: u64,
+    want_server: bool,
+    published: (u64, u64),
+    /// Why the connection about to be closed failed; taken by [`Worker::fail`].
+    why: Option<String>,
+    /// Wakes the loop every `tick_ns` to check the stop flag, deadlines and progress.
+    ticker: sys::Ticker,
+    tick_ns: u64,
+    /// io_uring, closed model: completions worth waking up for (see [`Uring::wait`]).
+    batch: usize,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(
+        sh: &'a Shared,
+        ctl: &'a RunControl,
+        index: u64,
+        conns: usize,
+        gnuplot: Option<GnuplotWriter>,
+    ) -> io::Result<Worker<'a>> {
+        let schedule = sh.rate.map(|r| {
+            let start = if sh.measure_ns > sh.start_ns {
+                sh.start_ns
+            } else {
+                sh.measure_ns
+            };
+            // During warm-up there is no -n limit; it applies from the measured phase.
+            let limit = if sh.measure_ns > sh.start_ns {
+                None
+            } else {
+                sh.limit
+            };
+            Schedule::new(start, r, index, sh.threads, limit)
+        });
+        let batch = (conns as u64 * sh.pipeline as u64).clamp(1, 64);
+        // Deadlines are checked every tick: within 5 % of the request timeout.
+        let tick_ns = (sh.timeout_ns / 20).clamp(1_000_000, TICK_NS);
+        let ticker = sys::Ticker::new(tick_ns)?;
+        let io = if sh.uring {
+            Io::Uring {
+                ring: Box::new(Uring::new(conns)?),
+                cqes: Vec::new(),
+            }
+        } else {
+            let ep = Epoll::new()?;
+            ep.add(ticker.fd(), TICK_TOKEN)?;
+            Io::Epoll {
+                ep,
+                events: vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS],
+            }
+        };
+        Ok(Worker {
+            sh,
+            ctl,
+            index,
+            io,
+            conns: (0..conns)
+                .map(|_| Conn::new(sh.buf_size, sh.pipeline))
+                .collect(),
+            stats: Stats::new(),
+            claims: Claims::new(batch),
+            schedule,
+            free_open: Vec::with_capacity(conns),
+            free_closed: Vec::with_capacity(conns),
+            restart: Vec::with_capacity(conns),
+            restarting: Vec::with_capacity(conns),
+            gnuplot,
+            measuring: sh.measure_ns <= sh.start_ns,
+            draining: false,
+            now: sys::now_ns(),
+            want_server: true,
+            published: (0, 0),
+            why: None,
+            ticker,
+            tick_ns,
+            // A sixteenth of what is in flight: the server keeps the rest busy
+            // while the client sleeps. The open model wakes for every response.
+            batch: if sh.rate.is_some() {
+                1
+            } else {
+                (conns * sh.pipeline / 16).clamp(1, 32)
+            },
+        })
+    }
+
+    /// Drive the connections until the stop condition; return what was
+    /// measured. `Err`: the kernel refused to enable the io_uring on this
+    /// thread (before any request: a setup failure, not the server's).
+    pub fn run(mut self) -> io::Result<Stats> {
+        if let Io::Uring { ring, .. } = &mut self.io {
+            // The ring was built on the setup thread; this thread is its one submitter.
+            ring.enable()?;
+            ring.poll(self.ticker.fd(), libc::POLLIN as u32, true, TICK_TOKEN);
+        }
+        if self.sh.rate.is_some() {
+            sys::precise_timers();
+            for i in (0..self.conns.len() as u32).rev() {
+                self.conns[i as usize].free = true;
+                self.free_closed.push(i);
+            }
+        } else {
+            self.restart.extend(0..self.conns.len() as u32);
+        }
+        turns::drive(&mut self, Worker::poll_io);
+        self.finish();
+        Ok(self.stats)
+    }
+
+    /// Wait at most `timeout` ns (None: until something happens, the ticker
+    /// bounds it) and act on every event or completion.
+    fn poll_io(&mut self, timeout: Option<u64>) {
+        match &mut self.io {
+            Io::Epoll { ep, events } => {
+                let mut evs = std::mem::take(events);
+                let n = ep.wait(&mut evs, timeout);
+                for (i, ev) in evs[..n].iter().enumerate() {
+                    if i % CLOCK_EVERY == 0 {
+                        self.now = sys::now_ns();
+                    }
+                    if ev.u64 == TICK_TOKEN {
+                        self.ticker.ack();
+                    } else {
+                        self.on_event(ev.u64 as usize, ev.events);
+                    }
+                }
+                if let Io::Epoll { events, .. } = &mut self.io {
+                    *events = evs;
+                }
+            }
+            Io::Uring { ring, cqes } => {
+                let mut done = std::mem::take(cqes);
+                ring.wait(timeout, self.batch, &mut done);
+                for (i, cqe) in done.iter().enumerate() {
+                    if i % CLOCK_EVERY == 0 {
+                        self.now = sys::now_ns();
+                    }
+                    self.on_completion(*cqe);
+                }
+                if let Io::Uring { cqes, .. } = &mut self.io {
+                    *cqes = done;
+                }
+            }
+        }
+    }
+
+    /// Requests on connection `c` whose bytes are fully written (or in a
+    /// send already queued to io_uring, which will reach the server) and not answered.
+    fn written_unanswered(&self, c: &Conn) -> usize {
+        if c.state == State::Closed {
+            return 0;
+        }
+        let queued = if c.send_busy { c.send_len } else { 0 };
+        let unwritten =
+            (c.w_end - c.w_off - queued.min(c.w_end - c.w_off)).div_ceil(self.sh.request_len);
+        c.ring.len() - unwritten.min(c.ring.len())
+    }
+
+    /// After the stop: let the server answer what it was sent (responses are
+    /// read and discarded, nothing more is written), so closing our sockets
+    /// with unread data cannot reset connections under requests the server
+    /// has not processed yet, and its own count matches ours.
+    fn drain(&mut self) {
+        self.draining = true;
+        let deadline = self.now + (self.sh.timeout_ns).min(DRAIN_NS);
+        loop {
+            if self.conns.iter().all(|c| self.written_unanswered(c) == 0) {
+                return;
+            }
+            self.now = sys::now_ns();
+            if self.now >= deadline {
+                return;
+            }
+            self.poll_io(Some((deadline - self.now).min(TICK_NS)));
+        }
+    }
+
+    /// How long to sleep: `None` when the ticker's period is soon enough
+    /// (stop flag, timeout scan, progress), else exactly until the next
+    /// precise event (end of the run or of the warm-up, next `--rate` send).
+    fn timeout(&self) -> Option<u64> {
+        let mut until = self.sh.end_ns;
+        if !self.measuring {
+            until = until.min(self.sh.measure_ns);
+        }
+        if let Some(s) = &self.schedule {
+            if let Some(t) = s.peek() {
+                if !self.free_open.is_empty() || !self.free_closed.is_empty() {
+                    until = until.min(t);
+                }
+            }
+        }
+        let wait = until.saturating_sub(self.now);
+        (wait < self.tick_ns).then_some(wait)
+    }
+
+    fn start_measuring(&mut self) {
+        self.measuring = true;
+        self.stats.clear();
+        if let Some(s) = &mut self.schedule {
+            *s = Schedule::new(
+                self.sh.measure_ns,
+                self.sh.rate.unwrap_or(1.0),
+                self.index,
+                self.sh.threads,
+                self.sh.limit,
+            );
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        self.ctl.stop.load(Ordering::Relaxed)
+            || self.sh.aborted.load(Ordering::Relaxed)
+            || self.now >= self.sh.end_ns
+    }
+
+    /// All requests of a `-n` run are done and no connection has work.
+    fn finished(&self) -> bool {
+        let no_more = match &self.schedule {
+            Some(s) => self.measuring && s.done(),
+            None => self.measuring && self.sh.budget.exhausted() && self.claims.held() == 0,
+        };
+        no_more && self.restart.is_empty() && self.conns.iter().all(|c| c.ring.is_empty())
+    }
+
+    /// Count requests written but unanswered, publish the last progress, close everything.
+    fn finish(&mut self) {
+        let mut in_flight = 0;
+        for c in &self.conns {
+            let written = self.written_unanswered(c);
+            in_flight += c.ring.iter().take(written).filter(|s| s.measured).count() as u64;
+        }
+        self.stats.in_flight_at_end = in_flight;
+        self.publish();
+        self.drain();
+        if let Some(g) = &mut self.gnuplot {
+            let _ = g.flush();
+        }
+        for c in &mut self.conns {
+            c.sock = None;
+        }
+    }
+
+    fn publish(&mut self) {
+        let done = self.stats.completed;
+        let failed = self.stats.failures.total();
+        let p = &self.ctl.progress;
+        if done >= self.published.0 {
+            p.completed
+                .fetch_add(done - self.published.0, Ordering::Relaxed);
+        }
+        if failed >= self.published.1 {
+            p.failed
+                .fetch_add(failed - self.published.1, Ordering::Relaxed);
+        }
+        self.published = (done, failed);
+    }
+}
+
+impl Turns for Worker<'_> {
+    fn read_clock(&mut self) -> u64 {
+        self.now = sys::now_ns();
+        self.now
+    }
+
+    fn tick_ns(&self) -> u64 {
+        self.tick_ns
+    }
+
+    fn measure_if_due(&mut self) {
+        if !self.measuring && self.now >= self.sh.measure_ns {
+            self.start_measuring();
+        }
+    }
+
+    fn should_stop(&self) -> bool {
+        Worker::should_stop(self)
+    }
+
+    fn do_restarts(&mut self) {
+        Worker::do_restarts(self);
+    }
+
+    fn dispatch(&mut self) {
+        self.dispatch_until(self.now);
+    }
+
+    fn last_sends(&mut self) {
+        let (sh, ctl) = (self.sh, self.ctl);
+        let by_time = !ctl.stop.load(Ordering::Relaxed) && !sh.aborted.load(Ordering::Relaxed);
+        if by_time && self.now >= sh.end_ns {
+            self.dispatch_until(sh.end_ns - 1);
+        }
+    }
+
+    fn expire(&mut self) {
+        Worker::expire(self);
+    }
+
+    fn publish(&mut self) {
+        Worker::publish(self);
+        #[cfg(test)]
+        if self.stats.completed > 0 {
+            let port = self.sh.addr.as_socket().map_or(0, |a| a.port());
+            super::threads::panic_hook::check(port);
+        }
+    }
+
+    fn finished(&self) -> bool {
+        Worker::finished(self)
+    }
+
+    fn wait_time(&self) -> Option<u64> {
+        if self.restart.is_empty() {
+            self.timeout()
+        } else {
+            Some(0)
+        }
+    }
+}
