@@ -111,7 +111,7 @@ fn run_in_cgroup(cpus: f64, store_url: &str) -> anyhow::Result<ExitCode> {
     let mut cmd = Command::new(exe);
     // The store URL travels in the environment (readable by this user only),
     // not on the child's command line: our own argv has its password hidden
-    // (crate::argv), and the child's must not show it either.
+    // (kurabe_store::proctitle), and the child's must not show it either.
     cmd.args(without_store(std::env::args_os().skip(1)))
         .env("KURABE_STORE", store_url)
         .env(IN_CGROUP_ENV, "1");
