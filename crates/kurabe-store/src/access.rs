@@ -51,9 +51,11 @@ pub fn open_existing(flag: Option<&Path>) -> Result<Store, AccessError> {
     Ok(Store::open(&path)?)
 }
 
-/// Open the store at `flag` (default path when `None`), creating it if needed.
+/// Open the store at `flag` (default path when `None`) to save into it,
+/// creating it if needed; a store that cannot be written is refused here,
+/// before any work.
 pub fn open_or_create(flag: Option<&Path>) -> Result<Store, StoreError> {
-    Store::open(&store_path(flag)?)
+    Store::open(&store_path(flag)?)?.for_saving()
 }
 
 /// One entry id (`e12`, `r7`, `12`), with the fix in the message.

@@ -41,6 +41,13 @@ pub enum StoreError {
         /// What it is instead ("it is not an SQLite database", "it is another program's SQLite database").
         what: &'static str,
     },
+    /// A command that saves was given a store it cannot write: refused
+    /// before any work, so nothing measured is lost.
+    #[error("cannot save to results store {}: the store is read-only (its file, folder or file system): reading works, saving needs a writable store; check its permissions or choose another --store", path.display())]
+    NotWritable {
+        /// The database file.
+        path: PathBuf,
+    },
     /// A read-only store that cannot be read as it is.
     #[error("results store {} is read-only and {why}; make it writable once, or choose another with --store PATH or KURABE_STORE", path.display())]
     ReadOnly {

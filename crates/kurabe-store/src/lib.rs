@@ -146,6 +146,22 @@ impl Store {
         Store::open_location(&Location::parse(path), schema::CURRENT)
     }
 
+    /// This store, when it can be written; a store opened read-only (see
+    /// [`Store::open`]) is refused with [`StoreError::NotWritable`]. Commands
+    /// that save call it before measuring anything.
+    pub fn for_saving(self) -> Result<Store, StoreError> {
+        let read_only = match &*self.conn.borrow() {
+            Conn::Sqlite(c) => c.is_readonly(rusqlite::MAIN_DB).unwrap_or(false),
+            Conn::Pg(_) => false,
+        };
+        if read_only {
+            return Err(StoreError::NotWritable {
+                path: self.path.clone(),
+            });
+        }
+        Ok(self)
+    }
+
     /// Open the store at [`default_path`].
     pub fn open_default() -> Result<Store, StoreError> {
         Store::open(&default_path()?)

@@ -334,5 +334,18 @@ fn a_store_without_write_permission_is_read() {
     let write = as_reader(&["mem", "--save", "--store", s]);
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     assert_one_line_exit_2(&write, "the store is read-only");
+    // A benchmark that saves is refused before it runs anything.
+    let scratch = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(scratch.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let marker = scratch.path().join("ran");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let touch = format!("touch {}", marker.display());
+    let bench = as_reader(&["cmd", "-r", "2", "--store", s, &touch]);
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_one_line_exit_2(&bench, "the store is read-only");
+    assert!(
+        !marker.exists(),
+        "the command ran before the store was refused"
+    );
     assert_eq!(std::fs::read(&store).unwrap(), before, "untouched");
 }

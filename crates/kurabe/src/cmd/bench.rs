@@ -178,6 +178,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (None, Some(p)) => Store::open(p),
         (None, None) => Store::open_default(),
     }
+    .and_then(Store::for_saving)
     .context("cannot open the results store (choose another with --store PATH, or --no-save)")?;
     let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;

@@ -61,6 +61,7 @@ fn open_store(args: &Args, scratch: Option<&crate::store::ScratchDir>) -> anyhow
         (None, Some(p)) => Store::open(p),
         (None, None) => Store::open_default(),
     }
+    .and_then(Store::for_saving)
     .context("cannot open the results store (choose another with --store PATH)")
 }
 
