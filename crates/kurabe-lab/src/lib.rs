@@ -20,6 +20,7 @@ mod execute;
 pub mod git;
 pub mod http_ab;
 pub mod invoke;
+pub mod local_load;
 pub mod measure;
 pub mod plan;
 pub mod progress_text;

@@ -27,6 +27,7 @@ mod build;
 mod chart;
 mod csv;
 mod entries;
+pub mod error_text;
 pub mod escape;
 mod history;
 mod html;

@@ -13,11 +13,11 @@ mod output;
 mod progress;
 mod save;
 mod signal;
-mod store;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kurabe_report::error_text::{error_line, short_usage_error};
 
 /// kurabe (比べ, "compare"): is A faster, leaner or cheaper than B?
 #[derive(Debug, Parser)]
@@ -101,7 +101,7 @@ fn setup_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS;
     }
-    eprintln!("kurabe: error: {}", error_line(err));
+    eprintln!("kurabe: error: {}", error_line(&**err));
     // A load worker's panic is the work failing, not the input: exit 1.
     ExitCode::from(if is_measurement_failure(err) { 1 } else { 2 })
 }
@@ -158,35 +158,6 @@ fn usage_error(err: &clap::Error) -> ExitCode {
     }
 }
 
-/// Clap's rendered error → "kurabe: error: …" (plus the possible values),
-/// clap's first tip if any, and "see 'kurabe CMD --help'".
-fn short_usage_error(rendered: &str, help: &str) -> String {
-    let lines: Vec<&str> = rendered
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let mut first = lines
-        .first()
-        .map_or("invalid arguments", |l| l.trim_start_matches("error: "))
-        .to_string();
-    // "the following required arguments were not provided:" names them on the next line.
-    if first.ends_with(':') {
-        if let Some(next) = lines.get(1) {
-            first = format!("{first} {next}");
-        }
-    }
-    if let Some(values) = lines.iter().find(|l| l.starts_with("[possible values:")) {
-        first = format!("{first} {values}");
-    }
-    let mut out = format!("kurabe: error: {first}\n");
-    if let Some(tip) = lines.iter().find(|l| l.starts_with("tip:")) {
-        out.push_str(&format!("  {tip}\n"));
-    }
-    out.push_str(&format!("  see '{help} --help'\n"));
-    out
-}
-
 /// "kurabe results list": the subcommands named in `args`, walked down from the root.
 fn help_command(args: &[String]) -> String {
     use clap::CommandFactory;
@@ -200,24 +171,6 @@ fn help_command(args: &[String]) -> String {
         cmd = sub;
     }
     path.join(" ")
-}
-
-/// The error and its causes on one line, each text once: a cause whose
-/// words the line already holds (a library that puts its source in its own
-/// message) is not repeated.
-fn error_line(err: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -236,18 +189,6 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn error_line_says_each_cause_once() {
-        let io = std::io::Error::other("disk full");
-        let err = anyhow::Error::new(io)
-            .context("cannot write report.json: disk full")
-            .context("saving the report");
-        assert_eq!(
-            error_line(&err),
-            "saving the report: cannot write report.json: disk full"
-        );
     }
 
     /// Every flag read from the environment (KURABE_STORE may hold a

@@ -48,18 +48,16 @@ pub struct Args {
     /// Most rounds one commit gets when its verdicts do not settle (rounds double until then); after that a step is decided by the nearer mean and reported unsure.
     #[arg(long, value_name = "N", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub max_rounds: u32,
-    /// Results store file (SQLite) where every step's experiment is recorded [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
     /// Fill the placeholder {KEY} with VALUE wherever it appears in the plan (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub set: Vec<(String, String)>,
     /// Output format (json: schema/bisect-report.schema.json).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
-    /// No progress lines on stderr.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: crate::flags::QuietArg,
 }
 
 /// Formats of `kurabe bisect`.
@@ -76,11 +74,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A step measures several commits at once: no one revision is "the
     // code measured" (`opts.rev` stays unset); the variants are named by commit.
     let (plan, opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
-    let mut store = kurabe_store::access::open_or_create(args.store.as_deref())?;
+    let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
     let settings = settings(&args, opts);
     let mut progress = |e: &Event<'_>| {
-        if !args.quiet && worth_a_line(e) {
+        if !args.quiet.quiet && worth_a_line(e) {
             eprintln!("{}", escape::terminal_lines(&event_line(e)));
         }
     };

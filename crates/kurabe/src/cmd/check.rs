@@ -15,7 +15,7 @@ use kurabe_report::{check_report, results_as_experiments, to_string, CheckInput}
 use kurabe_store::series::plan_or_label;
 
 use crate::output::{write_output, ReportFormat as Format};
-use crate::store::{open_existing, parse_id};
+use kurabe_store::access::{open_existing, parse_id};
 
 /// Arguments of `kurabe check`.
 #[derive(Debug, clap::Args)]
@@ -34,9 +34,8 @@ pub struct Args {
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Results store (file, sqlite:PATH or postgres://…) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH|URL")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
 }
 
 /// Run `kurabe check`.
@@ -45,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--format: kurabe check writes text, md or json");
     };
     super::check_outputs(&[("-o", args.output.as_deref())])?;
-    let store = open_existing(args.store.as_deref())?;
+    let store = open_existing(args.store.store.as_deref())?;
     let id = parse_id(&args.experiment)?;
     let Entry::Experiment(exp) = store.get(id)? else {
         bail!("{id} is a saved result; kurabe check takes an experiment (e…)");

@@ -13,7 +13,7 @@ use kurabe_report::{history_report, results_as_experiments, Hosts};
 use kurabe_store::series::plan_or_label;
 
 use crate::output::{write_output, ReportFormat as Format};
-use crate::store::open_existing;
+use kurabe_store::access::open_existing;
 
 /// Arguments of `kurabe history`.
 #[derive(Debug, clap::Args)]
@@ -35,9 +35,8 @@ pub struct Args {
     /// Experiments of every machine in one series (the machine's changes then show as changes).
     #[arg(long)]
     pub all_hosts: bool,
-    /// Results store (file, sqlite:PATH or postgres://…) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH|URL")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
 }
 
 /// Run `kurabe history`.
@@ -46,7 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("-o", args.output.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
-    let store = open_existing(args.store.as_deref())?;
+    let store = open_existing(args.store.store.as_deref())?;
     let experiments = plan_or_label(&store, &args.name, results_as_experiments)?;
     let report = history_report(&args.name, &experiments, &hosts(&args), &Config::default());
     if report.series.iter().all(|s| s.points.is_empty()) {

@@ -14,6 +14,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use kurabe_http::cli_config::LoadFlags;
 use kurabe_http::client::{self, GnuplotFile, LoadConfig};
+use kurabe_lab::local_load::ServerChoice;
 use kurabe_model::http::HttpReport;
 use kurabe_model::record::ResultKind;
 use kurabe_report::write::{write_file, Pending};
@@ -247,17 +248,6 @@ impl From<EngineArg> for client::Engine {
     }
 }
 
-/// Which process, if any, to measure as the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerChoice {
-    /// Server metrics off (`--no-server-metrics`, or the target is not on this machine).
-    Off,
-    /// Find the process listening on this local TCP port.
-    Listener(u16),
-    /// This PID (`--server-pid`).
-    Pid(u32),
-}
-
 /// What a run needs besides the load config: where and how to report.
 #[derive(Debug)]
 pub struct Resolved {
@@ -289,14 +279,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
             bail!("--max-error-rate {f}: give a fraction from 0 to 1, e.g. 0.01 for 1 %");
         }
     }
-    let server = match (args.no_server_metrics, args.server_pid) {
-        (true, _) => ServerChoice::Off,
-        (false, Some(pid)) => ServerChoice::Pid(pid),
-        (false, None) if client::is_loopback(&load.target.host) => {
-            ServerChoice::Listener(load.target.port)
-        }
-        (false, None) => ServerChoice::Off,
-    };
+    let server = ServerChoice::from_flags(args.no_server_metrics, args.server_pid, &load.target);
     Ok(Resolved {
         load,
         format: args.format,
@@ -331,34 +314,6 @@ fn load_flags(args: &Args) -> LoadFlags {
         engine: args.engine.into(),
         request: abflags::request(args),
         setup: abflags::setup(args),
-    }
-}
-
-/// Resolve [`ServerChoice`] to a PID to watch.
-///
-/// An explicit `--server-pid` that does not exist is a setup error; a
-/// loopback URL with no findable listener (e.g. another user's process) only
-/// turns server metrics off, with a note.
-fn server_pid(choice: ServerChoice) -> anyhow::Result<Option<u32>> {
-    match choice {
-        ServerChoice::Off => Ok(None),
-        ServerChoice::Pid(pid) => {
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                bail!("--server-pid {pid}: no such process; give the PID of the running server or leave the flag out");
-            }
-            Ok(Some(pid))
-        }
-        ServerChoice::Listener(port) => match kurabe_probe::find_listener(port) {
-            Ok(Some(pid)) => Ok(Some(pid)),
-            Ok(None) => {
-                eprintln!("kurabe: note: no process of this machine found listening on port {port}; server metrics off (use --server-pid to name it)");
-                Ok(None)
-            }
-            Err(e) => {
-                eprintln!("kurabe: note: server metrics off: {e}");
-                Ok(None)
-            }
-        },
     }
 }
 
@@ -418,7 +373,10 @@ fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
         abflags::verbose(resolved.format, &preamble);
         resolved.load.setup.trace = Some(abflags::trace(resolved.format, resolved.verbosity));
     }
-    let server = server_pid(resolved.server)?;
+    let (server, note) = resolved.server.resolve()?;
+    if let Some(note) = note {
+        eprintln!("kurabe: note: {note}");
+    }
     let report = run_load(&resolved.load, resolved.progress, &interrupt, server)?;
     let rendered = render(&report, resolved.format, &resolved.layout)?;
     write_outputs(&resolved, &report, &rendered)?;

@@ -20,6 +20,7 @@ use kurabe_lab::http_ab::{self, AbSpec, DEFAULT_ROUNDS};
 use kurabe_lab::{Event, RunOptions};
 use kurabe_model::plan::Plan;
 use kurabe_report::write::write_file;
+use kurabe_store::access::{open_run_store, ScratchDir};
 use kurabe_store::{Entry, EntryId, Store};
 
 use super::http::{Args, Format};
@@ -31,11 +32,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let plan = plan(args, &urls)?;
     super::check_outputs(&[("-o", args.output.as_deref())])?;
     // Without --save, a private store in a directory removed at the end.
-    let scratch = match &args.save.save {
-        Some(_) => None,
-        None => Some(crate::store::ScratchDir::new()?),
-    };
-    let mut store = open_store(args, scratch.as_ref())?;
+    let scratch = args.save.save.is_none().then(ScratchDir::new).transpose()?;
+    let mut store = open_run_store(args.save.store.store.as_deref(), scratch.as_ref())
+        .context("cannot open the results store (choose another with --store PATH)")?;
     let outcome = run_plan(args, &plan, &mut store)?;
     let Entry::Experiment(exp) = store.get(EntryId::Experiment(outcome.experiment))? else {
         bail!("experiment {} vanished from the store", outcome.experiment);
@@ -52,17 +51,6 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(exit_code(&outcome, &urls))
-}
-
-/// The store the experiment goes into: the scratch one, `--store`, or the default.
-fn open_store(args: &Args, scratch: Option<&crate::store::ScratchDir>) -> anyhow::Result<Store> {
-    match (scratch, &args.save.store) {
-        (Some(dir), _) => Store::open(&dir.path().join("ab.db")),
-        (None, Some(p)) => Store::open(p),
-        (None, None) => Store::open_default(),
-    }
-    .and_then(Store::for_saving)
-    .context("cannot open the results store (choose another with --store PATH)")
 }
 
 /// Every URL through the one-URL checks (same rules, same messages), then the plan.
@@ -100,7 +88,7 @@ fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurab
         until_confident: None,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         worktrees: Default::default(),
-        rev: crate::store::current_rev(args.save.rev.clone()),
+        rev: args.save.rev.current(),
     };
     let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;

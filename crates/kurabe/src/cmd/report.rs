@@ -13,8 +13,8 @@ use anyhow::{bail, Context};
 use kurabe_model::record::Entry;
 
 use crate::output::{colour_stdout, ReportFormat as Format};
-use crate::store::{open_existing, parse_id};
 use kurabe_report::write::write_file;
+use kurabe_store::access::{open_existing, parse_id};
 
 /// Arguments of `kurabe report`.
 #[derive(Debug, clap::Args)]
@@ -27,14 +27,13 @@ pub struct Args {
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Results store file [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
 }
 
 /// Run `kurabe report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let store = open_existing(args.store.as_deref())?;
+    let store = open_existing(args.store.store.as_deref())?;
     let id = parse_id(&args.id)?;
     let Entry::Experiment(exp) = store.get(id)? else {
         bail!(

@@ -16,7 +16,7 @@ use kurabe_report::listing::{write_entry, write_listing};
 use kurabe_report::{Json, Render};
 use kurabe_store::transfer;
 
-use crate::store::{open_existing, parse_id, save_result};
+use kurabe_store::access::{open_existing, parse_id, save_result};
 
 /// Output format of the listing commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -11,7 +11,6 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_lab::progress_text::{checks_text, event_line, failed_cell_message, parse_set};
@@ -20,7 +19,6 @@ use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_report::escape;
 use kurabe_store::Store;
 
-use crate::flags::parse_duration;
 use crate::output::{colour_stdout, write_output, ReportFormat as Format};
 
 /// Arguments of `kurabe run`.
@@ -28,21 +26,16 @@ use crate::output::{colour_stdout, write_output, ReportFormat as Format};
 pub struct Args {
     /// The plan file (TOML): target, variants, workloads, checks. Programs it starts run in the plan file's folder, or in its `cwd` resolved against that folder. See examples/quickstart.toml. Limits: a regular file of at most 1 MiB, at most 10000 variants ([[variant]] × [matrix]) and 100000 runs (variants × workloads × rounds).
     pub plan: PathBuf,
-    /// Results store file (SQLite) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
     /// Rounds to run, overriding the plan's `repeat` (3 or more give an interval).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100000))]
     pub repeat: Option<u32>,
     /// Seed of the interleaved run order, overriding the plan's (default: drawn at start, recorded).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Keep adding rounds until every headline metric (every metric a workload selects) is settled: better, worse, or within noise with the whole interval inside the band (not inconclusive). To keep repeated looks honest the stop decision reads a 99 % interval (Bonferroni over at most 5 looks: after the plan's `repeat` rounds, then each time the rounds have doubled); the report shows the normal 95 % verdicts.
-    #[arg(long)]
-    pub until_confident: bool,
-    /// Time budget of --until-confident for the whole experiment ("10m", "90s").
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m", requires = "until_confident")]
-    pub max_time: Duration,
+    #[command(flatten)]
+    pub confident: crate::flags::ConfidentArgs,
     /// Format of the final report (html: a self-contained page with charts; use -o).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -52,23 +45,16 @@ pub struct Args {
     /// Also write the report as a self-contained HTML page with charts to this file (atomically), whatever --format says.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// No progress lines on stderr.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: crate::flags::QuietArg,
     /// Fill the placeholder {KEY} with VALUE wherever it appears in the plan (repeatable): binary paths from CI, a commit id, a work size. The stored plan is the filled one.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub set: Vec<(String, String)>,
     /// Check the plan and print the run schedule (variants × workloads × rounds, in order, and the estimated duration) without running anything.
     #[arg(long)]
     pub dry_run: bool,
-    /// Label of the code measured (a CI build id, a tag), stored with the record beside the git commit, branch and dirty flag read from the current directory's work tree.
-    #[arg(
-        long = "rev",
-        value_name = "LABEL",
-        env = "KURABE_REV",
-        hide_env_values = true
-    )]
-    pub rev: Option<String>,
+    #[command(flatten)]
+    pub rev: crate::flags::RevArg,
 }
 
 /// Run `kurabe run`.
@@ -84,17 +70,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("-o", args.output.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
-    let mut store = kurabe_store::access::open_or_create(args.store.as_deref())?;
+    let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
-    match prepare_revisions(&plan, &opts.plan_dir, &stop, args.quiet) {
+    match prepare_revisions(&plan, &opts.plan_dir, &stop, args.quiet.quiet) {
         Ok(w) => opts.worktrees = w,
         Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
         Err(e) => return Err(e.into()),
     }
     (opts.seed, opts.repeat) = (args.seed, args.repeat);
-    opts.until_confident = args.until_confident.then_some(args.max_time);
-    opts.rev = crate::store::current_rev(args.rev.clone());
-    let outcome = run_with_progress(&plan, &mut store, &opts, &stop, args.quiet)?;
+    opts.until_confident = args.confident.budget();
+    opts.rev = args.rev.current();
+    let outcome = run_with_progress(&plan, &mut store, &opts, &stop, args.quiet.quiet)?;
     write_reports(&args, &store, &outcome)?;
     Ok(finish(&outcome))
 }

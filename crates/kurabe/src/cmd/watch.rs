@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::flags::{parse_duration, parse_size};
+use crate::flags::parse_duration;
 use crate::output::write_output;
 use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
@@ -58,15 +58,8 @@ pub struct Args {
     /// Stop after this long ("30" seconds, "2s", "1m30s"; a started command is then killed with its tree).
     #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
-    /// CPU quota for the started command in cores, e.g. 0.5 (cgroup CFS quota).
-    #[arg(long, value_name = "CORES")]
-    pub cpus: Option<f64>,
-    /// CPUs the started command may run on, e.g. 0 or 0-1 (cgroup cpuset).
-    #[arg(long, value_name = "LIST")]
-    pub cpuset: Option<String>,
-    /// Memory limit for the started command (cgroup): 512M or 512MiB = 512 × 2²⁰ bytes, 500MB = 500 × 10⁶, as in plans.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub memory: Option<u64>,
+    #[command(flatten)]
+    pub limits: crate::flags::LimitArgs,
     /// Output format: text summary, JSON report, or CSV time series.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -144,9 +137,9 @@ fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
 /// Flags → what to watch and how often.
 fn request(args: &Args) -> WatchRequest {
     let limits = Limits {
-        cpus: args.cpus,
-        cpuset: args.cpuset.clone(),
-        memory_bytes: args.memory,
+        cpus: args.limits.cpus,
+        cpuset: args.limits.cpuset.clone(),
+        memory_bytes: args.limits.memory,
     };
     let command = CommandSpec {
         argv: args.command.clone(),

@@ -50,7 +50,7 @@ pub struct Args {
 
 /// Run `kurabe worker`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let url = crate::store::postgres_url(args.store.as_deref(), "kurabe worker")?;
+    let url = kurabe_store::access::postgres_url(args.store.as_deref(), "kurabe worker")?;
     if let Some(c) = args.cpus {
         if !(c.is_finite() && c > 0.0) {
             anyhow::bail!("--cpus {c}: give a positive number of CPUs, e.g. 0.5");
