@@ -16,7 +16,7 @@ use kurabe_model::plan::{
 };
 use kurabe_model::record::RunStatus;
 
-use crate::{Event, Outcome};
+use crate::Outcome;
 
 /// Metrics compared between URLs: throughput, latency, failures, and the
 /// server's CPU and memory where the server is on this machine.
@@ -149,27 +149,6 @@ pub fn urls_without_ok_round<'a>(outcome: &Outcome, urls: &'a [String]) -> Vec<&
         })
         .map(String::as_str)
         .collect()
-}
-
-/// The progress line of a runner event during an A/B, if it has one
-/// ("[3/10] round 2: URL", "[3] FAILED: …", "note: …").
-pub fn progress_line(e: &Event<'_>) -> Option<String> {
-    Some(match e {
-        Event::Begin { total, .. } => format!("kurabe http: {total} runs, interleaved"),
-        Event::RunStart {
-            index,
-            total,
-            round,
-            variant,
-            ..
-        } => format!("[{index}/{total}] round {}: {variant}", round + 1),
-        Event::RunDone { index, record } if record.status == RunStatus::Failed => format!(
-            "[{index}] FAILED: {}",
-            record.error_tail.as_deref().unwrap_or("")
-        ),
-        Event::Note(n) => format!("note: {n}"),
-        _ => return None,
-    })
 }
 
 #[cfg(test)]

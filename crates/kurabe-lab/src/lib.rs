@@ -23,7 +23,6 @@ pub mod invoke;
 pub mod local_load;
 pub mod measure;
 pub mod plan;
-pub mod progress_text;
 pub mod runner;
 pub mod schedule;
 pub mod soak;

@@ -36,6 +36,7 @@ mod json;
 pub mod listing;
 mod markdown;
 mod mem;
+pub mod progress;
 mod site;
 pub mod site_files;
 mod soak;

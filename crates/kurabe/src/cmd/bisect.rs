@@ -14,10 +14,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kurabe_lab::bisect_run::{run_bisect, BisectError, BisectSettings};
-use kurabe_lab::progress_text::{event_line, parse_set};
+use kurabe_lab::invoke::parse_set;
 use kurabe_lab::Event;
 use kurabe_model::record::RunStatus;
 use kurabe_model::stats::bisect::Found;
+use kurabe_report::progress::event_line;
 use kurabe_report::{escape, Json, Render, Terminal};
 
 use crate::output::{colour_stdout, write_output};

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use kurabe_http::client::StopCondition;
 use kurabe_lab::http_ab::{self, AbSpec, DEFAULT_ROUNDS};
-use kurabe_lab::{Event, RunOptions};
+use kurabe_lab::Event;
 use kurabe_model::plan::Plan;
 use kurabe_report::write::write_file;
 use kurabe_store::access::{open_run_store, ScratchDir};
@@ -79,20 +79,10 @@ fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
 
 /// Run the plan into `store`, with progress lines on stderr unless `-q`.
 fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurabe_lab::Outcome> {
-    let opts = RunOptions {
-        plan_dir: std::env::current_dir().context("cannot read the current directory")?,
-        plan_text: kurabe_lab::plan::plan_text(plan)?,
-        seed: None,
-        repeat: None,
-        kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
-        until_confident: None,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        worktrees: Default::default(),
-        rev: args.save.rev.current(),
-    };
+    let opts = kurabe_lab::invoke::options_here(plan, args.save.rev.current())?;
     let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;
-    let mut progress = |e: &Event<'_>| match http_ab::progress_line(e) {
+    let mut progress = |e: &Event<'_>| match kurabe_report::progress::ab_event_line(e) {
         Some(line) if !quiet => eprintln!("{line}"),
         _ => {}
     };

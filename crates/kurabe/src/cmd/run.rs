@@ -13,10 +13,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kurabe_lab::progress_text::{checks_text, event_line, failed_cell_message, parse_set};
+use kurabe_lab::invoke::parse_set;
 use kurabe_lab::{Event, Outcome};
 use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
 use kurabe_report::escape;
+use kurabe_report::progress::{checks_text, event_line, failed_cell_message};
 use kurabe_store::Store;
 
 use crate::output::{colour_stdout, write_output, ReportFormat as Format};
@@ -62,7 +63,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (plan, mut opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
     if args.dry_run {
         let rounds = args.repeat.unwrap_or(plan.repeat).max(1);
-        let text = kurabe_lab::dry_run::render(&plan, rounds, args.seed.or(plan.seed));
+        let schedule = kurabe_lab::dry_run::dry_run(&plan, rounds, args.seed.or(plan.seed));
+        let text = kurabe_report::progress::dry_run_text(&schedule);
         write_output(None, &text)?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -113,7 +115,7 @@ fn prepare_revisions(
 ) -> Result<std::collections::BTreeMap<String, PathBuf>, kurabe_lab::git::GitError> {
     kurabe_lab::git::prepare_revisions(plan, plan_dir, stop, &mut |p| {
         if !quiet {
-            let line = kurabe_lab::progress_text::revision_line(p);
+            let line = kurabe_report::progress::revision_line(p);
             eprintln!("{}", escape::terminal_lines(&line));
         }
     })
