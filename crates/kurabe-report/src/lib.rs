@@ -36,6 +36,7 @@ mod json;
 pub mod listing;
 mod markdown;
 mod mem;
+mod pick;
 pub mod progress;
 mod site;
 pub mod site_files;
@@ -67,6 +68,7 @@ pub use http::{http_renderer, AbHtml, AbLayout, AbPercentCsv, AbText, FleetTable
 pub use json::Json;
 pub use markdown::Markdown;
 pub use mem::{Free, FreeUnit};
+pub use pick::{mem_renderer, record_renderer, watch_renderer};
 pub use site::{site_pages, SitePage};
 pub use terminal::Terminal;
 pub use watch::Svg;

@@ -8,6 +8,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use kurabe_report::Format;
+
 /// The one duration grammar of flags and plans ("2", "2s", "500ms",
 /// "1m30s"; a bare number is seconds), defined in `kurabe-model`.
 pub(crate) use kurabe_model::plan::parse_duration;
@@ -15,6 +18,12 @@ pub(crate) use kurabe_model::plan::parse_duration;
 /// The one size grammar of flags and plans ("512M" = 512 × 2²⁰, "500MB" =
 /// 500 × 10⁶), defined in `kurabe-model`.
 pub(crate) use kurabe_model::plan::parse_size;
+
+/// `--format` of a command offering the formats `names` (text, md, json,
+/// csv, html: `kurabe_report::Format`'s names).
+pub fn format(names: &'static [&'static str]) -> impl TypedValueParser<Value = Format> {
+    PossibleValuesParser::new(names).try_map(|name| name.parse::<Format>())
+}
 
 /// `--store`: which results store a command reads or writes.
 #[derive(Debug, Clone, clap::Args)]

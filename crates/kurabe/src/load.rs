@@ -9,9 +9,7 @@ use kurabe_http::client::{LoadConfig, StopCondition};
 use kurabe_lab::local_load::{self, Tick};
 use kurabe_model::http::HttpReport;
 use kurabe_model::stop::Stop;
-use kurabe_report::AbLayout;
-
-use crate::cmd::http::Format;
+use kurabe_report::{AbLayout, Format};
 
 /// Render `report` in `format`, in ab's `layout`.
 pub(crate) fn render(
@@ -20,7 +18,7 @@ pub(crate) fn render(
     layout: &AbLayout,
 ) -> anyhow::Result<Vec<u8>> {
     let mut out = Vec::new();
-    kurabe_report::http_renderer(format.into(), layout)
+    kurabe_report::http_renderer(format, layout)
         .render(report, &mut out)
         .context("cannot render the report")?;
     Ok(out)

@@ -19,8 +19,9 @@ use kurabe_lab::Event;
 use kurabe_model::record::RunStatus;
 use kurabe_model::stats::bisect::Found;
 use kurabe_report::progress::event_line;
-use kurabe_report::{escape, Json, Render, Terminal};
+use kurabe_report::{escape, Format, Json, Render, Terminal};
 
+use crate::flags::format;
 use crate::output::{colour_stdout, write_output};
 
 /// Arguments of `kurabe bisect`.
@@ -54,20 +55,11 @@ pub struct Args {
     /// Fill the placeholder {KEY} with VALUE wherever it appears in the plan (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub set: Vec<(String, String)>,
-    /// Output format (json: schema/bisect-report.schema.json).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format: text (steps and answer for a terminal) or json (the search, schema/bisect-report.schema.json).
+    #[arg(long, value_parser = format(&["text", "json"]), default_value = "text")]
     pub format: Format,
     #[command(flatten)]
     pub quiet: crate::flags::QuietArg,
-}
-
-/// Formats of `kurabe bisect`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Steps and answer for a terminal.
-    Text,
-    /// The search as JSON.
-    Json,
 }
 
 /// Run `kurabe bisect`.
@@ -89,10 +81,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     let renderer: Box<dyn Render<_>> = match args.format {
-        Format::Text => Box::new(Terminal {
+        Format::Json => Box::new(Json),
+        _ => Box::new(Terminal {
             color: colour_stdout(),
         }),
-        Format::Json => Box::new(Json),
     };
     write_output(None, &kurabe_report::to_string(&*renderer, &report))?;
     Ok(match report.result.found {

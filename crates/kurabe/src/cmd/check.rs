@@ -14,7 +14,9 @@ use kurabe_report::baseline::baseline;
 use kurabe_report::{check_report, results_as_experiments, to_string, CheckInput};
 use kurabe_store::series::plan_or_label;
 
-use crate::output::{write_output, ReportFormat as Format};
+use crate::flags::format;
+use crate::output::write_output;
+use kurabe_report::Format;
 use kurabe_store::access::{open_existing, parse_id};
 
 /// Arguments of `kurabe check`.
@@ -29,7 +31,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub last: u32,
     /// Output format: text, md (a comment-ready table, improvements too) or json (schema/check.schema.json).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = format(&["text", "md", "json"]), default_value = "text")]
     pub format: Format,
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -40,7 +42,7 @@ pub struct Args {
 
 /// Run `kurabe check`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let Some(renderer) = kurabe_report::check_renderer(args.format.into()) else {
+    let Some(renderer) = kurabe_report::check_renderer(args.format) else {
         bail!("--format: kurabe check writes text, md or json");
     };
     super::check_outputs(&[("-o", args.output.as_deref())])?;

@@ -12,7 +12,9 @@ use kurabe_model::stats::changepoint::Config;
 use kurabe_report::{history_report, results_as_experiments, Hosts};
 use kurabe_store::series::plan_or_label;
 
-use crate::output::{write_output, ReportFormat as Format};
+use crate::flags::format;
+use crate::output::write_output;
+use kurabe_report::Format;
 use kurabe_store::access::open_existing;
 
 /// Arguments of `kurabe history`.
@@ -21,7 +23,7 @@ pub struct Args {
     /// Plan name (as `kurabe results list` shows it) or a saved result's label.
     pub name: String,
     /// Output format (json: schema/history.schema.json; html: every series charted with its changes marked).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = format(&["text", "md", "json", "csv", "html"]), default_value = "text")]
     pub format: Format,
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -55,10 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.host.as_deref().unwrap_or("-")
         );
     }
-    let body = kurabe_report::to_string(
-        &*kurabe_report::history_renderer(args.format.into()),
-        &report,
-    );
+    let body = kurabe_report::to_string(&*kurabe_report::history_renderer(args.format), &report);
     write_output(args.output.as_deref(), &body)?;
     if let Some(path) = &args.html {
         let html = kurabe_report::to_string(&kurabe_report::HistoryHtml::default(), &report);

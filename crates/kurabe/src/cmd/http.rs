@@ -19,9 +19,9 @@ use kurabe_model::http::HttpReport;
 use kurabe_model::record::ResultKind;
 use kurabe_report::write::{write_file, Pending};
 
-use crate::flags::parse_duration;
+use crate::flags::{format, parse_duration};
 use crate::load::{render, run_load};
-use kurabe_report::{AbLayout, AbPercentCsv};
+use kurabe_report::{AbLayout, AbPercentCsv, Format};
 
 /// ab's layout, connection-setup and `-v` flags.
 mod abflags;
@@ -156,8 +156,8 @@ pub struct Args {
     /// Put load on the server for this long first without counting it ("5s", "500ms", "2m").
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub warmup: Option<Duration>,
-    /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Report format: text (ab's layout plus kurabe's additions), json (the versioned kurabe-model record, pretty-printed), md (one Markdown table row of headline figures) or csv (a header and one row of headline figures).
+    #[arg(long, value_parser = format(&["text", "json", "md", "csv"]), default_value = "text")]
     pub format: Format,
     /// Write the report to this file (atomically: complete or not at all) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -212,30 +212,6 @@ pub enum EngineArg {
     /// io_uring completions.
     #[value(name = "io_uring")]
     IoUring,
-}
-
-/// Output formats of `kurabe http`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// ab's report layout plus kurabe's additions.
-    Text,
-    /// The versioned `kurabe-model` record, pretty-printed.
-    Json,
-    /// One Markdown table row of headline figures.
-    Md,
-    /// A header and one row of headline figures.
-    Csv,
-}
-
-impl From<Format> for kurabe_report::Format {
-    fn from(f: Format) -> Self {
-        match f {
-            Format::Text => kurabe_report::Format::Text,
-            Format::Json => kurabe_report::Format::Json,
-            Format::Md => kurabe_report::Format::Markdown,
-            Format::Csv => kurabe_report::Format::Csv,
-        }
-    }
 }
 
 impl From<EngineArg> for client::Engine {

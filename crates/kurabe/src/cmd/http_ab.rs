@@ -23,7 +23,8 @@ use kurabe_report::write::write_file;
 use kurabe_store::access::{open_run_store, ScratchDir};
 use kurabe_store::{Entry, EntryId, Store};
 
-use super::http::{Args, Format};
+use super::http::Args;
+use kurabe_report::Format;
 
 /// Run `kurabe http` with two or more URLs.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -144,7 +145,7 @@ fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> anyho
     }
     let colour = args.output.is_none() && crate::output::colour_stdout();
     let mut out = Vec::new();
-    kurabe_report::renderer(args.format.into(), colour).render(&report, &mut out)?;
+    kurabe_report::renderer(args.format, colour).render(&report, &mut out)?;
     Ok(out)
 }
 

@@ -12,8 +12,10 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use kurabe_model::record::Entry;
 
-use crate::output::{colour_stdout, ReportFormat as Format};
+use crate::flags::format;
+use crate::output::colour_stdout;
 use kurabe_report::write::write_file;
+use kurabe_report::Format;
 use kurabe_store::access::{open_existing, parse_id};
 
 /// Arguments of `kurabe report`.
@@ -21,8 +23,8 @@ use kurabe_store::access::{open_existing, parse_id};
 pub struct Args {
     /// Experiment id from `kurabe results list` (`e12`, or `12`).
     pub id: String,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format: text (the comparison table), md (Markdown, ready to paste into an issue or a blog), json (the report model, schema/experiment-report.schema.json), csv (one row per workload × metric × variant) or html (one self-contained page with SVG charts).
+    #[arg(long, value_parser = format(&["text", "md", "json", "csv", "html"]), default_value = "text")]
     pub format: Format,
     /// Write to this file (atomically) instead of stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -41,7 +43,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     };
     let report = kurabe_report::experiment_report(&exp);
-    let format = args.format.into();
+    let format = args.format;
     let colour = args.output.is_none() && colour_stdout();
     let mut bytes = Vec::new();
     kurabe_report::renderer(format, colour).render(&report, &mut bytes)?;

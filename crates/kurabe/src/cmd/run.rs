@@ -20,7 +20,9 @@ use kurabe_report::escape;
 use kurabe_report::progress::{checks_text, event_line, failed_cell_message};
 use kurabe_store::Store;
 
-use crate::output::{colour_stdout, write_output, ReportFormat as Format};
+use crate::flags::format;
+use crate::output::{colour_stdout, write_output};
+use kurabe_report::Format;
 
 /// Arguments of `kurabe run`.
 #[derive(Debug, clap::Args)]
@@ -38,7 +40,7 @@ pub struct Args {
     #[command(flatten)]
     pub confident: crate::flags::ConfidentArgs,
     /// Format of the final report (html: a self-contained page with charts; use -o).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = format(&["text", "md", "json", "csv", "html"]), default_value = "text")]
     pub format: Format,
     /// Write the final report to this file (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -194,9 +196,8 @@ fn render(store: &Store, o: &Outcome, format: Format, colour: bool) -> anyhow::R
         anyhow::bail!("experiment {} vanished from the store", o.experiment);
     };
     let report = kurabe_report::experiment_report(&exp);
-    let mut out =
-        kurabe_report::to_string(&*kurabe_report::renderer(format.into(), colour), &report);
-    if matches!(format, Format::Text | Format::Md) {
+    let mut out = kurabe_report::to_string(&*kurabe_report::renderer(format, colour), &report);
+    if matches!(format, Format::Text | Format::Markdown) {
         out.push_str(&checks_text(&o.checks, |d| {
             escape::terminal(d).into_owned()
         }));

@@ -16,24 +16,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::flags::parse_duration;
+use crate::flags::{format, parse_duration};
 use crate::output::write_output;
 use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
-use kurabe_report::{mib, to_string, Csv, Json, Render, Svg, Terminal};
-
-/// Output format of `kurabe watch`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Human-readable summary.
-    Text,
-    /// The full report (summary and series) as JSON.
-    Json,
-    /// The time series, one row per sample.
-    Csv,
-}
+use kurabe_report::{mib, to_string, watch_renderer, Format, Svg};
 
 /// Arguments of `kurabe watch`.
 #[derive(Debug, clap::Args)]
@@ -61,7 +50,7 @@ pub struct Args {
     #[command(flatten)]
     pub limits: crate::flags::LimitArgs,
     /// Output format: text summary, JSON report, or CSV time series.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = format(&["text", "json", "csv"]), default_value = "text")]
     pub format: Format,
     /// Write the output to this file instead of stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -117,12 +106,8 @@ fn exit_code(report: &WatchReport) -> ExitCode {
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
-    let renderer: Box<dyn Render<WatchReport>> = match args.format {
-        Format::Text => Box::new(Terminal { color: false }),
-        Format::Json => Box::new(Json),
-        Format::Csv => Box::new(Csv),
-    };
-    write_output(args.output.as_deref(), &to_string(&*renderer, report))?;
+    let body = to_string(&*watch_renderer(args.format), report);
+    write_output(args.output.as_deref(), &body)?;
     if let Some(path) = &args.svg {
         write_output(Some(path), &to_string(&Svg, report))?;
     }
