@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Everything one `kurabe http` run measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Everything one `kurabe http` run measured. (`Default` is an empty record
+/// to fill in, with `schema_version` 0: set it before the record leaves.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(
     title = "kurabe http report",
