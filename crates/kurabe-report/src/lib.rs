@@ -72,7 +72,7 @@ pub use pick::{mem_renderer, record_renderer, watch_renderer};
 pub use site::{site_pages, SitePage};
 pub use terminal::Terminal;
 pub use watch::Svg;
-pub use words::mib;
+pub use words::{mib, watch_live_line};
 
 /// Writes one kind of report (`R`) in one format (the implementing type).
 ///

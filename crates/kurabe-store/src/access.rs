@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use kurabe_model::record::{ResultId, ResultKind};
+use kurabe_model::record::{Entry, Experiment, ExperimentId, ResultId, ResultKind};
 
 use crate::{EntryId, Location, Store, StoreError};
 
@@ -27,6 +27,9 @@ pub enum AccessError {
     /// A distributed run with an SQLite store.
     #[error("{0} needs a PostgreSQL store: give --store postgres://user@host/db (the SQLite file store cannot be shared between hosts)")]
     NotPostgres(String),
+    /// An experiment this process recorded is no longer there.
+    #[error("experiment {0} vanished from the store")]
+    Vanished(ExperimentId),
     /// The store itself failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -89,6 +92,14 @@ pub fn save_result(
         kurabe_probe::origin::origin(rev),
     );
     store.save_result(kind, label, &host, &origin, record)
+}
+
+/// The experiment a run just recorded, as stored.
+pub fn recorded_experiment(store: &Store, id: ExperimentId) -> Result<Experiment, AccessError> {
+    match store.get(EntryId::Experiment(id))? {
+        Entry::Experiment(exp) => Ok(exp),
+        Entry::Result(_) => Err(AccessError::Vanished(id)),
+    }
 }
 
 /// One entry id (`e12`, `r7`, `12`), with the fix in the message.

@@ -17,6 +17,7 @@ mod signal;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kurabe_http::outcome::is_worker_panic;
 use kurabe_report::error_text::{error_line, short_usage_error};
 
 /// kurabe (比べ, "compare"): is A faster, leaner or cheaper than B?
@@ -70,7 +71,7 @@ enum Command {
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     kurabe_store::proctitle::hide_passwords();
-    quiet_load_worker_panics();
+    kurabe_http::outcome::quiet_worker_panics();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
@@ -103,33 +104,7 @@ fn setup_error(err: &anyhow::Error) -> ExitCode {
     }
     eprintln!("kurabe: error: {}", error_line(&**err));
     // A load worker's panic is the work failing, not the input: exit 1.
-    ExitCode::from(if is_measurement_failure(err) { 1 } else { 2 })
-}
-
-/// A load worker's panic is returned by the run as an error and printed as
-/// one line (exit 1); the default hook's lines would say it twice. With
-/// RUST_BACKTRACE set, the hook's report (location, backtrace) is kept.
-fn quiet_load_worker_panics() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let worker = std::thread::current()
-            .name()
-            .is_some_and(|n| n.starts_with(kurabe_http::client::THREAD_PREFIX));
-        if !worker || std::env::var_os("RUST_BACKTRACE").is_some() {
-            default(info);
-        }
-    }));
-}
-
-/// The work itself failed (not the input): exit 1, as a failed check does.
-fn is_measurement_failure(err: &anyhow::Error) -> bool {
-    use kurabe_http::client::LoadError;
-    err.chain().any(|c| {
-        matches!(
-            c.downcast_ref::<LoadError>(),
-            Some(LoadError::WorkerPanic { .. })
-        )
-    })
+    ExitCode::from(if is_worker_panic(&**err) { 1 } else { 2 })
 }
 
 /// Print clap's error in at most three lines, or help/version as clap would.

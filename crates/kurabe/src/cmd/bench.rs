@@ -10,16 +10,16 @@
 //! (unless `-i`); 2 on usage errors; 130 on Ctrl-C.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs, Shell};
 use kurabe_lab::cmdparams::{CommandList, Scan};
 use kurabe_model::plan::CommandOutput;
-use kurabe_report::bench::TimeUnit;
-use kurabe_store::access::{open_run_store, ScratchDir};
-use kurabe_store::{Entry, EntryId, ExperimentStatus, Store};
+use kurabe_report::bench::{Export, TimeUnit};
+use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
+use kurabe_store::{ExperimentStatus, Store};
 
 use kurabe_report::write::write_file;
 
@@ -85,7 +85,7 @@ pub struct Args {
     #[arg(long, value_name = "WHERE")]
     pub output: Option<String>,
     /// Time unit of the terminal output and the Markdown export: microsecond, millisecond or second (default: automatic; CSV and JSON stay in seconds, as hyperfine's do).
-    #[arg(short = 'u', long, value_name = "UNIT", value_parser = parse_time_unit)]
+    #[arg(short = 'u', long, value_name = "UNIT", value_parser = str::parse::<TimeUnit>)]
     pub time_unit: Option<TimeUnit>,
     /// Write hyperfine's JSON (results[].command, mean, stddev, median, user, system, min, max, times, memory_usage_byte, exit_codes, parameters; seconds, bytes) plus kurabe's fields to FILE.
     #[arg(long, value_name = "FILE")]
@@ -118,17 +118,6 @@ pub struct Args {
     pub html: Option<PathBuf>,
     #[command(flatten)]
     pub quiet: crate::flags::QuietArg,
-}
-
-fn parse_time_unit(s: &str) -> Result<TimeUnit, String> {
-    match s {
-        "microsecond" | "us" | "µs" => Ok(TimeUnit::Microsecond),
-        "millisecond" | "ms" => Ok(TimeUnit::Millisecond),
-        "second" | "s" => Ok(TimeUnit::Second),
-        _ => Err(format!(
-            "expected microsecond, millisecond or second, got `{s}`"
-        )),
-    }
 }
 
 /// Run `kurabe cmd`.
@@ -180,14 +169,12 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     let Some(path) = &args.html else {
         return Ok(());
     };
-    let id = done.outcome.experiment;
-    let Entry::Experiment(exp) = store.get(EntryId::Experiment(id))? else {
-        bail!("experiment {id} vanished from the store");
-    };
-    let report = kurabe_report::experiment_report(&exp);
-    let mut page = Vec::new();
-    kurabe_report::renderer(kurabe_report::Format::Html, false).render(&report, &mut page)?;
-    write_file(path, &page).context("--html")?;
+    let exp = recorded_experiment(store, done.outcome.experiment)?;
+    let page = kurabe_report::to_string(
+        &kurabe_report::Html,
+        &kurabe_report::experiment_report(&exp),
+    );
+    write_file(path, page.as_bytes()).context("--html")?;
     eprintln!("wrote {} (open it in a browser)", path.display());
     Ok(())
 }
@@ -206,27 +193,20 @@ fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
     }
 }
 
+/// The `--export-*` files.
 fn write_exports(args: &Args, export: &kurabe_model::bench::CmdExport) -> anyhow::Result<()> {
-    if let Some(path) = &args.export_json {
-        let mut text = serde_json::to_vec_pretty(export)?;
-        text.push(b'\n');
-        write_export(path, &text)?;
-    }
-    if let Some(path) = &args.export_markdown {
-        let mut out = Vec::new();
-        kurabe_report::bench::write_markdown(export, args.time_unit, &mut out)?;
-        write_export(path, &out)?;
-    }
-    if let Some(path) = &args.export_csv {
-        let mut out = Vec::new();
-        kurabe_report::bench::write_csv(export, &mut out)?;
-        write_export(path, &out)?;
+    let files = [
+        (&args.export_json, Export::Json),
+        (&args.export_markdown, Export::Markdown),
+        (&args.export_csv, Export::Csv),
+    ];
+    for (path, kind) in files {
+        if let Some(path) = path {
+            let bytes = kurabe_report::bench::export(kind, export, args.time_unit)?;
+            write_file(path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
     Ok(())
-}
-
-fn write_export(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    write_file(path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The arguments as the lab's typed configuration.

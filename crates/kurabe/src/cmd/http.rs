@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_http::cli_config::LoadFlags;
 use kurabe_http::client::{self, GnuplotFile, LoadConfig};
 use kurabe_lab::local_load::ServerChoice;
@@ -166,8 +167,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
     /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (epoll today; always epoll for https:// and --http2). The report names the engine that ran.
-    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
-    pub engine: EngineArg,
+    #[arg(long, value_parser = PossibleValuesParser::new(["auto", "epoll", "io_uring"]).map(engine), default_value = "auto")]
+    pub engine: client::Engine,
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
     #[arg(long)]
     pub http2: bool,
@@ -202,25 +203,12 @@ pub struct Args {
     pub save: crate::save::SaveArgs,
 }
 
-/// `--engine` values (mapped to [`client::Engine`]; the library stays clap-free).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineArg {
-    /// The engine measured cheaper per request (epoll today).
-    Auto,
-    /// epoll readiness.
-    Epoll,
-    /// io_uring completions.
-    #[value(name = "io_uring")]
-    IoUring,
-}
-
-impl From<EngineArg> for client::Engine {
-    fn from(e: EngineArg) -> Self {
-        match e {
-            EngineArg::Auto => client::Engine::Auto,
-            EngineArg::Epoll => client::Engine::Epoll,
-            EngineArg::IoUring => client::Engine::IoUring,
-        }
+/// `--engine` values as the library's engines (clap stays in the binary).
+fn engine(name: String) -> client::Engine {
+    match name.as_str() {
+        "epoll" => client::Engine::Epoll,
+        "io_uring" => client::Engine::IoUring,
+        _ => client::Engine::Auto,
     }
 }
 
@@ -287,7 +275,7 @@ fn load_flags(args: &Args) -> LoadFlags {
         abort_on_error: args.abort_on_error,
         variable_length: args.variable_length,
         insecure: args.insecure,
-        engine: args.engine.into(),
+        engine: args.engine,
         request: abflags::request(args),
         setup: abflags::setup(args),
     }

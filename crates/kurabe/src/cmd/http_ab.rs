@@ -15,13 +15,12 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use kurabe_http::client::StopCondition;
 use kurabe_lab::http_ab::{self, AbSpec, DEFAULT_ROUNDS};
 use kurabe_lab::Event;
 use kurabe_model::plan::Plan;
 use kurabe_report::write::write_file;
-use kurabe_store::access::{open_run_store, ScratchDir};
-use kurabe_store::{Entry, EntryId, Store};
+use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
+use kurabe_store::Store;
 
 use super::http::Args;
 use kurabe_report::Format;
@@ -37,9 +36,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut store = open_run_store(args.save.store.store.as_deref(), scratch.as_ref())
         .context("cannot open the results store (choose another with --store PATH)")?;
     let outcome = run_plan(args, &plan, &mut store)?;
-    let Entry::Experiment(exp) = store.get(EntryId::Experiment(outcome.experiment))? else {
-        bail!("experiment {} vanished from the store", outcome.experiment);
-    };
+    let exp = recorded_experiment(&store, outcome.experiment)?;
     let body = render(args, &exp, &urls)?;
     match &args.output {
         Some(path) => write_file(path, &body).context("-o")?,
@@ -54,26 +51,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(exit_code(&outcome, &urls))
 }
 
-/// Every URL through the one-URL checks (same rules, same messages), then the plan.
+/// The flags checked as for one URL (same rules, same messages), then the plan.
 fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    for url in urls {
-        let mut one =
-            super::http::from_args(args, ncpus).with_context(|| format!("checking {url}"))?;
-        one.load.target = kurabe_http::client::Target::parse(url)?;
-    }
-    let first = super::http::from_args(args, ncpus)?;
-    if matches!(first.load.stop, StopCondition::Requests(1)) && args.requests.is_none() {
-        bail!("comparing URLs needs -n REQUESTS or -t TIME per round (ab's default of one request says nothing)");
-    }
-    let body_file = match (&args.post_file, &args.put_file) {
-        (Some(p), _) | (None, Some(p)) => Some(std::path::absolute(p)?),
-        _ => None,
-    };
+    let first =
+        super::http::from_args(args, ncpus).with_context(|| format!("checking {}", urls[0]))?;
     Ok(http_ab::plan(&AbSpec {
         urls,
         load: &first.load,
-        body_file,
+        requests_given: args.requests.is_some(),
+        body_file: args.post_file.as_deref().or(args.put_file.as_deref()),
         rounds: args.rounds.unwrap_or(DEFAULT_ROUNDS),
     })?)
 }

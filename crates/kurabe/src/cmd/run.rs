@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_lab::invoke::parse_set;
 use kurabe_lab::{Event, Outcome};
-use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
+use kurabe_model::record::{ExperimentStatus, RunStatus};
 use kurabe_report::escape;
 use kurabe_report::progress::{checks_text, event_line, failed_cell_message};
 use kurabe_store::Store;
@@ -192,9 +192,7 @@ fn show_on_bar(bar: &indicatif::ProgressBar, e: &Event<'_>) {
 /// The stored experiment rendered by `kurabe-report`, plus the check
 /// results under a text or Markdown table (JSON stays the report model).
 fn render(store: &Store, o: &Outcome, format: Format, colour: bool) -> anyhow::Result<String> {
-    let Entry::Experiment(exp) = store.get(EntryId::Experiment(o.experiment))? else {
-        anyhow::bail!("experiment {} vanished from the store", o.experiment);
-    };
+    let exp = kurabe_store::access::recorded_experiment(store, o.experiment)?;
     let report = kurabe_report::experiment_report(&exp);
     let mut out = kurabe_report::to_string(&*kurabe_report::renderer(format, colour), &report);
     if matches!(format, Format::Text | Format::Markdown) {

@@ -22,7 +22,7 @@ use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
-use kurabe_report::{mib, to_string, watch_renderer, Format, Svg};
+use kurabe_report::{to_string, watch_live_line, watch_renderer, Format, Svg};
 
 /// Arguments of `kurabe watch`.
 #[derive(Debug, clap::Args)]
@@ -148,12 +148,7 @@ fn request(args: &Args) -> WatchRequest {
 
 /// The live status line on a terminal; `t` is the time since the start.
 fn live_line(s: &kurabe_probe::Sample, t: Duration) {
-    eprint!(
-        "\r\x1b[K{:7.1} s  {:4} procs  Σ PSS {}  Σ RSS {}",
-        t.as_secs_f64(),
-        s.processes,
-        mib(s.pss_bytes),
-        mib(s.rss_bytes)
-    );
+    let line = watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes);
+    eprint!("\r\x1b[K{line}");
     let _ = std::io::stderr().flush();
 }
