@@ -14,6 +14,8 @@ use kurabe_model::progress::{CheckResult, DryRun, Event, FailedCell, Prepared};
 use kurabe_model::record::{RunRecord, RunStatus};
 use kurabe_model::stats::Unit;
 
+use crate::escape::{terminal, terminal_lines};
+
 /// One progress event as a line ("[3/12] round 2: a / w", "[3] ok: …").
 pub fn event_line(e: &Event<'_>) -> String {
     match e {
@@ -99,6 +101,27 @@ pub fn failed_cell_message(cell: &FailedCell) -> String {
         }
     }
     s
+}
+
+/// What went wrong in a finished experiment, one message each, escaped
+/// for the terminal: the failed checks, why it stopped early, and the
+/// variant × workload pairs that never succeeded.
+pub fn outcome_messages(
+    checks: &[CheckResult],
+    stopped_by: Option<&str>,
+    failed: &[FailedCell],
+) -> Vec<String> {
+    let failed_checks = checks.iter().filter(|c| !c.passed);
+    let mut out: Vec<String> = failed_checks
+        .map(|c| format!("kurabe: check failed: {}", terminal(&c.description)))
+        .collect();
+    out.extend(stopped_by.map(|why| format!("kurabe: experiment stopped: {why}")));
+    out.extend(
+        failed
+            .iter()
+            .map(|c| terminal_lines(&failed_cell_message(c))),
+    );
+    out
 }
 
 /// "kurabe: revision v2 = 1a2b3c4d5e6f (built) in DIR".

@@ -14,9 +14,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs, Shell};
-use kurabe_lab::cmdparams::{CommandList, Scan};
-use kurabe_model::plan::CommandOutput;
+use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
+use kurabe_lab::cmdparams::{output_flag, shell_flag, CommandList};
 use kurabe_report::bench::{Export, TimeUnit};
 use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
 use kurabe_store::{ExperimentStatus, Store};
@@ -211,20 +210,11 @@ fn write_exports(args: &Args, export: &kurabe_model::bench::CmdExport) -> anyhow
 
 /// The arguments as the lab's typed configuration.
 fn config(args: &Args) -> anyhow::Result<CmdConfig> {
-    let shell = match (&args.shell, args.no_shell) {
-        (_, true) => Shell::None,
-        (Some(s), false) => Shell::parse(s)?,
-        (None, false) => Shell::Default,
-    };
-    let output = match (&args.output, args.show_output) {
-        (_, true) => CommandOutput::Inherit,
-        (Some(o), false) => CommandOutput::parse(o),
-        (None, false) => CommandOutput::Null,
-    };
     Ok(CmdConfig {
         commands: command_list(args).expand()?,
+
         reference: 0,
-        shell,
+        shell: shell_flag(args.shell.as_deref(), args.no_shell)?,
         runs: Runs::from_flags(args.runs, args.min_runs, args.max_runs)?,
         warmup: args.warmup,
         prepare: args.prepare.clone(),
@@ -232,7 +222,7 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         cleanup: args.cleanup.clone(),
         ignore_failure: args.ignore_failure,
         input: args.input.clone(),
-        output,
+        output: output_flag(args.output.as_deref(), args.show_output),
         randomize_env: !args.no_randomize_env,
         limits: args.limits.plan_limits(),
         until_confident: args.confident.budget(),
@@ -246,21 +236,12 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
 
 /// The commands and parameter flags as given.
 fn command_list(args: &Args) -> CommandList {
-    let pairs = args.parameter_list.chunks_exact(2);
-    let scan = match args.parameter_scan.as_slice() {
-        [name, min, max] => Some(Scan {
-            name: name.clone(),
-            min: min.clone(),
-            max: max.clone(),
-            step: args.parameter_step_size.clone(),
-        }),
-        _ => None,
-    };
-    CommandList {
-        commands: args.commands.clone(),
-        names: args.command_name.clone(),
-        reference: args.reference.clone(),
-        lists: pairs.map(|p| (p[0].clone(), p[1].clone())).collect(),
-        scan,
-    }
+    CommandList::from_flags(
+        args.commands.clone(),
+        args.command_name.clone(),
+        args.reference.clone(),
+        &args.parameter_list,
+        &args.parameter_scan,
+        args.parameter_step_size.clone(),
+    )
 }

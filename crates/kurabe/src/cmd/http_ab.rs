@@ -11,14 +11,12 @@
 //! and verdicts. `--save` keeps the experiment in the results store;
 //! without it, a private store in a temporary directory is used and removed.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use kurabe_lab::http_ab::{self, AbSpec, DEFAULT_ROUNDS};
 use kurabe_lab::Event;
 use kurabe_model::plan::Plan;
-use kurabe_report::write::write_file;
 use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
 use kurabe_store::Store;
 
@@ -37,11 +35,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .context("cannot open the results store (choose another with --store PATH)")?;
     let outcome = run_plan(args, &plan, &mut store)?;
     let exp = recorded_experiment(&store, outcome.experiment)?;
-    let body = render(args, &exp, &urls)?;
-    match &args.output {
-        Some(path) => write_file(path, &body).context("-o")?,
-        None => std::io::stdout().lock().write_all(&body)?,
-    }
+    crate::output::write_output(args.output.as_deref(), &render(args, &exp, &urls))?;
     if args.save.save.is_some() {
         eprintln!(
             "kurabe: saved as {id}; see `kurabe report {id}`",
@@ -123,17 +117,15 @@ fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
 
 /// Text, Markdown and CSV: the experiment report; JSON: the report plus
 /// every run's full HTTP record.
-fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> anyhow::Result<Vec<u8>> {
+fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> String {
     let report = kurabe_report::experiment_report(exp);
     if args.format == Format::Json {
         let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
         let doc = kurabe_report::http_compare(exp, urls, rounds, report);
-        return Ok(kurabe_report::to_string(&kurabe_report::Json, &doc).into_bytes());
+        return kurabe_report::to_string(&kurabe_report::Json, &doc);
     }
     let colour = args.output.is_none() && crate::output::colour_stdout();
-    let mut out = Vec::new();
-    kurabe_report::renderer(args.format, colour).render(&report, &mut out)?;
-    Ok(out)
+    kurabe_report::to_string(&*kurabe_report::renderer(args.format, colour), &report)
 }
 
 /// 130 on Ctrl-C; 1 when some URL has no successful round; else 0.

@@ -17,7 +17,7 @@ use kurabe_lab::invoke::parse_set;
 use kurabe_lab::{Event, Outcome};
 use kurabe_model::record::{ExperimentStatus, RunStatus};
 use kurabe_report::escape;
-use kurabe_report::progress::{checks_text, event_line, failed_cell_message};
+use kurabe_report::progress::{checks_text, event_line, outcome_messages};
 use kurabe_store::Store;
 
 use crate::flags::format;
@@ -141,14 +141,9 @@ fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Resul
 
 /// Say what failed on stderr and pick the exit status.
 fn finish(outcome: &Outcome) -> ExitCode {
-    for c in outcome.checks.iter().filter(|c| !c.passed) {
-        eprintln!("kurabe: check failed: {}", escape::terminal(&c.description));
-    }
-    if let Some(why) = &outcome.stopped_by {
-        eprintln!("kurabe: experiment stopped: {why}");
-    }
-    for cell in &outcome.failed_cells {
-        eprintln!("{}", escape::terminal_lines(&failed_cell_message(cell)));
+    let o = outcome;
+    for line in outcome_messages(&o.checks, o.stopped_by.as_deref(), &o.failed_cells) {
+        eprintln!("{line}");
     }
     match outcome.status {
         ExperimentStatus::Interrupted => crate::signal::exit_code(),
