@@ -16,6 +16,7 @@ use kurabe_store::series::plan_or_label;
 
 use crate::flags::format;
 use crate::output::write_output;
+use kurabe_report::write::check_outputs;
 use kurabe_report::Format;
 use kurabe_store::access::{open_existing, parse_id};
 
@@ -45,7 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Some(renderer) = kurabe_report::check_renderer(args.format) else {
         bail!("--format: kurabe check writes text, md or json");
     };
-    super::check_outputs(&[("-o", args.output.as_deref())])?;
+    check_outputs(&[("-o", args.output.as_deref())])?;
     let store = open_existing(args.store.store.as_deref())?;
     let id = parse_id(&args.experiment)?;
     let Entry::Experiment(exp) = store.get(id)? else {

@@ -14,6 +14,7 @@ use kurabe_store::series::plan_or_label;
 
 use crate::flags::format;
 use crate::output::write_output;
+use kurabe_report::write::check_outputs;
 use kurabe_report::Format;
 use kurabe_store::access::open_existing;
 
@@ -43,7 +44,7 @@ pub struct Args {
 
 /// Run `kurabe history`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::check_outputs(&[
+    check_outputs(&[
         ("-o", args.output.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;

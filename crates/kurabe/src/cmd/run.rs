@@ -22,6 +22,7 @@ use kurabe_store::Store;
 
 use crate::flags::format;
 use crate::output::{colour_stdout, write_output};
+use kurabe_report::write::check_outputs;
 use kurabe_report::Format;
 
 /// Arguments of `kurabe run`.
@@ -70,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_output(None, &text)?;
         return Ok(ExitCode::SUCCESS);
     }
-    super::check_outputs(&[
+    check_outputs(&[
         ("-o", args.output.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;

@@ -18,6 +18,7 @@ use kurabe_system::files::{compare_files, load_unixbench};
 
 use crate::flags::format;
 use crate::output::write_output;
+use kurabe_report::write::check_outputs;
 
 /// Arguments of `kurabe system`.
 #[derive(Debug, clap::Args)]
@@ -138,7 +139,7 @@ fn choices(a: RunArgs) -> Choices {
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (format, output, save) = (a.format, a.output.clone(), a.save.clone());
     let cfg = choices(a).config()?;
-    super::check_outputs(&[("-o", output.as_deref())])?;
+    check_outputs(&[("-o", output.as_deref())])?;
     let stop = crate::signal::install_stop()?;
     let report = run_with_bar(&cfg, &stop)?;
     write_output(

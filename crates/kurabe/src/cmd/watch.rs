@@ -22,6 +22,7 @@ use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
+use kurabe_report::write::check_outputs;
 use kurabe_report::{to_string, watch_live_line, watch_renderer, Format, Svg};
 
 /// Arguments of `kurabe watch`.
@@ -72,7 +73,7 @@ pub struct Args {
 /// Run `kurabe watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (target, cfg) = request(&args).check()?;
-    super::check_outputs(&[
+    check_outputs(&[
         ("-o", args.output.as_deref()),
         ("--svg", args.svg.as_deref()),
     ])?;
