@@ -26,9 +26,8 @@ pub struct Args {
     /// Output format (json: schema/history.schema.json; html: every series charted with its changes marked).
     #[arg(long, value_parser = format(&["text", "md", "json", "csv", "html"]), default_value = "text")]
     pub format: Format,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Also write the history as a self-contained HTML page with charts to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -44,10 +43,7 @@ pub struct Args {
 
 /// Run `kurabe history`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    check_outputs(&[
-        ("-o", args.output.as_deref()),
-        ("--html", args.html.as_deref()),
-    ])?;
+    check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
     let store = open_existing(args.store.store.as_deref())?;
     let experiments = plan_or_label(&store, &args.name, results_as_experiments)?;
     let report = history_report(&args.name, &experiments, &hosts(&args), &Config::default());
@@ -59,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     let body = kurabe_report::to_string(&*kurabe_report::history_renderer(args.format), &report);
-    write_output(args.output.as_deref(), &body)?;
+    write_output(args.out.path(), &body)?;
     if let Some(path) = &args.html {
         let html = kurabe_report::to_string(&kurabe_report::HistoryHtml::default(), &report);
         write_output(Some(path), &html)?;

@@ -70,9 +70,8 @@ struct RunArgs {
     /// Output format: text (UnixBench's report layout plus the spread), json (the versioned result model, schema/system-report.schema.json) or md (Markdown tables).
     #[arg(long, value_parser = format(&["text", "json", "md"]), default_value = "text")]
     format: Format,
-    /// Write the report to FILE (atomically) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    out: crate::flags::OutputArg,
     /// Seconds per pass for every test (for tests and benchmarks).
     #[arg(long, value_name = "DURATION", value_parser = parse_secs, hide = true)]
     seconds: Option<f64>,
@@ -90,9 +89,8 @@ struct ImportArgs {
     /// Output format: json (the versioned result model), text or md.
     #[arg(long, value_parser = format(&["json", "text", "md"]), default_value = "json")]
     format: Format,
-    /// Write to FILE (atomically) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    out: crate::flags::OutputArg,
 }
 
 #[derive(Debug, clap::Args)]
@@ -107,9 +105,8 @@ struct CompareArgs {
     /// Output format: text (UnixBench's report layout plus the spread), json (the versioned result model, schema/system-report.schema.json) or md (Markdown tables).
     #[arg(long, value_parser = format(&["text", "json", "md"]), default_value = "text")]
     format: Format,
-    /// Write to FILE (atomically) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    out: crate::flags::OutputArg,
 }
 
 /// Run `kurabe system`.
@@ -137,7 +134,7 @@ fn choices(a: RunArgs) -> Choices {
 }
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let (format, output, save) = (a.format, a.output.clone(), a.save.clone());
+    let (format, output, save) = (a.format, a.out.output.clone(), a.save.clone());
     let cfg = choices(a).config()?;
     check_outputs(&[("-o", output.as_deref())])?;
     let stop = crate::signal::install_stop()?;
@@ -191,7 +188,7 @@ fn run_with_bar(
 fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let report = load_unixbench(&a.file)?;
     write_output(
-        a.output.as_deref(),
+        a.out.path(),
         &to_string(&*record_renderer(a.format, false), &report),
     )?;
     let label = format!("unixbench {}", a.file.display());
@@ -203,7 +200,7 @@ fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
 fn run_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let c: SystemCompare = compare_files(&a.a, &a.b, a.noise)?;
     write_output(
-        a.output.as_deref(),
+        a.out.path(),
         &to_string(&*record_renderer(a.format, false), &c),
     )?;
     Ok(ExitCode::SUCCESS)

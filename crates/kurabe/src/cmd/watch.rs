@@ -53,9 +53,8 @@ pub struct Args {
     /// Output format: text summary, JSON report, or CSV time series.
     #[arg(long, value_parser = format(&["text", "json", "csv"]), default_value = "text")]
     pub format: Format,
-    /// Write the output to this file instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Also draw CPU and memory over time as an SVG chart into this file.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -73,10 +72,7 @@ pub struct Args {
 /// Run `kurabe watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (target, cfg) = request(&args).check()?;
-    check_outputs(&[
-        ("-o", args.output.as_deref()),
-        ("--svg", args.svg.as_deref()),
-    ])?;
+    check_outputs(&[("-o", args.out.path()), ("--svg", args.svg.as_deref())])?;
     let stop = crate::signal::install_stop()?;
     let session = WatchSession::start(&target, cfg)?;
     let live = std::io::stderr().is_terminal();
@@ -108,7 +104,7 @@ fn exit_code(report: &WatchReport) -> ExitCode {
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
     let body = to_string(&*watch_renderer(args.format), report);
-    write_output(args.output.as_deref(), &body)?;
+    write_output(args.out.path(), &body)?;
     if let Some(path) = &args.svg {
         write_output(Some(path), &to_string(&Svg, report))?;
     }
@@ -132,7 +128,7 @@ fn request(args: &Args) -> WatchRequest {
         limits,
         cgroup: !args.no_cgroup,
         // stdout carries the report: the command's output goes to stderr.
-        stdout_to_stderr: args.format != Format::Text && args.output.is_none(),
+        stdout_to_stderr: args.format != Format::Text && args.out.path().is_none(),
     };
     let config = SessionConfig {
         interval: args.interval,

@@ -29,14 +29,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let urls = urls(args);
     refuse_single_url_flags(args)?;
     let plan = plan(args, &urls)?;
-    check_outputs(&[("-o", args.output.as_deref())])?;
+    check_outputs(&[("-o", args.out.path())])?;
     // Without --save, a private store in a directory removed at the end.
     let scratch = args.save.save.is_none().then(ScratchDir::new).transpose()?;
     let mut store = open_run_store(args.save.store.store.as_deref(), scratch.as_ref())
         .context("cannot open the results store (choose another with --store PATH)")?;
     let outcome = run_plan(args, &plan, &mut store)?;
     let exp = recorded_experiment(&store, outcome.experiment)?;
-    crate::output::write_output(args.output.as_deref(), &render(args, &exp, &urls))?;
+    crate::output::write_output(args.out.path(), &render(args, &exp, &urls))?;
     if args.save.save.is_some() {
         eprintln!(
             "kurabe: saved as {id}; see `kurabe report {id}`",
@@ -124,7 +124,7 @@ fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> Strin
         let doc = kurabe_report::http_compare(exp, urls, rounds, report);
         return kurabe_report::to_string(&kurabe_report::Json, &doc);
     }
-    let colour = args.output.is_none() && crate::output::colour_stdout();
+    let colour = args.out.path().is_none() && crate::output::colour_stdout();
     kurabe_report::to_string(&*kurabe_report::renderer(args.format, colour), &report)
 }
 

@@ -150,9 +150,8 @@ pub struct Args {
     /// Report format: text (ab's layout plus kurabe's additions), json (the versioned kurabe-model record, pretty-printed), md (one Markdown table row of headline figures) or csv (a header and one row of headline figures).
     #[arg(long, value_parser = format(&["text", "json", "md", "csv"]), default_value = "text")]
     pub format: Format,
-    /// Write the report to this file (atomically: complete or not at all) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// HTTP/1.1 pipelining: N requests per connection in one write, the next N once all are answered, as wrk does (needs -k).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
@@ -238,7 +237,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
         load,
         format: args.format,
         layout: layout(args)?,
-        output: args.output.clone(),
+        output: args.out.output.clone(),
         percentiles_csv: args.percentiles_csv.clone(),
         progress: !args.quiet,
         verbosity: args.verbosity,
