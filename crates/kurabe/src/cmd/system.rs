@@ -12,12 +12,12 @@ use std::process::ExitCode;
 
 use kurabe_model::record::ResultKind;
 use kurabe_model::system::SystemCompare;
-use kurabe_report::{record_renderer, to_string, Format};
+use kurabe_report::{record_renderer, Format};
 use kurabe_system::choices::{parse_pct, parse_secs, Choices};
 use kurabe_system::files::{compare_files, load_unixbench};
 
 use crate::flags::format;
-use crate::output::write_output;
+use crate::output::write_rendered;
 use kurabe_report::write::check_outputs;
 
 /// Arguments of `kurabe system`.
@@ -139,10 +139,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     check_outputs(&[("-o", output.as_deref())])?;
     let stop = crate::signal::install_stop()?;
     let report = run_with_bar(&cfg, &stop)?;
-    write_output(
-        output.as_deref(),
-        &to_string(&*record_renderer(format, false), &report),
-    )?;
+    write_rendered(output.as_deref(), &*record_renderer(format, false), &report)?;
     if report.interrupted {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
         return Ok(crate::signal::exit_code());
@@ -187,10 +184,7 @@ fn run_with_bar(
 
 fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let report = load_unixbench(&a.file)?;
-    write_output(
-        a.out.path(),
-        &to_string(&*record_renderer(a.format, false), &report),
-    )?;
+    write_rendered(a.out.path(), &*record_renderer(a.format, false), &report)?;
     let label = format!("unixbench {}", a.file.display());
     a.save
         .save_if_asked(ResultKind::Unixbench, &label, &report)?;
@@ -199,9 +193,6 @@ fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let c: SystemCompare = compare_files(&a.a, &a.b, a.noise)?;
-    write_output(
-        a.out.path(),
-        &to_string(&*record_renderer(a.format, false), &c),
-    )?;
+    write_rendered(a.out.path(), &*record_renderer(a.format, false), &c)?;
     Ok(ExitCode::SUCCESS)
 }

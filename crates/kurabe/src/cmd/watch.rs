@@ -103,8 +103,7 @@ fn exit_code(report: &WatchReport) -> ExitCode {
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
-    let body = to_string(&*watch_renderer(args.format), report);
-    write_output(args.out.path(), &body)?;
+    crate::output::write_rendered(args.out.path(), &*watch_renderer(args.format), report)?;
     if let Some(path) = &args.svg {
         write_output(Some(path), &to_string(&Svg, report))?;
     }
