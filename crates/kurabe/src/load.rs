@@ -80,6 +80,9 @@ fn add_server(report: &mut HttpReport, summary: &kurabe_probe::WatchSummary) {
             summary.root
         );
     }
+    if let Some(note) = summary.skipped_note() {
+        eprintln!("kurabe: note: server metrics: {note}");
+    }
     report.server = Some(summary.server_metrics(report.complete_requests));
 }
 
