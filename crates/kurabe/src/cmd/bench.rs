@@ -17,6 +17,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, Runs, Shell};
 use kurabe_lab::cmdparams::{CommandList, Scan};
+use kurabe_lab::Event;
 use kurabe_model::plan::{parse_size, ByteSize, CommandOutput, Limits};
 use kurabe_report::bench::TimeUnit;
 use kurabe_store::{Entry, EntryId, ExperimentStatus, Store};
@@ -182,14 +183,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     .context("cannot open the results store (choose another with --store PATH, or --no-save)")?;
     let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;
-    let mut progress = |e: &CmdEvent<'_>| {
-        if !quiet {
-            if let Some(line) = e.line() {
-                eprintln!("{line}");
-            }
-        }
-    };
-    let done = match run_cmd(&cfg, &mut store, &stop, &mut progress) {
+    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
+    let mut progress = |e: &CmdEvent<'_>| show_progress(&bar, quiet, e);
+    let done = run_cmd(&cfg, &mut store, &stop, &mut progress);
+    bar.finish_and_clear();
+    let done = match done {
         Ok(d) => d,
         Err(CmdError::Failed(why)) => {
             eprintln!("kurabe: error: {why}");
@@ -225,6 +223,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
 }
 
+/// The runner's runs move the bar (on a terminal); the progress lines go
+/// above it, or to stderr without one; nothing with `-q`.
+fn show_progress(bar: &indicatif::ProgressBar, quiet: bool, e: &CmdEvent<'_>) {
+    match e {
+        CmdEvent::Run(Event::Begin { total, .. } | Event::RunStart { total, .. }) => {
+            bar.set_length(*total as u64);
+        }
+        CmdEvent::Run(Event::RunDone { .. }) => bar.inc(1),
+        _ => {}
+    }
+    match e.line() {
+        Some(line) if !quiet && bar.is_hidden() => eprintln!("{line}"),
+        Some(line) if !quiet => bar.println(line),
+        _ => {}
+    }
+}
+
 /// 130 on Ctrl-C; 1 with the failed command's error; else 0.
 fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
     if *status == ExperimentStatus::Interrupted {
@@ -241,9 +256,9 @@ fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
 
 fn write_exports(args: &Args, export: &kurabe_model::bench::CmdExport) -> anyhow::Result<()> {
     if let Some(path) = &args.export_json {
-        let mut text = serde_json::to_vec_pretty(export)?;
-        text.push(b'\n');
-        write_export(path, &text)?;
+        // hyperfine's shape, with the float noise rounded away as in every kurabe JSON.
+        let text = kurabe_report::to_string(&kurabe_report::Json, export);
+        write_export(path, text.as_bytes())?;
     }
     if let Some(path) = &args.export_markdown {
         let mut out = Vec::new();

@@ -82,6 +82,9 @@ struct RunArgs {
     /// Write the report to FILE (atomically) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+    /// No progress bar on stderr.
+    #[arg(short, long)]
+    quiet: bool,
     /// Seconds per pass for every test (for tests and benchmarks).
     #[arg(long, value_name = "DURATION", value_parser = parse_secs, hide = true)]
     seconds: Option<f64>,
@@ -146,11 +149,11 @@ fn choices(a: RunArgs) -> Choices {
 }
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let (format, output, save) = (a.format, a.output.clone(), a.save.clone());
+    let (format, output, save, quiet) = (a.format, a.output.clone(), a.save.clone(), a.quiet);
     let cfg = choices(a).config()?;
     super::check_outputs(&[("-o", output.as_deref())])?;
     let stop = crate::signal::install_stop()?;
-    let report = run_with_bar(&cfg, &stop)?;
+    let report = run_with_bar(&cfg, &stop, quiet)?;
     write_output(output.as_deref(), &to_string(&*renderer(format), &report))?;
     if report.interrupted {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
@@ -169,9 +172,10 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
 fn run_with_bar(
     cfg: &kurabe_system::Config,
     stop: &kurabe_model::stop::Stop,
+    quiet: bool,
 ) -> anyhow::Result<kurabe_model::system::SystemReport> {
     let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
-    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(true));
+    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(!quiet));
     let mut started = 0u64;
     let mut progress = |p: kurabe_system::Progress<'_>| {
         if p.pass == 1 {

@@ -11,7 +11,7 @@
 //! command dies with the watch: its process group, its descendants and its
 //! cgroup are killed at the end, and with kurabe itself (`PR_SET_PDEATHSIG`).
 
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -70,6 +70,9 @@ pub struct Args {
     /// Output format: text summary, JSON report, or CSV time series.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// No live status line or progress bar on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
     /// Write the output to this file instead of stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -96,12 +99,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ])?;
     let stop = crate::signal::install_stop()?;
     let session = WatchSession::start(&target, cfg)?;
-    let live = std::io::stderr().is_terminal();
+    let live = crate::progress::wanted(!args.quiet);
+    // With -d the end is known: a bar with ETA; else the live line alone.
+    let bar = match args.duration {
+        Some(d) => crate::progress::timer(d, live),
+        None => indicatif::ProgressBar::hidden(),
+    };
     let report = session.run(&stop, &mut |s, t| {
-        if live {
-            live_line(s, t);
+        if !bar.is_hidden() {
+            bar.set_position(u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+            bar.set_message(status(s));
+        } else if live {
+            eprint!("\r\x1b[K{:7.1} s  {}", t.as_secs_f64(), status(s));
+            let _ = std::io::stderr().flush();
         }
     });
+    bar.finish_and_clear();
     if live {
         eprint!("\r\x1b[K");
     }
@@ -168,14 +181,12 @@ fn request(args: &Args) -> WatchRequest {
     }
 }
 
-/// The live status line on a terminal; `t` is the time since the start.
-fn live_line(s: &kurabe_probe::Sample, t: Duration) {
-    eprint!(
-        "\r\x1b[K{:7.1} s  {:4} procs  Σ PSS {}  Σ RSS {}",
-        t.as_secs_f64(),
+/// What the tree looks like now, for the live line or the bar.
+fn status(s: &kurabe_probe::Sample) -> String {
+    format!(
+        "{:4} procs  Σ PSS {}  Σ RSS {}",
         s.processes,
         mib(s.pss_bytes),
         mib(s.rss_bytes)
-    );
-    let _ = std::io::stderr().flush();
+    )
 }
