@@ -21,6 +21,7 @@ use kurabe_report::bench::{Export, TimeUnit};
 use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
 use kurabe_store::{ExperimentStatus, Store};
 
+use kurabe_report::write::check_outputs;
 use kurabe_report::write::write_file;
 
 /// Arguments of `kurabe cmd`.
@@ -123,7 +124,7 @@ pub struct Args {
 /// Run `kurabe cmd`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
-    super::check_outputs(&[
+    check_outputs(&[
         ("--export-json", args.export_json.as_deref()),
         ("--export-markdown", args.export_markdown.as_deref()),
         ("--export-csv", args.export_csv.as_deref()),
@@ -150,10 +151,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     write_results(&args, &store, &done)?;
-    if !args.no_save && !args.quiet.quiet {
-        let id = done.outcome.experiment;
-        eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
-    }
     Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
 }
 
@@ -184,14 +181,21 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     kurabe_report::bench::write_terminal(&export, args.time_unit, &mut body)?;
     std::io::stdout().lock().write_all(&body)?;
     write_exports(args, &export)?;
-    let Some(path) = &args.html else {
-        return Ok(());
-    };
-    let exp = recorded_experiment(store, done.outcome.experiment)?;
-    let page = kurabe_report::to_string(
-        &kurabe_report::Html,
-        &kurabe_report::experiment_report(&exp),
-    );
+    if let Some(path) = &args.html {
+        let exp = recorded_experiment(store, done.outcome.experiment)?;
+        write_html(&exp, path)?;
+    }
+    if !args.no_save && !args.quiet.quiet {
+        let id = done.outcome.experiment;
+        eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
+    }
+    Ok(())
+}
+
+/// `--html`: the stored experiment as a self-contained page.
+fn write_html(exp: &kurabe_store::Experiment, path: &std::path::Path) -> anyhow::Result<()> {
+    let page =
+        kurabe_report::to_string(&kurabe_report::Html, &kurabe_report::experiment_report(exp));
     write_file(path, page.as_bytes()).context("--html")?;
     eprintln!("wrote {} (open it in a browser)", path.display());
     Ok(())

@@ -22,6 +22,7 @@ use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
+use kurabe_report::write::check_outputs;
 use kurabe_report::{to_string, watch_live_line, watch_renderer, Format, Svg};
 
 /// Arguments of `kurabe watch`.
@@ -55,9 +56,8 @@ pub struct Args {
     /// No live status line or progress bar on stderr.
     #[arg(short, long)]
     pub quiet: bool,
-    /// Write the output to this file instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Also draw CPU and memory over time as an SVG chart into this file.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -75,10 +75,7 @@ pub struct Args {
 /// Run `kurabe watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (target, cfg) = request(&args).check()?;
-    super::check_outputs(&[
-        ("-o", args.output.as_deref()),
-        ("--svg", args.svg.as_deref()),
-    ])?;
+    check_outputs(&[("-o", args.out.path()), ("--svg", args.svg.as_deref())])?;
     let stop = crate::signal::install_stop()?;
     let session = WatchSession::start(&target, cfg)?;
     let live = crate::progress::wanted(!args.quiet);
@@ -118,8 +115,7 @@ fn exit_code(report: &WatchReport) -> ExitCode {
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
-    let body = to_string(&*watch_renderer(args.format), report);
-    write_output(args.output.as_deref(), &body)?;
+    crate::output::write_rendered(args.out.path(), &*watch_renderer(args.format), report)?;
     if let Some(path) = &args.svg {
         write_output(Some(path), &to_string(&Svg, report))?;
     }
@@ -143,7 +139,7 @@ fn request(args: &Args) -> WatchRequest {
         limits,
         cgroup: !args.no_cgroup,
         // stdout carries the report: the command's output goes to stderr.
-        stdout_to_stderr: args.format != Format::Text && args.output.is_none(),
+        stdout_to_stderr: args.format != Format::Text && args.out.path().is_none(),
     };
     let config = SessionConfig {
         interval: args.interval,
