@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
 use kurabe_lab::cmdparams::{output_flag, shell_flag, CommandList};
+use kurabe_lab::Event;
 use kurabe_report::bench::{Export, TimeUnit};
 use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
 use kurabe_store::{ExperimentStatus, Store};
@@ -136,11 +137,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "cannot open the results store (choose another with --store PATH, or --no-save)",
     )?;
     let stop = crate::signal::install_stop()?;
-    let mut progress = |e: &CmdEvent<'_>| match e.line() {
-        Some(line) if !args.quiet.quiet => eprintln!("{line}"),
-        _ => {}
-    };
-    let done = match run_cmd(&cfg, &mut store, &stop, &mut progress) {
+    let quiet = args.quiet.quiet;
+    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
+    let mut progress = |e: &CmdEvent<'_>| show_progress(&bar, quiet, e);
+    let done = run_cmd(&cfg, &mut store, &stop, &mut progress);
+    bar.finish_and_clear();
+    let done = match done {
         Ok(d) => d,
         Err(CmdError::Failed(why)) => {
             eprintln!("kurabe: error: {why}");
@@ -150,6 +152,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     write_results(&args, &store, &done)?;
     Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
+}
+
+/// The runner's runs move the bar (on a terminal); the progress lines go
+/// above it, or to stderr without one; nothing with `-q`.
+fn show_progress(bar: &indicatif::ProgressBar, quiet: bool, e: &CmdEvent<'_>) {
+    match e {
+        CmdEvent::Run(Event::Begin { total, .. } | Event::RunStart { total, .. }) => {
+            bar.set_length(*total as u64);
+        }
+        CmdEvent::Run(Event::RunDone { .. }) => bar.inc(1),
+        _ => {}
+    }
+    match e.line() {
+        Some(line) if !quiet && bar.is_hidden() => eprintln!("{line}"),
+        Some(line) if !quiet => bar.println(line),
+        _ => {}
+    }
 }
 
 /// hyperfine's lines on stdout, the exports and the `--html` page.

@@ -72,6 +72,9 @@ struct RunArgs {
     format: Format,
     #[command(flatten)]
     out: crate::flags::OutputArg,
+    /// No progress bar on stderr.
+    #[arg(short, long)]
+    quiet: bool,
     /// Seconds per pass for every test (for tests and benchmarks).
     #[arg(long, value_name = "DURATION", value_parser = parse_secs, hide = true)]
     seconds: Option<f64>,
@@ -134,11 +137,11 @@ fn choices(a: RunArgs) -> Choices {
 }
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let (format, output, save) = (a.format, a.out.output.clone(), a.save.clone());
+    let (format, output, save, quiet) = (a.format, a.out.output.clone(), a.save.clone(), a.quiet);
     let cfg = choices(a).config()?;
     check_outputs(&[("-o", output.as_deref())])?;
     let stop = crate::signal::install_stop()?;
-    let report = run_with_bar(&cfg, &stop)?;
+    let report = run_with_bar(&cfg, &stop, quiet)?;
     write_rendered(output.as_deref(), &*record_renderer(format, false), &report)?;
     if report.interrupted {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
@@ -157,9 +160,10 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
 fn run_with_bar(
     cfg: &kurabe_system::Config,
     stop: &kurabe_model::stop::Stop,
+    quiet: bool,
 ) -> anyhow::Result<kurabe_model::system::SystemReport> {
     let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
-    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(true));
+    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(!quiet));
     let mut started = 0u64;
     let mut progress = |p: kurabe_system::Progress<'_>| {
         if p.pass == 1 {
