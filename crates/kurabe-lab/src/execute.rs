@@ -17,15 +17,22 @@
 //!
 //! Why it is cheap (hyperfine's cost per run is the bar,
 //! `bench/cmd-vs-hyperfine.sh`): one helper serves every execution of a
-//! run, so an execution costs a fork of the helper's small image and the
-//! command's exec — what hyperfine's spawn costs — not also an exec of the
-//! helper and a fork of kurabe. The helper is started by posix_spawn (no
+//! command line, and a block of executions is one request to it
+//! ([`Session::run`]): the helper spawns them back to back and kurabe
+//! sleeps on the helper's done pipe, waking every 20 ms ([`STOP_CHECK`])
+//! to read the pids and records, check for Ctrl-C and timeouts and sample
+//! memory. So an execution costs the helper's spawn (its own `clone`, no
+//! signal resets, the program found on PATH once) and the command's exec,
+//! and no wakeup of kurabe. Helpers are kept between blocks of the same
+//! command line ([`retire_idle`] ends them): a fresh helper's first
+//! execution is 50–100 µs slower. The helper is started by posix_spawn (no
 //! `pre_exec` hook) unless the run has a cgroup to enter, and one `poll`
-//! loop on the report pipe, the helper's pidfd and the output pipes
+//! loop on the done pipe, the helper's pidfd and the output pipes
 //! replaces the threads (stderr reader, output drain, watchdog) that each
 //! execution used to start while the command ran.
 //!
-//! Σ PSS: a command still running 100 ms after it started is sampled
+//! Σ PSS: a command still running 100 ms after it started (by the
+//! helper's clock, sent with its pid) is sampled
 //! (kurabe-probe's [`TreeSampler`], the command's tree), then every 50 ms
 //! or a fifth of its age (at most every 250 ms), so a long command costs a
 //! few dozen samples and a short one none. Not earlier: a sample reads
