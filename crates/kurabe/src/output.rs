@@ -1,6 +1,5 @@
-//! Where a command's output goes: the experiment report formats shared by
-//! `report` and `run`, colour on stdout, and writing a rendered body to
-//! `-o FILE` or stdout.
+//! Where a command's output goes: colour on stdout, and writing a rendered
+//! body to `-o FILE` or stdout.
 //!
 //! Owns these edge decisions so commands make them alike. Must not render:
 //! the bytes come from `kurabe-report`.
@@ -9,33 +8,6 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::Context;
-
-/// Experiment report formats (`kurabe report`, `kurabe run`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
-    /// The comparison table for a terminal.
-    Text,
-    /// Markdown, ready to paste into an issue or a blog.
-    Md,
-    /// The report model as JSON (schema/experiment-report.schema.json).
-    Json,
-    /// One row per workload × metric × variant.
-    Csv,
-    /// One self-contained HTML file with SVG charts.
-    Html,
-}
-
-impl From<ReportFormat> for kurabe_report::Format {
-    fn from(f: ReportFormat) -> Self {
-        match f {
-            ReportFormat::Text => kurabe_report::Format::Text,
-            ReportFormat::Md => kurabe_report::Format::Markdown,
-            ReportFormat::Json => kurabe_report::Format::Json,
-            ReportFormat::Csv => kurabe_report::Format::Csv,
-            ReportFormat::Html => kurabe_report::Format::Html,
-        }
-    }
-}
 
 /// Colour on stdout: a terminal, and `NO_COLOR` unset or empty (no-color.org).
 pub(crate) fn colour_stdout() -> bool {

@@ -12,15 +12,17 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_http::cli_config::LoadFlags;
 use kurabe_http::client::{self, GnuplotFile, LoadConfig};
+use kurabe_lab::local_load::ServerChoice;
 use kurabe_model::http::HttpReport;
 use kurabe_model::record::ResultKind;
 use kurabe_report::write::{write_file, Pending};
 
-use crate::flags::parse_duration;
+use crate::flags::{format, parse_duration};
 use crate::load::{render, run_load};
-use kurabe_report::{AbLayout, AbPercentCsv};
+use kurabe_report::{AbLayout, AbPercentCsv, Format};
 
 /// ab's layout, connection-setup and `-v` flags.
 mod abflags;
@@ -155,8 +157,8 @@ pub struct Args {
     /// Put load on the server for this long first without counting it ("5s", "500ms", "2m").
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub warmup: Option<Duration>,
-    /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Report format: text (ab's layout plus kurabe's additions), json (the versioned kurabe-model record, pretty-printed), md (one Markdown table row of headline figures) or csv (a header and one row of headline figures).
+    #[arg(long, value_parser = format(&["text", "json", "md", "csv"]), default_value = "text")]
     pub format: Format,
     /// Write the report to this file (atomically: complete or not at all) instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -165,8 +167,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
     /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (epoll today; always epoll for https:// and --http2). The report names the engine that ran.
-    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
-    pub engine: EngineArg,
+    #[arg(long, value_parser = PossibleValuesParser::new(["auto", "epoll", "io_uring"]).map(engine), default_value = "auto")]
+    pub engine: client::Engine,
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
     #[arg(long)]
     pub http2: bool,
@@ -201,61 +203,13 @@ pub struct Args {
     pub save: crate::save::SaveArgs,
 }
 
-/// `--engine` values (mapped to [`client::Engine`]; the library stays clap-free).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineArg {
-    /// The engine measured cheaper per request (epoll today).
-    Auto,
-    /// epoll readiness.
-    Epoll,
-    /// io_uring completions.
-    #[value(name = "io_uring")]
-    IoUring,
-}
-
-/// Output formats of `kurabe http`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// ab's report layout plus kurabe's additions.
-    Text,
-    /// The versioned `kurabe-model` record, pretty-printed.
-    Json,
-    /// One Markdown table row of headline figures.
-    Md,
-    /// A header and one row of headline figures.
-    Csv,
-}
-
-impl From<Format> for kurabe_report::Format {
-    fn from(f: Format) -> Self {
-        match f {
-            Format::Text => kurabe_report::Format::Text,
-            Format::Json => kurabe_report::Format::Json,
-            Format::Md => kurabe_report::Format::Markdown,
-            Format::Csv => kurabe_report::Format::Csv,
-        }
+/// `--engine` values as the library's engines (clap stays in the binary).
+fn engine(name: String) -> client::Engine {
+    match name.as_str() {
+        "epoll" => client::Engine::Epoll,
+        "io_uring" => client::Engine::IoUring,
+        _ => client::Engine::Auto,
     }
-}
-
-impl From<EngineArg> for client::Engine {
-    fn from(e: EngineArg) -> Self {
-        match e {
-            EngineArg::Auto => client::Engine::Auto,
-            EngineArg::Epoll => client::Engine::Epoll,
-            EngineArg::IoUring => client::Engine::IoUring,
-        }
-    }
-}
-
-/// Which process, if any, to measure as the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerChoice {
-    /// Server metrics off (`--no-server-metrics`, or the target is not on this machine).
-    Off,
-    /// Find the process listening on this local TCP port.
-    Listener(u16),
-    /// This PID (`--server-pid`).
-    Pid(u32),
 }
 
 /// What a run needs besides the load config: where and how to report.
@@ -289,14 +243,7 @@ pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
             bail!("--max-error-rate {f}: give a fraction from 0 to 1, e.g. 0.01 for 1 %");
         }
     }
-    let server = match (args.no_server_metrics, args.server_pid) {
-        (true, _) => ServerChoice::Off,
-        (false, Some(pid)) => ServerChoice::Pid(pid),
-        (false, None) if client::is_loopback(&load.target.host) => {
-            ServerChoice::Listener(load.target.port)
-        }
-        (false, None) => ServerChoice::Off,
-    };
+    let server = ServerChoice::from_flags(args.no_server_metrics, args.server_pid, &load.target);
     Ok(Resolved {
         load,
         format: args.format,
@@ -328,37 +275,9 @@ fn load_flags(args: &Args) -> LoadFlags {
         abort_on_error: args.abort_on_error,
         variable_length: args.variable_length,
         insecure: args.insecure,
-        engine: args.engine.into(),
+        engine: args.engine,
         request: abflags::request(args),
         setup: abflags::setup(args),
-    }
-}
-
-/// Resolve [`ServerChoice`] to a PID to watch.
-///
-/// An explicit `--server-pid` that does not exist is a setup error; a
-/// loopback URL with no findable listener (e.g. another user's process) only
-/// turns server metrics off, with a note.
-fn server_pid(choice: ServerChoice) -> anyhow::Result<Option<u32>> {
-    match choice {
-        ServerChoice::Off => Ok(None),
-        ServerChoice::Pid(pid) => {
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                bail!("--server-pid {pid}: no such process; give the PID of the running server or leave the flag out");
-            }
-            Ok(Some(pid))
-        }
-        ServerChoice::Listener(port) => match kurabe_probe::find_listener(port) {
-            Ok(Some(pid)) => Ok(Some(pid)),
-            Ok(None) => {
-                eprintln!("kurabe: note: no process of this machine found listening on port {port}; server metrics off (use --server-pid to name it)");
-                Ok(None)
-            }
-            Err(e) => {
-                eprintln!("kurabe: note: server metrics off: {e}");
-                Ok(None)
-            }
-        },
     }
 }
 
@@ -418,7 +337,10 @@ fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
         abflags::verbose(resolved.format, &preamble);
         resolved.load.setup.trace = Some(abflags::trace(resolved.format, resolved.verbosity));
     }
-    let server = server_pid(resolved.server)?;
+    let (server, note) = resolved.server.resolve()?;
+    if let Some(note) = note {
+        eprintln!("kurabe: note: {note}");
+    }
     let report = run_load(&resolved.load, resolved.progress, &interrupt, server)?;
     let rendered = render(&report, resolved.format, &resolved.layout)?;
     write_outputs(&resolved, &report, &rendered)?;

@@ -17,14 +17,5 @@ pub mod system;
 pub mod watch;
 pub mod worker;
 
-/// Check every output location (`flag`, path) before the work starts, so a
-/// typo in `-o` costs one line and exit 2, not the whole measurement.
-pub(crate) fn check_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> anyhow::Result<()> {
-    for (flag, path) in outputs {
-        if let Some(path) = path {
-            kurabe_report::write::check_writable(path)
-                .map_err(|e| anyhow::anyhow!("{flag}: {e:#}"))?;
-        }
-    }
-    Ok(())
-}
+/// Check every output location (`flag`, path) before the work starts.
+pub(crate) use kurabe_report::write::check_outputs;

@@ -16,24 +16,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::flags::{parse_duration, parse_size};
+use crate::flags::{format, parse_duration};
 use crate::output::write_output;
 use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
-use kurabe_report::{mib, to_string, Csv, Json, Render, Svg, Terminal};
-
-/// Output format of `kurabe watch`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Human-readable summary.
-    Text,
-    /// The full report (summary and series) as JSON.
-    Json,
-    /// The time series, one row per sample.
-    Csv,
-}
+use kurabe_report::{to_string, watch_live_line, watch_renderer, Format, Svg};
 
 /// Arguments of `kurabe watch`.
 #[derive(Debug, clap::Args)]
@@ -58,17 +47,10 @@ pub struct Args {
     /// Stop after this long ("30" seconds, "2s", "1m30s"; a started command is then killed with its tree).
     #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
-    /// CPU quota for the started command in cores, e.g. 0.5 (cgroup CFS quota).
-    #[arg(long, value_name = "CORES")]
-    pub cpus: Option<f64>,
-    /// CPUs the started command may run on, e.g. 0 or 0-1 (cgroup cpuset).
-    #[arg(long, value_name = "LIST")]
-    pub cpuset: Option<String>,
-    /// Memory limit for the started command (cgroup): 512M or 512MiB = 512 × 2²⁰ bytes, 500MB = 500 × 10⁶, as in plans.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub memory: Option<u64>,
+    #[command(flatten)]
+    pub limits: crate::flags::LimitArgs,
     /// Output format: text summary, JSON report, or CSV time series.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = format(&["text", "json", "csv"]), default_value = "text")]
     pub format: Format,
     /// Write the output to this file instead of stdout.
     #[arg(short, long, value_name = "FILE")]
@@ -124,12 +106,8 @@ fn exit_code(report: &WatchReport) -> ExitCode {
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
-    let renderer: Box<dyn Render<WatchReport>> = match args.format {
-        Format::Text => Box::new(Terminal { color: false }),
-        Format::Json => Box::new(Json),
-        Format::Csv => Box::new(Csv),
-    };
-    write_output(args.output.as_deref(), &to_string(&*renderer, report))?;
+    let body = to_string(&*watch_renderer(args.format), report);
+    write_output(args.output.as_deref(), &body)?;
     if let Some(path) = &args.svg {
         write_output(Some(path), &to_string(&Svg, report))?;
     }
@@ -144,9 +122,9 @@ fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
 /// Flags → what to watch and how often.
 fn request(args: &Args) -> WatchRequest {
     let limits = Limits {
-        cpus: args.cpus,
-        cpuset: args.cpuset.clone(),
-        memory_bytes: args.memory,
+        cpus: args.limits.cpus,
+        cpuset: args.limits.cpuset.clone(),
+        memory_bytes: args.limits.memory,
     };
     let command = CommandSpec {
         argv: args.command.clone(),
@@ -170,12 +148,7 @@ fn request(args: &Args) -> WatchRequest {
 
 /// The live status line on a terminal; `t` is the time since the start.
 fn live_line(s: &kurabe_probe::Sample, t: Duration) {
-    eprint!(
-        "\r\x1b[K{:7.1} s  {:4} procs  Σ PSS {}  Σ RSS {}",
-        t.as_secs_f64(),
-        s.processes,
-        mib(s.pss_bytes),
-        mib(s.rss_bytes)
-    );
+    let line = watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes);
+    eprint!("\r\x1b[K{line}");
     let _ = std::io::stderr().flush();
 }

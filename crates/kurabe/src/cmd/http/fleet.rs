@@ -21,7 +21,7 @@ use crate::load::render;
 
 /// Run `kurabe http` over `workers` workers.
 pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow::Result<ExitCode> {
-    let url = crate::store::postgres_url(args.save.store.as_deref(), "--workers")?;
+    let url = kurabe_store::access::postgres_url(args.save.store.store.as_deref(), "--workers")?;
     if args.requests.is_none() && args.time_limit.is_none() {
         bail!("--workers needs -n REQUESTS or -t TIME: a distributed run must know when to stop");
     }
