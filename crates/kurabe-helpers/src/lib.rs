@@ -184,14 +184,6 @@ mod tests {
         v.collect()
     }
 
-    /// One request of the rusage helper: `count` executions, `flags`, seed 7.
-    fn request(count: u32, flags: u32) -> Vec<u8> {
-        let mut r = count.to_le_bytes().to_vec();
-        r.extend_from_slice(&flags.to_le_bytes());
-        r.extend_from_slice(&7u64.to_le_bytes());
-        r
-    }
-
     /// The rusage helper running `args`, its requests on stdin (REQ_FD 0),
     /// pids and records on stdout (so each pid comes before its record),
     /// done counts on stderr; each request's output once it is done.

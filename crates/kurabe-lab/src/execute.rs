@@ -744,7 +744,7 @@ fn instant_of(ns: i64) -> Instant {
     // SAFETY: ts is a valid out-pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     let now = Instant::now();
-    let now_ns = ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64;
+    let now_ns = ts.tv_sec * 1_000_000_000 + ts.tv_nsec;
     let ago = Duration::from_nanos(u64::try_from(now_ns - ns).unwrap_or(0));
     now.checked_sub(ago).unwrap_or(now)
 }
