@@ -25,6 +25,21 @@ pub fn format(names: &'static [&'static str]) -> impl TypedValueParser<Value = F
     PossibleValuesParser::new(names).try_map(|name| name.parse::<Format>())
 }
 
+/// `-o, --output FILE`: where a command writes its report.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArg {
+    /// Write to FILE instead of stdout, atomically: complete or not at all.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArg {
+    /// The file, if one was given.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.output.as_deref()
+    }
+}
+
 /// `--store`: which results store a command reads or writes.
 #[derive(Debug, Clone, clap::Args)]
 pub struct StoreArg {

@@ -16,10 +16,12 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
 use kurabe_lab::cmdparams::{output_flag, shell_flag, CommandList};
+use kurabe_lab::Event;
 use kurabe_report::bench::{Export, TimeUnit};
 use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
 use kurabe_store::{ExperimentStatus, Store};
 
+use kurabe_report::write::check_outputs;
 use kurabe_report::write::write_file;
 
 /// Arguments of `kurabe cmd`.
@@ -122,7 +124,7 @@ pub struct Args {
 /// Run `kurabe cmd`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
-    super::check_outputs(&[
+    check_outputs(&[
         ("--export-json", args.export_json.as_deref()),
         ("--export-markdown", args.export_markdown.as_deref()),
         ("--export-csv", args.export_csv.as_deref()),
@@ -135,11 +137,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         "cannot open the results store (choose another with --store PATH, or --no-save)",
     )?;
     let stop = crate::signal::install_stop()?;
-    let mut progress = |e: &CmdEvent<'_>| match e.line() {
-        Some(line) if !args.quiet.quiet => eprintln!("{line}"),
-        _ => {}
-    };
-    let done = match run_cmd(&cfg, &mut store, &stop, &mut progress) {
+    let quiet = args.quiet.quiet;
+    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
+    let mut progress = |e: &CmdEvent<'_>| show_progress(&bar, quiet, e);
+    let done = run_cmd(&cfg, &mut store, &stop, &mut progress);
+    bar.finish_and_clear();
+    let done = match done {
         Ok(d) => d,
         Err(CmdError::Failed(why)) => {
             eprintln!("kurabe: error: {why}");
@@ -148,11 +151,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     write_results(&args, &store, &done)?;
-    if !args.no_save && !args.quiet.quiet {
-        let id = done.outcome.experiment;
-        eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
-    }
     Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
+}
+
+/// The runner's runs move the bar (on a terminal); the progress lines go
+/// above it, or to stderr without one; nothing with `-q`.
+fn show_progress(bar: &indicatif::ProgressBar, quiet: bool, e: &CmdEvent<'_>) {
+    match e {
+        CmdEvent::Run(Event::Begin { total, .. } | Event::RunStart { total, .. }) => {
+            bar.set_length(*total as u64);
+        }
+        CmdEvent::Run(Event::RunDone { .. }) => bar.inc(1),
+        _ => {}
+    }
+    match e.line() {
+        Some(line) if !quiet && bar.is_hidden() => eprintln!("{line}"),
+        Some(line) if !quiet => bar.println(line),
+        _ => {}
+    }
 }
 
 /// hyperfine's lines on stdout, the exports and the `--html` page.
@@ -165,14 +181,21 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     kurabe_report::bench::write_terminal(&export, args.time_unit, &mut body)?;
     std::io::stdout().lock().write_all(&body)?;
     write_exports(args, &export)?;
-    let Some(path) = &args.html else {
-        return Ok(());
-    };
-    let exp = recorded_experiment(store, done.outcome.experiment)?;
-    let page = kurabe_report::to_string(
-        &kurabe_report::Html,
-        &kurabe_report::experiment_report(&exp),
-    );
+    if let Some(path) = &args.html {
+        let exp = recorded_experiment(store, done.outcome.experiment)?;
+        write_html(&exp, path)?;
+    }
+    if !args.no_save && !args.quiet.quiet {
+        let id = done.outcome.experiment;
+        eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
+    }
+    Ok(())
+}
+
+/// `--html`: the stored experiment as a self-contained page.
+fn write_html(exp: &kurabe_store::Experiment, path: &std::path::Path) -> anyhow::Result<()> {
+    let page =
+        kurabe_report::to_string(&kurabe_report::Html, &kurabe_report::experiment_report(exp));
     write_file(path, page.as_bytes()).context("--html")?;
     eprintln!("wrote {} (open it in a browser)", path.display());
     Ok(())

@@ -5,17 +5,17 @@
 //! Choosing the baseline experiments, comparing and rendering are
 //! `kurabe-report`'s; this file reads the store and picks the exit status.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
 use kurabe_model::record::Entry;
 use kurabe_report::baseline::baseline;
-use kurabe_report::{check_report, results_as_experiments, to_string, CheckInput};
+use kurabe_report::{check_report, results_as_experiments, CheckInput};
 use kurabe_store::series::plan_or_label;
 
 use crate::flags::format;
-use crate::output::write_output;
+use crate::output::write_rendered;
+use kurabe_report::write::check_outputs;
 use kurabe_report::Format;
 use kurabe_store::access::{open_existing, parse_id};
 
@@ -33,9 +33,8 @@ pub struct Args {
     /// Output format: text, md (a comment-ready table, improvements too) or json (schema/check.schema.json).
     #[arg(long, value_parser = format(&["text", "md", "json"]), default_value = "text")]
     pub format: Format,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     #[command(flatten)]
     pub store: crate::flags::StoreArg,
 }
@@ -45,7 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Some(renderer) = kurabe_report::check_renderer(args.format) else {
         bail!("--format: kurabe check writes text, md or json");
     };
-    super::check_outputs(&[("-o", args.output.as_deref())])?;
+    check_outputs(&[("-o", args.out.path())])?;
     let store = open_existing(args.store.store.as_deref())?;
     let id = parse_id(&args.experiment)?;
     let Entry::Experiment(exp) = store.get(id)? else {
@@ -58,6 +57,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         baseline: &args.baseline,
         history: &base,
     });
-    write_output(args.output.as_deref(), &to_string(&*renderer, &report))?;
+    write_rendered(args.out.path(), &*renderer, &report)?;
     Ok(ExitCode::from(u8::from(report.worse > 0)))
 }

@@ -5,14 +5,13 @@
 //! version boundaries); this file parses free-style unit flags and picks
 //! the renderer (`kurabe_report::Free`, or JSON).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kurabe_model::record::ResultKind;
-use kurabe_report::{mem_renderer, to_string, Format, FreeUnit};
+use kurabe_report::{mem_renderer, Format, FreeUnit};
 
 use crate::flags::format;
-use crate::output::write_output;
+use crate::output::write_rendered;
 
 /// Arguments of `kurabe mem`.
 #[derive(Debug, clap::Args)]
@@ -44,9 +43,8 @@ pub struct Args {
     /// Output format: text (free's layout plus the legacy lines and the top processes) or json (the versioned record).
     #[arg(long, value_parser = format(&["text", "json"]), default_value = "text")]
     pub format: Format,
-    /// Write the output to this file instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -56,7 +54,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = kurabe_probe::mem_report::read(args.top, env!("CARGO_PKG_VERSION"))?;
     let renderer = mem_renderer(args.format, unit(&args));
-    write_output(args.output.as_deref(), &to_string(&*renderer, &report))?;
+    write_rendered(args.out.path(), &*renderer, &report)?;
     let label = format!("mem {} {}", report.host, report.arch);
     args.save.save_if_asked(ResultKind::Mem, &label, &report)?;
     Ok(ExitCode::SUCCESS)

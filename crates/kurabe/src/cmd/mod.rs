@@ -6,7 +6,6 @@ pub mod check;
 pub mod demo;
 pub mod history;
 pub mod http;
-pub mod http_ab;
 pub mod mem;
 pub mod report;
 pub mod results;
@@ -16,6 +15,3 @@ pub mod site;
 pub mod system;
 pub mod watch;
 pub mod worker;
-
-/// Check every output location (`flag`, path) before the work starts.
-pub(crate) use kurabe_report::write::check_outputs;

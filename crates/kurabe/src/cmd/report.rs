@@ -6,7 +6,6 @@
 //! atomically so a reader never sees half a report.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
@@ -26,9 +25,8 @@ pub struct Args {
     /// Output format: text (the comparison table), md (Markdown, ready to paste into an issue or a blog), json (the report model, schema/experiment-report.schema.json), csv (one row per workload × metric × variant) or html (one self-contained page with SVG charts).
     #[arg(long, value_parser = format(&["text", "md", "json", "csv", "html"]), default_value = "text")]
     pub format: Format,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     #[command(flatten)]
     pub store: crate::flags::StoreArg,
 }
@@ -44,10 +42,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let report = kurabe_report::experiment_report(&exp);
     let format = args.format;
-    let colour = args.output.is_none() && colour_stdout();
+    let colour = args.out.path().is_none() && colour_stdout();
     let mut bytes = Vec::new();
     kurabe_report::renderer(format, colour).render(&report, &mut bytes)?;
-    match args.output {
+    match args.out.output {
         Some(path) => {
             write_file(&path, &bytes).context("-o")?;
             eprintln!("wrote {}", path.display());

@@ -74,9 +74,8 @@ pub enum Command {
     Export {
         /// Entries to export; none means everything in the store.
         ids: Vec<String>,
-        /// Write to this file (atomically) instead of stdout.
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
+        #[command(flatten)]
+        output: crate::flags::OutputArg,
     },
     /// Add the entries of an export file to the store (all or none; they get new ids).
     Import {
@@ -129,7 +128,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             metrics,
             format,
         } => compare(store, [a, b], &metrics, format, &mut out)?,
-        Command::Export { ids, output } => export(store, &ids, output.as_deref(), &mut out)?,
+        Command::Export { ids, output } => export(store, &ids, output.path(), &mut out)?,
         Command::Import { file } => {
             let added = transfer::import(&kurabe_store::access::store_path(store)?, &file)?;
             writeln!(out, "{added}")?;

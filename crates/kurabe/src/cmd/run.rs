@@ -22,6 +22,7 @@ use kurabe_store::Store;
 
 use crate::flags::format;
 use crate::output::{colour_stdout, write_output};
+use kurabe_report::write::check_outputs;
 use kurabe_report::Format;
 
 /// Arguments of `kurabe run`.
@@ -42,9 +43,8 @@ pub struct Args {
     /// Format of the final report (html: a self-contained page with charts; use -o).
     #[arg(long, value_parser = format(&["text", "md", "json", "csv", "html"]), default_value = "text")]
     pub format: Format,
-    /// Write the final report to this file (atomically) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Also write the report as a self-contained HTML page with charts to this file (atomically), whatever --format says.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -70,10 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_output(None, &text)?;
         return Ok(ExitCode::SUCCESS);
     }
-    super::check_outputs(&[
-        ("-o", args.output.as_deref()),
-        ("--html", args.html.as_deref()),
-    ])?;
+    check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
     match prepare_revisions(&plan, &opts.plan_dir, &stop, args.quiet.quiet) {
@@ -125,10 +122,10 @@ fn prepare_revisions(
 
 /// The final report to stdout or `-o`, and the HTML page to `--html`.
 fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Result<()> {
-    let colour = args.output.is_none() && colour_stdout();
+    let colour = args.out.path().is_none() && colour_stdout();
     let body = render(store, outcome, args.format, colour)?;
-    write_output(args.output.as_deref(), &body)?;
-    if let Some(path) = &args.output {
+    write_output(args.out.path(), &body)?;
+    if let Some(path) = &args.out.output {
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.html {

@@ -11,7 +11,7 @@
 //! command dies with the watch: its process group, its descendants and its
 //! cgroup are killed at the end, and with kurabe itself (`PR_SET_PDEATHSIG`).
 
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -22,6 +22,7 @@ use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
+use kurabe_report::write::check_outputs;
 use kurabe_report::{to_string, watch_live_line, watch_renderer, Format, Svg};
 
 /// Arguments of `kurabe watch`.
@@ -52,9 +53,11 @@ pub struct Args {
     /// Output format: text summary, JSON report, or CSV time series.
     #[arg(long, value_parser = format(&["text", "json", "csv"]), default_value = "text")]
     pub format: Format,
-    /// Write the output to this file instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// No live status line or progress bar on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Also draw CPU and memory over time as an SVG chart into this file.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -72,18 +75,24 @@ pub struct Args {
 /// Run `kurabe watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (target, cfg) = request(&args).check()?;
-    super::check_outputs(&[
-        ("-o", args.output.as_deref()),
-        ("--svg", args.svg.as_deref()),
-    ])?;
+    check_outputs(&[("-o", args.out.path()), ("--svg", args.svg.as_deref())])?;
     let stop = crate::signal::install_stop()?;
     let session = WatchSession::start(&target, cfg)?;
-    let live = std::io::stderr().is_terminal();
+    let live = crate::progress::wanted(!args.quiet);
+    // With -d the end is known: a bar with ETA; else the live line alone.
+    let bar = match args.duration {
+        Some(d) => crate::progress::timer(d, live),
+        None => indicatif::ProgressBar::hidden(),
+    };
     let report = session.run(&stop, &mut |s, t| {
-        if live {
+        if !bar.is_hidden() {
+            bar.set_position(u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+            bar.set_message(watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes));
+        } else if live {
             live_line(s, t);
         }
     });
+    bar.finish_and_clear();
     if live {
         eprint!("\r\x1b[K");
     }
@@ -106,8 +115,7 @@ fn exit_code(report: &WatchReport) -> ExitCode {
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
-    let body = to_string(&*watch_renderer(args.format), report);
-    write_output(args.output.as_deref(), &body)?;
+    crate::output::write_rendered(args.out.path(), &*watch_renderer(args.format), report)?;
     if let Some(path) = &args.svg {
         write_output(Some(path), &to_string(&Svg, report))?;
     }
@@ -131,7 +139,7 @@ fn request(args: &Args) -> WatchRequest {
         limits,
         cgroup: !args.no_cgroup,
         // stdout carries the report: the command's output goes to stderr.
-        stdout_to_stderr: args.format != Format::Text && args.output.is_none(),
+        stdout_to_stderr: args.format != Format::Text && args.out.path().is_none(),
     };
     let config = SessionConfig {
         interval: args.interval,

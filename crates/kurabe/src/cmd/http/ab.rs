@@ -1,6 +1,6 @@
 //! `kurabe http URL_A URL_B …`: an A/B of endpoints in interleaved rounds.
 //!
-//! The flags are checked exactly as for one URL ([`super::http::from_args`],
+//! The flags are checked exactly as for one URL ([`super::args::from_args`],
 //! so the same mistakes give the same messages), then become an in-memory
 //! plan (`kurabe_lab::http_ab`): one variant per URL, one http workload carrying the
 //! resolved request and load settings, `--rounds` rounds. kurabe-lab's
@@ -20,7 +20,8 @@ use kurabe_model::plan::Plan;
 use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
 use kurabe_store::Store;
 
-use super::http::Args;
+use super::args::{from_args, Args};
+use kurabe_report::write::check_outputs;
 use kurabe_report::Format;
 
 /// Run `kurabe http` with two or more URLs.
@@ -28,14 +29,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let urls = urls(args);
     refuse_single_url_flags(args)?;
     let plan = plan(args, &urls)?;
-    super::check_outputs(&[("-o", args.output.as_deref())])?;
+    check_outputs(&[("-o", args.out.path())])?;
     // Without --save, a private store in a directory removed at the end.
     let scratch = args.save.save.is_none().then(ScratchDir::new).transpose()?;
     let mut store = open_run_store(args.save.store.store.as_deref(), scratch.as_ref())
         .context("cannot open the results store (choose another with --store PATH)")?;
     let outcome = run_plan(args, &plan, &mut store)?;
     let exp = recorded_experiment(&store, outcome.experiment)?;
-    crate::output::write_output(args.output.as_deref(), &render(args, &exp, &urls))?;
+    crate::output::write_output(args.out.path(), &render(args, &exp, &urls))?;
     if args.save.save.is_some() {
         eprintln!(
             "kurabe: saved as {id}; see `kurabe report {id}`",
@@ -48,8 +49,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// The flags checked as for one URL (same rules, same messages), then the plan.
 fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let first =
-        super::http::from_args(args, ncpus).with_context(|| format!("checking {}", urls[0]))?;
+    let first = from_args(args, ncpus).with_context(|| format!("checking {}", urls[0]))?;
     Ok(http_ab::plan(&AbSpec {
         urls,
         load: &first.load,
@@ -124,7 +124,7 @@ fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> Strin
         let doc = kurabe_report::http_compare(exp, urls, rounds, report);
         return kurabe_report::to_string(&kurabe_report::Json, &doc);
     }
-    let colour = args.output.is_none() && crate::output::colour_stdout();
+    let colour = args.out.path().is_none() && crate::output::colour_stdout();
     kurabe_report::to_string(&*kurabe_report::renderer(args.format, colour), &report)
 }
 
