@@ -141,6 +141,9 @@ fn add_server(run: &mut LocalRun, summary: &WatchSummary) {
             summary.root
         ));
     }
+    if let Some(note) = summary.skipped_note() {
+        run.notes.push(format!("server metrics: {note}"));
+    }
     run.report.server = Some(summary.server_metrics(run.report.complete_requests));
 }
 

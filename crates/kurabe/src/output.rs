@@ -14,6 +14,15 @@ pub(crate) fn colour_stdout() -> bool {
     std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Render `report` with `renderer` and write it to `path` or stdout.
+pub(crate) fn write_rendered<R: ?Sized>(
+    path: Option<&Path>,
+    renderer: &dyn kurabe_report::Render<R>,
+    report: &R,
+) -> anyhow::Result<()> {
+    write_output(path, &kurabe_report::to_string(renderer, report))
+}
+
 /// Write `body` to `path` (through the one file writer) or to stdout.
 pub(crate) fn write_output(path: Option<&Path>, body: &str) -> anyhow::Result<()> {
     match path {

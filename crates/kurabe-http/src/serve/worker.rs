@@ -580,7 +580,8 @@ impl<'s, 'a> Worker<'s, 'a> {
                 Ok(wrote) => progress |= wrote,
                 Err(()) => return Next::Close,
             }
-            if conn.unsent() == 0 && conn.close_after_write {
+            // A delayed response is not in `wbuf` yet: close after it, not before.
+            if conn.unsent() == 0 && conn.close_after_write && conn.delayed.is_none() {
                 return Next::Close;
             }
             if !conn.eof && conn.rbuf.len() - conn.rpos < READ_CAP {

@@ -58,10 +58,8 @@ pub enum Export {
 pub fn export(kind: Export, export: &CmdExport, unit: Option<TimeUnit>) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
     match kind {
-        Export::Json => {
-            out = serde_json::to_vec_pretty(export)?;
-            out.push(b'\n');
-        }
+        // hyperfine's shape, with the float noise rounded away as in every kurabe JSON.
+        Export::Json => crate::Render::render(&crate::Json, export, &mut out)?,
         Export::Markdown => write_markdown(export, unit, &mut out)?,
         Export::Csv => write_csv(export, &mut out)?,
     }

@@ -135,12 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut store = open_run_store(args.store.store.as_deref(), scratch.as_ref()).context(
         "cannot open the results store (choose another with --store PATH, or --no-save)",
     )?;
-    let stop = crate::signal::install_stop()?;
-    let mut progress = |e: &CmdEvent<'_>| match e.line() {
-        Some(line) if !args.quiet.quiet => eprintln!("{line}"),
-        _ => {}
-    };
-    let done = match run_cmd(&cfg, &mut store, &stop, &mut progress) {
+    let done = match measure(&cfg, &mut store, args.quiet.quiet)? {
         Ok(d) => d,
         Err(CmdError::Failed(why)) => {
             eprintln!("kurabe: error: {why}");
@@ -150,6 +145,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     write_results(&args, &store, &done)?;
     Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
+}
+
+/// Run the commands, with a bar on a terminal and lines on stderr (none with `-q`).
+fn measure(
+    cfg: &CmdConfig,
+    store: &mut Store,
+    quiet: bool,
+) -> anyhow::Result<Result<CmdOutcome, CmdError>> {
+    let stop = crate::signal::install_stop()?;
+    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
+    let mut progress = |e: &CmdEvent<'_>| show_progress(&bar, quiet, e);
+    let done = run_cmd(cfg, store, &stop, &mut progress);
+    bar.finish_and_clear();
+    Ok(done)
+}
+
+/// The runner's runs move the bar (on a terminal); the progress lines go
+/// above it, or to stderr without one; nothing with `-q`.
+fn show_progress(bar: &indicatif::ProgressBar, quiet: bool, e: &CmdEvent<'_>) {
+    if let CmdEvent::Run(run) = e {
+        crate::progress::count_runs(bar, run);
+    }
+    match e.line() {
+        Some(line) if !quiet && bar.is_hidden() => eprintln!("{line}"),
+        Some(line) if !quiet => bar.println(line),
+        _ => {}
+    }
 }
 
 /// hyperfine's lines on stdout, the exports and the `--html` page.

@@ -22,7 +22,7 @@ use kurabe_report::progress::event_line;
 use kurabe_report::{escape, Format, Json, Render, Terminal};
 
 use crate::flags::format;
-use crate::output::{colour_stdout, write_output};
+use crate::output::{colour_stdout, write_rendered};
 
 /// Arguments of `kurabe bisect`.
 #[derive(Debug, clap::Args)]
@@ -86,7 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             color: colour_stdout(),
         }),
     };
-    write_output(None, &kurabe_report::to_string(&*renderer, &report))?;
+    write_rendered(None, &*renderer, &report)?;
     Ok(match report.result.found {
         Found::NoChange => ExitCode::from(1),
         _ => ExitCode::SUCCESS,

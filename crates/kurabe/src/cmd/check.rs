@@ -10,11 +10,11 @@ use std::process::ExitCode;
 use anyhow::bail;
 use kurabe_model::record::Entry;
 use kurabe_report::baseline::baseline;
-use kurabe_report::{check_report, results_as_experiments, to_string, CheckInput};
+use kurabe_report::{check_report, results_as_experiments, CheckInput};
 use kurabe_store::series::plan_or_label;
 
 use crate::flags::format;
-use crate::output::write_output;
+use crate::output::write_rendered;
 use kurabe_report::write::check_outputs;
 use kurabe_report::Format;
 use kurabe_store::access::{open_existing, parse_id};
@@ -57,6 +57,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         baseline: &args.baseline,
         history: &base,
     });
-    write_output(args.out.path(), &to_string(&*renderer, &report))?;
+    write_rendered(args.out.path(), &*renderer, &report)?;
     Ok(ExitCode::from(u8::from(report.worse > 0)))
 }

@@ -79,7 +79,7 @@ fn start_server(args: &Args, ncpus: u32) -> anyhow::Result<Server> {
     };
     let server = Server::start(listener, config).context("cannot start the built-in server")?;
     eprintln!(
-        "kurabe demo: built-in server on {} ({threads} threads, {} µs CPU per request); \
+        "kurabe demo: built-in server on {} ({threads} threads, {} µs CPU per request);\n  \
          {} keep-alive connections for {:?}",
         serve::url_of(server.addr()),
         args.work_us,

@@ -13,7 +13,7 @@ use kurabe_report::{history_report, results_as_experiments, Hosts};
 use kurabe_store::series::plan_or_label;
 
 use crate::flags::format;
-use crate::output::write_output;
+use crate::output::{write_output, write_rendered};
 use kurabe_report::write::check_outputs;
 use kurabe_report::Format;
 use kurabe_store::access::open_existing;
@@ -54,8 +54,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.host.as_deref().unwrap_or("-")
         );
     }
-    let body = kurabe_report::to_string(&*kurabe_report::history_renderer(args.format), &report);
-    write_output(args.out.path(), &body)?;
+    write_rendered(
+        args.out.path(),
+        &*kurabe_report::history_renderer(args.format),
+        &report,
+    )?;
     if let Some(path) = &args.html {
         let html = kurabe_report::to_string(&kurabe_report::HistoryHtml::default(), &report);
         write_output(Some(path), &html)?;

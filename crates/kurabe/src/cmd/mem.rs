@@ -8,10 +8,10 @@
 use std::process::ExitCode;
 
 use kurabe_model::record::ResultKind;
-use kurabe_report::{mem_renderer, to_string, Format, FreeUnit};
+use kurabe_report::{mem_renderer, Format, FreeUnit};
 
 use crate::flags::format;
-use crate::output::write_output;
+use crate::output::write_rendered;
 
 /// Arguments of `kurabe mem`.
 #[derive(Debug, clap::Args)]
@@ -54,7 +54,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = kurabe_probe::mem_report::read(args.top, env!("CARGO_PKG_VERSION"))?;
     let renderer = mem_renderer(args.format, unit(&args));
-    write_output(args.out.path(), &to_string(&*renderer, &report))?;
+    write_rendered(args.out.path(), &*renderer, &report)?;
     let label = format!("mem {} {}", report.host, report.arch);
     args.save.save_if_asked(ResultKind::Mem, &label, &report)?;
     Ok(ExitCode::SUCCESS)

@@ -12,12 +12,12 @@ use std::process::ExitCode;
 
 use kurabe_model::record::ResultKind;
 use kurabe_model::system::SystemCompare;
-use kurabe_report::{record_renderer, to_string, Format};
+use kurabe_report::{record_renderer, Format};
 use kurabe_system::choices::{parse_pct, parse_secs, Choices};
 use kurabe_system::files::{compare_files, load_unixbench};
 
 use crate::flags::format;
-use crate::output::write_output;
+use crate::output::write_rendered;
 use kurabe_report::write::check_outputs;
 
 /// Arguments of `kurabe system`.
@@ -72,6 +72,9 @@ struct RunArgs {
     format: Format,
     #[command(flatten)]
     out: crate::flags::OutputArg,
+    /// No progress bar on stderr.
+    #[arg(short, long)]
+    quiet: bool,
     /// Seconds per pass for every test (for tests and benchmarks).
     #[arg(long, value_name = "DURATION", value_parser = parse_secs, hide = true)]
     seconds: Option<f64>,
@@ -134,15 +137,12 @@ fn choices(a: RunArgs) -> Choices {
 }
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let (format, output, save) = (a.format, a.out.output.clone(), a.save.clone());
+    let (format, output, save, quiet) = (a.format, a.out.output.clone(), a.save.clone(), a.quiet);
     let cfg = choices(a).config()?;
     check_outputs(&[("-o", output.as_deref())])?;
     let stop = crate::signal::install_stop()?;
-    let report = run_with_bar(&cfg, &stop)?;
-    write_output(
-        output.as_deref(),
-        &to_string(&*record_renderer(format, false), &report),
-    )?;
+    let report = run_with_bar(&cfg, &stop, quiet)?;
+    write_rendered(output.as_deref(), &*record_renderer(format, false), &report)?;
     if report.interrupted {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
         return Ok(crate::signal::exit_code());
@@ -160,9 +160,10 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
 fn run_with_bar(
     cfg: &kurabe_system::Config,
     stop: &kurabe_model::stop::Stop,
+    quiet: bool,
 ) -> anyhow::Result<kurabe_model::system::SystemReport> {
     let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
-    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(true));
+    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(!quiet));
     let mut started = 0u64;
     let mut progress = |p: kurabe_system::Progress<'_>| {
         if p.pass == 1 {
@@ -187,10 +188,7 @@ fn run_with_bar(
 
 fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let report = load_unixbench(&a.file)?;
-    write_output(
-        a.out.path(),
-        &to_string(&*record_renderer(a.format, false), &report),
-    )?;
+    write_rendered(a.out.path(), &*record_renderer(a.format, false), &report)?;
     let label = format!("unixbench {}", a.file.display());
     a.save
         .save_if_asked(ResultKind::Unixbench, &label, &report)?;
@@ -199,9 +197,6 @@ fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let c: SystemCompare = compare_files(&a.a, &a.b, a.noise)?;
-    write_output(
-        a.out.path(),
-        &to_string(&*record_renderer(a.format, false), &c),
-    )?;
+    write_rendered(a.out.path(), &*record_renderer(a.format, false), &c)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -11,7 +11,7 @@
 //! command dies with the watch: its process group, its descendants and its
 //! cgroup are killed at the end, and with kurabe itself (`PR_SET_PDEATHSIG`).
 
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -53,6 +53,9 @@ pub struct Args {
     /// Output format: text summary, JSON report, or CSV time series.
     #[arg(long, value_parser = format(&["text", "json", "csv"]), default_value = "text")]
     pub format: Format,
+    /// No live status line or progress bar on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
     #[command(flatten)]
     pub out: crate::flags::OutputArg,
     /// Also draw CPU and memory over time as an SVG chart into this file.
@@ -75,12 +78,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_outputs(&[("-o", args.out.path()), ("--svg", args.svg.as_deref())])?;
     let stop = crate::signal::install_stop()?;
     let session = WatchSession::start(&target, cfg)?;
-    let live = std::io::stderr().is_terminal();
+    let live = crate::progress::wanted(!args.quiet);
+    // With -d the end is known: a bar with ETA; else the live line alone.
+    let bar = match args.duration {
+        Some(d) => crate::progress::timer(d, live),
+        None => indicatif::ProgressBar::hidden(),
+    };
     let report = session.run(&stop, &mut |s, t| {
-        if live {
+        if !bar.is_hidden() {
+            bar.set_position(u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+            bar.set_message(watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes));
+        } else if live {
             live_line(s, t);
         }
     });
+    bar.finish_and_clear();
     if live {
         eprint!("\r\x1b[K");
     }
@@ -103,8 +115,7 @@ fn exit_code(report: &WatchReport) -> ExitCode {
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
-    let body = to_string(&*watch_renderer(args.format), report);
-    write_output(args.out.path(), &body)?;
+    crate::output::write_rendered(args.out.path(), &*watch_renderer(args.format), report)?;
     if let Some(path) = &args.svg {
         write_output(Some(path), &to_string(&Svg, report))?;
     }
