@@ -29,6 +29,7 @@ mod csv;
 mod entries;
 pub mod error_text;
 pub mod escape;
+pub mod fleet_events;
 mod history;
 mod html;
 mod http;
