@@ -160,6 +160,7 @@ mod tests {
         s.completed = completed;
         s.status[200] = completed;
         s.failures.timeout = 1;
+        s.failures.write = 4;
         s.goaways = 2;
         s.stream_resets.insert("REFUSED_STREAM".into(), 3);
         s.first_errors.insert(
@@ -179,6 +180,7 @@ mod tests {
         assert_eq!(back.completed, 5);
         assert_eq!(back.status[200], 5);
         assert_eq!(back.failures.timeout, 1);
+        assert_eq!(back.failures.write, 4);
         assert_eq!(back.first_errors, s.first_errors);
         assert_eq!(back.goaways, 2);
         assert_eq!(back.stream_resets, s.stream_resets);
@@ -203,6 +205,18 @@ mod tests {
         }
         assert_eq!(merged.completed, (a.len() + b.len()) as u64);
         assert_eq!(merged.failures.timeout, 2);
+        assert_eq!(merged.failures.write, 8);
+        assert_eq!(merged.failures.total(), 10);
+    }
+
+    #[test]
+    fn rows_of_workers_older_than_the_write_count_decode_with_none() {
+        let (h, c) = encode(&sample(&[5], 1)).unwrap();
+        let mut json = serde_json::to_value(&c).unwrap();
+        json["failures"].as_object_mut().unwrap().remove("write");
+        let old: Counters = serde_json::from_value(json).unwrap();
+        let back = decode(&h, &old).unwrap();
+        assert_eq!((back.failures.write, back.failures.timeout), (0, 1));
     }
 
     #[test]

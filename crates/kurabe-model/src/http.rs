@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Everything one `kurabe http` run measured.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Everything one `kurabe http` run measured. (`Default` is an empty record
+/// to fill in, with `schema_version` 0: set it before the record leaves.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(
     title = "kurabe http report",
@@ -216,8 +217,13 @@ pub struct Failures {
     /// Content-Length or chunking was complete (ab counts that as Length too).
     pub length: u64,
     /// Unparseable response (garbage status line, bad headers, bad chunking,
-    /// a head over 64 KiB) or the request could not be written.
+    /// a head over 64 KiB).
     pub exceptions: u64,
+    /// The request could not be written: the send failed (reset, broken
+    /// pipe) part-way through the head or the body (ab's "Write errors").
+    /// (Absent from records written before it, which counted these in `exceptions`.)
+    #[serde(default)]
+    pub write: u64,
     /// No complete response within the request timeout (`-s`), counted from
     /// the connect (new connection) or the write (reused connection).
     pub timeout: u64,
@@ -231,7 +237,13 @@ pub struct Failures {
 impl Failures {
     /// Sum of all kinds.
     pub fn total(&self) -> u64 {
-        self.connect + self.receive + self.length + self.exceptions + self.timeout + self.client
+        self.connect
+            + self.receive
+            + self.length
+            + self.exceptions
+            + self.write
+            + self.timeout
+            + self.client
     }
 }
 
@@ -240,8 +252,8 @@ impl Failures {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ErrorBucket {
-    /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `timeout`, `client`.
-    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "timeout", "client"]))]
+    /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `write`, `timeout`, `client`.
+    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "write", "timeout", "client"]))]
     pub kind: String,
     /// The first error of this kind, e.g. "Connection refused (os error 111)".
     pub first_error: String,
@@ -399,9 +411,10 @@ mod tests {
             receive: 2,
             length: 3,
             exceptions: 4,
+            write: 7,
             timeout: 5,
             client: 6,
         };
-        assert_eq!(f.total(), 21);
+        assert_eq!(f.total(), 28);
     }
 }

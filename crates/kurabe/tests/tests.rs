@@ -1,6 +1,7 @@
 //! Integration tests: they run the built `kurabe` binary against real
 //! processes and sockets. One test binary, one module per subcommand.
 
+mod ab_audit;
 mod abflags;
 mod anyserver;
 mod cli;

@@ -267,85 +267,29 @@ pub struct UrlError {
 impl Target {
     /// Parse an absolute `http://` or `https://` URL (IPv6 literals in brackets).
     pub fn parse(url: &str) -> Result<Target, UrlError> {
-        let err = |reason: &str| UrlError {
+        Self::parse_parts(url).map_err(|reason| UrlError {
             url: url.to_string(),
             reason: reason.to_string(),
-        };
-        let (tls, rest) = if let Some(r) = strip_prefix_ci(url, "http://") {
-            (false, r)
-        } else if let Some(r) = strip_prefix_ci(url, "https://") {
-            (true, r)
-        } else {
-            return Err(err("the scheme must be http:// or https://"));
-        };
+        })
+    }
+
+    /// [`Target::parse`] with the reason alone as the error.
+    fn parse_parts(url: &str) -> Result<Target, &'static str> {
+        let (tls, rest) = split_scheme(url)?;
         let (authority, path) = match rest.find(['/', '?', '#']) {
             Some(i) => (&rest[..i], &rest[i..]),
             None => (rest, ""),
         };
         if authority.contains('@') {
-            return Err(err("user:password@ in the URL is not supported (use -A)"));
+            return Err("user:password@ in the URL is not supported (use -A)");
         }
-        let default_port = if tls { 443 } else { 80 };
-        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
-            let end = v6
-                .find(']')
-                .ok_or_else(|| err("unclosed '[' in IPv6 address"))?;
-            let host = &v6[..end];
-            if host.parse::<std::net::Ipv6Addr>().is_err() {
-                return Err(err("not a valid IPv6 address in brackets"));
-            }
-            let port = match &v6[end + 1..] {
-                "" => default_port,
-                p => parse_port(p.strip_prefix(':').ok_or_else(|| err("junk after ']'"))?)
-                    .ok_or_else(|| err("the port must be a number 1-65535"))?,
-            };
-            (host.to_string(), port)
-        } else {
-            let (host, port) = match authority.rsplit_once(':') {
-                Some((h, p)) => (
-                    h,
-                    parse_port(p).ok_or_else(|| err("the port must be a number 1-65535"))?,
-                ),
-                None => (authority, default_port),
-            };
-            if host.contains(':') {
-                return Err(err(
-                    "IPv6 addresses must be in brackets, e.g. http://[::1]:8080/",
-                ));
-            }
-            (host.to_string(), port)
-        };
-        if host.is_empty() {
-            return Err(err("the host is missing"));
-        }
-        if !host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b".-_:%".contains(&b))
-        {
-            return Err(err("the host contains characters that are not allowed"));
-        }
-        // The fragment never goes on the wire.
-        let path = path.split('#').next().unwrap_or("");
-        if path
-            .bytes()
-            .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
-        {
-            return Err(err(
-                "the path contains spaces or control characters (percent-encode them)",
-            ));
-        }
-        let path = if path.is_empty() {
-            "/".to_string()
-        } else if path.starts_with('?') {
-            format!("/{path}")
-        } else {
-            path.to_string()
-        };
+        let (host, port) = split_authority(authority, if tls { 443 } else { 80 })?;
+        check_host(host)?;
         Ok(Target {
             tls,
-            host,
+            host: host.to_string(),
             port,
-            path,
+            path: normalise_path(path)?,
         })
     }
 
@@ -379,6 +323,74 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
         .then(|| &s[prefix.len()..])
+}
+
+/// The scheme (`true` for https) and what follows `://`.
+fn split_scheme(url: &str) -> Result<(bool, &str), &'static str> {
+    if let Some(r) = strip_prefix_ci(url, "http://") {
+        Ok((false, r))
+    } else if let Some(r) = strip_prefix_ci(url, "https://") {
+        Ok((true, r))
+    } else {
+        Err("the scheme must be http:// or https://")
+    }
+}
+
+/// Host and port of `host[:port]` or `[v6][:port]`.
+fn split_authority(authority: &str, default_port: u16) -> Result<(&str, u16), &'static str> {
+    const BAD_PORT: &str = "the port must be a number 1-65535";
+    if let Some(v6) = authority.strip_prefix('[') {
+        let end = v6.find(']').ok_or("unclosed '[' in IPv6 address")?;
+        let host = &v6[..end];
+        if host.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err("not a valid IPv6 address in brackets");
+        }
+        let port = match &v6[end + 1..] {
+            "" => default_port,
+            p => parse_port(p.strip_prefix(':').ok_or("junk after ']'")?).ok_or(BAD_PORT)?,
+        };
+        return Ok((host, port));
+    }
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((h, p)) => (h, parse_port(p).ok_or(BAD_PORT)?),
+        None => (authority, default_port),
+    };
+    if host.contains(':') {
+        return Err("IPv6 addresses must be in brackets, e.g. http://[::1]:8080/");
+    }
+    Ok((host, port))
+}
+
+/// A host name or address made of the characters a URL host may hold.
+fn check_host(host: &str) -> Result<(), &'static str> {
+    if host.is_empty() {
+        return Err("the host is missing");
+    }
+    if !host
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b".-_:%".contains(&b))
+    {
+        return Err("the host contains characters that are not allowed");
+    }
+    Ok(())
+}
+
+/// The request target: fragment dropped (it never goes on the wire), `/` added where missing.
+fn normalise_path(path: &str) -> Result<String, &'static str> {
+    let path = path.split('#').next().unwrap_or("");
+    if path
+        .bytes()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return Err("the path contains spaces or control characters (percent-encode them)");
+    }
+    Ok(if path.is_empty() {
+        "/".to_string()
+    } else if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    })
 }
 
 fn parse_port(p: &str) -> Option<u16> {
@@ -782,6 +794,8 @@ fn protocol(cfg: &LoadConfig) -> &'static str {
     }
 }
 
+/// The record of a finished run: what was asked for (from `cfg`), what the
+/// run learnt on the way (`shared`) and the figures of `total`.
 fn build_report(
     cfg: &LoadConfig,
     shared: &worker::Shared,
@@ -790,15 +804,26 @@ fn build_report(
     duration_s: f64,
     interrupted: bool,
 ) -> HttpReport {
-    let pipeline = shared.pipeline as u32;
     let warmup_ns = shared.measure_ns - shared.start_ns;
-    let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
-    let measure_unix_s =
-        (shared.start_unix_us + (shared.measure_ns - shared.start_ns) / 1000) / 1_000_000;
+    let measure_unix_s = (shared.start_unix_us + warmup_ns / 1000) / 1_000_000;
     let mut report = HttpReport {
         schema_version: kurabe_model::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at: kurabe_model::time::rfc3339_secs(measure_unix_s),
+        threads,
+        duration_s,
+        warmup_s: warmup_ns as f64 / 1e9,
+        interrupted,
+        ..describe_target(cfg, shared)
+    };
+    fill_from_stats(&mut report, total, cfg.rate);
+    report
+}
+
+/// The record's fields that say what was load-tested and how, before any figure.
+fn describe_target(cfg: &LoadConfig, shared: &worker::Shared) -> HttpReport {
+    let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
+    HttpReport {
         url: cfg.target.url(),
         method: cfg.method.clone(),
         server_software: shared.server.get().cloned(),
@@ -807,44 +832,15 @@ fn build_report(
         document_path: cfg.target.path.clone(),
         document_length_bytes: if doc == u64::MAX { 0 } else { doc },
         concurrency: cfg.concurrency,
-        threads,
         keep_alive: cfg.keep_alive || cfg.http2,
-        pipeline,
+        pipeline: shared.pipeline as u32,
         protocol: protocol(cfg).to_owned(),
-        http2: None,
-        duration_s,
-        warmup_s: warmup_ns as f64 / 1e9,
-        interrupted,
-        complete_requests: 0,
-        failed_requests: 0,
-        failures: Default::default(),
-        errors: Vec::new(),
-        non_2xx_responses: 0,
-        keep_alive_requests: 0,
-        reconnects: 0,
-        status_codes: Default::default(),
-        in_flight_at_end: 0,
-        requests_per_second: 0.0,
-        transfer_bytes: 0,
-        body_bytes: 0,
-        sent_body_bytes: 0,
-        latency_us: Default::default(),
-        latency_percentiles_us: Vec::new(),
-        connection_times_us: Default::default(),
-        percent_served_us: Vec::new(),
-        rate: None,
-        server: None,
-        fleet: None,
-        engine: None,
-    };
-    if cfg.http2 {
-        report.http2 = Some(Http2Summary {
+        http2: cfg.http2.then(|| Http2Summary {
             streams: cfg.streams.max(1),
             ..Default::default()
-        });
+        }),
+        ..Default::default()
     }
-    fill_from_stats(&mut report, total, cfg.rate);
-    report
 }
 
 /// Set every field of `report` that comes from histograms and counters

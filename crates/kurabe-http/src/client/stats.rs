@@ -29,6 +29,8 @@ pub(crate) enum FailKind {
     Receive,
     Length,
     Exception,
+    /// The request could not be written (ab's "Write errors").
+    Write,
     Timeout,
     /// kurabe's own failure (out of file descriptors), not the server's.
     Client,
@@ -42,6 +44,7 @@ impl FailKind {
             FailKind::Receive => "receive",
             FailKind::Length => "length",
             FailKind::Exception => "exceptions",
+            FailKind::Write => "write",
             FailKind::Timeout => "timeout",
             FailKind::Client => "client",
         }
@@ -54,6 +57,7 @@ impl FailKind {
             FailKind::Receive => "the connection broke before a complete response",
             FailKind::Length => "the body length differed from the first response's",
             FailKind::Exception => "the response could not be parsed",
+            FailKind::Write => "the request could not be written",
             FailKind::Timeout => "no complete response within the timeout (-s)",
             FailKind::Client => "the client ran out of resources",
         }
@@ -153,6 +157,7 @@ impl Stats {
             FailKind::Receive => f.receive += n,
             FailKind::Length => f.length += n,
             FailKind::Exception => f.exceptions += n,
+            FailKind::Write => f.write += n,
             FailKind::Timeout => f.timeout += n,
             FailKind::Client => f.client += n,
         }
@@ -178,6 +183,7 @@ impl Stats {
             ("receive", f.receive),
             ("length", f.length),
             ("exceptions", f.exceptions),
+            ("write", f.write),
             ("timeout", f.timeout),
             ("client", f.client),
         ]
@@ -209,6 +215,7 @@ impl Stats {
         f.receive += g.receive;
         f.length += g.length;
         f.exceptions += g.exceptions;
+        f.write += g.write;
         f.timeout += g.timeout;
         f.client += g.client;
         for (kind, text) in &o.first_errors {

@@ -106,9 +106,21 @@ fn counts(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "Concurrency Level:      {}", r.concurrency)?;
     writeln!(out, "Time taken for tests:   {:.3} seconds", r.duration_s)?;
     writeln!(out, "Complete requests:      {}", r.complete_requests)?;
+    failed(r, out)?;
+    if r.non_2xx_responses > 0 {
+        writeln!(out, "Non-2xx responses:      {}", r.non_2xx_responses)?;
+    }
+    if r.keep_alive {
+        writeln!(out, "Keep-Alive requests:    {}", r.keep_alive_requests)?;
+    }
+    Ok(())
+}
+
+/// ab's "Failed requests" with its breakdown, and "Write errors".
+fn failed(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "Failed requests:        {}", r.failed_requests)?;
+    let f = &r.failures;
     if r.failed_requests > 0 {
-        let f = &r.failures;
         // ab's line; kurabe's own failures only when there are any.
         let client = match f.client {
             0 => String::new(),
@@ -120,11 +132,9 @@ fn counts(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
             f.connect, f.receive, f.length, f.exceptions
         )?;
     }
-    if r.non_2xx_responses > 0 {
-        writeln!(out, "Non-2xx responses:      {}", r.non_2xx_responses)?;
-    }
-    if r.keep_alive {
-        writeln!(out, "Keep-Alive requests:    {}", r.keep_alive_requests)?;
+    if f.write > 0 {
+        // ab's line, where ab puts it; these requests are in "Failed requests" too.
+        writeln!(out, "Write errors:           {}", f.write)?;
     }
     Ok(())
 }
@@ -507,5 +517,24 @@ Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
             "\nErrors:                 connect: Connection refused (os error 111) — 1 of 100000\n\
              \x20                       timeout: no complete response within 1s (-s) — 4 of 100000\n"
         ));
+    }
+
+    #[test]
+    fn write_errors_get_abs_line_after_the_breakdown_only_when_there_are_some() {
+        let mut r = crate::fixtures::http();
+        assert!(!render(&r).contains("Write errors:"));
+        r.failures = Default::default();
+        r.failures.write = 3;
+        r.failures.receive = 1;
+        r.failed_requests = 4;
+        let text = render(&r);
+        assert!(
+            text.contains(
+                "Failed requests:        4\n\
+                 \x20  (Connect: 0, Receive: 1, Length: 0, Exceptions: 0)\n\
+                 Write errors:           3\n"
+            ),
+            "{text}"
+        );
     }
 }

@@ -586,8 +586,8 @@ impl<'a> Worker<'a> {
             return;
         }
         if let Err(why) = write_out(c) {
-            self.explain(FailKind::Exception, || why);
-            self.close(ci, End::Fail(FailKind::Exception));
+            self.explain(FailKind::Write, || why);
+            self.close(ci, End::Fail(FailKind::Write));
             return;
         }
         let c = &mut self.conns[ci];

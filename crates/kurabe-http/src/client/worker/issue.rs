@@ -264,9 +264,9 @@ impl Worker<'_> {
         let end = if c.served > 0 && c.framer.between_responses() {
             End::Retry
         } else {
-            End::Fail(FailKind::Exception)
+            End::Fail(FailKind::Write)
         };
-        self.explain(FailKind::Exception, || format!("send: {e}"));
+        self.explain(FailKind::Write, || format!("send: {e}"));
         self.close(ci, end);
     }
 

@@ -73,8 +73,8 @@ impl Worker<'_> {
                 // Handshake or buffered ciphertext waiting for room in the socket.
                 if t.wants_write() {
                     if let Err(e) = t.flush_tls(fd) {
-                        self.explain(FailKind::Exception, || format!("TLS send: {e}"));
-                        self.close(ci, End::Fail(FailKind::Exception));
+                        self.explain(FailKind::Write, || format!("TLS send: {e}"));
+                        self.close(ci, End::Fail(FailKind::Write));
                         return;
                     }
                 }
