@@ -36,6 +36,71 @@ pub struct WorkerConfig {
     pub once: bool,
 }
 
+/// `kurabe worker`'s flags as plain values ([`WorkerFlags::resolve`] checks them).
+#[derive(Debug, Clone, Default)]
+pub struct WorkerFlags {
+    /// `--name` (default: HOSTNAME-PID).
+    pub name: Option<String>,
+    /// `--threads` (default: the CPUs available, or ⌈`cpus`⌉).
+    pub threads: Option<u32>,
+    /// `--cpus`: the CPU quota the worker runs under, if any.
+    pub cpus: Option<f64>,
+    /// `--heartbeat`.
+    pub heartbeat: Duration,
+    /// `--once`.
+    pub once: bool,
+}
+
+/// A `kurabe worker` flag out of range.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerFlagError {
+    /// `--cpus` zero, negative or not a number.
+    #[error("--cpus {0}: give a positive number of CPUs, e.g. 0.5")]
+    Cpus(f64),
+    /// `--heartbeat` zero or above 5 s.
+    #[error("--heartbeat: give an interval between 1ms and 5s (coordinators declare a worker lost after 10 s without one)")]
+    Heartbeat,
+    /// `--threads 0`.
+    #[error("--threads 0: use at least 1 (or leave it out for the default)")]
+    Threads,
+}
+
+impl WorkerFlags {
+    /// Check `--cpus` alone (a worker with a quota re-runs itself in a
+    /// cgroup before anything else).
+    pub fn checked_cpus(&self) -> Result<Option<f64>, WorkerFlagError> {
+        match self.cpus {
+            Some(c) if !(c.is_finite() && c > 0.0) => Err(WorkerFlagError::Cpus(c)),
+            c => Ok(c),
+        }
+    }
+
+    /// The worker's configuration on a machine with `ncpus` CPUs named
+    /// `hostname`: threads from `--threads`, else the CPUs available (or
+    /// `--cpus`, rounded up); the name defaults to HOSTNAME-PID.
+    pub fn resolve(self, ncpus: u32, hostname: &str) -> Result<WorkerConfig, WorkerFlagError> {
+        self.checked_cpus()?;
+        if self.heartbeat.is_zero() || self.heartbeat > Duration::from_secs(5) {
+            return Err(WorkerFlagError::Heartbeat);
+        }
+        if self.threads == Some(0) {
+            return Err(WorkerFlagError::Threads);
+        }
+        let threads = self
+            .threads
+            .unwrap_or_else(|| self.cpus.map_or(ncpus, |c| c.ceil() as u32).max(1));
+        let name = self
+            .name
+            .unwrap_or_else(|| format!("{hostname}-{}", std::process::id()));
+        Ok(WorkerConfig {
+            name,
+            threads,
+            heartbeat: self.heartbeat,
+            once: self.once,
+        })
+    }
+}
+
 /// Something a worker did, for the caller to log.
 #[derive(Debug, Clone)]
 pub enum WorkerEvent {

@@ -7,6 +7,30 @@
 
 use kurabe_model::http::HttpReport;
 
+use crate::client::LoadError;
+
+/// Whether `err` or one of its causes is a load worker's panic: the work
+/// itself failed (exit 1), not the input.
+pub fn is_worker_panic(err: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(err), |e| e.source())
+        .any(|e| matches!(e.downcast_ref(), Some(LoadError::WorkerPanic { .. })))
+}
+
+/// A load worker's panic comes back from the run as an error (one line,
+/// exit 1); the default hook's report would say it twice. With
+/// RUST_BACKTRACE set, the hook's report (location, backtrace) is kept.
+pub fn quiet_worker_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let worker = std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with(crate::client::THREAD_PREFIX));
+        if !worker || std::env::var_os("RUST_BACKTRACE").is_some() {
+            default(info);
+        }
+    }));
+}
+
 /// Why the run as a whole failed, if it did: nothing succeeded, or the
 /// failed fraction is above `max_error_rate`.
 pub fn failure(report: &HttpReport, max_error_rate: Option<f64>) -> Option<String> {

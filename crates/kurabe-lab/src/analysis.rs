@@ -195,14 +195,7 @@ pub fn stop_decision(
     }
 }
 
-/// The outcome of one check on one (workload, variant).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CheckResult {
-    /// Human description: `work 100us / GET / requests_per_second: ratio 0.52 ≤ 1`.
-    pub description: String,
-    /// Whether it passed.
-    pub passed: bool,
-}
+pub use kurabe_model::progress::CheckResult;
 
 fn describe(check: &Check) -> (String, f64, &'static str) {
     let (word, v) = match &check.bound {

@@ -9,7 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::cmdbench::{CmdError, CmdSpec, Runs};
+use kurabe_model::plan::CommandOutput;
+
+use crate::cmdbench::{CmdError, CmdSpec, Runs, Shell};
 
 /// Most values one parameter may take.
 const MAX_VALUES: u64 = 100_000;
@@ -42,11 +44,62 @@ pub struct CommandList {
     pub scan: Option<Scan>,
 }
 
+/// The shell of `--shell SHELL` / `-N` (no shell); `sh` when neither is given.
+pub fn shell_flag(shell: Option<&str>, no_shell: bool) -> Result<Shell, CmdError> {
+    match (shell, no_shell) {
+        (_, true) => Ok(Shell::None),
+        (Some(s), false) => Shell::parse(s),
+        (None, false) => Ok(Shell::Default),
+    }
+}
+
+/// Where the commands' output goes: `--output WHERE`, `--show-output`
+/// (inherit), else nowhere.
+pub fn output_flag(output: Option<&str>, show_output: bool) -> CommandOutput {
+    match (output, show_output) {
+        (_, true) => CommandOutput::Inherit,
+        (Some(o), false) => CommandOutput::parse(o),
+        (None, false) => CommandOutput::Null,
+    }
+}
+
 fn usage(text: impl Into<String>) -> CmdError {
     CmdError::Usage(text.into())
 }
 
 impl CommandList {
+    /// The list from hyperfine's flags as clap collects them: `-L` as
+    /// NAME, VALUES, NAME, VALUES …; `-P` as NAME, MIN, MAX (or empty) with
+    /// `-D`'s step.
+    pub fn from_flags(
+        commands: Vec<String>,
+        names: Vec<String>,
+        reference: Option<String>,
+        lists: &[String],
+        scan: &[String],
+        step: Option<String>,
+    ) -> CommandList {
+        let scan = match scan {
+            [name, min, max] => Some(Scan {
+                name: name.clone(),
+                min: min.clone(),
+                max: max.clone(),
+                step,
+            }),
+            _ => None,
+        };
+        CommandList {
+            commands,
+            names,
+            reference,
+            lists: lists
+                .chunks_exact(2)
+                .map(|p| (p[0].clone(), p[1].clone()))
+                .collect(),
+            scan,
+        }
+    }
+
     /// Every command once per combination of parameter values
     /// (hyperfine's order: combinations outside, commands inside), `-n`
     /// names applied, the reference first, names unique. The reference is

@@ -211,18 +211,7 @@ pub fn cache_dir() -> Option<PathBuf> {
         .or_else(|| set("HOME").map(|d| PathBuf::from(d).join(".cache/kurabe")))
 }
 
-/// A revision checked out (and built) in the cache.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prepared {
-    /// The revision as given.
-    pub rev: String,
-    /// Its full commit id.
-    pub commit: String,
-    /// The worktree's folder.
-    pub dir: PathBuf,
-    /// False when an earlier run's build was reused.
-    pub built_now: bool,
-}
+pub use kurabe_model::progress::Prepared;
 
 /// Cached worktrees of one repository.
 #[derive(Debug, Clone)]

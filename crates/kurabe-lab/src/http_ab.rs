@@ -8,15 +8,15 @@
 //! [`LoadConfig`] and runs the plan with [`crate::run_experiment`].
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use kurabe_http::client::{LoadConfig, StopCondition};
+use kurabe_http::client::{LoadConfig, StopCondition, Target, UrlError};
 use kurabe_model::plan::{
     HttpWorkload, HumanDuration, OnFailure, Plan, Variant, Workload, WorkloadKind,
 };
 use kurabe_model::record::RunStatus;
 
-use crate::{Event, Outcome};
+use crate::Outcome;
 
 /// Metrics compared between URLs: throughput, latency, failures, and the
 /// server's CPU and memory where the server is on this machine.
@@ -41,6 +41,15 @@ pub enum AbError {
     /// The plan built from the settings does not validate.
     #[error("{0}")]
     Invalid(String),
+    /// A URL that cannot be load-tested.
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// ab's default of one request per URL: nothing to compare.
+    #[error("comparing URLs needs -n REQUESTS or -t TIME per round (ab's default of one request says nothing)")]
+    NoLength,
+    /// The body file's absolute path cannot be made.
+    #[error("cannot resolve the path of the body file")]
+    BodyFile(#[source] std::io::Error),
 }
 
 /// The comparison asked for: the URLs, the one load every URL gets, and the rounds.
@@ -50,8 +59,11 @@ pub struct AbSpec<'a> {
     pub urls: &'a [String],
     /// The resolved load settings (its target is ignored: each variant has its URL).
     pub load: &'a LoadConfig,
-    /// The body's file, as an absolute path (the body is re-read per run).
-    pub body_file: Option<PathBuf>,
+    /// Whether a request count was asked for (`-n`), rather than ab's default of one.
+    pub requests_given: bool,
+    /// The body's file (`-p`/`-u`), as given; the plan holds its absolute
+    /// path, as the body is re-read per run.
+    pub body_file: Option<&'a Path>,
     /// Interleaved rounds, each running every URL once.
     pub rounds: u32,
 }
@@ -59,6 +71,14 @@ pub struct AbSpec<'a> {
 /// The plan of an A/B: one variant per URL, one http workload.
 pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
     let urls = spec.urls;
+    for url in urls {
+        Target::parse(url)?;
+    }
+    if matches!(spec.load.stop, StopCondition::Requests(1)) && !spec.requests_given {
+        return Err(AbError::NoLength);
+    }
+    let body_file = spec.body_file.map(std::path::absolute).transpose();
+    let body_file = body_file.map_err(AbError::BodyFile)?;
     if let Some(twice) = urls
         .iter()
         .enumerate()
@@ -83,7 +103,7 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
         workloads: vec![Workload {
             name: "load".into(),
             metrics: Some(METRICS.iter().map(|m| m.to_string()).collect()),
-            kind: WorkloadKind::Http(Box::new(workload(spec.load, spec.body_file.clone()))),
+            kind: WorkloadKind::Http(Box::new(workload(spec.load, body_file))),
         }],
         checks: Vec::new(),
     };
@@ -151,27 +171,6 @@ pub fn urls_without_ok_round<'a>(outcome: &Outcome, urls: &'a [String]) -> Vec<&
         .collect()
 }
 
-/// The progress line of a runner event during an A/B, if it has one
-/// ("[3/10] round 2: URL", "[3] FAILED: …", "note: …").
-pub fn progress_line(e: &Event<'_>) -> Option<String> {
-    Some(match e {
-        Event::Begin { total, .. } => format!("kurabe http: {total} runs, interleaved"),
-        Event::RunStart {
-            index,
-            total,
-            round,
-            variant,
-            ..
-        } => format!("[{index}/{total}] round {}: {variant}", round + 1),
-        Event::RunDone { index, record } if record.status == RunStatus::Failed => format!(
-            "[{index}] FAILED: {}",
-            record.error_tail.as_deref().unwrap_or("")
-        ),
-        Event::Note(n) => format!("note: {n}"),
-        _ => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +208,7 @@ mod tests {
         let spec = AbSpec {
             urls: &urls,
             load: &load,
+            requests_given: true,
             body_file: None,
             rounds: 3,
         };
@@ -231,10 +231,36 @@ mod tests {
         let spec = AbSpec {
             urls: &urls,
             load: &load,
+            requests_given: true,
             body_file: None,
             rounds: 1,
         };
         let e = plan(&spec).unwrap_err().to_string();
         assert_eq!(e, "http://a/ is given twice; compare different URLs");
+    }
+
+    #[test]
+    fn ab_default_of_one_request_and_bad_urls_are_refused() {
+        fn spec<'a>(urls: &'a [String], load: &'a LoadConfig, requests_given: bool) -> AbSpec<'a> {
+            AbSpec {
+                urls,
+                load,
+                requests_given,
+                body_file: None,
+                rounds: 1,
+            }
+        }
+        let mut load = load();
+        let bad = ["http://a/".to_owned(), "ftp://b/".to_owned()];
+        assert!(matches!(
+            plan(&spec(&bad, &load, true)),
+            Err(AbError::Url(_))
+        ));
+        load.stop = StopCondition::Requests(1);
+        let urls = ["http://a/".to_owned(), "http://b/".to_owned()];
+        let refused = plan(&spec(&urls, &load, false));
+        assert!(matches!(refused, Err(AbError::NoLength)));
+        let given = plan(&spec(&urls, &load, true));
+        assert!(!matches!(given, Err(AbError::NoLength)), "{given:?}");
     }
 }

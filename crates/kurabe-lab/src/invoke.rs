@@ -1,8 +1,10 @@
 //! From a plan path to what the runner needs, the same for `kurabe run`
 //! and `kurabe bisect`: the plan loaded with its `--set` values filled and
-//! checked for what this kurabe can run, and [`RunOptions`] with defaults.
+//! checked for what this kurabe can run, and [`RunOptions`] with defaults;
+//! the same options for a plan built in memory (`kurabe http A B`); and the
+//! `--set KEY=VALUE` grammar.
 //!
-//! Owns these defaults. Must not print or know about flags.
+//! Owns these defaults. Must not print or know about flags beyond their grammar.
 
 use std::path::Path;
 
@@ -22,6 +24,9 @@ pub enum InvokeError {
     /// `{kurabe}` has nothing to stand for.
     #[error("cannot find the kurabe executable")]
     Exe(#[source] std::io::Error),
+    /// The current directory cannot be read.
+    #[error("cannot read the current directory")]
+    Cwd(#[source] std::io::Error),
 }
 
 /// The plan at `path` with `vars` (`--set KEY=VALUE`) filled and checked,
@@ -44,4 +49,54 @@ pub fn prepare(path: &Path, vars: &[(String, String)]) -> Result<(Plan, RunOptio
         rev: None,
     };
     Ok((plan, options))
+}
+
+/// Options that run `plan`, built in memory (no file), from the current
+/// directory, recording `rev` as the code measured.
+pub fn options_here(
+    plan: &Plan,
+    rev: Option<kurabe_model::record::Revision>,
+) -> Result<RunOptions, InvokeError> {
+    Ok(RunOptions {
+        plan_dir: std::env::current_dir().map_err(InvokeError::Cwd)?,
+        plan_text: crate::plan::plan_text(plan)?,
+        seed: None,
+        repeat: None,
+        kurabe_exe: std::env::current_exe().map_err(InvokeError::Exe)?,
+        until_confident: None,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        worktrees: Default::default(),
+        rev,
+    })
+}
+
+/// `KEY=VALUE` of `--set`; KEY as placeholders are written (lowercase,
+/// digits, `_`).
+pub fn parse_set(text: &str) -> Result<(String, String), String> {
+    let (k, v) = text
+        .split_once('=')
+        .ok_or_else(|| format!("expected KEY=VALUE, got `{text}`"))?;
+    let ident = k.starts_with(|c: char| c.is_ascii_lowercase() || c == '_')
+        && k.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !ident {
+        return Err(format!(
+            "`{k}` is not a placeholder name: use lowercase letters, digits and _, as in {{commit}}"
+        ));
+    }
+    Ok((k.to_owned(), v.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_takes_placeholder_names_only() {
+        assert_eq!(parse_set("a_1=x=y").unwrap(), ("a_1".into(), "x=y".into()));
+        assert!(parse_set("Commit=1")
+            .unwrap_err()
+            .contains("placeholder name"));
+        assert!(parse_set("novalue").unwrap_err().contains("KEY=VALUE"));
+    }
 }

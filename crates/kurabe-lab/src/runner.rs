@@ -80,46 +80,7 @@ pub struct RunOptions {
     pub rev: Option<kurabe_model::record::Revision>,
 }
 
-/// What the runner reports as it goes.
-#[derive(Debug)]
-pub enum Event<'a> {
-    /// The experiment is recorded and about to start.
-    Begin {
-        /// Its id in the store.
-        experiment: ExperimentId,
-        /// Seed of the run order.
-        seed: u64,
-        /// Runs planned (more may come with `--until-confident`).
-        total: usize,
-    },
-    /// A run is about to start.
-    RunStart {
-        /// 1-based run number.
-        index: usize,
-        /// Runs planned so far.
-        total: usize,
-        /// 0-based round.
-        round: u32,
-        /// Variant name.
-        variant: &'a str,
-        /// Workload name.
-        workload: &'a str,
-    },
-    /// A run finished and is in the store.
-    RunDone {
-        /// 1-based run number.
-        index: usize,
-        /// The stored record.
-        record: &'a RunRecord,
-    },
-    /// Something the reader of the results should know (said once).
-    Note(String),
-    /// `--until-confident` added a round because some verdict is not settled yet.
-    RoundAdded {
-        /// 0-based number of the new round.
-        round: u32,
-    },
-}
+pub use kurabe_model::progress::Event;
 
 /// The experiment's outcome.
 #[derive(Debug, Clone)]
@@ -145,18 +106,7 @@ pub struct Outcome {
     pub failed_cells: Vec<FailedCell>,
 }
 
-/// A variant × workload whose every run failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FailedCell {
-    /// Variant name.
-    pub variant: String,
-    /// Workload name.
-    pub workload: String,
-    /// How many runs it had (all failed).
-    pub runs: usize,
-    /// The last failed run's error and stderr tail.
-    pub last_error: Option<String>,
-}
+pub use kurabe_model::progress::FailedCell;
 
 /// The variant × workload pairs, in plan order, that have runs and no
 /// successful one. Pairs that never ran (an experiment cut short) are not listed.

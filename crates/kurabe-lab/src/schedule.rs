@@ -14,16 +14,7 @@ use kurabe_model::stats::randomized_blocks;
 
 use crate::measure::{DEFAULT_HTTP_DURATION, DEFAULT_SETTLE};
 
-/// One run of the schedule.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScheduledRun {
-    /// 0-based round.
-    pub round: u32,
-    /// Variant name.
-    pub variant: String,
-    /// Workload name.
-    pub workload: String,
-}
+pub use kurabe_model::progress::ScheduledRun;
 
 /// The runs of `rounds` rounds of `plan` with run-order `seed`, in order.
 pub fn schedule(plan: &Plan, rounds: u32, seed: u64) -> Vec<ScheduledRun> {

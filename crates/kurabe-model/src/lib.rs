@@ -13,6 +13,7 @@ pub mod history;
 pub mod http;
 pub mod plan;
 pub mod probe;
+pub mod progress;
 pub mod record;
 pub mod schema;
 pub mod stats;

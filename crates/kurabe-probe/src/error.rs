@@ -25,6 +25,15 @@ pub enum ProbeError {
         /// Underlying error.
         source: std::io::Error,
     },
+    /// kurabe ran out of file descriptors (EMFILE/ENFILE) opening a /proc
+    /// file: a sample that cannot be taken now, not a process that exited.
+    #[error("cannot open {path}: kurabe is out of file descriptors ({source}); raise `ulimit -n`")]
+    OutOfDescriptors {
+        /// File that could not be opened.
+        path: PathBuf,
+        /// Underlying error.
+        source: std::io::Error,
+    },
     /// A /proc file had an unexpected format.
     #[error("cannot parse {path}: {what}")]
     Parse {
@@ -47,6 +56,18 @@ pub enum ProbeError {
         /// Underlying error.
         source: std::io::Error,
     },
+}
+
+impl ProbeError {
+    /// `Read` or, when `source` is EMFILE/ENFILE, `OutOfDescriptors`.
+    pub(crate) fn read(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        let path = path.into();
+        if crate::procfs::out_of_descriptors(&source) {
+            Self::OutOfDescriptors { path, source }
+        } else {
+            Self::Read { path, source }
+        }
+    }
 }
 
 /// Result alias of this crate.

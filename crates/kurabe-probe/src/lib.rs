@@ -24,6 +24,7 @@
 //! ```
 
 pub mod cgroup;
+pub mod cgroup_run;
 pub mod error;
 pub mod exitwait;
 pub mod host;

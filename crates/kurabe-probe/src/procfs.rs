@@ -158,6 +158,12 @@ pub fn pread_all(f: &File, out: &mut Vec<u8>) -> std::io::Result<()> {
     }
 }
 
+/// True for "too many open files" (EMFILE, this process; ENFILE, the
+/// system): the file exists, kurabe could not open it now.
+pub fn out_of_descriptors(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
 /// Read a whole small file into a new string.
 pub fn read(path: impl AsRef<Path>) -> std::io::Result<String> {
     std::fs::read_to_string(path)

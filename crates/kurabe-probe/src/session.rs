@@ -199,10 +199,16 @@ impl WatchSession {
         Some(ended)
     }
 
-    /// One sample on the interval; false when the tree is gone.
+    /// One sample on the interval; false when the tree is gone. A sample
+    /// that cannot be taken now (out of descriptors) is counted and skipped.
     fn regular_sample(&mut self, on_sample: &mut dyn FnMut(&Sample, Duration)) -> bool {
-        let Ok(s) = self.sampler.sample() else {
-            return false;
+        let s = match self.sampler.sample() {
+            Ok(s) => s,
+            Err(ProbeError::NoSuchProcess(_)) => return false,
+            Err(e) => {
+                self.rec.skip(&e);
+                return true;
+            }
         };
         self.rec.push(&s);
         on_sample(
@@ -323,6 +329,9 @@ impl WatchSession {
         }
         if s.pss_unreadable {
             self.notes.push("some processes' smaps_rollup was not readable (permission): their RSS stands in for PSS and USS".into());
+        }
+        if let Some(note) = s.skipped_note() {
+            self.notes.push(note);
         }
     }
 }

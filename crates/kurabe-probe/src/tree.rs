@@ -193,10 +193,12 @@ impl TreeSampler {
         config: SamplerConfig,
         cgroup: Option<CgroupReader>,
     ) -> Result<Self> {
-        let stat = procfs::read(format!("/proc/{root}/stat"))
-            .ok()
-            .and_then(|t| procfs::parse_stat(&t))
-            .ok_or(ProbeError::NoSuchProcess(root))?;
+        let path = format!("/proc/{root}/stat");
+        let stat = match procfs::read(&path) {
+            Err(e) if procfs::out_of_descriptors(&e) => return Err(ProbeError::read(path, e)),
+            text => text.ok().and_then(|t| procfs::parse_stat(&t)),
+        }
+        .ok_or(ProbeError::NoSuchProcess(root))?;
         let prev_cgroup_ns = if config.count_from_root_start {
             Some(0)
         } else {
@@ -258,6 +260,11 @@ impl TreeSampler {
     }
 
     /// Take one sample.
+    ///
+    /// [`ProbeError::NoSuchProcess`] when the first sample finds no root;
+    /// [`ProbeError::OutOfDescriptors`] when a /proc file could not be
+    /// opened for want of descriptors: no sample now, the sampler's state
+    /// is unchanged, and the next sample covers the whole interval.
     pub fn sample(&mut self) -> Result<Sample> {
         let t0 = procfs::thread_cpu_ns();
         let first = self.cost.samples == 0;
@@ -268,7 +275,7 @@ impl TreeSampler {
             .map(CgroupReader::pids)
             .unwrap_or_default();
         let discover = self.discovery_due();
-        let stats = self.scan(&in_cgroup, discover);
+        let stats = self.scan(&in_cgroup, discover)?;
         let root_stat = stats
             .get(&self.root)
             .filter(|s| s.starttime == self.root_start);
@@ -384,12 +391,12 @@ impl TreeSampler {
 
     /// stat of every process that may be in the tree (the ppid scan); known
     /// outsiders that are still listed are skipped (see `outsiders`).
-    fn scan(&mut self, in_cgroup: &[u32], discover: bool) -> HashMap<u32, Stat> {
+    /// Out of descriptors is an error: a process whose stat could not be
+    /// opened would look like one that exited, and the root like the end.
+    fn scan(&mut self, in_cgroup: &[u32], discover: bool) -> Result<HashMap<u32, Stat>> {
         let mut out = HashMap::with_capacity(64);
         let pids = if discover {
-            let Ok(pids) = procfs::pids() else {
-                return out;
-            };
+            let pids = procfs::pids().map_err(|e| ProbeError::read("/proc", e))?;
             let listed: HashSet<u32> = pids.iter().copied().collect();
             self.outsiders.retain(|p| listed.contains(p));
             pids
@@ -400,8 +407,12 @@ impl TreeSampler {
             if self.outsiders.contains(&pid) && in_cgroup.binary_search(&pid).is_err() {
                 continue;
             }
-            if read_cached(&mut self.stat_fds, pid, "stat", &mut self.buf).is_err() {
-                continue;
+            match read_cached(&mut self.stat_fds, pid, "stat", &mut self.buf) {
+                Err(e) if procfs::out_of_descriptors(&e) => {
+                    return Err(ProbeError::read(format!("/proc/{pid}/stat"), e));
+                }
+                Err(_) => continue, // exited meanwhile
+                Ok(()) => {}
             }
             if let Some(s) = std::str::from_utf8(&self.buf)
                 .ok()
@@ -410,7 +421,7 @@ impl TreeSampler {
                 out.insert(pid, s);
             }
         }
-        out
+        Ok(out)
     }
 
     /// The PIDs to re-read between discoveries: last sample's members, the

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use kurabe_model::http::ServerMetrics;
 use kurabe_model::probe::{SamplerCost, WatchPoint};
 
-use crate::error::Result;
+use crate::error::{ProbeError, Result};
 use crate::procfs;
 use crate::tree::{Sample, SamplerConfig, TreeSampler};
 
@@ -62,6 +62,11 @@ pub struct WatchSummary {
     pub root_exited: bool,
     /// True when some process's PSS could not be read (its RSS stood in).
     pub pss_unreadable: bool,
+    /// Samples that could not be taken (kurabe out of file descriptors);
+    /// the next sample taken covers their interval.
+    pub samples_skipped: u64,
+    /// Why the first skipped sample could not be taken.
+    pub skipped_because: Option<String>,
     /// One point per sample.
     pub series: Vec<WatchPoint>,
     /// The sampler's own cost.
@@ -89,6 +94,16 @@ impl WatchSummary {
     pub fn rss_overcounts(&self) -> bool {
         self.processes_max > 1
             && self.rss_peak_bytes as f64 > self.pss_peak_bytes as f64 * RSS_OVERCOUNT_RATIO
+    }
+
+    /// A line for the reader when samples were skipped, saying how many and why.
+    pub fn skipped_note(&self) -> Option<String> {
+        let why = self.skipped_because.as_deref()?;
+        Some(format!(
+            "{} of {} samples skipped, the next one covering their time: {why}",
+            self.samples_skipped,
+            self.samples + self.samples_skipped
+        ))
     }
 
     /// Server-side figures for `kurabe http`, given the complete requests of the run.
@@ -176,6 +191,14 @@ impl Recorder {
         let t_s = at.saturating_duration_since(self.start).as_secs_f64();
         s.series.push(point(x, t_s, cpu_percent, self.cpu_cum));
     }
+    /// Count a sample that could not be taken, keeping the first reason.
+    pub fn skip(&mut self, why: &ProbeError) {
+        self.s.samples_skipped += 1;
+        self.s
+            .skipped_because
+            .get_or_insert_with(|| why.to_string());
+    }
+
     /// Finish at `end` with the sampler that produced the samples.
     pub fn finish(mut self, end: Instant, sampler: &TreeSampler) -> WatchSummary {
         let s = &mut self.s;
@@ -277,7 +300,7 @@ impl Watcher {
         let thread = std::thread::Builder::new()
             .name("kurabe-watch".into())
             .spawn(move || sample_loop(sampler, &first, start, interval, &flag))
-            .map_err(|e| crate::error::ProbeError::Read {
+            .map_err(|e| ProbeError::Read {
                 path: "thread".into(),
                 source: e,
             })?;
@@ -312,9 +335,19 @@ fn sample_loop(
             continue;
         }
         next += interval;
-        let Ok(s) = sampler.sample() else { break };
-        rec.push(&s);
-        if stop.load(Ordering::Acquire) || !s.root_alive {
+        let alive = match sampler.sample() {
+            Ok(s) => {
+                rec.push(&s);
+                s.root_alive
+            }
+            Err(ProbeError::NoSuchProcess(_)) => false,
+            // Out of descriptors: no sample now, try again on the schedule.
+            Err(e) => {
+                rec.skip(&e);
+                true
+            }
+        };
+        if stop.load(Ordering::Acquire) || !alive {
             break;
         }
     }

@@ -27,6 +27,7 @@ mod build;
 mod chart;
 mod csv;
 mod entries;
+pub mod error_text;
 pub mod escape;
 mod history;
 mod html;
@@ -35,6 +36,8 @@ mod json;
 pub mod listing;
 mod markdown;
 mod mem;
+mod pick;
+pub mod progress;
 mod site;
 pub mod site_files;
 mod soak;
@@ -65,10 +68,11 @@ pub use http::{http_renderer, AbHtml, AbLayout, AbPercentCsv, AbText, FleetTable
 pub use json::Json;
 pub use markdown::Markdown;
 pub use mem::{Free, FreeUnit};
+pub use pick::{mem_renderer, record_renderer, watch_renderer};
 pub use site::{site_pages, SitePage};
 pub use terminal::Terminal;
 pub use watch::Svg;
-pub use words::mib;
+pub use words::{mib, watch_live_line};
 
 /// Writes one kind of report (`R`) in one format (the implementing type).
 ///

@@ -92,6 +92,5 @@ fn write_result(r: &SavedResult, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(out)?;
-    serde_json::to_writer_pretty(&mut *out, &r.record)?;
-    writeln!(out)
+    crate::Render::render(&crate::Json, &r.record, out)
 }

@@ -148,7 +148,8 @@ fn top_processes(r: &MemReport, o: &mut String) {
         let cmd = Some(&p.command)
             .filter(|c| !c.is_empty())
             .unwrap_or(&p.name);
-        let cmd: String = terminal(cmd).chars().take(60).collect();
+        // 49 columns of figures before it: the line stays within 100.
+        let cmd: String = terminal(cmd).chars().take(51).collect();
         let _ = writeln!(
             o,
             "{:>8} {:>12} {:>12} {:>12}  {cmd}",

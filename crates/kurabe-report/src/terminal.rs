@@ -218,7 +218,8 @@ impl Render<ExperimentReport> for Terminal {
             self.workload(r, w, out)?;
             for c in &w.warmup {
                 let line = format!("  note: {}", crate::words::warmup(c));
-                writeln!(out, "{}", self.paint("33", &terminal(&wrap(&line, WIDTH))))?;
+                // Escape, then wrap: the other order shows the wrap's newlines as `\n`.
+                writeln!(out, "{}", self.paint("33", &wrap(&terminal(&line), WIDTH)))?;
             }
         }
         if !r.failures.is_empty() {

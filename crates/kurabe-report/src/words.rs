@@ -31,6 +31,17 @@ pub fn value(unit: Unit, v: f64) -> String {
     }
 }
 
+/// `kurabe watch`'s live status line: time since the start, processes,
+/// Σ PSS and Σ RSS of the tree.
+pub fn watch_live_line(t: std::time::Duration, processes: u32, pss: u64, rss: u64) -> String {
+    format!(
+        "{:7.1} s  {processes:4} procs  Σ PSS {}  Σ RSS {}",
+        t.as_secs_f64(),
+        mib(pss),
+        mib(rss)
+    )
+}
+
 /// Bytes as MiB with one decimal, whatever their size (`0.4 MiB`), for
 /// columns that must line up.
 pub fn mib(b: u64) -> String {

@@ -103,6 +103,23 @@ pub fn check_writable(path: &Path) -> Result<(), WriteError> {
     }
 }
 
+/// [`check_writable`] for every output location (`flag`, path) given, the
+/// first failure naming its flag: a typo in `-o` costs one line, not the
+/// whole measurement.
+pub fn check_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<(), OutputError> {
+    for (flag, path) in outputs {
+        if let Some(path) = path {
+            check_writable(path).map_err(|e| OutputError(format!("{flag}: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// An output location that cannot be written, with its flag.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct OutputError(String);
+
 /// An output file being written: a temp file until [`Pending::commit`], or
 /// the device/FIFO itself. Dropped without commit, a temp file is removed and
 /// the old file stays as it was.

@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use kurabe_model::record::{Entry, Experiment, ExperimentId, ResultId, ResultKind};
+
 use crate::{EntryId, Location, Store, StoreError};
 
 /// Why a store could not be reached as the command asked.
@@ -25,6 +27,9 @@ pub enum AccessError {
     /// A distributed run with an SQLite store.
     #[error("{0} needs a PostgreSQL store: give --store postgres://user@host/db (the SQLite file store cannot be shared between hosts)")]
     NotPostgres(String),
+    /// An experiment this process recorded is no longer there.
+    #[error("experiment {0} vanished from the store")]
+    Vanished(ExperimentId),
     /// The store itself failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -56,6 +61,45 @@ pub fn open_existing(flag: Option<&Path>) -> Result<Store, AccessError> {
 /// before any work.
 pub fn open_or_create(flag: Option<&Path>) -> Result<Store, StoreError> {
     Store::open(&store_path(flag)?)?.for_saving()
+}
+
+/// The store a run's experiment goes into: a fresh one in `scratch` (a run
+/// the user did not ask to keep), else `flag` or the default, created if
+/// needed and refused before any work when it cannot be written.
+pub fn open_run_store(
+    flag: Option<&Path>,
+    scratch: Option<&ScratchDir>,
+) -> Result<Store, StoreError> {
+    match scratch {
+        Some(dir) => Store::open(&dir.path().join("results.db"))?.for_saving(),
+        None => open_or_create(flag),
+    }
+}
+
+/// Save a single result (`--save` of http, watch, mem, system; `kurabe
+/// results save`) to the store at `flag` (default when `None`), with this
+/// machine's facts and the code measured (`rev`: the `--rev` label, if any).
+pub fn save_result(
+    kind: ResultKind,
+    label: &str,
+    record: &serde_json::Value,
+    flag: Option<&Path>,
+    rev: Option<String>,
+) -> Result<ResultId, StoreError> {
+    let mut store = open_or_create(flag)?;
+    let (host, origin) = (
+        kurabe_probe::host::host_facts(),
+        kurabe_probe::origin::origin(rev),
+    );
+    store.save_result(kind, label, &host, &origin, record)
+}
+
+/// The experiment a run just recorded, as stored.
+pub fn recorded_experiment(store: &Store, id: ExperimentId) -> Result<Experiment, AccessError> {
+    match store.get(EntryId::Experiment(id))? {
+        Entry::Experiment(exp) => Ok(exp),
+        Entry::Result(_) => Err(AccessError::Vanished(id)),
+    }
 }
 
 /// One entry id (`e12`, `r7`, `12`), with the fix in the message.

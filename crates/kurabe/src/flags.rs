@@ -1,8 +1,15 @@
-//! Flag-value grammars shared by several commands (`http`, `demo`, `run`,
-//! `worker`), so each flag reads its value the same way.
+//! Flag groups and value grammars shared by several commands, so each flag
+//! is spelled, documented and read the same way wherever it appears
+//! (flattened into the commands' `Args` with `#[command(flatten)]`).
 //!
 //! Owns parsing a flag's text into a typed value with an error that says
 //! what to write instead. Must not know which command uses it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use kurabe_report::Format;
 
 /// The one duration grammar of flags and plans ("2", "2s", "500ms",
 /// "1m30s"; a bare number is seconds), defined in `kurabe-model`.
@@ -11,3 +18,109 @@ pub(crate) use kurabe_model::plan::parse_duration;
 /// The one size grammar of flags and plans ("512M" = 512 × 2²⁰, "500MB" =
 /// 500 × 10⁶), defined in `kurabe-model`.
 pub(crate) use kurabe_model::plan::parse_size;
+
+/// `--format` of a command offering the formats `names` (text, md, json,
+/// csv, html: `kurabe_report::Format`'s names).
+pub fn format(names: &'static [&'static str]) -> impl TypedValueParser<Value = Format> {
+    PossibleValuesParser::new(names).try_map(|name| name.parse::<Format>())
+}
+
+/// `-o, --output FILE`: where a command writes its report.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OutputArg {
+    /// Write to FILE instead of stdout, atomically: complete or not at all.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl OutputArg {
+    /// The file, if one was given.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.output.as_deref()
+    }
+}
+
+/// `--store`: which results store a command reads or writes.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StoreArg {
+    /// Results store: a file, sqlite:PATH or postgres://… (password from PGPASSWORD or ~/.pgpass, never here) [default: $XDG_DATA_HOME/kurabe/results.db].
+    #[arg(
+        long,
+        value_name = "PATH|URL",
+        env = "KURABE_STORE",
+        hide_env_values = true
+    )]
+    pub store: Option<PathBuf>,
+}
+
+/// `--rev`: a label of the code measured, stored with what a command saves.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RevArg {
+    /// Label of the code measured (a CI build id, a tag), stored with the record beside the git commit, branch and dirty flag read from the current directory's work tree.
+    #[arg(
+        long = "rev",
+        value_name = "LABEL",
+        env = "KURABE_REV",
+        hide_env_values = true
+    )]
+    pub rev: Option<String>,
+}
+
+impl RevArg {
+    /// The code measured: the label and the current directory's work tree.
+    pub fn current(&self) -> Option<kurabe_model::record::Revision> {
+        kurabe_probe::origin::current_rev(self.rev.clone())
+    }
+}
+
+/// `-q, --quiet` of the commands that print progress lines.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct QuietArg {
+    /// No progress lines on stderr.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// `--until-confident` and its time budget (`kurabe run`, `kurabe cmd`).
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct ConfidentArgs {
+    /// Keep adding rounds until every headline metric (every metric a workload selects) is settled: better, worse, or within noise with the whole interval inside the band (not inconclusive). To keep repeated looks honest the stop decision reads a 99 % interval (Bonferroni over at most 5 looks: after the first rounds, then each time the rounds have doubled); the report shows the normal 95 % verdicts.
+    #[arg(long)]
+    pub until_confident: bool,
+    /// Time budget of --until-confident for the whole experiment ("10m", "90s").
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m", requires = "until_confident")]
+    pub max_time: Duration,
+}
+
+impl ConfidentArgs {
+    /// The time budget when `--until-confident` was given.
+    pub fn budget(&self) -> Option<Duration> {
+        self.until_confident.then_some(self.max_time)
+    }
+}
+
+/// `--cpus`, `--cpuset`, `--memory`: cgroup limits that emulate a smaller machine.
+#[derive(Debug, Clone, clap::Args)]
+pub struct LimitArgs {
+    /// CPU quota for the command in cores, e.g. 0.5 (cgroup CFS quota), to emulate a smaller machine.
+    #[arg(long, value_name = "CORES")]
+    pub cpus: Option<f64>,
+    /// CPUs the command may run on, e.g. 0 or 0-1 (cgroup cpuset).
+    #[arg(long, value_name = "LIST")]
+    pub cpuset: Option<String>,
+    /// Memory limit for the command (cgroup): 512M or 512MiB = 512 × 2²⁰ bytes, 500MB = 500 × 10⁶, as in plans.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub memory: Option<u64>,
+}
+
+impl LimitArgs {
+    /// The limits as a plan writes them (`None` when no flag was given).
+    pub fn plan_limits(&self) -> Option<kurabe_model::plan::Limits> {
+        let limits = kurabe_model::plan::Limits {
+            cpus: self.cpus,
+            cpuset: self.cpuset.clone(),
+            memory: self.memory.map(kurabe_model::plan::ByteSize),
+        };
+        (limits != Default::default()).then_some(limits)
+    }
+}

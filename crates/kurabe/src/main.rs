@@ -13,11 +13,12 @@ mod output;
 mod progress;
 mod save;
 mod signal;
-mod store;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use kurabe_http::outcome::is_worker_panic;
+use kurabe_report::error_text::{error_line, short_usage_error};
 
 /// kurabe (比べ, "compare"): is A faster, leaner or cheaper than B?
 #[derive(Debug, Parser)]
@@ -70,7 +71,7 @@ enum Command {
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     kurabe_store::proctitle::hide_passwords();
-    quiet_load_worker_panics();
+    kurabe_http::outcome::quiet_worker_panics();
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
@@ -101,35 +102,9 @@ fn setup_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(err) {
         return ExitCode::SUCCESS;
     }
-    eprintln!("kurabe: error: {}", error_line(err));
+    eprintln!("kurabe: error: {}", error_line(&**err));
     // A load worker's panic is the work failing, not the input: exit 1.
-    ExitCode::from(if is_measurement_failure(err) { 1 } else { 2 })
-}
-
-/// A load worker's panic is returned by the run as an error and printed as
-/// one line (exit 1); the default hook's lines would say it twice. With
-/// RUST_BACKTRACE set, the hook's report (location, backtrace) is kept.
-fn quiet_load_worker_panics() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let worker = std::thread::current()
-            .name()
-            .is_some_and(|n| n.starts_with(kurabe_http::client::THREAD_PREFIX));
-        if !worker || std::env::var_os("RUST_BACKTRACE").is_some() {
-            default(info);
-        }
-    }));
-}
-
-/// The work itself failed (not the input): exit 1, as a failed check does.
-fn is_measurement_failure(err: &anyhow::Error) -> bool {
-    use kurabe_http::client::LoadError;
-    err.chain().any(|c| {
-        matches!(
-            c.downcast_ref::<LoadError>(),
-            Some(LoadError::WorkerPanic { .. })
-        )
-    })
+    ExitCode::from(if is_worker_panic(&**err) { 1 } else { 2 })
 }
 
 /// Print clap's error in at most three lines, or help/version as clap would.
@@ -158,35 +133,6 @@ fn usage_error(err: &clap::Error) -> ExitCode {
     }
 }
 
-/// Clap's rendered error → "kurabe: error: …" (plus the possible values),
-/// clap's first tip if any, and "see 'kurabe CMD --help'".
-fn short_usage_error(rendered: &str, help: &str) -> String {
-    let lines: Vec<&str> = rendered
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let mut first = lines
-        .first()
-        .map_or("invalid arguments", |l| l.trim_start_matches("error: "))
-        .to_string();
-    // "the following required arguments were not provided:" names them on the next line.
-    if first.ends_with(':') {
-        if let Some(next) = lines.get(1) {
-            first = format!("{first} {next}");
-        }
-    }
-    if let Some(values) = lines.iter().find(|l| l.starts_with("[possible values:")) {
-        first = format!("{first} {values}");
-    }
-    let mut out = format!("kurabe: error: {first}\n");
-    if let Some(tip) = lines.iter().find(|l| l.starts_with("tip:")) {
-        out.push_str(&format!("  {tip}\n"));
-    }
-    out.push_str(&format!("  see '{help} --help'\n"));
-    out
-}
-
 /// "kurabe results list": the subcommands named in `args`, walked down from the root.
 fn help_command(args: &[String]) -> String {
     use clap::CommandFactory;
@@ -200,24 +146,6 @@ fn help_command(args: &[String]) -> String {
         cmd = sub;
     }
     path.join(" ")
-}
-
-/// The error and its causes on one line, each text once: a cause whose
-/// words the line already holds (a library that puts its source in its own
-/// message) is not repeated.
-fn error_line(err: &anyhow::Error) -> String {
-    let mut line = String::new();
-    for cause in err.chain() {
-        let text = cause.to_string();
-        if line.contains(&text) {
-            continue;
-        }
-        if !line.is_empty() {
-            line.push_str(": ");
-        }
-        line.push_str(&text);
-    }
-    line
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {
@@ -236,18 +164,6 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn error_line_says_each_cause_once() {
-        let io = std::io::Error::other("disk full");
-        let err = anyhow::Error::new(io)
-            .context("cannot write report.json: disk full")
-            .context("saving the report");
-        assert_eq!(
-            error_line(&err),
-            "saving the report: cannot write report.json: disk full"
-        );
     }
 
     /// Every flag read from the environment (KURABE_STORE may hold a

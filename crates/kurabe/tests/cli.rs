@@ -46,7 +46,7 @@ fn usage_errors_are_short_and_keep_the_suggestion_and_possible_values() {
 }
 
 /// Run `kurabe ARGS` under `script(1)`, so stderr is a terminal; what it drew.
-fn on_a_terminal(args: &[&str]) -> Option<String> {
+pub(crate) fn on_a_terminal(args: &[&str]) -> Option<String> {
     let script = std::path::Path::new("/usr/bin/script");
     if !script.exists() {
         eprintln!("skipped: script(1) is not installed");

@@ -422,12 +422,17 @@ fn responses_with_many_headers_are_accepted_and_too_many_are_named() {
 /// Row 10, during the run: when kurabe runs out of file descriptors after
 /// the load started (here the limit is lowered under it with prlimit), the
 /// failures are the client's own, named with the fix, never the server's
-/// connect failures.
+/// connect failures. The server's sampler (on: the server is on loopback)
+/// cannot open /proc files either: it skips those samples and says so, and
+/// never takes the failure for the server's exit.
 #[test]
 fn running_out_of_descriptors_mid_run_is_the_clients_failure() {
-    let server = ServeChild::start(&[]);
+    // Every response waits 2 ms, so the run cannot finish before the limit
+    // is lowered, however the machine schedules this thread (it once did,
+    // with 200 000 fast requests: `client: 0`); it ends by Ctrl-C, below.
+    let server = ServeChild::start(&["--latency-ms", "2"]);
     let child = kurabe()
-        .args(["http", "-q", "--format", "json", "-n", "200000", "-c", "2"])
+        .args(["http", "-q", "--format", "json", "-t", "120", "-c", "2"])
         .arg(&server.url)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -459,13 +464,44 @@ fn running_out_of_descriptors_mid_run_is_the_clients_failure() {
         )
     };
     assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    // Out of descriptors, kurabe opens no connection: the server's count
+    // stops. Wait until it has, and for more than the sampler's /proc
+    // discovery period (500 ms), so that its closing sample must open
+    // /proc; the limit can no longer be undone by the run ending first.
+    let mut last = server.served();
+    let mut still_since = std::time::Instant::now();
+    while still_since.elapsed() < std::time::Duration::from_millis(700) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the load never stopped"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let now = server.served();
+        if now != last {
+            (last, still_since) = (now, std::time::Instant::now());
+        }
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(130), "interrupted: {err}");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     kurabe_testkit::schema::assert_valid("http-report.schema.json", &v);
     let f = &v["failures"];
     assert!(f["client"].as_u64().unwrap() > 0, "{f}");
     assert_eq!(f["connect"], 0, "not blamed on the server: {f}");
+    assert!(v["complete_requests"].as_u64().unwrap() > 0, "{v:#}");
+    assert_eq!(
+        v["server"]["pid"],
+        server.pid(),
+        "server metrics kept: {v:#}"
+    );
+    assert!(!err.contains("exited during the run"), "{err}");
+    assert!(
+        err.contains("samples skipped") && err.contains("out of file descriptors"),
+        "the sampler says what it could not do: {err}"
+    );
     let bucket = v["errors"]
         .as_array()
         .unwrap()
@@ -477,4 +513,25 @@ fn running_out_of_descriptors_mid_run_is_the_clients_failure() {
         text.contains("too many open files") && text.contains("raise `ulimit -n`"),
         "{text}"
     );
+}
+
+/// `kurabe serve --latency-ms` answers a request that asks to close the
+/// connection (kurabe http without -k, ab) after the delay, instead of
+/// closing the connection before the delayed response was written.
+#[test]
+fn a_delayed_response_is_sent_before_the_connection_closes() {
+    let server = ServeChild::start(&["--latency-ms", "20"]);
+    let out = kurabe()
+        .args(["http", "-q", "--format", "json", "-n", "20", "-c", "2"])
+        .arg(&server.url)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["complete_requests"], 20, "{v:#}");
+    assert_eq!(v["failed_requests"], 0, "{v:#}");
+    let min_us = v["latency_us"]["min"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert!(min_us >= 20_000.0, "every response waited 20 ms: {min_us}");
 }

@@ -43,6 +43,16 @@ watch = { duration = "4s", interval = "100ms" }
     // give or take a sampling interval and the machine's load).
     assert!((0.8..=3.0).contains(&settled), "{check:#}");
     assert_eq!(check["warmup_s"], 0.0);
+    let text = kurabe()
+        .args(["report", "e1", "--store"])
+        .arg(dir.path().join("results.db"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("jit: warm-up 0.0 s is shorter") && !text.contains("\\n"),
+        "the note in the terminal, wrapped, without a visible \\n: {text}"
+    );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(
         page.contains("Warm-up:</strong> jit: warm-up 0.0 s is shorter"),

@@ -467,7 +467,8 @@ impl<'s, 'a> Worker<'s, 'a> {
             if conn.unsent() == 0 {
                 conn.wbuf.clear();
                 conn.wpos = 0;
-                if conn.close_after_write {
+                // A delayed response is not in `wbuf` yet: close after it, not before.
+                if conn.close_after_write && conn.delayed.is_none() {
                     return Next::Close;
                 }
             }

@@ -27,6 +27,45 @@ pub enum TimeUnit {
     Second,
 }
 
+impl std::str::FromStr for TimeUnit {
+    type Err = String;
+
+    /// hyperfine's `--time-unit` names (microsecond, millisecond, second), or us, µs, ms, s.
+    fn from_str(s: &str) -> Result<TimeUnit, String> {
+        match s {
+            "microsecond" | "us" | "µs" => Ok(TimeUnit::Microsecond),
+            "millisecond" | "ms" => Ok(TimeUnit::Millisecond),
+            "second" | "s" => Ok(TimeUnit::Second),
+            _ => Err(format!(
+                "expected microsecond, millisecond or second, got `{s}`"
+            )),
+        }
+    }
+}
+
+/// The export files of `kurabe cmd` (hyperfine's `--export-*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Export {
+    /// hyperfine's JSON plus kurabe's fields.
+    Json,
+    /// The Markdown table.
+    Markdown,
+    /// hyperfine's CSV plus kurabe's columns.
+    Csv,
+}
+
+/// The bytes of one export file; `unit` applies to Markdown.
+pub fn export(kind: Export, export: &CmdExport, unit: Option<TimeUnit>) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    match kind {
+        // hyperfine's shape, with the float noise rounded away as in every kurabe JSON.
+        Export::Json => crate::Render::render(&crate::Json, export, &mut out)?,
+        Export::Markdown => write_markdown(export, unit, &mut out)?,
+        Export::Csv => write_csv(export, &mut out)?,
+    }
+    Ok(out)
+}
+
 impl TimeUnit {
     /// The unit hyperfine would choose for `seconds`: µs below 1 ms, ms below 1 s.
     pub fn auto(seconds: f64) -> TimeUnit {

@@ -10,20 +10,19 @@
 //! (unless `-i`); 2 on usage errors; 130 on Ctrl-C.
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::{bail, Context};
-use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, Runs, Shell};
-use kurabe_lab::cmdparams::{CommandList, Scan};
-use kurabe_model::plan::{parse_size, ByteSize, CommandOutput, Limits};
-use kurabe_report::bench::TimeUnit;
-use kurabe_store::{Entry, EntryId, ExperimentStatus, Store};
+use anyhow::Context;
+use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
+use kurabe_lab::cmdparams::{output_flag, shell_flag, CommandList};
+use kurabe_lab::Event;
+use kurabe_report::bench::{Export, TimeUnit};
+use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
+use kurabe_store::{ExperimentStatus, Store};
 
+use kurabe_report::write::check_outputs;
 use kurabe_report::write::write_file;
-
-use crate::flags::parse_duration;
 
 /// Arguments of `kurabe cmd`.
 #[derive(Debug, clap::Args)]
@@ -87,7 +86,7 @@ pub struct Args {
     #[arg(long, value_name = "WHERE")]
     pub output: Option<String>,
     /// Time unit of the terminal output and the Markdown export: microsecond, millisecond or second (default: automatic; CSV and JSON stay in seconds, as hyperfine's do).
-    #[arg(short = 'u', long, value_name = "UNIT", value_parser = parse_time_unit)]
+    #[arg(short = 'u', long, value_name = "UNIT", value_parser = str::parse::<TimeUnit>)]
     pub time_unit: Option<TimeUnit>,
     /// Write hyperfine's JSON (results[].command, mean, stddev, median, user, system, min, max, times, memory_usage_byte, exit_codes, parameters; seconds, bytes) plus kurabe's fields to FILE.
     #[arg(long, value_name = "FILE")]
@@ -98,69 +97,34 @@ pub struct Args {
     /// Write hyperfine's CSV (seconds) plus max RSS, ratio, interval and verdict to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
-    /// Keep adding rounds until every metric's verdict is settled (the stop rule of `kurabe run --until-confident`).
-    #[arg(long)]
-    pub until_confident: bool,
-    /// Time budget of --until-confident ("10m", "90s").
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m", requires = "until_confident")]
-    pub max_time: Duration,
+    #[command(flatten)]
+    pub confident: crate::flags::ConfidentArgs,
     /// Keep the environment's size fixed (by default it is padded by a random 0–4 KiB per run, so stack alignment cannot favour one command).
     #[arg(long)]
     pub no_randomize_env: bool,
-    /// CPU quota for every command in cores, e.g. 0.5 (cgroup), to emulate a smaller machine.
-    #[arg(long, value_name = "CORES")]
-    pub cpus: Option<f64>,
-    /// CPUs every command may run on, e.g. 0 or 0-1 (cgroup cpuset).
-    #[arg(long, value_name = "LIST")]
-    pub cpuset: Option<String>,
-    /// Memory limit for every command, e.g. 512M (cgroup).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub memory: Option<u64>,
+    #[command(flatten)]
+    pub limits: crate::flags::LimitArgs,
     /// Seed of the interleaved run order (default: drawn at start, recorded).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
     /// Do not keep the result in the results store (--store is then ignored).
     #[arg(long)]
     pub no_save: bool,
-    /// Results store (file, sqlite:PATH or postgres://…) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(
-        long,
-        value_name = "PATH|URL",
-        env = "KURABE_STORE",
-        hide_env_values = true
-    )]
-    pub store: Option<PathBuf>,
-    /// Label of the code measured (a CI build id, a tag), stored with the record beside the git commit, branch and dirty flag read from the current directory's work tree.
-    #[arg(
-        long = "rev",
-        value_name = "LABEL",
-        env = "KURABE_REV",
-        hide_env_values = true
-    )]
-    pub rev: Option<String>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
+    #[command(flatten)]
+    pub rev: crate::flags::RevArg,
     /// Also write the report as a self-contained HTML page with charts to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// No progress lines on stderr.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
-}
-
-fn parse_time_unit(s: &str) -> Result<TimeUnit, String> {
-    match s {
-        "microsecond" | "us" | "µs" => Ok(TimeUnit::Microsecond),
-        "millisecond" | "ms" => Ok(TimeUnit::Millisecond),
-        "second" | "s" => Ok(TimeUnit::Second),
-        _ => Err(format!(
-            "expected microsecond, millisecond or second, got `{s}`"
-        )),
-    }
+    #[command(flatten)]
+    pub quiet: crate::flags::QuietArg,
 }
 
 /// Run `kurabe cmd`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
-    super::check_outputs(&[
+    check_outputs(&[
         ("--export-json", args.export_json.as_deref()),
         ("--export-markdown", args.export_markdown.as_deref()),
         ("--export-csv", args.export_csv.as_deref()),
@@ -168,28 +132,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     ])?;
     // --no-save: a private store in a temporary directory, gone at exit,
     // so the same runner and report serve both cases.
-    let scratch = if args.no_save {
-        Some(crate::store::ScratchDir::new()?)
-    } else {
-        None
-    };
-    let mut store = match (&scratch, &args.store) {
-        (Some(dir), _) => Store::open(&dir.path().join("cmd.db")),
-        (None, Some(p)) => Store::open(p),
-        (None, None) => Store::open_default(),
-    }
-    .and_then(Store::for_saving)
-    .context("cannot open the results store (choose another with --store PATH, or --no-save)")?;
+    let scratch = args.no_save.then(ScratchDir::new).transpose()?;
+    let mut store = open_run_store(args.store.store.as_deref(), scratch.as_ref()).context(
+        "cannot open the results store (choose another with --store PATH, or --no-save)",
+    )?;
     let stop = crate::signal::install_stop()?;
-    let quiet = args.quiet;
-    let mut progress = |e: &CmdEvent<'_>| {
-        if !quiet {
-            if let Some(line) = e.line() {
-                eprintln!("{line}");
-            }
-        }
-    };
-    let done = match run_cmd(&cfg, &mut store, &stop, &mut progress) {
+    let quiet = args.quiet.quiet;
+    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
+    let mut progress = |e: &CmdEvent<'_>| show_progress(&bar, quiet, e);
+    let done = run_cmd(&cfg, &mut store, &stop, &mut progress);
+    bar.finish_and_clear();
+    let done = match done {
         Ok(d) => d,
         Err(CmdError::Failed(why)) => {
             eprintln!("kurabe: error: {why}");
@@ -197,32 +150,55 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
+    write_results(&args, &store, &done)?;
+    Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
+}
+
+/// The runner's runs move the bar (on a terminal); the progress lines go
+/// above it, or to stderr without one; nothing with `-q`.
+fn show_progress(bar: &indicatif::ProgressBar, quiet: bool, e: &CmdEvent<'_>) {
+    match e {
+        CmdEvent::Run(Event::Begin { total, .. } | Event::RunStart { total, .. }) => {
+            bar.set_length(*total as u64);
+        }
+        CmdEvent::Run(Event::RunDone { .. }) => bar.inc(1),
+        _ => {}
+    }
+    match e.line() {
+        Some(line) if !quiet && bar.is_hidden() => eprintln!("{line}"),
+        Some(line) if !quiet => bar.println(line),
+        _ => {}
+    }
+}
+
+/// hyperfine's lines on stdout, the exports and the `--html` page.
+fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Result<()> {
     let mut export = done.export.clone();
     if args.no_save {
         export.experiment_id = None;
     }
-    let Entry::Experiment(exp) = store.get(EntryId::Experiment(done.outcome.experiment))? else {
-        bail!(
-            "experiment {} vanished from the store",
-            done.outcome.experiment
-        );
-    };
     let mut body = Vec::new();
     kurabe_report::bench::write_terminal(&export, args.time_unit, &mut body)?;
     std::io::stdout().lock().write_all(&body)?;
-    write_exports(&args, &export)?;
+    write_exports(args, &export)?;
     if let Some(path) = &args.html {
-        let report = kurabe_report::experiment_report(&exp);
-        let mut page = Vec::new();
-        kurabe_report::renderer(kurabe_report::Format::Html, false).render(&report, &mut page)?;
-        write_file(path, &page).context("--html")?;
-        eprintln!("wrote {} (open it in a browser)", path.display());
+        let exp = recorded_experiment(store, done.outcome.experiment)?;
+        write_html(&exp, path)?;
     }
-    if !args.no_save && !quiet {
+    if !args.no_save && !args.quiet.quiet {
         let id = done.outcome.experiment;
         eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
     }
-    Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
+    Ok(())
+}
+
+/// `--html`: the stored experiment as a self-contained page.
+fn write_html(exp: &kurabe_store::Experiment, path: &std::path::Path) -> anyhow::Result<()> {
+    let page =
+        kurabe_report::to_string(&kurabe_report::Html, &kurabe_report::experiment_report(exp));
+    write_file(path, page.as_bytes()).context("--html")?;
+    eprintln!("wrote {} (open it in a browser)", path.display());
+    Ok(())
 }
 
 /// 130 on Ctrl-C; 1 with the failed command's error; else 0.
@@ -239,50 +215,29 @@ fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
     }
 }
 
+/// The `--export-*` files.
 fn write_exports(args: &Args, export: &kurabe_model::bench::CmdExport) -> anyhow::Result<()> {
-    if let Some(path) = &args.export_json {
-        let mut text = serde_json::to_vec_pretty(export)?;
-        text.push(b'\n');
-        write_export(path, &text)?;
-    }
-    if let Some(path) = &args.export_markdown {
-        let mut out = Vec::new();
-        kurabe_report::bench::write_markdown(export, args.time_unit, &mut out)?;
-        write_export(path, &out)?;
-    }
-    if let Some(path) = &args.export_csv {
-        let mut out = Vec::new();
-        kurabe_report::bench::write_csv(export, &mut out)?;
-        write_export(path, &out)?;
+    let files = [
+        (&args.export_json, Export::Json),
+        (&args.export_markdown, Export::Markdown),
+        (&args.export_csv, Export::Csv),
+    ];
+    for (path, kind) in files {
+        if let Some(path) = path {
+            let bytes = kurabe_report::bench::export(kind, export, args.time_unit)?;
+            write_file(path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        }
     }
     Ok(())
 }
 
-fn write_export(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    write_file(path, bytes).with_context(|| format!("cannot write {}", path.display()))
-}
-
 /// The arguments as the lab's typed configuration.
 fn config(args: &Args) -> anyhow::Result<CmdConfig> {
-    let shell = match (&args.shell, args.no_shell) {
-        (_, true) => Shell::None,
-        (Some(s), false) => Shell::parse(s)?,
-        (None, false) => Shell::Default,
-    };
-    let output = match (&args.output, args.show_output) {
-        (_, true) => CommandOutput::Inherit,
-        (Some(o), false) => CommandOutput::parse(o),
-        (None, false) => CommandOutput::Null,
-    };
-    let limits = Limits {
-        cpus: args.cpus,
-        cpuset: args.cpuset.clone(),
-        memory: args.memory.map(ByteSize),
-    };
     Ok(CmdConfig {
         commands: command_list(args).expand()?,
+
         reference: 0,
-        shell,
+        shell: shell_flag(args.shell.as_deref(), args.no_shell)?,
         runs: Runs::from_flags(args.runs, args.min_runs, args.max_runs)?,
         warmup: args.warmup,
         prepare: args.prepare.clone(),
@@ -290,35 +245,26 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         cleanup: args.cleanup.clone(),
         ignore_failure: args.ignore_failure,
         input: args.input.clone(),
-        output,
+        output: output_flag(args.output.as_deref(), args.show_output),
         randomize_env: !args.no_randomize_env,
-        limits: (limits != Limits::default()).then_some(limits),
-        until_confident: args.until_confident.then_some(args.max_time),
+        limits: args.limits.plan_limits(),
+        until_confident: args.confident.budget(),
         seed: args.seed,
         cwd: std::env::current_dir().context("cannot read the current directory")?,
         kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        rev: crate::store::current_rev(args.rev.clone()),
+        rev: args.rev.current(),
     })
 }
 
 /// The commands and parameter flags as given.
 fn command_list(args: &Args) -> CommandList {
-    let pairs = args.parameter_list.chunks_exact(2);
-    let scan = match args.parameter_scan.as_slice() {
-        [name, min, max] => Some(Scan {
-            name: name.clone(),
-            min: min.clone(),
-            max: max.clone(),
-            step: args.parameter_step_size.clone(),
-        }),
-        _ => None,
-    };
-    CommandList {
-        commands: args.commands.clone(),
-        names: args.command_name.clone(),
-        reference: args.reference.clone(),
-        lists: pairs.map(|p| (p[0].clone(), p[1].clone())).collect(),
-        scan,
-    }
+    CommandList::from_flags(
+        args.commands.clone(),
+        args.command_name.clone(),
+        args.reference.clone(),
+        &args.parameter_list,
+        &args.parameter_scan,
+        args.parameter_step_size.clone(),
+    )
 }

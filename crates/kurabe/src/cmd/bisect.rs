@@ -14,13 +14,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kurabe_lab::bisect_run::{run_bisect, BisectError, BisectSettings};
-use kurabe_lab::progress_text::{event_line, parse_set};
+use kurabe_lab::invoke::parse_set;
 use kurabe_lab::Event;
 use kurabe_model::record::RunStatus;
 use kurabe_model::stats::bisect::Found;
-use kurabe_report::{escape, Json, Render, Terminal};
+use kurabe_report::progress::event_line;
+use kurabe_report::{escape, Format, Json, Render, Terminal};
 
-use crate::output::{colour_stdout, write_output};
+use crate::flags::format;
+use crate::output::{colour_stdout, write_rendered};
 
 /// Arguments of `kurabe bisect`.
 #[derive(Debug, clap::Args)]
@@ -48,27 +50,16 @@ pub struct Args {
     /// Most rounds one commit gets when its verdicts do not settle (rounds double until then); after that a step is decided by the nearer mean and reported unsure.
     #[arg(long, value_name = "N", default_value_t = 24, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub max_rounds: u32,
-    /// Results store file (SQLite) where every step's experiment is recorded [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
     /// Fill the placeholder {KEY} with VALUE wherever it appears in the plan (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub set: Vec<(String, String)>,
-    /// Output format (json: schema/bisect-report.schema.json).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format: text (steps and answer for a terminal) or json (the search, schema/bisect-report.schema.json).
+    #[arg(long, value_parser = format(&["text", "json"]), default_value = "text")]
     pub format: Format,
-    /// No progress lines on stderr.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
-}
-
-/// Formats of `kurabe bisect`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Steps and answer for a terminal.
-    Text,
-    /// The search as JSON.
-    Json,
+    #[command(flatten)]
+    pub quiet: crate::flags::QuietArg,
 }
 
 /// Run `kurabe bisect`.
@@ -76,11 +67,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A step measures several commits at once: no one revision is "the
     // code measured" (`opts.rev` stays unset); the variants are named by commit.
     let (plan, opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
-    let mut store = kurabe_store::access::open_or_create(args.store.as_deref())?;
+    let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
     let settings = settings(&args, opts);
     let mut progress = |e: &Event<'_>| {
-        if !args.quiet && worth_a_line(e) {
+        if !args.quiet.quiet && worth_a_line(e) {
             eprintln!("{}", escape::terminal_lines(&event_line(e)));
         }
     };
@@ -90,12 +81,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     };
     let renderer: Box<dyn Render<_>> = match args.format {
-        Format::Text => Box::new(Terminal {
+        Format::Json => Box::new(Json),
+        _ => Box::new(Terminal {
             color: colour_stdout(),
         }),
-        Format::Json => Box::new(Json),
     };
-    write_output(None, &kurabe_report::to_string(&*renderer, &report))?;
+    write_rendered(None, &*renderer, &report)?;
     Ok(match report.result.found {
         Found::NoChange => ExitCode::from(1),
         _ => ExitCode::SUCCESS,

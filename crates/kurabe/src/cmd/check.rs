@@ -5,17 +5,19 @@
 //! Choosing the baseline experiments, comparing and rendering are
 //! `kurabe-report`'s; this file reads the store and picks the exit status.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::bail;
 use kurabe_model::record::Entry;
 use kurabe_report::baseline::baseline;
-use kurabe_report::{check_report, results_as_experiments, to_string, CheckInput};
+use kurabe_report::{check_report, results_as_experiments, CheckInput};
 use kurabe_store::series::plan_or_label;
 
-use crate::output::{write_output, ReportFormat as Format};
-use crate::store::{open_existing, parse_id};
+use crate::flags::format;
+use crate::output::write_rendered;
+use kurabe_report::write::check_outputs;
+use kurabe_report::Format;
+use kurabe_store::access::{open_existing, parse_id};
 
 /// Arguments of `kurabe check`.
 #[derive(Debug, clap::Args)]
@@ -29,23 +31,21 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub last: u32,
     /// Output format: text, md (a comment-ready table, improvements too) or json (schema/check.schema.json).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = format(&["text", "md", "json"]), default_value = "text")]
     pub format: Format,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Results store (file, sqlite:PATH or postgres://…) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH|URL")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
 }
 
 /// Run `kurabe check`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let Some(renderer) = kurabe_report::check_renderer(args.format.into()) else {
+    let Some(renderer) = kurabe_report::check_renderer(args.format) else {
         bail!("--format: kurabe check writes text, md or json");
     };
-    super::check_outputs(&[("-o", args.output.as_deref())])?;
-    let store = open_existing(args.store.as_deref())?;
+    check_outputs(&[("-o", args.out.path())])?;
+    let store = open_existing(args.store.store.as_deref())?;
     let id = parse_id(&args.experiment)?;
     let Entry::Experiment(exp) = store.get(id)? else {
         bail!("{id} is a saved result; kurabe check takes an experiment (e…)");
@@ -57,6 +57,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         baseline: &args.baseline,
         history: &base,
     });
-    write_output(args.output.as_deref(), &to_string(&*renderer, &report))?;
+    write_rendered(args.out.path(), &*renderer, &report)?;
     Ok(ExitCode::from(u8::from(report.worse > 0)))
 }

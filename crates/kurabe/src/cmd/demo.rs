@@ -15,7 +15,6 @@ use kurabe_http::cli_config::LoadFlags;
 use kurabe_http::client::LoadConfig;
 use kurabe_http::serve::{self, ServeConfig, Server};
 
-use super::http::Format;
 use crate::flags::parse_duration;
 use crate::load::{render, run_load};
 
@@ -51,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let sent = report.complete_requests + report.failed_requests + report.in_flight_at_end;
     // Requests still in the server's socket buffers are counted as they are read.
     let served = server.stats().wait_served(sent, Duration::from_secs(2));
-    let mut text = render(&report, Format::Text, &Default::default())?;
+    let mut text = render(&report, kurabe_report::Format::Text, &Default::default())?;
     let verdict = if served == sent { "match" } else { "MISMATCH" };
     text.extend_from_slice(
         format!("Server's own count:     {served} requests served ({verdict})\n").as_bytes(),
@@ -80,7 +79,7 @@ fn start_server(args: &Args, ncpus: u32) -> anyhow::Result<Server> {
     };
     let server = Server::start(listener, config).context("cannot start the built-in server")?;
     eprintln!(
-        "kurabe demo: built-in server on {} ({threads} threads, {} µs CPU per request); \
+        "kurabe demo: built-in server on {} ({threads} threads, {} µs CPU per request);\n  \
          {} keep-alive connections for {:?}",
         serve::url_of(server.addr()),
         args.work_us,

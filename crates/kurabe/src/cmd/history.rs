@@ -12,8 +12,11 @@ use kurabe_model::stats::changepoint::Config;
 use kurabe_report::{history_report, results_as_experiments, Hosts};
 use kurabe_store::series::plan_or_label;
 
-use crate::output::{write_output, ReportFormat as Format};
-use crate::store::open_existing;
+use crate::flags::format;
+use crate::output::{write_output, write_rendered};
+use kurabe_report::write::check_outputs;
+use kurabe_report::Format;
+use kurabe_store::access::open_existing;
 
 /// Arguments of `kurabe history`.
 #[derive(Debug, clap::Args)]
@@ -21,11 +24,10 @@ pub struct Args {
     /// Plan name (as `kurabe results list` shows it) or a saved result's label.
     pub name: String,
     /// Output format (json: schema/history.schema.json; html: every series charted with its changes marked).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = format(&["text", "md", "json", "csv", "html"]), default_value = "text")]
     pub format: Format,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Also write the history as a self-contained HTML page with charts to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -35,18 +37,14 @@ pub struct Args {
     /// Experiments of every machine in one series (the machine's changes then show as changes).
     #[arg(long)]
     pub all_hosts: bool,
-    /// Results store (file, sqlite:PATH or postgres://…) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH|URL")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
 }
 
 /// Run `kurabe history`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    super::check_outputs(&[
-        ("-o", args.output.as_deref()),
-        ("--html", args.html.as_deref()),
-    ])?;
-    let store = open_existing(args.store.as_deref())?;
+    check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
+    let store = open_existing(args.store.store.as_deref())?;
     let experiments = plan_or_label(&store, &args.name, results_as_experiments)?;
     let report = history_report(&args.name, &experiments, &hosts(&args), &Config::default());
     if report.series.iter().all(|s| s.points.is_empty()) {
@@ -56,11 +54,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.host.as_deref().unwrap_or("-")
         );
     }
-    let body = kurabe_report::to_string(
-        &*kurabe_report::history_renderer(args.format.into()),
+    write_rendered(
+        args.out.path(),
+        &*kurabe_report::history_renderer(args.format),
         &report,
-    );
-    write_output(args.output.as_deref(), &body)?;
+    )?;
     if let Some(path) = &args.html {
         let html = kurabe_report::to_string(&kurabe_report::HistoryHtml::default(), &report);
         write_output(Some(path), &html)?;

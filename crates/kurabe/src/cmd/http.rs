@@ -1,400 +1,45 @@
 //! `kurabe http URL`: an ab-compatible HTTP load test.
 //!
-//! Owns the command line (ab's flags plus kurabe's), resolving it into a
-//! validated [`LoadConfig`] in one [`from_args`] step made of small pure
-//! functions, the terminal edge (progress line on a TTY, Ctrl-C) and writing
-//! the rendered report. The load generator itself is `kurabe_http::client`;
-//! it never sees clap types.
+//! Owns choosing the run (one client here, an A/B of URLs, or a fleet of
+//! workers) and the terminal edge of one client (Ctrl-C, the `-v` log).
+//! The flags are `args.rs`'s, the files and exit status `outputs.rs`'s; the
+//! load generator itself is `kurabe_http::client`, which never sees clap
+//! types.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{bail, Context};
-use kurabe_http::cli_config::LoadFlags;
-use kurabe_http::client::{self, GnuplotFile, LoadConfig};
-use kurabe_model::http::HttpReport;
 use kurabe_model::record::ResultKind;
-use kurabe_report::write::{write_file, Pending};
+use kurabe_report::write::check_outputs;
 
-use crate::flags::parse_duration;
 use crate::load::{render, run_load};
-use kurabe_report::{AbLayout, AbPercentCsv};
+use outputs::{exit_code, no_response, open_gnuplot, write_outputs};
 
-/// ab's layout, connection-setup and `-v` flags.
+pub use args::Args;
+use args::{from_args, Resolved};
+
+/// `kurabe http URL_A URL_B …`: an A/B of endpoints in interleaved rounds.
+mod ab;
+/// ab's `-v` log.
 mod abflags;
+/// The flags and their resolution into the load config.
+mod args;
 /// `--workers N`: the distributed run, coordinated through PostgreSQL.
 mod fleet;
-
-/// Arguments of `kurabe http` (ab's flags keep ab's letters and meaning).
-#[derive(Debug, clap::Args)]
-#[command(after_help = "\
-Differences from ab: keep-alive uses HTTP/1.1; -t without -n runs for the whole time \
-(ab silently stops at 50000 requests); failed requests are counted and the run goes on \
-(ab's -r is the default, --abort-on-error restores ab's behaviour); latencies have \
-microsecond resolution. Ctrl-C stops the run and prints the partial report, marked \
-interrupted (exit status 130; 143 after SIGTERM, 129 after SIGHUP); a second Ctrl-C exits at \
-once without waiting for requests in flight. --abort-on-error stopping at a failure exits 1. \
-Exit status 1 also when no request got a complete response, or when the failed fraction \
-exceeds --max-error-rate; the report says why requests failed (first error of each kind). \
-Limits: a response head of at most 64 KiB and 256 headers (more counts as an exception, \
-named); -c N needs about N open files (the soft limit is raised to the hard one; a run that \
-still does not fit is refused before any request).")]
-pub struct Args {
-    /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
-    pub url: String,
-    /// More URLs: compare them all under the same flags in interleaved rounds (--rounds), with ratios, 95 % intervals and verdicts against the first URL.
-    #[arg(value_name = "URL_B")]
-    pub more_urls: Vec<String>,
-    /// With two or more URLs: rounds, each running every URL once with -n/-t, in a shuffled order [default: 5].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10000))]
-    pub rounds: Option<u32>,
-    /// Number of requests to perform [default: 1, or unlimited with -t].
-    #[arg(short = 'n', value_name = "REQUESTS")]
-    pub requests: Option<u64>,
-    /// Number of requests to perform at a time (concurrent connections).
-    #[arg(short = 'c', value_name = "CONCURRENCY", default_value_t = 1)]
-    pub concurrency: u32,
-    /// Time limit ("10", "10s", "500ms", "2m"). Without -n the run lasts the whole time: no hidden 50000-request cap as in ab.
-    #[arg(short = 't', value_name = "TIMELIMIT", value_parser = parse_duration)]
-    pub time_limit: Option<Duration>,
-    /// Timeout per request: connect, send and full response ("30", "1s", "500ms").
-    #[arg(short = 's', value_name = "TIMEOUT", value_parser = parse_duration, default_value = "30")]
-    pub timeout: Duration,
-    /// Use HTTP keep-alive: reuse connections (without it every request opens a new connection, as in ab).
-    #[arg(short = 'k')]
-    pub keep_alive: bool,
-    /// Add a request header, "Name: value" (repeatable); a Host header replaces the URL's.
-    #[arg(short = 'H', value_name = "HEADER")]
-    pub headers: Vec<String>,
-    /// HTTP method (overrides -i, -p and -u).
-    #[arg(short = 'm', value_name = "METHOD")]
-    pub method: Option<String>,
-    /// Send HEAD requests instead of GET.
-    #[arg(short = 'i', conflicts_with_all = ["post_file", "put_file"])]
-    pub head: bool,
-    /// File with the body to POST (set its type with -T).
-    #[arg(short = 'p', value_name = "POSTFILE", conflicts_with = "put_file")]
-    pub post_file: Option<PathBuf>,
-    /// File with the body to PUT (set its type with -T).
-    #[arg(short = 'u', value_name = "PUTFILE")]
-    pub put_file: Option<PathBuf>,
-    /// Content-Type of the -p/-u body [default with a body: text/plain, as ab].
-    #[arg(short = 'T', value_name = "CONTENT-TYPE")]
-    pub content_type: Option<String>,
-    /// Add a cookie, "name=value" (repeatable; sent as one Cookie header).
-    #[arg(short = 'C', value_name = "ATTRIBUTE")]
-    pub cookies: Vec<String>,
-    /// Basic authentication, "user:password".
-    #[arg(short = 'A', value_name = "AUTH")]
-    pub auth: Option<String>,
-    /// Quiet: no progress line on stderr.
-    #[arg(short = 'q')]
-    pub quiet: bool,
-    /// Accepted for ab compatibility and ignored: kurabe never stops on a failed request unless --abort-on-error.
-    #[arg(short = 'r')]
-    pub no_abort: bool,
-    /// Accept variable document length: responses whose length differs from the first are not counted as Length failures.
-    #[arg(short = 'l')]
-    pub variable_length: bool,
-    /// Write ab's CSV of "percentage served, time in ms" to this file: 101 rows, 0 to 100 %.
-    #[arg(short = 'e', value_name = "CSVFILE")]
-    pub percentiles_csv: Option<PathBuf>,
-    /// Do not show the "percentage of the requests served" table (as ab -d).
-    #[arg(short = 'd')]
-    pub no_percentiles: bool,
-    /// Do not show the median and standard deviation columns nor ab's reliability warnings: min, avg, max only (as ab -S).
-    #[arg(short = 'S')]
-    pub no_confidence: bool,
-    /// Print ab's HTML table instead of the text report (as ab -w).
-    #[arg(short = 'w')]
-    pub html: bool,
-    /// Attributes for the HTML <table> (implies -w, as in ab), e.g. 'border=1'.
-    #[arg(short = 'x', value_name = "ATTRIBUTES")]
-    pub table_attrs: Option<String>,
-    /// Attributes for every HTML <tr> (implies -w).
-    #[arg(short = 'y', value_name = "ATTRIBUTES")]
-    pub tr_attrs: Option<String>,
-    /// Attributes for every HTML <td> and <th> (implies -w) [default: bgcolor=white].
-    #[arg(short = 'z', value_name = "ATTRIBUTES")]
-    pub td_attrs: Option<String>,
-    /// Size of every connection's TCP send and receive buffer, bytes (as ab -b).
-    #[arg(short = 'b', value_name = "WINDOWSIZE")]
-    pub socket_buffer: Option<u32>,
-    /// Local IP address to bind when connecting (as ab -B), e.g. 127.0.0.2.
-    #[arg(short = 'B', value_name = "ADDRESS")]
-    pub bind: Option<String>,
-    /// Send the requests through this HTTP proxy, HOST:PORT (as ab -X; http:// URLs only).
-    #[arg(short = 'X', value_name = "PROXY:PORT")]
-    pub proxy: Option<String>,
-    /// Basic credentials for the proxy, "user:password" (as ab -P; needs -X). Never shown in output.
-    #[arg(short = 'P', value_name = "USER:PASSWORD")]
-    pub proxy_auth: Option<String>,
-    /// PEM file with the TLS client certificate chain and its private key (as ab -E).
-    #[arg(short = 'E', value_name = "CERTFILE")]
-    pub client_cert: Option<PathBuf>,
-    /// TLS protocol, as ab -f: TLS1.2, TLS1.3 or ALL (rustls does not implement SSL3, TLS1, TLS1.1).
-    #[arg(short = 'f', value_name = "PROTOCOL")]
-    pub tls_protocol: Option<String>,
-    /// TLS cipher suites, OpenSSL names separated by ':' (as ab -Z), e.g. ECDHE-RSA-AES128-GCM-SHA256:TLS_AES_128_GCM_SHA256.
-    #[arg(short = 'Z', value_name = "CIPHERSUITE")]
-    pub ciphers: Option<String>,
-    /// Write ab's gnuplot TSV (one line per request, streamed) to this file.
-    #[arg(short = 'g', value_name = "GNUPLOTFILE")]
-    pub gnuplot: Option<PathBuf>,
-    /// Verbosity, as ab: 2 or more prints the request header before the run (credentials masked); on stdout with the text report, else on stderr.
-    #[arg(short = 'v', value_name = "VERBOSITY", default_value_t = 0)]
-    pub verbosity: u8,
-    /// Client threads [default: for a loopback URL max(1, CPUs/2), so a local server keeps half the cores; otherwise the number of CPUs; never more than -c].
-    #[arg(long, value_name = "N")]
-    pub threads: Option<u32>,
-    /// Open model: send R requests per second in total, on a fixed schedule; latency counts from the intended send time (coordinated-omission corrected; the uncorrected figure is reported too).
-    #[arg(long, value_name = "R")]
-    pub rate: Option<f64>,
-    /// Put load on the server for this long first without counting it ("5s", "500ms", "2m").
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub warmup: Option<Duration>,
-    /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
-    /// Write the report to this file (atomically: complete or not at all) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// HTTP/1.1 pipelining: N requests per connection in one write, the next N once all are answered, as wrk does (needs -k).
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub pipeline: u32,
-    /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (epoll today; always epoll for https:// and --http2). The report names the engine that ran.
-    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
-    pub engine: EngineArg,
-    /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
-    #[arg(long)]
-    pub http2: bool,
-    /// With --http2: concurrent streams per connection (h2load's -m) [default: 1].
-    #[arg(long, value_name = "N", requires = "http2")]
-    pub streams: Option<u32>,
-    /// Do not verify the server's TLS certificate (https:// only).
-    #[arg(long)]
-    pub insecure: bool,
-    /// Stop at the first failed request, as ab does without -r.
-    #[arg(long)]
-    pub abort_on_error: bool,
-    /// Exit 1 when more than this fraction of the requests failed (0 to 1, e.g. 0.01) [default: report only; exit 1 only when none succeeded].
-    #[arg(long, value_name = "FRACTION")]
-    pub max_error_rate: Option<f64>,
-    /// Do not measure the server. By default, for a loopback URL, kurabe finds the local process listening on the port and reports its CPU ms/request, CPU % and Σ PSS (whole process tree) next to the client's numbers.
-    #[arg(long, conflicts_with = "server_pid")]
-    pub no_server_metrics: bool,
-    /// Measure this process (and its descendants) as the server instead of the listener found on the URL's port.
-    #[arg(long, value_name = "PID")]
-    pub server_pid: Option<u32>,
-    /// Distributed load: split the run over N `kurabe worker` processes that meet in the PostgreSQL store given by --store (needs -n or -t); the report merges their histograms exactly.
-    #[arg(long, value_name = "N")]
-    pub workers: Option<u32>,
-    /// With --workers: the experiment name the distributed run is filed under in the store.
-    #[arg(long, value_name = "NAME", requires = "workers")]
-    pub experiment: Option<String>,
-    /// With --workers: how long to wait for the workers to take their shares ("60s", "2m").
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
-    pub wait_workers: Duration,
-    #[command(flatten)]
-    pub save: crate::save::SaveArgs,
-}
-
-/// `--engine` values (mapped to [`client::Engine`]; the library stays clap-free).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineArg {
-    /// The engine measured cheaper per request (epoll today).
-    Auto,
-    /// epoll readiness.
-    Epoll,
-    /// io_uring completions.
-    #[value(name = "io_uring")]
-    IoUring,
-}
-
-/// Output formats of `kurabe http`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// ab's report layout plus kurabe's additions.
-    Text,
-    /// The versioned `kurabe-model` record, pretty-printed.
-    Json,
-    /// One Markdown table row of headline figures.
-    Md,
-    /// A header and one row of headline figures.
-    Csv,
-}
-
-impl From<Format> for kurabe_report::Format {
-    fn from(f: Format) -> Self {
-        match f {
-            Format::Text => kurabe_report::Format::Text,
-            Format::Json => kurabe_report::Format::Json,
-            Format::Md => kurabe_report::Format::Markdown,
-            Format::Csv => kurabe_report::Format::Csv,
-        }
-    }
-}
-
-impl From<EngineArg> for client::Engine {
-    fn from(e: EngineArg) -> Self {
-        match e {
-            EngineArg::Auto => client::Engine::Auto,
-            EngineArg::Epoll => client::Engine::Epoll,
-            EngineArg::IoUring => client::Engine::IoUring,
-        }
-    }
-}
-
-/// Which process, if any, to measure as the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerChoice {
-    /// Server metrics off (`--no-server-metrics`, or the target is not on this machine).
-    Off,
-    /// Find the process listening on this local TCP port.
-    Listener(u16),
-    /// This PID (`--server-pid`).
-    Pid(u32),
-}
-
-/// What a run needs besides the load config: where and how to report.
-#[derive(Debug)]
-pub struct Resolved {
-    /// The validated load test.
-    pub load: LoadConfig,
-    /// Report format.
-    pub format: Format,
-    /// ab's layout flags (`-d`, `-S`, `-w`, `-x`, `-y`, `-z`).
-    pub layout: AbLayout,
-    /// Report file (`-o`), else stdout.
-    pub output: Option<PathBuf>,
-    /// ab's percentile CSV (`-e`).
-    pub percentiles_csv: Option<PathBuf>,
-    /// Show a progress line (not `-q`; the TTY check happens at run time).
-    pub progress: bool,
-    /// `-v` level.
-    pub verbosity: u8,
-    /// The server process to measure.
-    pub server: ServerChoice,
-    /// `--max-error-rate`: the failed fraction above which the run fails.
-    pub max_error_rate: Option<f64>,
-}
-
-/// Resolve and validate the command line; `ncpus` is the machine's CPU count.
-pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
-    let load = load_flags(args).resolve(ncpus)?;
-    if let Some(f) = args.max_error_rate {
-        if !(0.0..=1.0).contains(&f) {
-            bail!("--max-error-rate {f}: give a fraction from 0 to 1, e.g. 0.01 for 1 %");
-        }
-    }
-    let server = match (args.no_server_metrics, args.server_pid) {
-        (true, _) => ServerChoice::Off,
-        (false, Some(pid)) => ServerChoice::Pid(pid),
-        (false, None) if client::is_loopback(&load.target.host) => {
-            ServerChoice::Listener(load.target.port)
-        }
-        (false, None) => ServerChoice::Off,
-    };
-    Ok(Resolved {
-        load,
-        format: args.format,
-        layout: abflags::layout(args)?,
-        output: args.output.clone(),
-        percentiles_csv: args.percentiles_csv.clone(),
-        progress: !args.quiet,
-        verbosity: args.verbosity,
-        server,
-        max_error_rate: args.max_error_rate,
-    })
-}
-
-/// The load flags as the library's plain values.
-fn load_flags(args: &Args) -> LoadFlags {
-    LoadFlags {
-        url: args.url.clone(),
-        requests: args.requests,
-        time_limit: args.time_limit,
-        concurrency: args.concurrency,
-        timeout: args.timeout,
-        keep_alive: args.keep_alive,
-        pipeline: args.pipeline,
-        http2: args.http2,
-        streams: args.streams,
-        rate: args.rate,
-        threads: args.threads,
-        warmup: args.warmup,
-        abort_on_error: args.abort_on_error,
-        variable_length: args.variable_length,
-        insecure: args.insecure,
-        engine: args.engine.into(),
-        request: abflags::request(args),
-        setup: abflags::setup(args),
-    }
-}
-
-/// Resolve [`ServerChoice`] to a PID to watch.
-///
-/// An explicit `--server-pid` that does not exist is a setup error; a
-/// loopback URL with no findable listener (e.g. another user's process) only
-/// turns server metrics off, with a note.
-fn server_pid(choice: ServerChoice) -> anyhow::Result<Option<u32>> {
-    match choice {
-        ServerChoice::Off => Ok(None),
-        ServerChoice::Pid(pid) => {
-            if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
-                bail!("--server-pid {pid}: no such process; give the PID of the running server or leave the flag out");
-            }
-            Ok(Some(pid))
-        }
-        ServerChoice::Listener(port) => match kurabe_probe::find_listener(port) {
-            Ok(Some(pid)) => Ok(Some(pid)),
-            Ok(None) => {
-                eprintln!("kurabe: note: no process of this machine found listening on port {port}; server metrics off (use --server-pid to name it)");
-                Ok(None)
-            }
-            Err(e) => {
-                eprintln!("kurabe: note: server metrics off: {e}");
-                Ok(None)
-            }
-        },
-    }
-}
-
-/// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells report them); 1 when `--abort-on-error`
-/// stopped the run at a failure, no request succeeded, or the failed fraction
-/// exceeds `--max-error-rate` (saying why on stderr); else 0. The (partial)
-/// report is written in every case.
-pub(crate) fn exit_code(
-    report: &HttpReport,
-    max_error_rate: Option<f64>,
-    signalled: bool,
-) -> ExitCode {
-    if signalled {
-        return crate::signal::exit_code();
-    }
-    match kurabe_http::outcome::failure(report, max_error_rate) {
-        Some(why) => {
-            eprintln!("kurabe: {why}");
-            ExitCode::from(1)
-        }
-        None if report.interrupted => ExitCode::from(1),
-        None => ExitCode::SUCCESS,
-    }
-}
+/// The `-g`, `-e` and report files, and the exit status.
+mod outputs;
 
 /// Run `kurabe http`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.more_urls.is_empty() {
-        return super::http_ab::run(&args);
+        return ab::run(&args);
     }
     if args.rounds.is_some() {
         bail!("--rounds compares two or more URLs: give URL_B too, or drop --rounds");
     }
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let resolved = from_args(&args, ncpus)?;
-    super::check_outputs(&[
+    check_outputs(&[
         ("-o", resolved.output.as_deref()),
         ("-e", resolved.percentiles_csv.as_deref()),
         ("-g", args.gnuplot.as_deref()),
@@ -418,7 +63,10 @@ fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
         abflags::verbose(resolved.format, &preamble);
         resolved.load.setup.trace = Some(abflags::trace(resolved.format, resolved.verbosity));
     }
-    let server = server_pid(resolved.server)?;
+    let (server, note) = resolved.server.resolve()?;
+    if let Some(note) = note {
+        eprintln!("kurabe: note: {note}");
+    }
     let report = run_load(&resolved.load, resolved.progress, &interrupt, server)?;
     let rendered = render(&report, resolved.format, &resolved.layout)?;
     write_outputs(&resolved, &report, &rendered)?;
@@ -432,116 +80,4 @@ fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
         resolved.max_error_rate,
         interrupt.is_set(),
     ))
-}
-
-/// Start the `-g` file (a temp file until the run succeeds, or a FIFO/device)
-/// and hand it to the load config.
-fn open_gnuplot(load: &mut LoadConfig, path: Option<&Path>) -> anyhow::Result<Option<Pending>> {
-    let Some(path) = path else {
-        return Ok(None);
-    };
-    let pending = Pending::begin(path).context("-g")?;
-    let file = pending
-        .file()
-        .try_clone()
-        .with_context(|| format!("-g: cannot open '{}'", path.display()))?;
-    load.gnuplot_file = Some(GnuplotFile {
-        path: path.to_owned(),
-        file: std::sync::Arc::new(file),
-    });
-    Ok(Some(pending))
-}
-
-/// True (with a note naming `flag`) when no response arrived: there are no
-/// latencies, so a percentile or per-request file would be made up.
-fn no_response(report: &HttpReport, flag: &str) -> bool {
-    let none = report.complete_requests == 0;
-    if none {
-        eprintln!("kurabe: note: {flag} file not written: no request got a response");
-    }
-    none
-}
-
-/// Write the `-e` percentile file (if asked) and the rendered report to `-o FILE` or stdout.
-pub(crate) fn write_outputs(
-    resolved: &Resolved,
-    report: &HttpReport,
-    rendered: &[u8],
-) -> anyhow::Result<()> {
-    if let Some(path) = resolved
-        .percentiles_csv
-        .as_ref()
-        .filter(|_| !no_response(report, "-e"))
-    {
-        let csv = kurabe_report::to_string(&AbPercentCsv, report);
-        write_file(path, csv.as_bytes()).context("-e")?;
-    }
-    match &resolved.output {
-        Some(path) => write_file(path, rendered).context("-o")?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(rendered)
-                .context("cannot write the report to stdout")?;
-            out.flush().context("cannot write the report to stdout")?;
-        }
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-    use kurabe_http::client::StopCondition;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: Args,
-    }
-
-    fn resolve(argv: &[&str]) -> anyhow::Result<Resolved> {
-        let mut full = vec!["http"];
-        full.extend_from_slice(argv);
-        from_args(&Cli::try_parse_from(full).unwrap().args, 4)
-    }
-
-    #[test]
-    fn flags_reach_the_load_config() {
-        let r = resolve(&[
-            "-k",
-            "-c",
-            "2",
-            "-n",
-            "9",
-            "-s",
-            "2",
-            "-l",
-            "--engine",
-            "epoll",
-            "http://[::1]:9/",
-        ])
-        .unwrap();
-        let l = &r.load;
-        assert_eq!(l.stop, StopCondition::Requests(9));
-        assert_eq!((l.concurrency, l.threads), (2, 2));
-        assert!(l.keep_alive && !l.check_length);
-        assert_eq!(l.timeout, Duration::from_secs(2));
-        assert_eq!(l.engine, client::Engine::Epoll);
-        assert_eq!(r.server, ServerChoice::Listener(9));
-        assert_eq!(r.format, Format::Text);
-        let e = format!(
-            "{:#}",
-            resolve(&["--max-error-rate", "2", "http://h/"]).unwrap_err()
-        );
-        assert!(e.starts_with("--max-error-rate 2:"), "{e}");
-    }
-
-    #[test]
-    fn clap_rejects_conflicting_body_flags() {
-        let mut full = vec!["http", "-p", "a", "-u", "b", "http://h/"];
-        assert!(Cli::try_parse_from(&full).is_err());
-        full = vec!["http", "-i", "-p", "a", "http://h/"];
-        assert!(Cli::try_parse_from(&full).is_err());
-    }
 }

@@ -5,23 +5,13 @@
 //! version boundaries); this file parses free-style unit flags and picks
 //! the renderer (`kurabe_report::Free`, or JSON).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kurabe_model::probe::MemReport;
 use kurabe_model::record::ResultKind;
-use kurabe_report::{to_string, Free, FreeUnit, Json, Render};
+use kurabe_report::{mem_renderer, Format, FreeUnit};
 
-use crate::output::write_output;
-
-/// Output format of `kurabe mem`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// `free`'s layout plus the legacy lines and the top processes.
-    Text,
-    /// The versioned JSON record.
-    Json,
-}
+use crate::flags::format;
+use crate::output::write_rendered;
 
 /// Arguments of `kurabe mem`.
 #[derive(Debug, clap::Args)]
@@ -50,12 +40,11 @@ pub struct Args {
     /// How many processes to list by PSS (0 = none).
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format: text (free's layout plus the legacy lines and the top processes) or json (the versioned record).
+    #[arg(long, value_parser = format(&["text", "json"]), default_value = "text")]
     pub format: Format,
-    /// Write the output to this file instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Print help.
     #[arg(long, action = clap::ArgAction::Help)]
     pub help: Option<bool>,
@@ -64,11 +53,8 @@ pub struct Args {
 /// Run `kurabe mem`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = kurabe_probe::mem_report::read(args.top, env!("CARGO_PKG_VERSION"))?;
-    let renderer: Box<dyn Render<MemReport>> = match args.format {
-        Format::Json => Box::new(Json),
-        Format::Text => Box::new(Free { unit: unit(&args) }),
-    };
-    write_output(args.output.as_deref(), &to_string(&*renderer, &report))?;
+    let renderer = mem_renderer(args.format, unit(&args));
+    write_rendered(args.out.path(), &*renderer, &report)?;
     let label = format!("mem {} {}", report.host, report.arch);
     args.save.save_if_asked(ResultKind::Mem, &label, &report)?;
     Ok(ExitCode::SUCCESS)

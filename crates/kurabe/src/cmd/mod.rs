@@ -6,7 +6,6 @@ pub mod check;
 pub mod demo;
 pub mod history;
 pub mod http;
-pub mod http_ab;
 pub mod mem;
 pub mod report;
 pub mod results;
@@ -16,15 +15,3 @@ pub mod site;
 pub mod system;
 pub mod watch;
 pub mod worker;
-
-/// Check every output location (`flag`, path) before the work starts, so a
-/// typo in `-o` costs one line and exit 2, not the whole measurement.
-pub(crate) fn check_outputs(outputs: &[(&str, Option<&std::path::Path>)]) -> anyhow::Result<()> {
-    for (flag, path) in outputs {
-        if let Some(path) = path {
-            kurabe_report::write::check_writable(path)
-                .map_err(|e| anyhow::anyhow!("{flag}: {e:#}"))?;
-        }
-    }
-    Ok(())
-}

@@ -6,35 +6,34 @@
 //! atomically so a reader never sees half a report.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use kurabe_model::record::Entry;
 
-use crate::output::{colour_stdout, ReportFormat as Format};
-use crate::store::{open_existing, parse_id};
+use crate::flags::format;
+use crate::output::colour_stdout;
 use kurabe_report::write::write_file;
+use kurabe_report::Format;
+use kurabe_store::access::{open_existing, parse_id};
 
 /// Arguments of `kurabe report`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Experiment id from `kurabe results list` (`e12`, or `12`).
     pub id: String,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format: text (the comparison table), md (Markdown, ready to paste into an issue or a blog), json (the report model, schema/experiment-report.schema.json), csv (one row per workload × metric × variant) or html (one self-contained page with SVG charts).
+    #[arg(long, value_parser = format(&["text", "md", "json", "csv", "html"]), default_value = "text")]
     pub format: Format,
-    /// Write to this file (atomically) instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Results store file [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
 }
 
 /// Run `kurabe report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let store = open_existing(args.store.as_deref())?;
+    let store = open_existing(args.store.store.as_deref())?;
     let id = parse_id(&args.id)?;
     let Entry::Experiment(exp) = store.get(id)? else {
         bail!(
@@ -42,11 +41,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     };
     let report = kurabe_report::experiment_report(&exp);
-    let format = args.format.into();
-    let colour = args.output.is_none() && colour_stdout();
+    let format = args.format;
+    let colour = args.out.path().is_none() && colour_stdout();
     let mut bytes = Vec::new();
     kurabe_report::renderer(format, colour).render(&report, &mut bytes)?;
-    match args.output {
+    match args.out.output {
         Some(path) => {
             write_file(&path, &bytes).context("-o")?;
             eprintln!("wrote {}", path.display());

@@ -11,47 +11,22 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_model::record::ResultKind;
 use kurabe_report::listing::{write_entry, write_listing};
-use kurabe_report::{Json, Render};
+use kurabe_report::{Format, Json, Render};
 use kurabe_store::transfer;
 
-use crate::store::{open_existing, parse_id, save_result};
+use crate::flags::format;
 
-/// Output format of the listing commands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Aligned text for people.
-    Text,
-    /// JSON for scripts.
-    Json,
-}
+use kurabe_store::access::{open_existing, parse_id, save_result};
 
-/// Kinds of saved results (mirrors `kurabe_store::ResultKind`; clap stays in the binary).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Kind {
-    /// `kurabe http --format json`.
-    Http,
-    /// `kurabe watch --format json`.
-    Watch,
-    /// `kurabe mem --format json`.
-    Mem,
-    /// `kurabe system --format json`.
-    System,
-    /// An imported UnixBench report as JSON.
-    Unixbench,
-}
+/// `--kind` values: the kinds of saved results, by the names the store uses.
+const KINDS: [&str; 5] = ["http", "watch", "mem", "system", "unixbench"];
 
-impl From<Kind> for ResultKind {
-    fn from(k: Kind) -> ResultKind {
-        match k {
-            Kind::Http => ResultKind::Http,
-            Kind::Watch => ResultKind::Watch,
-            Kind::Mem => ResultKind::Mem,
-            Kind::System => ResultKind::System,
-            Kind::Unixbench => ResultKind::Unixbench,
-        }
-    }
+/// A `--kind` value as the store's kind.
+fn kind(name: &str) -> Result<ResultKind, String> {
+    ResultKind::parse(name).ok_or_else(|| format!("unknown kind `{name}`"))
 }
 
 /// Arguments of `kurabe results`.
@@ -70,16 +45,16 @@ pub struct Args {
 pub enum Command {
     /// List experiments and saved results, newest first.
     List {
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
+        /// Output format: text (aligned, for people) or json (for scripts).
+        #[arg(long, value_parser = format(&["text", "json"]), default_value = "text")]
         format: Format,
     },
     /// Show one entry: an experiment's comparison table, or a saved result's record.
     Show {
         /// Id from `kurabe results list` (`e12`, `r7`; a bare number is an experiment).
         id: String,
-        /// Output format (json: the entry with every run, as exported).
-        #[arg(long, value_enum, default_value_t = Format::Text)]
+        /// Output format: text, or json (the entry with every run, as exported).
+        #[arg(long, value_parser = format(&["text", "json"]), default_value = "text")]
         format: Format,
     },
     /// Two experiments, or two saved results of the same kind, side by side (ratios are B / A).
@@ -91,17 +66,16 @@ pub enum Command {
         /// Compare only this metric or record field (repeatable).
         #[arg(long = "metric", value_name = "NAME")]
         metrics: Vec<String>,
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = Format::Text)]
+        /// Output format: text (aligned, for people) or json (for scripts).
+        #[arg(long, value_parser = format(&["text", "json"]), default_value = "text")]
         format: Format,
     },
     /// Write entries as a kurabe export (JSON) for `kurabe results import` elsewhere.
     Export {
         /// Entries to export; none means everything in the store.
         ids: Vec<String>,
-        /// Write to this file (atomically) instead of stdout.
-        #[arg(short, long, value_name = "FILE")]
-        output: Option<PathBuf>,
+        #[command(flatten)]
+        output: crate::flags::OutputArg,
     },
     /// Add the entries of an export file to the store (all or none; they get new ids).
     Import {
@@ -110,9 +84,9 @@ pub enum Command {
     },
     /// Save a command's JSON record as a result: `kurabe mem --format json | kurabe results save --kind mem -`.
     Save {
-        /// Which command wrote the record.
-        #[arg(long, value_enum)]
-        kind: Kind,
+        /// Which command wrote the record: http, watch, mem or system (`kurabe CMD --format json`), or unixbench (an imported UnixBench report as JSON).
+        #[arg(long, value_parser = PossibleValuesParser::new(KINDS).try_map(|k| kind(&k)))]
+        kind: ResultKind,
         /// Label in listings [default: the kind and the host name].
         #[arg(long)]
         label: Option<String>,
@@ -154,12 +128,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             metrics,
             format,
         } => compare(store, [a, b], &metrics, format, &mut out)?,
-        Command::Export { ids, output } => export(store, &ids, output.as_deref(), &mut out)?,
+        Command::Export { ids, output } => export(store, &ids, output.path(), &mut out)?,
         Command::Import { file } => {
             let added = transfer::import(&kurabe_store::access::store_path(store)?, &file)?;
             writeln!(out, "{added}")?;
         }
-        Command::Save { kind, label, file } => save(store, kind.into(), label, &file, &mut out)?,
+        Command::Save { kind, label, file } => save(store, kind, label, &file, &mut out)?,
         Command::Copy { from, to, ids } => writeln!(out, "{}", transfer::copy(&from, &to, &ids)?)?,
         Command::Rm { ids, force } => {
             for id in transfer::remove(&mut open_existing(store)?, &ids, force)? {
@@ -175,8 +149,8 @@ fn list(store: Option<&Path>, format: Format, out: &mut dyn Write) -> anyhow::Re
     let s = open_existing(store)?;
     let entries = s.list()?;
     match format {
-        Format::Text => write_listing(&entries, s.path(), out)?,
         Format::Json => Json.render(&entries, out)?,
+        _ => write_listing(&entries, s.path(), out)?,
     }
     Ok(())
 }
@@ -185,8 +159,8 @@ fn list(store: Option<&Path>, format: Format, out: &mut dyn Write) -> anyhow::Re
 fn show(store: Option<&Path>, id: &str, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
     let entry = open_existing(store)?.get(parse_id(id)?)?;
     match format {
-        Format::Text => write_entry(&entry, crate::output::colour_stdout(), out)?,
         Format::Json => Json.render(&entry, out)?,
+        _ => write_entry(&entry, crate::output::colour_stdout(), out)?,
     }
     Ok(())
 }
@@ -203,8 +177,8 @@ fn compare(
     let (ea, eb) = (s.get(parse_id(&a)?)?, s.get(parse_id(&b)?)?);
     let c = kurabe_report::compare_entries(&ea, &eb, metrics)?;
     match format {
-        Format::Text => kurabe_report::render_comparison(&c, out)?,
         Format::Json => Json.render(&c, out)?,
+        _ => kurabe_report::render_comparison(&c, out)?,
     }
     Ok(())
 }

@@ -11,64 +11,53 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::Context;
-use kurabe_lab::progress_text::{checks_text, event_line, failed_cell_message, parse_set};
+use kurabe_lab::invoke::parse_set;
 use kurabe_lab::{Event, Outcome};
-use kurabe_model::record::{Entry, EntryId, ExperimentStatus, RunStatus};
+use kurabe_model::record::{ExperimentStatus, RunStatus};
 use kurabe_report::escape;
+use kurabe_report::progress::{checks_text, event_line, outcome_messages};
 use kurabe_store::Store;
 
-use crate::flags::parse_duration;
-use crate::output::{colour_stdout, write_output, ReportFormat as Format};
+use crate::flags::format;
+use crate::output::{colour_stdout, write_output};
+use kurabe_report::write::check_outputs;
+use kurabe_report::Format;
 
 /// Arguments of `kurabe run`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The plan file (TOML): target, variants, workloads, checks. Programs it starts run in the plan file's folder, or in its `cwd` resolved against that folder. See examples/quickstart.toml. Limits: a regular file of at most 1 MiB, at most 10000 variants ([[variant]] × [matrix]) and 100000 runs (variants × workloads × rounds).
     pub plan: PathBuf,
-    /// Results store file (SQLite) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
     /// Rounds to run, overriding the plan's `repeat` (3 or more give an interval).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100000))]
     pub repeat: Option<u32>,
     /// Seed of the interleaved run order, overriding the plan's (default: drawn at start, recorded).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
-    /// Keep adding rounds until every headline metric (every metric a workload selects) is settled: better, worse, or within noise with the whole interval inside the band (not inconclusive). To keep repeated looks honest the stop decision reads a 99 % interval (Bonferroni over at most 5 looks: after the plan's `repeat` rounds, then each time the rounds have doubled); the report shows the normal 95 % verdicts.
-    #[arg(long)]
-    pub until_confident: bool,
-    /// Time budget of --until-confident for the whole experiment ("10m", "90s").
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10m", requires = "until_confident")]
-    pub max_time: Duration,
+    #[command(flatten)]
+    pub confident: crate::flags::ConfidentArgs,
     /// Format of the final report (html: a self-contained page with charts; use -o).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = format(&["text", "md", "json", "csv", "html"]), default_value = "text")]
     pub format: Format,
-    /// Write the final report to this file (atomically) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Also write the report as a self-contained HTML page with charts to this file (atomically), whatever --format says.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// No progress lines on stderr.
-    #[arg(short = 'q', long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: crate::flags::QuietArg,
     /// Fill the placeholder {KEY} with VALUE wherever it appears in the plan (repeatable): binary paths from CI, a commit id, a work size. The stored plan is the filled one.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub set: Vec<(String, String)>,
     /// Check the plan and print the run schedule (variants × workloads × rounds, in order, and the estimated duration) without running anything.
     #[arg(long)]
     pub dry_run: bool,
-    /// Label of the code measured (a CI build id, a tag), stored with the record beside the git commit, branch and dirty flag read from the current directory's work tree.
-    #[arg(
-        long = "rev",
-        value_name = "LABEL",
-        env = "KURABE_REV",
-        hide_env_values = true
-    )]
-    pub rev: Option<String>,
+    #[command(flatten)]
+    pub rev: crate::flags::RevArg,
 }
 
 /// Run `kurabe run`.
@@ -76,25 +65,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (plan, mut opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
     if args.dry_run {
         let rounds = args.repeat.unwrap_or(plan.repeat).max(1);
-        let text = kurabe_lab::dry_run::render(&plan, rounds, args.seed.or(plan.seed));
+        let schedule = kurabe_lab::dry_run::dry_run(&plan, rounds, args.seed.or(plan.seed));
+        let text = kurabe_report::progress::dry_run_text(&schedule);
         write_output(None, &text)?;
         return Ok(ExitCode::SUCCESS);
     }
-    super::check_outputs(&[
-        ("-o", args.output.as_deref()),
-        ("--html", args.html.as_deref()),
-    ])?;
-    let mut store = kurabe_store::access::open_or_create(args.store.as_deref())?;
+    check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
+    let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
-    match prepare_revisions(&plan, &opts.plan_dir, &stop, args.quiet) {
+    match prepare_revisions(&plan, &opts.plan_dir, &stop, args.quiet.quiet) {
         Ok(w) => opts.worktrees = w,
         Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
         Err(e) => return Err(e.into()),
     }
     (opts.seed, opts.repeat) = (args.seed, args.repeat);
-    opts.until_confident = args.until_confident.then_some(args.max_time);
-    opts.rev = crate::store::current_rev(args.rev.clone());
-    let outcome = run_with_progress(&plan, &mut store, &opts, &stop, args.quiet)?;
+    opts.until_confident = args.confident.budget();
+    opts.rev = args.rev.current();
+    let outcome = run_with_progress(&plan, &mut store, &opts, &stop, args.quiet.quiet)?;
     write_reports(&args, &store, &outcome)?;
     Ok(finish(&outcome))
 }
@@ -127,7 +114,7 @@ fn prepare_revisions(
 ) -> Result<std::collections::BTreeMap<String, PathBuf>, kurabe_lab::git::GitError> {
     kurabe_lab::git::prepare_revisions(plan, plan_dir, stop, &mut |p| {
         if !quiet {
-            let line = kurabe_lab::progress_text::revision_line(p);
+            let line = kurabe_report::progress::revision_line(p);
             eprintln!("{}", escape::terminal_lines(&line));
         }
     })
@@ -135,10 +122,10 @@ fn prepare_revisions(
 
 /// The final report to stdout or `-o`, and the HTML page to `--html`.
 fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Result<()> {
-    let colour = args.output.is_none() && colour_stdout();
+    let colour = args.out.path().is_none() && colour_stdout();
     let body = render(store, outcome, args.format, colour)?;
-    write_output(args.output.as_deref(), &body)?;
-    if let Some(path) = &args.output {
+    write_output(args.out.path(), &body)?;
+    if let Some(path) = &args.out.output {
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.html {
@@ -151,14 +138,9 @@ fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Resul
 
 /// Say what failed on stderr and pick the exit status.
 fn finish(outcome: &Outcome) -> ExitCode {
-    for c in outcome.checks.iter().filter(|c| !c.passed) {
-        eprintln!("kurabe: check failed: {}", escape::terminal(&c.description));
-    }
-    if let Some(why) = &outcome.stopped_by {
-        eprintln!("kurabe: experiment stopped: {why}");
-    }
-    for cell in &outcome.failed_cells {
-        eprintln!("{}", escape::terminal_lines(&failed_cell_message(cell)));
+    let o = outcome;
+    for line in outcome_messages(&o.checks, o.stopped_by.as_deref(), &o.failed_cells) {
+        eprintln!("{line}");
     }
     match outcome.status {
         ExperimentStatus::Interrupted => crate::signal::exit_code(),
@@ -202,13 +184,10 @@ fn show_on_bar(bar: &indicatif::ProgressBar, e: &Event<'_>) {
 /// The stored experiment rendered by `kurabe-report`, plus the check
 /// results under a text or Markdown table (JSON stays the report model).
 fn render(store: &Store, o: &Outcome, format: Format, colour: bool) -> anyhow::Result<String> {
-    let Entry::Experiment(exp) = store.get(EntryId::Experiment(o.experiment))? else {
-        anyhow::bail!("experiment {} vanished from the store", o.experiment);
-    };
+    let exp = kurabe_store::access::recorded_experiment(store, o.experiment)?;
     let report = kurabe_report::experiment_report(&exp);
-    let mut out =
-        kurabe_report::to_string(&*kurabe_report::renderer(format.into(), colour), &report);
-    if matches!(format, Format::Text | Format::Md) {
+    let mut out = kurabe_report::to_string(&*kurabe_report::renderer(format, colour), &report);
+    if matches!(format, Format::Text | Format::Markdown) {
         out.push_str(&checks_text(&o.checks, |d| {
             escape::terminal(d).into_owned()
         }));

@@ -11,7 +11,7 @@ use kurabe_report::results_as_experiments;
 use kurabe_report::site_files::write_site;
 use kurabe_store::series::{plan_names, plan_or_label};
 
-use crate::store::open_existing;
+use kurabe_store::access::open_existing;
 
 /// Arguments of `kurabe site`.
 #[derive(Debug, clap::Args)]
@@ -19,14 +19,13 @@ pub struct Args {
     /// Directory to write the site into (created if missing); open DIR/index.html, no server needed.
     #[arg(short = 'o', long = "output", value_name = "DIR")]
     pub output: PathBuf,
-    /// Results store (file, sqlite:PATH or postgres://…) [default: $KURABE_STORE, else $XDG_DATA_HOME/kurabe/results.db].
-    #[arg(long, value_name = "PATH|URL")]
-    pub store: Option<PathBuf>,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
 }
 
 /// Run `kurabe site`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let store = open_existing(args.store.as_deref())?;
+    let store = open_existing(args.store.store.as_deref())?;
     let plans: Vec<(String, Vec<Experiment>)> = plan_names(&store)?
         .into_iter()
         .map(|n| {

@@ -12,11 +12,13 @@ use std::process::ExitCode;
 
 use kurabe_model::record::ResultKind;
 use kurabe_model::system::SystemCompare;
-use kurabe_report::{to_string, Json, Markdown, Render, Terminal};
+use kurabe_report::{record_renderer, Format};
 use kurabe_system::choices::{parse_pct, parse_secs, Choices};
 use kurabe_system::files::{compare_files, load_unixbench};
 
-use crate::output::write_output;
+use crate::flags::format;
+use crate::output::write_rendered;
+use kurabe_report::write::check_outputs;
 
 /// Arguments of `kurabe system`.
 #[derive(Debug, clap::Args)]
@@ -35,17 +37,6 @@ enum Action {
     Import(ImportArgs),
     /// Compare two results (kurabe JSON or UnixBench text reports): B relative to A, per test, with a verdict where spread is known.
     Compare(CompareArgs),
-}
-
-/// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Format {
-    /// UnixBench's report layout plus the spread.
-    Text,
-    /// The versioned result model (schema/system-report.schema.json).
-    Json,
-    /// Markdown tables.
-    Md,
 }
 
 #[derive(Debug, clap::Args)]
@@ -76,12 +67,14 @@ struct RunArgs {
     /// Fixed passes per test instead of the precision rule (UnixBench: 10 for fast tests, 3 for slow tests); the lowest third is dropped.
     #[arg(long, value_name = "N")]
     passes: Option<u32>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format: text (UnixBench's report layout plus the spread), json (the versioned result model, schema/system-report.schema.json) or md (Markdown tables).
+    #[arg(long, value_parser = format(&["text", "json", "md"]), default_value = "text")]
     format: Format,
-    /// Write the report to FILE (atomically) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    out: crate::flags::OutputArg,
+    /// No progress bar on stderr.
+    #[arg(short, long)]
+    quiet: bool,
     /// Seconds per pass for every test (for tests and benchmarks).
     #[arg(long, value_name = "DURATION", value_parser = parse_secs, hide = true)]
     seconds: Option<f64>,
@@ -96,12 +89,11 @@ struct ImportArgs {
     save: crate::save::SaveArgs,
     /// The UnixBench text report (the file under UnixBench's results/ without extension).
     file: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Json)]
+    /// Output format: json (the versioned result model), text or md.
+    #[arg(long, value_parser = format(&["json", "text", "md"]), default_value = "json")]
     format: Format,
-    /// Write to FILE (atomically) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    out: crate::flags::OutputArg,
 }
 
 #[derive(Debug, clap::Args)]
@@ -113,12 +105,11 @@ struct CompareArgs {
     /// Half-width of the noise band in percent: verdicts better/worse need the whole 95 % interval outside it.
     #[arg(long, value_name = "PCT", default_value_t = 2.0)]
     noise: f64,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    /// Output format: text (UnixBench's report layout plus the spread), json (the versioned result model, schema/system-report.schema.json) or md (Markdown tables).
+    #[arg(long, value_parser = format(&["text", "json", "md"]), default_value = "text")]
     format: Format,
-    /// Write to FILE (atomically) instead of stdout.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    output: Option<PathBuf>,
+    #[command(flatten)]
+    out: crate::flags::OutputArg,
 }
 
 /// Run `kurabe system`.
@@ -146,12 +137,12 @@ fn choices(a: RunArgs) -> Choices {
 }
 
 fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let (format, output, save) = (a.format, a.output.clone(), a.save.clone());
+    let (format, output, save, quiet) = (a.format, a.out.output.clone(), a.save.clone(), a.quiet);
     let cfg = choices(a).config()?;
-    super::check_outputs(&[("-o", output.as_deref())])?;
+    check_outputs(&[("-o", output.as_deref())])?;
     let stop = crate::signal::install_stop()?;
-    let report = run_with_bar(&cfg, &stop)?;
-    write_output(output.as_deref(), &to_string(&*renderer(format), &report))?;
+    let report = run_with_bar(&cfg, &stop, quiet)?;
+    write_rendered(output.as_deref(), &*record_renderer(format, false), &report)?;
     if report.interrupted {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
         return Ok(crate::signal::exit_code());
@@ -169,9 +160,10 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
 fn run_with_bar(
     cfg: &kurabe_system::Config,
     stop: &kurabe_model::stop::Stop,
+    quiet: bool,
 ) -> anyhow::Result<kurabe_model::system::SystemReport> {
     let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
-    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(true));
+    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(!quiet));
     let mut started = 0u64;
     let mut progress = |p: kurabe_system::Progress<'_>| {
         if p.pass == 1 {
@@ -194,26 +186,9 @@ fn run_with_bar(
     Ok(result?)
 }
 
-/// The renderer of `format`, for a system report or a comparison.
-fn renderer<R>(format: Format) -> Box<dyn Render<R>>
-where
-    Terminal: Render<R>,
-    Markdown: Render<R>,
-    Json: Render<R>,
-{
-    match format {
-        Format::Text => Box::new(Terminal { color: false }),
-        Format::Md => Box::new(Markdown),
-        Format::Json => Box::new(Json),
-    }
-}
-
 fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     let report = load_unixbench(&a.file)?;
-    write_output(
-        a.output.as_deref(),
-        &to_string(&*renderer(a.format), &report),
-    )?;
+    write_rendered(a.out.path(), &*record_renderer(a.format, false), &report)?;
     let label = format!("unixbench {}", a.file.display());
     a.save
         .save_if_asked(ResultKind::Unixbench, &label, &report)?;
@@ -222,6 +197,6 @@ fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
 
 fn run_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let c: SystemCompare = compare_files(&a.a, &a.b, a.noise)?;
-    write_output(a.output.as_deref(), &to_string(&*renderer(a.format), &c))?;
+    write_rendered(a.out.path(), &*record_renderer(a.format, false), &c)?;
     Ok(ExitCode::SUCCESS)
 }

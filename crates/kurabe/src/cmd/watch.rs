@@ -11,29 +11,19 @@
 //! command dies with the watch: its process group, its descendants and its
 //! cgroup are killed at the end, and with kurabe itself (`PR_SET_PDEATHSIG`).
 
-use std::io::{IsTerminal, Write as _};
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use crate::flags::{parse_duration, parse_size};
+use crate::flags::{format, parse_duration};
 use crate::output::write_output;
 use kurabe_model::probe::{WatchEnd, WatchReport};
 use kurabe_probe::cgroup::Limits;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
-use kurabe_report::{mib, to_string, Csv, Json, Render, Svg, Terminal};
-
-/// Output format of `kurabe watch`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Human-readable summary.
-    Text,
-    /// The full report (summary and series) as JSON.
-    Json,
-    /// The time series, one row per sample.
-    Csv,
-}
+use kurabe_report::write::check_outputs;
+use kurabe_report::{to_string, watch_live_line, watch_renderer, Format, Svg};
 
 /// Arguments of `kurabe watch`.
 #[derive(Debug, clap::Args)]
@@ -58,21 +48,16 @@ pub struct Args {
     /// Stop after this long ("30" seconds, "2s", "1m30s"; a started command is then killed with its tree).
     #[arg(short, long, value_name = "DURATION", value_parser = parse_duration)]
     pub duration: Option<Duration>,
-    /// CPU quota for the started command in cores, e.g. 0.5 (cgroup CFS quota).
-    #[arg(long, value_name = "CORES")]
-    pub cpus: Option<f64>,
-    /// CPUs the started command may run on, e.g. 0 or 0-1 (cgroup cpuset).
-    #[arg(long, value_name = "LIST")]
-    pub cpuset: Option<String>,
-    /// Memory limit for the started command (cgroup): 512M or 512MiB = 512 × 2²⁰ bytes, 500MB = 500 × 10⁶, as in plans.
-    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
-    pub memory: Option<u64>,
+    #[command(flatten)]
+    pub limits: crate::flags::LimitArgs,
     /// Output format: text summary, JSON report, or CSV time series.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_parser = format(&["text", "json", "csv"]), default_value = "text")]
     pub format: Format,
-    /// Write the output to this file instead of stdout.
-    #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    /// No live status line or progress bar on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
     /// Also draw CPU and memory over time as an SVG chart into this file.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
@@ -90,18 +75,24 @@ pub struct Args {
 /// Run `kurabe watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (target, cfg) = request(&args).check()?;
-    super::check_outputs(&[
-        ("-o", args.output.as_deref()),
-        ("--svg", args.svg.as_deref()),
-    ])?;
+    check_outputs(&[("-o", args.out.path()), ("--svg", args.svg.as_deref())])?;
     let stop = crate::signal::install_stop()?;
     let session = WatchSession::start(&target, cfg)?;
-    let live = std::io::stderr().is_terminal();
+    let live = crate::progress::wanted(!args.quiet);
+    // With -d the end is known: a bar with ETA; else the live line alone.
+    let bar = match args.duration {
+        Some(d) => crate::progress::timer(d, live),
+        None => indicatif::ProgressBar::hidden(),
+    };
     let report = session.run(&stop, &mut |s, t| {
-        if live {
+        if !bar.is_hidden() {
+            bar.set_position(u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+            bar.set_message(watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes));
+        } else if live {
             live_line(s, t);
         }
     });
+    bar.finish_and_clear();
     if live {
         eprint!("\r\x1b[K");
     }
@@ -124,12 +115,7 @@ fn exit_code(report: &WatchReport) -> ExitCode {
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
-    let renderer: Box<dyn Render<WatchReport>> = match args.format {
-        Format::Text => Box::new(Terminal { color: false }),
-        Format::Json => Box::new(Json),
-        Format::Csv => Box::new(Csv),
-    };
-    write_output(args.output.as_deref(), &to_string(&*renderer, report))?;
+    crate::output::write_rendered(args.out.path(), &*watch_renderer(args.format), report)?;
     if let Some(path) = &args.svg {
         write_output(Some(path), &to_string(&Svg, report))?;
     }
@@ -144,16 +130,16 @@ fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
 /// Flags → what to watch and how often.
 fn request(args: &Args) -> WatchRequest {
     let limits = Limits {
-        cpus: args.cpus,
-        cpuset: args.cpuset.clone(),
-        memory_bytes: args.memory,
+        cpus: args.limits.cpus,
+        cpuset: args.limits.cpuset.clone(),
+        memory_bytes: args.limits.memory,
     };
     let command = CommandSpec {
         argv: args.command.clone(),
         limits,
         cgroup: !args.no_cgroup,
         // stdout carries the report: the command's output goes to stderr.
-        stdout_to_stderr: args.format != Format::Text && args.output.is_none(),
+        stdout_to_stderr: args.format != Format::Text && args.out.path().is_none(),
     };
     let config = SessionConfig {
         interval: args.interval,
@@ -170,12 +156,7 @@ fn request(args: &Args) -> WatchRequest {
 
 /// The live status line on a terminal; `t` is the time since the start.
 fn live_line(s: &kurabe_probe::Sample, t: Duration) {
-    eprint!(
-        "\r\x1b[K{:7.1} s  {:4} procs  Σ PSS {}  Σ RSS {}",
-        t.as_secs_f64(),
-        s.processes,
-        mib(s.pss_bytes),
-        mib(s.rss_bytes)
-    );
+    let line = watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes);
+    eprint!("\r\x1b[K{line}");
     let _ = std::io::stderr().flush();
 }

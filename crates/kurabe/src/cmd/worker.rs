@@ -7,15 +7,12 @@
 //! itself is `kurabe_fleet::worker`.
 
 use std::ffi::OsString;
-use std::process::{Child, Command, ExitCode, ExitStatus};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_fleet::event_text;
-use kurabe_fleet::worker::{WorkerConfig, WorkerEvent};
-use kurabe_model::stop::Stop;
+use kurabe_fleet::worker::{WorkerEvent, WorkerFlags};
 
 use crate::flags::parse_duration;
 
@@ -50,16 +47,21 @@ pub struct Args {
 
 /// Run `kurabe worker`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let url = crate::store::postgres_url(args.store.as_deref(), "kurabe worker")?;
-    if let Some(c) = args.cpus {
-        if !(c.is_finite() && c > 0.0) {
-            anyhow::bail!("--cpus {c}: give a positive number of CPUs, e.g. 0.5");
-        }
+    let url = kurabe_store::access::postgres_url(args.store.as_deref(), "kurabe worker")?;
+    let flags = WorkerFlags {
+        name: args.name,
+        threads: args.threads,
+        cpus: args.cpus,
+        heartbeat: args.heartbeat,
+        once: args.once,
+    };
+    if let Some(cpus) = flags.checked_cpus()? {
         if std::env::var_os(IN_CGROUP_ENV).is_none() {
-            return run_in_cgroup(c, &url);
+            return run_in_cgroup(cpus, &url);
         }
     }
-    let cfg = config(&args)?;
+    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let cfg = flags.resolve(ncpus, &kurabe_probe::host::host_facts().hostname)?;
     let stop = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();
     let mut client = kurabe_store::pg::connect(&url)?;
@@ -72,41 +74,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The flags as the worker's configuration: threads from `--threads`, else
-/// the CPUs available (or `--cpus`, rounded up); the name defaults to HOSTNAME-PID.
-fn config(args: &Args) -> anyhow::Result<WorkerConfig> {
-    if args.heartbeat.is_zero() || args.heartbeat > Duration::from_secs(5) {
-        anyhow::bail!("--heartbeat: give an interval between 1ms and 5s (coordinators declare a worker lost after 10 s without one)");
-    }
-    if args.threads == Some(0) {
-        anyhow::bail!("--threads 0: use at least 1 (or leave it out for the default)");
-    }
-    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let threads = args
-        .threads
-        .unwrap_or_else(|| args.cpus.map_or(ncpus, |c| c.ceil() as u32).max(1));
-    let name = args.name.clone().unwrap_or_else(|| {
-        let host = kurabe_probe::host::host_facts().hostname;
-        format!("{host}-{}", std::process::id())
-    });
-    Ok(WorkerConfig {
-        name,
-        threads,
-        heartbeat: args.heartbeat,
-        once: args.once,
-    })
-}
-
 /// Re-run this worker inside a new cgroup with a CPU quota of `cpus`; relay
-/// Ctrl-C/SIGTERM to it and exit with its status. The cgroup guard kills
-/// whatever is left and removes the cgroup when the child is gone.
+/// Ctrl-C/SIGTERM to it and exit with its status.
 fn run_in_cgroup(cpus: f64, store_url: &str) -> anyhow::Result<ExitCode> {
     let limits = kurabe_probe::cgroup::Limits {
         cpus: Some(cpus),
         ..Default::default()
     };
-    let cgroup = kurabe_probe::cgroup::RunCgroup::create(&limits)
-        .context("--cpus needs a cgroup for the worker")?;
     let exe = std::env::current_exe().context("cannot find the kurabe executable")?;
     let mut cmd = Command::new(exe);
     // The store URL travels in the environment (readable by this user only),
@@ -115,13 +89,9 @@ fn run_in_cgroup(cpus: f64, store_url: &str) -> anyhow::Result<ExitCode> {
     cmd.args(without_store(std::env::args_os().skip(1)))
         .env("KURABE_STORE", store_url)
         .env(IN_CGROUP_ENV, "1");
-    cgroup.prepare(&mut cmd);
     let stop = crate::signal::install_stop()?;
-    let mut child = cmd
-        .spawn()
-        .context("cannot start the worker in its cgroup")?;
-    let status = wait_relaying_stop(&mut child, &stop)?;
-    drop(cgroup);
+    let status = kurabe_probe::cgroup_run::run_in_cgroup(&limits, cmd, &stop)
+        .context("--cpus needs a cgroup for the worker")?;
     Ok(ExitCode::from(status.code().map_or(130, |c| c as u8)))
 }
 
@@ -140,26 +110,4 @@ fn without_store(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
         }
     }
     out
-}
-
-/// Wait for `child`; a stop request reaches it as SIGTERM at once (a
-/// thread blocks on the [`Stop`], no polling).
-fn wait_relaying_stop(child: &mut Child, stop: &Arc<Stop>) -> anyhow::Result<ExitStatus> {
-    let pid = child.id() as i32;
-    let done = Arc::new(AtomicBool::new(false));
-    let (stop, reaped) = (stop.clone(), done.clone());
-    std::thread::spawn(move || {
-        while !reaped.load(Ordering::SeqCst) {
-            if stop.wait_timeout(Duration::from_secs(3600)) {
-                if !reaped.load(Ordering::SeqCst) {
-                    // SAFETY: kill(2) on our own child's PID, not yet reaped.
-                    unsafe { libc::kill(pid, libc::SIGTERM) };
-                }
-                return;
-            }
-        }
-    });
-    let status = child.wait().context("cannot wait for the worker");
-    done.store(true, Ordering::SeqCst);
-    status
 }

@@ -1,75 +1,16 @@
-//! ab's remaining flags of `kurabe http`: the report layout (`-d`, `-S`,
-//! `-w`, `-x`, `-y`, `-z`), the request and connection-setup flags as the
-//! library's plain values (`kurabe_http::cli_config` checks them), and
-//! where the `-v` log goes (its lines are `kurabe_http::ab_verbose`'s).
+//! Where `kurabe http -v` writes ab's log (its lines are
+//! `kurabe_http::ab_verbose`'s): stdout beside the text report, stderr
+//! beside a document that must stay parseable.
 //!
-//! Owns copying those flags and printing the `-v` lines. Must not show the
-//! `-P` or `-A` password anywhere.
+//! Owns printing the `-v` lines. Must not show the `-P` or `-A` password
+//! anywhere (`ab_verbose` masks them).
 
 use std::io::Write as _;
 use std::sync::Arc;
 
-use anyhow::bail;
 use kurabe_http::ab_verbose;
-use kurabe_http::cli_config::{RequestFlags, SetupFlags};
 use kurabe_http::client::HeadTrace;
-use kurabe_report::{AbHtml, AbLayout, AbText};
-
-use super::{Args, Format};
-
-/// ab's layout flags → the report layout; `-x`/`-y`/`-z` imply `-w`, as in ab.
-pub(super) fn layout(args: &Args) -> anyhow::Result<AbLayout> {
-    let html = args.html
-        || args.table_attrs.is_some()
-        || args.tr_attrs.is_some()
-        || args.td_attrs.is_some();
-    if html && args.format != Format::Text {
-        bail!("-w (or -x/-y/-z) prints ab's HTML table: drop --format, or drop -w");
-    }
-    let html = html.then(|| {
-        let d = AbHtml::default();
-        AbHtml {
-            table: args.table_attrs.clone().unwrap_or(d.table),
-            tr: args.tr_attrs.clone().unwrap_or(d.tr),
-            td: args.td_attrs.clone().unwrap_or(d.td),
-        }
-    });
-    Ok(AbLayout {
-        text: AbText {
-            percentiles: !args.no_percentiles,
-            confidence: !args.no_confidence,
-            variable_length: args.variable_length,
-        },
-        html,
-    })
-}
-
-/// The request flags as the library's plain values.
-pub(super) fn request(args: &Args) -> RequestFlags {
-    RequestFlags {
-        method: args.method.clone(),
-        head: args.head,
-        post_file: args.post_file.clone(),
-        put_file: args.put_file.clone(),
-        content_type: args.content_type.clone(),
-        headers: args.headers.clone(),
-        cookies: args.cookies.clone(),
-        auth: args.auth.clone(),
-    }
-}
-
-/// ab's connection-setup flags (`-b`, `-B`, `-X`, `-P`, `-E`, `-f`, `-Z`) as plain values.
-pub(super) fn setup(args: &Args) -> SetupFlags {
-    SetupFlags {
-        socket_buffer: args.socket_buffer,
-        bind: args.bind.clone(),
-        proxy: args.proxy.clone(),
-        proxy_auth: args.proxy_auth.clone(),
-        client_cert: args.client_cert.clone(),
-        tls_protocol: args.tls_protocol.clone(),
-        ciphers: args.ciphers.clone(),
-    }
-}
+use kurabe_report::Format;
 
 /// Print `-v` output where ab prints it, stdout, unless the report there is
 /// JSON, CSV or Markdown (then stderr, so the document stays parseable).

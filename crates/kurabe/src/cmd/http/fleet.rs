@@ -16,12 +16,14 @@ use kurabe_fleet::event_text;
 use kurabe_fleet::spec::RunSpec;
 use kurabe_model::record::ResultKind;
 
-use super::{write_outputs, Args, Format, Resolved};
+use super::args::{Args, Resolved};
+use super::outputs::{exit_code, write_outputs};
 use crate::load::render;
+use kurabe_report::Format;
 
 /// Run `kurabe http` over `workers` workers.
 pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow::Result<ExitCode> {
-    let url = crate::store::postgres_url(args.save.store.as_deref(), "--workers")?;
+    let url = kurabe_store::access::postgres_url(args.save.store.store.as_deref(), "--workers")?;
     if args.requests.is_none() && args.time_limit.is_none() {
         bail!("--workers needs -n REQUESTS or -t TIME: a distributed run must know when to stop");
     }
@@ -42,7 +44,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     write_merged(resolved, &mut outcome)?;
     args.save
         .save_if_asked(ResultKind::Http, &plan.experiment, &outcome.report)?;
-    Ok(super::exit_code(
+    Ok(exit_code(
         &outcome.report,
         resolved.max_error_rate,
         interrupt.load(Ordering::Relaxed),

@@ -1,6 +1,6 @@
 //! `kurabe http URL_A URL_B …`: an A/B of endpoints in interleaved rounds.
 //!
-//! The flags are checked exactly as for one URL ([`super::http::from_args`],
+//! The flags are checked exactly as for one URL ([`super::args::from_args`],
 //! so the same mistakes give the same messages), then become an in-memory
 //! plan (`kurabe_lab::http_ab`): one variant per URL, one http workload carrying the
 //! resolved request and load settings, `--rounds` rounds. kurabe-lab's
@@ -11,40 +11,32 @@
 //! and verdicts. `--save` keeps the experiment in the results store;
 //! without it, a private store in a temporary directory is used and removed.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use kurabe_http::client::StopCondition;
 use kurabe_lab::http_ab::{self, AbSpec, DEFAULT_ROUNDS};
-use kurabe_lab::{Event, RunOptions};
+use kurabe_lab::Event;
 use kurabe_model::plan::Plan;
-use kurabe_report::write::write_file;
-use kurabe_store::{Entry, EntryId, Store};
+use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
+use kurabe_store::Store;
 
-use super::http::{Args, Format};
+use super::args::{from_args, Args};
+use kurabe_report::write::check_outputs;
+use kurabe_report::Format;
 
 /// Run `kurabe http` with two or more URLs.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let urls = urls(args);
     refuse_single_url_flags(args)?;
     let plan = plan(args, &urls)?;
-    super::check_outputs(&[("-o", args.output.as_deref())])?;
+    check_outputs(&[("-o", args.out.path())])?;
     // Without --save, a private store in a directory removed at the end.
-    let scratch = match &args.save.save {
-        Some(_) => None,
-        None => Some(crate::store::ScratchDir::new()?),
-    };
-    let mut store = open_store(args, scratch.as_ref())?;
+    let scratch = args.save.save.is_none().then(ScratchDir::new).transpose()?;
+    let mut store = open_run_store(args.save.store.store.as_deref(), scratch.as_ref())
+        .context("cannot open the results store (choose another with --store PATH)")?;
     let outcome = run_plan(args, &plan, &mut store)?;
-    let Entry::Experiment(exp) = store.get(EntryId::Experiment(outcome.experiment))? else {
-        bail!("experiment {} vanished from the store", outcome.experiment);
-    };
-    let body = render(args, &exp, &urls)?;
-    match &args.output {
-        Some(path) => write_file(path, &body).context("-o")?,
-        None => std::io::stdout().lock().write_all(&body)?,
-    }
+    let exp = recorded_experiment(&store, outcome.experiment)?;
+    crate::output::write_output(args.out.path(), &render(args, &exp, &urls))?;
     if args.save.save.is_some() {
         eprintln!(
             "kurabe: saved as {id}; see `kurabe report {id}`",
@@ -54,57 +46,25 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(exit_code(&outcome, &urls))
 }
 
-/// The store the experiment goes into: the scratch one, `--store`, or the default.
-fn open_store(args: &Args, scratch: Option<&crate::store::ScratchDir>) -> anyhow::Result<Store> {
-    match (scratch, &args.save.store) {
-        (Some(dir), _) => Store::open(&dir.path().join("ab.db")),
-        (None, Some(p)) => Store::open(p),
-        (None, None) => Store::open_default(),
-    }
-    .and_then(Store::for_saving)
-    .context("cannot open the results store (choose another with --store PATH)")
-}
-
-/// Every URL through the one-URL checks (same rules, same messages), then the plan.
+/// The flags checked as for one URL (same rules, same messages), then the plan.
 fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
     let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    for url in urls {
-        let mut one =
-            super::http::from_args(args, ncpus).with_context(|| format!("checking {url}"))?;
-        one.load.target = kurabe_http::client::Target::parse(url)?;
-    }
-    let first = super::http::from_args(args, ncpus)?;
-    if matches!(first.load.stop, StopCondition::Requests(1)) && args.requests.is_none() {
-        bail!("comparing URLs needs -n REQUESTS or -t TIME per round (ab's default of one request says nothing)");
-    }
-    let body_file = match (&args.post_file, &args.put_file) {
-        (Some(p), _) | (None, Some(p)) => Some(std::path::absolute(p)?),
-        _ => None,
-    };
+    let first = from_args(args, ncpus).with_context(|| format!("checking {}", urls[0]))?;
     Ok(http_ab::plan(&AbSpec {
         urls,
         load: &first.load,
-        body_file,
+        requests_given: args.requests.is_some(),
+        body_file: args.post_file.as_deref().or(args.put_file.as_deref()),
         rounds: args.rounds.unwrap_or(DEFAULT_ROUNDS),
     })?)
 }
 
 /// Run the plan into `store`, with progress lines on stderr unless `-q`.
 fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurabe_lab::Outcome> {
-    let opts = RunOptions {
-        plan_dir: std::env::current_dir().context("cannot read the current directory")?,
-        plan_text: kurabe_lab::plan::plan_text(plan)?,
-        seed: None,
-        repeat: None,
-        kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
-        until_confident: None,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        worktrees: Default::default(),
-        rev: crate::store::current_rev(args.save.rev.clone()),
-    };
+    let opts = kurabe_lab::invoke::options_here(plan, args.save.rev.current())?;
     let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;
-    let mut progress = |e: &Event<'_>| match http_ab::progress_line(e) {
+    let mut progress = |e: &Event<'_>| match kurabe_report::progress::ab_event_line(e) {
         Some(line) if !quiet => eprintln!("{line}"),
         _ => {}
     };
@@ -157,17 +117,15 @@ fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
 
 /// Text, Markdown and CSV: the experiment report; JSON: the report plus
 /// every run's full HTTP record.
-fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> anyhow::Result<Vec<u8>> {
+fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> String {
     let report = kurabe_report::experiment_report(exp);
     if args.format == Format::Json {
         let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
         let doc = kurabe_report::http_compare(exp, urls, rounds, report);
-        return Ok(kurabe_report::to_string(&kurabe_report::Json, &doc).into_bytes());
+        return kurabe_report::to_string(&kurabe_report::Json, &doc);
     }
-    let colour = args.output.is_none() && crate::output::colour_stdout();
-    let mut out = Vec::new();
-    kurabe_report::renderer(args.format.into(), colour).render(&report, &mut out)?;
-    Ok(out)
+    let colour = args.out.path().is_none() && crate::output::colour_stdout();
+    kurabe_report::to_string(&*kurabe_report::renderer(args.format, colour), &report)
 }
 
 /// 130 on Ctrl-C; 1 when some URL has no successful round; else 0.

@@ -1,0 +1,68 @@
+//! Running a command in a fresh cgroup of its own (`kurabe worker --cpus`
+//! re-runs itself this way, so a load host of a given size can be
+//! emulated), with a stop request relayed to it as SIGTERM.
+//!
+//! Owns the child's life: started in the cgroup, signalled on stop, waited
+//! for, and the cgroup (with anything left in it) removed after. Must not
+//! print or decide what the exit status means.
+
+use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use kurabe_model::stop::Stop;
+
+use crate::cgroup::{CgroupError, Limits, RunCgroup};
+
+/// Why the command could not run in its cgroup.
+#[derive(Debug, thiserror::Error)]
+pub enum CgroupRunError {
+    /// No cgroup with these limits could be made.
+    #[error(transparent)]
+    Cgroup(#[from] CgroupError),
+    /// The command did not start.
+    #[error("cannot start the command in its cgroup")]
+    Spawn(#[source] std::io::Error),
+    /// Waiting for it failed.
+    #[error("cannot wait for the command")]
+    Wait(#[source] std::io::Error),
+}
+
+/// Run `cmd` inside a new cgroup with `limits` until it exits; `stop`
+/// reaches it as SIGTERM at once. The cgroup guard kills whatever is left
+/// and removes the cgroup when the child is gone.
+pub fn run_in_cgroup(
+    limits: &Limits,
+    mut cmd: Command,
+    stop: &Arc<Stop>,
+) -> Result<ExitStatus, CgroupRunError> {
+    let cgroup = RunCgroup::create(limits)?;
+    cgroup.prepare(&mut cmd);
+    let mut child = cmd.spawn().map_err(CgroupRunError::Spawn)?;
+    let status = wait_relaying_stop(&mut child, stop).map_err(CgroupRunError::Wait);
+    drop(cgroup);
+    status
+}
+
+/// Wait for `child`; a stop request reaches it as SIGTERM at once (a
+/// thread blocks on the [`Stop`], no polling).
+fn wait_relaying_stop(child: &mut Child, stop: &Arc<Stop>) -> std::io::Result<ExitStatus> {
+    let pid = child.id() as i32;
+    let done = Arc::new(AtomicBool::new(false));
+    let (stop, reaped) = (stop.clone(), done.clone());
+    std::thread::spawn(move || {
+        while !reaped.load(Ordering::SeqCst) {
+            if stop.wait_timeout(Duration::from_secs(3600)) {
+                if !reaped.load(Ordering::SeqCst) {
+                    // SAFETY: kill(2) on our own child's PID, not yet reaped.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                }
+                return;
+            }
+        }
+    });
+    let status = child.wait();
+    done.store(true, Ordering::SeqCst);
+    status
+}

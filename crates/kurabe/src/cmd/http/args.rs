@@ -1,0 +1,383 @@
+//! `kurabe http`'s command line: ab's flags plus kurabe's, and the one
+//! [`from_args`] step that resolves them into a validated [`LoadConfig`]
+//! and the report's settings, with ab's layout, request and
+//! connection-setup flags copied into the libraries' plain values
+//! (`kurabe_http::cli_config` and `kurabe_report::AbLayout` check them).
+//!
+//! Owns the flags and their mapping. Must not run anything, nor show the
+//! `-P` or `-A` password anywhere.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::bail;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use kurabe_http::cli_config::{LoadFlags, RequestFlags, SetupFlags};
+use kurabe_http::client::{self, LoadConfig};
+use kurabe_lab::local_load::ServerChoice;
+use kurabe_report::{AbHtml, AbLayout, AbText, Format};
+
+use crate::flags::{format, parse_duration};
+
+/// Arguments of `kurabe http` (ab's flags keep ab's letters and meaning).
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Differences from ab: keep-alive uses HTTP/1.1; -t without -n runs for the whole time \
+(ab silently stops at 50000 requests); failed requests are counted and the run goes on \
+(ab's -r is the default, --abort-on-error restores ab's behaviour); latencies have \
+microsecond resolution. Ctrl-C stops the run and prints the partial report, marked \
+interrupted (exit status 130; 143 after SIGTERM, 129 after SIGHUP); a second Ctrl-C exits at \
+once without waiting for requests in flight. --abort-on-error stopping at a failure exits 1. \
+Exit status 1 also when no request got a complete response, or when the failed fraction \
+exceeds --max-error-rate; the report says why requests failed (first error of each kind). \
+Limits: a response head of at most 64 KiB and 256 headers (more counts as an exception, \
+named); -c N needs about N open files (the soft limit is raised to the hard one; a run that \
+still does not fit is refused before any request).")]
+pub struct Args {
+    /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
+    pub url: String,
+    /// More URLs: compare them all under the same flags in interleaved rounds (--rounds), with ratios, 95 % intervals and verdicts against the first URL.
+    #[arg(value_name = "URL_B")]
+    pub more_urls: Vec<String>,
+    /// With two or more URLs: rounds, each running every URL once with -n/-t, in a shuffled order [default: 5].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub rounds: Option<u32>,
+    /// Number of requests to perform [default: 1, or unlimited with -t].
+    #[arg(short = 'n', value_name = "REQUESTS")]
+    pub requests: Option<u64>,
+    /// Number of requests to perform at a time (concurrent connections).
+    #[arg(short = 'c', value_name = "CONCURRENCY", default_value_t = 1)]
+    pub concurrency: u32,
+    /// Time limit ("10", "10s", "500ms", "2m"). Without -n the run lasts the whole time: no hidden 50000-request cap as in ab.
+    #[arg(short = 't', value_name = "TIMELIMIT", value_parser = parse_duration)]
+    pub time_limit: Option<Duration>,
+    /// Timeout per request: connect, send and full response ("30", "1s", "500ms").
+    #[arg(short = 's', value_name = "TIMEOUT", value_parser = parse_duration, default_value = "30")]
+    pub timeout: Duration,
+    /// Use HTTP keep-alive: reuse connections (without it every request opens a new connection, as in ab).
+    #[arg(short = 'k')]
+    pub keep_alive: bool,
+    /// Add a request header, "Name: value" (repeatable); a Host header replaces the URL's.
+    #[arg(short = 'H', value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// HTTP method (overrides -i, -p and -u).
+    #[arg(short = 'm', value_name = "METHOD")]
+    pub method: Option<String>,
+    /// Send HEAD requests instead of GET.
+    #[arg(short = 'i', conflicts_with_all = ["post_file", "put_file"])]
+    pub head: bool,
+    /// File with the body to POST (set its type with -T).
+    #[arg(short = 'p', value_name = "POSTFILE", conflicts_with = "put_file")]
+    pub post_file: Option<PathBuf>,
+    /// File with the body to PUT (set its type with -T).
+    #[arg(short = 'u', value_name = "PUTFILE")]
+    pub put_file: Option<PathBuf>,
+    /// Content-Type of the -p/-u body [default with a body: text/plain, as ab].
+    #[arg(short = 'T', value_name = "CONTENT-TYPE")]
+    pub content_type: Option<String>,
+    /// Add a cookie, "name=value" (repeatable; sent as one Cookie header).
+    #[arg(short = 'C', value_name = "ATTRIBUTE")]
+    pub cookies: Vec<String>,
+    /// Basic authentication, "user:password".
+    #[arg(short = 'A', value_name = "AUTH")]
+    pub auth: Option<String>,
+    /// Quiet: no progress line on stderr.
+    #[arg(short = 'q')]
+    pub quiet: bool,
+    /// Accepted for ab compatibility and ignored: kurabe never stops on a failed request unless --abort-on-error.
+    #[arg(short = 'r')]
+    pub no_abort: bool,
+    /// Accept variable document length: responses whose length differs from the first are not counted as Length failures.
+    #[arg(short = 'l')]
+    pub variable_length: bool,
+    /// Write ab's CSV of "percentage served, time in ms" to this file: 101 rows, 0 to 100 %.
+    #[arg(short = 'e', value_name = "CSVFILE")]
+    pub percentiles_csv: Option<PathBuf>,
+    /// Do not show the "percentage of the requests served" table (as ab -d).
+    #[arg(short = 'd')]
+    pub no_percentiles: bool,
+    /// Do not show the median and standard deviation columns nor ab's reliability warnings: min, avg, max only (as ab -S).
+    #[arg(short = 'S')]
+    pub no_confidence: bool,
+    /// Print ab's HTML table instead of the text report (as ab -w).
+    #[arg(short = 'w')]
+    pub html: bool,
+    /// Attributes for the HTML <table> (implies -w, as in ab), e.g. 'border=1'.
+    #[arg(short = 'x', value_name = "ATTRIBUTES")]
+    pub table_attrs: Option<String>,
+    /// Attributes for every HTML <tr> (implies -w).
+    #[arg(short = 'y', value_name = "ATTRIBUTES")]
+    pub tr_attrs: Option<String>,
+    /// Attributes for every HTML <td> and <th> (implies -w) [default: bgcolor=white].
+    #[arg(short = 'z', value_name = "ATTRIBUTES")]
+    pub td_attrs: Option<String>,
+    /// Size of every connection's TCP send and receive buffer, bytes (as ab -b).
+    #[arg(short = 'b', value_name = "WINDOWSIZE")]
+    pub socket_buffer: Option<u32>,
+    /// Local IP address to bind when connecting (as ab -B), e.g. 127.0.0.2.
+    #[arg(short = 'B', value_name = "ADDRESS")]
+    pub bind: Option<String>,
+    /// Send the requests through this HTTP proxy, HOST:PORT (as ab -X; http:// URLs only).
+    #[arg(short = 'X', value_name = "PROXY:PORT")]
+    pub proxy: Option<String>,
+    /// Basic credentials for the proxy, "user:password" (as ab -P; needs -X). Never shown in output.
+    #[arg(short = 'P', value_name = "USER:PASSWORD")]
+    pub proxy_auth: Option<String>,
+    /// PEM file with the TLS client certificate chain and its private key (as ab -E).
+    #[arg(short = 'E', value_name = "CERTFILE")]
+    pub client_cert: Option<PathBuf>,
+    /// TLS protocol, as ab -f: TLS1.2, TLS1.3 or ALL (rustls does not implement SSL3, TLS1, TLS1.1).
+    #[arg(short = 'f', value_name = "PROTOCOL")]
+    pub tls_protocol: Option<String>,
+    /// TLS cipher suites, OpenSSL names separated by ':' (as ab -Z), e.g. ECDHE-RSA-AES128-GCM-SHA256:TLS_AES_128_GCM_SHA256.
+    #[arg(short = 'Z', value_name = "CIPHERSUITE")]
+    pub ciphers: Option<String>,
+    /// Write ab's gnuplot TSV (one line per request, streamed) to this file.
+    #[arg(short = 'g', value_name = "GNUPLOTFILE")]
+    pub gnuplot: Option<PathBuf>,
+    /// Verbosity, as ab: 2 or more prints the request header before the run (credentials masked); on stdout with the text report, else on stderr.
+    #[arg(short = 'v', value_name = "VERBOSITY", default_value_t = 0)]
+    pub verbosity: u8,
+    /// Client threads [default: for a loopback URL max(1, CPUs/2), so a local server keeps half the cores; otherwise the number of CPUs; never more than -c].
+    #[arg(long, value_name = "N")]
+    pub threads: Option<u32>,
+    /// Open model: send R requests per second in total, on a fixed schedule; latency counts from the intended send time (coordinated-omission corrected; the uncorrected figure is reported too).
+    #[arg(long, value_name = "R")]
+    pub rate: Option<f64>,
+    /// Put load on the server for this long first without counting it ("5s", "500ms", "2m").
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// Report format: text (ab's layout plus kurabe's additions), json (the versioned kurabe-model record, pretty-printed), md (one Markdown table row of headline figures) or csv (a header and one row of headline figures).
+    #[arg(long, value_parser = format(&["text", "json", "md", "csv"]), default_value = "text")]
+    pub format: Format,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
+    /// HTTP/1.1 pipelining: N requests per connection in one write, the next N once all are answered, as wrk does (needs -k).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub pipeline: u32,
+    /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (epoll today; always epoll for https:// and --http2). The report names the engine that ran.
+    #[arg(long, value_parser = PossibleValuesParser::new(["auto", "epoll", "io_uring"]).map(engine), default_value = "auto")]
+    pub engine: client::Engine,
+    /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
+    #[arg(long)]
+    pub http2: bool,
+    /// With --http2: concurrent streams per connection (h2load's -m) [default: 1].
+    #[arg(long, value_name = "N", requires = "http2")]
+    pub streams: Option<u32>,
+    /// Do not verify the server's TLS certificate (https:// only).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Stop at the first failed request, as ab does without -r.
+    #[arg(long)]
+    pub abort_on_error: bool,
+    /// Exit 1 when more than this fraction of the requests failed (0 to 1, e.g. 0.01) [default: report only; exit 1 only when none succeeded].
+    #[arg(long, value_name = "FRACTION")]
+    pub max_error_rate: Option<f64>,
+    /// Do not measure the server. By default, for a loopback URL, kurabe finds the local process listening on the port and reports its CPU ms/request, CPU % and Σ PSS (whole process tree) next to the client's numbers.
+    #[arg(long, conflicts_with = "server_pid")]
+    pub no_server_metrics: bool,
+    /// Measure this process (and its descendants) as the server instead of the listener found on the URL's port.
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
+    /// Distributed load: split the run over N `kurabe worker` processes that meet in the PostgreSQL store given by --store (needs -n or -t); the report merges their histograms exactly.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+    /// With --workers: the experiment name the distributed run is filed under in the store.
+    #[arg(long, value_name = "NAME", requires = "workers")]
+    pub experiment: Option<String>,
+    /// With --workers: how long to wait for the workers to take their shares ("60s", "2m").
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
+    pub wait_workers: Duration,
+    #[command(flatten)]
+    pub save: crate::save::SaveArgs,
+}
+
+/// `--engine` values as the library's engines (clap stays in the binary).
+fn engine(name: String) -> client::Engine {
+    match name.as_str() {
+        "epoll" => client::Engine::Epoll,
+        "io_uring" => client::Engine::IoUring,
+        _ => client::Engine::Auto,
+    }
+}
+
+/// What a run needs besides the load config: where and how to report.
+#[derive(Debug)]
+pub struct Resolved {
+    /// The validated load test.
+    pub load: LoadConfig,
+    /// Report format.
+    pub format: Format,
+    /// ab's layout flags (`-d`, `-S`, `-w`, `-x`, `-y`, `-z`).
+    pub layout: AbLayout,
+    /// Report file (`-o`), else stdout.
+    pub output: Option<PathBuf>,
+    /// ab's percentile CSV (`-e`).
+    pub percentiles_csv: Option<PathBuf>,
+    /// Show a progress line (not `-q`; the TTY check happens at run time).
+    pub progress: bool,
+    /// `-v` level.
+    pub verbosity: u8,
+    /// The server process to measure.
+    pub server: ServerChoice,
+    /// `--max-error-rate`: the failed fraction above which the run fails.
+    pub max_error_rate: Option<f64>,
+}
+
+/// Resolve and validate the command line; `ncpus` is the machine's CPU count.
+pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
+    let load = load_flags(args).resolve(ncpus)?;
+    if let Some(f) = args.max_error_rate {
+        if !(0.0..=1.0).contains(&f) {
+            bail!("--max-error-rate {f}: give a fraction from 0 to 1, e.g. 0.01 for 1 %");
+        }
+    }
+    let server = ServerChoice::from_flags(args.no_server_metrics, args.server_pid, &load.target);
+    Ok(Resolved {
+        load,
+        format: args.format,
+        layout: layout(args)?,
+        output: args.out.output.clone(),
+        percentiles_csv: args.percentiles_csv.clone(),
+        progress: !args.quiet,
+        verbosity: args.verbosity,
+        server,
+        max_error_rate: args.max_error_rate,
+    })
+}
+
+/// The load flags as the library's plain values.
+fn load_flags(args: &Args) -> LoadFlags {
+    LoadFlags {
+        url: args.url.clone(),
+        requests: args.requests,
+        time_limit: args.time_limit,
+        concurrency: args.concurrency,
+        timeout: args.timeout,
+        keep_alive: args.keep_alive,
+        pipeline: args.pipeline,
+        http2: args.http2,
+        streams: args.streams,
+        rate: args.rate,
+        threads: args.threads,
+        warmup: args.warmup,
+        abort_on_error: args.abort_on_error,
+        variable_length: args.variable_length,
+        insecure: args.insecure,
+        engine: args.engine,
+        request: request(args),
+        setup: setup(args),
+    }
+}
+
+/// ab's layout flags → the report layout; `-x`/`-y`/`-z` imply `-w`, as in ab.
+fn layout(args: &Args) -> anyhow::Result<AbLayout> {
+    let html = args.html
+        || args.table_attrs.is_some()
+        || args.tr_attrs.is_some()
+        || args.td_attrs.is_some();
+    if html && args.format != Format::Text {
+        bail!("-w (or -x/-y/-z) prints ab's HTML table: drop --format, or drop -w");
+    }
+    let html = html.then(|| {
+        let d = AbHtml::default();
+        AbHtml {
+            table: args.table_attrs.clone().unwrap_or(d.table),
+            tr: args.tr_attrs.clone().unwrap_or(d.tr),
+            td: args.td_attrs.clone().unwrap_or(d.td),
+        }
+    });
+    Ok(AbLayout {
+        text: AbText {
+            percentiles: !args.no_percentiles,
+            confidence: !args.no_confidence,
+            variable_length: args.variable_length,
+        },
+        html,
+    })
+}
+
+/// The request flags as the library's plain values.
+fn request(args: &Args) -> RequestFlags {
+    RequestFlags {
+        method: args.method.clone(),
+        head: args.head,
+        post_file: args.post_file.clone(),
+        put_file: args.put_file.clone(),
+        content_type: args.content_type.clone(),
+        headers: args.headers.clone(),
+        cookies: args.cookies.clone(),
+        auth: args.auth.clone(),
+    }
+}
+
+/// ab's connection-setup flags (`-b`, `-B`, `-X`, `-P`, `-E`, `-f`, `-Z`) as plain values.
+fn setup(args: &Args) -> SetupFlags {
+    SetupFlags {
+        socket_buffer: args.socket_buffer,
+        bind: args.bind.clone(),
+        proxy: args.proxy.clone(),
+        proxy_auth: args.proxy_auth.clone(),
+        client_cert: args.client_cert.clone(),
+        tls_protocol: args.tls_protocol.clone(),
+        ciphers: args.ciphers.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use kurabe_http::client::StopCondition;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn resolve(argv: &[&str]) -> anyhow::Result<Resolved> {
+        let mut full = vec!["http"];
+        full.extend_from_slice(argv);
+        from_args(&Cli::try_parse_from(full).unwrap().args, 4)
+    }
+
+    #[test]
+    fn flags_reach_the_load_config() {
+        let r = resolve(&[
+            "-k",
+            "-c",
+            "2",
+            "-n",
+            "9",
+            "-s",
+            "2",
+            "-l",
+            "--engine",
+            "epoll",
+            "http://[::1]:9/",
+        ])
+        .unwrap();
+        let l = &r.load;
+        assert_eq!(l.stop, StopCondition::Requests(9));
+        assert_eq!((l.concurrency, l.threads), (2, 2));
+        assert!(l.keep_alive && !l.check_length);
+        assert_eq!(l.timeout, Duration::from_secs(2));
+        assert_eq!(l.engine, client::Engine::Epoll);
+        assert_eq!(r.server, ServerChoice::Listener(9));
+        assert_eq!(r.format, Format::Text);
+        let e = format!(
+            "{:#}",
+            resolve(&["--max-error-rate", "2", "http://h/"]).unwrap_err()
+        );
+        assert!(e.starts_with("--max-error-rate 2:"), "{e}");
+    }
+
+    #[test]
+    fn clap_rejects_conflicting_body_flags() {
+        let mut full = vec!["http", "-p", "a", "-u", "b", "http://h/"];
+        assert!(Cli::try_parse_from(&full).is_err());
+        full = vec!["http", "-i", "-p", "a", "http://h/"];
+        assert!(Cli::try_parse_from(&full).is_err());
+    }
+}

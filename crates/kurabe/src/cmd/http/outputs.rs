@@ -1,0 +1,97 @@
+//! What a `kurabe http` run leaves behind: the `-g` file begun before the
+//! load, the `-e` percentile file and the report written after it, and the
+//! exit status.
+//!
+//! Owns these edge decisions for the single and distributed runs alike.
+//! Must not render: the bytes come from `kurabe-report`.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use kurabe_http::client::{GnuplotFile, LoadConfig};
+use kurabe_model::http::HttpReport;
+use kurabe_report::write::{write_file, Pending};
+use kurabe_report::AbPercentCsv;
+
+use super::args::Resolved;
+
+/// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells report them); 1 when `--abort-on-error`
+/// stopped the run at a failure, no request succeeded, or the failed fraction
+/// exceeds `--max-error-rate` (saying why on stderr); else 0. The (partial)
+/// report is written in every case.
+pub(crate) fn exit_code(
+    report: &HttpReport,
+    max_error_rate: Option<f64>,
+    signalled: bool,
+) -> ExitCode {
+    if signalled {
+        return crate::signal::exit_code();
+    }
+    match kurabe_http::outcome::failure(report, max_error_rate) {
+        Some(why) => {
+            eprintln!("kurabe: {why}");
+            ExitCode::from(1)
+        }
+        None if report.interrupted => ExitCode::from(1),
+        None => ExitCode::SUCCESS,
+    }
+}
+
+/// Start the `-g` file (a temp file until the run succeeds, or a FIFO/device)
+/// and hand it to the load config.
+pub(super) fn open_gnuplot(
+    load: &mut LoadConfig,
+    path: Option<&Path>,
+) -> anyhow::Result<Option<Pending>> {
+    let Some(path) = path else {
+        return Ok(None);
+    };
+    let pending = Pending::begin(path).context("-g")?;
+    let file = pending
+        .file()
+        .try_clone()
+        .with_context(|| format!("-g: cannot open '{}'", path.display()))?;
+    load.gnuplot_file = Some(GnuplotFile {
+        path: path.to_owned(),
+        file: std::sync::Arc::new(file),
+    });
+    Ok(Some(pending))
+}
+
+/// True (with a note naming `flag`) when no response arrived: there are no
+/// latencies, so a percentile or per-request file would be made up.
+pub(super) fn no_response(report: &HttpReport, flag: &str) -> bool {
+    let none = report.complete_requests == 0;
+    if none {
+        eprintln!("kurabe: note: {flag} file not written: no request got a response");
+    }
+    none
+}
+
+/// Write the `-e` percentile file (if asked) and the rendered report to `-o FILE` or stdout.
+pub(crate) fn write_outputs(
+    resolved: &Resolved,
+    report: &HttpReport,
+    rendered: &[u8],
+) -> anyhow::Result<()> {
+    if let Some(path) = resolved
+        .percentiles_csv
+        .as_ref()
+        .filter(|_| !no_response(report, "-e"))
+    {
+        let csv = kurabe_report::to_string(&AbPercentCsv, report);
+        write_file(path, csv.as_bytes()).context("-e")?;
+    }
+    match &resolved.output {
+        Some(path) => write_file(path, rendered).context("-o")?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(rendered)
+                .context("cannot write the report to stdout")?;
+            out.flush().context("cannot write the report to stdout")?;
+        }
+    }
+    Ok(())
+}
