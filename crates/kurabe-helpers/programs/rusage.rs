@@ -3,41 +3,47 @@
 //! RSS is its own. kurabe embeds it (see kurabe-helpers' crate docs) and
 //! runs it from memory.
 //!
-//! Usage (internal): `rusage REQ_FD REPORT_FD PID_FD PROGRAM [ARGS...]`.
-//! One helper serves every execution of a run: for each request — a
-//! little-endian u32 read from REQ_FD, the length of the environment
-//! padding — it rewinds its stdin (so an input file is read from its start
-//! by every execution) and starts PROGRAM with ARGS by `posix_spawnp` in a
-//! process group of its own, with its environment plus `KURABE_ENV_PAD=`
-//! and that many `x` when the length is not 0 (at most 4096); cwd and
-//! stdio are inherited. As soon as the exec has happened (or failed) it
-//! writes the child's pid (0 when the exec failed) to PID_FD as one
-//! little-endian i64, so kurabe can sample the command's memory and kill
-//! its group, then `wait4`s it, kills what is left of its process group,
-//! and writes one 56-byte record of seven little-endian i64 to REPORT_FD:
-//! `exec_errno` (0 when the exec happened), `wait_status`, `user_us`,
-//! `sys_us`, `max_rss_kib`, `wall_ns` (spawn to reaped), and the child's
-//! pid. At end-of-file on REQ_FD it exits 0; exit 2 on a malformed command
-//! line.
+//! Usage (internal): `rusage REQ_FD REPORT_FD PID_FD DONE_FD PROGRAM [ARGS...]`.
+//! One helper serves every execution of a command line. A request is 16
+//! bytes read from REQ_FD: a little-endian u32 count, a u32 of flags
+//! (`FLAG_*`) and a u64 seed. The helper then runs PROGRAM with ARGS
+//! `count` times back to back, each in a process group of its own, with
+//! its environment plus, under `FLAG_PAD`, `KURABE_ENV_PAD=` and 0 to 4095
+//! `x` (the length drawn from the seed per execution); cwd and stdio are
+//! inherited, and under `FLAG_REWIND` stdin is rewound to its start first.
+//! For each execution it writes to PID_FD, as soon as the exec has
+//! happened (or failed), 16 bytes: the child's pid (0 when the exec failed)
+//! and the CLOCK_MONOTONIC time of the spawn in ns; then it `wait4`s the
+//! child, kills what is left of its process group, and writes one 56-byte
+//! record of seven little-endian i64 to REPORT_FD: `exec_errno` (0 when the
+//! exec happened), `wait_status`, `user_us`, `sys_us`, `max_rss_kib`,
+//! `wall_ns` (spawn to reaped), and the child's pid. After the last
+//! execution of a request it writes the number run as a u32 to DONE_FD.
+//! It stops a request early when an exec fails, when an execution fails
+//! (non-zero status) under `FLAG_STOP_ON_FAILURE`, or when another request
+//! is waiting on REQ_FD (kurabe cancels by sending one with count 0, which
+//! is then read and ignored). At end-of-file on REQ_FD it exits 0; exit 2
+//! on a malformed command line.
 //!
-//! Why the pid has a pipe of its own: kurabe sleeps in `poll` on the report
-//! pipe; a pid written there woke it once more per execution, for nothing
-//! in the common case (a command too short to sample, no timeout).
+//! Why the done pipe, apart from the pid and report pipes: kurabe sleeps in
+//! `poll` on DONE_FD only (and wakes every 20 ms to read the other two, to
+//! sample memory, to check for Ctrl-C), so a request of many executions
+//! wakes it about once, not once or twice per execution: per execution
+//! there is no hop through kurabe at all.
 //!
-//! Why `posix_spawnp` (glibc and musl start the child with `CLONE_VM |
-//! CLONE_VFORK`): a `fork` copied this image's page tables for every
-//! execution, and hyperfine, the bar for kurabe's cost per run, spawns the
-//! same way. The exec folds this image's whole high-water RSS into the
-//! command's `ru_maxrss` (shared-memory vfork: the child runs in this
-//! address space until its exec), so build.rs links it statically: no
-//! ld.so or libc pages, and `true` measures about 1.0 MiB, as under
-//! `/usr/bin/time`, where dynamically linked it measured 1.4-1.8.
-//!
-//! Why one helper for many executions: starting it costs an exec, about
-//! what running `true` costs, so starting one per execution doubled
-//! kurabe's cost per run against hyperfine's (which spawns the command
-//! only). Served from a running helper, an execution costs a spawn from
-//! this small image and the command's exec, as hyperfine's does.
+//! Why its own `clone(CLONE_VM | CLONE_VFORK)` and not `posix_spawnp`:
+//! glibc's child resets every signal's disposition (about 120
+//! `rt_sigaction` calls per spawn) because its caller may have handlers;
+//! this program installs none, so its child only sets its process group and
+//! execs. And the PATH search is done once, at start: `posix_spawnp` tried
+//! every PATH directory before the right one for every execution (9
+//! `execve` calls for `true` on a typical PATH). hyperfine, the bar for
+//! kurabe's cost per run, pays both per run. The exec folds this image's
+//! whole high-water RSS into the command's `ru_maxrss` (shared-memory
+//! vfork: the child runs in this address space until its exec), so build.rs
+//! links it statically: no ld.so or libc pages, and `true` measures about
+//! 1.0 MiB, as under `/usr/bin/time`, where dynamically linked it measured
+//! 1.4-1.8.
 //!
 //! Why it exists: Linux carries the *pre-exec* address space's high-water
 //! mark into the new program's `ru_maxrss` (`exec_mmap` →
@@ -49,12 +55,12 @@
 //!
 //! Like the Execl helper it is `#![no_main]` and uses libc only (declared
 //! here: build.rs compiles this file alone with rustc, so no crate is
-//! available), so its image stays small: one allocation (the environment
-//! array, at start), no formatting, no panicking path.
+//! available), so its image stays small: two allocations (the environment
+//! array and the resolved path, at start), no formatting, no panicking path.
 
 #![no_main]
 
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_void};
 
 /// The libc calls, types and constants used, declared here (see the module docs).
 mod sys {
@@ -84,18 +90,28 @@ mod sys {
         pub rest: [c_long; 13],
     }
 
-    /// `posix_spawnattr_t`, opaque: 336 bytes in glibc and musl, room for more.
-    #[repr(C, align(8))]
-    pub struct SpawnAttr(pub [u8; 512]);
+    /// `struct pollfd`.
+    #[repr(C)]
+    pub struct PollFd {
+        pub fd: c_int,
+        pub events: c_short,
+        pub revents: c_short,
+    }
 
     pub const CLOCK_MONOTONIC: c_int = 1;
+    pub const ENOENT: c_int = 2;
     pub const EINTR: c_int = 4;
+    pub const EACCES: c_int = 13;
+    pub const ENOTDIR: c_int = 20;
     pub const F_SETFD: c_int = 2;
     pub const FD_CLOEXEC: c_int = 1;
     pub const SEEK_SET: c_int = 0;
     pub const SIGKILL: c_int = 9;
-    /// The same value in glibc and musl.
-    pub const POSIX_SPAWN_SETPGROUP: c_short = 2;
+    pub const SIGCHLD: c_int = 17;
+    pub const CLONE_VM: c_int = 0x100;
+    pub const CLONE_VFORK: c_int = 0x4000;
+    pub const POLLIN: c_short = 1;
+    pub const X_OK: c_int = 1;
 
     extern "C" {
         pub static environ: *const *const c_char;
@@ -108,17 +124,14 @@ mod sys {
         pub fn kill(pid: c_int, sig: c_int) -> c_int;
         pub fn lseek(fd: c_int, offset: i64, whence: c_int) -> i64;
         pub fn malloc(size: usize) -> *mut c_void;
-        pub fn posix_spawnattr_init(attr: *mut SpawnAttr) -> c_int;
-        pub fn posix_spawnattr_setflags(attr: *mut SpawnAttr, flags: c_short) -> c_int;
-        pub fn posix_spawnattr_setpgroup(attr: *mut SpawnAttr, pgroup: c_int) -> c_int;
-        pub fn posix_spawnp(
-            pid: *mut c_int,
-            file: *const c_char,
-            actions: *const c_void,
-            attr: *const SpawnAttr,
-            argv: *const *const c_char,
-            envp: *const *const c_char,
-        ) -> c_int;
+        pub fn poll(fds: *mut PollFd, n: u64, timeout: c_int) -> c_int;
+        pub fn getenv(name: *const c_char) -> *const c_char;
+        pub fn access(path: *const c_char, mode: c_int) -> c_int;
+        pub fn setpgid(pid: c_int, pgid: c_int) -> c_int;
+        pub fn execve(path: *const c_char, argv: *const *const c_char, envp: *const *const c_char) -> c_int;
+        pub fn execvpe(file: *const c_char, argv: *const *const c_char, envp: *const *const c_char) -> c_int;
+        pub fn _exit(code: c_int) -> !;
+        pub fn clone(f: extern "C" fn(*mut c_void) -> c_int, stack: *mut c_void, flags: c_int, arg: *mut c_void, ...) -> c_int;
     }
 }
 
@@ -176,17 +189,35 @@ fn write_all(fd: c_int, buf: &[u8]) {
     }
 }
 
-/// Longest environment padding a request may ask for.
+/// Longest environment padding an execution gets, plus one.
 const MAX_PAD: usize = 4096;
 
+/// Request flag: pad the environment by a random length per execution.
+const FLAG_PAD: u32 = 1;
+/// Request flag: end the request at the first execution that fails.
+const FLAG_STOP_ON_FAILURE: u32 = 2;
+/// Request flag: rewind stdin (an input file) before every execution.
+const FLAG_REWIND: u32 = 4;
+
 /// `KURABE_ENV_PAD=` and the padding, rewritten for each execution (the
-/// spawned child has exec'd, copying it, before `posix_spawnp` returns).
+/// spawned child has exec'd, copying it, before the spawn returns).
 const PAD_NAME: &[u8] = b"KURABE_ENV_PAD=";
 static mut PAD: [u8; PAD_NAME.len() + MAX_PAD + 1] = [0; PAD_NAME.len() + MAX_PAD + 1];
 
-/// The next request: the padding length; `None` at end-of-file.
-fn read_request(fd: c_int) -> Option<usize> {
-    let mut b = [0u8; 4];
+/// The child's stack until its exec (it runs in this address space).
+#[repr(C, align(16))]
+struct Stack([u8; 64 * 1024]);
+static mut STACK: Stack = Stack([0; 64 * 1024]);
+
+/// One request: how many executions, how, and the padding's seed.
+struct Request {
+    count: u32,
+    flags: u32,
+    seed: u64,
+}
+
+/// Read exactly `b.len()` bytes; false at end-of-file or on an error.
+fn read_exact(fd: c_int, b: &mut [u8]) -> bool {
     let mut got = 0;
     while got < b.len() {
         // SAFETY: reading into a live buffer of the given length.
@@ -195,27 +226,143 @@ fn read_request(fd: c_int) -> Option<usize> {
             continue;
         }
         if n <= 0 {
-            return None;
+            return false;
         }
         got += n as usize;
     }
-    Some((u32::from_le_bytes(b) as usize).min(MAX_PAD))
+    true
+}
+
+/// The next request; `None` at end-of-file.
+fn read_request(fd: c_int) -> Option<Request> {
+    let mut b = [0u8; 16];
+    if !read_exact(fd, &mut b) {
+        return None;
+    }
+    let word = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    Some(Request {
+        count: word(0),
+        flags: word(4),
+        seed: u64::from(word(8)) | u64::from(word(12)) << 32,
+    })
+}
+
+/// True when another request (a cancel) is waiting on `fd`.
+fn request_waiting(fd: c_int) -> bool {
+    let mut p = sys::PollFd {
+        fd,
+        events: sys::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one live pollfd; a zero timeout only looks.
+    unsafe { sys::poll(&mut p, 1, 0) > 0 && p.revents != 0 }
+}
+
+/// splitmix64: the padding lengths of a request, from its seed.
+fn next_random(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// What the child needs to exec, and where it leaves its error.
+#[repr(C)]
+struct ChildArgs {
+    /// The program found on PATH at start, or NULL (then `execvpe`).
+    path: *const c_char,
+    file: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    /// The child's errno when its setpgid or exec failed, else 0.
+    err: c_int,
+}
+
+/// The child: its own process group, then the exec. It shares this
+/// address space and thread pointer until the exec (the parent is
+/// suspended meanwhile), so it only makes system calls and writes `err`.
+extern "C" fn child(arg: *mut c_void) -> c_int {
+    // SAFETY: arg is the parent's live ChildArgs; the parent waits.
+    unsafe {
+        let a = &mut *arg.cast::<ChildArgs>();
+        if sys::setpgid(0, 0) != 0 {
+            a.err = errno();
+            sys::_exit(127);
+        }
+        if !a.path.is_null() {
+            sys::execve(a.path, a.argv, a.envp);
+            let e = errno();
+            if e != sys::ENOENT && e != sys::EACCES && e != sys::ENOTDIR {
+                a.err = e;
+                sys::_exit(127);
+            }
+        }
+        // Not found at start, or gone since: search PATH as posix_spawnp does.
+        sys::execvpe(a.file, a.argv, a.envp);
+        a.err = errno();
+        sys::_exit(127)
+    }
 }
 
 /// What every execution is started with.
 struct Spawn {
     argv: *const *const c_char,
+    /// PROGRAM's path found on PATH at start; NULL when not found.
+    path: *const c_char,
     /// This helper's environment, then one free slot (the padding or
     /// NULL), then NULL.
     envp: *mut *const c_char,
     /// Index of the free slot.
     slot: usize,
-    attr: sys::SpawnAttr,
+}
+
+/// Length of the NUL-terminated `p`.
+fn c_len(p: *const c_char) -> usize {
+    // SAFETY: callers pass NUL-terminated strings.
+    unsafe { std::ffi::CStr::from_ptr(p) }.to_bytes().len()
+}
+
+/// `file` looked up on PATH as execvp does (an empty entry is the current
+/// directory), the first executable found; `file` itself when it holds a
+/// `/`; NULL when none is found or memory is short.
+fn resolve(file: *const c_char) -> *const c_char {
+    // SAFETY: file is NUL-terminated; PATH from getenv is too; the buffer
+    // has room for the longest directory, the `/`, the name and the NUL.
+    unsafe {
+        let name = std::slice::from_raw_parts(file.cast::<u8>(), c_len(file));
+        if name.is_empty() || name.contains(&b'/') {
+            return if name.is_empty() { std::ptr::null() } else { file };
+        }
+        let path = sys::getenv(c"PATH".as_ptr());
+        let path: &[u8] = if path.is_null() {
+            b"/bin:/usr/bin"
+        } else {
+            std::slice::from_raw_parts(path.cast::<u8>(), c_len(path))
+        };
+        let buf: *mut u8 = sys::malloc(path.len() + name.len() + 3).cast();
+        if buf.is_null() {
+            return std::ptr::null();
+        }
+        for dir in path.split(|&b| b == b':') {
+            let dir: &[u8] = if dir.is_empty() { b"." } else { dir };
+            let mut n = 0;
+            for &b in dir.iter().chain(b"/").chain(name) {
+                *buf.add(n) = b;
+                n += 1;
+            }
+            *buf.add(n) = 0;
+            if sys::access(buf.cast(), sys::X_OK) == 0 {
+                return buf.cast();
+            }
+        }
+        std::ptr::null()
+    }
 }
 
 impl Spawn {
-    /// The environment array and the spawn attributes (own process group);
-    /// `None` when memory or the attributes cannot be had.
+    /// The environment array and the program's path; `None` when memory
+    /// cannot be had.
     fn new(argv: *const *const c_char) -> Option<Spawn> {
         // SAFETY: environ is a NULL-terminated array of C strings; the
         // copy has room for all of them, the slot and the terminator.
@@ -231,15 +378,11 @@ impl Spawn {
             std::ptr::copy_nonoverlapping(sys::environ, envp, n);
             *envp.add(n) = std::ptr::null();
             *envp.add(n + 1) = std::ptr::null();
-            let mut attr = sys::SpawnAttr([0; 512]);
-            let ok = sys::posix_spawnattr_init(&mut attr) == 0
-                && sys::posix_spawnattr_setflags(&mut attr, sys::POSIX_SPAWN_SETPGROUP) == 0
-                && sys::posix_spawnattr_setpgroup(&mut attr, 0) == 0;
-            ok.then_some(Spawn {
+            Some(Spawn {
                 argv,
+                path: resolve(*argv),
                 envp,
                 slot: n,
-                attr,
             })
         }
     }
@@ -247,8 +390,9 @@ impl Spawn {
     /// Start one execution with `pad` bytes of padding: its pid, or the
     /// exec's error number.
     fn start(&self, pad: usize) -> Result<c_int, c_int> {
-        // SAFETY: PAD is only touched here, in this single-threaded
-        // program; envp has a slot at `self.slot`; argv is NULL-terminated.
+        // SAFETY: PAD and STACK are only touched here, in this
+        // single-threaded program (the child runs while this thread is
+        // suspended); envp has a slot at `self.slot`; argv is NULL-terminated.
         unsafe {
             let buf = &mut *std::ptr::addr_of_mut!(PAD);
             *self.envp.add(self.slot) = if pad == 0 {
@@ -259,14 +403,27 @@ impl Spawn {
                 buf[PAD_NAME.len() + pad] = 0;
                 buf.as_ptr().cast()
             };
-            let mut pid: c_int = 0;
-            let envp = self.envp.cast_const();
-            let rc = sys::posix_spawnp(&mut pid, *self.argv, std::ptr::null(), &self.attr, self.argv, envp);
-            if rc == 0 {
-                Ok(pid)
-            } else {
-                Err(rc)
+            let mut args = ChildArgs {
+                path: self.path,
+                file: *self.argv,
+                argv: self.argv,
+                envp: self.envp.cast_const(),
+                err: 0,
+            };
+            let stack = std::ptr::addr_of_mut!(STACK).cast::<u8>();
+            let top = stack.add(std::mem::size_of::<Stack>()).cast::<c_void>();
+            let flags = sys::CLONE_VM | sys::CLONE_VFORK | sys::SIGCHLD;
+            let arg = std::ptr::addr_of_mut!(args).cast::<c_void>();
+            let pid = sys::clone(child, top, flags, arg);
+            if pid < 0 {
+                return Err(errno());
             }
+            let err = std::ptr::read_volatile(std::ptr::addr_of!(args.err));
+            if err != 0 {
+                reap(pid);
+                return Err(err);
+            }
+            Ok(pid)
         }
     }
 }
@@ -286,29 +443,61 @@ fn reap(pid: c_int) -> (c_int, sys::Rusage) {
     }
 }
 
-/// One execution (see the module docs).
-fn run_once(spawn: &Spawn, report: c_int, pid_fd: c_int, pad: usize) {
-    // Every execution reads an input file from its start (a pipe or
-    // /dev/null refuses the seek, harmlessly).
-    // SAFETY: lseek on fd 0 has no memory-safety preconditions.
-    unsafe { sys::lseek(0, 0, sys::SEEK_SET) };
+/// The helper's three output descriptors.
+struct Out {
+    report: c_int,
+    pid: c_int,
+    done: c_int,
+}
+
+/// One execution (see the module docs); its exec error and wait status.
+fn run_once(spawn: &Spawn, out: &Out, pad: usize, rewind: bool) -> (c_int, c_int) {
+    if rewind {
+        // Every execution reads the input file from its start.
+        // SAFETY: lseek on fd 0 has no memory-safety preconditions.
+        unsafe { sys::lseek(0, 0, sys::SEEK_SET) };
+    }
     let t0 = now_ns();
     let started = spawn.start(pad);
     let pid = started.unwrap_or(0);
-    write_all(pid_fd, &i64::from(pid).to_le_bytes());
-    let (exec_errno, status, ru) = match started {
+    let mut msg = [0u8; 16];
+    msg[..8].copy_from_slice(&i64::from(pid).to_le_bytes());
+    msg[8..].copy_from_slice(&t0.to_le_bytes());
+    write_all(out.pid, &msg);
+    let (exec_errno, status, ru, wall) = match started {
         Ok(pid) => {
             let (status, ru) = reap(pid);
+            let wall = now_ns() - t0;
             // Whatever the command left running in its group dies with it.
             // SAFETY: kill has no memory-safety preconditions.
             unsafe { sys::kill(-pid, sys::SIGKILL) };
-            (0, status, ru)
+            (0, status, ru, wall)
         }
         // SAFETY: an all-zero rusage is a valid value.
-        Err(e) => (e, 0, unsafe { std::mem::zeroed() }),
+        Err(e) => (e, 0, unsafe { std::mem::zeroed() }, now_ns() - t0),
     };
-    let wall = now_ns() - t0;
-    write_all(report, &record(exec_errno, status, &ru, wall, pid));
+    write_all(out.report, &record(exec_errno, status, &ru, wall, pid));
+    (exec_errno, status)
+}
+
+/// The executions of one request; how many ran.
+fn serve(spawn: &Spawn, req_fd: c_int, out: &Out, r: &Request) -> u32 {
+    let mut random = r.seed;
+    let mut ran = 0;
+    while ran < r.count {
+        let pad = if r.flags & FLAG_PAD != 0 {
+            (next_random(&mut random) % MAX_PAD as u64) as usize
+        } else {
+            0
+        };
+        let (exec_errno, status) = run_once(spawn, out, pad, r.flags & FLAG_REWIND != 0);
+        ran += 1;
+        let stop = exec_errno != 0 || (status != 0 && r.flags & FLAG_STOP_ON_FAILURE != 0);
+        if stop || (ran < r.count && request_waiting(req_fd)) {
+            break;
+        }
+    }
+    ran
 }
 
 /// The 56-byte record of one execution (see the module docs).
@@ -333,25 +522,29 @@ fn record(exec_errno: c_int, status: c_int, ru: &sys::Rusage, wall: i64, pid: c_
 /// C entry point.
 #[no_mangle]
 extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
-    if argc < 5 {
+    if argc < 6 {
         return 2;
     }
     // SAFETY: argv has argc valid entries.
-    let fds = unsafe { [1, 2, 3].map(|i| parse_fd(*argv.add(i))) };
-    let [Some(req), Some(report), Some(pid_fd)] = fds else {
+    let fds = unsafe { [1, 2, 3, 4].map(|i| parse_fd(*argv.add(i))) };
+    let [Some(req), Some(report), Some(pid), Some(done)] = fds else {
         return 2;
     };
-    // None of the three pipes may reach the command.
-    for fd in [req, report, pid_fd] {
+    // None of the pipes may reach the command.
+    for fd in [req, report, pid, done] {
         // SAFETY: fcntl on a descriptor number; failure is harmless.
         unsafe { sys::fcntl(fd, sys::F_SETFD, sys::FD_CLOEXEC) };
     }
-    // SAFETY: argv[4..] is a NULL-terminated argv of live C strings.
-    let Some(spawn) = Spawn::new(unsafe { argv.add(4) }) else {
+    // SAFETY: argv[5..] is a NULL-terminated argv of live C strings.
+    let Some(spawn) = Spawn::new(unsafe { argv.add(5) }) else {
         return 2;
     };
-    while let Some(pad) = read_request(req) {
-        run_once(&spawn, report, pid_fd, pad);
+    let out = Out { report, pid, done };
+    while let Some(r) = read_request(req) {
+        if r.count > 0 {
+            let ran = serve(&spawn, req, &out, &r);
+            write_all(out.done, &ran.to_le_bytes());
+        }
     }
     0
 }

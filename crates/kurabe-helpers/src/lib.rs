@@ -184,49 +184,76 @@ mod tests {
         v.collect()
     }
 
-    #[test]
-    fn rusage_helper_serves_one_execution_per_request_from_memory() {
-        use std::io::Write;
-        // Requests on stdin (REQ_FD 0), pids and records on stdout
-        // (REPORT_FD and PID_FD 1, so each pid comes before its record):
-        // no padding, then 5 bytes of it, then end-of-file.
-        let run = |args: &[&str], requests: &[u32]| {
-            let mut child = Command::new(rusage().unwrap())
-                .args(args)
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut input = child.stdin.take().unwrap();
-            for r in requests {
-                input.write_all(&r.to_le_bytes()).unwrap();
+    /// The rusage helper running `args`, its requests on stdin (REQ_FD 0),
+    /// pids and records on stdout (so each pid comes before its record),
+    /// done counts on stderr; each request's output once it is done.
+    fn serve_requests(args: &[&str], requests: &[(u32, u32)]) -> Vec<(u32, Vec<i64>)> {
+        use std::io::{Read, Write};
+        use std::process::Stdio;
+        let mut child = Command::new(rusage().unwrap())
+            .args(["0", "1", "1", "2"])
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (mut input, mut out) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        let mut done = child.stderr.take().unwrap();
+        let mut got = Vec::new();
+        for &(count, flags) in requests {
+            input.write_all(&count.to_le_bytes()).unwrap();
+            input.write_all(&flags.to_le_bytes()).unwrap();
+            input.write_all(&7u64.to_le_bytes()).unwrap();
+            if count == 0 {
+                continue;
             }
-            drop(input);
-            let out = child.wait_with_output().unwrap();
-            assert!(out.status.success(), "{:?}", out.status);
-            let words = out.stdout.chunks_exact(8);
-            words
-                .map(|w| i64::from_le_bytes(w.try_into().unwrap()))
-                .collect::<Vec<i64>>()
-        };
-        let all = run(&["0", "1", "1", "true"], &[0, 5]);
-        assert_eq!(all.len(), 16, "{all:?}");
-        for rec in all.chunks(8) {
-            // The pid as soon as the command runs, then the record.
-            let (pid, rec) = (rec[0], &rec[1..]);
+            let mut n = [0u8; 4];
+            done.read_exact(&mut n).unwrap();
+            let ran = u32::from_le_bytes(n);
+            let mut b = vec![0u8; ran as usize * 72];
+            out.read_exact(&mut b).unwrap();
+            let words = b
+                .chunks_exact(8)
+                .map(|w| i64::from_le_bytes(w.try_into().unwrap()));
+            got.push((ran, words.collect()));
+        }
+        drop(input);
+        assert!(child.wait().unwrap().success());
+        got
+    }
+
+    #[test]
+    fn rusage_helper_serves_counted_requests_from_memory() {
+        // Two executions of `true`, found on PATH once: pid and start,
+        // then the record, for each.
+        let got = serve_requests(&["true"], &[(2, 0)]);
+        assert_eq!(got[0].0, 2);
+        for w in got[0].1.chunks(9) {
+            let (pid, start, rec) = (w[0], w[1], &w[2..]);
             assert_eq!((rec[0], rec[1]), (0, 0), "exec errno and wait status");
             assert!(rec[4] > 0 && rec[4] < 4096, "max RSS {} KiB", rec[4]);
             assert!(pid > 0 && rec[6] == pid, "pid {pid} then {}", rec[6]);
+            assert!(start > 0 && rec[5] > 0, "start {start}, wall {}", rec[5]);
         }
-        let all = run(&["0", "1", "1", "/nonexistent/prog"], &[0]);
-        assert_eq!(all[1], i64::from(libc::ENOENT));
-        // The padding reaches the command's environment: `test` exits 0
-        // only when KURABE_ENV_PAD has 5 characters.
-        let all = run(
-            &["0", "1", "1", "sh", "-c", "test ${#KURABE_ENV_PAD} = 5"],
-            &[5, 0],
+        // A program that is nowhere: its error, pid 0, and the request ends.
+        let got = serve_requests(&["/nonexistent/prog"], &[(3, 0)]);
+        assert_eq!(got[0].0, 1);
+        assert_eq!((got[0].1[0], got[0].1[2]), (0, i64::from(libc::ENOENT)));
+        // `test` exits 0 only when KURABE_ENV_PAD is there: a failure ends
+        // a request under FLAG_STOP_ON_FAILURE (2) only; a count of 0 is
+        // ignored; under FLAG_PAD (1) the padding reaches the command
+        // (0–4095 bytes each: an empty one fails, 1 time in 4096).
+        let sh = ["sh", "-c", "test -n \"$KURABE_ENV_PAD\""];
+        let got = serve_requests(&sh, &[(2, 0), (0, 0), (2, 2), (3, 1)]);
+        let statuses = |i: usize| -> Vec<i64> { got[i].1.chunks(9).map(|w| w[3]).collect() };
+        assert_eq!(statuses(0), [256, 256]);
+        assert_eq!(statuses(1), [256]);
+        assert!(
+            statuses(2).iter().filter(|s| **s == 0).count() >= 2,
+            "{:?}",
+            statuses(2)
         );
-        assert_eq!((all[2], all[10]), (0, 256), "wait statuses {all:?}");
     }
 
     #[test]

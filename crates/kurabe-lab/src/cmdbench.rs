@@ -299,6 +299,8 @@ pub fn run_cmd(
         Some(c) => pre.each_command(c, "--cleanup"),
         None => Ok(()),
     };
+    // The launchers kept between blocks (and from the warm-up) are done.
+    crate::execute::retire_idle();
     let outcome = ran?;
     cleaned?;
     Ok(finished(cfg, outcome, &sized))

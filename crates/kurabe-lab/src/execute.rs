@@ -17,15 +17,22 @@
 //!
 //! Why it is cheap (hyperfine's cost per run is the bar,
 //! `bench/cmd-vs-hyperfine.sh`): one helper serves every execution of a
-//! run, so an execution costs a fork of the helper's small image and the
-//! command's exec — what hyperfine's spawn costs — not also an exec of the
-//! helper and a fork of kurabe. The helper is started by posix_spawn (no
+//! command line, and a block of executions is one request to it
+//! ([`Session::run`]): the helper spawns them back to back and kurabe
+//! sleeps on the helper's done pipe, waking every 20 ms ([`STOP_CHECK`])
+//! to read the pids and records, check for Ctrl-C and timeouts and sample
+//! memory. So an execution costs the helper's spawn (its own `clone`, no
+//! signal resets, the program found on PATH once) and the command's exec,
+//! and no wakeup of kurabe. Helpers are kept between blocks of the same
+//! command line ([`retire_idle`] ends them): a fresh helper's first
+//! execution is 50–100 µs slower. The helper is started by posix_spawn (no
 //! `pre_exec` hook) unless the run has a cgroup to enter, and one `poll`
-//! loop on the report pipe, the helper's pidfd and the output pipes
+//! loop on the done pipe, the helper's pidfd and the output pipes
 //! replaces the threads (stderr reader, output drain, watchdog) that each
 //! execution used to start while the command ran.
 //!
-//! Σ PSS: a command still running 100 ms after it started is sampled
+//! Σ PSS: a command still running 100 ms after it started (by the
+//! helper's clock, sent with its pid) is sampled
 //! (kurabe-probe's [`TreeSampler`], the command's tree), then every 50 ms
 //! or a fifth of its age (at most every 250 ms), so a long command costs a
 //! few dozen samples and a short one none. Not earlier: a sample reads
@@ -127,14 +134,15 @@ fn word(b: &[u8], i: usize) -> Option<i64> {
     Some(i64::from_le_bytes(bytes.try_into().ok()?))
 }
 
-/// Length of the `KURABE_ENV_PAD` padding: 0–4095 bytes, new every call.
-fn env_padding() -> u32 {
+/// Seed of a request's `KURABE_ENV_PAD` lengths (the helper draws 0–4095
+/// bytes per execution from it): new every call.
+fn env_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     // RandomState is seeded randomly per process and varies per instance:
     // enough to spread the stack's offset, no dependency needed.
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(0);
-    (h.finish() % 4096) as u32
+    h.finish()
 }
 
 /// Point the command's stdin, stdout and stderr where the workload says.
@@ -209,8 +217,8 @@ fn pidfd_of(pid: libc::pid_t) -> Option<OwnedFd> {
     (raw >= 0).then(|| unsafe { OwnedFd::from_raw_fd(raw as RawFd) })
 }
 
-/// The helper's command line for `l`, its three pipe ends passed on.
-fn helper_command(l: &Launch<'_>, fds: [RawFd; 3]) -> Result<Command, RunFailure> {
+/// The helper's command line for `l`, its four pipe ends passed on.
+fn helper_command(l: &Launch<'_>, fds: [RawFd; 4]) -> Result<Command, RunFailure> {
     let mut cmd = Command::new(l.helper);
     if !l.workload.pass_secrets {
         // kurabe's secrets (store URL, PostgreSQL password) stay with
@@ -233,16 +241,23 @@ fn helper_command(l: &Launch<'_>, fds: [RawFd; 3]) -> Result<Command, RunFailure
     Ok(cmd)
 }
 
+/// Room asked for in the pid and report pipes: the helper writes a pid
+/// message inside the timed interval, so it must never find the pipe full
+/// while kurabe sleeps (the default 64 KiB holds ~4000 pid messages).
+const PIPE_ROOM: libc::c_int = 1 << 20;
+
 /// The pipes between kurabe and a helper: kurabe's ends, and the helper's.
 struct Pipes {
-    /// Requests: one u32 (the padding length) per execution.
+    /// Requests: count, flags, seed.
     requests: std::fs::File,
     /// The helper's records, non-blocking.
     report: std::fs::File,
-    /// The commands' pids, one i64 per execution, non-blocking.
+    /// The commands' pids and start times, non-blocking.
     pids: std::fs::File,
-    /// The helper's ends: request, report and pid.
-    theirs: [std::fs::File; 3],
+    /// One u32 per request, after its last record, non-blocking.
+    done: std::fs::File,
+    /// The helper's ends: request, report, pid and done.
+    theirs: [std::fs::File; 4],
 }
 
 impl Pipes {
@@ -250,11 +265,18 @@ impl Pipes {
         let (req_r, requests) = pipe(false)?;
         let (report, report_w) = pipe(true)?;
         let (pids, pid_w) = pipe(true)?;
+        let (done, done_w) = pipe(true)?;
+        for fd in [report.as_raw_fd(), pids.as_raw_fd()] {
+            // SAFETY: fcntl on our own descriptor; best effort (the limit
+            // for unprivileged users may refuse it).
+            unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_ROOM) };
+        }
         Ok(Pipes {
             requests,
             report,
             pids,
-            theirs: [req_r, report_w, pid_w],
+            done,
+            theirs: [req_r, report_w, pid_w, done_w],
         })
     }
 
@@ -264,7 +286,7 @@ impl Pipes {
     /// them too, which is harmless: kurabe never waits for end-of-file on
     /// the report pipe, and it kills the helper rather than wait for it to
     /// see one.
-    fn inheritable(&self) -> [RawFd; 3] {
+    fn inheritable(&self) -> [RawFd; 4] {
         let fds = self.theirs.each_ref().map(AsRawFd::as_raw_fd);
         for fd in fds {
             set_flag(fd, libc::F_GETFD, libc::F_SETFD, libc::FD_CLOEXEC, false);
@@ -273,21 +295,104 @@ impl Pipes {
     }
 }
 
-/// A running helper serving one run's executions of one command line.
-pub(crate) struct Session<'a> {
-    launch: Launch<'a>,
+/// A running helper and kurabe's ends of its pipes.
+struct Conn {
     helper: Child,
     pidfd: Option<OwnedFd>,
     requests: std::fs::File,
     report: std::fs::File,
     pids: std::fs::File,
+    done: std::fs::File,
     stderr: Option<ChildStderr>,
     stdout: Option<ChildStdout>,
 }
 
+impl Conn {
+    /// Kill and reap the helper.
+    fn end(mut self) {
+        let _ = self.helper.kill();
+        let _ = self.helper.wait();
+    }
+}
+
+/// Helpers between blocks, by what they run ([`pool_key`]): the next
+/// block of the same command line takes one instead of starting its own.
+/// A fresh helper's first execution costs 50-100 µs more than later ones,
+/// and with one execution per block (30 runs or fewer) every timed
+/// execution would be a first.
+static IDLE: std::sync::Mutex<Vec<(String, Conn)>> = std::sync::Mutex::new(Vec::new());
+
+/// Most helpers kept idle; the oldest goes first.
+const MAX_IDLE: usize = 16;
+
+/// What makes two launches interchangeable: everything the helper was
+/// started with. `None` (never pooled) for a launch in a cgroup, which
+/// belongs to one run.
+fn pool_key(l: &Launch<'_>) -> Option<String> {
+    let w = l.workload;
+    l.cgroup.is_none().then(|| {
+        format!(
+            "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}",
+            l.helper, l.argv, l.env, l.cwd, w.stdin, w.output, w.pass_secrets
+        )
+    })
+}
+
+/// End every idle helper (they also end on their own when kurabe exits:
+/// end-of-file on their request pipe).
+pub(crate) fn retire_idle() {
+    let idle = std::mem::take(&mut *IDLE.lock().unwrap_or_else(|e| e.into_inner()));
+    idle.into_iter().for_each(|(_, c)| c.end());
+}
+
+/// An idle helper started for `key`, if there is one still running.
+fn take_idle(key: &str) -> Option<Conn> {
+    let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
+    let i = idle.iter().position(|(k, _)| k == key)?;
+    let (_, mut conn) = idle.remove(i);
+    drop(idle);
+    match conn.helper.try_wait() {
+        Ok(None) => Some(conn),
+        _ => None,
+    }
+}
+
+/// Keep `conn` for the next block of the same command line.
+fn park_idle(key: String, conn: Conn) {
+    let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
+    idle.push((key, conn));
+    let extra = idle.len().saturating_sub(MAX_IDLE);
+    let old: Vec<_> = idle.drain(..extra).collect();
+    drop(idle);
+    old.into_iter().for_each(|(_, c)| c.end());
+}
+
+/// A running helper serving executions of one command line.
+pub(crate) struct Session<'a> {
+    launch: Launch<'a>,
+    conn: Option<Conn>,
+    /// The last request ran to its end and the helper waits for the next.
+    clean: bool,
+}
+
 impl<'a> Session<'a> {
-    /// Start the helper for `l`'s command line.
+    /// A helper for `l`'s command line: an idle one that ran it before,
+    /// else a new one.
     pub(crate) fn start(l: Launch<'a>) -> Result<Session<'a>, RunFailure> {
+        let reused = pool_key(&l).and_then(|k| take_idle(&k));
+        let conn = match reused {
+            Some(c) => c,
+            None => Self::spawn(&l)?,
+        };
+        Ok(Session {
+            launch: l,
+            conn: Some(conn),
+            clean: true,
+        })
+    }
+
+    /// Start a new helper for `l`.
+    fn spawn(l: &Launch<'_>) -> Result<Conn, RunFailure> {
         let start_err = |e: std::io::Error| {
             let shown = l.argv.join(" ");
             RunFailure::new(format!(
@@ -296,7 +401,7 @@ impl<'a> Session<'a> {
             ))
         };
         let pipes = Pipes::new().map_err(start_err)?;
-        let spawned = helper_command(&l, pipes.inheritable())?.spawn();
+        let spawned = helper_command(l, pipes.inheritable())?.spawn();
         drop(pipes.theirs);
         let mut helper = spawned.map_err(start_err)?;
         let (stderr, stdout) = (helper.stderr.take(), helper.stdout.take());
@@ -305,242 +410,379 @@ impl<'a> Session<'a> {
             stdout.as_ref().map(AsRawFd::as_raw_fd),
         ];
         fds.into_iter().flatten().for_each(nonblocking);
-        Ok(Session {
-            launch: l,
+        Ok(Conn {
             pidfd: pidfd_of(helper.id() as libc::pid_t),
             helper,
             requests: pipes.requests,
             report: pipes.report,
             pids: pipes.pids,
+            done: pipes.done,
             stderr,
             stdout,
         })
     }
 
-    /// Run the command once and return its own times, peak RSS and Σ PSS;
-    /// a timeout or Ctrl-C kills its process group.
-    pub(crate) fn exec(
+    /// Run the command `n` times back to back and return each
+    /// execution's own times, peak RSS and Σ PSS; the first failure (unless
+    /// the workload ignores failures) ends the series and is the error. A
+    /// timeout (per execution) or Ctrl-C kills the running command's group.
+    pub(crate) fn run(
         &mut self,
+        n: u32,
         timeout: Option<Duration>,
         stop: &AtomicBool,
-    ) -> Result<Execution, RunFailure> {
-        let pad = if self.launch.workload.randomize_env {
-            env_padding()
-        } else {
-            0
+    ) -> Result<Vec<Execution>, RunFailure> {
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(RunFailure::new("the launcher is gone"));
         };
-        let mut x = InFlight::new(self.launch.sample_memory);
-        if self.requests.write_all(&pad.to_le_bytes()).is_ok() {
-            self.supervise(&mut x, timeout, stop);
+        let w = self.launch.workload;
+        let mut b = Batch::new(n, self.launch.sample_memory);
+        self.clean = false;
+        if conn.requests.write_all(&request(n, w)).is_ok() {
+            supervise(conn, &mut b, timeout, stop);
         }
-        // The helper sent the pid before the record: take it off the pipe.
-        let pid = x.pid(&mut self.pids);
-        if x.killed.is_some() || x.report.len() < REPORT_LEN {
+        if b.killed.is_some() || b.done.is_none() {
             // Killed, or the helper is gone: whatever the command left
             // running in its group dies with it (the helper does this
             // itself after a normal end).
-            if let Some(pid) = pid {
+            if let Some((_, pid, _)) = b.last_pid() {
                 // SAFETY: kill has no memory-safety preconditions.
                 unsafe { libc::kill(-pid, libc::SIGKILL) };
             }
         }
-        self.read_outputs(&mut x.err);
-        judge(&self.launch, x)
+        read_outputs(conn, &mut b.err);
+        let done = b.done == Some(n) && b.killed.is_none();
+        let judged = judge(&self.launch, b);
+        self.clean = done && judged.is_ok();
+        judged
     }
+}
 
-    /// Until the helper's record is complete (or the helper is gone): read
-    /// output, sample memory, kill the command on timeout or Ctrl-C.
-    fn supervise(&mut self, x: &mut InFlight, timeout: Option<Duration>, stop: &AtomicBool) {
-        let deadline = timeout.map(|t| x.started + t);
-        loop {
-            let now = Instant::now();
-            if x.killed.is_none() {
-                x.killed = why_kill(stop, deadline, now);
-            }
-            if x.killed.is_some() {
-                let pid = x.pid(&mut self.pids);
-                self.kill_command(pid);
-            }
-            let ready = self.wait_events(x.wake(now, deadline).saturating_duration_since(now));
-            if ready.report {
-                read_report(&mut self.report, &mut x.report);
-            }
-            if x.report.len() >= REPORT_LEN || (ready.helper && self.helper_gone()) {
-                read_report(&mut self.report, &mut x.report);
-                return;
-            }
-            if ready.output {
-                self.read_outputs(&mut x.err);
-            }
-            x.sample_memory(&mut self.pids);
+/// The request for `n` executions under `w`'s settings, a new padding seed.
+fn request(n: u32, w: &CommandWorkload) -> [u8; 16] {
+    let mut flags = 0u32;
+    if w.randomize_env {
+        flags |= 1;
+    }
+    if !w.ignore_failure {
+        flags |= 2;
+    }
+    if w.stdin.is_some() {
+        flags |= 4;
+    }
+    let mut r = [0u8; 16];
+    r[..4].copy_from_slice(&n.to_le_bytes());
+    r[4..8].copy_from_slice(&flags.to_le_bytes());
+    r[8..].copy_from_slice(&env_seed().to_le_bytes());
+    r
+}
+
+/// Until the helper says the request is done (or is gone): read its pids
+/// and records as they come, read output, sample memory, kill the command
+/// on timeout or Ctrl-C. kurabe sleeps on the done pipe, so it wakes
+/// about once per request and every [`STOP_CHECK`], not per execution.
+fn supervise(c: &mut Conn, b: &mut Batch, timeout: Option<Duration>, stop: &AtomicBool) {
+    loop {
+        b.drain(c);
+        if b.done.is_some() {
+            return;
+        }
+        let now = Instant::now();
+        if b.killed.is_none() {
+            b.killed = why_kill(stop, b.deadline(timeout), now);
+        }
+        if b.killed.is_some() {
+            cancel(c, b);
+        }
+        let ready = wait_events(c, b.wake(now, timeout).saturating_duration_since(now));
+        if ready.done {
+            b.done = read_done(&mut c.done);
+            b.drain(c);
+            return;
+        }
+        if ready.helper && helper_gone(c) {
+            b.drain(c);
+            return;
+        }
+        if ready.output {
+            read_outputs(c, &mut b.err);
+        }
+        b.sample_memory();
+    }
+}
+
+/// Stop the request: ask the helper to start no more executions, and kill
+/// the running one's group (before any pid is known, the helper).
+fn cancel(c: &mut Conn, b: &mut Batch) {
+    if !b.cancelled {
+        b.cancelled = true;
+        let _ = c.requests.write_all(&[0u8; 16]);
+    }
+    let target = match (b.running(), b.last_pid()) {
+        (Some((_, pid, _)), _) => -pid,
+        (None, None) => c.helper.id() as libc::pid_t,
+        (None, Some(_)) => return,
+    };
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(target, libc::SIGKILL) };
+}
+
+/// The done message: how many executions the request ran.
+fn read_done(r: &mut std::fs::File) -> Option<u32> {
+    let mut got = Vec::with_capacity(4);
+    read_upto(r, &mut got, 4);
+    let b: [u8; 4] = got.as_slice().try_into().ok()?;
+    Some(u32::from_le_bytes(b))
+}
+
+/// True once the helper has exited (it only does when killed or broken).
+fn helper_gone(c: &Conn) -> bool {
+    // SAFETY: waitid with WNOWAIT only looks; info is a valid out-pointer.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        let rc = libc::waitid(libc::P_PID, c.helper.id(), &mut info, flags);
+        rc < 0 || info.si_pid() != 0
+    }
+}
+
+/// Block until the done message, output or the helper's exit arrives, or
+/// `wait` passes; what became ready. Without a pidfd, poll cannot see the
+/// helper die: then it wakes every 10 ms and says to look.
+fn wait_events(c: &Conn, wait: Duration) -> Ready {
+    let watch = |fd: Option<RawFd>| libc::pollfd {
+        fd: fd.unwrap_or(-1),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let mut fds = [
+        watch(Some(c.done.as_raw_fd())),
+        watch(c.pidfd.as_ref().map(AsRawFd::as_raw_fd)),
+        watch(c.stderr.as_ref().map(AsRawFd::as_raw_fd)),
+        watch(c.stdout.as_ref().map(AsRawFd::as_raw_fd)),
+    ];
+    let cap = match c.pidfd {
+        Some(_) => wait,
+        None => wait.min(Duration::from_millis(10)),
+    };
+    let ms = cap.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
+    // SAFETY: fds is a live array of fds.len() pollfd structs; poll
+    // ignores entries with a negative fd.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    let got = |i: usize| n > 0 && fds[i].revents != 0;
+    Ready {
+        done: got(0),
+        helper: got(1) || c.pidfd.is_none(),
+        output: got(2) || got(3),
+    }
+}
+
+/// Read what the output pipes hold now; drop a pipe at end-of-file.
+fn read_outputs(c: &mut Conn, err: &mut Vec<u8>) {
+    if let Some(s) = &mut c.stderr {
+        if drain(s, Some(err)) {
+            c.stderr = None;
+        }
+        if err.len() > 2 * STDERR_KEEP {
+            err.drain(..err.len() - STDERR_KEEP);
         }
     }
-
-    /// Kill the command's group; before its pid is known, the helper.
-    fn kill_command(&self, pid: Option<libc::pid_t>) {
-        let target = pid.map_or(self.helper.id() as libc::pid_t, |p| -p);
-        // SAFETY: kill has no memory-safety preconditions.
-        unsafe { libc::kill(target, libc::SIGKILL) };
-    }
-
-    /// True once the helper has exited (it only does when killed or broken).
-    fn helper_gone(&self) -> bool {
-        // SAFETY: waitid with WNOWAIT only looks; info is a valid out-pointer.
-        unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
-            let rc = libc::waitid(libc::P_PID, self.helper.id(), &mut info, flags);
-            rc < 0 || info.si_pid() != 0
-        }
-    }
-
-    /// Block until the record, output or the helper's exit arrives, or
-    /// `wait` passes; what became ready. Without a pidfd, poll cannot see
-    /// the helper die: then it wakes every 10 ms and says to look.
-    fn wait_events(&self, wait: Duration) -> Ready {
-        let watch = |fd: Option<RawFd>| libc::pollfd {
-            fd: fd.unwrap_or(-1),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let mut fds = [
-            watch(Some(self.report.as_raw_fd())),
-            watch(self.pidfd.as_ref().map(AsRawFd::as_raw_fd)),
-            watch(self.stderr.as_ref().map(AsRawFd::as_raw_fd)),
-            watch(self.stdout.as_ref().map(AsRawFd::as_raw_fd)),
-        ];
-        let cap = match self.pidfd {
-            Some(_) => wait,
-            None => wait.min(Duration::from_millis(10)),
-        };
-        let ms = cap.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int;
-        // SAFETY: fds is a live array of fds.len() pollfd structs; poll
-        // ignores entries with a negative fd.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        let got = |i: usize| n != 0 && fds[i].revents != 0;
-        Ready {
-            report: got(0),
-            helper: got(1) || self.pidfd.is_none(),
-            output: got(2) || got(3),
-        }
-    }
-
-    /// Read what the output pipes hold now; drop a pipe at end-of-file.
-    fn read_outputs(&mut self, err: &mut Vec<u8>) {
-        if let Some(s) = &mut self.stderr {
-            if drain(s, Some(err)) {
-                self.stderr = None;
-            }
-            if err.len() > 2 * STDERR_KEEP {
-                err.drain(..err.len() - STDERR_KEEP);
-            }
-        }
-        if let Some(s) = &mut self.stdout {
-            if drain(s, None) {
-                self.stdout = None;
-            }
+    if let Some(s) = &mut c.stdout {
+        if drain(s, None) {
+            c.stdout = None;
         }
     }
 }
 
 /// What one `poll` found ready.
 struct Ready {
-    report: bool,
+    done: bool,
     /// The helper may have exited.
     helper: bool,
     output: bool,
 }
 
 impl Drop for Session<'_> {
-    /// The helper is between executions: kill and reap it.
+    /// Between requests, the helper waits for the next block of the same
+    /// command line; after a kill or a failure it is killed and reaped.
     fn drop(&mut self) {
-        let _ = self.helper.kill();
-        let _ = self.helper.wait();
+        let Some(conn) = self.conn.take() else {
+            return;
+        };
+        match pool_key(&self.launch).filter(|_| self.clean) {
+            Some(key) => park_idle(key, conn),
+            None => conn.end(),
+        }
     }
 }
 
-/// One execution in flight: what the supervisor gathers.
-struct InFlight {
-    started: Instant,
+/// Length of a pid message: the pid and the spawn's CLOCK_MONOTONIC ns.
+const PID_LEN: usize = 16;
+
+/// One request in flight: what the supervisor gathers.
+struct Batch {
+    /// Executions asked for.
+    n: u32,
+    /// When the request was sent.
+    sent: Instant,
     /// Why kurabe killed it (timeout, Ctrl-C), once it did.
     killed: Option<&'static str>,
-    /// The last MiB or so of its stderr (when piped).
+    /// The cancel message has been sent.
+    cancelled: bool,
+    /// The last MiB or so of the commands' stderr (when piped).
     err: Vec<u8>,
-    /// The helper's record as read so far.
-    report: Vec<u8>,
-    /// The command's pid message as read so far.
-    pid: Vec<u8>,
-    memory: Option<MemoryWatch>,
+    /// The helper's records as read so far.
+    reports: Vec<u8>,
+    /// The pid messages as read so far.
+    pids: Vec<u8>,
+    /// The helper's done message: how many executions it ran.
+    done: Option<u32>,
+    /// Σ PSS sampling, when asked for: of the running execution (its index).
+    memory: Option<Option<(usize, MemoryWatch)>>,
+    /// Σ PSS peak of each execution sampled, by index.
+    peaks: Vec<Option<u64>>,
 }
 
-impl InFlight {
-    fn new(sample_memory: bool) -> InFlight {
-        let started = Instant::now();
-        InFlight {
-            started,
+impl Batch {
+    fn new(n: u32, sample_memory: bool) -> Batch {
+        Batch {
+            n,
+            sent: Instant::now(),
             killed: None,
+            cancelled: false,
             err: Vec::new(),
-            report: Vec::with_capacity(REPORT_LEN),
-            pid: Vec::with_capacity(8),
-            memory: sample_memory.then(|| MemoryWatch::new(started)),
+            reports: Vec::with_capacity(REPORT_LEN * n.min(4096) as usize),
+            pids: Vec::with_capacity(PID_LEN * n.min(4096) as usize),
+            done: None,
+            memory: sample_memory.then_some(None),
+            peaks: Vec::new(),
         }
     }
 
-    /// The command's pid, once the helper has sent it (read from `pids`
-    /// on first need, so kurabe is not woken for it).
-    fn pid(&mut self, pids: &mut std::fs::File) -> Option<libc::pid_t> {
-        if self.pid.len() < 8 {
-            read_upto(pids, &mut self.pid, 8);
-        }
-        word(&self.pid, 0)
-            .and_then(|p| libc::pid_t::try_from(p).ok())
-            .filter(|p| *p > 0)
+    /// Take in what the pid and report pipes hold.
+    fn drain(&mut self, c: &mut Conn) {
+        let cap = self.n as usize;
+        read_upto(&mut c.pids, &mut self.pids, PID_LEN * cap);
+        read_upto(&mut c.report, &mut self.reports, REPORT_LEN * cap);
+    }
+
+    /// The latest execution started: its index, pid and start (ns).
+    fn last_pid(&self) -> Option<(usize, libc::pid_t, i64)> {
+        let i = (self.pids.len() / PID_LEN).checked_sub(1)?;
+        let pid = word(&self.pids, 2 * i).and_then(|p| libc::pid_t::try_from(p).ok())?;
+        Some((i, pid, word(&self.pids, 2 * i + 1)?)).filter(|_| pid > 0)
+    }
+
+    /// The execution running now (started, no record yet), as [`Self::last_pid`].
+    fn running(&self) -> Option<(usize, libc::pid_t, i64)> {
+        self.last_pid()
+            .filter(|(i, _, _)| self.reports.len() / REPORT_LEN <= *i)
+    }
+
+    /// When the running execution times out (before the first pid is
+    /// known: counted from the request).
+    fn deadline(&self, timeout: Option<Duration>) -> Option<Instant> {
+        let t = timeout?;
+        let start = match self.running() {
+            Some((_, _, ns)) => instant_of(ns),
+            None if self.pids.is_empty() => self.sent,
+            None => Instant::now(),
+        };
+        Some(start + t)
     }
 
     /// When to wake next: the Ctrl-C check, the deadline, the next sample.
-    fn wake(&self, now: Instant, deadline: Option<Instant>) -> Instant {
+    fn wake(&self, now: Instant, timeout: Option<Duration>) -> Instant {
         let mut wake = now + STOP_CHECK;
-        if let Some(d) = deadline.filter(|_| self.killed.is_none()) {
+        if let Some(d) = self.deadline(timeout).filter(|_| self.killed.is_none()) {
             wake = wake.min(d);
         }
-        if let Some(m) = &self.memory {
+        if let Some(Some((_, m))) = &self.memory {
             wake = wake.min(m.next);
         }
         wake
     }
 
-    /// Sample Σ PSS when it is due.
-    fn sample_memory(&mut self, pids: &mut std::fs::File) {
-        if self.memory.as_ref().is_none_or(|m| Instant::now() < m.next) {
+    /// Keep the peak of an execution that ended, watch the running one,
+    /// and sample its Σ PSS when it is due.
+    fn sample_memory(&mut self) {
+        let running = self.running();
+        let Some(slot) = self.memory.as_mut() else {
             return;
+        };
+        if let Some((i, m)) = slot.take_if(|(i, _)| running.map(|r| r.0) != Some(*i)) {
+            if self.peaks.len() <= i {
+                self.peaks.resize(i + 1, None);
+            }
+            self.peaks[i] = m.peak;
         }
-        let pid = self.pid(pids).and_then(|p| u32::try_from(p).ok());
-        if let Some(m) = &mut self.memory {
-            m.sample(pid);
+        let Some((i, pid, start)) = running else {
+            return;
+        };
+        let (_, m) = slot.get_or_insert_with(|| (i, MemoryWatch::new(instant_of(start))));
+        if Instant::now() >= m.next {
+            m.sample(u32::try_from(pid).ok());
+        }
+    }
+
+    /// Σ PSS peak of execution `i`, when it was sampled.
+    fn peak(&self, i: usize) -> Option<u64> {
+        match &self.memory {
+            Some(Some((j, m))) if *j == i => m.peak,
+            _ => self.peaks.get(i).copied().flatten(),
         }
     }
 }
 
-/// The failure, or the execution, that the helper's record says.
-fn judge(l: &Launch<'_>, e: InFlight) -> Result<Execution, RunFailure> {
-    let rec = accepted(l, &e).map_err(|message| RunFailure {
+/// kurabe's `Instant` of a CLOCK_MONOTONIC time in ns (the helper's
+/// clock; `Instant` reads the same clock on Linux).
+fn instant_of(ns: i64) -> Instant {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let now = Instant::now();
+    let now_ns = ts.tv_sec * 1_000_000_000 + ts.tv_nsec;
+    let ago = Duration::from_nanos(u64::try_from(now_ns - ns).unwrap_or(0));
+    now.checked_sub(ago).unwrap_or(now)
+}
+
+/// The executions the helper's records say; else the first failure (a
+/// kill by kurabe first).
+fn judge(l: &Launch<'_>, b: Batch) -> Result<Vec<Execution>, RunFailure> {
+    let fail = |message: String| RunFailure {
         message,
-        stderr_tail: tail(&e.err),
-    })?;
-    Ok(Execution {
-        timed: rec.timed,
-        exit_code: exit_code(rec.wait_status),
-        pss_peak_bytes: e.memory.and_then(|m| m.peak),
-    })
+        stderr_tail: tail(&b.err),
+    };
+    let shown = || l.argv.join(" ");
+    if let Some(why) = b.killed {
+        return Err(fail(format!("the command `{}` {why}", shown())));
+    }
+    let mut execs = Vec::with_capacity(b.n as usize);
+    for (i, r) in b.reports.chunks_exact(REPORT_LEN).enumerate() {
+        let rec = accepted(l, decode_record(r)).map_err(fail)?;
+        execs.push(Execution {
+            timed: rec.timed,
+            exit_code: exit_code(rec.wait_status),
+            pss_peak_bytes: b.peak(i),
+        });
+    }
+    if execs.len() < b.n as usize {
+        let helper = l.helper.display();
+        return Err(fail(format!(
+            "the launcher {helper} ended without a report for `{}`",
+            shown()
+        )));
+    }
+    Ok(execs)
 }
 
 /// The record of an execution that counts; else why it does not.
-fn accepted(l: &Launch<'_>, e: &InFlight) -> Result<HelperRecord, String> {
+fn accepted(l: &Launch<'_>, rec: Option<HelperRecord>) -> Result<HelperRecord, String> {
     let shown = || l.argv.join(" ");
-    if let Some(why) = e.killed {
-        return Err(format!("the command `{}` {why}", shown()));
-    }
-    let Some(rec) = decode_record(&e.report) else {
+    let Some(rec) = rec else {
         let helper = l.helper.display();
         return Err(format!(
             "the launcher {helper} ended without a report for `{}`",
@@ -614,16 +856,12 @@ fn drain(r: &mut dyn Read, mut keep: Option<&mut Vec<u8>>) -> bool {
     }
 }
 
-/// Append what the report pipe holds to `got` (at most a full record).
-fn read_report(r: &mut std::fs::File, got: &mut Vec<u8>) {
-    read_upto(r, got, REPORT_LEN);
-}
-
 /// Append what the non-blocking `r` holds to `got`, up to `len` bytes in all.
 fn read_upto(r: &mut std::fs::File, got: &mut Vec<u8>, len: usize) {
-    let mut buf = [0u8; REPORT_LEN];
+    let mut buf = [0u8; 8192];
     while got.len() < len {
-        match r.read(&mut buf[..len - got.len()]) {
+        let want = (len - got.len()).min(buf.len());
+        match r.read(&mut buf[..want]) {
             Ok(0) => return,
             Ok(n) => got.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}

@@ -549,29 +549,33 @@ pub fn command(
 
 /// The warm-up executions (dropped), then the timed ones, each after
 /// `prepare` when there is one; `subtract` taken off each timed one.
+/// Without `prepare` they go to the helper as one request, so kurabe is
+/// not woken between them.
 fn exec_all(
     w: &CommandWorkload,
     mut session: Session<'_>,
-    mut prepare: Option<&mut Session<'_>>,
+    prepare: Option<&mut Session<'_>>,
     stop: &AtomicBool,
 ) -> Result<Vec<Execution>, RunFailure> {
     let timeout = w.timeout.map(|t| t.0);
-    let mut execs = Vec::with_capacity(w.runs as usize);
-    for i in 0..w.warmup_runs + w.runs {
-        if let Some(p) = prepare.as_deref_mut() {
-            p.exec(timeout, stop).map_err(|e| RunFailure {
-                message: format!("prepare: {}", e.message),
-                ..e
-            })?;
+    let total = w.warmup_runs + w.runs;
+    let mut execs = match prepare {
+        None => session.run(total, timeout, stop)?,
+        Some(p) => {
+            let mut execs = Vec::with_capacity(total as usize);
+            for _ in 0..total {
+                p.run(1, timeout, stop).map_err(|e| RunFailure {
+                    message: format!("prepare: {}", e.message),
+                    ..e
+                })?;
+                execs.extend(session.run(1, timeout, stop)?);
+            }
+            execs
         }
-        let mut e = session.exec(timeout, stop)?;
-        if i < w.warmup_runs {
-            continue;
-        }
-        if let Some(cost) = &w.subtract {
-            e.timed = e.timed.less(cost);
-        }
-        execs.push(e);
+    };
+    execs.drain(..(w.warmup_runs as usize).min(execs.len()));
+    if let Some(cost) = &w.subtract {
+        execs.iter_mut().for_each(|e| e.timed = e.timed.less(cost));
     }
     Ok(execs)
 }
