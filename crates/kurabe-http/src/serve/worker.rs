@@ -144,6 +144,12 @@ impl Conn {
         self.wbuf.len() - self.wpos
     }
 
+    /// The last response is all out and the connection is to close after it.
+    /// (A delayed response is not in `wbuf` yet: close after it, not before.)
+    fn closing_now(&self) -> bool {
+        self.unsent() == 0 && self.close_after_write && self.delayed.is_none()
+    }
+
     /// Parse the next request head from the input: `Ok(true)` when one was
     /// taken (its body, if any, is read next), `Ok(false)` while it is
     /// incomplete, `Err` for a malformed or oversized head.
@@ -580,8 +586,7 @@ impl<'s, 'a> Worker<'s, 'a> {
                 Ok(wrote) => progress |= wrote,
                 Err(()) => return Next::Close,
             }
-            // A delayed response is not in `wbuf` yet: close after it, not before.
-            if conn.unsent() == 0 && conn.close_after_write && conn.delayed.is_none() {
+            if conn.closing_now() {
                 return Next::Close;
             }
             if !conn.eof && conn.rbuf.len() - conn.rpos < READ_CAP {
