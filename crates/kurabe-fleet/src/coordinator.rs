@@ -60,45 +60,7 @@ impl Plan {
     }
 }
 
-/// Something the coordinator saw, for the caller to show.
-#[derive(Debug, Clone)]
-pub enum CoordEvent {
-    /// The run exists; waiting for workers.
-    Created {
-        /// Run id.
-        run_id: i64,
-    },
-    /// Shares claimed so far.
-    Claimed {
-        /// Claimed.
-        claimed: u32,
-        /// Wanted.
-        wanted: u32,
-    },
-    /// All claimed; load starts in `in_s` seconds.
-    Started {
-        /// Seconds to the start.
-        in_s: f64,
-    },
-    /// Sum of the workers' latest progress rows.
-    Progress {
-        /// Completed responses.
-        completed: u64,
-        /// Failed requests.
-        failed: u64,
-        /// Longest elapsed time reported, seconds.
-        elapsed_s: f64,
-    },
-    /// A worker was declared lost.
-    Lost {
-        /// Its slot.
-        slot: u32,
-        /// Its name.
-        worker: String,
-        /// Why.
-        note: String,
-    },
-}
+pub use kurabe_model::fleet::CoordEvent;
 
 /// How one worker's share ended.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,7 +18,6 @@
 pub mod clock;
 pub mod coordinator;
 mod error;
-pub mod event_text;
 pub mod schema;
 pub mod spec;
 pub mod tally;

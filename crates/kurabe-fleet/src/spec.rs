@@ -60,18 +60,7 @@ fn auto() -> String {
     Engine::Auto.name().to_owned()
 }
 
-/// One worker's part of a [`RunSpec`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Share {
-    /// Slot number, 0-based.
-    pub slot: u32,
-    /// Connections this worker opens.
-    pub concurrency: u32,
-    /// Requests this worker sends (runs bounded by `-n`).
-    pub requests: Option<u64>,
-    /// Arrival rate this worker keeps (open model).
-    pub rate: Option<f64>,
-}
+pub use kurabe_model::fleet::Share;
 
 /// `total` split in `n` parts that differ by at most one and add up to `total`.
 fn split_count(total: u64, n: u32, i: u32) -> u64 {

@@ -101,54 +101,7 @@ impl WorkerFlags {
     }
 }
 
-/// Something a worker did, for the caller to log.
-#[derive(Debug, Clone)]
-pub enum WorkerEvent {
-    /// Registered as this `fleet_workers.id`.
-    Registered {
-        /// Worker id.
-        worker_id: i64,
-    },
-    /// Took a share of a run.
-    Claimed {
-        /// Run id.
-        run_id: i64,
-        /// The share.
-        share: Share,
-        /// The run's experiment name.
-        experiment: String,
-    },
-    /// The run got its start time; the load begins in `in_s` seconds.
-    Starting {
-        /// Run id.
-        run_id: i64,
-        /// Seconds until the start.
-        in_s: f64,
-        /// Offset to the database clock used for the conversion.
-        clock: ClockOffset,
-    },
-    /// The share ran and its result is stored.
-    Finished {
-        /// Run id.
-        run_id: i64,
-        /// The share's own report.
-        report: Box<HttpReport>,
-    },
-    /// The share could not run (setup error); stored as failed.
-    Failed {
-        /// Run id.
-        run_id: i64,
-        /// Why.
-        error: String,
-    },
-    /// The run was cancelled or failed before this worker's load started.
-    Abandoned {
-        /// Run id.
-        run_id: i64,
-        /// The run's state.
-        reason: String,
-    },
-}
+pub use kurabe_model::fleet::WorkerEvent;
 
 /// A claimed share with what is needed to run it.
 struct Claim {
@@ -381,7 +334,8 @@ fn run_share(
     on(WorkerEvent::Starting {
         run_id: c.run_id,
         in_s,
-        clock,
+        clock_offset_s: clock.offset_s,
+        clock_uncertainty_s: clock.uncertainty_s,
     });
     let load = match c.spec.load_config(&c.share, job.cfg.threads) {
         Ok(l) => l,

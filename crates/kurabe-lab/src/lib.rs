@@ -5,7 +5,8 @@
 //! it ([`runner::run_experiment`]): the interleaved schedule, the target's
 //! life cycle ([`target`]), the workloads and probes ([`measure`]), handing
 //! each finished run to the store, and the verdicts and `[[check]]`
-//! results ([`analysis`]).
+//! results ([`analysis`]). [`local_load`] runs one HTTP load by hand
+//! (`kurabe http`, `kurabe demo`) with the server's tree sampled.
 //!
 //! It must not print (progress goes through a callback), and it must not
 //! define plan types (they live in `kurabe-model` so the store and reports

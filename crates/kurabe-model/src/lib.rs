@@ -9,6 +9,7 @@
 
 pub mod bench;
 pub mod experiment;
+pub mod fleet;
 pub mod history;
 pub mod http;
 pub mod plan;

@@ -16,6 +16,11 @@
 //! [`write`] is the one file writer every output goes through (atomic for
 //! regular files, in place for devices and FIFOs).
 //!
+//! The lines people read while work runs are words too, so they live here:
+//! the runner's progress and `--dry-run` schedule ([`progress`]), the
+//! fleet's worker and coordinator lines ([`fleet_events`]), and one-line
+//! errors ([`error_text`]); the libraries report the events as data.
+//!
 //! It must not touch the store or the terminal: renderers write to a
 //! `Write` they are given, and whether to colour is the caller's decision
 //! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
@@ -29,6 +34,7 @@ mod csv;
 mod entries;
 pub mod error_text;
 pub mod escape;
+pub mod fleet_events;
 mod history;
 mod html;
 mod http;

@@ -31,6 +31,19 @@ pub(crate) fn timer(total: Duration, show: bool) -> ProgressBar {
     )
 }
 
+/// Move `bar` over an experiment's runs: its length from the runner's
+/// events (which `--until-confident` may raise), one step per finished run.
+pub(crate) fn count_runs(bar: &ProgressBar, e: &kurabe_lab::Event<'_>) {
+    use kurabe_lab::Event;
+    match e {
+        Event::Begin { total, .. } | Event::RunStart { total, .. } => {
+            bar.set_length(*total as u64);
+        }
+        Event::RunDone { .. } => bar.inc(1),
+        _ => {}
+    }
+}
+
 fn bar(total: u64, template: &str, show: bool) -> ProgressBar {
     if !show {
         return ProgressBar::hidden();

@@ -21,6 +21,16 @@ pub struct SaveArgs {
 }
 
 impl SaveArgs {
+    /// With `--save`, open the store now, before anything is measured: a
+    /// store that cannot take the result (another program's file, a
+    /// directory, read-only) is refused at once, not after a long run.
+    pub fn check_store(&self) -> anyhow::Result<()> {
+        if self.save.is_some() {
+            kurabe_store::access::open_or_create(self.store.store.as_deref()).context("--save")?;
+        }
+        Ok(())
+    }
+
     /// Save `record` when `--save` was given; `default_label` when no label was.
     pub fn save_if_asked(
         &self,

@@ -190,3 +190,48 @@ fn json_that_kurabe_writes_carries_no_float_noise() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(noisy_numbers(&text), Vec::<String>::new(), "report json");
 }
+
+/// `--save` to a store that cannot take the result is refused before any
+/// measurement (exit 2, one line, the file byte-identical), not after a
+/// long run whose numbers then only reach the terminal.
+#[test]
+fn save_to_a_foreign_store_is_refused_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let foreign = dir.path().join("other.db");
+    let conn = rusqlite::Connection::open(&foreign).unwrap();
+    conn.execute_batch("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('mine');")
+        .unwrap();
+    drop(conn);
+    let before = std::fs::read(&foreign).unwrap();
+    let server = ServeChild::start(&[]);
+    let foreign_s = foreign.to_str().unwrap();
+    let dir_s = dir.path().to_str().unwrap();
+    let runs: [&[&str]; 3] = [
+        &[
+            "http",
+            "-q",
+            "-n",
+            "50",
+            "--save",
+            "--store",
+            foreign_s,
+            &server.url,
+        ],
+        &[
+            "watch", "--save", "--store", foreign_s, "--", "sleep", "0.2",
+        ],
+        &[
+            "system", "-q", "--save", "--store", dir_s, "--tests", "syscall", "-c", "1",
+        ],
+    ];
+    for args in runs {
+        let out = kurabe().args(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: measured before refusing");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("kurabe: error: --save: "), "{err}");
+    }
+    assert_eq!(server.served(), 0, "no load before the store was checked");
+    assert_eq!(std::fs::read(&foreign).unwrap(), before, "left untouched");
+}

@@ -16,7 +16,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
 use kurabe_lab::cmdparams::{input_flag, output_flag, shell_flag, CommandList};
-use kurabe_lab::Event;
 use kurabe_report::bench::{Export, TimeUnit};
 use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
 use kurabe_store::{ExperimentStatus, Store};
@@ -136,13 +135,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut store = open_run_store(args.store.store.as_deref(), scratch.as_ref()).context(
         "cannot open the results store (choose another with --store PATH, or --no-save)",
     )?;
-    let stop = crate::signal::install_stop()?;
-    let quiet = args.quiet.quiet;
-    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
-    let mut progress = |e: &CmdEvent<'_>| show_progress(&bar, quiet, e);
-    let done = run_cmd(&cfg, &mut store, &stop, &mut progress);
-    bar.finish_and_clear();
-    let done = match done {
+    let done = match measure(&cfg, &mut store, args.quiet.quiet)? {
         Ok(d) => d,
         Err(CmdError::Failed(why)) => {
             eprintln!("kurabe: error: {why}");
@@ -154,15 +147,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
 }
 
+/// Run the commands, with a bar on a terminal and lines on stderr (none with `-q`).
+fn measure(
+    cfg: &CmdConfig,
+    store: &mut Store,
+    quiet: bool,
+) -> anyhow::Result<Result<CmdOutcome, CmdError>> {
+    let stop = crate::signal::install_stop()?;
+    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
+    let mut progress = |e: &CmdEvent<'_>| show_progress(&bar, quiet, e);
+    let done = run_cmd(cfg, store, &stop, &mut progress);
+    bar.finish_and_clear();
+    Ok(done)
+}
+
 /// The runner's runs move the bar (on a terminal); the progress lines go
 /// above it, or to stderr without one; nothing with `-q`.
 fn show_progress(bar: &indicatif::ProgressBar, quiet: bool, e: &CmdEvent<'_>) {
-    match e {
-        CmdEvent::Run(Event::Begin { total, .. } | Event::RunStart { total, .. }) => {
-            bar.set_length(*total as u64);
-        }
-        CmdEvent::Run(Event::RunDone { .. }) => bar.inc(1),
-        _ => {}
+    if let CmdEvent::Run(run) = e {
+        crate::progress::count_runs(bar, run);
     }
     match e.line() {
         Some(line) if !quiet && bar.is_hidden() => eprintln!("{line}"),

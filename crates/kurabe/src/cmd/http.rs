@@ -44,6 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("-e", resolved.percentiles_csv.as_deref()),
         ("-g", args.gnuplot.as_deref()),
     ])?;
+    args.save.check_store()?;
     match args.workers {
         Some(workers) => fleet::run_distributed(&args, &resolved, workers),
         None => run_here(&args, resolved),

@@ -154,30 +154,19 @@ fn finish(outcome: &Outcome) -> ExitCode {
 /// `--until-confident` may raise), names the run in flight, and prints the
 /// start line and failed runs above itself.
 fn show_on_bar(bar: &indicatif::ProgressBar, e: &Event<'_>) {
-    let above = || bar.println(escape::terminal_lines(&event_line(e)));
+    crate::progress::count_runs(bar, e);
     match e {
-        Event::Begin { total, .. } => {
-            bar.set_length(*total as u64);
-            above();
-        }
         Event::RunStart {
-            total,
             round,
             variant,
             workload,
             ..
         } => {
-            bar.set_length(*total as u64);
             let now = format!("round {}: {variant} / {workload}", round + 1);
             bar.set_message(escape::terminal_lines(&now));
         }
-        Event::RunDone { record, .. } => {
-            bar.inc(1);
-            if record.status == RunStatus::Failed {
-                above();
-            }
-        }
-        Event::RoundAdded { .. } | Event::Note(_) => above(),
+        Event::RunDone { record, .. } if record.status != RunStatus::Failed => {}
+        _ => bar.println(escape::terminal_lines(&event_line(e))),
     }
 }
 

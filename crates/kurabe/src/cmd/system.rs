@@ -140,6 +140,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let (format, output, save, quiet) = (a.format, a.out.output.clone(), a.save.clone(), a.quiet);
     let cfg = choices(a).config()?;
     check_outputs(&[("-o", output.as_deref())])?;
+    save.check_store()?;
     let stop = crate::signal::install_stop()?;
     let report = run_with_bar(&cfg, &stop, quiet)?;
     write_rendered(output.as_deref(), &*record_renderer(format, false), &report)?;

@@ -76,6 +76,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (target, cfg) = request(&args).check()?;
     check_outputs(&[("-o", args.out.path()), ("--svg", args.svg.as_deref())])?;
+    args.save.check_store()?;
     let stop = crate::signal::install_stop()?;
     let session = WatchSession::start(&target, cfg)?;
     let live = crate::progress::wanted(!args.quiet);

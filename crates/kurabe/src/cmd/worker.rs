@@ -11,8 +11,8 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use anyhow::Context;
-use kurabe_fleet::event_text;
 use kurabe_fleet::worker::{WorkerEvent, WorkerFlags};
+use kurabe_report::fleet_events;
 
 use crate::flags::parse_duration;
 
@@ -65,7 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let stop = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();
     let mut client = kurabe_store::pg::connect(&url)?;
-    let mut on = |e: WorkerEvent| eprintln!("{}", event_text::worker_line(&cfg.name, &e));
+    let mut on = |e: WorkerEvent| eprintln!("{}", fleet_events::worker_line(&cfg.name, &e));
     kurabe_fleet::worker::serve(&mut client, &cfg, &stop, &mut on)?;
     Ok(if stop.is_set() {
         crate::signal::exit_code()

@@ -12,9 +12,9 @@ use std::sync::atomic::Ordering;
 
 use anyhow::bail;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
-use kurabe_fleet::event_text;
 use kurabe_fleet::spec::RunSpec;
 use kurabe_model::record::ResultKind;
+use kurabe_report::fleet_events;
 
 use super::args::{Args, Resolved};
 use super::outputs::{exit_code, write_outputs};
@@ -72,9 +72,9 @@ fn write_merged(resolved: &Resolved, outcome: &mut Outcome) -> anyhow::Result<()
 
 /// A coordinator event on stderr; live progress only on a terminal (`show`).
 fn log_event(e: &CoordEvent, show: bool) {
-    if let Some(line) = event_text::coord_line(e) {
+    if let Some(line) = fleet_events::coord_line(e) {
         eprintln!("{line}");
-    } else if let Some(progress) = event_text::progress_text(e).filter(|_| show) {
+    } else if let Some(progress) = fleet_events::progress_text(e).filter(|_| show) {
         eprint!("\r\x1b[K{progress}");
     }
 }

@@ -3,11 +3,11 @@
 //! ("kurabe: 2 of 3 workers ready").
 //!
 //! Owns these texts so the worker and the coordinator word the same run
-//! the same way. Must not print: the binary writes the lines to stderr and
-//! draws the coordinator's live progress itself.
+//! the same way (`kurabe-fleet` reports the events as data). Must not
+//! print: the binary writes the lines to stderr and draws the
+//! coordinator's live progress itself.
 
-use crate::coordinator::CoordEvent;
-use crate::worker::WorkerEvent;
+use kurabe_model::fleet::{CoordEvent, WorkerEvent};
 
 /// The log line of worker `name`'s event.
 pub fn worker_line(name: &str, e: &WorkerEvent) -> String {
@@ -35,11 +35,12 @@ pub fn worker_line(name: &str, e: &WorkerEvent) -> String {
         WorkerEvent::Starting {
             run_id,
             in_s,
-            clock,
+            clock_offset_s,
+            clock_uncertainty_s,
         } => format!(
             "run {run_id} starts in {in_s:.2} s (database clock {:+.1} ms from ours, ±{:.1} ms)",
-            clock.offset_s * 1000.0,
-            clock.uncertainty_s * 1000.0
+            clock_offset_s * 1000.0,
+            clock_uncertainty_s * 1000.0
         ),
         WorkerEvent::Finished { run_id, report } => format!(
             "run {run_id} done: {} complete, {} failed, {:.1} req/s; stored",
