@@ -6,8 +6,11 @@
 # h2c and TLS, ROUNDS rounds of
 #   kurabe http --http2 -c C --streams M --threads 1 -t D   and   h2load -t1 -cC -mM -D D
 # (order alternating each round, so drift hits both alike), then per tool the
-# medians of req/s, client CPU µs per request (user+sys from /usr/bin/time) and
-# peak RSS, and the ratios kurabe/h2load. Then kurabe's RSS at -c BIG_CONC.
+# medians of req/s, client CPU µs per request (user+sys from /usr/bin/time),
+# peak RSS and nginx's CPU µs per request (its worker's utime+stime from
+# /proc: what the client costs the server, a figure a loaded machine moves
+# far less than req/s), and the ratios kurabe/h2load. Then kurabe's RSS at
+# -c BIG_CONC.
 #
 # Env: ROUNDS (3), DURATION (10, seconds), CONC (50), STREAMS (10), BIG_CONC
 # (5000), KURABE (path of the kurabe binary; default: build target/release/kurabe).
@@ -65,12 +68,26 @@ rps = float(re.search(r"finished in [\d.]+s, ([\d.]+) req/s", t).group(1))
 print(done, rps)' "$work/raw" >"$work/out"
 }
 
-# record TOOL PROTO: append "reqs rps cpu_us_per_req rss_kb" to $work/TOOL-PROTO.
+# nginx's workers' CPU so far, in clock ticks (utime + stime).
+nginx_ticks() {
+  local t=0 p f
+  for p in $(pgrep -P "$nginx_pid"); do
+    read -r -a f <"/proc/$p/stat"
+    t=$((t + f[13] + f[14]))
+  done
+  echo "$t"
+}
+HZ=$(getconf CLK_TCK)
+
+# record TOOL PROTO TICKS: append "reqs rps cpu_us_per_req rss_kb nginx_us_per_req"
+# to $work/TOOL-PROTO; TICKS is nginx_ticks from before the run.
 record() {
   read -r reqs rps <"$work/out"
   read -r user sys rss <"$work/time"
-  python3 -c "import sys; r=int(sys.argv[1]); print(r, sys.argv[2], (float(sys.argv[3])+float(sys.argv[4]))*1e6/max(r,1), sys.argv[5])" \
-    "$reqs" "$rps" "$user" "$sys" "$rss" >>"$work/$1-$2"
+  local server
+  server=$(($(nginx_ticks) - $3))
+  python3 -c "import sys; r=max(int(sys.argv[1]),1); print(r, sys.argv[2], (float(sys.argv[3])+float(sys.argv[4]))*1e6/r, sys.argv[5], int(sys.argv[6])*1e6/int(sys.argv[7])/r)" \
+    "$reqs" "$rps" "$user" "$sys" "$rss" "$server" "$HZ" >>"$work/$1-$2"
 }
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -79,8 +96,9 @@ for proto in h2c tls; do
   for round in $(seq "$ROUNDS"); do
     if [ $((round % 2)) -eq 1 ]; then order="kurabe h2load"; else order="h2load kurabe"; fi
     for tool in $order; do
+      ticks=$(nginx_ticks)
       "run_$tool" "$url" "$CONC"
-      record "$tool" "$proto"
+      record "$tool" "$proto" "$ticks"
       echo "round $round $proto $tool: $(tail -1 "$work/$tool-$proto") (load $(cut -d' ' -f1 /proc/loadavg))"
     done
   done
@@ -92,19 +110,22 @@ import statistics, sys
 work = sys.argv[1]
 def rows(tool, proto):
     return [list(map(float, l.split())) for l in open(f"{work}/{tool}-{proto}")]
-print(f"\n{'':14}{'req/s':>12}{'CPU µs/req':>12}{'RSS MiB':>10}")
+print(f"\n{'':14}{'req/s':>12}{'CPU µs/req':>12}{'RSS MiB':>10}{'nginx µs/req':>14}")
 for proto in ["h2c", "tls"]:
     med = {}
     for tool in ["kurabe", "h2load"]:
         r = rows(tool, proto)
-        med[tool] = [statistics.median(x[i] for x in r) for i in (1, 2, 3)]
-        rps, cpu, rss = med[tool]
-        print(f"{tool + ' ' + proto:14}{rps:12.0f}{cpu:12.2f}{rss / 1024:10.1f}")
+        med[tool] = [statistics.median(x[i] for x in r) for i in (1, 2, 3, 4)]
+        rps, cpu, rss, server = med[tool]
+        print(f"{tool + ' ' + proto:14}{rps:12.0f}{cpu:12.2f}{rss / 1024:10.1f}{server:14.2f}")
     k, h = med["kurabe"], med["h2load"]
     # Per-round ratios too: a loaded machine moves both tools of a round alike.
-    per = [a[2] / b[2] for a, b in zip(rows("kurabe", proto), rows("h2load", proto))]
-    print(f"  kurabe/h2load: req/s {k[0] / h[0]:.2f}×, CPU per request {k[1] / h[1]:.2f}× "
-          f"(per round {', '.join(f'{p:.2f}' for p in per)}), target ≤ 0.80× CPU and ≥ 1.00× req/s")
+    pairs = list(zip(rows("kurabe", proto), rows("h2load", proto)))
+    def per(i):
+        return ", ".join(f"{a[i] / b[i]:.2f}" for a, b in pairs)
+    print(f"  kurabe/h2load: req/s {k[0] / h[0]:.2f}× (per round {per(1)}), target ≥ 1.00×")
+    print(f"  kurabe/h2load: CPU per request {k[1] / h[1]:.2f}× (per round {per(2)}), target ≤ 0.80×")
+    print(f"  kurabe/h2load: nginx CPU per request {k[3] / h[3]:.2f}× (per round {per(4)})")
 EOF
 
 echo

@@ -88,6 +88,19 @@ fn h2c_against_nginx_reconciles_with_its_access_log() {
     let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
     assert!(r.complete_requests > 0);
     assert_eq!(nginx.logged("HTTP/2.0\""), 300 + sent);
+    // Deep enough (128 streams) that the worker pauses on its own timer
+    // between turns instead of blocking: still exact, and reconciled.
+    let r = http_json(&["--http2", "--streams", "16", "-c", "8", "-n", "3000", &url]);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (3000, 0),
+        "{:?}",
+        r.errors
+    );
+    let r = http_json(&["--http2", "--streams", "16", "-c", "8", "-t", "1", &url]);
+    let deep = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    assert!(r.complete_requests > 0);
+    assert_eq!(nginx.logged("HTTP/2.0\""), 300 + sent + 3000 + deep);
     // Bodies larger than the stream window: WINDOW_UPDATEs keep them flowing.
     let big = format!("http://127.0.0.1:{port}/big.bin");
     let r = http_json(&["--http2", "--streams", "2", "-c", "1", "-n", "2", &big]);

@@ -211,8 +211,23 @@ pub(crate) fn recv(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Make timer wake-ups precise for this thread (default slack is 50 µs), for `--rate`.
 pub(crate) fn precise_timers() {
+    timer_slack(1);
+}
+
+/// Let this thread's timers fire up to `ns` late (the kernel's default is 50 µs).
+pub(crate) fn timer_slack(ns: u64) {
     // SAFETY: prctl with an integer argument; failure is harmless (we keep the default slack).
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns as libc::c_ulong) };
+}
+
+/// Sleep `ns` nanoseconds (an interrupted sleep just ends early).
+pub(crate) fn nap(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    };
+    // SAFETY: `ts` is valid for the call; no remainder is asked for.
+    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
 }
 
 #[cfg(test)]
@@ -224,6 +239,13 @@ mod tests {
         let a = now_ns();
         let b = now_ns();
         assert!(b >= a && a > 0);
+    }
+
+    #[test]
+    fn a_nap_lasts_at_least_its_length() {
+        let t0 = now_ns();
+        nap(300_000);
+        assert!(now_ns() - t0 >= 300_000);
     }
 
     #[test]

@@ -22,8 +22,6 @@ use io_uring::{opcode, squeue, types, IoUring};
 const BGID: u16 = 0;
 /// Size of one receive buffer: a few small responses, or a slice of a large body.
 pub(crate) const RECV_BUF: usize = 4096;
-/// Longest a batched wait holds out for a full batch, µs (see [`Uring::wait`]).
-const BATCH_WAIT_US: u32 = 100;
 
 /// Test-only: make [`Uring::probe`] fail on this thread, as a kernel
 /// refusing the ring would (the run resolves its engine on the calling thread).
@@ -151,18 +149,20 @@ impl Uring {
     /// Submit everything queued, wait for at least one completion (at most
     /// `timeout_ns`; None: no limit), and copy the completions into `out`.
     ///
-    /// `batch` > 1 (only without a timeout): wait up to [`BATCH_WAIT_US`] for
-    /// that many, then return as soon as there is one. The kernel then wakes
-    /// the thread once per batch instead of once per arriving response; the
-    /// price is at most that long added to a response's measured latency.
-    pub fn wait(&mut self, timeout_ns: Option<u64>, batch: usize, out: &mut Vec<Cqe>) {
-        let r = match timeout_ns {
-            None if batch > 1 && self.min_timeout => {
-                let args = types::SubmitArgs::new().min_wait_usec(BATCH_WAIT_US);
-                self.ring.submitter().submit_with_args(batch, &args)
+    /// `nap` = `(ns, want)` (only without a timeout, on kernels that honour a
+    /// minimum wait, Linux ≥ 6.12): wait `ns` unless `want` completions come
+    /// sooner, then return as soon as there is one: the worker's nap (see
+    /// `worker/pace.rs`) in the same system call as the submission.
+    pub fn wait(&mut self, timeout_ns: Option<u64>, nap: Option<(u64, usize)>, out: &mut Vec<Cqe>) {
+        let r = match (timeout_ns, nap) {
+            (None, Some((ns, want))) if self.min_timeout => {
+                let us = ns.div_ceil(1000).min(u64::from(u32::MAX)) as u32;
+                let args = types::SubmitArgs::new().min_wait_usec(us);
+                let want = want.clamp(1, self.ring.params().cq_entries() as usize);
+                self.ring.submitter().submit_with_args(want, &args)
             }
-            None => self.ring.submit_and_wait(1),
-            Some(t) => {
+            (None, _) => self.ring.submit_and_wait(1),
+            (Some(t), _) => {
                 let ts = types::Timespec::new()
                     .sec(t / 1_000_000_000)
                     .nsec((t % 1_000_000_000) as u32);

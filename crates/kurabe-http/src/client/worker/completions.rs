@@ -16,9 +16,9 @@ impl Worker<'_> {
         };
         match cqe.user_data {
             TICK_TOKEN => {
-                self.ticker.ack();
+                self.pace.ticker.ack();
                 if !uring::more(cqe.flags) {
-                    ring.poll(self.ticker.fd(), libc::POLLIN as u32, true, TICK_TOKEN);
+                    ring.poll(self.pace.ticker.fd(), libc::POLLIN as u32, true, TICK_TOKEN);
                 }
                 return;
             }

@@ -87,6 +87,13 @@ impl Conn {
         }
     }
 
+    /// `n` closed connections for the run `sh` describes.
+    pub(super) fn many(n: usize, sh: &Shared) -> Vec<Conn> {
+        (0..n)
+            .map(|_| Conn::new(sh.buf_size, sh.pipeline))
+            .collect()
+    }
+
     /// Requests in the ring whose bytes are not fully written yet.
     pub(super) fn unwritten(&self, request_len: usize) -> usize {
         (self.w_end - self.w_off).div_ceil(request_len)

@@ -95,14 +95,14 @@ impl Worker<'_> {
     /// A connection that can take a request now, preferring open ones.
     /// Entries whose connection changed state since they were listed are skipped.
     pub(super) fn pop_free(&mut self) -> Option<usize> {
-        while let Some(ci) = self.free_open.pop() {
+        while let Some(ci) = self.free.open.pop() {
             let c = &mut self.conns[ci as usize];
             if c.free && c.state == State::Open {
                 c.free = false;
                 return Some(ci as usize);
             }
         }
-        while let Some(ci) = self.free_closed.pop() {
+        while let Some(ci) = self.free.closed.pop() {
             let c = &mut self.conns[ci as usize];
             if c.free && c.state == State::Closed {
                 c.free = false;
@@ -119,9 +119,9 @@ impl Worker<'_> {
         }
         c.free = true;
         if c.state == State::Open {
-            self.free_open.push(ci as u32);
+            self.free.open.push(ci as u32);
         } else {
-            self.free_closed.push(ci as u32);
+            self.free.closed.push(ci as u32);
         }
     }
 

@@ -7,18 +7,21 @@
 //! holds. io_uring: the same life cycle, but a send is queued rather than
 //! made, each open socket has one multishot receive armed, and one
 //! `io_uring_enter` per turn submits everything and collects a batch of
-//! completions. Nothing is allocated per request: connection buffers, the
-//! in-flight ring and the histograms are sized at start.
+//! completions. Both engines wait through `pace`: with many requests in
+//! flight, a short nap before each wait lets one wake-up read a batch of
+//! responses instead of one. Nothing is allocated per request: connection
+//! buffers, the in-flight ring and the histograms are sized at start.
 //!
 //! This module owns the worker and its loop; `conn` the per-connection
 //! state, `issue` sending requests, `receive` reading and counting responses,
 //! `completions` the io_uring completions, `settle` failures, closes and
-//! deadlines. The byte-level framing is [`super::framer`], the numbers are
+//! deadlines, `pace` when to sleep. The byte-level framing is [`super::framer`], the numbers are
 //! [`super::stats`] and [`super::record`].
 
 mod completions;
 mod conn;
 mod issue;
+mod pace;
 mod receive;
 mod settle;
 
@@ -43,6 +46,7 @@ use super::uring::{self, Cqe, Uring};
 use super::RunControl;
 pub(crate) use conn::Slot;
 use conn::{Conn, End, State};
+use pace::Pace;
 pub(crate) use settle::socket_failure_kind;
 
 /// Longest response head we buffer before calling the response garbage.
@@ -100,6 +104,8 @@ pub(crate) struct Shared {
     /// Body length of the first complete response (u64::MAX = none yet).
     pub doc_len: AtomicU64,
     pub server: OnceLock<String>,
+    /// What the first finished TLS handshake settled on (`https://`).
+    pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
     /// Set by the first failure when `abort_on_error`.
     pub aborted: AtomicBool,
     pub tls: Option<super::tls::TlsSetup>,
@@ -153,6 +159,54 @@ enum Io {
     Uring { ring: Box<Uring>, cqes: Vec<Cqe> },
 }
 
+impl Io {
+    /// The engine `uring` names for `conns` connections, watching `ticker`
+    /// (io_uring: from the worker thread, see `Worker::run`).
+    fn new(uring: bool, conns: usize, ticker: RawFd) -> io::Result<Io> {
+        if uring {
+            return Ok(Io::Uring {
+                ring: Box::new(Uring::new(conns)?),
+                cqes: Vec::new(),
+            });
+        }
+        let ep = Epoll::new()?;
+        ep.add(ticker, TICK_TOKEN)?;
+        Ok(Io::Epoll {
+            ep,
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS],
+        })
+    }
+}
+
+/// The `--rate` schedule of worker `index`, None in the closed model. With a
+/// warm-up it starts at the run's start without a `-n` limit (the limit
+/// applies from the measured phase, see [`Worker::start_measuring`]).
+fn first_schedule(sh: &Shared, index: u64) -> Option<Schedule> {
+    let warm_up = sh.measure_ns > sh.start_ns;
+    let (start, limit) = if warm_up {
+        (sh.start_ns, None)
+    } else {
+        (sh.measure_ns, sh.limit)
+    };
+    sh.rate
+        .map(|r| Schedule::new(start, r, index, sh.threads, limit))
+}
+
+/// Open model: connections that can take a request now, open and closed.
+struct FreeLists {
+    open: Vec<u32>,
+    closed: Vec<u32>,
+}
+
+impl FreeLists {
+    fn new(conns: usize) -> FreeLists {
+        FreeLists {
+            open: Vec::with_capacity(conns),
+            closed: Vec::with_capacity(conns),
+        }
+    }
+}
+
 /// io_uring user data naming operation `op` on socket generation `gen` of connection `ci`.
 fn tag(ci: usize, gen: u32, op: u64) -> u64 {
     (u64::from(gen & 0x3fff_ffff) << 34) | ((ci as u64) << 2) | op
@@ -168,9 +222,7 @@ pub(crate) struct Worker<'a> {
     stats: Stats,
     claims: Claims,
     schedule: Option<Schedule>,
-    /// Open model: connections that can take a request now (open / closed).
-    free_open: Vec<u32>,
-    free_closed: Vec<u32>,
+    free: FreeLists,
     /// Connections to (re)start on the next loop iteration.
     restart: Vec<u32>,
     /// The batch of `restart` being processed (kept to reuse its allocation).
@@ -184,11 +236,8 @@ pub(crate) struct Worker<'a> {
     published: (u64, u64),
     /// Why the connection about to be closed failed; taken by [`Worker::fail`].
     why: Option<String>,
-    /// Wakes the loop every `tick_ns` to check the stop flag, deadlines and progress.
-    ticker: sys::Ticker,
-    tick_ns: u64,
-    /// io_uring, closed model: completions worth waking up for (see [`Uring::wait`]).
-    batch: usize,
+    /// The ticker, and naps that batch wake-ups.
+    pace: Pace,
 }
 
 impl<'a> Worker<'a> {
@@ -199,50 +248,17 @@ impl<'a> Worker<'a> {
         conns: usize,
         gnuplot: Option<GnuplotWriter>,
     ) -> io::Result<Worker<'a>> {
-        let schedule = sh.rate.map(|r| {
-            let start = if sh.measure_ns > sh.start_ns {
-                sh.start_ns
-            } else {
-                sh.measure_ns
-            };
-            // During warm-up there is no -n limit; it applies from the measured phase.
-            let limit = if sh.measure_ns > sh.start_ns {
-                None
-            } else {
-                sh.limit
-            };
-            Schedule::new(start, r, index, sh.threads, limit)
-        });
-        let batch = (conns as u64 * sh.pipeline as u64).clamp(1, 64);
-        // Deadlines are checked every tick: within 5 % of the request timeout.
-        let tick_ns = (sh.timeout_ns / 20).clamp(1_000_000, TICK_NS);
-        let ticker = sys::Ticker::new(tick_ns)?;
-        let io = if sh.uring {
-            Io::Uring {
-                ring: Box::new(Uring::new(conns)?),
-                cqes: Vec::new(),
-            }
-        } else {
-            let ep = Epoll::new()?;
-            ep.add(ticker.fd(), TICK_TOKEN)?;
-            Io::Epoll {
-                ep,
-                events: vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS],
-            }
-        };
+        let pace = Pace::new(sh, conns)?;
         Ok(Worker {
             sh,
             ctl,
             index,
-            io,
-            conns: (0..conns)
-                .map(|_| Conn::new(sh.buf_size, sh.pipeline))
-                .collect(),
+            io: Io::new(sh.uring, conns, pace.ticker.fd())?,
+            conns: Conn::many(conns, sh),
             stats: Stats::new(),
-            claims: Claims::new(batch),
-            schedule,
-            free_open: Vec::with_capacity(conns),
-            free_closed: Vec::with_capacity(conns),
+            claims: Claims::new((conns as u64 * sh.pipeline as u64).clamp(1, 64)),
+            schedule: first_schedule(sh, index),
+            free: FreeLists::new(conns),
             restart: Vec::with_capacity(conns),
             restarting: Vec::with_capacity(conns),
             gnuplot,
@@ -252,15 +268,7 @@ impl<'a> Worker<'a> {
             want_server: true,
             published: (0, 0),
             why: None,
-            ticker,
-            tick_ns,
-            // A sixteenth of what is in flight: the server keeps the rest busy
-            // while the client sleeps. The open model wakes for every response.
-            batch: if sh.rate.is_some() {
-                1
-            } else {
-                (conns * sh.pipeline / 16).clamp(1, 32)
-            },
+            pace,
         })
     }
 
@@ -271,13 +279,17 @@ impl<'a> Worker<'a> {
         if let Io::Uring { ring, .. } = &mut self.io {
             // The ring was built on the setup thread; this thread is its one submitter.
             ring.enable()?;
-            ring.poll(self.ticker.fd(), libc::POLLIN as u32, true, TICK_TOKEN);
+            ring.poll(self.pace.ticker.fd(), libc::POLLIN as u32, true, TICK_TOKEN);
+        }
+        if self.pace.naps() {
+            // A nap of 20 µs must not last the default 50 µs of slack more.
+            sys::timer_slack(pace::NAP_MIN_NS / 4);
         }
         if self.sh.rate.is_some() {
             sys::precise_timers();
             for i in (0..self.conns.len() as u32).rev() {
                 self.conns[i as usize].free = true;
-                self.free_closed.push(i);
+                self.free.closed.push(i);
             }
         } else {
             self.restart.extend(0..self.conns.len() as u32);
@@ -288,39 +300,64 @@ impl<'a> Worker<'a> {
     }
 
     /// Wait at most `timeout` ns (None: until something happens, the ticker
-    /// bounds it) and act on every event or completion.
+    /// bounds it, maybe after a nap) and act on every event or completion.
     fn poll_io(&mut self, timeout: Option<u64>) {
-        match &mut self.io {
-            Io::Epoll { ep, events } => {
-                let mut evs = std::mem::take(events);
-                let n = ep.wait(&mut evs, timeout);
-                for (i, ev) in evs[..n].iter().enumerate() {
-                    if i % CLOCK_EVERY == 0 {
-                        self.now = sys::now_ns();
-                    }
-                    if ev.u64 == TICK_TOKEN {
-                        self.ticker.ack();
-                    } else {
-                        self.on_event(ev.u64 as usize, ev.events);
-                    }
-                }
-                if let Io::Epoll { events, .. } = &mut self.io {
-                    *events = evs;
-                }
+        let nap = timeout.map_or_else(|| self.pace.nap_ns(), |_| None);
+        self.pace.wake_begins(nap.is_some());
+        if let Io::Epoll { .. } = &self.io {
+            self.epoll_turn(timeout, nap);
+        } else {
+            self.uring_turn(timeout, nap);
+        }
+        self.pace.wake_ends();
+    }
+
+    /// epoll: wait (after the nap, if any) and act on every event.
+    fn epoll_turn(&mut self, timeout: Option<u64>, nap: Option<u64>) {
+        let Io::Epoll { ep, events } = &mut self.io else {
+            return;
+        };
+        let mut evs = std::mem::take(events);
+        let mut n = 0;
+        if let Some(ns) = nap {
+            sys::nap(ns);
+            n = ep.wait(&mut evs, Some(0));
+        }
+        if n == 0 {
+            n = ep.wait(&mut evs, timeout);
+        }
+        for (i, ev) in evs[..n].iter().enumerate() {
+            if i % CLOCK_EVERY == 0 {
+                self.now = sys::now_ns();
             }
-            Io::Uring { ring, cqes } => {
-                let mut done = std::mem::take(cqes);
-                ring.wait(timeout, self.batch, &mut done);
-                for (i, cqe) in done.iter().enumerate() {
-                    if i % CLOCK_EVERY == 0 {
-                        self.now = sys::now_ns();
-                    }
-                    self.on_completion(*cqe);
-                }
-                if let Io::Uring { cqes, .. } = &mut self.io {
-                    *cqes = done;
-                }
+            if ev.u64 == TICK_TOKEN {
+                self.pace.ticker.ack();
+            } else {
+                self.on_event(ev.u64 as usize, ev.events);
             }
+        }
+        if let Io::Epoll { events, .. } = &mut self.io {
+            *events = evs;
+        }
+    }
+
+    /// io_uring: submit, wait (at least the nap, if any) and act on every completion.
+    fn uring_turn(&mut self, timeout: Option<u64>, nap: Option<u64>) {
+        let Io::Uring { ring, cqes } = &mut self.io else {
+            return;
+        };
+        let mut done = std::mem::take(cqes);
+        // Every request in flight may bring a send and a receive completion.
+        let all = 2 * self.conns.len() * self.sh.pipeline;
+        ring.wait(timeout, nap.map(|ns| (ns, all)), &mut done);
+        for (i, cqe) in done.iter().enumerate() {
+            if i % CLOCK_EVERY == 0 {
+                self.now = sys::now_ns();
+            }
+            self.on_completion(*cqe);
+        }
+        if let Io::Uring { cqes, .. } = &mut self.io {
+            *cqes = done;
         }
     }
 
@@ -365,13 +402,13 @@ impl<'a> Worker<'a> {
         }
         if let Some(s) = &self.schedule {
             if let Some(t) = s.peek() {
-                if !self.free_open.is_empty() || !self.free_closed.is_empty() {
+                if !self.free.open.is_empty() || !self.free.closed.is_empty() {
                     until = until.min(t);
                 }
             }
         }
         let wait = until.saturating_sub(self.now);
-        (wait < self.tick_ns).then_some(wait)
+        (wait < self.pace.tick_ns).then_some(wait)
     }
 
     fn start_measuring(&mut self) {
@@ -444,7 +481,7 @@ impl Turns for Worker<'_> {
     }
 
     fn tick_ns(&self) -> u64 {
-        self.tick_ns
+        self.pace.tick_ns
     }
 
     fn measure_if_due(&mut self) {

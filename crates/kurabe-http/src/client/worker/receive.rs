@@ -319,6 +319,7 @@ impl Worker<'_> {
     fn pop_answered(&mut self, ci: usize) -> Option<(Slot, bool, u64)> {
         let c = &mut self.conns[ci];
         let slot = c.ring.pop_front()?;
+        self.pace.answered(self.now.saturating_sub(slot.start));
         let reused = c.served > 0;
         c.served += 1;
         c.deadline = match c.ring.front() {
@@ -333,6 +334,9 @@ impl Worker<'_> {
         if self.want_server {
             if let Some(s) = c.framer.server.take() {
                 let _ = self.sh.server.set(s);
+            }
+            if let Some(t) = c.tls.as_ref().and_then(|t| t.summary()) {
+                let _ = self.sh.tls_summary.set(t);
             }
             self.want_server = false;
         }

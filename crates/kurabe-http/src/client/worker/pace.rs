@@ -1,0 +1,181 @@
+//! When the HTTP/1.1 worker sleeps: the ticker that bounds every sleep, and
+//! naps that let responses gather so one wake-up reads a batch of them.
+//!
+//! Why naps: against a server on the same machine, a worker that waits for
+//! the next event wakes once per response (the server answers one at a time),
+//! and a wake-up (a context switch, and in a VM an idle exit) costs more than
+//! the response's `recv` and the next request's `send` together
+//! (`bench/http-peers.sh`, nginx `auto`, -c 50: 0.55 context switches and
+//! 3.5 µs of CPU per request without naps, 0.05 and 2.6 µs with them). So
+//! with at least [`MIN_IN_FLIGHT`] requests in flight, a worker about to wait
+//! first sleeps a quarter of the latest request's latency (20–200 µs), then
+//! reads everything that arrived: about a quarter of what is in flight per
+//! wake-up. In the closed model this costs no throughput while the server has
+//! a queue, and the mean latency stays `connections / throughput` (Little's
+//! law): the time a response waits in the socket is time it would otherwise
+//! have waited in the server's queue. A nap that finds nothing is followed by
+//! a plain wait, so a stalled server is not polled. The open model (`--rate`)
+//! and runs without keep-alive (ab's connect phase) never nap.
+//!
+//! Owns how long a wait may be put off. Must not read sockets or the clock:
+//! the worker tells it what each wake-up brought.
+
+use super::*;
+
+/// Shortest and longest nap.
+pub(super) const NAP_MIN_NS: u64 = 20_000;
+const NAP_MAX_NS: u64 = 200_000;
+/// A nap lasts this fraction of the latest request's latency: with `n` in
+/// flight, about `n / 4` responses arrive meanwhile, while the server still
+/// has the other three quarters to work on.
+const NAP_SHARE: u64 = 4;
+/// Fewer requests in flight than this on a worker: no naps (a nap would
+/// gather too few responses to pay for the server waiting on the rest).
+const MIN_IN_FLIGHT: usize = 32;
+
+/// A worker's waking rhythm.
+pub(super) struct Pace {
+    /// Wakes the loop every `tick_ns` to check the stop flag, deadlines and progress.
+    pub ticker: sys::Ticker,
+    pub tick_ns: u64,
+    /// This worker naps (see [`naps`]).
+    naps: bool,
+    /// Requests answered so far, and when the current wake-up began.
+    answered: u64,
+    wake_start: u64,
+    /// The last wake-up began with a nap and answered nothing.
+    idle_nap: bool,
+    /// The current wake-up began with a nap.
+    napping: bool,
+    /// Latency of the latest answered request, ns.
+    latency_ns: u64,
+}
+
+impl Pace {
+    /// The rhythm of a worker of `conns` connections.
+    pub fn new(sh: &Shared, conns: usize) -> io::Result<Pace> {
+        // Deadlines are checked every tick: within 5 % of the request timeout.
+        let tick_ns = (sh.timeout_ns / 20).clamp(1_000_000, TICK_NS);
+        Ok(Pace {
+            ticker: sys::Ticker::new(tick_ns)?,
+            tick_ns,
+            naps: naps(sh.rate.is_some(), sh.keep_alive, conns * sh.pipeline),
+            answered: 0,
+            wake_start: 0,
+            idle_nap: false,
+            napping: false,
+            latency_ns: 0,
+        })
+    }
+
+    /// Whether this worker ever naps.
+    pub fn naps(&self) -> bool {
+        self.naps
+    }
+
+    /// A request was answered `latency_ns` after it started.
+    pub fn answered(&mut self, latency_ns: u64) {
+        self.answered += 1;
+        self.latency_ns = latency_ns;
+    }
+
+    /// How long to sleep before looking for events, when the next wait
+    /// would block (None: wait for the next event at once).
+    pub fn nap_ns(&self) -> Option<u64> {
+        (self.naps && !self.idle_nap)
+            .then(|| (self.latency_ns / NAP_SHARE).clamp(NAP_MIN_NS, NAP_MAX_NS))
+    }
+
+    /// A wake-up begins; `napping`: with a nap.
+    pub fn wake_begins(&mut self, napping: bool) {
+        self.wake_start = self.answered;
+        self.napping = napping;
+    }
+
+    pub fn wake_ends(&mut self) {
+        self.idle_nap = self.napping && self.answered == self.wake_start;
+    }
+}
+
+/// Whether a worker with `in_flight` requests on its connections naps: not
+/// in the open model, which sends on time, nor without keep-alive, where
+/// ab's connect phase is read from the wake-up that sees a connection open.
+fn naps(open_model: bool, keep_alive: bool, in_flight: usize) -> bool {
+    !open_model && keep_alive && in_flight >= MIN_IN_FLIGHT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pace(naps: bool) -> Pace {
+        Pace {
+            ticker: sys::Ticker::new(TICK_NS).unwrap(),
+            tick_ns: TICK_NS,
+            naps,
+            answered: 0,
+            wake_start: 0,
+            idle_nap: false,
+            napping: false,
+            latency_ns: 0,
+        }
+    }
+
+    #[test]
+    fn only_closed_keep_alive_runs_with_many_in_flight_nap() {
+        assert!(naps(false, true, 50));
+        assert!(naps(false, true, 2 * 16));
+        assert!(!naps(false, true, 20));
+        assert!(!naps(true, true, 5000));
+        assert!(!naps(false, false, 5000));
+    }
+
+    #[test]
+    fn a_nap_lasts_a_quarter_of_the_latest_latency_within_bounds() {
+        let mut p = pace(true);
+        assert_eq!(p.nap_ns(), Some(NAP_MIN_NS), "no latency yet");
+        p.answered(400_000);
+        assert_eq!(p.nap_ns(), Some(100_000));
+        p.answered(8_000_000);
+        assert_eq!(p.nap_ns(), Some(NAP_MAX_NS), "capped");
+        p.answered(1_000);
+        assert_eq!(p.nap_ns(), Some(NAP_MIN_NS), "floored");
+    }
+
+    #[test]
+    fn a_nap_that_answered_nothing_is_followed_by_a_plain_wait() {
+        let mut p = pace(true);
+        p.wake_begins(true);
+        p.wake_ends();
+        assert_eq!(
+            p.nap_ns(),
+            None,
+            "nothing came: do not poll a stalled server"
+        );
+        p.wake_begins(false);
+        p.answered(400_000);
+        p.wake_ends();
+        assert_eq!(p.nap_ns(), Some(100_000));
+        p.wake_begins(true);
+        p.answered(400_000);
+        p.wake_ends();
+        assert_eq!(p.nap_ns(), Some(100_000), "a nap that answered: nap again");
+        p.wake_begins(false);
+        p.wake_ends();
+        assert_eq!(
+            p.nap_ns(),
+            Some(100_000),
+            "a plain wait answering nothing (the ticker) changes nothing"
+        );
+    }
+
+    #[test]
+    fn a_worker_that_does_not_nap_never_does() {
+        let mut p = pace(false);
+        p.wake_begins(false);
+        p.answered(400_000);
+        p.wake_ends();
+        assert!(!p.naps());
+        assert_eq!(p.nap_ns(), None);
+    }
+}
