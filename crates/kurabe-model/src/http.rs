@@ -123,6 +123,30 @@ pub struct HttpReport {
     /// records made before the choice existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<String>,
+    /// `https://` runs only: what the TLS handshake settled on (ab's
+    /// "SSL/TLS Protocol" and "Server Temp Key" lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSummary>,
+}
+
+/// What a TLS handshake settled on, named as OpenSSL (and so ab) names it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct TlsSummary {
+    /// Protocol version: `TLSv1.2` or `TLSv1.3`.
+    pub protocol: String,
+    /// Cipher suite by its OpenSSL name (`TLS_AES_256_GCM_SHA384`,
+    /// `ECDHE-ECDSA-AES128-GCM-SHA256`).
+    pub cipher: String,
+    /// Size of the server certificate's public key, bits (253 for Ed25519,
+    /// as OpenSSL counts); null when the key type is unknown.
+    #[schemars(required, transform = crate::schema::nullable)]
+    pub server_key_bits: Option<u32>,
+    /// Secret key bits of the cipher (128 or 256).
+    pub cipher_bits: u32,
+    /// The key exchange, as ab prints it: `X25519 253 bits`, `ECDH prime256v1 256 bits`.
+    #[schemars(required, transform = crate::schema::nullable)]
+    pub key_exchange: Option<String>,
 }
 
 fn http11() -> String {

@@ -3,11 +3,14 @@
 //! the lines of flags compared with what `/usr/bin/ab` prints against the
 //! same loopback server.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::fd::AsRawFd;
+use std::sync::{Arc, Mutex};
 
-use crate::http::{http, http_failed, TestServer};
+use crate::abflags::{ab, assert_same_shape, kurabe_out, self_signed, SServer};
+use crate::http::{http, http_failed, read_request, TestServer};
+use crate::serve::ServeChild;
 
 /// Close `s` with a reset (SO_LINGER 0) instead of an orderly FIN.
 fn reset(s: TcpStream) {
@@ -71,4 +74,136 @@ fn a_request_the_server_resets_mid_body_is_a_write_error() {
         "{}",
         out.stdout
     );
+}
+
+#[test]
+fn socket_buffer_and_local_address_leave_abs_report_as_ab_prints_it() {
+    for args in [
+        &["-n", "20", "-b", "65536"][..],
+        &["-n", "20", "-c", "2", "-B", "127.0.0.1"][..],
+        &["-n", "20", "-k", "-b", "8192", "-B", "127.0.0.1"][..],
+    ] {
+        assert_same_shape(args, "Server Software:");
+    }
+}
+
+/// A proxy that keeps every request head and answers 200 itself.
+fn recording_proxy() -> (TestServer, Arc<Mutex<Vec<String>>>) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let server = TestServer::start(move |mut s| {
+        if let Some((head, _)) = read_request(&mut s) {
+            log.lock().unwrap().push(head);
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\nvia-proxy",
+            );
+        }
+    });
+    (server, seen)
+}
+
+/// The lines of a request head a proxy acts on: the request target and
+/// the credentials, plus Host (the version and User-Agent differ by design).
+fn proxy_facts(head: &str) -> Vec<String> {
+    let mut lines = head.lines();
+    let first = lines.next().unwrap();
+    let target = first.rsplit_once(' ').unwrap().0.to_owned();
+    let mut facts: Vec<String> = lines
+        .filter(|l| l.starts_with("Proxy-Authorization:") || l.starts_with("Host:"))
+        .map(str::to_owned)
+        .collect();
+    facts.sort();
+    facts.insert(0, target);
+    facts
+}
+
+#[test]
+fn proxy_and_its_credentials_reach_the_proxy_as_abs_do() {
+    let (server, seen) = recording_proxy();
+    let addr = server.addr.to_string();
+    let target = "http://origin.invalid:8080/page?x=1";
+    let args = ["-n", "1", "-X", &addr, "-P", "user:s3cret"];
+    let theirs = ab(&args, target);
+    let ours = kurabe_out(&args, target);
+    let heads = seen.lock().unwrap().clone();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert_eq!(proxy_facts(&heads[1]), proxy_facts(&heads[0]));
+    assert_eq!(
+        proxy_facts(&heads[0])[0],
+        "GET http://origin.invalid:8080/page?x=1"
+    );
+    // The report names the origin, not the proxy, in both.
+    for text in [&theirs, &ours] {
+        assert!(
+            text.contains("Server Hostname:        origin.invalid\nServer Port:            8080\n"),
+            "{text}"
+        );
+    }
+}
+
+/// The `-v` log of ab or kurabe: what comes before the report, without
+/// ab's banner and the request head (HTTP/1.0 and ab's User-Agent there).
+fn verbose_log(text: &str) -> Vec<String> {
+    let log = text.split("Server Software:").next().unwrap();
+    let log = log.rsplit("\n---\n").next().unwrap();
+    log.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("..done"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn verbose_levels_log_what_ab_logs_for_every_status() {
+    for status in ["200", "404"] {
+        let server = ServeChild::start(&["--status", status]);
+        for v in ["2", "3", "4"] {
+            let args = ["-n", "2", "-v", v];
+            let theirs = verbose_log(&ab(&args, &server.url));
+            let out = http(&["-n", "2", "-v", v, &server.url]);
+            let ours = verbose_log(&out.stdout);
+            assert!(!theirs.is_empty());
+            assert_eq!(ours, theirs, "-v {v} against a {status} server");
+        }
+    }
+}
+
+/// ab's TLS lines ("SSL/TLS Protocol", "Server Temp Key") in a report.
+fn tls_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| l.starts_with("SSL/TLS Protocol:") || l.starts_with("Server Temp Key:"))
+        .collect()
+}
+
+#[test]
+fn tls_protocol_cipher_and_key_lines_are_abs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    self_signed(d, "server");
+    let server = SServer::start(d, &[]);
+    for extra in [
+        &[][..],
+        &["-f", "TLS1.2", "-Z", "ECDHE-ECDSA-AES128-GCM-SHA256"][..],
+        &["-f", "TLS1.3", "-Z", "TLS_CHACHA20_POLY1305_SHA256"][..],
+    ] {
+        let mut args = vec!["-n", "2", "-l"];
+        args.extend_from_slice(extra);
+        let theirs = ab(&args, &server.url);
+        args.push("--insecure");
+        let ours = kurabe_out(&args, &server.url);
+        assert_eq!(tls_lines(&ours), tls_lines(&theirs), "{extra:?}");
+        assert_eq!(tls_lines(&ours).len(), 2, "{ours}");
+    }
+    let r = crate::http::http_json(&["-n", "1", "-l", "--insecure", "-f", "TLS1.2", &server.url]);
+    let tls = r.tls.expect("an https run records its TLS summary");
+    assert_eq!(
+        (tls.protocol.as_str(), tls.server_key_bits),
+        ("TLSv1.2", Some(256))
+    );
+    assert_eq!(http_plain_tls(), None);
+}
+
+/// A plain http:// run has no TLS summary.
+fn http_plain_tls() -> Option<kurabe_model::http::TlsSummary> {
+    let server = ServeChild::start(&[]);
+    crate::http::http_json(&["-n", "1", &server.url]).tls
 }

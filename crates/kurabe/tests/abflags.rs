@@ -14,7 +14,7 @@ use crate::http::{closed_port, http, http_json, read_request, TestServer};
 use crate::serve::ServeChild;
 
 /// ab's output for `args` against `url` (ab is installed with the test tools).
-fn ab(args: &[&str], url: &str) -> String {
+pub(crate) fn ab(args: &[&str], url: &str) -> String {
     let out = Command::new("ab")
         .arg("-q")
         .args(args)
@@ -30,7 +30,7 @@ fn ab(args: &[&str], url: &str) -> String {
 }
 
 /// kurabe's output for `args` against `url`, which must succeed.
-fn kurabe_out(args: &[&str], url: &str) -> String {
+pub(crate) fn kurabe_out(args: &[&str], url: &str) -> String {
     let mut full = args.to_vec();
     full.push(url);
     let out = http(&full);
@@ -89,7 +89,7 @@ fn shape(text: &str, first: &str) -> Vec<String> {
         .collect()
 }
 
-fn assert_same_shape(args: &[&str], first: &str) {
+pub(crate) fn assert_same_shape(args: &[&str], first: &str) {
     let server = ServeChild::start(&[]);
     let theirs = shape(&ab(args, &server.url), first);
     let ours = shape(&kurabe_out(args, &server.url), first);
@@ -337,13 +337,13 @@ fn strs(v: &[String]) -> Vec<&str> {
 }
 
 /// `openssl s_server -www` on 127.0.0.1:0, killed on drop.
-struct SServer {
+pub(crate) struct SServer {
     child: Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl SServer {
-    fn start(dir: &Path, extra: &[&str]) -> SServer {
+    pub(crate) fn start(dir: &Path, extra: &[&str]) -> SServer {
         let mut child = Command::new("openssl")
             .args([
                 "s_server",
@@ -386,7 +386,7 @@ impl Drop for SServer {
 }
 
 /// A self-signed P-256 certificate `name.pem` and key `name.key` in `dir`.
-fn self_signed(dir: &Path, name: &str) {
+pub(crate) fn self_signed(dir: &Path, name: &str) {
     let status = Command::new("openssl")
         .args([
             "req",

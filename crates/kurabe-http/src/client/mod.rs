@@ -26,6 +26,7 @@ mod stats;
 mod sys;
 mod threads;
 mod tls;
+mod tls_summary;
 mod turns;
 mod uring;
 mod worker;
@@ -719,6 +720,7 @@ fn shared_state(
         start_unix_us,
         doc_len: AtomicU64::new(u64::MAX),
         server: OnceLock::new(),
+        tls_summary: OnceLock::new(),
         aborted: AtomicBool::new(false),
         tls,
         // A connection buffer holds at least one response head; keep the total bounded at high -c.
@@ -839,6 +841,7 @@ fn describe_target(cfg: &LoadConfig, shared: &worker::Shared) -> HttpReport {
             streams: cfg.streams.max(1),
             ..Default::default()
         }),
+        tls: shared.tls_summary.get().cloned(),
         ..Default::default()
     }
 }

@@ -110,7 +110,7 @@ impl TlsProtocol {
 }
 
 /// OpenSSL's names of the suites rustls offers (TLS 1.3 names are IANA's).
-const CIPHER_NAMES: [&str; 9] = [
+pub(crate) const CIPHER_NAMES: [&str; 9] = [
     "TLS_AES_128_GCM_SHA256",
     "TLS_AES_256_GCM_SHA384",
     "TLS_CHACHA20_POLY1305_SHA256",

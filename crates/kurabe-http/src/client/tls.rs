@@ -175,6 +175,11 @@ impl TlsSession {
         self.conn.is_handshaking()
     }
 
+    /// What the handshake settled on (ab's "SSL/TLS Protocol" line), once it is done.
+    pub fn summary(&self) -> Option<kurabe_model::http::TlsSummary> {
+        super::tls_summary::summary(&self.conn)
+    }
+
     /// The protocol the server chose by ALPN, once the handshake is done.
     pub fn alpn(&self) -> Option<&[u8]> {
         self.conn.alpn_protocol()

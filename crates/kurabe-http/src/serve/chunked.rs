@@ -43,55 +43,69 @@ impl Chunked {
         };
         loop {
             let rest = &input[step.consumed..];
-            match *self {
-                Chunked::Done => return Ok(step),
-                Chunked::Size | Chunked::Trailer => {
-                    let Some(end) = find_crlf(rest) else {
-                        if rest.len() > MAX_LINE {
-                            return Err(BadChunk);
-                        }
-                        return Ok(step);
-                    };
-                    let line = &rest[..end];
-                    step.consumed += end + 2;
-                    if *self == Chunked::Trailer {
-                        if line.is_empty() {
-                            *self = Chunked::Done;
-                        }
-                        continue;
-                    }
-                    let size = parse_size(line)?;
-                    *self = if size == 0 {
-                        Chunked::Trailer
-                    } else {
-                        Chunked::Data(size)
-                    };
-                }
+            let used = match *self {
+                Chunked::Done => None,
+                Chunked::Size | Chunked::Trailer => self.line(rest)?,
                 Chunked::Data(left) => {
-                    if rest.is_empty() {
-                        return Ok(step);
-                    }
-                    let take = left.min(rest.len() as u64);
-                    step.consumed += take as usize;
-                    step.data += take;
-                    *self = if take == left {
-                        Chunked::DataEnd
-                    } else {
-                        Chunked::Data(left - take)
-                    };
+                    let took = self.data(left, rest);
+                    step.data += took.unwrap_or(0) as u64;
+                    took
                 }
-                Chunked::DataEnd => {
-                    if rest.len() < 2 {
-                        return Ok(step);
-                    }
-                    if &rest[..2] != b"\r\n" {
-                        return Err(BadChunk);
-                    }
-                    step.consumed += 2;
-                    *self = Chunked::Size;
-                }
+                Chunked::DataEnd => self.data_end(rest)?,
+            };
+            match used {
+                Some(n) => step.consumed += n,
+                None => return Ok(step),
             }
         }
+    }
+
+    /// A chunk-size or trailer line at the start of `rest`: the bytes it
+    /// takes with its CRLF, or `None` while it is incomplete.
+    fn line(&mut self, rest: &[u8]) -> Result<Option<usize>, BadChunk> {
+        let Some(end) = find_crlf(rest) else {
+            return if rest.len() > MAX_LINE {
+                Err(BadChunk)
+            } else {
+                Ok(None)
+            };
+        };
+        let line = &rest[..end];
+        *self = match *self {
+            Chunked::Trailer if line.is_empty() => Chunked::Done,
+            Chunked::Trailer => Chunked::Trailer,
+            _ => match parse_size(line)? {
+                0 => Chunked::Trailer,
+                size => Chunked::Data(size),
+            },
+        };
+        Ok(Some(end + 2))
+    }
+
+    /// Up to `left` bytes of chunk data from `rest`; `None` when there are none yet.
+    fn data(&mut self, left: u64, rest: &[u8]) -> Option<usize> {
+        if rest.is_empty() {
+            return None;
+        }
+        let take = left.min(rest.len() as u64);
+        *self = if take == left {
+            Chunked::DataEnd
+        } else {
+            Chunked::Data(left - take)
+        };
+        Some(take as usize)
+    }
+
+    /// The CRLF after a chunk's data; `None` while it has not all arrived.
+    fn data_end(&mut self, rest: &[u8]) -> Result<Option<usize>, BadChunk> {
+        if rest.len() < 2 {
+            return Ok(None);
+        }
+        if &rest[..2] != b"\r\n" {
+            return Err(BadChunk);
+        }
+        *self = Chunked::Size;
+        Ok(Some(2))
     }
 }
 

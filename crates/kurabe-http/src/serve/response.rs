@@ -167,9 +167,10 @@ pub(super) const BAD_REQUEST: &[u8] =
     b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
 /// How the request's body is framed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) enum Framing {
     /// No body.
+    #[default]
     None,
     /// `Content-Length` bytes.
     Length(u64),
@@ -206,55 +207,88 @@ pub(super) fn parse_head(buf: &[u8]) -> Result<Option<Head>, BadRequest> {
         Err(_) => return Err(BadRequest),
     };
     let http10 = req.version == Some(0);
-    let (mut close, mut keep_alive, mut framing) = (false, false, Framing::None);
-    let mut expect_continue = false;
-    for h in req.headers.iter() {
-        if h.name.eq_ignore_ascii_case("connection") {
-            for token in String::from_utf8_lossy(h.value).split(',') {
-                let token = token.trim();
-                close |= token.eq_ignore_ascii_case("close");
-                keep_alive |= token.eq_ignore_ascii_case("keep-alive");
-            }
-        } else if h.name.eq_ignore_ascii_case("expect") {
-            expect_continue = h.value.eq_ignore_ascii_case(b"100-continue");
-        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            let value = String::from_utf8_lossy(h.value);
-            if value.trim().to_ascii_lowercase().ends_with("chunked") {
-                framing = Framing::Chunked;
-            } else {
-                return Err(BadRequest);
-            }
-        } else if h.name.eq_ignore_ascii_case("content-length") && framing != Framing::Chunked {
-            let n = std::str::from_utf8(h.value)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .ok_or(BadRequest)?;
-            framing = if n == 0 {
-                Framing::None
-            } else {
-                Framing::Length(n)
-            };
-        }
-    }
-    let mode = if close || (http10 && !keep_alive) {
-        ConnMode::Close
-    } else if http10 {
-        ConnMode::KeepAlive10
-    } else {
-        ConnMode::Persistent
-    };
+    let facts = HeaderFacts::of(req.headers)?;
     let path = req.path.unwrap_or("/");
     Ok(Some(Head {
         len,
         kind: Kind {
             head: req.method == Some("HEAD"),
-            mode,
+            mode: facts.mode(http10),
             chunked_ok: !http10,
         },
         stats: path == STATS_PATH,
-        framing,
-        expect_continue: expect_continue && !http10,
+        framing: facts.framing,
+        expect_continue: facts.expect_continue && !http10,
     }))
+}
+
+/// What a request's headers say about its connection and its body.
+#[derive(Debug, Default)]
+struct HeaderFacts {
+    /// `Connection: close`.
+    close: bool,
+    /// `Connection: keep-alive` (matters for HTTP/1.0 only).
+    keep_alive: bool,
+    framing: Framing,
+    /// `Expect: 100-continue`.
+    expect_continue: bool,
+}
+
+impl HeaderFacts {
+    fn of(headers: &[httparse::Header<'_>]) -> Result<Self, BadRequest> {
+        let mut facts = HeaderFacts::default();
+        for h in headers {
+            facts.note(h)?;
+        }
+        Ok(facts)
+    }
+
+    /// Take in one header; a framing the server cannot read is a bad request.
+    fn note(&mut self, h: &httparse::Header<'_>) -> Result<(), BadRequest> {
+        if h.name.eq_ignore_ascii_case("connection") {
+            for token in String::from_utf8_lossy(h.value).split(',') {
+                let token = token.trim();
+                self.close |= token.eq_ignore_ascii_case("close");
+                self.keep_alive |= token.eq_ignore_ascii_case("keep-alive");
+            }
+        } else if h.name.eq_ignore_ascii_case("expect") {
+            self.expect_continue = h.value.eq_ignore_ascii_case(b"100-continue");
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            let value = String::from_utf8_lossy(h.value);
+            if !value.trim().to_ascii_lowercase().ends_with("chunked") {
+                return Err(BadRequest);
+            }
+            self.framing = Framing::Chunked;
+        } else if h.name.eq_ignore_ascii_case("content-length") && self.framing != Framing::Chunked
+        {
+            self.framing = content_length(h.value)?;
+        }
+        Ok(())
+    }
+
+    /// How the connection goes on after the response.
+    fn mode(&self, http10: bool) -> ConnMode {
+        if self.close || (http10 && !self.keep_alive) {
+            ConnMode::Close
+        } else if http10 {
+            ConnMode::KeepAlive10
+        } else {
+            ConnMode::Persistent
+        }
+    }
+}
+
+/// A `Content-Length` value as a framing (0 is no body).
+fn content_length(value: &[u8]) -> Result<Framing, BadRequest> {
+    let n = std::str::from_utf8(value)
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .ok_or(BadRequest)?;
+    Ok(if n == 0 {
+        Framing::None
+    } else {
+        Framing::Length(n)
+    })
 }
 
 #[cfg(test)]

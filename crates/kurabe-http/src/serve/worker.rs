@@ -103,6 +103,17 @@ enum Body {
     Chunked(Chunked),
 }
 
+impl Body {
+    /// The body reader for a head's framing.
+    fn framed(framing: Framing) -> Body {
+        match framing {
+            Framing::None => Body::None,
+            Framing::Length(n) => Body::Length(n),
+            Framing::Chunked => Body::Chunked(Chunked::Size),
+        }
+    }
+}
+
 /// A request whose head has been parsed and whose body is being read.
 struct Pending {
     kind: Kind,
@@ -131,6 +142,107 @@ struct Conn {
 impl Conn {
     fn unsent(&self) -> usize {
         self.wbuf.len() - self.wpos
+    }
+
+    /// Parse the next request head from the input: `Ok(true)` when one was
+    /// taken (its body, if any, is read next), `Ok(false)` while it is
+    /// incomplete, `Err` for a malformed or oversized head.
+    fn take_head(&mut self, now: Instant) -> Result<bool, ()> {
+        let input = &self.rbuf[self.rpos..];
+        let head = match response::parse_head(input) {
+            Ok(Some(head)) => head,
+            Ok(None) if input.len() > MAX_HEAD => return Err(()),
+            Ok(None) => {
+                if !input.is_empty() {
+                    self.head_started.get_or_insert(now);
+                }
+                return Ok(false);
+            }
+            Err(_) => return Err(()),
+        };
+        self.head_started = None;
+        self.rpos += head.len;
+        if head.expect_continue && head.framing != Framing::None {
+            // Without it curl and friends wait a second before sending the body.
+            self.wbuf.extend_from_slice(response::CONTINUE);
+        }
+        self.pending = Some(Pending {
+            kind: head.kind,
+            stats: head.stats,
+            body: Body::framed(head.framing),
+            body_bytes: 0,
+        });
+        Ok(true)
+    }
+
+    /// Take what the input holds of the pending request's body:
+    /// `Ok((complete, consumed any))`, `Err` for bad chunking.
+    fn take_body(&mut self) -> Result<(bool, bool), ()> {
+        let input = &self.rbuf[self.rpos..];
+        let pending = self.pending.as_mut().expect("a head was taken");
+        let (used, done) = match &mut pending.body {
+            Body::None => (0, true),
+            Body::Length(left) => {
+                let take = (*left).min(input.len() as u64);
+                *left -= take;
+                pending.body_bytes += take;
+                (take as usize, *left == 0)
+            }
+            Body::Chunked(dec) => {
+                let step = dec.advance(input).map_err(|_| ())?;
+                pending.body_bytes += step.data;
+                (step.consumed, *dec == Chunked::Done)
+            }
+        };
+        self.rpos += used;
+        Ok((done, used > 0))
+    }
+
+    /// Write unsent output until it is all out or the socket is full:
+    /// `Ok(wrote any)`, `Err` when the connection is dead.
+    fn write_out(&mut self, now: Instant) -> Result<bool, ()> {
+        let mut progress = false;
+        while self.unsent() > 0 {
+            match self.stream.write(&self.wbuf[self.wpos..]) {
+                Ok(0) => return Err(()),
+                Ok(n) => {
+                    self.wpos += n;
+                    self.last_progress = now;
+                    progress = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Err(()),
+            }
+        }
+        if self.unsent() == 0 {
+            self.wbuf.clear();
+            self.wpos = 0;
+        }
+        Ok(progress)
+    }
+
+    /// One read through `scratch` onto the input (EOF noted): `Ok(progress)`,
+    /// `Err` when the connection broke.
+    fn read_in(&mut self, scratch: &mut [u8], now: Instant) -> Result<bool, ()> {
+        match self.stream.read(scratch) {
+            Ok(0) => self.eof = true,
+            Ok(n) => {
+                self.last_progress = now;
+                if self.rpos == self.rbuf.len() {
+                    self.rbuf.clear();
+                    self.rpos = 0;
+                } else if self.rpos > self.rbuf.len() / 2 {
+                    self.rbuf.drain(..self.rpos);
+                    self.rpos = 0;
+                }
+                self.rbuf.extend_from_slice(&scratch[..n]);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(()),
+        }
+        Ok(true)
     }
 
     /// True when the header or idle timeout has passed (never while a
@@ -289,10 +401,23 @@ impl<'s, 'a> Worker<'s, 'a> {
         wait.as_micros().div_ceil(1000) as i32
     }
 
+    /// Take every connection waiting in the backlog and give each to the least loaded worker.
     fn accept(&mut self) {
         if self.accept_paused_until.is_some() {
             return;
         }
+        while let Some(stream) = self.accept_one() {
+            self.shared
+                .stats
+                .connections_accepted
+                .fetch_add(1, Ordering::Relaxed);
+            self.place(stream);
+        }
+    }
+
+    /// The next connection of the backlog; `None` when it is empty, or when
+    /// out of descriptors (accepting then pauses).
+    fn accept_one(&mut self) -> Option<TcpStream> {
         let lfd = self.shared.listener.as_raw_fd();
         loop {
             // SAFETY: null address pointers are allowed; we own the returned descriptor.
@@ -304,45 +429,46 @@ impl<'s, 'a> Worker<'s, 'a> {
                     libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
                 )
             };
-            if fd < 0 {
-                let err = io::Error::last_os_error();
-                match err.raw_os_error() {
-                    Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => {
-                        // Out of descriptors: back off instead of spinning on a ready listener.
-                        self.pause_accepting();
-                    }
-                    Some(libc::EINTR | libc::ECONNABORTED) => continue,
-                    _ => {}
-                }
-                return;
+            if fd >= 0 {
+                // SAFETY: `fd` is a fresh, connected, non-blocking socket nobody else owns.
+                let stream = unsafe { TcpStream::from_raw_fd(fd) };
+                let _ = stream.set_nodelay(true);
+                return Some(stream);
             }
-            // SAFETY: `fd` is a fresh, connected, non-blocking socket nobody else owns.
-            let stream = unsafe { TcpStream::from_raw_fd(fd) };
-            let _ = stream.set_nodelay(true);
-            self.shared
-                .stats
-                .connections_accepted
-                .fetch_add(1, Ordering::Relaxed);
-            let target = self.shared.least_loaded();
-            self.shared.live[target].fetch_add(1, Ordering::Relaxed);
-            if target == self.index {
-                self.insert(stream);
-            } else {
-                self.shared.inboxes[target]
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .push(stream);
-                let one = 1u64.to_ne_bytes();
-                // SAFETY: writes 8 bytes from a live buffer to our eventfd.
-                unsafe {
-                    libc::write(
-                        self.shared.wakers[target].as_raw_fd(),
-                        one.as_ptr().cast(),
-                        one.len(),
-                    )
-                };
+            match io::Error::last_os_error().raw_os_error() {
+                Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM) => {
+                    // Out of descriptors: back off instead of spinning on a ready listener.
+                    self.pause_accepting();
+                    return None;
+                }
+                Some(libc::EINTR | libc::ECONNABORTED) => {}
+                _ => return None,
             }
         }
+    }
+
+    /// Keep `stream` if this worker holds the fewest connections, else hand
+    /// it to the worker that does and wake that worker.
+    fn place(&mut self, stream: TcpStream) {
+        let target = self.shared.least_loaded();
+        self.shared.live[target].fetch_add(1, Ordering::Relaxed);
+        if target == self.index {
+            self.insert(stream);
+            return;
+        }
+        self.shared.inboxes[target]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(stream);
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writes 8 bytes from a live buffer to our eventfd.
+        unsafe {
+            libc::write(
+                self.shared.wakers[target].as_raw_fd(),
+                one.as_ptr().cast(),
+                one.len(),
+            )
+        };
     }
 
     /// Adopt the connections other workers handed to this one.
@@ -446,53 +572,22 @@ impl<'s, 'a> Worker<'s, 'a> {
     fn drive(&mut self, idx: usize) -> Next {
         let now = self.now;
         loop {
-            let mut progress = match self.process(idx) {
-                Ok(p) => p,
-                Err(()) => return Next::Close,
+            let Ok(mut progress) = self.process(idx) else {
+                return Next::Close;
             };
             let conn = self.conns[idx].as_mut().expect("driven connection exists");
-            while conn.unsent() > 0 {
-                match conn.stream.write(&conn.wbuf[conn.wpos..]) {
-                    Ok(0) => return Next::Close,
-                    Ok(n) => {
-                        conn.wpos += n;
-                        conn.last_progress = now;
-                        progress = true;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => return Next::Close,
-                }
+            match conn.write_out(now) {
+                Ok(wrote) => progress |= wrote,
+                Err(()) => return Next::Close,
             }
-            if conn.unsent() == 0 {
-                conn.wbuf.clear();
-                conn.wpos = 0;
-                // A delayed response is not in `wbuf` yet: close after it, not before.
-                if conn.close_after_write && conn.delayed.is_none() {
-                    return Next::Close;
-                }
+            // A delayed response is not in `wbuf` yet: close after it, not before.
+            if conn.unsent() == 0 && conn.close_after_write && conn.delayed.is_none() {
+                return Next::Close;
             }
             if !conn.eof && conn.rbuf.len() - conn.rpos < READ_CAP {
-                match conn.stream.read(&mut self.scratch) {
-                    Ok(0) => {
-                        conn.eof = true;
-                        progress = true;
-                    }
-                    Ok(n) => {
-                        conn.last_progress = now;
-                        if conn.rpos == conn.rbuf.len() {
-                            conn.rbuf.clear();
-                            conn.rpos = 0;
-                        } else if conn.rpos > conn.rbuf.len() / 2 {
-                            conn.rbuf.drain(..conn.rpos);
-                            conn.rpos = 0;
-                        }
-                        conn.rbuf.extend_from_slice(&self.scratch[..n]);
-                        progress = true;
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => progress = true,
-                    Err(_) => return Next::Close,
+                match conn.read_in(&mut self.scratch, now) {
+                    Ok(read) => progress |= read,
+                    Err(()) => return Next::Close,
                 }
             }
             if !progress {
@@ -508,6 +603,7 @@ impl<'s, 'a> Worker<'s, 'a> {
 
     /// Handle every complete request in the read buffer; `Ok(true)` if any input was consumed.
     fn process(&mut self, idx: usize) -> Result<bool, ()> {
+        let now = self.now;
         let mut progress = false;
         loop {
             let conn = self.conns[idx]
@@ -517,67 +613,21 @@ impl<'s, 'a> Worker<'s, 'a> {
             {
                 return Ok(progress);
             }
-            let input = &conn.rbuf[conn.rpos..];
             if conn.pending.is_none() {
-                match response::parse_head(input) {
-                    Ok(Some(head)) => {
-                        conn.head_started = None;
-                        conn.rpos += head.len;
-                        progress = true;
-                        if head.expect_continue && head.framing != Framing::None {
-                            // Without it curl and friends wait a second before sending the body.
-                            conn.wbuf.extend_from_slice(response::CONTINUE);
-                        }
-                        conn.pending = Some(Pending {
-                            kind: head.kind,
-                            stats: head.stats,
-                            body: match head.framing {
-                                Framing::None => Body::None,
-                                Framing::Length(n) => Body::Length(n),
-                                Framing::Chunked => Body::Chunked(Chunked::Size),
-                            },
-                            body_bytes: 0,
-                        });
-                    }
-                    Ok(None) if input.len() > MAX_HEAD => return self.bad_request(idx),
-                    Ok(None) => {
-                        if !input.is_empty() {
-                            conn.head_started.get_or_insert(self.now);
-                        }
-                        return Ok(progress);
-                    }
-                    Err(_) => return self.bad_request(idx),
+                match conn.take_head(now) {
+                    Ok(true) => progress = true,
+                    Ok(false) => return Ok(progress),
+                    Err(()) => return self.bad_request(idx),
                 }
             }
-            let conn = self.conns[idx]
-                .as_mut()
-                .expect("processed connection exists");
-            let input = &conn.rbuf[conn.rpos..];
-            let pending = conn.pending.as_mut().expect("set above");
-            let done = match &mut pending.body {
-                Body::None => true,
-                Body::Length(left) => {
-                    let take = (*left).min(input.len() as u64);
-                    *left -= take;
-                    conn.rpos += take as usize;
-                    pending.body_bytes += take;
-                    progress |= take > 0;
-                    *left == 0
-                }
-                Body::Chunked(dec) => {
-                    let Ok(step) = dec.advance(input) else {
-                        return self.bad_request(idx);
-                    };
-                    conn.rpos += step.consumed;
-                    pending.body_bytes += step.data;
-                    progress |= step.consumed > 0;
-                    *dec == Chunked::Done
-                }
+            let Ok((done, consumed)) = conn.take_body() else {
+                return self.bad_request(idx);
             };
+            progress |= consumed;
             if !done {
                 return Ok(progress);
             }
-            let pending = conn.pending.take().expect("set above");
+            let pending = conn.pending.take().expect("a head was taken");
             self.respond(idx, pending);
         }
     }

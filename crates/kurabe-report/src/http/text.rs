@@ -6,7 +6,7 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::http::{HttpReport, PhaseTimes};
+use kurabe_model::http::{HttpReport, PhaseTimes, TlsSummary};
 
 use super::ms3;
 use crate::escape::terminal;
@@ -80,8 +80,8 @@ fn server_and_document(
         terminal(&r.server_hostname)
     )?;
     writeln!(out, "Server Port:            {}", r.server_port)?;
-    if r.url.starts_with("https://") {
-        writeln!(out, "SSL/TLS Protocol:       TLS (rustls)")?;
+    if let Some(t) = &r.tls {
+        tls_lines(t, out)?;
     }
     writeln!(out)?;
     writeln!(
@@ -99,6 +99,23 @@ fn server_and_document(
         )?;
     }
     writeln!(out)
+}
+
+/// ab's "SSL/TLS Protocol" (version, cipher, server key bits, cipher bits)
+/// and "Server Temp Key" lines.
+fn tls_lines(t: &TlsSummary, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "SSL/TLS Protocol:       {},{},{},{}",
+        t.protocol,
+        t.cipher,
+        t.server_key_bits.unwrap_or(0),
+        t.cipher_bits
+    )?;
+    if let Some(kx) = &t.key_exchange {
+        writeln!(out, "Server Temp Key:        {kx}")?;
+    }
+    Ok(())
 }
 
 /// Concurrency, time taken, and requests complete, failed, non-2xx, kept alive.

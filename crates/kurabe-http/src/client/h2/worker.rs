@@ -704,6 +704,9 @@ impl<'a> Worker<'a> {
         }
         c.alpn_pending = false;
         if t.alpn() == Some(b"h2") {
+            if let (None, Some(done)) = (self.sh.tls_summary.get(), t.summary()) {
+                let _ = self.sh.tls_summary.set(done);
+            }
             return;
         }
         let chose = t.alpn().map(|p| String::from_utf8_lossy(p).into_owned());

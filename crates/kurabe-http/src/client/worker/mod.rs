@@ -104,6 +104,8 @@ pub(crate) struct Shared {
     /// Body length of the first complete response (u64::MAX = none yet).
     pub doc_len: AtomicU64,
     pub server: OnceLock<String>,
+    /// What the first finished TLS handshake settled on (`https://`).
+    pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
     /// Set by the first failure when `abort_on_error`.
     pub aborted: AtomicBool,
     pub tls: Option<super::tls::TlsSetup>,

@@ -335,6 +335,9 @@ impl Worker<'_> {
             if let Some(s) = c.framer.server.take() {
                 let _ = self.sh.server.set(s);
             }
+            if let Some(t) = c.tls.as_ref().and_then(|t| t.summary()) {
+                let _ = self.sh.tls_summary.set(t);
+            }
             self.want_server = false;
         }
         Some((slot, reused, first_byte))
