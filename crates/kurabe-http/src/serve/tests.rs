@@ -172,6 +172,26 @@ fn latency_delays_a_response_without_blocking_other_connections() {
 }
 
 #[test]
+fn a_delayed_response_to_connection_close_is_written_before_the_close() {
+    let server = start(ServeConfig {
+        latency_ms: 50,
+        ..ServeConfig::default()
+    });
+    for request in [
+        &b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n"[..],
+        &b"GET / HTTP/1.0\r\n\r\n"[..],
+    ] {
+        let mut s = connect(&server);
+        s.write_all(request).unwrap();
+        let text = read_to_close(&mut s);
+        assert!(
+            text.starts_with("HTTP/1.1 200 OK\r\n") && text.contains("Connection: close\r\n"),
+            "{text:?}"
+        );
+    }
+}
+
+#[test]
 fn garbage_gets_400_and_close() {
     let server = start(ServeConfig::default());
     let mut s = connect(&server);

@@ -69,11 +69,8 @@ fn server_and_document(
     variable_length: bool,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    writeln!(
-        out,
-        "Server Software:        {}",
-        terminal(r.server_software.as_deref().unwrap_or(""))
-    )?;
+    let software = r.server_software.as_deref().unwrap_or("");
+    writeln!(out, "Server Software:        {}", terminal(software))?;
     writeln!(
         out,
         "Server Hostname:        {}",
@@ -89,15 +86,12 @@ fn server_and_document(
         "Document Path:          {}",
         terminal(&r.document_path)
     )?;
-    if variable_length {
-        writeln!(out, "Document Length:        Variable")?;
+    let length = if variable_length {
+        "Variable".to_owned()
     } else {
-        writeln!(
-            out,
-            "Document Length:        {} bytes",
-            r.document_length_bytes
-        )?;
-    }
+        format!("{} bytes", r.document_length_bytes)
+    };
+    writeln!(out, "Document Length:        {length}")?;
     writeln!(out)
 }
 
