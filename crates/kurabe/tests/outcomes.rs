@@ -1,7 +1,8 @@
 //! Issue 11 through the built binary, where no other module proves it:
 //! terminal reports within 100 columns, a progress bar on a terminal for
-//! `cmd`, `watch -d` and `system` (none with `-q`), and JSON without float
-//! noise in every JSON kurabe writes.
+//! `cmd`, `http A B`, `watch -d` and `system` (none with `-q`), JSON
+//! without float noise in every JSON kurabe writes, and `--save` refused
+//! before measuring when the store cannot take the result.
 
 use std::process::{Child, Command, Output, Stdio};
 
@@ -92,10 +93,16 @@ fn every_commands_terminal_report_fits_100_columns() {
 }
 
 #[test]
-fn cmd_watch_and_system_draw_a_bar_on_a_terminal_and_nothing_with_q() {
+fn cmd_ab_watch_and_system_draw_a_bar_on_a_terminal_and_nothing_with_q() {
     let cmd = ["cmd", "-r", "3", "--no-save", "'sleep 0.2'"];
     if let Some(tty) = on_a_terminal(&cmd) {
         assert!(tty.contains("/3 runs  ETA"), "{tty:?}");
+    }
+    let server = ServeChild::start(&[]);
+    let other = format!("{}other", server.url);
+    let ab = ["http", "-n", "200", "--rounds", "2", &server.url, &other];
+    if let Some(tty) = on_a_terminal(&ab) {
+        assert!(tty.contains("/4 runs  ETA"), "{tty:?}");
     }
     if let Some(tty) = on_a_terminal(&["cmd", "-q", "-r", "2", "--no-save", "true"]) {
         assert_eq!(tty, "", "-q draws nothing");

@@ -64,17 +64,19 @@ fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurab
     let opts = kurabe_lab::invoke::options_here(plan, args.save.rev.current())?;
     let stop = crate::signal::install_stop()?;
     let quiet = args.quiet;
-    let mut progress = |e: &Event<'_>| match kurabe_report::progress::ab_event_line(e) {
-        Some(line) if !quiet => eprintln!("{line}"),
-        _ => {}
+    // On a terminal a bar over the runs, with the lines above it.
+    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
+    let mut progress = |e: &Event<'_>| {
+        crate::progress::count_runs(&bar, e);
+        match kurabe_report::progress::ab_event_line(e) {
+            Some(line) if !quiet && bar.is_hidden() => eprintln!("{line}"),
+            Some(line) if !quiet => bar.println(line),
+            _ => {}
+        }
     };
-    Ok(kurabe_lab::run_experiment(
-        plan,
-        store,
-        &opts,
-        &stop,
-        &mut progress,
-    )?)
+    let outcome = kurabe_lab::run_experiment(plan, store, &opts, &stop, &mut progress);
+    bar.finish_and_clear();
+    Ok(outcome?)
 }
 
 /// All the URLs, in the order given.
