@@ -81,9 +81,9 @@ pub struct Target {
 /// The I/O engine that drives the connections (`--engine`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Engine {
-    /// The engine that costs least per request here: epoll, as measured by
-    /// `bench/http-peers.sh` on this project's 2-core machines (io_uring's
-    /// batching did not beat it there); [`AUTO_PREFERS_URING`] flips it.
+    /// The engine that costs least per request here: io_uring where the
+    /// kernel offers it (and for plain http:// HTTP/1.1), else epoll, as
+    /// measured by `bench/http-peers.sh`; [`AUTO_PREFERS_URING`] says why.
     #[default]
     Auto,
     /// Readiness with epoll: one `send` and one `recv` system call per request.
@@ -158,9 +158,13 @@ fn uring_refused(e: &std::io::Error) -> String {
 }
 
 /// Whether `auto` picks io_uring where it is available. Set from the bench's
-/// medians (nginx `auto`, -c 50, 3 interleaved rounds, 2 cores under load):
-/// epoll 1.96 µs of client CPU per request, io_uring 2.20.
-const AUTO_PREFERS_URING: bool = false;
+/// medians (-c 50, 3 interleaved rounds of 5 s, 2 cores, load average 17-25),
+/// client CPU per request once both engines nap before waiting (see
+/// `worker/pace.rs`): nginx 1 worker, io_uring 2.21 µs, epoll 2.54, wrk
+/// 3.86; nginx `auto`, io_uring 1.82 µs, epoll 2.37, wrk 3.15. Before the
+/// naps epoll won (1.96 against 2.20): io_uring woke for every few
+/// completions while its receives cost more in the kernel.
+const AUTO_PREFERS_URING: bool = true;
 
 /// When a closed-model run stops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
