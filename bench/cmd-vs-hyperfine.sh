@@ -18,6 +18,9 @@
 # is measured twice: saving to a fresh store (the default; one fsync'd
 # commit per block) and with --no-save.
 #
+# Then, when strace is there, system calls per run of `true -N` over all
+# processes (600 runs less 100), a count the load does not change.
+#
 # Prints the load average first: figures from a busy machine say so.
 # Env: ROUNDS (5), RUNS (30), OVERHEAD_RUNS (1000), KURABE (path of the
 # kurabe binary; default: cargo build --release, then target/release/kurabe).
@@ -102,4 +105,19 @@ for t in "kurabe (saved):ok" "kurabe --no-save:on" "hyperfine:oh"; do
   awk -v n="$name" -v w="$w" -v c="$c" -v hw="$hw" -v hc="$hc" -v runs="$OVERHEAD_RUNS" \
     'BEGIN { printf "%-20s %14.1f %18.1f %9.3f %9.3f\n", n, w/runs*1e6, c/runs*1e6, w/hw, c/hc }'
 done
+
+# Load-independent: system calls per run of `true -N` over all processes
+# (strace -f -c; LONG runs less SHORT runs, so start-up cancels).
+if command -v strace >/dev/null; then
+  syscalls() { strace -f -c -o "$work/strace" "$@" >/dev/null 2>&1; awk '$NF == "total" { print $4 }' "$work/strace"; }
+  per_run() {
+    local a b
+    a=$(syscalls "$@" -r 100 true); b=$(syscalls "$@" -r 600 true)
+    echo $(( (b - a) / 500 ))
+  }
+  ks=$(per_run "$KURABE" cmd -q -N --no-save)
+  hs=$(per_run hyperfine -N --style none)
+  echo
+  awk -v k="$ks" -v h="$hs" 'BEGIN { printf "system calls per run of `true -N`: kurabe %d, hyperfine %d, k/h %.3f\n", k, h, k/h }'
+fi
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

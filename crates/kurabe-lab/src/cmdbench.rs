@@ -287,6 +287,7 @@ pub fn run_cmd(
         stop: stop.flag(),
     };
     // Built first so bad options are refused before anything runs.
+    check_files(cfg)?;
     let first = pre.plan(&Sized::default())?;
     let sized = pre.size(&first, on_event)?;
     let plan = pre.plan(&sized)?;
@@ -304,6 +305,32 @@ pub fn run_cmd(
     let outcome = ran?;
     cleaned?;
     Ok(finished(cfg, outcome, &sized))
+}
+
+/// `--input` must be readable and `--output FILE` writable (it is
+/// created, as hyperfine does): a usage error, not a failing command.
+fn check_files(cfg: &CmdConfig) -> Result<(), CmdError> {
+    if let Some(p) = &cfg.input {
+        std::fs::File::open(p).map_err(|e| {
+            CmdError::Usage(format!(
+                "--input: cannot read {}: {e}; give a readable file, or null for no input",
+                p.display()
+            ))
+        })?;
+    }
+    if let CommandOutput::File(p) = &cfg.output {
+        let opened = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(p);
+        opened.map_err(|e| {
+            CmdError::Usage(format!(
+                "--output: cannot write {}: {e}; give a writable file, or null, pipe or inherit",
+                p.display()
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// The outcome with its export and the first failed run's error.

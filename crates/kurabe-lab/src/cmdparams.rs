@@ -63,6 +63,14 @@ pub fn output_flag(output: Option<&str>, show_output: bool) -> CommandOutput {
     }
 }
 
+/// The file every execution reads (`--input FILE`); none for `null`
+/// (hyperfine's keyword for no input) or without the flag.
+pub fn input_flag(input: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
+    input
+        .filter(|p| *p != std::path::Path::new("null"))
+        .map(|p| p.to_path_buf())
+}
+
 fn usage(text: impl Into<String>) -> CmdError {
     CmdError::Usage(text.into())
 }

@@ -246,6 +246,26 @@ fn bad_flags_exit_2_with_one_line() {
         );
         assert!(!err.contains("panicked"), "{err}");
     }
+    // An input file that is not there, an output file that cannot be
+    // made: one line naming the flag, before anything ran (not "the
+    // command failed" after the setup, with a hint about -i).
+    for args in [
+        &["-s", "touch ran", "--input", "missing.txt", "cat"][..],
+        &["-s", "touch ran", "--output", "no/such/dir/out", "true"],
+    ] {
+        let o = cmd(dir.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(args[2]) && err.contains(args[3]), "{err}");
+        assert!(!dir.path().join("ran").exists(), "{args:?} ran the setup");
+    }
+    // hyperfine's `--input null` is no input.
+    let o = cmd(
+        dir.path(),
+        &["-q", "-r", "2", "--no-save", "--input", "null", "cat"],
+    );
+    assert!(o.status.success(), "{}", text(&o));
 }
 
 #[test]

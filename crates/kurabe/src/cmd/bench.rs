@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
-use kurabe_lab::cmdparams::{output_flag, shell_flag, CommandList};
+use kurabe_lab::cmdparams::{input_flag, output_flag, shell_flag, CommandList};
 use kurabe_report::bench::{Export, TimeUnit};
 use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
 use kurabe_store::{ExperimentStatus, Store};
@@ -75,7 +75,7 @@ pub struct Args {
     /// Record non-zero exit codes instead of stopping the benchmark with exit status 1.
     #[arg(short = 'i', long)]
     pub ignore_failure: bool,
-    /// Feed this file to every command's standard input (default: none).
+    /// Feed this file to every command's standard input (default: none; `null` is none too, as in hyperfine).
     #[arg(long, value_name = "FILE")]
     pub input: Option<PathBuf>,
     /// Print the commands' output instead of discarding it (same as --output=inherit).
@@ -247,7 +247,7 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         setup: args.setup.clone(),
         cleanup: args.cleanup.clone(),
         ignore_failure: args.ignore_failure,
-        input: args.input.clone(),
+        input: input_flag(args.input.as_deref()),
         output: output_flag(args.output.as_deref(), args.show_output),
         randomize_env: !args.no_randomize_env,
         limits: args.limits.plan_limits(),
