@@ -707,6 +707,9 @@ fn the_commands_exit_status_is_passed_on() {
     let (code, r) = watch_exit(&[], &["sh", "-c", "kill -TERM $$"]);
     assert_eq!(code, Some(128 + libc::SIGTERM));
     assert_eq!(r.exit.and_then(|e| e.signal), Some(libc::SIGTERM));
+    let (code, r) = watch_exit(&[], &["sh", "-c", "kill -KILL $$"]);
+    assert_eq!(code, Some(137), "kill -9: 128 + 9");
+    assert_eq!(r.exit.and_then(|e| e.signal), Some(libc::SIGKILL));
     // Ended by kurabe at --duration: the watch did what was asked.
     let (code, r) = watch_exit(&["--duration", "0.3"], &["sleep", "30"]);
     assert_eq!(code, Some(0));
