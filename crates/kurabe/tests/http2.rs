@@ -163,6 +163,8 @@ struct Raw {
 /// One frame as read.
 struct Frame {
     kind: u8,
+    flags: u8,
+    len: usize,
     stream: u32,
 }
 
@@ -181,7 +183,12 @@ impl Raw {
         let mut payload = vec![0; len];
         self.s.read_exact(&mut payload).ok()?;
         let stream = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
-        Some(Frame { kind: h[3], stream })
+        Some(Frame {
+            kind: h[3],
+            flags: h[4],
+            len,
+            stream,
+        })
     }
 
     fn write(&mut self, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
@@ -340,6 +347,42 @@ fn a_window_that_stays_closed_times_out_with_the_reason() {
         "{:?}",
         r.errors
     );
+}
+
+#[test]
+fn a_large_request_body_flows_through_open_windows() {
+    // Windows opened to 2^31-1 and no frame from the server until a body has
+    // ended: only the socket may pace the upload (it once stopped at 128 KiB,
+    // waiting for input that never came).
+    let got = Arc::new(AtomicU64::new(0));
+    let seen = got.clone();
+    let srv = TestServer::start(move |s| {
+        if let Some(mut c) = Raw::accept(s) {
+            c.settings(&[(4, 0x7fff_ffff)]);
+            c.write(8, 0, 0, &(0x7fff_ffff_u32 - 65_535).to_be_bytes());
+            while let Some(f) = c.read() {
+                if f.kind != 0 {
+                    continue;
+                }
+                seen.fetch_add(f.len as u64, Ordering::SeqCst);
+                if f.flags & 0x1 != 0 {
+                    c.respond(f.stream, b"ok");
+                }
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let body = dir.path().join("body");
+    std::fs::write(&body, vec![b'x'; 16 << 20]).unwrap();
+    let body = body.to_str().unwrap();
+    let r = http_json(&["--http2", "-p", body, "-s", "20", "-n", "2", &srv.url()]);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (2, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(got.load(Ordering::SeqCst), 2 * (16 << 20));
 }
 
 #[test]

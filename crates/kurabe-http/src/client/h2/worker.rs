@@ -553,6 +553,7 @@ impl<'a> Worker<'a> {
             State::Open => {
                 if flags & libc::EPOLLOUT as u32 != 0 {
                     self.flush(ci);
+                    self.pump_while_writable(ci);
                 }
                 if self.conns[ci].state == State::Open && flags & (libc::EPOLLIN as u32 | HUP) != 0
                 {
@@ -606,6 +607,25 @@ impl<'a> Worker<'a> {
             c.proto.out.clear();
             c.out_off = 0;
             self.mark_sent(ci);
+        }
+    }
+
+    /// The socket took everything queued: queue and write the next part of
+    /// the request bodies until it is full (its next EPOLLOUT edge comes back
+    /// here) or the windows are closed (a WINDOW_UPDATE is input). Without
+    /// this, a body larger than one batch waited for input that a server
+    /// reading the whole body first never sends.
+    fn pump_while_writable(&mut self, ci: usize) {
+        loop {
+            let c = &mut self.conns[ci];
+            if c.state != State::Open || self.h2.body.is_empty() || !c.proto.out.is_empty() {
+                return;
+            }
+            c.proto.pump_bodies(&self.h2.body);
+            if c.proto.out.is_empty() {
+                return;
+            }
+            self.flush(ci);
         }
     }
 
@@ -770,6 +790,7 @@ impl<'a> Worker<'a> {
             return;
         }
         self.flush(ci);
+        self.pump_while_writable(ci);
     }
 
     /// Account every stream that ended and drop it from the connection.
