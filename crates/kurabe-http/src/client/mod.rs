@@ -158,12 +158,14 @@ fn uring_refused(e: &std::io::Error) -> String {
 }
 
 /// Whether `auto` picks io_uring where it is available. Set from the bench's
-/// medians (-c 50, 3 interleaved rounds of 5 s, 2 cores, load average 17-25),
-/// client CPU per request once both engines nap before waiting (see
-/// `worker/pace.rs`): nginx 1 worker, io_uring 2.21 µs, epoll 2.54, wrk
-/// 3.86; nginx `auto`, io_uring 1.82 µs, epoll 2.37, wrk 3.15. Before the
-/// naps epoll won (1.96 against 2.20): io_uring woke for every few
-/// completions while its receives cost more in the kernel.
+/// medians (-c 50, 3 interleaved rounds of 5 s, 2 cores), client CPU per
+/// request once both engines nap before waiting (see `worker/pace.rs`). On a
+/// quiet machine (load average 0.7-2.2): nginx 1 worker, io_uring 4.00 µs,
+/// epoll 4.02, wrk 5.33; nginx `auto`, io_uring 3.28 µs, epoll 3.80, wrk
+/// 4.74. At load 17-25 the order was the same (nginx `auto`: 1.82, 2.37,
+/// 3.15). The naps are not free everywhere: on the same quiet machine the
+/// build before them (29299db) cost 0.575x wrk per request with io_uring
+/// against nginx `auto` (now 0.692x) but 1.080x against nginx 1 (now 0.750x).
 const AUTO_PREFERS_URING: bool = true;
 
 /// When a closed-model run stops.

@@ -155,7 +155,7 @@ pub struct Args {
     /// HTTP/1.1 pipelining: N requests per connection in one write, the next N once all are answered, as wrk does (needs -k).
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
-    /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (epoll today; always epoll for https:// and --http2). The report names the engine that ran.
+    /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (io_uring where the kernel offers it; always epoll for https:// and --http2). The report names the engine that ran.
     #[arg(long, value_parser = PossibleValuesParser::new(["auto", "epoll", "io_uring"]).map(engine), default_value = "auto")]
     pub engine: client::Engine,
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
