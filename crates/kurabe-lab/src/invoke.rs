@@ -36,8 +36,19 @@ pub fn prepare(path: &Path, vars: &[(String, String)]) -> Result<(Plan, RunOptio
     let vars = vars.iter().cloned().collect();
     let (plan, plan_text) = crate::load_plan_filled(path, &vars)?;
     crate::check_supported(&plan)?;
-    let options = RunOptions {
-        plan_dir: crate::runner::plan_dir(path),
+    let options = base_options(crate::runner::plan_dir(path), plan_text, None)?;
+    Ok((plan, options))
+}
+
+/// Run options with nothing chosen beyond the plan, its directory and the
+/// code measured (seed, repeat, --until-confident: the defaults).
+fn base_options(
+    plan_dir: std::path::PathBuf,
+    plan_text: String,
+    rev: Option<kurabe_model::record::Revision>,
+) -> Result<RunOptions, InvokeError> {
+    Ok(RunOptions {
+        plan_dir,
         plan_text,
         seed: None,
         repeat: None,
@@ -46,9 +57,8 @@ pub fn prepare(path: &Path, vars: &[(String, String)]) -> Result<(Plan, RunOptio
         // The workspace shares one version: this crate's is kurabe's.
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         worktrees: Default::default(),
-        rev: None,
-    };
-    Ok((plan, options))
+        rev,
+    })
 }
 
 /// Options that run `plan`, built in memory (no file), from the current
@@ -57,17 +67,11 @@ pub fn options_here(
     plan: &Plan,
     rev: Option<kurabe_model::record::Revision>,
 ) -> Result<RunOptions, InvokeError> {
-    Ok(RunOptions {
-        plan_dir: std::env::current_dir().map_err(InvokeError::Cwd)?,
-        plan_text: crate::plan::plan_text(plan)?,
-        seed: None,
-        repeat: None,
-        kurabe_exe: std::env::current_exe().map_err(InvokeError::Exe)?,
-        until_confident: None,
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-        worktrees: Default::default(),
+    base_options(
+        std::env::current_dir().map_err(InvokeError::Cwd)?,
+        crate::plan::plan_text(plan)?,
         rev,
-    })
+    )
 }
 
 /// `KEY=VALUE` of `--set`; KEY as placeholders are written (lowercase,

@@ -443,27 +443,8 @@ fn running_out_of_descriptors_mid_run_is_the_clients_failure() {
         assert!(std::time::Instant::now() < deadline, "no load arrived");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // A new descriptor takes the lowest free number, and fails with EMFILE
-    // when that number is not below the limit. A limit of 3 leaves room for
-    // stdin, stdout and stderr only, so every new socket fails, whatever
-    // kurabe holds at this moment. (A limit such as 8 is not enough: when
-    // kurabe holds few descriptors, a socket closed below 8 frees a number
-    // the next connection reuses, and the run then never fails; the timing
-    // of that depends on the machine's load.)
-    let lim = libc::rlimit {
-        rlim_cur: 3,
-        rlim_max: 3,
-    };
-    // SAFETY: prlimit on our own child with a valid rlimit; no old value wanted.
-    let rc = unsafe {
-        libc::prlimit(
-            child.id() as libc::pid_t,
-            libc::RLIMIT_NOFILE,
-            &lim,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    // Every descriptor kurabe opens from now on fails (see the helper for why 3).
+    crate::util::out_of_descriptors(child.id());
     // Out of descriptors, kurabe opens no connection: the server's count
     // stops. Wait until it has, and for more than the sampler's /proc
     // discovery period (500 ms), so that its closing sample must open

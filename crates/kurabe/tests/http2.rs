@@ -450,21 +450,7 @@ fn running_out_of_descriptors_mid_run_is_the_clients_failure() {
         assert!(Instant::now() < deadline, "no load arrived");
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Fewer descriptors than kurabe already holds: every new socket fails.
-    let lim = libc::rlimit {
-        rlim_cur: 8,
-        rlim_max: 8,
-    };
-    // SAFETY: prlimit on our own child with a valid rlimit; no old value wanted.
-    let rc = unsafe {
-        libc::prlimit(
-            child.id() as libc::pid_t,
-            libc::RLIMIT_NOFILE,
-            &lim,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    crate::util::out_of_descriptors(child.id());
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
