@@ -33,6 +33,9 @@ pub enum AccessError {
     /// The store itself failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A record that does not turn into JSON.
+    #[error("cannot serialise the result")]
+    Serialise(#[source] serde_json::Error),
     /// The private directory of an unsaved run's store could not be made.
     #[error(transparent)]
     Scratch(#[from] std::io::Error),
@@ -114,6 +117,19 @@ pub fn save_result(
         kurabe_probe::origin::origin(rev),
     );
     store.save_result(kind, label, &host, &origin, record)
+}
+
+/// Save a command's record (`--save`) as [`save_result`] does, turned
+/// into JSON first.
+pub fn save_record(
+    kind: ResultKind,
+    label: &str,
+    record: &impl serde::Serialize,
+    flag: Option<&Path>,
+    rev: Option<String>,
+) -> Result<ResultId, AccessError> {
+    let value = serde_json::to_value(record).map_err(AccessError::Serialise)?;
+    Ok(save_result(kind, label, &value, flag, rev)?)
 }
 
 /// The experiment a run just recorded, as stored.
