@@ -1,7 +1,7 @@
 //! Whether a load test as a whole failed: no request succeeded, or more
 //! failed than the caller allows (`--max-error-rate`).
 //!
-//! Owns that rule and its one-line reason, which names each failure kind
+//! Owns that rule, the check of its flag, and its one-line reason, which names each failure kind
 //! with its first error and count. Must not print or pick exit codes: the
 //! binary does both.
 
@@ -29,6 +29,19 @@ pub fn quiet_worker_panics() {
             default(info);
         }
     }));
+}
+
+/// `--max-error-rate` outside 0 to 1.
+#[derive(Debug, thiserror::Error)]
+#[error("--max-error-rate {0}: give a fraction from 0 to 1, e.g. 0.01 for 1 %")]
+pub struct BadErrorRate(pub f64);
+
+/// Check `--max-error-rate` before anything runs: a fraction from 0 to 1.
+pub fn check_max_error_rate(max: Option<f64>) -> Result<(), BadErrorRate> {
+    match max {
+        Some(f) if !(0.0..=1.0).contains(&f) => Err(BadErrorRate(f)),
+        _ => Ok(()),
+    }
 }
 
 /// Why the run as a whole failed, if it did: nothing succeeded, or the
@@ -66,6 +79,14 @@ fn errors(report: &HttpReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_error_rate_is_a_fraction() {
+        assert!(check_max_error_rate(None).is_ok());
+        assert!(check_max_error_rate(Some(0.01)).is_ok());
+        let e = check_max_error_rate(Some(2.0)).unwrap_err().to_string();
+        assert!(e.starts_with("--max-error-rate 2:"), "{e}");
+    }
     use crate::cli_config::LoadFlags;
     use crate::client::{self, RunControl};
 

@@ -16,6 +16,7 @@ pub mod analysis;
 pub mod bisect_run;
 pub mod cmdbench;
 pub mod cmdparams;
+pub mod demo;
 pub mod dry_run;
 mod execute;
 pub mod git;

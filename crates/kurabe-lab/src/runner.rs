@@ -973,11 +973,7 @@ pub(crate) fn cgroup_limits(v: &ResolvedVariant) -> Option<kurabe_probe::cgroup:
 
 /// Plan limits in the form the cgroup code takes.
 pub(crate) fn probe_limits(l: &kurabe_model::plan::Limits) -> kurabe_probe::cgroup::Limits {
-    kurabe_probe::cgroup::Limits {
-        cpus: l.cpus,
-        cpuset: l.cpuset.clone(),
-        memory_bytes: l.memory.map(|m| m.0),
-    }
+    l.into()
 }
 
 #[cfg(test)]

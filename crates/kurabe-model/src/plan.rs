@@ -24,8 +24,8 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 pub use check::{Bound, Check, CheckStat, Threshold};
 pub use quantity::{
-    parse_duration, parse_fraction, parse_size, ByteSize, Fraction, HumanDuration,
-    DURATION_EXPECTED, FRACTION_EXPECTED, SIZE_EXPECTED,
+    parse_duration, parse_fraction, parse_positive_duration, parse_size, ByteSize, Fraction,
+    HumanDuration, DURATION_EXPECTED, FRACTION_EXPECTED, SIZE_EXPECTED,
 };
 pub use validate::{FieldPath, PathSeg, Problem};
 pub use workload::{

@@ -41,6 +41,17 @@ pub struct Limits {
     pub memory_bytes: Option<u64>,
 }
 
+impl From<&kurabe_model::plan::Limits> for Limits {
+    /// A plan's (or the limit flags') limits in the form the cgroup code takes.
+    fn from(l: &kurabe_model::plan::Limits) -> Limits {
+        Limits {
+            cpus: l.cpus,
+            cpuset: l.cpuset.clone(),
+            memory_bytes: l.memory.map(|m| m.0),
+        }
+    }
+}
+
 impl Limits {
     /// True when no limit is set.
     pub fn is_empty(&self) -> bool {

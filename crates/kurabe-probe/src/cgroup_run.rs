@@ -6,6 +6,7 @@
 //! for, and the cgroup (with anything left in it) removed after. Must not
 //! print or decide what the exit status means.
 
+use std::ffi::OsString;
 use std::process::{Child, Command, ExitStatus};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -27,6 +28,42 @@ pub enum CgroupRunError {
     /// Waiting for it failed.
     #[error("cannot wait for the command")]
     Wait(#[source] std::io::Error),
+    /// This program's own executable could not be found to re-run it.
+    #[error("cannot find the kurabe executable")]
+    Exe(#[source] std::io::Error),
+}
+
+/// Re-run this program with `args` and the variables `env` inside a new
+/// cgroup with `limits` (see [`run_in_cgroup`]): `kurabe worker --cpus`.
+pub fn rerun_self(
+    limits: &Limits,
+    args: Vec<OsString>,
+    env: &[(&str, &str)],
+    stop: &Arc<Stop>,
+) -> Result<ExitStatus, CgroupRunError> {
+    let exe = std::env::current_exe().map_err(CgroupRunError::Exe)?;
+    let mut cmd = Command::new(exe);
+    cmd.args(args).envs(env.iter().copied());
+    run_in_cgroup(limits, cmd, stop)
+}
+
+/// `args` without `flag VALUE` and `flag=VALUE` (a secret that must not
+/// reach a child's command line, e.g. `--store`).
+pub fn without_flag(args: impl Iterator<Item = OsString>, flag: &str) -> Vec<OsString> {
+    let with_value = format!("{flag}=");
+    let mut out = Vec::new();
+    let mut skip_next = false;
+    for arg in args {
+        if std::mem::take(&mut skip_next) {
+            continue;
+        }
+        if arg == flag {
+            skip_next = true;
+        } else if !arg.to_string_lossy().starts_with(&with_value) {
+            out.push(arg);
+        }
+    }
+    out
 }
 
 /// Run `cmd` inside a new cgroup with `limits` until it exits; `stop`
@@ -65,4 +102,23 @@ fn wait_relaying_stop(child: &mut Child, stop: &Arc<Stop>) -> std::io::Result<Ex
     let status = child.wait();
     done.store(true, Ordering::SeqCst);
     status
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_and_its_value_are_dropped_in_both_spellings() {
+        let args = [
+            "worker",
+            "--store",
+            "pg://a",
+            "--once",
+            "--store=pg://b",
+            "--storex",
+        ];
+        let kept = without_flag(args.iter().map(OsString::from), "--store");
+        assert_eq!(kept, ["worker", "--once", "--storex"]);
+    }
 }

@@ -69,6 +69,21 @@ pub fn status_for(signal: Option<i32>) -> u8 {
         .unwrap_or(130)
 }
 
+/// The exit status of a watch: 128 + the signal when a signal stopped it,
+/// the started command's own status when it exited by itself (as
+/// `/usr/bin/time` passes it on), else 0.
+pub fn watch_status(report: &kurabe_model::probe::WatchReport) -> u8 {
+    use kurabe_model::probe::WatchEnd;
+    match report.ended {
+        WatchEnd::Interrupted => status_for(report.stop_signal),
+        WatchEnd::Exited => {
+            let status = report.exit.and_then(|e| e.shell_status()).unwrap_or(0);
+            u8::try_from(status).unwrap_or(1)
+        }
+        WatchEnd::Duration => 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

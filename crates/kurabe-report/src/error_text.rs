@@ -1,8 +1,9 @@
 //! One-line error texts for the terminal: clap's usage errors shortened to
 //! what tells the fix, and an error with its causes on one line.
 //!
-//! Owns these texts so every command says its errors alike. Must not
-//! print or decide exit codes: the binary does.
+//! Owns these texts, and which error is no error at all (a closed pipe),
+//! so every command says its errors alike. Must not print or decide exit
+//! codes: the binary does.
 
 use std::error::Error;
 
@@ -59,6 +60,20 @@ pub fn error_line(err: &(dyn Error + 'static)) -> String {
     line
 }
 
+/// Whether `err` or a cause is a closed pipe (`kurabe … | head`): the
+/// reader had enough, which is success, not an error to report.
+pub fn is_broken_pipe(err: &(dyn Error + 'static)) -> bool {
+    let mut cause = Some(err);
+    while let Some(e) = cause {
+        let pipe = e.downcast_ref::<std::io::Error>();
+        if pipe.is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +100,13 @@ mod tests {
             error_line(&err),
             "saving the report: cannot write report.json: disk full"
         );
+    }
+
+    #[test]
+    fn a_closed_pipe_under_a_cause_is_found() {
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(is_broken_pipe(&Wrap("writing", Box::new(pipe))));
+        assert!(!is_broken_pipe(&std::io::Error::other("disk full")));
     }
 
     #[test]

@@ -70,15 +70,18 @@ pub use history::{
     HistoryMarkdown, HistoryText, Hosts,
 };
 pub use html::Html;
-pub use http::{http_renderer, AbHtml, AbLayout, AbPercentCsv, AbText, FleetTable};
+pub use http::{
+    fleet_report, http_renderer, AbHtml, AbLayout, AbLayoutFlags, AbPercentCsv, AbText, FleetTable,
+    LayoutError,
+};
 pub use json::Json;
 pub use markdown::Markdown;
 pub use mem::{Free, FreeUnit};
-pub use pick::{mem_renderer, record_renderer, watch_renderer};
+pub use pick::{bisect_renderer, http_compare_doc, mem_renderer, record_renderer, watch_renderer};
 pub use site::{site_pages, SitePage};
 pub use terminal::Terminal;
 pub use watch::Svg;
-pub use words::{mib, watch_live_line};
+pub use words::{demo_banner, mib, served_line, watch_live_line};
 
 /// Writes one kind of report (`R`) in one format (the implementing type).
 ///

@@ -1,6 +1,6 @@
 //! Which renderer draws a report kind in a chosen [`Format`], for the
 //! record kinds whose commands offer a few formats (`watch`, `mem`,
-//! `system`, `bisect`), and the formats' names on the command line.
+//! `system`, `bisect`, `http A B`), and the formats' names on the command line.
 //!
 //! Owns these choices so a command only names the format it was given.
 //! Must not render: each renderer lives in its report kind's files.
@@ -8,6 +8,8 @@
 use std::str::FromStr;
 
 use kurabe_model::probe::{MemReport, WatchReport};
+use kurabe_model::record::Experiment;
+use kurabe_model::stats::bisect::BisectReport;
 
 use crate::{Csv, Format, Free, FreeUnit, Json, Markdown, Render, Terminal};
 
@@ -59,6 +61,32 @@ where
         Format::Markdown => Box::new(Markdown),
         _ => Box::new(Json),
     }
+}
+
+/// `kurabe bisect`: the steps and answer for a terminal (`color`), or JSON.
+pub fn bisect_renderer(format: Format, color: bool) -> Box<dyn Render<BisectReport>> {
+    match format {
+        Format::Json => Box::new(Json),
+        _ => Box::new(Terminal { color }),
+    }
+}
+
+/// `kurabe http A B`: the experiment's report in `format` (`color`: the
+/// terminal table's), or for JSON that report plus every run's full HTTP
+/// record, rendered.
+pub fn http_compare_doc(
+    exp: &Experiment,
+    urls: &[String],
+    rounds: u32,
+    format: Format,
+    color: bool,
+) -> String {
+    let report = crate::experiment_report(exp);
+    if format == Format::Json {
+        let doc = crate::http_compare(exp, urls, rounds, report);
+        return crate::to_string(&Json, &doc);
+    }
+    crate::to_string(&*crate::renderer(format, color), &report)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The runner's progress and outcome as lines of text for people: one line
 //! per [`Event`], the failed variant × workload pairs, the `[[check]]`
 //! results under a report, the revision being prepared, and the schedule
-//! of `kurabe run --dry-run`.
+//! of `kurabe run --dry-run`; which events a bar or `kurabe bisect` shows.
 //!
 //! Owns these texts so `kurabe run` and `kurabe bisect` say the same
 //! thing. Must not print: the binary decides where (a bar, stderr) and
@@ -15,6 +15,8 @@ use kurabe_model::record::{RunRecord, RunStatus};
 use kurabe_model::stats::Unit;
 
 use crate::escape::{terminal, terminal_lines};
+use crate::Format;
+use kurabe_model::experiment::ExperimentReport;
 
 /// One progress event as a line ("[3/12] round 2: a / w", "[3] ok: …").
 pub fn event_line(e: &Event<'_>) -> String {
@@ -41,6 +43,35 @@ pub fn event_line(e: &Event<'_>) -> String {
             round + 1
         ),
     }
+}
+
+/// A bar's message while a run is in flight, escaped: "round 2: a / w".
+pub fn run_in_flight(e: &Event<'_>) -> Option<String> {
+    let Event::RunStart {
+        round,
+        variant,
+        workload,
+        ..
+    } = e
+    else {
+        return None;
+    };
+    Some(terminal_lines(&format!(
+        "round {}: {variant} / {workload}",
+        round + 1
+    )))
+}
+
+/// The line of an event during `kurabe bisect`, escaped, if it has one: a
+/// search runs many experiments, so only their starts, notes and failed
+/// runs are worth a line.
+pub fn bisect_event_line(e: &Event<'_>) -> Option<String> {
+    let worth = match e {
+        Event::RunDone { record, .. } => record.status == RunStatus::Failed,
+        Event::RunStart { .. } => false,
+        _ => true,
+    };
+    worth.then(|| terminal_lines(&event_line(e)))
 }
 
 /// "[3] ok: requests_per_s 1234/s", or "[3] FAILED: " and the error tail.
@@ -147,6 +178,22 @@ pub fn checks_text(checks: &[CheckResult], escape: impl Fn(&str) -> String) -> S
         let _ = writeln!(s, "  {mark} {}", escape(&c.description));
     }
     s
+}
+
+/// `kurabe run`'s final report: the experiment in `format` (`color`: the
+/// terminal table's), with the `[[check]]` results under a text or
+/// Markdown table (JSON, CSV and HTML stay the report model).
+pub fn report_with_checks(
+    report: &ExperimentReport,
+    checks: &[CheckResult],
+    format: Format,
+    color: bool,
+) -> String {
+    let mut out = crate::to_string(&*crate::renderer(format, color), report);
+    if matches!(format, Format::Text | Format::Markdown) {
+        out.push_str(&checks_text(checks, |d| terminal(d).into_owned()));
+    }
+    out
 }
 
 /// The schedule of `kurabe run --dry-run` and its estimated duration.

@@ -42,6 +42,27 @@ pub fn watch_live_line(t: std::time::Duration, processes: u32, pss: u64, rss: u6
     )
 }
 
+/// `kurabe demo`'s opening lines: the built-in server and the load on it.
+pub fn demo_banner(
+    url: &str,
+    threads: usize,
+    work_us: u64,
+    concurrency: u32,
+    duration: std::time::Duration,
+) -> String {
+    format!(
+        "kurabe demo: built-in server on {url} ({threads} threads, {work_us} µs CPU per request);\n  \
+         {concurrency} keep-alive connections for {duration:?}"
+    )
+}
+
+/// `kurabe demo`'s last report line: the server's own count of requests
+/// served against the `sent` the client counted.
+pub fn served_line(served: u64, sent: u64) -> String {
+    let verdict = if served == sent { "match" } else { "MISMATCH" };
+    format!("Server's own count:     {served} requests served ({verdict})\n")
+}
+
 /// Bytes as MiB with one decimal, whatever their size (`0.4 MiB`), for
 /// columns that must line up.
 pub fn mib(b: u64) -> String {

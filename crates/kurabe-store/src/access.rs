@@ -33,6 +33,12 @@ pub enum AccessError {
     /// The store itself failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A record that does not turn into JSON.
+    #[error("cannot serialise the result")]
+    Serialise(#[source] serde_json::Error),
+    /// The private directory of an unsaved run's store could not be made.
+    #[error(transparent)]
+    Scratch(#[from] std::io::Error),
 }
 
 /// The store: `flag` (`--store`), else `$KURABE_STORE`, else the XDG default.
@@ -63,16 +69,35 @@ pub fn open_or_create(flag: Option<&Path>) -> Result<Store, StoreError> {
     Store::open(&store_path(flag)?)?.for_saving()
 }
 
-/// The store a run's experiment goes into: a fresh one in `scratch` (a run
-/// the user did not ask to keep), else `flag` or the default, created if
-/// needed and refused before any work when it cannot be written.
-pub fn open_run_store(
-    flag: Option<&Path>,
-    scratch: Option<&ScratchDir>,
-) -> Result<Store, StoreError> {
-    match scratch {
-        Some(dir) => Store::open(&dir.path().join("results.db"))?.for_saving(),
-        None => open_or_create(flag),
+/// The store a run's experiment goes into, with the private directory it
+/// lives in when the run is not kept (removed once the store is closed).
+pub struct RunStore {
+    /// The store.
+    pub store: Store,
+    // Declared after `store`, so dropped after it: the directory goes once
+    // the database is closed.
+    _scratch: Option<ScratchDir>,
+}
+
+impl RunStore {
+    /// `keep`: the store at `flag` or the default, created if needed;
+    /// else a fresh one in a private directory (`kurabe cmd --no-save`,
+    /// `kurabe http A B` without `--save`), so one runner and one report
+    /// serve both. Refused before any work when it cannot be written.
+    pub fn open(flag: Option<&Path>, keep: bool) -> Result<RunStore, AccessError> {
+        if keep {
+            let store = open_or_create(flag)?;
+            return Ok(RunStore {
+                store,
+                _scratch: None,
+            });
+        }
+        let dir = ScratchDir::new()?;
+        let store = Store::open(&dir.path().join("results.db"))?.for_saving()?;
+        Ok(RunStore {
+            store,
+            _scratch: Some(dir),
+        })
     }
 }
 
@@ -92,6 +117,19 @@ pub fn save_result(
         kurabe_probe::origin::origin(rev),
     );
     store.save_result(kind, label, &host, &origin, record)
+}
+
+/// Save a command's record (`--save`) as [`save_result`] does, turned
+/// into JSON first.
+pub fn save_record(
+    kind: ResultKind,
+    label: &str,
+    record: &impl serde::Serialize,
+    flag: Option<&Path>,
+    rev: Option<String>,
+) -> Result<ResultId, AccessError> {
+    let value = serde_json::to_value(record).map_err(AccessError::Serialise)?;
+    Ok(save_result(kind, label, &value, flag, rev)?)
 }
 
 /// The experiment a run just recorded, as stored.

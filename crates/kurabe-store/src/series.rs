@@ -1,6 +1,6 @@
 //! The stored series a history is made of: the experiments of one plan,
-//! else the saved results of one label, oldest first; and the plan names
-//! in the store.
+//! else the saved results of one label, oldest first; the plan names in
+//! the store, and every plan's series.
 //!
 //! Owns reading them. Must not compute statistics or render: turning saved
 //! results into one-run experiments is the report's, passed in.
@@ -50,6 +50,18 @@ pub fn plan_or_label(
         return Err(SeriesError::Unknown(name.to_owned()));
     }
     Ok(as_experiments(&results))
+}
+
+/// Every plan in the store with its series ([`plan_or_label`]), in the
+/// order of [`plan_names`]: what a dashboard of the whole store shows.
+pub fn all_plans(
+    store: &Store,
+    as_experiments: fn(&[SavedResult]) -> Vec<Experiment>,
+) -> Result<Vec<(String, Vec<Experiment>)>, SeriesError> {
+    plan_names(store)?
+        .into_iter()
+        .map(|n| Ok((n.clone(), plan_or_label(store, &n, as_experiments)?)))
+        .collect()
 }
 
 /// The names of the plans with experiments in the store, in the order

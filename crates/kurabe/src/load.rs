@@ -3,7 +3,6 @@
 //! rendered in the chosen format. The load itself, the stop relay and the
 //! server sampling are `kurabe_lab::local_load`'s.
 
-use anyhow::Context;
 use indicatif::ProgressBar;
 use kurabe_http::client::{LoadConfig, StopCondition};
 use kurabe_lab::local_load::{self, Tick};
@@ -12,16 +11,8 @@ use kurabe_model::stop::Stop;
 use kurabe_report::{AbLayout, Format};
 
 /// Render `report` in `format`, in ab's `layout`.
-pub(crate) fn render(
-    report: &HttpReport,
-    format: Format,
-    layout: &AbLayout,
-) -> anyhow::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    kurabe_report::http_renderer(format, layout)
-        .render(report, &mut out)
-        .context("cannot render the report")?;
-    Ok(out)
+pub(crate) fn render(report: &HttpReport, format: Format, layout: &AbLayout) -> String {
+    kurabe_report::to_string(&*kurabe_report::http_renderer(format, layout), report)
 }
 
 /// Run the load test, relaying Ctrl-C to the engine and showing progress

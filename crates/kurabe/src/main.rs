@@ -18,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use kurabe_http::outcome::is_worker_panic;
-use kurabe_report::error_text::{error_line, short_usage_error};
+use kurabe_report::error_text::{error_line, is_broken_pipe, short_usage_error};
 
 /// kurabe (比べ, "compare"): is A faster, leaner or cheaper than B?
 #[derive(Debug, Parser)]
@@ -99,7 +99,7 @@ fn main() -> ExitCode {
 /// A setup error: one line on stderr and exit 2 (1 when the measurement
 /// itself failed); a closed stdout is success.
 fn setup_error(err: &anyhow::Error) -> ExitCode {
-    if is_broken_pipe(err) {
+    if is_broken_pipe(&**err) {
         return ExitCode::SUCCESS;
     }
     eprintln!("kurabe: error: {}", error_line(&**err));
@@ -146,14 +146,6 @@ fn help_command(args: &[String]) -> String {
         cmd = sub;
     }
     path.join(" ")
-}
-
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }
 
 #[cfg(test)]

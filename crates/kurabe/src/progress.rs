@@ -31,16 +31,55 @@ pub(crate) fn timer(total: Duration, show: bool) -> ProgressBar {
     )
 }
 
-/// Move `bar` over an experiment's runs: its length from the runner's
-/// events (which `--until-confident` may raise), one step per finished run.
-pub(crate) fn count_runs(bar: &ProgressBar, e: &kurabe_lab::Event<'_>) {
-    use kurabe_lab::Event;
-    match e {
-        Event::Begin { total, .. } | Event::RunStart { total, .. } => {
-            bar.set_length(*total as u64);
+/// A bar over an experiment's runs on a terminal with the progress lines
+/// above it; without a terminal the lines alone on stderr; nothing with `-q`.
+pub(crate) struct RunsBar {
+    bar: ProgressBar,
+    quiet: bool,
+}
+
+impl RunsBar {
+    /// A bar unless `quiet` or stderr is not a terminal.
+    pub(crate) fn new(quiet: bool) -> RunsBar {
+        let bar = counter(0, "runs", wanted(!quiet));
+        RunsBar { bar, quiet }
+    }
+
+    /// Whether the bar is drawn.
+    pub(crate) fn shown(&self) -> bool {
+        !self.bar.is_hidden()
+    }
+
+    /// Move the bar: its length from the runner's events (which
+    /// `--until-confident` may raise), one step per finished run.
+    pub(crate) fn count(&self, e: &kurabe_lab::Event<'_>) {
+        use kurabe_lab::Event;
+        match e {
+            Event::Begin { total, .. } | Event::RunStart { total, .. } => {
+                self.bar.set_length(*total as u64);
+            }
+            Event::RunDone { .. } => self.bar.inc(1),
+            _ => {}
         }
-        Event::RunDone { .. } => bar.inc(1),
-        _ => {}
+    }
+
+    /// Name the run in flight on the bar.
+    pub(crate) fn message(&self, text: String) {
+        self.bar.set_message(text);
+    }
+
+    /// A progress line: above the bar, or on stderr without one; none with `-q`.
+    pub(crate) fn line(&self, line: Option<String>) {
+        match line {
+            Some(line) if !self.quiet && self.bar.is_hidden() => eprintln!("{line}"),
+            Some(line) if !self.quiet => self.bar.println(line),
+            _ => {}
+        }
+    }
+
+    /// Remove the bar.
+    pub(crate) fn finish(&self) {
+        self.bar.finish_and_clear();
     }
 }
 

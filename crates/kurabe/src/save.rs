@@ -41,20 +41,12 @@ impl SaveArgs {
         let Some(label) = &self.save else {
             return Ok(());
         };
-        let label = if label.is_empty() {
-            default_label
-        } else {
-            label
-        };
-        let value = serde_json::to_value(record).context("cannot serialise the result")?;
-        let id = kurabe_store::access::save_result(
-            kind,
-            label,
-            &value,
-            self.store.store.as_deref(),
-            self.rev.rev.clone(),
-        )
-        .context("the report was written, but saving it to the results store failed")?;
+        let label = Some(label.as_str())
+            .filter(|l| !l.is_empty())
+            .unwrap_or(default_label);
+        let (store, rev) = (self.store.store.as_deref(), self.rev.rev.clone());
+        let id = kurabe_store::access::save_record(kind, label, record, store, rev)
+            .context("the report was written, but saving it to the results store failed")?;
         eprintln!("kurabe: saved as {id} ('{label}'); see `kurabe results show {id}`");
         Ok(())
     }

@@ -66,6 +66,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(total).map_err(|_| bad())
 }
 
+/// A duration above zero (a timeout, say), in the grammar of [`parse_duration`].
+pub fn parse_positive_duration(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text)?;
+    if d.is_zero() {
+        return Err("must be above zero, e.g. 10s".into());
+    }
+    Ok(d)
+}
+
 /// The first "number unit" of `text`: (number, unit, what follows).
 fn duration_term(text: &str) -> Option<(f64, &str, &str)> {
     let digits = text
@@ -282,6 +291,19 @@ impl<'de> Deserialize<'de> for Fraction {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_positive_duration_is_above_zero() {
+        assert_eq!(
+            parse_positive_duration("500ms"),
+            Ok(Duration::from_millis(500))
+        );
+        assert_eq!(
+            parse_positive_duration("0s").unwrap_err(),
+            "must be above zero, e.g. 10s"
+        );
+        assert!(parse_positive_duration("x").is_err());
+    }
 
     #[test]
     fn durations() {

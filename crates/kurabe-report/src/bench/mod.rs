@@ -5,7 +5,9 @@
 //! (hyperfine's `--time-unit`: terminal and Markdown; CSV and JSON stay in
 //! seconds, as hyperfine's do).
 //!
-//! It must not touch files: every writer writes to the `Write` it is given.
+//! It must not touch files but through [`crate::write`]: every writer
+//! writes to the `Write` it is given, and [`write_exports`] hands the
+//! export files to the one file writer.
 
 mod terminal;
 
@@ -64,6 +66,36 @@ pub fn export(kind: Export, export: &CmdExport, unit: Option<TimeUnit>) -> io::R
         Export::Csv => write_csv(export, &mut out)?,
     }
     Ok(out)
+}
+
+/// An export file that could not be made or written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write {}", path.display())]
+pub struct ExportError {
+    /// The file asked for.
+    pub path: std::path::PathBuf,
+    /// Why.
+    #[source]
+    pub source: Box<dyn std::error::Error + Send + Sync>,
+}
+
+/// Write each export asked for (`--export-json FILE`, …: `None` when not
+/// asked) through the one file writer; `unit` applies to Markdown.
+pub fn write_exports(
+    files: &[(Option<&std::path::Path>, Export)],
+    export_data: &CmdExport,
+    unit: Option<TimeUnit>,
+) -> Result<(), ExportError> {
+    for (path, kind) in files {
+        let Some(path) = path else { continue };
+        let failed = |source: Box<dyn std::error::Error + Send + Sync>| ExportError {
+            path: path.to_path_buf(),
+            source,
+        };
+        let bytes = export(*kind, export_data, unit).map_err(|e| failed(e.into()))?;
+        crate::write::write_file(path, &bytes).map_err(|e| failed(e.into()))?;
+    }
+    Ok(())
 }
 
 impl TimeUnit {

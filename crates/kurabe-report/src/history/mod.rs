@@ -44,6 +44,17 @@ pub enum Hosts {
     All,
 }
 
+impl Hosts {
+    /// `--host FINGERPRINT` and `--all-hosts` (which wins) as a choice.
+    pub fn from_flags(host: Option<&str>, all_hosts: bool) -> Hosts {
+        match (host, all_hosts) {
+            (_, true) => Hosts::All,
+            (Some(fp), false) => Hosts::Fingerprint(fp.to_owned()),
+            (None, false) => Hosts::Newest,
+        }
+    }
+}
+
 /// Series key: workload, variant, metric.
 pub(crate) type Key = (String, String, String);
 

@@ -6,9 +6,33 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::http::{FleetSummary, FleetWorker};
+use kurabe_model::http::{FleetSummary, FleetWorker, HttpReport};
 
-use crate::Render;
+use super::{http_renderer, AbLayout};
+use crate::{to_string, Format, Render};
+
+/// A distributed run's report in `format` (shaped by `layout`): the merged
+/// record, carrying the worker rows in its `fleet` field, followed by the
+/// worker table in text; for the other formats, whose document must stay
+/// parseable, the table comes back apart (for stderr).
+pub fn fleet_report(
+    report: &HttpReport,
+    format: Format,
+    layout: &AbLayout,
+) -> (String, Option<String>) {
+    let table = report
+        .fleet
+        .as_ref()
+        .map(|f| to_string(&FleetTable, f))
+        .unwrap_or_default();
+    let mut doc = to_string(&*http_renderer(format, layout), report);
+    if format != Format::Text {
+        return (doc, Some(table));
+    }
+    doc.push('\n');
+    doc.push_str(&table);
+    (doc, None)
+}
 
 /// The worker table (plain text, fixed columns).
 #[derive(Debug, Clone, Copy, Default)]

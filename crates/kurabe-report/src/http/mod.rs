@@ -15,8 +15,8 @@ mod text;
 
 pub use ab_html::AbHtml;
 pub use csv::AbPercentCsv;
-pub use fleet::FleetTable;
-pub use layout::{http_renderer, AbLayout};
+pub use fleet::{fleet_report, FleetTable};
+pub use layout::{http_renderer, AbLayout, AbLayoutFlags, LayoutError};
 pub use text::AbText;
 
 use kurabe_model::http::HttpReport;

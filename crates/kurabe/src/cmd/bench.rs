@@ -16,12 +16,13 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
 use kurabe_lab::cmdparams::{input_flag, output_flag, shell_flag, CommandList};
-use kurabe_report::bench::{Export, TimeUnit};
-use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
+use kurabe_report::bench::{write_exports, Export, TimeUnit};
+use kurabe_report::write::check_outputs;
+use kurabe_store::access::{recorded_experiment, RunStore};
 use kurabe_store::{ExperimentStatus, Store};
 
-use kurabe_report::write::check_outputs;
-use kurabe_report::write::write_file;
+use crate::output::write_html_page;
+use crate::progress::RunsBar;
 
 /// Arguments of `kurabe cmd`.
 #[derive(Debug, clap::Args)]
@@ -129,13 +130,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("--export-csv", args.export_csv.as_deref()),
         ("--html", args.html.as_deref()),
     ])?;
-    // --no-save: a private store in a temporary directory, gone at exit,
-    // so the same runner and report serve both cases.
-    let scratch = args.no_save.then(ScratchDir::new).transpose()?;
-    let mut store = open_run_store(args.store.store.as_deref(), scratch.as_ref()).context(
+    let mut store = RunStore::open(args.store.store.as_deref(), !args.no_save).context(
         "cannot open the results store (choose another with --store PATH, or --no-save)",
     )?;
-    let done = match measure(&cfg, &mut store, args.quiet.quiet)? {
+    let done = match measure(&cfg, &mut store.store, args.quiet.quiet)? {
         Ok(d) => d,
         Err(CmdError::Failed(why)) => {
             eprintln!("kurabe: error: {why}");
@@ -143,7 +141,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
-    write_results(&args, &store, &done)?;
+    write_results(&args, &store.store, &done)?;
     Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
 }
 
@@ -154,24 +152,16 @@ fn measure(
     quiet: bool,
 ) -> anyhow::Result<Result<CmdOutcome, CmdError>> {
     let stop = crate::signal::install_stop()?;
-    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
-    let mut progress = |e: &CmdEvent<'_>| show_progress(&bar, quiet, e);
+    let bar = RunsBar::new(quiet);
+    let mut progress = |e: &CmdEvent<'_>| {
+        if let CmdEvent::Run(run) = e {
+            bar.count(run);
+        }
+        bar.line(e.line());
+    };
     let done = run_cmd(cfg, store, &stop, &mut progress);
-    bar.finish_and_clear();
+    bar.finish();
     Ok(done)
-}
-
-/// The runner's runs move the bar (on a terminal); the progress lines go
-/// above it, or to stderr without one; nothing with `-q`.
-fn show_progress(bar: &indicatif::ProgressBar, quiet: bool, e: &CmdEvent<'_>) {
-    if let CmdEvent::Run(run) = e {
-        crate::progress::count_runs(bar, run);
-    }
-    match e.line() {
-        Some(line) if !quiet && bar.is_hidden() => eprintln!("{line}"),
-        Some(line) if !quiet => bar.println(line),
-        _ => {}
-    }
 }
 
 /// hyperfine's lines on stdout, the exports and the `--html` page.
@@ -183,24 +173,19 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     let mut body = Vec::new();
     kurabe_report::bench::write_terminal(&export, args.time_unit, &mut body)?;
     std::io::stdout().lock().write_all(&body)?;
-    write_exports(args, &export)?;
+    let files = [
+        (args.export_json.as_deref(), Export::Json),
+        (args.export_markdown.as_deref(), Export::Markdown),
+        (args.export_csv.as_deref(), Export::Csv),
+    ];
+    write_exports(&files, &export, args.time_unit)?;
     if let Some(path) = &args.html {
-        let exp = recorded_experiment(store, done.outcome.experiment)?;
-        write_html(&exp, path)?;
+        write_html_page(&recorded_experiment(store, done.outcome.experiment)?, path)?;
     }
     if !args.no_save && !args.quiet.quiet {
         let id = done.outcome.experiment;
         eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
     }
-    Ok(())
-}
-
-/// `--html`: the stored experiment as a self-contained page.
-fn write_html(exp: &kurabe_store::Experiment, path: &std::path::Path) -> anyhow::Result<()> {
-    let page =
-        kurabe_report::to_string(&kurabe_report::Html, &kurabe_report::experiment_report(exp));
-    write_file(path, page.as_bytes()).context("--html")?;
-    eprintln!("wrote {} (open it in a browser)", path.display());
     Ok(())
 }
 
@@ -218,27 +203,10 @@ fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
     }
 }
 
-/// The `--export-*` files.
-fn write_exports(args: &Args, export: &kurabe_model::bench::CmdExport) -> anyhow::Result<()> {
-    let files = [
-        (&args.export_json, Export::Json),
-        (&args.export_markdown, Export::Markdown),
-        (&args.export_csv, Export::Csv),
-    ];
-    for (path, kind) in files {
-        if let Some(path) = path {
-            let bytes = kurabe_report::bench::export(kind, export, args.time_unit)?;
-            write_file(path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
-    Ok(())
-}
-
 /// The arguments as the lab's typed configuration.
 fn config(args: &Args) -> anyhow::Result<CmdConfig> {
     Ok(CmdConfig {
         commands: command_list(args).expand()?,
-
         reference: 0,
         shell: shell_flag(args.shell.as_deref(), args.no_shell)?,
         runs: Runs::from_flags(args.runs, args.min_runs, args.max_runs)?,

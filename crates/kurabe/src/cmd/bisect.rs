@@ -16,10 +16,9 @@ use std::process::ExitCode;
 use kurabe_lab::bisect_run::{run_bisect, BisectError, BisectSettings};
 use kurabe_lab::invoke::parse_set;
 use kurabe_lab::Event;
-use kurabe_model::record::RunStatus;
 use kurabe_model::stats::bisect::Found;
-use kurabe_report::progress::event_line;
-use kurabe_report::{escape, Format, Json, Render, Terminal};
+use kurabe_report::progress::bisect_event_line;
+use kurabe_report::{bisect_renderer, Format};
 
 use crate::flags::format;
 use crate::output::{colour_stdout, write_rendered};
@@ -70,22 +69,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
     let settings = settings(&args, opts);
-    let mut progress = |e: &Event<'_>| {
-        if !args.quiet.quiet && worth_a_line(e) {
-            eprintln!("{}", escape::terminal_lines(&event_line(e)));
-        }
+    let mut progress = |e: &Event<'_>| match bisect_event_line(e) {
+        Some(line) if !args.quiet.quiet => eprintln!("{line}"),
+        _ => {}
     };
     let report = match run_bisect(&plan, &settings, &mut store, &stop, &mut progress) {
         Ok(r) => r,
         Err(BisectError::Interrupted) => return Ok(crate::signal::exit_code()),
         Err(e) => return Err(e.into()),
     };
-    let renderer: Box<dyn Render<_>> = match args.format {
-        Format::Json => Box::new(Json),
-        _ => Box::new(Terminal {
-            color: colour_stdout(),
-        }),
-    };
+    let renderer = bisect_renderer(args.format, colour_stdout());
     write_rendered(None, &*renderer, &report)?;
     Ok(match report.result.found {
         Found::NoChange => ExitCode::from(1),
@@ -104,15 +97,5 @@ fn settings(args: &Args, opts: kurabe_lab::RunOptions) -> BisectSettings {
         rounds: args.rounds,
         max_rounds: args.max_rounds,
         opts,
-    }
-}
-
-/// A search runs many experiments: only their starts, notes and failed
-/// runs are worth a line.
-fn worth_a_line(e: &Event<'_>) -> bool {
-    match e {
-        Event::RunDone { record, .. } => record.status == RunStatus::Failed,
-        Event::RunStart { .. } => false,
-        _ => true,
     }
 }

@@ -46,7 +46,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
     let store = open_existing(args.store.store.as_deref())?;
     let experiments = plan_or_label(&store, &args.name, results_as_experiments)?;
-    let report = history_report(&args.name, &experiments, &hosts(&args), &Config::default());
+    let hosts = Hosts::from_flags(args.host.as_deref(), args.all_hosts);
+    let report = history_report(&args.name, &experiments, &hosts, &Config::default());
     if report.series.iter().all(|s| s.points.is_empty()) {
         bail!(
             "`{}` has no experiment on host {}; see the hosts with --all-hosts",
@@ -64,13 +65,4 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_output(Some(path), &html)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `--host`, `--all-hosts` → which machines' experiments make the series.
-fn hosts(args: &Args) -> Hosts {
-    match (&args.host, args.all_hosts) {
-        (_, true) => Hosts::All,
-        (Some(fp), false) => Hosts::Fingerprint(fp.clone()),
-        (None, false) => Hosts::Newest,
-    }
 }

@@ -37,11 +37,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.rounds.is_some() {
         bail!("--rounds compares two or more URLs: give URL_B too, or drop --rounds");
     }
-    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let resolved = from_args(&args, ncpus)?;
+    let resolved = from_args(&args, kurabe_probe::procfs::online_cpus())?;
     check_outputs(&[
-        ("-o", resolved.output.as_deref()),
-        ("-e", resolved.percentiles_csv.as_deref()),
+        ("-o", args.out.path()),
+        ("-e", args.percentiles_csv.as_deref()),
         ("-g", args.gnuplot.as_deref()),
     ])?;
     args.save.check_store()?;
@@ -59,26 +58,22 @@ fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
     // need not wait for the drain of requests in flight.
     crate::signal::force_exit_on_second_signal();
     kurabe_http::raise_fd_limit();
-    if resolved.verbosity >= 2 {
+    if args.verbosity >= 2 {
         let preamble = kurabe_http::ab_verbose::describe(&resolved.load);
-        abflags::verbose(resolved.format, &preamble);
-        resolved.load.setup.trace = Some(abflags::trace(resolved.format, resolved.verbosity));
+        abflags::verbose(args.format, &preamble);
+        resolved.load.setup.trace = Some(abflags::trace(args.format, args.verbosity));
     }
     let (server, note) = resolved.server.resolve()?;
     if let Some(note) = note {
         eprintln!("kurabe: note: {note}");
     }
-    let report = run_load(&resolved.load, resolved.progress, &interrupt, server)?;
-    let rendered = render(&report, resolved.format, &resolved.layout)?;
-    write_outputs(&resolved, &report, &rendered)?;
+    let report = run_load(&resolved.load, !args.quiet, &interrupt, server)?;
+    let rendered = render(&report, args.format, &resolved.layout);
+    write_outputs(args, &report, &rendered)?;
     if let Some(pending) = gnuplot.filter(|_| !no_response(&report, "-g")) {
         pending.commit().context("-g")?;
     }
     let label = format!("http {}", report.url);
     args.save.save_if_asked(ResultKind::Http, &label, &report)?;
-    Ok(exit_code(
-        &report,
-        resolved.max_error_rate,
-        interrupt.is_set(),
-    ))
+    Ok(exit_code(&report, args.max_error_rate, interrupt.is_set()))
 }

@@ -5,15 +5,13 @@
 //! decides colour (a TTY and no `NO_COLOR`), and writes the file
 //! atomically so a reader never sees half a report.
 
-use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use kurabe_model::record::Entry;
 
 use crate::flags::format;
-use crate::output::colour_stdout;
-use kurabe_report::write::write_file;
+use crate::output::{colour_stdout, write_rendered};
 use kurabe_report::Format;
 use kurabe_store::access::{open_existing, parse_id};
 
@@ -41,16 +39,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     };
     let report = kurabe_report::experiment_report(&exp);
-    let format = args.format;
     let colour = args.out.path().is_none() && colour_stdout();
-    let mut bytes = Vec::new();
-    kurabe_report::renderer(format, colour).render(&report, &mut bytes)?;
-    match args.out.output {
-        Some(path) => {
-            write_file(&path, &bytes).context("-o")?;
-            eprintln!("wrote {}", path.display());
-        }
-        None => std::io::stdout().lock().write_all(&bytes)?,
+    let renderer = kurabe_report::renderer(args.format, colour);
+    write_rendered(args.out.path(), &*renderer, &report)?;
+    if let Some(path) = args.out.path() {
+        eprintln!("wrote {}", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,16 +12,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use kurabe_lab::invoke::parse_set;
 use kurabe_lab::{Event, Outcome};
 use kurabe_model::record::{ExperimentStatus, RunStatus};
 use kurabe_report::escape;
-use kurabe_report::progress::{checks_text, event_line, outcome_messages};
+use kurabe_report::progress::{event_line, outcome_messages, report_with_checks, run_in_flight};
 use kurabe_store::Store;
 
 use crate::flags::format;
 use crate::output::{colour_stdout, write_output};
+use crate::progress::RunsBar;
 use kurabe_report::write::check_outputs;
 use kurabe_report::Format;
 
@@ -94,14 +94,13 @@ fn run_with_progress(
     stop: &std::sync::Arc<kurabe_model::stop::Stop>,
     quiet: bool,
 ) -> anyhow::Result<Outcome> {
-    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
-    let mut progress = |e: &Event<'_>| match bar.is_hidden() {
-        true if !quiet => eprintln!("{}", escape::terminal_lines(&event_line(e))),
-        true => {}
-        false => show_on_bar(&bar, e),
+    let bar = RunsBar::new(quiet);
+    let mut progress = |e: &Event<'_>| {
+        bar.count(e);
+        bar.line(line_of(&bar, e));
     };
     let outcome = kurabe_lab::run_experiment(plan, store, opts, stop, &mut progress);
-    bar.finish_and_clear();
+    bar.finish();
     Ok(outcome?)
 }
 
@@ -122,16 +121,16 @@ fn prepare_revisions(
 
 /// The final report to stdout or `-o`, and the HTML page to `--html`.
 fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Result<()> {
+    let exp = kurabe_store::access::recorded_experiment(store, outcome.experiment)?;
     let colour = args.out.path().is_none() && colour_stdout();
-    let body = render(store, outcome, args.format, colour)?;
+    let report = kurabe_report::experiment_report(&exp);
+    let body = report_with_checks(&report, &outcome.checks, args.format, colour);
     write_output(args.out.path(), &body)?;
     if let Some(path) = &args.out.output {
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.html {
-        let page = render(store, outcome, Format::Html, false)?;
-        kurabe_report::write::write_file(path, page.as_bytes()).context("--html")?;
-        eprintln!("wrote {} (open it in a browser)", path.display());
+        crate::output::write_html_page(&exp, path)?;
     }
     Ok(())
 }
@@ -150,36 +149,17 @@ fn finish(outcome: &Outcome) -> ExitCode {
     }
 }
 
-/// On a terminal: the bar counts finished runs out of the total (which
-/// `--until-confident` may raise), names the run in flight, and prints the
-/// start line and failed runs above itself.
-fn show_on_bar(bar: &indicatif::ProgressBar, e: &Event<'_>) {
-    crate::progress::count_runs(bar, e);
-    match e {
-        Event::RunStart {
-            round,
-            variant,
-            workload,
-            ..
-        } => {
-            let now = format!("round {}: {variant} / {workload}", round + 1);
-            bar.set_message(escape::terminal_lines(&now));
+/// The line of `e`: every event's without a bar; on a bar the run in
+/// flight is its message, and a run that did not fail says nothing.
+fn line_of(bar: &RunsBar, e: &Event<'_>) -> Option<String> {
+    if bar.shown() {
+        if let Some(now) = run_in_flight(e) {
+            bar.message(now);
+            return None;
         }
-        Event::RunDone { record, .. } if record.status != RunStatus::Failed => {}
-        _ => bar.println(escape::terminal_lines(&event_line(e))),
+        if matches!(e, Event::RunDone { record, .. } if record.status != RunStatus::Failed) {
+            return None;
+        }
     }
-}
-
-/// The stored experiment rendered by `kurabe-report`, plus the check
-/// results under a text or Markdown table (JSON stays the report model).
-fn render(store: &Store, o: &Outcome, format: Format, colour: bool) -> anyhow::Result<String> {
-    let exp = kurabe_store::access::recorded_experiment(store, o.experiment)?;
-    let report = kurabe_report::experiment_report(&exp);
-    let mut out = kurabe_report::to_string(&*kurabe_report::renderer(format, colour), &report);
-    if matches!(format, Format::Text | Format::Markdown) {
-        out.push_str(&checks_text(&o.checks, |d| {
-            escape::terminal(d).into_owned()
-        }));
-    }
-    Ok(out)
+    Some(escape::terminal_lines(&event_line(e)))
 }

@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::Context;
 use kurabe_http::raise_fd_limit;
 use kurabe_http::serve::{self, ServeConfig, ServeStats};
+use kurabe_model::plan::parse_positive_duration;
 
 /// Arguments of `kurabe serve`.
 #[derive(Debug, clap::Args)]
@@ -53,20 +54,11 @@ pub struct Args {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub threads: Option<u32>,
     /// Close a connection whose request head has not arrived completely this long after the connection opened or the head's first byte (slowloris protection), e.g. 10s or 500ms.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_positive_duration)]
     pub header_timeout: Duration,
     /// Close a connection when no bytes have moved either way for this long (idle keep-alive, stalled body, a client that stopped reading), e.g. 60s.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = positive_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
     pub idle_timeout: Duration,
-}
-
-/// A duration above zero (the CLI's duration grammar).
-fn positive_duration(s: &str) -> Result<Duration, String> {
-    let d = crate::flags::parse_duration(s)?;
-    if d.is_zero() {
-        return Err("must be above zero, e.g. 10s".into());
-    }
-    Ok(d)
 }
 
 impl Args {

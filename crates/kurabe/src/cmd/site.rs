@@ -6,10 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kurabe_model::record::Experiment;
 use kurabe_report::results_as_experiments;
 use kurabe_report::site_files::write_site;
-use kurabe_store::series::{plan_names, plan_or_label};
+use kurabe_store::series::all_plans;
 
 use kurabe_store::access::open_existing;
 
@@ -26,15 +25,7 @@ pub struct Args {
 /// Run `kurabe site`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(args.store.store.as_deref())?;
-    let plans: Vec<(String, Vec<Experiment>)> = plan_names(&store)?
-        .into_iter()
-        .map(|n| {
-            Ok((
-                n.clone(),
-                plan_or_label(&store, &n, results_as_experiments)?,
-            ))
-        })
-        .collect::<anyhow::Result<_>>()?;
+    let plans = all_plans(&store, results_as_experiments)?;
     let pages = kurabe_report::site_pages(&plans);
     let (written, same) = write_site(&args.output, &pages).context("-o")?;
     eprintln!(

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use crate::flags::{format, parse_duration};
 use crate::output::write_output;
-use kurabe_model::probe::{WatchEnd, WatchReport};
-use kurabe_probe::cgroup::Limits;
+use kurabe_model::probe::WatchReport;
+use kurabe_probe::signals::watch_status;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
 use kurabe_report::write::check_outputs;
@@ -98,20 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprint!("\r\x1b[K");
     }
     write_report(&args, &report)?;
-    Ok(exit_code(&report))
-}
-
-/// The exit status of a watch: 128 + signal when a signal stopped it, the
-/// command's own status when it exited by itself, else 0.
-fn exit_code(report: &WatchReport) -> ExitCode {
-    match report.ended {
-        WatchEnd::Interrupted => ExitCode::from(crate::signal::status_for(report.stop_signal)),
-        WatchEnd::Exited => {
-            let status = report.exit.and_then(|e| e.shell_status()).unwrap_or(0);
-            ExitCode::from(u8::try_from(status).unwrap_or(1))
-        }
-        WatchEnd::Duration => ExitCode::SUCCESS,
-    }
+    Ok(ExitCode::from(watch_status(&report)))
 }
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
@@ -130,14 +117,10 @@ fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
 
 /// Flags → what to watch and how often.
 fn request(args: &Args) -> WatchRequest {
-    let limits = Limits {
-        cpus: args.limits.cpus,
-        cpuset: args.limits.cpuset.clone(),
-        memory_bytes: args.limits.memory,
-    };
+    let limits = args.limits.plan_limits().unwrap_or_default();
     let command = CommandSpec {
         argv: args.command.clone(),
-        limits,
+        limits: (&limits).into(),
         cgroup: !args.no_cgroup,
         // stdout carries the report: the command's output goes to stderr.
         stdout_to_stderr: args.format != Format::Text && args.out.path().is_none(),

@@ -6,12 +6,12 @@
 //! the current share, then leave) and the log lines on stderr. The protocol
 //! itself is `kurabe_fleet::worker`.
 
-use std::ffi::OsString;
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_fleet::worker::{WorkerEvent, WorkerFlags};
+use kurabe_probe::cgroup_run::{rerun_self, without_flag};
 use kurabe_report::fleet_events;
 
 use crate::flags::parse_duration;
@@ -81,33 +81,13 @@ fn run_in_cgroup(cpus: f64, store_url: &str) -> anyhow::Result<ExitCode> {
         cpus: Some(cpus),
         ..Default::default()
     };
-    let exe = std::env::current_exe().context("cannot find the kurabe executable")?;
-    let mut cmd = Command::new(exe);
     // The store URL travels in the environment (readable by this user only),
     // not on the child's command line: our own argv has its password hidden
     // (kurabe_store::proctitle), and the child's must not show it either.
-    cmd.args(without_store(std::env::args_os().skip(1)))
-        .env("KURABE_STORE", store_url)
-        .env(IN_CGROUP_ENV, "1");
+    let args = without_flag(std::env::args_os().skip(1), "--store");
+    let env = [("KURABE_STORE", store_url), (IN_CGROUP_ENV, "1")];
     let stop = crate::signal::install_stop()?;
-    let status = kurabe_probe::cgroup_run::run_in_cgroup(&limits, cmd, &stop)
-        .context("--cpus needs a cgroup for the worker")?;
+    let status =
+        rerun_self(&limits, args, &env, &stop).context("--cpus needs a cgroup for the worker")?;
     Ok(ExitCode::from(status.code().map_or(130, |c| c as u8)))
-}
-
-/// `args` without `--store URL` / `--store=URL`.
-fn without_store(args: impl Iterator<Item = OsString>) -> Vec<OsString> {
-    let mut out = Vec::new();
-    let mut skip_next = false;
-    for arg in args {
-        if std::mem::take(&mut skip_next) {
-            continue;
-        }
-        if arg == "--store" {
-            skip_next = true;
-        } else if !arg.to_string_lossy().starts_with("--store=") {
-            out.push(arg);
-        }
-    }
-    out
 }

@@ -17,12 +17,12 @@ use anyhow::{bail, Context};
 use kurabe_lab::http_ab::{self, AbSpec, DEFAULT_ROUNDS};
 use kurabe_lab::Event;
 use kurabe_model::plan::Plan;
-use kurabe_store::access::{open_run_store, recorded_experiment, ScratchDir};
+use kurabe_store::access::{recorded_experiment, RunStore};
 use kurabe_store::Store;
 
-use super::args::{from_args, Args};
+use super::args::{from_args, layout_flags, Args};
+use kurabe_report::http_compare_doc;
 use kurabe_report::write::check_outputs;
-use kurabe_report::Format;
 
 /// Run `kurabe http` with two or more URLs.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -31,12 +31,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let plan = plan(args, &urls)?;
     check_outputs(&[("-o", args.out.path())])?;
     // Without --save, a private store in a directory removed at the end.
-    let scratch = args.save.save.is_none().then(ScratchDir::new).transpose()?;
-    let mut store = open_run_store(args.save.store.store.as_deref(), scratch.as_ref())
+    let mut store = RunStore::open(args.save.store.store.as_deref(), args.save.save.is_some())
         .context("cannot open the results store (choose another with --store PATH)")?;
-    let outcome = run_plan(args, &plan, &mut store)?;
-    let exp = recorded_experiment(&store, outcome.experiment)?;
-    crate::output::write_output(args.out.path(), &render(args, &exp, &urls))?;
+    let outcome = run_plan(args, &plan, &mut store.store)?;
+    let exp = recorded_experiment(&store.store, outcome.experiment)?;
+    let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
+    let colour = args.out.path().is_none() && crate::output::colour_stdout();
+    let doc = http_compare_doc(&exp, &urls, rounds, args.format, colour);
+    crate::output::write_output(args.out.path(), &doc)?;
     if args.save.save.is_some() {
         eprintln!(
             "kurabe: saved as {id}; see `kurabe report {id}`",
@@ -48,8 +50,8 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// The flags checked as for one URL (same rules, same messages), then the plan.
 fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
-    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let first = from_args(args, ncpus).with_context(|| format!("checking {}", urls[0]))?;
+    let first = from_args(args, kurabe_probe::procfs::online_cpus())
+        .with_context(|| format!("checking {}", urls[0]))?;
     Ok(http_ab::plan(&AbSpec {
         urls,
         load: &first.load,
@@ -63,19 +65,14 @@ fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
 fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurabe_lab::Outcome> {
     let opts = kurabe_lab::invoke::options_here(plan, args.save.rev.current())?;
     let stop = crate::signal::install_stop()?;
-    let quiet = args.quiet;
     // On a terminal a bar over the runs, with the lines above it.
-    let bar = crate::progress::counter(0, "runs", crate::progress::wanted(!quiet));
+    let bar = crate::progress::RunsBar::new(args.quiet);
     let mut progress = |e: &Event<'_>| {
-        crate::progress::count_runs(&bar, e);
-        match kurabe_report::progress::ab_event_line(e) {
-            Some(line) if !quiet && bar.is_hidden() => eprintln!("{line}"),
-            Some(line) if !quiet => bar.println(line),
-            _ => {}
-        }
+        bar.count(e);
+        bar.line(kurabe_report::progress::ab_event_line(e));
     };
     let outcome = kurabe_lab::run_experiment(plan, store, &opts, &stop, &mut progress);
-    bar.finish_and_clear();
+    bar.finish();
     Ok(outcome?)
 }
 
@@ -91,13 +88,7 @@ fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
     let refused = [
         ("-e", args.percentiles_csv.is_some()),
         ("-g", args.gnuplot.is_some()),
-        (
-            "-w/-x/-y/-z",
-            args.html
-                || args.table_attrs.is_some()
-                || args.tr_attrs.is_some()
-                || args.td_attrs.is_some(),
-        ),
+        ("-w/-x/-y/-z", layout_flags(args).wants_html()),
         ("-b", args.socket_buffer.is_some()),
         ("-B", args.bind.is_some()),
         ("-X", args.proxy.is_some()),
@@ -115,19 +106,6 @@ fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
         bail!("--save=LABEL: a comparison is saved as an experiment named after its URLs; use --save without a label");
     }
     Ok(())
-}
-
-/// Text, Markdown and CSV: the experiment report; JSON: the report plus
-/// every run's full HTTP record.
-fn render(args: &Args, exp: &kurabe_store::Experiment, urls: &[String]) -> String {
-    let report = kurabe_report::experiment_report(exp);
-    if args.format == Format::Json {
-        let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
-        let doc = kurabe_report::http_compare(exp, urls, rounds, report);
-        return kurabe_report::to_string(&kurabe_report::Json, &doc);
-    }
-    let colour = args.out.path().is_none() && crate::output::colour_stdout();
-    kurabe_report::to_string(&*kurabe_report::renderer(args.format, colour), &report)
 }
 
 /// 130 on Ctrl-C; 1 when some URL has no successful round; else 0.

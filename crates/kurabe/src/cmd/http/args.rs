@@ -10,12 +10,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_http::cli_config::{LoadFlags, RequestFlags, SetupFlags};
 use kurabe_http::client::{self, LoadConfig};
+use kurabe_http::outcome::check_max_error_rate;
 use kurabe_lab::local_load::ServerChoice;
-use kurabe_report::{AbHtml, AbLayout, AbText, Format};
+use kurabe_report::{AbLayout, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
 
@@ -156,7 +156,7 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
     /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (io_uring where the kernel offers it; always epoll for https:// and --http2). The report names the engine that ran.
-    #[arg(long, value_parser = PossibleValuesParser::new(["auto", "epoll", "io_uring"]).map(engine), default_value = "auto")]
+    #[arg(long, value_parser = PossibleValuesParser::new(["auto", "epoll", "io_uring"]).map(|e| client::Engine::parse(&e).unwrap_or_default()), default_value = "auto")]
     pub engine: client::Engine,
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
     #[arg(long)]
@@ -192,57 +192,28 @@ pub struct Args {
     pub save: crate::save::SaveArgs,
 }
 
-/// `--engine` values as the library's engines (clap stays in the binary).
-fn engine(name: String) -> client::Engine {
-    match name.as_str() {
-        "epoll" => client::Engine::Epoll,
-        "io_uring" => client::Engine::IoUring,
-        _ => client::Engine::Auto,
-    }
-}
-
-/// What a run needs besides the load config: where and how to report.
+/// What a run needs besides the flags themselves: the load config, the
+/// report's layout and the server to measure, resolved and checked.
 #[derive(Debug)]
 pub struct Resolved {
     /// The validated load test.
     pub load: LoadConfig,
-    /// Report format.
-    pub format: Format,
     /// ab's layout flags (`-d`, `-S`, `-w`, `-x`, `-y`, `-z`).
     pub layout: AbLayout,
-    /// Report file (`-o`), else stdout.
-    pub output: Option<PathBuf>,
-    /// ab's percentile CSV (`-e`).
-    pub percentiles_csv: Option<PathBuf>,
-    /// Show a progress line (not `-q`; the TTY check happens at run time).
-    pub progress: bool,
-    /// `-v` level.
-    pub verbosity: u8,
     /// The server process to measure.
     pub server: ServerChoice,
-    /// `--max-error-rate`: the failed fraction above which the run fails.
-    pub max_error_rate: Option<f64>,
 }
 
 /// Resolve and validate the command line; `ncpus` is the machine's CPU count.
 pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
     let load = load_flags(args).resolve(ncpus)?;
-    if let Some(f) = args.max_error_rate {
-        if !(0.0..=1.0).contains(&f) {
-            bail!("--max-error-rate {f}: give a fraction from 0 to 1, e.g. 0.01 for 1 %");
-        }
-    }
+    check_max_error_rate(args.max_error_rate)?;
     let server = ServerChoice::from_flags(args.no_server_metrics, args.server_pid, &load.target);
+    let layout = layout_flags(args).resolve(args.format)?;
     Ok(Resolved {
         load,
-        format: args.format,
-        layout: layout(args)?,
-        output: args.out.output.clone(),
-        percentiles_csv: args.percentiles_csv.clone(),
-        progress: !args.quiet,
-        verbosity: args.verbosity,
+        layout,
         server,
-        max_error_rate: args.max_error_rate,
     })
 }
 
@@ -270,31 +241,17 @@ fn load_flags(args: &Args) -> LoadFlags {
     }
 }
 
-/// ab's layout flags → the report layout; `-x`/`-y`/`-z` imply `-w`, as in ab.
-fn layout(args: &Args) -> anyhow::Result<AbLayout> {
-    let html = args.html
-        || args.table_attrs.is_some()
-        || args.tr_attrs.is_some()
-        || args.td_attrs.is_some();
-    if html && args.format != Format::Text {
-        bail!("-w (or -x/-y/-z) prints ab's HTML table: drop --format, or drop -w");
+/// ab's layout flags as the report's plain values.
+pub(super) fn layout_flags(args: &Args) -> AbLayoutFlags {
+    AbLayoutFlags {
+        no_percentiles: args.no_percentiles,
+        no_confidence: args.no_confidence,
+        variable_length: args.variable_length,
+        html: args.html,
+        table_attrs: args.table_attrs.clone(),
+        tr_attrs: args.tr_attrs.clone(),
+        td_attrs: args.td_attrs.clone(),
     }
-    let html = html.then(|| {
-        let d = AbHtml::default();
-        AbHtml {
-            table: args.table_attrs.clone().unwrap_or(d.table),
-            tr: args.tr_attrs.clone().unwrap_or(d.tr),
-            td: args.td_attrs.clone().unwrap_or(d.td),
-        }
-    });
-    Ok(AbLayout {
-        text: AbText {
-            percentiles: !args.no_percentiles,
-            confidence: !args.no_confidence,
-            variable_length: args.variable_length,
-        },
-        html,
-    })
 }
 
 /// The request flags as the library's plain values.
@@ -365,12 +322,8 @@ mod tests {
         assert_eq!(l.timeout, Duration::from_secs(2));
         assert_eq!(l.engine, client::Engine::Epoll);
         assert_eq!(r.server, ServerChoice::Listener(9));
-        assert_eq!(r.format, Format::Text);
-        let e = format!(
-            "{:#}",
-            resolve(&["--max-error-rate", "2", "http://h/"]).unwrap_err()
-        );
-        assert!(e.starts_with("--max-error-rate 2:"), "{e}");
+        assert!(r.layout.html.is_none() && r.layout.text.variable_length);
+        assert!(resolve(&["--max-error-rate", "2", "http://h/"]).is_err());
     }
 
     #[test]

@@ -14,12 +14,10 @@ use anyhow::bail;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
 use kurabe_fleet::spec::RunSpec;
 use kurabe_model::record::ResultKind;
-use kurabe_report::fleet_events;
+use kurabe_report::{fleet_events, fleet_report};
 
 use super::args::{Args, Resolved};
 use super::outputs::{exit_code, write_outputs};
-use crate::load::render;
-use kurabe_report::Format;
 
 /// Run `kurabe http` over `workers` workers.
 pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow::Result<ExitCode> {
@@ -35,39 +33,34 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     let plan = Plan::new(spec, workers, args.experiment.clone(), args.wait_workers);
     let interrupt = crate::signal::install()?;
     let mut client = kurabe_store::pg::connect(&url)?;
-    let show = resolved.progress && std::io::stderr().is_terminal();
+    let show = !args.quiet && std::io::stderr().is_terminal();
     let mut on = |e: CoordEvent| log_event(&e, show);
     let mut outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
     if show {
         eprint!("\r\x1b[K");
     }
-    write_merged(resolved, &mut outcome)?;
+    write_merged(args, resolved, &mut outcome)?;
     args.save
         .save_if_asked(ResultKind::Http, &plan.experiment, &outcome.report)?;
     Ok(exit_code(
         &outcome.report,
-        resolved.max_error_rate,
+        args.max_error_rate,
         interrupt.load(Ordering::Relaxed),
     ))
 }
 
 /// The notes, then the merged report with its per-worker rows, followed by
 /// the worker table (text), or with the table on stderr (other formats).
-fn write_merged(resolved: &Resolved, outcome: &mut Outcome) -> anyhow::Result<()> {
+fn write_merged(args: &Args, resolved: &Resolved, outcome: &mut Outcome) -> anyhow::Result<()> {
     for note in &outcome.notes {
         eprintln!("kurabe: note: {note}");
     }
-    let summary = outcome.summary();
-    let table = kurabe_report::to_string(&kurabe_report::FleetTable, &summary);
-    outcome.report.fleet = Some(summary);
-    let mut rendered = render(&outcome.report, resolved.format, &resolved.layout)?;
-    if resolved.format == Format::Text {
-        rendered.extend_from_slice(b"\n");
-        rendered.extend_from_slice(table.as_bytes());
-    } else {
+    outcome.report.fleet = Some(outcome.summary());
+    let (doc, table) = fleet_report(&outcome.report, args.format, &resolved.layout);
+    if let Some(table) = table {
         eprint!("{table}");
     }
-    write_outputs(resolved, &outcome.report, &rendered)
+    write_outputs(args, &outcome.report, &doc)
 }
 
 /// A coordinator event on stderr; live progress only on a terminal (`show`).

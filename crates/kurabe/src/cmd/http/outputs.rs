@@ -5,7 +5,6 @@
 //! Owns these edge decisions for the single and distributed runs alike.
 //! Must not render: the bytes come from `kurabe-report`.
 
-use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -15,7 +14,7 @@ use kurabe_model::http::HttpReport;
 use kurabe_report::write::{write_file, Pending};
 use kurabe_report::AbPercentCsv;
 
-use super::args::Resolved;
+use super::args::Args;
 
 /// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells report them); 1 when `--abort-on-error`
 /// stopped the run at a failure, no request succeeded, or the failed fraction
@@ -72,11 +71,11 @@ pub(super) fn no_response(report: &HttpReport, flag: &str) -> bool {
 
 /// Write the `-e` percentile file (if asked) and the rendered report to `-o FILE` or stdout.
 pub(crate) fn write_outputs(
-    resolved: &Resolved,
+    args: &Args,
     report: &HttpReport,
-    rendered: &[u8],
+    rendered: &str,
 ) -> anyhow::Result<()> {
-    if let Some(path) = resolved
+    if let Some(path) = args
         .percentiles_csv
         .as_ref()
         .filter(|_| !no_response(report, "-e"))
@@ -84,14 +83,5 @@ pub(crate) fn write_outputs(
         let csv = kurabe_report::to_string(&AbPercentCsv, report);
         write_file(path, csv.as_bytes()).context("-e")?;
     }
-    match &resolved.output {
-        Some(path) => write_file(path, rendered).context("-o")?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(rendered)
-                .context("cannot write the report to stdout")?;
-            out.flush().context("cannot write the report to stdout")?;
-        }
-    }
-    Ok(())
+    crate::output::write_output(args.out.path(), rendered)
 }

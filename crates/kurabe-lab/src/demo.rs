@@ -1,0 +1,83 @@
+//! `kurabe demo`: the built-in server in this process on a free loopback
+//! port, the load `kurabe http -k -c C -t D` sends to it, and the server's
+//! own request count set against the client's.
+//!
+//! Owns the wiring of these parts (the server gets half the cores: client
+//! and server share this machine). Must not print or run the load: the
+//! caller runs it through [`crate::local_load`] and says what it found.
+
+use std::time::Duration;
+
+use kurabe_http::cli_config::{FlagError, LoadFlags};
+use kurabe_http::client::LoadConfig;
+use kurabe_http::serve::{self, ServeConfig, Server};
+use kurabe_model::http::HttpReport;
+
+/// Why the demo could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    /// No loopback port to listen on.
+    #[error("cannot listen on a loopback port")]
+    Listen(#[source] std::io::Error),
+    /// The server's threads did not start.
+    #[error("cannot start the built-in server")]
+    Start(#[source] std::io::Error),
+    /// The load does not resolve (the flags' own message).
+    #[error(transparent)]
+    Load(#[from] FlagError),
+}
+
+/// A running demo: the server and the load aimed at it.
+pub struct Demo {
+    /// The built-in server, serving until stopped.
+    pub server: Server,
+    /// Its worker threads.
+    pub threads: usize,
+    /// `kurabe http -k -c concurrency -t duration URL`, resolved as the CLI resolves it.
+    pub load: LoadConfig,
+}
+
+impl Demo {
+    /// Start the server (burning `work_us` of CPU per request) and resolve
+    /// the load of `concurrency` keep-alive connections for `duration`.
+    pub fn start(
+        work_us: u64,
+        concurrency: u32,
+        duration: Duration,
+        ncpus: u32,
+    ) -> Result<Demo, DemoError> {
+        let threads = (ncpus / 2).max(1) as usize;
+        let listener = serve::bind("127.0.0.1:0".parse().expect("valid address"))
+            .map_err(DemoError::Listen)?;
+        let config = ServeConfig {
+            work_us,
+            threads,
+            ..ServeConfig::default()
+        };
+        let server = Server::start(listener, config).map_err(DemoError::Start)?;
+        let flags = LoadFlags {
+            url: serve::url_of(server.addr()),
+            concurrency,
+            keep_alive: true,
+            time_limit: Some(duration),
+            ..LoadFlags::default()
+        };
+        let load = flags.resolve(ncpus)?;
+        Ok(Demo {
+            server,
+            threads,
+            load,
+        })
+    }
+
+    /// (requests the server served, requests the client sent), after
+    /// waiting up to 2 s for requests still in the server's socket buffers.
+    pub fn served(&self, report: &HttpReport) -> (u64, u64) {
+        let sent = report.complete_requests + report.failed_requests + report.in_flight_at_end;
+        let served = self
+            .server
+            .stats()
+            .wait_served(sent, Duration::from_secs(2));
+        (served, sent)
+    }
+}
