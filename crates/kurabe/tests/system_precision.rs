@@ -109,6 +109,20 @@ fn parent_of(pid: u32) -> Option<u32> {
     rest.split(' ').nth(1)?.parse().ok()
 }
 
+/// The lines of a `/proc/PID/cgroup` that place the process in one of
+/// kurabe's run cgroups. A test process joins the run's cgroups in its
+/// pre-exec hook, one v1 hierarchy after another (cpuacct, memory, then
+/// cpu): caught between two of them, its cpu line still names the root
+/// cgroup, whose quota is -1. Only a cpu line that names the run's cgroup
+/// says which quota the process runs under.
+fn kurabe_lines(self_cgroup: &str) -> String {
+    self_cgroup
+        .lines()
+        .filter(|l| !kurabe_cgroup_dirs(l).is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Every live descendant of `root`.
 fn descendants(root: u32) -> Vec<u32> {
     let pids: Vec<u32> = std::fs::read_dir("/proc")
@@ -240,8 +254,7 @@ fn plan_variants_limits_hold_for_system_tests_and_verdicts_come_per_test() {
         quota = descendants(child.id())
             .into_iter()
             .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok())
-            .filter(|cg| !kurabe_cgroup_dirs(cg).is_empty())
-            .find_map(|cg| cgroup_cpu_quota(&cg));
+            .find_map(|cg| cgroup_cpu_quota(&kurabe_lines(&cg)));
         std::thread::sleep(Duration::from_millis(10));
     }
     let out = child.wait_with_output().unwrap();
