@@ -357,7 +357,9 @@ pub struct RateInfo {
     /// Latency measured from the actual send instead of the intended one
     /// (what a tool without coordinated-omission correction reports).
     pub latency_uncorrected_us: LatencySummary,
-    /// Requests whose send was later than intended by more than 1 ms.
+    /// Requests whose send was later than intended by more than 1 ms, and
+    /// those a timed run intended before its end but could not send at all
+    /// (no connection was free).
     pub late_sends: u64,
 }
 

@@ -401,6 +401,34 @@ fn rate_is_held_and_latency_is_corrected() {
 }
 
 #[test]
+fn sends_a_stalled_connection_held_back_are_late_not_lost() {
+    // One connection; the server holds its fourth answer past the end of
+    // the run (a server that is not scheduled, as on a loaded machine), so
+    // every later send of the schedule finds no free connection.
+    let srv = Server::start(|s, i| {
+        if i == 3 {
+            std::thread::sleep(Duration::from_millis(800));
+        }
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")?;
+        Ok(true)
+    });
+    let mut cfg = config(
+        &srv.url(),
+        StopCondition::Duration(Duration::from_millis(300)),
+    );
+    cfg.rate = Some(200.0);
+    cfg.concurrency = 1;
+    cfg.threads = 1;
+    let r = run_ok(&cfg);
+    let info = r.rate.unwrap();
+    let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    assert!((1..=4).contains(&sent), "sent {sent}: {r:?}");
+    // 60 sends intended in 0.3 s: each one went out or is reported late.
+    assert!(sent + info.late_sends >= 60, "{info:?}, sent {sent}");
+    assert!(info.late_sends <= 60, "{info:?}");
+}
+
+#[test]
 fn ctrl_c_interrupts_with_partial_numbers() {
     let srv = Server::start(ok_response("c"));
     let cfg = config(&srv.url(), StopCondition::Duration(Duration::from_secs(60)));

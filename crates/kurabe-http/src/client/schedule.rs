@@ -138,6 +138,16 @@ impl Schedule {
         }
     }
 
+    /// Give up every request intended at or before `until` that is still
+    /// unsent (the run ended before a connection was free for it); how many.
+    pub fn give_up_due(&mut self, until: u64) -> u64 {
+        let mut n = 0;
+        while self.pop_due(until).is_some() {
+            n += 1;
+        }
+        n
+    }
+
     /// No request left for this worker.
     pub fn done(&self) -> bool {
         self.next >= self.limit
@@ -183,6 +193,16 @@ mod tests {
         assert!(s1.done());
         assert_eq!(s0.pop_due(10_000_000), Some(4_000_000));
         assert!(s0.done());
+    }
+
+    #[test]
+    fn what_is_due_at_the_end_is_given_up_and_counted() {
+        // 1000 req/s on one thread: 0..=9 ms are due at 9.5 ms, 10 ms is not.
+        let mut s = Schedule::new(0, 1000.0, 0, 1, None);
+        assert_eq!(s.pop_due(0), Some(0));
+        assert_eq!(s.give_up_due(9_500_000), 9);
+        assert_eq!(s.give_up_due(9_500_000), 0);
+        assert_eq!(s.peek(), Some(10_000_000));
     }
 
     #[test]

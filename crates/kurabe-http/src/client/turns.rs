@@ -24,7 +24,8 @@ pub(crate) trait Turns {
     fn dispatch(&mut self);
     /// The run is stopping: open model, sends intended before the end that a
     /// late wake-up left unsent go out now (late, and counted as late), so the
-    /// achieved rate is not short by however long the thread overslept.
+    /// achieved rate is not short by however long the thread overslept; those
+    /// no free connection can take are counted late without being sent.
     fn last_sends(&mut self) {}
     /// Fail requests whose deadline passed.
     fn expire(&mut self);

@@ -508,6 +508,13 @@ impl Turns for Worker<'_> {
         let by_time = !ctl.stop.load(Ordering::Relaxed) && !sh.aborted.load(Ordering::Relaxed);
         if by_time && self.now >= sh.end_ns {
             self.dispatch_until(sh.end_ns - 1);
+            // What is still due found no free connection (all waiting for
+            // answers while the thread or the server was not running): it
+            // was never sent, the latest a send can be, so it counts as late
+            // rather than vanishing from the report.
+            if let Some(s) = self.schedule.as_mut().filter(|_| self.measuring) {
+                self.stats.late_sends += s.give_up_due(sh.end_ns - 1);
+            }
         }
     }
 
