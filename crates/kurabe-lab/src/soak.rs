@@ -251,7 +251,7 @@ fn sample_until_done(
 ) {
     let mut next = Instant::now();
     while !finished.load(Ordering::SeqCst) {
-        next += interval;
+        next = kurabe_probe::watch::next_tick(next, interval, Instant::now());
         // Kept as a timed wait: it paces the samples to a schedule, and
         // the load's end or a stop cuts it short at once.
         wake.wait_until(next);

@@ -166,7 +166,7 @@ impl WatchSession {
                 return ended;
             }
             if now >= next {
-                next += interval;
+                next = crate::watch::next_tick(next, interval, now);
                 if !self.regular_sample(on_sample) {
                     return WatchEnd::Exited;
                 }

@@ -334,7 +334,7 @@ fn sample_loop(
             std::thread::park_timeout(next - now);
             continue;
         }
-        next += interval;
+        next = next_tick(next, interval, now);
         let alive = match sampler.sample() {
             Ok(s) => {
                 rec.push(&s);
@@ -354,6 +354,21 @@ fn sample_loop(
     rec.finish(Instant::now(), &sampler)
 }
 
+/// The sampling tick after `due`, the one that was due at `now` or
+/// before: one `interval` on, or, after an oversleep (a busy machine), the
+/// first tick still ahead of `now`. Ticks that passed are skipped rather
+/// than sampled back to back: a sample taken a fraction of a millisecond
+/// after the last sees no CPU time (the kernel counts it in clock ticks),
+/// and a burst of them paints a busy target idle.
+pub fn next_tick(due: Instant, interval: Duration, now: Instant) -> Instant {
+    let next = due + interval;
+    if next > now || interval.is_zero() {
+        return next;
+    }
+    let behind = (now - next).as_nanos() / interval.as_nanos();
+    next + interval * (behind as u32 + 1)
+}
+
 /// CPU seconds this process (kurabe) has used so far.
 pub fn self_cpu_seconds() -> f64 {
     procfs::self_cpu_seconds()
@@ -361,6 +376,19 @@ pub fn self_cpu_seconds() -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn ticks_missed_while_overslept_are_skipped_not_sampled_in_a_burst() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        // On time: one interval on.
+        assert_eq!(next_tick(t0, ms(100), t0), t0 + ms(100));
+        assert_eq!(next_tick(t0, ms(100), t0 + ms(99)), t0 + ms(100));
+        // Woken 730 ms late: the next tick is the first one still ahead, at 800 ms.
+        assert_eq!(next_tick(t0, ms(100), t0 + ms(730)), t0 + ms(800));
+        assert_eq!(next_tick(t0, ms(100), t0 + ms(800)), t0 + ms(900));
+    }
+
     use super::*;
 
     #[test]

@@ -39,6 +39,7 @@ watch = { duration = "4s", interval = "100ms" }
     let check = &v["workloads"][0]["warmup"][0];
     assert_eq!(check["variant"], "jit", "{v:#}");
     let settled = check["settled_after_s"].as_f64().unwrap();
+    eprintln!("warm-up: settled after {settled} s");
     // Busy for 1.5 s from the start (the target starts as the watch does,
     // give or take a sampling interval and the machine's load).
     assert!((0.8..=3.0).contains(&settled), "{check:#}");
