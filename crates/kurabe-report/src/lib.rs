@@ -76,12 +76,12 @@ pub use http::{
 };
 pub use json::Json;
 pub use markdown::Markdown;
-pub use mem::{Free, FreeUnit};
+pub use mem::{Free, FreeFlags, FreeUnit};
 pub use pick::{bisect_renderer, http_compare_doc, mem_renderer, record_renderer, watch_renderer};
 pub use site::{site_pages, SitePage};
 pub use terminal::Terminal;
 pub use watch::Svg;
-pub use words::{demo_banner, mib, served_line, watch_live_line};
+pub use words::{demo_banner, mib, served_line, system_pass, watch_live_line};
 
 /// Writes one kind of report (`R`) in one format (the implementing type).
 ///

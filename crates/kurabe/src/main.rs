@@ -11,7 +11,6 @@ mod flags;
 mod load;
 mod output;
 mod progress;
-mod save;
 mod signal;
 
 use std::process::ExitCode;

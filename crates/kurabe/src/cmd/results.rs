@@ -10,7 +10,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_model::record::ResultKind;
 use kurabe_report::listing::{write_entry, write_listing};
@@ -19,7 +18,8 @@ use kurabe_store::transfer;
 
 use crate::flags::format;
 
-use kurabe_store::access::{open_existing, parse_id, save_result};
+use crate::output::write_output;
+use kurabe_store::access::{open_existing, parse_id};
 
 /// `--kind` values: the kinds of saved results, by the names the store uses.
 const KINDS: [&str; 5] = ["http", "watch", "mem", "system", "unixbench"];
@@ -128,12 +128,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             metrics,
             format,
         } => compare(store, [a, b], &metrics, format, &mut out)?,
-        Command::Export { ids, output } => export(store, &ids, output.path(), &mut out)?,
+        Command::Export { ids, output } => export(store, &ids, output.path())?,
         Command::Import { file } => {
             let added = transfer::import(&kurabe_store::access::store_path(store)?, &file)?;
             writeln!(out, "{added}")?;
         }
-        Command::Save { kind, label, file } => save(store, kind, label, &file, &mut out)?,
+        Command::Save { kind, label, file } => {
+            writeln!(
+                out,
+                "saved {}",
+                transfer::save_file(store, kind, label, &file)?
+            )?;
+        }
         Command::Copy { from, to, ids } => writeln!(out, "{}", transfer::copy(&from, &to, &ids)?)?,
         Command::Rm { ids, force } => {
             for id in transfer::remove(&mut open_existing(store)?, &ids, force)? {
@@ -184,35 +190,11 @@ fn compare(
 }
 
 /// `kurabe results export`: to `output` (saying so on stderr) or stdout.
-fn export(
-    store: Option<&Path>,
-    ids: &[String],
-    output: Option<&Path>,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
+fn export(store: Option<&Path>, ids: &[String], output: Option<&Path>) -> anyhow::Result<()> {
     let (n, json) = transfer::export(&open_existing(store)?, ids)?;
-    match output {
-        Some(path) => {
-            kurabe_report::write::write_file(path, json.as_bytes()).context("-o")?;
-            eprintln!("exported {n} entries to {}", path.display());
-        }
-        None => out.write_all(json.as_bytes())?,
+    write_output(output, &json)?;
+    if let Some(path) = output {
+        eprintln!("exported {n} entries to {}", path.display());
     }
-    Ok(())
-}
-
-/// `kurabe results save`: label defaults to the kind and the host name.
-fn save(
-    store: Option<&Path>,
-    kind: ResultKind,
-    label: Option<String>,
-    file: &Path,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let record = transfer::read_record(file)?;
-    let host = kurabe_probe::host::host_facts().hostname;
-    let label = label.unwrap_or_else(|| format!("{} on {host}", kind.as_str()));
-    let id = save_result(kind, &label, &record, store, None)?;
-    writeln!(out, "saved {id}")?;
     Ok(())
 }

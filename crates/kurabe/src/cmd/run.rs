@@ -64,8 +64,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (plan, mut opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
     if args.dry_run {
-        let rounds = args.repeat.unwrap_or(plan.repeat).max(1);
-        let schedule = kurabe_lab::dry_run::dry_run(&plan, rounds, args.seed.or(plan.seed));
+        let schedule = kurabe_lab::dry_run::dry_run(&plan, args.repeat, args.seed);
         let text = kurabe_report::progress::dry_run_text(&schedule);
         write_output(None, &text)?;
         return Ok(ExitCode::SUCCESS);

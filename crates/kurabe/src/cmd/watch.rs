@@ -35,7 +35,7 @@ port: 0 when it exited or --duration ended. Stopped by a signal: 128 + the signa
 143 SIGTERM, 129 SIGHUP), after the command's tree and cgroup are killed.")]
 pub struct Args {
     #[command(flatten)]
-    pub save: crate::save::SaveArgs,
+    pub save: crate::flags::SaveArgs,
     /// Watch this process and all its descendants.
     #[arg(short = 'p', long, value_name = "PID")]
     pub pid: Option<u32>,
