@@ -163,9 +163,9 @@ fn uring_refused(e: &std::io::Error) -> String {
 /// quiet machine (load average 0.7-2.2): nginx 1 worker, io_uring 4.00 µs,
 /// epoll 4.02, wrk 5.33; nginx `auto`, io_uring 3.28 µs, epoll 3.80, wrk
 /// 4.74. At load 17-25 the order was the same (nginx `auto`: 1.82, 2.37,
-/// 3.15). The naps are not free everywhere: on the same quiet machine the
-/// build before them (29299db) cost 0.575x wrk per request with io_uring
-/// against nginx `auto` (now 0.692x) but 1.080x against nginx 1 (now 0.750x).
+/// 3.15). Since workers measure whether naps pay (`worker/trial.rs`), the
+/// quiet-machine ratios to wrk are io_uring 0.543, epoll 0.694 against nginx
+/// `auto` and 0.742 / 0.736 against nginx 1 (5 rounds of 3 s).
 const AUTO_PREFERS_URING: bool = true;
 
 /// When a closed-model run stops.

@@ -24,6 +24,7 @@ mod issue;
 mod pace;
 mod receive;
 mod settle;
+mod trial;
 
 use std::collections::VecDeque;
 use std::io;
@@ -309,7 +310,7 @@ impl<'a> Worker<'a> {
         } else {
             self.uring_turn(timeout, nap);
         }
-        self.pace.wake_ends();
+        self.pace.wake_ends(self.now, sys::thread_cpu_ns);
     }
 
     /// epoll: wait (after the nap, if any) and act on every event.
