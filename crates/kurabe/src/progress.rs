@@ -5,7 +5,7 @@
 //! and never with `-q`. Must not measure anything: libraries report progress
 //! through their own callbacks and counters, commands feed the bar from them.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -13,6 +13,13 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// Whether to draw: asked for (not `-q`) and stderr is a terminal.
 pub(crate) fn wanted(asked: bool) -> bool {
     asked && std::io::stderr().is_terminal()
+}
+
+/// Rewrite the status line on stderr in place: `text`, or nothing to clear
+/// it (a live line where no bar fits: `watch` without `-d`, a fleet run).
+pub(crate) fn status_line(text: &str) {
+    eprint!("\r\x1b[K{text}");
+    let _ = std::io::stderr().flush();
 }
 
 /// A bar over `total` items (`unit`: "requests", "runs"), hidden unless `show`.

@@ -11,13 +11,13 @@
 //! command dies with the watch: its process group, its descendants and its
 //! cgroup are killed at the end, and with kurabe itself (`PR_SET_PDEATHSIG`).
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::flags::{format, parse_duration};
 use crate::output::write_output;
+use crate::progress::status_line;
 use kurabe_model::probe::WatchReport;
 use kurabe_probe::signals::watch_status;
 use kurabe_probe::watch_request::WatchRequest;
@@ -86,16 +86,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => indicatif::ProgressBar::hidden(),
     };
     let report = session.run(&stop, &mut |s, t| {
+        let line = watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes);
         if !bar.is_hidden() {
             bar.set_position(u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
-            bar.set_message(watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes));
+            bar.set_message(line);
         } else if live {
-            live_line(s, t);
+            status_line(&line);
         }
     });
     bar.finish_and_clear();
     if live {
-        eprint!("\r\x1b[K");
+        status_line("");
     }
     write_report(&args, &report)?;
     Ok(ExitCode::from(watch_status(&report)))
@@ -136,11 +137,4 @@ fn request(args: &Args) -> WatchRequest {
         command,
         config,
     }
-}
-
-/// The live status line on a terminal; `t` is the time since the start.
-fn live_line(s: &kurabe_probe::Sample, t: Duration) {
-    let line = watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes);
-    eprint!("\r\x1b[K{line}");
-    let _ = std::io::stderr().flush();
 }

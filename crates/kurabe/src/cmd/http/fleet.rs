@@ -37,7 +37,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     let mut on = |e: CoordEvent| log_event(&e, show);
     let mut outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
     if show {
-        eprint!("\r\x1b[K");
+        crate::progress::status_line("");
     }
     write_merged(args, resolved, &mut outcome)?;
     args.save
@@ -68,6 +68,6 @@ fn log_event(e: &CoordEvent, show: bool) {
     if let Some(line) = fleet_events::coord_line(e) {
         eprintln!("{line}");
     } else if let Some(progress) = fleet_events::progress_text(e).filter(|_| show) {
-        eprint!("\r\x1b[K{progress}");
+        crate::progress::status_line(&progress);
     }
 }
