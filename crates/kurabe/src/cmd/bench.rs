@@ -135,6 +135,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let done = match measure(&cfg, &mut store.store, args.quiet.quiet)? {
         Ok(d) => d,
+        // A signal during the warm-up or calibration stops an execution:
+        // that is the interruption, not a failing command.
+        Err(CmdError::Failed(_)) if kurabe_probe::signals::received().is_some() => {
+            eprintln!("kurabe: interrupted");
+            return Ok(crate::signal::exit_code());
+        }
         Err(CmdError::Failed(why)) => {
             eprintln!("kurabe: error: {why}");
             return Ok(ExitCode::from(1));
@@ -189,10 +195,10 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     Ok(())
 }
 
-/// 130 on Ctrl-C; 1 with the failed command's error; else 0.
+/// 128 + the signal when interrupted (130 on Ctrl-C); 1 with the failed command's error; else 0.
 fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
     if *status == ExperimentStatus::Interrupted {
-        return ExitCode::from(130);
+        return crate::signal::exit_code();
     }
     match failure {
         Some(why) => {

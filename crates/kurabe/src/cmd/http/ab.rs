@@ -108,10 +108,10 @@ fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// 130 on Ctrl-C; 1 when some URL has no successful round; else 0.
+/// 128 + the signal when interrupted (130 on Ctrl-C); 1 when some URL has no successful round; else 0.
 fn exit_code(o: &kurabe_lab::Outcome, urls: &[String]) -> ExitCode {
     if o.status == kurabe_store::ExperimentStatus::Interrupted {
-        return ExitCode::from(130);
+        return crate::signal::exit_code();
     }
     let dead = http_ab::urls_without_ok_round(o, urls);
     if dead.is_empty() {
