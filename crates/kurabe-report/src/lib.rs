@@ -21,10 +21,16 @@
 //! fleet's worker and coordinator lines ([`fleet_events`]), and one-line
 //! errors ([`error_text`]); the libraries report the events as data.
 //!
-//! It must not touch the store or the terminal: renderers write to a
-//! `Write` they are given, and whether to colour is the caller's decision
-//! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
+//! The terminal edge is here too, in two modules and nowhere else:
+//! [`write`] puts a report in its file or on stdout and says whether stdout
+//! takes colour; [`bars`] draws the progress bars and the live status line
+//! on stderr.
+//!
+//! It must not touch the store: renderers write to a `Write` they are
+//! given, with colour only when the caller asks; only [`write`] touches
+//! files.
 
+pub mod bars;
 pub mod baseline;
 pub mod bench;
 mod bisect;
@@ -59,8 +65,10 @@ mod fixtures;
 mod testdata;
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use kurabe_model::experiment::{ExperimentReport, MetricReport, VersusBaseline, WorkloadReport};
+use kurabe_model::record::Experiment;
 
 pub use build::{experiment_report, http_compare};
 pub use csv::Csv;
@@ -100,6 +108,27 @@ pub fn to_string<R: ?Sized>(renderer: &dyn Render<R>, report: &R) -> String {
         .render(report, &mut out)
         .expect("writing to a Vec cannot fail");
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Render `report` with `renderer` and write it to `path` (`-o FILE`) or stdout.
+pub fn write_rendered<R: ?Sized>(
+    path: Option<&Path>,
+    renderer: &dyn Render<R>,
+    report: &R,
+) -> Result<(), write::OutputWriteError> {
+    write::write_output(path, &to_string(renderer, report))
+}
+
+/// `--html FILE` (`kurabe run`, `kurabe cmd`): the stored experiment as a
+/// self-contained page with charts, written to `path`; returns the line
+/// that says so, for stderr.
+pub fn write_html_page(exp: &Experiment, path: &Path) -> Result<String, write::OutputWriteError> {
+    let page = to_string(&Html, &experiment_report(exp));
+    write::write_file(path, page.as_bytes()).map_err(|source| write::OutputWriteError::File {
+        flag: "--html",
+        source,
+    })?;
+    Ok(format!("wrote {} (open it in a browser)", path.display()))
 }
 
 /// The report formats.

@@ -9,8 +9,6 @@
 mod cmd;
 mod flags;
 mod load;
-mod output;
-mod progress;
 mod signal;
 
 use std::process::ExitCode;

@@ -179,6 +179,17 @@ pub enum StopCondition {
     RequestsOrDuration(u64, Duration),
 }
 
+impl StopCondition {
+    /// The limits given: (requests `-n`, time `-t`).
+    pub fn limits(&self) -> (Option<u64>, Option<Duration>) {
+        match *self {
+            StopCondition::Requests(n) => (Some(n), None),
+            StopCondition::Duration(d) => (None, Some(d)),
+            StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
+        }
+    }
+}
+
 /// Everything a load test needs, validated.
 #[derive(Debug, Clone)]
 pub struct LoadConfig {

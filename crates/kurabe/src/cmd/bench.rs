@@ -16,13 +16,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
 use kurabe_lab::cmdparams::{input_flag, output_flag, shell_flag, CommandList};
+use kurabe_report::bars::RunsBar;
 use kurabe_report::bench::{write_exports, Export, TimeUnit};
 use kurabe_report::write::check_outputs;
 use kurabe_store::access::{recorded_experiment, RunStore};
 use kurabe_store::{ExperimentStatus, Store};
-
-use crate::output::write_html_page;
-use crate::progress::RunsBar;
 
 /// Arguments of `kurabe cmd`.
 #[derive(Debug, clap::Args)]
@@ -186,7 +184,8 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     ];
     write_exports(&files, &export, args.time_unit)?;
     if let Some(path) = &args.html {
-        write_html_page(&recorded_experiment(store, done.outcome.experiment)?, path)?;
+        let exp = recorded_experiment(store, done.outcome.experiment)?;
+        eprintln!("{}", kurabe_report::write_html_page(&exp, path)?);
     }
     if !args.no_save && !args.quiet.quiet {
         let id = done.outcome.experiment;

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_lab::demo::Demo;
+use kurabe_report::write::write_output;
 use kurabe_report::{demo_banner, served_line, Format};
 
 use crate::flags::parse_duration;
 use crate::load::{render, run_load};
-use crate::output::write_output;
 
 /// Arguments of `kurabe demo`.
 #[derive(Debug, clap::Args)]

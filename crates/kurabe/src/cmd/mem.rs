@@ -8,10 +8,9 @@
 use std::process::ExitCode;
 
 use kurabe_model::record::ResultKind;
-use kurabe_report::{mem_renderer, Format, FreeFlags, FreeUnit};
+use kurabe_report::{mem_renderer, write_rendered, Format, FreeFlags, FreeUnit};
 
 use crate::flags::format;
-use crate::output::write_rendered;
 
 /// Arguments of `kurabe mem`.
 #[derive(Debug, clap::Args)]

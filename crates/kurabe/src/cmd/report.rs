@@ -11,8 +11,8 @@ use anyhow::bail;
 use kurabe_model::record::Entry;
 
 use crate::flags::format;
-use crate::output::{colour_stdout, write_rendered};
-use kurabe_report::Format;
+use kurabe_report::write::colour_for;
+use kurabe_report::{write_rendered, Format};
 use kurabe_store::access::{open_existing, parse_id};
 
 /// Arguments of `kurabe report`.
@@ -39,8 +39,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     };
     let report = kurabe_report::experiment_report(&exp);
-    let colour = args.out.path().is_none() && colour_stdout();
-    let renderer = kurabe_report::renderer(args.format, colour);
+    let renderer = kurabe_report::renderer(args.format, colour_for(args.out.path()));
     write_rendered(args.out.path(), &*renderer, &report)?;
     if let Some(path) = args.out.path() {
         eprintln!("wrote {}", path.display());

@@ -17,8 +17,7 @@ use kurabe_report::{Format, Json, Render};
 use kurabe_store::transfer;
 
 use crate::flags::format;
-
-use crate::output::write_output;
+use kurabe_report::write::{colour_for, write_output};
 use kurabe_store::access::{open_existing, parse_id};
 
 /// `--kind` values: the kinds of saved results, by the names the store uses.
@@ -166,7 +165,7 @@ fn show(store: Option<&Path>, id: &str, format: Format, out: &mut dyn Write) -> 
     let entry = open_existing(store)?.get(parse_id(id)?)?;
     match format {
         Format::Json => Json.render(&entry, out)?,
-        _ => write_entry(&entry, crate::output::colour_stdout(), out)?,
+        _ => write_entry(&entry, colour_for(None), out)?,
     }
     Ok(())
 }

@@ -12,12 +12,12 @@ use std::process::ExitCode;
 
 use kurabe_model::record::ResultKind;
 use kurabe_model::system::SystemCompare;
-use kurabe_report::{record_renderer, system_pass, Format};
+use kurabe_report::bars::StepsBar;
+use kurabe_report::{record_renderer, write_rendered, Format};
 use kurabe_system::choices::{parse_pct, parse_secs, Choices};
 use kurabe_system::files::{compare_files, load_unixbench};
 
 use crate::flags::format;
-use crate::output::write_rendered;
 use kurabe_report::write::check_outputs;
 
 /// Arguments of `kurabe system`.
@@ -163,19 +163,11 @@ fn run_with_bar(
     stop: &kurabe_model::stop::Stop,
     quiet: bool,
 ) -> anyhow::Result<kurabe_model::system::SystemReport> {
-    let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
-    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(!quiet));
-    let mut started = 0u64;
-    let mut progress = |p: kurabe_system::Progress<'_>| {
-        if p.pass == 1 {
-            // The steps before this one are done.
-            bar.set_position(started.min(steps));
-            started += 1;
-        }
-        bar.set_message(system_pass(p.copies, p.test.name, p.pass, p.passes));
-    };
+    let mut bar = StepsBar::new((cfg.tests.len() * cfg.copies.len()) as u64, quiet);
+    let mut progress =
+        |p: kurabe_system::Progress<'_>| bar.pass(p.copies, p.test.name, p.pass, p.passes);
     let result = kurabe_system::run(cfg, stop, &mut progress);
-    bar.finish_and_clear();
+    bar.finish();
     Ok(result?)
 }
 

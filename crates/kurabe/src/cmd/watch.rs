@@ -16,14 +16,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::flags::{format, parse_duration};
-use crate::output::write_output;
-use crate::progress::status_line;
+use anyhow::Context;
 use kurabe_model::probe::WatchReport;
 use kurabe_probe::signals::watch_status;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
-use kurabe_report::write::check_outputs;
-use kurabe_report::{to_string, watch_live_line, watch_renderer, Format, Svg};
+use kurabe_report::bars::{wanted, LiveLine};
+use kurabe_report::write::{check_outputs, write_file};
+use kurabe_report::{to_string, watch_live_line, watch_renderer, write_rendered, Format, Svg};
 
 /// Arguments of `kurabe watch`.
 #[derive(Debug, clap::Args)]
@@ -79,34 +79,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.save.check_store()?;
     let stop = crate::signal::install_stop()?;
     let session = WatchSession::start(&target, cfg)?;
-    let live = crate::progress::wanted(!args.quiet);
     // With -d the end is known: a bar with ETA; else the live line alone.
-    let bar = match args.duration {
-        Some(d) => crate::progress::timer(d, live),
-        None => indicatif::ProgressBar::hidden(),
-    };
+    let live = LiveLine::new(args.duration, wanted(!args.quiet));
     let report = session.run(&stop, &mut |s, t| {
-        let line = watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes);
-        if !bar.is_hidden() {
-            bar.set_position(u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
-            bar.set_message(line);
-        } else if live {
-            status_line(&line);
-        }
+        live.update(
+            t,
+            &watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes),
+        );
     });
-    bar.finish_and_clear();
-    if live {
-        status_line("");
-    }
+    live.finish();
     write_report(&args, &report)?;
     Ok(ExitCode::from(watch_status(&report)))
 }
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
-    crate::output::write_rendered(args.out.path(), &*watch_renderer(args.format), report)?;
+    write_rendered(args.out.path(), &*watch_renderer(args.format), report)?;
     if let Some(path) = &args.svg {
-        write_output(Some(path), &to_string(&Svg, report))?;
+        write_file(path, to_string(&Svg, report).as_bytes()).context("--svg")?;
     }
     let label = match &report.command {
         Some(argv) => format!("watch {}", argv.join(" ")),
