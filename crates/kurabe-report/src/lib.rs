@@ -13,7 +13,7 @@
 //! ([`kurabe_model::experiment::ExperimentReport`]) from a stored
 //! experiment; [`compare_entries`] puts two stored entries side by side.
 //!
-//! [`write`] is the one file writer every output goes through (atomic for
+//! [`mod@write`] is the one file writer every output goes through (atomic for
 //! regular files, in place for devices and FIFOs).
 //!
 //! The lines people read while work runs are words too, so they live here:
@@ -23,7 +23,7 @@
 //!
 //! It must not touch the store or the terminal: renderers write to a
 //! `Write` they are given, and whether to colour is the caller's decision
-//! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
+//! (TTY and `NO_COLOR` live in the binary); only [`mod@write`] touches files.
 
 pub mod baseline;
 pub mod bench;
