@@ -13,7 +13,7 @@
 //! ([`kurabe_model::experiment::ExperimentReport`]) from a stored
 //! experiment; [`compare_entries`] puts two stored entries side by side.
 //!
-//! [`write`] is the one file writer every output goes through (atomic for
+//! [`mod@write`] is the one file writer every output goes through (atomic for
 //! regular files, in place for devices and FIFOs).
 //!
 //! The lines people read while work runs are words too, so they live here:
@@ -22,12 +22,12 @@
 //! errors ([`error_text`]); the libraries report the events as data.
 //!
 //! The terminal edge is here too, in two modules and nowhere else:
-//! [`write`] puts a report in its file or on stdout and says whether stdout
+//! [`mod@write`] puts a report in its file or on stdout and says whether stdout
 //! takes colour; [`bars`] draws the progress bars and the live status line
 //! on stderr.
 //!
 //! It must not touch the store: renderers write to a `Write` they are
-//! given, with colour only when the caller asks; only [`write`] touches
+//! given, with colour only when the caller asks; only [`mod@write`] touches
 //! files.
 
 pub mod bars;

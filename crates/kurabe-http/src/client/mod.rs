@@ -83,7 +83,7 @@ pub struct Target {
 pub enum Engine {
     /// The engine that costs least per request here: io_uring where the
     /// kernel offers it (and for plain http:// HTTP/1.1), else epoll, as
-    /// measured by `bench/http-peers.sh`; [`AUTO_PREFERS_URING`] says why.
+    /// measured by `bench/http-peers.sh`; `AUTO_PREFERS_URING` says why.
     #[default]
     Auto,
     /// Readiness with epoll: one `send` and one `recv` system call per request.
