@@ -1,6 +1,5 @@
 //! The terminal edge of one HTTP load in this process (`kurabe http`,
-//! `kurabe demo`): the progress bar, the notes on stderr, and the report
-//! rendered in the chosen format. The load itself, the stop relay and the
+//! `kurabe demo`): the progress bar and the notes on stderr. The load itself, the stop relay and the
 //! server sampling are `kurabe_lab::local_load`'s.
 
 use kurabe_http::client::LoadConfig;
@@ -8,12 +7,6 @@ use kurabe_lab::local_load::{self, Tick};
 use kurabe_model::http::HttpReport;
 use kurabe_model::stop::Stop;
 use kurabe_report::bars::{wanted, LoadBar};
-use kurabe_report::{AbLayout, Format};
-
-/// Render `report` in `format`, in ab's `layout`.
-pub(crate) fn render(report: &HttpReport, format: Format, layout: &AbLayout) -> String {
-    kurabe_report::to_string(&*kurabe_report::http_renderer(format, layout), report)
-}
 
 /// Run the load test, relaying Ctrl-C to the engine and showing progress
 /// on a terminal (unless `!progress`); `server`: the process tree to sample.

@@ -17,9 +17,9 @@ use kurabe_http::ab_verbose;
 use kurabe_http::client::HeadTrace;
 use kurabe_model::record::ResultKind;
 use kurabe_report::write::check_outputs;
-use kurabe_report::Format;
+use kurabe_report::{http_renderer, to_string, Format};
 
-use crate::load::{render, run_load};
+use crate::load::run_load;
 use outputs::{exit_code, no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;
@@ -73,7 +73,7 @@ fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
         eprintln!("kurabe: note: {note}");
     }
     let report = run_load(&resolved.load, !args.quiet, &interrupt, server)?;
-    let rendered = render(&report, args.format, &resolved.layout);
+    let rendered = to_string(&*http_renderer(args.format, &resolved.layout), &report);
     write_outputs(args, &report, &rendered)?;
     if let Some(pending) = gnuplot.filter(|_| !no_response(&report, "-g")) {
         pending.commit().context("-g")?;

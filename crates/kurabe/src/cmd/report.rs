@@ -1,9 +1,10 @@
 //! `kurabe report ID`: one experiment from the store as a terminal table,
 //! Markdown, JSON, CSV or a self-contained HTML page with charts.
 //!
-//! Building and rendering are `kurabe-report`'s; this file picks the store,
-//! decides colour (a TTY and no `NO_COLOR`), and writes the file
-//! atomically so a reader never sees half a report.
+//! Building, rendering and writing (atomically, so a reader never sees half
+//! a report) are `kurabe-report`'s; this file picks the store and the
+//! renderer, coloured where `kurabe_report::write::colour_for` says stdout
+//! takes colour.
 
 use std::process::ExitCode;
 

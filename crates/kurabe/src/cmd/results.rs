@@ -20,9 +20,6 @@ use crate::flags::format;
 use kurabe_report::write::{colour_for, write_output};
 use kurabe_store::access::{open_existing, parse_id};
 
-/// `--kind` values: the kinds of saved results, by the names the store uses.
-const KINDS: [&str; 5] = ["http", "watch", "mem", "system", "unixbench"];
-
 /// A `--kind` value as the store's kind.
 fn kind(name: &str) -> Result<ResultKind, String> {
     ResultKind::parse(name).ok_or_else(|| format!("unknown kind `{name}`"))
@@ -84,7 +81,7 @@ pub enum Command {
     /// Save a command's JSON record as a result: `kurabe mem --format json | kurabe results save --kind mem -`.
     Save {
         /// Which command wrote the record: http, watch, mem or system (`kurabe CMD --format json`), or unixbench (an imported UnixBench report as JSON).
-        #[arg(long, value_parser = PossibleValuesParser::new(KINDS).try_map(|k| kind(&k)))]
+        #[arg(long, value_parser = PossibleValuesParser::new(ResultKind::ALL.map(ResultKind::as_str)).try_map(|k| kind(&k)))]
         kind: ResultKind,
         /// Label in listings [default: the kind and the host name].
         #[arg(long)]

@@ -35,9 +35,9 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     let mut client = kurabe_store::pg::connect(&url)?;
     let live = LiveLine::new(None, wanted(!args.quiet));
     let mut on = |e: CoordEvent| log_event(&e, &live);
-    let mut outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
+    let outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
     live.finish();
-    write_merged(args, resolved, &mut outcome)?;
+    write_merged(args, resolved, &outcome)?;
     args.save
         .save_if_asked(ResultKind::Http, &plan.experiment, &outcome.report)?;
     Ok(exit_code(
@@ -49,11 +49,10 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
 
 /// The notes, then the merged report with its per-worker rows, followed by
 /// the worker table (text), or with the table on stderr (other formats).
-fn write_merged(args: &Args, resolved: &Resolved, outcome: &mut Outcome) -> anyhow::Result<()> {
+fn write_merged(args: &Args, resolved: &Resolved, outcome: &Outcome) -> anyhow::Result<()> {
     for note in &outcome.notes {
         eprintln!("kurabe: note: {note}");
     }
-    outcome.report.fleet = Some(outcome.summary());
     let (doc, table) = fleet_report(&outcome.report, args.format, &resolved.layout);
     if let Some(table) = table {
         eprint!("{table}");
