@@ -213,7 +213,8 @@ impl LiveLine {
         LiveLine { bar, show }
     }
 
-    /// Show `text`, `elapsed` into the work.
+    /// Show `text`, `elapsed` into the work (which only a bar over a known
+    /// duration uses).
     pub fn update(&self, elapsed: Duration, text: &str) {
         if !self.bar.is_hidden() {
             self.bar.set_position(millis(elapsed));

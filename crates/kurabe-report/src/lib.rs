@@ -318,6 +318,24 @@ mod tests {
         assert!(legend(&r).contains("(default ±2 %)"), "{}", legend(&r));
     }
 
+    /// `--html FILE` writes the page and says so; a failure names `--html`.
+    #[test]
+    fn the_html_page_is_written_and_announced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.html");
+        let said = write_html_page(&sample_experiment(), &path).unwrap();
+        assert_eq!(
+            said,
+            format!("wrote {} (open it in a browser)", path.display())
+        );
+        assert!(std::fs::read_to_string(&path).unwrap().contains("<svg"));
+        let err = write_html_page(&sample_experiment(), dir.path()).unwrap_err();
+        assert!(
+            error_text::error_line(&err).starts_with("--html: '"),
+            "{err}"
+        );
+    }
+
     /// An experiment interrupted before any run finished still renders in
     /// every format, and says so.
     #[test]

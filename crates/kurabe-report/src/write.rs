@@ -401,6 +401,24 @@ mod tests {
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
+    /// `-o FILE` gets the file and the error names the flag, as the one
+    /// error line shows it ("-o: 'DIR' is a directory: give a file name");
+    /// a report going to a file is never coloured.
+    #[test]
+    fn output_to_a_file_names_its_flag_and_takes_no_colour() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.txt");
+        write_output(Some(&path), "body\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "body\n");
+        let err = write_output(Some(dir.path()), "body\n").unwrap_err();
+        let line = crate::error_text::error_line(&err);
+        assert!(
+            line.starts_with("-o: '") && line.ends_with("is a directory: give a file name"),
+            "{line}"
+        );
+        assert!(!colour_for(Some(&path)));
+    }
+
     #[test]
     fn replacing_keeps_the_old_mode() {
         let dir = tempfile::tempdir().unwrap();
