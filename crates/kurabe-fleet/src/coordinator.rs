@@ -88,7 +88,8 @@ pub struct WorkerRow {
 pub struct Outcome {
     /// Run id in `fleet_runs`.
     pub run_id: i64,
-    /// Merged report: the same record one client would produce.
+    /// Merged report: the same record one client would produce, with the
+    /// per-worker rows and notes in its `fleet` field.
     pub report: HttpReport,
     /// Merged histograms and counters.
     pub stats: Stats,
@@ -496,13 +497,15 @@ fn collect(client: &mut Client, plan: &Plan, run_id: i64) -> Result<Outcome, Fle
     let Some(report) = merged_report(&plan.spec, &done, &total) else {
         return Err(FleetError::NoResults(notes.join("; ")));
     };
-    Ok(Outcome {
+    let mut outcome = Outcome {
         run_id,
         report,
         stats: total,
         workers,
         notes,
-    })
+    };
+    outcome.report.fleet = Some(outcome.summary());
+    Ok(outcome)
 }
 
 /// The merged report: the first worker's record for what all share (URL,

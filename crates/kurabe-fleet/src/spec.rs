@@ -87,11 +87,7 @@ impl RunSpec {
                 "-b, -B, -X, -E, -f and -Z set up this host's connections; leave them out with --workers".into(),
             ));
         }
-        let (requests, duration) = match load.stop {
-            StopCondition::Requests(n) => (Some(n), None),
-            StopCondition::Duration(d) => (None, Some(d)),
-            StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
-        };
+        let (requests, duration) = load.stop.limits();
         let ms = |d: Duration| d.as_millis() as u64;
         Ok(RunSpec {
             url: load.target.url(),

@@ -2,7 +2,7 @@
 //!
 //! [`analyse`] groups the successful runs' metric values by workload,
 //! metric and variant, summarises each group and compares every variant
-//! with the baseline ([`kurabe_model::stats::compare`]). [`evaluate_checks`]
+//! with the baseline ([`kurabe_model::stats::compare()`]). [`evaluate_checks`]
 //! reads the plan's `[[check]]`s against that. Pure functions over data, so
 //! the runner (for `--until-confident`), the binary (for its table and exit
 //! code) and tests share them. No I/O, no printing.

@@ -6,7 +6,7 @@
 //!
 //! Owns turning a plan, a variant and a workload into the search's
 //! experiments. Must not print (notes go through the event callback) and
-//! must not decide anything (that is [`crate::bisect`]).
+//! must not decide anything (that is [`kurabe_model::stats::bisect`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -375,7 +375,7 @@ pub fn auto_runs(first_times_s: &[f64], overhead_s: f64, min: u32, max: Option<u
 }
 
 /// Split `n` executions per command into rounds of equal blocks: one
-/// execution per block up to [`MAX_ROUNDS`], then bigger blocks, a divisor
+/// execution per block up to `MAX_ROUNDS`, then bigger blocks, a divisor
 /// of `n` when one gives at least 10 rounds (else `n` rounds up to whole blocks).
 pub fn blocks(n: u32) -> (u32, u32) {
     let n = n.max(1);

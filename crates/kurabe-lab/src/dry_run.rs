@@ -13,9 +13,13 @@ use crate::schedule::{estimate, schedule};
 use kurabe_model::plan::Plan;
 use kurabe_model::progress::DryRun;
 
-/// The plan's schedule over `rounds` rounds and what its duration is known to be.
-pub fn dry_run(plan: &Plan, rounds: u32, seed: Option<u64>) -> DryRun {
-    let seed = seed.unwrap_or_else(crate::runner::default_seed);
+/// The plan's schedule and what its duration is known to be; `repeat`
+/// and `seed` (`--repeat`, `--seed`) override the plan's, as in a run.
+pub fn dry_run(plan: &Plan, repeat: Option<u32>, seed: Option<u64>) -> DryRun {
+    let rounds = repeat.unwrap_or(plan.repeat).max(1);
+    let seed = seed
+        .or(plan.seed)
+        .unwrap_or_else(crate::runner::default_seed);
     let variants = plan.resolved_variants().len();
     let mut known = Duration::ZERO;
     let mut unknown = Vec::new();

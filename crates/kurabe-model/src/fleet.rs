@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::http::HttpReport;
 
-/// One worker's part of a [`RunSpec`].
+/// One worker's part of a distributed run (`kurabe_fleet::spec::RunSpec`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Share {
     /// Slot number, 0-based.

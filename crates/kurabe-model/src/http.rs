@@ -147,6 +147,11 @@ pub struct TlsSummary {
     /// The key exchange, as ab prints it: `X25519 253 bits`, `ECDH prime256v1 256 bits`.
     #[schemars(required, transform = crate::schema::nullable)]
     pub key_exchange: Option<String>,
+    /// The server name sent in the handshake (SNI; ab's "TLS Server Name"):
+    /// the URL's host name; absent when the host is an IP address, which
+    /// SNI cannot carry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
 }
 
 fn http11() -> String {

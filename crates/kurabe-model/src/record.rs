@@ -468,6 +468,15 @@ pub enum ResultKind {
 }
 
 impl ResultKind {
+    /// Every kind, in the order `kurabe results save --kind` lists them.
+    pub const ALL: [ResultKind; 5] = [
+        ResultKind::Http,
+        ResultKind::Watch,
+        ResultKind::Mem,
+        ResultKind::System,
+        ResultKind::Unixbench,
+    ];
+
     /// The word stored in the database.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -585,6 +594,14 @@ impl Experiment {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--kind` offers every kind by the word the store keeps, and reads it back.
+    #[test]
+    fn every_result_kind_reads_back_from_its_word() {
+        for kind in ResultKind::ALL {
+            assert_eq!(ResultKind::parse(kind.as_str()), Some(kind));
+        }
+    }
 
     #[test]
     fn http_run_is_read_from_the_http_report_in_a_run_record() {

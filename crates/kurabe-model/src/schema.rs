@@ -70,7 +70,7 @@ pub const GENERATED: &[(&str, Generator)] = &[
 ];
 
 /// The draft 2020-12 schema of `T`, with `$id` naming `file`, closed to
-/// keys the types do not write (see [`close_objects`]).
+/// keys the types do not write (see `close_objects`).
 pub fn schema_of<T: JsonSchema>(file: &str) -> Value {
     let root = SchemaSettings::draft2020_12()
         .into_generator()

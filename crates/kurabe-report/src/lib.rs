@@ -13,7 +13,7 @@
 //! ([`kurabe_model::experiment::ExperimentReport`]) from a stored
 //! experiment; [`compare_entries`] puts two stored entries side by side.
 //!
-//! [`write`] is the one file writer every output goes through (atomic for
+//! [`mod@write`] is the one file writer every output goes through (atomic for
 //! regular files, in place for devices and FIFOs).
 //!
 //! The lines people read while work runs are words too, so they live here:
@@ -21,10 +21,16 @@
 //! fleet's worker and coordinator lines ([`fleet_events`]), and one-line
 //! errors ([`error_text`]); the libraries report the events as data.
 //!
-//! It must not touch the store or the terminal: renderers write to a
-//! `Write` they are given, and whether to colour is the caller's decision
-//! (TTY and `NO_COLOR` live in the binary); only [`write`] touches files.
+//! The terminal edge is here too, in two modules and nowhere else:
+//! [`mod@write`] puts a report in its file or on stdout and says whether stdout
+//! takes colour; [`bars`] draws the progress bars and the live status line
+//! on stderr.
+//!
+//! It must not touch the store: renderers write to a `Write` they are
+//! given, with colour only when the caller asks; only [`mod@write`] touches
+//! files.
 
+pub mod bars;
 pub mod baseline;
 pub mod bench;
 mod bisect;
@@ -59,8 +65,10 @@ mod fixtures;
 mod testdata;
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use kurabe_model::experiment::{ExperimentReport, MetricReport, VersusBaseline, WorkloadReport};
+use kurabe_model::record::Experiment;
 
 pub use build::{experiment_report, http_compare};
 pub use csv::Csv;
@@ -76,12 +84,12 @@ pub use http::{
 };
 pub use json::Json;
 pub use markdown::Markdown;
-pub use mem::{Free, FreeUnit};
+pub use mem::{Free, FreeFlags, FreeUnit};
 pub use pick::{bisect_renderer, http_compare_doc, mem_renderer, record_renderer, watch_renderer};
 pub use site::{site_pages, SitePage};
 pub use terminal::Terminal;
 pub use watch::Svg;
-pub use words::{demo_banner, mib, served_line, watch_live_line};
+pub use words::{demo_banner, mib, served_line, system_pass, watch_live_line};
 
 /// Writes one kind of report (`R`) in one format (the implementing type).
 ///
@@ -100,6 +108,27 @@ pub fn to_string<R: ?Sized>(renderer: &dyn Render<R>, report: &R) -> String {
         .render(report, &mut out)
         .expect("writing to a Vec cannot fail");
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Render `report` with `renderer` and write it to `path` (`-o FILE`) or stdout.
+pub fn write_rendered<R: ?Sized>(
+    path: Option<&Path>,
+    renderer: &dyn Render<R>,
+    report: &R,
+) -> Result<(), write::OutputWriteError> {
+    write::write_output(path, &to_string(renderer, report))
+}
+
+/// `--html FILE` (`kurabe run`, `kurabe cmd`): the stored experiment as a
+/// self-contained page with charts, written to `path`; returns the line
+/// that says so, for stderr.
+pub fn write_html_page(exp: &Experiment, path: &Path) -> Result<String, write::OutputWriteError> {
+    let page = to_string(&Html, &experiment_report(exp));
+    write::write_file(path, page.as_bytes()).map_err(|source| write::OutputWriteError::File {
+        flag: "--html",
+        source,
+    })?;
+    Ok(format!("wrote {} (open it in a browser)", path.display()))
 }
 
 /// The report formats.
@@ -287,6 +316,24 @@ mod tests {
         assert!(text.contains("±5 % for "), "{text}");
         r.workloads.clear();
         assert!(legend(&r).contains("(default ±2 %)"), "{}", legend(&r));
+    }
+
+    /// `--html FILE` writes the page and says so; a failure names `--html`.
+    #[test]
+    fn the_html_page_is_written_and_announced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.html");
+        let said = write_html_page(&sample_experiment(), &path).unwrap();
+        assert_eq!(
+            said,
+            format!("wrote {} (open it in a browser)", path.display())
+        );
+        assert!(std::fs::read_to_string(&path).unwrap().contains("<svg"));
+        let err = write_html_page(&sample_experiment(), dir.path()).unwrap_err();
+        assert!(
+            error_text::error_line(&err).starts_with("--html: '"),
+            "{err}"
+        );
     }
 
     /// An experiment interrupted before any run finished still renders in

@@ -26,6 +26,39 @@ pub enum FreeUnit {
     Human(u64),
 }
 
+/// free's unit flags as given: `-b`, `-m`, `-g`, `-h`, `--si` (`-k` is the default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FreeFlags {
+    /// `-b`: bytes.
+    pub bytes: bool,
+    /// `-m`: mebibytes.
+    pub mebi: bool,
+    /// `-g`: gibibytes.
+    pub gibi: bool,
+    /// `-h`: human-readable.
+    pub human: bool,
+    /// `--si`: powers of 1000 instead of 1024.
+    pub si: bool,
+}
+
+impl FreeFlags {
+    /// The unit the flags choose (`-h` first, then `-b`, `-m`, `-g`; else KiB), as free does.
+    pub fn unit(self) -> FreeUnit {
+        let base = if self.si { 1000 } else { 1024 };
+        if self.human {
+            FreeUnit::Human(base)
+        } else if self.bytes {
+            FreeUnit::Fixed(1)
+        } else if self.mebi {
+            FreeUnit::Fixed(base * base)
+        } else if self.gibi {
+            FreeUnit::Fixed(base * base * base)
+        } else {
+            FreeUnit::Fixed(base)
+        }
+    }
+}
+
 impl Render<MemReport> for Free {
     fn render(&self, r: &MemReport, out: &mut dyn Write) -> io::Result<()> {
         out.write_all(free(r, self.unit).as_bytes())
@@ -165,6 +198,24 @@ fn top_processes(r: &MemReport, o: &mut String) {
 mod tests {
     use super::*;
     use crate::{to_string, Json};
+
+    #[test]
+    fn free_flags_pick_the_unit_as_free_does() {
+        let f = |human, bytes, gibi, si| {
+            FreeFlags {
+                human,
+                bytes,
+                gibi,
+                si,
+                mebi: false,
+            }
+            .unit()
+        };
+        assert_eq!(f(false, false, false, false), FreeUnit::Fixed(1024));
+        assert_eq!(f(true, true, false, true), FreeUnit::Human(1000));
+        assert_eq!(f(false, true, true, false), FreeUnit::Fixed(1));
+        assert_eq!(f(false, false, true, true), FreeUnit::Fixed(1_000_000_000));
+    }
 
     /// Snapshots over the fixture (`testdata/mem.json`).
     #[test]

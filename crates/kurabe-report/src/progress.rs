@@ -18,7 +18,7 @@ use crate::escape::{terminal, terminal_lines};
 use crate::Format;
 use kurabe_model::experiment::ExperimentReport;
 
-/// One progress event as a line ("[3/12] round 2: a / w", "[3] ok: …").
+/// One progress event as a line (`[3/12] round 2: a / w`, `[3] ok: …`).
 pub fn event_line(e: &Event<'_>) -> String {
     match e {
         Event::Begin {
@@ -97,7 +97,7 @@ fn run_done(index: usize, record: &RunRecord) -> String {
 }
 
 /// The progress line of a runner event during `kurabe http A B`, if it has
-/// one ("[3/10] round 2: URL", "[3] FAILED: …", "note: …").
+/// one (`[3/10] round 2: URL`, `[3] FAILED: …`, `note: …`).
 pub fn ab_event_line(e: &Event<'_>) -> Option<String> {
     Some(match e {
         Event::Begin { total, .. } => format!("kurabe http: {total} runs, interleaved"),

@@ -42,6 +42,17 @@ pub fn watch_live_line(t: std::time::Duration, processes: u32, pss: u64, rss: u6
     )
 }
 
+/// `kurabe system`'s bar message: "2 x dhry2reg  pass 3/10" (`passes`
+/// 0: the precision rule decides how many).
+pub fn system_pass(copies: u32, test: &str, pass: u32, passes: u32) -> String {
+    let of = if passes > 0 {
+        format!("/{passes}")
+    } else {
+        String::new()
+    };
+    format!("{copies} x {test}  pass {pass}{of}")
+}
+
 /// `kurabe demo`'s opening lines: the built-in server and the load on it.
 pub fn demo_banner(
     url: &str,

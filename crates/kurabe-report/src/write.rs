@@ -10,10 +10,13 @@
 //! its target is written and the link stays. Nothing under `/dev` or `/proc`
 //! ever gets a temp file beside it.
 //!
+//! A report without `-o` goes to stdout ([`write_output`]), coloured only
+//! where stdout is a terminal that wants it ([`colour_for`]).
+//!
 //! Must not render or decide what to write; it only puts bytes in place.
 
 use std::fs::{File, OpenOptions, Permissions};
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, IsTerminal, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
@@ -59,6 +62,46 @@ enum Destination {
 /// Write `bytes` to `path` (see the module header for how).
 pub fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     write_with(path, |w| w.write_all(bytes))
+}
+
+/// Write `body` to `path` (`-o FILE`, as [`write_file`] does) or, without
+/// one, to stdout.
+pub fn write_output(path: Option<&Path>, body: &str) -> Result<(), OutputWriteError> {
+    match path {
+        None => {
+            let mut out = io::stdout().lock();
+            let written = out.write_all(body.as_bytes()).and_then(|()| out.flush());
+            written.map_err(OutputWriteError::Stdout)
+        }
+        Some(p) => write_file(p, body.as_bytes())
+            .map_err(|source| OutputWriteError::File { flag: "-o", source }),
+    }
+}
+
+/// Whether a report going to `path` (`None`: stdout) is coloured: only on
+/// stdout, when it is a terminal and `NO_COLOR` is unset or empty
+/// (no-color.org).
+pub fn colour_for(path: Option<&Path>) -> bool {
+    path.is_none()
+        && io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Why a report could not be written where it was asked to go.
+#[derive(Debug, thiserror::Error)]
+pub enum OutputWriteError {
+    /// The file given with `flag` (`-o`, `--html`) could not be written.
+    #[error("{flag}")]
+    File {
+        /// The flag that named the file.
+        flag: &'static str,
+        /// Why.
+        #[source]
+        source: WriteError,
+    },
+    /// stdout refused the bytes (a closed pipe is the caller's success).
+    #[error("cannot write the report to stdout")]
+    Stdout(#[source] io::Error),
 }
 
 /// Write what `fill` produces to `path`; on any error the old file stays.
@@ -356,6 +399,24 @@ mod tests {
         assert!(matches!(err, WriteError::IsDirectory { .. }), "{err}");
         assert!(check_writable(&dir.path().join("x.csv")).is_ok());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// `-o FILE` gets the file and the error names the flag, as the one
+    /// error line shows it ("-o: 'DIR' is a directory: give a file name");
+    /// a report going to a file is never coloured.
+    #[test]
+    fn output_to_a_file_names_its_flag_and_takes_no_colour() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.txt");
+        write_output(Some(&path), "body\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "body\n");
+        let err = write_output(Some(dir.path()), "body\n").unwrap_err();
+        let line = crate::error_text::error_line(&err);
+        assert!(
+            line.starts_with("-o: '") && line.ends_with("is a directory: give a file name"),
+            "{line}"
+        );
+        assert!(!colour_for(Some(&path)));
     }
 
     #[test]

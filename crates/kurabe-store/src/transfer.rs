@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::access::{open_existing, parse_ids, AccessError};
 use crate::{Entry, EntryId, Location, Store};
+use kurabe_model::record::{ResultId, ResultKind};
 
 /// Why a transfer did not happen (or, for a copy, did not check out).
 #[derive(Debug, thiserror::Error)]
@@ -193,6 +194,25 @@ pub fn remove(
         store.delete(*id, force)?;
     }
     Ok(ids)
+}
+
+/// `kurabe results save`: the record in `file` (or stdin, `-`) saved to
+/// the store at `store` as a result of `kind`, labelled `label` or, by
+/// default, "KIND on HOST".
+pub fn save_file(
+    store: Option<&Path>,
+    kind: ResultKind,
+    label: Option<String>,
+    file: &Path,
+) -> Result<ResultId, TransferError> {
+    let record = read_record(file)?;
+    let label = label.unwrap_or_else(|| {
+        let host = kurabe_probe::host::host_facts().hostname;
+        format!("{} on {host}", kind.as_str())
+    });
+    Ok(crate::access::save_result(
+        kind, &label, &record, store, None,
+    )?)
 }
 
 /// The JSON object `kurabe results save` stores, from a file or stdin (`-`).

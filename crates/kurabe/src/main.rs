@@ -6,12 +6,13 @@
 //! result. This file owns exit codes: 0 ok, 1 a check failed, 2 usage or setup
 //! error (clap's own errors exit 2 too). A closed stdout (`| head`) is success.
 
+// The `///` comments on the clap structs are `--help` text, written for the
+// terminal (`http://host[:port]/`, `<table>`), not rustdoc markup.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 mod cmd;
 mod flags;
 mod load;
-mod output;
-mod progress;
-mod save;
 mod signal;
 
 use std::process::ExitCode;

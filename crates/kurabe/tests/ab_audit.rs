@@ -167,10 +167,11 @@ fn verbose_levels_log_what_ab_logs_for_every_status() {
     }
 }
 
-/// ab's TLS lines ("SSL/TLS Protocol", "Server Temp Key") in a report.
+/// ab's TLS lines ("SSL/TLS Protocol", "Server Temp Key", "TLS Server Name") in a report.
 fn tls_lines(text: &str) -> Vec<&str> {
+    const HEADS: [&str; 3] = ["SSL/TLS Protocol:", "Server Temp Key:", "TLS Server Name:"];
     text.lines()
-        .filter(|l| l.starts_with("SSL/TLS Protocol:") || l.starts_with("Server Temp Key:"))
+        .filter(|l| HEADS.iter().any(|h| l.starts_with(h)))
         .collect()
 }
 
@@ -200,6 +201,38 @@ fn tls_protocol_cipher_and_key_lines_are_abs() {
         ("TLSv1.2", Some(256))
     );
     assert_eq!(http_plain_tls(), None);
+    server_name_line_and_refused_certificate(&server.url);
+}
+
+/// Through a host name, the handshake sends it (SNI) and the report says so
+/// as ab does; without --insecure the self-signed certificate is refused in
+/// words, with the way out.
+fn server_name_line_and_refused_certificate(ip_url: &str) {
+    use std::net::ToSocketAddrs;
+    let url = ip_url.replace("127.0.0.1", "localhost");
+    let ours = kurabe_out(&["-n", "2", "--insecure"], &url);
+    assert!(
+        ours.contains("\nTLS Server Name:        localhost\n"),
+        "{ours}"
+    );
+    // ab takes the first address only: compare where that is the server's.
+    let first = ("localhost", 443)
+        .to_socket_addrs()
+        .unwrap()
+        .next()
+        .unwrap();
+    if first.ip() == std::net::Ipv4Addr::LOCALHOST {
+        assert_eq!(tls_lines(&ours), tls_lines(&ab(&["-n", "2"], &url)));
+    }
+    let out = http(&["-n", "2", &url]);
+    assert_eq!(out.code, Some(1), "{}", out.stderr);
+    let why = out.stderr.lines().last().unwrap_or_default();
+    assert!(
+        why.contains("certificate was refused")
+            && why.contains("--insecure")
+            && !why.contains("Other("),
+        "{why}"
+    );
 }
 
 /// A plain http:// run has no TLS summary.

@@ -523,3 +523,50 @@ fn commands_get_the_users_environment_with_its_secrets() {
     assert!(store.exists());
     assert!(!text(&o).contains("pw-for-psql"), "{}", text(&o));
 }
+
+/// Stopped by a signal, `kurabe cmd` stops the command it runs and exits
+/// 128 + the signal, as the shell reports it (143 for SIGTERM), like every
+/// other command: during the first timed execution (sizing) and during the runs.
+#[test]
+fn a_signal_stops_the_runs_and_sets_the_exit_status() {
+    for later in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let started = dir.path().join("started");
+        let s = started.display();
+        // later: the first execution returns at once, the next ones block.
+        let script = if later {
+            format!("if [ -e first ]; then touch {s}; exec sleep 30; fi; touch first")
+        } else {
+            format!("touch {s} && exec sleep 30")
+        };
+        let child = kurabe()
+            .args([
+                "cmd",
+                "-q",
+                "--no-save",
+                "--warmup",
+                "0",
+                "--runs",
+                "3",
+                &script,
+            ])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !started.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the command never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(143), "later {later}: {err}");
+    }
+}

@@ -824,10 +824,11 @@ fn bad_input_is_one_line_and_exit_2() {
         );
         assert!(out.stdout.is_empty());
     }
-    // clap's own errors (unknown flag, -p with -u) also exit 2 and name the flag first.
+    // clap's own errors (unknown flag, -p with -u, -i with a body) also exit 2 and name the flag first.
     for (args, needle) in [
         (&["-Y", url][..], "-Y"),
         (&["-p", "a", "-u", "b", url], "-u"),
+        (&["-i", "-p", "a", url], "-i"),
     ] {
         let out = http(args);
         assert_eq!(out.code, Some(2), "{args:?}");

@@ -83,7 +83,7 @@ pub struct Target {
 pub enum Engine {
     /// The engine that costs least per request here: io_uring where the
     /// kernel offers it (and for plain http:// HTTP/1.1), else epoll, as
-    /// measured by `bench/http-peers.sh`; [`AUTO_PREFERS_URING`] says why.
+    /// measured by `bench/http-peers.sh`; `AUTO_PREFERS_URING` says why.
     #[default]
     Auto,
     /// Readiness with epoll: one `send` and one `recv` system call per request.
@@ -177,6 +177,17 @@ pub enum StopCondition {
     Duration(Duration),
     /// Whichever comes first (`-n` and `-t`).
     RequestsOrDuration(u64, Duration),
+}
+
+impl StopCondition {
+    /// The limits given: (requests `-n`, time `-t`).
+    pub fn limits(&self) -> (Option<u64>, Option<Duration>) {
+        match *self {
+            StopCondition::Requests(n) => (Some(n), None),
+            StopCondition::Duration(d) => (None, Some(d)),
+            StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
+        }
+    }
 }
 
 /// Everything a load test needs, validated.
@@ -580,19 +591,44 @@ fn bind_addr(
     Ok(Some(SocketAddr::new(ip, 0)))
 }
 
+/// The address of `host`: the first one resolved, or, when the name has
+/// several (`localhost` is often `::1` and `127.0.0.1`), the first that
+/// accepts a TCP connection within [`PROBE_TIMEOUT`], as wrk picks its
+/// address. Without the probe a server listening on 127.0.0.1 only would
+/// refuse every request sent to `localhost` wherever `::1` comes first.
+/// When none accepts, the first: the run then reports why in its errors.
 fn resolve(host: &str, port: u16) -> Result<SocketAddr, LoadError> {
     let resolve_err = |source| LoadError::Resolve {
         host: host.to_owned(),
         source,
     };
-    let mut addrs = (host, port).to_socket_addrs().map_err(resolve_err)?;
-    addrs.next().ok_or_else(|| {
-        resolve_err(std::io::Error::new(
+    let addrs: Vec<SocketAddr> = (host, port)
+        .to_socket_addrs()
+        .map_err(resolve_err)?
+        .collect();
+    let Some(&first) = addrs.first() else {
+        return Err(resolve_err(std::io::Error::new(
             std::io::ErrorKind::NotFound,
             "no address found",
-        ))
+        )));
+    };
+    Ok(if addrs.len() == 1 {
+        first
+    } else {
+        first_accepting(&addrs).unwrap_or(first)
     })
 }
+
+/// The first of `addrs` that accepts a TCP connection (closed at once).
+fn first_accepting(addrs: &[SocketAddr]) -> Option<SocketAddr> {
+    addrs
+        .iter()
+        .copied()
+        .find(|a| std::net::TcpStream::connect_timeout(a, PROBE_TIMEOUT).is_ok())
+}
+
+/// How long [`resolve`] waits for each of a name's addresses to accept.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Run one load test and return what it measured.
 ///
@@ -899,6 +935,20 @@ mod tests {
         assert_eq!(default_threads(1, 50, true), 1);
         assert!(is_loopback("127.0.0.1") && is_loopback("::1") && is_loopback("LOCALHOST"));
         assert!(!is_loopback("example.com") && !is_loopback("10.0.0.1"));
+    }
+
+    #[test]
+    fn of_several_addresses_the_first_that_accepts_is_used() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let open = listener.local_addr().unwrap();
+        // A port whose listener is gone refuses.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        assert_eq!(first_accepting(&[closed, open]), Some(open));
+        assert_eq!(first_accepting(&[open, closed]), Some(open));
+        assert_eq!(first_accepting(&[closed]), None);
     }
 
     fn t(url: &str) -> Target {

@@ -31,6 +31,8 @@ use super::LoadError;
 pub(crate) struct TlsSetup {
     config: Arc<ClientConfig>,
     name: ServerName<'static>,
+    /// `name` when it is a host name: rustls sends SNI for those only.
+    sni: Option<Arc<str>>,
 }
 
 impl TlsSetup {
@@ -80,9 +82,14 @@ impl TlsSetup {
         }];
         let name = ServerName::try_from(host.to_string())
             .map_err(|e| LoadError::Tls(format!("'{host}' is not a valid TLS server name: {e}")))?;
+        let sni = match &name {
+            ServerName::DnsName(d) => Some(Arc::from(d.as_ref())),
+            _ => None,
+        };
         Ok(TlsSetup {
             config: Arc::new(config),
             name,
+            sni,
         })
     }
 
@@ -90,7 +97,10 @@ impl TlsSetup {
     pub fn session(&self) -> io::Result<TlsSession> {
         let conn = ClientConnection::new(self.config.clone(), self.name.clone())
             .map_err(io::Error::other)?;
-        Ok(TlsSession { conn })
+        Ok(TlsSession {
+            conn,
+            sni: self.sni.clone(),
+        })
     }
 }
 
@@ -137,6 +147,8 @@ fn client_auth(
 /// One connection's TLS state.
 pub(crate) struct TlsSession {
     conn: ClientConnection,
+    /// The host name sent as SNI (None for an IP address), for the summary.
+    sni: Option<Arc<str>>,
 }
 
 /// `Read`/`Write` over a raw non-blocking descriptor, for rustls' `read_tls`/`write_tls`.
@@ -177,7 +189,7 @@ impl TlsSession {
 
     /// What the handshake settled on (ab's "SSL/TLS Protocol" line), once it is done.
     pub fn summary(&self) -> Option<kurabe_model::http::TlsSummary> {
-        super::tls_summary::summary(&self.conn)
+        super::tls_summary::summary(&self.conn, self.sni.as_deref())
     }
 
     /// The protocol the server chose by ALPN, once the handshake is done.
@@ -228,6 +240,10 @@ impl TlsSession {
 /// A rustls error as a sentence, with the likely cause when it is a common mistake.
 fn explain(e: rustls::Error) -> String {
     match e {
+        rustls::Error::InvalidCertificate(c) => format!(
+            "the server's certificate was refused: {}; --insecure skips the check (ab never checks)",
+            certificate_problem(&c)
+        ),
         rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
             format!("{e} (the server answered without TLS: is it a plain http:// port?)")
         }
@@ -235,5 +251,91 @@ fn explain(e: rustls::Error) -> String {
             format!("{e} (the server speaks none of the protocols offered by ALPN: for h2, drop --http2 or enable HTTP/2 on the server)")
         }
         e => e.to_string(),
+    }
+}
+
+/// Why a certificate was refused, in words: rustls prints some reasons as
+/// Rust identifiers (`Other(OtherError(CaUsedAsEndEntity))`).
+fn certificate_problem(c: &rustls::CertificateError) -> String {
+    use rustls::CertificateError as C;
+    match c {
+        C::UnknownIssuer => {
+            "its issuer is not among this machine's trusted authorities (self-signed?)".into()
+        }
+        C::NotValidForName => "it is not valid for this host name".into(),
+        C::Expired => "it has expired".into(),
+        C::NotValidYet => "it is not valid yet".into(),
+        C::Revoked => "it has been revoked".into(),
+        C::BadSignature => "its signature does not verify".into(),
+        C::BadEncoding => "it is not a well-formed certificate".into(),
+        C::Other(o) if o.to_string() == "CaUsedAsEndEntity" => {
+            "it is a CA certificate, not a server's".into()
+        }
+        c => identifier_words(&c.to_string()),
+    }
+}
+
+/// `Other(OtherError(UnsupportedCertVersion))` -> `unsupported cert version`;
+/// a text that is already a sentence is returned as it is.
+fn identifier_words(s: &str) -> String {
+    if s.contains(' ') {
+        return s.to_owned();
+    }
+    let inner = s.trim_end_matches(')').rsplit('(').next().unwrap_or(s);
+    let mut out = String::new();
+    for (i, ch) in inner.chars().enumerate() {
+        if ch.is_uppercase() && i > 0 {
+            out.push(' ');
+        }
+        out.extend(ch.to_lowercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustls::CertificateError;
+
+    #[test]
+    fn refused_certificates_are_explained_in_words_with_the_way_out() {
+        let ca = rustls::OtherError(Arc::new(webpki_error("CaUsedAsEndEntity")));
+        let text = explain(CertificateError::Other(ca).into());
+        assert_eq!(
+            text,
+            "the server's certificate was refused: it is a CA certificate, not a server's; \
+             --insecure skips the check (ab never checks)"
+        );
+        let text = explain(CertificateError::UnknownIssuer.into());
+        assert!(
+            text.contains("trusted authorities") && text.contains("--insecure"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn identifiers_become_words_and_sentences_stay() {
+        assert_eq!(
+            identifier_words("Other(OtherError(UnsupportedCertVersion))"),
+            "unsupported cert version"
+        );
+        assert_eq!(identifier_words("InvalidPurpose"), "invalid purpose");
+        assert_eq!(
+            identifier_words("certificate expired: x"),
+            "certificate expired: x"
+        );
+    }
+
+    /// An error whose Display is an identifier, as rustls-webpki's are.
+    fn webpki_error(name: &'static str) -> impl std::error::Error + Send + Sync {
+        #[derive(Debug)]
+        struct E(&'static str);
+        impl std::fmt::Display for E {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl std::error::Error for E {}
+        E(name)
     }
 }

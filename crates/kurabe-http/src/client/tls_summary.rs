@@ -12,8 +12,9 @@ use x509_cert::der::{Decode, Reader, SliceReader};
 
 use super::setup::{rustls_suite, CIPHER_NAMES};
 
-/// The summary of `conn`'s handshake; `None` while it is still under way.
-pub(crate) fn summary(conn: &ClientConnection) -> Option<TlsSummary> {
+/// The summary of `conn`'s handshake, which sent `server_name` (SNI);
+/// `None` while it is still under way.
+pub(crate) fn summary(conn: &ClientConnection, server_name: Option<&str>) -> Option<TlsSummary> {
     if conn.is_handshaking() {
         return None;
     }
@@ -39,6 +40,7 @@ pub(crate) fn summary(conn: &ClientConnection) -> Option<TlsSummary> {
         key_exchange: conn
             .negotiated_key_exchange_group()
             .map(|g| key_exchange(g.name())),
+        server_name: server_name.map(str::to_owned),
     })
 }
 

@@ -32,7 +32,7 @@
 //! **Each change** is then compared like two variants: the pooled samples of
 //! the segment before against those of the segment after, ratio of geometric
 //! means with a 95 % interval and a verdict against the metric's noise band
-//! ([`super::compare`]). A change the method finds but whose interval stays
+//! ([`super::compare()`]). A change the method finds but whose interval stays
 //! inside the band is reported as within noise: it is real but too small to
 //! matter, which is what keeps alarms rare.
 //!

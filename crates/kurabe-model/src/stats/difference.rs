@@ -2,7 +2,7 @@
 //! for metrics whose values may be zero or negative — a soak run's memory
 //! slope (bytes/request) is the one kurabe has.
 //!
-//! Why not the ratio of geometric means that [`super::compare`] gives every
+//! Why not the ratio of geometric means that [`super::compare()`] gives every
 //! other metric: the ratio needs logs, and a server that does not leak has
 //! a slope scattered around 0 (−1.6 to +2.6 B/request over 10 runs of
 //! `kurabe serve`), so "candidate / baseline" is undefined or meaningless
@@ -13,7 +13,7 @@
 //! - **estimate**: mean(candidate) − mean(baseline) of the per-run slopes;
 //! - **interval**: 95 % Welch t interval on that difference (unequal
 //!   variances: a leaking variant's slopes spread by a few B/request, a
-//!   flat one's by less), the same interval [`super::compare`] puts on the
+//!   flat one's by less), the same interval [`super::compare()`] puts on the
 //!   log scale, here on the raw scale;
 //! - **verdict** against an *absolute* band ±δ in the metric's unit (a
 //!   relative band means nothing around 0): growing faster (worse) when the

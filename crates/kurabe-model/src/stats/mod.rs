@@ -3,7 +3,7 @@
 //! Small pure modules, each with its tests beside it: [`summary`] describes
 //! one variant's samples, [`metric`] says what a number means and which way
 //! is better, [`student_t`] gives the t quantiles the interval needs,
-//! [`compare`] turns two variants' samples into a ratio, a 95 % interval and
+//! [`compare()`] turns two variants' samples into a ratio, a 95 % interval and
 //! a [`compare::Verdict`] ([`difference`] the same on the difference scale,
 //! for soak slopes that may be 0 or negative, [`trend`] fits those slopes),
 //! [`changepoint`] finds where a history of experiments steps, [`bisect`]

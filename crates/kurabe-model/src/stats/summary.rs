@@ -2,7 +2,7 @@
 //!
 //! Owns the descriptive numbers a report shows per variant: n, mean, median,
 //! geometric mean, standard deviation, coefficient of variation, min and max.
-//! It must not judge or compare; that is [`super::compare`].
+//! It must not judge or compare; that is [`super::compare()`].
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

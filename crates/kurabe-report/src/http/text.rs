@@ -95,8 +95,8 @@ fn server_and_document(
     writeln!(out)
 }
 
-/// ab's "SSL/TLS Protocol" (version, cipher, server key bits, cipher bits)
-/// and "Server Temp Key" lines.
+/// ab's "SSL/TLS Protocol" (version, cipher, server key bits, cipher bits),
+/// "Server Temp Key" and "TLS Server Name" (SNI, host names only) lines.
 fn tls_lines(t: &TlsSummary, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
@@ -108,6 +108,9 @@ fn tls_lines(t: &TlsSummary, out: &mut dyn Write) -> io::Result<()> {
     )?;
     if let Some(kx) = &t.key_exchange {
         writeln!(out, "Server Temp Key:        {kx}")?;
+    }
+    if let Some(name) = &t.server_name {
+        writeln!(out, "TLS Server Name:        {name}")?;
     }
     Ok(())
 }

@@ -16,13 +16,11 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
 use kurabe_lab::cmdparams::{input_flag, output_flag, shell_flag, CommandList};
+use kurabe_report::bars::RunsBar;
 use kurabe_report::bench::{write_exports, Export, TimeUnit};
 use kurabe_report::write::check_outputs;
 use kurabe_store::access::{recorded_experiment, RunStore};
 use kurabe_store::{ExperimentStatus, Store};
-
-use crate::output::write_html_page;
-use crate::progress::RunsBar;
 
 /// Arguments of `kurabe cmd`.
 #[derive(Debug, clap::Args)]
@@ -135,6 +133,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let done = match measure(&cfg, &mut store.store, args.quiet.quiet)? {
         Ok(d) => d,
+        // A signal during the warm-up or calibration stops an execution:
+        // that is the interruption, not a failing command.
+        Err(CmdError::Failed(_)) if kurabe_probe::signals::received().is_some() => {
+            eprintln!("kurabe: interrupted");
+            return Ok(crate::signal::exit_code());
+        }
         Err(CmdError::Failed(why)) => {
             eprintln!("kurabe: error: {why}");
             return Ok(ExitCode::from(1));
@@ -180,7 +184,8 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     ];
     write_exports(&files, &export, args.time_unit)?;
     if let Some(path) = &args.html {
-        write_html_page(&recorded_experiment(store, done.outcome.experiment)?, path)?;
+        let exp = recorded_experiment(store, done.outcome.experiment)?;
+        eprintln!("{}", kurabe_report::write_html_page(&exp, path)?);
     }
     if !args.no_save && !args.quiet.quiet {
         let id = done.outcome.experiment;
@@ -189,10 +194,10 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     Ok(())
 }
 
-/// 130 on Ctrl-C; 1 with the failed command's error; else 0.
+/// 128 + the signal when interrupted (130 on Ctrl-C); 1 with the failed command's error; else 0.
 fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
     if *status == ExperimentStatus::Interrupted {
-        return ExitCode::from(130);
+        return crate::signal::exit_code();
     }
     match failure {
         Some(why) => {

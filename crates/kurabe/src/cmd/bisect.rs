@@ -18,10 +18,10 @@ use kurabe_lab::invoke::parse_set;
 use kurabe_lab::Event;
 use kurabe_model::stats::bisect::Found;
 use kurabe_report::progress::bisect_event_line;
-use kurabe_report::{bisect_renderer, Format};
+use kurabe_report::write::colour_for;
+use kurabe_report::{bisect_renderer, write_rendered, Format};
 
 use crate::flags::format;
-use crate::output::{colour_stdout, write_rendered};
 
 /// Arguments of `kurabe bisect`.
 #[derive(Debug, clap::Args)]
@@ -78,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(BisectError::Interrupted) => return Ok(crate::signal::exit_code()),
         Err(e) => return Err(e.into()),
     };
-    let renderer = bisect_renderer(args.format, colour_stdout());
+    let renderer = bisect_renderer(args.format, colour_for(None));
     write_rendered(None, &*renderer, &report)?;
     Ok(match report.result.found {
         Found::NoChange => ExitCode::from(1),

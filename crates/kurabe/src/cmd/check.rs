@@ -14,9 +14,8 @@ use kurabe_report::{check_report, results_as_experiments, CheckInput};
 use kurabe_store::series::plan_or_label;
 
 use crate::flags::format;
-use crate::output::write_rendered;
 use kurabe_report::write::check_outputs;
-use kurabe_report::Format;
+use kurabe_report::{write_rendered, Format};
 use kurabe_store::access::{open_existing, parse_id};
 
 /// Arguments of `kurabe check`.

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_lab::demo::Demo;
-use kurabe_report::{demo_banner, served_line, Format};
+use kurabe_report::write::write_output;
+use kurabe_report::{demo_banner, served_line, to_string, AbText};
 
 use crate::flags::parse_duration;
-use crate::load::{render, run_load};
-use crate::output::write_output;
+use crate::load::run_load;
 
 /// Arguments of `kurabe demo`.
 #[derive(Debug, clap::Args)]
@@ -57,7 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // client's CPU too: no server metrics here.
     let report = run_load(&demo.load, !args.quiet, &interrupt, None)?;
     let (served, sent) = demo.served(&report);
-    let mut text = render(&report, Format::Text, &Default::default());
+    let mut text = to_string(&AbText::default(), &report);
     text.push_str(&served_line(served, sent));
     write_output(None, &text)?;
     demo.server.stop().context("the built-in server failed")?;

@@ -7,15 +7,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 use kurabe_model::stats::changepoint::Config;
 use kurabe_report::{history_report, results_as_experiments, Hosts};
 use kurabe_store::series::plan_or_label;
 
 use crate::flags::format;
-use crate::output::{write_output, write_rendered};
-use kurabe_report::write::check_outputs;
-use kurabe_report::Format;
+use kurabe_report::write::{check_outputs, write_file};
+use kurabe_report::{write_rendered, Format};
 use kurabe_store::access::open_existing;
 
 /// Arguments of `kurabe history`.
@@ -62,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     if let Some(path) = &args.html {
         let html = kurabe_report::to_string(&kurabe_report::HistoryHtml::default(), &report);
-        write_output(Some(path), &html)?;
+        write_file(path, html.as_bytes()).context("--html")?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,18 +1,25 @@
 //! `kurabe http URL`: an ab-compatible HTTP load test.
 //!
 //! Owns choosing the run (one client here, an A/B of URLs, or a fleet of
-//! workers) and the terminal edge of one client (Ctrl-C, the `-v` log).
+//! workers) and the terminal edge of one client (Ctrl-C, and where ab's
+//! `-v` log goes: its lines are `kurabe_http::ab_verbose`'s, which masks
+//! the `-P` and `-A` passwords).
 //! The flags are `args.rs`'s, the files and exit status `outputs.rs`'s; the
 //! load generator itself is `kurabe_http::client`, which never sees clap
 //! types.
 
+use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{bail, Context};
+use kurabe_http::ab_verbose;
+use kurabe_http::client::HeadTrace;
 use kurabe_model::record::ResultKind;
 use kurabe_report::write::check_outputs;
+use kurabe_report::{http_renderer, to_string, Format};
 
-use crate::load::{render, run_load};
+use crate::load::run_load;
 use outputs::{exit_code, no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;
@@ -20,8 +27,6 @@ use args::{from_args, Resolved};
 
 /// `kurabe http URL_A URL_B …`: an A/B of endpoints in interleaved rounds.
 mod ab;
-/// ab's `-v` log.
-mod abflags;
 /// The flags and their resolution into the load config.
 mod args;
 /// `--workers N`: the distributed run, coordinated through PostgreSQL.
@@ -59,16 +64,16 @@ fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
     crate::signal::force_exit_on_second_signal();
     kurabe_http::raise_fd_limit();
     if args.verbosity >= 2 {
-        let preamble = kurabe_http::ab_verbose::describe(&resolved.load);
-        abflags::verbose(args.format, &preamble);
-        resolved.load.setup.trace = Some(abflags::trace(args.format, args.verbosity));
+        let preamble = ab_verbose::describe(&resolved.load);
+        verbose(args.format, &preamble);
+        resolved.load.setup.trace = Some(trace(args.format, args.verbosity));
     }
     let (server, note) = resolved.server.resolve()?;
     if let Some(note) = note {
         eprintln!("kurabe: note: {note}");
     }
     let report = run_load(&resolved.load, !args.quiet, &interrupt, server)?;
-    let rendered = render(&report, args.format, &resolved.layout);
+    let rendered = to_string(&*http_renderer(args.format, &resolved.layout), &report);
     write_outputs(args, &report, &rendered)?;
     if let Some(pending) = gnuplot.filter(|_| !no_response(&report, "-g")) {
         pending.commit().context("-g")?;
@@ -76,4 +81,22 @@ fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
     let label = format!("http {}", report.url);
     args.save.save_if_asked(ResultKind::Http, &label, &report)?;
     Ok(exit_code(&report, args.max_error_rate, interrupt.is_set()))
+}
+
+/// Print `-v` output where ab prints it, stdout, unless the report there is
+/// JSON, CSV or Markdown (then stderr, so the document stays parseable).
+/// A closed pipe ends the log quietly (the report write reports it).
+fn verbose(format: Format, text: &str) {
+    let _ = if format == Format::Text {
+        std::io::stdout().lock().write_all(text.as_bytes())
+    } else {
+        std::io::stderr().lock().write_all(text.as_bytes())
+    };
+}
+
+/// The `-v 2` tap: every response head, logged as ab logs it.
+fn trace(format: Format, verbosity: u8) -> HeadTrace {
+    HeadTrace(Arc::new(move |bytes: &[u8]| {
+        verbose(format, &ab_verbose::log_head(bytes, verbosity))
+    }))
 }

@@ -8,17 +8,16 @@
 use std::process::ExitCode;
 
 use kurabe_model::record::ResultKind;
-use kurabe_report::{mem_renderer, Format, FreeUnit};
+use kurabe_report::{mem_renderer, write_rendered, Format, FreeFlags, FreeUnit};
 
 use crate::flags::format;
-use crate::output::write_rendered;
 
 /// Arguments of `kurabe mem`.
 #[derive(Debug, clap::Args)]
 #[command(disable_help_flag = true)]
 pub struct Args {
     #[command(flatten)]
-    pub save: crate::save::SaveArgs,
+    pub save: crate::flags::SaveArgs,
     /// Show amounts in bytes.
     #[arg(short = 'b', long, group = "unit")]
     pub bytes: bool,
@@ -60,18 +59,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The display unit the flags chose.
+/// The unit flags as the report's plain values.
 fn unit(a: &Args) -> FreeUnit {
-    let base = if a.si { 1000 } else { 1024 };
-    if a.human {
-        FreeUnit::Human(base)
-    } else if a.bytes {
-        FreeUnit::Fixed(1)
-    } else if a.mebi {
-        FreeUnit::Fixed(base * base)
-    } else if a.gibi {
-        FreeUnit::Fixed(base * base * base)
-    } else {
-        FreeUnit::Fixed(base)
-    }
+    let flags = FreeFlags {
+        bytes: a.bytes,
+        mebi: a.mebi,
+        gibi: a.gibi,
+        human: a.human,
+        si: a.si,
+    };
+    flags.unit()
 }

@@ -1,9 +1,10 @@
 //! `kurabe report ID`: one experiment from the store as a terminal table,
 //! Markdown, JSON, CSV or a self-contained HTML page with charts.
 //!
-//! Building and rendering are `kurabe-report`'s; this file picks the store,
-//! decides colour (a TTY and no `NO_COLOR`), and writes the file
-//! atomically so a reader never sees half a report.
+//! Building, rendering and writing (atomically, so a reader never sees half
+//! a report) are `kurabe-report`'s; this file picks the store and the
+//! renderer, coloured where `kurabe_report::write::colour_for` says stdout
+//! takes colour.
 
 use std::process::ExitCode;
 
@@ -11,8 +12,8 @@ use anyhow::bail;
 use kurabe_model::record::Entry;
 
 use crate::flags::format;
-use crate::output::{colour_stdout, write_rendered};
-use kurabe_report::Format;
+use kurabe_report::write::colour_for;
+use kurabe_report::{write_rendered, Format};
 use kurabe_store::access::{open_existing, parse_id};
 
 /// Arguments of `kurabe report`.
@@ -39,8 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     };
     let report = kurabe_report::experiment_report(&exp);
-    let colour = args.out.path().is_none() && colour_stdout();
-    let renderer = kurabe_report::renderer(args.format, colour);
+    let renderer = kurabe_report::renderer(args.format, colour_for(args.out.path()));
     write_rendered(args.out.path(), &*renderer, &report)?;
     if let Some(path) = args.out.path() {
         eprintln!("wrote {}", path.display());

@@ -10,7 +10,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_model::record::ResultKind;
 use kurabe_report::listing::{write_entry, write_listing};
@@ -18,11 +17,8 @@ use kurabe_report::{Format, Json, Render};
 use kurabe_store::transfer;
 
 use crate::flags::format;
-
-use kurabe_store::access::{open_existing, parse_id, save_result};
-
-/// `--kind` values: the kinds of saved results, by the names the store uses.
-const KINDS: [&str; 5] = ["http", "watch", "mem", "system", "unixbench"];
+use kurabe_report::write::{colour_for, write_output};
+use kurabe_store::access::{open_existing, parse_id};
 
 /// A `--kind` value as the store's kind.
 fn kind(name: &str) -> Result<ResultKind, String> {
@@ -85,7 +81,7 @@ pub enum Command {
     /// Save a command's JSON record as a result: `kurabe mem --format json | kurabe results save --kind mem -`.
     Save {
         /// Which command wrote the record: http, watch, mem or system (`kurabe CMD --format json`), or unixbench (an imported UnixBench report as JSON).
-        #[arg(long, value_parser = PossibleValuesParser::new(KINDS).try_map(|k| kind(&k)))]
+        #[arg(long, value_parser = PossibleValuesParser::new(ResultKind::ALL.map(ResultKind::as_str)).try_map(|k| kind(&k)))]
         kind: ResultKind,
         /// Label in listings [default: the kind and the host name].
         #[arg(long)]
@@ -128,12 +124,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             metrics,
             format,
         } => compare(store, [a, b], &metrics, format, &mut out)?,
-        Command::Export { ids, output } => export(store, &ids, output.path(), &mut out)?,
+        Command::Export { ids, output } => export(store, &ids, output.path())?,
         Command::Import { file } => {
             let added = transfer::import(&kurabe_store::access::store_path(store)?, &file)?;
             writeln!(out, "{added}")?;
         }
-        Command::Save { kind, label, file } => save(store, kind, label, &file, &mut out)?,
+        Command::Save { kind, label, file } => {
+            writeln!(
+                out,
+                "saved {}",
+                transfer::save_file(store, kind, label, &file)?
+            )?;
+        }
         Command::Copy { from, to, ids } => writeln!(out, "{}", transfer::copy(&from, &to, &ids)?)?,
         Command::Rm { ids, force } => {
             for id in transfer::remove(&mut open_existing(store)?, &ids, force)? {
@@ -160,7 +162,7 @@ fn show(store: Option<&Path>, id: &str, format: Format, out: &mut dyn Write) -> 
     let entry = open_existing(store)?.get(parse_id(id)?)?;
     match format {
         Format::Json => Json.render(&entry, out)?,
-        _ => write_entry(&entry, crate::output::colour_stdout(), out)?,
+        _ => write_entry(&entry, colour_for(None), out)?,
     }
     Ok(())
 }
@@ -184,35 +186,11 @@ fn compare(
 }
 
 /// `kurabe results export`: to `output` (saying so on stderr) or stdout.
-fn export(
-    store: Option<&Path>,
-    ids: &[String],
-    output: Option<&Path>,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
+fn export(store: Option<&Path>, ids: &[String], output: Option<&Path>) -> anyhow::Result<()> {
     let (n, json) = transfer::export(&open_existing(store)?, ids)?;
-    match output {
-        Some(path) => {
-            kurabe_report::write::write_file(path, json.as_bytes()).context("-o")?;
-            eprintln!("exported {n} entries to {}", path.display());
-        }
-        None => out.write_all(json.as_bytes())?,
+    write_output(output, &json)?;
+    if let Some(path) = output {
+        eprintln!("exported {n} entries to {}", path.display());
     }
-    Ok(())
-}
-
-/// `kurabe results save`: label defaults to the kind and the host name.
-fn save(
-    store: Option<&Path>,
-    kind: ResultKind,
-    label: Option<String>,
-    file: &Path,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let record = transfer::read_record(file)?;
-    let host = kurabe_probe::host::host_facts().hostname;
-    let label = label.unwrap_or_else(|| format!("{} on {host}", kind.as_str()));
-    let id = save_result(kind, &label, &record, store, None)?;
-    writeln!(out, "saved {id}")?;
     Ok(())
 }

@@ -14,15 +14,14 @@ use std::process::ExitCode;
 
 use kurabe_lab::invoke::parse_set;
 use kurabe_lab::{Event, Outcome};
-use kurabe_model::record::{ExperimentStatus, RunStatus};
+use kurabe_model::record::ExperimentStatus;
+use kurabe_report::bars::RunsBar;
 use kurabe_report::escape;
-use kurabe_report::progress::{event_line, outcome_messages, report_with_checks, run_in_flight};
+use kurabe_report::progress::{outcome_messages, report_with_checks};
 use kurabe_store::Store;
 
 use crate::flags::format;
-use crate::output::{colour_stdout, write_output};
-use crate::progress::RunsBar;
-use kurabe_report::write::check_outputs;
+use kurabe_report::write::{check_outputs, colour_for, write_output};
 use kurabe_report::Format;
 
 /// Arguments of `kurabe run`.
@@ -64,8 +63,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (plan, mut opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
     if args.dry_run {
-        let rounds = args.repeat.unwrap_or(plan.repeat).max(1);
-        let schedule = kurabe_lab::dry_run::dry_run(&plan, rounds, args.seed.or(plan.seed));
+        let schedule = kurabe_lab::dry_run::dry_run(&plan, args.repeat, args.seed);
         let text = kurabe_report::progress::dry_run_text(&schedule);
         write_output(None, &text)?;
         return Ok(ExitCode::SUCCESS);
@@ -95,10 +93,7 @@ fn run_with_progress(
     quiet: bool,
 ) -> anyhow::Result<Outcome> {
     let bar = RunsBar::new(quiet);
-    let mut progress = |e: &Event<'_>| {
-        bar.count(e);
-        bar.line(line_of(&bar, e));
-    };
+    let mut progress = |e: &Event<'_>| bar.event(e);
     let outcome = kurabe_lab::run_experiment(plan, store, opts, stop, &mut progress);
     bar.finish();
     Ok(outcome?)
@@ -122,15 +117,15 @@ fn prepare_revisions(
 /// The final report to stdout or `-o`, and the HTML page to `--html`.
 fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Result<()> {
     let exp = kurabe_store::access::recorded_experiment(store, outcome.experiment)?;
-    let colour = args.out.path().is_none() && colour_stdout();
     let report = kurabe_report::experiment_report(&exp);
+    let colour = colour_for(args.out.path());
     let body = report_with_checks(&report, &outcome.checks, args.format, colour);
     write_output(args.out.path(), &body)?;
     if let Some(path) = &args.out.output {
         eprintln!("wrote {}", path.display());
     }
     if let Some(path) = &args.html {
-        crate::output::write_html_page(&exp, path)?;
+        eprintln!("{}", kurabe_report::write_html_page(&exp, path)?);
     }
     Ok(())
 }
@@ -147,19 +142,4 @@ fn finish(outcome: &Outcome) -> ExitCode {
         _ if outcome.checks.iter().any(|c| !c.passed) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     }
-}
-
-/// The line of `e`: every event's without a bar; on a bar the run in
-/// flight is its message, and a run that did not fail says nothing.
-fn line_of(bar: &RunsBar, e: &Event<'_>) -> Option<String> {
-    if bar.shown() {
-        if let Some(now) = run_in_flight(e) {
-            bar.message(now);
-            return None;
-        }
-        if matches!(e, Event::RunDone { record, .. } if record.status != RunStatus::Failed) {
-            return None;
-        }
-    }
-    Some(escape::terminal_lines(&event_line(e)))
 }

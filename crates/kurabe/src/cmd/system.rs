@@ -12,12 +12,12 @@ use std::process::ExitCode;
 
 use kurabe_model::record::ResultKind;
 use kurabe_model::system::SystemCompare;
-use kurabe_report::{record_renderer, Format};
+use kurabe_report::bars::StepsBar;
+use kurabe_report::{record_renderer, write_rendered, Format};
 use kurabe_system::choices::{parse_pct, parse_secs, Choices};
 use kurabe_system::files::{compare_files, load_unixbench};
 
 use crate::flags::format;
-use crate::output::write_rendered;
 use kurabe_report::write::check_outputs;
 
 /// Arguments of `kurabe system`.
@@ -42,7 +42,7 @@ enum Action {
 #[derive(Debug, clap::Args)]
 struct RunArgs {
     #[command(flatten)]
-    save: crate::save::SaveArgs,
+    save: crate::flags::SaveArgs,
     /// Short durations and fewer passes: the whole index in about 35 s per copy count instead of UnixBench's ~30 min; the report states the spread that implies.
     #[arg(long, conflicts_with_all = ["precision", "max_time", "unixbench"])]
     quick: bool,
@@ -86,7 +86,7 @@ struct RunArgs {
 #[derive(Debug, clap::Args)]
 struct ImportArgs {
     #[command(flatten)]
-    save: crate::save::SaveArgs,
+    save: crate::flags::SaveArgs,
     /// The UnixBench text report (the file under UnixBench's results/ without extension).
     file: PathBuf,
     /// Output format: json (the versioned result model), text or md.
@@ -163,27 +163,11 @@ fn run_with_bar(
     stop: &kurabe_model::stop::Stop,
     quiet: bool,
 ) -> anyhow::Result<kurabe_model::system::SystemReport> {
-    let steps = (cfg.tests.len() * cfg.copies.len()) as u64;
-    let bar = crate::progress::counter(steps, "tests", crate::progress::wanted(!quiet));
-    let mut started = 0u64;
-    let mut progress = |p: kurabe_system::Progress<'_>| {
-        if p.pass == 1 {
-            // The steps before this one are done.
-            bar.set_position(started.min(steps));
-            started += 1;
-        }
-        let of = if p.passes > 0 {
-            format!("/{}", p.passes)
-        } else {
-            String::new()
-        };
-        bar.set_message(format!(
-            "{} x {}  pass {}{of}",
-            p.copies, p.test.name, p.pass
-        ));
-    };
+    let mut bar = StepsBar::new((cfg.tests.len() * cfg.copies.len()) as u64, quiet);
+    let mut progress =
+        |p: kurabe_system::Progress<'_>| bar.pass(p.copies, p.test.name, p.pass, p.passes);
     let result = kurabe_system::run(cfg, stop, &mut progress);
-    bar.finish_and_clear();
+    bar.finish();
     Ok(result?)
 }
 

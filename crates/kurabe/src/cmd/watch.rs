@@ -11,19 +11,19 @@
 //! command dies with the watch: its process group, its descendants and its
 //! cgroup are killed at the end, and with kurabe itself (`PR_SET_PDEATHSIG`).
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use crate::flags::{format, parse_duration};
-use crate::output::write_output;
+use anyhow::Context;
 use kurabe_model::probe::WatchReport;
 use kurabe_probe::signals::watch_status;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
-use kurabe_report::write::check_outputs;
-use kurabe_report::{to_string, watch_live_line, watch_renderer, Format, Svg};
+use kurabe_report::bars::{wanted, LiveLine};
+use kurabe_report::write::{check_outputs, write_file};
+use kurabe_report::{to_string, watch_live_line, watch_renderer, write_rendered, Format, Svg};
 
 /// Arguments of `kurabe watch`.
 #[derive(Debug, clap::Args)]
@@ -35,7 +35,7 @@ port: 0 when it exited or --duration ended. Stopped by a signal: 128 + the signa
 143 SIGTERM, 129 SIGHUP), after the command's tree and cgroup are killed.")]
 pub struct Args {
     #[command(flatten)]
-    pub save: crate::save::SaveArgs,
+    pub save: crate::flags::SaveArgs,
     /// Watch this process and all its descendants.
     #[arg(short = 'p', long, value_name = "PID")]
     pub pid: Option<u32>,
@@ -79,33 +79,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.save.check_store()?;
     let stop = crate::signal::install_stop()?;
     let session = WatchSession::start(&target, cfg)?;
-    let live = crate::progress::wanted(!args.quiet);
     // With -d the end is known: a bar with ETA; else the live line alone.
-    let bar = match args.duration {
-        Some(d) => crate::progress::timer(d, live),
-        None => indicatif::ProgressBar::hidden(),
-    };
+    let live = LiveLine::new(args.duration, wanted(!args.quiet));
     let report = session.run(&stop, &mut |s, t| {
-        if !bar.is_hidden() {
-            bar.set_position(u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
-            bar.set_message(watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes));
-        } else if live {
-            live_line(s, t);
-        }
+        live.update(
+            t,
+            &watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes),
+        );
     });
-    bar.finish_and_clear();
-    if live {
-        eprint!("\r\x1b[K");
-    }
+    live.finish();
     write_report(&args, &report)?;
     Ok(ExitCode::from(watch_status(&report)))
 }
 
 /// Render the report to stdout or `-o`, the SVG to `--svg`, and save it if asked.
 fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
-    crate::output::write_rendered(args.out.path(), &*watch_renderer(args.format), report)?;
+    write_rendered(args.out.path(), &*watch_renderer(args.format), report)?;
     if let Some(path) = &args.svg {
-        write_output(Some(path), &to_string(&Svg, report))?;
+        write_file(path, to_string(&Svg, report).as_bytes()).context("--svg")?;
     }
     let label = match &report.command {
         Some(argv) => format!("watch {}", argv.join(" ")),
@@ -136,11 +127,4 @@ fn request(args: &Args) -> WatchRequest {
         command,
         config,
     }
-}
-
-/// The live status line on a terminal; `t` is the time since the start.
-fn live_line(s: &kurabe_probe::Sample, t: Duration) {
-    let line = watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes);
-    eprint!("\r\x1b[K{line}");
-    let _ = std::io::stderr().flush();
 }

@@ -60,7 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return run_in_cgroup(cpus, &url);
         }
     }
-    let ncpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    let ncpus = kurabe_probe::procfs::online_cpus();
     let cfg = flags.resolve(ncpus, &kurabe_probe::host::host_facts().hostname)?;
     let stop = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();

@@ -21,8 +21,9 @@ use kurabe_store::access::{recorded_experiment, RunStore};
 use kurabe_store::Store;
 
 use super::args::{from_args, layout_flags, Args};
+use kurabe_report::bars::RunsBar;
 use kurabe_report::http_compare_doc;
-use kurabe_report::write::check_outputs;
+use kurabe_report::write::{check_outputs, colour_for, write_output};
 
 /// Run `kurabe http` with two or more URLs.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -36,9 +37,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let outcome = run_plan(args, &plan, &mut store.store)?;
     let exp = recorded_experiment(&store.store, outcome.experiment)?;
     let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
-    let colour = args.out.path().is_none() && crate::output::colour_stdout();
+    let colour = colour_for(args.out.path());
     let doc = http_compare_doc(&exp, &urls, rounds, args.format, colour);
-    crate::output::write_output(args.out.path(), &doc)?;
+    write_output(args.out.path(), &doc)?;
     if args.save.save.is_some() {
         eprintln!(
             "kurabe: saved as {id}; see `kurabe report {id}`",
@@ -66,7 +67,7 @@ fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurab
     let opts = kurabe_lab::invoke::options_here(plan, args.save.rev.current())?;
     let stop = crate::signal::install_stop()?;
     // On a terminal a bar over the runs, with the lines above it.
-    let bar = crate::progress::RunsBar::new(args.quiet);
+    let bar = RunsBar::new(args.quiet);
     let mut progress = |e: &Event<'_>| {
         bar.count(e);
         bar.line(kurabe_report::progress::ab_event_line(e));
@@ -108,10 +109,10 @@ fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// 130 on Ctrl-C; 1 when some URL has no successful round; else 0.
+/// 128 + the signal when interrupted (130 on Ctrl-C); 1 when some URL has no successful round; else 0.
 fn exit_code(o: &kurabe_lab::Outcome, urls: &[String]) -> ExitCode {
     if o.status == kurabe_store::ExperimentStatus::Interrupted {
-        return ExitCode::from(130);
+        return crate::signal::exit_code();
     }
     let dead = http_ab::urls_without_ok_round(o, urls);
     if dead.is_empty() {

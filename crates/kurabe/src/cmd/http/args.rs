@@ -189,7 +189,7 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "60s")]
     pub wait_workers: Duration,
     #[command(flatten)]
-    pub save: crate::save::SaveArgs,
+    pub save: crate::flags::SaveArgs,
 }
 
 /// What a run needs besides the flags themselves: the load config, the
@@ -324,13 +324,5 @@ mod tests {
         assert_eq!(r.server, ServerChoice::Listener(9));
         assert!(r.layout.html.is_none() && r.layout.text.variable_length);
         assert!(resolve(&["--max-error-rate", "2", "http://h/"]).is_err());
-    }
-
-    #[test]
-    fn clap_rejects_conflicting_body_flags() {
-        let mut full = vec!["http", "-p", "a", "-u", "b", "http://h/"];
-        assert!(Cli::try_parse_from(&full).is_err());
-        full = vec!["http", "-i", "-p", "a", "http://h/"];
-        assert!(Cli::try_parse_from(&full).is_err());
     }
 }

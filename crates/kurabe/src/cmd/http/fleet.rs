@@ -6,7 +6,6 @@
 //! single client, followed (text) or preceded on stderr (other formats) by one
 //! row per worker; the JSON record carries the same rows in its `fleet` field. Lost workers get an explicit `kurabe: note:` line.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
@@ -14,6 +13,7 @@ use anyhow::bail;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
 use kurabe_fleet::spec::RunSpec;
 use kurabe_model::record::ResultKind;
+use kurabe_report::bars::{wanted, LiveLine};
 use kurabe_report::{fleet_events, fleet_report};
 
 use super::args::{Args, Resolved};
@@ -33,13 +33,11 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     let plan = Plan::new(spec, workers, args.experiment.clone(), args.wait_workers);
     let interrupt = crate::signal::install()?;
     let mut client = kurabe_store::pg::connect(&url)?;
-    let show = !args.quiet && std::io::stderr().is_terminal();
-    let mut on = |e: CoordEvent| log_event(&e, show);
-    let mut outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
-    if show {
-        eprint!("\r\x1b[K");
-    }
-    write_merged(args, resolved, &mut outcome)?;
+    let live = LiveLine::new(None, wanted(!args.quiet));
+    let mut on = |e: CoordEvent| log_event(&e, &live);
+    let outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
+    live.finish();
+    write_merged(args, resolved, &outcome)?;
     args.save
         .save_if_asked(ResultKind::Http, &plan.experiment, &outcome.report)?;
     Ok(exit_code(
@@ -51,11 +49,10 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
 
 /// The notes, then the merged report with its per-worker rows, followed by
 /// the worker table (text), or with the table on stderr (other formats).
-fn write_merged(args: &Args, resolved: &Resolved, outcome: &mut Outcome) -> anyhow::Result<()> {
+fn write_merged(args: &Args, resolved: &Resolved, outcome: &Outcome) -> anyhow::Result<()> {
     for note in &outcome.notes {
         eprintln!("kurabe: note: {note}");
     }
-    outcome.report.fleet = Some(outcome.summary());
     let (doc, table) = fleet_report(&outcome.report, args.format, &resolved.layout);
     if let Some(table) = table {
         eprint!("{table}");
@@ -63,11 +60,11 @@ fn write_merged(args: &Args, resolved: &Resolved, outcome: &mut Outcome) -> anyh
     write_outputs(args, &outcome.report, &doc)
 }
 
-/// A coordinator event on stderr; live progress only on a terminal (`show`).
-fn log_event(e: &CoordEvent, show: bool) {
+/// A coordinator event on stderr; live progress only on a terminal.
+fn log_event(e: &CoordEvent, live: &LiveLine) {
     if let Some(line) = fleet_events::coord_line(e) {
         eprintln!("{line}");
-    } else if let Some(progress) = fleet_events::progress_text(e).filter(|_| show) {
-        eprint!("\r\x1b[K{progress}");
+    } else if let Some(progress) = fleet_events::progress_text(e) {
+        live.update(std::time::Duration::ZERO, &progress);
     }
 }

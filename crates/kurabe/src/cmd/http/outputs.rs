@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_http::client::{GnuplotFile, LoadConfig};
 use kurabe_model::http::HttpReport;
-use kurabe_report::write::{write_file, Pending};
+use kurabe_report::write::{write_file, write_output, Pending};
 use kurabe_report::AbPercentCsv;
 
 use super::args::Args;
@@ -83,5 +83,5 @@ pub(crate) fn write_outputs(
         let csv = kurabe_report::to_string(&AbPercentCsv, report);
         write_file(path, csv.as_bytes()).context("-e")?;
     }
-    crate::output::write_output(args.out.path(), rendered)
+    Ok(write_output(args.out.path(), rendered)?)
 }
