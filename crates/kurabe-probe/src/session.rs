@@ -166,10 +166,11 @@ impl WatchSession {
                 return ended;
             }
             if now >= next {
-                next = crate::watch::next_tick(next, interval, now);
                 if !self.regular_sample(on_sample) {
                     return WatchEnd::Exited;
                 }
+                // From the end of the sample, which a starved thread may finish late.
+                next = crate::watch::next_tick(next, interval, Instant::now());
                 continue;
             }
             // A timed wait that paces the samples; the stop or the exit cut it short.

@@ -334,7 +334,6 @@ fn sample_loop(
             std::thread::park_timeout(next - now);
             continue;
         }
-        next = next_tick(next, interval, now);
         let alive = match sampler.sample() {
             Ok(s) => {
                 rec.push(&s);
@@ -350,6 +349,9 @@ fn sample_loop(
         if stop.load(Ordering::Acquire) || !alive {
             break;
         }
+        // From the end of the sample: one that took longer than the
+        // interval (a starved thread) must not be followed by another at once.
+        next = next_tick(next, interval, Instant::now());
     }
     rec.finish(Instant::now(), &sampler)
 }

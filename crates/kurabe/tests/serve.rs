@@ -48,6 +48,21 @@ impl ServeChild {
         Self { child, url, addr }
     }
 
+    /// Whether the server is still running, and if not, how it ended and
+    /// what it wrote to stderr (for a failure message).
+    pub fn liveness(&mut self) -> String {
+        match self.child.try_wait() {
+            Ok(Some(status)) => {
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = e.read_to_string(&mut err);
+                }
+                format!("the server exited ({status}): {err}")
+            }
+            _ => "the server is still running".to_owned(),
+        }
+    }
+
     /// PID of the server process.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -270,7 +285,7 @@ fn closed_by_server(s: &mut TcpStream) -> bool {
 
 #[test]
 fn out_of_descriptors_the_server_idles_and_answers_again_when_connections_close() {
-    let server = ServeChild::start_with(&[], |cmd| {
+    let mut server = ServeChild::start_with(&[], |cmd| {
         // SAFETY: setrlimit is async-signal-safe; the struct lives on the child's stack.
         unsafe {
             std::os::unix::process::CommandExt::pre_exec(cmd, || {
@@ -308,7 +323,12 @@ fn out_of_descriptors_the_server_idles_and_answers_again_when_connections_close(
         share * 100.0
     );
     conns.clear();
-    let mut s = TcpStream::connect(server.addr).unwrap();
+    let mut s = TcpStream::connect(server.addr).unwrap_or_else(|e| {
+        panic!(
+            "connect once the idle clients left: {e}; {}",
+            server.liveness()
+        )
+    });
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     s.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
     let mut answer = Vec::new();
