@@ -356,12 +356,13 @@ fn sample_loop(
     rec.finish(Instant::now(), &sampler)
 }
 
-/// The sampling tick after `due`, the one that was due at `now` or
-/// before: one `interval` on, or, after an oversleep (a busy machine), the
-/// first tick still ahead of `now`. Ticks that passed are skipped rather
-/// than sampled back to back: a sample taken a fraction of a millisecond
-/// after the last sees no CPU time (the kernel counts it in clock ticks),
-/// and a burst of them paints a busy target idle.
+/// When to sample after the tick due at `due`: one `interval` on, or, when
+/// `now` is already past that (the thread overslept on a busy machine, or a
+/// sample took longer than the interval), the first tick still ahead.
+/// Ticks that passed are skipped rather than sampled back to back: a
+/// sample taken a fraction of a millisecond after the last sees no CPU
+/// time (the kernel counts it in clock ticks), and a burst of them paints
+/// a busy target idle.
 pub fn next_tick(due: Instant, interval: Duration, now: Instant) -> Instant {
     let next = due + interval;
     if next > now || interval.is_zero() {
@@ -378,6 +379,7 @@ pub fn self_cpu_seconds() -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn ticks_missed_while_overslept_are_skipped_not_sampled_in_a_burst() {
@@ -390,8 +392,6 @@ mod tests {
         assert_eq!(next_tick(t0, ms(100), t0 + ms(730)), t0 + ms(800));
         assert_eq!(next_tick(t0, ms(100), t0 + ms(800)), t0 + ms(900));
     }
-
-    use super::*;
 
     #[test]
     fn nearest_rank_percentile() {
