@@ -284,6 +284,44 @@ fn goaway_mid_run_finishes_accepted_streams_and_resends_the_rest() {
     );
 }
 
+/// `--rate` over HTTP/2 with one stream that the server stops answering:
+/// every later send of the schedule finds no free stream, and is reported
+/// late rather than lost.
+#[test]
+fn sends_a_stalled_stream_held_back_are_late_not_lost() {
+    let srv = raw_server(|c| {
+        for _ in 0..3 {
+            match c.next_request() {
+                Some(id) => c.respond(id, b"ok"),
+                None => return,
+            }
+        }
+        c.until_eof();
+    });
+    let r = http_json(&[
+        "--http2",
+        "--streams",
+        "1",
+        "-c",
+        "1",
+        "--threads",
+        "1",
+        "--rate",
+        "200",
+        "-t",
+        "300ms",
+        &srv.url(),
+    ]);
+    let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    let late = r
+        .rate
+        .expect("a --rate run reports its schedule")
+        .late_sends;
+    assert!((1..=4).contains(&sent), "sent {sent}: {:?}", r.errors);
+    // 60 sends intended in 0.3 s: each one went out or is reported late.
+    assert!(sent + late >= 60 && late <= 60, "sent {sent}, late {late}");
+}
+
 #[test]
 fn rst_on_every_stream_is_counted_by_error_code() {
     let srv = raw_server(|c| {

@@ -1097,6 +1097,20 @@ impl Turns for Worker<'_> {
         Worker::dispatch(self);
     }
 
+    fn last_sends(&mut self) {
+        let (sh, ctl) = (self.sh, self.ctl);
+        let by_time = !ctl.stop.load(Ordering::Relaxed) && !sh.aborted.load(Ordering::Relaxed);
+        if !by_time || self.now < sh.end_ns || !self.measuring {
+            return;
+        }
+        // As in HTTP/1.1: what the schedule meant to send before the end but
+        // no stream could take (every one waiting for an answer) was never
+        // sent, the latest a send can be: late, not lost from the report.
+        if let Some(s) = &mut self.schedule {
+            self.stats.late_sends += s.give_up_due(sh.end_ns - 1);
+        }
+    }
+
     fn expire(&mut self) {
         Worker::expire(self);
     }
