@@ -69,10 +69,16 @@ impl Pace {
     pub fn new(sh: &Shared, conns: usize) -> io::Result<Pace> {
         // Deadlines are checked every tick: within 5 % of the request timeout.
         let tick_ns = (sh.timeout_ns / 20).clamp(1_000_000, TICK_NS);
+        let naps = naps(sh.rate.is_some(), sh.keep_alive, conns * sh.pipeline);
+        Pace::with(tick_ns, naps)
+    }
+
+    /// A worker ticking every `tick_ns` that naps or not.
+    fn with(tick_ns: u64, naps: bool) -> io::Result<Pace> {
         Ok(Pace {
             ticker: sys::Ticker::new(tick_ns)?,
             tick_ns,
-            naps: naps(sh.rate.is_some(), sh.keep_alive, conns * sh.pipeline),
+            naps,
             answered: 0,
             wake_start: 0,
             idle_nap: false,
@@ -128,17 +134,7 @@ mod tests {
     use super::*;
 
     fn pace(naps: bool) -> Pace {
-        Pace {
-            ticker: sys::Ticker::new(TICK_NS).unwrap(),
-            tick_ns: TICK_NS,
-            naps,
-            answered: 0,
-            wake_start: 0,
-            idle_nap: false,
-            napping: false,
-            latency_ns: 0,
-            trial: Trial::new(),
-        }
+        Pace::with(TICK_NS, naps).unwrap()
     }
 
     #[test]
