@@ -161,6 +161,10 @@ impl Worker<'_> {
             // TLS handshake failed (e.g. untrusted certificate): part of connecting.
             self.explain(FailKind::Connect, || format!("TLS handshake: {e}"));
             End::Fail(FailKind::Connect)
+        } else if c.w_off < c.w_end {
+            // The request was still being written (a large body): the reset
+            // that the read side reported first cut the write, as ab counts it.
+            return self.send_failed(ci, e);
         } else if c.served > 0 && c.framer.between_responses() && c.len == 0 {
             End::Retry
         } else {
