@@ -12,6 +12,7 @@ pub mod experiment;
 pub mod fleet;
 pub mod history;
 pub mod http;
+pub mod load;
 pub mod plan;
 pub mod probe;
 pub mod progress;
