@@ -48,6 +48,10 @@ pub const GENERATED: &[(&str, Generator)] = &[
         schema_of::<crate::http::HttpReport>,
     ),
     (
+        "load-spec.schema.json",
+        schema_of::<crate::load::LoadSpec>,
+    ),
+    (
         "mem-report.schema.json",
         schema_of::<crate::probe::MemReport>,
     ),
