@@ -18,9 +18,11 @@ pub mod probe;
 pub mod progress;
 pub mod record;
 pub mod schema;
+pub mod stage;
 pub mod stats;
 pub mod stop;
 pub mod system;
+pub mod threshold;
 pub mod time;
 
 /// Version of the JSON result schema shared by output and the results store.
