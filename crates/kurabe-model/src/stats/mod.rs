@@ -5,7 +5,8 @@
 //! is better, [`student_t`] gives the t quantiles the interval needs,
 //! [`compare()`] turns two variants' samples into a ratio, a 95 % interval and
 //! a [`compare::Verdict`] ([`difference`] the same on the difference scale,
-//! for soak slopes that may be 0 or negative, [`trend`] fits those slopes),
+//! for soak slopes that may be 0 or negative, [`trend`] fits those slopes;
+//! [`from_summary`] the same when a side is known only by its summary),
 //! [`changepoint`] finds where a history of experiments steps, [`bisect`]
 //! searches commits for the first one where a metric changes, and
 //! [`schedule`] decides the interleaved order in
@@ -18,6 +19,7 @@ pub mod bisect;
 pub mod changepoint;
 pub mod compare;
 pub mod difference;
+pub mod from_summary;
 pub mod metric;
 pub mod schedule;
 pub mod student_t;
