@@ -24,6 +24,7 @@ pub mod http_ab;
 pub mod invoke;
 pub mod local_load;
 pub mod measure;
+mod measured;
 pub mod plan;
 pub mod runner;
 pub mod schedule;

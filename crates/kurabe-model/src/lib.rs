@@ -17,6 +17,7 @@ pub mod probe;
 pub mod progress;
 pub mod record;
 pub mod schema;
+pub mod schema_files;
 pub mod stats;
 pub mod stop;
 pub mod system;
