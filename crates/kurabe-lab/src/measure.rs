@@ -19,12 +19,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use kurabe_http::cli_config::SetupFlags;
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
 use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::{
-    CommandLine, CommandOutput, CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope,
-    SystemWorkload, WatchWorkload,
+    CommandLine, CommandOutput, CommandWorkload, IdleWorkload, MemoryScope, SystemWorkload,
+    WatchWorkload,
 };
 use kurabe_model::stop::Stop;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
@@ -86,7 +88,7 @@ const PLAN_NAMES: Names = Names {
 
 /// The workload's request settings as the spec `kurabe http`'s flags build
 /// too, so the same settings send the same bytes; a body implies POST.
-fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFailure> {
+fn request_spec(w: &LoadSpec, plan_dir: &Path) -> Result<RequestSpec, RunFailure> {
     let body =
         match &w.body_file {
             Some(p) => Some(std::fs::read(plan_dir.join(p)).map_err(|e| {
@@ -100,7 +102,7 @@ fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFai
         headers: w
             .headers
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|h| (h.name.clone(), h.value.clone()))
             .collect(),
         cookies: w.cookies.clone(),
         auth: w.auth.clone(),
@@ -113,7 +115,7 @@ fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFai
 pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
 
 /// The measured phase's end: `requests`, `duration`, both (first wins) or the default length.
-fn measured_stop(w: &HttpWorkload) -> StopCondition {
+fn measured_stop(w: &LoadSpec) -> StopCondition {
     match (w.requests, w.duration) {
         (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d.0),
         (Some(n), None) => StopCondition::Requests(n),
@@ -132,13 +134,14 @@ fn expected_length(stop: &StopCondition) -> Duration {
 
 /// The load generator's configuration for the workload, as `kurabe http`
 /// builds it from the same settings (no warm-up: the caller runs it apart).
-fn load_config(w: &HttpWorkload, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
+fn load_config(w: &LoadSpec, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
     let target = Target::parse(url).map_err(|e| RunFailure::new(e.to_string()))?;
     let request = request_spec(w, plan_dir)?
         .build(&PLAN_NAMES)
         .map_err(|e| RunFailure::new(e.to_string()))?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let loopback = client::is_loopback(&target.host);
+    let target_tls = target.tls;
     let threads = w
         .threads
         .unwrap_or_else(|| client::default_threads(cpus, w.concurrency, loopback));
@@ -162,19 +165,30 @@ fn load_config(w: &HttpWorkload, url: &str, plan_dir: &Path) -> Result<LoadConfi
         check_length: !w.variable_length,
         insecure: w.insecure,
         gnuplot_file: None,
-        setup: Default::default(),
+        setup: setup_flags(w)
+            .resolve(target_tls)
+            .map_err(|e| RunFailure::new(e.to_string()))?,
         // Validated with the plan; an unknown name cannot get here.
-        engine: w
-            .engine
-            .as_deref()
-            .and_then(client::Engine::parse)
-            .unwrap_or_default(),
+        engine: client::Engine::parse(w.engine.name()).unwrap_or_default(),
     })
+}
+
+/// The workload's connection setup (`proxy`, `bind`, TLS client options).
+fn setup_flags(w: &LoadSpec) -> SetupFlags {
+    SetupFlags {
+        socket_buffer: w.socket_buffer,
+        bind: w.bind.clone(),
+        proxy: w.proxy.clone(),
+        proxy_auth: w.proxy_auth.clone(),
+        client_cert: w.client_cert.clone(),
+        tls_protocol: w.tls_protocol.clone(),
+        ciphers: w.ciphers.clone(),
+    }
 }
 
 /// The `http` workload: warm-up (unmeasured), then load with the target sampled.
 pub fn http(
-    w: &HttpWorkload,
+    w: &LoadSpec,
     url: &str,
     plan_dir: &Path,
     warmup: Option<Duration>,

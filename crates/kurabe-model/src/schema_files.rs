@@ -45,6 +45,7 @@ pub const GENERATED: &[(&str, Generator)] = &[
         "http-report.schema.json",
         schema_of::<crate::http::HttpReport>,
     ),
+    ("load-spec.schema.json", schema_of::<crate::load::LoadSpec>),
     (
         "mem-report.schema.json",
         schema_of::<crate::probe::MemReport>,

@@ -22,6 +22,8 @@ mod h2;
 mod record;
 mod schedule;
 mod setup;
+mod shared;
+mod slot;
 mod stats;
 mod sys;
 mod threads;
@@ -727,7 +729,7 @@ fn shared_state(
     cfg: &LoadConfig,
     threads: u32,
     engine: Engine,
-) -> Result<worker::Shared, LoadError> {
+) -> Result<shared::Shared, LoadError> {
     let addr = connect_addr(cfg)?;
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
@@ -738,7 +740,7 @@ fn shared_state(
         StopCondition::Duration(_) => None,
     };
     let (start_ns, measure_ns, end_ns, start_unix_us) = timeline(cfg);
-    Ok(worker::Shared {
+    Ok(shared::Shared {
         addr: addr.into(),
         request_len: one.len(),
         requests: one.repeat(pipeline + 1),
@@ -796,7 +798,7 @@ fn check_config(cfg: &LoadConfig) -> Result<(), LoadError> {
 /// One worker per thread, the connections spread evenly over them.
 fn make_workers<'a>(
     cfg: &LoadConfig,
-    shared: &'a worker::Shared,
+    shared: &'a shared::Shared,
     ctl: &'a RunControl,
     threads: u32,
 ) -> Result<Vec<ProtocolWorker<'a>>, LoadError> {
@@ -842,7 +844,7 @@ fn protocol(cfg: &LoadConfig) -> &'static str {
 /// run learnt on the way (`shared`) and the figures of `total`.
 fn build_report(
     cfg: &LoadConfig,
-    shared: &worker::Shared,
+    shared: &shared::Shared,
     total: &stats::Stats,
     threads: u32,
     duration_s: f64,
@@ -865,7 +867,7 @@ fn build_report(
 }
 
 /// The record's fields that say what was load-tested and how, before any figure.
-fn describe_target(cfg: &LoadConfig, shared: &worker::Shared) -> HttpReport {
+fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
     let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
     HttpReport {
         url: cfg.target.url(),

@@ -9,8 +9,9 @@
 use std::sync::atomic::Ordering;
 
 use super::gnuplot::GnuplotWriter;
+use super::shared::Shared;
+use super::slot::Slot;
 use super::stats::Stats;
-use super::worker::{Shared, Slot};
 
 /// What arrived for a request.
 #[derive(Debug, Clone, Copy)]

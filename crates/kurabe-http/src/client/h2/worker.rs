@@ -25,11 +25,12 @@ use super::frame;
 use crate::client::gnuplot::GnuplotWriter;
 use crate::client::record::{record, Answer};
 use crate::client::schedule::{Claims, Schedule};
+use crate::client::shared::{socket_failure_kind, Shared};
+use crate::client::slot::Slot;
 use crate::client::stats::{FailKind, Stats};
 use crate::client::sys::{self, Epoll};
 use crate::client::tls::TlsSession;
 use crate::client::turns::{self, Turns};
-use crate::client::worker::{socket_failure_kind, Shared, Slot};
 use crate::client::RunControl;
 
 /// Events taken per `epoll_wait`.
