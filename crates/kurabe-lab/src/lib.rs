@@ -26,6 +26,7 @@ pub mod http_compare;
 pub mod http_load;
 pub mod import;
 pub mod measure;
+mod measured;
 pub mod plan;
 pub mod prepare;
 pub mod runner;

@@ -20,6 +20,7 @@ pub mod probe;
 pub mod progress;
 pub mod record;
 pub mod schema;
+pub mod schema_files;
 pub mod stage;
 pub mod stats;
 pub mod stop;

@@ -11,10 +11,11 @@
 //! law of total variance. Pure arithmetic; it must not decide when a
 //! summary is good enough, nor print.
 
-use super::compare::{judge, Comparison, NoIntervalReason, Verdict, CONFIDENCE, MIN_RUNS};
+use super::compare::{judge, Comparison};
 use super::metric::Direction;
 use super::student_t;
 use super::summary::{logs, mean, sample_variance};
+use super::verdict::{NoIntervalReason, Verdict, CONFIDENCE, MIN_RUNS};
 
 /// One side's log values, by their moments.
 #[derive(Debug, Clone, Copy, PartialEq)]
