@@ -25,6 +25,7 @@ pub mod header;
 pub mod outcome;
 pub mod request;
 pub mod serve;
+pub mod targets;
 
 /// Raise the soft open-files limit to the hard limit: thousands of
 /// connections, client or server side, need descriptors (a soft limit of

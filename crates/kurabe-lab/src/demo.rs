@@ -4,7 +4,7 @@
 //!
 //! Owns the wiring of these parts (the server gets half the cores: client
 //! and server share this machine). Must not print or run the load: the
-//! caller runs it through [`crate::local_load`] and says what it found.
+//! caller runs it through [`crate::http_load`] and says what it found.
 
 use std::time::Duration;
 

@@ -5,7 +5,9 @@
 //! it ([`runner::run_experiment`]): the interleaved schedule, the target's
 //! life cycle ([`target`]), the workloads and probes ([`measure`]), handing
 //! each finished run to the store, and the verdicts and `[[check]]`
-//! results ([`analysis`]). [`local_load`] runs one HTTP load by hand
+//! results ([`analysis`]). [`cmd`] is `kurabe cmd` (hyperfine's one-liner),
+//! [`http_compare`] is `kurabe http A B`, [`prepare`] turns a plan path and
+//! `--set` values into what the runner needs. [`http_load`] runs one HTTP load by hand
 //! (`kurabe http`, `kurabe demo`) with the server's tree sampled.
 //!
 //! It must not print (progress goes through a callback), and it must not
@@ -14,17 +16,17 @@
 
 pub mod analysis;
 pub mod bisect_run;
-pub mod cmdbench;
-pub mod cmdparams;
+pub mod cmd;
 pub mod demo;
 pub mod dry_run;
 mod execute;
 pub mod git;
-pub mod http_ab;
-pub mod invoke;
-pub mod local_load;
+pub mod http_compare;
+pub mod http_load;
 pub mod measure;
+mod measured;
 pub mod plan;
+pub mod prepare;
 pub mod runner;
 pub mod schedule;
 pub mod soak;

@@ -19,38 +19,23 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use kurabe_http::cli_config::SetupFlags;
 use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
 use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::{
-    CommandLine, CommandOutput, CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope,
-    SystemWorkload, WatchWorkload,
+    CommandLine, CommandOutput, CommandWorkload, IdleWorkload, MemoryScope, SystemWorkload,
+    WatchWorkload,
 };
 use kurabe_model::stop::Stop;
-use kurabe_probe::cgroup::CgroupReader;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
 use serde_json::json;
 
 use crate::execute::{Execution, Launch, Session, Timed};
+use crate::measured::{load_metrics, tree_metrics, tree_record};
+pub use crate::measured::{Measured, Probe};
 use crate::target::RunFailure;
-
-/// Metric values by catalogue name, plus the raw record of the run.
-#[derive(Debug, Clone, Default)]
-pub struct Measured {
-    /// Every metric the workload produced.
-    pub metrics: BTreeMap<&'static str, f64>,
-    /// The workload's full result (an HTTP report, per-execution times …).
-    pub record: serde_json::Value,
-}
-
-/// The process tree to sample, when there is a target.
-#[derive(Debug, Clone)]
-pub struct Probe {
-    /// Root PID of the target.
-    pub pid: u32,
-    /// Its run cgroup's counters (the CPU of escaped children too).
-    pub cgroup: Option<CgroupReader>,
-}
 
 /// Sampling interval for a phase of `length`: ~50 samples, 20–250 ms.
 fn interval_for(length: Duration) -> Duration {
@@ -66,50 +51,6 @@ fn watcher(probe: &Probe, interval: Duration) -> Result<Watcher, RunFailure> {
         .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
     Watcher::spawn_sampler(sampler, interval)
         .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))
-}
-
-pub(crate) fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>) {
-    m.insert("cpu_time_ms", s.cpu_seconds() * 1e3);
-    m.insert("cpu_percent_mean", s.cpu_percent_mean());
-    m.insert("pss_peak_bytes", s.pss_peak_bytes as f64);
-    m.insert("pss_steady_bytes", s.pss_end_bytes as f64);
-    m.insert("rss_peak_bytes", s.rss_peak_bytes as f64);
-    m.insert("uss_peak_bytes", s.uss_peak_bytes as f64);
-}
-
-/// The load generator's throughput, latency and failure metrics (an http or soak run).
-pub(crate) fn load_metrics(report: &HttpReport, m: &mut BTreeMap<&'static str, f64>) {
-    m.insert("requests_per_second", report.requests_per_second);
-    let l = &report.latency_us;
-    m.insert("latency_mean_us", l.mean);
-    m.insert("latency_p50_us", l.p50 as f64);
-    m.insert("latency_p90_us", l.p90 as f64);
-    m.insert("latency_p99_us", l.p99 as f64);
-    m.insert("latency_p999_us", l.p999 as f64);
-    m.insert("failed_requests", report.failed_requests as f64);
-    m.insert("non_2xx_responses", report.non_2xx_responses as f64);
-}
-
-pub(crate) fn tree_record(s: &WatchSummary) -> serde_json::Value {
-    json!({
-        "pid": s.root,
-        "duration_s": s.duration.as_secs_f64(),
-        "samples": s.samples,
-        "cpu_seconds_proc": s.cpu_seconds_proc,
-        "cpu_seconds_cgroup": s.cpu_seconds_cgroup,
-        "cpu_percent_max": s.cpu_percent_max,
-        "pss_start_bytes": s.pss_start_bytes,
-        "pss_peak_bytes": s.pss_peak_bytes,
-        "pss_end_bytes": s.pss_end_bytes,
-        "pss_mean_bytes": s.pss_mean_bytes,
-        "rss_peak_bytes": s.rss_peak_bytes,
-        "uss_peak_bytes": s.uss_peak_bytes,
-        "processes_max": s.processes_max,
-        "threads_max": s.threads_max,
-        "root_exited": s.root_exited,
-        // CPU and Σ PSS over time, for the report's per-run charts.
-        "series": s.series,
-    })
 }
 
 /// Sleep up to `d`, waking early when `stop` is set; false when stopped.
@@ -147,7 +88,7 @@ const PLAN_NAMES: Names = Names {
 
 /// The workload's request settings as the spec `kurabe http`'s flags build
 /// too, so the same settings send the same bytes; a body implies POST.
-fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFailure> {
+fn request_spec(w: &LoadSpec, plan_dir: &Path) -> Result<RequestSpec, RunFailure> {
     let body =
         match &w.body_file {
             Some(p) => Some(std::fs::read(plan_dir.join(p)).map_err(|e| {
@@ -161,7 +102,7 @@ fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFai
         headers: w
             .headers
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|h| (h.name.clone(), h.value.clone()))
             .collect(),
         cookies: w.cookies.clone(),
         auth: w.auth.clone(),
@@ -174,7 +115,7 @@ fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFai
 pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
 
 /// The measured phase's end: `requests`, `duration`, both (first wins) or the default length.
-fn measured_stop(w: &HttpWorkload) -> StopCondition {
+fn measured_stop(w: &LoadSpec) -> StopCondition {
     match (w.requests, w.duration) {
         (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d.0),
         (Some(n), None) => StopCondition::Requests(n),
@@ -193,13 +134,14 @@ fn expected_length(stop: &StopCondition) -> Duration {
 
 /// The load generator's configuration for the workload, as `kurabe http`
 /// builds it from the same settings (no warm-up: the caller runs it apart).
-fn load_config(w: &HttpWorkload, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
+fn load_config(w: &LoadSpec, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
     let target = Target::parse(url).map_err(|e| RunFailure::new(e.to_string()))?;
     let request = request_spec(w, plan_dir)?
         .build(&PLAN_NAMES)
         .map_err(|e| RunFailure::new(e.to_string()))?;
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let loopback = client::is_loopback(&target.host);
+    let target_tls = target.tls;
     let threads = w
         .threads
         .unwrap_or_else(|| client::default_threads(cpus, w.concurrency, loopback));
@@ -223,19 +165,30 @@ fn load_config(w: &HttpWorkload, url: &str, plan_dir: &Path) -> Result<LoadConfi
         check_length: !w.variable_length,
         insecure: w.insecure,
         gnuplot_file: None,
-        setup: Default::default(),
+        setup: setup_flags(w)
+            .resolve(target_tls)
+            .map_err(|e| RunFailure::new(e.to_string()))?,
         // Validated with the plan; an unknown name cannot get here.
-        engine: w
-            .engine
-            .as_deref()
-            .and_then(client::Engine::parse)
-            .unwrap_or_default(),
+        engine: client::Engine::parse(w.engine.name()).unwrap_or_default(),
     })
+}
+
+/// The workload's connection setup (`proxy`, `bind`, TLS client options).
+fn setup_flags(w: &LoadSpec) -> SetupFlags {
+    SetupFlags {
+        socket_buffer: w.socket_buffer,
+        bind: w.bind.clone(),
+        proxy: w.proxy.clone(),
+        proxy_auth: w.proxy_auth.clone(),
+        client_cert: w.client_cert.clone(),
+        tls_protocol: w.tls_protocol.clone(),
+        ciphers: w.ciphers.clone(),
+    }
 }
 
 /// The `http` workload: warm-up (unmeasured), then load with the target sampled.
 pub fn http(
-    w: &HttpWorkload,
+    w: &LoadSpec,
     url: &str,
     plan_dir: &Path,
     warmup: Option<Duration>,

@@ -8,18 +8,23 @@
 //! particular renderer. Everything here is plain data and pure functions.
 
 pub mod bench;
+pub mod counters;
 pub mod experiment;
 pub mod fleet;
 pub mod history;
 pub mod http;
+pub mod load;
 pub mod plan;
 pub mod probe;
 pub mod progress;
 pub mod record;
 pub mod schema;
+pub mod schema_files;
+pub mod stage;
 pub mod stats;
 pub mod stop;
 pub mod system;
+pub mod threshold;
 pub mod time;
 
 /// Version of the JSON result schema shared by output and the results store.

@@ -1,9 +1,9 @@
 //! The terminal edge of one HTTP load in this process (`kurabe http`,
 //! `kurabe demo`): the progress bar and the notes on stderr. The load itself, the stop relay and the
-//! server sampling are `kurabe_lab::local_load`'s.
+//! server sampling are `kurabe_lab::http_load`'s.
 
 use kurabe_http::client::LoadConfig;
-use kurabe_lab::local_load::{self, Tick};
+use kurabe_lab::http_load::{self, Tick};
 use kurabe_model::http::HttpReport;
 use kurabe_model::stop::Stop;
 use kurabe_report::bars::{wanted, LoadBar};
@@ -19,7 +19,7 @@ pub(crate) fn run_load(
     let show = wanted(progress);
     let bar = LoadBar::new(load.stop.limits(), show);
     let tick = |t: Tick| bar.tick(t.done, t.failed, t.elapsed);
-    let run = local_load::run_load(load, interrupt, server, show.then_some(&tick as _))?;
+    let run = http_load::run_load(load, interrupt, server, show.then_some(&tick as _))?;
     bar.finish();
     for note in &run.notes {
         eprintln!("kurabe: note: {note}");

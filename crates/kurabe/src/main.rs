@@ -1,6 +1,6 @@
 //! The `kurabe` binary: a thin clap front end.
 //!
-//! Each subcommand lives in `cmd/<name>.rs` with an `Args` struct (clap
+//! Each subcommand lives in `commands/<name>.rs` with an `Args` struct (clap
 //! derive, only here) and a `run(args) -> anyhow::Result<ExitCode>` that turns
 //! the args into the libraries' typed config, calls them and renders the
 //! result. This file owns exit codes: 0 ok, 1 a check failed, 2 usage or setup
@@ -10,7 +10,7 @@
 // terminal (`http://host[:port]/`, `<table>`), not rustdoc markup.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
-mod cmd;
+mod commands;
 mod flags;
 mod load;
 mod signal;
@@ -38,39 +38,39 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Load-test an HTTP server (ab-compatible flags and report, plus percentiles and JSON).
-    Http(Box<cmd::http::Args>),
+    Http(Box<commands::http::Args>),
     /// Run the built-in tunable HTTP target server.
-    Serve(cmd::serve::Args),
+    Serve(commands::serve::Args),
     /// A complete load test against the built-in server, no other software needed.
-    Demo(cmd::demo::Args),
+    Demo(commands::demo::Args),
     /// CPU and memory of a process tree over time (a PID, the server on a port, or a command).
-    Watch(cmd::watch::Args),
+    Watch(commands::watch::Args),
     /// System memory the way `free` shows it (current, 3.3.10–4.0.0 and ≤3.3.9 formulas), plus top processes by PSS.
-    Mem(cmd::mem::Args),
+    Mem(commands::mem::Args),
     /// UnixBench-style index of this machine, import and compare UnixBench reports.
-    System(cmd::system::Args),
+    System(commands::system::Args),
     /// Benchmark and compare commands (hyperfine's options), with CPU, memory, interleaving and verdicts.
-    Cmd(Box<cmd::bench::Args>),
+    Cmd(Box<commands::cmd::Args>),
     /// Run an experiment plan: variants × workloads × rounds, interleaved, stored, with verdicts.
-    Run(Box<cmd::run::Args>),
+    Run(Box<commands::run::Args>),
     /// Find the first git commit where a metric of a plan changes (builds each commit once in a cached worktree).
-    Bisect(Box<cmd::bisect::Args>),
+    Bisect(Box<commands::bisect::Args>),
     /// History in the results store: list, show, compare, export, import, rm.
-    Results(cmd::results::Args),
+    Results(commands::results::Args),
     /// One experiment as a table, Markdown, JSON, CSV or HTML with charts.
-    Report(cmd::report::Args),
+    Report(commands::report::Args),
     /// A plan's metrics over commits and time on one machine, with change points found in the per-run samples.
-    History(cmd::history::Args),
+    History(commands::history::Args),
     /// CI gate: an experiment against its baseline's recent history; exit 1 on any regression.
-    Check(cmd::check::Args),
+    Check(commands::check::Args),
     /// A static dashboard of the whole store: plans, hosts, metrics with sparklines and change points; opens from file://.
-    Site(cmd::site::Args),
+    Site(commands::site::Args),
     /// A load worker for distributed runs (`kurabe http --workers N`): takes shares of runs from the PostgreSQL store.
-    Worker(cmd::worker::Args),
+    Worker(commands::worker::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    Completions(cmd::completions::Args),
+    Completions(commands::completions::Args),
     /// Print the manual page of kurabe or one of its commands (roff), or write them all.
-    Man(cmd::man::Args),
+    Man(commands::man::Args),
 }
 
 fn main() -> ExitCode {
@@ -82,23 +82,23 @@ fn main() -> ExitCode {
         Err(err) => return usage_error(&err),
     };
     let result = match cli.command {
-        Command::Http(args) => cmd::http::run(*args),
-        Command::Serve(args) => cmd::serve::run(args),
-        Command::Demo(args) => cmd::demo::run(args),
-        Command::Watch(args) => cmd::watch::run(args),
-        Command::Mem(args) => cmd::mem::run(args),
-        Command::System(args) => cmd::system::run(args),
-        Command::Cmd(args) => cmd::bench::run(*args),
-        Command::Run(args) => cmd::run::run(*args),
-        Command::Bisect(args) => cmd::bisect::run(*args),
-        Command::Results(args) => cmd::results::run(args),
-        Command::Report(args) => cmd::report::run(args),
-        Command::History(args) => cmd::history::run(args),
-        Command::Check(args) => cmd::check::run(args),
-        Command::Site(args) => cmd::site::run(args),
-        Command::Worker(args) => cmd::worker::run(args),
-        Command::Completions(args) => cmd::completions::run(args, Cli::command()),
-        Command::Man(args) => cmd::man::run(args, Cli::command()),
+        Command::Http(args) => commands::http::run(*args),
+        Command::Serve(args) => commands::serve::run(args),
+        Command::Demo(args) => commands::demo::run(args),
+        Command::Watch(args) => commands::watch::run(args),
+        Command::Mem(args) => commands::mem::run(args),
+        Command::System(args) => commands::system::run(args),
+        Command::Cmd(args) => commands::cmd::run(*args),
+        Command::Run(args) => commands::run::run(*args),
+        Command::Bisect(args) => commands::bisect::run(*args),
+        Command::Results(args) => commands::results::run(args),
+        Command::Report(args) => commands::report::run(args),
+        Command::History(args) => commands::history::run(args),
+        Command::Check(args) => commands::check::run(args),
+        Command::Site(args) => commands::site::run(args),
+        Command::Worker(args) => commands::worker::run(args),
+        Command::Completions(args) => commands::completions::run(args, Cli::command()),
+        Command::Man(args) => commands::man::run(args, Cli::command()),
     };
     result.unwrap_or_else(|err| setup_error(&err))
 }

@@ -15,6 +15,7 @@ mod install;
 mod lone_binary;
 mod mem;
 mod names;
+mod old_store;
 mod outcomes;
 mod outputs;
 mod results;

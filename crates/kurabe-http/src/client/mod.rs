@@ -22,6 +22,8 @@ mod h2;
 mod record;
 mod schedule;
 mod setup;
+mod shared;
+mod slot;
 mod stats;
 mod sys;
 mod threads;
@@ -727,7 +729,7 @@ fn shared_state(
     cfg: &LoadConfig,
     threads: u32,
     engine: Engine,
-) -> Result<worker::Shared, LoadError> {
+) -> Result<shared::Shared, LoadError> {
     let addr = connect_addr(cfg)?;
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
@@ -738,7 +740,7 @@ fn shared_state(
         StopCondition::Duration(_) => None,
     };
     let (start_ns, measure_ns, end_ns, start_unix_us) = timeline(cfg);
-    Ok(worker::Shared {
+    Ok(shared::Shared {
         addr: addr.into(),
         request_len: one.len(),
         requests: one.repeat(pipeline + 1),
@@ -796,7 +798,7 @@ fn check_config(cfg: &LoadConfig) -> Result<(), LoadError> {
 /// One worker per thread, the connections spread evenly over them.
 fn make_workers<'a>(
     cfg: &LoadConfig,
-    shared: &'a worker::Shared,
+    shared: &'a shared::Shared,
     ctl: &'a RunControl,
     threads: u32,
 ) -> Result<Vec<ProtocolWorker<'a>>, LoadError> {
@@ -842,7 +844,7 @@ fn protocol(cfg: &LoadConfig) -> &'static str {
 /// run learnt on the way (`shared`) and the figures of `total`.
 fn build_report(
     cfg: &LoadConfig,
-    shared: &worker::Shared,
+    shared: &shared::Shared,
     total: &stats::Stats,
     threads: u32,
     duration_s: f64,
@@ -865,7 +867,7 @@ fn build_report(
 }
 
 /// The record's fields that say what was load-tested and how, before any figure.
-fn describe_target(cfg: &LoadConfig, shared: &worker::Shared) -> HttpReport {
+fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
     let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
     HttpReport {
         url: cfg.target.url(),
@@ -895,32 +897,17 @@ fn describe_target(cfg: &LoadConfig, shared: &worker::Shared) -> HttpReport {
 /// same function, so a merged report reads exactly like one client's.
 pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>) {
     let duration_s = report.duration_s;
-    report.complete_requests = stats.completed;
-    report.failed_requests = stats.failures.total();
-    report.failures = stats.failures;
-    report.errors = stats.error_buckets();
-    report.non_2xx_responses = stats.non_2xx;
-    report.keep_alive_requests = stats.keep_alive_requests;
-    report.reconnects = stats.reconnects;
-    report.status_codes = stats.status_codes();
-    report.in_flight_at_end = stats.in_flight_at_end;
+    stats.counters.fill_report(report);
     report.requests_per_second = if duration_s > 0.0 {
-        stats.completed as f64 / duration_s
+        stats.counters.completed as f64 / duration_s
     } else {
         0.0
     };
-    report.transfer_bytes = stats.transfer_bytes;
-    report.body_bytes = stats.body_bytes;
-    report.sent_body_bytes = stats.sent_body_bytes;
     report.latency_us = stats::summary(&stats.total);
     report.latency_percentiles_us = stats.percentiles();
     report.connection_times_us = stats.connection_times();
     report.percent_served_us = stats.percent_served();
     report.rate = rate.map(|r| stats.rate_info(r, duration_s));
-    if let Some(h) = &mut report.http2 {
-        h.goaways = stats.goaways;
-        h.stream_resets = stats.stream_resets.clone();
-    }
 }
 
 #[cfg(test)]

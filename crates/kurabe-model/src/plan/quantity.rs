@@ -288,6 +288,19 @@ impl<'de> Deserialize<'de> for Fraction {
     }
 }
 
+impl schemars::JsonSchema for HumanDuration {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "HumanDuration".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": DURATION_EXPECTED,
+            "type": ["string", "number"]
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

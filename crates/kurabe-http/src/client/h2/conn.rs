@@ -13,8 +13,8 @@
 
 use super::frame::{self, Head};
 use super::hpack::{self, RequestBlocks, ResponseDecoder};
+use crate::client::slot::Slot;
 use crate::client::stats::FailKind;
-use crate::client::worker::Slot;
 
 /// Receive window the client grants each stream (SETTINGS_INITIAL_WINDOW_SIZE).
 pub(crate) const STREAM_WINDOW: u32 = 1 << 24;

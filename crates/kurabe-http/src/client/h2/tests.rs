@@ -3,8 +3,8 @@
 use super::conn::{Proto, StreamState, STREAM_WINDOW};
 use super::frame::{self, Head};
 use super::hpack;
+use crate::client::slot::Slot;
 use crate::client::stats::FailKind;
-use crate::client::worker::Slot;
 
 fn slot() -> Slot {
     Slot {

@@ -29,26 +29,25 @@ mod trial;
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use socket2::Socket;
 
 use super::framer::{Eof, Framer, Response};
 use super::gnuplot::GnuplotWriter;
 use super::record::{record, Answer};
-use super::schedule::{Budget, Claims, Schedule};
+use super::schedule::{Claims, Schedule};
+use super::shared::{socket_failure_kind, Shared};
+use super::slot::Slot;
 use super::stats::{FailKind, Stats};
 use super::sys::{self, Epoll};
 use super::tls::TlsSession;
 use super::turns::{self, Turns};
 use super::uring::{self, Cqe, Uring};
 use super::RunControl;
-pub(crate) use conn::Slot;
 use conn::{Conn, End, State};
 use pace::Pace;
-pub(crate) use settle::socket_failure_kind;
 
 /// Longest response head we buffer before calling the response garbage.
 const MAX_HEAD: usize = 64 * 1024;
@@ -76,78 +75,6 @@ const OP_SEND: u64 = 2;
 const CLOCK_EVERY: usize = 8;
 /// Event bits that mean the peer closed or the connection broke.
 const HUP: u32 = (libc::EPOLLRDHUP | libc::EPOLLHUP | libc::EPOLLERR) as u32;
-
-/// What all workers share, read-only after start except the atomics.
-pub(crate) struct Shared {
-    pub addr: SockAddr,
-    /// The serialised request repeated `pipeline + 1` times (see [`Conn::queue`]).
-    pub requests: Vec<u8>,
-    /// Length of one serialised request.
-    pub request_len: usize,
-    pub body_len: u64,
-    pub head_request: bool,
-    pub keep_alive: bool,
-    pub pipeline: usize,
-    pub timeout_ns: u64,
-    pub check_length: bool,
-    pub abort_on_error: bool,
-    pub rate: Option<f64>,
-    pub threads: u64,
-    /// `-n`, when given.
-    pub limit: Option<u64>,
-    pub budget: Budget,
-    /// Monotonic start of the run and of the measured phase; end of the run (u64::MAX = none).
-    pub start_ns: u64,
-    pub measure_ns: u64,
-    pub end_ns: u64,
-    /// Wall clock (µs since the epoch) at `start_ns`, for `-g`.
-    pub start_unix_us: u64,
-    /// Body length of the first complete response (u64::MAX = none yet).
-    pub doc_len: AtomicU64,
-    pub server: OnceLock<String>,
-    /// What the first finished TLS handshake settled on (`https://`).
-    pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
-    /// Set by the first failure when `abort_on_error`.
-    pub aborted: AtomicBool,
-    pub tls: Option<super::tls::TlsSetup>,
-    pub buf_size: usize,
-    /// `-b`: send and receive buffer of every socket.
-    pub socket_buffer: Option<u32>,
-    /// `-B`: local address (port 0) to bind before connecting.
-    pub bind: Option<SockAddr>,
-    /// `-v`: gets every response head.
-    pub trace: Option<super::HeadTrace>,
-    /// Drive sockets with io_uring (else epoll); resolved before the run.
-    pub uring: bool,
-    /// HTTP/2 runs only: the encoded request and `--streams`.
-    pub h2: Option<super::h2::Setup>,
-}
-
-impl Shared {
-    /// A non-blocking TCP socket with `-b` and `-B` applied, its connect
-    /// started (both protocols' workers open connections here).
-    pub(crate) fn connect_socket(&self) -> io::Result<Socket> {
-        let sock = Socket::new(
-            Domain::for_address(self.addr.as_socket().expect("resolved address")),
-            Type::STREAM.nonblocking().cloexec(),
-            Some(Protocol::TCP),
-        )?;
-        sock.set_nodelay(true)?;
-        if let Some(size) = self.socket_buffer {
-            sock.set_send_buffer_size(size as usize)?;
-            sock.set_recv_buffer_size(size as usize)?;
-        }
-        if let Some(local) = &self.bind {
-            sock.bind(local)?;
-        }
-        match sock.connect(&self.addr) {
-            Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-            Err(e) => return Err(e),
-        }
-        Ok(sock)
-    }
-}
 
 /// How a worker learns what its sockets did.
 enum Io {
@@ -448,7 +375,7 @@ impl<'a> Worker<'a> {
             let written = self.written_unanswered(c);
             in_flight += c.ring.iter().take(written).filter(|s| s.measured).count() as u64;
         }
-        self.stats.in_flight_at_end = in_flight;
+        self.stats.counters.in_flight_at_end = in_flight;
         self.publish();
         self.drain();
         if let Some(g) = &mut self.gnuplot {
@@ -460,8 +387,8 @@ impl<'a> Worker<'a> {
     }
 
     fn publish(&mut self) {
-        let done = self.stats.completed;
-        let failed = self.stats.failures.total();
+        let done = self.stats.counters.completed;
+        let failed = self.stats.counters.failures.total();
         let p = &self.ctl.progress;
         if done >= self.published.0 {
             p.completed
@@ -513,7 +440,7 @@ impl Turns for Worker<'_> {
             // was never sent, the latest a send can be, so it counts as late
             // rather than vanishing from the report.
             if let Some(s) = self.schedule.as_mut().filter(|_| self.measuring) {
-                self.stats.late_sends += s.give_up_due(sh.end_ns - 1);
+                self.stats.counters.late_sends += s.give_up_due(sh.end_ns - 1);
             }
         }
     }
@@ -525,7 +452,7 @@ impl Turns for Worker<'_> {
     fn publish(&mut self) {
         Worker::publish(self);
         #[cfg(test)]
-        if self.stats.completed > 0 {
+        if self.stats.counters.completed > 0 {
             let port = self.sh.addr.as_socket().map_or(0, |a| a.port());
             super::threads::panic_hook::check(port);
         }

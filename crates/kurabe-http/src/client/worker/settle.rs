@@ -98,25 +98,3 @@ impl Worker<'_> {
         }
     }
 }
-
-/// The bucket a failure to open a connection counts in: running out of file
-/// descriptors is kurabe's own failure, not the server's refusal.
-pub(crate) fn socket_failure_kind(e: &io::Error) -> FailKind {
-    match e.raw_os_error() {
-        Some(libc::EMFILE | libc::ENFILE) => FailKind::Client,
-        _ => FailKind::Connect,
-    }
-}
-
-#[cfg(test)]
-mod socket_failure_tests {
-    use super::*;
-
-    #[test]
-    fn out_of_descriptors_is_the_clients_failure() {
-        let kind = |errno| socket_failure_kind(&io::Error::from_raw_os_error(errno));
-        assert_eq!(kind(libc::EMFILE), FailKind::Client);
-        assert_eq!(kind(libc::ENFILE), FailKind::Client);
-        assert_eq!(kind(libc::ECONNREFUSED), FailKind::Connect);
-    }
-}

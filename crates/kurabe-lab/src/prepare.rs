@@ -14,7 +14,7 @@ use crate::{LabError, PlanError, RunOptions};
 
 /// Why a plan cannot be run at all.
 #[derive(Debug, thiserror::Error)]
-pub enum InvokeError {
+pub enum PrepareError {
     /// The plan file is bad (file:line: field: message).
     #[error(transparent)]
     Plan(#[from] PlanError),
@@ -32,7 +32,7 @@ pub enum InvokeError {
 /// The plan at `path` with `vars` (`--set KEY=VALUE`) filled and checked,
 /// and options that run it as written: no seed, rounds or revision
 /// overrides, kurabe's own executable and version.
-pub fn prepare(path: &Path, vars: &[(String, String)]) -> Result<(Plan, RunOptions), InvokeError> {
+pub fn prepare(path: &Path, vars: &[(String, String)]) -> Result<(Plan, RunOptions), PrepareError> {
     let vars = vars.iter().cloned().collect();
     let (plan, plan_text) = crate::load_plan_filled(path, &vars)?;
     crate::check_supported(&plan)?;
@@ -46,13 +46,13 @@ fn base_options(
     plan_dir: std::path::PathBuf,
     plan_text: String,
     rev: Option<kurabe_model::record::Revision>,
-) -> Result<RunOptions, InvokeError> {
+) -> Result<RunOptions, PrepareError> {
     Ok(RunOptions {
         plan_dir,
         plan_text,
         seed: None,
         repeat: None,
-        kurabe_exe: std::env::current_exe().map_err(InvokeError::Exe)?,
+        kurabe_exe: std::env::current_exe().map_err(PrepareError::Exe)?,
         until_confident: None,
         // The workspace shares one version: this crate's is kurabe's.
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -66,9 +66,9 @@ fn base_options(
 pub fn options_here(
     plan: &Plan,
     rev: Option<kurabe_model::record::Revision>,
-) -> Result<RunOptions, InvokeError> {
+) -> Result<RunOptions, PrepareError> {
     base_options(
-        std::env::current_dir().map_err(InvokeError::Cwd)?,
+        std::env::current_dir().map_err(PrepareError::Cwd)?,
         crate::plan::plan_text(plan)?,
         rev,
     )

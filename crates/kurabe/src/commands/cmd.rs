@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kurabe_lab::cmdbench::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
-use kurabe_lab::cmdparams::{input_flag, output_flag, shell_flag, CommandList};
+use kurabe_lab::cmd::params::{input_flag, output_flag, shell_flag, CommandList};
+use kurabe_lab::cmd::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
 use kurabe_report::bars::RunsBar;
 use kurabe_report::bench::{write_exports, Export, TimeUnit};
 use kurabe_report::write::check_outputs;

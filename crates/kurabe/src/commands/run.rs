@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kurabe_lab::invoke::parse_set;
+use kurabe_lab::prepare::parse_set;
 use kurabe_lab::{Event, Outcome};
 use kurabe_model::record::ExperimentStatus;
 use kurabe_report::bars::RunsBar;
@@ -61,7 +61,7 @@ pub struct Args {
 
 /// Run `kurabe run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (plan, mut opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
+    let (plan, mut opts) = kurabe_lab::prepare::prepare(&args.plan, &args.set)?;
     if args.dry_run {
         let schedule = kurabe_lab::dry_run::dry_run(&plan, args.repeat, args.seed);
         let text = kurabe_report::progress::dry_run_text(&schedule);

@@ -5,13 +5,13 @@
 //! command names (`-n`, `{NAME}` filled in), `--reference` (put first),
 //! names made unique (the experiment's variants need distinct names), and
 //! the run-count bounds (`-r`, `-m`, `-M`). Must not parse command lines
-//! (the binary's clap does) or run anything ([`crate::cmdbench`] does).
+//! (the binary's clap does) or run anything ([`crate::cmd`] does).
 
 use std::collections::BTreeMap;
 
 use kurabe_model::plan::CommandOutput;
 
-use crate::cmdbench::{CmdError, CmdSpec, Runs, Shell};
+use crate::cmd::{CmdError, CmdSpec, Runs, Shell};
 
 /// Most values one parameter may take.
 const MAX_VALUES: u64 = 100_000;

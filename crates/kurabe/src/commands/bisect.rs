@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kurabe_lab::bisect_run::{run_bisect, BisectError, BisectSettings};
-use kurabe_lab::invoke::parse_set;
+use kurabe_lab::prepare::parse_set;
 use kurabe_lab::Event;
 use kurabe_model::stats::bisect::Found;
 use kurabe_report::progress::bisect_event_line;
@@ -65,7 +65,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // A step measures several commits at once: no one revision is "the
     // code measured" (`opts.rev` stays unset); the variants are named by commit.
-    let (plan, opts) = kurabe_lab::invoke::prepare(&args.plan, &args.set)?;
+    let (plan, opts) = kurabe_lab::prepare::prepare(&args.plan, &args.set)?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
     let settings = settings(&args, opts);

@@ -1,8 +1,8 @@
 //! One module per subcommand: `Args` (clap) + `run`.
 
-pub mod bench;
 pub mod bisect;
 pub mod check;
+pub mod cmd;
 pub mod completions;
 pub mod demo;
 pub mod history;

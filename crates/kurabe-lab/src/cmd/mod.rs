@@ -30,6 +30,8 @@
 //!
 //! It must not print (progress goes through a callback) or parse command lines.
 
+pub mod params;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;

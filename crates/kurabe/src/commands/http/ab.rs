@@ -2,7 +2,7 @@
 //!
 //! The flags are checked exactly as for one URL ([`super::args::from_args`],
 //! so the same mistakes give the same messages), then become an in-memory
-//! plan (`kurabe_lab::http_ab`): one variant per URL, one http workload carrying the
+//! plan (`kurabe_lab::http_compare`): one variant per URL, one http workload carrying the
 //! resolved request and load settings, `--rounds` rounds. kurabe-lab's
 //! runner interleaves the rounds, probes the server listening on a
 //! loopback URL's port for CPU and memory (one note names the URLs it
@@ -14,7 +14,7 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use kurabe_lab::http_ab::{self, AbSpec, DEFAULT_ROUNDS};
+use kurabe_lab::http_compare::{self, AbSpec, DEFAULT_ROUNDS};
 use kurabe_lab::Event;
 use kurabe_model::plan::Plan;
 use kurabe_store::access::{recorded_experiment, RunStore};
@@ -53,7 +53,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
     let first = from_args(args, kurabe_probe::procfs::online_cpus())
         .with_context(|| format!("checking {}", urls[0]))?;
-    Ok(http_ab::plan(&AbSpec {
+    Ok(http_compare::plan(&AbSpec {
         urls,
         load: &first.load,
         requests_given: args.requests.is_some(),
@@ -64,7 +64,7 @@ fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
 
 /// Run the plan into `store`, with progress lines on stderr unless `-q`.
 fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurabe_lab::Outcome> {
-    let opts = kurabe_lab::invoke::options_here(plan, args.save.rev.current())?;
+    let opts = kurabe_lab::prepare::options_here(plan, args.save.rev.current())?;
     let stop = crate::signal::install_stop()?;
     // On a terminal a bar over the runs, with the lines above it.
     let bar = RunsBar::new(args.quiet);
@@ -114,7 +114,7 @@ fn exit_code(o: &kurabe_lab::Outcome, urls: &[String]) -> ExitCode {
     if o.status == kurabe_store::ExperimentStatus::Interrupted {
         return crate::signal::exit_code();
     }
-    let dead = http_ab::urls_without_ok_round(o, urls);
+    let dead = http_compare::urls_without_ok_round(o, urls);
     if dead.is_empty() {
         ExitCode::SUCCESS
     } else {

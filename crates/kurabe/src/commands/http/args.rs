@@ -14,7 +14,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_http::cli_config::{LoadFlags, RequestFlags, SetupFlags};
 use kurabe_http::client::{self, LoadConfig};
 use kurabe_http::outcome::check_max_error_rate;
-use kurabe_lab::local_load::ServerChoice;
+use kurabe_lab::http_load::ServerChoice;
 use kurabe_report::{AbLayout, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};

@@ -1,0 +1,110 @@
+//! What every worker thread of one run shares, whatever the protocol: the
+//! run's settings, read-only after start, and the few atomics the workers
+//! meet in (the first body length, the first `Server:` and TLS summary, the
+//! abort flag); and opening a connection's socket the way both protocols do.
+//!
+//! Owns the run-wide state and the connect. Must not hold per-connection or
+//! per-request state, nor know either protocol's framing.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::OnceLock;
+
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
+use super::schedule::Budget;
+use super::stats::FailKind;
+
+/// What all workers share, read-only after start except the atomics.
+pub(crate) struct Shared {
+    pub addr: SockAddr,
+    /// The serialised request repeated `pipeline + 1` times (see the HTTP/1.1 worker's `Conn::queue`).
+    pub requests: Vec<u8>,
+    /// Length of one serialised request.
+    pub request_len: usize,
+    pub body_len: u64,
+    pub head_request: bool,
+    pub keep_alive: bool,
+    pub pipeline: usize,
+    pub timeout_ns: u64,
+    pub check_length: bool,
+    pub abort_on_error: bool,
+    pub rate: Option<f64>,
+    pub threads: u64,
+    /// `-n`, when given.
+    pub limit: Option<u64>,
+    pub budget: Budget,
+    /// Monotonic start of the run and of the measured phase; end of the run (u64::MAX = none).
+    pub start_ns: u64,
+    pub measure_ns: u64,
+    pub end_ns: u64,
+    /// Wall clock (µs since the epoch) at `start_ns`, for `-g`.
+    pub start_unix_us: u64,
+    /// Body length of the first complete response (u64::MAX = none yet).
+    pub doc_len: AtomicU64,
+    pub server: OnceLock<String>,
+    /// What the first finished TLS handshake settled on (`https://`).
+    pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
+    /// Set by the first failure when `abort_on_error`.
+    pub aborted: AtomicBool,
+    pub tls: Option<super::tls::TlsSetup>,
+    pub buf_size: usize,
+    /// `-b`: send and receive buffer of every socket.
+    pub socket_buffer: Option<u32>,
+    /// `-B`: local address (port 0) to bind before connecting.
+    pub bind: Option<SockAddr>,
+    /// `-v`: gets every response head.
+    pub trace: Option<super::HeadTrace>,
+    /// Drive sockets with io_uring (else epoll); resolved before the run.
+    pub uring: bool,
+    /// HTTP/2 runs only: the encoded request and `--streams`.
+    pub h2: Option<super::h2::Setup>,
+}
+
+impl Shared {
+    /// A non-blocking TCP socket with `-b` and `-B` applied, its connect
+    /// started (both protocols' workers open connections here).
+    pub(crate) fn connect_socket(&self) -> io::Result<Socket> {
+        let sock = Socket::new(
+            Domain::for_address(self.addr.as_socket().expect("resolved address")),
+            Type::STREAM.nonblocking().cloexec(),
+            Some(Protocol::TCP),
+        )?;
+        sock.set_nodelay(true)?;
+        if let Some(size) = self.socket_buffer {
+            sock.set_send_buffer_size(size as usize)?;
+            sock.set_recv_buffer_size(size as usize)?;
+        }
+        if let Some(local) = &self.bind {
+            sock.bind(local)?;
+        }
+        match sock.connect(&self.addr) {
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+            Err(e) => return Err(e),
+        }
+        Ok(sock)
+    }
+}
+
+/// The bucket a failure to open a connection counts in: running out of file
+/// descriptors is kurabe's own failure, not the server's refusal.
+pub(crate) fn socket_failure_kind(e: &io::Error) -> FailKind {
+    match e.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE) => FailKind::Client,
+        _ => FailKind::Connect,
+    }
+}
+
+#[cfg(test)]
+mod socket_failure_tests {
+    use super::*;
+
+    #[test]
+    fn out_of_descriptors_is_the_clients_failure() {
+        let kind = |errno| socket_failure_kind(&io::Error::from_raw_os_error(errno));
+        assert_eq!(kind(libc::EMFILE), FailKind::Client);
+        assert_eq!(kind(libc::ENFILE), FailKind::Client);
+        assert_eq!(kind(libc::ECONNREFUSED), FailKind::Connect);
+    }
+}

@@ -1,0 +1,188 @@
+//! Load shaped over time: `--stage 30s:200` ramps the arrival rate
+//! linearly to 200 requests/s over 30 s (open model, k6's
+//! `ramping-arrival-rate`), `--stage 30s:c=100` ramps the number of
+//! connections to 100 (closed model, k6's `ramping-vus`).
+//!
+//! Owns the stage grammar and where a schedule of stages stands at a given
+//! time (the target to aim at, linear between stage ends). Must not send
+//! or time anything: the engine asks [`Stages::target_at`].
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::plan::parse_duration;
+
+/// What a stage's text must look like, for errors.
+pub const STAGE_EXPECTED: &str =
+    "DURATION:RATE (requests/s, open model) or DURATION:c=CONNECTIONS (closed model), \
+e.g. '30s:200' or '2m:c=100'";
+
+/// What a stage ramps to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum StageTarget {
+    /// Arrival rate, requests per second.
+    Rate(f64),
+    /// Open connections.
+    Connections(u32),
+}
+
+/// One stage: reach `target` linearly over `duration` from where the previous stage ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stage {
+    /// How long the ramp takes.
+    pub duration: Duration,
+    /// Where it ends.
+    pub target: StageTarget,
+}
+
+/// A stage that does not parse: the text and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StageError {
+    /// The text as given.
+    pub text: String,
+    /// What is wrong, naming the token.
+    pub problem: String,
+}
+
+impl fmt::Display for StageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "stage '{}': {}; expected {STAGE_EXPECTED}",
+            self.text, self.problem
+        )
+    }
+}
+
+impl std::error::Error for StageError {}
+
+impl std::str::FromStr for Stage {
+    type Err = StageError;
+
+    fn from_str(text: &str) -> Result<Stage, StageError> {
+        let fail = |problem: String| StageError {
+            text: text.to_owned(),
+            problem,
+        };
+        let (d, t) = text
+            .split_once(':')
+            .ok_or_else(|| fail("no ':' between the duration and the target".into()))?;
+        let duration = parse_duration(d.trim()).map_err(fail)?;
+        let t = t.trim();
+        let target = match t.strip_prefix("c=") {
+            Some(c) => StageTarget::Connections(
+                c.trim()
+                    .parse()
+                    .map_err(|_| fail(format!("'{c}': connections are a whole number")))?,
+            ),
+            None => StageTarget::Rate(
+                t.trim_end_matches("/s")
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|r| r.is_finite() && *r >= 0.0)
+                    .ok_or_else(|| fail(format!("'{t}': a rate is requests per second")))?,
+            ),
+        };
+        Ok(Stage { duration, target })
+    }
+}
+
+/// A checked sequence of stages, all of one kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stages(Vec<Stage>);
+
+impl Stages {
+    /// Check that there is at least one stage and that all ramp the same
+    /// thing (rates and connections cannot be mixed).
+    pub fn new(stages: Vec<Stage>) -> Result<Stages, String> {
+        let Some(first) = stages.first() else {
+            return Err("give at least one stage".into());
+        };
+        let rate = matches!(first.target, StageTarget::Rate(_));
+        if stages
+            .iter()
+            .any(|s| matches!(s.target, StageTarget::Rate(_)) != rate)
+        {
+            return Err(
+                "stages ramp either a rate (30s:200) or connections (30s:c=100), not both".into(),
+            );
+        }
+        Ok(Stages(stages))
+    }
+
+    /// The stages in order.
+    pub fn stages(&self) -> &[Stage] {
+        &self.0
+    }
+
+    /// Whether the stages ramp the arrival rate (open model).
+    pub fn is_rate(&self) -> bool {
+        matches!(self.0[0].target, StageTarget::Rate(_))
+    }
+
+    /// The whole schedule's length.
+    pub fn total(&self) -> Duration {
+        self.0.iter().map(|s| s.duration).sum()
+    }
+
+    /// The target `t` into the schedule, linear within each stage from the
+    /// previous stage's end (the first starts from 0); the last stage's
+    /// end once the schedule is over.
+    pub fn target_at(&self, t: Duration) -> f64 {
+        let mut from = 0.0;
+        let mut start = Duration::ZERO;
+        for s in &self.0 {
+            let to = value(s.target);
+            let end = start + s.duration;
+            if t < end {
+                let frac = (t - start).as_secs_f64() / s.duration.as_secs_f64();
+                return from + (to - from) * frac;
+            }
+            from = to;
+            start = end;
+        }
+        from
+    }
+}
+
+fn value(t: StageTarget) -> f64 {
+    match t {
+        StageTarget::Rate(r) => r,
+        StageTarget::Connections(c) => f64::from(c),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stages(s: &[&str]) -> Stages {
+        Stages::new(s.iter().map(|s| s.parse().unwrap()).collect()).unwrap()
+    }
+
+    #[test]
+    fn a_ramp_up_hold_and_down() {
+        let s = stages(&["30s:200", "2m:200", "30s:0"]);
+        assert!(s.is_rate());
+        assert_eq!(s.total(), Duration::from_secs(180));
+        assert_eq!(s.target_at(Duration::from_secs(15)), 100.0);
+        assert_eq!(s.target_at(Duration::from_secs(60)), 200.0);
+        assert_eq!(s.target_at(Duration::from_secs(165)), 100.0);
+        assert_eq!(s.target_at(Duration::from_secs(500)), 0.0);
+        let c = stages(&["10s:c=100"]);
+        assert!(!c.is_rate());
+        assert_eq!(c.target_at(Duration::from_secs(5)), 50.0);
+    }
+
+    #[test]
+    fn bad_stages_name_the_token() {
+        let e = |s: &str| s.parse::<Stage>().unwrap_err().to_string();
+        assert!(e("30s").contains("no ':'"));
+        assert!(e("soon:200").contains("soon"));
+        assert!(e("30s:fast").contains("'fast'"));
+        assert!(e("30s:c=1.5").contains("whole number"));
+        let mixed: Vec<Stage> = vec!["1s:10".parse().unwrap(), "1s:c=3".parse().unwrap()];
+        assert!(Stages::new(mixed).unwrap_err().contains("not both"));
+        assert!(Stages::new(vec![]).is_err());
+    }
+}
