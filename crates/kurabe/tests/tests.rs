@@ -12,6 +12,7 @@ mod history;
 mod http;
 mod http2;
 mod import;
+mod install;
 mod lone_binary;
 mod mem;
 mod names;
