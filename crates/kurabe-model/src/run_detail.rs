@@ -19,6 +19,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::http::HttpReport;
+use crate::imported::ImportedRun;
 use crate::probe::WatchPoint;
 use crate::stats::trend::{LineFit, TrendVerdict};
 use crate::stats::warmup::Settling;
@@ -38,6 +39,8 @@ pub enum RunDetail {
     Idle(IdleDetail),
     /// A `system` workload: the UnixBench-style report.
     System(Box<SystemDetail>),
+    /// A run imported from another harness (`kurabe results import`).
+    Imported(ImportedRun),
     /// A record no variant above takes whole (written by another version),
     /// kept as it was read so that nothing in a store is lost. Not in the
     /// schema: kurabe never writes one itself.
@@ -321,6 +324,14 @@ impl RunDetail {
         }
     }
 
+    /// The harness's part of an imported run.
+    pub fn imported(&self) -> Option<&ImportedRun> {
+        match self {
+            RunDetail::Imported(d) => Some(d),
+            _ => None,
+        }
+    }
+
     /// The executions of a command run (none for other kinds).
     pub fn executions(&self) -> &[CommandExecution] {
         match self {
@@ -453,7 +464,7 @@ mod tests {
     #[test]
     fn records_no_variant_takes_are_kept_whole() {
         for v in [
-            json!({"kind": "imported", "tool": "hyperfine"}),
+            json!({"kind": "criterion_json", "tool": "hyperfine"}),
             json!({"kind": "idle", "system_used_bytes": 5, "swap_used_bytes": 1}),
             json!({"series": [{"t_s": 0.0, "cpu_percent": 1.0}]}),
         ] {
