@@ -1,14 +1,17 @@
 //! An experiment against its baseline's recent history → [`CheckReport`]:
 //! per workload, variant and metric, the experiment's runs against the
-//! baseline experiments' runs pooled, as two variants are compared.
+//! baseline experiments' runs pooled, as two variants are compared. Runs
+//! imported from a harness that kept only a summary are compared by their
+//! summaries' moments, and the verdict says "from summary only".
 
 use kurabe_model::history::{CheckReport, CheckRow};
 use kurabe_model::plan::Plan;
 use kurabe_model::record::Experiment;
+use kurabe_model::stats::from_summary::{compare_moments, LogMoments};
 use kurabe_model::stats::{compare_metric, Direction, Verdict};
 use kurabe_model::SCHEMA_VERSION;
 
-use super::{centre, describe, newest_plan, samples, series_keys, Key};
+use super::{centre, describe, moments, newest_plan, samples, series_keys, Key};
 use crate::words;
 
 /// What `kurabe check` compares.
@@ -61,8 +64,18 @@ fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Plan>) -> 
     }
     let (unit, direction, band) = describe(&[e], key, plan);
     let dir = direction.unwrap_or(Direction::HigherIsBetter);
-    let c = compare_metric(&key.2, &pooled, &mine, dir, band);
-    let (_, phrase) = words::verdict(&key.2, unit, direction, &c);
+    let summary = summarised(e, base, key);
+    let (c, baseline_runs, runs) = match summary {
+        Some((b, m)) => (compare_moments(b, m, dir, band), b.n as usize, m.n as usize),
+        None => {
+            let c = compare_metric(&key.2, &pooled, &mine, dir, band);
+            (c, pooled.len(), mine.len())
+        }
+    };
+    let (_, mut phrase) = words::verdict(&key.2, unit, direction, &c);
+    if summary.is_some() {
+        phrase.push_str(" (from summary only)");
+    }
     Some(CheckRow {
         workload: key.0.clone(),
         variant: key.1.clone(),
@@ -70,13 +83,32 @@ fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Plan>) -> 
         unit,
         baseline_value: centre(&pooled),
         value: centre(&mine),
-        baseline_runs: pooled.len(),
-        runs: mine.len(),
+        baseline_runs,
+        runs,
         ratio: c.ratio,
         interval: c.ratio_low.zip(c.ratio_high).map(|(l, h)| [l, h]),
         noise_band: band,
         direction,
         verdict: c.verdict,
         phrase,
+        from_summary: summary.is_some(),
     })
+}
+
+/// Both sides as pooled log moments, when a run on either side is an
+/// imported summary (its harness kept no samples); `None` otherwise, and
+/// the samples are compared as they are.
+fn summarised(e: &Experiment, base: &[&Experiment], key: &Key) -> Option<(LogMoments, LogMoments)> {
+    let (mine, mine_summary) = moments(e, key);
+    let mut any = mine_summary;
+    let mut pooled = Vec::new();
+    for b in base {
+        let (parts, summary) = moments(b, key);
+        any |= summary;
+        pooled.extend(parts);
+    }
+    if !any {
+        return None;
+    }
+    Some((LogMoments::pool(&pooled)?, LogMoments::pool(&mine)?))
 }
