@@ -226,6 +226,16 @@ fn pytest_benchmark_summaries_are_checked_from_summary_only_and_data_from_sample
     assert_eq!(e.name, "pytest-benchmark: test_sums.py");
     assert_eq!(e.runs.len(), 4, "one run per benchmark: its summary");
     assert_eq!(experiment(dir.path(), "e3").runs.len(), 22 + 71 + 64 + 54);
+    // Within one import: each group against its own first test, from the summaries.
+    let shown = ok(results(dir.path(), &["show", "e1"]));
+    assert!(shown.contains("test_sorted[100] (baseline)"), "{shown}");
+    assert!(shown.contains("vs test_sorted[100]"), "{shown}");
+    assert_eq!(shown.matches("(from summary only)").count(), 2, "{shown}");
+    let shown = ok(results(dir.path(), &["show", "e3"]));
+    assert!(
+        !shown.contains("summary only") && shown.contains("vs test_loop"),
+        "{shown}"
+    );
 
     let check = |id: &str, base: &str| {
         kurabe()

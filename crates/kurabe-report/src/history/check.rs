@@ -7,11 +7,11 @@
 use kurabe_model::history::{CheckReport, CheckRow};
 use kurabe_model::plan::Plan;
 use kurabe_model::record::Experiment;
-use kurabe_model::stats::from_summary::{compare_moments, LogMoments};
 use kurabe_model::stats::{compare_metric, Direction, Verdict};
 use kurabe_model::SCHEMA_VERSION;
 
-use super::{centre, describe, moments, newest_plan, samples, series_keys, Key};
+use super::{centre, describe, newest_plan, parts, samples, series_keys, Key};
+use crate::summarised::{compare_parts, Parts, FROM_SUMMARY};
 use crate::words;
 
 /// What `kurabe check` compares.
@@ -64,17 +64,20 @@ fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Plan>) -> 
     }
     let (unit, direction, band) = describe(&[e], key, plan);
     let dir = direction.unwrap_or(Direction::HigherIsBetter);
-    let summary = summarised(e, base, key);
-    let (c, baseline_runs, runs) = match summary {
-        Some((b, m)) => (compare_moments(b, m, dir, band), b.n as usize, m.n as usize),
-        None => {
-            let c = compare_metric(&key.2, &pooled, &mine, dir, band);
-            (c, pooled.len(), mine.len())
-        }
-    };
+    let mut pooled_parts = Parts::default();
+    for b in base {
+        let p = parts(b, key);
+        pooled_parts.from_summary |= p.from_summary;
+        pooled_parts.parts.extend(p.parts);
+    }
+    let summary = compare_parts(&pooled_parts, &parts(e, key), dir, band);
+    let (c, baseline_runs, runs) = summary.unwrap_or_else(|| {
+        let c = compare_metric(&key.2, &pooled, &mine, dir, band);
+        (c, pooled.len(), mine.len())
+    });
     let (_, mut phrase) = words::verdict(&key.2, unit, direction, &c);
     if summary.is_some() {
-        phrase.push_str(" (from summary only)");
+        phrase.push_str(FROM_SUMMARY);
     }
     Some(CheckRow {
         workload: key.0.clone(),
@@ -93,22 +96,4 @@ fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Plan>) -> 
         phrase,
         from_summary: summary.is_some(),
     })
-}
-
-/// Both sides as pooled log moments, when a run on either side is an
-/// imported summary (its harness kept no samples); `None` otherwise, and
-/// the samples are compared as they are.
-fn summarised(e: &Experiment, base: &[&Experiment], key: &Key) -> Option<(LogMoments, LogMoments)> {
-    let (mine, mine_summary) = moments(e, key);
-    let mut any = mine_summary;
-    let mut pooled = Vec::new();
-    for b in base {
-        let (parts, summary) = moments(b, key);
-        any |= summary;
-        pooled.extend(parts);
-    }
-    if !any {
-        return None;
-    }
-    Some((LogMoments::pool(&pooled)?, LogMoments::pool(&mine)?))
 }

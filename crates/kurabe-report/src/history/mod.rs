@@ -18,14 +18,12 @@ pub(crate) mod text;
 use kurabe_model::history::{
     HistoryChange, HistoryPoint, HistoryReport, HistorySeries, HostSeen, Order,
 };
-use kurabe_model::imported::ImportedRun;
 use kurabe_model::plan::Plan;
 use kurabe_model::record::{
     Experiment, ExperimentStatus, HostFacts, MetricValue, RunRecord, RunStatus, SavedResult,
     StoredRun,
 };
 use kurabe_model::stats::changepoint::{e_divisive, ChangePoint, Config};
-use kurabe_model::stats::from_summary::LogMoments;
 use kurabe_model::stats::{metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
 
@@ -213,39 +211,15 @@ pub(crate) fn samples(e: &Experiment, key: &Key) -> Vec<f64> {
         .collect()
 }
 
-/// `key`'s values in `e` as log moments, one part per run: a sampled
-/// run's value, or the summary of an imported run whose harness kept no
-/// samples; and whether any part was such a summary.
-pub(crate) fn moments(e: &Experiment, key: &Key) -> (Vec<LogMoments>, bool) {
-    let mut from_summary = false;
-    let parts = e
+/// `key`'s values in `e`'s successful runs as comparison parts
+/// (imported summaries included).
+pub(crate) fn parts(e: &Experiment, key: &Key) -> crate::summarised::Parts {
+    let runs = e
         .runs
         .iter()
-        .filter(|r| {
-            r.run.status == RunStatus::Ok && r.run.workload == key.0 && r.run.variant == key.1
-        })
-        .flat_map(|r| {
-            let summary = r
-                .run
-                .record
-                .as_ref()
-                .and_then(ImportedRun::of_record)
-                .and_then(|d| d.summary);
-            r.run
-                .metrics
-                .iter()
-                .filter(|m| m.name == key.2 && m.value.is_finite())
-                .map(move |m| (m.value, summary))
-        })
-        .filter_map(|(value, summary)| match summary {
-            Some(s) => {
-                from_summary = true;
-                LogMoments::of_summary(s.samples, s.mean, s.stddev)
-            }
-            None => LogMoments::of_samples(&[value]),
-        })
-        .collect();
-    (parts, from_summary)
+        .map(|r| &r.run)
+        .filter(|r| r.workload == key.0 && r.variant == key.1);
+    crate::summarised::Parts::of(runs, &key.2)
 }
 
 /// Unit, direction and noise band of a metric: the catalogue's, the plan's band.
