@@ -386,7 +386,10 @@ mod tests {
             series: vec![WatchPoint {
                 t_s: 0.1,
                 cpu_percent: 12.5,
-                pss_bytes: 3,
+                size: crate::probe::TreeSize {
+                    pss_bytes: 3,
+                    ..Default::default()
+                },
                 ..WatchPoint::default()
             }],
         }

@@ -415,7 +415,7 @@ fn run_series(run: &StoredRun) -> Option<RunSeries> {
         .map(|p| SeriesPoint {
             t_s: p.t_s,
             cpu_percent: Some(p.cpu_percent),
-            pss_bytes: Some(p.pss_bytes as f64),
+            pss_bytes: Some(p.size.pss_bytes as f64),
         })
         .collect();
     (points.len() >= 2).then(|| RunSeries {

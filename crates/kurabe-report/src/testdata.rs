@@ -2,7 +2,7 @@
 //! ruby example (three rounds of two variants plus one failed run), and one
 //! with every verdict shape and user strings that need escaping.
 
-use kurabe_model::probe::WatchPoint;
+use kurabe_model::probe::{TreeSize, WatchPoint};
 use kurabe_model::record::{
     Experiment, ExperimentId, ExperimentStatus, HostFacts, MetricValue, RunRecord, RunStatus,
     StoredRun,
@@ -66,11 +66,14 @@ fn watched(points: &[(f64, f64, f64)]) -> RunDetail {
         .map(|&(t_s, cpu_percent, pss)| WatchPoint {
             t_s,
             cpu_percent,
-            pss_bytes: pss as u64,
+            size: TreeSize {
+                pss_bytes: pss as u64,
+                ..TreeSize::default()
+            },
             ..WatchPoint::default()
         })
         .collect();
-    let peak = series.iter().map(|p| p.pss_bytes).max().unwrap_or(0);
+    let peak = series.iter().map(|p| p.size.pss_bytes).max().unwrap_or(0);
     RunDetail::Watch(WatchDetail {
         target: TreeDetail {
             pid: 1,
@@ -79,7 +82,7 @@ fn watched(points: &[(f64, f64, f64)]) -> RunDetail {
             cpu_seconds_proc: 1.9,
             cpu_seconds_cgroup: None,
             cpu_percent_max: 95.0,
-            pss_start_bytes: series[0].pss_bytes,
+            pss_start_bytes: series[0].size.pss_bytes,
             pss_peak_bytes: peak,
             pss_end_bytes: peak,
             pss_mean_bytes: peak,
