@@ -15,11 +15,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
+use kurabe_http::client::{self, LoadConfig, StopCondition, Target};
 use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use kurabe_model::http::HttpReport;
 use kurabe_model::plan::{
@@ -117,33 +117,16 @@ fn pause(d: Duration, stop: &Stop) -> bool {
     !stop.wait_timeout(d)
 }
 
-/// Run the load generator once, forwarding `stop` into its control block:
-/// a relay thread blocks on a child of `stop` that the end of the load
-/// also sets, so it neither polls nor outlives the load.
-fn load(cfg: &LoadConfig, stop: &Arc<Stop>) -> Result<HttpReport, RunFailure> {
-    let ctl = RunControl::default();
-    let wake = stop.child();
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            wake.wait();
-            if stop.is_set() {
-                ctl.stop.store(true, Ordering::Relaxed);
-            }
-        });
-        let r = client::run(cfg, &ctl);
-        wake.trigger(None);
-        r.map_err(|e| RunFailure::new(format!("load generator: {e}")))
-    })
+/// Run the load generator once; `stop` stops it (the engine polls the
+/// stop's own flag).
+fn load(cfg: &LoadConfig, stop: &Stop) -> Result<HttpReport, RunFailure> {
+    kurabe_http::load::run_config(cfg.clone(), stop, &kurabe_http::load::Quiet)
+        .map(|run| run.report)
+        .map_err(|e| RunFailure::new(format!("load generator: {e}")))
 }
 
 /// What each request setting is called in a plan's `http` table, for errors.
-const PLAN_NAMES: Names = Names {
-    method: "http.method",
-    headers: "http.headers",
-    cookies: "http.cookies",
-    auth: "http.auth",
-    content_type: "http.content_type",
-};
+const PLAN_NAMES: Names = Names::PLAN;
 
 /// The workload's request settings as the spec `kurabe http`'s flags build
 /// too, so the same settings send the same bytes; a body implies POST.
