@@ -11,9 +11,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use kurabe_http::client::{LoadConfig, StopCondition, Target, UrlError};
-use kurabe_model::plan::{
-    HttpWorkload, HumanDuration, OnFailure, Plan, Variant, Workload, WorkloadKind,
-};
+use kurabe_model::load::{Engine, Header, LoadSpec};
+use kurabe_model::plan::{HumanDuration, OnFailure, Plan, Variant, Workload, WorkloadKind};
 use kurabe_model::record::RunStatus;
 
 use crate::Outcome;
@@ -128,16 +127,20 @@ fn variant(url: &str) -> Variant {
 }
 
 /// The load settings as a plan's http workload.
-fn workload(load: &LoadConfig, body_file: Option<PathBuf>) -> HttpWorkload {
+fn workload(load: &LoadConfig, body_file: Option<PathBuf>) -> LoadSpec {
     let (requests, duration) = match load.stop {
         StopCondition::Requests(n) => (Some(n), None),
         StopCondition::Duration(d) => (None, Some(HumanDuration(d))),
         StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(HumanDuration(d))),
     };
-    HttpWorkload {
+    LoadSpec {
         method: Some(load.method.clone()),
         // The resolved headers already hold the cookies, credentials and type.
-        headers: load.headers.iter().cloned().collect::<BTreeMap<_, _>>(),
+        headers: load
+            .headers
+            .iter()
+            .map(|(k, v)| Header::new(k, v))
+            .collect(),
         body_file,
         variable_length: !load.check_length,
         abort_on_error: load.abort_on_error,
@@ -153,8 +156,8 @@ fn workload(load: &LoadConfig, body_file: Option<PathBuf>) -> HttpWorkload {
         http2: load.http2,
         streams: (load.streams > 1).then_some(load.streams),
         threads: Some(load.threads),
-        engine: Some(load.engine.name().to_owned()),
-        ..HttpWorkload::default()
+        engine: Engine::parse(load.engine.name()).unwrap_or_default(),
+        ..LoadSpec::default()
     }
 }
 
@@ -221,7 +224,7 @@ mod tests {
             panic!("an http workload");
         };
         assert_eq!(h.requests, Some(10));
-        assert_eq!(h.headers.get("X-A").map(String::as_str), Some("1"));
+        assert_eq!(h.headers, [Header::new("X-A", "1")]);
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod git;
 pub mod http_compare;
 pub mod http_load;
 pub mod measure;
+mod measured;
 pub mod plan;
 pub mod prepare;
 pub mod runner;

@@ -19,38 +19,22 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kurabe_http::client::{self, LoadConfig, StopCondition, Target};
-use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
+use kurabe_http::client::{LoadConfig, StopCondition};
+use kurabe_http::load::Names;
 use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::{
-    CommandLine, CommandOutput, CommandWorkload, HttpWorkload, IdleWorkload, MemoryScope,
+    CommandLine, CommandOutput, CommandWorkload, HumanDuration, IdleWorkload, MemoryScope,
     SystemWorkload, WatchWorkload,
 };
 use kurabe_model::stop::Stop;
-use kurabe_probe::cgroup::CgroupReader;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
 use serde_json::json;
 
 use crate::execute::{Execution, Launch, Session, Timed};
+use crate::measured::{load_metrics, tree_metrics, tree_record};
+pub use crate::measured::{Measured, Probe};
 use crate::target::RunFailure;
-
-/// Metric values by catalogue name, plus the raw record of the run.
-#[derive(Debug, Clone, Default)]
-pub struct Measured {
-    /// Every metric the workload produced.
-    pub metrics: BTreeMap<&'static str, f64>,
-    /// The workload's full result (an HTTP report, per-execution times …).
-    pub record: serde_json::Value,
-}
-
-/// The process tree to sample, when there is a target.
-#[derive(Debug, Clone)]
-pub struct Probe {
-    /// Root PID of the target.
-    pub pid: u32,
-    /// Its run cgroup's counters (the CPU of escaped children too).
-    pub cgroup: Option<CgroupReader>,
-}
 
 /// Sampling interval for a phase of `length`: ~50 samples, 20–250 ms.
 fn interval_for(length: Duration) -> Duration {
@@ -68,50 +52,6 @@ fn watcher(probe: &Probe, interval: Duration) -> Result<Watcher, RunFailure> {
         .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))
 }
 
-pub(crate) fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>) {
-    m.insert("cpu_time_ms", s.cpu_seconds() * 1e3);
-    m.insert("cpu_percent_mean", s.cpu_percent_mean());
-    m.insert("pss_peak_bytes", s.pss_peak_bytes as f64);
-    m.insert("pss_steady_bytes", s.pss_end_bytes as f64);
-    m.insert("rss_peak_bytes", s.rss_peak_bytes as f64);
-    m.insert("uss_peak_bytes", s.uss_peak_bytes as f64);
-}
-
-/// The load generator's throughput, latency and failure metrics (an http or soak run).
-pub(crate) fn load_metrics(report: &HttpReport, m: &mut BTreeMap<&'static str, f64>) {
-    m.insert("requests_per_second", report.requests_per_second);
-    let l = &report.latency_us;
-    m.insert("latency_mean_us", l.mean);
-    m.insert("latency_p50_us", l.p50 as f64);
-    m.insert("latency_p90_us", l.p90 as f64);
-    m.insert("latency_p99_us", l.p99 as f64);
-    m.insert("latency_p999_us", l.p999 as f64);
-    m.insert("failed_requests", report.failed_requests as f64);
-    m.insert("non_2xx_responses", report.non_2xx_responses as f64);
-}
-
-pub(crate) fn tree_record(s: &WatchSummary) -> serde_json::Value {
-    json!({
-        "pid": s.root,
-        "duration_s": s.duration.as_secs_f64(),
-        "samples": s.samples,
-        "cpu_seconds_proc": s.cpu_seconds_proc,
-        "cpu_seconds_cgroup": s.cpu_seconds_cgroup,
-        "cpu_percent_max": s.cpu_percent_max,
-        "pss_start_bytes": s.pss_start_bytes,
-        "pss_peak_bytes": s.pss_peak_bytes,
-        "pss_end_bytes": s.pss_end_bytes,
-        "pss_mean_bytes": s.pss_mean_bytes,
-        "rss_peak_bytes": s.rss_peak_bytes,
-        "uss_peak_bytes": s.uss_peak_bytes,
-        "processes_max": s.processes_max,
-        "threads_max": s.threads_max,
-        "root_exited": s.root_exited,
-        // CPU and Σ PSS over time, for the report's per-run charts.
-        "series": s.series,
-    })
-}
-
 /// Sleep up to `d`, waking early when `stop` is set; false when stopped.
 fn pause(d: Duration, stop: &Stop) -> bool {
     !stop.wait_timeout(d)
@@ -125,46 +65,8 @@ fn load(cfg: &LoadConfig, stop: &Stop) -> Result<HttpReport, RunFailure> {
         .map_err(|e| RunFailure::new(format!("load generator: {e}")))
 }
 
-/// What each request setting is called in a plan's `http` table, for errors.
-const PLAN_NAMES: Names = Names::PLAN;
-
-/// The workload's request settings as the spec `kurabe http`'s flags build
-/// too, so the same settings send the same bytes; a body implies POST.
-fn request_spec(w: &HttpWorkload, plan_dir: &Path) -> Result<RequestSpec, RunFailure> {
-    let body =
-        match &w.body_file {
-            Some(p) => Some(std::fs::read(plan_dir.join(p)).map_err(|e| {
-                RunFailure::new(format!("cannot read body_file {}: {e}", p.display()))
-            })?),
-            None => None,
-        };
-    Ok(RequestSpec {
-        method: w.method.clone(),
-        implied_method: body.is_some().then_some("POST"),
-        headers: w
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        cookies: w.cookies.clone(),
-        auth: w.auth.clone(),
-        content_type: w.content_type.clone(),
-        body,
-    })
-}
-
 /// Default measured phase of an http workload that names neither `requests` nor `duration`.
 pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
-
-/// The measured phase's end: `requests`, `duration`, both (first wins) or the default length.
-fn measured_stop(w: &HttpWorkload) -> StopCondition {
-    match (w.requests, w.duration) {
-        (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d.0),
-        (Some(n), None) => StopCondition::Requests(n),
-        (None, Some(d)) => StopCondition::Duration(d.0),
-        (None, None) => StopCondition::Duration(DEFAULT_HTTP_DURATION),
-    }
-}
 
 /// How long the measured phase is expected to run (2 s for a request count).
 fn expected_length(stop: &StopCondition) -> Duration {
@@ -174,51 +76,31 @@ fn expected_length(stop: &StopCondition) -> Duration {
     }
 }
 
-/// The load generator's configuration for the workload, as `kurabe http`
-/// builds it from the same settings (no warm-up: the caller runs it apart).
-fn load_config(w: &HttpWorkload, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
-    let target = Target::parse(url).map_err(|e| RunFailure::new(e.to_string()))?;
-    let request = request_spec(w, plan_dir)?
-        .build(&PLAN_NAMES)
-        .map_err(|e| RunFailure::new(e.to_string()))?;
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let loopback = client::is_loopback(&target.host);
-    let threads = w
-        .threads
-        .unwrap_or_else(|| client::default_threads(cpus, w.concurrency, loopback));
-    Ok(LoadConfig {
-        target,
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        concurrency: w.concurrency,
-        // As `kurabe http` picks them: never more threads than connections.
-        threads: threads.min(w.concurrency),
-        keep_alive: w.keep_alive,
-        pipeline: w.pipeline,
-        http2: w.http2,
-        streams: w.streams.unwrap_or(1),
-        stop: measured_stop(w),
-        rate: w.rate,
+/// The load generator's configuration for the workload, checked as
+/// `kurabe http` checks its flags (errors name the plan's keys), at `url`,
+/// with the body file relative to the plan and the default measured phase
+/// (no warm-up: the caller runs it apart).
+fn load_config(w: &LoadSpec, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
+    let default_length = w.requests.is_none() && w.duration.is_none();
+    let spec = LoadSpec {
+        url: Some(url.to_owned()),
+        path: None,
+        body_file: w.body_file.as_ref().map(|p| plan_dir.join(p)),
+        duration: w
+            .duration
+            .or(default_length.then_some(HumanDuration(DEFAULT_HTTP_DURATION))),
         warmup: None,
-        timeout: w.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
-        abort_on_error: w.abort_on_error,
-        check_length: !w.variable_length,
-        insecure: w.insecure,
-        gnuplot_file: None,
-        setup: Default::default(),
-        // Validated with the plan; an unknown name cannot get here.
-        engine: w
-            .engine
-            .as_deref()
-            .and_then(client::Engine::parse)
-            .unwrap_or_default(),
-    })
+        soak: None,
+        ..w.clone()
+    };
+    kurabe_http::load::check(&spec, &Names::PLAN)
+        .map(|c| c.config().clone())
+        .map_err(|e| RunFailure::new(e.to_string()))
 }
 
 /// The `http` workload: warm-up (unmeasured), then load with the target sampled.
 pub fn http(
-    w: &HttpWorkload,
+    w: &LoadSpec,
     url: &str,
     plan_dir: &Path,
     warmup: Option<Duration>,

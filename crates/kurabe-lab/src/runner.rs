@@ -182,11 +182,11 @@ fn check_size(plan: &Plan, repeat: u32) -> Result<(), LabError> {
 /// Every header source of an http workload, checked by the load generator's
 /// one rule (as `-H`, `-C`, `-T` are): the failing field and why.
 fn check_headers(
-    h: &kurabe_model::plan::HttpWorkload,
+    h: &kurabe_model::load::LoadSpec,
 ) -> Result<(), (&'static str, kurabe_http::header::HeaderError)> {
     use kurabe_http::header::check;
-    for (k, v) in &h.headers {
-        check(k, v).map_err(|e| ("headers", e))?;
+    for hd in &h.headers {
+        check(&hd.name, &hd.value).map_err(|e| ("headers", e))?;
     }
     for c in &h.cookies {
         check("Cookie", c).map_err(|e| ("cookies", e))?;
@@ -426,7 +426,7 @@ impl ProcessLauncher<'_> {
     /// An http workload against `url`, `probe` sampled.
     fn http(
         &self,
-        h: &kurabe_model::plan::HttpWorkload,
+        h: &kurabe_model::load::LoadSpec,
         url: &str,
         probe: Option<&Probe>,
     ) -> Result<Measured, RunFailure> {
@@ -578,7 +578,7 @@ fn ready_check(
 /// The URL an http workload loads for variant `v`: its own `url`, else
 /// `path` on the variant's existing server, else on the target's `{port}`.
 fn http_url(
-    h: &kurabe_model::plan::HttpWorkload,
+    h: &kurabe_model::load::LoadSpec,
     v: &ResolvedVariant,
     vars: &BTreeMap<String, String>,
     port: u16,

@@ -38,7 +38,7 @@ use kurabe_model::stop::Stop;
 use kurabe_probe::{Recorder, SamplerConfig, TreeSampler};
 use serde_json::json;
 
-use crate::measure::{load_metrics, tree_metrics, tree_record, Measured, Probe};
+use crate::measured::{load_metrics, tree_metrics, tree_record, Measured, Probe};
 use crate::target::RunFailure;
 
 /// Samples per soak run the interval aims at (more is finer, but each

@@ -8,6 +8,7 @@
 //! particular renderer. Everything here is plain data and pure functions.
 
 pub mod bench;
+pub mod counters;
 pub mod experiment;
 pub mod fleet;
 pub mod history;
@@ -18,6 +19,7 @@ pub mod probe;
 pub mod progress;
 pub mod record;
 pub mod schema;
+pub mod schema_files;
 pub mod stage;
 pub mod stats;
 pub mod stop;

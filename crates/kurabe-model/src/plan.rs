@@ -29,8 +29,8 @@ pub use quantity::{
 };
 pub use validate::{FieldPath, PathSeg, Problem};
 pub use workload::{
-    CommandOutput, CommandWorkload, ExecCost, HttpWorkload, IdleWorkload, MemoryScope,
-    SystemWorkload, WatchWorkload, Workload, WorkloadKind,
+    CommandOutput, CommandWorkload, ExecCost, IdleWorkload, MemoryScope, SystemWorkload,
+    WatchWorkload, Workload, WorkloadKind,
 };
 
 /// Placeholder replaced by a free TCP port allocated for each run.

@@ -355,7 +355,7 @@ fn three_worker_namespaces_merge_exactly_keep_the_rate_and_survive_a_killed_work
     for (rep, stats) in &parts {
         // What each worker stored is what it measured.
         assert_eq!(rep.latency_us.p99, stats.total.value_at_quantile(0.99));
-        assert_eq!(rep.complete_requests, stats.completed);
+        assert_eq!(rep.complete_requests, stats.counters.completed);
     }
     for (_, stats) in &parts[1..] {
         union.add(&stats.total).unwrap();

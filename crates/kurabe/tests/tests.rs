@@ -14,6 +14,7 @@ mod http2;
 mod lone_binary;
 mod mem;
 mod names;
+mod old_store;
 mod outcomes;
 mod outputs;
 mod results;

@@ -881,32 +881,17 @@ fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
 /// same function, so a merged report reads exactly like one client's.
 pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>) {
     let duration_s = report.duration_s;
-    report.complete_requests = stats.completed;
-    report.failed_requests = stats.failures.total();
-    report.failures = stats.failures;
-    report.errors = stats.error_buckets();
-    report.non_2xx_responses = stats.non_2xx;
-    report.keep_alive_requests = stats.keep_alive_requests;
-    report.reconnects = stats.reconnects;
-    report.status_codes = stats.status_codes();
-    report.in_flight_at_end = stats.in_flight_at_end;
+    stats.counters.fill_report(report);
     report.requests_per_second = if duration_s > 0.0 {
-        stats.completed as f64 / duration_s
+        stats.counters.completed as f64 / duration_s
     } else {
         0.0
     };
-    report.transfer_bytes = stats.transfer_bytes;
-    report.body_bytes = stats.body_bytes;
-    report.sent_body_bytes = stats.sent_body_bytes;
     report.latency_us = stats::summary(&stats.total);
     report.latency_percentiles_us = stats.percentiles();
     report.connection_times_us = stats.connection_times();
     report.percent_served_us = stats.percent_served();
     report.rate = rate.map(|r| stats.rate_info(r, duration_s));
-    if let Some(h) = &mut report.http2 {
-        h.goaways = stats.goaways;
-        h.stream_resets = stats.stream_resets.clone();
-    }
 }
 
 #[cfg(test)]

@@ -36,12 +36,12 @@ pub(crate) fn record(
     now: u64,
 ) -> Result<(), String> {
     check_length(sh, a.body_bytes)?;
-    st.completed += 1;
-    st.status[usize::from(a.status.min(999))] += 1;
+    st.counters.completed += 1;
+    st.counters.status.count(a.status);
     if !(200..300).contains(&a.status) {
-        st.non_2xx += 1;
+        st.counters.non_2xx += 1;
     }
-    st.body_bytes += a.body_bytes;
+    st.counters.body_bytes += a.body_bytes;
     let t = Times::of(slot, a.first_byte, now);
     let _ = st.total.record(t.total);
     // 0 is a real value here (no connect on a reused connection, as ab reports it).

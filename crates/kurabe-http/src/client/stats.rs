@@ -4,12 +4,9 @@
 //! the merge happens once, after all workers have finished. Memory is fixed
 //! at creation (HDR histograms with a fixed range), whatever the request count.
 
-use std::collections::BTreeMap;
-
 use hdrhistogram::Histogram;
-use kurabe_model::http::{
-    ConnectionTimes, ErrorBucket, Failures, LatencySummary, PercentileValue, PhaseTimes, RateInfo,
-};
+use kurabe_model::counters::Counters;
+use kurabe_model::http::{ConnectionTimes, LatencySummary, PercentileValue, PhaseTimes, RateInfo};
 
 /// Highest latency the histograms track exactly (1 hour in µs); larger values saturate.
 const MAX_US: u64 = 3_600_000_000;
@@ -79,37 +76,9 @@ pub struct Stats {
     pub waiting: Histogram<u64>,
     /// Latency from the actual send (open model only; the main histogram is from the intended send).
     pub uncorrected: Histogram<u64>,
-    /// Responses received completely.
-    pub completed: u64,
-    /// Failed requests by kind.
-    pub failures: Failures,
-    /// The first error text of each failure kind that occurred, by kind name.
-    pub first_errors: BTreeMap<String, String>,
-    /// Completed responses whose status was not 2xx.
-    pub non_2xx: u64,
-    /// Counts by status code 0..=999 (index = code).
-    pub status: Box<[u64; 1000]>,
-    /// Bytes received, heads and bodies.
-    pub transfer_bytes: u64,
-    /// Response body bytes received.
-    pub body_bytes: u64,
-    /// Request body bytes sent.
-    pub sent_body_bytes: u64,
-    /// Requests written (open model: the achieved rate's numerator).
-    pub sent_requests: u64,
-    /// Open model: sends that left later than scheduled.
-    pub late_sends: u64,
-    /// Requests sent but unanswered when the run stopped.
-    pub in_flight_at_end: u64,
-    /// With keep-alive: connections reopened because the server ended one
-    /// (Connection: close or an idle close).
-    pub reconnects: u64,
-    /// Complete responses on a connection that had answered before (real reuse).
-    pub keep_alive_requests: u64,
-    /// HTTP/2: connections that ended with the server's GOAWAY.
-    pub goaways: u64,
-    /// HTTP/2: streams the server reset, by error code name.
-    pub stream_resets: BTreeMap<String, u64>,
+    /// Everything counted besides the histograms (the one counters type of
+    /// the engine, the fleet and the reports).
+    pub counters: Counters,
 }
 
 impl Default for Stats {
@@ -127,21 +96,7 @@ impl Stats {
             processing: histogram(),
             waiting: histogram(),
             uncorrected: histogram(),
-            completed: 0,
-            failures: Failures::default(),
-            first_errors: BTreeMap::new(),
-            non_2xx: 0,
-            status: Box::new([0; 1000]),
-            transfer_bytes: 0,
-            body_bytes: 0,
-            sent_body_bytes: 0,
-            sent_requests: 0,
-            late_sends: 0,
-            in_flight_at_end: 0,
-            reconnects: 0,
-            keep_alive_requests: 0,
-            goaways: 0,
-            stream_resets: BTreeMap::new(),
+            counters: Counters::default(),
         }
     }
 
@@ -151,7 +106,7 @@ impl Stats {
     }
 
     pub(crate) fn fail(&mut self, kind: FailKind, n: u64) {
-        let f = &mut self.failures;
+        let f = &mut self.counters.failures;
         match kind {
             FailKind::Connect => f.connect += n,
             FailKind::Receive => f.receive += n,
@@ -165,40 +120,15 @@ impl Stats {
 
     /// Whether a failure of `kind` still lacks its first error text.
     pub(crate) fn wants_error(&self, kind: FailKind) -> bool {
-        !self.first_errors.contains_key(kind.name())
+        !self.counters.first_errors.contains_key(kind.name())
     }
 
     /// Keep `text` as the first error of `kind` unless one is already kept.
     pub(crate) fn note_error(&mut self, kind: FailKind, text: String) {
-        self.first_errors
+        self.counters
+            .first_errors
             .entry(kind.name().to_owned())
             .or_insert(text);
-    }
-
-    /// One bucket per failure kind with a count, in [`Failures`] field order.
-    pub fn error_buckets(&self) -> Vec<ErrorBucket> {
-        let f = &self.failures;
-        [
-            ("connect", f.connect),
-            ("receive", f.receive),
-            ("length", f.length),
-            ("exceptions", f.exceptions),
-            ("write", f.write),
-            ("timeout", f.timeout),
-            ("client", f.client),
-        ]
-        .into_iter()
-        .filter(|&(_, count)| count > 0)
-        .map(|(kind, count)| ErrorBucket {
-            kind: kind.to_owned(),
-            first_error: self
-                .first_errors
-                .get(kind)
-                .cloned()
-                .unwrap_or_else(|| "(no error text recorded)".to_owned()),
-            count,
-        })
-        .collect()
     }
 
     /// Add `o` into `self`: histogram counts and every counter add up.
@@ -209,45 +139,7 @@ impl Stats {
         let _ = self.processing.add(&o.processing);
         let _ = self.waiting.add(&o.waiting);
         let _ = self.uncorrected.add(&o.uncorrected);
-        self.completed += o.completed;
-        let (f, g) = (&mut self.failures, &o.failures);
-        f.connect += g.connect;
-        f.receive += g.receive;
-        f.length += g.length;
-        f.exceptions += g.exceptions;
-        f.write += g.write;
-        f.timeout += g.timeout;
-        f.client += g.client;
-        for (kind, text) in &o.first_errors {
-            self.first_errors
-                .entry(kind.clone())
-                .or_insert_with(|| text.clone());
-        }
-        self.non_2xx += o.non_2xx;
-        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
-            *a += b;
-        }
-        self.transfer_bytes += o.transfer_bytes;
-        self.body_bytes += o.body_bytes;
-        self.sent_body_bytes += o.sent_body_bytes;
-        self.sent_requests += o.sent_requests;
-        self.late_sends += o.late_sends;
-        self.in_flight_at_end += o.in_flight_at_end;
-        self.reconnects += o.reconnects;
-        self.keep_alive_requests += o.keep_alive_requests;
-        self.goaways += o.goaways;
-        for (code, n) in &o.stream_resets {
-            *self.stream_resets.entry(code.clone()).or_default() += n;
-        }
-    }
-
-    pub(crate) fn status_codes(&self) -> BTreeMap<String, u64> {
-        self.status
-            .iter()
-            .enumerate()
-            .filter(|(_, &n)| n > 0)
-            .map(|(code, &n)| (code.to_string(), n))
-            .collect()
+        self.counters.merge(&o.counters);
     }
 
     pub(crate) fn connection_times(&self) -> ConnectionTimes {
@@ -301,12 +193,12 @@ impl Stats {
         RateInfo {
             requested_per_s: requested,
             achieved_per_s: if duration_s > 0.0 {
-                self.sent_requests as f64 / duration_s
+                self.counters.sent_requests as f64 / duration_s
             } else {
                 0.0
             },
             latency_uncorrected_us: summary(&self.uncorrected),
-            late_sends: self.late_sends,
+            late_sends: self.counters.late_sends,
         }
     }
 }
@@ -351,14 +243,14 @@ mod tests {
         let mut b = Stats::new();
         a.total.record(100).unwrap();
         b.total.record(300).unwrap();
-        a.completed = 1;
-        b.completed = 1;
-        b.status[200] = 1;
+        a.counters.completed = 1;
+        b.counters.completed = 1;
+        b.counters.status.count(200);
         b.fail(FailKind::Timeout, 2);
         a.merge(&b);
-        assert_eq!(a.completed, 2);
-        assert_eq!(a.failures.timeout, 2);
-        assert_eq!(a.status_codes().get("200"), Some(&1));
+        assert_eq!(a.counters.completed, 2);
+        assert_eq!(a.counters.failures.timeout, 2);
+        assert_eq!(a.counters.status_codes().get("200"), Some(&1));
         assert_eq!(a.total.len(), 2);
         let p = a.percentiles();
         assert_eq!(p.len(), 9);
@@ -374,9 +266,9 @@ mod tests {
     fn clear_forgets_warmup() {
         let mut a = Stats::new();
         a.total.record(5).unwrap();
-        a.completed = 3;
+        a.counters.completed = 3;
         a.clear();
-        assert_eq!(a.completed, 0);
+        assert_eq!(a.counters.completed, 0);
         assert!(a.total.is_empty());
     }
 }

@@ -255,7 +255,7 @@ mod tests {
         spec.requests = Some(200);
         let run = run(&spec, &Stop::new(), &Quiet).unwrap();
         assert_eq!(run.report.complete_requests, 200);
-        assert_eq!(run.stats.completed, 200);
+        assert_eq!(run.stats.counters.completed, 200);
 
         spec.requests = None;
         spec.duration = Some(kurabe_model::plan::HumanDuration(Duration::from_secs(60)));

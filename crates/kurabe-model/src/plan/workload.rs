@@ -3,13 +3,14 @@
 //! A workload table has a `name`, optional `metrics` and exactly one kind
 //! key — `http`, `command`, `watch`, `idle` or `system` — whose table holds
 //! that kind's settings. Each kind knows which metrics it can produce.
+//! An `http` table is a [`LoadSpec`]: this file owns none of its fields.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
 use super::{CommandLine, HumanDuration};
+use crate::load::LoadSpec;
 
 /// One workload: a name, the metrics to report, and what to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,9 +28,10 @@ pub struct Workload {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
-    /// HTTP load against the target (what `kurabe http` does). Boxed: it
-    /// is several times larger than the other kinds.
-    Http(Box<HttpWorkload>),
+    /// HTTP load against the target: the same [`LoadSpec`] `kurabe http`'s
+    /// flags build (same field names, same grammar). Boxed: it is several
+    /// times larger than the other kinds.
+    Http(Box<LoadSpec>),
     /// Run and time a command (what hyperfine does).
     Command(CommandWorkload),
     /// Sample CPU and memory of the target (or a command) for a while.
@@ -38,86 +40,6 @@ pub enum WorkloadKind {
     Idle(IdleWorkload),
     /// The UnixBench-style system index.
     System(SystemWorkload),
-}
-
-/// Settings of an `http` workload, mirroring `kurabe http`'s flags.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "snake_case")]
-pub struct HttpWorkload {
-    /// Path and query on the target's `{port}` (default `/`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub path: Option<String>,
-    /// Whole URL instead of `path` (loopback only), for plans without a target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    /// HTTP method (`-m`), default GET.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub method: Option<String>,
-    /// Extra request headers (`-H`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub headers: BTreeMap<String, String>,
-    /// File whose content is the request body (`-p`/`-u`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub body_file: Option<PathBuf>,
-    /// Content-Type of the body (`-T`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content_type: Option<String>,
-    /// Cookies, `name=value` each (`-C`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub cookies: Vec<String>,
-    /// Basic authentication, `user:password` (`-A`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub auth: Option<String>,
-    /// Do not count responses of varying length as failures (`-l`).
-    #[serde(default)]
-    pub variable_length: bool,
-    /// Stop at the first failed request instead of counting it (`--abort-on-error`).
-    #[serde(default)]
-    pub abort_on_error: bool,
-    /// Accept any TLS certificate (`--insecure`), for self-signed local targets.
-    #[serde(default)]
-    pub insecure: bool,
-    /// Number of requests (`-n`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requests: Option<u64>,
-    /// Concurrent connections (`-c`), default 1.
-    #[serde(default = "one")]
-    pub concurrency: u32,
-    /// Length of the measured phase (`-t`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub duration: Option<HumanDuration>,
-    /// Per-request timeout (`-s`), default 30 s.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<HumanDuration>,
-    /// Keep connections alive (`-k`), default off as in ab.
-    #[serde(default)]
-    pub keep_alive: bool,
-    /// Open-model arrival rate, requests per second (`--rate`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rate: Option<f64>,
-    /// Warm-up load before measuring (`--warmup`), overrides the plan's `warmup`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub warmup: Option<HumanDuration>,
-    /// Requests in flight per connection (`--pipeline`), default 1.
-    #[serde(default = "one")]
-    pub pipeline: u32,
-    /// Speak HTTP/2 (`--http2`): h2c for `http://`, ALPN `h2` for `https://`.
-    #[serde(default)]
-    pub http2: bool,
-    /// HTTP/2 streams in flight per connection (`--streams`), default 1; needs `http2`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub streams: Option<u32>,
-    /// Client threads (`--threads`); default chosen by the load generator.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub threads: Option<u32>,
-    /// Client I/O engine (`--engine`): `auto` (default), `epoll` or `io_uring`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub engine: Option<String>,
-    /// Soak run (`"10m"`): keep the load on this long instead of
-    /// `duration`/`requests`, sampling Σ PSS against requests served, and
-    /// report the memory floor's growth per request (a leak check).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub soak: Option<HumanDuration>,
 }
 
 fn one() -> u32 {
@@ -450,7 +372,7 @@ struct WorkloadRepr {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     metrics: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    http: Option<HttpWorkload>,
+    http: Option<LoadSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     command: Option<CommandWorkload>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

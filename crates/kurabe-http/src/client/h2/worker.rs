@@ -320,7 +320,7 @@ impl<'a> Worker<'a> {
             .flat_map(|c| c.proto.streams.iter())
             .filter(|s| s.slot.measured && s.slot.sent != 0)
             .count();
-        self.stats.in_flight_at_end = in_flight as u64;
+        self.stats.counters.in_flight_at_end = in_flight as u64;
         self.publish();
         self.drain(events);
         if let Some(g) = &mut self.gnuplot {
@@ -350,8 +350,8 @@ impl<'a> Worker<'a> {
     }
 
     fn publish(&mut self) {
-        let done = self.stats.completed;
-        let failed = self.stats.failures.total();
+        let done = self.stats.counters.completed;
+        let failed = self.stats.counters.failures.total();
         let p = &self.ctl.progress;
         p.completed
             .fetch_add(done.saturating_sub(self.published.0), Ordering::Relaxed);
@@ -648,10 +648,10 @@ impl<'a> Worker<'a> {
             }
             s.slot.sent = now;
             if s.slot.measured {
-                self.stats.sent_requests += 1;
-                self.stats.sent_body_bytes += body_len as u64;
+                self.stats.counters.sent_requests += 1;
+                self.stats.counters.sent_body_bytes += body_len as u64;
                 if s.slot.intended != 0 && now > s.slot.intended + LATE_NS {
-                    self.stats.late_sends += 1;
+                    self.stats.counters.late_sends += 1;
                 }
             }
         }
@@ -692,7 +692,7 @@ impl<'a> Worker<'a> {
     /// false when the connection closed.
     fn received(&mut self, ci: usize, tail: usize, n: usize) -> bool {
         if self.measuring && !self.draining {
-            self.stats.transfer_bytes += n as u64;
+            self.stats.counters.transfer_bytes += n as u64;
         }
         self.process(ci, tail + n)
     }
@@ -843,7 +843,7 @@ impl<'a> Worker<'a> {
         self.explain(FailKind::Receive, || {
             format!("the server reset stream {id} with RST_STREAM {name}")
         });
-        *self.stats.stream_resets.entry(name).or_default() += 1;
+        *self.stats.counters.stream_resets.entry(name).or_default() += 1;
         self.fail(FailKind::Receive, 1);
     }
 
@@ -931,12 +931,12 @@ impl<'a> Worker<'a> {
         c.proto.streams.clear();
         if let Some((_, _)) = c.proto.goaway {
             if !self.draining && self.measuring {
-                self.stats.goaways += 1;
+                self.stats.counters.goaways += 1;
             }
         }
         match end {
             End::Fail(kind) => self.fail(kind, n),
-            End::Done if was_open && !self.draining => self.stats.reconnects += 1,
+            End::Done if was_open && !self.draining => self.stats.counters.reconnects += 1,
             End::Done => {}
         }
         self.why = None;
@@ -1108,7 +1108,7 @@ impl Turns for Worker<'_> {
         // no stream could take (every one waiting for an answer) was never
         // sent, the latest a send can be: late, not lost from the report.
         if let Some(s) = &mut self.schedule {
-            self.stats.late_sends += s.give_up_due(sh.end_ns - 1);
+            self.stats.counters.late_sends += s.give_up_due(sh.end_ns - 1);
         }
     }
 

@@ -145,7 +145,7 @@ impl Worker<'_> {
         c.first_byte = 0;
         c.served = 0;
         if std::mem::take(&mut c.server_closed) && self.measuring && !self.draining {
-            self.stats.reconnects += 1;
+            self.stats.counters.reconnects += 1;
         }
         match res {
             Ok(()) => c.state = State::Connecting,
@@ -285,12 +285,12 @@ impl Worker<'_> {
                 if s.measured {
                     measured += 1;
                     if s.intended != 0 && at > s.intended + LATE_NS {
-                        self.stats.late_sends += 1;
+                        self.stats.counters.late_sends += 1;
                     }
                 }
             }
-            self.stats.sent_requests += measured;
-            self.stats.sent_body_bytes += measured * sh.body_len;
+            self.stats.counters.sent_requests += measured;
+            self.stats.counters.sent_body_bytes += measured * sh.body_len;
         }
         if c.deadline == 0 {
             if let Some(s) = c.ring.front() {

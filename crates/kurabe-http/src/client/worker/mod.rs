@@ -375,7 +375,7 @@ impl<'a> Worker<'a> {
             let written = self.written_unanswered(c);
             in_flight += c.ring.iter().take(written).filter(|s| s.measured).count() as u64;
         }
-        self.stats.in_flight_at_end = in_flight;
+        self.stats.counters.in_flight_at_end = in_flight;
         self.publish();
         self.drain();
         if let Some(g) = &mut self.gnuplot {
@@ -387,8 +387,8 @@ impl<'a> Worker<'a> {
     }
 
     fn publish(&mut self) {
-        let done = self.stats.completed;
-        let failed = self.stats.failures.total();
+        let done = self.stats.counters.completed;
+        let failed = self.stats.counters.failures.total();
         let p = &self.ctl.progress;
         if done >= self.published.0 {
             p.completed
@@ -440,7 +440,7 @@ impl Turns for Worker<'_> {
             // was never sent, the latest a send can be, so it counts as late
             // rather than vanishing from the report.
             if let Some(s) = self.schedule.as_mut().filter(|_| self.measuring) {
-                self.stats.late_sends += s.give_up_due(sh.end_ns - 1);
+                self.stats.counters.late_sends += s.give_up_due(sh.end_ns - 1);
             }
         }
     }
@@ -452,9 +452,9 @@ impl Turns for Worker<'_> {
     fn publish(&mut self) {
         Worker::publish(self);
         #[cfg(debug_assertions)]
-        if self.stats.completed > 0 {
+        if self.stats.counters.completed > 0 {
             let port = self.sh.addr.as_socket().map_or(0, |a| a.port());
-            super::threads::panic_hook::check(port, self.stats.completed);
+            super::threads::panic_hook::check(port, self.stats.counters.completed);
         }
     }
 

@@ -144,7 +144,7 @@ impl Worker<'_> {
     /// Account `n` new bytes at the end of the buffer and parse what they complete.
     pub(super) fn absorb(&mut self, ci: usize, n: usize) {
         if self.measuring && !self.draining {
-            self.stats.transfer_bytes += n as u64;
+            self.stats.counters.transfer_bytes += n as u64;
         }
         let c = &mut self.conns[ci];
         if c.first_byte == 0 {
@@ -309,7 +309,7 @@ impl Worker<'_> {
         };
         let (st, gnuplot) = (&mut self.stats, self.gnuplot.as_mut());
         match record(self.sh, st, gnuplot, &slot, a, self.now) {
-            Ok(()) => self.stats.keep_alive_requests += u64::from(reused),
+            Ok(()) => self.stats.counters.keep_alive_requests += u64::from(reused),
             Err(why) => {
                 self.explain(FailKind::Length, || why);
                 self.fail(FailKind::Length, 1);

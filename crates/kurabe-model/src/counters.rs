@@ -1,0 +1,285 @@
+//! The counters of one HTTP load (everything a run counts besides its
+//! latency histograms), one type for all who hold them: the engine's
+//! per-thread statistics count into it, a fleet worker stores it as is (JSON
+//! in `fleet_results.counters`; rows written before it read the same), and
+//! [`Counters::fill_report`] puts it into an [`HttpReport`] under the
+//! report's field names.
+//!
+//! Owns the counters, their exact merge and their stored shape. Must not
+//! hold histograms or read clocks: a count per request is an add here.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::http::{ErrorBucket, Failures, HttpReport};
+
+/// Highest status code counted on its own; larger ones count as this.
+const MAX_STATUS: u16 = 999;
+
+/// Counts of complete responses by status code, 0..=999: an array, so
+/// counting a response is one add (stored as a map of the codes seen).
+#[derive(Clone, PartialEq, Eq)]
+pub struct StatusCounts(Box<[u64; MAX_STATUS as usize + 1]>);
+
+impl Default for StatusCounts {
+    fn default() -> Self {
+        StatusCounts(Box::new([0; MAX_STATUS as usize + 1]))
+    }
+}
+
+impl StatusCounts {
+    /// Count one response with status `code` (above 999: as 999).
+    #[inline]
+    pub fn count(&mut self, code: u16) {
+        self.0[usize::from(code.min(MAX_STATUS))] += 1;
+    }
+
+    /// How many responses had status `code`.
+    pub fn get(&self, code: u16) -> u64 {
+        self.0.get(usize::from(code)).copied().unwrap_or(0)
+    }
+
+    /// Set the count of `code` (codes above 999 are ignored).
+    pub fn set(&mut self, code: u16, n: u64) {
+        if let Some(slot) = self.0.get_mut(usize::from(code)) {
+            *slot = n;
+        }
+    }
+
+    /// (code, count) of every code seen, in code order.
+    pub fn seen(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        (0..=MAX_STATUS)
+            .zip(self.0.iter().copied())
+            .filter(|&(_, n)| n > 0)
+    }
+
+    fn merge(&mut self, o: &StatusCounts) {
+        for (a, b) in self.0.iter_mut().zip(o.0.iter()) {
+            *a += b;
+        }
+    }
+}
+
+impl std::fmt::Debug for StatusCounts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.seen()).finish()
+    }
+}
+
+impl Serialize for StatusCounts {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.seen())
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusCounts {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<u16, u64>::deserialize(d)?;
+        let mut counts = StatusCounts::default();
+        for (code, n) in map {
+            counts.set(code, n);
+        }
+        Ok(counts)
+    }
+}
+
+/// What an HTTP load counted. Merging two is exact: every count adds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counters {
+    /// Responses received completely (any status).
+    pub completed: u64,
+    /// Failed requests by kind.
+    pub failures: Failures,
+    /// The first error text of each failure kind that occurred, by kind
+    /// name (absent in fleet rows of older workers).
+    #[serde(default)]
+    pub first_errors: BTreeMap<String, String>,
+    /// Complete responses whose status was not 2xx.
+    pub non_2xx: u64,
+    /// Complete responses by status code.
+    pub status: StatusCounts,
+    /// Bytes received, heads and bodies.
+    pub transfer_bytes: u64,
+    /// Response body bytes received.
+    pub body_bytes: u64,
+    /// Request body bytes sent.
+    pub sent_body_bytes: u64,
+    /// Requests written (open model: the achieved rate's numerator).
+    pub sent_requests: u64,
+    /// Open model: sends that left later than scheduled.
+    pub late_sends: u64,
+    /// Requests sent but unanswered when the run stopped.
+    pub in_flight_at_end: u64,
+    /// With keep-alive: connections reopened because the server ended one.
+    pub reconnects: u64,
+    /// Complete responses on a connection that had answered before (absent
+    /// in fleet rows of older workers).
+    #[serde(default)]
+    pub keep_alive_requests: u64,
+    /// HTTP/2: connections that ended with the server's GOAWAY (likewise).
+    #[serde(default)]
+    pub goaways: u64,
+    /// HTTP/2: streams the server reset, by error code name (likewise).
+    #[serde(default)]
+    pub stream_resets: BTreeMap<String, u64>,
+}
+
+impl Counters {
+    /// Add `o` into `self`; of two first errors of one kind, `self`'s stays.
+    pub fn merge(&mut self, o: &Counters) {
+        self.completed += o.completed;
+        let (f, g) = (&mut self.failures, &o.failures);
+        f.connect += g.connect;
+        f.receive += g.receive;
+        f.length += g.length;
+        f.exceptions += g.exceptions;
+        f.write += g.write;
+        f.timeout += g.timeout;
+        f.client += g.client;
+        for (kind, text) in &o.first_errors {
+            self.first_errors
+                .entry(kind.clone())
+                .or_insert_with(|| text.clone());
+        }
+        self.non_2xx += o.non_2xx;
+        self.status.merge(&o.status);
+        self.transfer_bytes += o.transfer_bytes;
+        self.body_bytes += o.body_bytes;
+        self.sent_body_bytes += o.sent_body_bytes;
+        self.sent_requests += o.sent_requests;
+        self.late_sends += o.late_sends;
+        self.in_flight_at_end += o.in_flight_at_end;
+        self.reconnects += o.reconnects;
+        self.keep_alive_requests += o.keep_alive_requests;
+        self.goaways += o.goaways;
+        for (code, n) in &o.stream_resets {
+            *self.stream_resets.entry(code.clone()).or_default() += n;
+        }
+    }
+
+    /// Responses by status code as the report keys them ("200" → count).
+    pub fn status_codes(&self) -> BTreeMap<String, u64> {
+        self.status
+            .seen()
+            .map(|(code, n)| (code.to_string(), n))
+            .collect()
+    }
+
+    /// One bucket per failure kind with a count, in [`Failures`] field order.
+    pub fn error_buckets(&self) -> Vec<ErrorBucket> {
+        let f = &self.failures;
+        [
+            ("connect", f.connect),
+            ("receive", f.receive),
+            ("length", f.length),
+            ("exceptions", f.exceptions),
+            ("write", f.write),
+            ("timeout", f.timeout),
+            ("client", f.client),
+        ]
+        .into_iter()
+        .filter(|&(_, count)| count > 0)
+        .map(|(kind, count)| ErrorBucket {
+            kind: kind.to_owned(),
+            first_error: self
+                .first_errors
+                .get(kind)
+                .cloned()
+                .unwrap_or_else(|| "(no error text recorded)".to_owned()),
+            count,
+        })
+        .collect()
+    }
+
+    /// Set the report's counter fields (under the report's names) from
+    /// these counts, and the HTTP/2 block's when the report has one. The
+    /// figures made from counts and the run's length (req/s, the achieved
+    /// rate) are the caller's.
+    pub fn fill_report(&self, report: &mut HttpReport) {
+        report.complete_requests = self.completed;
+        report.failed_requests = self.failures.total();
+        report.failures = self.failures;
+        report.errors = self.error_buckets();
+        report.non_2xx_responses = self.non_2xx;
+        report.keep_alive_requests = self.keep_alive_requests;
+        report.reconnects = self.reconnects;
+        report.status_codes = self.status_codes();
+        report.in_flight_at_end = self.in_flight_at_end;
+        report.transfer_bytes = self.transfer_bytes;
+        report.body_bytes = self.body_bytes;
+        report.sent_body_bytes = self.sent_body_bytes;
+        if let Some(h) = &mut report.http2 {
+            h.goaways = self.goaways;
+            h.stream_resets = self.stream_resets.clone();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_counts_are_stored_as_a_map_of_the_codes_seen() {
+        let mut c = Counters::default();
+        c.status.count(200);
+        c.status.count(200);
+        c.status.count(404);
+        c.status.count(1200);
+        let json = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            json["status"],
+            serde_json::json!({"200": 2, "404": 1, "999": 1})
+        );
+        let back: Counters = serde_json::from_value(json).unwrap();
+        assert_eq!(back, c);
+    }
+
+    /// A `fleet_results.counters` row as workers before this type wrote it
+    /// (kurabe-fleet's own `Counters`, before `write`, `client`,
+    /// `first_errors`, `keep_alive_requests`, `goaways`, `stream_resets`).
+    const OLD_ROW: &str = r#"{"completed":7,"failures":{"connect":1,"receive":0,"length":0,
+        "exceptions":0,"timeout":2},"non_2xx":1,"status":{"200":6,"503":1},
+        "transfer_bytes":900,"body_bytes":700,"sent_body_bytes":0,"sent_requests":9,
+        "late_sends":0,"in_flight_at_end":0,"reconnects":3}"#;
+
+    #[test]
+    fn rows_of_older_fleet_workers_still_read() {
+        let c: Counters = serde_json::from_str(OLD_ROW).unwrap();
+        assert_eq!(
+            (c.completed, c.status.get(200), c.status.get(503)),
+            (7, 6, 1)
+        );
+        assert_eq!((c.failures.timeout, c.failures.write), (2, 0));
+        assert_eq!((c.reconnects, c.keep_alive_requests, c.goaways), (3, 0, 0));
+    }
+
+    #[test]
+    fn merge_adds_every_count_and_keeps_the_first_error() {
+        let mut a: Counters = serde_json::from_str(OLD_ROW).unwrap();
+        a.first_errors.insert("timeout".into(), "first".into());
+        let mut b = a.clone();
+        b.first_errors.insert("timeout".into(), "second".into());
+        b.stream_resets.insert("CANCEL".into(), 2);
+        a.merge(&b);
+        assert_eq!(
+            (a.completed, a.status.get(200), a.failures.total()),
+            (14, 12, 6)
+        );
+        assert_eq!(a.first_errors["timeout"], "first");
+        assert_eq!(a.stream_resets["CANCEL"], 2);
+    }
+
+    #[test]
+    fn the_report_gets_every_counter_under_its_own_name() {
+        let c: Counters = serde_json::from_str(OLD_ROW).unwrap();
+        let mut r = HttpReport::default();
+        c.fill_report(&mut r);
+        assert_eq!((r.complete_requests, r.failed_requests), (7, 3));
+        assert_eq!((r.non_2xx_responses, r.reconnects), (1, 3));
+        assert_eq!(r.status_codes.get("503"), Some(&1));
+        assert_eq!((r.transfer_bytes, r.body_bytes), (900, 700));
+        assert_eq!(r.errors.len(), 2);
+    }
+}
