@@ -13,6 +13,7 @@ pub mod experiment;
 pub mod fleet;
 pub mod history;
 pub mod http;
+pub mod imported;
 pub mod load;
 pub mod plan;
 pub mod probe;

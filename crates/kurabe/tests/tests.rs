@@ -11,6 +11,8 @@ mod harden;
 mod history;
 mod http;
 mod http2;
+mod import;
+mod install;
 mod lone_binary;
 mod mem;
 mod names;

@@ -6,7 +6,8 @@
 //! [`compare()`] turns two variants' samples into a ratio, a 95 % interval and
 //! a [`Verdict`] ([`difference`] the same on the difference scale, for soak
 //! slopes that may be 0 or negative, [`trend`] fits those slopes; both name
-//! their answer with [`verdict`]'s words),
+//! their answer with [`verdict`]'s words; [`from_summary`] compares as
+//! [`compare()`] does when a side is known only by its summary),
 //! [`changepoint`] finds where a history of experiments steps, [`bisect`]
 //! searches commits for the first one where a metric changes, and
 //! [`schedule`] decides the interleaved order in
@@ -19,6 +20,7 @@ pub mod bisect;
 pub mod changepoint;
 pub mod compare;
 pub mod difference;
+pub mod from_summary;
 pub mod metric;
 pub mod schedule;
 pub mod student_t;
