@@ -231,7 +231,8 @@ pub fn idle(w: &IdleWorkload, probe: Option<&Probe>, stop: &Stop) -> Result<Meas
             .map_err(|e| RunFailure::new(format!("the target is gone: {e}")))?;
         let s = sampler
             .sample()
-            .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
+            .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?
+            .size;
         m.insert("pss_steady_bytes", s.pss_bytes as f64);
         m.insert("rss_peak_bytes", s.rss_bytes as f64);
         m.insert("uss_peak_bytes", s.uss_bytes as f64);
