@@ -19,7 +19,7 @@ use crate::error::{db, json};
 use crate::spec::RunSpec;
 use crate::tally::{self, Counters, EncodedHistograms};
 use crate::worker::{notify, wait_notification};
-use crate::{schema, FleetError, COORD_CHANNEL, WORK_CHANNEL};
+use crate::{FleetError, COORD_CHANNEL, WORK_CHANNEL};
 
 /// What the coordinator was asked to do.
 #[derive(Debug, Clone)]
@@ -135,7 +135,8 @@ impl WorkerRow {
 const DEAD: &str = "(w.heartbeat_at < now() - make_interval(secs => $2)
                      OR NOT EXISTS (SELECT 1 FROM pg_stat_activity s WHERE s.pid = w.backend_pid))";
 
-/// Run `plan` on the fleet and merge the results.
+/// Run `plan` on the fleet and merge the results; `client` is connected to
+/// a store database whose schema is up to date (the fleet's tables are in it).
 pub fn run(
     client: &mut Client,
     plan: &Plan,
@@ -143,7 +144,6 @@ pub fn run(
     on: &mut dyn FnMut(CoordEvent),
 ) -> Result<Outcome, FleetError> {
     let shares = plan.spec.split(plan.workers)?;
-    schema::ensure(client)?;
     client
         .batch_execute(&format!("LISTEN {COORD_CHANNEL}"))
         .map_err(db("cannot LISTEN for workers"))?;

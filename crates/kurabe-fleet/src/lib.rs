@@ -1,8 +1,10 @@
 //! Load from several hosts, coordinated through PostgreSQL and merged losslessly.
 //!
 //! There is no kurabe protocol between hosts: coordinator and workers only
-//! read and write rows of the `fleet_*` tables ([`schema`]) and wake each
-//! other with `LISTEN/NOTIFY`. A coordinator ([`coordinator::run`]) inserts a
+//! read and write rows of the `fleet_*` tables and wake each other with
+//! `LISTEN/NOTIFY`. The tables are the results store's (its one migration
+//! list creates them): callers pass a client from
+//! `kurabe_store::pg::connect_migrated`, and this crate creates no table. A coordinator ([`coordinator::run`]) inserts a
 //! run and one open assignment per worker; each worker ([`worker::serve`])
 //! claims one with `FOR UPDATE SKIP LOCKED`, so two workers never take the
 //! same share; once all are claimed the coordinator sets a common start time
@@ -18,7 +20,6 @@
 pub mod clock;
 pub mod coordinator;
 mod error;
-pub mod schema;
 pub mod spec;
 pub mod tally;
 pub mod worker;

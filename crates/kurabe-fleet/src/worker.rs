@@ -21,7 +21,7 @@ use postgres::Client;
 use crate::clock::{self, ClockOffset};
 use crate::error::{db, json};
 use crate::spec::{RunSpec, Share};
-use crate::{schema, tally, FleetError, COORD_CHANNEL, WORK_CHANNEL};
+use crate::{tally, FleetError, COORD_CHANNEL, WORK_CHANNEL};
 
 /// How a worker behaves.
 #[derive(Debug, Clone)]
@@ -111,14 +111,14 @@ struct Claim {
     experiment: String,
 }
 
-/// Serve runs until `stop` is set (or after one share with `once`).
+/// Serve runs until `stop` is set (or after one share with `once`);
+/// `client` is connected to a store database whose schema is up to date.
 pub fn serve(
     client: &mut Client,
     cfg: &WorkerConfig,
     stop: &Arc<Stop>,
     on: &mut dyn FnMut(WorkerEvent),
 ) -> Result<(), FleetError> {
-    schema::ensure(client)?;
     let worker_id: i64 = client
         .query_one(
             "INSERT INTO fleet_workers (name, backend_pid) VALUES ($1, pg_backend_pid()) RETURNING id",

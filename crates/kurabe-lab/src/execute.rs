@@ -913,8 +913,8 @@ impl MemoryWatch {
         let Some(s) = self.sampler.as_mut().and_then(|t| t.sample().ok()) else {
             return;
         };
-        if s.root_alive && s.pss_bytes > 0 {
-            self.peak = Some(self.peak.unwrap_or(0).max(s.pss_bytes));
+        if s.root_alive && s.size.pss_bytes > 0 {
+            self.peak = Some(self.peak.unwrap_or(0).max(s.size.pss_bytes));
         }
     }
 }

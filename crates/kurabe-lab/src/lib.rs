@@ -6,7 +6,8 @@
 //! life cycle ([`target`]), the workloads and probes ([`measure`]), handing
 //! each finished run to the store, and the verdicts and `[[check]]`
 //! results ([`analysis`]). [`cmd`] is `kurabe cmd` (hyperfine's one-liner),
-//! [`http_compare`] is `kurabe http A B`, [`prepare`] turns a plan path and
+//! [`http_compare`] is `kurabe http A B`, [`import`] reads other harnesses'
+//! results (`kurabe results import --from`) as experiments, [`prepare`] turns a plan path and
 //! `--set` values into what the runner needs. [`http_load`] runs one HTTP load by hand
 //! (`kurabe http`, `kurabe demo`) with the server's tree sampled.
 //!
@@ -23,7 +24,9 @@ mod execute;
 pub mod git;
 pub mod http_compare;
 pub mod http_load;
+pub mod import;
 pub mod measure;
+mod measured;
 pub mod plan;
 pub mod prepare;
 pub mod runner;

@@ -29,30 +29,13 @@ use kurabe_model::plan::{
     WatchWorkload,
 };
 use kurabe_model::stop::Stop;
-use kurabe_probe::cgroup::CgroupReader;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
 use serde_json::json;
 
 use crate::execute::{Execution, Launch, Session, Timed};
+use crate::measured::{load_metrics, tree_metrics, tree_record};
+pub use crate::measured::{Measured, Probe};
 use crate::target::RunFailure;
-
-/// Metric values by catalogue name, plus the raw record of the run.
-#[derive(Debug, Clone, Default)]
-pub struct Measured {
-    /// Every metric the workload produced.
-    pub metrics: BTreeMap<&'static str, f64>,
-    /// The workload's full result (an HTTP report, per-execution times …).
-    pub record: serde_json::Value,
-}
-
-/// The process tree to sample, when there is a target.
-#[derive(Debug, Clone)]
-pub struct Probe {
-    /// Root PID of the target.
-    pub pid: u32,
-    /// Its run cgroup's counters (the CPU of escaped children too).
-    pub cgroup: Option<CgroupReader>,
-}
 
 /// Sampling interval for a phase of `length`: ~50 samples, 20–250 ms.
 fn interval_for(length: Duration) -> Duration {
@@ -68,50 +51,6 @@ fn watcher(probe: &Probe, interval: Duration) -> Result<Watcher, RunFailure> {
         .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
     Watcher::spawn_sampler(sampler, interval)
         .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))
-}
-
-pub(crate) fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>) {
-    m.insert("cpu_time_ms", s.cpu_seconds() * 1e3);
-    m.insert("cpu_percent_mean", s.cpu_percent_mean());
-    m.insert("pss_peak_bytes", s.pss_peak_bytes as f64);
-    m.insert("pss_steady_bytes", s.pss_end_bytes as f64);
-    m.insert("rss_peak_bytes", s.rss_peak_bytes as f64);
-    m.insert("uss_peak_bytes", s.uss_peak_bytes as f64);
-}
-
-/// The load generator's throughput, latency and failure metrics (an http or soak run).
-pub(crate) fn load_metrics(report: &HttpReport, m: &mut BTreeMap<&'static str, f64>) {
-    m.insert("requests_per_second", report.requests_per_second);
-    let l = &report.latency_us;
-    m.insert("latency_mean_us", l.mean);
-    m.insert("latency_p50_us", l.p50 as f64);
-    m.insert("latency_p90_us", l.p90 as f64);
-    m.insert("latency_p99_us", l.p99 as f64);
-    m.insert("latency_p999_us", l.p999 as f64);
-    m.insert("failed_requests", report.failed_requests as f64);
-    m.insert("non_2xx_responses", report.non_2xx_responses as f64);
-}
-
-pub(crate) fn tree_record(s: &WatchSummary) -> serde_json::Value {
-    json!({
-        "pid": s.root,
-        "duration_s": s.duration.as_secs_f64(),
-        "samples": s.samples,
-        "cpu_seconds_proc": s.cpu_seconds_proc,
-        "cpu_seconds_cgroup": s.cpu_seconds_cgroup,
-        "cpu_percent_max": s.cpu_percent_max,
-        "pss_start_bytes": s.pss_start_bytes,
-        "pss_peak_bytes": s.pss_peak_bytes,
-        "pss_end_bytes": s.pss_end_bytes,
-        "pss_mean_bytes": s.pss_mean_bytes,
-        "rss_peak_bytes": s.rss_peak_bytes,
-        "uss_peak_bytes": s.uss_peak_bytes,
-        "processes_max": s.processes_max,
-        "threads_max": s.threads_max,
-        "root_exited": s.root_exited,
-        // CPU and Σ PSS over time, for the report's per-run charts.
-        "series": s.series,
-    })
 }
 
 /// Sleep up to `d`, waking early when `stop` is set; false when stopped.
@@ -380,7 +319,8 @@ pub fn idle(w: &IdleWorkload, probe: Option<&Probe>, stop: &Stop) -> Result<Meas
             .map_err(|e| RunFailure::new(format!("the target is gone: {e}")))?;
         let s = sampler
             .sample()
-            .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?;
+            .map_err(|e| RunFailure::new(format!("cannot sample the target: {e}")))?
+            .size;
         m.insert("pss_steady_bytes", s.pss_bytes as f64);
         m.insert("rss_peak_bytes", s.rss_bytes as f64);
         m.insert("uss_peak_bytes", s.uss_bytes as f64);

@@ -38,7 +38,7 @@ use kurabe_model::stop::Stop;
 use kurabe_probe::{Recorder, SamplerConfig, TreeSampler};
 use serde_json::json;
 
-use crate::measure::{load_metrics, tree_metrics, tree_record, Measured, Probe};
+use crate::measured::{load_metrics, tree_metrics, tree_record, Measured, Probe};
 use crate::target::RunFailure;
 
 /// Samples per soak run the interval aims at (more is finer, but each
@@ -178,13 +178,14 @@ impl Sampling {
             .recorder
             .get_or_insert_with(|| Recorder::new(pid, Instant::now(), false));
         rec.push(&x);
-        if x.pss_stale == 0 && x.rss_bytes > 0 {
-            let owned = x.pss_anon_bytes + x.pss_shmem_bytes + x.swap_bytes;
+        let size = x.size;
+        if x.pss_stale == 0 && size.rss_bytes > 0 {
+            let owned = size.pss_anon_bytes + size.pss_shmem_bytes + size.swap_bytes;
             self.series.push(SoakSample {
                 t_s: self.start.elapsed().as_secs_f64(),
                 requests,
-                pss_bytes: x.pss_bytes,
-                owned_bytes: if x.pss_anon_bytes > 0 { owned } else { 0 },
+                pss_bytes: size.pss_bytes,
+                owned_bytes: if size.pss_anon_bytes > 0 { owned } else { 0 },
             });
         }
         true

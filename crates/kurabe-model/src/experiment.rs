@@ -69,6 +69,11 @@ pub struct WorkloadReport {
     pub name: String,
     /// Variants with runs in this workload, in plan order.
     pub variants: Vec<String>,
+    /// This workload's own baseline, when it is not the experiment's: an
+    /// import without a plan, whose workloads each have their own variants
+    /// (criterion's groups), compares each with its first variant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
     /// Metric names shown in the compact table (a few, most telling first).
     pub headline: Vec<String>,
     /// Every metric the runs recorded.

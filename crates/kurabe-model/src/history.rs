@@ -204,4 +204,9 @@ pub struct CheckRow {
     pub verdict: Verdict,
     /// The answer in words (`1.20× [1.18, 1.22] more CPU`).
     pub phrase: String,
+    /// A side was imported from a harness that kept only the summary of
+    /// its samples (n, mean, standard deviation), so the interval comes
+    /// from those, not from samples (the phrase says "from summary only").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_summary: bool,
 }

@@ -114,6 +114,18 @@ pub struct WatchPoint {
     pub cpu_percent: f64,
     /// CPU seconds since the watch started (cumulative).
     pub cpu_seconds: f64,
+    /// The tree's memory and process counts at this point, as sampled;
+    /// written flat, beside the fields above.
+    #[serde(flatten)]
+    pub size: TreeSize,
+}
+
+/// How big a process tree is at one moment: its memory summed over the
+/// processes (Σ) and how many processes and threads it has. The process-tree
+/// sampler measures it (kurabe-probe's `Sample`), a watch's series keeps it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct TreeSize {
     /// Σ RSS (over-counts pages shared between processes).
     pub rss_bytes: u64,
     /// Σ PSS.
@@ -334,12 +346,20 @@ mod tests {
         let p = WatchPoint {
             t_s: 0.5,
             cpu_percent: 99.5,
-            pss_bytes: 4096,
-            processes: 2,
+            size: TreeSize {
+                pss_bytes: 4096,
+                processes: 2,
+                ..TreeSize::default()
+            },
             ..WatchPoint::default()
         };
         let json = serde_json::to_string(&p).unwrap();
-        assert!(json.contains("\"pss_bytes\":4096"));
+        // The size is written flat, as before it was a type of its own.
+        assert!(
+            json.starts_with("{\"t_s\":0.5,\"cpu_percent\":99.5,\"cpu_seconds\":0.0,\"rss_bytes\":0,\"pss_bytes\":4096,"),
+            "{json}"
+        );
+        assert!(!json.contains("size"), "{json}");
         assert_eq!(serde_json::from_str::<WatchPoint>(&json).unwrap(), p);
     }
 }

@@ -35,6 +35,8 @@ use std::fs::File;
 use std::io::ErrorKind;
 use std::time::{Duration, Instant};
 
+use kurabe_model::probe::TreeSize;
+
 use crate::cgroup::CgroupReader;
 use crate::error::{ProbeError, Result};
 use crate::procfs::{self, Rollup, Stat};
@@ -83,24 +85,9 @@ pub struct Sample {
     pub cpu_seconds_proc: f64,
     /// CPU seconds since the previous sample from the cgroup counter, if any.
     pub cpu_seconds_cgroup: Option<f64>,
-    /// Processes in the tree (zombies included).
-    pub processes: u32,
-    /// Threads in the tree.
-    pub threads: u32,
-    /// Σ RSS, bytes.
-    pub rss_bytes: u64,
-    /// Σ PSS, bytes.
-    pub pss_bytes: u64,
-    /// Σ Pss_Anon, bytes.
-    pub pss_anon_bytes: u64,
-    /// Σ Pss_File, bytes.
-    pub pss_file_bytes: u64,
-    /// Σ Pss_Shmem, bytes.
-    pub pss_shmem_bytes: u64,
-    /// Σ USS, bytes.
-    pub uss_bytes: u64,
-    /// Σ Swap, bytes.
-    pub swap_bytes: u64,
+    /// The tree's memory and its processes (zombies included) and threads:
+    /// what a watch's series keeps of the sample, as it is.
+    pub size: TreeSize,
     /// Processes whose PSS is the value of an earlier sample (budget).
     pub pss_stale: u32,
     /// Processes whose `smaps_rollup` could not be read (RSS stands in).
@@ -290,7 +277,7 @@ impl TreeSampler {
         }
         sample.at = Some(Instant::now());
         self.cost.samples += 1;
-        self.cost.process_samples += u64::from(sample.processes);
+        self.cost.process_samples += u64::from(sample.size.processes);
         self.cost.cpu_ns += procfs::thread_cpu_ns().saturating_sub(t0);
         Ok(sample)
     }
@@ -572,19 +559,19 @@ impl TreeSampler {
     fn add_memory(&self, stats: &HashMap<u32, Stat>, members: &[u32], sample: &mut Sample) {
         for pid in members {
             let Some(s) = stats.get(pid) else { continue };
-            sample.processes += 1;
-            sample.threads += s.num_threads;
+            sample.size.processes += 1;
+            sample.size.threads += s.num_threads;
             let rss_stat = s.rss_pages * self.page;
             match self.smaps.get(pid) {
                 Some(m) if !m.unreadable => add_rollup(sample, &m.rollup),
                 Some(_) => {
                     // Another user's process: RSS is all we may know.
                     sample.pss_unreadable += 1;
-                    sample.rss_bytes += rss_stat;
-                    sample.pss_bytes += rss_stat;
-                    sample.uss_bytes += rss_stat;
+                    sample.size.rss_bytes += rss_stat;
+                    sample.size.pss_bytes += rss_stat;
+                    sample.size.uss_bytes += rss_stat;
                 }
-                None => sample.rss_bytes += rss_stat,
+                None => sample.size.rss_bytes += rss_stat,
             }
         }
     }
@@ -592,13 +579,13 @@ impl TreeSampler {
 
 /// Add one process's `smaps_rollup` totals to `sample`.
 fn add_rollup(sample: &mut Sample, r: &Rollup) {
-    sample.rss_bytes += r.rss;
-    sample.pss_bytes += r.pss;
-    sample.pss_anon_bytes += r.pss_anon;
-    sample.pss_file_bytes += r.pss_file;
-    sample.pss_shmem_bytes += r.pss_shmem;
-    sample.uss_bytes += r.uss;
-    sample.swap_bytes += r.swap;
+    sample.size.rss_bytes += r.rss;
+    sample.size.pss_bytes += r.pss;
+    sample.size.pss_anon_bytes += r.pss_anon;
+    sample.size.pss_file_bytes += r.pss_file;
+    sample.size.pss_shmem_bytes += r.pss_shmem;
+    sample.size.uss_bytes += r.uss;
+    sample.size.swap_bytes += r.swap;
 }
 
 /// Read `/proc/PID/<name>` into `buf` through the descriptor cached in

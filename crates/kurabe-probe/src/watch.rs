@@ -179,13 +179,13 @@ impl Recorder {
         if counts && wall > 0.0 {
             self.pct.push(cpu_percent);
         }
-        if x.rss_bytes > 0 {
+        if x.size.rss_bytes > 0 {
             if self.pss_n == 0 {
-                s.pss_start_bytes = x.pss_bytes;
+                s.pss_start_bytes = x.size.pss_bytes;
             }
             self.pss_n += 1;
-            self.pss_sum += x.pss_bytes as f64;
-            s.pss_end_bytes = x.pss_bytes;
+            self.pss_sum += x.size.pss_bytes as f64;
+            s.pss_end_bytes = x.size.pss_bytes;
         }
         add_peaks(s, x);
         let t_s = at.saturating_duration_since(self.start).as_secs_f64();
@@ -230,11 +230,11 @@ impl Recorder {
 
 /// Fold one sample's peaks and flags into the summary.
 fn add_peaks(s: &mut WatchSummary, x: &Sample) {
-    s.pss_peak_bytes = s.pss_peak_bytes.max(x.pss_bytes);
-    s.rss_peak_bytes = s.rss_peak_bytes.max(x.rss_bytes);
-    s.uss_peak_bytes = s.uss_peak_bytes.max(x.uss_bytes);
-    s.processes_max = s.processes_max.max(x.processes);
-    s.threads_max = s.threads_max.max(x.threads);
+    s.pss_peak_bytes = s.pss_peak_bytes.max(x.size.pss_bytes);
+    s.rss_peak_bytes = s.rss_peak_bytes.max(x.size.rss_bytes);
+    s.uss_peak_bytes = s.uss_peak_bytes.max(x.size.uss_bytes);
+    s.processes_max = s.processes_max.max(x.size.processes);
+    s.threads_max = s.threads_max.max(x.size.threads);
     if x.root_hwm_bytes.is_some() {
         s.root_hwm_bytes = x.root_hwm_bytes;
     }
@@ -248,15 +248,7 @@ fn point(x: &Sample, t_s: f64, cpu_percent: f64, cpu_seconds: f64) -> WatchPoint
         t_s,
         cpu_percent,
         cpu_seconds,
-        rss_bytes: x.rss_bytes,
-        pss_bytes: x.pss_bytes,
-        pss_anon_bytes: x.pss_anon_bytes,
-        pss_file_bytes: x.pss_file_bytes,
-        pss_shmem_bytes: x.pss_shmem_bytes,
-        uss_bytes: x.uss_bytes,
-        swap_bytes: x.swap_bytes,
-        processes: x.processes,
-        threads: x.threads,
+        size: x.size,
     }
 }
 

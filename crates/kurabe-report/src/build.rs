@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::summarised::{compare_parts, Parts, FROM_SUMMARY};
 use kurabe_model::experiment::{
     ExperimentReport, FailedRun, MetricReport, RunSeries, SeriesPoint, VariantMetric,
     VersusBaseline, WarmupCheck, WorkloadReport,
@@ -117,7 +118,17 @@ fn workloads(
                 .copied()
                 .filter(|r| &r.run.workload == w)
                 .collect();
-            workload(w, &wr, variants, baseline, &band)
+            // Without a plan (an import: each workload has its own
+            // variants) the baseline is the workload's first variant.
+            let own = plan
+                .is_none()
+                .then(|| wr.first().map(|r| r.run.variant.as_str()));
+            let mut report = workload(w, &wr, variants, own.unwrap_or(baseline), &band);
+            report.baseline = own
+                .flatten()
+                .filter(|o| Some(*o) != baseline)
+                .map(str::to_owned);
+            report
         })
         .filter(|w| !w.variants.is_empty())
         .collect()
@@ -167,6 +178,7 @@ fn workload(
         .map(|&m| metric_report(m, units[m], &ok, &variants, baseline, band(m)))
         .collect();
     WorkloadReport {
+        baseline: None,
         name: name.to_owned(),
         headline: headline(&units, &names),
         metrics,
@@ -312,8 +324,19 @@ impl MetricRuns<'_> {
     fn versus(&self, base: &str, base_samples: &[f64], v: &str) -> VersusBaseline {
         // An unknown metric still gets an interval; its verdict is not worded as good or bad.
         let dir = self.direction.unwrap_or(Direction::HigherIsBetter);
-        let c = compare_metric(self.name, base_samples, &self.samples(v), dir, self.band);
-        let (tone, phrase) = words::verdict(self.name, self.unit, self.direction, &c);
+        let parts = |v: &str| {
+            let runs = self.ok.iter().filter(|r| r.run.variant == v);
+            Parts::of(runs.map(|r| &r.run), self.name)
+        };
+        let summarised = compare_parts(&parts(base), &parts(v), dir, self.band);
+        let c = summarised.map_or_else(
+            || compare_metric(self.name, base_samples, &self.samples(v), dir, self.band),
+            |s| s.0,
+        );
+        let (tone, mut phrase) = words::verdict(self.name, self.unit, self.direction, &c);
+        if summarised.is_some() {
+            phrase.push_str(FROM_SUMMARY);
+        }
         VersusBaseline {
             variant: v.to_owned(),
             baseline: base.to_owned(),

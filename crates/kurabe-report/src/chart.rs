@@ -104,7 +104,7 @@ fn centre_and_interval(samples: &[f64]) -> Option<(f64, f64, f64)> {
     let logs: Vec<f64> = samples.iter().map(|x| x.ln()).collect();
     let n = logs.len() as f64;
     let mean = logs.iter().sum::<f64>() / n;
-    if logs.len() < kurabe_model::stats::compare::MIN_RUNS {
+    if logs.len() < kurabe_model::stats::verdict::MIN_RUNS {
         return Some((mean.exp(), mean.exp(), mean.exp()));
     }
     let var = logs.iter().map(|l| (l - mean).powi(2)).sum::<f64>() / (n - 1.0);

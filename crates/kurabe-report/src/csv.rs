@@ -45,7 +45,7 @@ fn row(
         field(&m.name),
         unit_name(m.unit),
         field(&v.variant),
-        (r.baseline.as_ref() == Some(&v.variant)).to_string(),
+        (crate::baseline_of(r, w) == Some(v.variant.as_str())).to_string(),
         s.map(|s| s.n.to_string()).unwrap_or_else(|| "0".into()),
         opt(s.map(|s| s.median)),
         opt(s.map(|s| s.mean)),

@@ -15,7 +15,8 @@ use kurabe_model::stats::{Direction, Unit};
 use crate::chart::{bar_chart, colour, line_chart, Bar, Line};
 use crate::escape::html as esc;
 use crate::{
-    cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of, words, Render,
+    baseline_of, cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of,
+    words, Render,
 };
 
 /// HTML renderer.
@@ -101,7 +102,7 @@ fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write)
             out,
             "<tr><td><span class=\"swatch\" style=\"background:{}\"></span>{}</td>",
             colour(variant_index(r, v, i)),
-            esc(&variant_title(r, v))
+            esc(&variant_title(r, w, v))
         )?;
         for m in &metrics {
             write!(out, "<td>{}</td>", esc(&cell(m, v)))?;
@@ -119,7 +120,7 @@ fn versus_rows(
     metrics: &[&MetricReport],
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let base = r.baseline.as_deref().unwrap_or_default();
+    let base = baseline_of(r, w).unwrap_or_default();
     for v in w.variants.iter().filter(|v| *v != base) {
         write!(out, "<tr class=\"vs\"><td>{} vs {}</td>", esc(v), esc(base))?;
         for m in metrics {

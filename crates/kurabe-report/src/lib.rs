@@ -53,6 +53,7 @@ pub mod progress;
 mod site;
 pub mod site_files;
 mod soak;
+mod summarised;
 mod system;
 mod terminal;
 mod watch;
@@ -205,10 +206,15 @@ fn host_line(r: &ExperimentReport) -> Option<String> {
     ))
 }
 
-/// Header text of a variant row: the baseline is marked.
-fn variant_title(r: &ExperimentReport, variant: &str) -> String {
+/// The baseline of workload `w`: its own, else the experiment's.
+fn baseline_of<'a>(r: &'a ExperimentReport, w: &'a WorkloadReport) -> Option<&'a str> {
+    w.baseline.as_deref().or(r.baseline.as_deref())
+}
+
+/// Header text of a variant row of `w`: the baseline is marked.
+fn variant_title(r: &ExperimentReport, w: &WorkloadReport, variant: &str) -> String {
     let no_runs = r.variants_without_runs.iter().any(|v| v == variant);
-    match (r.baseline.as_deref() == Some(variant), no_runs) {
+    match (baseline_of(r, w) == Some(variant), no_runs) {
         (true, true) => format!("{variant} (baseline, no runs)"),
         (true, false) => format!("{variant} (baseline)"),
         (false, true) => format!("{variant} (no runs)"),

@@ -11,7 +11,8 @@ use kurabe_model::experiment::{ExperimentReport, MetricReport, VariantMetric, Wo
 
 use crate::escape::markdown as escape;
 use crate::{
-    cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of, words, Render,
+    baseline_of, cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of,
+    words, Render,
 };
 
 /// Markdown renderer.
@@ -29,7 +30,7 @@ fn headline_table(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write)
     }
     writeln!(out)?;
     for v in &w.variants {
-        write!(out, "| {} |", escape(&variant_title(r, v)))?;
+        write!(out, "| {} |", escape(&variant_title(r, w, v)))?;
         for m in &metrics {
             write!(out, " {} |", escape(&cell(m, v)))?;
         }
@@ -45,7 +46,7 @@ fn versus_rows(
     metrics: &[&MetricReport],
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    let base = r.baseline.as_deref().unwrap_or_default();
+    let base = baseline_of(r, w).unwrap_or_default();
     for v in w.variants.iter().filter(|v| *v != base) {
         write!(out, "| *{} vs {}* |", escape(v), escape(base))?;
         for m in metrics {

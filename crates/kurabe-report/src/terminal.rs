@@ -14,7 +14,8 @@ use crate::chart::truncate;
 use crate::escape::terminal;
 use crate::words::wrap;
 use crate::{
-    cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of, words, Render,
+    baseline_of, cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of,
+    words, Render,
 };
 
 /// Terminal lines stay within this many columns.
@@ -50,7 +51,7 @@ impl Terminal {
             .iter()
             .map(|v| {
                 let cells = metrics.iter().map(|m| cell(m, v)).collect();
-                (terminal(&variant_title(r, v)).into_owned(), cells)
+                (terminal(&variant_title(r, w, v)).into_owned(), cells)
             })
             .collect();
         let (first, widths) = column_widths(w, &metrics, &rows);
@@ -60,7 +61,7 @@ impl Terminal {
         for (title, cells) in &rows {
             writeln!(out, "{}", table_line(title, cells, first, &widths))?;
         }
-        let base = r.baseline.as_deref();
+        let base = baseline_of(r, w);
         for v in w.variants.iter().filter(|v| base != Some(v.as_str())) {
             self.versus(&versus_lead(r, w, v), &metrics, v, first, out)?;
         }
@@ -172,7 +173,7 @@ fn table_line(name: &str, cells: &[String], first: usize, widths: &[usize]) -> S
 
 /// `  vs ruby`, or `  fast vs ruby` when there are more than two variants.
 fn versus_lead(r: &ExperimentReport, w: &WorkloadReport, v: &str) -> String {
-    let base = terminal(r.baseline.as_deref().unwrap_or_default());
+    let base = terminal(baseline_of(r, w).unwrap_or_default());
     let lead = if w.variants.len() > 2 {
         format!("  {} vs {base}", terminal(v))
     } else {

@@ -25,7 +25,8 @@
 //! `sslkey`), no `PGSERVICE`/`pg_service.conf`, no `PGHOSTADDR`, no
 //! key=value conninfo strings (URLs only), `sslmode=prefer` means no TLS.
 //!
-//! It must not print, and must not open a store: that is `crate::pgstore`'s.
+//! It must not print, and must not open a store (that is [`crate::Store`]'s)
+//! or know the schema: [`connect_migrated`] leaves that to `schema.rs`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -271,6 +272,27 @@ impl Target {
 /// what the URL leaves out (see the module docs).
 pub fn connect(url: &str) -> Result<Client, StoreError> {
     Target::from_url(url)?.connect()
+}
+
+/// [`connect`], then bring the database's schema up to date (the store's
+/// tables and the fleet's, one migration list): what the fleet's workers
+/// and coordinators meet in. A database newer than this kurabe is refused.
+pub fn connect_migrated(url: &str) -> Result<Client, StoreError> {
+    connect_at(url, crate::schema::CURRENT)
+}
+
+/// [`connect`] with the schema brought to `version` (older ones for tests).
+pub(crate) fn connect_at(url: &str, version: i64) -> Result<Client, StoreError> {
+    let mut client = connect(url)?;
+    let found = crate::schema::migrate_pg(&mut client, version)?;
+    if found > crate::schema::CURRENT {
+        return Err(StoreError::TooNew {
+            path: redact(url).into(),
+            found,
+            supported: crate::schema::CURRENT,
+        });
+    }
+    Ok(client)
 }
 
 /// `url` with any password replaced by `***`, for messages and logs.

@@ -17,7 +17,7 @@ mod signal;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use kurabe_http::outcome::is_worker_panic;
 use kurabe_report::error_text::{error_line, is_broken_pipe, short_usage_error};
 
@@ -67,6 +67,10 @@ enum Command {
     Site(commands::site::Args),
     /// A load worker for distributed runs (`kurabe http --workers N`): takes shares of runs from the PostgreSQL store.
     Worker(commands::worker::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(commands::completions::Args),
+    /// Print the manual page of kurabe or one of its commands (roff), or write them all.
+    Man(commands::man::Args),
 }
 
 fn main() -> ExitCode {
@@ -93,6 +97,8 @@ fn main() -> ExitCode {
         Command::Check(args) => commands::check::run(args),
         Command::Site(args) => commands::site::run(args),
         Command::Worker(args) => commands::worker::run(args),
+        Command::Completions(args) => commands::completions::run(args, Cli::command()),
+        Command::Man(args) => commands::man::run(args, Cli::command()),
     };
     result.unwrap_or_else(|err| setup_error(&err))
 }
@@ -136,7 +142,6 @@ fn usage_error(err: &clap::Error) -> ExitCode {
 
 /// "kurabe results list": the subcommands named in `args`, walked down from the root.
 fn help_command(args: &[String]) -> String {
-    use clap::CommandFactory;
     let mut cmd = Cli::command();
     let mut path = vec!["kurabe".to_owned()];
     for arg in args {
@@ -152,7 +157,6 @@ fn help_command(args: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn cli_definition_is_consistent() {

@@ -282,7 +282,7 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
     let steady: Vec<_> = r
         .series
         .iter()
-        .filter(|p| p.processes == 5 && p.t_s >= settle)
+        .filter(|p| p.size.processes == 5 && p.t_s >= settle)
         .collect();
     assert!(
         !steady.is_empty(),
@@ -290,11 +290,11 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
         r.series
     );
     for p in &steady {
-        let diff = (p.pss_bytes as f64 - smem_pss as f64).abs() / smem_pss as f64;
+        let diff = (p.size.pss_bytes as f64 - smem_pss as f64).abs() / smem_pss as f64;
         assert!(
             diff <= 0.02,
             "Σ PSS kurabe {} at {:.2} s vs smem {} ({:.2} %)",
-            p.pss_bytes,
+            p.size.pss_bytes,
             p.t_s,
             smem_pss,
             diff * 100.0
@@ -303,10 +303,10 @@ fn shared_workers_pss_matches_smem_and_rss_overcounts() {
     let p = steady.last().unwrap();
     assert!(r.rss_overcounts);
     assert!(
-        p.rss_bytes > 2 * p.pss_bytes,
+        p.size.rss_bytes > 2 * p.size.pss_bytes,
         "5 processes share 100 MiB: Σ RSS {} Σ PSS {}",
-        p.rss_bytes,
-        p.pss_bytes
+        p.size.rss_bytes,
+        p.size.pss_bytes
     );
     assert_eq!(r.processes_max, 5);
     assert_eq!(r.ended, WatchEnd::Duration);

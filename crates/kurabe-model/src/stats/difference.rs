@@ -27,10 +27,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::compare::{NoIntervalReason, Verdict, CONFIDENCE, MIN_RUNS};
 use super::metric::Direction;
 use super::student_t;
 use super::summary::{mean, sample_variance};
+use super::verdict::{NoIntervalReason, Verdict, CONFIDENCE, MIN_RUNS};
 
 /// Candidate minus baseline on the metric's own scale.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -4,8 +4,10 @@
 //! one variant's samples, [`metric`] says what a number means and which way
 //! is better, [`student_t`] gives the t quantiles the interval needs,
 //! [`compare()`] turns two variants' samples into a ratio, a 95 % interval and
-//! a [`compare::Verdict`] ([`difference`] the same on the difference scale,
-//! for soak slopes that may be 0 or negative, [`trend`] fits those slopes),
+//! a [`Verdict`] ([`difference`] the same on the difference scale, for soak
+//! slopes that may be 0 or negative, [`trend`] fits those slopes; both name
+//! their answer with [`verdict`]'s words; [`from_summary`] compares as
+//! [`compare()`] does when a side is known only by its summary),
 //! [`changepoint`] finds where a history of experiments steps, [`bisect`]
 //! searches commits for the first one where a metric changes, and
 //! [`schedule`] decides the interleaved order in
@@ -18,18 +20,18 @@ pub mod bisect;
 pub mod changepoint;
 pub mod compare;
 pub mod difference;
+pub mod from_summary;
 pub mod metric;
 pub mod schedule;
 pub mod student_t;
 pub mod summary;
 pub mod trend;
+pub mod verdict;
 pub mod warmup;
 
-pub use compare::{
-    compare, compare_at, compare_metric, compare_metric_at, Comparison, NoIntervalReason, Verdict,
-    CONFIDENCE,
-};
+pub use compare::{compare, compare_at, compare_metric, compare_metric_at, Comparison};
 pub use difference::Difference;
 pub use metric::{Direction, Metric, Unit, DEFAULT_NOISE_BAND};
 pub use schedule::randomized_blocks;
 pub use summary::Summary;
+pub use verdict::{NoIntervalReason, Verdict, CONFIDENCE};

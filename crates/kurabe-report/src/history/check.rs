@@ -1,6 +1,8 @@
 //! An experiment against its baseline's recent history → [`CheckReport`]:
 //! per workload, variant and metric, the experiment's runs against the
-//! baseline experiments' runs pooled, as two variants are compared.
+//! baseline experiments' runs pooled, as two variants are compared. Runs
+//! imported from a harness that kept only a summary are compared by their
+//! summaries' moments, and the verdict says "from summary only".
 
 use kurabe_model::history::{CheckReport, CheckRow};
 use kurabe_model::plan::Plan;
@@ -8,7 +10,8 @@ use kurabe_model::record::Experiment;
 use kurabe_model::stats::{compare_metric, Direction, Verdict};
 use kurabe_model::SCHEMA_VERSION;
 
-use super::{centre, describe, newest_plan, samples, series_keys, Key};
+use super::{centre, describe, newest_plan, parts, samples, series_keys, Key};
+use crate::summarised::{compare_parts, Parts, FROM_SUMMARY};
 use crate::words;
 
 /// What `kurabe check` compares.
@@ -61,8 +64,21 @@ fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Plan>) -> 
     }
     let (unit, direction, band) = describe(&[e], key, plan);
     let dir = direction.unwrap_or(Direction::HigherIsBetter);
-    let c = compare_metric(&key.2, &pooled, &mine, dir, band);
-    let (_, phrase) = words::verdict(&key.2, unit, direction, &c);
+    let mut pooled_parts = Parts::default();
+    for b in base {
+        let p = parts(b, key);
+        pooled_parts.from_summary |= p.from_summary;
+        pooled_parts.parts.extend(p.parts);
+    }
+    let summary = compare_parts(&pooled_parts, &parts(e, key), dir, band);
+    let (c, baseline_runs, runs) = summary.unwrap_or_else(|| {
+        let c = compare_metric(&key.2, &pooled, &mine, dir, band);
+        (c, pooled.len(), mine.len())
+    });
+    let (_, mut phrase) = words::verdict(&key.2, unit, direction, &c);
+    if summary.is_some() {
+        phrase.push_str(FROM_SUMMARY);
+    }
     Some(CheckRow {
         workload: key.0.clone(),
         variant: key.1.clone(),
@@ -70,13 +86,14 @@ fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Plan>) -> 
         unit,
         baseline_value: centre(&pooled),
         value: centre(&mine),
-        baseline_runs: pooled.len(),
-        runs: mine.len(),
+        baseline_runs,
+        runs,
         ratio: c.ratio,
         interval: c.ratio_low.zip(c.ratio_high).map(|(l, h)| [l, h]),
         noise_band: band,
         direction,
         verdict: c.verdict,
         phrase,
+        from_summary: summary.is_some(),
     })
 }

@@ -211,6 +211,17 @@ pub(crate) fn samples(e: &Experiment, key: &Key) -> Vec<f64> {
         .collect()
 }
 
+/// `key`'s values in `e`'s successful runs as comparison parts
+/// (imported summaries included).
+pub(crate) fn parts(e: &Experiment, key: &Key) -> crate::summarised::Parts {
+    let runs = e
+        .runs
+        .iter()
+        .map(|r| &r.run)
+        .filter(|r| r.workload == key.0 && r.variant == key.1);
+    crate::summarised::Parts::of(runs, &key.2)
+}
+
 /// Unit, direction and noise band of a metric: the catalogue's, the plan's band.
 pub(crate) fn describe(
     e: &[&Experiment],

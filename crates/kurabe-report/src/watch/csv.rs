@@ -19,21 +19,22 @@ fn series(r: &WatchReport) -> String {
         "t_s,cpu_percent,cpu_seconds,rss_bytes,pss_bytes,pss_anon_bytes,pss_file_bytes,pss_shmem_bytes,uss_bytes,swap_bytes,processes,threads\n",
     );
     for p in &r.series {
+        let z = &p.size;
         let _ = writeln!(
             o,
             "{:.3},{:.2},{:.4},{},{},{},{},{},{},{},{},{}",
             p.t_s,
             p.cpu_percent,
             p.cpu_seconds,
-            p.rss_bytes,
-            p.pss_bytes,
-            p.pss_anon_bytes,
-            p.pss_file_bytes,
-            p.pss_shmem_bytes,
-            p.uss_bytes,
-            p.swap_bytes,
-            p.processes,
-            p.threads
+            z.rss_bytes,
+            z.pss_bytes,
+            z.pss_anon_bytes,
+            z.pss_file_bytes,
+            z.pss_shmem_bytes,
+            z.uss_bytes,
+            z.swap_bytes,
+            z.processes,
+            z.threads
         );
     }
     o

@@ -35,8 +35,8 @@ fn chart(r: &WatchReport) -> String {
         r.series.iter().map(|p| (p.t_s, f(p))).collect()
     };
     let cpu = series(&|p| p.cpu_percent);
-    let pss = series(&|p| p.pss_bytes as f64);
-    let rss = series(&|p| p.rss_bytes as f64);
+    let pss = series(&|p| p.size.pss_bytes as f64);
+    let rss = series(&|p| p.size.rss_bytes as f64);
     let line = |legend: &str, colour: usize, points| Line {
         label: legend.to_owned(),
         legend: legend.to_owned(),

@@ -3,9 +3,11 @@
 pub mod bisect;
 pub mod check;
 pub mod cmd;
+pub mod completions;
 pub mod demo;
 pub mod history;
 pub mod http;
+pub mod man;
 pub mod mem;
 pub mod report;
 pub mod results;

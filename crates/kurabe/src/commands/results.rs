@@ -4,13 +4,15 @@
 //! The store (`kurabe-store`) owns the data and its guarantees; comparisons
 //! and reports are `kurabe-report`'s. This file turns arguments into calls,
 //! picks the store (an SQLite file or a `postgres://` server), and prints.
-//! `copy` moves history between stores, in either direction.
+//! `copy` moves history between stores, in either direction; `import --from`
+//! reads another harness's results (kurabe-lab's `import`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use kurabe_lab::import::{harness, save, HARNESSES};
 use kurabe_model::record::ResultKind;
 use kurabe_report::listing::{write_entry, write_listing};
 use kurabe_report::{Format, Json, Render};
@@ -73,10 +75,21 @@ pub enum Command {
         #[command(flatten)]
         output: crate::flags::OutputArg,
     },
-    /// Add the entries of an export file to the store (all or none; they get new ids).
+    /// Add the entries of an export file to the store (all or none; they get new ids), or with --from another harness's results as one experiment.
     Import {
-        /// File written by `kurabe results export`.
+        /// File written by `kurabe results export`; with --from, the harness's output (criterion: its target/criterion directory).
         file: PathBuf,
+        /// Read another harness's results: hyperfine (an --export-json file), criterion (a target/criterion directory) or pytest-benchmark (a --benchmark-json file).
+        #[arg(long, value_name = "HARNESS", value_parser = PossibleValuesParser::new(HARNESSES.iter().map(|h| h.name())))]
+        from: Option<String>,
+        /// With --from: the experiment's name, which history and check group by [default: the harness and what it measured, e.g. `hyperfine: A vs B`].
+        #[arg(long, requires = "from")]
+        name: Option<String>,
+        /// With --from: record the machine an entry already in the store was measured on (`e12`, `r7`) instead of this one, so the import joins that machine's history.
+        #[arg(long, value_name = "ENTRY", requires = "from")]
+        host: Option<String>,
+        #[command(flatten)]
+        rev: crate::flags::RevArg,
     },
     /// Save a command's JSON record as a result: `kurabe mem --format json | kurabe results save --kind mem -`.
     Save {
@@ -125,10 +138,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             format,
         } => compare(store, [a, b], &metrics, format, &mut out)?,
         Command::Export { ids, output } => export(store, &ids, output.path())?,
-        Command::Import { file } => {
+        Command::Import {
+            file, from: None, ..
+        } => {
             let added = transfer::import(&kurabe_store::access::store_path(store)?, &file)?;
             writeln!(out, "{added}")?;
         }
+        Command::Import {
+            file,
+            from: Some(from),
+            name,
+            host,
+            rev,
+        } => writeln!(
+            out,
+            "{}",
+            import_from(store, &from, file, name, host, &rev)?
+        )?,
         Command::Save { kind, label, file } => {
             writeln!(
                 out,
@@ -193,4 +219,25 @@ fn export(store: Option<&Path>, ids: &[String], output: Option<&Path>) -> anyhow
         eprintln!("exported {n} entries to {}", path.display());
     }
     Ok(())
+}
+
+/// `kurabe results import --from HARNESS FILE`: another harness's results as one experiment.
+fn import_from(
+    store: Option<&Path>,
+    from: &str,
+    input: PathBuf,
+    name: Option<String>,
+    host: Option<String>,
+    rev: &crate::flags::RevArg,
+) -> anyhow::Result<transfer::Added> {
+    let harness = harness(from).expect("clap offers only known harnesses");
+    let request = save::ImportRequest {
+        input,
+        name,
+        host_of: host.as_deref().map(parse_id).transpose()?,
+        origin: kurabe_probe::origin::origin(rev.rev.clone()),
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let store = kurabe_store::access::store_path(store)?;
+    Ok(save::import(&store, harness, request)?)
 }

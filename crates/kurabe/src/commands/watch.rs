@@ -84,7 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = session.run(&stop, &mut |s, t| {
         live.update(
             t,
-            &watch_live_line(t, s.processes, s.pss_bytes, s.rss_bytes),
+            &watch_live_line(t, s.size.processes, s.size.pss_bytes, s.size.rss_bytes),
         );
     });
     live.finish();

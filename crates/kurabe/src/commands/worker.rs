@@ -64,7 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = flags.resolve(ncpus, &kurabe_probe::host::host_facts().hostname)?;
     let stop = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();
-    let mut client = kurabe_store::pg::connect(&url)?;
+    let mut client = kurabe_store::pg::connect_migrated(&url)?;
     let mut on = |e: WorkerEvent| eprintln!("{}", fleet_events::worker_line(&cfg.name, &e));
     kurabe_fleet::worker::serve(&mut client, &cfg, &stop, &mut on)?;
     Ok(if stop.is_set() {

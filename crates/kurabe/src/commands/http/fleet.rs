@@ -32,7 +32,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     spec.split(workers)?;
     let plan = Plan::new(spec, workers, args.experiment.clone(), args.wait_workers);
     let interrupt = crate::signal::install()?;
-    let mut client = kurabe_store::pg::connect(&url)?;
+    let mut client = kurabe_store::pg::connect_migrated(&url)?;
     let live = LiveLine::new(None, wanted(!args.quiet));
     let mut on = |e: CoordEvent| log_event(&e, &live);
     let outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;

@@ -1,0 +1,79 @@
+//! What a workload run hands back, and the pieces of it that the http,
+//! watch and soak workloads share: the metrics and record of the target
+//! tree ([`tree_metrics`], [`tree_record`]) and of a load ([`load_metrics`]).
+//!
+//! Owns [`Measured`] and [`Probe`]. Must not run anything: running a
+//! workload is `measure`'s and `soak`'s, which both build on this module
+//! (so neither needs the other's internals). No printing, no store.
+
+use std::collections::BTreeMap;
+
+use kurabe_model::http::HttpReport;
+use kurabe_probe::cgroup::CgroupReader;
+use kurabe_probe::WatchSummary;
+use serde_json::json;
+
+/// Metric values by catalogue name, plus the raw record of the run.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// Every metric the workload produced.
+    pub metrics: BTreeMap<&'static str, f64>,
+    /// The workload's full result (an HTTP report, per-execution times …).
+    pub record: serde_json::Value,
+}
+
+/// The process tree to sample, when there is a target.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    /// Root PID of the target.
+    pub pid: u32,
+    /// Its run cgroup's counters (the CPU of escaped children too).
+    pub cgroup: Option<CgroupReader>,
+}
+
+/// The target tree's CPU and memory metrics (an http, watch or soak run).
+pub(crate) fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>) {
+    m.insert("cpu_time_ms", s.cpu_seconds() * 1e3);
+    m.insert("cpu_percent_mean", s.cpu_percent_mean());
+    m.insert("pss_peak_bytes", s.pss_peak_bytes as f64);
+    m.insert("pss_steady_bytes", s.pss_end_bytes as f64);
+    m.insert("rss_peak_bytes", s.rss_peak_bytes as f64);
+    m.insert("uss_peak_bytes", s.uss_peak_bytes as f64);
+}
+
+/// The load generator's throughput, latency and failure metrics (an http or soak run).
+pub(crate) fn load_metrics(report: &HttpReport, m: &mut BTreeMap<&'static str, f64>) {
+    m.insert("requests_per_second", report.requests_per_second);
+    let l = &report.latency_us;
+    m.insert("latency_mean_us", l.mean);
+    m.insert("latency_p50_us", l.p50 as f64);
+    m.insert("latency_p90_us", l.p90 as f64);
+    m.insert("latency_p99_us", l.p99 as f64);
+    m.insert("latency_p999_us", l.p999 as f64);
+    m.insert("failed_requests", report.failed_requests as f64);
+    m.insert("non_2xx_responses", report.non_2xx_responses as f64);
+}
+
+/// The target tree's part of a run record: its summary and the series
+/// the report charts.
+pub(crate) fn tree_record(s: &WatchSummary) -> serde_json::Value {
+    json!({
+        "pid": s.root,
+        "duration_s": s.duration.as_secs_f64(),
+        "samples": s.samples,
+        "cpu_seconds_proc": s.cpu_seconds_proc,
+        "cpu_seconds_cgroup": s.cpu_seconds_cgroup,
+        "cpu_percent_max": s.cpu_percent_max,
+        "pss_start_bytes": s.pss_start_bytes,
+        "pss_peak_bytes": s.pss_peak_bytes,
+        "pss_end_bytes": s.pss_end_bytes,
+        "pss_mean_bytes": s.pss_mean_bytes,
+        "rss_peak_bytes": s.rss_peak_bytes,
+        "uss_peak_bytes": s.uss_peak_bytes,
+        "processes_max": s.processes_max,
+        "threads_max": s.threads_max,
+        "root_exited": s.root_exited,
+        // CPU and Σ PSS over time, for the report's per-run charts.
+        "series": s.series,
+    })
+}
