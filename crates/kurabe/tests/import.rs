@@ -326,6 +326,26 @@ fn bad_input_is_one_line_exit_2_and_leaves_the_store_unchanged() {
         before,
         "the store is unchanged"
     );
+    // --host names an entry the store does not hold: refused, nothing added.
+    let input = fixture("criterion/target-criterion");
+    let out = results(
+        dir.path(),
+        &[
+            "import",
+            "--from",
+            "criterion",
+            input.to_str().unwrap(),
+            "--host",
+            "e9",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    assert_eq!(
+        ok(results(dir.path(), &["export"])),
+        before,
+        "the store is unchanged"
+    );
     // --name without --from is a usage error.
     let out = results(
         dir.path(),

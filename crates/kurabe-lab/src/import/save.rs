@@ -43,13 +43,20 @@ pub enum SaveError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The store `--host` reads is missing or failed.
+    #[error(transparent)]
+    Access(#[from] kurabe_store::access::AccessError),
 }
 
 /// Read `req.input` with `harness` and add it to the store at `store`
 /// (created if needed) as one experiment.
 pub fn import(store: &Path, harness: &dyn Harness, req: ImportRequest) -> Result<Added, SaveError> {
     let imported = harness.read(&req.input)?;
-    let mut target = Store::open(store)?;
+    // --host reads the store, which must then exist; else it is made.
+    let mut target = match req.host_of {
+        Some(_) => kurabe_store::access::open_existing(Some(store))?,
+        None => Store::open(store)?,
+    };
     let (host, limits) = match req.host_of {
         Some(id) => host_of(&target, id)?,
         None => (kurabe_probe::host::host_facts(), req.origin.limits),
