@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::stats::Stats;
-use super::{h2, worker, LoadError};
+use super::{h2, turns, worker, LoadError};
 
 /// One worker thread of either protocol.
 pub(super) enum ProtocolWorker<'a> {
@@ -19,12 +19,13 @@ pub(super) enum ProtocolWorker<'a> {
 
 impl ProtocolWorker<'_> {
     fn run(self) -> Result<Stats, LoadError> {
-        match self {
-            ProtocolWorker::H1(w) => w
-                .run()
-                .map_err(|e| LoadError::Config(super::uring_refused(&e))),
-            ProtocolWorker::H2(w) => Ok(w.run()),
-        }
+        let r = match self {
+            ProtocolWorker::H1(w) => turns::run(w),
+            ProtocolWorker::H2(w) => turns::run(w),
+        };
+        // The one setup failure a worker meets on its own thread: the
+        // kernel refused to enable the HTTP/1.1 worker's io_uring.
+        r.map_err(|e| LoadError::Config(super::uring_refused(&e)))
     }
 }
 
@@ -114,7 +115,7 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 ///
 /// Two triggers: a unit test arms a port ([`panic_hook::arm`]); an
 /// integration test of the binary sets `KURABE_TEST_PANIC_WORKER=after:N`,
-/// and the first HTTP/1.1 worker of the process to have completed N
+/// and the first worker of the process (either protocol) to have completed N
 /// responses panics at its next progress publication (every ~50 ms).
 #[cfg(debug_assertions)]
 pub(super) mod panic_hook {
