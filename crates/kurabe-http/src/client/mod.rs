@@ -14,11 +14,13 @@
 //!
 //! Nothing here prints: the caller renders the report.
 
+mod core;
 #[cfg(test)]
 mod engine_tests;
 mod framer;
 mod gnuplot;
 mod h2;
+mod pace;
 mod record;
 mod schedule;
 mod setup;
@@ -29,6 +31,7 @@ mod sys;
 mod threads;
 mod tls;
 mod tls_summary;
+mod trial;
 mod turns;
 mod uring;
 mod worker;

@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::stats::Stats;
-use super::{h2, worker, LoadError};
+use super::{h2, turns, worker, LoadError};
 
 /// One worker thread of either protocol.
 pub(super) enum ProtocolWorker<'a> {
@@ -19,12 +19,13 @@ pub(super) enum ProtocolWorker<'a> {
 
 impl ProtocolWorker<'_> {
     fn run(self) -> Result<Stats, LoadError> {
-        match self {
-            ProtocolWorker::H1(w) => w
-                .run()
-                .map_err(|e| LoadError::Config(super::uring_refused(&e))),
-            ProtocolWorker::H2(w) => Ok(w.run()),
-        }
+        let r = match self {
+            ProtocolWorker::H1(w) => turns::run(w),
+            ProtocolWorker::H2(w) => turns::run(w),
+        };
+        // The one setup failure a worker meets on its own thread: the
+        // kernel refused to enable the HTTP/1.1 worker's io_uring.
+        r.map_err(|e| LoadError::Config(super::uring_refused(&e)))
     }
 }
 
