@@ -31,7 +31,7 @@ chmod 0755 "$root"
 
 install -D -m 0755 "$bin" "$root/usr/bin/kurabe"
 man1=$root/usr/share/man/man1
-"$root/usr/bin/kurabe" man --out-dir "$man1" 2>/dev/null
+"$root/usr/bin/kurabe" man --out-dir "$man1" >&2
 gzip -9n "$man1"/*.1
 gen() { # gen SHELL PATH: the completion script for SHELL at PATH
   install -d "$(dirname "$root/$2")"

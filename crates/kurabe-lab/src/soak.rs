@@ -27,11 +27,11 @@
 //! (the record's `fitted` field says which).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition};
+use kurabe_http::client::{LoadConfig, StopCondition};
 use kurabe_model::http::HttpReport;
 use kurabe_model::run_detail::{HttpDetail, RunDetail, SoakDetail, SoakSample as Row};
 use kurabe_model::stats::trend::{self, Point, TrendConfig, TrendVerdict};
@@ -245,15 +245,29 @@ fn fit_metrics(t: &trend::Trend, rps: f64, m: &mut BTreeMap<&'static str, f64>) 
     }
 }
 
-/// Sample every `interval` until the load is `finished`; a stop or a lost
-/// target stops the load.
+/// Requests served so far, as the load's observer last saw them (the
+/// workers publish every ~50 ms; a sample reads the latest).
+struct Served(AtomicU64);
+
+impl kurabe_http::load::Observer for Served {
+    fn progress_interval(&self) -> Option<Duration> {
+        Some(Duration::from_millis(50))
+    }
+
+    fn progress(&self, p: kurabe_http::load::Progress) {
+        self.0.store(p.completed, Ordering::Relaxed);
+    }
+}
+
+/// Sample every `interval` until the load is `finished`; a lost target
+/// stops the load (`load_stop`; the run's own stop reaches it directly).
 fn sample_until_done(
     taken: &mut Sampling,
     interval: Duration,
-    ctl: &RunControl,
+    served: &Served,
     wake: &Stop,
     finished: &AtomicBool,
-    stop: &Stop,
+    load_stop: &Stop,
 ) {
     let mut next = Instant::now();
     while !finished.load(Ordering::SeqCst) {
@@ -261,16 +275,15 @@ fn sample_until_done(
         // Kept as a timed wait: it paces the samples to a schedule, and
         // the load's end or a stop cuts it short at once.
         wake.wait_until(next);
-        if stop.is_set() {
-            ctl.stop.store(true, Ordering::Relaxed);
+        if load_stop.is_set() {
             break;
         }
         // Requests first: a sample never credits memory to requests not yet served.
-        let requests = ctl.progress.completed.load(Ordering::Relaxed);
+        let requests = served.0.load(Ordering::Relaxed);
         if !taken.take(requests) {
             // The target is gone: stop the load now rather than
             // hammer a closed port for the rest of a long soak.
-            ctl.stop.store(true, Ordering::Relaxed);
+            load_stop.trigger(None);
         }
     }
 }
@@ -283,20 +296,23 @@ fn run_sampled(
     interval: Duration,
     stop: &Arc<Stop>,
 ) -> Result<HttpReport, RunFailure> {
-    let ctl = RunControl::default();
+    let served = Served(AtomicU64::new(0));
+    // The load's stop: the run's, or the sampler's when the target is lost.
+    let load_stop = stop.child();
     // Set by the load's end or by the stop: what the sampling waits on.
     let wake = stop.child();
     let finished = AtomicBool::new(false);
     std::thread::scope(|s| {
         let load = s.spawn(|| {
-            let r = client::run(cfg, &ctl);
+            let r = kurabe_http::load::run_config(cfg.clone(), &load_stop, &served);
             finished.store(true, Ordering::SeqCst);
             wake.trigger(None);
             r
         });
-        sample_until_done(taken, interval, &ctl, &wake, &finished, stop);
+        sample_until_done(taken, interval, &served, &wake, &finished, &load_stop);
         load.join()
             .map_err(|_| RunFailure::new("load generator panicked"))?
+            .map(|run| run.report)
             .map_err(|e| RunFailure::new(format!("load generator: {e}")))
     })
 }

@@ -106,6 +106,10 @@ pub struct HistoryPoint {
     pub samples: Vec<f64>,
     /// Their geometric mean (arithmetic when a value is ≤ 0).
     pub value: f64,
+    /// Imported from a harness that kept only a summary: `samples` holds
+    /// its mean, not the samples themselves.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub from_summary: bool,
 }
 
 /// A change point: the level after it against the level before it.

@@ -44,7 +44,8 @@ pub(crate) fn open(path: &Path) -> Result<Connection, StoreError> {
     }
 }
 
-/// One read-only attempt, checked: a kurabe store at the current schema.
+/// One read-only attempt, checked: a kurabe store at a schema this build
+/// reads without migrating (`READS_FROM` to `CURRENT`).
 fn open_as(path: &Path, immutable: bool) -> Result<Connection, StoreError> {
     let open_err = |cause| StoreError::Open {
         path: path.to_owned(),
@@ -78,9 +79,10 @@ fn open_as(path: &Path, immutable: bool) -> Result<Connection, StoreError> {
             supported: schema::CURRENT,
         });
     }
-    if found < schema::CURRENT {
+    if found < schema::READS_FROM {
         return Err(read_only(format!(
-            "from an older kurabe (schema {found}, this one reads {}): upgrading it needs one write",
+            "from an older kurabe (schema {found}, this one reads {} to {}): upgrading it needs one write",
+            schema::READS_FROM,
             schema::CURRENT
         )));
     }

@@ -238,6 +238,12 @@ pub(crate) const MIGRATIONS: &[&str] = &[
 /// Schema version this build writes.
 pub(crate) const CURRENT: i64 = MIGRATIONS.len() as i64;
 
+/// Oldest schema version this build reads as it is, without migrating (a
+/// read-only store): version 5 only added the fleet's tables, which the
+/// store never reads, so a read-only store of kurabe before it still reads.
+/// Raise it with a migration that changes what the store reads.
+pub(crate) const READS_FROM: i64 = 4;
+
 /// Key of the advisory lock that serialises PostgreSQL migrations
 /// (`'kurabe'` in ASCII; any fixed number other tools are unlikely to use).
 const PG_MIGRATION_LOCK: i64 = 0x6b_75_72_61_62_65;

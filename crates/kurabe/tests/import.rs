@@ -256,6 +256,21 @@ fn pytest_benchmark_summaries_are_checked_from_summary_only_and_data_from_sample
     let text = ok(check("e4", "c"));
     assert!(!text.contains("summary"), "{text}");
     assert!(text.contains("0 worse, 0 better, 4 checked"), "{text}");
+    let history = kurabe()
+        .current_dir(dir.path())
+        .args([
+            "history",
+            "pytest-benchmark: test_sums.py",
+            "--store",
+            "s.db",
+        ])
+        .output()
+        .unwrap();
+    let text = ok(history);
+    assert!(
+        text.contains("sum / test_loop / wall_time_s: 4 points (2 from summary only)"),
+        "{text}"
+    );
     // Samples against a summary: judged from the summaries.
     let text = ok(check("e4", "a"));
     assert_eq!(text.matches("(from summary only)").count(), 4, "{text}");

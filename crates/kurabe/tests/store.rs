@@ -303,6 +303,30 @@ fn a_read_only_store_is_read_and_refuses_writes_in_one_line() {
     assert_eq!(names, ["r.db"], "no journal left beside it");
 }
 
+/// A read-only store made by kurabe before the fleet's tables joined the
+/// schema (version 4: the store-v1 fixture) is read as it is: migrating it
+/// would need a write, and nothing the store reads changed since.
+#[test]
+fn a_read_only_store_of_the_previous_schema_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("old.db");
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/store-v1/store.sqlite");
+    std::fs::copy(fixture, &store).unwrap();
+    let before = std::fs::read(&store).unwrap();
+    let s = store.to_str().unwrap();
+    let Some(list) = in_read_only_dir(dir.path(), &["results", "list", "--store", s]) else {
+        eprintln!("skipped: no private mount namespace here (needs root and unshare)");
+        return;
+    };
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success(), "{list:?}");
+    assert!(text.contains("e1") && text.contains("r5"), "{text}");
+    let show = in_read_only_dir(dir.path(), &["results", "show", "r1", "--store", s]).unwrap();
+    assert!(show.status.success(), "{show:?}");
+    assert_eq!(std::fs::read(&store).unwrap(), before, "untouched");
+}
+
 /// A store whose file and folder only the permission bits keep from being
 /// written (no `-wal`/`-shm` can be created beside it) is still read, and a
 /// write is refused in one line. Runs as `nobody` when the tests run as root

@@ -1,69 +1,138 @@
 //! The turn loop every worker runs, whatever the protocol: read the clock,
 //! start the measured phase, stop, restart connections, send what is due,
-//! scan deadlines, publish progress, wait for I/O.
+//! scan deadlines, publish progress, wait for I/O (napping as the pace
+//! says); then, once stopped, the drain and the close.
 //!
-//! Owns the order of those steps and how often the periodic ones run. Must
-//! not know about sockets or protocols: each worker implements [`Turns`].
+//! Owns the order of those steps, how often the periodic ones run and the
+//! stop path. Must not know about sockets or protocols: each worker
+//! implements [`Protocol`], and the loop is generic over it.
+
+use std::io;
+
+use super::core::Protocol;
+use super::pace::NAP_MIN_NS;
+use super::stats::Stats;
+use super::sys;
 
 /// How often the progress counters are published.
 pub(crate) const PROGRESS_NS: u64 = 50_000_000;
+/// Longest sleep between checks of Ctrl-C and the clock.
+pub(crate) const TICK_NS: u64 = 20_000_000;
+/// Longest wait after the stop for answers to requests already sent.
+const DRAIN_NS: u64 = 2_000_000_000;
 
-/// The steps of one turn, as one worker implements them.
-pub(crate) trait Turns {
-    /// Read the clock into the worker's notion of now and return it.
-    fn read_clock(&mut self) -> u64;
-    /// Period of the deadline scan.
-    fn tick_ns(&self) -> u64;
-    /// Start the measured phase if the warm-up is over.
-    fn measure_if_due(&mut self);
-    /// Ctrl-C, an abort, or the end of the run.
-    fn should_stop(&self) -> bool;
-    /// Open connections queued for (re)start.
-    fn do_restarts(&mut self);
-    /// Open model: send what the schedule says is due.
-    fn dispatch(&mut self);
-    /// The run is stopping: open model, sends intended before the end that a
-    /// late wake-up left unsent go out now (late, and counted as late), so the
-    /// achieved rate is not short by however long the thread overslept; those
-    /// no free connection can take are counted late without being sent.
-    fn last_sends(&mut self) {}
-    /// Fail requests whose deadline passed.
-    fn expire(&mut self);
-    /// Publish the progress counters.
-    fn publish(&mut self);
-    /// A `-n` run has nothing left to do.
-    fn finished(&self) -> bool;
-    /// How long the next wait for I/O may last (None: until the ticker).
-    fn wait_time(&self) -> Option<u64>;
+/// Drive `w`'s connections until the stop condition, drain, close; return
+/// what was measured. `Err`: the worker could not start (before any request).
+pub(crate) fn run<'a, P: Protocol<'a>>(mut w: P) -> io::Result<Stats> {
+    let open_model = w.core().sh.rate.is_some();
+    w.begin(open_model)?;
+    if w.core().pace.naps() {
+        // A nap of 20 µs must not last the default 50 µs of slack more.
+        sys::timer_slack(NAP_MIN_NS / 4);
+    }
+    if open_model {
+        sys::precise_timers();
+    } else {
+        let n = w.core().conns as u32;
+        w.core_mut().restart.extend(0..n);
+    }
+    drive(&mut w);
+    finish(&mut w);
+    Ok(w.into_stats())
 }
 
-/// Run turns until the worker stops or finishes; `wait` waits for I/O for
-/// at most the given time and acts on what happened.
-pub(crate) fn drive<W: Turns>(w: &mut W, mut wait: impl FnMut(&mut W, Option<u64>)) {
-    let start = w.read_clock();
-    let mut next_scan = start + w.tick_ns();
+/// Run turns until the worker stops or finishes.
+fn drive<'a, P: Protocol<'a>>(w: &mut P) {
+    let start = w.core_mut().read_clock();
+    let mut next_scan = start + w.core().pace.tick_ns;
     let mut next_progress = start + PROGRESS_NS;
     loop {
-        let now = w.read_clock();
-        w.measure_if_due();
-        if w.should_stop() {
-            w.last_sends();
+        let now = w.core_mut().read_clock();
+        w.core_mut().measure_if_due();
+        if w.core().should_stop() {
+            last_sends(w);
             break;
         }
         w.do_restarts();
-        w.dispatch();
+        w.dispatch_until(now);
         if now >= next_scan {
             w.expire();
-            next_scan = now + w.tick_ns();
+            next_scan = now + w.core().pace.tick_ns;
         }
         if now >= next_progress {
-            w.publish();
+            w.core_mut().publish();
             next_progress = now + PROGRESS_NS;
         }
-        if w.finished() {
+        if finished(w) {
             break;
         }
-        let timeout = w.wait_time();
+        let timeout = w.core().timeout(w.can_take());
         wait(w, timeout);
+    }
+}
+
+/// The run is stopping by the clock: open model, sends intended before the
+/// end that a late wake-up left unsent go out now (late, and counted as
+/// late), so the achieved rate is not short by however long the thread
+/// overslept; those no connection can take count late without being sent.
+fn last_sends<'a, P: Protocol<'a>>(w: &mut P) {
+    let c = w.core();
+    if c.stopped_early() || c.now < c.sh.end_ns || c.schedule.is_none() {
+        return;
+    }
+    let end = c.sh.end_ns;
+    w.dispatch_until(end - 1);
+    w.core_mut().give_up_due();
+}
+
+/// A `-n` run has nothing left to do.
+fn finished<'a, P: Protocol<'a>>(w: &P) -> bool {
+    let c = w.core();
+    c.no_more_requests() && c.restart.is_empty() && w.idle()
+}
+
+/// Wait for I/O at most `timeout` (None: until the ticker, maybe after a
+/// nap) and act on what happened; tell the pace what the wake-up brought.
+fn wait<'a, P: Protocol<'a>>(w: &mut P, timeout: Option<u64>) {
+    let c = w.core_mut();
+    let nap = match timeout {
+        None if !c.draining => c.pace.nap_ns(),
+        _ => None,
+    };
+    c.pace.wake_begins(nap.is_some());
+    w.poll(timeout, nap);
+    let c = w.core_mut();
+    let now = c.now;
+    c.pace.wake_ends(now, sys::thread_cpu_ns);
+}
+
+/// Count requests written but unanswered, publish the last progress, let
+/// the server answer what it was sent, close everything.
+fn finish<'a, P: Protocol<'a>>(w: &mut P) {
+    let in_flight = w.in_flight_measured();
+    let c = w.core_mut();
+    c.stats.counters.in_flight_at_end = in_flight;
+    c.publish();
+    drain(w);
+    if let Some(g) = &mut w.core_mut().gnuplot {
+        let _ = g.flush();
+    }
+    w.close_all();
+}
+
+/// After the stop: let the server answer what it was sent (responses are
+/// read and discarded, nothing more is written), so closing our sockets
+/// with unread data cannot reset connections under requests the server
+/// has not processed yet, and its own count matches ours.
+fn drain<'a, P: Protocol<'a>>(w: &mut P) {
+    let c = w.core_mut();
+    c.draining = true;
+    let deadline = c.now + c.sh.timeout_ns.min(DRAIN_NS);
+    while w.awaiting_answers() {
+        let now = w.core_mut().read_clock();
+        if now >= deadline {
+            return;
+        }
+        wait(w, Some((deadline - now).min(TICK_NS)));
     }
 }

@@ -259,7 +259,7 @@ pub(crate) fn entry_name(e: &Experiment) -> String {
     }
 }
 
-fn point(e: &Experiment, samples: Vec<f64>) -> HistoryPoint {
+fn point(e: &Experiment, key: &Key, samples: Vec<f64>) -> HistoryPoint {
     let rev = e.origin.rev.as_ref();
     HistoryPoint {
         experiment: entry_name(e),
@@ -269,6 +269,7 @@ fn point(e: &Experiment, samples: Vec<f64>) -> HistoryPoint {
         host_fingerprint: e.host_fingerprint(),
         value: centre(&samples),
         samples,
+        from_summary: parts(e, key).from_summary,
     }
 }
 
@@ -308,7 +309,7 @@ fn points(experiments: &[&Experiment], key: &Key) -> Vec<HistoryPoint> {
         .iter()
         .map(|e| (e, samples(e, key)))
         .filter(|(_, s)| !s.is_empty())
-        .map(|(e, s)| point(e, s))
+        .map(|(e, s)| point(e, key, s))
         .collect()
 }
 

@@ -108,9 +108,13 @@ fn series(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
         1 => "1 change".to_owned(),
         n => format!("{n} changes"),
     };
+    let summarised = match s.points.iter().filter(|p| p.from_summary).count() {
+        0 => String::new(),
+        n => format!(" ({n} from summary only)"),
+    };
     writeln!(
         out,
-        "{}: {} points, latest {}, {changes}",
+        "{}: {} points{summarised}, latest {}, {changes}",
         esc(&series_title(s)),
         s.points.len(),
         latest(s, "-"),

@@ -18,7 +18,8 @@
 //!
 //! The hook into the rest of the client is [`Setup`] in the shared run
 //! state and [`worker::Worker`] in place of the HTTP/1.1 worker; counting
-//! ([`crate::client::record`]), the budget and schedule, TLS and the
+//! ([`crate::client::record`]), the turn loop and its core (budget,
+//! schedule, pace, failures, stop), TLS and the
 //! syscalls are shared.
 
 pub(crate) mod conn;

@@ -16,9 +16,14 @@ impl Worker<'_> {
         };
         match cqe.user_data {
             TICK_TOKEN => {
-                self.pace.ticker.ack();
+                self.core.pace.ticker.ack();
                 if !uring::more(cqe.flags) {
-                    ring.poll(self.pace.ticker.fd(), libc::POLLIN as u32, true, TICK_TOKEN);
+                    ring.poll(
+                        self.core.pace.ticker.fd(),
+                        libc::POLLIN as u32,
+                        true,
+                        TICK_TOKEN,
+                    );
                 }
                 return;
             }
@@ -98,7 +103,7 @@ impl Worker<'_> {
 
     /// io_uring: a send completed with `res` (bytes or -errno).
     pub(super) fn on_send(&mut self, ci: usize, res: i32) {
-        let rl = self.sh.request_len;
+        let rl = self.core.sh.request_len;
         let c = &mut self.conns[ci];
         c.send_busy = false;
         if res < 0 {

@@ -12,10 +12,10 @@ impl Worker<'_> {
     pub(super) fn do_restarts(&mut self) {
         // Only those queued so far: a connect that fails at once queues itself
         // again, and must wait for the next turn of the loop (which checks the clock).
-        std::mem::swap(&mut self.restart, &mut self.restarting);
-        for i in 0..self.restarting.len() {
-            let ci = self.restarting[i] as usize;
-            if self.sh.rate.is_some() {
+        std::mem::swap(&mut self.core.restart, &mut self.core.restarting);
+        for i in 0..self.core.restarting.len() {
+            let ci = self.core.restarting[i] as usize;
+            if self.core.sh.rate.is_some() {
                 // Open model: a connection with carried-over requests reconnects; else it waits.
                 if self.conns[ci].ring.is_empty() {
                     self.make_free(ci);
@@ -25,64 +25,31 @@ impl Worker<'_> {
                 continue;
             }
             if self.conns[ci].ring.is_empty() {
-                match self.claim() {
+                match self.core.claim() {
                     Some(slot) => self.conns[ci].ring.push_back(slot),
                     None => continue,
                 }
             }
             self.connect(ci);
         }
-        self.restarting.clear();
-    }
-
-    pub(super) fn claim(&mut self) -> Option<Slot> {
-        if self.draining {
-            return None;
-        }
-        let measured = self.measuring;
-        if measured && !self.claims.take(&self.sh.budget) {
-            return None;
-        }
-        Some(Slot {
-            start: self.now,
-            sent: 0,
-            intended: 0,
-            connect_ns: 0,
-            measured,
-        })
+        self.core.restarting.clear();
     }
 
     /// Open model: send every request intended at or before `until` on a free connection.
     pub(super) fn dispatch_until(&mut self, until: u64) {
-        let now = self.now;
-        loop {
-            let due = self
-                .schedule
-                .as_ref()
-                .and_then(Schedule::peek)
-                .is_some_and(|t| t <= until);
-            if !due {
-                return;
-            }
+        while self.core.due(until) {
             let Some(ci) = self.pop_free() else {
                 return;
             };
-            let Some(intended) = self.schedule.as_mut().and_then(|s| s.pop_due(until)) else {
+            let Some(slot) = self.core.pop_due(until) else {
                 return;
-            };
-            let slot = Slot {
-                start: now,
-                sent: 0,
-                intended,
-                connect_ns: 0,
-                measured: self.measuring,
             };
             self.conns[ci].ring.push_back(slot);
             if self.conns[ci].state == State::Open {
-                self.conns[ci].queue(1, self.sh.request_len);
+                self.conns[ci].queue(1, self.core.sh.request_len);
                 self.flush(ci);
                 if self.conns[ci].state == State::Open
-                    && self.conns[ci].ring.len() < self.sh.pipeline
+                    && self.conns[ci].ring.len() < self.core.sh.pipeline
                 {
                     self.make_free(ci);
                 }
@@ -114,7 +81,7 @@ impl Worker<'_> {
 
     pub(super) fn make_free(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
-        if c.free || self.sh.rate.is_none() {
+        if c.free || self.core.sh.rate.is_none() {
             return;
         }
         c.free = true;
@@ -127,8 +94,8 @@ impl Worker<'_> {
 
     /// Open a new connection for the requests in the ring.
     pub(super) fn connect(&mut self, ci: usize) {
-        let now = self.now;
-        let rl = self.sh.request_len;
+        let now = self.core.now;
+        let rl = self.core.sh.request_len;
         let res = self.open_socket(ci);
         let c = &mut self.conns[ci];
         for s in c.ring.iter_mut() {
@@ -139,31 +106,25 @@ impl Worker<'_> {
         c.w_end = 0;
         let k = c.ring.len();
         c.queue(k, rl);
-        c.deadline = now + self.sh.timeout_ns;
+        c.deadline = now + self.core.sh.timeout_ns;
         c.len = 0;
         c.framer.reset();
         c.first_byte = 0;
         c.served = 0;
-        if std::mem::take(&mut c.server_closed) && self.measuring && !self.draining {
-            self.stats.counters.reconnects += 1;
+        if std::mem::take(&mut c.server_closed) && self.core.measuring && !self.core.draining {
+            self.core.stats.counters.reconnects += 1;
         }
         match res {
             Ok(()) => c.state = State::Connecting,
             Err(e) => {
-                let kind = socket_failure_kind(&e);
-                self.explain(kind, || match kind {
-                    FailKind::Client => format!(
-                        "too many open files in kurabe ({e}): raise `ulimit -n` or lower -c"
-                    ),
-                    _ => e.to_string(),
-                });
+                let kind = self.core.socket_failed(&e);
                 self.close(ci, End::Fail(kind));
             }
         }
     }
 
     pub(super) fn open_socket(&mut self, ci: usize) -> io::Result<()> {
-        let sock = self.sh.connect_socket()?;
+        let sock = self.core.sh.connect_socket()?;
         let fd = sock.as_raw_fd();
         let c = &mut self.conns[ci];
         match &mut self.io {
@@ -173,7 +134,7 @@ impl Worker<'_> {
                 c.poll_armed = true;
             }
         }
-        if let Some(tls) = &self.sh.tls {
+        if let Some(tls) = &self.core.sh.tls {
             c.tls = Some(Box::new(tls.session()?));
         }
         c.fd = fd;
@@ -183,14 +144,14 @@ impl Worker<'_> {
 
     /// Closed model: claim requests until `pipeline` are in flight, queue their bytes.
     pub(super) fn refill(&mut self, ci: usize, send: bool) {
-        let want = if self.sh.keep_alive {
-            self.sh.pipeline
+        let want = if self.core.sh.keep_alive {
+            self.core.sh.pipeline
         } else {
             1
         };
         let mut k = 0;
         while self.conns[ci].ring.len() < want {
-            match self.claim() {
+            match self.core.claim() {
                 Some(slot) => {
                     self.conns[ci].ring.push_back(slot);
                     k += 1;
@@ -199,7 +160,7 @@ impl Worker<'_> {
             }
         }
         if k > 0 {
-            self.conns[ci].queue(k, self.sh.request_len);
+            self.conns[ci].queue(k, self.core.sh.request_len);
             if send {
                 self.flush(ci);
             }
@@ -209,10 +170,10 @@ impl Worker<'_> {
     /// Write pending request bytes until done or the socket is full
     /// (io_uring: queue them as one send).
     pub(super) fn flush(&mut self, ci: usize) {
-        let sh = self.sh;
-        let now = self.now;
+        let sh = self.core.sh;
+        let now = self.core.now;
         let c = &mut self.conns[ci];
-        if c.state != State::Open || self.draining {
+        if c.state != State::Open || self.core.draining {
             return;
         }
         if let Io::Uring { .. } = &self.io {
@@ -220,21 +181,10 @@ impl Worker<'_> {
             return;
         }
         let before = c.unwritten(sh.request_len);
-        while c.w_off < c.w_end {
-            let bytes = &sh.requests[c.w_off..c.w_end];
-            let r = match &mut c.tls {
-                Some(t) => t.write(c.fd, bytes),
-                None => sys::send(c.fd, bytes),
-            };
-            match r {
-                Ok(n) => c.w_off += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    self.send_failed(ci, e);
-                    return;
-                }
-            }
+        let r = shared_core::write_out(&mut c.tls, c.fd, &sh.requests[..c.w_end], &mut c.w_off);
+        if let Err(e) = r {
+            self.send_failed(ci, e);
+            return;
         }
         self.mark_written(ci, before, now);
     }
@@ -242,7 +192,7 @@ impl Worker<'_> {
     /// io_uring: queue the pending bytes as one send unless one is in flight
     /// (one at a time keeps them in order).
     fn queue_send(&mut self, ci: usize) {
-        let (sh, now) = (self.sh, self.now);
+        let (sh, now) = (self.core.sh, self.core.now);
         let c = &mut self.conns[ci];
         let Io::Uring { ring, .. } = &mut self.io else {
             return;
@@ -266,31 +216,22 @@ impl Worker<'_> {
         } else {
             End::Fail(FailKind::Write)
         };
-        self.explain(FailKind::Write, || format!("send: {e}"));
+        self.core.explain(FailKind::Write, || format!("send: {e}"));
         self.close(ci, end);
     }
 
     /// Stamp the requests whose last byte went out at `at` (`before` were
     /// unwritten until then) and start the connection's deadline.
     pub(super) fn mark_written(&mut self, ci: usize, before: usize, at: u64) {
-        let sh = self.sh;
+        let sh = self.core.sh;
         let c = &mut self.conns[ci];
         let after = c.unwritten(sh.request_len);
         if after < before {
             // Requests newly written: the last `before` of the ring, first `before - after` of them.
             let first = c.ring.len() - before;
-            let mut measured = 0;
             for s in c.ring.range_mut(first..first + (before - after)) {
-                s.sent = at;
-                if s.measured {
-                    measured += 1;
-                    if s.intended != 0 && at > s.intended + LATE_NS {
-                        self.stats.counters.late_sends += 1;
-                    }
-                }
+                self.core.sent(s, at, sh.body_len);
             }
-            self.stats.counters.sent_requests += measured;
-            self.stats.counters.sent_body_bytes += measured * sh.body_len;
         }
         if c.deadline == 0 {
             if let Some(s) = c.ring.front() {

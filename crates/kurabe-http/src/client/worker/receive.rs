@@ -18,22 +18,15 @@ impl Worker<'_> {
 
     /// A connecting socket became writable (connected) or failed.
     fn on_connecting(&mut self, ci: usize, flags: u32) {
-        let c = &self.conns[ci];
-        let err = flags & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
-        let so_error = c.sock.as_ref().and_then(|s| s.take_error().ok().flatten());
-        if err || so_error.is_some() {
-            self.explain(FailKind::Connect, || match so_error {
-                Some(e) => e.to_string(),
-                None => "the connection failed".to_owned(),
-            });
-            self.close(ci, End::Fail(FailKind::Connect));
-            return;
+        match self
+            .core
+            .connect_outcome(self.conns[ci].sock.as_ref(), flags)
+        {
+            Err(()) => return self.close(ci, End::Fail(FailKind::Connect)),
+            Ok(false) => return,
+            Ok(true) => self.on_connected(ci),
         }
-        if flags & libc::EPOLLOUT as u32 == 0 {
-            return;
-        }
-        self.on_connected(ci);
-        if self.conns[ci].state == State::Open && !self.sh.uring {
+        if self.conns[ci].state == State::Open && !self.core.sh.uring {
             // Data may already be there (edge already fired with EPOLLIN).
             if flags & libc::EPOLLIN as u32 != 0 {
                 self.read(ci, flags & HUP != 0);
@@ -43,20 +36,20 @@ impl Worker<'_> {
 
     /// Connection `ci` is open: stamp the connect time, send what waits.
     fn on_connected(&mut self, ci: usize) {
-        let now = self.now;
+        let now = self.core.now;
         let c = &mut self.conns[ci];
         c.state = State::Open;
         if let Some(s) = c.ring.front_mut() {
             s.connect_ns = now - s.start;
         }
         self.arm_recv(ci);
-        if self.sh.rate.is_none() {
+        if self.core.sh.rate.is_none() {
             self.refill(ci, false);
         }
         self.flush(ci);
         if self.conns[ci].state == State::Open
-            && self.conns[ci].ring.len() < self.sh.pipeline
-            && self.sh.keep_alive
+            && self.conns[ci].ring.len() < self.core.sh.pipeline
+            && self.core.sh.keep_alive
         {
             self.make_free(ci);
         }
@@ -73,7 +66,8 @@ impl Worker<'_> {
                 // Handshake or buffered ciphertext waiting for room in the socket.
                 if t.wants_write() {
                     if let Err(e) = t.flush_tls(fd) {
-                        self.explain(FailKind::Write, || format!("TLS send: {e}"));
+                        self.core
+                            .explain(FailKind::Write, || format!("TLS send: {e}"));
                         self.close(ci, End::Fail(FailKind::Write));
                         return;
                     }
@@ -93,10 +87,7 @@ impl Worker<'_> {
             }
             let c = &mut self.conns[ci];
             let space = c.buf.len() - c.len;
-            let r = match &mut c.tls {
-                Some(t) => t.read(c.fd, &mut c.buf[c.len..]),
-                None => sys::recv(c.fd, &mut c.buf[c.len..]),
-            };
+            let r = shared_core::read_in(&mut c.tls, c.fd, &mut c.buf[c.len..]);
             match r {
                 Ok(0) => {
                     self.on_eof(ci);
@@ -129,7 +120,7 @@ impl Worker<'_> {
         }
         if c.len == c.buf.len() {
             if c.buf.len() >= MAX_HEAD {
-                self.explain(FailKind::Exception, || {
+                self.core.explain(FailKind::Exception, || {
                     format!("response head over {} KiB", MAX_HEAD / 1024)
                 });
                 self.close(ci, End::Fail(FailKind::Exception));
@@ -143,12 +134,10 @@ impl Worker<'_> {
 
     /// Account `n` new bytes at the end of the buffer and parse what they complete.
     pub(super) fn absorb(&mut self, ci: usize, n: usize) {
-        if self.measuring && !self.draining {
-            self.stats.counters.transfer_bytes += n as u64;
-        }
+        self.core.received(n);
         let c = &mut self.conns[ci];
         if c.first_byte == 0 {
-            c.first_byte = self.now;
+            c.first_byte = self.core.now;
         }
         c.len += n;
         self.process(ci);
@@ -159,7 +148,8 @@ impl Worker<'_> {
         let c = &self.conns[ci];
         let end = if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
             // TLS handshake failed (e.g. untrusted certificate): part of connecting.
-            self.explain(FailKind::Connect, || format!("TLS handshake: {e}"));
+            self.core
+                .explain(FailKind::Connect, || format!("TLS handshake: {e}"));
             End::Fail(FailKind::Connect)
         } else if c.w_off < c.w_end {
             // The request was still being written (a large body): the reset
@@ -168,7 +158,7 @@ impl Worker<'_> {
         } else if c.served > 0 && c.framer.between_responses() && c.len == 0 {
             End::Retry
         } else {
-            self.explain(FailKind::Receive, || e.to_string());
+            self.core.explain(FailKind::Receive, || e.to_string());
             End::Fail(FailKind::Receive)
         };
         self.close(ci, end);
@@ -181,19 +171,19 @@ impl Worker<'_> {
             Eof::Clean if c.ring.is_empty() => self.close(ci, End::Done),
             Eof::Clean if c.served > 0 => self.close(ci, End::Retry),
             Eof::Clean | Eof::TruncatedHead if handshaking => {
-                self.explain(FailKind::Connect, || {
+                self.core.explain(FailKind::Connect, || {
                     "TLS handshake: the server closed the connection".to_owned()
                 });
                 self.close(ci, End::Fail(FailKind::Connect));
             }
             Eof::Clean | Eof::TruncatedHead => {
-                self.explain(FailKind::Receive, || {
+                self.core.explain(FailKind::Receive, || {
                     "the server closed the connection before a complete response head".to_owned()
                 });
                 self.close(ci, End::Fail(FailKind::Receive));
             }
             Eof::TruncatedBody => {
-                self.explain(FailKind::Length, || {
+                self.core.explain(FailKind::Length, || {
                     "the server closed the connection before the end of the body".to_owned()
                 });
                 self.close(ci, End::Fail(FailKind::Length));
@@ -229,23 +219,23 @@ impl Worker<'_> {
 
     /// Frame the bytes at `pos`: (part of) a head or a body, maybe completing a response.
     fn parse_one(&mut self, ci: usize, pos: usize) -> Progress {
-        let (head, want_server) = (self.sh.head_request, self.want_server);
+        let (head, want_server) = (self.core.sh.head_request, self.core.want_server);
         let c = &mut self.conns[ci];
         if c.ring.is_empty() {
             // Bytes nobody asked for: the connection is out of step; replace it.
             self.close(ci, End::Done);
             return Progress::Closed;
         }
-        let at_head = self.sh.trace.is_some() && c.framer.in_head();
+        let at_head = self.core.sh.trace.is_some() && c.framer.in_head();
         let step = match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
             Ok(step) => step,
             Err(e) => {
-                self.explain(FailKind::Exception, || e.to_string());
+                self.core.explain(FailKind::Exception, || e.to_string());
                 self.close(ci, End::Fail(FailKind::Exception));
                 return Progress::Closed;
             }
         };
-        if let (true, Some(trace)) = (at_head && step.used > 0, &self.sh.trace) {
+        if let (true, Some(trace)) = (at_head && step.used > 0, &self.core.sh.trace) {
             // ab logs its 8 KiB header buffer: the head and the body read with it.
             (trace.0)(&c.buf[pos..c.len.min(pos + TRACE_BYTES)]);
         }
@@ -265,8 +255,8 @@ impl Worker<'_> {
         let more = end < self.conns[ci].len;
         self.complete(ci, resp);
         let c = &mut self.conns[ci];
-        c.first_byte = if more { self.now } else { 0 };
-        if resp.reusable && self.sh.keep_alive {
+        c.first_byte = if more { self.core.now } else { 0 };
+        if resp.reusable && self.core.sh.keep_alive {
             return true;
         }
         // Anything after a closing response is not ours to read.
@@ -283,13 +273,13 @@ impl Worker<'_> {
     /// After the responses of a read: send the next batch (closed model) or
     /// offer the connection to the schedule (open model).
     fn next_requests(&mut self, ci: usize) {
-        if self.sh.rate.is_none() {
+        if self.core.sh.rate.is_none() {
             // Pipelining: the next batch goes out in one send once the whole
             // previous one is answered (as wrk does), not one request per response.
             if self.conns[ci].ring.is_empty() {
                 self.refill(ci, true);
             }
-        } else if self.conns[ci].ring.len() < self.sh.pipeline {
+        } else if self.conns[ci].ring.len() < self.core.sh.pipeline {
             self.make_free(ci);
         }
     }
@@ -299,21 +289,13 @@ impl Worker<'_> {
         let Some((slot, reused, first_byte)) = self.pop_answered(ci) else {
             return;
         };
-        if !slot.measured || self.draining {
-            return;
-        }
         let a = Answer {
             status: resp.status,
             body_bytes: resp.body_bytes,
             first_byte,
         };
-        let (st, gnuplot) = (&mut self.stats, self.gnuplot.as_mut());
-        match record(self.sh, st, gnuplot, &slot, a, self.now) {
-            Ok(()) => self.stats.counters.keep_alive_requests += u64::from(reused),
-            Err(why) => {
-                self.explain(FailKind::Length, || why);
-                self.fail(FailKind::Length, 1);
-            }
+        if self.core.complete(&slot, a) {
+            self.core.stats.counters.keep_alive_requests += u64::from(reused);
         }
     }
 
@@ -323,26 +305,25 @@ impl Worker<'_> {
     fn pop_answered(&mut self, ci: usize) -> Option<(Slot, bool, u64)> {
         let c = &mut self.conns[ci];
         let slot = c.ring.pop_front()?;
-        self.pace.answered(self.now.saturating_sub(slot.start));
         let reused = c.served > 0;
         c.served += 1;
         c.deadline = match c.ring.front() {
-            Some(s) => s.start.max(s.sent) + self.sh.timeout_ns,
+            Some(s) => s.start.max(s.sent) + self.core.sh.timeout_ns,
             None => 0,
         };
         let first_byte = if c.first_byte == 0 {
-            self.now
+            self.core.now
         } else {
             c.first_byte
         };
-        if self.want_server {
+        if self.core.want_server {
             if let Some(s) = c.framer.server.take() {
-                let _ = self.sh.server.set(s);
+                let _ = self.core.sh.server.set(s);
             }
             if let Some(t) = c.tls.as_ref().and_then(|t| t.summary()) {
-                let _ = self.sh.tls_summary.set(t);
+                let _ = self.core.sh.tls_summary.set(t);
             }
-            self.want_server = false;
+            self.core.want_server = false;
         }
         Some((slot, reused, first_byte))
     }

@@ -27,7 +27,7 @@
 //! itself: the worker passes them in, so tests drive it with made-up figures.
 
 /// Length of one epoch.
-pub(super) const EPOCH_NS: u64 = 50_000_000;
+pub(crate) const EPOCH_NS: u64 = 50_000_000;
 /// Epochs per cycle: 4 trial epochs, then 20 with the winner (~1 s).
 const CYCLE: u32 = 24;
 /// Naps must keep this share of the plain arm's requests per second.
@@ -62,7 +62,7 @@ impl Tally {
 }
 
 /// The nap trial of one worker.
-pub(super) struct Trial {
+pub(crate) struct Trial {
     /// Epoch within the cycle; None before the first epoch ends (not counted).
     pos: Option<u32>,
     epoch_end: u64,
