@@ -39,7 +39,7 @@ pub struct ExperimentReport {
     pub tool_version: String,
     /// The machine it ran on, if recorded.
     #[schemars(required, transform = crate::schema::nullable)]
-    pub host: Option<crate::record::HostFacts>,
+    pub host: Option<crate::host::HostFacts>,
     /// Baseline variant every other variant is compared against.
     #[schemars(required, transform = crate::schema::nullable)]
     pub baseline: Option<String>,

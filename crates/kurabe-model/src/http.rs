@@ -418,7 +418,7 @@ pub struct HttpCompareRun {
     /// Round number, 0-based.
     pub round: u32,
     /// Whether the run produced metrics.
-    pub status: crate::record::RunStatus,
+    pub status: crate::run_status::RunStatus,
     /// Why it failed (the tail of the error), if it did.
     #[schemars(required, transform = crate::schema::nullable)]
     pub error: Option<String>,

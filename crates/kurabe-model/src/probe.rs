@@ -162,7 +162,7 @@ pub struct WatchReport {
     /// Wall-clock start, RFC 3339 UTC.
     pub started_at: String,
     /// Host the watch ran on.
-    pub host: crate::record::HostFacts,
+    pub host: crate::host::HostFacts,
     /// The command started (`kurabe watch -- CMD ARGS`), absent for `-p`/`--port`.
     #[schemars(required, transform = crate::schema::nullable)]
     pub command: Option<Vec<String>>,

@@ -15,29 +15,14 @@ use std::str::FromStr;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use crate::host::HostFacts;
+pub use crate::run_status::RunStatus;
+
 /// Version of the export format.
 pub const EXPORT_VERSION: u32 = 1;
 
 /// Marker of kurabe export files, checked on import.
 pub const EXPORT_FORMAT: &str = "kurabe-results";
-
-/// CPU, memory, kernel and name of a machine.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub struct HostFacts {
-    /// Host name.
-    pub hostname: String,
-    /// CPU model name from /proc/cpuinfo.
-    pub cpu_model: String,
-    /// Logical CPUs.
-    pub cores: u32,
-    /// Physical memory, bytes.
-    pub memory_bytes: u64,
-    /// Kernel release (`uname -r`).
-    pub kernel: String,
-    /// Machine architecture (`x86_64`, `aarch64`).
-    pub arch: String,
-}
 
 /// The code a record measured: the git commit of the working directory
 /// (when run inside a git work tree) and/or a label given by CI (`--rev`,
@@ -301,26 +286,6 @@ pub struct NewExperiment {
     pub tool_version: String,
     /// Code version and cgroup limits.
     pub origin: Origin,
-}
-
-/// Outcome of one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// The run produced its metrics.
-    Ok,
-    /// The target failed to start or died, or the workload failed.
-    Failed,
-}
-
-impl RunStatus {
-    /// The word stored in the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Ok => "ok",
-            RunStatus::Failed => "failed",
-        }
-    }
 }
 
 /// One metric value of a run.

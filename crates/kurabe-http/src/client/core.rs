@@ -379,7 +379,7 @@ impl<'a> Core<'a> {
         #[cfg(debug_assertions)]
         if done > 0 {
             let port = self.sh.addr.as_socket().map_or(0, |a| a.port());
-            super::threads::panic_hook::check(port, done);
+            super::panic_hook::check(port, done);
         }
     }
 }

@@ -656,7 +656,7 @@ on_io_uring!(
 #[test]
 fn a_worker_panic_ends_the_run_with_an_error() {
     let srv = Server::start(ok_response("hello"));
-    super::threads::panic_hook::arm(srv.port);
+    super::panic_hook::arm(srv.port);
     // Without the fix the other worker runs to the end and the panic is
     // re-raised; with -t 60 the test would take a minute, so a quick return
     // also shows the surviving worker was stopped.

@@ -22,6 +22,8 @@ mod framer;
 mod gnuplot;
 mod h2;
 mod pace;
+#[cfg(debug_assertions)]
+mod panic_hook;
 mod record;
 mod schedule;
 mod setup;
@@ -430,9 +432,12 @@ pub enum LoadError {
     /// A request header would inject lines (CR/LF/NUL) or has a bad name.
     #[error(transparent)]
     Header(#[from] crate::header::HeaderError),
-    /// The spec does not check (a setting or a combination that cannot run).
-    #[error(transparent)]
-    Spec(#[from] crate::load::SpecError),
+    /// The spec does not check (a setting or a combination that cannot
+    /// run): the spec error's message with its causes, one line. Text, not
+    /// the error itself, so this module names nothing of `load`, which
+    /// builds on it.
+    #[error("{0}")]
+    Spec(String),
     /// A config value is out of range.
     #[error("invalid load configuration: {0}")]
     Config(String),

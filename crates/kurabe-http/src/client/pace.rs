@@ -49,7 +49,10 @@ use std::io;
 use super::shared::Shared;
 use super::sys;
 use super::trial::Trial;
-use super::turns::TICK_NS;
+
+/// Longest sleep between checks of Ctrl-C and the clock (the loop in
+/// `turns` waits at most this long; pacing never naps longer).
+pub(crate) const TICK_NS: u64 = 20_000_000;
 
 /// Shortest and longest nap.
 pub(crate) const NAP_MIN_NS: u64 = 20_000;

@@ -10,14 +10,12 @@
 use std::io;
 
 use super::core::Protocol;
-use super::pace::NAP_MIN_NS;
+use super::pace::{NAP_MIN_NS, TICK_NS};
 use super::stats::Stats;
 use super::sys;
 
 /// How often the progress counters are published.
 pub(crate) const PROGRESS_NS: u64 = 50_000_000;
-/// Longest sleep between checks of Ctrl-C and the clock.
-pub(crate) const TICK_NS: u64 = 20_000_000;
 /// Longest wait after the stop for answers to requests already sent.
 const DRAIN_NS: u64 = 2_000_000_000;
 

@@ -49,6 +49,19 @@ pub enum SpecError {
     },
 }
 
+impl From<SpecError> for client::LoadError {
+    /// The message and its causes on one line, as `{:#}` prints a chain.
+    fn from(e: SpecError) -> Self {
+        let mut text = e.to_string();
+        let mut cause = std::error::Error::source(&e);
+        while let Some(c) = cause {
+            text = format!("{text}: {c}");
+            cause = c.source();
+        }
+        client::LoadError::Spec(text)
+    }
+}
+
 /// `Err(SpecError::Invalid(…))` with a formatted message.
 macro_rules! invalid {
     ($($t:tt)*) => { return Err(SpecError::Invalid(format!($($t)*))) };
