@@ -26,9 +26,12 @@ use kurabe_model::plan::{
     CommandLine, CommandOutput, CommandWorkload, HumanDuration, IdleWorkload, MemoryScope,
     SystemWorkload, WatchWorkload,
 };
+use kurabe_model::run_detail::{
+    CommandDetail, CommandExecution, HttpDetail, IdleDetail, IdleTarget, RunDetail, SettlingDetail,
+    SystemDetail, WatchDetail,
+};
 use kurabe_model::stop::Stop;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
-use serde_json::json;
 
 use crate::execute::{Execution, Launch, Session, Timed};
 use crate::measured::{load_metrics, tree_metrics, tree_record};
@@ -153,16 +156,18 @@ fn http_measured(
     let all = report.complete_requests + report.failed_requests;
     let failed = 100.0 * report.failed_requests as f64 / all.max(1) as f64;
     m.insert("failed_percent", failed);
-    let mut record = json!({ "kind": "http" });
     if let Some(t) = tree {
         tree_metrics(t, &mut m);
         let sm = t.server_metrics(report.complete_requests);
         m.insert("cpu_ms_per_request", sm.cpu_ms_per_request);
         report.server = Some(sm);
-        record["target"] = tree_record(t);
-        record["settling"] = settling_record(t, warmup);
     }
-    record["http"] = serde_json::to_value(&report).unwrap_or_default();
+    let record = RunDetail::Http(Box::new(HttpDetail {
+        http: report,
+        target: tree.map(tree_record),
+        settling: tree.map(|t| settling_record(t, warmup)),
+        soak: None,
+    }));
     Ok(Measured { metrics: m, record })
 }
 
@@ -185,10 +190,9 @@ pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &Stop) -> Result<Measured, 
     let warmup = w.warmup.map_or(Duration::ZERO, |d| d.0);
     Ok(Measured {
         metrics: m,
-        record: json!({
-            "kind": "watch",
-            "target": tree_record(&s),
-            "settling": settling_record(&s, warmup),
+        record: RunDetail::Watch(WatchDetail {
+            target: tree_record(&s),
+            settling: Some(settling_record(&s, warmup)),
         }),
     })
 }
@@ -201,7 +205,7 @@ const SETTLING_BAND: f64 = 0.10;
 /// Where the target's CPU % settled within the measured phase (found by
 /// the change-point method, [`kurabe_model::stats::warmup`]) and the
 /// warm-up that ran before it, for the report's warm-up check.
-fn settling_record(s: &WatchSummary, warmup: Duration) -> serde_json::Value {
+fn settling_record(s: &WatchSummary, warmup: Duration) -> SettlingDetail {
     let times: Vec<f64> = s.series.iter().map(|p| p.t_s).collect();
     let cpu: Vec<f64> = s.series.iter().map(|p| p.cpu_percent).collect();
     // The first sample has no interval before it (its CPU % is 0).
@@ -210,11 +214,11 @@ fn settling_record(s: &WatchSummary, warmup: Duration) -> serde_json::Value {
         &cpu[1.min(cpu.len())..],
         SETTLING_BAND,
     );
-    json!({
-        "series": "cpu_percent",
-        "warmup_s": warmup.as_secs_f64(),
-        "found": found,
-    })
+    SettlingDetail {
+        series: "cpu_percent".into(),
+        warmup_s: warmup.as_secs_f64(),
+        found,
+    }
 }
 
 /// Default settle time of an `idle` workload.
@@ -226,7 +230,10 @@ pub fn idle(w: &IdleWorkload, probe: Option<&Probe>, stop: &Stop) -> Result<Meas
         return Err(RunFailure::new("interrupted"));
     }
     let mut m = BTreeMap::new();
-    let mut record = json!({ "kind": "idle" });
+    let mut record = IdleDetail {
+        target: None,
+        system_used_bytes: None,
+    };
     if let Some(p) = probe {
         let mut sampler = TreeSampler::with_config(p.pid, SamplerConfig::default(), None)
             .map_err(|e| RunFailure::new(format!("the target is gone: {e}")))?;
@@ -237,17 +244,23 @@ pub fn idle(w: &IdleWorkload, probe: Option<&Probe>, stop: &Stop) -> Result<Meas
         m.insert("pss_steady_bytes", s.pss_bytes as f64);
         m.insert("rss_peak_bytes", s.rss_bytes as f64);
         m.insert("uss_peak_bytes", s.uss_bytes as f64);
-        record["target"] = json!({
-            "pid": p.pid, "processes": s.processes, "pss_bytes": s.pss_bytes,
-            "rss_bytes": s.rss_bytes, "uss_bytes": s.uss_bytes,
+        record.target = Some(IdleTarget {
+            pid: p.pid,
+            processes: s.processes,
+            pss_bytes: s.pss_bytes,
+            rss_bytes: s.rss_bytes,
+            uss_bytes: s.uss_bytes,
         });
     }
     if w.scope == MemoryScope::System || probe.is_none() {
         let mi = MemInfo::read().map_err(|e| RunFailure::new(format!("/proc/meminfo: {e}")))?;
         m.insert("system_used_bytes", mi.used() as f64);
-        record["system_used_bytes"] = json!(mi.used());
+        record.system_used_bytes = Some(mi.used());
     }
-    Ok(Measured { metrics: m, record })
+    Ok(Measured {
+        metrics: m,
+        record: RunDetail::Idle(record),
+    })
 }
 
 /// The `system` workload: the UnixBench-style index (kurabe-system).
@@ -281,7 +294,7 @@ pub fn system(
     let metrics = system_metrics(&report)?;
     Ok(Measured {
         metrics,
-        record: json!({ "kind": "system", "system": report }),
+        record: RunDetail::System(Box::new(SystemDetail { system: report })),
     })
 }
 
@@ -484,22 +497,23 @@ fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
     if let Some(pss) = execs.iter().filter_map(|e| e.pss_peak_bytes).max() {
         m.insert("pss_peak_bytes", pss as f64);
     }
-    let records: Vec<_> = execs
+    let executions = execs
         .iter()
-        .map(|e| {
-            let t = &e.timed;
-            let mut r = json!({"wall_time_s": t.wall_s, "user_time_s": t.user_s,
-                "system_time_s": t.sys_s, "max_rss_bytes": t.max_rss_bytes,
-                "exit_code": e.exit_code});
-            if let Some(p) = e.pss_peak_bytes {
-                r["pss_peak_bytes"] = json!(p);
-            }
-            r
+        .map(|e| CommandExecution {
+            wall_time_s: e.timed.wall_s,
+            user_time_s: e.timed.user_s,
+            system_time_s: e.timed.sys_s,
+            max_rss_bytes: e.timed.max_rss_bytes,
+            exit_code: e.exit_code,
+            pss_peak_bytes: e.pss_peak_bytes,
         })
         .collect();
     Measured {
         metrics: m,
-        record: json!({ "kind": "command", "command": argv, "executions": records }),
+        record: RunDetail::Command(CommandDetail {
+            command: argv.to_vec(),
+            executions,
+        }),
     }
 }
 

@@ -34,10 +34,10 @@ use std::time::{Duration, Instant};
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
+use kurabe_model::run_detail::{HttpDetail, RunDetail, SoakDetail, SoakSample as Row};
 use kurabe_model::stats::trend::{self, Point, TrendConfig, TrendVerdict};
 use kurabe_model::stop::Stop;
 use kurabe_probe::{Recorder, SamplerConfig, TreeSampler};
-use serde_json::json;
 
 use crate::measured::{load_metrics, tree_metrics, tree_record, Measured, Probe};
 use crate::target::RunFailure;
@@ -76,7 +76,7 @@ impl Fitted {
     /// Column name in the record's samples.
     fn column(self) -> &'static str {
         match self {
-            Fitted::Owned => "pss_anon_shmem_swap_bytes",
+            Fitted::Owned => kurabe_model::run_detail::OWNED_COLUMN,
             Fitted::Pss => "pss_bytes",
         }
     }
@@ -204,7 +204,7 @@ impl Sampling {
         let mut m = BTreeMap::new();
         load_metrics(&report, &mut m);
         let soak = soak_record(&self.series, fitted, fit.as_ref(), rps);
-        let mut record = json!({ "kind": "http", "soak": soak });
+        let mut target = None;
         if let Some(rec) = self.recorder {
             let summary = rec.finish(Instant::now(), &self.sampler);
             tree_metrics(&summary, &mut m);
@@ -213,12 +213,17 @@ impl Sampling {
                 "cpu_ms_per_request",
                 cpu_ms / report.complete_requests as f64,
             );
-            record["target"] = tree_record(&summary);
+            target = Some(tree_record(&summary));
         }
         if let Some(t) = &fit {
             fit_metrics(t, rps, &mut m);
         }
-        record["http"] = serde_json::to_value(&report).unwrap_or_default();
+        let record = RunDetail::Http(Box::new(HttpDetail {
+            http: report,
+            target,
+            settling: None,
+            soak: Some(soak),
+        }));
         Measured { metrics: m, record }
     }
 }
@@ -325,28 +330,26 @@ fn soak_record(
     fitted: Fitted,
     fit: Option<&trend::Trend>,
     rps: f64,
-) -> serde_json::Value {
-    let samples: Vec<serde_json::Value> = series
+) -> SoakDetail {
+    let samples = series
         .iter()
-        .map(|s| json!([s.t_s, s.requests, s.pss_bytes, s.owned_bytes]))
+        .map(|s| Row::Owned(s.t_s, s.requests, s.pss_bytes, s.owned_bytes))
         .collect();
-    let mut r = json!({
-        "samples_columns": ["t_s", "requests", "pss_bytes", Fitted::Owned.column()],
-        "samples": samples,
-        "fitted": fitted.column(),
-        "verdict": fit.map_or(TrendVerdict::Unknown, |t| t.verdict).as_str(),
-    });
-    if let Some(t) = fit {
-        r["pss_slope_bytes_per_request"] = json!(t.theil_sen.slope);
-        r["pss_slope_low_bytes_per_request"] = json!(t.theil_sen.slope_low);
-        r["pss_slope_high_bytes_per_request"] = json!(t.theil_sen.slope_high);
-        r["pss_growth_mb_per_hour"] = json!(t.mb_per_hour(rps));
-        r["least_squares"] = json!(t.least_squares);
-        r["theil_sen"] = json!(t.theil_sen);
-        r["last_half"] = json!(t.last_half);
-        r["floor"] = json!(t.floor.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>());
+    let columns = ["t_s", "requests", "pss_bytes", Fitted::Owned.column()];
+    SoakDetail {
+        samples_columns: columns.map(str::to_owned).to_vec(),
+        samples,
+        fitted: Some(fitted.column().to_owned()),
+        verdict: fit.map_or(TrendVerdict::Unknown, |t| t.verdict),
+        pss_slope_bytes_per_request: fit.map(|t| t.theil_sen.slope),
+        pss_slope_low_bytes_per_request: fit.map(|t| t.theil_sen.slope_low),
+        pss_slope_high_bytes_per_request: fit.map(|t| t.theil_sen.slope_high),
+        pss_growth_mb_per_hour: fit.map(|t| t.mb_per_hour(rps)),
+        least_squares: fit.map(|t| t.least_squares),
+        theil_sen: fit.map(|t| t.theil_sen),
+        last_half: fit.map(|t| t.last_half),
+        floor: fit.map(|t| t.floor.iter().map(|p| [p.x, p.y]).collect()),
     }
-    r
 }
 
 #[cfg(test)]
@@ -372,9 +375,12 @@ mod tests {
     #[test]
     fn record_without_fit_says_unknown() {
         let r = soak_record(&[], Fitted::Pss, None, 100.0);
-        assert_eq!(r["verdict"], "unknown");
-        assert!(r.get("theil_sen").is_none());
-        assert_eq!(r["fitted"], "pss_bytes");
+        assert_eq!(r.verdict, TrendVerdict::Unknown);
+        assert!(r.theil_sen.is_none() && r.floor.is_none());
+        assert_eq!(r.fitted_column(), "pss_bytes");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["verdict"], "unknown");
+        assert!(json.get("theil_sen").is_none() && json.get("last_half").is_none());
     }
 
     fn sample(pss_bytes: u64, owned_bytes: u64) -> SoakSample {
@@ -396,8 +402,10 @@ mod tests {
         assert_eq!(Fitted::Pss.value(&old_kernel[1]), 6_100_000);
         assert_eq!(Fitted::choose(&[]), Fitted::Pss);
         let r = soak_record(&both, Fitted::Owned, None, 1.0);
-        assert_eq!(r["fitted"], "pss_anon_shmem_swap_bytes");
-        assert_eq!(r["samples_columns"][3], "pss_anon_shmem_swap_bytes");
-        assert_eq!(r["samples"][1][3], 1_300_000);
+        assert_eq!(r.fitted_column(), "pss_anon_shmem_swap_bytes");
+        assert_eq!(r.samples_columns[3], "pss_anon_shmem_swap_bytes");
+        assert_eq!(r.samples[1], Row::Owned(1.0, 10, 2_400_000, 1_300_000));
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["samples"][1][3], 1_300_000);
     }
 }
