@@ -9,11 +9,11 @@
 //! the result one `fleet_results` row written in the same transaction that
 //! marks the share done. The worker never prints; it reports [`WorkerEvent`]s.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kurabe_http::client::{self, RunControl};
+use kurabe_http::client;
 use kurabe_model::http::HttpReport;
 use kurabe_model::stop::Stop;
 use postgres::Client;
@@ -433,7 +433,7 @@ fn sleep_until_start(
     }
 }
 
-type LoadOutcome = Result<(HttpReport, client::Stats), client::LoadError>;
+type LoadOutcome = Result<kurabe_http::load::LoadRun, client::LoadError>;
 
 /// Run the engine on a thread while this one streams progress and watches
 /// for cancellation; the database errors of the watch come first.
@@ -445,7 +445,7 @@ fn run_load(
 ) -> Result<LoadOutcome, FleetError> {
     let (outcome, watch) = std::thread::scope(|s| {
         let engine = s.spawn(|| {
-            let r = client::run_with_stats(load, &w.ctl);
+            let r = kurabe_http::load::run_config(load.clone(), &w.engine_stop, &w.seen);
             w.finished.store(true, Ordering::SeqCst);
             w.wake.trigger(None);
             r
@@ -453,7 +453,7 @@ fn run_load(
         let watch = watch_run(client, job, &w);
         if watch.is_err() {
             // Without the database we cannot report; stop the load rather than run blind.
-            w.ctl.stop.store(true, Ordering::Relaxed);
+            w.engine_stop.trigger(None);
         }
         let outcome = match engine.join() {
             Ok(r) => r,
@@ -474,7 +474,7 @@ fn finish_share(
     on: &mut dyn FnMut(WorkerEvent),
 ) -> Result<(), FleetError> {
     let c = job.claim;
-    let (report, stats) = match outcome {
+    let kurabe_http::load::LoadRun { report, stats } = match outcome {
         Ok(r) => r,
         Err(e) => return store_failure(client, c, job.worker_id, &e.to_string(), on),
     };
@@ -489,9 +489,30 @@ fn finish_share(
     Ok(())
 }
 
+/// The engine's counts as its observer last saw them (every 100 ms; the
+/// progress rows are written every heartbeat).
+#[derive(Default)]
+struct Seen {
+    completed: AtomicU64,
+    failed: AtomicU64,
+}
+
+impl kurabe_http::load::Observer for Seen {
+    fn progress_interval(&self) -> Option<Duration> {
+        Some(Duration::from_millis(100))
+    }
+
+    fn progress(&self, p: kurabe_http::load::Progress) {
+        self.completed.store(p.completed, Ordering::Relaxed);
+        self.failed.store(p.failed, Ordering::Relaxed);
+    }
+}
+
 /// What the watch of a running share looks at.
 struct Watched<'a> {
-    ctl: RunControl,
+    seen: Seen,
+    /// The engine's stop: the worker's stop, a cancelled run or a lost database.
+    engine_stop: Arc<Stop>,
     /// Triggered when the engine ends or the stop comes: what the watch blocks on.
     wake: Arc<Stop>,
     finished: AtomicBool,
@@ -502,7 +523,8 @@ struct Watched<'a> {
 impl<'a> Watched<'a> {
     fn new(stop: &'a Arc<Stop>, started: Instant) -> Self {
         Self {
-            ctl: RunControl::default(),
+            seen: Seen::default(),
+            engine_stop: stop.child(),
             wake: stop.child(),
             finished: AtomicBool::new(false),
             stop,
@@ -522,24 +544,23 @@ fn watch_run(client: &mut Client, job: &Job<'_>, w: &Watched<'_>) -> Result<(), 
             return Ok(());
         }
         if w.stop.is_set() {
-            // The engine ends at once; nothing is left to report until it has.
-            w.ctl.stop.store(true, Ordering::Relaxed);
+            // The engine's stop is this stop's child: it ends at once;
+            // nothing is left to report until it has.
             return Ok(());
         }
         if !beat.due() {
             continue;
         }
         job.heartbeat(client, "running")?;
-        let p = &w.ctl.progress;
         progress_row(
             client,
             job.claim,
             w.started.elapsed().as_millis() as i64,
-            p.completed.load(Ordering::Relaxed),
-            p.failed.load(Ordering::Relaxed),
+            w.seen.completed.load(Ordering::Relaxed),
+            w.seen.failed.load(Ordering::Relaxed),
         )?;
         if run_state(client, job.claim.run_id)?.0 == "cancelled" {
-            w.ctl.stop.store(true, Ordering::Relaxed);
+            w.engine_stop.trigger(None);
         }
     }
 }

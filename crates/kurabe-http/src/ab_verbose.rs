@@ -6,10 +6,12 @@
 //! they go) and must not show a credential: `Authorization` and
 //! `Proxy-Authorization` values are masked (Basic is only base64).
 
-use crate::client::{self, LoadConfig};
+use crate::client;
+use crate::load::Checked;
 
 /// ab's `-v 2` preamble: the request header as sent, credentials masked.
-pub fn describe(load: &LoadConfig) -> String {
+pub fn describe(load: &Checked) -> String {
+    let load = load.config();
     let head = client::request_head(load);
     let masked: Vec<String> = head
         .split("\r\n")
@@ -69,15 +71,9 @@ mod tests {
 
     #[test]
     fn credentials_are_masked() {
-        let flags = crate::cli_config::LoadFlags {
-            url: "http://h/".into(),
-            request: crate::cli_config::RequestFlags {
-                auth: Some("u:s3cret".into()),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let d = describe(&flags.resolve(1).unwrap());
+        let mut spec = kurabe_model::load::LoadSpec::for_url("http://h/");
+        spec.auth = Some("u:s3cret".into());
+        let d = describe(&crate::load::check(&spec, &crate::load::Names::FLAGS).unwrap());
         assert!(
             d.contains("Authorization: [masked]") && !d.contains("dTpzM2NyZXQ"),
             "{d}"

@@ -7,21 +7,23 @@
 //! failure taxonomy. `serve` owns the
 //! small tunable target server used by demos, examples and tests. `auth`
 //! encodes HTTP Basic credentials and `header` checks request headers, for
-//! both the binary and plans. `cli_config` resolves `kurabe http`'s flags
-//! (as plain values) into a load config, `ab_verbose` writes ab's `-v` lines,
+//! both the binary and plans. `load` is the engine's one entry: a
+//! [`kurabe_model::load::LoadSpec`] checked (the same rules for flags,
+//! plans and fleet specs), run with a stop handle and an observer;
+//! `ab_verbose` writes ab's `-v` lines,
 //! `outcome` says whether a run as a whole failed.
 //! [`raise_fd_limit`] is the one process-wide setting both sides need.
 //!
-//! Nothing here prints or parses command lines: callers hand in a typed
-//! [`client::LoadConfig`] and get an [`kurabe_model::http::HttpReport`] back.
+//! Nothing here prints or parses command lines: callers hand in a
+//! [`kurabe_model::load::LoadSpec`] and get an [`kurabe_model::http::HttpReport`] back.
 //! Per-request failures are counted data, never `Err`; only setup problems
 //! (bad URL, unresolvable host, unreadable body file) are errors.
 
 pub mod ab_verbose;
 pub mod auth;
-pub mod cli_config;
 pub mod client;
 pub mod header;
+pub mod load;
 pub mod outcome;
 pub mod request;
 pub mod serve;

@@ -9,15 +9,15 @@ use kurabe_model::http::HttpReport;
 
 use crate::client::LoadError;
 
-/// Whether `err` or one of its causes is a load worker's panic: the work
-/// itself failed (exit 1), not the input.
+/// Whether `err` or one of its causes is a load worker's panic: a bug in
+/// kurabe (the binary exits 70, EX_SOFTWARE), not the input.
 pub fn is_worker_panic(err: &(dyn std::error::Error + 'static)) -> bool {
     std::iter::successors(Some(err), |e| e.source())
         .any(|e| matches!(e.downcast_ref(), Some(LoadError::WorkerPanic { .. })))
 }
 
 /// A load worker's panic comes back from the run as an error (one line,
-/// exit 1); the default hook's report would say it twice. With
+/// exit 70); the default hook's report would say it twice. With
 /// RUST_BACKTRACE set, the hook's report (location, backtrace) is kept.
 pub fn quiet_worker_panics() {
     let default = std::panic::take_hook();
@@ -87,8 +87,8 @@ mod tests {
         let e = check_max_error_rate(Some(2.0)).unwrap_err().to_string();
         assert!(e.starts_with("--max-error-rate 2:"), "{e}");
     }
-    use crate::cli_config::LoadFlags;
-    use crate::client::{self, RunControl};
+    use kurabe_model::load::LoadSpec;
+    use kurabe_model::stop::Stop;
 
     /// A real run against a closed loopback port: every request fails to connect.
     fn refused() -> HttpReport {
@@ -98,12 +98,11 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        let flags = LoadFlags {
-            url: format!("http://127.0.0.1:{port}/"),
-            requests: Some(3),
-            ..LoadFlags::default()
-        };
-        client::run(&flags.resolve(1).unwrap(), &RunControl::default()).unwrap()
+        let mut spec = LoadSpec::for_url(&format!("http://127.0.0.1:{port}/"));
+        spec.requests = Some(3);
+        crate::load::run(&spec, &Stop::new(), &crate::load::Quiet)
+            .unwrap()
+            .report
     }
 
     #[test]

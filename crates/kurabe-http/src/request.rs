@@ -35,19 +35,130 @@ pub struct RequestSpec {
     pub body: Option<Vec<u8>>,
 }
 
-/// What the user called each setting, for error messages.
+/// What the user called each load setting, for error messages: the flag
+/// on the command line ([`Names::FLAGS`]) or the key in a plan's `http`
+/// table ([`Names::PLAN`]). One field per [`kurabe_model::load::LoadSpec`]
+/// field a message can name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Names {
+    /// The URL (`URL`, `http.url`).
+    pub url: &'static str,
     /// The method's name (`-m`, `method`).
     pub method: &'static str,
     /// Extra headers (`-H`, `headers`).
     pub headers: &'static str,
+    /// The body file (`-p` or `-u`, `body_file`).
+    pub body_file: &'static str,
+    /// The inline body (`body_base64`; no flag).
+    pub body_base64: &'static str,
     /// Cookies (`-C`, `cookies`).
     pub cookies: &'static str,
     /// Basic authentication (`-A`, `auth`).
     pub auth: &'static str,
     /// Content-Type (`-T`, `content_type`).
     pub content_type: &'static str,
+    /// Requests to perform (`-n`, `requests`).
+    pub requests: &'static str,
+    /// Length of the measured phase (`-t`, `duration`).
+    pub duration: &'static str,
+    /// Unmeasured load first (`--warmup`, `warmup`).
+    pub warmup: &'static str,
+    /// Concurrent connections (`-c`, `concurrency`).
+    pub concurrency: &'static str,
+    /// Open-model rate (`--rate`, `rate`).
+    pub rate: &'static str,
+    /// Client threads (`--threads`, `threads`).
+    pub threads: &'static str,
+    /// Keep-alive (`-k`, `keep_alive`).
+    pub keep_alive: &'static str,
+    /// HTTP/1.1 pipelining (`--pipeline`, `pipeline`).
+    pub pipeline: &'static str,
+    /// HTTP/2 (`--http2`, `http2`).
+    pub http2: &'static str,
+    /// HTTP/2 streams per connection (`--streams`, `streams`).
+    pub streams: &'static str,
+    /// The I/O engine (`--engine`, `engine`).
+    pub engine: &'static str,
+    /// Per-request timeout (`-s`, `timeout`).
+    pub timeout: &'static str,
+    /// TLS protocol (`-f`, `tls_protocol`).
+    pub tls_protocol: &'static str,
+    /// Cipher suites (`-Z`, `ciphers`).
+    pub ciphers: &'static str,
+    /// Client certificate (`-E`, `client_cert`).
+    pub client_cert: &'static str,
+    /// HTTP proxy (`-X`, `proxy`).
+    pub proxy: &'static str,
+    /// The proxy's credentials (`-P`, `proxy_auth`).
+    pub proxy_auth: &'static str,
+    /// Local bind address (`-B`, `bind`).
+    pub bind: &'static str,
+    /// Socket buffer size (`-b`, `socket_buffer`).
+    pub socket_buffer: &'static str,
+}
+
+impl Names {
+    /// `kurabe http`'s flags (ab's letters and kurabe's long flags).
+    pub const FLAGS: Names = Names {
+        url: "URL",
+        method: "-m",
+        headers: "-H",
+        body_file: "-p",
+        body_base64: "body_base64",
+        cookies: "-C",
+        auth: "-A",
+        content_type: "-T",
+        requests: "-n",
+        duration: "-t",
+        warmup: "--warmup",
+        concurrency: "-c",
+        rate: "--rate",
+        threads: "--threads",
+        keep_alive: "-k",
+        pipeline: "--pipeline",
+        http2: "--http2",
+        streams: "--streams",
+        engine: "--engine",
+        timeout: "-s",
+        tls_protocol: "-f",
+        ciphers: "-Z",
+        client_cert: "-E",
+        proxy: "-X",
+        proxy_auth: "-P",
+        bind: "-B",
+        socket_buffer: "-b",
+    };
+
+    /// The keys of a plan's `http = { … }` table (and of a fleet's stored spec).
+    pub const PLAN: Names = Names {
+        url: "http.url",
+        method: "http.method",
+        headers: "http.headers",
+        body_file: "http.body_file",
+        body_base64: "http.body_base64",
+        cookies: "http.cookies",
+        auth: "http.auth",
+        content_type: "http.content_type",
+        requests: "http.requests",
+        duration: "http.duration",
+        warmup: "http.warmup",
+        concurrency: "http.concurrency",
+        rate: "http.rate",
+        threads: "http.threads",
+        keep_alive: "http.keep_alive",
+        pipeline: "http.pipeline",
+        http2: "http.http2",
+        streams: "http.streams",
+        engine: "http.engine",
+        timeout: "http.timeout",
+        tls_protocol: "http.tls_protocol",
+        ciphers: "http.ciphers",
+        client_cert: "http.client_cert",
+        proxy: "http.proxy",
+        proxy_auth: "http.proxy_auth",
+        bind: "http.bind",
+        socket_buffer: "http.socket_buffer",
+    };
 }
 
 /// A request setting that cannot be sent; the message names the setting.
@@ -157,13 +268,7 @@ impl RequestSpec {
 mod tests {
     use super::*;
 
-    const NAMES: Names = Names {
-        method: "-m",
-        headers: "-H",
-        cookies: "-C",
-        auth: "-A",
-        content_type: "-T",
-    };
+    const NAMES: Names = Names::FLAGS;
 
     fn spec() -> RequestSpec {
         RequestSpec {

@@ -8,10 +8,11 @@
 
 use std::time::Duration;
 
-use kurabe_http::cli_config::{FlagError, LoadFlags};
-use kurabe_http::client::LoadConfig;
+use kurabe_http::load::{Names, SpecError};
 use kurabe_http::serve::{self, ServeConfig, Server};
 use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
+use kurabe_model::plan::HumanDuration;
 
 /// Why the demo could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -22,9 +23,9 @@ pub enum DemoError {
     /// The server's threads did not start.
     #[error("cannot start the built-in server")]
     Start(#[source] std::io::Error),
-    /// The load does not resolve (the flags' own message).
+    /// The load does not check (the flags' own message).
     #[error(transparent)]
-    Load(#[from] FlagError),
+    Load(#[from] SpecError),
 }
 
 /// A running demo: the server and the load aimed at it.
@@ -33,8 +34,8 @@ pub struct Demo {
     pub server: Server,
     /// Its worker threads.
     pub threads: usize,
-    /// `kurabe http -k -c concurrency -t duration URL`, resolved as the CLI resolves it.
-    pub load: LoadConfig,
+    /// `kurabe http -k -c concurrency -t duration URL`, checked as the CLI checks it.
+    pub load: LoadSpec,
 }
 
 impl Demo {
@@ -55,14 +56,13 @@ impl Demo {
             ..ServeConfig::default()
         };
         let server = Server::start(listener, config).map_err(DemoError::Start)?;
-        let flags = LoadFlags {
-            url: serve::url_of(server.addr()),
+        let load = LoadSpec {
             concurrency,
             keep_alive: true,
-            time_limit: Some(duration),
-            ..LoadFlags::default()
+            duration: Some(HumanDuration(duration)),
+            ..LoadSpec::for_url(&serve::url_of(server.addr()))
         };
-        let load = flags.resolve(ncpus)?;
+        kurabe_http::load::check(&load, &Names::FLAGS)?;
         Ok(Demo {
             server,
             threads,

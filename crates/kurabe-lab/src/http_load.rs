@@ -1,26 +1,23 @@
 //! One HTTP load run in this process (`kurabe http`, `kurabe demo`): the
-//! stop signal relayed to the engine, the server's process tree sampled
-//! over the measured phase (after the warm-up), and how far the load is,
-//! reported to the caller's progress callback a few times a second.
+//! load itself (the engine takes the caller's stop and observer as they
+//! are), and the server's process tree sampled over the measured phase
+//! (after the warm-up).
 //!
-//! Owns the glue around `kurabe_http::client::run` for a load the user
+//! Owns the glue around `kurabe_http::load::run` for a load the user
 //! started by hand. Must not print or draw: notes come back with the
-//! report, progress goes through the callback.
+//! report, progress goes to the caller's observer.
 
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kurabe_http::client::{self, LoadConfig, LoadError, RunControl, Target};
+use kurabe_http::client::{self, LoadError, Target};
+use kurabe_http::load::Observer;
 use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
 use kurabe_model::stop::Stop;
 use kurabe_probe::{WatchSummary, Watcher};
 
 /// How often the server's process tree is sampled during a load test.
 const SERVER_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
-
-/// How often the progress callback is called.
-const TICK_INTERVAL: Duration = Duration::from_millis(250);
 
 /// Which process, if any, to measure as the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,17 +71,6 @@ impl ServerChoice {
     }
 }
 
-/// How far the load is, for a progress bar.
-#[derive(Debug, Clone, Copy)]
-pub struct Tick {
-    /// Requests with a complete response.
-    pub done: u64,
-    /// Failed requests.
-    pub failed: u64,
-    /// Time since the load began.
-    pub elapsed: Duration,
-}
-
 /// A finished (or interrupted) load.
 #[derive(Debug)]
 pub struct LocalRun {
@@ -94,34 +80,31 @@ pub struct LocalRun {
     pub notes: Vec<String>,
 }
 
-/// Run the load test, relaying `interrupt` to the engine and calling `tick`
-/// (if any) about four times a second.
+/// Run the load test until it ends or `stop` is triggered, with
+/// `observer` watching it.
 ///
 /// With `server = Some(pid)`, that process tree is sampled over the measured
 /// phase (after the warm-up) and the report gains its CPU and memory.
 pub fn run_load(
-    load: &LoadConfig,
-    interrupt: &Arc<Stop>,
+    load: &LoadSpec,
+    stop: &Stop,
     server: Option<u32>,
-    tick: Option<&(dyn Fn(Tick) + Sync)>,
+    observer: &dyn Observer,
 ) -> Result<LocalRun, LoadError> {
-    let ctl = RunControl::default();
-    // `finished` ends the server sampling; `wake` (also set by the
-    // interrupt) wakes the monitor at once for either.
-    let (finished, wake) = (Stop::new(), interrupt.child());
+    // `finished` ends the server sampling.
+    let finished = Stop::new();
+    let warmup = load.warmup.map(|d| d.0);
     let (report, watched) = std::thread::scope(|scope| {
-        let (ctl_ref, wake_ref, finished_ref) = (&ctl, &wake, &finished);
-        scope.spawn(move || monitor(ctl_ref, wake_ref, interrupt, tick));
+        let finished_ref = &finished;
         let watcher =
-            server.map(|pid| scope.spawn(move || watch_server(pid, load.warmup, finished_ref)));
-        let report = client::run(load, &ctl);
+            server.map(|pid| scope.spawn(move || watch_server(pid, warmup, finished_ref)));
+        let report = kurabe_http::load::run(load, stop, observer);
         finished.trigger(None);
-        wake.trigger(None);
         let watched = watcher.and_then(|h| h.join().ok());
         (report, watched)
     });
     let mut run = LocalRun {
-        report: report?,
+        report: report?.report,
         notes: Vec::new(),
     };
     match watched {
@@ -160,23 +143,4 @@ fn watch_server(
     let watcher = Watcher::spawn(pid, SERVER_SAMPLE_INTERVAL)?;
     finished.wait();
     Ok(Some(watcher.stop()))
-}
-
-/// Relay the interrupt into `ctl.stop` and call `tick` ~4×/s until `wake`
-/// (the load finished, or the interrupt); blocks on `wake` between ticks.
-fn monitor(ctl: &RunControl, wake: &Stop, interrupt: &Stop, tick: Option<&(dyn Fn(Tick) + Sync)>) {
-    let start = Instant::now();
-    let every = tick.map_or(Duration::from_secs(3600), |_| TICK_INTERVAL);
-    while !wake.wait_timeout(every) {
-        if let Some(tick) = tick {
-            tick(Tick {
-                done: ctl.progress.completed.load(Ordering::Relaxed),
-                failed: ctl.progress.failed.load(Ordering::Relaxed),
-                elapsed: start.elapsed(),
-            });
-        }
-    }
-    if interrupt.is_set() {
-        ctl.stop.store(true, Ordering::Relaxed);
-    }
 }

@@ -15,22 +15,24 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kurabe_http::cli_config::SetupFlags;
-use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition, Target};
-use kurabe_http::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
+use kurabe_http::client::{LoadConfig, StopCondition};
+use kurabe_http::load::Names;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::{
-    CommandLine, CommandOutput, CommandWorkload, IdleWorkload, MemoryScope, SystemWorkload,
-    WatchWorkload,
+    CommandLine, CommandOutput, CommandWorkload, HumanDuration, IdleWorkload, MemoryScope,
+    SystemWorkload, WatchWorkload,
+};
+use kurabe_model::run_detail::{
+    CommandDetail, CommandExecution, HttpDetail, IdleDetail, IdleTarget, RunDetail, SettlingDetail,
+    SystemDetail, WatchDetail,
 };
 use kurabe_model::stop::Stop;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
-use serde_json::json;
 
 use crate::execute::{Execution, Launch, Session, Timed};
 use crate::measured::{load_metrics, tree_metrics, tree_record};
@@ -58,71 +60,16 @@ fn pause(d: Duration, stop: &Stop) -> bool {
     !stop.wait_timeout(d)
 }
 
-/// Run the load generator once, forwarding `stop` into its control block:
-/// a relay thread blocks on a child of `stop` that the end of the load
-/// also sets, so it neither polls nor outlives the load.
-fn load(cfg: &LoadConfig, stop: &Arc<Stop>) -> Result<HttpReport, RunFailure> {
-    let ctl = RunControl::default();
-    let wake = stop.child();
-    std::thread::scope(|s| {
-        s.spawn(|| {
-            wake.wait();
-            if stop.is_set() {
-                ctl.stop.store(true, Ordering::Relaxed);
-            }
-        });
-        let r = client::run(cfg, &ctl);
-        wake.trigger(None);
-        r.map_err(|e| RunFailure::new(format!("load generator: {e}")))
-    })
-}
-
-/// What each request setting is called in a plan's `http` table, for errors.
-const PLAN_NAMES: Names = Names {
-    method: "http.method",
-    headers: "http.headers",
-    cookies: "http.cookies",
-    auth: "http.auth",
-    content_type: "http.content_type",
-};
-
-/// The workload's request settings as the spec `kurabe http`'s flags build
-/// too, so the same settings send the same bytes; a body implies POST.
-fn request_spec(w: &LoadSpec, plan_dir: &Path) -> Result<RequestSpec, RunFailure> {
-    let body =
-        match &w.body_file {
-            Some(p) => Some(std::fs::read(plan_dir.join(p)).map_err(|e| {
-                RunFailure::new(format!("cannot read body_file {}: {e}", p.display()))
-            })?),
-            None => None,
-        };
-    Ok(RequestSpec {
-        method: w.method.clone(),
-        implied_method: body.is_some().then_some("POST"),
-        headers: w
-            .headers
-            .iter()
-            .map(|h| (h.name.clone(), h.value.clone()))
-            .collect(),
-        cookies: w.cookies.clone(),
-        auth: w.auth.clone(),
-        content_type: w.content_type.clone(),
-        body,
-    })
+/// Run the load generator once; `stop` stops it (the engine polls the
+/// stop's own flag).
+fn load(cfg: &LoadConfig, stop: &Stop) -> Result<HttpReport, RunFailure> {
+    kurabe_http::load::run_config(cfg.clone(), stop, &kurabe_http::load::Quiet)
+        .map(|run| run.report)
+        .map_err(|e| RunFailure::new(format!("load generator: {e}")))
 }
 
 /// Default measured phase of an http workload that names neither `requests` nor `duration`.
 pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
-
-/// The measured phase's end: `requests`, `duration`, both (first wins) or the default length.
-fn measured_stop(w: &LoadSpec) -> StopCondition {
-    match (w.requests, w.duration) {
-        (Some(n), Some(d)) => StopCondition::RequestsOrDuration(n, d.0),
-        (Some(n), None) => StopCondition::Requests(n),
-        (None, Some(d)) => StopCondition::Duration(d.0),
-        (None, None) => StopCondition::Duration(DEFAULT_HTTP_DURATION),
-    }
-}
 
 /// How long the measured phase is expected to run (2 s for a request count).
 fn expected_length(stop: &StopCondition) -> Duration {
@@ -132,58 +79,26 @@ fn expected_length(stop: &StopCondition) -> Duration {
     }
 }
 
-/// The load generator's configuration for the workload, as `kurabe http`
-/// builds it from the same settings (no warm-up: the caller runs it apart).
+/// The load generator's configuration for the workload, checked as
+/// `kurabe http` checks its flags (errors name the plan's keys), at `url`,
+/// with the body file relative to the plan and the default measured phase
+/// (no warm-up: the caller runs it apart).
 fn load_config(w: &LoadSpec, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
-    let target = Target::parse(url).map_err(|e| RunFailure::new(e.to_string()))?;
-    let request = request_spec(w, plan_dir)?
-        .build(&PLAN_NAMES)
-        .map_err(|e| RunFailure::new(e.to_string()))?;
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    let loopback = client::is_loopback(&target.host);
-    let target_tls = target.tls;
-    let threads = w
-        .threads
-        .unwrap_or_else(|| client::default_threads(cpus, w.concurrency, loopback));
-    Ok(LoadConfig {
-        target,
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        concurrency: w.concurrency,
-        // As `kurabe http` picks them: never more threads than connections.
-        threads: threads.min(w.concurrency),
-        keep_alive: w.keep_alive,
-        pipeline: w.pipeline,
-        http2: w.http2,
-        streams: w.streams.unwrap_or(1),
-        stop: measured_stop(w),
-        rate: w.rate,
+    let default_length = w.requests.is_none() && w.duration.is_none();
+    let spec = LoadSpec {
+        url: Some(url.to_owned()),
+        path: None,
+        body_file: w.body_file.as_ref().map(|p| plan_dir.join(p)),
+        duration: w
+            .duration
+            .or(default_length.then_some(HumanDuration(DEFAULT_HTTP_DURATION))),
         warmup: None,
-        timeout: w.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
-        abort_on_error: w.abort_on_error,
-        check_length: !w.variable_length,
-        insecure: w.insecure,
-        gnuplot_file: None,
-        setup: setup_flags(w)
-            .resolve(target_tls)
-            .map_err(|e| RunFailure::new(e.to_string()))?,
-        // Validated with the plan; an unknown name cannot get here.
-        engine: client::Engine::parse(w.engine.name()).unwrap_or_default(),
-    })
-}
-
-/// The workload's connection setup (`proxy`, `bind`, TLS client options).
-fn setup_flags(w: &LoadSpec) -> SetupFlags {
-    SetupFlags {
-        socket_buffer: w.socket_buffer,
-        bind: w.bind.clone(),
-        proxy: w.proxy.clone(),
-        proxy_auth: w.proxy_auth.clone(),
-        client_cert: w.client_cert.clone(),
-        tls_protocol: w.tls_protocol.clone(),
-        ciphers: w.ciphers.clone(),
-    }
+        soak: None,
+        ..w.clone()
+    };
+    kurabe_http::load::check(&spec, &Names::PLAN)
+        .map(|c| c.config().clone())
+        .map_err(|e| RunFailure::new(e.to_string()))
 }
 
 /// The `http` workload: warm-up (unmeasured), then load with the target sampled.
@@ -240,16 +155,18 @@ fn http_measured(
     let all = report.complete_requests + report.failed_requests;
     let failed = 100.0 * report.failed_requests as f64 / all.max(1) as f64;
     m.insert("failed_percent", failed);
-    let mut record = json!({ "kind": "http" });
     if let Some(t) = tree {
         tree_metrics(t, &mut m);
         let sm = t.server_metrics(report.complete_requests);
         m.insert("cpu_ms_per_request", sm.cpu_ms_per_request);
         report.server = Some(sm);
-        record["target"] = tree_record(t);
-        record["settling"] = settling_record(t, warmup);
     }
-    record["http"] = serde_json::to_value(&report).unwrap_or_default();
+    let record = RunDetail::Http(Box::new(HttpDetail {
+        http: report,
+        target: tree.map(tree_record),
+        settling: tree.map(|t| settling_record(t, warmup)),
+        soak: None,
+    }));
     Ok(Measured { metrics: m, record })
 }
 
@@ -272,10 +189,9 @@ pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &Stop) -> Result<Measured, 
     let warmup = w.warmup.map_or(Duration::ZERO, |d| d.0);
     Ok(Measured {
         metrics: m,
-        record: json!({
-            "kind": "watch",
-            "target": tree_record(&s),
-            "settling": settling_record(&s, warmup),
+        record: RunDetail::Watch(WatchDetail {
+            target: tree_record(&s),
+            settling: Some(settling_record(&s, warmup)),
         }),
     })
 }
@@ -288,7 +204,7 @@ const SETTLING_BAND: f64 = 0.10;
 /// Where the target's CPU % settled within the measured phase (found by
 /// the change-point method, [`kurabe_model::stats::warmup`]) and the
 /// warm-up that ran before it, for the report's warm-up check.
-fn settling_record(s: &WatchSummary, warmup: Duration) -> serde_json::Value {
+fn settling_record(s: &WatchSummary, warmup: Duration) -> SettlingDetail {
     let times: Vec<f64> = s.series.iter().map(|p| p.t_s).collect();
     let cpu: Vec<f64> = s.series.iter().map(|p| p.cpu_percent).collect();
     // The first sample has no interval before it (its CPU % is 0).
@@ -297,11 +213,11 @@ fn settling_record(s: &WatchSummary, warmup: Duration) -> serde_json::Value {
         &cpu[1.min(cpu.len())..],
         SETTLING_BAND,
     );
-    json!({
-        "series": "cpu_percent",
-        "warmup_s": warmup.as_secs_f64(),
-        "found": found,
-    })
+    SettlingDetail {
+        series: "cpu_percent".into(),
+        warmup_s: warmup.as_secs_f64(),
+        found,
+    }
 }
 
 /// Default settle time of an `idle` workload.
@@ -313,7 +229,10 @@ pub fn idle(w: &IdleWorkload, probe: Option<&Probe>, stop: &Stop) -> Result<Meas
         return Err(RunFailure::new("interrupted"));
     }
     let mut m = BTreeMap::new();
-    let mut record = json!({ "kind": "idle" });
+    let mut record = IdleDetail {
+        target: None,
+        system_used_bytes: None,
+    };
     if let Some(p) = probe {
         let mut sampler = TreeSampler::with_config(p.pid, SamplerConfig::default(), None)
             .map_err(|e| RunFailure::new(format!("the target is gone: {e}")))?;
@@ -324,17 +243,23 @@ pub fn idle(w: &IdleWorkload, probe: Option<&Probe>, stop: &Stop) -> Result<Meas
         m.insert("pss_steady_bytes", s.pss_bytes as f64);
         m.insert("rss_peak_bytes", s.rss_bytes as f64);
         m.insert("uss_peak_bytes", s.uss_bytes as f64);
-        record["target"] = json!({
-            "pid": p.pid, "processes": s.processes, "pss_bytes": s.pss_bytes,
-            "rss_bytes": s.rss_bytes, "uss_bytes": s.uss_bytes,
+        record.target = Some(IdleTarget {
+            pid: p.pid,
+            processes: s.processes,
+            pss_bytes: s.pss_bytes,
+            rss_bytes: s.rss_bytes,
+            uss_bytes: s.uss_bytes,
         });
     }
     if w.scope == MemoryScope::System || probe.is_none() {
         let mi = MemInfo::read().map_err(|e| RunFailure::new(format!("/proc/meminfo: {e}")))?;
         m.insert("system_used_bytes", mi.used() as f64);
-        record["system_used_bytes"] = json!(mi.used());
+        record.system_used_bytes = Some(mi.used());
     }
-    Ok(Measured { metrics: m, record })
+    Ok(Measured {
+        metrics: m,
+        record: RunDetail::Idle(record),
+    })
 }
 
 /// The `system` workload: the UnixBench-style index (kurabe-system).
@@ -368,7 +293,7 @@ pub fn system(
     let metrics = system_metrics(&report)?;
     Ok(Measured {
         metrics,
-        record: json!({ "kind": "system", "system": report }),
+        record: RunDetail::System(Box::new(SystemDetail { system: report })),
     })
 }
 
@@ -571,22 +496,23 @@ fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
     if let Some(pss) = execs.iter().filter_map(|e| e.pss_peak_bytes).max() {
         m.insert("pss_peak_bytes", pss as f64);
     }
-    let records: Vec<_> = execs
+    let executions = execs
         .iter()
-        .map(|e| {
-            let t = &e.timed;
-            let mut r = json!({"wall_time_s": t.wall_s, "user_time_s": t.user_s,
-                "system_time_s": t.sys_s, "max_rss_bytes": t.max_rss_bytes,
-                "exit_code": e.exit_code});
-            if let Some(p) = e.pss_peak_bytes {
-                r["pss_peak_bytes"] = json!(p);
-            }
-            r
+        .map(|e| CommandExecution {
+            wall_time_s: e.timed.wall_s,
+            user_time_s: e.timed.user_s,
+            system_time_s: e.timed.sys_s,
+            max_rss_bytes: e.timed.max_rss_bytes,
+            exit_code: e.exit_code,
+            pss_peak_bytes: e.pss_peak_bytes,
         })
         .collect();
     Measured {
         metrics: m,
-        record: json!({ "kind": "command", "command": argv, "executions": records }),
+        record: RunDetail::Command(CommandDetail {
+            command: argv.to_vec(),
+            executions,
+        }),
     }
 }
 

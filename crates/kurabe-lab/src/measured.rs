@@ -9,17 +9,17 @@
 use std::collections::BTreeMap;
 
 use kurabe_model::http::HttpReport;
+use kurabe_model::run_detail::{RunDetail, TreeDetail};
 use kurabe_probe::cgroup::CgroupReader;
 use kurabe_probe::WatchSummary;
-use serde_json::json;
 
-/// Metric values by catalogue name, plus the raw record of the run.
-#[derive(Debug, Clone, Default)]
+/// Metric values by catalogue name, plus the full record of the run.
+#[derive(Debug, Clone)]
 pub struct Measured {
     /// Every metric the workload produced.
     pub metrics: BTreeMap<&'static str, f64>,
     /// The workload's full result (an HTTP report, per-execution times …).
-    pub record: serde_json::Value,
+    pub record: RunDetail,
 }
 
 /// The process tree to sample, when there is a target.
@@ -56,24 +56,24 @@ pub(crate) fn load_metrics(report: &HttpReport, m: &mut BTreeMap<&'static str, f
 
 /// The target tree's part of a run record: its summary and the series
 /// the report charts.
-pub(crate) fn tree_record(s: &WatchSummary) -> serde_json::Value {
-    json!({
-        "pid": s.root,
-        "duration_s": s.duration.as_secs_f64(),
-        "samples": s.samples,
-        "cpu_seconds_proc": s.cpu_seconds_proc,
-        "cpu_seconds_cgroup": s.cpu_seconds_cgroup,
-        "cpu_percent_max": s.cpu_percent_max,
-        "pss_start_bytes": s.pss_start_bytes,
-        "pss_peak_bytes": s.pss_peak_bytes,
-        "pss_end_bytes": s.pss_end_bytes,
-        "pss_mean_bytes": s.pss_mean_bytes,
-        "rss_peak_bytes": s.rss_peak_bytes,
-        "uss_peak_bytes": s.uss_peak_bytes,
-        "processes_max": s.processes_max,
-        "threads_max": s.threads_max,
-        "root_exited": s.root_exited,
+pub(crate) fn tree_record(s: &WatchSummary) -> TreeDetail {
+    TreeDetail {
+        pid: s.root,
+        duration_s: s.duration.as_secs_f64(),
+        samples: s.samples,
+        cpu_seconds_proc: s.cpu_seconds_proc,
+        cpu_seconds_cgroup: s.cpu_seconds_cgroup,
+        cpu_percent_max: s.cpu_percent_max,
+        pss_start_bytes: s.pss_start_bytes,
+        pss_peak_bytes: s.pss_peak_bytes,
+        pss_end_bytes: s.pss_end_bytes,
+        pss_mean_bytes: s.pss_mean_bytes,
+        rss_peak_bytes: s.rss_peak_bytes,
+        uss_peak_bytes: s.uss_peak_bytes,
+        processes_max: s.processes_max,
+        threads_max: s.threads_max,
+        root_exited: s.root_exited,
         // CPU and Σ PSS over time, for the report's per-run charts.
-        "series": s.series,
-    })
+        series: s.series.clone(),
+    }
 }

@@ -664,7 +664,7 @@ fn record_of(
     match result {
         Ok(m) => {
             r.metrics = selected_values(w, &m);
-            r.http = HttpRun::of_record(&m.record);
+            r.http = HttpRun::of_detail(&m.record);
             r.record = Some(m.record);
         }
         Err(f) => {

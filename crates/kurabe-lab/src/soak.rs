@@ -27,16 +27,16 @@
 //! (the record's `fitted` field says which).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kurabe_http::client::{self, LoadConfig, RunControl, StopCondition};
+use kurabe_http::client::{LoadConfig, StopCondition};
 use kurabe_model::http::HttpReport;
+use kurabe_model::run_detail::{HttpDetail, RunDetail, SoakDetail, SoakSample as Row};
 use kurabe_model::stats::trend::{self, Point, TrendConfig, TrendVerdict};
 use kurabe_model::stop::Stop;
 use kurabe_probe::{Recorder, SamplerConfig, TreeSampler};
-use serde_json::json;
 
 use crate::measured::{load_metrics, tree_metrics, tree_record, Measured, Probe};
 use crate::target::RunFailure;
@@ -75,7 +75,7 @@ impl Fitted {
     /// Column name in the record's samples.
     fn column(self) -> &'static str {
         match self {
-            Fitted::Owned => "pss_anon_shmem_swap_bytes",
+            Fitted::Owned => kurabe_model::run_detail::OWNED_COLUMN,
             Fitted::Pss => "pss_bytes",
         }
     }
@@ -199,7 +199,7 @@ impl Sampling {
         let mut m = BTreeMap::new();
         load_metrics(&report, &mut m);
         let soak = soak_record(&self.series, fitted, fit.as_ref(), rps);
-        let mut record = json!({ "kind": "http", "soak": soak });
+        let mut target = None;
         if let Some(rec) = self.recorder {
             let summary = rec.finish(Instant::now(), &self.sampler);
             tree_metrics(&summary, &mut m);
@@ -208,12 +208,17 @@ impl Sampling {
                 "cpu_ms_per_request",
                 cpu_ms / report.complete_requests as f64,
             );
-            record["target"] = tree_record(&summary);
+            target = Some(tree_record(&summary));
         }
         if let Some(t) = &fit {
             fit_metrics(t, rps, &mut m);
         }
-        record["http"] = serde_json::to_value(&report).unwrap_or_default();
+        let record = RunDetail::Http(Box::new(HttpDetail {
+            http: report,
+            target,
+            settling: None,
+            soak: Some(soak),
+        }));
         Measured { metrics: m, record }
     }
 }
@@ -240,15 +245,29 @@ fn fit_metrics(t: &trend::Trend, rps: f64, m: &mut BTreeMap<&'static str, f64>) 
     }
 }
 
-/// Sample every `interval` until the load is `finished`; a stop or a lost
-/// target stops the load.
+/// Requests served so far, as the load's observer last saw them (the
+/// workers publish every ~50 ms; a sample reads the latest).
+struct Served(AtomicU64);
+
+impl kurabe_http::load::Observer for Served {
+    fn progress_interval(&self) -> Option<Duration> {
+        Some(Duration::from_millis(50))
+    }
+
+    fn progress(&self, p: kurabe_http::load::Progress) {
+        self.0.store(p.completed, Ordering::Relaxed);
+    }
+}
+
+/// Sample every `interval` until the load is `finished`; a lost target
+/// stops the load (`load_stop`; the run's own stop reaches it directly).
 fn sample_until_done(
     taken: &mut Sampling,
     interval: Duration,
-    ctl: &RunControl,
+    served: &Served,
     wake: &Stop,
     finished: &AtomicBool,
-    stop: &Stop,
+    load_stop: &Stop,
 ) {
     let mut next = Instant::now();
     while !finished.load(Ordering::SeqCst) {
@@ -256,16 +275,15 @@ fn sample_until_done(
         // Kept as a timed wait: it paces the samples to a schedule, and
         // the load's end or a stop cuts it short at once.
         wake.wait_until(next);
-        if stop.is_set() {
-            ctl.stop.store(true, Ordering::Relaxed);
+        if load_stop.is_set() {
             break;
         }
         // Requests first: a sample never credits memory to requests not yet served.
-        let requests = ctl.progress.completed.load(Ordering::Relaxed);
+        let requests = served.0.load(Ordering::Relaxed);
         if !taken.take(requests) {
             // The target is gone: stop the load now rather than
             // hammer a closed port for the rest of a long soak.
-            ctl.stop.store(true, Ordering::Relaxed);
+            load_stop.trigger(None);
         }
     }
 }
@@ -278,20 +296,23 @@ fn run_sampled(
     interval: Duration,
     stop: &Arc<Stop>,
 ) -> Result<HttpReport, RunFailure> {
-    let ctl = RunControl::default();
+    let served = Served(AtomicU64::new(0));
+    // The load's stop: the run's, or the sampler's when the target is lost.
+    let load_stop = stop.child();
     // Set by the load's end or by the stop: what the sampling waits on.
     let wake = stop.child();
     let finished = AtomicBool::new(false);
     std::thread::scope(|s| {
         let load = s.spawn(|| {
-            let r = client::run(cfg, &ctl);
+            let r = kurabe_http::load::run_config(cfg.clone(), &load_stop, &served);
             finished.store(true, Ordering::SeqCst);
             wake.trigger(None);
             r
         });
-        sample_until_done(taken, interval, &ctl, &wake, &finished, stop);
+        sample_until_done(taken, interval, &served, &wake, &finished, &load_stop);
         load.join()
             .map_err(|_| RunFailure::new("load generator panicked"))?
+            .map(|run| run.report)
             .map_err(|e| RunFailure::new(format!("load generator: {e}")))
     })
 }
@@ -304,28 +325,26 @@ fn soak_record(
     fitted: Fitted,
     fit: Option<&trend::Trend>,
     rps: f64,
-) -> serde_json::Value {
-    let samples: Vec<serde_json::Value> = series
+) -> SoakDetail {
+    let samples = series
         .iter()
-        .map(|s| json!([s.t_s, s.requests, s.pss_bytes, s.owned_bytes]))
+        .map(|s| Row::Owned(s.t_s, s.requests, s.pss_bytes, s.owned_bytes))
         .collect();
-    let mut r = json!({
-        "samples_columns": ["t_s", "requests", "pss_bytes", Fitted::Owned.column()],
-        "samples": samples,
-        "fitted": fitted.column(),
-        "verdict": fit.map_or(TrendVerdict::Unknown, |t| t.verdict).as_str(),
-    });
-    if let Some(t) = fit {
-        r["pss_slope_bytes_per_request"] = json!(t.theil_sen.slope);
-        r["pss_slope_low_bytes_per_request"] = json!(t.theil_sen.slope_low);
-        r["pss_slope_high_bytes_per_request"] = json!(t.theil_sen.slope_high);
-        r["pss_growth_mb_per_hour"] = json!(t.mb_per_hour(rps));
-        r["least_squares"] = json!(t.least_squares);
-        r["theil_sen"] = json!(t.theil_sen);
-        r["last_half"] = json!(t.last_half);
-        r["floor"] = json!(t.floor.iter().map(|p| [p.x, p.y]).collect::<Vec<_>>());
+    let columns = ["t_s", "requests", "pss_bytes", Fitted::Owned.column()];
+    SoakDetail {
+        samples_columns: columns.map(str::to_owned).to_vec(),
+        samples,
+        fitted: Some(fitted.column().to_owned()),
+        verdict: fit.map_or(TrendVerdict::Unknown, |t| t.verdict),
+        pss_slope_bytes_per_request: fit.map(|t| t.theil_sen.slope),
+        pss_slope_low_bytes_per_request: fit.map(|t| t.theil_sen.slope_low),
+        pss_slope_high_bytes_per_request: fit.map(|t| t.theil_sen.slope_high),
+        pss_growth_mb_per_hour: fit.map(|t| t.mb_per_hour(rps)),
+        least_squares: fit.map(|t| t.least_squares),
+        theil_sen: fit.map(|t| t.theil_sen),
+        last_half: fit.map(|t| t.last_half),
+        floor: fit.map(|t| t.floor.iter().map(|p| [p.x, p.y]).collect()),
     }
-    r
 }
 
 #[cfg(test)]
@@ -351,9 +370,12 @@ mod tests {
     #[test]
     fn record_without_fit_says_unknown() {
         let r = soak_record(&[], Fitted::Pss, None, 100.0);
-        assert_eq!(r["verdict"], "unknown");
-        assert!(r.get("theil_sen").is_none());
-        assert_eq!(r["fitted"], "pss_bytes");
+        assert_eq!(r.verdict, TrendVerdict::Unknown);
+        assert!(r.theil_sen.is_none() && r.floor.is_none());
+        assert_eq!(r.fitted_column(), "pss_bytes");
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["verdict"], "unknown");
+        assert!(json.get("theil_sen").is_none() && json.get("last_half").is_none());
     }
 
     fn sample(pss_bytes: u64, owned_bytes: u64) -> SoakSample {
@@ -375,8 +397,10 @@ mod tests {
         assert_eq!(Fitted::Pss.value(&old_kernel[1]), 6_100_000);
         assert_eq!(Fitted::choose(&[]), Fitted::Pss);
         let r = soak_record(&both, Fitted::Owned, None, 1.0);
-        assert_eq!(r["fitted"], "pss_anon_shmem_swap_bytes");
-        assert_eq!(r["samples_columns"][3], "pss_anon_shmem_swap_bytes");
-        assert_eq!(r["samples"][1][3], 1_300_000);
+        assert_eq!(r.fitted_column(), "pss_anon_shmem_swap_bytes");
+        assert_eq!(r.samples_columns[3], "pss_anon_shmem_swap_bytes");
+        assert_eq!(r.samples[1], Row::Owned(1.0, 10, 2_400_000, 1_300_000));
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["samples"][1][3], 1_300_000);
     }
 }

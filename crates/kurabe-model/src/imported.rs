@@ -3,15 +3,12 @@
 //! how many iterations one sample timed, and — when the harness kept no
 //! samples, only their summary — that summary.
 //!
-//! Owns [`ImportedRun`] as plain data, stored in a run's detail with
-//! `"kind": "imported"`. Must not parse harness files (that is
-//! `kurabe-lab`'s `import`) or judge anything.
+//! Owns [`ImportedRun`] as plain data, a run's detail as
+//! `RunDetail::Imported` (`"kind": "imported"`). Must not parse harness
+//! files (that is `kurabe-lab`'s `import`) or judge anything.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-
-/// The `kind` word of an imported run's detail.
-pub const IMPORTED_KIND: &str = "imported";
 
 /// The harness-specific part of an imported run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -50,25 +47,6 @@ pub struct SummaryOnly {
     pub max: Option<f64>,
 }
 
-impl ImportedRun {
-    /// This detail as a run's record: `{"kind": "imported", …}`.
-    pub fn to_record(&self) -> serde_json::Value {
-        let mut v = serde_json::to_value(self).expect("plain data serialises");
-        if let Some(map) = v.as_object_mut() {
-            map.insert("kind".into(), IMPORTED_KIND.into());
-        }
-        v
-    }
-
-    /// The imported detail of a run's record; `None` for kurabe's own runs.
-    pub fn of_record(record: &serde_json::Value) -> Option<ImportedRun> {
-        if record.get("kind")?.as_str()? != IMPORTED_KIND {
-            return None;
-        }
-        serde_json::from_value(record.clone()).ok()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,12 +65,16 @@ mod tests {
                 max: None,
             }),
         };
-        let rec = run.to_record();
-        assert_eq!(rec["kind"], "imported");
-        assert_eq!(ImportedRun::of_record(&rec), Some(run));
-        assert_eq!(
-            ImportedRun::of_record(&serde_json::json!({"kind": "command"})),
-            None
-        );
+        let rec = crate::run_detail::RunDetail::Imported(run.clone());
+        let json = serde_json::to_value(&rec).unwrap();
+        assert_eq!(json["kind"], "imported");
+        assert_eq!(json["harness"], "pytest-benchmark");
+        let back: crate::run_detail::RunDetail = serde_json::from_value(json).unwrap();
+        assert_eq!(back.imported(), Some(&run));
+        let command: crate::run_detail::RunDetail = serde_json::from_value(
+            serde_json::json!({"kind": "command", "command": [], "executions": []}),
+        )
+        .unwrap();
+        assert_eq!(command.imported(), None);
     }
 }

@@ -19,6 +19,7 @@ pub mod plan;
 pub mod probe;
 pub mod progress;
 pub mod record;
+pub mod run_detail;
 pub mod schema;
 pub mod schema_files;
 pub mod stage;

@@ -366,11 +366,13 @@ pub struct RunRecord {
     pub finished_at: String,
     /// The run's metrics.
     pub metrics: Vec<MetricValue>,
-    /// The workload's full result record (e.g. an HTTP report), if any.
+    /// The workload's full result (an HTTP report, a command's
+    /// executions …), by kind; none for a failed run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub record: Option<serde_json::Value>,
+    #[serde(serialize_with = "crate::run_detail::sorted_keys")]
+    pub record: Option<crate::run_detail::RunDetail>,
     /// HTTP workloads: the protocol and client engine that actually ran,
-    /// read from the HTTP report in `record` ([`HttpRun::of_record`]).
+    /// read from the HTTP report in `record` ([`HttpRun::of_detail`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<HttpRun>,
 }
@@ -388,17 +390,14 @@ pub struct HttpRun {
 }
 
 impl HttpRun {
-    /// What a run's `record` says ran: its `http` report's `protocol` and
+    /// What a run's record says ran: its HTTP report's `protocol` and
     /// `engine` (the report is the one home of both); `None` for runs
     /// without an HTTP report.
-    pub fn of_record(record: &serde_json::Value) -> Option<HttpRun> {
-        let http = record.get("http")?;
+    pub fn of_detail(record: &crate::run_detail::RunDetail) -> Option<HttpRun> {
+        let http = record.http()?;
         Some(HttpRun {
-            protocol: http.get("protocol")?.as_str()?.to_owned(),
-            engine: http
-                .get("engine")
-                .and_then(|e| e.as_str())
-                .map(str::to_owned),
+            protocol: http.protocol.clone(),
+            engine: http.engine.clone(),
         })
     }
 }
@@ -605,19 +604,27 @@ mod tests {
 
     #[test]
     fn http_run_is_read_from_the_http_report_in_a_run_record() {
-        let rec =
-            serde_json::json!({"kind": "http", "http": {"protocol": "h2", "engine": "epoll"}});
-        let got = HttpRun::of_record(&rec).unwrap();
+        let http = crate::http::HttpReport {
+            protocol: "h2".into(),
+            engine: Some("epoll".into()),
+            ..Default::default()
+        };
+        let rec = crate::run_detail::RunDetail::Http(Box::new(crate::run_detail::HttpDetail {
+            http,
+            target: None,
+            settling: None,
+            soak: None,
+        }));
+        let got = HttpRun::of_detail(&rec).unwrap();
         assert_eq!(
             (got.protocol.as_str(), got.engine.as_deref()),
             ("h2", Some("epoll"))
         );
-        let old = serde_json::json!({"http": {"protocol": "http/1.1"}});
-        assert_eq!(HttpRun::of_record(&old).unwrap().engine, None);
-        assert_eq!(
-            HttpRun::of_record(&serde_json::json!({"kind": "command"})),
-            None
-        );
+        let idle = crate::run_detail::RunDetail::Idle(crate::run_detail::IdleDetail {
+            target: None,
+            system_used_bytes: Some(1),
+        });
+        assert_eq!(HttpRun::of_detail(&idle), None);
     }
 
     fn facts() -> HostFacts {

@@ -55,6 +55,10 @@ pub const GENERATED: &[(&str, Generator)] = &[
         schema_of::<crate::record::Export>,
     ),
     (
+        "run-detail.schema.json",
+        schema_of::<crate::run_detail::RunDetail>,
+    ),
+    (
         "system-compare.schema.json",
         schema_of::<crate::system::SystemCompare>,
     ),

@@ -16,6 +16,7 @@ use kurabe_model::experiment::{
 };
 use kurabe_model::plan::Plan;
 use kurabe_model::record::{Experiment, RunStatus, StoredRun};
+use kurabe_model::run_detail::RunDetail;
 use kurabe_model::stats::warmup::Settling;
 use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
@@ -258,9 +259,8 @@ fn warmup_checks(variants: &[String], ok: &[&StoredRun]) -> Vec<WarmupCheck> {
 
 /// The run's warm-up and where its series settled, if it was judged.
 fn settling_of(run: &StoredRun) -> Option<(f64, Settling)> {
-    let s = run.run.record.as_ref()?.get("settling")?;
-    let found: Settling = serde_json::from_value(s.get("found")?.clone()).ok()?;
-    Some((s.get("warmup_s")?.as_f64()?, found))
+    let s = run.run.record.as_ref()?.settling()?;
+    Some((s.warmup_s, s.found?))
 }
 
 fn warmup_check(variant: &str, found: &[(f64, Settling)]) -> Option<WarmupCheck> {
@@ -406,28 +406,16 @@ pub(crate) fn unit_from_text(text: &str) -> Unit {
     }
 }
 
-/// CPU and memory over time from a run's record: a `series` array of
-/// points with `t_s` and `cpu_percent` and/or `pss_bytes`, at the top of
-/// the record or one level down (`record.watch.series`).
+/// CPU and memory over time from a run's record: the sampled tree's
+/// series (the target of an HTTP run, the watched tree).
 fn run_series(run: &StoredRun) -> Option<RunSeries> {
-    let record = run.run.record.as_ref()?;
-    let series = record.get("series").or_else(|| {
-        record
-            .as_object()?
-            .values()
-            .find_map(|v| v.get("series").filter(|s| s.is_array()))
-    })?;
+    let series = &run.run.record.as_ref()?.target()?.series;
     let points: Vec<SeriesPoint> = series
-        .as_array()?
         .iter()
-        .filter_map(|p| {
-            let f = |k: &str| p.get(k).and_then(serde_json::Value::as_f64);
-            let point = SeriesPoint {
-                t_s: f("t_s")?,
-                cpu_percent: f("cpu_percent"),
-                pss_bytes: f("pss_bytes"),
-            };
-            (point.cpu_percent.is_some() || point.pss_bytes.is_some()).then_some(point)
+        .map(|p| SeriesPoint {
+            t_s: p.t_s,
+            cpu_percent: Some(p.cpu_percent),
+            pss_bytes: Some(p.size.pss_bytes as f64),
         })
         .collect();
     (points.len() >= 2).then(|| RunSeries {
@@ -445,16 +433,21 @@ pub fn http_compare(
     rounds: u32,
     comparison: kurabe_model::experiment::ExperimentReport,
 ) -> kurabe_model::http::HttpCompare {
-    let field = |r: &kurabe_model::record::RunRecord, key: &str| {
-        r.record.as_ref().and_then(|v| v.get(key)).cloned()
-    };
-    let runs = exp.runs.iter().map(|r| kurabe_model::http::HttpCompareRun {
-        url: r.run.variant.clone(),
-        round: r.run.round,
-        status: r.run.status,
-        error: r.run.error_tail.clone(),
-        http: field(&r.run, "http"),
-        server: field(&r.run, "target"),
+    // As JSON values (keys in order), as this document has always printed them.
+    let runs = exp.runs.iter().map(|r| {
+        let detail = r.run.record.as_ref();
+        kurabe_model::http::HttpCompareRun {
+            url: r.run.variant.clone(),
+            round: r.run.round,
+            status: r.run.status,
+            error: r.run.error_tail.clone(),
+            http: detail
+                .and_then(RunDetail::http)
+                .and_then(|h| serde_json::to_value(h).ok()),
+            server: detail
+                .and_then(RunDetail::target)
+                .and_then(|t| serde_json::to_value(t).ok()),
+        }
     });
     kurabe_model::http::HttpCompare {
         schema_version: kurabe_model::SCHEMA_VERSION,

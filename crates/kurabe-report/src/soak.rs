@@ -13,8 +13,8 @@ use std::io::{self, Write};
 
 use kurabe_model::experiment::{ExperimentReport, SoakPoint, SoakSeries, WorkloadReport};
 use kurabe_model::record::StoredRun;
+use kurabe_model::run_detail::OWNED_COLUMN;
 use kurabe_model::stats::Unit;
-use serde_json::Value;
 
 use crate::chart::{colour, Axes, Frame, LegendRow, Line, LineChart};
 use crate::escape::html as esc;
@@ -24,68 +24,46 @@ use crate::words;
 ///
 /// Records written before the fitted column existed hold
 /// `[t_s, requests, pss_bytes]` and were fitted on Σ PSS; newer ones name
-/// the fitted column in `fitted` and list it in `samples_columns`.
+/// the fitted column in `fitted`.
 pub(crate) fn soak_series(run: &StoredRun) -> Option<SoakSeries> {
-    let soak = run.run.record.as_ref()?.get("soak")?;
-    let memory = soak
-        .get("fitted")
-        .and_then(Value::as_str)
-        .unwrap_or("pss_bytes");
-    let points = samples(soak, memory)?;
+    let soak = run.run.record.as_ref()?.soak()?;
+    let memory = soak.fitted_column();
+    let points: Vec<SoakPoint> = soak
+        .samples
+        .iter()
+        .filter_map(|s| {
+            Some(SoakPoint {
+                requests: s.requests() as f64,
+                bytes: s.memory(memory)? as f64,
+            })
+        })
+        .collect();
     if points.len() < 2 {
         return None;
     }
-    let floor = soak
-        .get("floor")
-        .and_then(Value::as_array)
-        .map(|f| f.iter().filter_map(|p| pair(p, 0, 1)).collect())
-        .unwrap_or_default();
-    let ts = soak.get("theil_sen");
-    let fit = |k: &str| ts.and_then(|t| t.get(k)).and_then(Value::as_f64);
+    let floor = soak.floor.as_deref().unwrap_or_default();
+    let ts = soak.theil_sen.as_ref();
     Some(SoakSeries {
         variant: run.run.variant.clone(),
         round: run.run.round,
         memory: memory.to_owned(),
         points,
-        floor,
-        slope_bytes_per_request: fit("slope"),
-        slope_low_bytes_per_request: fit("slope_low"),
-        slope_high_bytes_per_request: fit("slope_high"),
-        intercept_bytes: fit("intercept"),
-        verdict: soak
-            .get("verdict")
-            .and_then(Value::as_str)
-            .unwrap_or("unknown")
-            .to_owned(),
-    })
-}
-
-/// The samples as (requests, `memory` column) points; none when the
-/// record lacks either column.
-fn samples(soak: &Value, memory: &str) -> Option<Vec<SoakPoint>> {
-    let columns: Vec<&str> = soak
-        .get("samples_columns")
-        .and_then(Value::as_array)
-        .map(|c| c.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_else(|| vec!["t_s", "requests", "pss_bytes"]);
-    let col = |name: &str| columns.iter().position(|c| *c == name);
-    let (xi, yi) = (col("requests")?, col(memory)?);
-    let rows = soak.get("samples")?.as_array()?;
-    Some(rows.iter().filter_map(|s| pair(s, xi, yi)).collect())
-}
-
-/// Elements `xi` (requests) and `yi` (bytes) of a JSON array row.
-fn pair(row: &Value, xi: usize, yi: usize) -> Option<SoakPoint> {
-    Some(SoakPoint {
-        requests: row.get(xi)?.as_f64()?,
-        bytes: row.get(yi)?.as_f64()?,
+        floor: floor
+            .iter()
+            .map(|&[requests, bytes]| SoakPoint { requests, bytes })
+            .collect(),
+        slope_bytes_per_request: ts.map(|t| t.slope),
+        slope_low_bytes_per_request: ts.map(|t| t.slope_low),
+        slope_high_bytes_per_request: ts.map(|t| t.slope_high),
+        intercept_bytes: ts.map(|t| t.intercept),
+        verdict: soak.verdict.as_str().to_owned(),
     })
 }
 
 /// What the y axis shows, for the axis title and the caption.
 fn memory_words(memory: &str) -> (&'static str, &'static str) {
     match memory {
-        "pss_anon_shmem_swap_bytes" => (
+        OWNED_COLUMN => (
             "memory the target owns",
             "Σ (Pss_Anon + Pss_Shmem + Swap) of the target tree; file-backed pages are left out because their share moves with other processes",
         ),
@@ -284,8 +262,10 @@ fn fit_line(s: &mut String, run: &SoakSeries, c: &str, map: &dyn Fn(f64, f64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kurabe_model::http::HttpReport;
     use kurabe_model::record::{MetricValue, RunRecord, RunStatus};
-    use serde_json::json;
+    use kurabe_model::run_detail::{HttpDetail, RunDetail};
+    use serde_json::{json, Value};
 
     fn stored(variant: &str, round: u32, soak: Value) -> StoredRun {
         StoredRun {
@@ -303,22 +283,33 @@ mod tests {
                     value: 1056.0,
                     unit: "".into(),
                 }],
-                record: Some(json!({ "kind": "http", "soak": soak })),
+                record: Some(soak_detail(soak)),
                 http: None,
             },
         }
     }
 
+    /// A soak run's record around `soak` (the soak part as JSON, read as
+    /// a stored row is).
+    pub(crate) fn soak_detail(soak: Value) -> RunDetail {
+        RunDetail::Http(Box::new(HttpDetail {
+            http: HttpReport::default(),
+            target: None,
+            settling: None,
+            soak: Some(serde_json::from_value(soak).unwrap()),
+        }))
+    }
+
     /// A soak record as `kurabe-lab` writes it: 1 KiB per request on top of 5 MB.
     pub(crate) fn leak_record() -> Value {
-        let samples: Vec<Value> = (0..50)
+        let samples: Vec<Value> = (0..50_u64)
             .map(|i| {
                 let req = i * 100;
                 json!([
-                    1.0 + f64::from(i) * 0.1,
+                    1.0 + i as f64 * 0.1,
                     req,
-                    9e6 + 1024.0 * f64::from(req),
-                    5e6 + 1024.0 * f64::from(req)
+                    9_000_000 + 1024 * req,
+                    5_000_000 + 1024 * req
                 ])
             })
             .collect();
@@ -354,14 +345,14 @@ mod tests {
     fn old_records_are_read_as_sigma_pss() {
         let old = json!({
             "samples_columns": ["t_s", "requests", "pss_bytes"],
-            "samples": [[1.0, 10, 4e6], [1.1, 20, 4e6]],
+            "samples": [[1.0, 10, 4_000_000], [1.1, 20, 4_000_000]],
             "verdict": "unknown",
         });
         let s = soak_series(&stored("a", 0, old)).unwrap();
         assert_eq!(s.memory, "pss_bytes");
         assert_eq!(s.points[1].bytes, 4e6);
         assert_eq!(s.slope_bytes_per_request, None);
-        let too_short = json!({ "samples": [[1.0, 10, 4e6]] });
+        let too_short = json!({ "samples": [[1.0, 10, 4_000_000]], "verdict": "unknown" });
         assert!(soak_series(&stored("a", 0, too_short)).is_none());
     }
 
@@ -379,7 +370,7 @@ mod tests {
     fn report_of_a_soak_experiment() {
         use crate::{experiment_report, testdata::sample_experiment, Html, Json, Render};
         let mut e = sample_experiment();
-        e.runs[1].run.record = Some(json!({ "soak": leak_record() }));
+        e.runs[1].run.record = Some(soak_detail(leak_record()));
         let report = experiment_report(&e);
         assert_eq!(report.workloads[0].soak.len(), 1);
         let mut html = Vec::new();
@@ -412,7 +403,7 @@ mod tests {
         let mut a = soak_series(&stored("<b>leak</b>", 0, leak_record())).unwrap();
         let flat = json!({
             "samples_columns": ["t_s", "requests", "pss_bytes", "pss_anon_shmem_swap_bytes"],
-            "samples": [[1.0, 0, 8e6, 4e6], [2.0, 4900, 8e6, 4e6]],
+            "samples": [[1.0, 0, 8_000_000, 4_000_000], [2.0, 4900, 8_000_000, 4_000_000]],
             "fitted": "pss_anon_shmem_swap_bytes",
             "verdict": "flat",
             "theil_sen": { "slope": 0.0, "intercept": 4e6, "slope_low": -1.0, "slope_high": 1.0, "points": 2 },

@@ -7,8 +7,8 @@
 //! ([`compare_parts`]). The report and the gate call it when a side holds
 //! a summary, and say "from summary only". Must not render or read the store.
 
-use kurabe_model::imported::ImportedRun;
 use kurabe_model::record::{RunRecord, RunStatus};
+use kurabe_model::run_detail::RunDetail;
 use kurabe_model::stats::from_summary::{compare_moments, LogMoments};
 use kurabe_model::stats::{Comparison, Direction};
 
@@ -34,7 +34,7 @@ impl Parts {
         let summary = r
             .record
             .as_ref()
-            .and_then(ImportedRun::of_record)
+            .and_then(RunDetail::imported)
             .and_then(|d| d.summary);
         for m in r
             .metrics

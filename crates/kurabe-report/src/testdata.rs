@@ -2,10 +2,12 @@
 //! ruby example (three rounds of two variants plus one failed run), and one
 //! with every verdict shape and user strings that need escaping.
 
+use kurabe_model::probe::{TreeSize, WatchPoint};
 use kurabe_model::record::{
     Experiment, ExperimentId, ExperimentStatus, HostFacts, MetricValue, RunRecord, RunStatus,
     StoredRun,
 };
+use kurabe_model::run_detail::{RunDetail, SettlingDetail, TreeDetail, WatchDetail};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -57,6 +59,48 @@ fn run(variant: &str, round: u32, rps: f64, pss_mib: f64, cpu_ms: f64) -> Stored
 
 /// The sample experiment; the run order starts with the non-baseline
 /// variant so tests see that the plan, not first-seen order, decides.
+/// A watch run's record whose tree went through `points` (t_s, CPU %, Σ PSS).
+fn watched(points: &[(f64, f64, f64)]) -> RunDetail {
+    let series: Vec<WatchPoint> = points
+        .iter()
+        .map(|&(t_s, cpu_percent, pss)| WatchPoint {
+            t_s,
+            cpu_percent,
+            size: TreeSize {
+                pss_bytes: pss as u64,
+                ..TreeSize::default()
+            },
+            ..WatchPoint::default()
+        })
+        .collect();
+    let peak = series.iter().map(|p| p.size.pss_bytes).max().unwrap_or(0);
+    RunDetail::Watch(WatchDetail {
+        target: TreeDetail {
+            pid: 1,
+            duration_s: 2.0,
+            samples: series.len() as u64,
+            cpu_seconds_proc: 1.9,
+            cpu_seconds_cgroup: None,
+            cpu_percent_max: 95.0,
+            pss_start_bytes: series[0].size.pss_bytes,
+            pss_peak_bytes: peak,
+            pss_end_bytes: peak,
+            pss_mean_bytes: peak,
+            rss_peak_bytes: peak,
+            uss_peak_bytes: peak,
+            processes_max: 1,
+            threads_max: 1,
+            root_exited: false,
+            series,
+        },
+        settling: Some(SettlingDetail {
+            series: "cpu_percent".into(),
+            warmup_s: 0.0,
+            found: None,
+        }),
+    })
+}
+
 pub(crate) fn sample_experiment() -> Experiment {
     let mut runs = vec![
         run("ruby + big heap", 0, 124.0, 60.1, 8.0),
@@ -66,13 +110,11 @@ pub(crate) fn sample_experiment() -> Experiment {
         run("ruby + big heap", 2, 126.6, 60.3, 7.9),
         run("ruby", 2, 107.4, 38.9, 9.3),
     ];
-    runs[1].run.record = Some(serde_json::json!({
-        "series": [
-            {"t_s": 0.0, "cpu_percent": 10.0, "pss_bytes": 30.0 * MIB},
-            {"t_s": 1.0, "cpu_percent": 95.0, "pss_bytes": 38.0 * MIB},
-            {"t_s": 2.0, "cpu_percent": 90.0, "pss_bytes": 39.0 * MIB},
-        ]
-    }));
+    runs[1].run.record = Some(watched(&[
+        (0.0, 10.0, 30.0 * MIB),
+        (1.0, 95.0, 38.0 * MIB),
+        (2.0, 90.0, 39.0 * MIB),
+    ]));
     let mut failed = run("ruby + big heap", 3, 0.0, 0.0, 0.0);
     failed.run.status = RunStatus::Failed;
     failed.run.metrics.clear();

@@ -45,6 +45,7 @@ pub use kurabe_model::record::{
     ResultKind, Revision, RunRecord, RunStatus, SavedResult, StoredRun, Writer, EXPORT_FORMAT,
     EXPORT_VERSION,
 };
+pub use kurabe_model::run_detail::RunDetail;
 pub use time::rfc3339;
 
 /// How long a writer waits for another one to finish before giving up.
@@ -703,10 +704,12 @@ fn check_running(c: &mut Conn, experiment: ExperimentId) -> Result<(), StoreErro
 
 /// A `run` row (columns as [`Store::runs_of`] selects them).
 fn stored_run(row: &db::Row) -> Result<StoredRun, StoreError> {
-    let record: Option<serde_json::Value> = row
+    // A stored `null` is no record; a shape no variant takes is kept whole.
+    let record: Option<RunDetail> = row
         .opt_text(9)?
-        .map(|r| parse_json(&r, "run record"))
-        .transpose()?;
+        .map(|r| parse_json::<Option<RunDetail>>(&r, "run record"))
+        .transpose()?
+        .flatten();
     Ok(StoredRun {
         id: row.i64(0)?,
         run: RunRecord {
@@ -723,7 +726,7 @@ fn stored_run(row: &db::Row) -> Result<StoredRun, StoreError> {
             finished_at: row.text(7)?,
             metrics: parse_json(&row.text(8)?, "run metrics")?,
             // What ran is read from the stored report, its one home.
-            http: record.as_ref().and_then(HttpRun::of_record),
+            http: record.as_ref().and_then(HttpRun::of_detail),
             record,
         },
     })
@@ -810,7 +813,10 @@ fn upsert_host(c: &mut Conn, h: &HostFacts) -> Result<i64, StoreError> {
 
 fn insert_run(c: &mut Conn, experiment: ExperimentId, run: &RunRecord) -> Result<i64, StoreError> {
     let metrics_json = serde_json::to_string(&run.metrics).expect("metrics always serialise");
-    let record_json = run.record.as_ref().map(|r| r.to_string());
+    let record_json = run
+        .record
+        .as_ref()
+        .map(|r| serde_json::to_string(r).expect("run records always serialise"));
     let run_id = c
         .query_one(
             "recording the run",

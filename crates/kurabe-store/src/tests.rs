@@ -67,7 +67,12 @@ fn run(variant: &str, round: u32, rps: f64, metrics: usize) -> RunRecord {
         started_at: "2026-11-29T22:00:00.000Z".into(),
         finished_at: "2026-11-29T22:00:03.000Z".into(),
         metrics: m,
-        record: Some(serde_json::json!({ "requests_per_second": rps, "url": "http://127.0.0.1/" })),
+        record: Some(kurabe_model::run_detail::RunDetail::Idle(
+            kurabe_model::run_detail::IdleDetail {
+                target: None,
+                system_used_bytes: Some(rps as u64),
+            },
+        )),
         http: None,
     }
 }

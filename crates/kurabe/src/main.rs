@@ -4,7 +4,8 @@
 //! derive, only here) and a `run(args) -> anyhow::Result<ExitCode>` that turns
 //! the args into the libraries' typed config, calls them and renders the
 //! result. This file owns exit codes: 0 ok, 1 a check failed, 2 usage or setup
-//! error (clap's own errors exit 2 too). A closed stdout (`| head`) is success.
+//! error (clap's own errors exit 2 too), 70 (EX_SOFTWARE) an internal error
+//! (a load worker's panic). A closed stdout (`| head`) is success.
 
 // The `///` comments on the clap structs are `--help` text, written for the
 // terminal (`http://host[:port]/`, `<table>`), not rustdoc markup.
@@ -103,15 +104,23 @@ fn main() -> ExitCode {
     result.unwrap_or_else(|err| setup_error(&err))
 }
 
-/// A setup error: one line on stderr and exit 2 (1 when the measurement
-/// itself failed); a closed stdout is success.
+/// Exit status of an internal error (sysexits.h's EX_SOFTWARE): a bug in
+/// kurabe, not the input nor the measured system.
+const EX_SOFTWARE: u8 = 70;
+
+/// A setup error: one line on stderr and exit 2 (70 when a load worker
+/// panicked); a closed stdout is success.
 fn setup_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(&**err) {
         return ExitCode::SUCCESS;
     }
     eprintln!("kurabe: error: {}", error_line(&**err));
-    // A load worker's panic is the work failing, not the input: exit 1.
-    ExitCode::from(if is_worker_panic(&**err) { 1 } else { 2 })
+    // A load worker's panic is a bug in kurabe, not the input.
+    ExitCode::from(if is_worker_panic(&**err) {
+        EX_SOFTWARE
+    } else {
+        2
+    })
 }
 
 /// Print clap's error in at most three lines, or help/version as clap would.

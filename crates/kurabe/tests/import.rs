@@ -177,8 +177,11 @@ fn criterion_benchmarks_keep_every_sample_and_can_join_another_entry_s_machine()
     assert_eq!(e.runs.len(), 4 * 20);
     let first = &e.runs.iter().find(|r| r.run.variant == "loop").unwrap().run;
     assert_eq!(first.workload, "sum");
-    let detail = kurabe_model::imported::ImportedRun::of_record(first.record.as_ref().unwrap());
-    let detail = detail.unwrap();
+    let detail = first
+        .record
+        .as_ref()
+        .and_then(kurabe_store::RunDetail::imported);
+    let detail = detail.expect("an imported run's detail");
     assert_eq!(
         (detail.harness.as_str(), detail.iterations),
         ("criterion", Some(6079))

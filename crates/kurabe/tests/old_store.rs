@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use kurabe_model::experiment::ExperimentReport;
 use kurabe_model::history::{CheckReport, HistoryReport};
-use kurabe_store::{Entry, ResultKind};
+use kurabe_store::{Entry, ResultKind, RunDetail};
 use serde_json::Value;
 
 use crate::util::kurabe;
@@ -503,4 +503,74 @@ fn old_store_checks_a_plan_run_against_its_baseline() {
         &["check", "e2", "--baseline", "base", "--format", "md"],
     );
     assert!(md.contains("soak GET /"), "{md}");
+}
+
+/// Every run row of the old store reads as the variant of its `kind`
+/// (none falls back to `Unrecognised`), with what readers take from it,
+/// and writes back as the same JSON: typed records lose nothing of the
+/// rows written before they existed.
+#[test]
+fn old_rows_read_as_their_kinds_and_write_back_unchanged() {
+    let (_dir, path) = fixture();
+    let store = kurabe_store::Store::open(&path).unwrap();
+    let mut kinds = std::collections::BTreeSet::new();
+    for id in 1..=4_i64 {
+        let Entry::Experiment(e) = store.get(kurabe_store::ExperimentId(id).into()).unwrap() else {
+            panic!("e{id} is not an experiment");
+        };
+        for (got, want) in e.runs.iter().zip(raw_runs(id)) {
+            let what = format!("e{id} {} {} {}", want.workload, want.variant, want.round);
+            let want = want.record.expect("every fixture run succeeded");
+            let detail = got.run.record.as_ref().expect(&what);
+            let kind = match detail {
+                RunDetail::Http(d) => {
+                    assert_eq!(d.http.protocol, want["http"]["protocol"], "{what}");
+                    let http = got.run.http.as_ref().expect("what ran is read back");
+                    assert_eq!(http.engine.as_deref(), want["http"]["engine"].as_str());
+                    assert_eq!(d.soak.is_some(), want.get("soak").is_some(), "{what}");
+                    assert_eq!(d.target.is_some(), want.get("target").is_some(), "{what}");
+                    if let Some(s) = &d.soak {
+                        assert_eq!(s.verdict.as_str(), want["soak"]["verdict"]);
+                        "soak"
+                    } else {
+                        "http"
+                    }
+                }
+                RunDetail::Watch(d) => {
+                    let n = want["target"]["series"].as_array().unwrap().len();
+                    assert_eq!(d.target.series.len(), n, "{what}");
+                    "watch"
+                }
+                RunDetail::Command(d) => {
+                    assert_eq!(
+                        d.executions.len(),
+                        want["executions"].as_array().unwrap().len()
+                    );
+                    "command"
+                }
+                RunDetail::Idle(d) => {
+                    let used = want["system_used_bytes"].as_u64();
+                    assert_eq!(d.system_used_bytes, used, "{what}");
+                    "idle"
+                }
+                RunDetail::System(d) => {
+                    assert_eq!(
+                        d.system.runs.len(),
+                        want["system"]["runs"].as_array().unwrap().len()
+                    );
+                    "system"
+                }
+                RunDetail::Imported(_) => panic!("{what}: the fixture holds no import"),
+                RunDetail::Unrecognised(v) => panic!("{what} read as no kind: {v}"),
+            };
+            kinds.insert(kind);
+            let back = serde_json::to_value(detail).unwrap();
+            assert!(
+                same_json(&back, &want),
+                "{what}: written back as\n{back}\nnot\n{want}"
+            );
+        }
+    }
+    let all = ["command", "http", "idle", "soak", "system", "watch"];
+    assert_eq!(kinds.into_iter().collect::<Vec<_>>(), all);
 }

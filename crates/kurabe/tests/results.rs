@@ -44,6 +44,32 @@ fn plan(variants: &[&str]) -> String {
     p
 }
 
+/// A watch run's record as the runner writes it, its tree's CPU and Σ PSS
+/// sampled ten times.
+fn watched(pss_mib: f64) -> kurabe_store::RunDetail {
+    let series: Vec<serde_json::Value> = (0..10)
+        .map(|i| {
+            serde_json::json!({
+                "t_s": f64::from(i) * 0.5, "cpu_percent": 20.0 + f64::from(i) * 7.0,
+                "cpu_seconds": 0.1, "rss_bytes": 1, "pss_bytes": ((pss_mib - 10.0 + f64::from(i)) * MIB) as u64,
+                "pss_anon_bytes": 1, "pss_file_bytes": 0, "pss_shmem_bytes": 0, "uss_bytes": 1,
+                "swap_bytes": 0, "processes": 1, "threads": 1,
+            })
+        })
+        .collect();
+    serde_json::from_value(serde_json::json!({
+        "kind": "watch",
+        "target": {
+            "pid": 1, "duration_s": 5.0, "samples": 10, "cpu_seconds_proc": 1.0,
+            "cpu_seconds_cgroup": null, "cpu_percent_max": 83.0, "pss_start_bytes": 1,
+            "pss_peak_bytes": 1, "pss_end_bytes": 1, "pss_mean_bytes": 1, "rss_peak_bytes": 1,
+            "uss_peak_bytes": 1, "processes_max": 1, "threads_max": 1, "root_exited": false,
+            "series": series,
+        },
+    }))
+    .unwrap()
+}
+
 /// An experiment with three rounds of each variant; `rps` per variant is the centre.
 fn experiment(store: &mut Store, variants: &[(&str, f64, f64)], series: bool) -> ExperimentId {
     let names: Vec<&str> = variants.iter().map(|v| v.0).collect();
@@ -60,13 +86,7 @@ fn experiment(store: &mut Store, variants: &[(&str, f64, f64)], series: bool) ->
     for round in 0..3u32 {
         for (name, rps, pss_mib) in variants {
             let jitter = [0.99, 1.0, 1.01][round as usize];
-            let record = series.then(|| {
-                serde_json::json!({ "series": (0..10).map(|i| serde_json::json!({
-                    "t_s": f64::from(i) * 0.5,
-                    "cpu_percent": 20.0 + f64::from(i) * 7.0,
-                    "pss_bytes": (pss_mib - 10.0 + f64::from(i)) * MIB,
-                })).collect::<Vec<_>>() })
-            });
+            let record = series.then(|| watched(*pss_mib));
             store
                 .record_run(
                     id,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use kurabe_store::{Entry, RunStatus, Store};
+use kurabe_store::{Entry, RunDetail, RunStatus, Store};
 
 use crate::util::kurabe;
 
@@ -48,19 +48,23 @@ fn soak_results(db: &Path) -> Vec<(String, f64, String, usize)> {
         .map(|r| {
             let r = &r.run;
             assert_eq!(r.status, RunStatus::Ok, "{:?}", r.error_tail);
-            let soak = &r.record.as_ref().unwrap()["soak"];
+            let soak = r
+                .record
+                .as_ref()
+                .and_then(RunDetail::soak)
+                .expect("a soak record");
             let slope = r
                 .metrics
                 .iter()
                 .find(|m| m.name == "pss_slope_bytes_per_request")
                 .map(|m| m.value)
                 .unwrap();
-            assert_eq!(soak["pss_slope_bytes_per_request"].as_f64(), Some(slope));
+            assert_eq!(soak.pss_slope_bytes_per_request, Some(slope));
             (
                 r.variant.clone(),
                 slope,
-                soak["verdict"].as_str().unwrap().to_owned(),
-                soak["samples"].as_array().unwrap().len(),
+                soak.verdict.as_str().to_owned(),
+                soak.samples.len(),
             )
         })
         .collect()

@@ -30,3 +30,4 @@ mod system_precision;
 mod util;
 mod warmup;
 mod watch;
+mod worker_panic;

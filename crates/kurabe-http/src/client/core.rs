@@ -376,10 +376,10 @@ impl<'a> Core<'a> {
         p.failed
             .fetch_add(failed.saturating_sub(self.published.1), Ordering::Relaxed);
         self.published = (done, failed);
-        #[cfg(test)]
+        #[cfg(debug_assertions)]
         if done > 0 {
             let port = self.sh.addr.as_socket().map_or(0, |a| a.port());
-            super::threads::panic_hook::check(port);
+            super::threads::panic_hook::check(port, done);
         }
     }
 }

@@ -1,4 +1,5 @@
-//! The load generator. See [`LoadConfig`] for what a run takes and [`run`] for what it does.
+//! The load generator's engine. Its entry is [`crate::load::run`]; this
+//! module runs the [`LoadConfig`] that entry resolves a spec into.
 //!
 //! Layout: this file owns the contract (config, URL parsing, errors) and the
 //! orchestration of one run (resolve, spawn workers, merge their numbers into
@@ -9,7 +10,7 @@
 //! file, `sys` the unsafe syscalls, `uring` the io_uring ring and its buffers
 //! (the `io-uring` crate: the plain kernel interface, no runtime on top).
 //! `h2` is the HTTP/2 engine (`--http2`): its own worker over the same
-//! pieces, chosen per run in [`run_with_stats`]; `record` counts a complete
+//! pieces, chosen per run in `run_with_stats`; `record` counts a complete
 //! response for it.
 //!
 //! Nothing here prints: the caller renders the report.
@@ -40,7 +41,7 @@ use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kurabe_model::http::{Http2Summary, HttpReport};
@@ -83,48 +84,35 @@ pub struct Target {
     pub path: String,
 }
 
-/// The I/O engine that drives the connections (`--engine`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Engine {
-    /// The engine that costs least per request here: io_uring where the
-    /// kernel offers it (and for plain http:// HTTP/1.1), else epoll, as
-    /// measured by `bench/http-peers.sh`; `AUTO_PREFERS_URING` says why.
-    #[default]
-    Auto,
-    /// Readiness with epoll: one `send` and one `recv` system call per request.
-    Epoll,
-    /// Completions with io_uring: multishot receives into provided buffers,
-    /// sends and receives of a whole turn submitted in one system call.
-    IoUring,
-}
+/// The I/O engine that drives the connections (`--engine`): `Auto` is the
+/// engine that costs least per request here, io_uring where the kernel
+/// offers it (and for plain http:// HTTP/1.1), else epoll, as measured by
+/// `bench/http-peers.sh`; `AUTO_PREFERS_URING` says why.
+pub use kurabe_model::load::Engine;
 
-impl Engine {
-    /// The name used on the command line, in plans and in the report.
-    pub fn name(self) -> &'static str {
-        match self {
-            Engine::Auto => "auto",
-            Engine::Epoll => "epoll",
-            Engine::IoUring => "io_uring",
-        }
-    }
-
-    /// Parse `auto`, `epoll` or `io_uring`.
-    pub fn parse(s: &str) -> Option<Engine> {
-        [Engine::Auto, Engine::Epoll, Engine::IoUring]
-            .into_iter()
-            .find(|e| e.name() == s)
-    }
-
+/// The engine a run with a given choice uses.
+trait ResolveEngine: Sized {
     /// The engine a run with this choice uses: `Auto` becomes a concrete one;
     /// an explicit io_uring the kernel or the URL cannot use is an error.
     /// `conns` is the most connections one worker drives: the ring is tried
     /// at that size, so a refusal (locked-memory limit, io_uring disabled)
     /// is found here and never counted as the server's connect failures.
+    fn resolve(self, tls: bool, conns: usize) -> Result<Engine, LoadError>;
+
+    /// [`ResolveEngine::resolve`] with the preference and the ring probe given.
+    fn resolve_with(
+        self,
+        tls: bool,
+        prefers_uring: bool,
+        probe: impl FnOnce() -> std::io::Result<()>,
+    ) -> Result<Engine, LoadError>;
+}
+
+impl ResolveEngine for Engine {
     fn resolve(self, tls: bool, conns: usize) -> Result<Engine, LoadError> {
         self.resolve_with(tls, AUTO_PREFERS_URING, || uring::Uring::probe(conns))
     }
 
-    /// [`Engine::resolve`] with the preference and the ring probe given.
     fn resolve_with(
         self,
         tls: bool,
@@ -173,27 +161,8 @@ fn uring_refused(e: &std::io::Error) -> String {
 /// `auto` and 0.742 / 0.736 against nginx 1 (5 rounds of 3 s).
 const AUTO_PREFERS_URING: bool = true;
 
-/// When a closed-model run stops.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopCondition {
-    /// After this many requests have been answered or failed (`-n`).
-    Requests(u64),
-    /// After this long (`-t` without `-n`): no hidden request cap.
-    Duration(Duration),
-    /// Whichever comes first (`-n` and `-t`).
-    RequestsOrDuration(u64, Duration),
-}
-
-impl StopCondition {
-    /// The limits given: (requests `-n`, time `-t`).
-    pub fn limits(&self) -> (Option<u64>, Option<Duration>) {
-        match *self {
-            StopCondition::Requests(n) => (Some(n), None),
-            StopCondition::Duration(d) => (None, Some(d)),
-            StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(d)),
-        }
-    }
-}
+/// When a run stops (`-n`, `-t`, or whichever comes first).
+pub use kurabe_model::load::StopCondition;
 
 /// Everything a load test needs, validated.
 #[derive(Debug, Clone)]
@@ -256,23 +225,34 @@ pub struct GnuplotFile {
     pub file: std::sync::Arc<std::fs::File>,
 }
 
-/// Live counters a caller may read while a run is in progress (for a progress line).
-/// Workers publish them every ~50 ms, not per request.
+/// Live counters the workers publish every ~50 ms, not per request; the
+/// entry's watch thread reads them for the observer.
 #[derive(Debug, Default)]
-pub struct Progress {
+pub(crate) struct Progress {
     /// Completed responses so far (measured phase only).
-    pub completed: AtomicU64,
+    pub(crate) completed: AtomicU64,
     /// Failed requests so far (measured phase only).
-    pub failed: AtomicU64,
+    pub(crate) failed: AtomicU64,
 }
 
 /// Shared control of a running load test.
 #[derive(Debug, Default)]
-pub struct RunControl {
-    /// Set by the caller (e.g. on Ctrl-C) to stop early; the report is marked interrupted.
-    pub stop: AtomicBool,
+pub(crate) struct RunControl {
+    /// The stop's own flag ([`kurabe_model::stop::Stop::flag`]), polled by
+    /// the workers; once set the report is marked interrupted.
+    pub(crate) stop: Arc<AtomicBool>,
     /// Updated by the workers.
-    pub progress: Progress,
+    pub(crate) progress: Progress,
+}
+
+impl RunControl {
+    /// Control of a run that stops when `stop` is set.
+    pub(crate) fn with_stop(stop: Arc<AtomicBool>) -> RunControl {
+        RunControl {
+            stop,
+            progress: Progress::default(),
+        }
+    }
 }
 
 /// A URL `kurabe http` cannot load-test.
@@ -450,6 +430,9 @@ pub enum LoadError {
     /// A request header would inject lines (CR/LF/NUL) or has a bad name.
     #[error(transparent)]
     Header(#[from] crate::header::HeaderError),
+    /// The spec does not check (a setting or a combination that cannot run).
+    #[error(transparent)]
+    Spec(#[from] crate::load::SpecError),
     /// A config value is out of range.
     #[error("invalid load configuration: {0}")]
     Config(String),
@@ -649,14 +632,15 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// (completed + failed = n unless interrupted). Requests the server never
 /// saw because it closed a reused keep-alive connection first are resent on a
 /// new connection and counted once.
-pub fn run(cfg: &LoadConfig, ctl: &RunControl) -> Result<HttpReport, LoadError> {
+#[cfg(test)]
+pub(crate) fn run(cfg: &LoadConfig, ctl: &RunControl) -> Result<HttpReport, LoadError> {
     run_with_stats(cfg, ctl).map(|(report, _)| report)
 }
 
 /// [`run`], also returning the merged histograms and counters the report was
 /// built from, so runs on several hosts can be merged exactly
 /// ([`Stats::merge`], then [`fill_from_stats`]).
-pub fn run_with_stats(
+pub(crate) fn run_with_stats(
     cfg: &LoadConfig,
     ctl: &RunControl,
 ) -> Result<(HttpReport, Stats), LoadError> {

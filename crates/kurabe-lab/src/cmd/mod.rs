@@ -43,6 +43,7 @@ use kurabe_model::plan::{
     CommandLine, CommandOutput, CommandWorkload, ExecCost, Limits, OnFailure, Plan, Variant,
     Workload, WorkloadKind,
 };
+use kurabe_model::run_detail::{CommandExecution, RunDetail};
 use kurabe_model::stop::Stop;
 use kurabe_store::{RunStatus, Store};
 
@@ -749,29 +750,16 @@ fn result_of(c: &CmdSpec, outcome: &Outcome) -> Option<CmdResult> {
 }
 
 /// The executions a `command` run recorded.
-fn executions_of(record: &serde_json::Value) -> Vec<CmdExecution> {
-    let Some(list) = record.get("executions").and_then(|e| e.as_array()) else {
-        return Vec::new();
+fn executions_of(record: &RunDetail) -> Vec<CmdExecution> {
+    let exec = |e: &CommandExecution| CmdExecution {
+        wall_s: e.wall_time_s,
+        user_s: e.user_time_s,
+        system_s: e.system_time_s,
+        max_rss_bytes: e.max_rss_bytes,
+        pss_peak_bytes: e.pss_peak_bytes,
+        exit_code: e.exit_code,
     };
-    list.iter()
-        .map(|e| {
-            let f = |k: &str| e.get(k).and_then(serde_json::Value::as_f64).unwrap_or(0.0);
-            CmdExecution {
-                wall_s: f("wall_time_s"),
-                user_s: f("user_time_s"),
-                system_s: f("system_time_s"),
-                max_rss_bytes: e
-                    .get("max_rss_bytes")
-                    .and_then(serde_json::Value::as_u64)
-                    .unwrap_or(0),
-                pss_peak_bytes: e.get("pss_peak_bytes").and_then(serde_json::Value::as_u64),
-                exit_code: e
-                    .get("exit_code")
-                    .and_then(serde_json::Value::as_i64)
-                    .and_then(|c| i32::try_from(c).ok()),
-            }
-        })
-        .collect()
+    record.executions().iter().map(exec).collect()
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ use kurabe_model::record::{
     Experiment, ExperimentId, ExperimentStatus, HostFacts, MetricValue, Origin, RunRecord,
     RunStatus, StoredRun,
 };
+use kurabe_model::run_detail::RunDetail;
 
 /// The metric every imported sample is stored as (seconds, lower is better).
 pub const TIME_METRIC: &str = "wall_time_s";
@@ -212,7 +213,7 @@ fn runs_of(harness: &str, b: &Benchmark, now: &str) -> Vec<RunRecord> {
             value: seconds,
             unit: "s".into(),
         }],
-        record: Some(detail.to_record()),
+        record: Some(RunDetail::Imported(detail)),
         http: None,
     };
     let detail = |iterations, summary| ImportedRun {
@@ -354,10 +355,18 @@ pub(crate) mod tests {
         assert_eq!(runs.len(), 3);
         assert_eq!((runs[1].round, runs[1].status), (1, RunStatus::Failed));
         assert_eq!(runs[1].error_tail.as_deref(), Some("exited with status 3"));
-        let detail = ImportedRun::of_record(runs[0].record.as_ref().unwrap()).unwrap();
+        let detail = runs[0]
+            .record
+            .as_ref()
+            .and_then(RunDetail::imported)
+            .unwrap();
         assert_eq!((detail.iterations, detail.summary), (Some(4), None));
         assert_eq!(runs[2].metrics[0].value, 0.5);
-        let detail = ImportedRun::of_record(runs[2].record.as_ref().unwrap()).unwrap();
+        let detail = runs[2]
+            .record
+            .as_ref()
+            .and_then(RunDetail::imported)
+            .unwrap();
         assert_eq!(detail.summary, Some(summary));
     }
 

@@ -69,7 +69,12 @@ impl Clock for PacedClock<'_> {
 fn measured(wall_s: f64, rss: f64) -> Result<Measured, RunFailure> {
     Ok(Measured {
         metrics: BTreeMap::from([("wall_time_s", wall_s), ("max_rss_bytes", rss)]),
-        record: serde_json::Value::Null,
+        record: kurabe_model::run_detail::RunDetail::Command(
+            kurabe_model::run_detail::CommandDetail {
+                command: Vec::new(),
+                executions: Vec::new(),
+            },
+        ),
     })
 }
 

@@ -77,7 +77,7 @@ pub struct Point {
 }
 
 /// A fitted line `y = intercept + slope·x` with a 95 % interval on the slope.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LineFit {
     /// Slope (bytes per request for a soak run).
     pub slope: f64,
@@ -92,7 +92,7 @@ pub struct LineFit {
 }
 
 /// Whether memory keeps growing with work done.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum TrendVerdict {
     /// The floor rises, and still rises in the last half: a leak.

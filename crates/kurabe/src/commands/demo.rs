@@ -55,7 +55,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     eprintln!("{banner}");
     // The server runs inside this process, so watching it would count the
     // client's CPU too: no server metrics here.
-    let report = run_load(&demo.load, !args.quiet, &interrupt, None)?;
+    let report = run_load(
+        &demo.load,
+        !args.quiet,
+        &interrupt,
+        None,
+        Default::default(),
+    )?;
     let (served, sent) = demo.served(&report);
     let mut text = to_string(&AbText::default(), &report);
     text.push_str(&served_line(served, sent));

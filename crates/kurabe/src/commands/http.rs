@@ -42,7 +42,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.rounds.is_some() {
         bail!("--rounds compares two or more URLs: give URL_B too, or drop --rounds");
     }
-    let resolved = from_args(&args, kurabe_probe::procfs::online_cpus())?;
+    let resolved = from_args(&args)?;
     check_outputs(&[
         ("-o", args.out.path()),
         ("-e", args.percentiles_csv.as_deref()),
@@ -56,8 +56,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// One client in this process: the load, the report and its files.
-fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
-    let gnuplot = open_gnuplot(&mut resolved.load, args.gnuplot.as_deref())?;
+fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
+    let (gnuplot, mut taps) = open_gnuplot(args.gnuplot.as_deref())?;
     let interrupt = crate::signal::install_stop()?;
     // Nothing of kurabe's is left behind by a forced exit: a second signal
     // need not wait for the drain of requests in flight.
@@ -66,13 +66,13 @@ fn run_here(args: &Args, mut resolved: Resolved) -> anyhow::Result<ExitCode> {
     if args.verbosity >= 2 {
         let preamble = ab_verbose::describe(&resolved.load);
         verbose(args.format, &preamble);
-        resolved.load.setup.trace = Some(trace(args.format, args.verbosity));
+        taps.head_trace = Some(trace(args.format, args.verbosity));
     }
     let (server, note) = resolved.server.resolve()?;
     if let Some(note) = note {
         eprintln!("kurabe: note: {note}");
     }
-    let report = run_load(&resolved.load, !args.quiet, &interrupt, server)?;
+    let report = run_load(&resolved.spec, !args.quiet, &interrupt, server, taps)?;
     let rendered = to_string(&*http_renderer(args.format, &resolved.layout), &report);
     write_outputs(args, &report, &rendered)?;
     if let Some(pending) = gnuplot.filter(|_| !no_response(&report, "-g")) {

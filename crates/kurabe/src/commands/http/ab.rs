@@ -51,11 +51,10 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// The flags checked as for one URL (same rules, same messages), then the plan.
 fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
-    let first = from_args(args, kurabe_probe::procfs::online_cpus())
-        .with_context(|| format!("checking {}", urls[0]))?;
+    let first = from_args(args).with_context(|| format!("checking {}", urls[0]))?;
     Ok(http_compare::plan(&AbSpec {
         urls,
-        load: &first.load,
+        load: first.load.config(),
         requests_given: args.requests.is_some(),
         body_file: args.post_file.as_deref().or(args.put_file.as_deref()),
         rounds: args.rounds.unwrap_or(DEFAULT_ROUNDS),

@@ -1,8 +1,7 @@
 //! `kurabe http`'s command line: ab's flags plus kurabe's, and the one
-//! [`from_args`] step that resolves them into a validated [`LoadConfig`]
-//! and the report's settings, with ab's layout, request and
-//! connection-setup flags copied into the libraries' plain values
-//! (`kurabe_http::cli_config` and `kurabe_report::AbLayout` check them).
+//! [`from_args`] step that maps them onto a [`LoadSpec`] (checked by
+//! `kurabe_http::load` with errors naming the flags) and the report's
+//! settings (ab's layout flags, checked by `kurabe_report::AbLayout`).
 //!
 //! Owns the flags and their mapping. Must not run anything, nor show the
 //! `-P` or `-A` password anywhere.
@@ -10,11 +9,15 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use kurabe_http::cli_config::{LoadFlags, RequestFlags, SetupFlags};
-use kurabe_http::client::{self, LoadConfig};
+use kurabe_http::client;
+use kurabe_http::load::{Checked, Names};
 use kurabe_http::outcome::check_max_error_rate;
+use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
+use kurabe_model::load::{Header, LoadSpec};
+use kurabe_model::plan::HumanDuration;
 use kurabe_report::{AbLayout, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
@@ -192,53 +195,99 @@ pub struct Args {
     pub save: crate::flags::SaveArgs,
 }
 
-/// What a run needs besides the flags themselves: the load config, the
+/// What a run needs besides the flags themselves: the load, the
 /// report's layout and the server to measure, resolved and checked.
 #[derive(Debug)]
 pub struct Resolved {
-    /// The validated load test.
-    pub load: LoadConfig,
+    /// The load test, as the flags describe it (checked).
+    pub spec: LoadSpec,
+    /// The same load resolved (defaults filled in, body read): what `-v`
+    /// shows and the URL's target.
+    pub load: Checked,
     /// ab's layout flags (`-d`, `-S`, `-w`, `-x`, `-y`, `-z`).
     pub layout: AbLayout,
     /// The server process to measure.
     pub server: ServerChoice,
 }
 
-/// Resolve and validate the command line; `ncpus` is the machine's CPU count.
-pub fn from_args(args: &Args, ncpus: u32) -> anyhow::Result<Resolved> {
-    let load = load_flags(args).resolve(ncpus)?;
+/// Resolve and validate the command line.
+pub fn from_args(args: &Args) -> anyhow::Result<Resolved> {
+    let spec = load_spec(args)?;
+    let load = kurabe_http::load::check(&spec, &names(args))?;
     check_max_error_rate(args.max_error_rate)?;
-    let server = ServerChoice::from_flags(args.no_server_metrics, args.server_pid, &load.target);
+    let server = ServerChoice::from_flags(args.no_server_metrics, args.server_pid, load.target());
     let layout = layout_flags(args).resolve(args.format)?;
     Ok(Resolved {
+        spec,
         load,
         layout,
         server,
     })
 }
 
-/// The load flags as the library's plain values.
-fn load_flags(args: &Args) -> LoadFlags {
-    LoadFlags {
-        url: args.url.clone(),
+/// The flags each setting was given under (`-u`, not `-p`, for a PUT body).
+fn names(args: &Args) -> Names {
+    Names {
+        body_file: if args.put_file.is_some() { "-u" } else { "-p" },
+        ..Names::FLAGS
+    }
+}
+
+/// The load flags as the load spec: ab's letters and kurabe's long flags
+/// onto its fields, `-i` and `-u` as the method they mean (`-m` wins).
+pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
+    let implied = match (args.head, &args.put_file) {
+        (true, _) => Some("HEAD"),
+        (false, Some(_)) => Some("PUT"),
+        (false, None) => None,
+    };
+    Ok(LoadSpec {
+        url: Some(args.url.clone()),
+        path: None,
+        method: args.method.clone().or(implied.map(str::to_owned)),
+        headers: headers(&args.headers)?,
+        body_file: args.post_file.clone().or(args.put_file.clone()),
+        body_base64: None,
+        content_type: args.content_type.clone(),
+        cookies: args.cookies.clone(),
+        auth: args.auth.clone(),
         requests: args.requests,
-        time_limit: args.time_limit,
+        duration: args.time_limit.map(HumanDuration),
+        warmup: args.warmup.map(HumanDuration),
+        soak: None,
         concurrency: args.concurrency,
-        timeout: args.timeout,
+        rate: args.rate,
+        threads: args.threads,
         keep_alive: args.keep_alive,
         pipeline: args.pipeline,
         http2: args.http2,
         streams: args.streams,
-        rate: args.rate,
-        threads: args.threads,
-        warmup: args.warmup,
+        engine: args.engine,
+        timeout: Some(args.timeout)
+            .filter(|t| *t != DEFAULT_TIMEOUT)
+            .map(HumanDuration),
         abort_on_error: args.abort_on_error,
         variable_length: args.variable_length,
         insecure: args.insecure,
-        engine: args.engine,
-        request: request(args),
-        setup: setup(args),
-    }
+        tls_protocol: args.tls_protocol.clone(),
+        ciphers: args.ciphers.clone(),
+        client_cert: args.client_cert.clone(),
+        proxy: args.proxy.clone(),
+        proxy_auth: args.proxy_auth.clone(),
+        bind: args.bind.clone(),
+        socket_buffer: args.socket_buffer,
+    })
+}
+
+/// `-H "Name: value"` each, in order.
+fn headers(given: &[String]) -> anyhow::Result<Vec<Header>> {
+    given
+        .iter()
+        .map(|h| match Header::parse(h) {
+            Some(header) => Ok(header),
+            None => bail!("-H '{h}': a header is \"Name: value\""),
+        })
+        .collect()
 }
 
 /// ab's layout flags as the report's plain values.
@@ -251,33 +300,6 @@ pub(super) fn layout_flags(args: &Args) -> AbLayoutFlags {
         table_attrs: args.table_attrs.clone(),
         tr_attrs: args.tr_attrs.clone(),
         td_attrs: args.td_attrs.clone(),
-    }
-}
-
-/// The request flags as the library's plain values.
-fn request(args: &Args) -> RequestFlags {
-    RequestFlags {
-        method: args.method.clone(),
-        head: args.head,
-        post_file: args.post_file.clone(),
-        put_file: args.put_file.clone(),
-        content_type: args.content_type.clone(),
-        headers: args.headers.clone(),
-        cookies: args.cookies.clone(),
-        auth: args.auth.clone(),
-    }
-}
-
-/// ab's connection-setup flags (`-b`, `-B`, `-X`, `-P`, `-E`, `-f`, `-Z`) as plain values.
-fn setup(args: &Args) -> SetupFlags {
-    SetupFlags {
-        socket_buffer: args.socket_buffer,
-        bind: args.bind.clone(),
-        proxy: args.proxy.clone(),
-        proxy_auth: args.proxy_auth.clone(),
-        client_cert: args.client_cert.clone(),
-        tls_protocol: args.tls_protocol.clone(),
-        ciphers: args.ciphers.clone(),
     }
 }
 
@@ -296,7 +318,7 @@ mod tests {
     fn resolve(argv: &[&str]) -> anyhow::Result<Resolved> {
         let mut full = vec!["http"];
         full.extend_from_slice(argv);
-        from_args(&Cli::try_parse_from(full).unwrap().args, 4)
+        from_args(&Cli::try_parse_from(full).unwrap().args)
     }
 
     #[test]
@@ -315,11 +337,11 @@ mod tests {
             "http://[::1]:9/",
         ])
         .unwrap();
-        let l = &r.load;
-        assert_eq!(l.stop, StopCondition::Requests(9));
-        assert_eq!((l.concurrency, l.threads), (2, 2));
-        assert!(l.keep_alive && !l.check_length);
-        assert_eq!(l.timeout, Duration::from_secs(2));
+        let l = &r.spec;
+        assert_eq!(r.load.stop(), StopCondition::Requests(9));
+        assert_eq!(l.concurrency, 2);
+        assert!(l.keep_alive && l.variable_length);
+        assert_eq!(l.timeout, Some(HumanDuration(Duration::from_secs(2))));
         assert_eq!(l.engine, client::Engine::Epoll);
         assert_eq!(r.server, ServerChoice::Listener(9));
         assert!(r.layout.html.is_none() && r.layout.text.variable_length);

@@ -28,7 +28,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     if args.gnuplot.is_some() {
         bail!("-g writes one line per request on one host; it cannot be used with --workers");
     }
-    let spec = RunSpec::from_load(&resolved.load)?;
+    let spec = RunSpec::from_load(resolved.load.config())?;
     spec.split(workers)?;
     let plan = Plan::new(spec, workers, args.experiment.clone(), args.wait_workers);
     let interrupt = crate::signal::install()?;

@@ -9,7 +9,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kurabe_http::client::{GnuplotFile, LoadConfig};
+use kurabe_http::client::GnuplotFile;
+use kurabe_http::load::Taps;
 use kurabe_model::http::HttpReport;
 use kurabe_report::write::{write_file, write_output, Pending};
 use kurabe_report::AbPercentCsv;
@@ -39,24 +40,24 @@ pub(crate) fn exit_code(
 }
 
 /// Start the `-g` file (a temp file until the run succeeds, or a FIFO/device)
-/// and hand it to the load config.
-pub(super) fn open_gnuplot(
-    load: &mut LoadConfig,
-    path: Option<&Path>,
-) -> anyhow::Result<Option<Pending>> {
+/// and hand it to the load as a tap.
+pub(super) fn open_gnuplot(path: Option<&Path>) -> anyhow::Result<(Option<Pending>, Taps)> {
     let Some(path) = path else {
-        return Ok(None);
+        return Ok((None, Taps::default()));
     };
     let pending = Pending::begin(path).context("-g")?;
     let file = pending
         .file()
         .try_clone()
         .with_context(|| format!("-g: cannot open '{}'", path.display()))?;
-    load.gnuplot_file = Some(GnuplotFile {
-        path: path.to_owned(),
-        file: std::sync::Arc::new(file),
-    });
-    Ok(Some(pending))
+    let taps = Taps {
+        gnuplot: Some(GnuplotFile {
+            path: path.to_owned(),
+            file: std::sync::Arc::new(file),
+        }),
+        head_trace: None,
+    };
+    Ok((Some(pending), taps))
 }
 
 /// True (with a note naming `flag`) when no response arrived: there are no

@@ -1,0 +1,285 @@
+//! The engine's one entry: [`run`] takes a [`LoadSpec`] (the whole
+//! description of a load, from the CLI, a plan or the fleet), a [`Stop`]
+//! handle and an [`Observer`], and returns one [`LoadRun`].
+//!
+//! Owns the entry, the observer contract and the checks every path shares
+//! ([`check`]: the same rules and defaults for flags, plans and fleet
+//! specs, with errors that name the setting as the user wrote it). Must
+//! not print, and must not put anything on the engine's hot path: the
+//! observer is called from a thread of its own a few times a second, never
+//! per request; the workers poll the stop's flag as they polled their own.
+
+mod resolve;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
+use kurabe_model::stop::Stop;
+
+use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
+pub use crate::request::Names;
+pub use resolve::SpecError;
+
+/// What a finished (or stopped) load measured.
+pub struct LoadRun {
+    /// The report, as every renderer and the store read it.
+    pub report: HttpReport,
+    /// The histograms and counters the report was built from, so runs on
+    /// several hosts merge exactly ([`Stats::merge`], then
+    /// [`client::fill_from_stats`]).
+    pub stats: Stats,
+}
+
+impl std::fmt::Debug for LoadRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadRun")
+            .field("report", &self.report)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How far a running load is (the measured phase's counts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Requests with a complete response.
+    pub completed: u64,
+    /// Failed requests.
+    pub failed: u64,
+    /// Time since the load began (warm-up included).
+    pub elapsed: Duration,
+}
+
+/// Outputs that tap the load as it runs, besides its report: ab's `-g`
+/// file (one line per request) and `-v` trace (every response head). They
+/// are written by the workers themselves, so they cost only when asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Taps {
+    /// ab's `-g` gnuplot file, opened by the caller.
+    pub gnuplot: Option<GnuplotFile>,
+    /// Called with each response head as received (ab's `-v 2` log).
+    pub head_trace: Option<HeadTrace>,
+}
+
+/// What a caller watches of a running load. Every method has a default
+/// that does nothing, so an observer implements only what it shows.
+///
+/// The engine calls it from one thread of its own, never from a worker:
+/// a slow observer delays its own next call, not a request. Later
+/// capabilities (per-second samples for issue 25's series, the live view
+/// of issue 26) arrive as further methods with empty defaults.
+pub trait Observer: Sync {
+    /// How often [`Observer::progress`] is wanted; `None` (the default): never.
+    fn progress_interval(&self) -> Option<Duration> {
+        None
+    }
+
+    /// How far the load is; called every [`Observer::progress_interval`].
+    fn progress(&self, _progress: Progress) {}
+
+    /// The outputs that tap the load (read once, before it starts).
+    fn taps(&self) -> Taps {
+        Taps::default()
+    }
+}
+
+/// An observer that watches nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
+/// A [`LoadSpec`] that checks: what it resolves to, for the caller's own
+/// decisions before the run (which server to measure, what `-v` shows).
+#[derive(Debug, Clone)]
+pub struct Checked(LoadConfig);
+
+impl Checked {
+    /// Where the requests go.
+    pub fn target(&self) -> &client::Target {
+        &self.0.target
+    }
+
+    /// When the measured phase stops.
+    pub fn stop(&self) -> client::StopCondition {
+        self.0.stop
+    }
+
+    /// Client threads the run uses (the default resolved).
+    pub fn threads(&self) -> u32 {
+        self.0.threads
+    }
+
+    /// The resolved configuration, for the callers that still take one
+    /// until each passes its [`LoadSpec`] instead.
+    #[doc(hidden)]
+    pub fn config(&self) -> &LoadConfig {
+        &self.0
+    }
+}
+
+/// Check `spec` as [`run`] would, with errors that call each setting what
+/// `names` says (the CLI's flags, a plan's keys), and resolve its defaults;
+/// run nothing. Callers check before they open outputs or start a target.
+pub fn check(spec: &LoadSpec, names: &Names) -> Result<Checked, SpecError> {
+    resolve::resolve(spec, names, online_cpus()).map(Checked)
+}
+
+/// Run one load test and return what it measured.
+///
+/// `spec` is checked first ([`check`], errors naming plan keys); setup
+/// problems (unresolvable host, TLS configuration, unwritable `-g` file,
+/// too few descriptors) are `Err`, and so is a worker thread's panic
+/// ([`LoadError::WorkerPanic`], after the other workers were stopped);
+/// everything that goes wrong with a request is counted in the report's
+/// `failures`. The run always ends: at the stop condition, when `stop` is
+/// triggered (seen by every worker within ~20 ms; the report is marked
+/// interrupted) or, with `abort_on_error`, at the first failure.
+///
+/// Accounting: every request the engine writes ends up in exactly one of
+/// `complete_requests`, `failed_requests` or `in_flight_at_end`, so their
+/// sum is what the server received. With `requests` exactly that many are
+/// issued (completed + failed = n unless interrupted). Requests the server
+/// never saw because it closed a reused keep-alive connection first are
+/// resent on a new connection and counted once.
+pub fn run(spec: &LoadSpec, stop: &Stop, observer: &dyn Observer) -> Result<LoadRun, LoadError> {
+    let cfg = resolve::resolve(spec, &Names::PLAN, online_cpus())?;
+    run_config(cfg, stop, observer)
+}
+
+/// [`run`] for a configuration already resolved: for the callers that
+/// still build one themselves, until each builds a [`LoadSpec`] instead.
+#[doc(hidden)]
+pub fn run_config(
+    mut cfg: LoadConfig,
+    stop: &Stop,
+    observer: &dyn Observer,
+) -> Result<LoadRun, LoadError> {
+    let taps = observer.taps();
+    if taps.gnuplot.is_some() {
+        cfg.gnuplot_file = taps.gnuplot;
+    }
+    if taps.head_trace.is_some() {
+        cfg.setup.trace = taps.head_trace;
+    }
+    // The workers poll the stop's own flag: no relay between the two.
+    let ctl = RunControl::with_stop(Arc::clone(stop.flag()));
+    let finished = Stop::new();
+    let (report, stats) = std::thread::scope(|s| {
+        if let Some(every) = observer.progress_interval() {
+            let (ctl, finished) = (&ctl, &finished);
+            s.spawn(move || watch(ctl, finished, every, observer));
+        }
+        let r = client::run_with_stats(&cfg, &ctl);
+        finished.trigger(None);
+        r
+    })?;
+    Ok(LoadRun { report, stats })
+}
+
+/// Call `observer` every `every` until `finished` (which wakes it at once).
+fn watch(ctl: &RunControl, finished: &Stop, every: Duration, observer: &dyn Observer) {
+    let start = Instant::now();
+    while !finished.wait_timeout(every) {
+        observer.progress(Progress {
+            completed: ctl
+                .progress
+                .completed
+                .load(std::sync::atomic::Ordering::Relaxed),
+            failed: ctl
+                .progress
+                .failed
+                .load(std::sync::atomic::Ordering::Relaxed),
+            elapsed: start.elapsed(),
+        });
+    }
+}
+
+/// CPUs this process may run on (the default thread count's base).
+fn online_cpus() -> u32 {
+    std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// A server answering every request on one keep-alive connection at a time.
+    fn server() -> u16 {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(mut s) = s else { return };
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = s.read(&mut buf) {
+                        if n == 0 {
+                            return;
+                        }
+                        let k = buf[..n].windows(4).filter(|w| w == b"\r\n\r\n").count();
+                        for _ in 0..k {
+                            if s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                                .is_err()
+                            {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    struct Counting(AtomicU64);
+
+    impl Observer for Counting {
+        fn progress_interval(&self) -> Option<Duration> {
+            Some(Duration::from_millis(10))
+        }
+        fn progress(&self, p: Progress) {
+            self.0.fetch_max(p.completed, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_spec_runs_and_a_stop_interrupts_it() {
+        let port = server();
+        let mut spec = LoadSpec::for_url(&format!("http://127.0.0.1:{port}/"));
+        spec.keep_alive = true;
+        spec.engine = kurabe_model::load::Engine::Epoll;
+        spec.requests = Some(200);
+        let run = run(&spec, &Stop::new(), &Quiet).unwrap();
+        assert_eq!(run.report.complete_requests, 200);
+        assert_eq!(run.stats.counters.completed, 200);
+
+        spec.requests = None;
+        spec.duration = Some(kurabe_model::plan::HumanDuration(Duration::from_secs(60)));
+        let stop = Stop::new();
+        let seen = Counting(AtomicU64::new(0));
+        let t0 = Instant::now();
+        let r = std::thread::scope(|s| {
+            let h = s.spawn(|| super::run(&spec, &stop, &seen));
+            // The observer saw requests complete: then stop.
+            while seen.0.load(Ordering::Relaxed) < 50 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            stop.trigger(None);
+            h.join().unwrap().unwrap()
+        });
+        assert!(r.report.interrupted && r.report.complete_requests >= 50);
+        assert!(t0.elapsed() < Duration::from_secs(30));
+    }
+
+    #[test]
+    fn errors_name_plan_keys() {
+        let mut spec = LoadSpec::for_url("http://127.0.0.1:9/");
+        spec.pipeline = 2;
+        let e = run(&spec, &Stop::new(), &Quiet).unwrap_err().to_string();
+        assert_eq!(e, "http.pipeline 2 needs keep-alive: add http.keep_alive");
+    }
+}

@@ -1,0 +1,527 @@
+//! A [`LoadSpec`] checked and resolved into the configuration the workers
+//! run: every rule that ties the settings together (`concurrency` against
+//! `requests`, pipelining needs keep-alive, streams need HTTP/2, TLS
+//! options need https://, a proxy speaks HTTP/1.1) and every default the
+//! spec leaves open (threads, timeout, the method a body implies).
+//!
+//! Owns those rules and their messages, one line naming the setting as
+//! the user wrote it ([`Names`]: the flag, or the plan key) and the fix,
+//! never repeating an `auth` or `proxy_auth` password. Must not know
+//! where a spec came from beyond those names.
+
+use std::net::IpAddr;
+use std::path::Path;
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+use kurabe_model::load::LoadSpec;
+
+use crate::client::{
+    self, LoadConfig, Proxy, Setup, StopCondition, Target, TlsOptionError, TlsOptions, TlsProtocol,
+    UrlError,
+};
+use crate::request::{Names, RequestError, RequestSpec, DEFAULT_TIMEOUT};
+
+/// A setting, or a combination of settings, that cannot be run; one line
+/// naming the setting and the fix.
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    /// The URL does not parse.
+    #[error(transparent)]
+    Url(#[from] UrlError),
+    /// A value or combination the load generator cannot run.
+    #[error("{0}")]
+    Invalid(String),
+    /// A request setting that cannot be sent.
+    #[error(transparent)]
+    Request(#[from] RequestError),
+    /// A TLS protocol or cipher suite rustls cannot honour.
+    #[error(transparent)]
+    Tls(#[from] TlsOptionError),
+    /// A file named by a setting cannot be read.
+    #[error("{what}")]
+    File {
+        /// The setting and the file, e.g. "cannot read the -p file 'x': check the path".
+        what: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// `Err(SpecError::Invalid(…))` with a formatted message.
+macro_rules! invalid {
+    ($($t:tt)*) => { return Err(SpecError::Invalid(format!($($t)*))) };
+}
+
+/// Check `spec` and resolve it into a load on a machine with `ncpus` CPUs
+/// (the default thread count leaves a loopback server half of them);
+/// errors call each setting what `names` says.
+pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
+    let target = Target::parse(&url(spec, n)?)?;
+    let stop = checked_stop(spec, n)?;
+    check_connections(spec, n)?;
+    let request = request_spec(spec, n)?.build(n)?;
+    let loopback = client::is_loopback(&target.host);
+    let threads = spec
+        .threads
+        .unwrap_or_else(|| client::default_threads(ncpus, spec.concurrency, loopback));
+    let setup = setup(spec, n, target.tls)?;
+    Ok(LoadConfig {
+        target,
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        concurrency: spec.concurrency,
+        threads: threads.min(spec.concurrency),
+        keep_alive: spec.keep_alive,
+        pipeline: spec.pipeline,
+        http2: spec.http2,
+        streams: spec.streams.unwrap_or(1),
+        stop,
+        rate: spec.rate,
+        warmup: spec.warmup.map(|d| d.0).filter(|d| !d.is_zero()),
+        timeout: spec.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
+        abort_on_error: spec.abort_on_error,
+        check_length: !spec.variable_length,
+        insecure: spec.insecure,
+        // An observer's tap, set by the entry.
+        gnuplot_file: None,
+        setup,
+        engine: spec.engine,
+    })
+}
+
+/// The URL, with `path` (a plan's path on its target) in place of the URL's own.
+fn url(spec: &LoadSpec, n: &Names) -> Result<String, SpecError> {
+    let Some(url) = &spec.url else {
+        invalid!(
+            "{}: give the URL to load-test, http://host[:port]/path",
+            n.url
+        );
+    };
+    Ok(match &spec.path {
+        None => url.clone(),
+        Some(p) => {
+            let base = Target::parse(url)?;
+            let scheme = if base.tls { "https" } else { "http" };
+            let slash = if p.starts_with('/') { "" } else { "/" };
+            format!("{scheme}://{}{slash}{p}", base.host_header())
+        }
+    })
+}
+
+/// `concurrency`, then `requests`/`duration` → when to stop, with no more
+/// connections than requests.
+fn checked_stop(spec: &LoadSpec, n: &Names) -> Result<StopCondition, SpecError> {
+    if spec.concurrency == 0 {
+        invalid!("{} 0: the concurrency must be at least 1", n.concurrency);
+    }
+    if spec.requests == Some(0) {
+        invalid!(
+            "{} 0: give at least 1 request (or use {} alone to run for a time)",
+            n.requests,
+            n.duration
+        );
+    }
+    if spec.duration.is_some_and(|t| t.0.is_zero()) {
+        invalid!("{} 0: the time limit must be positive", n.duration);
+    }
+    let stop = spec.stop();
+    if let StopCondition::Requests(r) | StopCondition::RequestsOrDuration(r, _) = stop {
+        if u64::from(spec.concurrency) > r {
+            invalid!(
+                "{c} {} is more than {} {r}: lower {c} or raise {} (ab refuses this too)",
+                spec.concurrency,
+                n.requests,
+                n.requests,
+                c = n.concurrency,
+            );
+        }
+    }
+    Ok(stop)
+}
+
+/// How the connections are used: pipelining, HTTP/2, rate, threads, timeout.
+fn check_connections(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
+    if spec.pipeline == 0 {
+        invalid!("{} 0: use 1 (no pipelining) or more", n.pipeline);
+    }
+    check_http2(spec, n)?;
+    if spec.pipeline > 1 && !spec.keep_alive {
+        invalid!(
+            "{} {} needs keep-alive: add {}",
+            n.pipeline,
+            spec.pipeline,
+            n.keep_alive
+        );
+    }
+    if let Some(r) = spec.rate.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        invalid!(
+            "{} {r}: give a positive number of requests per second",
+            n.rate
+        );
+    }
+    if spec.threads == Some(0) {
+        invalid!(
+            "{} 0: use at least 1 (or leave it out for the default)",
+            n.threads
+        );
+    }
+    if spec.timeout.is_some_and(|t| t.0.is_zero()) {
+        invalid!("{} 0: the request timeout must be positive", n.timeout);
+    }
+    Ok(())
+}
+
+/// `http2` and `streams`: streams need HTTP/2, pipelining is HTTP/1.1's.
+fn check_http2(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
+    if spec.streams == Some(0) {
+        invalid!("{} 0: use at least 1 stream per connection", n.streams);
+    }
+    if spec.streams.is_some() && !spec.http2 {
+        invalid!(
+            "{} sets HTTP/2 streams per connection: add {}",
+            n.streams,
+            n.http2
+        );
+    }
+    if spec.http2 && spec.proxy.is_some() {
+        invalid!(
+            "{p} sends HTTP/1.1 requests to a proxy; drop {} or {p}",
+            n.http2,
+            p = n.proxy
+        );
+    }
+    if spec.http2 && spec.pipeline > 1 {
+        invalid!(
+            "{} is HTTP/1.1 pipelining; with {} use {} N for requests in flight per connection",
+            n.pipeline,
+            n.http2,
+            n.streams
+        );
+    }
+    Ok(())
+}
+
+/// The request settings as the request spec: the method given, else POST
+/// when there is a body (GET otherwise).
+fn request_spec(spec: &LoadSpec, n: &Names) -> Result<RequestSpec, SpecError> {
+    let body = body(spec, n)?;
+    Ok(RequestSpec {
+        method: spec.method.clone(),
+        implied_method: body.is_some().then_some("POST"),
+        headers: spec
+            .headers
+            .iter()
+            .map(|h| (h.name.clone(), h.value.clone()))
+            .collect(),
+        cookies: spec.cookies.clone(),
+        auth: spec.auth.clone(),
+        content_type: spec.content_type.clone(),
+        body,
+    })
+}
+
+/// The body: the `body_file`'s contents or the decoded `body_base64`.
+fn body(spec: &LoadSpec, n: &Names) -> Result<Option<Vec<u8>>, SpecError> {
+    match (&spec.body_file, &spec.body_base64) {
+        (Some(_), Some(_)) => invalid!(
+            "{} and {} are both a body: give one",
+            n.body_file,
+            n.body_base64
+        ),
+        (Some(path), None) => read_body(path, n).map(Some),
+        (None, Some(b64)) => match STANDARD.decode(b64) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) => invalid!("{}: not valid base64 ({e})", n.body_base64),
+        },
+        (None, None) => Ok(None),
+    }
+}
+
+/// The body file's contents.
+fn read_body(path: &Path, n: &Names) -> Result<Vec<u8>, SpecError> {
+    std::fs::read(path).map_err(|source| SpecError::File {
+        what: format!(
+            "cannot read the {} file '{}': check the path",
+            n.body_file,
+            path.display()
+        ),
+        source,
+    })
+}
+
+/// Socket buffer, bind address, proxy and TLS → connection setup (no `-v` tap).
+fn setup(spec: &LoadSpec, n: &Names, https: bool) -> Result<Setup, SpecError> {
+    if spec.socket_buffer == Some(0) {
+        invalid!(
+            "{b} 0: give the socket buffer size in bytes, e.g. {b} 65536",
+            b = n.socket_buffer
+        );
+    }
+    let bind = match &spec.bind {
+        Some(b) => Some(b.parse::<IpAddr>().map_err(|_| {
+            SpecError::Invalid(format!(
+                "{} '{b}': give a local IP address to bind, e.g. 127.0.0.2 or ::1",
+                n.bind
+            ))
+        })?),
+        None => None,
+    };
+    let proxy = match &spec.proxy {
+        Some(p) => Some(proxy(p, spec.proxy_auth.as_deref(), n)?),
+        None if spec.proxy_auth.is_some() => invalid!(
+            "{} sets the proxy's credentials: add {} PROXY:PORT",
+            n.proxy_auth,
+            n.proxy
+        ),
+        None => None,
+    };
+    Ok(Setup {
+        socket_buffer: spec.socket_buffer,
+        bind,
+        proxy,
+        tls: tls(spec, n, https)?,
+        trace: None,
+    })
+}
+
+/// Client certificate, protocol and ciphers → TLS options; they need an https:// URL.
+fn tls(spec: &LoadSpec, n: &Names, https: bool) -> Result<TlsOptions, SpecError> {
+    let given = spec.client_cert.is_some() || spec.tls_protocol.is_some() || spec.ciphers.is_some();
+    if given && !https {
+        invalid!(
+            "{}, {} and {} apply to https:// URLs: drop them or use https://",
+            n.client_cert,
+            n.tls_protocol,
+            n.ciphers
+        );
+    }
+    if let Some(path) = &spec.client_cert {
+        std::fs::metadata(path).map_err(|source| SpecError::File {
+            what: format!(
+                "{} '{}': cannot read the file",
+                n.client_cert,
+                path.display()
+            ),
+            source,
+        })?;
+    }
+    Ok(TlsOptions {
+        client_cert: spec.client_cert.clone(),
+        protocol: match &spec.tls_protocol {
+            Some(f) => TlsProtocol::from_ab(f)?,
+            None => TlsProtocol::All,
+        },
+        ciphers: match &spec.ciphers {
+            Some(z) => client::parse_ciphers(z)?,
+            None => Vec::new(),
+        },
+    })
+}
+
+/// `HOST:PORT` (IPv6 in brackets) with the `user:password` credentials.
+fn proxy(spec: &str, credentials: Option<&str>, n: &Names) -> Result<Proxy, SpecError> {
+    let x = n.proxy;
+    let how = format!("give the proxy as HOST:PORT, e.g. {x} 127.0.0.1:3128 or {x} [::1]:3128");
+    let Some((host, port)) = spec.rsplit_once(':') else {
+        invalid!("{x} '{spec}': {how}");
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port = port.parse::<u16>().ok().filter(|p| *p != 0);
+    let (false, Some(port)) = (host.is_empty(), port) else {
+        invalid!("{x} '{spec}': {how}");
+    };
+    // The value is a password: name the setting, never echo it.
+    if credentials.is_some_and(|c| !c.contains(':')) {
+        invalid!(
+            "{}: proxy credentials are user:password (the value given has no ':')",
+            n.proxy_auth
+        );
+    }
+    Ok(Proxy::new(host, port, credentials))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kurabe_model::load::Header;
+    use kurabe_model::plan::HumanDuration;
+    use std::time::Duration;
+
+    fn spec(url: &str) -> LoadSpec {
+        LoadSpec::for_url(url)
+    }
+
+    fn resolve(s: LoadSpec) -> Result<LoadConfig, SpecError> {
+        super::resolve(&s, &Names::FLAGS, 4)
+    }
+
+    fn err(s: LoadSpec) -> String {
+        resolve(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn ab_defaults() {
+        let c = resolve(spec("http://127.0.0.1:8080/x")).unwrap();
+        assert_eq!(c.method, "GET");
+        assert_eq!(c.stop, StopCondition::Requests(1));
+        assert_eq!(c.timeout, Duration::from_secs(30));
+        assert!(!c.keep_alive && c.check_length && !c.abort_on_error);
+        assert_eq!((c.concurrency, c.threads), (1, 1));
+    }
+
+    #[test]
+    fn stop_conditions_have_no_hidden_cap() {
+        let stop = |n, t: Option<Duration>| {
+            let s = LoadSpec {
+                requests: n,
+                duration: t.map(HumanDuration),
+                concurrency: 500,
+                ..spec("http://h/")
+            };
+            resolve(s).map(|c| c.stop)
+        };
+        let five = Duration::from_secs(5);
+        // A duration alone allows any concurrency: there is no request count to exceed.
+        assert_eq!(
+            stop(None, Some(five)).unwrap(),
+            StopCondition::Duration(five)
+        );
+        assert_eq!(
+            stop(Some(600), Some(five)).unwrap(),
+            StopCondition::RequestsOrDuration(600, five)
+        );
+        assert!(stop(Some(10), None).is_err());
+    }
+
+    #[test]
+    fn invalid_input_names_the_flag_and_the_fix() {
+        let with = |edit: fn(&mut LoadSpec)| {
+            let mut s = spec("http://h/");
+            s.requests = Some(5);
+            edit(&mut s);
+            err(s)
+        };
+        assert!(with(|s| s.concurrency = 0).contains("-c 0"));
+        assert!(with(|s| s.concurrency = 10).contains("lower -c or raise -n"));
+        assert!(with(|s| s.pipeline = 4).contains("add -k"));
+        assert!(with(|s| s.rate = Some(0.0)).contains("--rate"));
+        assert!(with(|s| s.threads = Some(0)).contains("--threads"));
+        assert!(with(|s| s.requests = Some(0)).contains("-n 0"));
+        assert!(with(|s| {
+            s.http2 = true;
+            s.streams = Some(0)
+        })
+        .contains("--streams 0"));
+        assert!(
+            with(|s| s.body_file = Some("/nonexistent/kurabe-body".into()))
+                .contains("cannot read the -p file")
+        );
+        assert!(with(|s| s.url = Some("ftp://h/".into())).contains("invalid URL"));
+        assert!(with(|s| s.auth = Some("nopass".into())).contains("user:password"));
+        assert!(with(|s| s.method = Some("GE T".into())).contains("-m"));
+        assert!(with(|s| s.bind = Some("nowhere".into())).contains("-B 'nowhere'"));
+        assert!(with(|s| s.ciphers = Some("X".into())).contains("https://"));
+        assert!(with(|s| s.body_base64 = Some("!!".into())).contains("base64"));
+    }
+
+    #[test]
+    fn a_plan_key_names_the_setting() {
+        let s = LoadSpec {
+            concurrency: 0,
+            ..spec("http://h/")
+        };
+        let e = super::resolve(&s, &Names::PLAN, 4).unwrap_err().to_string();
+        assert_eq!(e, "http.concurrency 0: the concurrency must be at least 1");
+    }
+
+    #[test]
+    fn body_file_method_and_content_type() {
+        let dir = std::env::temp_dir().join(format!("kurabe-load-resolve-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let body = dir.join("body.json");
+        std::fs::write(&body, b"{\"a\":1}").unwrap();
+        let mut s = spec("http://h/");
+        s.body_file = Some(body.clone());
+        s.content_type = Some("application/json".into());
+        let c = resolve(s.clone()).unwrap();
+        assert_eq!(c.method, "POST");
+        assert_eq!(c.body.as_deref(), Some(&b"{\"a\":1}"[..]));
+        assert!(c
+            .headers
+            .contains(&("Content-Type".into(), "application/json".into())));
+        s.content_type = None;
+        s.method = Some("PUT".into());
+        let c = resolve(s.clone()).unwrap();
+        assert_eq!(c.method, "PUT");
+        assert!(c
+            .headers
+            .contains(&("Content-Type".into(), "text/plain".into())));
+        s.body_file = None;
+        s.body_base64 = Some(crate::auth::base64(b"{\"a\":1}"));
+        assert_eq!(
+            resolve(s.clone()).unwrap().body.as_deref(),
+            Some(&b"{\"a\":1}"[..])
+        );
+        s.method = Some("delete".into());
+        assert_eq!(resolve(s).unwrap().method, "DELETE");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn headers_cookies_and_auth() {
+        let mut s = spec("http://h/");
+        s.headers = vec![Header::new("X-A", "1"), Header::new("Host", "example.test")];
+        s.cookies = vec!["a=1".into(), "b=2".into()];
+        s.auth = Some("Aladdin:open sesame".into());
+        let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            resolve(s).unwrap().headers,
+            pairs(&[
+                ("X-A", "1"),
+                ("Host", "example.test"),
+                ("Cookie", "a=1; b=2"),
+                ("Authorization", "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="),
+            ])
+        );
+    }
+
+    #[test]
+    fn a_path_replaces_the_urls_own() {
+        let mut s = spec("http://127.0.0.1:81");
+        s.path = Some("/p?q".into());
+        assert_eq!(resolve(s).unwrap().target.url(), "http://127.0.0.1:81/p?q");
+    }
+
+    #[test]
+    fn thread_rule_leaves_cores_to_a_local_server() {
+        let mut s = spec("http://[::1]:9/");
+        (s.concurrency, s.requests) = (50, Some(100));
+        assert_eq!(resolve(s).unwrap().threads, 2);
+        let mut s = spec("http://h/");
+        (s.concurrency, s.requests, s.threads) = (3, Some(100), Some(8));
+        assert_eq!(
+            resolve(s).unwrap().threads,
+            3,
+            "never more threads than connections"
+        );
+    }
+
+    #[test]
+    fn proxy_settings_never_echo_the_password() {
+        let n = &Names::FLAGS;
+        let e = proxy("127.0.0.1:3128", Some("s3cret"), n)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("-P:") && !e.contains("s3cret"), "{e}");
+        assert!(proxy("127.0.0.1", None, n).is_err());
+        assert!(proxy("[::1]:3128", Some("u:p"), n).is_ok());
+        assert!(proxy(":3128", None, n).is_err());
+    }
+}
