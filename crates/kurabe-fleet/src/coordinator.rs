@@ -12,11 +12,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kurabe_http::client::{fill_from_stats, Stats};
+use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_model::http::{FleetSummary, FleetWorker, HttpReport};
+use kurabe_model::load::LoadSpec;
 use postgres::Client;
 
 use crate::error::{db, json};
-use crate::spec::RunSpec;
+use crate::spec::{self, Share};
 use crate::tally::{self, Counters, EncodedHistograms};
 use crate::worker::{notify, wait_notification};
 use crate::{FleetError, COORD_CHANNEL, WORK_CHANNEL};
@@ -26,8 +28,8 @@ use crate::{FleetError, COORD_CHANNEL, WORK_CHANNEL};
 pub struct Plan {
     /// Experiment name the run is filed under.
     pub experiment: String,
-    /// The whole run.
-    pub spec: RunSpec,
+    /// The whole run, as stored: the body inline ([`Plan::new`]).
+    pub spec: LoadSpec,
     /// Number of workers that must take part.
     pub workers: u32,
     /// How long to wait for the workers to claim their shares.
@@ -40,15 +42,20 @@ pub struct Plan {
 
 impl Plan {
     /// `spec` over `workers` workers, filed under `experiment` (default
-    /// "http URL"), waiting `gather_timeout` for them to claim their shares.
+    /// "http URL"), waiting `gather_timeout` for them to claim their
+    /// shares. A `body_file` is read here and stored inline
+    /// (`body_base64`): the workers run on other hosts.
     pub fn new(
-        spec: RunSpec,
+        spec: &LoadSpec,
         workers: u32,
         experiment: Option<String>,
         gather_timeout: Duration,
-    ) -> Plan {
-        Plan {
-            experiment: experiment.unwrap_or_else(|| format!("http {}", spec.url)),
+    ) -> Result<Plan, FleetError> {
+        let spec = inline_body(spec)?;
+        spec::split(&spec, workers)?;
+        Ok(Plan {
+            experiment: experiment
+                .unwrap_or_else(|| format!("http {}", spec.url.as_deref().unwrap_or_default())),
             spec,
             workers,
             gather_timeout,
@@ -56,8 +63,27 @@ impl Plan {
             // Killed workers are seen at once (their session ends); the heartbeat
             // covers hung hosts and partitions, generous so a busy host is not dropped.
             heartbeat_timeout: Duration::from_secs(10),
-        }
+        })
     }
+}
+
+/// `spec` with its `body_file`'s contents inline as `body_base64`.
+fn inline_body(spec: &LoadSpec) -> Result<LoadSpec, FleetError> {
+    use base64::Engine as _;
+    let Some(path) = &spec.body_file else {
+        return Ok(spec.clone());
+    };
+    let body = std::fs::read(path).map_err(|e| {
+        FleetError::Invalid(format!(
+            "cannot read the body file '{}' ({e}): check the path",
+            path.display()
+        ))
+    })?;
+    Ok(LoadSpec {
+        body_file: None,
+        body_base64: Some(base64::engine::general_purpose::STANDARD.encode(body)),
+        ..spec.clone()
+    })
 }
 
 pub use kurabe_model::fleet::CoordEvent;
@@ -143,7 +169,7 @@ pub fn run(
     stop: &AtomicBool,
     on: &mut dyn FnMut(CoordEvent),
 ) -> Result<Outcome, FleetError> {
-    let shares = plan.spec.split(plan.workers)?;
+    let shares = spec::split(&plan.spec, plan.workers)?;
     client
         .batch_execute(&format!("LISTEN {COORD_CHANNEL}"))
         .map_err(db("cannot LISTEN for workers"))?;
@@ -195,19 +221,19 @@ fn start_run(client: &mut Client, plan: &Plan, run_id: i64) -> Result<f64, Fleet
 /// request timeout and three heartbeat timeouts. `None` for `-n` runs.
 fn deadline(plan: &Plan, start_s: f64) -> Option<Instant> {
     let spec = &plan.spec;
-    spec.duration_ms.map(|d| {
+    let warmup = spec.warmup.map_or(Duration::ZERO, |w| w.0);
+    let timeout = spec.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0);
+    spec.duration.map(|d| {
         Instant::now()
             + Duration::from_secs_f64(start_s.max(0.0))
-            + Duration::from_millis(d + spec.warmup_ms.unwrap_or(0) + spec.timeout_ms)
+            + d.0
+            + warmup
+            + timeout
             + plan.heartbeat_timeout * 3
     })
 }
 
-fn create_run(
-    client: &mut Client,
-    plan: &Plan,
-    shares: &[crate::spec::Share],
-) -> Result<i64, FleetError> {
+fn create_run(client: &mut Client, plan: &Plan, shares: &[Share]) -> Result<i64, FleetError> {
     let spec = serde_json::to_string(&plan.spec).map_err(json("run spec"))?;
     let mut tx = client
         .transaction()
@@ -234,7 +260,7 @@ fn create_run(
 fn add_assignments(
     tx: &mut postgres::Transaction<'_>,
     run_id: i64,
-    shares: &[crate::spec::Share],
+    shares: &[Share],
 ) -> Result<(), FleetError> {
     for s in shares {
         let share = serde_json::to_string(s).map_err(json("share"))?;
@@ -512,7 +538,7 @@ fn collect(client: &mut Client, plan: &Plan, run_id: i64) -> Result<Outcome, Fle
 /// method, document), run-wide figures combined, every histogram- and
 /// counter-derived field recomputed from the merged `total` by the same code
 /// a single client uses. `None` when no worker delivered.
-pub fn merged_report(spec: &RunSpec, done: &[HttpReport], total: &Stats) -> Option<HttpReport> {
+pub fn merged_report(spec: &LoadSpec, done: &[HttpReport], total: &Stats) -> Option<HttpReport> {
     let first = done.first()?;
     let mut r = first.clone();
     r.concurrency = done.iter().map(|d| d.concurrency).sum();

@@ -15,12 +15,13 @@ use std::time::{Duration, Instant};
 
 use kurabe_http::client;
 use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
 use kurabe_model::stop::Stop;
 use postgres::Client;
 
 use crate::clock::{self, ClockOffset};
 use crate::error::{db, json};
-use crate::spec::{RunSpec, Share};
+use crate::spec::{self, Share};
 use crate::{tally, FleetError, COORD_CHANNEL, WORK_CHANNEL};
 
 /// How a worker behaves.
@@ -107,7 +108,8 @@ pub use kurabe_model::fleet::WorkerEvent;
 struct Claim {
     run_id: i64,
     share: Share,
-    spec: RunSpec,
+    /// The whole run's load, as the coordinator stored it.
+    spec: LoadSpec,
     experiment: String,
 }
 
@@ -220,7 +222,7 @@ fn claim(client: &mut Client, worker_id: i64) -> Result<Option<Claim>, FleetErro
     };
     let run_id: i64 = row.get(0);
     let share: Share = serde_json::from_str(row.get(1)).map_err(json("share"))?;
-    let spec: RunSpec = serde_json::from_str(row.get(2)).map_err(json("run spec"))?;
+    let spec: LoadSpec = serde_json::from_str(row.get(2)).map_err(json("run spec"))?;
     notify(client, COORD_CHANNEL, run_id)?;
     Ok(Some(Claim {
         run_id,
@@ -337,10 +339,10 @@ fn run_share(
         clock_offset_s: clock.offset_s,
         clock_uncertainty_s: clock.uncertainty_s,
     });
-    let load = match c.spec.load_config(&c.share, job.cfg.threads) {
-        Ok(l) => l,
-        Err(e) => return store_failure(client, c, job.worker_id, &e.to_string(), on),
-    };
+    let load = spec::share_spec(&c.spec, &c.share, job.cfg.threads);
+    if let Err(why) = runnable_here(&load) {
+        return store_failure(client, c, job.worker_id, &why, on);
+    }
     if !sleep_until_start(client, job, &mut beat, clock, start_db_s, stop)? {
         let why = "worker stopped before the start";
         return store_failure(client, c, job.worker_id, why, on);
@@ -348,11 +350,25 @@ fn run_share(
     run_started(client, job, &load, stop, on)
 }
 
+/// Whether this host can run the share, checked as the flags are (errors
+/// name them); the one file a spec names, `-E`'s, must be on this host.
+fn runnable_here(load: &LoadSpec) -> Result<(), String> {
+    if let Some(cert) = load.client_cert.as_deref().filter(|c| !c.exists()) {
+        return Err(format!(
+            "-E '{}' is not on this worker's host: every worker reads the client certificate from its own disk; copy it to that path on every worker host",
+            cert.display()
+        ));
+    }
+    kurabe_http::load::check(load, &kurabe_http::load::Names::FLAGS)
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
 /// The start time has come: run the share's load and store the outcome.
 fn run_started(
     client: &mut Client,
     job: &Job<'_>,
-    load: &client::LoadConfig,
+    load: &LoadSpec,
     stop: &Arc<Stop>,
     on: &mut dyn FnMut(WorkerEvent),
 ) -> Result<(), FleetError> {
@@ -360,7 +376,31 @@ fn run_started(
     let w = Watched::new(stop, Instant::now());
     let started = w.started;
     let outcome = run_load(client, job, load, w)?;
+    if let Ok(run) = &outcome {
+        if aborted(load, &run.report, stop) {
+            abort_run(client, job.claim.run_id)?;
+        }
+    }
     finish_share(client, job, outcome, started, on)
+}
+
+/// Whether this share stopped at its first failure (`--abort-on-error`),
+/// not at a stop of its own.
+fn aborted(load: &LoadSpec, report: &HttpReport, stop: &Stop) -> bool {
+    load.abort_on_error && report.interrupted && report.failed_requests > 0 && !stop.is_set()
+}
+
+/// `--abort-on-error` on many hosts: the first failure anywhere cancels
+/// the run, and every other worker stops at its next heartbeat, as one
+/// client stops at its first failure.
+fn abort_run(client: &mut Client, run_id: i64) -> Result<(), FleetError> {
+    client
+        .execute(
+            "UPDATE fleet_runs SET state = 'cancelled' WHERE id = $1 AND state = 'running'",
+            &[&run_id],
+        )
+        .map_err(db("cannot stop the run at the first failure"))?;
+    notify(client, WORK_CHANNEL, run_id)
 }
 
 fn mark_running(client: &mut Client, c: &Claim, worker_id: i64) -> Result<(), FleetError> {
@@ -440,12 +480,12 @@ type LoadOutcome = Result<kurabe_http::load::LoadRun, client::LoadError>;
 fn run_load(
     client: &mut Client,
     job: &Job<'_>,
-    load: &client::LoadConfig,
+    load: &LoadSpec,
     w: Watched<'_>,
 ) -> Result<LoadOutcome, FleetError> {
     let (outcome, watch) = std::thread::scope(|s| {
         let engine = s.spawn(|| {
-            let r = kurabe_http::load::run_config(load.clone(), &w.engine_stop, &w.seen);
+            let r = kurabe_http::load::run(load, &w.engine_stop, &w.seen);
             w.finished.store(true, Ordering::SeqCst);
             w.wake.trigger(None);
             r

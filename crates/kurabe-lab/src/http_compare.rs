@@ -1,18 +1,19 @@
 //! `kurabe http URL_A URL_B …` as an experiment plan: one variant per URL
-//! (its `url`), one http workload carrying the resolved request and load
-//! settings, a number of interleaved rounds, the first URL the baseline.
+//! (its `url`), one http workload that is the flags' [`LoadSpec`] as
+//! given (every option, nothing converted), a number of interleaved
+//! rounds, the first URL the baseline.
 //!
 //! Owns the A/B plan's shape (the metrics compared, the default rounds),
 //! which URLs ended without a successful round, and its progress lines.
-//! Must not parse flags, touch the store or print: the binary resolves the flags into a
-//! [`LoadConfig`] and runs the plan with [`crate::run_experiment`].
+//! Must not parse flags, touch the store or print: the binary builds the
+//! flags' [`LoadSpec`] and runs the plan with [`crate::run_experiment`].
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use kurabe_http::client::{LoadConfig, StopCondition, Target, UrlError};
-use kurabe_model::load::{Engine, Header, LoadSpec};
-use kurabe_model::plan::{HumanDuration, OnFailure, Plan, Variant, Workload, WorkloadKind};
+use kurabe_http::client::{Target, UrlError};
+use kurabe_model::load::LoadSpec;
+use kurabe_model::plan::{OnFailure, Plan, Variant, Workload, WorkloadKind};
 use kurabe_model::record::RunStatus;
 
 use crate::Outcome;
@@ -46,9 +47,9 @@ pub enum AbError {
     /// ab's default of one request per URL: nothing to compare.
     #[error("comparing URLs needs -n REQUESTS or -t TIME per round (ab's default of one request says nothing)")]
     NoLength,
-    /// The body file's absolute path cannot be made.
-    #[error("cannot resolve the path of the body file")]
-    BodyFile(#[source] std::io::Error),
+    /// A file's absolute path (`-p`, `-u`, `-E`) cannot be made.
+    #[error("cannot resolve the path of {0}")]
+    File(PathBuf, #[source] std::io::Error),
 }
 
 /// The comparison asked for: the URLs, the one load every URL gets, and the rounds.
@@ -56,13 +57,9 @@ pub enum AbError {
 pub struct AbSpec<'a> {
     /// The URLs, the first being the baseline.
     pub urls: &'a [String],
-    /// The resolved load settings (its target is ignored: each variant has its URL).
-    pub load: &'a LoadConfig,
-    /// Whether a request count was asked for (`-n`), rather than ab's default of one.
-    pub requests_given: bool,
-    /// The body's file (`-p`/`-u`), as given; the plan holds its absolute
-    /// path, as the body is re-read per run.
-    pub body_file: Option<&'a Path>,
+    /// The load every URL gets, as the flags describe it (its `url` is
+    /// ignored: each variant has its own).
+    pub load: &'a LoadSpec,
     /// Interleaved rounds, each running every URL once.
     pub rounds: u32,
 }
@@ -73,11 +70,9 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
     for url in urls {
         Target::parse(url)?;
     }
-    if matches!(spec.load.stop, StopCondition::Requests(1)) && !spec.requests_given {
+    if spec.load.requests.is_none() && spec.load.duration.is_none() {
         return Err(AbError::NoLength);
     }
-    let body_file = spec.body_file.map(std::path::absolute).transpose();
-    let body_file = body_file.map_err(AbError::BodyFile)?;
     if let Some(twice) = urls
         .iter()
         .enumerate()
@@ -102,7 +97,7 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
         workloads: vec![Workload {
             name: "load".into(),
             metrics: Some(METRICS.iter().map(|m| m.to_string()).collect()),
-            kind: WorkloadKind::Http(Box::new(workload(spec.load, body_file))),
+            kind: WorkloadKind::Http(Box::new(workload(spec.load)?)),
         }],
         checks: Vec::new(),
     };
@@ -126,39 +121,21 @@ fn variant(url: &str) -> Variant {
     }
 }
 
-/// The load settings as a plan's http workload.
-fn workload(load: &LoadConfig, body_file: Option<PathBuf>) -> LoadSpec {
-    let (requests, duration) = match load.stop {
-        StopCondition::Requests(n) => (Some(n), None),
-        StopCondition::Duration(d) => (None, Some(HumanDuration(d))),
-        StopCondition::RequestsOrDuration(n, d) => (Some(n), Some(HumanDuration(d))),
+/// The flags' load as the plan's http workload: no URL of its own, and
+/// its files by absolute path (a plan resolves them against its folder).
+fn workload(load: &LoadSpec) -> Result<LoadSpec, AbError> {
+    let absolute = |p: &Option<PathBuf>| {
+        p.as_deref()
+            .map(|p| std::path::absolute(p).map_err(|e| AbError::File(p.to_owned(), e)))
+            .transpose()
     };
-    LoadSpec {
-        method: Some(load.method.clone()),
-        // The resolved headers already hold the cookies, credentials and type.
-        headers: load
-            .headers
-            .iter()
-            .map(|(k, v)| Header::new(k, v))
-            .collect(),
-        body_file,
-        variable_length: !load.check_length,
-        abort_on_error: load.abort_on_error,
-        insecure: load.insecure,
-        requests,
-        concurrency: load.concurrency,
-        duration,
-        timeout: Some(HumanDuration(load.timeout)),
-        keep_alive: load.keep_alive,
-        rate: load.rate,
-        warmup: load.warmup.map(HumanDuration),
-        pipeline: load.pipeline,
-        http2: load.http2,
-        streams: (load.streams > 1).then_some(load.streams),
-        threads: Some(load.threads),
-        engine: Engine::parse(load.engine.name()).unwrap_or_default(),
-        ..LoadSpec::default()
-    }
+    Ok(LoadSpec {
+        url: None,
+        path: None,
+        body_file: absolute(&load.body_file)?,
+        client_cert: absolute(&load.client_cert)?,
+        ..load.clone()
+    })
 }
 
 /// The URLs (variants) of `urls` with no successful run in `outcome`.
@@ -177,45 +154,30 @@ pub fn urls_without_ok_round<'a>(outcome: &Outcome, urls: &'a [String]) -> Vec<&
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kurabe_http::client::Target;
+    use kurabe_model::load::Header;
+    use std::path::Path;
 
-    fn load() -> LoadConfig {
-        LoadConfig {
-            target: Target::parse("http://127.0.0.1:1/").unwrap(),
-            method: "GET".into(),
-            headers: vec![("X-A".into(), "1".into())],
-            body: None,
+    fn load() -> LoadSpec {
+        LoadSpec {
+            headers: vec![Header::new("X-B", "2"), Header::new("X-A", "1")],
             concurrency: 2,
-            threads: 1,
             keep_alive: true,
-            pipeline: 1,
-            http2: false,
-            streams: 1,
-            stop: StopCondition::Requests(10),
-            rate: None,
-            warmup: None,
-            timeout: std::time::Duration::from_secs(30),
-            abort_on_error: false,
-            check_length: true,
-            insecure: false,
-            gnuplot_file: None,
-            setup: Default::default(),
-            engine: Default::default(),
+            requests: Some(10),
+            proxy: Some("127.0.0.1:3128".into()),
+            body_file: Some("body.txt".into()),
+            ..LoadSpec::for_url("http://127.0.0.1:1/")
         }
     }
 
+    fn spec<'a>(urls: &'a [String], load: &'a LoadSpec, rounds: u32) -> AbSpec<'a> {
+        AbSpec { urls, load, rounds }
+    }
+
     #[test]
-    fn one_variant_per_url_with_the_first_as_baseline() {
+    fn one_variant_per_url_with_the_first_as_baseline_and_the_whole_load() {
         let urls = ["http://a/".to_owned(), "http://b/".to_owned()];
         let load = load();
-        let spec = AbSpec {
-            urls: &urls,
-            load: &load,
-            requests_given: true,
-            body_file: None,
-            rounds: 3,
-        };
-        let p = plan(&spec).unwrap();
+        let p = plan(&spec(&urls, &load, 3)).unwrap();
         assert_eq!(p.repeat, 3);
         assert_eq!(p.baseline.as_deref(), Some("http://a/"));
         let names: Vec<_> = p.variants.iter().map(|v| v.url.as_deref()).collect();
@@ -223,47 +185,35 @@ mod tests {
         let WorkloadKind::Http(h) = &p.workloads[0].kind else {
             panic!("an http workload");
         };
-        assert_eq!(h.requests, Some(10));
-        assert_eq!(h.headers, [Header::new("X-A", "1")]);
+        assert_eq!(h.url, None, "each variant has its URL");
+        assert!(h.body_file.as_deref().is_some_and(Path::is_absolute));
+        let as_given = LoadSpec {
+            url: load.url.clone(),
+            body_file: load.body_file.clone(),
+            ..(**h).clone()
+        };
+        assert_eq!(as_given, load, "nothing dropped, headers in their order");
     }
 
     #[test]
     fn the_same_url_twice_is_refused() {
         let urls = ["http://a/".to_owned(), "http://a/".to_owned()];
         let load = load();
-        let spec = AbSpec {
-            urls: &urls,
-            load: &load,
-            requests_given: true,
-            body_file: None,
-            rounds: 1,
-        };
-        let e = plan(&spec).unwrap_err().to_string();
+        let e = plan(&spec(&urls, &load, 1)).unwrap_err().to_string();
         assert_eq!(e, "http://a/ is given twice; compare different URLs");
     }
 
     #[test]
     fn ab_default_of_one_request_and_bad_urls_are_refused() {
-        fn spec<'a>(urls: &'a [String], load: &'a LoadConfig, requests_given: bool) -> AbSpec<'a> {
-            AbSpec {
-                urls,
-                load,
-                requests_given,
-                body_file: None,
-                rounds: 1,
-            }
-        }
         let mut load = load();
         let bad = ["http://a/".to_owned(), "ftp://b/".to_owned()];
-        assert!(matches!(
-            plan(&spec(&bad, &load, true)),
-            Err(AbError::Url(_))
-        ));
-        load.stop = StopCondition::Requests(1);
+        assert!(matches!(plan(&spec(&bad, &load, 1)), Err(AbError::Url(_))));
+        load.requests = None;
         let urls = ["http://a/".to_owned(), "http://b/".to_owned()];
-        let refused = plan(&spec(&urls, &load, false));
+        let refused = plan(&spec(&urls, &load, 1));
         assert!(matches!(refused, Err(AbError::NoLength)));
-        let given = plan(&spec(&urls, &load, true));
+        load.requests = Some(1);
+        let given = plan(&spec(&urls, &load, 1));
         assert!(!matches!(given, Err(AbError::NoLength)), "{given:?}");
     }
 }

@@ -19,7 +19,6 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kurabe_http::client::{LoadConfig, StopCondition};
 use kurabe_http::load::Names;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
@@ -62,8 +61,8 @@ fn pause(d: Duration, stop: &Stop) -> bool {
 
 /// Run the load generator once; `stop` stops it (the engine polls the
 /// stop's own flag).
-fn load(cfg: &LoadConfig, stop: &Stop) -> Result<HttpReport, RunFailure> {
-    kurabe_http::load::run_config(cfg.clone(), stop, &kurabe_http::load::Quiet)
+fn load(spec: &LoadSpec, stop: &Stop) -> Result<HttpReport, RunFailure> {
+    kurabe_http::load::run(spec, stop, &kurabe_http::load::Quiet)
         .map(|run| run.report)
         .map_err(|e| RunFailure::new(format!("load generator: {e}")))
 }
@@ -72,33 +71,30 @@ fn load(cfg: &LoadConfig, stop: &Stop) -> Result<HttpReport, RunFailure> {
 pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
 
 /// How long the measured phase is expected to run (2 s for a request count).
-fn expected_length(stop: &StopCondition) -> Duration {
-    match stop {
-        StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => *d,
-        StopCondition::Requests(_) => Duration::from_secs(2),
-    }
+fn expected_length(spec: &LoadSpec) -> Duration {
+    spec.duration.map_or(Duration::from_secs(2), |d| d.0)
 }
 
-/// The load generator's configuration for the workload, checked as
-/// `kurabe http` checks its flags (errors name the plan's keys), at `url`,
-/// with the body file relative to the plan and the default measured phase
-/// (no warm-up: the caller runs it apart).
-fn load_config(w: &LoadSpec, url: &str, plan_dir: &Path) -> Result<LoadConfig, RunFailure> {
+/// The workload's load as the engine runs it: only what is the plan's is
+/// resolved (the URL the runner worked out from `url`, `path`, the
+/// variant's server or the target's `{port}`; `body_file` and
+/// `client_cert` relative to the plan's folder; the default measured
+/// phase), everything else as written. No warm-up or soak: the caller runs
+/// those apart.
+fn plan_load(w: &LoadSpec, url: &str, plan_dir: &Path) -> LoadSpec {
     let default_length = w.requests.is_none() && w.duration.is_none();
-    let spec = LoadSpec {
+    LoadSpec {
         url: Some(url.to_owned()),
         path: None,
         body_file: w.body_file.as_ref().map(|p| plan_dir.join(p)),
+        client_cert: w.client_cert.as_ref().map(|p| plan_dir.join(p)),
         duration: w
             .duration
             .or(default_length.then_some(HumanDuration(DEFAULT_HTTP_DURATION))),
         warmup: None,
         soak: None,
         ..w.clone()
-    };
-    kurabe_http::load::check(&spec, &Names::PLAN)
-        .map(|c| c.config().clone())
-        .map_err(|e| RunFailure::new(e.to_string()))
+    }
 }
 
 /// The `http` workload: warm-up (unmeasured), then load with the target sampled.
@@ -110,25 +106,30 @@ pub fn http(
     probe: Option<&Probe>,
     stop: &Arc<Stop>,
 ) -> Result<Measured, RunFailure> {
-    let cfg = load_config(w, url, plan_dir)?;
+    let spec = plan_load(w, url, plan_dir);
+    // Checked as `kurabe http` checks its flags, errors naming the plan's keys.
+    kurabe_http::load::check(&spec, &Names::PLAN).map_err(|e| RunFailure::new(e.to_string()))?;
     let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
     if let Some(length) = w.soak {
         let p = probe.ok_or_else(|| RunFailure::new("a soak run needs a [target] to sample"))?;
-        return crate::soak::soak(cfg, length.0, warmup, p, stop);
+        return crate::soak::soak(spec, length.0, warmup, p, stop);
     }
     if !warmup.is_zero() {
         // A separate load run, so the target's CPU and memory during it stay out of the figures.
-        let mut wcfg = cfg.clone();
-        wcfg.stop = StopCondition::Duration(warmup);
-        load(&wcfg, stop)?;
+        let warm = LoadSpec {
+            requests: None,
+            duration: Some(HumanDuration(warmup)),
+            ..spec.clone()
+        };
+        load(&warm, stop)?;
     }
     if stop.is_set() {
         return Err(RunFailure::new("interrupted"));
     }
     let w_probe = probe
-        .map(|p| watcher(p, interval_for(expected_length(&cfg.stop))))
+        .map(|p| watcher(p, interval_for(expected_length(&spec))))
         .transpose()?;
-    let report = load(&cfg, stop)?;
+    let report = load(&spec, stop)?;
     let tree = w_probe.map(Watcher::stop);
     if report.interrupted && stop.is_set() {
         return Err(RunFailure::new("interrupted"));

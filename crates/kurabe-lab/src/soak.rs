@@ -31,8 +31,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kurabe_http::client::{LoadConfig, StopCondition};
 use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
+use kurabe_model::plan::HumanDuration;
 use kurabe_model::run_detail::{HttpDetail, RunDetail, SoakDetail, SoakSample as Row};
 use kurabe_model::stats::trend::{self, Point, TrendConfig, TrendVerdict};
 use kurabe_model::stop::Stop;
@@ -99,20 +100,24 @@ impl Fitted {
     }
 }
 
-/// Run `cfg` for `length` after `warmup` (both under load, one connection
+/// Run `spec` for `length` after `warmup` (both under load, one connection
 /// pool) with `probe`'s tree sampled, and fit the memory floor's growth.
 pub fn soak(
-    mut cfg: LoadConfig,
+    spec: LoadSpec,
     length: Duration,
     warmup: Duration,
     probe: &Probe,
     stop: &Arc<Stop>,
 ) -> Result<Measured, RunFailure> {
-    cfg.stop = StopCondition::Duration(length);
-    cfg.warmup = (!warmup.is_zero()).then_some(warmup);
+    let spec = LoadSpec {
+        requests: None,
+        duration: Some(HumanDuration(length)),
+        warmup: (!warmup.is_zero()).then_some(HumanDuration(warmup)),
+        ..spec
+    };
     let interval = interval_for(length);
     let mut taken = Sampling::start(probe, interval)?;
-    let report = run_sampled(&cfg, &mut taken, interval, stop)?;
+    let report = run_sampled(&spec, &mut taken, interval, stop)?;
     if taken.lost {
         return Err(RunFailure::new("the target exited during the soak"));
     }
@@ -291,7 +296,7 @@ fn sample_until_done(
 /// Run the load on a thread and sample every `interval` on this one until
 /// it ends; a stop or a lost target stops the load.
 fn run_sampled(
-    cfg: &LoadConfig,
+    spec: &LoadSpec,
     taken: &mut Sampling,
     interval: Duration,
     stop: &Arc<Stop>,
@@ -304,7 +309,7 @@ fn run_sampled(
     let finished = AtomicBool::new(false);
     std::thread::scope(|s| {
         let load = s.spawn(|| {
-            let r = kurabe_http::load::run_config(cfg.clone(), &load_stop, &served);
+            let r = kurabe_http::load::run(spec, &load_stop, &served);
             finished.store(true, Ordering::SeqCst);
             wake.trigger(None);
             r

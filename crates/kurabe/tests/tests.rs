@@ -19,6 +19,7 @@ mod names;
 mod old_store;
 mod outcomes;
 mod outputs;
+mod parity;
 mod results;
 mod revisions;
 mod run;

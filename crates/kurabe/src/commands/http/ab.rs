@@ -2,8 +2,9 @@
 //!
 //! The flags are checked exactly as for one URL ([`super::args::from_args`],
 //! so the same mistakes give the same messages), then become an in-memory
-//! plan (`kurabe_lab::http_compare`): one variant per URL, one http workload carrying the
-//! resolved request and load settings, `--rounds` rounds. kurabe-lab's
+//! plan (`kurabe_lab::http_compare`): one variant per URL, one http workload
+//! that is the flags' `LoadSpec` (every load flag, `-b -B -X -E -f -Z`
+//! included), `--rounds` rounds. kurabe-lab's
 //! runner interleaves the rounds, probes the server listening on a
 //! loopback URL's port for CPU and memory (one note names the URLs it
 //! cannot measure) and records every run; the report is the experiment's:
@@ -49,14 +50,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(exit_code(&outcome, &urls))
 }
 
-/// The flags checked as for one URL (same rules, same messages), then the plan.
+/// The flags checked as for one URL (same rules, same messages), then the
+/// plan: every URL gets the flags' one load spec.
 fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
     let first = from_args(args).with_context(|| format!("checking {}", urls[0]))?;
     Ok(http_compare::plan(&AbSpec {
         urls,
-        load: first.load.config(),
-        requests_given: args.requests.is_some(),
-        body_file: args.post_file.as_deref().or(args.put_file.as_deref()),
+        load: &first.spec,
         rounds: args.rounds.unwrap_or(DEFAULT_ROUNDS),
     })?)
 }
@@ -83,18 +83,14 @@ fn urls(args: &Args) -> Vec<String> {
         .collect()
 }
 
-/// Flags that only make sense for one run of one URL.
+/// Flags that only make sense for one run of one URL: its outputs (`-e`,
+/// `-g`, ab's HTML), its server and its exit rule. Every load flag applies
+/// to every URL.
 fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
     let refused = [
         ("-e", args.percentiles_csv.is_some()),
         ("-g", args.gnuplot.is_some()),
         ("-w/-x/-y/-z", layout_flags(args).wants_html()),
-        ("-b", args.socket_buffer.is_some()),
-        ("-B", args.bind.is_some()),
-        ("-X", args.proxy.is_some()),
-        ("-E", args.client_cert.is_some()),
-        ("-f", args.tls_protocol.is_some()),
-        ("-Z", args.ciphers.is_some()),
         ("--server-pid", args.server_pid.is_some()),
         ("--workers", args.workers.is_some()),
         ("--max-error-rate", args.max_error_rate.is_some()),

@@ -182,7 +182,7 @@ pub struct Args {
     /// Measure this process (and its descendants) as the server instead of the listener found on the URL's port.
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
-    /// Distributed load: split the run over N `kurabe worker` processes that meet in the PostgreSQL store given by --store (needs -n or -t); the report merges their histograms exactly.
+    /// Distributed load: split the run over N `kurabe worker` processes that meet in the PostgreSQL store given by --store (needs -n or -t). Every load flag reaches every worker (-E is read from each worker's own disk; -g cannot be split); the report merges their histograms exactly.
     #[arg(long, value_name = "N")]
     pub workers: Option<u32>,
     /// With --workers: the experiment name the distributed run is filed under in the store.

@@ -1,17 +1,19 @@
 //! `kurabe http … --workers N`: the coordinator side of a distributed run.
 //!
-//! Turns the already validated single-client config into a
-//! [`kurabe_fleet::spec::RunSpec`], runs it on the fleet through the
-//! PostgreSQL store and writes the merged report with the same renderer as a
-//! single client, followed (text) or preceded on stderr (other formats) by one
-//! row per worker; the JSON record carries the same rows in its `fleet` field. Lost workers get an explicit `kurabe: note:` line.
+//! Hands the flags' checked `LoadSpec` (every load flag) to the
+//! coordinator, which stores it and gives each worker its share, runs it
+//! on the fleet through the PostgreSQL store and writes the merged report
+//! with the same renderer as a single client, followed (text) or preceded
+//! on stderr (other formats) by one row per worker; the JSON record
+//! carries the same rows in its `fleet` field. Lost workers get an
+//! explicit `kurabe: note:` line. Only `-g` stays refused: it is one line
+//! per request in one file on one host.
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
 use anyhow::bail;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
-use kurabe_fleet::spec::RunSpec;
 use kurabe_model::record::ResultKind;
 use kurabe_report::bars::{wanted, LiveLine};
 use kurabe_report::{fleet_events, fleet_report};
@@ -28,9 +30,12 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     if args.gnuplot.is_some() {
         bail!("-g writes one line per request on one host; it cannot be used with --workers");
     }
-    let spec = RunSpec::from_load(resolved.load.config())?;
-    spec.split(workers)?;
-    let plan = Plan::new(spec, workers, args.experiment.clone(), args.wait_workers);
+    let plan = Plan::new(
+        &resolved.spec,
+        workers,
+        args.experiment.clone(),
+        args.wait_workers,
+    )?;
     let interrupt = crate::signal::install()?;
     let mut client = kurabe_store::pg::connect_migrated(&url)?;
     let live = LiveLine::new(None, wanted(!args.quiet));
