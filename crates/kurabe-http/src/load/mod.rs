@@ -113,8 +113,7 @@ impl Checked {
 
     /// The resolved configuration, for the callers that still take one
     /// until each passes its [`LoadSpec`] instead.
-    #[doc(hidden)]
-    pub fn config(&self) -> &LoadConfig {
+    pub(crate) fn config(&self) -> &LoadConfig {
         &self.0
     }
 }
@@ -150,8 +149,7 @@ pub fn run(spec: &LoadSpec, stop: &Stop, observer: &dyn Observer) -> Result<Load
 
 /// [`run`] for a configuration already resolved: for the callers that
 /// still build one themselves, until each builds a [`LoadSpec`] instead.
-#[doc(hidden)]
-pub fn run_config(
+pub(crate) fn run_config(
     mut cfg: LoadConfig,
     stop: &Stop,
     observer: &dyn Observer,
