@@ -89,7 +89,9 @@ fn check(root: &Value, s: &Value, v: &Value, at: &str, errors: &mut Vec<String>)
             "required" | "properties" | "additionalProperties" | "propertyNames" => {
                 object_rule(root, s, key, rule, v, at, errors);
             }
-            "items" | "minItems" | "maxItems" => array_rule(root, key, rule, v, at, errors),
+            "items" | "prefixItems" | "minItems" | "maxItems" => {
+                array_rule(root, key, rule, v, at, errors)
+            }
             "oneOf" | "anyOf" => errors.extend(alternatives_rule(root, key, rule, v, at)),
             other => panic!("schema keyword {other} at {at} not supported by the checker"),
         }
@@ -109,6 +111,15 @@ fn array_rule(
     if key == "items" {
         for (i, item) in items.iter().enumerate() {
             check(root, rule, item, &format!("{at}[{i}]"), errors);
+        }
+        return;
+    }
+    if key == "prefixItems" {
+        // A tuple (schemars writes one for a Rust tuple): item i against
+        // schema i; the length is minItems/maxItems' to check.
+        let schemas = rule.as_array().expect("prefixItems is an array");
+        for (i, (item, schema)) in items.iter().zip(schemas).enumerate() {
+            check(root, schema, item, &format!("{at}[{i}]"), errors);
         }
         return;
     }
@@ -320,6 +331,11 @@ mod tests {
                 json!({ "items": { "type": "string" } }),
                 json!(["a", 2]),
                 "$[1]: 2 is not of type \"string\"",
+            ),
+            (
+                json!({ "prefixItems": [{ "type": "number" }, { "type": "integer" }] }),
+                json!([1.5, 2.5]),
+                "$[1]: 2.5 is not of type \"integer\"",
             ),
             (
                 json!({ "properties": { "x": { "properties": { "y": { "const": true } } } } }),
