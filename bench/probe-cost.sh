@@ -67,7 +67,7 @@ cpu_pct() { awk '{printf "%.3f\n", ($1+$2)/$3*100}' "$1"; }
 printf '%-9s %-6s %10s %8s %8s %12s %14s %9s\n' tree tool "own CPU %" samples procs "sampler %" "µs/proc/sample" deferred
 for tree in small 20x20MiB; do
   start_tree "$tree"
-  pids=$(pgrep -g "$tree_pid" | head -20 | paste -sd, -)
+  pids=$(pgrep -g "$tree_pid" | awk 'NR <= 20' | paste -sd, -)
   : >"$work/k_cpu"; : >"$work/t_cpu"; : >"$work/k_us"; : >"$work/k_samp"; : >"$work/k_n"; : >"$work/k_procs"; : >"$work/k_def"
   for r in $(seq "$ROUNDS"); do
     run_kurabe() {

@@ -58,7 +58,9 @@ chmod -R u=rwX,go=rX "$root/usr/share"
 depends=()
 glibc=$(objdump -T "$bin" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1)
 for lib in $(objdump -p "$bin" | awk '$1 == "NEEDED" {print $2}'); do
-  path=$(ldconfig -p | awk -v lib="$lib" '$1 == lib {print $NF; exit}')
+  # awk reads to the end (no `exit`): under pipefail an early exit would
+  # kill ldconfig with SIGPIPE once its cache outgrows the pipe buffer.
+  path=$(ldconfig -p | awk -v lib="$lib" '$1 == lib && !found {print $NF; found = 1}')
   pkg=$(dpkg -S "$(realpath "$path")" 2>/dev/null || dpkg -S "$path")
   pkg=${pkg%%:*}
   case "$pkg" in

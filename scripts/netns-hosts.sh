@@ -25,7 +25,7 @@ die() { echo "netns-hosts: $*" >&2; exit 2; }
 command -v ip >/dev/null || die "the 'ip' command (iproute2) is missing: apt-get install iproute2"
 [[ ${#P} -le 8 ]] || die "NETNS_PREFIX '$P' is too long: interface names are limited to 15 characters"
 
-have_ns() { ip netns list | awk '{print $1}' | grep -qx "$1"; }
+have_ns() { ip netns list | awk -v ns="$1" '$1 == ns {found = 1} END {exit !found}'; }
 have_link() { ip link show "$1" >/dev/null 2>&1; }
 
 # host NAME IFACE ADDRESS: a namespace with one veth end on the bridge.
