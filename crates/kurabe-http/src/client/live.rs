@@ -44,12 +44,17 @@ impl Live {
     }
 
     /// Worker `index` publishes `stats` and its requests in flight; skipped
-    /// (never waited for) while the watch thread reads that share.
-    pub(crate) fn publish(&self, index: u64, stats: &Stats, in_flight: u64) {
+    /// (never waited for) while the watch thread reads that share, except
+    /// the `last` publication, which must not be lost.
+    pub(crate) fn publish(&self, index: u64, stats: &Stats, in_flight: u64, last: bool) {
         let Some(slot) = self.shares.get(index as usize) else {
             return;
         };
-        let Ok(mut slot) = slot.try_lock() else {
+        let slot = match last {
+            true => slot.lock().map_err(|_| ()),
+            false => slot.try_lock().map_err(|_| ()),
+        };
+        let Ok(mut slot) = slot else {
             return;
         };
         match &mut *slot {
@@ -98,16 +103,16 @@ mod tests {
         let mut a = Stats::new();
         a.total.record(100).unwrap();
         a.counters.completed = 1;
-        live.publish(0, &a, 3);
+        live.publish(0, &a, 3, false);
         a.total.record(200).unwrap();
         a.counters.completed = 2;
-        live.publish(0, &a, 1);
+        live.publish(0, &a, 1, false);
         let mut b = Stats::new();
         b.total.record(300).unwrap();
         b.counters.completed = 1;
         b.counters.status.count(503);
-        live.publish(1, &b, 2);
-        live.publish(7, &b, 2); // no such worker: ignored
+        live.publish(1, &b, 2, true);
+        live.publish(7, &b, 2, false); // no such worker: ignored
 
         let mut h = Stats::new().total;
         let mut c = Counters::default();
@@ -122,10 +127,10 @@ mod tests {
         let live = Live::new(1);
         let mut a = Stats::new();
         a.counters.completed = 1;
-        live.publish(0, &a, 0);
+        live.publish(0, &a, 0, false);
         let held = live.shares[0].lock().unwrap();
         a.counters.completed = 5;
-        live.publish(0, &a, 0); // returns at once
+        live.publish(0, &a, 0, false); // returns at once
         drop(held);
         let (mut h, mut c) = (Stats::new().total, Counters::default());
         live.merge_into(&mut h, &mut c);

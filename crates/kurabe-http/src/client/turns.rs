@@ -111,7 +111,7 @@ fn publish<'a, P: Protocol<'a>>(w: &mut P) {
         Some(_) => w.in_flight_measured(),
         None => 0,
     };
-    w.core_mut().publish(in_flight);
+    w.core_mut().publish(in_flight, false);
 }
 
 /// Count requests written but unanswered, publish the last progress, let
@@ -120,7 +120,7 @@ fn finish<'a, P: Protocol<'a>>(w: &mut P) {
     let in_flight = w.in_flight_measured();
     let c = w.core_mut();
     c.stats.counters.in_flight_at_end = in_flight;
-    c.publish(in_flight);
+    c.publish(in_flight, true);
     drain(w);
     if let Some(g) = &mut w.core_mut().gnuplot {
         let _ = g.flush();

@@ -18,6 +18,7 @@ use hdrhistogram::Histogram;
 use kurabe_model::counters::Counters;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
+use kurabe_model::probe::WatchPoint;
 use kurabe_model::stop::Stop;
 
 use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
@@ -70,6 +71,9 @@ pub struct Snapshot {
     pub counters: Counters,
     /// Requests written and not yet answered.
     pub in_flight: u64,
+    /// The load is over and these are its final figures (the last
+    /// snapshot, taken after every worker stopped: they match the report).
+    pub finished: bool,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -80,6 +84,7 @@ impl std::fmt::Debug for Snapshot {
             .field("requests", &self.latency.len())
             .field("counters", &self.counters)
             .field("in_flight", &self.in_flight)
+            .field("finished", &self.finished)
             .finish()
     }
 }
@@ -93,6 +98,7 @@ impl Snapshot {
             latency: Stats::new().total,
             counters: Counters::default(),
             in_flight: 0,
+            finished: false,
         }
     }
 }
@@ -139,6 +145,16 @@ pub trait Observer: Sync {
 
     /// The load as it stands; called after each [`Observer::progress`].
     fn snapshot(&self, _snapshot: &Snapshot) {}
+
+    /// Whether [`Observer::server`] is wanted, when the caller samples a
+    /// local server's process tree during the load.
+    fn watches_server(&self) -> bool {
+        false
+    }
+
+    /// The server's newest sample (CPU, Σ PSS), every ~100 ms while the
+    /// caller samples it (from the caller's sampling thread).
+    fn server(&self, _point: &WatchPoint) {}
 }
 
 /// An observer that watches nothing.
@@ -161,6 +177,16 @@ impl Checked {
     /// When the measured phase stops.
     pub fn stop(&self) -> client::StopCondition {
         self.0.stop
+    }
+
+    /// The request method (`-m`, `-i`, `-p`, `-u` resolved).
+    pub fn method(&self) -> &str {
+        &self.0.method
+    }
+
+    /// The open model's target rate, requests per second (`None`: closed model).
+    pub fn rate(&self) -> Option<f64> {
+        self.0.rate
     }
 
     /// Client threads the run uses (the default resolved).
@@ -221,7 +247,9 @@ pub(crate) fn run_config(
     // The workers poll the stop's own flag: no relay between the two.
     let mut ctl = RunControl::with_stop(Arc::clone(stop.flag()));
     if observer.wants_snapshots() {
-        ctl.live = Some(client::live::Live::new(cfg.threads.clamp(1, cfg.concurrency)));
+        ctl.live = Some(client::live::Live::new(
+            cfg.threads.clamp(1, cfg.concurrency),
+        ));
     }
     let finished = Stop::new();
     let warmup = cfg.warmup.unwrap_or_default();
@@ -265,6 +293,15 @@ fn watch(
             snap.measured = snap.elapsed.saturating_sub(warmup);
             observer.snapshot(snap);
         }
+    }
+    // Every worker has made its last publication: the final figures.
+    if let (Some(live), Some(snap)) = (&ctl.live, &mut snapshot) {
+        live.merge_into(&mut snap.latency, &mut snap.counters);
+        snap.in_flight = 0;
+        snap.elapsed = start.elapsed();
+        snap.measured = snap.elapsed.saturating_sub(warmup);
+        snap.finished = true;
+        observer.snapshot(snap);
     }
 }
 
@@ -359,7 +396,11 @@ mod tests {
             true
         }
         fn snapshot(&self, s: &Snapshot) {
-            let seen = (s.latency.len(), s.counters.completed, s.counters.status.get(200));
+            let seen = (
+                s.latency.len(),
+                s.counters.completed,
+                s.counters.status.get(200),
+            );
             *self.0.lock().unwrap() = Some(seen);
         }
     }
