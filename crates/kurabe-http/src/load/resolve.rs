@@ -121,6 +121,14 @@ fn labels(spec: &LoadSpec, n: &Names, method: &str, url: &str) -> Result<Labels,
         Ok(Default::default()),
         "the first target's tag is 0, 0"
     );
+    let needs = labels.needs();
+    if spec.http2 && (needs.body || needs.headers) {
+        invalid!(
+            "{} body~ and header: checks read HTTP/1.1 responses only for now: drop {} or check status and size",
+            n.checks,
+            n.http2
+        );
+    }
     Ok(labels)
 }
 
