@@ -11,7 +11,9 @@
 //! [`kurabe_model::load::LoadSpec`] checked (the same rules for flags,
 //! plans and fleet specs), run with a stop handle and an observer;
 //! `ab_verbose` writes ab's `-v` lines,
-//! `outcome` says whether a run as a whole failed.
+//! `outcome` says whether a run as a whole failed, `tags` names each
+//! request for the per-request breakdown and `response_check` judges
+//! responses (`--check`).
 //! [`raise_fd_limit`] is the one process-wide setting both sides need.
 //!
 //! Nothing here prints or parses command lines: callers hand in a
@@ -26,7 +28,9 @@ pub mod header;
 pub mod load;
 pub mod outcome;
 pub mod request;
+pub mod response_check;
 pub mod serve;
+pub mod tags;
 pub mod targets;
 
 /// Raise the soft open-files limit to the hard limit: thousands of
