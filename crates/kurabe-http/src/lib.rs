@@ -12,7 +12,9 @@
 //! plans and fleet specs), run with a stop handle and an observer;
 //! `replay` reads access logs and HAR files into timed requests for
 //! `kurabe replay`; `ab_verbose` writes ab's `-v` lines,
-//! `outcome` says whether a run as a whole failed.
+//! `outcome` says whether a run as a whole failed, `tags` names each
+//! request for the per-request breakdown and `response_check` judges
+//! responses (`--check`).
 //! [`raise_fd_limit`] is the one process-wide setting both sides need.
 //!
 //! Nothing here prints or parses command lines: callers hand in a
@@ -28,7 +30,9 @@ pub mod load;
 pub mod outcome;
 pub mod replay;
 pub mod request;
+pub mod response_check;
 pub mod serve;
+pub mod tags;
 pub mod targets;
 
 /// Raise the soft open-files limit to the hard limit: thousands of

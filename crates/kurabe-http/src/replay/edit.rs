@@ -12,7 +12,7 @@
 //!
 //! Owns parsing and applying the edits. Must not read files or print.
 
-use regex::Regex;
+use regex::bytes::{Regex, RegexBuilder};
 
 use super::{sendable, Recorded, Skip};
 use crate::header;
@@ -62,15 +62,16 @@ impl Edits {
 
     /// Filter, rewrite and set headers on `r`; why not, if it is dropped.
     pub fn apply(&self, r: &mut Recorded) -> Result<(), Skip> {
-        if !self.allow.is_empty() && !self.allow.iter().any(|re| re.is_match(&r.target)) {
+        let t = r.target.as_bytes();
+        if !self.allow.is_empty() && !self.allow.iter().any(|re| re.is_match(t)) {
             return Err(Skip::NotAllowed);
         }
-        if self.deny.iter().any(|re| re.is_match(&r.target)) {
+        if self.deny.iter().any(|re| re.is_match(t)) {
             return Err(Skip::Denied);
         }
         for (re, with) in &self.rewrites {
-            if let std::borrow::Cow::Owned(t) = re.replace(&r.target, with.as_str()) {
-                r.target = t;
+            if let std::borrow::Cow::Owned(t) = re.replace(r.target.as_bytes(), with.as_bytes()) {
+                r.target = String::from_utf8(t).map_err(|_| Skip::Malformed)?;
             }
         }
         if !r.target.starts_with('/') || !sendable(&r.target) {
@@ -88,10 +89,10 @@ fn regexes(flag: &'static str, values: &[String]) -> Result<Vec<Regex>, EditErro
     values
         .iter()
         .map(|v| {
-            Regex::new(v).map_err(|e| EditError {
+            compile(v).map_err(|problem| EditError {
                 flag,
                 value: v.clone(),
-                problem: format!("not a regular expression: {}", one_line(&e.to_string())),
+                problem,
             })
         })
         .collect()
@@ -108,12 +109,7 @@ fn rewrite(v: &str) -> Result<(Regex, String), EditError> {
         fail("expected REGEX:REPLACEMENT, e.g. '^/v1/(.*):/v2/$1' (write \\: for a ':' in the regex)".to_owned())
     })?;
     let (pattern, with) = (&v[..at], &v[at + 1..]);
-    let re = Regex::new(pattern).map_err(|e| {
-        fail(format!(
-            "not a regular expression: {}",
-            one_line(&e.to_string())
-        ))
-    })?;
+    let re = compile(pattern).map_err(fail)?;
     Ok((re, with.to_owned()))
 }
 
@@ -163,9 +159,20 @@ fn set_header(v: &str) -> Result<(String, String), EditError> {
     Ok((name.to_owned(), value.to_owned()))
 }
 
-/// The regex crate's multi-line error message on one line.
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+/// A byte regex as `--group` compiles them (ASCII classes: `\d`, `\w`
+/// and `(?i)` need no Unicode tables; paths are ASCII).
+fn compile(pattern: &str) -> Result<Regex, String> {
+    RegexBuilder::new(pattern)
+        .unicode(false)
+        .size_limit(1 << 20)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::Syntax(s) => format!(
+                "not a regular expression: {}",
+                s.lines().last().unwrap_or("").trim()
+            ),
+            other => format!("the regex cannot be used: {other}"),
+        })
 }
 
 #[cfg(test)]
