@@ -30,6 +30,7 @@ mod soak;
 mod store;
 mod system;
 mod system_precision;
+mod tui;
 mod util;
 mod warmup;
 mod watch;
