@@ -17,4 +17,11 @@ pub(crate) struct Slot {
     pub connect_ns: u64,
     /// Claimed during the measured phase (warm-up requests are not counted).
     pub measured: bool,
+    /// Which target of the request set it sends (0 without a set).
+    pub target: u32,
+    /// The id of its name in the set's name table
+    /// ([`super::set::RequestSet::names`]; 0 without a set: the URL), the
+    /// key of the per-name breakdown.
+    #[allow(dead_code)] // read by the per-name breakdown (issue 24), landing beside this
+    pub name: u32,
 }

@@ -71,10 +71,16 @@ macro_rules! invalid {
 /// (the default thread count leaves a loopback server half of them);
 /// errors call each setting what `names` says.
 pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
-    let target = Target::parse(&url(spec, n)?)?;
-    let stop = checked_stop(spec, n)?;
     check_connections(spec, n)?;
     let request = request_spec(spec, n)?.build(n)?;
+    let set = super::set::read(spec, n, &request.headers)?;
+    let target = match &set {
+        Some(s) => s.origin(),
+        None => Target::parse(&url(spec, n)?)?,
+    };
+    // A set without `requests` or `duration` is sent once.
+    let once = set.as_ref().map(|s| s.targets.len() as u64);
+    let stop = checked_stop(spec, n, once)?;
     let loopback = client::is_loopback(&target.host);
     let threads = spec
         .threads
@@ -96,12 +102,14 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         warmup: spec.warmup.map(|d| d.0).filter(|d| !d.is_zero()),
         timeout: spec.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
         abort_on_error: spec.abort_on_error,
-        check_length: !spec.variable_length,
+        // Targets differ in length: ab's rule is one document's.
+        check_length: !spec.variable_length && set.is_none(),
         insecure: spec.insecure,
         // An observer's tap, set by the entry.
         gnuplot_file: None,
         setup,
         engine: spec.engine,
+        set: set.map(std::sync::Arc::new),
     })
 }
 
@@ -125,8 +133,9 @@ fn url(spec: &LoadSpec, n: &Names) -> Result<String, SpecError> {
 }
 
 /// `concurrency`, then `requests`/`duration` → when to stop, with no more
-/// connections than requests.
-fn checked_stop(spec: &LoadSpec, n: &Names) -> Result<StopCondition, SpecError> {
+/// connections than requests; `once`: the requests when neither is given
+/// (a set's size), else ab's one.
+fn checked_stop(spec: &LoadSpec, n: &Names, once: Option<u64>) -> Result<StopCondition, SpecError> {
     if spec.concurrency == 0 {
         invalid!("{} 0: the concurrency must be at least 1", n.concurrency);
     }
@@ -140,7 +149,10 @@ fn checked_stop(spec: &LoadSpec, n: &Names) -> Result<StopCondition, SpecError> 
     if spec.duration.is_some_and(|t| t.0.is_zero()) {
         invalid!("{} 0: the time limit must be positive", n.duration);
     }
-    let stop = spec.stop();
+    let stop = match (once, spec.requests, spec.duration) {
+        (Some(size), None, None) => StopCondition::Requests(size),
+        _ => spec.stop(),
+    };
     if let StopCondition::Requests(r) | StopCondition::RequestsOrDuration(r, _) = stop {
         if u64::from(spec.concurrency) > r {
             invalid!(
