@@ -228,7 +228,7 @@ fn bad_sets_are_refused_in_one_line_before_any_request() {
     let url = format!("http://127.0.0.1:{port}");
     let cases: Vec<(String, &str, &str)> = vec![
         (
-            format!("GET\n"),
+            "GET\n".to_owned(),
             "http",
             "set.txt:1: 'GET': expected METHOD URL",
         ),
@@ -245,7 +245,7 @@ fn bad_sets_are_refused_in_one_line_before_any_request() {
         ),
         (String::new(), "http", "set.txt: the set is empty"),
         (
-            format!("{{\"url\": 3}}\n"),
+            "{\"url\": 3}\n".to_owned(),
             "json",
             "set.txt:1: expected one JSON object",
         ),

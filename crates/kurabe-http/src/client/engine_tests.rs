@@ -123,6 +123,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         setup: Default::default(),
         engine: test_engine(),
         set: None,
+        labels: Default::default(),
     }
 }
 

@@ -220,6 +220,8 @@ pub struct LoadConfig {
     /// `target` is then the set's origin, `method`/`body` unused, and
     /// `headers` were added to each target's own.
     pub set: Option<Arc<set::RequestSet>>,
+    /// The run's request names (the breakdown's rows) and response checks.
+    pub labels: crate::tags::Labels,
 }
 
 /// The `-g` destination, opened by the caller (who decides where the bytes
@@ -598,7 +600,7 @@ fn set_bytes(cfg: &LoadConfig, set: &set::RequestSet) -> (Vec<u8>, Vec<set::Span
             len: bytes.len() - off,
             body_len: t.body.as_ref().map_or(0, |b| b.len() as u64),
             head: t.method == "HEAD",
-            name: t.name,
+            tag: t.tag,
         });
     }
     (bytes, spans)
@@ -828,6 +830,13 @@ fn shared_state(
         trace: cfg.setup.trace.clone(),
         uring: engine == Engine::IoUring,
         h2: cfg.http2.then(|| h2::Setup::new(cfg)),
+        checking: cfg.labels.any_checks(),
+        keep_body: match (cfg.labels.any_checks(), cfg.labels.needs().body) {
+            (false, _) => 0,
+            (true, false) => crate::response_check::SUMMARY_BODY + 1,
+            (true, true) => crate::response_check::MAX_CHECKED_BODY,
+        },
+        labels: cfg.labels.clone(),
     })
 }
 
@@ -947,7 +956,10 @@ fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
             ..Default::default()
         }),
         tls: shared.tls_summary.get().cloned(),
-        set: cfg.set.as_deref().map(set_summary),
+        set: cfg
+            .set
+            .as_deref()
+            .map(|s| set_summary(s, cfg.labels.names().len())),
         ..Default::default()
     }
 }
@@ -963,12 +975,12 @@ fn first_method(set: &set::RequestSet) -> String {
 }
 
 /// The record's account of a request set.
-fn set_summary(set: &set::RequestSet) -> kurabe_model::http::SetSummary {
+fn set_summary(set: &set::RequestSet, names: usize) -> kurabe_model::http::SetSummary {
     kurabe_model::http::SetSummary {
         source: set.source.clone(),
         format: set.format.name().to_owned(),
         targets: set.targets.len() as u64,
-        names: set.names.len() as u64,
+        names: names as u64,
         order: set.order.name().to_owned(),
         seed: set.order.is_random().then_some(set.seed),
     }
@@ -992,6 +1004,7 @@ pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>
     report.connection_times_us = stats.connection_times();
     report.percent_served_us = stats.percent_served();
     report.rate = rate.map(|r| stats.rate_info(r, duration_s));
+    report.requests = stats.breakdown(duration_s);
 }
 
 #[cfg(test)]
@@ -1110,6 +1123,7 @@ mod tests {
             setup: Setup::default(),
             engine: Engine::Auto,
             set: None,
+            labels: Default::default(),
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();
         assert!(

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use kurabe_model::load::{Order, TargetsFormat};
 
 use super::Target;
+use crate::tags::Tag;
 
 /// One target of a set, resolved: what goes on the wire for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,22 +27,20 @@ pub struct SetTarget {
     pub headers: Vec<(String, String)>,
     /// The body, read.
     pub body: Option<Vec<u8>>,
-    /// Index of its name in [`RequestSet::names`].
-    pub name: u32,
+    /// Its name and checks in the run's [`crate::tags::Labels`].
+    pub tag: Tag,
     /// Relative weight (`--order weighted`), at least 1.
     pub weight: u32,
     /// The target's own response checks (`# @check`), unparsed.
     pub checks: Vec<String>,
 }
 
-/// A request set, read and checked: the targets in file order and the
-/// table of their names (a name id is an index into it).
+/// A request set, read and checked: the targets in file order (their
+/// names and checks are in the run's [`crate::tags::Labels`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestSet {
     /// The targets in file order.
     pub targets: Vec<SetTarget>,
-    /// Every distinct name, in first-seen order.
-    pub names: Vec<String>,
     /// Which target each request sends.
     pub order: Order,
     /// The seed of a random order (drawn when none was given).
@@ -73,8 +72,8 @@ pub(crate) struct Span {
     pub body_len: u64,
     /// A HEAD request (its response has no body).
     pub head: bool,
-    /// Its name id.
-    pub name: u32,
+    /// Its name and checks.
+    pub tag: Tag,
 }
 
 /// What every worker reads to send a set's requests.
@@ -188,7 +187,7 @@ mod tests {
                 target: Target::parse("http://h/").unwrap(),
                 headers: vec![],
                 body: None,
-                name: 0,
+                tag: Tag::default(),
                 weight: w,
                 checks: vec![],
             })
@@ -196,7 +195,6 @@ mod tests {
         let n = targets.len();
         let set = RequestSet {
             targets,
-            names: vec!["x".into()],
             order,
             seed: 42,
             source: "-".into(),
@@ -207,7 +205,7 @@ mod tests {
             len: 1,
             body_len: 0,
             head: false,
-            name: 0,
+            tag: Tag::default(),
         };
         Table::new(&set, vec![span; n])
     }

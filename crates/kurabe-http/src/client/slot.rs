@@ -1,8 +1,11 @@
 //! One request in flight, as every worker tracks it whatever the protocol:
-//! when it started, was sent and was meant to be sent, and whether it counts.
+//! when it started, was sent and was meant to be sent, whether it counts,
+//! and what it is reported as and checked by (its [`Tag`]).
 //!
 //! Owns the per-request clock readings. Must not do I/O or count anything
 //! (the worker stamps it, [`super::record`] counts it).
+
+use crate::tags::Tag;
 
 /// Per in-flight request.
 #[derive(Debug, Clone, Copy)]
@@ -19,9 +22,7 @@ pub(crate) struct Slot {
     pub measured: bool,
     /// Which target of the request set it sends (0 without a set).
     pub target: u32,
-    /// The id of its name in the set's name table
-    /// ([`super::set::RequestSet::names`]; 0 without a set: the URL), the
-    /// key of the per-name breakdown.
-    #[allow(dead_code)] // read by the per-name breakdown (issue 24), landing beside this
-    pub name: u32,
+    /// Its name in the breakdown and its checks ([`crate::tags::Labels`]);
+    /// set by whoever picks the request (default: the run's one request).
+    pub tag: Tag,
 }

@@ -21,6 +21,7 @@ use crate::client::{
     UrlError,
 };
 use crate::request::{Names, RequestError, RequestSpec, DEFAULT_TIMEOUT};
+use crate::tags::{LabelError, Labels};
 
 /// A setting, or a combination of settings, that cannot be run; one line
 /// naming the setting and the fix.
@@ -73,7 +74,9 @@ macro_rules! invalid {
 pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
     check_connections(spec, n)?;
     let request = request_spec(spec, n)?.build(n)?;
-    let set = super::set::read(spec, n, &request.headers)?;
+    let mut labels = labels(spec, n)?;
+    let set = super::set::read(spec, n, &request.headers, &mut labels)?;
+    check_http2_checks(spec, n, &labels)?;
     let target = match &set {
         Some(s) => s.origin(),
         None => Target::parse(&url(spec, n)?)?,
@@ -86,6 +89,11 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         .threads
         .unwrap_or_else(|| client::default_threads(ncpus, spec.concurrency, loopback));
     let setup = setup(spec, n, target.tls)?;
+    if set.is_none() {
+        let none: &[&str] = &[];
+        let tag = labels.tag(&request.method, &target.url(), None, none);
+        debug_assert_eq!(tag, Ok(Default::default()), "the one URL's tag is 0, 0");
+    }
     Ok(LoadConfig {
         target,
         method: request.method,
@@ -110,7 +118,32 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         setup,
         engine: spec.engine,
         set: set.map(std::sync::Arc::new),
+        labels,
     })
+}
+
+/// The run's names and checks (`group`, `checks`), before any request is tagged.
+fn labels(spec: &LoadSpec, n: &Names) -> Result<Labels, SpecError> {
+    let labels = Labels::new(&spec.group, &spec.checks).map_err(|e| match e {
+        LabelError::Group(e) => SpecError::Invalid(format!("{} {e}", n.group)),
+        LabelError::Check(e) => SpecError::Invalid(format!("{} {e}", n.checks)),
+    })?;
+    check_http2_checks(spec, n, &labels)?;
+    Ok(labels)
+}
+
+/// HTTP/2 judges status and size only: refuse body and header checks
+/// (the run's, and once a set is tagged, its targets' `# @check`).
+fn check_http2_checks(spec: &LoadSpec, n: &Names, labels: &Labels) -> Result<(), SpecError> {
+    let needs = labels.needs();
+    if spec.http2 && (needs.body || needs.headers) {
+        invalid!(
+            "{} body~ and header: checks read HTTP/1.1 responses only for now: drop {} or check status and size",
+            n.checks,
+            n.http2
+        );
+    }
+    Ok(())
 }
 
 /// The URL, with `path` (a plan's path on its target) in place of the URL's own.

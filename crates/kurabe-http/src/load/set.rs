@@ -6,11 +6,10 @@
 //! Owns reading the set through [`crate::targets::Reader`], reading body
 //! files, the rules a set must keep (not empty, every target on the first
 //! one's scheme, host and port: the engine connects to one address) and
-//! the name table (a target's `# @name`, else its URL, its method first
-//! when not GET). Errors are one line: `FILE:LINE: …` for a target, the
+//! tagging each target with its name and checks ([`Labels::tag`]: its
+//! `# @name`, else its URL, its method first when not GET). Errors are one line: `FILE:LINE: …` for a target, the
 //! setting's name (flag or plan key) for the rest. Must not fetch anything.
 
-use std::collections::HashMap;
 use std::io::BufRead;
 use std::path::Path;
 
@@ -20,6 +19,7 @@ use super::resolve::SpecError;
 use crate::client::set::{RequestSet, SetTarget};
 use crate::client::Target;
 use crate::request::Names;
+use crate::tags::Labels;
 use crate::targets::{Body, Format, Reader, TargetDef, TargetsError};
 
 /// The set `spec` names, if any, with `extra` (the spec's resolved `-H`,
@@ -28,6 +28,7 @@ pub(crate) fn read(
     spec: &LoadSpec,
     n: &Names,
     extra: &[(String, String)],
+    labels: &mut Labels,
 ) -> Result<Option<RequestSet>, SpecError> {
     let source = match (&spec.targets, &spec.targets_text) {
         (None, None) => {
@@ -52,10 +53,9 @@ pub(crate) fn read(
     };
     let order = spec.order.unwrap_or_default();
     let seed = spec.seed.unwrap_or_else(draw_seed);
-    build(defs, &source, base.as_ref(), extra).map(|(targets, names)| {
+    build(defs, &source, base.as_ref(), extra, labels).map(|targets| {
         Some(RequestSet {
             targets,
-            names,
             order,
             seed,
             source,
@@ -151,7 +151,8 @@ fn build(
     source: &str,
     base: Option<&Target>,
     extra: &[(String, String)],
-) -> Result<(Vec<SetTarget>, Vec<String>), SpecError> {
+    labels: &mut Labels,
+) -> Result<Vec<SetTarget>, SpecError> {
     let at = |line: u64, what: String| SpecError::Invalid(format!("{source}:{line}: {what}"));
     let Some(first) = defs.first() else {
         return Err(SpecError::Invalid(format!(
@@ -162,8 +163,6 @@ fn build(
         Some(b) => b.clone(),
         None => Target::parse(&first.url).map_err(|e| at(first.line, e.to_string()))?,
     };
-    let mut names: Vec<String> = Vec::new();
-    let mut ids: HashMap<String, u32> = HashMap::new();
     let mut out = Vec::with_capacity(defs.len());
     for d in defs {
         let mut target = Target::parse(&d.url).map_err(|e| at(d.line, e.to_string()))?;
@@ -193,14 +192,9 @@ fn build(
                 )
             })?),
         };
-        let name = d.name.clone().unwrap_or_else(|| match d.method.as_str() {
-            "GET" => target.url(),
-            m => format!("{m} {}", target.url()),
-        });
-        let id = *ids.entry(name.clone()).or_insert_with(|| {
-            names.push(name);
-            (names.len() - 1) as u32
-        });
+        let tag = labels
+            .tag(&d.method, &target.url(), d.name.as_deref(), &d.checks)
+            .map_err(|e| at(d.line, format!("# @check {e}")))?;
         let mut headers = d.headers;
         headers.extend(extra.iter().cloned());
         out.push(SetTarget {
@@ -208,12 +202,12 @@ fn build(
             target,
             headers,
             body,
-            name: id,
+            tag,
             weight: d.weight,
             checks: d.checks,
         });
     }
-    Ok((out, names))
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -221,7 +215,7 @@ mod tests {
     use super::*;
     use kurabe_model::load::Order;
 
-    fn set(text: &str, edit: fn(&mut LoadSpec)) -> Result<RequestSet, String> {
+    fn set(text: &str, edit: fn(&mut LoadSpec)) -> Result<(RequestSet, Vec<String>), String> {
         let mut spec = LoadSpec {
             targets_text: Some(text.to_owned()),
             concurrency: 1,
@@ -229,20 +223,27 @@ mod tests {
             ..LoadSpec::default()
         };
         edit(&mut spec);
-        read(&spec, &Names::FLAGS, &[("X-All".into(), "1".into())])
-            .map(Option::unwrap)
-            .map_err(|e| e.to_string())
+        let mut labels = Labels::default();
+        read(
+            &spec,
+            &Names::FLAGS,
+            &[("X-All".into(), "1".into())],
+            &mut labels,
+        )
+        .map(Option::unwrap)
+        .map(|s| (s, labels.names().to_vec()))
+        .map_err(|e| e.to_string())
     }
 
     #[test]
     fn names_are_given_or_the_url_and_shared_by_id() {
-        let s = set(
+        let (s, names) = set(
             "GET http://h:81/a\n\n# @name b\nPOST http://h:81/b\nX: 1\n\n# @name b\nGET http://h:81/b2\n\nDELETE http://h:81/a\n",
             |_| {},
         )
         .unwrap();
-        assert_eq!(s.names, ["http://h:81/a", "b", "DELETE http://h:81/a"]);
-        let ids: Vec<u32> = s.targets.iter().map(|t| t.name).collect();
+        assert_eq!(names, ["http://h:81/a", "b", "DELETE http://h:81/a"]);
+        let ids: Vec<u16> = s.targets.iter().map(|t| t.tag.name).collect();
         assert_eq!(ids, [0, 1, 1, 2]);
         assert_eq!(
             s.targets[1].headers,
@@ -280,7 +281,7 @@ mod tests {
 
     #[test]
     fn a_url_given_with_the_set_is_every_targets_origin() {
-        let s = set("GET http://a/x?q\n\nGET http://b:81/y\n", |s| {
+        let (s, _) = set("GET http://a/x?q\n\nGET http://b:81/y\n", |s| {
             s.url = Some("https://c:8443".into())
         })
         .unwrap();
@@ -290,7 +291,7 @@ mod tests {
 
     #[test]
     fn a_seed_is_kept_or_drawn() {
-        let s = set("http://a/\n", |s| {
+        let (s, _) = set("http://a/\n", |s| {
             s.targets_format = Some(TargetsFormat::Urls);
             s.order = Some(Order::Weighted);
             s.seed = Some(7);
@@ -304,6 +305,7 @@ mod tests {
             },
             &Names::FLAGS,
             &[],
+            &mut Labels::default(),
         )
         .unwrap_err()
         .to_string();

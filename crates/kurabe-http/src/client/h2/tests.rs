@@ -14,7 +14,7 @@ fn slot() -> Slot {
         connect_ns: 0,
         measured: true,
         target: 0,
-        name: 0,
+        tag: Default::default(),
     }
 }
 
