@@ -20,6 +20,7 @@ pub mod bisect_run;
 pub mod cmd;
 pub mod demo;
 pub mod dry_run;
+pub mod find_rate;
 mod execute;
 pub mod git;
 pub mod http_compare;

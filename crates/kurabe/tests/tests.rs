@@ -6,6 +6,7 @@ mod abflags;
 mod anyserver;
 mod cli;
 mod cmd;
+mod find_rate;
 mod fleet;
 mod harden;
 mod history;
