@@ -10,8 +10,11 @@
 //! both the binary and plans. `load` is the engine's one entry: a
 //! [`kurabe_model::load::LoadSpec`] checked (the same rules for flags,
 //! plans and fleet specs), run with a stop handle and an observer;
-//! `ab_verbose` writes ab's `-v` lines,
-//! `outcome` says whether a run as a whole failed.
+//! `replay` reads access logs and HAR files into timed requests for
+//! `kurabe replay`; `ab_verbose` writes ab's `-v` lines,
+//! `outcome` says whether a run as a whole failed, `tags` names each
+//! request for the per-request breakdown and `response_check` judges
+//! responses (`--check`).
 //! [`raise_fd_limit`] is the one process-wide setting both sides need.
 //!
 //! Nothing here prints or parses command lines: callers hand in a
@@ -25,8 +28,11 @@ pub mod client;
 pub mod header;
 pub mod load;
 pub mod outcome;
+pub mod replay;
 pub mod request;
+pub mod response_check;
 pub mod serve;
+pub mod tags;
 pub mod targets;
 
 /// Raise the soft open-files limit to the hard limit: thousands of

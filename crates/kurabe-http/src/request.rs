@@ -81,6 +81,10 @@ pub struct Names {
     pub engine: &'static str,
     /// Per-request timeout (`-s`, `timeout`).
     pub timeout: &'static str,
+    /// Name folding of the breakdown (`--group`, `group`).
+    pub group: &'static str,
+    /// Response checks (`--check`, `checks`).
+    pub checks: &'static str,
     /// TLS protocol (`-f`, `tls_protocol`).
     pub tls_protocol: &'static str,
     /// Cipher suites (`-Z`, `ciphers`).
@@ -120,6 +124,8 @@ impl Names {
         streams: "--streams",
         engine: "--engine",
         timeout: "-s",
+        group: "--group",
+        checks: "--check",
         tls_protocol: "-f",
         ciphers: "-Z",
         client_cert: "-E",
@@ -151,6 +157,8 @@ impl Names {
         streams: "http.streams",
         engine: "http.engine",
         timeout: "http.timeout",
+        group: "http.group",
+        checks: "http.checks",
         tls_protocol: "http.tls_protocol",
         ciphers: "http.ciphers",
         client_cert: "http.client_cert",

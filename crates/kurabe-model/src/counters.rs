@@ -5,8 +5,10 @@
 //! [`Counters::fill_report`] puts it into an [`HttpReport`] under the
 //! report's field names.
 //!
-//! Owns the counters, their exact merge and their stored shape. Must not
-//! hold histograms or read clocks: a count per request is an add here.
+//! Owns the counters, their exact merge and their stored shape, the whole
+//! run's and each request name's ([`NameCounts`], the per-request
+//! breakdown). Must not hold histograms or read clocks: a count per
+//! request is an add here.
 
 use std::collections::BTreeMap;
 
@@ -123,6 +125,112 @@ pub struct Counters {
     /// HTTP/2: streams the server reset, by error code name (likewise).
     #[serde(default)]
     pub stream_resets: BTreeMap<String, u64>,
+    /// The per-request breakdown's counts, one entry per request name in
+    /// the run's name order (indexed by the engine's name id); empty when
+    /// the run had one name (absent in older rows).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<NameCounts>,
+}
+
+/// What the requests of one name counted (a row of the breakdown).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NameCounts {
+    /// The request name.
+    pub name: String,
+    /// Responses received completely that passed every check.
+    pub completed: u64,
+    /// Failed requests by kind.
+    pub failures: Failures,
+    /// Complete responses by status code: (code, count) of the codes seen,
+    /// in first-seen order (a few codes: a scan is cheaper than a map).
+    #[serde(with = "few_codes")]
+    pub status: Vec<(u16, u64)>,
+    /// Response body bytes received.
+    pub body_bytes: u64,
+}
+
+impl NameCounts {
+    /// Zero counts for `name`.
+    pub fn new(name: &str) -> NameCounts {
+        NameCounts {
+            name: name.to_owned(),
+            ..NameCounts::default()
+        }
+    }
+
+    /// Count one complete response with status `code` and `body` bytes.
+    #[inline]
+    pub fn answered(&mut self, code: u16, body: u64) {
+        self.completed += 1;
+        self.body_bytes += body;
+        self.count_status(code, 1);
+    }
+
+    fn count_status(&mut self, code: u16, n: u64) {
+        match self.status.iter_mut().find(|(c, _)| *c == code) {
+            Some((_, k)) => *k += n,
+            None => self.status.push((code, n)),
+        }
+    }
+
+    /// Responses by status code as the report keys them ("200" → count).
+    pub fn status_codes(&self) -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for &(code, n) in &self.status {
+            *m.entry(code.to_string()).or_default() += n;
+        }
+        m
+    }
+
+    /// Add `o`'s counts (of the same name) into `self`.
+    pub fn merge(&mut self, o: &NameCounts) {
+        self.completed += o.completed;
+        self.body_bytes += o.body_bytes;
+        let (f, g) = (&mut self.failures, &o.failures);
+        f.connect += g.connect;
+        f.receive += g.receive;
+        f.length += g.length;
+        f.exceptions += g.exceptions;
+        f.write += g.write;
+        f.timeout += g.timeout;
+        f.client += g.client;
+        f.check += g.check;
+        for &(code, n) in &o.status {
+            self.count_status(code, n);
+        }
+    }
+}
+
+/// Merge `other`'s rows into `rows` by name: rows of a name `rows` lacks
+/// are appended, so the first-seen order of names is kept.
+fn merge_names(rows: &mut Vec<NameCounts>, other: &[NameCounts]) {
+    for (i, o) in other.iter().enumerate() {
+        // Workers of one run share one name table: the same index, mostly.
+        let at = match rows.get(i) {
+            Some(r) if r.name == o.name => Some(i),
+            _ => rows.iter().position(|r| r.name == o.name),
+        };
+        match at {
+            Some(i) => rows[i].merge(o),
+            None => rows.push(o.clone()),
+        }
+    }
+}
+
+/// [`NameCounts::status`] stored as a map of the codes seen, like [`StatusCounts`].
+mod few_codes {
+    use std::collections::BTreeMap;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[(u16, u64)], s: S) -> Result<S::Ok, S::Error> {
+        let m: BTreeMap<u16, u64> = v.iter().copied().collect();
+        s.collect_map(m)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(u16, u64)>, D::Error> {
+        Ok(BTreeMap::<u16, u64>::deserialize(d)?.into_iter().collect())
+    }
 }
 
 impl Counters {
@@ -137,6 +245,7 @@ impl Counters {
         f.write += g.write;
         f.timeout += g.timeout;
         f.client += g.client;
+        f.check += g.check;
         for (kind, text) in &o.first_errors {
             self.first_errors
                 .entry(kind.clone())
@@ -156,6 +265,7 @@ impl Counters {
         for (code, n) in &o.stream_resets {
             *self.stream_resets.entry(code.clone()).or_default() += n;
         }
+        merge_names(&mut self.names, &o.names);
     }
 
     /// Responses by status code as the report keys them ("200" → count).
@@ -177,6 +287,7 @@ impl Counters {
             ("write", f.write),
             ("timeout", f.timeout),
             ("client", f.client),
+            ("check", f.check),
         ]
         .into_iter()
         .filter(|&(_, count)| count > 0)
@@ -269,6 +380,45 @@ mod tests {
         );
         assert_eq!(a.first_errors["timeout"], "first");
         assert_eq!(a.stream_resets["CANCEL"], 2);
+    }
+
+    #[test]
+    fn names_merge_by_name_and_keep_first_seen_order() {
+        let row = |name: &str, code: u16, n: u64| {
+            let mut r = NameCounts::new(name);
+            for _ in 0..n {
+                r.answered(code, 3);
+            }
+            r
+        };
+        let mut a = Counters {
+            names: vec![row("a", 200, 2), row("b", 200, 1)],
+            ..Counters::default()
+        };
+        let mut other = Counters {
+            names: vec![row("b", 503, 4), row("c", 200, 1)],
+            ..Counters::default()
+        };
+        other.names[0].failures.check = 2;
+        a.merge(&other);
+        let names: Vec<_> = a.names.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        let b = &a.names[1];
+        assert_eq!((b.completed, b.body_bytes, b.failures.check), (5, 15, 2));
+        assert_eq!(
+            b.status_codes(),
+            BTreeMap::from([("200".into(), 1), ("503".into(), 4)])
+        );
+        let json = serde_json::to_value(&a).unwrap();
+        assert_eq!(
+            json["names"][1]["status"],
+            serde_json::json!({"200": 1, "503": 4})
+        );
+        let back: Counters = serde_json::from_value(json).unwrap();
+        assert_eq!(back, a);
+        // One name: no rows stored, as before the breakdown.
+        let plain = serde_json::to_value(Counters::default()).unwrap();
+        assert!(plain.get("names").is_none());
     }
 
     #[test]

@@ -127,6 +127,37 @@ pub struct HttpReport {
     /// "SSL/TLS Protocol" and "Server Temp Key" lines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSummary>,
+    /// The per-request breakdown: one row per request name (a target's
+    /// name, its URL, or a `--group` NAME), in first-seen order. Absent
+    /// when the run had one name only: the figures above are then its row.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestStats>,
+}
+
+/// One row of the per-request breakdown: the figures of the requests that
+/// share one name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct RequestStats {
+    /// The request name: a target's name, its URL (its method first when
+    /// not GET), or the NAME of the `--group` that folded it.
+    pub name: String,
+    /// Responses received completely (any status) that passed every check.
+    pub complete_requests: u64,
+    /// Requests of this name that failed, the sum of `failures`.
+    pub failed_requests: u64,
+    /// Failed requests by kind.
+    pub failures: Failures,
+    /// `complete_requests / duration_s` of the run.
+    pub requests_per_second: f64,
+    /// Latency of this name's complete requests, as the run's `latency_us`
+    /// (from a histogram of 2 significant digits per name).
+    pub latency_us: LatencySummary,
+    /// Complete responses by status code ("200" → count).
+    #[schemars(extend("propertyNames" = { "pattern": "^[0-9]{3}$" }))]
+    pub status_codes: BTreeMap<String, u64>,
+    /// Body bytes received for this name.
+    pub body_bytes: u64,
 }
 
 /// What a TLS handshake settled on, named as OpenSSL (and so ab) names it.
@@ -261,6 +292,14 @@ pub struct Failures {
     /// `ulimit -n` or lower `-c`. (Absent from records written before it.)
     #[serde(default)]
     pub client: u64,
+    /// The response arrived but failed a response check (`--check`,
+    /// `# @check`). (Absent when zero, and from records written before it.)
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub check: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Failures {
@@ -273,6 +312,7 @@ impl Failures {
             + self.write
             + self.timeout
             + self.client
+            + self.check
     }
 }
 
@@ -281,8 +321,8 @@ impl Failures {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub struct ErrorBucket {
-    /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `write`, `timeout`, `client`.
-    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "write", "timeout", "client"]))]
+    /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `write`, `timeout`, `client`, `check`.
+    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "write", "timeout", "client", "check"]))]
     pub kind: String,
     /// The first error of this kind, e.g. "Connection refused (os error 111)".
     pub first_error: String,
@@ -445,7 +485,8 @@ mod tests {
             write: 7,
             timeout: 5,
             client: 6,
+            check: 8,
         };
-        assert_eq!(f.total(), 28);
+        assert_eq!(f.total(), 36);
     }
 }

@@ -119,6 +119,19 @@ pub struct LoadSpec {
     #[serde(default, skip_serializing_if = "is_false")]
     pub variable_length: bool,
 
+    // --- what is reported and checked --------------------------------------
+    /// Fold request names in the per-request breakdown: `REGEX=NAME`
+    /// (`--group`), the first whose REGEX matches a request's URL names it
+    /// (`$1` … in NAME are the REGEX's groups); unnamed requests are
+    /// reported by URL.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group: Vec<String>,
+    /// Response checks every response must pass (`--check`): `status==200`,
+    /// `status in 200..399`, `body~REGEX`, `header:NAME~REGEX`,
+    /// `size>=1000`; a response that fails one is a `check` failure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+
     // --- connection setup ----------------------------------------------------
     /// Accept any TLS certificate (`--insecure`; ab never checks).
     #[serde(default, skip_serializing_if = "is_false")]

@@ -4,6 +4,7 @@
 mod ab_audit;
 mod abflags;
 mod anyserver;
+mod checks;
 mod cli;
 mod cmd;
 mod find_rate;

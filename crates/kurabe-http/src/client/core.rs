@@ -28,6 +28,11 @@ use super::stats::{FailKind, Stats};
 use super::sys;
 use super::tls::TlsSession;
 use super::RunControl;
+use crate::response_check::{describe_failure, Seen};
+
+/// What a connection kept of a response for the checks: its head and the
+/// first bytes of its body (both empty when nothing is checked).
+pub(crate) type Kept<'b> = (&'b [u8], &'b [u8]);
 
 /// A send later than this behind its intended time counts as late.
 const LATE_NS: u64 = 1_000_000;
@@ -115,7 +120,7 @@ impl<'a> Core<'a> {
             ctl,
             conns,
             index,
-            stats: Stats::new(),
+            stats: Stats::for_names(sh.labels.names()),
             claims: Claims::new((in_flight as u64).clamp(1, 64)),
             schedule: first_schedule(sh, index),
             restart: Vec::with_capacity(conns),
@@ -233,6 +238,7 @@ impl<'a> Core<'a> {
             intended,
             connect_ns: 0,
             measured: self.measuring,
+            tag: Default::default(),
         }
     }
 
@@ -274,9 +280,14 @@ impl<'a> Core<'a> {
     /// latency; a `length` failure
     /// when its body length differs and `-l` is off); false when it was not
     /// counted as a success (warm-up, draining, or that failure).
-    pub fn complete(&mut self, slot: &Slot, a: Answer) -> bool {
+    /// `kept`: the head and body bytes the connection kept of the response
+    /// (see [`Shared::checking`]), judged by the request's checks.
+    pub fn complete(&mut self, slot: &Slot, a: Answer, kept: Kept<'_>) -> bool {
         self.pace.answered(self.now.saturating_sub(slot.start));
         if !slot.measured || self.draining {
+            return false;
+        }
+        if self.sh.checking && !self.passes_checks(slot, &a, kept) {
             return false;
         }
         let (st, g) = (&mut self.stats, self.gnuplot.as_mut());
@@ -284,10 +295,48 @@ impl<'a> Core<'a> {
             Ok(()) => true,
             Err(why) => {
                 self.explain(FailKind::Length, || why);
-                self.fail(FailKind::Length, 1);
+                self.fail_slot(slot, FailKind::Length);
                 false
             }
         }
+    }
+
+    /// Judge a response by `slot`'s checks; a failure is counted (with the
+    /// response's summary as the first `check` error).
+    fn passes_checks(&mut self, slot: &Slot, a: &Answer, (head, body): Kept<'_>) -> bool {
+        let sh = self.sh;
+        let seen = Seen {
+            status: a.status,
+            body_bytes: a.body_bytes,
+            head,
+            body,
+        };
+        let Some(check) = sh.labels.checks(slot.tag.checks).first_failed(&seen) else {
+            return true;
+        };
+        self.explain(FailKind::Check, || describe_failure(check, &seen));
+        self.fail_slot(slot, FailKind::Check);
+        false
+    }
+
+    /// Count one failure of `kind` for `slot` (its name's row too).
+    pub fn fail_slot(&mut self, slot: &Slot, kind: FailKind) {
+        if !self.draining {
+            self.stats.fail_name(slot.tag.name, kind, 1);
+        }
+        self.fail(kind, 1);
+    }
+
+    /// Count the measured ones of `slots` as failures of `kind`.
+    pub fn fail_slots<'s>(&mut self, slots: impl Iterator<Item = &'s Slot>, kind: FailKind) {
+        let mut n = 0;
+        for s in slots.filter(|s| s.measured) {
+            n += 1;
+            if !self.draining {
+                self.stats.fail_name(s.tag.name, kind, 1);
+            }
+        }
+        self.fail(kind, n);
     }
 
     /// Say why the failure about to be counted as `kind` happened; `text` is

@@ -5,7 +5,9 @@
 //! body framing (Content-Length, chunked with extensions and trailers,
 //! close-delimited, and the responses that never have a body: HEAD, 1xx, 204,
 //! 304). Bodies are counted and skipped, never copied or kept, so a caller's
-//! buffer only ever has to hold one response head.
+//! buffer only ever has to hold one response head; only when responses are
+//! checked (`--check`) does a framer keep a copy of each head and of the
+//! first bytes of each body ([`Keep`], bounded).
 //!
 //! It does no I/O and reads no clock: the worker feeds it bytes and acts on
 //! what it returns.
@@ -105,6 +107,34 @@ pub(crate) struct Framer {
     /// The last final head's bytes and what they parsed to (empty: none).
     last_head: Vec<u8>,
     last_parsed: Parsed,
+    /// The current response's head and body prefix, when responses are checked.
+    pub keep: Option<Box<Keep>>,
+}
+
+/// What a framer keeps of the current response for the response checks.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Keep {
+    /// The final head as received (status line, headers, blank line).
+    pub head: Vec<u8>,
+    /// The body's first bytes, at most `limit`.
+    pub body: Vec<u8>,
+    limit: usize,
+}
+
+impl Keep {
+    /// Keep heads and at most `limit` body bytes of each response.
+    pub fn new(limit: usize) -> Box<Keep> {
+        Box::new(Keep {
+            head: Vec::new(),
+            body: Vec::with_capacity(limit.min(4096)),
+            limit,
+        })
+    }
+
+    fn body_bytes(&mut self, b: &[u8]) {
+        let room = self.limit.saturating_sub(self.body.len());
+        self.body.extend_from_slice(&b[..b.len().min(room)]);
+    }
 }
 
 impl Default for Framer {
@@ -123,6 +153,7 @@ impl Default for Framer {
                 reusable: false,
                 next: Next::Done,
             },
+            keep: None,
         }
     }
 }
@@ -162,6 +193,9 @@ impl Framer {
             State::Fixed(rem) => {
                 let n = rem.min(data.len() as u64);
                 self.body += n;
+                if let Some(k) = &mut self.keep {
+                    k.body_bytes(&data[..n as usize]);
+                }
                 if n == rem {
                     self.finish(n as usize)
                 } else {
@@ -171,6 +205,9 @@ impl Framer {
             }
             State::UntilClose => {
                 self.body += data.len() as u64;
+                if let Some(k) = &mut self.keep {
+                    k.body_bytes(data);
+                }
                 more(data.len())
             }
             State::ChunkSize => match line(data)? {
@@ -188,6 +225,9 @@ impl Framer {
             State::ChunkData(rem) => {
                 let n = rem.min(data.len() as u64);
                 self.body += n;
+                if let Some(k) = &mut self.keep {
+                    k.body_bytes(&data[..n as usize]);
+                }
                 self.state = if n == rem {
                     State::ChunkEnd
                 } else {
@@ -254,17 +294,39 @@ impl Framer {
     ) -> Result<Step, FrameError> {
         if !want_server && !self.last_head.is_empty() && data.starts_with(&self.last_head) {
             // The same bytes as the last head parse to the same thing.
+            self.keep_head(&data[..self.last_parsed.used], self.last_parsed);
             return Ok(self.apply(self.last_parsed));
         }
         let Some(parsed) = self.parse_head(data, head_request, want_server)? else {
             return Ok(more(0));
         };
+        self.keep_head(&data[..parsed.used], parsed);
         self.last_head.clear();
         if parsed.next != Next::Interim && parsed.used <= MAX_CACHED_HEAD {
             self.last_head.extend_from_slice(&data[..parsed.used]);
             self.last_parsed = parsed;
         }
         Ok(self.apply(parsed))
+    }
+
+    /// Keep a final head (and start a new body) when responses are checked.
+    fn keep_head(&mut self, head: &[u8], p: Parsed) {
+        if let Some(k) = &mut self.keep {
+            if p.next != Next::Interim {
+                k.head.clear();
+                k.head.extend_from_slice(head);
+                k.body.clear();
+            }
+        }
+    }
+
+    /// What was kept of the response that just completed: (head, body
+    /// prefix), both empty when nothing is kept.
+    pub fn kept(&self) -> (&[u8], &[u8]) {
+        match &self.keep {
+            Some(k) => (&k.head, &k.body),
+            None => (&[], &[]),
+        }
     }
 
     /// Parse a complete head at the start of `data` (None: not complete yet).

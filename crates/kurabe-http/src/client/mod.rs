@@ -215,6 +215,8 @@ pub struct LoadConfig {
     pub setup: Setup,
     /// The I/O engine (`--engine`).
     pub engine: Engine,
+    /// The run's request names (the breakdown's rows) and response checks.
+    pub labels: crate::tags::Labels,
 }
 
 /// The `-g` destination, opened by the caller (who decides where the bytes
@@ -766,6 +768,13 @@ fn shared_state(
         trace: cfg.setup.trace.clone(),
         uring: engine == Engine::IoUring,
         h2: cfg.http2.then(|| h2::Setup::new(cfg)),
+        checking: cfg.labels.any_checks(),
+        keep_body: match (cfg.labels.any_checks(), cfg.labels.needs().body) {
+            (false, _) => 0,
+            (true, false) => crate::response_check::SUMMARY_BODY + 1,
+            (true, true) => crate::response_check::MAX_CHECKED_BODY,
+        },
+        labels: cfg.labels.clone(),
     })
 }
 
@@ -900,6 +909,7 @@ pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>
     report.connection_times_us = stats.connection_times();
     report.percent_served_us = stats.percent_served();
     report.rate = rate.map(|r| stats.rate_info(r, duration_s));
+    report.requests = stats.breakdown(duration_s);
 }
 
 #[cfg(test)]
@@ -1017,6 +1027,7 @@ mod tests {
             gnuplot_file: None,
             setup: Setup::default(),
             engine: Engine::Auto,
+            labels: Default::default(),
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();
         assert!(

@@ -1,6 +1,7 @@
 //! Accounting of one complete response into a worker's [`Stats`]: the
 //! `-l` length check, status counts, ab's phase histograms, the open model's
-//! uncorrected latency and the `-g` line.
+//! uncorrected latency, the request name's row of the breakdown and the
+//! `-g` line.
 //!
 //! Owns the arithmetic of "a request finished", whatever the protocol
 //! (both the HTTP/1.1 and the HTTP/2 worker count through it). Must not read clocks or sockets: the caller
@@ -44,6 +45,12 @@ pub(crate) fn record(
     st.counters.body_bytes += a.body_bytes;
     let t = Times::of(slot, a.first_byte, now);
     let _ = st.total.record(t.total);
+    let name = usize::from(slot.tag.name);
+    if let Some(row) = st.counters.names.get_mut(name) {
+        // More than one name: the breakdown's row (an index, no lookup).
+        row.answered(a.status, a.body_bytes);
+        let _ = st.name_latency[name].record(t.total);
+    }
     // 0 is a real value here (no connect on a reused connection, as ab reports it).
     let _ = st.connect.record(t.connect);
     let _ = st.processing.record(t.total.saturating_sub(t.connect));

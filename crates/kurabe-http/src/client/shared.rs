@@ -59,6 +59,13 @@ pub(crate) struct Shared {
     pub uring: bool,
     /// HTTP/2 runs only: the encoded request and `--streams`.
     pub h2: Option<super::h2::Setup>,
+    /// The run's request names and check sets ([`crate::tags`]).
+    pub labels: crate::tags::Labels,
+    /// Some request is checked: responses are judged (and their heads kept).
+    pub checking: bool,
+    /// Body bytes a connection keeps of each response for the checks and
+    /// the first failure's summary (0 without checks).
+    pub keep_body: usize,
 }
 
 impl Shared {

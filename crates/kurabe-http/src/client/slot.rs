@@ -1,8 +1,11 @@
 //! One request in flight, as every worker tracks it whatever the protocol:
-//! when it started, was sent and was meant to be sent, and whether it counts.
+//! when it started, was sent and was meant to be sent, whether it counts,
+//! and what it is reported as and checked by (its [`Tag`]).
 //!
 //! Owns the per-request clock readings. Must not do I/O or count anything
 //! (the worker stamps it, [`super::record`] counts it).
+
+use crate::tags::Tag;
 
 /// Per in-flight request.
 #[derive(Debug, Clone, Copy)]
@@ -17,4 +20,7 @@ pub(crate) struct Slot {
     pub connect_ns: u64,
     /// Claimed during the measured phase (warm-up requests are not counted).
     pub measured: bool,
+    /// Its name in the breakdown and its checks ([`crate::tags::Labels`]);
+    /// set by whoever picks the request (default: the run's one request).
+    pub tag: Tag,
 }

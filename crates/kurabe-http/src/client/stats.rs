@@ -3,10 +3,16 @@
 //! Each worker owns one [`Stats`] and touches nothing shared per request;
 //! the merge happens once, after all workers have finished. Memory is fixed
 //! at creation (HDR histograms with a fixed range), whatever the request count.
+//! With more than one request name, each name also has a latency histogram
+//! of its own (2 significant digits, growing to at most the same range) and
+//! its counts in [`Counters::names`]: the per-request breakdown, merged by
+//! name as exactly as the whole.
 
 use hdrhistogram::Histogram;
-use kurabe_model::counters::Counters;
-use kurabe_model::http::{ConnectionTimes, LatencySummary, PercentileValue, PhaseTimes, RateInfo};
+use kurabe_model::counters::{Counters, NameCounts};
+use kurabe_model::http::{
+    ConnectionTimes, Failures, LatencySummary, PercentileValue, PhaseTimes, RateInfo, RequestStats,
+};
 
 /// Highest latency the histograms track exactly (1 hour in µs); larger values saturate.
 const MAX_US: u64 = 3_600_000_000;
@@ -17,6 +23,14 @@ pub(crate) const PERCENTILES: [f64; 9] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98
 
 fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_US, 3).expect("static histogram bounds are valid")
+}
+
+/// A request name's latency histogram: 2 significant digits, starting small
+/// and growing with the largest value recorded (at most ~26 KiB at [`MAX_US`]).
+pub(crate) fn name_histogram() -> Histogram<u64> {
+    let mut h = Histogram::new_with_bounds(1, 2, 2).expect("static histogram bounds are valid");
+    h.auto(true);
+    h
 }
 
 /// Which failure bucket a request falls into (see [`Failures`] for the meanings).
@@ -31,6 +45,8 @@ pub(crate) enum FailKind {
     Timeout,
     /// kurabe's own failure (out of file descriptors), not the server's.
     Client,
+    /// The response failed a response check (`--check`).
+    Check,
 }
 
 impl FailKind {
@@ -44,6 +60,7 @@ impl FailKind {
             FailKind::Write => "write",
             FailKind::Timeout => "timeout",
             FailKind::Client => "client",
+            FailKind::Check => "check",
         }
     }
 
@@ -57,6 +74,7 @@ impl FailKind {
             FailKind::Write => "the request could not be written",
             FailKind::Timeout => "no complete response within the timeout (-s)",
             FailKind::Client => "the client ran out of resources",
+            FailKind::Check => "the response failed a check",
         }
     }
 }
@@ -79,6 +97,9 @@ pub struct Stats {
     /// Everything counted besides the histograms (the one counters type of
     /// the engine, the fleet and the reports).
     pub counters: Counters,
+    /// Latency per request name, µs, by the index of `counters.names`
+    /// (empty with one name: the whole is its row).
+    pub name_latency: Vec<Histogram<u64>>,
 }
 
 impl Default for Stats {
@@ -97,24 +118,36 @@ impl Stats {
             waiting: histogram(),
             uncorrected: histogram(),
             counters: Counters::default(),
+            name_latency: Vec::new(),
         }
     }
 
-    /// Forget everything (end of warm-up).
+    /// [`Stats::new`] with a row per name when there is more than one.
+    pub(crate) fn for_names(names: &[String]) -> Self {
+        let mut s = Stats::new();
+        if names.len() > 1 {
+            s.counters.names = names.iter().map(|n| NameCounts::new(n)).collect();
+            s.name_latency = names.iter().map(|_| name_histogram()).collect();
+        }
+        s
+    }
+
+    /// Forget everything (end of warm-up), keeping the names.
     pub(crate) fn clear(&mut self) {
-        *self = Stats::new();
+        let names: Vec<String> = self.counters.names.drain(..).map(|n| n.name).collect();
+        *self = Stats::for_names(&names);
     }
 
     pub(crate) fn fail(&mut self, kind: FailKind, n: u64) {
-        let f = &mut self.counters.failures;
-        match kind {
-            FailKind::Connect => f.connect += n,
-            FailKind::Receive => f.receive += n,
-            FailKind::Length => f.length += n,
-            FailKind::Exception => f.exceptions += n,
-            FailKind::Write => f.write += n,
-            FailKind::Timeout => f.timeout += n,
-            FailKind::Client => f.client += n,
+        add_failures(&mut self.counters.failures, kind, n);
+    }
+
+    /// Count `n` failures of `kind` for request name `name` too (nothing
+    /// with one name).
+    #[inline]
+    pub(crate) fn fail_name(&mut self, name: u16, kind: FailKind, n: u64) {
+        if let Some(row) = self.counters.names.get_mut(usize::from(name)) {
+            add_failures(&mut row.failures, kind, n);
         }
     }
 
@@ -139,7 +172,44 @@ impl Stats {
         let _ = self.processing.add(&o.processing);
         let _ = self.waiting.add(&o.waiting);
         let _ = self.uncorrected.add(&o.uncorrected);
+        // Names merge by name: rows `self` lacks are appended in `o`'s order.
         self.counters.merge(&o.counters);
+        for (i, row) in o.counters.names.iter().enumerate() {
+            let Some(j) = self.counters.names.iter().position(|r| r.name == row.name) else {
+                continue;
+            };
+            while self.name_latency.len() <= j {
+                self.name_latency.push(name_histogram());
+            }
+            if let Some(h) = o.name_latency.get(i) {
+                let _ = self.name_latency[j].add(h);
+            }
+        }
+    }
+
+    /// One row of the breakdown per request name (none with one name),
+    /// req/s over `duration_s`.
+    pub(crate) fn breakdown(&self, duration_s: f64) -> Vec<RequestStats> {
+        let empty = name_histogram();
+        self.counters
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| RequestStats {
+                name: n.name.clone(),
+                complete_requests: n.completed,
+                failed_requests: n.failures.total(),
+                failures: n.failures,
+                requests_per_second: if duration_s > 0.0 {
+                    n.completed as f64 / duration_s
+                } else {
+                    0.0
+                },
+                latency_us: summary(self.name_latency.get(i).unwrap_or(&empty)),
+                status_codes: n.status_codes(),
+                body_bytes: n.body_bytes,
+            })
+            .collect()
     }
 
     pub(crate) fn connection_times(&self) -> ConnectionTimes {
@@ -203,6 +273,19 @@ impl Stats {
     }
 }
 
+fn add_failures(f: &mut Failures, kind: FailKind, n: u64) {
+    match kind {
+        FailKind::Connect => f.connect += n,
+        FailKind::Receive => f.receive += n,
+        FailKind::Length => f.length += n,
+        FailKind::Exception => f.exceptions += n,
+        FailKind::Write => f.write += n,
+        FailKind::Timeout => f.timeout += n,
+        FailKind::Client => f.client += n,
+        FailKind::Check => f.check += n,
+    }
+}
+
 /// Summary of a latency histogram (all zero when empty).
 pub(crate) fn summary(h: &Histogram<u64>) -> LatencySummary {
     if h.is_empty() {
@@ -260,6 +343,57 @@ mod tests {
         );
         assert!(p.last().unwrap().latency_us >= 300);
         assert!((summary(&a.total).mean - 200.0).abs() < 1.0);
+    }
+
+    /// Record `values` (name index, latency) as `record` does for a name's row.
+    fn feed(s: &mut Stats, values: &[(usize, u64)]) {
+        for &(i, v) in values {
+            s.counters.names[i].answered(200 + i as u16, 10);
+            s.name_latency[i].record(v).unwrap();
+        }
+    }
+
+    #[test]
+    fn per_name_histograms_merge_exactly() {
+        let names = ["a".to_owned(), "b".to_owned()];
+        let values: Vec<(usize, u64)> = (1..5000u64)
+            .map(|i| ((i % 3 == 0) as usize, i * 7919 % 2_000_000 + 1))
+            .collect();
+        let (left, right) = values.split_at(1234);
+        let (mut one, mut two) = (Stats::for_names(&names), Stats::for_names(&names));
+        feed(&mut one, left);
+        feed(&mut two, right);
+        let mut all = Stats::for_names(&names);
+        feed(&mut all, &values);
+        // Into an empty total, as the thread join and the fleet merge start.
+        let mut merged = Stats::new();
+        merged.merge(&one);
+        merged.merge(&two);
+        assert_eq!(merged.name_latency, all.name_latency);
+        assert_eq!(merged.counters.names, all.counters.names);
+        let (m, a) = (merged.breakdown(2.0), all.breakdown(2.0));
+        assert_eq!(m, a);
+        assert_eq!(
+            m[1].complete_requests,
+            values.iter().filter(|v| v.0 == 1).count() as u64
+        );
+        assert_eq!(m[1].status_codes.get("201"), Some(&m[1].complete_requests));
+        assert!((m[0].requests_per_second - m[0].complete_requests as f64 / 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn one_name_has_no_rows_and_clear_keeps_the_names() {
+        assert!(Stats::for_names(&["only".to_owned()])
+            .breakdown(1.0)
+            .is_empty());
+        let mut s = Stats::for_names(&["a".to_owned(), "b".to_owned()]);
+        feed(&mut s, &[(1, 5)]);
+        s.fail_name(0, FailKind::Check, 2);
+        s.clear();
+        let rows = s.breakdown(1.0);
+        assert_eq!(rows.len(), 2);
+        assert_eq!((rows[1].name.as_str(), rows[1].complete_requests), ("b", 0));
+        assert_eq!(rows[0].failures.check, 0);
     }
 
     #[test]

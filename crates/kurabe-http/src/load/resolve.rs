@@ -21,6 +21,7 @@ use crate::client::{
     UrlError,
 };
 use crate::request::{Names, RequestError, RequestSpec, DEFAULT_TIMEOUT};
+use crate::tags::{LabelError, Labels};
 
 /// A setting, or a combination of settings, that cannot be run; one line
 /// naming the setting and the fix.
@@ -80,6 +81,7 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         .threads
         .unwrap_or_else(|| client::default_threads(ncpus, spec.concurrency, loopback));
     let setup = setup(spec, n, target.tls)?;
+    let labels = labels(spec, n, &request.method, &target.url())?;
     Ok(LoadConfig {
         target,
         method: request.method,
@@ -102,7 +104,32 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         gnuplot_file: None,
         setup,
         engine: spec.engine,
+        labels,
     })
+}
+
+/// The run's names and checks (`group`, `checks`), the one URL tagged.
+fn labels(spec: &LoadSpec, n: &Names, method: &str, url: &str) -> Result<Labels, SpecError> {
+    let mut labels = Labels::new(&spec.group, &spec.checks).map_err(|e| match e {
+        LabelError::Group(e) => SpecError::Invalid(format!("{} {e}", n.group)),
+        LabelError::Check(e) => SpecError::Invalid(format!("{} {e}", n.checks)),
+    })?;
+    let none: &[&str] = &[];
+    let tag = labels.tag(method, url, None, none);
+    debug_assert_eq!(
+        tag,
+        Ok(Default::default()),
+        "the first target's tag is 0, 0"
+    );
+    let needs = labels.needs();
+    if spec.http2 && (needs.body || needs.headers) {
+        invalid!(
+            "{} body~ and header: checks read HTTP/1.1 responses only for now: drop {} or check status and size",
+            n.checks,
+            n.http2
+        );
+    }
+    Ok(labels)
 }
 
 /// The URL, with `path` (a plan's path on its target) in place of the URL's own.

@@ -1,21 +1,25 @@
 //! CSV: a header line and one row of headline figures (units in the column
-//! names); and ab's `-e` file ([`AbPercentCsv`]).
+//! names; with several request names a `name` column and a row per name
+//! after the whole mix's); and ab's `-e` file ([`AbPercentCsv`]).
 
 use std::io::{self, Write};
 
 use kurabe_model::http::HttpReport;
 
-use super::summary_columns;
+use super::breakdown::table;
 use crate::escape::csv as field;
 use crate::{Csv, Render};
 
 impl Render<HttpReport> for Csv {
     fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
-        let cols = summary_columns(report);
-        let header: Vec<_> = cols.iter().map(|(h, _)| field(h)).collect();
-        let row: Vec<_> = cols.iter().map(|(_, v)| field(v)).collect();
+        let rows = table(report);
+        let header: Vec<_> = rows[0].iter().map(|(h, _)| field(h)).collect();
         writeln!(out, "{}", header.join(","))?;
-        writeln!(out, "{}", row.join(","))
+        for cols in &rows {
+            let row: Vec<_> = cols.iter().map(|(_, v)| field(v)).collect();
+            writeln!(out, "{}", row.join(","))?;
+        }
+        Ok(())
     }
 }
 

@@ -1,25 +1,35 @@
-//! Markdown: one table with a header and one row of headline figures.
+//! Markdown: one table with a header and one row of headline figures (and
+//! with several request names, a row per name after the whole mix's).
 
 use std::io::{self, Write};
 
 use kurabe_model::http::HttpReport;
 
-use super::summary_columns;
+use super::breakdown::table;
 use crate::escape::markdown;
 use crate::{Markdown, Render};
 
 impl Render<HttpReport> for Markdown {
     fn render(&self, report: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
-        let cols = summary_columns(report);
-        let header: Vec<_> = cols.iter().map(|(h, _)| *h).collect();
-        let rule: Vec<_> = cols
+        let rows = table(report);
+        let header: Vec<_> = rows[0].iter().map(|(h, _)| *h).collect();
+        let rule: Vec<_> = header
             .iter()
-            .map(|(h, _)| if *h == "url" { ":--" } else { "--:" })
+            .map(|h| {
+                if matches!(*h, "url" | "name") {
+                    ":--"
+                } else {
+                    "--:"
+                }
+            })
             .collect();
-        let row: Vec<_> = cols.iter().map(|(_, v)| markdown(v)).collect();
         writeln!(out, "| {} |", header.join(" | "))?;
         writeln!(out, "|{}|", rule.join("|"))?;
-        writeln!(out, "| {} |", row.join(" | "))
+        for cols in &rows {
+            let row: Vec<_> = cols.iter().map(|(_, v)| markdown(v)).collect();
+            writeln!(out, "| {} |", row.join(" | "))?;
+        }
+        Ok(())
     }
 }
 

@@ -4,9 +4,11 @@
 //! variants: [`AbText`] (`-d`, `-S`), [`AbHtml`] (`-w`) and [`AbPercentCsv`] (`-e`).
 //!
 //! The shared one-row table (headline figures with units in the column
-//! names) lives here so `markdown.rs` and `csv.rs` only decide the syntax.
+//! names) lives here and the per-request breakdown in `breakdown.rs`, so
+//! `markdown.rs` and `csv.rs` only decide the syntax.
 
 mod ab_html;
+pub mod breakdown;
 mod csv;
 mod fleet;
 mod layout;

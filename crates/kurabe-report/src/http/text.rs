@@ -1,7 +1,8 @@
 //! Text: ab's report, section by section and with ab's format strings, so
 //! scripts that grep ab output (`Requests per second:\s+([\d.]+)` …) keep
 //! working; then kurabe's additions (sub-ms percentiles, status codes,
-//! timeouts, reconciliation) in a block of their own below. [`AbText`]
+//! timeouts, reconciliation, the per-request breakdown) in a block of their
+//! own below. [`AbText`]
 //! carries ab's switches for the layout (`-d`, `-S`).
 
 use std::io::{self, Write};
@@ -140,9 +141,13 @@ fn failed(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
             0 => String::new(),
             n => format!(", Client: {n}"),
         };
+        let check = match f.check {
+            0 => String::new(),
+            n => format!(", Check: {n}"),
+        };
         writeln!(
             out,
-            "   (Connect: {}, Receive: {}, Length: {}, Exceptions: {}{client})",
+            "   (Connect: {}, Receive: {}, Length: {}, Exceptions: {}{client}{check})",
             f.connect, f.receive, f.length, f.exceptions
         )?;
     }
@@ -287,14 +292,16 @@ fn percentage_table(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// kurabe's additions to ab's report: latency, outcomes, warm-up, the server's cost.
+/// kurabe's additions to ab's report: latency, outcomes, warm-up, the
+/// server's cost, and the per-request breakdown when there are several names.
 fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     latency(r, out)?;
     outcomes(r, out)?;
     if r.warmup_s > 0.0 {
         writeln!(out, "Warm-up (not counted):  {:.3} seconds", r.warmup_s)?;
     }
-    server_line(r, out)
+    server_line(r, out)?;
+    super::breakdown::text(r, out)
 }
 
 /// Latency percentiles, and for a fixed rate the uncorrected ones and the rate reached.

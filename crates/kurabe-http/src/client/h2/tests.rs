@@ -13,6 +13,7 @@ fn slot() -> Slot {
         intended: 0,
         connect_ns: 0,
         measured: true,
+        tag: Default::default(),
     }
 }
 

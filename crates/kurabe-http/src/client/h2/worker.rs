@@ -181,7 +181,7 @@ impl<'a> Worker<'a> {
                 self.open_stream(ci, slot);
                 self.after_input(ci);
             }
-            Err(kind) if slot.measured => self.core.fail(kind, 1),
+            Err(kind) if slot.measured => self.core.fail_slot(&slot, kind),
             Err(_) => {}
         }
     }
@@ -553,7 +553,7 @@ impl<'a> Worker<'a> {
             body_bytes: body,
             first_byte,
         };
-        self.core.complete(slot, a);
+        self.core.complete(slot, a, (&[], &[]));
     }
 
     fn on_reset(&mut self, id: u32, slot: &Slot, code: u32) {
@@ -571,7 +571,7 @@ impl<'a> Worker<'a> {
             .stream_resets
             .entry(name)
             .or_default() += 1;
-        self.core.fail(FailKind::Receive, 1);
+        self.core.fail_slot(slot, FailKind::Receive);
     }
 
     /// A stream the server's GOAWAY says it never processed: send it again on
@@ -590,7 +590,7 @@ impl<'a> Worker<'a> {
                     frame::error_name(code)
                 )
             });
-            self.core.fail(FailKind::Receive, 1);
+            self.core.fail_slot(&slot, FailKind::Receive);
         }
     }
 
@@ -632,7 +632,10 @@ impl<'a> Worker<'a> {
         c.free = false;
         let was_open = c.state == State::Open;
         c.state = State::Closed;
-        let n = c.proto.streams.iter().filter(|s| s.slot.measured).count() as u64;
+        if let End::Fail(kind) = end {
+            let streams = c.proto.streams.iter().map(|s| &s.slot);
+            self.core.fail_slots(streams, kind);
+        }
         c.proto.streams.clear();
         if let Some((_, _)) = c.proto.goaway {
             if !self.core.draining && self.core.measuring {
@@ -640,7 +643,7 @@ impl<'a> Worker<'a> {
             }
         }
         match end {
-            End::Fail(kind) => self.core.fail(kind, n),
+            End::Fail(_) => {}
             End::Done if was_open && !self.core.draining => {
                 self.core.stats.counters.reconnects += 1
             }
@@ -716,7 +719,7 @@ impl<'a> Worker<'a> {
                 format!("no complete response within {t:?} (-s)")
             }
         });
-        self.core.fail(FailKind::Timeout, 1);
+        self.core.fail_slot(&s.slot, FailKind::Timeout);
     }
 }
 

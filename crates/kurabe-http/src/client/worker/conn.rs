@@ -75,7 +75,13 @@ impl Conn {
     /// `n` closed connections for the run `sh` describes.
     pub(super) fn many(n: usize, sh: &Shared) -> Vec<Conn> {
         (0..n)
-            .map(|_| Conn::new(sh.buf_size, sh.pipeline))
+            .map(|_| {
+                let mut c = Conn::new(sh.buf_size, sh.pipeline);
+                if sh.checking {
+                    c.framer.keep = Some(Keep::new(sh.keep_body));
+                }
+                c
+            })
             .collect()
     }
 

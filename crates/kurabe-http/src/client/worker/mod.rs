@@ -33,7 +33,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use socket2::Socket;
 
 use super::core::{self as shared_core, Core, Protocol};
-use super::framer::{Eof, Framer, Response};
+use super::framer::{Eof, Framer, Keep, Response};
 use super::gnuplot::GnuplotWriter;
 use super::record::Answer;
 use super::shared::Shared;

@@ -294,7 +294,8 @@ impl Worker<'_> {
             body_bytes: resp.body_bytes,
             first_byte,
         };
-        if self.core.complete(&slot, a) {
+        let kept = self.conns[ci].framer.kept();
+        if self.core.complete(&slot, a, kept) {
             self.core.stats.counters.keep_alive_requests += u64::from(reused);
         }
     }

@@ -44,11 +44,10 @@ impl Worker<'_> {
     /// Count the measured requests in flight on closed connection `ci` as `kind` failures.
     fn fail_in_flight(&mut self, ci: usize, kind: FailKind) {
         let c = &mut self.conns[ci];
-        let n = c.ring.iter().filter(|s| s.measured).count() as u64;
+        self.core.fail_slots(c.ring.iter(), kind);
         c.ring.clear();
         c.w_off = 0;
         c.w_end = 0;
-        self.core.fail(kind, n);
     }
 
     /// Fail requests whose deadline passed.

@@ -173,6 +173,12 @@ pub struct Args {
     /// Stop at the first failed request, as ab does without -r.
     #[arg(long)]
     pub abort_on_error: bool,
+    /// Check every response (repeatable; all must pass): status==200, status in 200..399 (inclusive), size>=1000 (body bytes), body~REGEX (the first 64 KiB), header:Content-Type~json; operators == != < <= > >=, ~ and !~. A response that fails a check counts as a `check` failure, and the report shows the first such response.
+    #[arg(long = "check", value_name = "CHECK")]
+    pub checks: Vec<String>,
+    /// Fold request names in the per-request breakdown, REGEX=NAME (repeatable; the first whose REGEX matches a request's URL names it, $1 … are its groups), e.g. '/item/\d+=/item/:id'.
+    #[arg(long = "group", value_name = "REGEX=NAME")]
+    pub groups: Vec<String>,
     /// Exit 1 when more than this fraction of the requests failed (0 to 1, e.g. 0.01) [default: report only; exit 1 only when none succeeded].
     #[arg(long, value_name = "FRACTION")]
     pub max_error_rate: Option<f64>,
@@ -333,6 +339,8 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
             .map(HumanDuration),
         abort_on_error: args.abort_on_error,
         variable_length: args.variable_length,
+        group: args.groups.clone(),
+        checks: args.checks.clone(),
         insecure: args.insecure,
         tls_protocol: args.tls_protocol.clone(),
         ciphers: args.ciphers.clone(),
