@@ -114,7 +114,10 @@ impl std::fmt::Display for FindRateError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             FindRateError::NoSlo(switch, slo) => {
-                write!(f, "{switch}: give at least one SLO, e.g. {slo} 'p(99)<50ms'")
+                write!(
+                    f,
+                    "{switch}: give at least one SLO, e.g. {slo} 'p(99)<50ms'"
+                )
             }
             FindRateError::Slo(slo, e) => write!(f, "{slo} {e}"),
             FindRateError::Unmeasured(slo, text, why) => write!(f, "{slo} '{text}': {why}"),
@@ -197,10 +200,14 @@ fn slo(text: &str, n: &FindRateNames) -> Result<Threshold, FindRateError> {
     let t: Threshold = text.parse().map_err(|e| FindRateError::Slo(n.slo, e))?;
     let refuse = |why| Err(FindRateError::Unmeasured(n.slo, text.to_owned(), why));
     if t.measure == Measure::Checks {
-        return refuse("a search measures no response checks: use p(N), avg, min, max, med, failed or rate");
+        return refuse(
+            "a search measures no response checks: use p(N), avg, min, max, med, failed or rate",
+        );
     }
     if t.name.is_some() {
-        return refuse("a search measures the whole load, not one request name: drop the {name:…} scope");
+        return refuse(
+            "a search measures the whole load, not one request name: drop the {name:…} scope",
+        );
     }
     if t.abort || t.after.is_some() {
         return refuse("abort and after= end a run; a search judges every step whole: drop them");
@@ -212,11 +219,17 @@ impl Settings {
     fn check(&self, n: &FindRateNames) -> Result<(), FindRateError> {
         let range = |m: String| Err(FindRateError::Range(m));
         if self.step.is_zero() {
-            return range(format!("{} 0: a step needs a positive length, e.g. 5s", n.step));
+            return range(format!(
+                "{} 0: a step needs a positive length, e.g. 5s",
+                n.step
+            ));
         }
         let positive = |r: f64| r.is_finite() && r > 0.0;
         if !positive(self.start_rate) {
-            return range(format!("{} {}: give a positive rate", n.start_rate, self.start_rate));
+            return range(format!(
+                "{} {}: give a positive rate",
+                n.start_rate, self.start_rate
+            ));
         }
         if !positive(self.max_rate) || self.max_rate < self.start_rate {
             return range(format!(
@@ -653,7 +666,11 @@ mod tests {
         };
         assert!(low_per_s <= 1234.0 && 1234.0 < high_per_s);
         assert!(high_per_s / low_per_s <= BRACKET_RATIO);
-        assert_eq!(tried.len(), 5 + 4, "2× bracket to ≤ 1.05 takes four bisections");
+        assert_eq!(
+            tried.len(),
+            5 + 4,
+            "2× bracket to ≤ 1.05 takes four bisections"
+        );
     }
 
     #[test]
@@ -665,7 +682,10 @@ mod tests {
         assert!((s.next().unwrap() - (450.0f64 * 900.0).sqrt()).abs() < 1e-9);
         let mut low = Search::new(100.0, 10_000.0, 100.0);
         low.record(100.0, false);
-        assert_eq!(low.next(), Err(SearchEnd::BelowLowest { rate_per_s: 100.0 }));
+        assert_eq!(
+            low.next(),
+            Err(SearchEnd::BelowLowest { rate_per_s: 100.0 })
+        );
         let mut high = Search::new(100.0, 300.0, 100.0);
         for _ in 0..3 {
             let r = high.next().unwrap();
@@ -725,7 +745,10 @@ mod tests {
         };
         assert!(with(&[]).contains("--slo"));
         let bad = with(&["p99<50ms"]);
-        assert!(bad.starts_with("--slo threshold 'p99<50ms': unknown metric 'p'"), "{bad}");
+        assert!(
+            bad.starts_with("--slo threshold 'p99<50ms': unknown metric 'p'"),
+            "{bad}"
+        );
         assert!(bad.contains("expected METRIC"), "{bad}");
         assert!(with(&["checks>99%"]).contains("no response checks"));
         assert!(with(&["p(99){name:x}<1s"]).contains("{name:"));

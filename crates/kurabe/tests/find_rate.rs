@@ -57,7 +57,10 @@ fn the_found_rate_is_the_servers_computed_capacity() {
     kurabe_testkit::schema::assert_valid("capacity-report.schema.json", &value);
     let r: CapacityReport = serde_json::from_value(value).unwrap();
     assert!(
-        matches!(r.verdict, CapacityVerdict::Found | CapacityVerdict::Imprecise),
+        matches!(
+            r.verdict,
+            CapacityVerdict::Found | CapacityVerdict::Imprecise
+        ),
         "{:?}",
         r.verdict
     );
@@ -84,7 +87,14 @@ fn a_search_whose_lowest_step_breaks_the_slo_says_so_and_exits_1() {
     let server = ServeChild::start(&["--latency-ms", "30"]);
     let out = kurabe()
         .args(["http", &server.url, "--find-rate", "-k", "-q"])
-        .args(["--slo", "p(99)<10ms", "--start-rate", "20", "--step", "300ms"])
+        .args([
+            "--slo",
+            "p(99)<10ms",
+            "--start-rate",
+            "20",
+            "--step",
+            "300ms",
+        ])
         .args(["--step-warmup", "0s"])
         .output()
         .unwrap();
@@ -121,13 +131,21 @@ fn refused(args: &[&str], expect: &[&str]) {
 fn bad_slos_and_contradicting_flags_are_one_line_before_any_request() {
     refused(
         &["--find-rate", "--slo", "p99<50ms"],
-        &["--slo", "'p99<50ms'", "unknown metric 'p'", "expected METRIC"],
+        &[
+            "--slo",
+            "'p99<50ms'",
+            "unknown metric 'p'",
+            "expected METRIC",
+        ],
     );
     refused(
         &["--find-rate", "--slo", "p(99)<fast"],
         &["got `fast`", "expected METRIC"],
     );
-    refused(&["--find-rate", "--slo", "checks>99%"], &["no response checks"]);
+    refused(
+        &["--find-rate", "--slo", "checks>99%"],
+        &["no response checks"],
+    );
     refused(&["--find-rate", "--slo", "p(99){name:x}<1s"], &["{name:"]);
     refused(&["--find-rate"], &["--find-rate", "at least one SLO"]);
     refused(&["--slo", "p(99)<1s"], &["--slo belongs to --find-rate"]);

@@ -700,8 +700,10 @@ impl<'s, 'a> Worker<'s, 'a> {
                 .fetch_add(cfg.leak_bytes as u64, Ordering::Relaxed);
         }
         let now = Instant::now();
-        let served_at = (cfg.service_us > 0)
-            .then(|| self.shared.take_turn(now, Duration::from_micros(cfg.service_us)));
+        let served_at = (cfg.service_us > 0).then(|| {
+            self.shared
+                .take_turn(now, Duration::from_micros(cfg.service_us))
+        });
         if served_at.is_some() || cfg.latency_ms > 0 {
             conn.delayed = Some(kind);
             let token = (u64::from(self.generations[idx]) << 32) | idx as u64;

@@ -29,10 +29,10 @@ use args::{from_args, Resolved};
 mod ab;
 /// The flags and their resolution into the load config.
 mod args;
-/// `--workers N`: the distributed run, coordinated through PostgreSQL.
-mod fleet;
 /// `--find-rate --slo …`: capacity under an SLO.
 mod find_rate;
+/// `--workers N`: the distributed run, coordinated through PostgreSQL.
+mod fleet;
 /// The `-g`, `-e` and report files, and the exit status.
 mod outputs;
 

@@ -73,15 +73,43 @@ fn refuse_contradictions(args: &Args) -> anyhow::Result<()> {
     let refused = [
         ("-n", args.requests.is_some(), "each step lasts --step"),
         ("-t", args.time_limit.is_some(), "each step lasts --step"),
-        ("--rate", args.rate.is_some(), "the search chooses the rate; bound it with --start-rate/--max-rate"),
+        (
+            "--rate",
+            args.rate.is_some(),
+            "the search chooses the rate; bound it with --start-rate/--max-rate",
+        ),
         ("--warmup", args.warmup.is_some(), "use --step-warmup"),
-        ("--max-error-rate", args.max_error_rate.is_some(), "use --slo 'failed<1%'"),
-        ("--abort-on-error", args.abort_on_error, "use --slo 'failed<…'"),
-        ("--workers", args.workers.is_some(), "a search runs in this process"),
-        ("-e", args.percentiles_csv.is_some(), "it is one run's output"),
+        (
+            "--max-error-rate",
+            args.max_error_rate.is_some(),
+            "use --slo 'failed<1%'",
+        ),
+        (
+            "--abort-on-error",
+            args.abort_on_error,
+            "use --slo 'failed<…'",
+        ),
+        (
+            "--workers",
+            args.workers.is_some(),
+            "a search runs in this process",
+        ),
+        (
+            "-e",
+            args.percentiles_csv.is_some(),
+            "it is one run's output",
+        ),
         ("-g", args.gnuplot.is_some(), "it is one run's output"),
-        ("-w/-x/-y/-z", layout_flags(args).wants_html(), "it is one run's output"),
-        ("--save", args.save.save.is_some(), "saving a search is not supported yet"),
+        (
+            "-w/-x/-y/-z",
+            layout_flags(args).wants_html(),
+            "it is one run's output",
+        ),
+        (
+            "--save",
+            args.save.save.is_some(),
+            "saving a search is not supported yet",
+        ),
     ];
     if let Some((flag, _, why)) = refused.iter().find(|(_, given, _)| *given) {
         bail!("{flag} contradicts --find-rate: {why}");
@@ -94,7 +122,9 @@ fn refuse_contradictions(args: &Args) -> anyhow::Result<()> {
 
 /// One step as a progress line: `search 1, 800/s: 799/s answered, p99 1.6ms: pass`.
 fn step_line(s: &CapacityStep) -> String {
-    let verdict = s.why_failed().map_or("pass".to_owned(), |w| format!("FAIL ({w})"));
+    let verdict = s
+        .why_failed()
+        .map_or("pass".to_owned(), |w| format!("FAIL ({w})"));
     format!(
         "search {}, {:.1}/s: {:.1}/s answered, p50 {:.2}ms, p99 {:.2}ms, {:.2}% failed: {verdict}",
         s.search + 1,
