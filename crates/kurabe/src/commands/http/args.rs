@@ -200,6 +200,8 @@ pub struct Args {
     #[command(flatten)]
     pub save: crate::flags::SaveArgs,
     #[command(flatten)]
+    pub live: crate::live::LiveArgs,
+    #[command(flatten)]
     pub find_rate: FindRateArgs,
 }
 
