@@ -10,7 +10,8 @@
 //! both the binary and plans. `load` is the engine's one entry: a
 //! [`kurabe_model::load::LoadSpec`] checked (the same rules for flags,
 //! plans and fleet specs), run with a stop handle and an observer;
-//! `ab_verbose` writes ab's `-v` lines,
+//! `replay` reads access logs and HAR files into timed requests for
+//! `kurabe replay`; `ab_verbose` writes ab's `-v` lines,
 //! `outcome` says whether a run as a whole failed, `tags` names each
 //! request for the per-request breakdown and `response_check` judges
 //! responses (`--check`).
@@ -27,6 +28,7 @@ pub mod client;
 pub mod header;
 pub mod load;
 pub mod outcome;
+pub mod replay;
 pub mod request;
 pub mod response_check;
 pub mod serve;

@@ -1,0 +1,367 @@
+//! HAR 1.2 files (`.har`, what browsers' developer tools and proxies
+//! export) read into [`Recorded`] requests: `startedDateTime`, the
+//! request's method, URL (path and query only), headers and `postData`
+//! (`text`, base64 when `encoding` is `base64`; form `params` without
+//! `text` as `application/x-www-form-urlencoded`).
+//!
+//! Headers that belong to the original connection are dropped: HTTP/2
+//! pseudo-headers (`:authority`), `Host` (the base URL's host is sent),
+//! `Content-Length` (the engine writes it) and the hop-by-hop ones.
+//!
+//! Owns the HAR shape (serde, reading only the fields used; entries are
+//! deserialised one at a time, the file is never held as text or as a
+//! JSON tree). Must not fetch anything.
+
+use std::fmt;
+use std::io::Read;
+
+use base64::Engine as _;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+
+use super::{origin_form, sendable, time, wants_body, Recorded, Recording, Skip};
+
+/// A HAR file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{source_name}: not a HAR 1.2 file ({detail}): give a .har export, or an access log with --log-format")]
+pub struct HarError {
+    /// The file as given.
+    pub source_name: String,
+    /// What the JSON reader found (it says the line and column).
+    pub detail: String,
+}
+
+#[derive(Deserialize)]
+struct Entry {
+    #[serde(rename = "startedDateTime")]
+    started: String,
+    request: Request,
+    #[serde(default)]
+    response: Option<Response>,
+}
+
+#[derive(Deserialize)]
+struct Request {
+    method: String,
+    url: String,
+    #[serde(default)]
+    headers: Vec<NameValue>,
+    #[serde(rename = "postData", default)]
+    post_data: Option<PostData>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    #[serde(default)]
+    status: i64,
+}
+
+#[derive(Deserialize)]
+struct NameValue {
+    name: String,
+    #[serde(default)]
+    value: String,
+}
+
+#[derive(Deserialize)]
+struct PostData {
+    #[serde(rename = "mimeType", default)]
+    mime_type: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    encoding: Option<String>,
+    #[serde(default)]
+    params: Vec<NameValue>,
+}
+
+/// Read a HAR file from `input` (`source_name` for messages).
+pub fn read<R: Read>(input: R, source_name: &str) -> Result<Recording, HarError> {
+    let mut rec = Recording::new("entry");
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(input));
+    let fail = |e: serde_json::Error| HarError {
+        source_name: source_name.to_owned(),
+        detail: e.to_string(),
+    };
+    de.deserialize_map(Top(&mut rec)).map_err(fail)?;
+    de.end().map_err(fail)?;
+    Ok(rec.finish())
+}
+
+/// The top object: `log` is read, anything else skipped.
+struct Top<'a>(&'a mut Recording);
+
+impl<'de> Visitor<'de> for Top<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a HAR object with a log")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "log" {
+                map.next_value_seed(Log(&mut *self.0))?;
+                seen = true;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        if !seen {
+            return Err(de::Error::missing_field("log"));
+        }
+        Ok(())
+    }
+}
+
+/// `log`: `entries` read one at a time.
+struct Log<'a>(&'a mut Recording);
+
+impl<'de> de::DeserializeSeed<'de> for Log<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Log<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a HAR log object with entries")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = false;
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "entries" {
+                map.next_value_seed(Entries(&mut *self.0))?;
+                seen = true;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        if !seen {
+            return Err(de::Error::missing_field("entries"));
+        }
+        Ok(())
+    }
+}
+
+/// `entries`: each turned into a request or a skip as it is read.
+struct Entries<'a>(&'a mut Recording);
+
+impl<'de> de::DeserializeSeed<'de> for Entries<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Entries<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an array of HAR entries")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let rec = self.0;
+        while let Some(e) = seq.next_element::<Entry>()? {
+            rec.tally.read += 1;
+            let place = rec.tally.read;
+            let excerpt = format!("{} {}", e.request.method, e.request.url);
+            match entry(e, place) {
+                Ok(r) => rec.requests.push(r),
+                Err(why) => rec.tally.skip(why, place, &excerpt),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One entry: a request, or why it is skipped.
+fn entry(e: Entry, place: u64) -> Result<Recorded, Skip> {
+    let method = e.request.method.to_ascii_uppercase();
+    if method.is_empty() || !method.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-') {
+        return Err(Skip::Malformed);
+    }
+    if method == "CONNECT" {
+        return Err(Skip::Connect);
+    }
+    let url = e.request.url.trim();
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) {
+        return Err(Skip::NotHttp);
+    }
+    let target = origin_form(url)
+        .filter(|t| sendable(t))
+        .ok_or(Skip::Malformed)?;
+    let at_us = time::iso8601(&e.started).ok_or(Skip::Malformed)?;
+    let mut headers = Vec::new();
+    for h in e.request.headers {
+        if dropped(&h.name) {
+            continue;
+        }
+        crate::header::check(&h.name, &h.value).map_err(|_| Skip::Malformed)?;
+        headers.push((h.name, h.value));
+    }
+    let body = match e.request.post_data {
+        Some(p) => Some(body(p, &mut headers)?),
+        None if wants_body(&method) => Some(Vec::new()),
+        None => None,
+    };
+    Ok(Recorded {
+        place,
+        at_us,
+        method,
+        target,
+        headers,
+        body,
+        status: e
+            .response
+            .and_then(|r| u16::try_from(r.status).ok())
+            .filter(|s| (100..=999).contains(s)),
+    })
+}
+
+/// `postData`'s bytes; its `mimeType` as `Content-Type` when the
+/// headers have none.
+fn body(p: PostData, headers: &mut Vec<(String, String)>) -> Result<Vec<u8>, Skip> {
+    let bytes = match (p.text, p.encoding.as_deref()) {
+        (Some(t), Some(enc)) if enc.eq_ignore_ascii_case("base64") => {
+            base64::engine::general_purpose::STANDARD
+                .decode(t.trim())
+                .map_err(|_| Skip::Malformed)?
+        }
+        (Some(t), _) => t.into_bytes(),
+        (None, _) if p.mime_type.starts_with("application/x-www-form-urlencoded") => p
+            .params
+            .iter()
+            .map(|kv| format!("{}={}", form(&kv.name), form(&kv.value)))
+            .collect::<Vec<_>>()
+            .join("&")
+            .into_bytes(),
+        (None, _) if p.params.is_empty() => Vec::new(),
+        (None, _) => return Err(Skip::NoBody),
+    };
+    let has_type = headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("content-type"));
+    if !has_type
+        && !p.mime_type.is_empty()
+        && crate::header::check("Content-Type", &p.mime_type).is_ok()
+    {
+        headers.push(("Content-Type".to_owned(), p.mime_type));
+    }
+    Ok(bytes)
+}
+
+/// Percent-encoding for a form value (HAR's `params` are decoded).
+fn form(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'*' => {
+                out.push(b as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+/// Headers of the original connection, not of the request.
+fn dropped(name: &str) -> bool {
+    name.starts_with(':')
+        || [
+            "host",
+            "content-length",
+            "connection",
+            "keep-alive",
+            "proxy-connection",
+            "transfer-encoding",
+            "te",
+            "trailer",
+            "upgrade",
+        ]
+        .iter()
+        .any(|h| name.eq_ignore_ascii_case(h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HAR: &str = r#"{"log": {"version": "1.2", "creator": {"name": "t", "version": "1"},
+      "pages": [],
+      "entries": [
+        {"startedDateTime": "2026-12-02T04:30:00.500Z",
+         "request": {"method": "POST", "url": "https://shop.example/api/cart?x=1#top",
+           "httpVersion": "HTTP/2",
+           "headers": [{"name": ":authority", "value": "shop.example"},
+                       {"name": "Host", "value": "shop.example"},
+                       {"name": "Cookie", "value": "s=1"},
+                       {"name": "Content-Length", "value": "5"}],
+           "postData": {"mimeType": "application/octet-stream", "text": "AAEC/w==", "encoding": "base64"}},
+         "response": {"status": 201}},
+        {"startedDateTime": "2026-12-02T04:30:00.250Z",
+         "request": {"method": "get", "url": "http://shop.example/", "headers": []},
+         "response": {"status": 0}},
+        {"startedDateTime": "2026-12-02T04:30:01Z",
+         "request": {"method": "POST", "url": "http://shop.example/login", "headers": [],
+           "postData": {"mimeType": "application/x-www-form-urlencoded", "params": [{"name": "u", "value": "a b&c"}]}}},
+        {"startedDateTime": "2026-12-02T04:30:01Z",
+         "request": {"method": "GET", "url": "data:image/png;base64,AAAA", "headers": []}},
+        {"startedDateTime": "2026-12-02T04:30:01Z",
+         "request": {"method": "GET", "url": "wss://shop.example/live", "headers": []}},
+        {"startedDateTime": "yesterday",
+         "request": {"method": "GET", "url": "http://shop.example/x", "headers": []}}
+      ]}}"#;
+
+    #[test]
+    fn entries_become_requests_with_headers_and_bodies() {
+        let r = read(HAR.as_bytes(), "t.har").unwrap();
+        assert_eq!(r.tally.read, 6);
+        let [get, post, login] = &r.requests[..] else {
+            panic!("{r:?}")
+        };
+        assert_eq!(
+            (get.place, get.method.as_str(), get.target.as_str()),
+            (2, "GET", "/")
+        );
+        assert_eq!(get.status, None, "status 0 is a failed request");
+        assert_eq!(post.at_us - get.at_us, 250_000);
+        assert_eq!(post.target, "/api/cart?x=1");
+        assert_eq!(post.body.as_deref(), Some(&[0u8, 1, 2, 255][..]));
+        assert_eq!(
+            post.headers,
+            [
+                ("Cookie".into(), "s=1".into()),
+                ("Content-Type".into(), "application/octet-stream".into())
+            ]
+        );
+        assert_eq!(post.status, Some(201));
+        assert_eq!(login.body.as_deref(), Some(&b"u=a+b%26c"[..]));
+        assert_eq!(r.tally.count(Skip::NotHttp), 2);
+        assert_eq!(r.tally.count(Skip::Malformed), 1);
+    }
+
+    #[test]
+    fn not_json_or_not_a_har_is_one_line_with_the_place() {
+        for (text, want) in [
+            ("GET / HTTP/1.1\n", "line 1 column 1"),
+            ("{\"log\": {\"entries\": [}}", "line 1 column 22"),
+            ("{\"x\": 1}", "missing field `log`"),
+            ("{\"log\": {}}", "missing field `entries`"),
+            (r#"{"log":{"entries":[]}} x"#, "trailing characters"),
+        ] {
+            let e = read(text.as_bytes(), "t.har").unwrap_err().to_string();
+            assert!(e.starts_with("t.har: not a HAR 1.2 file ("), "{e}");
+            assert!(e.contains(want), "{text}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn an_empty_entries_list_reads_as_nothing() {
+        let r = read(r#"{"log":{"entries":[]}}"#.as_bytes(), "t.har").unwrap();
+        assert_eq!((r.tally.read, r.requests.len()), (0, 0));
+    }
+}
