@@ -21,6 +21,7 @@ mod engine_tests;
 mod framer;
 mod gnuplot;
 mod h2;
+pub(crate) mod live;
 mod pace;
 #[cfg(debug_assertions)]
 mod panic_hook;
@@ -252,6 +253,8 @@ pub(crate) struct RunControl {
     pub(crate) stop: Arc<AtomicBool>,
     /// Updated by the workers.
     pub(crate) progress: Progress,
+    /// The workers' shares for an observer's snapshots, when it wants them.
+    pub(crate) live: Option<live::Live>,
 }
 
 impl RunControl {
@@ -260,6 +263,7 @@ impl RunControl {
         RunControl {
             stop,
             progress: Progress::default(),
+            live: None,
         }
     }
 }
@@ -960,6 +964,7 @@ fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
             .set
             .as_deref()
             .map(|s| set_summary(s, cfg.labels.names().len())),
+        checks: cfg.labels.check_texts(),
         ..Default::default()
     }
 }

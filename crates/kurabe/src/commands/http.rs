@@ -19,7 +19,9 @@ use kurabe_model::record::ResultKind;
 use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
 
+use crate::live::Live;
 use crate::load::run_load;
+use kurabe_live::board::RunInfo;
 use outputs::{exit_code, no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;
@@ -29,6 +31,8 @@ use args::{from_args, Resolved};
 mod ab;
 /// The flags and their resolution into the load config.
 mod args;
+/// `--find-rate --slo …`: capacity under an SLO.
+mod find_rate;
 /// `--workers N`: the distributed run, coordinated through PostgreSQL.
 mod fleet;
 /// The `-g`, `-e` and report files, and the exit status.
@@ -36,7 +40,19 @@ mod outputs;
 
 /// Run `kurabe http`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(flag) = args.find_rate.stray() {
+        bail!("{flag} belongs to --find-rate: add --find-rate, or drop {flag}");
+    }
+    if args.find_rate.find_rate && args.more_urls.is_empty() {
+        return find_rate::run(&args);
+    }
+    if args.find_rate.find_rate {
+        bail!("--find-rate with two or more URLs is not supported yet: search one URL at a time");
+    }
     if !args.more_urls.is_empty() {
+        if args.live.prometheus_addr.is_some() {
+            bail!("--prometheus-addr serves one run: drop URL_B, or run each URL on its own");
+        }
         return ab::run(&args);
     }
     if args.rounds.is_some() {
@@ -49,6 +65,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("-g", args.gnuplot.as_deref()),
     ])?;
     args.save.check_store()?;
+    if args.workers.is_some() && args.live.prometheus_addr.is_some() {
+        bail!("--prometheus-addr with --workers: give it to each `kurabe worker`, which serves its own share");
+    }
     match args.workers {
         Some(workers) => fleet::run_distributed(&args, &resolved, workers),
         None => run_here(&args, resolved),
@@ -72,7 +91,12 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     if let Some(note) = note {
         eprintln!("kurabe: note: {note}");
     }
-    let report = run_load(&resolved.spec, !args.quiet, &interrupt, server, taps)?;
+    let live = Live::start(&args.live, RunInfo::of(&resolved.spec, &resolved.load))?;
+    let board = live.as_ref().map(Live::board);
+    let report = run_load(&resolved.spec, !args.quiet, &interrupt, server, taps, board)?;
+    if let Some(live) = live {
+        live.finish();
+    }
     let rendered = to_string(&*http_renderer(args.format, &resolved.layout), &report);
     write_outputs(args, &report, &rendered)?;
     if let Some(pending) = gnuplot.filter(|_| !no_response(&report, "-g")) {
