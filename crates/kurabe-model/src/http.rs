@@ -57,6 +57,10 @@ pub struct HttpReport {
     /// protocol events that are not failures of their own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Summary>,
+    /// A request set's run only (`--targets`): where the set came from,
+    /// its order and the seed that drew it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<SetSummary>,
     /// Length of the measured phase (excludes warm-up), seconds.
     pub duration_s: f64,
     /// Warm-up that ran before measuring and is not counted, seconds.
@@ -127,6 +131,10 @@ pub struct HttpReport {
     /// "SSL/TLS Protocol" and "Server Temp Key" lines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSummary>,
+    /// The response checks the run applied (`--check`, then the targets'
+    /// own), each once; absent when nothing was checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
     /// The per-request breakdown: one row per request name (a target's
     /// name, its URL, or a `--group` NAME), in first-seen order. Absent
     /// when the run had one name only: the figures above are then its row.
@@ -158,6 +166,28 @@ pub struct RequestStats {
     pub status_codes: BTreeMap<String, u64>,
     /// Body bytes received for this name.
     pub body_bytes: u64,
+}
+
+/// What a run's request set was (`--targets`, `--urls-from-file`, a plan's `targets`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct SetSummary {
+    /// The set's file as given (`-`: standard input).
+    pub source: String,
+    /// Its format: `http`, `json` or `urls`.
+    #[schemars(extend("enum" = ["http", "json", "urls"]))]
+    pub format: String,
+    /// Targets in the set.
+    pub targets: u64,
+    /// Distinct request names among them.
+    pub names: u64,
+    /// Which target each request sent: `round-robin`, `sequential`, `random` or `weighted`.
+    #[schemars(extend("enum" = ["round-robin", "sequential", "random", "weighted"]))]
+    pub order: String,
+    /// The seed of a `random` or `weighted` order (given, or drawn and
+    /// recorded here so `--seed` repeats the run's draws).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// What a TLS handshake settled on, named as OpenSSL (and so ab) names it.
@@ -335,6 +365,19 @@ impl HttpReport {
     /// Requests that ended, complete or failed (in-flight ones excluded).
     pub fn ended_requests(&self) -> u64 {
         self.complete_requests + self.failed_requests
+    }
+
+    /// With response checks: the responses that passed them all, percent of
+    /// those judged (passed + failed a check); `None` when nothing was checked.
+    pub fn check_pass_percent(&self) -> Option<f64> {
+        if self.checks.is_empty() {
+            return None;
+        }
+        let judged = self.complete_requests + self.failures.check;
+        Some(match judged {
+            0 => 0.0,
+            n => 100.0 * self.complete_requests as f64 / n as f64,
+        })
     }
 
     /// Failed requests as a fraction of the requests that ended (0 when none ended).
