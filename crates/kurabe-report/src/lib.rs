@@ -35,6 +35,7 @@ pub mod baseline;
 pub mod bench;
 mod bisect;
 mod build;
+mod capacity;
 mod chart;
 mod csv;
 mod entries;
@@ -75,6 +76,7 @@ use kurabe_model::experiment::{
 use kurabe_model::record::Experiment;
 
 pub use build::{experiment_report, http_compare};
+pub use capacity::{capacity_renderer, CapacityText};
 pub use csv::Csv;
 pub use entries::{compare_entries, render_comparison};
 pub use history::{
