@@ -27,6 +27,7 @@ mod pace;
 mod panic_hook;
 mod record;
 mod schedule;
+pub mod set;
 mod setup;
 mod shared;
 mod slot;
@@ -216,6 +217,10 @@ pub struct LoadConfig {
     pub setup: Setup,
     /// The I/O engine (`--engine`).
     pub engine: Engine,
+    /// A request set in place of the one request above (`--targets`):
+    /// `target` is then the set's origin, `method`/`body` unused, and
+    /// `headers` were added to each target's own.
+    pub set: Option<Arc<set::RequestSet>>,
     /// The run's request names (the breakdown's rows) and response checks.
     pub labels: crate::tags::Labels,
 }
@@ -515,49 +520,94 @@ pub fn request_head(cfg: &LoadConfig) -> String {
 /// Serialise the request once; every send reuses these bytes.
 fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
     let mut r = Vec::with_capacity(256);
-    r.extend_from_slice(cfg.method.as_bytes());
-    r.push(b' ');
-    match &cfg.setup.proxy {
-        // A proxy needs the absolute form (RFC 9112 §3.2.2).
-        Some(_) => r.extend_from_slice(cfg.target.url().as_bytes()),
-        None => r.extend_from_slice(cfg.target.path.as_bytes()),
-    }
-    r.extend_from_slice(b" HTTP/1.1\r\n");
-    let has = |name: &str| {
-        cfg.headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case(name))
+    let one = Wire {
+        method: &cfg.method,
+        target: &cfg.target,
+        headers: &cfg.headers,
+        body: cfg.body.as_deref(),
     };
-    if !has("host") {
-        r.extend_from_slice(format!("Host: {}\r\n", cfg.target.host_header()).as_bytes());
-    }
-    if !has("user-agent") {
-        r.extend_from_slice(
-            concat!("User-Agent: kurabe/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
-        );
-    }
-    if !has("accept") {
-        r.extend_from_slice(b"Accept: */*\r\n");
-    }
-    for (k, v) in &cfg.headers {
-        r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-    }
-    if let Some(auth) = cfg.setup.proxy.as_ref().and_then(|p| p.authorization()) {
-        r.extend_from_slice(format!("Proxy-Authorization: {auth}\r\n").as_bytes());
-    }
-    if !cfg.keep_alive && !has("connection") {
-        r.extend_from_slice(b"Connection: close\r\n");
-    }
-    if let Some(body) = &cfg.body {
-        if !has("content-length") {
-            r.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+    one.write(cfg, &mut r);
+    r
+}
+
+/// One request to serialise for HTTP/1.1.
+struct Wire<'a> {
+    method: &'a str,
+    target: &'a Target,
+    headers: &'a [(String, String)],
+    body: Option<&'a [u8]>,
+}
+
+impl Wire<'_> {
+    /// Append the request's bytes, with the run's keep-alive and proxy, to `r`.
+    fn write(&self, cfg: &LoadConfig, r: &mut Vec<u8>) {
+        r.extend_from_slice(self.method.as_bytes());
+        r.push(b' ');
+        match &cfg.setup.proxy {
+            // A proxy needs the absolute form (RFC 9112 §3.2.2).
+            Some(_) => r.extend_from_slice(self.target.url().as_bytes()),
+            None => r.extend_from_slice(self.target.path.as_bytes()),
+        }
+        r.extend_from_slice(b" HTTP/1.1\r\n");
+        let has = |name: &str| {
+            self.headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(name))
+        };
+        if !has("host") {
+            r.extend_from_slice(format!("Host: {}\r\n", self.target.host_header()).as_bytes());
+        }
+        if !has("user-agent") {
+            r.extend_from_slice(
+                concat!("User-Agent: kurabe/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
+            );
+        }
+        if !has("accept") {
+            r.extend_from_slice(b"Accept: */*\r\n");
+        }
+        for (k, v) in self.headers {
+            r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+        }
+        if let Some(auth) = cfg.setup.proxy.as_ref().and_then(|p| p.authorization()) {
+            r.extend_from_slice(format!("Proxy-Authorization: {auth}\r\n").as_bytes());
+        }
+        if !cfg.keep_alive && !has("connection") {
+            r.extend_from_slice(b"Connection: close\r\n");
+        }
+        if let Some(body) = self.body {
+            if !has("content-length") {
+                r.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+            }
+        }
+        r.extend_from_slice(b"\r\n");
+        if let Some(body) = self.body {
+            r.extend_from_slice(body);
         }
     }
-    r.extend_from_slice(b"\r\n");
-    if let Some(body) = &cfg.body {
-        r.extend_from_slice(body);
+}
+
+/// A set's targets serialised one after another, and where each one is.
+fn set_bytes(cfg: &LoadConfig, set: &set::RequestSet) -> (Vec<u8>, Vec<set::Span>) {
+    let mut bytes = Vec::new();
+    let mut spans = Vec::with_capacity(set.targets.len());
+    for t in &set.targets {
+        let off = bytes.len();
+        let one = Wire {
+            method: &t.method,
+            target: &t.target,
+            headers: &t.headers,
+            body: t.body.as_deref(),
+        };
+        one.write(cfg, &mut bytes);
+        spans.push(set::Span {
+            off,
+            len: bytes.len() - off,
+            body_len: t.body.as_ref().map_or(0, |b| b.len() as u64),
+            head: t.method == "HEAD",
+            tag: t.tag,
+        });
     }
-    r
+    (bytes, spans)
 }
 
 /// The address connections go to: the proxy's with `-X`, else the target's.
@@ -732,7 +782,18 @@ fn shared_state(
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
     let pipeline = pipeline_depth(cfg);
-    let one = request_bytes(cfg);
+    let (requests, request_len, table) = match &cfg.set {
+        None => {
+            let one = request_bytes(cfg);
+            (one.repeat(pipeline + 1), one.len(), None)
+        }
+        Some(set) => {
+            let (bytes, spans) = set_bytes(cfg, set);
+            // Each connection has one request in flight: the longest is the unit.
+            let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
+            (bytes, longest, Some(set::Table::new(set, spans)))
+        }
+    };
     let limit = match cfg.stop {
         StopCondition::Requests(n) | StopCondition::RequestsOrDuration(n, _) => Some(n),
         StopCondition::Duration(_) => None,
@@ -740,8 +801,9 @@ fn shared_state(
     let (start_ns, measure_ns, end_ns, start_unix_us) = timeline(cfg);
     Ok(shared::Shared {
         addr: addr.into(),
-        request_len: one.len(),
-        requests: one.repeat(pipeline + 1),
+        request_len,
+        requests,
+        set: table,
         body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
         head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: cfg.keep_alive,
@@ -874,13 +936,20 @@ fn build_report(
 /// The record's fields that say what was load-tested and how, before any figure.
 fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
     let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
+    let (method, path) = match &cfg.set {
+        None => (cfg.method.clone(), cfg.target.path.clone()),
+        Some(s) => (
+            first_method(s),
+            format!("{} targets from {}", s.targets.len(), s.source),
+        ),
+    };
     HttpReport {
         url: cfg.target.url(),
-        method: cfg.method.clone(),
+        method,
         server_software: shared.server.get().cloned(),
         server_hostname: cfg.target.host.clone(),
         server_port: cfg.target.port,
-        document_path: cfg.target.path.clone(),
+        document_path: path,
         document_length_bytes: if doc == u64::MAX { 0 } else { doc },
         concurrency: cfg.concurrency,
         keep_alive: cfg.keep_alive || cfg.http2,
@@ -891,8 +960,34 @@ fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
             ..Default::default()
         }),
         tls: shared.tls_summary.get().cloned(),
+        set: cfg
+            .set
+            .as_deref()
+            .map(|s| set_summary(s, cfg.labels.names().len())),
         checks: cfg.labels.check_texts(),
         ..Default::default()
+    }
+}
+
+/// A set's method: its targets' one method, or `MIXED`.
+fn first_method(set: &set::RequestSet) -> String {
+    let first = &set.targets[0].method;
+    if set.targets.iter().all(|t| &t.method == first) {
+        first.clone()
+    } else {
+        "MIXED".to_owned()
+    }
+}
+
+/// The record's account of a request set.
+fn set_summary(set: &set::RequestSet, names: usize) -> kurabe_model::http::SetSummary {
+    kurabe_model::http::SetSummary {
+        source: set.source.clone(),
+        format: set.format.name().to_owned(),
+        targets: set.targets.len() as u64,
+        names: names as u64,
+        order: set.order.name().to_owned(),
+        seed: set.order.is_random().then_some(set.seed),
     }
 }
 
@@ -1032,6 +1127,7 @@ mod tests {
             gnuplot_file: None,
             setup: Setup::default(),
             engine: Engine::Auto,
+            set: None,
             labels: Default::default(),
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();

@@ -10,6 +10,7 @@
 //! per request; the workers poll the stop's flag as they polled their own.
 
 mod resolve;
+mod set;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -192,6 +193,11 @@ impl Checked {
     /// Client threads the run uses (the default resolved).
     pub fn threads(&self) -> u32 {
         self.0.threads
+    }
+
+    /// The request set, when the spec names one.
+    pub fn set(&self) -> Option<&client::set::RequestSet> {
+        self.0.set.as_deref()
     }
 
     /// The resolved configuration, for the callers that still take one

@@ -219,13 +219,14 @@ impl Worker<'_> {
 
     /// Frame the bytes at `pos`: (part of) a head or a body, maybe completing a response.
     fn parse_one(&mut self, ci: usize, pos: usize) -> Progress {
-        let (head, want_server) = (self.core.sh.head_request, self.core.want_server);
+        let want_server = self.core.want_server;
         let c = &mut self.conns[ci];
-        if c.ring.is_empty() {
+        let Some(front) = c.ring.front() else {
             // Bytes nobody asked for: the connection is out of step; replace it.
             self.close(ci, End::Done);
             return Progress::Closed;
-        }
+        };
+        let head = self.core.sh.is_head(front.target);
         let at_head = self.core.sh.trace.is_some() && c.framer.in_head();
         let step = match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
             Ok(step) => step,
