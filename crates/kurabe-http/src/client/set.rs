@@ -1,7 +1,7 @@
 //! A request set as the engine runs it: the targets ([`RequestSet`],
 //! resolved by `load` from a spec) and, built from them once per run,
-//! the [`Table`] of every target's request bytes, so a send is a lookup;
-//! and each worker's [`Picker`], which says which target goes next
+//! the `Table` of every target's request bytes, so a send is a lookup;
+//! and each worker's `Picker`, which says which target goes next
 //! (`--order`).
 //!
 //! Owns the set's types, the table and the orders. Must not read files
