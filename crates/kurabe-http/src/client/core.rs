@@ -160,7 +160,8 @@ impl<'a> Core<'a> {
                 self.index,
                 sh.threads,
                 sh.limit,
-            );
+            )
+            .with_replay(sh.replay.as_ref());
         }
     }
 
@@ -227,8 +228,15 @@ impl<'a> Core<'a> {
 
     /// Open model: the next request due at or before `until`.
     pub fn pop_due(&mut self, until: u64) -> Option<Slot> {
-        let intended = self.schedule.as_mut()?.pop_due(until)?;
-        Some(self.slot(intended))
+        let s = self.schedule.as_mut()?;
+        let i = s.next_index();
+        let intended = s.pop_due(until)?;
+        let mut slot = self.slot(intended);
+        if let Some(r) = &self.sh.replay {
+            slot.target = r.target(i);
+            slot.tag = r.spans[slot.target as usize].tag;
+        }
+        Some(slot)
     }
 
     fn slot(&self, intended: u64) -> Slot {
@@ -239,6 +247,7 @@ impl<'a> Core<'a> {
             connect_ns: 0,
             measured: self.measuring,
             tag: Default::default(),
+            target: 0,
         }
     }
 
@@ -444,7 +453,7 @@ fn first_schedule(sh: &Shared, index: u64) -> Option<Schedule> {
     } else {
         (sh.measure_ns, sh.limit)
     };
-    Some(Schedule::new(start, rate, index, sh.threads, limit))
+    Some(Schedule::new(start, rate, index, sh.threads, limit).with_replay(sh.replay.as_ref()))
 }
 
 /// Write `bytes[*off..]` to `fd` (through `tls` if given) until all is

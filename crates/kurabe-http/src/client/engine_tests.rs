@@ -123,6 +123,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         setup: Default::default(),
         engine: test_engine(),
         labels: Default::default(),
+        replay: None,
     }
 }
 

@@ -25,6 +25,7 @@ mod pace;
 #[cfg(debug_assertions)]
 mod panic_hook;
 mod record;
+mod replayed;
 mod schedule;
 mod setup;
 mod shared;
@@ -217,6 +218,9 @@ pub struct LoadConfig {
     pub engine: Engine,
     /// The run's request names (the breakdown's rows) and response checks.
     pub labels: crate::tags::Labels,
+    /// A replay (`kurabe replay`): the recorded requests and their times,
+    /// sent instead of `method`/`target.path`/`body` under the open model.
+    pub replay: Option<std::sync::Arc<crate::replay::Replay>>,
 }
 
 /// The `-g` destination, opened by the caller (who decides where the bytes
@@ -510,17 +514,43 @@ pub fn request_head(cfg: &LoadConfig) -> String {
 
 /// Serialise the request once; every send reuses these bytes.
 fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
+    let one = Request {
+        method: &cfg.method,
+        path: &cfg.target.path,
+        headers: &cfg.headers,
+        body: cfg.body.as_deref(),
+    };
+    request_bytes_of(cfg, &one)
+}
+
+/// One request's parts, as [`request_bytes_of`] writes them.
+struct Request<'r> {
+    method: &'r str,
+    /// Path and query.
+    path: &'r str,
+    headers: &'r [(String, String)],
+    body: Option<&'r [u8]>,
+}
+
+/// `req` on the wire, to `cfg`'s host (through its proxy, if any), with
+/// kurabe's default headers where `req` has none of that name.
+fn request_bytes_of(cfg: &LoadConfig, req: &Request<'_>) -> Vec<u8> {
     let mut r = Vec::with_capacity(256);
-    r.extend_from_slice(cfg.method.as_bytes());
+    r.extend_from_slice(req.method.as_bytes());
     r.push(b' ');
     match &cfg.setup.proxy {
         // A proxy needs the absolute form (RFC 9112 §3.2.2).
-        Some(_) => r.extend_from_slice(cfg.target.url().as_bytes()),
-        None => r.extend_from_slice(cfg.target.path.as_bytes()),
+        Some(_) => {
+            let url = cfg.target.url();
+            let origin = url.strip_suffix(cfg.target.path.as_str()).unwrap_or(&url);
+            r.extend_from_slice(origin.as_bytes());
+            r.extend_from_slice(req.path.as_bytes());
+        }
+        None => r.extend_from_slice(req.path.as_bytes()),
     }
     r.extend_from_slice(b" HTTP/1.1\r\n");
     let has = |name: &str| {
-        cfg.headers
+        req.headers
             .iter()
             .any(|(k, _)| k.eq_ignore_ascii_case(name))
     };
@@ -535,7 +565,7 @@ fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
     if !has("accept") {
         r.extend_from_slice(b"Accept: */*\r\n");
     }
-    for (k, v) in &cfg.headers {
+    for (k, v) in req.headers {
         r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
     }
     if let Some(auth) = cfg.setup.proxy.as_ref().and_then(|p| p.authorization()) {
@@ -544,16 +574,49 @@ fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
     if !cfg.keep_alive && !has("connection") {
         r.extend_from_slice(b"Connection: close\r\n");
     }
-    if let Some(body) = &cfg.body {
+    if let Some(body) = req.body {
         if !has("content-length") {
             r.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
         }
     }
     r.extend_from_slice(b"\r\n");
-    if let Some(body) = &cfg.body {
+    if let Some(body) = req.body {
         r.extend_from_slice(body);
     }
     r
+}
+
+/// A replay's requests on the wire, one after another, and where each is
+/// (`cfg.target.path` is the base URL's path, put before each recorded
+/// path).
+fn replay_bytes(
+    cfg: &LoadConfig,
+    replay: &crate::replay::Replay,
+) -> (Vec<u8>, Vec<replayed::Span>) {
+    let base = cfg.target.path.trim_end_matches('/');
+    let mut bytes = Vec::new();
+    let mut spans = Vec::with_capacity(replay.requests.len());
+    for (i, rec) in replay.requests.iter().enumerate() {
+        let path = format!("{base}{}", rec.target);
+        let one = request_bytes_of(
+            cfg,
+            &Request {
+                method: &rec.method,
+                path: &path,
+                headers: &rec.headers,
+                body: rec.body.as_deref(),
+            },
+        );
+        spans.push(replayed::Span {
+            off: bytes.len(),
+            len: one.len(),
+            body_len: rec.body.as_ref().map_or(0, |b| b.len() as u64),
+            head: rec.method == "HEAD",
+            tag: replay.tags.get(i).copied().unwrap_or_default(),
+        });
+        bytes.extend_from_slice(&one);
+    }
+    (bytes, spans)
 }
 
 /// The address connections go to: the proxy's with `-X`, else the target's.
@@ -728,7 +791,17 @@ fn shared_state(
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
     let pipeline = pipeline_depth(cfg);
-    let one = request_bytes(cfg);
+    let (requests, request_len, replay) = match &cfg.replay {
+        None => {
+            let one = request_bytes(cfg);
+            (one.repeat(pipeline + 1), one.len(), None)
+        }
+        Some(r) => {
+            let (bytes, spans) = replay_bytes(cfg, r);
+            let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
+            (bytes, longest, Some(replayed::ReplayTable::new(r, spans)))
+        }
+    };
     let limit = match cfg.stop {
         StopCondition::Requests(n) | StopCondition::RequestsOrDuration(n, _) => Some(n),
         StopCondition::Duration(_) => None,
@@ -736,8 +809,9 @@ fn shared_state(
     let (start_ns, measure_ns, end_ns, start_unix_us) = timeline(cfg);
     Ok(shared::Shared {
         addr: addr.into(),
-        request_len: one.len(),
-        requests: one.repeat(pipeline + 1),
+        request_len,
+        requests,
+        replay,
         body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
         head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: cfg.keep_alive,
@@ -864,6 +938,7 @@ fn build_report(
         ..describe_target(cfg, shared)
     };
     fill_from_stats(&mut report, total, cfg.rate);
+    report.replay = cfg.replay.as_ref().map(|r| r.summary.clone());
     report
 }
 
@@ -1028,6 +1103,7 @@ mod tests {
             setup: Setup::default(),
             engine: Engine::Auto,
             labels: Default::default(),
+            replay: None,
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();
         assert!(

@@ -20,8 +20,11 @@ pub(crate) struct Shared {
     pub addr: SockAddr,
     /// The serialised request repeated `pipeline + 1` times (see the HTTP/1.1 worker's `Conn::queue`).
     pub requests: Vec<u8>,
-    /// Length of one serialised request.
+    /// Length of one serialised request (of a replay: the longest).
     pub request_len: usize,
+    /// A replay: where each recorded request's bytes are in `requests`,
+    /// and when each send is due. None: one request, repeated.
+    pub replay: Option<std::sync::Arc<super::replayed::ReplayTable>>,
     pub body_len: u64,
     pub head_request: bool,
     pub keep_alive: bool,
@@ -69,6 +72,24 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// Body bytes of a request to `target` (a replay's recorded request).
+    #[inline]
+    pub(crate) fn body_len(&self, target: u32) -> u64 {
+        match &self.replay {
+            None => self.body_len,
+            Some(t) => t.spans[target as usize].body_len,
+        }
+    }
+
+    /// Whether a request to `target` is a HEAD request.
+    #[inline]
+    pub(crate) fn is_head(&self, target: u32) -> bool {
+        match &self.replay {
+            None => self.head_request,
+            Some(t) => t.spans[target as usize].head,
+        }
+    }
+
     /// A non-blocking TCP socket with `-b` and `-B` applied, its connect
     /// started (both protocols' workers open connections here).
     pub(crate) fn connect_socket(&self) -> io::Result<Socket> {

@@ -23,4 +23,6 @@ pub(crate) struct Slot {
     /// Its name in the breakdown and its checks ([`crate::tags::Labels`]);
     /// set by whoever picks the request (default: the run's one request).
     pub tag: Tag,
+    /// A replay: which recorded request it sends (0 otherwise).
+    pub target: u32,
 }

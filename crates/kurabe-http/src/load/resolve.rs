@@ -72,6 +72,9 @@ macro_rules! invalid {
 /// (the default thread count leaves a loopback server half of them);
 /// errors call each setting what `names` says.
 pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
+    if let Some(r) = &spec.replay {
+        return super::replay::resolve(spec, r, n, ncpus);
+    }
     let target = Target::parse(&url(spec, n)?)?;
     let stop = checked_stop(spec, n)?;
     check_connections(spec, n)?;
@@ -105,6 +108,7 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         setup,
         engine: spec.engine,
         labels,
+        replay: None,
     })
 }
 

@@ -20,7 +20,8 @@ use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
 
 use crate::load::run_load;
-use outputs::{exit_code, no_response, open_gnuplot, write_outputs};
+pub(crate) use outputs::exit_code;
+use outputs::{no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;
 use args::{from_args, Resolved};

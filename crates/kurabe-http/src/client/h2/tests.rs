@@ -14,6 +14,7 @@ fn slot() -> Slot {
         connect_ns: 0,
         measured: true,
         tag: Default::default(),
+        target: 0,
     }
 }
 

@@ -110,7 +110,18 @@ impl Conn {
     }
 
     /// Queue `k` more requests' bytes behind whatever is pending.
-    pub(super) fn queue(&mut self, k: usize, request_len: usize) {
+    pub(super) fn queue(&mut self, k: usize, sh: &Shared) {
+        if let Some(r) = &sh.replay {
+            // A replay has one request in flight per connection (no
+            // pipelining): its bytes are its recorded request's, in place.
+            if let (Some(s), true) = (self.ring.back(), k > 0) {
+                let span = &r.spans[s.target as usize];
+                self.w_off = span.off;
+                self.w_end = span.off + span.len;
+            }
+            return;
+        }
+        let request_len = sh.request_len;
         let pending = self.w_end - self.w_off;
         // All copies are identical: keep the offset within the first copy so
         // the range always fits in `pipeline + 1` copies.

@@ -46,7 +46,7 @@ impl Worker<'_> {
             };
             self.conns[ci].ring.push_back(slot);
             if self.conns[ci].state == State::Open {
-                self.conns[ci].queue(1, self.core.sh.request_len);
+                self.conns[ci].queue(1, self.core.sh);
                 self.flush(ci);
                 if self.conns[ci].state == State::Open
                     && self.conns[ci].ring.len() < self.core.sh.pipeline
@@ -95,7 +95,7 @@ impl Worker<'_> {
     /// Open a new connection for the requests in the ring.
     pub(super) fn connect(&mut self, ci: usize) {
         let now = self.core.now;
-        let rl = self.core.sh.request_len;
+        let sh = self.core.sh;
         let res = self.open_socket(ci);
         let c = &mut self.conns[ci];
         for s in c.ring.iter_mut() {
@@ -105,7 +105,7 @@ impl Worker<'_> {
         c.w_off = 0;
         c.w_end = 0;
         let k = c.ring.len();
-        c.queue(k, rl);
+        c.queue(k, sh);
         c.deadline = now + self.core.sh.timeout_ns;
         c.len = 0;
         c.framer.reset();
@@ -160,7 +160,7 @@ impl Worker<'_> {
             }
         }
         if k > 0 {
-            self.conns[ci].queue(k, self.core.sh.request_len);
+            self.conns[ci].queue(k, self.core.sh);
             if send {
                 self.flush(ci);
             }
@@ -230,7 +230,7 @@ impl Worker<'_> {
             // Requests newly written: the last `before` of the ring, first `before - after` of them.
             let first = c.ring.len() - before;
             for s in c.ring.range_mut(first..first + (before - after)) {
-                self.core.sent(s, at, sh.body_len);
+                self.core.sent(s, at, sh.body_len(s.target));
             }
         }
         if c.deadline == 0 {

@@ -219,8 +219,12 @@ impl Worker<'_> {
 
     /// Frame the bytes at `pos`: (part of) a head or a body, maybe completing a response.
     fn parse_one(&mut self, ci: usize, pos: usize) -> Progress {
-        let (head, want_server) = (self.core.sh.head_request, self.core.want_server);
+        let want_server = self.core.want_server;
         let c = &mut self.conns[ci];
+        let head = match c.ring.front() {
+            Some(s) => self.core.sh.is_head(s.target),
+            None => self.core.sh.head_request,
+        };
         if c.ring.is_empty() {
             // Bytes nobody asked for: the connection is out of step; replace it.
             self.close(ci, End::Done);
