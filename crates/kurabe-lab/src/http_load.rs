@@ -96,8 +96,8 @@ pub fn run_load(
     let warmup = load.warmup.map(|d| d.0);
     let (report, watched) = std::thread::scope(|scope| {
         let finished_ref = &finished;
-        let watcher =
-            server.map(|pid| scope.spawn(move || watch_server(pid, warmup, finished_ref)));
+        let watcher = server
+            .map(|pid| scope.spawn(move || watch_server(pid, warmup, finished_ref, observer)));
         let report = kurabe_http::load::run(load, stop, observer);
         finished.trigger(None);
         let watched = watcher.and_then(|h| h.join().ok());
@@ -131,16 +131,26 @@ fn add_server(run: &mut LocalRun, summary: &WatchSummary) {
 }
 
 /// Sample the server tree from the end of the warm-up until the load
-/// finishes (`None` when it finished within the warm-up).
+/// finishes (`None` when it finished within the warm-up); an observer
+/// that watches the server gets the newest point as it comes.
 fn watch_server(
     pid: u32,
     warmup: Option<Duration>,
     finished: &Stop,
+    observer: &dyn Observer,
 ) -> Result<Option<WatchSummary>, kurabe_probe::ProbeError> {
     if finished.wait_until(Instant::now() + warmup.unwrap_or_default()) {
         return Ok(None);
     }
     let watcher = Watcher::spawn(pid, SERVER_SAMPLE_INTERVAL)?;
-    finished.wait();
+    if observer.watches_server() {
+        while !finished.wait_timeout(SERVER_SAMPLE_INTERVAL) {
+            if let Some(point) = watcher.latest() {
+                observer.server(&point);
+            }
+        }
+    } else {
+        finished.wait();
+    }
     Ok(Some(watcher.stop()))
 }

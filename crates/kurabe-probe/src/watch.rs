@@ -6,7 +6,7 @@
 //! server's CPU and Σ PSS while it generates load.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -191,6 +191,11 @@ impl Recorder {
         let t_s = at.saturating_duration_since(self.start).as_secs_f64();
         s.series.push(point(x, t_s, cpu_percent, self.cpu_cum));
     }
+    /// The newest point of the series.
+    pub fn last_point(&self) -> Option<WatchPoint> {
+        self.s.series.last().copied()
+    }
+
     /// Count a sample that could not be taken, keeping the first reason.
     pub fn skip(&mut self, why: &ProbeError) {
         self.s.samples_skipped += 1;
@@ -266,8 +271,12 @@ pub fn percentile(v: &mut [f64], p: f64) -> f64 {
 #[derive(Debug)]
 pub struct Watcher {
     stop: Arc<AtomicBool>,
+    latest: Latest,
     thread: JoinHandle<WatchSummary>,
 }
+
+/// The newest point of a watch, for live views while it runs.
+type Latest = Arc<Mutex<Option<WatchPoint>>>;
 
 impl Watcher {
     /// Watch `pid` and its descendants every `interval` on a background thread.
@@ -288,15 +297,27 @@ impl Watcher {
         let start = Instant::now();
         let first = sampler.sample()?;
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let latest = Latest::default();
+        let (flag, newest) = (stop.clone(), latest.clone());
         let thread = std::thread::Builder::new()
             .name("kurabe-watch".into())
-            .spawn(move || sample_loop(sampler, &first, start, interval, &flag))
+            .spawn(move || sample_loop(sampler, &first, (start, interval), &flag, &newest))
             .map_err(|e| ProbeError::Read {
                 path: "thread".into(),
                 source: e,
             })?;
-        Ok(Self { stop, thread })
+        Ok(Self {
+            stop,
+            latest,
+            thread,
+        })
+    }
+
+    /// The newest sample as a point of the series (CPU % over the last
+    /// interval, CPU seconds so far, the tree's size), once a second
+    /// sample was taken; for a live view while the watch runs.
+    pub fn latest(&self) -> Option<WatchPoint> {
+        *self.latest.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Take a last sample, stop the thread and return the summary.
@@ -313,9 +334,9 @@ impl Watcher {
 fn sample_loop(
     mut sampler: TreeSampler,
     first: &Sample,
-    start: Instant,
-    interval: Duration,
+    (start, interval): (Instant, Duration),
     stop: &AtomicBool,
+    latest: &Mutex<Option<WatchPoint>>,
 ) -> WatchSummary {
     let mut rec = Recorder::new(sampler.root(), start, false);
     rec.push(first);
@@ -329,6 +350,7 @@ fn sample_loop(
         let alive = match sampler.sample() {
             Ok(s) => {
                 rec.push(&s);
+                *latest.lock().unwrap_or_else(|e| e.into_inner()) = rec.last_point();
                 s.root_alive
             }
             Err(ProbeError::NoSuchProcess(_)) => false,
@@ -436,6 +458,28 @@ mod tests {
         assert!(s.rss_peak_bytes >= s.pss_peak_bytes);
         assert_eq!(s.processes_max, 1);
         assert!(!s.root_exited);
+    }
+
+    #[test]
+    fn a_running_watch_shows_its_newest_point() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let w = Watcher::spawn(child.id(), Duration::from_millis(10)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let point = loop {
+            if let Some(p) = w.latest() {
+                break p;
+            }
+            assert!(Instant::now() < deadline, "no point within 20 s");
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        let s = w.stop();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(point.size.pss_bytes > 0 && point.size.processes == 1);
+        assert!(point.t_s > 0.0 && point.t_s <= s.duration.as_secs_f64());
     }
 
     #[test]

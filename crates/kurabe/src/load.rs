@@ -1,28 +1,36 @@
 //! The terminal edge of one HTTP load in this process (`kurabe http`,
-//! `kurabe demo`): the progress bar and the notes on stderr. The load itself
-//! and the server sampling are `kurabe_lab::http_load`'s.
+//! `kurabe demo`): the progress bar, the notes on stderr, and the live
+//! board fed when a live view is on (`crate::live`). The load itself and
+//! the server sampling are `kurabe_lab::http_load`'s.
 
 use std::time::Duration;
 
-use kurabe_http::load::{Observer, Progress, Taps};
+use kurabe_http::load::{Observer, Progress, Snapshot, Taps};
+use kurabe_live::board::{self, Board};
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
+use kurabe_model::probe::WatchPoint;
 use kurabe_model::stop::Stop;
 use kurabe_report::bars::{wanted, LoadBar};
 
 /// How often the progress bar is fed.
 const TICK_INTERVAL: Duration = Duration::from_millis(250);
 
-/// What the terminal watches of a load: the bar (when shown) and the taps.
-struct Terminal {
+/// What the terminal watches of a load: the bar (when shown), the taps
+/// and the live board (when a live view is on).
+struct Terminal<'a> {
     bar: LoadBar,
     show: bool,
     taps: Taps,
+    live: Option<&'a Board>,
 }
 
-impl Observer for Terminal {
+impl Observer for Terminal<'_> {
     fn progress_interval(&self) -> Option<Duration> {
-        self.show.then_some(TICK_INTERVAL)
+        match self.live {
+            Some(_) => Some(board::INTERVAL),
+            None => self.show.then_some(TICK_INTERVAL),
+        }
     }
 
     fn progress(&self, p: Progress) {
@@ -32,23 +40,46 @@ impl Observer for Terminal {
     fn taps(&self) -> Taps {
         self.taps.clone()
     }
+
+    fn wants_snapshots(&self) -> bool {
+        self.live.is_some()
+    }
+
+    fn snapshot(&self, snapshot: &Snapshot) {
+        if let Some(b) = self.live {
+            b.update(snapshot);
+        }
+    }
+
+    fn watches_server(&self) -> bool {
+        self.live.is_some()
+    }
+
+    fn server(&self, point: &WatchPoint) {
+        if let Some(b) = self.live {
+            b.server(point);
+        }
+    }
 }
 
 /// Run the load test until it ends or `interrupt` comes, showing progress
 /// on a terminal (unless `!progress`) and writing `taps`; `server`: the
-/// process tree to sample.
+/// process tree to sample; `live`: the board of a live view, fed as the
+/// load runs.
 pub(crate) fn run_load(
     load: &LoadSpec,
     progress: bool,
     interrupt: &Stop,
     server: Option<u32>,
     taps: Taps,
+    live: Option<&Board>,
 ) -> anyhow::Result<HttpReport> {
     let show = wanted(progress);
     let terminal = Terminal {
         bar: LoadBar::new(load.stop().limits(), show),
         show,
         taps,
+        live,
     };
     let run = kurabe_lab::http_load::run_load(load, interrupt, server, &terminal)?;
     terminal.bar.finish();

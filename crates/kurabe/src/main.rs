@@ -13,6 +13,7 @@
 
 mod commands;
 mod flags;
+mod live;
 mod load;
 mod signal;
 

@@ -21,6 +21,7 @@ mod old_store;
 mod outcomes;
 mod outputs;
 mod parity;
+mod prometheus;
 mod results;
 mod revisions;
 mod run;

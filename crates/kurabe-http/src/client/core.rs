@@ -424,8 +424,11 @@ impl<'a> Core<'a> {
         }
     }
 
-    /// Add what was answered and failed since the last call to the run's progress.
-    pub fn publish(&mut self) {
+    /// Add what was answered and failed since the last call to the run's
+    /// progress; when an observer wants snapshots (and the warm-up is
+    /// over), publish this worker's share too, `in_flight` included
+    /// (`last`: the end of the run, a publication that waits for its lock).
+    pub fn publish(&mut self, in_flight: u64, last: bool) {
         let done = self.stats.counters.completed;
         let failed = self.stats.counters.failures.total();
         let p = &self.ctl.progress;
@@ -434,6 +437,9 @@ impl<'a> Core<'a> {
         p.failed
             .fetch_add(failed.saturating_sub(self.published.1), Ordering::Relaxed);
         self.published = (done, failed);
+        if let Some(live) = self.ctl.live.as_ref().filter(|_| self.measuring) {
+            live.publish(self.index, &self.stats, in_flight, last);
+        }
         #[cfg(debug_assertions)]
         if done > 0 {
             let port = self.sh.addr.as_socket().map_or(0, |a| a.port());

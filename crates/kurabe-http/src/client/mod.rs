@@ -21,6 +21,7 @@ mod engine_tests;
 mod framer;
 mod gnuplot;
 mod h2;
+pub(crate) mod live;
 mod pace;
 #[cfg(debug_assertions)]
 mod panic_hook;
@@ -251,6 +252,8 @@ pub(crate) struct RunControl {
     pub(crate) stop: Arc<AtomicBool>,
     /// Updated by the workers.
     pub(crate) progress: Progress,
+    /// The workers' shares for an observer's snapshots, when it wants them.
+    pub(crate) live: Option<live::Live>,
 }
 
 impl RunControl {
@@ -259,6 +262,7 @@ impl RunControl {
         RunControl {
             stop,
             progress: Progress::default(),
+            live: None,
         }
     }
 }

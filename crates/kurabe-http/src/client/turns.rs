@@ -58,7 +58,7 @@ fn drive<'a, P: Protocol<'a>>(w: &mut P) {
             next_scan = now + w.core().pace.tick_ns;
         }
         if now >= next_progress {
-            w.core_mut().publish();
+            publish(w);
             next_progress = now + PROGRESS_NS;
         }
         if finished(w) {
@@ -104,13 +104,23 @@ fn wait<'a, P: Protocol<'a>>(w: &mut P, timeout: Option<u64>) {
     c.pace.wake_ends(now, sys::thread_cpu_ns);
 }
 
+/// Publish the progress (and, for an observer's snapshots, the requests
+/// in flight: counted only then, it walks the connections).
+fn publish<'a, P: Protocol<'a>>(w: &mut P) {
+    let in_flight = match w.core().ctl.live {
+        Some(_) => w.in_flight_measured(),
+        None => 0,
+    };
+    w.core_mut().publish(in_flight, false);
+}
+
 /// Count requests written but unanswered, publish the last progress, let
 /// the server answer what it was sent, close everything.
 fn finish<'a, P: Protocol<'a>>(w: &mut P) {
     let in_flight = w.in_flight_measured();
     let c = w.core_mut();
     c.stats.counters.in_flight_at_end = in_flight;
-    c.publish();
+    c.publish(in_flight, true);
     drain(w);
     if let Some(g) = &mut w.core_mut().gnuplot {
         let _ = g.flush();

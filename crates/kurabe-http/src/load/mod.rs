@@ -15,8 +15,11 @@ mod resolve;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hdrhistogram::Histogram;
+use kurabe_model::counters::Counters;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
+use kurabe_model::probe::WatchPoint;
 use kurabe_model::stop::Stop;
 
 use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
@@ -52,6 +55,55 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
+/// A look at a running load, for live views (issue 26): every worker's
+/// figures as it last published them (≤ ~50 ms old), merged, covering the
+/// measured phase only (empty during a warm-up).
+#[derive(Clone)]
+pub struct Snapshot {
+    /// Time since the load began (warm-up included).
+    pub elapsed: Duration,
+    /// Time since the measured phase began (zero during a warm-up).
+    pub measured: Duration,
+    /// Request latency so far, µs, as the report's histogram counts it
+    /// (open model: from the intended send time).
+    pub latency: Histogram<u64>,
+    /// Everything counted so far (completed, failures by bucket, status
+    /// codes, sent requests, …).
+    pub counters: Counters,
+    /// Requests written and not yet answered.
+    pub in_flight: u64,
+    /// The load is over and these are its final figures (the last
+    /// snapshot, taken after every worker stopped: they match the report).
+    pub finished: bool,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("elapsed", &self.elapsed)
+            .field("measured", &self.measured)
+            .field("requests", &self.latency.len())
+            .field("counters", &self.counters)
+            .field("in_flight", &self.in_flight)
+            .field("finished", &self.finished)
+            .finish()
+    }
+}
+
+impl Snapshot {
+    /// Nothing measured yet.
+    pub fn empty() -> Snapshot {
+        Snapshot {
+            elapsed: Duration::ZERO,
+            measured: Duration::ZERO,
+            latency: Stats::new().total,
+            counters: Counters::default(),
+            in_flight: 0,
+            finished: false,
+        }
+    }
+}
+
 /// Outputs that tap the load as it runs, besides its report: ab's `-g`
 /// file (one line per request) and `-v` trace (every response head). They
 /// are written by the workers themselves, so they cost only when asked for.
@@ -83,6 +135,27 @@ pub trait Observer: Sync {
     fn taps(&self) -> Taps {
         Taps::default()
     }
+
+    /// Whether [`Observer::snapshot`] is wanted (read once, before the
+    /// load starts): then the workers copy their figures at each progress
+    /// publication (a histogram copy every ~50 ms per thread, never per
+    /// request), and the snapshot comes every [`Observer::progress_interval`].
+    fn wants_snapshots(&self) -> bool {
+        false
+    }
+
+    /// The load as it stands; called after each [`Observer::progress`].
+    fn snapshot(&self, _snapshot: &Snapshot) {}
+
+    /// Whether [`Observer::server`] is wanted, when the caller samples a
+    /// local server's process tree during the load.
+    fn watches_server(&self) -> bool {
+        false
+    }
+
+    /// The server's newest sample (CPU, Σ PSS), every ~100 ms while the
+    /// caller samples it (from the caller's sampling thread).
+    fn server(&self, _point: &WatchPoint) {}
 }
 
 /// An observer that watches nothing.
@@ -105,6 +178,16 @@ impl Checked {
     /// When the measured phase stops.
     pub fn stop(&self) -> client::StopCondition {
         self.0.stop
+    }
+
+    /// The request method (`-m`, `-i`, `-p`, `-u` resolved).
+    pub fn method(&self) -> &str {
+        &self.0.method
+    }
+
+    /// The open model's target rate, requests per second (`None`: closed model).
+    pub fn rate(&self) -> Option<f64> {
+        self.0.rate
     }
 
     /// Client threads the run uses (the default resolved).
@@ -163,12 +246,18 @@ pub(crate) fn run_config(
         cfg.setup.trace = taps.head_trace;
     }
     // The workers poll the stop's own flag: no relay between the two.
-    let ctl = RunControl::with_stop(Arc::clone(stop.flag()));
+    let mut ctl = RunControl::with_stop(Arc::clone(stop.flag()));
+    if observer.wants_snapshots() {
+        ctl.live = Some(client::live::Live::new(
+            cfg.threads.clamp(1, cfg.concurrency),
+        ));
+    }
     let finished = Stop::new();
+    let warmup = cfg.warmup.unwrap_or_default();
     let (report, stats) = std::thread::scope(|s| {
         if let Some(every) = observer.progress_interval() {
             let (ctl, finished) = (&ctl, &finished);
-            s.spawn(move || watch(ctl, finished, every, observer));
+            s.spawn(move || watch(ctl, finished, (every, warmup), observer));
         }
         let r = client::run_with_stats(&cfg, &ctl);
         finished.trigger(None);
@@ -177,9 +266,16 @@ pub(crate) fn run_config(
     Ok(LoadRun { report, stats })
 }
 
-/// Call `observer` every `every` until `finished` (which wakes it at once).
-fn watch(ctl: &RunControl, finished: &Stop, every: Duration, observer: &dyn Observer) {
+/// Call `observer` every `every` until `finished` (which wakes it at once);
+/// `warmup`: how long the measured phase waits after the start.
+fn watch(
+    ctl: &RunControl,
+    finished: &Stop,
+    (every, warmup): (Duration, Duration),
+    observer: &dyn Observer,
+) {
     let start = Instant::now();
+    let mut snapshot = ctl.live.as_ref().map(|_| Snapshot::empty());
     while !finished.wait_timeout(every) {
         observer.progress(Progress {
             completed: ctl
@@ -192,6 +288,21 @@ fn watch(ctl: &RunControl, finished: &Stop, every: Duration, observer: &dyn Obse
                 .load(std::sync::atomic::Ordering::Relaxed),
             elapsed: start.elapsed(),
         });
+        if let (Some(live), Some(snap)) = (&ctl.live, &mut snapshot) {
+            snap.in_flight = live.merge_into(&mut snap.latency, &mut snap.counters);
+            snap.elapsed = start.elapsed();
+            snap.measured = snap.elapsed.saturating_sub(warmup);
+            observer.snapshot(snap);
+        }
+    }
+    // Every worker has made its last publication: the final figures.
+    if let (Some(live), Some(snap)) = (&ctl.live, &mut snapshot) {
+        live.merge_into(&mut snap.latency, &mut snap.counters);
+        snap.in_flight = 0;
+        snap.elapsed = start.elapsed();
+        snap.measured = snap.elapsed.saturating_sub(warmup);
+        snap.finished = true;
+        observer.snapshot(snap);
     }
 }
 
@@ -272,6 +383,52 @@ mod tests {
         });
         assert!(r.report.interrupted && r.report.complete_requests >= 50);
         assert!(t0.elapsed() < Duration::from_secs(30));
+    }
+
+    /// Keeps the largest snapshot seen.
+    #[derive(Default)]
+    struct Watching(std::sync::Mutex<Option<(u64, u64, u64)>>);
+
+    impl Observer for Watching {
+        fn progress_interval(&self) -> Option<Duration> {
+            Some(Duration::from_millis(10))
+        }
+        fn wants_snapshots(&self) -> bool {
+            true
+        }
+        fn snapshot(&self, s: &Snapshot) {
+            let seen = (
+                s.latency.len(),
+                s.counters.completed,
+                s.counters.status.get(200),
+            );
+            *self.0.lock().unwrap() = Some(seen);
+        }
+    }
+
+    #[test]
+    fn snapshots_carry_the_latency_and_the_counters_of_every_worker() {
+        let port = server();
+        let mut spec = LoadSpec::for_url(&format!("http://127.0.0.1:{port}/"));
+        spec.keep_alive = true;
+        spec.engine = kurabe_model::load::Engine::Epoll;
+        spec.concurrency = 4;
+        spec.threads = Some(2);
+        spec.duration = Some(kurabe_model::plan::HumanDuration(Duration::from_secs(60)));
+        let stop = Stop::new();
+        let seen = Watching::default();
+        let r = std::thread::scope(|s| {
+            let h = s.spawn(|| super::run(&spec, &stop, &seen));
+            let at_least = |n| seen.0.lock().unwrap().is_some_and(|(h, _, _)| h >= n);
+            while !at_least(100) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            stop.trigger(None);
+            h.join().unwrap().unwrap()
+        });
+        let (h, completed, ok) = seen.0.lock().unwrap().unwrap();
+        assert_eq!((h, ok), (completed, completed));
+        assert!(completed >= 100 && completed <= r.report.complete_requests);
     }
 
     #[test]

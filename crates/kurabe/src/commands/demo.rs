@@ -61,6 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &interrupt,
         None,
         Default::default(),
+        None,
     )?;
     let (served, sent) = demo.served(&report);
     let mut text = to_string(&AbText::default(), &report);

@@ -19,7 +19,9 @@ use kurabe_model::record::ResultKind;
 use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
 
+use crate::live::Live;
 use crate::load::run_load;
+use kurabe_live::board::RunInfo;
 pub(crate) use outputs::exit_code;
 use outputs::{no_response, open_gnuplot, write_outputs};
 
@@ -38,6 +40,9 @@ mod outputs;
 /// Run `kurabe http`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.more_urls.is_empty() {
+        if args.live.prometheus_addr.is_some() {
+            bail!("--prometheus-addr serves one run: drop URL_B, or run each URL on its own");
+        }
         return ab::run(&args);
     }
     if args.rounds.is_some() {
@@ -50,6 +55,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("-g", args.gnuplot.as_deref()),
     ])?;
     args.save.check_store()?;
+    if args.workers.is_some() && args.live.prometheus_addr.is_some() {
+        bail!("--prometheus-addr with --workers: give it to each `kurabe worker`, which serves its own share");
+    }
     match args.workers {
         Some(workers) => fleet::run_distributed(&args, &resolved, workers),
         None => run_here(&args, resolved),
@@ -73,7 +81,12 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     if let Some(note) = note {
         eprintln!("kurabe: note: {note}");
     }
-    let report = run_load(&resolved.spec, !args.quiet, &interrupt, server, taps)?;
+    let live = Live::start(&args.live, RunInfo::of(&resolved.spec, &resolved.load))?;
+    let board = live.as_ref().map(Live::board);
+    let report = run_load(&resolved.spec, !args.quiet, &interrupt, server, taps, board)?;
+    if let Some(live) = live {
+        live.finish();
+    }
     let rendered = to_string(&*http_renderer(args.format, &resolved.layout), &report);
     write_outputs(args, &report, &rendered)?;
     if let Some(pending) = gnuplot.filter(|_| !no_response(&report, "-g")) {

@@ -87,7 +87,7 @@ pub struct Args {
     pub format: Format,
     #[command(flatten)]
     pub out: crate::flags::OutputArg,
-    /// Quiet: no progress line on stderr.
+    /// Quiet: accepted as kurabe http takes it (replay shows no progress line yet).
     #[arg(short = 'q')]
     pub quiet: bool,
     /// Exit 1 when more than this fraction of the requests failed (0 to 1).
@@ -119,7 +119,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(note) = note {
         eprintln!("kurabe: note: {note}");
     }
-    let report = run_load(&spec, !args.quiet, &interrupt, server, Default::default())?;
+    // No progress bar yet: the bar counts toward the spec's -n/-t, and a
+    // replay's length is the recording's.
+    let report = run_load(&spec, false, &interrupt, server, Default::default(), None)?;
     let rendered = to_string(&*http_renderer(args.format, &layout), &report);
     write_output(args.out.path(), &rendered)?;
     Ok(super::http::exit_code(

@@ -199,6 +199,8 @@ pub struct Args {
     pub wait_workers: Duration,
     #[command(flatten)]
     pub save: crate::flags::SaveArgs,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 /// What a run needs besides the flags themselves: the load, the

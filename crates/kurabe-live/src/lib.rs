@@ -1,0 +1,17 @@
+//! kurabe's views of a load while it runs (issue 26).
+//!
+//! [`board::Board`] is an [`kurabe_http::load::Observer`]: it takes the
+//! engine's snapshots and the local server's samples and turns them into
+//! one immutable [`board::Frame`] at a time (rates over the last second,
+//! percentiles of the last seconds and of the whole run, histogram
+//! buckets). [`openmetrics`] writes a frame as OpenMetrics text;
+//! [`endpoint`] serves it over HTTP from a thread of its own, bounded so
+//! that no scraper can slow the load; [`addr`] parses `--prometheus-addr`.
+//!
+//! Must not print, and must not reach into the engine: everything comes
+//! through the observer, a few times a second, never per request.
+
+pub mod addr;
+pub mod board;
+pub mod endpoint;
+pub mod openmetrics;

@@ -1,0 +1,248 @@
+//! One [`Frame`] as OpenMetrics text (what Prometheus scrapes): requests
+//! by name, method and status, failures by bucket, requests sent and sent
+//! late, the latency histogram (native-friendly buckets, see
+//! [`crate::board::bucket_bounds`]), achieved and target rate, in flight,
+//! elapsed time, and the local server's CPU and memory when it is watched.
+//!
+//! Owns the metric names, their help texts and the exposition syntax
+//! (escaping, `# EOF`). Must not do I/O.
+
+use std::fmt::Write as _;
+
+use crate::board::{bucket_bounds, Frame};
+
+/// The content type of [`render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The failure buckets, as the report names them.
+const BUCKETS: [&str; 7] = [
+    "connect",
+    "receive",
+    "length",
+    "exceptions",
+    "write",
+    "timeout",
+    "client",
+];
+
+/// `frame` as an OpenMetrics exposition.
+pub fn render(frame: &Frame) -> String {
+    let mut o = String::with_capacity(8192);
+    let who = format!(
+        "name=\"{}\",method=\"{}\"",
+        escape(&frame.info.name),
+        escape(&frame.info.method)
+    );
+    let c = &frame.counters;
+    family(
+        &mut o,
+        "kurabe_requests",
+        "counter",
+        "Complete responses, by status code.",
+    );
+    for (code, n) in c.status.seen() {
+        let _ = writeln!(o, "kurabe_requests_total{{{who},status=\"{code}\"}} {n}");
+    }
+    family(
+        &mut o,
+        "kurabe_failures",
+        "counter",
+        "Failed requests, by failure bucket (as in the report).",
+    );
+    let f = &c.failures;
+    let counts = [
+        f.connect,
+        f.receive,
+        f.length,
+        f.exceptions,
+        f.write,
+        f.timeout,
+        f.client,
+    ];
+    for (bucket, n) in BUCKETS.iter().zip(counts) {
+        let _ = writeln!(o, "kurabe_failures_total{{{who},bucket=\"{bucket}\"}} {n}");
+    }
+    family(
+        &mut o,
+        "kurabe_requests_sent",
+        "counter",
+        "Requests written to the server.",
+    );
+    let _ = writeln!(o, "kurabe_requests_sent_total{{{who}}} {}", c.sent_requests);
+    family(
+        &mut o,
+        "kurabe_late_sends",
+        "counter",
+        "Open model: sends that left later than scheduled.",
+    );
+    let _ = writeln!(o, "kurabe_late_sends_total{{{who}}} {}", c.late_sends);
+    histogram(&mut o, frame, &who);
+    gauges(&mut o, frame, &who);
+    server(&mut o, frame);
+    o.push_str("# EOF\n");
+    o
+}
+
+/// The latency histogram: cumulative buckets, `+Inf`, count and sum.
+fn histogram(o: &mut String, frame: &Frame, who: &str) {
+    let name = "kurabe_request_duration_seconds";
+    family(
+        o,
+        name,
+        "histogram",
+        "Request latency (open model: from the intended send time).",
+    );
+    let _ = writeln!(o, "# UNIT {name} seconds");
+    for (le, n) in bucket_bounds().iter().zip(&frame.buckets) {
+        let _ = writeln!(o, "{name}_bucket{{{who},le=\"{le:e}\"}} {n}");
+    }
+    let total = frame.whole.count;
+    let _ = writeln!(o, "{name}_bucket{{{who},le=\"+Inf\"}} {total}");
+    let _ = writeln!(o, "{name}_count{{{who}}} {total}");
+    let _ = writeln!(o, "{name}_sum{{{who}}} {}", frame.latency_sum_s);
+}
+
+/// Rates, requests in flight and the time so far.
+fn gauges(o: &mut String, frame: &Frame, who: &str) {
+    family(
+        o,
+        "kurabe_achieved_rate",
+        "gauge",
+        "Requests sent per second over the last second.",
+    );
+    let _ = writeln!(o, "kurabe_achieved_rate{{{who}}} {}", frame.sent_rate);
+    if let Some(r) = frame.info.target_rate {
+        family(
+            o,
+            "kurabe_target_rate",
+            "gauge",
+            "Open model: the requests per second asked for.",
+        );
+        let _ = writeln!(o, "kurabe_target_rate{{{who}}} {r}");
+    }
+    family(
+        o,
+        "kurabe_in_flight_requests",
+        "gauge",
+        "Requests written and not yet answered.",
+    );
+    let _ = writeln!(o, "kurabe_in_flight_requests{{{who}}} {}", frame.in_flight);
+    family(
+        o,
+        "kurabe_elapsed_seconds",
+        "gauge",
+        "Time since the measured phase began.",
+    );
+    let _ = writeln!(o, "kurabe_elapsed_seconds {}", frame.measured.as_secs_f64());
+    family(
+        o,
+        "kurabe_finished",
+        "gauge",
+        "1 once the run is over and these are its final figures.",
+    );
+    let _ = writeln!(o, "kurabe_finished {}", u8::from(frame.finished));
+}
+
+/// The local server's process tree, when it is watched.
+fn server(o: &mut String, frame: &Frame) {
+    let Some(p) = frame.server else { return };
+    family(
+        o,
+        "kurabe_server_cpu_seconds",
+        "counter",
+        "CPU time of the server's process tree since the measured phase began.",
+    );
+    let _ = writeln!(o, "kurabe_server_cpu_seconds_total {}", p.cpu_seconds);
+    family(
+        o,
+        "kurabe_server_pss_bytes",
+        "gauge",
+        "Σ PSS of the server's process tree.",
+    );
+    let _ = writeln!(o, "kurabe_server_pss_bytes {}", p.size.pss_bytes);
+    family(
+        o,
+        "kurabe_server_rss_bytes",
+        "gauge",
+        "Σ RSS of the server's process tree (over-counts shared pages).",
+    );
+    let _ = writeln!(o, "kurabe_server_rss_bytes {}", p.size.rss_bytes);
+    family(
+        o,
+        "kurabe_server_processes",
+        "gauge",
+        "Processes in the server's tree.",
+    );
+    let _ = writeln!(o, "kurabe_server_processes {}", p.size.processes);
+}
+
+/// A family's `# TYPE` and `# HELP` lines.
+fn family(o: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(o, "# TYPE {name} {kind}");
+    let _ = writeln!(o, "# HELP {name} {help}");
+}
+
+/// A label value with `\`, `"` and newlines escaped.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::{Board, RunInfo};
+    use kurabe_http::load::Snapshot;
+
+    #[test]
+    fn an_exposition_has_every_family_once_and_ends_with_eof() {
+        let board = Board::new(RunInfo {
+            name: "http://127.0.0.1:1/a\"b".into(),
+            method: "GET".into(),
+            target_rate: Some(200.0),
+            ..RunInfo::default()
+        });
+        let mut s = Snapshot::empty();
+        s.latency.record(100).unwrap();
+        s.latency.record(2_000_000).unwrap();
+        s.counters.completed = 2;
+        s.counters.status.count(200);
+        s.counters.status.count(503);
+        s.counters.failures.timeout = 4;
+        s.counters.sent_requests = 7;
+        board.update(&s);
+        let text = render(&board.frame());
+        assert!(text.ends_with("# EOF\n"));
+        let who = r#"name="http://127.0.0.1:1/a\"b",method="GET""#;
+        for line in [
+            format!("kurabe_requests_total{{{who},status=\"200\"}} 1"),
+            format!("kurabe_requests_total{{{who},status=\"503\"}} 1"),
+            format!("kurabe_failures_total{{{who},bucket=\"timeout\"}} 4"),
+            format!("kurabe_requests_sent_total{{{who}}} 7"),
+            format!("kurabe_request_duration_seconds_bucket{{{who},le=\"+Inf\"}} 2"),
+            format!("kurabe_request_duration_seconds_count{{{who}}} 2"),
+            format!("kurabe_target_rate{{{who}}} 200"),
+        ] {
+            assert!(text.lines().any(|l| l == line), "no line {line} in\n{text}");
+        }
+        // Cumulative buckets: 1 at and above 100 µs, 2 from 2 s on.
+        let bucket = |le: &str| {
+            let l = format!("kurabe_request_duration_seconds_bucket{{{who},le=\"{le}\"}} ");
+            text.lines()
+                .find_map(|x| x.strip_prefix(&l))
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(bucket("6.103515625e-5"), "0");
+        assert_eq!(bucket("1.220703125e-4"), "1");
+        assert_eq!(bucket("1.4142135623730951e0"), "1");
+        assert_eq!(bucket("2e0"), "2");
+        assert_eq!(bucket("2.8284271247461903e0"), "2");
+        let types = text.lines().filter(|l| l.starts_with("# TYPE")).count();
+        let mut names: Vec<_> = text.lines().filter(|l| l.starts_with("# TYPE")).collect();
+        names.dedup();
+        assert_eq!(names.len(), types);
+        assert!(!text.contains("kurabe_server"), "no server watched");
+    }
+}
