@@ -22,6 +22,7 @@ mod outcomes;
 mod outputs;
 mod parity;
 mod prometheus;
+mod replay;
 mod results;
 mod revisions;
 mod run;

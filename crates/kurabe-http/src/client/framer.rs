@@ -104,9 +104,12 @@ pub(crate) struct Framer {
     seen: u64,
     /// Value of the `Server:` header of the last head parsed, when asked for.
     pub server: Option<String>,
-    /// The last final head's bytes and what they parsed to (empty: none).
+    /// The last final head's bytes and what they parsed to (empty: none),
+    /// and whether it answered a HEAD request (the same bytes mean no body
+    /// then: a replay mixes HEAD and GET on one connection).
     last_head: Vec<u8>,
     last_parsed: Parsed,
+    last_head_request: bool,
     /// The current response's head and body prefix, when responses are checked.
     pub keep: Option<Box<Keep>>,
 }
@@ -147,6 +150,7 @@ impl Default for Framer {
             seen: 0,
             server: None,
             last_head: Vec::new(),
+            last_head_request: false,
             last_parsed: Parsed {
                 used: 0,
                 status: 0,
@@ -292,7 +296,11 @@ impl Framer {
         head_request: bool,
         want_server: bool,
     ) -> Result<Step, FrameError> {
-        if !want_server && !self.last_head.is_empty() && data.starts_with(&self.last_head) {
+        if !want_server
+            && head_request == self.last_head_request
+            && !self.last_head.is_empty()
+            && data.starts_with(&self.last_head)
+        {
             // The same bytes as the last head parse to the same thing.
             self.keep_head(&data[..self.last_parsed.used], self.last_parsed);
             return Ok(self.apply(self.last_parsed));
@@ -305,6 +313,7 @@ impl Framer {
         if parsed.next != Next::Interim && parsed.used <= MAX_CACHED_HEAD {
             self.last_head.extend_from_slice(&data[..parsed.used]);
             self.last_parsed = parsed;
+            self.last_head_request = head_request;
         }
         Ok(self.apply(parsed))
     }
@@ -607,6 +616,25 @@ mod tests {
         }
         assert!(!f.last_head.is_empty());
         out
+    }
+
+    #[test]
+    fn the_same_head_answering_a_head_request_has_no_body() {
+        // A replay sends GET and HEAD on one connection; nginx answers both
+        // with byte-identical heads (Content-Length: 5), only the GET's
+        // with a body.
+        let head = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n";
+        let mut f = Framer::default();
+        let mut get = head.to_vec();
+        get.extend_from_slice(b"hello");
+        let s = f.advance(&get, false, false).unwrap();
+        let s2 = f.advance(&get[s.used..], false, false).unwrap();
+        assert_eq!(s2.done.map(|r| r.body_bytes), Some(5));
+        let s = f.advance(head, true, false).unwrap();
+        assert_eq!(
+            (s.used, s.done.map(|r| r.body_bytes)),
+            (head.len(), Some(0))
+        );
     }
 
     #[test]

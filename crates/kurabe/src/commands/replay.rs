@@ -44,8 +44,8 @@ pub struct Args {
     #[arg(long, value_name = "FORMAT")]
     pub log_format: Option<String>,
     /// Pace against the recording: 200% or 2x is twice as fast, 50% or 0.5x half (a bare number is refused: 2 could mean either).
-    #[arg(long, value_name = "SPEED", value_parser = parse_speed, default_value = "100%")]
-    pub speed: f64,
+    #[arg(long, value_name = "SPEED", default_value = "100%")]
+    pub speed: String,
     /// Play the recording N times, each loop one mean gap after the last request of the previous.
     #[arg(long = "loop", value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub loops: u32,
@@ -100,7 +100,8 @@ pub struct Args {
 
 /// Run `kurabe replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let spec = load_spec(&args);
+    let speed = parse_speed(&args.speed).map_err(|e| anyhow::anyhow!("--speed {e}"))?;
+    let spec = load_spec(&args, speed);
     if args.dry_run {
         let replay = kurabe_http::load::replay::read(spec.replay.as_ref().expect("set above"))?;
         let text = kurabe_report::replay_text(&replay.summary);
@@ -133,7 +134,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// The flags as the load spec: the open model over kept-alive connections,
 /// driven by the recording.
-fn load_spec(args: &Args) -> LoadSpec {
+fn load_spec(args: &Args, speed: f64) -> LoadSpec {
     LoadSpec {
         concurrency: args.concurrency,
         threads: args.threads,
@@ -147,7 +148,7 @@ fn load_spec(args: &Args) -> LoadSpec {
         replay: Some(ReplaySpec {
             log: args.log.clone(),
             log_format: args.log_format.clone(),
-            speed: args.speed,
+            speed,
             loops: args.loops,
             rewrite: args.rewrite.clone(),
             set_header: args.set_header.clone(),
