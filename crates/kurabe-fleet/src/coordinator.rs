@@ -19,7 +19,7 @@ use postgres::Client;
 
 use crate::error::{db, json};
 use crate::spec::{self, Share};
-use crate::tally::{self, Counters, EncodedHistograms};
+use crate::tally::{self, EncodedHistograms, StoredCounters};
 use crate::worker::{notify, wait_notification};
 use crate::{FleetError, COORD_CHANNEL, WORK_CHANNEL};
 
@@ -460,7 +460,7 @@ fn stored_result(row: &postgres::Row) -> Result<Option<(HttpReport, Stats)>, Fle
         return Ok(None);
     };
     let report: HttpReport = serde_json::from_str(rep).map_err(json("report"))?;
-    let counters: Counters = serde_json::from_str(cnt).map_err(json("counters"))?;
+    let counters = StoredCounters::from_json(cnt).map_err(json("counters"))?;
     let hists = EncodedHistograms {
         total: row.get(6),
         connect: row.get(7),

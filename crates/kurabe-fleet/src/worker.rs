@@ -643,7 +643,7 @@ fn store_result(
 ) -> Result<(), FleetError> {
     let (h, counters) = tally::encode(stats)?;
     let rep = serde_json::to_string(report).map_err(json("report"))?;
-    let cnt = serde_json::to_string(&counters).map_err(json("counters"))?;
+    let cnt = counters.to_json().map_err(json("counters"))?;
     let (id, slot) = (&c.run_id, &(c.share.slot as i32));
     let mut tx = client
         .transaction()

@@ -184,6 +184,18 @@ impl Labels {
         &self.check_sets[usize::from(id)]
     }
 
+    /// Every check of the run, each once, as written: the run's, then the
+    /// targets' in first-seen order.
+    pub fn check_texts(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for c in self.check_sets.iter().flat_map(|s| s.checks()) {
+            if !out.iter().any(|o| o == c.text()) {
+                out.push(c.text().to_owned());
+            }
+        }
+        out
+    }
+
     /// Whether any request of the run is checked.
     pub fn any_checks(&self) -> bool {
         self.check_sets.iter().any(|s| !s.is_empty())
@@ -286,6 +298,7 @@ mod tests {
         assert_eq!((a.checks, b.checks, c.checks), (0, 1, 1));
         assert_eq!(l.checks(1).checks().len(), 2);
         assert!(l.needs().body && !l.needs().headers && l.any_checks());
+        assert_eq!(l.check_texts(), ["status==200", "body~ok"]);
         let e = l.tag("GET", "http://h/d", None, &["bdy~x"]).unwrap_err();
         assert!(e.to_string().starts_with("'bdy~x': unknown subject"));
     }

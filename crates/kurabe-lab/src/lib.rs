@@ -21,6 +21,7 @@ pub mod cmd;
 pub mod demo;
 pub mod dry_run;
 mod execute;
+pub mod find_rate;
 pub mod git;
 pub mod http_compare;
 pub mod http_load;

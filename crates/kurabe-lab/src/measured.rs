@@ -52,6 +52,9 @@ pub(crate) fn load_metrics(report: &HttpReport, m: &mut BTreeMap<&'static str, f
     m.insert("latency_p999_us", l.p999 as f64);
     m.insert("failed_requests", report.failed_requests as f64);
     m.insert("non_2xx_responses", report.non_2xx_responses as f64);
+    if let Some(pass) = report.check_pass_percent() {
+        m.insert("check_pass_percent", pass);
+    }
 }
 
 /// The target tree's part of a run record: its summary and the series

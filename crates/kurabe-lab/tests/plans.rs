@@ -211,7 +211,7 @@ fn bad_plans_name_file_line_field_and_fix() {
         ),
     ];
     for (extra, want) in cases {
-        let want = want.replace("METRICS_HTTP", "requests_per_second, latency_mean_us, latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us, failed_requests, failed_percent, non_2xx_responses, cpu_ms_per_request, cpu_percent_mean, cpu_time_ms, pss_peak_bytes, pss_steady_bytes, rss_peak_bytes, uss_peak_bytes, pss_slope_bytes_per_request, pss_growth_mb_per_hour, pss_growing");
+        let want = want.replace("METRICS_HTTP", "requests_per_second, latency_mean_us, latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us, failed_requests, failed_percent, check_pass_percent, non_2xx_responses, cpu_ms_per_request, cpu_percent_mean, cpu_time_ms, pss_peak_bytes, pss_steady_bytes, rss_peak_bytes, uss_peak_bytes, pss_slope_bytes_per_request, pss_growth_mb_per_hour, pss_growing");
         assert_eq!(err(&format!("{HEAD}{extra}")), want, "plan tail:\n{extra}");
     }
 }

@@ -89,6 +89,24 @@ pub struct WorkloadReport {
     /// when every run was settled by then.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warmup: Vec<WarmupCheck>,
+    /// The per-request breakdown across variants: for each request name
+    /// the runs' HTTP records break down, its throughput, latency and
+    /// failures per variant and against the baseline; absent when the
+    /// runs had one request name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestReport>,
+}
+
+/// One request name of a workload across variants.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct RequestReport {
+    /// The request name, its URL's scheme and host left out so that the
+    /// same request to two URLs (an A/B) is one row.
+    pub name: String,
+    /// `requests_per_second`, `latency_p50_us` and `latency_p99_us` of
+    /// this name's requests, as the workload's metrics.
+    pub metrics: Vec<MetricReport>,
 }
 
 /// A variant whose warm-up was shorter than where its runs settled.

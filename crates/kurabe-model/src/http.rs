@@ -127,6 +127,10 @@ pub struct HttpReport {
     /// "SSL/TLS Protocol" and "Server Temp Key" lines).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsSummary>,
+    /// The response checks the run applied (`--check`, then the targets'
+    /// own), each once; absent when nothing was checked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
     /// The per-request breakdown: one row per request name (a target's
     /// name, its URL, or a `--group` NAME), in first-seen order. Absent
     /// when the run had one name only: the figures above are then its row.
@@ -339,6 +343,19 @@ impl HttpReport {
     /// Requests that ended, complete or failed (in-flight ones excluded).
     pub fn ended_requests(&self) -> u64 {
         self.complete_requests + self.failed_requests
+    }
+
+    /// With response checks: the responses that passed them all, percent of
+    /// those judged (passed + failed a check); `None` when nothing was checked.
+    pub fn check_pass_percent(&self) -> Option<f64> {
+        if self.checks.is_empty() {
+            return None;
+        }
+        let judged = self.complete_requests + self.failures.check;
+        Some(match judged {
+            0 => 0.0,
+            n => 100.0 * self.complete_requests as f64 / n as f64,
+        })
     }
 
     /// Failed requests as a fraction of the requests that ended (0 when none ended).

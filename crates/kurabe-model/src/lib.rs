@@ -8,6 +8,7 @@
 //! particular renderer. Everything here is plain data and pure functions.
 
 pub mod bench;
+pub mod capacity;
 pub mod counters;
 pub mod experiment;
 pub mod fleet;

@@ -22,6 +22,10 @@ pub const GENERATED: &[(&str, Generator)] = &[
         schema_of::<crate::stats::bisect::BisectReport>,
     ),
     (
+        "capacity-report.schema.json",
+        schema_of::<crate::capacity::CapacityReport>,
+    ),
+    (
         "check.schema.json",
         schema_of::<crate::history::CheckReport>,
     ),

@@ -189,6 +189,7 @@ fn workload(
             .filter_map(|r| crate::soak::soak_series(r))
             .collect(),
         warmup: warmup_checks(&variants, &ok),
+        requests: crate::requests::request_reports(&ok, &variants, baseline, band),
         variants,
     }
 }

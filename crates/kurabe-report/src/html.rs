@@ -315,6 +315,11 @@ fn workload(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io
     charts(r, w, out)?;
     crate::soak::html(r, w, out)?;
     details(w, out)?;
+    for q in &w.requests {
+        let rw = crate::request_workload(w, q);
+        writeln!(out, "<h3>{}</h3>", esc(&rw.name))?;
+        headline_table(r, &rw, out)?;
+    }
     writeln!(out, "</section>")
 }
 

@@ -35,6 +35,7 @@ pub mod baseline;
 pub mod bench;
 mod bisect;
 mod build;
+mod capacity;
 mod chart;
 mod csv;
 mod entries;
@@ -50,6 +51,7 @@ mod markdown;
 mod mem;
 mod pick;
 pub mod progress;
+mod requests;
 mod site;
 pub mod site_files;
 mod soak;
@@ -68,10 +70,13 @@ mod testdata;
 use std::io::{self, Write};
 use std::path::Path;
 
-use kurabe_model::experiment::{ExperimentReport, MetricReport, VersusBaseline, WorkloadReport};
+use kurabe_model::experiment::{
+    ExperimentReport, MetricReport, RequestReport, VersusBaseline, WorkloadReport,
+};
 use kurabe_model::record::Experiment;
 
 pub use build::{experiment_report, http_compare};
+pub use capacity::{capacity_renderer, CapacityText};
 pub use csv::Csv;
 pub use entries::{compare_entries, render_comparison};
 pub use history::{
@@ -223,6 +228,23 @@ fn variant_title(r: &ExperimentReport, w: &WorkloadReport, variant: &str) -> Str
 }
 
 /// The workload's headline metrics, in column order.
+/// A request name's rows as a workload of their own (`workload · name`,
+/// the name's metrics all in its headline), so every renderer shows the
+/// per-request breakdown with the table and verdict lines it already has.
+fn request_workload(w: &WorkloadReport, q: &RequestReport) -> WorkloadReport {
+    WorkloadReport {
+        name: format!("{} · {}", w.name, q.name),
+        variants: w.variants.clone(),
+        baseline: w.baseline.clone(),
+        headline: q.metrics.iter().map(|m| m.name.clone()).collect(),
+        metrics: q.metrics.clone(),
+        series: Vec::new(),
+        soak: Vec::new(),
+        warmup: Vec::new(),
+        requests: Vec::new(),
+    }
+}
+
 fn headline_metrics(w: &WorkloadReport) -> Vec<&MetricReport> {
     w.headline
         .iter()

@@ -137,6 +137,11 @@ impl Render<ExperimentReport> for Markdown {
             for c in &w.warmup {
                 writeln!(out, "\n> **Warm-up:** {}", escape(&crate::words::warmup(c)))?;
             }
+            for q in &w.requests {
+                let rw = crate::request_workload(w, q);
+                writeln!(out, "\n#### {}\n", escape(&rw.name))?;
+                headline_table(r, &rw, out)?;
+            }
         }
         failures(r, out)?;
         writeln!(out, "\n{}", legend(r))

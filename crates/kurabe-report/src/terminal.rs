@@ -1,6 +1,7 @@
 //! Terminal table: per workload, one row per variant with the headline
 //! metrics (median ± CV), then per non-baseline variant a `vs baseline`
-//! line with ratio, interval and verdict — the layout of DESIGN.md.
+//! line with ratio, interval and verdict — the layout of DESIGN.md; and the
+//! same per request name when the runs broke their requests down.
 //!
 //! Colour (ANSI) only when the caller asks; it never looks at the terminal.
 
@@ -14,8 +15,8 @@ use crate::chart::truncate;
 use crate::escape::terminal;
 use crate::words::wrap;
 use crate::{
-    baseline_of, cell, headline_metrics, host_line, legend, status_line, variant_title, versus_of,
-    words, Render,
+    baseline_of, cell, headline_metrics, host_line, legend, request_workload, status_line,
+    variant_title, versus_of, words, Render,
 };
 
 /// Terminal lines stay within this many columns.
@@ -221,6 +222,10 @@ impl Render<ExperimentReport> for Terminal {
                 let line = format!("  note: {}", crate::words::warmup(c));
                 // Escape, then wrap: the other order shows the wrap's newlines as `\n`.
                 writeln!(out, "{}", self.paint("33", &wrap(&terminal(&line), WIDTH)))?;
+            }
+            for q in &w.requests {
+                writeln!(out)?;
+                self.workload(r, &request_workload(w, q), out)?;
             }
         }
         if !r.failures.is_empty() {

@@ -150,6 +150,7 @@ pub fn label(metric: &str) -> String {
         "latency_p999_us" => "p99.9 latency",
         "failed_requests" => "failed req",
         "non_2xx_responses" => "non-2xx",
+        "check_pass_percent" => "checks passed",
         // The cell carries the unit (µs below 1 ms): the label must not.
         "cpu_ms_per_request" => "CPU/req",
         "cpu_percent_mean" => "CPU %",

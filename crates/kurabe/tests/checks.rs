@@ -131,6 +131,12 @@ fn the_text_report_counts_check_failures_in_abs_failed_line() {
     );
     assert!(
         out.stdout
+            .contains("Checks:                 6 passed of 8 judged (75.00 %): status==200\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
             .contains("check: failed status==200: HTTP/1.1 503 Service Unavailable"),
         "{}",
         out.stdout
@@ -179,4 +185,89 @@ fn a_check_that_does_not_parse_is_one_line_and_exit_2_before_any_request() {
         out.stderr
     );
     assert_eq!(served.load(Ordering::SeqCst), 0, "nothing was sent");
+}
+
+/// A plan over two existing servers, every response checked, with a
+/// `[[check]]` on the pass rate of `variant`: its exit status and stderr.
+fn plan_gating_on_pass_rate(min: f64) -> (std::process::Output, f64) {
+    let (mixed, _) = mixed_server();
+    let (clean, _) = mixed_server_without_errors();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+name = "checked"
+repeat = 1
+[[variant]]
+name = "clean"
+url = "{}"
+[[variant]]
+name = "mixed"
+url = "{}"
+[[workload]]
+name = "get"
+http = {{ path = "/", requests = 40, keep_alive = true, variable_length = true, checks = ["status==200"] }}
+metrics = ["requests_per_second", "check_pass_percent"]
+[[check]]
+variant = "mixed"
+metric = "check_pass_percent"
+min = {min}
+"#,
+            clean.url(),
+            mixed.url()
+        ),
+    )
+    .unwrap();
+    let out = crate::util::kurabe()
+        .arg("run")
+        .arg(&plan)
+        .arg("--store")
+        .arg(dir.path().join("r.db"))
+        .args(["-q", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let pass = doc["workloads"][0]["metrics"]
+        .as_array()
+        .and_then(|ms| ms.iter().find(|m| m["name"] == "check_pass_percent"))
+        .and_then(|m| {
+            m["variants"]
+                .as_array()?
+                .iter()
+                .find(|v| v["variant"] == "mixed")?["summary"]["median"]
+                .as_f64()
+        })
+        .unwrap_or(f64::NAN);
+    (out, pass)
+}
+
+/// As [`mixed_server`], every response a 200.
+fn mixed_server_without_errors() -> (TestServer, Arc<AtomicU64>) {
+    let served = Arc::new(AtomicU64::new(0));
+    let counter = served.clone();
+    let server = TestServer::start(move |mut s| {
+        while read_request(&mut s).is_some() {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let resp = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 12\r\n\r\n{\"ok\": true}";
+            if s.write_all(resp).is_err() {
+                return;
+            }
+        }
+    });
+    (server, served)
+}
+
+#[test]
+fn a_plan_check_gates_on_the_pass_rate() {
+    // 30 of the 40 responses pass: 75 %.
+    let (out, pass) = plan_gating_on_pass_rate(70.0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!((pass - 75.0).abs() < 1e-9, "{pass}");
+    let (out, _) = plan_gating_on_pass_rate(90.0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("check failed"), "{err}");
 }

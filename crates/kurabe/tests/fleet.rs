@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use kurabe_fleet::tally::{self, Counters, EncodedHistograms};
+use kurabe_fleet::tally::{self, EncodedHistograms, StoredCounters};
 use kurabe_http::client::Stats;
 use kurabe_model::http::HttpReport;
 
@@ -292,7 +292,7 @@ fn stored(pg: &str, run: i64) -> Vec<(HttpReport, Stats)> {
     .into_iter()
     .map(|r| {
         let report: HttpReport = serde_json::from_str(r.get(0)).unwrap();
-        let counters: Counters = serde_json::from_str(r.get(1)).unwrap();
+        let counters = StoredCounters::from_json(r.get(1)).unwrap();
         let h = EncodedHistograms {
             total: r.get(2),
             connect: r.get(3),

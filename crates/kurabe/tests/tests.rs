@@ -7,6 +7,7 @@ mod anyserver;
 mod checks;
 mod cli;
 mod cmd;
+mod find_rate;
 mod fleet;
 mod harden;
 mod history;

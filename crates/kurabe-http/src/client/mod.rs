@@ -966,6 +966,7 @@ fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
             ..Default::default()
         }),
         tls: shared.tls_summary.get().cloned(),
+        checks: cfg.labels.check_texts(),
         ..Default::default()
     }
 }

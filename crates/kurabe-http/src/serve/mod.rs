@@ -41,6 +41,14 @@ pub struct ServeConfig {
     pub work_us: u64,
     /// Delay before each response is sent, milliseconds (other connections keep being served).
     pub latency_ms: u64,
+    /// Wall-clock time each request holds the server's one simulated serial
+    /// resource (a lock, a one-connection database), microseconds; 0: none.
+    /// Requests queue for it in arrival order across all worker threads and
+    /// are answered when their turn ends, without the worker sleeping or
+    /// spinning, so the server's capacity is exactly 1e6 / `service_us`
+    /// requests per second whatever else the machine runs (`work_us` costs
+    /// CPU, so its capacity depends on the CPU the worker gets).
+    pub service_us: u64,
     /// Memory to allocate, touch and free per request, KiB.
     pub alloc_kb: usize,
     /// Memory to allocate, touch and keep per request (a deliberate leak), bytes.
@@ -65,6 +73,8 @@ pub struct ServeConfig {
 pub const MAX_BODY_BYTES: usize = 64 << 20;
 /// Largest `work_us` (10 s of CPU per request).
 pub const MAX_WORK_US: u64 = 10_000_000;
+/// Largest `service_us` (10 s per request).
+pub const MAX_SERVICE_US: u64 = 10_000_000;
 /// Default [`ServeConfig::header_timeout`].
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default [`ServeConfig::idle_timeout`].
@@ -76,6 +86,7 @@ impl Default for ServeConfig {
             body_bytes: 13,
             work_us: 0,
             latency_ms: 0,
+            service_us: 0,
             alloc_kb: 0,
             leak_bytes: 0,
             status: 200,
@@ -102,6 +113,12 @@ impl ServeConfig {
             return bad(format!(
                 "work_us {} is above the limit of {MAX_WORK_US} (10 s of CPU per request)",
                 self.work_us
+            ));
+        }
+        if self.service_us > MAX_SERVICE_US {
+            return bad(format!(
+                "service_us {} is above the limit of {MAX_SERVICE_US} (10 s per request)",
+                self.service_us
             ));
         }
         if self.header_timeout.is_zero() || self.idle_timeout.is_zero() {

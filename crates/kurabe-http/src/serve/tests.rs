@@ -244,3 +244,26 @@ fn wait_served_wakes_when_the_goal_is_reached() {
     let idle = ServeStats::default();
     assert_eq!(idle.wait_served(1, Duration::from_millis(1)), 0);
 }
+
+#[test]
+fn service_time_queues_requests_for_one_resource_across_threads() {
+    // Five requests on five connections over two worker threads, 20 ms of
+    // the one resource each: the last answer cannot come before 100 ms
+    // (turns follow each other), however the connections were spread.
+    let server = start(ServeConfig {
+        service_us: 20_000,
+        threads: 2,
+        ..ServeConfig::default()
+    });
+    let start = Instant::now();
+    let mut conns: Vec<_> = (0..5).map(|_| connect(&server)).collect();
+    for c in &mut conns {
+        c.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
+    }
+    for c in &mut conns {
+        assert!(read_responses(c, 1).starts_with("HTTP/1.1 200 OK"));
+    }
+    let all = start.elapsed();
+    assert!(all >= Duration::from_millis(100), "{all:?}");
+    assert_eq!(server.stats().requests_served.load(Ordering::Relaxed), 5);
+}

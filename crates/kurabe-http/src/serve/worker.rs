@@ -2,7 +2,8 @@
 //! the connections it accepted, plus a FIFO timer queue for delayed responses.
 //!
 //! Owns connection state, the per-request work (`work_us`, `alloc_kb`,
-//! `leak_bytes`) and the connection timeouts (header, idle). Must not block on
+//! `leak_bytes`), the turn at the simulated serial resource (`service_us`)
+//! and the connection timeouts (header, idle). Must not block on
 //! a socket or sleep: everything waits in `epoll_wait`.
 //!
 //! Out of file descriptors (`accept` fails with `EMFILE`), the worker takes
@@ -38,6 +39,8 @@ pub(super) struct Shared<'a> {
     inboxes: Vec<Mutex<Vec<TcpStream>>>,
     /// Per worker: an eventfd in its epoll set that says "look in your inbox".
     wakers: Vec<OwnedFd>,
+    /// When the simulated serial resource (`service_us`) is next free.
+    resource_free_at: Mutex<Option<Instant>>,
 }
 
 impl<'a> Shared<'a> {
@@ -68,7 +71,23 @@ impl<'a> Shared<'a> {
             live: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             inboxes: (0..workers).map(|_| Mutex::new(Vec::new())).collect(),
             wakers,
+            resource_free_at: Mutex::new(None),
         })
+    }
+
+    /// Queue a request that arrived at `now` for the serial resource: when
+    /// its turn ends. Turns follow each other exactly, from the end of the
+    /// previous turn (not from when a worker woke up late), so the server's
+    /// capacity is 1e6 / `service_us` per second however late the timers fire.
+    fn take_turn(&self, now: Instant, service: Duration) -> Instant {
+        let mut free_at = self
+            .resource_free_at
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let start = free_at.map_or(now, |t| t.max(now));
+        let end = start + service;
+        *free_at = Some(end);
+        end
     }
 
     /// The worker with the fewest open connections (ties go to the lowest index).
@@ -278,7 +297,8 @@ pub(super) struct Worker<'s, 'a> {
     conns: Vec<Option<Conn>>,
     generations: Vec<u32>,
     free: Vec<usize>,
-    /// (due, token) of delayed responses; FIFO because every delay is the same length.
+    /// (due, token) of delayed responses; FIFO because every delay is the
+    /// same length and turns at the serial resource end in the order taken.
     timers: VecDeque<(Instant, u64)>,
     scratch: Box<[u8]>,
     leaks: Vec<Box<[u8]>>,
@@ -679,13 +699,16 @@ impl<'s, 'a> Worker<'s, 'a> {
                 .leaked_bytes
                 .fetch_add(cfg.leak_bytes as u64, Ordering::Relaxed);
         }
-        if cfg.latency_ms > 0 {
+        let now = Instant::now();
+        let served_at = (cfg.service_us > 0).then(|| {
+            self.shared
+                .take_turn(now, Duration::from_micros(cfg.service_us))
+        });
+        if served_at.is_some() || cfg.latency_ms > 0 {
             conn.delayed = Some(kind);
             let token = (u64::from(self.generations[idx]) << 32) | idx as u64;
-            self.timers.push_back((
-                Instant::now() + Duration::from_millis(cfg.latency_ms),
-                token,
-            ));
+            let due = served_at.unwrap_or(now) + Duration::from_millis(cfg.latency_ms);
+            self.timers.push_back((due, token));
         } else {
             conn.wbuf.extend_from_slice(self.shared.responses.get(kind));
         }

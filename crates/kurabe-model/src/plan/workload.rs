@@ -274,6 +274,7 @@ impl WorkloadKind {
                 "latency_p999_us",
                 "failed_requests",
                 "failed_percent",
+                "check_pass_percent",
                 "non_2xx_responses",
                 "cpu_ms_per_request",
                 "cpu_percent_mean",

@@ -143,6 +143,12 @@ const BUILTIN: &[(&str, Unit, Direction, &str)] = &[
         "failed requests, % of all requests",
     ),
     (
+        "check_pass_percent",
+        Unit::Percent,
+        Hi,
+        "responses that passed every response check (--check), % of those judged",
+    ),
+    (
         "non_2xx_responses",
         Unit::Count,
         Lo,

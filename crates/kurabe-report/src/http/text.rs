@@ -363,7 +363,22 @@ fn outcomes(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         "Reconciliation:         {} completed + {} failed + {} in flight = {} sent",
         r.complete_requests, r.failed_requests, r.in_flight_at_end, sent
     )?;
+    checks_line(r, out)?;
     error_lines(r, out)
+}
+
+/// With response checks: which, and how many responses passed them.
+fn checks_line(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    let Some(pass) = r.check_pass_percent() else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "Checks:                 {} passed of {} judged ({pass:.2} %): {}",
+        r.complete_requests,
+        r.complete_requests + r.failures.check,
+        terminal(&r.checks.join("; "))
+    )
 }
 
 /// The local server's CPU per request and memory, when it was watched.

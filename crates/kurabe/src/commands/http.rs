@@ -32,6 +32,8 @@ use args::{from_args, Resolved};
 mod ab;
 /// The flags and their resolution into the load config.
 mod args;
+/// `--find-rate --slo …`: capacity under an SLO.
+mod find_rate;
 /// `--workers N`: the distributed run, coordinated through PostgreSQL.
 mod fleet;
 /// The `-g`, `-e` and report files, and the exit status.
@@ -39,6 +41,15 @@ mod outputs;
 
 /// Run `kurabe http`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(flag) = args.find_rate.stray() {
+        bail!("{flag} belongs to --find-rate: add --find-rate, or drop {flag}");
+    }
+    if args.find_rate.find_rate && args.more_urls.is_empty() {
+        return find_rate::run(&args);
+    }
+    if args.find_rate.find_rate {
+        bail!("--find-rate with two or more URLs is not supported yet: search one URL at a time");
+    }
     if !args.more_urls.is_empty() {
         if args.live.prometheus_addr.is_some() {
             bail!("--prometheus-addr serves one run: drop URL_B, or run each URL on its own");

@@ -35,6 +35,10 @@ pub struct Args {
     /// Delay every response by this many milliseconds (other connections keep being served).
     #[arg(long, default_value_t = 0, value_name = "MS")]
     pub latency_ms: u64,
+    /// Serve requests one at a time through one simulated resource (a lock, a one-connection database) that each holds for US microseconds of wall-clock time, queued in arrival order across all threads: the server's capacity is exactly 1000000/US requests per second whatever else the machine runs (--work-us costs CPU, so its capacity depends on the CPU the server gets); at most 10000000 (10 s).
+    #[arg(long, default_value_t = 0, value_name = "US",
+          value_parser = clap::value_parser!(u64).range(..=serve::MAX_SERVICE_US))]
+    pub service_us: u64,
     /// Allocate, touch and free this many KiB per request.
     #[arg(long, default_value_t = 0, value_name = "KB")]
     pub alloc_kb: usize,
@@ -68,6 +72,7 @@ impl Args {
             body_bytes: usize::try_from(self.body_bytes).unwrap_or(usize::MAX),
             work_us: self.work_us,
             latency_ms: self.latency_ms,
+            service_us: self.service_us,
             alloc_kb: self.alloc_kb,
             leak_bytes: self.leak_bytes,
             status: self.status,

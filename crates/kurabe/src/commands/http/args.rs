@@ -48,9 +48,9 @@ pub struct Args {
     /// Number of requests to perform [default: 1, or unlimited with -t].
     #[arg(short = 'n', value_name = "REQUESTS")]
     pub requests: Option<u64>,
-    /// Number of requests to perform at a time (concurrent connections).
-    #[arg(short = 'c', value_name = "CONCURRENCY", default_value_t = 1)]
-    pub concurrency: u32,
+    /// Number of requests to perform at a time (concurrent connections) [default: 1; with --find-rate 64, the open model's connections].
+    #[arg(short = 'c', value_name = "CONCURRENCY")]
+    pub concurrency: Option<u32>,
     /// Time limit ("10", "10s", "500ms", "2m"). Without -n the run lasts the whole time: no hidden 50000-request cap as in ab.
     #[arg(short = 't', value_name = "TIMELIMIT", value_parser = parse_duration)]
     pub time_limit: Option<Duration>,
@@ -201,6 +201,71 @@ pub struct Args {
     pub save: crate::flags::SaveArgs,
     #[command(flatten)]
     pub live: crate::live::LiveArgs,
+    #[command(flatten)]
+    pub find_rate: FindRateArgs,
+}
+
+/// `--find-rate`: the highest open-model rate the server sustains within the SLOs.
+#[derive(Debug, Default, clap::Args)]
+#[command(next_help_heading = "Capacity under an SLO (--find-rate)")]
+pub struct FindRateArgs {
+    /// Search the highest arrival rate (requests per second, open model) the server sustains within every --slo: a ramp doubling from --start-rate brackets the knee, then bisection of steady steps, searched again until the answer's 95 % interval is within --precision. A step passes when every SLO holds and at least 95 % of its rate is answered. Prints the answer with its interval and the latency curve; exit 1 when even the lowest rate breaks an SLO.
+    #[arg(long)]
+    pub find_rate: bool,
+    /// A service-level objective in k6's threshold notation, e.g. 'p(99)<50ms', 'avg<20ms', 'failed<0.1%' (repeatable; all must hold).
+    #[arg(long, value_name = "EXPR")]
+    pub slo: Vec<String>,
+    /// With --find-rate: measured length of each step ("5s", "500ms") [default: 5s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub step: Option<Duration>,
+    /// With --find-rate: load at the step's rate before measuring it, not counted [default: 1s].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub step_warmup: Option<Duration>,
+    /// With --find-rate: the lowest and first rate searched, requests per second [default: 10].
+    #[arg(long, value_name = "R")]
+    pub start_rate: Option<f64>,
+    /// With --find-rate: the highest rate searched, requests per second [default: 100000].
+    #[arg(long, value_name = "R")]
+    pub max_rate: Option<f64>,
+    /// With --find-rate: most searches before giving up on --precision (at least 3) [default: 8].
+    #[arg(long, value_name = "N")]
+    pub max_searches: Option<u32>,
+    /// With --find-rate: half-width of the 95 % interval to reach, a fraction [default: 0.05, ±5 %].
+    #[arg(long, value_name = "FRACTION")]
+    pub precision: Option<f64>,
+}
+
+impl FindRateArgs {
+    /// The search the flags ask for (`None` without --find-rate).
+    pub fn spec(&self) -> Option<kurabe_model::capacity::FindRate> {
+        self.find_rate.then(|| kurabe_model::capacity::FindRate {
+            slo: self.slo.clone(),
+            step: self.step.map(HumanDuration),
+            step_warmup: self.step_warmup.map(HumanDuration),
+            start_rate: self.start_rate,
+            max_rate: self.max_rate,
+            max_searches: self.max_searches,
+            precision: self.precision,
+        })
+    }
+
+    /// A search flag given without --find-rate.
+    pub fn stray(&self) -> Option<&'static str> {
+        if self.find_rate {
+            return None;
+        }
+        [
+            ("--slo", !self.slo.is_empty()),
+            ("--step", self.step.is_some()),
+            ("--step-warmup", self.step_warmup.is_some()),
+            ("--start-rate", self.start_rate.is_some()),
+            ("--max-rate", self.max_rate.is_some()),
+            ("--max-searches", self.max_searches.is_some()),
+            ("--precision", self.precision.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(flag, given)| given.then_some(flag))
+    }
 }
 
 /// What a run needs besides the flags themselves: the load, the
@@ -234,7 +299,7 @@ pub fn from_args(args: &Args) -> anyhow::Result<Resolved> {
 }
 
 /// The flags each setting was given under (`-u`, not `-p`, for a PUT body).
-fn names(args: &Args) -> Names {
+pub(super) fn names(args: &Args) -> Names {
     Names {
         body_file: if args.put_file.is_some() { "-u" } else { "-p" },
         ..Names::FLAGS
@@ -263,7 +328,7 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         duration: args.time_limit.map(HumanDuration),
         warmup: args.warmup.map(HumanDuration),
         soak: None,
-        concurrency: args.concurrency,
+        concurrency: args.concurrency.unwrap_or(1),
         rate: args.rate,
         threads: args.threads,
         keep_alive: args.keep_alive,

@@ -1,0 +1,177 @@
+//! Capacity under an SLO on the real engine: each step of a search
+//! (`kurabe_model::capacity`) is one steady open-model load
+//! (`kurabe_http::load::run` with `rate`, `warmup` and `duration` set to
+//! the step's), judged on the step's exact latency histogram.
+//!
+//! Owns turning a load into a step record: the SLOs judged on what the
+//! step measured (latency from the intended send time, so a server that
+//! falls behind shows it in its percentiles) and whether the server kept
+//! up. Must not decide where to search (the model's rules) or print:
+//! every finished step goes to the caller's `on_step`.
+
+use kurabe_http::client::{LoadError, Stats};
+use kurabe_http::load::{self, Quiet};
+use kurabe_model::capacity::{
+    self, CapacityReport, CapacitySearch, CapacityStep, Settings, SloResult, KEPT_UP,
+};
+use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
+use kurabe_model::plan::HumanDuration;
+use kurabe_model::stop::Stop;
+use kurabe_model::threshold::{Measure, Measured, Threshold};
+
+/// What one step measured, as SLOs read it.
+struct StepTally<'a> {
+    report: &'a HttpReport,
+    stats: &'a Stats,
+}
+
+impl Measured for StepTally<'_> {
+    fn value(&self, m: Measure, name: Option<&str>) -> Option<f64> {
+        if name.is_some() {
+            return None;
+        }
+        let h = &self.stats.total;
+        let latency = |us: f64| (!h.is_empty()).then_some(us / 1e6);
+        match m {
+            Measure::Percentile(p) if p >= 100.0 => latency(h.max() as f64),
+            Measure::Percentile(p) => latency(h.value_at_quantile(p / 100.0) as f64),
+            Measure::Mean => latency(h.mean()),
+            Measure::Min => latency(h.min() as f64),
+            Measure::Max => latency(h.max() as f64),
+            Measure::Failed => Some(self.report.error_rate()),
+            Measure::Rate => Some(self.report.requests_per_second),
+            Measure::Checks => None,
+        }
+    }
+}
+
+/// `slo` on the step; nothing to measure (no response at all) fails it.
+fn judge(slo: &Threshold, tally: &StepTally<'_>) -> SloResult {
+    match slo.judge(tally) {
+        Some(j) => SloResult {
+            text: j.text,
+            measured: j.measured,
+            shown: slo.show(j.measured),
+            pass: j.pass,
+        },
+        None => SloResult {
+            text: slo.text.clone(),
+            measured: 0.0,
+            shown: "nothing measured (no response)".into(),
+            pass: false,
+        },
+    }
+}
+
+/// The load of one step: `spec` at `rate` for the step's length, after its warm-up.
+fn step_spec(spec: &LoadSpec, s: &Settings, rate: f64) -> LoadSpec {
+    LoadSpec {
+        rate: Some(rate),
+        requests: None,
+        duration: Some(HumanDuration(s.step)),
+        warmup: (!s.step_warmup.is_zero()).then_some(HumanDuration(s.step_warmup)),
+        ..spec.clone()
+    }
+}
+
+/// Run one step of search `search` at `rate`; `None` when `stop` ended it.
+pub fn step(
+    spec: &LoadSpec,
+    s: &Settings,
+    search: u32,
+    rate: f64,
+    stop: &Stop,
+) -> Result<Option<CapacityStep>, LoadError> {
+    let run = load::run(&step_spec(spec, s, rate), stop, &Quiet)?;
+    if run.report.interrupted || stop.is_set() {
+        return Ok(None);
+    }
+    Ok(Some(record(search, rate, &run.report, &run.stats, &s.slos)))
+}
+
+/// The step record of a finished load.
+fn record(
+    search: u32,
+    rate: f64,
+    report: &HttpReport,
+    stats: &Stats,
+    slos: &[Threshold],
+) -> CapacityStep {
+    let tally = StepTally { report, stats };
+    let slos: Vec<SloResult> = slos.iter().map(|t| judge(t, &tally)).collect();
+    let achieved = report.requests_per_second;
+    let kept_up = achieved >= KEPT_UP * rate;
+    CapacityStep {
+        search,
+        target_per_s: rate,
+        sent_per_s: report.rate.map_or(achieved, |r| r.achieved_per_s),
+        achieved_per_s: achieved,
+        latency_p50_us: report.latency_us.p50,
+        latency_p99_us: report.latency_us.p99,
+        failed_percent: report.error_rate() * 100.0,
+        pass: kept_up && slos.iter().all(|j| j.pass),
+        slos,
+        kept_up,
+    }
+}
+
+/// Search `spec`'s URL until the interval is within the precision asked
+/// for (`kurabe http URL --find-rate`), handing every step to `on_step`.
+pub fn find_rate(
+    spec: &LoadSpec,
+    s: &Settings,
+    stop: &Stop,
+    on_step: &mut dyn FnMut(&CapacityStep),
+) -> Result<CapacityReport, LoadError> {
+    let started = std::time::SystemTime::now();
+    let found = capacity::find(s, |k, rate| {
+        let done = step(spec, s, k, rate, stop)?;
+        if let Some(st) = &done {
+            on_step(st);
+        }
+        Ok::<_, LoadError>(done)
+    })?;
+    let (rate, interval) = match found.rate {
+        Some((m, i)) => (Some(m), i),
+        None => (None, None),
+    };
+    Ok(CapacityReport {
+        schema_version: kurabe_model::SCHEMA_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
+        started_at: kurabe_model::time::rfc3339(started),
+        url: spec.url.clone().unwrap_or_default(),
+        slos: s.slos.iter().map(|t| t.text.clone()).collect(),
+        step_s: s.step.as_secs_f64(),
+        step_warmup_s: s.step_warmup.as_secs_f64(),
+        start_rate_per_s: s.start_rate,
+        max_rate_per_s: s.max_rate,
+        concurrency: spec.concurrency,
+        precision: s.precision,
+        verdict: found.verdict,
+        rate_per_s: rate,
+        rate_low_per_s: interval.map(|i| i.0),
+        rate_high_per_s: interval.map(|i| i.1),
+        searches: found.searches,
+    })
+}
+
+/// One search from `first` (a plan's run: the plan's rounds are its
+/// repeats); `None` when `stop` ended it.
+pub fn one_search(
+    spec: &LoadSpec,
+    s: &Settings,
+    index: u32,
+    first: f64,
+    stop: &Stop,
+    on_step: &mut dyn FnMut(&CapacityStep),
+) -> Result<Option<CapacitySearch>, LoadError> {
+    let (search, stopped) = capacity::search(s, index, first, &mut |k, rate| {
+        let done = step(spec, s, k, rate, stop)?;
+        if let Some(st) = &done {
+            on_step(st);
+        }
+        Ok::<_, LoadError>(done)
+    })?;
+    Ok((!stopped).then_some(search))
+}

@@ -1,0 +1,137 @@
+//! `kurabe http URL --find-rate --slo 'p(99)<50ms'`: the highest open-model
+//! rate the server sustains within the SLOs, with its interval and the
+//! latency curve.
+//!
+//! Owns the flags that contradict a search (a search sets the rate and
+//! each step's length itself), the step lines on stderr and the exit
+//! status: 0 with an answer, 1 when even the lowest rate breaks an SLO,
+//! 128 + the signal when interrupted. The search is `kurabe_lab::find_rate`'s,
+//! its rules `kurabe_model::capacity`'s.
+
+use std::process::ExitCode;
+
+use anyhow::bail;
+use kurabe_model::capacity::{CapacityStep, CapacityVerdict, FindRateNames, Settings};
+use kurabe_report::write::{check_outputs, write_output};
+use kurabe_report::{capacity_renderer, to_string, Format};
+
+use kurabe_model::load::LoadSpec;
+use kurabe_model::plan::HumanDuration;
+
+use super::args::{layout_flags, load_spec, names, Args};
+
+/// Connections of the open model when -c is not given: enough for a rate
+/// times the latency the usual SLOs allow (e.g. 1000/s × 50 ms).
+pub const DEFAULT_CONNECTIONS: u32 = 64;
+
+/// Run the search of one URL.
+pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let settings = settings(args)?;
+    let mut spec = load_spec(args)?;
+    spec.concurrency = args.concurrency.unwrap_or(DEFAULT_CONNECTIONS);
+    // Checked as its first step will run, with errors naming the flags.
+    let first = LoadSpec {
+        rate: Some(settings.start_rate),
+        duration: Some(HumanDuration(settings.step)),
+        ..spec.clone()
+    };
+    kurabe_http::load::check(&first, &names(args))?;
+    check_outputs(&[("-o", args.out.path())])?;
+    let interrupt = crate::signal::install_stop()?;
+    crate::signal::force_exit_on_second_signal();
+    kurabe_http::raise_fd_limit();
+    let quiet = args.quiet;
+    let report = kurabe_lab::find_rate::find_rate(&spec, &settings, &interrupt, &mut |s| {
+        if !quiet {
+            eprintln!("kurabe: {}", step_line(s));
+        }
+    })?;
+    write_output(
+        args.out.path(),
+        &to_string(&*capacity_renderer(args.format), &report),
+    )?;
+    Ok(match report.verdict {
+        CapacityVerdict::Interrupted => crate::signal::exit_code(),
+        CapacityVerdict::BelowLowest => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+/// The search's settings from the flags, refusing what contradicts one.
+pub fn settings(args: &Args) -> anyhow::Result<Settings> {
+    let Some(find) = args.find_rate.spec() else {
+        bail!("internal: --find-rate expected");
+    };
+    let settings = find.settings(&FindRateNames::FLAGS)?;
+    refuse_contradictions(args)?;
+    Ok(settings)
+}
+
+/// Flags a search cannot honour: it sets the rate, the length and the
+/// warm-up of every step itself, and judges steps by the SLOs only.
+fn refuse_contradictions(args: &Args) -> anyhow::Result<()> {
+    let refused = [
+        ("-n", args.requests.is_some(), "each step lasts --step"),
+        ("-t", args.time_limit.is_some(), "each step lasts --step"),
+        (
+            "--rate",
+            args.rate.is_some(),
+            "the search chooses the rate; bound it with --start-rate/--max-rate",
+        ),
+        ("--warmup", args.warmup.is_some(), "use --step-warmup"),
+        (
+            "--max-error-rate",
+            args.max_error_rate.is_some(),
+            "use --slo 'failed<1%'",
+        ),
+        (
+            "--abort-on-error",
+            args.abort_on_error,
+            "use --slo 'failed<…'",
+        ),
+        (
+            "--workers",
+            args.workers.is_some(),
+            "a search runs in this process",
+        ),
+        (
+            "-e",
+            args.percentiles_csv.is_some(),
+            "it is one run's output",
+        ),
+        ("-g", args.gnuplot.is_some(), "it is one run's output"),
+        (
+            "-w/-x/-y/-z",
+            layout_flags(args).wants_html(),
+            "it is one run's output",
+        ),
+        (
+            "--save",
+            args.save.save.is_some(),
+            "saving a search is not supported yet",
+        ),
+    ];
+    if let Some((flag, _, why)) = refused.iter().find(|(_, given, _)| *given) {
+        bail!("{flag} contradicts --find-rate: {why}");
+    }
+    if !matches!(args.format, Format::Text | Format::Json) {
+        bail!("--format with --find-rate: text or json");
+    }
+    Ok(())
+}
+
+/// One step as a progress line: `search 1, 800/s: 799/s answered, p99 1.6ms: pass`.
+fn step_line(s: &CapacityStep) -> String {
+    let verdict = s
+        .why_failed()
+        .map_or("pass".to_owned(), |w| format!("FAIL ({w})"));
+    format!(
+        "search {}, {:.1}/s: {:.1}/s answered, p50 {:.2}ms, p99 {:.2}ms, {:.2}% failed: {verdict}",
+        s.search + 1,
+        s.target_per_s,
+        s.achieved_per_s,
+        s.latency_p50_us as f64 / 1000.0,
+        s.latency_p99_us as f64 / 1000.0,
+        s.failed_percent
+    )
+}
