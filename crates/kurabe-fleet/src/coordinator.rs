@@ -44,14 +44,16 @@ impl Plan {
     /// `spec` over `workers` workers, filed under `experiment` (default
     /// "http URL"), waiting `gather_timeout` for them to claim their
     /// shares. A `body_file` is read here and stored inline
-    /// (`body_base64`): the workers run on other hosts.
+    /// (`body_base64`): the workers run on other hosts; so is a request
+    /// set of at most [`INLINE_SET_BYTES`] (a larger one is read from the
+    /// same path on every worker's host, as `-E` is).
     pub fn new(
         spec: &LoadSpec,
         workers: u32,
         experiment: Option<String>,
         gather_timeout: Duration,
     ) -> Result<Plan, FleetError> {
-        let spec = inline_body(spec)?;
+        let spec = inline_set(&inline_body(spec)?);
         spec::split(&spec, workers)?;
         Ok(Plan {
             experiment: experiment
@@ -64,6 +66,26 @@ impl Plan {
             // covers hung hosts and partitions, generous so a busy host is not dropped.
             heartbeat_timeout: Duration::from_secs(10),
         })
+    }
+}
+
+/// The largest request set stored inline in the run's spec.
+pub const INLINE_SET_BYTES: u64 = 16 << 20;
+
+/// `spec` with its `targets` file's text inline (`targets_text`) when it
+/// is small and UTF-8; else as given (the engine's check says what is wrong).
+fn inline_set(spec: &LoadSpec) -> LoadSpec {
+    let Some(path) = spec.targets.as_ref().filter(|p| p.as_os_str() != "-") else {
+        return spec.clone();
+    };
+    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= INLINE_SET_BYTES);
+    match std::fs::read_to_string(path) {
+        Ok(text) if small => LoadSpec {
+            targets: None,
+            targets_text: Some(text),
+            ..spec.clone()
+        },
+        _ => spec.clone(),
     }
 }
 

@@ -57,6 +57,14 @@ pub struct Names {
     pub auth: &'static str,
     /// Content-Type (`-T`, `content_type`).
     pub content_type: &'static str,
+    /// The request set (`--targets` or `--urls-from-file`, `targets`).
+    pub targets: &'static str,
+    /// The set's format (`--targets-format`, `targets_format`).
+    pub targets_format: &'static str,
+    /// The order of the set's targets (`--order`, `order`).
+    pub order: &'static str,
+    /// The seed of a random order (`--seed`, `seed`).
+    pub seed: &'static str,
     /// Requests to perform (`-n`, `requests`).
     pub requests: &'static str,
     /// Length of the measured phase (`-t`, `duration`).
@@ -112,6 +120,10 @@ impl Names {
         cookies: "-C",
         auth: "-A",
         content_type: "-T",
+        targets: "--targets",
+        targets_format: "--targets-format",
+        order: "--order",
+        seed: "--seed",
         requests: "-n",
         duration: "-t",
         warmup: "--warmup",
@@ -145,6 +157,10 @@ impl Names {
         cookies: "http.cookies",
         auth: "http.auth",
         content_type: "http.content_type",
+        targets: "http.targets",
+        targets_format: "http.targets_format",
+        order: "http.order",
+        seed: "http.seed",
         requests: "http.requests",
         duration: "http.duration",
         warmup: "http.warmup",

@@ -134,6 +134,7 @@ fn workload(load: &LoadSpec) -> Result<LoadSpec, AbError> {
         path: None,
         body_file: absolute(&load.body_file)?,
         client_cert: absolute(&load.client_cert)?,
+        targets: absolute(&load.targets)?,
         ..load.clone()
     })
 }

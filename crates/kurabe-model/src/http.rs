@@ -57,6 +57,10 @@ pub struct HttpReport {
     /// protocol events that are not failures of their own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Summary>,
+    /// A request set's run only (`--targets`): where the set came from,
+    /// its order and the seed that drew it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub set: Option<SetSummary>,
     /// Length of the measured phase (excludes warm-up), seconds.
     pub duration_s: f64,
     /// Warm-up that ran before measuring and is not counted, seconds.
@@ -166,6 +170,28 @@ pub struct RequestStats {
     pub status_codes: BTreeMap<String, u64>,
     /// Body bytes received for this name.
     pub body_bytes: u64,
+}
+
+/// What a run's request set was (`--targets`, `--urls-from-file`, a plan's `targets`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct SetSummary {
+    /// The set's file as given (`-`: standard input).
+    pub source: String,
+    /// Its format: `http`, `json` or `urls`.
+    #[schemars(extend("enum" = ["http", "json", "urls"]))]
+    pub format: String,
+    /// Targets in the set.
+    pub targets: u64,
+    /// Distinct request names among them.
+    pub names: u64,
+    /// Which target each request sent: `round-robin`, `sequential`, `random` or `weighted`.
+    #[schemars(extend("enum" = ["round-robin", "sequential", "random", "weighted"]))]
+    pub order: String,
+    /// The seed of a `random` or `weighted` order (given, or drawn and
+    /// recorded here so `--seed` repeats the run's draws).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
 /// What a TLS handshake settled on, named as OpenSSL (and so ab) names it.

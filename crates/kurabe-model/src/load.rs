@@ -68,6 +68,27 @@ pub struct LoadSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auth: Option<String>,
 
+    // --- the request set ----------------------------------------------------
+    /// A request set instead of one URL (`--targets FILE`, `--urls-from-file
+    /// FILE`; a plan's `targets`, relative to the plan): vegeta's `http` or
+    /// `json` targets format, or oha's one URL a line. `-` is standard input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<PathBuf>,
+    /// The set itself, as text, in place of a `targets` file: what `-` read
+    /// from standard input (the file is read once, before the run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets_text: Option<String>,
+    /// The set's format (`--targets-format`; `urls` with `--urls-from-file`), default `http`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets_format: Option<TargetsFormat>,
+    /// Which target goes next (`--order`), default `round-robin`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<Order>,
+    /// Seed of `weighted` and `random` orders (`--seed`); one is drawn and
+    /// recorded in the result when none is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+
     // --- how much, and when to stop ----------------------------------------
     /// Requests to perform (`-n`). With neither `requests` nor `duration`,
     /// one request (ab's default).
@@ -253,6 +274,90 @@ impl Engine {
 
     fn is_auto(&self) -> bool {
         *self == Engine::Auto
+    }
+}
+
+/// The format of a request set (`--targets-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetsFormat {
+    /// vegeta's `http` format: `METHOD URL`, header lines, `@body-file`, a blank line.
+    #[default]
+    Http,
+    /// vegeta's `json` format: one object a line (`method`, `url`, `header`, base64 `body`).
+    Json,
+    /// oha's list (`--urls-from-file`): one URL a line, GET.
+    Urls,
+}
+
+impl TargetsFormat {
+    /// Every format, in the order `--targets-format` lists them.
+    pub const ALL: [TargetsFormat; 3] = [
+        TargetsFormat::Http,
+        TargetsFormat::Json,
+        TargetsFormat::Urls,
+    ];
+
+    /// The name on the command line, in plans and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetsFormat::Http => "http",
+            TargetsFormat::Json => "json",
+            TargetsFormat::Urls => "urls",
+        }
+    }
+
+    /// Parse `http`, `json` or `urls`.
+    pub fn parse(s: &str) -> Option<TargetsFormat> {
+        TargetsFormat::ALL.into_iter().find(|f| f.name() == s)
+    }
+}
+
+/// Which target of a set each request sends (`--order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Order {
+    /// The set in file order, again and again; each client thread starts
+    /// at its own place in it.
+    #[default]
+    RoundRobin,
+    /// Each target once, in file order over all connections (then again
+    /// if `requests` or `duration` ask for more); by default the run
+    /// ends when the set does.
+    Sequential,
+    /// A target drawn at random, each as likely (seeded).
+    Random,
+    /// A target drawn at random in proportion to its weight (seeded).
+    Weighted,
+}
+
+impl Order {
+    /// Every order, in the order `--order` lists them.
+    pub const ALL: [Order; 4] = [
+        Order::Weighted,
+        Order::RoundRobin,
+        Order::Random,
+        Order::Sequential,
+    ];
+
+    /// The name on the command line, in plans and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Order::RoundRobin => "round-robin",
+            Order::Sequential => "sequential",
+            Order::Random => "random",
+            Order::Weighted => "weighted",
+        }
+    }
+
+    /// Parse `weighted`, `round-robin`, `random` or `sequential`.
+    pub fn parse(s: &str) -> Option<Order> {
+        Order::ALL.into_iter().find(|o| o.name() == s)
+    }
+
+    /// Whether the order draws targets at random (and so has a seed).
+    pub fn is_random(self) -> bool {
+        matches!(self, Order::Random | Order::Weighted)
     }
 }
 

@@ -32,6 +32,7 @@ mod soak;
 mod store;
 mod system;
 mod system_precision;
+mod targets;
 mod util;
 mod warmup;
 mod watch;

@@ -22,6 +22,7 @@ use super::gnuplot::GnuplotWriter;
 use super::pace::Pace;
 use super::record::{record, Answer};
 use super::schedule::{Claims, Schedule};
+use super::set::Picker;
 use super::shared::{socket_failure_kind, Shared};
 use super::slot::Slot;
 use super::stats::{FailKind, Stats};
@@ -97,6 +98,8 @@ pub(crate) struct Core<'a> {
     pub want_server: bool,
     /// The ticker, and naps that batch wake-ups.
     pub pace: Pace,
+    /// A request set's next target (None: one request).
+    picker: Option<Picker>,
     published: (u64, u64),
     /// Why the failure about to be counted happened; taken by [`Core::fail`].
     why: Option<String>,
@@ -131,6 +134,10 @@ impl<'a> Core<'a> {
             now: sys::now_ns(),
             want_server: true,
             pace: Pace::new(sh, in_flight, keep_alive, nap_trial)?,
+            // A replay's target is the schedule's index, not a pick.
+            picker: (sh.set.as_ref())
+                .filter(|_| sh.replay.is_none())
+                .map(|t| Picker::new(t, index, sh.threads)),
             published: (0, 0),
             why: None,
         })
@@ -232,22 +239,29 @@ impl<'a> Core<'a> {
         let i = s.next_index();
         let intended = s.pop_due(until)?;
         let mut slot = self.slot(intended);
-        if let Some(r) = &self.sh.replay {
+        if let (Some(r), Some(t)) = (&self.sh.replay, &self.sh.set) {
             slot.target = r.target(i);
-            slot.tag = r.spans[slot.target as usize].tag;
+            slot.tag = t.spans[slot.target as usize].tag;
         }
         Some(slot)
     }
 
-    fn slot(&self, intended: u64) -> Slot {
+    fn slot(&mut self, intended: u64) -> Slot {
+        let (target, tag) = match (&mut self.picker, &self.sh.set) {
+            (Some(p), Some(t)) => {
+                let i = p.next(t);
+                (i, t.spans[i as usize].tag)
+            }
+            _ => (0, Default::default()),
+        };
         Slot {
             start: self.now,
             sent: 0,
             intended,
             connect_ns: 0,
             measured: self.measuring,
-            tag: Default::default(),
-            target: 0,
+            target,
+            tag,
         }
     }
 

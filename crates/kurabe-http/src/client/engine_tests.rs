@@ -122,6 +122,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         gnuplot_file: None,
         setup: Default::default(),
         engine: test_engine(),
+        set: None,
         labels: Default::default(),
         replay: None,
     }

@@ -28,6 +28,7 @@ mod panic_hook;
 mod record;
 mod replayed;
 mod schedule;
+pub mod set;
 mod setup;
 mod shared;
 mod slot;
@@ -217,6 +218,10 @@ pub struct LoadConfig {
     pub setup: Setup,
     /// The I/O engine (`--engine`).
     pub engine: Engine,
+    /// A request set in place of the one request above (`--targets`):
+    /// `target` is then the set's origin, `method`/`body` unused, and
+    /// `headers` were added to each target's own.
+    pub set: Option<Arc<set::RequestSet>>,
     /// The run's request names (the breakdown's rows) and response checks.
     pub labels: crate::tags::Labels,
     /// A replay (`kurabe replay`): the recorded requests and their times,
@@ -518,107 +523,124 @@ pub fn request_head(cfg: &LoadConfig) -> String {
 
 /// Serialise the request once; every send reuses these bytes.
 fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
-    let one = Request {
+    let mut r = Vec::with_capacity(256);
+    let one = Wire {
         method: &cfg.method,
-        path: &cfg.target.path,
+        target: &cfg.target,
         headers: &cfg.headers,
         body: cfg.body.as_deref(),
     };
-    request_bytes_of(cfg, &one)
-}
-
-/// One request's parts, as [`request_bytes_of`] writes them.
-struct Request<'r> {
-    method: &'r str,
-    /// Path and query.
-    path: &'r str,
-    headers: &'r [(String, String)],
-    body: Option<&'r [u8]>,
-}
-
-/// `req` on the wire, to `cfg`'s host (through its proxy, if any), with
-/// kurabe's default headers where `req` has none of that name.
-fn request_bytes_of(cfg: &LoadConfig, req: &Request<'_>) -> Vec<u8> {
-    let mut r = Vec::with_capacity(256);
-    r.extend_from_slice(req.method.as_bytes());
-    r.push(b' ');
-    match &cfg.setup.proxy {
-        // A proxy needs the absolute form (RFC 9112 §3.2.2).
-        Some(_) => {
-            let url = cfg.target.url();
-            let origin = url.strip_suffix(cfg.target.path.as_str()).unwrap_or(&url);
-            r.extend_from_slice(origin.as_bytes());
-            r.extend_from_slice(req.path.as_bytes());
-        }
-        None => r.extend_from_slice(req.path.as_bytes()),
-    }
-    r.extend_from_slice(b" HTTP/1.1\r\n");
-    let has = |name: &str| {
-        req.headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case(name))
-    };
-    if !has("host") {
-        r.extend_from_slice(format!("Host: {}\r\n", cfg.target.host_header()).as_bytes());
-    }
-    if !has("user-agent") {
-        r.extend_from_slice(
-            concat!("User-Agent: kurabe/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
-        );
-    }
-    if !has("accept") {
-        r.extend_from_slice(b"Accept: */*\r\n");
-    }
-    for (k, v) in req.headers {
-        r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-    }
-    if let Some(auth) = cfg.setup.proxy.as_ref().and_then(|p| p.authorization()) {
-        r.extend_from_slice(format!("Proxy-Authorization: {auth}\r\n").as_bytes());
-    }
-    if !cfg.keep_alive && !has("connection") {
-        r.extend_from_slice(b"Connection: close\r\n");
-    }
-    if let Some(body) = req.body {
-        if !has("content-length") {
-            r.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
-        }
-    }
-    r.extend_from_slice(b"\r\n");
-    if let Some(body) = req.body {
-        r.extend_from_slice(body);
-    }
+    one.write(cfg, &mut r);
     r
+}
+
+/// One request to serialise for HTTP/1.1.
+struct Wire<'a> {
+    method: &'a str,
+    target: &'a Target,
+    headers: &'a [(String, String)],
+    body: Option<&'a [u8]>,
+}
+
+impl Wire<'_> {
+    /// Append the request's bytes, with the run's keep-alive and proxy, to `r`.
+    fn write(&self, cfg: &LoadConfig, r: &mut Vec<u8>) {
+        r.extend_from_slice(self.method.as_bytes());
+        r.push(b' ');
+        match &cfg.setup.proxy {
+            // A proxy needs the absolute form (RFC 9112 §3.2.2).
+            Some(_) => r.extend_from_slice(self.target.url().as_bytes()),
+            None => r.extend_from_slice(self.target.path.as_bytes()),
+        }
+        r.extend_from_slice(b" HTTP/1.1\r\n");
+        let has = |name: &str| {
+            self.headers
+                .iter()
+                .any(|(k, _)| k.eq_ignore_ascii_case(name))
+        };
+        if !has("host") {
+            r.extend_from_slice(format!("Host: {}\r\n", self.target.host_header()).as_bytes());
+        }
+        if !has("user-agent") {
+            r.extend_from_slice(
+                concat!("User-Agent: kurabe/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
+            );
+        }
+        if !has("accept") {
+            r.extend_from_slice(b"Accept: */*\r\n");
+        }
+        for (k, v) in self.headers {
+            r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+        }
+        if let Some(auth) = cfg.setup.proxy.as_ref().and_then(|p| p.authorization()) {
+            r.extend_from_slice(format!("Proxy-Authorization: {auth}\r\n").as_bytes());
+        }
+        if !cfg.keep_alive && !has("connection") {
+            r.extend_from_slice(b"Connection: close\r\n");
+        }
+        if let Some(body) = self.body {
+            if !has("content-length") {
+                r.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+            }
+        }
+        r.extend_from_slice(b"\r\n");
+        if let Some(body) = self.body {
+            r.extend_from_slice(body);
+        }
+    }
+}
+
+/// A set's targets serialised one after another, and where each one is.
+fn set_bytes(cfg: &LoadConfig, set: &set::RequestSet) -> (Vec<u8>, Vec<set::Span>) {
+    let mut bytes = Vec::new();
+    let mut spans = Vec::with_capacity(set.targets.len());
+    for t in &set.targets {
+        let off = bytes.len();
+        let one = Wire {
+            method: &t.method,
+            target: &t.target,
+            headers: &t.headers,
+            body: t.body.as_deref(),
+        };
+        one.write(cfg, &mut bytes);
+        spans.push(set::Span {
+            off,
+            len: bytes.len() - off,
+            body_len: t.body.as_ref().map_or(0, |b| b.len() as u64),
+            head: t.method == "HEAD",
+            tag: t.tag,
+        });
+    }
+    (bytes, spans)
 }
 
 /// A replay's requests on the wire, one after another, and where each is
 /// (`cfg.target.path` is the base URL's path, put before each recorded
 /// path).
-fn replay_bytes(
-    cfg: &LoadConfig,
-    replay: &crate::replay::Replay,
-) -> (Vec<u8>, Vec<replayed::Span>) {
+fn replay_bytes(cfg: &LoadConfig, replay: &crate::replay::Replay) -> (Vec<u8>, Vec<set::Span>) {
     let base = cfg.target.path.trim_end_matches('/');
     let mut bytes = Vec::new();
     let mut spans = Vec::with_capacity(replay.requests.len());
     for (i, rec) in replay.requests.iter().enumerate() {
-        let path = format!("{base}{}", rec.target);
-        let one = request_bytes_of(
-            cfg,
-            &Request {
-                method: &rec.method,
-                path: &path,
-                headers: &rec.headers,
-                body: rec.body.as_deref(),
-            },
-        );
-        spans.push(replayed::Span {
-            off: bytes.len(),
-            len: one.len(),
+        let target = Target {
+            path: format!("{base}{}", rec.target),
+            ..cfg.target.clone()
+        };
+        let off = bytes.len();
+        let one = Wire {
+            method: &rec.method,
+            target: &target,
+            headers: &rec.headers,
+            body: rec.body.as_deref(),
+        };
+        one.write(cfg, &mut bytes);
+        spans.push(set::Span {
+            off,
+            len: bytes.len() - off,
             body_len: rec.body.as_ref().map_or(0, |b| b.len() as u64),
             head: rec.method == "HEAD",
             tag: replay.tags.get(i).copied().unwrap_or_default(),
         });
-        bytes.extend_from_slice(&one);
     }
     (bytes, spans)
 }
@@ -795,15 +817,25 @@ fn shared_state(
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
     let pipeline = pipeline_depth(cfg);
-    let (requests, request_len, replay) = match &cfg.replay {
-        None => {
+    let (requests, request_len, table, replay) = match (&cfg.set, &cfg.replay) {
+        (None, None) => {
             let one = request_bytes(cfg);
-            (one.repeat(pipeline + 1), one.len(), None)
+            (one.repeat(pipeline + 1), one.len(), None, None)
         }
-        Some(r) => {
+        (Some(set), _) => {
+            let (bytes, spans) = set_bytes(cfg, set);
+            // Each connection has one request in flight: the longest is the unit.
+            let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
+            (bytes, longest, Some(set::Table::new(set, spans)), None)
+        }
+        (None, Some(r)) => {
+            // A replay is a set whose target is the schedule's index (see
+            // `replayed`): the same spans, one in flight per connection.
             let (bytes, spans) = replay_bytes(cfg, r);
             let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
-            (bytes, longest, Some(replayed::ReplayTable::new(r, spans)))
+            let table = set::Table::of_spans(spans);
+            let timeline = replayed::ReplayTable::new(r);
+            (bytes, longest, Some(table), Some(timeline))
         }
     };
     let limit = match cfg.stop {
@@ -815,6 +847,7 @@ fn shared_state(
         addr: addr.into(),
         request_len,
         requests,
+        set: table,
         replay,
         body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
         head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
@@ -949,13 +982,20 @@ fn build_report(
 /// The record's fields that say what was load-tested and how, before any figure.
 fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
     let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
+    let (method, path) = match &cfg.set {
+        None => (cfg.method.clone(), cfg.target.path.clone()),
+        Some(s) => (
+            first_method(s),
+            format!("{} targets from {}", s.targets.len(), s.source),
+        ),
+    };
     HttpReport {
         url: cfg.target.url(),
-        method: cfg.method.clone(),
+        method,
         server_software: shared.server.get().cloned(),
         server_hostname: cfg.target.host.clone(),
         server_port: cfg.target.port,
-        document_path: cfg.target.path.clone(),
+        document_path: path,
         document_length_bytes: if doc == u64::MAX { 0 } else { doc },
         concurrency: cfg.concurrency,
         keep_alive: cfg.keep_alive || cfg.http2,
@@ -966,8 +1006,34 @@ fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
             ..Default::default()
         }),
         tls: shared.tls_summary.get().cloned(),
+        set: cfg
+            .set
+            .as_deref()
+            .map(|s| set_summary(s, cfg.labels.names().len())),
         checks: cfg.labels.check_texts(),
         ..Default::default()
+    }
+}
+
+/// A set's method: its targets' one method, or `MIXED`.
+fn first_method(set: &set::RequestSet) -> String {
+    let first = &set.targets[0].method;
+    if set.targets.iter().all(|t| &t.method == first) {
+        first.clone()
+    } else {
+        "MIXED".to_owned()
+    }
+}
+
+/// The record's account of a request set.
+fn set_summary(set: &set::RequestSet, names: usize) -> kurabe_model::http::SetSummary {
+    kurabe_model::http::SetSummary {
+        source: set.source.clone(),
+        format: set.format.name().to_owned(),
+        targets: set.targets.len() as u64,
+        names: names as u64,
+        order: set.order.name().to_owned(),
+        seed: set.order.is_random().then_some(set.seed),
     }
 }
 
@@ -1107,6 +1173,7 @@ mod tests {
             gnuplot_file: None,
             setup: Setup::default(),
             engine: Engine::Auto,
+            set: None,
             labels: Default::default(),
             replay: None,
         };

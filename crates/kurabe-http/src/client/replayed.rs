@@ -1,6 +1,8 @@
-//! A replay (`kurabe replay`) as the engine runs it: every recorded
-//! request's HTTP/1.1 bytes, built once before the run into one buffer,
-//! and when each send of the run is due.
+//! A replay (`kurabe replay`) as the engine runs it: when each send of
+//! the run is due and which recorded request it sends. The recorded
+//! requests' bytes are a request set's table (`super::set::Table`, built
+//! once before the run), whose target is chosen here, by the schedule's
+//! index, instead of by a `Picker`.
 //!
 //! Send `i` of the run (the open-model schedule's global index) is
 //! recorded request `i mod n` of loop `i / n`, intended at `loop · period
@@ -14,28 +16,10 @@
 use std::sync::Arc;
 
 use crate::replay::Replay;
-use crate::tags::Tag;
-
-/// One recorded request's bytes in [`ReplayTable`]'s buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Span {
-    /// Where its bytes start in `Shared::requests`.
-    pub off: usize,
-    /// Their length.
-    pub len: usize,
-    /// Body bytes among them.
-    pub body_len: u64,
-    /// A HEAD request (its response has no body).
-    pub head: bool,
-    /// Its name and checks.
-    pub tag: Tag,
-}
 
 /// What every worker reads to send a replay's requests on time.
 #[derive(Debug)]
 pub(crate) struct ReplayTable {
-    /// Per recorded request, in recorded order.
-    pub spans: Vec<Span>,
     /// Per recorded request: ns after the run's start, in the first loop.
     offsets_ns: Vec<u64>,
     /// ns between the starts of two loops.
@@ -45,11 +29,9 @@ pub(crate) struct ReplayTable {
 }
 
 impl ReplayTable {
-    /// The table of `replay` whose bytes are `spans`.
-    pub fn new(replay: &Replay, spans: Vec<Span>) -> Arc<ReplayTable> {
-        debug_assert_eq!(spans.len(), replay.offsets_ns.len());
+    /// The timeline of `replay`.
+    pub fn new(replay: &Replay) -> Arc<ReplayTable> {
         Arc::new(ReplayTable {
-            spans,
             offsets_ns: replay.offsets_ns.clone(),
             period_ns: replay.period_ns,
             total: replay.total(),

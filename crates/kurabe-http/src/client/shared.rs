@@ -20,10 +20,13 @@ pub(crate) struct Shared {
     pub addr: SockAddr,
     /// The serialised request repeated `pipeline + 1` times (see the HTTP/1.1 worker's `Conn::queue`).
     pub requests: Vec<u8>,
-    /// Length of one serialised request (of a replay: the longest).
+    /// Length of one serialised request (of a set: the longest).
     pub request_len: usize,
-    /// A replay: where each recorded request's bytes are in `requests`,
-    /// and when each send is due. None: one request, repeated.
+    /// A request set (`--targets`): where each target's bytes are in
+    /// `requests`, and its order. None: one request, repeated.
+    pub set: Option<super::set::Table>,
+    /// A replay: when each send is due and which recorded request (a
+    /// target of `set`) it sends. None: no replay.
     pub replay: Option<std::sync::Arc<super::replayed::ReplayTable>>,
     pub body_len: u64,
     pub head_request: bool,
@@ -72,10 +75,10 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Body bytes of a request to `target` (a replay's recorded request).
+    /// Body bytes of a request to `target`.
     #[inline]
     pub(crate) fn body_len(&self, target: u32) -> u64 {
-        match &self.replay {
+        match &self.set {
             None => self.body_len,
             Some(t) => t.spans[target as usize].body_len,
         }
@@ -84,7 +87,7 @@ impl Shared {
     /// Whether a request to `target` is a HEAD request.
     #[inline]
     pub(crate) fn is_head(&self, target: u32) -> bool {
-        match &self.replay {
+        match &self.set {
             None => self.head_request,
             Some(t) => t.spans[target as usize].head,
         }

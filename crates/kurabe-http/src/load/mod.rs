@@ -11,6 +11,7 @@
 
 pub mod replay;
 mod resolve;
+mod set;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -193,6 +194,11 @@ impl Checked {
     /// Client threads the run uses (the default resolved).
     pub fn threads(&self) -> u32 {
         self.0.threads
+    }
+
+    /// The request set, when the spec names one.
+    pub fn set(&self) -> Option<&client::set::RequestSet> {
+        self.0.set.as_deref()
     }
 
     /// The resolved configuration, for the callers that still take one

@@ -47,6 +47,10 @@ pub(super) fn resolve(
         (spec.body_base64.is_some(), n.body_base64),
         (spec.pipeline > 1, n.pipeline),
         (spec.http2, n.http2),
+        (
+            spec.targets.is_some() || spec.targets_text.is_some(),
+            n.targets,
+        ),
     ];
     if let Some((_, what)) = clash.iter().find(|(given, _)| *given) {
         return Err(SpecError::Invalid(format!(

@@ -75,16 +75,28 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
     if let Some(r) = &spec.replay {
         return super::replay::resolve(spec, r, n, ncpus);
     }
-    let target = Target::parse(&url(spec, n)?)?;
-    let stop = checked_stop(spec, n)?;
     check_connections(spec, n)?;
     let request = request_spec(spec, n)?.build(n)?;
+    let mut labels = labels(spec, n)?;
+    let set = super::set::read(spec, n, &request.headers, &mut labels)?;
+    check_http2_checks(spec, n, &labels)?;
+    let target = match &set {
+        Some(s) => s.origin(),
+        None => Target::parse(&url(spec, n)?)?,
+    };
+    // A set without `requests` or `duration` is sent once.
+    let once = set.as_ref().map(|s| s.targets.len() as u64);
+    let stop = checked_stop(spec, n, once)?;
     let loopback = client::is_loopback(&target.host);
     let threads = spec
         .threads
         .unwrap_or_else(|| client::default_threads(ncpus, spec.concurrency, loopback));
     let setup = setup(spec, n, target.tls)?;
-    let labels = labels(spec, n, &request.method, &target.url())?;
+    if set.is_none() {
+        let none: &[&str] = &[];
+        let tag = labels.tag(&request.method, &target.url(), None, none);
+        debug_assert_eq!(tag, Ok(Default::default()), "the one URL's tag is 0, 0");
+    }
     Ok(LoadConfig {
         target,
         method: request.method,
@@ -101,30 +113,32 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         warmup: spec.warmup.map(|d| d.0).filter(|d| !d.is_zero()),
         timeout: spec.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
         abort_on_error: spec.abort_on_error,
-        check_length: !spec.variable_length,
+        // Targets differ in length: ab's rule is one document's.
+        check_length: !spec.variable_length && set.is_none(),
         insecure: spec.insecure,
         // An observer's tap, set by the entry.
         gnuplot_file: None,
         setup,
         engine: spec.engine,
+        set: set.map(std::sync::Arc::new),
         labels,
         replay: None,
     })
 }
 
-/// The run's names and checks (`group`, `checks`), the one URL tagged.
-fn labels(spec: &LoadSpec, n: &Names, method: &str, url: &str) -> Result<Labels, SpecError> {
-    let mut labels = Labels::new(&spec.group, &spec.checks).map_err(|e| match e {
+/// The run's names and checks (`group`, `checks`), before any request is tagged.
+fn labels(spec: &LoadSpec, n: &Names) -> Result<Labels, SpecError> {
+    let labels = Labels::new(&spec.group, &spec.checks).map_err(|e| match e {
         LabelError::Group(e) => SpecError::Invalid(format!("{} {e}", n.group)),
         LabelError::Check(e) => SpecError::Invalid(format!("{} {e}", n.checks)),
     })?;
-    let none: &[&str] = &[];
-    let tag = labels.tag(method, url, None, none);
-    debug_assert_eq!(
-        tag,
-        Ok(Default::default()),
-        "the first target's tag is 0, 0"
-    );
+    check_http2_checks(spec, n, &labels)?;
+    Ok(labels)
+}
+
+/// HTTP/2 judges status and size only: refuse body and header checks
+/// (the run's, and once a set is tagged, its targets' `# @check`).
+fn check_http2_checks(spec: &LoadSpec, n: &Names, labels: &Labels) -> Result<(), SpecError> {
     let needs = labels.needs();
     if spec.http2 && (needs.body || needs.headers) {
         invalid!(
@@ -133,7 +147,7 @@ fn labels(spec: &LoadSpec, n: &Names, method: &str, url: &str) -> Result<Labels,
             n.http2
         );
     }
-    Ok(labels)
+    Ok(())
 }
 
 /// The URL, with `path` (a plan's path on its target) in place of the URL's own.
@@ -156,8 +170,9 @@ fn url(spec: &LoadSpec, n: &Names) -> Result<String, SpecError> {
 }
 
 /// `concurrency`, then `requests`/`duration` → when to stop, with no more
-/// connections than requests.
-fn checked_stop(spec: &LoadSpec, n: &Names) -> Result<StopCondition, SpecError> {
+/// connections than requests; `once`: the requests when neither is given
+/// (a set's size), else ab's one.
+fn checked_stop(spec: &LoadSpec, n: &Names, once: Option<u64>) -> Result<StopCondition, SpecError> {
     if spec.concurrency == 0 {
         invalid!("{} 0: the concurrency must be at least 1", n.concurrency);
     }
@@ -171,7 +186,10 @@ fn checked_stop(spec: &LoadSpec, n: &Names) -> Result<StopCondition, SpecError> 
     if spec.duration.is_some_and(|t| t.0.is_zero()) {
         invalid!("{} 0: the time limit must be positive", n.duration);
     }
-    let stop = spec.stop();
+    let stop = match (once, spec.requests, spec.duration) {
+        (Some(size), None, None) => StopCondition::Requests(size),
+        _ => spec.stop(),
+    };
     if let StopCondition::Requests(r) | StopCondition::RequestsOrDuration(r, _) = stop {
         if u64::from(spec.concurrency) > r {
             invalid!(

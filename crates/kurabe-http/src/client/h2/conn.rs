@@ -257,11 +257,13 @@ impl Proto {
 
     /// Queue request body DATA as far as the windows allow; true when some
     /// stream still has body bytes it could not send.
-    pub fn pump_bodies(&mut self, body: &[u8]) -> bool {
+    /// `bodies` are the run's, by target.
+    pub fn pump_bodies(&mut self, bodies: &[Vec<u8>]) -> bool {
         let mut blocked = false;
         let mut queued = 0;
         for i in 0..self.streams.len() {
             let s = &self.streams[i];
+            let body = &bodies[s.slot.target as usize];
             if s.state != StreamState::Open || s.body_sent >= body.len() {
                 continue;
             }

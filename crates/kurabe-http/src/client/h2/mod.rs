@@ -35,28 +35,59 @@ use super::LoadConfig;
 /// What every HTTP/2 worker of a run shares, built once.
 #[derive(Debug, Clone)]
 pub(crate) struct Setup {
-    /// The request's header blocks.
-    pub blocks: hpack::RequestBlocks,
-    /// The request body (empty: none, HEADERS ends the stream).
-    pub body: Vec<u8>,
+    /// The request's header blocks; of a set, one per target (by the slot's `target`).
+    pub blocks: Vec<hpack::RequestBlocks>,
+    /// The request bodies, likewise (empty: none, HEADERS ends the stream).
+    pub bodies: Vec<Vec<u8>>,
+    /// Some request has a body.
+    pub any_body: bool,
+    /// Dynamic table bytes the indexed header blocks need.
+    pub table_need: usize,
     /// Streams in flight per connection (`--streams`).
     pub streams: usize,
 }
 
 impl Setup {
-    /// Encode the request of `cfg` for HTTP/2.
+    /// Encode the request of `cfg` (or each of its set's) for HTTP/2.
     pub fn new(cfg: &LoadConfig) -> Setup {
         let scheme = if cfg.target.tls { "https" } else { "http" };
-        let list = hpack::header_list(
-            &cfg.method,
-            scheme,
-            &cfg.target.host_header(),
-            &cfg.target.path,
-            &request_headers(cfg),
-        );
+        let (blocks, bodies): (Vec<_>, Vec<_>) = match &cfg.set {
+            None => {
+                let list = hpack::header_list(
+                    &cfg.method,
+                    scheme,
+                    &cfg.target.host_header(),
+                    &cfg.target.path,
+                    &request_headers(&cfg.headers, cfg.body.as_deref()),
+                );
+                let body = cfg.body.clone().unwrap_or_default();
+                (vec![hpack::encode(&list)], vec![body])
+            }
+            Some(set) => set
+                .targets
+                .iter()
+                .map(|t| {
+                    let list = hpack::header_list(
+                        &t.method,
+                        scheme,
+                        &t.target.host_header(),
+                        &t.target.path,
+                        &request_headers(&t.headers, t.body.as_deref()),
+                    );
+                    // Targets differ: literals that leave the server's table alone.
+                    let mut b = hpack::encode(&list);
+                    b.first = b.plain.clone();
+                    b.repeat = b.plain.clone();
+                    b.table_need = 0;
+                    (b, t.body.clone().unwrap_or_default())
+                })
+                .unzip(),
+        };
         Setup {
-            blocks: hpack::encode(&list),
-            body: cfg.body.clone().unwrap_or_default(),
+            table_need: blocks.iter().map(|b| b.table_need).max().unwrap_or(0),
+            any_body: bodies.iter().any(|b| !b.is_empty()),
+            blocks,
+            bodies,
             streams: cfg.streams.max(1) as usize,
         }
     }
@@ -64,12 +95,8 @@ impl Setup {
 
 /// The user's headers, after a default `user-agent` and `accept` unless
 /// given, and `content-length` for a body.
-fn request_headers(cfg: &LoadConfig) -> Vec<(String, String)> {
-    let has = |name: &str| {
-        cfg.headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case(name))
-    };
+fn request_headers(given: &[(String, String)], body: Option<&[u8]>) -> Vec<(String, String)> {
+    let has = |name: &str| given.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
     let mut headers = Vec::new();
     if !has("user-agent") {
         headers.push((
@@ -80,8 +107,8 @@ fn request_headers(cfg: &LoadConfig) -> Vec<(String, String)> {
     if !has("accept") {
         headers.push(("accept".to_owned(), "*/*".to_owned()));
     }
-    headers.extend(cfg.headers.iter().cloned());
-    if let Some(body) = &cfg.body {
+    headers.extend(given.iter().cloned());
+    if let Some(body) = body {
         if !has("content-length") {
             headers.push(("content-length".to_owned(), body.len().to_string()));
         }

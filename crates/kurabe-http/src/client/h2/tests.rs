@@ -13,8 +13,8 @@ fn slot() -> Slot {
         intended: 0,
         connect_ns: 0,
         measured: true,
-        tag: Default::default(),
         target: 0,
+        tag: Default::default(),
     }
 }
 
@@ -116,12 +116,15 @@ fn request_bodies_wait_for_window_updates() {
     frame::settings(&mut settings, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 10)]);
     p.input(&settings, 1, false).unwrap();
     let body = vec![1u8; 25];
-    assert!(p.pump_bodies(&body), "blocked after 10 bytes");
+    assert!(
+        p.pump_bodies(std::slice::from_ref(&body)),
+        "blocked after 10 bytes"
+    );
     assert_eq!(p.streams[0].body_sent, 10);
     let mut wu = Vec::new();
     frame::window_update(&mut wu, 1, 100);
     p.input(&wu, 1, false).unwrap();
-    assert!(!p.pump_bodies(&body));
+    assert!(!p.pump_bodies(std::slice::from_ref(&body)));
     assert_eq!(p.streams[0].body_sent, 25);
 }
 

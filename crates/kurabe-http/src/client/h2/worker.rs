@@ -187,9 +187,10 @@ impl<'a> Worker<'a> {
     }
 
     fn open_stream(&mut self, ci: usize, slot: Slot) {
+        let t = slot.target as usize;
         let c = &mut self.conns[ci];
         c.proto
-            .open(slot, &self.h2.blocks, !self.h2.body.is_empty());
+            .open(slot, &self.h2.blocks[t], !self.h2.bodies[t].is_empty());
         c.unsent += 1;
     }
 
@@ -365,10 +366,10 @@ impl<'a> Worker<'a> {
     fn pump_while_writable(&mut self, ci: usize) {
         loop {
             let c = &mut self.conns[ci];
-            if c.state != State::Open || self.h2.body.is_empty() || !c.proto.out.is_empty() {
+            if c.state != State::Open || !self.h2.any_body || !c.proto.out.is_empty() {
                 return;
             }
-            c.proto.pump_bodies(&self.h2.body);
+            c.proto.pump_bodies(&self.h2.bodies);
             if c.proto.out.is_empty() {
                 return;
             }
@@ -383,9 +384,9 @@ impl<'a> Worker<'a> {
             return;
         }
         c.unsent = 0;
-        let body_len = self.h2.body.len();
         let now = self.core.now;
         for s in &mut c.proto.streams {
+            let body_len = self.h2.bodies[s.slot.target as usize].len();
             if s.slot.sent != 0 || s.body_sent < body_len {
                 if s.slot.sent == 0 {
                     c.unsent += 1;
@@ -512,12 +513,12 @@ impl<'a> Worker<'a> {
         if c.state == State::Closed {
             return;
         }
-        c.proto.table_size(self.h2.blocks.table_need);
+        c.proto.table_size(self.h2.table_need);
         c.proto.replenish();
         self.refill(ci);
         let c = &mut self.conns[ci];
-        if !self.h2.body.is_empty() {
-            c.proto.pump_bodies(&self.h2.body);
+        if self.h2.any_body {
+            c.proto.pump_bodies(&self.h2.bodies);
         }
         if c.proto.exhausted() && c.proto.streams.is_empty() && c.state == State::Open {
             self.flush(ci);
@@ -703,7 +704,7 @@ impl<'a> Worker<'a> {
         let t = Duration::from_nanos(self.core.sh.timeout_ns);
         let p = &mut self.conns[ci].proto;
         let s = p.streams.swap_remove(i);
-        let stalled = s.body_sent < self.h2.body.len();
+        let stalled = s.body_sent < self.h2.bodies[s.slot.target as usize].len();
         let (sw, cw) = (s.send_window, p.windows(s.id).1);
         p.cancel(s.id);
         if !s.slot.measured {

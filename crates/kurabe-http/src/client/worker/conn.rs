@@ -21,7 +21,8 @@ pub(super) struct Conn {
     pub(super) len: usize,
     pub(super) framer: Framer,
     pub(super) ring: VecDeque<Slot>,
-    /// Pending write: bytes `w_off..w_end` of `Shared::requests`.
+    /// Pending write: bytes `w_off..w_end` of `Shared::requests` (of a
+    /// set: of the one request in flight's target).
     pub(super) w_off: usize,
     pub(super) w_end: usize,
     pub(super) first_byte: u64,
@@ -109,13 +110,13 @@ impl Conn {
         self.free = false;
     }
 
-    /// Queue `k` more requests' bytes behind whatever is pending.
+    /// Queue the bytes of the last `k` requests of the ring behind whatever is pending.
     pub(super) fn queue(&mut self, k: usize, sh: &Shared) {
-        if let Some(r) = &sh.replay {
-            // A replay has one request in flight per connection (no
-            // pipelining): its bytes are its recorded request's, in place.
+        if let Some(set) = &sh.set {
+            // A set has one request in flight per connection (no pipelining):
+            // its bytes are its target's, in place.
             if let (Some(s), true) = (self.ring.back(), k > 0) {
-                let span = &r.spans[s.target as usize];
+                let span = &set.spans[s.target as usize];
                 self.w_off = span.off;
                 self.w_end = span.off + span.len;
             }

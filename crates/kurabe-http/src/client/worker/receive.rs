@@ -221,15 +221,12 @@ impl Worker<'_> {
     fn parse_one(&mut self, ci: usize, pos: usize) -> Progress {
         let want_server = self.core.want_server;
         let c = &mut self.conns[ci];
-        let head = match c.ring.front() {
-            Some(s) => self.core.sh.is_head(s.target),
-            None => self.core.sh.head_request,
-        };
-        if c.ring.is_empty() {
+        let Some(front) = c.ring.front() else {
             // Bytes nobody asked for: the connection is out of step; replace it.
             self.close(ci, End::Done);
             return Progress::Closed;
-        }
+        };
+        let head = self.core.sh.is_head(front.target);
         let at_head = self.core.sh.trace.is_some() && c.framer.in_head();
         let step = match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
             Ok(step) => step,

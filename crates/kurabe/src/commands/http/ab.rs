@@ -78,7 +78,9 @@ fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurab
 
 /// All the URLs, in the order given.
 fn urls(args: &Args) -> Vec<String> {
-    std::iter::once(args.url.clone())
+    args.url
+        .iter()
+        .cloned()
         .chain(args.more_urls.iter().cloned())
         .collect()
 }

@@ -16,7 +16,7 @@ use kurabe_http::load::{Checked, Names};
 use kurabe_http::outcome::check_max_error_rate;
 use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
-use kurabe_model::load::{Header, LoadSpec};
+use kurabe_model::load::{Header, LoadSpec, Order, TargetsFormat};
 use kurabe_model::plan::HumanDuration;
 use kurabe_report::{AbLayout, AbLayoutFlags, Format};
 
@@ -37,14 +37,30 @@ Limits: a response head of at most 64 KiB and 256 headers (more counts as an exc
 named); -c N needs about N open files (the soft limit is raised to the hard one; a run that \
 still does not fit is refused before any request).")]
 pub struct Args {
-    /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets.
-    pub url: String,
+    /// URL to load-test: http://host[:port]/path or https://…; IPv6 literals in brackets. With --targets or --urls-from-file: scheme://host:port only, which every target of the set is sent to (its own path kept).
+    #[arg(required_unless_present_any = ["targets", "urls_from_file"])]
+    pub url: Option<String>,
     /// More URLs: compare them all under the same flags in interleaved rounds (--rounds), with ratios, 95 % intervals and verdicts against the first URL.
     #[arg(value_name = "URL_B")]
     pub more_urls: Vec<String>,
     /// With two or more URLs: rounds, each running every URL once with -n/-t, in a shuffled order [default: 5].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub rounds: Option<u32>,
+    /// Send a request set instead of one URL: a targets file in vegeta's formats (see --targets-format; '# @name NAME' and '# @weight N' before a target name and weigh it), '-' for standard input. All targets share one scheme, host and port (or are sent to the URL's, and with URL_B … compared on each URL); -H, -C and -A apply to each. Without -n or -t the set is sent once.
+    #[arg(long, value_name = "FILE", conflicts_with = "urls_from_file")]
+    pub targets: Option<PathBuf>,
+    /// Format of --targets: http (vegeta's: METHOD URL, header lines, @body-file, a blank line between targets) or json (one object a line: method, url, header, base64 body, name, weight) [default: http].
+    #[arg(long, value_name = "FORMAT", requires = "targets", value_parser = PossibleValuesParser::new(["http", "json"]).map(|f| TargetsFormat::parse(&f).unwrap_or_default()))]
+    pub targets_format: Option<TargetsFormat>,
+    /// Send a request set given as one URL a line, GET (oha's --urls-from-file), '-' for standard input.
+    #[arg(long, value_name = "FILE")]
+    pub urls_from_file: Option<PathBuf>,
+    /// Which target of the set each request sends: round-robin (the set in order, again and again; each client thread starts at its own place), sequential (in order over all connections), random, or weighted (by '# @weight') [default: round-robin].
+    #[arg(long, value_parser = PossibleValuesParser::new(["weighted", "round-robin", "random", "sequential"]).map(|o| Order::parse(&o).unwrap_or_default()))]
+    pub order: Option<Order>,
+    /// Seed of --order random and weighted, so a run's draws can be repeated [default: drawn, and recorded in the result].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
     /// Number of requests to perform [default: 1, or unlimited with -t].
     #[arg(short = 'n', value_name = "REQUESTS")]
     pub requests: Option<u64>,
@@ -302,7 +318,38 @@ pub fn from_args(args: &Args) -> anyhow::Result<Resolved> {
 pub(super) fn names(args: &Args) -> Names {
     Names {
         body_file: if args.put_file.is_some() { "-u" } else { "-p" },
+        targets: if args.urls_from_file.is_some() {
+            "--urls-from-file"
+        } else {
+            "--targets"
+        },
         ..Names::FLAGS
+    }
+}
+
+/// The set the flags name: (file, its text when `-` read standard input, format).
+fn set_source(
+    args: &Args,
+) -> anyhow::Result<(Option<PathBuf>, Option<String>, Option<TargetsFormat>)> {
+    let (path, format) = match (&args.targets, &args.urls_from_file) {
+        (Some(p), _) => (p, args.targets_format),
+        (None, Some(p)) => (p, Some(TargetsFormat::Urls)),
+        (None, None) => return Ok((None, None, None)),
+    };
+    if path.as_os_str() != "-" {
+        return Ok((Some(path.clone()), None, format));
+    }
+    // Standard input is read once, here: the spec carries the text.
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+        .map_err(|e| anyhow::anyhow!("cannot read the set from standard input: {e}"))?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((None, Some(text), format)),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
+            bail!("-:{line}: invalid UTF-8: targets files are UTF-8 text")
+        }
     }
 }
 
@@ -314,8 +361,9 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         (false, Some(_)) => Some("PUT"),
         (false, None) => None,
     };
+    let (targets, targets_text, targets_format) = set_source(args)?;
     Ok(LoadSpec {
-        url: Some(args.url.clone()),
+        url: args.url.clone(),
         path: None,
         method: args.method.clone().or(implied.map(str::to_owned)),
         headers: headers(&args.headers)?,
@@ -324,6 +372,11 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         content_type: args.content_type.clone(),
         cookies: args.cookies.clone(),
         auth: args.auth.clone(),
+        targets,
+        targets_text,
+        targets_format,
+        order: args.order,
+        seed: args.seed,
         requests: args.requests,
         duration: args.time_limit.map(HumanDuration),
         warmup: args.warmup.map(HumanDuration),
