@@ -4,6 +4,7 @@
 mod ab_audit;
 mod abflags;
 mod anyserver;
+mod breakdown;
 mod checks;
 mod cli;
 mod cmd;

@@ -155,6 +155,37 @@ impl Render<HttpReport> for AbHtml {
         if report.complete_requests > 0 {
             self.times(report, out)?;
         }
+        writeln!(out, "</table>")?;
+        self.breakdown(report, out)
+    }
+}
+
+impl AbHtml {
+    /// With several request names, a second table after ab's: one row per
+    /// name (count, failures, req/s, p50/p99 ms, status codes).
+    fn breakdown(&self, r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+        if r.requests.is_empty() {
+            return Ok(());
+        }
+        let (tr, td) = (&self.tr, &self.td);
+        writeln!(out, "<table {}>", self.table)?;
+        writeln!(
+            out,
+            "<tr {tr}><th {td}>name</th><th {td}>complete</th><th {td}>failed</th><th {td}>req/s</th><th {td}>p50 ms</th><th {td}>p99 ms</th><th {td}>status codes</th></tr>"
+        )?;
+        for q in &r.requests {
+            writeln!(
+                out,
+                "<tr {tr}><td {td}>{}</td><td {td}>{}</td><td {td}>{}</td><td {td}>{:.2}</td><td {td}>{:.3}</td><td {td}>{:.3}</td><td {td}>{}</td></tr>",
+                html(&q.name),
+                q.complete_requests,
+                q.failed_requests,
+                q.requests_per_second,
+                q.latency_us.p50 as f64 / 1000.0,
+                q.latency_us.p99 as f64 / 1000.0,
+                html(&super::breakdown::codes(q))
+            )?;
+        }
         writeln!(out, "</table>")
     }
 }
@@ -179,6 +210,25 @@ mod tests {
             "<tr a=b><td colspan=4 c=d >   (Connect: 1, Length: 3, Exceptions: 0)</td></tr>"
         ));
         assert!(text.ends_with("</table>\n"));
+        assert_eq!(text.matches("<tr ").count(), text.matches("</tr>").count());
+        assert_eq!(
+            text.matches("<table").count(),
+            1,
+            "no breakdown with one name"
+        );
+    }
+
+    #[test]
+    fn several_names_get_a_second_table() {
+        let mut r = crate::http::breakdown::two_names();
+        r.requests[0].name = "<a>".into();
+        let text = crate::to_string(&AbHtml::default(), &r);
+        assert_eq!(text.matches("<table").count(), 2);
+        assert!(
+            text.contains("<td bgcolor=white>&lt;a&gt;</td><td bgcolor=white>60000</td>"),
+            "{text}"
+        );
+        assert!(text.contains("200: 39985, 503: 5</td></tr>"), "{text}");
         assert_eq!(text.matches("<tr ").count(), text.matches("</tr>").count());
     }
 }

@@ -136,38 +136,39 @@ pub fn table(r: &HttpReport) -> Vec<Vec<(&'static str, String)>> {
         .collect()
 }
 
+/// The fixture with two names splitting its requests.
+#[cfg(test)]
+pub(crate) fn two_names() -> HttpReport {
+    let mut r = crate::fixtures::http();
+    let mut a = RequestStats {
+        name: "/item/:id".into(),
+        complete_requests: 60000,
+        failed_requests: 4,
+        requests_per_second: 24000.0,
+        ..Default::default()
+    };
+    a.failures.check = 3;
+    a.failures.timeout = 1;
+    a.latency_us.p50 = 398;
+    a.latency_us.max = 3120;
+    a.status_codes.insert("200".into(), 60000);
+    let mut b = RequestStats {
+        name: "POST http://127.0.0.1:8080/cart".into(),
+        complete_requests: 39990,
+        failed_requests: 6,
+        requests_per_second: 15996.0,
+        ..Default::default()
+    };
+    b.failures.connect = 6;
+    b.status_codes.insert("200".into(), 39985);
+    b.status_codes.insert("503".into(), 5);
+    r.requests = vec![a, b];
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The fixture with two names splitting its requests.
-    pub(crate) fn two_names() -> HttpReport {
-        let mut r = crate::fixtures::http();
-        let mut a = RequestStats {
-            name: "/item/:id".into(),
-            complete_requests: 60000,
-            failed_requests: 4,
-            requests_per_second: 24000.0,
-            ..Default::default()
-        };
-        a.failures.check = 3;
-        a.failures.timeout = 1;
-        a.latency_us.p50 = 398;
-        a.latency_us.max = 3120;
-        a.status_codes.insert("200".into(), 60000);
-        let mut b = RequestStats {
-            name: "POST http://127.0.0.1:8080/cart".into(),
-            complete_requests: 39990,
-            failed_requests: 6,
-            requests_per_second: 15996.0,
-            ..Default::default()
-        };
-        b.failures.connect = 6;
-        b.status_codes.insert("200".into(), 39985);
-        b.status_codes.insert("503".into(), 5);
-        r.requests = vec![a, b];
-        r
-    }
 
     #[test]
     fn the_text_table_has_a_line_per_name() {
