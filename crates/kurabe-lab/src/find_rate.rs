@@ -71,6 +71,7 @@ fn step_spec(spec: &LoadSpec, s: &Settings, rate: f64) -> LoadSpec {
         requests: None,
         duration: Some(HumanDuration(s.step)),
         warmup: (!s.step_warmup.is_zero()).then_some(HumanDuration(s.step_warmup)),
+        find_rate: None,
         ..spec.clone()
     }
 }
@@ -174,4 +175,59 @@ pub fn one_search(
         Ok::<_, LoadError>(done)
     })?;
     Ok((!stopped).then_some(search))
+}
+
+/// Searches run by plans in this process so far: each starts at the next
+/// golden-ratio offset above the start rate, so a variant's rounds do not
+/// test one lattice of rates (their spread then includes the bisection's
+/// resolution).
+static PLAN_SEARCHES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// A plan's capacity run (an `http` workload with `find_rate`): one search
+/// of `spec`'s URL; its estimate is the run's `capacity_per_second`, its steps
+/// the run's record. A search without an estimate (even the start rate
+/// breaks an SLO, or even the max rate holds) is a failed run saying so.
+pub(crate) fn plan_run(
+    find: &kurabe_model::capacity::FindRate,
+    spec: &LoadSpec,
+    stop: &Stop,
+) -> Result<crate::measured::Measured, crate::target::RunFailure> {
+    use crate::target::RunFailure;
+    use kurabe_model::capacity::{CapacitySearchDetail, FindRateNames, SearchEnd};
+    let s = find
+        .settings(&FindRateNames::PLAN)
+        .map_err(|e| RunFailure::new(e.to_string()))?;
+    let k = PLAN_SEARCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let first = s.start_rate * 2f64.powf(capacity::offset(k));
+    let search = one_search(spec, &s, 0, first, stop, &mut |_| {})
+        .map_err(|e| RunFailure::new(format!("load generator: {e}")))?
+        .ok_or_else(|| RunFailure::new("interrupted"))?;
+    let slos = s
+        .slos
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let estimate = match search.end {
+        Some(SearchEnd::BelowLowest { rate_per_s }) => {
+            return Err(RunFailure::new(format!(
+                "even the lowest rate searched, {rate_per_s}/s, breaks {slos}: lower find_rate.start_rate"
+            )))
+        }
+        Some(SearchEnd::AtMax { rate_per_s }) => {
+            return Err(RunFailure::new(format!(
+                "even the highest rate searched, {rate_per_s}/s, holds {slos}: raise find_rate.max_rate"
+            )))
+        }
+        end => end.and_then(|e| e.estimate()).unwrap_or_default(),
+    };
+    let record = kurabe_model::run_detail::RunDetail::Capacity(Box::new(CapacitySearchDetail {
+        url: spec.url.clone().unwrap_or_default(),
+        slos: s.slos.iter().map(|t| t.text.clone()).collect(),
+        step_s: s.step.as_secs_f64(),
+        step_warmup_s: s.step_warmup.as_secs_f64(),
+        search,
+    }));
+    let metrics = std::collections::BTreeMap::from([("capacity_per_second", estimate)]);
+    Ok(crate::measured::Measured { metrics, record })
 }

@@ -29,6 +29,11 @@ pub const METRICS: [&str; 6] = [
     "pss_peak_bytes",
 ];
 
+/// The metric compared with `--find-rate`: each run is one capacity
+/// search, its estimate the run's value, so the ratio of the URLs'
+/// geometric means with its Welch interval is "B sustains 1.42× A's rate".
+pub const CAPACITY_METRIC: &str = "capacity_per_second";
+
 /// Rounds when none are asked for.
 pub const DEFAULT_ROUNDS: u32 = 5;
 
@@ -70,7 +75,8 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
     for url in urls {
         Target::parse(url)?;
     }
-    if spec.load.requests.is_none() && spec.load.duration.is_none() {
+    let searching = spec.load.find_rate.is_some();
+    if spec.load.requests.is_none() && spec.load.duration.is_none() && !searching {
         return Err(AbError::NoLength);
     }
     if let Some(twice) = urls
@@ -96,7 +102,11 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
         matrix: BTreeMap::new(),
         workloads: vec![Workload {
             name: "load".into(),
-            metrics: Some(METRICS.iter().map(|m| m.to_string()).collect()),
+            metrics: Some(if searching {
+                vec![CAPACITY_METRIC.to_owned()]
+            } else {
+                METRICS.iter().map(|m| m.to_string()).collect()
+            }),
             kind: WorkloadKind::Http(Box::new(workload(spec.load)?)),
         }],
         checks: Vec::new(),

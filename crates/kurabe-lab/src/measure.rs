@@ -111,6 +111,9 @@ pub fn http(
     let spec = plan_load(w, url, plan_dir);
     // Checked as `kurabe http` checks its flags, errors naming the plan's keys.
     kurabe_http::load::check(&spec, &Names::PLAN).map_err(|e| RunFailure::new(e.to_string()))?;
+    if let Some(find) = &w.find_rate {
+        return crate::find_rate::plan_run(find, &spec, stop);
+    }
     let warmup = w.warmup.map(|d| d.0).or(warmup).unwrap_or_default();
     if let Some(length) = w.soak {
         let p = probe.ok_or_else(|| RunFailure::new("a soak run needs a [target] to sample"))?;

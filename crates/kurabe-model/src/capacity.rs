@@ -448,6 +448,23 @@ pub struct CapacitySearch {
     pub end: Option<SearchEnd>,
 }
 
+/// A plan's capacity run (`RunDetail::Capacity`): the SLOs and settings
+/// searched under, and the one search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct CapacitySearchDetail {
+    /// The URL searched.
+    pub url: String,
+    /// The SLOs, as given.
+    pub slos: Vec<String>,
+    /// Measured length of each step, seconds.
+    pub step_s: f64,
+    /// Warm-up of each step, seconds.
+    pub step_warmup_s: f64,
+    /// The search.
+    pub search: CapacitySearch,
+}
+
 /// How a capacity search of one URL ended, in one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -770,5 +787,25 @@ mod tests {
         o.sort_by(f64::total_cmp);
         assert!(o.windows(2).all(|w| w[1] - w[0] > 0.05), "{o:?}");
         assert!(interval(&[100.0, 100.0]).unwrap().1.is_none());
+    }
+}
+
+#[cfg(test)]
+mod plan_tests {
+    use crate::load::LoadSpec;
+
+    #[test]
+    fn a_plans_http_table_takes_find_rate() {
+        let spec: LoadSpec = toml::from_str(
+            "path = \"/\"\nconcurrency = 64\nfind_rate = { slo = [\"p(99)<50ms\", \"failed<0.1%\"], step = \"2s\", start_rate = 100 }",
+        )
+        .unwrap();
+        let f = spec.find_rate.unwrap();
+        let s = f.settings(&super::FindRateNames::PLAN).unwrap();
+        assert_eq!(s.slos.len(), 2);
+        assert_eq!(s.step, std::time::Duration::from_secs(2));
+        assert_eq!(s.start_rate, 100.0);
+        let bad = toml::from_str::<LoadSpec>("find_rate = { slo = [\"p(99)<1s\"], stp = \"1s\" }");
+        assert!(bad.unwrap_err().to_string().contains("stp"));
     }
 }

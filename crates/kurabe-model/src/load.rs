@@ -112,6 +112,13 @@ pub struct LoadSpec {
     /// Open model: arrival rate in requests per second over all connections (`--rate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// Capacity under an SLO (`--find-rate --slo …`; a plan's
+    /// `find_rate = { slo = ["p(99)<50ms"] }`): search the highest `rate`
+    /// sustained within the SLOs instead of running one load. kurabe-lab
+    /// runs the search; the engine never sees it (each step is a plain
+    /// rate load).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_rate: Option<crate::capacity::FindRate>,
     /// Client threads (`--threads`); default chosen by the load generator.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub threads: Option<u32>,

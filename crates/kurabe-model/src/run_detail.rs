@@ -41,6 +41,9 @@ pub enum RunDetail {
     System(Box<SystemDetail>),
     /// A run imported from another harness (`kurabe results import`).
     Imported(ImportedRun),
+    /// An `http` workload with `find_rate`: one capacity search's steps
+    /// and how it ended (its estimate is the run's `capacity_per_second`).
+    Capacity(Box<crate::capacity::CapacitySearchDetail>),
     /// A record no variant above takes whole (written by another version),
     /// kept as it was read so that nothing in a store is lost. Not in the
     /// schema: kurabe never writes one itself.

@@ -143,6 +143,7 @@ pub fn spread(cv: Option<f64>) -> String {
 pub fn label(metric: &str) -> String {
     let known = match metric {
         "requests_per_second" => "req/s",
+        "capacity_per_second" => "sustained rate (SLOs)",
         "latency_mean_us" => "mean latency",
         "latency_p50_us" => "p50 latency",
         "latency_p90_us" => "p90 latency",
@@ -176,6 +177,9 @@ pub fn label(metric: &str) -> String {
 fn change_words(metric: &str, unit: Unit) -> (&'static str, &'static str) {
     if metric.starts_with("latency") {
         return ("higher latency", "lower latency");
+    }
+    if metric == "capacity_per_second" {
+        return ("the rate sustained", "the rate sustained");
     }
     if metric.starts_with("cpu") {
         return ("more CPU", "less CPU");

@@ -159,3 +159,37 @@ fn bad_slos_and_contradicting_flags_are_one_line_before_any_request() {
     args.extend(["--max-searches", "2"]);
     refused(&args, &["--max-searches 2"]);
 }
+
+#[test]
+fn half_the_service_time_is_found_at_least_1_6_times_the_rate_in_an_ab() {
+    // Capacities 1000/s and 2000/s; three interleaved rounds, each one
+    // search per URL. The ratio is the repo's ratio of geometric means
+    // with its Welch interval (the A/B's capacity_per_second metric).
+    let a = ServeChild::start(&["--service-us", "1000"]);
+    let b = ServeChild::start(&["--service-us", "500"]);
+    let out = kurabe()
+        .args(["http", &a.url, &b.url, "--find-rate", "-k", "-q"])
+        .args(["--slo", "p(99)<100ms", "--rounds", "3", "--format", "json"])
+        .args([
+            "--step",
+            "500ms",
+            "--step-warmup",
+            "150ms",
+            "--start-rate",
+            "400",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+    let metric = &v["comparison"]["workloads"][0]["metrics"][0];
+    assert_eq!(metric["name"], "capacity_per_second", "{metric:#}");
+    let versus = &metric["versus_baseline"][0];
+    let ratio = versus["comparison"]["ratio"].as_f64().unwrap();
+    assert!(ratio >= 1.6, "B/A {ratio}: {versus:#}");
+    assert!(versus["comparison"]["ratio_low"].as_f64().unwrap() <= ratio);
+    assert_eq!(
+        versus["comparison"]["verdict"]["kind"], "better",
+        "{versus:#}"
+    );
+}

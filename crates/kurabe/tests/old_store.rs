@@ -561,6 +561,7 @@ fn old_rows_read_as_their_kinds_and_write_back_unchanged() {
                     "system"
                 }
                 RunDetail::Imported(_) => panic!("{what}: the fixture holds no import"),
+                RunDetail::Capacity(_) => panic!("{what}: the fixture holds no capacity search"),
                 RunDetail::Unrecognised(v) => panic!("{what} read as no kind: {v}"),
             };
             kinds.insert(kind);

@@ -536,6 +536,26 @@ fn http_target(plan: &Plan, h: &LoadSpec, i: usize, known: &BTreeSet<String>, c:
 /// How much load an http workload sends, and how.
 fn http_amounts(h: &LoadSpec, i: usize, c: &mut Collector) {
     let p = |field: &str| format!("workload[{i}].http.{field}");
+    if let Some(find) = &h.find_rate {
+        let at = format!("workload[{i}].http");
+        if let Err(e) = find.settings(&crate::capacity::FindRateNames::PLAN) {
+            c.at(&at, e.to_string());
+        }
+        for (key, given) in [
+            ("requests", h.requests.is_some()),
+            ("duration", h.duration.is_some()),
+            ("rate", h.rate.is_some()),
+            ("soak", h.soak.is_some()),
+        ] {
+            if given {
+                c.at(
+                    &at,
+                    format!("`{key}` contradicts `find_rate`: the search sets each step's rate and length (find_rate.step)"),
+                );
+            }
+        }
+        return;
+    }
     if h.requests.is_none() && h.duration.is_none() && h.soak.is_none() {
         c.at(
             &format!("workload[{i}].http"),

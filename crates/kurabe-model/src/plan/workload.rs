@@ -265,6 +265,7 @@ impl WorkloadKind {
     /// Metrics this kind can produce.
     pub fn available_metrics(&self) -> &'static [&'static str] {
         match self {
+            WorkloadKind::Http(h) if h.find_rate.is_some() => &["capacity_per_second"],
             WorkloadKind::Http(_) => &[
                 "requests_per_second",
                 "latency_mean_us",
@@ -330,6 +331,7 @@ impl WorkloadKind {
     /// Metrics reported when the plan does not choose.
     pub fn default_metrics(&self) -> &'static [&'static str] {
         match self {
+            WorkloadKind::Http(h) if h.find_rate.is_some() => &["capacity_per_second"],
             WorkloadKind::Http(_) => &[
                 "requests_per_second",
                 "latency_p50_us",

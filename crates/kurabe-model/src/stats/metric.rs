@@ -98,6 +98,13 @@ use Direction::{HigherIsBetter as Hi, LowerIsBetter as Lo};
 
 /// Built-in metrics: (name, unit, direction, description).
 const BUILTIN: &[(&str, Unit, Direction, &str)] = &[
+    // http workload with find_rate: the capacity search's estimate
+    (
+        "capacity_per_second",
+        Unit::PerSecond,
+        Hi,
+        "highest arrival rate sustained within the SLOs (find_rate)",
+    ),
     // http workload: client side
     (
         "requests_per_second",

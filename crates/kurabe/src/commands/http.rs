@@ -33,7 +33,7 @@ mod ab;
 /// The flags and their resolution into the load config.
 mod args;
 /// `--find-rate --slo …`: capacity under an SLO.
-mod find_rate;
+pub(crate) mod find_rate;
 /// `--workers N`: the distributed run, coordinated through PostgreSQL.
 mod fleet;
 /// The `-g`, `-e` and report files, and the exit status.
@@ -46,9 +46,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.find_rate.find_rate && args.more_urls.is_empty() {
         return find_rate::run(&args);
-    }
-    if args.find_rate.find_rate {
-        bail!("--find-rate with two or more URLs is not supported yet: search one URL at a time");
     }
     if !args.more_urls.is_empty() {
         if args.live.prometheus_addr.is_some() {

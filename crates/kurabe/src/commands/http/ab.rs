@@ -53,10 +53,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// The flags checked as for one URL (same rules, same messages), then the
 /// plan: every URL gets the flags' one load spec.
 fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
-    let first = from_args(args).with_context(|| format!("checking {}", urls[0]))?;
+    let spec = if args.find_rate.find_rate {
+        super::find_rate::checked(args)?.0
+    } else {
+        from_args(args)
+            .with_context(|| format!("checking {}", urls[0]))?
+            .spec
+    };
     Ok(http_compare::plan(&AbSpec {
         urls,
-        load: &first.spec,
+        load: &spec,
         rounds: args.rounds.unwrap_or(DEFAULT_ROUNDS),
     })?)
 }

@@ -383,6 +383,7 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         soak: None,
         concurrency: args.concurrency.unwrap_or(1),
         rate: args.rate,
+        find_rate: args.find_rate.spec(),
         threads: args.threads,
         keep_alive: args.keep_alive,
         pipeline: args.pipeline,

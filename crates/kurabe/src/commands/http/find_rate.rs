@@ -26,16 +26,7 @@ pub const DEFAULT_CONNECTIONS: u32 = 64;
 
 /// Run the search of one URL.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let settings = settings(args)?;
-    let mut spec = load_spec(args)?;
-    spec.concurrency = args.concurrency.unwrap_or(DEFAULT_CONNECTIONS);
-    // Checked as its first step will run, with errors naming the flags.
-    let first = LoadSpec {
-        rate: Some(settings.start_rate),
-        duration: Some(HumanDuration(settings.step)),
-        ..spec.clone()
-    };
-    kurabe_http::load::check(&first, &names(args))?;
+    let (spec, settings) = checked(args)?;
     check_outputs(&[("-o", args.out.path())])?;
     let interrupt = crate::signal::install_stop()?;
     crate::signal::force_exit_on_second_signal();
@@ -57,8 +48,23 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The load every step runs (with its `find_rate`) and the search's
+/// settings, checked as the first step will run, errors naming the flags.
+pub fn checked(args: &Args) -> anyhow::Result<(LoadSpec, Settings)> {
+    let settings = settings(args)?;
+    let mut spec = load_spec(args)?;
+    spec.concurrency = args.concurrency.unwrap_or(DEFAULT_CONNECTIONS);
+    let first = LoadSpec {
+        rate: Some(settings.start_rate),
+        duration: Some(HumanDuration(settings.step)),
+        ..spec.clone()
+    };
+    kurabe_http::load::check(&first, &names(args))?;
+    Ok((spec, settings))
+}
+
 /// The search's settings from the flags, refusing what contradicts one.
-pub fn settings(args: &Args) -> anyhow::Result<Settings> {
+fn settings(args: &Args) -> anyhow::Result<Settings> {
     let Some(find) = args.find_rate.spec() else {
         bail!("internal: --find-rate expected");
     };
