@@ -6,7 +6,9 @@
 //! percentiles of the last seconds and of the whole run, histogram
 //! buckets). [`openmetrics`] writes a frame as OpenMetrics text;
 //! [`endpoint`] serves it over HTTP from a thread of its own, bounded so
-//! that no scraper can slow the load; [`addr`] parses `--prometheus-addr`.
+//! that no scraper can slow the load; [`addr`] parses `--prometheus-addr`;
+//! [`view`] draws a frame as the live terminal view's widget (into a
+//! ratatui buffer: the terminal itself is the binary's).
 //!
 //! Must not print, and must not reach into the engine: everything comes
 //! through the observer, a few times a second, never per request.
@@ -15,3 +17,4 @@ pub mod addr;
 pub mod board;
 pub mod endpoint;
 pub mod openmetrics;
+pub mod view;

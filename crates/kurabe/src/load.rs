@@ -6,6 +6,8 @@
 use std::time::Duration;
 
 use kurabe_http::load::{Observer, Progress, Snapshot, Taps};
+use std::sync::Arc;
+
 use kurabe_live::board::{self, Board};
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
@@ -13,21 +15,23 @@ use kurabe_model::probe::WatchPoint;
 use kurabe_model::stop::Stop;
 use kurabe_report::bars::{wanted, LoadBar};
 
+use crate::live::Live;
+
 /// How often the progress bar is fed.
 const TICK_INTERVAL: Duration = Duration::from_millis(250);
 
 /// What the terminal watches of a load: the bar (when shown), the taps
 /// and the live board (when a live view is on).
-struct Terminal<'a> {
+struct Terminal {
     bar: LoadBar,
     show: bool,
     taps: Taps,
-    live: Option<&'a Board>,
+    live: Option<Arc<Board>>,
 }
 
-impl Observer for Terminal<'_> {
+impl Observer for Terminal {
     fn progress_interval(&self) -> Option<Duration> {
-        match self.live {
+        match &self.live {
             Some(_) => Some(board::INTERVAL),
             None => self.show.then_some(TICK_INTERVAL),
         }
@@ -46,7 +50,7 @@ impl Observer for Terminal<'_> {
     }
 
     fn snapshot(&self, snapshot: &Snapshot) {
-        if let Some(b) = self.live {
+        if let Some(b) = &self.live {
             b.update(snapshot);
         }
     }
@@ -56,7 +60,7 @@ impl Observer for Terminal<'_> {
     }
 
     fn server(&self, point: &WatchPoint) {
-        if let Some(b) = self.live {
+        if let Some(b) = &self.live {
             b.server(point);
         }
     }
@@ -64,25 +68,30 @@ impl Observer for Terminal<'_> {
 
 /// Run the load test until it ends or `interrupt` comes, showing progress
 /// on a terminal (unless `!progress`) and writing `taps`; `server`: the
-/// process tree to sample; `live`: the board of a live view, fed as the
-/// load runs.
+/// process tree to sample; `live`: the live views, whose board is fed as
+/// the load runs (the progress bar is off while the terminal view is up).
 pub(crate) fn run_load(
     load: &LoadSpec,
     progress: bool,
     interrupt: &Stop,
     server: Option<u32>,
     taps: Taps,
-    live: Option<&Board>,
+    mut live: Option<&mut Live>,
 ) -> anyhow::Result<HttpReport> {
-    let show = wanted(progress);
+    let show = wanted(progress) && !live.as_ref().is_some_and(|l| l.has_tui());
     let terminal = Terminal {
         bar: LoadBar::new(load.stop().limits(), show),
         show,
         taps,
-        live,
+        live: live.as_ref().map(|l| l.board()),
     };
-    let run = kurabe_lab::http_load::run_load(load, interrupt, server, &terminal)?;
+    let run = kurabe_lab::http_load::run_load(load, interrupt, server, &terminal);
     terminal.bar.finish();
+    // The terminal is the user's again before anything is printed.
+    if let Some(l) = live.as_mut() {
+        l.end_tui()?;
+    }
+    let run = run?;
     for note in &run.notes {
         eprintln!("kurabe: note: {note}");
     }

@@ -16,6 +16,7 @@ mod flags;
 mod live;
 mod load;
 mod signal;
+mod tui;
 
 use std::process::ExitCode;
 

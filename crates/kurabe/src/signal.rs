@@ -21,6 +21,8 @@ pub fn install_stop() -> anyhow::Result<Arc<Stop>> {
 }
 
 fn exit_at_once(sig: i32) {
+    // The live terminal view, if up, gives the terminal back first.
+    crate::tui::restore();
     eprintln!("kurabe: second signal, exiting without waiting");
     std::process::exit(128 + sig);
 }

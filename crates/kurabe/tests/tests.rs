@@ -34,6 +34,7 @@ mod store;
 mod system;
 mod system_precision;
 mod targets;
+mod tui;
 mod util;
 mod warmup;
 mod watch;

@@ -48,8 +48,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return find_rate::run(&args);
     }
     if !args.more_urls.is_empty() {
-        if args.live.prometheus_addr.is_some() {
-            bail!("--prometheus-addr serves one run: drop URL_B, or run each URL on its own");
+        if args.live.prometheus_addr.is_some() || args.live.tui {
+            bail!(
+                "--prometheus-addr and --tui watch one run: drop URL_B, or run each URL on its own"
+            );
         }
         return ab::run(&args);
     }
@@ -57,6 +59,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         bail!("--rounds compares two or more URLs: give URL_B too, or drop --rounds");
     }
     let resolved = from_args(&args)?;
+    args.live.check()?;
     check_outputs(&[
         ("-o", args.out.path()),
         ("-e", args.percentiles_csv.as_deref()),
@@ -65,6 +68,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     args.save.check_store()?;
     if args.workers.is_some() && args.live.prometheus_addr.is_some() {
         bail!("--prometheus-addr with --workers: give it to each `kurabe worker`, which serves its own share");
+    }
+    if args.workers.is_some() && args.live.tui {
+        bail!("--tui watches a run in this process: drop --workers, or drop --tui");
     }
     match args.workers {
         Some(workers) => fleet::run_distributed(&args, &resolved, workers),
@@ -89,11 +95,19 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     if let Some(note) = note {
         eprintln!("kurabe: note: {note}");
     }
-    let live = Live::start(&args.live, RunInfo::of(&resolved.spec, &resolved.load))?;
-    let board = live.as_ref().map(Live::board);
-    let report = run_load(&resolved.spec, !args.quiet, &interrupt, server, taps, board)?;
+    let info = RunInfo::of(&resolved.spec, &resolved.load);
+    let title = format!("kurabe http {}", info.name);
+    let mut live = Live::start(&args.live, info, title, &interrupt)?;
+    let report = run_load(
+        &resolved.spec,
+        !args.quiet,
+        &interrupt,
+        server,
+        taps,
+        live.as_mut(),
+    )?;
     if let Some(live) = live {
-        live.finish();
+        live.finish()?;
     }
     let rendered = to_string(&*http_renderer(args.format, &resolved.layout), &report);
     write_outputs(args, &report, &rendered)?;

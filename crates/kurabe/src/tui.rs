@@ -1,0 +1,159 @@
+//! `--tui`: the live terminal view of a load in this process (issue 26).
+//! The terminal's side of it: raw mode and the alternate screen, a thread
+//! that draws the board's newest frame four times a second and reads the
+//! keys (`q`, Ctrl-C: stop the run), and the restore on every way out
+//! (the normal end, an error, a panic, a second signal).
+//!
+//! Owns the terminal while the view is up. Must not compute or lay out
+//! figures (`kurabe_live::board`, `kurabe_live::view`), and must not print
+//! anything while the view is up: the report comes after the restore.
+
+use std::io::{self, IsTerminal as _};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Once};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+use crossterm::{cursor, execute, terminal};
+use kurabe_live::board::Board;
+use kurabe_live::view::View;
+use kurabe_model::stop::Stop;
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+
+/// How often the view is redrawn.
+const REDRAW: Duration = Duration::from_millis(250);
+
+/// The terminal is in the view's mode (raw, alternate screen).
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+
+/// `--tui` needs a terminal on stdout: one line saying so otherwise.
+pub(crate) fn check_terminal() -> anyhow::Result<()> {
+    if !io::stdout().is_terminal() {
+        bail!("--tui draws on a terminal and stdout is not one: drop --tui (the report is the same) or run kurabe in a terminal");
+    }
+    Ok(())
+}
+
+/// The view while it is up; [`Tui::finish`] (or dropping it) restores the
+/// terminal.
+pub(crate) struct Tui {
+    done: Arc<AtomicBool>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl Tui {
+    /// Take the terminal and draw `board` under `title` until finished;
+    /// `q` or Ctrl-C trigger `interrupt`.
+    pub(crate) fn start(
+        board: Arc<Board>,
+        title: String,
+        interrupt: Arc<Stop>,
+    ) -> anyhow::Result<Tui> {
+        restore_on_panic();
+        terminal::enable_raw_mode().context("--tui: cannot put the terminal in raw mode")?;
+        ACTIVE.store(true, Ordering::SeqCst);
+        let mut tui = Tui {
+            done: Arc::new(AtomicBool::new(false)),
+            thread: None,
+        };
+        execute!(io::stdout(), terminal::EnterAlternateScreen, cursor::Hide)
+            .context("--tui: cannot switch to the alternate screen")?;
+        let done = Arc::clone(&tui.done);
+        let thread = std::thread::Builder::new()
+            .name("kurabe-tui".into())
+            .spawn(move || draw_loop(&board, &title, &interrupt, &done))
+            .context("--tui: cannot start the view's thread")?;
+        tui.thread = Some(thread);
+        Ok(tui)
+    }
+
+    /// Stop drawing and give the terminal back as it was.
+    pub(crate) fn finish(mut self) -> anyhow::Result<()> {
+        let drawn = self.stop();
+        restore();
+        drawn.context("--tui: drawing the view failed")
+    }
+
+    fn stop(&mut self) -> io::Result<()> {
+        self.done.store(true, Ordering::SeqCst);
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(io::Error::other("the view's thread panicked")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Tui {
+    fn drop(&mut self) {
+        let _ = self.stop();
+        restore();
+    }
+}
+
+/// Draw every [`REDRAW`] (and at once on a resize), read keys, until `done`.
+fn draw_loop(board: &Board, title: &str, interrupt: &Stop, done: &AtomicBool) -> io::Result<()> {
+    let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let mut next = Instant::now();
+    // A panic elsewhere restored the terminal: stop drawing on it.
+    while !done.load(Ordering::SeqCst) && ACTIVE.load(Ordering::SeqCst) {
+        if Instant::now() >= next {
+            let frame = board.frame();
+            term.draw(|f| {
+                f.render_widget(
+                    View {
+                        frame: &frame,
+                        title,
+                    },
+                    f.area(),
+                )
+            })?;
+            next = Instant::now() + REDRAW;
+        }
+        // A short poll: `done` is seen within 50 ms.
+        let wait = next
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(50));
+        if !event::poll(wait)? {
+            continue;
+        }
+        match event::read()? {
+            Event::Key(k) if k.kind != KeyEventKind::Release => {
+                let ctrl_c =
+                    k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL);
+                if ctrl_c || matches!(k.code, KeyCode::Char('q') | KeyCode::Char('Q')) {
+                    interrupt.trigger(None);
+                }
+            }
+            Event::Resize(_, _) => {
+                term.autoresize()?;
+                next = Instant::now();
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Give the terminal back (cooked mode, main screen, cursor), once.
+pub(crate) fn restore() {
+    if ACTIVE.swap(false, Ordering::SeqCst) {
+        let _ = execute!(io::stdout(), cursor::Show, terminal::LeaveAlternateScreen);
+        let _ = terminal::disable_raw_mode();
+    }
+}
+
+/// A panic anywhere restores the terminal before its message is printed.
+fn restore_on_panic() {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore();
+            previous(info);
+        }));
+    });
+}

@@ -1,0 +1,210 @@
+//! `--tui` (issue 26), tried as a person would: `kurabe http … --tui` runs
+//! in a real terminal (a tmux pane) against `kurabe serve`; the test reads
+//! the screen with `tmux capture-pane`, checks the rate and status lines,
+//! presses `q`, and checks the final report and that the terminal is back
+//! in cooked mode on the main screen; likewise after a worker's panic. The
+//! screen it read is written to `$CARGO_TARGET_TMPDIR/live-view.txt`, and
+//! to `docs/live-view.txt` with `KURABE_UPDATE_DOCS=1`.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::serve::ServeChild;
+use crate::util::kurabe;
+
+/// A tmux server of the test's own (its own socket), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    /// A detached 100×30 session running a plain shell.
+    fn start(name: &str, env: &[(&str, &str)]) -> Tmux {
+        let socket = format!("kurabe-test-{name}-{}", std::process::id());
+        let t = Tmux { socket };
+        let mut args = vec!["new-session", "-d", "-x", "100", "-y", "30"];
+        let env: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        for e in &env {
+            args.extend(["-e", e]);
+        }
+        args.extend(["env", "PS1=$ ", "bash", "--norc", "--noprofile"]);
+        t.run(&args);
+        t.run(&["set-option", "-g", "history-limit", "5000"]);
+        t
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux is installed (.ci/run installs it)");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Type `line` and Enter.
+    fn type_line(&self, line: &str) {
+        self.run(&["send-keys", "-l", line]);
+        self.run(&["send-keys", "Enter"]);
+    }
+
+    /// The visible screen.
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p"])
+    }
+
+    /// The main screen with its history.
+    fn history(&self) -> String {
+        self.run(&["capture-pane", "-p", "-S", "-"])
+    }
+
+    /// Whether the pane shows the alternate screen.
+    fn alternate_on(&self) -> bool {
+        self.run(&["display-message", "-p", "#{alternate_on}"])
+            .trim()
+            == "1"
+    }
+
+    /// Poll `what` until `ok` holds of it, up to 60 s.
+    fn wait_for(&self, what: impl Fn(&Tmux) -> String, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let s = what(self);
+            if ok(&s) {
+                return s;
+            }
+            assert!(Instant::now() < deadline, "not seen within 60 s:\n{s}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+/// The command line of a `kurabe http` run.
+fn command_line(url: &str, extra: &str) -> String {
+    let bin = kurabe().get_program().to_string_lossy().into_owned();
+    format!("{bin} http {url} -t 60 -c 2 -k --rate 500 --tui {extra}; echo \"exit=$?\"; stty -a")
+}
+
+/// The pane's terminal is in cooked mode: canonical input and echo on.
+fn assert_cooked(history: &str) {
+    let stty = history
+        .lines()
+        .skip_while(|l| !l.starts_with("exit="))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let words: Vec<&str> = stty.split_whitespace().collect();
+    for on in ["icanon", "echo", "isig", "opost"] {
+        assert!(words.contains(&on), "{on} off after the view:\n{history}");
+    }
+}
+
+#[test]
+fn the_live_view_shows_the_run_and_q_prints_the_report_in_a_cooked_terminal() {
+    let server = ServeChild::start(&[]);
+    let tmux = Tmux::start("view", &[]);
+    tmux.type_line(&command_line(&server.url, ""));
+    // The view, once responses are counted: the rate and status lines.
+    let screen = tmux.wait_for(Tmux::screen, |s| {
+        s.lines()
+            .any(|l| l.starts_with("status ") && l.contains("  200: "))
+            && s.lines()
+                .any(|l| l.starts_with("rate ") && !l.starts_with("rate 0/s"))
+    });
+    assert!(tmux.alternate_on());
+    let lines: Vec<&str> = screen.lines().collect();
+    assert!(
+        lines[0].starts_with(&format!("kurabe http {}  elapsed ", server.url)),
+        "{screen}"
+    );
+    assert!(
+        lines[1].starts_with("rate ") && lines[1].contains("/s of 500/s  answered "),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("whole run ") && screen.contains("latency, last 5s"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("server   CPU "),
+        "the local server is measured: {screen}"
+    );
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::write(dir.join("live-view.txt"), &screen).unwrap();
+    if std::env::var_os("KURABE_UPDATE_DOCS").is_some() {
+        let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/live-view.txt");
+        std::fs::write(docs, &screen).unwrap();
+    }
+    // A resize redraws at the new size, 60×15 included.
+    tmux.run(&["resize-window", "-x", "60", "-y", "15"]);
+    let small = tmux.wait_for(Tmux::screen, |s| {
+        s.lines().count() <= 15
+            && s.lines()
+                .next()
+                .is_some_and(|l| l.starts_with("kurabe http"))
+    });
+    assert!(small.lines().all(|l| l.chars().count() <= 60), "{small}");
+    assert!(small.lines().any(|l| l.starts_with("rate ")), "{small}");
+    tmux.run(&["resize-window", "-x", "100", "-y", "30"]);
+    // q: the run stops, the report as without --tui (marked interrupted).
+    tmux.run(&["send-keys", "q"]);
+    let history = tmux.wait_for(Tmux::history, |h| {
+        h.contains("exit=") && h.contains("speed")
+    });
+    assert!(!tmux.alternate_on());
+    assert!(history.contains("exit=130"), "{history}");
+    assert!(history.contains("Complete requests:"), "{history}");
+    assert!(history.contains("interrupted"), "{history}");
+    assert!(
+        !history.contains("\u{1b}["),
+        "escape codes in the report: {history}"
+    );
+    assert_cooked(&history);
+}
+
+#[test]
+fn a_panic_gives_the_terminal_back() {
+    let server = ServeChild::start(&[]);
+    let tmux = Tmux::start("panic", &[("KURABE_TEST_PANIC_WORKER", "after:200")]);
+    tmux.type_line(&command_line(&server.url, ""));
+    let history = tmux.wait_for(Tmux::history, |h| {
+        h.contains("exit=") && h.contains("speed")
+    });
+    assert!(!tmux.alternate_on());
+    assert!(history.contains("exit=70"), "{history}");
+    assert!(
+        history.contains("test hook: KURABE_TEST_PANIC_WORKER=after:200"),
+        "{history}"
+    );
+    assert_cooked(&history);
+}
+
+#[test]
+fn tui_without_a_terminal_is_one_line_and_exit_2() {
+    let server = ServeChild::start(&[]);
+    let out = kurabe()
+        .args(["http", &server.url, "-n", "5", "--tui"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("kurabe: error: --tui draws on a terminal and stdout is not one"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(server.served(), 0);
+}
