@@ -140,6 +140,10 @@ pub struct HttpReport {
     /// when the run had one name only: the figures above are then its row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestStats>,
+    /// `kurabe replay` only: what was read from the log, replayed and
+    /// skipped, and the pace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::replay::ReplaySummary>,
 }
 
 /// One row of the per-request breakdown: the figures of the requests that

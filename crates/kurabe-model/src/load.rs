@@ -160,6 +160,13 @@ pub struct LoadSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<String>,
 
+    // --- recorded traffic ----------------------------------------------------
+    /// Replay an access log or HAR file against `url` at the recorded
+    /// times (`kurabe replay LOG URL`; open model, latency from each
+    /// request's scheduled time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::replay::ReplaySpec>,
+
     // --- connection setup ----------------------------------------------------
     /// Accept any TLS certificate (`--insecure`; ab never checks).
     #[serde(default, skip_serializing_if = "is_false")]

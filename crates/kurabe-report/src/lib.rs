@@ -85,8 +85,8 @@ pub use history::{
 };
 pub use html::Html;
 pub use http::{
-    fleet_report, http_renderer, AbHtml, AbLayout, AbLayoutFlags, AbPercentCsv, AbText, FleetTable,
-    LayoutError,
+    fleet_report, http_renderer, replay_text, AbHtml, AbLayout, AbLayoutFlags, AbPercentCsv,
+    AbText, FleetTable, LayoutError,
 };
 pub use json::Json;
 pub use markdown::Markdown;

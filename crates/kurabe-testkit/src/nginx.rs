@@ -45,6 +45,18 @@ impl Nginx {
     /// None, with a visible message, when nginx is not installed outside
     /// CI; in CI (`CI` set) a missing nginx fails the test.
     pub fn start(dir: &Path, workers: u32, listens: &[Listen<'_>], server: &str) -> Option<Nginx> {
+        Self::start_with(dir, workers, listens, "", server)
+    }
+
+    /// [`Nginx::start`] with `http` directives too (e.g. a `log_format`,
+    /// which nginx takes only at the `http` level).
+    pub fn start_with(
+        dir: &Path,
+        workers: u32,
+        listens: &[Listen<'_>],
+        http: &str,
+        server: &str,
+    ) -> Option<Nginx> {
         if !Path::new(NGINX).exists() {
             assert!(
                 std::env::var_os("CI").is_none(),
@@ -64,7 +76,7 @@ impl Nginx {
             .map(|(l, a)| format!("  listen {a} {};\n", l.params))
             .collect();
         let conf = dir.join("nginx.conf");
-        std::fs::write(&conf, config(dir, workers, &lines, server)).unwrap();
+        std::fs::write(&conf, config(dir, workers, &lines, http, server)).unwrap();
         let child = spawn(dir, &conf, sockets.into_iter().map(OwnedFd::from).collect());
         Some(Nginx {
             child: Some(child),
@@ -148,11 +160,11 @@ pub fn version() -> String {
 }
 
 /// nginx.conf: everything nginx writes stays in `dir`.
-fn config(dir: &Path, workers: u32, listen_lines: &str, server: &str) -> String {
+fn config(dir: &Path, workers: u32, listen_lines: &str, http: &str, server: &str) -> String {
     let d = dir.display();
     format!(
         "worker_processes {workers};\npid {d}/nginx.pid;\nerror_log {d}/error.log;\n\
-         events {{ worker_connections 256; }}\nhttp {{\n access_log {d}/access.log;\n \
+         events {{ worker_connections 256; }}\nhttp {{\n {http}\n access_log {d}/access.log;\n \
          keepalive_requests 100000;\n client_body_temp_path {d}/body; proxy_temp_path {d}/proxy; \
          fastcgi_temp_path {d}/fcgi; uwsgi_temp_path {d}/uwsgi; scgi_temp_path {d}/scgi;\n \
          server {{\n{listen_lines}  {server}\n }}\n}}\n"

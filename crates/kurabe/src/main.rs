@@ -42,6 +42,8 @@ struct Cli {
 enum Command {
     /// Load-test an HTTP server (ab-compatible flags and report, plus percentiles and JSON).
     Http(Box<commands::http::Args>),
+    /// Replay an access log (nginx/Apache combined, common, any nginx log_format) or HAR file against a base URL at the recorded times.
+    Replay(Box<commands::replay::Args>),
     /// Run the built-in tunable HTTP target server.
     Serve(commands::serve::Args),
     /// A complete load test against the built-in server, no other software needed.
@@ -86,6 +88,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Http(args) => commands::http::run(*args),
+        Command::Replay(args) => commands::replay::run(*args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Watch(args) => commands::watch::run(args),

@@ -24,6 +24,7 @@ mod outcomes;
 mod outputs;
 mod parity;
 mod prometheus;
+mod replay;
 mod results;
 mod revisions;
 mod run;

@@ -134,7 +134,10 @@ impl<'a> Core<'a> {
             now: sys::now_ns(),
             want_server: true,
             pace: Pace::new(sh, in_flight, keep_alive, nap_trial)?,
-            picker: sh.set.as_ref().map(|t| Picker::new(t, index, sh.threads)),
+            // A replay's target is the schedule's index, not a pick.
+            picker: (sh.set.as_ref())
+                .filter(|_| sh.replay.is_none())
+                .map(|t| Picker::new(t, index, sh.threads)),
             published: (0, 0),
             why: None,
         })
@@ -164,7 +167,8 @@ impl<'a> Core<'a> {
                 self.index,
                 sh.threads,
                 sh.limit,
-            );
+            )
+            .with_replay(sh.replay.as_ref());
         }
     }
 
@@ -231,8 +235,15 @@ impl<'a> Core<'a> {
 
     /// Open model: the next request due at or before `until`.
     pub fn pop_due(&mut self, until: u64) -> Option<Slot> {
-        let intended = self.schedule.as_mut()?.pop_due(until)?;
-        Some(self.slot(intended))
+        let s = self.schedule.as_mut()?;
+        let i = s.next_index();
+        let intended = s.pop_due(until)?;
+        let mut slot = self.slot(intended);
+        if let (Some(r), Some(t)) = (&self.sh.replay, &self.sh.set) {
+            slot.target = r.target(i);
+            slot.tag = t.spans[slot.target as usize].tag;
+        }
+        Some(slot)
     }
 
     fn slot(&mut self, intended: u64) -> Slot {
@@ -462,7 +473,7 @@ fn first_schedule(sh: &Shared, index: u64) -> Option<Schedule> {
     } else {
         (sh.measure_ns, sh.limit)
     };
-    Some(Schedule::new(start, rate, index, sh.threads, limit))
+    Some(Schedule::new(start, rate, index, sh.threads, limit).with_replay(sh.replay.as_ref()))
 }
 
 /// Write `bytes[*off..]` to `fd` (through `tls` if given) until all is

@@ -124,6 +124,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         engine: test_engine(),
         set: None,
         labels: Default::default(),
+        replay: None,
     }
 }
 

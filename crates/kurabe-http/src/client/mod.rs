@@ -26,6 +26,7 @@ mod pace;
 #[cfg(debug_assertions)]
 mod panic_hook;
 mod record;
+mod replayed;
 mod schedule;
 pub mod set;
 mod setup;
@@ -223,6 +224,9 @@ pub struct LoadConfig {
     pub set: Option<Arc<set::RequestSet>>,
     /// The run's request names (the breakdown's rows) and response checks.
     pub labels: crate::tags::Labels,
+    /// A replay (`kurabe replay`): the recorded requests and their times,
+    /// sent instead of `method`/`target.path`/`body` under the open model.
+    pub replay: Option<std::sync::Arc<crate::replay::Replay>>,
 }
 
 /// The `-g` destination, opened by the caller (who decides where the bytes
@@ -610,6 +614,37 @@ fn set_bytes(cfg: &LoadConfig, set: &set::RequestSet) -> (Vec<u8>, Vec<set::Span
     (bytes, spans)
 }
 
+/// A replay's requests on the wire, one after another, and where each is
+/// (`cfg.target.path` is the base URL's path, put before each recorded
+/// path).
+fn replay_bytes(cfg: &LoadConfig, replay: &crate::replay::Replay) -> (Vec<u8>, Vec<set::Span>) {
+    let base = cfg.target.path.trim_end_matches('/');
+    let mut bytes = Vec::new();
+    let mut spans = Vec::with_capacity(replay.requests.len());
+    for (i, rec) in replay.requests.iter().enumerate() {
+        let target = Target {
+            path: format!("{base}{}", rec.target),
+            ..cfg.target.clone()
+        };
+        let off = bytes.len();
+        let one = Wire {
+            method: &rec.method,
+            target: &target,
+            headers: &rec.headers,
+            body: rec.body.as_deref(),
+        };
+        one.write(cfg, &mut bytes);
+        spans.push(set::Span {
+            off,
+            len: bytes.len() - off,
+            body_len: rec.body.as_ref().map_or(0, |b| b.len() as u64),
+            head: rec.method == "HEAD",
+            tag: replay.tags.get(i).copied().unwrap_or_default(),
+        });
+    }
+    (bytes, spans)
+}
+
 /// The address connections go to: the proxy's with `-X`, else the target's.
 fn connect_addr(cfg: &LoadConfig) -> Result<SocketAddr, LoadError> {
     let Some(proxy) = &cfg.setup.proxy else {
@@ -782,16 +817,25 @@ fn shared_state(
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
     let pipeline = pipeline_depth(cfg);
-    let (requests, request_len, table) = match &cfg.set {
-        None => {
+    let (requests, request_len, table, replay) = match (&cfg.set, &cfg.replay) {
+        (None, None) => {
             let one = request_bytes(cfg);
-            (one.repeat(pipeline + 1), one.len(), None)
+            (one.repeat(pipeline + 1), one.len(), None, None)
         }
-        Some(set) => {
+        (Some(set), _) => {
             let (bytes, spans) = set_bytes(cfg, set);
             // Each connection has one request in flight: the longest is the unit.
             let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
-            (bytes, longest, Some(set::Table::new(set, spans)))
+            (bytes, longest, Some(set::Table::new(set, spans)), None)
+        }
+        (None, Some(r)) => {
+            // A replay is a set whose target is the schedule's index (see
+            // `replayed`): the same spans, one in flight per connection.
+            let (bytes, spans) = replay_bytes(cfg, r);
+            let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
+            let table = set::Table::of_spans(spans);
+            let timeline = replayed::ReplayTable::new(r);
+            (bytes, longest, Some(table), Some(timeline))
         }
     };
     let limit = match cfg.stop {
@@ -804,6 +848,7 @@ fn shared_state(
         request_len,
         requests,
         set: table,
+        replay,
         body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
         head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: cfg.keep_alive,
@@ -930,6 +975,7 @@ fn build_report(
         ..describe_target(cfg, shared)
     };
     fill_from_stats(&mut report, total, cfg.rate);
+    report.replay = cfg.replay.as_ref().map(|r| r.summary.clone());
     report
 }
 
@@ -1129,6 +1175,7 @@ mod tests {
             engine: Engine::Auto,
             set: None,
             labels: Default::default(),
+            replay: None,
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();
         assert!(

@@ -1,9 +1,15 @@
 //! Who may send the next request: the closed model's shared request budget
 //! (`-n`) and the open model's constant-arrival schedule (`--rate`).
 //!
+//! A replay's schedule is its recording's times instead of a rate
+//! (`super::replayed`).
+//!
 //! Pure logic over atomics and integers; no clock reads, no I/O.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::replayed::ReplayTable;
 
 /// The `-n` budget shared by all workers; each claims small batches so the
 /// shared counter is touched once per batch, not once per request, and the
@@ -104,6 +110,8 @@ pub(crate) struct Schedule {
     next: u64,
     /// First global index not to send (`-n`), or u64::MAX.
     limit: u64,
+    /// A replay: the recorded times (`rate` is then unused).
+    replay: Option<Arc<ReplayTable>>,
 }
 
 impl Schedule {
@@ -114,12 +122,34 @@ impl Schedule {
             threads: threads.max(1),
             next: thread,
             limit: limit.unwrap_or(u64::MAX),
+            replay: None,
         }
     }
 
+    /// The same schedule following a replay's recorded times, if any
+    /// (at most its sends).
+    pub fn with_replay(mut self, replay: Option<&Arc<ReplayTable>>) -> Self {
+        if let Some(r) = replay {
+            self.limit = self.limit.min(r.total());
+            self.replay = Some(Arc::clone(r));
+        }
+        self
+    }
+
     /// Intended send time of global request `i`.
+    #[inline]
     pub fn intended(&self, i: u64) -> u64 {
-        self.start_ns + (i as f64 * 1e9 / self.rate) as u64
+        match &self.replay {
+            None => self.start_ns + (i as f64 * 1e9 / self.rate) as u64,
+            Some(r) => self.start_ns + r.at(i),
+        }
+    }
+
+    /// Global index of this worker's next request (a replay picks the
+    /// recorded request by it).
+    #[inline]
+    pub fn next_index(&self) -> u64 {
+        self.next
     }
 
     /// Intended time of this worker's next request, if any is left.

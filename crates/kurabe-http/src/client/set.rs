@@ -109,6 +109,18 @@ impl Table {
             next: AtomicU64::new(0),
         }
     }
+
+    /// A table of `spans` alone, for a replay: its target is the
+    /// schedule's index (`super::replayed`), never a [`Picker`]'s.
+    pub fn of_spans(spans: Vec<Span>) -> Table {
+        Table {
+            cumulative: vec![1; spans.len()],
+            spans,
+            order: Order::Sequential,
+            seed: 0,
+            next: AtomicU64::new(0),
+        }
+    }
 }
 
 /// One worker's place in the set's order.

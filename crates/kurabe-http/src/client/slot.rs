@@ -20,7 +20,8 @@ pub(crate) struct Slot {
     pub connect_ns: u64,
     /// Claimed during the measured phase (warm-up requests are not counted).
     pub measured: bool,
-    /// Which target of the request set it sends (0 without a set).
+    /// Which target of the request set (or recorded request of a replay)
+    /// it sends (0 otherwise).
     pub target: u32,
     /// Its name in the breakdown and its checks ([`crate::tags::Labels`]);
     /// set by whoever picks the request (default: the run's one request).

@@ -9,6 +9,7 @@
 //! observer is called from a thread of its own a few times a second, never
 //! per request; the workers poll the stop's flag as they polled their own.
 
+pub mod replay;
 mod resolve;
 mod set;
 

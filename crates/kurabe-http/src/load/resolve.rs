@@ -72,6 +72,9 @@ macro_rules! invalid {
 /// (the default thread count leaves a loopback server half of them);
 /// errors call each setting what `names` says.
 pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
+    if let Some(r) = &spec.replay {
+        return super::replay::resolve(spec, r, n, ncpus);
+    }
     check_connections(spec, n)?;
     let request = request_spec(spec, n)?.build(n)?;
     let mut labels = labels(spec, n)?;
@@ -119,6 +122,7 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         engine: spec.engine,
         set: set.map(std::sync::Arc::new),
         labels,
+        replay: None,
     })
 }
 

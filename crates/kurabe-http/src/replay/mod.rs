@@ -187,6 +187,40 @@ impl Recording {
     }
 }
 
+/// A replay, read: the requests in time order, when each is due, and the
+/// summary the report carries.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    /// The requests to send, in recorded order.
+    pub requests: Vec<Recorded>,
+    /// Per request: nanoseconds after the first, at the replay's speed.
+    pub offsets_ns: Vec<u64>,
+    /// Nanoseconds between the starts of two loops, at the replay's speed.
+    pub period_ns: u64,
+    /// Times the recording is played.
+    pub loops: u32,
+    /// What was read and skipped, and the pace.
+    pub summary: kurabe_model::replay::ReplaySummary,
+    /// Per request: its name and checks in the run's labels (set when the
+    /// load is resolved; empty: the run's first name).
+    pub tags: Vec<crate::tags::Tag>,
+}
+
+impl Replay {
+    /// Nanoseconds after the run's start that request `i` of the run is
+    /// intended; `None` past the last loop.
+    pub fn at(&self, i: u64) -> Option<u64> {
+        let n = self.offsets_ns.len() as u64;
+        let (lp, j) = (i / n, i % n);
+        (lp < u64::from(self.loops)).then(|| lp * self.period_ns + self.offsets_ns[j as usize])
+    }
+
+    /// Requests the whole replay sends (every loop).
+    pub fn total(&self) -> u64 {
+        self.offsets_ns.len() as u64 * u64::from(self.loops)
+    }
+}
+
 /// Methods whose request carries a body: a log without the body cannot
 /// replay them.
 pub(crate) fn wants_body(method: &str) -> bool {

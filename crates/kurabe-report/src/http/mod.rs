@@ -2,6 +2,7 @@
 //! ([`crate::Terminal`]), one Markdown table row ([`crate::Markdown`]) and
 //! one CSV row ([`crate::Csv`]); JSON is [`crate::Json`]. ab's own
 //! variants: [`AbText`] (`-d`, `-S`), [`AbHtml`] (`-w`) and [`AbPercentCsv`] (`-e`).
+//! `kurabe replay`'s summary is `replay.rs`'s ([`replay_text`] alone).
 //!
 //! The shared one-row table (headline figures with units in the column
 //! names) lives here and the per-request breakdown in `breakdown.rs`, so
@@ -13,12 +14,14 @@ mod csv;
 mod fleet;
 mod layout;
 mod markdown;
+mod replay;
 mod text;
 
 pub use ab_html::AbHtml;
 pub use csv::AbPercentCsv;
 pub use fleet::{fleet_report, FleetTable};
 pub use layout::{http_renderer, AbLayout, AbLayoutFlags, LayoutError};
+pub use replay::replay_text;
 pub use text::AbText;
 
 use kurabe_model::http::HttpReport;

@@ -301,7 +301,8 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "Warm-up (not counted):  {:.3} seconds", r.warmup_s)?;
     }
     server_line(r, out)?;
-    super::breakdown::text(r, out)
+    super::breakdown::text(r, out)?;
+    super::replay::text(r, out)
 }
 
 /// Latency percentiles, and for a fixed rate the uncorrected ones and the rate reached.

@@ -22,7 +22,8 @@ use kurabe_report::{http_renderer, to_string, Format};
 use crate::live::Live;
 use crate::load::run_load;
 use kurabe_live::board::RunInfo;
-use outputs::{exit_code, no_response, open_gnuplot, write_outputs};
+pub(crate) use outputs::exit_code;
+use outputs::{no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;
 use args::{from_args, Resolved};

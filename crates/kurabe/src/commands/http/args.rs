@@ -397,6 +397,7 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         variable_length: args.variable_length,
         group: args.groups.clone(),
         checks: args.checks.clone(),
+        replay: None,
         insecure: args.insecure,
         tls_protocol: args.tls_protocol.clone(),
         ciphers: args.ciphers.clone(),
