@@ -277,9 +277,13 @@ fn goaway_mid_run_finishes_accepted_streams_and_resends_the_rest() {
         r.errors
     );
     assert_eq!(processed.load(Ordering::SeqCst), 40, "none processed twice");
+    // The server sends 13 GOAWAYs (40 = 13 x 3 + 1). The run ends at the
+    // 40th answer, and a GOAWAY written right after the last answers on the
+    // (at most -c 2) connections still open may not have been read by then:
+    // on a busy machine 12 were counted (CI, 2026-12-02), so 11 is the floor.
     let goaways = r.http2.unwrap().goaways;
     assert!(
-        (13..=14).contains(&goaways),
+        (11..=14).contains(&goaways),
         "{goaways} GOAWAYs for 40 requests at 3 per connection"
     );
 }
