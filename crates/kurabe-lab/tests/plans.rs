@@ -296,7 +296,7 @@ fn noise_bands_per_metric_override_the_plan_default() {
         "bad.toml:1: `noise_band`: expected a fraction between 0 and 1 like 0.02 or \"2%\", got 2"
     );
     assert!(err(&format!("noise_bands = {{ rps = 0.1 }}\n{HEAD}"))
-        .starts_with("bad.toml:1: `noise_bands.rps`: unknown metric `rps`; expected one of: requests_per_second, "));
+        .starts_with("bad.toml:1: `noise_bands.rps`: unknown metric `rps`; expected one of: capacity_per_second, requests_per_second, "));
 }
 
 #[test]
