@@ -53,10 +53,10 @@ fn a_request_the_server_resets_mid_body_is_a_write_error() {
     std::fs::write(&body, vec![b'x'; 16 << 20]).unwrap();
     let b = body.to_str().unwrap();
     for engine in ["epoll", "io_uring"] {
-        let args = ["-n", "3", "--engine", engine, "-p", b, &server.url()];
+        let args = ["-n", "6", "--engine", engine, "-p", b, &server.url()];
         let (r, _) = http_failed(&args, "write");
-        assert_eq!(r.failures.write, 3, "{engine}: {:?}", r.failures);
-        assert_eq!((r.failures.exceptions, r.failed_requests), (0, 3));
+        assert_eq!(r.failures.write, 6, "{engine}: {:?}", r.failures);
+        assert_eq!((r.failures.exceptions, r.failed_requests), (0, 6));
         assert!(
             r.errors[0].first_error.starts_with("send: "),
             "{engine}: {:?}",

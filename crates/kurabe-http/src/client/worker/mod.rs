@@ -74,7 +74,12 @@ enum Io {
         events: Vec<libc::epoll_event>,
     },
     /// Completions: sends and multishot receives queued on a ring, submitted in one call per turn.
-    Uring { ring: Box<Uring>, cqes: Vec<Cqe> },
+    Uring {
+        ring: Box<Uring>,
+        cqes: Vec<Cqe>,
+        /// Sockets closed this turn, kept open until the turn's entries are submitted.
+        closing: Vec<Socket>,
+    },
 }
 
 impl Io {
@@ -85,6 +90,7 @@ impl Io {
             return Ok(Io::Uring {
                 ring: Box::new(Uring::new(conns)?),
                 cqes: Vec::new(),
+                closing: Vec::new(),
             });
         }
         let ep = Epoll::new()?;
@@ -166,13 +172,19 @@ impl<'a> Worker<'a> {
 
     /// io_uring: submit, wait (at least the nap, if any) and act on every completion.
     fn uring_turn(&mut self, timeout: Option<u64>, nap: Option<u64>) {
-        let Io::Uring { ring, cqes } = &mut self.io else {
+        let Io::Uring {
+            ring,
+            cqes,
+            closing,
+        } = &mut self.io
+        else {
             return;
         };
         let mut done = std::mem::take(cqes);
         // Every request in flight may bring a send and a receive completion.
         let all = 2 * self.conns.len() * self.core.sh.pipeline;
         ring.wait(timeout, nap.map(|ns| (ns, all)), &mut done);
+        closing.clear(); // submitted: each entry holds its own socket now
         for (i, cqe) in done.iter().enumerate() {
             if i % CLOCK_EVERY == 0 {
                 self.core.now = sys::now_ns();

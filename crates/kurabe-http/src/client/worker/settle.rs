@@ -11,7 +11,7 @@ impl Worker<'_> {
         let c = &mut self.conns[ci];
         // The server ended a connection that had answered: with -k, a reconnect follows.
         c.server_closed = self.core.sh.keep_alive && c.served > 0 && !matches!(end, End::Fail(_));
-        if let Io::Uring { ring, .. } = &mut self.io {
+        if let Io::Uring { ring, closing, .. } = &mut self.io {
             // An armed operation holds the socket open; cancelling it lets the close happen.
             if c.recv_armed {
                 ring.cancel(tag(ci, c.gen, OP_RECV), CANCEL_TOKEN);
@@ -19,6 +19,14 @@ impl Worker<'_> {
             if c.poll_armed {
                 ring.cancel(tag(ci, c.gen, OP_CONNECT), CANCEL_TOKEN);
             }
+            if c.send_busy {
+                ring.cancel(tag(ci, c.gen, OP_SEND), CANCEL_TOKEN);
+            }
+            // Entries name the socket by its number, resolved when submitted: closing it
+            // now would let the reconnect reuse the number, and an entry still queued
+            // (a send of this request's rest) would act on the new socket. It closes
+            // after the turn's submission (see `uring_turn`).
+            closing.extend(c.sock.take());
         }
         c.reset_closed();
         let fresh = c.served == 0;
