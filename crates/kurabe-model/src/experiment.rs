@@ -95,6 +95,10 @@ pub struct WorkloadReport {
     /// runs had one request name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<RequestReport>,
+    /// The SLOs a capacity search (`find_rate`) held its rates to, as given;
+    /// absent for other workloads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slos: Vec<String>,
 }
 
 /// One request name of a workload across variants.

@@ -190,8 +190,20 @@ fn workload(
             .collect(),
         warmup: warmup_checks(&variants, &ok),
         requests: crate::requests::request_reports(&ok, &variants, baseline, band),
+        slos: slos(&ok),
         variants,
     }
+}
+
+/// The SLOs of the workload's capacity searches (the first run's: a
+/// workload's runs share its spec).
+fn slos(ok: &[&StoredRun]) -> Vec<String> {
+    ok.iter()
+        .find_map(|r| match r.run.record.as_ref()? {
+            RunDetail::Capacity(c) => Some(c.slos.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 fn is_ok(r: &StoredRun) -> bool {

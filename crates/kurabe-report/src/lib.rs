@@ -242,6 +242,7 @@ fn request_workload(w: &WorkloadReport, q: &RequestReport) -> WorkloadReport {
         soak: Vec::new(),
         warmup: Vec::new(),
         requests: Vec::new(),
+        slos: Vec::new(),
     }
 }
 

@@ -66,7 +66,7 @@ impl Terminal {
         for v in w.variants.iter().filter(|v| base != Some(v.as_str())) {
             self.versus(&versus_lead(r, w, v), &metrics, v, first, out)?;
         }
-        Ok(())
+        capacity_sentences(w, out)
     }
 
     /// A verdict phrase, green when better, red when worse.
@@ -181,6 +181,21 @@ fn versus_lead(r: &ExperimentReport, w: &WorkloadReport, v: &str) -> String {
         format!("  vs {base}")
     };
     truncate(&lead, WIDTH - 4)
+}
+
+/// For a capacity search (`find_rate`), each variant against the
+/// baseline in one sentence, the SLOs named.
+fn capacity_sentences(w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
+    let Some(m) = w.metrics.iter().find(|m| m.name == "capacity_per_second") else {
+        return Ok(());
+    };
+    for x in &m.versus_baseline {
+        let (v, b) = (terminal(&x.variant), terminal(&x.baseline));
+        if let Some(line) = words::sustains(&v, &b, &w.slos, &x.comparison) {
+            writeln!(out, "{}", wrap(&line, WIDTH))?;
+        }
+    }
+    Ok(())
 }
 
 /// The failed runs, each with the last line of its error output.

@@ -197,6 +197,37 @@ fn change_words(metric: &str, unit: Unit) -> (&'static str, &'static str) {
     }
 }
 
+/// A capacity comparison in one sentence: `B sustains 1.42× [1.35, 1.49]
+/// A's rate within p(99)<50ms: better`.
+pub fn sustains(variant: &str, baseline: &str, slos: &[String], c: &Comparison) -> Option<String> {
+    let r = c.ratio?;
+    let interval = match (c.ratio_low, c.ratio_high) {
+        (Some(l), Some(h)) => format!(" [{l:.2}, {h:.2}]"),
+        _ => String::new(),
+    };
+    let verdict = match c.verdict {
+        Verdict::Better => "better".to_owned(),
+        Verdict::Worse => "worse".to_owned(),
+        Verdict::WithinNoise => "within noise".to_owned(),
+        Verdict::Inconclusive { runs_needed } => {
+            format!("inconclusive (~{runs_needed} runs would decide)")
+        }
+        Verdict::NoInterval {
+            reason: NoIntervalReason::TooFewRuns { .. },
+        } => "no interval: fewer than 3 runs".to_owned(),
+        Verdict::NoInterval { .. } => "no interval".to_owned(),
+    };
+    let within = if slos.is_empty() {
+        String::new()
+    } else {
+        format!(" within {}", slos.join(" and "))
+    };
+    Some(format!(
+        "{variant} sustains {}{interval} {baseline}'s rate{within}: {verdict}",
+        ratio(r)
+    ))
+}
+
 /// A single-value ratio in words: `1.60× more memory`, `2.70× slower`.
 pub fn single(metric: &str, unit: Unit, r: f64) -> String {
     let (head, word) = directed(metric, unit, r, None);
@@ -422,6 +453,25 @@ mod tests {
 
     fn cmp(b: &[f64], c: &[f64], d: Direction) -> Comparison {
         compare(b, c, d, 0.02)
+    }
+
+    #[test]
+    fn a_capacity_comparison_is_one_sentence_naming_the_slos() {
+        let hi = Direction::HigherIsBetter;
+        let slos = ["p(99)<50ms".to_owned(), "failed<0.1%".to_owned()];
+        let c = cmp(&[1000.0, 1010.0, 990.0], &[1420.0, 1430.0, 1410.0], hi);
+        let s = sustains("B", "A", &slos, &c).unwrap();
+        assert!(s.starts_with("B sustains 1.42× ["), "{s}");
+        assert!(
+            s.ends_with("] A's rate within p(99)<50ms and failed<0.1%: better"),
+            "{s}"
+        );
+        let c = cmp(&[1000.0], &[500.0], hi);
+        let s = sustains("B", "A", &slos[..1], &c).unwrap();
+        assert_eq!(
+            s,
+            "B sustains 0.50× A's rate within p(99)<50ms: no interval: fewer than 3 runs"
+        );
     }
 
     #[test]

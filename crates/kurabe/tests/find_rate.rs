@@ -182,7 +182,9 @@ fn half_the_service_time_is_found_at_least_1_6_times_the_rate_in_an_ab() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
-    let metric = &v["comparison"]["workloads"][0]["metrics"][0];
+    let workload = &v["comparison"]["workloads"][0];
+    assert_eq!(workload["slos"], serde_json::json!(["p(99)<100ms"]));
+    let metric = &workload["metrics"][0];
     assert_eq!(metric["name"], "capacity_per_second", "{metric:#}");
     let versus = &metric["versus_baseline"][0];
     let ratio = versus["comparison"]["ratio"].as_f64().unwrap();
