@@ -111,6 +111,10 @@ pub struct Counters {
     pub sent_requests: u64,
     /// Open model: sends that left later than scheduled.
     pub late_sends: u64,
+    /// Open model: sends given up unsent because no connection could take
+    /// them within the request timeout of their intended time.
+    #[serde(default)]
+    pub dropped_sends: u64,
     /// Requests sent but unanswered when the run stopped.
     pub in_flight_at_end: u64,
     /// With keep-alive: connections reopened because the server ended one.
@@ -258,6 +262,7 @@ impl Counters {
         self.sent_body_bytes += o.sent_body_bytes;
         self.sent_requests += o.sent_requests;
         self.late_sends += o.late_sends;
+        self.dropped_sends += o.dropped_sends;
         self.in_flight_at_end += o.in_flight_at_end;
         self.reconnects += o.reconnects;
         self.keep_alive_requests += o.keep_alive_requests;

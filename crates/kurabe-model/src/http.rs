@@ -144,6 +144,11 @@ pub struct HttpReport {
     /// skipped, and the pace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::replay::ReplaySummary>,
+    /// The measured phase second by second (see [`crate::series`]): the
+    /// rows sum to `complete_requests`, `failed_requests` and the sends.
+    /// Absent in records made before the series existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<crate::series::Interval>,
 }
 
 /// One row of the per-request breakdown: the figures of the requests that
@@ -453,6 +458,12 @@ pub struct RateInfo {
     /// those a timed run intended before its end but could not send at all
     /// (no connection was free).
     pub late_sends: u64,
+    /// Sends the schedule meant that no connection could take within the
+    /// request timeout (`-s`) of their intended time, given up unsent (k6's
+    /// `dropped_iterations`): had they been sent, their latency from the
+    /// intended time would already exceed the timeout.
+    #[serde(default)]
+    pub dropped_sends: u64,
 }
 
 /// CPU and memory of the server process tree during the run.

@@ -26,6 +26,7 @@ pub mod run_detail;
 pub mod run_status;
 pub mod schema;
 pub mod schema_files;
+pub mod series;
 pub mod stage;
 pub mod stats;
 pub mod stop;

@@ -86,7 +86,7 @@ pub use history::{
 pub use html::Html;
 pub use http::{
     fleet_report, http_renderer, replay_text, AbHtml, AbLayout, AbLayoutFlags, AbPercentCsv,
-    AbText, FleetTable, LayoutError,
+    AbText, FleetTable, LayoutError, SeriesCsv,
 };
 pub use json::Json;
 pub use markdown::Markdown;

@@ -22,6 +22,7 @@ use super::gnuplot::GnuplotWriter;
 use super::pace::Pace;
 use super::record::{record, Answer};
 use super::schedule::{Claims, Schedule};
+use super::series::Meter;
 use super::set::Picker;
 use super::shared::{socket_failure_kind, Shared};
 use super::slot::Slot;
@@ -98,6 +99,8 @@ pub(crate) struct Core<'a> {
     pub want_server: bool,
     /// The ticker, and naps that batch wake-ups.
     pub pace: Pace,
+    /// This worker's cut of the per-second series.
+    pub meter: Meter,
     /// A request set's next target (None: one request).
     picker: Option<Picker>,
     published: (u64, u64),
@@ -118,12 +121,18 @@ impl<'a> Core<'a> {
         gnuplot: Option<GnuplotWriter>,
     ) -> io::Result<Core<'a>> {
         let keep_alive = sh.keep_alive || sh.h2.is_some();
+        let stats = Stats::for_names(sh.labels.names());
+        let mut meter = Meter::new(&stats.total);
+        if sh.measure_ns <= sh.start_ns {
+            meter.start(sh.measure_ns, sh.end_ns);
+        }
         Ok(Core {
+            meter,
             sh,
             ctl,
             conns,
             index,
-            stats: Stats::for_names(sh.labels.names()),
+            stats,
             claims: Claims::new((in_flight as u64).clamp(1, 64)),
             schedule: first_schedule(sh, index),
             restart: Vec::with_capacity(conns),
@@ -160,6 +169,7 @@ impl<'a> Core<'a> {
         self.measuring = true;
         self.stats.clear();
         let sh = self.sh;
+        self.meter.start(sh.measure_ns, sh.end_ns);
         if let Some(s) = &mut self.schedule {
             *s = Schedule::new(
                 sh.measure_ns,
@@ -170,6 +180,17 @@ impl<'a> Core<'a> {
             )
             .with_replay(sh.replay.as_ref());
         }
+    }
+
+    /// Cut the per-second series at every second that ended by now.
+    pub fn cut_series(&mut self) {
+        self.meter
+            .cut(self.now, &self.stats.counters, &self.sh.series);
+    }
+
+    /// The worker's last cut, at the end of its run (nothing is counted after).
+    pub fn close_series(&mut self) {
+        self.meter.close(&self.stats.counters, &self.sh.series);
     }
 
     /// Ctrl-C, an abort, or the end of the run.
@@ -310,12 +331,18 @@ impl<'a> Core<'a> {
         if !slot.measured || self.draining {
             return false;
         }
+        if self.meter.due(self.now) {
+            self.cut_series();
+        }
         if self.sh.checking && !self.passes_checks(slot, &a, kept) {
             return false;
         }
         let (st, g) = (&mut self.stats, self.gnuplot.as_mut());
         match record(self.sh, st, g, slot, a, self.now) {
-            Ok(()) => true,
+            Ok(us) => {
+                let _ = self.meter.latency.record(us);
+                true
+            }
             Err(why) => {
                 self.explain(FailKind::Length, || why);
                 self.fail_slot(slot, FailKind::Length);

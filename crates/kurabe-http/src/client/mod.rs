@@ -28,6 +28,7 @@ mod panic_hook;
 mod record;
 mod replayed;
 mod schedule;
+mod series;
 pub mod set;
 mod setup;
 mod shared;
@@ -757,6 +758,8 @@ pub(crate) fn run_with_stats(
     let duration_s = end.saturating_sub(shared.measure_ns) as f64 / 1e9;
     let mut report = build_report(cfg, &shared, &total, threads, duration_s, interrupted);
     report.engine = Some(engine.name().to_owned());
+    let length_ns = end.saturating_sub(shared.measure_ns);
+    report.series = shared.series.finish(length_ns, |_, _| cfg.rate);
     Ok((report, total))
 }
 
@@ -871,6 +874,7 @@ fn shared_state(
         server: OnceLock::new(),
         tls_summary: OnceLock::new(),
         aborted: AtomicBool::new(false),
+        series: series::Collector::new(u64::from(threads)),
         tls,
         // A connection buffer holds at least one response head; keep the total bounded at high -c.
         buf_size: ((16 << 20) / cfg.concurrency as usize).clamp(4096, 64 * 1024),

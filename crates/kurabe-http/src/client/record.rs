@@ -25,7 +25,8 @@ pub(crate) struct Answer {
     pub first_byte: u64,
 }
 
-/// Count `a` as a complete response to `slot` at `now`. `Err` (with the
+/// Count `a` as a complete response to `slot` at `now`; its latency, µs.
+/// `Err` (with the
 /// reason) when `-l` is off and the body length differs from the first
 /// response's: the caller counts a `length` failure instead.
 pub(crate) fn record(
@@ -35,7 +36,7 @@ pub(crate) fn record(
     slot: &Slot,
     a: Answer,
     now: u64,
-) -> Result<(), String> {
+) -> Result<u64, String> {
     check_length(sh, a.body_bytes)?;
     st.counters.completed += 1;
     st.counters.status.count(a.status);
@@ -65,7 +66,7 @@ pub(crate) fn record(
         let processing = t.total.saturating_sub(t.connect);
         g.line(start_us, t.connect, processing, t.total, t.wait);
     }
-    Ok(())
+    Ok(t.total)
 }
 
 /// One request's times: clock readings (ns) and ab's phases (µs).

@@ -51,6 +51,8 @@ pub(crate) struct Shared {
     pub server: OnceLock<String>,
     /// What the first finished TLS handshake settled on (`https://`).
     pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
+    /// The per-second series every worker cuts into.
+    pub series: super::series::Collector,
     /// Set by the first failure when `abort_on_error`.
     pub aborted: AtomicBool,
     pub tls: Option<super::tls::TlsSetup>,

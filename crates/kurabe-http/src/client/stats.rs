@@ -269,6 +269,7 @@ impl Stats {
             },
             latency_uncorrected_us: summary(&self.uncorrected),
             late_sends: self.counters.late_sends,
+            dropped_sends: self.counters.dropped_sends,
         }
     }
 }

@@ -47,6 +47,9 @@ fn drive<'a, P: Protocol<'a>>(w: &mut P) {
     loop {
         let now = w.core_mut().read_clock();
         w.core_mut().measure_if_due();
+        if w.core().meter.due(now) {
+            w.core_mut().cut_series();
+        }
         if w.core().should_stop() {
             last_sends(w);
             break;
@@ -120,6 +123,7 @@ fn finish<'a, P: Protocol<'a>>(w: &mut P) {
     let in_flight = w.in_flight_measured();
     let c = w.core_mut();
     c.stats.counters.in_flight_at_end = in_flight;
+    c.close_series();
     c.publish(in_flight, true);
     drain(w);
     if let Some(g) = &mut w.core_mut().gnuplot {

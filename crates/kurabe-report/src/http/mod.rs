@@ -1,7 +1,7 @@
 //! Renderers of [`HttpReport`] (`kurabe http`): ab-layout text
 //! ([`crate::Terminal`]), one Markdown table row ([`crate::Markdown`]) and
-//! one CSV row ([`crate::Csv`]); JSON is [`crate::Json`]. ab's own
-//! variants: [`AbText`] (`-d`, `-S`), [`AbHtml`] (`-w`) and [`AbPercentCsv`] (`-e`).
+//! one CSV row ([`crate::Csv`]); JSON is [`crate::Json`]; the per-second
+//! series as CSV ([`SeriesCsv`]). ab's own variants: [`AbText`] (`-d`, `-S`), [`AbHtml`] (`-w`) and [`AbPercentCsv`] (`-e`).
 //! `kurabe replay`'s summary is `replay.rs`'s ([`replay_text`] alone).
 //!
 //! The shared one-row table (headline figures with units in the column
@@ -15,6 +15,7 @@ mod fleet;
 mod layout;
 mod markdown;
 mod replay;
+mod series;
 mod text;
 
 pub use ab_html::AbHtml;
@@ -22,6 +23,7 @@ pub use csv::AbPercentCsv;
 pub use fleet::{fleet_report, FleetTable};
 pub use layout::{http_renderer, AbLayout, AbLayoutFlags, LayoutError};
 pub use replay::replay_text;
+pub use series::SeriesCsv;
 pub use text::AbText;
 
 use kurabe_model::http::HttpReport;

@@ -526,6 +526,7 @@ Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
             achieved_per_s: 999.5,
             latency_uncorrected_us: r.latency_us,
             late_sends: 2,
+            dropped_sends: 0,
         });
         let text = render(&r);
         assert!(text.starts_with("*** interrupted: partial results ***\n"));

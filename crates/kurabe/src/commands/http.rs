@@ -44,6 +44,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(flag) = args.find_rate.stray() {
         bail!("{flag} belongs to --find-rate: add --find-rate, or drop {flag}");
     }
+    if args.find_rate.find_rate && args.series_csv.is_some() {
+        bail!("--series-csv with --find-rate: the search runs many steps, each its own run; drop --series-csv");
+    }
     if args.find_rate.find_rate && args.more_urls.is_empty() {
         return find_rate::run(&args);
     }
@@ -63,11 +66,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_outputs(&[
         ("-o", args.out.path()),
         ("-e", args.percentiles_csv.as_deref()),
+        ("--series-csv", args.series_csv.as_deref()),
         ("-g", args.gnuplot.as_deref()),
     ])?;
     args.save.check_store()?;
     if args.workers.is_some() && args.live.prometheus_addr.is_some() {
         bail!("--prometheus-addr with --workers: give it to each `kurabe worker`, which serves its own share");
+    }
+    if args.workers.is_some() && args.series_csv.is_some() {
+        bail!("--series-csv with --workers: the series is cut in one process; drop one of them");
     }
     if args.workers.is_some() && args.live.tui {
         bail!("--tui watches a run in this process: drop --workers, or drop --tui");

@@ -97,6 +97,7 @@ fn urls(args: &Args) -> Vec<String> {
 fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
     let refused = [
         ("-e", args.percentiles_csv.is_some()),
+        ("--series-csv", args.series_csv.is_some()),
         ("-g", args.gnuplot.is_some()),
         ("-w/-x/-y/-z", layout_flags(args).wants_html()),
         ("--server-pid", args.server_pid.is_some()),

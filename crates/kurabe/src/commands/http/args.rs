@@ -112,6 +112,9 @@ pub struct Args {
     /// Write ab's CSV of "percentage served, time in ms" to this file: 101 rows, 0 to 100 %.
     #[arg(short = 'e', value_name = "CSVFILE")]
     pub percentiles_csv: Option<PathBuf>,
+    /// Write the per-second series to this CSV file: one row per second of the measured phase (start_s, duration_s, sent, completed, failed, dropped, achieved_per_s, target_per_s, latency_p50/p90/p99/max_us); the JSON record carries the same rows as `series`.
+    #[arg(long, value_name = "FILE")]
+    pub series_csv: Option<PathBuf>,
     /// Do not show the "percentage of the requests served" table (as ab -d).
     #[arg(short = 'd')]
     pub no_percentiles: bool,

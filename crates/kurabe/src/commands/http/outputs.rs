@@ -13,7 +13,7 @@ use kurabe_http::client::GnuplotFile;
 use kurabe_http::load::Taps;
 use kurabe_model::http::HttpReport;
 use kurabe_report::write::{write_file, write_output, Pending};
-use kurabe_report::AbPercentCsv;
+use kurabe_report::{AbPercentCsv, SeriesCsv};
 
 use super::args::Args;
 
@@ -70,7 +70,7 @@ pub(super) fn no_response(report: &HttpReport, flag: &str) -> bool {
     none
 }
 
-/// Write the `-e` percentile file (if asked) and the rendered report to `-o FILE` or stdout.
+/// Write the `-e` percentile file and the `--series-csv` file (if asked) and the rendered report to `-o FILE` or stdout.
 pub(crate) fn write_outputs(
     args: &Args,
     report: &HttpReport,
@@ -83,6 +83,10 @@ pub(crate) fn write_outputs(
     {
         let csv = kurabe_report::to_string(&AbPercentCsv, report);
         write_file(path, csv.as_bytes()).context("-e")?;
+    }
+    if let Some(path) = &args.series_csv {
+        let csv = kurabe_report::to_string(&SeriesCsv, report);
+        write_file(path, csv.as_bytes()).context("--series-csv")?;
     }
     Ok(write_output(args.out.path(), rendered)?)
 }
