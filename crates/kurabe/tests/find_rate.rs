@@ -158,6 +158,15 @@ fn bad_slos_and_contradicting_flags_are_one_line_before_any_request() {
     let mut args = slo.to_vec();
     args.extend(["--max-searches", "2"]);
     refused(&args, &["--max-searches 2"]);
+    let mut args = slo.to_vec();
+    args.extend(["-w", "--format", "json"]);
+    refused(
+        &args,
+        &["-w contradicts --find-rate", "in place of the text"],
+    );
+    let mut args = slo.to_vec();
+    args.extend(["-w", "-x", "border=1"]);
+    refused(&args, &["-x/-y/-z contradicts --find-rate", "-w alone"]);
 }
 
 #[test]

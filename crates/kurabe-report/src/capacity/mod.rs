@@ -1,11 +1,12 @@
 //! `kurabe http URL --find-rate`: the capacity under the SLOs and the
-//! latency curve it was found on. Text is [`CapacityText`], JSON the
-//! record itself ([`crate::Json`]).
+//! latency curve it was found on. Text is [`CapacityText`], HTML
+//! [`CapacityHtml`] (the curve drawn), JSON the record itself ([`crate::Json`]).
 //!
 //! Owns the words of a capacity answer (shared by the formats) and which
 //! renderer draws which format. Must not compute: the searches, the
 //! interval and each step's judgement are the record's.
 
+mod html;
 mod text;
 
 use kurabe_model::capacity::{CapacityReport, CapacityStep, CapacityVerdict};
@@ -13,12 +14,14 @@ use kurabe_model::capacity::{CapacityReport, CapacityStep, CapacityVerdict};
 use crate::words::num;
 use crate::{Format, Json, Render};
 
+pub use html::CapacityHtml;
 pub use text::CapacityText;
 
-/// The renderer of a capacity report in `format`: text, or the JSON record.
+/// The renderer of a capacity report in `format`: text, HTML, or the JSON record.
 pub fn capacity_renderer(format: Format) -> Box<dyn Render<CapacityReport>> {
     match format {
         Format::Json => Box::new(Json),
+        Format::Html => Box::new(CapacityHtml),
         _ => Box::new(CapacityText),
     }
 }

@@ -1,6 +1,6 @@
 //! `kurabe http URL --find-rate --slo 'p(99)<50ms'`: the highest open-model
 //! rate the server sustains within the SLOs, with its interval and the
-//! latency curve.
+//! latency curve (in text, JSON, or with -w an HTML page that draws it).
 //!
 //! Owns the flags that contradict a search (a search sets the rate and
 //! each step's length itself), the step lines on stderr and the exit
@@ -18,7 +18,7 @@ use kurabe_report::{capacity_renderer, to_string, Format};
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
 
-use super::args::{layout_flags, load_spec, names, Args};
+use super::args::{load_spec, names, Args};
 
 /// Connections of the open model when -c is not given: enough for a rate
 /// times the latency the usual SLOs allow (e.g. 1000/s × 50 ms).
@@ -37,9 +37,11 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             eprintln!("kurabe: {}", step_line(s));
         }
     })?;
+    // -w: the page in place of the text, as ab's -w prints its HTML table.
+    let format = if args.html { Format::Html } else { args.format };
     write_output(
         args.out.path(),
-        &to_string(&*capacity_renderer(args.format), &report),
+        &to_string(&*capacity_renderer(format), &report),
     )?;
     Ok(match report.verdict {
         CapacityVerdict::Interrupted => crate::signal::exit_code(),
@@ -107,9 +109,14 @@ fn refuse_contradictions(args: &Args) -> anyhow::Result<()> {
         ),
         ("-g", args.gnuplot.is_some(), "it is one run's output"),
         (
-            "-w/-x/-y/-z",
-            layout_flags(args).wants_html(),
-            "it is one run's output",
+            "-x/-y/-z",
+            args.table_attrs.is_some() || args.tr_attrs.is_some() || args.td_attrs.is_some(),
+            "they style ab's table; -w alone prints the search's HTML page",
+        ),
+        (
+            "-w",
+            args.html && args.format != Format::Text,
+            "-w is the HTML page in place of the text",
         ),
         (
             "--save",
@@ -121,7 +128,7 @@ fn refuse_contradictions(args: &Args) -> anyhow::Result<()> {
         bail!("{flag} contradicts --find-rate: {why}");
     }
     if !matches!(args.format, Format::Text | Format::Json) {
-        bail!("--format with --find-rate: text or json");
+        bail!("--format with --find-rate: text or json (-w for the HTML page)");
     }
     Ok(())
 }
