@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kurabe_http::client;
+use kurabe_http::load::{Observer, Snapshot};
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::stop::Stop;
@@ -104,6 +105,15 @@ impl WorkerFlags {
 
 pub use kurabe_model::fleet::WorkerEvent;
 
+/// What watches this worker's shares live (`kurabe worker
+/// --prometheus-addr`): asked for an observer as each share's load starts,
+/// which then gets the engine's progress and snapshots as a `kurabe http`
+/// observer does.
+pub trait ShareWatch: Sync {
+    /// The observer of the share of run `run_id` whose load is `load`.
+    fn share(&self, run_id: i64, load: &LoadSpec) -> Arc<dyn Observer + Send + Sync>;
+}
+
 /// A claimed share with what is needed to run it.
 struct Claim {
     run_id: i64,
@@ -114,11 +124,13 @@ struct Claim {
 }
 
 /// Serve runs until `stop` is set (or after one share with `once`);
-/// `client` is connected to a store database whose schema is up to date.
+/// `client` is connected to a store database whose schema is up to date;
+/// `watch`, when given, watches each share's load.
 pub fn serve(
     client: &mut Client,
     cfg: &WorkerConfig,
     stop: &Arc<Stop>,
+    watch: Option<&dyn ShareWatch>,
     on: &mut dyn FnMut(WorkerEvent),
 ) -> Result<(), FleetError> {
     let worker_id: i64 = client
@@ -132,7 +144,7 @@ pub fn serve(
     client
         .batch_execute(&format!("LISTEN {WORK_CHANNEL}"))
         .map_err(db("cannot LISTEN for runs"))?;
-    let result = serve_loop(client, cfg, worker_id, stop, on);
+    let result = serve_loop(client, (cfg, worker_id, watch), stop, on);
     // Best effort: a worker that leaves says so; one that dies is found by the coordinator.
     let _ = client.execute(
         "UPDATE fleet_workers SET state = 'gone', heartbeat_at = now() WHERE id = $1",
@@ -143,8 +155,7 @@ pub fn serve(
 
 fn serve_loop(
     client: &mut Client,
-    cfg: &WorkerConfig,
-    worker_id: i64,
+    (cfg, worker_id, watch): (&WorkerConfig, i64, Option<&dyn ShareWatch>),
     stop: &Arc<Stop>,
     on: &mut dyn FnMut(WorkerEvent),
 ) -> Result<(), FleetError> {
@@ -153,7 +164,12 @@ fn serve_loop(
         match claim(client, worker_id)? {
             Some(c) => {
                 on(c.claimed_event());
-                let job = Job::new(cfg, worker_id, &c);
+                let job = Job {
+                    cfg,
+                    worker_id,
+                    watch,
+                    claim: &c,
+                };
                 run_share(client, &job, stop, on)?;
                 if cfg.once {
                     return Ok(());
@@ -301,18 +317,12 @@ impl Beat {
 struct Job<'a> {
     cfg: &'a WorkerConfig,
     worker_id: i64,
+    /// What watches the share's load live, if anything.
+    watch: Option<&'a dyn ShareWatch>,
     claim: &'a Claim,
 }
 
-impl<'a> Job<'a> {
-    fn new(cfg: &'a WorkerConfig, worker_id: i64, claim: &'a Claim) -> Self {
-        Self {
-            cfg,
-            worker_id,
-            claim,
-        }
-    }
-
+impl Job<'_> {
     fn heartbeat(&self, client: &mut Client, state: &str) -> Result<(), FleetError> {
         heartbeat(client, self.worker_id, state)
     }
@@ -373,7 +383,8 @@ fn run_started(
     on: &mut dyn FnMut(WorkerEvent),
 ) -> Result<(), FleetError> {
     mark_running(client, job.claim, job.worker_id)?;
-    let w = Watched::new(stop, Instant::now());
+    let live = job.watch.map(|w| w.share(job.claim.run_id, load));
+    let w = Watched::new(stop, Instant::now(), live);
     let started = w.started;
     let outcome = run_load(client, job, load, w)?;
     if let Ok(run) = &outcome {
@@ -530,11 +541,13 @@ fn finish_share(
 }
 
 /// The engine's counts as its observer last saw them (every 100 ms; the
-/// progress rows are written every heartbeat).
+/// progress rows are written every heartbeat), and the live watch of the
+/// share, which sees what it would see in `kurabe http`.
 #[derive(Default)]
 struct Seen {
     completed: AtomicU64,
     failed: AtomicU64,
+    live: Option<Arc<dyn Observer + Send + Sync>>,
 }
 
 impl kurabe_http::load::Observer for Seen {
@@ -545,6 +558,19 @@ impl kurabe_http::load::Observer for Seen {
     fn progress(&self, p: kurabe_http::load::Progress) {
         self.completed.store(p.completed, Ordering::Relaxed);
         self.failed.store(p.failed, Ordering::Relaxed);
+        if let Some(l) = &self.live {
+            l.progress(p);
+        }
+    }
+
+    fn wants_snapshots(&self) -> bool {
+        self.live.as_ref().is_some_and(|l| l.wants_snapshots())
+    }
+
+    fn snapshot(&self, s: &Snapshot) {
+        if let Some(l) = &self.live {
+            l.snapshot(s);
+        }
     }
 }
 
@@ -561,9 +587,16 @@ struct Watched<'a> {
 }
 
 impl<'a> Watched<'a> {
-    fn new(stop: &'a Arc<Stop>, started: Instant) -> Self {
+    fn new(
+        stop: &'a Arc<Stop>,
+        started: Instant,
+        live: Option<Arc<dyn Observer + Send + Sync>>,
+    ) -> Self {
         Self {
-            seen: Seen::default(),
+            seen: Seen {
+                live,
+                ..Seen::default()
+            },
             engine_stop: stop.child(),
             wake: stop.child(),
             finished: AtomicBool::new(false),

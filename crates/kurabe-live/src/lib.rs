@@ -7,6 +7,8 @@
 //! buckets). [`openmetrics`] writes a frame as OpenMetrics text;
 //! [`endpoint`] serves it over HTTP from a thread of its own, bounded so
 //! that no scraper can slow the load; [`addr`] parses `--prometheus-addr`;
+//! [`slot::Slot`] holds the board of the newest of a series of loads (a
+//! worker's shares) for an endpoint that outlives each of them;
 //! [`view`] draws a frame as the live terminal view's widget (into a
 //! ratatui buffer: the terminal itself is the binary's).
 //!
@@ -17,4 +19,5 @@ pub mod addr;
 pub mod board;
 pub mod endpoint;
 pub mod openmetrics;
+pub mod slot;
 pub mod view;

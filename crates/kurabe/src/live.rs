@@ -1,7 +1,8 @@
 //! The live views of a load run in this process (issue 26): the flags,
 //! the Prometheus endpoint's start (bound before any request, so a bad or
-//! taken address is a setup error) and its linger after the run, and the
-//! terminal view's start and end (`crate::tui`).
+//! taken address is a setup error) and its linger after the run, the
+//! terminal view's start and end (`crate::tui`), and a worker's endpoint,
+//! which serves each of its shares in turn.
 //!
 //! Owns the flags and the glue. Must not compute figures (the board's,
 //! `kurabe_live::board`) nor render them (`kurabe_live::openmetrics`,
@@ -11,9 +12,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use kurabe_fleet::worker::ShareWatch;
+use kurabe_http::load::{Names, Observer};
 use kurabe_live::board::{Board, RunInfo};
 use kurabe_live::endpoint::{Endpoint, Serving, Source};
+use kurabe_live::slot::Slot;
 use kurabe_live::{addr, openmetrics};
+use kurabe_model::load::LoadSpec;
 
 use kurabe_model::stop::Stop;
 
@@ -69,7 +74,7 @@ impl Live {
         }
         let board = Arc::new(Board::new(info));
         let serving = match &args.prometheus_addr {
-            Some(given) => Some(serve(given, &board)?),
+            Some(given) => Some(serve(given, board_source(&board))?),
             None => None,
         };
         let tui = match args.tui {
@@ -119,11 +124,48 @@ impl Live {
     }
 }
 
-/// Bind `given` and serve `board` there (the address on stderr).
-fn serve(given: &str, board: &Arc<Board>) -> anyhow::Result<Serving> {
-    let endpoint = Endpoint::bind(addr::parse(given)?)?;
+/// `board`'s newest frame as OpenMetrics text.
+fn board_source(board: &Arc<Board>) -> Source {
     let b = Arc::clone(board);
-    let source: Source = Arc::new(move || openmetrics::render(&b.frame()));
+    Arc::new(move || openmetrics::render(&b.frame()))
+}
+
+/// `kurabe worker --prometheus-addr`: one endpoint for the worker's life,
+/// serving the figures of its current share (between shares, the last
+/// one's final figures; before the first, zeros).
+pub(crate) struct WorkerLive {
+    slot: Arc<Slot>,
+    _serving: Serving,
+}
+
+impl WorkerLive {
+    /// Bind `given` (before the worker registers: a bad or taken address
+    /// is a setup error) and serve there.
+    pub(crate) fn start(given: &str) -> anyhow::Result<WorkerLive> {
+        let slot = Arc::new(Slot::new());
+        let s = Arc::clone(&slot);
+        let serving = serve(given, Arc::new(move || openmetrics::render(&s.frame())))?;
+        Ok(WorkerLive {
+            slot,
+            _serving: serving,
+        })
+    }
+}
+
+impl ShareWatch for WorkerLive {
+    fn share(&self, _run_id: i64, load: &LoadSpec) -> Arc<dyn Observer + Send + Sync> {
+        // The share was checked before it started; a spec that no longer
+        // checks only loses the view's name and limits.
+        let info = kurabe_http::load::check(load, &Names::FLAGS)
+            .map(|c| RunInfo::of(load, &c))
+            .unwrap_or_default();
+        self.slot.begin(info)
+    }
+}
+
+/// Bind `given` and serve `source` there (the address on stderr).
+fn serve(given: &str, source: Source) -> anyhow::Result<Serving> {
+    let endpoint = Endpoint::bind(addr::parse(given)?)?;
     let serving = endpoint
         .serve(source, openmetrics::CONTENT_TYPE)
         .context("--prometheus-addr: cannot start the endpoint's thread")?;

@@ -362,3 +362,77 @@ fn bad_and_taken_addresses_are_one_line_and_exit_2_before_any_request() {
     // No request reached the server.
     assert_eq!(server.served(), 0);
 }
+
+/// The value of the sample `series` (name and labels, exactly) in `text`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|v| v.parse().ok())
+}
+
+/// `kurabe worker --prometheus-addr` serves its share of each run: one
+/// worker, on a store schema of its own (no other test's worker takes the
+/// share), serves zeros before any share and its share's final figures
+/// after (the coordinator returns once the share's result is stored, which
+/// the worker does after its last snapshot); a bad address is refused
+/// before the worker registers.
+#[test]
+fn a_worker_serves_the_metrics_of_its_share() {
+    let Some(pg) = kurabe_testkit::pg::server().map(|s| s.url.clone()) else {
+        return;
+    };
+    let out = kurabe()
+        .args(["worker", "--store", &pg, "--prometheus-addr", "9464"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        (out.status.code(), err.lines().count()),
+        (Some(2), 1),
+        "{err}"
+    );
+    assert!(err.contains("--prometheus-addr '9464'"), "{err}");
+    let schema = format!("kurabe_worker_metrics_{}", std::process::id());
+    let mut db = kurabe_store::pg::connect(&pg).unwrap();
+    db.batch_execute(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ))
+    .unwrap();
+    let sep = if pg.contains('?') { '&' } else { '?' };
+    let store = format!("{pg}{sep}options=-c%20search_path%3D{schema}");
+    let server = ServeChild::start(&[]);
+    let mut child = kurabe()
+        .args(["worker", "--name", "metrics-w", "--store", &store])
+        .args(["--prometheus-addr", ":0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (rest, _stderr) = read_until(
+        child.stderr.take().unwrap(),
+        "kurabe: serving Prometheus metrics at http://",
+    );
+    let _worker = Killed(child);
+    let addr: SocketAddr = rest.trim_end_matches("/metrics").parse().unwrap();
+    let (code, before) = get(addr, "/metrics");
+    assert_eq!(code, 200);
+    assert!(before.ends_with("# EOF\n"), "{before}");
+    assert_eq!(sample(&before, "kurabe_finished"), Some(0.0), "{before}");
+    let out = kurabe()
+        .args(["http", "-q", "--format", "json", "--store", &store])
+        .args(["--workers", "1", "-k", "-c", "2", "-n", "300", &server.url])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (complete, _) = report_counts(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(complete, 300);
+    let (_, after) = get(addr, "/metrics");
+    let who = format!("name=\"{}\",method=\"GET\"", server.url);
+    let ok = format!("kurabe_requests_total{{{who},status=\"200\"}}");
+    assert_eq!(sample(&after, &ok), Some(300.0), "{after}");
+    assert_eq!(sample(&after, "kurabe_finished"), Some(1.0), "{after}");
+    let _ = db.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+}

@@ -10,11 +10,12 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use kurabe_fleet::worker::{WorkerEvent, WorkerFlags};
+use kurabe_fleet::worker::{ShareWatch, WorkerEvent, WorkerFlags};
 use kurabe_probe::cgroup_run::{rerun_self, without_flag};
 use kurabe_report::fleet_events;
 
 use crate::flags::parse_duration;
+use crate::live::WorkerLive;
 
 /// Set in the child a `--cpus` worker starts inside its cgroup.
 const IN_CGROUP_ENV: &str = "KURABE_WORKER_IN_CGROUP";
@@ -43,11 +44,17 @@ pub struct Args {
     /// Exit after one share (for scripts and tests).
     #[arg(long)]
     pub once: bool,
+    /// Serve Prometheus metrics of this worker's share of each run (OpenMetrics text at http://ADDR/metrics, as kurabe http --prometheus-addr) for as long as the worker runs: ":PORT" listens on 127.0.0.1 only, "0.0.0.0:PORT" on every interface, ":0" on any free port (printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub prometheus_addr: Option<String>,
 }
 
 /// Run `kurabe worker`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let url = kurabe_store::access::postgres_url(args.store.as_deref(), "kurabe worker")?;
+    if let Some(given) = &args.prometheus_addr {
+        kurabe_live::addr::parse(given)?;
+    }
     let flags = WorkerFlags {
         name: args.name,
         threads: args.threads,
@@ -62,11 +69,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let ncpus = kurabe_probe::procfs::online_cpus();
     let cfg = flags.resolve(ncpus, &kurabe_probe::host::host_facts().hostname)?;
+    let live = args
+        .prometheus_addr
+        .as_deref()
+        .map(WorkerLive::start)
+        .transpose()?;
     let stop = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();
     let mut client = kurabe_store::pg::connect_migrated(&url)?;
     let mut on = |e: WorkerEvent| eprintln!("{}", fleet_events::worker_line(&cfg.name, &e));
-    kurabe_fleet::worker::serve(&mut client, &cfg, &stop, &mut on)?;
+    let watch = live.as_ref().map(|l| l as &dyn ShareWatch);
+    kurabe_fleet::worker::serve(&mut client, &cfg, &stop, watch, &mut on)?;
     Ok(if stop.is_set() {
         crate::signal::exit_code()
     } else {
