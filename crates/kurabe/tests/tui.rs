@@ -208,3 +208,85 @@ fn tui_without_a_terminal_is_one_line_and_exit_2() {
     assert!(out.stdout.is_empty());
     assert_eq!(server.served(), 0);
 }
+
+/// `kurabe replay … --tui`: the same view over a recording's replay (a
+/// log of 600 requests 100 ms apart, a minute of traffic), `q` stops it,
+/// the report follows in a cooked terminal.
+#[test]
+fn a_replay_shows_the_live_view_and_q_prints_its_report() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("access.log");
+    let lines: String = (0..600)
+        .map(|i| {
+            format!(
+                "{}.{:03} \"GET /r/{i} HTTP/1.1\" 200\n",
+                1_700_000_000 + i / 10,
+                (i % 10) * 100
+            )
+        })
+        .collect();
+    std::fs::write(&log, lines).unwrap();
+    let tmux = Tmux::start("replay", &[]);
+    let bin = kurabe().get_program().to_string_lossy().into_owned();
+    tmux.type_line(&format!(
+        "{bin} replay {} {} --log-format '$msec \"$request\" $status' --tui; echo \"exit=$?\"; stty -a",
+        log.display(),
+        server.url
+    ));
+    let screen = tmux.wait_for(Tmux::screen, |s| {
+        s.lines()
+            .any(|l| l.starts_with("status ") && l.contains("  200: "))
+    });
+    assert!(tmux.alternate_on());
+    let first = screen.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(&format!("kurabe replay {}  elapsed ", server.url)),
+        "{screen}"
+    );
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.starts_with("rate ") && l.contains("/s of 10/s")),
+        "the recording's mean rate is the target: {screen}"
+    );
+    tmux.run(&["send-keys", "q"]);
+    let history = tmux.wait_for(Tmux::history, |h| h.contains("exit="));
+    assert!(!tmux.alternate_on());
+    assert!(history.contains("exit=130"), "{history}");
+    assert!(history.contains("Complete requests:"), "{history}");
+    assert_cooked(&history);
+}
+
+/// Where a live view cannot work yet: one line, exit 2, nothing sent.
+#[test]
+fn find_rate_and_plans_refuse_the_live_flags_in_one_line() {
+    let server = ServeChild::start(&[]);
+    let find = ["http", &server.url, "--find-rate", "--slo", "p(99)<10ms"];
+    let plan = ["run", "no-such-plan.toml"];
+    for (args, live, says) in [
+        (&find[..], "--tui", "--find-rate runs a search of many"),
+        (
+            &find[..],
+            "--prometheus-addr=:0",
+            "--find-rate runs a search of many",
+        ),
+        (
+            &plan[..],
+            "--tui",
+            "kurabe run does not show its runs live yet",
+        ),
+        (
+            &plan[..],
+            "--prometheus-addr=:0",
+            "kurabe run does not show its runs live yet",
+        ),
+    ] {
+        let out = kurabe().args(args).arg(live).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {live}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(says), "{err}");
+    }
+    assert_eq!(server.served(), 0);
+}

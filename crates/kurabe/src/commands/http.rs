@@ -47,6 +47,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.find_rate.find_rate && args.series_csv.is_some() {
         bail!("--series-csv with --find-rate: the search runs many steps, each its own run; drop --series-csv");
     }
+    if args.find_rate.find_rate && (args.live.prometheus_addr.is_some() || args.live.tui) {
+        bail!("--prometheus-addr and --tui watch one load, and --find-rate runs a search of many: drop them, or watch one step's rate with kurabe http URL --rate R --tui");
+    }
     if args.find_rate.find_rate && args.more_urls.is_empty() {
         return find_rate::run(&args);
     }

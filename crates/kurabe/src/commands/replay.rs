@@ -4,7 +4,8 @@
 //! Owns the flags and their mapping onto a [`LoadSpec`] with a
 //! [`ReplaySpec`] (open model: each request is scheduled at its recorded
 //! offset divided by `--speed`, and its latency counts from that time),
-//! and the terminal edge (`--dry-run`'s summary, the report, exit codes).
+//! and the terminal edge (`--dry-run`'s summary, the live views of
+//! `crate::live`, the report, exit codes).
 //! Must not read the log itself (`kurabe_http::load::replay` does, when
 //! the spec is checked) nor render (`kurabe-report` does).
 
@@ -21,7 +22,9 @@ use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{http_renderer, to_string, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
+use crate::live::Live;
 use crate::load::run_load;
+use kurabe_live::board::RunInfo;
 
 /// Arguments of `kurabe replay`.
 #[derive(Debug, clap::Args)]
@@ -96,6 +99,8 @@ pub struct Args {
     /// Do not measure the server (by default, for a loopback URL, the listener's process tree).
     #[arg(long)]
     pub no_server_metrics: bool,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 /// Run `kurabe replay`.
@@ -110,6 +115,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let checked = kurabe_http::load::check(&spec, &kurabe_http::load::Names::FLAGS)?;
     kurabe_http::outcome::check_max_error_rate(args.max_error_rate)?;
+    args.live.check()?;
     check_outputs(&[("-o", args.out.path())])?;
     let layout = AbLayoutFlags::default().resolve(args.format)?;
     let server = ServerChoice::from_flags(args.no_server_metrics, None, checked.target());
@@ -120,9 +126,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(note) = note {
         eprintln!("kurabe: note: {note}");
     }
+    let info = RunInfo::of(&spec, &checked);
+    let title = format!("kurabe replay {}", args.url);
+    let mut live = Live::start(&args.live, info, title, &interrupt)?;
     // No progress bar yet: the bar counts toward the spec's -n/-t, and a
     // replay's length is the recording's.
-    let report = run_load(&spec, false, &interrupt, server, Default::default(), None)?;
+    let taps = Default::default();
+    let report = run_load(&spec, false, &interrupt, server, taps, live.as_mut())?;
+    if let Some(live) = live {
+        live.finish()?;
+    }
     let rendered = to_string(&*http_renderer(args.format, &layout), &report);
     write_output(args.out.path(), &rendered)?;
     Ok(super::http::exit_code(

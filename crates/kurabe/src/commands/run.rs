@@ -57,10 +57,19 @@ pub struct Args {
     pub dry_run: bool,
     #[command(flatten)]
     pub rev: crate::flags::RevArg,
+    /// Refused with one line: a plan's runs have no live view yet (watch one workload with kurabe http … --tui).
+    #[arg(long, hide = true)]
+    pub tui: bool,
+    /// Refused with one line, as --tui.
+    #[arg(long, hide = true, value_name = "ADDR")]
+    pub prometheus_addr: Option<String>,
 }
 
 /// Run `kurabe run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.tui || args.prometheus_addr.is_some() {
+        anyhow::bail!("--tui and --prometheus-addr watch one load, and kurabe run does not show its runs live yet: drop them (the report is the same), or watch one workload with kurabe http URL … --tui");
+    }
     let (plan, mut opts) = kurabe_lab::prepare::prepare(&args.plan, &args.set)?;
     if args.dry_run {
         let schedule = kurabe_lab::dry_run::dry_run(&plan, args.repeat, args.seed);
