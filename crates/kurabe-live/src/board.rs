@@ -34,9 +34,10 @@ pub fn bucket_bounds() -> Vec<f64> {
 /// What the board knows of the run before it starts.
 #[derive(Debug, Clone, Default)]
 pub struct RunInfo {
-    /// The request's name (until request sets land: its URL).
+    /// The run's name: its URL, or a request set's file.
     pub name: String,
-    /// The request method.
+    /// The request method; empty when each request has its own (a request
+    /// set, a replay: their names say the method when not GET).
     pub method: String,
     /// The open model's target rate, requests per second.
     pub target_rate: Option<f64>,
@@ -55,9 +56,14 @@ impl RunInfo {
         checked: &kurabe_http::load::Checked,
     ) -> RunInfo {
         let (requests, duration) = checked.stop().limits();
+        let set = checked.set().map(|s| s.source.clone());
+        let many = set.is_some() || spec.replay.is_some();
         RunInfo {
-            name: spec.url.clone().unwrap_or_default(),
-            method: checked.method().to_owned(),
+            name: spec.url.clone().or(set).unwrap_or_default(),
+            method: match many {
+                true => String::new(),
+                false => checked.method().to_owned(),
+            },
             target_rate: checked.rate(),
             warmup: spec.warmup.map(|d| d.0).unwrap_or_default(),
             duration,

@@ -34,34 +34,7 @@ pub fn render(frame: &Frame) -> String {
         escape(&frame.info.method)
     );
     let c = &frame.counters;
-    family(
-        &mut o,
-        "kurabe_requests",
-        "counter",
-        "Complete responses, by status code.",
-    );
-    for (code, n) in c.status.seen() {
-        let _ = writeln!(o, "kurabe_requests_total{{{who},status=\"{code}\"}} {n}");
-    }
-    family(
-        &mut o,
-        "kurabe_failures",
-        "counter",
-        "Failed requests, by failure bucket (as in the report).",
-    );
-    let f = &c.failures;
-    let counts = [
-        f.connect,
-        f.receive,
-        f.length,
-        f.exceptions,
-        f.write,
-        f.timeout,
-        f.client,
-    ];
-    for (bucket, n) in BUCKETS.iter().zip(counts) {
-        let _ = writeln!(o, "kurabe_failures_total{{{who},bucket=\"{bucket}\"}} {n}");
-    }
+    answers(&mut o, frame, &who);
     family(
         &mut o,
         "kurabe_requests_sent",
@@ -81,6 +54,60 @@ pub fn render(frame: &Frame) -> String {
     server(&mut o, frame);
     o.push_str("# EOF\n");
     o
+}
+
+/// Responses by status and failures by bucket: one series per request name
+/// when the run has several (a request set, a replay), else the run's.
+fn answers(o: &mut String, frame: &Frame, who: &str) {
+    let c = &frame.counters;
+    let method = escape(&frame.info.method);
+    let whose = |n: &str| format!("name=\"{}\",method=\"{method}\"", escape(n));
+    family(
+        o,
+        "kurabe_requests",
+        "counter",
+        "Complete responses, by status code.",
+    );
+    if c.names.is_empty() {
+        for (code, n) in c.status.seen() {
+            let _ = writeln!(o, "kurabe_requests_total{{{who},status=\"{code}\"}} {n}");
+        }
+    }
+    for row in &c.names {
+        let w = whose(&row.name);
+        for (code, n) in &row.status {
+            let _ = writeln!(o, "kurabe_requests_total{{{w},status=\"{code}\"}} {n}");
+        }
+    }
+    family(
+        o,
+        "kurabe_failures",
+        "counter",
+        "Failed requests, by failure bucket (as in the report).",
+    );
+    match c.names.is_empty() {
+        true => failures(o, who, &c.failures),
+        false => c
+            .names
+            .iter()
+            .for_each(|row| failures(o, &whose(&row.name), &row.failures)),
+    }
+}
+
+/// `f` by bucket, for the series `who`.
+fn failures(o: &mut String, who: &str, f: &kurabe_model::http::Failures) {
+    let counts = [
+        f.connect,
+        f.receive,
+        f.length,
+        f.exceptions,
+        f.write,
+        f.timeout,
+        f.client,
+    ];
+    for (bucket, n) in BUCKETS.iter().zip(counts) {
+        let _ = writeln!(o, "kurabe_failures_total{{{who},bucket=\"{bucket}\"}} {n}");
+    }
 }
 
 /// The latency histogram: cumulative buckets, `+Inf`, count and sum.
@@ -244,5 +271,39 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), types);
         assert!(!text.contains("kurabe_server"), "no server watched");
+    }
+
+    #[test]
+    fn a_run_of_several_names_counts_by_name() {
+        let board = Board::new(RunInfo::default());
+        let mut s = Snapshot::empty();
+        let mut a = kurabe_model::counters::NameCounts::new("checkout");
+        a.answered(200, 10);
+        a.answered(200, 10);
+        a.failures.timeout = 1;
+        let mut b = kurabe_model::counters::NameCounts::new("POST /cart");
+        b.answered(503, 0);
+        s.counters.names = vec![a, b];
+        s.counters.status.set(200, 2);
+        s.counters.status.set(503, 1);
+        board.update(&s);
+        let text = render(&board.frame());
+        let requests: Vec<_> = text
+            .lines()
+            .filter(|l| l.starts_with("kurabe_requests_total"))
+            .collect();
+        assert_eq!(
+            requests,
+            [
+                r#"kurabe_requests_total{name="checkout",method="",status="200"} 2"#,
+                r#"kurabe_requests_total{name="POST /cart",method="",status="503"} 1"#,
+            ]
+        );
+        let timeout = r#"kurabe_failures_total{name="checkout",method="",bucket="timeout"} 1"#;
+        assert!(text.lines().any(|l| l == timeout), "{text}");
+        let failures = text
+            .lines()
+            .filter(|l| l.starts_with("kurabe_failures_total"));
+        assert_eq!(failures.count(), 2 * BUCKETS.len());
     }
 }

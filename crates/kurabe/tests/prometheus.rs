@@ -436,3 +436,64 @@ fn a_worker_serves_the_metrics_of_its_share() {
     assert_eq!(sample(&after, "kurabe_finished"), Some(1.0), "{after}");
     let _ = db.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
 }
+
+/// A request set's names are the `name` label of the requests and
+/// failures (the method is in the name when not GET, so the label is
+/// empty): each name's count is the report's breakdown row, and the names
+/// add up to the run.
+#[test]
+fn a_request_set_is_counted_by_name() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.txt");
+    let url = server.url.trim_end_matches('/');
+    std::fs::write(
+        &set,
+        format!("# @name home\nGET {url}/\n\n# @name item\nGET {url}/item/1\n\nGET {url}/other\n"),
+    )
+    .unwrap();
+    let set = set.to_str().unwrap();
+    let (mut k, metrics, stderr) = kurabe_http(&[
+        "--targets",
+        set,
+        "-n",
+        "300",
+        "-c",
+        "2",
+        "-k",
+        "--format",
+        "json",
+        "--prometheus-linger",
+        "20s",
+    ]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let text = loop {
+        let (_, t) = get(metrics, "/metrics");
+        if sample(&t, "kurabe_finished") == Some(1.0) {
+            break t;
+        }
+        assert!(Instant::now() < deadline, "never finished:\n{t}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let status = k.0.wait().unwrap();
+    let mut stdout = String::new();
+    let mut out = k.0.stdout.take().unwrap();
+    out.read_to_string(&mut stdout).unwrap();
+    assert!(status.success(), "{}", stderr.join().unwrap());
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let rows = report["requests"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "{report}");
+    let mut sum = 0.0;
+    for row in rows {
+        let name = row["name"].as_str().unwrap();
+        let series = format!("kurabe_requests_total{{name=\"{name}\",method=\"\",status=\"200\"}}");
+        let n = sample(&text, &series);
+        assert_eq!(n, row["complete_requests"].as_f64(), "{series}\n{text}");
+        sum += n.unwrap();
+    }
+    assert!(rows.iter().any(|r| r["name"] == "home"), "{report}");
+    assert_eq!(sum, 300.0);
+    let who = format!("name=\"{set}\",method=\"\"");
+    let sent = sample(&text, &format!("kurabe_requests_sent_total{{{who}}}"));
+    assert_eq!(sent, Some(300.0), "{text}");
+}
