@@ -49,6 +49,13 @@ pub fn render(frame: &Frame) -> String {
         "Open model: sends that left later than scheduled.",
     );
     let _ = writeln!(o, "kurabe_late_sends_total{{{who}}} {}", c.late_sends);
+    family(
+        &mut o,
+        "kurabe_dropped_sends",
+        "counter",
+        "Open model: sends given up unsent (no connection could take them within the request timeout).",
+    );
+    let _ = writeln!(o, "kurabe_dropped_sends_total{{{who}}} {}", c.dropped_sends);
     histogram(&mut o, frame, &who);
     gauges(&mut o, frame, &who);
     server(&mut o, frame);
@@ -238,6 +245,7 @@ mod tests {
         s.counters.status.count(503);
         s.counters.failures.timeout = 4;
         s.counters.sent_requests = 7;
+        s.counters.dropped_sends = 3;
         board.update(&s);
         let text = render(&board.frame());
         assert!(text.ends_with("# EOF\n"));
@@ -247,6 +255,7 @@ mod tests {
             format!("kurabe_requests_total{{{who},status=\"503\"}} 1"),
             format!("kurabe_failures_total{{{who},bucket=\"timeout\"}} 4"),
             format!("kurabe_requests_sent_total{{{who}}} 7"),
+            format!("kurabe_dropped_sends_total{{{who}}} 3"),
             format!("kurabe_request_duration_seconds_bucket{{{who},le=\"+Inf\"}} 2"),
             format!("kurabe_request_duration_seconds_count{{{who}}} 2"),
             format!("kurabe_target_rate{{{who}}} 200"),

@@ -106,6 +106,9 @@ fn rate_line(f: &Frame) -> Line<'static> {
     ));
     if f.info.target_rate.is_some() {
         s.push_str(&format!("  late {}", count(f.counters.late_sends)));
+        if f.counters.dropped_sends > 0 {
+            s.push_str(&format!("  dropped {}", count(f.counters.dropped_sends)));
+        }
     }
     Line::from(s)
 }
@@ -326,6 +329,15 @@ mod tests {
         );
         assert!(text.contains("latency, last 5s"), "{text}");
         assert!(text.contains('█'));
+    }
+
+    #[test]
+    fn dropped_sends_are_shown_once_there_are_some() {
+        let mut f = frame();
+        assert!(!draw(&f, 100, 30)[1].contains("dropped"));
+        f.counters.dropped_sends = 12;
+        let line = draw(&f, 100, 30)[1].clone();
+        assert!(line.trim_end().ends_with("late 0  dropped 12"), "{line}");
     }
 
     #[test]
