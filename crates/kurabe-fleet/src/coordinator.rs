@@ -78,9 +78,12 @@ fn inline_set(spec: &LoadSpec) -> LoadSpec {
     let Some(path) = spec.targets.as_ref().filter(|p| p.as_os_str() != "-") else {
         return spec.clone();
     };
-    let small = std::fs::metadata(path).is_ok_and(|m| m.len() <= INLINE_SET_BYTES);
+    // A larger file is never read here: each worker streams it from its path.
+    if !std::fs::metadata(path).is_ok_and(|m| m.len() <= INLINE_SET_BYTES) {
+        return spec.clone();
+    }
     match std::fs::read_to_string(path) {
-        Ok(text) if small => LoadSpec {
+        Ok(text) => LoadSpec {
             targets: None,
             targets_text: Some(text),
             ..spec.clone()

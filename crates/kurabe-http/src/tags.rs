@@ -196,6 +196,11 @@ impl Labels {
         out
     }
 
+    /// How many names and check sets there are (they only grow).
+    pub fn size(&self) -> (usize, usize) {
+        (self.names.len(), self.check_sets.len())
+    }
+
     /// Whether any request of the run is checked.
     pub fn any_checks(&self) -> bool {
         self.check_sets.iter().any(|s| !s.is_empty())

@@ -17,7 +17,7 @@ use crate::util::kurabe;
 
 /// nginx serving `www/` (a.html, b.html, c.html) in `dir`; HTTP/1.1 on the
 /// first port, h2c on the second.
-fn nginx(dir: &Path) -> Option<Nginx> {
+pub(crate) fn nginx(dir: &Path) -> Option<Nginx> {
     let www = dir.join("www");
     std::fs::create_dir_all(&www).unwrap();
     for (f, body) in [("a.html", "a"), ("b.html", "bb"), ("c.html", "ccc")] {
@@ -38,7 +38,7 @@ fn nginx(dir: &Path) -> Option<Nginx> {
 }
 
 /// Requests in nginx's access log, by `"METHOD PATH PROTOCOL"`.
-fn logged(dir: &Path, nginx: &Nginx, total: u64) -> BTreeMap<String, u64> {
+pub(crate) fn logged(dir: &Path, nginx: &Nginx, total: u64) -> BTreeMap<String, u64> {
     // Wait until nginx has written every line.
     assert_eq!(nginx.logged("\""), total);
     let text = std::fs::read_to_string(dir.join("access.log")).unwrap();

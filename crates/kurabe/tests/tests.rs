@@ -32,6 +32,7 @@ mod run;
 mod serve;
 mod soak;
 mod store;
+mod streamed;
 mod system;
 mod system_precision;
 mod targets;

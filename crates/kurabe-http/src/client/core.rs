@@ -14,16 +14,18 @@
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::Duration;
 
 use socket2::Socket;
 
+use super::feed::{Chunk, Feed};
 use super::gnuplot::GnuplotWriter;
 use super::pace::Pace;
 use super::record::{record, Answer};
 use super::schedule::{Claims, Schedule};
 use super::series::Meter;
-use super::set::Picker;
+use super::set::{Picker, Span};
 use super::shared::{socket_failure_kind, Shared};
 use super::slot::Slot;
 use super::stats::{FailKind, Stats};
@@ -31,6 +33,7 @@ use super::sys;
 use super::tls::TlsSession;
 use super::RunControl;
 use crate::response_check::{describe_failure, Seen};
+use crate::tags::Labels;
 
 /// What a connection kept of a response for the checks: its head and the
 /// first bytes of its body (both empty when nothing is checked).
@@ -103,6 +106,10 @@ pub(crate) struct Core<'a> {
     pub meter: Meter,
     /// A request set's next target (None: one request).
     picker: Option<Picker>,
+    /// A streamed set: the chunk requests are picked from, and the next.
+    cursor: Option<(Arc<Chunk>, usize)>,
+    /// The run's names and checks (of a streamed set: as of the last chunk).
+    pub labels: Arc<Labels>,
     published: (u64, u64),
     /// Why the failure about to be counted happened; taken by [`Core::fail`].
     why: Option<String>,
@@ -121,7 +128,11 @@ impl<'a> Core<'a> {
         gnuplot: Option<GnuplotWriter>,
     ) -> io::Result<Core<'a>> {
         let keep_alive = sh.keep_alive || sh.h2.is_some();
-        let stats = Stats::for_names(sh.labels.names());
+        let stats = match sh.feed {
+            None => Stats::for_names(sh.labels.names()),
+            // Names come with the chunks: a row for every one from the start.
+            Some(_) => Stats::with_rows(sh.labels.names()),
+        };
         let mut meter = Meter::new(&stats.total);
         if sh.measure_ns <= sh.start_ns {
             meter.start(sh.measure_ns, sh.end_ns);
@@ -147,6 +158,8 @@ impl<'a> Core<'a> {
             picker: (sh.set.as_ref())
                 .filter(|_| sh.replay.is_none())
                 .map(|t| Picker::new(t, index, sh.threads)),
+            cursor: None,
+            labels: Arc::new(sh.labels.clone()),
             published: (0, 0),
             why: None,
         })
@@ -210,6 +223,17 @@ impl<'a> Core<'a> {
                 Some(s) => s.done(),
                 None => self.sh.budget.exhausted() && self.claims.held() == 0,
             }
+            || self.fed_all()
+    }
+
+    /// A streamed set is over (its one pass, or an error) and this
+    /// worker's chunk is used up.
+    fn fed_all(&self) -> bool {
+        self.sh.feed.as_ref().is_some_and(Feed::done)
+            && self
+                .cursor
+                .as_ref()
+                .is_none_or(|(c, next)| *next >= c.spans.len())
     }
 
     /// How long the next wait may last: `None` when the ticker's period is
@@ -243,7 +267,7 @@ impl<'a> Core<'a> {
         if measured && !self.claims.take(&self.sh.budget) {
             return None;
         }
-        Some(self.slot(0))
+        self.slot(0)
     }
 
     /// Open model: the schedule has a request due at or before `until`.
@@ -259,7 +283,7 @@ impl<'a> Core<'a> {
         let s = self.schedule.as_mut()?;
         let i = s.next_index();
         let intended = s.pop_due(until)?;
-        let mut slot = self.slot(intended);
+        let mut slot = self.slot(intended)?;
         if let (Some(r), Some(t)) = (&self.sh.replay, &self.sh.set) {
             slot.target = r.target(i);
             slot.tag = t.spans[slot.target as usize].tag;
@@ -267,15 +291,17 @@ impl<'a> Core<'a> {
         Some(slot)
     }
 
-    fn slot(&mut self, intended: u64) -> Slot {
+    /// The next request's slot; `None`: a streamed set has no more.
+    fn slot(&mut self, intended: u64) -> Option<Slot> {
         let (target, tag) = match (&mut self.picker, &self.sh.set) {
             (Some(p), Some(t)) => {
                 let i = p.next(t);
                 (i, t.spans[i as usize].tag)
             }
+            _ if self.sh.feed.is_some() => self.next_streamed()?,
             _ => (0, Default::default()),
         };
-        Slot {
+        Some(Slot {
             start: self.now,
             sent: 0,
             intended,
@@ -283,7 +309,40 @@ impl<'a> Core<'a> {
             measured: self.measuring,
             target,
             tag,
+        })
+    }
+
+    /// A streamed set's next target, in its chunk (the next chunk when
+    /// this one is used up: its labels and names come with it).
+    fn next_streamed(&mut self) -> Option<(u32, crate::tags::Tag)> {
+        if self
+            .cursor
+            .as_ref()
+            .is_none_or(|(c, i)| *i >= c.spans.len())
+        {
+            let feed = self.sh.feed.as_ref()?;
+            let Some(chunk) = feed.next() else {
+                if feed.error().is_some() {
+                    self.sh.aborted.store(true, Ordering::Relaxed);
+                }
+                return None;
+            };
+            if !Arc::ptr_eq(&chunk.labels, &self.labels) {
+                self.labels = Arc::clone(&chunk.labels);
+                self.stats.grow(self.labels.names());
+            }
+            self.cursor = Some((chunk, 0));
         }
+        let (chunk, i) = self.cursor.as_mut()?;
+        *i += 1;
+        Some(((*i - 1) as u32, chunk.spans[*i - 1].tag))
+    }
+
+    /// The request picked last from a streamed set: its bytes and span.
+    pub fn streamed(&self) -> Option<(&[u8], &Span)> {
+        let (chunk, i) = self.cursor.as_ref()?;
+        let span = chunk.spans.get(i.checked_sub(1)?)?;
+        Some((&chunk.bytes[span.off..span.off + span.len], span))
     }
 
     /// The run ends by the clock: open model, what was due before the end
@@ -354,14 +413,14 @@ impl<'a> Core<'a> {
     /// Judge a response by `slot`'s checks; a failure is counted (with the
     /// response's summary as the first `check` error).
     fn passes_checks(&mut self, slot: &Slot, a: &Answer, (head, body): Kept<'_>) -> bool {
-        let sh = self.sh;
+        let labels = Arc::clone(&self.labels);
         let seen = Seen {
             status: a.status,
             body_bytes: a.body_bytes,
             head,
             body,
         };
-        let Some(check) = sh.labels.checks(slot.tag.checks).first_failed(&seen) else {
+        let Some(check) = labels.checks(slot.tag.checks).first_failed(&seen) else {
             return true;
         };
         self.explain(FailKind::Check, || describe_failure(check, &seen));

@@ -18,6 +18,7 @@
 mod core;
 #[cfg(test)]
 mod engine_tests;
+mod feed;
 mod framer;
 mod gnuplot;
 mod h2;
@@ -594,25 +595,56 @@ impl Wire<'_> {
 /// A set's targets serialised one after another, and where each one is.
 fn set_bytes(cfg: &LoadConfig, set: &set::RequestSet) -> (Vec<u8>, Vec<set::Span>) {
     let mut bytes = Vec::new();
-    let mut spans = Vec::with_capacity(set.targets.len());
-    for t in &set.targets {
-        let off = bytes.len();
-        let one = Wire {
-            method: &t.method,
-            target: &t.target,
-            headers: &t.headers,
-            body: t.body.as_deref(),
-        };
-        one.write(cfg, &mut bytes);
-        spans.push(set::Span {
-            off,
-            len: bytes.len() - off,
-            body_len: t.body.as_ref().map_or(0, |b| b.len() as u64),
-            head: t.method == "HEAD",
-            tag: t.tag,
-        });
-    }
+    let spans = set
+        .targets
+        .iter()
+        .map(|t| set_span(cfg, t, &mut bytes))
+        .collect();
     (bytes, spans)
+}
+
+/// Append target `t`'s request to `bytes`; where it is.
+fn set_span(cfg: &LoadConfig, t: &set::SetTarget, bytes: &mut Vec<u8>) -> set::Span {
+    let off = bytes.len();
+    let one = Wire {
+        method: &t.method,
+        target: &t.target,
+        headers: &t.headers,
+        body: t.body.as_deref(),
+    };
+    one.write(cfg, bytes);
+    set::Span {
+        off,
+        len: bytes.len() - off,
+        body_len: t.body.as_ref().map_or(0, |b| b.len() as u64),
+        head: t.method == "HEAD",
+        tag: t.tag,
+    }
+}
+
+/// A streamed set's feeder, started (`None`: the set is held whole).
+fn start_feed(cfg: &LoadConfig, keeps: (bool, bool)) -> Result<Option<feed::Feed>, LoadError> {
+    let Some((set, stream)) = cfg
+        .set
+        .as_deref()
+        .and_then(|s| Some((s, s.stream.clone()?)))
+    else {
+        return Ok(None);
+    };
+    let render_cfg = LoadConfig {
+        set: None,
+        ..cfg.clone()
+    };
+    feed::Feed::start(feed::Start {
+        stream: stream.0,
+        labels: cfg.labels.clone(),
+        once: cfg.stop == StopCondition::Requests(set::STREAM_ONCE),
+        keeps,
+        source: set.source.clone(),
+        render: Box::new(move |t, bytes| set_span(&render_cfg, t, bytes)),
+    })
+    .map(Some)
+    .map_err(|e| LoadError::Config(format!("cannot start the targets file's reader: {e}")))
 }
 
 /// A replay's requests on the wire, one after another, and where each is
@@ -756,6 +788,9 @@ pub(crate) fn run_with_stats(
     let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
         || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
     let duration_s = end.saturating_sub(shared.measure_ns) as f64 / 1e9;
+    if let Some(e) = shared.feed.as_ref().and_then(feed::Feed::error) {
+        return Err(LoadError::Spec(e));
+    }
     let mut report = build_report(cfg, &shared, &total, threads, duration_s, interrupted);
     report.engine = Some(engine.name().to_owned());
     let length_ns = end.saturating_sub(shared.measure_ns);
@@ -820,7 +855,11 @@ fn shared_state(
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
     let pipeline = pipeline_depth(cfg);
+    let keeps = (cfg.labels.any_checks(), cfg.labels.needs().body);
+    let feed = start_feed(cfg, keeps)?;
     let (requests, request_len, table, replay) = match (&cfg.set, &cfg.replay) {
+        // Streamed: each connection copies its one request in flight.
+        (Some(_), _) if feed.is_some() => (Vec::new(), usize::MAX >> 1, None, None),
         (None, None) => {
             let one = request_bytes(cfg);
             (one.repeat(pipeline + 1), one.len(), None, None)
@@ -851,6 +890,7 @@ fn shared_state(
         request_len,
         requests,
         set: table,
+        feed,
         replay,
         body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
         head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
@@ -883,8 +923,8 @@ fn shared_state(
         trace: cfg.setup.trace.clone(),
         uring: engine == Engine::IoUring,
         h2: cfg.http2.then(|| h2::Setup::new(cfg)),
-        checking: cfg.labels.any_checks(),
-        keep_body: match (cfg.labels.any_checks(), cfg.labels.needs().body) {
+        checking: keeps.0,
+        keep_body: match keeps {
             (false, _) => 0,
             (true, false) => crate::response_check::SUMMARY_BODY + 1,
             (true, true) => crate::response_check::MAX_CHECKED_BODY,
@@ -986,11 +1026,15 @@ fn build_report(
 /// The record's fields that say what was load-tested and how, before any figure.
 fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
     let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
+    // A streamed set's labels and count are the feeder's, as far as it read.
+    let feed = shared.feed.as_ref();
+    let streamed_labels = feed.and_then(feed::Feed::labels);
+    let labels = streamed_labels.as_deref().unwrap_or(&cfg.labels);
     let (method, path) = match &cfg.set {
         None => (cfg.method.clone(), cfg.target.path.clone()),
         Some(s) => (
-            first_method(s),
-            format!("{} targets from {}", s.targets.len(), s.source),
+            first_method(s, feed),
+            format!("{} targets from {}", set_size(s, feed), s.source),
         ),
     };
     HttpReport {
@@ -1010,19 +1054,25 @@ fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
             ..Default::default()
         }),
         tls: shared.tls_summary.get().cloned(),
-        set: cfg
-            .set
-            .as_deref()
-            .map(|s| set_summary(s, cfg.labels.names().len())),
-        checks: cfg.labels.check_texts(),
+        set: cfg.set.as_deref().map(|s| kurabe_model::http::SetSummary {
+            targets: set_size(s, feed),
+            ..set_summary(s, labels.names().len())
+        }),
+        checks: labels.check_texts(),
         ..Default::default()
     }
 }
 
+/// A set's targets: held, or as many as the feeder read in a pass.
+fn set_size(set: &set::RequestSet, feed: Option<&feed::Feed>) -> u64 {
+    feed.map_or(set.targets.len() as u64, feed::Feed::targets)
+}
+
 /// A set's method: its targets' one method, or `MIXED`.
-fn first_method(set: &set::RequestSet) -> String {
+fn first_method(set: &set::RequestSet, feed: Option<&feed::Feed>) -> String {
     let first = &set.targets[0].method;
-    if set.targets.iter().all(|t| &t.method == first) {
+    let mixed = feed.is_some_and(feed::Feed::mixed);
+    if !mixed && set.targets.iter().all(|t| &t.method == first) {
         first.clone()
     } else {
         "MIXED".to_owned()

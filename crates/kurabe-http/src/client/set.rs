@@ -4,17 +4,22 @@
 //! and each worker's `Picker`, which says which target goes next
 //! (`--order`).
 //!
+//! A set too large to hold (see `load::set`) is a [`Streamed`] set
+//! instead: the targets it keeps are its first ones, and its
+//! [`Stream`] reads the file again pass by pass for `super::feed`.
+//!
 //! Owns the set's types, the table and the orders. Must not read files
 //! or parse anything (`load::set` does), nor allocate per request: a pick
 //! is a counter, one atomic add (`sequential`) or a xorshift draw (and a
 //! binary search of the cumulative weights for `weighted`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use kurabe_model::load::{Order, TargetsFormat};
 
 use super::Target;
-use crate::tags::Tag;
+use crate::tags::{Labels, Tag};
 
 /// One target of a set, resolved: what goes on the wire for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +54,41 @@ pub struct RequestSet {
     pub source: String,
     /// Its format.
     pub format: TargetsFormat,
+    /// A set too large to hold: `targets` are its first ones (checked,
+    /// tagged, its origin), and this reads all of it, again and again.
+    pub stream: Option<Streamed>,
 }
+
+/// The `-n` of a streamed set without `-n` or `-t`: no limit but its
+/// file's one pass (`load` cannot count the targets before the run).
+pub const STREAM_ONCE: u64 = u64::MAX;
+
+/// A set read from its file as it is sent (a large file, sequential or
+/// round-robin order): passes over the file, target by target.
+pub trait Stream: Send + Sync + std::fmt::Debug {
+    /// A new pass from the file's first target; `Err`: why it cannot be read.
+    fn pass(&self) -> Result<Box<dyn Pass>, String>;
+}
+
+/// One pass over a [`Stream`]'s file.
+pub trait Pass: Send {
+    /// The next target, resolved as the first ones were and tagged in
+    /// `labels`; `None` at the end of the file, `Err` at a line that does
+    /// not parse (`FILE:LINE: …`).
+    fn next_target(&mut self, labels: &mut Labels) -> Option<Result<SetTarget, String>>;
+}
+
+/// A shared [`Stream`]; equal when it is the same one.
+#[derive(Debug, Clone)]
+pub struct Streamed(pub Arc<dyn Stream>);
+
+impl PartialEq for Streamed {
+    fn eq(&self, other: &Streamed) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Streamed {}
 
 impl RequestSet {
     /// The origin every target shares (scheme, host and port; path `/`).
@@ -211,6 +250,7 @@ mod tests {
             seed: 42,
             source: "-".into(),
             format: TargetsFormat::Http,
+            stream: None,
         };
         let span = Span {
             off: 0,

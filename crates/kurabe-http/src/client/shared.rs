@@ -25,6 +25,9 @@ pub(crate) struct Shared {
     /// A request set (`--targets`): where each target's bytes are in
     /// `requests`, and its order. None: one request, repeated.
     pub set: Option<super::set::Table>,
+    /// A streamed set's chunks (`set` is None then: each connection
+    /// copies its request's bytes from the chunk it was picked from).
+    pub feed: Option<super::feed::Feed>,
     /// A replay: when each send is due and which recorded request (a
     /// target of `set`) it sends. None: no replay.
     pub replay: Option<std::sync::Arc<super::replayed::ReplayTable>>,

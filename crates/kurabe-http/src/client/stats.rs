@@ -132,10 +132,26 @@ impl Stats {
         s
     }
 
-    /// Forget everything (end of warm-up), keeping the names.
+    /// [`Stats::new`] with a row per name, however many (a streamed set's
+    /// names come during the run: [`Stats::grow`]).
+    pub(crate) fn with_rows(names: &[String]) -> Self {
+        let mut s = Stats::new();
+        s.grow(names);
+        s
+    }
+
+    /// Rows for the names beyond those it has (`names` extends its own).
+    pub(crate) fn grow(&mut self, names: &[String]) {
+        for n in names.iter().skip(self.counters.names.len()) {
+            self.counters.names.push(NameCounts::new(n));
+            self.name_latency.push(name_histogram());
+        }
+    }
+
+    /// Forget everything (end of warm-up), keeping the names' rows.
     pub(crate) fn clear(&mut self) {
         let names: Vec<String> = self.counters.names.drain(..).map(|n| n.name).collect();
-        *self = Stats::for_names(&names);
+        *self = Stats::with_rows(&names);
     }
 
     pub(crate) fn fail(&mut self, kind: FailKind, n: u64) {
@@ -190,6 +206,10 @@ impl Stats {
     /// One row of the breakdown per request name (none with one name),
     /// req/s over `duration_s`.
     pub(crate) fn breakdown(&self, duration_s: f64) -> Vec<RequestStats> {
+        if self.counters.names.len() < 2 {
+            // One name's row is the whole (a streamed set keeps one anyway).
+            return Vec::new();
+        }
         let empty = name_histogram();
         self.counters
             .names

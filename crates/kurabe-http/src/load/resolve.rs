@@ -84,8 +84,12 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         Some(s) => s.origin(),
         None => Target::parse(&url(spec, n)?)?,
     };
-    // A set without `requests` or `duration` is sent once.
-    let once = set.as_ref().map(|s| s.targets.len() as u64);
+    // A set without `requests` or `duration` is sent once (a streamed
+    // one: until its feeder's one pass ends).
+    let once = set.as_ref().map(|s| match s.stream {
+        None => s.targets.len() as u64,
+        Some(_) => crate::client::set::STREAM_ONCE,
+    });
     let stop = checked_stop(spec, n, once)?;
     let loopback = client::is_loopback(&target.host);
     let threads = spec

@@ -7,16 +7,24 @@
 //! files, the rules a set must keep (not empty, every target on the first
 //! one's scheme, host and port: the engine connects to one address) and
 //! tagging each target with its name and checks ([`Labels::tag`]: its
-//! `# @name`, else its URL, its method first when not GET). Errors are one line: `FILE:LINE: …` for a target, the
-//! setting's name (flag or plan key) for the rest. Must not fetch anything.
+//! `# @name`, else its URL, its method first when not GET). Errors are
+//! one line: `FILE:LINE: …` for a target, the setting's name (flag or
+//! plan key) for the rest. Must not fetch anything.
+//!
+//! A file larger than [`STREAM_BYTES`] sent in the sequential or
+//! round-robin order is not held: its first [`FIRST_BYTES`] of targets are
+//! read and checked before the run, and a [`Stream`] reads the file again
+//! during it (`client::feed`), each target resolved by the same
+//! [`Resolver`]; a line that does not parse further on ends the run with
+//! its `FILE:LINE: …` when the feeder reaches it.
 
 use std::io::BufRead;
 use std::path::Path;
 
-use kurabe_model::load::{LoadSpec, TargetsFormat};
+use kurabe_model::load::{LoadSpec, Order, TargetsFormat};
 
 use super::resolve::SpecError;
-use crate::client::set::{RequestSet, SetTarget};
+use crate::client::set::{Pass, RequestSet, SetTarget, Stream, Streamed};
 use crate::client::Target;
 use crate::request::Names;
 use crate::tags::Labels;
@@ -46,22 +54,24 @@ pub(crate) fn read(
     check_settings(spec, n)?;
     let base = base(spec, n)?;
     let format = spec.targets_format.unwrap_or_default();
+    let order = spec.order.unwrap_or_default();
+    let head = SetHead {
+        source,
+        format,
+        order,
+        seed: spec.seed.unwrap_or_else(draw_seed),
+    };
+    if let Some(path) = streamed_file(spec, order) {
+        return stream(path, head, base.as_ref(), extra, labels).map(Some);
+    }
+    let source = &head.source;
     let defs = match (&spec.targets, &spec.targets_text) {
-        (_, Some(text)) => collect(Reader::new(text.as_bytes(), parser(format), &source))?,
-        (Some(path), None) => collect(Reader::new(open(path, n)?, parser(format), &source))?,
+        (_, Some(text)) => collect(Reader::new(text.as_bytes(), parser(format), source))?,
+        (Some(path), None) => collect(Reader::new(open(path, n)?, parser(format), source))?,
         (None, None) => unreachable!("checked above"),
     };
-    let order = spec.order.unwrap_or_default();
-    let seed = spec.seed.unwrap_or_else(draw_seed);
-    build(defs, &source, base.as_ref(), extra, labels).map(|targets| {
-        Some(RequestSet {
-            targets,
-            order,
-            seed,
-            source,
-            format,
-        })
-    })
+    let targets = build(defs, source, base.as_ref(), extra, labels)?;
+    Ok(Some(head.into_set(targets, None)))
 }
 
 /// The URL given with a set (a plan's variant, `kurabe http --targets
@@ -132,7 +142,9 @@ fn open(path: &Path, n: &Names) -> Result<Box<dyn BufRead>, SpecError> {
     }
 }
 
-fn collect<R: BufRead>(r: Reader<R>) -> Result<Vec<TargetDef>, SpecError> {
+fn collect(
+    r: impl Iterator<Item = Result<TargetDef, TargetsError>>,
+) -> Result<Vec<TargetDef>, SpecError> {
     r.collect::<Result<Vec<_>, TargetsError>>()
         .map_err(|e| SpecError::Invalid(e.to_string()))
 }
@@ -153,20 +165,56 @@ fn build(
     extra: &[(String, String)],
     labels: &mut Labels,
 ) -> Result<Vec<SetTarget>, SpecError> {
-    let at = |line: u64, what: String| SpecError::Invalid(format!("{source}:{line}: {what}"));
     let Some(first) = defs.first() else {
-        return Err(SpecError::Invalid(format!(
-            "{source}: the set is empty: give at least one target (METHOD URL, or one URL a line)"
-        )));
+        return Err(empty_set(source));
     };
-    let origin = match base {
-        Some(b) => b.clone(),
-        None => Target::parse(&first.url).map_err(|e| at(first.line, e.to_string()))?,
-    };
+    let mut r = Resolver::new(first, source, base, extra)?;
     let mut out = Vec::with_capacity(defs.len());
     for d in defs {
-        let mut target = Target::parse(&d.url).map_err(|e| at(d.line, e.to_string()))?;
-        if base.is_some() {
+        out.push(r.one(d, labels)?);
+    }
+    Ok(out)
+}
+
+/// What turns a target as read into one as sent: the set's origin and
+/// the spec's extra headers.
+#[derive(Debug, Clone)]
+struct Resolver {
+    source: String,
+    /// The URL given with the set replaces every target's origin.
+    rebase: bool,
+    origin: Target,
+    extra: Vec<(String, String)>,
+    /// The body file read last (a set often names one for every target).
+    last_body: Option<(std::path::PathBuf, Vec<u8>)>,
+}
+
+impl Resolver {
+    /// The resolver of a set whose first target is `first`.
+    fn new(
+        first: &TargetDef,
+        source: &str,
+        base: Option<&Target>,
+        extra: &[(String, String)],
+    ) -> Result<Resolver, SpecError> {
+        let origin = match base {
+            Some(b) => b.clone(),
+            None => Target::parse(&first.url).map_err(|e| at(source, first.line, e.to_string()))?,
+        };
+        Ok(Resolver {
+            source: source.to_owned(),
+            rebase: base.is_some(),
+            origin,
+            extra: extra.to_vec(),
+            last_body: None,
+        })
+    }
+
+    /// One target, resolved and tagged.
+    fn one(&mut self, d: TargetDef, labels: &mut Labels) -> Result<SetTarget, SpecError> {
+        let (source, origin) = (&self.source, &self.origin);
+        let mut target = Target::parse(&d.url).map_err(|e| at(source, d.line, e.to_string()))?;
+        if self.rebase {
             target = Target {
                 path: target.path,
                 ..origin.clone()
@@ -174,6 +222,7 @@ fn build(
         }
         if (target.tls, &target.host, target.port) != (origin.tls, &origin.host, origin.port) {
             return Err(at(
+                source,
                 d.line,
                 format!(
                     "{} is not on {}, where the set's first target is: a set is sent to one host and port; split it by host",
@@ -182,22 +231,13 @@ fn build(
                 ),
             ));
         }
-        let body = match &d.body {
-            None => None,
-            Some(Body::Inline(b)) => Some(b.clone()),
-            Some(Body::File(p)) => Some(std::fs::read(p).map_err(|e| {
-                at(
-                    d.line,
-                    format!("cannot read the body file '{}': {e}", p.display()),
-                )
-            })?),
-        };
+        let body = self.body(&d)?;
         let tag = labels
             .tag(&d.method, &target.url(), d.name.as_deref(), &d.checks)
-            .map_err(|e| at(d.line, format!("# @check {e}")))?;
+            .map_err(|e| at(&self.source, d.line, format!("# @check {e}")))?;
         let mut headers = d.headers;
-        headers.extend(extra.iter().cloned());
-        out.push(SetTarget {
+        headers.extend(self.extra.iter().cloned());
+        Ok(SetTarget {
             method: d.method,
             target,
             headers,
@@ -205,15 +245,180 @@ fn build(
             tag,
             weight: d.weight,
             checks: d.checks,
-        });
+        })
     }
-    Ok(out)
+
+    /// The target's body, its file read (the last one read is kept).
+    fn body(&mut self, d: &TargetDef) -> Result<Option<Vec<u8>>, SpecError> {
+        let p = match &d.body {
+            None => return Ok(None),
+            Some(Body::Inline(b)) => return Ok(Some(b.clone())),
+            Some(Body::File(p)) => p,
+        };
+        if let Some((last, bytes)) = &self.last_body {
+            if last == p {
+                return Ok(Some(bytes.clone()));
+            }
+        }
+        let bytes = std::fs::read(p).map_err(|e| {
+            at(
+                &self.source,
+                d.line,
+                format!("cannot read the body file '{}': {e}", p.display()),
+            )
+        })?;
+        self.last_body = Some((p.clone(), bytes.clone()));
+        Ok(Some(bytes))
+    }
+}
+
+/// `FILE:LINE: what`.
+fn at(source: &str, line: u64, what: String) -> SpecError {
+    SpecError::Invalid(format!("{source}:{line}: {what}"))
+}
+
+/// A targets file larger than this is streamed in the sequential and
+/// round-robin orders (read as it is sent, never held).
+pub(crate) const STREAM_BYTES: u64 = 16 << 20;
+
+/// Bytes of targets (about) a streamed set reads before the run: checked,
+/// tagged, its origin (at least one target, however large).
+const FIRST_BYTES: usize = 256 * 1024;
+
+/// The file of `spec`'s set if it is streamed: a regular file larger than
+/// [`STREAM_BYTES`], an order that reads it front to back, HTTP/1.1.
+fn streamed_file(spec: &LoadSpec, order: Order) -> Option<&Path> {
+    let path = spec.targets.as_deref()?;
+    let front_to_back = matches!(order, Order::Sequential | Order::RoundRobin);
+    let big = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > STREAM_BYTES);
+    (spec.targets_text.is_none() && front_to_back && !spec.http2 && big && path != Path::new("-"))
+        .then_some(path)
+}
+
+/// A streamed set: its first targets read now (so a bad first line or a
+/// missing body file stops the run before any request), the rest by its
+/// [`Stream`] during the run. Only the first target is kept (the set's
+/// origin and first method).
+fn stream(
+    path: &Path,
+    head: SetHead,
+    base: Option<&Target>,
+    extra: &[(String, String)],
+    labels: &mut Labels,
+) -> Result<RequestSet, SpecError> {
+    let parse = parser(head.format);
+    let file = std::fs::File::open(path).map_err(|source| SpecError::File {
+        what: format!(
+            "cannot read the targets file '{}': check the path",
+            path.display()
+        ),
+        source,
+    })?;
+    let mut reader = Reader::new(std::io::BufReader::new(file), parse, &head.source);
+    let (mut resolver, mut first, mut bytes) = (None, None, 0);
+    while bytes < FIRST_BYTES {
+        let Some(def) = reader.next() else {
+            break;
+        };
+        let def = def.map_err(|e| SpecError::Invalid(e.to_string()))?;
+        let r = match &mut resolver {
+            Some(r) => r,
+            None => resolver.insert(Resolver::new(&def, &head.source, base, extra)?),
+        };
+        let t = r.one(def, labels)?;
+        bytes += t.target.path.len() + t.body.as_ref().map_or(0, Vec::len) + 64;
+        bytes += t
+            .headers
+            .iter()
+            .map(|(k, v)| k.len() + v.len())
+            .sum::<usize>();
+        first.get_or_insert(t);
+    }
+    let (Some(first), Some(resolver)) = (first, resolver) else {
+        return Err(empty_set(&head.source));
+    };
+    let file = FileStream {
+        path: path.to_owned(),
+        format: parse,
+        resolver,
+    };
+    Ok(head.into_set(vec![first], Some(Streamed(std::sync::Arc::new(file)))))
+}
+
+fn empty_set(source: &str) -> SpecError {
+    SpecError::Invalid(format!(
+        "{source}: the set is empty: give at least one target (METHOD URL, or one URL a line)"
+    ))
+}
+
+/// A set's description before its targets.
+struct SetHead {
+    source: String,
+    format: TargetsFormat,
+    order: Order,
+    seed: u64,
+}
+
+impl SetHead {
+    fn into_set(self, targets: Vec<SetTarget>, stream: Option<Streamed>) -> RequestSet {
+        RequestSet {
+            targets,
+            order: self.order,
+            seed: self.seed,
+            source: self.source,
+            format: self.format,
+            stream,
+        }
+    }
+}
+
+/// A targets file read pass by pass.
+#[derive(Debug)]
+struct FileStream {
+    path: std::path::PathBuf,
+    format: Format,
+    resolver: Resolver,
+}
+
+impl Stream for FileStream {
+    fn pass(&self) -> Result<Box<dyn Pass>, String> {
+        let file = std::fs::File::open(&self.path).map_err(|e| {
+            format!(
+                "cannot read the targets file '{}': {e}",
+                self.path.display()
+            )
+        })?;
+        let reader = Reader::new(
+            std::io::BufReader::with_capacity(256 * 1024, file),
+            self.format,
+            &self.resolver.source,
+        );
+        Ok(Box::new(FilePass {
+            reader,
+            resolver: self.resolver.clone(),
+        }))
+    }
+}
+
+/// One pass over a [`FileStream`].
+struct FilePass {
+    reader: Reader<std::io::BufReader<std::fs::File>>,
+    resolver: Resolver,
+}
+
+impl Pass for FilePass {
+    fn next_target(&mut self, labels: &mut Labels) -> Option<Result<SetTarget, String>> {
+        let def = match self.reader.next()? {
+            Ok(d) => d,
+            Err(e) => return Some(Err(e.to_string())),
+        };
+        Some(self.resolver.one(def, labels).map_err(|e| e.to_string()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kurabe_model::load::Order;
 
     fn set(text: &str, edit: fn(&mut LoadSpec)) -> Result<(RequestSet, Vec<String>), String> {
         let mut spec = LoadSpec {

@@ -44,6 +44,11 @@ pub(super) struct Conn {
     pub(super) send_busy: bool,
     pub(super) send_at: u64,
     pub(super) send_len: usize,
+    /// A streamed set: the bytes of the request in flight (`w_off..w_end`
+    /// are in these), its body length and whether it is a HEAD request.
+    pub(super) own: Vec<u8>,
+    pub(super) own_body: u64,
+    pub(super) own_head: bool,
 }
 
 impl Conn {
@@ -70,6 +75,9 @@ impl Conn {
             send_busy: false,
             send_at: 0,
             send_len: 0,
+            own: Vec::new(),
+            own_body: 0,
+            own_head: false,
         }
     }
 
@@ -110,8 +118,52 @@ impl Conn {
         self.free = false;
     }
 
+    /// Take `slot` for sending; of a streamed set, `picked` is its
+    /// request (bytes and span), copied: the chunk it came from is not
+    /// kept, so memory stays a chunk per worker whatever is in flight.
+    pub(super) fn take(&mut self, slot: Slot, picked: Option<(&[u8], &Span)>) {
+        if let Some((bytes, span)) = picked {
+            if self.send_busy {
+                // io_uring may still read the old bytes (a send on a closed
+                // socket): leave them be (a request's worth, rarely).
+                std::mem::forget(std::mem::take(&mut self.own));
+            }
+            self.own.clear();
+            self.own.extend_from_slice(bytes);
+            self.own_body = span.body_len;
+            self.own_head = span.head;
+        }
+        self.ring.push_back(slot);
+    }
+
+    /// Whether the request to `target` on this connection is a HEAD request.
+    pub(super) fn is_head(&self, sh: &Shared, target: u32) -> bool {
+        if sh.feed.is_some() {
+            self.own_head
+        } else {
+            sh.is_head(target)
+        }
+    }
+
+    /// The buffer `w_off..w_end` index: the run's requests, or the connection's own.
+    pub(super) fn wire<'s>(own: &'s [u8], sh: &'s Shared) -> &'s [u8] {
+        if sh.feed.is_some() {
+            own
+        } else {
+            &sh.requests
+        }
+    }
+
     /// Queue the bytes of the last `k` requests of the ring behind whatever is pending.
     pub(super) fn queue(&mut self, k: usize, sh: &Shared) {
+        if sh.feed.is_some() {
+            // A streamed set: the request's bytes are the connection's own copy.
+            if self.ring.back().is_some() && k > 0 {
+                self.w_off = 0;
+                self.w_end = self.own.len();
+            }
+            return;
+        }
         if let Some(set) = &sh.set {
             // A set has one request in flight per connection (no pipelining):
             // its bytes are its target's, in place.

@@ -26,7 +26,7 @@ impl Worker<'_> {
             }
             if self.conns[ci].ring.is_empty() {
                 match self.core.claim() {
-                    Some(slot) => self.conns[ci].ring.push_back(slot),
+                    Some(slot) => self.conns[ci].take(slot, self.core.streamed()),
                     None => continue,
                 }
             }
@@ -44,7 +44,7 @@ impl Worker<'_> {
             let Some(slot) = self.core.pop_due(until) else {
                 return;
             };
-            self.conns[ci].ring.push_back(slot);
+            self.conns[ci].take(slot, self.core.streamed());
             if self.conns[ci].state == State::Open {
                 self.conns[ci].queue(1, self.core.sh);
                 self.flush(ci);
@@ -153,7 +153,7 @@ impl Worker<'_> {
         while self.conns[ci].ring.len() < want {
             match self.core.claim() {
                 Some(slot) => {
-                    self.conns[ci].ring.push_back(slot);
+                    self.conns[ci].take(slot, self.core.streamed());
                     k += 1;
                 }
                 None => break,
@@ -181,7 +181,8 @@ impl Worker<'_> {
             return;
         }
         let before = c.unwritten(sh.request_len);
-        let r = shared_core::write_out(&mut c.tls, c.fd, &sh.requests[..c.w_end], &mut c.w_off);
+        let wire = &Conn::wire(&c.own, sh)[..c.w_end];
+        let r = shared_core::write_out(&mut c.tls, c.fd, wire, &mut c.w_off);
         if let Err(e) = r {
             self.send_failed(ci, e);
             return;
@@ -198,8 +199,9 @@ impl Worker<'_> {
             return;
         };
         if !c.send_busy && c.w_off < c.w_end {
-            let bytes = &sh.requests[c.w_off..c.w_end];
-            // `sh.requests` outlives the worker and so the operation.
+            let bytes = &Conn::wire(&c.own, sh)[c.w_off..c.w_end];
+            // `sh.requests` outlives the worker and so the operation; a
+            // connection's own bytes stay until its next request (see `take`).
             ring.send(c.fd, bytes, tag(ci, c.gen, OP_SEND));
             c.send_busy = true;
             c.send_at = now;
@@ -229,8 +231,13 @@ impl Worker<'_> {
         if after < before {
             // Requests newly written: the last `before` of the ring, first `before - after` of them.
             let first = c.ring.len() - before;
+            let streamed_body = c.own_body;
             for s in c.ring.range_mut(first..first + (before - after)) {
-                self.core.sent(s, at, sh.body_len(s.target));
+                let body = match sh.feed {
+                    Some(_) => streamed_body,
+                    None => sh.body_len(s.target),
+                };
+                self.core.sent(s, at, body);
             }
         }
         if c.deadline == 0 {

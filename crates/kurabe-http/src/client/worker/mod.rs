@@ -36,6 +36,7 @@ use super::core::{self as shared_core, Core, Protocol};
 use super::framer::{Eof, Framer, Keep, Response};
 use super::gnuplot::GnuplotWriter;
 use super::record::Answer;
+use super::set::Span;
 use super::shared::Shared;
 use super::slot::Slot;
 use super::stats::{FailKind, Stats};

@@ -226,7 +226,7 @@ impl Worker<'_> {
             self.close(ci, End::Done);
             return Progress::Closed;
         };
-        let head = self.core.sh.is_head(front.target);
+        let head = c.is_head(self.core.sh, front.target);
         let at_head = self.core.sh.trace.is_some() && c.framer.in_head();
         let step = match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
             Ok(step) => step,

@@ -1,0 +1,149 @@
+//! A large targets file is streamed, not held: the built binary sends a
+//! 48 MB set (15 000 targets padded to 3.2 KB each) to a private nginx on
+//! port 0 once through, and nginx's access log holds every target exactly
+//! once while kurabe's peak RSS (the kernel's, from `wait4`) stays well
+//! below the file's size; a line that does not parse deep in the file
+//! ends the run with its `FILE:LINE`, exit 2.
+
+use std::io::{BufWriter, Read, Write};
+use std::path::Path;
+use std::process::Stdio;
+
+use kurabe_model::http::HttpReport;
+
+use crate::targets::{logged, nginx};
+use crate::util::kurabe;
+
+const TARGETS: usize = 15_000;
+const PAD: usize = 3_150;
+
+/// The set: target `i` is `GET /{a,b,c}.html?i=I` named `n{i % 4}`, with
+/// an `X-Pad` header; `bad_at`: target index whose request line is broken.
+fn write_set(path: &Path, port: u16, bad_at: Option<usize>) -> u64 {
+    let mut f = BufWriter::new(std::fs::File::create(path).unwrap());
+    let pad = "x".repeat(PAD);
+    for i in 0..TARGETS {
+        let page = ["a", "b", "c"][i % 3];
+        let method = if bad_at == Some(i) { "GET GET" } else { "GET" };
+        writeln!(
+            f,
+            "# @name n{}\n{method} http://127.0.0.1:{port}/{page}.html?i={i}\nX-Pad: {pad}\n",
+            i % 4
+        )
+        .unwrap();
+    }
+    f.flush().unwrap();
+    std::fs::metadata(path).unwrap().len()
+}
+
+/// Run `kurabe http -q ARGS`; (exit code, stdout, stderr, peak RSS in bytes).
+// The child is reaped by `wait4` (which `Child::wait` cannot give the rusage of).
+#[allow(clippy::zombie_processes)]
+fn run_measured(args: &[&str]) -> (i32, String, String, u64) {
+    let mut child = kurabe()
+        .arg("http")
+        .arg("-q")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut out, mut err) = (String::new(), String::new());
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        stderr.read_to_string(&mut s).unwrap();
+        s
+    });
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    err.push_str(&reader.join().unwrap());
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 reaps our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = child.id() as libc::pid_t;
+    let got = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(got, pid);
+    let code = libc::WEXITSTATUS(status);
+    (code, out, err, usage.ru_maxrss as u64 * 1024)
+}
+
+#[test]
+fn a_large_set_is_streamed_once_through_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(ng) = nginx(dir.path()) else {
+        return;
+    };
+    let port = ng.ports()[0];
+    let file = dir.path().join("big.txt");
+    let size = write_set(&file, port, None);
+    assert!(size > 40 << 20, "{size}");
+    let path = file.display().to_string();
+
+    // No -n, no -t: the set once, as a held set is sent.
+    let (code, out, err, rss) = run_measured(&[
+        "--format",
+        "json",
+        "--targets",
+        &path,
+        "-k",
+        "-c",
+        "8",
+        "--threads",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let r: HttpReport = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (TARGETS as u64, 0)
+    );
+    let set = r.set.as_ref().unwrap();
+    assert_eq!((set.targets, set.names), (TARGETS as u64, 4));
+    let rows: Vec<(String, u64)> = r
+        .requests
+        .iter()
+        .map(|q| (q.name.clone(), q.complete_requests))
+        .collect();
+    let quarter = TARGETS as u64 / 4;
+    assert_eq!(
+        rows,
+        (0..4)
+            .map(|i| (format!("n{i}"), quarter))
+            .collect::<Vec<_>>()
+    );
+    let log = logged(dir.path(), &ng, TARGETS as u64);
+    let log: std::collections::BTreeMap<_, _> =
+        log.into_iter().filter(|(k, _)| k.contains("?i=")).collect();
+    assert_eq!(log.len(), TARGETS, "every target arrived");
+    assert!(log.values().all(|&n| n == 1), "each exactly once");
+    // Held whole, the set's bytes alone would be the file's size: the
+    // streamed run costs a few chunks over a one-URL run's own RSS.
+    let url = format!("http://127.0.0.1:{port}/a.html");
+    let (code, _, err, alone) =
+        run_measured(&["-k", "-c", "8", "--threads", "2", "-n", "100", &url]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        rss < alone + size / 5,
+        "peak RSS {rss} bytes for a {size}-byte set (one URL: {alone}): not streamed"
+    );
+    eprintln!("streamed: {size} bytes, {TARGETS} targets, peak RSS {rss} bytes (one URL {alone})");
+
+    // A target that does not parse far beyond the first ones read before
+    // the run: the run ends there, with the line, exit 2.
+    let bad = dir.path().join("bad.txt");
+    write_set(&bad, port, Some(TARGETS - 10));
+    let bad_path = bad.display().to_string();
+    let (code, _, err, _) = run_measured(&["--targets", &bad_path, "-k", "-c", "2"]);
+    assert_eq!(code, 2, "{err}");
+    let line = (TARGETS - 10) * 4 + 2;
+    assert!(
+        err.contains(&format!("{bad_path}:{line}: 'GET GET http")),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
