@@ -305,3 +305,78 @@ fn bad_sets_are_refused_in_one_line_before_any_request() {
         "a refused set must not connect anywhere"
     );
 }
+
+/// A/B with a request set: two `kurabe serve` on port 0, B holding each
+/// request 2 ms (`--service-us`: at most 500/s whatever the machine does),
+/// the same two-name set sent to both in interleaved rounds. Each name gets
+/// its own rows and verdicts, and they point B's way: slower, higher latency.
+#[test]
+fn an_ab_of_a_set_gives_each_name_a_verdict_that_points_the_right_way() {
+    use crate::serve::ServeChild;
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        ServeChild::start(&[]),
+        ServeChild::start(&["--service-us", "2000"]),
+    );
+    let set = write(
+        dir.path(),
+        "ab.txt",
+        "# @name list\nGET http://h/list\n\n# @name item\nGET http://h/item/1\n",
+    );
+    let (ua, ub) = (
+        a.url.trim_end_matches('/').to_owned(),
+        b.url.trim_end_matches('/').to_owned(),
+    );
+    let out = kurabe()
+        .args([
+            "http",
+            "-q",
+            "--format",
+            "json",
+            "--targets",
+            &set,
+            &ua,
+            &ub,
+        ])
+        .args(["-k", "-c", "2", "-t", "0.3", "--rounds", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = &v["comparison"]["workloads"][0];
+    let names: Vec<&str> = w["requests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["list", "item"]);
+    let verdict = |metrics: &serde_json::Value, name: &str| {
+        let m = metrics
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {metrics}"));
+        let vs = &m["versus_baseline"][0];
+        assert_eq!(vs["variant"], ub.as_str());
+        vs["comparison"]["verdict"]["kind"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(verdict(&w["metrics"], "requests_per_second"), "worse");
+    for r in w["requests"].as_array().unwrap() {
+        let n = &r["name"];
+        assert_eq!(
+            verdict(&r["metrics"], "requests_per_second"),
+            "worse",
+            "{n}"
+        );
+        assert_eq!(verdict(&r["metrics"], "latency_p50_us"), "worse", "{n}");
+    }
+}
