@@ -660,3 +660,68 @@ fn assert_rate_kept(rated: &HttpReport, workers: u64, ctx: &str) {
         "{shortfall:.0} of {intended:.0} intended neither sent nor counted among the {late} late sends; {ctx}"
     );
 }
+
+/// A request set over `--workers 2`: each worker sends the same set (it
+/// travels inline in the run's spec), and the merged report is exact: the
+/// per-name rows add up to the totals, and each equals what nginx's
+/// access log holds for that name's page.
+#[test]
+fn a_set_over_two_workers_merges_exactly_per_name() {
+    let Some(pg) = kurabe_testkit::pg::server().map(|s| s.url.clone()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let Some(ng) = crate::targets::nginx(dir.path()) else {
+        return;
+    };
+    let port = ng.ports()[0];
+    let schema = format!("kurabe_fleet_set_{}", std::process::id());
+    let mut db = kurabe_store::pg::connect(&pg).unwrap();
+    db.batch_execute(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ))
+    .unwrap();
+    let sep = if pg.contains('?') { '&' } else { '?' };
+    let store = format!("{pg}{sep}options=-c%20search_path%3D{schema}");
+    let set = dir.path().join("set.txt");
+    std::fs::write(
+        &set,
+        format!(
+            "# @name a\nGET http://127.0.0.1:{port}/a.html\n\n# @name b\nGET http://127.0.0.1:{port}/b.html\n\n# @name c\nGET http://127.0.0.1:{port}/c.html\n"
+        ),
+    )
+    .unwrap();
+    let _workers: Vec<Kid> = ["set-w1", "set-w2"]
+        .iter()
+        .map(|name| {
+            Kid(crate::util::kurabe()
+                .args(["worker", "--once", "--name", name, "--store", &store])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap())
+        })
+        .collect();
+    let out = crate::util::kurabe()
+        .args(["http", "-q", "--format", "json", "--store", &store])
+        .args(["--workers", "2", "--targets"])
+        .arg(&set)
+        .args(["-k", "-c", "4", "-n", "600"])
+        .output()
+        .unwrap();
+    let (r, _) = report(&out);
+    assert_eq!((r.complete_requests, r.failed_requests), (600, 0));
+    let rows: Vec<(String, u64)> = r
+        .requests
+        .iter()
+        .map(|q| (q.name.clone(), q.complete_requests))
+        .collect();
+    assert_eq!(rows.iter().map(|(_, n)| n).sum::<u64>(), 600, "{rows:?}");
+    let log = crate::targets::logged(dir.path(), &ng, 600);
+    for (name, n) in &rows {
+        let key = format!("GET /{name}.html HTTP/1.1");
+        assert_eq!(log.get(&key).copied(), Some(*n), "{name}: {log:?}");
+    }
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    let _ = db.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+}
