@@ -75,6 +75,10 @@ pub struct Names {
     pub concurrency: &'static str,
     /// Open-model rate (`--rate`, `rate`).
     pub rate: &'static str,
+    /// Stages of the rate (`--stage`, `stages`).
+    pub stages: &'static str,
+    /// k6's executor name (plans only: `executor`).
+    pub executor: &'static str,
     /// Client threads (`--threads`, `threads`).
     pub threads: &'static str,
     /// Keep-alive (`-k`, `keep_alive`).
@@ -129,6 +133,8 @@ impl Names {
         warmup: "--warmup",
         concurrency: "-c",
         rate: "--rate",
+        stages: "--stage",
+        executor: "executor",
         threads: "--threads",
         keep_alive: "-k",
         pipeline: "--pipeline",
@@ -166,6 +172,8 @@ impl Names {
         warmup: "http.warmup",
         concurrency: "http.concurrency",
         rate: "http.rate",
+        stages: "http.stages",
+        executor: "http.executor",
         threads: "http.threads",
         keep_alive: "http.keep_alive",
         pipeline: "http.pipeline",

@@ -112,6 +112,18 @@ pub struct LoadSpec {
     /// Open model: arrival rate in requests per second over all connections (`--rate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate: Option<f64>,
+    /// Load shaped over time (`--stage 30s:200`, repeatable; a plan's
+    /// `stages = [{ duration = "30s", target = 200 }, …]`): the open
+    /// model's arrival rate ramps linearly from 0 to each stage's target in
+    /// turn (k6's `ramping-arrival-rate`), and the run lasts their total.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<crate::stage::StageSpec>,
+    /// k6's executor name (plans): `constant-arrival-rate` (needs `rate`),
+    /// `ramping-arrival-rate` (needs `stages`), `constant-vus` (the closed
+    /// model); `ramping-vus` is refused (connection stages are not
+    /// supported yet). Without one, the other keys say which model runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executor: Option<crate::stage::Executor>,
     /// Capacity under an SLO (`--find-rate --slo …`; a plan's
     /// `find_rate = { slo = ["p(99)<50ms"] }`): search the highest `rate`
     /// sustained within the SLOs instead of running one load. kurabe-lab

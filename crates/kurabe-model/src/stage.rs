@@ -10,7 +10,49 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::plan::parse_duration;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{parse_duration, HumanDuration};
+
+/// One stage as a [`LoadSpec`](crate::load::LoadSpec) holds it: a plan's
+/// `{ duration = "30s", target = 200 }`, `--stage 30s:200` on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub struct StageSpec {
+    /// How long the ramp to `target` takes.
+    #[schemars(with = "String")]
+    pub duration: HumanDuration,
+    /// The arrival rate reached at the stage's end, requests per second.
+    pub target: f64,
+}
+
+/// k6's executor names, where they mean what a kurabe load does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Executor {
+    /// Open model at one `rate` (`--rate`).
+    ConstantArrivalRate,
+    /// Open model ramped through `stages` (`--stage 30s:200`).
+    RampingArrivalRate,
+    /// Closed model: `concurrency` connections, each sending as soon as
+    /// its last response arrived.
+    ConstantVus,
+    /// Closed model with `stages` of connections: not supported yet.
+    RampingVus,
+}
+
+impl Executor {
+    /// The name as k6 and plans write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Executor::ConstantArrivalRate => "constant-arrival-rate",
+            Executor::RampingArrivalRate => "ramping-arrival-rate",
+            Executor::ConstantVus => "constant-vus",
+            Executor::RampingVus => "ramping-vus",
+        }
+    }
+}
 
 /// What a stage's text must look like, for errors.
 pub const STAGE_EXPECTED: &str =
@@ -172,6 +214,24 @@ mod tests {
         let c = stages(&["10s:c=100"]);
         assert!(!c.is_rate());
         assert_eq!(c.target_at(Duration::from_secs(5)), 50.0);
+    }
+
+    #[test]
+    fn a_plan_writes_stages_as_tables_and_k6_executor_names() {
+        #[derive(Deserialize)]
+        struct Http {
+            stages: Vec<StageSpec>,
+            executor: Executor,
+        }
+        let h: Http = toml::from_str(
+            r#"executor = "ramping-arrival-rate"
+stages = [{ duration = "30s", target = 200 }, { duration = "2m", target = 200 }]"#,
+        )
+        .unwrap();
+        assert_eq!(h.executor, Executor::RampingArrivalRate);
+        assert_eq!(h.executor.name(), "ramping-arrival-rate");
+        assert_eq!(h.stages[1].duration.0, Duration::from_secs(120));
+        assert_eq!(h.stages[0].target, 200.0);
     }
 
     #[test]

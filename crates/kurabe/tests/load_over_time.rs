@@ -31,15 +31,22 @@ fn http_json(url: &str, args: &[&str]) -> (Output, HttpReport) {
     (out, serde_json::from_value(value).unwrap())
 }
 
-/// The rows sum to the report's own totals.
+/// The rows sum to the report's own totals. Sends are counted when their
+/// last byte is written (an io_uring send when it completes), so the
+/// requests in flight at the end may not all be among them yet.
 fn assert_sums(r: &HttpReport) {
-    let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
     let dropped = r.rate.map_or(0, |x| x.dropped_sends);
+    let (sent, completed, failed, d) = sums(&r.series);
     assert_eq!(
-        sums(&r.series),
-        (sent, r.complete_requests, r.failed_requests, dropped),
+        (completed, failed, d),
+        (r.complete_requests, r.failed_requests, dropped),
         "{:#?}",
         r.series
+    );
+    let most = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    assert!(
+        sent >= completed && sent <= most,
+        "sent {sent}, at most {most}"
     );
 }
 
@@ -94,4 +101,100 @@ fn a_rate_runs_series_carries_its_target_and_a_warmup_is_not_in_it() {
         assert!((60.0..=230.0).contains(&s.achieved_per_s), "{s:?}");
     }
     assert_sums(&r);
+}
+
+#[test]
+fn stages_ramp_the_rate_and_each_second_carries_its_target() {
+    let server = ServeChild::start(&[]);
+    let args = ["-c", "16", "--stage", "1s:100", "--stage", "1s:300"];
+    let (_, r) = http_json(&server.url, &args);
+    assert_eq!(r.series.len(), 2, "{:#?}", r.series);
+    // The mean target of each second: 0 → 100 is 50/s, 100 → 300 is 200/s.
+    let target = |i: usize| r.series[i].target_per_s.unwrap();
+    assert!(
+        (target(0) - 50.0).abs() < 0.5 && (target(1) - 200.0).abs() < 0.5,
+        "{:#?}",
+        r.series
+    );
+    let rate = r.rate.unwrap();
+    assert!((rate.requested_per_s - 125.0).abs() < 0.5, "{rate:?}");
+    // 250 sends intended: never more, and the second second sends more.
+    let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    assert!(
+        sent <= 251 && sent + rate.late_sends >= 240,
+        "sent {sent}, {rate:?}"
+    );
+    assert!(r.series[1].sent > r.series[0].sent, "{:#?}", r.series);
+    assert!((r.duration_s - 2.0).abs() < 0.2, "{}", r.duration_s);
+    assert_sums(&r);
+}
+
+#[test]
+fn sends_no_connection_takes_within_the_timeout_are_dropped() {
+    // One connection to a server that answers 100 a second: of 300/s, at
+    // most 100 go out, and what waits over -s 0.3 s is given up.
+    let server = ServeChild::start(&["--service-us", "10000"]);
+    let args = ["-c", "1", "--rate", "300", "-t", "2", "-s", "0.3"];
+    let (_, r) = http_json(&server.url, &args);
+    let rate = r.rate.unwrap();
+    assert!(rate.dropped_sends >= 100, "{rate:?}");
+    assert!(r.complete_requests <= 220, "{}", r.complete_requests);
+    assert!(
+        r.series.iter().skip(1).all(|s| s.dropped > 0),
+        "{:#?}",
+        r.series
+    );
+    assert_sums(&r);
+    let out = kurabe()
+        .args([
+            "http",
+            &server.url,
+            "-k",
+            "-q",
+            "-c",
+            "1",
+            "--rate",
+            "300",
+            "-t",
+            "1",
+            "-s",
+            "0.2",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        text(&out.stdout).contains("Dropped sends:"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[test]
+fn a_stage_that_does_not_parse_is_one_line_and_exit_2() {
+    // Port 9 (discard) is never reached: the flags are refused first.
+    for (stage, says) in [
+        ("30s:fast", "'fast'"),
+        ("soon:200", "soon"),
+        ("30s", "no ':'"),
+        ("30s:c=100", "not supported yet"),
+    ] {
+        let out = kurabe()
+            .args(["http", "http://127.0.0.1:9/", "--stage", stage])
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stage}: {err}");
+        assert_eq!(err.lines().count(), 1, "{stage}: {err}");
+        assert!(err.contains(stage) && err.contains(says), "{stage}: {err}");
+    }
+    let out = kurabe()
+        .args(["http", "http://127.0.0.1:9/", "--stage", "1s:10", "-t", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("-t with --stage"),
+        "{}",
+        text(&out.stderr)
+    );
 }

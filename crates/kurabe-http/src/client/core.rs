@@ -133,7 +133,9 @@ impl<'a> Core<'a> {
             // Names come with the chunks: a row for every one from the start.
             Some(_) => Stats::with_rows(sh.labels.names()),
         };
-        let mut meter = Meter::new(&stats.total);
+        // Two significant digits, growing with the largest latency (≤ ~26 KiB):
+        // a second's percentiles need no more, and a worker holds a few.
+        let mut meter = Meter::new(&super::stats::name_histogram());
         if sh.measure_ns <= sh.start_ns {
             meter.start(sh.measure_ns, sh.end_ns);
         }
@@ -191,7 +193,8 @@ impl<'a> Core<'a> {
                 sh.threads,
                 sh.limit,
             )
-            .with_replay(sh.replay.as_ref());
+            .with_replay(sh.replay.as_ref())
+            .with_ramp(sh.ramp.as_ref());
         }
     }
 
@@ -354,6 +357,19 @@ impl<'a> Core<'a> {
         }
         if let Some(s) = &mut self.schedule {
             self.stats.counters.late_sends += s.give_up_due(self.sh.end_ns - 1);
+        }
+    }
+
+    /// Open model: give up the sends no connection took within the request
+    /// timeout of their intended time (had they gone out, their latency
+    /// from then would already exceed it): k6's dropped iterations.
+    pub fn drop_stale(&mut self) {
+        let (now, wait) = (self.now, self.sh.timeout_ns);
+        if let Some(s) = &mut self.schedule {
+            let n = s.drop_stale(now, wait);
+            if self.measuring && !self.draining {
+                self.stats.counters.dropped_sends += n;
+            }
         }
     }
 
@@ -559,7 +575,11 @@ fn first_schedule(sh: &Shared, index: u64) -> Option<Schedule> {
     } else {
         (sh.measure_ns, sh.limit)
     };
-    Some(Schedule::new(start, rate, index, sh.threads, limit).with_replay(sh.replay.as_ref()))
+    Some(
+        Schedule::new(start, rate, index, sh.threads, limit)
+            .with_replay(sh.replay.as_ref())
+            .with_ramp(sh.ramp.as_ref()),
+    )
 }
 
 /// Write `bytes[*off..]` to `fd` (through `tls` if given) until all is

@@ -125,6 +125,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         set: None,
         labels: Default::default(),
         replay: None,
+        stages: Vec::new(),
     }
 }
 

@@ -229,6 +229,9 @@ pub struct LoadConfig {
     /// A replay (`kurabe replay`): the recorded requests and their times,
     /// sent instead of `method`/`target.path`/`body` under the open model.
     pub replay: Option<std::sync::Arc<crate::replay::Replay>>,
+    /// Stages (`--stage`): (length, target rate) each; the open model's
+    /// rate ramps linearly between them (`rate` is then their mean).
+    pub stages: Vec<(Duration, f64)>,
 }
 
 /// The `-g` destination, opened by the caller (who decides where the bytes
@@ -794,7 +797,13 @@ pub(crate) fn run_with_stats(
     let mut report = build_report(cfg, &shared, &total, threads, duration_s, interrupted);
     report.engine = Some(engine.name().to_owned());
     let length_ns = end.saturating_sub(shared.measure_ns);
-    report.series = shared.series.finish(length_ns, |_, _| cfg.rate);
+    report.series = shared
+        .series
+        .finish(length_ns, |start, len| match &shared.ramp {
+            Some(r) if len > 0.0 => Some((r.sends_by(start + len) - r.sends_by(start)) / len),
+            Some(_) => None,
+            None => cfg.rate,
+        });
     Ok((report, total))
 }
 
@@ -915,6 +924,7 @@ fn shared_state(
         tls_summary: OnceLock::new(),
         aborted: AtomicBool::new(false),
         series: series::Collector::new(u64::from(threads)),
+        ramp: ramp(cfg),
         tls,
         // A connection buffer holds at least one response head; keep the total bounded at high -c.
         buf_size: ((16 << 20) / cfg.concurrency as usize).clamp(4096, 64 * 1024),
@@ -931,6 +941,11 @@ fn shared_state(
         },
         labels: cfg.labels.clone(),
     })
+}
+
+/// The stages' ramp, if the run has stages.
+fn ramp(cfg: &LoadConfig) -> Option<std::sync::Arc<schedule::Ramp>> {
+    (!cfg.stages.is_empty()).then(|| std::sync::Arc::new(schedule::Ramp::new(&cfg.stages)))
 }
 
 /// Refuse a config no run can start with (the CLI checks these too, with its own words).
@@ -1230,6 +1245,7 @@ mod tests {
             set: None,
             labels: Default::default(),
             replay: None,
+            stages: Vec::new(),
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();
         assert!(

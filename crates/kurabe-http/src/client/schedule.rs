@@ -1,5 +1,7 @@
 //! Who may send the next request: the closed model's shared request budget
-//! (`-n`) and the open model's constant-arrival schedule (`--rate`).
+//! (`-n`), the open model's constant-arrival schedule (`--rate`) and its
+//! ramped form (`--stage 30s:200`: [`Ramp`], the rate linear within each
+//! stage, so request `i` is due where the integral of the rate reaches `i`).
 //!
 //! A replay's schedule is its recording's times instead of a rate
 //! (`super::replayed`).
@@ -112,6 +114,8 @@ pub(crate) struct Schedule {
     limit: u64,
     /// A replay: the recorded times (`rate` is then unused).
     replay: Option<Arc<ReplayTable>>,
+    /// Stages: the ramped rate (`rate` is then unused).
+    ramp: Option<Arc<Ramp>>,
 }
 
 impl Schedule {
@@ -123,6 +127,7 @@ impl Schedule {
             next: thread,
             limit: limit.unwrap_or(u64::MAX),
             replay: None,
+            ramp: None,
         }
     }
 
@@ -136,13 +141,33 @@ impl Schedule {
         self
     }
 
+    /// The same schedule following stages' ramp, if any (at most its sends).
+    pub fn with_ramp(mut self, ramp: Option<&Arc<Ramp>>) -> Self {
+        if let Some(r) = ramp {
+            self.limit = self.limit.min(r.sends());
+            self.ramp = Some(Arc::clone(r));
+        }
+        self
+    }
+
     /// Intended send time of global request `i`.
     #[inline]
     pub fn intended(&self, i: u64) -> u64 {
-        match &self.replay {
-            None => self.start_ns + (i as f64 * 1e9 / self.rate) as u64,
-            Some(r) => self.start_ns + r.at(i),
+        match (&self.replay, &self.ramp) {
+            (Some(r), _) => self.start_ns + r.at(i),
+            (None, Some(r)) => self.start_ns + r.at(i),
+            (None, None) => self.start_ns + (i as f64 * 1e9 / self.rate) as u64,
         }
+    }
+
+    /// Give up the unsent requests intended more than `wait_ns` before
+    /// `now` (no connection could take them in time); how many.
+    pub fn drop_stale(&mut self, now: u64, wait_ns: u64) -> u64 {
+        let mut n = 0;
+        while self.pop_due(now.saturating_sub(wait_ns)).is_some() {
+            n += 1;
+        }
+        n
     }
 
     /// Global index of this worker's next request (a replay picks the
@@ -181,6 +206,100 @@ impl Schedule {
     /// No request left for this worker.
     pub fn done(&self) -> bool {
         self.next >= self.limit
+    }
+}
+
+/// One stage of a ramp: the rate goes linearly from `from` to `to`
+/// (requests/s) over `len_s` seconds starting `start_s` into the run,
+/// after `before` sends.
+#[derive(Debug, Clone, Copy)]
+struct Leg {
+    start_s: f64,
+    len_s: f64,
+    from: f64,
+    to: f64,
+    before: f64,
+}
+
+impl Leg {
+    /// Sends in this stage.
+    fn sends(&self) -> f64 {
+        (self.from + self.to) / 2.0 * self.len_s
+    }
+
+    /// Seconds into the stage at which `x` of its sends have been due:
+    /// the root of `from·τ + (to − from)/(2·len)·τ² = x`, in the form that
+    /// stays exact when the rate is flat or starts at 0.
+    fn time_of(&self, x: f64) -> f64 {
+        if x <= 0.0 {
+            return 0.0;
+        }
+        let a = (self.to - self.from) / (2.0 * self.len_s);
+        let disc = (self.from * self.from + 4.0 * a * x).max(0.0);
+        (2.0 * x / (self.from + disc.sqrt())).min(self.len_s)
+    }
+
+    /// Sends due `t` seconds into the stage.
+    fn sends_by(&self, t: f64) -> f64 {
+        let t = t.clamp(0.0, self.len_s);
+        self.from * t + (self.to - self.from) / (2.0 * self.len_s) * t * t
+    }
+}
+
+/// The open model's arrival rate ramped linearly between stage targets
+/// (`--stage`), starting from 0 requests/s.
+#[derive(Debug, Clone)]
+pub(crate) struct Ramp {
+    legs: Vec<Leg>,
+}
+
+impl Ramp {
+    /// The ramp through `(duration, target rate)` stages.
+    pub fn new(stages: &[(std::time::Duration, f64)]) -> Ramp {
+        let (mut legs, mut at, mut before, mut from) = (Vec::new(), 0.0, 0.0, 0.0);
+        for &(d, to) in stages {
+            let leg = Leg {
+                start_s: at,
+                len_s: d.as_secs_f64().max(1e-9),
+                from,
+                to,
+                before,
+            };
+            before += leg.sends();
+            at += leg.len_s;
+            from = to;
+            legs.push(leg);
+        }
+        Ramp { legs }
+    }
+
+    /// How many sends the whole ramp makes.
+    pub fn sends(&self) -> u64 {
+        self.legs
+            .last()
+            .map_or(0, |l| (l.before + l.sends()).ceil() as u64)
+    }
+
+    /// Sends due in the first `t` seconds.
+    pub fn sends_by(&self, t: f64) -> f64 {
+        let mut n = 0.0;
+        for l in self.legs.iter().filter(|l| l.start_s < t) {
+            n = l.before + l.sends_by(t - l.start_s);
+        }
+        n
+    }
+
+    /// Intended time of send `i`, ns after the start.
+    pub fn at(&self, i: u64) -> u64 {
+        let x = i as f64;
+        let leg = self
+            .legs
+            .iter()
+            .rev()
+            .find(|l| l.before <= x && l.sends() > 0.0)
+            .or(self.legs.first());
+        let Some(l) = leg else { return 0 };
+        ((l.start_s + l.time_of(x - l.before)) * 1e9) as u64
     }
 }
 
@@ -233,6 +352,35 @@ mod tests {
         assert_eq!(s.give_up_due(9_500_000), 9);
         assert_eq!(s.give_up_due(9_500_000), 0);
         assert_eq!(s.peek(), Some(10_000_000));
+    }
+
+    #[test]
+    fn a_ramp_sends_where_the_rates_integral_reaches_each_send() {
+        let secs = std::time::Duration::from_secs;
+        // 0 → 100/s over 10 s (500 sends), 100/s for 10 s (1000), 100 → 0 over 10 s (500).
+        let r = Ramp::new(&[(secs(10), 100.0), (secs(10), 100.0), (secs(10), 0.0)]);
+        assert_eq!(r.sends(), 2000);
+        assert_eq!(r.at(0), 0);
+        // 50·t²/10 = 125 at t = 5 s; 500 at 10 s; 1000 at 15 s.
+        assert!((r.at(125) as f64 - 5e9).abs() < 1e3, "{}", r.at(125));
+        assert!((r.at(500) as f64 - 10e9).abs() < 1e3);
+        assert!((r.at(1000) as f64 - 15e9).abs() < 1e3);
+        // Ramp down: 1500 + 100·τ − 5·τ² = 1875 at τ = 5.
+        assert!((r.at(1875) as f64 - 25e9).abs() < 1e3, "{}", r.at(1875));
+        assert!((r.sends_by(25.0) - 1875.0).abs() < 1e-6);
+        assert!((0..2000).all(|i| r.at(i) <= r.at(i + 1)), "in order");
+        let mut s = Schedule::new(0, 1.0, 0, 1, None).with_ramp(Some(&Arc::new(r)));
+        assert_eq!(s.give_up_due(u64::MAX), 2000);
+        assert!(s.done());
+    }
+
+    #[test]
+    fn sends_older_than_the_wait_are_dropped() {
+        let mut s = Schedule::new(0, 1000.0, 0, 1, None);
+        // At 100 ms, with a 30 ms wait: sends due at 0..=70 ms are dropped.
+        assert_eq!(s.drop_stale(100_000_000, 30_000_000), 71);
+        assert_eq!(s.drop_stale(100_000_000, 30_000_000), 0);
+        assert_eq!(s.peek(), Some(71_000_000));
     }
 
     #[test]

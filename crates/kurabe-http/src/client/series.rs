@@ -218,7 +218,7 @@ pub(crate) struct Meter {
     /// last, cut by [`Meter::close`] with the sends made at the end.
     end_ns: u64,
     index: u64,
-    /// Latency of this second's responses, µs (the report's histogram's bounds).
+    /// Latency of this second's responses, µs.
     pub latency: Histogram<u64>,
     last: Counts,
     on: bool,

@@ -54,6 +54,8 @@ pub(crate) struct Shared {
     pub server: OnceLock<String>,
     /// What the first finished TLS handshake settled on (`https://`).
     pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
+    /// Stages: the ramped arrival rate (None: a constant `rate`, or none).
+    pub ramp: Option<std::sync::Arc<super::schedule::Ramp>>,
     /// The per-second series every worker cuts into.
     pub series: super::series::Collector,
     /// Set by the first failure when `abort_on_error`.

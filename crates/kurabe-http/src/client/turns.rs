@@ -55,6 +55,7 @@ fn drive<'a, P: Protocol<'a>>(w: &mut P) {
             break;
         }
         w.do_restarts();
+        w.core_mut().drop_stale();
         w.dispatch_until(now);
         if now >= next_scan {
             w.expire();

@@ -11,6 +11,7 @@
 
 use std::net::IpAddr;
 use std::path::Path;
+use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -90,7 +91,20 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         None => s.targets.len() as u64,
         Some(_) => crate::client::set::STREAM_ONCE,
     });
-    let stop = checked_stop(spec, n, once)?;
+    let (stages, rate) = stages(spec, n)?;
+    // Stages give the run's length (a duration of their own is refused).
+    let staged;
+    let timed = if stages.is_empty() {
+        spec
+    } else {
+        let total = stages.iter().map(|s| s.0).sum();
+        staged = LoadSpec {
+            duration: Some(kurabe_model::plan::HumanDuration(total)),
+            ..spec.clone()
+        };
+        &staged
+    };
+    let stop = checked_stop(timed, n, once)?;
     let loopback = client::is_loopback(&target.host);
     let threads = spec
         .threads
@@ -113,7 +127,7 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         http2: spec.http2,
         streams: spec.streams.unwrap_or(1),
         stop,
-        rate: spec.rate,
+        rate,
         warmup: spec.warmup.map(|d| d.0).filter(|d| !d.is_zero()),
         timeout: spec.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
         abort_on_error: spec.abort_on_error,
@@ -127,7 +141,85 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         set: set.map(std::sync::Arc::new),
         labels,
         replay: None,
+        stages,
     })
+}
+
+/// Stages as (length, target rate) each, and the rate the run has.
+type Staged = (Vec<(Duration, f64)>, Option<f64>);
+
+/// The stages as (length, target rate) and the rate the run has (their
+/// mean, or `rate`); the executor's name checked against the keys given.
+fn stages(spec: &LoadSpec, n: &Names) -> Result<Staged, SpecError> {
+    check_executor(spec, n)?;
+    if spec.stages.is_empty() {
+        return Ok((Vec::new(), spec.rate));
+    }
+    let clash = [
+        (spec.rate.is_some(), n.rate),
+        (spec.duration.is_some(), n.duration),
+        (spec.warmup.is_some(), n.warmup),
+        (spec.find_rate.is_some(), "--find-rate"),
+    ];
+    if let Some((_, what)) = clash.iter().find(|(given, _)| *given) {
+        invalid!("{what} with {}: the stages give the rate and the run's length; make the first stage the warm-up, or drop {what}", n.stages);
+    }
+    let mut out = Vec::with_capacity(spec.stages.len());
+    for s in &spec.stages {
+        if !(s.target.is_finite() && s.target >= 0.0) {
+            invalid!(
+                "{} target {}: a rate is requests per second, 0 or more",
+                n.stages,
+                s.target
+            );
+        }
+        out.push((s.duration.0, s.target));
+    }
+    let total: Duration = out.iter().map(|s| s.0).sum();
+    let sends: f64 = out
+        .iter()
+        .scan(0.0, |from, &(d, to)| {
+            let n = (*from + to) / 2.0 * d.as_secs_f64();
+            *from = to;
+            Some(n)
+        })
+        .sum();
+    if total.is_zero() || sends < 1.0 {
+        invalid!(
+            "{}: these stages send nothing; give a stage a duration and a target above 0",
+            n.stages
+        );
+    }
+    Ok((out, Some(sends / total.as_secs_f64())))
+}
+
+/// k6's executor names, where kurabe runs what they mean.
+fn check_executor(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
+    use kurabe_model::stage::Executor;
+    let Some(e) = spec.executor else {
+        return Ok(());
+    };
+    let (staged, rated) = (!spec.stages.is_empty(), spec.rate.is_some());
+    let wrong = match e {
+        Executor::ConstantArrivalRate => (!rated || staged).then_some(n.rate),
+        Executor::RampingArrivalRate => (!staged || rated).then_some(n.stages),
+        Executor::ConstantVus => (staged || rated).then_some(n.concurrency),
+        Executor::RampingVus => invalid!(
+            "{} ramping-vus: stages of connections (closed model) are not supported yet; use ramping-arrival-rate with {}, or constant-vus with {}",
+            n.executor, n.stages, n.concurrency
+        ),
+    };
+    if let Some(key) = wrong {
+        invalid!(
+            "{} {} runs with {key} alone of {}, {} and {}",
+            n.executor,
+            e.name(),
+            n.rate,
+            n.stages,
+            n.concurrency
+        );
+    }
+    Ok(())
 }
 
 /// The run's names and checks (`group`, `checks`), before any request is tagged.
@@ -426,6 +518,52 @@ mod tests {
 
     fn err(s: LoadSpec) -> String {
         resolve(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn stages_give_the_rate_and_the_length_and_executors_are_checked() {
+        use kurabe_model::stage::{Executor, StageSpec};
+        let st = |secs, target| StageSpec {
+            duration: HumanDuration(Duration::from_secs(secs)),
+            target,
+        };
+        let staged = || LoadSpec {
+            stages: vec![st(10, 100.0), st(10, 100.0), st(10, 0.0)],
+            concurrency: 8,
+            ..spec("http://h/")
+        };
+        let c = resolve(staged()).unwrap();
+        assert_eq!(c.stop, StopCondition::Duration(Duration::from_secs(30)));
+        assert!(
+            (c.rate.unwrap() - 2000.0 / 30.0).abs() < 1e-9,
+            "2000 sends over 30 s"
+        );
+        assert_eq!(c.stages.len(), 3);
+        let with = |f: &dyn Fn(&mut LoadSpec)| {
+            let mut s = staged();
+            f(&mut s);
+            err(s)
+        };
+        assert!(with(&|s| s.rate = Some(5.0)).starts_with("--rate with --stage"));
+        assert!(
+            with(&|s| s.duration = Some(HumanDuration(Duration::from_secs(1))))
+                .starts_with("-t with --stage")
+        );
+        assert!(with(&|s| s.stages = vec![st(10, 0.0)]).contains("send nothing"));
+        assert!(with(&|s| s.stages[0].target = -1.0).contains("0 or more"));
+        assert!(resolve(LoadSpec {
+            executor: Some(Executor::RampingArrivalRate),
+            ..staged()
+        })
+        .is_ok());
+        assert!(with(&|s| s.executor = Some(Executor::ConstantArrivalRate))
+            .contains("constant-arrival-rate runs with --rate"));
+        assert!(with(&|s| s.executor = Some(Executor::RampingVus)).contains("not supported yet"));
+        let closed = LoadSpec {
+            executor: Some(Executor::ConstantVus),
+            ..spec("http://h/")
+        };
+        assert!(resolve(closed).is_ok());
     }
 
     #[test]

@@ -336,6 +336,13 @@ fn latency(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
             "Rate:                   {:.2} [#/sec] requested, {:.2} [#/sec] sent, {} late sends",
             rate.requested_per_s, rate.achieved_per_s, rate.late_sends
         )?;
+        if rate.dropped_sends > 0 {
+            writeln!(
+                out,
+                "Dropped sends:          {} (no connection free within the timeout, -s)",
+                rate.dropped_sends
+            )?;
+        }
     }
     Ok(())
 }

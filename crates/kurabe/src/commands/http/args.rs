@@ -18,6 +18,7 @@ use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
 use kurabe_model::load::{Header, LoadSpec, Order, TargetsFormat};
 use kurabe_model::plan::HumanDuration;
+use kurabe_model::stage::{Stage, StageSpec, StageTarget, Stages};
 use kurabe_report::{AbLayout, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
@@ -166,6 +167,9 @@ pub struct Args {
     /// Open model: send R requests per second in total, on a fixed schedule; latency counts from the intended send time (coordinated-omission corrected; the uncorrected figure is reported too).
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
+    /// Shape the load over time, open model (repeatable, in order): DURATION:RATE ramps the arrival rate linearly to RATE requests/s over DURATION, from 0 or the previous stage's RATE (k6's ramping-arrival-rate), e.g. --stage 30s:200 --stage 2m:200 --stage 30s:0; the run lasts the stages' total, latency counts from each send's intended time on the ramp. Give -c enough connections for the peak.
+    #[arg(long = "stage", value_name = "DURATION:RATE")]
+    pub stages: Vec<String>,
     /// Put load on the server for this long first without counting it ("5s", "500ms", "2m").
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub warmup: Option<Duration>,
@@ -386,6 +390,8 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         soak: None,
         concurrency: args.concurrency.unwrap_or(1),
         rate: args.rate,
+        stages: stages(&args.stages)?,
+        executor: None,
         find_rate: args.find_rate.spec(),
         threads: args.threads,
         keep_alive: args.keep_alive,
@@ -410,6 +416,36 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         bind: args.bind.clone(),
         socket_buffer: args.socket_buffer,
     })
+}
+
+/// `--stage DURATION:RATE` each, in order; a stage that does not parse,
+/// or a stage of connections (not supported yet), is one line naming it.
+fn stages(given: &[String]) -> anyhow::Result<Vec<StageSpec>> {
+    let mut parsed = Vec::with_capacity(given.len());
+    for text in given {
+        let stage: Stage = text.parse().map_err(|e| anyhow::anyhow!("--stage {e}"))?;
+        parsed.push(stage);
+    }
+    let Ok(stages) = Stages::new(parsed) else {
+        if given.is_empty() {
+            return Ok(Vec::new());
+        }
+        bail!("--stage: stages ramp either a rate (30s:200) or connections (30s:c=100), not both");
+    };
+    stages
+        .stages()
+        .iter()
+        .map(|s| match s.target {
+            StageTarget::Rate(r) => Ok(StageSpec {
+                duration: HumanDuration(s.duration),
+                target: r,
+            }),
+            StageTarget::Connections(_) => bail!(
+                "--stage {}: stages of connections (closed model, k6's ramping-vus) are not supported yet; stage the arrival rate (e.g. 30s:200) with -c connections",
+                given.iter().find(|g| g.contains("c=")).map_or("", |g| g.as_str())
+            ),
+        })
+        .collect()
 }
 
 /// `-H "Name: value"` each, in order.
