@@ -97,6 +97,8 @@ pub struct Names {
     pub group: &'static str,
     /// Response checks (`--check`, `checks`).
     pub checks: &'static str,
+    /// Thresholds (`--threshold`, `thresholds`).
+    pub thresholds: &'static str,
     /// TLS protocol (`-f`, `tls_protocol`).
     pub tls_protocol: &'static str,
     /// Cipher suites (`-Z`, `ciphers`).
@@ -144,6 +146,7 @@ impl Names {
         timeout: "-s",
         group: "--group",
         checks: "--check",
+        thresholds: "--threshold",
         tls_protocol: "-f",
         ciphers: "-Z",
         client_cert: "-E",
@@ -183,6 +186,7 @@ impl Names {
         timeout: "http.timeout",
         group: "http.group",
         checks: "http.checks",
+        thresholds: "http.thresholds",
         tls_protocol: "http.tls_protocol",
         ciphers: "http.ciphers",
         client_cert: "http.client_cert",

@@ -48,20 +48,7 @@ impl Measured for StepTally<'_> {
 
 /// `slo` on the step; nothing to measure (no response at all) fails it.
 fn judge(slo: &Threshold, tally: &StepTally<'_>) -> SloResult {
-    match slo.judge(tally) {
-        Some(j) => SloResult {
-            text: j.text,
-            measured: j.measured,
-            shown: slo.show(j.measured),
-            pass: j.pass,
-        },
-        None => SloResult {
-            text: slo.text.clone(),
-            measured: 0.0,
-            shown: "nothing measured (no response)".into(),
-            pass: false,
-        },
-    }
+    slo.judge_or_fail(tally, "nothing measured (no response)")
 }
 
 /// The load of one step: `spec` at `rate` for the step's length, after its warm-up.

@@ -373,19 +373,8 @@ pub fn interval(estimates: &[f64]) -> Option<(f64, Option<(f64, f64)>)> {
     Some((m.exp(), Some(((m - half).exp(), (m + half).exp()))))
 }
 
-/// One SLO judged on one step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub struct SloResult {
-    /// The SLO as given.
-    pub text: String,
-    /// What was measured, in the SLO's unit (seconds, a fraction, requests/s).
-    pub measured: f64,
-    /// The measured value as the SLO writes it (`12.3ms`, `0.10%`).
-    pub shown: String,
-    /// Whether it held.
-    pub pass: bool,
-}
+/// One SLO judged on one step: a threshold's result, one shape for both.
+pub type SloResult = crate::threshold::ThresholdResult;
 
 /// One steady step of a search: its rate, what it measured, and the judgement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

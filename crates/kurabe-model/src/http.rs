@@ -135,6 +135,11 @@ pub struct HttpReport {
     /// own), each once; absent when nothing was checked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<String>,
+    /// The run's thresholds (`--threshold`, a plan's `thresholds`), each
+    /// judged on the whole run's figures, in the order given; absent when
+    /// none was given. Any `pass: false` fails the run (exit 99).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<crate::threshold::ThresholdResult>,
     /// The per-request breakdown: one row per request name (a target's
     /// name, its URL, or a `--group` NAME), in first-seen order. Absent
     /// when the run had one name only: the figures above are then its row.

@@ -171,6 +171,13 @@ pub struct LoadSpec {
     /// `size>=1000`; a response that fails one is a `check` failure.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<String>,
+    /// Thresholds the run must meet (`--threshold`, k6's notation, see
+    /// [`crate::threshold`]): `p(95)<200ms`, `failed<1%`, `rate>=1000`,
+    /// `checks>99%`, `p(95){name:checkout}<300ms`, with `,abort` and
+    /// `,after=DURATION` to end the run as soon as one fails. Each is judged
+    /// on the run's figures and reported; any failure fails the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<String>,
 
     // --- recorded traffic ----------------------------------------------------
     /// Replay an access log or HAR file against `url` at the recorded

@@ -61,6 +61,18 @@ impl Stop {
         child
     }
 
+    /// Make `child` a stop that this one triggers too (as [`Stop::child`]
+    /// does, for a stop the caller already holds).
+    pub fn link(&self, child: &Arc<Stop>) {
+        self.children
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(Arc::downgrade(child));
+        if self.is_set() {
+            child.trigger(self.signal());
+        }
+    }
+
     /// Block until the stop is requested.
     pub fn wait(&self) {
         while !self.wait_timeout(Duration::from_secs(3600)) {}

@@ -7,10 +7,14 @@
 //! Owns the one grammar and its parser (the CLI's `--threshold` and
 //! `--slo`, plans and `kurabe check` read the same text), and judging a
 //! parsed threshold against measured values. Must not measure or print:
-//! callers hand in what was measured ([`Measured`]) and render [`Judged`].
+//! callers hand in what was measured ([`Measured`]) and render
+//! [`ThresholdResult`].
 
 use std::fmt;
 use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::{parse_duration, parse_fraction};
 
@@ -288,32 +292,58 @@ pub trait Measured {
     fn value(&self, m: Measure, name: Option<&str>) -> Option<f64>;
 }
 
-/// A threshold with its measured value and whether it held.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Judged {
+/// A threshold (or an SLO) judged on a run: what was measured and whether
+/// it held. The record's shape in the http report (`thresholds`) and in a
+/// capacity search's steps (`slos`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct ThresholdResult {
     /// The threshold as given.
     pub text: String,
-    /// What was measured, in the threshold's unit.
+    /// What was measured, in the threshold's unit (seconds, a fraction,
+    /// requests/s); 0 when nothing was measured.
     pub measured: f64,
-    /// Whether the threshold held.
+    /// The measured value as the threshold writes it (`12.3ms`, `0.10%`),
+    /// or why nothing was measured.
+    pub shown: String,
+    /// Whether it held (never when nothing was measured).
     pub pass: bool,
+    /// This threshold failed during the run and ended it (`,abort`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aborted: bool,
 }
 
 impl Threshold {
     /// Judge against what was measured; `None` when it was not measured
     /// (a name or metric the run does not have: refuse it, never pass it).
-    pub fn judge(&self, m: &dyn Measured) -> Option<Judged> {
+    pub fn judge(&self, m: &dyn Measured) -> Option<ThresholdResult> {
         let measured = m.value(self.measure, self.name.as_deref())?;
-        Some(Judged {
+        Some(ThresholdResult {
             text: self.text.clone(),
             measured,
+            shown: self.show(measured),
             pass: self.op.holds(measured, self.value),
+            aborted: false,
         })
     }
 
-    /// The measured value written in the threshold's unit (`123.4ms`, `0.52%`, `1034.1/s`).
+    /// [`Threshold::judge`], with a failure saying `why` when nothing was
+    /// measured (no response, or a name the run did not send).
+    pub fn judge_or_fail(&self, m: &dyn Measured, why: &str) -> ThresholdResult {
+        self.judge(m).unwrap_or_else(|| ThresholdResult {
+            text: self.text.clone(),
+            measured: 0.0,
+            shown: why.to_owned(),
+            pass: false,
+            aborted: false,
+        })
+    }
+
+    /// The measured value written in the threshold's unit (`123.4ms`,
+    /// `850µs` below a millisecond, `0.52%`, `1034.1/s`).
     pub fn show(&self, measured: f64) -> String {
         match self.measure {
+            m if m.is_latency() && measured < 1e-3 => format!("{:.0}µs", measured * 1e6),
             m if m.is_latency() => format!("{:.1}ms", measured * 1e3),
             Measure::Failed | Measure::Checks => format!("{:.2}%", measured * 100.0),
             _ => format!("{measured:.1}/s"),
@@ -391,10 +421,13 @@ mod tests {
     #[test]
     fn judging_passes_fails_and_refuses_what_was_not_measured() {
         let j = t("p(95)<200ms").judge(&Fixed).unwrap();
-        assert!(j.pass && j.measured == 0.150);
+        assert!(j.pass && j.measured == 0.150 && j.shown == "150.0ms");
+        let none = t("p(95){name:nope}<1s").judge_or_fail(&Fixed, "no such name");
+        assert!(!none.pass && none.shown == "no such name");
         assert!(!t("failed<1%").judge(&Fixed).unwrap().pass);
         assert!(t("p(95){name:nope}<1s").judge(&Fixed).is_none());
         assert_eq!(t("failed<1%").show(0.02), "2.00%");
         assert_eq!(t("p(95)<1s").show(0.1234), "123.4ms");
+        assert_eq!(t("p(95)<1s").show(0.000_85), "850µs");
     }
 }

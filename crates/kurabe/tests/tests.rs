@@ -36,6 +36,7 @@ mod streamed;
 mod system;
 mod system_precision;
 mod targets;
+mod thresholds;
 mod tui;
 mod util;
 mod warmup;

@@ -18,6 +18,7 @@ use super::stats::Stats;
 /// One worker's latest published figures.
 struct Share {
     latency: Histogram<u64>,
+    name_latency: Vec<Histogram<u64>>,
     counters: Counters,
     in_flight: u64,
 }
@@ -62,12 +63,14 @@ impl Live {
                 s.latency.reset();
                 // Same bounds on both sides: adding cannot fail.
                 let _ = s.latency.add(&stats.total);
+                s.name_latency.clone_from(&stats.name_latency);
                 s.counters.clone_from(&stats.counters);
                 s.in_flight = in_flight;
             }
             None => {
                 *slot = Some(Share {
                     latency: stats.total.clone(),
+                    name_latency: stats.name_latency.clone(),
                     counters: stats.counters.clone(),
                     in_flight,
                 })
@@ -75,10 +78,17 @@ impl Live {
         }
     }
 
-    /// Every share merged into `latency` and `counters` (both reset first);
-    /// returns the requests in flight, summed.
-    pub(crate) fn merge_into(&self, latency: &mut Histogram<u64>, counters: &mut Counters) -> u64 {
+    /// Every share merged into `latency`, each name's latency into `names`
+    /// (by the index of `counters.names`) and `counters` (all reset
+    /// first); returns the requests in flight, summed.
+    pub(crate) fn merge_into(
+        &self,
+        latency: &mut Histogram<u64>,
+        names: &mut Vec<Histogram<u64>>,
+        counters: &mut Counters,
+    ) -> u64 {
         latency.reset();
+        names.iter_mut().for_each(Histogram::reset);
         *counters = Counters::default();
         let mut in_flight = 0;
         for slot in self.shares.iter() {
@@ -86,10 +96,31 @@ impl Live {
             if let Some(s) = &*slot {
                 let _ = latency.add(&s.latency);
                 counters.merge(&s.counters);
+                merge_names(names, counters, &s.name_latency, &s.counters);
                 in_flight += s.in_flight;
             }
         }
         in_flight
+    }
+}
+
+/// Add a share's per-name histograms into `into`, by name: `into` is
+/// indexed by `merged.names` (which already counts the share's rows).
+fn merge_names(
+    into: &mut Vec<Histogram<u64>>,
+    merged: &Counters,
+    share: &[Histogram<u64>],
+    share_counts: &Counters,
+) {
+    for (row, h) in share_counts.names.iter().zip(share) {
+        let Some(j) = merged.names.iter().position(|r| r.name == row.name) else {
+            continue;
+        };
+        while into.len() <= j {
+            into.push(super::stats::name_histogram());
+        }
+        // Auto-resizing histograms: adding cannot fail on bounds.
+        let _ = into[j].add(h);
     }
 }
 
@@ -116,7 +147,7 @@ mod tests {
 
         let mut h = Stats::new().total;
         let mut c = Counters::default();
-        let in_flight = live.merge_into(&mut h, &mut c);
+        let in_flight = live.merge_into(&mut h, &mut Vec::new(), &mut c);
         assert_eq!((in_flight, h.len(), c.completed), (3, 3, 3));
         assert_eq!(c.status.get(503), 1);
         assert_eq!(h.max(), 300);
@@ -133,7 +164,7 @@ mod tests {
         live.publish(0, &a, 0, false); // returns at once
         drop(held);
         let (mut h, mut c) = (Stats::new().total, Counters::default());
-        live.merge_into(&mut h, &mut c);
+        live.merge_into(&mut h, &mut Vec::new(), &mut c);
         assert_eq!(c.completed, 1);
     }
 }

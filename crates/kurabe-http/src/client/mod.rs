@@ -232,6 +232,8 @@ pub struct LoadConfig {
     /// Stages (`--stage`): (length, target rate) each; the open model's
     /// rate ramps linearly between them (`rate` is then their mean).
     pub stages: Vec<(Duration, f64)>,
+    /// The run's thresholds, parsed and checked against its names.
+    pub thresholds: Vec<kurabe_model::threshold::Threshold>,
 }
 
 /// The `-g` destination, opened by the caller (who decides where the bytes
@@ -1246,6 +1248,7 @@ mod tests {
             labels: Default::default(),
             replay: None,
             stages: Vec::new(),
+            thresholds: Vec::new(),
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();
         assert!(

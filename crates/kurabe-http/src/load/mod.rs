@@ -9,6 +9,7 @@
 //! observer is called from a thread of its own a few times a second, never
 //! per request; the workers poll the stop's flag as they polled their own.
 
+mod gate;
 pub mod replay;
 mod resolve;
 mod set;
@@ -68,6 +69,9 @@ pub struct Snapshot {
     /// Request latency so far, µs, as the report's histogram counts it
     /// (open model: from the intended send time).
     pub latency: Histogram<u64>,
+    /// Latency by request name, µs, by the index of `counters.names`
+    /// (empty with one name: the whole is its row).
+    pub name_latency: Vec<Histogram<u64>>,
     /// Everything counted so far (completed, failures by bucket, status
     /// codes, sent requests, …).
     pub counters: Counters,
@@ -98,6 +102,7 @@ impl Snapshot {
             elapsed: Duration::ZERO,
             measured: Duration::ZERO,
             latency: Stats::new().total,
+            name_latency: Vec::new(),
             counters: Counters::default(),
             in_flight: 0,
             finished: false,
@@ -239,7 +244,46 @@ pub fn run(spec: &LoadSpec, stop: &Stop, observer: &dyn Observer) -> Result<Load
 
 /// [`run`] for a configuration already resolved: for the callers that
 /// still build one themselves, until each builds a [`LoadSpec`] instead.
+/// With an aborting threshold the run has a stop of its own, which the
+/// caller's triggers and a failing threshold's [`gate::Gate`] too; the
+/// report's `thresholds` are judged on the finished run.
 pub(crate) fn run_config(
+    cfg: LoadConfig,
+    stop: &Stop,
+    observer: &dyn Observer,
+) -> Result<LoadRun, LoadError> {
+    let thresholds = cfg.thresholds.clone();
+    let names = cfg.labels.names().to_vec();
+    let (mut run, aborted) = match thresholds.iter().any(|t| t.abort) {
+        false => (run_observed(cfg, stop, observer)?, None),
+        true => {
+            let own = Arc::new(Stop::new());
+            stop.link(&own);
+            let gate = gate::Gate {
+                inner: observer,
+                thresholds: &thresholds,
+                names: &names,
+                stop: &own,
+                tripped: std::sync::Mutex::new(None),
+            };
+            let run = run_observed(cfg, &own, &gate)?;
+            let tripped = *gate.tripped.lock().unwrap_or_else(|p| p.into_inner());
+            (run, tripped)
+        }
+    };
+    let figures = gate::Figures {
+        latency: &run.stats.total,
+        name_latency: &run.stats.name_latency,
+        counters: &run.stats.counters,
+        names: &names,
+        seconds: run.report.duration_s,
+    };
+    run.report.thresholds = gate::judge_all(&thresholds, &figures, aborted);
+    Ok(run)
+}
+
+/// Run `cfg` with `observer` watching it.
+fn run_observed(
     mut cfg: LoadConfig,
     stop: &Stop,
     observer: &dyn Observer,
@@ -295,7 +339,11 @@ fn watch(
             elapsed: start.elapsed(),
         });
         if let (Some(live), Some(snap)) = (&ctl.live, &mut snapshot) {
-            snap.in_flight = live.merge_into(&mut snap.latency, &mut snap.counters);
+            snap.in_flight = live.merge_into(
+                &mut snap.latency,
+                &mut snap.name_latency,
+                &mut snap.counters,
+            );
             snap.elapsed = start.elapsed();
             snap.measured = snap.elapsed.saturating_sub(warmup);
             observer.snapshot(snap);
@@ -303,7 +351,11 @@ fn watch(
     }
     // Every worker has made its last publication: the final figures.
     if let (Some(live), Some(snap)) = (&ctl.live, &mut snapshot) {
-        live.merge_into(&mut snap.latency, &mut snap.counters);
+        live.merge_into(
+            &mut snap.latency,
+            &mut snap.name_latency,
+            &mut snap.counters,
+        );
         snap.in_flight = 0;
         snap.elapsed = start.elapsed();
         snap.measured = snap.elapsed.saturating_sub(warmup);

@@ -75,7 +75,7 @@ pub(super) fn resolve(
         variable_length: true,
         ..spec.clone()
     };
-    let mut cfg = super::resolve::resolve(&plain, n, ncpus)?;
+    let mut cfg = super::resolve::resolve_load(&plain, n, ncpus)?;
     let mut labels = Labels::new(&spec.group, &spec.checks)
         .map_err(|e| SpecError::Invalid(format!("{} {e}", n.group)))?;
     let none: &[&str] = &[];

@@ -73,9 +73,21 @@ macro_rules! invalid {
 /// (the default thread count leaves a loopback server half of them);
 /// errors call each setting what `names` says.
 pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
-    if let Some(r) = &spec.replay {
-        return super::replay::resolve(spec, r, n, ncpus);
-    }
+    let mut cfg = match &spec.replay {
+        Some(r) => super::replay::resolve(spec, r, n, ncpus)?,
+        None => resolve_load(spec, n, ncpus)?,
+    };
+    // Once the names are known: a set's, a replay's, the one URL's.
+    cfg.thresholds = super::gate::thresholds(spec, n, &cfg.labels)?;
+    Ok(cfg)
+}
+
+/// [`resolve`] of the load itself, a replay's requests aside.
+pub(crate) fn resolve_load(
+    spec: &LoadSpec,
+    n: &Names,
+    ncpus: u32,
+) -> Result<LoadConfig, SpecError> {
     check_connections(spec, n)?;
     let request = request_spec(spec, n)?.build(n)?;
     let mut labels = labels(spec, n)?;
@@ -142,6 +154,7 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         labels,
         replay: None,
         stages,
+        thresholds: Vec::new(),
     })
 }
 

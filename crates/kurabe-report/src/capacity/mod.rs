@@ -115,6 +115,7 @@ pub(crate) mod tests {
                 measured: p99_us as f64 / 1e6,
                 shown: format!("{:.1}ms", p99_us as f64 / 1e3),
                 pass: p99_us < 50_000,
+                aborted: false,
             }],
             kept_up: achieved >= 0.95 * target,
             pass,

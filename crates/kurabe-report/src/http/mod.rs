@@ -17,6 +17,7 @@ mod markdown;
 mod replay;
 mod series;
 mod text;
+mod thresholds;
 
 pub use ab_html::AbHtml;
 pub use csv::AbPercentCsv;

@@ -302,7 +302,8 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     }
     server_line(r, out)?;
     super::breakdown::text(r, out)?;
-    super::replay::text(r, out)
+    super::replay::text(r, out)?;
+    super::thresholds::text(r, out)
 }
 
 /// Latency percentiles, and for a fixed rate the uncorrected ones and the rate reached.

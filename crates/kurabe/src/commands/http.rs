@@ -50,6 +50,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.find_rate.find_rate && (args.live.prometheus_addr.is_some() || args.live.tui) {
         bail!("--prometheus-addr and --tui watch one load, and --find-rate runs a search of many: drop them, or watch one step's rate with kurabe http URL --rate R --tui");
     }
+    if !args.thresholds.is_empty() {
+        one_run_only(&args)?;
+    }
     if args.find_rate.find_rate && args.more_urls.is_empty() {
         return find_rate::run(&args);
     }
@@ -86,6 +89,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(workers) => fleet::run_distributed(&args, &resolved, workers),
         None => run_here(&args, resolved),
     }
+}
+
+/// `--threshold` judges one run in this process: refuse the modes that
+/// would judge something else, or nothing.
+fn one_run_only(args: &Args) -> anyhow::Result<()> {
+    if args.find_rate.find_rate {
+        bail!("--threshold with --find-rate: a search states its limits as --slo (same notation): use --slo");
+    }
+    if !args.more_urls.is_empty() {
+        bail!("--threshold judges one run: drop URL_B, or run each URL on its own");
+    }
+    if args.workers.is_some() {
+        bail!("--threshold with --workers is not supported yet: drop --workers, or judge the stored result with kurabe check");
+    }
+    Ok(())
 }
 
 /// One client in this process: the load, the report and its files.

@@ -202,6 +202,9 @@ pub struct Args {
     /// Fold request names in the per-request breakdown, REGEX=NAME (repeatable; the first whose REGEX matches a request's URL names it, $1 … are its groups), e.g. '/item/\d+=/item/:id'.
     #[arg(long = "group", value_name = "REGEX=NAME")]
     pub groups: Vec<String>,
+    /// Fail the run unless THRESHOLD holds (repeatable; k6's notation): p(95)<200ms, p(99.9)<1s, avg/min/max/med<DURATION, failed<1%, rate>=1000 (requests/s), checks>99% (with --check); scoped to one request name with p(95){name:checkout}<300ms. Add ,abort to end the run as soon as it fails and ,after=10s to judge it for that only after 10 s of measuring. Each prints PASS or FAIL with its measured value; any FAIL exits 99.
+    #[arg(long = "threshold", value_name = "THRESHOLD")]
+    pub thresholds: Vec<String>,
     /// Exit 1 when more than this fraction of the requests failed (0 to 1, e.g. 0.01) [default: report only; exit 1 only when none succeeded].
     #[arg(long, value_name = "FRACTION")]
     pub max_error_rate: Option<f64>,
@@ -406,6 +409,7 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         variable_length: args.variable_length,
         group: args.groups.clone(),
         checks: args.checks.clone(),
+        thresholds: args.thresholds.clone(),
         replay: None,
         insecure: args.insecure,
         tls_protocol: args.tls_protocol.clone(),

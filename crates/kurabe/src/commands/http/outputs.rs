@@ -17,7 +17,8 @@ use kurabe_report::{AbPercentCsv, SeriesCsv};
 
 use super::args::Args;
 
-/// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells report them); 1 when `--abort-on-error`
+/// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells report them); 99
+/// when a threshold failed (k6's code; one line on stderr names them); 1 when `--abort-on-error`
 /// stopped the run at a failure, no request succeeded, or the failed fraction
 /// exceeds `--max-error-rate` (saying why on stderr); else 0. The (partial)
 /// report is written in every case.
@@ -29,6 +30,9 @@ pub(crate) fn exit_code(
     if signalled {
         return crate::signal::exit_code();
     }
+    if let Some(code) = threshold_exit(report) {
+        return code;
+    }
     match kurabe_http::outcome::failure(report, max_error_rate) {
         Some(why) => {
             eprintln!("kurabe: {why}");
@@ -38,6 +42,29 @@ pub(crate) fn exit_code(
         None => ExitCode::SUCCESS,
     }
 }
+
+/// 99 (k6's code) when a threshold failed, naming each on stderr.
+pub(crate) fn threshold_exit(report: &HttpReport) -> Option<ExitCode> {
+    let failed: Vec<String> = report
+        .thresholds
+        .iter()
+        .filter(|t| !t.pass)
+        .map(|t| format!("'{}' (measured {})", t.text, t.shown))
+        .collect();
+    if failed.is_empty() {
+        return None;
+    }
+    eprintln!(
+        "kurabe: {} of {} thresholds failed: {}",
+        failed.len(),
+        report.thresholds.len(),
+        failed.join(", ")
+    );
+    Some(ExitCode::from(THRESHOLD_FAILED))
+}
+
+/// The exit status of a run whose thresholds failed (k6's).
+pub(crate) const THRESHOLD_FAILED: u8 = 99;
 
 /// Start the `-g` file (a temp file until the run succeeds, or a FIFO/device)
 /// and hand it to the load as a tap.

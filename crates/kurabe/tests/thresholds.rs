@@ -1,0 +1,221 @@
+//! `kurabe http URL --threshold …` end to end against `kurabe serve` on
+//! port 0: PASS exits 0, FAIL exits 99 with the measured value printed,
+//! `,abort` ends a long run early, and bad or unknown thresholds are
+//! refused before any request.
+//!
+//! Why the verdicts cannot flake: a server that delays every answer by
+//! `--latency-ms 5` cannot be measured under 1 ms, so `p(50)<1ms` fails on
+//! any machine; the passing thresholds are 30 s wide. The abort bounds
+//! are a tenth of the run's `-t 60`, and `after=1s` is a floor the gate
+//! itself enforces (it does not judge before 1 s of measuring).
+
+use std::net::TcpListener;
+
+use crate::http::{http, http_json_exit};
+use crate::serve::ServeChild;
+use crate::util::kurabe;
+
+#[test]
+fn passing_thresholds_exit_0_and_report_their_measured_values() {
+    let server = ServeChild::start(&[]);
+    let args = [
+        "-n",
+        "40",
+        "-c",
+        "2",
+        "-k",
+        "--threshold",
+        "p(95)<30s",
+        "--threshold",
+        "failed<1%",
+        "--threshold",
+        "rate>0",
+        &server.url,
+    ];
+    let (r, _) = http_json_exit(&args, 0);
+    let texts: Vec<&str> = r.thresholds.iter().map(|t| t.text.as_str()).collect();
+    assert_eq!(texts, ["p(95)<30s", "failed<1%", "rate>0"]);
+    assert!(r.thresholds.iter().all(|t| t.pass && !t.aborted));
+    assert!(r.thresholds[0].measured > 0.0 && r.thresholds[0].measured < 30.0);
+    assert_eq!(r.thresholds[1].measured, 0.0);
+    let rate = r.thresholds[2].measured;
+    assert!((rate - r.requests_per_second).abs() < 1e-6 * rate.max(1.0));
+}
+
+#[test]
+fn a_failing_threshold_exits_99_with_its_measured_value() {
+    let server = ServeChild::start(&["--latency-ms", "5"]);
+    let base = ["-n", "10", "-k", "--threshold", "p(95)<30s"];
+    let out = http(&[&base[..], &["--threshold", "p(50)<1ms", &server.url]].concat());
+    assert_eq!(out.code, Some(99), "{}{}", out.stdout, out.stderr);
+    let line = |verdict: &str, t: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{verdict}  {t}")))
+            .unwrap_or_else(|| panic!("no {verdict} line for {t}: {}", out.stdout))
+            .to_owned()
+    };
+    assert!(line("PASS", "p(95)<30s").ends_with("ms"));
+    let fail = line("FAIL", "p(50)<1ms");
+    let shown: f64 = fail
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .trim_end_matches("ms")
+        .parse()
+        .unwrap();
+    assert!(shown >= 5.0, "{fail}");
+    assert!(
+        out.stderr
+            .contains("1 of 2 thresholds failed: 'p(50)<1ms' (measured "),
+        "{}",
+        out.stderr
+    );
+    let (r, _) = http_json_exit(
+        &[&base[..], &["--threshold", "p(50)<1ms", &server.url]].concat(),
+        99,
+    );
+    assert!(r.thresholds[1].measured >= 0.005 && !r.thresholds[1].pass);
+}
+
+#[test]
+fn abort_ends_a_long_run_at_the_first_failure_and_after_delays_it() {
+    let server = ServeChild::start(&["--latency-ms", "5"]);
+    let run = |t: &str| {
+        let args = [
+            "-t",
+            "60",
+            "-c",
+            "2",
+            "-k",
+            "--threshold",
+            t,
+            "--threshold",
+            "p(99)<30s",
+        ];
+        http_json_exit(&[&args[..], &[server.url.as_str()]].concat(), 99).0
+    };
+    let r = run("p(50)<1ms,abort");
+    assert!(r.interrupted && r.duration_s < 6.0, "{}", r.duration_s);
+    assert!(r.thresholds[0].aborted && !r.thresholds[0].pass);
+    assert!(r.thresholds[1].pass && !r.thresholds[1].aborted);
+    assert!(r.complete_requests > 0);
+
+    let r = run("p(50)<1ms,abort,after=1s");
+    assert!(
+        r.duration_s >= 1.0 && r.duration_s < 6.0,
+        "{}",
+        r.duration_s
+    );
+    assert!(r.thresholds[0].aborted);
+}
+
+#[test]
+fn name_scoped_thresholds_read_that_name() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.http");
+    let u = &server.url;
+    std::fs::write(
+        &set,
+        format!("# @name home\nGET {u}\n\n# @name cart\nGET {u}cart\n"),
+    )
+    .unwrap();
+    let set = set.to_str().unwrap();
+    let args = ["-n", "40", "-k", "--targets", set];
+    let (r, _) = http_json_exit(
+        &[
+            &args[..],
+            &[
+                "--threshold",
+                "p(99){name:cart}<30s",
+                "--threshold",
+                "rate{name:home}>0",
+            ],
+        ]
+        .concat(),
+        0,
+    );
+    let home = r.requests.iter().find(|n| n.name == "home").unwrap();
+    assert!(r.thresholds.iter().all(|t| t.pass));
+    assert!((r.thresholds[1].measured - home.requests_per_second).abs() < 1e-6);
+    let (l, silent_url) = silent();
+    let silent_set = dir.path().join("silent.http");
+    let text = format!("# @name home\nGET {silent_url}\n\n# @name cart\nGET {silent_url}cart\n");
+    std::fs::write(&silent_set, text).unwrap();
+    let args = [
+        "--targets",
+        silent_set.to_str().unwrap(),
+        "--threshold",
+        "p(99){name:checkout}<1s",
+    ];
+    refused_at(
+        &l,
+        &args,
+        &[
+            "--threshold 'p(99){name:checkout}<1s'",
+            "no request named 'checkout'",
+            "home, cart",
+        ],
+    );
+}
+
+#[test]
+fn bad_thresholds_are_one_line_before_any_request() {
+    refused(
+        &["--threshold", "p95<1s"],
+        &[
+            "--threshold 'p95<1s'",
+            "unknown metric 'p'",
+            "expected METRIC",
+        ],
+    );
+    refused(
+        &["--threshold", "p(95)<fast"],
+        &["`fast`", "expected METRIC"],
+    );
+    refused(&["--threshold", "failed<1%,after=5s"], &["add ,abort"]);
+    refused(
+        &["--threshold", "checks>99%"],
+        &["checks no response", "--check"],
+    );
+    refused(
+        &["--threshold", "p(95){name:nope}<1s"],
+        &["no request named 'nope'"],
+    );
+    refused(
+        &["--threshold", "rate>1", "--find-rate", "--slo", "p(99)<1s"],
+        &["--slo"],
+    );
+}
+
+/// A listener nobody accepts on: a request would show as a pending connection.
+fn silent() -> (TcpListener, String) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/", l.local_addr().unwrap());
+    (l, url)
+}
+
+/// `kurabe http -n 5 ARGS SILENT_URL` is refused as [`refused_at`] says.
+fn refused(args: &[&str], expect: &[&str]) {
+    let (l, url) = silent();
+    refused_at(&l, &[args, &[url.as_str()]].concat(), expect);
+}
+
+/// `kurabe http -n 5 ARGS` exits 2 with one line holding `expect`, and no
+/// connection reached `l`.
+fn refused_at(l: &TcpListener, args: &[&str], expect: &[&str]) {
+    let out = kurabe()
+        .args(["http", "-n", "5"])
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+    for e in expect {
+        assert!(stderr.contains(e), "{args:?}: {stderr} lacks {e}");
+    }
+    assert!(l.accept().is_err(), "{args:?} sent a request");
+}
