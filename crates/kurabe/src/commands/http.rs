@@ -101,7 +101,9 @@ fn one_run_only(args: &Args) -> anyhow::Result<()> {
         bail!("--threshold judges one run: drop URL_B, or run each URL on its own");
     }
     if args.workers.is_some() {
-        bail!("--threshold with --workers is not supported yet: drop --workers, or drop --threshold");
+        bail!(
+            "--threshold with --workers is not supported yet: drop --workers, or drop --threshold"
+        );
     }
     Ok(())
 }
