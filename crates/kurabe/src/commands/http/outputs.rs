@@ -49,7 +49,10 @@ pub(crate) fn threshold_exit(report: &HttpReport) -> Option<ExitCode> {
         .thresholds
         .iter()
         .filter(|t| !t.pass)
-        .map(|t| format!("'{}' (measured {})", t.text, t.shown))
+        .map(|t| match t.shown.starts_with("not measured") {
+            true => format!("'{}' ({})", t.text, t.shown),
+            false => format!("'{}' (measured {})", t.text, t.shown),
+        })
         .collect();
     if failed.is_empty() {
         return None;
