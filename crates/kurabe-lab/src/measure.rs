@@ -82,7 +82,8 @@ fn expected_length(spec: &LoadSpec) -> Duration {
 /// phase), everything else as written. No warm-up or soak: the caller runs
 /// those apart.
 fn plan_load(w: &LoadSpec, url: &str, plan_dir: &Path) -> LoadSpec {
-    let default_length = w.requests.is_none() && w.duration.is_none();
+    // Stages give their own length.
+    let default_length = w.requests.is_none() && w.duration.is_none() && w.stages.is_empty();
     LoadSpec {
         url: Some(url.to_owned()),
         path: None,
@@ -121,9 +122,12 @@ pub fn http(
     }
     if !warmup.is_zero() {
         // A separate load run, so the target's CPU and memory during it stay out of the figures.
+        // A staged workload warms up closed-model: its stages are the measured load.
         let warm = LoadSpec {
             requests: None,
             duration: Some(HumanDuration(warmup)),
+            stages: Vec::new(),
+            executor: None,
             ..spec.clone()
         };
         load(&warm, stop)?;

@@ -158,7 +158,7 @@ fn bad_plans_name_file_line_field_and_fix() {
         ),
         (
             "[[workload]]\nname = \"w2\"\nhttp = { concurrency = 4 }\n",
-            "bad.toml:13: `workload[1].http`: needs `requests` (like `-n`) or `duration` (like `-t`)",
+            "bad.toml:13: `workload[1].http`: needs `requests` (like `-n`), `duration` (like `-t`) or `stages`",
         ),
         (
             "[[workload]]\nname = \"w2\"\nhttp = { requests = 2, concurrency = 4 }\n",

@@ -556,10 +556,11 @@ fn http_amounts(h: &LoadSpec, i: usize, c: &mut Collector) {
         }
         return;
     }
-    if h.requests.is_none() && h.duration.is_none() && h.soak.is_none() {
+    // Stages give the run's length.
+    if h.requests.is_none() && h.duration.is_none() && h.soak.is_none() && h.stages.is_empty() {
         c.at(
             &format!("workload[{i}].http"),
-            "needs `requests` (like `-n`) or `duration` (like `-t`)",
+            "needs `requests` (like `-n`), `duration` (like `-t`) or `stages`",
         );
     }
     if h.soak.is_some() && (h.requests.is_some() || h.duration.is_some()) {
