@@ -30,6 +30,7 @@ use kurabe_model::run_detail::{
     CommandDetail, CommandExecution, HttpDetail, IdleDetail, IdleTarget, RunDetail, SettlingDetail,
     SystemDetail, WatchDetail,
 };
+use kurabe_model::series::Interval;
 use kurabe_model::stop::Stop;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
 
@@ -172,9 +173,10 @@ fn http_measured(
         report.server = Some(sm);
     }
     let record = RunDetail::Http(Box::new(HttpDetail {
-        http: report,
         target: tree.map(tree_record),
         settling: tree.map(|t| settling_record(t, warmup)),
+        throughput_settling: Some(throughput_settling(&report.series, warmup)),
+        http: report,
         soak: None,
     }));
     Ok(Measured { metrics: m, record })
@@ -227,6 +229,25 @@ fn settling_record(s: &WatchSummary, warmup: Duration) -> SettlingDetail {
         series: "cpu_percent".into(),
         warmup_s: warmup.as_secs_f64(),
         found,
+    }
+}
+
+/// Where the throughput settled within the measured phase: the per-second
+/// series' complete responses per second (the last, shorter interval left
+/// out), judged as the CPU series is. A load whose server or client warms
+/// up (JIT, caches, connection pools) shows it here even without a target
+/// to sample.
+fn throughput_settling(series: &[Interval], warmup: Duration) -> SettlingDetail {
+    let whole: Vec<&Interval> = series.iter().filter(|i| i.duration_s >= 0.999).collect();
+    let times: Vec<f64> = whole.iter().map(|i| i.start_s).collect();
+    let rate: Vec<f64> = whole
+        .iter()
+        .map(|i| i.completed as f64 / i.duration_s)
+        .collect();
+    SettlingDetail {
+        series: "completed_per_s".into(),
+        warmup_s: warmup.as_secs_f64(),
+        found: kurabe_model::stats::warmup::settling(&times, &rate, SETTLING_BAND),
     }
 }
 
@@ -529,6 +550,33 @@ fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn second(start_s: f64, duration_s: f64, completed: u64) -> Interval {
+        Interval {
+            start_s,
+            duration_s,
+            completed,
+            ..Interval::default()
+        }
+    }
+
+    #[test]
+    fn throughput_that_climbs_for_ten_seconds_settles_late_and_the_short_tail_is_left_out() {
+        // 10 s at 500/s (a cold cache), then 30 s at 1000/s, then a 0.3 s tail.
+        let mut series: Vec<Interval> = (0..40)
+            .map(|t| second(t as f64, 1.0, if t < 10 { 500 } else { 1000 }))
+            .collect();
+        series.push(second(40.0, 0.3, 10));
+        let d = throughput_settling(&series, Duration::from_secs(2));
+        assert_eq!(d.series, "completed_per_s");
+        assert_eq!(d.warmup_s, 2.0);
+        let found = d.found.expect("40 seconds are judged");
+        assert!((9.0..=11.0).contains(&found.settled_at_s), "{found:?}");
+        assert!(found.steady, "{found:?}");
+        let flat: Vec<Interval> = (0..40).map(|t| second(t as f64, 1.0, 1000)).collect();
+        let found = throughput_settling(&flat, Duration::ZERO).found.unwrap();
+        assert_eq!(found.settled_at_s, 0.0, "{found:?}");
+    }
 
     #[test]
     fn sampling_interval_stays_in_bounds() {

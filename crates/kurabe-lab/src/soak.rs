@@ -222,6 +222,7 @@ impl Sampling {
             http: report,
             target,
             settling: None,
+            throughput_settling: None,
             soak: Some(soak),
         }));
         Measured { metrics: m, record }

@@ -119,7 +119,8 @@ pub struct RequestReport {
 pub struct WarmupCheck {
     /// Variant name.
     pub variant: String,
-    /// The series searched (`cpu_percent`: the target's CPU per interval).
+    /// The series searched (`cpu_percent`: the target's CPU per interval;
+    /// `completed_per_s`: complete responses per second of the load).
     pub series: String,
     /// Warm-up the runs had before measuring, seconds.
     pub warmup_s: f64,

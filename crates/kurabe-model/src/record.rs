@@ -578,6 +578,7 @@ mod tests {
             http,
             target: None,
             settling: None,
+            throughput_settling: None,
             soak: None,
         }));
         let got = HttpRun::of_detail(&rec).unwrap();

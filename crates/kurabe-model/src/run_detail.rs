@@ -65,6 +65,10 @@ pub struct HttpDetail {
     /// Where the target's CPU settled; absent without a target and for soak runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settling: Option<SettlingDetail>,
+    /// Where the throughput (`completed_per_s`, from the per-second series)
+    /// settled; absent for soak runs and in records from before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_settling: Option<SettlingDetail>,
     /// The soak's memory series and fits; present for soak runs only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soak: Option<SoakDetail>,
@@ -306,6 +310,14 @@ impl RunDetail {
         match self {
             RunDetail::Http(d) => d.target.as_ref(),
             RunDetail::Watch(d) => Some(&d.target),
+            _ => None,
+        }
+    }
+
+    /// Where the throughput of an HTTP run settled.
+    pub fn throughput_settling(&self) -> Option<&SettlingDetail> {
+        match self {
+            RunDetail::Http(d) => d.throughput_settling.as_ref(),
             _ => None,
         }
     }

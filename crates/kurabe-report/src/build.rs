@@ -257,26 +257,34 @@ fn headline(units: &BTreeMap<&str, &str>, names: &[&str]) -> Vec<String> {
 /// Per variant, the runs whose series settled after their warm-up ended
 /// (`record.settling`, written by the runner), when there are any.
 fn warmup_checks(variants: &[String], ok: &[&StoredRun]) -> Vec<WarmupCheck> {
-    variants
-        .iter()
-        .filter_map(|v| {
+    let series: [(&str, SettlingOf); 2] = [
+        ("cpu_percent", RunDetail::settling),
+        ("completed_per_s", RunDetail::throughput_settling),
+    ];
+    let mut checks = Vec::new();
+    for v in variants {
+        for (name, of) in series {
             let found: Vec<(f64, Settling)> = ok
                 .iter()
                 .filter(|r| &r.run.variant == v)
-                .filter_map(|r| settling_of(r))
+                .filter_map(|r| settling_of(r, of))
                 .collect();
-            warmup_check(v, &found)
-        })
-        .collect()
+            checks.extend(warmup_check(v, name, &found));
+        }
+    }
+    checks
 }
 
+/// Which of a run's settling judgements to read.
+type SettlingOf = fn(&RunDetail) -> Option<&kurabe_model::run_detail::SettlingDetail>;
+
 /// The run's warm-up and where its series settled, if it was judged.
-fn settling_of(run: &StoredRun) -> Option<(f64, Settling)> {
-    let s = run.run.record.as_ref()?.settling()?;
+fn settling_of(run: &StoredRun, of: SettlingOf) -> Option<(f64, Settling)> {
+    let s = of(run.run.record.as_ref()?)?;
     Some((s.warmup_s, s.found?))
 }
 
-fn warmup_check(variant: &str, found: &[(f64, Settling)]) -> Option<WarmupCheck> {
+fn warmup_check(variant: &str, series: &str, found: &[(f64, Settling)]) -> Option<WarmupCheck> {
     let mut late: Vec<f64> = found
         .iter()
         .filter(|(_, s)| s.settled_at_s > 0.0)
@@ -288,7 +296,7 @@ fn warmup_check(variant: &str, found: &[(f64, Settling)]) -> Option<WarmupCheck>
     late.sort_by(f64::total_cmp);
     Some(WarmupCheck {
         variant: variant.to_owned(),
-        series: "cpu_percent".into(),
+        series: series.into(),
         warmup_s: found[0].0,
         settled_after_s: late[late.len() / 2],
         runs_late: late.len() as u32,

@@ -198,6 +198,7 @@ mod tests {
                         http,
                         target: None,
                         settling: None,
+                        throughput_settling: None,
                         soak: None,
                     }))),
                     http: None,

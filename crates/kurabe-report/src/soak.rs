@@ -296,6 +296,7 @@ mod tests {
             http: HttpReport::default(),
             target: None,
             settling: None,
+            throughput_settling: None,
             soak: Some(serde_json::from_value(soak).unwrap()),
         }))
     }

@@ -402,8 +402,12 @@ fn difference_verdict(
 /// A warm-up check in words: `warm-up 0.0 s is shorter than where the
 /// target's CPU settled: 2.1 s after the load began (median of 3 of 3 runs)`.
 pub fn warmup(c: &kurabe_model::experiment::WarmupCheck) -> String {
+    let what = match c.series.as_str() {
+        "completed_per_s" => "the throughput",
+        _ => "the target's CPU",
+    };
     let mut text = format!(
-        "{}: warm-up {:.1} s is shorter than where the target's CPU settled: {:.1} s after the load began (median of {} of {} runs)",
+        "{}: warm-up {:.1} s is shorter than where {what} settled: {:.1} s after the load began (median of {} of {} runs)",
         c.variant, c.warmup_s, c.settled_after_s, c.runs_late, c.runs
     );
     if c.runs_unsteady > 0 {
