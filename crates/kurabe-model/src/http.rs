@@ -466,8 +466,9 @@ pub struct RateInfo {
     /// Sends the schedule meant that no connection could take within the
     /// request timeout (`-s`) of their intended time, given up unsent (k6's
     /// `dropped_iterations`): had they been sent, their latency from the
-    /// intended time would already exceed the timeout.
-    #[serde(default)]
+    /// intended time would already exceed the timeout. Left out when 0, so
+    /// records from before it write back unchanged.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped_sends: u64,
 }
 
