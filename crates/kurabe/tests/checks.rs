@@ -173,9 +173,6 @@ fn a_check_that_does_not_parse_is_one_line_and_exit_2_before_any_request() {
             out.stderr
         );
     }
-    let out = http(&["-n", "5", "--http2", "--check", "body~x", &url]);
-    assert_eq!(out.code, Some(2));
-    assert!(out.stderr.starts_with("kurabe: error: --check body~ and header: checks read HTTP/1.1 responses only for now: drop --http2"), "{}", out.stderr);
     let out = http(&["-n", "5", "--group", "(=x", &url]);
     assert_eq!(out.code, Some(2));
     assert!(

@@ -108,6 +108,147 @@ fn h2c_against_nginx_reconciles_with_its_access_log() {
     assert_eq!(r.body_bytes, 2 * (20 << 20));
 }
 
+/// nginx h2c for the checks: `index.html` (17 bytes, text/html, as
+/// every file without a type map) and `json/data.json` (12 bytes, typed
+/// application/json by its location).
+fn checked_nginx(dir: &Path) -> Option<(Nginx, String)> {
+    let json = dir.join("www/json");
+    std::fs::create_dir(&json).unwrap();
+    std::fs::write(json.join("data.json"), "{\"ok\": true}").unwrap();
+    let h2c = Listen {
+        addr: "127.0.0.1",
+        params: "http2",
+    };
+    let server = format!(
+        "{}\n  location /json/ {{ default_type application/json; }}",
+        served(dir)
+    );
+    let nginx = Nginx::start(dir, 1, &[h2c], &server)?;
+    let base = format!("http://127.0.0.1:{}", nginx.ports()[0]);
+    Some((nginx, base))
+}
+
+/// A round-robin set of the page and the JSON, `checks` on every target.
+fn page_and_json(dir: &Path, base: &str, checks: [&str; 2]) -> String {
+    let set = format!(
+        "{}GET {base}/index.html\n\n{}GET {base}/json/data.json\n",
+        checks[0], checks[1]
+    );
+    let file = dir.join(format!("set{}.txt", set.len()));
+    std::fs::write(&file, set).unwrap();
+    file.display().to_string()
+}
+
+#[test]
+fn body_header_and_size_checks_judge_http2_responses_exactly() {
+    let dir = nginx_dir();
+    let Some((nginx, base)) = checked_nginx(dir.path()) else {
+        return;
+    };
+    let page = format!("{base}/index.html");
+    let h2 = ["--http2", "--streams", "8", "-c", "2"];
+    // Passing body and header checks change nothing.
+    let mut args = h2.to_vec();
+    args.extend(["-n", "60", "--check", "body~^hello over http/2$"]);
+    args.extend(["--check", "header:content-type~^text/html$", &page]);
+    let r = http_json(&args);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (60, 0),
+        "{:?}",
+        r.errors
+    );
+    // Each kind of check fails exactly the JSON half of the set.
+    let set = page_and_json(dir.path(), &base, ["", ""]);
+    for (check, shown) in [
+        (
+            "body~hello",
+            "failed body~hello: HTTP/2 200 (12 body bytes); ",
+        ),
+        (
+            "header:Content-Type~text",
+            "failed header:Content-Type~text: HTTP/2 200 (12 body bytes); ",
+        ),
+        ("size>=15", "failed size>=15: HTTP/2 200 (12 body bytes); "),
+    ] {
+        let mut args = h2.to_vec();
+        args.extend(["-n", "40", "--targets", &set, "--check", check]);
+        let r = http_json(&args);
+        assert_eq!(r.failures.check, 20, "{check}: {:?}", r.errors);
+        assert_eq!(
+            (r.complete_requests, r.failed_requests),
+            (20, 20),
+            "{check}"
+        );
+        let bucket = r.errors.iter().find(|e| e.kind == "check").unwrap();
+        assert_eq!(bucket.count, 20, "{check}");
+        let first = &bucket.first_error;
+        assert!(first.starts_with(shown), "{check}: {first}");
+        assert!(first.contains("content-type: application/json"), "{first}");
+        assert!(first.ends_with("; body: {\"ok\": true}"), "{first}");
+    }
+    // A body over many DATA frames and stream windows: judged whole.
+    let big = format!("{base}/big.bin");
+    let mut args = h2.to_vec();
+    args.extend(["-n", "4", "--check", r"body~^\x07+$", "--check"]);
+    args.extend(["size==20971520", &big]);
+    let r = http_json(&args);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (4, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(nginx.logged("HTTP/2.0\" 200"), 60 + 3 * 40 + 4);
+}
+
+#[test]
+fn a_targets_own_check_judges_its_http2_responses() {
+    let dir = nginx_dir();
+    let Some((nginx, base)) = checked_nginx(dir.path()) else {
+        return;
+    };
+    let checks = [
+        "# @name page\n# @check body~^hello\n",
+        "# @name api\n# @check header:Content-Type~^text/\n",
+    ];
+    let set = page_and_json(dir.path(), &base, checks);
+    let r = http_json(&[
+        "--http2",
+        "--streams",
+        "4",
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--targets",
+        &set,
+        "--check",
+        "status==200",
+    ]);
+    let names: Vec<&str> = r.requests.iter().map(|q| q.name.as_str()).collect();
+    assert_eq!(names, ["page", "api"]);
+    let (page, api) = (&r.requests[0], &r.requests[1]);
+    assert_eq!((page.complete_requests, page.failures.check), (20, 0));
+    assert_eq!((api.complete_requests, api.failures.check), (0, 20));
+    assert_eq!(r.failures.check, 20);
+    assert_eq!(
+        r.checks,
+        ["status==200", "body~^hello", "header:Content-Type~^text/"]
+    );
+    let first = &r
+        .errors
+        .iter()
+        .find(|e| e.kind == "check")
+        .unwrap()
+        .first_error;
+    assert!(
+        first.starts_with("failed header:Content-Type~^text/: HTTP/2 200 (12 body bytes); "),
+        "{first}"
+    );
+    assert_eq!(nginx.logged("HTTP/2.0\" 200"), 40);
+}
+
 #[test]
 fn h2_over_tls_is_chosen_by_alpn_and_refused_without_it() {
     let dir = nginx_dir();

@@ -114,7 +114,8 @@ pub(crate) struct Framer {
     pub keep: Option<Box<Keep>>,
 }
 
-/// What a framer keeps of the current response for the response checks.
+/// What a framer (or an HTTP/2 stream, see `h2::conn`) keeps of the
+/// current response for the response checks.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Keep {
     /// The final head as received (status line, headers, blank line).
@@ -134,7 +135,8 @@ impl Keep {
         })
     }
 
-    fn body_bytes(&mut self, b: &[u8]) {
+    /// Keep what fits of `b`, the next bytes of the body.
+    pub fn body_bytes(&mut self, b: &[u8]) {
         let room = self.limit.saturating_sub(self.body.len());
         self.body.extend_from_slice(&b[..b.len().min(room)]);
     }

@@ -92,7 +92,6 @@ pub(crate) fn resolve_load(
     let request = request_spec(spec, n)?.build(n)?;
     let mut labels = labels(spec, n)?;
     let set = super::set::read(spec, n, &request.headers, &mut labels)?;
-    check_http2_checks(spec, n, &labels)?;
     let target = match &set {
         Some(s) => s.origin(),
         None => Target::parse(&url(spec, n)?)?,
@@ -237,26 +236,10 @@ fn check_executor(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
 
 /// The run's names and checks (`group`, `checks`), before any request is tagged.
 fn labels(spec: &LoadSpec, n: &Names) -> Result<Labels, SpecError> {
-    let labels = Labels::new(&spec.group, &spec.checks).map_err(|e| match e {
+    Labels::new(&spec.group, &spec.checks).map_err(|e| match e {
         LabelError::Group(e) => SpecError::Invalid(format!("{} {e}", n.group)),
         LabelError::Check(e) => SpecError::Invalid(format!("{} {e}", n.checks)),
-    })?;
-    check_http2_checks(spec, n, &labels)?;
-    Ok(labels)
-}
-
-/// HTTP/2 judges status and size only: refuse body and header checks
-/// (the run's, and once a set is tagged, its targets' `# @check`).
-fn check_http2_checks(spec: &LoadSpec, n: &Names, labels: &Labels) -> Result<(), SpecError> {
-    let needs = labels.needs();
-    if spec.http2 && (needs.body || needs.headers) {
-        invalid!(
-            "{} body~ and header: checks read HTTP/1.1 responses only for now: drop {} or check status and size",
-            n.checks,
-            n.http2
-        );
-    }
-    Ok(())
+    })
 }
 
 /// The URL, with `path` (a plan's path on its target) in place of the URL's own.

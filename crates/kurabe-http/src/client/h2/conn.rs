@@ -9,10 +9,13 @@
 //!
 //! DATA payloads are never buffered: their bytes are counted and skipped as
 //! they arrive, so a connection's read buffer holds at most one control or
-//! HEADERS frame however large the bodies are.
+//! HEADERS frame however large the bodies are. Only when responses are
+//! checked ([`Proto::keep_body`]) does each stream keep a copy of its head
+//! (every field, decoded in full) and of its body's first bytes, bounded.
 
 use super::frame::{self, Head};
-use super::hpack::{self, RequestBlocks, ResponseDecoder};
+use super::hpack::{self, FullDecoder, RequestBlocks, ResponseDecoder};
+use crate::client::framer::Keep;
 use crate::client::slot::Slot;
 use crate::client::stats::FailKind;
 
@@ -58,6 +61,8 @@ pub(crate) struct Stream {
     pub send_window: i64,
     /// Response bytes not yet granted back by a WINDOW_UPDATE.
     recv_unacked: u32,
+    /// The response's head and body prefix, when responses are checked.
+    pub kept: Option<Box<Keep>>,
 }
 
 /// A connection error: every stream on it fails in this bucket, for this reason.
@@ -117,6 +122,21 @@ pub(crate) struct Proto {
     pub served: u64,
     /// `server` header of the first response decoded with `want_server`.
     pub server: Option<String>,
+    /// Responses are checked: keep each stream's head and this many body
+    /// bytes (kept across [`Proto::start`]; None: nothing is kept).
+    pub keep_body: Option<usize>,
+    /// With `keep_body`: decodes every field, in place of `dec`.
+    full: Option<Box<FullDecoder>>,
+    /// With `keep_body`: the last block's fields as head lines.
+    lines: Vec<u8>,
+    /// With `keep_body`: kept buffers of settled streams, to reuse (boxed
+    /// as a stream holds them, so a [`Stream`] stays small when unchecked).
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Keep>>,
+    /// With `keep_body`: body bytes still to keep of the DATA being
+    /// skipped (its padding excluded), and its stream.
+    skip_data: usize,
+    skip_stream: u32,
 }
 
 impl Default for Proto {
@@ -141,19 +161,38 @@ impl Default for Proto {
             goaway: None,
             served: 0,
             server: None,
+            keep_body: None,
+            full: None,
+            lines: Vec::new(),
+            spare: Vec::new(),
+            skip_data: 0,
+            skip_stream: 0,
         }
     }
 }
 
 impl Proto {
+    /// A closed connection's state; `keep_body`: see [`Proto::keep_body`].
+    pub fn keeping(keep_body: Option<usize>) -> Proto {
+        Proto {
+            keep_body,
+            ..Proto::default()
+        }
+    }
+
     /// Fresh state for a new connection, with the preface, our SETTINGS
     /// (push off, large stream window) and the connection window raise queued.
     pub fn start(&mut self) {
         let streams = std::mem::take(&mut self.streams);
         let mut out = std::mem::take(&mut self.out);
+        let (keep_body, spare) = (self.keep_body, std::mem::take(&mut self.spare));
         *self = Proto::default();
         self.streams = streams;
         self.streams.clear();
+        if keep_body.is_some() {
+            (self.keep_body, self.spare) = (keep_body, spare);
+            self.full = Some(Box::default());
+        }
         out.clear();
         out.extend_from_slice(frame::PREFACE);
         frame::settings(
@@ -188,6 +227,7 @@ impl Proto {
         let (prefix, block) = self.next_block(blocks);
         let flags = if has_body { 0 } else { frame::END_STREAM };
         self.headers(id, flags, prefix, block);
+        let kept = self.keep_body.map(|limit| self.fresh_keep(limit));
         self.streams.push(Stream {
             id,
             slot,
@@ -198,7 +238,27 @@ impl Proto {
             body_sent: 0,
             send_window: i64::from(self.peer_window),
             recv_unacked: 0,
+            kept,
         });
+    }
+
+    /// An empty [`Keep`] for a new stream: a settled stream's, else new.
+    fn fresh_keep(&mut self, limit: usize) -> Box<Keep> {
+        match self.spare.pop() {
+            Some(mut k) => {
+                k.head.clear();
+                k.body.clear();
+                k
+            }
+            None => Keep::new(limit),
+        }
+    }
+
+    /// Take back a settled stream's [`Keep`] for a later stream.
+    pub fn recycle(&mut self, k: Box<Keep>) {
+        if self.spare.len() < self.streams.len() + 1 {
+            self.spare.push(k);
+        }
     }
 
     /// The header block for the next request (and what must precede it),
@@ -340,7 +400,7 @@ impl Proto {
     pub fn input(&mut self, buf: &[u8], now: u64, want_server: bool) -> Result<usize, ConnError> {
         let mut pos = 0;
         loop {
-            pos += self.skip_payload(buf.len() - pos);
+            pos += self.skip_payload(&buf[pos..]);
             if self.skip > 0 {
                 return Ok(pos);
             }
@@ -359,10 +419,19 @@ impl Proto {
         }
     }
 
-    /// Skip what is left of a DATA or ignored payload, at most `avail`
-    /// bytes; once all of it is skipped, end the stream its END_STREAM named.
-    fn skip_payload(&mut self, avail: usize) -> usize {
-        let n = self.skip.min(avail);
+    /// Skip what is left of a DATA or ignored payload, at most `avail`'s
+    /// bytes (keeping body bytes when responses are checked); once all of
+    /// it is skipped, end the stream its END_STREAM named.
+    fn skip_payload(&mut self, avail: &[u8]) -> usize {
+        let n = self.skip.min(avail.len());
+        if self.skip_data > 0 {
+            let data = &avail[..n.min(self.skip_data)];
+            self.skip_data -= data.len();
+            let id = self.skip_stream;
+            if let Some(k) = self.stream(id).and_then(|s| s.kept.as_mut()) {
+                k.body_bytes(data);
+            }
+        }
         self.skip -= n;
         if self.skip == 0 {
             if let Some(id) = self.skip_end.take() {
@@ -443,6 +512,9 @@ impl Proto {
             }
         }
         self.skip = len - lead;
+        if self.keep_body.is_some() {
+            (self.skip_data, self.skip_stream) = (len - lead - pad, h.stream);
+        }
         if h.flags & frame::END_STREAM != 0 {
             self.skip_end = Some(h.stream);
         }
@@ -517,22 +589,44 @@ impl Proto {
         want: bool,
     ) -> Result<(), ConnError> {
         let want = want && self.server.is_none();
-        let head = hpack::decode(&mut self.dec, block, want)
-            .map_err(|why| protocol(format!("{why} (COMPRESSION_ERROR)")))?;
+        let head = match &mut self.full {
+            None => hpack::decode(&mut self.dec, block, want),
+            Some(full) => hpack::decode_full(full, block, want, &mut self.lines),
+        }
+        .map_err(|why| protocol(format!("{why} (COMPRESSION_ERROR)")))?;
         self.server = head.server.or(self.server.take());
+        let lines = std::mem::take(&mut self.lines);
+        let r = self.settle_head(id, end_stream, head.status, &lines);
+        self.lines = lines;
+        r
+    }
+
+    /// A decoded header block's `status` on stream `id` (`lines`: its
+    /// fields, when kept): an interim head is passed over, the final one
+    /// sets the stream's status (and kept head), END_STREAM ends it.
+    fn settle_head(
+        &mut self,
+        id: u32,
+        end_stream: bool,
+        status: u16,
+        lines: &[u8],
+    ) -> Result<(), ConnError> {
         let Some(s) = self.stream(id) else {
             return Ok(());
         };
-        if s.status == 0 && (100..200).contains(&head.status) && !end_stream {
+        if s.status == 0 && (100..200).contains(&status) && !end_stream {
             return Ok(()); // informational: the final head follows
         }
         if s.status == 0 {
-            if head.status == 0 {
+            if status == 0 {
                 return Err(protocol(
                     "a response header block without :status (PROTOCOL_ERROR)",
                 ));
             }
-            s.status = head.status;
+            s.status = status;
+            if let Some(k) = &mut s.kept {
+                keep_head(&mut k.head, status, lines);
+            }
         }
         if end_stream {
             self.end_stream(id);
@@ -658,6 +752,16 @@ impl Proto {
         }
         Ok(())
     }
+}
+
+/// A kept head in the form an HTTP/1.1 head has (what the checks and a
+/// failure's summary read): `HTTP/2 STATUS`, the fields, a blank line.
+fn keep_head(head: &mut Vec<u8>, status: u16, lines: &[u8]) {
+    use std::io::Write;
+    head.clear();
+    let _ = write!(head, "HTTP/2 {status}\r\n");
+    head.extend_from_slice(lines);
+    head.extend_from_slice(b"\r\n");
 }
 
 /// The frame header at the start of `b` (at least 9 bytes), refused when

@@ -517,6 +517,63 @@ fn decode_fields(
     Ok(())
 }
 
+/// Every field of each response, for the response checks (`--check`):
+/// `httlib-hpack`'s decoder, which copies each name and value (an
+/// allocation per field, see the module docs), so it runs only when
+/// responses are checked, in place of [`ResponseDecoder`] on that
+/// connection (one decoder must follow the server's table).
+pub(crate) struct FullDecoder {
+    dec: httlib_hpack::Decoder<'static>,
+    fields: Vec<(Vec<u8>, Vec<u8>, u8)>,
+    block: Vec<u8>,
+}
+
+impl Default for FullDecoder {
+    fn default() -> Self {
+        FullDecoder {
+            dec: httlib_hpack::Decoder::with_dynamic_size(TABLE_LIMIT as u32),
+            fields: Vec::new(),
+            block: Vec::new(),
+        }
+    }
+}
+
+/// Decode one complete response header block in full: `:status` (and
+/// `server` when asked for) as [`decode`] does, and every regular field
+/// as a `name: value\r\n` line into `lines` (cleared first), the form
+/// [`crate::response_check`] reads an HTTP/1.1 head in.
+pub(crate) fn decode_full(
+    d: &mut FullDecoder,
+    block: &[u8],
+    want_server: bool,
+    lines: &mut Vec<u8>,
+) -> Result<ResponseHead, String> {
+    d.block.clear();
+    d.block.extend_from_slice(block);
+    d.fields.clear();
+    d.dec
+        .decode(&mut d.block, &mut d.fields)
+        .map_err(|e| hpack_error(&format!("{e:?}")))?;
+    lines.clear();
+    let mut head = ResponseHead::default();
+    for (name, value, _) in &d.fields {
+        match name.as_slice() {
+            b":status" if head.status == 0 => head.status = parse_status(value),
+            n if n.starts_with(b":") => {}
+            n => {
+                if want_server && n == b"server" && head.server.is_none() {
+                    head.server = Some(String::from_utf8_lossy(value).into_owned());
+                }
+                lines.extend_from_slice(n);
+                lines.extend_from_slice(b": ");
+                lines.extend_from_slice(value);
+                lines.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+    Ok(head)
+}
+
 impl ResponseDecoder {
     /// The last block again: its inserts, its status.
     fn repeat(&mut self) -> ResponseHead {

@@ -24,7 +24,12 @@ fn blocks() -> hpack::RequestBlocks {
 
 /// A started connection with `n` streams open (ids 1, 3, 5 …) and the server's SETTINGS read.
 fn proto(n: usize, has_body: bool) -> Proto {
-    let mut p = Proto::default();
+    keeping(n, has_body, None)
+}
+
+/// [`proto`] keeping `keep_body` (responses are checked).
+fn keeping(n: usize, has_body: bool, keep_body: Option<usize>) -> Proto {
+    let mut p = Proto::keeping(keep_body);
     p.start();
     for _ in 0..n {
         p.open(slot(), &blocks(), has_body);
@@ -69,6 +74,47 @@ fn a_response_split_anywhere_completes_its_stream() {
         );
         assert_eq!(p.streams[0].state, StreamState::Open);
     }
+}
+
+/// Checked responses: each stream keeps its final head (an interim one
+/// passed over) in HTTP/1.1's form and its body's first bytes (padding
+/// left out), with another stream's frames between, however split.
+#[test]
+fn a_checked_stream_keeps_its_final_head_and_body_prefix() {
+    let mut interim = vec![0x08, 3];
+    interim.extend_from_slice(b"103");
+    let mut head = vec![0x88, 0x00, 3];
+    head.extend_from_slice(b"x-a\x011");
+    let mut bytes = frame_bytes(frame::HEADERS, frame::END_HEADERS, 3, &interim);
+    bytes.extend(frame_bytes(frame::HEADERS, frame::END_HEADERS, 3, &head));
+    bytes.extend(frame_bytes(frame::HEADERS, frame::END_HEADERS, 1, &[0x88]));
+    let padded = [2, b'h', b'e', b'l', 0, 0];
+    bytes.extend(frame_bytes(frame::DATA, frame::PADDED, 3, &padded));
+    bytes.extend(frame_bytes(frame::DATA, frame::END_STREAM, 1, b"other"));
+    bytes.extend(frame_bytes(frame::DATA, frame::END_STREAM, 3, b"lo!"));
+    for cut in 0..bytes.len() {
+        let mut p = keeping(2, false, Some(4));
+        let used = p.input(&bytes[..cut], 9, false).unwrap();
+        let rest = bytes[used..].to_vec();
+        assert_eq!(p.input(&rest, 9, false).unwrap(), rest.len());
+        let (one, three) = (&p.streams[0], &p.streams[1]);
+        assert_eq!(
+            (three.state, three.status, three.body),
+            (StreamState::Done, 200, 6)
+        );
+        let k = three.kept.as_ref().unwrap();
+        assert_eq!(k.head, b"HTTP/2 200\r\nx-a: 1\r\n\r\n", "cut {cut}");
+        assert_eq!(k.body, b"hell", "cut {cut}");
+        let k = one.kept.as_ref().unwrap();
+        assert_eq!(
+            (&k.head[..], &k.body[..]),
+            (&b"HTTP/2 200\r\n\r\n"[..], &b"othe"[..])
+        );
+    }
+    assert!(
+        proto(1, false).streams[0].kept.is_none(),
+        "unchecked: nothing kept"
+    );
 }
 
 #[test]

@@ -68,7 +68,8 @@ struct Conn {
 }
 
 impl Conn {
-    fn new() -> Conn {
+    /// A closed connection; `keep_body`: responses are checked (see [`Proto::keep_body`]).
+    fn new(keep_body: Option<usize>) -> Conn {
         Conn {
             sock: None,
             fd: -1,
@@ -77,7 +78,7 @@ impl Conn {
             alpn_pending: false,
             tail: Vec::new(),
             out_off: 0,
-            proto: Proto::default(),
+            proto: Proto::keeping(keep_body),
             unsent: 0,
             connect_start: 0,
             free: false,
@@ -132,7 +133,9 @@ impl<'a> Worker<'a> {
             h2,
             ep,
             events: vec![libc::epoll_event { events: 0, u64: 0 }; EVENTS],
-            conns: (0..conns).map(|_| Conn::new()).collect(),
+            conns: (0..conns)
+                .map(|_| Conn::new(sh.checking.then_some(sh.keep_body)))
+                .collect(),
             pending: VecDeque::new(),
             free: Vec::with_capacity(conns),
             rbuf: vec![0; RBUF],
@@ -541,20 +544,26 @@ impl<'a> Worker<'a> {
             }
             let s = self.conns[ci].proto.streams.swap_remove(i);
             match state {
-                StreamState::Done => self.complete(&s.slot, s.status, s.body, s.first_byte),
+                StreamState::Done => self.complete(ci, s),
                 StreamState::Reset(code) => self.on_reset(s.id, &s.slot, code),
                 _ => self.refused(ci, s.slot),
             }
         }
     }
 
-    fn complete(&mut self, slot: &Slot, status: u16, body: u64, first_byte: u64) {
+    /// Count stream `s` of connection `ci`, whose response is complete.
+    fn complete(&mut self, ci: usize, s: super::conn::Stream) {
         let a = Answer {
-            status,
-            body_bytes: body,
-            first_byte,
+            status: s.status,
+            body_bytes: s.body,
+            first_byte: s.first_byte,
         };
-        self.core.complete(slot, a, (&[], &[]));
+        let Some(k) = s.kept else {
+            self.core.complete(&s.slot, a, (&[], &[]));
+            return;
+        };
+        self.core.complete(&s.slot, a, (&k.head, &k.body));
+        self.conns[ci].proto.recycle(k);
     }
 
     fn on_reset(&mut self, id: u32, slot: &Slot, code: u32) {
