@@ -1,7 +1,8 @@
 //! `kurabe replay` end to end against real nginx: a first load at nginx A
 //! writes its access log (with `$msec` and `$request_time`, so each
 //! request's start is known to the millisecond); that log is replayed at
-//! twice the speed against nginx B, whose own log must then hold the same
+//! twice the speed against nginx B (over HTTP/1.1, and in a second test
+//! over h2c with `--http2`), whose own log must then hold the same
 //! (method, path, status) multiset, minus what A's log cannot reproduce
 //! (a POST: nginx does not log the body), with the gaps between requests
 //! halved. Plus bad input through the binary: one line, exit 2.
@@ -46,7 +47,8 @@ const FIRST: &[(u64, &str)] = &[
     (2100, "GET /index.html?page=5 HTTP/1.1"),
 ];
 
-fn nginx(dir: &Path) -> Option<Nginx> {
+/// nginx with both logs; `params`: its `listen` parameters ("http2": h2c).
+fn nginx(dir: &Path, params: &str) -> Option<Nginx> {
     std::fs::create_dir_all(dir.join("www")).unwrap();
     std::fs::write(dir.join("www/index.html"), "replayed page").unwrap();
     let http = format!("log_format timed '{TIMED}';");
@@ -54,11 +56,11 @@ fn nginx(dir: &Path) -> Option<Nginx> {
     // Both logs (a server-level access_log replaces the http-level one).
     let server =
         format!("root {d}/www;\n  access_log {d}/access.log;\n  access_log {d}/timed.log timed;");
-    let plain = Listen {
+    let listen = Listen {
         addr: "127.0.0.1",
-        params: "",
+        params,
     };
-    Nginx::start_with(dir, 1, &[plain], &http, &server)
+    Nginx::start_with(dir, 1, &[listen], &http, &server)
 }
 
 /// The first load's log: `$msec` start times 1 ms apart in the format's
@@ -140,11 +142,27 @@ fn replay(args: &[&str]) -> (Option<i32>, serde_json::Value, String) {
 
 #[test]
 fn a_replayed_nginx_log_reaches_a_second_nginx_with_the_same_requests_and_gaps() {
+    replayed_twice(false);
+}
+
+#[test]
+fn a_replay_over_http2_keeps_the_requests_and_the_gaps() {
+    replayed_twice(true);
+}
+
+/// A first load at nginx A (HTTP/1.1), then A's log replayed at 2x
+/// against nginx B (h2c and `--http2` when `http2`): B's log holds A's
+/// requests, with A's gaps halved.
+fn replayed_twice(http2: bool) {
     let (a_dir, b_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let Some(a) = nginx(a_dir.path()) else {
+    let Some(a) = nginx(a_dir.path(), "") else {
         return;
     };
-    let Some(b) = nginx(b_dir.path()) else {
+    let (b_params, b_proto, b_flags): (_, _, &[&str]) = match http2 {
+        false => ("", "HTTP/1.1\"", &[]),
+        true => ("http2", "HTTP/2.0\"", &["--http2"]),
+    };
+    let Some(b) = nginx(b_dir.path(), b_params) else {
         return;
     };
     // The first load: a log of 14 requests (one an absolute URL on a host
@@ -173,22 +191,21 @@ fn a_replayed_nginx_log_reaches_a_second_nginx_with_the_same_requests_and_gaps()
     // A's log replayed at 2x against B.
     let url_b = format!("http://127.0.0.1:{}/", b.ports()[0]);
     let a_path = a_dir.path().join("timed.log");
-    let (code, v, err) = replay(&[
-        a_path.to_str().unwrap(),
-        &url_b,
-        "--log-format",
-        TIMED,
-        "--speed",
-        "200%",
-    ]);
+    let mut args = vec![a_path.to_str().unwrap(), &url_b, "--log-format", TIMED];
+    args.extend(["--speed", "200%"]);
+    args.extend(b_flags);
+    let (code, v, err) = replay(&args);
     assert_eq!(code, Some(0), "{err}");
+    if http2 {
+        assert_eq!(v["protocol"], "h2c", "{v}");
+    }
     let summary = &v["replay"];
     assert_eq!(summary["lines_read"], 14, "{summary}");
     assert_eq!(summary["replayable"], 13, "{summary}");
     assert_eq!(summary["skipped"][0]["reason"], "no_body", "{summary}");
     assert_eq!(summary["skipped"][0]["count"], 1);
     assert_eq!(summary["speed"], 2.0);
-    assert_eq!(b.logged("HTTP/1.1\""), 13);
+    assert_eq!(b.logged(b_proto), 13);
     let b_log = read_timed(&b_dir.path().join("timed.log"));
 
     let mut want = multiset(&a_log);

@@ -656,14 +656,10 @@ fn start_feed(cfg: &LoadConfig, keeps: (bool, bool)) -> Result<Option<feed::Feed
 /// (`cfg.target.path` is the base URL's path, put before each recorded
 /// path).
 fn replay_bytes(cfg: &LoadConfig, replay: &crate::replay::Replay) -> (Vec<u8>, Vec<set::Span>) {
-    let base = cfg.target.path.trim_end_matches('/');
     let mut bytes = Vec::new();
     let mut spans = Vec::with_capacity(replay.requests.len());
     for (i, rec) in replay.requests.iter().enumerate() {
-        let target = Target {
-            path: format!("{base}{}", rec.target),
-            ..cfg.target.clone()
-        };
+        let target = replay_target(cfg, rec);
         let off = bytes.len();
         let one = Wire {
             method: &rec.method,
@@ -681,6 +677,16 @@ fn replay_bytes(cfg: &LoadConfig, replay: &crate::replay::Replay) -> (Vec<u8>, V
         });
     }
     (bytes, spans)
+}
+
+/// Where recorded request `rec` goes: the base URL with its path, then
+/// the recorded path and query.
+fn replay_target(cfg: &LoadConfig, rec: &crate::replay::Recorded) -> Target {
+    let base = cfg.target.path.trim_end_matches('/');
+    Target {
+        path: format!("{base}{}", rec.target),
+        ..cfg.target.clone()
+    }
 }
 
 /// The address connections go to: the proxy's with `-X`, else the target's.

@@ -46,7 +46,6 @@ pub(super) fn resolve(
         (spec.body_file.is_some(), n.body_file),
         (spec.body_base64.is_some(), n.body_base64),
         (spec.pipeline > 1, n.pipeline),
-        (spec.http2, n.http2),
         (
             spec.targets.is_some() || spec.targets_text.is_some(),
             n.targets,
@@ -54,7 +53,7 @@ pub(super) fn resolve(
     ];
     if let Some((_, what)) = clash.iter().find(|(given, _)| *given) {
         return Err(SpecError::Invalid(format!(
-            "{what} with a replay: the recording gives the requests, their methods, bodies and times (HTTP/1.1, one request per connection at a time); drop {what}"
+            "{what} with a replay: the recording gives the requests, their methods, bodies and times (one request per connection at a time over HTTP/1.1); drop {what}"
         )));
     }
     let mut replay = read(r)?;

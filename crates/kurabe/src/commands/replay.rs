@@ -76,6 +76,12 @@ pub struct Args {
     /// Client threads [default: as kurabe http].
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
+    /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://; the recorded times are kept as over HTTP/1.1.
+    #[arg(long)]
+    pub http2: bool,
+    /// With --http2: concurrent streams per connection [default: 1, a request per connection at a time].
+    #[arg(long, value_name = "N", requires = "http2")]
+    pub streams: Option<u32>,
     /// Do not verify the server's TLS certificate (https:// only).
     #[arg(long)]
     pub insecure: bool,
@@ -156,6 +162,8 @@ fn load_spec(args: &Args, speed: f64) -> LoadSpec {
             .filter(|t| *t != DEFAULT_TIMEOUT)
             .map(HumanDuration),
         insecure: args.insecure,
+        http2: args.http2,
+        streams: args.streams,
         group: args.groups.clone(),
         checks: args.checks.clone(),
         replay: Some(ReplaySpec {

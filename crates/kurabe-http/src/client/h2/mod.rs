@@ -31,6 +31,7 @@ pub(crate) mod worker;
 mod tests;
 
 use super::LoadConfig;
+use super::Target;
 
 /// What every HTTP/2 worker of a run shares, built once.
 #[derive(Debug, Clone)]
@@ -48,40 +49,43 @@ pub(crate) struct Setup {
 }
 
 impl Setup {
-    /// Encode the request of `cfg` (or each of its set's) for HTTP/2.
+    /// Encode the request of `cfg` (or each of its set's, or of its replay's) for HTTP/2.
     pub fn new(cfg: &LoadConfig) -> Setup {
         let scheme = if cfg.target.tls { "https" } else { "http" };
-        let (blocks, bodies): (Vec<_>, Vec<_>) = match &cfg.set {
-            None => {
-                let list = hpack::header_list(
-                    &cfg.method,
-                    scheme,
-                    &cfg.target.host_header(),
-                    &cfg.target.path,
-                    &request_headers(&cfg.headers, cfg.body.as_deref()),
-                );
-                let body = cfg.body.clone().unwrap_or_default();
-                (vec![hpack::encode(&list)], vec![body])
-            }
-            Some(set) => set
+        let encode = |method: &str, target: &Target, headers: &[(String, String)], body| {
+            let headers = request_headers(headers, body);
+            let host = target.host_header();
+            hpack::encode(&hpack::header_list(
+                method,
+                scheme,
+                &host,
+                &target.path,
+                &headers,
+            ))
+        };
+        let body = |b: &Option<Vec<u8>>| b.clone().unwrap_or_default();
+        let (blocks, bodies): (Vec<_>, Vec<_>) = match (&cfg.set, &cfg.replay) {
+            (Some(set), _) => set
                 .targets
                 .iter()
                 .map(|t| {
-                    let list = hpack::header_list(
-                        &t.method,
-                        scheme,
-                        &t.target.host_header(),
-                        &t.target.path,
-                        &request_headers(&t.headers, t.body.as_deref()),
-                    );
-                    // Targets differ: literals that leave the server's table alone.
-                    let mut b = hpack::encode(&list);
-                    b.first = b.plain.clone();
-                    b.repeat = b.plain.clone();
-                    b.table_need = 0;
-                    (b, t.body.clone().unwrap_or_default())
+                    let b = encode(&t.method, &t.target, &t.headers, t.body.as_deref());
+                    (plain(b), body(&t.body))
                 })
                 .unzip(),
+            (None, Some(replay)) => replay
+                .requests
+                .iter()
+                .map(|q| {
+                    let target = super::replay_target(cfg, q);
+                    let b = encode(&q.method, &target, &q.headers, q.body.as_deref());
+                    (plain(b), body(&q.body))
+                })
+                .unzip(),
+            (None, None) => {
+                let b = encode(&cfg.method, &cfg.target, &cfg.headers, cfg.body.as_deref());
+                (vec![b], vec![body(&cfg.body)])
+            }
         };
         Setup {
             table_need: blocks.iter().map(|b| b.table_need).max().unwrap_or(0),
@@ -91,6 +95,15 @@ impl Setup {
             streams: cfg.streams.max(1) as usize,
         }
     }
+}
+
+/// One of many requests' blocks (a set's target, a replayed request): the
+/// requests differ, so literals that leave the server's table alone.
+fn plain(mut b: hpack::RequestBlocks) -> hpack::RequestBlocks {
+    b.first = b.plain.clone();
+    b.repeat = b.plain.clone();
+    b.table_need = 0;
+    b
 }
 
 /// The user's headers, after a default `user-agent` and `accept` unless
