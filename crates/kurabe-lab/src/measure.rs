@@ -19,7 +19,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kurabe_http::load::Names;
+use kurabe_http::load::{Names, Observer, Quiet};
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::{
@@ -60,13 +60,61 @@ fn pause(d: Duration, stop: &Stop) -> bool {
     !stop.wait_timeout(d)
 }
 
-/// Run the load generator once; `stop` stops it (the engine polls the
-/// stop's own flag).
-fn load(spec: &LoadSpec, stop: &Stop) -> Result<HttpReport, RunFailure> {
-    kurabe_http::load::run(spec, stop, &kurabe_http::load::Quiet)
+/// What watches a plan's http loads as they run (`kurabe run --tui`,
+/// `--prometheus-addr`): an observer for each load, the warm-up's too.
+pub trait LoadWatch: Send + Sync + std::fmt::Debug {
+    /// A load of `spec` begins; `warmup`: it is the unmeasured warm-up.
+    fn begin(&self, spec: &LoadSpec, warmup: bool) -> Arc<dyn Observer + Send + Sync>;
+}
+
+/// Run the load generator once, `observer` watching; `stop` stops it
+/// (the engine polls the stop's own flag).
+fn load(spec: &LoadSpec, stop: &Stop, observer: &dyn Observer) -> Result<HttpReport, RunFailure> {
+    kurabe_http::load::run(spec, stop, observer)
         .map(|run| run.report)
         .map_err(|e| RunFailure::new(format!("load generator: {e}")))
 }
+
+/// The observer of one load: `watch`'s, else none.
+fn observer_of(
+    watch: Option<&dyn LoadWatch>,
+    spec: &LoadSpec,
+    warmup: bool,
+) -> Arc<dyn Observer + Send + Sync> {
+    match watch {
+        Some(w) => w.begin(spec, warmup),
+        None => Arc::new(Quiet),
+    }
+}
+
+/// The measured load, the target's newest sample handed to an observer
+/// that watches the server while it runs.
+fn load_watched(
+    spec: &LoadSpec,
+    stop: &Stop,
+    observer: &dyn Observer,
+    sampled: Option<&Watcher>,
+) -> Result<HttpReport, RunFailure> {
+    let Some(watcher) = sampled.filter(|_| observer.watches_server()) else {
+        return load(spec, stop, observer);
+    };
+    let done = Stop::new();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.wait_timeout(SERVER_POINT_INTERVAL) {
+                if let Some(point) = watcher.latest() {
+                    observer.server(&point);
+                }
+            }
+        });
+        let report = load(spec, stop, observer);
+        done.trigger(None);
+        report
+    })
+}
+
+/// How often a live view gets the target's newest sample.
+const SERVER_POINT_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Default measured phase of an http workload that names neither `requests` nor `duration`.
 pub const DEFAULT_HTTP_DURATION: Duration = Duration::from_secs(5);
@@ -109,6 +157,7 @@ pub fn http(
     warmup: Option<Duration>,
     probe: Option<&Probe>,
     stop: &Arc<Stop>,
+    watch: Option<&dyn LoadWatch>,
 ) -> Result<Measured, RunFailure> {
     let spec = plan_load(w, url, plan_dir);
     // Checked as `kurabe http` checks its flags, errors naming the plan's keys.
@@ -131,7 +180,7 @@ pub fn http(
             executor: None,
             ..spec.clone()
         };
-        load(&warm, stop)?;
+        load(&warm, stop, &*observer_of(watch, &warm, true))?;
     }
     if stop.is_set() {
         return Err(RunFailure::new("interrupted"));
@@ -139,7 +188,8 @@ pub fn http(
     let w_probe = probe
         .map(|p| watcher(p, interval_for(expected_length(&spec))))
         .transpose()?;
-    let report = load(&spec, stop)?;
+    let observer = observer_of(watch, &spec, false);
+    let report = load_watched(&spec, stop, &*observer, w_probe.as_ref())?;
     let tree = w_probe.map(Watcher::stop);
     if report.interrupted && stop.is_set() {
         return Err(RunFailure::new("interrupted"));

@@ -58,6 +58,7 @@ fn base_options(
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         worktrees: Default::default(),
         rev,
+        live: None,
     })
 }
 

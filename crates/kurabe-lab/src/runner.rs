@@ -78,6 +78,8 @@ pub struct RunOptions {
     /// The code measured (git revision and/or CI label), stored with the
     /// experiment; `None` outside a git work tree without a label.
     pub rev: Option<kurabe_model::record::Revision>,
+    /// What watches the http loads live (`--tui`, `--prometheus-addr`).
+    pub live: Option<Arc<dyn measure::LoadWatch>>,
 }
 
 pub use kurabe_model::progress::Event;
@@ -431,7 +433,8 @@ impl ProcessLauncher<'_> {
         probe: Option<&Probe>,
     ) -> Result<Measured, RunFailure> {
         let warmup = self.plan.warmup.map(|d| d.0);
-        measure::http(h, url, &self.opts.plan_dir, warmup, probe, self.stop)
+        let watch = self.opts.live.as_deref();
+        measure::http(h, url, &self.opts.plan_dir, warmup, probe, self.stop, watch)
     }
 
     /// A command workload. Without a target, a variant's command and

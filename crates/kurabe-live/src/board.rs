@@ -15,6 +15,7 @@ use hdrhistogram::Histogram;
 use kurabe_http::load::{Observer, Progress, Snapshot};
 use kurabe_model::counters::Counters;
 use kurabe_model::probe::WatchPoint;
+use kurabe_model::stage::Executor;
 
 /// How far back "the last seconds" reach (the recent percentiles).
 pub const RECENT: Duration = Duration::from_secs(5);
@@ -47,6 +48,14 @@ pub struct RunInfo {
     pub duration: Option<Duration>,
     /// The measured phase's request count, when limited by count (`-n`).
     pub requests: Option<u64>,
+    /// The load's stages (`--stage`), in order: each one's length and the
+    /// target it ramps to from the previous one's (the first from 0).
+    pub stages: Vec<(Duration, f64)>,
+    /// The stages ramp open connections (closed model), not a rate.
+    pub stages_connections: bool,
+    /// Labels every metric of this run carries besides the request's
+    /// (a plan's `variant` and `workload`), in order.
+    pub labels: Vec<(String, String)>,
 }
 
 impl RunInfo {
@@ -68,7 +77,60 @@ impl RunInfo {
             warmup: spec.warmup.map(|d| d.0).unwrap_or_default(),
             duration,
             requests,
+            stages: spec
+                .stages
+                .iter()
+                .map(|s| (s.duration.0, s.target))
+                .collect(),
+            stages_connections: spec.executor == Some(Executor::RampingVus),
+            labels: Vec::new(),
         }
+    }
+}
+
+/// Where a staged load stands at one moment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StageNow {
+    /// 1-based number of the current stage (the last once they are over).
+    pub index: usize,
+    /// Stages in all.
+    pub count: usize,
+    /// The target the current stage ramps from.
+    pub from: f64,
+    /// The target it ramps to.
+    pub to: f64,
+    /// The target now, on the linear ramp.
+    pub now: f64,
+    /// Time left in the current stage.
+    pub left: Duration,
+}
+
+impl RunInfo {
+    /// Where the stages stand `t` into the measured phase; `None` without
+    /// stages.
+    pub fn stage_at(&self, t: Duration) -> Option<StageNow> {
+        let count = self.stages.len();
+        let (mut start, mut from) = (Duration::ZERO, 0.0);
+        for (i, &(length, to)) in self.stages.iter().enumerate() {
+            let end = start + length;
+            if t < end || i + 1 == count {
+                let into = t.saturating_sub(start).min(length);
+                let frac = match length.is_zero() {
+                    true => 1.0,
+                    false => into.as_secs_f64() / length.as_secs_f64(),
+                };
+                return Some(StageNow {
+                    index: i + 1,
+                    count,
+                    from,
+                    to,
+                    now: from + (to - from) * frac,
+                    left: end.saturating_sub(t),
+                });
+            }
+            (start, from) = (end, to);
+        }
+        None
     }
 }
 
@@ -138,6 +200,21 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// Where the stages stand now (`None` without stages).
+    pub fn stage(&self) -> Option<StageNow> {
+        self.info.stage_at(self.measured)
+    }
+
+    /// The open model's target rate now: the staged ramp's, else the
+    /// run's one rate; `None` in the closed model.
+    pub fn target_rate(&self) -> Option<f64> {
+        match self.stage() {
+            Some(s) if !self.info.stages_connections => Some(s.now),
+            Some(_) => None,
+            None => self.info.target_rate,
+        }
+    }
+
     /// Time left by the run's limit (`-t`, or `-n` at the current rate).
     pub fn eta(&self) -> Option<Duration> {
         if self.finished {
@@ -422,5 +499,34 @@ mod tests {
         board.update(&snapshot(0, &[], 0));
         board.update(&snapshot(1000, &[100; 100], 100));
         assert_eq!(board.frame().eta(), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn stages_say_where_the_ramp_stands_and_the_target_rate_follows() {
+        let secs = Duration::from_secs;
+        let info = RunInfo {
+            target_rate: Some(150.0),
+            stages: vec![(secs(10), 200.0), (secs(20), 200.0), (secs(10), 0.0)],
+            ..RunInfo::default()
+        };
+        let at = |t: u64| info.stage_at(secs(t)).unwrap();
+        assert_eq!((at(5).index, at(5).now, at(5).left), (1, 100.0, secs(5)));
+        assert_eq!((at(10).index, at(10).from, at(10).to), (2, 200.0, 200.0));
+        assert_eq!((at(35).index, at(35).now, at(35).count), (3, 100.0, 3));
+        // Past the end: the last stage, nothing left, its end's target.
+        assert_eq!((at(99).index, at(99).now, at(99).left), (3, 0.0, secs(0)));
+        let board = Board::new(info);
+        board.update(&snapshot(5000, &[100], 1));
+        // The view and the gauge say the ramp's rate now, not the mean.
+        assert_eq!(board.frame().target_rate(), Some(100.0));
+        assert_eq!(RunInfo::default().stage_at(secs(1)), None);
+        let closed = Board::new(RunInfo {
+            stages: vec![(secs(10), 50.0)],
+            stages_connections: true,
+            ..RunInfo::default()
+        });
+        closed.update(&snapshot(2000, &[100], 1));
+        assert_eq!(closed.frame().target_rate(), None);
+        assert_eq!(closed.frame().stage().unwrap().now, 10.0);
     }
 }

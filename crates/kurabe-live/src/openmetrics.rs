@@ -29,9 +29,10 @@ const BUCKETS: [&str; 7] = [
 pub fn render(frame: &Frame) -> String {
     let mut o = String::with_capacity(8192);
     let who = format!(
-        "name=\"{}\",method=\"{}\"",
+        "name=\"{}\",method=\"{}\"{}",
         escape(&frame.info.name),
-        escape(&frame.info.method)
+        escape(&frame.info.method),
+        run_labels(frame)
     );
     let c = &frame.counters;
     answers(&mut o, frame, &who);
@@ -58,6 +59,7 @@ pub fn render(frame: &Frame) -> String {
     let _ = writeln!(o, "kurabe_dropped_sends_total{{{who}}} {}", c.dropped_sends);
     histogram(&mut o, frame, &who);
     gauges(&mut o, frame, &who);
+    stage(&mut o, frame);
     server(&mut o, frame);
     o.push_str("# EOF\n");
     o
@@ -68,7 +70,8 @@ pub fn render(frame: &Frame) -> String {
 fn answers(o: &mut String, frame: &Frame, who: &str) {
     let c = &frame.counters;
     let method = escape(&frame.info.method);
-    let whose = |n: &str| format!("name=\"{}\",method=\"{method}\"", escape(n));
+    let extra = run_labels(frame);
+    let whose = |n: &str| format!("name=\"{}\",method=\"{method}\"{extra}", escape(n));
     family(
         o,
         "kurabe_requests",
@@ -138,6 +141,7 @@ fn histogram(o: &mut String, frame: &Frame, who: &str) {
 
 /// Rates, requests in flight and the time so far.
 fn gauges(o: &mut String, frame: &Frame, who: &str) {
+    let bare = bare_labels(frame);
     family(
         o,
         "kurabe_achieved_rate",
@@ -145,12 +149,12 @@ fn gauges(o: &mut String, frame: &Frame, who: &str) {
         "Requests sent per second over the last second.",
     );
     let _ = writeln!(o, "kurabe_achieved_rate{{{who}}} {}", frame.sent_rate);
-    if let Some(r) = frame.info.target_rate {
+    if let Some(r) = frame.target_rate() {
         family(
             o,
             "kurabe_target_rate",
             "gauge",
-            "Open model: the requests per second asked for.",
+            "Open model: the requests per second asked for now (on a staged ramp, the ramp's).",
         );
         let _ = writeln!(o, "kurabe_target_rate{{{who}}} {r}");
     }
@@ -167,47 +171,95 @@ fn gauges(o: &mut String, frame: &Frame, who: &str) {
         "gauge",
         "Time since the measured phase began.",
     );
-    let _ = writeln!(o, "kurabe_elapsed_seconds {}", frame.measured.as_secs_f64());
+    let _ = writeln!(
+        o,
+        "kurabe_elapsed_seconds{bare} {}",
+        frame.measured.as_secs_f64()
+    );
     family(
         o,
         "kurabe_finished",
         "gauge",
         "1 once the run is over and these are its final figures.",
     );
-    let _ = writeln!(o, "kurabe_finished {}", u8::from(frame.finished));
+    let _ = writeln!(o, "kurabe_finished{bare} {}", u8::from(frame.finished));
 }
 
 /// The local server's process tree, when it is watched.
 fn server(o: &mut String, frame: &Frame) {
     let Some(p) = frame.server else { return };
+    let bare = bare_labels(frame);
     family(
         o,
         "kurabe_server_cpu_seconds",
         "counter",
         "CPU time of the server's process tree since the measured phase began.",
     );
-    let _ = writeln!(o, "kurabe_server_cpu_seconds_total {}", p.cpu_seconds);
+    let _ = writeln!(o, "kurabe_server_cpu_seconds_total{bare} {}", p.cpu_seconds);
     family(
         o,
         "kurabe_server_pss_bytes",
         "gauge",
         "Σ PSS of the server's process tree.",
     );
-    let _ = writeln!(o, "kurabe_server_pss_bytes {}", p.size.pss_bytes);
+    let _ = writeln!(o, "kurabe_server_pss_bytes{bare} {}", p.size.pss_bytes);
     family(
         o,
         "kurabe_server_rss_bytes",
         "gauge",
         "Σ RSS of the server's process tree (over-counts shared pages).",
     );
-    let _ = writeln!(o, "kurabe_server_rss_bytes {}", p.size.rss_bytes);
+    let _ = writeln!(o, "kurabe_server_rss_bytes{bare} {}", p.size.rss_bytes);
     family(
         o,
         "kurabe_server_processes",
         "gauge",
         "Processes in the server's tree.",
     );
-    let _ = writeln!(o, "kurabe_server_processes {}", p.size.processes);
+    let _ = writeln!(o, "kurabe_server_processes{bare} {}", p.size.processes);
+}
+
+/// A staged load's current stage and its target now.
+fn stage(o: &mut String, frame: &Frame) {
+    let Some(st) = frame.stage() else { return };
+    let bare = bare_labels(frame);
+    family(
+        o,
+        "kurabe_stage",
+        "gauge",
+        "The load's current stage, 1-based (--stage).",
+    );
+    let _ = writeln!(o, "kurabe_stage{bare} {}", st.index);
+    family(o, "kurabe_stages", "gauge", "The load's stages in all.");
+    let _ = writeln!(o, "kurabe_stages{bare} {}", st.count);
+    if frame.info.stages_connections {
+        family(
+            o,
+            "kurabe_target_connections",
+            "gauge",
+            "Closed model: the open connections the stages ask for now.",
+        );
+        let _ = writeln!(o, "kurabe_target_connections{bare} {}", st.now);
+    }
+}
+
+/// The run's own labels (a plan's variant and workload) as `,k="v"…`.
+fn run_labels(frame: &Frame) -> String {
+    frame
+        .info
+        .labels
+        .iter()
+        .map(|(k, v)| format!(",{k}=\"{}\"", escape(v)))
+        .collect()
+}
+
+/// The run's own labels as a whole label set, `{k="v"}` (empty without any).
+fn bare_labels(frame: &Frame) -> String {
+    let l = run_labels(frame);
+    match l.strip_prefix(',') {
+        Some(inner) => format!("{{{inner}}}"),
+        None => String::new(),
+    }
 }
 
 /// A family's `# TYPE` and `# HELP` lines.
@@ -228,6 +280,7 @@ mod tests {
     use super::*;
     use crate::board::{Board, RunInfo};
     use kurabe_http::load::Snapshot;
+    use std::time::Duration;
 
     #[test]
     fn an_exposition_has_every_family_once_and_ends_with_eof() {
@@ -280,6 +333,41 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), types);
         assert!(!text.contains("kurabe_server"), "no server watched");
+    }
+
+    #[test]
+    fn a_plans_run_labels_every_series_and_a_staged_one_says_its_stage() {
+        let board = Board::new(RunInfo {
+            name: "http://127.0.0.1:1/".into(),
+            method: "GET".into(),
+            target_rate: Some(50.0),
+            stages: vec![
+                (Duration::from_secs(4), 100.0),
+                (Duration::from_secs(4), 0.0),
+            ],
+            labels: vec![
+                ("variant".into(), "b\"2".into()),
+                ("workload".into(), "api".into()),
+            ],
+            ..RunInfo::default()
+        });
+        let mut s = Snapshot::empty();
+        s.measured = Duration::from_secs(1);
+        s.counters.completed = 1;
+        s.counters.status.count(200);
+        board.update(&s);
+        let text = render(&board.frame());
+        let l = r#"variant="b\"2",workload="api""#;
+        for line in [
+            format!("kurabe_requests_total{{name=\"http://127.0.0.1:1/\",method=\"GET\",{l},status=\"200\"}} 1"),
+            format!("kurabe_target_rate{{name=\"http://127.0.0.1:1/\",method=\"GET\",{l}}} 25"),
+            format!("kurabe_stage{{{l}}} 1"),
+            format!("kurabe_stages{{{l}}} 2"),
+            format!("kurabe_finished{{{l}}} 0"),
+        ] {
+            assert!(text.lines().any(|x| x == line), "no line {line} in\n{text}");
+        }
+        assert!(!text.contains("kurabe_target_connections"));
     }
 
     #[test]

@@ -58,6 +58,9 @@ impl View<'_> {
                 Span::raw(format!("  {}", clock(f))),
             ]),
             rate_line(f),
+        ];
+        lines.extend(stage_line(f));
+        lines.extend([
             Line::from(format!(
                 "{:<10}{:>9} {:>9} {:>9} {:>9}",
                 "latency", "p50", "p90", "p99", "max"
@@ -65,7 +68,7 @@ impl View<'_> {
             percentile_line(&format!("last {}s", RECENT.as_secs()), &f.recent),
             percentile_line("whole run", &f.whole),
             status_line(f),
-        ];
+        ]);
         lines.extend(failure_line(f));
         lines.extend(server_line(f));
         lines.extend(names_lines(f));
@@ -95,7 +98,8 @@ fn clock(f: &Frame) -> String {
 /// Achieved (and target) rate, in flight, sent, late.
 fn rate_line(f: &Frame) -> Line<'static> {
     let mut s = format!("rate {}/s", count(f.sent_rate.round() as u64));
-    if let Some(r) = f.info.target_rate {
+    let target = f.target_rate();
+    if let Some(r) = target {
         s.push_str(&format!(" of {}/s", count(r.round() as u64)));
     }
     s.push_str(&format!(
@@ -104,13 +108,32 @@ fn rate_line(f: &Frame) -> Line<'static> {
         count(f.in_flight),
         count(f.counters.sent_requests)
     ));
-    if f.info.target_rate.is_some() {
+    if target.is_some() {
         s.push_str(&format!("  late {}", count(f.counters.late_sends)));
         if f.counters.dropped_sends > 0 {
             s.push_str(&format!("  dropped {}", count(f.counters.dropped_sends)));
         }
     }
     Line::from(s)
+}
+
+/// "stage 2/3  200/s → 0/s  now 150/s  7.5s left", when the load has stages.
+fn stage_line(f: &Frame) -> Option<Line<'static>> {
+    let st = f.stage()?;
+    let unit = match f.info.stages_connections {
+        true => " connections",
+        false => "/s",
+    };
+    let n = |v: f64| count(v.round() as u64);
+    Some(Line::from(format!(
+        "stage    {}/{}  {}{unit} → {}{unit}  now {}{unit}  {} left",
+        st.index,
+        st.count,
+        n(st.from),
+        n(st.to),
+        n(st.now),
+        secs(st.left)
+    )))
 }
 
 fn percentile_line(label: &str, p: &Percentiles) -> Line<'static> {
@@ -338,6 +361,35 @@ mod tests {
         f.counters.dropped_sends = 12;
         let line = draw(&f, 100, 30)[1].clone();
         assert!(line.trim_end().ends_with("late 0  dropped 12"), "{line}");
+    }
+
+    #[test]
+    fn a_staged_load_shows_its_stage_and_the_ramps_rate_now() {
+        let mut f = frame();
+        assert!(!draw(&f, 100, 30).join("\n").contains("stage"));
+        f.info.stages = vec![
+            (Duration::from_secs(2), 2000.0),
+            (Duration::from_secs(8), 0.0),
+        ];
+        let screen = draw(&f, 100, 30);
+        // One second into a 2 s ramp to 2 000/s: 1 000/s now.
+        assert!(
+            screen[1].starts_with("rate 1 003/s of 1 000/s"),
+            "{}",
+            screen[1]
+        );
+        assert_eq!(
+            screen[2].trim_end(),
+            "stage    1/2  0/s → 2 000/s  now 1 000/s  1.0s left"
+        );
+        f.info.stages_connections = true;
+        let screen = draw(&f, 100, 30);
+        assert!(
+            screen[1].starts_with("rate 1 003/s  answered"),
+            "{}",
+            screen[1]
+        );
+        assert!(screen[2].contains("0 connections → 2 000 connections"));
     }
 
     #[test]

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context as _};
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, execute, terminal};
-use kurabe_live::board::Board;
+use kurabe_live::board::Frame;
 use kurabe_live::view::View;
 use kurabe_model::stop::Stop;
 use ratatui::backend::CrosstermBackend;
@@ -37,6 +37,10 @@ pub(crate) fn check_terminal() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// What the view draws, asked before each redraw: the newest frame and
+/// the title above it (a plan's changes from run to run).
+pub(crate) type Picture = Arc<dyn Fn() -> (Arc<Frame>, String) + Send + Sync>;
+
 /// The view while it is up; [`Tui::finish`] (or dropping it) restores the
 /// terminal.
 pub(crate) struct Tui {
@@ -45,13 +49,9 @@ pub(crate) struct Tui {
 }
 
 impl Tui {
-    /// Take the terminal and draw `board` under `title` until finished;
-    /// `q` or Ctrl-C trigger `interrupt`.
-    pub(crate) fn start(
-        board: Arc<Board>,
-        title: String,
-        interrupt: Arc<Stop>,
-    ) -> anyhow::Result<Tui> {
+    /// Take the terminal and draw `picture` until finished; `q` or Ctrl-C
+    /// trigger `interrupt`.
+    pub(crate) fn start(picture: Picture, interrupt: Arc<Stop>) -> anyhow::Result<Tui> {
         restore_on_panic();
         terminal::enable_raw_mode().context("--tui: cannot put the terminal in raw mode")?;
         ACTIVE.store(true, Ordering::SeqCst);
@@ -64,7 +64,7 @@ impl Tui {
         let done = Arc::clone(&tui.done);
         let thread = std::thread::Builder::new()
             .name("kurabe-tui".into())
-            .spawn(move || draw_loop(&board, &title, &interrupt, &done))
+            .spawn(move || draw_loop(&*picture, &interrupt, &done))
             .context("--tui: cannot start the view's thread")?;
         tui.thread = Some(thread);
         Ok(tui)
@@ -95,18 +95,22 @@ impl Drop for Tui {
 }
 
 /// Draw every [`REDRAW`] (and at once on a resize), read keys, until `done`.
-fn draw_loop(board: &Board, title: &str, interrupt: &Stop, done: &AtomicBool) -> io::Result<()> {
+fn draw_loop(
+    picture: &(dyn Fn() -> (Arc<Frame>, String) + Send + Sync),
+    interrupt: &Stop,
+    done: &AtomicBool,
+) -> io::Result<()> {
     let mut term = Terminal::new(CrosstermBackend::new(io::stdout()))?;
     let mut next = Instant::now();
     // A panic elsewhere restored the terminal: stop drawing on it.
     while !done.load(Ordering::SeqCst) && ACTIVE.load(Ordering::SeqCst) {
         if Instant::now() >= next {
-            let frame = board.frame();
+            let (frame, title) = picture();
             term.draw(|f| {
                 f.render_widget(
                     View {
                         frame: &frame,
-                        title,
+                        title: &title,
                     },
                     f.area(),
                 )

@@ -497,3 +497,100 @@ fn a_request_set_is_counted_by_name() {
     let sent = sample(&text, &format!("kurabe_requests_sent_total{{{who}}}"));
     assert_eq!(sent, Some(300.0), "{text}");
 }
+
+/// One GET, or `None` once nothing listens (the run is over).
+fn try_get(addr: SocketAddr, target: &str) -> Option<String> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    write!(s, "GET {target} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    Some(out.split_once("\r\n\r\n")?.1.to_owned())
+}
+
+/// `kurabe run --prometheus-addr`: one endpoint for the whole experiment,
+/// showing each http run in turn; every series of a run carries its
+/// variant and workload; after the last run its final figures stay until
+/// one more scrape (`--prometheus-linger`).
+#[test]
+fn a_plans_runs_are_served_labelled_by_variant_and_workload() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"name = "scraped"
+repeat = 1
+[[variant]]
+name = "fast"
+url = "{url}"
+[[variant]]
+name = "slow"
+url = "{url}"
+[[workload]]
+name = "index"
+http = {{ path = "/", duration = "2s", rate = 200, concurrency = 2, keep_alive = true }}
+"#,
+            url = server.url
+        ),
+    )
+    .unwrap();
+    let mut child = kurabe()
+        .arg("run")
+        .arg(&plan)
+        .args(["--store", dir.path().join("s.db").to_str().unwrap()])
+        .args([
+            "--prometheus-addr",
+            ":0",
+            "--prometheus-linger",
+            "60s",
+            "-q",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (rest, stderr) = read_until(
+        child.stderr.take().unwrap(),
+        "kurabe: serving Prometheus metrics at http://",
+    );
+    let mut child = Killed(child);
+    let addr: SocketAddr = rest.trim_end_matches("/metrics").parse().unwrap();
+    let mut scrapes = Vec::new();
+    while let Some(text) = try_get(addr, "/metrics") {
+        scrapes.push(text);
+        // A scrape every 50 ms, as a busy dashboard would.
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = child.0.wait().unwrap();
+    assert!(status.success(), "{}", stderr.join().unwrap());
+    let ok = |v: &str, t: &str| {
+        let tail = format!(",variant=\"{v}\",workload=\"index\",status=\"200\"}} ");
+        t.lines()
+            .filter(|l| l.starts_with("kurabe_requests_total{"))
+            .find_map(|l| l.split_once(&tail)?.1.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    for v in ["fast", "slow"] {
+        assert!(
+            scrapes.iter().any(|t| ok(v, t) > 0.0),
+            "no scrape counted {v}'s requests in {} scrapes: {:?}",
+            scrapes.len(),
+            scrapes.last()
+        );
+    }
+    // The last scrape, after the experiment: the last run's final figures.
+    let last = scrapes.last().unwrap();
+    let (fast, slow) = (ok("fast", last), ok("slow", last));
+    assert!((fast > 0.0) != (slow > 0.0), "{last}");
+    let finished = last
+        .lines()
+        .find(|l| l.starts_with("kurabe_finished{"))
+        .unwrap_or_default();
+    assert!(finished.ends_with(",workload=\"index\"} 1"), "{last}");
+    // 2 s at 200/s: 400 sends, each answered on loopback unless the end
+    // of the run cut it short.
+    let count = fast.max(slow);
+    assert!((300.0..=400.0).contains(&count), "{last}");
+}

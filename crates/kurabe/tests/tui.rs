@@ -98,6 +98,15 @@ fn command_line(url: &str, extra: &str) -> String {
     format!("{bin} http {url} -t 60 -c 2 -k --rate 500 --tui {extra}; echo \"exit=$?\"; stty -a")
 }
 
+/// The shell printed the command's exit status: a line `exit=N` of its
+/// own (the typed command line holds `exit=$?`, so that is not enough).
+fn exited(history: &str) -> bool {
+    history.lines().any(|l| {
+        l.strip_prefix("exit=")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
 /// The pane's terminal is in cooked mode: canonical input and echo on.
 fn assert_cooked(history: &str) {
     let stty = history
@@ -251,42 +260,154 @@ fn a_replay_shows_the_live_view_and_q_prints_its_report() {
         "the recording's mean rate is the target: {screen}"
     );
     tmux.run(&["send-keys", "q"]);
-    let history = tmux.wait_for(Tmux::history, |h| h.contains("exit="));
+    let history = tmux.wait_for(Tmux::history, exited);
     assert!(!tmux.alternate_on());
     assert!(history.contains("exit=130"), "{history}");
     assert!(history.contains("Complete requests:"), "{history}");
     assert_cooked(&history);
 }
 
-/// Where a live view cannot work yet: one line, exit 2, nothing sent.
+/// Where a live view cannot work: one line, exit 2, nothing sent.
 #[test]
-fn find_rate_and_plans_refuse_the_live_flags_in_one_line() {
+fn find_rate_refuses_the_live_flags_in_one_line() {
     let server = ServeChild::start(&[]);
     let find = ["http", &server.url, "--find-rate", "--slo", "p(99)<10ms"];
-    let plan = ["run", "no-such-plan.toml"];
-    for (args, live, says) in [
-        (&find[..], "--tui", "--find-rate runs a search of many"),
-        (
-            &find[..],
-            "--prometheus-addr=:0",
-            "--find-rate runs a search of many",
-        ),
-        (
-            &plan[..],
-            "--tui",
-            "kurabe run does not show its runs live yet",
-        ),
-        (
-            &plan[..],
-            "--prometheus-addr=:0",
-            "kurabe run does not show its runs live yet",
-        ),
-    ] {
-        let out = kurabe().args(args).arg(live).output().unwrap();
+    for live in ["--tui", "--prometheus-addr=:0"] {
+        let out = kurabe().args(find).arg(live).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?} {live}: {err}");
+        assert_eq!(out.status.code(), Some(2), "{live}: {err}");
         assert_eq!(err.lines().count(), 1, "{err}");
-        assert!(err.contains(says), "{err}");
+        assert!(err.contains("--find-rate runs a search of many"), "{err}");
     }
     assert_eq!(server.served(), 0);
+}
+
+/// A plan of two variants at `url`, two rounds, one http workload: a 1 s
+/// ramp to 400/s held for 40 s.
+fn live_plan(dir: &std::path::Path, url: &str, extra: &str) -> std::path::PathBuf {
+    let plan = dir.join("live.toml");
+    let stages = r#"[{ duration = "1s", target = 400 }, { duration = "40s", target = 400 }]"#;
+    std::fs::write(
+        &plan,
+        format!(
+            r#"name = "live"
+repeat = 2
+[[variant]]
+name = "fast"
+url = "{url}"
+[[variant]]
+name = "slow"
+url = "{url}"
+[[workload]]
+name = "index"
+http = {{ path = "/", concurrency = 4, keep_alive = true, stages = {stages} }}
+{extra}"#
+        ),
+    )
+    .unwrap();
+    plan
+}
+
+/// `kurabe run --tui`: one view for the whole experiment, titled with the
+/// run in flight, its stage and rate; `q` stops the experiment (marked
+/// interrupted, as Ctrl-C does) and its report prints in a cooked terminal.
+#[test]
+fn a_plan_shows_its_runs_live_and_q_prints_the_experiments_report() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let plan = live_plan(dir.path(), &server.url, "");
+    let store = dir.path().join("store.db");
+    let bin = kurabe().get_program().to_string_lossy().into_owned();
+    let tmux = Tmux::start("plan", &[]);
+    tmux.type_line(&format!(
+        "{bin} run {} --store {} --seed 1 --tui; echo \"exit=$?\"; stty -a",
+        plan.display(),
+        store.display()
+    ));
+    let screen = tmux.wait_for(Tmux::screen, |s| {
+        s.contains("stage    2/2") && s.contains("status   ") && !s.contains("status   0 ok")
+    });
+    assert!(tmux.alternate_on());
+    let title = screen.lines().next().unwrap();
+    assert!(
+        title.starts_with("kurabe run live.toml  [1/4] round 1: "),
+        "{screen}"
+    );
+    assert!(title.contains(" / index"), "{screen}");
+    assert!(
+        screen.contains("rate ") && screen.contains(" of 400/s"),
+        "{screen}"
+    );
+    assert!(screen.contains("400/s → 400/s"), "{screen}");
+    tmux.run(&["send-keys", "q"]);
+    let history = tmux.wait_for(Tmux::history, exited);
+    assert!(!tmux.alternate_on());
+    assert!(history.contains("exit=130"), "{history}");
+    assert!(history.contains("interrupted"), "{history}");
+    assert!(history.contains("kurabe run: experiment"), "{history}");
+    assert!(
+        !history.contains("\u{1b}["),
+        "escape codes in the report: {history}"
+    );
+    assert_cooked(&history);
+}
+
+/// `kurabe http A B --tui`: the A/B's rounds on one view, titled with the
+/// URL in flight; `q` stops the comparison and prints its report.
+#[test]
+fn an_ab_shows_its_rounds_live_and_q_prints_the_comparison() {
+    let server = ServeChild::start(&[]);
+    let other = format!("{}?b", server.url);
+    let bin = kurabe().get_program().to_string_lossy().into_owned();
+    let tmux = Tmux::start("ab", &[]);
+    tmux.type_line(&format!(
+        "{bin} http {} '{other}' -t 60 -c 2 -k --rate 300 --tui; echo \"exit=$?\"; stty -a",
+        server.url
+    ));
+    let screen = tmux.wait_for(Tmux::screen, |s| {
+        s.contains("status   ") && !s.contains("status   0 ok")
+    });
+    let title = screen.lines().next().unwrap();
+    assert!(title.starts_with("kurabe http "), "{screen}");
+    assert!(title.contains("[1/"), "{screen}");
+    assert!(screen.contains(" of 300/s"), "{screen}");
+    tmux.run(&["send-keys", "q"]);
+    let history = tmux.wait_for(Tmux::history, exited);
+    assert!(!tmux.alternate_on());
+    assert!(history.contains("exit=130"), "{history}");
+    assert!(history.contains("kurabe http: "), "{history}");
+    assert_cooked(&history);
+}
+
+/// A command workload that writes to the terminal cannot share it with the
+/// view: one line, exit 2, nothing run.
+#[test]
+fn a_plan_whose_command_writes_to_the_terminal_refuses_tui() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("p.toml");
+    std::fs::write(
+        &plan,
+        r#"name = "p"
+[[variant]]
+name = "a"
+[[workload]]
+name = "echo"
+command = { command = ["echo", "hi"], output = "inherit" }
+"#,
+    )
+    .unwrap();
+    let bin = kurabe().get_program().to_string_lossy().into_owned();
+    let tmux = Tmux::start("inherit", &[]);
+    tmux.type_line(&format!(
+        "{bin} run {} --store {}/s.db --tui; echo \"exit=$?\"",
+        plan.display(),
+        dir.path().display()
+    ));
+    let history = tmux.wait_for(Tmux::history, exited);
+    assert!(history.contains("exit=2"), "{history}");
+    assert!(
+        history.contains("--tui: workload echo writes to the terminal"),
+        "{history}"
+    );
+    assert!(!dir.path().join("s.db").exists(), "{history}");
 }

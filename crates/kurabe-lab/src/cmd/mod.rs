@@ -462,6 +462,7 @@ impl Preliminaries<'_> {
             tool_version: cfg.tool_version.clone(),
             worktrees: Default::default(),
             rev: cfg.rev.clone(),
+            live: None,
         })
     }
 

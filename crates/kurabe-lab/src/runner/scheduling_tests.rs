@@ -102,6 +102,7 @@ fn opts(until_confident: Option<Duration>) -> RunOptions {
         tool_version: "test".into(),
         worktrees: Default::default(),
         rev: None,
+        live: None,
     }
 }
 

@@ -57,11 +57,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return find_rate::run(&args);
     }
     if !args.more_urls.is_empty() {
-        if args.live.prometheus_addr.is_some() || args.live.tui {
-            bail!(
-                "--prometheus-addr and --tui watch one run: drop URL_B, or run each URL on its own"
-            );
-        }
+        args.live.check()?;
         return ab::run(&args);
     }
     if args.rounds.is_some() {

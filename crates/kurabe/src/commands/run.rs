@@ -2,25 +2,27 @@
 //!
 //! Loads and checks the plan (a bad plan exits 2 with `file:line: field:
 //! message`), opens the results store, hands both to the runner in
-//! `kurabe-lab`, prints progress on stderr and, at the end, the stored
+//! `kurabe-lab`, prints progress on stderr (or, with `--tui`, draws each
+//! http run live and prints the progress lines after; `--prometheus-addr`
+//! serves them: `crate::live`) and, at the end, the stored
 //! experiment as `kurabe report` renders it (kurabe-report: variant × metric,
 //! ratio to the baseline, 95 % interval, verdict) followed by the `[[check]]`
 //! results. Exit 0; 1 when a check failed, the experiment stopped on a
-//! failed run, or a variant × workload has no successful run; 130 on Ctrl-C, 143 on SIGTERM, 129 on SIGHUP (finished runs are kept, the experiment is
+//! failed run, or a variant × workload has no successful run; 130 on Ctrl-C or `q` in the live view, 143 on SIGTERM, 129 on SIGHUP (finished runs are kept, the experiment is
 //! marked interrupted); 2 on setup errors.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use kurabe_lab::prepare::parse_set;
-use kurabe_lab::{Event, Outcome};
+use kurabe_lab::Outcome;
 use kurabe_model::record::ExperimentStatus;
-use kurabe_report::bars::RunsBar;
 use kurabe_report::escape;
-use kurabe_report::progress::{outcome_messages, report_with_checks};
+use kurabe_report::progress::{bisect_event_line, outcome_messages, report_with_checks};
 use kurabe_store::Store;
 
 use crate::flags::format;
+use crate::live::Progress;
 use kurabe_report::write::{check_outputs, colour_for, write_output};
 use kurabe_report::Format;
 
@@ -57,25 +59,22 @@ pub struct Args {
     pub dry_run: bool,
     #[command(flatten)]
     pub rev: crate::flags::RevArg,
-    /// Refused with one line: a plan's runs have no live view yet (watch one workload with kurabe http … --tui).
-    #[arg(long, hide = true)]
-    pub tui: bool,
-    /// Refused with one line, as --tui.
-    #[arg(long, hide = true, value_name = "ADDR")]
-    pub prometheus_addr: Option<String>,
+    #[command(flatten)]
+    pub live: crate::live::LiveArgs,
 }
 
 /// Run `kurabe run`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.tui || args.prometheus_addr.is_some() {
-        anyhow::bail!("--tui and --prometheus-addr watch one load, and kurabe run does not show its runs live yet: drop them (the report is the same), or watch one workload with kurabe http URL … --tui");
-    }
     let (plan, mut opts) = kurabe_lab::prepare::prepare(&args.plan, &args.set)?;
     if args.dry_run {
         let schedule = kurabe_lab::dry_run::dry_run(&plan, args.repeat, args.seed);
         let text = kurabe_report::progress::dry_run_text(&schedule);
         write_output(None, &text)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    args.live.check()?;
+    if args.live.tui {
+        no_output_on_the_terminal(&plan)?;
     }
     check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
@@ -88,24 +87,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     (opts.seed, opts.repeat) = (args.seed, args.repeat);
     opts.until_confident = args.confident.budget();
     opts.rev = args.rev.current();
-    let outcome = run_with_progress(&plan, &mut store, &opts, &stop, args.quiet.quiet)?;
+    let name = args.plan.file_name().unwrap_or(args.plan.as_os_str());
+    let progress = Progress {
+        quiet: args.quiet.quiet,
+        title: format!("kurabe run {}", name.to_string_lossy()),
+        bar: &|bar, e| bar.event(e),
+        held: bisect_event_line,
+    };
+    let outcome =
+        crate::live::run_experiment(&plan, &mut store, opts, &stop, &args.live, progress)?;
     write_reports(&args, &store, &outcome)?;
     Ok(finish(&outcome))
 }
 
-/// The experiment, with a bar on a terminal or lines on stderr (none with `-q`).
-fn run_with_progress(
-    plan: &kurabe_model::plan::Plan,
-    store: &mut Store,
-    opts: &kurabe_lab::RunOptions,
-    stop: &std::sync::Arc<kurabe_model::stop::Stop>,
-    quiet: bool,
-) -> anyhow::Result<Outcome> {
-    let bar = RunsBar::new(quiet);
-    let mut progress = |e: &Event<'_>| bar.event(e);
-    let outcome = kurabe_lab::run_experiment(plan, store, opts, stop, &mut progress);
-    bar.finish();
-    Ok(outcome?)
+/// `--tui` owns the terminal: a command workload writing to it would
+/// scribble over the view.
+fn no_output_on_the_terminal(plan: &kurabe_model::plan::Plan) -> anyhow::Result<()> {
+    use kurabe_model::plan::{CommandOutput, WorkloadKind};
+    for w in &plan.workloads {
+        if let WorkloadKind::Command(c) = &w.kind {
+            if c.output == CommandOutput::Inherit {
+                anyhow::bail!("--tui: workload {} writes to the terminal (output = \"inherit\"), which the view owns: set its output to \"null\", \"pipe\" or a file, or drop --tui", w.name);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Check out and build every variant's `rev` (cached), saying which on stderr.

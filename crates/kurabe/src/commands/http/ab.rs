@@ -22,8 +22,10 @@ use kurabe_store::access::{recorded_experiment, RunStore};
 use kurabe_store::Store;
 
 use super::args::{from_args, layout_flags, Args};
+use crate::live::Progress;
 use kurabe_report::bars::RunsBar;
 use kurabe_report::http_compare_doc;
+use kurabe_report::progress::ab_event_line;
 use kurabe_report::write::{check_outputs, colour_for, write_output};
 
 /// Run `kurabe http` with two or more URLs.
@@ -72,14 +74,16 @@ fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurab
     let opts = kurabe_lab::prepare::options_here(plan, args.save.rev.current())?;
     let stop = crate::signal::install_stop()?;
     // On a terminal a bar over the runs, with the lines above it.
-    let bar = RunsBar::new(args.quiet);
-    let mut progress = |e: &Event<'_>| {
-        bar.count(e);
-        bar.line(kurabe_report::progress::ab_event_line(e));
+    let progress = Progress {
+        quiet: args.quiet,
+        title: format!("kurabe http {}", urls(args).join(" ")),
+        bar: &|bar: &RunsBar, e: &Event<'_>| {
+            bar.count(e);
+            bar.line(ab_event_line(e));
+        },
+        held: ab_event_line,
     };
-    let outcome = kurabe_lab::run_experiment(plan, store, &opts, &stop, &mut progress);
-    bar.finish();
-    Ok(outcome?)
+    crate::live::run_experiment(plan, store, opts, &stop, &args.live, progress)
 }
 
 /// All the URLs, in the order given.
