@@ -324,8 +324,13 @@ fn a_plan_shows_its_runs_live_and_q_prints_the_experiments_report() {
         plan.display(),
         store.display()
     ));
+    // The variants' URL is kurabe serve's on loopback: its CPU and Σ PSS
+    // are sampled for the run and shown live.
     let screen = tmux.wait_for(Tmux::screen, |s| {
-        s.contains("stage    2/2") && s.contains("status   ") && !s.contains("status   0 ok")
+        s.contains("stage    2/2")
+            && s.contains("status   ")
+            && !s.contains("status   0 ok")
+            && s.contains("server   CPU ")
     });
     assert!(tmux.alternate_on());
     let title = screen.lines().next().unwrap();
