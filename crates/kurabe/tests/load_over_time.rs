@@ -103,6 +103,17 @@ fn a_rate_runs_series_carries_its_target_and_a_warmup_is_not_in_it() {
     assert_sums(&r);
 }
 
+/// Two client threads: the thread that makes its last cut first does not
+/// settle the last second without the other's share.
+#[test]
+fn two_threads_rows_sum_to_the_totals_last_second_included() {
+    let server = ServeChild::start(&[]);
+    let args = ["-c", "2", "--threads", "2", "--rate", "100", "-t", "1.5"];
+    let (_, r) = http_json(&server.url, &args);
+    assert_eq!(r.series.len(), 2, "{:#?}", r.series);
+    assert_sums(&r);
+}
+
 #[test]
 fn stages_ramp_the_rate_and_each_second_carries_its_target() {
     let server = ServeChild::start(&[]);
@@ -197,4 +208,86 @@ fn a_stage_that_does_not_parse_is_one_line_and_exit_2() {
         "{}",
         text(&out.stderr)
     );
+}
+
+/// The points of the polyline titled `title` in `html`.
+fn polyline_points(html: &str, title: &str) -> usize {
+    let end = html
+        .find(&format!("<title>{title}</title>"))
+        .unwrap_or_else(|| panic!("no line '{title}' in {html}"));
+    let start = html[..end].rfind("<polyline points=\"").unwrap() + 18;
+    let points = &html[start..start + html[start..].find('"').unwrap()];
+    points.split(' ').count()
+}
+
+#[test]
+fn ab_html_draws_the_series_with_the_stages_target_under_abs_table() {
+    let server = ServeChild::start(&[]);
+    let out = kurabe()
+        .args(["http", &server.url, "-k", "-q", "-c", "16", "-w"])
+        .args(["--stage", "1s:100", "--stage", "1s:300"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let html = text(&out.stdout);
+    assert!(html.starts_with("<table "), "ab's table first: {html}");
+    let charts = &html[html.find("</table>").expect("ab's table")..];
+    assert!(charts.contains("<figure class=\"load-rate\">"), "{html}");
+    assert!(charts.contains("<figure class=\"load-latency\">"), "{html}");
+    // One point a second for the achieved rate, the target, p50 and p99.
+    let url = &server.url;
+    for line in ["achieved", "target (stages)"].map(String::from) {
+        let title = if line == "achieved" {
+            format!("{url} achieved")
+        } else {
+            line
+        };
+        assert_eq!(polyline_points(charts, &title), 2, "{title}");
+    }
+    assert_eq!(polyline_points(charts, &format!("{url} p99")), 2);
+    assert!(charts.contains("the target rate in grey"), "{charts}");
+}
+
+#[test]
+fn the_experiment_page_of_an_ab_draws_each_variants_series() {
+    let (a, b) = (ServeChild::start(&[]), ServeChild::start(&[]));
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let store = store.to_str().unwrap();
+    let out = kurabe()
+        .args([
+            "http", &a.url, &b.url, "-k", "-q", "-c", "8", "--rounds", "1",
+        ])
+        .args([
+            "--stage", "1s:50", "--stage", "1s:50", "--save", "--store", store,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = kurabe()
+        .args(["report", "e1", "--format", "html", "--store", store])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let html = text(&out.stdout);
+    assert!(html.contains("The load per second, per run"), "{html}");
+    for url in [&a.url, &b.url] {
+        assert_eq!(
+            polyline_points(&html, &format!("{url} round 1 achieved")),
+            2
+        );
+        assert_eq!(
+            polyline_points(&html, &format!("{url} round 1")),
+            2,
+            "p50 and p99 per run"
+        );
+    }
+    assert_eq!(polyline_points(&html, "target (stages)"), 2);
+    let json = kurabe()
+        .args(["report", "e1", "--format", "json", "--store", store])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("experiment-report.schema.json", &v);
+    assert_eq!(v["workloads"][0]["load"].as_array().map(Vec::len), Some(2));
 }

@@ -72,7 +72,9 @@ struct Row {
 struct Rows {
     pending: BTreeMap<u64, Row>,
     done: BTreeMap<u64, (Counts, [u64; 4])>,
-    retired: u64,
+    /// Per worker that made its last cut: the last second it reported
+    /// (none: it never measured). It accounts for the seconds after that.
+    retired: Vec<Option<u64>>,
     spare: Vec<Histogram<u64>>,
 }
 
@@ -90,7 +92,7 @@ impl Collector {
             rows: Mutex::new(Rows {
                 pending: BTreeMap::new(),
                 done: BTreeMap::new(),
-                retired: 0,
+                retired: Vec::new(),
                 spare: Vec::new(),
             }),
         }
@@ -118,9 +120,9 @@ impl Collector {
     }
 
     /// A worker has made its last cut: later seconds wait for the others only.
-    fn retire(&self) {
+    fn retire(&self, last: Option<u64>) {
         if let Ok(mut rows) = self.rows.lock() {
-            rows.retired += 1;
+            rows.retired.push(last);
             rows.settle(self.workers);
         }
     }
@@ -155,7 +157,11 @@ impl Rows {
     /// Finish every pending second `workers` have accounted for (0: all).
     fn settle(&mut self, workers: u64) {
         while let Some(entry) = self.pending.first_entry() {
-            if workers > 0 && entry.get().reported + self.retired < workers {
+            let index = *entry.key();
+            // A retired worker that reported this second is in `reported`.
+            let after = |l: &&Option<u64>| l.is_none_or(|l| l < index);
+            let retired = self.retired.iter().filter(after).count() as u64;
+            if workers > 0 && entry.get().reported + retired < workers {
                 return;
             }
             let (index, mut row) = entry.remove_entry();
@@ -266,12 +272,14 @@ impl Meter {
 
     /// The worker's last cut (the end of its run): its partial second.
     pub(crate) fn close(&mut self, c: &Counters, to: &Collector) {
+        let mut last = None;
         if self.on {
             let cur = Counts::of(c);
             to.report(self.index, cur.minus(self.last), &mut self.latency);
             self.on = false;
+            last = Some(self.index);
         }
-        to.retire();
+        to.retire(last);
     }
 }
 
@@ -281,6 +289,25 @@ mod tests {
 
     fn hist() -> Histogram<u64> {
         Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap()
+    }
+
+    #[test]
+    fn a_worker_that_closes_first_does_not_settle_the_last_second_alone() {
+        let col = Collector::new(2);
+        let (mut a, mut b) = (Meter::new(&hist()), Meter::new(&hist()));
+        a.start(0, u64::MAX);
+        b.start(0, u64::MAX);
+        let c = Counters {
+            completed: 5,
+            sent_requests: 5,
+            ..Counters::default()
+        };
+        // Both close in their first second, a before b.
+        a.close(&c, &col);
+        b.close(&c, &col);
+        let rows = col.finish(SECOND_NS / 2, |_, _| None);
+        assert_eq!(rows.len(), 1);
+        assert_eq!((rows[0].sent, rows[0].completed), (10, 10), "{rows:?}");
     }
 
     #[test]
