@@ -582,6 +582,9 @@ pub fn merged_report(spec: &LoadSpec, done: &[HttpReport], total: &Stats) -> Opt
         .find(|&n| n > 0)
         .unwrap_or(0);
     r.server = None;
+    let series: Vec<&[kurabe_model::series::Interval]> =
+        done.iter().map(|d| d.series.as_slice()).collect();
+    r.series = kurabe_model::series::merge(&series);
     fill_from_stats(&mut r, total, spec.rate);
     Some(r)
 }

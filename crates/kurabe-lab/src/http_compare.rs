@@ -50,7 +50,7 @@ pub enum AbError {
     #[error(transparent)]
     Url(#[from] UrlError),
     /// ab's default of one request per URL: nothing to compare.
-    #[error("comparing URLs needs -n REQUESTS or -t TIME per round (ab's default of one request says nothing)")]
+    #[error("comparing URLs needs -n REQUESTS, -t TIME or --stage per round (ab's default of one request says nothing)")]
     NoLength,
     /// A file's absolute path (`-p`, `-u`, `-E`) cannot be made.
     #[error("cannot resolve the path of {0}")]
@@ -76,7 +76,9 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
         Target::parse(url)?;
     }
     let searching = spec.load.find_rate.is_some();
-    if spec.load.requests.is_none() && spec.load.duration.is_none() && !searching {
+    // A search and stages set their own length.
+    let sized = searching || !spec.load.stages.is_empty();
+    if spec.load.requests.is_none() && spec.load.duration.is_none() && !sized {
         return Err(AbError::NoLength);
     }
     if let Some(twice) = urls

@@ -80,6 +80,11 @@ pub struct WorkloadReport {
     pub metrics: Vec<MetricReport>,
     /// Time series of CPU and memory per run, where the run recorded one.
     pub series: Vec<RunSeries>,
+    /// The load's per-second series (sent, achieved and target rate,
+    /// latency percentiles) per HTTP run that recorded two seconds or
+    /// more; absent for other workloads and in reports from before it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load: Vec<RunLoad>,
     /// Memory over requests served with the fitted floor line, per soak
     /// run (`http = { soak = "…" }`); absent for other workloads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -220,6 +225,18 @@ pub struct RunSeries {
     pub round: u32,
     /// Samples in time order.
     pub points: Vec<SeriesPoint>,
+}
+
+/// One HTTP run's per-second series, as its record holds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct RunLoad {
+    /// Variant name.
+    pub variant: String,
+    /// Round number, 0-based.
+    pub round: u32,
+    /// One row per second of the measured phase.
+    pub intervals: Vec<crate::series::Interval>,
 }
 
 /// One sample of a run's time series.

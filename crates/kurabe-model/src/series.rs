@@ -69,9 +69,94 @@ pub fn sums(rows: &[Interval]) -> (u64, u64, u64, u64) {
     })
 }
 
+/// Several loads' series as one, each second the sum of the loads' rows
+/// for that second (a distributed run's workers, all started at the
+/// common start, so row *i* of each is the same second).
+///
+/// Exact: `sent`, `completed`, `failed`, `dropped` and `target_per_s`
+/// (sums) and `latency_max_us` (the largest). The rows hold no
+/// histogram, so `latency_p50_us`, `latency_p90_us` and `latency_p99_us`
+/// are the highest of the loads' for that second: an upper bound of the
+/// merged percentile, exact with one load. A row is as long as the
+/// longest of its second's, and `achieved_per_s` is `sent` over that.
+pub fn merge(loads: &[&[Interval]]) -> Vec<Interval> {
+    let seconds = loads.iter().map(|l| l.len()).max().unwrap_or(0);
+    (0..seconds)
+        .map(|i| merge_rows(loads.iter().filter_map(|l| l.get(i))))
+        .collect()
+}
+
+/// One second of [`merge`].
+fn merge_rows<'a>(rows: impl Iterator<Item = &'a Interval>) -> Interval {
+    let mut m = Interval::default();
+    let mut first = true;
+    for r in rows {
+        m.start_s = if first {
+            r.start_s
+        } else {
+            m.start_s.min(r.start_s)
+        };
+        first = false;
+        m.duration_s = m.duration_s.max(r.duration_s);
+        m.sent += r.sent;
+        m.completed += r.completed;
+        m.failed += r.failed;
+        m.dropped += r.dropped;
+        m.target_per_s = match (m.target_per_s, r.target_per_s) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+        m.latency_p50_us = m.latency_p50_us.max(r.latency_p50_us);
+        m.latency_p90_us = m.latency_p90_us.max(r.latency_p90_us);
+        m.latency_p99_us = m.latency_p99_us.max(r.latency_p99_us);
+        m.latency_max_us = m.latency_max_us.max(r.latency_max_us);
+    }
+    if m.duration_s > 0.0 {
+        m.achieved_per_s = m.sent as f64 / m.duration_s;
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merged_rows_sum_the_counts_second_by_second() {
+        let row = |start_s: f64, duration_s: f64, sent: u64, p99: u64| Interval {
+            start_s,
+            duration_s,
+            sent,
+            completed: sent,
+            failed: 1,
+            achieved_per_s: sent as f64 / duration_s,
+            target_per_s: Some(10.0),
+            latency_p50_us: p99 / 2,
+            latency_p99_us: p99,
+            latency_max_us: p99 * 2,
+            ..Interval::default()
+        };
+        let a = [row(0.0, 1.0, 10, 100), row(1.0, 0.5, 5, 300)];
+        let b = [row(0.0, 1.0, 12, 200)];
+        let m = merge(&[&a, &b]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(sums(&m), (27, 27, 3, 0));
+        assert_eq!(sums(&m), {
+            let (x, y) = (sums(&a), sums(&b));
+            (x.0 + y.0, x.1 + y.1, x.2 + y.2, x.3 + y.3)
+        });
+        assert_eq!(
+            (m[0].sent, m[0].achieved_per_s, m[0].target_per_s),
+            (22, 22.0, Some(20.0))
+        );
+        assert_eq!((m[0].latency_p99_us, m[0].latency_max_us), (200, 400));
+        assert_eq!(
+            (m[1].start_s, m[1].duration_s, m[1].achieved_per_s),
+            (1.0, 0.5, 10.0)
+        );
+        assert_eq!(m[1].target_per_s, Some(10.0));
+        assert_eq!(merge(&[]), Vec::new());
+    }
 
     #[test]
     fn rows_sum_and_a_row_is_small() {

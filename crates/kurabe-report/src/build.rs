@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::summarised::{compare_parts, Parts, FROM_SUMMARY};
 use kurabe_model::experiment::{
-    ExperimentReport, FailedRun, MetricReport, RunSeries, SeriesPoint, VariantMetric,
+    ExperimentReport, FailedRun, MetricReport, RunLoad, RunSeries, SeriesPoint, VariantMetric,
     VersusBaseline, WarmupCheck, WorkloadReport,
 };
 use kurabe_model::plan::Plan;
@@ -184,6 +184,7 @@ fn workload(
         headline: headline(&units, &names),
         metrics,
         series: ok.iter().filter_map(|r| run_series(r)).collect(),
+        load: ok.iter().filter_map(|r| run_load(r)).collect(),
         soak: ok
             .iter()
             .filter_map(|r| crate::soak::soak_series(r))
@@ -443,6 +444,17 @@ fn run_series(run: &StoredRun) -> Option<RunSeries> {
         variant: run.run.variant.clone(),
         round: run.run.round,
         points,
+    })
+}
+
+/// The load's per-second series from an HTTP run's record, when it has
+/// two seconds or more (one point draws no line).
+fn run_load(run: &StoredRun) -> Option<RunLoad> {
+    let intervals = &run.run.record.as_ref()?.http()?.series;
+    (intervals.len() >= 2).then(|| RunLoad {
+        variant: run.run.variant.clone(),
+        round: run.run.round,
+        intervals: intervals.clone(),
     })
 }
 

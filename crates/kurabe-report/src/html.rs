@@ -180,10 +180,31 @@ fn charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::
         )?;
     }
     writeln!(out, "</div>")?;
+    load_charts(r, w, out)?;
     if w.series.is_empty() {
         return Ok(());
     }
     series_charts(r, w, out)
+}
+
+/// The load's per-second series of every HTTP run that recorded one.
+fn load_charts(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io::Result<()> {
+    let runs: Vec<crate::load_chart::RunRows<'_>> = w
+        .load
+        .iter()
+        .enumerate()
+        .map(|(i, l)| crate::load_chart::RunRows {
+            label: format!("{} round {}", l.variant, l.round + 1),
+            legend: l.variant.clone(),
+            colour: variant_index(r, &l.variant, i),
+            rows: &l.intervals,
+        })
+        .collect();
+    let charts = crate::load_chart::load_charts("The load per second, per run", &runs);
+    if charts.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "{charts}")
 }
 
 /// CPU and memory over time, one line per run that recorded a time series.

@@ -47,6 +47,7 @@ mod html;
 mod http;
 mod json;
 pub mod listing;
+mod load_chart;
 mod markdown;
 mod mem;
 mod pick;
@@ -239,6 +240,7 @@ fn request_workload(w: &WorkloadReport, q: &RequestReport) -> WorkloadReport {
         headline: q.metrics.iter().map(|m| m.name.clone()).collect(),
         metrics: q.metrics.clone(),
         series: Vec::new(),
+        load: Vec::new(),
         soak: Vec::new(),
         warmup: Vec::new(),
         requests: Vec::new(),

@@ -725,3 +725,86 @@ fn a_set_over_two_workers_merges_exactly_per_name() {
     assert_eq!(rows.len(), 3, "{rows:?}");
     let _ = db.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
 }
+
+/// `--workers 2 --series-csv`: the merged report's series is the workers'
+/// seconds summed, its rows add up to the merged totals exactly, and the
+/// CSV holds the same rows.
+#[test]
+fn two_workers_series_sum_to_the_merged_totals() {
+    let Some(pg) = kurabe_testkit::pg::server().map(|s| s.url.clone()) else {
+        return;
+    };
+    let server = crate::serve::ServeChild::start(&[]);
+    let schema = format!("kurabe_fleet_series_{}", std::process::id());
+    let mut db = kurabe_store::pg::connect(&pg).unwrap();
+    db.batch_execute(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ))
+    .unwrap();
+    let sep = if pg.contains('?') { '&' } else { '?' };
+    let store = format!("{pg}{sep}options=-c%20search_path%3D{schema}");
+    let _workers: Vec<Kid> = ["series-w1", "series-w2"]
+        .iter()
+        .map(|name| {
+            Kid(crate::util::kurabe()
+                .args(["worker", "--once", "--name", name, "--store", &store])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap())
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("series.csv");
+    let out = crate::util::kurabe()
+        .args(["http", "-q", "--format", "json", "--store", &store])
+        .args([
+            "--workers",
+            "2",
+            "-k",
+            "-c",
+            "4",
+            "--rate",
+            "200",
+            "-t",
+            "2.5",
+        ])
+        .arg("--series-csv")
+        .arg(&csv)
+        .arg(&server.url)
+        .output()
+        .unwrap();
+    let (r, stderr) = report(&out);
+    assert_eq!(r.series.len(), 3, "{:#?}", r.series);
+    let (_, completed, failed, dropped) = kurabe_model::series::sums(&r.series);
+    let rate = r.rate.expect("a rated run");
+    assert_eq!(
+        (completed, failed, dropped),
+        (r.complete_requests, r.failed_requests, rate.dropped_sends)
+    );
+    let workers = stored(&store, run_id(&stderr));
+    assert_eq!(workers.len(), 2);
+    for (i, row) in r.series.iter().enumerate() {
+        let of = |w: &HttpReport| w.series.get(i).map_or(0, |x| x.sent);
+        assert_eq!(
+            row.sent,
+            workers.iter().map(|(w, _)| of(w)).sum::<u64>(),
+            "second {i}"
+        );
+        // Each worker's share of the 200/s: the fleet's target is the sum.
+        let full = row.duration_s > 0.99;
+        assert!(
+            !full || (row.target_per_s.unwrap() - 200.0).abs() < 1.0,
+            "{row:?}"
+        );
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(rows.len(), r.series.len(), "{text}");
+    let completed_csv: u64 = rows
+        .iter()
+        .map(|l| l.split(',').nth(3).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(completed_csv, r.complete_requests, "{text}");
+    let _ = db.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+}

@@ -70,6 +70,11 @@ pub(crate) fn line_chart_on(lines: &[Line<'_>], unit: Unit, axes: &Axes<'_>) -> 
     .svg()
 }
 
+/// Width of one character of a tick label (12 px), generously.
+const TICK_CHAR: f64 = 7.2;
+/// Room left of the tick labels for the rotated y title and a gap.
+const Y_TITLE_ROOM: f64 = 26.0;
+
 /// Where the plot sits in the picture.
 #[derive(Clone, Copy)]
 pub(crate) struct Frame {
@@ -134,22 +139,45 @@ impl LineChart<'_> {
     /// The chart as inline SVG.
     pub fn svg(&self) -> String {
         let sc = self.scales();
+        let chart = self.roomy(&sc);
+        chart.draw(&sc)
+    }
+
+    /// This chart with room left of the plot for its widest y tick and,
+    /// beside it, the y title (taken from the plot's width, so the
+    /// picture keeps its size).
+    fn roomy(&self, sc: &Scales) -> LineChart<'_> {
+        let left = self.frame.left.max(Y_TITLE_ROOM + widest_tick(sc));
+        let frame = Frame {
+            left,
+            width: self.frame.width - (left - self.frame.left),
+            ..self.frame
+        };
+        LineChart { frame, ..*self }
+    }
+
+    /// x of the rotated y title: clear of the widest tick label.
+    fn y_title_x(&self, sc: &Scales) -> f64 {
+        (self.frame.left - 13.0 - widest_tick(sc)).max(14.0)
+    }
+
+    fn draw(&self, sc: &Scales) -> String {
         let mut s = self.open();
-        self.grid(&mut s, &sc);
-        let map = |px: f64, py: f64| self.map(&sc, px, py);
-        self.marks(&mut s, &sc);
+        self.grid(&mut s, sc);
+        let map = |px: f64, py: f64| self.map(sc, px, py);
+        self.marks(&mut s, sc);
         self.polylines(&mut s, &map);
         if let Some(draw) = self.overlay {
             s.push_str(&draw(&map));
         }
         match self.legend_below {
             Some(rows) => {
-                self.frame_and_titles(&mut s, &sc);
+                self.frame_and_titles(&mut s, sc);
                 self.legend_rows(&mut s, rows);
             }
             None => {
                 legend_entries(&mut s, self.lines, self.frame);
-                self.frame_and_titles(&mut s, &sc);
+                self.frame_and_titles(&mut s, sc);
             }
         }
         s.push_str("</svg>");
@@ -305,7 +333,7 @@ impl LineChart<'_> {
         };
         let _ = write!(
             s,
-            r##"<line x1="{0}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="#9aa5b1"/><line x1="{0}" y1="{top}" x2="{0}" y2="{1:.1}" stroke="#9aa5b1"/><text x="{3:.1}" y="{4:.1}" class="axis" text-anchor="middle">{5}</text><text transform="translate(14 {6:.1}) rotate(-90)" class="axis" text-anchor="middle">{7}</text>"##,
+            r##"<line x1="{0}" y1="{1:.1}" x2="{2:.1}" y2="{1:.1}" stroke="#9aa5b1"/><line x1="{0}" y1="{top}" x2="{0}" y2="{1:.1}" stroke="#9aa5b1"/><text x="{3:.1}" y="{4:.1}" class="axis" text-anchor="middle">{5}</text><text transform="translate({8:.1} {6:.1}) rotate(-90)" class="axis" text-anchor="middle">{7}</text>"##,
             f.left,
             bottom,
             f.left + f.width,
@@ -313,7 +341,8 @@ impl LineChart<'_> {
             bottom + 36.0,
             esc(self.axes.x_title),
             top + f.height / 2.0,
-            esc(&y_title)
+            esc(&y_title),
+            self.y_title_x(sc)
         );
     }
 
@@ -336,6 +365,17 @@ impl LineChart<'_> {
     }
 }
 
+/// Width of the widest y tick label, pixels.
+fn widest_tick(sc: &Scales) -> f64 {
+    let chars = sc
+        .yt
+        .iter()
+        .map(|t| tick_label(*t, sc.div, sc.suffix).chars().count())
+        .max()
+        .unwrap_or(0);
+    TICK_CHAR * chars as f64
+}
+
 /// The legend beside a line chart: one entry per distinct legend text.
 fn legend_entries(s: &mut String, lines: &[Line<'_>], f: Frame) {
     let (lx, top) = (f.left + f.width + 14.0, Frame::TOP);
@@ -355,6 +395,85 @@ fn legend_entries(s: &mut String, lines: &[Line<'_>], f: Frame) {
             lx + 22.0,
             ly + 4.0,
             esc(&truncate(text, 18))
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The y title's x (from the SVG) and the widest tick's left end.
+    fn title_and_ticks(unit: Unit, y_max: f64) -> (f64, f64) {
+        let points = [(0.0, 0.0), (10.0, y_max)];
+        let lines = [Line {
+            label: "a".into(),
+            legend: "a".into(),
+            colour: 0,
+            points: &points,
+        }];
+        let svg = line_chart(&lines, unit, "time (s)", "memory");
+        let x = |after: &str| -> f64 {
+            let rest = &svg[svg.find(after).unwrap() + after.len()..];
+            rest[..rest.find([' ', '"']).unwrap()].parse().unwrap()
+        };
+        let title_x = x("translate(");
+        let chart = LineChart {
+            lines: &lines,
+            unit,
+            axes: &Axes {
+                x_title: "",
+                y_title: "",
+                x_suffix: "",
+                marks: &[],
+            },
+            frame: Frame::STANDARD,
+            y_from_zero: true,
+            x_label: &|t| t.to_string(),
+            overlay: None,
+            legend_below: None,
+        };
+        let sc = chart.scales();
+        let roomy = chart.roomy(&sc);
+        (title_x, roomy.frame.left - 6.0 - widest_tick(&sc))
+    }
+
+    #[test]
+    fn the_y_title_clears_the_widest_tick_label() {
+        for (unit, y_max) in [
+            (Unit::Bytes, 900.0 * 1024.0 * 1024.0),
+            (Unit::PerSecond, 12_000.0),
+            (Unit::Microseconds, 1500.0),
+            (Unit::Percent, 50.0),
+        ] {
+            let (title_x, ticks_start) = title_and_ticks(unit, y_max);
+            // The rotated title's glyphs reach ~3 px right of its baseline
+            // and ~10 px left of it.
+            assert!(
+                title_x + 3.0 < ticks_start,
+                "{unit:?}: title at {title_x}, ticks from {ticks_start}"
+            );
+            assert!(
+                title_x - 10.0 >= 0.0,
+                "{unit:?}: title cut off at {title_x}"
+            );
+        }
+    }
+
+    #[test]
+    fn widening_the_margin_keeps_the_picture_size() {
+        let points = [(0.0, 0.0), (10.0, 900.0 * 1024.0 * 1024.0)];
+        let lines = [Line {
+            label: "a".into(),
+            legend: "a".into(),
+            colour: 0,
+            points: &points,
+        }];
+        let svg = line_chart(&lines, Unit::Bytes, "t", "PSS");
+        let (w, h) = LINE_CHART_SIZE;
+        assert!(
+            svg.contains(&format!(r#"width="{w}" height="{h}""#)),
+            "{svg}"
         );
     }
 }

@@ -1,8 +1,10 @@
 //! ab's `-w` report: the HTML table ab prints, row for row, with the
 //! user's `-x`/`-y`/`-z` attributes on `<table>`, `<tr>` and `<td>`/`<th>`.
 //!
-//! Owns that table only. Must not add kurabe's own figures: a page that
-//! embeds ab's table gets the same rows from kurabe. Values are
+//! Owns that table. Must not add kurabe's own figures to it: a page that
+//! embeds ab's table gets the same rows from kurabe. kurabe's additions
+//! come after it (a table per request name with several, the per-second
+//! series drawn for a run of two seconds or more). Values are
 //! HTML-escaped; the attribute strings are the user's and go in verbatim,
 //! as ab inserts them.
 
@@ -156,8 +158,25 @@ impl Render<HttpReport> for AbHtml {
             self.times(report, out)?;
         }
         writeln!(out, "</table>")?;
-        self.breakdown(report, out)
+        self.breakdown(report, out)?;
+        series_charts(report, out)
     }
+}
+
+/// After ab's tables, a run of two seconds or more: its per-second series
+/// drawn (achieved rate against the stages' target, p50 and p99).
+fn series_charts(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    let run = crate::load_chart::RunRows {
+        label: r.url.clone(),
+        legend: "achieved".into(),
+        colour: 0,
+        rows: &r.series,
+    };
+    let charts = crate::load_chart::load_charts("Per second", &[run]);
+    if charts.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "{charts}")
 }
 
 impl AbHtml {

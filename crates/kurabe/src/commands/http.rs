@@ -75,9 +75,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.workers.is_some() && args.live.prometheus_addr.is_some() {
         bail!("--prometheus-addr with --workers: give it to each `kurabe worker`, which serves its own share");
     }
-    if args.workers.is_some() && args.series_csv.is_some() {
-        bail!("--series-csv with --workers: the series is cut in one process; drop one of them");
-    }
     if args.workers.is_some() && args.live.tui {
         bail!("--tui watches a run in this process: drop --workers, or drop --tui");
     }
