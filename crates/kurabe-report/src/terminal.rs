@@ -225,7 +225,8 @@ impl Render<ExperimentReport> for Terminal {
             terminal(&status_line(r))
         )?;
         if let Some(h) = host_line(r) {
-            writeln!(out, "{}", terminal(&h))?;
+            // A long CPU model and kernel name pass 100 columns on some hosts.
+            writeln!(out, "{}", wrap(&terminal(&h), WIDTH))?;
         }
         if r.workloads.is_empty() {
             writeln!(out, "\nno successful runs recorded")?;

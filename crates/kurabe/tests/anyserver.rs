@@ -227,7 +227,11 @@ fn rounds_need_two_urls() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", out(&o));
-    assert!(out(&o).contains("-n REQUESTS or -t TIME"), "{}", out(&o));
+    assert!(
+        out(&o).contains("-n REQUESTS, -t TIME or --stage"),
+        "{}",
+        out(&o)
+    );
 }
 
 #[test]
