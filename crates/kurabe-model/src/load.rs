@@ -116,12 +116,15 @@ pub struct LoadSpec {
     /// `stages = [{ duration = "30s", target = 200 }, …]`): the open
     /// model's arrival rate ramps linearly from 0 to each stage's target in
     /// turn (k6's `ramping-arrival-rate`), and the run lasts their total.
+    /// With `executor = "ramping-vus"` (`--stage 30s:c=100`) the targets
+    /// are open connections instead (closed model), ramped from 0 the same way.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<crate::stage::StageSpec>,
     /// k6's executor name (plans): `constant-arrival-rate` (needs `rate`),
     /// `ramping-arrival-rate` (needs `stages`), `constant-vus` (the closed
-    /// model); `ramping-vus` is refused (connection stages are not
-    /// supported yet). Without one, the other keys say which model runs.
+    /// model), `ramping-vus` (needs `stages`, whose targets are then
+    /// connections). Without one, the other keys say which model runs
+    /// (`stages` alone ramp the rate).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub executor: Option<crate::stage::Executor>,
     /// Capacity under an SLO (`--find-rate --slo …`; a plan's

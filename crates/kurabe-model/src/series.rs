@@ -35,6 +35,10 @@ pub struct Interval {
     /// interval (its mean; a stage's ramp is linear), requests per second.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_per_s: Option<f64>,
+    /// Connection stages (closed model): the open connections the stages
+    /// aimed at over the interval (their mean; the ramp is linear).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_connections: Option<f64>,
     /// Median latency of the responses completed in the interval, µs (0: none).
     pub latency_p50_us: u64,
     /// 90th percentile, µs.
@@ -46,7 +50,7 @@ pub struct Interval {
 }
 
 /// The column names of `--series-csv`, in order.
-pub const CSV_COLUMNS: [&str; 12] = [
+pub const CSV_COLUMNS: [&str; 13] = [
     "start_s",
     "duration_s",
     "sent",
@@ -59,6 +63,7 @@ pub const CSV_COLUMNS: [&str; 12] = [
     "latency_p90_us",
     "latency_p99_us",
     "latency_max_us",
+    "target_connections",
 ];
 
 /// The rows' sums of (sent, completed, failed, dropped): a complete series

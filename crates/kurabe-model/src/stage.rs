@@ -23,7 +23,8 @@ pub struct StageSpec {
     /// How long the ramp to `target` takes.
     #[schemars(with = "String")]
     pub duration: HumanDuration,
-    /// The arrival rate reached at the stage's end, requests per second.
+    /// What the stage reaches at its end: the arrival rate, requests per
+    /// second, or with `executor = "ramping-vus"` the open connections.
     pub target: f64,
 }
 
@@ -38,7 +39,8 @@ pub enum Executor {
     /// Closed model: `concurrency` connections, each sending as soon as
     /// its last response arrived.
     ConstantVus,
-    /// Closed model with `stages` of connections: not supported yet.
+    /// Closed model with `stages` of connections (`--stage 30s:c=100`):
+    /// each stage's `target` is a number of open connections.
     RampingVus,
 }
 

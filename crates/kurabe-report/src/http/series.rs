@@ -1,6 +1,7 @@
 //! `--series-csv FILE`: the run's per-second series, one row per second of
 //! the measured phase under the columns of [`CSV_COLUMNS`] (units in the
-//! names, as in the JSON record; `target_per_s` empty in the closed model).
+//! names, as in the JSON record; `target_per_s` empty in the closed model,
+//! `target_connections` empty but with connection stages).
 
 use std::io::{self, Write};
 
@@ -25,8 +26,11 @@ impl Render<HttpReport> for SeriesCsv {
 
 fn row(r: &Interval) -> String {
     let target = r.target_per_s.map_or(String::new(), |t| format!("{t:.2}"));
+    let conns = r
+        .target_connections
+        .map_or(String::new(), |t| format!("{t:.2}"));
     format!(
-        "{:.0},{:.3},{},{},{},{},{:.2},{target},{},{},{},{}",
+        "{:.0},{:.3},{},{},{},{},{:.2},{target},{},{},{},{},{conns}",
         r.start_s,
         r.duration_s,
         r.sent,
@@ -65,13 +69,14 @@ mod tests {
             Interval {
                 start_s: 1.0,
                 duration_s: 0.5,
+                target_connections: Some(2.5),
                 ..Interval::default()
             },
         ];
         let text = crate::to_string(&SeriesCsv, &report);
         let lines: Vec<_> = text.lines().collect();
         assert_eq!(lines[0], CSV_COLUMNS.join(","));
-        assert_eq!(lines[1], "0,1.000,10,9,1,0,10.00,10.00,100,200,300,400");
-        assert_eq!(lines[2], "1,0.500,0,0,0,0,0.00,,0,0,0,0");
+        assert_eq!(lines[1], "0,1.000,10,9,1,0,10.00,10.00,100,200,300,400,");
+        assert_eq!(lines[2], "1,0.500,0,0,0,0,0.00,,0,0,0,0,2.50");
     }
 }
