@@ -92,6 +92,11 @@ pub(crate) struct Core<'a> {
     pub restart: Vec<u32>,
     /// The batch of `restart` being processed (kept to reuse its allocation).
     pub restarting: Vec<u32>,
+    /// Connection stages: connections `0..awake` of this worker may be
+    /// open (all without stages); the others are parked, closed, listed
+    /// in `parked` once their last answer is in.
+    awake: usize,
+    parked: Vec<u32>,
     pub gnuplot: Option<GnuplotWriter>,
     pub measuring: bool,
     /// The run has stopped: read answers, write and count nothing.
@@ -150,6 +155,8 @@ impl<'a> Core<'a> {
             schedule: first_schedule(sh, index),
             restart: Vec::with_capacity(conns),
             restarting: Vec::with_capacity(conns),
+            awake: if sh.vus.is_some() { 0 } else { conns },
+            parked: Vec::new(),
             gnuplot,
             measuring: sh.measure_ns <= sh.start_ns,
             draining: false,
@@ -258,6 +265,37 @@ impl<'a> Core<'a> {
         }
         let wait = until.saturating_sub(self.now);
         (wait < self.pace.tick_ns).then_some(wait)
+    }
+
+    /// Connection stages: connection `ci` may be open now.
+    pub fn awake(&self, ci: usize) -> bool {
+        ci < self.awake
+    }
+
+    /// Connection stages: closed connection `ci` waits until the stages want it again.
+    pub fn park(&mut self, ci: usize) {
+        self.parked.push(ci as u32);
+    }
+
+    /// Connection stages: follow the ramp's target now. Of the run's
+    /// connections, numbered across the workers (this worker's `ci` is
+    /// `ci × threads + index`), those below the target are awake; those
+    /// parked that woke are queued to start. Those that fell asleep park
+    /// themselves after their answer (see the protocol's refill).
+    pub fn wake_connections(&mut self) {
+        let Some(ramp) = &self.sh.vus else {
+            return;
+        };
+        let t = self.now.saturating_sub(self.sh.measure_ns) as f64 / 1e9;
+        let target = (ramp.level_at(t) - 1e-9).ceil().max(0.0) as u64;
+        let mine = target.saturating_sub(self.index).div_ceil(self.sh.threads);
+        let awake = (mine as usize).min(self.conns);
+        if awake > self.awake && !self.parked.is_empty() {
+            let (wake, sleep) = self.parked.iter().partition(|&&ci| (ci as usize) < awake);
+            self.parked = sleep;
+            self.restart.extend::<Vec<u32>>(wake);
+        }
+        self.awake = awake;
     }
 
     /// Closed model: a new request from the `-n` budget (always one during

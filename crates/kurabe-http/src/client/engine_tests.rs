@@ -126,6 +126,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         labels: Default::default(),
         replay: None,
         stages: Vec::new(),
+        staged_connections: false,
         thresholds: Vec::new(),
     }
 }

@@ -232,6 +232,10 @@ pub struct LoadConfig {
     /// Stages (`--stage`): (length, target rate) each; the open model's
     /// rate ramps linearly between them (`rate` is then their mean).
     pub stages: Vec<(Duration, f64)>,
+    /// The stages' targets are open connections instead (closed model,
+    /// `--stage 30s:c=100`): connection `i` is open while the ramp's
+    /// target is above `i`; `concurrency` is the peak.
+    pub staged_connections: bool,
     /// The run's thresholds, parsed and checked against its names.
     pub thresholds: Vec<kurabe_model::threshold::Threshold>,
 }
@@ -812,7 +816,18 @@ pub(crate) fn run_with_stats(
             Some(_) => None,
             None => cfg.rate,
         });
+    if let Some(v) = &shared.vus {
+        target_connections(&mut report.series, v);
+    }
     Ok((report, total))
+}
+
+/// Connection stages: each second's mean target of open connections.
+fn target_connections(rows: &mut [kurabe_model::series::Interval], ramp: &schedule::Ramp) {
+    for r in rows.iter_mut().filter(|r| r.duration_s > 0.0) {
+        let (from, to) = (r.start_s, r.start_s + r.duration_s);
+        r.target_connections = Some((ramp.sends_by(to) - ramp.sends_by(from)) / r.duration_s);
+    }
 }
 
 /// Requests in flight per connection: `--pipeline` with keep-alive HTTP/1.1, else 1.
@@ -932,7 +947,8 @@ fn shared_state(
         tls_summary: OnceLock::new(),
         aborted: AtomicBool::new(false),
         series: series::Collector::new(u64::from(threads)),
-        ramp: ramp(cfg),
+        ramp: ramp(cfg, false),
+        vus: ramp(cfg, true),
         tls,
         // A connection buffer holds at least one response head; keep the total bounded at high -c.
         buf_size: ((16 << 20) / cfg.concurrency as usize).clamp(4096, 64 * 1024),
@@ -951,9 +967,11 @@ fn shared_state(
     })
 }
 
-/// The stages' ramp, if the run has stages.
-fn ramp(cfg: &LoadConfig) -> Option<std::sync::Arc<schedule::Ramp>> {
-    (!cfg.stages.is_empty()).then(|| std::sync::Arc::new(schedule::Ramp::new(&cfg.stages)))
+/// The stages' ramp, if the run has stages: of the rate (`false`) or of
+/// the connections (`true`).
+fn ramp(cfg: &LoadConfig, connections: bool) -> Option<std::sync::Arc<schedule::Ramp>> {
+    (!cfg.stages.is_empty() && cfg.staged_connections == connections)
+        .then(|| std::sync::Arc::new(schedule::Ramp::new(&cfg.stages)))
 }
 
 /// Refuse a config no run can start with (the CLI checks these too, with its own words).
@@ -1254,6 +1272,7 @@ mod tests {
             labels: Default::default(),
             replay: None,
             stages: Vec::new(),
+            staged_connections: false,
             thresholds: Vec::new(),
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();

@@ -289,6 +289,15 @@ impl Ramp {
         n
     }
 
+    /// The target `t` seconds in: linear within each stage, the last
+    /// stage's once the ramp is over.
+    pub fn level_at(&self, t: f64) -> f64 {
+        match self.legs.iter().find(|l| t < l.start_s + l.len_s) {
+            Some(l) => l.from + (l.to - l.from) * ((t - l.start_s).max(0.0) / l.len_s),
+            None => self.legs.last().map_or(0.0, |l| l.to),
+        }
+    }
+
     /// Intended time of send `i`, ns after the start.
     pub fn at(&self, i: u64) -> u64 {
         let x = i as f64;
@@ -372,6 +381,19 @@ mod tests {
         let mut s = Schedule::new(0, 1.0, 0, 1, None).with_ramp(Some(&Arc::new(r)));
         assert_eq!(s.give_up_due(u64::MAX), 2000);
         assert!(s.done());
+    }
+
+    #[test]
+    fn a_ramps_level_is_linear_within_each_stage() {
+        let secs = std::time::Duration::from_secs;
+        let r = Ramp::new(&[(secs(10), 100.0), (secs(10), 100.0), (secs(5), 0.0)]);
+        let at = |t| r.level_at(t);
+        assert_eq!(
+            (at(0.0), at(5.0), at(15.0), at(22.5), at(99.0)),
+            (0.0, 50.0, 100.0, 50.0, 0.0)
+        );
+        // Its integral over a second is that second's mean target.
+        assert!((r.sends_by(6.0) - r.sends_by(5.0) - 55.0).abs() < 1e-9);
     }
 
     #[test]

@@ -208,6 +208,7 @@ fn interval(
             0.0
         },
         target_per_s: target(start_s, duration_s),
+        target_connections: None,
         latency_p50_us: p50,
         latency_p90_us: p90,
         latency_p99_us: p99,

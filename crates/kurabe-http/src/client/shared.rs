@@ -56,6 +56,8 @@ pub(crate) struct Shared {
     pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
     /// Stages: the ramped arrival rate (None: a constant `rate`, or none).
     pub ramp: Option<std::sync::Arc<super::schedule::Ramp>>,
+    /// Connection stages: the ramped number of open connections (closed model).
+    pub vus: Option<std::sync::Arc<super::schedule::Ramp>>,
     /// The per-second series every worker cuts into.
     pub series: super::series::Collector,
     /// Set by the first failure when `abort_on_error`.

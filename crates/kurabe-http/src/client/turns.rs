@@ -54,6 +54,7 @@ fn drive<'a, P: Protocol<'a>>(w: &mut P) {
             last_sends(w);
             break;
         }
+        w.core_mut().wake_connections();
         w.do_restarts();
         w.core_mut().drop_stale();
         w.dispatch_until(now);

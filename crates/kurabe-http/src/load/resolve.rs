@@ -102,24 +102,27 @@ pub(crate) fn resolve_load(
         None => s.targets.len() as u64,
         Some(_) => crate::client::set::STREAM_ONCE,
     });
-    let (stages, rate) = stages(spec, n)?;
-    // Stages give the run's length (a duration of their own is refused).
+    let staging = stages(spec, n)?;
+    // Stages give the run's length (a duration of their own is refused)
+    // and, of connections, the connections (the peak stage's).
     let staged;
-    let timed = if stages.is_empty() {
+    let timed = if staging.stages.is_empty() {
         spec
     } else {
-        let total = stages.iter().map(|s| s.0).sum();
+        let total = staging.stages.iter().map(|s| s.0).sum();
         staged = LoadSpec {
             duration: Some(kurabe_model::plan::HumanDuration(total)),
+            concurrency: staging.peak.unwrap_or(spec.concurrency),
             ..spec.clone()
         };
         &staged
     };
     let stop = checked_stop(timed, n, once)?;
     let loopback = client::is_loopback(&target.host);
+    let concurrency = timed.concurrency;
     let threads = spec
         .threads
-        .unwrap_or_else(|| client::default_threads(ncpus, spec.concurrency, loopback));
+        .unwrap_or_else(|| client::default_threads(ncpus, concurrency, loopback));
     let setup = setup(spec, n, target.tls)?;
     if set.is_none() {
         let none: &[&str] = &[];
@@ -131,14 +134,14 @@ pub(crate) fn resolve_load(
         method: request.method,
         headers: request.headers,
         body: request.body,
-        concurrency: spec.concurrency,
-        threads: threads.min(spec.concurrency),
+        concurrency,
+        threads: threads.min(concurrency),
         keep_alive: spec.keep_alive,
         pipeline: spec.pipeline,
         http2: spec.http2,
         streams: spec.streams.unwrap_or(1),
         stop,
-        rate,
+        rate: staging.rate,
         warmup: spec.warmup.map(|d| d.0).filter(|d| !d.is_zero()),
         timeout: spec.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
         abort_on_error: spec.abort_on_error,
@@ -152,20 +155,33 @@ pub(crate) fn resolve_load(
         set: set.map(std::sync::Arc::new),
         labels,
         replay: None,
-        stages,
+        stages: staging.stages,
+        staged_connections: staging.peak.is_some(),
         thresholds: Vec::new(),
     })
 }
 
-/// Stages as (length, target rate) each, and the rate the run has.
-type Staged = (Vec<(Duration, f64)>, Option<f64>);
+/// What the stages make of a run.
+struct Staging {
+    /// (length, target) each: a rate, or connections.
+    stages: Vec<(Duration, f64)>,
+    /// The rate the run has: the rate stages' mean, or `rate`.
+    rate: Option<f64>,
+    /// Connection stages: the peak target, the connections the run opens.
+    peak: Option<u32>,
+}
 
-/// The stages as (length, target rate) and the rate the run has (their
-/// mean, or `rate`); the executor's name checked against the keys given.
-fn stages(spec: &LoadSpec, n: &Names) -> Result<Staged, SpecError> {
+/// The stages checked, as (length, target) and what they make of the run;
+/// the executor's name checked against the keys given.
+fn stages(spec: &LoadSpec, n: &Names) -> Result<Staging, SpecError> {
+    use kurabe_model::stage::Executor;
     check_executor(spec, n)?;
     if spec.stages.is_empty() {
-        return Ok((Vec::new(), spec.rate));
+        return Ok(Staging {
+            stages: Vec::new(),
+            rate: spec.rate,
+            peak: None,
+        });
     }
     let clash = [
         (spec.rate.is_some(), n.rate),
@@ -174,18 +190,36 @@ fn stages(spec: &LoadSpec, n: &Names) -> Result<Staged, SpecError> {
         (spec.find_rate.is_some(), "--find-rate"),
     ];
     if let Some((_, what)) = clash.iter().find(|(given, _)| *given) {
-        invalid!("{what} with {}: the stages give the rate and the run's length; make the first stage the warm-up, or drop {what}", n.stages);
+        invalid!("{what} with {}: the stages give the load and the run's length; make the first stage the warm-up, or drop {what}", n.stages);
     }
-    let mut out = Vec::with_capacity(spec.stages.len());
-    for s in &spec.stages {
-        if !(s.target.is_finite() && s.target >= 0.0) {
-            invalid!(
-                "{} target {}: a rate is requests per second, 0 or more",
-                n.stages,
-                s.target
-            );
-        }
-        out.push((s.duration.0, s.target));
+    let out: Vec<_> = spec
+        .stages
+        .iter()
+        .map(|s| (s.duration.0, s.target))
+        .collect();
+    if spec.executor == Some(Executor::RampingVus) {
+        let peak = connection_peak(spec, n)?;
+        return Ok(Staging {
+            stages: out,
+            rate: None,
+            peak: Some(peak),
+        });
+    }
+    let rate = rate_mean(&out, n)?;
+    Ok(Staging {
+        stages: out,
+        rate: Some(rate),
+        peak: None,
+    })
+}
+
+/// Rate stages: each target a rate, and their mean (the sends over the length).
+fn rate_mean(out: &[(Duration, f64)], n: &Names) -> Result<f64, SpecError> {
+    if let Some((_, t)) = out.iter().find(|(_, t)| !(t.is_finite() && *t >= 0.0)) {
+        invalid!(
+            "{} target {t}: a rate is requests per second, 0 or more",
+            n.stages
+        );
     }
     let total: Duration = out.iter().map(|s| s.0).sum();
     let sends: f64 = out
@@ -202,7 +236,35 @@ fn stages(spec: &LoadSpec, n: &Names) -> Result<Staged, SpecError> {
             n.stages
         );
     }
-    Ok((out, Some(sends / total.as_secs_f64())))
+    Ok(sends / total.as_secs_f64())
+}
+
+/// Connection stages (`ramping-vus`): whole targets, one above 0 for a
+/// while, no `concurrency` of their own, HTTP/1.1; the peak target.
+fn connection_peak(spec: &LoadSpec, n: &Names) -> Result<u32, SpecError> {
+    let whole = |t: f64| t.is_finite() && t >= 0.0 && t.fract() == 0.0 && t <= f64::from(u32::MAX);
+    if let Some(s) = spec.stages.iter().find(|s| !whole(s.target)) {
+        invalid!(
+            "{} target {}: connections are a whole number, 0 or more",
+            n.stages,
+            s.target
+        );
+    }
+    if spec.concurrency != 1 {
+        invalid!("{} {} with connection stages: the stages give the connections; drop {} (the peak stage is the connections used)", n.concurrency, spec.concurrency, n.concurrency);
+    }
+    if spec.http2 {
+        invalid!("{} with connection stages: HTTP/2 runs a fixed number of connections; drop {} or stage the rate (30s:200) with {}", n.http2, n.http2, n.concurrency);
+    }
+    let peak = spec.stages.iter().map(|s| s.target).fold(0.0, f64::max);
+    let length: Duration = spec.stages.iter().map(|s| s.duration.0).sum();
+    if peak < 1.0 || length.is_zero() {
+        invalid!(
+            "{}: these stages open no connection; give a stage a duration and a target above 0",
+            n.stages
+        );
+    }
+    Ok(peak as u32)
 }
 
 /// k6's executor names, where kurabe runs what they mean.
@@ -216,10 +278,8 @@ fn check_executor(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
         Executor::ConstantArrivalRate => (!rated || staged).then_some(n.rate),
         Executor::RampingArrivalRate => (!staged || rated).then_some(n.stages),
         Executor::ConstantVus => (staged || rated).then_some(n.concurrency),
-        Executor::RampingVus => invalid!(
-            "{} ramping-vus: stages of connections (closed model) are not supported yet; use ramping-arrival-rate with {}, or constant-vus with {}",
-            n.executor, n.stages, n.concurrency
-        ),
+        // `rate` with stages is refused with the stages (see `stages`).
+        Executor::RampingVus => (!staged).then_some(n.stages),
     };
     if let Some(key) = wrong {
         invalid!(
@@ -554,7 +614,24 @@ mod tests {
         .is_ok());
         assert!(with(&|s| s.executor = Some(Executor::ConstantArrivalRate))
             .contains("constant-arrival-rate runs with --rate"));
-        assert!(with(&|s| s.executor = Some(Executor::RampingVus)).contains("not supported yet"));
+        let vus = |f: &dyn Fn(&mut LoadSpec)| {
+            let mut s = staged();
+            (s.executor, s.concurrency) = (Some(Executor::RampingVus), 1);
+            f(&mut s);
+            resolve(s)
+        };
+        let c = vus(&|_| {}).unwrap();
+        assert_eq!(
+            (c.concurrency, c.rate, c.staged_connections),
+            (100, None, true)
+        );
+        assert_eq!(c.stop, StopCondition::Duration(Duration::from_secs(30)));
+        let e = |f: &dyn Fn(&mut LoadSpec)| vus(f).unwrap_err().to_string();
+        assert!(e(&|s| s.stages[0].target = 1.5).contains("whole number"));
+        assert!(e(&|s| s.concurrency = 8).starts_with("-c 8 with connection stages"));
+        assert!(e(&|s| s.http2 = true).contains("--http2 with connection stages"));
+        assert!(e(&|s| s.rate = Some(5.0)).starts_with("--rate with --stage"));
+        assert!(e(&|s| s.stages = vec![st(10, 0.0)]).contains("open no connection"));
         let closed = LoadSpec {
             executor: Some(Executor::ConstantVus),
             ..spec("http://h/")

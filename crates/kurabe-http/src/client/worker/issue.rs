@@ -25,6 +25,12 @@ impl Worker<'_> {
                 continue;
             }
             if self.conns[ci].ring.is_empty() {
+                if !self.core.awake(ci) {
+                    // Connection stages: closed until the target wants it.
+                    self.conns[ci].server_closed = false;
+                    self.core.park(ci);
+                    continue;
+                }
                 match self.core.claim() {
                     Some(slot) => self.conns[ci].take(slot, self.core.streamed()),
                     None => continue,
@@ -142,8 +148,17 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// Closed model: claim requests until `pipeline` are in flight, queue their bytes.
+    /// Closed model: claim requests until `pipeline` are in flight, queue
+    /// their bytes; with connection stages, a connection the target no
+    /// longer wants closes once answered instead (and parks).
     pub(super) fn refill(&mut self, ci: usize, send: bool) {
+        if !self.core.awake(ci) {
+            let c = &self.conns[ci];
+            if c.ring.is_empty() && c.state != State::Closed {
+                self.close(ci, End::Done);
+            }
+            return;
+        }
         let want = if self.core.sh.keep_alive {
             self.core.sh.pipeline
         } else {
