@@ -6,11 +6,14 @@
 //! and rates are checked with wide bounds only.
 
 use std::process::Output;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use kurabe_model::http::HttpReport;
 use kurabe_model::series::{sums, CSV_COLUMNS};
 use serde_json::Value;
 
+use crate::http::{read_request, TestServer};
 use crate::serve::ServeChild;
 use crate::util::kurabe;
 
@@ -187,7 +190,7 @@ fn a_stage_that_does_not_parse_is_one_line_and_exit_2() {
         ("30s:fast", "'fast'"),
         ("soon:200", "soon"),
         ("30s", "no ':'"),
-        ("30s:c=100", "not supported yet"),
+        ("30s:c=-1", "whole number"),
     ] {
         let out = kurabe()
             .args(["http", "http://127.0.0.1:9/", "--stage", stage])
@@ -290,4 +293,158 @@ fn the_experiment_page_of_an_ab_draws_each_variants_series() {
     let v: Value = serde_json::from_slice(&json.stdout).unwrap();
     kurabe_testkit::schema::assert_valid("experiment-report.schema.json", &v);
     assert_eq!(v["workloads"][0]["load"].as_array().map(Vec::len), Some(2));
+}
+
+/// When each connection opened (+1) and closed (-1), as the server saw it.
+type Opens = Arc<Mutex<Vec<(Instant, i32)>>>;
+
+/// A server that answers each request 10 ms after it arrived (keep-alive)
+/// and logs when each connection opened and closed.
+fn counting_server() -> (TestServer, Opens) {
+    let log: Opens = Arc::default();
+    let seen = log.clone();
+    let server = TestServer::start(move |mut s| {
+        seen.lock().unwrap().push((Instant::now(), 1));
+        while read_request(&mut s).is_some() {
+            std::thread::sleep(Duration::from_millis(10));
+            let resp = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+            if std::io::Write::write_all(&mut s, resp).is_err() {
+                break;
+            }
+        }
+        seen.lock().unwrap().push((Instant::now(), -1));
+    });
+    (server, log)
+}
+
+/// The open connections over time: (the most at once, the number open
+/// `at` each of these seconds after the first opened), once the server
+/// has seen every connection close (within 5 s of the client's exit).
+fn open_connections(log: &Opens, at: &[f64]) -> (i32, Vec<i32>) {
+    let open = || log.lock().unwrap().iter().map(|e| e.1).sum::<i32>();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while open() != 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(open(), 0, "every connection closed");
+    let mut events = log.lock().unwrap().clone();
+    events.sort_by_key(|e| e.0);
+    let t0 = events.first().expect("a connection opened").0;
+    let open_at = |secs: f64| {
+        let t = t0 + Duration::from_secs_f64(secs);
+        events.iter().filter(|e| e.0 <= t).map(|e| e.1).sum::<i32>()
+    };
+    let peak = events
+        .iter()
+        .scan(0, |n, e| {
+            *n += e.1;
+            Some(*n)
+        })
+        .max()
+        .unwrap_or(0);
+    (peak, at.iter().map(|&s| open_at(s)).collect())
+}
+
+#[test]
+fn connection_stages_open_and_close_connections_as_they_ramp() {
+    let (server, log) = counting_server();
+    let url = format!("http://{}/", server.addr);
+    let stages = [
+        "--stage", "1s:c=8", "--stage", "1s:c=8", "--stage", "1s:c=0",
+    ];
+    for engine in ["epoll", "io_uring"] {
+        log.lock().unwrap().clear();
+        let mut args = vec!["--engine", engine];
+        args.extend_from_slice(&stages);
+        let (_, r) = http_json(&url, &args);
+        assert_eq!(r.series.len(), 3, "{engine}: {:#?}", r.series);
+        // The mean target of each second: 0 → 8 is 4, then 8, then 8 → 0 is 4.
+        let targets: Vec<f64> = r
+            .series
+            .iter()
+            .map(|s| s.target_connections.unwrap())
+            .collect();
+        assert!(
+            (targets[0] - 4.0).abs() < 0.05
+                && (targets[1] - 8.0).abs() < 1e-6
+                && (targets[2] - 4.0).abs() < 0.1,
+            "{engine}: {targets:?}"
+        );
+        assert!(r.series.iter().all(|s| s.target_per_s.is_none()));
+        assert!(
+            r.rate.is_none() && r.failed_requests == 0,
+            "{engine}: {r:?}"
+        );
+        assert_sums(&r);
+        // The server saw the ramp: never more than the peak, all of it on
+        // the hold, few at the start of the ramp up and the end of the ramp down.
+        let (peak, open) = open_connections(&log, &[0.1, 1.5, 2.9]);
+        assert_eq!(peak, 8, "{engine}: {open:?}");
+        assert!(
+            open[0] <= 3 && open[1] >= 6 && open[2] <= 4,
+            "{engine}: {open:?}"
+        );
+        assert!(
+            r.series[1].completed > r.series[0].completed,
+            "{:#?}",
+            r.series
+        );
+        assert!(
+            r.series[1].completed > r.series[2].completed,
+            "{:#?}",
+            r.series
+        );
+    }
+}
+
+#[test]
+fn a_plan_with_ramping_vus_stages_connections() {
+    let (server, log) = counting_server();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    let http = r#"{ path = "/", keep_alive = true, executor = "ramping-vus", stages = [{ duration = "1s", target = 5 }, { duration = "500ms", target = 0 }] }"#;
+    let text_plan = format!(
+        "name = \"vus\"\nrepeat = 1\n[[variant]]\nname = \"a\"\nurl = \"http://{}\"\n[[workload]]\nname = \"ramp\"\nhttp = {http}\nmetrics = [\"requests_per_second\"]\n",
+        server.addr
+    );
+    std::fs::write(&plan, text_plan).unwrap();
+    let out = kurabe()
+        .arg("run")
+        .arg(&plan)
+        .arg("--store")
+        .arg(dir.path().join("r.db"))
+        .args(["-q", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let (peak, _) = open_connections(&log, &[]);
+    assert_eq!(peak, 5, "the peak stage's connections");
+}
+
+#[test]
+fn bad_connection_stages_are_one_line_and_exit_2() {
+    for (args, says) in [
+        (&["--stage", "1s:10", "--stage", "1s:c=3"][..], "not both"),
+        (
+            &["--stage", "1s:c=3", "--rate", "10"][..],
+            "--rate with --stage",
+        ),
+        (&["--stage", "1s:c=3", "-c", "4"][..], "-c 4 with --stage"),
+        (
+            &["--stage", "1s:c=3", "--http2"][..],
+            "--http2 with connection stages",
+        ),
+        (&["--stage", "1s:c=0"][..], "open no connection"),
+        (&["--stage", "1s:c=3", "-t", "5"][..], "-t with --stage"),
+    ] {
+        let out = kurabe()
+            .args(["http", "http://127.0.0.1:9/"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

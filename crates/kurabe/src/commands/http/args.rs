@@ -18,7 +18,7 @@ use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
 use kurabe_model::load::{Header, LoadSpec, Order, TargetsFormat};
 use kurabe_model::plan::HumanDuration;
-use kurabe_model::stage::{Stage, StageSpec, StageTarget, Stages};
+use kurabe_model::stage::{Executor, Stage, StageSpec, StageTarget, Stages};
 use kurabe_report::{AbLayout, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
@@ -113,7 +113,7 @@ pub struct Args {
     /// Write ab's CSV of "percentage served, time in ms" to this file: 101 rows, 0 to 100 %.
     #[arg(short = 'e', value_name = "CSVFILE")]
     pub percentiles_csv: Option<PathBuf>,
-    /// Write the per-second series to this CSV file: one row per second of the measured phase (start_s, duration_s, sent, completed, failed, dropped, achieved_per_s, target_per_s, latency_p50/p90/p99/max_us); the JSON record carries the same rows as `series`.
+    /// Write the per-second series to this CSV file: one row per second of the measured phase (start_s, duration_s, sent, completed, failed, dropped, achieved_per_s, target_per_s, latency_p50/p90/p99/max_us, target_connections); the JSON record carries the same rows as `series`.
     #[arg(long, value_name = "FILE")]
     pub series_csv: Option<PathBuf>,
     /// Do not show the "percentage of the requests served" table (as ab -d).
@@ -167,7 +167,7 @@ pub struct Args {
     /// Open model: send R requests per second in total, on a fixed schedule; latency counts from the intended send time (coordinated-omission corrected; the uncorrected figure is reported too).
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
-    /// Shape the load over time, open model (repeatable, in order): DURATION:RATE ramps the arrival rate linearly to RATE requests/s over DURATION, from 0 or the previous stage's RATE (k6's ramping-arrival-rate), e.g. --stage 30s:200 --stage 2m:200 --stage 30s:0; the run lasts the stages' total, latency counts from each send's intended time on the ramp. Give -c enough connections for the peak.
+    /// Shape the load over time (repeatable, in order): DURATION:RATE ramps the arrival rate linearly to RATE requests/s over DURATION, from 0 or the previous stage's RATE (open model, k6's ramping-arrival-rate), e.g. --stage 30s:200 --stage 2m:200 --stage 30s:0; latency counts from each send's intended time on the ramp, give -c enough connections for the peak. DURATION:c=N ramps the open connections to N the same way instead (closed model, k6's ramping-vus; without -c, the peak N is the connections used), e.g. --stage 30s:c=100 --stage 10s:c=0. The run lasts the stages' total.
     #[arg(long = "stage", value_name = "DURATION:RATE")]
     pub stages: Vec<String>,
     /// Put load on the server for this long first without counting it ("5s", "500ms", "2m").
@@ -372,6 +372,7 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         (false, None) => None,
     };
     let (targets, targets_text, targets_format) = set_source(args)?;
+    let stages = stages(args)?;
     Ok(LoadSpec {
         url: args.url.clone(),
         path: None,
@@ -393,8 +394,8 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         soak: None,
         concurrency: args.concurrency.unwrap_or(1),
         rate: args.rate,
-        stages: stages(&args.stages)?,
-        executor: None,
+        stages: stages.0,
+        executor: stages.1,
         find_rate: args.find_rate.spec(),
         threads: args.threads,
         keep_alive: args.keep_alive,
@@ -422,9 +423,11 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
     })
 }
 
-/// `--stage DURATION:RATE` each, in order; a stage that does not parse,
-/// or a stage of connections (not supported yet), is one line naming it.
-fn stages(given: &[String]) -> anyhow::Result<Vec<StageSpec>> {
+/// `--stage DURATION:RATE` or `DURATION:c=N` each, in order, and the
+/// executor connection stages mean (`ramping-vus`; `-c` is then the
+/// stages' to give); a stage that does not parse is one line naming it.
+fn stages(args: &Args) -> anyhow::Result<(Vec<StageSpec>, Option<Executor>)> {
+    let given = &args.stages;
     let mut parsed = Vec::with_capacity(given.len());
     for text in given {
         let stage: Stage = text.parse().map_err(|e| anyhow::anyhow!("--stage {e}"))?;
@@ -432,24 +435,26 @@ fn stages(given: &[String]) -> anyhow::Result<Vec<StageSpec>> {
     }
     let Ok(stages) = Stages::new(parsed) else {
         if given.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
         bail!("--stage: stages ramp either a rate (30s:200) or connections (30s:c=100), not both");
     };
-    stages
+    let connections = !stages.is_rate();
+    if let (true, Some(c)) = (connections, args.concurrency) {
+        bail!("-c {c} with --stage DURATION:c=N: the stages give the connections; drop -c (the peak stage is the connections used)");
+    }
+    let specs = stages
         .stages()
         .iter()
-        .map(|s| match s.target {
-            StageTarget::Rate(r) => Ok(StageSpec {
-                duration: HumanDuration(s.duration),
-                target: r,
-            }),
-            StageTarget::Connections(_) => bail!(
-                "--stage {}: stages of connections (closed model, k6's ramping-vus) are not supported yet; stage the arrival rate (e.g. 30s:200) with -c connections",
-                given.iter().find(|g| g.contains("c=")).map_or("", |g| g.as_str())
-            ),
+        .map(|s| StageSpec {
+            duration: HumanDuration(s.duration),
+            target: match s.target {
+                StageTarget::Rate(r) => r,
+                StageTarget::Connections(c) => f64::from(c),
+            },
         })
-        .collect()
+        .collect();
+    Ok((specs, connections.then_some(Executor::RampingVus)))
 }
 
 /// `-H "Name: value"` each, in order.

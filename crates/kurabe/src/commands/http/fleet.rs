@@ -30,6 +30,9 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     if args.gnuplot.is_some() {
         bail!("-g writes one line per request on one host; it cannot be used with --workers");
     }
+    if !args.stages.is_empty() {
+        bail!("--stage runs on one host; it cannot be used with --workers (each worker would run every stage in full)");
+    }
     let plan = Plan::new(
         &resolved.spec,
         workers,
