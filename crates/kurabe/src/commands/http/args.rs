@@ -167,7 +167,7 @@ pub struct Args {
     /// Open model: send R requests per second in total, on a fixed schedule; latency counts from the intended send time (coordinated-omission corrected; the uncorrected figure is reported too).
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
-    /// Shape the load over time (repeatable, in order): DURATION:RATE ramps the arrival rate linearly to RATE requests/s over DURATION, from 0 or the previous stage's RATE (open model, k6's ramping-arrival-rate), e.g. --stage 30s:200 --stage 2m:200 --stage 30s:0; latency counts from each send's intended time on the ramp, give -c enough connections for the peak. DURATION:c=N ramps the open connections to N the same way instead (closed model, k6's ramping-vus; without -c, the peak N is the connections used), e.g. --stage 30s:c=100 --stage 10s:c=0. The run lasts the stages' total.
+    /// Shape the load over time (repeatable, in order): DURATION:RATE ramps the arrival rate linearly to RATE requests/s over DURATION, from 0 or the previous stage's RATE (open model, k6's ramping-arrival-rate), e.g. --stage 30s:200 --stage 2m:200 --stage 30s:0; latency counts from each send's intended time on the ramp, give -c enough connections for the peak. DURATION:c=N ramps the open connections to N the same way instead (closed model, k6's ramping-vus; the peak N is the connections the run opens, so -c is refused), e.g. --stage 30s:c=100 --stage 10s:c=0. The run lasts the stages' total.
     #[arg(long = "stage", value_name = "DURATION:RATE")]
     pub stages: Vec<String>,
     /// Put load on the server for this long first without counting it ("5s", "500ms", "2m").
