@@ -1,6 +1,6 @@
 //! The load's per-second series drawn: the achieved rate of each run with
-//! the stages' target rate over it, and the latency percentiles per
-//! second (p50 and p99). Drawn under ab's `-w` table of one run, in the
+//! the stages' target rate over it, the target connections of connection
+//! stages, and the latency percentiles per second (p50 and p99). Drawn under ab's `-w` table of one run, in the
 //! experiment page per HTTP run (an A/B's variants, a plan's) and per step
 //! of a capacity search.
 //!
@@ -45,6 +45,7 @@ pub(crate) fn load_charts(title: &str, runs: &[RunRows<'_>]) -> String {
     }
     let mut s = format!("<h3>{}</h3><div class=\"charts\">", esc(title));
     s.push_str(&rate_figure(&runs));
+    s.push_str(&connections_figure(&runs));
     s.push_str(&latency_figures(&runs));
     s.push_str("</div>");
     s
@@ -143,4 +144,72 @@ fn rate_figure(runs: &[&RunRows<'_>]) -> String {
         line_chart(&lines, Unit::PerSecond, "time (s)", "requests/s")
     );
     s
+}
+
+/// Connection stages (closed model): the open connections the stages aimed
+/// at, per second, as recorded; nothing for other loads.
+fn connections_figure(runs: &[&RunRows<'_>]) -> String {
+    let data: Vec<Vec<(f64, f64)>> = runs
+        .iter()
+        .filter(|r| r.rows.iter().any(|i| i.target_connections.is_some()))
+        .map(|r| points(r.rows, |i| i.target_connections.unwrap_or(0.0)))
+        .collect();
+    let Some(first) = data.first() else {
+        return String::new();
+    };
+    let line = Line {
+        label: "target connections (stages)".into(),
+        legend: "target".into(),
+        colour: TARGET_COLOUR,
+        points: first,
+    };
+    format!(
+        "<figure class=\"load-connections\"><figcaption>Connections <span>the open connections the stages aimed at, per second</span></figcaption>{}</figure>",
+        line_chart(&[line], Unit::Count, "time (s)", "connections")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(target_connections: Option<f64>) -> Vec<Interval> {
+        (0..3)
+            .map(|i| Interval {
+                start_s: f64::from(i),
+                duration_s: 1.0,
+                achieved_per_s: 10.0,
+                target_connections: target_connections.map(|c| c * f64::from(i)),
+                ..Interval::default()
+            })
+            .collect()
+    }
+
+    fn charts(rows: &[Interval]) -> String {
+        let run = RunRows {
+            label: "a".into(),
+            legend: "a".into(),
+            colour: 0,
+            rows,
+        };
+        load_charts("Load", &[run])
+    }
+
+    #[test]
+    fn connection_stages_draw_their_target_connections() {
+        let html = charts(&rows(Some(4.0)));
+        assert!(
+            html.contains("<figure class=\"load-connections\">"),
+            "{html}"
+        );
+        assert!(html.contains("<title>target connections (stages)</title>"));
+        assert!(!html.contains("the target rate in grey"), "{html}");
+    }
+
+    #[test]
+    fn other_loads_draw_no_connections_chart() {
+        let html = charts(&rows(None));
+        assert!(html.contains("<figure class=\"load-rate\">"), "{html}");
+        assert!(!html.contains("load-connections"), "{html}");
+    }
 }
