@@ -582,6 +582,8 @@ pub fn merged_report(spec: &LoadSpec, done: &[HttpReport], total: &Stats) -> Opt
         .find(|&n| n > 0)
         .unwrap_or(0);
     r.server = None;
+    // A share's verdicts are not the whole's: the caller judges the merged run.
+    r.thresholds = Vec::new();
     let series: Vec<&[kurabe_model::series::Interval]> =
         done.iter().map(|d| d.series.as_slice()).collect();
     r.series = kurabe_model::series::merge(&series);

@@ -6,7 +6,9 @@
 //!
 //! Owns the split (connections, requests and rate, the parts adding up
 //! exactly) and nothing else: every other field reaches every worker as
-//! the user gave it, so a new load option needs no line here.
+//! the user gave it, so a new load option needs no line here. The one
+//! exception is `thresholds`: they are judged on the merged run by the
+//! coordinator, never on a share (whose rate is a part of the whole).
 
 use kurabe_model::load::LoadSpec;
 
@@ -61,7 +63,8 @@ pub fn split(spec: &LoadSpec, workers: u32) -> Result<Vec<Share>, FleetError> {
 /// connections, requests and rate, everything else as given. Client
 /// threads are the run's `threads` when the user gave them (`--threads`),
 /// else `worker_threads` (the worker's own `--threads` or its CPUs), and
-/// never more than the share's connections.
+/// never more than the share's connections. No thresholds: the
+/// coordinator judges them on the merged histograms.
 pub fn share_spec(whole: &LoadSpec, share: &Share, worker_threads: u32) -> LoadSpec {
     let threads = whole.threads.unwrap_or(worker_threads);
     LoadSpec {
@@ -69,6 +72,7 @@ pub fn share_spec(whole: &LoadSpec, share: &Share, worker_threads: u32) -> LoadS
         requests: share.requests,
         rate: share.rate,
         threads: Some(threads.clamp(1, share.concurrency.max(1))),
+        thresholds: Vec::new(),
         ..whole.clone()
     }
 }
@@ -124,8 +128,10 @@ mod tests {
         s.headers = vec![Header::new("X-A", "1")];
         s.proxy = Some("127.0.0.1:3128".into());
         s.abort_on_error = true;
+        s.thresholds = vec!["rate>=300".into()];
         let share = split(&s, 3).unwrap()[1];
         let mine = share_spec(&s, &share, 8);
+        assert!(mine.thresholds.is_empty(), "a share judges no threshold");
         assert_eq!(mine.concurrency, 3);
         assert_eq!(mine.threads, Some(3));
         assert_eq!(mine.requests, Some(334));
@@ -135,6 +141,7 @@ mod tests {
             requests: s.requests,
             rate: s.rate,
             threads: None,
+            thresholds: s.thresholds.clone(),
             ..mine
         };
         assert_eq!(back, s, "every other field reaches the worker as given");

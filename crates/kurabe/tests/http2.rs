@@ -8,7 +8,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +17,7 @@ use kurabe_testkit::nginx::{Listen, Nginx};
 
 use crate::http::{http_failed, http_json, TestServer};
 use crate::serve::ServeChild;
+use crate::util::{Kid, PgSchema};
 
 // ----- nginx -----------------------------------------------------------------
 
@@ -699,50 +700,6 @@ fn http2_flags_are_checked() {
 
 // ----- distributed --------------------------------------------------------------
 
-/// A child process killed on drop.
-struct Kid(Child);
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A PostgreSQL schema of its own, dropped on drop: the fleet tables of this
-/// test, so no other test's coordinator can take its workers (or the reverse).
-struct Schema {
-    url: String,
-    base: String,
-    name: String,
-}
-
-impl Schema {
-    fn create(base: &str) -> Schema {
-        let name = format!("h2fleet_{}", std::process::id());
-        let mut c = kurabe_store::pg::connect(base).unwrap();
-        c.batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
-        ))
-        .unwrap();
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{sep}options=-c%20search_path%3D{name}");
-        Schema {
-            url,
-            base: base.to_owned(),
-            name,
-        }
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        if let Ok(mut c) = kurabe_store::pg::connect(&self.base) {
-            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
-        }
-    }
-}
-
 /// `kurabe http --http2 --workers 2`: two `kurabe worker`s on this host
 /// share the run through PostgreSQL; the merged record has exactly -n
 /// requests, the server processed exactly those, and it says h2c.
@@ -751,7 +708,7 @@ fn a_distributed_http2_run_is_exact_and_says_its_protocol() {
     let Some(pg) = kurabe_testkit::pg::server() else {
         return;
     };
-    let schema = Schema::create(&pg.url);
+    let schema = PgSchema::create(&pg.url, "h2fleet");
     let (srv, processed) = ok_server();
     let _workers: Vec<Kid> = (1..=2)
         .map(|i| {

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::{Arc, Mutex};
 
 use kurabe_model::load::LoadSpec;
@@ -26,6 +26,7 @@ use kurabe_model::plan::WorkloadKind;
 
 use crate::abflags::{self_signed, SServer};
 use crate::http::TestServer;
+use crate::util::{Kid, PgSchema};
 
 /// One request as it arrived: the peer's address and its bytes (HTTP/1.x:
 /// head and body; HTTP/2: one frame the client sent after the preface:
@@ -167,60 +168,16 @@ fn http2(mut s: TcpStream, mut buf: Vec<u8>, peer: IpAddr, log: &Mutex<Vec<Seen>
     }
 }
 
-/// A child process killed on drop.
-struct Kid(Child);
-
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A PostgreSQL schema of this test's own, dropped on drop, so no other
-/// test's coordinator takes its worker.
-struct Schema {
-    url: String,
-    base: String,
-    name: String,
-}
-
-impl Schema {
-    fn create(base: &str, tag: &str) -> Schema {
-        let name = format!("parity_{tag}_{}", std::process::id());
-        let mut c = kurabe_store::pg::connect(base).unwrap();
-        c.batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
-        ))
+/// The spec of the newest distributed run in `schema`, as the coordinator stored it.
+fn stored_spec(schema: &PgSchema) -> LoadSpec {
+    let mut c = kurabe_store::pg::connect(&schema.url).unwrap();
+    let row = c
+        .query_one(
+            "SELECT spec::text FROM fleet_runs ORDER BY id DESC LIMIT 1",
+            &[],
+        )
         .unwrap();
-        let sep = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{sep}options=-c%20search_path%3D{name}");
-        Schema {
-            url,
-            base: base.to_owned(),
-            name,
-        }
-    }
-
-    /// The spec of the newest distributed run, as the coordinator stored it.
-    fn stored_spec(&self) -> LoadSpec {
-        let mut c = kurabe_store::pg::connect(&self.url).unwrap();
-        let row = c
-            .query_one(
-                "SELECT spec::text FROM fleet_runs ORDER BY id DESC LIMIT 1",
-                &[],
-            )
-            .unwrap();
-        serde_json::from_str(row.get(0)).unwrap()
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        if let Ok(mut c) = kurabe_store::pg::connect(&self.base) {
-            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
-        }
-    }
+    serde_json::from_str(row.get(0)).unwrap()
 }
 
 /// One option (or a few that go together) as flags and as a plan's keys.
@@ -326,14 +283,15 @@ const CASES: &[Case] = &[
 /// The test's folder: the body file and one plan per path.
 struct Env {
     dir: tempfile::TempDir,
-    schema: Option<Schema>,
+    schema: Option<PgSchema>,
 }
 
 impl Env {
     fn new(tag: &str) -> Env {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("body.txt"), "{\"hello\": \"body\"}\n").unwrap();
-        let schema = kurabe_testkit::pg::server().map(|pg| Schema::create(&pg.url, tag));
+        let schema = kurabe_testkit::pg::server()
+            .map(|pg| PgSchema::create(&pg.url, &format!("parity_{tag}")));
         Env { dir, schema }
     }
 
@@ -410,7 +368,7 @@ fn by_ab(flags: &[String], url: &str, b: &str) -> Output {
 }
 
 /// `kurabe http --workers 1 FLAGS URL` with one `kurabe worker --once`.
-fn by_fleet(schema: &Schema, flags: &[String], url: &str) -> Output {
+fn by_fleet(schema: &PgSchema, flags: &[String], url: &str) -> Output {
     let _worker = Kid(crate::util::kurabe()
         .args([
             "worker",
@@ -491,6 +449,8 @@ fn assert_same_specs(case: &Case, stored: &LoadSpec, plan: LoadSpec, url: &str, 
     let mine = kurabe_fleet::spec::share_spec(stored, &share, stored.threads.unwrap_or(1));
     let back = LoadSpec {
         threads: stored.threads,
+        // The coordinator judges the thresholds on the merged run.
+        thresholds: stored.thresholds.clone(),
         ..mine
     };
     assert_eq!(&back, stored, "{}: the worker's share", case.name);
@@ -549,7 +509,7 @@ fn every_option_is_one_spec_and_the_same_bytes_from_flags_plans_ab_and_the_fleet
             );
             assert_eq!(compared(case, target.take()), cli, "{}: fleet", case.name);
             let spec = plan_spec(&plan);
-            assert_same_specs(case, &schema.stored_spec(), spec, &url, env.dir.path());
+            assert_same_specs(case, &stored_spec(schema), spec, &url, env.dir.path());
         }
         report.insert(case.name, cli.len());
     }
@@ -616,7 +576,7 @@ fn tls_options_are_one_spec_and_one_handshake_from_every_path() {
         let mut spec = plan_spec(&plan);
         // The plan's certificate is relative to its folder, the flag's absolute.
         spec.client_cert = spec.client_cert.map(|c| d.join(c));
-        assert_same_specs(&case, &schema.stored_spec(), spec, &url, d);
+        assert_same_specs(&case, &stored_spec(schema), spec, &url, d);
     }
 }
 
@@ -628,7 +588,7 @@ fn abort_on_error_stops_every_worker_at_the_first_failure() {
     let Some(pg) = kurabe_testkit::pg::server() else {
         return;
     };
-    let schema = Schema::create(&pg.url, "abort");
+    let schema = PgSchema::create(&pg.url, "parity_abort");
     let conns = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let n = conns.clone();
     // Every connection is answered, except the 20th: it is closed unanswered.

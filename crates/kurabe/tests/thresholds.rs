@@ -1,7 +1,9 @@
 //! `kurabe http URL --threshold …` end to end against `kurabe serve` on
 //! port 0: PASS exits 0, FAIL exits 99 with the measured value printed,
 //! `,abort` ends a long run early, and bad or unknown thresholds are
-//! refused before any request.
+//! refused before any request. With `--workers` the thresholds are judged
+//! on the fleet's merged run (two real `kurabe worker`s on this host,
+//! PostgreSQL between them), and `,abort` is refused.
 //!
 //! Why the verdicts cannot flake: a server that delays every answer by
 //! `--latency-ms 5` cannot be measured under 1 ms, so `p(50)<1ms` fails on
@@ -13,7 +15,7 @@ use std::net::TcpListener;
 
 use crate::http::{http, http_json_exit};
 use crate::serve::ServeChild;
-use crate::util::kurabe;
+use crate::util::{kurabe, Kid, PgSchema};
 
 #[test]
 fn passing_thresholds_exit_0_and_report_their_measured_values() {
@@ -218,4 +220,119 @@ fn refused_at(l: &TcpListener, args: &[&str], expect: &[&str]) {
         assert!(stderr.contains(e), "{args:?}: {stderr} lacks {e}");
     }
     assert!(l.accept().is_err(), "{args:?} sent a request");
+}
+
+/// Two `kurabe worker`s on this host, serving runs filed in `schema`.
+fn workers(schema: &PgSchema) -> Vec<Kid> {
+    (1..=2)
+        .map(|i| {
+            let w = kurabe()
+                .args(["worker", "--store", &schema.url])
+                .args(["--name", &format!("thw{i}")])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            Kid(w)
+        })
+        .collect()
+}
+
+/// `kurabe http --workers 2 --threshold …`: the thresholds are judged once,
+/// on the merged histograms and counters (not on a share: `rate` counts
+/// both workers' responses), PASS/FAIL printed, 99 on a FAIL; a name's
+/// scope reads that name's merged row.
+#[test]
+fn fleet_thresholds_are_judged_on_the_merged_run() {
+    let Some(pg) = kurabe_testkit::pg::server() else {
+        return;
+    };
+    let schema = PgSchema::create(&pg.url, "thresholds_fleet");
+    let _workers = workers(&schema);
+    let server = ServeChild::start(&["--latency-ms", "5"]);
+    let fleet = [
+        "--store",
+        &schema.url,
+        "--workers",
+        "2",
+        "--wait-workers",
+        "60s",
+    ];
+    let load = ["-n", "200", "-c", "4", "-k"];
+    let args = [&fleet[..], &load[..], &["--threshold", "p(95)<30s"]].concat();
+    let out = http(&[&args[..], &["--threshold", "p(50)<1ms", &server.url]].concat());
+    assert_eq!(out.code, Some(99), "{}{}", out.stdout, out.stderr);
+    let starts = |l: &str, p: &str| l.trim_start().starts_with(p);
+    assert!(
+        out.stdout.lines().any(|l| starts(l, "PASS  p(95)<30s")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.lines().any(|l| starts(l, "FAIL  p(50)<1ms")),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr
+            .contains("1 of 2 thresholds failed: 'p(50)<1ms' (measured "),
+        "{}",
+        out.stderr
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.http");
+    let u = &server.url;
+    std::fs::write(
+        &set,
+        format!("# @name home\nGET {u}\n\n# @name cart\nGET {u}cart\n"),
+    )
+    .unwrap();
+    let judged = [
+        "--targets",
+        set.to_str().unwrap(),
+        "--threshold",
+        "rate>0",
+        "--threshold",
+        "max<30s",
+        "--threshold",
+        "p(99){name:cart}<30s",
+        "--threshold",
+        "rate{name:home}>0",
+    ];
+    let (r, _) = http_json_exit(&[&fleet[..], &load[..], &judged[..]].concat(), 0);
+    assert_eq!(r.complete_requests, 200);
+    assert!(
+        r.thresholds.iter().all(|t| t.pass && !t.aborted),
+        "{:?}",
+        r.thresholds
+    );
+    let m: Vec<f64> = r.thresholds.iter().map(|t| t.measured).collect();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b.max(1.0);
+    assert!(
+        close(m[0] * r.duration_s, 200.0),
+        "rate {} over {} s",
+        m[0],
+        r.duration_s
+    );
+    assert!(
+        close(m[1] * 1e6, r.latency_us.max as f64),
+        "{} vs {}",
+        m[1],
+        r.latency_us.max
+    );
+    let row = |n: &str| r.requests.iter().find(|q| q.name == n).unwrap();
+    assert!(close(m[2] * 1e6, row("cart").latency_us.p99 as f64));
+    assert!(close(m[3], row("home").requests_per_second));
+}
+
+#[test]
+fn fleet_refuses_abort_and_says_why() {
+    refused(
+        &["--workers", "2", "--threshold", "p(99)<1s,abort,after=5s"],
+        &[
+            "--threshold 'p(99)<1s,abort,after=5s' with --workers",
+            "drop ,abort",
+        ],
+    );
 }

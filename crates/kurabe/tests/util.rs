@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use std::process::Command;
+use std::process::{Child, Command};
 
 /// A `Command` for the built `kurabe` binary.
 pub fn kurabe() -> Command {
@@ -29,4 +29,50 @@ pub fn out_of_descriptors(pid: u32) {
         )
     };
     assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+}
+
+/// A child process killed (and reaped) on drop.
+pub struct Kid(pub Child);
+
+impl Drop for Kid {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A PostgreSQL schema of one test's own, dropped on drop: its fleet
+/// tables, so no other test's coordinator takes its workers (or the
+/// reverse). `url` is the store URL that puts a session in it.
+pub struct PgSchema {
+    pub url: String,
+    base: String,
+    name: String,
+}
+
+impl PgSchema {
+    /// A fresh schema `TAG_PID` on the server at `base`.
+    pub fn create(base: &str, tag: &str) -> PgSchema {
+        let name = format!("{tag}_{}", std::process::id());
+        let mut c = kurabe_store::pg::connect(base).unwrap();
+        c.batch_execute(&format!(
+            "DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"
+        ))
+        .unwrap();
+        let sep = if base.contains('?') { '&' } else { '?' };
+        let url = format!("{base}{sep}options=-c%20search_path%3D{name}");
+        PgSchema {
+            url,
+            base: base.to_owned(),
+            name,
+        }
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = kurabe_store::pg::connect(&self.base) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
 }

@@ -20,6 +20,7 @@ use kurabe_model::stop::Stop;
 use kurabe_model::threshold::{Measure, Measured, Threshold, ThresholdResult, THRESHOLD_EXPECTED};
 
 use super::{Observer, Progress, Snapshot, SpecError, Taps};
+use crate::client::Stats;
 use crate::request::Names;
 use crate::tags::Labels;
 
@@ -134,8 +135,28 @@ impl Measured for Figures<'_> {
     }
 }
 
+/// Each threshold judged on a finished run's `stats` over `seconds` of
+/// measuring (one client's, or a fleet's merged: the same figures);
+/// `aborted`: the one that ended the run.
+pub(crate) fn judge_finished(
+    thresholds: &[Threshold],
+    names: &[String],
+    stats: &Stats,
+    seconds: f64,
+    aborted: Option<usize>,
+) -> Vec<ThresholdResult> {
+    let figures = Figures {
+        latency: &stats.total,
+        name_latency: &stats.name_latency,
+        counters: &stats.counters,
+        names,
+        seconds,
+    };
+    judge_all(thresholds, &figures, aborted)
+}
+
 /// Each threshold judged on `figures`; `aborted`: the one that ended the run.
-pub(crate) fn judge_all(
+fn judge_all(
     thresholds: &[Threshold],
     figures: &Figures<'_>,
     aborted: Option<usize>,

@@ -23,6 +23,7 @@ use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::probe::WatchPoint;
 use kurabe_model::stop::Stop;
+use kurabe_model::threshold::ThresholdResult;
 
 use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
 pub use crate::request::Names;
@@ -196,6 +197,21 @@ impl Checked {
         self.0.rate
     }
 
+    /// The first threshold that ends the run at its first failure
+    /// (`,abort`), as given: it needs the run's live figures.
+    pub fn aborting_threshold(&self) -> Option<&str> {
+        let mut aborting = self.0.thresholds.iter().filter(|t| t.abort);
+        aborting.next().map(|t| t.text.as_str())
+    }
+
+    /// The thresholds judged on a finished run's `stats` over `seconds` of
+    /// measuring, as [`run`] judges its own: for a fleet's merged
+    /// histograms and counters, which no single run holds.
+    pub fn judge_thresholds(&self, stats: &Stats, seconds: f64) -> Vec<ThresholdResult> {
+        let names = self.0.labels.names();
+        gate::judge_finished(&self.0.thresholds, names, stats, seconds, None)
+    }
+
     /// Client threads the run uses (the default resolved).
     pub fn threads(&self) -> u32 {
         self.0.threads
@@ -271,14 +287,13 @@ pub(crate) fn run_config(
             (run, tripped)
         }
     };
-    let figures = gate::Figures {
-        latency: &run.stats.total,
-        name_latency: &run.stats.name_latency,
-        counters: &run.stats.counters,
-        names: &names,
-        seconds: run.report.duration_s,
-    };
-    run.report.thresholds = gate::judge_all(&thresholds, &figures, aborted);
+    run.report.thresholds = gate::judge_finished(
+        &thresholds,
+        &names,
+        &run.stats,
+        run.report.duration_s,
+        aborted,
+    );
     Ok(run)
 }
 

@@ -84,19 +84,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
-/// `--threshold` judges one run in this process: refuse the modes that
-/// would judge something else, or nothing.
+/// `--threshold` judges one run (in this process, or a fleet's merged
+/// run): refuse the modes that would judge something else, or nothing.
 fn one_run_only(args: &Args) -> anyhow::Result<()> {
     if args.find_rate.find_rate {
         bail!("--threshold with --find-rate: a search states its limits as --slo (same notation): use --slo");
     }
     if !args.more_urls.is_empty() {
         bail!("--threshold judges one run: drop URL_B, or run each URL on its own");
-    }
-    if args.workers.is_some() {
-        bail!(
-            "--threshold with --workers is not supported yet: drop --workers, or drop --threshold"
-        );
     }
     Ok(())
 }

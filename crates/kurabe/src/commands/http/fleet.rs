@@ -6,8 +6,12 @@
 //! with the same renderer as a single client, followed (text) or preceded
 //! on stderr (other formats) by one row per worker; the JSON record
 //! carries the same rows in its `fleet` field. Lost workers get an
-//! explicit `kurabe: note:` line. Only `-g` stays refused: it is one line
-//! per request in one file on one host.
+//! explicit `kurabe: note:` line. `--threshold`s are judged here, on the
+//! merged histograms and counters (exact, per request name too), and
+//! printed and exited on as a single client's are. Refused: `-g` (one line
+//! per request in one file on one host) and a threshold's `,abort` (the
+//! workers' progress rows carry counts, not histograms: there is no live
+//! merged view to judge it on).
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -23,6 +27,9 @@ use super::outputs::{exit_code, write_outputs};
 
 /// Run `kurabe http` over `workers` workers.
 pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow::Result<ExitCode> {
+    if let Some(text) = resolved.load.aborting_threshold() {
+        bail!("--threshold '{text}' with --workers: ,abort needs live merged latency and the workers stream only counts; drop ,abort (the threshold is still judged on the merged run), or drop --workers");
+    }
     let url = kurabe_store::access::postgres_url(args.save.store.store.as_deref(), "--workers")?;
     if args.requests.is_none() && args.time_limit.is_none() {
         bail!("--workers needs -n REQUESTS or -t TIME: a distributed run must know when to stop");
@@ -43,8 +50,10 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     let mut client = kurabe_store::pg::connect_migrated(&url)?;
     let live = LiveLine::new(None, wanted(!args.quiet));
     let mut on = |e: CoordEvent| log_event(&e, &live);
-    let outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
+    let mut outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
     live.finish();
+    let seconds = outcome.report.duration_s;
+    outcome.report.thresholds = resolved.load.judge_thresholds(&outcome.stats, seconds);
     write_merged(args, resolved, &outcome)?;
     args.save
         .save_if_asked(ResultKind::Http, &plan.experiment, &outcome.report)?;
