@@ -130,7 +130,7 @@ fn expected_length(spec: &LoadSpec) -> Duration {
 /// `client_cert` and `targets` relative to the plan's folder; the default measured
 /// phase), everything else as written. No warm-up or soak: the caller runs
 /// those apart.
-fn plan_load(w: &LoadSpec, url: &str, plan_dir: &Path) -> LoadSpec {
+pub(crate) fn plan_load(w: &LoadSpec, url: &str, plan_dir: &Path) -> LoadSpec {
     // Stages give their own length.
     let default_length = w.requests.is_none() && w.duration.is_none() && w.stages.is_empty();
     LoadSpec {

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use kurabe_model::plan::Plan;
+use kurabe_model::plan::{Plan, WorkloadKind};
 
 use crate::{LabError, PlanError, RunOptions};
 
@@ -36,8 +36,30 @@ pub fn prepare(path: &Path, vars: &[(String, String)]) -> Result<(Plan, RunOptio
     let vars = vars.iter().cloned().collect();
     let (plan, plan_text) = crate::load_plan_filled(path, &vars)?;
     crate::check_supported(&plan)?;
-    let options = base_options(crate::runner::plan_dir(path), plan_text, None)?;
+    let dir = crate::runner::plan_dir(path);
+    check_thresholds(&plan, &dir)?;
+    let options = base_options(dir, plan_text, None)?;
     Ok((plan, options))
+}
+
+/// Each http workload with thresholds checked as its runs will check it
+/// (each threshold parses and names a request the load sends), so a bad
+/// one is refused before any target starts or any request is sent.
+fn check_thresholds(plan: &Plan, plan_dir: &Path) -> Result<(), LabError> {
+    for (i, w) in plan.workloads.iter().enumerate() {
+        let WorkloadKind::Http(h) = &w.kind else {
+            continue;
+        };
+        if h.thresholds.is_empty() {
+            continue;
+        }
+        // The variant's URL is known only when it runs; the names are not in it.
+        let url = h.url.as_deref().filter(|u| !u.contains('{'));
+        let spec = crate::measure::plan_load(h, url.unwrap_or("http://127.0.0.1/"), plan_dir);
+        kurabe_http::load::check(&spec, &kurabe_http::load::Names::PLAN)
+            .map_err(|e| LabError::Unsupported(format!("`workload[{i}]` ({}): {e}", w.name)))?;
+    }
+    Ok(())
 }
 
 /// Run options with nothing chosen beyond the plan, its directory and the

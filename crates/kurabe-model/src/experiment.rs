@@ -104,6 +104,42 @@ pub struct WorkloadReport {
     /// absent for other workloads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub slos: Vec<String>,
+    /// The workload's thresholds (`http = { thresholds = […] }`) per
+    /// variant, judged on each of its runs; absent without thresholds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<VariantThresholds>,
+}
+
+/// One variant's thresholds on one workload. Each run is a whole load test
+/// and is judged as `kurabe http --threshold` judges one (k6 judges a test
+/// run); the variant passes a threshold when every one of its successful
+/// runs did, and shows the worst run's value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct VariantThresholds {
+    /// Variant name.
+    pub variant: String,
+    /// Successful runs judged.
+    pub runs: u32,
+    /// One per threshold, in the order given.
+    pub thresholds: Vec<ThresholdVerdict>,
+}
+
+/// A threshold over a variant's runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct ThresholdVerdict {
+    /// The threshold as given.
+    pub text: String,
+    /// The worst run's measured value, in the threshold's unit (seconds, a
+    /// fraction, requests/s); 0 when nothing was measured.
+    pub measured: f64,
+    /// That value as the threshold writes it (`12.3ms`), or why nothing was measured.
+    pub shown: String,
+    /// Whether every run passed.
+    pub pass: bool,
+    /// Runs in which it failed (ended by `,abort` or judged at the end).
+    pub runs_failed: u32,
 }
 
 /// One request name of a workload across variants.

@@ -192,6 +192,7 @@ fn workload(
         warmup: warmup_checks(&variants, &ok),
         requests: crate::requests::request_reports(&ok, &variants, baseline, band),
         slos: slos(&ok),
+        thresholds: crate::thresholds::variant_thresholds(&variants, &ok),
         variants,
     }
 }

@@ -59,6 +59,7 @@ mod soak;
 mod summarised;
 mod system;
 mod terminal;
+pub mod thresholds;
 mod watch;
 mod words;
 pub mod write;
@@ -245,6 +246,7 @@ fn request_workload(w: &WorkloadReport, q: &RequestReport) -> WorkloadReport {
         warmup: Vec::new(),
         requests: Vec::new(),
         slos: Vec::new(),
+        thresholds: Vec::new(),
     }
 }
 

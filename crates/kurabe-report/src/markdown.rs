@@ -137,6 +137,7 @@ impl Render<ExperimentReport> for Markdown {
             for c in &w.warmup {
                 writeln!(out, "\n> **Warm-up:** {}", escape(&crate::words::warmup(c)))?;
             }
+            crate::thresholds::markdown(&w.thresholds, &escape, out)?;
             for q in &w.requests {
                 let rw = crate::request_workload(w, q);
                 writeln!(out, "\n#### {}\n", escape(&rw.name))?;

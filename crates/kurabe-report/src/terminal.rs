@@ -239,6 +239,7 @@ impl Render<ExperimentReport> for Terminal {
                 // Escape, then wrap: the other order shows the wrap's newlines as `\n`.
                 writeln!(out, "{}", self.paint("33", &wrap(&terminal(&line), WIDTH)))?;
             }
+            crate::thresholds::text(&w.thresholds, &|t| terminal(t).into_owned(), out)?;
             for q in &w.requests {
                 writeln!(out)?;
                 self.workload(r, &request_workload(w, q), out)?;

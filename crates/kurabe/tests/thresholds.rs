@@ -336,3 +336,149 @@ fn fleet_refuses_abort_and_says_why() {
         ],
     );
 }
+
+/// `plan.toml` in `dir`: variants `fast` and `slow` on their own servers,
+/// one http workload `index` with `thresholds`, two rounds.
+fn plan(dir: &std::path::Path, fast: &str, slow: &str, thresholds: &str) -> std::path::PathBuf {
+    let p = dir.join("plan.toml");
+    let text = format!(
+        r#"
+name = "gate"
+repeat = 2
+[[variant]]
+name = "fast"
+url = "{fast}"
+[[variant]]
+name = "slow"
+url = "{slow}"
+[[workload]]
+name = "index"
+http = {{ path = "/", requests = 20, concurrency = 4, keep_alive = true, thresholds = [{thresholds}] }}
+"#
+    );
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `kurabe run PLAN --store DIR/r.db ARGS`.
+fn run_plan(dir: &std::path::Path, plan: &std::path::Path, args: &[&str]) -> std::process::Output {
+    kurabe()
+        .arg("run")
+        .arg(plan)
+        .arg("--store")
+        .arg(dir.join("r.db"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// The report of e1 in `dir`'s store as JSON, checked against its schema.
+fn report_json(dir: &std::path::Path) -> serde_json::Value {
+    let out = kurabe()
+        .args(["report", "e1", "--format", "json", "--store"])
+        .arg(dir.join("r.db"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("experiment-report.schema.json", &v);
+    v
+}
+
+// A server that waits 50 ms before each answer cannot be measured under
+// 50 ms; one that does not wait is far below 50 ms on any machine.
+#[test]
+fn a_plan_judges_each_variants_runs_and_exits_99_when_one_fails() {
+    let fast = ServeChild::start(&[]);
+    let slow = ServeChild::start(&["--latency-ms", "50"]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(
+        dir.path(),
+        &fast.url,
+        &slow.url,
+        r#""p(95)<30s", "p(50)<50ms""#,
+    );
+    let o = run_plan(dir.path(), &p, &["-q"]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert_eq!(o.status.code(), Some(99), "{stdout}{stderr}");
+    let line = |start: &str| {
+        stdout
+            .lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("no line {start}: {stdout}"))
+            .to_owned()
+    };
+    assert!(line("PASS  fast  p(95)<30s").ends_with("(worst of 2 runs)"));
+    assert!(line("PASS  fast  p(50)<50ms").contains("ms  (worst of 2 runs)"));
+    assert!(line("PASS  slow  p(95)<30s").contains("(worst of 2 runs)"));
+    let fail = line("FAIL  slow  p(50)<50ms");
+    assert!(fail.ends_with("(worst of 2 runs; failed in 2)"), "{fail}");
+    assert!(
+        stderr.contains("kurabe: 1 of 4 thresholds failed: index/slow 'p(50)<50ms' (worst "),
+        "{stderr}"
+    );
+    // The full result was saved: every run of both variants.
+    assert_eq!(fast.served() + slow.served(), 80);
+    let v = report_json(dir.path());
+    let t = &v["workloads"][0]["thresholds"];
+    assert_eq!(t[0]["variant"], "fast");
+    assert_eq!(t[1]["variant"], "slow");
+    assert_eq!(t[1]["runs"], 2);
+    let slow_p50 = &t[1]["thresholds"][1];
+    assert_eq!(slow_p50["pass"], false);
+    assert_eq!(slow_p50["runs_failed"], 2);
+    assert!(slow_p50["measured"].as_f64().unwrap() >= 0.05, "{slow_p50}");
+    assert_eq!(t[0]["thresholds"][1]["pass"], true);
+}
+
+#[test]
+fn a_plan_whose_thresholds_hold_exits_0_and_markdown_lists_them() {
+    let fast = ServeChild::start(&[]);
+    let also = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(dir.path(), &fast.url, &also.url, r#""failed<1%", "rate>0""#);
+    let o = run_plan(dir.path(), &p, &["-q", "--format", "md"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("**Thresholds**"), "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.starts_with("- PASS  ")).count(),
+        4,
+        "{stdout}"
+    );
+    assert!(stdout.lines().all(|l| !l.starts_with("- FAIL")), "{stdout}");
+}
+
+#[test]
+fn a_plans_bad_or_unknown_thresholds_are_refused_before_any_request() {
+    let (l, url) = silent();
+    let dir = tempfile::tempdir().unwrap();
+    for (t, expect) in [
+        (r#""p95<1s""#, "unknown metric 'p'"),
+        (r#""p(95){name:nope}<1s""#, "no request named 'nope'"),
+        (r#""checks>99%""#, "checks no response"),
+    ] {
+        let o = run_plan(dir.path(), &plan(dir.path(), &url, &url, t), &["-q"]);
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{t}: {stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "one line: {stderr}");
+        assert!(
+            stderr.contains(expect) && stderr.contains("workload[0]"),
+            "{t}: {stderr}"
+        );
+        assert!(l.accept().is_err(), "{t} sent a request");
+    }
+}

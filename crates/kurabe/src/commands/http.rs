@@ -22,7 +22,7 @@ use kurabe_report::{http_renderer, to_string, Format};
 use crate::live::Live;
 use crate::load::run_load;
 use kurabe_live::board::RunInfo;
-pub(crate) use outputs::exit_code;
+pub(crate) use outputs::{exit_code, THRESHOLD_FAILED};
 use outputs::{no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;

@@ -8,7 +8,8 @@
 //! experiment as `kurabe report` renders it (kurabe-report: variant × metric,
 //! ratio to the baseline, 95 % interval, verdict) followed by the `[[check]]`
 //! results. Exit 0; 1 when a check failed, the experiment stopped on a
-//! failed run, or a variant × workload has no successful run; 130 on Ctrl-C or `q` in the live view, 143 on SIGTERM, 129 on SIGHUP (finished runs are kept, the experiment is
+//! failed run, or a variant × workload has no successful run; 99 when a
+//! variant failed one of its workload's `thresholds` (each run judged); 130 on Ctrl-C or `q` in the live view, 143 on SIGTERM, 129 on SIGHUP (finished runs are kept, the experiment is
 //! marked interrupted); 2 on setup errors.
 
 use std::path::PathBuf;
@@ -96,8 +97,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let outcome =
         crate::live::run_experiment(&plan, &mut store, opts, &stop, &args.live, progress)?;
-    write_reports(&args, &store, &outcome)?;
-    Ok(finish(&outcome))
+    let thresholds_failed = write_reports(&args, &store, &outcome)?;
+    Ok(finish(&outcome, thresholds_failed))
 }
 
 /// `--tui` owns the terminal: a command workload writing to it would
@@ -129,8 +130,9 @@ fn prepare_revisions(
     })
 }
 
-/// The final report to stdout or `-o`, and the HTML page to `--html`.
-fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Result<()> {
+/// The final report to stdout or `-o`, and the HTML page to `--html`;
+/// the line naming the failed thresholds, when one failed.
+fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Result<Option<String>> {
     let exp = kurabe_store::access::recorded_experiment(store, outcome.experiment)?;
     let report = kurabe_report::experiment_report(&exp);
     let colour = colour_for(args.out.path());
@@ -142,18 +144,23 @@ fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Resul
     if let Some(path) = &args.html {
         eprintln!("{}", kurabe_report::write_html_page(&exp, path)?);
     }
-    Ok(())
+    Ok(kurabe_report::thresholds::failed_line(&report))
 }
 
-/// Say what failed on stderr and pick the exit status.
-fn finish(outcome: &Outcome) -> ExitCode {
+/// Say what failed on stderr and pick the exit status: a failed
+/// threshold is 99 (k6's code, as `kurabe http --threshold`).
+fn finish(outcome: &Outcome, thresholds_failed: Option<String>) -> ExitCode {
     let o = outcome;
     for line in outcome_messages(&o.checks, o.stopped_by.as_deref(), &o.failed_cells) {
         eprintln!("{line}");
     }
+    if let Some(line) = &thresholds_failed {
+        eprintln!("kurabe: {}", escape::terminal(line));
+    }
     match outcome.status {
         ExperimentStatus::Interrupted => crate::signal::exit_code(),
         ExperimentStatus::Failed => ExitCode::from(1),
+        _ if thresholds_failed.is_some() => ExitCode::from(super::http::THRESHOLD_FAILED),
         _ if outcome.checks.iter().any(|c| !c.passed) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     }
