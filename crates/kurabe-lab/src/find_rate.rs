@@ -9,7 +9,7 @@
 //! up. Must not decide where to search (the model's rules) or print:
 //! every finished step goes to the caller's `on_step`.
 
-use kurabe_http::client::{LoadError, Stats};
+use kurabe_http::client::LoadError;
 use kurabe_http::load::{self, Quiet};
 use kurabe_model::capacity::{
     self, CapacityReport, CapacitySearch, CapacityStep, Settings, SloResult, KEPT_UP,
@@ -18,43 +18,15 @@ use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
 use kurabe_model::stop::Stop;
-use kurabe_model::threshold::{Measure, Measured, Threshold};
 
-/// What one step measured, as SLOs read it.
-struct StepTally<'a> {
-    report: &'a HttpReport,
-    stats: &'a Stats,
-}
-
-impl Measured for StepTally<'_> {
-    fn value(&self, m: Measure, name: Option<&str>) -> Option<f64> {
-        if name.is_some() {
-            return None;
-        }
-        let h = &self.stats.total;
-        let latency = |us: f64| (!h.is_empty()).then_some(us / 1e6);
-        match m {
-            Measure::Percentile(p) if p >= 100.0 => latency(h.max() as f64),
-            Measure::Percentile(p) => latency(h.value_at_quantile(p / 100.0) as f64),
-            Measure::Mean => latency(h.mean()),
-            Measure::Min => latency(h.min() as f64),
-            Measure::Max => latency(h.max() as f64),
-            Measure::Failed => Some(self.report.error_rate()),
-            Measure::Rate => Some(self.report.requests_per_second),
-            Measure::Checks => None,
-        }
-    }
-}
-
-/// `slo` on the step; nothing to measure (no response at all) fails it.
-fn judge(slo: &Threshold, tally: &StepTally<'_>) -> SloResult {
-    slo.judge_or_fail(tally, "nothing measured (no response)")
-}
-
-/// The load of one step: `spec` at `rate` for the step's length, after its warm-up.
+/// The load of one step: `spec` at `rate` for the step's length, after
+/// its warm-up, with the SLOs as its thresholds (the load judges them on
+/// its exact histograms, as `--threshold` is judged: one grammar, one
+/// judge).
 fn step_spec(spec: &LoadSpec, s: &Settings, rate: f64) -> LoadSpec {
     LoadSpec {
         rate: Some(rate),
+        thresholds: s.slos.iter().map(|t| t.text.clone()).collect(),
         requests: None,
         duration: Some(HumanDuration(s.step)),
         warmup: (!s.step_warmup.is_zero()).then_some(HumanDuration(s.step_warmup)),
@@ -75,19 +47,12 @@ pub fn step(
     if run.report.interrupted || stop.is_set() {
         return Ok(None);
     }
-    Ok(Some(record(search, rate, &run.report, &run.stats, &s.slos)))
+    Ok(Some(record(search, rate, &run.report)))
 }
 
-/// The step record of a finished load.
-fn record(
-    search: u32,
-    rate: f64,
-    report: &HttpReport,
-    stats: &Stats,
-    slos: &[Threshold],
-) -> CapacityStep {
-    let tally = StepTally { report, stats };
-    let slos: Vec<SloResult> = slos.iter().map(|t| judge(t, &tally)).collect();
+/// The step record of a finished load, its SLOs as the load judged them.
+fn record(search: u32, rate: f64, report: &HttpReport) -> CapacityStep {
+    let slos: Vec<SloResult> = report.thresholds.clone();
     let achieved = report.requests_per_second;
     let kept_up = achieved >= KEPT_UP * rate;
     CapacityStep {
