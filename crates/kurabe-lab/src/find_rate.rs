@@ -145,7 +145,7 @@ pub(crate) fn plan_run(
     stop: &Stop,
 ) -> Result<crate::measured::Measured, crate::target::RunFailure> {
     use crate::target::RunFailure;
-    use kurabe_model::capacity::{CapacitySearchDetail, FindRateNames, SearchEnd};
+    use kurabe_model::capacity::{CapacitySearchDetail, FindRateNames};
     let s = find
         .settings(&FindRateNames::PLAN)
         .map_err(|e| RunFailure::new(e.to_string()))?;
@@ -154,25 +154,7 @@ pub(crate) fn plan_run(
     let search = one_search(spec, &s, 0, first, stop, &mut |_| {})
         .map_err(|e| RunFailure::new(format!("load generator: {e}")))?
         .ok_or_else(|| RunFailure::new("interrupted"))?;
-    let slos = s
-        .slos
-        .iter()
-        .map(|t| t.text.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
-    let estimate = match search.end {
-        Some(SearchEnd::BelowLowest { rate_per_s }) => {
-            return Err(RunFailure::new(format!(
-                "even the lowest rate searched, {rate_per_s}/s, breaks {slos}: lower find_rate.start_rate"
-            )))
-        }
-        Some(SearchEnd::AtMax { rate_per_s }) => {
-            return Err(RunFailure::new(format!(
-                "even the highest rate searched, {rate_per_s}/s, holds {slos}: raise find_rate.max_rate"
-            )))
-        }
-        end => end.and_then(|e| e.estimate()).unwrap_or_default(),
-    };
+    let estimate = estimate(&search, &s, &FindRateNames::PLAN).map_err(RunFailure::new)?;
     let record = kurabe_model::run_detail::RunDetail::Capacity(Box::new(CapacitySearchDetail {
         url: spec.url.clone().unwrap_or_default(),
         slos: s.slos.iter().map(|t| t.text.clone()).collect(),
@@ -182,4 +164,97 @@ pub(crate) fn plan_run(
     }));
     let metrics = std::collections::BTreeMap::from([("capacity_per_second", estimate)]);
     Ok(crate::measured::Measured { metrics, record })
+}
+
+/// A finished search's estimate, or why it has none: even the lowest rate
+/// broke an SLO, or even the highest held (`names` says which setting to
+/// change).
+fn estimate(
+    search: &CapacitySearch,
+    s: &Settings,
+    names: &kurabe_model::capacity::FindRateNames,
+) -> Result<f64, String> {
+    use kurabe_model::capacity::SearchEnd;
+    let slos = s
+        .slos
+        .iter()
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    match search.end {
+        Some(SearchEnd::BelowLowest { rate_per_s }) => Err(format!(
+            "even the lowest rate searched, {rate_per_s}/s, breaks {slos}: lower {}",
+            names.start_rate
+        )),
+        Some(SearchEnd::AtMax { rate_per_s }) => Err(format!(
+            "even the highest rate searched, {rate_per_s}/s, holds {slos}: raise {}",
+            names.max_rate
+        )),
+        end => Ok(end.and_then(|e| e.estimate()).unwrap_or_default()),
+    }
+}
+
+/// Keep a finished one-URL search (`kurabe http URL --find-rate --save`)
+/// in `store` as the experiment of `plan` (the one-variant A/B of the
+/// URL, [`crate::http_compare::plan`]): one run per finished search, its
+/// estimate the run's `capacity_per_second` and its steps the run's record,
+/// as a plan's capacity runs are kept, so `history` and `check` track it.
+/// A search without an estimate is a failed run saying why.
+pub fn save_search(
+    store: &mut kurabe_store::Store,
+    plan: &kurabe_model::plan::Plan,
+    opts: &crate::RunOptions,
+    (report, s): (&CapacityReport, &Settings),
+) -> Result<kurabe_store::ExperimentId, kurabe_store::StoreError> {
+    use kurabe_model::capacity::FindRateNames;
+    use kurabe_model::record::{MetricValue, RunRecord, RunStatus};
+    let new = kurabe_model::record::NewExperiment {
+        seed: None,
+        ..crate::runner::new_experiment(plan, opts, 0)
+    };
+    let id = store.begin_experiment(&new)?;
+    let unit = kurabe_model::stats::metric::lookup(crate::http_compare::CAPACITY_METRIC)
+        .map_or(String::new(), |d| d.unit.symbol().to_owned());
+    for search in report.searches.iter().filter(|k| k.end.is_some()) {
+        let estimate = estimate(search, s, &FindRateNames::FLAGS);
+        let detail = kurabe_model::capacity::CapacitySearchDetail {
+            url: report.url.clone(),
+            slos: report.slos.clone(),
+            step_s: report.step_s,
+            step_warmup_s: report.step_warmup_s,
+            search: search.clone(),
+        };
+        let run = RunRecord {
+            variant: report.url.clone(),
+            workload: plan.workloads[0].name.clone(),
+            round: search.index,
+            status: if estimate.is_ok() {
+                RunStatus::Ok
+            } else {
+                RunStatus::Failed
+            },
+            error_tail: estimate.as_ref().err().cloned(),
+            started_at: report.started_at.clone(),
+            finished_at: kurabe_model::time::rfc3339(std::time::SystemTime::now()),
+            metrics: estimate
+                .iter()
+                .map(|&value| MetricValue {
+                    name: crate::http_compare::CAPACITY_METRIC.to_owned(),
+                    value,
+                    unit: unit.clone(),
+                })
+                .collect(),
+            record: Some(kurabe_model::run_detail::RunDetail::Capacity(Box::new(
+                detail,
+            ))),
+            http: None,
+        };
+        store.record_run(id, &run)?;
+    }
+    let status = match report.verdict {
+        capacity::CapacityVerdict::Interrupted => kurabe_store::ExperimentStatus::Interrupted,
+        _ => kurabe_store::ExperimentStatus::Complete,
+    };
+    store.finish_experiment(id, status)?;
+    Ok(id)
 }

@@ -515,7 +515,7 @@ fn announce(
 
 /// The experiment row: plan, seed, this machine and kurabe, the code's
 /// revision and the cgroup limits in force.
-fn new_experiment(plan: &Plan, opts: &RunOptions, seed: u64) -> NewExperiment {
+pub(crate) fn new_experiment(plan: &Plan, opts: &RunOptions, seed: u64) -> NewExperiment {
     NewExperiment {
         name: plan.name.clone(),
         plan_text: opts.plan_text.clone(),

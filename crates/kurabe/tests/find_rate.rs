@@ -167,6 +167,15 @@ fn bad_slos_and_contradicting_flags_are_one_line_before_any_request() {
     let mut args = slo.to_vec();
     args.extend(["-w", "-x", "border=1"]);
     refused(&args, &["-x/-y/-z contradicts --find-rate", "-w alone"]);
+    let mut args = slo.to_vec();
+    args.push("--save=nightly");
+    refused(
+        &args,
+        &[
+            "--save=LABEL contradicts --find-rate",
+            "named after its URL",
+        ],
+    );
 }
 
 #[test]
@@ -203,4 +212,55 @@ fn half_the_service_time_is_found_at_least_1_6_times_the_rate_in_an_ab() {
         versus["comparison"]["verdict"]["kind"], "better",
         "{versus:#}"
     );
+}
+
+#[test]
+fn a_saved_search_is_an_experiment_history_follows() {
+    let server = ServeChild::start(&["--service-us", "1000"]);
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.sqlite");
+    let store = store.to_str().unwrap();
+    let args = ["--slo", "p(99)<100ms", "--format", "json", "--save"];
+    let out = find_rate(&server.url, &[&args[..], &["--store", store]].concat());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("saved as e1"),
+        "{}",
+        text(&out.stderr)
+    );
+    let r: CapacityReport = serde_json::from_slice(&out.stdout).expect("the search's JSON");
+    let out = kurabe()
+        .args(["report", "e1", "--format", "json", "--store", store])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("experiment-report.schema.json", &v);
+    // One run per search, each its search's estimate.
+    let export = kurabe()
+        .args(["results", "export", "e1", "--store", store])
+        .output()
+        .unwrap();
+    assert_eq!(export.status.code(), Some(0), "{}", text(&export.stderr));
+    let e: Value = serde_json::from_slice(&export.stdout).unwrap();
+    let runs = e["entries"][0]["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), r.searches.len(), "{e:#}");
+    for (run, search) in runs.iter().zip(&r.searches) {
+        assert_eq!(run["variant"], server.url.as_str());
+        let want = search.end.unwrap().estimate().unwrap();
+        let got = run["metrics"][0]["value"].as_f64().unwrap();
+        assert_eq!(run["metrics"][0]["name"], "capacity_per_second");
+        assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+    }
+    let history = kurabe()
+        .args([
+            "history",
+            &format!("http: {}", server.url),
+            "--store",
+            store,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(history.status.code(), Some(0), "{}", text(&history.stderr));
+    assert!(text(&history.stdout).contains("capacity_per_second: 1 points"));
 }

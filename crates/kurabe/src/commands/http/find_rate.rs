@@ -10,8 +10,11 @@
 
 use std::process::ExitCode;
 
-use anyhow::bail;
-use kurabe_model::capacity::{CapacityStep, CapacityVerdict, FindRateNames, Settings};
+use anyhow::{bail, Context};
+use kurabe_lab::http_compare::{self, AbSpec};
+use kurabe_model::capacity::{
+    CapacityReport, CapacityStep, CapacityVerdict, FindRateNames, Settings,
+};
 use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{capacity_renderer, to_string, Format};
 
@@ -28,6 +31,7 @@ pub const DEFAULT_CONNECTIONS: u32 = 64;
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let (spec, settings) = checked(args)?;
     check_outputs(&[("-o", args.out.path())])?;
+    args.save.check_store()?;
     let interrupt = crate::signal::install_stop()?;
     crate::signal::force_exit_on_second_signal();
     kurabe_http::raise_fd_limit();
@@ -43,11 +47,32 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         args.out.path(),
         &to_string(&*capacity_renderer(format), &report),
     )?;
+    if args.save.save.is_some() {
+        save(args, &spec, (&report, &settings))?;
+    }
     Ok(match report.verdict {
         CapacityVerdict::Interrupted => crate::signal::exit_code(),
         CapacityVerdict::BelowLowest => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     })
+}
+
+/// `--save`: the search kept as the experiment of the one-URL A/B plan
+/// (`http: URL`), one run per search, so `history` follows its capacity.
+fn save(args: &Args, spec: &LoadSpec, found: (&CapacityReport, &Settings)) -> anyhow::Result<()> {
+    let urls = [found.0.url.clone()];
+    let plan = http_compare::plan(&AbSpec {
+        urls: &urls,
+        load: spec,
+        rounds: (found.0.searches.len() as u32).max(1),
+    })?;
+    let opts = kurabe_lab::prepare::options_here(&plan, args.save.rev.current())?;
+    let mut store =
+        kurabe_store::access::open_or_create(args.save.store.store.as_deref()).context("--save")?;
+    let id = kurabe_lab::find_rate::save_search(&mut store, &plan, &opts, found)
+        .context("--save: cannot keep the search in the results store")?;
+    eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
+    Ok(())
 }
 
 /// The load every step runs (with its `find_rate`) and the search's
@@ -119,9 +144,9 @@ fn refuse_contradictions(args: &Args) -> anyhow::Result<()> {
             "-w is the HTML page in place of the text",
         ),
         (
-            "--save",
-            args.save.save.is_some(),
-            "saving a search is not supported yet",
+            "--save=LABEL",
+            args.save.save.as_deref().is_some_and(|l| !l.is_empty()),
+            "a search is saved as an experiment named after its URL; use --save without a label",
         ),
     ];
     if let Some((flag, _, why)) = refused.iter().find(|(_, given, _)| *given) {
