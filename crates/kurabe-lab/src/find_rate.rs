@@ -66,6 +66,7 @@ fn record(search: u32, rate: f64, report: &HttpReport) -> CapacityStep {
         pass: kept_up && slos.iter().all(|j| j.pass),
         slos,
         kept_up,
+        series: report.series.clone(),
     }
 }
 

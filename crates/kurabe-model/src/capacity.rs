@@ -400,6 +400,10 @@ pub struct CapacityStep {
     pub kept_up: bool,
     /// Every SLO held and the server kept up.
     pub pass: bool,
+    /// The step's measured phase second by second, as every http run
+    /// records it (`HttpReport::series`); empty in records written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<crate::series::Interval>,
 }
 
 impl CapacityStep {
@@ -651,6 +655,7 @@ mod tests {
             slos: Vec::new(),
             kept_up: pass,
             pass,
+            series: Vec::new(),
         }
     }
 

@@ -79,6 +79,10 @@ fn the_found_rate_is_the_servers_computed_capacity() {
         }
         assert_eq!(s.pass, s.why_failed().is_none());
         assert_eq!(s.slos.len(), 1);
+        // Each step's measured phase second by second, at the step's rate.
+        assert!(!s.series.is_empty(), "{s:?}");
+        let at_rate = |t: Option<f64>| t.is_some_and(|t| (t - s.target_per_s).abs() < 1e-3);
+        assert!(s.series.iter().all(|i| at_rate(i.target_per_s)), "{s:?}");
     }
 }
 

@@ -7,13 +7,15 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::capacity::{CapacityReport, KEPT_UP};
+use kurabe_model::capacity::{CapacityReport, CapacitySearch, KEPT_UP};
+use kurabe_model::series::Interval;
 use kurabe_model::stats::Unit;
 
 use super::{answer, curve, latency, rate, slos};
 use crate::chart::{line_chart_on, Axes, Line};
 use crate::escape::html as esc;
 use crate::html::page_start;
+use crate::load_chart::{load_charts, RunRows};
 use crate::words::num;
 use crate::Render;
 
@@ -37,6 +39,7 @@ impl Render<CapacityReport> for CapacityHtml {
             r.concurrency
         )?;
         writeln!(out, "{}", curve_chart(r))?;
+        writeln!(out, "{}", timeline_charts(r))?;
         steps_table(r, out)?;
         writeln!(
             out,
@@ -44,6 +47,42 @@ impl Render<CapacityReport> for CapacityHtml {
             esc(&r.tool_version)
         )
     }
+}
+
+/// Each search's steps one after the other, second by second: the rate
+/// asked for (the staircase) against the rate achieved, and p50/p99, as
+/// any load's series is drawn. Nothing for records without series.
+fn timeline_charts(r: &CapacityReport) -> String {
+    let timelines: Vec<Vec<Interval>> = r.searches.iter().map(timeline).collect();
+    let runs: Vec<RunRows<'_>> = timelines
+        .iter()
+        .enumerate()
+        .map(|(k, rows)| RunRows {
+            label: format!("search {}", k + 1),
+            legend: format!("search {}", k + 1),
+            colour: k,
+            rows,
+        })
+        .collect();
+    load_charts(
+        "Each search second by second (its steps' measured phases, end to end)",
+        &runs,
+    )
+}
+
+/// A search's steps' series end to end: each row's start moved by the
+/// steps measured before it.
+fn timeline(k: &CapacitySearch) -> Vec<Interval> {
+    let mut at = 0.0;
+    let mut rows = Vec::new();
+    for step in &k.steps {
+        rows.extend(step.series.iter().map(|i| Interval {
+            start_s: at + i.start_s,
+            ..*i
+        }));
+        at += step.series.iter().map(|i| i.duration_s).sum::<f64>();
+    }
+    rows
 }
 
 /// p50 and p99 over the target rate of every step, the answer marked.
@@ -127,5 +166,35 @@ mod tests {
         assert_eq!(rows, r.steps().count());
         assert!(html.trim_end().ends_with("</html>"));
         crate::html::tests::assert_reads_on_a_narrow_screen(&html);
+    }
+
+    #[test]
+    fn each_search_is_drawn_second_by_second_its_steps_end_to_end() {
+        let mut r = super::super::tests::sample();
+        assert!(!timeline_charts(&r).contains("<svg"), "no series, no chart");
+        for k in &mut r.searches {
+            for step in &mut k.steps {
+                step.series = (0..2)
+                    .map(|i| Interval {
+                        start_s: f64::from(i),
+                        duration_s: 1.0,
+                        achieved_per_s: step.achieved_per_s,
+                        target_per_s: Some(step.target_per_s),
+                        ..Interval::default()
+                    })
+                    .collect();
+            }
+        }
+        let html = timeline_charts(&r);
+        assert!(html.contains("<figure class=\"load-rate\">"), "{html}");
+        assert!(html.contains("<title>search 1 achieved</title>"), "{html}");
+        // Two seconds a step, end to end: 0, 1, 2, 3, …
+        let starts: Vec<f64> = timeline(&r.searches[0]).iter().map(|i| i.start_s).collect();
+        let want: Vec<f64> = (0..2 * r.searches[0].steps.len())
+            .map(|i| i as f64)
+            .collect();
+        assert_eq!(starts, want);
+        let html = to_string(&CapacityHtml, &r);
+        assert!(html.contains("Each search second by second"), "{html}");
     }
 }

@@ -119,6 +119,7 @@ pub(crate) mod tests {
             }],
             kept_up: achieved >= 0.95 * target,
             pass,
+            series: Vec::new(),
         }
     }
 
