@@ -8,7 +8,8 @@
 //! load runs.
 //!
 //! Decoding is our own and reads only what the client keeps: `:status` and,
-//! once per run, `server`. It still follows the server's dynamic table entry
+//! once per run, `server` (when responses are checked, [`decode_full`]
+//! decodes every field instead). It still follows the server's dynamic table entry
 //! by entry (a later block may index any entry), but an entry is 8 bytes (its
 //! size, its name's length, and the status if its name is `:status`), not a
 //! copy of its name and value. A value the client neither keeps nor inserts

@@ -14,7 +14,10 @@
 //! HTTP/1.1 engine ([`worker`]). HPACK decoding is ours too, reading only
 //! `:status` (and `server` once) while following the server's dynamic
 //! table; only the Huffman code table comes from a crate, `httlib-huffman`
-//! (see [`hpack`] for why, with the figures, and why not `hpack`).
+//! (see [`hpack`] for why, with the figures, and why not `hpack`). Only
+//! when responses are checked (`--check`, a target's `# @check`) does a
+//! connection decode every field (`httlib-hpack`) and each stream keep its
+//! head and its body's first bytes for [`crate::response_check`] ([`conn`]).
 //!
 //! The hook into the rest of the client is [`Setup`] in the shared run
 //! state and [`worker::Worker`] in place of the HTTP/1.1 worker; counting
