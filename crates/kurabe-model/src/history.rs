@@ -145,7 +145,7 @@ pub struct HistoryChange {
 #[serde(rename_all = "snake_case")]
 #[schemars(
     title = "kurabe check",
-    description = "What `kurabe check --format json` writes: an experiment against the pooled runs of its baseline's recent history on the same host fingerprint; kurabe exits 1 when worse > 0. Version 1."
+    description = "What `kurabe check --format json` writes: an experiment against the pooled runs of its baseline's recent history on the same host fingerprint, and the `--threshold`s judged on its stored http records; kurabe exits 99 when a threshold failed, else 1 when worse > 0. Version 1."
 )]
 pub struct CheckReport {
     /// [`crate::SCHEMA_VERSION`] at writing.
@@ -157,7 +157,7 @@ pub struct CheckReport {
     pub rev: String,
     /// Plan name.
     pub name: String,
-    /// `--baseline` as given.
+    /// `--baseline` as given; empty when only `--threshold`s were judged.
     pub baseline: String,
     /// The experiments pooled as the baseline, oldest first.
     pub baseline_experiments: Vec<String>,
@@ -170,6 +170,21 @@ pub struct CheckReport {
     pub worse: usize,
     /// Rows judged better.
     pub better: usize,
+    /// `--threshold`s judged on the stored http records (each run a whole
+    /// load test, a variant passing when all its runs do), per workload;
+    /// absent without `--threshold`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<WorkloadThresholds>,
+}
+
+/// One workload's `--threshold`s per variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct WorkloadThresholds {
+    /// Workload name (`http` for a saved `kurabe http` result).
+    pub workload: String,
+    /// Each variant's thresholds over its runs.
+    pub variants: Vec<crate::experiment::VariantThresholds>,
 }
 
 /// One metric of one variant and workload, checked.

@@ -21,6 +21,7 @@ pub mod plan;
 pub mod probe;
 pub mod progress;
 pub mod record;
+pub mod recorded;
 pub mod replay;
 pub mod run_detail;
 pub mod run_status;

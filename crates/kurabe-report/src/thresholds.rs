@@ -41,7 +41,7 @@ pub(crate) fn variant_thresholds(variants: &[String], ok: &[&StoredRun]) -> Vec<
 
 /// One threshold over its runs' results: the worst of the failing ones
 /// (of all when none failed), by the comparison's direction.
-fn verdict<'a>(results: impl Iterator<Item = &'a ThresholdResult>) -> ThresholdVerdict {
+pub(crate) fn verdict<'a>(results: impl Iterator<Item = &'a ThresholdResult>) -> ThresholdVerdict {
     let results: Vec<&ThresholdResult> = results.collect();
     let failed: Vec<&ThresholdResult> = results.iter().copied().filter(|r| !r.pass).collect();
     let pool = if failed.is_empty() { &results } else { &failed };
@@ -124,15 +124,21 @@ pub(crate) fn markdown(
 /// "2 of 3 thresholds failed: http/b 'p(50)<1ms' (worst 5.3ms), …", or
 /// `None` when every threshold of every variant passed.
 pub fn failed_line(r: &ExperimentReport) -> Option<String> {
-    let all: Vec<(&str, &str, &ThresholdVerdict)> = r
-        .workloads
-        .iter()
-        .flat_map(|w| {
-            w.thresholds.iter().flat_map(move |v| {
-                v.thresholds
-                    .iter()
-                    .map(move |t| (w.name.as_str(), v.variant.as_str(), t))
-            })
+    failed_of(
+        r.workloads
+            .iter()
+            .map(|w| (w.name.as_str(), &w.thresholds[..])),
+    )
+}
+
+/// [`failed_line`] of each workload's (name, variants' thresholds).
+pub fn failed_of<'a>(
+    workloads: impl Iterator<Item = (&'a str, &'a [VariantThresholds])>,
+) -> Option<String> {
+    let all: Vec<(&str, &str, &ThresholdVerdict)> = workloads
+        .flat_map(|(w, vs)| {
+            vs.iter()
+                .flat_map(move |v| v.thresholds.iter().map(move |t| (w, v.variant.as_str(), t)))
         })
         .collect();
     let failed: Vec<String> = all

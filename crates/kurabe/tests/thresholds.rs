@@ -482,3 +482,111 @@ fn a_plans_bad_or_unknown_thresholds_are_refused_before_any_request() {
         assert!(l.accept().is_err(), "{t} sent a request");
     }
 }
+
+/// `kurabe check ID --store DIR/r.db ARGS`: (exit code, stdout, stderr).
+fn check(dir: &std::path::Path, id: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let o = kurabe()
+        .args(["check", id, "--store"])
+        .arg(dir.join("r.db"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (o.status.code(), text(&o.stdout), text(&o.stderr))
+}
+
+// The plan's own `thresholds` and `kurabe check --threshold` read one
+// grammar: the same texts judge the stored runs as the plan judged them.
+#[test]
+fn kurabe_check_judges_a_stored_experiments_runs_and_a_saved_result() {
+    let fast = ServeChild::start(&[]);
+    let slow = ServeChild::start(&["--latency-ms", "50"]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(dir.path(), &fast.url, &slow.url, "");
+    let o = run_plan(dir.path(), &p, &["-q"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let ts = ["--threshold", "p(95)<30s", "--threshold", "p(50)<50ms"];
+    let (code, stdout, stderr) = check(dir.path(), "e1", &ts);
+    assert_eq!(code, Some(99), "{stdout}{stderr}");
+    let line = |start: &str| {
+        let found = stdout.lines().map(str::trim).find(|l| l.starts_with(start));
+        found
+            .unwrap_or_else(|| panic!("no line {start}: {stdout}"))
+            .to_owned()
+    };
+    assert!(line("PASS  fast  p(50)<50ms").ends_with("(worst of 2 runs)"));
+    let fail = line("FAIL  slow  p(50)<50ms");
+    assert!(fail.ends_with("(worst of 2 runs; failed in 2)"), "{fail}");
+    let failed = "kurabe: 1 of 4 thresholds failed: index/slow 'p(50)<50ms' (worst ";
+    assert!(stderr.contains(failed), "{stderr}");
+
+    let named = [
+        "--threshold",
+        "rate>0",
+        "--threshold",
+        "failed<1%",
+        "--format",
+        "json",
+    ];
+    let (code, stdout, stderr) = check(dir.path(), "e1", &named);
+    assert_eq!(code, Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    kurabe_testkit::schema::assert_valid("check.schema.json", &v);
+    let t = &v["thresholds"][0];
+    assert_eq!(t["workload"], "index");
+    assert_eq!(t["variants"][1]["variant"], "slow");
+    assert!(
+        t["variants"][1]["thresholds"][0]["measured"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+
+    let out = kurabe()
+        .args(["http", "-q", "-n", "20", "-k", "--save=one", "--store"])
+        .arg(dir.path().join("r.db"))
+        .arg(&slow.url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, stdout, stderr) = check(dir.path(), "r1", &["--threshold", "p(99)<10ms"]);
+    assert_eq!(code, Some(99), "{stdout}{stderr}");
+    assert!(line_in(&stdout, "FAIL  one  p(99)<10ms"), "{stdout}");
+}
+
+fn line_in(text: &str, start: &str) -> bool {
+    text.lines().any(|l| l.trim().starts_with(start))
+}
+
+#[test]
+fn kurabe_check_refuses_what_a_stored_record_cannot_answer() {
+    let fast = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(dir.path(), &fast.url, &fast.url, "");
+    assert!(run_plan(dir.path(), &p, &["-q"]).status.success());
+    for (t, expect) in [
+        ("p95<1s", "--threshold 'p95<1s': unknown metric 'p'"),
+        (
+            "p(97)<1s",
+            "p(97) is not in the stored record, which keeps p(50)",
+        ),
+        ("checks>99%", "checked no response"),
+        ("p(99){name:cart}<1s", "drop {name:…}"),
+        ("p(99)<1s,abort", "drop ,abort"),
+    ] {
+        let (code, _, stderr) = check(dir.path(), "e1", &["--threshold", t]);
+        assert_eq!(
+            (code, stderr.trim_end().lines().count()),
+            (Some(2), 1),
+            "{t}: {stderr}"
+        );
+        assert!(stderr.contains(expect), "{t}: {stderr}");
+    }
+    let (code, _, stderr) = check(dir.path(), "e1", &[]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--baseline"), "{stderr}");
+}

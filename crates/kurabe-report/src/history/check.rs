@@ -52,6 +52,7 @@ pub fn check_report(input: CheckInput<'_>) -> CheckReport {
         worse: count(Verdict::Worse),
         better: count(Verdict::Better),
         rows,
+        thresholds: Vec::new(),
     }
 }
 

@@ -77,6 +77,11 @@ fn worst_first(rows: &[CheckRow]) -> Vec<&CheckRow> {
 
 impl Render<CheckReport> for HistoryMarkdown {
     fn render(&self, r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+        if r.baseline.is_empty() {
+            let (name, id, rev) = (esc(&r.name), esc(&r.experiment), esc(&r.rev));
+            writeln!(out, "### kurabe check: thresholds\n\n{name} `{id}` ({rev})")?;
+            return check_thresholds(r, out);
+        }
         let head = match r.worse {
             0 => "no regression".to_owned(),
             n => format!("{n} regression(s)"),
@@ -104,6 +109,16 @@ impl Render<CheckReport> for HistoryMarkdown {
             r.worse,
             r.better,
             r.rows.len()
-        )
+        )?;
+        check_thresholds(r, out)
     }
+}
+
+/// The `--threshold`s of a check, workload by workload (nothing without).
+fn check_thresholds(r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+    for w in &r.thresholds {
+        writeln!(out, "\n#### {}", esc(&w.workload))?;
+        crate::thresholds::markdown(&w.variants, &esc, out)?;
+    }
+    Ok(())
 }

@@ -14,6 +14,7 @@ mod csv;
 pub(crate) mod html;
 mod markdown;
 pub(crate) mod text;
+pub mod thresholds;
 
 use kurabe_model::history::{
     HistoryChange, HistoryPoint, HistoryReport, HistorySeries, HostSeen, Order,

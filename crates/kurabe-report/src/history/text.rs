@@ -159,12 +159,14 @@ fn check_row(row: &CheckRow, out: &mut dyn Write) -> io::Result<()> {
 
 impl Render<CheckReport> for HistoryText {
     fn render(&self, r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+        let (id, rev, name) = (esc(&r.experiment), esc(&r.rev), esc(&r.name));
+        if r.baseline.is_empty() {
+            writeln!(out, "check {id} ({rev}) of {name}: thresholds")?;
+            return check_thresholds(r, out);
+        }
         writeln!(
             out,
-            "check {} ({}) of {} against {} (experiments {})",
-            esc(&r.experiment),
-            esc(&r.rev),
-            esc(&r.name),
+            "check {id} ({rev}) of {name} against {} (experiments {})",
             esc(&r.baseline),
             esc(&r.baseline_experiments.join(" "))
         )?;
@@ -177,6 +179,17 @@ impl Render<CheckReport> for HistoryText {
             r.worse,
             r.better,
             r.rows.len()
-        )
+        )?;
+        check_thresholds(r, out)
     }
+}
+
+/// The `--threshold`s of a check, workload by workload (nothing without).
+fn check_thresholds(r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+    let escape = |s: &str| esc(s).into_owned();
+    for w in &r.thresholds {
+        writeln!(out, "{}", esc(&w.workload))?;
+        crate::thresholds::text(&w.variants, &escape, out)?;
+    }
+    Ok(())
 }
