@@ -172,10 +172,31 @@ impl<R: BufRead> Reader<R> {
         }
     }
 
+    /// A reader of `input` that starts at byte `offset`, line `line` + 1
+    /// of its file: a place [`Reader::resume`] gave (an index's mark).
+    pub fn at(input: R, format: Format, source_name: &str, offset: u64, line: u64) -> Reader<R> {
+        Reader {
+            line,
+            read: offset,
+            offset,
+            ..Reader::new(input, format, source_name)
+        }
+    }
+
     /// Byte offset where the target returned last starts (for an index of
     /// a large file: seek there and read one target).
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// Where the next target's text starts (its annotations included), as
+    /// (byte offset, lines before it): a [`Reader::at`] there reads the
+    /// targets this one would read next.
+    pub fn resume(&self) -> (u64, u64) {
+        match &self.ahead {
+            Some((_, line, offset)) => (*offset, line - 1),
+            None => (self.read, self.line),
+        }
     }
 
     fn fail(&self, line: u64, problem: impl Into<String>) -> TargetsError {
@@ -481,6 +502,25 @@ mod tests {
             .map(|l| text.find(l).unwrap())
             .collect();
         assert_eq!(offsets, starts);
+    }
+
+    #[test]
+    fn a_reader_resumed_where_another_stopped_reads_the_same_targets() {
+        let text =
+            "# @name a\nGET http://h/a\nX: 1\n\n# @weight 2\nGET http://h/b\nGET http://h/c\n\n";
+        let mut r = Reader::new(text.as_bytes(), Format::Http, "t");
+        let all: Vec<TargetDef> = Reader::new(text.as_bytes(), Format::Http, "t")
+            .map(Result::unwrap)
+            .collect();
+        for skip in 0..all.len() {
+            let (off, line) = r.resume();
+            let rest = &text.as_bytes()[off as usize..];
+            let again: Vec<TargetDef> = Reader::at(rest, Format::Http, "t", off, line)
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(again, all[skip..], "after {skip}");
+            r.next().unwrap().unwrap();
+        }
     }
 
     #[test]

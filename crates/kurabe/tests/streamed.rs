@@ -3,8 +3,12 @@
 //! port 0 once through, and nginx's access log holds every target exactly
 //! once while kurabe's peak RSS (the kernel's, from `wait4`) stays well
 //! below the file's size; a line that does not parse deep in the file
-//! ends the run with its `FILE:LINE`, exit 2.
+//! ends the run with its `FILE:LINE`, exit 2. In the `weighted` and
+//! `random` orders the file is indexed, not held: draws hit each name in
+//! proportion to its weight, the same `--seed` sends the same requests,
+//! and peak RSS stays as bounded.
 
+use std::collections::BTreeMap;
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 use std::process::Stdio;
@@ -17,18 +21,20 @@ use crate::util::kurabe;
 const TARGETS: usize = 15_000;
 const PAD: usize = 3_150;
 
-/// The set: target `i` is `GET /{a,b,c}.html?i=I` named `n{i % 4}`, with
-/// an `X-Pad` header; `bad_at`: target index whose request line is broken.
-fn write_set(path: &Path, port: u16, bad_at: Option<usize>) -> u64 {
+/// The set: target `i` is `GET /{a,b,c}.html?i=I` named `n{i % 4}` and
+/// weighing `1 + i % 4`, with an `X-Pad` header; `bad_at`: target index
+/// whose request line is broken.
+fn write_set(path: &Path, port: u16, bad_at: Option<usize>, targets: usize) -> u64 {
     let mut f = BufWriter::new(std::fs::File::create(path).unwrap());
     let pad = "x".repeat(PAD);
-    for i in 0..TARGETS {
+    for i in 0..targets {
         let page = ["a", "b", "c"][i % 3];
         let method = if bad_at == Some(i) { "GET GET" } else { "GET" };
         writeln!(
             f,
-            "# @name n{}\n{method} http://127.0.0.1:{port}/{page}.html?i={i}\nX-Pad: {pad}\n",
-            i % 4
+            "# @name n{}\n# @weight {}\n{method} http://127.0.0.1:{port}/{page}.html?i={i}\nX-Pad: {pad}\n",
+            i % 4,
+            1 + i % 4
         )
         .unwrap();
     }
@@ -80,7 +86,7 @@ fn a_large_set_is_streamed_once_through_in_bounded_memory() {
     };
     let port = ng.ports()[0];
     let file = dir.path().join("big.txt");
-    let size = write_set(&file, port, None);
+    let size = write_set(&file, port, None, TARGETS);
     assert!(size > 40 << 20, "{size}");
     let path = file.display().to_string();
 
@@ -136,14 +142,97 @@ fn a_large_set_is_streamed_once_through_in_bounded_memory() {
     // A target that does not parse far beyond the first ones read before
     // the run: the run ends there, with the line, exit 2.
     let bad = dir.path().join("bad.txt");
-    write_set(&bad, port, Some(TARGETS - 10));
+    write_set(&bad, port, Some(TARGETS - 10), TARGETS);
     let bad_path = bad.display().to_string();
     let (code, _, err, _) = run_measured(&["--targets", &bad_path, "-k", "-c", "2"]);
     assert_eq!(code, 2, "{err}");
-    let line = (TARGETS - 10) * 4 + 2;
+    let line = (TARGETS - 10) * 5 + 3;
     assert!(
         err.contains(&format!("{bad_path}:{line}: 'GET GET http")),
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+/// The requests nginx logged since `before` (its log's counts then).
+fn since(now: BTreeMap<String, u64>, before: &BTreeMap<String, u64>) -> BTreeMap<String, u64> {
+    now.into_iter()
+        .map(|(k, n)| (k.clone(), n - before.get(&k).copied().unwrap_or(0)))
+        .filter(|(k, n)| *n > 0 && k.contains("?i="))
+        .collect()
+}
+
+#[test]
+fn a_large_set_is_drawn_from_its_index_by_weight_and_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(ng) = nginx(dir.path()) else {
+        return;
+    };
+    let port = ng.ports()[0];
+    let file = dir.path().join("big.txt");
+    // Just over the size that streams: the debug build indexes it on every run.
+    let targets = 6000;
+    let size = write_set(&file, port, None, targets);
+    assert!(size > 16 << 20, "{size}");
+    let path = file.display().to_string();
+    let random = |seed: &str| {
+        let args = ["--targets", &path, "--order", "random", "--seed", seed];
+        let (code, _, err, _) =
+            run_measured(&[&args[..], &["-c", "1", "--threads", "1", "-n", "1000"]].concat());
+        assert_eq!(code, 0, "{err}");
+    };
+    // The same seed sends the same requests; another seed others.
+    random("9");
+    let first = logged(dir.path(), &ng, 1000);
+    random("9");
+    let both = logged(dir.path(), &ng, 2000);
+    let again = since(both.clone(), &first);
+    assert_eq!(since(first.clone(), &BTreeMap::new()), again);
+    assert!(
+        again.len() > 800,
+        "drawn from the whole file: {}",
+        again.len()
+    );
+    random("10");
+    let other = since(logged(dir.path(), &ng, 3000), &both);
+    assert_ne!(other, again);
+
+    let (code, out, err, rss) = run_measured(&[
+        "--format",
+        "json",
+        "--targets",
+        &path,
+        "--order",
+        "weighted",
+        "--seed",
+        "3",
+        "-k",
+        "-c",
+        "8",
+        "--threads",
+        "2",
+        "-n",
+        "20000",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let r: HttpReport = serde_json::from_str(&out).unwrap();
+    assert_eq!((r.complete_requests, r.failed_requests), (20_000, 0));
+    let set = r.set.as_ref().unwrap();
+    assert_eq!((set.targets, set.names), (targets as u64, 4));
+    for q in &r.requests {
+        let k: f64 = q.name[1..].parse().unwrap();
+        let share = q.complete_requests as f64 / 20_000.0;
+        assert!(
+            (share - (k + 1.0) / 10.0).abs() < 0.02,
+            "{}: {share}",
+            q.name
+        );
+    }
+    let url = format!("http://127.0.0.1:{port}/a.html");
+    let (_, _, _, alone) = run_measured(&["-k", "-c", "8", "--threads", "2", "-n", "100", &url]);
+    assert!(
+        rss < alone + size / 5,
+        "peak RSS {rss} bytes for a {size}-byte weighted set (one URL: {alone}): held, not indexed"
+    );
+    eprintln!("indexed: {size} bytes, peak RSS {rss} bytes (one URL {alone})");
 }

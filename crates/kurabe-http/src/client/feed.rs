@@ -87,6 +87,9 @@ impl Feed {
     pub fn start(start: Start) -> std::io::Result<Feed> {
         let (tx, rx) = sync_channel(AHEAD);
         let progress = Arc::new(Progress::default());
+        if let Some(n) = start.stream.targets() {
+            progress.targets.store(n, Ordering::Relaxed);
+        }
         let once = start.once;
         let p = Arc::clone(&progress);
         std::thread::Builder::new()
@@ -165,7 +168,7 @@ impl Feeder {
     fn run(mut self) {
         let mut snapshot = Arc::new(self.start.labels.clone());
         let mut first_method: Option<String> = None;
-        let mut first_pass = true;
+        let mut first_pass = self.start.stream.targets().is_none();
         loop {
             let mut pass = match self.start.stream.pass() {
                 Ok(p) => p,

@@ -63,11 +63,18 @@ pub struct RequestSet {
 /// file's one pass (`load` cannot count the targets before the run).
 pub const STREAM_ONCE: u64 = u64::MAX;
 
-/// A set read from its file as it is sent (a large file, sequential or
-/// round-robin order): passes over the file, target by target.
+/// A set read from its file as it is sent (a large file): passes over
+/// the file target by target, or (the random orders, from an index of
+/// the file) draws.
 pub trait Stream: Send + Sync + std::fmt::Debug {
     /// A new pass from the file's first target; `Err`: why it cannot be read.
     fn pass(&self) -> Result<Box<dyn Pass>, String>;
+
+    /// The set's number of targets when known before the run (an indexed
+    /// file); `None`: counted as the first pass reads them.
+    fn targets(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// One pass over a [`Stream`]'s file.
@@ -166,7 +173,7 @@ impl Table {
 #[derive(Debug, Clone)]
 pub(crate) struct Picker {
     cursor: u32,
-    rng: u64,
+    rng: Draws,
 }
 
 impl Picker {
@@ -176,7 +183,7 @@ impl Picker {
         let n = t.spans.len() as u64;
         Picker {
             cursor: (index * n / threads.max(1)) as u32,
-            rng: splitmix(t.seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1,
+            rng: Draws::new(t.seed, index),
         }
     }
 
@@ -191,23 +198,40 @@ impl Picker {
                 i
             }
             Order::Sequential => (t.next.fetch_add(1, Ordering::Relaxed) % u64::from(n)) as u32,
-            Order::Random => below(self.draw(), u64::from(n)) as u32,
+            Order::Random => self.rng.below(u64::from(n)) as u32,
             Order::Weighted => {
                 let total = *t.cumulative.last().unwrap_or(&1);
-                let r = below(self.draw(), total);
+                let r = self.rng.below(total);
                 t.cumulative.partition_point(|&c| c <= r) as u32
             }
         }
+    }
+}
+
+/// A seeded stream of draws (xorshift64*): the random orders' source.
+#[derive(Debug, Clone)]
+pub(crate) struct Draws(u64);
+
+impl Draws {
+    /// Stream `index` of `seed` (each worker, or a feeder, its own).
+    pub fn new(seed: u64, index: u64) -> Draws {
+        Draws(splitmix(seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15)) | 1)
+    }
+
+    /// A draw in `0..n`.
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        below(self.draw(), n)
     }
 
     /// xorshift64*.
     #[inline]
     fn draw(&mut self) -> u64 {
-        let mut x = self.rng;
+        let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
         x ^= x >> 27;
-        self.rng = x;
+        self.0 = x;
         x.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 }

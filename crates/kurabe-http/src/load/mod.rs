@@ -10,6 +10,7 @@
 //! per request; the workers poll the stop's flag as they polled their own.
 
 mod gate;
+mod index;
 pub mod replay;
 mod resolve;
 mod set;

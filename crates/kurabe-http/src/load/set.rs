@@ -11,18 +11,21 @@
 //! one line: `FILE:LINE: …` for a target, the setting's name (flag or
 //! plan key) for the rest. Must not fetch anything.
 //!
-//! A file larger than [`STREAM_BYTES`] sent in the sequential or
-//! round-robin order is not held: its first [`FIRST_BYTES`] of targets are
-//! read and checked before the run, and a [`Stream`] reads the file again
-//! during it (`client::feed`), each target resolved by the same
-//! [`Resolver`]; a line that does not parse further on ends the run with
-//! its `FILE:LINE: …` when the feeder reaches it.
+//! A file larger than [`STREAM_BYTES`] sent over HTTP/1.1 is not held:
+//! its first [`FIRST_BYTES`] of targets are read and checked before the
+//! run, and a [`Stream`] reads the file again during it (`client::feed`),
+//! each target resolved by the same [`Resolver`]: front to back in the
+//! sequential and round-robin orders (a line that does not parse further
+//! on ends the run with its `FILE:LINE: …` when the feeder reaches it),
+//! drawn from its [`index`] (built, every line parsed, before the run) in
+//! the weighted and random orders.
 
 use std::io::BufRead;
 use std::path::Path;
 
 use kurabe_model::load::{LoadSpec, Order, TargetsFormat};
 
+use super::index;
 use super::resolve::SpecError;
 use crate::client::set::{Pass, RequestSet, SetTarget, Stream, Streamed};
 use crate::client::Target;
@@ -61,7 +64,7 @@ pub(crate) fn read(
         order,
         seed: spec.seed.unwrap_or_else(draw_seed),
     };
-    if let Some(path) = streamed_file(spec, order) {
+    if let Some(path) = streamed_file(spec) {
         return stream(path, head, base.as_ref(), extra, labels).map(Some);
     }
     let source = &head.source;
@@ -286,19 +289,18 @@ pub(crate) const STREAM_BYTES: u64 = 16 << 20;
 const FIRST_BYTES: usize = 256 * 1024;
 
 /// The file of `spec`'s set if it is streamed: a regular file larger than
-/// [`STREAM_BYTES`], an order that reads it front to back, HTTP/1.1.
-fn streamed_file(spec: &LoadSpec, order: Order) -> Option<&Path> {
+/// [`STREAM_BYTES`], over HTTP/1.1.
+fn streamed_file(spec: &LoadSpec) -> Option<&Path> {
     let path = spec.targets.as_deref()?;
-    let front_to_back = matches!(order, Order::Sequential | Order::RoundRobin);
     let big = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > STREAM_BYTES);
-    (spec.targets_text.is_none() && front_to_back && !spec.http2 && big && path != Path::new("-"))
-        .then_some(path)
+    (spec.targets_text.is_none() && !spec.http2 && big && path != Path::new("-")).then_some(path)
 }
 
 /// A streamed set: its first targets read now (so a bad first line or a
 /// missing body file stops the run before any request), the rest by its
-/// [`Stream`] during the run. Only the first target is kept (the set's
-/// origin and first method).
+/// [`Stream`] during the run: the file front to back, or (the random
+/// orders) draws from its index, built now. Only the first target is
+/// kept (the set's origin and first method).
 fn stream(
     path: &Path,
     head: SetHead,
@@ -306,15 +308,96 @@ fn stream(
     extra: &[(String, String)],
     labels: &mut Labels,
 ) -> Result<RequestSet, SpecError> {
-    let parse = parser(head.format);
-    let file = std::fs::File::open(path).map_err(|source| SpecError::File {
+    let (first, resolver) = first_targets(path, &head, base, extra, labels)?;
+    let format = parser(head.format);
+    let stream: std::sync::Arc<dyn Stream> = match head.order {
+        Order::Sequential | Order::RoundRobin => std::sync::Arc::new(FileStream {
+            path: path.to_owned(),
+            format,
+            resolver,
+        }),
+        Order::Weighted | Order::Random => std::sync::Arc::new(IndexedStream {
+            drawn: std::sync::Arc::new(index::Drawn {
+                index: build_index(path, format, &head.source)?,
+                path: path.to_owned(),
+                format,
+                source: head.source.clone(),
+                weighted: head.order == Order::Weighted,
+                seed: head.seed,
+                passes: Default::default(),
+            }),
+            resolver,
+        }),
+    };
+    Ok(head.into_set(vec![first], Some(Streamed(stream))))
+}
+
+/// The index of the targets file at `path` (every line parsed), kept for
+/// the process's next set of the same file unchanged (a run is checked,
+/// then resolved again; an A/B's variants and rounds send one set).
+fn build_index(
+    path: &Path,
+    format: Format,
+    source: &str,
+) -> Result<std::sync::Arc<index::Index>, SpecError> {
+    type Key = (
+        std::path::PathBuf,
+        Format,
+        u64,
+        Option<std::time::SystemTime>,
+    );
+    static LAST: std::sync::Mutex<Option<(Key, std::sync::Arc<index::Index>)>> =
+        std::sync::Mutex::new(None);
+    let file = open_targets(path)?;
+    let meta = file.metadata().ok();
+    let key: Key = (
+        path.to_owned(),
+        format,
+        meta.as_ref().map_or(0, std::fs::Metadata::len),
+        meta.and_then(|m| m.modified().ok()),
+    );
+    let mut last = LAST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, ix)) = last.as_ref().filter(|(k, _)| *k == key) {
+        return Ok(std::sync::Arc::clone(ix));
+    }
+    let reader = Reader::new(
+        std::io::BufReader::with_capacity(256 * 1024, file),
+        format,
+        source,
+    );
+    let ix = index::Index::build(reader).map_err(|e| SpecError::Invalid(e.to_string()))?;
+    let ix = std::sync::Arc::new(ix);
+    *last = Some((key, std::sync::Arc::clone(&ix)));
+    Ok(ix)
+}
+
+fn open_targets(path: &Path) -> Result<std::fs::File, SpecError> {
+    std::fs::File::open(path).map_err(|source| SpecError::File {
         what: format!(
             "cannot read the targets file '{}': check the path",
             path.display()
         ),
         source,
-    })?;
-    let mut reader = Reader::new(std::io::BufReader::new(file), parse, &head.source);
+    })
+}
+
+/// A streamed set's first targets (about [`FIRST_BYTES`] of them), read,
+/// resolved and tagged: the first one, and the resolver of the rest.
+fn first_targets(
+    path: &Path,
+    head: &SetHead,
+    base: Option<&Target>,
+    extra: &[(String, String)],
+    labels: &mut Labels,
+) -> Result<(SetTarget, Resolver), SpecError> {
+    let file = open_targets(path)?;
+    let mut reader = Reader::new(
+        std::io::BufReader::new(file),
+        parser(head.format),
+        &head.source,
+    );
     let (mut resolver, mut first, mut bytes) = (None, None, 0);
     while bytes < FIRST_BYTES {
         let Some(def) = reader.next() else {
@@ -334,15 +417,10 @@ fn stream(
             .sum::<usize>();
         first.get_or_insert(t);
     }
-    let (Some(first), Some(resolver)) = (first, resolver) else {
-        return Err(empty_set(&head.source));
-    };
-    let file = FileStream {
-        path: path.to_owned(),
-        format: parse,
-        resolver,
-    };
-    Ok(head.into_set(vec![first], Some(Streamed(std::sync::Arc::new(file)))))
+    match (first, resolver) {
+        (Some(first), Some(resolver)) => Ok((first, resolver)),
+        _ => Err(empty_set(&head.source)),
+    }
 }
 
 fn empty_set(source: &str) -> SpecError {
@@ -382,12 +460,7 @@ struct FileStream {
 
 impl Stream for FileStream {
     fn pass(&self) -> Result<Box<dyn Pass>, String> {
-        let file = std::fs::File::open(&self.path).map_err(|e| {
-            format!(
-                "cannot read the targets file '{}': {e}",
-                self.path.display()
-            )
-        })?;
+        let file = reopen(&self.path)?;
         let reader = Reader::new(
             std::io::BufReader::with_capacity(256 * 1024, file),
             self.format,
@@ -400,6 +473,55 @@ impl Stream for FileStream {
     }
 }
 
+/// A streamed set's file opened for a pass during the run.
+fn reopen(path: &Path) -> Result<std::fs::File, String> {
+    std::fs::File::open(path)
+        .map_err(|e| format!("cannot read the targets file '{}': {e}", path.display()))
+}
+
+/// A target a pass read, resolved and tagged.
+fn resolved(
+    def: Result<TargetDef, String>,
+    resolver: &mut Resolver,
+    labels: &mut Labels,
+) -> Result<SetTarget, String> {
+    resolver.one(def?, labels).map_err(|e| e.to_string())
+}
+
+/// A targets file drawn from by its index (`weighted`, `random`).
+#[derive(Debug)]
+struct IndexedStream {
+    drawn: std::sync::Arc<index::Drawn>,
+    resolver: Resolver,
+}
+
+impl Stream for IndexedStream {
+    fn pass(&self) -> Result<Box<dyn Pass>, String> {
+        let file = reopen(&self.drawn.path)?;
+        Ok(Box::new(DrawPass {
+            draw: self.drawn.pass(file),
+            resolver: self.resolver.clone(),
+        }))
+    }
+
+    fn targets(&self) -> Option<u64> {
+        Some(self.drawn.index.targets)
+    }
+}
+
+/// One pass of draws from an [`IndexedStream`].
+struct DrawPass {
+    draw: index::Draw,
+    resolver: Resolver,
+}
+
+impl Pass for DrawPass {
+    fn next_target(&mut self, labels: &mut Labels) -> Option<Result<SetTarget, String>> {
+        let def = self.draw.next_def()?;
+        Some(resolved(def, &mut self.resolver, labels))
+    }
+}
+
 /// One pass over a [`FileStream`].
 struct FilePass {
     reader: Reader<std::io::BufReader<std::fs::File>>,
@@ -408,11 +530,8 @@ struct FilePass {
 
 impl Pass for FilePass {
     fn next_target(&mut self, labels: &mut Labels) -> Option<Result<SetTarget, String>> {
-        let def = match self.reader.next()? {
-            Ok(d) => d,
-            Err(e) => return Some(Err(e.to_string())),
-        };
-        Some(self.resolver.one(def, labels).map_err(|e| e.to_string()))
+        let def = self.reader.next()?.map_err(|e| e.to_string());
+        Some(resolved(def, &mut self.resolver, labels))
     }
 }
 
