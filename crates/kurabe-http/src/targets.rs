@@ -408,7 +408,7 @@ impl<R: BufRead> Reader<R> {
 }
 
 /// Whether a line inside a target starts the next one (`METHOD http…`).
-fn request_line_shape(t: &str) -> bool {
+pub(crate) fn request_line_shape(t: &str) -> bool {
     let mut words = t.split_whitespace();
     matches!(
         (words.next(), words.next()),

@@ -6,7 +6,8 @@
 //! ends the run with its `FILE:LINE`, exit 2. In the `weighted` and
 //! `random` orders the file is indexed, not held: draws hit each name in
 //! proportion to its weight, the same `--seed` sends the same requests,
-//! and peak RSS stays as bounded.
+//! peak RSS stays as bounded, and a bad line deep in the file ends the
+//! run when a draw reaches it.
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Read, Write};
@@ -44,16 +45,25 @@ fn write_set(path: &Path, port: u16, bad_at: Option<usize>, targets: usize) -> u
 
 /// Run `kurabe http -q ARGS`; (exit code, stdout, stderr, peak RSS in bytes).
 // The child is reaped by `wait4` (which `Child::wait` cannot give the rusage of).
-#[allow(clippy::zombie_processes)]
 fn run_measured(args: &[&str]) -> (i32, String, String, u64) {
-    let mut child = kurabe()
+    measured(spawn(args, Stdio::null()))
+}
+
+fn spawn(args: &[&str], stdin: Stdio) -> std::process::Child {
+    kurabe()
         .arg("http")
         .arg("-q")
         .args(args)
+        .stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Wait for `child`: (exit code, stdout, stderr, peak RSS in bytes).
+#[allow(clippy::zombie_processes)]
+fn measured(mut child: std::process::Child) -> (i32, String, String, u64) {
     let (mut out, mut err) = (String::new(), String::new());
     let mut stderr = child.stderr.take().unwrap();
     let reader = std::thread::spawn(move || {
@@ -235,4 +245,105 @@ fn a_large_set_is_drawn_from_its_index_by_weight_and_seed() {
         "peak RSS {rss} bytes for a {size}-byte weighted set (one URL: {alone}): held, not indexed"
     );
     eprintln!("indexed: {size} bytes, peak RSS {rss} bytes (one URL {alone})");
+
+    // The index is a scan, not a parse: a line that does not parse deep in
+    // the file does not stop the run from starting; the draw that reaches
+    // it ends the run there, with the line, exit 2.
+    let bad = dir.path().join("bad.txt");
+    write_set(&bad, port, Some(targets - 10), targets);
+    let bad_path = bad.display().to_string();
+    let before = ng.logged("\"");
+    let args = ["--targets", &bad_path, "--order", "random", "--seed", "5"];
+    let (code, _, err, _) = run_measured(&[&args[..], &["-k", "-c", "2", "-n", "60000"]].concat());
+    assert_eq!(code, 2, "{err}");
+    let line = (targets - 10) * 5 + 3;
+    assert!(
+        err.contains(&format!("{bad_path}:{line}: 'GET GET http")),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let sent = ng.logged("\"") - before;
+    assert!(
+        sent > 0 && sent < 60000,
+        "{sent} requests before the bad line"
+    );
+}
+
+#[test]
+fn a_large_set_on_standard_input_streams_before_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(ng) = nginx(dir.path()) else {
+        return;
+    };
+    let port = ng.ports()[0];
+    let file = dir.path().join("big.txt");
+    let targets = 6000;
+    let size = write_set(&file, port, None, targets);
+    assert!(size > 16 << 20, "{size}");
+    let text = std::fs::read(&file).unwrap();
+
+    // All but the last target written, standard input kept open: requests
+    // go out (nginx logs them) while kurabe is still reading it.
+    let mut child = spawn(
+        &["--format", "json", "--targets", "-", "-k", "-c", "4"],
+        Stdio::piped(),
+    );
+    let mut stdin = child.stdin.take().unwrap();
+    let last = text.len() - (size as usize / targets);
+    stdin.write_all(&text[..last]).unwrap();
+    let log = dir.path().join("access.log");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .count()
+        < 100
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no request before the input's end"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "kurabe waits for the rest"
+    );
+    stdin.write_all(&text[last..]).unwrap();
+    drop(stdin);
+    let (code, out, err, rss) = measured(child);
+    assert_eq!(code, 0, "{err}");
+    let r: HttpReport = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (targets as u64, 0)
+    );
+    assert_eq!(r.set.as_ref().unwrap().source, "-");
+    let got = logged(dir.path(), &ng, targets as u64);
+    assert_eq!(got.len(), targets, "every target once");
+    let url = format!("http://127.0.0.1:{port}/a.html");
+    let (_, _, _, alone) = run_measured(&["-k", "-c", "4", "-n", "100", &url]);
+    assert!(
+        rss < alone + size / 5,
+        "peak RSS {rss} for {size} bytes on stdin"
+    );
+
+    // The weighted order indexes the whole input first, then draws from
+    // the spool: the same seed draws the same as from the file.
+    let draw = |stdin: Stdio, from: &str| {
+        let args = ["--targets", from, "--order", "weighted", "--seed", "4"];
+        let child = spawn(
+            &[&args[..], &["-c", "1", "--threads", "1", "-n", "500"]].concat(),
+            stdin,
+        );
+        let (code, _, err, _) = measured(child);
+        assert_eq!(code, 0, "{err}");
+    };
+    let n = targets as u64 + 100;
+    let before = logged(dir.path(), &ng, n);
+    draw(std::fs::File::open(&file).unwrap().into(), "-");
+    let piped = logged(dir.path(), &ng, n + 500);
+    draw(Stdio::null(), &file.display().to_string());
+    let both = logged(dir.path(), &ng, n + 1000);
+    assert_eq!(since(piped.clone(), &before), since(both, &piped));
 }

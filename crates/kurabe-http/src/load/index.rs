@@ -1,22 +1,28 @@
 //! A sparse index of a large targets file, for the `weighted` and
-//! `random` orders: one pass over the file (every line parsed, so a bad
-//! one stops the run before any request) keeps a [`Mark`] every
+//! `random` orders: one fast pass over the file (`super::scan`: where
+//! each target starts and what it weighs, no full parse) keeps a [`Mark`] every
 //! [`EVERY`] targets or [`EVERY_BYTES`] bytes, whichever comes first: its
 //! byte offset, line, the number of targets and the sum of the weights
 //! before it. A draw is a binary search of the marks, then a read forward
 //! from the mark's offset to the target drawn (at most [`EVERY`] targets).
 //! So memory is the marks (32 bytes per mark: about 10 MB for a 1 GB file
-//! of 20 M small targets), never the targets or their bodies.
+//! of 20 M small targets), never the targets or their bodies. A draw
+//! parses what it reads (from the mark to the target drawn), so a line
+//! that does not parse is found when a draw reaches it.
 //!
 //! Owns the index and the draws. Must not resolve or tag targets
 //! (`load::set`'s `Resolver` does).
 
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+#[cfg(test)]
+use std::io::BufRead;
+use std::io::{BufReader, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::client::set::Draws;
-use crate::targets::{Format, Reader, TargetDef, TargetsError};
+#[cfg(test)]
+use crate::targets::TargetsError;
+use crate::targets::{Format, Reader, TargetDef};
 
 /// Targets between marks, at most.
 const EVERY: u64 = 64;
@@ -47,35 +53,54 @@ pub(crate) struct Index {
 }
 
 impl Index {
-    /// Index what `r` reads (from the file's start).
-    pub fn build<R: BufRead>(mut r: Reader<R>) -> Result<Index, TargetsError> {
-        let mut ix = Index {
+    /// An index of no targets yet.
+    pub(super) fn new() -> Index {
+        Index {
             marks: Vec::new(),
             targets: 0,
             total_weight: 0,
-        };
-        let mut last_offset = 0;
+        }
+    }
+
+    /// Count the next target: its text starts at byte `offset` after
+    /// `line` lines (annotations included: where a reader resumes), and
+    /// it weighs `weight`.
+    pub(super) fn add(&mut self, offset: u64, line: u64, weight: u32) {
+        let (since, last_offset) = self
+            .marks
+            .last()
+            .map_or((EVERY, 0), |m| (self.targets - m.first, m.offset));
+        if since >= EVERY || offset - last_offset >= EVERY_BYTES {
+            self.marks.push(Mark {
+                offset,
+                line,
+                first: self.targets,
+                weight_before: self.total_weight,
+            });
+        }
+        self.targets += 1;
+        self.total_weight += u64::from(weight.max(1));
+    }
+
+    /// The index complete: its marks' spare room given back.
+    pub(super) fn finish(mut self) -> Index {
+        self.marks.shrink_to_fit();
+        self
+    }
+
+    /// Index what `r` reads (from the file's start), every line parsed:
+    /// the reference [`super::scan`] must agree with.
+    #[cfg(test)]
+    pub fn build<R: BufRead>(mut r: Reader<R>) -> Result<Index, TargetsError> {
+        let mut ix = Index::new();
         loop {
             let (offset, line) = r.resume();
             let Some(def) = r.next() else {
                 break;
             };
-            let def = def?;
-            let since = ix.marks.last().map_or(EVERY, |m| ix.targets - m.first);
-            if since >= EVERY || offset - last_offset >= EVERY_BYTES {
-                ix.marks.push(Mark {
-                    offset,
-                    line,
-                    first: ix.targets,
-                    weight_before: ix.total_weight,
-                });
-                last_offset = offset;
-            }
-            ix.targets += 1;
-            ix.total_weight += u64::from(def.weight.max(1));
+            ix.add(offset, line, def?.weight);
         }
-        ix.marks.shrink_to_fit();
-        Ok(ix)
+        Ok(ix.finish())
     }
 
     /// The mark before draw `r` and what is left of `r` there: `r` counts

@@ -13,7 +13,9 @@ mod gate;
 mod index;
 pub mod replay;
 mod resolve;
+mod scan;
 mod set;
+mod spool;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,6 +31,7 @@ use kurabe_model::threshold::ThresholdResult;
 use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
 pub use crate::request::Names;
 pub use resolve::SpecError;
+pub use spool::{read_stdin, StdinSet};
 
 /// What a finished (or stopped) load measured.
 pub struct LoadRun {

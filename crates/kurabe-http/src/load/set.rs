@@ -17,8 +17,9 @@
 //! each target resolved by the same [`Resolver`]: front to back in the
 //! sequential and round-robin orders (a line that does not parse further
 //! on ends the run with its `FILE:LINE: …` when the feeder reaches it),
-//! drawn from its [`index`] (built, every line parsed, before the run) in
-//! the weighted and random orders.
+//! drawn from its [`index`] (built by a fast scan before the run, each
+//! draw parsing what it reads, so a bad line ends the run likewise when a
+//! draw reaches it) in the weighted and random orders.
 
 use std::io::BufRead;
 use std::path::Path;
@@ -130,8 +131,11 @@ fn parser(f: TargetsFormat) -> Format {
     }
 }
 
-/// The set's file, buffered.
+/// The set's file, buffered (standard input's spool for `-`).
 fn open(path: &Path, n: &Names) -> Result<Box<dyn BufRead>, SpecError> {
+    if let Some(r) = stdin_spool(path) {
+        return Ok(Box::new(std::io::BufReader::with_capacity(64 * 1024, r)));
+    }
     match std::fs::File::open(path) {
         Ok(f) => Ok(Box::new(std::io::BufReader::with_capacity(64 * 1024, f))),
         Err(source) => Err(SpecError::File {
@@ -292,8 +296,17 @@ const FIRST_BYTES: usize = 256 * 1024;
 /// [`STREAM_BYTES`], over HTTP/1.1.
 fn streamed_file(spec: &LoadSpec) -> Option<&Path> {
     let path = spec.targets.as_deref()?;
-    let big = std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > STREAM_BYTES);
-    (spec.targets_text.is_none() && !spec.http2 && big && path != Path::new("-")).then_some(path)
+    let big = match stdin_spool(path) {
+        Some(_) => true,
+        None => std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > STREAM_BYTES),
+    };
+    (spec.targets_text.is_none() && !spec.http2 && big).then_some(path)
+}
+
+/// Standard input's spool (`super::spool`) when `path` is `-` and it
+/// was too large to hold.
+fn stdin_spool(path: &Path) -> Option<super::spool::SpoolReader> {
+    (path == Path::new("-")).then(super::spool::open).flatten()
 }
 
 /// A streamed set: its first targets read now (so a bad first line or a
@@ -332,7 +345,7 @@ fn stream(
     Ok(head.into_set(vec![first], Some(Streamed(stream))))
 }
 
-/// The index of the targets file at `path` (every line parsed), kept for
+/// The index of the targets file at `path` (its fast scan), kept for
 /// the process's next set of the same file unchanged (a run is checked,
 /// then resolved again; an A/B's variants and rounds send one set).
 fn build_index(
@@ -349,7 +362,9 @@ fn build_index(
     static LAST: std::sync::Mutex<Option<(Key, std::sync::Arc<index::Index>)>> =
         std::sync::Mutex::new(None);
     let file = open_targets(path)?;
-    let meta = file.metadata().ok();
+    let meta = std::fs::metadata(path)
+        .ok()
+        .filter(|_| path != Path::new("-"));
     let key: Key = (
         path.to_owned(),
         format,
@@ -362,25 +377,27 @@ fn build_index(
     if let Some((_, ix)) = last.as_ref().filter(|(k, _)| *k == key) {
         return Ok(std::sync::Arc::clone(ix));
     }
-    let reader = Reader::new(
-        std::io::BufReader::with_capacity(256 * 1024, file),
-        format,
-        source,
-    );
-    let ix = index::Index::build(reader).map_err(|e| SpecError::Invalid(e.to_string()))?;
+    let ix = super::scan::scan(file, format).map_err(|err| {
+        SpecError::Invalid(format!("cannot read the targets file {source}: {err}"))
+    })?;
     let ix = std::sync::Arc::new(ix);
     *last = Some((key, std::sync::Arc::clone(&ix)));
     Ok(ix)
 }
 
-fn open_targets(path: &Path) -> Result<std::fs::File, SpecError> {
-    std::fs::File::open(path).map_err(|source| SpecError::File {
+/// A streamed set's file (or standard input's spool) from its start.
+fn open_targets(path: &Path) -> Result<Box<dyn std::io::Read + Send>, SpecError> {
+    if let Some(r) = stdin_spool(path) {
+        return Ok(Box::new(r));
+    }
+    let file = std::fs::File::open(path).map_err(|source| SpecError::File {
         what: format!(
             "cannot read the targets file '{}': check the path",
             path.display()
         ),
         source,
-    })
+    })?;
+    Ok(Box::new(file))
 }
 
 /// A streamed set's first targets (about [`FIRST_BYTES`] of them), read,
@@ -460,7 +477,10 @@ struct FileStream {
 
 impl Stream for FileStream {
     fn pass(&self) -> Result<Box<dyn Pass>, String> {
-        let file = reopen(&self.path)?;
+        let file: Box<dyn std::io::Read + Send> = match stdin_spool(&self.path) {
+            Some(r) => Box::new(r),
+            None => Box::new(reopen(&self.path)?),
+        };
         let reader = Reader::new(
             std::io::BufReader::with_capacity(256 * 1024, file),
             self.format,
@@ -473,8 +493,14 @@ impl Stream for FileStream {
     }
 }
 
-/// A streamed set's file opened for a pass during the run.
+/// A streamed set's file opened for a pass during the run (a file of
+/// its own onto standard input's spool for `-`, complete).
 fn reopen(path: &Path) -> Result<std::fs::File, String> {
+    if path == Path::new("-") {
+        if let Some(f) = super::spool::complete_file() {
+            return f.map_err(|e| format!("cannot read the spooled standard input: {e}"));
+        }
+    }
     std::fs::File::open(path)
         .map_err(|e| format!("cannot read the targets file '{}': {e}", path.display()))
 }
@@ -524,7 +550,7 @@ impl Pass for DrawPass {
 
 /// One pass over a [`FileStream`].
 struct FilePass {
-    reader: Reader<std::io::BufReader<std::fs::File>>,
+    reader: Reader<std::io::BufReader<Box<dyn std::io::Read + Send>>>,
     resolver: Resolver,
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_http::client;
-use kurabe_http::load::{Checked, Names};
+use kurabe_http::load::{Checked, Names, StdinSet};
 use kurabe_http::outcome::check_max_error_rate;
 use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
@@ -349,10 +349,20 @@ fn set_source(
     if path.as_os_str() != "-" {
         return Ok((Some(path.clone()), None, format));
     }
-    // Standard input is read once, here: the spec carries the text.
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
-        .map_err(|e| anyhow::anyhow!("cannot read the set from standard input: {e}"))?;
+    // Standard input is read once, here: the spec carries the text, or
+    // (larger than 16 MiB, not for --workers, whose spec carries the
+    // text to every worker) the path `-` of its spool, read as it grows.
+    let cannot = |e| anyhow::anyhow!("cannot read the set from standard input: {e}");
+    let bytes = if args.workers.is_some() {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map_err(cannot)?;
+        bytes
+    } else {
+        match kurabe_http::load::read_stdin().map_err(cannot)? {
+            StdinSet::Text(bytes) => bytes,
+            StdinSet::Spooled => return Ok((Some(path.clone()), None, format)),
+        }
+    };
     match String::from_utf8(bytes) {
         Ok(text) => Ok((None, Some(text), format)),
         Err(e) => {

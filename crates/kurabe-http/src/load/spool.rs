@@ -1,0 +1,219 @@
+//! A request set on standard input (`--targets -`) too large to hold:
+//! spooled, as it is read, to an unlinked file in the temporary
+//! directory, which the set's passes read like a targets file. A pass
+//! that catches up with the copy waits for more (so the first requests go
+//! out while standard input is still being read), and later passes (a
+//! second time through in the file's orders, or the draws of the
+//! weighted and random orders, which need the whole set indexed first)
+//! read the spool from the disk, never standard input again. Memory is a
+//! copy buffer; the disk holds the set.
+//!
+//! Owns the spool and its copier thread. Must not parse targets.
+
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+/// Standard input as the CLI read it.
+pub enum StdinSet {
+    /// All of it, at most 16 MiB (held and checked as text).
+    Text(Vec<u8>),
+    /// More: spooled; the set's path is `-`.
+    Spooled,
+}
+
+/// The spool of this process's standard input, once started.
+static SPOOL: OnceLock<Arc<Spool>> = OnceLock::new();
+
+/// Read standard input: whole if it ends within the size a set is held
+/// at (16 MiB), else spool it (the rest by a thread, so the set's first
+/// requests need not wait for its end) and return [`StdinSet::Spooled`].
+/// Either way it goes through the spool file, never a buffer as large
+/// as the limit.
+pub fn read_stdin() -> std::io::Result<StdinSet> {
+    let limit = super::set::STREAM_BYTES;
+    let spool = Arc::new(Spool::create()?);
+    let mut stdin = std::io::stdin();
+    let at = spool.copy_until(&mut stdin, limit + 1)?;
+    if at <= limit {
+        let mut text = vec![0u8; at as usize];
+        spool.file.read_exact_at(&mut text, 0)?;
+        return Ok(StdinSet::Text(text));
+    }
+    let copier = Arc::clone(&spool);
+    std::thread::Builder::new()
+        .name("kurabe-stdin".to_owned())
+        .spawn(move || copier.copy(stdin, at))?;
+    let _ = SPOOL.set(spool);
+    Ok(StdinSet::Spooled)
+}
+
+/// A reader of the spooled standard input from its start, if spooled.
+pub(crate) fn open() -> Option<SpoolReader> {
+    SPOOL.get().map(|s| SpoolReader {
+        spool: Arc::clone(s),
+        pos: 0,
+    })
+}
+
+/// The spooled standard input as a file of its own (its own offset),
+/// once all of it is spooled: what a draw seeks in.
+pub(crate) fn complete_file() -> Option<std::io::Result<File>> {
+    let s = SPOOL.get()?;
+    Some(s.wait_all().and_then(|()| {
+        use std::os::fd::AsRawFd;
+        File::open(format!("/proc/self/fd/{}", s.file.as_raw_fd()))
+    }))
+}
+
+/// The spool file and how far the copy got.
+struct Spool {
+    file: File,
+    /// (bytes spooled, the copy's end: `Some(Ok)` at the end of input).
+    state: Mutex<(u64, Option<Result<(), String>>)>,
+    grown: Condvar,
+}
+
+impl Spool {
+    /// An unlinked file in the temporary directory.
+    fn create() -> std::io::Result<Spool> {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let path = std::env::temp_dir().join(format!(
+            "kurabe-stdin-{}-{}",
+            std::process::id(),
+            t.as_nanos()
+        ));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        std::fs::remove_file(&path)?;
+        Ok(Spool {
+            file,
+            state: Mutex::new((0, None)),
+            grown: Condvar::new(),
+        })
+    }
+
+    /// Copy `input` to the spool until at least `upto` bytes are in it,
+    /// or its end; the bytes spooled.
+    fn copy_until(&self, mut input: impl Read, upto: u64) -> std::io::Result<u64> {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = self.state.lock().map_or(0, |s| s.0);
+        while at < upto {
+            let n = match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            self.file.write_all_at(&buf[..n], at)?;
+            at += n as u64;
+            self.grew(at, None);
+        }
+        Ok(at)
+    }
+
+    /// Copy the rest of `input` after the first `at` bytes: to its end
+    /// or an error, which readers then get.
+    fn copy(&self, input: impl Read, at: u64) {
+        let end = self
+            .copy_until(input, u64::MAX)
+            .map(|_| ())
+            .map_err(|e| format!("cannot spool standard input (from byte {at}): {e}"));
+        let len = self.state.lock().map_or(at, |s| s.0);
+        self.grew(len, Some(end));
+    }
+
+    fn grew(&self, len: u64, end: Option<Result<(), String>>) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.0 = len;
+        if end.is_some() {
+            s.1 = end;
+        }
+        self.grown.notify_all();
+    }
+
+    /// Wait until more than `pos` bytes are spooled or the copy ended:
+    /// the bytes spooled, or the copy's error.
+    fn wait_past(&self, pos: u64) -> std::io::Result<u64> {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        while s.0 <= pos && s.1.is_none() {
+            s = self.grown.wait(s).unwrap_or_else(|p| p.into_inner());
+        }
+        match &s.1 {
+            Some(Err(e)) if s.0 <= pos => Err(std::io::Error::other(e.clone())),
+            _ => Ok(s.0),
+        }
+    }
+
+    /// Wait for the copy's end.
+    fn wait_all(&self) -> std::io::Result<()> {
+        let mut pos = 0;
+        loop {
+            let len = self.wait_past(pos)?;
+            let done = self.state.lock().map(|s| s.1.is_some()).unwrap_or(true);
+            if done && len == pos {
+                return Ok(());
+            }
+            pos = len;
+        }
+    }
+}
+
+/// Reads the spool front to back, waiting for the copy where it catches up.
+pub(crate) struct SpoolReader {
+    spool: Arc<Spool>,
+    pos: u64,
+}
+
+impl Read for SpoolReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let len = self.spool.wait_past(self.pos)?;
+        let want = buf
+            .len()
+            .min(usize::try_from(len - self.pos).unwrap_or(usize::MAX));
+        let n = self.spool.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reader_waits_for_the_copy_and_reads_all_of_it() {
+        let spool = Arc::new(Spool::create().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        struct Chan(std::sync::mpsc::Receiver<Vec<u8>>);
+        impl Read for Chan {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let Ok(b) = self.0.recv() else { return Ok(0) };
+                buf[..b.len()].copy_from_slice(&b);
+                Ok(b.len())
+            }
+        }
+        let c = Arc::clone(&spool);
+        let copier = std::thread::spawn(move || c.copy(Chan(rx), 0));
+        let mut r = SpoolReader {
+            spool: Arc::clone(&spool),
+            pos: 0,
+        };
+        tx.send(b"abc".to_vec()).unwrap();
+        let mut got = [0u8; 8];
+        assert_eq!(r.read(&mut got).unwrap(), 3, "what is spooled so far");
+        tx.send(b"defg".to_vec()).unwrap();
+        drop(tx);
+        let mut rest = Vec::new();
+        r.read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, b"defg");
+        copier.join().unwrap();
+        spool.wait_all().unwrap();
+    }
+}
