@@ -590,3 +590,30 @@ fn kurabe_check_refuses_what_a_stored_record_cannot_answer() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--baseline"), "{stderr}");
 }
+
+#[test]
+fn kurabe_check_with_a_baseline_and_thresholds_gives_both_and_99_wins() {
+    let fast = ServeChild::start(&[]);
+    let slow = ServeChild::start(&["--latency-ms", "50"]);
+    let dir = tempfile::tempdir().unwrap();
+    let p = plan(dir.path(), &fast.url, &slow.url, "");
+    for _ in 0..2 {
+        assert!(run_plan(dir.path(), &p, &["-q"]).status.success());
+    }
+    let args = ["--baseline", "e1", "--threshold", "p(50)<50ms"];
+    let (code, stdout, stderr) = check(dir.path(), "e2", &args);
+    assert_eq!(code, Some(99), "{stdout}{stderr}");
+    assert!(
+        stdout.starts_with("check e2 ") && stdout.contains(" against e1 "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(" checked\n"),
+        "the comparison's summary: {stdout}"
+    );
+    assert!(line_in(&stdout, "FAIL  slow  p(50)<50ms"), "{stdout}");
+    assert!(line_in(&stdout, "PASS  fast  p(50)<50ms"), "{stdout}");
+    let (code, stdout, _) = check(dir.path(), "e2", &["--baseline", "e1", "--format", "md"]);
+    assert!(matches!(code, Some(0 | 1)), "{stdout}");
+    assert!(!stdout.contains("Thresholds"), "none asked: {stdout}");
+}
