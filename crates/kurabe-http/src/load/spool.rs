@@ -30,11 +30,17 @@ static SPOOL: OnceLock<Arc<Spool>> = OnceLock::new();
 /// at (16 MiB), else spool it (the rest by a thread, so the set's first
 /// requests need not wait for its end) and return [`StdinSet::Spooled`].
 /// Either way it goes through the spool file, never a buffer as large
-/// as the limit.
+/// as the limit (unless no spool file can be made: then it is read
+/// whole, however large).
 pub fn read_stdin() -> std::io::Result<StdinSet> {
     let limit = super::set::STREAM_BYTES;
-    let spool = Arc::new(Spool::create()?);
     let mut stdin = std::io::stdin();
+    let Ok(spool) = Spool::create().map(Arc::new) else {
+        // No temporary directory to spool to: held whole, as a small set.
+        let mut text = Vec::new();
+        stdin.read_to_end(&mut text)?;
+        return Ok(StdinSet::Text(text));
+    };
     let at = spool.copy_until(&mut stdin, limit + 1)?;
     if at <= limit {
         let mut text = vec![0u8; at as usize];
