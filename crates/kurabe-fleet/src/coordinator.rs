@@ -587,6 +587,14 @@ pub fn merged_report(spec: &LoadSpec, done: &[HttpReport], total: &Stats) -> Opt
     let series: Vec<&[kurabe_model::series::Interval]> =
         done.iter().map(|d| d.series.as_slice()).collect();
     r.series = kurabe_model::series::merge(&series);
-    fill_from_stats(&mut r, total, spec.rate);
+    // Rate stages: the whole's rate is the workers' parts of the ramp added.
+    let parts: Vec<f64> = done
+        .iter()
+        .filter_map(|d| d.rate.as_ref().map(|x| x.requested_per_s))
+        .collect();
+    let rate = spec
+        .rate
+        .or((!parts.is_empty()).then(|| parts.iter().sum()));
+    fill_from_stats(&mut r, total, rate);
     Some(r)
 }

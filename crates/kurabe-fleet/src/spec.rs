@@ -22,15 +22,15 @@ fn split_count(total: u64, n: u32, i: u32) -> u64 {
 }
 
 /// Divide `spec` among `workers` workers: connections and requests as
-/// evenly as integers allow (the parts add up exactly), the rate in equal
-/// parts. A distributed run must know when to stop (`requests` or `duration`).
+/// evenly as integers allow (the parts add up exactly), the rate and rate
+/// stages' targets in equal parts. A distributed run must know when to stop (`requests` or `duration`).
 pub fn split(spec: &LoadSpec, workers: u32) -> Result<Vec<Share>, FleetError> {
     if workers == 0 {
         return Err(FleetError::Invalid(
             "--workers 0: give at least 1 worker".into(),
         ));
     }
-    if spec.requests.is_none() && spec.duration.is_none() {
+    if spec.requests.is_none() && spec.duration.is_none() && spec.stages.is_empty() {
         return Err(FleetError::Invalid(
             "a distributed run needs -n or -t: it must know when to stop".into(),
         ));
@@ -55,12 +55,14 @@ pub fn split(spec: &LoadSpec, workers: u32) -> Result<Vec<Share>, FleetError> {
             concurrency: split_count(u64::from(spec.concurrency), workers, slot) as u32,
             requests: spec.requests.map(|n| split_count(n, workers, slot)),
             rate: spec.rate.map(|r| r / f64::from(workers)),
+            stage_part: (!spec.stages.is_empty()).then(|| 1.0 / f64::from(workers)),
         })
         .collect())
 }
 
 /// The load one worker runs for `share` of `whole`: the share's
-/// connections, requests and rate, everything else as given. Client
+/// connections, requests and rate (of rate stages, its part of every
+/// stage's target), everything else as given. Client
 /// threads are the run's `threads` when the user gave them (`--threads`),
 /// else `worker_threads` (the worker's own `--threads` or its CPUs), and
 /// never more than the share's connections. No thresholds: the
@@ -71,6 +73,14 @@ pub fn share_spec(whole: &LoadSpec, share: &Share, worker_threads: u32) -> LoadS
         concurrency: share.concurrency,
         requests: share.requests,
         rate: share.rate,
+        stages: whole
+            .stages
+            .iter()
+            .map(|st| kurabe_model::stage::StageSpec {
+                target: st.target * share.stage_part.unwrap_or(1.0),
+                ..*st
+            })
+            .collect(),
         threads: Some(threads.clamp(1, share.concurrency.max(1))),
         thresholds: Vec::new(),
         ..whole.clone()
@@ -106,6 +116,38 @@ mod tests {
         );
         assert!(shares.iter().all(|s| s.rate == Some(100.0)));
         assert_eq!(shares[2].slot, 2);
+    }
+
+    #[test]
+    fn rate_stages_are_split_in_equal_parts_that_add_up_to_the_ramp() {
+        use kurabe_model::plan::HumanDuration;
+        use kurabe_model::stage::StageSpec;
+        let stage = |s: u64, target: f64| StageSpec {
+            duration: HumanDuration(std::time::Duration::from_secs(s)),
+            target,
+        };
+        let staged = LoadSpec {
+            requests: None,
+            rate: None,
+            stages: vec![stage(30, 300.0), stage(60, 300.0), stage(30, 0.0)],
+            ..spec()
+        };
+        let shares = split(&staged, 3).expect("stages set the length");
+        let specs: Vec<LoadSpec> = shares.iter().map(|s| share_spec(&staged, s, 1)).collect();
+        for i in 0..3 {
+            let sum: f64 = specs.iter().map(|w| w.stages[i].target).sum();
+            assert!(
+                (sum - staged.stages[i].target).abs() < 1e-9,
+                "stage {i}: {sum}"
+            );
+            assert!(specs
+                .iter()
+                .all(|w| w.stages[i].duration == staged.stages[i].duration));
+        }
+        assert!(split(&spec(), 3)
+            .unwrap()
+            .iter()
+            .all(|s| s.stage_part.is_none()));
     }
 
     #[test]

@@ -19,6 +19,11 @@ pub struct Share {
     pub requests: Option<u64>,
     /// Arrival rate this worker keeps (open model).
     pub rate: Option<f64>,
+    /// Rate stages (`--stage 30s:200`): this worker's part of every
+    /// stage's target rate (1 / workers), so the parts add up to the
+    /// ramp; absent without stages (and in shares filed before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage_part: Option<f64>,
 }
 
 /// Something a worker did, for the caller to log.

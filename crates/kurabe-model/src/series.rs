@@ -78,8 +78,8 @@ pub fn sums(rows: &[Interval]) -> (u64, u64, u64, u64) {
 /// for that second (a distributed run's workers, all started at the
 /// common start, so row *i* of each is the same second).
 ///
-/// Exact: `sent`, `completed`, `failed`, `dropped` and `target_per_s`
-/// (sums) and `latency_max_us` (the largest). The rows hold no
+/// Exact: `sent`, `completed`, `failed`, `dropped`, `target_per_s` and
+/// `target_connections` (sums) and `latency_max_us` (the largest). The rows hold no
 /// histogram, so `latency_p50_us`, `latency_p90_us` and `latency_p99_us`
 /// are the highest of the loads' for that second: an upper bound of the
 /// merged percentile, exact with one load. A row is as long as the
@@ -89,6 +89,14 @@ pub fn merge(loads: &[&[Interval]]) -> Vec<Interval> {
     (0..seconds)
         .map(|i| merge_rows(loads.iter().filter_map(|l| l.get(i))))
         .collect()
+}
+
+/// Two loads' targets added (`None` when neither has one).
+fn sum_of(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+    }
 }
 
 /// One second of [`merge`].
@@ -107,10 +115,8 @@ fn merge_rows<'a>(rows: impl Iterator<Item = &'a Interval>) -> Interval {
         m.completed += r.completed;
         m.failed += r.failed;
         m.dropped += r.dropped;
-        m.target_per_s = match (m.target_per_s, r.target_per_s) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
-        };
+        m.target_per_s = sum_of(m.target_per_s, r.target_per_s);
+        m.target_connections = sum_of(m.target_connections, r.target_connections);
         m.latency_p50_us = m.latency_p50_us.max(r.latency_p50_us);
         m.latency_p90_us = m.latency_p90_us.max(r.latency_p90_us);
         m.latency_p99_us = m.latency_p99_us.max(r.latency_p99_us);

@@ -587,7 +587,10 @@ fn fleet_flags_need_a_postgres_store() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr.contains("needs -n REQUESTS or -t TIME"), "{stderr}");
+    assert!(
+        stderr.contains("needs -n REQUESTS, -t TIME or --stage"),
+        "{stderr}"
+    );
 }
 
 fn coord_wait(child: &mut Child) -> Output {
@@ -807,4 +810,74 @@ fn two_workers_series_sum_to_the_merged_totals() {
         .sum();
     assert_eq!(completed_csv, r.complete_requests, "{text}");
     let _ = db.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+}
+
+/// `--stage` with `--workers`: each worker ramps its part of every
+/// stage's rate, so the merged series' target is the whole ramp and every
+/// send the schedule meant is sent or counted dropped, once.
+#[test]
+fn rate_stages_over_two_workers_ramp_the_whole_rate() {
+    let Some(pg) = kurabe_testkit::pg::server().map(|s| s.url.clone()) else {
+        return;
+    };
+    let server = crate::serve::ServeChild::start(&[]);
+    let schema = crate::util::PgSchema::create(&pg, "kurabe_fleet_stages");
+    let _workers: Vec<Kid> = ["stages-w1", "stages-w2"]
+        .iter()
+        .map(|name| {
+            Kid(crate::util::kurabe()
+                .args(["worker", "--once", "--name", name, "--store", &schema.url])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap())
+        })
+        .collect();
+    let out = crate::util::kurabe()
+        .args(["http", "-q", "--format", "json", "--store", &schema.url])
+        .args(["--workers", "2", "--wait-workers", "60s", "-k", "-c", "8"])
+        .args(["--stage", "1s:200", "--stage", "1s:200"])
+        .arg(&server.url)
+        .output()
+        .unwrap();
+    let (r, stderr) = report(&out);
+    assert_eq!(r.series.len(), 2, "{:#?}", r.series);
+    // The ramp 0 → 200/s over the first second means 100/s, then 200/s.
+    let targets: Vec<f64> = r.series.iter().map(|s| s.target_per_s.unwrap()).collect();
+    assert!(
+        (targets[0] - 100.0).abs() < 2.0 && (targets[1] - 200.0).abs() < 2.0,
+        "{targets:?}"
+    );
+    // 300 sends meant in all: each worker sends its half, none twice.
+    let rate = r.rate.expect("an open-model run");
+    let meant = r.complete_requests + r.failed_requests + rate.dropped_sends;
+    assert!((295..=300).contains(&meant), "{meant}: {r:#?}");
+    let workers = stored(&schema.url, run_id(&stderr));
+    assert_eq!(workers.len(), 2);
+    for (w, _) in &workers {
+        let held = w.series[1].target_per_s.unwrap();
+        assert!((held - 100.0).abs() < 1.0, "each worker's half: {held}");
+    }
+}
+
+#[test]
+fn connection_stages_with_workers_are_refused_in_one_line() {
+    let out = crate::util::kurabe()
+        .args([
+            "http",
+            "--workers",
+            "2",
+            "--store",
+            "postgres://u@127.0.0.1:9/db",
+        ])
+        .args(["--stage", "1s:c=4", "http://127.0.0.1:9/"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("connection stages run on one host"),
+        "{stderr}"
+    );
 }

@@ -31,14 +31,14 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
         bail!("--threshold '{text}' with --workers: ,abort needs live merged latency and the workers stream only counts; drop ,abort (the threshold is still judged on the merged run), or drop --workers");
     }
     let url = kurabe_store::access::postgres_url(args.save.store.store.as_deref(), "--workers")?;
-    if args.requests.is_none() && args.time_limit.is_none() {
-        bail!("--workers needs -n REQUESTS or -t TIME: a distributed run must know when to stop");
+    if args.requests.is_none() && args.time_limit.is_none() && args.stages.is_empty() {
+        bail!("--workers needs -n REQUESTS, -t TIME or --stage: a distributed run must know when to stop");
     }
     if args.gnuplot.is_some() {
         bail!("-g writes one line per request on one host; it cannot be used with --workers");
     }
-    if !args.stages.is_empty() {
-        bail!("--stage runs on one host; it cannot be used with --workers (each worker would run every stage in full)");
+    if resolved.spec.executor == Some(kurabe_model::stage::Executor::RampingVus) {
+        bail!("--stage DURATION:c=N with --workers: connection stages run on one host; stage the rate (30s:200, split among the workers) or drop --workers");
     }
     let plan = Plan::new(
         &resolved.spec,
