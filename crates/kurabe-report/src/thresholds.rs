@@ -95,14 +95,12 @@ pub(crate) fn text(
     escape: &dyn Fn(&str) -> String,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    if vs.is_empty() {
-        return Ok(());
-    }
-    writeln!(out, "  thresholds (each run judged):")?;
-    for line in vs.iter().flat_map(|v| lines(v, escape)) {
-        writeln!(out, "    {line}")?;
-    }
-    Ok(())
+    section(
+        vs,
+        escape,
+        out,
+        ("  thresholds (each run judged):\n", "    "),
+    )
 }
 
 /// The Markdown list of a workload's thresholds (nothing without).
@@ -111,12 +109,27 @@ pub(crate) fn markdown(
     escape: &dyn Fn(&str) -> String,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    section(
+        vs,
+        escape,
+        out,
+        ("\n**Thresholds** (each run judged):\n\n", "- "),
+    )
+}
+
+/// `vs`' lines under `heading`, each after `lead` (nothing without any).
+fn section(
+    vs: &[VariantThresholds],
+    escape: &dyn Fn(&str) -> String,
+    out: &mut dyn Write,
+    (heading, lead): (&str, &str),
+) -> io::Result<()> {
     if vs.is_empty() {
         return Ok(());
     }
-    writeln!(out, "\n**Thresholds** (each run judged):\n")?;
+    write!(out, "{heading}")?;
     for line in vs.iter().flat_map(|v| lines(v, escape)) {
-        writeln!(out, "- {line}")?;
+        writeln!(out, "{lead}{line}")?;
     }
     Ok(())
 }
