@@ -82,6 +82,23 @@ impl Index {
         self.total_weight += u64::from(weight.max(1));
     }
 
+    /// Add `next`, the index of the text from byte `offset` (`line`
+    /// lines in) where a target starts: its marks shifted. Its first
+    /// target is a mark, so no more than [`EVERY`] targets follow any
+    /// mark without another (the marks may not be the ones one pass
+    /// over the whole would keep; the draws are the same).
+    pub(super) fn append(&mut self, next: Index, offset: u64, line: u64) {
+        self.marks.reserve_exact(next.marks.len());
+        self.marks.extend(next.marks.iter().map(|m| Mark {
+            offset: m.offset + offset,
+            line: m.line + line,
+            first: m.first + self.targets,
+            weight_before: m.weight_before + self.total_weight,
+        }));
+        self.targets += next.targets;
+        self.total_weight += next.total_weight;
+    }
+
     /// The index complete: its marks' spare room given back.
     pub(super) fn finish(mut self) -> Index {
         self.marks.shrink_to_fit();
@@ -101,6 +118,14 @@ impl Index {
             ix.add(offset, line, def?.weight);
         }
         Ok(ix.finish())
+    }
+
+    /// The marks (offset, line, targets and weight before) and totals.
+    #[cfg(test)]
+    pub(super) fn parts(&self) -> (Vec<[u64; 4]>, u64, u64) {
+        let marks = self.marks.iter();
+        let marks = marks.map(|m| [m.offset, m.line, m.first, m.weight_before]);
+        (marks.collect(), self.targets, self.total_weight)
     }
 
     /// The mark before draw `r` and what is left of `r` there: `r` counts

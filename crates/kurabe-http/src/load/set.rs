@@ -361,7 +361,6 @@ fn build_index(
     );
     static LAST: std::sync::Mutex<Option<(Key, std::sync::Arc<index::Index>)>> =
         std::sync::Mutex::new(None);
-    let file = open_targets(path)?;
     let meta = std::fs::metadata(path)
         .ok()
         .filter(|_| path != Path::new("-"));
@@ -377,7 +376,7 @@ fn build_index(
     if let Some((_, ix)) = last.as_ref().filter(|(k, _)| *k == key) {
         return Ok(std::sync::Arc::clone(ix));
     }
-    let ix = super::scan::scan(file, format).map_err(|err| {
+    let ix = scan_targets(path, format)?.map_err(|err| {
         SpecError::Invalid(format!("cannot read the targets file {source}: {err}"))
     })?;
     let ix = std::sync::Arc::new(ix);
@@ -385,19 +384,32 @@ fn build_index(
     Ok(ix)
 }
 
+/// The fast scan of the targets file at `path` (standard input's spool
+/// in one pass, a file in pieces on the CPUs).
+fn scan_targets(path: &Path, format: Format) -> Result<std::io::Result<index::Index>, SpecError> {
+    if let Some(r) = stdin_spool(path) {
+        return Ok(super::scan::scan(r, format));
+    }
+    Ok(super::scan::scan_file(&open_file(path)?, format))
+}
+
 /// A streamed set's file (or standard input's spool) from its start.
 fn open_targets(path: &Path) -> Result<Box<dyn std::io::Read + Send>, SpecError> {
     if let Some(r) = stdin_spool(path) {
         return Ok(Box::new(r));
     }
-    let file = std::fs::File::open(path).map_err(|source| SpecError::File {
+    Ok(Box::new(open_file(path)?))
+}
+
+/// The targets file at `path`, open.
+fn open_file(path: &Path) -> Result<std::fs::File, SpecError> {
+    std::fs::File::open(path).map_err(|source| SpecError::File {
         what: format!(
             "cannot read the targets file '{}': check the path",
             path.display()
         ),
         source,
-    })?;
-    Ok(Box::new(file))
+    })
 }
 
 /// A streamed set's first targets (about [`FIRST_BYTES`] of them), read,
