@@ -7,7 +7,8 @@
 //! `random` orders the file is indexed, not held: draws hit each name in
 //! proportion to its weight, the same `--seed` sends the same requests,
 //! peak RSS stays as bounded, and a bad line deep in the file ends the
-//! run when a draw reaches it.
+//! run when a draw reaches it. Over HTTP/2 the same: streamed in file
+//! order (through nginx's GOAWAYs) and drawn from the index.
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Read, Write};
@@ -16,7 +17,7 @@ use std::process::Stdio;
 
 use kurabe_model::http::HttpReport;
 
-use crate::targets::{logged, nginx};
+use crate::targets::{logged, nginx, nginx_with};
 use crate::util::kurabe;
 
 const TARGETS: usize = 15_000;
@@ -266,6 +267,72 @@ fn a_large_set_is_drawn_from_its_index_by_weight_and_seed() {
     assert!(
         sent > 0 && sent < 60000,
         "{sent} requests before the bad line"
+    );
+}
+
+#[test]
+fn a_large_set_streams_over_http2_file_order_and_drawn() {
+    let dir = tempfile::tempdir().unwrap();
+    // Connections closed every 1000 requests (nginx's default; the others' is higher).
+    let Some(ng) = nginx_with(dir.path(), "keepalive_requests 1000;") else {
+        return;
+    };
+    let h2c = ng.ports()[1];
+    let file = dir.path().join("big.txt");
+    let targets = 6000;
+    let size = write_set(&file, h2c, None, targets);
+    assert!(size > 16 << 20, "{size}");
+    let path = file.display().to_string();
+    let h2 = ["--http2", "--streams", "8", "-c", "2", "--format", "json"];
+
+    // Once through in file order: every target exactly once, over
+    // connections nginx closes every 1000 requests (GOAWAY: the streams it
+    // refused are sent again from their chunks).
+    let (code, out, err, rss) = run_measured(&[&h2[..], &["--targets", &path]].concat());
+    assert_eq!(code, 0, "{err}");
+    let r: HttpReport = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (targets as u64, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.protocol, "h2c");
+    assert!(r.http2.as_ref().unwrap().goaways >= 4, "{:?}", r.http2);
+    let log = logged(dir.path(), &ng, targets as u64);
+    let log: BTreeMap<_, _> = log.into_iter().filter(|(k, _)| k.contains("?i=")).collect();
+    assert_eq!(log.len(), targets, "every target arrived");
+    assert!(log.keys().all(|k| k.ends_with(" HTTP/2.0")), "{log:?}");
+    assert!(log.values().all(|&n| n == 1), "each exactly once");
+    let url = format!("http://127.0.0.1:{h2c}/a.html");
+    let (code, _, err, alone) = run_measured(&[&h2[..], &["-n", "100", &url]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        rss < alone + size / 5,
+        "peak RSS {rss} bytes for a {size}-byte set over HTTP/2 (one URL: {alone}): not streamed"
+    );
+    eprintln!("streamed over HTTP/2: {size} bytes, peak RSS {rss} bytes (one URL {alone})");
+
+    // Drawn by weight from the index: each name's share its weight's.
+    let args = ["--targets", &path, "--order", "weighted", "--seed", "3"];
+    let (code, out, err, _) = run_measured(&[&h2[..], &args[..], &["-n", "4000"]].concat());
+    assert_eq!(code, 0, "{err}");
+    let r: HttpReport = serde_json::from_str(&out).unwrap();
+    assert_eq!((r.complete_requests, r.failed_requests), (4000, 0));
+    for q in &r.requests {
+        let k: f64 = q.name[1..].parse().unwrap();
+        let share = q.complete_requests as f64 / 4000.0;
+        assert!(
+            (share - (k + 1.0) / 10.0).abs() < 0.04,
+            "{}: {share}",
+            q.name
+        );
+    }
+    let drawn = since(logged(dir.path(), &ng, targets as u64 + 4100), &log);
+    assert!(
+        drawn.len() > 2000,
+        "drawn from the whole file: {}",
+        drawn.len()
     );
 }
 

@@ -18,6 +18,11 @@ use crate::util::kurabe;
 /// nginx serving `www/` (a.html, b.html, c.html) in `dir`; HTTP/1.1 on the
 /// first port, h2c on the second.
 pub(crate) fn nginx(dir: &Path) -> Option<Nginx> {
+    nginx_with(dir, "")
+}
+
+/// [`nginx`] with more directives in its `server` block.
+pub(crate) fn nginx_with(dir: &Path, directives: &str) -> Option<Nginx> {
     let www = dir.join("www");
     std::fs::create_dir_all(&www).unwrap();
     for (f, body) in [("a.html", "a"), ("b.html", "bb"), ("c.html", "ccc")] {
@@ -33,7 +38,7 @@ pub(crate) fn nginx(dir: &Path) -> Option<Nginx> {
             params: "http2",
         },
     ];
-    let server = format!("root {};", www.display());
+    let server = format!("root {}; {directives}", www.display());
     Nginx::start(dir, 1, &listens, &server)
 }
 

@@ -379,6 +379,12 @@ impl<'a> Core<'a> {
         Some(((*i - 1) as u32, chunk.spans[*i - 1].tag))
     }
 
+    /// The chunk of a streamed set the request picked last is in (its
+    /// slot's `target` is its place there).
+    pub fn streamed_chunk(&self) -> Option<&Arc<Chunk>> {
+        self.cursor.as_ref().map(|(chunk, _)| chunk)
+    }
+
     /// The request picked last from a streamed set: its bytes and span.
     pub fn streamed(&self) -> Option<(&[u8], &Span)> {
         let (chunk, i) = self.cursor.as_ref()?;

@@ -650,7 +650,10 @@ fn start_feed(cfg: &LoadConfig, keeps: (bool, bool)) -> Result<Option<feed::Feed
         once: cfg.stop == StopCondition::Requests(set::STREAM_ONCE),
         keeps,
         source: set.source.clone(),
-        render: Box::new(move |t, bytes| set_span(&render_cfg, t, bytes)),
+        render: match cfg.http2 {
+            true => Box::new(move |t, bytes| h2::render(&render_cfg, t, bytes)),
+            false => Box::new(move |t, bytes| set_span(&render_cfg, t, bytes)),
+        },
     })
     .map(Some)
     .map_err(|e| LoadError::Config(format!("cannot start the targets file's reader: {e}")))

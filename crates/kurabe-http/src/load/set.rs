@@ -293,14 +293,14 @@ pub(crate) const STREAM_BYTES: u64 = 16 << 20;
 const FIRST_BYTES: usize = 256 * 1024;
 
 /// The file of `spec`'s set if it is streamed: a regular file larger than
-/// [`STREAM_BYTES`], over HTTP/1.1.
+/// [`STREAM_BYTES`] (or standard input's spool).
 fn streamed_file(spec: &LoadSpec) -> Option<&Path> {
     let path = spec.targets.as_deref()?;
     let big = match stdin_spool(path) {
         Some(_) => true,
         None => std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > STREAM_BYTES),
     };
-    (spec.targets_text.is_none() && !spec.http2 && big).then_some(path)
+    (spec.targets_text.is_none() && big).then_some(path)
 }
 
 /// Standard input's spool (`super::spool`) when `path` is `-` and it

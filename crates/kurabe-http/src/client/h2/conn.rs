@@ -14,7 +14,8 @@
 //! (every field, decoded in full) and of its body's first bytes, bounded.
 
 use super::frame::{self, Head};
-use super::hpack::{self, FullDecoder, RequestBlocks, ResponseDecoder};
+use super::hpack::{self, FullDecoder, ResponseDecoder};
+use super::{Blocks, Req, Setup};
 use crate::client::framer::Keep;
 use crate::client::slot::Slot;
 use crate::client::stats::FailKind;
@@ -48,6 +49,8 @@ pub(crate) enum StreamState {
 pub(crate) struct Stream {
     pub id: u32,
     pub slot: Slot,
+    /// Where its request's bytes are.
+    pub req: Req,
     pub state: StreamState,
     /// Final `:status` (0 until the response head arrives).
     pub status: u16,
@@ -221,16 +224,21 @@ impl Proto {
     }
 
     /// Open a stream for `slot`: queue its HEADERS (and END_STREAM without a body).
-    pub fn open(&mut self, slot: Slot, blocks: &RequestBlocks, has_body: bool) {
+    pub fn open(&mut self, slot: Slot, req: Req, setup: &Setup) {
         let id = self.next_id;
         self.next_id += 2;
-        let (prefix, block) = self.next_block(blocks);
-        let flags = if has_body { 0 } else { frame::END_STREAM };
+        let (prefix, block) = self.next_block(setup.blocks(slot.target, &req));
+        let flags = if setup.body(slot.target, &req).is_empty() {
+            frame::END_STREAM
+        } else {
+            0
+        };
         self.headers(id, flags, prefix, block);
         let kept = self.keep_body.map(|limit| self.fresh_keep(limit));
         self.streams.push(Stream {
             id,
             slot,
+            req,
             state: StreamState::Open,
             status: 0,
             body: 0,
@@ -263,18 +271,18 @@ impl Proto {
 
     /// The header block for the next request (and what must precede it),
     /// by what the server's dynamic table holds of ours.
-    fn next_block<'b>(&mut self, blocks: &'b RequestBlocks) -> (&'static [u8], &'b [u8]) {
+    fn next_block<'b>(&mut self, blocks: Blocks<'b>) -> (&'static [u8], &'b [u8]) {
         match self.table {
             Table::Fresh => {
                 self.table = Table::Indexed;
-                (&[], &blocks.first)
+                (&[], blocks.first)
             }
-            Table::Indexed => (&[], &blocks.repeat),
+            Table::Indexed => (&[], blocks.repeat),
             Table::ResetDue => {
                 self.table = Table::Plain;
-                (&[hpack::TABLE_RESET], &blocks.plain)
+                (&[hpack::TABLE_RESET], blocks.plain)
             }
-            Table::Plain => (&[], &blocks.plain),
+            Table::Plain => (&[], blocks.plain),
         }
     }
 
@@ -317,16 +325,20 @@ impl Proto {
 
     /// Queue request body DATA as far as the windows allow; true when some
     /// stream still has body bytes it could not send.
-    /// `bodies` are the run's, by target.
-    pub fn pump_bodies(&mut self, bodies: &[Vec<u8>]) -> bool {
+    /// Bodies are `setup`'s, or in a streamed set's chunks.
+    pub fn pump_bodies(&mut self, setup: &Setup) -> bool {
         let mut blocked = false;
         let mut queued = 0;
         for i in 0..self.streams.len() {
             let s = &self.streams[i];
-            let body = &bodies[s.slot.target as usize];
-            if s.state != StreamState::Open || s.body_sent >= body.len() {
+            if s.state != StreamState::Open
+                || s.body_sent >= setup.body(s.slot.target, &s.req).len()
+            {
                 continue;
             }
+            // A handle of its own (a chunk's is shared): the frames below change the stream.
+            let (target, req) = (s.slot.target, s.req.clone());
+            let body = setup.body(target, &req);
             while self.streams[i].body_sent < body.len() && queued < BODY_BATCH {
                 match self.body_frame(i, body) {
                     0 => break,

@@ -83,6 +83,7 @@ const CONNECTION_SPECIFIC: [&str; 6] = [
 
 /// The request's header list in HTTP/2 form: pseudo-headers first, names in
 /// lower case, connection-specific headers dropped.
+#[cfg(test)]
 pub(crate) fn header_list(
     method: &str,
     scheme: &str,
@@ -90,26 +91,38 @@ pub(crate) fn header_list(
     path: &str,
     headers: &[(String, String)],
 ) -> Vec<(String, String)> {
-    let user_host = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("host"))
-        .map(|(_, v)| v.clone());
-    let mut list = vec![
-        (":method".to_owned(), method.to_owned()),
-        (":scheme".to_owned(), scheme.to_owned()),
-        (
-            ":authority".to_owned(),
-            user_host.unwrap_or_else(|| authority.to_owned()),
-        ),
-        (":path".to_owned(), path.to_owned()),
-    ];
+    let mut list = Vec::with_capacity(headers.len() + 4);
+    let given = headers.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    each_field([method, scheme, authority, path], given, |k, v| {
+        list.push((k.to_ascii_lowercase(), v.to_owned()));
+    });
+    list
+}
+
+/// [`header_list`] field by field, without building it: `f` gets each
+/// name as given (HTTP/2 wants it in lower case). `pseudo`: method,
+/// scheme, authority (unless `headers` has a `host`), path.
+pub(crate) fn each_field<'h>(
+    pseudo: [&str; 4],
+    headers: impl Iterator<Item = (&'h str, &'h str)> + Clone,
+    mut f: impl FnMut(&str, &str),
+) {
+    let [method, scheme, authority, path] = pseudo;
+    let host = headers
+        .clone()
+        .find(|(k, _)| k.eq_ignore_ascii_case("host"));
+    f(":method", method);
+    f(":scheme", scheme);
+    f(":authority", host.map_or(authority, |(_, v)| v));
+    f(":path", path);
     for (k, v) in headers {
-        let k = k.to_ascii_lowercase();
-        if !CONNECTION_SPECIFIC.contains(&k.as_str()) {
-            list.push((k, v.clone()));
+        if !CONNECTION_SPECIFIC
+            .iter()
+            .any(|c| k.eq_ignore_ascii_case(c))
+        {
+            f(k, v);
         }
     }
-    list
 }
 
 /// Static-table index of a header that matches an entry exactly.
@@ -137,6 +150,24 @@ fn literal_field(out: &mut Vec<u8>, kind: u8, k: &str, v: &str) {
     string(out, v);
 }
 
+/// Append `list`'s block in literals without indexing (the plain form).
+pub(crate) fn encode_plain(list: &[(String, String)], out: &mut Vec<u8>) {
+    for (k, v) in list {
+        plain_field(out, k, v);
+    }
+}
+
+/// Append one field of a plain block, its name put in lower case.
+pub(crate) fn plain_field(out: &mut Vec<u8>, name: &str, value: &str) {
+    if let Some(i) = static_index(name, value) {
+        return encode_integer_into(i, 7, 0x80, out);
+    }
+    out.push(0x00);
+    encode_integer_into(name.len(), 7, 0, out);
+    out.extend(name.bytes().map(|b| b.to_ascii_lowercase()));
+    string(out, value);
+}
+
 /// Encode `list` in the three forms.
 pub(crate) fn encode(list: &[(String, String)]) -> RequestBlocks {
     let mut b = RequestBlocks::default();
@@ -145,17 +176,17 @@ pub(crate) fn encode(list: &[(String, String)]) -> RequestBlocks {
         .filter(|(k, v)| static_index(k, v).is_none())
         .collect();
     b.table_need = dynamic.iter().map(|(k, v)| k.len() + v.len() + 32).sum();
+    encode_plain(list, &mut b.plain);
     let mut inserted = 0;
     for (k, v) in list {
         if let Some(i) = static_index(k, v) {
-            for out in [&mut b.first, &mut b.repeat, &mut b.plain] {
+            for out in [&mut b.first, &mut b.repeat] {
                 encode_integer_into(i, 7, 0x80, out);
             }
             continue;
         }
-        // Literal with incremental indexing, new name; and without indexing.
+        // Literal with incremental indexing, new name.
         literal_field(&mut b.first, 0x40, k, v);
-        literal_field(&mut b.plain, 0x00, k, v);
         // The newest entry has index 62: the i-th of n inserted is 62 + n - 1 - i.
         encode_integer_into(62 + dynamic.len() - 1 - inserted, 7, 0x80, &mut b.repeat);
         inserted += 1;
@@ -661,6 +692,23 @@ mod tests {
         let mut reset = vec![TABLE_RESET];
         reset.extend_from_slice(&b.plain);
         assert_eq!(decode_all(&mut server, &reset), l);
+    }
+
+    #[test]
+    fn fields_written_one_by_one_are_the_plain_block_of_the_list() {
+        let l = list();
+        let mut one_by_one = Vec::new();
+        let headers = [
+            ("Host", "example:1"),
+            ("Connection", "close"),
+            ("User-Agent", "kurabe"),
+            ("X-A", "1"),
+        ];
+        each_field(["GET", "http", "h:2", "/p"], headers.into_iter(), |k, v| {
+            plain_field(&mut one_by_one, k, v);
+        });
+        assert_eq!(one_by_one, encode(&l).plain);
+        assert_eq!(decode_all(&mut Decoder::default(), &one_by_one), l);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use super::conn::{Proto, StreamState, STREAM_WINDOW};
 use super::frame::{self, Head};
 use super::hpack;
+use super::{Req, Setup};
 use crate::client::slot::Slot;
 use crate::client::stats::FailKind;
 
@@ -18,8 +19,21 @@ fn slot() -> Slot {
     }
 }
 
-fn blocks() -> hpack::RequestBlocks {
-    hpack::encode(&hpack::header_list("GET", "http", "h", "/", &[]))
+/// The run's one request, with `body` (empty: none).
+fn setup(body: &[u8]) -> Setup {
+    Setup {
+        blocks: vec![hpack::encode(&hpack::header_list(
+            "GET",
+            "http",
+            "h",
+            "/",
+            &[],
+        ))],
+        bodies: vec![body.to_vec()],
+        any_body: !body.is_empty(),
+        table_need: 0,
+        streams: 1,
+    }
 }
 
 /// A started connection with `n` streams open (ids 1, 3, 5 …) and the server's SETTINGS read.
@@ -32,7 +46,7 @@ fn keeping(n: usize, has_body: bool, keep_body: Option<usize>) -> Proto {
     let mut p = Proto::keeping(keep_body);
     p.start();
     for _ in 0..n {
-        p.open(slot(), &blocks(), has_body);
+        p.open(slot(), Req::Held, &setup(if has_body { b"x" } else { b"" }));
     }
     let mut settings = Vec::new();
     frame::settings(&mut settings, &[]);
@@ -157,20 +171,17 @@ fn rst_stream_keeps_its_code() {
 fn request_bodies_wait_for_window_updates() {
     let mut p = Proto::default();
     p.start();
-    p.open(slot(), &blocks(), true);
+    let run = setup(&[1u8; 25]);
+    p.open(slot(), Req::Held, &run);
     let mut settings = Vec::new();
     frame::settings(&mut settings, &[(frame::SETTINGS_INITIAL_WINDOW_SIZE, 10)]);
     p.input(&settings, 1, false).unwrap();
-    let body = vec![1u8; 25];
-    assert!(
-        p.pump_bodies(std::slice::from_ref(&body)),
-        "blocked after 10 bytes"
-    );
+    assert!(p.pump_bodies(&run), "blocked after 10 bytes");
     assert_eq!(p.streams[0].body_sent, 10);
     let mut wu = Vec::new();
     frame::window_update(&mut wu, 1, 100);
     p.input(&wu, 1, false).unwrap();
-    assert!(!p.pump_bodies(std::slice::from_ref(&body)));
+    assert!(!p.pump_bodies(&run));
     assert_eq!(p.streams[0].body_sent, 25);
 }
 
@@ -209,4 +220,42 @@ fn what_is_not_http2_fails_the_connection_with_a_reason() {
         )
         .unwrap_err();
     assert!(e.why.contains("ENABLE_PUSH=0"), "{}", e.why);
+}
+
+#[test]
+fn a_streamed_target_is_sent_from_its_chunk_block_then_body() {
+    use crate::client::feed::Chunk;
+    use crate::client::set::Span;
+    let list = hpack::header_list("POST", "http", "h", "/p?i=7", &[]);
+    let mut bytes = b"earlier target".to_vec();
+    let off = bytes.len();
+    hpack::encode_plain(&list, &mut bytes);
+    let len = bytes.len() - off;
+    bytes.extend_from_slice(b"the body");
+    let span = Span {
+        off,
+        len,
+        body_len: 8,
+        head: false,
+        tag: Default::default(),
+    };
+    let chunk = std::sync::Arc::new(Chunk {
+        bytes: bytes.clone(),
+        spans: vec![span, span],
+        labels: Default::default(),
+    });
+    // The run's own request is another: the stream's comes from the chunk.
+    let run = setup(b"");
+    let mut p = proto(0, false);
+    let mut s = slot();
+    s.target = 1;
+    p.open(s, Req::Streamed(chunk, 1), &run);
+    let h = Head::parse(&p.out);
+    assert_eq!((h.kind, h.flags), (frame::HEADERS, frame::END_HEADERS));
+    assert_eq!(&p.out[9..], &bytes[off..off + len], "the chunk's block");
+    p.out.clear();
+    assert!(!p.pump_bodies(&run));
+    let h = Head::parse(&p.out);
+    assert_eq!((h.kind, h.flags), (frame::DATA, frame::END_STREAM));
+    assert_eq!(&p.out[9..], b"the body");
 }

@@ -15,12 +15,14 @@
 use std::collections::VecDeque;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
+use std::sync::Arc;
 use std::time::Duration;
 
 use socket2::Socket;
 
 use super::conn::{ConnError, Proto, StreamState};
 use super::frame;
+use super::Req;
 use crate::client::core::{self as shared_core, Core, Protocol};
 use crate::client::gnuplot::GnuplotWriter;
 use crate::client::record::Answer;
@@ -103,7 +105,7 @@ pub(crate) struct Worker<'a> {
     events: Vec<libc::epoll_event>,
     conns: Vec<Conn>,
     /// Requests to send again (refused by a GOAWAY), before any new one.
-    pending: VecDeque<Slot>,
+    pending: VecDeque<(Slot, Req)>,
     /// Open model: connections that may take a stream now.
     free: Vec<u32>,
     /// The one read buffer of the worker: a connection's tail, then what
@@ -145,19 +147,29 @@ impl<'a> Worker<'a> {
     // ----- requests --------------------------------------------------------
 
     /// A request to send: one refused earlier, else a new one from the budget.
-    fn claim(&mut self) -> Option<Slot> {
+    fn claim(&mut self) -> Option<(Slot, Req)> {
         if self.core.draining {
             return None;
         }
-        if let Some(mut s) = self.pending.pop_front() {
+        if let Some((mut s, req)) = self.pending.pop_front() {
             s.start = self.core.now;
             s.sent = 0;
-            return Some(s);
+            return Some((s, req));
         }
         if self.core.schedule.is_some() {
             return None;
         }
-        self.core.claim()
+        let slot = self.core.claim()?;
+        Some((slot, self.req(&slot)))
+    }
+
+    /// Where the request just picked for `slot` is: a streamed set's
+    /// is in the chunk it was picked from.
+    fn req(&self, slot: &Slot) -> Req {
+        match self.core.streamed_chunk() {
+            Some(chunk) => Req::Streamed(Arc::clone(chunk), slot.target),
+            None => Req::Held,
+        }
     }
 
     /// Closed model: (re)connect connections that have work.
@@ -169,8 +181,8 @@ impl<'a> Worker<'a> {
                 self.make_free(ci);
                 continue;
             }
-            if let Some(slot) = self.claim() {
-                self.connect_with(ci, slot);
+            if let Some((slot, req)) = self.claim() {
+                self.connect_with(ci, slot, req);
             }
         }
         self.core.restarting.clear();
@@ -178,10 +190,10 @@ impl<'a> Worker<'a> {
 
     /// Connect `ci` and open `slot` on it (and more, closed model); a connect
     /// that fails at once fails `slot` too, so a dead address cannot loop.
-    fn connect_with(&mut self, ci: usize, slot: Slot) {
+    fn connect_with(&mut self, ci: usize, slot: Slot, req: Req) {
         match self.connect(ci) {
             Ok(()) => {
-                self.open_stream(ci, slot);
+                self.open_stream(ci, slot, req);
                 self.after_input(ci);
             }
             Err(kind) if slot.measured => self.core.fail_slot(&slot, kind),
@@ -189,11 +201,9 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn open_stream(&mut self, ci: usize, slot: Slot) {
-        let t = slot.target as usize;
+    fn open_stream(&mut self, ci: usize, slot: Slot, req: Req) {
         let c = &mut self.conns[ci];
-        c.proto
-            .open(slot, &self.h2.blocks[t], !self.h2.bodies[t].is_empty());
+        c.proto.open(slot, req, self.h2);
         c.unsent += 1;
     }
 
@@ -207,7 +217,7 @@ impl<'a> Worker<'a> {
             && self.conns[ci].proto.capacity(self.h2.streams) > 0
         {
             match self.claim() {
-                Some(slot) => self.open_stream(ci, slot),
+                Some((slot, req)) => self.open_stream(ci, slot, req),
                 None => break,
             }
         }
@@ -222,25 +232,26 @@ impl<'a> Worker<'a> {
             let Some(ci) = self.pop_free() else {
                 return;
             };
-            let Some(slot) = self.next_slot(until) else {
+            let Some((slot, req)) = self.next_slot(until) else {
                 return;
             };
             if self.conns[ci].state == State::Closed {
-                self.connect_with(ci, slot);
+                self.connect_with(ci, slot, req);
             } else {
-                self.open_stream(ci, slot);
+                self.open_stream(ci, slot, req);
                 self.after_input(ci);
             }
         }
     }
 
     /// Open model: a refused request to resend, else the next due by `until`.
-    fn next_slot(&mut self, until: u64) -> Option<Slot> {
-        if let Some(mut s) = self.pending.pop_front() {
+    fn next_slot(&mut self, until: u64) -> Option<(Slot, Req)> {
+        if let Some((mut s, req)) = self.pending.pop_front() {
             s.start = self.core.now;
-            return Some(s);
+            return Some((s, req));
         }
-        self.core.pop_due(until)
+        let slot = self.core.pop_due(until)?;
+        Some((slot, self.req(&slot)))
     }
 
     fn pop_free(&mut self) -> Option<usize> {
@@ -372,7 +383,7 @@ impl<'a> Worker<'a> {
             if c.state != State::Open || !self.h2.any_body || !c.proto.out.is_empty() {
                 return;
             }
-            c.proto.pump_bodies(&self.h2.bodies);
+            c.proto.pump_bodies(self.h2);
             if c.proto.out.is_empty() {
                 return;
             }
@@ -389,7 +400,7 @@ impl<'a> Worker<'a> {
         c.unsent = 0;
         let now = self.core.now;
         for s in &mut c.proto.streams {
-            let body_len = self.h2.bodies[s.slot.target as usize].len();
+            let body_len = self.h2.body(s.slot.target, &s.req).len();
             if s.slot.sent != 0 || s.body_sent < body_len {
                 if s.slot.sent == 0 {
                     c.unsent += 1;
@@ -521,7 +532,7 @@ impl<'a> Worker<'a> {
         self.refill(ci);
         let c = &mut self.conns[ci];
         if self.h2.any_body {
-            c.proto.pump_bodies(&self.h2.bodies);
+            c.proto.pump_bodies(self.h2);
         }
         if c.proto.exhausted() && c.proto.streams.is_empty() && c.state == State::Open {
             self.flush(ci);
@@ -546,7 +557,7 @@ impl<'a> Worker<'a> {
             match state {
                 StreamState::Done => self.complete(ci, s),
                 StreamState::Reset(code) => self.on_reset(s.id, &s.slot, code),
-                _ => self.refused(ci, s.slot),
+                _ => self.refused(ci, s.slot, s.req),
             }
         }
     }
@@ -587,9 +598,9 @@ impl<'a> Worker<'a> {
     /// A stream the server's GOAWAY says it never processed: send it again on
     /// another connection, unless this connection answered nothing at all
     /// (then a server that refuses everything could loop us forever).
-    fn refused(&mut self, ci: usize, slot: Slot) {
+    fn refused(&mut self, ci: usize, slot: Slot, req: Req) {
         if self.conns[ci].proto.served > 0 {
-            self.pending.push_back(slot);
+            self.pending.push_back((slot, req));
             return;
         }
         if slot.measured && !self.core.draining {
@@ -713,7 +724,7 @@ impl<'a> Worker<'a> {
         let t = Duration::from_nanos(self.core.sh.timeout_ns);
         let p = &mut self.conns[ci].proto;
         let s = p.streams.swap_remove(i);
-        let stalled = s.body_sent < self.h2.bodies[s.slot.target as usize].len();
+        let stalled = s.body_sent < self.h2.body(s.slot.target, &s.req).len();
         let (sw, cw) = (s.send_window, p.windows(s.id).1);
         p.cancel(s.id);
         if !s.slot.measured {
