@@ -10,11 +10,13 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use super::{
-    Bound, Plan, Ready, SystemWorkload, Variant, WatchWorkload, Workload, WorkloadKind,
-    KURABE_PLACEHOLDER, MAX_RUNS, MAX_VARIANTS, PORT_PLACEHOLDER, WORKTREE_PLACEHOLDER,
+    Bound, Check, CommandWorkload, Limits, Plan, Ready, ResolvedVariant, SystemWorkload, Threshold,
+    Variant, WatchWorkload, Workload, WorkloadKind, KURABE_PLACEHOLDER, MAX_RUNS, MAX_VARIANTS,
+    PORT_PLACEHOLDER, WORKTREE_PLACEHOLDER,
 };
+use crate::capacity::FindRate;
 use crate::load::LoadSpec;
-use crate::stats::metric;
+use crate::stats::{metric, Metric};
 
 /// One segment of a field path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -132,6 +134,7 @@ fn http2_fields(h: &LoadSpec, p: &dyn Fn(&str) -> String, c: &mut Collector) {
     }
 }
 
+/// The plan's own fields: a name, at least one round, and noise bands.
 fn top_level(plan: &Plan, c: &mut Collector) {
     if plan.name.trim().is_empty() {
         c.at("name", "must not be empty: name the experiment");
@@ -142,32 +145,33 @@ fn top_level(plan: &Plan, c: &mut Collector) {
             "must be at least 1 (3 or more give a confidence interval)",
         );
     }
+    noise_bands(plan, c);
+}
+
+/// `noise_band` and each of `noise_bands`: a fraction between 0 and 1, and
+/// for a metric that exists.
+fn noise_bands(plan: &Plan, c: &mut Collector) {
     if let Some(band) = plan.noise_band {
         if !(band.0 > 0.0 && band.0 < 1.0) {
-            c.at(
-                "noise_band",
-                format!(
-                    "expected a fraction between 0 and 1 like 0.02 or \"2%\", got {}",
-                    band.0
-                ),
-            );
+            c.at("noise_band", not_a_fraction(band.0));
         }
     }
     for (name, band) in &plan.noise_bands {
         if metric::lookup(name).is_none() {
             c.at(&format!("noise_bands.{name}"), unknown_metric(name));
         } else if !(band.0 > 0.0 && band.0 < 1.0) {
-            c.at(
-                &format!("noise_bands.{name}"),
-                format!(
-                    "expected a fraction between 0 and 1 like 0.02 or \"2%\", got {}",
-                    band.0
-                ),
-            );
+            c.at(&format!("noise_bands.{name}"), not_a_fraction(band.0));
         }
     }
 }
 
+/// What to write instead of a noise band that is no fraction.
+fn not_a_fraction(got: f64) -> String {
+    format!("expected a fraction between 0 and 1 like 0.02 or \"2%\", got {got}")
+}
+
+/// `[target]`: a command to start, known placeholders, a startup timeout
+/// and a way to know it is ready.
 fn target(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     let Some(t) = &plan.target else { return };
     if t.command.is_empty() {
@@ -186,14 +190,21 @@ fn target(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             "must be longer than 0s, e.g. \"30s\"",
         );
     }
-    match &t.ready {
-        Some(Ready::Url(url)) => {
+    if let Some(r) = &t.ready {
+        ready(r, known, c);
+    }
+}
+
+/// `target.ready`: a URL on this machine to poll, or a log line to wait for.
+fn ready(ready: &Ready, known: &BTreeSet<String>, c: &mut Collector) {
+    match ready {
+        Ready::Url(url) => {
             if let Err(e) = ready_url(url) {
                 c.at("target.ready", e);
             }
             placeholders_in(&[url], known, "target.ready", c);
         }
-        Some(Ready::Log(line)) if line.is_empty() => {
+        Ready::Log(line) if line.is_empty() => {
             c.at("target.ready", "the log line to wait for must not be empty");
         }
         _ => {}
@@ -274,6 +285,8 @@ fn size(plan: &Plan, c: &mut Collector) -> bool {
     true
 }
 
+/// The variants: at least one, each sound, unique names and a baseline
+/// that exists.
 fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     if plan.variants.is_empty() && plan.matrix.is_empty() {
         c.at(
@@ -281,33 +294,13 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             "a plan needs at least one [[variant]] (or a [matrix]) to run",
         );
     }
-    let has_kind = |f: fn(&WorkloadKind) -> bool| plan.workloads.iter().any(|w| f(&w.kind));
-    let applies = Applies {
-        target: plan.target.is_some(),
-        command_workload: has_kind(|k| matches!(k, WorkloadKind::Command(_))),
-        // `system` workloads' test processes run in a cgroup with the limits.
-        system_workload: has_kind(|k| matches!(k, WorkloadKind::System(_))),
-    };
+    let applies = Applies::of(plan);
     for (i, v) in plan.variants.iter().enumerate() {
         variant(i, v, known, applies, c);
     }
     same_vars(plan, c);
     let resolved = plan.resolved_variants();
-    let mut seen = HashSet::new();
-    for r in &resolved {
-        let path = match r.source {
-            Some(i) => format!("variant[{i}].name"),
-            None => "matrix".to_owned(),
-        };
-        if !seen.insert(r.name.as_str()) {
-            let hint = if plan.matrix.is_empty() {
-                ""
-            } else {
-                " (after matrix expansion; put `{key}` in the name)"
-            };
-            c.at(&path, format!("duplicate variant name `{}`{hint}", r.name));
-        }
-    }
+    unique_names(plan, &resolved, c);
     if let Some(b) = &plan.baseline {
         if !resolved.iter().any(|r| &r.name == b) {
             let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
@@ -322,12 +315,44 @@ fn variants(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     }
 }
 
+/// No two variants share a name once the matrix is expanded.
+fn unique_names(plan: &Plan, resolved: &[ResolvedVariant], c: &mut Collector) {
+    let mut seen = HashSet::new();
+    for r in resolved {
+        let path = match r.source {
+            Some(i) => format!("variant[{i}].name"),
+            None => "matrix".to_owned(),
+        };
+        if !seen.insert(r.name.as_str()) {
+            let hint = if plan.matrix.is_empty() {
+                ""
+            } else {
+                " (after matrix expansion; put `{key}` in the name)"
+            };
+            c.at(&path, format!("duplicate variant name `{}`{hint}", r.name));
+        }
+    }
+}
+
 /// What a variant's `command` and `limits` can apply to.
 #[derive(Clone, Copy)]
 struct Applies {
     target: bool,
     command_workload: bool,
     system_workload: bool,
+}
+
+impl Applies {
+    /// What the plan has for variants to apply to.
+    fn of(plan: &Plan) -> Applies {
+        let has_kind = |f: fn(&WorkloadKind) -> bool| plan.workloads.iter().any(|w| f(&w.kind));
+        Applies {
+            target: plan.target.is_some(),
+            command_workload: has_kind(|k| matches!(k, WorkloadKind::Command(_))),
+            // `system` workloads' test processes run in a cgroup with the limits.
+            system_workload: has_kind(|k| matches!(k, WorkloadKind::System(_))),
+        }
+    }
 }
 
 /// Every variant sets the same `vars` keys, so no placeholder is left
@@ -355,8 +380,27 @@ fn same_vars(plan: &Plan, c: &mut Collector) {
     }
 }
 
+/// One `[[variant]]`: its own fields, what they apply to, and its limits.
 fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, applies: Applies, c: &mut Collector) {
     let p = |field: &str| format!("variant[{i}].{field}");
+    variant_texts(v, known, &p, c);
+    if let Some(url) = &v.url {
+        variant_url(url, applies, known, &p, c);
+    }
+    variant_applies(v, applies, &p, c);
+    if let Some(l) = &v.limits {
+        limits(l, &p, c);
+    }
+}
+
+/// A variant's name, args, env and command: not empty where that matters,
+/// and only known placeholders.
+fn variant_texts(
+    v: &Variant,
+    known: &BTreeSet<String>,
+    p: &dyn Fn(&str) -> String,
+    c: &mut Collector,
+) {
     if v.name.trim().is_empty() {
         c.at(&p("name"), "must not be empty");
     }
@@ -373,17 +417,31 @@ fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, applies: Applies, c:
         }
         placeholders_in(&cmd.parts(), known, &p("command"), c);
     }
-    if let Some(url) = &v.url {
-        if applies.target {
-            c.at(
-                &p("url"),
-                "names an existing server, but the plan starts a [target]; remove one of them",
-            );
-        } else if let Err(e) = http_url(url) {
-            c.at(&p("url"), e);
-        }
-        placeholders_in(&[url], known, &p("url"), c);
+}
+
+/// A variant's `url`: an http(s) URL, and only where the plan starts no
+/// [target].
+fn variant_url(
+    url: &str,
+    applies: Applies,
+    known: &BTreeSet<String>,
+    p: &dyn Fn(&str) -> String,
+    c: &mut Collector,
+) {
+    if applies.target {
+        c.at(
+            &p("url"),
+            "names an existing server, but the plan starts a [target]; remove one of them",
+        );
+    } else if let Err(e) = http_url(url) {
+        c.at(&p("url"), e);
     }
+    placeholders_in(&[url], known, &p("url"), c);
+}
+
+/// A variant's `args`, `command` and `limits` have something in the plan
+/// to apply to.
+fn variant_applies(v: &Variant, applies: Applies, p: &dyn Fn(&str) -> String, c: &mut Collector) {
     let to_commands = !applies.target && applies.command_workload;
     if !applies.target && !v.args.is_empty() {
         c.at(
@@ -403,7 +461,11 @@ fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, applies: Applies, c:
             "applies to the target, or to `command` or `system` workloads, but the plan has none of them",
         );
     }
-    let Some(l) = &v.limits else { return };
+}
+
+/// A variant's `limits`: a CPU quota, a cpuset and memory a target can
+/// start in.
+fn limits(l: &Limits, p: &dyn Fn(&str) -> String, c: &mut Collector) {
     if let Some(cpus) = l.cpus {
         if !(0.01..=4096.0).contains(&cpus) {
             c.at(
@@ -430,6 +492,8 @@ fn variant(i: usize, v: &Variant, known: &BTreeSet<String>, applies: Applies, c:
     }
 }
 
+/// The workloads: at least one, unique names, metrics they report, and
+/// each one's own table.
 fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
     if plan.workloads.is_empty() {
         c.at(
@@ -438,7 +502,6 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
         );
     }
     let mut seen = HashSet::new();
-    let has_target = plan.target.is_some();
     for (i, w) in plan.workloads.iter().enumerate() {
         let p = |field: &str| format!("workload[{i}].{field}");
         if w.name.trim().is_empty() {
@@ -447,31 +510,52 @@ fn workloads(plan: &Plan, known: &BTreeSet<String>, c: &mut Collector) {
             c.at(&p("name"), format!("duplicate workload name `{}`", w.name));
         }
         workload_metrics(w, &p, c);
-        match &w.kind {
-            WorkloadKind::Http(h) => {
-                http_target(plan, h, i, known, c);
-                http_amounts(h, i, c);
-            }
-            WorkloadKind::Command(cmd) => {
-                if cmd.command.is_empty() {
-                    c.at(&p("command.command"), "must not be empty");
-                }
-                placeholders_in(&cmd.command.parts(), known, &p("command.command"), c);
-                if cmd.runs == 0 {
-                    c.at(&p("command.runs"), "must be at least 1");
-                }
-            }
-            WorkloadKind::Watch(wt) => watch_workload(wt, has_target, known, &p, c),
-            WorkloadKind::Idle(idle) => {
-                if idle.scope == super::MemoryScope::Target && !has_target {
-                    c.at(
-                        &p("idle"),
-                        "needs a [target] to measure, or `scope = \"system\"`",
-                    );
-                }
-            }
-            WorkloadKind::System(s) => system_workload(s, &p, c),
+        workload_kind(plan, i, &w.kind, known, &p, c);
+    }
+}
+
+/// The table of one workload, by its kind.
+fn workload_kind(
+    plan: &Plan,
+    i: usize,
+    kind: &WorkloadKind,
+    known: &BTreeSet<String>,
+    p: &dyn Fn(&str) -> String,
+    c: &mut Collector,
+) {
+    let has_target = plan.target.is_some();
+    match kind {
+        WorkloadKind::Http(h) => {
+            http_target(plan, h, i, known, c);
+            http_amounts(h, i, c);
         }
+        WorkloadKind::Command(cmd) => command_workload(cmd, known, p, c),
+        WorkloadKind::Watch(wt) => watch_workload(wt, has_target, known, p, c),
+        WorkloadKind::Idle(idle) => {
+            if idle.scope == super::MemoryScope::Target && !has_target {
+                c.at(
+                    &p("idle"),
+                    "needs a [target] to measure, or `scope = \"system\"`",
+                );
+            }
+        }
+        WorkloadKind::System(s) => system_workload(s, p, c),
+    }
+}
+
+/// A `command` workload: a command to run, at least once.
+fn command_workload(
+    cmd: &CommandWorkload,
+    known: &BTreeSet<String>,
+    p: &dyn Fn(&str) -> String,
+    c: &mut Collector,
+) {
+    if cmd.command.is_empty() {
+        c.at(&p("command.command"), "must not be empty");
+    }
+    placeholders_in(&cmd.command.parts(), known, &p("command.command"), c);
+    if cmd.runs == 0 {
+        c.at(&p("command.runs"), "must be at least 1");
     }
 }
 
@@ -514,22 +598,26 @@ fn http_target(plan: &Plan, h: &LoadSpec, i: usize, known: &BTreeSet<String>, c:
             }
             placeholders_in(&[url], known, &p("url"), c);
         }
-        (path, None) => {
-            let every_variant_has_url =
-                !plan.variants.is_empty() && plan.variants.iter().all(|v| v.url.is_some());
-            if plan.target.is_none() && !every_variant_has_url {
-                c.at(
-                    &format!("workload[{i}].http"),
-                    "needs a [target] to load, a `url`, or a `url` on every variant (existing servers)",
-                );
-            }
-            if let Some(path) = path.as_deref().filter(|s| !s.starts_with('/')) {
-                c.at(
-                    &p("path"),
-                    format!("expected a path starting with `/`, got `{path}`"),
-                );
-            }
-        }
+        (path, None) => http_path(plan, path.as_deref(), i, c),
+    }
+}
+
+/// An http workload without a `url`: a server to load, and a `path` on it
+/// that starts with `/`.
+fn http_path(plan: &Plan, path: Option<&str>, i: usize, c: &mut Collector) {
+    let every_variant_has_url =
+        !plan.variants.is_empty() && plan.variants.iter().all(|v| v.url.is_some());
+    if plan.target.is_none() && !every_variant_has_url {
+        c.at(
+            &format!("workload[{i}].http"),
+            "needs a [target] to load, a `url`, or a `url` on every variant (existing servers)",
+        );
+    }
+    if let Some(path) = path.filter(|s| !s.starts_with('/')) {
+        c.at(
+            &format!("workload[{i}].http.path"),
+            format!("expected a path starting with `/`, got `{path}`"),
+        );
     }
 }
 
@@ -537,51 +625,10 @@ fn http_target(plan: &Plan, h: &LoadSpec, i: usize, known: &BTreeSet<String>, c:
 fn http_amounts(h: &LoadSpec, i: usize, c: &mut Collector) {
     let p = |field: &str| format!("workload[{i}].http.{field}");
     if let Some(find) = &h.find_rate {
-        let at = format!("workload[{i}].http");
-        if let Err(e) = find.settings(&crate::capacity::FindRateNames::PLAN) {
-            c.at(&at, e.to_string());
-        }
-        for (key, given) in [
-            ("requests", h.requests.is_some()),
-            ("duration", h.duration.is_some()),
-            ("rate", h.rate.is_some()),
-            ("soak", h.soak.is_some()),
-        ] {
-            if given {
-                c.at(
-                    &at,
-                    format!("`{key}` contradicts `find_rate`: the search sets each step's rate and length (find_rate.step)"),
-                );
-            }
-        }
+        find_rate_fields(h, find, i, c);
         return;
     }
-    // Stages give the run's length.
-    if h.requests.is_none() && h.duration.is_none() && h.soak.is_none() && h.stages.is_empty() {
-        c.at(
-            &format!("workload[{i}].http"),
-            "needs `requests` (like `-n`), `duration` (like `-t`) or `stages`",
-        );
-    }
-    if h.soak.is_some() && (h.requests.is_some() || h.duration.is_some()) {
-        c.at(
-            &p("soak"),
-            "a soak run lasts `soak`: remove `requests` and `duration`",
-        );
-    }
-    if h.concurrency == 0 {
-        c.at(&p("concurrency"), "must be at least 1");
-    }
-    if let Some(n) = h.requests {
-        if n == 0 {
-            c.at(&p("requests"), "must be at least 1");
-        } else if n < u64::from(h.concurrency) {
-            c.at(&p("requests"), format!("{n} requests cannot keep {} connections busy; lower `concurrency` or raise `requests`", h.concurrency));
-        }
-    }
-    if h.duration.is_some_and(|d| d.0.is_zero()) {
-        c.at(&p("duration"), "must be longer than 0s");
-    }
+    http_length(h, i, &p, c);
     if let Some(r) = h.rate {
         if !(r.is_finite() && r > 0.0) {
             c.at(
@@ -599,6 +646,63 @@ fn http_amounts(h: &LoadSpec, i: usize, c: &mut Collector) {
             &p("threads"),
             "must be at least 1, or left out for the default",
         );
+    }
+}
+
+/// `find_rate`: valid settings, and none of the fields the search sets.
+fn find_rate_fields(h: &LoadSpec, find: &FindRate, i: usize, c: &mut Collector) {
+    let at = format!("workload[{i}].http");
+    if let Err(e) = find.settings(&crate::capacity::FindRateNames::PLAN) {
+        c.at(&at, e.to_string());
+    }
+    for (key, given) in [
+        ("requests", h.requests.is_some()),
+        ("duration", h.duration.is_some()),
+        ("rate", h.rate.is_some()),
+        ("soak", h.soak.is_some()),
+    ] {
+        if given {
+            c.at(
+                &at,
+                format!("`{key}` contradicts `find_rate`: the search sets each step's rate and length (find_rate.step)"),
+            );
+        }
+    }
+}
+
+/// How long an http run lasts (`requests`, `duration`, `soak` or `stages`),
+/// and enough requests for its connections.
+fn http_length(h: &LoadSpec, i: usize, p: &dyn Fn(&str) -> String, c: &mut Collector) {
+    // Stages give the run's length.
+    if h.requests.is_none() && h.duration.is_none() && h.soak.is_none() && h.stages.is_empty() {
+        c.at(
+            &format!("workload[{i}].http"),
+            "needs `requests` (like `-n`), `duration` (like `-t`) or `stages`",
+        );
+    }
+    if h.soak.is_some() && (h.requests.is_some() || h.duration.is_some()) {
+        c.at(
+            &p("soak"),
+            "a soak run lasts `soak`: remove `requests` and `duration`",
+        );
+    }
+    if h.concurrency == 0 {
+        c.at(&p("concurrency"), "must be at least 1");
+    }
+    if let Some(n) = h.requests {
+        http_requests(n, h.concurrency, p, c);
+    }
+    if h.duration.is_some_and(|d| d.0.is_zero()) {
+        c.at(&p("duration"), "must be longer than 0s");
+    }
+}
+
+/// `requests`: at least one for each connection.
+fn http_requests(n: u64, concurrency: u32, p: &dyn Fn(&str) -> String, c: &mut Collector) {
+    if n == 0 {
+        c.at(&p("requests"), "must be at least 1");
+    } else if n < u64::from(concurrency) {
+        c.at(&p("requests"), format!("{n} requests cannot keep {concurrency} connections busy; lower `concurrency` or raise `requests`"));
     }
 }
 
@@ -647,6 +751,8 @@ fn system_workload(s: &SystemWorkload, p: &dyn Fn(&str) -> String, c: &mut Colle
     }
 }
 
+/// Each `[[check]]`: a known metric, a variant and workloads that exist and
+/// report it, and a bound that fits.
 fn checks(plan: &Plan, c: &mut Collector) {
     let resolved = plan.resolved_variants();
     let baseline = plan.baseline_name();
@@ -656,82 +762,120 @@ fn checks(plan: &Plan, c: &mut Collector) {
             c.at(&p("metric"), unknown_metric(&ch.metric));
             continue;
         };
-        if let Some(v) = &ch.variant {
-            if !resolved.iter().any(|r| &r.name == v) {
-                let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
-                c.at(
-                    &p("variant"),
-                    format!(
-                        "no variant named `{v}`; expected one of: {}",
-                        names.join(", ")
-                    ),
-                );
-            } else if ch.is_ratio() && baseline.as_ref() == Some(v) {
-                c.at(
-                    &p("variant"),
-                    format!("`{v}` is the baseline; a ratio check compares another variant to it"),
-                );
-            }
-        }
-        let workloads: Vec<_> = match &ch.workload {
-            Some(name) => {
-                let found: Vec<_> = plan.workloads.iter().filter(|w| &w.name == name).collect();
-                if found.is_empty() {
-                    let names: Vec<&str> = plan.workloads.iter().map(|w| w.name.as_str()).collect();
-                    c.at(
-                        &p("workload"),
-                        format!(
-                            "no workload named `{name}`; expected one of: {}",
-                            names.join(", ")
-                        ),
-                    );
-                    continue;
-                }
-                found
-            }
-            None => plan.workloads.iter().collect(),
+        check_variant(ch, &resolved, baseline.as_ref(), &p, c);
+        let Some(workloads) = check_workloads(plan, ch, &p, c) else {
+            continue;
         };
-        if !workloads.is_empty()
-            && !workloads
-                .iter()
-                .any(|w| w.selected_metrics().contains(&ch.metric))
-        {
-            c.at(
-                &p("metric"),
-                format!(
-                    "no workload checked here reports `{}`; add it to the workload's `metrics`",
-                    ch.metric
-                ),
-            );
-        }
-        match &ch.bound {
-            Bound::MinRatio(r) | Bound::MaxRatio(r) => {
-                let field = if matches!(ch.bound, Bound::MinRatio(_)) {
-                    "min_ratio"
-                } else {
-                    "max_ratio"
-                };
-                if !(r.is_finite() && *r > 0.0) {
-                    c.at(
-                        &p(field),
-                        format!("expected a ratio above 0 like 1.05, got {r}"),
-                    );
-                }
-                if resolved.len() < 2 {
-                    c.at(&p(field), "a ratio check needs at least two variants");
-                }
-            }
-            Bound::Min(t) | Bound::Max(t) => {
-                let field = if matches!(ch.bound, Bound::Min(_)) {
-                    "min"
-                } else {
-                    "max"
-                };
-                if let Err(e) = t.value_for(&m) {
-                    c.at(&p(field), e);
-                }
-            }
-        }
+        check_reported(ch, &workloads, &p, c);
+        check_bound(ch, &m, resolved.len(), &p, c);
+    }
+}
+
+/// A check's `variant`: one that exists, and for a ratio not the baseline.
+fn check_variant(
+    ch: &Check,
+    resolved: &[ResolvedVariant],
+    baseline: Option<&String>,
+    p: &dyn Fn(&str) -> String,
+    c: &mut Collector,
+) {
+    let Some(v) = &ch.variant else { return };
+    if !resolved.iter().any(|r| &r.name == v) {
+        let names: Vec<&str> = resolved.iter().map(|r| r.name.as_str()).collect();
+        c.at(
+            &p("variant"),
+            format!(
+                "no variant named `{v}`; expected one of: {}",
+                names.join(", ")
+            ),
+        );
+    } else if ch.is_ratio() && baseline == Some(v) {
+        c.at(
+            &p("variant"),
+            format!("`{v}` is the baseline; a ratio check compares another variant to it"),
+        );
+    }
+}
+
+/// The workloads a check covers: the one its `workload` names, or all of
+/// them; `None` when the name is no workload of the plan.
+fn check_workloads<'a>(
+    plan: &'a Plan,
+    ch: &Check,
+    p: &dyn Fn(&str) -> String,
+    c: &mut Collector,
+) -> Option<Vec<&'a Workload>> {
+    let Some(name) = &ch.workload else {
+        return Some(plan.workloads.iter().collect());
+    };
+    let found: Vec<_> = plan.workloads.iter().filter(|w| &w.name == name).collect();
+    if found.is_empty() {
+        let names: Vec<&str> = plan.workloads.iter().map(|w| w.name.as_str()).collect();
+        c.at(
+            &p("workload"),
+            format!(
+                "no workload named `{name}`; expected one of: {}",
+                names.join(", ")
+            ),
+        );
+        return None;
+    }
+    Some(found)
+}
+
+/// Some workload a check covers reports the check's metric.
+fn check_reported(
+    ch: &Check,
+    workloads: &[&Workload],
+    p: &dyn Fn(&str) -> String,
+    c: &mut Collector,
+) {
+    if !workloads.is_empty()
+        && !workloads
+            .iter()
+            .any(|w| w.selected_metrics().contains(&ch.metric))
+    {
+        c.at(
+            &p("metric"),
+            format!(
+                "no workload checked here reports `{}`; add it to the workload's `metrics`",
+                ch.metric
+            ),
+        );
+    }
+}
+
+/// A check's bound: a ratio that can be compared, or a threshold in the
+/// metric's unit.
+fn check_bound(
+    ch: &Check,
+    m: &Metric,
+    variants: usize,
+    p: &dyn Fn(&str) -> String,
+    c: &mut Collector,
+) {
+    match &ch.bound {
+        Bound::MinRatio(r) => ratio_bound(*r, variants, &p("min_ratio"), c),
+        Bound::MaxRatio(r) => ratio_bound(*r, variants, &p("max_ratio"), c),
+        Bound::Min(t) => threshold_bound(t, m, &p("min"), c),
+        Bound::Max(t) => threshold_bound(t, m, &p("max"), c),
+    }
+}
+
+/// An absolute bound: a value the metric's unit can read.
+fn threshold_bound(t: &Threshold, m: &Metric, path: &str, c: &mut Collector) {
+    if let Err(e) = t.value_for(m) {
+        c.at(path, e);
+    }
+}
+
+/// A ratio bound: above 0, with at least two variants to compare.
+fn ratio_bound(r: f64, variants: usize, path: &str, c: &mut Collector) {
+    if !(r.is_finite() && r > 0.0) {
+        c.at(path, format!("expected a ratio above 0 like 1.05, got {r}"));
+    }
+    if variants < 2 {
+        c.at(path, "a ratio check needs at least two variants");
     }
 }
 
