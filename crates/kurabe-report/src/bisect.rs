@@ -19,18 +19,7 @@ impl Render<BisectReport> for Terminal {
 }
 
 fn text(t: &Terminal, r: &BisectReport) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "bisect {}: {} / {} / {}, {} commits from {} (good) to {} (bad)",
-        terminal(&r.plan),
-        terminal(&r.variant),
-        terminal(&r.workload),
-        r.metric,
-        r.commits,
-        terminal(&r.good),
-        terminal(&r.bad)
-    );
+    let mut s = heading(r);
     let _ = writeln!(
         s,
         "  bad vs good: {}",
@@ -45,6 +34,20 @@ fn text(t: &Terminal, r: &BisectReport) -> String {
     }
     s.push_str(&answer(t, r));
     s
+}
+
+/// The first line: what was searched, between which revisions.
+fn heading(r: &BisectReport) -> String {
+    format!(
+        "bisect {}: {} / {} / {}, {} commits from {} (good) to {} (bad)\n",
+        terminal(&r.plan),
+        terminal(&r.variant),
+        terminal(&r.workload),
+        r.metric,
+        r.commits,
+        terminal(&r.good),
+        terminal(&r.bad)
+    )
 }
 
 fn phrase(metric_name: &str, c: &Comparison) -> String {
@@ -77,13 +80,7 @@ fn step_line(t: &Terminal, r: &BisectReport, n: usize, step: &Step) -> String {
 }
 
 fn answer(t: &Terminal, r: &BisectReport) -> String {
-    let sure = match r.result.confidence {
-        Some(c) => format!(
-            "every decision settled at 95 %, so the answer is right with probability ≥ {:.0} % (Bonferroni over the decisions)",
-            c * 100.0
-        ),
-        None => "not sure: a decision was taken without a settled verdict (see the steps); run again with more --max-rounds".to_owned(),
-    };
+    let sure = sureness(r);
     match &r.result.found {
         Found::Commit { first_bad, .. } => format!(
             "{} {}\n  {sure}\n",
@@ -102,5 +99,16 @@ fn answer(t: &Terminal, r: &BisectReport) -> String {
             "{} the bad revision is not beyond the noise band from the good one\n",
             t.paint("1", "no change found:")
         ),
+    }
+}
+
+/// How sure the answer is: the confidence when every decision settled.
+fn sureness(r: &BisectReport) -> String {
+    match r.result.confidence {
+        Some(c) => format!(
+            "every decision settled at 95 %, so the answer is right with probability ≥ {:.0} % (Bonferroni over the decisions)",
+            c * 100.0
+        ),
+        None => "not sure: a decision was taken without a settled verdict (see the steps); run again with more --max-rounds".to_owned(),
     }
 }

@@ -47,14 +47,7 @@ impl Terminal {
         out: &mut dyn Write,
     ) -> io::Result<()> {
         let metrics = headline_metrics(w);
-        let rows: Vec<(String, Vec<String>)> = w
-            .variants
-            .iter()
-            .map(|v| {
-                let cells = metrics.iter().map(|m| cell(m, v)).collect();
-                (terminal(&variant_title(r, w, v)).into_owned(), cells)
-            })
-            .collect();
+        let rows = rows(r, w, &metrics);
         let (first, widths) = column_widths(w, &metrics, &rows);
         let labels: Vec<String> = metrics.iter().map(|m| words::label(&m.name)).collect();
         let head = table_line(&terminal(&w.name), &labels, first, &widths);
@@ -67,6 +60,28 @@ impl Terminal {
             self.versus(&versus_lead(r, w, v), &metrics, v, first, out)?;
         }
         capacity_sentences(w, out)
+    }
+
+    /// A workload's table with its warm-up notes, its thresholds and a
+    /// table per request name.
+    fn workload_section(
+        &self,
+        r: &ExperimentReport,
+        w: &WorkloadReport,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        self.workload(r, w, out)?;
+        for c in &w.warmup {
+            let line = format!("  note: {}", crate::words::warmup(c));
+            // Escape, then wrap: the other order shows the wrap's newlines as `\n`.
+            writeln!(out, "{}", self.paint("33", &wrap(&terminal(&line), WIDTH)))?;
+        }
+        crate::thresholds::text(&w.thresholds, &|t| terminal(t).into_owned(), out)?;
+        for q in &w.requests {
+            writeln!(out)?;
+            self.workload(r, &request_workload(w, q), out)?;
+        }
+        Ok(())
     }
 
     /// A verdict phrase, green when better, red when worse.
@@ -120,6 +135,17 @@ impl Terminal {
         if let Some(line) = self.side_by_side(lead, &found, first) {
             return writeln!(out, "{line}");
         }
+        self.one_per_line(lead, &found, out)
+    }
+
+    /// `lead` on its own line, then each phrase on one of its own with the
+    /// metric's label.
+    fn one_per_line(
+        &self,
+        lead: &str,
+        found: &[(&MetricReport, &VersusBaseline)],
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
         writeln!(out, "{lead}")?;
         for (m, x) in found {
             writeln!(
@@ -131,6 +157,21 @@ impl Terminal {
         }
         Ok(())
     }
+}
+
+/// One row per variant of the workload: its title and a cell per metric.
+fn rows(
+    r: &ExperimentReport,
+    w: &WorkloadReport,
+    metrics: &[&MetricReport],
+) -> Vec<(String, Vec<String>)> {
+    w.variants
+        .iter()
+        .map(|v| {
+            let cells = metrics.iter().map(|m| cell(m, v)).collect();
+            (terminal(&variant_title(r, w, v)).into_owned(), cells)
+        })
+        .collect()
 }
 
 /// The width of the name column and of each metric's column (3 spaces
@@ -233,17 +274,7 @@ impl Render<ExperimentReport> for Terminal {
         }
         for w in &r.workloads {
             writeln!(out)?;
-            self.workload(r, w, out)?;
-            for c in &w.warmup {
-                let line = format!("  note: {}", crate::words::warmup(c));
-                // Escape, then wrap: the other order shows the wrap's newlines as `\n`.
-                writeln!(out, "{}", self.paint("33", &wrap(&terminal(&line), WIDTH)))?;
-            }
-            crate::thresholds::text(&w.thresholds, &|t| terminal(t).into_owned(), out)?;
-            for q in &w.requests {
-                writeln!(out)?;
-                self.workload(r, &request_workload(w, q), out)?;
-            }
+            self.workload_section(r, w, out)?;
         }
         if !r.failures.is_empty() {
             writeln!(out, "\n{}", self.paint("1", "failed runs"))?;

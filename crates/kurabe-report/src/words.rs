@@ -205,7 +205,21 @@ pub fn sustains(variant: &str, baseline: &str, slos: &[String], c: &Comparison) 
         (Some(l), Some(h)) => format!(" [{l:.2}, {h:.2}]"),
         _ => String::new(),
     };
-    let verdict = match c.verdict {
+    let verdict = capacity_verdict(c.verdict);
+    let within = if slos.is_empty() {
+        String::new()
+    } else {
+        format!(" within {}", slos.join(" and "))
+    };
+    Some(format!(
+        "{variant} sustains {}{interval} {baseline}'s rate{within}: {verdict}",
+        ratio(r)
+    ))
+}
+
+/// The verdict of a capacity comparison, ending its sentence.
+fn capacity_verdict(v: Verdict) -> String {
+    match v {
         Verdict::Better => "better".to_owned(),
         Verdict::Worse => "worse".to_owned(),
         Verdict::WithinNoise => "within noise".to_owned(),
@@ -216,16 +230,7 @@ pub fn sustains(variant: &str, baseline: &str, slos: &[String], c: &Comparison) 
             reason: NoIntervalReason::TooFewRuns { .. },
         } => "no interval: fewer than 3 runs".to_owned(),
         Verdict::NoInterval { .. } => "no interval".to_owned(),
-    };
-    let within = if slos.is_empty() {
-        String::new()
-    } else {
-        format!(" within {}", slos.join(" and "))
-    };
-    Some(format!(
-        "{variant} sustains {}{interval} {baseline}'s rate{within}: {verdict}",
-        ratio(r)
-    ))
+    }
 }
 
 /// A single-value ratio in words: `1.60× more memory`, `2.70× slower`.
@@ -266,6 +271,15 @@ fn directed(
     }
 }
 
+/// The ratio and its interval as they are, for within noise, which has no
+/// direction.
+fn plain_ratio(r: f64, interval: Option<(f64, f64)>) -> String {
+    format!(
+        "{r:.2}×{}",
+        interval.map_or(String::new(), |(l, h)| format!(" [{l:.2}, {h:.2}]"))
+    )
+}
+
 /// The comparison in words, and whether it is good news.
 ///
 /// `direction` is `None` for a metric kurabe does not know: the interval
@@ -287,11 +301,7 @@ pub fn verdict(
         _ => None,
     };
     let (head, word) = directed(metric, unit, r, interval);
-    // Within noise has no direction: the plain ratio and interval.
-    let plain = format!(
-        "{r:.2}×{}",
-        interval.map_or(String::new(), |(l, h)| format!(" [{l:.2}, {h:.2}]"))
-    );
+    let plain = plain_ratio(r, interval);
     let still = |runs_needed: Option<u32>| match runs_needed {
         None => format!("{plain} within noise"),
         Some(n) => format!("{plain} within noise (inconclusive: ≈{n} runs needed)"),
@@ -373,17 +383,9 @@ fn difference_verdict(
     d: &Difference,
 ) -> (Tone, String) {
     let unit = difference_scale(metric).map_or(String::new(), |s| format!(" {}", s.unit));
-    let interval = match (d.difference_low, d.difference_high) {
-        (Some(l), Some(h)) => format!(" [{}, {}]", signed(l), signed(h)),
-        _ => String::new(),
-    };
-    let head = format!("{}{unit}{interval}", signed(d.difference));
+    let head = format!("{}{unit}{}", signed(d.difference), difference_interval(d));
     let word = difference_word(metric, d.difference);
-    let times = match (c.ratio, c.ratio_low, c.ratio_high) {
-        (Some(r), Some(l), Some(h)) => format!(" ({} [{l:.2}, {h:.2}])", ratio(r)),
-        (Some(r), _, _) => format!(" ({})", ratio(r)),
-        _ => String::new(),
-    };
+    let times = growth_ratio(c);
     let still = |runs_needed: Option<u32>| match runs_needed {
         None => format!(
             "{head} within noise (±{}{unit})",
@@ -397,6 +399,24 @@ fn difference_verdict(
         &format!("{head} {word}{times}"),
         &still,
     )
+}
+
+/// The difference's interval, ` [+1051, +1060]`; nothing without one.
+fn difference_interval(d: &Difference) -> String {
+    match (d.difference_low, d.difference_high) {
+        (Some(l), Some(h)) => format!(" [{}, {}]", signed(l), signed(h)),
+        _ => String::new(),
+    }
+}
+
+/// The ratio of the growth rates with its interval, ` (1.50× [1.40, 1.60])`;
+/// nothing when there is no ratio (a variant that does not leak).
+fn growth_ratio(c: &Comparison) -> String {
+    match (c.ratio, c.ratio_low, c.ratio_high) {
+        (Some(r), Some(l), Some(h)) => format!(" ({} [{l:.2}, {h:.2}])", ratio(r)),
+        (Some(r), _, _) => format!(" ({})", ratio(r)),
+        _ => String::new(),
+    }
 }
 
 /// A warm-up check in words: `warm-up 0.0 s is shorter than where the

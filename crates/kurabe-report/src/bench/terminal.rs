@@ -109,25 +109,30 @@ fn speed_summary(export: &CmdExport, base: &CmdResult, out: &mut dyn Write) -> i
             writeln!(out, "    (no ratio: a mean time is zero) {}", r.name)?;
             continue;
         }
-        let ratio = r.mean / base.mean;
-        let shown = if ratio >= 1.0 { ratio } else { 1.0 / ratio };
-        let sd = match (base.stddev, r.stddev) {
-            (Some(a), Some(b)) => {
-                let cv = ((a / base.mean).powi(2) + (b / r.mean).powi(2)).sqrt();
-                format!(" ± {:.2}", shown * cv)
-            }
-            _ => String::new(),
-        };
-        let how = if format!("{shown:.2}") == "1.00" {
-            format!("    As fast (1.00{sd}) as")
-        } else if ratio > 1.0 {
-            format!("{shown:8.2}{sd} times faster than")
-        } else {
-            format!("{shown:8.2}{sd} times slower than")
-        };
-        writeln!(out, "{how} {}", r.name)?;
+        writeln!(out, "{} {}", times_than(base, r), r.name)?;
     }
     writeln!(out)
+}
+
+/// How many times faster or slower the reference ran than `r`, ± the
+/// spread, in hyperfine's words (both means above zero).
+fn times_than(base: &CmdResult, r: &CmdResult) -> String {
+    let ratio = r.mean / base.mean;
+    let shown = if ratio >= 1.0 { ratio } else { 1.0 / ratio };
+    let sd = match (base.stddev, r.stddev) {
+        (Some(a), Some(b)) => {
+            let cv = ((a / base.mean).powi(2) + (b / r.mean).powi(2)).sqrt();
+            format!(" ± {:.2}", shown * cv)
+        }
+        _ => String::new(),
+    };
+    if format!("{shown:.2}") == "1.00" {
+        format!("    As fast (1.00{sd}) as")
+    } else if ratio > 1.0 {
+        format!("{shown:8.2}{sd} times faster than")
+    } else {
+        format!("{shown:8.2}{sd} times slower than")
+    }
 }
 
 /// kurabe's judgement: per command and metric, the ratio against the

@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::history::{CheckReport, CheckRow, HistoryReport};
+use kurabe_model::history::{CheckReport, CheckRow, HistoryReport, HistorySeries};
 use kurabe_model::stats::Verdict;
 
 use super::text::{change_short, hosts_line, latest, series_title, verdict_word};
@@ -26,22 +26,27 @@ impl Render<HistoryReport> for HistoryMarkdown {
             "| series | points | latest | changes |\n|---|---:|---:|---|"
         )?;
         for s in &r.series {
-            let changes: Vec<String> = s.changes.iter().map(|c| esc(&change_short(c))).collect();
-            let changes = if changes.is_empty() {
-                "–".to_owned()
-            } else {
-                changes.join("<br>")
-            };
-            writeln!(
-                out,
-                "| {} | {} | {} | {changes} |",
-                esc(&series_title(s)),
-                s.points.len(),
-                esc(&latest(s, "–")),
-            )?;
+            series_row(s, out)?;
         }
         Ok(())
     }
+}
+
+/// One series' row: its points, latest value and changes.
+fn series_row(s: &HistorySeries, out: &mut dyn Write) -> io::Result<()> {
+    let changes: Vec<String> = s.changes.iter().map(|c| esc(&change_short(c))).collect();
+    let changes = if changes.is_empty() {
+        "–".to_owned()
+    } else {
+        changes.join("<br>")
+    };
+    writeln!(
+        out,
+        "| {} | {} | {} | {changes} |",
+        esc(&series_title(s)),
+        s.points.len(),
+        esc(&latest(s, "–")),
+    )
 }
 
 fn check_row(row: &CheckRow, out: &mut dyn Write) -> io::Result<()> {
@@ -82,19 +87,7 @@ impl Render<CheckReport> for HistoryMarkdown {
             writeln!(out, "### kurabe check: thresholds\n\n{name} `{id}` ({rev})")?;
             return check_thresholds(r, out);
         }
-        let head = match r.worse {
-            0 => "no regression".to_owned(),
-            n => format!("{n} regression(s)"),
-        };
-        writeln!(
-            out,
-            "### kurabe check: {head}\n\n{} `{}` ({}) against `{}` (runs of {} pooled)\n",
-            esc(&r.name),
-            esc(&r.experiment),
-            esc(&r.rev),
-            esc(&r.baseline),
-            esc(&r.baseline_experiments.join(", "))
-        )?;
+        check_heading(r, out)?;
         writeln!(
             out,
             "| workload | variant | metric | baseline | this | change | verdict |"
@@ -112,6 +105,24 @@ impl Render<CheckReport> for HistoryMarkdown {
         )?;
         check_thresholds(r, out)
     }
+}
+
+/// The check's heading: how many regressions, and what was checked
+/// against which baseline.
+fn check_heading(r: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+    let head = match r.worse {
+        0 => "no regression".to_owned(),
+        n => format!("{n} regression(s)"),
+    };
+    writeln!(
+        out,
+        "### kurabe check: {head}\n\n{} `{}` ({}) against `{}` (runs of {} pooled)\n",
+        esc(&r.name),
+        esc(&r.experiment),
+        esc(&r.rev),
+        esc(&r.baseline),
+        esc(&r.baseline_experiments.join(", "))
+    )
 }
 
 /// The `--threshold`s of a check, workload by workload (nothing without).
