@@ -38,18 +38,23 @@ pub fn plan_or_label(
             })
             .collect();
     }
-    let results: Vec<SavedResult> = store
+    let results = labelled(store, name)?;
+    if results.is_empty() {
+        return Err(SeriesError::Unknown(name.to_owned()));
+    }
+    Ok(as_experiments(&results))
+}
+
+/// The saved results labelled `name` that can be read as results.
+fn labelled(store: &Store, name: &str) -> Result<Vec<SavedResult>, StoreError> {
+    Ok(store
         .results_labelled(name)?
         .into_iter()
         .filter_map(|id| match store.get(id.into()) {
             Ok(Entry::Result(r)) => Some(r),
             _ => None,
         })
-        .collect();
-    if results.is_empty() {
-        return Err(SeriesError::Unknown(name.to_owned()));
-    }
-    Ok(as_experiments(&results))
+        .collect())
 }
 
 /// Every plan in the store with its series ([`plan_or_label`]), in the

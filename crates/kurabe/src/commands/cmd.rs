@@ -122,12 +122,7 @@ pub struct Args {
 /// Run `kurabe cmd`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
-    check_outputs(&[
-        ("--export-json", args.export_json.as_deref()),
-        ("--export-markdown", args.export_markdown.as_deref()),
-        ("--export-csv", args.export_csv.as_deref()),
-        ("--html", args.html.as_deref()),
-    ])?;
+    check_exports(&args)?;
     let mut store = RunStore::open(args.store.store.as_deref(), !args.no_save).context(
         "cannot open the results store (choose another with --store PATH, or --no-save)",
     )?;
@@ -147,6 +142,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     write_results(&args, &store.store, &done)?;
     Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
+}
+
+/// Every `--export-*` and `--html` file can be written, before anything runs.
+fn check_exports(args: &Args) -> anyhow::Result<()> {
+    check_outputs(&[
+        ("--export-json", args.export_json.as_deref()),
+        ("--export-markdown", args.export_markdown.as_deref()),
+        ("--export-csv", args.export_csv.as_deref()),
+        ("--html", args.html.as_deref()),
+    ])?;
+    Ok(())
 }
 
 /// Run the commands, with a bar on a terminal and lines on stderr (none with `-q`).

@@ -41,20 +41,32 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             eprintln!("kurabe: {}", step_line(s));
         }
     })?;
+    write_report(args, &report)?;
+    if args.save.save.is_some() {
+        save(args, &spec, (&report, &settings))?;
+    }
+    Ok(exit_code(report.verdict))
+}
+
+/// The report to `-o` (or stdout) in `--format`, or with -w as a page.
+fn write_report(args: &Args, report: &CapacityReport) -> anyhow::Result<()> {
     // -w: the page in place of the text, as ab's -w prints its HTML table.
     let format = if args.html { Format::Html } else { args.format };
     write_output(
         args.out.path(),
-        &to_string(&*capacity_renderer(format), &report),
+        &to_string(&*capacity_renderer(format), report),
     )?;
-    if args.save.save.is_some() {
-        save(args, &spec, (&report, &settings))?;
-    }
-    Ok(match report.verdict {
+    Ok(())
+}
+
+/// 0 with an answer, 1 when even the lowest rate breaks an SLO, 128 + the
+/// signal when interrupted.
+fn exit_code(verdict: CapacityVerdict) -> ExitCode {
+    match verdict {
         CapacityVerdict::Interrupted => crate::signal::exit_code(),
         CapacityVerdict::BelowLowest => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
-    })
+    }
 }
 
 /// `--save`: the search kept as the experiment of the one-URL A/B plan
