@@ -624,18 +624,25 @@ fn watch_run(client: &mut Client, job: &Job<'_>, w: &Watched<'_>) -> Result<(), 
         if !beat.due() {
             continue;
         }
-        job.heartbeat(client, "running")?;
-        progress_row(
-            client,
-            job.claim,
-            w.started.elapsed().as_millis() as i64,
-            w.seen.completed.load(Ordering::Relaxed),
-            w.seen.failed.load(Ordering::Relaxed),
-        )?;
-        if run_state(client, job.claim.run_id)?.0 == "cancelled" {
-            w.engine_stop.trigger(None);
-        }
+        beat_once(client, job, w)?;
     }
+}
+
+/// One heartbeat of a running share: the worker's heartbeat, a progress
+/// row, and the engine stopped when the run was cancelled.
+fn beat_once(client: &mut Client, job: &Job<'_>, w: &Watched<'_>) -> Result<(), FleetError> {
+    job.heartbeat(client, "running")?;
+    progress_row(
+        client,
+        job.claim,
+        w.started.elapsed().as_millis() as i64,
+        w.seen.completed.load(Ordering::Relaxed),
+        w.seen.failed.load(Ordering::Relaxed),
+    )?;
+    if run_state(client, job.claim.run_id)?.0 == "cancelled" {
+        w.engine_stop.trigger(None);
+    }
+    Ok(())
 }
 
 fn progress_row(

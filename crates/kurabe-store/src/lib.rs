@@ -704,12 +704,7 @@ fn check_running(c: &mut Conn, experiment: ExperimentId) -> Result<(), StoreErro
 
 /// A `run` row (columns as [`Store::runs_of`] selects them).
 fn stored_run(row: &db::Row) -> Result<StoredRun, StoreError> {
-    // A stored `null` is no record; a shape no variant takes is kept whole.
-    let record: Option<RunDetail> = row
-        .opt_text(9)?
-        .map(|r| parse_json::<Option<RunDetail>>(&r, "run record"))
-        .transpose()?
-        .flatten();
+    let record = run_detail(row)?;
     Ok(StoredRun {
         id: row.i64(0)?,
         run: RunRecord {
@@ -730,6 +725,16 @@ fn stored_run(row: &db::Row) -> Result<StoredRun, StoreError> {
             record,
         },
     })
+}
+
+/// The record column of a `run` row: none when absent or `null`.
+fn run_detail(row: &db::Row) -> Result<Option<RunDetail>, StoreError> {
+    // A stored `null` is no record; a shape no variant takes is kept whole.
+    Ok(row
+        .opt_text(9)?
+        .map(|r| parse_json::<Option<RunDetail>>(&r, "run record"))
+        .transpose()?
+        .flatten())
 }
 
 fn host_by_id(c: &mut Conn, id: i64) -> Result<HostFacts, StoreError> {

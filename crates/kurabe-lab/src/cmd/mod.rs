@@ -392,6 +392,32 @@ pub fn blocks(n: u32) -> (u32, u32) {
 }
 
 /// The steps before and after the runner, with what they need.
+/// `--prepare` given neither once nor once per command.
+fn prepare_count_mismatch(cfg: &CmdConfig) -> CmdError {
+    CmdError::Usage(format!(
+        "--prepare was given {} times for {} commands; give it once for all, or once per command",
+        cfg.prepare.len(),
+        cfg.commands.len()
+    ))
+}
+
+/// The workload's `prepare` command: none, the one given, or the variant's
+/// own through the shell.
+fn prepare_command(cfg: &CmdConfig) -> Result<Option<CommandLine>, CmdError> {
+    Ok(match cfg.prepare.as_slice() {
+        [] => None,
+        [one] => Some(cfg.shell.command_line(one)?),
+        // One per command: through the shell (-N cannot split a placeholder).
+        _ => Some(
+            match &cfg.shell {
+                Shell::None => Shell::Default,
+                s => s.clone(),
+            }
+            .command_line(&format!("{{{PREPARE_VAR}}}"))?,
+        ),
+    })
+}
+
 struct Preliminaries<'a> {
     cfg: &'a CmdConfig,
     stop: &'a AtomicBool,
@@ -504,11 +530,7 @@ impl Preliminaries<'_> {
         let cfg = self.cfg;
         let per_command_prepare = cfg.prepare.len() > 1;
         if per_command_prepare && cfg.prepare.len() != cfg.commands.len() {
-            return Err(CmdError::Usage(format!(
-                "--prepare was given {} times for {} commands; give it once for all, or once per command",
-                cfg.prepare.len(),
-                cfg.commands.len()
-            )));
+            return Err(prepare_count_mismatch(cfg));
         }
         let variant = |(i, c): (usize, &CmdSpec)| -> Result<Variant, CmdError> {
             let vars = per_command_prepare
@@ -532,18 +554,7 @@ impl Preliminaries<'_> {
     /// The command workload every variant runs: `block` executions.
     fn workload(&self, sized: &Sized) -> Result<CommandWorkload, CmdError> {
         let cfg = self.cfg;
-        let prepare = match cfg.prepare.as_slice() {
-            [] => None,
-            [one] => Some(cfg.shell.command_line(one)?),
-            // One per command: through the shell (-N cannot split a placeholder).
-            _ => Some(
-                match &cfg.shell {
-                    Shell::None => Shell::Default,
-                    s => s.clone(),
-                }
-                .command_line(&format!("{{{PREPARE_VAR}}}"))?,
-            ),
-        };
+        let prepare = prepare_command(cfg)?;
         let overhead = sized.overhead;
         Ok(CommandWorkload {
             command: cfg

@@ -453,7 +453,16 @@ fn stages(args: &Args) -> anyhow::Result<(Vec<StageSpec>, Option<Executor>)> {
     if let (true, Some(c)) = (connections, args.concurrency) {
         bail!("-c {c} with --stage DURATION:c=N: the stages give the connections; drop -c (the peak stage is the connections used)");
     }
-    let specs = stages
+    Ok((
+        stage_specs(&stages),
+        connections.then_some(Executor::RampingVus),
+    ))
+}
+
+/// The parsed stages as a load spec writes them: a duration and a rate or
+/// a number of connections.
+fn stage_specs(stages: &Stages) -> Vec<StageSpec> {
+    stages
         .stages()
         .iter()
         .map(|s| StageSpec {
@@ -463,8 +472,7 @@ fn stages(args: &Args) -> anyhow::Result<(Vec<StageSpec>, Option<Executor>)> {
                 StageTarget::Connections(c) => f64::from(c),
             },
         })
-        .collect();
-    Ok((specs, connections.then_some(Executor::RampingVus)))
+        .collect()
 }
 
 /// `-H "Name: value"` each, in order.
