@@ -3,10 +3,11 @@
 //! one of them aborts (`,abort`, k6's `abortOnFail`), and judged on the
 //! finished run's exact figures into the report's `thresholds`.
 //!
-//! Owns the refusals (text that does not parse, `checks` without a check,
-//! a request name the run does not send), [`Figures`] (what a threshold
-//! reads of a run's histograms and counters) and [`Gate`], the observer
-//! that ends a run at an aborting threshold's first failure. Must not
+//! Owns the refusals (text that does not parse, checked before a set or
+//! a log is read; then `checks` without a check and a request name the
+//! run does not send, which need the run's names), [`Figures`] (what a
+//! threshold reads of a run's histograms and counters) and [`Gate`], the
+//! observer that ends a run at an aborting threshold's first failure. Must not
 //! parse the grammar (`kurabe_model::threshold` does) or print.
 
 use std::sync::Mutex;
@@ -27,6 +28,12 @@ use crate::tags::Labels;
 /// How often an aborting threshold is judged during the run.
 pub(crate) const GATE_INTERVAL: Duration = Duration::from_millis(100);
 
+/// `spec`'s thresholds, each parsed: the refusals that need nothing of
+/// the run, so they come before a set or a log is read.
+pub(crate) fn parsed(spec: &LoadSpec, n: &Names) -> Result<Vec<Threshold>, SpecError> {
+    spec.thresholds.iter().map(|text| parse(text, n)).collect()
+}
+
 /// `spec`'s thresholds, parsed and checked against the run's `labels`
 /// (its request names, once known, and whether anything is checked).
 pub(crate) fn thresholds(
@@ -36,21 +43,25 @@ pub(crate) fn thresholds(
 ) -> Result<Vec<Threshold>, SpecError> {
     spec.thresholds
         .iter()
-        .map(|text| one(text, n, labels))
+        .map(|text| measured(parse(text, n)?, text, n, labels))
         .collect()
 }
 
-/// One threshold: it parses, and it is on something the run measures.
-fn one(text: &str, n: &Names, labels: &Labels) -> Result<Threshold, SpecError> {
-    let flag = n.thresholds;
-    let t: Threshold = text
-        .parse()
+/// One threshold's text parsed.
+fn parse(text: &str, n: &Names) -> Result<Threshold, SpecError> {
+    text.parse()
         .map_err(|e: kurabe_model::threshold::ThresholdError| {
             SpecError::Invalid(format!(
-                "{flag} '{}': {}; expected {THRESHOLD_EXPECTED}",
-                e.text, e.problem
+                "{} '{}': {}; expected {THRESHOLD_EXPECTED}",
+                n.thresholds, e.text, e.problem
             ))
-        })?;
+        })
+}
+
+/// One threshold (`text`, parsed as `t`) on something the run measures:
+/// its checks, a name it sends.
+fn measured(t: Threshold, text: &str, n: &Names, labels: &Labels) -> Result<Threshold, SpecError> {
+    let flag = n.thresholds;
     if t.measure == Measure::Checks && !labels.any_checks() {
         return Err(SpecError::Invalid(format!(
             "{flag} '{text}': the run checks no response: add {} (e.g. 'status==200') or drop the threshold",

@@ -2,7 +2,10 @@
 //! run: every rule that ties the settings together (`concurrency` against
 //! `requests`, pipelining needs keep-alive, streams need HTTP/2, TLS
 //! options need https://, a proxy speaks HTTP/1.1) and every default the
-//! spec leaves open (threads, timeout, the method a body implies).
+//! spec leaves open (threads, timeout, the method a body implies). The
+//! rules that need no target of a request set ([`early`]) are checked
+//! before the set is read, which can take long (a large file's scan,
+//! standard input until its producer ends); the rest once it is.
 //!
 //! Owns those rules and their messages, one line naming the setting as
 //! the user wrote it ([`Names`]: the flag, or the plan key) and the fix,
@@ -77,20 +80,24 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
         Some(r) => super::replay::resolve(spec, r, n, ncpus)?,
         None => resolve_load(spec, n, ncpus)?,
     };
-    // Once the names are known: a set's, a replay's, the one URL's.
+    // Once the names are known: a set's, a replay's, the one URL's (the
+    // text was parsed before, in `early`).
     cfg.thresholds = super::gate::thresholds(spec, n, &cfg.labels)?;
     Ok(cfg)
 }
 
-/// [`resolve`] of the load itself, a replay's requests aside.
+/// [`resolve`] of the load itself, a replay's requests aside: [`early`]
+/// first, then the set read and what needs it.
 pub(crate) fn resolve_load(
     spec: &LoadSpec,
     n: &Names,
     ncpus: u32,
 ) -> Result<LoadConfig, SpecError> {
-    check_connections(spec, n)?;
-    let request = request_spec(spec, n)?.build(n)?;
-    let mut labels = labels(spec, n)?;
+    let Early {
+        request,
+        mut labels,
+        staging,
+    } = early(spec, n)?;
     let set = super::set::read(spec, n, &request.headers, &mut labels)?;
     let target = match &set {
         Some(s) => s.origin(),
@@ -102,28 +109,14 @@ pub(crate) fn resolve_load(
         None => s.targets.len() as u64,
         Some(_) => crate::client::set::STREAM_ONCE,
     });
-    let staging = stages(spec, n)?;
-    // Stages give the run's length (a duration of their own is refused)
-    // and, of connections, the connections (the peak stage's).
-    let staged;
-    let timed = if staging.stages.is_empty() {
-        spec
-    } else {
-        let total = staging.stages.iter().map(|s| s.0).sum();
-        staged = LoadSpec {
-            duration: Some(kurabe_model::plan::HumanDuration(total)),
-            concurrency: staging.peak.unwrap_or(spec.concurrency),
-            ..spec.clone()
-        };
-        &staged
-    };
-    let stop = checked_stop(timed, n, once)?;
+    let timed = timed(spec, &staging);
+    let stop = checked_stop(&timed, n, once)?;
     let loopback = client::is_loopback(&target.host);
     let concurrency = timed.concurrency;
     let threads = spec
         .threads
         .unwrap_or_else(|| client::default_threads(ncpus, concurrency, loopback));
-    let setup = setup(spec, n, target.tls)?;
+    let setup = setup(spec, n, Some(target.tls))?;
     if set.is_none() {
         let none: &[&str] = &[];
         let tag = labels.tag(&request.method, &target.url(), None, none);
@@ -158,6 +151,62 @@ pub(crate) fn resolve_load(
         stages: staging.stages,
         staged_connections: staging.peak.is_some(),
         thresholds: Vec::new(),
+    })
+}
+
+/// What [`early`] makes of a spec, for the rest of [`resolve_load`].
+pub(crate) struct Early {
+    /// The request settings, built.
+    request: crate::request::Request,
+    /// The run's names and checks, before any request is tagged.
+    labels: Labels,
+    /// The stages checked.
+    staging: Staging,
+}
+
+/// Everything [`resolve_load`] checks that needs no request of the set
+/// (which can be a long read: a large file scanned, standard input until
+/// its producer ends), so a bad setting is refused before the set is
+/// read, and a caller that reads the set itself can check first: the
+/// connections, the request settings, the names and checks, the set's
+/// own settings, the URL, the stages, the stop (a set's size taken as
+/// unknown: `-c` against the set's targets waits for them), the
+/// connection setup (the TLS options against the scheme only when it is
+/// known without the set: the URL's, or the one given with the set) and
+/// the thresholds' text (their names wait for the set's).
+pub(crate) fn early(spec: &LoadSpec, n: &Names) -> Result<Early, SpecError> {
+    check_connections(spec, n)?;
+    let request = request_spec(spec, n)?.build(n)?;
+    let labels = labels(spec, n)?;
+    let set = spec.targets.is_some() || spec.targets_text.is_some();
+    let origin = super::set::check(spec, n)?;
+    let https = match set {
+        true => origin.map(|t| t.tls),
+        false => Some(Target::parse(&url(spec, n)?)?.tls),
+    };
+    let staging = stages(spec, n)?;
+    checked_stop(&timed(spec, &staging), n, set.then_some(u64::MAX))?;
+    setup(spec, n, https)?;
+    super::gate::parsed(spec, n)?;
+    Ok(Early {
+        request,
+        labels,
+        staging,
+    })
+}
+
+/// `spec` as the stages time it: they give the run's length (a duration
+/// of their own is refused) and, of connections, the connections (the
+/// peak stage's).
+fn timed<'a>(spec: &'a LoadSpec, staging: &Staging) -> std::borrow::Cow<'a, LoadSpec> {
+    if staging.stages.is_empty() {
+        return std::borrow::Cow::Borrowed(spec);
+    }
+    let total = staging.stages.iter().map(|s| s.0).sum();
+    std::borrow::Cow::Owned(LoadSpec {
+        duration: Some(kurabe_model::plan::HumanDuration(total)),
+        concurrency: staging.peak.unwrap_or(spec.concurrency),
+        ..spec.clone()
     })
 }
 
@@ -466,8 +515,9 @@ fn read_body(path: &Path, n: &Names) -> Result<Vec<u8>, SpecError> {
     })
 }
 
-/// Socket buffer, bind address, proxy and TLS → connection setup (no `-v` tap).
-fn setup(spec: &LoadSpec, n: &Names, https: bool) -> Result<Setup, SpecError> {
+/// Socket buffer, bind address, proxy and TLS → connection setup (no `-v`
+/// tap); `https`: the target's scheme, `None` when not known yet.
+fn setup(spec: &LoadSpec, n: &Names, https: Option<bool>) -> Result<Setup, SpecError> {
     if spec.socket_buffer == Some(0) {
         invalid!(
             "{b} 0: give the socket buffer size in bytes, e.g. {b} 65536",
@@ -501,10 +551,11 @@ fn setup(spec: &LoadSpec, n: &Names, https: bool) -> Result<Setup, SpecError> {
     })
 }
 
-/// Client certificate, protocol and ciphers → TLS options; they need an https:// URL.
-fn tls(spec: &LoadSpec, n: &Names, https: bool) -> Result<TlsOptions, SpecError> {
+/// Client certificate, protocol and ciphers → TLS options; they need an
+/// https:// URL (checked when `https` is known).
+fn tls(spec: &LoadSpec, n: &Names, https: Option<bool>) -> Result<TlsOptions, SpecError> {
     let given = spec.client_cert.is_some() || spec.tls_protocol.is_some() || spec.ciphers.is_some();
-    if given && !https {
+    if given && https == Some(false) {
         invalid!(
             "{}, {} and {} apply to https:// URLs: drop them or use https://",
             n.client_cert,
@@ -702,6 +753,66 @@ mod tests {
         assert!(with(|s| s.bind = Some("nowhere".into())).contains("-B 'nowhere'"));
         assert!(with(|s| s.ciphers = Some("X".into())).contains("https://"));
         assert!(with(|s| s.body_base64 = Some("!!".into())).contains("base64"));
+    }
+
+    #[test]
+    fn settings_the_set_is_not_needed_for_are_refused_before_it_is_read() {
+        use kurabe_model::stage::StageSpec;
+        // A set that cannot be read: what is refused before reading it
+        // says so, and not that the file is missing.
+        let unread = || LoadSpec {
+            targets: Some("/nonexistent/kurabe-set.txt".into()),
+            url: None,
+            ..spec("http://h/")
+        };
+        let with = |edit: fn(&mut LoadSpec)| {
+            let mut s = unread();
+            edit(&mut s);
+            err(s)
+        };
+        assert!(with(|_| {}).starts_with("cannot read the --targets file"));
+        assert_eq!(
+            with(|s| (s.concurrency, s.requests) = (10, Some(1))),
+            "-c 10 is more than -n 1: lower -c or raise -n (ab refuses this too)"
+        );
+        assert_eq!(
+            with(|s| s.duration = Some(HumanDuration(Duration::ZERO))),
+            "-t 0: the time limit must be positive"
+        );
+        assert!(with(|s| s.stages = vec![StageSpec {
+            duration: HumanDuration(Duration::from_secs(1)),
+            target: -1.0
+        }])
+        .contains("0 or more"));
+        assert!(with(|s| s.thresholds = vec!["p95<1s".into()])
+            .starts_with("--threshold 'p95<1s': unknown metric 'p'"));
+        assert!(with(|s| s.bind = Some("nowhere".into())).contains("-B 'nowhere'"));
+        assert!(with(|s| s.tls_protocol = Some("XX".into())).contains("XX"));
+        // The scheme is the URL's given with the set: known before it.
+        assert!(with(|s| {
+            s.url = Some("http://h:81".into());
+            s.ciphers = Some("X".into());
+        })
+        .contains("apply to https:// URLs"));
+        // What needs the set is checked once it is read: `-c` against
+        // its size, names and checks of thresholds.
+        let set = |edit: fn(&mut LoadSpec)| {
+            let mut s = LoadSpec {
+                targets_text: Some("GET http://h/\n".into()),
+                url: None,
+                ..spec("http://h/")
+            };
+            edit(&mut s);
+            err(s)
+        };
+        assert!(set(|s| s.concurrency = 2).starts_with("-c 2 is more than -n 1"));
+        assert!(set(|s| s.thresholds = vec!["p(99){name:x}<1s".into()])
+            .contains("no request named 'x'"));
+        assert!(set(|s| s.thresholds = vec!["checks>99%".into()]).contains("add --check"));
+        // A TLS option wrong under any scheme is refused before the set,
+        // a right one on the set's http:// after it.
+        assert!(set(|s| s.ciphers = Some("X".into())).contains("'X'"));
+        assert!(set(|s| s.tls_protocol = Some("TLS1.2".into())).contains("apply to https:// URLs"));
     }
 
     #[test]

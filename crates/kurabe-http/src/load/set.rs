@@ -1,7 +1,8 @@
 //! A [`LoadSpec`]'s request set (`targets`, `targets_text`) read and
 //! resolved into the engine's [`RequestSet`]: every target's method, URL, headers (its
 //! own, then the spec's `-H`, `-C`, `-A`) and body, its name id and weight,
-//! checked before any request.
+//! checked before any request; the settings that need no target
+//! ([`check`]) before a byte of the set is read.
 //!
 //! Owns reading the set through [`crate::targets::Reader`], reading body
 //! files, the rules a set must keep (not empty, every target on the first
@@ -42,21 +43,12 @@ pub(crate) fn read(
     extra: &[(String, String)],
     labels: &mut Labels,
 ) -> Result<Option<RequestSet>, SpecError> {
+    let base = check(spec, n)?;
     let source = match (&spec.targets, &spec.targets_text) {
-        (None, None) => {
-            if spec.order.is_some() || spec.seed.is_some() || spec.targets_format.is_some() {
-                invalid(format!(
-                    "{}, {} and {} apply to a request set: add {} FILE",
-                    n.order, n.seed, n.targets_format, n.targets
-                ))?;
-            }
-            return Ok(None);
-        }
+        (None, None) => return Ok(None),
         (Some(p), None) => p.display().to_string(),
         (_, Some(_)) => "-".to_owned(),
     };
-    check_settings(spec, n)?;
-    let base = base(spec, n)?;
     let format = spec.targets_format.unwrap_or_default();
     let order = spec.order.unwrap_or_default();
     let head = SetHead {
@@ -76,6 +68,25 @@ pub(crate) fn read(
     };
     let targets = build(defs, source, base.as_ref(), extra, labels)?;
     Ok(Some(head.into_set(targets, None)))
+}
+
+/// What [`read`] checks before it reads a byte of the set, so a caller
+/// that reads the set itself (standard input) can check it first: the
+/// set's settings given without a set, the settings a set replaces, the
+/// URL given with it. The origin of every target when that URL gives it
+/// (`None`: the set's first target's, or no set).
+pub(crate) fn check(spec: &LoadSpec, n: &Names) -> Result<Option<Target>, SpecError> {
+    if spec.targets.is_none() && spec.targets_text.is_none() {
+        if spec.order.is_some() || spec.seed.is_some() || spec.targets_format.is_some() {
+            invalid(format!(
+                "{}, {} and {} apply to a request set: add {} FILE",
+                n.order, n.seed, n.targets_format, n.targets
+            ))?;
+        }
+        return Ok(None);
+    }
+    check_settings(spec, n)?;
+    base(spec, n)
 }
 
 /// The URL given with a set (a plan's variant, `kurabe http --targets
