@@ -309,3 +309,51 @@ fn dry_run_lists_what_would_be_skipped_and_sends_nothing() {
     );
     assert!(text.contains("scheduled duration:   10.000 s"), "{text}");
 }
+
+/// Settings that are wrong whatever the log holds are refused before the
+/// log is read: a log that is a named pipe no one writes to (opening it
+/// would wait for ever) does not delay the one-line error.
+#[test]
+fn bad_settings_are_refused_before_the_log_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("access.log");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path in our own temporary directory.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let log = fifo.to_str().unwrap();
+    let url = "http://127.0.0.1:9/";
+    let cases: &[(&[&str], &str)] = &[
+        (&["-c", "0"], "-c 0: the concurrency must be at least 1"),
+        (
+            &["--threads", "0"],
+            "--threads 0: use at least 1 (or leave it out for the default)",
+        ),
+        (&["-s", "0"], "-s 0: the request timeout must be positive"),
+        (&["--check", "zz"], "--check 'zz': unknown subject"),
+        (
+            &["--rewrite", "nocolon"],
+            "--rewrite 'nocolon': expected REGEX:REPLACEMENT",
+        ),
+        (
+            &["--log-format", "$remote_addr"],
+            "--log-format '$remote_addr': replay needs the method and the path",
+        ),
+    ];
+    for (flags, want) in cases {
+        let mut args = vec!["replay", log, url];
+        args.extend_from_slice(flags);
+        let (code, err) = crate::util::refused_without_reading(&args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.starts_with(&format!("kurabe: error: {want}")),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+    let (code, err) = crate::util::refused_without_reading(&["replay", log, "ftp://h/"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.starts_with("kurabe: error: invalid URL 'ftp://h/'"),
+        "{err}"
+    );
+}

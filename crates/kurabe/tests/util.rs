@@ -31,6 +31,38 @@ pub fn out_of_descriptors(pid: u32) {
     assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
 }
 
+/// `kurabe` with `args`, its standard input a pipe this process holds
+/// open and never writes to: its exit code and standard error, or a
+/// failure (after killing it) if it does not exit within 20 s, which is
+/// what a refusal that first waited for its input would do (a set on
+/// standard input, a log that is a named pipe no one writes to).
+pub fn refused_without_reading(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = kurabe()
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Held, never written nor closed: reading it would wait for ever.
+    let _stdin = child.stdin.take();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{args:?}: no exit within 20 s: it waits for its input before refusing");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    (status.code(), stderr)
+}
+
 /// A child process killed (and reaped) on drop.
 pub struct Kid(pub Child);
 

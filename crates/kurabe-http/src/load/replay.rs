@@ -2,7 +2,8 @@
 //! its format ([`crate::replay`]), the edits applied, and the timeline
 //! the open-model schedule follows (request `i` of the run is recorded
 //! request `i mod n` of loop `i / n`, intended at `(loop · period +
-//! offset) / speed`), before any request.
+//! offset) / speed`), before any request; every setting that needs
+//! nothing of the log ([`early`]) before the log is opened.
 //!
 //! Owns the choice of reader (`.har` or `log_format = "har"`: HAR; a
 //! named or nginx-syntax format: that one; else each line as `combined`,
@@ -38,6 +39,38 @@ pub(super) fn resolve(
     n: &Names,
     ncpus: u32,
 ) -> Result<LoadConfig, SpecError> {
+    let (edits, reader) = early(spec, r, n)?;
+    let mut replay = read_with(r, &edits, reader)?;
+    let plain = plain(spec, replay.total(), replay.summary.scheduled_duration_s);
+    let mut cfg = super::resolve::resolve_load(&plain, n, ncpus)?;
+    let mut labels = Labels::new(&spec.group, &spec.checks)
+        .map_err(|e| SpecError::Invalid(format!("{} {e}", n.group)))?;
+    let none: &[&str] = &[];
+    replay.tags = replay
+        .requests
+        .iter()
+        .map(|q| labels.tag(&q.method, &q.target, None, none))
+        .collect::<Result<_, _>>()
+        .map_err(|e| SpecError::Invalid(format!("{} {e}", n.checks)))?;
+    cfg.labels = labels;
+    cfg.replay = Some(Arc::new(replay));
+    Ok(cfg)
+}
+
+/// Everything [`resolve`] checks that needs nothing of the log (which
+/// can be large, or a pipe whose writer has not written yet), made
+/// before it is opened: the settings a replay replaces, the speed, the
+/// loops, the edits, the log format, and the load as
+/// [`super::resolve::early`] checks it, with as many requests as
+/// connections over one second in place of the recording's (the same
+/// refusals: the connections are never more than the requests, and the
+/// rate is above 0, whatever the log holds). The edits and the reader,
+/// for the log's read.
+pub(super) fn early(
+    spec: &LoadSpec,
+    r: &ReplaySpec,
+    n: &Names,
+) -> Result<(Edits, Option<Formats>), SpecError> {
     let clash = [
         (spec.rate.is_some(), n.rate),
         (spec.requests.is_some(), n.requests),
@@ -56,10 +89,18 @@ pub(super) fn resolve(
             "{what} with a replay: the recording gives the requests, their methods, bodies and times (one request per connection at a time over HTTP/1.1); drop {what}"
         )));
     }
-    let mut replay = read(r)?;
-    let total = replay.total();
-    let secs = replay.summary.scheduled_duration_s;
-    let plain = LoadSpec {
+    let edits = settings(r)?;
+    let reader = reader(&r.log, r.log_format.as_deref())?;
+    let stand_in = u64::from(spec.concurrency).max(1);
+    super::resolve::early(&plain(spec, stand_in, 1.0), n)?;
+    Ok((edits, reader))
+}
+
+/// `spec` as a load without a replay: `total` requests over `secs` (the
+/// recording's mean rate), kept-alive connections, no more of them than
+/// requests, responses of any length.
+fn plain(spec: &LoadSpec, total: u64, secs: f64) -> LoadSpec {
+    LoadSpec {
         replay: None,
         rate: Some(if secs > 0.0 {
             total as f64 / secs
@@ -73,24 +114,18 @@ pub(super) fn resolve(
         keep_alive: true,
         variable_length: true,
         ..spec.clone()
-    };
-    let mut cfg = super::resolve::resolve_load(&plain, n, ncpus)?;
-    let mut labels = Labels::new(&spec.group, &spec.checks)
-        .map_err(|e| SpecError::Invalid(format!("{} {e}", n.group)))?;
-    let none: &[&str] = &[];
-    replay.tags = replay
-        .requests
-        .iter()
-        .map(|q| labels.tag(&q.method, &q.target, None, none))
-        .collect::<Result<_, _>>()
-        .map_err(|e| SpecError::Invalid(format!("{} {e}", n.checks)))?;
-    cfg.labels = labels;
-    cfg.replay = Some(Arc::new(replay));
-    Ok(cfg)
+    }
 }
 
 /// Read and check `spec`.
 pub fn read(spec: &ReplaySpec) -> Result<Replay, SpecError> {
+    let edits = settings(spec)?;
+    let reader = reader(&spec.log, spec.log_format.as_deref())?;
+    read_with(spec, &edits, reader)
+}
+
+/// `spec`'s speed, loops and edits checked; the edits.
+fn settings(spec: &ReplaySpec) -> Result<Edits, SpecError> {
     if !(spec.speed > 0.0 && spec.speed <= MAX_SPEED) {
         return Err(SpecError::Invalid(format!(
             "--speed {}: a speed above 0 and at most {MAX_SPEED}x, e.g. 200% or 2x",
@@ -102,15 +137,23 @@ pub fn read(spec: &ReplaySpec) -> Result<Replay, SpecError> {
             "--loop 0: play the recording at least once (--loop 1, the default)".to_owned(),
         ));
     }
-    let edits = Edits::parse(
+    Edits::parse(
         &spec.allow_url,
         &spec.deny_url,
         &spec.rewrite,
         &spec.set_header,
     )
-    .map_err(|e| SpecError::Invalid(e.to_string()))?;
+    .map_err(|e| SpecError::Invalid(e.to_string()))
+}
+
+/// The log of `spec` read with `reader` ([`reader`]'s) and `edits`.
+fn read_with(
+    spec: &ReplaySpec,
+    edits: &Edits,
+    reader: Option<Formats>,
+) -> Result<Replay, SpecError> {
     let name = spec.log.display().to_string();
-    let (format_name, mut rec) = read_recording(&spec.log, spec.log_format.as_deref(), &name)?;
+    let (format_name, mut rec) = read_recording(&spec.log, reader, &name)?;
     let mut kept = Vec::with_capacity(rec.requests.len());
     for mut r in std::mem::take(&mut rec.requests) {
         let excerpt = format!("{} {}", r.method, r.target);
@@ -130,19 +173,16 @@ pub fn read(spec: &ReplaySpec) -> Result<Replay, SpecError> {
     Ok(timeline(rec, spec, name, format_name))
 }
 
-/// The log read in its format; the format's name for the report.
-fn read_recording(
-    path: &Path,
-    format: Option<&str>,
-    name: &str,
-) -> Result<(String, Recording), SpecError> {
+/// The reader of the log at `path` in `format`: `None` for HAR (`har`,
+/// or a `.har` file without a format), else the log formats to try.
+fn reader(path: &Path, format: Option<&str>) -> Result<Option<Formats>, SpecError> {
     let is_har = match format {
         Some(f) => f == "har",
         None => path
             .extension()
             .is_some_and(|e| e.eq_ignore_ascii_case("har")),
     };
-    let formats = match format {
+    Ok(match format {
         _ if is_har => None,
         None => Some(Formats::auto()),
         Some(f) => Some(
@@ -150,7 +190,15 @@ fn read_recording(
                 .map_err(|e| SpecError::Invalid(e.to_string()))
                 .and_then(|f| Formats::one(f).map_err(|e| SpecError::Invalid(e.to_string())))?,
         ),
-    };
+    })
+}
+
+/// The log read with `formats` ([`reader`]'s); the format's name for the report.
+fn read_recording(
+    path: &Path,
+    formats: Option<Formats>,
+    name: &str,
+) -> Result<(String, Recording), SpecError> {
     let file = std::fs::File::open(path).map_err(|source| SpecError::File {
         what: format!("cannot read the log '{name}': check the path"),
         source,
@@ -346,6 +394,33 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("--loop 0"), "{e}");
+    }
+
+    #[test]
+    fn settings_are_refused_before_the_log_is_opened() {
+        let spec = |edit: fn(&mut LoadSpec)| {
+            let mut s = LoadSpec {
+                replay: Some(ReplaySpec::of("/nonexistent/x.log")),
+                keep_alive: true,
+                concurrency: 20,
+                ..LoadSpec::for_url("http://127.0.0.1:9/")
+            };
+            edit(&mut s);
+            let r = s.replay.clone().unwrap();
+            resolve(&s, &r, &Names::FLAGS, 4).unwrap_err().to_string()
+        };
+        assert_eq!(
+            spec(|_| {}),
+            "cannot read the log '/nonexistent/x.log': check the path"
+        );
+        assert_eq!(
+            spec(|s| s.concurrency = 0),
+            "-c 0: the concurrency must be at least 1"
+        );
+        assert!(spec(|s| s.checks = vec!["zz".into()]).starts_with("--check 'zz'"));
+        assert!(spec(|s| s.url = Some("ftp://h/".into())).starts_with("invalid URL 'ftp://h/'"));
+        assert!(spec(|s| s.thresholds = vec!["p95<1s".into()]).starts_with("--threshold 'p95<1s'"));
+        assert!(spec(|s| s.requests = Some(5)).starts_with("-n with a replay"));
     }
 
     #[test]
