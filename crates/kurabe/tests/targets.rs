@@ -385,3 +385,43 @@ fn an_ab_of_a_set_gives_each_name_a_verdict_that_points_the_right_way() {
         assert_eq!(verdict(&r["metrics"], "latency_p50_us"), "worse", "{n}");
     }
 }
+
+/// Settings that are wrong whatever the set holds are refused before
+/// standard input is read: a producer that has not written (or never
+/// ends) does not delay the one-line error.
+#[test]
+fn bad_settings_with_a_set_on_stdin_are_refused_before_reading_it() {
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["--stage", "10s:abc"],
+            "kurabe: error: --stage stage '10s:abc': 'abc': a rate is requests per second; expected DURATION:RATE",
+        ),
+        (
+            &["--stage", "10s:c=5", "--http2"],
+            "kurabe: error: --http2 with connection stages: HTTP/2 runs a fixed number of connections; drop --http2 or stage the rate (30s:200) with -c",
+        ),
+        (
+            &["--threshold", "p95<1s"],
+            "kurabe: error: --threshold 'p95<1s': unknown metric 'p'; expected METRIC",
+        ),
+        (
+            &["-c", "10", "-n", "1"],
+            "kurabe: error: -c 10 is more than -n 1: lower -c or raise -n (ab refuses this too)",
+        ),
+        (
+            &["-c", "2", "-t", "0"],
+            "kurabe: error: -t 0: the time limit must be positive",
+        ),
+    ];
+    for (flags, want) in cases {
+        for source in ["--targets", "--urls-from-file"] {
+            let mut args = vec!["http", "-q", source, "-"];
+            args.extend_from_slice(flags);
+            let (code, stderr) = crate::util::refused_without_reading(&args);
+            assert_eq!(code, Some(2), "{args:?}: {stderr}");
+            let line = stderr.trim_end();
+            assert!(!line.contains('\n'), "one line: {line}");
+            assert!(line.starts_with(want), "{args:?}: {line}");
+        }
+    }
+}

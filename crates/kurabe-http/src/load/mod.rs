@@ -4,7 +4,9 @@
 //!
 //! Owns the entry, the observer contract and the checks every path shares
 //! ([`check`]: the same rules and defaults for flags, plans and fleet
-//! specs, with errors that name the setting as the user wrote it). Must
+//! specs, with errors that name the setting as the user wrote it; every
+//! rule that needs no request of a set or a log before either is read,
+//! [`check_early`] for a caller that reads the set itself). Must
 //! not print, and must not put anything on the engine's hot path: the
 //! observer is called from a thread of its own a few times a second, never
 //! per request; the workers poll the stop's flag as they polled their own.
@@ -238,6 +240,15 @@ impl Checked {
 /// run nothing. Callers check before they open outputs or start a target.
 pub fn check(spec: &LoadSpec, names: &Names) -> Result<Checked, SpecError> {
     resolve::resolve(spec, names, online_cpus()).map(Checked)
+}
+
+/// The checks of [`check`] that need neither `spec`'s request set nor
+/// its replay's log (a set's size and names, a log's requests), with the
+/// same messages: a caller that reads the set itself (standard input,
+/// which can wait on its producer) calls this first, so a bad setting is
+/// refused at once. [`check`] makes them before it reads either too.
+pub fn check_early(spec: &LoadSpec, names: &Names) -> Result<(), SpecError> {
+    resolve::check_early(spec, names)
 }
 
 /// Run one load test and return what it measured.

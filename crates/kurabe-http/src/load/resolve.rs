@@ -86,6 +86,15 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
     Ok(cfg)
 }
 
+/// Every check of `spec` that needs neither its set nor its replay's
+/// log, made before either is read ([`early`], [`super::replay::early`]).
+pub(crate) fn check_early(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
+    match &spec.replay {
+        Some(r) => super::replay::early(spec, r, n).map(drop),
+        None => early(spec, n).map(drop),
+    }
+}
+
 /// [`resolve`] of the load itself, a replay's requests aside: [`early`]
 /// first, then the set read and what needs it.
 pub(crate) fn resolve_load(

@@ -3,8 +3,10 @@
 //! `kurabe_http::load` with errors naming the flags) and the report's
 //! settings (ab's layout flags, checked by `kurabe_report::AbLayout`).
 //!
-//! Owns the flags and their mapping. Must not run anything, nor show the
-//! `-P` or `-A` password anywhere.
+//! Owns the flags and their mapping, and when a set on standard input is
+//! read: once, after every check that needs none of it (its producer may
+//! not have written yet, or never end). Must not run anything, nor show
+//! the `-P` or `-A` password anywhere.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -309,13 +311,18 @@ pub struct Resolved {
     pub server: ServerChoice,
 }
 
-/// Resolve and validate the command line.
+/// Resolve and validate the command line: every check that needs no
+/// target of a set on standard input before it is read (its producer
+/// may not have written yet, or never end), the rest after.
 pub fn from_args(args: &Args) -> anyhow::Result<Resolved> {
-    let spec = load_spec(args)?;
-    let load = kurabe_http::load::check(&spec, &names(args))?;
+    let mut spec = load_spec(args)?;
+    let names = names(args);
+    kurabe_http::load::check_early(&spec, &names)?;
     check_max_error_rate(args.max_error_rate)?;
-    let server = ServerChoice::from_flags(args.no_server_metrics, args.server_pid, load.target());
     let layout = layout_flags(args).resolve(args.format)?;
+    read_set(args, &mut spec)?;
+    let load = kurabe_http::load::check(&spec, &names)?;
+    let server = ServerChoice::from_flags(args.no_server_metrics, args.server_pid, load.target());
     Ok(Resolved {
         spec,
         load,
@@ -337,21 +344,25 @@ pub(super) fn names(args: &Args) -> Names {
     }
 }
 
-/// The set the flags name: (file, its text when `-` read standard input, format).
-fn set_source(
-    args: &Args,
-) -> anyhow::Result<(Option<PathBuf>, Option<String>, Option<TargetsFormat>)> {
-    let (path, format) = match (&args.targets, &args.urls_from_file) {
-        (Some(p), _) => (p, args.targets_format),
-        (None, Some(p)) => (p, Some(TargetsFormat::Urls)),
-        (None, None) => return Ok((None, None, None)),
-    };
-    if path.as_os_str() != "-" {
-        return Ok((Some(path.clone()), None, format));
+/// The set the flags name: (file, format); `-` is standard input, which
+/// [`read_set`] reads.
+fn set_source(args: &Args) -> (Option<PathBuf>, Option<TargetsFormat>) {
+    match (&args.targets, &args.urls_from_file) {
+        (Some(p), _) => (Some(p.clone()), args.targets_format),
+        (None, Some(p)) => (Some(p.clone()), Some(TargetsFormat::Urls)),
+        (None, None) => (None, None),
     }
-    // Standard input is read once, here: the spec carries the text, or
-    // (larger than 16 MiB, not for --workers, whose spec carries the
-    // text to every worker) the path `-` of its spool, read as it grows.
+}
+
+/// Read the set of `spec` (as [`load_spec`] made it from `args`) from
+/// standard input when it is there, once, after the checks that need
+/// none of it: the spec then carries the text, or (larger than 16 MiB,
+/// not for --workers, whose spec carries the text to every worker) the
+/// path `-` of its spool, read as it grows.
+pub(super) fn read_set(args: &Args, spec: &mut LoadSpec) -> anyhow::Result<()> {
+    if spec.targets.as_deref() != Some(std::path::Path::new("-")) {
+        return Ok(());
+    }
     let cannot = |e| anyhow::anyhow!("cannot read the set from standard input: {e}");
     let bytes = if args.workers.is_some() {
         let mut bytes = Vec::new();
@@ -360,11 +371,14 @@ fn set_source(
     } else {
         match kurabe_http::load::read_stdin().map_err(cannot)? {
             StdinSet::Text(bytes) => bytes,
-            StdinSet::Spooled => return Ok((Some(path.clone()), None, format)),
+            StdinSet::Spooled => return Ok(()),
         }
     };
     match String::from_utf8(bytes) {
-        Ok(text) => Ok((None, Some(text), format)),
+        Ok(text) => {
+            (spec.targets, spec.targets_text) = (None, Some(text));
+            Ok(())
+        }
         Err(e) => {
             let at = e.utf8_error().valid_up_to();
             let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
@@ -374,14 +388,15 @@ fn set_source(
 }
 
 /// The load flags as the load spec: ab's letters and kurabe's long flags
-/// onto its fields, `-i` and `-u` as the method they mean (`-m` wins).
+/// onto its fields, `-i` and `-u` as the method they mean (`-m` wins); a
+/// set on standard input is its path `-`, unread ([`read_set`] reads it).
 pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
     let implied = match (args.head, &args.put_file) {
         (true, _) => Some("HEAD"),
         (false, Some(_)) => Some("PUT"),
         (false, None) => None,
     };
-    let (targets, targets_text, targets_format) = set_source(args)?;
+    let (targets, targets_format) = set_source(args);
     let stages = stages(args)?;
     Ok(LoadSpec {
         url: args.url.clone(),
@@ -394,7 +409,7 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         cookies: args.cookies.clone(),
         auth: args.auth.clone(),
         targets,
-        targets_text,
+        targets_text: None,
         targets_format,
         order: args.order,
         seed: args.seed,

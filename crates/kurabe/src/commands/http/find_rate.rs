@@ -21,7 +21,7 @@ use kurabe_report::{capacity_renderer, to_string, Format};
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
 
-use super::args::{load_spec, names, Args};
+use super::args::{load_spec, names, read_set, Args};
 
 /// Connections of the open model when -c is not given: enough for a rate
 /// times the latency the usual SLOs allow (e.g. 1000/s × 50 ms).
@@ -93,12 +93,15 @@ pub fn checked(args: &Args) -> anyhow::Result<(LoadSpec, Settings)> {
     let settings = settings(args)?;
     let mut spec = load_spec(args)?;
     spec.concurrency = args.concurrency.unwrap_or(DEFAULT_CONNECTIONS);
-    let first = LoadSpec {
+    let first = |spec: &LoadSpec| LoadSpec {
         rate: Some(settings.start_rate),
         duration: Some(HumanDuration(settings.step)),
         ..spec.clone()
     };
-    kurabe_http::load::check(&first, &names(args))?;
+    // What needs no target first: a set on standard input is read after.
+    kurabe_http::load::check_early(&first(&spec), &names(args))?;
+    read_set(args, &mut spec)?;
+    kurabe_http::load::check(&first(&spec), &names(args))?;
     Ok((spec, settings))
 }
 
