@@ -391,7 +391,7 @@ fn an_ab_of_a_set_gives_each_name_a_verdict_that_points_the_right_way() {
 /// ends) does not delay the one-line error.
 #[test]
 fn bad_settings_with_a_set_on_stdin_are_refused_before_reading_it() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
         (
             &["--stage", "10s:abc"],
             "kurabe: error: --stage stage '10s:abc': 'abc': a rate is requests per second; expected DURATION:RATE",
@@ -411,6 +411,14 @@ fn bad_settings_with_a_set_on_stdin_are_refused_before_reading_it() {
         (
             &["-c", "2", "-t", "0"],
             "kurabe: error: -t 0: the time limit must be positive",
+        ),
+        (
+            &["--max-error-rate", "2"],
+            "kurabe: error: --max-error-rate 2: give a fraction from 0 to 1",
+        ),
+        (
+            &["-o", "/nonexistent/kurabe-dir/report.txt"],
+            "kurabe: error: -o: cannot write '/nonexistent/kurabe-dir/report.txt': the directory '/nonexistent/kurabe-dir' does not exist",
         ),
     ];
     for (flags, want) in cases {

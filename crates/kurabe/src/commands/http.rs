@@ -26,7 +26,7 @@ pub(crate) use outputs::{exit_code, THRESHOLD_FAILED};
 use outputs::{no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;
-use args::{from_args, Resolved};
+use args::{early, Resolved};
 
 /// `kurabe http URL_A URL_B …`: an A/B of endpoints in interleaved rounds.
 mod ab;
@@ -63,7 +63,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.rounds.is_some() {
         bail!("--rounds compares two or more URLs: give URL_B too, or drop --rounds");
     }
-    let resolved = from_args(&args)?;
+    // What needs no target of a set first: a set on standard input is
+    // read in `finish`. The store is opened (made) once the load is whole.
+    let early = early(&args)?;
     args.live.check()?;
     check_outputs(&[
         ("-o", args.out.path()),
@@ -71,13 +73,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("--series-csv", args.series_csv.as_deref()),
         ("-g", args.gnuplot.as_deref()),
     ])?;
-    args.save.check_store()?;
     if args.workers.is_some() && args.live.prometheus_addr.is_some() {
         bail!("--prometheus-addr with --workers: give it to each `kurabe worker`, which serves its own share");
     }
     if args.workers.is_some() && args.live.tui {
         bail!("--tui watches a run in this process: drop --workers, or drop --tui");
     }
+    let resolved = early.finish(&args)?;
+    args.save.check_store()?;
     match args.workers {
         Some(workers) => fleet::run_distributed(&args, &resolved, workers),
         None => run_here(&args, resolved),

@@ -311,24 +311,48 @@ pub struct Resolved {
     pub server: ServerChoice,
 }
 
-/// Resolve and validate the command line: every check that needs no
-/// target of a set on standard input before it is read (its producer
-/// may not have written yet, or never end), the rest after.
+/// Resolve and validate the command line: [`early`], then [`Early::finish`].
 pub fn from_args(args: &Args) -> anyhow::Result<Resolved> {
-    let mut spec = load_spec(args)?;
-    let names = names(args);
-    kurabe_http::load::check_early(&spec, &names)?;
+    early(args)?.finish(args)
+}
+
+/// The command line checked as far as it can be without a set on
+/// standard input, which is still unread (its producer may not have
+/// written yet, or never end): a caller's own checks of that kind go
+/// between this and [`Early::finish`].
+#[derive(Debug)]
+pub struct Early {
+    /// The load, its set on standard input unread.
+    spec: LoadSpec,
+    /// ab's layout flags, resolved.
+    layout: AbLayout,
+}
+
+/// Every check of the flags that needs no target of a set: the load's
+/// ([`kurabe_http::load::check_early`]), `--max-error-rate`, the layout.
+pub fn early(args: &Args) -> anyhow::Result<Early> {
+    let spec = load_spec(args)?;
+    kurabe_http::load::check_early(&spec, &names(args))?;
     check_max_error_rate(args.max_error_rate)?;
     let layout = layout_flags(args).resolve(args.format)?;
-    read_set(args, &mut spec)?;
-    let load = kurabe_http::load::check(&spec, &names)?;
-    let server = ServerChoice::from_flags(args.no_server_metrics, args.server_pid, load.target());
-    Ok(Resolved {
-        spec,
-        load,
-        layout,
-        server,
-    })
+    Ok(Early { spec, layout })
+}
+
+impl Early {
+    /// The set read (standard input's, once) and the load checked whole.
+    pub fn finish(self, args: &Args) -> anyhow::Result<Resolved> {
+        let Early { mut spec, layout } = self;
+        read_set(args, &mut spec)?;
+        let load = kurabe_http::load::check(&spec, &names(args))?;
+        let server =
+            ServerChoice::from_flags(args.no_server_metrics, args.server_pid, load.target());
+        Ok(Resolved {
+            spec,
+            load,
+            layout,
+            server,
+        })
+    }
 }
 
 /// The flags each setting was given under (`-u`, not `-p`, for a PUT body).
