@@ -3,7 +3,7 @@
 //! the open-model schedule follows (request `i` of the run is recorded
 //! request `i mod n` of loop `i / n`, intended at `(loop · period +
 //! offset) / speed`), before any request; every setting that needs
-//! nothing of the log ([`early`]) before the log is opened.
+//! nothing of the log (`early`) before the log is opened.
 //!
 //! Owns the choice of reader (`.har` or `log_format = "har"`: HAR; a
 //! named or nginx-syntax format: that one; else each line as `combined`,
