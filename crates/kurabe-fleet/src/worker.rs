@@ -17,7 +17,7 @@ use kurabe_http::client;
 use kurabe_http::load::{Observer, Snapshot};
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 use postgres::Client;
 
 use crate::clock::{self, ClockOffset};

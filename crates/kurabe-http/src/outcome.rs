@@ -88,7 +88,7 @@ mod tests {
         assert!(e.starts_with("--max-error-rate 2:"), "{e}");
     }
     use kurabe_model::load::LoadSpec;
-    use kurabe_model::stop::Stop;
+    use kurabe_stop::Stop;
 
     /// A real run against a closed loopback port: every request fails to connect.
     fn refused() -> HttpReport {

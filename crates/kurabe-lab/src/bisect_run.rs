@@ -18,7 +18,7 @@ use kurabe_store::Store;
 use crate::git::{short, GitError, WorktreeCache};
 use crate::runner::{run_experiment, Event, RunOptions};
 use kurabe_model::stats::bisect::{MeasureError, Measurer};
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 
 /// The plan a search runs: `plan` cut down to `variant` (default: the only
 /// or first one) and `workload` (default: the first that selects `metric`,

@@ -17,7 +17,7 @@ use kurabe_model::capacity::{
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 
 /// The load of one step: `spec` at `rate` for the step's length, after
 /// its warm-up, with the SLOs as its thresholds (the load judges them on

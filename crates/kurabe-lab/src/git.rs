@@ -25,9 +25,9 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use kurabe_model::plan::{Build, Plan, WORKTREE_PLACEHOLDER};
-use kurabe_model::stop::Stop;
 use kurabe_probe::rev::run_git;
 use kurabe_probe::rev::GitRunError;
+use kurabe_stop::Stop;
 
 use crate::runner::argv_of;
 

@@ -13,8 +13,8 @@ use kurabe_http::client::{self, LoadError, Target};
 use kurabe_http::load::Observer;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
-use kurabe_model::stop::Stop;
 use kurabe_probe::{WatchSummary, Watcher};
+use kurabe_stop::Stop;
 
 /// How often the server's process tree is sampled during a load test.
 const SERVER_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);

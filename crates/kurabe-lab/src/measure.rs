@@ -31,8 +31,8 @@ use kurabe_model::run_detail::{
     SystemDetail, WatchDetail,
 };
 use kurabe_model::series::Interval;
-use kurabe_model::stop::Stop;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
+use kurabe_stop::Stop;
 
 use crate::execute::{Execution, Launch, Session, Timed};
 use crate::measured::{load_metrics, tree_metrics, tree_record};

@@ -40,8 +40,8 @@ use kurabe_model::record::{
     ExperimentId, ExperimentStatus, HttpRun, MetricValue, NewExperiment, RunRecord, RunStatus,
 };
 use kurabe_model::stats::{metric, randomized_blocks};
-use kurabe_model::stop::Stop;
 use kurabe_model::time::rfc3339;
+use kurabe_stop::Stop;
 use kurabe_store::{Store, StoreError};
 
 use crate::analysis::{

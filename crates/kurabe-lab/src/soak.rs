@@ -36,8 +36,8 @@ use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
 use kurabe_model::run_detail::{HttpDetail, RunDetail, SoakDetail, SoakSample as Row};
 use kurabe_model::stats::trend::{self, Point, TrendConfig, TrendVerdict};
-use kurabe_model::stop::Stop;
 use kurabe_probe::{Recorder, SamplerConfig, TreeSampler};
+use kurabe_stop::Stop;
 
 use crate::measured::{load_metrics, tree_metrics, tree_record, Measured, Probe};
 use crate::target::RunFailure;

@@ -24,9 +24,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use kurabe_model::probe::oom_killed_text;
-use kurabe_model::stop::Stop;
 use kurabe_probe::cgroup::{CgroupReader, Limits, RunCgroup};
 use kurabe_probe::launch::{self, Started};
+use kurabe_stop::Stop;
 
 /// Lines of stderr kept for a failed run's report.
 pub const TAIL_LINES: usize = 20;

@@ -30,7 +30,6 @@ pub mod schema_files;
 pub mod series;
 pub mod stage;
 pub mod stats;
-pub mod stop;
 pub mod system;
 pub mod threshold;
 pub mod time;

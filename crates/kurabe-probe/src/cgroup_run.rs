@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 
 use crate::cgroup::{CgroupError, Limits, RunCgroup};
 

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use std::sync::Arc;
 
 use kurabe_model::probe::ExitStatus;
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 
 use crate::cgroup::RunCgroup;
 use crate::procfs;

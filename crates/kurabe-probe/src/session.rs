@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kurabe_model::probe::{CpuSource, ExitStatus, LimitsApplied, WatchEnd, WatchReport};
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 
 use crate::cgroup::{Limits, RunCgroup};
 use crate::error::{ProbeError, Result};

@@ -14,7 +14,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 static STOP: OnceLock<Arc<Stop>> = OnceLock::new();

@@ -86,10 +86,10 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use kurabe_model::stop::Stop;
 use kurabe_model::system::{
     PrecisionRule, SystemPass, SystemReport, SystemRun, SystemSource, SystemTest,
 };
+use kurabe_stop::Stop;
 
 pub use catalog::{Repeat, TestId, TestSpec};
 pub use loops::{code as error_code, error_text, HELPER_FD};

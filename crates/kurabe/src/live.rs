@@ -23,7 +23,7 @@ use kurabe_live::{addr, openmetrics};
 use kurabe_model::load::LoadSpec;
 use kurabe_report::bars::RunsBar;
 
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 
 use crate::flags::parse_duration;
 use crate::tui::{Picture, Tui};

@@ -12,8 +12,8 @@ use kurabe_live::board::{self, Board};
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::probe::WatchPoint;
-use kurabe_model::stop::Stop;
 use kurabe_report::bars::{wanted, LoadBar};
+use kurabe_stop::Stop;
 
 use crate::live::Live;
 

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use kurabe_model::stop::Stop;
 pub use kurabe_probe::signals::{force_exit_on_second_signal, status_for};
+use kurabe_stop::Stop;
 
 /// Install the handlers (once) and return the stop flag they set.
 pub fn install() -> anyhow::Result<Arc<AtomicBool>> {

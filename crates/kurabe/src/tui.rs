@@ -19,7 +19,7 @@ use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, execute, terminal};
 use kurabe_live::board::Frame;
 use kurabe_live::view::View;
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 

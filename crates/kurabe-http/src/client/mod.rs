@@ -263,7 +263,7 @@ pub(crate) struct Progress {
 /// Shared control of a running load test.
 #[derive(Debug, Default)]
 pub(crate) struct RunControl {
-    /// The stop's own flag ([`kurabe_model::stop::Stop::flag`]), polled by
+    /// The stop's own flag ([`kurabe_stop::Stop::flag`]), polled by
     /// the workers; once set the report is marked interrupted.
     pub(crate) stop: Arc<AtomicBool>,
     /// Updated by the workers.

@@ -17,8 +17,8 @@ use hdrhistogram::Histogram;
 use kurabe_model::counters::Counters;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::probe::WatchPoint;
-use kurabe_model::stop::Stop;
 use kurabe_model::threshold::{Measure, Measured, Threshold, ThresholdResult, THRESHOLD_EXPECTED};
+use kurabe_stop::Stop;
 
 use super::{Observer, Progress, Snapshot, SpecError, Taps};
 use crate::client::Stats;

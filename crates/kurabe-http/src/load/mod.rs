@@ -27,8 +27,8 @@ use kurabe_model::counters::Counters;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::probe::WatchPoint;
-use kurabe_model::stop::Stop;
 use kurabe_model::threshold::ThresholdResult;
+use kurabe_stop::Stop;
 
 use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
 pub use crate::request::Names;

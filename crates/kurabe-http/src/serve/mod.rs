@@ -149,7 +149,7 @@ pub struct ServeStats {
     /// The count [`ServeStats::wait_served`] waits for; 0 while nobody waits.
     served_goal: AtomicU64,
     /// Triggered when `requests_served` reaches `served_goal`.
-    goal_reached: kurabe_model::stop::Stop,
+    goal_reached: kurabe_stop::Stop,
 }
 
 impl ServeStats {

@@ -44,7 +44,7 @@ use kurabe_model::plan::{
     Workload, WorkloadKind,
 };
 use kurabe_model::run_detail::{CommandExecution, RunDetail};
-use kurabe_model::stop::Stop;
+use kurabe_stop::Stop;
 use kurabe_store::{RunStatus, Store};
 
 use crate::measure::{self, CommandRun};

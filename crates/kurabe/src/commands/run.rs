@@ -119,7 +119,7 @@ fn no_output_on_the_terminal(plan: &kurabe_model::plan::Plan) -> anyhow::Result<
 fn prepare_revisions(
     plan: &kurabe_model::plan::Plan,
     plan_dir: &std::path::Path,
-    stop: &std::sync::Arc<kurabe_model::stop::Stop>,
+    stop: &std::sync::Arc<kurabe_stop::Stop>,
     quiet: bool,
 ) -> Result<std::collections::BTreeMap<String, PathBuf>, kurabe_lab::git::GitError> {
     kurabe_lab::git::prepare_revisions(plan, plan_dir, stop, &mut |p| {

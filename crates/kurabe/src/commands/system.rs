@@ -160,7 +160,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
 /// a step starting at its first pass.
 fn run_with_bar(
     cfg: &kurabe_system::Config,
-    stop: &kurabe_model::stop::Stop,
+    stop: &kurabe_stop::Stop,
     quiet: bool,
 ) -> anyhow::Result<kurabe_model::system::SystemReport> {
     let mut bar = StepsBar::new((cfg.tests.len() * cfg.copies.len()) as u64, quiet);

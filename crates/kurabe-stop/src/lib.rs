@@ -1,10 +1,13 @@
-//! A stop request that waiting code blocks on instead of polling.
+//! kurabe's stop request, which waiting code blocks on instead of polling.
 //!
 //! Owns [`Stop`]: a flag, the signal that set it (if any), and a condition
 //! variable so a loop that waits between samples wakes at once when the stop
 //! comes, and costs nothing while idle (mini-redis's `Shutdown` idea, without
-//! an async runtime). Must not install signal handlers or spawn threads: the
-//! binary forwards signals into [`Stop::trigger`].
+//! an async runtime). It lives in its own crate, below every crate that runs
+//! work, because it holds a mutex and a condition variable and so cannot sit
+//! in the I/O- and thread-free `kurabe-model`. Must not install signal
+//! handlers or spawn threads: the binary forwards signals into
+//! [`Stop::trigger`].
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
