@@ -125,7 +125,7 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 /// Equal JSON, numbers within [`close`] (the JSON output rounds them to 12 digits).
-fn same_json(a: &Value, b: &Value) -> bool {
+pub(crate) fn same_json(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => close(x.as_f64().unwrap(), y.as_f64().unwrap()),
         (Value::Array(x), Value::Array(y)) => {

@@ -32,6 +32,7 @@ mod run;
 mod serve;
 mod soak;
 mod store;
+mod store_8a63597;
 mod streamed;
 mod system;
 mod system_precision;
