@@ -112,7 +112,8 @@ pub struct Counters {
     /// Open model: sends that left later than scheduled.
     pub late_sends: u64,
     /// Open model: sends given up unsent because no connection could take
-    /// them within the request timeout of their intended time.
+    /// them within the request timeout of their intended time, or before
+    /// the end of a timed run.
     #[serde(default)]
     pub dropped_sends: u64,
     /// Requests sent but unanswered when the run stopped.

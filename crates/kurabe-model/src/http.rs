@@ -459,15 +459,16 @@ pub struct RateInfo {
     /// Latency measured from the actual send instead of the intended one
     /// (what a tool without coordinated-omission correction reports).
     pub latency_uncorrected_us: LatencySummary,
-    /// Requests whose send was later than intended by more than 1 ms, and
-    /// those a timed run intended before its end but could not send at all
-    /// (no connection was free).
+    /// Requests whose send was later than intended by more than 1 ms.
     pub late_sends: u64,
-    /// Sends the schedule meant that no connection could take within the
-    /// request timeout (`-s`) of their intended time, given up unsent (k6's
-    /// `dropped_iterations`): had they been sent, their latency from the
-    /// intended time would already exceed the timeout. Left out when 0, so
-    /// records from before it write back unchanged.
+    /// Sends the schedule meant that were given up unsent (k6's
+    /// `dropped_iterations`): those no connection could take within the
+    /// request timeout (`-s`) of their intended time (had they been sent,
+    /// their latency from the intended time would already exceed the
+    /// timeout), and those a timed run intended before its end but could
+    /// not send at all (no connection was free: a rate the machine does
+    /// not reach). Left out when 0, so records from before it write back
+    /// unchanged.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped_sends: u64,
 }

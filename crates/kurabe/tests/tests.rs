@@ -25,6 +25,7 @@ mod outcomes;
 mod outputs;
 mod parity;
 mod prometheus;
+mod rates;
 mod replay;
 mod results;
 mod revisions;

@@ -393,14 +393,16 @@ impl<'a> Core<'a> {
     }
 
     /// The run ends by the clock: open model, what was due before the end
-    /// and found no connection was never sent, the latest a send can be,
-    /// so it counts as late rather than vanishing from the report.
+    /// and found no connection was never sent, and never will be: it
+    /// counts as dropped rather than vanishing from the report, however
+    /// far behind the run fell (counted at once, see
+    /// [`Schedule::give_up_due`]).
     pub fn give_up_due(&mut self) {
         if !self.measuring {
             return;
         }
         if let Some(s) = &mut self.schedule {
-            self.stats.counters.late_sends += s.give_up_due(self.sh.end_ns - 1);
+            self.stats.counters.dropped_sends += s.give_up_due(self.sh.end_ns - 1);
         }
     }
 

@@ -77,7 +77,7 @@ fn drive<'a, P: Protocol<'a>>(w: &mut P) {
 /// The run is stopping by the clock: open model, sends intended before the
 /// end that a late wake-up left unsent go out now (late, and counted as
 /// late), so the achieved rate is not short by however long the thread
-/// overslept; those no connection can take count late without being sent.
+/// overslept; those no connection can take count as dropped, unsent.
 fn last_sends<'a, P: Protocol<'a>>(w: &mut P) {
     let c = w.core();
     if c.stopped_early() || c.now < c.sh.end_ns || c.schedule.is_none() {

@@ -32,7 +32,7 @@ use kurabe_stop::Stop;
 
 use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
 pub use crate::request::Names;
-pub use resolve::SpecError;
+pub use resolve::{SpecError, MAX_RATE_PER_CLIENT};
 pub use spool::{read_stdin, StdinSet};
 
 /// What a finished (or stopped) load measured.
@@ -239,7 +239,14 @@ impl Checked {
 /// `names` says (the CLI's flags, a plan's keys), and resolve its defaults;
 /// run nothing. Callers check before they open outputs or start a target.
 pub fn check(spec: &LoadSpec, names: &Names) -> Result<Checked, SpecError> {
-    resolve::resolve(spec, names, online_cpus()).map(Checked)
+    check_shared(spec, names, 1)
+}
+
+/// [`check`] of a load `clients` client processes share (a fleet's
+/// workers, each sending its part): the rate may be as high as they can
+/// send together ([`MAX_RATE_PER_CLIENT`] each).
+pub fn check_shared(spec: &LoadSpec, names: &Names, clients: u32) -> Result<Checked, SpecError> {
+    resolve::resolve(spec, names, online_cpus(), clients).map(Checked)
 }
 
 /// The checks of [`check`] that need neither `spec`'s request set nor
@@ -248,7 +255,13 @@ pub fn check(spec: &LoadSpec, names: &Names) -> Result<Checked, SpecError> {
 /// which can wait on its producer) calls this first, so a bad setting is
 /// refused at once. [`check`] makes them before it reads either too.
 pub fn check_early(spec: &LoadSpec, names: &Names) -> Result<(), SpecError> {
-    resolve::check_early(spec, names)
+    check_early_shared(spec, names, 1)
+}
+
+/// [`check_early`] of a load `clients` client processes share (see
+/// [`check_shared`]).
+pub fn check_early_shared(spec: &LoadSpec, names: &Names, clients: u32) -> Result<(), SpecError> {
+    resolve::check_early(spec, names, clients)
 }
 
 /// Run one load test and return what it measured.
@@ -269,7 +282,7 @@ pub fn check_early(spec: &LoadSpec, names: &Names) -> Result<(), SpecError> {
 /// never saw because it closed a reused keep-alive connection first are
 /// resent on a new connection and counted once.
 pub fn run(spec: &LoadSpec, stop: &Stop, observer: &dyn Observer) -> Result<LoadRun, LoadError> {
-    let cfg = resolve::resolve(spec, &Names::PLAN, online_cpus())?;
+    let cfg = resolve::resolve(spec, &Names::PLAN, online_cpus(), 1)?;
     run_config(cfg, stop, observer)
 }
 

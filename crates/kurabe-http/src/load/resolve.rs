@@ -72,10 +72,25 @@ macro_rules! invalid {
     ($($t:tt)*) => { return Err(SpecError::Invalid(format!($($t)*))) };
 }
 
+/// The most requests per second one client process (`kurabe http`, or
+/// each `kurabe worker` of a fleet) is asked to send: a rate or a stage's
+/// target above it is refused before any request. No machine sends 10⁸
+/// requests a second from one process (a send costs a few µs of CPU),
+/// and a schedule far beyond reach only makes the run's own accounting
+/// of what it could not send the work.
+pub const MAX_RATE_PER_CLIENT: f64 = 1e8;
+
 /// Check `spec` and resolve it into a load on a machine with `ncpus` CPUs
-/// (the default thread count leaves a loopback server half of them);
+/// (the default thread count leaves a loopback server half of them),
+/// shared by `clients` client processes (a fleet's workers; 1 here);
 /// errors call each setting what `names` says.
-pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
+pub(crate) fn resolve(
+    spec: &LoadSpec,
+    n: &Names,
+    ncpus: u32,
+    clients: u32,
+) -> Result<LoadConfig, SpecError> {
+    within_reach(spec, n, clients)?;
     let mut cfg = match &spec.replay {
         Some(r) => super::replay::resolve(spec, r, n, ncpus)?,
         None => resolve_load(spec, n, ncpus)?,
@@ -88,11 +103,32 @@ pub(crate) fn resolve(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConf
 
 /// Every check of `spec` that needs neither its set nor its replay's
 /// log, made before either is read ([`early`], [`super::replay::early`]).
-pub(crate) fn check_early(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
+pub(crate) fn check_early(spec: &LoadSpec, n: &Names, clients: u32) -> Result<(), SpecError> {
+    within_reach(spec, n, clients)?;
     match &spec.replay {
         Some(r) => super::replay::early(spec, r, n).map(drop),
         None => early(spec, n).map(drop),
     }
+}
+
+/// The rate and every rate stage's target within what `clients` client
+/// processes could ever send ([`MAX_RATE_PER_CLIENT`] each).
+fn within_reach(spec: &LoadSpec, n: &Names, clients: u32) -> Result<(), SpecError> {
+    use kurabe_model::stage::Executor;
+    let most = MAX_RATE_PER_CLIENT * f64::from(clients.max(1));
+    let rates = spec.executor != Some(Executor::RampingVus);
+    let mut stage_targets = spec.stages.iter().filter(|_| rates).map(|s| s.target);
+    let over = |r: &f64| *r > most;
+    let (what, r) = match (spec.rate.filter(over), stage_targets.find(over)) {
+        (Some(r), _) => (n.rate.to_owned(), r),
+        (None, Some(r)) => (format!("{} target", n.stages), r),
+        (None, None) => return Ok(()),
+    };
+    let per = match clients {
+        0 | 1 => "one client process sends at most 1e8 requests/s".to_owned(),
+        k => format!("{k} workers send at most {most:e} requests/s, 1e8 each"),
+    };
+    invalid!("{what} {r:e}: more than a run can ever send ({per}); lower it, or spread the load over more client processes (--workers)")
 }
 
 /// [`resolve`] of the load itself, a replay's requests aside: [`early`]
@@ -629,7 +665,7 @@ mod tests {
     }
 
     fn resolve(s: LoadSpec) -> Result<LoadConfig, SpecError> {
-        super::resolve(&s, &Names::FLAGS, 4)
+        super::resolve(&s, &Names::FLAGS, 4, 1)
     }
 
     fn err(s: LoadSpec) -> String {
@@ -697,6 +733,36 @@ mod tests {
             ..spec("http://h/")
         };
         assert!(resolve(closed).is_ok());
+    }
+
+    #[test]
+    fn rates_no_client_could_send_are_refused_whatever_the_shape() {
+        use kurabe_model::stage::StageSpec;
+        let timed = || LoadSpec {
+            duration: Some(HumanDuration(Duration::from_secs(1))),
+            ..spec("http://h/")
+        };
+        let rated = |r| LoadSpec {
+            rate: Some(r),
+            ..timed()
+        };
+        assert!(resolve(rated(1e8)).is_ok());
+        assert_eq!(
+            err(rated(1e300)),
+            "--rate 1e300: more than a run can ever send (one client process sends at most 1e8 requests/s); lower it, or spread the load over more client processes (--workers)"
+        );
+        let staged = LoadSpec {
+            stages: vec![StageSpec {
+                duration: HumanDuration(Duration::from_secs(1)),
+                target: 2e8,
+            }],
+            ..spec("http://h/")
+        };
+        assert!(err(staged.clone()).starts_with("--stage target 2e8: more than"));
+        // Shared by two client processes (a fleet), each sends half.
+        assert!(super::resolve(&staged, &Names::FLAGS, 4, 2).is_ok());
+        let e = super::check_early(&rated(3e8), &Names::PLAN, 2).unwrap_err();
+        assert!(e.to_string().starts_with("http.rate 3e8: more than a run can ever send (2 workers send at most 2e8 requests/s"), "{e}");
     }
 
     #[test]
@@ -830,7 +896,9 @@ mod tests {
             concurrency: 0,
             ..spec("http://h/")
         };
-        let e = super::resolve(&s, &Names::PLAN, 4).unwrap_err().to_string();
+        let e = super::resolve(&s, &Names::PLAN, 4, 1)
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "http.concurrency 0: the concurrency must be at least 1");
     }
 

@@ -166,7 +166,7 @@ pub struct Args {
     /// Client threads [default: for a loopback URL max(1, CPUs/2), so a local server keeps half the cores; otherwise the number of CPUs; never more than -c].
     #[arg(long, value_name = "N")]
     pub threads: Option<u32>,
-    /// Open model: send R requests per second in total, on a fixed schedule; latency counts from the intended send time (coordinated-omission corrected; the uncorrected figure is reported too).
+    /// Open model: send R requests per second in total, on a fixed schedule; latency counts from the intended send time (coordinated-omission corrected; the uncorrected figure is reported too). At most 1e8 (per worker with --workers); sends the machine could not make by the end are reported as dropped.
     #[arg(long, value_name = "R")]
     pub rate: Option<f64>,
     /// Shape the load over time (repeatable, in order): DURATION:RATE ramps the arrival rate linearly to RATE requests/s over DURATION, from 0 or the previous stage's RATE (open model, k6's ramping-arrival-rate), e.g. --stage 30s:200 --stage 2m:200 --stage 30s:0; latency counts from each send's intended time on the ramp, give -c enough connections for the peak. DURATION:c=N ramps the open connections to N the same way instead (closed model, k6's ramping-vus; the peak N is the connections the run opens, so -c is refused), e.g. --stage 30s:c=100 --stage 10s:c=0. The run lasts the stages' total.
@@ -332,7 +332,8 @@ pub struct Early {
 /// ([`kurabe_http::load::check_early`]), `--max-error-rate`, the layout.
 pub fn early(args: &Args) -> anyhow::Result<Early> {
     let spec = load_spec(args)?;
-    kurabe_http::load::check_early(&spec, &names(args))?;
+    let clients = args.workers.unwrap_or(1);
+    kurabe_http::load::check_early_shared(&spec, &names(args), clients)?;
     check_max_error_rate(args.max_error_rate)?;
     let layout = layout_flags(args).resolve(args.format)?;
     Ok(Early { spec, layout })
@@ -343,7 +344,8 @@ impl Early {
     pub fn finish(self, args: &Args) -> anyhow::Result<Resolved> {
         let Early { mut spec, layout } = self;
         read_set(args, &mut spec)?;
-        let load = kurabe_http::load::check(&spec, &names(args))?;
+        let clients = args.workers.unwrap_or(1);
+        let load = kurabe_http::load::check_shared(&spec, &names(args), clients)?;
         let server =
             ServerChoice::from_flags(args.no_server_metrics, args.server_pid, load.target());
         Ok(Resolved {
