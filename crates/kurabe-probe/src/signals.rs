@@ -8,6 +8,12 @@
 //! a Ctrl-C does. After cleanup, [`status_for`] gives the shell convention
 //! 128 + signal (130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 //!
+//! Two phases: the handlers go in as a process starts ([`install_early`]),
+//! when a signal has nothing to stop gracefully (inputs being read, which
+//! may block on a pipe that never ends): it exits at once, with the same
+//! status. A command that has work to stop and report takes the [`Stop`]
+//! ([`install`]) and from then on the first signal only triggers it.
+//!
 //! Must not: do anything in a signal handler beyond what signal_hook does,
 //! or print (a second signal is handed to the caller's `on_forced`).
 
@@ -20,11 +26,29 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 static STOP: OnceLock<Arc<Stop>> = OnceLock::new();
 /// Set by commands whose cleanup may be skipped: a second signal then exits at once.
 static FORCEABLE: AtomicBool = AtomicBool::new(false);
+/// Set once a command took the [`Stop`] ([`install`]): until then a signal
+/// exits at once (nothing has run that a report or a cleanup would keep).
+static GRACEFUL: AtomicBool = AtomicBool::new(false);
 
-/// Install the handlers (once) and return the shared [`Stop`]. With
-/// [`force_exit_on_second_signal`] in effect, a second signal calls
-/// `on_forced(signal)` on the signal thread instead (which should exit).
+/// Install the handlers (once) as the process starts: until a command
+/// takes the [`Stop`] ([`install`]), a signal calls `on_forced(signal)`
+/// on the signal thread (which should exit with [`status_for`]).
+pub fn install_early(on_forced: fn(i32)) -> std::io::Result<()> {
+    start(on_forced).map(drop)
+}
+
+/// Install the handlers (once) and return the shared [`Stop`], which the
+/// first signal triggers from now on. With [`force_exit_on_second_signal`]
+/// in effect, a second signal calls `on_forced(signal)` on the signal
+/// thread instead (which should exit).
 pub fn install(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
+    let stop = start(on_forced)?;
+    GRACEFUL.store(true, Ordering::SeqCst);
+    Ok(stop)
+}
+
+/// Start the signal thread, once; the shared [`Stop`].
+fn start(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
     if let Some(stop) = STOP.get() {
         return Ok(stop.clone());
     }
@@ -38,7 +62,8 @@ pub fn install(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
         .name("kurabe-signals".into())
         .spawn(move || {
             for sig in signals.forever() {
-                if target.is_set() && FORCEABLE.load(Ordering::SeqCst) {
+                let forced = target.is_set() && FORCEABLE.load(Ordering::SeqCst);
+                if forced || !GRACEFUL.load(Ordering::SeqCst) {
                     on_forced(sig);
                 }
                 target.trigger(Some(sig));

@@ -86,6 +86,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return usage_error(&err),
     };
+    // From here a signal ends kurabe with 128 + the signal whatever it is
+    // doing: at once while it reads its inputs, gracefully once a command
+    // has work to stop (`signal::install_stop`).
+    if let Err(err) = signal::install_early() {
+        return setup_error(&err);
+    }
     let result = match cli.command {
         Command::Http(args) => commands::http::run(*args),
         Command::Replay(args) => commands::replay::run(*args),

@@ -1,6 +1,7 @@
 //! SIGINT, SIGTERM and SIGHUP as one `Stop` (handled in
 //! `kurabe_probe::signals`), and what they mean for the process: the exit
-//! status 128 + signal, and an immediate exit on a second signal where a
+//! status 128 + signal, an immediate exit on a signal before a command has
+//! work to stop (reading its inputs), and on a second signal where a
 //! command allows it. Must not do any cleanup itself.
 
 use std::process::ExitCode;
@@ -9,6 +10,12 @@ use std::sync::Arc;
 
 pub use kurabe_probe::signals::{force_exit_on_second_signal, status_for};
 use kurabe_stop::Stop;
+
+/// Install the handlers as the process starts: a signal exits at once
+/// (128 + the signal) until a command takes the stop ([`install_stop`]).
+pub fn install_early() -> anyhow::Result<()> {
+    Ok(kurabe_probe::signals::install_early(exit_at_once)?)
+}
 
 /// Install the handlers (once) and return the stop flag they set.
 pub fn install() -> anyhow::Result<Arc<AtomicBool>> {
@@ -23,7 +30,11 @@ pub fn install_stop() -> anyhow::Result<Arc<Stop>> {
 fn exit_at_once(sig: i32) {
     // The live terminal view, if up, gives the terminal back first.
     crate::tui::restore();
-    eprintln!("kurabe: second signal, exiting without waiting");
+    // A first signal with nothing to stop yet ends the process silently,
+    // as the default action would (but with the exit status 128 + signal).
+    if kurabe_probe::signals::received().is_some() {
+        eprintln!("kurabe: second signal, exiting without waiting");
+    }
     std::process::exit(128 + sig);
 }
 

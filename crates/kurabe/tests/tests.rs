@@ -31,6 +31,7 @@ mod results;
 mod revisions;
 mod run;
 mod serve;
+mod signals;
 mod soak;
 mod store;
 mod store_8a63597;

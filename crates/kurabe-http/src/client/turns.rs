@@ -18,6 +18,9 @@ use super::sys;
 pub(crate) const PROGRESS_NS: u64 = 50_000_000;
 /// Longest wait after the stop for answers to requests already sent.
 const DRAIN_NS: u64 = 2_000_000_000;
+/// The same wait when the caller stopped the run (a signal): kurabe must
+/// be gone within a second of a Ctrl-C, report included (issue 38).
+const STOPPED_DRAIN_NS: u64 = 300_000_000;
 
 /// Drive `w`'s connections until the stop condition, drain, close; return
 /// what was measured. `Err`: the worker could not start (before any request).
@@ -141,9 +144,16 @@ fn finish<'a, P: Protocol<'a>>(w: &mut P) {
 fn drain<'a, P: Protocol<'a>>(w: &mut P) {
     let c = w.core_mut();
     c.draining = true;
-    let deadline = c.now + c.sh.timeout_ns.min(DRAIN_NS);
+    let start = c.now;
     while w.awaiting_answers() {
-        let now = w.core_mut().read_clock();
+        let c = w.core_mut();
+        let now = c.read_clock();
+        // A stop that comes during the drain shortens it too.
+        let most = match c.ctl.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            true => STOPPED_DRAIN_NS,
+            false => DRAIN_NS,
+        };
+        let deadline = start + c.sh.timeout_ns.min(most);
         if now >= deadline {
             return;
         }
