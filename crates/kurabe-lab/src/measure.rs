@@ -205,10 +205,16 @@ fn http_measured(
     warmup: Duration,
 ) -> Result<Measured, RunFailure> {
     if report.complete_requests == 0 {
-        let f = &report.failures;
+        // Every kind that failed, a check as much as a refused connect.
+        let kinds: Vec<_> = report
+            .failures
+            .seen()
+            .map(|(kind, n)| format!("{} {n}", kind.name()))
+            .collect();
         return Err(RunFailure::new(format!(
-            "no request completed ({} failed: connect {}, receive {}, timeout {})",
-            report.failed_requests, f.connect, f.receive, f.timeout
+            "no request completed ({} failed: {})",
+            report.failed_requests,
+            kinds.join(", ")
         )));
     }
     let mut m = BTreeMap::new();

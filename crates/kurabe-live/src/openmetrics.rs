@@ -9,21 +9,12 @@
 
 use std::fmt::Write as _;
 
+use kurabe_model::failures::Failures;
+
 use crate::board::{bucket_bounds, Frame};
 
 /// The content type of [`render`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
-
-/// The failure buckets, as the report names them.
-const BUCKETS: [&str; 7] = [
-    "connect",
-    "receive",
-    "length",
-    "exceptions",
-    "write",
-    "timeout",
-    "client",
-];
 
 /// `frame` as an OpenMetrics exposition.
 pub fn render(frame: &Frame) -> String {
@@ -104,18 +95,10 @@ fn answers(o: &mut String, frame: &Frame, who: &str) {
     }
 }
 
-/// `f` by bucket, for the series `who`.
-fn failures(o: &mut String, who: &str, f: &kurabe_model::http::Failures) {
-    let counts = [
-        f.connect,
-        f.receive,
-        f.length,
-        f.exceptions,
-        f.write,
-        f.timeout,
-        f.client,
-    ];
-    for (bucket, n) in BUCKETS.iter().zip(counts) {
+/// `f` by bucket (every kind, zeros included), for the series `who`.
+fn failures(o: &mut String, who: &str, f: &Failures) {
+    for (kind, n) in f.by_kind() {
+        let bucket = kind.name();
         let _ = writeln!(o, "kurabe_failures_total{{{who},bucket=\"{bucket}\"}} {n}");
     }
 }
@@ -280,6 +263,7 @@ mod tests {
     use super::*;
     use crate::board::{Board, RunInfo};
     use kurabe_http::load::Snapshot;
+    use kurabe_model::failures::FailureKind;
     use std::time::Duration;
 
     #[test]
@@ -297,6 +281,7 @@ mod tests {
         s.counters.status.count(200);
         s.counters.status.count(503);
         s.counters.failures.timeout = 4;
+        s.counters.failures.check = 5;
         s.counters.sent_requests = 7;
         s.counters.dropped_sends = 3;
         board.update(&s);
@@ -307,6 +292,8 @@ mod tests {
             format!("kurabe_requests_total{{{who},status=\"200\"}} 1"),
             format!("kurabe_requests_total{{{who},status=\"503\"}} 1"),
             format!("kurabe_failures_total{{{who},bucket=\"timeout\"}} 4"),
+            format!("kurabe_failures_total{{{who},bucket=\"check\"}} 5"),
+            format!("kurabe_failures_total{{{who},bucket=\"client\"}} 0"),
             format!("kurabe_requests_sent_total{{{who}}} 7"),
             format!("kurabe_dropped_sends_total{{{who}}} 3"),
             format!("kurabe_request_duration_seconds_bucket{{{who},le=\"+Inf\"}} 2"),
@@ -401,6 +388,6 @@ mod tests {
         let failures = text
             .lines()
             .filter(|l| l.starts_with("kurabe_failures_total"));
-        assert_eq!(failures.count(), 2 * BUCKETS.len());
+        assert_eq!(failures.count(), 2 * FailureKind::ALL.len());
     }
 }

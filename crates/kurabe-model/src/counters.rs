@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::http::{ErrorBucket, Failures, HttpReport};
+use crate::failures::Failures;
+use crate::http::{ErrorBucket, HttpReport};
 
 /// Highest status code counted on its own; larger ones count as this.
 const MAX_STATUS: u16 = 999;
@@ -191,15 +192,7 @@ impl NameCounts {
     pub fn merge(&mut self, o: &NameCounts) {
         self.completed += o.completed;
         self.body_bytes += o.body_bytes;
-        let (f, g) = (&mut self.failures, &o.failures);
-        f.connect += g.connect;
-        f.receive += g.receive;
-        f.length += g.length;
-        f.exceptions += g.exceptions;
-        f.write += g.write;
-        f.timeout += g.timeout;
-        f.client += g.client;
-        f.check += g.check;
+        self.failures.merge(&o.failures);
         for &(code, n) in &o.status {
             self.count_status(code, n);
         }
@@ -242,15 +235,7 @@ impl Counters {
     /// Add `o` into `self`; of two first errors of one kind, `self`'s stays.
     pub fn merge(&mut self, o: &Counters) {
         self.completed += o.completed;
-        let (f, g) = (&mut self.failures, &o.failures);
-        f.connect += g.connect;
-        f.receive += g.receive;
-        f.length += g.length;
-        f.exceptions += g.exceptions;
-        f.write += g.write;
-        f.timeout += g.timeout;
-        f.client += g.client;
-        f.check += g.check;
+        self.failures.merge(&o.failures);
         for (kind, text) in &o.first_errors {
             self.first_errors
                 .entry(kind.clone())
@@ -282,31 +267,20 @@ impl Counters {
             .collect()
     }
 
-    /// One bucket per failure kind with a count, in [`Failures`] field order.
+    /// One bucket per failure kind with a count, in [`crate::failures::FailureKind::ALL`] order.
     pub fn error_buckets(&self) -> Vec<ErrorBucket> {
-        let f = &self.failures;
-        [
-            ("connect", f.connect),
-            ("receive", f.receive),
-            ("length", f.length),
-            ("exceptions", f.exceptions),
-            ("write", f.write),
-            ("timeout", f.timeout),
-            ("client", f.client),
-            ("check", f.check),
-        ]
-        .into_iter()
-        .filter(|&(_, count)| count > 0)
-        .map(|(kind, count)| ErrorBucket {
-            kind: kind.to_owned(),
-            first_error: self
-                .first_errors
-                .get(kind)
-                .cloned()
-                .unwrap_or_else(|| "(no error text recorded)".to_owned()),
-            count,
-        })
-        .collect()
+        self.failures
+            .seen()
+            .map(|(kind, count)| ErrorBucket {
+                kind: kind.name().to_owned(),
+                first_error: self
+                    .first_errors
+                    .get(kind.name())
+                    .cloned()
+                    .unwrap_or_else(|| "(no error text recorded)".to_owned()),
+                count,
+            })
+            .collect()
     }
 
     /// Set the report's counter fields (under the report's names) from

@@ -9,6 +9,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::failures::Failures;
+
 /// Everything one `kurabe http` run measured. (`Default` is an empty record
 /// to fill in, with `schema_version` 0: set it before the record leaves.)
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -299,65 +301,8 @@ pub struct FleetWorker {
     pub progress_elapsed_s: f64,
 }
 
-/// Failure counts by kind, as ab splits them, plus timeouts.
-///
-/// Every request the engine issued ends as exactly one of: complete, one
-/// failure below, or in flight at the end. When a connection fails, every
-/// request written on it and not yet answered (more than one only with
-/// `--pipeline`) counts in the same bucket.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub struct Failures {
-    /// Could not connect: refused, unreachable, no answer to the connect
-    /// within the timeout, or the TLS handshake failed (e.g. untrusted certificate).
-    pub connect: u64,
-    /// The connection was reset, or closed before a complete response head
-    /// arrived. (A reused keep-alive connection that the server closed before
-    /// starting an answer is not a failure: the request is resent on a new
-    /// connection, as browsers do, and counted once.)
-    pub receive: u64,
-    /// Body length differed from the first response's (ab's "Length"; off with `-l`),
-    /// or the server closed the connection before the body announced by
-    /// Content-Length or chunking was complete (ab counts that as Length too).
-    pub length: u64,
-    /// Unparseable response (garbage status line, bad headers, bad chunking,
-    /// a head over 64 KiB).
-    pub exceptions: u64,
-    /// The request could not be written: the send failed (reset, broken
-    /// pipe) part-way through the head or the body (ab's "Write errors").
-    /// (Absent from records written before it, which counted these in `exceptions`.)
-    #[serde(default)]
-    pub write: u64,
-    /// No complete response within the request timeout (`-s`), counted from
-    /// the connect (new connection) or the write (reused connection).
-    pub timeout: u64,
-    /// The client itself failed: kurabe ran out of file descriptors
-    /// (EMFILE/ENFILE) opening a connection. Not the server's fault: raise
-    /// `ulimit -n` or lower `-c`. (Absent from records written before it.)
-    #[serde(default)]
-    pub client: u64,
-    /// The response arrived but failed a response check (`--check`,
-    /// `# @check`). (Absent when zero, and from records written before it.)
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub check: u64,
-}
-
 fn is_zero(n: &u64) -> bool {
     *n == 0
-}
-
-impl Failures {
-    /// Sum of all kinds.
-    pub fn total(&self) -> u64 {
-        self.connect
-            + self.receive
-            + self.length
-            + self.exceptions
-            + self.write
-            + self.timeout
-            + self.client
-            + self.check
-    }
 }
 
 /// One failure bucket of a run: its kind, how many requests fell in it and
@@ -366,7 +311,7 @@ impl Failures {
 #[serde(rename_all = "snake_case")]
 pub struct ErrorBucket {
     /// The [`Failures`] field it counts in: `connect`, `receive`, `length`, `exceptions`, `write`, `timeout`, `client`, `check`.
-    #[schemars(extend("enum" = ["connect", "receive", "length", "exceptions", "write", "timeout", "client", "check"]))]
+    #[schemars(extend("enum" = crate::failures::FailureKind::names()))]
     pub kind: String,
     /// The first error of this kind, e.g. "Connection refused (os error 111)".
     pub first_error: String,
@@ -534,24 +479,4 @@ pub struct HttpCompareRun {
     /// The server process tree as sampled; null when the server is not on this machine.
     #[schemars(required, transform = crate::schema::nullable)]
     pub server: Option<serde_json::Value>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn failures_total_sums_every_kind() {
-        let f = Failures {
-            connect: 1,
-            receive: 2,
-            length: 3,
-            exceptions: 4,
-            write: 7,
-            timeout: 5,
-            client: 6,
-            check: 8,
-        };
-        assert_eq!(f.total(), 36);
-    }
 }

@@ -11,6 +11,7 @@ pub mod bench;
 pub mod capacity;
 pub mod counters;
 pub mod experiment;
+pub mod failures;
 pub mod fleet;
 pub mod history;
 pub mod host;

@@ -437,6 +437,63 @@ fn a_worker_serves_the_metrics_of_its_share() {
     let _ = db.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
 }
 
+/// Scrape `metrics` until it serves a finished run's figures (the run
+/// lingers until then); that scrape.
+fn final_scrape(metrics: SocketAddr) -> String {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, t) = get(metrics, "/metrics");
+        if sample(&t, "kurabe_finished") == Some(1.0) {
+            return t;
+        }
+        assert!(Instant::now() < deadline, "never finished:\n{t}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Every response failing `--check` (the server answers 200): the final
+/// scrape's `bucket="check"` series is the report's check failures, and
+/// every bucket of the report is exported with its count.
+#[test]
+fn failed_checks_are_exported_in_the_check_bucket() {
+    let server = ServeChild::start(&[]);
+    let (mut k, metrics, stderr) = kurabe_http(&[
+        &server.url,
+        "-n",
+        "300",
+        "-c",
+        "2",
+        "-k",
+        "--check",
+        "status==201",
+        "--format",
+        "json",
+        "--prometheus-linger",
+        "20s",
+    ]);
+    let text = final_scrape(metrics);
+    let status = k.0.wait().unwrap();
+    let mut stdout = String::new();
+    let mut out = k.0.stdout.take().unwrap();
+    out.read_to_string(&mut stdout).unwrap();
+    let stderr = stderr.join().unwrap();
+    // No request passed its check: the run failed, its report written.
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let failures = report["failures"].as_object().unwrap();
+    assert_eq!(failures["check"], 300, "{report}");
+    let who = format!("name=\"{}\",method=\"GET\"", server.url);
+    for (bucket, count) in failures {
+        let series = format!("kurabe_failures_total{{{who},bucket=\"{bucket}\"}}");
+        assert_eq!(sample(&text, &series), count.as_f64(), "{series}\n{text}");
+    }
+    let exported = text
+        .lines()
+        .filter(|l| l.starts_with("kurabe_failures_total{"))
+        .count();
+    assert_eq!(exported, failures.len(), "{text}");
+}
+
 /// A request set's names are the `name` label of the requests and
 /// failures (the method is in the name when not GET, so the label is
 /// empty): each name's count is the report's breakdown row, and the names
@@ -466,15 +523,7 @@ fn a_request_set_is_counted_by_name() {
         "--prometheus-linger",
         "20s",
     ]);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let text = loop {
-        let (_, t) = get(metrics, "/metrics");
-        if sample(&t, "kurabe_finished") == Some(1.0) {
-            break t;
-        }
-        assert!(Instant::now() < deadline, "never finished:\n{t}");
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let text = final_scrape(metrics);
     let status = k.0.wait().unwrap();
     let mut stdout = String::new();
     let mut out = k.0.stdout.take().unwrap();

@@ -28,12 +28,13 @@ use super::series::Meter;
 use super::set::{Picker, Span};
 use super::shared::{socket_failure_kind, Shared};
 use super::slot::Slot;
-use super::stats::{FailKind, Stats};
+use super::stats::Stats;
 use super::sys;
 use super::tls::TlsSession;
 use super::RunControl;
 use crate::response_check::{describe_failure, Seen};
 use crate::tags::Labels;
+use kurabe_model::failures::FailureKind;
 
 /// What a connection kept of a response for the checks: its head and the
 /// first bytes of its body (both empty when nothing is checked).
@@ -465,8 +466,8 @@ impl<'a> Core<'a> {
                 true
             }
             Err(why) => {
-                self.explain(FailKind::Length, || why);
-                self.fail_slot(slot, FailKind::Length);
+                self.explain(FailureKind::Length, || why);
+                self.fail_slot(slot, FailureKind::Length);
                 false
             }
         }
@@ -485,13 +486,13 @@ impl<'a> Core<'a> {
         let Some(check) = labels.checks(slot.tag.checks).first_failed(&seen) else {
             return true;
         };
-        self.explain(FailKind::Check, || describe_failure(check, &seen));
-        self.fail_slot(slot, FailKind::Check);
+        self.explain(FailureKind::Check, || describe_failure(check, &seen));
+        self.fail_slot(slot, FailureKind::Check);
         false
     }
 
     /// Count one failure of `kind` for `slot` (its name's row too).
-    pub fn fail_slot(&mut self, slot: &Slot, kind: FailKind) {
+    pub fn fail_slot(&mut self, slot: &Slot, kind: FailureKind) {
         if !self.draining {
             self.stats.fail_name(slot.tag.name, kind, 1);
         }
@@ -499,7 +500,7 @@ impl<'a> Core<'a> {
     }
 
     /// Count the measured ones of `slots` as failures of `kind`.
-    pub fn fail_slots<'s>(&mut self, slots: impl Iterator<Item = &'s Slot>, kind: FailKind) {
+    pub fn fail_slots<'s>(&mut self, slots: impl Iterator<Item = &'s Slot>, kind: FailureKind) {
         let mut n = 0;
         for s in slots.filter(|s| s.measured) {
             n += 1;
@@ -512,7 +513,7 @@ impl<'a> Core<'a> {
 
     /// Say why the failure about to be counted as `kind` happened; `text` is
     /// only formatted while that kind has no first error yet.
-    pub fn explain(&mut self, kind: FailKind, text: impl FnOnce() -> String) {
+    pub fn explain(&mut self, kind: FailureKind, text: impl FnOnce() -> String) {
         if self.stats.wants_error(kind) && !self.draining {
             self.why = Some(text());
         }
@@ -520,7 +521,7 @@ impl<'a> Core<'a> {
 
     /// Count `n` failures of `kind` (not while draining), with the reason
     /// [`Core::explain`] gave; abort the run with `--abort-on-error`.
-    pub fn fail(&mut self, kind: FailKind, n: u64) {
+    pub fn fail(&mut self, kind: FailureKind, n: u64) {
         let why = self.why.take();
         if n == 0 || self.draining {
             return;
@@ -528,7 +529,7 @@ impl<'a> Core<'a> {
         self.stats.fail(kind, n);
         if self.stats.wants_error(kind) {
             self.stats
-                .note_error(kind, why.unwrap_or_else(|| kind.fallback_text().to_owned()));
+                .note_error(kind, why.unwrap_or_else(|| kind.meaning().to_owned()));
         }
         if self.sh.abort_on_error {
             self.sh.aborted.store(true, Ordering::Relaxed);
@@ -542,10 +543,10 @@ impl<'a> Core<'a> {
 
     /// Opening a socket failed with `e`: explain it, return its bucket (out
     /// of descriptors is kurabe's own `client` failure).
-    pub fn socket_failed(&mut self, e: &io::Error) -> FailKind {
+    pub fn socket_failed(&mut self, e: &io::Error) -> FailureKind {
         let kind = socket_failure_kind(e);
         self.explain(kind, || match kind {
-            FailKind::Client => {
+            FailureKind::Client => {
                 format!("too many open files in kurabe ({e}): raise `ulimit -n` or lower -c")
             }
             _ => e.to_string(),
@@ -560,7 +561,7 @@ impl<'a> Core<'a> {
         let err = flags & (libc::EPOLLERR | libc::EPOLLHUP) as u32 != 0;
         let so_error = sock.and_then(|s| s.take_error().ok().flatten());
         if err || so_error.is_some() {
-            self.explain(FailKind::Connect, || match so_error {
+            self.explain(FailureKind::Connect, || match so_error {
                 Some(e) => e.to_string(),
                 None => "the connection failed".to_owned(),
             });
@@ -571,18 +572,18 @@ impl<'a> Core<'a> {
 
     /// A request deadline passed on a connection (`connecting`: its
     /// connect had not finished): explain it, return the bucket.
-    pub fn timed_out(&mut self, connecting: bool) -> FailKind {
+    pub fn timed_out(&mut self, connecting: bool) -> FailureKind {
         let t = Duration::from_nanos(self.sh.timeout_ns);
         if connecting {
-            self.explain(FailKind::Connect, || {
+            self.explain(FailureKind::Connect, || {
                 format!("no answer to the connect within {t:?} (-s)")
             });
-            FailKind::Connect
+            FailureKind::Connect
         } else {
-            self.explain(FailKind::Timeout, || {
+            self.explain(FailureKind::Timeout, || {
                 format!("no complete response within {t:?} (-s)")
             });
-            FailKind::Timeout
+            FailureKind::Timeout
         }
     }
 

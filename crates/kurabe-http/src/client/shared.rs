@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use super::schedule::Budget;
-use super::stats::FailKind;
+use kurabe_model::failures::FailureKind;
 
 /// What all workers share, read-only after start except the atomics.
 pub(crate) struct Shared {
@@ -129,10 +129,10 @@ impl Shared {
 
 /// The bucket a failure to open a connection counts in: running out of file
 /// descriptors is kurabe's own failure, not the server's refusal.
-pub(crate) fn socket_failure_kind(e: &io::Error) -> FailKind {
+pub(crate) fn socket_failure_kind(e: &io::Error) -> FailureKind {
     match e.raw_os_error() {
-        Some(libc::EMFILE | libc::ENFILE) => FailKind::Client,
-        _ => FailKind::Connect,
+        Some(libc::EMFILE | libc::ENFILE) => FailureKind::Client,
+        _ => FailureKind::Connect,
     }
 }
 
@@ -143,8 +143,8 @@ mod socket_failure_tests {
     #[test]
     fn out_of_descriptors_is_the_clients_failure() {
         let kind = |errno| socket_failure_kind(&io::Error::from_raw_os_error(errno));
-        assert_eq!(kind(libc::EMFILE), FailKind::Client);
-        assert_eq!(kind(libc::ENFILE), FailKind::Client);
-        assert_eq!(kind(libc::ECONNREFUSED), FailKind::Connect);
+        assert_eq!(kind(libc::EMFILE), FailureKind::Client);
+        assert_eq!(kind(libc::ENFILE), FailureKind::Client);
+        assert_eq!(kind(libc::ECONNREFUSED), FailureKind::Connect);
     }
 }

@@ -10,8 +10,9 @@
 
 use hdrhistogram::Histogram;
 use kurabe_model::counters::{Counters, NameCounts};
+use kurabe_model::failures::FailureKind;
 use kurabe_model::http::{
-    ConnectionTimes, Failures, LatencySummary, PercentileValue, PhaseTimes, RateInfo, RequestStats,
+    ConnectionTimes, LatencySummary, PercentileValue, PhaseTimes, RateInfo, RequestStats,
 };
 
 /// Highest latency the histograms track exactly (1 hour in µs); larger values saturate.
@@ -31,52 +32,6 @@ pub(crate) fn name_histogram() -> Histogram<u64> {
     let mut h = Histogram::new_with_bounds(1, 2, 2).expect("static histogram bounds are valid");
     h.auto(true);
     h
-}
-
-/// Which failure bucket a request falls into (see [`Failures`] for the meanings).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FailKind {
-    Connect,
-    Receive,
-    Length,
-    Exception,
-    /// The request could not be written (ab's "Write errors").
-    Write,
-    Timeout,
-    /// kurabe's own failure (out of file descriptors), not the server's.
-    Client,
-    /// The response failed a response check (`--check`).
-    Check,
-}
-
-impl FailKind {
-    /// The [`Failures`] field this kind counts in.
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            FailKind::Connect => "connect",
-            FailKind::Receive => "receive",
-            FailKind::Length => "length",
-            FailKind::Exception => "exceptions",
-            FailKind::Write => "write",
-            FailKind::Timeout => "timeout",
-            FailKind::Client => "client",
-            FailKind::Check => "check",
-        }
-    }
-
-    /// What to say when a failure site had nothing more specific.
-    pub(crate) fn fallback_text(self) -> &'static str {
-        match self {
-            FailKind::Connect => "could not connect",
-            FailKind::Receive => "the connection broke before a complete response",
-            FailKind::Length => "the body length differed from the first response's",
-            FailKind::Exception => "the response could not be parsed",
-            FailKind::Write => "the request could not be written",
-            FailKind::Timeout => "no complete response within the timeout (-s)",
-            FailKind::Client => "the client ran out of resources",
-            FailKind::Check => "the response failed a check",
-        }
-    }
 }
 
 /// What one worker thread, one run or (merged) several hosts measured: HDR
@@ -154,26 +109,26 @@ impl Stats {
         *self = Stats::with_rows(&names);
     }
 
-    pub(crate) fn fail(&mut self, kind: FailKind, n: u64) {
-        add_failures(&mut self.counters.failures, kind, n);
+    pub(crate) fn fail(&mut self, kind: FailureKind, n: u64) {
+        self.counters.failures.add(kind, n);
     }
 
     /// Count `n` failures of `kind` for request name `name` too (nothing
     /// with one name).
     #[inline]
-    pub(crate) fn fail_name(&mut self, name: u16, kind: FailKind, n: u64) {
+    pub(crate) fn fail_name(&mut self, name: u16, kind: FailureKind, n: u64) {
         if let Some(row) = self.counters.names.get_mut(usize::from(name)) {
-            add_failures(&mut row.failures, kind, n);
+            row.failures.add(kind, n);
         }
     }
 
     /// Whether a failure of `kind` still lacks its first error text.
-    pub(crate) fn wants_error(&self, kind: FailKind) -> bool {
+    pub(crate) fn wants_error(&self, kind: FailureKind) -> bool {
         !self.counters.first_errors.contains_key(kind.name())
     }
 
     /// Keep `text` as the first error of `kind` unless one is already kept.
-    pub(crate) fn note_error(&mut self, kind: FailKind, text: String) {
+    pub(crate) fn note_error(&mut self, kind: FailureKind, text: String) {
         self.counters
             .first_errors
             .entry(kind.name().to_owned())
@@ -294,19 +249,6 @@ impl Stats {
     }
 }
 
-fn add_failures(f: &mut Failures, kind: FailKind, n: u64) {
-    match kind {
-        FailKind::Connect => f.connect += n,
-        FailKind::Receive => f.receive += n,
-        FailKind::Length => f.length += n,
-        FailKind::Exception => f.exceptions += n,
-        FailKind::Write => f.write += n,
-        FailKind::Timeout => f.timeout += n,
-        FailKind::Client => f.client += n,
-        FailKind::Check => f.check += n,
-    }
-}
-
 /// Summary of a latency histogram (all zero when empty).
 pub(crate) fn summary(h: &Histogram<u64>) -> LatencySummary {
     if h.is_empty() {
@@ -350,7 +292,7 @@ mod tests {
         a.counters.completed = 1;
         b.counters.completed = 1;
         b.counters.status.count(200);
-        b.fail(FailKind::Timeout, 2);
+        b.fail(FailureKind::Timeout, 2);
         a.merge(&b);
         assert_eq!(a.counters.completed, 2);
         assert_eq!(a.counters.failures.timeout, 2);
@@ -409,7 +351,7 @@ mod tests {
             .is_empty());
         let mut s = Stats::for_names(&["a".to_owned(), "b".to_owned()]);
         feed(&mut s, &[(1, 5)]);
-        s.fail_name(0, FailKind::Check, 2);
+        s.fail_name(0, FailureKind::Check, 2);
         s.clear();
         let rows = s.breakdown(1.0);
         assert_eq!(rows.len(), 2);

@@ -7,7 +7,8 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::http::{Failures, HttpReport, RequestStats};
+use kurabe_model::failures::Failures;
+use kurabe_model::http::{HttpReport, RequestStats};
 
 use super::ms3;
 use crate::escape::terminal;
@@ -17,21 +18,10 @@ pub const ALL: &str = "(all)";
 
 /// Failure counts by kind as "check 3, timeout 1" (empty when none).
 pub fn failure_kinds(f: &Failures) -> String {
-    [
-        ("connect", f.connect),
-        ("receive", f.receive),
-        ("length", f.length),
-        ("exceptions", f.exceptions),
-        ("write", f.write),
-        ("timeout", f.timeout),
-        ("client", f.client),
-        ("check", f.check),
-    ]
-    .iter()
-    .filter(|(_, n)| *n > 0)
-    .map(|(k, n)| format!("{k} {n}"))
-    .collect::<Vec<_>>()
-    .join(", ")
+    f.seen()
+        .map(|(k, n)| format!("{} {n}", k.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Status codes as "200: 5, 503: 1".

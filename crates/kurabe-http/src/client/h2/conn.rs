@@ -18,7 +18,7 @@ use super::hpack::{self, FullDecoder, ResponseDecoder};
 use super::{Blocks, Req, Setup};
 use crate::client::framer::Keep;
 use crate::client::slot::Slot;
-use crate::client::stats::FailKind;
+use kurabe_model::failures::FailureKind;
 
 /// Receive window the client grants each stream (SETTINGS_INITIAL_WINDOW_SIZE).
 pub(crate) const STREAM_WINDOW: u32 = 1 << 24;
@@ -71,13 +71,13 @@ pub(crate) struct Stream {
 /// A connection error: every stream on it fails in this bucket, for this reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ConnError {
-    pub kind: FailKind,
+    pub kind: FailureKind,
     pub why: String,
 }
 
 fn protocol(why: impl Into<String>) -> ConnError {
     ConnError {
-        kind: FailKind::Exception,
+        kind: FailureKind::Exception,
         why: why.into(),
     }
 }
@@ -854,7 +854,7 @@ fn handled(kind: u8) -> bool {
 fn check_first_frame(b: &[u8]) -> Result<(), ConnError> {
     if b.len() >= 5 && b.starts_with(b"HTTP/") {
         return Err(ConnError {
-            kind: FailKind::Connect,
+            kind: FailureKind::Connect,
             why: "the server answered in HTTP/1.x: it does not speak HTTP/2 with prior \
                   knowledge (h2c) on this port; drop --http2, or use an https:// URL"
                 .to_owned(),
@@ -864,7 +864,7 @@ fn check_first_frame(b: &[u8]) -> Result<(), ConnError> {
         let h = Head::parse(b);
         if h.kind != frame::SETTINGS || h.flags & frame::ACK != 0 {
             return Err(ConnError {
-                kind: FailKind::Connect,
+                kind: FailureKind::Connect,
                 why: format!(
                     "the server's first frame was not SETTINGS (type {}): it is not an HTTP/2 server",
                     h.kind

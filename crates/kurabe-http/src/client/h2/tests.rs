@@ -5,7 +5,7 @@ use super::frame::{self, Head};
 use super::hpack;
 use super::{Req, Setup};
 use crate::client::slot::Slot;
-use crate::client::stats::FailKind;
+use kurabe_model::failures::FailureKind;
 
 fn slot() -> Slot {
     Slot {
@@ -206,7 +206,7 @@ fn what_is_not_http2_fails_the_connection_with_a_reason() {
     let e = p
         .input(b"HTTP/1.1 400 Bad Request\r\n\r\n", 1, false)
         .unwrap_err();
-    assert_eq!(e.kind, FailKind::Connect);
+    assert_eq!(e.kind, FailureKind::Connect);
     assert!(e.why.contains("HTTP/1.x"));
     let mut p = proto(1, false);
     let e = p.input(&[0xff; 20], 1, false).unwrap_err();

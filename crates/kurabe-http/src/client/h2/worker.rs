@@ -28,10 +28,11 @@ use crate::client::gnuplot::GnuplotWriter;
 use crate::client::record::Answer;
 use crate::client::shared::Shared;
 use crate::client::slot::Slot;
-use crate::client::stats::{FailKind, Stats};
+use crate::client::stats::Stats;
 use crate::client::sys::{self, Epoll};
 use crate::client::tls::TlsSession;
 use crate::client::RunControl;
+use kurabe_model::failures::FailureKind;
 
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 1024;
@@ -92,7 +93,7 @@ impl Conn {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
     /// Count every measured stream still open in this bucket.
-    Fail(FailKind),
+    Fail(FailureKind),
     /// Nothing open (GOAWAY honoured, or the run is over).
     Done,
 }
@@ -281,7 +282,7 @@ impl<'a> Worker<'a> {
     /// Open a new connection: socket, TLS session, preface and SETTINGS queued.
     /// When it failed at once: the bucket (out of descriptors is kurabe's own
     /// `client` failure), with the reason kept for the caller's failure.
-    fn connect(&mut self, ci: usize) -> Result<(), FailKind> {
+    fn connect(&mut self, ci: usize) -> Result<(), FailureKind> {
         let res = self.open_socket(ci);
         let c = &mut self.conns[ci];
         c.proto.start();
@@ -335,7 +336,7 @@ impl<'a> Worker<'a> {
             .core
             .connect_outcome(self.conns[ci].sock.as_ref(), flags)
         {
-            Err(()) => return self.close(ci, End::Fail(FailKind::Connect)),
+            Err(()) => return self.close(ci, End::Fail(FailureKind::Connect)),
             Ok(false) => return,
             Ok(true) => {}
         }
@@ -360,8 +361,8 @@ impl<'a> Worker<'a> {
             return;
         }
         if let Err(why) = write_out(c) {
-            self.core.explain(FailKind::Write, || why);
-            self.close(ci, End::Fail(FailKind::Write));
+            self.core.explain(FailureKind::Write, || why);
+            self.close(ci, End::Fail(FailureKind::Write));
             return;
         }
         let c = &mut self.conns[ci];
@@ -449,9 +450,9 @@ impl<'a> Worker<'a> {
     fn on_read_error(&mut self, ci: usize, e: io::Error) {
         let handshaking = self.conns[ci].tls.as_ref().is_some_and(|t| t.handshaking());
         let kind = if handshaking {
-            FailKind::Connect
+            FailureKind::Connect
         } else {
-            FailKind::Receive
+            FailureKind::Receive
         };
         self.core.explain(kind, || {
             if handshaking {
@@ -480,14 +481,14 @@ impl<'a> Worker<'a> {
             return;
         }
         let chose = t.alpn().map(|p| String::from_utf8_lossy(p).into_owned());
-        self.core.explain(FailKind::Connect, || {
+        self.core.explain(FailureKind::Connect, || {
             format!(
                 "the server did not agree to HTTP/2 over TLS (ALPN offered h2, it chose {}): \
                  drop --http2 or enable http2 on the server",
                 chose.as_deref().unwrap_or("nothing")
             )
         });
-        self.close(ci, End::Fail(FailKind::Connect));
+        self.close(ci, End::Fail(FailureKind::Connect));
     }
 
     /// Parse `rbuf[..len]` (the tail and what was read) and act on it; keep
@@ -582,7 +583,7 @@ impl<'a> Worker<'a> {
             return;
         }
         let name = frame::error_name(code);
-        self.core.explain(FailKind::Receive, || {
+        self.core.explain(FailureKind::Receive, || {
             format!("the server reset stream {id} with RST_STREAM {name}")
         });
         *self
@@ -592,7 +593,7 @@ impl<'a> Worker<'a> {
             .stream_resets
             .entry(name)
             .or_default() += 1;
-        self.core.fail_slot(slot, FailKind::Receive);
+        self.core.fail_slot(slot, FailureKind::Receive);
     }
 
     /// A stream the server's GOAWAY says it never processed: send it again on
@@ -605,13 +606,13 @@ impl<'a> Worker<'a> {
         }
         if slot.measured && !self.core.draining {
             let code = self.conns[ci].proto.goaway.map_or(0, |g| g.1);
-            self.core.explain(FailKind::Receive, || {
+            self.core.explain(FailureKind::Receive, || {
                 format!(
                     "the server refused the request with GOAWAY ({}) on a new connection",
                     frame::error_name(code)
                 )
             });
-            self.core.fail_slot(&slot, FailKind::Receive);
+            self.core.fail_slot(&slot, FailureKind::Receive);
         }
     }
 
@@ -690,11 +691,11 @@ impl<'a> Worker<'a> {
                     self.core.timed_out(true);
                 } else {
                     let t = Duration::from_nanos(timeout_ns);
-                    self.core.explain(FailKind::Connect, || {
+                    self.core.explain(FailureKind::Connect, || {
                         format!("no HTTP/2 SETTINGS from the server within {t:?} (-s): is it an HTTP/2 server?")
                     });
                 }
-                self.close(ci, End::Fail(FailKind::Connect));
+                self.close(ci, End::Fail(FailureKind::Connect));
                 continue;
             }
             self.expire_streams(ci);
@@ -730,7 +731,7 @@ impl<'a> Worker<'a> {
         if !s.slot.measured {
             return;
         }
-        self.core.explain(FailKind::Timeout, || {
+        self.core.explain(FailureKind::Timeout, || {
             if stalled {
                 format!(
                     "the request body could not be sent within {t:?} (-s): the server's \
@@ -740,22 +741,22 @@ impl<'a> Worker<'a> {
                 format!("no complete response within {t:?} (-s)")
             }
         });
-        self.core.fail_slot(&s.slot, FailKind::Timeout);
+        self.core.fail_slot(&s.slot, FailureKind::Timeout);
     }
 }
 
 /// Why a connection that still had streams was closed by the server, and
 /// the bucket its streams fail in.
-fn eof_reason(c: &Conn) -> (FailKind, String) {
+fn eof_reason(c: &Conn) -> (FailureKind, String) {
     let open = c.proto.streams.len();
     if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
         let why = "TLS handshake: the server closed the connection";
-        return (FailKind::Connect, why.to_owned());
+        return (FailureKind::Connect, why.to_owned());
     }
     if !c.proto.settings_seen {
         let why = "the server closed the connection before sending its SETTINGS: \
                    is it an HTTP/2 server?";
-        return (FailKind::Connect, why.to_owned());
+        return (FailureKind::Connect, why.to_owned());
     }
     let why = match c.proto.goaway {
         Some((_, code)) => format!(
@@ -764,7 +765,7 @@ fn eof_reason(c: &Conn) -> (FailKind, String) {
         ),
         None => format!("the server closed the connection with {open} stream(s) unanswered"),
     };
-    (FailKind::Receive, why)
+    (FailureKind::Receive, why)
 }
 
 /// Write `c`'s pending frames until done or the socket is full; the reason

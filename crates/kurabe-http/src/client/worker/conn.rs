@@ -187,7 +187,7 @@ impl Conn {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum End {
     /// Failed: count every request still in flight in this bucket.
-    Fail(FailKind),
+    Fail(FailureKind),
     /// The server closed a reused connection without starting an answer:
     /// resend what was in flight on a new connection (not counted).
     Retry,

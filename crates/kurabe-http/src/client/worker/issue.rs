@@ -231,9 +231,10 @@ impl Worker<'_> {
         let end = if c.served > 0 && c.framer.between_responses() {
             End::Retry
         } else {
-            End::Fail(FailKind::Write)
+            End::Fail(FailureKind::Write)
         };
-        self.core.explain(FailKind::Write, || format!("send: {e}"));
+        self.core
+            .explain(FailureKind::Write, || format!("send: {e}"));
         self.close(ci, end);
     }
 

@@ -22,7 +22,7 @@ impl Worker<'_> {
             .core
             .connect_outcome(self.conns[ci].sock.as_ref(), flags)
         {
-            Err(()) => return self.close(ci, End::Fail(FailKind::Connect)),
+            Err(()) => return self.close(ci, End::Fail(FailureKind::Connect)),
             Ok(false) => return,
             Ok(true) => self.on_connected(ci),
         }
@@ -67,8 +67,8 @@ impl Worker<'_> {
                 if t.wants_write() {
                     if let Err(e) = t.flush_tls(fd) {
                         self.core
-                            .explain(FailKind::Write, || format!("TLS send: {e}"));
-                        self.close(ci, End::Fail(FailKind::Write));
+                            .explain(FailureKind::Write, || format!("TLS send: {e}"));
+                        self.close(ci, End::Fail(FailureKind::Write));
                         return;
                     }
                 }
@@ -120,10 +120,10 @@ impl Worker<'_> {
         }
         if c.len == c.buf.len() {
             if c.buf.len() >= MAX_HEAD {
-                self.core.explain(FailKind::Exception, || {
+                self.core.explain(FailureKind::Exception, || {
                     format!("response head over {} KiB", MAX_HEAD / 1024)
                 });
-                self.close(ci, End::Fail(FailKind::Exception));
+                self.close(ci, End::Fail(FailureKind::Exception));
                 return false;
             }
             let n = (c.buf.len() * 2).min(MAX_HEAD);
@@ -149,8 +149,8 @@ impl Worker<'_> {
         let end = if c.tls.as_ref().is_some_and(|t| t.handshaking()) {
             // TLS handshake failed (e.g. untrusted certificate): part of connecting.
             self.core
-                .explain(FailKind::Connect, || format!("TLS handshake: {e}"));
-            End::Fail(FailKind::Connect)
+                .explain(FailureKind::Connect, || format!("TLS handshake: {e}"));
+            End::Fail(FailureKind::Connect)
         } else if c.w_off < c.w_end {
             // The request was still being written (a large body): the reset
             // that the read side reported first cut the write, as ab counts it.
@@ -158,8 +158,8 @@ impl Worker<'_> {
         } else if c.served > 0 && c.framer.between_responses() && c.len == 0 {
             End::Retry
         } else {
-            self.core.explain(FailKind::Receive, || e.to_string());
-            End::Fail(FailKind::Receive)
+            self.core.explain(FailureKind::Receive, || e.to_string());
+            End::Fail(FailureKind::Receive)
         };
         self.close(ci, end);
     }
@@ -171,22 +171,22 @@ impl Worker<'_> {
             Eof::Clean if c.ring.is_empty() => self.close(ci, End::Done),
             Eof::Clean if c.served > 0 => self.close(ci, End::Retry),
             Eof::Clean | Eof::TruncatedHead if handshaking => {
-                self.core.explain(FailKind::Connect, || {
+                self.core.explain(FailureKind::Connect, || {
                     "TLS handshake: the server closed the connection".to_owned()
                 });
-                self.close(ci, End::Fail(FailKind::Connect));
+                self.close(ci, End::Fail(FailureKind::Connect));
             }
             Eof::Clean | Eof::TruncatedHead => {
-                self.core.explain(FailKind::Receive, || {
+                self.core.explain(FailureKind::Receive, || {
                     "the server closed the connection before a complete response head".to_owned()
                 });
-                self.close(ci, End::Fail(FailKind::Receive));
+                self.close(ci, End::Fail(FailureKind::Receive));
             }
             Eof::TruncatedBody => {
-                self.core.explain(FailKind::Length, || {
+                self.core.explain(FailureKind::Length, || {
                     "the server closed the connection before the end of the body".to_owned()
                 });
-                self.close(ci, End::Fail(FailKind::Length));
+                self.close(ci, End::Fail(FailureKind::Length));
             }
             Eof::Complete(resp) => {
                 self.complete(ci, resp);
@@ -231,8 +231,8 @@ impl Worker<'_> {
         let step = match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
             Ok(step) => step,
             Err(e) => {
-                self.core.explain(FailKind::Exception, || e.to_string());
-                self.close(ci, End::Fail(FailKind::Exception));
+                self.core.explain(FailureKind::Exception, || e.to_string());
+                self.close(ci, End::Fail(FailureKind::Exception));
                 return Progress::Closed;
             }
         };

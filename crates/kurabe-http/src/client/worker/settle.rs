@@ -35,10 +35,10 @@ impl Worker<'_> {
             End::Retry if fresh => {
                 // A fresh connection that closed without answering is a failure, not a retry,
                 // so a server that accepts and hangs up cannot loop us forever.
-                self.core.explain(FailKind::Receive, || {
+                self.core.explain(FailureKind::Receive, || {
                     "the server closed a new connection without answering".to_owned()
                 });
-                self.fail_in_flight(ci, FailKind::Receive);
+                self.fail_in_flight(ci, FailureKind::Receive);
             }
             // Counted as a reconnect when the replacement connects (see `connect`).
             End::Retry | End::Done => {}
@@ -50,7 +50,7 @@ impl Worker<'_> {
     }
 
     /// Count the measured requests in flight on closed connection `ci` as `kind` failures.
-    fn fail_in_flight(&mut self, ci: usize, kind: FailKind) {
+    fn fail_in_flight(&mut self, ci: usize, kind: FailureKind) {
         let c = &mut self.conns[ci];
         self.core.fail_slots(c.ring.iter(), kind);
         c.ring.clear();
