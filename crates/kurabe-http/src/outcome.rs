@@ -16,6 +16,13 @@ pub fn is_worker_panic(err: &(dyn std::error::Error + 'static)) -> bool {
         .any(|e| matches!(e.downcast_ref(), Some(LoadError::WorkerPanic { .. })))
 }
 
+/// Whether `err` or one of its causes is a load stopped before it began
+/// ([`LoadError::Interrupted`]): the binary exits 128 + the signal.
+pub fn is_interrupted(err: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(err), |e| e.source())
+        .any(|e| matches!(e.downcast_ref(), Some(LoadError::Interrupted)))
+}
+
 /// A load worker's panic comes back from the run as an error (one line,
 /// exit 70); the default hook's report would say it twice. With
 /// RUST_BACKTRACE set, the hook's report (location, backtrace) is kept.

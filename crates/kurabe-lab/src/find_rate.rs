@@ -43,7 +43,10 @@ pub fn step(
     rate: f64,
     stop: &Stop,
 ) -> Result<Option<CapacityStep>, LoadError> {
-    let run = load::run(&step_spec(spec, s, rate), stop, &Quiet)?;
+    let run = match load::run(&step_spec(spec, s, rate), stop, &Quiet) {
+        Err(LoadError::Interrupted) => return Ok(None),
+        run => run?,
+    };
     if run.report.interrupted || stop.is_set() {
         return Ok(None);
     }

@@ -21,7 +21,7 @@ mod tui;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use kurabe_http::outcome::is_worker_panic;
+use kurabe_http::outcome::{is_interrupted, is_worker_panic};
 use kurabe_report::error_text::{error_line, is_broken_pipe, short_usage_error};
 
 /// kurabe (比べ, "compare"): is A faster, leaner or cheaper than B?
@@ -124,6 +124,10 @@ const EX_SOFTWARE: u8 = 70;
 fn setup_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(&**err) {
         return ExitCode::SUCCESS;
+    }
+    // A signal before the load began: nothing ran, nothing to say.
+    if is_interrupted(&**err) {
+        return signal::exit_code();
     }
     eprintln!("kurabe: error: {}", error_line(&**err));
     // A load worker's panic is a bug in kurabe, not the input.

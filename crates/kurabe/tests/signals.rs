@@ -268,3 +268,53 @@ fn a_plans_load_ends_on_sigterm() {
     assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
     assert!(took < BOUND, "{took:?}");
 }
+
+/// True once a thread of process `pid` is called `name`.
+fn has_thread(pid: u32, name: &str) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks
+        .flatten()
+        .any(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name))
+}
+
+/// A large log read again as the load resolves (after kurabe took the
+/// stop): the signal does not wait for the reading to end.
+#[test]
+fn a_large_log_being_read_for_the_run_ends_on_sigterm() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("big.log");
+    // 300 000 requests over a day: seconds of parsing in a debug build.
+    let mut lines = String::with_capacity(300_000 * 80);
+    for i in 0..300_000u32 {
+        let (h, m, s) = (i / 3600 % 24, i / 60 % 60, i % 60);
+        lines += &format!(
+            "127.0.0.1 - - [07/Dec/2026:{h:02}:{m:02}:{s:02} +0000] \"GET /a/{i} HTTP/1.1\" 200 2 \"-\" \"t\"\n"
+        );
+    }
+    std::fs::write(&log, lines).unwrap();
+    let mut child = kurabe()
+        .arg("replay")
+        .arg(&log)
+        .arg(&server.url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // The reader of the run's resolve is at work (or, on a fast machine,
+    // done and the replay under way: the signal must work there too).
+    until(&mut child, "the run's reading of the log", || {
+        has_thread(pid, "kurabe-resolve") || server.served() >= 1
+    });
+    let (out, took) = stop(child, libc::SIGTERM);
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("error"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(took < BOUND, "{took:?}");
+}

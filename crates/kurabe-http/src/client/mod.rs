@@ -493,6 +493,10 @@ pub enum LoadError {
         /// The panic's message.
         message: String,
     },
+    /// The stop came while the load's inputs were still being read: no
+    /// request was sent, there is nothing to report.
+    #[error("stopped before the load began (its set or log was still being read)")]
+    Interrupted,
 }
 
 /// Raise the soft open-files limit to the hard one (as wrk and oha do), then

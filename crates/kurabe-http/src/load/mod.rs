@@ -282,8 +282,37 @@ pub fn check_early_shared(spec: &LoadSpec, names: &Names, clients: u32) -> Resul
 /// never saw because it closed a reused keep-alive connection first are
 /// resent on a new connection and counted once.
 pub fn run(spec: &LoadSpec, stop: &Stop, observer: &dyn Observer) -> Result<LoadRun, LoadError> {
-    let cfg = resolve::resolve(spec, &Names::PLAN, online_cpus(), 1)?;
+    let cfg = resolve_or_stop(spec, stop)?;
     run_config(cfg, stop, observer)
+}
+
+/// How often a wait for [`resolve_or_stop`]'s reader looks at the stop.
+const RESOLVE_POLL: Duration = Duration::from_millis(20);
+
+/// `spec` resolved on a thread of its own while this one waits for it or
+/// for `stop` ([`LoadError::Interrupted`]): reading a large set or log
+/// takes seconds, and a signal must not wait for it (issue 38). A stopped
+/// wait leaves the reader to finish, or to end with the process; nothing
+/// it reads is used.
+fn resolve_or_stop(spec: &LoadSpec, stop: &Stop) -> Result<LoadConfig, LoadError> {
+    let done = Arc::new(Stop::new());
+    let slot = Arc::new(std::sync::Mutex::new(None));
+    let (owned, read, told) = (spec.clone(), Arc::clone(&slot), Arc::clone(&done));
+    std::thread::Builder::new()
+        .name("kurabe-resolve".to_owned())
+        .spawn(move || {
+            let cfg = resolve::resolve(&owned, &Names::PLAN, online_cpus(), 1);
+            *read.lock().unwrap_or_else(|p| p.into_inner()) = Some(cfg);
+            told.trigger(None);
+        })
+        .map_err(|e| LoadError::Spec(format!("cannot start a thread to read the load: {e}")))?;
+    while !done.wait_timeout(RESOLVE_POLL) {
+        if stop.is_set() {
+            return Err(LoadError::Interrupted);
+        }
+    }
+    let cfg = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+    Ok(cfg.expect("set before the trigger")?)
 }
 
 /// [`run`] for a configuration already resolved: for the callers that
