@@ -31,6 +31,7 @@ mod measured;
 pub mod plan;
 pub mod prepare;
 pub mod runner;
+pub mod saved_search;
 pub mod schedule;
 pub mod soak;
 pub mod target;

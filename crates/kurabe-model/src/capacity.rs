@@ -26,7 +26,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::HumanDuration;
+use crate::quantity::HumanDuration;
 use crate::stats::student_t;
 use crate::threshold::{Measure, Threshold, ThresholdError};
 

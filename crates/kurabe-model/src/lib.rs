@@ -21,6 +21,7 @@ pub mod load;
 pub mod plan;
 pub mod probe;
 pub mod progress;
+pub mod quantity;
 pub mod record;
 pub mod recorded;
 pub mod replay;

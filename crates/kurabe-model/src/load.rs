@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::plan::HumanDuration;
+use crate::quantity::HumanDuration;
 
 /// One HTTP load: where, what request, how much, how, and when to stop.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]

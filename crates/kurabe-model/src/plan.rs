@@ -11,7 +11,6 @@
 //! anything.
 
 mod check;
-mod quantity;
 mod validate;
 mod workload;
 
@@ -22,11 +21,11 @@ use std::path::PathBuf;
 use serde::de::{self, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-pub use check::{Bound, Check, CheckStat, Threshold};
-pub use quantity::{
+pub use crate::quantity::{
     parse_duration, parse_fraction, parse_positive_duration, parse_size, ByteSize, Fraction,
     HumanDuration, DURATION_EXPECTED, FRACTION_EXPECTED, SIZE_EXPECTED,
 };
+pub use check::{Bound, Check, CheckStat, Threshold};
 pub use validate::{FieldPath, PathSeg, Problem};
 pub use workload::{
     CommandOutput, CommandWorkload, ExecCost, IdleWorkload, MemoryScope, SystemWorkload,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{parse_duration, HumanDuration};
+use crate::quantity::{parse_duration, HumanDuration};
 
 /// One stage as a [`LoadSpec`](crate::load::LoadSpec) holds it: a plan's
 /// `{ duration = "30s", target = 200 }`, `--stage 30s:200` on the command line.

@@ -16,7 +16,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{parse_duration, parse_fraction};
+use crate::quantity::{parse_duration, parse_fraction};
 
 /// What a threshold's text must look like, for errors.
 pub const THRESHOLD_EXPECTED: &str = "METRIC[{name:NAME}] OP VALUE[,abort][,after=DURATION] \

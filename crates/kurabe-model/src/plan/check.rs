@@ -24,7 +24,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::quantity::{parse_duration, parse_size};
+use crate::quantity::{parse_duration, parse_size};
 use crate::stats::{Metric, Unit};
 
 /// One check.

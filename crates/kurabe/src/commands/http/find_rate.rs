@@ -81,7 +81,7 @@ fn save(args: &Args, spec: &LoadSpec, found: (&CapacityReport, &Settings)) -> an
     let opts = kurabe_lab::prepare::options_here(&plan, args.save.rev.current())?;
     let mut store =
         kurabe_store::access::open_or_create(args.save.store.store.as_deref()).context("--save")?;
-    let id = kurabe_lab::find_rate::save_search(&mut store, &plan, &opts, found)
+    let id = kurabe_lab::saved_search::save_search(&mut store, &plan, &opts, found)
         .context("--save: cannot keep the search in the results store")?;
     eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
     Ok(())

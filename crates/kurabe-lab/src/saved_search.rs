@@ -1,0 +1,83 @@
+//! Keeping a finished one-URL capacity search (`kurabe http URL
+//! --find-rate --save`) in the results store as the experiment of its
+//! one-variant plan, so `history` and `check` track it like a plan's
+//! capacity runs.
+//!
+//! Owns turning a [`CapacityReport`] into stored runs. Must not run loads
+//! (that is [`crate::find_rate`]) or print.
+
+use kurabe_model::capacity::{self, CapacityReport, CapacitySearch, Settings};
+
+/// Keep a finished one-URL search (`kurabe http URL --find-rate --save`)
+/// in `store` as the experiment of `plan` (the one-variant A/B of the
+/// URL, [`crate::http_compare::plan`]): one run per finished search, its
+/// estimate the run's `capacity_per_second` and its steps the run's record,
+/// as a plan's capacity runs are kept, so `history` and `check` track it.
+/// A search without an estimate is a failed run saying why.
+pub fn save_search(
+    store: &mut kurabe_store::Store,
+    plan: &kurabe_model::plan::Plan,
+    opts: &crate::RunOptions,
+    (report, s): (&CapacityReport, &Settings),
+) -> Result<kurabe_store::ExperimentId, kurabe_store::StoreError> {
+    let new = kurabe_model::record::NewExperiment {
+        seed: None,
+        ..crate::runner::new_experiment(plan, opts, 0)
+    };
+    let id = store.begin_experiment(&new)?;
+    for search in report.searches.iter().filter(|k| k.end.is_some()) {
+        store.record_run(id, &search_run(plan, report, search, s))?;
+    }
+    let status = match report.verdict {
+        capacity::CapacityVerdict::Interrupted => kurabe_store::ExperimentStatus::Interrupted,
+        _ => kurabe_store::ExperimentStatus::Complete,
+    };
+    store.finish_experiment(id, status)?;
+    Ok(id)
+}
+
+/// One search of `report` as a run: its estimate the run's
+/// `capacity_per_second` (a search without one is a failed run saying
+/// why), the search itself the run's detail.
+fn search_run(
+    plan: &kurabe_model::plan::Plan,
+    report: &CapacityReport,
+    search: &CapacitySearch,
+    s: &Settings,
+) -> kurabe_model::record::RunRecord {
+    use kurabe_model::capacity::FindRateNames;
+    use kurabe_model::record::{MetricValue, RunRecord, RunStatus};
+    let estimate = crate::find_rate::estimate(search, s, &FindRateNames::FLAGS);
+    let unit = kurabe_model::stats::metric::lookup(crate::http_compare::CAPACITY_METRIC)
+        .map_or(String::new(), |d| d.unit.symbol().to_owned());
+    let detail = kurabe_model::capacity::CapacitySearchDetail {
+        url: report.url.clone(),
+        slos: report.slos.clone(),
+        step_s: report.step_s,
+        step_warmup_s: report.step_warmup_s,
+        search: search.clone(),
+    };
+    RunRecord {
+        variant: report.url.clone(),
+        workload: plan.workloads[0].name.clone(),
+        round: search.index,
+        status: match estimate {
+            Ok(_) => RunStatus::Ok,
+            Err(_) => RunStatus::Failed,
+        },
+        error_tail: estimate.as_ref().err().cloned(),
+        started_at: report.started_at.clone(),
+        finished_at: kurabe_model::time::rfc3339(std::time::SystemTime::now()),
+        metrics: (estimate.iter())
+            .map(|&value| MetricValue {
+                name: crate::http_compare::CAPACITY_METRIC.to_owned(),
+                value,
+                unit: unit.clone(),
+            })
+            .collect(),
+        record: Some(kurabe_model::run_detail::RunDetail::Capacity(Box::new(
+            detail,
+        ))),
+        http: None,
+    }
+}
