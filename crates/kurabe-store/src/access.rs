@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use kurabe_model::record::{Entry, Experiment, ExperimentId, ResultId, ResultKind};
+use kurabe_model::host::HostFacts;
+use kurabe_model::record::{Entry, Experiment, ExperimentId, Origin, ResultId, ResultKind};
 
 use crate::{EntryId, Location, Store, StoreError};
 
@@ -101,22 +102,30 @@ impl RunStore {
     }
 }
 
+/// Where a saved result was measured: the machine's facts and the code
+/// measured. The caller gathers them (the binary reads them with
+/// kurabe-probe); the store records what it is handed and never reads the
+/// host itself.
+#[derive(Debug, Clone)]
+pub struct MeasuredOn {
+    /// The machine's CPU, memory, kernel and name.
+    pub host: HostFacts,
+    /// The code measured and the limits in force.
+    pub origin: Origin,
+}
+
 /// Save a single result (`--save` of http, watch, mem, system; `kurabe
-/// results save`) to the store at `flag` (default when `None`), with this
-/// machine's facts and the code measured (`rev`: the `--rev` label, if any).
+/// results save`) to the store at `flag` (default when `None`), with the
+/// machine's facts and the code measured `on`.
 pub fn save_result(
     kind: ResultKind,
     label: &str,
     record: &serde_json::Value,
     flag: Option<&Path>,
-    rev: Option<String>,
+    on: &MeasuredOn,
 ) -> Result<ResultId, StoreError> {
     let mut store = open_or_create(flag)?;
-    let (host, origin) = (
-        kurabe_probe::host::host_facts(),
-        kurabe_probe::origin::origin(rev),
-    );
-    store.save_result(kind, label, &host, &origin, record)
+    store.save_result(kind, label, &on.host, &on.origin, record)
 }
 
 /// Save a command's record (`--save`) as [`save_result`] does, turned
@@ -126,10 +135,10 @@ pub fn save_record(
     label: &str,
     record: &impl serde::Serialize,
     flag: Option<&Path>,
-    rev: Option<String>,
+    on: &MeasuredOn,
 ) -> Result<ResultId, AccessError> {
     let value = serde_json::to_value(record).map_err(AccessError::Serialise)?;
-    Ok(save_result(kind, label, &value, flag, rev)?)
+    Ok(save_result(kind, label, &value, flag, on)?)
 }
 
 /// The experiment a run just recorded, as stored.

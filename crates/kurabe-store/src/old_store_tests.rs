@@ -45,7 +45,11 @@ fn sqlite_rows(c: &rusqlite::Connection) -> BTreeMap<String, i64> {
 fn new_host() -> kurabe_model::host::HostFacts {
     kurabe_model::host::HostFacts {
         hostname: "saved-after-migration.invalid".into(),
-        ..kurabe_probe::host::host_facts()
+        cpu_model: "Test CPU @ 2.0GHz".into(),
+        cores: 2,
+        memory_bytes: 4 << 30,
+        kernel: "6.1.0".into(),
+        arch: "x86_64".into(),
     }
 }
 

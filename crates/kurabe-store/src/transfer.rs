@@ -8,7 +8,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::access::{open_existing, parse_ids, AccessError};
+use crate::access::{open_existing, parse_ids, AccessError, MeasuredOn};
 use crate::{Entry, EntryId, Location, Store};
 use kurabe_model::record::{ResultId, ResultKind};
 
@@ -197,21 +197,19 @@ pub fn remove(
 }
 
 /// `kurabe results save`: the record in `file` (or stdin, `-`) saved to
-/// the store at `store` as a result of `kind`, labelled `label` or, by
-/// default, "KIND on HOST".
+/// the store at `store` as a result of `kind` measured `on`, labelled
+/// `label` or, by default, "KIND on HOST".
 pub fn save_file(
     store: Option<&Path>,
     kind: ResultKind,
     label: Option<String>,
     file: &Path,
+    on: &MeasuredOn,
 ) -> Result<ResultId, TransferError> {
     let record = read_record(file)?;
-    let label = label.unwrap_or_else(|| {
-        let host = kurabe_probe::host::host_facts().hostname;
-        format!("{} on {host}", kind.as_str())
-    });
+    let label = label.unwrap_or_else(|| format!("{} on {}", kind.as_str(), on.host.hostname));
     Ok(crate::access::save_result(
-        kind, &label, &record, store, None,
+        kind, &label, &record, store, on,
     )?)
 }
 

@@ -14,8 +14,7 @@ pub use kurabe_model::record::Writer;
 pub(crate) fn current() -> Writer {
     let pid = std::process::id();
     Writer {
-        // The name host facts record, from the one reader of them.
-        hostname: kurabe_probe::host::hostname(),
+        hostname: hostname(),
         pid,
         process_start: process_start(pid).unwrap_or_default(),
     }
@@ -40,6 +39,15 @@ pub(crate) fn is_gone(writer: &Writer, here: &Writer) -> bool {
         None => true,
         Some(now) => !writer.process_start.is_empty() && now != writer.process_start,
     }
+}
+
+/// This host's name, as `uname(2)` gives it (both read the UTS
+/// namespace's node name, so it matches the name host facts record); empty
+/// when unreadable, which [`is_gone`] takes as "cannot tell".
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim_end_matches('\n').to_owned())
+        .unwrap_or_default()
 }
 
 /// `BOOT_ID:START_TICKS` of process `pid`, or `None` when it does not exist.

@@ -69,6 +69,15 @@ pub struct RevArg {
     pub rev: Option<String>,
 }
 
+/// This machine's facts and the code measured (`rev`: the `--rev` label),
+/// read now for a result about to be saved: the store is handed them.
+pub fn measured_here(rev: Option<String>) -> kurabe_store::access::MeasuredOn {
+    kurabe_store::access::MeasuredOn {
+        host: kurabe_probe::host::host_facts(),
+        origin: kurabe_probe::origin::origin(rev),
+    }
+}
+
 impl RevArg {
     /// The code measured: the label and the current directory's work tree.
     pub fn current(&self) -> Option<kurabe_model::record::Revision> {
@@ -167,8 +176,11 @@ impl SaveArgs {
         let label = Some(label.as_str())
             .filter(|l| !l.is_empty())
             .unwrap_or(default_label);
-        let (store, rev) = (self.store.store.as_deref(), self.rev.rev.clone());
-        let id = kurabe_store::access::save_record(kind, label, record, store, rev)
+        let (store, on) = (
+            self.store.store.as_deref(),
+            measured_here(self.rev.rev.clone()),
+        );
+        let id = kurabe_store::access::save_record(kind, label, record, store, &on)
             .context("the report was written, but saving it to the results store failed")?;
         eprintln!("kurabe: saved as {id} ('{label}'); see `kurabe results show {id}`");
         Ok(())

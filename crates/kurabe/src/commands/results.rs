@@ -159,7 +159,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             writeln!(
                 out,
                 "saved {}",
-                transfer::save_file(store, kind, label, &file)?
+                transfer::save_file(
+                    store,
+                    kind,
+                    label,
+                    &file,
+                    &crate::flags::measured_here(None)
+                )?
             )?;
         }
         Command::Copy { from, to, ids } => writeln!(out, "{}", transfer::copy(&from, &to, &ids)?)?,
