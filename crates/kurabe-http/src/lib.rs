@@ -11,7 +11,7 @@
 //! [`kurabe_model::load::LoadSpec`] checked (the same rules for flags,
 //! plans and fleet specs), run with a stop handle and an observer;
 //! `replay` reads access logs and HAR files into timed requests for
-//! `kurabe replay`; `ab_verbose` writes ab's `-v` lines,
+//! `kurabe replay`; `sent_head` gives the head a load sends (ab's `-v`),
 //! `outcome` says whether a run as a whole failed, `tags` names each
 //! request for the per-request breakdown and `response_check` judges
 //! responses (`--check`).
@@ -22,7 +22,6 @@
 //! Per-request failures are counted data, never `Err`; only setup problems
 //! (bad URL, unresolvable host, unreadable body file) are errors.
 
-pub mod ab_verbose;
 pub mod auth;
 pub mod client;
 pub mod header;
@@ -31,6 +30,7 @@ pub mod outcome;
 pub mod replay;
 pub mod request;
 pub mod response_check;
+pub mod sent_head;
 pub mod serve;
 pub mod tags;
 pub mod targets;

@@ -88,8 +88,8 @@ pub use history::{
 };
 pub use html::Html;
 pub use http::{
-    fleet_report, http_renderer, replay_text, AbHtml, AbLayout, AbLayoutFlags, AbPercentCsv,
-    AbText, FleetTable, LayoutError, SeriesCsv,
+    ab_log, fleet_report, http_renderer, replay_text, AbHtml, AbLayout, AbLayoutFlags,
+    AbPercentCsv, AbText, FleetTable, LayoutError, SeriesCsv,
 };
 pub use json::Json;
 pub use markdown::Markdown;

@@ -2,13 +2,15 @@
 //! ([`crate::Terminal`]), one Markdown table row ([`crate::Markdown`]) and
 //! one CSV row ([`crate::Csv`]); JSON is [`crate::Json`]; the per-second
 //! series as CSV ([`SeriesCsv`]). ab's own variants: [`AbText`] (`-d`, `-S`), [`AbHtml`] (`-w`) and [`AbPercentCsv`] (`-e`).
-//! `kurabe replay`'s summary is `replay.rs`'s ([`replay_text`] alone).
+//! `kurabe replay`'s summary is `replay.rs`'s ([`replay_text`] alone); ab's
+//! `-v` log lines are [`ab_log`]'s.
 //!
 //! The shared one-row table (headline figures with units in the column
 //! names) lives here and the per-request breakdown in `breakdown.rs`, so
 //! `markdown.rs` and `csv.rs` only decide the syntax.
 
 mod ab_html;
+pub mod ab_log;
 pub mod breakdown;
 mod csv;
 mod fleet;

@@ -2,7 +2,7 @@
 //!
 //! Owns choosing the run (one client here, an A/B of URLs, or a fleet of
 //! workers) and the terminal edge of one client (Ctrl-C, and where ab's
-//! `-v` log goes: its lines are `kurabe_http::ab_verbose`'s, which masks
+//! `-v` log goes: its lines are `kurabe_report::ab_log`'s, which masks
 //! the `-P` and `-A` passwords).
 //! The flags are `args.rs`'s, the files and exit status `outputs.rs`'s; the
 //! load generator itself is `kurabe_http::client`, which never sees clap
@@ -13,9 +13,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use kurabe_http::ab_verbose;
 use kurabe_http::client::HeadTrace;
+use kurabe_http::sent_head::sent_head;
 use kurabe_model::record::ResultKind;
+use kurabe_report::ab_log;
 use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
 
@@ -108,8 +109,8 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     crate::signal::force_exit_on_second_signal();
     kurabe_http::raise_fd_limit();
     if args.verbosity >= 2 {
-        let preamble = ab_verbose::describe(&resolved.load);
-        verbose(args.format, &preamble);
+        let head = sent_head(&resolved.load);
+        verbose(args.format, &ab_log::preamble(&head.method, &head.head));
         taps.head_trace = Some(trace(args.format, args.verbosity));
     }
     let (server, note) = resolved.server.resolve()?;
@@ -154,6 +155,6 @@ fn verbose(format: Format, text: &str) {
 /// The `-v 2` tap: every response head, logged as ab logs it.
 fn trace(format: Format, verbosity: u8) -> HeadTrace {
     HeadTrace(Arc::new(move |bytes: &[u8]| {
-        verbose(format, &ab_verbose::log_head(bytes, verbosity))
+        verbose(format, &ab_log::head_received(bytes, verbosity))
     }))
 }

@@ -6,13 +6,9 @@
 //! they go) and must not show a credential: `Authorization` and
 //! `Proxy-Authorization` values are masked (Basic is only base64).
 
-use crate::client;
-use crate::load::Checked;
-
-/// ab's `-v 2` preamble: the request header as sent, credentials masked.
-pub fn describe(load: &Checked) -> String {
-    let load = load.config();
-    let head = client::request_head(load);
+/// ab's `-v 2` preamble: the request head `head` (CRLF-separated lines)
+/// of a `method` request as sent, credentials masked.
+pub fn preamble(method: &str, head: &str) -> String {
     let masked: Vec<String> = head
         .split("\r\n")
         .map(|line| match line.split_once(':') {
@@ -21,8 +17,7 @@ pub fn describe(load: &Checked) -> String {
         })
         .collect();
     format!(
-        "INFO: {} header == \n---\n{}\n---\n",
-        load.method,
+        "INFO: {method} header == \n---\n{}\n---\n",
         masked.join("\r\n")
     )
 }
@@ -35,7 +30,7 @@ fn is_credential(name: &str) -> bool {
 /// ab's lines for one response head: "LOG: header received:" and the
 /// bytes (level 2), then "LOG: Response code = …" (level 3) or, for a
 /// status outside 2xx, "WARNING: Response code not 2xx (…)" (level 2).
-pub fn log_head(bytes: &[u8], verbosity: u8) -> String {
+pub fn head_received(bytes: &[u8], verbosity: u8) -> String {
     let text = String::from_utf8_lossy(bytes);
     let code: String = text
         .split_whitespace()
@@ -61,21 +56,27 @@ mod tests {
     fn head_log_is_abs() {
         let head = b"HTTP/1.1 200 OK\r\nServer: x\r\n\r\nbody";
         assert_eq!(
-            log_head(head, 2),
+            head_received(head, 2),
             "LOG: header received:\nHTTP/1.1 200 OK\r\nServer: x\r\n\r\nbody\n"
         );
-        assert!(log_head(head, 4).ends_with("body\nLOG: Response code = 200\n"));
-        let e = log_head(b"HTTP/1.0 503 Busy\r\n\r\n", 2);
+        assert!(head_received(head, 4).ends_with("body\nLOG: Response code = 200\n"));
+        let e = head_received(b"HTTP/1.0 503 Busy\r\n\r\n", 2);
         assert!(e.ends_with("\nWARNING: Response code not 2xx (503)\n"));
     }
 
     #[test]
     fn credentials_are_masked() {
-        let mut spec = kurabe_model::load::LoadSpec::for_url("http://h/");
-        spec.auth = Some("u:s3cret".into());
-        let d = describe(&crate::load::check(&spec, &crate::load::Names::FLAGS).unwrap());
+        let head = "GET / HTTP/1.0\r\nAuthorization: Basic dTpzM2NyZXQ=\r\nproxy-authorization: Basic eA==\r\nHost: h\r\n\r\n";
+        let d = preamble("GET", head);
         assert!(
-            d.contains("Authorization: [masked]") && !d.contains("dTpzM2NyZXQ"),
+            d.contains("Authorization: [masked]")
+                && d.contains("proxy-authorization: [masked]")
+                && !d.contains("dTpzM2NyZXQ")
+                && d.contains("Host: h"),
+            "{d}"
+        );
+        assert!(
+            d.starts_with("INFO: GET header == \n---\nGET / HTTP/1.0\r\n"),
             "{d}"
         );
     }
