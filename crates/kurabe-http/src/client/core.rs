@@ -156,7 +156,10 @@ impl<'a> Core<'a> {
             schedule: first_schedule(sh, index),
             restart: Vec::with_capacity(conns),
             restarting: Vec::with_capacity(conns),
-            awake: if sh.vus.is_some() { 0 } else { conns },
+            awake: match sh.arrival.connections() {
+                Some(_) => 0,
+                None => conns,
+            },
             parked: Vec::new(),
             gnuplot,
             measuring: sh.measure_ns <= sh.start_ns,
@@ -166,7 +169,7 @@ impl<'a> Core<'a> {
             pace: Pace::new(sh, in_flight, keep_alive, nap_trial)?,
             // A replay's target is the schedule's index, not a pick.
             picker: (sh.set.as_ref())
-                .filter(|_| sh.replay.is_none())
+                .filter(|_| sh.arrival.replay().is_none())
                 .map(|t| Picker::new(t, index, sh.threads)),
             cursor: None,
             labels: Arc::new(sh.labels.clone()),
@@ -194,15 +197,7 @@ impl<'a> Core<'a> {
         let sh = self.sh;
         self.meter.start(sh.measure_ns, sh.end_ns);
         if let Some(s) = &mut self.schedule {
-            *s = Schedule::new(
-                sh.measure_ns,
-                sh.rate.unwrap_or(1.0),
-                self.index,
-                sh.threads,
-                sh.limit,
-            )
-            .with_replay(sh.replay.as_ref())
-            .with_ramp(sh.ramp.as_ref());
+            *s = Schedule::new(sh.measure_ns, &sh.arrival, self.index, sh.threads, sh.limit);
         }
     }
 
@@ -284,7 +279,7 @@ impl<'a> Core<'a> {
     /// parked that woke are queued to start. Those that fell asleep park
     /// themselves after their answer (see the protocol's refill).
     pub fn wake_connections(&mut self) {
-        let Some(ramp) = &self.sh.vus else {
+        let Some(ramp) = self.sh.arrival.connections() else {
             return;
         };
         let t = self.now.saturating_sub(self.sh.measure_ns) as f64 / 1e9;
@@ -326,7 +321,7 @@ impl<'a> Core<'a> {
         let i = s.next_index();
         let intended = s.pop_due(until)?;
         let mut slot = self.slot(intended)?;
-        if let (Some(r), Some(t)) = (&self.sh.replay, &self.sh.set) {
+        if let (Some(r), Some(t)) = (self.sh.arrival.replay(), &self.sh.set) {
             slot.target = r.target(i);
             slot.tag = t.spans[slot.target as usize].tag;
         }
@@ -615,18 +610,16 @@ impl<'a> Core<'a> {
 /// warm-up it starts at the run's start without a `-n` limit (the limit
 /// applies from the measured phase, see [`Core::measure_if_due`]).
 fn first_schedule(sh: &Shared, index: u64) -> Option<Schedule> {
-    let rate = sh.rate?;
+    if !sh.arrival.is_open() {
+        return None;
+    }
     let warm_up = sh.measure_ns > sh.start_ns;
     let (start, limit) = if warm_up {
         (sh.start_ns, None)
     } else {
         (sh.measure_ns, sh.limit)
     };
-    Some(
-        Schedule::new(start, rate, index, sh.threads, limit)
-            .with_replay(sh.replay.as_ref())
-            .with_ramp(sh.ramp.as_ref()),
-    )
+    Some(Schedule::new(start, &sh.arrival, index, sh.threads, limit))
 }
 
 /// Write `bytes[*off..]` to `fd` (through `tls` if given) until all is

@@ -113,7 +113,7 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         http2: false,
         streams: 1,
         stop,
-        rate: None,
+        arrival: Arrival::Closed,
         warmup: None,
         timeout: Duration::from_secs(5),
         abort_on_error: false,
@@ -124,9 +124,6 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         engine: test_engine(),
         set: None,
         labels: Default::default(),
-        replay: None,
-        stages: Vec::new(),
-        staged_connections: false,
         thresholds: Vec::new(),
     }
 }
@@ -370,7 +367,7 @@ fn rate_is_held_and_latency_is_corrected() {
         &srv.url(),
         StopCondition::Duration(Duration::from_millis(500)),
     );
-    cfg.rate = Some(400.0);
+    cfg.arrival = Arrival::Constant(400.0);
     // Enough connections that one is free whenever a send is due even when
     // the machine is loaded (with 4, a test server slower than 10 ms per
     // response held sends back: "sent 93"). The engine must still send
@@ -395,7 +392,7 @@ fn rate_is_held_and_latency_is_corrected() {
         Ok(true)
     });
     let mut cfg = config(&srv.url(), StopCondition::Requests(60));
-    cfg.rate = Some(200.0);
+    cfg.arrival = Arrival::Constant(200.0);
     cfg.concurrency = 1;
     cfg.threads = 1;
     let r = run_ok(&cfg);
@@ -424,7 +421,7 @@ fn sends_a_stalled_connection_held_back_are_dropped_not_lost() {
         &srv.url(),
         StopCondition::Duration(Duration::from_millis(300)),
     );
-    cfg.rate = Some(200.0);
+    cfg.arrival = Arrival::Constant(200.0);
     cfg.concurrency = 1;
     cfg.threads = 1;
     let r = run_ok(&cfg);

@@ -1,12 +1,14 @@
 //! The load generator's engine. Its entry is [`crate::load::run`]; this
-//! module runs the [`LoadConfig`] that entry resolves a spec into.
+//! module runs the `LoadConfig` that entry resolves a spec into.
 //!
 //! Layout: this file owns the contract (config, URL parsing, errors) and the
 //! orchestration of one run (resolve, spawn workers, merge their numbers into
 //! an [`HttpReport`]); `worker` owns the per-thread event loop (epoll or
 //! io_uring, see [`Engine`]) and the request life cycle, `framer` the HTTP/1.1
 //! response framing, `stats` the counters and histograms, `schedule` the `-n`
-//! budget and the `--rate` arrival schedule, `tls` rustls, `gnuplot` ab's `-g`
+//! budget and the open model's per-worker schedule, `arrival` when
+//! requests go out (closed, a rate, a ramp, connection stages, a replay's
+//! times), `tls` rustls, `gnuplot` ab's `-g`
 //! file, `sys` the unsafe syscalls, `uring` the io_uring ring and its buffers
 //! (the `io-uring` crate: the plain kernel interface, no runtime on top).
 //! `h2` is the HTTP/2 engine (`--http2`): its own worker over the same
@@ -15,6 +17,7 @@
 //!
 //! Nothing here prints: the caller renders the report.
 
+mod arrival;
 mod core;
 #[cfg(test)]
 mod engine_tests;
@@ -27,7 +30,6 @@ mod pace;
 #[cfg(debug_assertions)]
 mod panic_hook;
 mod record;
-mod replayed;
 mod schedule;
 mod series;
 pub mod set;
@@ -53,6 +55,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kurabe_model::http::{Http2Summary, HttpReport};
 
+pub(crate) use arrival::{Arrival, Ramp};
 pub use setup::{parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol};
 pub use stats::Stats;
 use threads::ProtocolWorker;
@@ -173,7 +176,7 @@ pub use kurabe_model::load::StopCondition;
 
 /// Everything a load test needs, validated.
 #[derive(Debug, Clone)]
-pub struct LoadConfig {
+pub(crate) struct LoadConfig {
     /// Where to send requests.
     pub target: Target,
     /// Request method (`GET`, `HEAD` with `-i`, `POST` with `-p`, `PUT` with `-u`, or `-m`).
@@ -200,8 +203,11 @@ pub struct LoadConfig {
     pub streams: u32,
     /// When to stop.
     pub stop: StopCondition,
-    /// Open model: constant arrival rate in requests per second over all connections.
-    pub rate: Option<f64>,
+    /// When requests go out: the closed model, a constant rate over all
+    /// connections, a ramp of rates, connection stages (`concurrency` is
+    /// then the peak), or a replay's times (its recorded requests are sent
+    /// instead of `method`/`target.path`/`body`).
+    pub arrival: Arrival,
     /// Load applied before measuring, not counted.
     pub warmup: Option<Duration>,
     /// Per-request timeout (`-s`): connect, send and full response.
@@ -226,16 +232,6 @@ pub struct LoadConfig {
     pub set: Option<Arc<set::RequestSet>>,
     /// The run's request names (the breakdown's rows) and response checks.
     pub labels: crate::tags::Labels,
-    /// A replay (`kurabe replay`): the recorded requests and their times,
-    /// sent instead of `method`/`target.path`/`body` under the open model.
-    pub replay: Option<std::sync::Arc<crate::replay::Replay>>,
-    /// Stages (`--stage`): (length, target rate) each; the open model's
-    /// rate ramps linearly between them (`rate` is then their mean).
-    pub stages: Vec<(Duration, f64)>,
-    /// The stages' targets are open connections instead (closed model,
-    /// `--stage 30s:c=100`): connection `i` is open while the ramp's
-    /// target is above `i`; `concurrency` is the peak.
-    pub staged_connections: bool,
     /// The run's thresholds, parsed and checked against its names.
     pub thresholds: Vec<kurabe_model::threshold::Threshold>,
 }
@@ -527,7 +523,7 @@ fn check_descriptors(concurrency: u32, threads: u32) -> Result<(), LoadError> {
 }
 
 /// The request head as it goes on the wire (no body), for `-v` output.
-pub fn request_head(cfg: &LoadConfig) -> String {
+pub(crate) fn request_head(cfg: &LoadConfig) -> String {
     let bytes = request_bytes(cfg);
     let head = match bytes.windows(4).position(|w| w == b"\r\n\r\n") {
         Some(i) => &bytes[..i + 4],
@@ -816,21 +812,17 @@ pub(crate) fn run_with_stats(
     let mut report = build_report(cfg, &shared, &total, threads, duration_s, interrupted);
     report.engine = Some(engine.name().to_owned());
     let length_ns = end.saturating_sub(shared.measure_ns);
-    report.series = shared
-        .series
-        .finish(length_ns, |start, len| match &shared.ramp {
-            Some(r) if len > 0.0 => Some((r.sends_by(start + len) - r.sends_by(start)) / len),
-            Some(_) => None,
-            None => cfg.rate,
-        });
-    if let Some(v) = &shared.vus {
+    report.series = shared.series.finish(length_ns, |start, len| {
+        shared.arrival.target_per_s(start, len)
+    });
+    if let Some(v) = shared.arrival.connections() {
         target_connections(&mut report.series, v);
     }
     Ok((report, total))
 }
 
 /// Connection stages: each second's mean target of open connections.
-fn target_connections(rows: &mut [kurabe_model::series::Interval], ramp: &schedule::Ramp) {
+fn target_connections(rows: &mut [kurabe_model::series::Interval], ramp: &arrival::Ramp) {
     for r in rows.iter_mut().filter(|r| r.duration_s > 0.0) {
         let (from, to) = (r.start_s, r.start_s + r.duration_s);
         r.target_connections = Some((ramp.sends_by(to) - ramp.sends_by(from)) / r.duration_s);
@@ -896,27 +888,25 @@ fn shared_state(
     let pipeline = pipeline_depth(cfg);
     let keeps = (cfg.labels.any_checks(), cfg.labels.needs().body);
     let feed = start_feed(cfg, keeps)?;
-    let (requests, request_len, table, replay) = match (&cfg.set, &cfg.replay) {
+    let (requests, request_len, table) = match (&cfg.set, cfg.arrival.replay()) {
         // Streamed: each connection copies its one request in flight.
-        (Some(_), _) if feed.is_some() => (Vec::new(), usize::MAX >> 1, None, None),
+        (Some(_), _) if feed.is_some() => (Vec::new(), usize::MAX >> 1, None),
         (None, None) => {
             let one = request_bytes(cfg);
-            (one.repeat(pipeline + 1), one.len(), None, None)
+            (one.repeat(pipeline + 1), one.len(), None)
         }
         (Some(set), _) => {
             let (bytes, spans) = set_bytes(cfg, set);
             // Each connection has one request in flight: the longest is the unit.
             let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
-            (bytes, longest, Some(set::Table::new(set, spans)), None)
+            (bytes, longest, Some(set::Table::new(set, spans)))
         }
         (None, Some(r)) => {
             // A replay is a set whose target is the schedule's index (see
-            // `replayed`): the same spans, one in flight per connection.
+            // `arrival`): the same spans, one in flight per connection.
             let (bytes, spans) = replay_bytes(cfg, r);
             let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
-            let table = set::Table::of_spans(spans);
-            let timeline = replayed::ReplayTable::new(r);
-            (bytes, longest, Some(table), Some(timeline))
+            (bytes, longest, Some(set::Table::of_spans(spans)))
         }
     };
     let limit = match cfg.stop {
@@ -930,7 +920,7 @@ fn shared_state(
         requests,
         set: table,
         feed,
-        replay,
+        arrival: cfg.arrival.clone(),
         body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
         head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
         keep_alive: cfg.keep_alive,
@@ -941,7 +931,6 @@ fn shared_state(
             .clamp(1_000_000, u64::MAX as u128 / 4) as u64,
         check_length: cfg.check_length,
         abort_on_error: cfg.abort_on_error,
-        rate: cfg.rate,
         threads: u64::from(threads),
         limit,
         budget: schedule::Budget::new(limit),
@@ -954,8 +943,6 @@ fn shared_state(
         tls_summary: OnceLock::new(),
         aborted: AtomicBool::new(false),
         series: series::Collector::new(u64::from(threads)),
-        ramp: ramp(cfg, false),
-        vus: ramp(cfg, true),
         tls,
         // A connection buffer holds at least one response head; keep the total bounded at high -c.
         buf_size: ((16 << 20) / cfg.concurrency as usize).clamp(4096, 64 * 1024),
@@ -974,13 +961,6 @@ fn shared_state(
     })
 }
 
-/// The stages' ramp, if the run has stages: of the rate (`false`) or of
-/// the connections (`true`).
-fn ramp(cfg: &LoadConfig, connections: bool) -> Option<std::sync::Arc<schedule::Ramp>> {
-    (!cfg.stages.is_empty() && cfg.staged_connections == connections)
-        .then(|| std::sync::Arc::new(schedule::Ramp::new(&cfg.stages)))
-}
-
 /// Refuse a config no run can start with (the CLI checks these too, with its own words).
 fn check_config(cfg: &LoadConfig) -> Result<(), LoadError> {
     if cfg.concurrency == 0 {
@@ -988,7 +968,7 @@ fn check_config(cfg: &LoadConfig) -> Result<(), LoadError> {
             "concurrency (-c) must be at least 1".into(),
         ));
     }
-    if let Some(r) = cfg.rate {
+    if let Arrival::Constant(r) = cfg.arrival {
         if !(r.is_finite() && r > 0.0) {
             return Err(LoadError::Config(
                 "--rate must be a positive number of requests per second".into(),
@@ -1066,8 +1046,8 @@ fn build_report(
         interrupted,
         ..describe_target(cfg, shared)
     };
-    fill_from_stats(&mut report, total, cfg.rate);
-    report.replay = cfg.replay.as_ref().map(|r| r.summary.clone());
+    fill_from_stats(&mut report, total, cfg.arrival.rate());
+    report.replay = cfg.arrival.replay().map(|r| r.summary.clone());
     report
 }
 
@@ -1266,7 +1246,7 @@ mod tests {
             http2: false,
             streams: 1,
             stop: StopCondition::Requests(1),
-            rate: None,
+            arrival: Arrival::Closed,
             warmup: None,
             timeout: Duration::from_secs(1),
             abort_on_error: false,
@@ -1277,9 +1257,6 @@ mod tests {
             engine: Engine::Auto,
             set: None,
             labels: Default::default(),
-            replay: None,
-            stages: Vec::new(),
-            staged_connections: false,
             thresholds: Vec::new(),
         };
         let text = String::from_utf8(request_bytes(&cfg)).unwrap();

@@ -1,17 +1,12 @@
 //! Who may send the next request: the closed model's shared request budget
-//! (`-n`), the open model's constant-arrival schedule (`--rate`) and its
-//! ramped form (`--stage 30s:200`: [`Ramp`], the rate linear within each
-//! stage, so request `i` is due where the integral of the rate reaches `i`).
-//!
-//! A replay's schedule is its recording's times instead of a rate
-//! (`super::replayed`).
+//! (`-n`) and the open model's schedule, each worker's share of the run's
+//! [`Arrival`] (a constant rate, a ramp of rates, a recording's times).
 //!
 //! Pure logic over atomics and integers; no clock reads, no I/O.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
-use super::replayed::ReplayTable;
+use super::arrival::Arrival;
 
 /// The `-n` budget shared by all workers; each claims small batches so the
 /// shared counter is touched once per batch, not once per request, and the
@@ -101,63 +96,46 @@ impl Claims {
     }
 }
 
-/// The open model's arrival schedule for one worker: request `i` of the whole
-/// run is intended at `start + i / rate`; worker `t` of `T` sends `i ≡ t (mod T)`.
+/// The open model's arrival schedule for one worker: request `i` of the
+/// whole run is intended at `start + arrival.at(i)`; worker `t` of `T`
+/// sends `i ≡ t (mod T)`.
 #[derive(Debug, Clone)]
 pub(crate) struct Schedule {
     start_ns: u64,
-    rate: f64,
+    /// When each request of the run is due (an open-model kind).
+    arrival: Arrival,
     threads: u64,
     /// Global index of this worker's next request.
     next: u64,
-    /// First global index not to send (`-n`), or u64::MAX.
+    /// First global index not to send (`-n`, or the arrival's own count:
+    /// a ramp's sends, a recording's), or u64::MAX.
     limit: u64,
-    /// A replay: the recorded times (`rate` is then unused).
-    replay: Option<Arc<ReplayTable>>,
-    /// Stages: the ramped rate (`rate` is then unused).
-    ramp: Option<Arc<Ramp>>,
 }
 
 impl Schedule {
-    pub fn new(start_ns: u64, rate: f64, thread: u64, threads: u64, limit: Option<u64>) -> Self {
+    /// Worker `thread` of `threads`' share of `arrival` from `start_ns`, at
+    /// most `limit` requests in all (`-n`).
+    pub fn new(
+        start_ns: u64,
+        arrival: &Arrival,
+        thread: u64,
+        threads: u64,
+        limit: Option<u64>,
+    ) -> Self {
+        let own = arrival.sends().unwrap_or(u64::MAX);
         Schedule {
             start_ns,
-            rate,
+            arrival: arrival.clone(),
             threads: threads.max(1),
             next: thread,
-            limit: limit.unwrap_or(u64::MAX),
-            replay: None,
-            ramp: None,
+            limit: limit.unwrap_or(u64::MAX).min(own),
         }
-    }
-
-    /// The same schedule following a replay's recorded times, if any
-    /// (at most its sends).
-    pub fn with_replay(mut self, replay: Option<&Arc<ReplayTable>>) -> Self {
-        if let Some(r) = replay {
-            self.limit = self.limit.min(r.total());
-            self.replay = Some(Arc::clone(r));
-        }
-        self
-    }
-
-    /// The same schedule following stages' ramp, if any (at most its sends).
-    pub fn with_ramp(mut self, ramp: Option<&Arc<Ramp>>) -> Self {
-        if let Some(r) = ramp {
-            self.limit = self.limit.min(r.sends());
-            self.ramp = Some(Arc::clone(r));
-        }
-        self
     }
 
     /// Intended send time of global request `i`.
     #[inline]
     pub fn intended(&self, i: u64) -> u64 {
-        match (&self.replay, &self.ramp) {
-            (Some(r), _) => self.start_ns + r.at(i),
-            (None, Some(r)) => self.start_ns + r.at(i),
-            (None, None) => self.start_ns + (i as f64 * 1e9 / self.rate) as u64,
-        }
+        self.start_ns.saturating_add(self.arrival.at(i))
     }
 
     /// Give up the unsent requests intended more than `wait_ns` before
@@ -234,112 +212,14 @@ impl Schedule {
     }
 }
 
-/// One stage of a ramp: the rate goes linearly from `from` to `to`
-/// (requests/s) over `len_s` seconds starting `start_s` into the run,
-/// after `before` sends.
-#[derive(Debug, Clone, Copy)]
-struct Leg {
-    start_s: f64,
-    len_s: f64,
-    from: f64,
-    to: f64,
-    before: f64,
-}
-
-impl Leg {
-    /// Sends in this stage.
-    fn sends(&self) -> f64 {
-        (self.from + self.to) / 2.0 * self.len_s
-    }
-
-    /// Seconds into the stage at which `x` of its sends have been due:
-    /// the root of `from·τ + (to − from)/(2·len)·τ² = x`, in the form that
-    /// stays exact when the rate is flat or starts at 0.
-    fn time_of(&self, x: f64) -> f64 {
-        if x <= 0.0 {
-            return 0.0;
-        }
-        let a = (self.to - self.from) / (2.0 * self.len_s);
-        let disc = (self.from * self.from + 4.0 * a * x).max(0.0);
-        (2.0 * x / (self.from + disc.sqrt())).min(self.len_s)
-    }
-
-    /// Sends due `t` seconds into the stage.
-    fn sends_by(&self, t: f64) -> f64 {
-        let t = t.clamp(0.0, self.len_s);
-        self.from * t + (self.to - self.from) / (2.0 * self.len_s) * t * t
-    }
-}
-
-/// The open model's arrival rate ramped linearly between stage targets
-/// (`--stage`), starting from 0 requests/s.
-#[derive(Debug, Clone)]
-pub(crate) struct Ramp {
-    legs: Vec<Leg>,
-}
-
-impl Ramp {
-    /// The ramp through `(duration, target rate)` stages.
-    pub fn new(stages: &[(std::time::Duration, f64)]) -> Ramp {
-        let (mut legs, mut at, mut before, mut from) = (Vec::new(), 0.0, 0.0, 0.0);
-        for &(d, to) in stages {
-            let leg = Leg {
-                start_s: at,
-                len_s: d.as_secs_f64().max(1e-9),
-                from,
-                to,
-                before,
-            };
-            before += leg.sends();
-            at += leg.len_s;
-            from = to;
-            legs.push(leg);
-        }
-        Ramp { legs }
-    }
-
-    /// How many sends the whole ramp makes.
-    pub fn sends(&self) -> u64 {
-        self.legs
-            .last()
-            .map_or(0, |l| (l.before + l.sends()).ceil() as u64)
-    }
-
-    /// Sends due in the first `t` seconds.
-    pub fn sends_by(&self, t: f64) -> f64 {
-        let mut n = 0.0;
-        for l in self.legs.iter().filter(|l| l.start_s < t) {
-            n = l.before + l.sends_by(t - l.start_s);
-        }
-        n
-    }
-
-    /// The target `t` seconds in: linear within each stage, the last
-    /// stage's once the ramp is over.
-    pub fn level_at(&self, t: f64) -> f64 {
-        match self.legs.iter().find(|l| t < l.start_s + l.len_s) {
-            Some(l) => l.from + (l.to - l.from) * ((t - l.start_s).max(0.0) / l.len_s),
-            None => self.legs.last().map_or(0.0, |l| l.to),
-        }
-    }
-
-    /// Intended time of send `i`, ns after the start.
-    pub fn at(&self, i: u64) -> u64 {
-        let x = i as f64;
-        let leg = self
-            .legs
-            .iter()
-            .rev()
-            .find(|l| l.before <= x && l.sends() > 0.0)
-            .or(self.legs.first());
-        let Some(l) = leg else { return 0 };
-        ((l.start_s + l.time_of(x - l.before)) * 1e9) as u64
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Worker `thread` of `threads`' share of `rate` requests/s from 0.
+    fn at_rate(rate: f64, thread: u64, threads: u64, limit: Option<u64>) -> Schedule {
+        Schedule::new(0, &Arrival::Constant(rate), thread, threads, limit)
+    }
 
     #[test]
     fn budget_never_grants_more_than_n() {
@@ -365,8 +245,8 @@ mod tests {
     #[test]
     fn schedule_interleaves_threads_at_the_rate() {
         // 1000 req/s over 2 threads: thread 0 sends 0, 2, 4… ms; thread 1 sends 1, 3, 5… ms.
-        let mut s0 = Schedule::new(0, 1000.0, 0, 2, Some(5));
-        let mut s1 = Schedule::new(0, 1000.0, 1, 2, Some(5));
+        let mut s0 = at_rate(1000.0, 0, 2, Some(5));
+        let mut s1 = at_rate(1000.0, 1, 2, Some(5));
         assert_eq!(s0.pop_due(0), Some(0));
         assert_eq!(s0.pop_due(1_000_000), None);
         assert_eq!(s0.pop_due(2_000_000), Some(2_000_000));
@@ -381,7 +261,7 @@ mod tests {
     #[test]
     fn what_is_due_at_the_end_is_given_up_and_counted() {
         // 1000 req/s on one thread: 0..=9 ms are due at 9.5 ms, 10 ms is not.
-        let mut s = Schedule::new(0, 1000.0, 0, 1, None);
+        let mut s = at_rate(1000.0, 0, 1, None);
         assert_eq!(s.pop_due(0), Some(0));
         assert_eq!(s.give_up_due(9_500_000), 9);
         assert_eq!(s.give_up_due(9_500_000), 0);
@@ -389,41 +269,8 @@ mod tests {
     }
 
     #[test]
-    fn a_ramp_sends_where_the_rates_integral_reaches_each_send() {
-        let secs = std::time::Duration::from_secs;
-        // 0 → 100/s over 10 s (500 sends), 100/s for 10 s (1000), 100 → 0 over 10 s (500).
-        let r = Ramp::new(&[(secs(10), 100.0), (secs(10), 100.0), (secs(10), 0.0)]);
-        assert_eq!(r.sends(), 2000);
-        assert_eq!(r.at(0), 0);
-        // 50·t²/10 = 125 at t = 5 s; 500 at 10 s; 1000 at 15 s.
-        assert!((r.at(125) as f64 - 5e9).abs() < 1e3, "{}", r.at(125));
-        assert!((r.at(500) as f64 - 10e9).abs() < 1e3);
-        assert!((r.at(1000) as f64 - 15e9).abs() < 1e3);
-        // Ramp down: 1500 + 100·τ − 5·τ² = 1875 at τ = 5.
-        assert!((r.at(1875) as f64 - 25e9).abs() < 1e3, "{}", r.at(1875));
-        assert!((r.sends_by(25.0) - 1875.0).abs() < 1e-6);
-        assert!((0..2000).all(|i| r.at(i) <= r.at(i + 1)), "in order");
-        let mut s = Schedule::new(0, 1.0, 0, 1, None).with_ramp(Some(&Arc::new(r)));
-        assert_eq!(s.give_up_due(u64::MAX), 2000);
-        assert!(s.done());
-    }
-
-    #[test]
-    fn a_ramps_level_is_linear_within_each_stage() {
-        let secs = std::time::Duration::from_secs;
-        let r = Ramp::new(&[(secs(10), 100.0), (secs(10), 100.0), (secs(5), 0.0)]);
-        let at = |t| r.level_at(t);
-        assert_eq!(
-            (at(0.0), at(5.0), at(15.0), at(22.5), at(99.0)),
-            (0.0, 50.0, 100.0, 50.0, 0.0)
-        );
-        // Its integral over a second is that second's mean target.
-        assert!((r.sends_by(6.0) - r.sends_by(5.0) - 55.0).abs() < 1e-9);
-    }
-
-    #[test]
     fn sends_older_than_the_wait_are_dropped() {
-        let mut s = Schedule::new(0, 1000.0, 0, 1, None);
+        let mut s = at_rate(1000.0, 0, 1, None);
         // At 100 ms, with a 30 ms wait: sends due at 0..=70 ms are dropped.
         assert_eq!(s.drop_stale(100_000_000, 30_000_000), 71);
         assert_eq!(s.drop_stale(100_000_000, 30_000_000), 0);
@@ -434,7 +281,7 @@ mod tests {
     fn what_is_given_up_is_counted_without_a_step_per_send() {
         // 10^8/s, one second behind: 10^8 + 1 sends due (0, 10, 20 … ns);
         // one by one this took seconds, a search takes microseconds.
-        let mut s = Schedule::new(0, 1e8, 0, 1, None);
+        let mut s = at_rate(1e8, 0, 1, None);
         let t = std::time::Instant::now();
         assert_eq!(s.give_up_due(1_000_000_000), 100_000_001);
         assert_eq!(s.peek(), Some(1_000_000_010));
@@ -447,7 +294,7 @@ mod tests {
             (2, 3, Some(50), u64::MAX),
             (0, 2, Some(7), 3_000_000),
         ] {
-            let mut fast = Schedule::new(0, 1000.0, thread, threads, limit);
+            let mut fast = at_rate(1000.0, thread, threads, limit);
             let mut slow = fast.clone();
             let mut n = 0;
             while slow.pop_due(until).is_some() {
@@ -464,7 +311,7 @@ mod tests {
 
     #[test]
     fn schedule_has_no_drift_over_a_long_run() {
-        let s = Schedule::new(0, 3.0, 0, 1, None);
+        let s = at_rate(3.0, 0, 1, None);
         // 3 req/s: request 3_000_000 is due at exactly 1_000_000 s.
         assert_eq!(s.intended(3_000_000), 1_000_000 * 1_000_000_000);
     }

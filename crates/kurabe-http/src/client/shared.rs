@@ -28,9 +28,10 @@ pub(crate) struct Shared {
     /// A streamed set's chunks (`set` is None then: each connection
     /// copies its request's bytes from the chunk it was picked from).
     pub feed: Option<super::feed::Feed>,
-    /// A replay: when each send is due and which recorded request (a
-    /// target of `set`) it sends. None: no replay.
-    pub replay: Option<std::sync::Arc<super::replayed::ReplayTable>>,
+    /// When requests go out: the closed model, or the open model's
+    /// schedule (of a replay: its times, and which recorded request, a
+    /// target of `set`, each send sends).
+    pub arrival: super::arrival::Arrival,
     pub body_len: u64,
     pub head_request: bool,
     pub keep_alive: bool,
@@ -38,7 +39,6 @@ pub(crate) struct Shared {
     pub timeout_ns: u64,
     pub check_length: bool,
     pub abort_on_error: bool,
-    pub rate: Option<f64>,
     pub threads: u64,
     /// `-n`, when given.
     pub limit: Option<u64>,
@@ -54,10 +54,6 @@ pub(crate) struct Shared {
     pub server: OnceLock<String>,
     /// What the first finished TLS handshake settled on (`https://`).
     pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
-    /// Stages: the ramped arrival rate (None: a constant `rate`, or none).
-    pub ramp: Option<std::sync::Arc<super::schedule::Ramp>>,
-    /// Connection stages: the ramped number of open connections (closed model).
-    pub vus: Option<std::sync::Arc<super::schedule::Ramp>>,
     /// The per-second series every worker cuts into.
     pub series: super::series::Collector,
     /// Set by the first failure when `abort_on_error`.

@@ -25,7 +25,7 @@ const STOPPED_DRAIN_NS: u64 = 300_000_000;
 /// Drive `w`'s connections until the stop condition, drain, close; return
 /// what was measured. `Err`: the worker could not start (before any request).
 pub(crate) fn run<'a, P: Protocol<'a>>(mut w: P) -> io::Result<Stats> {
-    let open_model = w.core().sh.rate.is_some();
+    let open_model = w.core().sh.arrival.is_open();
     w.begin(open_model)?;
     if w.core().pace.naps() {
         // A nap of 20 µs must not last the default 50 µs of slack more.

@@ -11,6 +11,7 @@
 //! observer is called from a thread of its own a few times a second, never
 //! per request; the workers poll the stop's flag as they polled their own.
 
+mod error;
 mod gate;
 mod index;
 pub mod replay;
@@ -32,7 +33,8 @@ use kurabe_stop::Stop;
 
 use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
 pub use crate::request::Names;
-pub use resolve::{SpecError, MAX_RATE_PER_CLIENT};
+pub use error::SpecError;
+pub use resolve::MAX_RATE_PER_CLIENT;
 pub use spool::{read_stdin, StdinSet};
 
 /// What a finished (or stopped) load measured.
@@ -200,7 +202,7 @@ impl Checked {
 
     /// The open model's target rate, requests per second (`None`: closed model).
     pub fn rate(&self) -> Option<f64> {
-        self.0.rate
+        self.0.arrival.rate()
     }
 
     /// The first threshold that ends the run at its first failure

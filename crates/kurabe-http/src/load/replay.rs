@@ -15,13 +15,11 @@
 
 use std::io::BufReader;
 use std::path::Path;
-use std::sync::Arc;
 
 use kurabe_model::load::LoadSpec;
 use kurabe_model::replay::{ReplayPlace, ReplaySkipped, ReplaySpec, ReplaySummary, MAX_SPEED};
 
-use super::resolve::SpecError;
-use crate::client::LoadConfig;
+use super::error::SpecError;
 use crate::replay::edit::Edits;
 use crate::replay::format::LogFormat;
 use crate::replay::log::Formats;
@@ -29,22 +27,13 @@ use crate::replay::{har, log, Recording, Replay, Skip};
 use crate::request::Names;
 use crate::tags::Labels;
 
-/// `spec` (whose `replay` is `r`) resolved: the log read, the open model
-/// at the recording's mean rate (what the report calls requested), one
-/// request per connection in flight, every recorded request tagged by its
-/// path (folded by `group`), responses of any length.
-pub(super) fn resolve(
-    spec: &LoadSpec,
-    r: &ReplaySpec,
+/// `replay`'s requests tagged by the run's names and checks (`group`
+/// folds their paths).
+pub(super) fn tagged(
+    mut replay: Replay,
+    labels: &mut Labels,
     n: &Names,
-    ncpus: u32,
-) -> Result<LoadConfig, SpecError> {
-    let (edits, reader) = early(spec, r, n)?;
-    let mut replay = read_with(r, &edits, reader)?;
-    let plain = plain(spec, replay.total(), replay.summary.scheduled_duration_s);
-    let mut cfg = super::resolve::resolve_load(&plain, n, ncpus)?;
-    let mut labels = Labels::new(&spec.group, &spec.checks)
-        .map_err(|e| SpecError::Invalid(format!("{} {e}", n.group)))?;
+) -> Result<Replay, SpecError> {
     let none: &[&str] = &[];
     replay.tags = replay
         .requests
@@ -52,20 +41,14 @@ pub(super) fn resolve(
         .map(|q| labels.tag(&q.method, &q.target, None, none))
         .collect::<Result<_, _>>()
         .map_err(|e| SpecError::Invalid(format!("{} {e}", n.checks)))?;
-    cfg.labels = labels;
-    cfg.replay = Some(Arc::new(replay));
-    Ok(cfg)
+    Ok(replay)
 }
 
-/// Everything [`resolve`] checks that needs nothing of the log (which
-/// can be large, or a pipe whose writer has not written yet), made
-/// before it is opened: the settings a replay replaces, the speed, the
-/// loops, the edits, the log format, and the load as
-/// [`super::resolve::early`] checks it, with as many requests as
-/// connections over one second in place of the recording's (the same
-/// refusals: the connections are never more than the requests, and the
-/// rate is above 0, whatever the log holds). The edits and the reader,
-/// for the log's read.
+/// Every check of a replay's own settings that needs nothing of the log
+/// (which can be large, or a pipe whose writer has not written yet),
+/// made before it is opened: the settings a replay replaces, the speed,
+/// the loops, the edits, the log format (the load's other settings are
+/// `resolve`'s). The edits and the reader, for the log's read.
 pub(super) fn early(
     spec: &LoadSpec,
     r: &ReplaySpec,
@@ -83,6 +66,7 @@ pub(super) fn early(
             spec.targets.is_some() || spec.targets_text.is_some(),
             n.targets,
         ),
+        (!spec.stages.is_empty(), n.stages),
     ];
     if let Some((_, what)) = clash.iter().find(|(given, _)| *given) {
         return Err(SpecError::Invalid(format!(
@@ -91,30 +75,7 @@ pub(super) fn early(
     }
     let edits = settings(r)?;
     let reader = reader(&r.log, r.log_format.as_deref())?;
-    let stand_in = u64::from(spec.concurrency).max(1);
-    super::resolve::early(&plain(spec, stand_in, 1.0), n)?;
     Ok((edits, reader))
-}
-
-/// `spec` as a load without a replay: `total` requests over `secs` (the
-/// recording's mean rate), kept-alive connections, no more of them than
-/// requests, responses of any length.
-fn plain(spec: &LoadSpec, total: u64, secs: f64) -> LoadSpec {
-    LoadSpec {
-        replay: None,
-        rate: Some(if secs > 0.0 {
-            total as f64 / secs
-        } else {
-            total as f64
-        }),
-        requests: Some(total),
-        concurrency: spec
-            .concurrency
-            .min(u32::try_from(total).unwrap_or(u32::MAX)),
-        keep_alive: true,
-        variable_length: true,
-        ..spec.clone()
-    }
 }
 
 /// Read and check `spec`.
@@ -147,7 +108,7 @@ fn settings(spec: &ReplaySpec) -> Result<Edits, SpecError> {
 }
 
 /// The log of `spec` read with `reader` ([`reader`]'s) and `edits`.
-fn read_with(
+pub(super) fn read_with(
     spec: &ReplaySpec,
     edits: &Edits,
     reader: Option<Formats>,
@@ -394,33 +355,6 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("--loop 0"), "{e}");
-    }
-
-    #[test]
-    fn settings_are_refused_before_the_log_is_opened() {
-        let spec = |edit: fn(&mut LoadSpec)| {
-            let mut s = LoadSpec {
-                replay: Some(ReplaySpec::of("/nonexistent/x.log")),
-                keep_alive: true,
-                concurrency: 20,
-                ..LoadSpec::for_url("http://127.0.0.1:9/")
-            };
-            edit(&mut s);
-            let r = s.replay.clone().unwrap();
-            resolve(&s, &r, &Names::FLAGS, 4).unwrap_err().to_string()
-        };
-        assert_eq!(
-            spec(|_| {}),
-            "cannot read the log '/nonexistent/x.log': check the path"
-        );
-        assert_eq!(
-            spec(|s| s.concurrency = 0),
-            "-c 0: the concurrency must be at least 1"
-        );
-        assert!(spec(|s| s.checks = vec!["zz".into()]).starts_with("--check 'zz'"));
-        assert!(spec(|s| s.url = Some("ftp://h/".into())).starts_with("invalid URL 'ftp://h/'"));
-        assert!(spec(|s| s.thresholds = vec!["p95<1s".into()]).starts_with("--threshold 'p95<1s'"));
-        assert!(spec(|s| s.requests = Some(5)).starts_with("-n with a replay"));
     }
 
     #[test]

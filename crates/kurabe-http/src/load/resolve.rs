@@ -5,7 +5,11 @@
 //! spec leaves open (threads, timeout, the method a body implies). The
 //! rules that need no target of a request set ([`early`]) are checked
 //! before the set is read, which can take long (a large file's scan,
-//! standard input until its producer ends); the rest once it is.
+//! standard input until its producer ends); the rest once it is. A
+//! replay's own settings (`super::replay`) are checked with them, before
+//! its log is read; the log's requests and times then become the run's
+//! requests and its [`Arrival`], the one shape every kind of arrival
+//! (closed, a rate, rate or connection stages, a recording) resolves to.
 //!
 //! Owns those rules and their messages, one line naming the setting as
 //! the user wrote it ([`Names`]: the flag, or the plan key) and the fix,
@@ -14,58 +18,20 @@
 
 use std::net::IpAddr;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use kurabe_model::load::LoadSpec;
+use kurabe_model::replay::ReplaySpec;
 
+use super::error::SpecError;
 use crate::client::{
-    self, LoadConfig, Proxy, Setup, StopCondition, Target, TlsOptionError, TlsOptions, TlsProtocol,
-    UrlError,
+    self, Arrival, LoadConfig, Proxy, Ramp, Setup, StopCondition, Target, TlsOptions, TlsProtocol,
 };
-use crate::request::{Names, RequestError, RequestSpec, DEFAULT_TIMEOUT};
+use crate::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use crate::tags::{LabelError, Labels};
-
-/// A setting, or a combination of settings, that cannot be run; one line
-/// naming the setting and the fix.
-#[derive(Debug, thiserror::Error)]
-pub enum SpecError {
-    /// The URL does not parse.
-    #[error(transparent)]
-    Url(#[from] UrlError),
-    /// A value or combination the load generator cannot run.
-    #[error("{0}")]
-    Invalid(String),
-    /// A request setting that cannot be sent.
-    #[error(transparent)]
-    Request(#[from] RequestError),
-    /// A TLS protocol or cipher suite rustls cannot honour.
-    #[error(transparent)]
-    Tls(#[from] TlsOptionError),
-    /// A file named by a setting cannot be read.
-    #[error("{what}")]
-    File {
-        /// The setting and the file, e.g. "cannot read the -p file 'x': check the path".
-        what: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl From<SpecError> for client::LoadError {
-    /// The message and its causes on one line, as `{:#}` prints a chain.
-    fn from(e: SpecError) -> Self {
-        let mut text = e.to_string();
-        let mut cause = std::error::Error::source(&e);
-        while let Some(c) = cause {
-            text = format!("{text}: {c}");
-            cause = c.source();
-        }
-        client::LoadError::Spec(text)
-    }
-}
 
 /// `Err(SpecError::Invalid(…))` with a formatted message.
 macro_rules! invalid {
@@ -92,7 +58,7 @@ pub(crate) fn resolve(
 ) -> Result<LoadConfig, SpecError> {
     within_reach(spec, n, clients)?;
     let mut cfg = match &spec.replay {
-        Some(r) => super::replay::resolve(spec, r, n, ncpus)?,
+        Some(r) => resolve_replay(spec, r, n, ncpus)?,
         None => resolve_load(spec, n, ncpus)?,
     };
     // Once the names are known: a set's, a replay's, the one URL's (the
@@ -105,10 +71,10 @@ pub(crate) fn resolve(
 /// log, made before either is read ([`early`], [`super::replay::early`]).
 pub(crate) fn check_early(spec: &LoadSpec, n: &Names, clients: u32) -> Result<(), SpecError> {
     within_reach(spec, n, clients)?;
-    match &spec.replay {
-        Some(r) => super::replay::early(spec, r, n).map(drop),
-        None => early(spec, n).map(drop),
+    if let Some(r) = &spec.replay {
+        super::replay::early(spec, r, n)?;
     }
+    early(spec, n).map(drop)
 }
 
 /// The rate and every rate stage's target within what `clients` client
@@ -131,13 +97,9 @@ fn within_reach(spec: &LoadSpec, n: &Names, clients: u32) -> Result<(), SpecErro
     invalid!("{what} {r:e}: more than a run can ever send ({per}); lower it, or spread the load over more client processes (--workers)")
 }
 
-/// [`resolve`] of the load itself, a replay's requests aside: [`early`]
-/// first, then the set read and what needs it.
-pub(crate) fn resolve_load(
-    spec: &LoadSpec,
-    n: &Names,
-    ncpus: u32,
-) -> Result<LoadConfig, SpecError> {
+/// [`resolve`] of a load that is not a replay: [`early`] first, then the
+/// set read and what needs it.
+fn resolve_load(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
     let Early {
         request,
         mut labels,
@@ -156,50 +118,111 @@ pub(crate) fn resolve_load(
     });
     let timed = timed(spec, &staging);
     let stop = checked_stop(&timed, n, once)?;
-    let loopback = client::is_loopback(&target.host);
-    let concurrency = timed.concurrency;
-    let threads = spec
-        .threads
-        .unwrap_or_else(|| client::default_threads(ncpus, concurrency, loopback));
-    let setup = setup(spec, n, Some(target.tls))?;
     if set.is_none() {
         let none: &[&str] = &[];
         let tag = labels.tag(&request.method, &target.url(), None, none);
         debug_assert_eq!(tag, Ok(Default::default()), "the one URL's tag is 0, 0");
     }
-    Ok(LoadConfig {
+    let parts = Parts {
+        request,
+        labels,
         target,
-        method: request.method,
-        headers: request.headers,
-        body: request.body,
-        concurrency,
-        threads: threads.min(concurrency),
+        stop,
+        concurrency: timed.concurrency,
+        arrival: staging.arrival,
+    };
+    let mut cfg = config(spec, n, ncpus, parts)?;
+    // Targets differ in length: ab's rule is one document's.
+    cfg.check_length &= set.is_none();
+    cfg.set = set.map(Arc::new);
+    Ok(cfg)
+}
+
+/// [`resolve`] of a replay: its own checks and [`early`], then the log
+/// read, each recorded request tagged by the run's names, sent at its
+/// recorded times (the whole recording, every loop, within `duration`)
+/// on kept-alive connections, no more of them than its sends, responses
+/// of any length.
+fn resolve_replay(
+    spec: &LoadSpec,
+    r: &ReplaySpec,
+    n: &Names,
+    ncpus: u32,
+) -> Result<LoadConfig, SpecError> {
+    let (edits, reader) = super::replay::early(spec, r, n)?;
+    let Early {
+        request,
+        mut labels,
+        ..
+    } = early(spec, n)?;
+    let replay = super::replay::read_with(r, &edits, reader)?;
+    let replay = super::replay::tagged(replay, &mut labels, n)?;
+    let total = replay.total();
+    let parts = Parts {
+        request,
+        labels,
+        target: Target::parse(&url(spec, n)?)?,
+        stop: match spec.duration {
+            None => StopCondition::Requests(total),
+            Some(d) => StopCondition::RequestsOrDuration(total, d.0),
+        },
+        concurrency: spec
+            .concurrency
+            .min(u32::try_from(total).unwrap_or(u32::MAX)),
+        arrival: Arrival::Replay(Arc::new(replay)),
+    };
+    let mut cfg = config(spec, n, ncpus, parts)?;
+    (cfg.keep_alive, cfg.check_length) = (true, false);
+    Ok(cfg)
+}
+
+/// What a load's kind decides of its config; the rest is the spec's.
+struct Parts {
+    request: crate::request::Request,
+    labels: Labels,
+    target: Target,
+    stop: StopCondition,
+    concurrency: u32,
+    arrival: Arrival,
+}
+
+/// The config of `parts` and `spec`'s settings, with the defaults the spec
+/// leaves open (threads, timeout); no set yet.
+fn config(spec: &LoadSpec, n: &Names, ncpus: u32, p: Parts) -> Result<LoadConfig, SpecError> {
+    let loopback = client::is_loopback(&p.target.host);
+    let threads = spec
+        .threads
+        .unwrap_or_else(|| client::default_threads(ncpus, p.concurrency, loopback));
+    Ok(LoadConfig {
+        setup: setup(spec, n, Some(p.target.tls))?,
+        target: p.target,
+        method: p.request.method,
+        headers: p.request.headers,
+        body: p.request.body,
+        concurrency: p.concurrency,
+        threads: threads.min(p.concurrency),
         keep_alive: spec.keep_alive,
         pipeline: spec.pipeline,
         http2: spec.http2,
         streams: spec.streams.unwrap_or(1),
-        stop,
-        rate: staging.rate,
+        stop: p.stop,
+        arrival: p.arrival,
         warmup: spec.warmup.map(|d| d.0).filter(|d| !d.is_zero()),
         timeout: spec.timeout.map_or(DEFAULT_TIMEOUT, |t| t.0),
         abort_on_error: spec.abort_on_error,
-        // Targets differ in length: ab's rule is one document's.
-        check_length: !spec.variable_length && set.is_none(),
+        check_length: !spec.variable_length,
         insecure: spec.insecure,
         // An observer's tap, set by the entry.
         gnuplot_file: None,
-        setup,
         engine: spec.engine,
-        set: set.map(std::sync::Arc::new),
-        labels,
-        replay: None,
-        stages: staging.stages,
-        staged_connections: staging.peak.is_some(),
+        set: None,
+        labels: p.labels,
         thresholds: Vec::new(),
     })
 }
 
-/// What [`early`] makes of a spec, for the rest of [`resolve_load`].
+/// What [`early`] makes of a spec, for the rest of [`resolve_load`] (and
+/// of [`resolve_replay`]).
 pub(crate) struct Early {
     /// The request settings, built.
     request: crate::request::Request,
@@ -230,7 +253,9 @@ pub(crate) fn early(spec: &LoadSpec, n: &Names) -> Result<Early, SpecError> {
         false => Some(Target::parse(&url(spec, n)?)?.tls),
     };
     let staging = stages(spec, n)?;
-    checked_stop(&timed(spec, &staging), n, set.then_some(u64::MAX))?;
+    // A set's or a recording's size is not known yet.
+    let unknown = set || spec.replay.is_some();
+    checked_stop(&timed(spec, &staging), n, unknown.then_some(u64::MAX))?;
     setup(spec, n, https)?;
     super::gate::parsed(spec, n)?;
     Ok(Early {
@@ -244,10 +269,9 @@ pub(crate) fn early(spec: &LoadSpec, n: &Names) -> Result<Early, SpecError> {
 /// of their own is refused) and, of connections, the connections (the
 /// peak stage's).
 fn timed<'a>(spec: &'a LoadSpec, staging: &Staging) -> std::borrow::Cow<'a, LoadSpec> {
-    if staging.stages.is_empty() {
+    let Some(total) = staging.length else {
         return std::borrow::Cow::Borrowed(spec);
-    }
-    let total = staging.stages.iter().map(|s| s.0).sum();
+    };
     std::borrow::Cow::Owned(LoadSpec {
         duration: Some(kurabe_model::plan::HumanDuration(total)),
         concurrency: staging.peak.unwrap_or(spec.concurrency),
@@ -255,25 +279,25 @@ fn timed<'a>(spec: &'a LoadSpec, staging: &Staging) -> std::borrow::Cow<'a, Load
     })
 }
 
-/// What the stages make of a run.
+/// What the arrival settings make of a run.
 struct Staging {
-    /// (length, target) each: a rate, or connections.
-    stages: Vec<(Duration, f64)>,
-    /// The rate the run has: the rate stages' mean, or `rate`.
-    rate: Option<f64>,
+    /// When its requests go out (of a replay: its times come with the log).
+    arrival: Arrival,
+    /// The stages' total length, the run's (`None`: no stages).
+    length: Option<Duration>,
     /// Connection stages: the peak target, the connections the run opens.
     peak: Option<u32>,
 }
 
-/// The stages checked, as (length, target) and what they make of the run;
-/// the executor's name checked against the keys given.
+/// The rate or the stages checked and what they make of the run; the
+/// executor's name checked against the keys given.
 fn stages(spec: &LoadSpec, n: &Names) -> Result<Staging, SpecError> {
     use kurabe_model::stage::Executor;
     check_executor(spec, n)?;
     if spec.stages.is_empty() {
         return Ok(Staging {
-            stages: Vec::new(),
-            rate: spec.rate,
+            arrival: spec.rate.map_or(Arrival::Closed, Arrival::Constant),
+            length: None,
             peak: None,
         });
     }
@@ -291,24 +315,24 @@ fn stages(spec: &LoadSpec, n: &Names) -> Result<Staging, SpecError> {
         .iter()
         .map(|s| (s.duration.0, s.target))
         .collect();
+    let length = Some(out.iter().map(|s| s.0).sum());
     if spec.executor == Some(Executor::RampingVus) {
         let peak = connection_peak(spec, n)?;
         return Ok(Staging {
-            stages: out,
-            rate: None,
+            arrival: Arrival::Connections(Arc::new(Ramp::new(&out))),
+            length,
             peak: Some(peak),
         });
     }
-    let rate = rate_mean(&out, n)?;
     Ok(Staging {
-        stages: out,
-        rate: Some(rate),
+        arrival: Arrival::Ramp(rate_ramp(&out, n)?),
+        length,
         peak: None,
     })
 }
 
-/// Rate stages: each target a rate, and their mean (the sends over the length).
-fn rate_mean(out: &[(Duration, f64)], n: &Names) -> Result<f64, SpecError> {
+/// Rate stages: each target a rate, some sends in all; their ramp.
+fn rate_ramp(out: &[(Duration, f64)], n: &Names) -> Result<Arc<Ramp>, SpecError> {
     if let Some((_, t)) = out.iter().find(|(_, t)| !(t.is_finite() && *t >= 0.0)) {
         invalid!(
             "{} target {t}: a rate is requests per second, 0 or more",
@@ -316,21 +340,14 @@ fn rate_mean(out: &[(Duration, f64)], n: &Names) -> Result<f64, SpecError> {
         );
     }
     let total: Duration = out.iter().map(|s| s.0).sum();
-    let sends: f64 = out
-        .iter()
-        .scan(0.0, |from, &(d, to)| {
-            let n = (*from + to) / 2.0 * d.as_secs_f64();
-            *from = to;
-            Some(n)
-        })
-        .sum();
-    if total.is_zero() || sends < 1.0 {
+    let ramp = Ramp::new(out);
+    if total.is_zero() || ramp.mean() * total.as_secs_f64() < 1.0 {
         invalid!(
             "{}: these stages send nothing; give a stage a duration and a target above 0",
             n.stages
         );
     }
-    Ok(sends / total.as_secs_f64())
+    Ok(Arc::new(ramp))
 }
 
 /// Connection stages (`ramping-vus`): whole targets, one above 0 for a
@@ -367,7 +384,9 @@ fn check_executor(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
     let Some(e) = spec.executor else {
         return Ok(());
     };
-    let (staged, rated) = (!spec.stages.is_empty(), spec.rate.is_some());
+    // A replay is sent at its recorded rate.
+    let rated = spec.rate.is_some() || spec.replay.is_some();
+    let (staged, rated) = (!spec.stages.is_empty(), rated);
     let wrong = match e {
         Executor::ConstantArrivalRate => (!rated || staged).then_some(n.rate),
         Executor::RampingArrivalRate => (!staged || rated).then_some(n.stages),
@@ -687,10 +706,10 @@ mod tests {
         let c = resolve(staged()).unwrap();
         assert_eq!(c.stop, StopCondition::Duration(Duration::from_secs(30)));
         assert!(
-            (c.rate.unwrap() - 2000.0 / 30.0).abs() < 1e-9,
+            (c.arrival.rate().unwrap() - 2000.0 / 30.0).abs() < 1e-9,
             "2000 sends over 30 s"
         );
-        assert_eq!(c.stages.len(), 3);
+        assert_eq!(c.arrival.sends(), Some(2000));
         let with = |f: &dyn Fn(&mut LoadSpec)| {
             let mut s = staged();
             f(&mut s);
@@ -717,10 +736,8 @@ mod tests {
             resolve(s)
         };
         let c = vus(&|_| {}).unwrap();
-        assert_eq!(
-            (c.concurrency, c.rate, c.staged_connections),
-            (100, None, true)
-        );
+        assert_eq!((c.concurrency, c.arrival.rate()), (100, None));
+        assert!(c.arrival.connections().is_some());
         assert_eq!(c.stop, StopCondition::Duration(Duration::from_secs(30)));
         let e = |f: &dyn Fn(&mut LoadSpec)| vus(f).unwrap_err().to_string();
         assert!(e(&|s| s.stages[0].target = 1.5).contains("whole number"));
@@ -733,6 +750,17 @@ mod tests {
             ..spec("http://h/")
         };
         assert!(resolve(closed).is_ok());
+    }
+
+    /// Rate stages of 1 s to 100/s.
+    fn staged_spec() -> LoadSpec {
+        LoadSpec {
+            stages: vec![kurabe_model::stage::StageSpec {
+                duration: HumanDuration(Duration::from_secs(1)),
+                target: 100.0,
+            }],
+            ..spec("http://h/")
+        }
     }
 
     #[test]
@@ -763,6 +791,33 @@ mod tests {
         assert!(super::resolve(&staged, &Names::FLAGS, 4, 2).is_ok());
         let e = super::check_early(&rated(3e8), &Names::PLAN, 2).unwrap_err();
         assert!(e.to_string().starts_with("http.rate 3e8: more than a run can ever send (2 workers send at most 2e8 requests/s"), "{e}");
+    }
+
+    #[test]
+    fn a_replays_settings_are_refused_before_its_log_is_opened() {
+        let spec = |edit: fn(&mut LoadSpec)| {
+            let mut s = LoadSpec {
+                replay: Some(kurabe_model::replay::ReplaySpec::of("/nonexistent/x.log")),
+                keep_alive: true,
+                concurrency: 20,
+                ..LoadSpec::for_url("http://127.0.0.1:9/")
+            };
+            edit(&mut s);
+            err(s)
+        };
+        assert_eq!(
+            spec(|_| {}),
+            "cannot read the log '/nonexistent/x.log': check the path"
+        );
+        assert_eq!(
+            spec(|s| s.concurrency = 0),
+            "-c 0: the concurrency must be at least 1"
+        );
+        assert!(spec(|s| s.checks = vec!["zz".into()]).starts_with("--check 'zz'"));
+        assert!(spec(|s| s.url = Some("ftp://h/".into())).starts_with("invalid URL 'ftp://h/'"));
+        assert!(spec(|s| s.thresholds = vec!["p95<1s".into()]).starts_with("--threshold 'p95<1s'"));
+        assert!(spec(|s| s.requests = Some(5)).starts_with("-n with a replay"));
+        assert!(spec(|s| s.stages = staged_spec().stages).starts_with("--stage with a replay"));
     }
 
     #[test]

@@ -27,8 +27,8 @@ use std::path::Path;
 
 use kurabe_model::load::{LoadSpec, Order, TargetsFormat};
 
+use super::error::SpecError;
 use super::index;
-use super::resolve::SpecError;
 use crate::client::set::{Pass, RequestSet, SetTarget, Stream, Streamed};
 use crate::client::Target;
 use crate::request::Names;

@@ -215,6 +215,12 @@ impl Replay {
         (lp < u64::from(self.loops)).then(|| lp * self.period_ns + self.offsets_ns[j as usize])
     }
 
+    /// The recorded request that request `i` of the run sends.
+    #[inline]
+    pub fn target(&self, i: u64) -> u32 {
+        (i % self.offsets_ns.len() as u64) as u32
+    }
+
     /// Requests the whole replay sends (every loop).
     pub fn total(&self) -> u64 {
         self.offsets_ns.len() as u64 * u64::from(self.loops)

@@ -84,7 +84,7 @@ impl Setup {
             hpack::encode(&header_list(cfg, (method, target, headers, body)))
         };
         let body = |b: &Option<Vec<u8>>| b.clone().unwrap_or_default();
-        let (blocks, bodies): (Vec<_>, Vec<_>) = match (&cfg.set, &cfg.replay) {
+        let (blocks, bodies): (Vec<_>, Vec<_>) = match (&cfg.set, cfg.arrival.replay()) {
             (Some(set), _) => set
                 .targets
                 .iter()

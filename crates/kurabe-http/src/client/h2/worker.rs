@@ -178,7 +178,7 @@ impl<'a> Worker<'a> {
         std::mem::swap(&mut self.core.restart, &mut self.core.restarting);
         for i in 0..self.core.restarting.len() {
             let ci = self.core.restarting[i] as usize;
-            if self.core.sh.rate.is_some() {
+            if self.core.sh.arrival.is_open() {
                 self.make_free(ci);
                 continue;
             }
@@ -210,7 +210,7 @@ impl<'a> Worker<'a> {
 
     /// Closed model: open streams up to `--streams` (and the server's limit).
     fn refill(&mut self, ci: usize) {
-        if self.core.sh.rate.is_some() {
+        if self.core.sh.arrival.is_open() {
             self.make_free(ci);
             return;
         }
@@ -268,7 +268,7 @@ impl<'a> Worker<'a> {
 
     fn make_free(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
-        if c.free || self.core.sh.rate.is_none() || self.core.draining {
+        if c.free || !self.core.sh.arrival.is_open() || self.core.draining {
             return;
         }
         if c.state == State::Closed || c.proto.capacity(self.h2.streams) > 0 {

@@ -15,7 +15,7 @@ impl Worker<'_> {
         std::mem::swap(&mut self.core.restart, &mut self.core.restarting);
         for i in 0..self.core.restarting.len() {
             let ci = self.core.restarting[i] as usize;
-            if self.core.sh.rate.is_some() {
+            if self.core.sh.arrival.is_open() {
                 // Open model: a connection with carried-over requests reconnects; else it waits.
                 if self.conns[ci].ring.is_empty() {
                     self.make_free(ci);
@@ -87,7 +87,7 @@ impl Worker<'_> {
 
     pub(super) fn make_free(&mut self, ci: usize) {
         let c = &mut self.conns[ci];
-        if c.free || self.core.sh.rate.is_none() {
+        if c.free || !self.core.sh.arrival.is_open() {
             return;
         }
         c.free = true;

@@ -43,7 +43,7 @@ impl Worker<'_> {
             s.connect_ns = now - s.start;
         }
         self.arm_recv(ci);
-        if self.core.sh.rate.is_none() {
+        if !self.core.sh.arrival.is_open() {
             self.refill(ci, false);
         }
         self.flush(ci);
@@ -274,7 +274,7 @@ impl Worker<'_> {
     /// After the responses of a read: send the next batch (closed model) or
     /// offer the connection to the schedule (open model).
     fn next_requests(&mut self, ci: usize) {
-        if self.core.sh.rate.is_none() {
+        if !self.core.sh.arrival.is_open() {
             // Pipelining: the next batch goes out in one send once the whole
             // previous one is answered (as wrk does), not one request per response.
             if self.conns[ci].ring.is_empty() {
