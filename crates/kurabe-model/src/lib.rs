@@ -17,6 +17,7 @@ pub mod history;
 pub mod host;
 pub mod http;
 pub mod imported;
+pub mod layout;
 pub mod load;
 pub mod plan;
 pub mod probe;

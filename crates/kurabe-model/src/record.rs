@@ -413,6 +413,14 @@ pub struct Experiment {
     pub origin: Origin,
     /// Runs in the order they were recorded.
     pub runs: Vec<StoredRun>,
+    /// What the plan says about reading the runs (order, baseline, noise
+    /// bands), read from `plan_text` once by the store that loaded it;
+    /// `None` when the text is not a plan this kurabe reads (an import).
+    /// Derived, so neither stored nor exported; boxed, as most readers
+    /// of an experiment never look at it.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub layout: Option<Box<crate::layout::Layout>>,
 }
 
 /// Kind of a saved single result.

@@ -190,22 +190,6 @@ pub struct SystemMode {
     pub share: f64,
 }
 
-/// The verdict of one comparison row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum SystemVerdict {
-    /// B is faster: the whole 95 % interval of B/A is above the noise band.
-    Better,
-    /// B is slower: the whole interval is below the noise band.
-    Worse,
-    /// The whole interval lies inside the noise band.
-    WithinNoise,
-    /// The interval straddles the band: more passes are needed.
-    Inconclusive,
-    /// No interval can be computed (single numbers, too few passes, a missing or failed test).
-    NoVerdict,
-}
-
 /// `kurabe system compare A B`: B relative to A, per copy count and test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -288,8 +272,11 @@ pub struct CompareRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "f64")]
     pub ratio_ci95_high: Option<f64>,
-    /// Better / worse / within noise / inconclusive / no verdict.
-    pub verdict: SystemVerdict,
+    /// Better / worse / within noise / inconclusive / no verdict, decided
+    /// as every kurabe verdict is; written as one word.
+    #[serde(with = "crate::stats::verdict::as_word")]
+    #[schemars(with = "crate::stats::VerdictWord")]
+    pub verdict: crate::stats::Verdict,
     /// Why that verdict (always set for `no_verdict` and `inconclusive`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
@@ -311,7 +298,7 @@ mod tests {
             "\"kurabe\""
         );
         assert_eq!(
-            serde_json::to_string(&SystemVerdict::WithinNoise).unwrap(),
+            serde_json::to_string(&crate::stats::VerdictWord::WithinNoise).unwrap(),
             "\"within_noise\""
         );
     }

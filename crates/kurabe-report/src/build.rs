@@ -1,11 +1,13 @@
 //! Stored experiment → [`ExperimentReport`]: group runs by workload and
 //! variant, summarise every metric, compare each variant with the baseline.
 //!
-//! A pure function of the stored data. The plan text stored with the
-//! experiment gives the variant and workload order, the baseline and the
-//! noise bands; when it does not parse (a plan from a future kurabe), the
-//! order runs were first seen in is used and the baseline is the first
-//! variant. It must not read files or the clock.
+//! A pure function of the stored data. The experiment's layout (its plan,
+//! read once by the store) gives the variant and workload order, the
+//! baseline and the noise bands; without one (an import, a plan from a
+//! future kurabe), the order runs were first seen in is used and the
+//! baseline is the first variant. Every verdict comes from
+//! `kurabe_model::stats` ([`kurabe_model::stats::decide`]). It must not
+//! parse the plan, read files or the clock.
 
 use std::collections::BTreeMap;
 
@@ -14,11 +16,11 @@ use kurabe_model::experiment::{
     ExperimentReport, FailedRun, MetricReport, RunLoad, RunSeries, SeriesPoint, VariantMetric,
     VersusBaseline, WarmupCheck, WorkloadReport,
 };
-use kurabe_model::plan::Plan;
+use kurabe_model::layout::{noise_band_for, Layout};
 use kurabe_model::record::{Experiment, RunStatus, StoredRun};
 use kurabe_model::run_detail::RunDetail;
 use kurabe_model::stats::warmup::Settling;
-use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
+use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit};
 use kurabe_model::SCHEMA_VERSION;
 
 use crate::words;
@@ -46,11 +48,11 @@ const HEADLINE_COLUMNS: usize = 4;
 
 /// Build the report of a stored experiment.
 pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
-    let plan: Option<Plan> = toml::from_str(&exp.plan_text).ok();
+    let plan = exp.layout.as_deref();
     let mut runs: Vec<&StoredRun> = exp.runs.iter().collect();
     // Stable: runs of one round keep the order they were recorded in.
     runs.sort_by_key(|s| s.run.round);
-    let (variants, baseline) = variant_order(plan.as_ref(), &runs);
+    let (variants, baseline) = variant_order(plan, &runs);
     let failures = failed_runs(exp);
     ExperimentReport {
         schema_version: SCHEMA_VERSION,
@@ -62,7 +64,7 @@ pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
         tool_version: exp.tool_version.clone(),
         host: exp.host.clone(),
         variants_without_runs: without_runs(&variants, &runs),
-        workloads: workloads(plan.as_ref(), &runs, &variants, baseline.as_deref()),
+        workloads: workloads(plan, &runs, &variants, baseline.as_deref()),
         baseline,
         variants,
         runs_total: exp.runs.len() as u64,
@@ -75,11 +77,9 @@ pub fn experiment_report(exp: &Experiment) -> ExperimentReport {
 /// The variants in plan order (then as first seen), and the baseline: the
 /// declared one stays the baseline even when it has no runs (interrupted
 /// before it ran): it is listed, marked, never replaced; else the first.
-fn variant_order(plan: Option<&Plan>, runs: &[&StoredRun]) -> (Vec<String>, Option<String>) {
-    let plan_variants: Vec<String> = plan
-        .map(|p| p.resolved_variants().into_iter().map(|v| v.name).collect())
-        .unwrap_or_default();
-    let declared = plan.and_then(Plan::baseline_name);
+fn variant_order(plan: Option<&Layout>, runs: &[&StoredRun]) -> (Vec<String>, Option<String>) {
+    let plan_variants: Vec<String> = plan.map(|p| p.variants.clone()).unwrap_or_default();
+    let declared = plan.and_then(|p| p.baseline.clone());
     let seen = runs.iter().map(|r| r.run.variant.as_str());
     let variants = ordered(plan_variants, seen.chain(declared.as_deref()));
     let baseline = declared.or_else(|| variants.first().cloned());
@@ -101,16 +101,14 @@ fn without_runs(variants: &[String], runs: &[&StoredRun]) -> Vec<String> {
 
 /// A report per workload (plan order, then as first seen) that has variants.
 fn workloads(
-    plan: Option<&Plan>,
+    plan: Option<&Layout>,
     runs: &[&StoredRun],
     variants: &[String],
     baseline: Option<&str>,
 ) -> Vec<WorkloadReport> {
-    let plan_workloads: Vec<String> = plan
-        .map(|p| p.workloads.iter().map(|w| w.name.clone()).collect())
-        .unwrap_or_default();
+    let plan_workloads: Vec<String> = plan.map(|p| p.workloads.clone()).unwrap_or_default();
     let names = ordered(plan_workloads, runs.iter().map(|r| r.run.workload.as_str()));
-    let band = |m: &str| plan.map_or(DEFAULT_NOISE_BAND, |p| p.noise_band_for(m));
+    let band = |m: &str| noise_band_for(plan, m);
     names
         .iter()
         .map(|w| {
@@ -537,7 +535,7 @@ mod tests {
     #[test]
     fn unparsable_plan_falls_back_to_first_seen_order() {
         let mut e = sample_experiment();
-        e.plan_text = "not = [toml".into();
+        e.layout = None;
         e.runs.reverse();
         let r = experiment_report(&e);
         assert_eq!(r.baseline.as_deref(), Some(r.variants[0].as_str()));

@@ -214,6 +214,7 @@ mod tests {
             id: ExperimentId(9),
             name: "a/b".into(),
             plan_text: String::new(),
+            layout: None,
             host: None,
             tool_version: "0.1.0".into(),
             status: ExperimentStatus::Complete,

@@ -11,6 +11,12 @@ use kurabe_model::run_detail::{RunDetail, SettlingDetail, TreeDetail, WatchDetai
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+/// The layout of a plan text, read as the store reads a stored one.
+pub(crate) fn layout(plan_text: &str) -> Option<kurabe_model::layout::Layout> {
+    let plan: kurabe_model::plan::Plan = toml::from_str(plan_text).ok()?;
+    Some(kurabe_model::layout::Layout::of(&plan))
+}
+
 pub(crate) const PLAN: &str = r#"name = "ruby GC settings"
 repeat = 3
 
@@ -124,6 +130,7 @@ pub(crate) fn sample_experiment() -> Experiment {
         id: ExperimentId(3),
         name: "ruby GC settings".into(),
         plan_text: PLAN.into(),
+        layout: layout(PLAN).map(Box::new),
         host: Some(HostFacts {
             hostname: "bench1".into(),
             cpu_model: "Intel(R) Celeron(R) CPU 2.40GHz".into(),
@@ -223,6 +230,7 @@ pub(crate) fn mixed_verdicts_experiment() -> Experiment {
         id: ExperimentId(12),
         name: "every verdict <b>shape</b> | piped".into(),
         plan_text: MIXED_PLAN.into(),
+        layout: layout(MIXED_PLAN).map(Box::new),
         host: None,
         tool_version: "0.1.0".into(),
         seed: Some(1),

@@ -577,10 +577,12 @@ impl Store {
         let status = self.status_of(&r.text(7)?, writer.as_ref());
         let host_id = r.opt_i64(2)?;
         let runs = self.runs_of(id)?;
+        let plan_text = r.text(1)?;
         Ok(Experiment {
             id,
             name: r.text(0)?,
-            plan_text: r.text(1)?,
+            layout: layout_of(&plan_text).map(Box::new),
+            plan_text,
             host: host_id.map(|h| self.host(h)).transpose()?,
             tool_version: r.text(3)?,
             seed: r.opt_i64(4)?.map(|s| s as u64),
@@ -1010,6 +1012,14 @@ fn insert_experiment_row(c: &mut Conn, e: &Experiment) -> Result<ExperimentId, S
         ],
     )?;
     Ok(ExperimentId(row.i64(0)?))
+}
+
+/// The layout of a stored plan text: the one place a stored plan is read
+/// back, so readers of experiments get it typed. `None` for a text that
+/// is not a plan this kurabe reads (an import's, a future kurabe's).
+pub fn layout_of(plan_text: &str) -> Option<kurabe_model::layout::Layout> {
+    let plan: kurabe_model::plan::Plan = toml::from_str(plan_text).ok()?;
+    Some(kurabe_model::layout::Layout::of(&plan))
 }
 
 #[cfg(test)]

@@ -1,31 +1,36 @@
 //! `kurabe system compare A B`: B relative to A, per copy count and test.
 //!
 //! Every UnixBench figure is higher-is-better, so ratio = B / A and > 1 means
-//! B is faster. Where both sides have per-pass rates (kurabe runs), the ratio
-//! of the geometric means gets a 95 % Welch interval on the log rates of the
-//! kept passes, and the verdict follows kurabe's house rule: **better** or
-//! **worse** only when the whole interval clears the noise band (±2 % by
-//! default), **within noise** when it lies inside the band, otherwise
-//! **inconclusive** with an estimate of the passes needed. With fewer than 3
-//! kept passes on a side there is no honest interval and no verdict; an
-//! imported UnixBench report has single numbers only, so any row involving
-//! one gets "no verdict" and says why. The overall score's interval combines
-//! the tests' intervals (its log is the mean of their logs).
+//! B is faster. Where both sides have per-pass rates (kurabe runs), the kept
+//! passes' log rates become a Welch estimate and the verdict is decided as
+//! every kurabe verdict is ([`kurabe_model::stats::decide`]): **better** or
+//! **worse** only when the whole 95 % interval clears the noise band (±2 %
+//! by default, [`kurabe_model::stats::DEFAULT_NOISE_BAND`]), **within noise** when it lies inside
+//! the band, otherwise **inconclusive** with an estimate of the passes
+//! needed. With fewer than 3 kept passes on a side there is no honest
+//! interval and no verdict; an imported UnixBench report has single numbers
+//! only, so any row involving one gets "no verdict" and says why. The
+//! overall score's estimate combines the tests' (its log is the mean of
+//! their logs).
 //!
-//! Pure: records in, record out.
+//! Owns pairing the tests and saying why a row has no verdict; must not
+//! compute an interval or read one against the band itself. Pure: records
+//! in, record out.
 
+use kurabe_model::stats::verdict::MIN_RUNS;
+use kurabe_model::stats::{
+    decide, Direction, LogEstimate, LogMoments, NoIntervalReason, Verdict, CONFIDENCE,
+};
 use kurabe_model::system::{
     CompareRow, CompareRun, CompareSide, SystemCompare, SystemReport, SystemRun, SystemSource,
-    SystemTest, SystemVerdict,
+    SystemTest,
 };
 
-use crate::score::{mean_of_logs_spread, mean_var, t975, LogSpread};
+use crate::score::{mean_of_logs_spread, LogSpread};
 
-/// Default half-width of the noise band (2 %).
-pub const NOISE_BAND: f64 = 0.02;
-
-/// Minimum kept passes per side for an interval.
-pub const MIN_PASSES: usize = 3;
+/// Minimum kept passes per side for an interval: the fewest runs any
+/// kurabe interval is computed from.
+pub const MIN_PASSES: usize = MIN_RUNS;
 
 /// Compare two results; `labels` name them (usually the file names).
 pub fn compare(
@@ -61,12 +66,6 @@ fn side(r: &SystemReport, label: &str) -> CompareSide {
     }
 }
 
-/// A row's log-ratio estimate: mean difference of logs and its spread.
-struct LogDiff {
-    d: f64,
-    spread: LogSpread,
-}
-
 fn compare_run(
     a: &SystemRun,
     b: &SystemRun,
@@ -74,12 +73,12 @@ fn compare_run(
     sb: SystemSource,
     band: f64,
 ) -> CompareRun {
-    let (tests, diffs, all_have_spread) = compare_tests(a, b, sa, sb, band);
+    let (tests, estimates, all_have_spread) = compare_tests(a, b, sa, sb, band);
     let same_tests = a.tests.iter().filter(|t| t.index.is_some()).count()
         == b.tests.iter().filter(|t| t.index.is_some()).count()
-        && a.tests.iter().filter(|t| t.index.is_some()).count() == diffs.len();
-    let score_diff = (all_have_spread && same_tests)
-        .then(|| mean_diff(&diffs))
+        && a.tests.iter().filter(|t| t.index.is_some()).count() == estimates.len();
+    let score_estimate = (all_have_spread && same_tests)
+        .then(|| mean_estimate(&estimates))
         .flatten();
     let mut score = row(
         "score",
@@ -88,10 +87,10 @@ fn compare_run(
         a.score,
         b.score,
         ratio_of(a.score, b.score),
-        score_diff.as_ref(),
+        score_estimate.as_ref(),
         band,
     );
-    if score_diff.is_none() && score.reason.is_none() {
+    if score_estimate.is_none() && score.reason.is_none() {
         score.reason = Some(no_score_interval_reason(sa, sb, same_tests));
     }
     CompareRun {
@@ -113,19 +112,34 @@ fn no_score_interval_reason(sa: SystemSource, sb: SystemSource, same_tests: bool
     })
 }
 
-/// The score's log difference: the mean of the tests' (none without tests).
-fn mean_diff(diffs: &[LogDiff]) -> Option<LogDiff> {
-    if diffs.is_empty() {
+/// The score's estimate: its log is the mean of the tests' logs, so its
+/// log ratio is the mean of theirs, with the spread of a mean (none
+/// without tests).
+fn mean_estimate(tests: &[LogEstimate]) -> Option<LogEstimate> {
+    if tests.is_empty() {
         return None;
     }
-    let spreads: Vec<LogSpread> = diffs.iter().map(|d| d.spread).collect();
-    mean_of_logs_spread(&spreads).map(|s| LogDiff {
-        d: diffs.iter().map(|d| d.d).sum::<f64>() / diffs.len() as f64,
-        spread: s,
+    let spreads: Vec<LogSpread> = tests
+        .iter()
+        .map(|e| LogSpread {
+            var_of_mean: e.variance,
+            df: e.df,
+        })
+        .collect();
+    let s = mean_of_logs_spread(&spreads)?;
+    // Passes per side that spread stands for: with n passes a side and
+    // equal spreads, variance = 2σ²/n and df ≈ 2n − 2, so n ≈ (df + 2)/2
+    // and σ² ≈ variance · (df + 2)/4.
+    Some(LogEstimate {
+        log_ratio: tests.iter().map(|e| e.log_ratio).sum::<f64>() / tests.len() as f64,
+        variance: s.var_of_mean,
+        df: s.df,
+        spread: (s.var_of_mean * (s.df + 2.0) / 4.0).sqrt(),
+        runs: ((s.df + 2.0) / 2.0).round() as usize,
     })
 }
 
-/// The rows of the tests both runs have, the log differences of those both
+/// The rows of the tests both runs have, the estimates of those both
 /// indexed, and whether every such pair had a spread.
 fn compare_tests(
     a: &SystemRun,
@@ -133,24 +147,24 @@ fn compare_tests(
     sa: SystemSource,
     sb: SystemSource,
     band: f64,
-) -> (Vec<CompareRow>, Vec<LogDiff>, bool) {
-    let mut diffs = Vec::new();
+) -> (Vec<CompareRow>, Vec<LogEstimate>, bool) {
+    let mut estimates = Vec::new();
     let mut all_have_spread = true;
     let mut tests = Vec::new();
     for ta in &a.tests {
         let Some(tb) = b.tests.iter().find(|t| t.id == ta.id) else {
             continue;
         };
-        let (row, diff) = compare_test(ta, tb, sa, sb, band);
+        let (row, estimate) = compare_test(ta, tb, sa, sb, band);
         if ta.index.is_some() && tb.index.is_some() {
-            match diff {
-                Some(d) => diffs.push(d),
+            match estimate {
+                Some(e) => estimates.push(e),
                 None => all_have_spread = false,
             }
         }
         tests.push(row);
     }
-    (tests, diffs, all_have_spread)
+    (tests, estimates, all_have_spread)
 }
 
 fn ratio_of(a: Option<f64>, b: Option<f64>) -> Option<f64> {
@@ -160,12 +174,15 @@ fn ratio_of(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-fn kept_logs(t: &SystemTest) -> Vec<f64> {
-    t.passes
+/// The log moments of a test's kept passes; `None` without any.
+fn kept(t: &SystemTest) -> Option<LogMoments> {
+    let rates: Vec<f64> = t
+        .passes
         .iter()
         .filter(|p| !p.dropped && p.rate > 0.0)
-        .map(|p| p.rate.ln())
-        .collect()
+        .map(|p| p.rate)
+        .collect();
+    LogMoments::of_samples(&rates)
 }
 
 fn no_spread_reason(sa: SystemSource, sb: SystemSource) -> Option<String> {
@@ -186,28 +203,33 @@ fn compare_test(
     sa: SystemSource,
     sb: SystemSource,
     band: f64,
-) -> (CompareRow, Option<LogDiff>) {
+) -> (CompareRow, Option<LogEstimate>) {
     let ra = (a.result > 0.0).then_some(a.result);
     let rb = (b.result > 0.0).then_some(b.result);
     let ratio = ratio_of(ra, rb);
-    let la = kept_logs(a);
-    let lb = kept_logs(b);
-    let diff = if ratio.is_some() && la.len() >= MIN_PASSES && lb.len() >= MIN_PASSES {
-        welch(&la, &lb)
-    } else {
-        None
+    let (ka, kb) = (kept(a), kept(b));
+    let passes = |k: Option<LogMoments>| k.map_or(0, |k| k.n as usize);
+    let (na, nb) = (passes(ka), passes(kb));
+    let estimate = match (ka, kb) {
+        (Some(ka), Some(kb)) if ratio.is_some() && na >= MIN_PASSES && nb >= MIN_PASSES => {
+            Some(LogEstimate::welch(ka, kb))
+        }
+        _ => None,
     };
-    let mut r = row(&a.id, &a.name, &a.unit, ra, rb, ratio, diff.as_ref(), band);
-    if diff.is_none() {
-        r.reason = Some(no_interval_reason(
-            ratio.is_some(),
-            sa,
-            sb,
-            la.len(),
-            lb.len(),
-        ));
+    let mut r = row(
+        &a.id,
+        &a.name,
+        &a.unit,
+        ra,
+        rb,
+        ratio,
+        estimate.as_ref(),
+        band,
+    );
+    if estimate.is_none() {
+        r.reason = Some(no_interval_reason(ratio.is_some(), sa, sb, na, nb));
     }
-    (r, diff)
+    (r, estimate)
 }
 
 /// Why a test's row has no interval: a missing result, a side without
@@ -229,27 +251,9 @@ fn no_interval_reason(
     })
 }
 
-/// Welch: difference of log means, its variance and Welch–Satterthwaite df.
-fn welch(a: &[f64], b: &[f64]) -> Option<LogDiff> {
-    let (ma, va) = mean_var(a);
-    let (mb, vb) = mean_var(b);
-    let (va, vb) = (va? / a.len() as f64, vb? / b.len() as f64);
-    let var = va + vb;
-    let denom = va * va / (a.len() - 1) as f64 + vb * vb / (b.len() - 1) as f64;
-    let df = if denom > 0.0 {
-        var * var / denom
-    } else {
-        (a.len() + b.len() - 2) as f64
-    };
-    Some(LogDiff {
-        d: mb - ma,
-        spread: LogSpread {
-            var_of_mean: var,
-            df,
-        },
-    })
-}
-
+/// A row: the two values, their ratio, and — with an estimate — the
+/// interval and verdict [`decide`] gives (else no verdict; the caller
+/// says why).
 #[allow(clippy::too_many_arguments)]
 fn row(
     id: &str,
@@ -258,7 +262,7 @@ fn row(
     a: Option<f64>,
     b: Option<f64>,
     ratio: Option<f64>,
-    diff: Option<&LogDiff>,
+    estimate: Option<&LogEstimate>,
     band: f64,
 ) -> CompareRow {
     let mut r = CompareRow {
@@ -270,51 +274,35 @@ fn row(
         ratio,
         ratio_ci95_low: None,
         ratio_ci95_high: None,
-        verdict: SystemVerdict::NoVerdict,
+        verdict: Verdict::NoInterval {
+            reason: NoIntervalReason::TooFewRuns {
+                baseline_runs: 0,
+                candidate_runs: 0,
+            },
+        },
         reason: None,
     };
-    if let (Some(_), Some(d)) = (ratio, diff) {
-        add_interval(&mut r, d, band);
+    if let (Some(_), Some(e)) = (ratio, estimate) {
+        let c = decide(e, Direction::HigherIsBetter, band, CONFIDENCE);
+        r.ratio_ci95_low = c.ratio_low;
+        r.ratio_ci95_high = c.ratio_high;
+        r.verdict = c.verdict;
+        if let (Verdict::Inconclusive { runs_needed }, Some(lo), Some(hi)) =
+            (c.verdict, c.ratio_low, c.ratio_high)
+        {
+            r.reason = Some(format!(
+                "the 95 % interval [{lo:.3}, {hi:.3}] straddles the ±{:.0} % noise band; need ≈{runs_needed} passes per side",
+                band * 100.0
+            ));
+        }
     }
     r
-}
-
-/// The ratio's 95 % interval from the log difference, and its verdict.
-fn add_interval(r: &mut CompareRow, d: &LogDiff, band: f64) {
-    let half = t975(d.spread.df) * d.spread.var_of_mean.sqrt();
-    let (lo, hi) = ((d.d - half).exp(), (d.d + half).exp());
-    r.ratio_ci95_low = Some(lo);
-    r.ratio_ci95_high = Some(hi);
-    (r.verdict, r.reason) = verdict(lo, hi, d, band);
-}
-
-fn verdict(lo: f64, hi: f64, d: &LogDiff, band: f64) -> (SystemVerdict, Option<String>) {
-    if lo > 1.0 + band {
-        (SystemVerdict::Better, None)
-    } else if hi < 1.0 - band {
-        (SystemVerdict::Worse, None)
-    } else if lo >= 1.0 - band && hi <= 1.0 + band {
-        (SystemVerdict::WithinNoise, None)
-    } else {
-        // Passes per side so the half-width shrinks below the band:
-        // n ≈ 16·(CV/δ)², CV the per-pass spread of the log rates. With n
-        // passes a side and equal spreads, var_of_mean = 2σ²/n and
-        // df ≈ 2n − 2, so σ² ≈ var_of_mean · (df + 2) / 4.
-        let per_pass_sd = (d.spread.var_of_mean * (d.spread.df + 2.0) / 4.0).sqrt();
-        let need = (16.0 * (per_pass_sd / band).powi(2)).ceil().max(3.0);
-        (
-            SystemVerdict::Inconclusive,
-            Some(format!(
-                "the 95 % interval [{lo:.3}, {hi:.3}] straddles the ±{:.0} % noise band; need ≈{need:.0} passes per side",
-                band * 100.0
-            )),
-        )
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kurabe_model::stats::DEFAULT_NOISE_BAND;
     use kurabe_model::system::SystemPass;
 
     fn test_with(rates: &[f64]) -> SystemTest {
@@ -352,7 +340,7 @@ mod tests {
             &test_with(b),
             SystemSource::Kurabe,
             SystemSource::Kurabe,
-            NOISE_BAND,
+            DEFAULT_NOISE_BAND,
         )
         .0
     }
@@ -362,26 +350,26 @@ mod tests {
         let a = [100.0, 101.0, 99.0, 100.5];
         let b = [120.0, 121.0, 119.0, 120.5];
         let r = d(&a, &b);
-        assert_eq!(r.verdict, SystemVerdict::Better);
+        assert_eq!(r.verdict, Verdict::Better);
         assert!((r.ratio.unwrap() - 1.2).abs() < 0.01);
         assert!(r.ratio_ci95_low.unwrap() > 1.02);
-        assert_eq!(d(&b, &a).verdict, SystemVerdict::Worse);
+        assert_eq!(d(&b, &a).verdict, Verdict::Worse);
     }
 
     #[test]
     fn same_numbers_are_within_noise_and_wide_spread_inconclusive() {
         let a = [100.0, 100.2, 99.8, 100.1];
-        assert_eq!(d(&a, &a).verdict, SystemVerdict::WithinNoise);
+        assert_eq!(d(&a, &a).verdict, Verdict::WithinNoise);
         let wide = [60.0, 150.0, 90.0, 120.0];
         let r = d(&a, &wide);
-        assert_eq!(r.verdict, SystemVerdict::Inconclusive);
+        assert!(matches!(r.verdict, Verdict::Inconclusive { .. }));
         assert!(r.reason.unwrap().contains("passes per side"));
     }
 
     #[test]
     fn too_few_passes_and_imports_get_no_verdict_with_reason() {
         let r = d(&[100.0, 101.0], &[120.0, 121.0]);
-        assert_eq!(r.verdict, SystemVerdict::NoVerdict);
+        assert!(matches!(r.verdict, Verdict::NoInterval { .. }));
         assert!(r.reason.unwrap().contains("too few kept passes"));
         let mut imp = test_with(&[100.0]);
         imp.passes.clear();
@@ -390,20 +378,23 @@ mod tests {
             &test_with(&[120.0, 121.0, 119.0]),
             SystemSource::UnixbenchImport,
             SystemSource::Kurabe,
-            NOISE_BAND,
+            DEFAULT_NOISE_BAND,
         );
-        assert_eq!(r.verdict, SystemVerdict::NoVerdict);
+        assert!(matches!(r.verdict, Verdict::NoInterval { .. }));
         assert!(r.reason.unwrap().contains("single numbers"));
         assert!((r.ratio.unwrap() - 1.2).abs() < 0.01);
     }
 
+    /// A test row's interval and verdict are the ones any two sets of
+    /// samples get: the same function decides both.
     #[test]
-    fn welch_by_hand() {
-        // logs a = {0, 1, 2}: mean 1, var 1; b = {1, 2, 3}: mean 2, var 1.
-        // var of diff = 1/3 + 1/3, df = (2/3)² / (2·(1/3)²/2) = 4.
-        let l = welch(&[0.0, 1.0, 2.0], &[1.0, 2.0, 3.0]).unwrap();
-        assert!((l.d - 1.0).abs() < 1e-12);
-        assert!((l.spread.var_of_mean - 2.0 / 3.0).abs() < 1e-12);
-        assert!((l.spread.df - 4.0).abs() < 1e-12);
+    fn a_test_row_is_decided_as_any_comparison() {
+        let (a, b) = ([100.0, 101.0, 99.0, 100.5], [101.0, 103.5, 99.0, 102.0]);
+        let r = d(&a, &b);
+        let c = kurabe_model::stats::compare(&a, &b, Direction::HigherIsBetter, DEFAULT_NOISE_BAND);
+        assert_eq!(
+            (r.ratio_ci95_low, r.ratio_ci95_high, r.verdict),
+            (c.ratio_low, c.ratio_high, c.verdict)
+        );
     }
 }

@@ -197,6 +197,7 @@ fn synthetic_experiment(s: &Series<'_>, i: usize, rng: &mut Rng) -> Experiment {
         id: ExperimentId(0),
         name: s.name.into(),
         plan_text: String::new(),
+        layout: None,
         host: Some(s.host.clone()),
         tool_version: "test".into(),
         seed: None,

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use kurabe_model::system::{SystemCompare, SystemReport, SystemSource, SystemVerdict};
+use kurabe_model::stats::VerdictWord;
+use kurabe_model::system::{SystemCompare, SystemReport, SystemSource};
 use kurabe_system::TestId;
 use serde_json::Value;
 
@@ -167,7 +168,7 @@ fn compare_imports_gives_ratios_but_no_verdict() {
             (t.ratio.unwrap() - 1.0).abs() < 1e-9,
             "same numbers in both files"
         );
-        assert_eq!(t.verdict, SystemVerdict::NoVerdict);
+        assert_eq!(VerdictWord::from(t.verdict), VerdictWord::NoVerdict);
         assert!(t.reason.as_deref().unwrap().contains("single numbers"));
     }
     let text = run_ok(
@@ -247,7 +248,7 @@ fn tiny_run_validates_and_compares_with_verdicts() {
             t.ratio_ci95_low.is_some(),
             "3 kept passes a side give an interval: {t:?}"
         );
-        assert_ne!(t.verdict, SystemVerdict::NoVerdict);
+        assert_ne!(VerdictWord::from(t.verdict), VerdictWord::NoVerdict);
     }
 }
 

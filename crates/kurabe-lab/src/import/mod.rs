@@ -181,6 +181,8 @@ impl Imported {
                 cx.source.display(),
                 self.harness
             ),
+            // An import has no plan: each workload's first variant is its baseline.
+            layout: None,
             host: Some(cx.host),
             tool_version: cx.tool_version,
             seed: None,

@@ -28,11 +28,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::difference::{compare_difference_at, Difference};
+use super::estimate::{LogEstimate, LogMoments};
 use super::metric::Direction;
 use super::student_t;
-use super::summary::{logs, mean, sample_variance};
+use super::summary::logs;
 use super::trend::difference_scale;
-use super::verdict::{NoIntervalReason, Verdict, CONFIDENCE, MIN_RUNS};
+use super::verdict::{read_interval, runs_needed, NoIntervalReason, Verdict, CONFIDENCE, MIN_RUNS};
 
 /// The candidate-versus-baseline answer for one metric.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -84,54 +85,84 @@ pub fn compare_at(
     noise_band: f64,
     confidence: f64,
 ) -> Comparison {
-    let no_interval = |ratio, reason| Comparison {
-        ratio,
-        ratio_low: None,
-        ratio_high: None,
-        degrees_of_freedom: None,
-        noise_band,
-        verdict: Verdict::NoInterval { reason },
-        difference: None,
-    };
     let (Some(lb), Some(lc)) = (logs(baseline), logs(candidate)) else {
-        return no_interval(None, NoIntervalReason::NonPositiveValue);
+        return Comparison::without_interval(None, NoIntervalReason::NonPositiveValue, noise_band);
     };
-    let ratio = (!lb.is_empty() && !lc.is_empty()).then(|| (mean(&lc) - mean(&lb)).exp());
-    if lb.len() < MIN_RUNS || lc.len() < MIN_RUNS {
+    let (Some(b), Some(c)) = (LogMoments::of_logs(&lb), LogMoments::of_logs(&lc)) else {
         let reason = NoIntervalReason::TooFewRuns {
             baseline_runs: lb.len(),
             candidate_runs: lc.len(),
         };
-        return no_interval(ratio, reason);
-    }
-    let (nb, nc) = (lb.len() as f64, lc.len() as f64);
-    let (vb, vc) = (
-        sample_variance(&lb).unwrap_or(0.0),
-        sample_variance(&lc).unwrap_or(0.0),
-    );
-    let (eb, ec) = (vb / nb, vc / nc);
-    let se = (eb + ec).sqrt();
-    // Welch–Satterthwaite. With no spread on either side the formula is 0/0;
-    // the interval is then a point and df only matters for reporting.
-    let df = if eb + ec > 0.0 {
-        (eb + ec).powi(2) / (eb * eb / (nb - 1.0) + ec * ec / (nc - 1.0))
-    } else {
-        nb + nc - 2.0
+        return Comparison::without_interval(None, reason, noise_band);
     };
-    let t = student_t::quantile(0.5 + confidence / 2.0, df);
-    let d = mean(&lc) - mean(&lb);
-    let (low, high) = ((d - t * se).exp(), (d + t * se).exp());
-    // Pooled spread of the logs ≈ the CV of the raw values.
-    let cv = ((vb + vc) / 2.0).sqrt();
-    let runs = lb.len().max(lc.len());
+    decide_moments(b, c, direction, noise_band, confidence)
+}
+
+/// [`decide`] on two sides' log moments, or a ratio without an interval
+/// when a side has fewer than [`MIN_RUNS`] values.
+pub fn decide_moments(
+    baseline: LogMoments,
+    candidate: LogMoments,
+    direction: Direction,
+    noise_band: f64,
+    confidence: f64,
+) -> Comparison {
+    let (nb, nc) = (baseline.n as usize, candidate.n as usize);
+    if nb < MIN_RUNS || nc < MIN_RUNS {
+        let ratio = Some((candidate.mean - baseline.mean).exp());
+        let reason = NoIntervalReason::TooFewRuns {
+            baseline_runs: nb,
+            candidate_runs: nc,
+        };
+        return Comparison::without_interval(ratio, reason, noise_band);
+    }
+    let estimate = LogEstimate::welch(baseline, candidate);
+    decide(&estimate, direction, noise_band, confidence)
+}
+
+/// The one place a ratio verdict is decided: the ratio of `estimate`,
+/// its interval at `confidence` (a t interval on the log scale, turned
+/// back into a ratio) and the verdict that interval gives against the
+/// band ±`noise_band` ([`judge`]). Experiments, `kurabe check`, history,
+/// bisect and `kurabe system compare` all come here, whether their sides
+/// are samples, summaries, pooled experiments or a combined score.
+pub fn decide(
+    estimate: &LogEstimate,
+    direction: Direction,
+    noise_band: f64,
+    confidence: f64,
+) -> Comparison {
+    let t = student_t::quantile(0.5 + confidence / 2.0, estimate.df);
+    let (d, half) = (estimate.log_ratio, t * estimate.variance.sqrt());
+    let (low, high) = ((d - half).exp(), (d + half).exp());
+    let (spread, runs) = (estimate.spread, estimate.runs);
     Comparison {
         ratio: Some(d.exp()),
         ratio_low: Some(low),
         ratio_high: Some(high),
-        degrees_of_freedom: Some(df),
+        degrees_of_freedom: Some(estimate.df),
         noise_band,
-        verdict: judge(low, high, direction, noise_band, cv, runs),
+        verdict: judge(low, high, direction, noise_band, spread, runs),
         difference: None,
+    }
+}
+
+impl Comparison {
+    /// A comparison with no interval (and so no verdict in words), for `reason`.
+    pub fn without_interval(
+        ratio: Option<f64>,
+        reason: NoIntervalReason,
+        noise_band: f64,
+    ) -> Comparison {
+        Comparison {
+            ratio,
+            ratio_low: None,
+            ratio_high: None,
+            degrees_of_freedom: None,
+            noise_band,
+            verdict: Verdict::NoInterval { reason },
+            difference: None,
+        }
     }
 }
 
@@ -197,33 +228,10 @@ pub fn judge(
     cv: f64,
     runs: usize,
 ) -> Verdict {
-    let (band_low, band_high) = (1.0 - noise_band, 1.0 + noise_band);
-    let (up, down) = match direction {
-        Direction::HigherIsBetter => (Verdict::Better, Verdict::Worse),
-        Direction::LowerIsBetter => (Verdict::Worse, Verdict::Better),
-    };
-    if low > band_high {
-        up
-    } else if high < band_low {
-        down
-    } else if low >= band_low && high <= band_high {
-        Verdict::WithinNoise
-    } else {
-        Verdict::Inconclusive {
-            runs_needed: runs_needed(cv, noise_band, runs),
-        }
-    }
-}
-
-/// Lehr's rule, 16·(CV/δ)² runs per variant, never fewer than one more than now.
-fn runs_needed(cv: f64, noise_band: f64, runs: usize) -> u32 {
-    let more = u32::try_from(runs).unwrap_or(u32::MAX).saturating_add(1);
-    if noise_band <= 0.0 {
-        return more;
-    }
-    let lehr = (16.0 * (cv / noise_band).powi(2)).ceil();
-    // `as` saturates for huge or NaN floats (NaN → 0), which max() then fixes.
-    (lehr as u32).max(more)
+    let band = (1.0 - noise_band, 1.0 + noise_band);
+    read_interval(low, high, band, direction, || {
+        runs_needed(cv, noise_band, runs)
+    })
 }
 
 #[cfg(test)]

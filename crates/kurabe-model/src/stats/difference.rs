@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::metric::Direction;
 use super::student_t;
 use super::summary::{mean, sample_variance};
-use super::verdict::{NoIntervalReason, Verdict, CONFIDENCE, MIN_RUNS};
+use super::verdict::{read_interval, runs_needed, NoIntervalReason, Verdict, CONFIDENCE, MIN_RUNS};
 
 /// Candidate minus baseline on the metric's own scale.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -123,27 +123,9 @@ pub fn judge_difference(
     sd: f64,
     runs: usize,
 ) -> Verdict {
-    let (up, down) = match direction {
-        Direction::HigherIsBetter => (Verdict::Better, Verdict::Worse),
-        Direction::LowerIsBetter => (Verdict::Worse, Verdict::Better),
-    };
-    if low > band {
-        up
-    } else if high < -band {
-        down
-    } else if low >= -band && high <= band {
-        Verdict::WithinNoise
-    } else {
-        let more = u32::try_from(runs).unwrap_or(u32::MAX).saturating_add(1);
-        let lehr = if band > 0.0 {
-            (16.0 * (sd / band).powi(2)).ceil() as u32
-        } else {
-            0
-        };
-        Verdict::Inconclusive {
-            runs_needed: lehr.max(more),
-        }
-    }
+    read_interval(low, high, (-band, band), direction, || {
+        runs_needed(sd, band, runs)
+    })
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::metric::Direction;
+
 /// Confidence level of the interval.
 pub const CONFIDENCE: f64 = 0.95;
 
@@ -117,6 +119,73 @@ impl From<VerdictJson> for Verdict {
     }
 }
 
+/// A verdict as one word, the shape `kurabe system compare` has always
+/// printed: the same verdict, without the runs an inconclusive one needs
+/// or why there is no interval (that record says both in its `reason`).
+//
+// Written through `as_word` on a `Verdict` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictWord {
+    /// The whole interval clears the noise band in the good direction.
+    Better,
+    /// The whole interval clears the noise band in the bad direction.
+    Worse,
+    /// The whole interval lies inside the noise band.
+    WithinNoise,
+    /// The interval straddles the band: more runs (passes) are needed.
+    Inconclusive,
+    /// No interval can be computed (single numbers, too few runs, a missing or failed value).
+    NoVerdict,
+}
+
+impl From<Verdict> for VerdictWord {
+    fn from(v: Verdict) -> Self {
+        match v {
+            Verdict::Better => VerdictWord::Better,
+            Verdict::Worse => VerdictWord::Worse,
+            Verdict::WithinNoise => VerdictWord::WithinNoise,
+            Verdict::Inconclusive { .. } => VerdictWord::Inconclusive,
+            Verdict::NoInterval { .. } => VerdictWord::NoVerdict,
+        }
+    }
+}
+
+impl From<VerdictWord> for Verdict {
+    /// The word read back: what it does not keep reads as zero runs.
+    fn from(w: VerdictWord) -> Self {
+        match w {
+            VerdictWord::Better => Verdict::Better,
+            VerdictWord::Worse => Verdict::Worse,
+            VerdictWord::WithinNoise => Verdict::WithinNoise,
+            VerdictWord::Inconclusive => Verdict::Inconclusive { runs_needed: 0 },
+            VerdictWord::NoVerdict => Verdict::NoInterval {
+                reason: NoIntervalReason::TooFewRuns {
+                    baseline_runs: 0,
+                    candidate_runs: 0,
+                },
+            },
+        }
+    }
+}
+
+/// `#[serde(with = "as_word")]`: a [`Verdict`] field written as its
+/// [`VerdictWord`] (pair it with `#[schemars(with = "VerdictWord")]`).
+pub mod as_word {
+    use super::{Verdict, VerdictWord};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// Write the verdict's word.
+    pub fn serialize<S: Serializer>(v: &Verdict, s: S) -> Result<S::Ok, S::Error> {
+        VerdictWord::from(*v).serialize(s)
+    }
+
+    /// Read a word back as a verdict.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Verdict, D::Error> {
+        VerdictWord::deserialize(d).map(Verdict::from)
+    }
+}
+
 /// Why a comparison has no interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "cause", rename_all = "snake_case")]
@@ -130,6 +199,50 @@ pub enum NoIntervalReason {
     },
     /// A value is zero or negative, so the log-scale interval is undefined.
     NonPositiveValue,
+}
+
+/// Read an interval `[low, high]` of a difference against the noise band
+/// `[band.0, band.1]` on the same scale (around 1 for a ratio, around 0
+/// for a difference): the one rule every verdict follows.
+///
+/// **Better / worse** only when the whole interval lies beyond the band on
+/// one side (`direction` says which word); **within noise** when it lies
+/// inside (edges belong to the band); otherwise **inconclusive**, with
+/// `runs_needed()` runs per variant.
+pub fn read_interval(
+    low: f64,
+    high: f64,
+    band: (f64, f64),
+    direction: Direction,
+    runs_needed: impl FnOnce() -> u32,
+) -> Verdict {
+    let (up, down) = match direction {
+        Direction::HigherIsBetter => (Verdict::Better, Verdict::Worse),
+        Direction::LowerIsBetter => (Verdict::Worse, Verdict::Better),
+    };
+    if low > band.1 {
+        up
+    } else if high < band.0 {
+        down
+    } else if low >= band.0 && high <= band.1 {
+        Verdict::WithinNoise
+    } else {
+        Verdict::Inconclusive {
+            runs_needed: runs_needed(),
+        }
+    }
+}
+
+/// Lehr's rule, 16·(spread/δ)² runs per variant (80 % power at α = 0.05
+/// for a difference of δ), never fewer than one more than `runs`.
+pub(crate) fn runs_needed(spread: f64, band: f64, runs: usize) -> u32 {
+    let more = u32::try_from(runs).unwrap_or(u32::MAX).saturating_add(1);
+    if band <= 0.0 {
+        return more;
+    }
+    let lehr = (16.0 * (spread / band).powi(2)).ceil();
+    // `as` saturates for huge or NaN floats (NaN → 0), which max() then fixes.
+    (lehr as u32).max(more)
 }
 
 impl fmt::Display for Verdict {

@@ -5,12 +5,12 @@
 //! summaries' moments, and the verdict says "from summary only".
 
 use kurabe_model::history::{CheckReport, CheckRow};
-use kurabe_model::plan::Plan;
+use kurabe_model::layout::Layout;
 use kurabe_model::record::Experiment;
 use kurabe_model::stats::{compare_metric, Direction, Verdict};
 use kurabe_model::SCHEMA_VERSION;
 
-use super::{centre, describe, newest_plan, parts, samples, series_keys, Key};
+use super::{centre, describe, newest_layout, parts, samples, series_keys, Key};
 use crate::summarised::{compare_parts, Parts, FROM_SUMMARY};
 use crate::words;
 
@@ -29,11 +29,11 @@ pub struct CheckInput<'a> {
 pub fn check_report(input: CheckInput<'_>) -> CheckReport {
     let e = input.experiment;
     let mine = [e];
-    let plan = newest_plan(&mine);
+    let plan = newest_layout(&mine);
     let base: Vec<&Experiment> = input.history.iter().collect();
-    let rows: Vec<CheckRow> = series_keys(&mine, plan.as_ref())
+    let rows: Vec<CheckRow> = series_keys(&mine, plan)
         .into_iter()
-        .filter_map(|key| row(e, &base, &key, plan.as_ref()))
+        .filter_map(|key| row(e, &base, &key, plan))
         .collect();
     // A metric kurabe does not know has no better or worse: it cannot fail a gate.
     let count = |v: Verdict| {
@@ -57,7 +57,7 @@ pub fn check_report(input: CheckInput<'_>) -> CheckReport {
 }
 
 /// One metric checked; `None` when the baseline never measured it.
-fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Plan>) -> Option<CheckRow> {
+fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Layout>) -> Option<CheckRow> {
     let pooled: Vec<f64> = base.iter().flat_map(|b| samples(b, key)).collect();
     let mine = samples(e, key);
     if pooled.is_empty() || mine.is_empty() {

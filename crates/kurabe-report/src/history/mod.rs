@@ -6,8 +6,8 @@
 //! beside this file.
 //!
 //! Pure functions of the stored data: they must not read the store, files
-//! or the clock. The newest experiment's plan gives the noise bands and
-//! the workload and variant order.
+//! or the clock, nor parse a plan: the newest experiment's layout (read
+//! by the store) gives the noise bands and the workload and variant order.
 
 mod check;
 mod csv;
@@ -19,13 +19,13 @@ pub mod thresholds;
 use kurabe_model::history::{
     HistoryChange, HistoryPoint, HistoryReport, HistorySeries, HostSeen, Order,
 };
-use kurabe_model::plan::Plan;
+use kurabe_model::layout::{noise_band_for, Layout};
 use kurabe_model::record::{
     Experiment, ExperimentStatus, HostFacts, MetricValue, RunRecord, RunStatus, SavedResult,
     StoredRun,
 };
 use kurabe_model::stats::changepoint::{e_divisive, ChangePoint, Config};
-use kurabe_model::stats::{metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
+use kurabe_model::stats::{metric, Direction, Summary, Unit};
 use kurabe_model::SCHEMA_VERSION;
 
 pub use check::{check_report, CheckInput};
@@ -72,10 +72,10 @@ pub fn history_report(
         .filter(|e| chosen.is_none() || e.host_fingerprint() == chosen)
         .collect();
     let order = sort(&mut picked);
-    let plan = newest_plan(&picked);
-    let series = series_keys(&picked, plan.as_ref())
+    let plan = newest_layout(&picked);
+    let series = series_keys(&picked, plan)
         .into_iter()
-        .map(|key| series(&picked, key, plan.as_ref(), config))
+        .map(|key| series(&picked, key, plan, config))
         .collect();
     HistoryReport {
         schema_version: SCHEMA_VERSION,
@@ -157,18 +157,16 @@ fn sort(experiments: &mut [&Experiment]) -> Order {
     }
 }
 
-/// The plan of the newest experiment that parses.
-pub(crate) fn newest_plan(experiments: &[&Experiment]) -> Option<Plan> {
+/// The layout of the newest experiment whose plan the store could read.
+pub(crate) fn newest_layout<'a>(experiments: &[&'a Experiment]) -> Option<&'a Layout> {
     let mut by_start: Vec<&&Experiment> = experiments.iter().collect();
     by_start.sort_by(|a, b| b.started_at.cmp(&a.started_at));
-    by_start
-        .into_iter()
-        .find_map(|e| toml::from_str(&e.plan_text).ok())
+    by_start.into_iter().find_map(|e| e.layout.as_deref())
 }
 
 /// Every (workload, variant, metric) with a successful run, in plan order
 /// of workloads and variants, metrics in the order first seen.
-pub(crate) fn series_keys(experiments: &[&Experiment], plan: Option<&Plan>) -> Vec<Key> {
+pub(crate) fn series_keys(experiments: &[&Experiment], plan: Option<&Layout>) -> Vec<Key> {
     let mut keys: Vec<Key> = Vec::new();
     for e in experiments {
         for r in e.runs.iter().filter(|r| r.run.status == RunStatus::Ok) {
@@ -185,16 +183,8 @@ pub(crate) fn series_keys(experiments: &[&Experiment], plan: Option<&Plan>) -> V
         }
     }
     let rank = |list: Vec<String>, x: &str| list.iter().position(|n| n == x).unwrap_or(usize::MAX);
-    let workloads = || {
-        plan.map_or(Vec::new(), |p| {
-            p.workloads.iter().map(|w| w.name.clone()).collect()
-        })
-    };
-    let variants = || {
-        plan.map_or(Vec::new(), |p| {
-            p.resolved_variants().into_iter().map(|v| v.name).collect()
-        })
-    };
+    let workloads = || plan.map_or(Vec::new(), |p| p.workloads.clone());
+    let variants = || plan.map_or(Vec::new(), |p| p.variants.clone());
     keys.sort_by_cached_key(|k| (rank(workloads(), &k.0), rank(variants(), &k.1)));
     keys
 }
@@ -227,7 +217,7 @@ pub(crate) fn parts(e: &Experiment, key: &Key) -> crate::summarised::Parts {
 pub(crate) fn describe(
     e: &[&Experiment],
     key: &Key,
-    plan: Option<&Plan>,
+    plan: Option<&Layout>,
 ) -> (Unit, Option<Direction>, f64) {
     // Saved results' fields are paths (`summary.requests_per_second`).
     let leaf = key.2.rsplit('.').next().unwrap_or(&key.2);
@@ -241,7 +231,7 @@ pub(crate) fn describe(
     let unit = known
         .as_ref()
         .map_or_else(|| crate::build::unit_from_text(unit_text), |m| m.unit);
-    let band = plan.map_or(DEFAULT_NOISE_BAND, |p| p.noise_band_for(&key.2));
+    let band = noise_band_for(plan, &key.2);
     (unit, known.map(|m| m.direction), band)
 }
 
@@ -277,7 +267,7 @@ fn point(e: &Experiment, key: &Key, samples: Vec<f64>) -> HistoryPoint {
 fn series(
     experiments: &[&Experiment],
     key: Key,
-    plan: Option<&Plan>,
+    plan: Option<&Layout>,
     config: &Config,
 ) -> HistorySeries {
     let (unit, direction, noise_band) = describe(experiments, &key, plan);
@@ -354,6 +344,7 @@ fn result_as_experiment(r: &SavedResult) -> Experiment {
         id: kurabe_model::record::ExperimentId(-r.id.0),
         name: r.label.clone(),
         plan_text: String::new(),
+        layout: None,
         host: r.host.clone(),
         tool_version: String::new(),
         seed: None,

@@ -10,7 +10,6 @@
 use kurabe_model::experiment::VariantThresholds;
 use kurabe_model::history::{CheckReport, WorkloadThresholds};
 use kurabe_model::http::HttpReport;
-use kurabe_model::plan::Plan;
 use kurabe_model::record::{Experiment, RunStatus};
 use kurabe_model::recorded::{unanswerable, Record};
 use kurabe_model::threshold::{Threshold, ThresholdResult};
@@ -32,14 +31,9 @@ pub struct StoredHttp<'a> {
 /// The successful http runs of `exp`, in plan order (workload, then
 /// variant; what the plan does not name as first seen), else run order.
 pub fn experiment_records(exp: &Experiment) -> Vec<StoredHttp<'_>> {
-    let plan: Option<Plan> = toml::from_str(&exp.plan_text).ok();
     let (workloads, variants): (Vec<String>, Vec<String>) =
-        plan.map_or_else(Default::default, |p| {
-            let w = p.workloads.iter().map(|w| w.name.clone()).collect();
-            (
-                w,
-                p.resolved_variants().into_iter().map(|v| v.name).collect(),
-            )
+        exp.layout.as_ref().map_or_else(Default::default, |p| {
+            (p.workloads.clone(), p.variants.clone())
         });
     let rank = |names: &[String], n: &str| names.iter().position(|x| x == n);
     let mut records = runs(exp);

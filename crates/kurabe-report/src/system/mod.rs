@@ -12,7 +12,8 @@
 mod markdown;
 mod text;
 
-use kurabe_model::system::{CompareRow, SystemTest, SystemVerdict};
+use kurabe_model::stats::Verdict;
+use kurabe_model::system::{CompareRow, SystemTest};
 
 /// The rule between UnixBench's result blocks.
 const RULE: &str = "------------------------------------------------------------------------";
@@ -37,13 +38,14 @@ pub(super) fn ci_text(t: &SystemTest) -> String {
     }
 }
 
-pub(super) fn verdict_text(v: SystemVerdict) -> &'static str {
+/// A comparison row's verdict in one word or two (its reason is a note).
+pub(super) fn verdict_text(v: Verdict) -> &'static str {
     match v {
-        SystemVerdict::Better => "better",
-        SystemVerdict::Worse => "worse",
-        SystemVerdict::WithinNoise => "within noise",
-        SystemVerdict::Inconclusive => "inconclusive",
-        SystemVerdict::NoVerdict => "no verdict",
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::WithinNoise => "within noise",
+        Verdict::Inconclusive { .. } => "inconclusive",
+        Verdict::NoInterval { .. } => "no verdict",
     }
 }
 

@@ -103,7 +103,7 @@ struct CompareArgs {
     /// Result compared with A.
     b: PathBuf,
     /// Half-width of the noise band in percent: verdicts better/worse need the whole 95 % interval outside it.
-    #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+    #[arg(long, value_name = "PCT", default_value_t = kurabe_model::stats::DEFAULT_NOISE_BAND * 100.0)]
     noise: f64,
     /// Output format: text (UnixBench's report layout plus the spread), json (the versioned result model, schema/system-report.schema.json) or md (Markdown tables).
     #[arg(long, value_parser = format(&["text", "json", "md"]), default_value = "text")]
