@@ -82,6 +82,9 @@ pub(crate) struct Execution {
     /// Highest Σ PSS of the command's tree seen; `None` when it ended
     /// before the first sample.
     pub(crate) pss_peak_bytes: Option<u64>,
+    /// Instructions executed, when counted under Cachegrind (`measure.rs`
+    /// reads them after the execution).
+    pub(crate) instructions: Option<u64>,
 }
 
 /// What one timed execution starts, and where.
@@ -330,7 +333,10 @@ const MAX_IDLE: usize = 16;
 /// belongs to one run.
 fn pool_key(l: &Launch<'_>) -> Option<String> {
     let w = l.workload;
-    l.cgroup.is_none().then(|| {
+    // Under Cachegrind each run counts into a directory of its own, so its
+    // command line is never seen again; and its start-up dwarfs a helper's.
+    let pooled = l.cgroup.is_none() && w.measure.is_time();
+    pooled.then(|| {
         format!(
             "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}",
             l.helper, l.argv, l.env, l.cwd, w.stdin, w.output, w.pass_secrets
@@ -767,6 +773,7 @@ fn judge(l: &Launch<'_>, b: Batch) -> Result<Vec<Execution>, RunFailure> {
             timed: rec.timed,
             exit_code: exit_code(rec.wait_status),
             pss_peak_bytes: b.peak(i),
+            instructions: None,
         });
     }
     if execs.len() < b.n as usize {

@@ -17,6 +17,7 @@
 
 pub mod analysis;
 pub mod bisect_run;
+pub mod cachegrind;
 pub mod cmd;
 pub mod demo;
 pub mod dry_run;

@@ -23,8 +23,8 @@ use kurabe_http::load::{Names, Observer, Quiet};
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::{
-    CommandLine, CommandOutput, CommandWorkload, HumanDuration, IdleWorkload, MemoryScope,
-    SystemWorkload, WatchWorkload,
+    CommandLine, CommandOutput, CommandWorkload, ExecCost, HumanDuration, IdleWorkload, Measure,
+    MemoryScope, SystemWorkload, WatchWorkload,
 };
 use kurabe_model::run_detail::{
     CommandDetail, CommandExecution, HttpDetail, IdleDetail, IdleTarget, RunDetail, SettlingDetail,
@@ -34,6 +34,7 @@ use kurabe_model::series::Interval;
 use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
 use kurabe_stop::Stop;
 
+use crate::cachegrind::Counter;
 use crate::execute::{Execution, Launch, Session, Timed};
 use crate::measured::{load_metrics, tree_metrics, tree_record};
 pub use crate::measured::{Measured, Probe};
@@ -484,14 +485,21 @@ pub fn command(
         ),
         _ => None,
     };
+    // Under Cachegrind, each execution's counts are read before the next starts.
+    let counter = match w.measure {
+        Measure::Instructions => Some(Counter::new().map_err(RunFailure::new)?),
+        Measure::Time => None,
+    };
+    let wrapped = counter.as_ref().map(|c| c.wrap(run.argv));
     let launch = Launch {
         helper: &helper,
-        argv: run.argv,
+        argv: wrapped.as_deref().unwrap_or(run.argv),
         env: run.env,
         cwd: run.cwd.as_deref(),
         workload: w,
         cgroup: cgroup.as_ref(),
-        sample_memory: true,
+        // Σ PSS under valgrind would be valgrind's.
+        sample_memory: counter.is_none(),
     };
     let untimed = CommandWorkload {
         pass_secrets: w.pass_secrets,
@@ -509,41 +517,70 @@ pub fn command(
         })
         .transpose()?;
     let session = Session::start(launch)?;
-    let execs = exec_all(w, session, prepare.as_mut(), stop)?;
+    let execs = exec_all(w, session, prepare.as_mut(), counter.as_ref(), stop)?;
     Ok(command_measured(run.argv, &execs))
 }
 
 /// The warm-up executions (dropped), then the timed ones, each after
 /// `prepare` when there is one; `subtract` taken off each timed one.
-/// Without `prepare` they go to the helper as one request, so kurabe is
-/// not woken between them.
+/// Without `prepare` or a `counter` they go to the helper as one request,
+/// so kurabe is not woken between them.
 fn exec_all(
     w: &CommandWorkload,
     mut session: Session<'_>,
-    prepare: Option<&mut Session<'_>>,
+    mut prepare: Option<&mut Session<'_>>,
+    counter: Option<&Counter>,
     stop: &AtomicBool,
 ) -> Result<Vec<Execution>, RunFailure> {
     let timeout = w.timeout.map(|t| t.0);
     let total = w.warmup_runs + w.runs;
-    let mut execs = match prepare {
-        None => session.run(total, timeout, stop)?,
-        Some(p) => {
-            let mut execs = Vec::with_capacity(total as usize);
-            for _ in 0..total {
+    let mut execs = if prepare.is_none() && counter.is_none() {
+        session.run(total, timeout, stop)?
+    } else {
+        let mut execs = Vec::with_capacity(total as usize);
+        for _ in 0..total {
+            if let Some(p) = prepare.as_deref_mut() {
                 p.run(1, timeout, stop).map_err(|e| RunFailure {
                     message: format!("prepare: {}", e.message),
                     ..e
                 })?;
-                execs.extend(session.run(1, timeout, stop)?);
             }
-            execs
+            execs.extend(exec_one(&mut session, counter, timeout, stop)?);
         }
+        execs
     };
     execs.drain(..(w.warmup_runs as usize).min(execs.len()));
     if let Some(cost) = &w.subtract {
-        execs.iter_mut().for_each(|e| e.timed = e.timed.less(cost));
+        execs.iter_mut().for_each(|e| *e = less(*e, cost));
     }
     Ok(execs)
+}
+
+/// One execution, with its instruction count when a `counter` reads them.
+fn exec_one(
+    session: &mut Session<'_>,
+    counter: Option<&Counter>,
+    timeout: Option<Duration>,
+    stop: &AtomicBool,
+) -> Result<Vec<Execution>, RunFailure> {
+    let mut execs = session.run(1, timeout, stop)?;
+    if let Some(c) = counter {
+        let counted = c.take().map_err(RunFailure::new)?;
+        execs
+            .iter_mut()
+            .for_each(|e| e.instructions = Some(counted));
+    }
+    Ok(execs)
+}
+
+/// `e` less a fixed per-execution `cost`: times and instructions, never below 0.
+fn less(e: Execution, cost: &ExecCost) -> Execution {
+    let count = |i: u64| (i as f64 - cost.instructions).max(0.0).round() as u64;
+    Execution {
+        timed: e.timed.less(cost),
+        instructions: e.instructions.map(count),
+        ..e
+    }
 }
 
 /// The settings a `prepare` command runs with: output discarded, failure fatal.
@@ -560,6 +597,7 @@ static UNTIMED_HELPER_RUN: CommandWorkload = CommandWorkload {
     randomize_env: false,
     subtract: None,
     pass_secrets: false,
+    measure: Measure::Time,
 };
 
 /// Means of the executions (max RSS and Σ PSS peak: the largest) and
@@ -583,23 +621,37 @@ fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
     if let Some(pss) = execs.iter().filter_map(|e| e.pss_peak_bytes).max() {
         m.insert("pss_peak_bytes", pss as f64);
     }
-    let executions = execs
+    let counts: Vec<f64> = execs
         .iter()
-        .map(|e| CommandExecution {
-            wall_time_s: e.timed.wall_s,
-            user_time_s: e.timed.user_s,
-            system_time_s: e.timed.sys_s,
-            max_rss_bytes: e.timed.max_rss_bytes,
-            exit_code: e.exit_code,
-            pss_peak_bytes: e.pss_peak_bytes,
-        })
+        .filter_map(|e| e.instructions)
+        .map(|i| i as f64)
         .collect();
+    if !counts.is_empty() {
+        m.insert(
+            "instructions",
+            counts.iter().sum::<f64>() / counts.len() as f64,
+        );
+    }
+    let executions = execs.iter().map(execution_record).collect();
     Measured {
         metrics: m,
         record: RunDetail::Command(CommandDetail {
             command: argv.to_vec(),
             executions,
         }),
+    }
+}
+
+/// One execution as the run's record keeps it.
+fn execution_record(e: &Execution) -> CommandExecution {
+    CommandExecution {
+        wall_time_s: e.timed.wall_s,
+        user_time_s: e.timed.user_s,
+        system_time_s: e.timed.sys_s,
+        max_rss_bytes: e.timed.max_rss_bytes,
+        exit_code: e.exit_code,
+        pss_peak_bytes: e.pss_peak_bytes,
+        instructions: e.instructions,
     }
 }
 

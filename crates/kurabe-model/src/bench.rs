@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::plan::Measure;
 use crate::stats::{Comparison, Summary};
 
 /// What `kurabe cmd --export-json` writes.
@@ -43,6 +44,15 @@ pub struct CmdExport {
     pub block_size: u32,
     /// kurabe: the shell's own start-up subtracted from every execution, seconds.
     pub shell_overhead_s: f64,
+    /// kurabe: what the executions were measured by; absent for time.
+    /// With `instructions` the times are those under Cachegrind (about 50×
+    /// slower) and only the instruction counts are compared.
+    #[serde(default, skip_serializing_if = "Measure::is_time")]
+    pub measure: Measure,
+    /// kurabe: the shell's own start-up subtracted from every execution's
+    /// count, instructions (with `measure` `instructions` and a shell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_overhead_instructions: Option<f64>,
 }
 
 /// One command's figures: hyperfine's fields first, then kurabe's.
@@ -83,9 +93,18 @@ pub struct CmdResult {
     /// execution, bytes; absent when none lived long enough to be sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pss_peak_bytes: Option<u64>,
+    /// kurabe: every execution's instruction count (Cachegrind's Ir, the
+    /// shell's start-up subtracted), in the order they ran; absent unless
+    /// measured by instructions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<u64>,
+    /// kurabe: mean instruction count of the executions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_mean: Option<f64>,
     /// kurabe: against the reference, by metric (`wall_time_s`,
-    /// `user_time_s`, `system_time_s`, `max_rss_bytes`): ratio of geometric
-    /// means, its 95 % interval and the verdict. Empty for the reference.
+    /// `user_time_s`, `system_time_s`, `max_rss_bytes`, or `instructions`):
+    /// ratio of geometric means, its 95 % interval and the verdict. Empty
+    /// for the reference.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub versus_reference: BTreeMap<String, Comparison>,
 }
@@ -105,6 +124,8 @@ pub struct CmdExecution {
     pub pss_peak_bytes: Option<u64>,
     /// Exit code; None when a signal ended it.
     pub exit_code: Option<i32>,
+    /// Instructions executed, when counted.
+    pub instructions: Option<u64>,
 }
 
 impl CmdResult {
@@ -121,6 +142,7 @@ impl CmdResult {
         let mean_of =
             |f: fn(&CmdExecution) -> f64| execs.iter().map(f).sum::<f64>() / execs.len() as f64;
         let memory: Vec<u64> = execs.iter().map(|e| e.max_rss_bytes).collect();
+        let counts: Vec<u64> = execs.iter().filter_map(|e| e.instructions).collect();
         Some(CmdResult {
             command: command.to_owned(),
             mean: s.mean,
@@ -132,6 +154,8 @@ impl CmdResult {
             max: s.max,
             max_rss_bytes: memory.iter().copied().max().unwrap_or(0),
             pss_peak_bytes: execs.iter().filter_map(|e| e.pss_peak_bytes).max(),
+            instructions_mean: mean_count(&counts),
+            instructions: counts,
             memory_usage_byte: memory,
             exit_codes: execs.iter().map(|e| e.exit_code).collect(),
             times,
@@ -140,6 +164,12 @@ impl CmdResult {
             versus_reference: BTreeMap::new(),
         })
     }
+}
+
+/// The mean of `counts`; `None` without any.
+fn mean_count(counts: &[u64]) -> Option<f64> {
+    let n = counts.len();
+    (n > 0).then(|| counts.iter().map(|&c| c as f64).sum::<f64>() / n as f64)
 }
 
 #[cfg(test)]
@@ -154,6 +184,7 @@ mod tests {
             max_rss_bytes: rss,
             pss_peak_bytes: None,
             exit_code: Some(0),
+            instructions: None,
         }
     }
 

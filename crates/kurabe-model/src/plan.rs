@@ -28,7 +28,7 @@ pub use crate::quantity::{
 pub use check::{Bound, Check, CheckStat, Threshold};
 pub use validate::{FieldPath, PathSeg, Problem};
 pub use workload::{
-    CommandOutput, CommandWorkload, ExecCost, IdleWorkload, MemoryScope, SystemWorkload,
+    CommandOutput, CommandWorkload, ExecCost, IdleWorkload, Measure, MemoryScope, SystemWorkload,
     WatchWorkload, Workload, WorkloadKind,
 };
 

@@ -257,6 +257,11 @@ pub struct CommandExecution {
     /// Σ PSS peak, when the execution lived long enough to be sampled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pss_peak_bytes: Option<u64>,
+    /// Instructions executed (Cachegrind's Ir, summed over the command's
+    /// processes, the shell's start-up subtracted), with `measure =
+    /// "instructions"`; the times are then those under Cachegrind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
 }
 
 /// An `idle` run: memory read once after the settle time.
@@ -443,6 +448,7 @@ mod tests {
                     max_rss_bytes: 1 << 20,
                     exit_code: None,
                     pss_peak_bytes: Some(5),
+                    instructions: Some(123_456),
                 }],
             }),
             RunDetail::Idle(IdleDetail {

@@ -187,6 +187,9 @@ fn change_words(metric: &str, unit: Unit) -> (&'static str, &'static str) {
     if metric.starts_with("failed") {
         return ("more failures", "fewer failures");
     }
+    if metric == "instructions" {
+        return ("more instructions", "fewer instructions");
+    }
     match unit {
         Unit::PerSecond => ("faster", "slower"),
         Unit::Seconds | Unit::Milliseconds | Unit::Microseconds => ("slower", "faster"),

@@ -16,6 +16,7 @@ mod http;
 mod http2;
 mod import;
 mod install;
+mod instructions;
 mod load_over_time;
 mod lone_binary;
 mod mem;

@@ -28,6 +28,19 @@
 //! and more (`bench/cmd-vs-hyperfine.sh` compares them, through the shell
 //! and with `-N`).
 //!
+//! Measured by instructions (`--measure instructions`), every execution
+//! runs under Cachegrind (`crate::cachegrind`) and the metric is its
+//! instruction count alone. The shell's start-up is taken off the same
+//! way: the empty command's count, under Cachegrind through the same
+//! launcher (`SHELL_COUNT_RUNS` executions: the count does not vary
+//! from run to run, so hyperfine's 50 are not needed), is subtracted from
+//! every execution's. Measuring it rather than requiring `-N` keeps
+//! commands with pipes, globs and quotes working, and what is subtracted
+//! is what a shell that runs nothing executes, so the counts left are the
+//! commands' own (within 0.02 % of valgrind run on the command itself).
+//! valgrind is looked for before anything runs; without it the options
+//! are refused.
+//!
 //! It must not print (progress goes through a callback) or parse command lines.
 
 pub mod params;
@@ -40,8 +53,8 @@ use std::time::Duration;
 
 use kurabe_model::bench::{CmdExecution, CmdExport, CmdResult};
 use kurabe_model::plan::{
-    CommandLine, CommandOutput, CommandWorkload, ExecCost, Limits, OnFailure, Plan, Variant,
-    Workload, WorkloadKind,
+    CommandLine, CommandOutput, CommandWorkload, ExecCost, Limits, Measure, OnFailure, Plan,
+    Variant, Workload, WorkloadKind,
 };
 use kurabe_model::run_detail::{CommandExecution, RunDetail};
 use kurabe_stop::Stop;
@@ -63,6 +76,9 @@ pub const CMD_METRICS: [&str; 4] = [
 /// have its memory sampled (100 ms): Σ PSS of the command's tree.
 pub const CMD_PSS_METRIC: &str = "pss_peak_bytes";
 
+/// The metric of `--measure instructions`: instructions per execution.
+pub const CMD_INSTRUCTIONS_METRIC: &str = "instructions";
+
 /// Wall time the automatic run count aims at per command (hyperfine's 3 s).
 const TARGET_TIME_PER_COMMAND: Duration = Duration::from_secs(3);
 
@@ -72,6 +88,10 @@ const MAX_ROUNDS: u32 = 30;
 
 /// Executions of the empty command that measure the shell's start-up.
 const SHELL_CALIBRATION_RUNS: u32 = 50;
+
+/// Executions of the empty command under Cachegrind that count the
+/// shell's start-up (the count is the same every time; the mean is taken).
+const SHELL_COUNT_RUNS: u32 = 3;
 
 /// How commands are run (hyperfine's `--shell`, `-N`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,6 +204,8 @@ pub struct CmdConfig {
     pub tool_version: String,
     /// The code measured, stored with the experiment.
     pub rev: Option<kurabe_model::record::Revision>,
+    /// What each execution is measured by (`--measure`).
+    pub measure: Measure,
 }
 
 /// What `kurabe cmd` reports as it goes.
@@ -199,6 +221,8 @@ pub enum CmdEvent<'a> {
         block: u32,
         /// The shell start-up subtracted, seconds.
         shell_overhead_s: f64,
+        /// The shell start-up subtracted, instructions (0 unless counted).
+        shell_overhead_instructions: f64,
     },
     /// The runner's progress.
     Run(&'a Event<'a>),
@@ -214,19 +238,27 @@ impl CmdEvent<'_> {
                 rounds,
                 block,
                 shell_overhead_s,
-            } => Some(planned_line(*rounds, *block, *shell_overhead_s)),
+                shell_overhead_instructions,
+            } => Some(planned_line(
+                *rounds,
+                *block,
+                *shell_overhead_s,
+                *shell_overhead_instructions,
+            )),
             CmdEvent::Run(e) => run_line(e),
         }
     }
 }
 
 /// "kurabe cmd: 25 interleaved rounds of 40 runs per command; …".
-fn planned_line(rounds: u32, block: u32, shell_overhead_s: f64) -> String {
+fn planned_line(rounds: u32, block: u32, shell_overhead_s: f64, instructions: f64) -> String {
     let per = match block {
         1 => "1 run".to_owned(),
         n => format!("{n} runs"),
     };
-    let shell = if shell_overhead_s > 0.0 {
+    let shell = if instructions > 0.0 {
+        format!("; shell start-up {instructions:.0} instructions subtracted")
+    } else if shell_overhead_s > 0.0 {
         let ms = shell_overhead_s * 1e3;
         format!("; shell start-up {ms:.2} ms subtracted")
     } else {
@@ -290,6 +322,7 @@ pub fn run_cmd(
         stop: stop.flag(),
     };
     // Built first so bad options are refused before anything runs.
+    check_valgrind(cfg)?;
     check_files(cfg)?;
     let first = pre.plan(&Sized::default())?;
     let sized = pre.size(&first, on_event)?;
@@ -308,6 +341,17 @@ pub fn run_cmd(
     let outcome = ran?;
     cleaned?;
     Ok(finished(cfg, outcome, &sized))
+}
+
+/// `--measure instructions` needs valgrind on PATH: one line naming the
+/// package, before anything runs.
+fn check_valgrind(cfg: &CmdConfig) -> Result<(), CmdError> {
+    match cfg.measure {
+        Measure::Instructions if crate::cachegrind::find_valgrind().is_none() => {
+            Err(CmdError::Usage(crate::cachegrind::missing_message()))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `--input` must be readable and `--output FILE` writable (it is
@@ -343,7 +387,7 @@ fn finished(cfg: &CmdConfig, outcome: Outcome, sized: &Sized) -> CmdOutcome {
         .iter()
         .find(|r| r.status == RunStatus::Failed)
         .map(|r| r.error_tail.clone().unwrap_or_default());
-    let export = collect(cfg, &outcome, sized.block, sized.overhead.wall_s);
+    let export = collect(cfg, &outcome, sized.block, &sized.overhead);
     CmdOutcome {
         outcome,
         export,
@@ -439,6 +483,7 @@ impl Preliminaries<'_> {
             rounds,
             block,
             shell_overhead_s: overhead.wall_s,
+            shell_overhead_instructions: overhead.instructions,
         });
         let with_pss = first.iter().all(|m| m.contains_key(CMD_PSS_METRIC));
         Ok(Sized {
@@ -499,7 +544,7 @@ impl Preliminaries<'_> {
         let cfg = self.cfg;
         let reference = &cfg.commands[cfg.reference];
         let workload = self.workload(sized)?;
-        let metrics = metric_names(sized.with_pss);
+        let metrics = metric_names(cfg.measure, sized.with_pss);
         let plan = Plan {
             name: plan_name(&cfg.commands),
             description: Some("kurabe cmd".into()),
@@ -566,6 +611,7 @@ impl Preliminaries<'_> {
             stdin: cfg.input.clone(),
             randomize_env: cfg.randomize_env,
             subtract: (overhead != ExecCost::default()).then_some(overhead),
+            measure: cfg.measure,
             ..once(1, 0, cfg.output.clone())
         })
     }
@@ -610,9 +656,17 @@ impl Preliminaries<'_> {
     }
 
     /// Mean cost of the shell running nothing (hyperfine subtracts it).
+    /// Counted instructions do not wobble: a few executions of the empty
+    /// command under Cachegrind, measured as the commands are, give its count.
     fn shell_overhead(&self) -> Result<ExecCost, CmdError> {
         let line = self.cfg.shell.command_line("")?;
-        let w = once(SHELL_CALIBRATION_RUNS, 5, CommandOutput::Null);
+        let w = match self.cfg.measure {
+            Measure::Time => once(SHELL_CALIBRATION_RUNS, 5, CommandOutput::Null),
+            Measure::Instructions => CommandWorkload {
+                measure: Measure::Instructions,
+                ..once(SHELL_COUNT_RUNS, 0, CommandOutput::Null)
+            },
+        };
         let m = self
             .exec(&line, &w, &BTreeMap::new())
             .map_err(|e| CmdError::Failed(format!("cannot run the shell: {}", e.text())))?;
@@ -620,6 +674,7 @@ impl Preliminaries<'_> {
             wall_s: metric(&m.metrics, "wall_time_s"),
             user_s: metric(&m.metrics, "user_time_s"),
             system_s: metric(&m.metrics, "system_time_s"),
+            instructions: metric(&m.metrics, "instructions"),
         })
     }
 
@@ -650,8 +705,13 @@ impl Preliminaries<'_> {
     }
 }
 
-/// The metrics every command reports, Σ PSS too when `with_pss`.
-fn metric_names(with_pss: bool) -> Vec<String> {
+/// The metrics every command reports, Σ PSS too when `with_pss`; only
+/// the count when measured by instructions (times under Cachegrind are
+/// Cachegrind's, not the command's).
+fn metric_names(measure: Measure, with_pss: bool) -> Vec<String> {
+    if measure == Measure::Instructions {
+        return vec![CMD_INSTRUCTIONS_METRIC.to_owned()];
+    }
     CMD_METRICS
         .iter()
         .chain(with_pss.then_some(&CMD_PSS_METRIC))
@@ -685,6 +745,7 @@ fn once(runs: u32, warmup: u32, output: CommandOutput) -> CommandWorkload {
         randomize_env: false,
         subtract: None,
         pass_secrets: true,
+        measure: Measure::Time,
     }
 }
 
@@ -722,7 +783,7 @@ fn check(plan: &Plan) -> Result<(), CmdError> {
 }
 
 /// The executions of every command, in run order, into hyperfine's layout.
-fn collect(cfg: &CmdConfig, outcome: &Outcome, block: u32, overhead_s: f64) -> CmdExport {
+fn collect(cfg: &CmdConfig, outcome: &Outcome, block: u32, overhead: &ExecCost) -> CmdExport {
     let results = cfg
         .commands
         .iter()
@@ -737,7 +798,11 @@ fn collect(cfg: &CmdConfig, outcome: &Outcome, block: u32, overhead_s: f64) -> C
         seed: outcome.seed,
         rounds,
         block_size: block,
-        shell_overhead_s: overhead_s,
+        shell_overhead_s: overhead.wall_s,
+        measure: cfg.measure,
+        shell_overhead_instructions: (cfg.measure == Measure::Instructions
+            && cfg.shell != Shell::None)
+            .then_some(overhead.instructions),
     }
 }
 
@@ -770,6 +835,7 @@ fn executions_of(record: &RunDetail) -> Vec<CmdExecution> {
         max_rss_bytes: e.max_rss_bytes,
         pss_peak_bytes: e.pss_peak_bytes,
         exit_code: e.exit_code,
+        instructions: e.instructions,
     };
     record.executions().iter().map(exec).collect()
 }
@@ -781,14 +847,15 @@ mod tests {
     #[test]
     fn progress_lines_say_the_schedule_and_the_shell() {
         assert_eq!(
-            planned_line(25, 40, 0.0012),
+            planned_line(25, 40, 0.0012, 0.0),
             "kurabe cmd: 25 interleaved rounds of 40 runs per command; shell start-up 1.20 ms subtracted"
         );
         assert_eq!(
             CmdEvent::Planned {
                 rounds: 10,
                 block: 1,
-                shell_overhead_s: 0.0
+                shell_overhead_s: 0.0,
+                shell_overhead_instructions: 0.0,
             }
             .line()
             .unwrap(),

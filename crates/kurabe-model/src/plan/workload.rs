@@ -95,6 +95,56 @@ pub struct CommandWorkload {
     /// with `PGPASSWORD` set); plans leave them out unless they set this.
     #[serde(default, skip_serializing_if = "is_false")]
     pub pass_secrets: bool,
+    /// What each execution is measured by: its times (the default) or the
+    /// instructions it executes, counted under Cachegrind (`measure =
+    /// "instructions"`, `kurabe cmd --measure instructions`).
+    #[serde(default, skip_serializing_if = "Measure::is_time")]
+    pub measure: Measure,
+}
+
+/// What a command's executions are measured by.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Measure {
+    /// Wall, user and system time, max RSS (hyperfine's figures).
+    #[default]
+    Time,
+    /// Instructions executed by the command and its children, counted by
+    /// valgrind's Cachegrind (`--cache-sim=no`): deterministic where time
+    /// is noise, about 50 times slower to run.
+    Instructions,
+}
+
+impl Measure {
+    /// Every measure, in the order help texts list them.
+    pub const ALL: [Measure; 2] = [Measure::Time, Measure::Instructions];
+
+    /// The name a plan and `--measure` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Time => "time",
+            Measure::Instructions => "instructions",
+        }
+    }
+
+    /// True for the default, time.
+    pub fn is_time(&self) -> bool {
+        *self == Measure::Time
+    }
+}
+
+impl std::str::FromStr for Measure {
+    type Err = String;
+
+    /// `time` or `instructions`.
+    fn from_str(s: &str) -> Result<Measure, String> {
+        Measure::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("expected time or instructions, got `{s}`"))
+    }
 }
 
 fn is_false(b: &bool) -> bool {
@@ -149,7 +199,7 @@ impl<'de> Deserialize<'de> for CommandOutput {
     }
 }
 
-/// A fixed cost per execution, in seconds.
+/// A fixed cost per execution: seconds, and instructions when counted.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct ExecCost {
@@ -162,6 +212,13 @@ pub struct ExecCost {
     /// System CPU seconds.
     #[serde(default)]
     pub system_s: f64,
+    /// Instructions (with `measure = "instructions"`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub instructions: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// Settings of a `watch` workload.
@@ -289,6 +346,13 @@ impl WorkloadKind {
                 "pss_growing",
             ],
             // Σ PSS only from executions that live long enough (100 ms) to be sampled.
+            WorkloadKind::Command(c) if c.measure == Measure::Instructions => &[
+                "instructions",
+                "wall_time_s",
+                "user_time_s",
+                "system_time_s",
+                "max_rss_bytes",
+            ],
             WorkloadKind::Command(_) => &[
                 "wall_time_s",
                 "user_time_s",
@@ -339,6 +403,7 @@ impl WorkloadKind {
                 "cpu_ms_per_request",
                 "pss_peak_bytes",
             ],
+            WorkloadKind::Command(c) if c.measure == Measure::Instructions => &["instructions"],
             WorkloadKind::Command(_) => &["wall_time_s", "max_rss_bytes"],
             WorkloadKind::Watch(_) => &["cpu_percent_mean", "pss_peak_bytes"],
             WorkloadKind::Idle(IdleWorkload {
@@ -451,21 +516,27 @@ mod tests {
 
     #[test]
     fn every_kind_metric_is_in_the_catalogue() {
+        let command = CommandWorkload {
+            command: CommandLine::Shell("true".into()),
+            runs: 1,
+            warmup_runs: 0,
+            cwd: None,
+            timeout: None,
+            prepare: None,
+            ignore_failure: false,
+            stdin: None,
+            output: CommandOutput::Null,
+            randomize_env: false,
+            subtract: None,
+            pass_secrets: false,
+            measure: Measure::Time,
+        };
         let kinds = [
             WorkloadKind::Http(Box::default()),
+            WorkloadKind::Command(command.clone()),
             WorkloadKind::Command(CommandWorkload {
-                command: CommandLine::Shell("true".into()),
-                runs: 1,
-                warmup_runs: 0,
-                cwd: None,
-                timeout: None,
-                prepare: None,
-                ignore_failure: false,
-                stdin: None,
-                output: CommandOutput::Null,
-                randomize_env: false,
-                subtract: None,
-                pass_secrets: false,
+                measure: Measure::Instructions,
+                ..command
             }),
             WorkloadKind::Watch(WatchWorkload {
                 duration: HumanDuration::default(),
@@ -496,6 +567,23 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_command_is_measured_by_time_unless_the_plan_says_instructions() {
+        let parse = |t: &str| -> Result<Workload, _> { serde_json::from_str(t) };
+        let w = parse(r#"{"name":"w","command":{"command":"true"}}"#).unwrap();
+        let WorkloadKind::Command(c) = &w.kind else {
+            panic!("not a command")
+        };
+        assert_eq!(c.measure, Measure::Time);
+        assert!(!serde_json::to_string(&w).unwrap().contains("measure"));
+        let w =
+            parse(r#"{"name":"w","command":{"command":"true","measure":"instructions"}}"#).unwrap();
+        assert_eq!(w.kind.default_metrics(), ["instructions"]);
+        assert!(parse(r#"{"name":"w","command":{"command":"true","measure":"cycles"}}"#).is_err());
+        assert_eq!("instructions".parse(), Ok(Measure::Instructions));
+        assert!("cycles".parse::<Measure>().is_err());
     }
 
     #[test]

@@ -248,6 +248,13 @@ const BUILTIN: &[(&str, Unit, Direction, &str)] = &[
         Lo,
         "peak RSS of the command (getrusage)",
     ),
+    // command workload with `measure = "instructions"`
+    (
+        "instructions",
+        Unit::Count,
+        Lo,
+        "instructions executed by the command and its children (Cachegrind's Ir)",
+    ),
     // idle workload / whole machine
     (
         "system_used_bytes",

@@ -3,7 +3,9 @@
 //! each with kurabe's additions (max RSS, Σ PSS, the ratio to the reference
 //! with its 95 % interval and verdict), and the time unit they share
 //! (hyperfine's `--time-unit`: terminal and Markdown; CSV and JSON stay in
-//! seconds, as hyperfine's do).
+//! seconds, as hyperfine's do). Measured by instructions, the Markdown
+//! table shows the counts, the CSV adds an `instructions` column, and the
+//! ratio, interval and verdict of both are the count's.
 //!
 //! It must not touch files but through [`crate::write`]: every writer
 //! writes to the `Write` it is given, and [`write_exports`] hands the
@@ -16,6 +18,7 @@ pub use terminal::write_terminal;
 use std::io::{self, Write};
 
 use kurabe_model::bench::{CmdExport, CmdResult};
+use kurabe_model::plan::Measure;
 use kurabe_model::stats::{Comparison, Unit};
 
 /// Unit of the times in the terminal and Markdown (hyperfine's `--time-unit`).
@@ -142,17 +145,27 @@ fn reference(export: &CmdExport) -> Option<&CmdResult> {
     export.results.iter().find(|r| r.name == export.reference)
 }
 
-/// "1.98 [1.95, 2.01] slower" from a wall-time comparison; "1.00" for the reference.
-fn relative(r: &CmdResult) -> String {
-    match r.versus_reference.get("wall_time_s") {
-        None => "1.00".to_owned(),
-        Some(c) => describe(c),
+/// The metric the ratio columns compare: the count when measured by
+/// instructions, else the wall time.
+fn compared(export: &CmdExport) -> &'static str {
+    match export.measure {
+        Measure::Time => "wall_time_s",
+        Measure::Instructions => "instructions",
     }
 }
 
-fn describe(c: &Comparison) -> String {
-    let wall = kurabe_model::stats::metric::lookup("wall_time_s");
-    crate::words::verdict("wall_time_s", Unit::Seconds, wall.map(|m| m.direction), c).1
+/// "1.98 [1.95, 2.01] slower" from `metric`'s comparison; "1.00" for the reference.
+fn relative(r: &CmdResult, metric: &str) -> String {
+    match r.versus_reference.get(metric) {
+        None => "1.00".to_owned(),
+        Some(c) => describe(c, metric),
+    }
+}
+
+fn describe(c: &Comparison, metric: &str) -> String {
+    let known = kurabe_model::stats::metric::lookup(metric);
+    let unit = known.as_ref().map_or(Unit::Count, |m| m.unit);
+    crate::words::verdict(metric, unit, known.map(|m| m.direction), c).1
 }
 
 /// hyperfine's Markdown table, with kurabe's max RSS column.
@@ -162,6 +175,9 @@ pub fn write_markdown(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let unit = unit.unwrap_or_else(|| TimeUnit::auto(reference(export).map_or(0.0, |r| r.mean)));
+    if export.measure == Measure::Instructions {
+        return markdown_counts(export, unit, out);
+    }
     let (s, sym) = (unit.scale(), unit.symbol());
     writeln!(
         out,
@@ -180,7 +196,33 @@ pub fn write_markdown(
             r.min * s,
             r.max * s,
             r.max_rss_bytes as f64 / 1048576.0,
-            relative(r)
+            relative(r, "wall_time_s")
+        )?;
+    }
+    Ok(())
+}
+
+/// The Markdown table of instruction counts, with the time under Cachegrind.
+fn markdown_counts(export: &CmdExport, unit: TimeUnit, out: &mut dyn Write) -> io::Result<()> {
+    let (s, sym) = (unit.scale(), unit.symbol());
+    writeln!(
+        out,
+        "| Command | Instructions | Min | Max | Time under Cachegrind [{sym}] | Relative |"
+    )?;
+    writeln!(out, "|:---|---:|---:|---:|---:|---:|")?;
+    for r in &export.results {
+        let (min, max) = (r.instructions.iter().min(), r.instructions.iter().max());
+        let count = |v: Option<u64>| v.map_or(String::new(), |v| v.to_string());
+        writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {:.1} | {} |",
+            r.name.replace('|', "\\|").replace('`', "'"),
+            r.instructions_mean
+                .map_or(String::new(), |m| format!("{m:.0}")),
+            count(min.copied()),
+            count(max.copied()),
+            r.mean * s,
+            relative(r, "instructions")
         )?;
     }
     Ok(())
@@ -203,7 +245,11 @@ pub fn write_csv(export: &CmdExport, out: &mut dyn Write) -> io::Result<()> {
     for p in &params {
         header.push_str(&format!(",parameter_{p}"));
     }
-    header.push_str(",max_rss_bytes,ratio,ratio_low,ratio_high,verdict");
+    header.push_str(",max_rss_bytes");
+    if export.measure == Measure::Instructions {
+        header.push_str(",instructions");
+    }
+    header.push_str(",ratio,ratio_low,ratio_high,verdict");
     writeln!(out, "{header}")?;
     for r in &export.results {
         let mut row = format!(
@@ -221,19 +267,30 @@ pub fn write_csv(export: &CmdExport, out: &mut dyn Write) -> io::Result<()> {
             row.push(',');
             row.push_str(&field(r.parameters.get(*p).map_or("", String::as_str)));
         }
-        let c = r.versus_reference.get("wall_time_s");
-        let opt = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
-        row.push_str(&format!(
-            ",{},{},{},{},{}",
-            r.max_rss_bytes,
-            opt(c.and_then(|c| c.ratio)),
-            opt(c.and_then(|c| c.ratio_low)),
-            opt(c.and_then(|c| c.ratio_high)),
-            c.map_or(String::new(), |c| field(&describe(c)))
-        ));
+        row.push_str(&kurabe_cells(export, r));
         writeln!(out, "{row}")?;
     }
     Ok(())
+}
+
+/// kurabe's CSV cells of `r`: max RSS, the mean count when counted, then
+/// the ratio, its interval and the verdict of the compared metric.
+fn kurabe_cells(export: &CmdExport, r: &CmdResult) -> String {
+    let metric = compared(export);
+    let c = r.versus_reference.get(metric);
+    let opt = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+    let mut cells = format!(",{}", r.max_rss_bytes);
+    if export.measure == Measure::Instructions {
+        cells.push_str(&format!(",{}", opt(r.instructions_mean)));
+    }
+    cells.push_str(&format!(
+        ",{},{},{},{}",
+        opt(c.and_then(|c| c.ratio)),
+        opt(c.and_then(|c| c.ratio_low)),
+        opt(c.and_then(|c| c.ratio_high)),
+        c.map_or(String::new(), |c| field(&describe(c, metric)))
+    ));
+    cells
 }
 
 /// A CSV field, quoted when it must be (RFC 4180).
@@ -259,6 +316,7 @@ mod tests {
             max_rss_bytes: 1048576,
             pss_peak_bytes: None,
             exit_code: Some(0),
+            instructions: None,
         };
         let mut params = BTreeMap::new();
         params.insert("x".to_owned(), "1,2".to_owned());
@@ -272,6 +330,8 @@ mod tests {
             rounds: 2,
             block_size: 1,
             shell_overhead_s: 0.0,
+            measure: Default::default(),
+            shell_overhead_instructions: None,
         }
     }
 

@@ -2,20 +2,25 @@
 //! (mean ± σ)", "Range (min … max)", runs), kurabe's memory line (max RSS
 //! of the command itself, Σ PSS peak when it was sampled), hyperfine's
 //! summary of relative speed, then kurabe's ratio with its 95 % interval
-//! and verdict for every metric against the reference.
+//! and verdict for every metric against the reference. Measured by
+//! instructions (`--measure instructions`), the count takes the time
+//! lines' place and the summary's, and the time under Cachegrind is shown
+//! as what it is.
 //!
 //! Plain text (no colour), so it reads the same in a log.
 
 use std::io::{self, Write};
 
 use kurabe_model::bench::{CmdExport, CmdResult};
-use kurabe_model::stats::{metric, Comparison, Unit};
+use kurabe_model::plan::Measure;
+use kurabe_model::stats::{metric, Comparison, Summary, Unit};
 
 use super::{reference, TimeUnit};
 use crate::words;
 
 /// Order of the verdict lines; other metrics follow by name.
-const METRIC_ORDER: [&str; 5] = [
+const METRIC_ORDER: [&str; 6] = [
+    "instructions",
     "wall_time_s",
     "user_time_s",
     "system_time_s",
@@ -57,6 +62,10 @@ fn command_block(
     let t = |s: f64| u.format(s);
     let tag = if is_reference { " (reference)" } else { "" };
     writeln!(out, "Benchmark {n}: {}{tag}", r.name)?;
+    if !r.instructions.is_empty() {
+        instruction_lines(r, u, out)?;
+        return failures(r, out);
+    }
     let cpu = format!("[User: {}, System: {}]", t(r.user), t(r.system));
     match r.stddev {
         Some(sd) => {
@@ -88,6 +97,34 @@ fn command_block(
         "  Memory (max RSS):    {:>8}{pss}",
         words::mib(r.max_rss_bytes)
     )?;
+    failures(r, out)
+}
+
+/// The count's lines in hyperfine's shape, then the time under Cachegrind.
+fn instruction_lines(r: &CmdResult, u: TimeUnit, out: &mut dyn Write) -> io::Result<()> {
+    let counts: Vec<f64> = r.instructions.iter().map(|&c| c as f64).collect();
+    let Some(s) = Summary::of(&counts) else {
+        return Ok(());
+    };
+    let n = |v: f64| words::value(Unit::Count, v.round());
+    let sd = s.stdev.map_or(String::new(), |d| format!(" ± {}", n(d)));
+    writeln!(out, "  Instructions (mean ± σ): {}{sd}", n(s.mean))?;
+    writeln!(
+        out,
+        "  Range (min … max):       {} … {}    {} runs",
+        n(s.min),
+        n(s.max),
+        counts.len()
+    )?;
+    writeln!(
+        out,
+        "  Time under Cachegrind:   {} (mean, not compared)",
+        u.format(r.mean)
+    )
+}
+
+/// hyperfine's warning when executions failed and were recorded (`-i`).
+fn failures(r: &CmdResult, out: &mut dyn Write) -> io::Result<()> {
     let failed = r.exit_codes.iter().filter(|c| **c != Some(0)).count();
     if failed > 0 {
         writeln!(
@@ -102,36 +139,64 @@ fn command_block(
 /// hyperfine's "Summary": how many times faster the reference ran, ± the
 /// spread hyperfine derives from both standard deviations.
 fn speed_summary(export: &CmdExport, base: &CmdResult, out: &mut dyn Write) -> io::Result<()> {
+    let words = match export.measure {
+        Measure::Time => &TIME_WORDS,
+        Measure::Instructions => &COUNT_WORDS,
+    };
     writeln!(out, "Summary")?;
-    writeln!(out, "  {} ran", base.name)?;
+    writeln!(out, "  {} {}", base.name, words[4])?;
+    let figure = |r: &CmdResult| match export.measure {
+        Measure::Time => (r.mean, r.stddev),
+        Measure::Instructions => count_mean_sd(r),
+    };
     for r in export.results.iter().filter(|r| r.name != base.name) {
-        if base.mean <= 0.0 || r.mean <= 0.0 {
-            writeln!(out, "    (no ratio: a mean time is zero) {}", r.name)?;
+        let (b, c) = (figure(base), figure(r));
+        if b.0 <= 0.0 || c.0 <= 0.0 {
+            writeln!(out, "    (no ratio: {} is zero) {}", words[3], r.name)?;
             continue;
         }
-        writeln!(out, "{} {}", times_than(base, r), r.name)?;
+        writeln!(out, "{} {}", times_than(b, c, words), r.name)?;
     }
     writeln!(out)
 }
 
-/// How many times faster or slower the reference ran than `r`, ± the
-/// spread, in hyperfine's words (both means above zero).
-fn times_than(base: &CmdResult, r: &CmdResult) -> String {
-    let ratio = r.mean / base.mean;
+/// hyperfine's words for time: equal, less, more, what is zero, the verb.
+const TIME_WORDS: [&str; 5] = ["As fast", "faster", "slower", "a mean time", "ran"];
+
+/// The same for instruction counts.
+const COUNT_WORDS: [&str; 5] = [
+    "As many instructions",
+    "fewer instructions",
+    "more instructions",
+    "a mean count",
+    "executed",
+];
+
+/// Mean and standard deviation of `r`'s instruction counts.
+fn count_mean_sd(r: &CmdResult) -> (f64, Option<f64>) {
+    let counts: Vec<f64> = r.instructions.iter().map(|&c| c as f64).collect();
+    Summary::of(&counts).map_or((0.0, None), |s| (s.mean, s.stdev))
+}
+
+/// How many times faster or slower (fewer or more) the reference's
+/// `base` (mean, σ) is than `r`'s, ± the spread, in hyperfine's words
+/// (both means above zero).
+fn times_than(base: (f64, Option<f64>), r: (f64, Option<f64>), words: &[&str; 5]) -> String {
+    let ratio = r.0 / base.0;
     let shown = if ratio >= 1.0 { ratio } else { 1.0 / ratio };
-    let sd = match (base.stddev, r.stddev) {
+    let sd = match (base.1, r.1) {
         (Some(a), Some(b)) => {
-            let cv = ((a / base.mean).powi(2) + (b / r.mean).powi(2)).sqrt();
+            let cv = ((a / base.0).powi(2) + (b / r.0).powi(2)).sqrt();
             format!(" ± {:.2}", shown * cv)
         }
         _ => String::new(),
     };
     if format!("{shown:.2}") == "1.00" {
-        format!("    As fast (1.00{sd}) as")
+        format!("    {} (1.00{sd}) as", words[0])
     } else if ratio > 1.0 {
-        format!("{shown:8.2}{sd} times faster than")
+        format!("{shown:8.2}{sd} times {} than", words[1])
     } else {
-        format!("{shown:8.2}{sd} times slower than")
+        format!("{shown:8.2}{sd} times {} than", words[2])
     }
 }
 
@@ -186,6 +251,7 @@ mod tests {
                 max_rss_bytes: 2 * 1048576,
                 pss_peak_bytes: pss,
                 exit_code: Some(0),
+                instructions: None,
             })
             .collect();
         CmdResult::from_executions(name, name, BTreeMap::new(), &execs).unwrap()
@@ -213,6 +279,8 @@ mod tests {
             rounds: 3,
             block_size: 1,
             shell_overhead_s: 0.0,
+            measure: Default::default(),
+            shell_overhead_instructions: None,
         }
     }
 

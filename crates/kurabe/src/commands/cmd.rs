@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_lab::cmd::params::{input_flag, output_flag, shell_flag, CommandList};
 use kurabe_lab::cmd::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
+use kurabe_model::plan::Measure;
 use kurabe_report::bars::RunsBar;
 use kurabe_report::bench::{write_exports, Export, TimeUnit};
 use kurabe_report::write::check_outputs;
@@ -32,7 +33,7 @@ pub struct Args {
     /// Perform NUM untimed warm-up runs of each command first (fills caches).
     #[arg(short = 'w', long, value_name = "NUM", default_value_t = 0)]
     pub warmup: u32,
-    /// Perform at least NUM runs of each command (default: 10).
+    /// Perform at least NUM runs of each command (default: 10; 3 with --measure instructions, whose counts do not wobble).
     #[arg(short = 'm', long, value_name = "NUM", value_parser = clap::value_parser!(u32).range(1..))]
     pub min_runs: Option<u32>,
     /// Perform at most NUM runs of each command (default: no limit).
@@ -95,6 +96,9 @@ pub struct Args {
     /// Write hyperfine's CSV (seconds) plus max RSS, ratio, interval and verdict to FILE.
     #[arg(long, value_name = "FILE")]
     pub export_csv: Option<PathBuf>,
+    /// What to measure: time (wall, user, system, max RSS; the default), or instructions executed, counted under valgrind's Cachegrind: deterministic where time is noise (shared vCPU, CI runner), about 50× slower; needs the `valgrind` package.
+    #[arg(long, value_name = "WHAT", default_value = "time", value_parser = str::parse::<Measure>)]
+    pub measure: Measure,
     #[command(flatten)]
     pub confident: crate::flags::ConfidentArgs,
     /// Keep the environment's size fixed (by default it is padded by a random 0–4 KiB per run, so stack alignment cannot favour one command).
@@ -220,7 +224,7 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         commands: command_list(args).expand()?,
         reference: 0,
         shell: shell_flag(args.shell.as_deref(), args.no_shell)?,
-        runs: Runs::from_flags(args.runs, args.min_runs, args.max_runs)?,
+        runs: Runs::from_flags(args.runs, min_runs(args), args.max_runs)?,
         warmup: args.warmup,
         prepare: args.prepare.clone(),
         setup: args.setup.clone(),
@@ -236,8 +240,21 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         kurabe_exe: std::env::current_exe().context("cannot find the kurabe executable")?,
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         rev: args.rev.current(),
+        measure: args.measure,
     })
 }
+
+/// `--min-runs`, else 3 for instruction counts (each run is ~50× slower,
+/// and the counts barely vary), else hyperfine's default.
+fn min_runs(args: &Args) -> Option<u32> {
+    match args.measure {
+        Measure::Instructions => args.min_runs.or(Some(INSTRUCTION_MIN_RUNS)),
+        Measure::Time => args.min_runs,
+    }
+}
+
+/// Runs per command by default when counting instructions.
+const INSTRUCTION_MIN_RUNS: u32 = 3;
 
 /// The commands and parameter flags as given.
 fn command_list(args: &Args) -> CommandList {
