@@ -127,7 +127,7 @@ fn add_server(run: &mut LocalRun, summary: &WatchSummary) {
     if let Some(note) = summary.skipped_note() {
         run.notes.push(format!("server metrics: {note}"));
     }
-    run.report.server = Some(summary.server_metrics(run.report.complete_requests));
+    run.report.server = Some(summary.server_metrics(run.report.answered_requests()));
 }
 
 /// Sample the server tree from the end of the warm-up until the load

@@ -225,8 +225,10 @@ fn http_measured(
     m.insert("failed_percent", failed);
     if let Some(t) = tree {
         tree_metrics(t, &mut m);
-        let sm = t.server_metrics(report.complete_requests);
-        m.insert("cpu_ms_per_request", sm.cpu_ms_per_request);
+        let sm = t.server_metrics(report.answered_requests());
+        if let Some(cpu) = sm.cpu_ms_per_request {
+            m.insert("cpu_ms_per_request", cpu);
+        }
         report.server = Some(sm);
     }
     let record = RunDetail::Http(Box::new(HttpDetail {

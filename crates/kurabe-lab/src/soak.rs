@@ -208,11 +208,10 @@ impl Sampling {
         if let Some(rec) = self.recorder {
             let summary = rec.finish(Instant::now(), &self.sampler);
             tree_metrics(&summary, &mut m);
-            let cpu_ms = summary.cpu_seconds() * 1e3;
-            m.insert(
-                "cpu_ms_per_request",
-                cpu_ms / report.complete_requests as f64,
-            );
+            let answered = report.answered_requests();
+            if let Some(cpu) = summary.server_metrics(answered).cpu_ms_per_request {
+                m.insert("cpu_ms_per_request", cpu);
+            }
             target = Some(tree_record(&summary));
         }
         if let Some(t) = &fit {

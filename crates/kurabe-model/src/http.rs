@@ -326,14 +326,20 @@ impl HttpReport {
         self.complete_requests + self.failed_requests
     }
 
+    /// Responses that arrived whole: the complete requests and the
+    /// responses that failed a check (the server answered both; with
+    /// checks, these are the responses judged).
+    pub fn answered_requests(&self) -> u64 {
+        self.complete_requests + self.failures.check
+    }
+
     /// With response checks: the responses that passed them all, percent of
     /// those judged (passed + failed a check); `None` when nothing was checked.
     pub fn check_pass_percent(&self) -> Option<f64> {
         if self.checks.is_empty() {
             return None;
         }
-        let judged = self.complete_requests + self.failures.check;
-        Some(match judged {
+        Some(match self.answered_requests() {
             0 => 0.0,
             n => 100.0 * self.complete_requests as f64 / n as f64,
         })
@@ -424,8 +430,11 @@ pub struct RateInfo {
 pub struct ServerMetrics {
     /// PID of the server's root process.
     pub pid: u32,
-    /// Server CPU time (user + system, whole tree) per complete request, milliseconds.
-    pub cpu_ms_per_request: f64,
+    /// Server CPU time (user + system, whole tree) per response it sent,
+    /// milliseconds: per complete request and per response that failed a
+    /// check (the server answered both); null when no response arrived.
+    #[schemars(required, transform = crate::schema::nullable)]
+    pub cpu_ms_per_request: Option<f64>,
     /// Server CPU over the run, percent of one core.
     pub cpu_percent_mean: f64,
     /// Σ PSS of the server tree when the measured phase started.

@@ -106,16 +106,15 @@ impl WatchSummary {
         ))
     }
 
-    /// Server-side figures for `kurabe http`, given the complete requests of the run.
-    pub fn server_metrics(&self, complete_requests: u64) -> ServerMetrics {
+    /// Server-side figures for `kurabe http`, given the responses the
+    /// server sent in the run ([`kurabe_model::http::HttpReport::answered_requests`]):
+    /// its CPU per response, none when it sent none (a cost per nothing
+    /// is not zero, it is unknown).
+    pub fn server_metrics(&self, answered: u64) -> ServerMetrics {
         let cpu_ms = self.cpu_seconds() * 1000.0;
         ServerMetrics {
             pid: self.root,
-            cpu_ms_per_request: if complete_requests > 0 {
-                cpu_ms / complete_requests as f64
-            } else {
-                0.0
-            },
+            cpu_ms_per_request: (answered > 0).then(|| cpu_ms / answered as f64),
             cpu_percent_mean: self.cpu_percent_mean(),
             pss_start_bytes: self.pss_start_bytes,
             pss_peak_bytes: self.pss_peak_bytes,
@@ -430,8 +429,12 @@ mod tests {
         };
         let m = s.server_metrics(500);
         assert_eq!(m.pid, 7);
-        assert!((m.cpu_ms_per_request - 2.0).abs() < 1e-9);
+        assert!((m.cpu_ms_per_request.unwrap() - 2.0).abs() < 1e-9);
         assert!((m.cpu_percent_mean - 50.0).abs() < 1e-9);
+        // No response: its CPU per response is unknown, not zero.
+        let none = s.server_metrics(0);
+        assert_eq!(none.cpu_ms_per_request, None);
+        assert!((none.cpu_percent_mean - 50.0).abs() < 1e-9);
         assert_eq!(
             (m.pss_start_bytes, m.pss_peak_bytes, m.pss_end_bytes),
             (10, 30, 20)

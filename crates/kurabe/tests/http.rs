@@ -872,20 +872,49 @@ fn server_metrics_match_the_kernels_accounting_of_the_server_process() {
     let s = r.server.expect("a loopback server is measured by default");
     assert_eq!(s.pid, server.pid());
     let kernel_ms_per_request = (after - before) * 1000.0 / 3000.0;
-    let diff = (s.cpu_ms_per_request - kernel_ms_per_request).abs() / kernel_ms_per_request;
+    let cpu = s.cpu_ms_per_request.expect("3000 responses");
+    let diff = (cpu - kernel_ms_per_request).abs() / kernel_ms_per_request;
     assert!(
         diff < 0.15,
-        "kurabe says {:.4} ms CPU/request, the kernel {:.4}",
-        s.cpu_ms_per_request,
-        kernel_ms_per_request
+        "kurabe says {cpu:.4} ms CPU/request, the kernel {kernel_ms_per_request:.4}"
     );
-    assert!(
-        s.cpu_ms_per_request >= 0.27,
-        "300 µs of spin per request, got {} ms",
-        s.cpu_ms_per_request
-    );
+    assert!(cpu >= 0.27, "300 µs of spin per request, got {cpu} ms");
     assert!(s.cpu_percent_mean > 0.0);
     assert!(s.pss_start_bytes > 0 && s.pss_peak_bytes >= s.pss_end_bytes);
+}
+
+/// Every response failing `--check` (the server answers 200, the check
+/// wants 201): no request completed, but the server answered each one, so
+/// its CPU per response is the kernel's per answer, in JSON and text alike
+/// (before, it was divided by the complete requests and printed as 0).
+#[test]
+fn server_cpu_per_request_counts_the_responses_that_failed_a_check() {
+    let server = ServeChild::start(&["--work-us", "300"]);
+    let check = ["-n", "2000", "-c", "2", "-k", "--check", "status==201"];
+    let before = kernel_cpu_seconds(server.pid());
+    let (r, _) = http_json_exit(&[&check[..], &[&server.url]].concat(), 1);
+    let after = kernel_cpu_seconds(server.pid());
+    assert_eq!((r.complete_requests, r.failures.check), (0, 2000));
+    let s = r.server.expect("a loopback server is measured by default");
+    let kernel = (after - before) * 1000.0 / 2000.0;
+    let cpu = s.cpu_ms_per_request.expect("2000 responses arrived");
+    assert!(
+        (cpu - kernel).abs() / kernel < 0.15 && cpu >= 0.27,
+        "kurabe says {cpu:.4} ms CPU/request, the kernel {kernel:.4}"
+    );
+    let text = http(&[&check[..], &[&server.url]].concat());
+    assert_eq!(text.code, Some(1), "{}", text.stderr);
+    let line = text
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Server (pid"))
+        .unwrap_or_else(|| panic!("no server line in {}", text.stdout));
+    let ms: f64 = line
+        .split_whitespace()
+        .nth(3)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no figure in {line}"));
+    assert!(ms >= 0.27, "{line}");
 }
 
 #[test]

@@ -393,11 +393,14 @@ fn checks_line(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
 fn server_line(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     if let Some(s) = &r.server {
         let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        // No response: a cost per response is unknown, never 0.
+        let per = s
+            .cpu_ms_per_request
+            .map_or_else(|| "n/a".to_owned(), |ms| format!("{ms:.4} ms"));
         writeln!(
             out,
-            "Server (pid {}):         {:.4} ms CPU/request, {:.1} % CPU, PSS {:.1} → {:.1} MiB (peak {:.1})",
+            "Server (pid {}):         {per} CPU/request, {:.1} % CPU, PSS {:.1} → {:.1} MiB (peak {:.1})",
             s.pid,
-            s.cpu_ms_per_request,
             s.cpu_percent_mean,
             mib(s.pss_start_bytes),
             mib(s.pss_end_bytes),
@@ -563,6 +566,29 @@ Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
             "\nErrors:                 connect: Connection refused (os error 111) — 1 of 100000\n\
              \x20                       timeout: no complete response within 1s (-s) — 4 of 100000\n"
         ));
+    }
+
+    #[test]
+    fn server_cpu_per_request_is_n_a_when_no_response_arrived_never_zero() {
+        let mut r = crate::fixtures::http();
+        let mut server = kurabe_model::http::ServerMetrics {
+            pid: 7,
+            cpu_ms_per_request: Some(0.25),
+            cpu_percent_mean: 29.5,
+            pss_start_bytes: 1 << 20,
+            pss_peak_bytes: 3 << 20,
+            pss_end_bytes: 2 << 20,
+        };
+        r.server = Some(server);
+        let line = "Server (pid 7):         0.2500 ms CPU/request, 29.5 % CPU, PSS 1.0 → 2.0 MiB (peak 3.0)\n";
+        assert!(render(&r).contains(line), "{}", render(&r));
+        server.cpu_ms_per_request = None;
+        r.server = Some(server);
+        let text = render(&r);
+        assert!(
+            text.contains("Server (pid 7):         n/a CPU/request, 29.5 % CPU"),
+            "{text}"
+        );
     }
 
     #[test]
