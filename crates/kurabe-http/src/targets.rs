@@ -75,8 +75,10 @@ pub struct TargetDef {
     pub body: Option<Body>,
     /// Name in reports (`# @name`, `name`); `None`: reported by URL.
     pub name: Option<String>,
-    /// Relative weight for `--order weighted`, at least 1 (default 1).
-    pub weight: u32,
+    /// Relative weight (`# @weight`, `weight`), at least 1; `None` when
+    /// the target gives none (it weighs 1). A set in which any target
+    /// gives one is drawn by weight unless an order is given.
+    pub weight: Option<u32>,
     /// Response checks of this target (`# @check`, `checks`), unparsed.
     pub checks: Vec<String>,
     /// Line the target starts on, 1-based.
@@ -91,7 +93,7 @@ impl TargetDef {
             headers: Vec::new(),
             body: None,
             name: None,
-            weight: 1,
+            weight: None,
             checks: Vec::new(),
             line,
         }
@@ -134,8 +136,8 @@ impl Notes {
         if self.name.is_some() {
             t.name = self.name;
         }
-        if let Some(w) = self.weight {
-            t.weight = w;
+        if self.weight.is_some() {
+            t.weight = self.weight;
         }
         t.checks.extend(self.checks);
     }
@@ -385,7 +387,7 @@ impl<R: BufRead> Reader<R> {
         }
         t.name = j.name;
         if let Some(w) = j.weight {
-            t.weight = self.weight(&w.to_string(), line)?;
+            t.weight = Some(self.weight(&w.to_string(), line)?);
         }
         t.checks = j.checks;
         Ok(t)
@@ -479,13 +481,13 @@ mod tests {
         assert_eq!(t[0].headers, [("X-Account-ID".into(), "8675309".into())]);
         assert_eq!(
             (t[1].name.as_deref(), t[1].weight, t[1].line),
-            (Some("remove"), 3, 6)
+            (Some("remove"), Some(3), 6)
         );
         assert_eq!(t[1].headers.len(), 2);
         assert_eq!(t[2].method, "POST");
         assert_eq!(t[2].body, Some(Body::File("/path/to/newthing.json".into())));
         assert_eq!(t[2].checks, ["status==201"]);
-        assert_eq!(t[0].weight, 1);
+        assert_eq!(t[0].weight, None);
     }
 
     #[test]
@@ -533,7 +535,7 @@ mod tests {
         assert_eq!(t[0].headers.len(), 2);
         assert_eq!(
             (t[1].method.as_str(), t[1].name.as_deref(), t[1].weight),
-            ("GET", Some("why"), 2)
+            ("GET", Some("why"), Some(2))
         );
     }
 

@@ -81,7 +81,8 @@ pub struct LoadSpec {
     /// The set's format (`--targets-format`; `urls` with `--urls-from-file`), default `http`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub targets_format: Option<TargetsFormat>,
-    /// Which target goes next (`--order`), default `round-robin`.
+    /// Which target goes next (`--order`), default `weighted` when a
+    /// target carries a weight, else `round-robin`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<Order>,
     /// Seed of `weighted` and `random` orders (`--seed`); one is drawn and

@@ -101,12 +101,15 @@ fn a_large_set_is_streamed_once_through_in_bounded_memory() {
     assert!(size > 40 << 20, "{size}");
     let path = file.display().to_string();
 
-    // No -n, no -t: the set once, as a held set is sent.
+    // No -n, no -t: the set once, as a held set is sent (in file order:
+    // it carries weights, which would draw it by weight).
     let (code, out, err, rss) = run_measured(&[
         "--format",
         "json",
         "--targets",
         &path,
+        "--order",
+        "round-robin",
         "-k",
         "-c",
         "8",
@@ -155,7 +158,15 @@ fn a_large_set_is_streamed_once_through_in_bounded_memory() {
     let bad = dir.path().join("bad.txt");
     write_set(&bad, port, Some(TARGETS - 10), TARGETS);
     let bad_path = bad.display().to_string();
-    let (code, _, err, _) = run_measured(&["--targets", &bad_path, "-k", "-c", "2"]);
+    let (code, _, err, _) = run_measured(&[
+        "--targets",
+        &bad_path,
+        "--order",
+        "round-robin",
+        "-k",
+        "-c",
+        "2",
+    ]);
     assert_eq!(code, 2, "{err}");
     let line = (TARGETS - 10) * 5 + 3;
     assert!(
@@ -270,6 +281,81 @@ fn a_large_set_is_drawn_from_its_index_by_weight_and_seed() {
     );
 }
 
+/// A set like [`write_set`]'s without weights, but for target `at`, which
+/// weighs 2.
+fn write_late_weight(path: &Path, port: u16, at: usize, targets: usize) -> u64 {
+    let mut f = BufWriter::new(std::fs::File::create(path).unwrap());
+    let pad = "x".repeat(PAD);
+    for i in 0..targets {
+        let weight = if i == at { "# @weight 2\n" } else { "" };
+        writeln!(
+            f,
+            "# @name n{}\n{weight}GET http://127.0.0.1:{port}/a.html?i={i}\nX-Pad: {pad}\n",
+            i % 4
+        )
+        .unwrap();
+    }
+    f.flush().unwrap();
+    std::fs::metadata(path).unwrap().len()
+}
+
+/// No `--order`: a large set whose targets carry weights is drawn by
+/// them (indexed, as `--order weighted` is); one whose first targets
+/// carry none is sent in file order, and a weight deep in it ends the
+/// run with its `FILE:LINE`, exit 2, instead of going unused.
+#[test]
+fn a_large_set_without_an_order_is_drawn_by_its_weights() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(ng) = nginx(dir.path()) else {
+        return;
+    };
+    let port = ng.ports()[0];
+    let file = dir.path().join("big.txt");
+    let targets = 6000;
+    assert!(write_set(&file, port, None, targets) > 16 << 20);
+    let path = file.display().to_string();
+    let args = ["--format", "json", "--targets", &path, "--seed", "3"];
+    let load = ["-k", "-c", "4", "-n", "4000"];
+    let (code, out, err, _) = run_measured(&[&args[..], &load[..]].concat());
+    assert_eq!(code, 0, "{err}");
+    let r: HttpReport = serde_json::from_str(&out).unwrap();
+    assert_eq!(r.complete_requests, 4000, "{:?}", r.errors);
+    assert_eq!(r.set.as_ref().unwrap().order, "weighted");
+    let by_name = logged(dir.path(), &ng, 4000);
+    let mut drawn = [0u64; 4];
+    for (request, n) in by_name.iter().filter(|(k, _)| k.contains("?i=")) {
+        let i: usize = request
+            .split("?i=")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        drawn[i % 4] += n;
+    }
+    // Name n{k} weighs k + 1 of 10, counted by nginx.
+    for (k, n) in drawn.iter().enumerate() {
+        let share = *n as f64 / 4000.0;
+        assert!((share - (k as f64 + 1.0) / 10.0).abs() < 0.03, "{drawn:?}");
+    }
+
+    let late = dir.path().join("late.txt");
+    let at = targets - 10;
+    assert!(write_late_weight(&late, port, at, targets) > 16 << 20);
+    let late = late.display().to_string();
+    let (code, _, err, _) = run_measured(&["--targets", &late, "-k", "-c", "2"]);
+    assert_eq!(code, 2, "{err}");
+    let line = at * 4 + 3;
+    assert!(
+        err.contains(&format!("{late}:{line}: a weight after the first 256 KiB")),
+        "{err}"
+    );
+    assert!(err.contains("--order weighted"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
 #[test]
 fn a_large_set_streams_over_http2_file_order_and_drawn() {
     let dir = tempfile::tempdir().unwrap();
@@ -288,7 +374,8 @@ fn a_large_set_streams_over_http2_file_order_and_drawn() {
     // Once through in file order: every target exactly once, over
     // connections nginx closes every 1000 requests (GOAWAY: the streams it
     // refused are sent again from their chunks).
-    let (code, out, err, rss) = run_measured(&[&h2[..], &["--targets", &path]].concat());
+    let file_order = ["--targets", &path, "--order", "round-robin"];
+    let (code, out, err, rss) = run_measured(&[&h2[..], &file_order[..]].concat());
     assert_eq!(code, 0, "{err}");
     let r: HttpReport = serde_json::from_str(&out).unwrap();
     assert_eq!(
@@ -352,7 +439,17 @@ fn a_large_set_on_standard_input_streams_before_it_ends() {
     // All but the last target written, standard input kept open: requests
     // go out (nginx logs them) while kurabe is still reading it.
     let mut child = spawn(
-        &["--format", "json", "--targets", "-", "-k", "-c", "4"],
+        &[
+            "--format",
+            "json",
+            "--targets",
+            "-",
+            "--order",
+            "round-robin",
+            "-k",
+            "-c",
+            "4",
+        ],
         Stdio::piped(),
     );
     let mut stdin = child.stdin.take().unwrap();

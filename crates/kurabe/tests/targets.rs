@@ -82,8 +82,19 @@ fn a_set_reaches_nginx_in_order_with_names_weights_and_stdin() {
     let file = write(dir.path(), "set.txt", &set(h1));
     let mut total = 0;
 
-    // Round-robin, keep-alive, closed model: each target a third of the time.
-    let r = http_json(&["--targets", &file, "-k", "-c", "3", "-n", "300"]);
+    // Round-robin (asked for: the set carries weights), keep-alive,
+    // closed model: each target a third of the time.
+    let r = http_json(&[
+        "--targets",
+        &file,
+        "--order",
+        "round-robin",
+        "-k",
+        "-c",
+        "3",
+        "-n",
+        "300",
+    ]);
     assert_eq!(
         (r.complete_requests, r.failed_requests),
         (300, 0),
@@ -202,6 +213,8 @@ fn a_set_reaches_nginx_in_order_with_names_weights_and_stdin() {
     let r = http_json(&[
         "--targets",
         &h2file,
+        "--order",
+        "round-robin",
         "--http2",
         "--streams",
         "4",
@@ -222,6 +235,52 @@ fn a_set_reaches_nginx_in_order_with_names_weights_and_stdin() {
     assert_eq!(count(&log, "GET /a.html HTTP/2.0"), 30, "{log:?}");
     assert_eq!(count(&log, "GET /b.html HTTP/2.0"), 30, "{log:?}");
     assert_eq!(count(&log, "HEAD /c.html HTTP/2.0"), 30, "{log:?}");
+}
+
+/// A set that carries weights, sent without `--order`, is drawn by them
+/// (3:1 here; before, it went round-robin, 200:200, the weights unused),
+/// as nginx's access log counts; `--order round-robin` still sends it in
+/// file order, and a set without weights goes round-robin as before.
+#[test]
+fn a_set_with_weights_is_drawn_by_them_unless_an_order_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(ng) = nginx(dir.path()) else {
+        return;
+    };
+    let port = ng.ports()[0];
+    let weighted = write(
+        dir.path(),
+        "weighted.txt",
+        &format!("# @weight 3\nGET http://127.0.0.1:{port}/a.html\n\n# @weight 1\nGET http://127.0.0.1:{port}/b.html\n"),
+    );
+    let plain = write(
+        dir.path(),
+        "plain.txt",
+        &format!("GET http://127.0.0.1:{port}/a.html\n\nGET http://127.0.0.1:{port}/b.html\n"),
+    );
+    let load = ["-k", "-c", "2", "--threads", "1", "-n", "400"];
+    let (mut total, mut before) = (0, BTreeMap::new());
+    let mut run = |file: &str, order: &[&str]| {
+        let r = http_json(&[&["--targets", file], order, &load[..]].concat());
+        assert_eq!(r.complete_requests, 400, "{:?}", r.errors);
+        total += 400;
+        let now = logged(dir.path(), &ng, total);
+        let sent = |page: &str| {
+            let key = format!("GET /{page}.html HTTP/1.1");
+            count(&now, &key) - count(&before, &key)
+        };
+        let got = (sent("a"), sent("b"), r.set.unwrap().order);
+        before = now;
+        got
+    };
+    let (a, b, order) = run(&weighted, &[]);
+    assert_eq!((a + b, order.as_str()), (400, "weighted"));
+    // 400 draws of p = 3/4: 300 ± 8.7 (one standard deviation).
+    assert!((255..=345).contains(&a), "{a}:{b}");
+    let (a, b, order) = run(&weighted, &["--order", "round-robin"]);
+    assert_eq!((a, b, order.as_str()), (200, 200, "round-robin"));
+    let (a, b, order) = run(&plain, &[]);
+    assert_eq!((a, b, order.as_str()), (200, 200, "round-robin"));
 }
 
 #[test]

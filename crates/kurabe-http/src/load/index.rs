@@ -115,7 +115,7 @@ impl Index {
             let Some(def) = r.next() else {
                 break;
             };
-            ix.add(offset, line, def?.weight);
+            ix.add(offset, line, def?.weight.unwrap_or(1));
         }
         Ok(ix.finish())
     }
@@ -205,7 +205,7 @@ impl Draw {
         for def in r.take(EVERY as usize) {
             let def = def.map_err(|e| e.to_string())?;
             let w = if of.weighted {
-                u64::from(def.weight.max(1))
+                u64::from(def.weight.unwrap_or(1).max(1))
             } else {
                 1
             };

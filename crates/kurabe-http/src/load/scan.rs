@@ -400,7 +400,7 @@ mod tests {
                 return out;
             };
             out.push([offset, line, out.len() as u64, w]);
-            w += u64::from(def.unwrap().weight.max(1));
+            w += u64::from(def.unwrap().weight.unwrap_or(1).max(1));
         }
     }
 

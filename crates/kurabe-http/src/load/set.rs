@@ -8,7 +8,9 @@
 //! files, the rules a set must keep (not empty, every target on the first
 //! one's scheme, host and port: the engine connects to one address) and
 //! tagging each target with its name and checks ([`Labels::tag`]: its
-//! `# @name`, else its URL, its method first when not GET). Errors are
+//! `# @name`, else its URL, its method first when not GET), and the
+//! order it is sent in (the one given, else `weighted` when a target
+//! carries a weight, else `round-robin`). Errors are
 //! one line: `FILE:LINE: …` for a target, the setting's name (flag or
 //! plan key) for the rest. Must not fetch anything.
 //!
@@ -20,7 +22,10 @@
 //! on ends the run with its `FILE:LINE: …` when the feeder reaches it),
 //! drawn from its [`index`] (built by a fast scan before the run, each
 //! draw parsing what it reads, so a bad line ends the run likewise when a
-//! draw reaches it) in the weighted and random orders.
+//! draw reaches it) in the weighted and random orders. Without an order,
+//! a streamed set is drawn by weight when its first targets carry one;
+//! when they do not, it is sent in file order and a weight further on
+//! ends the run like a bad line (it would go unused).
 
 use std::io::BufRead;
 use std::path::Path;
@@ -50,11 +55,10 @@ pub(crate) fn read(
         (_, Some(_)) => "-".to_owned(),
     };
     let format = spec.targets_format.unwrap_or_default();
-    let order = spec.order.unwrap_or_default();
     let head = SetHead {
         source,
         format,
-        order,
+        order: spec.order,
         seed: spec.seed.unwrap_or_else(draw_seed),
     };
     if let Some(path) = streamed_file(spec) {
@@ -66,8 +70,10 @@ pub(crate) fn read(
         (Some(path), None) => collect(Reader::new(open(path, n)?, parser(format), source))?,
         (None, None) => unreachable!("checked above"),
     };
+    let weighted = defs.iter().any(|d| d.weight.is_some());
     let targets = build(defs, source, base.as_ref(), extra, labels)?;
-    Ok(Some(head.into_set(targets, None)))
+    let order = head.order_of(weighted);
+    Ok(Some(head.into_set(targets, order, None)))
 }
 
 /// What [`read`] checks before it reads a byte of the set, so a caller
@@ -205,6 +211,10 @@ struct Resolver {
     extra: Vec<(String, String)>,
     /// The body file read last (a set often names one for every target).
     last_body: Option<(std::path::PathBuf, Vec<u8>)>,
+    /// The set is sent in file order because no order was given and its
+    /// first targets carry no weight: a target that carries one is an
+    /// error (its weight would go unused).
+    no_weights: bool,
 }
 
 impl Resolver {
@@ -225,12 +235,19 @@ impl Resolver {
             origin,
             extra: extra.to_vec(),
             last_body: None,
+            no_weights: false,
         })
     }
 
     /// One target, resolved and tagged.
     fn one(&mut self, d: TargetDef, labels: &mut Labels) -> Result<SetTarget, SpecError> {
         let (source, origin) = (&self.source, &self.origin);
+        if self.no_weights && d.weight.is_some() {
+            return Err(at(source, d.line, format!(
+                "a weight after the first {} KiB of a large set sent without an order, in file order: give --order weighted (a plan's order = \"weighted\") to draw by weight, or --order round-robin to send the file's order",
+                FIRST_BYTES / 1024
+            )));
+        }
         let mut target = Target::parse(&d.url).map_err(|e| at(source, d.line, e.to_string()))?;
         if self.rebase {
             target = Target {
@@ -261,7 +278,7 @@ impl Resolver {
             headers,
             body,
             tag,
-            weight: d.weight,
+            weight: d.weight.unwrap_or(1),
             checks: d.checks,
         })
     }
@@ -332,9 +349,13 @@ fn stream(
     extra: &[(String, String)],
     labels: &mut Labels,
 ) -> Result<RequestSet, SpecError> {
-    let (first, resolver) = first_targets(path, &head, base, extra, labels)?;
+    let (first, mut resolver, weighted) = first_targets(path, &head, base, extra, labels)?;
     let format = parser(head.format);
-    let stream: std::sync::Arc<dyn Stream> = match head.order {
+    let order = head.order_of(weighted);
+    // No order given and no weight among the first targets: file order,
+    // and a weight further on must not go unused in silence.
+    resolver.no_weights = head.order.is_none() && !weighted;
+    let stream: std::sync::Arc<dyn Stream> = match order {
         Order::Sequential | Order::RoundRobin => std::sync::Arc::new(FileStream {
             path: path.to_owned(),
             format,
@@ -346,14 +367,14 @@ fn stream(
                 path: path.to_owned(),
                 format,
                 source: head.source.clone(),
-                weighted: head.order == Order::Weighted,
+                weighted: order == Order::Weighted,
                 seed: head.seed,
                 passes: Default::default(),
             }),
             resolver,
         }),
     };
-    Ok(head.into_set(vec![first], Some(Streamed(stream))))
+    Ok(head.into_set(vec![first], order, Some(Streamed(stream))))
 }
 
 /// The index of the targets file at `path` (its fast scan), kept for
@@ -424,26 +445,28 @@ fn open_file(path: &Path) -> Result<std::fs::File, SpecError> {
 }
 
 /// A streamed set's first targets (about [`FIRST_BYTES`] of them), read,
-/// resolved and tagged: the first one, and the resolver of the rest.
+/// resolved and tagged: the first one, the resolver of the rest, and
+/// whether any of them carries a weight.
 fn first_targets(
     path: &Path,
     head: &SetHead,
     base: Option<&Target>,
     extra: &[(String, String)],
     labels: &mut Labels,
-) -> Result<(SetTarget, Resolver), SpecError> {
+) -> Result<(SetTarget, Resolver, bool), SpecError> {
     let file = open_targets(path)?;
     let mut reader = Reader::new(
         std::io::BufReader::new(file),
         parser(head.format),
         &head.source,
     );
-    let (mut resolver, mut first, mut bytes) = (None, None, 0);
+    let (mut resolver, mut first, mut bytes, mut weighted) = (None, None, 0, false);
     while bytes < FIRST_BYTES {
         let Some(def) = reader.next() else {
             break;
         };
         let def = def.map_err(|e| SpecError::Invalid(e.to_string()))?;
+        weighted |= def.weight.is_some();
         let r = match &mut resolver {
             Some(r) => r,
             None => resolver.insert(Resolver::new(&def, &head.source, base, extra)?),
@@ -458,7 +481,7 @@ fn first_targets(
         first.get_or_insert(t);
     }
     match (first, resolver) {
-        (Some(first), Some(resolver)) => Ok((first, resolver)),
+        (Some(first), Some(resolver)) => Ok((first, resolver, weighted)),
         _ => Err(empty_set(&head.source)),
     }
 }
@@ -473,15 +496,32 @@ fn empty_set(source: &str) -> SpecError {
 struct SetHead {
     source: String,
     format: TargetsFormat,
-    order: Order,
+    /// The order given (`--order`, a plan's `order`), if one was.
+    order: Option<Order>,
     seed: u64,
 }
 
 impl SetHead {
-    fn into_set(self, targets: Vec<SetTarget>, stream: Option<Streamed>) -> RequestSet {
+    /// The order the set is sent in: the one given, else `weighted` when
+    /// a target carries a weight (`weighted`: one of those read does),
+    /// else `round-robin`.
+    fn order_of(&self, weighted: bool) -> Order {
+        match (self.order, weighted) {
+            (Some(order), _) => order,
+            (None, true) => Order::Weighted,
+            (None, false) => Order::RoundRobin,
+        }
+    }
+
+    fn into_set(
+        self,
+        targets: Vec<SetTarget>,
+        order: Order,
+        stream: Option<Streamed>,
+    ) -> RequestSet {
         RequestSet {
             targets,
-            order: self.order,
+            order,
             seed: self.seed,
             source: self.source,
             format: self.format,

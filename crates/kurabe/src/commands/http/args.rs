@@ -58,7 +58,7 @@ pub struct Args {
     /// Send a request set given as one URL a line, GET (oha's --urls-from-file), '-' for standard input.
     #[arg(long, value_name = "FILE")]
     pub urls_from_file: Option<PathBuf>,
-    /// Which target of the set each request sends: round-robin (the set in order, again and again; each client thread starts at its own place), sequential (in order over all connections), random, or weighted (by '# @weight') [default: round-robin].
+    /// Which target of the set each request sends: round-robin (the set in order, again and again; each client thread starts at its own place), sequential (in order over all connections), random, or weighted (by '# @weight') [default: weighted when a target carries a weight, else round-robin].
     #[arg(long, value_parser = PossibleValuesParser::new(["weighted", "round-robin", "random", "sequential"]).map(|o| Order::parse(&o).unwrap_or_default()))]
     pub order: Option<Order>,
     /// Seed of --order random and weighted, so a run's draws can be repeated [default: drawn, and recorded in the result].
