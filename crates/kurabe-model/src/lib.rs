@@ -28,6 +28,7 @@ pub mod recorded;
 pub mod replay;
 pub mod run_detail;
 pub mod run_status;
+pub mod saved;
 pub mod schema;
 pub mod schema_files;
 pub mod series;

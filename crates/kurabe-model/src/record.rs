@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::host::HostFacts;
 pub use crate::run_status::RunStatus;
+pub use crate::saved::SavedRecord;
 
 /// Version of the export format.
 pub const EXPORT_VERSION: u32 = 1;
@@ -475,25 +476,79 @@ impl ResultKind {
 
 /// A saved single result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "SavedResultJson", from = "SavedResultJson")]
 pub struct SavedResult {
     /// Id in this store.
     pub id: ResultId,
-    /// Which command produced it.
-    pub kind: ResultKind,
     /// Label given when saving (default: what was measured, e.g. the URL).
     pub label: String,
     /// The machine it was measured on.
-    #[schemars(required, transform = crate::schema::nullable)]
     pub host: Option<HostFacts>,
     /// When it was saved, RFC 3339 UTC.
-    #[schemars(transform = crate::schema::rfc3339)]
     pub created_at: String,
+    /// The command's record, as it prints with `--format json`; its
+    /// variant is the result's kind.
+    pub record: SavedRecord,
+    /// Code version and cgroup limits (schema 4 on; empty before).
+    pub origin: Origin,
+}
+
+impl SavedResult {
+    /// Which command produced it.
+    pub fn kind(&self) -> ResultKind {
+        self.record.kind()
+    }
+}
+
+/// A [`SavedResult`] in JSON (exports, `results show`): the kind beside
+/// the record, the record untagged as the command printed it.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+struct SavedResultJson {
+    /// Id in this store.
+    id: ResultId,
+    /// Which command produced it.
+    kind: ResultKind,
+    /// Label given when saving (default: what was measured, e.g. the URL).
+    label: String,
+    /// The machine it was measured on.
+    #[schemars(required, transform = crate::schema::nullable)]
+    host: Option<HostFacts>,
+    /// When it was saved, RFC 3339 UTC.
+    #[schemars(transform = crate::schema::rfc3339)]
+    created_at: String,
     /// The command's JSON record, as it prints with `--format json`.
-    pub record: serde_json::Value,
+    record: serde_json::Value,
     /// Code version and cgroup limits (schema 4 on; empty before).
     #[serde(default)]
-    pub origin: Origin,
+    origin: Origin,
+}
+
+impl From<SavedResult> for SavedResultJson {
+    fn from(r: SavedResult) -> Self {
+        SavedResultJson {
+            id: r.id,
+            kind: r.kind(),
+            label: r.label,
+            host: r.host,
+            created_at: r.created_at,
+            record: r.record.to_value(),
+            origin: r.origin,
+        }
+    }
+}
+
+impl From<SavedResultJson> for SavedResult {
+    fn from(r: SavedResultJson) -> Self {
+        SavedResult {
+            id: r.id,
+            label: r.label,
+            host: r.host,
+            created_at: r.created_at,
+            record: SavedRecord::read(r.kind, r.record),
+            origin: r.origin,
+        }
+    }
 }
 
 /// Anything the store holds.

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use kurabe_model::experiment::{
     ComparedEntry, ComparisonRow, EntryComparison, ExperimentReport, MetricReport, WorkloadReport,
 };
-use kurabe_model::record::Entry;
+use kurabe_model::record::{Entry, SavedRecord};
 use kurabe_model::stats::{compare_metric, metric, Direction, Summary, Unit, DEFAULT_NOISE_BAND};
 use kurabe_model::SCHEMA_VERSION;
 
@@ -59,7 +59,7 @@ fn side(e: &Entry) -> ComparedEntry {
         },
         Entry::Result(r) => ComparedEntry {
             id: r.id.to_string(),
-            kind: r.kind.as_str().into(),
+            kind: r.kind().as_str().into(),
             name: r.label.clone(),
             hostname: r.host.as_ref().map(|h| h.hostname.clone()),
             arch: r.host.as_ref().map(|h| h.arch.clone()),
@@ -79,7 +79,7 @@ pub fn compare_entries(
         (Entry::Experiment(x), Entry::Experiment(y)) => {
             experiment_rows(&experiment_report(x), &experiment_report(y))
         }
-        (Entry::Result(x), Entry::Result(y)) if x.kind == y.kind => {
+        (Entry::Result(x), Entry::Result(y)) if x.kind() == y.kind() => {
             result_rows(&x.record, &y.record)
         }
         _ => {
@@ -113,10 +113,8 @@ pub fn compare_entries(
 }
 
 /// A row per numeric field both saved records have (as `a.b.c` paths).
-fn result_rows(a: &serde_json::Value, b: &serde_json::Value) -> Vec<ComparisonRow> {
-    let (mut fa, mut fb) = (Vec::new(), Vec::new());
-    flatten("", a, &mut fa);
-    flatten("", b, &mut fb);
+fn result_rows(a: &SavedRecord, b: &SavedRecord) -> Vec<ComparisonRow> {
+    let (fa, fb) = (record_fields(a), record_fields(b));
     fa.iter()
         .filter_map(|(k, va)| {
             let vb = fb.iter().find(|(kb, _)| kb == k)?.1;
@@ -144,9 +142,18 @@ fn leaf(key: &str) -> &str {
     key.rsplit([' ', '.']).next().unwrap_or(key)
 }
 
+/// The numeric fields of a saved record, named by their `a.b.c` paths
+/// in its JSON ([`flatten`]): what `results compare` compares and a
+/// saved result's history follows.
+pub(crate) fn record_fields(record: &SavedRecord) -> Vec<(String, f64)> {
+    let mut fields = Vec::new();
+    flatten("", &record.to_value(), &mut fields);
+    fields
+}
+
 /// Numeric leaves of a JSON record as `a.b.c` paths; the schema version,
 /// process ids and anonymous arrays are left out.
-pub(crate) fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, f64)>) {
     match v {
         serde_json::Value::Object(map) => {
             for (k, x) in map {
@@ -437,16 +444,18 @@ mod tests {
     fn mem(id: i64, used: f64) -> Entry {
         Entry::Result(SavedResult {
             id: ResultId(id),
-            kind: ResultKind::Mem,
             label: "after boot".into(),
             host: None,
             created_at: "2026-11-29T20:00:00.000Z".into(),
             origin: Default::default(),
-            record: serde_json::json!({
-                "schema_version": 1, "host": "vps",
-                "total_bytes": 1_000_000, "used_bytes": used, "top": [{"pss_bytes": 5}],
-                "runs": [{"copies": 1, "tests": [{"id": "dhry2reg", "index": used / 1000.0, "passes": [{"rate": 1}]}]}],
-            }),
+            record: SavedRecord::read(
+                ResultKind::Mem,
+                serde_json::json!({
+                    "schema_version": 1, "host": "vps",
+                    "total_bytes": 1_000_000, "used_bytes": used, "top": [{"pss_bytes": 5}],
+                    "runs": [{"copies": 1, "tests": [{"id": "dhry2reg", "index": used / 1000.0, "passes": [{"rate": 1}]}]}],
+                }),
+            ),
         })
     }
 
@@ -482,12 +491,14 @@ mod tests {
             .collect();
         Entry::Result(SavedResult {
             id: ResultId(id),
-            kind: ResultKind::Mem,
             label: "after boot".into(),
             host: None,
             created_at: "2026-11-29T20:00:00.000Z".into(),
             origin: Default::default(),
-            record: serde_json::json!({"schema_version": 1, "used_bytes": 100, "top_processes": top}),
+            record: SavedRecord::read(
+                ResultKind::Mem,
+                serde_json::json!({"schema_version": 1, "used_bytes": 100, "top_processes": top}),
+            ),
         })
     }
 

@@ -82,7 +82,7 @@ pub fn write_entry(entry: &Entry, colour: bool, out: &mut dyn Write) -> io::Resu
 
 fn write_result(r: &SavedResult, out: &mut dyn Write) -> io::Result<()> {
     let label = escape::terminal(&r.label);
-    writeln!(out, "{} · {} result · {label}", r.id, r.kind.as_str())?;
+    writeln!(out, "{} · {} result · {label}", r.id, r.kind().as_str())?;
     writeln!(out, "saved {}", r.created_at)?;
     if let Some(h) = &r.host {
         writeln!(
@@ -92,5 +92,5 @@ fn write_result(r: &SavedResult, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(out)?;
-    crate::Render::render(&crate::Json, &r.record, out)
+    crate::Render::render(&crate::Json, &r.record.to_value(), out)
 }

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use kurabe_model::host::HostFacts;
-use kurabe_model::record::{Entry, Experiment, ExperimentId, Origin, ResultId, ResultKind};
+use kurabe_model::record::{Entry, Experiment, ExperimentId, Origin, ResultId, SavedRecord};
 
 use crate::{EntryId, Location, Store, StoreError};
 
@@ -34,9 +34,6 @@ pub enum AccessError {
     /// The store itself failed.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// A record that does not turn into JSON.
-    #[error("cannot serialise the result")]
-    Serialise(#[source] serde_json::Error),
     /// The private directory of an unsaved run's store could not be made.
     #[error(transparent)]
     Scratch(#[from] std::io::Error),
@@ -118,27 +115,13 @@ pub struct MeasuredOn {
 /// results save`) to the store at `flag` (default when `None`), with the
 /// machine's facts and the code measured `on`.
 pub fn save_result(
-    kind: ResultKind,
     label: &str,
-    record: &serde_json::Value,
+    record: &SavedRecord,
     flag: Option<&Path>,
     on: &MeasuredOn,
 ) -> Result<ResultId, StoreError> {
     let mut store = open_or_create(flag)?;
-    store.save_result(kind, label, &on.host, &on.origin, record)
-}
-
-/// Save a command's record (`--save`) as [`save_result`] does, turned
-/// into JSON first.
-pub fn save_record(
-    kind: ResultKind,
-    label: &str,
-    record: &impl serde::Serialize,
-    flag: Option<&Path>,
-    on: &MeasuredOn,
-) -> Result<ResultId, AccessError> {
-    let value = serde_json::to_value(record).map_err(AccessError::Serialise)?;
-    Ok(save_result(kind, label, &value, flag, on)?)
+    store.save_result(label, &on.host, &on.origin, record)
 }
 
 /// The experiment a run just recorded, as stored.

@@ -42,8 +42,8 @@ pub use error::StoreError;
 pub use kurabe_model::record::{
     host_fingerprint, CgroupLimits, Entry, EntryId, Experiment, ExperimentId, ExperimentStatus,
     Export, HostFacts, HttpRun, ListEntry, MetricValue, NewExperiment, Origin, ResultId,
-    ResultKind, Revision, RunRecord, RunStatus, SavedResult, StoredRun, Writer, EXPORT_FORMAT,
-    EXPORT_VERSION,
+    ResultKind, Revision, RunRecord, RunStatus, SavedRecord, SavedResult, StoredRun, Writer,
+    EXPORT_FORMAT, EXPORT_VERSION,
 };
 pub use kurabe_model::run_detail::RunDetail;
 pub use time::rfc3339;
@@ -304,20 +304,19 @@ impl Store {
         Ok(())
     }
 
-    /// Save a single result (`kurabe http --save` …): its kind, a label,
-    /// the machine and code it measured, and its JSON record.
+    /// Save a single result (`kurabe http --save` …): a label, the
+    /// machine and code it measured, and its record (of its kind).
     pub fn save_result(
         &mut self,
-        kind: ResultKind,
         label: &str,
         host: &HostFacts,
         origin: &Origin,
-        record: &serde_json::Value,
+        record: &SavedRecord,
     ) -> Result<ResultId, StoreError> {
         let now = rfc3339(SystemTime::now());
         self.conn.borrow_mut().tx(|c| {
             let host = upsert_host(c, host)?;
-            insert_result(c, kind, label, Some(host), origin, &now, record)
+            insert_result(c, label, Some(host), origin, &now, record)
         })
     }
 
@@ -403,7 +402,7 @@ impl Store {
                     name: r.text(2)?,
                     hostname: r.opt_text(3)?,
                     created_at: r.text(4)?,
-                    status: Some(result_status(&r.text(5)?)),
+                    status: Some(result_status(&r.text(1)?, &r.text(5)?)),
                     runs: 0,
                     failed_runs: 0,
                 })
@@ -500,8 +499,7 @@ impl Store {
                     Entry::Result(r) => {
                         let host = r.host.as_ref().map(|h| upsert_host(c, h)).transpose()?;
                         let (label, origin) = (&r.label, &r.origin);
-                        insert_result(c, r.kind, label, host, origin, &r.created_at, &r.record)?
-                            .into()
+                        insert_result(c, label, host, origin, &r.created_at, &r.record)?.into()
                     }
                 });
             }
@@ -635,12 +633,13 @@ impl Store {
         let host_id = r.opt_i64(2)?;
         Ok(SavedResult {
             id,
-            // The CHECK constraint only admits known kinds.
-            kind: ResultKind::parse(&r.text(0)?).unwrap_or(ResultKind::Http),
             label: r.text(1)?,
             host: host_id.map(|h| self.host(h)).transpose()?,
             created_at: r.text(3)?,
-            record: parse_json(&r.text(4)?, "result record")?,
+            record: SavedRecord::read(
+                result_kind(&r.text(0)?),
+                parse_json(&r.text(4)?, "result record")?,
+            ),
             origin: origin_from(&r, 5)?,
         })
     }
@@ -877,28 +876,28 @@ fn insert_metrics(c: &mut Conn, run_id: i64, metrics: &[MetricValue]) -> Result<
 /// A saved result's status: `interrupted` when its record says so (Ctrl-C
 /// during `kurabe http --save` …), else `complete`. Saved results are
 /// written whole, in one transaction, so nothing in between exists.
-fn result_status(record_json: &str) -> ExperimentStatus {
-    #[derive(serde::Deserialize)]
-    struct Flag {
-        #[serde(default)]
-        interrupted: bool,
+fn result_status(kind: &str, record_json: &str) -> ExperimentStatus {
+    let record = serde_json::from_str(record_json).unwrap_or_default();
+    match SavedRecord::read(result_kind(kind), record).interrupted() {
+        true => ExperimentStatus::Interrupted,
+        false => ExperimentStatus::Complete,
     }
-    match serde_json::from_str::<Flag>(record_json) {
-        Ok(Flag { interrupted: true }) => ExperimentStatus::Interrupted,
-        _ => ExperimentStatus::Complete,
-    }
+}
+
+/// The kind a result row names; the CHECK constraint only admits known kinds.
+fn result_kind(word: &str) -> ResultKind {
+    ResultKind::parse(word).unwrap_or(ResultKind::Http)
 }
 
 fn insert_result(
     c: &mut Conn,
-    kind: ResultKind,
     label: &str,
     host: Option<i64>,
     origin: &Origin,
     created_at: &str,
-    record: &serde_json::Value,
+    record: &SavedRecord,
 ) -> Result<ResultId, StoreError> {
-    let record = record.to_string();
+    let (kind, record) = (record.kind(), record.to_value().to_string());
     let fingerprint = host
         .map(|h| host_by_id(c, h))
         .transpose()?

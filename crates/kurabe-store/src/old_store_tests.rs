@@ -84,11 +84,10 @@ fn an_sqlite_store_made_by_main_migrates_without_losing_rows() {
     let listed = store.list().unwrap().len();
     let id = store
         .save_result(
-            ResultKind::Mem,
             "after migration",
             &new_host(),
             &Origin::default(),
-            &serde_json::json!({}),
+            &SavedRecord::read(ResultKind::Mem, serde_json::json!({})),
         )
         .unwrap();
     assert_eq!(store.list().unwrap().len(), listed + 1);
@@ -221,11 +220,10 @@ fn migrates_keeping_rows(fx: &PgFixture) {
     let listed = store.list().unwrap().len();
     store
         .save_result(
-            ResultKind::Mem,
             "after migration",
             &new_host(),
             &Origin::default(),
-            &serde_json::json!({}),
+            &SavedRecord::read(ResultKind::Mem, serde_json::json!({})),
         )
         .unwrap();
     assert_eq!(store.list().unwrap().len(), listed + 1);

@@ -314,18 +314,17 @@ fn saved_results_list_and_delete_with_cascade() {
         let record = serde_json::json!({ "schema_version": 1, "requests_per_second": 1234.5 });
         let r = store
             .save_result(
-                ResultKind::Http,
                 "http://127.0.0.1:8080/",
                 &host(),
                 &Origin::default(),
-                &record,
+                &SavedRecord::read(ResultKind::Http, record.clone()),
             )
             .unwrap();
         let Entry::Result(saved) = store.get(r.into()).unwrap() else {
             panic!("expected a result")
         };
         assert_eq!(
-            (saved.kind, saved.record.clone()),
+            (saved.kind(), saved.record.to_value()),
             (ResultKind::Http, record)
         );
         let kinds: Vec<String> = store.list().unwrap().into_iter().map(|l| l.kind).collect();
@@ -357,22 +356,23 @@ fn export_then_import_into_another_store() {
         a.finish_experiment(e, ExperimentStatus::Complete).unwrap();
         let r = a
             .save_result(
-                ResultKind::Unixbench,
                 "vps-32",
                 &host(),
                 &Origin::default(),
-                &serde_json::json!({ "index": 1078.7 }),
+                &SavedRecord::read(
+                    ResultKind::Unixbench,
+                    serde_json::json!({ "index": 1078.7 }),
+                ),
             )
             .unwrap();
         let json = a.export_json(&[e.into(), r.into()]).unwrap();
 
         let mut b = fx.open("b.db");
         b.save_result(
-            ResultKind::Mem,
             "pad",
             &host(),
             &Origin::default(),
-            &serde_json::json!({}),
+            &SavedRecord::read(ResultKind::Mem, serde_json::json!({})),
         )
         .unwrap(); // shift the ids
         let ids = b.import_json(&json).unwrap();
@@ -456,11 +456,10 @@ fn migrates_an_older_store_and_reopening_is_idempotent() {
         );
         store
             .save_result(
-                ResultKind::System,
                 "after migration",
                 &host(),
                 &Origin::default(),
-                &serde_json::json!({}),
+                &SavedRecord::read(ResultKind::System, serde_json::json!({})),
             )
             .unwrap();
         drop(store);
@@ -566,11 +565,13 @@ fn concurrent_writers_wait_for_each_other() {
                             saved.push(
                                 store
                                     .save_result(
-                                        ResultKind::Http,
                                         "c",
                                         &host(),
                                         &Origin::default(),
-                                        &serde_json::json!({ "w": w }),
+                                        &SavedRecord::read(
+                                            ResultKind::Http,
+                                            serde_json::json!({ "w": w }),
+                                        ),
                                     )
                                     .unwrap(),
                             );
@@ -834,11 +835,10 @@ fn export_output_matches_the_committed_schema() {
         let running = store.begin_experiment(&open).unwrap();
         let saved = store
             .save_result(
-                ResultKind::Watch,
                 "chromium",
                 &host(),
                 &Origin::default(),
-                &serde_json::json!({ "cpu": [1, 2] }),
+                &SavedRecord::read(ResultKind::Watch, serde_json::json!({ "cpu": [1, 2] })),
             )
             .unwrap();
 
@@ -953,11 +953,10 @@ fn origin_and_fingerprint_round_trip_and_plans_list_in_start_order() {
         assert!(store.experiments_named("nope").unwrap().is_empty());
         let r = store
             .save_result(
-                ResultKind::Mem,
                 "m",
                 &host(),
                 &origin,
-                &serde_json::json!({}),
+                &SavedRecord::read(ResultKind::Mem, serde_json::json!({})),
             )
             .unwrap();
         let Entry::Result(saved) = store.get(r.into()).unwrap() else {

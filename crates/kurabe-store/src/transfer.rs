@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::access::{open_existing, parse_ids, AccessError, MeasuredOn};
 use crate::{Entry, EntryId, Location, Store};
-use kurabe_model::record::{ResultId, ResultKind};
+use kurabe_model::record::{ResultId, ResultKind, SavedRecord};
 
 /// Why a transfer did not happen (or, for a copy, did not check out).
 #[derive(Debug, thiserror::Error)]
@@ -208,9 +208,8 @@ pub fn save_file(
 ) -> Result<ResultId, TransferError> {
     let record = read_record(file)?;
     let label = label.unwrap_or_else(|| format!("{} on {}", kind.as_str(), on.host.hostname));
-    Ok(crate::access::save_result(
-        kind, &label, &record, store, on,
-    )?)
+    let record = SavedRecord::read(kind, record);
+    Ok(crate::access::save_result(&label, &record, store, on)?)
 }
 
 /// The JSON object `kurabe results save` stores, from a file or stdin (`-`).

@@ -10,9 +10,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use kurabe_model::record::ResultKind;
+use kurabe_model::record::SavedRecord;
 use kurabe_report::Format;
-use serde::Serialize;
 
 /// The one duration grammar of flags and plans ("2", "2s", "500ms",
 /// "1m30s"; a bare number is seconds), defined in `kurabe-model`.
@@ -163,12 +162,12 @@ impl SaveArgs {
         Ok(())
     }
 
-    /// Save `record` when `--save` was given; `default_label` when no label was.
+    /// Save the record `record` makes when `--save` was given;
+    /// `default_label` when no label was.
     pub fn save_if_asked(
         &self,
-        kind: ResultKind,
         default_label: &str,
-        record: &impl Serialize,
+        record: impl FnOnce() -> SavedRecord,
     ) -> anyhow::Result<()> {
         let Some(label) = &self.save else {
             return Ok(());
@@ -180,7 +179,7 @@ impl SaveArgs {
             self.store.store.as_deref(),
             measured_here(self.rev.rev.clone()),
         );
-        let id = kurabe_store::access::save_record(kind, label, record, store, &on)
+        let id = kurabe_store::access::save_result(label, &record(), store, &on)
             .context("the report was written, but saving it to the results store failed")?;
         eprintln!("kurabe: saved as {id} ('{label}'); see `kurabe results show {id}`");
         Ok(())

@@ -8,8 +8,8 @@ use kurabe_model::history::{CheckReport, HistoryReport};
 use kurabe_model::stats::Verdict;
 use kurabe_store::{
     Entry, EntryId, Experiment, ExperimentId, ExperimentStatus, Export, HostFacts, MetricValue,
-    Origin, ResultKind, Revision, RunRecord, RunStatus, Store, StoredRun, EXPORT_FORMAT,
-    EXPORT_VERSION,
+    Origin, ResultKind, Revision, RunRecord, RunStatus, SavedRecord, Store, StoredRun,
+    EXPORT_FORMAT, EXPORT_VERSION,
 };
 
 use crate::util::kurabe;
@@ -441,11 +441,10 @@ fn a_saved_result_label_has_a_history() {
         let h = synthetic_host("vps", 1);
         store
             .save_result(
-                ResultKind::Mem,
                 "after boot",
                 &h,
                 &Origin::default(),
-                &record,
+                &SavedRecord::read(ResultKind::Mem, record),
             )
             .unwrap();
     }

@@ -263,8 +263,8 @@ fn old_store_shows_every_run_and_saved_result_as_written() {
         let Entry::Result(r) = serde_json::from_str::<Entry>(&shown).unwrap() else {
             panic!("r{id} is not a saved result");
         };
-        assert_eq!(r.kind, kind, "r{id}");
-        assert!(same_json(&r.record, &raw_result(id)), "r{id}");
+        assert_eq!(r.kind(), kind, "r{id}");
+        assert!(same_json(&r.record.to_value(), &raw_result(id)), "r{id}");
     }
     let http = raw_result(1);
     let text = run(&store, &["results", "show", "r1"]);

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use kurabe_model::history::{CheckReport, HistoryReport};
-use kurabe_store::Entry;
+use kurabe_store::{Entry, ResultKind, SavedRecord};
 use serde_json::Value;
 
 use crate::old_store::same_json;
@@ -252,4 +252,41 @@ fn a_saved_http_result_has_a_history_and_passes_its_threshold() {
         Some(99),
         "a failed threshold exits 99"
     );
+}
+
+/// Every saved result of this store, and of the older `store-v1`, reads
+/// as the typed record of its kind (none is kept as unrecognised JSON),
+/// and writes back as exactly the JSON the file holds.
+#[test]
+fn every_saved_result_reads_as_its_kinds_record() {
+    let v1 = here().join("../store-v1/store.sqlite");
+    for path in [here().join("store.sqlite"), v1] {
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("store.sqlite");
+        std::fs::copy(&path, &copy).unwrap();
+        let store = kurabe_store::Store::open(&copy).unwrap();
+        for id in 1..=5_i64 {
+            let what = format!("{} r{id}", path.display());
+            let Entry::Result(r) = store.get(kurabe_store::ResultId(id).into()).unwrap() else {
+                panic!("{what} is not a saved result");
+            };
+            let kind = match &r.record {
+                SavedRecord::Http(h) => (ResultKind::Http, h.complete_requests > 0),
+                SavedRecord::Watch(w) => (ResultKind::Watch, w.samples > 0),
+                SavedRecord::Mem(m) => (ResultKind::Mem, m.total_bytes > 0),
+                SavedRecord::System(s) => (ResultKind::System, !s.runs.is_empty()),
+                SavedRecord::Unixbench(s) => (ResultKind::Unixbench, !s.runs.is_empty()),
+                SavedRecord::Unrecognised(kind, v) => panic!("{what} ({kind:?}) not typed: {v}"),
+            };
+            assert_eq!(kind, (r.kind(), true), "{what}");
+            let text: String = rusqlite::Connection::open(&path)
+                .unwrap()
+                .query_row("SELECT record_json FROM result WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            let raw: Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(r.record.to_value(), raw, "{what} writes back unchanged");
+        }
+    }
 }

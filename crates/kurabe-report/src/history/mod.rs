@@ -329,9 +329,7 @@ pub fn results_as_experiments(results: &[SavedResult]) -> Vec<Experiment> {
 }
 
 fn result_as_experiment(r: &SavedResult) -> Experiment {
-    let mut fields = Vec::new();
-    crate::entries::flatten("", &r.record, &mut fields);
-    let metrics = fields
+    let metrics = crate::entries::record_fields(&r.record)
         .into_iter()
         .map(|(name, value)| MetricValue {
             name,
@@ -364,7 +362,7 @@ fn result_as_experiment(r: &SavedResult) -> Experiment {
 fn result_run(r: &SavedResult, metrics: Vec<MetricValue>) -> RunRecord {
     RunRecord {
         variant: r.label.clone(),
-        workload: r.kind.as_str().to_owned(),
+        workload: r.kind().as_str().to_owned(),
         round: 0,
         status: RunStatus::Ok,
         error_tail: None,

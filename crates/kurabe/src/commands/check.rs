@@ -13,7 +13,6 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use kurabe_model::history::{CheckReport, WorkloadThresholds};
-use kurabe_model::http::HttpReport;
 use kurabe_model::record::{Entry, Experiment, ResultKind, SavedResult};
 use kurabe_model::threshold::Threshold;
 use kurabe_report::baseline::baseline;
@@ -134,15 +133,17 @@ fn judged(
 /// A saved result's check: its one http record judged.
 fn saved_report(saved: &SavedResult, thresholds: &[Threshold]) -> anyhow::Result<CheckReport> {
     let id = saved.id.to_string();
-    if saved.kind != ResultKind::Http {
-        bail!("{id} is a saved {} result; --threshold judges http load records (a saved kurabe http result, or an experiment)", saved.kind.as_str());
+    let kind = saved.kind();
+    if kind != ResultKind::Http {
+        bail!("{id} is a saved {} result; --threshold judges http load records (a saved kurabe http result, or an experiment)", kind.as_str());
     }
-    let record: HttpReport = serde_json::from_value(saved.record.clone())
-        .map_err(|e| anyhow::anyhow!("{id}: the stored http record does not read ({e})"))?;
+    let Some(record) = saved.record.http() else {
+        bail!("{id}: the stored http record is not one this kurabe reads (written by another version?)");
+    };
     let one = [StoredHttp {
         workload: "http",
         variant: &saved.label,
-        record: &record,
+        record,
     }];
     let judged = judged(thresholds, &one, &id)?;
     Ok(thresholds_report(

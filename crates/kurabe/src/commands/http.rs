@@ -15,7 +15,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context};
 use kurabe_http::client::HeadTrace;
 use kurabe_http::sent_head::sent_head;
-use kurabe_model::record::ResultKind;
+use kurabe_model::record::SavedRecord;
 use kurabe_report::ab_log;
 use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
@@ -137,7 +137,8 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
         pending.commit().context("-g")?;
     }
     let label = format!("http {}", report.url);
-    args.save.save_if_asked(ResultKind::Http, &label, &report)?;
+    args.save
+        .save_if_asked(&label, || SavedRecord::Http(Box::new(report.clone())))?;
     Ok(exit_code(&report, args.max_error_rate, interrupt.is_set()))
 }
 

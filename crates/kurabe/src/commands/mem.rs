@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use kurabe_model::record::ResultKind;
+use kurabe_model::record::SavedRecord;
 use kurabe_report::{mem_renderer, write_rendered, Format, FreeFlags, FreeUnit};
 
 use crate::flags::format;
@@ -55,7 +55,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let renderer = mem_renderer(args.format, unit(&args));
     write_rendered(args.out.path(), &*renderer, &report)?;
     let label = format!("mem {} {}", report.host, report.arch);
-    args.save.save_if_asked(ResultKind::Mem, &label, &report)?;
+    args.save
+        .save_if_asked(&label, || SavedRecord::Mem(Box::new(report)))?;
     Ok(ExitCode::SUCCESS)
 }
 

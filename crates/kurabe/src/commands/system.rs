@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kurabe_model::record::ResultKind;
+use kurabe_model::record::SavedRecord;
 use kurabe_model::system::SystemCompare;
 use kurabe_report::bars::StepsBar;
 use kurabe_report::{record_renderer, write_rendered, Format};
@@ -148,11 +148,8 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
         eprintln!("kurabe: interrupted; the report holds the tests that finished");
         return Ok(crate::signal::exit_code());
     }
-    save.save_if_asked(
-        ResultKind::System,
-        &format!("system {}", report.host),
-        &report,
-    )?;
+    let label = format!("system {}", report.host);
+    save.save_if_asked(&label, || SavedRecord::System(Box::new(report)))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -176,7 +173,7 @@ fn run_import(a: ImportArgs) -> anyhow::Result<ExitCode> {
     write_rendered(a.out.path(), &*record_renderer(a.format, false), &report)?;
     let label = format!("unixbench {}", a.file.display());
     a.save
-        .save_if_asked(ResultKind::Unixbench, &label, &report)?;
+        .save_if_asked(&label, || SavedRecord::Unixbench(Box::new(report)))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -18,6 +18,7 @@ use std::time::Duration;
 use crate::flags::{format, parse_duration};
 use anyhow::Context;
 use kurabe_model::probe::WatchReport;
+use kurabe_model::record::SavedRecord;
 use kurabe_probe::signals::watch_status;
 use kurabe_probe::watch_request::WatchRequest;
 use kurabe_probe::{CommandSpec, SessionConfig, WatchSession};
@@ -103,7 +104,7 @@ fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
         None => format!("watch pid {}", report.pid),
     };
     args.save
-        .save_if_asked(kurabe_model::record::ResultKind::Watch, &label, report)
+        .save_if_asked(&label, || SavedRecord::Watch(Box::new(report.clone())))
 }
 
 /// Flags → what to watch and how often.

@@ -18,7 +18,7 @@ use std::sync::atomic::Ordering;
 
 use anyhow::bail;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
-use kurabe_model::record::ResultKind;
+use kurabe_model::record::SavedRecord;
 use kurabe_report::bars::{wanted, LiveLine};
 use kurabe_report::{fleet_events, fleet_report};
 
@@ -55,8 +55,9 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     let seconds = outcome.report.duration_s;
     outcome.report.thresholds = resolved.load.judge_thresholds(&outcome.stats, seconds);
     write_merged(args, resolved, &outcome)?;
-    args.save
-        .save_if_asked(ResultKind::Http, &plan.experiment, &outcome.report)?;
+    args.save.save_if_asked(&plan.experiment, || {
+        SavedRecord::Http(Box::new(outcome.report.clone()))
+    })?;
     Ok(exit_code(
         &outcome.report,
         args.max_error_rate,
