@@ -3,8 +3,9 @@
 //! "worse" at the ratio valgrind itself counts when run on the same
 //! commands directly (the independent reference); the same loop against
 //! itself is within noise; every format carries the count; the store's
-//! history reads it; without valgrind on PATH the command is refused
-//! before anything runs.
+//! history reads it; a plan's `measure = "instructions"` counts too and
+//! `check` gates on the count; without valgrind on PATH the command is
+//! refused before anything runs.
 
 use std::path::Path;
 use std::process::Command;
@@ -158,4 +159,53 @@ fn without_valgrind_on_path_it_is_refused_before_anything_runs() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("apt-get install valgrind"), "{err}");
     assert!(!dir.path().join("ran").exists(), "the command ran");
+}
+
+/// A plan's `command` workload takes `measure = "instructions"`: the runs
+/// store the count, and `check` gates a later experiment on it.
+#[test]
+fn a_plan_counts_instructions_and_check_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        r#"name = "loops by instructions"
+repeat = 3
+
+[[variant]]
+name = "short"
+vars = { n = "100000" }
+
+[[variant]]
+name = "long"
+vars = { n = "105000" }
+
+[[workload]]
+name = "loop"
+command = { command = "awk 'BEGIN { for (i = 0; i < {n}; i++) s += i }'", measure = "instructions" }
+"#,
+    )
+    .unwrap();
+    let store = dir.path().join("results.db");
+    for _ in 0..2 {
+        let o = kurabe()
+            .arg("run")
+            .arg(&plan)
+            .arg("--store")
+            .arg(&store)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains("more instructions"), "{out}");
+    }
+    let o = kurabe()
+        .args(["check", "e2", "--baseline", "e1", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}");
+    assert!(out.contains("long / instructions"), "{out}");
+    assert!(out.contains("within noise"), "{out}");
 }
