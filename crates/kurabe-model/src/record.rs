@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::host::HostFacts;
 pub use crate::run_status::RunStatus;
-pub use crate::saved::SavedRecord;
+pub use crate::saved::{ResultKind, SavedRecord};
 
 /// Version of the export format.
 pub const EXPORT_VERSION: u32 = 1;
@@ -422,56 +422,6 @@ pub struct Experiment {
     #[serde(skip)]
     #[schemars(skip)]
     pub layout: Option<Box<crate::layout::Layout>>,
-}
-
-/// Kind of a saved single result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ResultKind {
-    /// `kurabe http`.
-    Http,
-    /// `kurabe watch`.
-    Watch,
-    /// `kurabe mem`.
-    Mem,
-    /// `kurabe system`.
-    System,
-    /// An imported UnixBench text report.
-    Unixbench,
-}
-
-impl ResultKind {
-    /// Every kind, in the order `kurabe results save --kind` lists them.
-    pub const ALL: [ResultKind; 5] = [
-        ResultKind::Http,
-        ResultKind::Watch,
-        ResultKind::Mem,
-        ResultKind::System,
-        ResultKind::Unixbench,
-    ];
-
-    /// The word stored in the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ResultKind::Http => "http",
-            ResultKind::Watch => "watch",
-            ResultKind::Mem => "mem",
-            ResultKind::System => "system",
-            ResultKind::Unixbench => "unixbench",
-        }
-    }
-
-    /// The stored word back; `None` for a word this version does not know.
-    pub fn parse(s: &str) -> Option<ResultKind> {
-        Some(match s {
-            "http" => ResultKind::Http,
-            "watch" => ResultKind::Watch,
-            "mem" => ResultKind::Mem,
-            "system" => ResultKind::System,
-            "unixbench" => ResultKind::Unixbench,
-            _ => return None,
-        })
-    }
 }
 
 /// A saved single result.

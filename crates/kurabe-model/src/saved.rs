@@ -3,7 +3,8 @@
 //! `--format json` (`kurabe http` an [`HttpReport`], `kurabe watch` a
 //! [`WatchReport`], …).
 //!
-//! Owns the shape of `SavedResult::record` as the commands save it, the
+//! Owns the kinds of saved results ([`ResultKind`]) and the shape of
+//! `SavedResult::record` as the commands save it, the
 //! store keeps it and the reports read it, and the one reading of a stored
 //! record ([`SavedRecord::read`]). Must not do I/O: the store reads the
 //! rows, the reports render them.
@@ -16,14 +17,64 @@
 //! is kept as it was read in [`SavedRecord::Unrecognised`] and written
 //! back unchanged: the store never loses what it holds.
 
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::http::HttpReport;
 use crate::probe::{MemReport, WatchReport};
-use crate::record::ResultKind;
 use crate::system::SystemReport;
+
+/// Kind of a saved single result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultKind {
+    /// `kurabe http`.
+    Http,
+    /// `kurabe watch`.
+    Watch,
+    /// `kurabe mem`.
+    Mem,
+    /// `kurabe system`.
+    System,
+    /// An imported UnixBench text report.
+    Unixbench,
+}
+
+impl ResultKind {
+    /// Every kind, in the order `kurabe results save --kind` lists them.
+    pub const ALL: [ResultKind; 5] = [
+        ResultKind::Http,
+        ResultKind::Watch,
+        ResultKind::Mem,
+        ResultKind::System,
+        ResultKind::Unixbench,
+    ];
+
+    /// The word stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResultKind::Http => "http",
+            ResultKind::Watch => "watch",
+            ResultKind::Mem => "mem",
+            ResultKind::System => "system",
+            ResultKind::Unixbench => "unixbench",
+        }
+    }
+
+    /// The stored word back; `None` for a word this version does not know.
+    pub fn parse(s: &str) -> Option<ResultKind> {
+        Some(match s {
+            "http" => ResultKind::Http,
+            "watch" => ResultKind::Watch,
+            "mem" => ResultKind::Mem,
+            "system" => ResultKind::System,
+            "unixbench" => ResultKind::Unixbench,
+            _ => return None,
+        })
+    }
+}
 
 /// A saved result's record, by the command that made it.
 #[derive(Debug, Clone, PartialEq)]
