@@ -314,6 +314,7 @@ impl Conn {
     /// Kill and reap the helper.
     fn end(mut self) {
         let _ = self.helper.kill();
+        kurabe_probe::launch::forget(self.helper.id());
         let _ = self.helper.wait();
     }
 }
@@ -355,12 +356,13 @@ pub(crate) fn retire_idle() {
 fn take_idle(key: &str) -> Option<Conn> {
     let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
     let i = idle.iter().position(|(k, _)| k == key)?;
-    let (_, mut conn) = idle.remove(i);
+    let (_, conn) = idle.remove(i);
     drop(idle);
-    match conn.helper.try_wait() {
-        Ok(None) => Some(conn),
-        _ => None,
+    if helper_gone(&conn) {
+        conn.end();
+        return None;
     }
+    Some(conn)
 }
 
 /// Keep `conn` for the next block of the same command line.
@@ -410,6 +412,8 @@ impl<'a> Session<'a> {
         let spawned = helper_command(l, pipes.inheritable())?.spawn();
         drop(pipes.theirs);
         let mut helper = spawned.map_err(start_err)?;
+        // A forced exit (a second signal) kills it and what it runs too.
+        kurabe_probe::launch::track(helper.id());
         let (stderr, stdout) = (helper.stderr.take(), helper.stdout.take());
         let fds = [
             stderr.as_ref().map(AsRawFd::as_raw_fd),

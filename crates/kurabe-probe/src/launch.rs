@@ -14,13 +14,39 @@ use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use kurabe_model::probe::ExitStatus;
 use kurabe_stop::Stop;
 
 use crate::cgroup::RunCgroup;
 use crate::procfs;
+
+/// The commands started and not yet reaped (so none of their PIDs can have
+/// been reused): what a forced exit kills ([`kill_started`]).
+static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+/// SIGKILL the tree of every command started and not yet reaped: for an
+/// exit that will not wait for the guards' drops (a second signal), so
+/// that it leaves no process behind either.
+pub fn kill_started() {
+    let live = LIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    live.into_iter().for_each(kill_tree);
+}
+
+/// Count `pid`, the leader of a process group kurabe started some other
+/// way than [`spawn`], among what [`kill_started`] kills, until [`forget`].
+pub fn track(pid: u32) {
+    LIVE.lock().unwrap_or_else(|p| p.into_inner()).push(pid);
+}
+
+/// Stop counting `pid` ([`track`]); before it is reaped, after which its
+/// number can be another process's.
+pub fn forget(pid: u32) {
+    LIVE.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .retain(|&p| p != pid);
+}
 
 /// A command kurabe started. Dropping it kills its tree.
 #[derive(Debug)]
@@ -50,6 +76,7 @@ pub fn spawn(cmd: &mut Command, cgroup: Option<&RunCgroup>) -> std::io::Result<S
         });
     }
     let child = cmd.spawn()?;
+    track(child.id());
     // The std handle is dropped: waiting happens through wait4 below so the
     // rusage is ours; dropping a Child neither waits nor kills.
     Ok(Started {
@@ -163,6 +190,7 @@ impl Started {
         };
         let cpu = procfs::timeval_s(ru.ru_utime) + procfs::timeval_s(ru.ru_stime);
         self.reaped = Some((exit, cpu));
+        forget(self.pid);
         (exit, cpu)
     }
 
@@ -257,5 +285,29 @@ pub fn kill_tree(root: u32) {
     for p in seen {
         // SAFETY: kill has no memory-safety preconditions.
         unsafe { libc::kill(p as libc::pid_t, libc::SIGKILL) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(pid: u32) -> bool {
+        LIVE.lock().unwrap().contains(&pid)
+    }
+
+    /// A forced exit kills the started commands not yet reaped: each is
+    /// counted from its spawn until its reaping, and no longer (a reaped
+    /// PID may be another process's). `kill_started` itself is not called
+    /// here: it would kill the other tests' commands too.
+    #[test]
+    fn a_started_command_is_counted_until_it_is_reaped() {
+        let mut running = spawn(Command::new("sleep").arg("600"), None).unwrap();
+        let mut done = spawn(&mut Command::new("true"), None).unwrap();
+        assert!(live(running.pid()) && live(done.pid()));
+        done.reap();
+        assert!(!live(done.pid()));
+        running.terminate(Duration::ZERO);
+        assert!(!live(running.pid()));
     }
 }

@@ -64,6 +64,8 @@ fn start(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
             for sig in signals.forever() {
                 let forced = target.is_set() && FORCEABLE.load(Ordering::SeqCst);
                 if forced || !GRACEFUL.load(Ordering::SeqCst) {
+                    // No guard will run: what kurabe started goes first.
+                    crate::launch::kill_started();
                     on_forced(sig);
                 }
                 target.trigger(Some(sig));
@@ -77,7 +79,9 @@ fn start(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
 
 /// Let a second SIGINT/SIGTERM/SIGHUP go to `on_forced` at once instead of
 /// waiting for a graceful stop. For commands with nothing to clean up that
-/// a forced exit would leave behind (`serve`, `http`'s drain).
+/// a forced exit would leave behind (`serve`, `http`'s drain), or whose
+/// children are all started by [`crate::launch::spawn`], whose trees the
+/// forced exit kills first (`run`'s targets, `watch`'s command).
 pub fn force_exit_on_second_signal() {
     FORCEABLE.store(true, Ordering::SeqCst);
 }

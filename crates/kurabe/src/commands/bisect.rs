@@ -68,6 +68,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (plan, opts) = kurabe_lab::prepare::prepare(&args.plan, &args.set)?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
+    // A second signal need not wait for the cleanup: the forced
+    // exit kills every process kurabe started first.
+    crate::signal::force_exit_on_second_signal();
     let settings = settings(&args, opts);
     let mut progress = |e: &Event<'_>| match bisect_event_line(e) {
         Some(line) if !args.quiet.quiet => eprintln!("{line}"),

@@ -80,6 +80,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
+    // A second signal need not wait for the cleanup: the forced
+    // exit kills every process kurabe started first.
+    crate::signal::force_exit_on_second_signal();
     match prepare_revisions(&plan, &opts.plan_dir, &stop, args.quiet.quiet) {
         Ok(w) => opts.worktrees = w,
         Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
