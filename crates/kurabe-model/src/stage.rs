@@ -3,9 +3,11 @@
 //! `ramping-arrival-rate`), `--stage 30s:c=100` ramps the number of
 //! connections to 100 (closed model, k6's `ramping-vus`).
 //!
-//! Owns the stage grammar and where a schedule of stages stands at a given
-//! time (the target to aim at, linear between stage ends). Must not send
-//! or time anything: the engine asks [`Stages::target_at`].
+//! Owns the stage grammar, the typed [`Stages`] and their form in a load
+//! spec ([`StageSpec`] and the executor their kind needs), both ways: the
+//! command line parses its flags into typed stages and writes them as the
+//! spec's, the engine reads a spec's (a plan's, a fleet's) back into typed
+//! stages once. Must not send or time anything: the engine's ramp does.
 
 use std::fmt;
 use std::time::Duration;
@@ -68,6 +70,35 @@ pub enum StageTarget {
     Rate(f64),
     /// Open connections.
     Connections(u32),
+}
+
+impl StageTarget {
+    /// `Ok(self)` when `ok`, else `Err(e)`.
+    fn with(self, ok: bool, e: SpecTargetError) -> Result<StageTarget, SpecTargetError> {
+        if ok {
+            Ok(self)
+        } else {
+            Err(e)
+        }
+    }
+
+    /// The target as a number: requests per second, or connections.
+    pub fn value(self) -> f64 {
+        match self {
+            StageTarget::Rate(r) => r,
+            StageTarget::Connections(c) => f64::from(c),
+        }
+    }
+}
+
+/// A stage of a [`LoadSpec`](crate::load::LoadSpec) whose target is not
+/// of its kind: the target as given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SpecTargetError {
+    /// A rate that is not a finite number, 0 or more.
+    Rate(f64),
+    /// Connections that are not a whole number, 0 or more.
+    Connections(f64),
 }
 
 /// One stage: reach `target` linearly over `duration` from where the previous stage ended.
@@ -154,6 +185,46 @@ impl Stages {
         Ok(Stages(stages))
     }
 
+    /// The stages a load spec holds, typed: of connections with
+    /// `executor = "ramping-vus"`, else of rates (`None`: no stages). A
+    /// rate is finite and 0 or more, connections a whole number 0 or more.
+    pub fn of_spec(
+        specs: &[StageSpec],
+        executor: Option<Executor>,
+    ) -> Result<Option<Stages>, SpecTargetError> {
+        let connections = executor == Some(Executor::RampingVus);
+        let typed = specs.iter().map(|s| {
+            let t = s.target;
+            let target = if connections {
+                let whole =
+                    t.is_finite() && t >= 0.0 && t.fract() == 0.0 && t <= f64::from(u32::MAX);
+                StageTarget::Connections(t as u32).with(whole, SpecTargetError::Connections(t))
+            } else {
+                StageTarget::Rate(t).with(t.is_finite() && t >= 0.0, SpecTargetError::Rate(t))
+            };
+            target.map(|target| Stage {
+                duration: s.duration.0,
+                target,
+            })
+        });
+        let stages = typed.collect::<Result<Vec<_>, _>>()?;
+        Ok(Stages::new(stages).ok())
+    }
+
+    /// The stages as a load spec holds them, and the executor their kind
+    /// needs (`ramping-vus` for connections; none for rates, the default).
+    pub fn to_spec(&self) -> (Vec<StageSpec>, Option<Executor>) {
+        let specs = self
+            .0
+            .iter()
+            .map(|s| StageSpec {
+                duration: HumanDuration(s.duration),
+                target: s.target.value(),
+            })
+            .collect();
+        (specs, (!self.is_rate()).then_some(Executor::RampingVus))
+    }
+
     /// The stages in order.
     pub fn stages(&self) -> &[Stage] {
         &self.0
@@ -167,32 +238,6 @@ impl Stages {
     /// The whole schedule's length.
     pub fn total(&self) -> Duration {
         self.0.iter().map(|s| s.duration).sum()
-    }
-
-    /// The target `t` into the schedule, linear within each stage from the
-    /// previous stage's end (the first starts from 0); the last stage's
-    /// end once the schedule is over.
-    pub fn target_at(&self, t: Duration) -> f64 {
-        let mut from = 0.0;
-        let mut start = Duration::ZERO;
-        for s in &self.0 {
-            let to = value(s.target);
-            let end = start + s.duration;
-            if t < end {
-                let frac = (t - start).as_secs_f64() / s.duration.as_secs_f64();
-                return from + (to - from) * frac;
-            }
-            from = to;
-            start = end;
-        }
-        from
-    }
-}
-
-fn value(t: StageTarget) -> f64 {
-    match t {
-        StageTarget::Rate(r) => r,
-        StageTarget::Connections(c) => f64::from(c),
     }
 }
 
@@ -209,13 +254,27 @@ mod tests {
         let s = stages(&["30s:200", "2m:200", "30s:0"]);
         assert!(s.is_rate());
         assert_eq!(s.total(), Duration::from_secs(180));
-        assert_eq!(s.target_at(Duration::from_secs(15)), 100.0);
-        assert_eq!(s.target_at(Duration::from_secs(60)), 200.0);
-        assert_eq!(s.target_at(Duration::from_secs(165)), 100.0);
-        assert_eq!(s.target_at(Duration::from_secs(500)), 0.0);
         let c = stages(&["10s:c=100"]);
         assert!(!c.is_rate());
-        assert_eq!(c.target_at(Duration::from_secs(5)), 50.0);
+        // The spec's form and back: the same stages, the kind in the executor.
+        for typed in [s, c] {
+            let (specs, executor) = typed.to_spec();
+            assert_eq!(Stages::of_spec(&specs, executor), Ok(Some(typed)));
+        }
+        let half = |t| StageSpec {
+            duration: HumanDuration(Duration::from_secs(1)),
+            target: t,
+        };
+        let vus = Some(Executor::RampingVus);
+        assert_eq!(
+            Stages::of_spec(&[half(1.5)], vus),
+            Err(SpecTargetError::Connections(1.5))
+        );
+        assert_eq!(
+            Stages::of_spec(&[half(-1.0)], None),
+            Err(SpecTargetError::Rate(-1.0))
+        );
+        assert_eq!(Stages::of_spec(&[], None), Ok(None));
     }
 
     #[test]

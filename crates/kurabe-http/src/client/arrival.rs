@@ -15,6 +15,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kurabe_model::stage::Stages;
+
 use crate::replay::Replay;
 
 /// When a run's requests go out.
@@ -165,10 +167,13 @@ pub(crate) struct Ramp {
 }
 
 impl Ramp {
-    /// The ramp through `(duration, target rate)` stages.
-    pub fn new(stages: &[(Duration, f64)]) -> Ramp {
+    /// The ramp through `stages` (of rates, or of connections).
+    pub fn new(stages: &Stages) -> Ramp {
+        let pairs: Vec<_> = (stages.stages().iter())
+            .map(|s| (s.duration, s.target.value()))
+            .collect();
         let (mut legs, mut at, mut before, mut from) = (Vec::new(), 0.0, 0.0, 0.0);
-        for &(d, to) in stages {
+        for &(d, to) in &pairs {
             let leg = Leg {
                 start_s: at,
                 len_s: d.as_secs_f64().max(1e-9),
@@ -183,7 +188,7 @@ impl Ramp {
         }
         Ramp {
             legs,
-            mean: mean(stages),
+            mean: mean(&pairs),
         }
     }
 
@@ -254,12 +259,22 @@ fn mean(stages: &[(Duration, f64)]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kurabe_model::stage::{Stage, StageTarget};
+
+    /// The ramp through `(length, rate)` stages.
+    fn ramp(stages: &[(Duration, f64)]) -> Ramp {
+        let typed = stages.iter().map(|&(duration, r)| Stage {
+            duration,
+            target: StageTarget::Rate(r),
+        });
+        Ramp::new(&Stages::new(typed.collect()).unwrap())
+    }
 
     #[test]
     fn a_ramp_sends_where_the_rates_integral_reaches_each_send() {
         let secs = std::time::Duration::from_secs;
         // 0 → 100/s over 10 s (500 sends), 100/s for 10 s (1000), 100 → 0 over 10 s (500).
-        let r = Ramp::new(&[(secs(10), 100.0), (secs(10), 100.0), (secs(10), 0.0)]);
+        let r = ramp(&[(secs(10), 100.0), (secs(10), 100.0), (secs(10), 0.0)]);
         assert_eq!(r.sends(), 2000);
         assert_eq!(r.at(0), 0);
         // 50·t²/10 = 125 at t = 5 s; 500 at 10 s; 1000 at 15 s.
@@ -279,7 +294,7 @@ mod tests {
     #[test]
     fn a_ramps_level_is_linear_within_each_stage() {
         let secs = std::time::Duration::from_secs;
-        let r = Ramp::new(&[(secs(10), 100.0), (secs(10), 100.0), (secs(5), 0.0)]);
+        let r = ramp(&[(secs(10), 100.0), (secs(10), 100.0), (secs(5), 0.0)]);
         let at = |t| r.level_at(t);
         assert_eq!(
             (at(0.0), at(5.0), at(15.0), at(22.5), at(99.0)),

@@ -25,6 +25,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::replay::ReplaySpec;
+use kurabe_model::stage::{SpecTargetError, Stages};
 
 use super::error::SpecError;
 use crate::client::{
@@ -292,7 +293,6 @@ struct Staging {
 /// The rate or the stages checked and what they make of the run; the
 /// executor's name checked against the keys given.
 fn stages(spec: &LoadSpec, n: &Names) -> Result<Staging, SpecError> {
-    use kurabe_model::stage::Executor;
     check_executor(spec, n)?;
     if spec.stages.is_empty() {
         return Ok(Staging {
@@ -310,37 +310,37 @@ fn stages(spec: &LoadSpec, n: &Names) -> Result<Staging, SpecError> {
     if let Some((_, what)) = clash.iter().find(|(given, _)| *given) {
         invalid!("{what} with {}: the stages give the load and the run's length; make the first stage the warm-up, or drop {what}", n.stages);
     }
-    let out: Vec<_> = spec
-        .stages
-        .iter()
-        .map(|s| (s.duration.0, s.target))
-        .collect();
-    let length = Some(out.iter().map(|s| s.0).sum());
-    if spec.executor == Some(Executor::RampingVus) {
-        let peak = connection_peak(spec, n)?;
+    let typed = match Stages::of_spec(&spec.stages, spec.executor) {
+        Ok(typed) => typed.expect("stages were given"),
+        Err(SpecTargetError::Rate(t)) => invalid!(
+            "{} target {t}: a rate is requests per second, 0 or more",
+            n.stages
+        ),
+        Err(SpecTargetError::Connections(t)) => invalid!(
+            "{} target {t}: connections are a whole number, 0 or more",
+            n.stages
+        ),
+    };
+    let length = Some(typed.total());
+    if !typed.is_rate() {
+        let peak = connection_peak(spec, &typed, n)?;
         return Ok(Staging {
-            arrival: Arrival::Connections(Arc::new(Ramp::new(&out))),
+            arrival: Arrival::Connections(Arc::new(Ramp::new(&typed))),
             length,
             peak: Some(peak),
         });
     }
     Ok(Staging {
-        arrival: Arrival::Ramp(rate_ramp(&out, n)?),
+        arrival: Arrival::Ramp(rate_ramp(&typed, n)?),
         length,
         peak: None,
     })
 }
 
-/// Rate stages: each target a rate, some sends in all; their ramp.
-fn rate_ramp(out: &[(Duration, f64)], n: &Names) -> Result<Arc<Ramp>, SpecError> {
-    if let Some((_, t)) = out.iter().find(|(_, t)| !(t.is_finite() && *t >= 0.0)) {
-        invalid!(
-            "{} target {t}: a rate is requests per second, 0 or more",
-            n.stages
-        );
-    }
-    let total: Duration = out.iter().map(|s| s.0).sum();
-    let ramp = Ramp::new(out);
+/// Rate stages that send something: their ramp.
+fn rate_ramp(stages: &Stages, n: &Names) -> Result<Arc<Ramp>, SpecError> {
+    let total = stages.total();
+    let ramp = Ramp::new(stages);
     if total.is_zero() || ramp.mean() * total.as_secs_f64() < 1.0 {
         invalid!(
             "{}: these stages send nothing; give a stage a duration and a target above 0",
@@ -350,26 +350,19 @@ fn rate_ramp(out: &[(Duration, f64)], n: &Names) -> Result<Arc<Ramp>, SpecError>
     Ok(Arc::new(ramp))
 }
 
-/// Connection stages (`ramping-vus`): whole targets, one above 0 for a
-/// while, no `concurrency` of their own, HTTP/1.1; the peak target.
-fn connection_peak(spec: &LoadSpec, n: &Names) -> Result<u32, SpecError> {
-    let whole = |t: f64| t.is_finite() && t >= 0.0 && t.fract() == 0.0 && t <= f64::from(u32::MAX);
-    if let Some(s) = spec.stages.iter().find(|s| !whole(s.target)) {
-        invalid!(
-            "{} target {}: connections are a whole number, 0 or more",
-            n.stages,
-            s.target
-        );
-    }
+/// Connection stages (`ramping-vus`): one target above 0 for a while, no
+/// `concurrency` of their own, HTTP/1.1; the peak target.
+fn connection_peak(spec: &LoadSpec, stages: &Stages, n: &Names) -> Result<u32, SpecError> {
     if spec.concurrency != 1 {
         invalid!("{} {} with connection stages: the stages give the connections; drop {} (the peak stage is the connections used)", n.concurrency, spec.concurrency, n.concurrency);
     }
     if spec.http2 {
         invalid!("{} with connection stages: HTTP/2 runs a fixed number of connections; drop {} or stage the rate (30s:200) with {}", n.http2, n.http2, n.concurrency);
     }
-    let peak = spec.stages.iter().map(|s| s.target).fold(0.0, f64::max);
-    let length: Duration = spec.stages.iter().map(|s| s.duration.0).sum();
-    if peak < 1.0 || length.is_zero() {
+    let peak = (stages.stages().iter())
+        .map(|s| s.target.value())
+        .fold(0.0, f64::max);
+    if peak < 1.0 || stages.total().is_zero() {
         invalid!(
             "{}: these stages open no connection; give a stage a duration and a target above 0",
             n.stages

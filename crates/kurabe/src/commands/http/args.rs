@@ -20,7 +20,7 @@ use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
 use kurabe_model::load::{Header, LoadSpec, Order, TargetsFormat};
 use kurabe_model::plan::HumanDuration;
-use kurabe_model::stage::{Executor, Stage, StageSpec, StageTarget, Stages};
+use kurabe_model::stage::{Executor, Stage, StageSpec, Stages};
 use kurabe_report::{AbLayout, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
@@ -490,30 +490,10 @@ fn stages(args: &Args) -> anyhow::Result<(Vec<StageSpec>, Option<Executor>)> {
         }
         bail!("--stage: stages ramp either a rate (30s:200) or connections (30s:c=100), not both");
     };
-    let connections = !stages.is_rate();
-    if let (true, Some(c)) = (connections, args.concurrency) {
+    if let (false, Some(c)) = (stages.is_rate(), args.concurrency) {
         bail!("-c {c} with --stage DURATION:c=N: the stages give the connections; drop -c (the peak stage is the connections used)");
     }
-    Ok((
-        stage_specs(&stages),
-        connections.then_some(Executor::RampingVus),
-    ))
-}
-
-/// The parsed stages as a load spec writes them: a duration and a rate or
-/// a number of connections.
-fn stage_specs(stages: &Stages) -> Vec<StageSpec> {
-    stages
-        .stages()
-        .iter()
-        .map(|s| StageSpec {
-            duration: HumanDuration(s.duration),
-            target: match s.target {
-                StageTarget::Rate(r) => r,
-                StageTarget::Connections(c) => f64::from(c),
-            },
-        })
-        .collect()
+    Ok(stages.to_spec())
 }
 
 /// `-H "Name: value"` each, in order.
