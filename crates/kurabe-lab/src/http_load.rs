@@ -4,8 +4,8 @@
 //! (after the warm-up).
 //!
 //! Owns the glue around `kurabe_http::load::run` for a load the user
-//! started by hand. Must not print or draw: notes come back with the
-//! report, progress goes to the caller's observer.
+//! started by hand. Must not print, draw or word anything: notes come back
+//! with the report as [`Notice`]s, progress goes to the caller's observer.
 
 use std::time::{Duration, Instant};
 
@@ -13,6 +13,7 @@ use kurabe_http::client::{self, LoadError, Target};
 use kurabe_http::load::Observer;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
+use kurabe_model::notice::Notice;
 use kurabe_probe::{WatchSummary, Watcher};
 use kurabe_stop::Stop;
 
@@ -55,7 +56,7 @@ impl ServerChoice {
     /// reason the user should know. A `--server-pid` that does not exist
     /// is an error; a loopback URL with no findable listener (e.g. another
     /// user's process) only turns server metrics off.
-    pub fn resolve(self) -> Result<(Option<u32>, Option<String>), NoSuchServer> {
+    pub fn resolve(self) -> Result<(Option<u32>, Option<Notice>), NoSuchServer> {
         match self {
             ServerChoice::Off => Ok((None, None)),
             ServerChoice::Pid(pid) if !std::path::Path::new(&format!("/proc/{pid}")).exists() => {
@@ -64,8 +65,8 @@ impl ServerChoice {
             ServerChoice::Pid(pid) => Ok((Some(pid), None)),
             ServerChoice::Listener(port) => Ok(match kurabe_probe::find_listener(port) {
                 Ok(Some(pid)) => (Some(pid), None),
-                Ok(None) => (None, Some(format!("no process of this machine found listening on port {port}; server metrics off (use --server-pid to name it)"))),
-                Err(e) => (None, Some(format!("server metrics off: {e}"))),
+                Ok(None) => (None, Some(Notice::NoListener { port })),
+                Err(e) => (None, Some(Notice::ServerMetricsOff { why: e.to_string() })),
             }),
         }
     }
@@ -77,7 +78,7 @@ pub struct LocalRun {
     /// The report, with the server's CPU and memory when it was watched.
     pub report: HttpReport,
     /// What the user should know about the server's figures.
-    pub notes: Vec<String>,
+    pub notes: Vec<Notice>,
 }
 
 /// Run the load test until it ends or `stop` is triggered, with
@@ -109,7 +110,9 @@ pub fn run_load(
     };
     match watched {
         Some(Ok(Some(summary))) => add_server(&mut run, &summary),
-        Some(Err(e)) => run.notes.push(format!("server metrics off: {e}")),
+        Some(Err(e)) => run
+            .notes
+            .push(Notice::ServerMetricsOff { why: e.to_string() }),
         _ => {}
     }
     Ok(run)
@@ -119,13 +122,10 @@ pub fn run_load(
 /// (with a note when the server exited during the run).
 fn add_server(run: &mut LocalRun, summary: &WatchSummary) {
     if summary.root_exited {
-        run.notes.push(format!(
-            "the server process {} exited during the run; its figures cover the time it was alive",
-            summary.root
-        ));
+        run.notes.push(Notice::ServerExited { pid: summary.root });
     }
     if let Some(note) = summary.skipped_note() {
-        run.notes.push(format!("server metrics: {note}"));
+        run.notes.push(Notice::ServerSkipped { note });
     }
     run.report.server = Some(summary.server_metrics(run.report.answered_requests()));
 }

@@ -19,6 +19,7 @@ pub mod http;
 pub mod imported;
 pub mod layout;
 pub mod load;
+pub mod notice;
 pub mod plan;
 pub mod probe;
 pub mod progress;

@@ -1,7 +1,7 @@
 //! The runner's progress and outcome as lines of text for people: one line
 //! per [`Event`], the failed variant × workload pairs, the `[[check]]`
 //! results under a report, the revision being prepared, and the schedule
-//! of `kurabe run --dry-run`; which events a bar or `kurabe bisect` shows.
+//! of `kurabe run --dry-run`, each step of a `--find-rate` search; which events a bar or `kurabe bisect` shows.
 //!
 //! Owns these texts so `kurabe run` and `kurabe bisect` say the same
 //! thing. Must not print: the binary decides where (a bar, stderr) and
@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use kurabe_model::capacity::CapacityStep;
 use kurabe_model::progress::{CheckResult, DryRun, Event, FailedCell, Prepared};
 use kurabe_model::record::{RunRecord, RunStatus};
 use kurabe_model::stats::Unit;
@@ -17,6 +18,22 @@ use kurabe_model::stats::Unit;
 use crate::escape::{terminal, terminal_lines};
 use crate::Format;
 use kurabe_model::experiment::ExperimentReport;
+
+/// One step of `--find-rate` as a progress line: `search 1, 800/s: 799/s answered, p99 1.6ms: pass`.
+pub fn capacity_step_line(s: &CapacityStep) -> String {
+    let verdict = s
+        .why_failed()
+        .map_or("pass".to_owned(), |w| format!("FAIL ({w})"));
+    format!(
+        "search {}, {:.1}/s: {:.1}/s answered, p50 {:.2}ms, p99 {:.2}ms, {:.2}% failed: {verdict}",
+        s.search + 1,
+        s.target_per_s,
+        s.achieved_per_s,
+        s.latency_p50_us as f64 / 1000.0,
+        s.latency_p99_us as f64 / 1000.0,
+        s.failed_percent
+    )
+}
 
 /// One progress event as a line (`[3/12] round 2: a / w`, `[3] ok: …`).
 pub fn event_line(e: &Event<'_>) -> String {

@@ -2,10 +2,10 @@
 //! `copy`, `rm`, `save`): all-or-none, checked before anything changes.
 //!
 //! Owns the order of the steps (check every id before removing any; read
-//! a copy back and compare it with the original) and the one-line
-//! summaries the commands print. Must not print.
+//! a copy back and compare it with the original) and what each step
+//! added, as data ([`Added`]). Must not print or word the summaries the
+//! commands print (`kurabe_report::notice::added`).
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::access::{open_existing, parse_ids, AccessError, MeasuredOn};
@@ -70,44 +70,7 @@ pub fn export(store: &Store, ids: &[String]) -> Result<(usize, String), Transfer
     Ok((ids.len(), json))
 }
 
-/// What an import or copy added.
-#[derive(Debug)]
-pub struct Added {
-    /// The new ids, in order; with the ids they were copied from, for a copy.
-    pub ids: Vec<(Option<EntryId>, EntryId)>,
-    /// The store read (a copy's source), without password.
-    pub from: Option<PathBuf>,
-    /// The store added to, without password.
-    pub to: PathBuf,
-}
-
-impl fmt::Display for Added {
-    /// "imported e3, r4 into PATH" or "copied 2 entries from A to B: e1→e3, …".
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Some(from) = &self.from else {
-            let names: Vec<String> = self.ids.iter().map(|(_, b)| b.to_string()).collect();
-            let what = if names.is_empty() {
-                "nothing".to_owned()
-            } else {
-                names.join(", ")
-            };
-            return write!(f, "imported {what} into {}", self.to.display());
-        };
-        let pairs: Vec<String> = self
-            .ids
-            .iter()
-            .map(|(a, b)| format!("{}→{b}", a.map(|a| a.to_string()).unwrap_or_default()))
-            .collect();
-        write!(
-            f,
-            "copied {} entries from {} to {}: {}",
-            self.ids.len(),
-            from.display(),
-            self.to.display(),
-            pairs.join(", ")
-        )
-    }
-}
+pub use kurabe_model::notice::Added;
 
 /// Add the entries of the export file `file` to the store at `store`
 /// (created if needed), all or none.

@@ -181,7 +181,8 @@ impl SaveArgs {
         );
         let id = kurabe_store::access::save_result(label, &record(), store, &on)
             .context("the report was written, but saving it to the results store failed")?;
-        eprintln!("kurabe: saved as {id} ('{label}'); see `kurabe results show {id}`");
+        let label = label.to_owned();
+        crate::tell(kurabe_model::notice::Notice::SavedResult { id, label });
         Ok(())
     }
 }

@@ -172,10 +172,8 @@ fn serve(given: &str, source: Source) -> anyhow::Result<Serving> {
     let serving = endpoint
         .serve(source, openmetrics::CONTENT_TYPE)
         .context("--prometheus-addr: cannot start the endpoint's thread")?;
-    eprintln!(
-        "kurabe: serving Prometheus metrics at http://{}/metrics",
-        serving.local_addr()
-    );
+    let addr = serving.local_addr();
+    crate::tell(kurabe_model::notice::Notice::ServingMetrics { addr });
     Ok(serving)
 }
 

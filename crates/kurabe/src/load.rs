@@ -92,8 +92,8 @@ pub(crate) fn run_load(
         l.end_tui()?;
     }
     let run = run?;
-    for note in &run.notes {
-        eprintln!("kurabe: note: {note}");
+    for note in run.notes {
+        crate::tell(note);
     }
     Ok(run.report)
 }

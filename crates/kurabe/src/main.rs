@@ -121,6 +121,11 @@ const EX_SOFTWARE: u8 = 70;
 
 /// A setup error: one line on stderr and exit 2 (70 when a load worker
 /// panicked); a closed stdout is success.
+/// Tell the user `notice` on stderr, in kurabe-report's words.
+pub(crate) fn tell(notice: kurabe_model::notice::Notice) {
+    eprintln!("{}", kurabe_report::notice::line(&notice));
+}
+
 fn setup_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(&**err) {
         return ExitCode::SUCCESS;

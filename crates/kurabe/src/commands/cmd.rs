@@ -16,6 +16,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use kurabe_lab::cmd::params::{input_flag, output_flag, shell_flag, CommandList};
 use kurabe_lab::cmd::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
+use kurabe_model::notice::Notice;
 use kurabe_model::plan::Measure;
 use kurabe_report::bars::RunsBar;
 use kurabe_report::bench::{write_exports, Export, TimeUnit};
@@ -135,11 +136,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // A signal during the warm-up or calibration stops an execution:
         // that is the interruption, not a failing command.
         Err(CmdError::Failed(_)) if kurabe_probe::signals::received().is_some() => {
-            eprintln!("kurabe: interrupted");
+            crate::tell(Notice::Interrupted);
             return Ok(crate::signal::exit_code());
         }
         Err(CmdError::Failed(why)) => {
-            eprintln!("kurabe: error: {why}");
+            crate::tell(Notice::CommandFailed {
+                why,
+                suggest_ignore: false,
+            });
             return Ok(ExitCode::from(1));
         }
         Err(e) => return Err(e.into()),
@@ -199,7 +203,7 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     }
     if !args.no_save && !args.quiet.quiet {
         let id = done.outcome.experiment;
-        eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
+        crate::tell(Notice::SavedExperiment { id });
     }
     Ok(())
 }
@@ -211,7 +215,11 @@ fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
     }
     match failure {
         Some(why) => {
-            eprintln!("kurabe: error: {why}\nkurabe: use -i/--ignore-failure to record non-zero exit codes instead of stopping");
+            let why = why.to_owned();
+            crate::tell(Notice::CommandFailed {
+                why,
+                suggest_ignore: true,
+            });
             ExitCode::from(1)
         }
         None => ExitCode::SUCCESS,

@@ -115,7 +115,7 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     }
     let (server, note) = resolved.server.resolve()?;
     if let Some(note) = note {
-        eprintln!("kurabe: note: {note}");
+        crate::tell(note);
     }
     let info = RunInfo::of(&resolved.spec, &resolved.load);
     let title = format!("kurabe http {}", info.name);

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use kurabe_model::notice::Notice;
 
 /// Arguments of `kurabe man`.
 #[derive(Debug, clap::Args)]
@@ -33,7 +34,10 @@ pub fn run(args: Args, cli: clap::Command) -> anyhow::Result<ExitCode> {
     let cli = prepared(cli);
     if let Some(dir) = &args.out_dir {
         let pages = write_all(&cli, dir)?;
-        eprintln!("kurabe: {pages} man page(s) in {}", dir.display());
+        crate::tell(Notice::ManPages {
+            pages,
+            dir: dir.clone(),
+        });
         return Ok(ExitCode::SUCCESS);
     }
     let mut page = Vec::new();

@@ -130,7 +130,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     kurabe_http::raise_fd_limit();
     let (server, note) = server.resolve()?;
     if let Some(note) = note {
-        eprintln!("kurabe: note: {note}");
+        crate::tell(note);
     }
     let info = RunInfo::of(&spec, &checked);
     let title = format!("kurabe replay {}", args.url);

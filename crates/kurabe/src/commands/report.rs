@@ -43,7 +43,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let renderer = kurabe_report::renderer(args.format, colour_for(args.out.path()));
     write_rendered(args.out.path(), &*renderer, &report)?;
     if let Some(path) = args.out.path() {
-        eprintln!("wrote {}", path.display());
+        crate::tell(kurabe_model::notice::Notice::Wrote {
+            path: path.to_owned(),
+        });
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_lab::import::{harness, save, HARNESSES};
 use kurabe_model::record::ResultKind;
 use kurabe_report::listing::{write_entry, write_listing};
+use kurabe_report::notice::added;
 use kurabe_report::{Format, Json, Render};
 use kurabe_store::transfer;
 
@@ -141,8 +142,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Command::Import {
             file, from: None, ..
         } => {
-            let added = transfer::import(&kurabe_store::access::store_path(store)?, &file)?;
-            writeln!(out, "{added}")?;
+            let imported = transfer::import(&kurabe_store::access::store_path(store)?, &file)?;
+            writeln!(out, "{}", added(&imported))?;
         }
         Command::Import {
             file,
@@ -150,11 +151,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             name,
             host,
             rev,
-        } => writeln!(
-            out,
-            "{}",
-            import_from(store, &from, file, name, host, &rev)?
-        )?,
+        } => {
+            let imported = import_from(store, &from, file, name, host, &rev)?;
+            writeln!(out, "{}", added(&imported))?;
+        }
         Command::Save { kind, label, file } => {
             writeln!(
                 out,
@@ -168,7 +168,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 )?
             )?;
         }
-        Command::Copy { from, to, ids } => writeln!(out, "{}", transfer::copy(&from, &to, &ids)?)?,
+        Command::Copy { from, to, ids } => {
+            writeln!(out, "{}", added(&transfer::copy(&from, &to, &ids)?))?;
+        }
         Command::Rm { ids, force } => {
             for id in transfer::remove(&mut open_existing(store)?, &ids, force)? {
                 writeln!(out, "removed {id}")?;
@@ -222,7 +224,10 @@ fn export(store: Option<&Path>, ids: &[String], output: Option<&Path>) -> anyhow
     let (n, json) = transfer::export(&open_existing(store)?, ids)?;
     write_output(output, &json)?;
     if let Some(path) = output {
-        eprintln!("exported {n} entries to {}", path.display());
+        crate::tell(kurabe_model::notice::Notice::Exported {
+            entries: n,
+            path: path.to_owned(),
+        });
     }
     Ok(())
 }

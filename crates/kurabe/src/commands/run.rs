@@ -142,7 +142,7 @@ fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Resul
     let body = report_with_checks(&report, &outcome.checks, args.format, colour);
     write_output(args.out.path(), &body)?;
     if let Some(path) = &args.out.output {
-        eprintln!("wrote {}", path.display());
+        crate::tell(kurabe_model::notice::Notice::Wrote { path: path.clone() });
     }
     if let Some(path) = &args.html {
         eprintln!("{}", kurabe_report::write_html_page(&exp, path)?);

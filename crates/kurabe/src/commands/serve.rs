@@ -106,9 +106,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     drop(out);
     let stats = ServeStats::default();
     serve::run(listener, &args.config(), &stats, &shutdown).context("server failed")?;
-    eprintln!(
-        "kurabe serve: stopped after {} requests",
-        stats.requests_served.load(Ordering::Relaxed)
-    );
+    let requests = stats.requests_served.load(Ordering::Relaxed);
+    crate::tell(kurabe_model::notice::Notice::ServeStopped { requests });
     Ok(ExitCode::SUCCESS)
 }

@@ -28,11 +28,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let plans = all_plans(&store, results_as_experiments)?;
     let pages = kurabe_report::site_pages(&plans);
     let (written, same) = write_site(&args.output, &pages).context("-o")?;
-    eprintln!(
-        "kurabe: site of {} plan(s) in {}: {written} page(s) written, {same} unchanged; open {}",
-        plans.len(),
-        args.output.display(),
-        args.output.join("index.html").display()
-    );
+    crate::tell(kurabe_model::notice::Notice::Site {
+        plans: plans.len(),
+        dir: args.output.clone(),
+        written,
+        unchanged: same,
+    });
     Ok(ExitCode::SUCCESS)
 }

@@ -145,7 +145,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let report = run_with_bar(&cfg, &stop, quiet)?;
     write_rendered(output.as_deref(), &*record_renderer(format, false), &report)?;
     if report.interrupted {
-        eprintln!("kurabe: interrupted; the report holds the tests that finished");
+        crate::tell(kurabe_model::notice::Notice::SystemInterrupted);
         return Ok(crate::signal::exit_code());
     }
     let label = format!("system {}", report.host);

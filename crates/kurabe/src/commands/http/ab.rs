@@ -23,6 +23,7 @@ use kurabe_store::Store;
 
 use super::args::{from_args, layout_flags, Args};
 use crate::live::Progress;
+use kurabe_model::notice::Notice;
 use kurabe_report::bars::RunsBar;
 use kurabe_report::http_compare_doc;
 use kurabe_report::progress::ab_event_line;
@@ -44,10 +45,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let doc = http_compare_doc(&exp, &urls, rounds, args.format, colour);
     write_output(args.out.path(), &doc)?;
     if args.save.save.is_some() {
-        eprintln!(
-            "kurabe: saved as {id}; see `kurabe report {id}`",
-            id = outcome.experiment
-        );
+        crate::tell(Notice::SavedExperiment {
+            id: outcome.experiment,
+        });
     }
     Ok(exit_code(&outcome, &urls))
 }
@@ -126,7 +126,8 @@ fn exit_code(o: &kurabe_lab::Outcome, urls: &[String]) -> ExitCode {
     if dead.is_empty() {
         ExitCode::SUCCESS
     } else {
-        eprintln!("kurabe: no round succeeded for {}", dead.join(", "));
+        let urls = dead.into_iter().map(str::to_owned).collect();
+        crate::tell(Notice::NoRoundSucceeded { urls });
         ExitCode::from(1)
     }
 }

@@ -12,9 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use kurabe_lab::http_compare::{self, AbSpec};
-use kurabe_model::capacity::{
-    CapacityReport, CapacityStep, CapacityVerdict, FindRateNames, Settings,
-};
+use kurabe_model::capacity::{CapacityReport, CapacityVerdict, FindRateNames, Settings};
 use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{capacity_renderer, to_string, Format};
 
@@ -38,7 +36,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let quiet = args.quiet;
     let report = kurabe_lab::find_rate::find_rate(&spec, &settings, &interrupt, &mut |s| {
         if !quiet {
-            eprintln!("kurabe: {}", step_line(s));
+            eprintln!("kurabe: {}", kurabe_report::progress::capacity_step_line(s));
         }
     })?;
     write_report(args, &report)?;
@@ -83,7 +81,7 @@ fn save(args: &Args, spec: &LoadSpec, found: (&CapacityReport, &Settings)) -> an
         kurabe_store::access::open_or_create(args.save.store.store.as_deref()).context("--save")?;
     let id = kurabe_lab::saved_search::save_search(&mut store, &plan, &opts, found)
         .context("--save: cannot keep the search in the results store")?;
-    eprintln!("kurabe: saved as {id}; see `kurabe report {id}`");
+    crate::tell(kurabe_model::notice::Notice::SavedExperiment { id });
     Ok(())
 }
 
@@ -171,20 +169,4 @@ fn refuse_contradictions(args: &Args) -> anyhow::Result<()> {
         bail!("--format with --find-rate: text or json (-w for the HTML page)");
     }
     Ok(())
-}
-
-/// One step as a progress line: `search 1, 800/s: 799/s answered, p99 1.6ms: pass`.
-fn step_line(s: &CapacityStep) -> String {
-    let verdict = s
-        .why_failed()
-        .map_or("pass".to_owned(), |w| format!("FAIL ({w})"));
-    format!(
-        "search {}, {:.1}/s: {:.1}/s answered, p50 {:.2}ms, p99 {:.2}ms, {:.2}% failed: {verdict}",
-        s.search + 1,
-        s.target_per_s,
-        s.achieved_per_s,
-        s.latency_p50_us as f64 / 1000.0,
-        s.latency_p99_us as f64 / 1000.0,
-        s.failed_percent
-    )
 }

@@ -24,6 +24,7 @@ use kurabe_report::{fleet_events, fleet_report};
 
 use super::args::{Args, Resolved};
 use super::outputs::{exit_code, write_outputs};
+use kurabe_model::notice::Notice;
 
 /// Run `kurabe http` over `workers` workers.
 pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow::Result<ExitCode> {
@@ -69,7 +70,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
 /// the worker table (text), or with the table on stderr (other formats).
 fn write_merged(args: &Args, resolved: &Resolved, outcome: &Outcome) -> anyhow::Result<()> {
     for note in &outcome.notes {
-        eprintln!("kurabe: note: {note}");
+        crate::tell(Notice::Note { text: note.clone() });
     }
     let (doc, table) = fleet_report(&outcome.report, args.format, &resolved.layout);
     if let Some(table) = table {

@@ -16,6 +16,7 @@ use kurabe_report::write::{write_file, write_output, Pending};
 use kurabe_report::{AbPercentCsv, SeriesCsv};
 
 use super::args::Args;
+use kurabe_model::notice::Notice;
 
 /// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells report them); 99
 /// when a threshold failed (k6's code; one line on stderr names them); 1 when `--abort-on-error`
@@ -45,24 +46,15 @@ pub(crate) fn exit_code(
 
 /// 99 (k6's code) when a threshold failed, naming each on stderr.
 pub(crate) fn threshold_exit(report: &HttpReport) -> Option<ExitCode> {
-    let failed: Vec<String> = report
-        .thresholds
-        .iter()
+    let failed: Vec<(String, String)> = (report.thresholds.iter())
         .filter(|t| !t.pass)
-        .map(|t| match t.shown.starts_with("not measured") {
-            true => format!("'{}' ({})", t.text, t.shown),
-            false => format!("'{}' (measured {})", t.text, t.shown),
-        })
+        .map(|t| (t.text.clone(), t.shown.clone()))
         .collect();
     if failed.is_empty() {
         return None;
     }
-    eprintln!(
-        "kurabe: {} of {} thresholds failed: {}",
-        failed.len(),
-        report.thresholds.len(),
-        failed.join(", ")
-    );
+    let of = report.thresholds.len();
+    crate::tell(Notice::ThresholdsFailed { failed, of });
     Some(ExitCode::from(THRESHOLD_FAILED))
 }
 
@@ -95,7 +87,7 @@ pub(super) fn open_gnuplot(path: Option<&Path>) -> anyhow::Result<(Option<Pendin
 pub(super) fn no_response(report: &HttpReport, flag: &str) -> bool {
     let none = report.complete_requests == 0;
     if none {
-        eprintln!("kurabe: note: {flag} file not written: no request got a response");
+        crate::tell(Notice::NotWritten { flag: flag.into() });
     }
     none
 }

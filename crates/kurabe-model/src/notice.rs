@@ -1,0 +1,134 @@
+//! What a command tells its user on stderr beside its report — a note on
+//! the figures, a file written, a result saved, why it stopped — as data.
+//!
+//! Owns the kinds of these messages and what each carries. Must not hold
+//! their words: `kurabe_report::notice` composes every line, so the text
+//! lives in one crate and a caller (the binary, a library returning notes
+//! with its result) only picks a kind.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::record::{EntryId, ExperimentId, ResultId};
+
+/// One message for the user, beside the report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    /// A loopback URL's port has no listener this user can see: the
+    /// server's figures are off.
+    NoListener {
+        /// The URL's port.
+        port: u16,
+    },
+    /// The server's figures are off because watching it failed.
+    ServerMetricsOff {
+        /// The probe's error.
+        why: String,
+    },
+    /// The server process exited while the load ran.
+    ServerExited {
+        /// Its pid.
+        pid: u32,
+    },
+    /// The server's sampler skipped part of the tree (its own note).
+    ServerSkipped {
+        /// What was skipped.
+        note: String,
+    },
+    /// A note a library returned already worded (fleet, set resolution).
+    Note {
+        /// The note.
+        text: String,
+    },
+    /// A per-request file (`-e`, `-g`, ...) was not written: no response.
+    NotWritten {
+        /// The flag of the file.
+        flag: String,
+    },
+    /// The live metrics endpoint is up.
+    ServingMetrics {
+        /// The address it listens on.
+        addr: SocketAddr,
+    },
+    /// A single result was saved (`--save`).
+    SavedResult {
+        /// Its id.
+        id: ResultId,
+        /// Its label.
+        label: String,
+    },
+    /// An experiment was kept in the store.
+    SavedExperiment {
+        /// Its id.
+        id: ExperimentId,
+    },
+    /// A report was written to a file (`-o`).
+    Wrote {
+        /// The file.
+        path: PathBuf,
+    },
+    /// `kurabe results export -o`: entries written to a file.
+    Exported {
+        /// How many entries.
+        entries: usize,
+        /// The file.
+        path: PathBuf,
+    },
+    /// `kurabe man --out-dir`: pages written.
+    ManPages {
+        /// How many pages.
+        pages: usize,
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// `kurabe site`: the site written.
+    Site {
+        /// Plans on the site.
+        plans: usize,
+        /// Its folder.
+        dir: PathBuf,
+        /// Pages written.
+        written: usize,
+        /// Pages left as they were.
+        unchanged: usize,
+    },
+    /// `kurabe serve` stopped.
+    ServeStopped {
+        /// Requests it answered.
+        requests: u64,
+    },
+    /// Some thresholds failed, each with what was measured.
+    ThresholdsFailed {
+        /// `(threshold, what was measured)` of each failed one.
+        failed: Vec<(String, String)>,
+        /// Thresholds in all.
+        of: usize,
+    },
+    /// An A/B of URLs where some URL never had a successful round.
+    NoRoundSucceeded {
+        /// Those URLs.
+        urls: Vec<String>,
+    },
+    /// The run was interrupted (Ctrl-C, a signal).
+    Interrupted,
+    /// `kurabe system` was interrupted; the report holds what finished.
+    SystemInterrupted,
+    /// A benchmarked command failed.
+    CommandFailed {
+        /// Why.
+        why: String,
+        /// Whether to suggest `-i/--ignore-failure`.
+        suggest_ignore: bool,
+    },
+}
+
+/// What an import or copy added to a store (`kurabe results import|copy`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Added {
+    /// The new ids, in order; with the ids they were copied from, for a copy.
+    pub ids: Vec<(Option<EntryId>, EntryId)>,
+    /// The store read (a copy's source), without password.
+    pub from: Option<PathBuf>,
+    /// The store added to, without password.
+    pub to: PathBuf,
+}

@@ -1,0 +1,124 @@
+//! The words of every [`Notice`]: the lines kurabe writes on stderr beside
+//! its report ("kurabe: note: …", "saved as …", "wrote …").
+//!
+//! Owns these sentences, so a message reads the same from every command.
+//! Must not print: the binary writes the line where it belongs.
+
+use std::path::Path;
+
+use kurabe_model::notice::{Added, Notice};
+
+/// The line (or lines, without the final newline) that tells `notice`.
+pub fn line(notice: &Notice) -> String {
+    match notice {
+        Notice::NoListener { port } => note(&format!("no process of this machine found listening on port {port}; server metrics off (use --server-pid to name it)")),
+        Notice::ServerMetricsOff { why } => note(&format!("server metrics off: {why}")),
+        Notice::ServerExited { pid } => note(&format!("the server process {pid} exited during the run; its figures cover the time it was alive")),
+        Notice::ServerSkipped { note: text } => note(&format!("server metrics: {text}")),
+        Notice::Note { text } => note(text),
+        Notice::NotWritten { flag } => note(&format!("{flag} file not written: no request got a response")),
+        Notice::ServingMetrics { addr } => format!("kurabe: serving Prometheus metrics at http://{addr}/metrics"),
+        Notice::SavedResult { id, label } => format!("kurabe: saved as {id} ('{label}'); see `kurabe results show {id}`"),
+        Notice::SavedExperiment { id } => format!("kurabe: saved as {id}; see `kurabe report {id}`"),
+        Notice::Wrote { path } => format!("wrote {}", path.display()),
+        Notice::Exported { entries, path } => format!("exported {entries} entries to {}", path.display()),
+        Notice::ManPages { pages, dir } => format!("kurabe: {pages} man page(s) in {}", dir.display()),
+        Notice::Site { plans, dir, written, unchanged } => site(*plans, dir, (*written, *unchanged)),
+        Notice::ServeStopped { requests } => format!("kurabe serve: stopped after {requests} requests"),
+        Notice::ThresholdsFailed { failed, of } => thresholds_failed(failed, *of),
+        Notice::NoRoundSucceeded { urls } => format!("kurabe: no round succeeded for {}", urls.join(", ")),
+        Notice::Interrupted => "kurabe: interrupted".to_owned(),
+        Notice::SystemInterrupted => "kurabe: interrupted; the report holds the tests that finished".to_owned(),
+        Notice::CommandFailed { why, suggest_ignore } => command_failed(why, *suggest_ignore),
+    }
+}
+
+/// What an import or copy added: "imported e3, r4 into PATH" or "copied
+/// 2 entries from A to B: e1→e3, …".
+pub fn added(added: &Added) -> String {
+    let Some(from) = &added.from else {
+        let names: Vec<String> = added.ids.iter().map(|(_, b)| b.to_string()).collect();
+        let what = if names.is_empty() {
+            "nothing".to_owned()
+        } else {
+            names.join(", ")
+        };
+        return format!("imported {what} into {}", added.to.display());
+    };
+    let pairs: Vec<String> = (added.ids.iter())
+        .map(|(a, b)| format!("{}→{b}", a.map(|a| a.to_string()).unwrap_or_default()))
+        .collect();
+    format!(
+        "copied {} entries from {} to {}: {}",
+        added.ids.len(),
+        from.display(),
+        added.to.display(),
+        pairs.join(", ")
+    )
+}
+
+/// "kurabe: note: …".
+fn note(text: &str) -> String {
+    format!("kurabe: note: {text}")
+}
+
+/// `kurabe site`'s summary line.
+fn site(plans: usize, dir: &Path, (written, unchanged): (usize, usize)) -> String {
+    format!(
+        "kurabe: site of {plans} plan(s) in {}: {written} page(s) written, {unchanged} unchanged; open {}",
+        dir.display(),
+        dir.join("index.html").display()
+    )
+}
+
+/// Each failed threshold with what was measured (or why nothing was).
+fn thresholds_failed(failed: &[(String, String)], of: usize) -> String {
+    let each: Vec<String> = (failed.iter())
+        .map(|(text, shown)| match shown.starts_with("not measured") {
+            true => format!("'{text}' ({shown})"),
+            false => format!("'{text}' (measured {shown})"),
+        })
+        .collect();
+    let n = failed.len();
+    format!("kurabe: {n} of {of} thresholds failed: {}", each.join(", "))
+}
+
+/// A benchmarked command's failure, and how to go on past it.
+fn command_failed(why: &str, suggest_ignore: bool) -> String {
+    let mut line = format!("kurabe: error: {why}");
+    if suggest_ignore {
+        line.push_str(
+            "\nkurabe: use -i/--ignore-failure to record non-zero exit codes instead of stopping",
+        );
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notes_and_savings_read_as_before() {
+        let saved = Notice::SavedExperiment {
+            id: kurabe_model::record::ExperimentId(7),
+        };
+        assert_eq!(line(&saved), "kurabe: saved as e7; see `kurabe report e7`");
+        let off = Notice::NotWritten { flag: "-e".into() };
+        assert_eq!(
+            line(&off),
+            "kurabe: note: -e file not written: no request got a response"
+        );
+        let failed = Notice::ThresholdsFailed {
+            failed: vec![
+                ("p(95)<1ms".into(), "2.1ms".into()),
+                ("rate>9".into(), "not measured: no requests".into()),
+            ],
+            of: 3,
+        };
+        assert_eq!(
+            line(&failed),
+            "kurabe: 2 of 3 thresholds failed: 'p(95)<1ms' (measured 2.1ms), 'rate>9' (not measured: no requests)"
+        );
+    }
+}
