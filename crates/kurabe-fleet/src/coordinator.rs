@@ -78,12 +78,15 @@ fn inline_set(spec: &LoadSpec) -> LoadSpec {
     let Some(path) = spec.targets.as_ref().filter(|p| p.as_os_str() != "-") else {
         return spec.clone();
     };
-    // A larger file is never read here: each worker streams it from its path.
-    if !std::fs::metadata(path).is_ok_and(|m| m.len() <= INLINE_SET_BYTES) {
-        return spec.clone();
-    }
-    match std::fs::read_to_string(path) {
-        Ok(text) => LoadSpec {
+    // A larger file is never read here: each worker streams it from its
+    // path. A file that is not a regular file is left to the engine's
+    // check too, which says what is wrong.
+    let name = kurabe_input::Name::new("the --targets file");
+    let input = kurabe_input::open(path, name)
+        .ok()
+        .filter(|i| i.size() <= INLINE_SET_BYTES);
+    match input.map(|i| i.read_text(INLINE_SET_BYTES)) {
+        Some(Ok(text)) => LoadSpec {
             targets: None,
             targets_text: Some(text),
             ..spec.clone()
@@ -98,12 +101,9 @@ fn inline_body(spec: &LoadSpec) -> Result<LoadSpec, FleetError> {
     let Some(path) = &spec.body_file else {
         return Ok(spec.clone());
     };
-    let body = std::fs::read(path).map_err(|e| {
-        FleetError::Invalid(format!(
-            "cannot read the body file '{}' ({e}): check the path",
-            path.display()
-        ))
-    })?;
+    let name = kurabe_input::Name::new("the body file");
+    let body = kurabe_input::read(path, name, kurabe_http::request::MAX_BODY_BYTES)
+        .map_err(|e| FleetError::Invalid(e.to_string()))?;
     Ok(LoadSpec {
         body_file: None,
         body_base64: Some(base64::engine::general_purpose::STANDARD.encode(body)),

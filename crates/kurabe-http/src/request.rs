@@ -15,6 +15,12 @@ use crate::header::{self, HeaderError};
 /// Timeout of one request when none is given (ab's `-s` default).
 pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// The largest body one request may have (a body file, a set's `@file`,
+/// a HAR entry's `postData`): 64 MiB, as `kurabe serve`'s bodies
+/// ([`crate::serve::MAX_BODY_BYTES`]). A body is held in memory and sent
+/// whole, so a larger one is refused before the run.
+pub const MAX_BODY_BYTES: u64 = 64 << 20;
+
 /// The settings that shape one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RequestSpec {

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -31,20 +30,10 @@ pub enum PlanError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The path is a directory, a device, a FIFO: not a plan file.
-    #[error("plan {} is not a regular file; give the plan's .toml file", path.display())]
-    NotAFile {
-        /// The plan's path.
-        path: PathBuf,
-    },
-    /// The file is too large to be a plan.
-    #[error("plan {} is {size} bytes, more than the 1 MiB a plan may have; is it the right file?", path.display())]
-    TooLarge {
-        /// The plan's path.
-        path: PathBuf,
-        /// Its size.
-        size: u64,
-    },
+    /// Not a regular file (a directory, a device, a FIFO), larger than
+    /// 1 MiB, or not UTF-8.
+    #[error(transparent)]
+    Input(#[from] kurabe_input::InputError),
     /// The text is not valid TOML, does not fit the plan format, or fails validation.
     #[error("{}", Located(self))]
     Invalid {
@@ -108,34 +97,11 @@ pub fn load_plan_with_text(path: &Path) -> Result<(Plan, String), PlanError> {
 /// The plan file's text: only a regular file (a FIFO or a device would block
 /// or never end), at most [`MAX_PLAN_BYTES`].
 fn read_plan_text(path: &Path) -> Result<String, PlanError> {
-    let read_err = |source| PlanError::Read {
-        path: path.to_owned(),
-        source,
-    };
-    let meta = std::fs::metadata(path).map_err(read_err)?;
-    if !meta.is_file() {
-        return Err(PlanError::NotAFile {
-            path: path.to_owned(),
-        });
-    }
-    if meta.len() > MAX_PLAN_BYTES {
-        return Err(PlanError::TooLarge {
-            path: path.to_owned(),
-            size: meta.len(),
-        });
-    }
-    // Read at most one byte past the cap: the file may grow after the check.
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_PLAN_BYTES + 1).read_to_string(&mut text))
-        .map_err(read_err)?;
-    if text.len() as u64 > MAX_PLAN_BYTES {
-        return Err(PlanError::TooLarge {
-            path: path.to_owned(),
-            size: text.len() as u64,
-        });
-    }
-    Ok(text)
+    let name = kurabe_input::Name::new("plan");
+    kurabe_input::read_text(path, name, MAX_PLAN_BYTES).map_err(|e| match e {
+        kurabe_input::InputError::Open { path, err, .. } => PlanError::Read { path, source: err },
+        e => PlanError::Input(e),
+    })
 }
 
 /// [`load_plan_with_text`] after filling `{KEY}` placeholders from `vars`

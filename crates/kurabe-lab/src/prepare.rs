@@ -38,6 +38,7 @@ pub fn prepare(path: &Path, vars: &[(String, String)]) -> Result<(Plan, RunOptio
     crate::check_supported(&plan)?;
     let dir = crate::runner::plan_dir(path);
     check_thresholds(&plan, &dir)?;
+    check_files(&plan, &dir)?;
     let options = base_options(dir, plan_text, None)?;
     Ok((plan, options))
 }
@@ -58,6 +59,20 @@ fn check_thresholds(plan: &Plan, plan_dir: &Path) -> Result<(), LabError> {
         let spec = crate::measure::plan_load(h, url.unwrap_or("http://127.0.0.1/"), plan_dir);
         kurabe_http::load::check(&spec, &kurabe_http::load::Names::PLAN)
             .map_err(|e| LabError::Unsupported(format!("`workload[{i}]` ({}): {e}", w.name)))?;
+    }
+    Ok(())
+}
+
+/// The files each http workload names (its set, its body file, its
+/// replay's log) opened and checked: a named pipe, a device or a
+/// directory is refused before any target starts, not run after run.
+fn check_files(plan: &Plan, plan_dir: &Path) -> Result<(), LabError> {
+    for (i, w) in plan.workloads.iter().enumerate() {
+        if let WorkloadKind::Http(h) = &w.kind {
+            let spec = crate::measure::plan_load(h, "http://127.0.0.1/", plan_dir);
+            kurabe_http::load::check_files(&spec, &kurabe_http::load::Names::PLAN)
+                .map_err(|e| LabError::Unsupported(format!("`workload[{i}]` ({}): {e}", w.name)))?;
+        }
     }
     Ok(())
 }

@@ -272,7 +272,10 @@ fn file_errors_name_the_path() {
 
     let big = dir.path().join("big.toml");
     std::fs::write(&big, vec![b'#'; (1 << 20) + 1]).unwrap();
-    assert!(matches!(load_plan(&big), Err(PlanError::TooLarge { .. })));
+    assert!(matches!(
+        load_plan(&big),
+        Err(PlanError::Input(kurabe_input::InputError::TooLarge { .. }))
+    ));
 }
 
 #[test]

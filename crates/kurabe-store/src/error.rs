@@ -33,6 +33,10 @@ pub enum StoreError {
         /// The directory.
         path: PathBuf,
     },
+    /// `--store` names a named pipe, a device or a socket (SQLite would
+    /// wait on a pipe for ever), or an input file cannot be read.
+    #[error(transparent)]
+    Input(#[from] kurabe_input::InputError),
     /// `--store` names a file that is not a kurabe store; it was left untouched.
     #[error("{} is not a kurabe results store ({what}); it was left untouched: choose another --store PATH", path.display())]
     NotKurabe {

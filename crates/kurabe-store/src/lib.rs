@@ -659,12 +659,20 @@ fn prepare_location(path: &Path) -> Result<(), StoreError> {
             cause,
         })?;
     }
-    if path.is_dir() {
-        return Err(StoreError::IsDirectory {
+    // Opened and checked as an input is (SQLite opens it again itself):
+    // a named pipe would make SQLite wait for ever, a device is no store.
+    use kurabe_input::{InputError, Kind};
+    match kurabe_input::check_if_there(path, kurabe_input::Name::new("the results store")) {
+        Err(InputError::NotAFile {
+            kind: Kind::Directory,
+            ..
+        }) => Err(StoreError::IsDirectory {
             path: path.to_owned(),
-        });
+        }),
+        // Unreadable (no permission): SQLite says so, or opens it read-only.
+        Ok(_) | Err(InputError::Open { .. }) => Ok(()),
+        Err(e) => Err(StoreError::Input(e)),
     }
-    Ok(())
 }
 
 /// The connection settings a writer needs.

@@ -15,15 +15,22 @@ use kurabe_model::record::{ResultId, ResultKind, SavedRecord};
 /// Why a transfer did not happen (or, for a copy, did not check out).
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
-    /// The export file could not be read.
+    /// The export file could not be opened.
     #[error("cannot read {}; give the file written by `kurabe results export`", .0.display())]
     ReadExport(PathBuf, #[source] std::io::Error),
+    /// The record file could not be opened.
+    #[error("cannot read {}; give a file written with --format json", .0.display())]
+    ReadRecord(PathBuf, #[source] std::io::Error),
+    /// The export or the record file is not a regular file, larger than
+    /// [`MAX_EXPORT_BYTES`] / [`MAX_RECORD_BYTES`], or not UTF-8.
+    #[error(transparent)]
+    Input(kurabe_input::InputError),
     /// The record to save could not be read from stdin.
     #[error("cannot read the record from stdin")]
     ReadStdin(#[source] std::io::Error),
-    /// The record file could not be read.
-    #[error("cannot read {}; give a file written with --format json", .0.display())]
-    ReadRecord(PathBuf, #[source] std::io::Error),
+    /// The record on stdin is larger than [`MAX_RECORD_BYTES`].
+    #[error("the record on standard input is more than {} MiB: give the output of one kurabe command run with --format json", MAX_RECORD_BYTES >> 20)]
+    StdinTooLarge,
     /// The record is not JSON.
     #[error("{} is not JSON ({cause}); give the output of a kurabe command run with --format json", .file.display())]
     NotJson {
@@ -75,8 +82,9 @@ pub use kurabe_model::notice::Added;
 /// Add the entries of the export file `file` to the store at `store`
 /// (created if needed), all or none.
 pub fn import(store: &Path, file: &Path) -> Result<Added, TransferError> {
-    let text =
-        std::fs::read_to_string(file).map_err(|e| TransferError::ReadExport(file.to_owned(), e))?;
+    let name = kurabe_input::Name::new("the export");
+    let text = kurabe_input::read_text(file, name, MAX_EXPORT_BYTES)
+        .map_err(|e| input_error(e, TransferError::ReadExport))?;
     let mut target = Store::open(store)?;
     let ids = target.import_json(&text)?;
     Ok(Added {
@@ -175,12 +183,47 @@ pub fn save_file(
     Ok(crate::access::save_result(&label, &record, store, on)?)
 }
 
+/// The largest export `kurabe results import` reads: it is held as text
+/// and as JSON before it is stored.
+pub const MAX_EXPORT_BYTES: u64 = 256 << 20;
+
+/// The largest record `kurabe results save` reads (a file or standard input).
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+
+/// `e`, a file that could not be opened as `open` says it.
+fn input_error(
+    e: kurabe_input::InputError,
+    open: fn(PathBuf, std::io::Error) -> TransferError,
+) -> TransferError {
+    match e {
+        kurabe_input::InputError::Open { path, err, .. } => open(path, err),
+        e => TransferError::Input(e),
+    }
+}
+
+/// The record on standard input, at most [`MAX_RECORD_BYTES`].
+fn read_stdin_record() -> Result<String, TransferError> {
+    let mut text = String::new();
+    let stdin = std::io::stdin().lock();
+    std::io::Read::read_to_string(
+        &mut std::io::Read::take(stdin, MAX_RECORD_BYTES + 1),
+        &mut text,
+    )
+    .map_err(TransferError::ReadStdin)?;
+    if text.len() as u64 > MAX_RECORD_BYTES {
+        return Err(TransferError::StdinTooLarge);
+    }
+    Ok(text)
+}
+
 /// The JSON object `kurabe results save` stores, from a file or stdin (`-`).
 pub fn read_record(file: &Path) -> Result<serde_json::Value, TransferError> {
     let text = if file.as_os_str() == "-" {
-        std::io::read_to_string(std::io::stdin()).map_err(TransferError::ReadStdin)?
+        read_stdin_record()?
     } else {
-        std::fs::read_to_string(file).map_err(|e| TransferError::ReadRecord(file.to_owned(), e))?
+        let name = kurabe_input::Name::new("the record").or_stdin();
+        kurabe_input::read_text(file, name, MAX_RECORD_BYTES)
+            .map_err(|e| input_error(e, TransferError::ReadRecord))?
     };
     let record: serde_json::Value =
         serde_json::from_str(&text).map_err(|cause| TransferError::NotJson {

@@ -12,9 +12,10 @@ use kurabe_model::system::{SystemCompare, SystemReport};
 /// Why a result file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    /// The file cannot be read.
-    #[error("cannot read {}", .0.display())]
-    Read(PathBuf, #[source] std::io::Error),
+    /// The file cannot be read, is not a regular file, or is larger than
+    /// [`MAX_RESULT_BYTES`].
+    #[error(transparent)]
+    Read(#[from] kurabe_input::InputError),
     /// Not a UnixBench report.
     #[error("{}", .0.display())]
     Import(PathBuf, #[source] crate::import::ImportError),
@@ -46,18 +47,31 @@ pub enum FileError {
     },
 }
 
+/// The largest result file or UnixBench report read (either is a few KiB).
+pub const MAX_RESULT_BYTES: u64 = 16 << 20;
+
+/// The result file at `path`, at most [`MAX_RESULT_BYTES`].
+fn read(path: &Path) -> Result<Vec<u8>, FileError> {
+    let name = kurabe_input::Name::new("the result file");
+    Ok(kurabe_input::read(path, name, MAX_RESULT_BYTES)?)
+}
+
 /// A UnixBench text report (5.1.x / 6.0) read into kurabe's model.
 pub fn load_unixbench(path: &Path) -> Result<SystemReport, FileError> {
-    let bytes = std::fs::read(path).map_err(|e| FileError::Read(path.to_owned(), e))?;
-    crate::import::parse(&String::from_utf8_lossy(&bytes))
+    unixbench(path, &read(path)?)
+}
+
+/// `bytes` (the file at `path`) as a UnixBench text report.
+fn unixbench(path: &Path, bytes: &[u8]) -> Result<SystemReport, FileError> {
+    crate::import::parse(&String::from_utf8_lossy(bytes))
         .map_err(|e| FileError::Import(path.to_owned(), e))
 }
 
 /// A kurabe JSON result, or a UnixBench text report imported on the fly.
 pub fn load_any(path: &Path) -> Result<SystemReport, FileError> {
-    let bytes = std::fs::read(path).map_err(|e| FileError::Read(path.to_owned(), e))?;
+    let bytes = read(path)?;
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return load_unixbench(path);
+        return unixbench(path, &bytes);
     }
     let r: SystemReport =
         serde_json::from_slice(&bytes).map_err(|e| FileError::NotSystem(path.to_owned(), e))?;

@@ -15,6 +15,7 @@ mod history;
 mod http;
 mod http2;
 mod import;
+mod inputs;
 mod install;
 mod instructions;
 mod load_over_time;

@@ -37,6 +37,12 @@ pub fn out_of_descriptors(pid: u32) {
 /// what a refusal that first waited for its input would do (a set on
 /// standard input, a log that is a named pipe no one writes to).
 pub fn refused_without_reading(args: &[&str]) -> (Option<i32>, String) {
+    refused_within(args, std::time::Duration::from_secs(20))
+}
+
+/// [`refused_without_reading`] with `limit` in place of 20 s (an input
+/// that takes a debug build longer to reach its refusal).
+pub fn refused_within(args: &[&str], limit: std::time::Duration) -> (Option<i32>, String) {
     let mut child = kurabe()
         .args(args)
         .stdin(std::process::Stdio::piped())
@@ -46,7 +52,7 @@ pub fn refused_without_reading(args: &[&str]) -> (Option<i32>, String) {
         .unwrap();
     // Held, never written nor closed: reading it would wait for ever.
     let _stdin = child.stdin.take();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let deadline = std::time::Instant::now() + limit;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
@@ -54,7 +60,7 @@ pub fn refused_without_reading(args: &[&str]) -> (Option<i32>, String) {
         if std::time::Instant::now() > deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{args:?}: no exit within 20 s: it waits for its input before refusing");
+            panic!("{args:?}: no exit within {limit:?}: it waits for its input before refusing");
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };

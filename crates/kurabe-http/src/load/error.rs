@@ -24,15 +24,10 @@ pub enum SpecError {
     /// A TLS protocol or cipher suite rustls cannot honour.
     #[error(transparent)]
     Tls(#[from] TlsOptionError),
-    /// A file named by a setting cannot be read.
-    #[error("{what}")]
-    File {
-        /// The setting and the file, e.g. "cannot read the -p file 'x': check the path".
-        what: String,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
+    /// A file named by a setting cannot be read, is not a regular file,
+    /// or is larger than its limit.
+    #[error(transparent)]
+    Input(#[from] kurabe_input::InputError),
 }
 
 impl From<SpecError> for client::LoadError {

@@ -144,7 +144,6 @@ impl Index {
 #[derive(Debug)]
 pub(crate) struct Drawn {
     pub index: Arc<Index>,
-    pub path: std::path::PathBuf,
     pub format: Format,
     pub source: String,
     pub weighted: bool,
@@ -154,8 +153,8 @@ pub(crate) struct Drawn {
 }
 
 impl Drawn {
-    /// The draws of the next pass, on `file` opened anew.
-    pub fn pass(self: &Arc<Self>, file: std::fs::File) -> Draw {
+    /// The draws of the next pass, reading `file` (a reader of its own).
+    pub fn pass(self: &Arc<Self>, file: kurabe_input::Part) -> Draw {
         let k = self.passes.fetch_add(1, Ordering::Relaxed);
         Draw {
             of: Arc::clone(self),
@@ -169,7 +168,7 @@ impl Drawn {
 /// One pass of a [`Drawn`] set.
 pub(crate) struct Draw {
     of: Arc<Drawn>,
-    file: BufReader<std::fs::File>,
+    file: BufReader<kurabe_input::Part>,
     rng: Draws,
     /// Draws left in this pass.
     left: u64,
@@ -224,6 +223,7 @@ impl Draw {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kurabe_input::Part;
 
     fn file(text: &str) -> (tempfile::NamedTempFile, Index) {
         let mut f = tempfile::NamedTempFile::new().unwrap();
@@ -232,24 +232,28 @@ mod tests {
         (f, Index::build(r).unwrap())
     }
 
-    fn drawn(f: &tempfile::NamedTempFile, weighted: bool, seed: u64) -> Arc<Drawn> {
+    fn drawn(f: &tempfile::NamedTempFile, weighted: bool, seed: u64) -> (Arc<Drawn>, Part) {
         let text = std::fs::read(f.path()).unwrap();
         let index = Index::build(Reader::new(&text[..], Format::Http, "t")).unwrap();
-        Arc::new(Drawn {
+        let d = Arc::new(Drawn {
             index: Arc::new(index),
-            path: f.path().to_owned(),
             format: Format::Http,
             source: "t".into(),
             weighted,
             seed,
             passes: AtomicU64::new(0),
-        })
+        });
+        let name = kurabe_input::Name::new("t");
+        (
+            d,
+            kurabe_input::open(f.path(), name).unwrap().shared().part(),
+        )
     }
 
     /// Per target (`/N`), how often one pass drew it.
-    fn counts(d: &Arc<Drawn>, n: usize) -> Vec<u64> {
+    fn counts((d, file): &(Arc<Drawn>, Part), n: usize) -> Vec<u64> {
         let mut c = vec![0; n];
-        let mut p = d.pass(std::fs::File::open(&d.path).unwrap());
+        let mut p = d.pass(file.clone());
         while let Some(t) = p.next_def() {
             let t = t.unwrap();
             c[t.url.rsplit('/').next().unwrap().parse::<usize>().unwrap()] += 1;

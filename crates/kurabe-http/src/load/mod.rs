@@ -12,6 +12,7 @@
 //! per request; the workers poll the stop's flag as they polled their own.
 
 mod error;
+mod files;
 mod gate;
 mod index;
 pub mod replay;
@@ -34,6 +35,7 @@ use kurabe_stop::Stop;
 use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
 pub use crate::request::Names;
 pub use error::SpecError;
+pub use files::check_files;
 pub use resolve::MAX_RATE_PER_CLIENT;
 pub use spool::{read_stdin, StdinSet};
 

@@ -160,10 +160,9 @@ fn read_recording(
     formats: Option<Formats>,
     name: &str,
 ) -> Result<(String, Recording), SpecError> {
-    let file = std::fs::File::open(path).map_err(|source| SpecError::File {
-        what: format!("cannot read the log '{name}': check the path"),
-        source,
-    })?;
+    let file = kurabe_input::open(path, super::files::log())?
+        .shared()
+        .part();
     match formats {
         None => har::read(file, name)
             .map(|r| ("har".to_owned(), r))
@@ -344,9 +343,9 @@ mod tests {
         let e = read(&ReplaySpec::of("/nonexistent/x.log"))
             .unwrap_err()
             .to_string();
-        assert_eq!(
-            e,
-            "cannot read the log '/nonexistent/x.log': check the path"
+        assert!(
+            e.starts_with("cannot read the log '/nonexistent/x.log': check the path ("),
+            "{e}"
         );
         let e = read(&ReplaySpec {
             loops: 0,

@@ -38,10 +38,10 @@ pub(crate) fn scan(r: impl Read, format: Format) -> std::io::Result<Index> {
 /// there are CPUs (at most 4): each piece starts where a target surely
 /// starts ([`cut_after`]), so its index is the one the whole scan
 /// would find there, shifted ([`Index::append`]).
-pub(crate) fn scan_file(f: &std::fs::File, format: Format) -> std::io::Result<Index> {
+pub(crate) fn scan_file(f: &kurabe_input::Shared, format: Format) -> std::io::Result<Index> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let cuts = cuts(f, f.metadata()?.len(), threads as u64, format)?;
-    scan_pieces(f, format, &cuts)
+    let cuts = cuts(f.file(), f.size(), threads as u64, format)?;
+    scan_pieces(f.file(), format, &cuts)
 }
 
 /// The index of the file `f` scanned in pieces from `cuts` (0, where
@@ -498,7 +498,9 @@ mod tests {
         assert_eq!(cuts(f.as_file(), len, 1, Format::Http).unwrap(), [0, len]);
         assert_eq!(cuts(f.as_file(), len, 4, Format::Http).unwrap(), [0, len]);
         let whole = format!("{:?}", scan(t.as_bytes(), Format::Http).unwrap().parts().1);
-        let split = scan_file(f.as_file(), Format::Http).unwrap();
+        let name = kurabe_input::Name::new("t");
+        let shared = kurabe_input::open(f.path(), name).unwrap().shared();
+        let split = scan_file(&shared, Format::Http).unwrap();
         assert_eq!(format!("{:?}", split.parts().1), whole);
     }
 

@@ -27,7 +27,6 @@
 //! when they do not, it is sent in file order and a weight further on
 //! ends the run like a bad line (it would go unused).
 
-use std::io::BufRead;
 use std::path::Path;
 
 use kurabe_model::load::{LoadSpec, Order, TargetsFormat};
@@ -61,15 +60,22 @@ pub(crate) fn read(
         order: spec.order,
         seed: spec.seed.unwrap_or_else(draw_seed),
     };
-    if let Some(path) = streamed_file(spec) {
-        return stream(path, head, base.as_ref(), extra, labels).map(Some);
-    }
-    let source = &head.source;
-    let defs = match (&spec.targets, &spec.targets_text) {
-        (_, Some(text)) => collect(Reader::new(text.as_bytes(), parser(format), source))?,
-        (Some(path), None) => collect(Reader::new(open(path, n)?, parser(format), source))?,
+    let held;
+    let text = match (&spec.targets, &spec.targets_text) {
+        (_, Some(text)) => text.as_bytes(),
+        (Some(path), None) => match open(path, n)? {
+            Opened::Held(bytes) => {
+                held = bytes;
+                &held[..]
+            }
+            Opened::Streamed(file) => {
+                return stream(path, file, head, base.as_ref(), extra, labels).map(Some)
+            }
+        },
         (None, None) => unreachable!("checked above"),
     };
+    let source = &head.source;
+    let defs = collect(Reader::new(text, parser(format), source))?;
     let weighted = defs.iter().any(|d| d.weight.is_some());
     let targets = build(defs, source, base.as_ref(), extra, labels)?;
     let order = head.order_of(weighted);
@@ -148,21 +154,56 @@ fn parser(f: TargetsFormat) -> Format {
     }
 }
 
-/// The set's file, buffered (standard input's spool for `-`).
-fn open(path: &Path, n: &Names) -> Result<Box<dyn BufRead>, SpecError> {
+/// A set's file as opened: small enough to hold, or streamed.
+enum Opened {
+    /// All of it (at most [`STREAM_BYTES`]).
+    Held(Vec<u8>),
+    /// Larger (or standard input's spool): read as it is sent.
+    Streamed(SetFile),
+}
+
+/// The set's file opened once and checked (`kurabe_input`: a regular
+/// file, never a pipe or a device), held when it is at most
+/// [`STREAM_BYTES`]; standard input's spool for `-`.
+fn open(path: &Path, n: &Names) -> Result<Opened, SpecError> {
     if let Some(r) = stdin_spool(path) {
-        return Ok(Box::new(std::io::BufReader::with_capacity(64 * 1024, r)));
+        return Ok(Opened::Streamed(SetFile::Spool(r)));
     }
-    match std::fs::File::open(path) {
-        Ok(f) => Ok(Box::new(std::io::BufReader::with_capacity(64 * 1024, f))),
-        Err(source) => Err(SpecError::File {
-            what: format!(
-                "cannot read the {} file '{}': check the path",
-                n.targets,
-                path.display()
-            ),
-            source,
-        }),
+    let input = kurabe_input::open(path, super::files::targets(n))?;
+    if input.size() > STREAM_BYTES {
+        return Ok(Opened::Streamed(SetFile::File(input.shared())));
+    }
+    Ok(Opened::Held(input.read_all(STREAM_BYTES)?))
+}
+
+/// Where a streamed set's passes read: standard input's spool, or the
+/// file opened once (each pass reads it by offset, up to its size when
+/// opened).
+#[derive(Debug, Clone)]
+enum SetFile {
+    Spool(super::spool::SpoolReader),
+    File(kurabe_input::Shared),
+}
+
+impl SetFile {
+    /// A reader from the start, front to back.
+    fn reader(&self) -> Box<dyn std::io::Read + Send> {
+        match self {
+            SetFile::Spool(r) => Box::new(r.clone()),
+            SetFile::File(f) => Box::new(f.part()),
+        }
+    }
+
+    /// A reader a draw seeks in: the file, or the spool once complete.
+    fn seekable(&self) -> Result<kurabe_input::Part, String> {
+        match self {
+            SetFile::File(f) => Ok(f.part()),
+            SetFile::Spool(_) => super::spool::complete_file()
+                .unwrap_or_else(|| Err(std::io::Error::other("standard input was not spooled")))
+                .and_then(kurabe_input::Shared::of)
+                .map(|f| f.part())
+                .map_err(|e| format!("cannot read the spooled standard input: {e}")),
+        }
     }
 }
 
@@ -295,13 +336,9 @@ impl Resolver {
                 return Ok(Some(bytes.clone()));
             }
         }
-        let bytes = std::fs::read(p).map_err(|e| {
-            at(
-                &self.source,
-                d.line,
-                format!("cannot read the body file '{}': {e}", p.display()),
-            )
-        })?;
+        let name = kurabe_input::Name::new("the body file");
+        let bytes = kurabe_input::read(p, name, crate::request::MAX_BODY_BYTES)
+            .map_err(|e| at(&self.source, d.line, e.to_string()))?;
         self.last_body = Some((p.clone(), bytes.clone()));
         Ok(Some(bytes))
     }
@@ -320,17 +357,6 @@ pub(crate) const STREAM_BYTES: u64 = 16 << 20;
 /// tagged, its origin (at least one target, however large).
 const FIRST_BYTES: usize = 256 * 1024;
 
-/// The file of `spec`'s set if it is streamed: a regular file larger than
-/// [`STREAM_BYTES`] (or standard input's spool).
-fn streamed_file(spec: &LoadSpec) -> Option<&Path> {
-    let path = spec.targets.as_deref()?;
-    let big = match stdin_spool(path) {
-        Some(_) => true,
-        None => std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > STREAM_BYTES),
-    };
-    (spec.targets_text.is_none() && big).then_some(path)
-}
-
 /// Standard input's spool (`super::spool`) when `path` is `-` and it
 /// was too large to hold.
 fn stdin_spool(path: &Path) -> Option<super::spool::SpoolReader> {
@@ -344,12 +370,13 @@ fn stdin_spool(path: &Path) -> Option<super::spool::SpoolReader> {
 /// kept (the set's origin and first method).
 fn stream(
     path: &Path,
+    file: SetFile,
     head: SetHead,
     base: Option<&Target>,
     extra: &[(String, String)],
     labels: &mut Labels,
 ) -> Result<RequestSet, SpecError> {
-    let (first, mut resolver, weighted) = first_targets(path, &head, base, extra, labels)?;
+    let (first, mut resolver, weighted) = first_targets(&file, &head, base, extra, labels)?;
     let format = parser(head.format);
     let order = head.order_of(weighted);
     // No order given and no weight among the first targets: file order,
@@ -357,20 +384,20 @@ fn stream(
     resolver.no_weights = head.order.is_none() && !weighted;
     let stream: std::sync::Arc<dyn Stream> = match order {
         Order::Sequential | Order::RoundRobin => std::sync::Arc::new(FileStream {
-            path: path.to_owned(),
+            file,
             format,
             resolver,
         }),
         Order::Weighted | Order::Random => std::sync::Arc::new(IndexedStream {
             drawn: std::sync::Arc::new(index::Drawn {
-                index: build_index(path, format, &head.source)?,
-                path: path.to_owned(),
+                index: build_index(path, &file, format, &head.source)?,
                 format,
                 source: head.source.clone(),
                 weighted: order == Order::Weighted,
                 seed: head.seed,
                 passes: Default::default(),
             }),
+            file,
             resolver,
         }),
     };
@@ -382,6 +409,7 @@ fn stream(
 /// then resolved again; an A/B's variants and rounds send one set).
 fn build_index(
     path: &Path,
+    file: &SetFile,
     format: Format,
     source: &str,
 ) -> Result<std::sync::Arc<index::Index>, SpecError> {
@@ -393,9 +421,10 @@ fn build_index(
     );
     static LAST: std::sync::Mutex<Option<(Key, std::sync::Arc<index::Index>)>> =
         std::sync::Mutex::new(None);
-    let meta = std::fs::metadata(path)
-        .ok()
-        .filter(|_| path != Path::new("-"));
+    let meta = match file {
+        SetFile::File(f) => f.file().metadata().ok(),
+        SetFile::Spool(_) => None,
+    };
     let key: Key = (
         path.to_owned(),
         format,
@@ -408,7 +437,7 @@ fn build_index(
     if let Some((_, ix)) = last.as_ref().filter(|(k, _)| *k == key) {
         return Ok(std::sync::Arc::clone(ix));
     }
-    let ix = scan_targets(path, format)?.map_err(|err| {
+    let ix = scan_targets(file, format).map_err(|err| {
         SpecError::Invalid(format!("cannot read the targets file {source}: {err}"))
     })?;
     let ix = std::sync::Arc::new(ix);
@@ -416,47 +445,27 @@ fn build_index(
     Ok(ix)
 }
 
-/// The fast scan of the targets file at `path` (standard input's spool
-/// in one pass, a file in pieces on the CPUs).
-fn scan_targets(path: &Path, format: Format) -> Result<std::io::Result<index::Index>, SpecError> {
-    if let Some(r) = stdin_spool(path) {
-        return Ok(super::scan::scan(r, format));
+/// The fast scan of a streamed set's file (standard input's spool in
+/// one pass, a file in pieces on the CPUs).
+fn scan_targets(file: &SetFile, format: Format) -> std::io::Result<index::Index> {
+    match file {
+        SetFile::Spool(r) => super::scan::scan(r.clone(), format),
+        SetFile::File(f) => super::scan::scan_file(f, format),
     }
-    Ok(super::scan::scan_file(&open_file(path)?, format))
-}
-
-/// A streamed set's file (or standard input's spool) from its start.
-fn open_targets(path: &Path) -> Result<Box<dyn std::io::Read + Send>, SpecError> {
-    if let Some(r) = stdin_spool(path) {
-        return Ok(Box::new(r));
-    }
-    Ok(Box::new(open_file(path)?))
-}
-
-/// The targets file at `path`, open.
-fn open_file(path: &Path) -> Result<std::fs::File, SpecError> {
-    std::fs::File::open(path).map_err(|source| SpecError::File {
-        what: format!(
-            "cannot read the targets file '{}': check the path",
-            path.display()
-        ),
-        source,
-    })
 }
 
 /// A streamed set's first targets (about [`FIRST_BYTES`] of them), read,
 /// resolved and tagged: the first one, the resolver of the rest, and
 /// whether any of them carries a weight.
 fn first_targets(
-    path: &Path,
+    file: &SetFile,
     head: &SetHead,
     base: Option<&Target>,
     extra: &[(String, String)],
     labels: &mut Labels,
 ) -> Result<(SetTarget, Resolver, bool), SpecError> {
-    let file = open_targets(path)?;
     let mut reader = Reader::new(
-        std::io::BufReader::new(file),
+        std::io::BufReader::new(file.reader()),
         parser(head.format),
         &head.source,
     );
@@ -533,19 +542,15 @@ impl SetHead {
 /// A targets file read pass by pass.
 #[derive(Debug)]
 struct FileStream {
-    path: std::path::PathBuf,
+    file: SetFile,
     format: Format,
     resolver: Resolver,
 }
 
 impl Stream for FileStream {
     fn pass(&self) -> Result<Box<dyn Pass>, String> {
-        let file: Box<dyn std::io::Read + Send> = match stdin_spool(&self.path) {
-            Some(r) => Box::new(r),
-            None => Box::new(reopen(&self.path)?),
-        };
         let reader = Reader::new(
-            std::io::BufReader::with_capacity(256 * 1024, file),
+            std::io::BufReader::with_capacity(256 * 1024, self.file.reader()),
             self.format,
             &self.resolver.source,
         );
@@ -554,18 +559,6 @@ impl Stream for FileStream {
             resolver: self.resolver.clone(),
         }))
     }
-}
-
-/// A streamed set's file opened for a pass during the run (a file of
-/// its own onto standard input's spool for `-`, complete).
-fn reopen(path: &Path) -> Result<std::fs::File, String> {
-    if path == Path::new("-") {
-        if let Some(f) = super::spool::complete_file() {
-            return f.map_err(|e| format!("cannot read the spooled standard input: {e}"));
-        }
-    }
-    std::fs::File::open(path)
-        .map_err(|e| format!("cannot read the targets file '{}': {e}", path.display()))
 }
 
 /// A target a pass read, resolved and tagged.
@@ -581,12 +574,13 @@ fn resolved(
 #[derive(Debug)]
 struct IndexedStream {
     drawn: std::sync::Arc<index::Drawn>,
+    file: SetFile,
     resolver: Resolver,
 }
 
 impl Stream for IndexedStream {
     fn pass(&self) -> Result<Box<dyn Pass>, String> {
-        let file = reopen(&self.drawn.path)?;
+        let file = self.file.seekable()?;
         Ok(Box::new(DrawPass {
             draw: self.drawn.pass(file),
             resolver: self.resolver.clone(),

@@ -74,6 +74,7 @@ pub(crate) fn complete_file() -> Option<std::io::Result<File>> {
 }
 
 /// The spool file and how far the copy got.
+#[derive(Debug)]
 struct Spool {
     file: File,
     /// (bytes spooled, the copy's end: `Some(Ok)` at the end of input).
@@ -171,7 +172,9 @@ impl Spool {
     }
 }
 
-/// Reads the spool front to back, waiting for the copy where it catches up.
+/// Reads the spool front to back, waiting for the copy where it catches
+/// up (a clone reads on from where it was cloned).
+#[derive(Debug, Clone)]
 pub(crate) struct SpoolReader {
     spool: Arc<Spool>,
     pos: u64,

@@ -10,8 +10,13 @@
 //!
 //! Owns the HAR shape (serde, reading only the fields used; entries are
 //! deserialised one at a time, the file is never held as text or as a
-//! JSON tree). Must not fetch anything.
+//! JSON tree) and the cap on a request body
+//! ([`crate::request::MAX_BODY_BYTES`]): a `postData.text` is counted as
+//! it is read (`Capped`), so an entry with a body of gigabytes is
+//! refused when its text passes what the largest body's base64 takes,
+//! not after it is held. Must not fetch anything.
 
+use std::cell::Cell;
 use std::fmt;
 use std::io::Read;
 
@@ -21,14 +26,82 @@ use serde::Deserialize;
 
 use super::{origin_form, sendable, time, wants_body, Recorded, Recording, Skip};
 
+use crate::request::MAX_BODY_BYTES;
+
 /// A HAR file that cannot be read.
 #[derive(Debug, thiserror::Error)]
-#[error("{source_name}: not a HAR 1.2 file ({detail}): give a .har export, or an access log with --log-format")]
-pub struct HarError {
-    /// The file as given.
-    pub source_name: String,
-    /// What the JSON reader found (it says the line and column).
-    pub detail: String,
+pub enum HarError {
+    /// Not JSON, or not HAR's shape.
+    #[error("{source_name}: not a HAR 1.2 file ({detail}): give a .har export, or an access log with --log-format")]
+    NotHar {
+        /// The file as given.
+        source_name: String,
+        /// What the JSON reader found (it says the line and column).
+        detail: String,
+    },
+    /// An entry's request body is over [`MAX_BODY_BYTES`].
+    #[error("{source_name}: entry {entry}'s request body is {}, more than the {} a request body may have: drop the entry or cut its body", size_text(.size), kurabe_input::Bytes(MAX_BODY_BYTES))]
+    BodyTooLarge {
+        /// The file as given.
+        source_name: String,
+        /// The entry, 1-based.
+        entry: u64,
+        /// The body's size decoded, or `None` when its text was cut
+        /// off past `MAX_TEXT_BYTES`.
+        size: Option<u64>,
+    },
+}
+
+fn size_text(size: &Option<u64>) -> String {
+    match size {
+        Some(s) => format!("{s} bytes"),
+        None => format!("more than {MAX_TEXT_BYTES} bytes of text in the file"),
+    }
+}
+
+/// JSON text read for one `postData.text` at most: the base64 of the
+/// largest body, and a sixteenth more for escapes (`\/`).
+const MAX_TEXT_BYTES: u64 = MAX_BODY_BYTES.div_ceil(3) * 4 + MAX_BODY_BYTES / 16;
+
+thread_local! {
+    /// Bytes read of the `postData.text` being read (`None`: not in one).
+    static TEXT_READ: Cell<Option<u64>> = const { Cell::new(None) };
+    /// The body over the limit that stopped the read: `Some(None)` when
+    /// its text passed [`MAX_TEXT_BYTES`], `Some(Some(size))` decoded.
+    static OVER: Cell<Option<Option<u64>>> = const { Cell::new(None) };
+}
+
+/// `postData.text`, its length counted by [`Capped`] while serde reads it
+/// (serde_json holds a string whole before handing it on, so the count
+/// must happen below it, in the reader).
+struct BodyText(String);
+
+impl<'de> Deserialize<'de> for BodyText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<BodyText, D::Error> {
+        TEXT_READ.set(Some(0));
+        let text = String::deserialize(d);
+        TEXT_READ.set(None);
+        text.map(BodyText)
+    }
+}
+
+/// The HAR's reader: fails (and says so in [`OVER`]) when a
+/// `postData.text` passes [`MAX_TEXT_BYTES`].
+struct Capped<R>(R);
+
+impl<R: Read> Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.0.read(buf)?;
+        if let Some(before) = TEXT_READ.get() {
+            let read = before + n as u64;
+            TEXT_READ.set(Some(read));
+            if read > MAX_TEXT_BYTES {
+                OVER.set(Some(None));
+                return Err(std::io::Error::other("a request body over the limit"));
+            }
+        }
+        Ok(n)
+    }
 }
 
 #[derive(Deserialize)]
@@ -68,24 +141,39 @@ struct PostData {
     #[serde(rename = "mimeType", default)]
     mime_type: String,
     #[serde(default)]
-    text: Option<String>,
+    text: Option<BodyText>,
     #[serde(default)]
     encoding: Option<String>,
     #[serde(default)]
     params: Vec<NameValue>,
 }
 
-/// Read a HAR file from `input` (`source_name` for messages).
+/// Read a HAR file from `input` (`source_name` for messages); a request
+/// body over [`MAX_BODY_BYTES`] stops the read.
 pub fn read<R: Read>(input: R, source_name: &str) -> Result<Recording, HarError> {
     let mut rec = Recording::new("entry");
-    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(input));
-    let fail = |e: serde_json::Error| HarError {
-        source_name: source_name.to_owned(),
-        detail: e.to_string(),
+    // Counted below the buffer: a few KiB more or less than the text
+    // read, for one check per block read rather than per byte.
+    let input = std::io::BufReader::new(Capped(input));
+    let mut de = serde_json::Deserializer::from_reader(input);
+    TEXT_READ.set(None);
+    OVER.set(None);
+    let read = de.deserialize_map(Top(&mut rec)).and_then(|()| de.end());
+    let Err(e) = read else {
+        return Ok(rec.finish());
     };
-    de.deserialize_map(Top(&mut rec)).map_err(fail)?;
-    de.end().map_err(fail)?;
-    Ok(rec.finish())
+    let source_name = source_name.to_owned();
+    Err(match OVER.take() {
+        Some(size) => HarError::BodyTooLarge {
+            source_name,
+            entry: rec.tally.read + 1,
+            size,
+        },
+        None => HarError::NotHar {
+            source_name,
+            detail: e.to_string(),
+        },
+    })
 }
 
 /// The top object: `log` is read, anything else skipped.
@@ -163,6 +251,10 @@ impl<'de> Visitor<'de> for Entries<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let rec = self.0;
         while let Some(e) = seq.next_element::<Entry>()? {
+            if let Some(size) = e.body_size().filter(|s| *s > MAX_BODY_BYTES) {
+                OVER.set(Some(Some(size)));
+                return Err(de::Error::custom("a request body over the limit"));
+            }
             rec.tally.read += 1;
             let place = rec.tally.read;
             let excerpt = format!("{} {}", e.request.method, e.request.url);
@@ -172,6 +264,25 @@ impl<'de> Visitor<'de> for Entries<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Entry {
+    /// The size of its request body decoded, if it has a text.
+    fn body_size(&self) -> Option<u64> {
+        let p = self.request.post_data.as_ref()?;
+        let text = &p.text.as_ref()?.0;
+        let base64 = p
+            .encoding
+            .as_deref()
+            .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
+        Some(if base64 {
+            let t = text.trim();
+            let pad = t.bytes().rev().take_while(|b| *b == b'=').count();
+            (t.len() / 4 * 3).saturating_sub(pad) as u64
+        } else {
+            text.len() as u64
+        })
     }
 }
 
@@ -223,7 +334,7 @@ fn entry(e: Entry, place: u64) -> Result<Recorded, Skip> {
 /// `postData`'s bytes; its `mimeType` as `Content-Type` when the
 /// headers have none.
 fn body(p: PostData, headers: &mut Vec<(String, String)>) -> Result<Vec<u8>, Skip> {
-    let bytes = match (p.text, p.encoding.as_deref()) {
+    let bytes = match (p.text.map(|t| t.0), p.encoding.as_deref()) {
         (Some(t), Some(enc)) if enc.eq_ignore_ascii_case("base64") => {
             base64::engine::general_purpose::STANDARD
                 .decode(t.trim())

@@ -11,9 +11,10 @@
 //! `$request_body` is skipped as [`Skip::NoBody`], not sent empty.
 //!
 //! Owns the meaning of a line's values. Must not hold the file: memory
-//! grows with the requests kept, not with the lines read.
+//! grows with the requests kept, not with the lines read; a line longer
+//! than [`MAX_LINE_BYTES`] is skipped as malformed without being held.
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use super::format::LogFormat;
 use super::{origin_form, sendable, time, wants_body, Recorded, Recording, Skip};
@@ -85,6 +86,10 @@ impl Formats {
     }
 }
 
+/// The longest line read (a request body can be logged, and a body is
+/// at most [`crate::request::MAX_BODY_BYTES`]).
+pub const MAX_LINE_BYTES: u64 = crate::request::MAX_BODY_BYTES;
+
 /// Read every line of `input` (`source_name` for messages) in `formats`.
 pub fn read<R: BufRead>(
     mut input: R,
@@ -96,16 +101,20 @@ pub fn read<R: BufRead>(
     let mut line = 0u64;
     loop {
         buf.clear();
-        let n = input
-            .read_until(b'\n', &mut buf)
-            .map_err(|err| LogError::Io {
-                source_name: source_name.to_owned(),
-                err,
-            })?;
+        let (n, whole) = next_line(&mut input, &mut buf).map_err(|err| LogError::Io {
+            source_name: source_name.to_owned(),
+            err,
+        })?;
         if n == 0 {
             break;
         }
         line += 1;
+        if !whole {
+            rec.tally.read += 1;
+            let excerpt = String::from_utf8_lossy(&buf[..60]);
+            rec.tally.skip(Skip::Malformed, line, &excerpt);
+            continue;
+        }
         let bytes = buf.strip_suffix(b"\n").unwrap_or(&buf);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -119,6 +128,19 @@ pub fn read<R: BufRead>(
         }
     }
     Ok(rec.finish())
+}
+
+/// The next line of `input` into `buf`, at most [`MAX_LINE_BYTES`] of
+/// it: the bytes it took, and whether it is whole (a longer one is read
+/// past, not held).
+fn next_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<(usize, bool)> {
+    let n = (&mut *input)
+        .take(MAX_LINE_BYTES + 1)
+        .read_until(b'\n', buf)?;
+    if n as u64 > MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+        return Ok((n + input.skip_until(b'\n')?, false));
+    }
+    Ok((n, true))
 }
 
 /// One line: a request, or why it is skipped.

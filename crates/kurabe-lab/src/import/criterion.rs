@@ -62,7 +62,7 @@ impl Harness for Criterion {
 
     fn read(&self, dir: &Path) -> Result<Imported, ImportError> {
         if dir.is_file() {
-            let json = std::fs::read_to_string(dir)
+            let json = super::read_report(self, dir)
                 .ok()
                 .and_then(|t| serde_json::from_str(&t).ok());
             let problem = "it is a file; give the directory cargo bench wrote";

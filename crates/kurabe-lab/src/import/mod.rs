@@ -72,6 +72,9 @@ pub enum ImportError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The report is not a regular file, too large, or not UTF-8.
+    #[error(transparent)]
+    Input(#[from] kurabe_input::InputError),
     /// The input is not what the harness writes (another harness's, another version's).
     #[error("{} is not {expects}: {problem}{hint}", .path.display())]
     NotHarness {
@@ -240,13 +243,27 @@ fn runs_of(harness: &str, b: &Benchmark, now: &str) -> Vec<RunRecord> {
         .collect()
 }
 
+/// The largest report file an import reads (a benchmark harness's JSON
+/// export is a few MiB at most).
+pub const MAX_REPORT_BYTES: u64 = 64 << 20;
+
+/// The text of the report at `path` (at most [`MAX_REPORT_BYTES`]), or
+/// why it cannot be read.
+fn read_report(h: &dyn Harness, path: &Path) -> Result<String, ImportError> {
+    let name = kurabe_input::Name::new(format!("the {} report", h.name()));
+    kurabe_input::read_text(path, name, MAX_REPORT_BYTES).map_err(|e| match e {
+        kurabe_input::InputError::Open { path, err, .. } => ImportError::Read {
+            path,
+            expects: h.expects(),
+            source: err,
+        },
+        e => ImportError::Input(e),
+    })
+}
+
 /// The text of `path`, parsed as JSON, or the harness's error.
 fn read_json(h: &dyn Harness, path: &Path) -> Result<serde_json::Value, ImportError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ImportError::Read {
-        path: path.to_owned(),
-        expects: h.expects(),
-        source,
-    })?;
+    let text = read_report(h, path)?;
     serde_json::from_str(&text)
         .map_err(|e| ImportError::not_harness(h, path, format!("not JSON ({e})"), None))
 }

@@ -391,8 +391,17 @@ pub(super) fn read_set(args: &Args, spec: &mut LoadSpec) -> anyhow::Result<()> {
     }
     let cannot = |e| anyhow::anyhow!("cannot read the set from standard input: {e}");
     let bytes = if args.workers.is_some() {
+        // Carried inline to every worker: held, so bounded.
+        let limit = kurabe_fleet::coordinator::INLINE_SET_BYTES;
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes).map_err(cannot)?;
+        let stdin = std::io::Read::take(std::io::stdin().lock(), limit + 1);
+        std::io::Read::read_to_end(&mut { stdin }, &mut bytes).map_err(cannot)?;
+        if bytes.len() as u64 > limit {
+            bail!(
+                "--targets - with --workers: standard input is more than {} MiB, the most a set sent to every worker inline may have: save it to a file every worker can read at the same path and give --targets FILE",
+                limit >> 20
+            );
+        }
         bytes
     } else {
         match kurabe_http::load::read_stdin().map_err(cannot)? {
