@@ -33,6 +33,7 @@ use kurabe_model::load::{LoadSpec, Order, TargetsFormat};
 
 use super::error::SpecError;
 use super::index;
+pub(crate) use super::spool::STREAM_BYTES;
 use crate::client::set::{Pass, RequestSet, SetTarget, Stream, Streamed};
 use crate::client::Target;
 use crate::request::Names;
@@ -348,10 +349,6 @@ impl Resolver {
 fn at(source: &str, line: u64, what: String) -> SpecError {
     SpecError::Invalid(format!("{source}:{line}: {what}"))
 }
-
-/// A targets file larger than this is streamed in the sequential and
-/// round-robin orders (read as it is sent, never held).
-pub(crate) const STREAM_BYTES: u64 = 16 << 20;
 
 /// Bytes of targets (about) a streamed set reads before the run: checked,
 /// tagged, its origin (at least one target, however large).

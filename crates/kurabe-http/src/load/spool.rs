@@ -15,6 +15,11 @@ use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
+/// A targets file larger than this is streamed in the sequential and
+/// round-robin orders (read as it is sent, never held); standard input
+/// is spooled when it holds more than this.
+pub(crate) const STREAM_BYTES: u64 = 16 << 20;
+
 /// Standard input as the CLI read it.
 pub enum StdinSet {
     /// All of it, at most 16 MiB (held and checked as text).
@@ -33,7 +38,7 @@ static SPOOL: OnceLock<Arc<Spool>> = OnceLock::new();
 /// as the limit (unless no spool file can be made: then it is read
 /// whole, however large).
 pub fn read_stdin() -> std::io::Result<StdinSet> {
-    let limit = super::set::STREAM_BYTES;
+    let limit = STREAM_BYTES;
     let mut stdin = std::io::stdin();
     let Ok(spool) = Spool::create().map(Arc::new) else {
         // No temporary directory to spool to: held whole, as a small set.
