@@ -134,6 +134,11 @@ pub struct HistoryChange {
     pub interval: Option<[f64; 2]>,
     /// Against the noise band.
     pub verdict: Verdict,
+    /// The smallest change, in percent, the data could have detected
+    /// (minimum detectable effect at 95 % and 80 % power); absent without
+    /// an interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable_change_pct: Option<f64>,
     /// p-value of the permutation test that accepted the change.
     pub p_value: f64,
     /// The answer in words (`1.20× [1.18, 1.22] more CPU`).
@@ -221,6 +226,11 @@ pub struct CheckRow {
     pub direction: Option<Direction>,
     /// Against the noise band.
     pub verdict: Verdict,
+    /// The smallest change, in percent, the data could have detected
+    /// (minimum detectable effect at 95 % and 80 % power); absent without
+    /// an interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable_change_pct: Option<f64>,
     /// The answer in words (`1.20× [1.18, 1.22] more CPU`).
     pub phrase: String,
     /// A side was imported from a harness that kept only the summary of

@@ -277,6 +277,12 @@ pub struct CompareRow {
     #[serde(with = "crate::stats::verdict::as_word")]
     #[schemars(with = "crate::stats::VerdictWord")]
     pub verdict: crate::stats::Verdict,
+    /// The smallest change, in percent of A, this comparison could have
+    /// detected (minimum detectable effect at 95 % and 80 % power), when
+    /// it has an interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "f64")]
+    pub detectable_change_pct: Option<f64>,
     /// Why that verdict (always set for `no_verdict` and `inconclusive`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]

@@ -523,7 +523,14 @@ mod tests {
         let vs = &rps.versus_baseline[0];
         assert_eq!(vs.variant, "ruby + big heap");
         assert_eq!(vs.tone, Tone::Good);
-        assert!(vs.phrase.ends_with("faster"), "{}", vs.phrase);
+        assert!(
+            vs.phrase.contains("] faster (could detect ≥ "),
+            "{}",
+            vs.phrase
+        );
+        // Three runs a side, ±1 % spread: about 3.4 % could be detected.
+        let mde = vs.comparison.detectable_change_pct.unwrap();
+        assert!((3.0..4.0).contains(&mde), "{mde}");
         let pss = w
             .metrics
             .iter()

@@ -16,7 +16,7 @@ use crate::Render;
 /// CSV renderer.
 pub struct Csv;
 
-const HEADER: &str = "experiment,workload,metric,unit,variant,is_baseline,n,median,mean,geometric_mean,stdev,cv,min,max,ratio,ratio_low,ratio_high,verdict";
+const HEADER: &str = "experiment,workload,metric,unit,variant,is_baseline,n,median,mean,geometric_mean,stdev,cv,min,max,ratio,ratio_low,ratio_high,verdict,detectable_change_pct";
 
 fn opt(x: Option<f64>) -> String {
     x.map(|v| v.to_string()).unwrap_or_default()
@@ -35,7 +35,7 @@ fn row(
     w: &WorkloadReport,
     m: &MetricReport,
     v: &VariantMetric,
-) -> [String; 18] {
+) -> [String; 19] {
     let s = v.summary;
     let vs = crate::versus_of(m, &v.variant);
     let c = vs.map(|x| x.comparison);
@@ -58,6 +58,7 @@ fn row(
         opt(c.and_then(|c| c.ratio_low)),
         opt(c.and_then(|c| c.ratio_high)),
         field(vs.map_or("", |x| x.phrase.as_str())),
+        opt(c.and_then(|c| c.detectable_change_pct)),
     ]
 }
 
@@ -104,7 +105,7 @@ mod tests {
             lines[2]
         );
         assert!(
-            lines[2].ends_with(",\"1.18× [1.15, 1.21] faster\""),
+            lines[2].contains(",\"1.18× [1.15, 1.21] faster (could detect ≥ 3.4 %)\",3.355"),
             "{}",
             lines[2]
         );

@@ -289,7 +289,8 @@ fn legend(r: &ExperimentReport) -> String {
     format!(
         "Values are medians of successful runs ± coefficient of variation. \
 Ratios are geometric means against the baseline with 95 % Welch intervals; \
-better or worse only when the whole interval clears the noise band ({}), otherwise within noise (inconclusive while the interval straddles a band edge).",
+better or worse only when the whole interval clears the noise band ({}), otherwise within noise (inconclusive while the interval straddles a band edge). \
+\"Could detect\" is the smallest change the run finds 4 times in 5 (95 %, 80 % power).",
         noise_bands(r)
     )
 }

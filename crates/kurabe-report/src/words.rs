@@ -283,10 +283,69 @@ fn plain_ratio(r: f64, interval: Option<(f64, f64)>) -> String {
     )
 }
 
+/// A change in percent as it reads: `1.8 %`, `0.42 %`, `12.0 %`.
+pub fn change_pct(p: f64) -> String {
+    if p > 0.0 && p < 0.995 {
+        format!("{p:.2} %")
+    } else {
+        format!("{p:.1} %")
+    }
+}
+
+/// A noise band in percent: `2 %`, `0.5 %`.
+fn band_pct(band: f64) -> String {
+    let p = band * 100.0;
+    if (p - p.round()).abs() < 1e-9 {
+        format!("{p:.0} %")
+    } else {
+        format!("{p:.1} %")
+    }
+}
+
+/// What a moved verdict could have seen, after its words:
+/// ` (could detect ≥ 1.5 %)`; nothing without an interval.
+pub fn could_detect(detectable_pct: Option<f64>) -> String {
+    detectable_pct.map_or(String::new(), |d| {
+        format!(" (could detect ≥ {})", change_pct(d))
+    })
+}
+
+/// What a settled "within noise" rules out, after its words:
+/// `: no change larger than 1.8 %` — the farther edge of the interval
+/// (anything larger lies outside it), and never below what the run could
+/// detect (a smaller figure would promise more than the run can see).
+pub fn no_change_larger(
+    low: Option<f64>,
+    high: Option<f64>,
+    detectable_pct: Option<f64>,
+) -> String {
+    let (Some(l), Some(h), Some(d)) = (low, high, detectable_pct) else {
+        return String::new();
+    };
+    let edge = ((h - 1.0).max(1.0 - l) * 100.0).max(d);
+    format!(": no change larger than {}", change_pct(edge))
+}
+
+/// Why an inconclusive verdict is one, in the run's power:
+/// `inconclusive: this run could only detect changes above 9.0 %; ≈40
+/// runs per variant would reach 2 %`.
+pub fn inconclusive(detectable_pct: Option<f64>, runs_needed: u32, band: f64) -> String {
+    match detectable_pct {
+        Some(d) => format!(
+            "inconclusive: this run could only detect changes above {}; ≈{runs_needed} runs per variant would reach {}",
+            change_pct(d),
+            band_pct(band)
+        ),
+        None => format!("inconclusive: ≈{runs_needed} runs needed"),
+    }
+}
+
 /// The comparison in words, and whether it is good news.
 ///
 /// `direction` is `None` for a metric kurabe does not know: the interval
-/// is still shown, but nothing is called better or worse.
+/// is still shown, but nothing is called better or worse. Every verdict
+/// with an interval states its power: what it could detect, what it rules
+/// out ([`could_detect`], [`no_change_larger`], [`inconclusive`]).
 pub fn verdict(
     metric: &str,
     unit: Unit,
@@ -305,11 +364,19 @@ pub fn verdict(
     };
     let (head, word) = directed(metric, unit, r, interval);
     let plain = plain_ratio(r, interval);
+    let mde = c.detectable_change_pct;
     let still = |runs_needed: Option<u32>| match runs_needed {
-        None => format!("{plain} within noise"),
-        Some(n) => format!("{plain} within noise (inconclusive: ≈{n} runs needed)"),
+        None => format!(
+            "{plain} within noise{}",
+            no_change_larger(c.ratio_low, c.ratio_high, mde)
+        ),
+        Some(n) => format!(
+            "{plain} within noise ({})",
+            inconclusive(mde, n, c.noise_band)
+        ),
     };
-    worded(c.verdict, direction, &format!("{head} {word}"), &still)
+    let moved = format!("{head} {word}{}", could_detect(mde));
+    worded(c.verdict, direction, &moved, &still)
 }
 
 /// Why there is no ratio: `no ratio: a value is zero or negative`.
@@ -508,16 +575,25 @@ mod tests {
         let c = cmp(&[100.0, 101.0, 99.0], &[118.0, 119.0, 117.0], hi);
         let (tone, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
         assert_eq!(tone, Tone::Good);
-        assert!(p.starts_with("1.18× [") && p.ends_with("] faster"), "{p}");
+        assert!(p.starts_with("1.18× ["), "{p}");
+        assert!(
+            p.contains("] faster (could detect ≥ ") && p.ends_with(" %)"),
+            "{p}"
+        );
 
         let c = cmp(&[100.0, 101.0, 99.0], &[154.0, 155.0, 153.0], lo);
         let (tone, p) = verdict("pss_peak_bytes", Unit::Bytes, Some(lo), &c);
         assert_eq!(tone, Tone::Bad);
-        assert!(p.ends_with("more memory"), "{p}");
+        assert!(p.contains("more memory (could detect ≥ "), "{p}");
 
         let c = cmp(&[100.0, 100.5, 99.5], &[100.0, 100.5, 99.5], hi);
         let (_, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
-        assert_eq!(p, "1.00× [0.99, 1.01] within noise");
+        // Log spread 0.005 a side, 3 runs: the interval reaches ±1.1 %, the
+        // run could detect 1.5 % (power.rs), so that is what it rules out.
+        assert_eq!(
+            p,
+            "1.00× [0.99, 1.01] within noise: no change larger than 1.5 %"
+        );
 
         let c = cmp(&[100.0, 101.0], &[120.0, 121.0], lo);
         let (_, p) = verdict("cpu_ms_per_request", Unit::Milliseconds, Some(lo), &c);
@@ -526,8 +602,11 @@ mod tests {
         let c = cmp(&[100.0, 110.0, 90.0], &[103.0, 113.0, 93.0], hi);
         let (tone, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
         assert_eq!(tone, Tone::Neutral);
-        assert!(p.contains("] within noise (inconclusive: ≈"), "{p}");
-        assert!(p.ends_with(" runs needed)"), "{p}");
+        assert!(
+            p.contains("] within noise (inconclusive: this run could only detect changes above "),
+            "{p}"
+        );
+        assert!(p.ends_with(" runs per variant would reach 2 %)"), "{p}");
 
         let c = cmp(&[0.0, 1.0, 2.0], &[1.0, 2.0, 3.0], lo);
         let (_, p) = verdict("failed_requests", Unit::Count, Some(lo), &c);
@@ -613,14 +692,14 @@ mod tests {
         let (tone, p) = verdict("requests_per_second", Unit::PerSecond, Some(hi), &c);
         assert_eq!(tone, Tone::Bad);
         assert!(
-            p.starts_with("2.70× [2.6") && p.ends_with("] slower"),
+            p.starts_with("2.70× [2.6") && p.contains("] slower (could detect ≥ "),
             "{p}"
         );
         let c = cmp(&[100.0, 101.0, 99.0], &[50.0, 50.5, 49.5], lo);
         let (tone, p) = verdict("pss_peak_bytes", Unit::Bytes, Some(lo), &c);
         assert_eq!(tone, Tone::Good);
         assert!(
-            p.starts_with("2.00× [1.9") && p.ends_with("] less memory"),
+            p.starts_with("2.00× [1.9") && p.contains("] less memory (could detect ≥ "),
             "{p}"
         );
     }
@@ -634,6 +713,7 @@ mod tests {
         );
         let (tone, p) = verdict("frobs", Unit::Count, None, &c);
         assert_eq!(tone, Tone::Neutral);
-        assert_eq!(p, "2.00× [2.00, 2.00] more");
+        // No spread at all: any change would have been seen.
+        assert_eq!(p, "2.00× [2.00, 2.00] more (could detect ≥ 0.0 %)");
     }
 }

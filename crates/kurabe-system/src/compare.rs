@@ -280,6 +280,7 @@ fn row(
                 candidate_runs: 0,
             },
         },
+        detectable_change_pct: None,
         reason: None,
     };
     if let (Some(_), Some(e)) = (ratio, estimate) {
@@ -287,11 +288,16 @@ fn row(
         r.ratio_ci95_low = c.ratio_low;
         r.ratio_ci95_high = c.ratio_high;
         r.verdict = c.verdict;
-        if let (Verdict::Inconclusive { runs_needed }, Some(lo), Some(hi)) =
-            (c.verdict, c.ratio_low, c.ratio_high)
-        {
+        r.detectable_change_pct = c.detectable_change_pct;
+        if let (Verdict::Inconclusive { runs_needed }, Some(lo), Some(hi), Some(mde)) = (
+            c.verdict,
+            c.ratio_low,
+            c.ratio_high,
+            c.detectable_change_pct,
+        ) {
             r.reason = Some(format!(
-                "the 95 % interval [{lo:.3}, {hi:.3}] straddles the ±{:.0} % noise band; need ≈{runs_needed} passes per side",
+                "the 95 % interval [{lo:.3}, {hi:.3}] straddles the ±{:.0} % noise band: this run could only detect changes above {mde:.1} %; need ≈{runs_needed} passes per side to reach {:.0} %",
+                band * 100.0,
                 band * 100.0
             ));
         }

@@ -296,7 +296,11 @@ fn history_finds_one_step_where_it_is_in_every_format() {
     assert!(render("md").contains(r"| get / a / cpu\_ms\_per\_request | 20 |"));
     let csv = render("csv");
     assert_eq!(csv.lines().count(), 21, "{csv}");
-    assert!(csv.lines().nth(11).unwrap().ends_with(",worse"), "{csv}");
+    // The change's verdict, then what the history could have detected (%).
+    let change = csv.lines().nth(11).unwrap();
+    let (verdict, detectable) = change.rsplit_once(',').unwrap();
+    assert!(verdict.ends_with(",worse"), "{csv}");
+    assert!(detectable.parse::<f64>().unwrap() > 0.0, "{csv}");
     let html = render("html");
     assert_eq!(html.matches("class=\"mark\"").count(), 1);
     assert!(!html.contains("<script"));

@@ -402,7 +402,17 @@ fn compare_experiments_and_saved_results() {
         // Same samples: ratio exactly 1; ±1 % spread over 3 runs straddles the 2 % band.
         assert_eq!(rows[0]["ratio"], 1.0);
         assert_eq!(rows[0]["comparison"]["verdict"]["kind"], "inconclusive");
-        assert!(rows[0]["phrase"].as_str().unwrap().contains("runs needed"));
+        let phrase = rows[0]["phrase"].as_str().unwrap();
+        assert!(
+            phrase.contains("could only detect changes above"),
+            "{phrase}"
+        );
+        assert!(
+            rows[0]["comparison"]["detectable_change_pct"]
+                .as_f64()
+                .unwrap()
+                > 2.0
+        );
 
         assert_usage_error(
             &f.run(&["results", "compare", "e1", "r1"]),

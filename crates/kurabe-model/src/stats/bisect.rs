@@ -513,6 +513,7 @@ mod tests {
             degrees_of_freedom: None,
             noise_band: 0.02,
             verdict,
+            detectable_change_pct: None,
             difference: None,
         };
         let inc = Verdict::Inconclusive { runs_needed: 9 };

@@ -30,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use super::difference::{compare_difference_at, Difference};
 use super::estimate::{LogEstimate, LogMoments};
 use super::metric::Direction;
+use super::power::detectable_change_pct;
 use super::student_t;
 use super::summary::logs;
 use super::trend::difference_scale;
@@ -56,6 +57,12 @@ pub struct Comparison {
     pub noise_band: f64,
     /// What the interval says (of the difference, when there is one).
     pub verdict: Verdict,
+    /// The smallest change, in percent of the baseline, this comparison
+    /// could have detected: its minimum detectable effect at the
+    /// interval's confidence and 80 % power (docs/trust.md); absent
+    /// without an interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detectable_change_pct: Option<f64>,
     /// Candidate − baseline with its interval, for metrics compared on the
     /// difference scale ([`compare_metric`]); absent for ratio metrics.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,6 +150,7 @@ pub fn decide(
         degrees_of_freedom: Some(estimate.df),
         noise_band,
         verdict: judge(low, high, direction, noise_band, spread, runs),
+        detectable_change_pct: Some(detectable_change_pct(estimate, confidence)),
         difference: None,
     }
 }
@@ -161,6 +169,7 @@ impl Comparison {
             degrees_of_freedom: None,
             noise_band,
             verdict: Verdict::NoInterval { reason },
+            detectable_change_pct: None,
             difference: None,
         }
     }
@@ -212,6 +221,7 @@ pub fn compare_metric_at(
         degrees_of_freedom: ratio.degrees_of_freedom.filter(|_| keep_ratio),
         noise_band,
         verdict,
+        detectable_change_pct: ratio.detectable_change_pct.filter(|_| keep_ratio),
         difference: Some(difference),
     }
 }
@@ -295,6 +305,8 @@ mod tests {
         assert!(close(c.ratio_low.unwrap(), 1.1 * (-half).exp(), 1e-9)); // 1.075343
         assert!(close(c.ratio_high.unwrap(), 1.1 * half.exp(), 1e-9)); // 1.125219
         assert_eq!(c.verdict, Verdict::Better);
+        // (t(0.975, 4) + t(0.8, 4))·se = 3.717410·0.0081650 → e^0.0303525 − 1.
+        assert!(close(c.detectable_change_pct.unwrap(), 3.081_786, 1e-5));
         // Lower is better: the same 10 % increase is a regression.
         assert_eq!(
             compare(&side(100.0), &side(110.0), Lo, 0.02).verdict,
@@ -354,6 +366,7 @@ mod tests {
         );
         assert!(c.ratio.unwrap() > 1.18);
         assert_eq!(c.ratio_low, None);
+        assert_eq!(c.detectable_change_pct, None);
         assert_eq!(
             c.verdict.to_string(),
             "no interval: needs at least 3 runs per variant (baseline has 2, candidate 3)"

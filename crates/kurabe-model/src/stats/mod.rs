@@ -5,7 +5,8 @@
 //! is better, [`student_t`] gives the t quantiles the interval needs,
 //! [`estimate`] turns two sides into a log-scale Welch estimate and
 //! [`decide()`] — the one place a ratio verdict is decided — turns that into
-//! a ratio, a 95 % interval and a [`Verdict`]; [`compare()`] does both for
+//! a ratio, a 95 % interval, a [`Verdict`] and the smallest change the
+//! data could have detected ([`power`]); [`compare()`] does both for
 //! two variants' samples ([`difference`] the same on the difference scale, for soak
 //! slopes that may be 0 or negative, [`trend`] fits those slopes; both name
 //! their answer with [`verdict`]'s words; [`from_summary`] compares as
@@ -25,6 +26,7 @@ pub mod difference;
 pub mod estimate;
 pub mod from_summary;
 pub mod metric;
+pub mod power;
 pub mod schedule;
 pub mod student_t;
 pub mod summary;

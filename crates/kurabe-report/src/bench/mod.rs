@@ -229,7 +229,8 @@ fn markdown_counts(export: &CmdExport, unit: TimeUnit, out: &mut dyn Write) -> i
 }
 
 /// hyperfine's CSV (seconds), parameters as `parameter_NAME` columns, then
-/// kurabe's `max_rss_bytes`, `ratio`, `ratio_low`, `ratio_high`, `verdict`.
+/// kurabe's `max_rss_bytes`, `ratio`, `ratio_low`, `ratio_high`, `verdict`,
+/// `detectable_change_pct`.
 pub fn write_csv(export: &CmdExport, out: &mut dyn Write) -> io::Result<()> {
     let params: Vec<&String> = {
         let mut p: Vec<&String> = export
@@ -249,7 +250,7 @@ pub fn write_csv(export: &CmdExport, out: &mut dyn Write) -> io::Result<()> {
     if export.measure == Measure::Instructions {
         header.push_str(",instructions");
     }
-    header.push_str(",ratio,ratio_low,ratio_high,verdict");
+    header.push_str(",ratio,ratio_low,ratio_high,verdict,detectable_change_pct");
     writeln!(out, "{header}")?;
     for r in &export.results {
         let mut row = format!(
@@ -284,11 +285,12 @@ fn kurabe_cells(export: &CmdExport, r: &CmdResult) -> String {
         cells.push_str(&format!(",{}", opt(r.instructions_mean)));
     }
     cells.push_str(&format!(
-        ",{},{},{},{}",
+        ",{},{},{},{},{}",
         opt(c.and_then(|c| c.ratio)),
         opt(c.and_then(|c| c.ratio_low)),
         opt(c.and_then(|c| c.ratio_high)),
-        c.map_or(String::new(), |c| field(&describe(c, metric)))
+        c.map_or(String::new(), |c| field(&describe(c, metric))),
+        opt(c.and_then(|c| c.detectable_change_pct))
     ));
     cells
 }
@@ -360,7 +362,7 @@ mod tests {
         let mut lines = text.lines();
         assert_eq!(
             lines.next().unwrap(),
-            "command,mean,stddev,median,user,system,min,max,parameter_x,max_rss_bytes,ratio,ratio_low,ratio_high,verdict"
+            "command,mean,stddev,median,user,system,min,max,parameter_x,max_rss_bytes,ratio,ratio_low,ratio_high,verdict,detectable_change_pct"
         );
         assert!(lines
             .next()

@@ -94,6 +94,7 @@ fn row(e: &Experiment, base: &[&Experiment], key: &Key, plan: Option<&Layout>) -
         noise_band: band,
         direction,
         verdict: c.verdict,
+        detectable_change_pct: c.detectable_change_pct,
         phrase,
         from_summary: summary.is_some(),
     })

@@ -14,14 +14,14 @@ pub struct HistoryCsv;
 
 impl Render<HistoryReport> for HistoryCsv {
     fn render(&self, r: &HistoryReport, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(out, "workload,variant,metric,unit,experiment,rev,commit,started_at,host_fingerprint,runs,value,change_ratio,change_low,change_high,change_verdict")?;
+        writeln!(out, "workload,variant,metric,unit,experiment,rev,commit,started_at,host_fingerprint,runs,value,change_ratio,change_low,change_high,change_verdict,change_detectable_pct")?;
         for s in &r.series {
             for (i, p) in s.points.iter().enumerate() {
                 let c = s.changes.iter().find(|c| c.index == i);
                 let num = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
                 writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     esc(&s.workload),
                     esc(&s.variant),
                     esc(&s.metric),
@@ -37,6 +37,7 @@ impl Render<HistoryReport> for HistoryCsv {
                     num(c.and_then(|c| c.interval).map(|i| i[0])),
                     num(c.and_then(|c| c.interval).map(|i| i[1])),
                     c.map_or("", |c| verdict_word(&c.verdict)),
+                    num(c.and_then(|c| c.detectable_change_pct)),
                 )?;
             }
         }

@@ -316,6 +316,7 @@ fn change(points: &[HistoryPoint], c: &ChangePoint, phrase: String) -> HistoryCh
         ratio: cmp.ratio,
         interval: cmp.ratio_low.zip(cmp.ratio_high).map(|(l, h)| [l, h]),
         verdict: cmp.verdict,
+        detectable_change_pct: cmp.detectable_change_pct,
         p_value: c.p_value,
         phrase,
     }

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use kurabe_model::system::{CompareRow, SystemCompare, SystemReport, SystemRun, SystemSource};
 
-use super::{ci_text, copies_text, opt, pct, ratio_cells, verdict_text};
+use super::{ci_text, copies_text, opt, pct, ratio_cells, verdict_cell};
 use crate::{Markdown, Render};
 
 impl Render<SystemReport> for Markdown {
@@ -122,6 +122,6 @@ fn compare_row(r: &CompareRow, w: &mut dyn Write) -> io::Result<()> {
         r.name,
         opt(r.result_a),
         opt(r.result_b),
-        verdict_text(r.verdict)
+        verdict_cell(r)
     )
 }

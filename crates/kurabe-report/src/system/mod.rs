@@ -13,6 +13,8 @@ mod markdown;
 mod text;
 
 use kurabe_model::stats::Verdict;
+
+use crate::words;
 use kurabe_model::system::{CompareRow, SystemTest};
 
 /// The rule between UnixBench's result blocks.
@@ -38,8 +40,20 @@ pub(super) fn ci_text(t: &SystemTest) -> String {
     }
 }
 
-/// A comparison row's verdict in one word or two (its reason is a note).
-pub(super) fn verdict_text(v: Verdict) -> &'static str {
+/// A comparison row's verdict with its power (`better (could detect ≥
+/// 1.2 %)`, `within noise: no change larger than 1.5 %`); its reason is a note.
+pub(super) fn verdict_cell(r: &CompareRow) -> String {
+    let mde = r.detectable_change_pct;
+    let power = match r.verdict {
+        Verdict::Better | Verdict::Worse => words::could_detect(mde),
+        Verdict::WithinNoise => words::no_change_larger(r.ratio_ci95_low, r.ratio_ci95_high, mde),
+        _ => String::new(),
+    };
+    format!("{}{power}", verdict_text(r.verdict))
+}
+
+/// A comparison row's verdict in one word or two.
+fn verdict_text(v: Verdict) -> &'static str {
     match v {
         Verdict::Better => "better",
         Verdict::Worse => "worse",

@@ -6,7 +6,7 @@ use kurabe_model::system::{
     CompareRow, CompareRun, SystemCompare, SystemReport, SystemRun, SystemSource, SystemTest,
 };
 
-use super::{copies_text, opt, pct, ratio_cells, verdict_text, RULE};
+use super::{copies_text, opt, pct, ratio_cells, verdict_cell, RULE};
 use crate::escape::terminal;
 use crate::{Render, Terminal};
 
@@ -318,7 +318,7 @@ fn compare_run(c: &SystemCompare, run: &CompareRun, w: &mut dyn Write) -> io::Re
 /// A test (or the score) of both reports; its reason becomes a note reference.
 fn compare_row(r: &CompareRow, notes: &mut Vec<String>, w: &mut dyn Write) -> io::Result<()> {
     let (ratio, ci) = ratio_cells(r);
-    let mut verdict = verdict_text(r.verdict).to_string();
+    let mut verdict = verdict_cell(r);
     if let Some(reason) = &r.reason {
         if let Some(k) = notes.iter().position(|n| n == reason) {
             verdict.push_str(&format!(" [{}]", k + 1));
