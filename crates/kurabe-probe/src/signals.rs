@@ -14,11 +14,19 @@
 //! status. A command that has work to stop and report takes the [`Stop`]
 //! ([`install`]) and from then on the first signal only triggers it.
 //!
+//! A signal that repeats the first one within [`ECHO`] is its echo, not a
+//! second request: GNU `timeout` (and `kill` of a process group after its
+//! leader) sends SIGTERM to kurabe and then to its whole process group, so
+//! kurabe receives it twice at once; taken as a second signal it would end
+//! the run without its report, which is what `timeout N kurabe http …`
+//! asked for.
+//!
 //! Must not: do anything in a signal handler beyond what signal_hook does,
 //! or print (a second signal is handed to the caller's `on_forced`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use kurabe_stop::Stop;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -29,6 +37,18 @@ static FORCEABLE: AtomicBool = AtomicBool::new(false);
 /// Set once a command took the [`Stop`] ([`install`]): until then a signal
 /// exits at once (nothing has run that a report or a cleanup would keep).
 static GRACEFUL: AtomicBool = AtomicBool::new(false);
+
+/// How soon after the first signal the same signal again is its echo (the
+/// same request delivered twice: to the process, then to its group), not
+/// a second request. A person's second Ctrl-C comes later than this; the
+/// two deliveries of `timeout` are two system calls in a row.
+pub const ECHO: Duration = Duration::from_millis(50);
+
+/// Whether `sig`, received at `now`, repeats the `first` signal within
+/// [`ECHO`].
+fn is_echo(first: Option<(i32, Instant)>, sig: i32, now: Instant) -> bool {
+    first.is_some_and(|(s, at)| s == sig && now.saturating_duration_since(at) < ECHO)
+}
 
 /// Install the handlers (once) as the process starts: until a command
 /// takes the [`Stop`] ([`install`]), a signal calls `on_forced(signal)`
@@ -61,7 +81,13 @@ fn start(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
     std::thread::Builder::new()
         .name("kurabe-signals".into())
         .spawn(move || {
+            let mut first = None;
             for sig in signals.forever() {
+                let now = Instant::now();
+                if is_echo(first, sig, now) {
+                    continue;
+                }
+                first.get_or_insert((sig, now));
                 let forced = target.is_set() && FORCEABLE.load(Ordering::SeqCst);
                 if forced || !GRACEFUL.load(Ordering::SeqCst) {
                     // No guard will run: what kurabe started goes first.
@@ -123,5 +149,15 @@ mod tests {
         assert_eq!(status_for(Some(SIGTERM)), 143);
         assert_eq!(status_for(Some(SIGHUP)), 129);
         assert_eq!(status_for(None), 130);
+    }
+
+    #[test]
+    fn the_same_signal_at_once_is_an_echo_of_the_first() {
+        let t = Instant::now();
+        assert!(!is_echo(None, SIGTERM, t));
+        let first = Some((SIGTERM, t));
+        assert!(is_echo(first, SIGTERM, t + Duration::from_millis(1)));
+        assert!(!is_echo(first, SIGTERM, t + ECHO));
+        assert!(!is_echo(first, SIGINT, t + Duration::from_millis(1)));
     }
 }

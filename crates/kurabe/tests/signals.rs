@@ -25,13 +25,20 @@ const START: Duration = Duration::from_secs(60);
 
 /// Send `sig` to `child`, then wait for its exit (killing it past
 /// [`BOUND`]): its output and how long the exit took.
-fn stop(mut child: Child, sig: i32) -> (Output, Duration) {
+fn stop(child: Child, sig: i32) -> (Output, Duration) {
+    // SAFETY: kill(2) on our own child.
+    stop_with(child, sig, |pid| unsafe {
+        libc::kill(pid, sig);
+    })
+}
+
+/// [`stop`], the signal sent by `send(pid)`.
+fn stop_with(mut child: Child, sig: i32, send: impl FnOnce(libc::pid_t)) -> (Output, Duration) {
     // Read the pipes meanwhile: a full pipe must not hold the exit back.
     let out = child.stdout.take().map(drain);
     let err = child.stderr.take().map(drain);
     let sent = Instant::now();
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(child.id() as libc::pid_t, sig) };
+    send(child.id() as libc::pid_t);
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
@@ -208,6 +215,53 @@ fn a_find_rate_step_ends_on_sigterm() {
     });
     let (out, took) = stop(child, libc::SIGTERM);
     assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    assert!(took < BOUND, "{took:?}");
+}
+
+/// GNU `timeout` ends a command by sending SIGTERM to it and then to its
+/// whole process group (coreutils' timeout.c: `send_sig (monitored_pid,
+/// sig)`, then `send_sig (0, sig)`), so kurabe receives the signal twice at
+/// once. That is one request, not a first and a second: the run stops
+/// gracefully and its report is printed (before, the echo forced the exit
+/// and `timeout N kurabe http …` lost its report).
+#[test]
+fn timeouts_signal_to_the_process_and_its_group_is_one_stop() {
+    use std::os::unix::process::CommandExt;
+    let server = ServeChild::start(&[]);
+    let mut child = kurabe()
+        .args([
+            "http",
+            "-q",
+            "-t",
+            "60",
+            "-c",
+            "2",
+            "-k",
+            "--format",
+            "json",
+            &server.url,
+        ])
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    until(&mut child, "the load", || server.served() >= 10);
+    let (out, took) = stop_with(child, libc::SIGTERM, |pid| {
+        // SAFETY: kill(2) on our own child, then on the group it leads.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+            libc::kill(-pid, libc::SIGTERM);
+        }
+    });
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(!err.contains("second signal"), "{err}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert!(
+        report["complete_requests"].as_u64().unwrap() >= 10,
+        "{report}"
+    );
     assert!(took < BOUND, "{took:?}");
 }
 
