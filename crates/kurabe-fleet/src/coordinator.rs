@@ -11,10 +11,10 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use kurabe_http::client::{fill_from_stats, Stats};
 use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_model::http::{FleetSummary, FleetWorker, HttpReport};
 use kurabe_model::load::LoadSpec;
+use kurabe_model::load_stats::Stats;
 use postgres::Client;
 
 use crate::error::{db, json};
@@ -595,6 +595,6 @@ pub fn merged_report(spec: &LoadSpec, done: &[HttpReport], total: &Stats) -> Opt
     let rate = spec
         .rate
         .or((!parts.is_empty()).then(|| parts.iter().sum()));
-    fill_from_stats(&mut r, total, rate);
+    total.fill_report(&mut r, rate);
     Some(r)
 }

@@ -11,7 +11,7 @@
 //! from the database's clock and every worker converts it with its measured
 //! offset to that clock ([`clock`]). Workers stream progress rows each second,
 //! heartbeat, and store their HDR histograms (V2 encoding) and counters
-//! ([`tally`]); the coordinator adds them up ([`kurabe_http::client::Stats::merge`])
+//! ([`tally`]); the coordinator adds them up ([`kurabe_model::load_stats::Stats::merge`])
 //! and builds the report with the same code a single client uses.
 //!
 //! This crate never prints and never sees command-line types: callers get

@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use kurabe_http::client::Stats;
+use kurabe_model::load_stats::Stats;
 
 use crate::FleetError;
 

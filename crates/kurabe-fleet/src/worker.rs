@@ -13,10 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kurabe_http::client;
-use kurabe_http::load::{Observer, Snapshot};
+use kurabe_http::load::Observer;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
+use kurabe_model::load_stats::{Snapshot, Stats};
 use kurabe_stop::Stop;
 use postgres::Client;
 
@@ -484,7 +484,7 @@ fn sleep_until_start(
     }
 }
 
-type LoadOutcome = Result<kurabe_http::load::LoadRun, client::LoadError>;
+type LoadOutcome = Result<kurabe_http::load::LoadRun, kurabe_http::load::LoadError>;
 
 /// Run the engine on a thread while this one streams progress and watches
 /// for cancellation; the database errors of the watch come first.
@@ -679,7 +679,7 @@ fn store_result(
     c: &Claim,
     worker_id: i64,
     report: &HttpReport,
-    stats: &client::Stats,
+    stats: &Stats,
 ) -> Result<(), FleetError> {
     let (h, counters) = tally::encode(stats)?;
     let rep = serde_json::to_string(report).map_err(json("report"))?;

@@ -16,6 +16,8 @@
 //! request for the per-request breakdown and `response_check` judges
 //! responses (`--check`).
 //! [`raise_fd_limit`] is the one process-wide setting both sides need.
+//! The engine itself (`client`) is private: callers see [`load`] (the
+//! entry, its observer, taps and errors) and [`Target`].
 //!
 //! Nothing here prints or parses command lines: callers hand in a
 //! [`kurabe_model::load::LoadSpec`] and get an [`kurabe_model::http::HttpReport`] back.
@@ -23,7 +25,7 @@
 //! (bad URL, unresolvable host, unreadable body file) are errors.
 
 pub mod auth;
-pub mod client;
+mod client;
 pub mod header;
 pub mod load;
 pub mod outcome;
@@ -34,6 +36,10 @@ pub mod sent_head;
 pub mod serve;
 pub mod tags;
 pub mod targets;
+
+/// A parsed `http://` or `https://` URL, and why one does not parse: the
+/// public face of the engine's targets (its internals stay in `client`).
+pub use client::{is_loopback, Target, UrlError};
 
 /// Raise the soft open-files limit to the hard limit: thousands of
 /// connections, client or server side, need descriptors (a soft limit of

@@ -9,7 +9,7 @@
 //! up. Must not decide where to search (the model's rules) or print:
 //! every finished step goes to the caller's `on_step`.
 
-use kurabe_http::client::LoadError;
+use kurabe_http::load::LoadError;
 use kurabe_http::load::{self, Quiet};
 use kurabe_model::capacity::{
     self, CapacityReport, CapacitySearch, CapacityStep, Settings, SloResult, KEPT_UP,

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use kurabe_http::client::{Target, UrlError};
+use kurabe_http::{Target, UrlError};
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::{OnFailure, Plan, Variant, Workload, WorkloadKind};
 use kurabe_model::record::RunStatus;

@@ -9,8 +9,9 @@
 
 use std::time::{Duration, Instant};
 
-use kurabe_http::client::{self, LoadError, Target};
+use kurabe_http::load::LoadError;
 use kurabe_http::load::Observer;
+use kurabe_http::{is_loopback, Target};
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::notice::Notice;
@@ -45,9 +46,7 @@ impl ServerChoice {
         match (off, pid) {
             (true, _) => ServerChoice::Off,
             (false, Some(pid)) => ServerChoice::Pid(pid),
-            (false, None) if client::is_loopback(&target.host) => {
-                ServerChoice::Listener(target.port)
-            }
+            (false, None) if is_loopback(&target.host) => ServerChoice::Listener(target.port),
             (false, None) => ServerChoice::Off,
         }
     }

@@ -602,7 +602,7 @@ fn join_url(base: &str, path: &str) -> String {
 
 /// The port of a URL whose host is this machine's loopback.
 fn is_loopback_url(url: &str) -> Option<u16> {
-    let t = kurabe_http::client::Target::parse(url).ok()?;
+    let t = kurabe_http::Target::parse(url).ok()?;
     let host = t.host.trim_start_matches('[').trim_end_matches(']');
     let local = host.eq_ignore_ascii_case("localhost")
         || host

@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use kurabe_http::load::{Observer, Progress, Snapshot};
+use kurabe_http::load::{Observer, Progress};
 use kurabe_model::counters::Counters;
+use kurabe_model::load_stats::Snapshot;
 use kurabe_model::probe::WatchPoint;
 use kurabe_model::stage::Executor;
 

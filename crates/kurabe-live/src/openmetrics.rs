@@ -262,8 +262,8 @@ fn escape(v: &str) -> String {
 mod tests {
     use super::*;
     use crate::board::{Board, RunInfo};
-    use kurabe_http::load::Snapshot;
     use kurabe_model::failures::FailureKind;
+    use kurabe_model::load_stats::Snapshot;
     use std::time::Duration;
 
     #[test]

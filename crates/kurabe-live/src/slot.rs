@@ -42,7 +42,7 @@ impl Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kurabe_http::load::Snapshot;
+    use kurabe_model::load_stats::Snapshot;
 
     #[test]
     fn the_newest_load_is_shown_and_the_last_stays_until_the_next() {

@@ -287,7 +287,7 @@ fn mib(bytes: u64) -> String {
 mod tests {
     use super::*;
     use crate::board::{Board, RunInfo};
-    use kurabe_http::load::Snapshot;
+    use kurabe_model::load_stats::Snapshot;
 
     fn frame() -> Frame {
         let board = Board::new(RunInfo {

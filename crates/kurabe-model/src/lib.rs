@@ -19,6 +19,7 @@ pub mod http;
 pub mod imported;
 pub mod layout;
 pub mod load;
+pub mod load_stats;
 pub mod notice;
 pub mod plan;
 pub mod probe;

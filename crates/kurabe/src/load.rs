@@ -5,7 +5,8 @@
 
 use std::time::Duration;
 
-use kurabe_http::load::{Observer, Progress, Snapshot, Taps};
+use kurabe_http::load::{Observer, Progress, Taps};
+use kurabe_model::load_stats::Snapshot;
 use std::sync::Arc;
 
 use kurabe_live::board::{self, Board};

@@ -17,8 +17,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use kurabe_fleet::tally::{self, EncodedHistograms, StoredCounters};
-use kurabe_http::client::Stats;
 use kurabe_model::http::HttpReport;
+use kurabe_model::load_stats::Stats;
 
 use crate::serve::raw_request;
 

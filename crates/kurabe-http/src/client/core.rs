@@ -28,13 +28,13 @@ use super::series::Meter;
 use super::set::{Picker, Span};
 use super::shared::{socket_failure_kind, Shared};
 use super::slot::Slot;
-use super::stats::Stats;
 use super::sys;
 use super::tls::TlsSession;
 use super::RunControl;
 use crate::response_check::{describe_failure, Seen};
 use crate::tags::Labels;
 use kurabe_model::failures::FailureKind;
+use kurabe_model::load_stats::Stats;
 
 /// What a connection kept of a response for the checks: its head and the
 /// first bytes of its body (both empty when nothing is checked).
@@ -141,7 +141,7 @@ impl<'a> Core<'a> {
         };
         // Two significant digits, growing with the largest latency (≤ ~26 KiB):
         // a second's percentiles need no more, and a worker holds a few.
-        let mut meter = Meter::new(&super::stats::name_histogram());
+        let mut meter = Meter::new(&kurabe_model::load_stats::name_histogram());
         if sh.measure_ns <= sh.start_ns {
             meter.start(sh.measure_ns, sh.end_ns);
         }

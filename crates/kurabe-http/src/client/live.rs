@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use hdrhistogram::Histogram;
 use kurabe_model::counters::Counters;
 
-use super::stats::Stats;
+use kurabe_model::load_stats::Stats;
 
 /// One worker's latest published figures.
 struct Share {
@@ -117,7 +117,7 @@ fn merge_names(
             continue;
         };
         while into.len() <= j {
-            into.push(super::stats::name_histogram());
+            into.push(kurabe_model::load_stats::name_histogram());
         }
         // Auto-resizing histograms: adding cannot fail on bounds.
         let _ = into[j].add(h);

@@ -5,7 +5,8 @@
 //! orchestration of one run (resolve, spawn workers, merge their numbers into
 //! an [`HttpReport`]); `worker` owns the per-thread event loop (epoll or
 //! io_uring, see [`Engine`]) and the request life cycle, `framer` the HTTP/1.1
-//! response framing, `stats` the counters and histograms, `schedule` the `-n`
+//! response framing (the counters and histograms are the model's
+//! `load_stats`), `schedule` the `-n`
 //! budget and the open model's per-worker schedule, `arrival` when
 //! requests go out (closed, a rate, a ramp, connection stages, a replay's
 //! times), `tls` rustls, `gnuplot` ab's `-g`
@@ -36,7 +37,6 @@ pub mod set;
 mod setup;
 mod shared;
 mod slot;
-mod stats;
 mod sys;
 mod threads;
 mod tls;
@@ -56,8 +56,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use kurabe_model::http::{Http2Summary, HttpReport};
 
 pub(crate) use arrival::{Arrival, Ramp};
+use kurabe_model::load_stats::Stats;
 pub use setup::{parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol};
-pub use stats::Stats;
 use threads::ProtocolWorker;
 pub use threads::THREAD_PREFIX;
 
@@ -786,7 +786,7 @@ pub(crate) fn run(cfg: &LoadConfig, ctl: &RunControl) -> Result<HttpReport, Load
 
 /// [`run`], also returning the merged histograms and counters the report was
 /// built from, so runs on several hosts can be merged exactly
-/// ([`Stats::merge`], then [`fill_from_stats`]).
+/// ([`Stats::merge`], then [`Stats::fill_report`]).
 pub(crate) fn run_with_stats(
     cfg: &LoadConfig,
     ctl: &RunControl,
@@ -1029,7 +1029,7 @@ fn protocol(cfg: &LoadConfig) -> &'static str {
 fn build_report(
     cfg: &LoadConfig,
     shared: &shared::Shared,
-    total: &stats::Stats,
+    total: &Stats,
     threads: u32,
     duration_s: f64,
     interrupted: bool,
@@ -1046,7 +1046,7 @@ fn build_report(
         interrupted,
         ..describe_target(cfg, shared)
     };
-    fill_from_stats(&mut report, total, cfg.arrival.rate());
+    total.fill_report(&mut report, cfg.arrival.rate());
     report.replay = cfg.arrival.replay().map(|r| r.summary.clone());
     report
 }
@@ -1117,27 +1117,6 @@ fn set_summary(set: &set::RequestSet, names: usize) -> kurabe_model::http::SetSu
         order: set.order.name().to_owned(),
         seed: set.order.is_random().then_some(set.seed),
     }
-}
-
-/// Set every field of `report` that comes from histograms and counters
-/// (counts, failures, status codes, bytes, req/s over `report.duration_s`,
-/// latency summary and percentiles, ab's connection times, the open-model
-/// rate block for `rate`) from `stats`. One run and a merge of many use this
-/// same function, so a merged report reads exactly like one client's.
-pub fn fill_from_stats(report: &mut HttpReport, stats: &Stats, rate: Option<f64>) {
-    let duration_s = report.duration_s;
-    stats.counters.fill_report(report);
-    report.requests_per_second = if duration_s > 0.0 {
-        stats.counters.completed as f64 / duration_s
-    } else {
-        0.0
-    };
-    report.latency_us = stats::summary(&stats.total);
-    report.latency_percentiles_us = stats.percentiles();
-    report.connection_times_us = stats.connection_times();
-    report.percent_served_us = stats.percent_served();
-    report.rate = rate.map(|r| stats.rate_info(r, duration_s));
-    report.requests = stats.breakdown(duration_s);
 }
 
 #[cfg(test)]

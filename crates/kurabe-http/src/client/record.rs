@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use super::gnuplot::GnuplotWriter;
 use super::shared::Shared;
 use super::slot::Slot;
-use super::stats::Stats;
+use kurabe_model::load_stats::Stats;
 
 /// What arrived for a request.
 #[derive(Debug, Clone, Copy)]

@@ -8,8 +8,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::stats::Stats;
 use super::{h2, turns, worker, LoadError};
+use kurabe_model::load_stats::Stats;
 
 /// One worker thread of either protocol.
 pub(super) enum ProtocolWorker<'a> {

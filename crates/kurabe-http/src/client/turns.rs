@@ -11,8 +11,8 @@ use std::io;
 
 use super::core::Protocol;
 use super::pace::{NAP_MIN_NS, TICK_NS};
-use super::stats::Stats;
 use super::sys;
+use kurabe_model::load_stats::Stats;
 
 /// How often the progress counters are published.
 pub(crate) const PROGRESS_NS: u64 = 50_000_000;

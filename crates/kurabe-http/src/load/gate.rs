@@ -21,9 +21,9 @@ use kurabe_model::threshold::{Measure, Measured, Threshold, ThresholdResult, THR
 use kurabe_stop::Stop;
 
 use super::{Observer, Progress, Snapshot, SpecError, Taps};
-use crate::client::Stats;
 use crate::request::Names;
 use crate::tags::Labels;
+use kurabe_model::load_stats::Stats;
 
 /// How often an aborting threshold is judged during the run.
 pub(crate) const GATE_INTERVAL: Duration = Duration::from_millis(100);

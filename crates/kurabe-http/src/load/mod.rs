@@ -24,15 +24,15 @@ mod spool;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-use kurabe_model::counters::Counters;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
+use kurabe_model::load_stats::{Snapshot, Stats};
 use kurabe_model::probe::WatchPoint;
 use kurabe_model::threshold::ThresholdResult;
 use kurabe_stop::Stop;
 
-use crate::client::{self, GnuplotFile, HeadTrace, LoadConfig, LoadError, RunControl, Stats};
+use crate::client::{self, LoadConfig, RunControl};
+pub use crate::client::{GnuplotFile, HeadTrace, LoadError};
 pub use crate::request::Names;
 pub use error::SpecError;
 pub use files::check_files;
@@ -45,7 +45,7 @@ pub struct LoadRun {
     pub report: HttpReport,
     /// The histograms and counters the report was built from, so runs on
     /// several hosts merge exactly ([`Stats::merge`], then
-    /// [`client::fill_from_stats`]).
+    /// [`Stats::fill_report`]).
     pub stats: Stats,
 }
 
@@ -66,59 +66,6 @@ pub struct Progress {
     pub failed: u64,
     /// Time since the load began (warm-up included).
     pub elapsed: Duration,
-}
-
-/// A look at a running load, for live views (issue 26): every worker's
-/// figures as it last published them (≤ ~50 ms old), merged, covering the
-/// measured phase only (empty during a warm-up).
-#[derive(Clone)]
-pub struct Snapshot {
-    /// Time since the load began (warm-up included).
-    pub elapsed: Duration,
-    /// Time since the measured phase began (zero during a warm-up).
-    pub measured: Duration,
-    /// Request latency so far, µs, as the report's histogram counts it
-    /// (open model: from the intended send time).
-    pub latency: Histogram<u64>,
-    /// Latency by request name, µs, by the index of `counters.names`
-    /// (empty with one name: the whole is its row).
-    pub name_latency: Vec<Histogram<u64>>,
-    /// Everything counted so far (completed, failures by bucket, status
-    /// codes, sent requests, …).
-    pub counters: Counters,
-    /// Requests written and not yet answered.
-    pub in_flight: u64,
-    /// The load is over and these are its final figures (the last
-    /// snapshot, taken after every worker stopped: they match the report).
-    pub finished: bool,
-}
-
-impl std::fmt::Debug for Snapshot {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Snapshot")
-            .field("elapsed", &self.elapsed)
-            .field("measured", &self.measured)
-            .field("requests", &self.latency.len())
-            .field("counters", &self.counters)
-            .field("in_flight", &self.in_flight)
-            .field("finished", &self.finished)
-            .finish()
-    }
-}
-
-impl Snapshot {
-    /// Nothing measured yet.
-    pub fn empty() -> Snapshot {
-        Snapshot {
-            elapsed: Duration::ZERO,
-            measured: Duration::ZERO,
-            latency: Stats::new().total,
-            name_latency: Vec::new(),
-            counters: Counters::default(),
-            in_flight: 0,
-            finished: false,
-        }
-    }
 }
 
 /// Outputs that tap the load as it runs, besides its report: ab's `-g`

@@ -5,7 +5,7 @@
 //! `-v` log goes: its lines are `kurabe_report::ab_log`'s, which masks
 //! the `-P` and `-A` passwords).
 //! The flags are `args.rs`'s, the files and exit status `outputs.rs`'s; the
-//! load generator itself is `kurabe_http::client`, which never sees clap
+//! load generator itself is `kurabe_http::load`, which never sees clap
 //! types.
 
 use std::io::Write as _;
@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use kurabe_http::client::HeadTrace;
+use kurabe_http::load::HeadTrace;
 use kurabe_http::sent_head::sent_head;
 use kurabe_model::record::SavedRecord;
 use kurabe_report::ab_log;

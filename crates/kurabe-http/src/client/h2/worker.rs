@@ -28,11 +28,11 @@ use crate::client::gnuplot::GnuplotWriter;
 use crate::client::record::Answer;
 use crate::client::shared::Shared;
 use crate::client::slot::Slot;
-use crate::client::stats::Stats;
 use crate::client::sys::{self, Epoll};
 use crate::client::tls::TlsSession;
 use crate::client::RunControl;
 use kurabe_model::failures::FailureKind;
+use kurabe_model::load_stats::Stats;
 
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 1024;

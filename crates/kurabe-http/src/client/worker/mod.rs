@@ -39,13 +39,13 @@ use super::record::Answer;
 use super::set::Span;
 use super::shared::Shared;
 use super::slot::Slot;
-use super::stats::Stats;
 use super::sys::{self, Epoll};
 use super::tls::TlsSession;
 use super::uring::{self, Cqe, Uring};
 use super::RunControl;
 use conn::{Conn, End, State};
 use kurabe_model::failures::FailureKind;
+use kurabe_model::load_stats::Stats;
 
 /// Longest response head we buffer before calling the response garbage.
 const MAX_HEAD: usize = 64 * 1024;

@@ -13,12 +13,11 @@ use std::time::Duration;
 
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use kurabe_http::client;
 use kurabe_http::load::{Checked, Names, StdinSet};
 use kurabe_http::outcome::check_max_error_rate;
 use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
-use kurabe_model::load::{Header, LoadSpec, Order, TargetsFormat};
+use kurabe_model::load::{Engine, Header, LoadSpec, Order, TargetsFormat};
 use kurabe_model::plan::HumanDuration;
 use kurabe_model::stage::{Executor, Stage, StageSpec, Stages};
 use kurabe_report::{AbLayout, AbLayoutFlags, Format};
@@ -184,8 +183,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub pipeline: u32,
     /// Client I/O engine: epoll, or io_uring (batched submission, multishot receive) where the kernel offers it; `auto` picks the one measured cheaper per request (io_uring where the kernel offers it; always epoll for https:// and --http2). The report names the engine that ran.
-    #[arg(long, value_parser = PossibleValuesParser::new(["auto", "epoll", "io_uring"]).map(|e| client::Engine::parse(&e).unwrap_or_default()), default_value = "auto")]
-    pub engine: client::Engine,
+    #[arg(long, value_parser = PossibleValuesParser::new(["auto", "epoll", "io_uring"]).map(|e| Engine::parse(&e).unwrap_or_default()), default_value = "auto")]
+    pub engine: Engine,
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
     #[arg(long)]
     pub http2: bool,
@@ -533,7 +532,7 @@ pub(super) fn layout_flags(args: &Args) -> AbLayoutFlags {
 mod tests {
     use super::*;
     use clap::Parser;
-    use kurabe_http::client::StopCondition;
+    use kurabe_model::load::StopCondition;
 
     #[derive(Parser)]
     struct Cli {
@@ -568,7 +567,7 @@ mod tests {
         assert_eq!(l.concurrency, 2);
         assert!(l.keep_alive && l.variable_length);
         assert_eq!(l.timeout, Some(HumanDuration(Duration::from_secs(2))));
-        assert_eq!(l.engine, client::Engine::Epoll);
+        assert_eq!(l.engine, Engine::Epoll);
         assert_eq!(r.server, ServerChoice::Listener(9));
         assert!(r.layout.html.is_none() && r.layout.text.variable_length);
         assert!(resolve(&["--max-error-rate", "2", "http://h/"]).is_err());

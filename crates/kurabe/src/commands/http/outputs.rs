@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use kurabe_http::client::GnuplotFile;
+use kurabe_http::load::GnuplotFile;
 use kurabe_http::load::Taps;
 use kurabe_model::http::HttpReport;
 use kurabe_report::write::{write_file, write_output, Pending};

@@ -1,18 +1,30 @@
-//! Per-thread counters and histograms, and their merge into an [`HttpReport`].
+//! A load's measurements: per-thread HDR histograms and counters
+//! ([`Stats`]), their exact merge, the report figures they make
+//! ([`Stats::fill_report`]) and the live look at a running load
+//! ([`Snapshot`]) that observers (the live view, Prometheus, the fleet)
+//! read.
 //!
-//! Each worker owns one [`Stats`] and touches nothing shared per request;
-//! the merge happens once, after all workers have finished. Memory is fixed
-//! at creation (HDR histograms with a fixed range), whatever the request count.
-//! With more than one request name, each name also has a latency histogram
-//! of its own (2 significant digits, growing to at most the same range) and
-//! its counts in [`Counters::names`]: the per-request breakdown, merged by
-//! name as exactly as the whole.
+//! Each engine worker owns one [`Stats`] and touches nothing shared per
+//! request; the merge happens once, after all workers have finished (or on
+//! the coordinator, for a fleet's workers). Memory is fixed at creation (HDR
+//! histograms with a fixed range), whatever the request count. With more
+//! than one request name, each name also has a latency histogram of its own
+//! (2 significant digits, growing to at most the same range) and its counts
+//! in [`Counters::names`]: the per-request breakdown, merged by name as
+//! exactly as the whole.
+//!
+//! Owns the histograms, their merge and their summaries. Must not read
+//! clocks, do I/O or spawn threads: the engine times and records, this
+//! module adds up.
 
 use hdrhistogram::Histogram;
-use kurabe_model::counters::{Counters, NameCounts};
-use kurabe_model::failures::FailureKind;
-use kurabe_model::http::{
-    ConnectionTimes, LatencySummary, PercentileValue, PhaseTimes, RateInfo, RequestStats,
+use std::time::Duration;
+
+use crate::counters::{Counters, NameCounts};
+use crate::failures::FailureKind;
+use crate::http::{
+    ConnectionTimes, HttpReport, LatencySummary, PercentileValue, PhaseTimes, RateInfo,
+    RequestStats,
 };
 
 /// Highest latency the histograms track exactly (1 hour in µs); larger values saturate.
@@ -20,15 +32,16 @@ const MAX_US: u64 = 3_600_000_000;
 
 /// ab's percentile table rows. 99.9 is not one: it is `latency_us.p999`,
 /// and a second row from the total-time histogram gave it two values.
-pub(crate) const PERCENTILES: [f64; 9] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 100.0];
+pub const PERCENTILES: [f64; 9] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 100.0];
 
-fn histogram() -> Histogram<u64> {
+/// An empty latency histogram: 1 µs .. 1 h, 3 significant digits.
+pub fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_US, 3).expect("static histogram bounds are valid")
 }
 
 /// A request name's latency histogram: 2 significant digits, starting small
 /// and growing with the largest value recorded (at most ~26 KiB at [`MAX_US`]).
-pub(crate) fn name_histogram() -> Histogram<u64> {
+pub fn name_histogram() -> Histogram<u64> {
     let mut h = Histogram::new_with_bounds(1, 2, 2).expect("static histogram bounds are valid");
     h.auto(true);
     h
@@ -78,7 +91,7 @@ impl Stats {
     }
 
     /// [`Stats::new`] with a row per name when there is more than one.
-    pub(crate) fn for_names(names: &[String]) -> Self {
+    pub fn for_names(names: &[String]) -> Self {
         let mut s = Stats::new();
         if names.len() > 1 {
             s.counters.names = names.iter().map(|n| NameCounts::new(n)).collect();
@@ -89,14 +102,14 @@ impl Stats {
 
     /// [`Stats::new`] with a row per name, however many (a streamed set's
     /// names come during the run: [`Stats::grow`]).
-    pub(crate) fn with_rows(names: &[String]) -> Self {
+    pub fn with_rows(names: &[String]) -> Self {
         let mut s = Stats::new();
         s.grow(names);
         s
     }
 
     /// Rows for the names beyond those it has (`names` extends its own).
-    pub(crate) fn grow(&mut self, names: &[String]) {
+    pub fn grow(&mut self, names: &[String]) {
         for n in names.iter().skip(self.counters.names.len()) {
             self.counters.names.push(NameCounts::new(n));
             self.name_latency.push(name_histogram());
@@ -104,31 +117,34 @@ impl Stats {
     }
 
     /// Forget everything (end of warm-up), keeping the names' rows.
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         let names: Vec<String> = self.counters.names.drain(..).map(|n| n.name).collect();
         *self = Stats::with_rows(&names);
     }
 
-    pub(crate) fn fail(&mut self, kind: FailureKind, n: u64) {
+    /// Count `n` failures of `kind`.
+    #[inline]
+    pub fn fail(&mut self, kind: FailureKind, n: u64) {
         self.counters.failures.add(kind, n);
     }
 
     /// Count `n` failures of `kind` for request name `name` too (nothing
     /// with one name).
     #[inline]
-    pub(crate) fn fail_name(&mut self, name: u16, kind: FailureKind, n: u64) {
+    pub fn fail_name(&mut self, name: u16, kind: FailureKind, n: u64) {
         if let Some(row) = self.counters.names.get_mut(usize::from(name)) {
             row.failures.add(kind, n);
         }
     }
 
     /// Whether a failure of `kind` still lacks its first error text.
-    pub(crate) fn wants_error(&self, kind: FailureKind) -> bool {
+    #[inline]
+    pub fn wants_error(&self, kind: FailureKind) -> bool {
         !self.counters.first_errors.contains_key(kind.name())
     }
 
     /// Keep `text` as the first error of `kind` unless one is already kept.
-    pub(crate) fn note_error(&mut self, kind: FailureKind, text: String) {
+    pub fn note_error(&mut self, kind: FailureKind, text: String) {
         self.counters
             .first_errors
             .entry(kind.name().to_owned())
@@ -160,7 +176,7 @@ impl Stats {
 
     /// One row of the breakdown per request name (none with one name),
     /// req/s over `duration_s`.
-    pub(crate) fn breakdown(&self, duration_s: f64) -> Vec<RequestStats> {
+    pub fn breakdown(&self, duration_s: f64) -> Vec<RequestStats> {
         if self.counters.names.len() < 2 {
             // One name's row is the whole (a streamed set keeps one anyway).
             return Vec::new();
@@ -187,7 +203,8 @@ impl Stats {
             .collect()
     }
 
-    pub(crate) fn connection_times(&self) -> ConnectionTimes {
+    /// ab's connection times table (Connect, Processing, Waiting, Total).
+    pub fn connection_times(&self) -> ConnectionTimes {
         ConnectionTimes {
             connect: phase(&self.connect),
             processing: phase(&self.processing),
@@ -196,7 +213,8 @@ impl Stats {
         }
     }
 
-    pub(crate) fn percentiles(&self) -> Vec<PercentileValue> {
+    /// ab's percentile table ([`PERCENTILES`]) of the total latency.
+    pub fn percentiles(&self) -> Vec<PercentileValue> {
         PERCENTILES
             .iter()
             .map(|&p| PercentileValue {
@@ -215,7 +233,7 @@ impl Stats {
     /// ab's `-e` rows: for i = 0..=100 the latency at ab's index
     /// `0.5 + count·i/100` into the sorted latencies (0: the fastest, 100:
     /// the slowest); empty when nothing completed.
-    pub(crate) fn percent_served(&self) -> Vec<u64> {
+    pub fn percent_served(&self) -> Vec<u64> {
         let count = self.total.len();
         if count == 0 {
             return Vec::new();
@@ -234,7 +252,8 @@ impl Stats {
             .collect()
     }
 
-    pub(crate) fn rate_info(&self, requested: f64, duration_s: f64) -> RateInfo {
+    /// The open model's block: `requested` req/s against what was sent over `duration_s`.
+    pub fn rate_info(&self, requested: f64, duration_s: f64) -> RateInfo {
         RateInfo {
             requested_per_s: requested,
             achieved_per_s: if duration_s > 0.0 {
@@ -247,10 +266,31 @@ impl Stats {
             dropped_sends: self.counters.dropped_sends,
         }
     }
+
+    /// Set every field of `report` that comes from histograms and counters
+    /// (counts, failures, status codes, bytes, req/s over `report.duration_s`,
+    /// latency summary and percentiles, ab's connection times, the open-model
+    /// rate block for `rate`). One run and a merge of many use this same
+    /// function, so a merged report reads exactly like one client's.
+    pub fn fill_report(&self, report: &mut HttpReport, rate: Option<f64>) {
+        let duration_s = report.duration_s;
+        self.counters.fill_report(report);
+        report.requests_per_second = if duration_s > 0.0 {
+            self.counters.completed as f64 / duration_s
+        } else {
+            0.0
+        };
+        report.latency_us = summary(&self.total);
+        report.latency_percentiles_us = self.percentiles();
+        report.connection_times_us = self.connection_times();
+        report.percent_served_us = self.percent_served();
+        report.rate = rate.map(|r| self.rate_info(r, duration_s));
+        report.requests = self.breakdown(duration_s);
+    }
 }
 
 /// Summary of a latency histogram (all zero when empty).
-pub(crate) fn summary(h: &Histogram<u64>) -> LatencySummary {
+pub fn summary(h: &Histogram<u64>) -> LatencySummary {
     if h.is_empty() {
         return LatencySummary::default();
     }
@@ -276,6 +316,59 @@ fn phase(h: &Histogram<u64>) -> PhaseTimes {
         sd: h.stdev(),
         median: h.value_at_quantile(0.5),
         max: h.max(),
+    }
+}
+
+/// A look at a running load, for live views (issue 26): every worker's
+/// figures as it last published them (≤ ~50 ms old), merged, covering the
+/// measured phase only (empty during a warm-up).
+#[derive(Clone)]
+pub struct Snapshot {
+    /// Time since the load began (warm-up included).
+    pub elapsed: Duration,
+    /// Time since the measured phase began (zero during a warm-up).
+    pub measured: Duration,
+    /// Request latency so far, µs, as the report's histogram counts it
+    /// (open model: from the intended send time).
+    pub latency: Histogram<u64>,
+    /// Latency by request name, µs, by the index of `counters.names`
+    /// (empty with one name: the whole is its row).
+    pub name_latency: Vec<Histogram<u64>>,
+    /// Everything counted so far (completed, failures by bucket, status
+    /// codes, sent requests, …).
+    pub counters: Counters,
+    /// Requests written and not yet answered.
+    pub in_flight: u64,
+    /// The load is over and these are its final figures (the last
+    /// snapshot, taken after every worker stopped: they match the report).
+    pub finished: bool,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("elapsed", &self.elapsed)
+            .field("measured", &self.measured)
+            .field("requests", &self.latency.len())
+            .field("counters", &self.counters)
+            .field("in_flight", &self.in_flight)
+            .field("finished", &self.finished)
+            .finish()
+    }
+}
+
+impl Snapshot {
+    /// Nothing measured yet.
+    pub fn empty() -> Snapshot {
+        Snapshot {
+            elapsed: Duration::ZERO,
+            measured: Duration::ZERO,
+            latency: histogram(),
+            name_latency: Vec::new(),
+            counters: Counters::default(),
+            in_flight: 0,
+            finished: false,
+        }
     }
 }
 
