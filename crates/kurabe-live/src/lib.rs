@@ -9,15 +9,19 @@
 //! that no scraper can slow the load; [`addr`] parses `--prometheus-addr`;
 //! [`slot::Slot`] holds the board of the newest of a series of loads (a
 //! worker's shares) for an endpoint that outlives each of them;
-//! [`view`] draws a frame as the live terminal view's widget (into a
-//! ratatui buffer: the terminal itself is the binary's).
+//! [`view`] draws a frame as the live terminal view's widget and [`tui`]
+//! puts it on the terminal (raw mode, the alternate screen, the keys);
+//! [`views`] starts and ends the endpoint and the terminal view together.
 //!
 //! Must not print, and must not reach into the engine: everything comes
-//! through the observer, a few times a second, never per request.
+//! through the observer (the model's snapshots), a few times a second,
+//! never per request.
 
 pub mod addr;
 pub mod board;
 pub mod endpoint;
 pub mod openmetrics;
 pub mod slot;
+pub mod tui;
 pub mod view;
+pub mod views;

@@ -16,7 +16,6 @@ mod flags;
 mod live;
 mod load;
 mod signal;
-mod tui;
 
 use std::process::ExitCode;
 

@@ -29,7 +29,7 @@ pub fn install_stop() -> anyhow::Result<Arc<Stop>> {
 
 fn exit_at_once(sig: i32) {
     // The live terminal view, if up, gives the terminal back first.
-    crate::tui::restore();
+    kurabe_live::tui::restore();
     // A first signal with nothing to stop yet ends the process silently,
     // as the default action would (but with the exit status 128 + signal).
     if kurabe_probe::signals::received().is_some() {

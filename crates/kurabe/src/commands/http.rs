@@ -20,7 +20,6 @@ use kurabe_report::ab_log;
 use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
 
-use crate::live::Live;
 use crate::load::run_load;
 use kurabe_live::board::RunInfo;
 pub(crate) use outputs::{exit_code, THRESHOLD_FAILED};
@@ -119,7 +118,7 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     }
     let info = RunInfo::of(&resolved.spec, &resolved.load);
     let title = format!("kurabe http {}", info.name);
-    let mut live = Live::start(&args.live, info, title, &interrupt)?;
+    let mut live = args.live.start(info, title, &interrupt)?;
     let report = run_load(
         &resolved.spec,
         !args.quiet,

@@ -22,7 +22,6 @@ use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{http_renderer, to_string, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
-use crate::live::Live;
 use crate::load::run_load;
 use kurabe_live::board::RunInfo;
 
@@ -134,7 +133,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let info = RunInfo::of(&spec, &checked);
     let title = format!("kurabe replay {}", args.url);
-    let mut live = Live::start(&args.live, info, title, &interrupt)?;
+    let mut live = args.live.start(info, title, &interrupt)?;
     // No progress bar yet: the bar counts toward the spec's -n/-t, and a
     // replay's length is the recording's.
     let taps = Default::default();

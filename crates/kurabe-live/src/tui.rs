@@ -5,8 +5,8 @@
 //! (the normal end, an error, a panic, a second signal).
 //!
 //! Owns the terminal while the view is up. Must not compute or lay out
-//! figures (`kurabe_live::board`, `kurabe_live::view`), and must not print
-//! anything while the view is up: the report comes after the restore.
+//! figures ([`crate::board`], [`crate::view`]), and must not print
+//! anything: the report comes after the restore, from the caller.
 
 use std::io::{self, IsTerminal as _};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,14 +14,14 @@ use std::sync::{Arc, Once};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context as _};
 use crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use crossterm::{cursor, execute, terminal};
-use kurabe_live::board::Frame;
-use kurabe_live::view::View;
 use kurabe_stop::Stop;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
+
+use crate::board::Frame;
+use crate::view::View;
 
 /// How often the view is redrawn.
 const REDRAW: Duration = Duration::from_millis(250);
@@ -29,21 +29,41 @@ const REDRAW: Duration = Duration::from_millis(250);
 /// The terminal is in the view's mode (raw, alternate screen).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 
+/// Why the terminal view cannot start or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    /// Stdout is a file or a pipe.
+    #[error("--tui draws on a terminal and stdout is not one: drop --tui (the report is the same) or run kurabe in a terminal")]
+    NoTerminal,
+    /// The terminal refused raw mode.
+    #[error("--tui: cannot put the terminal in raw mode: {0}")]
+    RawMode(#[source] io::Error),
+    /// The terminal refused the alternate screen.
+    #[error("--tui: cannot switch to the alternate screen: {0}")]
+    Screen(#[source] io::Error),
+    /// No thread for the view.
+    #[error("--tui: cannot start the view's thread: {0}")]
+    Thread(#[source] io::Error),
+    /// Drawing or reading keys failed while the view was up.
+    #[error("--tui: drawing the view failed: {0}")]
+    Drawing(#[source] io::Error),
+}
+
 /// `--tui` needs a terminal on stdout: one line saying so otherwise.
-pub(crate) fn check_terminal() -> anyhow::Result<()> {
+pub fn check_terminal() -> Result<(), TuiError> {
     if !io::stdout().is_terminal() {
-        bail!("--tui draws on a terminal and stdout is not one: drop --tui (the report is the same) or run kurabe in a terminal");
+        return Err(TuiError::NoTerminal);
     }
     Ok(())
 }
 
 /// What the view draws, asked before each redraw: the newest frame and
 /// the title above it (a plan's changes from run to run).
-pub(crate) type Picture = Arc<dyn Fn() -> (Arc<Frame>, String) + Send + Sync>;
+pub type Picture = Arc<dyn Fn() -> (Arc<Frame>, String) + Send + Sync>;
 
 /// The view while it is up; [`Tui::finish`] (or dropping it) restores the
 /// terminal.
-pub(crate) struct Tui {
+pub struct Tui {
     done: Arc<AtomicBool>,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
@@ -51,30 +71,30 @@ pub(crate) struct Tui {
 impl Tui {
     /// Take the terminal and draw `picture` until finished; `q` or Ctrl-C
     /// trigger `interrupt`.
-    pub(crate) fn start(picture: Picture, interrupt: Arc<Stop>) -> anyhow::Result<Tui> {
+    pub fn start(picture: Picture, interrupt: Arc<Stop>) -> Result<Tui, TuiError> {
         restore_on_panic();
-        terminal::enable_raw_mode().context("--tui: cannot put the terminal in raw mode")?;
+        terminal::enable_raw_mode().map_err(TuiError::RawMode)?;
         ACTIVE.store(true, Ordering::SeqCst);
         let mut tui = Tui {
             done: Arc::new(AtomicBool::new(false)),
             thread: None,
         };
         execute!(io::stdout(), terminal::EnterAlternateScreen, cursor::Hide)
-            .context("--tui: cannot switch to the alternate screen")?;
+            .map_err(TuiError::Screen)?;
         let done = Arc::clone(&tui.done);
         let thread = std::thread::Builder::new()
             .name("kurabe-tui".into())
             .spawn(move || draw_loop(&*picture, &interrupt, &done))
-            .context("--tui: cannot start the view's thread")?;
+            .map_err(TuiError::Thread)?;
         tui.thread = Some(thread);
         Ok(tui)
     }
 
     /// Stop drawing and give the terminal back as it was.
-    pub(crate) fn finish(mut self) -> anyhow::Result<()> {
+    pub fn finish(mut self) -> Result<(), TuiError> {
         let drawn = self.stop();
         restore();
-        drawn.context("--tui: drawing the view failed")
+        drawn.map_err(TuiError::Drawing)
     }
 
     fn stop(&mut self) -> io::Result<()> {
@@ -143,7 +163,7 @@ fn draw_loop(
 }
 
 /// Give the terminal back (cooked mode, main screen, cursor), once.
-pub(crate) fn restore() {
+pub fn restore() {
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = execute!(io::stdout(), cursor::Show, terminal::LeaveAlternateScreen);
         let _ = terminal::disable_raw_mode();
