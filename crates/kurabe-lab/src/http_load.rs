@@ -120,13 +120,14 @@ pub fn run_load(
 /// The server's CPU and memory over the measured phase, into the report
 /// (with a note when the server exited during the run).
 fn add_server(run: &mut LocalRun, summary: &WatchSummary) {
-    if summary.root_exited {
-        run.notes.push(Notice::ServerExited { pid: summary.root });
+    let tree = &summary.tree;
+    if tree.root_exited {
+        run.notes.push(Notice::ServerExited { pid: tree.pid });
     }
     if let Some(note) = summary.skipped_note() {
         run.notes.push(Notice::ServerSkipped { note });
     }
-    run.report.server = Some(summary.server_metrics(run.report.answered_requests()));
+    run.report.server = Some(tree.server_metrics(run.report.answered_requests()));
 }
 
 /// Sample the server tree from the end of the warm-up until the load

@@ -28,15 +28,15 @@ use kurabe_model::plan::{
 };
 use kurabe_model::run_detail::{
     CommandDetail, CommandExecution, HttpDetail, IdleDetail, IdleTarget, RunDetail, SettlingDetail,
-    SystemDetail, WatchDetail,
+    SystemDetail, TreeDetail, WatchDetail,
 };
 use kurabe_model::series::Interval;
-use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, WatchSummary, Watcher};
+use kurabe_probe::{MemInfo, SamplerConfig, TreeSampler, Watcher};
 use kurabe_stop::Stop;
 
 use crate::cachegrind::Counter;
 use crate::execute::{Execution, Launch, Session, Timed};
-use crate::measured::{load_metrics, tree_metrics, tree_record};
+use crate::measured::{load_metrics, tree_metrics};
 pub use crate::measured::{Measured, Probe};
 use crate::target::RunFailure;
 
@@ -191,18 +191,18 @@ pub fn http(
         .transpose()?;
     let observer = observer_of(watch, &spec, false);
     let report = load_watched(&spec, stop, &*observer, w_probe.as_ref())?;
-    let tree = w_probe.map(Watcher::stop);
+    let tree = w_probe.map(|w| w.stop().tree);
     if report.interrupted && stop.is_set() {
         return Err(RunFailure::new("interrupted"));
     }
-    http_measured(report, tree.as_ref(), warmup)
+    http_measured(report, tree, warmup)
 }
 
 /// An http run's metrics and record: the load's figures and, with a
 /// probe, the target tree's (CPU per request goes into the report too).
 fn http_measured(
     mut report: HttpReport,
-    tree: Option<&WatchSummary>,
+    tree: Option<TreeDetail>,
     warmup: Duration,
 ) -> Result<Measured, RunFailure> {
     if report.complete_requests == 0 {
@@ -223,7 +223,7 @@ fn http_measured(
     let all = report.complete_requests + report.failed_requests;
     let failed = 100.0 * report.failed_requests as f64 / all.max(1) as f64;
     m.insert("failed_percent", failed);
-    if let Some(t) = tree {
+    if let Some(t) = &tree {
         tree_metrics(t, &mut m);
         let sm = t.server_metrics(report.answered_requests());
         if let Some(cpu) = sm.cpu_ms_per_request {
@@ -232,8 +232,8 @@ fn http_measured(
         report.server = Some(sm);
     }
     let record = RunDetail::Http(Box::new(HttpDetail {
-        target: tree.map(tree_record),
-        settling: tree.map(|t| settling_record(t, warmup)),
+        settling: tree.as_ref().map(|t| settling_record(t, warmup)),
+        target: tree,
         throughput_settling: Some(throughput_settling(&report.series, warmup)),
         http: report,
         soak: None,
@@ -251,7 +251,7 @@ pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &Stop) -> Result<Measured, 
     let interval = w.interval.map_or(Duration::from_millis(100), |i| i.0);
     let watcher = watcher(probe, interval)?;
     let completed = pause(w.duration.0, stop);
-    let s = watcher.stop();
+    let s = watcher.stop().tree;
     if !completed {
         return Err(RunFailure::new("interrupted"));
     }
@@ -261,8 +261,8 @@ pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &Stop) -> Result<Measured, 
     Ok(Measured {
         metrics: m,
         record: RunDetail::Watch(WatchDetail {
-            target: tree_record(&s),
             settling: Some(settling_record(&s, warmup)),
+            target: s,
         }),
     })
 }
@@ -275,7 +275,7 @@ const SETTLING_BAND: f64 = 0.10;
 /// Where the target's CPU % settled within the measured phase (found by
 /// the change-point method, [`kurabe_model::stats::warmup`]) and the
 /// warm-up that ran before it, for the report's warm-up check.
-fn settling_record(s: &WatchSummary, warmup: Duration) -> SettlingDetail {
+fn settling_record(s: &TreeDetail, warmup: Duration) -> SettlingDetail {
     let times: Vec<f64> = s.series.iter().map(|p| p.t_s).collect();
     let cpu: Vec<f64> = s.series.iter().map(|p| p.cpu_percent).collect();
     // The first sample has no interval before it (its CPU % is 0).

@@ -1,6 +1,6 @@
 //! What a workload run hands back, and the pieces of it that the http,
 //! watch and soak workloads share: the metrics and record of the target
-//! tree ([`tree_metrics`], [`tree_record`]) and of a load ([`load_metrics`]).
+//! tree ([`tree_metrics`]) and of a load ([`load_metrics`]).
 //!
 //! Owns [`Measured`] and [`Probe`]. Must not run anything: running a
 //! workload is `measure`'s and `soak`'s, which both build on this module
@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use kurabe_model::http::HttpReport;
 use kurabe_model::run_detail::{RunDetail, TreeDetail};
 use kurabe_probe::cgroup::CgroupReader;
-use kurabe_probe::WatchSummary;
 
 /// Metric values by catalogue name, plus the full record of the run.
 #[derive(Debug, Clone)]
@@ -32,7 +31,7 @@ pub struct Probe {
 }
 
 /// The target tree's CPU and memory metrics (an http, watch or soak run).
-pub(crate) fn tree_metrics(s: &WatchSummary, m: &mut BTreeMap<&'static str, f64>) {
+pub(crate) fn tree_metrics(s: &TreeDetail, m: &mut BTreeMap<&'static str, f64>) {
     m.insert("cpu_time_ms", s.cpu_seconds() * 1e3);
     m.insert("cpu_percent_mean", s.cpu_percent_mean());
     m.insert("pss_peak_bytes", s.pss_peak_bytes as f64);
@@ -54,29 +53,5 @@ pub(crate) fn load_metrics(report: &HttpReport, m: &mut BTreeMap<&'static str, f
     m.insert("non_2xx_responses", report.non_2xx_responses as f64);
     if let Some(pass) = report.check_pass_percent() {
         m.insert("check_pass_percent", pass);
-    }
-}
-
-/// The target tree's part of a run record: its summary and the series
-/// the report charts.
-pub(crate) fn tree_record(s: &WatchSummary) -> TreeDetail {
-    TreeDetail {
-        pid: s.root,
-        duration_s: s.duration.as_secs_f64(),
-        samples: s.samples,
-        cpu_seconds_proc: s.cpu_seconds_proc,
-        cpu_seconds_cgroup: s.cpu_seconds_cgroup,
-        cpu_percent_max: s.cpu_percent_max,
-        pss_start_bytes: s.pss_start_bytes,
-        pss_peak_bytes: s.pss_peak_bytes,
-        pss_end_bytes: s.pss_end_bytes,
-        pss_mean_bytes: s.pss_mean_bytes,
-        rss_peak_bytes: s.rss_peak_bytes,
-        uss_peak_bytes: s.uss_peak_bytes,
-        processes_max: s.processes_max,
-        threads_max: s.threads_max,
-        root_exited: s.root_exited,
-        // CPU and Σ PSS over time, for the report's per-run charts.
-        series: s.series.clone(),
     }
 }

@@ -39,7 +39,7 @@ use kurabe_model::stats::trend::{self, Point, TrendConfig, TrendVerdict};
 use kurabe_probe::{Recorder, SamplerConfig, TreeSampler};
 use kurabe_stop::Stop;
 
-use crate::measured::{load_metrics, tree_metrics, tree_record, Measured, Probe};
+use crate::measured::{load_metrics, tree_metrics, Measured, Probe};
 use crate::target::RunFailure;
 
 /// Samples per soak run the interval aims at (more is finer, but each
@@ -206,13 +206,13 @@ impl Sampling {
         let soak = soak_record(&self.series, fitted, fit.as_ref(), rps);
         let mut target = None;
         if let Some(rec) = self.recorder {
-            let summary = rec.finish(Instant::now(), &self.sampler);
-            tree_metrics(&summary, &mut m);
+            let tree = rec.finish(Instant::now(), &self.sampler).tree;
+            tree_metrics(&tree, &mut m);
             let answered = report.answered_requests();
-            if let Some(cpu) = summary.server_metrics(answered).cpu_ms_per_request {
+            if let Some(cpu) = tree.server_metrics(answered).cpu_ms_per_request {
                 m.insert("cpu_ms_per_request", cpu);
             }
-            target = Some(tree_record(&summary));
+            target = Some(tree);
         }
         if let Some(t) = &fit {
             fit_metrics(t, rps, &mut m);

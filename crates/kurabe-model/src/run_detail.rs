@@ -18,7 +18,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::http::HttpReport;
+use crate::http::{HttpReport, ServerMetrics};
 use crate::imported::ImportedRun;
 use crate::probe::WatchPoint;
 use crate::stats::trend::{LineFit, TrendVerdict};
@@ -85,8 +85,11 @@ pub struct WatchDetail {
     pub settling: Option<SettlingDetail>,
 }
 
-/// A process tree sampled over a phase (the target during a load, a watch).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// A process tree sampled over a phase (the target during a load, a
+/// watch): the one summary of a tree, from the sampler's recorder
+/// (kurabe-probe's `WatchSummary` holds it) to the store and every report.
+/// A new figure of the tree is one field here.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "snake_case")]
 pub struct TreeDetail {
     /// Root PID.
@@ -127,6 +130,49 @@ pub struct TreeDetail {
     /// in records from before the charts).
     #[serde(default)]
     pub series: Vec<WatchPoint>,
+}
+
+/// Σ RSS above Σ PSS by more than this share means shared pages were counted
+/// more than once.
+const RSS_OVERCOUNT_RATIO: f64 = 1.10;
+
+impl TreeDetail {
+    /// The best CPU seconds figure: the cgroup counter when present, else `/proc`.
+    pub fn cpu_seconds(&self) -> f64 {
+        self.cpu_seconds_cgroup.unwrap_or(self.cpu_seconds_proc)
+    }
+
+    /// Mean CPU over the phase, percent of one core.
+    pub fn cpu_percent_mean(&self) -> f64 {
+        if self.duration_s > 0.0 {
+            self.cpu_seconds() / self.duration_s * 100.0
+        } else {
+            0.0
+        }
+    }
+
+    /// True when Σ RSS over-counts pages the tree's processes share (several
+    /// processes and Σ RSS more than 10 % above Σ PSS).
+    pub fn rss_overcounts(&self) -> bool {
+        self.processes_max > 1
+            && self.rss_peak_bytes as f64 > self.pss_peak_bytes as f64 * RSS_OVERCOUNT_RATIO
+    }
+
+    /// The server's figures for `kurabe http`, given the responses it
+    /// sent in the run ([`HttpReport::answered_requests`]): its CPU per
+    /// response, none when it sent none (a cost per nothing is not zero,
+    /// it is unknown).
+    pub fn server_metrics(&self, answered: u64) -> ServerMetrics {
+        let cpu_ms = self.cpu_seconds() * 1000.0;
+        ServerMetrics {
+            pid: self.pid,
+            cpu_ms_per_request: (answered > 0).then(|| cpu_ms / answered as f64),
+            cpu_percent_mean: self.cpu_percent_mean(),
+            pss_start_bytes: self.pss_start_bytes,
+            pss_peak_bytes: self.pss_peak_bytes,
+            pss_end_bytes: self.pss_end_bytes,
+        }
+    }
 }
 
 /// Where a run's CPU % settled within its measured phase, and the
@@ -413,6 +459,31 @@ mod tests {
                 ..WatchPoint::default()
             }],
         }
+    }
+
+    #[test]
+    fn server_metrics_per_request() {
+        let s = TreeDetail {
+            pid: 7,
+            duration_s: 2.0,
+            cpu_seconds_proc: 1.0,
+            pss_start_bytes: 10,
+            pss_peak_bytes: 30,
+            pss_end_bytes: 20,
+            ..TreeDetail::default()
+        };
+        let m = s.server_metrics(500);
+        assert_eq!(m.pid, 7);
+        assert!((m.cpu_ms_per_request.unwrap() - 2.0).abs() < 1e-9);
+        assert!((m.cpu_percent_mean - 50.0).abs() < 1e-9);
+        // No response: its CPU per response is unknown, not zero.
+        let none = s.server_metrics(0);
+        assert_eq!(none.cpu_ms_per_request, None);
+        assert!((none.cpu_percent_mean - 50.0).abs() < 1e-9);
+        assert_eq!(
+            (m.pss_start_bytes, m.pss_peak_bytes, m.pss_end_bytes),
+            (10, 30, 20)
+        );
     }
 
     fn settling() -> SettlingDetail {

@@ -19,7 +19,7 @@
 //! let watcher = kurabe_probe::Watcher::spawn(pid, Duration::from_millis(250))?;
 //! // ... generate load ...
 //! let summary = watcher.stop();
-//! let server = summary.server_metrics(1000 /* responses received */);
+//! let server = summary.tree.server_metrics(1000 /* responses received */);
 //! # Ok::<(), kurabe_probe::ProbeError>(())
 //! ```
 

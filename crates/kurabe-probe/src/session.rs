@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kurabe_model::probe::{CpuSource, ExitStatus, LimitsApplied, WatchEnd, WatchReport};
+use kurabe_model::run_detail::TreeDetail;
 use kurabe_stop::Stop;
 
 use crate::cgroup::{Limits, RunCgroup};
@@ -270,10 +271,11 @@ impl WatchSession {
     }
 
     /// Fold the summary and the outcome into the report model.
-    fn report(mut self, s: WatchSummary, o: Outcome) -> WatchReport {
-        let (cpu_seconds, cpu_source) = headline_cpu(&s, o.rusage_cpu);
-        self.add_notes(&s, o.ended);
-        let duration_s = s.duration.as_secs_f64();
+    fn report(mut self, w: WatchSummary, o: Outcome) -> WatchReport {
+        let (cpu_seconds, cpu_source) = headline_cpu(&w.tree, o.rusage_cpu);
+        self.add_notes(&w, o.ended);
+        let s = w.tree;
+        let duration_s = s.duration_s;
         let ncpus = procfs::online_cpus();
         let cpu_percent_mean = if duration_s > 0.0 {
             cpu_seconds / duration_s * 100.0
@@ -296,17 +298,17 @@ impl WatchSession {
             cpu_source,
             cpu_seconds_proc: s.cpu_seconds_proc,
             cpu_percent_mean,
-            cpu_percent_p95: s.cpu_percent_p95,
+            cpu_percent_p95: w.cpu_percent_p95,
             cpu_percent_max: s.cpu_percent_max,
             cpu_share_of_all_cores_percent: cpu_percent_mean / f64::from(ncpus.max(1)),
-            pss_available: !s.pss_unreadable,
+            pss_available: !w.pss_unreadable,
             pss_mean_bytes: s.pss_mean_bytes,
             pss_peak_bytes: s.pss_peak_bytes,
             rss_peak_bytes: s.rss_peak_bytes,
             rss_overcounts: s.rss_overcounts(),
             uss_peak_bytes: s.uss_peak_bytes,
-            root_hwm_bytes: s.root_hwm_bytes,
-            cgroup_memory_peak_bytes: s.cgroup_memory_peak_bytes,
+            root_hwm_bytes: w.root_hwm_bytes,
+            cgroup_memory_peak_bytes: w.cgroup_memory_peak_bytes,
             processes_max: s.processes_max,
             threads_max: s.threads_max,
             limits: o.limits,
@@ -315,7 +317,7 @@ impl WatchSession {
             ended: o.ended,
             stop_signal: o.stop_signal,
             notes: self.notes,
-            sampler: s.cost,
+            sampler: w.cost,
             series: s.series,
         }
     }
@@ -348,7 +350,7 @@ struct Outcome {
 }
 
 /// The most trustworthy CPU seconds: cgroup counter, then rusage, then /proc.
-fn headline_cpu(s: &WatchSummary, rusage_cpu: Option<f64>) -> (f64, CpuSource) {
+fn headline_cpu(s: &TreeDetail, rusage_cpu: Option<f64>) -> (f64, CpuSource) {
     match (s.cpu_seconds_cgroup, rusage_cpu) {
         (Some(c), _) => (c, CpuSource::Cgroup),
         (None, Some(r)) => (r, CpuSource::Rusage),

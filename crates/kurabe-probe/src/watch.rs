@@ -10,56 +10,26 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use kurabe_model::http::ServerMetrics;
 use kurabe_model::probe::{SamplerCost, WatchPoint};
+use kurabe_model::run_detail::TreeDetail;
 
 use crate::error::{ProbeError, Result};
 use crate::procfs;
 use crate::tree::{Sample, SamplerConfig, TreeSampler};
 
-/// Σ RSS above Σ PSS by more than this share means shared pages were counted
-/// more than once.
-const RSS_OVERCOUNT_RATIO: f64 = 1.10;
-
-/// Everything a watch measured, before it becomes a report.
+/// Everything a watch measured, before it becomes a report: the tree's
+/// summary as runs record it ([`TreeDetail`], the one shape every report
+/// reads) and what only a live watch knows besides.
 #[derive(Debug, Clone, Default)]
 pub struct WatchSummary {
-    /// Root PID watched.
-    pub root: u32,
-    /// From the recorder's start to the end.
-    pub duration: Duration,
-    /// Samples taken.
-    pub samples: u64,
-    /// CPU seconds of the tree from `/proc` deltas.
-    pub cpu_seconds_proc: f64,
-    /// CPU seconds from the cgroup counter, when there was a cgroup.
-    pub cpu_seconds_cgroup: Option<f64>,
+    /// The tree's summary: CPU, memory peaks, processes, the series.
+    pub tree: TreeDetail,
     /// 95th percentile of per-interval CPU, percent of one core.
     pub cpu_percent_p95: f64,
-    /// Highest per-interval CPU, percent of one core.
-    pub cpu_percent_max: f64,
-    /// Σ PSS of the first sample.
-    pub pss_start_bytes: u64,
-    /// Highest Σ PSS.
-    pub pss_peak_bytes: u64,
-    /// Σ PSS of the last sample that saw a live process.
-    pub pss_end_bytes: u64,
-    /// Mean Σ PSS over samples that saw a live process.
-    pub pss_mean_bytes: u64,
-    /// Highest Σ RSS.
-    pub rss_peak_bytes: u64,
-    /// Highest Σ USS.
-    pub uss_peak_bytes: u64,
-    /// Most processes in one sample.
-    pub processes_max: u32,
-    /// Most threads in one sample.
-    pub threads_max: u32,
     /// Root's VmHWM at its last readable sample.
     pub root_hwm_bytes: Option<u64>,
     /// Peak memory of the cgroup.
     pub cgroup_memory_peak_bytes: Option<u64>,
-    /// True when the root exited (or vanished) during the watch.
-    pub root_exited: bool,
     /// True when some process's PSS could not be read (its RSS stood in).
     pub pss_unreadable: bool,
     /// Samples that could not be taken (kurabe out of file descriptors);
@@ -67,59 +37,19 @@ pub struct WatchSummary {
     pub samples_skipped: u64,
     /// Why the first skipped sample could not be taken.
     pub skipped_because: Option<String>,
-    /// One point per sample.
-    pub series: Vec<WatchPoint>,
     /// The sampler's own cost.
     pub cost: SamplerCost,
 }
 
 impl WatchSummary {
-    /// The best CPU seconds figure: the cgroup counter when present, else `/proc`.
-    pub fn cpu_seconds(&self) -> f64 {
-        self.cpu_seconds_cgroup.unwrap_or(self.cpu_seconds_proc)
-    }
-
-    /// Mean CPU over the watch, percent of one core.
-    pub fn cpu_percent_mean(&self) -> f64 {
-        let d = self.duration.as_secs_f64();
-        if d > 0.0 {
-            self.cpu_seconds() / d * 100.0
-        } else {
-            0.0
-        }
-    }
-
-    /// True when Σ RSS over-counts pages the tree's processes share (several
-    /// processes and Σ RSS more than 10 % above Σ PSS).
-    pub fn rss_overcounts(&self) -> bool {
-        self.processes_max > 1
-            && self.rss_peak_bytes as f64 > self.pss_peak_bytes as f64 * RSS_OVERCOUNT_RATIO
-    }
-
     /// A line for the reader when samples were skipped, saying how many and why.
     pub fn skipped_note(&self) -> Option<String> {
         let why = self.skipped_because.as_deref()?;
         Some(format!(
             "{} of {} samples skipped, the next one covering their time: {why}",
             self.samples_skipped,
-            self.samples + self.samples_skipped
+            self.tree.samples + self.samples_skipped
         ))
-    }
-
-    /// Server-side figures for `kurabe http`, given the responses the
-    /// server sent in the run ([`kurabe_model::http::HttpReport::answered_requests`]):
-    /// its CPU per response, none when it sent none (a cost per nothing
-    /// is not zero, it is unknown).
-    pub fn server_metrics(&self, answered: u64) -> ServerMetrics {
-        let cpu_ms = self.cpu_seconds() * 1000.0;
-        ServerMetrics {
-            pid: self.root,
-            cpu_ms_per_request: (answered > 0).then(|| cpu_ms / answered as f64),
-            cpu_percent_mean: self.cpu_percent_mean(),
-            pss_start_bytes: self.pss_start_bytes,
-            pss_peak_bytes: self.pss_peak_bytes,
-            pss_end_bytes: self.pss_end_bytes,
-        }
     }
 }
 
@@ -146,7 +76,10 @@ impl Recorder {
             last: start,
             count_first,
             s: WatchSummary {
-                root,
+                tree: TreeDetail {
+                    pid: root,
+                    ..TreeDetail::default()
+                },
                 ..WatchSummary::default()
             },
             pct: Vec::new(),
@@ -161,7 +94,7 @@ impl Recorder {
         let at = x.at.unwrap_or_else(Instant::now);
         let wall = at.saturating_duration_since(self.last).as_secs_f64();
         self.last = at;
-        let s = &mut self.s;
+        let s = &mut self.s.tree;
         s.samples += 1;
         s.cpu_seconds_proc += x.cpu_seconds_proc;
         if let Some(c) = x.cpu_seconds_cgroup {
@@ -186,13 +119,16 @@ impl Recorder {
             self.pss_sum += x.size.pss_bytes as f64;
             s.pss_end_bytes = x.size.pss_bytes;
         }
-        add_peaks(s, x);
+        add_peaks(&mut self.s, x);
         let t_s = at.saturating_duration_since(self.start).as_secs_f64();
-        s.series.push(point(x, t_s, cpu_percent, self.cpu_cum));
+        self.s
+            .tree
+            .series
+            .push(point(x, t_s, cpu_percent, self.cpu_cum));
     }
     /// The newest point of the series.
     pub fn last_point(&self) -> Option<WatchPoint> {
-        self.s.series.last().copied()
+        self.s.tree.series.last().copied()
     }
 
     /// Count a sample that could not be taken, keeping the first reason.
@@ -206,18 +142,18 @@ impl Recorder {
     /// Finish at `end` with the sampler that produced the samples.
     pub fn finish(mut self, end: Instant, sampler: &TreeSampler) -> WatchSummary {
         let s = &mut self.s;
-        s.duration = end.saturating_duration_since(self.start);
-        s.pss_mean_bytes = if self.pss_n > 0 {
+        let d = end.saturating_duration_since(self.start).as_secs_f64();
+        s.tree.duration_s = d;
+        s.tree.pss_mean_bytes = if self.pss_n > 0 {
             (self.pss_sum / self.pss_n as f64) as u64
         } else {
             0
         };
         s.cpu_percent_p95 = percentile(&mut self.pct, 95.0);
-        s.cpu_percent_max = self.pct.iter().copied().fold(0.0, f64::max);
+        s.tree.cpu_percent_max = self.pct.iter().copied().fold(0.0, f64::max);
         s.cgroup_memory_peak_bytes = sampler.cgroup().and_then(|c| c.memory_peak_bytes());
         let cost = sampler.cost();
         let secs = cost.cpu_ns as f64 / 1e9;
-        let d = s.duration.as_secs_f64();
         s.cost = SamplerCost {
             cpu_seconds: secs,
             us_per_process_sample: if cost.process_samples > 0 {
@@ -233,17 +169,18 @@ impl Recorder {
 }
 
 /// Fold one sample's peaks and flags into the summary.
-fn add_peaks(s: &mut WatchSummary, x: &Sample) {
+fn add_peaks(w: &mut WatchSummary, x: &Sample) {
+    let s = &mut w.tree;
     s.pss_peak_bytes = s.pss_peak_bytes.max(x.size.pss_bytes);
     s.rss_peak_bytes = s.rss_peak_bytes.max(x.size.rss_bytes);
     s.uss_peak_bytes = s.uss_peak_bytes.max(x.size.uss_bytes);
     s.processes_max = s.processes_max.max(x.size.processes);
     s.threads_max = s.threads_max.max(x.size.threads);
-    if x.root_hwm_bytes.is_some() {
-        s.root_hwm_bytes = x.root_hwm_bytes;
-    }
     s.root_exited |= !x.root_alive;
-    s.pss_unreadable |= x.pss_unreadable > 0;
+    if x.root_hwm_bytes.is_some() {
+        w.root_hwm_bytes = x.root_hwm_bytes;
+    }
+    w.pss_unreadable |= x.pss_unreadable > 0;
 }
 
 /// One sample as a point of the series, `t_s` seconds after the start.
@@ -417,31 +354,6 @@ mod tests {
     }
 
     #[test]
-    fn server_metrics_per_request() {
-        let s = WatchSummary {
-            root: 7,
-            duration: Duration::from_secs(2),
-            cpu_seconds_proc: 1.0,
-            pss_start_bytes: 10,
-            pss_peak_bytes: 30,
-            pss_end_bytes: 20,
-            ..WatchSummary::default()
-        };
-        let m = s.server_metrics(500);
-        assert_eq!(m.pid, 7);
-        assert!((m.cpu_ms_per_request.unwrap() - 2.0).abs() < 1e-9);
-        assert!((m.cpu_percent_mean - 50.0).abs() < 1e-9);
-        // No response: its CPU per response is unknown, not zero.
-        let none = s.server_metrics(0);
-        assert_eq!(none.cpu_ms_per_request, None);
-        assert!((none.cpu_percent_mean - 50.0).abs() < 1e-9);
-        assert_eq!(
-            (m.pss_start_bytes, m.pss_peak_bytes, m.pss_end_bytes),
-            (10, 30, 20)
-        );
-    }
-
-    #[test]
     fn watcher_sees_itself() {
         // Not this test process: other tests in this binary start children
         // of it at any time (more of them overlap on a loaded machine), so
@@ -452,7 +364,7 @@ mod tests {
             .spawn()
             .unwrap();
         let w = Watcher::spawn(child.id(), Duration::from_millis(20)).unwrap();
-        let s = w.stop();
+        let s = w.stop().tree;
         let _ = child.kill();
         let _ = child.wait();
         // The first sample is taken in spawn, the last in stop.
@@ -482,7 +394,7 @@ mod tests {
         let _ = child.kill();
         let _ = child.wait();
         assert!(point.size.pss_bytes > 0 && point.size.processes == 1);
-        assert!(point.t_s > 0.0 && point.t_s <= s.duration.as_secs_f64());
+        assert!(point.t_s > 0.0 && point.t_s <= s.tree.duration_s);
     }
 
     #[test]
