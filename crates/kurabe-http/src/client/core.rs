@@ -7,7 +7,7 @@
 //! socket is full, reading).
 //!
 //! Owns [`Core`] (a worker's protocol-free state and accounting) and the
-//! [`Protocol`] trait through which the turn loop ([`super::turns`]) drives
+//! [`Connections`] trait through which the turn loop ([`super::turns`]) drives
 //! each protocol's connections. Must not know framing or connection state:
 //! that is each protocol's worker (`worker/` for HTTP/1.1, `h2/worker.rs`).
 
@@ -46,7 +46,7 @@ const LATE_NS: u64 = 1_000_000;
 /// What the turn loop asks of a protocol's worker: its connections' part
 /// of each step. Implemented by the HTTP/1.1 and the HTTP/2 worker; the
 /// loop is generic over it (no dynamic dispatch).
-pub(crate) trait Protocol<'a> {
+pub(crate) trait Connections<'a> {
     /// The worker's protocol-free state.
     fn core(&self) -> &Core<'a>;
     /// The same, to change.
@@ -133,7 +133,10 @@ impl<'a> Core<'a> {
         nap_trial: bool,
         gnuplot: Option<GnuplotWriter>,
     ) -> io::Result<Core<'a>> {
-        let keep_alive = sh.keep_alive || sh.h2.is_some();
+        let keep_alive = match &sh.framing {
+            super::protocol::Framing::H1(h1) => h1.keep_alive,
+            super::protocol::Framing::H2(_) => true,
+        };
         let stats = match sh.feed {
             None => Stats::for_names(sh.labels.names()),
             // Names come with the chunks: a row for every one from the start.

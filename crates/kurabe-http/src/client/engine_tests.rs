@@ -108,10 +108,10 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         body: None,
         concurrency: 4,
         threads: 2,
-        keep_alive: true,
-        pipeline: 1,
-        http2: false,
-        streams: 1,
+        protocol: Protocol::H1 {
+            keep_alive: true,
+            pipeline: 1,
+        },
         stop,
         arrival: Arrival::Closed,
         warmup: None,
@@ -125,6 +125,20 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         set: None,
         labels: Default::default(),
         thresholds: Vec::new(),
+    }
+}
+
+/// HTTP/1.1, a new connection per request.
+const H1_CLOSE: Protocol = Protocol::H1 {
+    keep_alive: false,
+    pipeline: 1,
+};
+
+/// HTTP/1.1 keep-alive with `n` requests in flight per connection.
+fn pipelined(n: u32) -> Protocol {
+    Protocol::H1 {
+        keep_alive: true,
+        pipeline: n,
     }
 }
 
@@ -158,7 +172,7 @@ fn without_keep_alive_every_request_has_its_own_connection() {
         Ok(false)
     });
     let mut cfg = config(&srv.url(), StopCondition::Requests(300));
-    cfg.keep_alive = false;
+    cfg.protocol = H1_CLOSE;
     let r = run_ok(&cfg);
     assert_eq!((r.complete_requests, r.failed_requests), (300, 0));
     assert_eq!(srv.count_settles_at(300), 300);
@@ -342,7 +356,7 @@ fn time_limit_counts_reconcile_with_the_server() {
         &srv.url(),
         StopCondition::Duration(Duration::from_millis(300)),
     );
-    cfg.pipeline = 3;
+    cfg.protocol = pipelined(3);
     let r = run_ok(&cfg);
     let client = r.complete_requests + r.failed_requests + r.in_flight_at_end;
     assert!(r.complete_requests > 0);
@@ -354,7 +368,7 @@ fn time_limit_counts_reconcile_with_the_server() {
 fn pipelining_issues_exactly_n() {
     let srv = Server::start(ok_response("p"));
     let mut cfg = config(&srv.url(), StopCondition::Requests(1001));
-    cfg.pipeline = 8;
+    cfg.protocol = pipelined(8);
     let r = run_ok(&cfg);
     assert_eq!((r.complete_requests, r.failed_requests), (1001, 0));
     assert_eq!(srv.count_settles_at(1001), 1001);
@@ -595,7 +609,7 @@ fn https_with_and_without_keep_alive() {
         r.failures
     );
     assert_eq!(r.document_length_bytes, 4);
-    cfg.keep_alive = false;
+    cfg.protocol = H1_CLOSE;
     cfg.stop = StopCondition::Requests(20);
     let r = run_ok(&cfg);
     assert_eq!(

@@ -13,8 +13,9 @@
 //! file, `sys` the unsafe syscalls, `uring` the io_uring ring and its buffers
 //! (the `io-uring` crate: the plain kernel interface, no runtime on top).
 //! `h2` is the HTTP/2 engine (`--http2`): its own worker over the same
-//! pieces, chosen per run in `run_with_stats`; `record` counts a complete
-//! response for it.
+//! pieces; `protocol` says which protocol a run speaks and prepares its
+//! part, and `make_workers` picks each protocol's worker by one `match`
+//! on it; `record` counts a complete response for either.
 //!
 //! Nothing here prints: the caller renders the report.
 
@@ -30,6 +31,7 @@ pub(crate) mod live;
 mod pace;
 #[cfg(debug_assertions)]
 mod panic_hook;
+mod protocol;
 mod record;
 mod schedule;
 mod series;
@@ -53,10 +55,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use kurabe_model::http::{Http2Summary, HttpReport};
+use kurabe_model::http::HttpReport;
 
 pub(crate) use arrival::{Arrival, Ramp};
 use kurabe_model::load_stats::Stats;
+pub(crate) use protocol::Protocol;
 pub use setup::{parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol};
 use threads::ProtocolWorker;
 pub use threads::THREAD_PREFIX;
@@ -189,18 +192,9 @@ pub(crate) struct LoadConfig {
     pub concurrency: u32,
     /// Client threads; connections are spread evenly over them.
     pub threads: u32,
-    /// Reuse connections (`-k`). Without it every request opens a new connection, as ab does.
-    pub keep_alive: bool,
-    /// Requests in flight per connection (HTTP/1.1 pipelining); 1 = off.
-    /// Closed model: a batch of this many goes out in one send, and the next
-    /// batch when all of it is answered (wrk's pipelining); each request's
-    /// latency runs from that send to the read that completed its response.
-    pub pipeline: u32,
-    /// Speak HTTP/2 (`--http2`): h2c with prior knowledge for `http://`,
-    /// ALPN `h2` for `https://`. Connections are always reused.
-    pub http2: bool,
-    /// HTTP/2 streams in flight per connection (`--streams`, h2load's `-m`).
-    pub streams: u32,
+    /// The protocol and how connections are used: HTTP/1.1 with or
+    /// without keep-alive and pipelining, or HTTP/2 with its streams.
+    pub protocol: Protocol,
     /// When to stop.
     pub stop: StopCondition,
     /// When requests go out: the closed model, a constant rate over all
@@ -586,7 +580,7 @@ impl Wire<'_> {
         if let Some(auth) = cfg.setup.proxy.as_ref().and_then(|p| p.authorization()) {
             r.extend_from_slice(format!("Proxy-Authorization: {auth}\r\n").as_bytes());
         }
-        if !cfg.keep_alive && !has("connection") {
+        if !cfg.protocol.reuses_connections() && !has("connection") {
             r.extend_from_slice(b"Connection: close\r\n");
         }
         if let Some(body) = self.body {
@@ -650,9 +644,9 @@ fn start_feed(cfg: &LoadConfig, keeps: (bool, bool)) -> Result<Option<feed::Feed
         once: cfg.stop == StopCondition::Requests(set::STREAM_ONCE),
         keeps,
         source: set.source.clone(),
-        render: match cfg.http2 {
-            true => Box::new(move |t, bytes| h2::render(&render_cfg, t, bytes)),
-            false => Box::new(move |t, bytes| set_span(&render_cfg, t, bytes)),
+        render: match cfg.protocol {
+            Protocol::H2 { .. } => Box::new(move |t, bytes| h2::render(&render_cfg, t, bytes)),
+            Protocol::H1 { .. } => Box::new(move |t, bytes| set_span(&render_cfg, t, bytes)),
         },
     })
     .map(Some)
@@ -797,7 +791,7 @@ pub(crate) fn run_with_stats(
     let per_worker = cfg.concurrency.div_ceil(threads) as usize;
     let engine = cfg
         .engine
-        .resolve(cfg.target.tls || cfg.http2, per_worker)?;
+        .resolve(cfg.target.tls || !cfg.protocol.is_h1(), per_worker)?;
     write_gnuplot_header(cfg)?;
     let shared = shared_state(cfg, threads, engine)?;
     let workers = make_workers(cfg, &shared, ctl, threads)?;
@@ -829,15 +823,6 @@ fn target_connections(rows: &mut [kurabe_model::series::Interval], ramp: &arriva
     }
 }
 
-/// Requests in flight per connection: `--pipeline` with keep-alive HTTP/1.1, else 1.
-fn pipeline_depth(cfg: &LoadConfig) -> usize {
-    if cfg.http2 || !cfg.keep_alive {
-        1
-    } else {
-        cfg.pipeline.max(1) as usize
-    }
-}
-
 /// `-g`: the header line goes first, before any worker writes a row.
 fn write_gnuplot_header(cfg: &LoadConfig) -> Result<(), LoadError> {
     let Some(g) = &cfg.gnuplot_file else {
@@ -857,7 +842,8 @@ fn tls_setup(cfg: &LoadConfig) -> Result<Option<tls::TlsSetup>, LoadError> {
         return Ok(None);
     }
     let t = &cfg.target;
-    tls::TlsSetup::new(&t.host, &cfg.setup.tls, cfg.insecure, cfg.http2).map(Some)
+    let h2 = !cfg.protocol.is_h1();
+    tls::TlsSetup::new(&t.host, &cfg.setup.tls, cfg.insecure, h2).map(Some)
 }
 
 /// The run's clock: (start, start of the measured phase, end or u64::MAX, wall µs at start).
@@ -885,7 +871,7 @@ fn shared_state(
     let addr = connect_addr(cfg)?;
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
-    let pipeline = pipeline_depth(cfg);
+    let pipeline = cfg.protocol.pipeline();
     let keeps = (cfg.labels.any_checks(), cfg.labels.needs().body);
     let feed = start_feed(cfg, keeps)?;
     let (requests, request_len, table) = match (&cfg.set, cfg.arrival.replay()) {
@@ -923,8 +909,6 @@ fn shared_state(
         arrival: cfg.arrival.clone(),
         body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
         head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
-        keep_alive: cfg.keep_alive,
-        pipeline,
         timeout_ns: cfg
             .timeout
             .as_nanos()
@@ -950,7 +934,7 @@ fn shared_state(
         bind: bind.map(Into::into),
         trace: cfg.setup.trace.clone(),
         uring: engine == Engine::IoUring,
-        h2: cfg.http2.then(|| h2::Setup::new(cfg)),
+        framing: protocol::Framing::new(cfg.protocol, cfg),
         checking: keeps.0,
         keep_body: match keeps {
             (false, _) => 0,
@@ -1000,28 +984,18 @@ fn make_workers<'a>(
                 None => None,
             };
         let (index, conns) = (u64::from(t), conns as usize);
-        workers.push(if cfg.http2 {
-            ProtocolWorker::H2(
-                h2::worker::Worker::new(shared, ctl, index, conns, gnuplot)
+        workers.push(match &shared.framing {
+            protocol::Framing::H1(h1) => ProtocolWorker::H1(
+                worker::Worker::new(shared, *h1, ctl, index, conns, gnuplot)
                     .map_err(LoadError::Resources)?,
-            )
-        } else {
-            ProtocolWorker::H1(
-                worker::Worker::new(shared, ctl, index, conns, gnuplot)
+            ),
+            protocol::Framing::H2(h2) => ProtocolWorker::H2(
+                h2::worker::Worker::new(shared, h2, ctl, index, conns, gnuplot)
                     .map_err(LoadError::Resources)?,
-            )
+            ),
         });
     }
     Ok(workers)
-}
-
-/// The protocol a run speaks, as the record names it.
-fn protocol(cfg: &LoadConfig) -> &'static str {
-    match (cfg.http2, cfg.target.tls) {
-        (false, _) => "http/1.1",
-        (true, false) => "h2c",
-        (true, true) => "h2",
-    }
 }
 
 /// The record of a finished run: what was asked for (from `cfg`), what the
@@ -1074,13 +1048,10 @@ fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
         document_path: path,
         document_length_bytes: if doc == u64::MAX { 0 } else { doc },
         concurrency: cfg.concurrency,
-        keep_alive: cfg.keep_alive || cfg.http2,
-        pipeline: shared.pipeline as u32,
-        protocol: protocol(cfg).to_owned(),
-        http2: cfg.http2.then(|| Http2Summary {
-            streams: cfg.streams.max(1),
-            ..Default::default()
-        }),
+        keep_alive: cfg.protocol.reuses_connections(),
+        pipeline: cfg.protocol.pipeline() as u32,
+        protocol: cfg.protocol.name(cfg.target.tls).to_owned(),
+        http2: cfg.protocol.http2_summary(),
         tls: shared.tls_summary.get().cloned(),
         set: cfg.set.as_deref().map(|s| kurabe_model::http::SetSummary {
             targets: set_size(s, feed),
@@ -1220,10 +1191,10 @@ mod tests {
             body: Some(b"hello".to_vec()),
             concurrency: 1,
             threads: 1,
-            keep_alive: false,
-            pipeline: 1,
-            http2: false,
-            streams: 1,
+            protocol: Protocol::H1 {
+                keep_alive: false,
+                pipeline: 1,
+            },
             stop: StopCondition::Requests(1),
             arrival: Arrival::Closed,
             warmup: None,

@@ -34,8 +34,6 @@ pub(crate) struct Shared {
     pub arrival: super::arrival::Arrival,
     pub body_len: u64,
     pub head_request: bool,
-    pub keep_alive: bool,
-    pub pipeline: usize,
     pub timeout_ns: u64,
     pub check_length: bool,
     pub abort_on_error: bool,
@@ -68,8 +66,9 @@ pub(crate) struct Shared {
     pub trace: Option<super::HeadTrace>,
     /// Drive sockets with io_uring (else epoll); resolved before the run.
     pub uring: bool,
-    /// HTTP/2 runs only: the encoded request and `--streams`.
-    pub h2: Option<super::h2::Setup>,
+    /// The protocol's part: HTTP/1.1's keep-alive and pipelining, or
+    /// HTTP/2's encoded requests and `--streams`.
+    pub framing: super::protocol::Framing,
     /// The run's request names and check sets ([`crate::tags`]).
     pub labels: crate::tags::Labels,
     /// Some request is checked: responses are judged (and their heads kept).

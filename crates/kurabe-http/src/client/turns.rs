@@ -5,11 +5,11 @@
 //!
 //! Owns the order of those steps, how often the periodic ones run and the
 //! stop path. Must not know about sockets or protocols: each worker
-//! implements [`Protocol`], and the loop is generic over it.
+//! implements [`Connections`], and the loop is generic over it.
 
 use std::io;
 
-use super::core::Protocol;
+use super::core::Connections;
 use super::pace::{NAP_MIN_NS, TICK_NS};
 use super::sys;
 use kurabe_model::load_stats::Stats;
@@ -24,7 +24,7 @@ const STOPPED_DRAIN_NS: u64 = 300_000_000;
 
 /// Drive `w`'s connections until the stop condition, drain, close; return
 /// what was measured. `Err`: the worker could not start (before any request).
-pub(crate) fn run<'a, P: Protocol<'a>>(mut w: P) -> io::Result<Stats> {
+pub(crate) fn run<'a, P: Connections<'a>>(mut w: P) -> io::Result<Stats> {
     let open_model = w.core().sh.arrival.is_open();
     w.begin(open_model)?;
     if w.core().pace.naps() {
@@ -43,7 +43,7 @@ pub(crate) fn run<'a, P: Protocol<'a>>(mut w: P) -> io::Result<Stats> {
 }
 
 /// Run turns until the worker stops or finishes.
-fn drive<'a, P: Protocol<'a>>(w: &mut P) {
+fn drive<'a, P: Connections<'a>>(w: &mut P) {
     let start = w.core_mut().read_clock();
     let mut next_scan = start + w.core().pace.tick_ns;
     let mut next_progress = start + PROGRESS_NS;
@@ -81,7 +81,7 @@ fn drive<'a, P: Protocol<'a>>(w: &mut P) {
 /// end that a late wake-up left unsent go out now (late, and counted as
 /// late), so the achieved rate is not short by however long the thread
 /// overslept; those no connection can take count as dropped, unsent.
-fn last_sends<'a, P: Protocol<'a>>(w: &mut P) {
+fn last_sends<'a, P: Connections<'a>>(w: &mut P) {
     let c = w.core();
     if c.stopped_early() || c.now < c.sh.end_ns || c.schedule.is_none() {
         return;
@@ -92,14 +92,14 @@ fn last_sends<'a, P: Protocol<'a>>(w: &mut P) {
 }
 
 /// A `-n` run has nothing left to do.
-fn finished<'a, P: Protocol<'a>>(w: &P) -> bool {
+fn finished<'a, P: Connections<'a>>(w: &P) -> bool {
     let c = w.core();
     c.no_more_requests() && c.restart.is_empty() && w.idle()
 }
 
 /// Wait for I/O at most `timeout` (None: until the ticker, maybe after a
 /// nap) and act on what happened; tell the pace what the wake-up brought.
-fn wait<'a, P: Protocol<'a>>(w: &mut P, timeout: Option<u64>) {
+fn wait<'a, P: Connections<'a>>(w: &mut P, timeout: Option<u64>) {
     let c = w.core_mut();
     let nap = match timeout {
         None if !c.draining => c.pace.nap_ns(),
@@ -114,7 +114,7 @@ fn wait<'a, P: Protocol<'a>>(w: &mut P, timeout: Option<u64>) {
 
 /// Publish the progress (and, for an observer's snapshots, the requests
 /// in flight: counted only then, it walks the connections).
-fn publish<'a, P: Protocol<'a>>(w: &mut P) {
+fn publish<'a, P: Connections<'a>>(w: &mut P) {
     let in_flight = match w.core().ctl.live {
         Some(_) => w.in_flight_measured(),
         None => 0,
@@ -124,7 +124,7 @@ fn publish<'a, P: Protocol<'a>>(w: &mut P) {
 
 /// Count requests written but unanswered, publish the last progress, let
 /// the server answer what it was sent, close everything.
-fn finish<'a, P: Protocol<'a>>(w: &mut P) {
+fn finish<'a, P: Connections<'a>>(w: &mut P) {
     let in_flight = w.in_flight_measured();
     let c = w.core_mut();
     c.stats.counters.in_flight_at_end = in_flight;
@@ -141,7 +141,7 @@ fn finish<'a, P: Protocol<'a>>(w: &mut P) {
 /// read and discarded, nothing more is written), so closing our sockets
 /// with unread data cannot reset connections under requests the server
 /// has not processed yet, and its own count matches ours.
-fn drain<'a, P: Protocol<'a>>(w: &mut P) {
+fn drain<'a, P: Connections<'a>>(w: &mut P) {
     let c = w.core_mut();
     c.draining = true;
     let start = c.now;

@@ -172,7 +172,7 @@ fn resolve_replay(
         arrival: Arrival::Replay(Arc::new(replay)),
     };
     let mut cfg = config(spec, n, ncpus, parts)?;
-    (cfg.keep_alive, cfg.check_length) = (true, false);
+    (cfg.protocol, cfg.check_length) = (cfg.protocol.kept_alive(), false);
     Ok(cfg)
 }
 
@@ -201,10 +201,7 @@ fn config(spec: &LoadSpec, n: &Names, ncpus: u32, p: Parts) -> Result<LoadConfig
         body: p.request.body,
         concurrency: p.concurrency,
         threads: threads.min(p.concurrency),
-        keep_alive: spec.keep_alive,
-        pipeline: spec.pipeline,
-        http2: spec.http2,
-        streams: spec.streams.unwrap_or(1),
+        protocol: client::Protocol::of_spec(spec),
         stop: p.stop,
         arrival: p.arrival,
         warmup: spec.warmup.map(|d| d.0).filter(|d| !d.is_zero()),
@@ -798,7 +795,7 @@ mod tests {
         assert_eq!(c.method, "GET");
         assert_eq!(c.stop, StopCondition::Requests(1));
         assert_eq!(c.timeout, Duration::from_secs(30));
-        assert!(!c.keep_alive && c.check_length && !c.abort_on_error);
+        assert!(!c.protocol.reuses_connections() && c.check_length && !c.abort_on_error);
         assert_eq!((c.concurrency, c.threads), (1, 1));
     }
 

@@ -21,8 +21,8 @@
 //! connection decode every field (`httlib-hpack`) and each stream keep its
 //! head and its body's first bytes for [`crate::response_check`] ([`conn`]).
 //!
-//! The hook into the rest of the client is [`Setup`] in the shared run
-//! state and [`worker::Worker`] in place of the HTTP/1.1 worker; counting
+//! The hook into the rest of the client is [`Setup`], the run's
+//! `Framing::H2` (`client::protocol`), and [`worker::Worker`] in place of the HTTP/1.1 worker; counting
 //! ([`crate::client::record`]), the turn loop and its core (budget,
 //! schedule, pace, failures, stop), TLS and the
 //! syscalls are shared.
@@ -78,8 +78,9 @@ pub(crate) struct Blocks<'b> {
 }
 
 impl Setup {
-    /// Encode the request of `cfg` (or each of its set's, or of its replay's) for HTTP/2.
-    pub fn new(cfg: &LoadConfig) -> Setup {
+    /// Encode the request of `cfg` (or each of its set's, or of its
+    /// replay's) for HTTP/2, `streams` in flight per connection.
+    pub fn new(cfg: &LoadConfig, streams: u32) -> Setup {
         let encode = |method: &str, target: &Target, headers: &[(String, String)], body| {
             hpack::encode(&header_list(cfg, (method, target, headers, body)))
         };
@@ -114,7 +115,7 @@ impl Setup {
             any_body: streamed || bodies.iter().any(|b| !b.is_empty()),
             blocks,
             bodies,
-            streams: cfg.streams.max(1) as usize,
+            streams: streams.max(1) as usize,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! The same turn loop, budget, `--rate` schedule, warm-up, pace, failure
 //! accounting and drain as the HTTP/1.1 worker: the shared core's
 //! ([`crate::client::turns`], [`crate::client::core`]), which this worker
-//! serves as a [`Protocol`]. What differs is the unit of work: a stream, not a connection. One `recv` is parsed into many
+//! serves as [`Connections`]. What differs is the unit of work: a stream, not a connection. One `recv` is parsed into many
 //! frames ([`Proto::input`]), every stream it finishes is replaced at once,
 //! and all frames that causes (HEADERS, WINDOW_UPDATE, SETTINGS/PING ACKs)
 //! go out in one `send`.
@@ -23,7 +23,7 @@ use socket2::Socket;
 use super::conn::{ConnError, Proto, StreamState};
 use super::frame;
 use super::Req;
-use crate::client::core::{self as shared_core, Core, Protocol};
+use crate::client::core::{self as shared_core, Connections, Core};
 use crate::client::gnuplot::GnuplotWriter;
 use crate::client::record::Answer;
 use crate::client::shared::Shared;
@@ -121,12 +121,12 @@ const RBUF: usize = 256 * 1024;
 impl<'a> Worker<'a> {
     pub fn new(
         sh: &'a Shared,
+        h2: &'a super::Setup,
         ctl: &'a RunControl,
         index: u64,
         conns: usize,
         gnuplot: Option<GnuplotWriter>,
     ) -> io::Result<Worker<'a>> {
-        let h2 = sh.h2.as_ref().expect("an HTTP/2 run has its setup");
         // Naps without the trial: measured to cost HTTP/2 more than it saves (see `pace`).
         let core = Core::new(sh, ctl, index, (conns, conns * h2.streams), false, gnuplot)?;
         let ep = Epoll::new()?;
@@ -780,7 +780,7 @@ fn write_out(c: &mut Conn) -> Result<(), String> {
 }
 
 /// The HTTP/2 side of the shared turn loop ([`crate::client::turns`]).
-impl<'a> Protocol<'a> for Worker<'a> {
+impl<'a> Connections<'a> for Worker<'a> {
     fn core(&self) -> &Core<'a> {
         &self.core
     }

@@ -81,11 +81,11 @@ impl Conn {
         }
     }
 
-    /// `n` closed connections for the run `sh` describes.
-    pub(super) fn many(n: usize, sh: &Shared) -> Vec<Conn> {
+    /// `n` closed connections for the run `sh` describes, `pipeline` requests in flight each.
+    pub(super) fn many(n: usize, sh: &Shared, pipeline: usize) -> Vec<Conn> {
         (0..n)
             .map(|_| {
-                let mut c = Conn::new(sh.buf_size, sh.pipeline);
+                let mut c = Conn::new(sh.buf_size, pipeline);
                 if sh.checking {
                     c.framer.keep = Some(Keep::new(sh.keep_body));
                 }

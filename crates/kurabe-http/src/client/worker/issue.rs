@@ -55,7 +55,7 @@ impl Worker<'_> {
                 self.conns[ci].queue(1, self.core.sh);
                 self.flush(ci);
                 if self.conns[ci].state == State::Open
-                    && self.conns[ci].ring.len() < self.core.sh.pipeline
+                    && self.conns[ci].ring.len() < self.h1.pipeline
                 {
                     self.make_free(ci);
                 }
@@ -159,8 +159,8 @@ impl Worker<'_> {
             }
             return;
         }
-        let want = if self.core.sh.keep_alive {
-            self.core.sh.pipeline
+        let want = if self.h1.keep_alive {
+            self.h1.pipeline
         } else {
             1
         };

@@ -13,7 +13,7 @@
 //! buffers, the in-flight ring and the histograms are sized at start.
 //!
 //! This module owns the HTTP/1.1 worker's state and its side of the turn
-//! loop ([`Protocol`]); `conn` the per-connection state, `issue` sending
+//! loop ([`Connections`]); `conn` the per-connection state, `issue` sending
 //! requests, `receive` reading and counting responses, `completions` the
 //! io_uring completions, `settle` closes and deadlines. The loop, the
 //! budget, schedule, pace, failure accounting and stop path are the shared
@@ -32,9 +32,10 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use socket2::Socket;
 
-use super::core::{self as shared_core, Core, Protocol};
+use super::core::{self as shared_core, Connections, Core};
 use super::framer::{Eof, Framer, Keep, Response};
 use super::gnuplot::GnuplotWriter;
+use super::protocol::H1;
 use super::record::Answer;
 use super::set::Span;
 use super::shared::Shared;
@@ -127,6 +128,8 @@ fn tag(ci: usize, gen: u32, op: u64) -> u64 {
 /// One HTTP/1.1 worker's state.
 pub(crate) struct Worker<'a> {
     core: Core<'a>,
+    /// How connections are used, copied out of the run's framing (read per request).
+    h1: H1,
     io: Io,
     conns: Vec<Conn>,
     free: FreeLists,
@@ -135,16 +138,18 @@ pub(crate) struct Worker<'a> {
 impl<'a> Worker<'a> {
     pub fn new(
         sh: &'a Shared,
+        h1: H1,
         ctl: &'a RunControl,
         index: u64,
         conns: usize,
         gnuplot: Option<GnuplotWriter>,
     ) -> io::Result<Worker<'a>> {
         // Naps are put to the trial: whether they pay depends on who else wants the CPUs (see `trial`).
-        let core = Core::new(sh, ctl, index, (conns, conns * sh.pipeline), true, gnuplot)?;
+        let core = Core::new(sh, ctl, index, (conns, conns * h1.pipeline), true, gnuplot)?;
         Ok(Worker {
+            h1,
             io: Io::new(sh.uring, conns, core.pace.ticker.fd())?,
-            conns: Conn::many(conns, sh),
+            conns: Conn::many(conns, sh, h1.pipeline),
             free: FreeLists::new(conns),
             core,
         })
@@ -184,7 +189,7 @@ impl<'a> Worker<'a> {
         };
         let mut done = std::mem::take(cqes);
         // Every request in flight may bring a send and a receive completion.
-        let all = 2 * self.conns.len() * self.core.sh.pipeline;
+        let all = 2 * self.conns.len() * self.h1.pipeline;
         ring.wait(timeout, nap.map(|ns| (ns, all)), &mut done);
         closing.clear(); // submitted: each entry holds its own socket now
         for (i, cqe) in done.iter().enumerate() {
@@ -212,7 +217,7 @@ impl<'a> Worker<'a> {
 }
 
 /// The HTTP/1.1 side of the shared turn loop ([`super::turns`]).
-impl<'a> Protocol<'a> for Worker<'a> {
+impl<'a> Connections<'a> for Worker<'a> {
     fn core(&self) -> &Core<'a> {
         &self.core
     }

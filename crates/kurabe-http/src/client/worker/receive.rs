@@ -48,8 +48,8 @@ impl Worker<'_> {
         }
         self.flush(ci);
         if self.conns[ci].state == State::Open
-            && self.conns[ci].ring.len() < self.core.sh.pipeline
-            && self.core.sh.keep_alive
+            && self.conns[ci].ring.len() < self.h1.pipeline
+            && self.h1.keep_alive
         {
             self.make_free(ci);
         }
@@ -257,7 +257,7 @@ impl Worker<'_> {
         self.complete(ci, resp);
         let c = &mut self.conns[ci];
         c.first_byte = if more { self.core.now } else { 0 };
-        if resp.reusable && self.core.sh.keep_alive {
+        if resp.reusable && self.h1.keep_alive {
             return true;
         }
         // Anything after a closing response is not ours to read.
@@ -280,7 +280,7 @@ impl Worker<'_> {
             if self.conns[ci].ring.is_empty() {
                 self.refill(ci, true);
             }
-        } else if self.conns[ci].ring.len() < self.core.sh.pipeline {
+        } else if self.conns[ci].ring.len() < self.h1.pipeline {
             self.make_free(ci);
         }
     }

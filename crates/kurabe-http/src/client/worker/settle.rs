@@ -10,7 +10,7 @@ impl Worker<'_> {
     pub(super) fn close(&mut self, ci: usize, end: End) {
         let c = &mut self.conns[ci];
         // The server ended a connection that had answered: with -k, a reconnect follows.
-        c.server_closed = self.core.sh.keep_alive && c.served > 0 && !matches!(end, End::Fail(_));
+        c.server_closed = self.h1.keep_alive && c.served > 0 && !matches!(end, End::Fail(_));
         if let Io::Uring { ring, closing, .. } = &mut self.io {
             // An armed operation holds the socket open; cancelling it lets the close happen.
             if c.recv_armed {
