@@ -4,11 +4,13 @@
 //! Schema checker ([`schema`]) that validates real output against the schema
 //! files committed under `schema/`, a tag-balance check for the HTML and SVG
 //! kurabe writes ([`html`]), and the PostgreSQL server the store tests use,
-//! started for the test binary when none is given ([`pg`]), and a private
-//! nginx on sockets bound for it ([`nginx`]). It must never
+//! started for the test binary when none is given ([`pg`]), a private
+//! nginx on sockets bound for it ([`nginx`]), and Caddy and ngtcp2's
+//! server for HTTP/3 ([`caddy`]). It must never
 //! become a dependency of product code (it panics on purpose) and is not
 //! published.
 
+pub mod caddy;
 pub mod html;
 pub mod nginx;
 pub mod pg;

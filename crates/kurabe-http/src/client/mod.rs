@@ -27,6 +27,7 @@ mod feed;
 mod framer;
 mod gnuplot;
 mod h2;
+pub mod h3;
 pub(crate) mod live;
 mod pace;
 #[cfg(debug_assertions)]

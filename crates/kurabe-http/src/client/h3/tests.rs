@@ -1,0 +1,151 @@
+//! HTTP/3 loads against two independent real servers from Debian — Caddy
+//! 2.6 (Go, quic-go) and ngtcp2's example server (C, GnuTLS) — counted
+//! against what each server itself logged; and the failures a client meets
+//! without a server (nothing listening, an untrusted certificate).
+
+use std::path::Path;
+use std::time::Duration;
+
+use kurabe_model::failures::FailureKind;
+use kurabe_testkit::caddy::{free_port, Caddy, Ngtcp2};
+
+use super::{run, H3Load, H3Run};
+
+const H3: &str = "\"proto\":\"HTTP/3.0\"";
+
+/// A document root with a small page and a body of many packets.
+fn www(dir: &Path) -> std::path::PathBuf {
+    let www = dir.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("index.html"), "<p>kurabe over HTTP/3</p>\n").unwrap();
+    let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(www.join("big.bin"), big).unwrap();
+    www
+}
+
+fn load(url: String, connections: usize, streams: usize, requests: u64) -> H3Load {
+    H3Load {
+        url,
+        method: "GET".into(),
+        headers: Vec::new(),
+        body: Vec::new(),
+        connections,
+        streams,
+        requests,
+        timeout: Duration::from_secs(20),
+        insecure: false,
+        ca_file: None,
+    }
+}
+
+fn failures(r: &H3Run) -> u64 {
+    r.stats.counters.failures.total()
+}
+
+#[test]
+fn caddy_answers_every_request_and_logs_each_as_http3() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = www(dir.path());
+    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+        return;
+    };
+    let url = format!("https://localhost:{}/index.html", caddy.port());
+    let mut l = load(url, 4, 8, 300);
+    l.ca_file = Some(caddy.ca_file());
+    let r = run(&l).unwrap();
+    assert_eq!(failures(&r), 0, "{:?}", r.reasons);
+    assert_eq!(r.stats.counters.completed, 300);
+    assert_eq!(r.stats.counters.status.get(200), 300);
+    assert_eq!(r.stats.counters.body_bytes, 300 * 26);
+    assert_eq!(r.server.as_deref(), Some("Caddy"));
+    assert_eq!(caddy.logged(&[H3, "\"uri\":\"/index.html\""]), 300);
+    assert_eq!(
+        caddy.logged(&["\"proto\""]),
+        300,
+        "nothing but these requests"
+    );
+    assert!(r.quic.handshakes >= 4, "{:?}", r.quic);
+}
+
+#[test]
+fn caddy_large_bodies_and_missing_pages_are_counted_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = www(dir.path());
+    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+        return;
+    };
+    let base = format!("https://localhost:{}", caddy.port());
+    let mut big = load(format!("{base}/big.bin"), 2, 4, 24);
+    big.insecure = true;
+    let r = run(&big).unwrap();
+    assert_eq!(failures(&r), 0, "{:?}", r.reasons);
+    assert_eq!(r.stats.counters.completed, 24);
+    assert_eq!(r.stats.counters.body_bytes, 24 * 300_000);
+    let mut missing = load(format!("{base}/nothing-here"), 1, 3, 10);
+    missing.insecure = true;
+    let r = run(&missing).unwrap();
+    assert_eq!(r.stats.counters.status.get(404), 10);
+    assert_eq!(r.stats.counters.non_2xx, 10);
+    assert_eq!(caddy.logged(&[H3, "\"uri\":\"/big.bin\""]), 24);
+    assert_eq!(caddy.logged(&[H3, "\"uri\":\"/nothing-here\""]), 10);
+}
+
+#[test]
+fn ngtcp2s_server_answers_every_request_it_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = www(dir.path());
+    let Some(server) = Ngtcp2::start(dir.path(), &www) else {
+        return;
+    };
+    let url = format!("https://localhost:{}/index.html", server.port());
+    let mut l = load(url, 2, 10, 120);
+    l.insecure = true;
+    let r = run(&l).unwrap();
+    assert_eq!(failures(&r), 0, "{:?}", r.reasons);
+    assert_eq!(r.stats.counters.completed, 120);
+    assert_eq!(r.stats.counters.body_bytes, 120 * 26);
+    assert_eq!(server.requests("/index.html"), 120);
+    assert_eq!(server.responses(), 120);
+}
+
+#[test]
+fn nothing_listening_fails_every_request_as_connect_at_once() {
+    let port = free_port();
+    let mut l = load(format!("https://localhost:{port}/"), 2, 4, 6);
+    l.insecure = true;
+    let r = run(&l).unwrap();
+    assert_eq!(r.stats.counters.completed, 0);
+    assert_eq!(r.stats.counters.failures.get(FailureKind::Connect), 6);
+    assert!(
+        r.elapsed < Duration::from_secs(10),
+        "ICMP, not the timeout: {:?}",
+        r.elapsed
+    );
+    let why = &r.reasons[0].1;
+    assert!(why.contains("UDP port"), "{why}");
+}
+
+#[test]
+fn an_untrusted_certificate_fails_the_handshake() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = www(dir.path());
+    let Some(server) = Ngtcp2::start(dir.path(), &www) else {
+        return;
+    };
+    // The system store does not know the server's self-signed certificate.
+    let l = load(
+        format!("https://localhost:{}/index.html", server.port()),
+        1,
+        1,
+        3,
+    );
+    let r = run(&l).unwrap();
+    assert_eq!(r.stats.counters.completed, 0);
+    assert_eq!(
+        r.stats.counters.failures.get(FailureKind::Connect),
+        3,
+        "{:?}",
+        r.reasons
+    );
+    assert_eq!(server.responses(), 0);
+}
