@@ -1,4 +1,4 @@
-//! A command-line front to the interim HTTP/3 load (`client::h3::run`),
+//! A command-line front to the interim HTTP/3 load (`kurabe_http::h3::run`),
 //! until `kurabe http --http3` takes it (issue 35): for measuring its
 //! CPU per request against kurabe's HTTP/2 on the same server with
 //! `/usr/bin/time`. Owns nothing the product uses.
@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use kurabe_http::client::h3::{run, H3Load};
+use kurabe_http::h3::{run, H3Load};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

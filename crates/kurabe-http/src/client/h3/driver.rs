@@ -24,10 +24,10 @@ use super::conn::{H3Conn, Stream, StreamState};
 use super::response::Fail;
 use super::{frame, Request, Setup};
 use crate::client::slot::Slot;
-use crate::client::stats::Stats;
 use crate::client::sys::{self, Epoll};
 use crate::client::{LoadError, Target};
 use kurabe_model::failures::FailureKind;
+use kurabe_model::load_stats::Stats;
 
 /// An HTTP/3 load to run (the interim entry's whole input).
 #[derive(Debug, Clone)]

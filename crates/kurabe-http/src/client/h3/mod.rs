@@ -3,26 +3,26 @@
 //!
 //! Why `quinn-proto`: it is QUIC as a state machine without I/O (datagrams
 //! in, datagrams and timers out), so kurabe drives it from its own epoll
-//! loop the way it drives its own HTTP/2 framing ([`crate::client::h2`]),
+//! loop the way it drives its own HTTP/2 framing (`client::h2`),
 //! with no async runtime, task or waker per connection; and it is built on
 //! rustls 0.23 with ring, the TLS stack and crypto provider kurabe already
-//! has, so no second provider comes in. (quiche and ngtcp2 are C/BoringSSL
-//! or GnuTLS underneath; s2n-quic and quinn itself bring tokio.)
+//! has, so no second provider comes in. (quiche brings BoringSSL, ngtcp2
+//! is C; s2n-quic and quinn itself bring tokio.)
 //!
-//! The HTTP/3 layer is ours and small, as HTTP/2's is: [`frame`] and
-//! [`varint`] the wire, [`qpack`] the static table and literals (the client
+//! The HTTP/3 layer is ours and small, as HTTP/2's is: `frame` and
+//! `varint` the wire, `qpack` the static table and literals (the client
 //! allows no dynamic table, so decoding needs no state and refuses any
-//! dynamic reference), [`response`] one request stream's response framing
-//! (DATA counted and skipped, content-length checked), [`conn`] one
-//! connection's streams and rules over `quinn-proto`, [`tls`] the QUIC
+//! dynamic reference), `response` one request stream's response framing
+//! (DATA counted and skipped, content-length checked), `conn` one
+//! connection's streams and rules over `quinn-proto`, `tls` the QUIC
 //! client configuration. Requests are encoded once per target
-//! ([`Setup`]).
+//! (`Setup`).
 //!
-//! [`run`] drives it all for a plain closed-model load (N requests over
-//! C connections × S streams) and returns the engine's [`super::Stats`]: the
-//! piece that runs until the engine's `Protocol` enum takes HTTP/3 as its
+//! `run` drives it all for a plain closed-model load (N requests over
+//! C connections × S streams) and returns the engine's `Stats`
+//! (kurabe-model's `load_stats`): the piece that runs until the engine's `Protocol` enum takes HTTP/3 as its
 //! third variant (issue 35), when a worker over the engine's core replaces
-//! the driver's own loop and accounting ([`driver`]).
+//! the driver's own loop and accounting (`driver`).
 
 pub(crate) mod conn;
 mod driver;
