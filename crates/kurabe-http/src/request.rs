@@ -21,6 +21,27 @@ pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(
 /// whole, so a larger one is refused before the run.
 pub const MAX_BODY_BYTES: u64 = 64 << 20;
 
+/// A request body, read once and then shared, never copied: every
+/// connection of a run, of either protocol, sends these same bytes (a
+/// body at [`MAX_BODY_BYTES`] is held once, whatever `-c` or
+/// `--pipeline`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Body(std::sync::Arc<Vec<u8>>);
+
+impl From<Vec<u8>> for Body {
+    fn from(bytes: Vec<u8>) -> Body {
+        Body(std::sync::Arc::new(bytes))
+    }
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 /// The settings that shape one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RequestSpec {

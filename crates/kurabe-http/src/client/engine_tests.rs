@@ -374,6 +374,74 @@ fn pipelining_issues_exactly_n() {
     assert_eq!(srv.count_settles_at(1001), 1001);
 }
 
+/// A server that reads each request's `Content-Length` body and answers
+/// 200 when it is `want`, else 400 (and counts the requests it read).
+fn body_checker(port_out: &mut u16, want: Arc<Vec<u8>>) -> Arc<AtomicU64> {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    *port_out = listener.local_addr().unwrap().port();
+    let count = Arc::new(AtomicU64::new(0));
+    let seen = Arc::clone(&count);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { return };
+            let (want, seen) = (Arc::clone(&want), Arc::clone(&seen));
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let mut chunk = vec![0u8; 1 << 16];
+                loop {
+                    if let Some(end) = find(&buf, b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                        let len: usize = head
+                            .split("content-length: ")
+                            .nth(1)
+                            .and_then(|v| v.split("\r\n").next()?.parse().ok())
+                            .unwrap_or(0);
+                        if buf.len() >= end + 4 + len {
+                            let ok = buf[end + 4..end + 4 + len] == want[..];
+                            buf.drain(..end + 4 + len);
+                            seen.fetch_add(1, Ordering::SeqCst);
+                            let status = if ok { "200 OK" } else { "400 Bad" };
+                            let r = format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\n\r\n");
+                            if s.write_all(r.as_bytes()).is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                    }
+                    match s.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+            });
+        }
+    });
+    count
+}
+
+#[test]
+fn a_large_body_is_sent_whole_from_one_copy_pipelined() {
+    // Over SPLIT_BODY, not a multiple of anything the engine uses.
+    let body: Vec<u8> = (0..(SPLIT_BODY * 3 + 7))
+        .map(|i| (i * 7 % 251) as u8)
+        .collect();
+    let want = Arc::new(body.clone());
+    let mut port = 0;
+    let count = body_checker(&mut port, want);
+    let mut cfg = config(
+        &format!("http://127.0.0.1:{port}/b"),
+        StopCondition::Requests(23),
+    );
+    cfg.method = "POST".into();
+    cfg.body = Some(body.into());
+    cfg.protocol = pipelined(3);
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failed_requests), (23, 0), "{r:?}");
+    assert_eq!(r.status_codes.get("200").copied(), Some(23), "{r:?}");
+    assert_eq!(count.load(Ordering::SeqCst), 23);
+    assert_eq!(r.sent_body_bytes, 23 * (SPLIT_BODY as u64 * 3 + 7));
+}
+
 #[test]
 fn rate_is_held_and_latency_is_corrected() {
     let srv = Server::start(ok_response("r"));
@@ -665,6 +733,7 @@ on_io_uring!(
     a_server_that_never_answers_times_out,
     time_limit_counts_reconcile_with_the_server,
     pipelining_issues_exactly_n,
+    a_large_body_is_sent_whole_from_one_copy_pipelined,
     rate_is_held_and_latency_is_corrected,
     ctrl_c_interrupts_with_partial_numbers,
     warmup_is_not_counted,

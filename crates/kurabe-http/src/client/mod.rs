@@ -58,6 +58,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use kurabe_model::http::HttpReport;
 
+use crate::request::Body;
 pub(crate) use arrival::{Arrival, Ramp};
 use kurabe_model::load_stats::Stats;
 pub(crate) use protocol::Protocol;
@@ -187,8 +188,8 @@ pub(crate) struct LoadConfig {
     pub method: String,
     /// Extra request headers (`-H`, `-C`, `-A`, `-T`), in order; a user `Host:` replaces ours.
     pub headers: Vec<(String, String)>,
-    /// Request body (`-p` / `-u` file contents).
-    pub body: Option<Vec<u8>>,
+    /// Request body (`-p` / `-u` file contents), held once for the run.
+    pub body: Option<crate::request::Body>,
     /// Concurrent connections (`-c`).
     pub concurrency: u32,
     /// Client threads; connections are spread evenly over them.
@@ -519,25 +520,51 @@ fn check_descriptors(concurrency: u32, threads: u32) -> Result<(), LoadError> {
 
 /// The request head as it goes on the wire (no body), for `-v` output.
 pub(crate) fn request_head(cfg: &LoadConfig) -> String {
-    let bytes = request_bytes(cfg);
-    let head = match bytes.windows(4).position(|w| w == b"\r\n\r\n") {
-        Some(i) => &bytes[..i + 4],
-        None => &bytes[..],
-    };
-    String::from_utf8_lossy(head).into_owned()
+    let mut head = Vec::with_capacity(256);
+    the_request(cfg).write_head(cfg, &mut head);
+    String::from_utf8_lossy(&head).into_owned()
 }
 
-/// Serialise the request once; every send reuses these bytes.
-fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
-    let mut r = Vec::with_capacity(256);
-    let one = Wire {
+/// The run's one request, to serialise.
+fn the_request(cfg: &LoadConfig) -> Wire<'_> {
+    Wire {
         method: &cfg.method,
         target: &cfg.target,
         headers: &cfg.headers,
         body: cfg.body.as_deref(),
-    };
-    one.write(cfg, &mut r);
+    }
+}
+
+/// Serialise the request once; every send reuses these bytes.
+#[cfg(test)]
+fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
+    let mut r = Vec::with_capacity(256);
+    the_request(cfg).write(cfg, &mut r);
     r
+}
+
+/// A body above this is sent from the run's one copy after its head
+/// ([`shared::Shared::split_body`]) instead of being copied, with its
+/// head, once per pipelined request: a second write per request costs
+/// nothing beside copying this many bytes to the socket.
+const SPLIT_BODY: usize = 64 << 10;
+
+/// The one request's HTTP/1.1 bytes, repeated for pipelining; of a body
+/// over [`SPLIT_BODY`], its head once and the body apart (by reference).
+fn one_request(cfg: &LoadConfig, pipeline: usize) -> (Vec<u8>, usize, Option<Body>) {
+    let one = the_request(cfg);
+    let mut r = Vec::with_capacity(256);
+    match cfg.body.as_ref().filter(|b| b.len() > SPLIT_BODY) {
+        Some(body) => {
+            one.write_head(cfg, &mut r);
+            let len = r.len() + body.len();
+            (r, len, Some(body.clone()))
+        }
+        None => {
+            one.write(cfg, &mut r);
+            (r.repeat(pipeline + 1), r.len(), None)
+        }
+    }
 }
 
 /// One request to serialise for HTTP/1.1.
@@ -551,6 +578,14 @@ struct Wire<'a> {
 impl Wire<'_> {
     /// Append the request's bytes, with the run's keep-alive and proxy, to `r`.
     fn write(&self, cfg: &LoadConfig, r: &mut Vec<u8>) {
+        self.write_head(cfg, r);
+        if let Some(body) = self.body {
+            r.extend_from_slice(body);
+        }
+    }
+
+    /// Append the request's head (through its blank line), to `r`.
+    fn write_head(&self, cfg: &LoadConfig, r: &mut Vec<u8>) {
         r.extend_from_slice(self.method.as_bytes());
         r.push(b' ');
         match &cfg.setup.proxy {
@@ -590,9 +625,6 @@ impl Wire<'_> {
             }
         }
         r.extend_from_slice(b"\r\n");
-        if let Some(body) = self.body {
-            r.extend_from_slice(body);
-        }
     }
 }
 
@@ -875,12 +907,14 @@ fn shared_state(
     let pipeline = cfg.protocol.pipeline();
     let keeps = (cfg.labels.any_checks(), cfg.labels.needs().body);
     let feed = start_feed(cfg, keeps)?;
+    let mut split_body = None;
     let (requests, request_len, table) = match (&cfg.set, cfg.arrival.replay()) {
         // Streamed: each connection copies its one request in flight.
         (Some(_), _) if feed.is_some() => (Vec::new(), usize::MAX >> 1, None),
         (None, None) => {
-            let one = request_bytes(cfg);
-            (one.repeat(pipeline + 1), one.len(), None)
+            let (bytes, len, split) = one_request(cfg, pipeline);
+            split_body = split;
+            (bytes, len, None)
         }
         (Some(set), _) => {
             let (bytes, spans) = set_bytes(cfg, set);
@@ -905,6 +939,7 @@ fn shared_state(
         addr: addr.into(),
         request_len,
         requests,
+        split_body,
         set: table,
         feed,
         arrival: cfg.arrival.clone(),
@@ -1189,7 +1224,7 @@ mod tests {
             target: t("http://[::1]:81/p?q"),
             method: "POST".into(),
             headers: vec![("X-A".into(), "1".into())],
-            body: Some(b"hello".to_vec()),
+            body: Some(b"hello".to_vec().into()),
             concurrency: 1,
             threads: 1,
             protocol: Protocol::H1 {

@@ -22,6 +22,11 @@ pub(crate) struct Shared {
     pub requests: Vec<u8>,
     /// Length of one serialised request (of a set: the longest).
     pub request_len: usize,
+    /// The one request's body when it is too large to repeat (over
+    /// `SPLIT_BODY`): `requests` is then its head, once, and a
+    /// connection's `w_off..w_end` count over head and body in turn
+    /// (`worker::conn::Conn::next_bytes`), the body sent from here.
+    pub split_body: Option<crate::request::Body>,
     /// A request set (`--targets`): where each target's bytes are in
     /// `requests`, and its order. None: one request, repeated.
     pub set: Option<super::set::Table>,

@@ -198,7 +198,7 @@ fn config(spec: &LoadSpec, n: &Names, ncpus: u32, p: Parts) -> Result<LoadConfig
         target: p.target,
         method: p.request.method,
         headers: p.request.headers,
-        body: p.request.body,
+        body: p.request.body.map(crate::request::Body::from),
         concurrency: p.concurrency,
         threads: threads.min(p.concurrency),
         protocol: client::Protocol::of_spec(spec),

@@ -41,6 +41,7 @@ use super::feed::Chunk;
 use super::set::{SetTarget, Span};
 use super::LoadConfig;
 use super::Target;
+use crate::request::Body;
 
 /// What every HTTP/2 worker of a run shares, built once.
 #[derive(Debug, Clone)]
@@ -48,7 +49,7 @@ pub(crate) struct Setup {
     /// The request's header blocks; of a set, one per target (by the slot's `target`).
     pub blocks: Vec<hpack::RequestBlocks>,
     /// The request bodies, likewise (empty: none, HEADERS ends the stream).
-    pub bodies: Vec<Vec<u8>>,
+    pub bodies: Vec<Body>,
     /// Some request has a body.
     pub any_body: bool,
     /// Dynamic table bytes the indexed header blocks need.
@@ -84,7 +85,7 @@ impl Setup {
         let encode = |method: &str, target: &Target, headers: &[(String, String)], body| {
             hpack::encode(&header_list(cfg, (method, target, headers, body)))
         };
-        let body = |b: &Option<Vec<u8>>| b.clone().unwrap_or_default();
+        let body = |b: &Option<Vec<u8>>| Body::from(b.clone().unwrap_or_default());
         let (blocks, bodies): (Vec<_>, Vec<_>) = match (&cfg.set, cfg.arrival.replay()) {
             (Some(set), _) => set
                 .targets
@@ -105,7 +106,7 @@ impl Setup {
                 .unzip(),
             (None, None) => {
                 let b = encode(&cfg.method, &cfg.target, &cfg.headers, cfg.body.as_deref());
-                (vec![b], vec![body(&cfg.body)])
+                (vec![b], vec![cfg.body.clone().unwrap_or_default()])
             }
         };
         // A streamed set's bodies are met as it is read.

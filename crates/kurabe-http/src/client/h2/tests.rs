@@ -29,7 +29,7 @@ fn setup(body: &[u8]) -> Setup {
             "/",
             &[],
         ))],
-        bodies: vec![body.to_vec()],
+        bodies: vec![body.to_vec().into()],
         any_body: !body.is_empty(),
         table_need: 0,
         streams: 1,

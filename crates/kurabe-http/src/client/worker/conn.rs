@@ -145,12 +145,38 @@ impl Conn {
         }
     }
 
-    /// The buffer `w_off..w_end` index: the run's requests, or the connection's own.
-    pub(super) fn wire<'s>(own: &'s [u8], sh: &'s Shared) -> &'s [u8] {
-        if sh.feed.is_some() {
-            own
-        } else {
-            &sh.requests
+    /// The bytes to send next, from `off` to at most `end`: of the run's
+    /// requests or the connection's own; of a split body, the rest of the
+    /// head or of the body of the request `off` is in.
+    #[inline]
+    pub(super) fn next_bytes<'s>(
+        own: &'s [u8],
+        sh: &'s Shared,
+        off: usize,
+        end: usize,
+    ) -> &'s [u8] {
+        let Some(body) = &sh.split_body else {
+            let wire = if sh.feed.is_some() { own } else { &sh.requests };
+            return &wire[off..end];
+        };
+        let (head, at) = (&sh.requests, off % sh.request_len);
+        let rest = match at < head.len() {
+            true => &head[at..],
+            false => &body[at - head.len()..],
+        };
+        &rest[..rest.len().min(end - off)]
+    }
+
+    /// Write pending bytes until all are written or the socket is full.
+    pub(super) fn write_pending(&mut self, sh: &Shared) -> io::Result<()> {
+        loop {
+            let bytes = Conn::next_bytes(&self.own, sh, self.w_off, self.w_end);
+            let mut n = 0;
+            shared_core::write_out(&mut self.tls, self.fd, bytes, &mut n)?;
+            self.w_off += n;
+            if n < bytes.len() || self.w_off >= self.w_end {
+                return Ok(());
+            }
         }
     }
 

@@ -196,9 +196,7 @@ impl Worker<'_> {
             return;
         }
         let before = c.unwritten(sh.request_len);
-        let wire = &Conn::wire(&c.own, sh)[..c.w_end];
-        let r = shared_core::write_out(&mut c.tls, c.fd, wire, &mut c.w_off);
-        if let Err(e) = r {
+        if let Err(e) = c.write_pending(sh) {
             self.send_failed(ci, e);
             return;
         }
@@ -214,7 +212,7 @@ impl Worker<'_> {
             return;
         };
         if !c.send_busy && c.w_off < c.w_end {
-            let bytes = &Conn::wire(&c.own, sh)[c.w_off..c.w_end];
+            let bytes = Conn::next_bytes(&c.own, sh, c.w_off, c.w_end);
             // `sh.requests` outlives the worker and so the operation; a
             // connection's own bytes stay until its next request (see `take`).
             ring.send(c.fd, bytes, tag(ci, c.gen, OP_SEND));
