@@ -73,15 +73,67 @@ thread_local! {
 
 /// `postData.text`, its length counted by [`Capped`] while serde reads it
 /// (serde_json holds a string whole before handing it on, so the count
-/// must happen below it, in the reader).
-struct BodyText(String);
+/// must happen below it, in the reader). A text that is canonical base64
+/// (as HAR tools write a binary body) is decoded from serde's own buffer
+/// as it is handed on, never copied as text: a body at the limit is held
+/// once, decoded (the text is put back only when `encoding` turns out
+/// not to be base64; the decoding is exact, so it is the same text).
+enum BodyText {
+    /// The text, decoded from base64.
+    Decoded(Vec<u8>),
+    /// The text as given (not canonical base64).
+    Text(String),
+}
+
+impl BodyText {
+    /// Of `text`: decoded when it is canonical base64, kept when not.
+    fn of(text: &str) -> Option<Vec<u8>> {
+        let plausible = text.len() >= 4 && text.len() % 4 == 0;
+        plausible
+            .then(|| base64::engine::general_purpose::STANDARD.decode(text).ok())
+            .flatten()
+    }
+
+    /// The text as the file gave it.
+    fn into_text(self) -> String {
+        match self {
+            BodyText::Decoded(b) => base64::engine::general_purpose::STANDARD.encode(b),
+            BodyText::Text(t) => t,
+        }
+    }
+}
 
 impl<'de> Deserialize<'de> for BodyText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<BodyText, D::Error> {
         TEXT_READ.set(Some(0));
-        let text = String::deserialize(d);
+        let text = d.deserialize_str(TextVisitor);
         TEXT_READ.set(None);
-        text.map(BodyText)
+        text
+    }
+}
+
+/// Reads a [`BodyText`] from the string serde hands on.
+struct TextVisitor;
+
+impl Visitor<'_> for TextVisitor {
+    type Value = BodyText;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<BodyText, E> {
+        Ok(match BodyText::of(v) {
+            Some(bytes) => BodyText::Decoded(bytes),
+            None => BodyText::Text(v.to_owned()),
+        })
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<BodyText, E> {
+        Ok(match BodyText::of(&v) {
+            Some(bytes) => BodyText::Decoded(bytes),
+            None => BodyText::Text(v),
+        })
     }
 }
 
@@ -271,17 +323,19 @@ impl Entry {
     /// The size of its request body decoded, if it has a text.
     fn body_size(&self) -> Option<u64> {
         let p = self.request.post_data.as_ref()?;
-        let text = &p.text.as_ref()?.0;
         let base64 = p
             .encoding
             .as_deref()
             .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
-        Some(if base64 {
-            let t = text.trim();
-            let pad = t.bytes().rev().take_while(|b| *b == b'=').count();
-            (t.len() / 4 * 3).saturating_sub(pad) as u64
-        } else {
-            text.len() as u64
+        Some(match (p.text.as_ref()?, base64) {
+            (BodyText::Decoded(b), true) => b.len() as u64,
+            (BodyText::Decoded(b), false) => (b.len().div_ceil(3) * 4) as u64,
+            (BodyText::Text(text), true) => {
+                let t = text.trim();
+                let pad = t.bytes().rev().take_while(|b| *b == b'=').count();
+                (t.len() / 4 * 3).saturating_sub(pad) as u64
+            }
+            (BodyText::Text(text), false) => text.len() as u64,
         })
     }
 }
@@ -334,13 +388,14 @@ fn entry(e: Entry, place: u64) -> Result<Recorded, Skip> {
 /// `postData`'s bytes; its `mimeType` as `Content-Type` when the
 /// headers have none.
 fn body(p: PostData, headers: &mut Vec<(String, String)>) -> Result<Vec<u8>, Skip> {
-    let bytes = match (p.text.map(|t| t.0), p.encoding.as_deref()) {
-        (Some(t), Some(enc)) if enc.eq_ignore_ascii_case("base64") => {
+    let bytes = match (p.text, p.encoding.as_deref()) {
+        (Some(BodyText::Decoded(b)), Some(enc)) if enc.eq_ignore_ascii_case("base64") => b,
+        (Some(BodyText::Text(t)), Some(enc)) if enc.eq_ignore_ascii_case("base64") => {
             base64::engine::general_purpose::STANDARD
                 .decode(t.trim())
                 .map_err(|_| Skip::Malformed)?
         }
-        (Some(t), _) => t.into_bytes(),
+        (Some(t), _) => t.into_text().into_bytes(),
         (None, _) if p.mime_type.starts_with("application/x-www-form-urlencoded") => p
             .params
             .iter()
@@ -468,6 +523,26 @@ mod tests {
             assert!(e.contains(want), "{text}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
+    }
+
+    #[test]
+    fn a_text_that_looks_like_base64_is_the_text_unless_encoded() {
+        let entry = |text: &str, encoding: &str| {
+            format!(
+                r#"{{"log":{{"entries":[{{"startedDateTime":"2026-12-02T04:30:00Z","request":{{"method":"POST","url":"http://h/","headers":[],"postData":{{"mimeType":"text/plain","text":"{text}"{encoding}}}}}}}]}}}}"#
+            )
+        };
+        let body = |text: &str, encoding: &str| {
+            let r = read(entry(text, encoding).as_bytes(), "t.har").unwrap();
+            r.requests[0].body.clone().unwrap()
+        };
+        let b64 = r#","encoding":"base64""#;
+        assert_eq!(body("aGk=", ""), b"aGk=");
+        assert_eq!(body("aGk=", b64), b"hi");
+        assert_eq!(body("abcd", ""), b"abcd");
+        assert_eq!(body(" aGk= ", b64), b"hi");
+        assert_eq!(body("hi there", ""), b"hi there");
+        assert_eq!(body("aGk=\\n", ""), b"aGk=\n");
     }
 
     #[test]
