@@ -10,10 +10,9 @@
 use std::time::{Duration, Instant};
 
 use kurabe_http::load::LoadError;
-use kurabe_http::load::Observer;
+use kurabe_http::load::{Checked, Observer};
 use kurabe_http::{is_loopback, Target};
 use kurabe_model::http::HttpReport;
-use kurabe_model::load::LoadSpec;
 use kurabe_model::notice::Notice;
 use kurabe_probe::{WatchSummary, Watcher};
 use kurabe_stop::Stop;
@@ -80,25 +79,25 @@ pub struct LocalRun {
     pub notes: Vec<Notice>,
 }
 
-/// Run the load test until it ends or `stop` is triggered, with
-/// `observer` watching it.
+/// Run the load test (checked, its inputs read once) until it ends or
+/// `stop` is triggered, with `observer` watching it.
 ///
 /// With `server = Some(pid)`, that process tree is sampled over the measured
 /// phase (after the warm-up) and the report gains its CPU and memory.
 pub fn run_load(
-    load: &LoadSpec,
+    load: Checked,
     stop: &Stop,
     server: Option<u32>,
     observer: &dyn Observer,
 ) -> Result<LocalRun, LoadError> {
     // `finished` ends the server sampling.
     let finished = Stop::new();
-    let warmup = load.warmup.map(|d| d.0);
+    let warmup = load.warmup();
     let (report, watched) = std::thread::scope(|scope| {
         let finished_ref = &finished;
         let watcher = server
             .map(|pid| scope.spawn(move || watch_server(pid, warmup, finished_ref, observer)));
-        let report = kurabe_http::load::run(load, stop, observer);
+        let report = kurabe_http::load::run_checked(load, stop, observer);
         finished.trigger(None);
         let watched = watcher.and_then(|h| h.join().ok());
         (report, watched)

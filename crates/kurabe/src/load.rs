@@ -5,13 +5,12 @@
 
 use std::time::Duration;
 
-use kurabe_http::load::{Observer, Progress, Taps};
+use kurabe_http::load::{Checked, Observer, Progress, Taps};
 use kurabe_model::load_stats::Snapshot;
 use std::sync::Arc;
 
 use kurabe_live::board::{self, Board};
 use kurabe_model::http::HttpReport;
-use kurabe_model::load::LoadSpec;
 use kurabe_model::probe::WatchPoint;
 use kurabe_report::bars::{wanted, LoadBar};
 use kurabe_stop::Stop;
@@ -72,7 +71,7 @@ impl Observer for Terminal {
 /// process tree to sample; `live`: the live views, whose board is fed as
 /// the load runs (the progress bar is off while the terminal view is up).
 pub(crate) fn run_load(
-    load: &LoadSpec,
+    load: Checked,
     progress: bool,
     interrupt: &Stop,
     server: Option<u32>,

@@ -169,6 +169,11 @@ impl Checked {
         gate::judge_finished(&self.0.thresholds, names, stats, seconds, None)
     }
 
+    /// How long the load runs before its measured phase.
+    pub fn warmup(&self) -> Option<Duration> {
+        self.0.warmup
+    }
+
     /// Client threads the run uses (the default resolved).
     pub fn threads(&self) -> u32 {
         self.0.threads
@@ -235,6 +240,17 @@ pub fn check_early_shared(spec: &LoadSpec, names: &Names, clients: u32) -> Resul
 pub fn run(spec: &LoadSpec, stop: &Stop, observer: &dyn Observer) -> Result<LoadRun, LoadError> {
     let cfg = resolve_or_stop(spec, stop)?;
     run_config(cfg, stop, observer)
+}
+
+/// [`run`] for a load [`check`] already resolved: its inputs as that
+/// read them, not read again, so a body, a held set or a log is in
+/// memory once (and is what was checked).
+pub fn run_checked(
+    load: Checked,
+    stop: &Stop,
+    observer: &dyn Observer,
+) -> Result<LoadRun, LoadError> {
+    run_config(load.0, stop, observer)
 }
 
 /// How often a wait for [`resolve_or_stop`]'s reader looks at the stop.

@@ -55,8 +55,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     eprintln!("{banner}");
     // The server runs inside this process, so watching it would count the
     // client's CPU too: no server metrics here.
+    let load = kurabe_http::load::check(&demo.load, &kurabe_http::load::Names::FLAGS)?;
     let report = run_load(
-        &demo.load,
+        load,
         !args.quiet,
         &interrupt,
         None,

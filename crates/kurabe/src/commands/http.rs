@@ -120,7 +120,7 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     let title = format!("kurabe http {}", info.name);
     let mut live = args.live.start(info, title, &interrupt)?;
     let report = run_load(
-        &resolved.spec,
+        resolved.load,
         !args.quiet,
         &interrupt,
         server,

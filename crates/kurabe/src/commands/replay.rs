@@ -137,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // No progress bar yet: the bar counts toward the spec's -n/-t, and a
     // replay's length is the recording's.
     let taps = Default::default();
-    let report = run_load(&spec, false, &interrupt, server, taps, live.as_mut())?;
+    let report = run_load(checked, false, &interrupt, server, taps, live.as_mut())?;
     if let Some(live) = live {
         live.finish()?;
     }
