@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use kurabe_http::load::LoadError;
 use kurabe_http::load::{Checked, Observer};
+use kurabe_http::tags::{MAX_NAMES, OTHER};
 use kurabe_http::{is_loopback, Target};
 use kurabe_model::http::HttpReport;
 use kurabe_model::notice::Notice;
@@ -106,6 +107,9 @@ pub fn run_load(
         report: report?.report,
         notes: Vec::new(),
     };
+    if let Some(folded) = names_folded(&run.report) {
+        run.notes.push(folded);
+    }
     match watched {
         Some(Ok(Some(summary))) => add_server(&mut run, &summary),
         Some(Err(e)) => run
@@ -114,6 +118,17 @@ pub fn run_load(
         _ => {}
     }
     Ok(run)
+}
+
+/// The note of a breakdown whose names passed the bound: the rows after
+/// the first [`MAX_NAMES`] share one ([`OTHER`]).
+fn names_folded(report: &HttpReport) -> Option<Notice> {
+    let folded =
+        report.requests.len() > MAX_NAMES && report.requests.iter().any(|r| r.name == OTHER);
+    folded.then(|| Notice::NamesFolded {
+        kept: MAX_NAMES,
+        row: OTHER.to_owned(),
+    })
 }
 
 /// The server's CPU and memory over the measured phase, into the report

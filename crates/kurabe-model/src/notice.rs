@@ -40,6 +40,15 @@ pub enum Notice {
         /// The note.
         text: String,
     },
+    /// The run had more request names than a breakdown keeps a row for:
+    /// the names after the first `kept` share one row (the totals count
+    /// every request).
+    NamesFolded {
+        /// Names with a row of their own.
+        kept: usize,
+        /// The row the others share.
+        row: String,
+    },
     /// A per-request file (`-e`, `-g`, ...) was not written: no response.
     NotWritten {
         /// The flag of the file.

@@ -16,6 +16,7 @@ pub fn line(notice: &Notice) -> String {
         Notice::ServerExited { pid } => note(&format!("the server process {pid} exited during the run; its figures cover the time it was alive")),
         Notice::ServerSkipped { note: text } => note(&format!("server metrics: {text}")),
         Notice::Note { text } => note(text),
+        Notice::NamesFolded { kept, row } => note(&format!("more than {kept} request names: the breakdown has a row for each of the first {kept} and counts the rest together as '{row}'; the totals count every request")),
         Notice::NotWritten { flag } => note(&format!("{flag} file not written: no request got a response")),
         Notice::ServingMetrics { addr } => format!("kurabe: serving Prometheus metrics at http://{addr}/metrics"),
         Notice::SavedResult { id, label } => format!("kurabe: saved as {id} ('{label}'); see `kurabe results show {id}`"),
