@@ -231,3 +231,76 @@ fn files_a_plan_names_that_are_not_regular_files_are_refused() {
     }
     assert_untouched(&l);
 }
+
+/// A fixture under `tests/fixtures/`.
+fn fixture(rel: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel);
+    p.to_str().unwrap().to_owned()
+}
+
+/// The results store, the files `results import`/`save` and `system
+/// import`/`compare` read, a plan itself, a harness's report and `-E`:
+/// each a FIFO no one writes to, `/dev/zero` or a directory, refused in
+/// one line naming it, exit 2, before anything runs (the URL's listener
+/// sees no connection).
+#[test]
+fn every_other_input_that_is_not_a_regular_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (l, url) = silent();
+    let unixbench = fixture("system/unixbench-1copy.txt");
+    let https = url.replace("http://", "https://");
+    for (path, kind) in specials(dir.path()) {
+        let p = path.to_str().unwrap();
+        let file = |what: &str| format!("{what} {}", not_a_file(&path, kind));
+        let store = match kind {
+            "a directory" => format!("results store {p} is a directory: give a file in it"),
+            _ => file("the results store"),
+        };
+        let cases: Vec<(Vec<&str>, String)> = vec![
+            (vec!["results", "--store", p, "list"], store.clone()),
+            (
+                vec!["http", "-q", "-n", "1", "--save", "--store", p, &url],
+                store.clone(),
+            ),
+            (
+                vec!["cmd", "--runs", "1", "--store", p, "true"],
+                store.clone(),
+            ),
+            (vec!["results", "import", p], file("the export")),
+            (
+                vec!["results", "save", "--kind", "mem", p],
+                file("the record"),
+            ),
+            (
+                vec!["results", "import", "--from", "hyperfine", p],
+                file("the hyperfine report"),
+            ),
+            (vec!["system", "import", p], file("the result file")),
+            (
+                vec!["system", "compare", p, &unixbench],
+                file("the result file"),
+            ),
+            (
+                vec!["system", "compare", &unixbench, p],
+                file("the result file"),
+            ),
+            (vec!["run", p], file("plan")),
+            (
+                vec!["http", "-q", "-n", "1", "-E", p, &https],
+                file("the -E file"),
+            ),
+        ];
+        for (args, want) in cases {
+            let store = dir.path().join("ok.db");
+            let mut with_store = args.clone();
+            // A store of this test's own where the case is not about it.
+            if !args.contains(&"--store") && matches!(args[0], "results" | "run") {
+                with_store.splice(1..1, ["--store", store.to_str().unwrap()]);
+            }
+            assert_refused(&with_store, &want);
+        }
+    }
+    assert_untouched(&l);
+}
