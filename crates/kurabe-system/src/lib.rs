@@ -107,6 +107,10 @@ pub enum Error {
     /// A copy count of zero.
     #[error("--copies must be at least 1")]
     ZeroCopies,
+    /// More copies than one pass can start (each is a process, a shell
+    /// test's copy several).
+    #[error("--copies {0} is more than the {MAX_COPIES} copies a pass may start: give at most {MAX_COPIES} (UnixBench's usual counts are 1 and the number of CPUs)")]
+    TooManyCopies(u32),
     /// A bad duration or pass override.
     #[error("{0}")]
     BadOverride(String),
@@ -396,10 +400,18 @@ fn temp_dir(cfg: &Config) -> Result<tempdir::TempDir, Error> {
     })
 }
 
+/// The most parallel copies of a test one pass starts: each is a process
+/// (a shell test's copy runs several), so a count typed by mistake
+/// (`-c 1000000`) would fork until the machine's process table is full.
+pub const MAX_COPIES: u32 = 1024;
+
 /// Refuse a configuration that cannot run; the CPUs this process may use.
 fn check_config(cfg: &Config) -> Result<Vec<usize>, Error> {
     if cfg.copies.contains(&0) {
         return Err(Error::ZeroCopies);
+    }
+    if let Some(&many) = cfg.copies.iter().find(|&&c| c > MAX_COPIES) {
+        return Err(Error::TooManyCopies(many));
     }
     if cfg.tests.is_empty() {
         return Err(Error::NoTests(catalog::keys()));

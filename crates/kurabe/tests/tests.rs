@@ -18,6 +18,7 @@ mod import;
 mod inputs;
 mod install;
 mod instructions;
+mod limits;
 mod load_over_time;
 mod lone_binary;
 mod mem;

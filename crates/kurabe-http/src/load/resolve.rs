@@ -46,6 +46,11 @@ macro_rules! invalid {
 /// of what it could not send the work.
 pub const MAX_RATE_PER_CLIENT: f64 = 1e8;
 
+/// The most requests pipelined in one write per connection: each
+/// connection holds that many copies of the request (4e9 of them asked
+/// for 320 GB and aborted).
+pub const MAX_PIPELINE: u32 = 1024;
+
 /// Check `spec` and resolve it into a load on a machine with `ncpus` CPUs
 /// (the default thread count leaves a loopback server half of them),
 /// shared by `clients` client processes (a fleet's workers; 1 here);
@@ -463,6 +468,13 @@ fn check_connections(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
     if spec.pipeline == 0 {
         invalid!("{} 0: use 1 (no pipelining) or more", n.pipeline);
     }
+    if spec.pipeline > MAX_PIPELINE {
+        invalid!(
+            "{} {}: at most {MAX_PIPELINE} requests in one write per connection (wrk's scripts use 16)",
+            n.pipeline,
+            spec.pipeline
+        );
+    }
     check_http2(spec, n)?;
     if spec.pipeline > 1 && !spec.keep_alive {
         invalid!(
@@ -834,6 +846,11 @@ mod tests {
         assert!(with(|s| s.concurrency = 0).contains("-c 0"));
         assert!(with(|s| s.concurrency = 10).contains("lower -c or raise -n"));
         assert!(with(|s| s.pipeline = 4).contains("add -k"));
+        assert!(with(|s| {
+            s.keep_alive = true;
+            s.pipeline = 4_000_000_000;
+        })
+        .contains("--pipeline 4000000000: at most 1024"));
         assert!(with(|s| s.rate = Some(0.0)).contains("--rate"));
         assert!(with(|s| s.threads = Some(0)).contains("--threads"));
         assert!(with(|s| s.requests = Some(0)).contains("-n 0"));
