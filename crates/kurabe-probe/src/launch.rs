@@ -11,6 +11,7 @@
 use std::collections::{HashMap, HashSet};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -26,12 +27,33 @@ use crate::procfs;
 /// been reused): what a forced exit kills ([`kill_started`]).
 static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
 
-/// SIGKILL the tree of every command started and not yet reaped: for an
-/// exit that will not wait for the guards' drops (a second signal), so
-/// that it leaves no process behind either.
+/// Directories of kurabe's own (a run's scratch space) that a forced exit
+/// removes, as their guards' drops would.
+static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// SIGKILL the tree of every command started and not yet reaped, then
+/// remove the scratch directories: for an exit that will not wait for the
+/// guards' drops (a second signal), so that it leaves no process and no
+/// scratch file behind either.
 pub fn kill_started() {
     let live = LIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
     live.into_iter().for_each(kill_tree);
+    let scratch = SCRATCH.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    for dir in scratch {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Count `dir` among what [`kill_started`] removes, until [`forget_scratch`].
+pub fn track_scratch(dir: &Path) {
+    let mut s = SCRATCH.lock().unwrap_or_else(|p| p.into_inner());
+    s.push(dir.to_owned());
+}
+
+/// Stop counting `dir` ([`track_scratch`]): its guard removes it.
+pub fn forget_scratch(dir: &Path) {
+    let mut s = SCRATCH.lock().unwrap_or_else(|p| p.into_inner());
+    s.retain(|d| d != dir);
 }
 
 /// Count `pid`, the leader of a process group kurabe started some other

@@ -21,6 +21,12 @@
 //! the run without its report, which is what `timeout N kurabe http …`
 //! asked for.
 //!
+//! A first signal whose graceful stop has not ended the process within
+//! [`GRACE`] (an output no one reads, a phase that does not poll the stop)
+//! ends it as a second signal would, where a command allows that
+//! ([`force_exit_on_second_signal`]): the promise that a signal always
+//! ends kurabe does not rest on every phase polling.
+//!
 //! Must not: do anything in a signal handler beyond what signal_hook does,
 //! or print (a second signal is handed to the caller's `on_forced`).
 
@@ -43,6 +49,19 @@ static GRACEFUL: AtomicBool = AtomicBool::new(false);
 /// a second request. A person's second Ctrl-C comes later than this; the
 /// two deliveries of `timeout` are two system calls in a row.
 pub const ECHO: Duration = Duration::from_millis(50);
+
+/// How long a graceful stop may take before the first signal ends the
+/// process as a second one would: the stop, the drain, the report and
+/// the store's last write take a fraction of this on a loaded machine.
+pub const GRACE: Duration = Duration::from_secs(5);
+
+/// Set when the process is ended because its graceful stop overran [`GRACE`].
+static OVERDUE: AtomicBool = AtomicBool::new(false);
+
+/// True when [`GRACE`] ran out (for the exit's message).
+pub fn overdue() -> bool {
+    OVERDUE.load(Ordering::SeqCst)
+}
 
 /// Whether `sig`, received at `now`, repeats the `first` signal within
 /// [`ECHO`].
@@ -87,6 +106,9 @@ fn start(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
                 if is_echo(first, sig, now) {
                     continue;
                 }
+                if first.is_none() && GRACEFUL.load(Ordering::SeqCst) {
+                    watchdog(sig, on_forced);
+                }
                 first.get_or_insert((sig, now));
                 let forced = target.is_set() && FORCEABLE.load(Ordering::SeqCst);
                 if forced || !GRACEFUL.load(Ordering::SeqCst) {
@@ -101,6 +123,23 @@ fn start(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
             std::io::Error::new(e.kind(), format!("cannot start the signal thread: {e}"))
         })?;
     Ok(stop)
+}
+
+/// After the first signal: end the process as a second signal would once
+/// [`GRACE`] has passed (if it still runs, and the command allows it).
+fn watchdog(sig: i32, on_forced: fn(i32)) {
+    let spawned = std::thread::Builder::new()
+        .name("kurabe-grace".into())
+        .spawn(move || {
+            std::thread::sleep(GRACE);
+            if FORCEABLE.load(Ordering::SeqCst) {
+                OVERDUE.store(true, Ordering::SeqCst);
+                crate::launch::kill_started();
+                on_forced(sig);
+            }
+        });
+    // Without the thread the stop is as graceful as the command makes it.
+    drop(spawned);
 }
 
 /// Let a second SIGINT/SIGTERM/SIGHUP go to `on_forced` at once instead of

@@ -2,7 +2,9 @@
 //!
 //! The run holds it for its whole length; an error or Ctrl-C returns through
 //! the caller and drops it, so no test file outlives kurabe (a SIGKILL of
-//! kurabe itself is the only exception, and the name says where it came from).
+//! kurabe itself is the only exception, and the name says where it came from;
+//! a forced exit, which runs no drop, removes it through kurabe-probe's
+//! launch list).
 
 use std::io;
 use std::os::unix::ffi::OsStringExt;
@@ -28,9 +30,10 @@ impl TempDir {
             return Err(io::Error::last_os_error());
         }
         template.pop();
-        Ok(TempDir {
-            path: PathBuf::from(std::ffi::OsString::from_vec(template)),
-        })
+        let path = PathBuf::from(std::ffi::OsString::from_vec(template));
+        // A forced exit (a second signal) removes it too.
+        kurabe_probe::launch::track_scratch(&path);
+        Ok(TempDir { path })
     }
 
     /// Its path.
@@ -42,6 +45,7 @@ impl TempDir {
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
+        kurabe_probe::launch::forget_scratch(&self.path);
     }
 }
 

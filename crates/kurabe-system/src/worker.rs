@@ -125,6 +125,8 @@ pub fn run_copies(
     // Reap every child, whatever happened: they have reported or been killed.
     let mut statuses = Vec::with_capacity(kids.len());
     for k in &kids {
+        // Before the reap, after which the number may be another's.
+        kurabe_probe::launch::forget(k.pid as u32);
         statuses.push(reap(k.pid));
     }
     if outcome.is_err() {
@@ -139,14 +141,18 @@ fn fork_all(copies: u32, body: &dyn Fn(u32, RawFd) -> Record) -> Result<Vec<Runn
     let mut kids: Vec<Running> = Vec::with_capacity(copies as usize);
     for copy in 0..copies {
         match fork_one(copy, body) {
-            Ok((pid, fd)) => kids.push(Running {
-                pid,
-                fd,
-                buf: [0; RECORD_LEN],
-                got: 0,
-                arrived: None,
-                eof: false,
-            }),
+            Ok((pid, fd)) => {
+                // A forced exit (a second signal) kills its tree too.
+                kurabe_probe::launch::track(pid as u32);
+                kids.push(Running {
+                    pid,
+                    fd,
+                    buf: [0; RECORD_LEN],
+                    got: 0,
+                    arrived: None,
+                    eof: false,
+                })
+            }
             Err(e) => {
                 kill_all(&kids);
                 return Err(PassFailure::Failed(format!("fork failed: {e}")));

@@ -33,10 +33,20 @@ fn stop(child: Child, sig: i32) -> (Output, Duration) {
 }
 
 /// [`stop`], the signal sent by `send(pid)`.
-fn stop_with(mut child: Child, sig: i32, send: impl FnOnce(libc::pid_t)) -> (Output, Duration) {
+fn stop_with(child: Child, sig: i32, send: impl FnOnce(libc::pid_t)) -> (Output, Duration) {
+    stop_read(child, sig, send, None)
+}
+
+/// [`stop_with`], standard error read by `err` (from [`lines`]) when given.
+fn stop_read(
+    mut child: Child,
+    sig: i32,
+    send: impl FnOnce(libc::pid_t),
+    err: Option<std::thread::JoinHandle<Vec<u8>>>,
+) -> (Output, Duration) {
     // Read the pipes meanwhile: a full pipe must not hold the exit back.
     let out = child.stdout.take().map(drain);
-    let err = child.stderr.take().map(drain);
+    let err = err.or_else(|| child.stderr.take().map(drain));
     let sent = Instant::now();
     send(child.id() as libc::pid_t);
     let status = loop {
@@ -371,4 +381,282 @@ fn a_large_log_being_read_for_the_run_ends_on_sigterm() {
         text(&out.stderr)
     );
     assert!(took < BOUND, "{took:?}");
+}
+
+/// Standard error of `child` read on a thread of its own: each line as it
+/// comes, and all of it once the pipe closes.
+fn lines(
+    child: &mut Child,
+) -> (
+    std::sync::mpsc::Receiver<String>,
+    std::thread::JoinHandle<Vec<u8>>,
+) {
+    use std::io::BufRead;
+    let err = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let all = std::thread::spawn(move || {
+        let mut all = Vec::new();
+        for line in std::io::BufReader::new(err).lines() {
+            let Ok(line) = line else { break };
+            all.extend_from_slice(line.as_bytes());
+            all.push(b'\n');
+            let _ = tx.send(line);
+        }
+        all
+    });
+    (rx, all)
+}
+
+/// Wait for a line containing `want` (fail after [`START`]).
+fn line_with(rx: &std::sync::mpsc::Receiver<String>, want: &str) -> String {
+    let deadline = Instant::now() + START;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(want) => return line,
+            Ok(_) => {}
+            Err(e) => panic!("no line with {want:?} on stderr: {e}"),
+        }
+    }
+}
+
+/// SIGINT, then at once SIGTERM (another signal, so never taken for the
+/// first one's echo): a second signal.
+fn two_signals(pid: libc::pid_t) {
+    // SAFETY: kill(2) on our own child.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+        libc::kill(pid, libc::SIGTERM);
+    }
+}
+
+/// True while process `pid` exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        s.rsplit(')')
+            .next()
+            .is_some_and(|r| !r.trim_start().starts_with('Z'))
+    })
+}
+
+/// The children of `pid` (from every thread's list).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path in a temporary directory of ours.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// `kurabe demo` stopped during its load: 143 and the ab report of what ran.
+#[test]
+fn a_demo_ends_on_sigterm_with_its_report() {
+    let mut child = kurabe()
+        .args(["demo", "-q", "--duration", "10m"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (rx, err) = lines(&mut child);
+    line_with(&rx, "keep-alive connections for");
+    let (out, took) = stop_read(
+        child,
+        libc::SIGTERM,
+        |pid| unsafe {
+            // SAFETY: kill(2) on our own child.
+            libc::kill(pid, libc::SIGTERM);
+        },
+        Some(err),
+    );
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("Complete requests:"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(took < BOUND, "{took:?}");
+}
+
+/// A report whose `-o` is a named pipe no one reads cannot be written: the
+/// signal that comes while kurabe waits to write it still ends kurabe,
+/// once the grace a graceful stop has (5 s) is over, with 143 and a line
+/// saying so (before, it waited for a reader for ever).
+#[test]
+fn a_report_no_one_reads_ends_on_sigterm_after_the_grace() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("report");
+    mkfifo(&fifo);
+    let mut child = kurabe()
+        .args(["http", "-q", "-n", "20", "--format", "json", "-o"])
+        .arg(&fifo)
+        .arg(&server.url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    until(&mut child, "the run's requests", || server.served() >= 20);
+    let (out, took) = stop(child, libc::SIGTERM);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(
+        err.contains("not stopped within 5 s of the signal"),
+        "{err}"
+    );
+    assert!(took < BOUND, "{took:?}");
+}
+
+/// A `-g` file streamed to a reader while the run goes on: the signal ends
+/// the run, the file and the JSON report keep what ran.
+#[test]
+fn a_run_writing_a_gnuplot_stream_ends_on_sigterm() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("plot");
+    mkfifo(&fifo);
+    let child = kurabe()
+        .args(["http", "-q", "-k", "-t", "10m", "--format", "json", "-g"])
+        .arg(&fifo)
+        .arg(&server.url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut plot = std::io::BufReader::new(std::fs::File::open(&fifo).unwrap());
+    let mut head = String::new();
+    // ab's header, then a line per request: the run is under way.
+    for _ in 0..2 {
+        std::io::BufRead::read_line(&mut plot, &mut head).unwrap();
+    }
+    assert_eq!(head.lines().count(), 2, "{head}");
+    let rest = drain(plot);
+    let (out, took) = stop(child, libc::SIGTERM);
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true, "{v}");
+    // The stream was closed (its reader saw the end), after what ran.
+    let more = rest.join().unwrap();
+    assert!(
+        text(&more).lines().all(|l| l.split('\t').count() == 6),
+        "{}",
+        text(&more)
+    );
+    assert!(took < BOUND, "{took:?}");
+}
+
+/// `kurabe cmd` whose export cannot be written (a named pipe no one
+/// reads): after the first signal it waits there, and a second signal
+/// ends it at once, with the command gone.
+#[test]
+fn a_command_benchmark_ends_at_once_on_a_second_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (started, export) = (dir.path().join("started"), dir.path().join("export"));
+    mkfifo(&started);
+    mkfifo(&export);
+    // The first execution (the warm-up) leaves a mark and ends; the
+    // next, measured, says its PID and waits.
+    let script = format!(
+        "if [ -e warm ]; then echo $$ > {}; exec sleep 600; fi; touch warm",
+        started.display()
+    );
+    let child = kurabe()
+        .args(["cmd", "--no-save", "--runs", "2", "--export-json"])
+        .arg(&export)
+        .arg(&script)
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pid = String::new();
+    std::fs::File::open(&started)
+        .unwrap()
+        .read_to_string(&mut pid)
+        .unwrap();
+    let command: u32 = pid.trim().parse().unwrap();
+    assert!(alive(command));
+    let (out, took) = stop_with(child, libc::SIGINT, two_signals);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("second signal"), "{err}");
+    assert!(took < BOUND, "{took:?}");
+    assert!(!alive(command), "the command {command} outlived kurabe");
+}
+
+/// `kurabe system` stopped during a pass: 130, the report of what ran,
+/// the test's copy gone.
+#[test]
+fn a_system_run_ends_on_sigint_with_its_report() {
+    let mut child = kurabe()
+        .args([
+            "system", "-q", "--tests", "dhry2reg", "-c", "1", "--passes", "1",
+        ])
+        .args(["--seconds", "600", "--format", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    until(&mut child, "the test's copy", || !children(pid).is_empty());
+    let copies = children(pid);
+    let (out, took) = stop(child, libc::SIGINT);
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["interrupted"], true, "{v}");
+    assert!(took < BOUND, "{took:?}");
+    for c in copies {
+        assert!(!alive(c), "copy {c} outlived kurabe");
+    }
+}
+
+/// `kurabe system` whose report cannot be written (`-o` a named pipe no
+/// one reads) ends at once on a second signal: its copy killed, its
+/// scratch directory removed.
+#[test]
+fn a_system_run_ends_at_once_on_a_second_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("report");
+    mkfifo(&fifo);
+    let mut child = kurabe()
+        .args([
+            "system", "-q", "--tests", "fstime", "-c", "1", "--passes", "1",
+        ])
+        .args(["--seconds", "600", "-o"])
+        .arg(&fifo)
+        .env("TMPDIR", dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    until(&mut child, "the test's copy", || !children(pid).is_empty());
+    let copies = children(pid);
+    let (out, took) = stop_with(child, libc::SIGINT, two_signals);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "{err}");
+    assert!(err.contains("second signal"), "{err}");
+    assert!(took < BOUND, "{took:?}");
+    for c in copies {
+        assert!(!alive(c), "copy {c} outlived kurabe");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != "report")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
 }

@@ -41,6 +41,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--duration 0: give a positive duration, e.g. --duration 3s");
     }
     let interrupt = crate::signal::install_stop()?;
+    // The server and the load are threads of this process.
+    crate::signal::force_exit_on_second_signal();
     kurabe_http::raise_fd_limit();
     let ncpus = kurabe_probe::procfs::online_cpus();
     let demo = Demo::start(args.work_us, args.concurrency, args.duration, ncpus)?;
@@ -69,6 +71,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     text.push_str(&served_line(served, sent));
     write_output(None, &text)?;
     demo.server.stop().context("the built-in server failed")?;
+    if interrupt.is_set() {
+        return Ok(crate::signal::exit_code());
+    }
     Ok(if served == sent {
         ExitCode::SUCCESS
     } else {

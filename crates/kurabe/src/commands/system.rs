@@ -142,6 +142,9 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     check_outputs(&[("-o", output.as_deref())])?;
     save.check_store()?;
     let stop = crate::signal::install_stop()?;
+    // Every copy is on kurabe-probe's launch list, and the scratch
+    // directory too: a forced exit kills and removes them.
+    crate::signal::force_exit_on_second_signal();
     let report = run_with_bar(&cfg, &stop, quiet)?;
     write_rendered(output.as_deref(), &*record_renderer(format, false), &report)?;
     if report.interrupted {

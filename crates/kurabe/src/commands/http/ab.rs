@@ -73,6 +73,9 @@ fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
 fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurabe_lab::Outcome> {
     let opts = kurabe_lab::prepare::options_here(plan, args.save.rev.current())?;
     let stop = crate::signal::install_stop()?;
+    // The loads run in this process and the store's writes are
+    // transactions: a forced exit leaves nothing behind.
+    crate::signal::force_exit_on_second_signal();
     // On a terminal a bar over the runs, with the lines above it.
     let progress = Progress {
         quiet: args.quiet,
