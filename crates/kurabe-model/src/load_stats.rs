@@ -319,6 +319,23 @@ fn phase(h: &Histogram<u64>) -> PhaseTimes {
     }
 }
 
+/// One request's times as ab's `-g` file lists them: when it started
+/// (wall clock) and its phases, µs. The engine hands them to the `-g` tap;
+/// the line they make is kurabe-report's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTimes {
+    /// Start, µs since the Unix epoch.
+    pub start_unix_us: u64,
+    /// ab's ctime: connecting.
+    pub connect_us: u64,
+    /// ab's dtime: processing (the total less connecting).
+    pub processing_us: u64,
+    /// ab's ttime: the whole request.
+    pub total_us: u64,
+    /// ab's wait: to the first byte of the response.
+    pub wait_us: u64,
+}
+
 /// A look at a running load, for live views (issue 26): every worker's
 /// figures as it last published them (≤ ~50 ms old), merged, covering the
 /// measured phase only (empty during a warm-up).

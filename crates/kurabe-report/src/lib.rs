@@ -89,7 +89,7 @@ pub use history::{
 };
 pub use html::Html;
 pub use http::{
-    ab_log, fleet_report, http_renderer, replay_text, AbHtml, AbLayout, AbLayoutFlags,
+    ab_gnuplot, ab_log, fleet_report, http_renderer, replay_text, AbHtml, AbLayout, AbLayoutFlags,
     AbPercentCsv, AbText, FleetTable, LayoutError, SeriesCsv,
 };
 pub use json::Json;

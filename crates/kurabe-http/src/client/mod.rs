@@ -10,7 +10,7 @@
 //! budget and the open model's per-worker schedule, `arrival` when
 //! requests go out (closed, a rate, a ramp, connection stages, a replay's
 //! times), `tls` rustls, `gnuplot` ab's `-g`
-//! file, `sys` the unsafe syscalls, `uring` the io_uring ring and its buffers
+//! tap, `sys` the unsafe syscalls, `uring` the io_uring ring and its buffers
 //! (the `io-uring` crate: the plain kernel interface, no runtime on top).
 //! `h2` is the HTTP/2 engine (`--http2`): its own worker over the same
 //! pieces; `protocol` says which protocol a run speaks and prepares its
@@ -60,6 +60,7 @@ use kurabe_model::http::HttpReport;
 
 use crate::request::Body;
 pub(crate) use arrival::{Arrival, Ramp};
+pub use gnuplot::GnuplotFile;
 use kurabe_model::load_stats::Stats;
 pub(crate) use protocol::Protocol;
 pub use setup::{parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol};
@@ -230,16 +231,6 @@ pub(crate) struct LoadConfig {
     pub labels: crate::tags::Labels,
     /// The run's thresholds, parsed and checked against its names.
     pub thresholds: Vec<kurabe_model::threshold::Threshold>,
-}
-
-/// The `-g` destination, opened by the caller (who decides where the bytes
-/// land: a temp file renamed into place afterwards, or a FIFO).
-#[derive(Debug, Clone)]
-pub struct GnuplotFile {
-    /// The name the user gave, for messages.
-    pub path: PathBuf,
-    /// The open file; each worker writes whole lines to its own duplicate.
-    pub file: std::sync::Arc<std::fs::File>,
 }
 
 /// Live counters the workers publish every ~50 ms, not per request; the
@@ -862,7 +853,7 @@ fn write_gnuplot_header(cfg: &LoadConfig) -> Result<(), LoadError> {
         return Ok(());
     };
     (&*g.file)
-        .write_all(gnuplot::HEADER.as_bytes())
+        .write_all(g.header.as_bytes())
         .map_err(|source| LoadError::Gnuplot {
             path: g.path.clone(),
             source,
@@ -1009,16 +1000,17 @@ fn make_workers<'a>(
     let mut workers = Vec::with_capacity(threads as usize);
     for t in 0..threads {
         let conns = cfg.concurrency / threads + u32::from(t < cfg.concurrency % threads);
-        let gnuplot =
-            match &cfg.gnuplot_file {
-                Some(g) => Some(gnuplot::GnuplotWriter::new(&g.file).map_err(|source| {
-                    LoadError::Gnuplot {
+        let gnuplot = match &cfg.gnuplot_file {
+            Some(g) => {
+                Some(
+                    gnuplot::GnuplotWriter::new(g).map_err(|source| LoadError::Gnuplot {
                         path: g.path.clone(),
                         source,
-                    }
-                })?),
-                None => None,
-            };
+                    })?,
+                )
+            }
+            None => None,
+        };
         let (index, conns) = (u64::from(t), conns as usize);
         workers.push(match &shared.framing {
             protocol::Framing::H1(h1) => ProtocolWorker::H1(

@@ -3,12 +3,13 @@
 //! one CSV row ([`crate::Csv`]); JSON is [`crate::Json`]; the per-second
 //! series as CSV ([`SeriesCsv`]). ab's own variants: [`AbText`] (`-d`, `-S`), [`AbHtml`] (`-w`) and [`AbPercentCsv`] (`-e`).
 //! `kurabe replay`'s summary is `replay.rs`'s ([`replay_text`] alone); ab's
-//! `-v` log lines are [`ab_log`]'s.
+//! `-v` log lines are [`ab_log`]'s, its `-g` file's [`ab_gnuplot`]'s.
 //!
 //! The shared one-row table (headline figures with units in the column
 //! names) lives here and the per-request breakdown in `breakdown.rs`, so
 //! `markdown.rs` and `csv.rs` only decide the syntax.
 
+pub mod ab_gnuplot;
 mod ab_html;
 pub mod ab_log;
 pub mod breakdown;

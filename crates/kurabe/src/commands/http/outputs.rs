@@ -76,6 +76,8 @@ pub(super) fn open_gnuplot(path: Option<&Path>) -> anyhow::Result<(Option<Pendin
         gnuplot: Some(GnuplotFile {
             path: path.to_owned(),
             file: std::sync::Arc::new(file),
+            header: kurabe_report::ab_gnuplot::HEADER,
+            line: kurabe_report::ab_gnuplot::line,
         }),
         head_trace: None,
     };
