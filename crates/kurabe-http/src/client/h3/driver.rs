@@ -524,12 +524,12 @@ impl<'a> Driver<'a> {
             let Some(link) = self.links[i].as_mut() else {
                 continue;
             };
-            if link
+            let mut due = link
                 .h3
                 .quic
                 .poll_timeout()
-                .is_some_and(|t| t <= self.instant)
-            {
+                .is_some_and(|t| t <= self.instant);
+            if due {
                 link.h3.quic.handle_timeout(self.instant);
             }
             if !link.h3.connected && self.now >= link.connect_start + timeout {
@@ -540,17 +540,21 @@ impl<'a> Driver<'a> {
                     conn: true,
                     why: format!("no QUIC handshake within {t:?} (-s)"),
                 });
+                due = true;
             }
-            self.expire(i, timeout);
-            self.drive(i);
+            // Only a connection something happened to is driven: a wake-up
+            // costs O(connections that changed), not O(connections).
+            if self.expire(i, timeout) || due {
+                self.drive(i);
+            }
         }
     }
 
-    /// Cancel the streams of connection `i` past their deadline.
-    fn expire(&mut self, i: usize, timeout: u64) {
+    /// Cancel the streams of connection `i` past their deadline; whether any was.
+    fn expire(&mut self, i: usize, timeout: u64) -> bool {
         let now = self.now;
         let Some(link) = self.links[i].as_mut() else {
-            return;
+            return false;
         };
         let mut timed_out = Vec::new();
         let mut k = 0;
@@ -562,6 +566,7 @@ impl<'a> Driver<'a> {
             }
         }
         let t = self.load.timeout;
+        let any = !timed_out.is_empty();
         for slot in timed_out {
             self.fail(
                 &slot,
@@ -569,6 +574,7 @@ impl<'a> Driver<'a> {
                 format!("no complete response within {t:?} (-s)"),
             );
         }
+        any
     }
 
     /// The end: close every connection (H3_NO_ERROR) and send the closes.

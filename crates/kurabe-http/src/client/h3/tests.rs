@@ -149,3 +149,66 @@ fn an_untrusted_certificate_fails_the_handshake() {
     );
     assert_eq!(server.responses(), 0);
 }
+
+/// A UDP socket that reads the client's Initials and, with `negotiate`,
+/// answers each with a Version Negotiation packet offering only a version
+/// no one speaks; without it, never answers. Runs until the socket is idle
+/// for the run's length.
+fn quiet_server(negotiate: bool) -> u16 {
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = sock.local_addr().unwrap().port();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 2048];
+        while let Ok((n, from)) = sock.recv_from(&mut buf) {
+            // Long header: flags, version, DCID length and DCID, SCID length and SCID.
+            let p = &buf[..n];
+            if !negotiate || n < 7 || p[0] & 0x80 == 0 {
+                continue;
+            }
+            let dl = usize::from(p[5]);
+            let Some(&sl) = p.get(6 + dl) else { continue };
+            let (dcid, scid) = (&p[6..6 + dl], &p[7 + dl..7 + dl + usize::from(sl)]);
+            let mut vn = vec![0x80, 0, 0, 0, 0, scid.len() as u8];
+            vn.extend_from_slice(scid);
+            vn.push(dcid.len() as u8);
+            vn.extend_from_slice(dcid);
+            vn.extend_from_slice(&[0x1a, 0x2a, 0x3a, 0x4a]);
+            let _ = sock.send_to(&vn, from);
+        }
+    });
+    port
+}
+
+#[test]
+fn a_handshake_that_never_completes_fails_as_connect_at_the_timeout() {
+    let port = quiet_server(false);
+    let mut l = load(format!("https://localhost:{port}/"), 3, 2, 3);
+    l.insecure = true;
+    l.timeout = Duration::from_millis(600);
+    let r = run(&l).unwrap();
+    assert_eq!(r.stats.counters.failures.get(FailureKind::Connect), 3);
+    assert!(r.elapsed >= Duration::from_millis(600), "{:?}", r.elapsed);
+    assert!(
+        r.reasons[0].1.contains("no QUIC handshake"),
+        "{:?}",
+        r.reasons
+    );
+}
+
+#[test]
+fn version_negotiation_to_an_unknown_version_fails_as_connect() {
+    let port = quiet_server(true);
+    let mut l = load(format!("https://localhost:{port}/"), 2, 2, 4);
+    l.insecure = true;
+    let r = run(&l).unwrap();
+    assert_eq!(
+        r.stats.counters.failures.get(FailureKind::Connect),
+        4,
+        "{:?}",
+        r.reasons
+    );
+    assert!(r.elapsed < Duration::from_secs(10), "{:?}", r.elapsed);
+    assert!(r.reasons[0].1.contains("version"), "{:?}", r.reasons);
+}
