@@ -20,6 +20,7 @@ pub mod imported;
 pub mod layout;
 pub mod load;
 pub mod load_stats;
+pub mod noise;
 pub mod notice;
 pub mod plan;
 pub mod probe;

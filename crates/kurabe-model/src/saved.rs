@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::http::HttpReport;
+use crate::noise::NoiseReport;
 use crate::probe::{MemReport, WatchReport};
 use crate::system::SystemReport;
 
@@ -40,16 +41,19 @@ pub enum ResultKind {
     System,
     /// An imported UnixBench text report.
     Unixbench,
+    /// `kurabe noise`.
+    Noise,
 }
 
 impl ResultKind {
     /// Every kind, in the order `kurabe results save --kind` lists them.
-    pub const ALL: [ResultKind; 5] = [
+    pub const ALL: [ResultKind; 6] = [
         ResultKind::Http,
         ResultKind::Watch,
         ResultKind::Mem,
         ResultKind::System,
         ResultKind::Unixbench,
+        ResultKind::Noise,
     ];
 
     /// The word stored in the database.
@@ -60,6 +64,7 @@ impl ResultKind {
             ResultKind::Mem => "mem",
             ResultKind::System => "system",
             ResultKind::Unixbench => "unixbench",
+            ResultKind::Noise => "noise",
         }
     }
 
@@ -71,6 +76,7 @@ impl ResultKind {
             "mem" => ResultKind::Mem,
             "system" => ResultKind::System,
             "unixbench" => ResultKind::Unixbench,
+            "noise" => ResultKind::Noise,
             _ => return None,
         })
     }
@@ -89,6 +95,8 @@ pub enum SavedRecord {
     System(Box<SystemReport>),
     /// `kurabe system import --save`: a UnixBench text report, read.
     Unixbench(Box<SystemReport>),
+    /// `kurabe noise`: a workload's noise, measured A/A.
+    Noise(Box<NoiseReport>),
     /// A record its kind's type does not take whole (written by another
     /// version, or saved from a file by `results save`), kept as read.
     Unrecognised(ResultKind, Value),
@@ -103,6 +111,7 @@ impl SavedRecord {
             SavedRecord::Mem(_) => ResultKind::Mem,
             SavedRecord::System(_) => ResultKind::System,
             SavedRecord::Unixbench(_) => ResultKind::Unixbench,
+            SavedRecord::Noise(_) => ResultKind::Noise,
             SavedRecord::Unrecognised(kind, _) => *kind,
         }
     }
@@ -116,6 +125,7 @@ impl SavedRecord {
             ResultKind::Mem => exact(&value).map(SavedRecord::Mem),
             ResultKind::System => exact(&value).map(SavedRecord::System),
             ResultKind::Unixbench => exact(&value).map(SavedRecord::Unixbench),
+            ResultKind::Noise => exact(&value).map(SavedRecord::Noise),
         };
         typed.unwrap_or(SavedRecord::Unrecognised(kind, value))
     }
@@ -128,6 +138,7 @@ impl SavedRecord {
             SavedRecord::Watch(r) => serde_json::to_value(r),
             SavedRecord::Mem(r) => serde_json::to_value(r),
             SavedRecord::System(r) | SavedRecord::Unixbench(r) => serde_json::to_value(r),
+            SavedRecord::Noise(r) => serde_json::to_value(r),
             SavedRecord::Unrecognised(_, v) => return v.clone(),
         };
         value.expect("saved records always serialise")
@@ -147,7 +158,10 @@ impl SavedRecord {
         match self {
             SavedRecord::Http(r) => r.interrupted,
             SavedRecord::System(r) | SavedRecord::Unixbench(r) => r.interrupted,
-            SavedRecord::Watch(_) | SavedRecord::Mem(_) | SavedRecord::Unrecognised(..) => false,
+            SavedRecord::Watch(_)
+            | SavedRecord::Mem(_)
+            | SavedRecord::Noise(_)
+            | SavedRecord::Unrecognised(..) => false,
         }
     }
 }

@@ -55,6 +55,10 @@ pub const GENERATED: &[(&str, Generator)] = &[
         schema_of::<crate::probe::MemReport>,
     ),
     (
+        "noise-report.schema.json",
+        schema_of::<crate::noise::NoiseReport>,
+    ),
+    (
         "results-export.schema.json",
         schema_of::<crate::record::Export>,
     ),

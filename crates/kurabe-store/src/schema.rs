@@ -55,6 +55,9 @@ impl Dialect {
             ("now", P) => "now()",
             ("without_rowid", S) => "WITHOUT ROWID",
             ("without_rowid", P) => "",
+            // After rows were copied with their ids into a new table.
+            ("reseed_result_ids", S) => "",
+            ("reseed_result_ids", P) => "SELECT setval(pg_get_serial_sequence('result', 'id'), COALESCE((SELECT MAX(id) FROM result), 0) + 1, false);",
             _ => return None,
         })
     }
@@ -232,6 +235,29 @@ pub(crate) const MIGRATIONS: &[&str] = &[
         FOREIGN KEY (run_id, slot) REFERENCES fleet_assignments ON DELETE CASCADE
     );
     DROP TABLE IF EXISTS fleet_schema_version;
+    "#,
+    // 6: a saved result may be a `noise` record (`kurabe noise`). The kind's
+    //    CHECK is part of the table, which SQLite cannot alter: the table
+    //    is made anew with every row and id, and PostgreSQL's id sequence
+    //    moved past them.
+    r#"
+    CREATE TABLE result_new (
+        id               {id},
+        kind             TEXT NOT NULL
+                         CHECK (kind IN ('http', 'watch', 'mem', 'system', 'unixbench', 'noise')),
+        label            TEXT NOT NULL,
+        host_id          {int} REFERENCES host (id),
+        created_at       TEXT NOT NULL,
+        record_json      TEXT NOT NULL,
+        origin_json      TEXT,
+        host_fingerprint TEXT
+    );
+    INSERT INTO result_new (id, kind, label, host_id, created_at, record_json, origin_json, host_fingerprint)
+        SELECT id, kind, label, host_id, created_at, record_json, origin_json, host_fingerprint FROM result;
+    DROP TABLE result;
+    ALTER TABLE result_new RENAME TO result;
+    CREATE INDEX result_label ON result (label, created_at);
+    {reseed_result_ids}
     "#,
 ];
 

@@ -276,6 +276,7 @@ fn every_saved_result_reads_as_its_kinds_record() {
                 SavedRecord::Mem(m) => (ResultKind::Mem, m.total_bytes > 0),
                 SavedRecord::System(s) => (ResultKind::System, !s.runs.is_empty()),
                 SavedRecord::Unixbench(s) => (ResultKind::Unixbench, !s.runs.is_empty()),
+                SavedRecord::Noise(n) => (ResultKind::Noise, !n.metrics.is_empty()),
                 SavedRecord::Unrecognised(kind, v) => panic!("{what} ({kind:?}) not typed: {v}"),
             };
             assert_eq!(kind, (r.kind(), true), "{what}");

@@ -11,6 +11,7 @@
 //! slopes that may be 0 or negative, [`trend`] fits those slopes; both name
 //! their answer with [`verdict`]'s words; [`from_summary`] compares as
 //! [`compare()`] does when a side is known only by its summary),
+//! [`noise`] reads an A/A run's spread, drift and power (`kurabe noise`),
 //! [`changepoint`] finds where a history of experiments steps, [`bisect`]
 //! searches commits for the first one where a metric changes, and
 //! [`schedule`] decides the interleaved order in
@@ -26,6 +27,7 @@ pub mod difference;
 pub mod estimate;
 pub mod from_summary;
 pub mod metric;
+pub mod noise;
 pub mod power;
 pub mod schedule;
 pub mod student_t;
