@@ -6,7 +6,8 @@
 //! life cycle ([`target`]), the workloads and probes ([`measure`]), handing
 //! each finished run to the store, and the verdicts and `[[check]]`
 //! results ([`analysis`]). [`cmd`] is `kurabe cmd` (hyperfine's one-liner),
-//! [`http_compare`] is `kurabe http A B`, [`import`] reads other harnesses'
+//! [`http_compare`] is `kurabe http A B`, [`noise`] is `kurabe noise` (a
+//! workload against itself), [`import`] reads other harnesses'
 //! results (`kurabe results import --from`) as experiments, [`prepare`] turns a plan path and
 //! `--set` values into what the runner needs. [`http_load`] runs one HTTP load by hand
 //! (`kurabe http`, `kurabe demo`) with the server's tree sampled.
@@ -29,6 +30,7 @@ pub mod http_load;
 pub mod import;
 pub mod measure;
 mod measured;
+pub mod noise;
 pub mod plan;
 pub mod prepare;
 pub mod runner;
@@ -39,5 +41,5 @@ pub mod target;
 
 pub use plan::{load_plan, load_plan_filled, load_plan_with_text, parse_plan, PlanError};
 pub use runner::{
-    check_supported, run_experiment, Event, FailedCell, LabError, Outcome, RunOptions,
+    check_supported, run_experiment, Event, FailedCell, LabError, MoreRounds, Outcome, RunOptions,
 };

@@ -90,7 +90,7 @@ fn base_options(
         seed: None,
         repeat: None,
         kurabe_exe: std::env::current_exe().map_err(PrepareError::Exe)?,
-        until_confident: None,
+        more_rounds: crate::MoreRounds::No,
         // The workspace shares one version: this crate's is kurabe's.
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         worktrees: Default::default(),

@@ -65,10 +65,9 @@ pub struct RunOptions {
     pub repeat: Option<u32>,
     /// What `{kurabe}` stands for: the running kurabe executable.
     pub kurabe_exe: PathBuf,
-    /// `--until-confident`: add rounds until every headline metric has a
-    /// settled verdict at the stricter stop level, within this total time
-    /// budget ([`crate::analysis::stop_decision`]).
-    pub until_confident: Option<Duration>,
+    /// Whether rounds are added after the plan's: `--until-confident`,
+    /// or as many as fit a time (`kurabe noise`).
+    pub more_rounds: MoreRounds,
     /// kurabe's version, stored with the experiment.
     pub tool_version: String,
     /// What `{worktree}` stands for, by variant name: the cached worktree
@@ -83,6 +82,21 @@ pub struct RunOptions {
 }
 
 pub use kurabe_model::progress::Event;
+
+/// Whether the runner adds rounds after the plan's (or `--repeat`'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MoreRounds {
+    /// The plan's rounds, no more.
+    #[default]
+    No,
+    /// `--until-confident`: add rounds until every headline metric has a
+    /// settled verdict at the stricter stop level, within this total time
+    /// budget ([`crate::analysis::stop_decision`]).
+    UntilConfident(Duration),
+    /// `kurabe noise`: add rounds one at a time while the next one, at the
+    /// pace so far, ends within this time since the experiment began.
+    UntilTime(Duration),
+}
 
 /// The experiment's outcome.
 #[derive(Debug, Clone)]
@@ -746,8 +760,10 @@ pub fn run_with(
         s.run_round(round, io)?;
         round += 1;
         if round == s.rounds && s.stopped.is_none() {
-            if let Some(budget) = opts.until_confident {
-                s.look(round, budget, io);
+            match opts.more_rounds {
+                MoreRounds::No => {}
+                MoreRounds::UntilConfident(budget) => s.look(round, budget, io),
+                MoreRounds::UntilTime(budget) => s.another_if_it_fits(round, budget, io),
             }
         }
     }
@@ -909,14 +925,30 @@ impl<'a> Session<'a> {
             StopDecision::MoreRounds(more) => {
                 let add = more.min(rounds_that_fit(io.clock.elapsed(), round, budget, more));
                 for _ in 0..add {
-                    (io.on_event)(&Event::RoundAdded {
-                        round: self.rounds as u32,
-                    });
-                    self.rounds += 1;
-                    self.total += self.variants.len() * self.plan.workloads.len();
+                    self.add_round(io);
                 }
             }
         }
+    }
+
+    /// `kurabe noise` after `round` rounds: one more round when it ends
+    /// within `budget` at the pace so far (and the experiment stays
+    /// within the runs one may have).
+    fn another_if_it_fits(&mut self, round: usize, budget: Duration, io: &mut RunnerIo<'_>) {
+        let per_round = self.variants.len() * self.plan.workloads.len();
+        let room = (self.total + per_round) as u64 <= kurabe_model::plan::MAX_RUNS;
+        if room && rounds_that_fit(io.clock.elapsed(), round, budget, 1) >= 1 {
+            self.add_round(io);
+        }
+    }
+
+    /// Plan one more round, and say so.
+    fn add_round(&mut self, io: &mut RunnerIo<'_>) {
+        (io.on_event)(&Event::RoundAdded {
+            round: self.rounds as u32,
+        });
+        self.rounds += 1;
+        self.total += self.variants.len() * self.plan.workloads.len();
     }
 
     /// Mark the experiment's end in the sink and analyse it.

@@ -108,6 +108,14 @@ impl ConfidentArgs {
     pub fn budget(&self) -> Option<Duration> {
         self.until_confident.then_some(self.max_time)
     }
+
+    /// The runner's rounds: `--until-confident` within its budget, or the plan's.
+    pub fn more_rounds(&self) -> kurabe_lab::MoreRounds {
+        match self.budget() {
+            Some(budget) => kurabe_lab::MoreRounds::UntilConfident(budget),
+            None => kurabe_lab::MoreRounds::No,
+        }
+    }
 }
 
 /// `--cpus`, `--cpuset`, `--memory`: cgroup limits that emulate a smaller machine.

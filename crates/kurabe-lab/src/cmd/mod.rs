@@ -61,7 +61,7 @@ use kurabe_stop::Stop;
 use kurabe_store::{RunStatus, Store};
 
 use crate::measure::{self, CommandRun};
-use crate::runner::{Event, LabError, Outcome, RunOptions};
+use crate::runner::{Event, LabError, MoreRounds, Outcome, RunOptions};
 use crate::target::RunFailure;
 
 /// Metrics every command reports, in this order.
@@ -85,6 +85,9 @@ const TARGET_TIME_PER_COMMAND: Duration = Duration::from_secs(3);
 /// Most rounds of blocks: beyond this, more executions go into each block,
 /// so the per-run cost of the runner (a store commit) stays amortised.
 const MAX_ROUNDS: u32 = 30;
+
+/// hyperfine's least number of runs per command (`--min-runs`' default).
+pub const DEFAULT_MIN_RUNS: u32 = 10;
 
 /// Executions of the empty command that measure the shell's start-up.
 const SHELL_CALIBRATION_RUNS: u32 = 50;
@@ -150,6 +153,34 @@ pub enum Runs {
         /// At most this many.
         max: Option<u32>,
     },
+    /// `kurabe noise`: blocks of the size the default (`Auto`) would
+    /// run, [`FIRST_ROUNDS`] rounds of them and then more while the next
+    /// ends within this time; a command too short to time is refused.
+    For(Duration),
+}
+
+/// Rounds a [`Runs::For`] experiment starts with: the fewest that give an interval.
+pub const FIRST_ROUNDS: u32 = 3;
+
+/// What kurabe can time of one execution, seconds: below 1 ms, what is
+/// left once the shell's start-up is taken off is mostly that start-up's
+/// own jitter (tenths of a millisecond on a busy machine), and user and
+/// system time are split by the kernel's tick.
+pub const TIMEABLE_S: f64 = 1e-3;
+
+/// Timed executions of each command, after one untimed, that tell a
+/// [`Runs::For`] experiment whether it can be timed (their mean).
+const TIMING_PROBE_RUNS: u32 = 5;
+
+/// What a command too short to time should take an execution instead,
+/// seconds: ten times [`TIMEABLE_S`], so its jitter is a tenth of a run.
+const MEASURABLE_S: f64 = 10.0 * TIMEABLE_S;
+
+/// Times a command of `wall_s` an execution must be repeated in one
+/// command to take [`MEASURABLE_S`] (an execution that left nothing to
+/// time counts as 10 µs).
+pub fn repetitions_to_time(wall_s: f64) -> u32 {
+    (MEASURABLE_S / wall_s.max(1e-5)).ceil() as u32
 }
 
 /// One command to benchmark.
@@ -294,6 +325,18 @@ pub enum CmdError {
     /// A setup, warm-up or calibration execution failed (exit 1).
     #[error("{0}")]
     Failed(String),
+    /// A command too short to time (exit 2): repeat it in one command.
+    #[error("`{command}` takes {:.3} ms an execution{}, less than the {} ms kurabe can time; repeat it {repeat} times in one command (`for i in $(seq {repeat}); do {command}; done`) and measure that", wall_s * 1e3, if *shell { " once the shell's start-up is taken off" } else { "" }, TIMEABLE_S * 1e3)]
+    TooShort {
+        /// The command.
+        command: String,
+        /// Its execution's wall time (less the shell's start-up), seconds.
+        wall_s: f64,
+        /// Whether a shell's start-up was taken off.
+        shell: bool,
+        /// Repetitions that make it measurable.
+        repeat: u32,
+    },
     /// The store or the runner refused (exit 2).
     #[error(transparent)]
     Lab(#[from] LabError),
@@ -478,7 +521,7 @@ impl Preliminaries<'_> {
         let overhead = self.setup_and_shell(on_event)?;
         on_event(&CmdEvent::Step("warm-up"));
         let first = self.warm_up(first)?;
-        let (rounds, block) = blocks(self.run_count(&first, &overhead));
+        let (rounds, block) = self.schedule(&first, &overhead)?;
         on_event(&CmdEvent::Planned {
             rounds,
             block,
@@ -510,13 +553,39 @@ impl Preliminaries<'_> {
         self.shell_overhead()
     }
 
-    /// Timed executions per command: `-r`, or enough for about 3 s each
-    /// by the warm-up's times.
-    fn run_count(&self, first: &[Metrics], overhead: &ExecCost) -> u32 {
+    /// Rounds and block size: `-r` executions per command, or enough for
+    /// about 3 s each by the warm-up's times, in blocks; for
+    /// [`Runs::For`] the default's blocks, [`FIRST_ROUNDS`] of them.
+    fn schedule(&self, first: &[Metrics], overhead: &ExecCost) -> Result<(u32, u32), CmdError> {
         let first_times: Vec<f64> = first.iter().map(|m| metric(m, "wall_time_s")).collect();
-        match self.cfg.runs {
-            Runs::Exact(n) => n,
-            Runs::Auto { min, max } => auto_runs(&first_times, overhead.wall_s, min, max),
+        let auto = |min, max| auto_runs(&first_times, overhead.wall_s, min, max);
+        Ok(match self.cfg.runs {
+            Runs::Exact(n) => blocks(n),
+            Runs::Auto { min, max } => blocks(auto(min, max)),
+            Runs::For(_) => {
+                self.check_timeable(&first_times, overhead.wall_s)?;
+                (FIRST_ROUNDS, blocks(auto(DEFAULT_MIN_RUNS, None)).1)
+            }
+        })
+    }
+
+    /// A timed command whose execution took less than [`TIMEABLE_S`] is
+    /// refused, with the repetitions that would make it measurable.
+    /// The warm-up ran before the shell's start-up was subtracted: it is
+    /// taken off `first_times` here.
+    fn check_timeable(&self, first_times: &[f64], shell_s: f64) -> Result<(), CmdError> {
+        let cfg = self.cfg;
+        let own = first_times.iter().map(|t| (t - shell_s).max(0.0));
+        let short =
+            (own.zip(&cfg.commands)).find(|(t, _)| *t < TIMEABLE_S && cfg.measure == Measure::Time);
+        match short {
+            Some((wall_s, c)) => Err(CmdError::TooShort {
+                command: c.command.clone(),
+                wall_s,
+                shell: cfg.shell != Shell::None,
+                repeat: repetitions_to_time(wall_s),
+            }),
+            None => Ok(()),
         }
     }
 
@@ -529,7 +598,12 @@ impl Preliminaries<'_> {
             seed: cfg.seed,
             repeat: None,
             kurabe_exe: cfg.kurabe_exe.clone(),
-            until_confident: cfg.until_confident,
+            more_rounds: match cfg.runs {
+                Runs::For(time) => MoreRounds::UntilTime(time),
+                _ => cfg
+                    .until_confident
+                    .map_or(MoreRounds::No, MoreRounds::UntilConfident),
+            },
             tool_version: cfg.tool_version.clone(),
             worktrees: Default::default(),
             rev: cfg.rev.clone(),
@@ -679,9 +753,10 @@ impl Preliminaries<'_> {
     }
 
     /// `--warmup` executions of each command, then one timed execution
-    /// each (its wall time sizes the automatic run count; whether its
-    /// memory was sampled decides the Σ PSS metric). Failures are fatal
-    /// here unless `--ignore-failure`, as they would be in the runs.
+    /// each ([`TIMING_PROBE_RUNS`] for [`Runs::For`]): its wall time sizes
+    /// the automatic run count; whether its memory was sampled decides the
+    /// Σ PSS metric. Failures are fatal here unless `--ignore-failure`, as
+    /// they would be in the runs.
     fn warm_up(&self, plan: &Plan) -> Result<Vec<Metrics>, CmdError> {
         let WorkloadKind::Command(template) = &plan.workloads[0].kind else {
             return Ok(Vec::new());
@@ -689,8 +764,12 @@ impl Preliminaries<'_> {
         let mut times = Vec::new();
         for v in plan.resolved_variants() {
             let mut w = template.clone();
-            w.runs = 1;
-            w.warmup_runs = self.cfg.warmup;
+            (w.runs, w.warmup_runs) = match self.cfg.runs {
+                // Whether a command can be timed is read from a few
+                // executions after a cold one, not from the cold one.
+                Runs::For(_) => (TIMING_PROBE_RUNS, self.cfg.warmup.max(1)),
+                _ => (1, self.cfg.warmup),
+            };
             w.randomize_env = false;
             let command = v.command.as_ref().unwrap_or(&template.command);
             let m = self.exec(command, &w, &v.params).map_err(|e| {

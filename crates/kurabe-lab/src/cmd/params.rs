@@ -279,7 +279,7 @@ impl Runs {
         if let Some(n) = runs {
             return Ok(Runs::Exact(n));
         }
-        let min = min.unwrap_or(10);
+        let min = min.unwrap_or(super::DEFAULT_MIN_RUNS);
         if max.is_some_and(|max| max < min) {
             return Err(usage(format!(
                 "--max-runs is below --min-runs ({min}); raise it"

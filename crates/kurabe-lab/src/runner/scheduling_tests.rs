@@ -92,13 +92,17 @@ fn plan(extra: &str, workloads: &[&str]) -> Plan {
 }
 
 fn opts(until_confident: Option<Duration>) -> RunOptions {
+    opts_with(until_confident.map_or(MoreRounds::No, MoreRounds::UntilConfident))
+}
+
+fn opts_with(more_rounds: MoreRounds) -> RunOptions {
     RunOptions {
         plan_dir: PathBuf::from("/nonexistent"),
         plan_text: String::new(),
         seed: Some(42),
         repeat: None,
         kurabe_exe: PathBuf::from("/nonexistent/kurabe"),
-        until_confident,
+        more_rounds,
         tool_version: "test".into(),
         worktrees: Default::default(),
         rev: None,
@@ -326,6 +330,29 @@ fn until_confident_adds_only_the_rounds_the_budget_allows() {
     assert_eq!(
         rounds_that_fit(Duration::from_secs(4), 2, Duration::from_secs(9), 5),
         2
+    );
+}
+
+/// `kurabe noise`: rounds are added one at a time, settled or not, while
+/// the next one ends within the time; never fewer than the plan's.
+#[test]
+fn until_time_adds_rounds_while_the_next_one_fits() {
+    let p = plan("", &["w"]);
+    let stop = AtomicBool::new(false);
+    // 1 s a run, 2 s a round: 2 planned (4 s), then 3 more fit in 10 s.
+    let pace = Duration::from_secs(1);
+    let ten = opts_with(MoreRounds::UntilTime(Duration::from_secs(10)));
+    let (o, _, events) = run_fake(&p, &ten, pace, &stop, |_, _| measured(1.0, 1e6));
+    assert_eq!(o.runs.len(), 5 * 2, "settled at once, and still run on");
+    let added = events.iter().filter(|e| e.starts_with("RoundAdded"));
+    assert_eq!(added.count(), 3);
+    assert_eq!(o.status, ExperimentStatus::Complete);
+    let none = opts_with(MoreRounds::UntilTime(Duration::from_secs(1)));
+    let (o, _, _) = run_fake(&p, &none, pace, &stop, unsettled);
+    assert_eq!(
+        o.runs.len(),
+        2 * 2,
+        "the plan's rounds run whatever the time"
     );
 }
 

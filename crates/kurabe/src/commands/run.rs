@@ -89,7 +89,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => return Err(e.into()),
     }
     (opts.seed, opts.repeat) = (args.seed, args.repeat);
-    opts.until_confident = args.confident.budget();
+    opts.more_rounds = args.confident.more_rounds();
     opts.rev = args.rev.current();
     let name = args.plan.file_name().unwrap_or(args.plan.as_os_str());
     let progress = Progress {
