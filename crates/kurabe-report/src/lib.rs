@@ -50,6 +50,7 @@ pub mod listing;
 mod load_chart;
 mod markdown;
 mod mem;
+mod noise;
 pub mod notice;
 mod pick;
 pub mod progress;

@@ -57,6 +57,8 @@ enum Command {
     Cmd(Box<commands::cmd::Args>),
     /// Run an experiment plan: variants × workloads × rounds, interleaved, stored, with verdicts.
     Run(Box<commands::run::Args>),
+    /// This machine's noise on a workload: it runs against itself (A/A) for a while; the spread, the drift, what an experiment can detect, and the rounds and noise bands to use.
+    Noise(Box<commands::noise::Args>),
     /// Find the first git commit where a metric of a plan changes (builds each commit once in a cached worktree).
     Bisect(Box<commands::bisect::Args>),
     /// History in the results store: list, show, compare, export, import, rm.
@@ -101,6 +103,7 @@ fn main() -> ExitCode {
         Command::System(args) => commands::system::run(args),
         Command::Cmd(args) => commands::cmd::run(*args),
         Command::Run(args) => commands::run::run(*args),
+        Command::Noise(args) => commands::noise::run(*args),
         Command::Bisect(args) => commands::bisect::run(*args),
         Command::Results(args) => commands::results::run(args),
         Command::Report(args) => commands::report::run(args),

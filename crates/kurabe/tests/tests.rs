@@ -23,6 +23,7 @@ mod load_over_time;
 mod lone_binary;
 mod mem;
 mod names;
+mod noise;
 mod old_store;
 mod outcomes;
 mod outputs;

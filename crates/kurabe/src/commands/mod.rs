@@ -9,6 +9,7 @@ pub mod history;
 pub mod http;
 pub mod man;
 pub mod mem;
+pub mod noise;
 pub mod replay;
 pub mod report;
 pub mod results;

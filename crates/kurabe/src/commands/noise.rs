@@ -1,0 +1,243 @@
+//! `kurabe noise CMD|URL|PLAN`: a workload against itself (A/A), for a
+//! bounded time, and this machine's noise on it.
+//!
+//! Reads the argument as a URL (`http://`, `https://`), a plan file (one
+//! word ending in `.toml`) or a command, and the flags of that kind into
+//! a [`NoiseConfig`]; `kurabe_lab::noise` runs the experiment (in a
+//! private store: the A/A experiment is a means, not a result) and reads
+//! the noise; `kurabe-report` renders it; the record is saved under the
+//! label `noise: …` (`kurabe history LABEL` follows it). Exit 0; 1 when
+//! the workload failed; 2 on usage errors, and for a command too short to
+//! time; 128 + the signal when interrupted.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use kurabe_lab::cmd::params::shell_flag;
+use kurabe_lab::noise::{run_noise, NoiseConfig, NoiseError, NoiseWorkload};
+use kurabe_lab::prepare::parse_set;
+use kurabe_model::load::LoadSpec;
+use kurabe_model::noise::NoiseReport;
+use kurabe_model::notice::Notice;
+use kurabe_model::plan::Measure;
+use kurabe_model::quantity::HumanDuration;
+use kurabe_model::record::SavedRecord;
+use kurabe_report::bars::RunsBar;
+use kurabe_report::write::{check_outputs, colour_for, write_output};
+use kurabe_report::Format;
+use kurabe_store::access::RunStore;
+
+use crate::flags::{format, parse_duration};
+
+/// Arguments of `kurabe noise`.
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  kurabe noise 'gzip -9 -k -f big.txt'\n  kurabe noise http://127.0.0.1:8080/ -c 4 -t 2s\n  kurabe noise plan.toml --variant 'ruby + big heap' --duration 5m"
+)]
+pub struct Args {
+    /// What to run against itself: an http:// or https:// URL, a plan file (ending in .toml), or else a command (run by the shell unless -N).
+    #[arg(value_name = "CMD|URL|PLAN")]
+    pub workload: String,
+    /// How long the interleaved runs may take ("60s", "5m"); at least 3 rounds run, however long they take.
+    #[arg(short = 'd', long, value_name = "DURATION", value_parser = positive_duration, default_value = "60s")]
+    pub duration: Duration,
+    /// A plan's variant to run against itself (default: its baseline, else its first).
+    #[arg(long, value_name = "NAME")]
+    pub variant: Option<String>,
+    /// Fill the placeholder {KEY} of a plan with VALUE (repeatable), as `kurabe run --set`.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    pub set: Vec<(String, String)>,
+    /// A command's shell, as `kurabe cmd --shell` (its start-up is measured and subtracted).
+    #[arg(short = 'S', long, value_name = "SHELL")]
+    pub shell: Option<String>,
+    /// No shell: split the command into words and run it directly (--shell=none).
+    #[arg(short = 'N', conflicts_with = "shell")]
+    pub no_shell: bool,
+    /// What a command is measured by: time, or instructions (under valgrind's Cachegrind), as `kurabe cmd --measure`.
+    #[arg(long, value_name = "WHAT", value_parser = str::parse::<Measure>)]
+    pub measure: Option<Measure>,
+    /// Concurrent connections of each run against a URL (ab's -c) [default: 1].
+    #[arg(short = 'c', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub concurrency: Option<u32>,
+    /// Requests in each run against a URL (ab's -n).
+    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub requests: Option<u64>,
+    /// Length of each run against a URL (ab's -t) [default: 1s unless -n].
+    #[arg(short = 't', long, value_name = "DURATION", value_parser = positive_duration)]
+    pub timelimit: Option<Duration>,
+    /// Keep connections to a URL alive (ab's -k).
+    #[arg(short = 'k', long)]
+    pub keep_alive: bool,
+    /// Output format (json: schema/noise-report.schema.json).
+    #[arg(long, value_parser = format(&["text", "md", "json"]), default_value = "text")]
+    pub format: Format,
+    #[command(flatten)]
+    pub out: crate::flags::OutputArg,
+    /// Seed of the interleaved run order (default: drawn at start).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Do not keep the result in the results store (--store is then ignored).
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub store: crate::flags::StoreArg,
+    #[command(flatten)]
+    pub rev: crate::flags::RevArg,
+    #[command(flatten)]
+    pub quiet: crate::flags::QuietArg,
+}
+
+/// Length of each run against a URL when neither -n nor -t is given.
+const DEFAULT_RUN_TIME: Duration = Duration::from_secs(1);
+
+/// A duration above zero.
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err("give a duration above zero, like 60s or 5m".into()),
+        d => Ok(d),
+    }
+}
+
+/// Run `kurabe noise`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let cfg = NoiseConfig {
+        workload: workload(&args)?,
+        duration: args.duration,
+        seed: args.seed,
+        rev: args.rev.current(),
+    };
+    check_outputs(&[("-o", args.out.path())])?;
+    if !args.no_save {
+        kurabe_store::access::open_or_create(args.store.store.as_deref()).context(
+            "cannot open the results store (choose another with --store PATH, or --no-save)",
+        )?;
+    }
+    let report = match measure(&cfg, args.quiet.quiet) {
+        Ok(report) => report,
+        Err(NoiseError::Interrupted) => return Ok(crate::signal::exit_code()),
+        Err(e @ NoiseError::Failed(_)) => {
+            eprintln!("kurabe: {}", kurabe_report::error_text::error_line(&e));
+            return Ok(ExitCode::from(1));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let body = kurabe_report::to_string(
+        &*kurabe_report::record_renderer(args.format, colour_for(args.out.path())),
+        &report,
+    );
+    write_output(args.out.path(), &body)?;
+    save(&args, report)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The A/A experiment in a private store, with a bar on a terminal.
+fn measure(cfg: &NoiseConfig, quiet: bool) -> Result<NoiseReport, NoiseError> {
+    let mut scratch = RunStore::open(None, false)
+        .map_err(|e| NoiseError::Usage(format!("cannot make a private results store: {e}")))?;
+    let stop = crate::signal::install_stop().map_err(|e| NoiseError::Usage(format!("{e:#}")))?;
+    let bar = RunsBar::new(quiet);
+    let done = run_noise(cfg, &mut scratch.store, &stop, &mut |e| bar.count(e));
+    bar.finish();
+    done
+}
+
+/// Keep the record under `noise: …` unless `--no-save`.
+fn save(args: &Args, report: NoiseReport) -> anyhow::Result<()> {
+    if args.no_save {
+        return Ok(());
+    }
+    let label = report.subject.label();
+    let on = crate::flags::measured_here(args.rev.rev.clone());
+    let record = SavedRecord::Noise(Box::new(report));
+    let id = kurabe_store::access::save_result(&label, &record, args.store.store.as_deref(), &on)
+        .context("the report was written, but saving it to the results store failed")?;
+    if !args.quiet.quiet {
+        crate::tell(Notice::SavedResult { id, label });
+    }
+    Ok(())
+}
+
+/// The argument as a URL, a plan or a command, with that kind's flags;
+/// another kind's flags are refused.
+fn workload(args: &Args) -> anyhow::Result<NoiseWorkload> {
+    let w = args.workload.as_str();
+    if w.starts_with("http://") || w.starts_with("https://") {
+        only(args, Kind::Url)?;
+        return Ok(NoiseWorkload::Url {
+            url: w.to_owned(),
+            load: Box::new(load(args)),
+        });
+    }
+    if !w.contains(char::is_whitespace) && w.ends_with(".toml") {
+        only(args, Kind::Plan)?;
+        let path = PathBuf::from(w);
+        let (plan, options) = kurabe_lab::prepare::prepare(&path, &args.set)
+            .with_context(|| format!("cannot run {}", Path::new(w).display()))?;
+        return Ok(NoiseWorkload::Plan {
+            plan: Box::new(plan),
+            options: Box::new(options),
+            variant: args.variant.clone(),
+        });
+    }
+    only(args, Kind::Command)?;
+    Ok(NoiseWorkload::Command {
+        command: w.to_owned(),
+        shell: shell_flag(args.shell.as_deref(), args.no_shell)?,
+        measure: args.measure.unwrap_or(Measure::Time),
+    })
+}
+
+/// The kind of workload the argument names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Command,
+    Url,
+    Plan,
+}
+
+/// Refuse the flags of the kinds `args.workload` is not.
+fn only(args: &Args, kind: Kind) -> anyhow::Result<()> {
+    let given = [
+        ("--variant", Kind::Plan, args.variant.is_some()),
+        ("--set", Kind::Plan, !args.set.is_empty()),
+        ("--shell", Kind::Command, args.shell.is_some()),
+        ("-N", Kind::Command, args.no_shell),
+        ("--measure", Kind::Command, args.measure.is_some()),
+        ("-c", Kind::Url, args.concurrency.is_some()),
+        ("-n", Kind::Url, args.requests.is_some()),
+        ("-t", Kind::Url, args.timelimit.is_some()),
+        ("-k", Kind::Url, args.keep_alive),
+    ];
+    let what = |k: Kind| match k {
+        Kind::Command => "a command",
+        Kind::Url => "a URL",
+        Kind::Plan => "a plan file (.toml)",
+    };
+    match given.iter().find(|(_, k, on)| *on && *k != kind) {
+        Some((flag, k, _)) => bail!(
+            "{flag} applies to {}, and `{}` reads as {}: drop {flag}",
+            what(*k),
+            args.workload,
+            what(kind)
+        ),
+        None => Ok(()),
+    }
+}
+
+/// The load of each run against the URL: `-c`, `-n`, `-t` (1 s when
+/// neither -n nor -t), `-k`.
+fn load(args: &Args) -> LoadSpec {
+    let time = match (args.requests, args.timelimit) {
+        (None, None) => Some(DEFAULT_RUN_TIME),
+        (_, t) => t,
+    };
+    LoadSpec {
+        concurrency: args.concurrency.unwrap_or(1),
+        requests: args.requests,
+        duration: time.map(HumanDuration),
+        keep_alive: args.keep_alive,
+        ..LoadSpec::for_url(&args.workload)
+    }
+}
