@@ -122,11 +122,21 @@ pub fn write_with(
 /// keeps its time stamp, so rsync and browser caches see nothing new);
 /// true when it wrote.
 pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, WriteError> {
-    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+    if holds_exactly(path, bytes) {
         return Ok(false);
     }
     write_file(path, bytes)?;
     Ok(true)
+}
+
+/// True when `path` is a regular file of exactly `bytes`. Only a regular
+/// file of the same length is read: a named pipe there would block the
+/// read until someone writes to it (and its reader waits for us), and a
+/// large file would be read whole for nothing.
+fn holds_exactly(path: &Path, bytes: &[u8]) -> bool {
+    let same_size =
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64);
+    same_size && std::fs::read(path).is_ok_and(|old| old == bytes)
 }
 
 /// Check, before any work starts, that `path` can be written: its directory

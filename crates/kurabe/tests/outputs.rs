@@ -294,3 +294,49 @@ fn percentile_and_gnuplot_files_are_not_made_up_when_nothing_answered() {
         "no temp files"
     );
 }
+
+/// A page of `kurabe site` that is a FIFO with a reader waiting: the site
+/// writes the page to it (before, it first read the FIFO to compare the
+/// page with what was there, and both sides waited for ever).
+#[test]
+fn a_site_page_that_is_a_fifo_is_written_to_its_reader() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s.db");
+    let export = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/report-demo-export.json");
+    let (code, err) = crate::util::refused_within(
+        &[
+            "results",
+            "--store",
+            store.to_str().unwrap(),
+            "import",
+            export.to_str().unwrap(),
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let site = dir.path().join("site");
+    std::fs::create_dir(&site).unwrap();
+    let page = site.join("index.html");
+    mkfifo(&page);
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::fs::File::open(&page)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        text
+    });
+    let (code, err) = crate::util::refused_within(
+        &[
+            "site",
+            "--store",
+            store.to_str().unwrap(),
+            "-o",
+            site.to_str().unwrap(),
+        ],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let text = reader.join().unwrap();
+    assert!(text.contains("<html"), "{text}");
+}
