@@ -14,7 +14,8 @@
 //! one line: `FILE:LINE: …` for a target, the setting's name (flag or
 //! plan key) for the rest. Must not fetch anything.
 //!
-//! A file larger than [`STREAM_BYTES`] sent over HTTP/1.1 is not held:
+//! A file larger than [`STREAM_BYTES`] (or of more than [`super::spool::HELD_LINES`]
+//! lines) sent over HTTP/1.1 is not held:
 //! its first [`FIRST_BYTES`] of targets are read and checked before the
 //! run, and a [`Stream`] reads the file again during it (`client::feed`),
 //! each target resolved by the same [`Resolver`]: front to back in the
@@ -76,9 +77,8 @@ pub(crate) fn read(
         (None, None) => unreachable!("checked above"),
     };
     let source = &head.source;
-    let defs = collect(Reader::new(text, parser(format), source))?;
-    let weighted = defs.iter().any(|d| d.weight.is_some());
-    let targets = build(defs, source, base.as_ref(), extra, labels)?;
+    let defs = Reader::new(text, parser(format), source);
+    let (targets, weighted) = build(defs, source, base.as_ref(), extra, labels)?;
     let order = head.order_of(weighted);
     Ok(Some(head.into_set(targets, order, None)))
 }
@@ -165,7 +165,8 @@ enum Opened {
 
 /// The set's file opened once and checked (`kurabe_input`: a regular
 /// file, never a pipe or a device), held when it is at most
-/// [`STREAM_BYTES`]; standard input's spool for `-`.
+/// [`STREAM_BYTES`] and [`super::spool::HELD_LINES`] lines; standard input's spool
+/// for `-`.
 fn open(path: &Path, n: &Names) -> Result<Opened, SpecError> {
     if let Some(r) = stdin_spool(path) {
         return Ok(Opened::Streamed(SetFile::Spool(r)));
@@ -174,7 +175,16 @@ fn open(path: &Path, n: &Names) -> Result<Opened, SpecError> {
     if input.size() > STREAM_BYTES {
         return Ok(Opened::Streamed(SetFile::File(input.shared())));
     }
-    Ok(Opened::Held(input.read_all(STREAM_BYTES)?))
+    // Read through the shared file (up to its size when opened), which a
+    // set of too many lines streams from instead.
+    let file = input.shared();
+    let mut held = Vec::with_capacity(file.size() as usize);
+    std::io::Read::read_to_end(&mut file.part(), &mut held)
+        .map_err(|e| SpecError::Invalid(format!("{}: cannot read: {e}", path.display())))?;
+    if super::spool::too_many_lines(&held) {
+        return Ok(Opened::Streamed(SetFile::File(file)));
+    }
+    Ok(Opened::Held(held))
 }
 
 /// Where a streamed set's passes read: standard input's spool, or the
@@ -208,13 +218,6 @@ impl SetFile {
     }
 }
 
-fn collect(
-    r: impl Iterator<Item = Result<TargetDef, TargetsError>>,
-) -> Result<Vec<TargetDef>, SpecError> {
-    r.collect::<Result<Vec<_>, TargetsError>>()
-        .map_err(|e| SpecError::Invalid(e.to_string()))
-}
-
 /// A seed for a run that was given none (recorded in its result).
 fn draw_seed() -> u64 {
     let t = std::time::SystemTime::now()
@@ -223,23 +226,30 @@ fn draw_seed() -> u64 {
     (t.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
 }
 
-/// Resolve every target; the names in first-seen order.
+/// Resolve every target as it is read (never every target read first
+/// and then resolved: a held set is in memory once); the names in
+/// first-seen order, and whether any target carries a weight.
 fn build(
-    defs: Vec<TargetDef>,
+    mut defs: impl Iterator<Item = Result<TargetDef, TargetsError>>,
     source: &str,
     base: Option<&Target>,
     extra: &[(String, String)],
     labels: &mut Labels,
-) -> Result<Vec<SetTarget>, SpecError> {
-    let Some(first) = defs.first() else {
+) -> Result<(Vec<SetTarget>, bool), SpecError> {
+    let read =
+        |d: Result<TargetDef, TargetsError>| d.map_err(|e| SpecError::Invalid(e.to_string()));
+    let Some(first) = defs.next().map(read).transpose()? else {
         return Err(empty_set(source));
     };
-    let mut r = Resolver::new(first, source, base, extra)?;
-    let mut out = Vec::with_capacity(defs.len());
+    let mut r = Resolver::new(&first, source, base, extra)?;
+    let mut weighted = first.weight.is_some();
+    let mut out = vec![r.one(first, labels)?];
     for d in defs {
+        let d = read(d)?;
+        weighted |= d.weight.is_some();
         out.push(r.one(d, labels)?);
     }
-    Ok(out)
+    Ok((out, weighted))
 }
 
 /// What turns a target as read into one as sent: the set's origin and

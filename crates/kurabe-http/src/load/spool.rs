@@ -15,10 +15,23 @@ use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
-/// A targets file larger than this is streamed in the sequential and
-/// round-robin orders (read as it is sent, never held); standard input
-/// is spooled when it holds more than this.
+/// A targets file larger than this (or of more than [`HELD_LINES`]
+/// lines) is streamed in the sequential and round-robin orders (read as
+/// it is sent, never held); standard input is spooled when it holds
+/// more than this (or as many lines).
 pub(crate) const STREAM_BYTES: u64 = 16 << 20;
+
+/// A set of more lines than this is streamed (or spooled) however few
+/// its bytes: every target is at least a line, and a held target costs a
+/// few hundred bytes once resolved (its method, URL, headers and request
+/// bytes), so a held set stays within about 128 MiB even when its lines
+/// are the shortest URLs.
+pub(crate) const HELD_LINES: usize = 256 << 10;
+
+/// Whether `text` has more lines than a held set may ([`HELD_LINES`]).
+pub(crate) fn too_many_lines(text: &[u8]) -> bool {
+    text.iter().filter(|b| **b == b'\n').count() > HELD_LINES
+}
 
 /// Standard input as the CLI read it.
 pub enum StdinSet {
@@ -50,7 +63,9 @@ pub fn read_stdin() -> std::io::Result<StdinSet> {
     if at <= limit {
         let mut text = vec![0u8; at as usize];
         spool.file.read_exact_at(&mut text, 0)?;
-        return Ok(StdinSet::Text(text));
+        if !too_many_lines(&text) {
+            return Ok(StdinSet::Text(text));
+        }
     }
     let copier = Arc::clone(&spool);
     std::thread::Builder::new()
@@ -200,6 +215,15 @@ impl Read for SpoolReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_of_more_lines_than_a_held_one_may_have_is_not_held() {
+        let lines = |n: usize| "h\n".repeat(n).into_bytes();
+        assert!(!too_many_lines(&lines(HELD_LINES)));
+        assert!(too_many_lines(&lines(HELD_LINES + 1)));
+        // A last line without its newline is not counted: a bound, not a count.
+        assert!(!too_many_lines(b"a\nb"));
+    }
 
     #[test]
     fn a_reader_waits_for_the_copy_and_reads_all_of_it() {
