@@ -28,6 +28,7 @@ mod old_store;
 mod outcomes;
 mod outputs;
 mod parity;
+mod peak_rss;
 mod prometheus;
 mod rates;
 mod replay;

@@ -1,0 +1,255 @@
+//! Peak memory is bounded by the documented limits (issue 38): the built
+//! binary is fed each input kind at its largest allowed size and run
+//! against `kurabe serve` on port 0 under `/usr/bin/time -f %M` (the
+//! kernel's peak resident set), and the peak must stay under the bound
+//! README's "Limits" gives for that kind. Each bound is the input's own
+//! limit (what must be held) plus [`OVERHEAD`], the binary itself (a
+//! debug build is ~25 MiB) and the engine's buffers.
+
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::serve::ServeChild;
+
+const MIB: u64 = 1 << 20;
+
+/// What a run needs besides its inputs: the binary, threads, buffers.
+const OVERHEAD: u64 = 64 * MIB;
+
+/// The largest request body.
+const MAX_BODY: u64 = kurabe_http::request::MAX_BODY_BYTES;
+
+/// A HAR's text for the largest body: its base64 and a sixteenth more
+/// (kurabe_http::replay::har's MAX_TEXT_BYTES), read whole by the JSON
+/// reader before it is decoded.
+const MAX_HAR_TEXT: u64 = MAX_BODY.div_ceil(3) * 4 + MAX_BODY / 16;
+
+/// The largest set held rather than streamed: its bytes and lines
+/// (kurabe_http's STREAM_BYTES and HELD_LINES).
+const STREAM_BYTES: u64 = 16 * MIB;
+const HELD_LINES: u64 = 256 << 10;
+
+/// What a held set at both limits may take (README "Limits").
+const HELD: u64 = 128 * MIB;
+
+/// `kurabe ARGS` under `/usr/bin/time`: its exit code, standard error and
+/// peak resident set in bytes.
+fn peak(dir: &Path, args: &[&str]) -> (Option<i32>, String, u64) {
+    let time = Path::new("/usr/bin/time");
+    assert!(time.exists(), "these tests need /usr/bin/time (GNU time)");
+    let out = dir.join("peak");
+    let run = Command::new(time)
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&out)
+        .arg(env!("CARGO_BIN_EXE_kurabe"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr).into_owned();
+    let text = std::fs::read_to_string(&out).unwrap();
+    let kib: u64 = text.trim().lines().last().unwrap().parse().unwrap();
+    (run.status.code(), err, kib * 1024)
+}
+
+/// [`peak`] of a run that must succeed, at most `bound` bytes.
+fn assert_peak(dir: &Path, args: &[&str], bound: u64) -> String {
+    let (code, err, bytes) = peak(dir, args);
+    assert_eq!(code, Some(0), "{args:?}: {err}");
+    assert!(
+        bytes <= bound,
+        "{args:?}: peak RSS {} MiB, bound {} MiB",
+        bytes / MIB,
+        bound / MIB
+    );
+    err
+}
+
+/// `len` bytes of a pattern no compression or sharing could shorten.
+fn noise(len: usize) -> Vec<u8> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+/// Lines from `line(i)` written to `path` while they fit in `limit` bytes.
+fn lines_within(path: &Path, limit: u64, line: impl Fn(u64) -> String) -> u64 {
+    let mut f = BufWriter::new(std::fs::File::create(path).unwrap());
+    let (mut size, mut i) = (0, 0);
+    loop {
+        let l = line(i);
+        if size + l.len() as u64 > limit {
+            break;
+        }
+        f.write_all(l.as_bytes()).unwrap();
+        size += l.len() as u64;
+        i += 1;
+    }
+    f.flush().unwrap();
+    i
+}
+
+#[test]
+fn a_body_at_the_limit_is_held_once_however_deep_the_pipeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = ServeChild::start(&[]);
+    let body = dir.path().join("body");
+    std::fs::write(&body, noise(MAX_BODY as usize)).unwrap();
+    let body = body.to_str().unwrap();
+    for pipeline in ["1", "4"] {
+        let args = [
+            "http",
+            &srv.url,
+            "-p",
+            body,
+            "-n",
+            "8",
+            "-c",
+            "2",
+            "-k",
+            "--pipeline",
+            pipeline,
+        ];
+        assert_peak(dir.path(), &args, MAX_BODY + OVERHEAD);
+    }
+    assert_eq!(srv.served_settled(16), 16);
+}
+
+#[test]
+fn a_har_body_at_the_limit_is_read_and_held_once() {
+    use base64::Engine as _;
+    let dir = tempfile::tempdir().unwrap();
+    let srv = ServeChild::start(&[]);
+    let text = base64::engine::general_purpose::STANDARD.encode(noise(MAX_BODY as usize));
+    let har = dir.path().join("big.har");
+    let mut f = BufWriter::new(std::fs::File::create(&har).unwrap());
+    write!(
+        f,
+        r#"{{"log":{{"version":"1.2","entries":[{{"startedDateTime":"2026-12-02T04:30:00Z","request":{{"method":"POST","url":"http://h/up","headers":[],"postData":{{"mimeType":"application/octet-stream","encoding":"base64","text":"{text}"}}}}}}]}}}}"#
+    )
+    .unwrap();
+    f.flush().unwrap();
+    drop((f, text));
+    let args = ["replay", har.to_str().unwrap(), &srv.url];
+    assert_peak(dir.path(), &args, MAX_HAR_TEXT + MAX_BODY + OVERHEAD);
+    assert_eq!(srv.served_settled(1), 1);
+}
+
+/// A set file at both limits of a held set: [`HELD_LINES`] lines of
+/// `STREAM_BYTES / HELD_LINES` bytes each, `line(i, pad)` padded.
+fn held_set(path: &Path, line: impl Fn(u64, &str) -> String) {
+    let width = (STREAM_BYTES / HELD_LINES) as usize;
+    let mut f = BufWriter::new(std::fs::File::create(path).unwrap());
+    for i in 0..HELD_LINES {
+        let short = line(i, "");
+        let pad = "x".repeat(width.saturating_sub(short.len()));
+        let l = line(i, &pad);
+        assert_eq!(l.len(), width, "{l}");
+        f.write_all(l.as_bytes()).unwrap();
+    }
+    f.flush().unwrap();
+    assert!(std::fs::metadata(path).unwrap().len() <= STREAM_BYTES);
+}
+
+#[test]
+fn a_set_and_a_url_list_at_the_held_limits_stay_within_their_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = ServeChild::start(&[]);
+    let url = srv.url.trim_end_matches('/').to_owned();
+    let set = dir.path().join("held.txt");
+    held_set(&set, |i, pad| format!("GET {url}/p/{i}?{pad}\n"));
+    let urls = dir.path().join("urls.txt");
+    held_set(&urls, |i, pad| format!("{url}/u/{i}?{pad}\n"));
+    let set = set.to_str().unwrap();
+    let args = ["http", "--targets", set, "-n", "200", "--format", "json"];
+    assert_peak(dir.path(), &args, HELD + OVERHEAD);
+    let urls = urls.to_str().unwrap();
+    let args = ["http", "--urls-from-file", urls, "-n", "200"];
+    assert_peak(dir.path(), &args, HELD + OVERHEAD);
+    assert_eq!(srv.served_settled(400), 400);
+}
+
+#[test]
+fn a_streamed_set_four_times_the_threshold_takes_no_more_than_a_small_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = ServeChild::start(&[]);
+    let set = dir.path().join("streamed.txt");
+    let url = srv.url.trim_end_matches('/').to_owned();
+    lines_within(&set, 4 * STREAM_BYTES, |i| format!("GET {url}/s/{i}\n"));
+    let args = ["http", "--targets", set.to_str().unwrap(), "-n", "2000"];
+    assert_peak(dir.path(), &args, OVERHEAD);
+    assert_eq!(srv.served_settled(2000), 2000);
+}
+
+#[test]
+fn a_replayed_log_is_held_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = ServeChild::start(&[]);
+    let log = dir.path().join("access.log");
+    // 100 000 requests over 10 recorded seconds, replayed 100x faster.
+    lines_within(&log, 9 * MIB, |i| {
+        format!(
+            "127.0.0.1 - - [02/Dec/2026:04:30:{:02} +0000] \"GET /a/{i} HTTP/1.1\" 200 5 \"-\" \"t\"\n",
+            i / 10_000
+        )
+    });
+    let args = ["replay", log.to_str().unwrap(), &srv.url, "--speed", "100x"];
+    assert_peak(dir.path(), &args, 8 * 9 * MIB + OVERHEAD);
+}
+
+#[test]
+fn names_past_the_bound_share_one_row_and_the_run_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = ServeChild::start(&[]);
+    let set = dir.path().join("names.txt");
+    let url = srv.url.trim_end_matches('/').to_owned();
+    let mut f = BufWriter::new(std::fs::File::create(&set).unwrap());
+    for i in 0..20_000 {
+        writeln!(f, "# @name n{i}\nGET {url}/n/{i}\n").unwrap();
+    }
+    f.flush().unwrap();
+    let json = dir.path().join("report.json");
+    let args = [
+        "http",
+        "--targets",
+        set.to_str().unwrap(),
+        "-n",
+        "20000",
+        "-c",
+        "4",
+        "--format",
+        "json",
+        "-o",
+        json.to_str().unwrap(),
+    ];
+    let err = assert_peak(dir.path(), &args, OVERHEAD);
+    let notes: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("request names"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("first 256"), "{err}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = report["requests"].as_array().unwrap();
+    let kept = kurabe_http::tags::MAX_NAMES;
+    assert_eq!(rows.len(), kept + 1);
+    assert_eq!(rows[kept]["name"], kurabe_http::tags::OTHER);
+    let sum: u64 = rows
+        .iter()
+        .map(|r| r["complete_requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sum, 20_000);
+    assert_eq!(report["complete_requests"], 20_000);
+}
