@@ -1,11 +1,13 @@
 //! Whether a load test as a whole failed: no request succeeded, or more
 //! failed than the caller allows (`--max-error-rate`).
 //!
-//! Owns that rule, the check of its flag, and its one-line reason, which names each failure kind
-//! with its first error and count. Must not print or pick exit codes: the
+//! Owns that rule and the check of its flag; the reason is data
+//! ([`LoadFailure`], with each failure kind's first error and count),
+//! told in kurabe-report's words. Must not print or pick exit codes: the
 //! binary does both.
 
 use kurabe_model::http::HttpReport;
+use kurabe_model::notice::LoadFailure;
 
 use crate::client::LoadError;
 
@@ -53,34 +55,24 @@ pub fn check_max_error_rate(max: Option<f64>) -> Result<(), BadErrorRate> {
 
 /// Why the run as a whole failed, if it did: nothing succeeded, or the
 /// failed fraction is above `max_error_rate`.
-pub fn failure(report: &HttpReport, max_error_rate: Option<f64>) -> Option<String> {
+pub fn failure(report: &HttpReport, max_error_rate: Option<f64>) -> Option<LoadFailure> {
+    let (errors, ended) = (report.errors.clone(), report.ended_requests());
     if report.complete_requests == 0 {
-        return Some(if report.failed_requests == 0 {
-            "no request got a complete response (none ended before the run stopped)".to_owned()
-        } else {
-            format!("no request succeeded: {}", errors(report))
+        return Some(match report.failed_requests {
+            0 => LoadFailure::NothingEnded,
+            _ => LoadFailure::NoneSucceeded { errors, ended },
         });
     }
     let rate = report.error_rate();
     match max_error_rate {
-        Some(max) if rate > max => Some(format!(
-            "{:.2} % of the requests failed, more than --max-error-rate {max}: {}",
-            rate * 100.0,
-            errors(report)
-        )),
+        Some(max) if rate > max => Some(LoadFailure::AboveMaxErrorRate {
+            rate,
+            max,
+            errors,
+            ended,
+        }),
         _ => None,
     }
-}
-
-/// "connect: Connection refused (os error 111) — 20 of 20; …"
-fn errors(report: &HttpReport) -> String {
-    let ended = report.ended_requests();
-    report
-        .errors
-        .iter()
-        .map(|e| format!("{}: {} — {} of {ended}", e.kind, e.first_error, e.count))
-        .collect::<Vec<_>>()
-        .join("; ")
 }
 
 #[cfg(test)]
@@ -115,21 +107,22 @@ mod tests {
     #[test]
     fn nothing_complete_fails_and_a_rate_fails_only_above_the_limit() {
         let mut r = refused();
-        let why = failure(&r, None).unwrap();
-        assert!(why.starts_with("no request succeeded: connect: "), "{why}");
-        assert!(why.ends_with(" — 3 of 3"), "{why}");
+        let Some(LoadFailure::NoneSucceeded { errors, ended }) = failure(&r, None) else {
+            panic!("every request was refused: {:?}", failure(&r, None));
+        };
+        assert_eq!(
+            (errors[0].kind.as_str(), errors[0].count, ended),
+            ("connect", 3, 3)
+        );
         r.complete_requests = 97;
         assert_eq!(failure(&r, None), None);
         assert_eq!(failure(&r, Some(0.05)), None);
-        let why = failure(&r, Some(0.01)).unwrap();
-        assert!(
-            why.starts_with(
-                "3.00 % of the requests failed, more than --max-error-rate 0.01: connect: "
-            ),
-            "{why}"
-        );
+        let Some(LoadFailure::AboveMaxErrorRate { rate, max, .. }) = failure(&r, Some(0.01)) else {
+            panic!("3 % failed: {:?}", failure(&r, Some(0.01)));
+        };
+        assert_eq!((rate, max), (0.03, 0.01));
         r.failed_requests = 0;
         r.complete_requests = 0;
-        assert!(failure(&r, None).unwrap().contains("none ended"));
+        assert_eq!(failure(&r, None), Some(LoadFailure::NothingEnded));
     }
 }

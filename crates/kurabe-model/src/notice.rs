@@ -9,6 +9,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use crate::http::ErrorBucket;
 use crate::record::{EntryId, ExperimentId, ResultId};
 
 /// One message for the user, beside the report.
@@ -122,12 +123,39 @@ pub enum Notice {
     Interrupted,
     /// `kurabe system` was interrupted; the report holds what finished.
     SystemInterrupted,
+    /// A load test as a whole failed (`kurabe http` exits 1).
+    LoadFailed(LoadFailure),
     /// A benchmarked command failed.
     CommandFailed {
         /// Why.
         why: String,
         /// Whether to suggest `-i/--ignore-failure`.
         suggest_ignore: bool,
+    },
+}
+
+/// Why a load test as a whole failed, with what its report says failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadFailure {
+    /// Nothing ended at all: the run stopped before any request did.
+    NothingEnded,
+    /// Requests ended, and every one failed.
+    NoneSucceeded {
+        /// The failure kinds with their first error and count.
+        errors: Vec<ErrorBucket>,
+        /// Requests that ended.
+        ended: u64,
+    },
+    /// More failed than `--max-error-rate` allows.
+    AboveMaxErrorRate {
+        /// The failed fraction.
+        rate: f64,
+        /// The most allowed.
+        max: f64,
+        /// The failure kinds with their first error and count.
+        errors: Vec<ErrorBucket>,
+        /// Requests that ended.
+        ended: u64,
     },
 }
 

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use kurabe_model::notice::{Added, Notice};
+use kurabe_model::http::ErrorBucket;
+use kurabe_model::notice::{Added, LoadFailure, Notice};
 
 /// The line (or lines, without the final newline) that tells `notice`.
 pub fn line(notice: &Notice) -> String {
@@ -31,7 +32,40 @@ pub fn line(notice: &Notice) -> String {
         Notice::Interrupted => "kurabe: interrupted".to_owned(),
         Notice::SystemInterrupted => "kurabe: interrupted; the report holds the tests that finished".to_owned(),
         Notice::CommandFailed { why, suggest_ignore } => command_failed(why, *suggest_ignore),
+        Notice::LoadFailed(failure) => format!("kurabe: {}", load_failed(failure)),
     }
+}
+
+/// Why a load failed as a whole, naming each failure kind with its first
+/// error and count.
+fn load_failed(failure: &LoadFailure) -> String {
+    match failure {
+        LoadFailure::NothingEnded => {
+            "no request got a complete response (none ended before the run stopped)".to_owned()
+        }
+        LoadFailure::NoneSucceeded { errors, ended } => {
+            format!("no request succeeded: {}", error_list(errors, *ended))
+        }
+        LoadFailure::AboveMaxErrorRate {
+            rate,
+            max,
+            errors,
+            ended,
+        } => format!(
+            "{:.2} % of the requests failed, more than --max-error-rate {max}: {}",
+            rate * 100.0,
+            error_list(errors, *ended)
+        ),
+    }
+}
+
+/// "connect: Connection refused (os error 111) — 20 of 20; …"
+fn error_list(errors: &[ErrorBucket], ended: u64) -> String {
+    errors
+        .iter()
+        .map(|e| format!("{}: {} — {} of {ended}", e.kind, e.first_error, e.count))
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// What an import or copy added: "imported e3, r4 into PATH" or "copied
@@ -121,5 +155,33 @@ mod tests {
             line(&failed),
             "kurabe: 2 of 3 thresholds failed: 'p(95)<1ms' (measured 2.1ms), 'rate>9' (not measured: no requests)"
         );
+    }
+
+    #[test]
+    fn a_failed_load_names_each_kind_with_its_first_error() {
+        let errors = vec![ErrorBucket {
+            kind: "connect".into(),
+            first_error: "Connection refused (os error 111)".into(),
+            count: 3,
+        }];
+        let none = LoadFailure::NoneSucceeded {
+            errors: errors.clone(),
+            ended: 3,
+        };
+        assert_eq!(
+            line(&Notice::LoadFailed(none)),
+            "kurabe: no request succeeded: connect: Connection refused (os error 111) — 3 of 3"
+        );
+        let above = LoadFailure::AboveMaxErrorRate {
+            rate: 0.03,
+            max: 0.01,
+            errors,
+            ended: 100,
+        };
+        assert_eq!(
+            line(&Notice::LoadFailed(above)),
+            "kurabe: 3.00 % of the requests failed, more than --max-error-rate 0.01: connect: Connection refused (os error 111) — 3 of 100"
+        );
+        assert!(line(&Notice::LoadFailed(LoadFailure::NothingEnded)).contains("none ended"));
     }
 }

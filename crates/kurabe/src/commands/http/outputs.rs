@@ -36,7 +36,7 @@ pub(crate) fn exit_code(
     }
     match kurabe_http::outcome::failure(report, max_error_rate) {
         Some(why) => {
-            eprintln!("kurabe: {why}");
+            crate::tell(Notice::LoadFailed(why));
             ExitCode::from(1)
         }
         None if report.interrupted => ExitCode::from(1),
