@@ -14,10 +14,20 @@
 //! For each execution it writes to PID_FD, as soon as the exec has
 //! happened (or failed), 16 bytes: the child's pid (0 when the exec failed)
 //! and the CLOCK_MONOTONIC time of the spawn in ns; then it `wait4`s the
-//! child, kills what is left of its process group, and writes one 56-byte
-//! record of seven little-endian i64 to REPORT_FD: `exec_errno` (0 when the
+//! child, kills what is left of its process group, and writes one 168-byte
+//! record of 21 little-endian i64 to REPORT_FD: `exec_errno` (0 when the
 //! exec happened), `wait_status`, `user_us`, `sys_us`, `max_rss_kib`,
-//! `wall_ns` (spawn to reaped), and the child's pid. After the last
+//! `wall_ns` (spawn to reaped), the child's pid, then the counters of
+//! the child's whole tree (`COUNTER_FIELDS`, -1 for one not counted):
+//! minor and major faults and voluntary and involuntary context switches
+//! (its rusage, which folds in every descendant it reaped), read and write
+//! system calls and bytes (`/proc/PID/io` read while it is a zombie,
+//! between `waitid(WNOWAIT)` and the reap: the kernel folds reaped
+//! descendants in there too), and CPU migrations, instructions, cycles,
+//! cache references and misses and branch misses (perf events this helper
+//! opens on itself at start with `inherit`, so every child and its
+//! descendants count into them as they exit; the same events without
+//! `inherit` count the helper alone, which is subtracted). After the last
 //! execution of a request it writes the number run as a u32 to DONE_FD.
 //! It stops a request early when an exec fails, when an execution fails
 //! (non-zero status) under `FLAG_STOP_ON_FAILURE`, or when another request
@@ -112,6 +122,33 @@ mod sys {
     pub const CLONE_VFORK: c_int = 0x4000;
     pub const POLLIN: c_short = 1;
     pub const X_OK: c_int = 1;
+    pub const O_RDONLY: c_int = 0;
+    pub const O_CLOEXEC: c_int = 0o2000000;
+    pub const P_PID: c_int = 1;
+    pub const WEXITED: c_int = 4;
+    pub const WNOWAIT: c_int = 0x0100_0000;
+    #[cfg(target_arch = "x86_64")]
+    pub const SYS_PERF_EVENT_OPEN: c_long = 298;
+    #[cfg(target_arch = "aarch64")]
+    pub const SYS_PERF_EVENT_OPEN: c_long = 241;
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    pub const SYS_PERF_EVENT_OPEN: c_long = -1;
+    pub const PERF_FLAG_FD_CLOEXEC: c_long = 8;
+
+    /// `struct perf_event_attr` up to `config1` (PERF_ATTR_SIZE_VER0).
+    #[repr(C)]
+    pub struct PerfAttr {
+        pub kind: u32,
+        pub size: u32,
+        pub config: u64,
+        pub sample_period: u64,
+        pub sample_type: u64,
+        pub read_format: u64,
+        pub flags: u64,
+        pub wakeup_events: u32,
+        pub bp_type: u32,
+        pub config1: u64,
+    }
 
     extern "C" {
         pub static environ: *const *const c_char;
@@ -121,6 +158,10 @@ mod sys {
         pub fn read(fd: c_int, buf: *mut u8, len: usize) -> isize;
         pub fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
         pub fn wait4(pid: c_int, status: *mut c_int, options: c_int, ru: *mut Rusage) -> c_int;
+        pub fn waitid(idtype: c_int, id: u32, info: *mut c_void, options: c_int) -> c_int;
+        pub fn open(path: *const c_char, flags: c_int, ...) -> c_int;
+        pub fn close(fd: c_int) -> c_int;
+        pub fn syscall(n: c_long, ...) -> c_long;
         pub fn kill(pid: c_int, sig: c_int) -> c_int;
         pub fn lseek(fd: c_int, offset: i64, whence: c_int) -> i64;
         pub fn malloc(size: usize) -> *mut c_void;
@@ -428,6 +469,150 @@ impl Spawn {
     }
 }
 
+/// Wait until `pid` has exited without reaping it, so its `/proc` files
+/// still hold its totals.
+fn wait_exited(pid: c_int) {
+    let mut info = [0u64; 16]; // siginfo_t
+    loop {
+        // SAFETY: info is a live buffer of siginfo_t's 128 bytes.
+        let rc = unsafe {
+            sys::waitid(sys::P_PID, pid as u32, info.as_mut_ptr().cast(), sys::WEXITED | sys::WNOWAIT)
+        };
+        if rc < 0 && errno() == sys::EINTR {
+            continue;
+        }
+        return;
+    }
+}
+
+/// `/proc/PID/io`'s syscr, syscw, rchar and wchar (in that order; -1 each
+/// when the file cannot be read).
+fn proc_io(pid: c_int) -> [i64; 4] {
+    let mut path = [0u8; 32];
+    let mut n = 0;
+    for &b in b"/proc/" {
+        path[n] = b;
+        n += 1;
+    }
+    let mut digits = [0u8; 12];
+    let (mut d, mut v) = (0, pid as u32);
+    loop {
+        digits[d] = b'0' + (v % 10) as u8;
+        d += 1;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    while d > 0 {
+        d -= 1;
+        path[n] = digits[d];
+        n += 1;
+    }
+    for &b in b"/io\0" {
+        path[n] = b;
+        n += 1;
+    }
+    let mut buf = [0u8; 512];
+    // SAFETY: path is NUL-terminated; buf is live for its length.
+    let len = unsafe {
+        let fd = sys::open(path.as_ptr().cast(), sys::O_RDONLY | sys::O_CLOEXEC);
+        if fd < 0 {
+            return [-1; 4];
+        }
+        let len = sys::read(fd, buf.as_mut_ptr(), buf.len());
+        sys::close(fd);
+        len
+    };
+    if len <= 0 {
+        return [-1; 4];
+    }
+    let text = &buf[..len as usize];
+    [b"syscr", b"syscw", b"rchar", b"wchar"].map(|k: &[u8; 5]| io_field(text, k))
+}
+
+/// The number after `key: ` on a line of `text`; -1 when absent.
+fn io_field(text: &[u8], key: &[u8]) -> i64 {
+    for line in text.split(|&b| b == b'\n') {
+        if line.len() > key.len() && line.starts_with(key) && line[key.len()] == b':' {
+            let mut v: i64 = 0;
+            for &b in &line[key.len() + 1..] {
+                if b.is_ascii_digit() {
+                    v = v * 10 + i64::from(b - b'0');
+                }
+            }
+            return v;
+        }
+    }
+    -1
+}
+
+/// The perf events counted per execution: (type, config) of CPU
+/// migrations (software) and instructions, cycles, cache references,
+/// cache misses and branch misses (hardware).
+const PERF_EVENTS: [(u32, u64); 6] = [(1, 4), (0, 1), (0, 0), (0, 2), (0, 3), (0, 5)];
+
+/// Each perf event opened on this helper with `inherit` (this helper and
+/// every descendant) and without (this helper alone); -1 where it could
+/// not be opened (no PMU, perf events not allowed).
+struct Perf {
+    tree: [c_int; 6],
+    own: [c_int; 6],
+}
+
+impl Perf {
+    /// Open every event on this process.
+    fn open() -> Perf {
+        let open = |i: usize, inherit: bool| perf_open(PERF_EVENTS[i], inherit);
+        Perf {
+            tree: [0, 1, 2, 3, 4, 5].map(|i| open(i, true)),
+            own: [0, 1, 2, 3, 4, 5].map(|i| open(i, false)),
+        }
+    }
+
+    /// Each event's count of the descendants so far (-1 when not counted).
+    fn read(&self) -> [i64; 6] {
+        [0, 1, 2, 3, 4, 5].map(|i| match (perf_read(self.tree[i]), perf_read(self.own[i])) {
+            (Some(t), Some(o)) => t.wrapping_sub(o) as i64,
+            _ => -1,
+        })
+    }
+}
+
+/// One counting perf event on this process; -1 when it cannot be opened.
+fn perf_open((kind, config): (u32, u64), inherit: bool) -> c_int {
+    if sys::SYS_PERF_EVENT_OPEN < 0 {
+        return -1;
+    }
+    let attr = sys::PerfAttr {
+        kind,
+        size: std::mem::size_of::<sys::PerfAttr>() as u32,
+        config,
+        sample_period: 0,
+        sample_type: 0,
+        read_format: 0,
+        // bit 1: inherit
+        flags: if inherit { 1 << 1 } else { 0 },
+        wakeup_events: 0,
+        bp_type: 0,
+        config1: 0,
+    };
+    // SAFETY: attr is a live perf_event_attr of the size it states.
+    let fd = unsafe {
+        sys::syscall(sys::SYS_PERF_EVENT_OPEN, &attr as *const sys::PerfAttr, 0 as c_int, -1 as c_int, -1 as c_int, sys::PERF_FLAG_FD_CLOEXEC)
+    };
+    if fd < 0 { -1 } else { fd as c_int }
+}
+
+/// An event's count; `None` for no event or a failed read.
+fn perf_read(fd: c_int) -> Option<u64> {
+    if fd < 0 {
+        return None;
+    }
+    let mut b = [0u8; 8];
+    read_exact(fd, &mut b).then(|| u64::from_le_bytes(b))
+}
+
 /// Reap `pid`: its wait status and rusage.
 fn reap(pid: c_int) -> (c_int, sys::Rusage) {
     let mut status: c_int = 0;
@@ -451,12 +636,13 @@ struct Out {
 }
 
 /// One execution (see the module docs); its exec error and wait status.
-fn run_once(spawn: &Spawn, out: &Out, pad: usize, rewind: bool) -> (c_int, c_int) {
+fn run_once(spawn: &Spawn, out: &Out, perf: &Perf, pad: usize, rewind: bool) -> (c_int, c_int) {
     if rewind {
         // Every execution reads the input file from its start.
         // SAFETY: lseek on fd 0 has no memory-safety preconditions.
         unsafe { sys::lseek(0, 0, sys::SEEK_SET) };
     }
+    let before = perf.read();
     let t0 = now_ns();
     let started = spawn.start(pad);
     let pid = started.unwrap_or(0);
@@ -464,24 +650,29 @@ fn run_once(spawn: &Spawn, out: &Out, pad: usize, rewind: bool) -> (c_int, c_int
     msg[..8].copy_from_slice(&i64::from(pid).to_le_bytes());
     msg[8..].copy_from_slice(&t0.to_le_bytes());
     write_all(out.pid, &msg);
-    let (exec_errno, status, ru, wall) = match started {
+    let (exec_errno, status, ru, wall, counted) = match started {
         Ok(pid) => {
-            let (status, ru) = reap(pid);
+            wait_exited(pid);
             let wall = now_ns() - t0;
+            let io = proc_io(pid);
+            let after = perf.read();
+            let (status, ru) = reap(pid);
             // Whatever the command left running in its group dies with it.
             // SAFETY: kill has no memory-safety preconditions.
             unsafe { sys::kill(-pid, sys::SIGKILL) };
-            (0, status, ru, wall)
+            let counted = counters(&ru, io, before, after);
+            (0, status, ru, wall, counted)
         }
         // SAFETY: an all-zero rusage is a valid value.
-        Err(e) => (e, 0, unsafe { std::mem::zeroed() }, now_ns() - t0),
+        Err(e) => (e, 0, unsafe { std::mem::zeroed() }, now_ns() - t0, [-1; COUNTER_FIELDS]),
     };
-    write_all(out.report, &record(exec_errno, status, &ru, wall, pid));
+    let head = [i64::from(exec_errno), i64::from(status)];
+    write_all(out.report, &record(head, &ru, wall, pid, counted));
     (exec_errno, status)
 }
 
 /// The executions of one request; how many ran.
-fn serve(spawn: &Spawn, req_fd: c_int, out: &Out, r: &Request) -> u32 {
+fn serve(spawn: &Spawn, req_fd: c_int, out: &Out, perf: &Perf, r: &Request) -> u32 {
     let mut random = r.seed;
     let mut ran = 0;
     while ran < r.count {
@@ -490,7 +681,7 @@ fn serve(spawn: &Spawn, req_fd: c_int, out: &Out, r: &Request) -> u32 {
         } else {
             0
         };
-        let (exec_errno, status) = run_once(spawn, out, pad, r.flags & FLAG_REWIND != 0);
+        let (exec_errno, status) = run_once(spawn, out, perf, pad, r.flags & FLAG_REWIND != 0);
         ran += 1;
         let stop = exec_errno != 0 || (status != 0 && r.flags & FLAG_STOP_ON_FAILURE != 0);
         if stop || (ran < r.count && request_waiting(req_fd)) {
@@ -500,19 +691,30 @@ fn serve(spawn: &Spawn, req_fd: c_int, out: &Out, r: &Request) -> u32 {
     ran
 }
 
-/// The 56-byte record of one execution (see the module docs).
-fn record(exec_errno: c_int, status: c_int, ru: &sys::Rusage, wall: i64, pid: c_int) -> [u8; 56] {
+/// Counter fields at the end of a record.
+const COUNTER_FIELDS: usize = 14;
+
+/// The counters of one execution (see the module docs): -1 for one not counted.
+fn counters(ru: &sys::Rusage, io: [i64; 4], before: [i64; 6], after: [i64; 6]) -> [i64; COUNTER_FIELDS] {
+    let l = |i: usize| i64::from(ru.rest[i]);
+    let mut c = [-1; COUNTER_FIELDS];
+    // ru_minflt, ru_majflt, ru_nvcsw, ru_nivcsw.
+    c[..4].copy_from_slice(&[l(3), l(4), l(11), l(12)]);
+    c[4..8].copy_from_slice(&io);
+    for i in 0..6 {
+        if before[i] >= 0 && after[i] >= 0 {
+            c[8 + i] = (after[i] - before[i]).max(0);
+        }
+    }
+    c
+}
+
+/// The 168-byte record of one execution (see the module docs).
+fn record(head: [i64; 2], ru: &sys::Rusage, wall: i64, pid: c_int, counted: [i64; COUNTER_FIELDS]) -> [u8; 168] {
     let us = |t: sys::Timeval| i64::from(t.tv_sec) * 1_000_000 + i64::from(t.tv_usec);
-    let fields: [i64; 7] = [
-        i64::from(exec_errno),
-        i64::from(status),
-        us(ru.ru_utime),
-        us(ru.ru_stime),
-        i64::from(ru.ru_maxrss),
-        wall,
-        i64::from(pid),
-    ];
-    let mut rec = [0u8; 56];
+    let times = [us(ru.ru_utime), us(ru.ru_stime), i64::from(ru.ru_maxrss), wall, i64::from(pid)];
+    let mut rec = [0u8; 168];
+    let fields = head.iter().chain(&times).chain(&counted);
     for (chunk, v) in rec.chunks_exact_mut(8).zip(fields) {
         chunk.copy_from_slice(&v.to_le_bytes());
     }
@@ -540,9 +742,10 @@ extern "C" fn main(argc: c_int, argv: *const *const c_char) -> c_int {
         return 2;
     };
     let out = Out { report, pid, done };
+    let perf = Perf::open();
     while let Some(r) = read_request(req) {
         if r.count > 0 {
-            let ran = serve(&spawn, req, &out, &r);
+            let ran = serve(&spawn, req, &out, &perf, &r);
             write_all(out.done, &ran.to_le_bytes());
         }
     }

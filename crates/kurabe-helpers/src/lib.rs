@@ -211,7 +211,7 @@ mod tests {
             let mut n = [0u8; 4];
             done.read_exact(&mut n).unwrap();
             let ran = u32::from_le_bytes(n);
-            let mut b = vec![0u8; ran as usize * 72];
+            let mut b = vec![0u8; ran as usize * (16 + 168)];
             out.read_exact(&mut b).unwrap();
             let words = b
                 .chunks_exact(8)
@@ -229,9 +229,18 @@ mod tests {
         // then the record, for each.
         let got = serve_requests(&["true"], &[(2, 0)]);
         assert_eq!(got[0].0, 2);
-        for w in got[0].1.chunks(9) {
+        for w in got[0].1.chunks(23) {
             let (pid, start, rec) = (w[0], w[1], &w[2..]);
             assert_eq!((rec[0], rec[1]), (0, 0), "exec errno and wait status");
+            // Its counters: faults (its exec maps pages), reads (the loader's).
+            assert!(rec[7] > 0, "minor faults {}", rec[7]);
+            assert!(
+                rec[11] > 0 && rec[13] > 0,
+                "read calls {}, bytes {}",
+                rec[11],
+                rec[13]
+            );
+            assert!(rec[15] >= 0, "migrations {}", rec[15]);
             assert!(rec[4] > 0 && rec[4] < 4096, "max RSS {} KiB", rec[4]);
             assert!(pid > 0 && rec[6] == pid, "pid {pid} then {}", rec[6]);
             assert!(start > 0 && rec[5] > 0, "start {start}, wall {}", rec[5]);
@@ -246,7 +255,7 @@ mod tests {
         // (0–4095 bytes each: an empty one fails, 1 time in 4096).
         let sh = ["sh", "-c", "test -n \"$KURABE_ENV_PAD\""];
         let got = serve_requests(&sh, &[(2, 0), (0, 0), (2, 2), (3, 1)]);
-        let statuses = |i: usize| -> Vec<i64> { got[i].1.chunks(9).map(|w| w[3]).collect() };
+        let statuses = |i: usize| -> Vec<i64> { got[i].1.chunks(23).map(|w| w[3]).collect() };
         assert_eq!(statuses(0), [256, 256]);
         assert_eq!(statuses(1), [256]);
         assert!(

@@ -12,6 +12,7 @@ use kurabe_model::record::{RunRecord, RunStatus};
 use kurabe_model::stats::{
     compare_metric_at, metric, Comparison, Metric, NoIntervalReason, Summary, Verdict, CONFIDENCE,
 };
+use kurabe_model::tree_counters::Counter;
 
 /// One variant's figures on one metric of one workload.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +45,23 @@ pub fn analyse(plan: &Plan, variants: &[String], runs: &[RunRecord]) -> Analysis
     analyse_at(plan, variants, runs, CONFIDENCE)
 }
 
+/// The process-tree counters (`minor_faults_per_request`, …) the runs of
+/// `workload` recorded and it did not select, in catalogue order: judged
+/// beside the selected metrics in every report, but not headline metrics
+/// (`--until-confident` does not wait for them).
+fn counters_seen(runs: &[RunRecord], workload: &str, selected: &[String]) -> Vec<String> {
+    let seen: std::collections::HashSet<&str> = runs
+        .iter()
+        .filter(|r| r.workload == workload)
+        .flat_map(|r| r.metrics.iter().map(|m| m.name.as_str()))
+        .collect();
+    metric::names()
+        .filter(|n| Counter::is_metric(n) && seen.contains(n))
+        .filter(|n| !selected.iter().any(|s| s == n))
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The finite values of `metric` in the successful runs of `variant` × `workload`.
 fn samples_of(runs: &[RunRecord], workload: &str, metric: &str, variant: &str) -> Vec<f64> {
     runs.iter()
@@ -68,7 +86,9 @@ pub fn analyse_at(
         .unwrap_or_default();
     let mut rows = Vec::new();
     for w in &plan.workloads {
-        for name in w.selected_metrics() {
+        let selected = w.selected_metrics();
+        let counters = counters_seen(runs, &w.name, &selected);
+        for name in selected.into_iter().chain(counters) {
             let Some(m) = metric::lookup(&name) else {
                 continue;
             };

@@ -48,6 +48,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use kurabe_model::plan::{CommandOutput, CommandWorkload, ExecCost};
+use kurabe_model::tree_counters::{Counter, Counts};
 use kurabe_probe::{SamplerConfig, TreeSampler};
 
 use crate::target::{RunFailure, TAIL_LINES};
@@ -59,6 +60,8 @@ pub(crate) struct Timed {
     pub(crate) user_s: f64,
     pub(crate) sys_s: f64,
     pub(crate) max_rss_bytes: u64,
+    /// The kernel's counters of the execution's tree, as the helper sent them.
+    pub(crate) counters: Counts,
 }
 
 impl Timed {
@@ -101,9 +104,28 @@ pub(crate) struct Launch<'a> {
     pub(crate) sample_memory: bool,
 }
 
-/// The helper's record: seven little-endian i64 (see kurabe-helpers'
+/// The helper's record: 21 little-endian i64 (see kurabe-helpers'
 /// `programs/rusage.rs`); the pid comes first on a pipe of its own.
-const REPORT_LEN: usize = 56;
+const REPORT_LEN: usize = 168;
+
+/// The counter of each of the record's fields from the 8th on, in order
+/// (-1 in a field: not counted).
+const RECORD_COUNTERS: [Counter; 14] = [
+    Counter::MinorFaults,
+    Counter::MajorFaults,
+    Counter::VoluntarySwitches,
+    Counter::InvoluntarySwitches,
+    Counter::ReadSyscalls,
+    Counter::WriteSyscalls,
+    Counter::ReadBytes,
+    Counter::WriteBytes,
+    Counter::CpuMigrations,
+    Counter::Instructions,
+    Counter::Cycles,
+    Counter::CacheReferences,
+    Counter::CacheMisses,
+    Counter::BranchMisses,
+];
 
 /// A decoded helper report.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -127,8 +149,20 @@ fn decode_record(b: &[u8]) -> Option<HelperRecord> {
             user_s: f(2) as f64 / 1e6,
             sys_s: f(3) as f64 / 1e6,
             max_rss_bytes: u64::try_from(f(4)).unwrap_or(0) * 1024,
+            counters: record_counters(b),
         },
     })
+}
+
+/// The counters of a complete record; a field of -1 was not counted.
+fn record_counters(b: &[u8]) -> Counts {
+    let mut c = Counts::default();
+    for (i, counter) in RECORD_COUNTERS.into_iter().enumerate() {
+        if let Some(v) = word(b, 7 + i).filter(|v| *v >= 0) {
+            c.set(counter, v as f64);
+        }
+    }
+    c
 }
 
 /// The `i`th little-endian i64 of `b`, when it is all there.
@@ -918,6 +952,9 @@ impl MemoryWatch {
                 // Peaks need fresh values: up to 5 % of a core for smaps_rollup.
                 pss_budget: 0.05,
                 count_from_root_start: false,
+                // The helper counts the execution: no more reads of /proc
+                // while it is timed.
+                counters: false,
             };
             self.sampler = pid.and_then(|p| TreeSampler::with_config(p, config, None).ok());
         }
@@ -940,6 +977,10 @@ mod tests {
         for v in [0i64, 0, 1_500_000, 250_000, 1_234, 2_000_000_000, 42] {
             b.extend_from_slice(&v.to_le_bytes());
         }
+        let counted = [80i64, 0, 6, 1, 1010, 1003, 4_102_976, 4_096_099, 1];
+        for v in counted.iter().chain(&[-1; 5]) {
+            b.extend_from_slice(&v.to_le_bytes());
+        }
         assert_eq!(word(&b, 6), Some(42));
         let r = decode_record(&b).unwrap();
         assert_eq!((r.exec_errno, r.wait_status), (0, 0));
@@ -950,9 +991,14 @@ mod tests {
                 user_s: 1.5,
                 sys_s: 0.25,
                 max_rss_bytes: 1_234 * 1024,
+                counters: r.timed.counters,
             }
         );
-        assert!(decode_record(&b[..55]).is_none());
+        // Counted fields are kept, -1 ones are absent (never 0).
+        assert_eq!(r.timed.counters.get(Counter::MinorFaults), Some(80.0));
+        assert_eq!(r.timed.counters.get(Counter::WriteSyscalls), Some(1003.0));
+        assert_eq!(r.timed.counters.get(Counter::Instructions), None);
+        assert!(decode_record(&b[..167]).is_none());
         assert!(decode_record(&b[..8]).is_none());
         assert!(decode_record(&[]).is_none());
     }

@@ -141,6 +141,11 @@ fn add_server(run: &mut LocalRun, summary: &WatchSummary) {
     if let Some(note) = summary.skipped_note() {
         run.notes.push(Notice::ServerSkipped { note });
     }
+    // Counted from /proc: the hardware counters never are, and on a machine
+    // without a PMU the line says so.
+    if let Some(why) = kurabe_probe::pmu::hardware_off() {
+        run.notes.push(Notice::HardwareOff { why });
+    }
     run.report.server = Some(tree.server_metrics(run.report.answered_requests()));
 }
 

@@ -36,7 +36,7 @@ use kurabe_stop::Stop;
 
 use crate::cachegrind::Counter;
 use crate::execute::{Execution, Launch, Session, Timed};
-use crate::measured::{load_metrics, tree_metrics};
+use crate::measured::{counter_metrics, load_metrics, tree_metrics};
 pub use crate::measured::{Measured, Probe};
 use crate::target::RunFailure;
 
@@ -225,6 +225,7 @@ fn http_measured(
     m.insert("failed_percent", failed);
     if let Some(t) = &tree {
         tree_metrics(t, &mut m);
+        counter_metrics(&t.counters, Some(report.answered_requests()), &mut m);
         let sm = t.server_metrics(report.answered_requests());
         if let Some(cpu) = sm.cpu_ms_per_request {
             m.insert("cpu_ms_per_request", cpu);
@@ -257,13 +258,14 @@ pub fn watch(w: &WatchWorkload, probe: &Probe, stop: &Stop) -> Result<Measured, 
     }
     let mut m = BTreeMap::new();
     tree_metrics(&s, &mut m);
+    counter_metrics(&s.counters, None, &mut m);
     let warmup = w.warmup.map_or(Duration::ZERO, |d| d.0);
     Ok(Measured {
         metrics: m,
-        record: RunDetail::Watch(WatchDetail {
+        record: RunDetail::Watch(Box::new(WatchDetail {
             settling: Some(settling_record(&s, warmup)),
             target: s,
-        }),
+        })),
     })
 }
 
@@ -634,6 +636,12 @@ fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
             counts.iter().sum::<f64>() / counts.len() as f64,
         );
     }
+    let counted = execs
+        .iter()
+        .map(|e| e.timed.counters)
+        .reduce(|a, b| a.plus(&b))
+        .unwrap_or_default();
+    counter_metrics(&counted.per(n), None, &mut m);
     let executions = execs.iter().map(execution_record).collect();
     Measured {
         metrics: m,
@@ -654,6 +662,7 @@ fn execution_record(e: &Execution) -> CommandExecution {
         exit_code: e.exit_code,
         pss_peak_bytes: e.pss_peak_bytes,
         instructions: e.instructions,
+        counters: e.timed.counters,
     }
 }
 

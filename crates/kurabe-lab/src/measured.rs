@@ -1,6 +1,7 @@
 //! What a workload run hands back, and the pieces of it that the http,
 //! watch and soak workloads share: the metrics and record of the target
-//! tree ([`tree_metrics`]) and of a load ([`load_metrics`]).
+//! tree ([`tree_metrics`], [`counter_metrics`]) and of a load
+//! ([`load_metrics`]).
 //!
 //! Owns [`Measured`] and [`Probe`]. Must not run anything: running a
 //! workload is `measure`'s and `soak`'s, which both build on this module
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 
 use kurabe_model::http::HttpReport;
 use kurabe_model::run_detail::{RunDetail, TreeDetail};
+use kurabe_model::tree_counters::Counts;
 use kurabe_probe::cgroup::CgroupReader;
 
 /// Metric values by catalogue name, plus the full record of the run.
@@ -38,6 +40,16 @@ pub(crate) fn tree_metrics(s: &TreeDetail, m: &mut BTreeMap<&'static str, f64>) 
     m.insert("pss_steady_bytes", s.pss_end_bytes as f64);
     m.insert("rss_peak_bytes", s.rss_peak_bytes as f64);
     m.insert("uss_peak_bytes", s.uss_peak_bytes as f64);
+}
+
+/// The tree's counters as metrics: per request of a load (`per` the
+/// requests the server answered: none answered, none counted) or, without
+/// `per`, as totals (a watch).
+pub(crate) fn counter_metrics(c: &Counts, per: Option<u64>, m: &mut BTreeMap<&'static str, f64>) {
+    match per {
+        Some(n) => m.extend(c.per(n as f64).iter().map(|(k, v)| (k.per_request(), v))),
+        None => m.extend(c.iter().map(|(k, v)| (k.key(), v))),
+    }
 }
 
 /// The load generator's throughput, latency and failure metrics (an http or soak run).

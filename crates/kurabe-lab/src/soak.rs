@@ -39,7 +39,7 @@ use kurabe_model::stats::trend::{self, Point, TrendConfig, TrendVerdict};
 use kurabe_probe::{Recorder, SamplerConfig, TreeSampler};
 use kurabe_stop::Stop;
 
-use crate::measured::{load_metrics, tree_metrics, Measured, Probe};
+use crate::measured::{counter_metrics, load_metrics, tree_metrics, Measured, Probe};
 use crate::target::RunFailure;
 
 /// Samples per soak run the interval aims at (more is finer, but each
@@ -209,6 +209,7 @@ impl Sampling {
             let tree = rec.finish(Instant::now(), &self.sampler).tree;
             tree_metrics(&tree, &mut m);
             let answered = report.answered_requests();
+            counter_metrics(&tree.counters, Some(answered), &mut m);
             if let Some(cpu) = tree.server_metrics(answered).cpu_ms_per_request {
                 m.insert("cpu_ms_per_request", cpu);
             }

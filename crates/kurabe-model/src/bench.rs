@@ -10,6 +10,7 @@
 //!
 //! It must not do I/O or render text (kurabe-report renders Markdown and CSV).
 
+use crate::tree_counters::Counts;
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -53,6 +54,10 @@ pub struct CmdExport {
     /// count, instructions (with `measure` `instructions` and a shell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell_overhead_instructions: Option<f64>,
+    /// kurabe: why the hardware counters were not counted, when they were
+    /// not (`no_pmu` on most VMs); absent when they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_off: Option<crate::tree_counters::HardwareOff>,
 }
 
 /// One command's figures: hyperfine's fields first, then kurabe's.
@@ -101,6 +106,12 @@ pub struct CmdResult {
     /// kurabe: mean instruction count of the executions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions_mean: Option<f64>,
+    /// kurabe: the kernel's counters of the command's tree, mean per
+    /// execution (faults, context switches, I/O calls and bytes,
+    /// migrations, hardware events where there is a PMU); a counter not
+    /// counted in every execution is absent.
+    #[serde(default, skip_serializing_if = "Counts::is_empty")]
+    pub counters: Counts,
     /// kurabe: against the reference, by metric (`wall_time_s`,
     /// `user_time_s`, `system_time_s`, `max_rss_bytes`, or `instructions`):
     /// ratio of geometric means, its 95 % interval and the verdict. Empty
@@ -126,6 +137,8 @@ pub struct CmdExecution {
     pub exit_code: Option<i32>,
     /// Instructions executed, when counted.
     pub instructions: Option<u64>,
+    /// The kernel's counters of the execution's tree.
+    pub counters: Counts,
 }
 
 impl CmdResult {
@@ -155,6 +168,12 @@ impl CmdResult {
             max_rss_bytes: memory.iter().copied().max().unwrap_or(0),
             pss_peak_bytes: execs.iter().filter_map(|e| e.pss_peak_bytes).max(),
             instructions_mean: mean_count(&counts),
+            counters: execs
+                .iter()
+                .map(|e| e.counters)
+                .reduce(|a, b| a.plus(&b))
+                .unwrap_or_default()
+                .per(execs.len() as f64),
             instructions: counts,
             memory_usage_byte: memory,
             exit_codes: execs.iter().map(|e| e.exit_code).collect(),
@@ -185,6 +204,7 @@ mod tests {
             pss_peak_bytes: None,
             exit_code: Some(0),
             instructions: None,
+            counters: Counts::default(),
         }
     }
 

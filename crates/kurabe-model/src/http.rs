@@ -443,6 +443,14 @@ pub struct ServerMetrics {
     pub pss_peak_bytes: u64,
     /// Σ PSS at the end.
     pub pss_end_bytes: u64,
+    /// The server tree's counters per response it sent (context switches,
+    /// faults, I/O calls and bytes, …); absent when not counted or when it
+    /// sent none.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::tree_counters::Counts::is_empty"
+    )]
+    pub counters_per_request: crate::tree_counters::Counts,
 }
 
 /// `kurabe http URL_A URL_B --format json`: the A/B as an experiment report

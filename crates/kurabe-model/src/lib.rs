@@ -40,6 +40,7 @@ pub mod stats;
 pub mod system;
 pub mod threshold;
 pub mod time;
+pub mod tree_counters;
 
 /// Version of the JSON result schema shared by output and the results store.
 ///

@@ -31,6 +31,11 @@ pub enum Notice {
         /// Its pid.
         pid: u32,
     },
+    /// The hardware counters (instructions, …) were not counted, and why.
+    HardwareOff {
+        /// Why.
+        why: crate::tree_counters::HardwareOff,
+    },
     /// The server's sampler skipped part of the tree (its own note).
     ServerSkipped {
         /// What was skipped.

@@ -216,6 +216,14 @@ pub struct WatchReport {
     pub processes_max: u32,
     /// Most threads seen in one sample.
     pub threads_max: u32,
+    /// The kernel's counters of the tree over the watch (faults, context
+    /// switches, I/O calls and bytes, migrations, …); a counter not
+    /// counted is absent.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::tree_counters::Counts::is_empty"
+    )]
+    pub counters: crate::tree_counters::Counts,
     /// Limits the command ran under, if any were asked for.
     #[schemars(required, transform = crate::schema::nullable)]
     pub limits: Option<LimitsApplied>,

@@ -24,6 +24,7 @@ use crate::probe::WatchPoint;
 use crate::stats::trend::{LineFit, TrendVerdict};
 use crate::stats::warmup::Settling;
 use crate::system::SystemReport;
+use crate::tree_counters::Counts;
 
 /// One run's full record, by the kind of workload that made it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -32,7 +33,7 @@ pub enum RunDetail {
     /// An `http` workload (a plan's, `kurabe http A B`'s), soak runs included.
     Http(Box<HttpDetail>),
     /// A `watch` workload: the tree's CPU and memory over the duration.
-    Watch(WatchDetail),
+    Watch(Box<WatchDetail>),
     /// A `command` workload (a plan's, `kurabe cmd`'s): every timed execution.
     Command(CommandDetail),
     /// An `idle` workload: the target's (or the system's) memory once settled.
@@ -126,6 +127,11 @@ pub struct TreeDetail {
     pub threads_max: u32,
     /// The root process exited during the phase.
     pub root_exited: bool,
+    /// The kernel's counters of the tree over the phase (faults, context
+    /// switches, I/O calls and bytes, migrations, …); a counter not
+    /// counted is absent (and all of them in records from before them).
+    #[serde(default, skip_serializing_if = "Counts::is_empty")]
+    pub counters: Counts,
     /// CPU and memory over time, for the report's per-run charts (absent
     /// in records from before the charts).
     #[serde(default)]
@@ -161,7 +167,7 @@ impl TreeDetail {
     /// The server's figures for `kurabe http`, given the responses it
     /// sent in the run ([`HttpReport::answered_requests`]): its CPU per
     /// response, none when it sent none (a cost per nothing is not zero,
-    /// it is unknown).
+    /// it is unknown), and so its counters per response.
     pub fn server_metrics(&self, answered: u64) -> ServerMetrics {
         let cpu_ms = self.cpu_seconds() * 1000.0;
         ServerMetrics {
@@ -171,6 +177,7 @@ impl TreeDetail {
             pss_start_bytes: self.pss_start_bytes,
             pss_peak_bytes: self.pss_peak_bytes,
             pss_end_bytes: self.pss_end_bytes,
+            counters_per_request: self.counters.per(answered as f64),
         }
     }
 }
@@ -308,6 +315,10 @@ pub struct CommandExecution {
     /// "instructions"`; the times are then those under Cachegrind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<u64>,
+    /// The kernel's counters of the execution's whole tree (its rusage,
+    /// `/proc/PID/io`, perf events); a counter not counted is absent.
+    #[serde(default, skip_serializing_if = "Counts::is_empty")]
+    pub counters: Counts,
 }
 
 /// An `idle` run: memory read once after the settle time.
@@ -449,6 +460,7 @@ mod tests {
             processes_max: 1,
             threads_max: 2,
             root_exited: false,
+            counters: Counts::default(),
             series: vec![WatchPoint {
                 t_s: 0.1,
                 cpu_percent: 12.5,
@@ -506,10 +518,10 @@ mod tests {
     #[test]
     fn every_kind_round_trips_as_itself_with_its_tag() {
         let details = [
-            RunDetail::Watch(WatchDetail {
+            RunDetail::Watch(Box::new(WatchDetail {
                 target: tree(),
                 settling: Some(settling()),
-            }),
+            })),
             RunDetail::Command(CommandDetail {
                 command: vec!["true".into()],
                 executions: vec![CommandExecution {
@@ -520,6 +532,7 @@ mod tests {
                     exit_code: None,
                     pss_peak_bytes: Some(5),
                     instructions: Some(123_456),
+                    counters: Counts::default(),
                 }],
             }),
             RunDetail::Idle(IdleDetail {
@@ -571,10 +584,10 @@ mod tests {
 
     #[test]
     fn accessors_answer_for_their_kinds_only() {
-        let w = RunDetail::Watch(WatchDetail {
+        let w = RunDetail::Watch(Box::new(WatchDetail {
             target: tree(),
             settling: Some(settling()),
-        });
+        }));
         assert_eq!(w.target().map(|t| t.pid), Some(7));
         assert_eq!(
             w.settling().and_then(|s| s.found).map(|f| f.changes),

@@ -33,6 +33,14 @@ pub struct Stat {
     pub starttime: u64,
     /// Resident pages.
     pub rss_pages: u64,
+    /// Minor faults of the process (all its threads).
+    pub minflt: u64,
+    /// Minor faults of waited-for children.
+    pub cminflt: u64,
+    /// Major faults of the process.
+    pub majflt: u64,
+    /// Major faults of waited-for children.
+    pub cmajflt: u64,
 }
 
 impl Stat {
@@ -68,6 +76,74 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
         num_threads: f(20)? as u32,
         starttime: f(22)?,
         rss_pages: f(24)?,
+        minflt: f(10)?,
+        cminflt: f(11)?,
+        majflt: f(12)?,
+        cmajflt: f(13)?,
+    })
+}
+
+/// The I/O counters of `/proc/PID/io`: the process's threads, live and
+/// exited, and every child it reaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Io {
+    /// Bytes passed to read-family calls.
+    pub rchar: u64,
+    /// Bytes passed to write-family calls.
+    pub wchar: u64,
+    /// Read-family calls.
+    pub syscr: u64,
+    /// Write-family calls.
+    pub syscw: u64,
+}
+
+/// Parse `/proc/PID/io`; `None` when a field is missing.
+pub fn parse_io(text: &str) -> Option<Io> {
+    let field = |key: &str| -> Option<u64> {
+        text.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k == key).then(|| v.trim().parse().ok())?
+        })
+    };
+    Some(Io {
+        rchar: field("rchar")?,
+        wchar: field("wchar")?,
+        syscr: field("syscr")?,
+        syscw: field("syscw")?,
+    })
+}
+
+/// The scheduler counters of one thread (`/proc/PID/task/TID/sched`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sched {
+    /// `nr_voluntary_switches`.
+    pub voluntary: u64,
+    /// `nr_involuntary_switches`.
+    pub involuntary: u64,
+    /// `se.nr_migrations`.
+    pub migrations: u64,
+}
+
+/// Parse a thread's `sched` file; `None` when a counter is missing
+/// (a kernel without `CONFIG_SCHED_DEBUG`).
+pub fn parse_sched(text: &str) -> Option<Sched> {
+    let (mut vol, mut invol, mut mig) = (None, None, None);
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let slot = match k.trim() {
+            "nr_voluntary_switches" => &mut vol,
+            "nr_involuntary_switches" => &mut invol,
+            "se.nr_migrations" => &mut mig,
+            _ => continue,
+        };
+        *slot = v.trim().parse().ok();
+    }
+    Some(Sched {
+        voluntary: vol?,
+        involuntary: invol?,
+        migrations: mig?,
     })
 }
 
@@ -156,6 +232,27 @@ pub fn pread_all(f: &File, out: &mut Vec<u8>) -> std::io::Result<()> {
         }
         off += n as u64;
     }
+}
+
+/// Read `/proc/PID/<name>` into `buf` through the descriptor cached in
+/// `cache`, opening (and caching) it on first use or after the cached one
+/// failed (process gone; a reused PID then opens the new process's file).
+pub fn read_cached(
+    cache: &mut std::collections::HashMap<u32, File>,
+    pid: u32,
+    name: &str,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<()> {
+    if let Some(f) = cache.get(&pid) {
+        if pread_all(f, buf).is_ok() {
+            return Ok(());
+        }
+        cache.remove(&pid);
+    }
+    let f = File::open(format!("/proc/{pid}/{name}"))?;
+    pread_all(&f, buf)?;
+    cache.insert(pid, f);
+    Ok(())
 }
 
 /// True for "too many open files" (EMFILE, this process; ENFILE, the
@@ -300,6 +397,19 @@ mod tests {
         assert_eq!(s.starttime, 123456);
         assert_eq!(s.rss_pages, 250);
         assert_eq!(s.total_ticks(), 185);
+        assert_eq!((s.minflt, s.cminflt, s.majflt, s.cmajflt), (100, 0, 0, 0));
+    }
+
+    #[test]
+    fn io_and_sched_files() {
+        let io = "rchar: 6976\nwchar: 12\nsyscr: 10\nsyscw: 1\nread_bytes: 0\nwrite_bytes: 0\ncancelled_write_bytes: 0\n";
+        let v = parse_io(io).unwrap();
+        assert_eq!((v.rchar, v.wchar, v.syscr, v.syscw), (6976, 12, 10, 1));
+        assert!(parse_io("rchar: 1\n").is_none());
+        let sched = "cat (12378, #threads: 1)\n---------\nse.exec_start    :   277475.615736\nse.nr_migrations      :      3\nnr_switches      :     9\nnr_voluntary_switches     :    7\nnr_involuntary_switches   :   2\n";
+        let s = parse_sched(sched).unwrap();
+        assert_eq!((s.voluntary, s.involuntary, s.migrations), (7, 2, 3));
+        assert!(parse_sched("nr_switches : 9\n").is_none());
     }
 
     #[test]

@@ -97,6 +97,7 @@ impl WatchSession {
             interval: cfg.interval,
             pss_budget: cfg.pss_budget,
             count_from_root_start: child.is_some(),
+            counters: true,
         };
         let sampler =
             TreeSampler::with_config(pid, config, cgroup.as_ref().map(RunCgroup::reader))?;
@@ -311,6 +312,7 @@ impl WatchSession {
             cgroup_memory_peak_bytes: w.cgroup_memory_peak_bytes,
             processes_max: s.processes_max,
             threads_max: s.threads_max,
+            counters: s.counters,
             limits: o.limits,
             exit: o.exit,
             oom_kills: o.oom_kills,

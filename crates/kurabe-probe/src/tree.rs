@@ -36,9 +36,11 @@ use std::io::ErrorKind;
 use std::time::{Duration, Instant};
 
 use kurabe_model::probe::TreeSize;
+use kurabe_model::tree_counters::Counts;
 
 use crate::cgroup::CgroupReader;
 use crate::error::{ProbeError, Result};
+use crate::proc_counters::{counts_of, CounterFiles, Totals, Unread, SLOTS};
 use crate::procfs::{self, Rollup, Stat};
 
 /// Most time between two discovery scans of /proc for new tree members.
@@ -62,6 +64,10 @@ pub struct SamplerConfig {
     /// the first sample on (for a command kurabe just started); otherwise the
     /// first sample is the baseline and counts nothing.
     pub count_from_root_start: bool,
+    /// Read the kernel's counters too (`io` and each thread's `sched`, a
+    /// few more files per process per sample); off where only memory is
+    /// wanted.
+    pub counters: bool,
 }
 
 impl Default for SamplerConfig {
@@ -70,6 +76,7 @@ impl Default for SamplerConfig {
             interval: Duration::from_millis(500),
             pss_budget: 0.004,
             count_from_root_start: false,
+            counters: true,
         }
     }
 }
@@ -85,6 +92,10 @@ pub struct Sample {
     pub cpu_seconds_proc: f64,
     /// CPU seconds since the previous sample from the cgroup counter, if any.
     pub cpu_seconds_cgroup: Option<f64>,
+    /// The kernel's counters of the tree since the previous sample (none
+    /// at the first, unless it counts from the root's start); a counter
+    /// whose file could not be read for some member is absent.
+    pub counters: Counts,
     /// The tree's memory and its processes (zombies included) and threads:
     /// what a watch's series keeps of the sample, as it is.
     pub size: TreeSize,
@@ -105,8 +116,8 @@ pub struct Sample {
 struct Prev {
     start: u64,
     ppid: u32,
-    total: u64,
-    children: u64,
+    /// Its cumulative CPU and counters ([`crate::proc_counters`]).
+    t: Totals,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -160,6 +171,8 @@ pub struct TreeSampler {
     stat_fds: HashMap<u32, File>,
     /// Open `/proc/PID/smaps_rollup` of tree members.
     smaps_fds: HashMap<u32, File>,
+    /// The `io` and thread `sched` files of members.
+    counter_files: CounterFiles,
     /// PIDs seen at the last scan that are not in the tree. A process never
     /// joins a tree it is not in (ppid only changes to a reaper outside it),
     /// and a PID listed in two consecutive scans is the same process, so
@@ -227,6 +240,7 @@ impl TreeSampler {
             stat_fds: HashMap::new(),
             smaps_fds: HashMap::new(),
             cost: Cost::default(),
+            counter_files: CounterFiles::default(),
             outsiders: HashSet::new(),
         }
     }
@@ -305,14 +319,16 @@ impl TreeSampler {
             root_alive,
             ..Sample::default()
         };
-        let ticks = self.cpu_delta_ticks(stats, &members, first);
-        sample.cpu_seconds_proc = ticks as f64 / self.hz;
+        let (cur, unread) = self.current(stats, &members);
+        let grown = self.growth(&cur, first);
+        sample.cpu_seconds_proc = grown[0] as f64 / self.hz;
+        sample.counters = counts_of(&grown, self.hz, unread);
         sample.cpu_seconds_cgroup = self.cgroup_cpu_delta();
         self.memory(stats, &members, &mut sample);
         if root_alive {
             sample.root_hwm_bytes = self.root_hwm();
         }
-        self.remember(stats, &members);
+        self.prev = cur;
         sample.pids = members;
         sample
     }
@@ -324,6 +340,7 @@ impl TreeSampler {
             .retain(|p, _| members.binary_search(p).is_ok());
         self.smaps_fds
             .retain(|p, _| members.binary_search(p).is_ok());
+        self.counter_files.retain(members);
         self.outsiders = stats
             .keys()
             .copied()
@@ -359,23 +376,6 @@ impl TreeSampler {
             .and_then(|t| procfs::field_kb_bytes(&t, "VmHWM"))
     }
 
-    /// Keep this sample's counters of the members for the next CPU delta.
-    fn remember(&mut self, stats: &HashMap<u32, Stat>, members: &[u32]) {
-        self.prev = members
-            .iter()
-            .filter_map(|pid| stats.get(pid))
-            .map(|s| {
-                let p = Prev {
-                    start: s.starttime,
-                    ppid: s.ppid,
-                    total: s.total_ticks(),
-                    children: s.children_ticks(),
-                };
-                (s.pid, p)
-            })
-            .collect();
-    }
-
     /// stat of every process that may be in the tree (the ppid scan); known
     /// outsiders that are still listed are skipped (see `outsiders`).
     /// Out of descriptors is an error: a process whose stat could not be
@@ -394,7 +394,7 @@ impl TreeSampler {
             if self.outsiders.contains(&pid) && in_cgroup.binary_search(&pid).is_err() {
                 continue;
             }
-            match read_cached(&mut self.stat_fds, pid, "stat", &mut self.buf) {
+            match procfs::read_cached(&mut self.stat_fds, pid, "stat", &mut self.buf) {
                 Err(e) if procfs::out_of_descriptors(&e) => {
                     return Err(ProbeError::read(format!("/proc/{pid}/stat"), e));
                 }
@@ -450,26 +450,59 @@ impl TreeSampler {
         v
     }
 
-    /// CPU ticks the tree used since the previous sample (see module docs).
-    fn cpu_delta_ticks(&self, stats: &HashMap<u32, Stat>, members: &[u32], first: bool) -> u64 {
-        let mut cur: HashMap<u32, Prev> = HashMap::with_capacity(members.len());
+    /// The members' cumulative CPU and counters now, and which files
+    /// could not be read. A file of a process that exited meanwhile keeps
+    /// its last values.
+    fn current(
+        &mut self,
+        stats: &HashMap<u32, Stat>,
+        members: &[u32],
+    ) -> (HashMap<u32, Prev>, Unread) {
+        let mut cur = HashMap::with_capacity(members.len());
+        let mut unread = Unread::default();
         for pid in members {
-            if let Some(s) = stats.get(pid) {
-                let p = Prev {
+            let Some(s) = stats.get(pid) else { continue };
+            let (io, sched) = if self.config.counters {
+                let io = self
+                    .counter_files
+                    .io(*pid)
+                    .map_err(|denied| unread.io |= denied);
+                let sched = self.counter_files.sched(*pid, s.starttime);
+                (io.ok(), sched.map_err(|denied| unread.sched |= denied).ok())
+            } else {
+                unread = Unread {
+                    io: true,
+                    sched: true,
+                };
+                (None, None)
+            };
+            let before = self
+                .prev
+                .get(pid)
+                .filter(|p| p.start == s.starttime)
+                .map(|p| p.t)
+                .unwrap_or_default();
+            let t = Totals::of(s, io, sched, &before);
+            cur.insert(
+                *pid,
+                Prev {
                     start: s.starttime,
                     ppid: s.ppid,
-                    total: s.total_ticks(),
-                    children: s.children_ticks(),
-                };
-                cur.insert(*pid, p);
-            }
+                    t,
+                },
+            );
         }
+        (cur, unread)
+    }
+
+    /// What the tree used since the previous sample, per slot (see module docs).
+    fn growth(&self, cur: &HashMap<u32, Prev>, first: bool) -> [u64; SLOTS] {
         let threshold = if first {
             self.config.count_from_root_start.then_some(self.root_start)
         } else {
             Some(self.prev_boot_ticks.saturating_sub(1))
         };
-        cpu_delta(&self.prev, &cur, threshold)
+        std::array::from_fn(|slot| slot_delta(&self.prev, cur, threshold, slot))
     }
 
     /// Fill the memory fields of `sample`, reading `smaps_rollup` within the budget.
@@ -533,7 +566,7 @@ impl TreeSampler {
     /// another user's process is cached as unreadable.
     fn read_smaps(&mut self, pid: u32, start: u64, now: Instant) {
         let (rollup, unreadable) =
-            match read_cached(&mut self.smaps_fds, pid, "smaps_rollup", &mut self.buf) {
+            match procfs::read_cached(&mut self.smaps_fds, pid, "smaps_rollup", &mut self.buf) {
                 Ok(()) => (
                     procfs::parse_rollup(&String::from_utf8_lossy(&self.buf)),
                     false,
@@ -588,61 +621,48 @@ fn add_rollup(sample: &mut Sample, r: &Rollup) {
     sample.size.swap_bytes += r.swap;
 }
 
-/// Read `/proc/PID/<name>` into `buf` through the descriptor cached in
-/// `cache`, opening (and caching) it on first use or after the cached one
-/// failed (process gone; a reused PID then opens the new process's file).
-fn read_cached(
-    cache: &mut HashMap<u32, File>,
-    pid: u32,
-    name: &str,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<()> {
-    if let Some(f) = cache.get(&pid) {
-        if procfs::pread_all(f, buf).is_ok() {
-            return Ok(());
-        }
-        cache.remove(&pid);
-    }
-    let f = File::open(format!("/proc/{pid}/{name}"))?;
-    procfs::pread_all(&f, buf)?;
-    cache.insert(pid, f);
-    Ok(())
-}
-
-/// CPU ticks used between two scans of a tree.
+/// Growth of one slot (CPU ticks, a counter) between two scans of a tree.
 ///
-/// `prev`/`cur` map PID → (start, ppid, u+s+cu+cs, cu+cs). A process present
-/// in both counts its growth. A process only in `cur` counts fully when it
-/// started at or after `new_since` (boot ticks; `None` = baseline, counts 0).
-/// A process only in `prev` was, if its nearest surviving ancestor reaped it,
-/// absorbed into that ancestor's cutime/cstime: what was already counted for
-/// it is subtracted from that growth (never more than the growth).
-fn cpu_delta(prev: &HashMap<u32, Prev>, cur: &HashMap<u32, Prev>, new_since: Option<u64>) -> u64 {
+/// `prev`/`cur` map PID → (start, ppid, totals: cumulative values and the
+/// part of each from reaped children). A process present in both counts
+/// its growth. A process only in `cur` counts fully when it started at or
+/// after `new_since` (boot ticks; `None` = baseline, counts 0). A process
+/// only in `prev` was, if its nearest surviving ancestor reaped it,
+/// absorbed into that ancestor's children part: what was already counted
+/// for it is subtracted from that growth (never more than the growth).
+fn slot_delta(
+    prev: &HashMap<u32, Prev>,
+    cur: &HashMap<u32, Prev>,
+    new_since: Option<u64>,
+    slot: usize,
+) -> u64 {
     let mut delta: u64 = 0;
     let mut absorbed: HashMap<u32, u64> = HashMap::new();
     for (pid, c) in cur {
         match prev.get(pid).filter(|p| p.start == c.start) {
             Some(p) => {
-                delta += c.total.saturating_sub(p.total);
-                absorbed.insert(*pid, c.children.saturating_sub(p.children));
+                delta += c.t.total[slot].saturating_sub(p.t.total[slot]);
+                let grew = c.t.children[slot].saturating_sub(p.t.children[slot]);
+                absorbed.insert(*pid, grew);
             }
             None => {
                 if new_since.is_some_and(|t| c.start >= t) {
-                    delta += c.total;
+                    delta += c.t.total[slot];
                 }
             }
         }
     }
-    delta.saturating_sub(counted_twice(prev, cur, &absorbed))
+    delta.saturating_sub(counted_twice(prev, cur, &absorbed, slot))
 }
 
-/// What was already counted for processes that left between the scans and
-/// that a surviving ancestor reaped (per ancestor, never more than the
-/// ancestor's growth in reaped-children CPU, `absorbed`).
+/// What was already counted (in `slot`) for processes that left between
+/// the scans and that a surviving ancestor reaped (per ancestor, never
+/// more than the ancestor's growth in reaped children's part, `absorbed`).
 fn counted_twice(
     prev: &HashMap<u32, Prev>,
     cur: &HashMap<u32, Prev>,
     absorbed: &HashMap<u32, u64>,
+    slot: usize,
 ) -> u64 {
     let mut bucket: HashMap<u32, u64> = HashMap::new();
     for (pid, p) in prev {
@@ -659,7 +679,7 @@ fn counted_twice(
             hops += 1;
         }
         if absorbed.contains_key(&anc) {
-            *bucket.entry(anc).or_default() += p.total;
+            *bucket.entry(anc).or_default() += p.t.total[slot];
         }
     }
     bucket
@@ -673,12 +693,18 @@ mod tests {
     use super::*;
 
     fn p(start: u64, ppid: u32, own: u64, children: u64) -> Prev {
-        Prev {
-            start,
-            ppid,
-            total: own + children,
-            children,
-        }
+        let mut t = Totals::default();
+        t.total[0] = own + children;
+        t.children[0] = children;
+        Prev { start, ppid, t }
+    }
+
+    fn cpu_delta(
+        prev: &HashMap<u32, Prev>,
+        cur: &HashMap<u32, Prev>,
+        new_since: Option<u64>,
+    ) -> u64 {
+        slot_delta(prev, cur, new_since, 0)
     }
 
     #[test]

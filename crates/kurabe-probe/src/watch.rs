@@ -96,6 +96,12 @@ impl Recorder {
         self.last = at;
         let s = &mut self.s.tree;
         s.samples += 1;
+        // A counter missing from one sample is missing from the sum.
+        s.counters = if s.samples == 1 {
+            x.counters
+        } else {
+            s.counters.plus(&x.counters)
+        };
         s.cpu_seconds_proc += x.cpu_seconds_proc;
         if let Some(c) = x.cpu_seconds_cgroup {
             *s.cpu_seconds_cgroup.get_or_insert(0.0) += c;

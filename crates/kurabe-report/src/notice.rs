@@ -15,6 +15,7 @@ pub fn line(notice: &Notice) -> String {
         Notice::NoListener { port } => note(&format!("no process of this machine found listening on port {port}; server metrics off (use --server-pid to name it)")),
         Notice::ServerMetricsOff { why } => note(&format!("server metrics off: {why}")),
         Notice::ServerExited { pid } => note(&format!("the server process {pid} exited during the run; its figures cover the time it was alive")),
+        Notice::HardwareOff { why } => note(&crate::words::hardware_off(*why)),
         Notice::ServerSkipped { note: text } => note(&format!("server metrics: {text}")),
         Notice::Note { text } => note(text),
         Notice::NamesFolded { kept, row } => note(&format!("more than {kept} request names: the breakdown has a row for each of the first {kept} and counts the rest together as '{row}'; the totals count every request")),

@@ -80,7 +80,7 @@ fn watched(points: &[(f64, f64, f64)]) -> RunDetail {
         })
         .collect();
     let peak = series.iter().map(|p| p.size.pss_bytes).max().unwrap_or(0);
-    RunDetail::Watch(WatchDetail {
+    RunDetail::Watch(Box::new(WatchDetail {
         target: TreeDetail {
             pid: 1,
             duration_s: 2.0,
@@ -97,6 +97,7 @@ fn watched(points: &[(f64, f64, f64)]) -> RunDetail {
             processes_max: 1,
             threads_max: 1,
             root_exited: false,
+            counters: Default::default(),
             series,
         },
         settling: Some(SettlingDetail {
@@ -104,7 +105,7 @@ fn watched(points: &[(f64, f64, f64)]) -> RunDetail {
             warmup_s: 0.0,
             found: None,
         }),
-    })
+    }))
 }
 
 pub(crate) fn sample_experiment() -> Experiment {

@@ -7,6 +7,7 @@
 use kurabe_model::experiment::Tone;
 use kurabe_model::stats::trend::difference_scale;
 use kurabe_model::stats::{Comparison, Difference, Direction, NoIntervalReason, Unit, Verdict};
+use kurabe_model::tree_counters::{Counter, Counts, HardwareOff, Unit as CounterUnit};
 
 /// A value with its unit, scaled for reading (`39.0 MiB`, `850 µs`, `106.2/s`).
 pub fn value(unit: Unit, v: f64) -> String {
@@ -168,9 +169,83 @@ pub fn label(metric: &str) -> String {
         "max_rss_bytes" => "max RSS",
         "system_used_bytes" => "used memory",
         "system_index" => "index",
-        other => other,
+        other => return counter_label(other).unwrap_or_else(|| other.to_owned()),
     };
     known.to_owned()
+}
+
+/// Short label of a process-tree counter's metric: `minor faults`,
+/// `minor faults/req`.
+fn counter_label(metric: &str) -> Option<String> {
+    Counter::ALL.into_iter().find_map(|c| {
+        if c.key() == metric {
+            Some(counter_name(c).to_owned())
+        } else {
+            (c.per_request() == metric).then(|| format!("{}/req", counter_name(c)))
+        }
+    })
+}
+
+/// A counter's short name.
+pub fn counter_name(c: Counter) -> &'static str {
+    match c {
+        Counter::UserCpuMs => "user CPU",
+        Counter::SystemCpuMs => "system CPU",
+        Counter::VoluntarySwitches => "vol. switches",
+        Counter::InvoluntarySwitches => "invol. switches",
+        Counter::MinorFaults => "minor faults",
+        Counter::MajorFaults => "major faults",
+        Counter::ReadSyscalls => "read calls",
+        Counter::WriteSyscalls => "write calls",
+        Counter::ReadBytes => "bytes read",
+        Counter::WriteBytes => "bytes written",
+        Counter::CpuMigrations => "migrations",
+        Counter::Instructions => "instructions",
+        Counter::Cycles => "cycles",
+        Counter::CacheReferences => "cache refs",
+        Counter::CacheMisses => "cache misses",
+        Counter::BranchMisses => "branch misses",
+    }
+}
+
+/// The counted counters in one line, `name value` each, with the IPC
+/// when instructions and cycles were both counted: "minor faults 82,
+/// vol. switches 6, …". Counters not counted are left out (never 0).
+pub fn counters_line(c: &Counts) -> String {
+    let unit = |c: Counter| match c.unit() {
+        CounterUnit::Milliseconds => Unit::Milliseconds,
+        CounterUnit::Bytes => Unit::Bytes,
+        CounterUnit::Count => Unit::Count,
+    };
+    let mut parts: Vec<String> = c
+        .iter()
+        .map(|(k, v)| format!("{} {}", counter_name(k), value(unit(k), round_count(k, v))))
+        .collect();
+    if let Some(ipc) = c.ipc() {
+        parts.push(format!("IPC {ipc:.2}"));
+    }
+    parts.join(", ")
+}
+
+/// Counts of events shown whole from 100 up, with 3 significant digits below.
+fn round_count(c: Counter, v: f64) -> f64 {
+    if c.unit() == CounterUnit::Count && v.abs() >= 100.0 {
+        v.round()
+    } else {
+        v
+    }
+}
+
+/// Why the hardware counters were not counted, in one line.
+pub fn hardware_off(why: HardwareOff) -> String {
+    match why {
+        HardwareOff::NoPmu => "no hardware PMU: instructions not counted (nor cycles, cache or branch misses); the software counters are".to_owned(),
+        HardwareOff::NotAllowed { paranoid } => {
+            let setting = paranoid.map_or(String::new(), |p| format!(" (kernel.perf_event_paranoid = {p}; 1 or lower, or CAP_PERFMON, allows them)"));
+            format!("perf events not allowed{setting}: instructions not counted")
+        }
+        HardwareOff::NoPerfEvents => "this kernel has no perf events: instructions not counted".to_owned(),
+    }
 }
 
 /// The words for "the candidate's value is higher" and "… lower".

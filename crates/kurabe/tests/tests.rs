@@ -8,6 +8,7 @@ mod breakdown;
 mod checks;
 mod cli;
 mod cmd;
+mod counters;
 mod find_rate;
 mod fleet;
 mod harden;

@@ -57,6 +57,7 @@ use kurabe_model::plan::{
     Variant, Workload, WorkloadKind,
 };
 use kurabe_model::run_detail::{CommandExecution, RunDetail};
+use kurabe_model::tree_counters::Counter;
 use kurabe_stop::Stop;
 use kurabe_store::{RunStatus, Store};
 
@@ -882,7 +883,22 @@ fn collect(cfg: &CmdConfig, outcome: &Outcome, block: u32, overhead: &ExecCost) 
         shell_overhead_instructions: (cfg.measure == Measure::Instructions
             && cfg.shell != Shell::None)
             .then_some(overhead.instructions),
+        hardware_off: hardware_off(outcome),
     }
+}
+
+/// Why the hardware counters are missing, when no execution counted them.
+fn hardware_off(outcome: &Outcome) -> Option<kurabe_model::tree_counters::HardwareOff> {
+    let counted = outcome
+        .runs
+        .iter()
+        .filter_map(|r| r.record.as_ref())
+        .flat_map(RunDetail::executions)
+        .any(|e| e.counters.get(Counter::Instructions).is_some());
+    if counted {
+        return None;
+    }
+    kurabe_probe::pmu::hardware_off()
 }
 
 /// One command's executions and comparisons; `None` when none succeeded.
@@ -915,6 +931,7 @@ fn executions_of(record: &RunDetail) -> Vec<CmdExecution> {
         pss_peak_bytes: e.pss_peak_bytes,
         exit_code: e.exit_code,
         instructions: e.instructions,
+        counters: e.counters,
     };
     record.executions().iter().map(exec).collect()
 }

@@ -8,6 +8,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::tree_counters::{self, Counter};
+
 /// Default noise band: differences smaller than ±2 % are "within noise".
 pub const DEFAULT_NOISE_BAND: f64 = 0.02;
 
@@ -362,29 +364,44 @@ pub const SYSTEM_TEST_METRICS: [(&str, &str); 12] = [
     ("syscall", "system_index_syscall"),
 ];
 
-/// The built-in metric catalogue, in a stable order.
+/// The built-in metric catalogue, in a stable order: the table above,
+/// then each process-tree counter (`minor_faults`: per execution of a
+/// command, over a watch) and per request of a load
+/// (`minor_faults_per_request`).
 pub fn catalogue() -> Vec<Metric> {
-    BUILTIN
-        .iter()
-        .map(|&(name, unit, direction, description)| {
-            Metric::new(name, unit, direction, description)
-        })
-        .collect()
+    names().filter_map(lookup).collect()
 }
 
 /// Look a built-in metric up by name.
 pub fn lookup(name: &str) -> Option<Metric> {
-    BUILTIN
-        .iter()
-        .find(|m| m.0 == name)
-        .map(|&(name, unit, direction, description)| {
-            Metric::new(name, unit, direction, description)
+    if let Some(&(name, unit, direction, description)) = BUILTIN.iter().find(|m| m.0 == name) {
+        return Some(Metric::new(name, unit, direction, description));
+    }
+    Counter::ALL.into_iter().find_map(|c| {
+        let whole = c.key() == name;
+        (whole || c.per_request() == name).then(|| {
+            let per = if whole {
+                "of the tree, per command execution or over a watch"
+            } else {
+                "of the target tree per request"
+            };
+            let unit = match c.unit() {
+                tree_counters::Unit::Milliseconds => Unit::Milliseconds,
+                tree_counters::Unit::Bytes => Unit::Bytes,
+                tree_counters::Unit::Count => Unit::Count,
+            };
+            Metric::new(name, unit, Lo, &format!("{} {per}", c.what()))
         })
+    })
 }
 
 /// Names of all built-in metrics, for "expected one of …" messages.
 pub fn names() -> impl Iterator<Item = &'static str> {
-    BUILTIN.iter().map(|m| m.0)
+    BUILTIN.iter().map(|m| m.0).chain(
+        Counter::ALL
+            .into_iter()
+            .flat_map(|c| [c.key(), c.per_request()]),
+    )
 }
 
 #[cfg(test)]
@@ -402,7 +419,7 @@ mod tests {
                 .chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
             let suffix_ok = match m.unit {
-                Unit::Bytes => m.name.ends_with("_bytes"),
+                Unit::Bytes => m.name.ends_with("_bytes") || m.name.ends_with("_bytes_per_request"),
                 Unit::Microseconds => m.name.ends_with("_us"),
                 Unit::Milliseconds => m.name.contains("_ms"),
                 Unit::Seconds => m.name.ends_with("_s"),

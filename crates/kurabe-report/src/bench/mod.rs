@@ -312,6 +312,7 @@ mod tests {
 
     fn export() -> CmdExport {
         let e = |w: f64| CmdExecution {
+            counters: Default::default(),
             wall_s: w,
             user_s: 0.0,
             system_s: 0.0,
@@ -334,6 +335,7 @@ mod tests {
             shell_overhead_s: 0.0,
             measure: Default::default(),
             shell_overhead_instructions: None,
+            hardware_off: None,
         }
     }
 

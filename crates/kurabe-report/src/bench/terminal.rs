@@ -40,6 +40,9 @@ pub fn write_terminal(
         command_block(i + 1, r, is_reference, unit, out)?;
         writeln!(out)?;
     }
+    if let Some(why) = export.hardware_off {
+        writeln!(out, "{}\n", words::hardware_off(why))?;
+    }
     let Some(base) = reference(export) else {
         return Ok(());
     };
@@ -97,6 +100,13 @@ fn command_block(
         "  Memory (max RSS):    {:>8}{pss}",
         words::mib(r.max_rss_bytes)
     )?;
+    if !r.counters.is_empty() {
+        writeln!(
+            out,
+            "  Counters (mean):     {}",
+            words::counters_line(&r.counters)
+        )?;
+    }
     failures(r, out)
 }
 
@@ -245,6 +255,7 @@ mod tests {
         let execs: Vec<CmdExecution> = walls
             .iter()
             .map(|&w| CmdExecution {
+                counters: Default::default(),
                 wall_s: w,
                 user_s: w / 4.0,
                 system_s: w / 8.0,
@@ -281,6 +292,7 @@ mod tests {
             shell_overhead_s: 0.0,
             measure: Default::default(),
             shell_overhead_instructions: None,
+            hardware_off: None,
         }
     }
 

@@ -406,6 +406,13 @@ fn server_line(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
             mib(s.pss_end_bytes),
             mib(s.pss_peak_bytes)
         )?;
+        if !s.counters_per_request.is_empty() {
+            writeln!(
+                out,
+                "Server per request:     {}",
+                crate::words::counters_line(&s.counters_per_request)
+            )?;
+        }
     }
     Ok(())
 }
@@ -569,6 +576,37 @@ Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
     }
 
     #[test]
+    fn server_counters_per_request_show_what_was_counted_and_nothing_else() {
+        use kurabe_model::tree_counters::{Counter, Counts};
+        let mut r = crate::fixtures::http();
+        let mut c = Counts::default();
+        c.set(Counter::VoluntarySwitches, 1.5);
+        c.set(Counter::MajorFaults, 0.0);
+        c.set(Counter::WriteSyscalls, 2.0);
+        c.set(Counter::WriteBytes, 2048.0);
+        r.server = Some(kurabe_model::http::ServerMetrics {
+            pid: 7,
+            cpu_ms_per_request: Some(0.25),
+            cpu_percent_mean: 29.5,
+            pss_start_bytes: 1 << 20,
+            pss_peak_bytes: 3 << 20,
+            pss_end_bytes: 2 << 20,
+            counters_per_request: c,
+        });
+        let text = render(&r);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Server per request:"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert_eq!(
+            line,
+            "Server per request:     vol. switches 1.50, major faults 0, write calls 2, bytes written 2.0 KiB"
+        );
+        // Not counted is left out, never shown as 0.
+        assert!(!line.contains("instructions") && !line.contains("migrations"));
+    }
+
+    #[test]
     fn server_cpu_per_request_is_n_a_when_no_response_arrived_never_zero() {
         let mut r = crate::fixtures::http();
         let mut server = kurabe_model::http::ServerMetrics {
@@ -578,6 +616,7 @@ Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
             pss_start_bytes: 1 << 20,
             pss_peak_bytes: 3 << 20,
             pss_end_bytes: 2 << 20,
+            counters_per_request: Default::default(),
         };
         r.server = Some(server);
         let line = "Server (pid 7):         0.2500 ms CPU/request, 29.5 % CPU, PSS 1.0 → 2.0 MiB (peak 3.0)\n";

@@ -93,6 +93,10 @@ fn memory(r: &WatchReport, o: &mut String) {
     }
     let (processes, threads) = (r.processes_max, r.threads_max);
     let _ = writeln!(o, "  processes  max {processes}, threads max {threads}");
+    if !r.counters.is_empty() {
+        let line = wrap(&crate::words::counters_line(&r.counters), WIDTH - 13);
+        let _ = writeln!(o, "  counters   {}", line.replace('\n', "\n             "));
+    }
 }
 
 /// The limits applied and how the command ended.
