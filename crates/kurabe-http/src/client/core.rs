@@ -23,6 +23,7 @@ use super::feed::{Chunk, Feed};
 use super::gnuplot::GnuplotWriter;
 use super::pace::Pace;
 use super::record::{record, Answer};
+use super::requests::Requests;
 use super::schedule::{Claims, Schedule};
 use super::series::Meter;
 use super::set::{Picker, Span};
@@ -137,10 +138,10 @@ impl<'a> Core<'a> {
             super::protocol::Framing::H1(h1) => h1.keep_alive,
             super::protocol::Framing::H2(_) => true,
         };
-        let stats = match sh.feed {
-            None => Stats::for_names(sh.labels.names()),
+        let stats = match sh.requests {
             // Names come with the chunks: a row for every one from the start.
-            Some(_) => Stats::with_rows(sh.labels.names()),
+            Requests::Streamed(_) => Stats::with_rows(sh.labels.names()),
+            _ => Stats::for_names(sh.labels.names()),
         };
         // Two significant digits, growing with the largest latency (≤ ~26 KiB):
         // a second's percentiles need no more, and a worker holds a few.
@@ -171,9 +172,10 @@ impl<'a> Core<'a> {
             want_server: true,
             pace: Pace::new(sh, in_flight, keep_alive, nap_trial)?,
             // A replay's target is the schedule's index, not a pick.
-            picker: (sh.set.as_ref())
-                .filter(|_| sh.arrival.replay().is_none())
-                .map(|t| Picker::new(t, index, sh.threads)),
+            picker: match &sh.requests {
+                Requests::Set { table, .. } => Some(Picker::new(table, index, sh.threads)),
+                _ => None,
+            },
             cursor: None,
             labels: Arc::new(sh.labels.clone()),
             published: (0, 0),
@@ -238,7 +240,7 @@ impl<'a> Core<'a> {
     /// A streamed set is over (its one pass, or an error) and this
     /// worker's chunk is used up.
     fn fed_all(&self) -> bool {
-        self.sh.feed.as_ref().is_some_and(Feed::done)
+        self.sh.requests.feed().is_some_and(Feed::done)
             && self
                 .cursor
                 .as_ref()
@@ -324,21 +326,23 @@ impl<'a> Core<'a> {
         let i = s.next_index();
         let intended = s.pop_due(until)?;
         let mut slot = self.slot(intended)?;
-        if let (Some(r), Some(t)) = (self.sh.arrival.replay(), &self.sh.set) {
+        if let (Some(r), Requests::Replay { table, .. }) =
+            (self.sh.arrival.replay(), &self.sh.requests)
+        {
             slot.target = r.target(i);
-            slot.tag = t.spans[slot.target as usize].tag;
+            slot.tag = table.spans[slot.target as usize].tag;
         }
         Some(slot)
     }
 
     /// The next request's slot; `None`: a streamed set has no more.
     fn slot(&mut self, intended: u64) -> Option<Slot> {
-        let (target, tag) = match (&mut self.picker, &self.sh.set) {
-            (Some(p), Some(t)) => {
-                let i = p.next(t);
-                (i, t.spans[i as usize].tag)
+        let (target, tag) = match (&mut self.picker, &self.sh.requests) {
+            (Some(p), Requests::Set { table, .. }) => {
+                let i = p.next(table);
+                (i, table.spans[i as usize].tag)
             }
-            _ if self.sh.feed.is_some() => self.next_streamed()?,
+            (_, Requests::Streamed(_)) => self.next_streamed()?,
             _ => (0, Default::default()),
         };
         Some(Slot {
@@ -360,7 +364,7 @@ impl<'a> Core<'a> {
             .as_ref()
             .is_none_or(|(c, i)| *i >= c.spans.len())
         {
-            let feed = self.sh.feed.as_ref()?;
+            let feed = self.sh.requests.feed()?;
             let Some(chunk) = feed.next() else {
                 if feed.error().is_some() {
                     self.sh.aborted.store(true, Ordering::Relaxed);

@@ -34,6 +34,7 @@ mod pace;
 mod panic_hook;
 mod protocol;
 mod record;
+mod requests;
 mod schedule;
 mod series;
 pub mod set;
@@ -535,7 +536,7 @@ fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
 }
 
 /// A body above this is sent from the run's one copy after its head
-/// ([`shared::Shared::split_body`]) instead of being copied, with its
+/// (`requests::Requests::One`'s `split_body`) instead of being copied, with its
 /// head, once per pipelined request: a second write per request costs
 /// nothing beside copying this many bytes to the socket.
 const SPLIT_BODY: usize = 64 << 10;
@@ -824,7 +825,7 @@ pub(crate) fn run_with_stats(
     let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
         || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
     let duration_s = end.saturating_sub(shared.measure_ns) as f64 / 1e9;
-    if let Some(e) = shared.feed.as_ref().and_then(feed::Feed::error) {
+    if let Some(e) = shared.requests.feed().and_then(feed::Feed::error) {
         return Err(LoadError::Spec(e));
     }
     let mut report = build_report(cfg, &shared, &total, threads, duration_s, interrupted);
@@ -895,32 +896,8 @@ fn shared_state(
     let addr = connect_addr(cfg)?;
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
-    let pipeline = cfg.protocol.pipeline();
     let keeps = (cfg.labels.any_checks(), cfg.labels.needs().body);
-    let feed = start_feed(cfg, keeps)?;
-    let mut split_body = None;
-    let (requests, request_len, table) = match (&cfg.set, cfg.arrival.replay()) {
-        // Streamed: each connection copies its one request in flight.
-        (Some(_), _) if feed.is_some() => (Vec::new(), usize::MAX >> 1, None),
-        (None, None) => {
-            let (bytes, len, split) = one_request(cfg, pipeline);
-            split_body = split;
-            (bytes, len, None)
-        }
-        (Some(set), _) => {
-            let (bytes, spans) = set_bytes(cfg, set);
-            // Each connection has one request in flight: the longest is the unit.
-            let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
-            (bytes, longest, Some(set::Table::new(set, spans)))
-        }
-        (None, Some(r)) => {
-            // A replay is a set whose target is the schedule's index (see
-            // `arrival`): the same spans, one in flight per connection.
-            let (bytes, spans) = replay_bytes(cfg, r);
-            let longest = spans.iter().map(|s| s.len).max().unwrap_or(1);
-            (bytes, longest, Some(set::Table::of_spans(spans)))
-        }
-    };
+    let (requests, request_len) = wire_requests(cfg, keeps)?;
     let limit = match cfg.stop {
         StopCondition::Requests(n) | StopCondition::RequestsOrDuration(n, _) => Some(n),
         StopCondition::Duration(_) => None,
@@ -930,12 +907,7 @@ fn shared_state(
         addr: addr.into(),
         request_len,
         requests,
-        split_body,
-        set: table,
-        feed,
         arrival: cfg.arrival.clone(),
-        body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
-        head_request: cfg.method.eq_ignore_ascii_case("HEAD"),
         timeout_ns: cfg
             .timeout
             .as_nanos()
@@ -969,6 +941,46 @@ fn shared_state(
             (true, true) => crate::response_check::MAX_CHECKED_BODY,
         },
         labels: cfg.labels.clone(),
+    })
+}
+
+/// What the run sends, ready on the wire, and the length of one request
+/// (of many: the longest, as each connection has one in flight).
+fn wire_requests(
+    cfg: &LoadConfig,
+    keeps: (bool, bool),
+) -> Result<(requests::Requests, usize), LoadError> {
+    use requests::Requests;
+    if let Some(feed) = start_feed(cfg, keeps)? {
+        // Streamed: each connection copies its one request in flight.
+        return Ok((Requests::Streamed(feed), usize::MAX >> 1));
+    }
+    let longest = |spans: &[set::Span]| spans.iter().map(|s| s.len).max().unwrap_or(1);
+    Ok(match (&cfg.set, cfg.arrival.replay()) {
+        (Some(set), _) => {
+            let (bytes, spans) = set_bytes(cfg, set);
+            let len = longest(&spans);
+            let table = set::Table::new(set, spans);
+            (Requests::Set { bytes, table }, len)
+        }
+        (None, Some(r)) => {
+            // A replay is a set whose target is the schedule's index (see
+            // `arrival`): the same spans, one in flight per connection.
+            let (bytes, spans) = replay_bytes(cfg, r);
+            let len = longest(&spans);
+            let table = set::Table::of_spans(spans);
+            (Requests::Replay { bytes, table }, len)
+        }
+        (None, None) => {
+            let (bytes, len, split_body) = one_request(cfg, cfg.protocol.pipeline());
+            let requests = Requests::One {
+                bytes,
+                split_body,
+                body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
+                head: cfg.method.eq_ignore_ascii_case("HEAD"),
+            };
+            (requests, len)
+        }
     })
 }
 
@@ -1057,7 +1069,7 @@ fn build_report(
 fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
     let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
     // A streamed set's labels and count are the feeder's, as far as it read.
-    let feed = shared.feed.as_ref();
+    let feed = shared.requests.feed();
     let streamed_labels = feed.and_then(feed::Feed::labels);
     let labels = streamed_labels.as_deref().unwrap_or(&cfg.labels);
     let (method, path) = match &cfg.set {

@@ -18,27 +18,16 @@ use kurabe_model::failures::FailureKind;
 /// What all workers share, read-only after start except the atomics.
 pub(crate) struct Shared {
     pub addr: SockAddr,
-    /// The serialised request repeated `pipeline + 1` times (see the HTTP/1.1 worker's `Conn::queue`).
-    pub requests: Vec<u8>,
-    /// Length of one serialised request (of a set: the longest).
+    /// What is sent: one request, a held or streamed set, a replay's.
+    pub requests: super::requests::Requests,
+    /// Length of one serialised request (of a set or a replay: the
+    /// longest), from `requests`: the unit of the HTTP/1.1 worker's
+    /// per-send count of what is written.
     pub request_len: usize,
-    /// The one request's body when it is too large to repeat (over
-    /// `SPLIT_BODY`): `requests` is then its head, once, and a
-    /// connection's `w_off..w_end` count over head and body in turn
-    /// (`worker::conn::Conn::next_bytes`), the body sent from here.
-    pub split_body: Option<crate::request::Body>,
-    /// A request set (`--targets`): where each target's bytes are in
-    /// `requests`, and its order. None: one request, repeated.
-    pub set: Option<super::set::Table>,
-    /// A streamed set's chunks (`set` is None then: each connection
-    /// copies its request's bytes from the chunk it was picked from).
-    pub feed: Option<super::feed::Feed>,
     /// When requests go out: the closed model, or the open model's
     /// schedule (of a replay: its times, and which recorded request, a
     /// target of `set`, each send sends).
     pub arrival: super::arrival::Arrival,
-    pub body_len: u64,
-    pub head_request: bool,
     pub timeout_ns: u64,
     pub check_length: bool,
     pub abort_on_error: bool,
@@ -84,24 +73,6 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    /// Body bytes of a request to `target`.
-    #[inline]
-    pub(crate) fn body_len(&self, target: u32) -> u64 {
-        match &self.set {
-            None => self.body_len,
-            Some(t) => t.spans[target as usize].body_len,
-        }
-    }
-
-    /// Whether a request to `target` is a HEAD request.
-    #[inline]
-    pub(crate) fn is_head(&self, target: u32) -> bool {
-        match &self.set {
-            None => self.head_request,
-            Some(t) => t.spans[target as usize].head,
-        }
-    }
-
     /// A non-blocking TCP socket with `-b` and `-B` applied, its connect
     /// started (both protocols' workers open connections here).
     pub(crate) fn connect_socket(&self) -> io::Result<Socket> {

@@ -138,10 +138,9 @@ impl Conn {
 
     /// Whether the request to `target` on this connection is a HEAD request.
     pub(super) fn is_head(&self, sh: &Shared, target: u32) -> bool {
-        if sh.feed.is_some() {
-            self.own_head
-        } else {
-            sh.is_head(target)
+        match &sh.requests {
+            Requests::Streamed(_) => self.own_head,
+            held => held.is_head(target),
         }
     }
 
@@ -155,11 +154,18 @@ impl Conn {
         off: usize,
         end: usize,
     ) -> &'s [u8] {
-        let Some(body) = &sh.split_body else {
-            let wire = if sh.feed.is_some() { own } else { &sh.requests };
-            return &wire[off..end];
+        let (head, body) = match &sh.requests {
+            Requests::One {
+                bytes,
+                split_body: Some(body),
+                ..
+            } => (bytes, body),
+            Requests::One { bytes, .. }
+            | Requests::Set { bytes, .. }
+            | Requests::Replay { bytes, .. } => return &bytes[off..end],
+            Requests::Streamed(_) => return &own[off..end],
         };
-        let (head, at) = (&sh.requests, off % sh.request_len);
+        let at = off % sh.request_len;
         let rest = match at < head.len() {
             true => &head[at..],
             false => &body[at - head.len()..],
@@ -182,19 +188,23 @@ impl Conn {
 
     /// Queue the bytes of the last `k` requests of the ring behind whatever is pending.
     pub(super) fn queue(&mut self, k: usize, sh: &Shared) {
-        if sh.feed.is_some() {
-            // A streamed set: the request's bytes are the connection's own copy.
-            if self.ring.back().is_some() && k > 0 {
-                self.w_off = 0;
-                self.w_end = self.own.len();
+        let table = match &sh.requests {
+            Requests::One { .. } => None,
+            Requests::Set { table, .. } | Requests::Replay { table, .. } => Some(table),
+            Requests::Streamed(_) => {
+                // A streamed set: the request's bytes are the connection's own copy.
+                if self.ring.back().is_some() && k > 0 {
+                    self.w_off = 0;
+                    self.w_end = self.own.len();
+                }
+                return;
             }
-            return;
-        }
-        if let Some(set) = &sh.set {
+        };
+        if let Some(table) = table {
             // A set has one request in flight per connection (no pipelining):
             // its bytes are its target's, in place.
             if let (Some(s), true) = (self.ring.back(), k > 0) {
-                let span = &set.spans[s.target as usize];
+                let span = &table.spans[s.target as usize];
                 self.w_off = span.off;
                 self.w_end = span.off + span.len;
             }

@@ -247,9 +247,9 @@ impl Worker<'_> {
             let first = c.ring.len() - before;
             let streamed_body = c.own_body;
             for s in c.ring.range_mut(first..first + (before - after)) {
-                let body = match sh.feed {
-                    Some(_) => streamed_body,
-                    None => sh.body_len(s.target),
+                let body = match &sh.requests {
+                    Requests::Streamed(_) => streamed_body,
+                    held => held.body_len(s.target),
                 };
                 self.core.sent(s, at, body);
             }

@@ -37,6 +37,7 @@ use super::framer::{Eof, Framer, Keep, Response};
 use super::gnuplot::GnuplotWriter;
 use super::protocol::H1;
 use super::record::Answer;
+use super::requests::Requests;
 use super::set::Span;
 use super::shared::Shared;
 use super::slot::Slot;
