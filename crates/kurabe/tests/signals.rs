@@ -660,3 +660,52 @@ fn a_system_run_ends_at_once_on_a_second_signal() {
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// A fleet worker stopped while its share of a run is under way: 143,
+/// soon (the coordinator is left to its own deadline and killed here).
+#[test]
+fn a_fleet_workers_share_ends_on_sigterm() {
+    let Some(pg) = kurabe_testkit::pg::server().map(|s| s.url.clone()) else {
+        return;
+    };
+    // A schema of this test's own: no other test's worker takes the share.
+    let schema = format!("kurabe_worker_signal_{}", std::process::id());
+    let mut db = kurabe_store::pg::connect(&pg).unwrap();
+    db.batch_execute(&format!(
+        "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
+    ))
+    .unwrap();
+    let sep = if pg.contains('?') { '&' } else { '?' };
+    let store = format!("{pg}{sep}options=-c%20search_path%3D{schema}");
+    let server = ServeChild::start(&[]);
+    let mut worker = kurabe()
+        .args(["worker", "--name", "signal-w", "--store", &store])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (rx, err) = lines(&mut worker);
+    line_with(&rx, "waiting for runs");
+    let _coordinator = crate::util::Kid(
+        kurabe()
+            .args(["http", "-q", "--store", &store, "--workers", "1"])
+            .args(["-k", "-t", "10m", &server.url])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    until(&mut worker, "the share's load", || server.served() >= 50);
+    let (out, took) = stop_read(
+        worker,
+        libc::SIGTERM,
+        |pid| unsafe {
+            // SAFETY: kill(2) on our own child.
+            libc::kill(pid, libc::SIGTERM);
+        },
+        Some(err),
+    );
+    assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
+    assert!(took < BOUND, "{took:?}");
+    let _ = db.batch_execute(&format!("DROP SCHEMA {schema} CASCADE"));
+}
