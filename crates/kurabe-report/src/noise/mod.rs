@@ -130,7 +130,9 @@ fn suggestion_line(r: &NoiseReport) -> String {
     } else {
         format!("{} s", num(s.estimated_s))
     };
-    let capped = s.estimated_s + 1.0 > s.max_time_s && s.rounds > r.default_runs;
+    // Capped: one more round would not have fit.
+    let per_round = s.estimated_s / f64::from(s.rounds.max(1));
+    let capped = s.estimated_s + per_round > s.max_time_s && s.rounds > r.default_runs;
     let why = if capped {
         format!(
             " (the most that fit {} min; the bands below are what they can tell)",
@@ -150,8 +152,9 @@ fn suggestion_flags(r: &NoiseReport) -> String {
     let n = r.suggestion.rounds;
     match &r.subject {
         NoiseSubject::Command { command } => format!(
-            "kurabe cmd --runs {} '{command}' …",
-            n * r.executions_per_run
+            "kurabe cmd --runs {} {} …",
+            n * r.executions_per_run,
+            kurabe_model::plan::shell_quote(command)
         ),
         NoiseSubject::Url { url } => format!("kurabe http {url} URL_B --rounds {n} …"),
         NoiseSubject::Plan { .. } => format!("kurabe run PLAN --repeat {n}"),

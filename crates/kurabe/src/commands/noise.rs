@@ -137,6 +137,10 @@ fn measure(cfg: &NoiseConfig, quiet: bool) -> Result<NoiseReport, NoiseError> {
     let mut scratch = RunStore::open(None, false)
         .map_err(|e| NoiseError::Usage(format!("cannot make a private results store: {e}")))?;
     let stop = crate::signal::install_stop().map_err(|e| NoiseError::Usage(format!("{e:#}")))?;
+    // As for `kurabe cmd` and `kurabe http A B`: every command, target
+    // and load runs under kurabe's launch list (killed with its tree by a
+    // forced exit) and the store's writes are transactions.
+    crate::signal::force_exit_on_second_signal();
     let bar = RunsBar::new(quiet);
     let done = run_noise(cfg, &mut scratch.store, &stop, &mut |e| bar.count(e));
     bar.finish();
