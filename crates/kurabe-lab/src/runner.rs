@@ -41,6 +41,7 @@ use kurabe_model::record::{
 };
 use kurabe_model::stats::{metric, randomized_blocks};
 use kurabe_model::time::rfc3339;
+use kurabe_model::tree_counters::Counter;
 use kurabe_stop::Stop;
 use kurabe_store::{Store, StoreError};
 
@@ -693,8 +694,17 @@ fn record_of(
 }
 
 /// The values of the metrics `w` selects, with their units, in its order.
+/// The tree's counters are kept whatever the selection: every report
+/// judges them beside it (`analysis::counters_seen`).
 fn selected_values(w: &Workload, m: &Measured) -> Vec<MetricValue> {
-    w.selected_metrics()
+    let selected = w.selected_metrics();
+    let counters = m
+        .metrics
+        .keys()
+        .filter(|n| Counter::is_metric(n) && !selected.iter().any(|s| s == *n))
+        .map(|n| n.to_string());
+    let names: Vec<String> = selected.iter().cloned().chain(counters).collect();
+    names
         .iter()
         .filter_map(|name| {
             let def = metric::lookup(name)?;
