@@ -40,7 +40,7 @@ pub fn histogram() -> Histogram<u64> {
 }
 
 /// A request name's latency histogram: 2 significant digits, starting small
-/// and growing with the largest value recorded (at most ~26 KiB at [`MAX_US`]).
+/// and growing with the largest value recorded (at most ~26 KiB at `MAX_US`).
 pub fn name_histogram() -> Histogram<u64> {
     let mut h = Histogram::new_with_bounds(1, 2, 2).expect("static histogram bounds are valid");
     h.auto(true);

@@ -175,7 +175,7 @@ const TIMING_PROBE_RUNS: u32 = 5;
 
 /// What a command too short to time should take an execution instead,
 /// seconds: ten times [`TIMEABLE_S`], so its jitter is a tenth of a run.
-const MEASURABLE_S: f64 = 10.0 * TIMEABLE_S;
+pub const MEASURABLE_S: f64 = 10.0 * TIMEABLE_S;
 
 /// Times a command of `wall_s` an execution must be repeated in one
 /// command to take [`MEASURABLE_S`] (an execution that left nothing to

@@ -1,7 +1,7 @@
 //! ab's `-g` file: a header, then one TSV line per request (start time
 //! as `ctime(3)` and in seconds, ctime, dtime, ttime and wait in whole
 //! milliseconds). The engine streams the lines itself, so it calls
-//! [`line`] per request into its own buffer. Times are UTC (ab uses the
+//! [`line()`] per request into its own buffer. Times are UTC (ab uses the
 //! local zone; we do not read time-zone data).
 //!
 //! Owns the header and the line. Must not write files: the engine's `-g`
