@@ -239,12 +239,21 @@ fn round_count(c: Counter, v: f64) -> f64 {
 /// Why the hardware counters were not counted, in one line.
 pub fn hardware_off(why: HardwareOff) -> String {
     match why {
-        HardwareOff::NoPmu => "no hardware PMU: instructions not counted (nor cycles, cache or branch misses); the software counters are".to_owned(),
+        HardwareOff::NoPmu => {
+            "no hardware PMU: instructions not counted, nor cycles, cache or branch misses"
+                .to_owned()
+        }
         HardwareOff::NotAllowed { paranoid } => {
-            let setting = paranoid.map_or(String::new(), |p| format!(" (kernel.perf_event_paranoid = {p}; 1 or lower, or CAP_PERFMON, allows them)"));
+            let setting = paranoid.map_or(String::new(), |p| {
+                format!(
+                    " (kernel.perf_event_paranoid = {p}; 1 or lower, or CAP_PERFMON, allows them)"
+                )
+            });
             format!("perf events not allowed{setting}: instructions not counted")
         }
-        HardwareOff::NoPerfEvents => "this kernel has no perf events: instructions not counted".to_owned(),
+        HardwareOff::NoPerfEvents => {
+            "this kernel has no perf events: instructions not counted".to_owned()
+        }
     }
 }
 
@@ -582,6 +591,30 @@ pub fn warmup(c: &kurabe_model::experiment::WarmupCheck) -> String {
         ));
     }
     text
+}
+
+/// `a, b, c` cut after commas into lines of at most `width` columns (a part
+/// longer than that stays whole).
+pub(crate) fn wrap_parts(line: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for part in line.split(", ") {
+        let add = if cur.is_empty() {
+            part.chars().count()
+        } else {
+            part.chars().count() + 2
+        };
+        if !cur.is_empty() && cur.chars().count() + add + 1 > width {
+            lines.push(format!("{cur},"));
+            cur.clear();
+        }
+        if !cur.is_empty() {
+            cur.push_str(", ");
+        }
+        cur.push_str(part);
+    }
+    lines.push(cur);
+    lines
 }
 
 #[cfg(test)]

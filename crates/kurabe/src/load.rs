@@ -93,7 +93,10 @@ pub(crate) fn run_load(
     }
     let run = run?;
     for note in run.notes {
-        crate::tell(note);
+        // -q: the PMU's absence is no news; what went wrong still is.
+        if progress || !matches!(note, kurabe_model::notice::Notice::HardwareOff { .. }) {
+            crate::tell(note);
+        }
     }
     Ok(run.report)
 }

@@ -93,8 +93,10 @@ fn within_sides(sides: [&[f64]; 2]) -> Option<f64> {
 /// The smallest change, percent, an experiment of `runs` runs a side
 /// detects when one run's log value has `log_variance` (95 %, 80 % power):
 /// the detectable change of the Welch estimate two such sides give.
+/// `None` below 3 runs, and for a metric that did not vary at all (a count
+/// that was the same every run): it has no smallest change to state.
 pub fn detectable_at(log_variance: f64, runs: u32) -> Option<f64> {
-    if (runs as usize) < MIN_RUNS {
+    if (runs as usize) < MIN_RUNS || log_variance <= 0.0 {
         return None;
     }
     let side = LogMoments {
@@ -111,6 +113,10 @@ pub fn detectable_at(log_variance: f64, runs: u32) -> Option<f64> {
 /// `most` is not enough.
 pub fn runs_for_band(log_variance: f64, band: f64, from: u32, most: u32) -> Option<u32> {
     let from = from.max(MIN_RUNS as u32);
+    if log_variance <= 0.0 {
+        // A metric that did not vary needs no more runs than the fewest.
+        return (most >= from).then_some(from);
+    }
     let enough = |n: u32| detectable_at(log_variance, n).is_some_and(|d| d <= band * 100.0);
     if most < from || !enough(most) {
         return None;

@@ -101,11 +101,12 @@ fn command_block(
         words::mib(r.max_rss_bytes)
     )?;
     if !r.counters.is_empty() {
-        writeln!(
-            out,
-            "  Counters (mean):     {}",
-            words::counters_line(&r.counters)
-        )?;
+        let line = words::counters_line(&r.counters);
+        let mut head = "  Counters (mean):";
+        for part in words::wrap_parts(&line, 100 - 23) {
+            writeln!(out, "{head:<23}{part}")?;
+            head = "";
+        }
     }
     failures(r, out)
 }

@@ -407,11 +407,12 @@ fn server_line(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
             mib(s.pss_peak_bytes)
         )?;
         if !s.counters_per_request.is_empty() {
-            writeln!(
-                out,
-                "Server per request:     {}",
-                crate::words::counters_line(&s.counters_per_request)
-            )?;
+            let line = crate::words::counters_line(&s.counters_per_request);
+            let mut head = "Server per request:";
+            for part in crate::words::wrap_parts(&line, 100 - 24) {
+                writeln!(out, "{head:<24}{part}")?;
+                head = "";
+            }
         }
     }
     Ok(())
