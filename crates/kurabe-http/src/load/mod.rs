@@ -318,7 +318,7 @@ fn run_observed(
     // The workers poll the stop's own flag: no relay between the two.
     let mut ctl = RunControl::with_stop(Arc::clone(stop.flag()));
     if observer.wants_snapshots() {
-        ctl.live = Some(client::live::Live::new(
+        ctl.live = Some(client::measure::live::Live::new(
             cfg.threads.clamp(1, cfg.concurrency),
         ));
     }

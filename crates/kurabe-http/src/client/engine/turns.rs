@@ -10,8 +10,8 @@
 use std::io;
 
 use super::core::Connections;
-use super::pace::{NAP_MIN_NS, TICK_NS};
 use super::sys;
+use crate::client::schedule::pace::{NAP_MIN_NS, TICK_NS};
 use kurabe_model::load_stats::Stats;
 
 /// How often the progress counters are published.

@@ -10,7 +10,7 @@ use rustls::{ClientConnection, NamedGroup, ProtocolVersion, SupportedCipherSuite
 use x509_cert::der::asn1::{ObjectIdentifier, UintRef};
 use x509_cert::der::{Decode, Reader, SliceReader};
 
-use super::setup::{rustls_suite, CIPHER_NAMES};
+use crate::client::engine::setup::{rustls_suite, CIPHER_NAMES};
 
 /// The summary of `conn`'s handshake, which sent `server_name` (SNI);
 /// `None` while it is still under way.

@@ -8,12 +8,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{h2, turns, worker, LoadError};
+use super::{h1, h2, turns};
+use crate::client::LoadError;
 use kurabe_model::load_stats::Stats;
 
 /// One worker thread of either protocol.
-pub(super) enum ProtocolWorker<'a> {
-    H1(worker::Worker<'a>),
+pub(crate) enum ProtocolWorker<'a> {
+    H1(h1::Worker<'a>),
     H2(h2::worker::Worker<'a>),
 }
 
@@ -25,7 +26,7 @@ impl ProtocolWorker<'_> {
         };
         // The one setup failure a worker meets on its own thread: the
         // kernel refused to enable the HTTP/1.1 worker's io_uring.
-        r.map_err(|e| LoadError::Config(super::uring_refused(&e)))
+        r.map_err(|e| LoadError::Config(crate::client::uring_refused(&e)))
     }
 }
 
@@ -44,7 +45,7 @@ impl Drop for StopOthersOnPanic<'_> {
 /// Run every worker on its own thread and merge what they measured. A
 /// worker that panics sets `stop` (the run's abort flag) so the rest finish
 /// promptly; the run then fails with the first panic's message.
-pub(super) fn run_workers(
+pub(crate) fn run_workers(
     workers: Vec<ProtocolWorker<'_>>,
     stop: &AtomicBool,
 ) -> Result<Stats, LoadError> {

@@ -22,8 +22,8 @@
 //! head and its body's first bytes for [`crate::response_check`] ([`conn`]).
 //!
 //! The hook into the rest of the client is [`Setup`], the run's
-//! `Framing::H2` (`client::protocol`), and [`worker::Worker`] in place of the HTTP/1.1 worker; counting
-//! ([`crate::client::record`]), the turn loop and its core (budget,
+//! `Framing::H2` (`client::engine::protocol`), and [`worker::Worker`] in place of the HTTP/1.1 worker; counting
+//! ([`crate::client::measure::record`]), the turn loop and its core (budget,
 //! schedule, pace, failures, stop), TLS and the
 //! syscalls are shared.
 
@@ -37,10 +37,10 @@ mod tests;
 
 use std::sync::Arc;
 
-use super::feed::Chunk;
-use super::set::{SetTarget, Span};
-use super::LoadConfig;
-use super::Target;
+use crate::client::feed::Chunk;
+use crate::client::set::{SetTarget, Span};
+use crate::client::LoadConfig;
+use crate::client::Target;
 use crate::request::Body;
 
 /// What every HTTP/2 worker of a run shares, built once.
@@ -99,7 +99,7 @@ impl Setup {
                 .requests
                 .iter()
                 .map(|q| {
-                    let target = super::replay_target(cfg, q);
+                    let target = crate::client::replay_target(cfg, q);
                     let b = encode(&q.method, &target, &q.headers, q.body.as_deref());
                     (plain(b), body(&q.body))
                 })

@@ -4,7 +4,7 @@
 //! quinn's transport settings for a load.
 //!
 //! Owns building `quinn_proto::ClientConfig`. Must not open sockets.
-//! (The TCP side's configuration is [`crate::client::tls`]; a CA file
+//! (The TCP side's configuration is [`crate::client::engine::tls`]; a CA file
 //! for it is part of what issue 35 leaves to do.)
 
 use std::path::Path;

@@ -10,8 +10,8 @@
 use std::sync::atomic::Ordering;
 
 use super::gnuplot::GnuplotWriter;
-use super::shared::Shared;
-use super::slot::Slot;
+use crate::client::engine::slot::Slot;
+use crate::client::shared::Shared;
 use kurabe_model::load_stats::Stats;
 
 /// What arrived for a request.

@@ -24,7 +24,7 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, ConfigBuilder};
 
 use super::setup::{rustls_suite, TlsOptions, TlsProtocol};
-use super::LoadError;
+use crate::client::LoadError;
 
 /// Shared client configuration for one run.
 #[derive(Clone)]
@@ -189,7 +189,7 @@ impl TlsSession {
 
     /// What the handshake settled on (ab's "SSL/TLS Protocol" line), once it is done.
     pub fn summary(&self) -> Option<kurabe_model::http::TlsSummary> {
-        super::tls_summary::summary(&self.conn, self.sni.as_deref())
+        crate::client::measure::tls_summary::summary(&self.conn, self.sni.as_deref())
     }
 
     /// The protocol the server chose by ALPN, once the handshake is done.

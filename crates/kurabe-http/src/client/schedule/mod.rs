@@ -3,10 +3,19 @@
 //! [`Arrival`] (a constant rate, a ramp of rates, a recording's times).
 //!
 //! Pure logic over atomics and integers; no clock reads, no I/O.
+//!
+//! Beside it: `arrival` (when requests go out: closed, a rate, a ramp,
+//! connection stages, a replay's times), `pace` (how a worker waits for the
+//! next send) and `trial` (whether naps pay, measured on the run
+//! itself).
+
+pub(crate) mod arrival;
+pub(crate) mod pace;
+pub(crate) mod trial;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::arrival::Arrival;
+use arrival::Arrival;
 
 /// The `-n` budget shared by all workers; each claims small batches so the
 /// shared counter is touched once per batch, not once per request, and the

@@ -46,9 +46,9 @@
 
 use std::io;
 
-use super::shared::Shared;
-use super::sys;
 use super::trial::Trial;
+use crate::client::engine::sys;
+use crate::client::shared::Shared;
 
 /// Longest sleep between checks of Ctrl-C and the clock (the loop in
 /// `turns` waits at most this long; pacing never naps longer).

@@ -8,7 +8,7 @@
 //! made, each open socket has one multishot receive armed, and one
 //! `io_uring_enter` per turn submits everything and collects a batch of
 //! completions. Both engines wait as the shared pace says
-//! ([`super::pace`]): with many requests in flight, a short nap before each
+//! ([`crate::client::schedule::pace`]): with many requests in flight, a short nap before each
 //! wait lets one wake-up read a batch of responses instead of one. Nothing is allocated per request: connection
 //! buffers, the in-flight ring and the histograms are sized at start.
 //!
@@ -18,10 +18,11 @@
 //! io_uring completions, `settle` closes and deadlines. The loop, the
 //! budget, schedule, pace, failure accounting and stop path are the shared
 //! core's ([`super::turns`], [`super::core`]); the byte-level framing is
-//! [`super::framer`].
+//! [`framer`].
 
 mod completions;
 mod conn;
+pub(crate) mod framer;
 mod issue;
 mod receive;
 mod settle;
@@ -33,19 +34,19 @@ use std::os::fd::{AsRawFd, RawFd};
 use socket2::Socket;
 
 use super::core::{self as shared_core, Connections, Core};
-use super::framer::{Eof, Framer, Keep, Response};
-use super::gnuplot::GnuplotWriter;
 use super::protocol::H1;
-use super::record::Answer;
-use super::requests::Requests;
-use super::set::Span;
-use super::shared::Shared;
 use super::slot::Slot;
 use super::sys::{self, Epoll};
 use super::tls::TlsSession;
 use super::uring::{self, Cqe, Uring};
-use super::RunControl;
+use crate::client::measure::gnuplot::GnuplotWriter;
+use crate::client::measure::record::Answer;
+use crate::client::requests::Requests;
+use crate::client::set::Span;
+use crate::client::shared::Shared;
+use crate::client::RunControl;
 use conn::{Conn, End, State};
+use framer::{Eof, Framer, Keep, Response};
 use kurabe_model::failures::FailureKind;
 use kurabe_model::load_stats::Stats;
 

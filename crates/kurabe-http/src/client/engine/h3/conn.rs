@@ -20,7 +20,7 @@ use std::time::Instant;
 use super::frame;
 use super::response::{Fail, Response};
 use super::varint;
-use crate::client::slot::Slot;
+use crate::client::engine::slot::Slot;
 use kurabe_model::failures::FailureKind;
 
 /// How one request stream ended, or that it has not.

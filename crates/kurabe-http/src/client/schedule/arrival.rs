@@ -10,7 +10,7 @@
 //!
 //! Owns each kind's arithmetic, in one match per question ([`Arrival::at`],
 //! the rate the run asked for, each second's target). Must not read the
-//! clock or claim requests: the workers' schedules (`super::schedule`) do.
+//! clock or claim requests: the workers' schedules (`crate::client::schedule`) do.
 
 use std::sync::Arc;
 use std::time::Duration;

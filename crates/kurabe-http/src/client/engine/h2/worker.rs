@@ -3,7 +3,7 @@
 //!
 //! The same turn loop, budget, `--rate` schedule, warm-up, pace, failure
 //! accounting and drain as the HTTP/1.1 worker: the shared core's
-//! ([`crate::client::turns`], [`crate::client::core`]), which this worker
+//! ([`crate::client::engine::turns`], [`crate::client::engine::core`]), which this worker
 //! serves as [`Connections`]. What differs is the unit of work: a stream, not a connection. One `recv` is parsed into many
 //! frames ([`Proto::input`]), every stream it finishes is replaced at once,
 //! and all frames that causes (HEADERS, WINDOW_UPDATE, SETTINGS/PING ACKs)
@@ -23,13 +23,13 @@ use socket2::Socket;
 use super::conn::{ConnError, Proto, StreamState};
 use super::frame;
 use super::Req;
-use crate::client::core::{self as shared_core, Connections, Core};
-use crate::client::gnuplot::GnuplotWriter;
-use crate::client::record::Answer;
+use crate::client::engine::core::{self as shared_core, Connections, Core};
+use crate::client::engine::slot::Slot;
+use crate::client::engine::sys::{self, Epoll};
+use crate::client::engine::tls::TlsSession;
+use crate::client::measure::gnuplot::GnuplotWriter;
+use crate::client::measure::record::Answer;
 use crate::client::shared::Shared;
-use crate::client::slot::Slot;
-use crate::client::sys::{self, Epoll};
-use crate::client::tls::TlsSession;
 use crate::client::RunControl;
 use kurabe_model::failures::FailureKind;
 use kurabe_model::load_stats::Stats;
@@ -779,7 +779,7 @@ fn write_out(c: &mut Conn) -> Result<(), String> {
     }
 }
 
-/// The HTTP/2 side of the shared turn loop ([`crate::client::turns`]).
+/// The HTTP/2 side of the shared turn loop ([`crate::client::engine::turns`]).
 impl<'a> Connections<'a> for Worker<'a> {
     fn core(&self) -> &Core<'a> {
         &self.core

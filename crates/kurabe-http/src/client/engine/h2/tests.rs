@@ -4,7 +4,7 @@ use super::conn::{Proto, StreamState, STREAM_WINDOW};
 use super::frame::{self, Head};
 use super::hpack;
 use super::{Req, Setup};
-use crate::client::slot::Slot;
+use crate::client::engine::slot::Slot;
 use kurabe_model::failures::FailureKind;
 
 fn slot() -> Slot {

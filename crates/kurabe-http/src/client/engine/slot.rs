@@ -3,7 +3,7 @@
 //! and what it is reported as and checked by (its [`Tag`]).
 //!
 //! Owns the per-request clock readings. Must not do I/O or count anything
-//! (the worker stamps it, [`super::record`] counts it).
+//! (the worker stamps it, [`crate::client::measure::record`] counts it).
 
 use crate::tags::Tag;
 

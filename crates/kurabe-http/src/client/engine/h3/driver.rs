@@ -23,8 +23,8 @@ use quinn_proto::{ClientConfig, ConnectionHandle, DatagramEvent, Endpoint, Endpo
 use super::conn::{H3Conn, Stream, StreamState};
 use super::response::Fail;
 use super::{frame, Request, Setup};
-use crate::client::slot::Slot;
-use crate::client::sys::{self, Epoll};
+use crate::client::engine::slot::Slot;
+use crate::client::engine::sys::{self, Epoll};
 use crate::client::{LoadError, Target};
 use kurabe_model::failures::FailureKind;
 use kurabe_model::load_stats::Stats;

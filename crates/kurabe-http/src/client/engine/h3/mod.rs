@@ -3,7 +3,7 @@
 //!
 //! Why `quinn-proto`: it is QUIC as a state machine without I/O (datagrams
 //! in, datagrams and timers out), so kurabe drives it from its own epoll
-//! loop the way it drives its own HTTP/2 framing (`client::h2`),
+//! loop the way it drives its own HTTP/2 framing (`client::engine::h2`),
 //! with no async runtime, task or waker per connection; and it is built on
 //! rustls 0.23 with ring, the TLS stack and crypto provider kurabe already
 //! has, so no second provider comes in. (quiche brings BoringSSL, ngtcp2

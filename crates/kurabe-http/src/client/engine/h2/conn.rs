@@ -16,8 +16,8 @@
 use super::frame::{self, Head};
 use super::hpack::{self, FullDecoder, ResponseDecoder};
 use super::{Blocks, Req, Setup};
-use crate::client::framer::Keep;
-use crate::client::slot::Slot;
+use crate::client::engine::h1::framer::Keep;
+use crate::client::engine::slot::Slot;
 use kurabe_model::failures::FailureKind;
 
 /// Receive window the client grants each stream (SETTINGS_INITIAL_WINDOW_SIZE).

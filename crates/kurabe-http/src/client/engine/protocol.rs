@@ -127,7 +127,7 @@ pub(crate) struct H1 {
 
 impl Framing {
     /// `protocol`'s part of the run `cfg` describes.
-    pub(crate) fn new(protocol: Protocol, cfg: &super::LoadConfig) -> Framing {
+    pub(crate) fn new(protocol: Protocol, cfg: &crate::client::LoadConfig) -> Framing {
         match protocol {
             Protocol::H1 { keep_alive, .. } => Framing::H1(H1 {
                 keep_alive,

@@ -7,7 +7,7 @@
 //! dynamic entry; a section that does (a Required Insert Count above 0, a
 //! dynamic or post-base index) is refused as QPACK_DECOMPRESSION_FAILED,
 //! an `Err`, never a panic. Huffman-coded strings are decoded with
-//! `httlib-huffman`, as HPACK's are (see [`crate::client::h2`]).
+//! `httlib-huffman`, as HPACK's are (see [`crate::client::engine::h2`]).
 //!
 //! Owns the static table and both directions of field-section coding.
 //! Must not know frames or streams.
@@ -471,7 +471,10 @@ mod tests {
         ];
         for b in dynamic {
             let e = decode(b, false, None).unwrap_err();
-            assert_eq!(e.code, crate::client::h3::frame::QPACK_DECOMPRESSION_FAILED);
+            assert_eq!(
+                e.code,
+                crate::client::engine::h3::frame::QPACK_DECOMPRESSION_FAILED
+            );
             assert!(e.why.contains("dynamic table"), "{}", e.why);
         }
     }
