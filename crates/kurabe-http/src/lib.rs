@@ -2,7 +2,7 @@
 //!
 //! `client` owns the load generator: one epoll loop per thread driving many
 //! non-blocking connections, an incremental HTTP/1.1 response parser, an
-//! HTTP/2 engine on the same kind of loop (`client::engine::h2`, which says why it
+//! HTTP/2 engine on the same kind of loop (`client::h2`, which says why it
 //! is not the `h2` crate), HDR histograms merged at the end, and the
 //! failure taxonomy. `serve` owns the
 //! small tunable target server used by demos, examples and tests. `auth`
@@ -37,10 +37,6 @@ pub mod serve;
 pub mod tags;
 pub mod targets;
 
-/// The interim HTTP/3 load (`h3::run`), until the engine's protocol enum
-/// takes HTTP/3 and `kurabe http --http3` reaches it through [`load`]
-/// (issue 35); public for `examples/h3load`, which measures it.
-pub use client::engine::h3;
 /// A parsed `http://` or `https://` URL, and why one does not parse: the
 /// public face of the engine's targets (its internals stay in `client`).
 pub use client::{is_loopback, Target, UrlError};

@@ -114,7 +114,9 @@ pub struct Names {
     pub pipeline: &'static str,
     /// HTTP/2 (`--http2`, `http2`).
     pub http2: &'static str,
-    /// HTTP/2 streams per connection (`--streams`, `streams`).
+    /// HTTP/3 (`--http3`, `http3`).
+    pub http3: &'static str,
+    /// Streams per connection (`--streams`, `streams`).
     pub streams: &'static str,
     /// The I/O engine (`--engine`, `engine`).
     pub engine: &'static str,
@@ -132,6 +134,8 @@ pub struct Names {
     pub ciphers: &'static str,
     /// Client certificate (`-E`, `client_cert`).
     pub client_cert: &'static str,
+    /// CA certificates to trust (`--cacert`, `ca_file`).
+    pub ca_file: &'static str,
     /// HTTP proxy (`-X`, `proxy`).
     pub proxy: &'static str,
     /// The proxy's credentials (`-P`, `proxy_auth`).
@@ -168,6 +172,7 @@ impl Names {
         keep_alive: "-k",
         pipeline: "--pipeline",
         http2: "--http2",
+        http3: "--http3",
         streams: "--streams",
         engine: "--engine",
         timeout: "-s",
@@ -177,6 +182,7 @@ impl Names {
         tls_protocol: "-f",
         ciphers: "-Z",
         client_cert: "-E",
+        ca_file: "--cacert",
         proxy: "-X",
         proxy_auth: "-P",
         bind: "-B",
@@ -208,6 +214,7 @@ impl Names {
         keep_alive: "http.keep_alive",
         pipeline: "http.pipeline",
         http2: "http.http2",
+        http3: "http.http3",
         streams: "http.streams",
         engine: "http.engine",
         timeout: "http.timeout",
@@ -217,6 +224,7 @@ impl Names {
         tls_protocol: "http.tls_protocol",
         ciphers: "http.ciphers",
         client_cert: "http.client_cert",
+        ca_file: "http.ca_file",
         proxy: "http.proxy",
         proxy_auth: "http.proxy_auth",
         bind: "http.bind",

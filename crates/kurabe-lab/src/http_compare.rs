@@ -146,6 +146,7 @@ fn workload(load: &LoadSpec) -> Result<LoadSpec, AbError> {
         path: None,
         body_file: absolute(&load.body_file)?,
         client_cert: absolute(&load.client_cert)?,
+        ca_file: absolute(&load.ca_file)?,
         targets: absolute(&load.targets)?,
         ..load.clone()
     })

@@ -128,7 +128,7 @@ fn expected_length(spec: &LoadSpec) -> Duration {
 /// The workload's load as the engine runs it: only what is the plan's is
 /// resolved (the URL the runner worked out from `url`, `path`, the
 /// variant's server or the target's `{port}`; `body_file`,
-/// `client_cert` and `targets` relative to the plan's folder; the default measured
+/// `client_cert`, `ca_file` and `targets` relative to the plan's folder; the default measured
 /// phase), everything else as written. No warm-up or soak: the caller runs
 /// those apart.
 pub(crate) fn plan_load(w: &LoadSpec, url: &str, plan_dir: &Path) -> LoadSpec {
@@ -139,6 +139,7 @@ pub(crate) fn plan_load(w: &LoadSpec, url: &str, plan_dir: &Path) -> LoadSpec {
         path: None,
         body_file: w.body_file.as_ref().map(|p| plan_dir.join(p)),
         client_cert: w.client_cert.as_ref().map(|p| plan_dir.join(p)),
+        ca_file: w.ca_file.as_ref().map(|p| plan_dir.join(p)),
         // A set goes to the variant's URL: its targets keep their paths.
         targets: w.targets.as_ref().map(|p| plan_dir.join(p)),
         duration: w

@@ -131,11 +131,58 @@ pub struct Counters {
     /// HTTP/2: streams the server reset, by error code name (likewise).
     #[serde(default)]
     pub stream_resets: BTreeMap<String, u64>,
+    /// HTTP/3: what QUIC measured over the run's connections (absent
+    /// unless HTTP/3 ran).
+    #[serde(default, skip_serializing_if = "QuicCounters::is_zero")]
+    pub quic: QuicCounters,
     /// The per-request breakdown's counts, one entry per request name in
     /// the run's name order (indexed by the engine's name id); empty when
     /// the run had one name (absent in older rows).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<NameCounts>,
+}
+
+/// What QUIC measured over an HTTP/3 run's connections, in sums that
+/// merge exactly (means are made in [`Counters::fill_report`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QuicCounters {
+    /// Handshakes completed.
+    pub handshakes: u64,
+    /// Their summed duration, µs.
+    pub handshake_us: u64,
+    /// QUIC packets sent.
+    pub packets_sent: u64,
+    /// QUIC packets declared lost.
+    pub packets_lost: u64,
+    /// Connections whose smoothed RTT is summed in `rtt_us`.
+    pub rtt_samples: u64,
+    /// Their smoothed RTTs, summed, µs.
+    pub rtt_us: u64,
+}
+
+impl QuicCounters {
+    /// Nothing counted (not an HTTP/3 run).
+    pub fn is_zero(&self) -> bool {
+        *self == QuicCounters::default()
+    }
+
+    /// Add `o` into `self`.
+    pub fn merge(&mut self, o: &QuicCounters) {
+        self.handshakes += o.handshakes;
+        self.handshake_us += o.handshake_us;
+        self.packets_sent += o.packets_sent;
+        self.packets_lost += o.packets_lost;
+        self.rtt_samples += o.rtt_samples;
+        self.rtt_us += o.rtt_us;
+    }
+}
+
+/// `sum / n`, 0 when `n` is 0.
+fn mean(sum: u64, n: u64) -> f64 {
+    match n {
+        0 => 0.0,
+        n => sum as f64 / n as f64,
+    }
 }
 
 /// What the requests of one name counted (a row of the breakdown).
@@ -256,6 +303,7 @@ impl Counters {
         for (code, n) in &o.stream_resets {
             *self.stream_resets.entry(code.clone()).or_default() += n;
         }
+        self.quic.merge(&o.quic);
         merge_names(&mut self.names, &o.names);
     }
 
@@ -303,6 +351,16 @@ impl Counters {
         if let Some(h) = &mut report.http2 {
             h.goaways = self.goaways;
             h.stream_resets = self.stream_resets.clone();
+        }
+        if let Some(h) = &mut report.http3 {
+            let q = &self.quic;
+            h.goaways = self.goaways;
+            h.stream_resets = self.stream_resets.clone();
+            h.handshakes = q.handshakes;
+            h.handshake_mean_us = mean(q.handshake_us, q.handshakes);
+            h.packets_sent = q.packets_sent;
+            h.packets_lost = q.packets_lost;
+            h.rtt_mean_us = mean(q.rtt_us, q.rtt_samples);
         }
     }
 }
@@ -411,5 +469,35 @@ mod tests {
         assert_eq!(r.status_codes.get("503"), Some(&1));
         assert_eq!((r.transfer_bytes, r.body_bytes), (900, 700));
         assert_eq!(r.errors.len(), 2);
+    }
+
+    #[test]
+    fn quic_facts_merge_as_sums_and_report_as_means() {
+        let one = |hs: u64, rtt: u64| Counters {
+            quic: QuicCounters {
+                handshakes: hs,
+                handshake_us: hs * 1000,
+                packets_sent: 100,
+                packets_lost: 1,
+                rtt_samples: 1,
+                rtt_us: rtt,
+            },
+            ..Counters::default()
+        };
+        let mut c = one(2, 300);
+        c.merge(&one(6, 100));
+        let mut r = HttpReport {
+            http3: Some(Default::default()),
+            ..HttpReport::default()
+        };
+        c.fill_report(&mut r);
+        let h = r.http3.unwrap();
+        assert_eq!((h.handshakes, h.packets_sent, h.packets_lost), (8, 200, 2));
+        assert_eq!((h.handshake_mean_us, h.rtt_mean_us), (1000.0, 200.0));
+        // Not HTTP/3: nothing stored, and old rows read as zero.
+        let plain = serde_json::to_value(Counters::default()).unwrap();
+        assert!(plain.get("quic").is_none());
+        let old: Counters = serde_json::from_str(OLD_ROW).unwrap();
+        assert!(old.quic.is_zero());
     }
 }

@@ -51,14 +51,19 @@ pub struct HttpReport {
     /// Requests in flight per connection (`--pipeline`, 1 = no pipelining).
     pub pipeline: u32,
     /// The protocol that ran: `http/1.1`, `h2c` (HTTP/2 with prior
-    /// knowledge over plain TCP) or `h2` (HTTP/2 over TLS, by ALPN).
+    /// knowledge over plain TCP), `h2` (HTTP/2 over TLS, by ALPN) or `h3`
+    /// (HTTP/3 over QUIC).
     #[serde(default = "http11")]
-    #[schemars(required, extend("enum" = ["http/1.1", "h2c", "h2"]))]
+    #[schemars(required, extend("enum" = ["http/1.1", "h2c", "h2", "h3"]))]
     pub protocol: String,
     /// HTTP/2 runs only (`--http2`): streams per connection and the
     /// protocol events that are not failures of their own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Summary>,
+    /// HTTP/3 runs only (`--http3`): streams per connection, the protocol
+    /// events that are not failures of their own, and what QUIC measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<Http3Summary>,
     /// A request set's run only (`--targets`): where the set came from,
     /// its order and the seed that drew it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,6 +254,35 @@ pub struct Http2Summary {
     /// (`REFUSED_STREAM`, `INTERNAL_ERROR` …); each is also a `receive` failure.
     #[serde(default)]
     pub stream_resets: BTreeMap<String, u64>,
+}
+
+/// What an HTTP/3 run adds to the record: HTTP/2's block, and QUIC's own
+/// facts over the run's connections.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct Http3Summary {
+    /// Concurrent streams per connection asked for (`--streams`).
+    #[schemars(range(min = 1))]
+    pub streams: u32,
+    /// Connections the server ended with GOAWAY (requests it had not
+    /// processed were sent again on a new connection).
+    pub goaways: u64,
+    /// Request streams the server reset or stopped, by error code name
+    /// (`H3_REQUEST_REJECTED` …); each is also a `receive` failure.
+    #[serde(default)]
+    pub stream_resets: BTreeMap<String, u64>,
+    /// QUIC handshakes completed (connections that became HTTP/3).
+    pub handshakes: u64,
+    /// Mean time from a connection's first Initial packet to its finished
+    /// handshake, µs (0 without handshakes).
+    pub handshake_mean_us: f64,
+    /// QUIC packets sent over the run's connections.
+    pub packets_sent: u64,
+    /// Of those, packets QUIC's loss detection declared lost (and resent).
+    pub packets_lost: u64,
+    /// Mean of the connections' smoothed round-trip time as QUIC measured
+    /// it when each closed, µs.
+    pub rtt_mean_us: f64,
 }
 
 /// How a distributed run was split over its workers, and how each share ended.

@@ -24,7 +24,6 @@ pub mod noise;
 pub mod notice;
 pub mod plan;
 pub mod probe;
-pub mod profile;
 pub mod progress;
 pub mod quantity;
 pub mod record;

@@ -147,7 +147,12 @@ pub struct LoadSpec {
     /// Speak HTTP/2 (`--http2`): h2c for `http://`, ALPN `h2` for `https://`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub http2: bool,
-    /// HTTP/2 streams in flight per connection (`--streams`), default 1; needs `http2`.
+    /// Speak HTTP/3 (`--http3`, `--http-version 3`): QUIC v1 with TLS 1.3
+    /// and ALPN `h3`, `https://` only.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub http3: bool,
+    /// Streams in flight per connection (`--streams`), default 1; needs
+    /// `http2` or `http3`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<u32>,
     /// The client I/O engine (`--engine`).
@@ -203,6 +208,10 @@ pub struct LoadSpec {
     /// TLS client certificate and key, one PEM file (`-E`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cert: Option<PathBuf>,
+    /// Trust the CA certificates in this PEM file instead of the system
+    /// store (`--cacert`), for `https://`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<PathBuf>,
     /// HTTP proxy, `HOST:PORT` (`-X`); requests go to it in absolute form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proxy: Option<String>,

@@ -15,6 +15,7 @@ mod harden;
 mod history;
 mod http;
 mod http2;
+mod http3;
 mod import;
 mod inputs;
 mod install;

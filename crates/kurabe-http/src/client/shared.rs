@@ -1,7 +1,8 @@
 //! What every worker thread of one run shares, whatever the protocol: the
 //! run's settings, read-only after start, and the few atomics the workers
 //! meet in (the first body length, the first `Server:` and TLS summary, the
-//! abort flag); and opening a connection's socket the way both protocols do.
+//! abort flag); and opening a connection's socket the way every protocol
+//! does (TCP, or UDP for HTTP/3).
 //!
 //! Owns the run-wide state and the connect. Must not hold per-connection or
 //! per-request state, nor know either protocol's framing.
@@ -27,7 +28,7 @@ pub(crate) struct Shared {
     /// When requests go out: the closed model, or the open model's
     /// schedule (of a replay: its times, and which recorded request, a
     /// target of `set`, each send sends).
-    pub arrival: super::schedule::arrival::Arrival,
+    pub arrival: super::arrival::Arrival,
     pub timeout_ns: u64,
     pub check_length: bool,
     pub abort_on_error: bool,
@@ -47,10 +48,10 @@ pub(crate) struct Shared {
     /// What the first finished TLS handshake settled on (`https://`).
     pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
     /// The per-second series every worker cuts into.
-    pub series: super::measure::series::Collector,
+    pub series: super::series::Collector,
     /// Set by the first failure when `abort_on_error`.
     pub aborted: AtomicBool,
-    pub tls: Option<super::engine::tls::TlsSetup>,
+    pub tls: Option<super::tls::TlsSetup>,
     pub buf_size: usize,
     /// `-b`: send and receive buffer of every socket.
     pub socket_buffer: Option<u32>,
@@ -62,7 +63,7 @@ pub(crate) struct Shared {
     pub uring: bool,
     /// The protocol's part: HTTP/1.1's keep-alive and pipelining, or
     /// HTTP/2's encoded requests and `--streams`.
-    pub framing: super::engine::protocol::Framing,
+    pub framing: super::protocol::Framing,
     /// The run's request names and check sets ([`crate::tags`]).
     pub labels: crate::tags::Labels,
     /// Some request is checked: responses are judged (and their heads kept).
@@ -94,6 +95,31 @@ impl Shared {
             Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
             Err(e) => return Err(e),
         }
+        Ok(sock)
+    }
+}
+
+impl Shared {
+    /// A non-blocking UDP socket with `-b` and `-B` applied (else bound to
+    /// any address of the server's family), connected to the server: an
+    /// HTTP/3 connection's own socket.
+    pub(crate) fn udp_socket(&self) -> io::Result<Socket> {
+        let addr = self.addr.as_socket().expect("resolved address");
+        let sock = Socket::new(
+            Domain::for_address(addr),
+            Type::DGRAM.nonblocking().cloexec(),
+            Some(Protocol::UDP),
+        )?;
+        if let Some(size) = self.socket_buffer {
+            sock.set_send_buffer_size(size as usize)?;
+            sock.set_recv_buffer_size(size as usize)?;
+        }
+        let any: std::net::SocketAddr = match addr {
+            std::net::SocketAddr::V4(_) => ([0, 0, 0, 0], 0).into(),
+            std::net::SocketAddr::V6(_) => ([0u16; 8], 0).into(),
+        };
+        sock.bind(self.bind.as_ref().unwrap_or(&any.into()))?;
+        sock.connect(&self.addr)?;
         Ok(sock)
     }
 }

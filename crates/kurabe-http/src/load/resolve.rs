@@ -106,10 +106,10 @@ fn within_reach(spec: &LoadSpec, n: &Names, clients: u32) -> Result<(), SpecErro
 /// set read and what needs it.
 fn resolve_load(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
     let Early {
+        request,
         mut labels,
         staging,
     } = early(spec, n)?;
-    let request = request_spec(spec, n)?.build(n)?;
     let set = super::set::read(spec, n, &request.headers, &mut labels)?;
     let target = match &set {
         Some(s) => s.origin(),
@@ -155,8 +155,11 @@ fn resolve_replay(
     ncpus: u32,
 ) -> Result<LoadConfig, SpecError> {
     let (edits, reader) = super::replay::early(spec, r, n)?;
-    let Early { mut labels, .. } = early(spec, n)?;
-    let request = request_spec(spec, n)?.build(n)?;
+    let Early {
+        request,
+        mut labels,
+        ..
+    } = early(spec, n)?;
     let replay = super::replay::read_with(r, &edits, reader)?;
     let replay = super::replay::tagged(replay, &mut labels, n)?;
     let total = replay.total();
@@ -223,6 +226,8 @@ fn config(spec: &LoadSpec, n: &Names, ncpus: u32, p: Parts) -> Result<LoadConfig
 /// What [`early`] makes of a spec, for the rest of [`resolve_load`] (and
 /// of [`resolve_replay`]).
 pub(crate) struct Early {
+    /// The request settings, built.
+    request: crate::request::Request,
     /// The run's names and checks, before any request is tagged.
     labels: Labels,
     /// The stages checked.
@@ -233,8 +238,7 @@ pub(crate) struct Early {
 /// (which can be a long read: a large file scanned, standard input until
 /// its producer ends), so a bad setting is refused before the set is
 /// read, and a caller that reads the set itself can check first: the
-/// connections, the request settings (a body file opened and checked,
-/// not read), the names and checks, the set's
+/// connections, the request settings, the names and checks, the set's
 /// own settings, the URL, the stages, the stop (a set's size taken as
 /// unknown: `-c` against the set's targets waits for them), the
 /// connection setup (the TLS options against the scheme only when it is
@@ -242,7 +246,7 @@ pub(crate) struct Early {
 /// the thresholds' text (their names wait for the set's).
 pub(crate) fn early(spec: &LoadSpec, n: &Names) -> Result<Early, SpecError> {
     check_connections(spec, n)?;
-    request_fields(spec, unread_body(spec, n)?).build(n)?;
+    let request = request_spec(spec, n)?.build(n)?;
     let labels = labels(spec, n)?;
     let set = spec.targets.is_some() || spec.targets_text.is_some();
     let origin = super::set::check(spec, n)?;
@@ -256,7 +260,11 @@ pub(crate) fn early(spec: &LoadSpec, n: &Names) -> Result<Early, SpecError> {
     checked_stop(&timed(spec, &staging), n, unknown.then_some(u64::MAX))?;
     setup(spec, n, https)?;
     super::gate::parsed(spec, n)?;
-    Ok(Early { labels, staging })
+    Ok(Early {
+        request,
+        labels,
+        staging,
+    })
 }
 
 /// `spec` as the stages time it: they give the run's length (a duration
@@ -349,8 +357,12 @@ fn connection_peak(spec: &LoadSpec, stages: &Stages, n: &Names) -> Result<u32, S
     if spec.concurrency != 1 {
         invalid!("{} {} with connection stages: the stages give the connections; drop {} (the peak stage is the connections used)", n.concurrency, spec.concurrency, n.concurrency);
     }
-    if spec.http2 {
-        invalid!("{} with connection stages: HTTP/2 runs a fixed number of connections; drop {} or stage the rate (30s:200) with {}", n.http2, n.http2, n.concurrency);
+    if spec.http2 || spec.http3 {
+        let (h, v) = match spec.http3 {
+            true => (n.http3, "HTTP/3"),
+            false => (n.http2, "HTTP/2"),
+        };
+        invalid!("{h} with connection stages: {v} runs a fixed number of connections; drop {h} or stage the rate (30s:200) with {}", n.concurrency);
     }
     let peak = (stages.stages().iter())
         .map(|s| s.target.value())
@@ -494,31 +506,79 @@ fn check_connections(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// `http2` and `streams`: streams need HTTP/2, pipelining is HTTP/1.1's.
+/// `http2`, `http3` and `streams`: one protocol, streams need HTTP/2 or
+/// HTTP/3, pipelining and proxies are HTTP/1.1's; HTTP/3's own rules
+/// ([`check_http3`]).
 fn check_http2(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
+    if spec.http2 && spec.http3 {
+        invalid!("{} and {}: give one protocol", n.http2, n.http3);
+    }
+    let h = if spec.http3 { n.http3 } else { n.http2 };
     if spec.streams == Some(0) {
         invalid!("{} 0: use at least 1 stream per connection", n.streams);
     }
-    if spec.streams.is_some() && !spec.http2 {
+    if spec.streams.is_some() && !spec.http2 && !spec.http3 {
         invalid!(
-            "{} sets HTTP/2 streams per connection: add {}",
+            "{} sets HTTP/2 or HTTP/3 streams per connection: add {} or {}",
             n.streams,
-            n.http2
+            n.http2,
+            n.http3
         );
     }
-    if spec.http2 && spec.proxy.is_some() {
+    if (spec.http2 || spec.http3) && spec.proxy.is_some() {
         invalid!(
-            "{p} sends HTTP/1.1 requests to a proxy; drop {} or {p}",
-            n.http2,
+            "{p} sends HTTP/1.1 requests to a proxy; drop {h} or {p}",
             p = n.proxy
         );
     }
-    if spec.http2 && spec.pipeline > 1 {
+    if (spec.http2 || spec.http3) && spec.pipeline > 1 {
         invalid!(
-            "{} is HTTP/1.1 pipelining; with {} use {} N for requests in flight per connection",
+            "{} is HTTP/1.1 pipelining; with {h} use {} N for requests in flight per connection",
             n.pipeline,
-            n.http2,
             n.streams
+        );
+    }
+    check_http3(spec, n)
+}
+
+/// HTTP/3's settings that cannot mean anything: io_uring (the HTTP/3
+/// worker drives its UDP sockets with epoll), TLS 1.2 (QUIC is TLS 1.3).
+/// The scheme is checked with the URL ([`check_http3_url`]).
+fn check_http3(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
+    if !spec.http3 {
+        return Ok(());
+    }
+    if spec.engine == kurabe_model::load::Engine::IoUring {
+        invalid!(
+            "{} io_uring does not drive {}: use {} epoll or auto",
+            n.engine,
+            n.http3,
+            n.engine
+        );
+    }
+    if spec
+        .tls_protocol
+        .as_deref()
+        .is_some_and(|f| f.eq_ignore_ascii_case("TLS1.2"))
+    {
+        invalid!(
+            "{} TLS1.2 with {}: QUIC is TLS 1.3 only; drop {} or use TLS1.3",
+            n.tls_protocol,
+            n.http3,
+            n.tls_protocol
+        );
+    }
+    Ok(())
+}
+
+/// HTTP/3 runs over QUIC, which is always TLS: an `http://` URL cannot be
+/// loaded with it (`https`: the scheme, `None` while unknown).
+fn check_http3_url(spec: &LoadSpec, n: &Names, https: Option<bool>) -> Result<(), SpecError> {
+    if spec.http3 && https == Some(false) {
+        invalid!(
+            "{} needs an https:// URL: QUIC is always encrypted (use https://, or drop {} for HTTP/1.1 or --http2 for h2c)",
+            n.http3,
+            n.http3
         );
     }
     Ok(())
@@ -527,12 +587,8 @@ fn check_http2(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
 /// The request settings as the request spec: the method given, else POST
 /// when there is a body (GET otherwise).
 fn request_spec(spec: &LoadSpec, n: &Names) -> Result<RequestSpec, SpecError> {
-    Ok(request_fields(spec, body(spec, n)?))
-}
-
-/// The request settings with `body` as the body.
-fn request_fields(spec: &LoadSpec, body: Option<Vec<u8>>) -> RequestSpec {
-    RequestSpec {
+    let body = body(spec, n)?;
+    Ok(RequestSpec {
         method: spec.method.clone(),
         implied_method: body.is_some().then_some("POST"),
         headers: spec
@@ -544,20 +600,7 @@ fn request_fields(spec: &LoadSpec, body: Option<Vec<u8>>) -> RequestSpec {
         auth: spec.auth.clone(),
         content_type: spec.content_type.clone(),
         body,
-    }
-}
-
-/// [`body`] as far as it can be checked without reading a file: a body
-/// file opened and checked (a regular file within its limit) stands as
-/// an empty body.
-fn unread_body(spec: &LoadSpec, n: &Names) -> Result<Option<Vec<u8>>, SpecError> {
-    match (&spec.body_file, &spec.body_base64) {
-        (Some(path), None) => {
-            super::files::check_body(path, n)?;
-            Ok(Some(Vec::new()))
-        }
-        _ => body(spec, n),
-    }
+    })
 }
 
 /// The body: the `body_file`'s contents or the decoded `body_base64`.
@@ -580,6 +623,7 @@ fn body(spec: &LoadSpec, n: &Names) -> Result<Option<Vec<u8>>, SpecError> {
 /// Socket buffer, bind address, proxy and TLS → connection setup (no `-v`
 /// tap); `https`: the target's scheme, `None` when not known yet.
 fn setup(spec: &LoadSpec, n: &Names, https: Option<bool>) -> Result<Setup, SpecError> {
+    check_http3_url(spec, n, https)?;
     if spec.socket_buffer == Some(0) {
         invalid!(
             "{b} 0: give the socket buffer size in bytes, e.g. {b} 65536",
@@ -625,11 +669,27 @@ fn tls(spec: &LoadSpec, n: &Names, https: Option<bool>) -> Result<TlsOptions, Sp
             n.ciphers
         );
     }
+    if spec.ca_file.is_some() && https == Some(false) {
+        invalid!(
+            "{} names the CA certificates to trust for https:// URLs: drop it or use https://",
+            n.ca_file
+        );
+    }
+    if spec.ca_file.is_some() && spec.insecure {
+        invalid!(
+            "{} with --insecure: nothing is verified, so no CA is trusted; drop one of them",
+            n.ca_file
+        );
+    }
     if let Some(path) = &spec.client_cert {
-        super::files::check_cert(path, n)?;
+        super::files::check_cert(path, n.client_cert)?;
+    }
+    if let Some(path) = &spec.ca_file {
+        super::files::check_cert(path, n.ca_file)?;
     }
     Ok(TlsOptions {
         client_cert: spec.client_cert.clone(),
+        ca_file: spec.ca_file.clone(),
         protocol: match &spec.tls_protocol {
             Some(f) => TlsProtocol::from_ab(f)?,
             None => TlsProtocol::All,
@@ -842,6 +902,75 @@ mod tests {
             StopCondition::RequestsOrDuration(600, five)
         );
         assert!(stop(Some(10), None).is_err());
+    }
+
+    #[test]
+    fn http3_refuses_what_cannot_mean_anything_in_one_line() {
+        let h3 = |url: &str, edit: fn(&mut LoadSpec)| {
+            let mut s = spec(url);
+            s.http3 = true;
+            edit(&mut s);
+            resolve(s).map(|c| c.protocol).map_err(|e| e.to_string())
+        };
+        let ok = h3("https://h/", |s| s.streams = Some(4));
+        assert_eq!(ok, Ok(client::Protocol::H3 { streams: 4 }));
+        let refused = [
+            (
+                "http://h/",
+                (|_| {}) as fn(&mut LoadSpec),
+                "--http3 needs an https:// URL",
+            ),
+            (
+                "https://h/",
+                |s| s.http2 = true,
+                "--http2 and --http3: give one",
+            ),
+            (
+                "https://h/",
+                |s| s.pipeline = 2,
+                "--pipeline is HTTP/1.1 pipelining; with --http3",
+            ),
+            (
+                "https://h/",
+                |s| s.proxy = Some("127.0.0.1:3128".into()),
+                "-X sends HTTP/1.1",
+            ),
+            (
+                "https://h/",
+                |s| s.engine = kurabe_model::load::Engine::IoUring,
+                "--engine io_uring does not drive --http3",
+            ),
+            (
+                "https://h/",
+                |s| s.tls_protocol = Some("TLS1.2".into()),
+                "QUIC is TLS 1.3 only",
+            ),
+        ];
+        for (url, edit, want) in refused {
+            let e = h3(url, edit).unwrap_err();
+            assert!(e.contains(want) && !e.contains('\n'), "{e}");
+        }
+        let mut streams = spec("https://h/");
+        streams.streams = Some(2);
+        assert!(err(streams).contains("add --http2 or --http3"));
+    }
+
+    #[test]
+    fn a_ca_file_is_for_https_and_verification() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, "").unwrap();
+        let mut s = spec("https://h/");
+        s.ca_file = Some(ca.clone());
+        assert_eq!(
+            resolve(s.clone()).unwrap().setup.tls.ca_file,
+            Some(ca.clone())
+        );
+        s.insecure = true;
+        assert!(err(s).contains("--cacert with --insecure"));
+        let mut plain = spec("http://h/");
+        plain.ca_file = Some(ca);
+        assert!(err(plain).contains("--cacert names the CA certificates to trust for https://"));
     }
 
     #[test]

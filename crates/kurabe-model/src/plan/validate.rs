@@ -116,20 +116,27 @@ pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
     c.0
 }
 
-/// `http2` and `streams`: streams need HTTP/2; pipelining is HTTP/1.1's.
+/// `http2`, `http3` and `streams`: one protocol; streams need HTTP/2 or
+/// HTTP/3; pipelining is HTTP/1.1's.
 fn http2_fields(h: &LoadSpec, p: &dyn Fn(&str) -> String, c: &mut Collector) {
+    if h.http2 && h.http3 {
+        c.at(&p("http3"), "with `http2 = true`: give one protocol");
+    }
     match h.streams {
         Some(0) => c.at(&p("streams"), "must be at least 1"),
-        Some(n) if n > 1 && !h.http2 => c.at(
+        Some(n) if n > 1 && !h.http2 && !h.http3 => c.at(
             &p("streams"),
-            format!("{n} streams per connection need HTTP/2: add `http2 = true`"),
+            format!(
+                "{n} streams per connection need HTTP/2 or HTTP/3: add `http2 = true` or `http3 = true`"
+            ),
         ),
         _ => {}
     }
-    if h.http2 && h.pipeline > 1 {
+    let multiplexed = if h.http3 { "http3" } else { "http2" };
+    if (h.http2 || h.http3) && h.pipeline > 1 {
         c.at(
             &p("pipeline"),
-            "pipelining is HTTP/1.1's; with `http2 = true` use `streams` for requests in flight per connection",
+            format!("pipelining is HTTP/1.1's; with `{multiplexed} = true` use `streams` for requests in flight per connection"),
         );
     }
 }

@@ -357,6 +357,7 @@ fn outcomes(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         .collect();
     writeln!(out, "Status codes:           {}", codes.join(", "))?;
     http2_line(r, out)?;
+    http3_lines(r, out)?;
     writeln!(out, "Timeouts:               {}", r.failures.timeout)?;
     if r.keep_alive {
         writeln!(
@@ -436,6 +437,41 @@ fn http2_line(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
         line.push_str(&format!(", RST_STREAM: {}", codes.join(", ")));
     }
     writeln!(out, "{line}")
+}
+
+/// HTTP/3 runs: the protocol, streams per connection, GOAWAYs and resets
+/// by code (as HTTP/2's line), then what QUIC measured.
+fn http3_lines(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
+    let Some(h) = &r.http3 else {
+        return Ok(());
+    };
+    let mut line = format!(
+        "Protocol:               {}, {} stream(s) per connection, {} GOAWAY",
+        r.protocol, h.streams, h.goaways
+    );
+    if !h.stream_resets.is_empty() {
+        let codes: Vec<_> = (h.stream_resets.iter())
+            .map(|(code, n)| format!("{code} {n}"))
+            .collect();
+        line.push_str(&format!(", resets: {}", codes.join(", ")));
+    }
+    writeln!(out, "{line}")?;
+    let lost = match h.packets_sent {
+        0 => 0.0,
+        sent => 100.0 * h.packets_lost as f64 / sent as f64,
+    };
+    writeln!(
+        out,
+        "QUIC handshakes:        {}, {:.3} ms mean; RTT {:.3} ms (mean of connections)",
+        h.handshakes,
+        h.handshake_mean_us / 1000.0,
+        h.rtt_mean_us / 1000.0
+    )?;
+    writeln!(
+        out,
+        "QUIC packets:           {} sent, {} lost ({lost:.2} %)",
+        h.packets_sent, h.packets_lost
+    )
 }
 
 /// Why requests failed: one line per failure kind, its first error and its share,
@@ -533,6 +569,30 @@ Reconnects:             2 (the server ended keep-alive connections)
 Reconciliation:         99990 completed + 10 failed + 0 in flight = 100000 sent
 ";
         assert_eq!(render(&crate::fixtures::http()), expected);
+    }
+
+    #[test]
+    fn an_http3_run_shows_its_streams_and_what_quic_measured() {
+        let mut r = crate::fixtures::http();
+        r.protocol = "h3".into();
+        r.http3 = Some(kurabe_model::http::Http3Summary {
+            streams: 8,
+            goaways: 1,
+            stream_resets: [("H3_REQUEST_REJECTED".to_owned(), 2)].into(),
+            handshakes: 4,
+            handshake_mean_us: 1234.0,
+            packets_sent: 2000,
+            packets_lost: 5,
+            rtt_mean_us: 98.0,
+        });
+        let text = render(&r);
+        let want = "\
+Protocol:               h3, 8 stream(s) per connection, 1 GOAWAY, resets: H3_REQUEST_REJECTED 2
+QUIC handshakes:        4, 1.234 ms mean; RTT 0.098 ms (mean of connections)
+QUIC packets:           2000 sent, 5 lost (0.25 %)
+";
+        assert!(text.contains(want), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
     }
 
     #[test]

@@ -13,7 +13,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use kurabe_http::load::Loaded;
 use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
 use kurabe_model::load::LoadSpec;
@@ -79,8 +78,11 @@ pub struct Args {
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://; the recorded times are kept as over HTTP/1.1.
     #[arg(long)]
     pub http2: bool,
-    /// With --http2: concurrent streams per connection [default: 1, a request per connection at a time].
-    #[arg(long, value_name = "N", requires = "http2")]
+    /// Speak HTTP/3 (QUIC, https:// only); the recorded times are kept as over HTTP/1.1.
+    #[arg(long)]
+    pub http3: bool,
+    /// With --http2 or --http3: concurrent streams per connection [default: 1, a request per connection at a time].
+    #[arg(long, value_name = "N")]
     pub streams: Option<u32>,
     /// Do not verify the server's TLS certificate (https:// only).
     #[arg(long)]
@@ -119,16 +121,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_output(args.out.path(), &text)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let checked = kurabe_http::load::check_spec(spec, &kurabe_http::load::Names::FLAGS, 1)?;
+    let checked = kurabe_http::load::check(&spec, &kurabe_http::load::Names::FLAGS)?;
     kurabe_http::outcome::check_max_error_rate(args.max_error_rate)?;
     args.live.check()?;
     check_outputs(&[("-o", args.out.path())])?;
     let layout = AbLayoutFlags::default().resolve(args.format)?;
-    // Every check made: the log is read.
-    let Loaded {
-        spec,
-        load: checked,
-    } = checked.read()?;
     let server = ServerChoice::from_flags(args.no_server_metrics, None, checked.target());
     let interrupt = crate::signal::install_stop()?;
     crate::signal::force_exit_on_second_signal();
@@ -168,6 +165,7 @@ fn load_spec(args: &Args, speed: f64) -> LoadSpec {
             .map(HumanDuration),
         insecure: args.insecure,
         http2: args.http2,
+        http3: args.http3,
         streams: args.streams,
         group: args.groups.clone(),
         checks: args.checks.clone(),

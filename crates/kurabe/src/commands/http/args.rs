@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use kurabe_http::load::{check_spec, Checked, CheckedSpec, Loaded, Names};
+use kurabe_http::load::{Checked, Names, StdinSet};
 use kurabe_http::outcome::check_max_error_rate;
 use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
@@ -188,12 +188,21 @@ pub struct Args {
     /// Speak HTTP/2: ALPN h2 for https://, prior knowledge (h2c) for http://. Connections are always reused (-k is implied).
     #[arg(long)]
     pub http2: bool,
-    /// With --http2: concurrent streams per connection (h2load's -m) [default: 1].
-    #[arg(long, value_name = "N", requires = "http2")]
+    /// Speak HTTP/3: QUIC v1 with TLS 1.3 and ALPN h3, https:// only, a UDP socket per connection (-B binds it). Connections are always reused (-k is implied).
+    #[arg(long)]
+    pub http3: bool,
+    /// The HTTP version, as oha spells it: 1.1, 2 (--http2) or 3 (--http3).
+    #[arg(long, value_name = "VERSION", value_parser = PossibleValuesParser::new(["1.1", "2", "3"]))]
+    pub http_version: Option<String>,
+    /// With --http2 or --http3: concurrent streams per connection (h2load's -m) [default: 1].
+    #[arg(long, value_name = "N")]
     pub streams: Option<u32>,
     /// Do not verify the server's TLS certificate (https:// only).
     #[arg(long)]
     pub insecure: bool,
+    /// Trust the CA certificates in this PEM file instead of the system store's (https://, any HTTP version), e.g. a local CA's root.crt.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
     /// Stop at the first failed request, as ab does without -r.
     #[arg(long)]
     pub abort_on_error: bool,
@@ -315,37 +324,42 @@ pub fn from_args(args: &Args) -> anyhow::Result<Resolved> {
     early(args)?.finish(args)
 }
 
-/// The command line checked whole, no input read yet (a set on
-/// standard input may wait on its producer, or never end): a caller's
-/// own checks go between this and [`Early::finish`].
+/// The command line checked as far as it can be without a set on
+/// standard input, which is still unread (its producer may not have
+/// written yet, or never end): a caller's own checks of that kind go
+/// between this and [`Early::finish`].
 #[derive(Debug)]
 pub struct Early {
-    /// The load, checked, its inputs unread.
-    checked: CheckedSpec,
+    /// The load, its set on standard input unread.
+    spec: LoadSpec,
     /// ab's layout flags, resolved.
     layout: AbLayout,
 }
 
-/// Every check of the flags: the load's ([`check_spec`], shared by
-/// `--workers` client processes), `--max-error-rate`, the layout.
+/// Every check of the flags that needs no target of a set: the load's
+/// ([`kurabe_http::load::check_early`]), `--max-error-rate`, the layout.
 pub fn early(args: &Args) -> anyhow::Result<Early> {
+    let spec = load_spec(args)?;
     let clients = args.workers.unwrap_or(1);
-    let checked = check_spec(load_spec(args)?, &names(args), clients)?;
+    kurabe_http::load::check_early_shared(&spec, &names(args), clients)?;
     check_max_error_rate(args.max_error_rate)?;
     let layout = layout_flags(args).resolve(args.format)?;
-    Ok(Early { checked, layout })
+    Ok(Early { spec, layout })
 }
 
 impl Early {
-    /// The inputs read (standard input's set, once) and the load resolved.
+    /// The set read (standard input's, once) and the load checked whole.
     pub fn finish(self, args: &Args) -> anyhow::Result<Resolved> {
-        let Loaded { spec, load } = self.checked.read()?;
+        let Early { mut spec, layout } = self;
+        read_set(args, &mut spec)?;
+        let clients = args.workers.unwrap_or(1);
+        let load = kurabe_http::load::check_shared(&spec, &names(args), clients)?;
         let server =
             ServerChoice::from_flags(args.no_server_metrics, args.server_pid, load.target());
         Ok(Resolved {
             spec,
             load,
-            layout: self.layout,
+            layout,
             server,
         })
     }
@@ -365,7 +379,7 @@ pub(super) fn names(args: &Args) -> Names {
 }
 
 /// The set the flags name: (file, format); `-` is standard input, which
-/// [`CheckedSpec::read`] reads.
+/// [`read_set`] reads.
 fn set_source(args: &Args) -> (Option<PathBuf>, Option<TargetsFormat>) {
     match (&args.targets, &args.urls_from_file) {
         (Some(p), _) => (Some(p.clone()), args.targets_format),
@@ -374,11 +388,53 @@ fn set_source(args: &Args) -> (Option<PathBuf>, Option<TargetsFormat>) {
     }
 }
 
+/// Read the set of `spec` (as [`load_spec`] made it from `args`) from
+/// standard input when it is there, once, after the checks that need
+/// none of it: the spec then carries the text, or (larger than 16 MiB,
+/// not for --workers, whose spec carries the text to every worker) the
+/// path `-` of its spool, read as it grows.
+pub(super) fn read_set(args: &Args, spec: &mut LoadSpec) -> anyhow::Result<()> {
+    if spec.targets.as_deref() != Some(std::path::Path::new("-")) {
+        return Ok(());
+    }
+    let cannot = |e| anyhow::anyhow!("cannot read the set from standard input: {e}");
+    let bytes = if args.workers.is_some() {
+        // Carried inline to every worker: held, so bounded.
+        let limit = kurabe_fleet::coordinator::INLINE_SET_BYTES;
+        let mut bytes = Vec::new();
+        let stdin = std::io::Read::take(std::io::stdin().lock(), limit + 1);
+        std::io::Read::read_to_end(&mut { stdin }, &mut bytes).map_err(cannot)?;
+        if bytes.len() as u64 > limit {
+            bail!(
+                "--targets - with --workers: standard input is more than {} MiB, the most a set sent to every worker inline may have: save it to a file every worker can read at the same path and give --targets FILE",
+                limit >> 20
+            );
+        }
+        bytes
+    } else {
+        match kurabe_http::load::read_stdin().map_err(cannot)? {
+            StdinSet::Text(bytes) => bytes,
+            StdinSet::Spooled => return Ok(()),
+        }
+    };
+    match String::from_utf8(bytes) {
+        Ok(text) => {
+            (spec.targets, spec.targets_text) = (None, Some(text));
+            Ok(())
+        }
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
+            bail!("-:{line}: invalid UTF-8: targets files are UTF-8 text")
+        }
+    }
+}
+
 /// The load flags as the load spec: ab's letters and kurabe's long flags
 /// onto its fields, `-i` and `-u` as the method they mean (`-m` wins); a
-/// set on standard input is its path `-`, unread ([`CheckedSpec::read`]
-/// reads it).
+/// set on standard input is its path `-`, unread ([`read_set`] reads it).
 pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
+    check_http_version(args)?;
     let implied = match (args.head, &args.put_file) {
         (true, _) => Some("HEAD"),
         (false, Some(_)) => Some("PUT"),
@@ -413,7 +469,8 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         threads: args.threads,
         keep_alive: args.keep_alive,
         pipeline: args.pipeline,
-        http2: args.http2,
+        http2: args.http2 || args.http_version.as_deref() == Some("2"),
+        http3: args.http3 || args.http_version.as_deref() == Some("3"),
         streams: args.streams,
         engine: args.engine,
         timeout: Some(args.timeout)
@@ -429,11 +486,25 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         tls_protocol: args.tls_protocol.clone(),
         ciphers: args.ciphers.clone(),
         client_cert: args.client_cert.clone(),
+        ca_file: args.cacert.clone(),
         proxy: args.proxy.clone(),
         proxy_auth: args.proxy_auth.clone(),
         bind: args.bind.clone(),
         socket_buffer: args.socket_buffer,
     })
+}
+
+/// `--http-version` agrees with `--http2` and `--http3` when both are given.
+fn check_http_version(args: &Args) -> anyhow::Result<()> {
+    let Some(v) = args.http_version.as_deref() else {
+        return Ok(());
+    };
+    let other = match (args.http2, args.http3) {
+        (true, _) if v != "2" => "--http2",
+        (_, true) if v != "3" => "--http3",
+        _ => return Ok(()),
+    };
+    bail!("--http-version {v} with {other}: give one HTTP version")
 }
 
 /// `--stage DURATION:RATE` or `DURATION:c=N` each, in order, and the

@@ -1,0 +1,256 @@
+//! `kurabe http --http3` end to end: the built binary against Caddy
+//! (quic-go) and ngtcp2's example server (C, GnuTLS), two independent
+//! HTTP/3 implementations from Debian, each run's counts checked against
+//! what the server itself logged, by path; and the combinations refused
+//! in one line before any packet.
+
+use std::path::{Path, PathBuf};
+
+use kurabe_testkit::caddy::{free_port, Caddy, Ngtcp2};
+
+use crate::http::{http, http_failed, http_json};
+
+/// Caddy's access log mark of an HTTP/3 request.
+const H3: &str = "\"proto\":\"HTTP/3.0\"";
+
+/// A document root: a page of 26 bytes, another of 4, a body of many packets.
+fn www(dir: &Path) -> PathBuf {
+    let www = dir.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("index.html"), "<p>kurabe over HTTP/3</p>\n").unwrap();
+    std::fs::write(www.join("a.txt"), "aaa\n").unwrap();
+    let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(www.join("big.bin"), big).unwrap();
+    www
+}
+
+/// Caddy's log lines of HTTP/3 requests for `uri`.
+fn h3_logged(caddy: &Caddy, uri: &str) -> u64 {
+    caddy.logged(&[H3, &format!("\"uri\":\"{uri}\"")])
+}
+
+#[test]
+fn n_and_t_against_caddy_equal_its_access_log_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = www(dir.path());
+    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+        return;
+    };
+    let base = format!("https://localhost:{}", caddy.port());
+    let ca = caddy.ca_file().display().to_string();
+    let page = format!("{base}/index.html");
+    let h3 = ["--http3", "--cacert", &ca, "--streams", "8", "-c", "4"];
+    let mut n = h3.to_vec();
+    n.extend(["-n", "300", &page]);
+    let r = http_json(&n);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (300, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!((r.protocol.as_str(), r.body_bytes), ("h3", 300 * 26));
+    assert_eq!(r.server_software.as_deref(), Some("Caddy"));
+    let q = r.http3.as_ref().expect("the HTTP/3 block");
+    assert_eq!(q.streams, 8);
+    assert!(q.handshakes >= 4 && q.handshake_mean_us > 0.0, "{q:?}");
+    assert!(q.packets_sent > 0 && q.rtt_mean_us > 0.0, "{q:?}");
+    assert_eq!(h3_logged(&caddy, "/index.html"), 300);
+    // -t, another path: completed + failed + in flight is what Caddy logged.
+    let a = format!("{base}/a.txt");
+    let mut t = h3.to_vec();
+    t.extend(["-t", "1", &a]);
+    let r = http_json(&t);
+    let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
+    assert!(r.complete_requests > 0, "{:?}", r.errors);
+    assert_eq!(r.failed_requests, 0, "{:?}", r.errors);
+    assert_eq!(h3_logged(&caddy, "/a.txt"), sent);
+    assert_eq!(h3_logged(&caddy, "/index.html"), 300);
+    assert_eq!(caddy.logged(&["\"proto\""]), 300 + sent, "no other request");
+}
+
+#[test]
+fn http_version_3_large_bodies_and_the_open_model_against_caddy() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = www(dir.path());
+    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+        return;
+    };
+    let base = format!("https://localhost:{}", caddy.port());
+    let big = format!("{base}/big.bin");
+    let args = ["--http-version", "3", "--insecure", "--streams", "4"];
+    let mut n = args.to_vec();
+    n.extend(["-c", "2", "-n", "24", &big]);
+    let r = http_json(&n);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (24, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.body_bytes, 24 * 300_000);
+    assert_eq!(h3_logged(&caddy, "/big.bin"), 24);
+    // The open model: 200 requests at 400/s, each answered and logged once.
+    let page = format!("{base}/index.html");
+    let mut open = args.to_vec();
+    open.extend(["-c", "4", "--rate", "400", "-n", "200", &page]);
+    let r = http_json(&open);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (200, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.rate.as_ref().map(|x| x.requested_per_s), Some(400.0));
+    assert_eq!(h3_logged(&caddy, "/index.html"), 200);
+}
+
+#[test]
+fn a_checked_set_over_http3_counts_each_name_as_caddy_logged_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = www(dir.path());
+    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+        return;
+    };
+    let base = format!("https://localhost:{}", caddy.port());
+    let set = dir.path().join("set.txt");
+    let text = format!("# @name page\nGET {base}/index.html\n\n# @name a\nGET {base}/a.txt\n");
+    std::fs::write(&set, text).unwrap();
+    let set = set.display().to_string();
+    let args = [
+        "--http3",
+        "--insecure",
+        "--streams",
+        "3",
+        "-c",
+        "2",
+        "--threads",
+        "1",
+        "-l",
+    ];
+    let mut ok = args.to_vec();
+    ok.extend(["-n", "200", "--targets", &set, "--check", "status==200"]);
+    let r = http_json(&ok);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (200, 0),
+        "{:?}",
+        r.errors
+    );
+    let by_name: Vec<_> = (r.requests.iter())
+        .map(|q| (q.name.as_str(), q.complete_requests))
+        .collect();
+    assert_eq!(by_name, [("page", 100), ("a", 100)]);
+    assert_eq!(h3_logged(&caddy, "/index.html"), 100);
+    assert_eq!(h3_logged(&caddy, "/a.txt"), 100);
+    // A body check only the page passes: the other half fails as `check`,
+    // its first failure showing the HTTP/3 head and the body.
+    let mut half = args.to_vec();
+    half.extend(["-n", "100", "--targets", &set, "--check", "body~kurabe"]);
+    let (r, _) = crate::http::http_json_exit(&half, 0);
+    assert_eq!(
+        (r.complete_requests, r.failures.check),
+        (50, 50),
+        "{:?}",
+        r.errors
+    );
+    let why = &r.errors[0].first_error;
+    assert!(why.contains("HTTP/3 200") && why.contains("aaa"), "{why}");
+    assert_eq!(h3_logged(&caddy, "/a.txt"), 150);
+}
+
+#[test]
+fn ngtcp2s_server_answers_every_request_it_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let www = www(dir.path());
+    let Some(server) = Ngtcp2::start(dir.path(), &www) else {
+        return;
+    };
+    let url = format!("https://localhost:{}/index.html", server.port());
+    let r = http_json(&[
+        "--http3",
+        "--insecure",
+        "--no-server-metrics",
+        "--streams",
+        "10",
+        "-c",
+        "2",
+        "-n",
+        "120",
+        &url,
+    ]);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (120, 0),
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.body_bytes, 120 * 26);
+    assert_eq!(server.requests("/index.html"), 120);
+    assert_eq!(server.responses(), 120);
+}
+
+#[test]
+fn nothing_listening_on_the_udp_port_fails_every_request_as_connect() {
+    let port = free_port();
+    let url = format!("https://localhost:{port}/");
+    let args = ["--http3", "--insecure", "--no-server-metrics", "-c", "2"];
+    let mut n = args.to_vec();
+    n.extend(["-n", "6", &url]);
+    let (r, _) = http_failed(&n, "connect");
+    assert_eq!(r.failed_requests, 6);
+    assert!(
+        r.errors[0].first_error.contains("UDP port"),
+        "{:?}",
+        r.errors
+    );
+}
+
+#[test]
+fn meaningless_combinations_are_refused_in_one_line_before_any_packet() {
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let url = &format!("https://127.0.0.1:{}/", udp.local_addr().unwrap().port());
+    let refused: [(&[&str], &str); 8] = [
+        (
+            &["--http3", "http://localhost:9/"],
+            "--http3 needs an https:// URL",
+        ),
+        (
+            &["--http3", "--http2", url],
+            "--http2 and --http3: give one protocol",
+        ),
+        (
+            &["--http-version", "3", "--http2", url],
+            "--http-version 3 with --http2",
+        ),
+        (
+            &["--http3", "-k", "--pipeline", "4", url],
+            "--pipeline is HTTP/1.1 pipelining",
+        ),
+        (
+            &["--http3", "-X", "127.0.0.1:3128", url],
+            "-X sends HTTP/1.1 requests to a proxy",
+        ),
+        (
+            &["--http3", "--engine", "io_uring", url],
+            "--engine io_uring does not drive --http3",
+        ),
+        (&["--http3", "-f", "TLS1.2", url], "QUIC is TLS 1.3 only"),
+        (&["--streams", "4", url], "add --http2 or --http3"),
+    ];
+    for (args, want) in refused {
+        let out = http(args);
+        assert_eq!(out.code, Some(2), "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains(want), "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr.trim_end().lines().count(), 1, "{}", out.stderr);
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let mut buf = [0u8; 2048];
+    let quiet = udp.recv(&mut buf).map_err(|e| e.kind());
+    assert_eq!(
+        quiet,
+        Err(std::io::ErrorKind::WouldBlock),
+        "a packet was sent"
+    );
+}
