@@ -69,8 +69,9 @@ impl Plan {
     }
 }
 
-/// The largest request set stored inline in the run's spec.
-pub const INLINE_SET_BYTES: u64 = 16 << 20;
+/// The largest request set stored inline in the run's spec (the
+/// engine's bound on a shared set read from standard input).
+pub const INLINE_SET_BYTES: u64 = kurabe_http::load::INLINE_SET_BYTES;
 
 /// `spec` with its `targets` file's text inline (`targets_text`) when it
 /// is small and UTF-8; else as given (the engine's check says what is wrong).

@@ -2,7 +2,7 @@
 //!
 //! `client` owns the load generator: one epoll loop per thread driving many
 //! non-blocking connections, an incremental HTTP/1.1 response parser, an
-//! HTTP/2 engine on the same kind of loop (`client::h2`, which says why it
+//! HTTP/2 engine on the same kind of loop (`client::engine::h2`, which says why it
 //! is not the `h2` crate), HDR histograms merged at the end, and the
 //! failure taxonomy. `serve` owns the
 //! small tunable target server used by demos, examples and tests. `auth`

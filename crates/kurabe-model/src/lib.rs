@@ -24,6 +24,7 @@ pub mod noise;
 pub mod notice;
 pub mod plan;
 pub mod probe;
+pub mod profile;
 pub mod progress;
 pub mod quantity;
 pub mod record;

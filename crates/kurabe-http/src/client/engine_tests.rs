@@ -746,7 +746,7 @@ on_io_uring!(
 #[test]
 fn a_worker_panic_ends_the_run_with_an_error() {
     let srv = Server::start(ok_response("hello"));
-    super::panic_hook::arm(srv.port);
+    super::engine::panic_hook::arm(srv.port);
     // Without the fix the other worker runs to the end and the panic is
     // re-raised; with -t 60 the test would take a minute, so a quick return
     // also shows the surviving worker was stopped.
@@ -780,12 +780,12 @@ fn io_uring_refused_falls_back_or_fails_by_choice() {
     let srv = Server::start(ok_response("hello"));
     let mut cfg = config(&srv.url(), StopCondition::Requests(10));
     cfg.engine = Engine::IoUring;
-    super::uring::refuse::set(Some(libc::ENOMEM));
+    super::engine::uring::refuse::set(Some(libc::ENOMEM));
     let err = run(&cfg, &RunControl::default()).unwrap_err();
     let sent = srv.count.load(Ordering::SeqCst);
     cfg.engine = Engine::Auto;
     let auto = run(&cfg, &RunControl::default());
-    super::uring::refuse::set(None);
+    super::engine::uring::refuse::set(None);
     let msg = err.to_string();
     assert!(matches!(err, LoadError::Config(_)), "{msg}");
     assert!(

@@ -3,53 +3,33 @@
 //!
 //! Layout: this file owns the contract (config, URL parsing, errors) and the
 //! orchestration of one run (resolve, spawn workers, merge their numbers into
-//! an [`HttpReport`]); `worker` owns the per-thread event loop (epoll or
-//! io_uring, see [`Engine`]) and the request life cycle, `framer` the HTTP/1.1
-//! response framing (the counters and histograms are the model's
-//! `load_stats`), `schedule` the `-n`
-//! budget and the open model's per-worker schedule, `arrival` when
-//! requests go out (closed, a rate, a ramp, connection stages, a replay's
-//! times), `tls` rustls, `gnuplot` ab's `-g`
-//! tap, `sys` the unsafe syscalls, `uring` the io_uring ring and its buffers
-//! (the `io-uring` crate: the plain kernel interface, no runtime on top).
-//! `h2` is the HTTP/2 engine (`--http2`) and `h3` the HTTP/3 one
-//! (`--http3`, QUIC): each its own worker over the same pieces; `protocol`
-//! says which protocol a run speaks and prepares its part, and
-//! `make_workers` picks each protocol's worker by one `match` on it;
-//! `record` counts a complete response for any of them.
+//! an [`HttpReport`]). Beside it, one folder per concern:
+//! - `engine`: the per-thread event loop (epoll or io_uring, see [`Engine`])
+//!   and the request life cycle, shared by every protocol, with each
+//!   protocol's framing in `engine::h1`, `engine::h2` and `engine::h3`;
+//!   `engine::protocol` says which protocol a run speaks, and
+//!   `make_workers` picks each protocol's worker by one `match` on it;
+//! - `schedule`: the `-n` budget, the open model's per-worker schedule and
+//!   `schedule::arrival`, when requests go out (closed, a rate, a ramp,
+//!   connection stages, a replay's times), and how a worker paces itself;
+//! - `measure`: what is made of each answer (`measure::record` counts a
+//!   complete response for every protocol; the counters and histograms are
+//!   the model's `load_stats`), the series, live snapshots, ab's `-g` tap;
+//! - `set`, `feed` and `requests`: what is sent (a held request set, a
+//!   streamed one, and the one value a worker reads them through);
+//!   `shared` is the state all workers of a run read.
 //!
 //! Nothing here prints: the caller renders the report.
 
-mod arrival;
-mod core;
+pub(crate) mod engine;
 #[cfg(test)]
 mod engine_tests;
 mod feed;
-mod framer;
-mod gnuplot;
-mod h2;
-mod h3;
-pub(crate) mod live;
-mod pace;
-#[cfg(debug_assertions)]
-mod panic_hook;
-mod protocol;
-mod record;
+pub(crate) mod measure;
 mod requests;
 mod schedule;
-mod series;
 pub mod set;
-mod setup;
 mod shared;
-mod slot;
-mod sys;
-mod threads;
-mod tls;
-mod tls_summary;
-mod trial;
-mod turns;
-mod uring;
-mod worker;
 
 use std::io::Write;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -61,13 +41,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use kurabe_model::http::HttpReport;
 
 use crate::request::Body;
-pub(crate) use arrival::{Arrival, Ramp};
-pub use gnuplot::GnuplotFile;
+pub(crate) use engine::protocol::Protocol;
+pub use engine::setup::{
+    parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol,
+};
+use engine::threads::ProtocolWorker;
+pub use engine::threads::THREAD_PREFIX;
 use kurabe_model::load_stats::Stats;
-pub(crate) use protocol::Protocol;
-pub use setup::{parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol};
-use threads::ProtocolWorker;
-pub use threads::THREAD_PREFIX;
+pub use measure::gnuplot::GnuplotFile;
+pub(crate) use schedule::arrival::{Arrival, Ramp};
 
 /// Client threads when none are given: all cores for a remote server, half
 /// of them when the server is on this machine (it needs the rest), never
@@ -128,7 +110,9 @@ trait ResolveEngine: Sized {
 
 impl ResolveEngine for Engine {
     fn resolve(self, tls: bool, conns: usize) -> Result<Engine, LoadError> {
-        self.resolve_with(tls, AUTO_PREFERS_URING, || uring::Uring::probe(conns))
+        self.resolve_with(tls, AUTO_PREFERS_URING, || {
+            engine::uring::Uring::probe(conns)
+        })
     }
 
     fn resolve_with(
@@ -254,7 +238,7 @@ pub(crate) struct RunControl {
     /// Updated by the workers.
     pub(crate) progress: Progress,
     /// The workers' shares for an observer's snapshots, when it wants them.
-    pub(crate) live: Option<live::Live>,
+    pub(crate) live: Option<measure::live::Live>,
 }
 
 impl RunControl {
@@ -671,8 +655,10 @@ fn start_feed(cfg: &LoadConfig, keeps: (bool, bool)) -> Result<Option<feed::Feed
         keeps,
         source: set.source.clone(),
         render: match cfg.protocol {
-            Protocol::H2 { .. } => Box::new(move |t, bytes| h2::render(&render_cfg, t, bytes)),
-            Protocol::H3 { .. } => Box::new(h3::render),
+            Protocol::H2 { .. } => {
+                Box::new(move |t, bytes| engine::h2::render(&render_cfg, t, bytes))
+            }
+            Protocol::H3 { .. } => Box::new(engine::h3::render),
             Protocol::H1 { .. } => Box::new(move |t, bytes| set_span(&render_cfg, t, bytes)),
         },
     })
@@ -822,8 +808,8 @@ pub(crate) fn run_with_stats(
     write_gnuplot_header(cfg)?;
     let shared = shared_state(cfg, threads, engine)?;
     let workers = make_workers(cfg, &shared, ctl, threads)?;
-    let total = threads::run_workers(workers, &shared.aborted)?;
-    let end = sys::now_ns().min(shared.end_ns);
+    let total = engine::threads::run_workers(workers, &shared.aborted)?;
+    let end = engine::sys::now_ns().min(shared.end_ns);
     let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
         || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
     let duration_s = end.saturating_sub(shared.measure_ns) as f64 / 1e9;
@@ -843,7 +829,7 @@ pub(crate) fn run_with_stats(
 }
 
 /// Connection stages: each second's mean target of open connections.
-fn target_connections(rows: &mut [kurabe_model::series::Interval], ramp: &arrival::Ramp) {
+fn target_connections(rows: &mut [kurabe_model::series::Interval], ramp: &schedule::arrival::Ramp) {
     for r in rows.iter_mut().filter(|r| r.duration_s > 0.0) {
         let (from, to) = (r.start_s, r.start_s + r.duration_s);
         r.target_connections = Some((ramp.sends_by(to) - ramp.sends_by(from)) / r.duration_s);
@@ -864,7 +850,7 @@ fn write_gnuplot_header(cfg: &LoadConfig) -> Result<(), LoadError> {
 }
 
 /// The TLS client configuration for an `https://` target.
-fn tls_setup(cfg: &LoadConfig) -> Result<Option<tls::TlsSetup>, LoadError> {
+fn tls_setup(cfg: &LoadConfig) -> Result<Option<engine::tls::TlsSetup>, LoadError> {
     if !cfg.target.tls {
         return Ok(None);
     }
@@ -872,10 +858,10 @@ fn tls_setup(cfg: &LoadConfig) -> Result<Option<tls::TlsSetup>, LoadError> {
     let h2 = match cfg.protocol {
         Protocol::H1 { .. } => false,
         Protocol::H2 { .. } => true,
-        // QUIC's TLS is its framing's (`h3::Setup`).
+        // QUIC's TLS is its framing's (`engine::h3::Setup`).
         Protocol::H3 { .. } => return Ok(None),
     };
-    tls::TlsSetup::new(&t.host, &cfg.setup.tls, cfg.insecure, h2).map(Some)
+    engine::tls::TlsSetup::new(&t.host, &cfg.setup.tls, cfg.insecure, h2).map(Some)
 }
 
 /// The run's clock: (start, start of the measured phase, end or u64::MAX, wall µs at start).
@@ -885,7 +871,7 @@ fn timeline(cfg: &LoadConfig) -> (u64, u64, u64, u64) {
         StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => Some(d),
     };
     let warmup_ns = cfg.warmup.map_or(0, |d| d.as_nanos() as u64);
-    let start_ns = sys::now_ns();
+    let start_ns = engine::sys::now_ns();
     let wall = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
@@ -932,7 +918,7 @@ fn shared_state(
         server: OnceLock::new(),
         tls_summary: OnceLock::new(),
         aborted: AtomicBool::new(false),
-        series: series::Collector::new(u64::from(threads)),
+        series: measure::series::Collector::new(u64::from(threads)),
         tls,
         // A connection buffer holds at least one response head; keep the total bounded at high -c.
         buf_size: ((16 << 20) / cfg.concurrency as usize).clamp(4096, 64 * 1024),
@@ -940,7 +926,7 @@ fn shared_state(
         bind: bind.map(Into::into),
         trace: cfg.setup.trace.clone(),
         uring: engine == Engine::IoUring,
-        framing: protocol::Framing::new(cfg.protocol, cfg)?,
+        framing: engine::protocol::Framing::new(cfg.protocol, cfg)?,
         checking: keeps.0,
         keep_body: match keeps {
             (false, _) => 0,
@@ -1020,28 +1006,26 @@ fn make_workers<'a>(
     for t in 0..threads {
         let conns = cfg.concurrency / threads + u32::from(t < cfg.concurrency % threads);
         let gnuplot = match &cfg.gnuplot_file {
-            Some(g) => {
-                Some(
-                    gnuplot::GnuplotWriter::new(g).map_err(|source| LoadError::Gnuplot {
-                        path: g.path.clone(),
-                        source,
-                    })?,
-                )
-            }
+            Some(g) => Some(measure::gnuplot::GnuplotWriter::new(g).map_err(|source| {
+                LoadError::Gnuplot {
+                    path: g.path.clone(),
+                    source,
+                }
+            })?),
             None => None,
         };
         let (index, conns) = (u64::from(t), conns as usize);
         workers.push(match &shared.framing {
-            protocol::Framing::H1(h1) => ProtocolWorker::H1(
-                worker::Worker::new(shared, *h1, ctl, index, conns, gnuplot)
+            engine::protocol::Framing::H1(h1) => ProtocolWorker::H1(
+                engine::h1::Worker::new(shared, *h1, ctl, index, conns, gnuplot)
                     .map_err(LoadError::Resources)?,
             ),
-            protocol::Framing::H2(h2) => ProtocolWorker::H2(
-                h2::worker::Worker::new(shared, h2, ctl, index, conns, gnuplot)
+            engine::protocol::Framing::H2(h2) => ProtocolWorker::H2(
+                engine::h2::worker::Worker::new(shared, h2, ctl, index, conns, gnuplot)
                     .map_err(LoadError::Resources)?,
             ),
-            protocol::Framing::H3(h3) => ProtocolWorker::H3(
-                h3::worker::Worker::new(shared, h3, ctl, index, conns, gnuplot)
+            engine::protocol::Framing::H3(h3) => ProtocolWorker::H3(
+                engine::h3::worker::Worker::new(shared, h3, ctl, index, conns, gnuplot)
                     .map_err(LoadError::Resources)?,
             ),
         });

@@ -21,7 +21,7 @@ pub(crate) enum Requests {
         /// The body when it is too large to repeat (over `SPLIT_BODY`):
         /// `bytes` is then the head, once, and a connection's
         /// `w_off..w_end` count over head and body in turn
-        /// (`worker::conn::Conn::next_bytes`), the body sent from here.
+        /// (`engine::h1::conn::Conn::next_bytes`), the body sent from here.
         split_body: Option<crate::request::Body>,
         /// Body bytes of one request.
         body_len: u64,

@@ -28,7 +28,7 @@ pub(crate) struct Shared {
     /// When requests go out: the closed model, or the open model's
     /// schedule (of a replay: its times, and which recorded request, a
     /// target of `set`, each send sends).
-    pub arrival: super::arrival::Arrival,
+    pub arrival: super::schedule::arrival::Arrival,
     pub timeout_ns: u64,
     pub check_length: bool,
     pub abort_on_error: bool,
@@ -48,10 +48,10 @@ pub(crate) struct Shared {
     /// What the first finished TLS handshake settled on (`https://`).
     pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
     /// The per-second series every worker cuts into.
-    pub series: super::series::Collector,
+    pub series: super::measure::series::Collector,
     /// Set by the first failure when `abort_on_error`.
     pub aborted: AtomicBool,
-    pub tls: Option<super::tls::TlsSetup>,
+    pub tls: Option<super::engine::tls::TlsSetup>,
     pub buf_size: usize,
     /// `-b`: send and receive buffer of every socket.
     pub socket_buffer: Option<u32>,
@@ -63,7 +63,7 @@ pub(crate) struct Shared {
     pub uring: bool,
     /// The protocol's part: HTTP/1.1's keep-alive and pipelining, or
     /// HTTP/2's encoded requests and `--streams`.
-    pub framing: super::protocol::Framing,
+    pub framing: super::engine::protocol::Framing,
     /// The run's request names and check sets ([`crate::tags`]).
     pub labels: crate::tags::Labels,
     /// Some request is checked: responses are judged (and their heads kept).

@@ -37,6 +37,12 @@ pub(super) fn read_body(path: &Path, n: &Names) -> Result<Vec<u8>, InputError> {
     kurabe_input::read(path, body(n), MAX_BODY_BYTES)
 }
 
+/// The body file at `path` opened and checked, not read: a regular file
+/// of at most [`MAX_BODY_BYTES`].
+pub(super) fn check_body(path: &Path, n: &Names) -> Result<(), InputError> {
+    kurabe_input::open(path, body(n))?.within(MAX_BODY_BYTES)
+}
+
 /// The largest client certificate file (`-E`: PEM certificates and key).
 const MAX_CERT_BYTES: u64 = 1 << 20;
 
@@ -58,7 +64,7 @@ pub fn check_files(spec: &LoadSpec, n: &Names) -> Result<(), InputError> {
         kurabe_input::open(p, targets(n))?;
     }
     if let Some(p) = spec.body_file.as_deref().filter(known) {
-        kurabe_input::open(p, body(n))?.within(MAX_BODY_BYTES)?;
+        check_body(p, n)?;
     }
     if let Some(p) = spec.replay.as_ref().map(|r| r.log.as_path()).filter(known) {
         kurabe_input::open(p, log())?;

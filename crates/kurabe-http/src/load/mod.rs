@@ -2,15 +2,16 @@
 //! description of a load, from the CLI, a plan or the fleet), a [`Stop`]
 //! handle and an [`Observer`], and returns one [`LoadRun`].
 //!
-//! Owns the entry, the observer contract and the checks every path shares
-//! ([`check`]: the same rules and defaults for flags, plans and fleet
-//! specs, with errors that name the setting as the user wrote it; every
-//! rule that needs no request of a set or a log before either is read,
-//! [`check_early`] for a caller that reads the set itself). Must
+//! Owns the entry, the observer contract and the one check every path
+//! shares ([`check_spec`]: the same rules and defaults for flags, plans and
+//! fleet specs, with errors that name the setting as the user wrote it,
+//! made whole before any input is read; [`CheckedSpec::read`] then reads
+//! the inputs into a resolved load). Must
 //! not print, and must not put anything on the engine's hot path: the
 //! observer is called from a thread of its own a few times a second, never
 //! per request; the workers poll the stop's flag as they polled their own.
 
+mod check;
 mod error;
 mod files;
 mod gate;
@@ -34,10 +35,10 @@ use kurabe_stop::Stop;
 use crate::client::{self, LoadConfig, RunControl};
 pub use crate::client::{GnuplotFile, HeadTrace, LoadError};
 pub use crate::request::Names;
+pub use check::{check_spec, CheckedSpec, Loaded, INLINE_SET_BYTES};
 pub use error::SpecError;
 pub use files::check_files;
 pub use resolve::MAX_RATE_PER_CLIENT;
-pub use spool::{read_stdin, StdinSet};
 
 /// What a finished (or stopped) load measured.
 pub struct LoadRun {
@@ -191,33 +192,11 @@ impl Checked {
     }
 }
 
-/// Check `spec` as [`run`] would, with errors that call each setting what
-/// `names` says (the CLI's flags, a plan's keys), and resolve its defaults;
-/// run nothing. Callers check before they open outputs or start a target.
+/// [`check_spec`] of a load one client runs, then its inputs read
+/// ([`CheckedSpec::read`]): what it resolves to, running nothing. Callers
+/// check before they open outputs or start a target.
 pub fn check(spec: &LoadSpec, names: &Names) -> Result<Checked, SpecError> {
-    check_shared(spec, names, 1)
-}
-
-/// [`check`] of a load `clients` client processes share (a fleet's
-/// workers, each sending its part): the rate may be as high as they can
-/// send together ([`MAX_RATE_PER_CLIENT`] each).
-pub fn check_shared(spec: &LoadSpec, names: &Names, clients: u32) -> Result<Checked, SpecError> {
-    resolve::resolve(spec, names, online_cpus(), clients).map(Checked)
-}
-
-/// The checks of [`check`] that need neither `spec`'s request set nor
-/// its replay's log (a set's size and names, a log's requests), with the
-/// same messages: a caller that reads the set itself (standard input,
-/// which can wait on its producer) calls this first, so a bad setting is
-/// refused at once. [`check`] makes them before it reads either too.
-pub fn check_early(spec: &LoadSpec, names: &Names) -> Result<(), SpecError> {
-    check_early_shared(spec, names, 1)
-}
-
-/// [`check_early`] of a load `clients` client processes share (see
-/// [`check_shared`]).
-pub fn check_early_shared(spec: &LoadSpec, names: &Names, clients: u32) -> Result<(), SpecError> {
-    resolve::check_early(spec, names, clients)
+    Ok(check_spec(spec.clone(), names, 1)?.read()?.load)
 }
 
 /// Run one load test and return what it measured.
@@ -268,7 +247,9 @@ fn resolve_or_stop(spec: &LoadSpec, stop: &Stop) -> Result<LoadConfig, LoadError
     std::thread::Builder::new()
         .name("kurabe-resolve".to_owned())
         .spawn(move || {
-            let cfg = resolve::resolve(&owned, &Names::PLAN, online_cpus(), 1);
+            let cfg = check_spec(owned, &Names::PLAN, 1)
+                .and_then(CheckedSpec::read)
+                .map(|l| l.load.0);
             *read.lock().unwrap_or_else(|p| p.into_inner()) = Some(cfg);
             told.trigger(None);
         })
@@ -337,7 +318,7 @@ fn run_observed(
     // The workers poll the stop's own flag: no relay between the two.
     let mut ctl = RunControl::with_stop(Arc::clone(stop.flag()));
     if observer.wants_snapshots() {
-        ctl.live = Some(client::live::Live::new(
+        ctl.live = Some(client::measure::live::Live::new(
             cfg.threads.clamp(1, cfg.concurrency),
         ));
     }

@@ -106,10 +106,10 @@ fn within_reach(spec: &LoadSpec, n: &Names, clients: u32) -> Result<(), SpecErro
 /// set read and what needs it.
 fn resolve_load(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
     let Early {
-        request,
         mut labels,
         staging,
     } = early(spec, n)?;
+    let request = request_spec(spec, n)?.build(n)?;
     let set = super::set::read(spec, n, &request.headers, &mut labels)?;
     let target = match &set {
         Some(s) => s.origin(),
@@ -155,11 +155,8 @@ fn resolve_replay(
     ncpus: u32,
 ) -> Result<LoadConfig, SpecError> {
     let (edits, reader) = super::replay::early(spec, r, n)?;
-    let Early {
-        request,
-        mut labels,
-        ..
-    } = early(spec, n)?;
+    let Early { mut labels, .. } = early(spec, n)?;
+    let request = request_spec(spec, n)?.build(n)?;
     let replay = super::replay::read_with(r, &edits, reader)?;
     let replay = super::replay::tagged(replay, &mut labels, n)?;
     let total = replay.total();
@@ -226,8 +223,6 @@ fn config(spec: &LoadSpec, n: &Names, ncpus: u32, p: Parts) -> Result<LoadConfig
 /// What [`early`] makes of a spec, for the rest of [`resolve_load`] (and
 /// of [`resolve_replay`]).
 pub(crate) struct Early {
-    /// The request settings, built.
-    request: crate::request::Request,
     /// The run's names and checks, before any request is tagged.
     labels: Labels,
     /// The stages checked.
@@ -238,7 +233,8 @@ pub(crate) struct Early {
 /// (which can be a long read: a large file scanned, standard input until
 /// its producer ends), so a bad setting is refused before the set is
 /// read, and a caller that reads the set itself can check first: the
-/// connections, the request settings, the names and checks, the set's
+/// connections, the request settings (a body file opened and checked,
+/// not read), the names and checks, the set's
 /// own settings, the URL, the stages, the stop (a set's size taken as
 /// unknown: `-c` against the set's targets waits for them), the
 /// connection setup (the TLS options against the scheme only when it is
@@ -246,7 +242,7 @@ pub(crate) struct Early {
 /// the thresholds' text (their names wait for the set's).
 pub(crate) fn early(spec: &LoadSpec, n: &Names) -> Result<Early, SpecError> {
     check_connections(spec, n)?;
-    let request = request_spec(spec, n)?.build(n)?;
+    request_fields(spec, unread_body(spec, n)?).build(n)?;
     let labels = labels(spec, n)?;
     let set = spec.targets.is_some() || spec.targets_text.is_some();
     let origin = super::set::check(spec, n)?;
@@ -260,11 +256,7 @@ pub(crate) fn early(spec: &LoadSpec, n: &Names) -> Result<Early, SpecError> {
     checked_stop(&timed(spec, &staging), n, unknown.then_some(u64::MAX))?;
     setup(spec, n, https)?;
     super::gate::parsed(spec, n)?;
-    Ok(Early {
-        request,
-        labels,
-        staging,
-    })
+    Ok(Early { labels, staging })
 }
 
 /// `spec` as the stages time it: they give the run's length (a duration
@@ -587,8 +579,12 @@ fn check_http3_url(spec: &LoadSpec, n: &Names, https: Option<bool>) -> Result<()
 /// The request settings as the request spec: the method given, else POST
 /// when there is a body (GET otherwise).
 fn request_spec(spec: &LoadSpec, n: &Names) -> Result<RequestSpec, SpecError> {
-    let body = body(spec, n)?;
-    Ok(RequestSpec {
+    Ok(request_fields(spec, body(spec, n)?))
+}
+
+/// The request settings with `body` as the body.
+fn request_fields(spec: &LoadSpec, body: Option<Vec<u8>>) -> RequestSpec {
+    RequestSpec {
         method: spec.method.clone(),
         implied_method: body.is_some().then_some("POST"),
         headers: spec
@@ -600,7 +596,20 @@ fn request_spec(spec: &LoadSpec, n: &Names) -> Result<RequestSpec, SpecError> {
         auth: spec.auth.clone(),
         content_type: spec.content_type.clone(),
         body,
-    })
+    }
+}
+
+/// [`body`] as far as it can be checked without reading a file: a body
+/// file opened and checked (a regular file within its limit) stands as
+/// an empty body.
+fn unread_body(spec: &LoadSpec, n: &Names) -> Result<Option<Vec<u8>>, SpecError> {
+    match (&spec.body_file, &spec.body_base64) {
+        (Some(path), None) => {
+            super::files::check_body(path, n)?;
+            Ok(Some(Vec::new()))
+        }
+        _ => body(spec, n),
+    }
 }
 
 /// The body: the `body_file`'s contents or the decoded `body_base64`.

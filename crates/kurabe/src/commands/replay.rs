@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use kurabe_http::load::Loaded;
 use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
 use kurabe_model::load::LoadSpec;
@@ -121,11 +122,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_output(args.out.path(), &text)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let checked = kurabe_http::load::check(&spec, &kurabe_http::load::Names::FLAGS)?;
+    let checked = kurabe_http::load::check_spec(spec, &kurabe_http::load::Names::FLAGS, 1)?;
     kurabe_http::outcome::check_max_error_rate(args.max_error_rate)?;
     args.live.check()?;
     check_outputs(&[("-o", args.out.path())])?;
     let layout = AbLayoutFlags::default().resolve(args.format)?;
+    // Every check made: the log is read.
+    let Loaded {
+        spec,
+        load: checked,
+    } = checked.read()?;
     let server = ServerChoice::from_flags(args.no_server_metrics, None, checked.target());
     let interrupt = crate::signal::install_stop()?;
     crate::signal::force_exit_on_second_signal();

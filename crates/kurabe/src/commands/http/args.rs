@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use kurabe_http::load::{Checked, Names, StdinSet};
+use kurabe_http::load::{check_spec, Checked, CheckedSpec, Loaded, Names};
 use kurabe_http::outcome::check_max_error_rate;
 use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
@@ -324,42 +324,37 @@ pub fn from_args(args: &Args) -> anyhow::Result<Resolved> {
     early(args)?.finish(args)
 }
 
-/// The command line checked as far as it can be without a set on
-/// standard input, which is still unread (its producer may not have
-/// written yet, or never end): a caller's own checks of that kind go
-/// between this and [`Early::finish`].
+/// The command line checked whole, no input read yet (a set on
+/// standard input may wait on its producer, or never end): a caller's
+/// own checks go between this and [`Early::finish`].
 #[derive(Debug)]
 pub struct Early {
-    /// The load, its set on standard input unread.
-    spec: LoadSpec,
+    /// The load, checked, its inputs unread.
+    checked: CheckedSpec,
     /// ab's layout flags, resolved.
     layout: AbLayout,
 }
 
-/// Every check of the flags that needs no target of a set: the load's
-/// ([`kurabe_http::load::check_early`]), `--max-error-rate`, the layout.
+/// Every check of the flags: the load's ([`check_spec`], shared by
+/// `--workers` client processes), `--max-error-rate`, the layout.
 pub fn early(args: &Args) -> anyhow::Result<Early> {
-    let spec = load_spec(args)?;
     let clients = args.workers.unwrap_or(1);
-    kurabe_http::load::check_early_shared(&spec, &names(args), clients)?;
+    let checked = check_spec(load_spec(args)?, &names(args), clients)?;
     check_max_error_rate(args.max_error_rate)?;
     let layout = layout_flags(args).resolve(args.format)?;
-    Ok(Early { spec, layout })
+    Ok(Early { checked, layout })
 }
 
 impl Early {
-    /// The set read (standard input's, once) and the load checked whole.
+    /// The inputs read (standard input's set, once) and the load resolved.
     pub fn finish(self, args: &Args) -> anyhow::Result<Resolved> {
-        let Early { mut spec, layout } = self;
-        read_set(args, &mut spec)?;
-        let clients = args.workers.unwrap_or(1);
-        let load = kurabe_http::load::check_shared(&spec, &names(args), clients)?;
+        let Loaded { spec, load } = self.checked.read()?;
         let server =
             ServerChoice::from_flags(args.no_server_metrics, args.server_pid, load.target());
         Ok(Resolved {
             spec,
             load,
-            layout,
+            layout: self.layout,
             server,
         })
     }
@@ -379,7 +374,7 @@ pub(super) fn names(args: &Args) -> Names {
 }
 
 /// The set the flags name: (file, format); `-` is standard input, which
-/// [`read_set`] reads.
+/// [`CheckedSpec::read`] reads.
 fn set_source(args: &Args) -> (Option<PathBuf>, Option<TargetsFormat>) {
     match (&args.targets, &args.urls_from_file) {
         (Some(p), _) => (Some(p.clone()), args.targets_format),
@@ -388,51 +383,10 @@ fn set_source(args: &Args) -> (Option<PathBuf>, Option<TargetsFormat>) {
     }
 }
 
-/// Read the set of `spec` (as [`load_spec`] made it from `args`) from
-/// standard input when it is there, once, after the checks that need
-/// none of it: the spec then carries the text, or (larger than 16 MiB,
-/// not for --workers, whose spec carries the text to every worker) the
-/// path `-` of its spool, read as it grows.
-pub(super) fn read_set(args: &Args, spec: &mut LoadSpec) -> anyhow::Result<()> {
-    if spec.targets.as_deref() != Some(std::path::Path::new("-")) {
-        return Ok(());
-    }
-    let cannot = |e| anyhow::anyhow!("cannot read the set from standard input: {e}");
-    let bytes = if args.workers.is_some() {
-        // Carried inline to every worker: held, so bounded.
-        let limit = kurabe_fleet::coordinator::INLINE_SET_BYTES;
-        let mut bytes = Vec::new();
-        let stdin = std::io::Read::take(std::io::stdin().lock(), limit + 1);
-        std::io::Read::read_to_end(&mut { stdin }, &mut bytes).map_err(cannot)?;
-        if bytes.len() as u64 > limit {
-            bail!(
-                "--targets - with --workers: standard input is more than {} MiB, the most a set sent to every worker inline may have: save it to a file every worker can read at the same path and give --targets FILE",
-                limit >> 20
-            );
-        }
-        bytes
-    } else {
-        match kurabe_http::load::read_stdin().map_err(cannot)? {
-            StdinSet::Text(bytes) => bytes,
-            StdinSet::Spooled => return Ok(()),
-        }
-    };
-    match String::from_utf8(bytes) {
-        Ok(text) => {
-            (spec.targets, spec.targets_text) = (None, Some(text));
-            Ok(())
-        }
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            let line = e.as_bytes()[..at].iter().filter(|b| **b == b'\n').count() + 1;
-            bail!("-:{line}: invalid UTF-8: targets files are UTF-8 text")
-        }
-    }
-}
-
 /// The load flags as the load spec: ab's letters and kurabe's long flags
 /// onto its fields, `-i` and `-u` as the method they mean (`-m` wins); a
-/// set on standard input is its path `-`, unread ([`read_set`] reads it).
+/// set on standard input is its path `-`, unread ([`CheckedSpec::read`]
+/// reads it).
 pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
     check_http_version(args)?;
     let implied = match (args.head, &args.put_file) {

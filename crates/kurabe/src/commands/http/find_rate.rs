@@ -19,7 +19,7 @@ use kurabe_report::{capacity_renderer, to_string, Format};
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
 
-use super::args::{load_spec, names, read_set, Args};
+use super::args::{load_spec, names, Args};
 
 /// Connections of the open model when -c is not given: enough for a rate
 /// times the latency the usual SLOs allow (e.g. 1000/s × 50 ms).
@@ -89,17 +89,19 @@ fn save(args: &Args, spec: &LoadSpec, found: (&CapacityReport, &Settings)) -> an
 /// settings, checked as the first step will run, errors naming the flags.
 pub fn checked(args: &Args) -> anyhow::Result<(LoadSpec, Settings)> {
     let settings = settings(args)?;
-    let mut spec = load_spec(args)?;
-    spec.concurrency = args.concurrency.unwrap_or(DEFAULT_CONNECTIONS);
-    let first = |spec: &LoadSpec| LoadSpec {
+    let first = LoadSpec {
+        concurrency: args.concurrency.unwrap_or(DEFAULT_CONNECTIONS),
         rate: Some(settings.start_rate),
         duration: Some(HumanDuration(settings.step)),
-        ..spec.clone()
+        ..load_spec(args)?
     };
-    // What needs no target first: a set on standard input is read after.
-    kurabe_http::load::check_early(&first(&spec), &names(args))?;
-    read_set(args, &mut spec)?;
-    kurabe_http::load::check(&first(&spec), &names(args))?;
+    let read = kurabe_http::load::check_spec(first, &names(args), 1)?.read()?;
+    // The search sets each step's rate and length (-t and --rate were refused).
+    let spec = LoadSpec {
+        rate: None,
+        duration: None,
+        ..read.spec
+    };
     Ok((spec, settings))
 }
 

@@ -1,0 +1,71 @@
+//! The QUIC client configuration: rustls with ring (the provider the
+//! rest of kurabe uses), TLS 1.3 only (QUIC has no other; of `-Z`, its
+//! TLS 1.3 suites), ALPN `h3`, trust from `--cacert`, the system store,
+//! or none (`--insecure`), the `-E` client certificate; and quinn's
+//! transport settings for a load.
+//!
+//! Owns building `quinn_proto::ClientConfig`. Must not open sockets.
+//! Trust and client certificates are the TCP side's
+//! ([`crate::client::engine::tls`]), so both protocols read them alike.
+
+use std::sync::Arc;
+
+use kurabe_tls::AcceptAnyCertificate;
+use quinn_proto::crypto::rustls::QuicClientConfig;
+use quinn_proto::{ClientConfig, TransportConfig, VarInt};
+
+use crate::client::engine::setup::TlsOptions;
+use crate::client::engine::tls::{client_auth, provider, roots};
+use crate::client::LoadError;
+
+/// Receive window of one response stream, and of the connection per stream in flight.
+const STREAM_WINDOW: u32 = 1 << 24;
+
+/// The configuration every connection of a run shares. `insecure`: no
+/// certificate verification; `streams`: requests in flight per connection.
+pub(crate) fn client_config(
+    opts: &TlsOptions,
+    insecure: bool,
+    streams: usize,
+) -> Result<ClientConfig, LoadError> {
+    let mut provider = provider(opts);
+    provider
+        .cipher_suites
+        .retain(|s| matches!(s, rustls::SupportedCipherSuite::Tls13(_)));
+    if provider.cipher_suites.is_empty() {
+        return Err(LoadError::Tls(
+            "-Z names no TLS 1.3 suite, and QUIC is TLS 1.3 only: add one (e.g. TLS_AES_128_GCM_SHA256)".into(),
+        ));
+    }
+    let provider = Arc::new(provider);
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(|e| LoadError::Tls(format!("TLS 1.3 for QUIC: {e}")))?;
+    let builder = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(AcceptAnyCertificate::new(provider))
+    } else {
+        builder.with_root_certificates(roots(opts.ca_file.as_deref())?)
+    };
+    let mut tls = client_auth(builder, opts)?;
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    let quic = QuicClientConfig::try_from(tls)
+        .map_err(|e| LoadError::Tls(format!("QUIC needs a TLS 1.3 suite: {e}")))?;
+    let mut config = ClientConfig::new(Arc::new(quic));
+    config.transport_config(Arc::new(transport(streams)));
+    Ok(config)
+}
+
+/// Flow-control windows large enough that `streams` bodies of up to 16 MiB
+/// flow at once; the server's own streams (control, QPACK) are allowed.
+fn transport(streams: usize) -> TransportConfig {
+    let mut t = TransportConfig::default();
+    let conn = u64::from(STREAM_WINDOW) * streams.max(1) as u64;
+    t.stream_receive_window(VarInt::from_u32(STREAM_WINDOW));
+    t.receive_window(VarInt::from_u64(conn.min(VarInt::MAX.into_inner())).unwrap_or(VarInt::MAX));
+    t.max_concurrent_uni_streams(VarInt::from_u32(16));
+    // The client opens request streams; the server opens none of its own.
+    t.max_concurrent_bidi_streams(VarInt::from_u32(0));
+    t
+}
