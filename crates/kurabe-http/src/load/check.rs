@@ -9,9 +9,10 @@
 //! the same words, exit 2, before any input is touched (standard input's
 //! producer may not have written yet, or never end).
 //!
-//! Owns the order of the two steps and the reading of standard input.
-//! Must not hold a rule of its own: the rules are `resolve`'s, `set`'s
-//! and `replay`'s, which name each setting as [`Names`] says.
+//! Owns the order of the two steps, the rules of a load several client
+//! processes share (a fleet's) and the reading of standard input. The
+//! rules of every load are `resolve`'s, `set`'s and `replay`'s, which
+//! name each setting as [`Names`] says.
 
 use kurabe_model::load::LoadSpec;
 
@@ -49,11 +50,40 @@ pub struct Loaded {
 /// [`super::MAX_RATE_PER_CLIENT`].
 pub fn check_spec(spec: LoadSpec, names: &Names, clients: u32) -> Result<CheckedSpec, SpecError> {
     resolve::check_early(&spec, names, clients)?;
+    if clients > 1 {
+        shared(&spec, names)?;
+    }
     Ok(CheckedSpec {
         spec,
         names: *names,
         clients,
     })
+}
+
+/// What a load shared by client processes (`--workers`) needs besides:
+/// a known end, figures an aborting threshold could judge live, and
+/// stages of the rate (each worker sends its part), not of connections.
+fn shared(spec: &LoadSpec, n: &Names) -> Result<(), SpecError> {
+    let thresholds = super::gate::parsed(spec, n)?;
+    if let Some(t) = thresholds.iter().find(|t| t.abort) {
+        return Err(SpecError::Invalid(format!(
+            "{} '{}' with --workers: ,abort needs live merged latency and the workers stream only counts; drop ,abort (the threshold is still judged on the merged run), or drop --workers",
+            n.thresholds, t.text
+        )));
+    }
+    if spec.requests.is_none() && spec.duration.is_none() && spec.stages.is_empty() {
+        return Err(SpecError::Invalid(format!(
+            "--workers needs {} REQUESTS, {} TIME or {}: a distributed run must know when to stop",
+            n.requests, n.duration, n.stages
+        )));
+    }
+    if spec.executor == Some(kurabe_model::stage::Executor::RampingVus) {
+        return Err(SpecError::Invalid(format!(
+            "{} DURATION:c=N with --workers: connection stages run on one host; stage the rate (30s:200, split among the workers) or drop --workers",
+            n.stages
+        )));
+    }
+    Ok(())
 }
 
 impl CheckedSpec {
@@ -156,5 +186,32 @@ mod tests {
         let e = check_spec(bad, &Names::PLAN, 1).unwrap_err().to_string();
         assert_eq!(e, "http.pipeline 2 needs keep-alive: add http.keep_alive");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_shared_load_needs_an_end_and_no_live_abort() {
+        let fleet = |edit: fn(&mut LoadSpec)| {
+            let mut s = LoadSpec::for_url("http://h/");
+            s.requests = Some(10);
+            edit(&mut s);
+            check_spec(s, &Names::FLAGS, 2)
+                .map(drop)
+                .map_err(|e| e.to_string())
+        };
+        assert!(fleet(|_| {}).is_ok());
+        let e = fleet(|s| s.requests = None).unwrap_err();
+        assert!(
+            e.starts_with("--workers needs -n REQUESTS, -t TIME or --stage"),
+            "{e}"
+        );
+        let e = fleet(|s| s.thresholds = vec!["p(99)<1s,abort".into()]).unwrap_err();
+        assert!(
+            e.starts_with("--threshold 'p(99)<1s,abort' with --workers"),
+            "{e}"
+        );
+        // One client process may abort on a threshold.
+        let mut one = LoadSpec::for_url("http://h/");
+        one.thresholds = vec!["p(99)<1s,abort".into()];
+        assert!(check_spec(one, &Names::FLAGS, 1).is_ok());
     }
 }

@@ -155,13 +155,6 @@ impl Checked {
         self.0.arrival.rate()
     }
 
-    /// The first threshold that ends the run at its first failure
-    /// (`,abort`), as given: it needs the run's live figures.
-    pub fn aborting_threshold(&self) -> Option<&str> {
-        let mut aborting = self.0.thresholds.iter().filter(|t| t.abort);
-        aborting.next().map(|t| t.text.as_str())
-    }
-
     /// The thresholds judged on a finished run's `stats` over `seconds` of
     /// measuring, as [`run`] judges its own: for a fleet's merged
     /// histograms and counters, which no single run holds.

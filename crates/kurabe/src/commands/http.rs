@@ -79,6 +79,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.workers.is_some() && args.live.tui {
         bail!("--tui watches a run in this process: drop --workers, or drop --tui");
     }
+    if args.workers.is_some() && args.gnuplot.is_some() {
+        bail!("-g writes one line per request on one host; it cannot be used with --workers");
+    }
     let resolved = early.finish(&args)?;
     args.save.check_store()?;
     match args.workers {

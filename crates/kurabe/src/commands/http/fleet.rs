@@ -16,7 +16,6 @@
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 
-use anyhow::bail;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
 use kurabe_model::record::SavedRecord;
 use kurabe_report::bars::{wanted, LiveLine};
@@ -28,19 +27,9 @@ use kurabe_model::notice::Notice;
 
 /// Run `kurabe http` over `workers` workers.
 pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow::Result<ExitCode> {
-    if let Some(text) = resolved.load.aborting_threshold() {
-        bail!("--threshold '{text}' with --workers: ,abort needs live merged latency and the workers stream only counts; drop ,abort (the threshold is still judged on the merged run), or drop --workers");
-    }
+    // The load's own rules for --workers were checked with it
+    // (`kurabe_http::load::check_spec`), and -g before it was read.
     let url = kurabe_store::access::postgres_url(args.save.store.store.as_deref(), "--workers")?;
-    if args.requests.is_none() && args.time_limit.is_none() && args.stages.is_empty() {
-        bail!("--workers needs -n REQUESTS, -t TIME or --stage: a distributed run must know when to stop");
-    }
-    if args.gnuplot.is_some() {
-        bail!("-g writes one line per request on one host; it cannot be used with --workers");
-    }
-    if resolved.spec.executor == Some(kurabe_model::stage::Executor::RampingVus) {
-        bail!("--stage DURATION:c=N with --workers: connection stages run on one host; stage the rate (30s:200, split among the workers) or drop --workers");
-    }
     let plan = Plan::new(
         &resolved.spec,
         workers,
