@@ -20,6 +20,7 @@
 pub mod addr;
 pub mod board;
 pub mod endpoint;
+pub mod here;
 pub mod openmetrics;
 pub mod slot;
 pub mod tui;

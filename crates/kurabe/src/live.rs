@@ -1,27 +1,22 @@
-//! The live-view flags of a load and their glue (issue 26): the flags
-//! as [`ViewOptions`], the views' start with the endpoint's address told
-//! on stderr, a worker's and an experiment's views as the fleet's and
-//! the runner's watchers, and an experiment's progress beside them.
+//! The live-view flags of a load (issue 26) and the edge of
+//! `kurabe_live::here`: the flags as [`ViewOptions`], the endpoint's
+//! address and a load's notes told on stderr, an experiment's held lines
+//! printed once the terminal view is down.
 //!
-//! Owns the flags and the glue. Must not compute, serve or draw figures
-//! (`kurabe_live`: the board, the endpoint, the terminal view).
+//! Owns the flags and what reaches stderr. Must not compute, serve or
+//! draw figures, nor watch a run (`kurabe_live`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use kurabe_fleet::worker::ShareWatch;
-use kurabe_http::load::Observer;
-use kurabe_lab::measure::LoadWatch;
-use kurabe_lab::Event;
 use kurabe_live::board::RunInfo;
-use kurabe_live::views::{RunLive, RunWatch, ViewOptions, WorkerLive};
-use kurabe_model::load::LoadSpec;
+use kurabe_live::views::ViewOptions;
 use kurabe_model::notice::Notice;
-use kurabe_report::bars::RunsBar;
 use kurabe_stop::Stop;
 
 use crate::flags::parse_duration;
 
+pub(crate) use kurabe_live::here::Progress;
 pub(crate) use kurabe_live::views::Live;
 
 /// The live-view flags of a load.
@@ -75,91 +70,43 @@ impl LiveArgs {
 }
 
 /// Say where the metrics are served.
-fn serving(addr: std::net::SocketAddr) {
+pub(crate) fn serving(addr: std::net::SocketAddr) {
     crate::tell(Notice::ServingMetrics { addr });
 }
 
-/// `kurabe worker --prometheus-addr`: the endpoint, each share's observer.
-pub(crate) struct WorkerViews(WorkerLive);
-
-impl WorkerViews {
-    /// Bind `given` before the worker registers.
-    pub(crate) fn start(given: &str) -> anyhow::Result<WorkerViews> {
-        Ok(WorkerViews(WorkerLive::start(given, &mut serving)?))
+/// [`kurabe_live::here::run_load`] with its notes told (`-q` leaves out
+/// the PMU's absence, which is no news; what went wrong still is).
+pub(crate) fn run_load(
+    load: kurabe_http::load::Checked,
+    progress: bool,
+    interrupt: &Stop,
+    server: Option<u32>,
+    taps: kurabe_http::load::Taps,
+    live: Option<&mut Live>,
+) -> anyhow::Result<kurabe_model::http::HttpReport> {
+    let run = kurabe_live::here::run_load(load, progress, interrupt, server, taps, live)?;
+    for note in run.notes {
+        if progress || !matches!(note, Notice::HardwareOff { .. }) {
+            crate::tell(note);
+        }
     }
+    Ok(run.report)
 }
 
-impl ShareWatch for WorkerViews {
-    fn share(&self, _run_id: i64, load: &LoadSpec) -> Arc<dyn Observer + Send + Sync> {
-        self.0.share(load)
-    }
-}
-
-/// An experiment's loads on its live views.
-#[derive(Debug)]
-struct RunViews(Arc<RunWatch>);
-
-impl LoadWatch for RunViews {
-    fn begin(&self, spec: &LoadSpec, warmup: bool) -> Arc<dyn Observer + Send + Sync> {
-        self.0.begin(spec, warmup)
-    }
-}
-
-/// Where an experiment's progress goes (`kurabe run`, `kurabe http A B`).
-pub(crate) struct Progress<'a> {
-    /// `-q`: nowhere.
-    pub quiet: bool,
-    /// The live view's first words.
-    pub title: String,
-    /// What the bar (or, without a terminal, stderr) makes of an event.
-    pub bar: &'a dyn Fn(&RunsBar, &Event<'_>),
-    /// The line an event leaves under the terminal view, printed once the
-    /// view is down.
-    pub held: fn(&Event<'_>) -> Option<String>,
-}
-
-/// Run the experiment with its progress on a bar or stderr and, when
-/// `live` asks, every http load on the live views (one endpoint, one
-/// terminal view for all the runs; `q` triggers `stop`).
+/// [`kurabe_live::here::run_experiment`] with the views `live` asks for,
+/// the held lines printed once the view is down.
 pub(crate) fn run_experiment(
     plan: &kurabe_model::plan::Plan,
     store: &mut kurabe_store::Store,
-    mut opts: kurabe_lab::RunOptions,
+    opts: kurabe_lab::RunOptions,
     stop: &Arc<Stop>,
     live: &LiveArgs,
     to: Progress<'_>,
 ) -> anyhow::Result<kurabe_lab::Outcome> {
-    let live = RunLive::start(&live.options(), to.title, stop, &mut serving)?;
-    let watch = live.as_ref().map(RunLive::watch);
-    opts.live = watch
-        .clone()
-        .map(|w| Arc::new(RunViews(w)) as Arc<dyn LoadWatch>);
-    let tui = live.as_ref().is_some_and(RunLive::has_tui);
-    let bar = RunsBar::new(to.quiet || tui);
-    let mut held = Vec::new();
-    let mut progress = |e: &Event<'_>| {
-        if let (
-            Some(w),
-            Event::RunStart {
-                variant, workload, ..
-            },
-        ) = (&watch, e)
-        {
-            w.run_started(kurabe_report::progress::event_line(e), variant, workload);
-        }
-        match tui {
-            true if !to.quiet => held.extend((to.held)(e)),
-            true => {}
-            false => (to.bar)(&bar, e),
-        }
-    };
-    let outcome = kurabe_lab::run_experiment(plan, store, &opts, stop, &mut progress);
-    bar.finish();
-    if let Some(live) = live {
-        live.finish()?;
-    }
-    for line in held {
+    let views = (&live.options(), &mut serving as &mut dyn FnMut(_));
+    let ran = kurabe_live::here::run_experiment(plan, store, opts, stop, views, to)?;
+    for line in ran.held {
         eprintln!("{line}");
     }
-    Ok(outcome?)
+    Ok(ran.outcome?)
 }

@@ -14,7 +14,7 @@
 mod commands;
 mod flags;
 mod live;
-mod load;
+
 mod signal;
 
 use std::process::ExitCode;

@@ -16,7 +16,7 @@ use kurabe_report::write::write_output;
 use kurabe_report::{demo_banner, served_line, to_string, AbText};
 
 use crate::flags::parse_duration;
-use crate::load::run_load;
+use crate::live::run_load;
 
 /// Arguments of `kurabe demo`.
 #[derive(Debug, clap::Args)]

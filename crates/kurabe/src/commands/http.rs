@@ -20,7 +20,7 @@ use kurabe_report::ab_log;
 use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
 
-use crate::load::run_load;
+use crate::live::run_load;
 use kurabe_live::board::RunInfo;
 pub(crate) use outputs::{exit_code, THRESHOLD_FAILED};
 use outputs::{no_response, open_gnuplot, write_outputs};

@@ -23,7 +23,7 @@ use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{http_renderer, to_string, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
-use crate::load::run_load;
+use crate::live::run_load;
 use kurabe_live::board::RunInfo;
 
 /// Arguments of `kurabe replay`.

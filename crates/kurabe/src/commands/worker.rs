@@ -15,7 +15,7 @@ use kurabe_probe::cgroup_run::{rerun_self, without_flag};
 use kurabe_report::fleet_events;
 
 use crate::flags::parse_duration;
-use crate::live::WorkerViews;
+use kurabe_live::views::WorkerLive;
 
 /// Set in the child a `--cpus` worker starts inside its cgroup.
 const IN_CGROUP_ENV: &str = "KURABE_WORKER_IN_CGROUP";
@@ -72,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let live = args
         .prometheus_addr
         .as_deref()
-        .map(WorkerViews::start)
+        .map(|given| WorkerLive::start(given, &mut crate::live::serving))
         .transpose()?;
     let stop = crate::signal::install_stop()?;
     kurabe_http::raise_fd_limit();
