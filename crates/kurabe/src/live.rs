@@ -84,7 +84,14 @@ pub(crate) fn run_load(
     taps: kurabe_http::load::Taps,
     live: Option<&mut Live>,
 ) -> anyhow::Result<kurabe_model::http::HttpReport> {
-    let run = kurabe_live::here::run_load(load, progress, interrupt, server, taps, live)?;
+    use kurabe_live::here::HereError;
+    // The load's own error as such: `main` tells a worker's panic (70)
+    // and an interruption by it.
+    let run = match kurabe_live::here::run_load(load, progress, interrupt, server, taps, live) {
+        Ok(run) => run,
+        Err(HereError::Load(e)) => return Err(e.into()),
+        Err(HereError::Tui(e)) => return Err(e.into()),
+    };
     for note in run.notes {
         if progress || !matches!(note, Notice::HardwareOff { .. }) {
             crate::tell(note);
