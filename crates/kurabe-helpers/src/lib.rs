@@ -5,7 +5,7 @@
 //! `programs/execl.rs`) and [`rusage`] (the launcher of `command`
 //! workloads, `programs/rusage.rs`). Must not decide what they measure
 //! (kurabe-system and kurabe-lab read their records) and must not depend on
-//! anything but libc.
+//! anything but libc and miniz_oxide (the images are stored deflated).
 //!
 //! Why separate images at all, when kurabe is one executable: the process
 //! that forks must be small (a fork copies the mappings and page tables of
@@ -17,8 +17,9 @@
 //! not help: exec folds the old mm's high-water mark all the same.
 //!
 //! How: `build.rs` compiles each program alone with rustc into a ~300 KB
-//! executable that maps only libc; `include_bytes!` puts it into kurabe. On
-//! first use it is written to an anonymous, sealed `memfd` (or, where
+//! executable that maps only libc; `include_bytes!` puts it into kurabe,
+//! deflated (1.3 MB of images take 0.6 MB of kurabe). On first use it is
+//! inflated and written to an anonymous, sealed `memfd` (or, where
 //! memfds cannot be executed, to an unlinked temporary file), and the
 //! descriptor is kept open for the life of the process at a high number.
 //! Its `/proc/self/fd/N` path is then an ordinary program path: a child
@@ -47,8 +48,9 @@ use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-static EXECL_IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/execl"));
-static RUSAGE_IMAGE: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/rusage"));
+/// The images as `build.rs` deflated them.
+static EXECL_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/execl.deflate"));
+static RUSAGE_DEFLATED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/rusage.deflate"));
 
 /// Lowest descriptor number an image is kept at: above stdio and the
 /// descriptors children `dup2` into place before exec (kurabe-system's
@@ -59,14 +61,14 @@ const MIN_FD: libc::c_int = 64;
 /// to exec from this process and its forked children.
 pub fn execl() -> io::Result<PathBuf> {
     static PATH: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    cached(&PATH, "execl", EXECL_IMAGE)
+    cached(&PATH, "execl", EXECL_DEFLATED)
 }
 
 /// Path of the rusage launcher of `command` workloads
 /// (`programs/rusage.rs`), ready to exec from this process and its children.
 pub fn rusage() -> io::Result<PathBuf> {
     static PATH: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    cached(&PATH, "rusage", RUSAGE_IMAGE)
+    cached(&PATH, "rusage", RUSAGE_DEFLATED)
 }
 
 /// The image materialised once per process; a failure is remembered too,
@@ -74,11 +76,17 @@ pub fn rusage() -> io::Result<PathBuf> {
 fn cached(
     cell: &OnceLock<Result<PathBuf, String>>,
     name: &str,
-    image: &[u8],
+    deflated: &[u8],
 ) -> io::Result<PathBuf> {
-    cell.get_or_init(|| materialize(name, image).map_err(|e| e.to_string()))
+    cell.get_or_init(|| materialize(name, &inflate(deflated)?).map_err(|e| e.to_string()))
         .clone()
         .map_err(|e| io::Error::other(format!("cannot prepare kurabe's {name} helper: {e}")))
+}
+
+/// An image as built: `build.rs` deflated what rustc wrote.
+fn inflate(deflated: &[u8]) -> Result<Vec<u8>, String> {
+    miniz_oxide::inflate::decompress_to_vec(deflated)
+        .map_err(|e| format!("the embedded image does not inflate ({:?})", e.status))
 }
 
 fn materialize(name: &str, image: &[u8]) -> io::Result<PathBuf> {
@@ -155,7 +163,9 @@ mod tests {
 
     #[test]
     fn images_are_small_executables_that_map_only_libc() {
-        for image in [EXECL_IMAGE, RUSAGE_IMAGE] {
+        for deflated in [EXECL_DEFLATED, RUSAGE_DEFLATED] {
+            let image = inflate(deflated).unwrap();
+            assert!(deflated.len() < image.len() * 2 / 3, "deflating pays");
             assert_eq!(&image[..4], b"\x7fELF");
             assert!(image.len() < 1 << 20, "{} bytes", image.len());
         }
@@ -171,7 +181,7 @@ mod tests {
         let meta = std::fs::metadata(&p).unwrap();
         assert!(meta.is_file());
         assert_ne!(meta.permissions().mode() & 0o111, 0);
-        assert_eq!(meta.len(), EXECL_IMAGE.len() as u64);
+        assert_eq!(meta.len(), inflate(EXECL_DEFLATED).unwrap().len() as u64);
     }
 
     /// Runs `prog args` with the record descriptor on stdout (the helpers
@@ -284,7 +294,7 @@ mod tests {
 
     #[test]
     fn temporary_file_fallback_is_executable_too() {
-        let p = park(unlinked_file("test", RUSAGE_IMAGE).unwrap()).unwrap();
+        let p = park(unlinked_file("test", &inflate(RUSAGE_DEFLATED).unwrap()).unwrap()).unwrap();
         assert_eq!(Command::new(&p).status().unwrap().code(), Some(2));
     }
 }
