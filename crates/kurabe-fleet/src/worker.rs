@@ -350,7 +350,7 @@ fn run_share(
         clock_uncertainty_s: clock.uncertainty_s,
     });
     let load = spec::share_spec(&c.spec, &c.share, job.cfg.threads);
-    if let Err(why) = runnable_here(&load) {
+    if let Err(why) = runnable_here(&load, stop) {
         return store_failure(client, c, job.worker_id, &why, on);
     }
     if !sleep_until_start(client, job, &mut beat, clock, start_db_s, stop)? {
@@ -362,14 +362,15 @@ fn run_share(
 
 /// Whether this host can run the share, checked as the flags are (errors
 /// name them); the one file a spec names, `-E`'s, must be on this host.
-fn runnable_here(load: &LoadSpec) -> Result<(), String> {
+/// A stop gives the check up (a large set's reading included).
+fn runnable_here(load: &LoadSpec, stop: &Stop) -> Result<(), String> {
     if let Some(cert) = load.client_cert.as_deref().filter(|c| !c.exists()) {
         return Err(format!(
             "-E '{}' is not on this worker's host: every worker reads the client certificate from its own disk; copy it to that path on every worker host",
             cert.display()
         ));
     }
-    kurabe_http::load::check(load, &kurabe_http::load::Names::FLAGS)
+    kurabe_http::load::check_or_stop(load, &kurabe_http::load::Names::FLAGS, stop)
         .map(drop)
         .map_err(|e| e.to_string())
 }

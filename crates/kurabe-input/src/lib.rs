@@ -15,6 +15,12 @@
 //! file had when opened ([`Shared::part`]), so a file that grows meanwhile
 //! cannot make kurabe hold more.
 //!
+//! A read can be given up: a [`Shared`] file made to stop on a flag
+//! ([`Shared::stopping_on`], a `kurabe_stop::Stop`'s) fails each read of
+//! its parts once the flag is set ([`is_stopped`]), so a parser that reads
+//! by blocks or lines stops within one of them (a cancelled fleet share's
+//! reader does not keep its CPU until the file's end).
+//!
 //! Owns opening, checking and bounded reading, and their messages. Must
 //! not parse what it reads, know which setting names which file (callers
 //! pass a [`Name`]), or read standard input (each caller keeps its own
@@ -26,6 +32,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// How a setting's file is called in messages ("the --targets file",
@@ -381,8 +388,27 @@ impl Input {
         Shared {
             file: Arc::new(self.file),
             size: self.size,
+            stop: None,
         }
     }
+}
+
+/// Why a read of a part failed when its file was made to stop
+/// ([`Shared::stopping_on`]) and the flag is set.
+#[derive(Debug)]
+struct Stopped;
+
+impl fmt::Display for Stopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the read was given up (stopped)")
+    }
+}
+
+impl std::error::Error for Stopped {}
+
+/// Whether `e` is a read given up because its file's stop flag was set.
+pub fn is_stopped(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<Stopped>())
 }
 
 /// An input file open once and read by many [`Part`]s: the passes over
@@ -391,6 +417,8 @@ impl Input {
 pub struct Shared {
     file: Arc<File>,
     size: u64,
+    /// Once set, every read of a part fails ([`Shared::stopping_on`]).
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Shared {
@@ -401,7 +429,18 @@ impl Shared {
         Ok(Shared {
             file: Arc::new(file),
             size,
+            stop: None,
         })
+    }
+
+    /// The same file, whose parts fail each read ([`is_stopped`]) once
+    /// `stop` is set: a reader that has been given up ends at its next
+    /// read, not at the file's end.
+    pub fn stopping_on(&self, stop: Arc<AtomicBool>) -> Shared {
+        Shared {
+            stop: Some(stop),
+            ..self.clone()
+        }
     }
 
     /// The open file, for its metadata (`fstat`) and for reads by offset
@@ -426,6 +465,7 @@ impl Shared {
             file: Arc::clone(&self.file),
             pos: start,
             end: end.min(self.size),
+            stop: self.stop.clone(),
         }
     }
 }
@@ -437,10 +477,18 @@ pub struct Part {
     file: Arc<File>,
     pos: u64,
     end: u64,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl Read for Part {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+        {
+            return Err(io::Error::other(Stopped));
+        }
         let left = usize::try_from(self.end.saturating_sub(self.pos)).unwrap_or(usize::MAX);
         let n = buf.len().min(left);
         if n == 0 {

@@ -179,3 +179,25 @@ fn limits_are_said_the_way_people_say_them() {
         .collect();
     assert_eq!(said, ["64 MiB", "1 MiB", "4 KiB", "1000 bytes", "1 GiB"]);
 }
+
+#[test]
+fn a_file_made_to_stop_fails_its_next_read_once_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("log");
+    std::fs::write(&p, vec![b'x'; 1 << 16]).unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let plain = open(&p, name()).unwrap().shared();
+    let stopping = plain.stopping_on(Arc::clone(&flag));
+    let (mut part, mut other) = (stopping.part(), plain.part());
+    let mut buf = [0u8; 4096];
+    assert_eq!(part.read(&mut buf).unwrap(), 4096);
+    flag.store(true, Ordering::Relaxed);
+    let e = part.read(&mut buf).unwrap_err();
+    assert!(is_stopped(&e), "{e}");
+    assert!(is_stopped(
+        &stopping.range(0, 10).read(&mut buf).unwrap_err()
+    ));
+    assert!(!is_stopped(&io::Error::other("x")));
+    // The file itself, and parts not made to stop, read on.
+    assert_eq!(other.read(&mut buf).unwrap(), 4096);
+}

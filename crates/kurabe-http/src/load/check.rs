@@ -96,6 +96,21 @@ impl CheckedSpec {
     /// set file, the body, the log) and resolve the load, checking what
     /// needs them (a set's size against `concurrency`, threshold names).
     pub fn read(self) -> Result<Loaded, SpecError> {
+        self.read_stopping(&Default::default())
+    }
+
+    /// [`CheckedSpec::read`], the reading of the set or the log given up
+    /// within a block once `stop` is set ([`SpecError::Stopped`]): a
+    /// cancelled fleet share's reader does not read on to the end.
+    pub fn read_or_stop(self, stop: &kurabe_stop::Stop) -> Result<Loaded, SpecError> {
+        self.read_stopping(stop.flag())
+    }
+
+    /// [`CheckedSpec::read`], given up once `stop` is set.
+    pub(super) fn read_stopping(
+        self,
+        stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<Loaded, SpecError> {
         let CheckedSpec {
             mut spec,
             names,
@@ -104,7 +119,7 @@ impl CheckedSpec {
         if spec.targets.as_deref() == Some(std::path::Path::new("-")) {
             read_stdin(&mut spec, &names, clients)?;
         }
-        let load = resolve::resolve(&spec, &names, online_cpus(), clients).map(Checked)?;
+        let load = resolve::resolve(&spec, &names, (online_cpus(), clients), stop).map(Checked)?;
         Ok(Loaded { spec, load })
     }
 }

@@ -28,11 +28,18 @@ pub enum SpecError {
     /// or is larger than its limit.
     #[error(transparent)]
     Input(#[from] kurabe_input::InputError),
+    /// The stop came while the set or the log was read: the reading was
+    /// given up (a run reports it as [`client::LoadError::Interrupted`]).
+    #[error("stopped while the load's inputs were read")]
+    Stopped,
 }
 
 impl From<SpecError> for client::LoadError {
     /// The message and its causes on one line, as `{:#}` prints a chain.
     fn from(e: SpecError) -> Self {
+        if let SpecError::Stopped = e {
+            return client::LoadError::Interrupted;
+        }
         let mut text = e.to_string();
         let mut cause = std::error::Error::source(&e);
         while let Some(c) = cause {

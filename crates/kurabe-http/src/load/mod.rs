@@ -192,6 +192,14 @@ pub fn check(spec: &LoadSpec, names: &Names) -> Result<Checked, SpecError> {
     Ok(check_spec(spec.clone(), names, 1)?.read()?.load)
 }
 
+/// [`check`], its inputs' reading given up once `stop` is set
+/// ([`SpecError::Stopped`]): for a caller that checks while it must
+/// still answer its stop (a fleet worker checking its share), as the
+/// reading of a large set or log takes seconds.
+pub fn check_or_stop(spec: &LoadSpec, names: &Names, stop: &Stop) -> Result<Checked, SpecError> {
+    Ok(check_spec(spec.clone(), names, 1)?.read_or_stop(stop)?.load)
+}
+
 /// Run one load test and return what it measured.
 ///
 /// `spec` is checked first ([`check`], errors naming plan keys); setup
@@ -230,18 +238,20 @@ const RESOLVE_POLL: Duration = Duration::from_millis(20);
 
 /// `spec` resolved on a thread of its own while this one waits for it or
 /// for `stop` ([`LoadError::Interrupted`]): reading a large set or log
-/// takes seconds, and a signal must not wait for it (issue 38). A stopped
-/// wait leaves the reader to finish, or to end with the process; nothing
-/// it reads is used.
+/// takes seconds, and a signal must not wait for it (issue 38). The
+/// reader sees the stop too and gives up at its next block or batch of
+/// lines (a cancelled fleet share's reader does not keep its CPU until
+/// the file's end); nothing it read is used.
 fn resolve_or_stop(spec: &LoadSpec, stop: &Stop) -> Result<LoadConfig, LoadError> {
     let done = Arc::new(Stop::new());
     let slot = Arc::new(std::sync::Mutex::new(None));
     let (owned, read, told) = (spec.clone(), Arc::clone(&slot), Arc::clone(&done));
+    let flag = Arc::clone(stop.flag());
     std::thread::Builder::new()
         .name("kurabe-resolve".to_owned())
         .spawn(move || {
             let cfg = check_spec(owned, &Names::PLAN, 1)
-                .and_then(CheckedSpec::read)
+                .and_then(|c| c.read_stopping(&flag))
                 .map(|l| l.load.0);
             *read.lock().unwrap_or_else(|p| p.into_inner()) = Some(cfg);
             told.trigger(None);
@@ -500,6 +510,78 @@ mod tests {
         let (h, completed, ok) = seen.0.lock().unwrap().unwrap();
         assert_eq!((h, ok), (completed, completed));
         assert!(completed >= 100 && completed <= r.report.complete_requests);
+    }
+
+    /// The ids of this process's threads called `name`, and the CPU
+    /// ticks each has used (utime + stime).
+    fn threads_called(name: &str) -> Vec<(u32, u64)> {
+        let tasks = std::fs::read_dir("/proc/self/task").unwrap().flatten();
+        let named = tasks.filter(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+        });
+        named
+            .filter_map(|t| {
+                let stat = std::fs::read_to_string(t.path().join("stat")).ok()?;
+                let f: Vec<&str> = stat.rsplit(')').next()?.split_whitespace().collect();
+                let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+                Some((t.file_name().to_str()?.parse().ok()?, ticks))
+            })
+            .collect()
+    }
+
+    /// A stop while a large log is read for the run: the run returns at
+    /// once, and its reader gives up too instead of parsing on to the
+    /// log's end (seconds of CPU here) for nothing (issue 38).
+    #[test]
+    fn a_stop_ends_the_reading_of_a_large_log_not_only_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("big.log");
+        let mut lines = String::with_capacity(300_000 * 80);
+        for i in 0..300_000u32 {
+            let (h, m, s) = (i / 3600 % 24, i / 60 % 60, i % 60);
+            lines += &format!("127.0.0.1 - - [07/Dec/2026:{h:02}:{m:02}:{s:02} +0000] \"GET /a/{i} HTTP/1.1\" 200 2 \"-\" \"t\"\n");
+        }
+        std::fs::write(&log, lines).unwrap();
+        let spec = LoadSpec {
+            replay: Some(kurabe_model::replay::ReplaySpec::of(&log)),
+            keep_alive: true,
+            ..LoadSpec::for_url("http://127.0.0.1:9/")
+        };
+        let stop = Stop::new();
+        std::thread::scope(|s| {
+            let run = s.spawn(|| super::run(&spec, &stop, &Quiet));
+            // A reader at work: a resolve thread that has used CPU.
+            let deadline = Instant::now() + Duration::from_secs(60);
+            let reading = loop {
+                let busy: Vec<u32> = threads_called("kurabe-resolve")
+                    .into_iter()
+                    .filter(|(_, ticks)| *ticks > 2)
+                    .map(|(tid, _)| tid)
+                    .collect();
+                if !busy.is_empty() {
+                    break busy;
+                }
+                assert!(!run.is_finished(), "the log was read before the stop");
+                assert!(Instant::now() < deadline, "no reader at work");
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            stop.trigger(None);
+            let stopped = Instant::now();
+            let r = run.join().unwrap();
+            assert!(matches!(r, Err(LoadError::Interrupted)), "{r:?}");
+            let gone = || {
+                let left = threads_called("kurabe-resolve");
+                reading.iter().all(|t| left.iter().all(|(l, _)| l != t))
+            };
+            while !gone() {
+                let waited = stopped.elapsed();
+                assert!(
+                    waited < Duration::from_secs(2),
+                    "the reader still reads after {waited:?}"
+                );
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
     }
 
     #[test]

@@ -15,6 +15,8 @@
 
 use std::io::BufReader;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use kurabe_model::load::LoadSpec;
 use kurabe_model::replay::{ReplayPlace, ReplaySkipped, ReplaySpec, ReplaySummary, MAX_SPEED};
@@ -82,7 +84,7 @@ pub(super) fn early(
 pub fn read(spec: &ReplaySpec) -> Result<Replay, SpecError> {
     let edits = settings(spec)?;
     let reader = reader(&spec.log, spec.log_format.as_deref())?;
-    read_with(spec, &edits, reader)
+    read_with(spec, &edits, reader, &Default::default())
 }
 
 /// `spec`'s speed, loops and edits checked; the edits.
@@ -107,14 +109,16 @@ fn settings(spec: &ReplaySpec) -> Result<Edits, SpecError> {
     .map_err(|e| SpecError::Invalid(e.to_string()))
 }
 
-/// The log of `spec` read with `reader` ([`reader`]'s) and `edits`.
+/// The log of `spec` read with `reader` ([`reader`]'s) and `edits`; the
+/// read given up once `stop` is set (within a block of the file).
 pub(super) fn read_with(
     spec: &ReplaySpec,
     edits: &Edits,
     reader: Option<Formats>,
+    stop: &Arc<AtomicBool>,
 ) -> Result<Replay, SpecError> {
     let name = spec.log.display().to_string();
-    let (format_name, mut rec) = read_recording(&spec.log, reader, &name)?;
+    let (format_name, mut rec) = read_recording(&spec.log, reader, &name, stop)?;
     let mut kept = Vec::with_capacity(rec.requests.len());
     for mut r in std::mem::take(&mut rec.requests) {
         let excerpt = format!("{} {}", r.method, r.target);
@@ -154,14 +158,17 @@ fn reader(path: &Path, format: Option<&str>) -> Result<Option<Formats>, SpecErro
     })
 }
 
-/// The log read with `formats` ([`reader`]'s); the format's name for the report.
+/// The log read with `formats` ([`reader`]'s), each block read given up
+/// once `stop` is set; the format's name for the report.
 fn read_recording(
     path: &Path,
     formats: Option<Formats>,
     name: &str,
+    stop: &Arc<AtomicBool>,
 ) -> Result<(String, Recording), SpecError> {
     let file = kurabe_input::open(path, super::files::log())?
         .shared()
+        .stopping_on(Arc::clone(stop))
         .part();
     match formats {
         None => har::read(file, name)

@@ -17,6 +17,7 @@
 //! where a spec came from beyond those names.
 
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,18 +55,25 @@ pub const MAX_PIPELINE: u32 = 1024;
 /// Check `spec` and resolve it into a load on a machine with `ncpus` CPUs
 /// (the default thread count leaves a loopback server half of them),
 /// shared by `clients` client processes (a fleet's workers; 1 here);
-/// errors call each setting what `names` says.
+/// errors call each setting what `names` says. Once `stop` is set, the
+/// reading of a set or a log gives up within a block or a batch of lines
+/// ([`SpecError::Stopped`]).
 pub(crate) fn resolve(
     spec: &LoadSpec,
     n: &Names,
-    ncpus: u32,
-    clients: u32,
+    (ncpus, clients): (u32, u32),
+    stop: &Arc<AtomicBool>,
 ) -> Result<LoadConfig, SpecError> {
+    let stopped = |e| match stop.load(Ordering::Relaxed) {
+        true => SpecError::Stopped,
+        false => e,
+    };
     within_reach(spec, n, clients)?;
     let mut cfg = match &spec.replay {
-        Some(r) => resolve_replay(spec, r, n, ncpus)?,
-        None => resolve_load(spec, n, ncpus)?,
-    };
+        Some(r) => resolve_replay(spec, r, n, (ncpus, stop)),
+        None => resolve_load(spec, n, (ncpus, stop)),
+    }
+    .map_err(stopped)?;
     // Once the names are known: a set's, a replay's, the one URL's (the
     // text was parsed before, in `early`).
     cfg.thresholds = super::gate::thresholds(spec, n, &cfg.labels)?;
@@ -103,14 +111,18 @@ fn within_reach(spec: &LoadSpec, n: &Names, clients: u32) -> Result<(), SpecErro
 }
 
 /// [`resolve`] of a load that is not a replay: [`early`] first, then the
-/// set read and what needs it.
-fn resolve_load(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, SpecError> {
+/// set read (given up once `stop` is set) and what needs it.
+fn resolve_load(
+    spec: &LoadSpec,
+    n: &Names,
+    (ncpus, stop): (u32, &Arc<AtomicBool>),
+) -> Result<LoadConfig, SpecError> {
     let Early {
         mut labels,
         staging,
     } = early(spec, n)?;
     let request = request_spec(spec, n)?.build(n)?;
-    let set = super::set::read(spec, n, &request.headers, &mut labels)?;
+    let set = super::set::read(spec, n, (&request.headers, stop), &mut labels)?;
     let target = match &set {
         Some(s) => s.origin(),
         None => Target::parse(&url(spec, n)?)?,
@@ -147,17 +159,17 @@ fn resolve_load(spec: &LoadSpec, n: &Names, ncpus: u32) -> Result<LoadConfig, Sp
 /// read, each recorded request tagged by the run's names, sent at its
 /// recorded times (the whole recording, every loop, within `duration`)
 /// on kept-alive connections, no more of them than its sends, responses
-/// of any length.
+/// of any length; the log's reading given up once `stop` is set.
 fn resolve_replay(
     spec: &LoadSpec,
     r: &ReplaySpec,
     n: &Names,
-    ncpus: u32,
+    (ncpus, stop): (u32, &Arc<AtomicBool>),
 ) -> Result<LoadConfig, SpecError> {
     let (edits, reader) = super::replay::early(spec, r, n)?;
     let Early { mut labels, .. } = early(spec, n)?;
     let request = request_spec(spec, n)?.build(n)?;
-    let replay = super::replay::read_with(r, &edits, reader)?;
+    let replay = super::replay::read_with(r, &edits, reader, stop)?;
     let replay = super::replay::tagged(replay, &mut labels, n)?;
     let total = replay.total();
     let parts = Parts {
@@ -744,7 +756,7 @@ mod tests {
     }
 
     fn resolve(s: LoadSpec) -> Result<LoadConfig, SpecError> {
-        super::resolve(&s, &Names::FLAGS, 4, 1)
+        super::resolve(&s, &Names::FLAGS, (4, 1), &Default::default())
     }
 
     fn err(s: LoadSpec) -> String {
@@ -848,7 +860,7 @@ mod tests {
         };
         assert!(err(staged.clone()).starts_with("--stage target 2e8: more than"));
         // Shared by two client processes (a fleet), each sends half.
-        assert!(super::resolve(&staged, &Names::FLAGS, 4, 2).is_ok());
+        assert!(super::resolve(&staged, &Names::FLAGS, (4, 2), &Default::default()).is_ok());
         let e = super::check_early(&rated(3e8), &Names::PLAN, 2).unwrap_err();
         assert!(e.to_string().starts_with("http.rate 3e8: more than a run can ever send (2 workers send at most 2e8 requests/s"), "{e}");
     }
@@ -1084,7 +1096,7 @@ mod tests {
             concurrency: 0,
             ..spec("http://h/")
         };
-        let e = super::resolve(&s, &Names::PLAN, 4, 1)
+        let e = super::resolve(&s, &Names::PLAN, (4, 1), &Default::default())
             .unwrap_err()
             .to_string();
         assert_eq!(e, "http.concurrency 0: the concurrency must be at least 1");

@@ -38,19 +38,21 @@ pub(crate) fn scan(r: impl Read, format: Format) -> std::io::Result<Index> {
 /// there are CPUs (at most 4): each piece starts where a target surely
 /// starts ([`cut_after`]), so its index is the one the whole scan
 /// would find there, shifted ([`Index::append`]).
+/// Each piece is read by a part of `f` (given up as `f`'s parts are,
+/// [`kurabe_input::Shared::stopping_on`], within a block).
 pub(crate) fn scan_file(f: &kurabe_input::Shared, format: Format) -> std::io::Result<Index> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
     let cuts = cuts(f.file(), f.size(), threads as u64, format)?;
-    scan_pieces(f.file(), format, &cuts)
+    scan_pieces(f, format, &cuts)
 }
 
 /// The index of the file `f` scanned in pieces from `cuts` (0, where
 /// targets surely start, the file's length), one thread each.
-fn scan_pieces(f: &std::fs::File, format: Format, cuts: &[u64]) -> std::io::Result<Index> {
+fn scan_pieces(f: &kurabe_input::Shared, format: Format, cuts: &[u64]) -> std::io::Result<Index> {
     let pieces = std::thread::scope(|s| {
         let handles: Vec<_> = cuts
             .windows(2)
-            .map(|w| s.spawn(move || scan_piece(At::new(f, w[0], w[1]), format)))
+            .map(|w| s.spawn(move || scan_piece(f.range(w[0], w[1]), format)))
             .collect();
         let joined: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
         joined
@@ -141,30 +143,6 @@ fn cut_after(w: &[u8], format: Format) -> Option<usize> {
         (prev_text, at) = (text, end);
     }
     None
-}
-
-/// A piece of a file, read by offset (the pieces' threads share it).
-struct At<'a> {
-    f: &'a std::fs::File,
-    pos: u64,
-    end: u64,
-}
-
-impl<'a> At<'a> {
-    fn new(f: &'a std::fs::File, pos: u64, end: u64) -> At<'a> {
-        At { f, pos, end }
-    }
-}
-
-impl Read for At<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        use std::os::unix::fs::FileExt;
-        let left = usize::try_from(self.end - self.pos).unwrap_or(usize::MAX);
-        let n = buf.len().min(left);
-        let n = self.f.read_at(&mut buf[..n], self.pos)?;
-        self.pos += n as u64;
-        Ok(n)
-    }
 }
 
 /// Call `f(offset, end, line)` for every line `r` reads: its start and
@@ -414,6 +392,9 @@ mod tests {
         std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
         let (whole, targets, weight) = scan(text.as_bytes(), format).unwrap().parts();
         let starts = starts(text, format);
+        let shared = kurabe_input::open(f.path(), kurabe_input::Name::new("t"))
+            .unwrap()
+            .shared();
         let near = |k: usize| cut_after(&text.as_bytes()[k..], format).map(|c| (k + c) as u64);
         let mut cuts: Vec<u64> = (0..text.len()).step_by(step).filter_map(near).collect();
         cuts.dedup();
@@ -422,7 +403,7 @@ mod tests {
             let bounds = [Some(0), Some(c), later, Some(text.len() as u64)];
             let mut bounds: Vec<u64> = bounds.into_iter().flatten().collect();
             bounds.dedup();
-            let ix = scan_pieces(f.as_file(), format, &bounds).unwrap();
+            let ix = scan_pieces(&shared, format, &bounds).unwrap();
             let (marks, n, w) = ix.parts();
             assert_eq!((n, w), (targets, weight), "cut at {c}");
             assert!(marks.iter().all(|m| starts.contains(m)), "cut at {c}");

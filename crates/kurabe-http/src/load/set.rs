@@ -29,6 +29,8 @@
 //! ends the run like a bad line (it would go unused).
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use kurabe_model::load::{LoadSpec, Order, TargetsFormat};
 
@@ -42,11 +44,13 @@ use crate::tags::Labels;
 use crate::targets::{Body, Format, Reader, TargetDef, TargetsError};
 
 /// The set `spec` names, if any, with `extra` (the spec's resolved `-H`,
-/// `-C`, `-A` headers) after each target's own headers.
+/// `-C`, `-A` headers) after each target's own headers; its reading
+/// given up once `stop` is set ([`SpecError::Stopped`]: a file's within a
+/// block, a held set's parse within [`STOP_EVERY`] targets).
 pub(crate) fn read(
     spec: &LoadSpec,
     n: &Names,
-    extra: &[(String, String)],
+    (extra, stop): (&[(String, String)], &Arc<AtomicBool>),
     labels: &mut Labels,
 ) -> Result<Option<RequestSet>, SpecError> {
     let base = check(spec, n)?;
@@ -65,20 +69,21 @@ pub(crate) fn read(
     let held;
     let text = match (&spec.targets, &spec.targets_text) {
         (_, Some(text)) => text.as_bytes(),
-        (Some(path), None) => match open(path, n)? {
+        (Some(path), None) => match open(path, n, stop)? {
             Opened::Held(bytes) => {
                 held = bytes;
                 &held[..]
             }
             Opened::Streamed(file) => {
-                return stream(path, file, head, base.as_ref(), extra, labels).map(Some)
+                let ends = (base.as_ref(), extra, stop);
+                return stream(path, file, head, ends, labels).map(Some);
             }
         },
         (None, None) => unreachable!("checked above"),
     };
     let source = &head.source;
     let defs = Reader::new(text, parser(format), source);
-    let (targets, weighted) = build(defs, source, base.as_ref(), extra, labels)?;
+    let (targets, weighted) = build(defs, source, (base.as_ref(), extra, stop), labels)?;
     let order = head.order_of(weighted);
     Ok(Some(head.into_set(targets, order, None)))
 }
@@ -165,9 +170,9 @@ enum Opened {
 
 /// The set's file opened once and checked (`kurabe_input`: a regular
 /// file, never a pipe or a device), held when it is at most
-/// [`STREAM_BYTES`] and [`super::spool::HELD_LINES`] lines; standard input's spool
-/// for `-`.
-fn open(path: &Path, n: &Names) -> Result<Opened, SpecError> {
+/// [`STREAM_BYTES`] and [`super::spool::HELD_LINES`] lines (its read
+/// given up once `stop` is set); standard input's spool for `-`.
+fn open(path: &Path, n: &Names, stop: &Arc<AtomicBool>) -> Result<Opened, SpecError> {
     if let Some(r) = stdin_spool(path) {
         return Ok(Opened::Streamed(SetFile::Spool(r)));
     }
@@ -179,7 +184,8 @@ fn open(path: &Path, n: &Names) -> Result<Opened, SpecError> {
     // set of too many lines streams from instead.
     let file = input.shared();
     let mut held = Vec::with_capacity(file.size() as usize);
-    std::io::Read::read_to_end(&mut file.part(), &mut held)
+    let mut reading = file.stopping_on(Arc::clone(stop)).part();
+    std::io::Read::read_to_end(&mut reading, &mut held)
         .map_err(|e| SpecError::Invalid(format!("{}: cannot read: {e}", path.display())))?;
     if super::spool::too_many_lines(&held) {
         return Ok(Opened::Streamed(SetFile::File(file)));
@@ -197,6 +203,16 @@ enum SetFile {
 }
 
 impl SetFile {
+    /// The same file, whose reads fail once `stop` is set (standard
+    /// input's spool as it is: only the CLI reads one, and a signal
+    /// ends the CLI while it reads its inputs).
+    fn stopping_on(&self, stop: &Arc<AtomicBool>) -> SetFile {
+        match self {
+            SetFile::File(f) => SetFile::File(f.stopping_on(Arc::clone(stop))),
+            SetFile::Spool(r) => SetFile::Spool(r.clone()),
+        }
+    }
+
     /// A reader from the start, front to back.
     fn reader(&self) -> Box<dyn std::io::Read + Send> {
         match self {
@@ -226,14 +242,24 @@ fn draw_seed() -> u64 {
     (t.as_nanos() as u64) ^ (u64::from(std::process::id()) << 32)
 }
 
+/// Targets a held set's parse resolves between two looks at the stop.
+const STOP_EVERY: usize = 1024;
+
+/// The ends a set's targets are resolved against: the URL given with the
+/// set, the spec's extra headers, and the stop its reading gives up on.
+type Ends<'a> = (
+    Option<&'a Target>,
+    &'a [(String, String)],
+    &'a Arc<AtomicBool>,
+);
+
 /// Resolve every target as it is read (never every target read first
 /// and then resolved: a held set is in memory once); the names in
 /// first-seen order, and whether any target carries a weight.
 fn build(
     mut defs: impl Iterator<Item = Result<TargetDef, TargetsError>>,
     source: &str,
-    base: Option<&Target>,
-    extra: &[(String, String)],
+    (base, extra, stop): Ends<'_>,
     labels: &mut Labels,
 ) -> Result<(Vec<SetTarget>, bool), SpecError> {
     let read =
@@ -245,6 +271,9 @@ fn build(
     let mut weighted = first.weight.is_some();
     let mut out = vec![r.one(first, labels)?];
     for d in defs {
+        if out.len() % STOP_EVERY == 0 && stop.load(Ordering::Relaxed) {
+            return Err(SpecError::Stopped);
+        }
         let d = read(d)?;
         weighted |= d.weight.is_some();
         out.push(r.one(d, labels)?);
@@ -374,16 +403,17 @@ fn stdin_spool(path: &Path) -> Option<super::spool::SpoolReader> {
 /// missing body file stops the run before any request), the rest by its
 /// [`Stream`] during the run: the file front to back, or (the random
 /// orders) draws from its index, built now. Only the first target is
-/// kept (the set's origin and first method).
+/// kept (the set's origin and first method). What is read now is given
+/// up once `stop` is set; the run's passes read on until the run ends.
 fn stream(
     path: &Path,
     file: SetFile,
     head: SetHead,
-    base: Option<&Target>,
-    extra: &[(String, String)],
+    (base, extra, stop): Ends<'_>,
     labels: &mut Labels,
 ) -> Result<RequestSet, SpecError> {
-    let (first, mut resolver, weighted) = first_targets(&file, &head, base, extra, labels)?;
+    let now = file.stopping_on(stop);
+    let (first, mut resolver, weighted) = first_targets(&now, &head, base, extra, labels)?;
     let format = parser(head.format);
     let order = head.order_of(weighted);
     // No order given and no weight among the first targets: file order,
@@ -397,7 +427,7 @@ fn stream(
         }),
         Order::Weighted | Order::Random => std::sync::Arc::new(IndexedStream {
             drawn: std::sync::Arc::new(index::Drawn {
-                index: build_index(path, &file, format, &head.source)?,
+                index: build_index(path, &now, format, &head.source)?,
                 format,
                 source: head.source.clone(),
                 weighted: order == Order::Weighted,
@@ -638,10 +668,11 @@ mod tests {
         };
         edit(&mut spec);
         let mut labels = Labels::default();
+        let extra = [("X-All".into(), "1".into())];
         read(
             &spec,
             &Names::FLAGS,
-            &[("X-All".into(), "1".into())],
+            (&extra, &Default::default()),
             &mut labels,
         )
         .map(Option::unwrap)
@@ -718,7 +749,7 @@ mod tests {
                 ..LoadSpec::for_url("http://a/")
             },
             &Names::FLAGS,
-            &[],
+            (&[], &Default::default()),
             &mut Labels::default(),
         )
         .unwrap_err()
