@@ -551,6 +551,34 @@ fn warmup_is_not_counted() {
     assert!((r.warmup_s - 0.1).abs() < 1e-9);
 }
 
+/// A warm-up longer than u64 nanoseconds, stopped while it runs: the
+/// report says the warm-up that ran and no measured time (it said the
+/// configured warm-up wrapped: `--warmup 1e13s` as 1 864 712 049 s).
+#[test]
+fn a_run_stopped_in_its_warm_up_reports_the_warm_up_that_ran() {
+    let srv = Server::start(ok_response("w"));
+    let mut cfg = config(&srv.url(), StopCondition::Requests(3));
+    cfg.warmup = Some(Duration::from_secs(10_000_000_000_000));
+    let ctl = RunControl::default();
+    let t0 = Instant::now();
+    let r = std::thread::scope(|s| {
+        let h = s.spawn(|| run(&cfg, &ctl).unwrap());
+        while srv.count.load(Ordering::SeqCst) < 10 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        ctl.stop.store(true, Ordering::Relaxed);
+        h.join().unwrap()
+    });
+    let ran = t0.elapsed().as_secs_f64();
+    assert!(r.interrupted);
+    assert!(
+        r.warmup_s > 0.0 && r.warmup_s <= ran,
+        "{} of {ran} s",
+        r.warmup_s
+    );
+    assert_eq!((r.duration_s, r.complete_requests), (0.0, 0));
+}
+
 #[test]
 fn gnuplot_file_has_one_line_per_request() {
     let srv = Server::start(ok_response("g"));

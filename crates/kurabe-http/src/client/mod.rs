@@ -812,11 +812,10 @@ pub(crate) fn run_with_stats(
     let end = engine::sys::now_ns().min(shared.end_ns);
     let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
         || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
-    let duration_s = end.saturating_sub(shared.measure_ns) as f64 / 1e9;
     if let Some(e) = shared.requests.feed().and_then(feed::Feed::error) {
         return Err(LoadError::Spec(e));
     }
-    let mut report = build_report(cfg, &shared, &total, threads, duration_s, interrupted);
+    let mut report = build_report(cfg, &shared, &total, threads, (end, interrupted));
     report.engine = Some(engine.name().to_owned());
     let length_ns = end.saturating_sub(shared.measure_ns);
     report.series = shared.series.finish(length_ns, |start, len| {
@@ -870,13 +869,16 @@ fn timeline(cfg: &LoadConfig) -> (u64, u64, u64, u64) {
         StopCondition::Requests(_) => None,
         StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => Some(d),
     };
-    let warmup_ns = cfg.warmup.map_or(0, |d| d.as_nanos() as u64);
+    // A duration past u64 nanoseconds (585 years) is "never": saturated,
+    // not wrapped (`--warmup 1e13s` wrapped to 59 years and was reported so).
+    let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    let warmup_ns = cfg.warmup.map_or(0, ns);
     let start_ns = engine::sys::now_ns();
     let wall = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    let measure_ns = start_ns + warmup_ns;
-    let end_ns = duration.map_or(u64::MAX, |d| measure_ns.saturating_add(d.as_nanos() as u64));
+    let measure_ns = start_ns.saturating_add(warmup_ns);
+    let end_ns = duration.map_or(u64::MAX, |d| measure_ns.saturating_add(ns(d)));
     (start_ns, measure_ns, end_ns, wall.as_micros() as u64)
 }
 
@@ -1034,23 +1036,26 @@ fn make_workers<'a>(
 }
 
 /// The record of a finished run: what was asked for (from `cfg`), what the
-/// run learnt on the way (`shared`) and the figures of `total`.
+/// run learnt on the way (`shared`) and the figures of `total`; the run
+/// ended at `end` (the clock's ns). Its warm-up and measured phase are
+/// the times they ran: a run stopped during its warm-up ran part of it
+/// and measured nothing (`--warmup 1e13s` stopped early is not
+/// reported as 317 000 years of warm-up).
 fn build_report(
     cfg: &LoadConfig,
     shared: &shared::Shared,
     total: &Stats,
     threads: u32,
-    duration_s: f64,
-    interrupted: bool,
+    (end, interrupted): (u64, bool),
 ) -> HttpReport {
-    let warmup_ns = shared.measure_ns - shared.start_ns;
+    let warmup_ns = shared.measure_ns.min(end).saturating_sub(shared.start_ns);
     let measure_unix_s = (shared.start_unix_us + warmup_ns / 1000) / 1_000_000;
     let mut report = HttpReport {
         schema_version: kurabe_model::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at: kurabe_model::time::rfc3339_secs(measure_unix_s),
         threads,
-        duration_s,
+        duration_s: end.saturating_sub(shared.measure_ns) as f64 / 1e9,
         warmup_s: warmup_ns as f64 / 1e9,
         interrupted,
         ..describe_target(cfg, shared)

@@ -232,7 +232,10 @@ fn timeline(rec: Recording, spec: &ReplaySpec, log: String, log_format: String) 
     let scale = |us: u64| (us as f64 * 1000.0 / spec.speed) as u64;
     let offsets_ns: Vec<u64> = offsets_us.iter().map(|&o| scale(o)).collect();
     let period_ns = scale(period_us).max(1);
-    let scheduled_ns = u64::from(spec.loops - 1) * period_ns + offsets_ns[offsets_ns.len() - 1];
+    let last = offsets_ns[offsets_ns.len() - 1];
+    let scheduled_ns = u64::from(spec.loops - 1)
+        .saturating_mul(period_ns)
+        .saturating_add(last);
     let summary = ReplaySummary {
         log,
         log_format,
@@ -361,6 +364,29 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.starts_with("--loop 0"), "{e}");
+    }
+
+    /// `--loop` takes any u32: the schedule of a day's log played
+    /// 4 294 967 295 times is past u64 nanoseconds, saturated (it
+    /// overflowed: a panic in a debug build, in a release build a loop
+    /// that wrapped to early times and sent at once).
+    #[test]
+    fn the_most_loops_of_a_long_log_saturate_the_schedule() {
+        let (_d, p) = log_file(LOG, "log");
+        let r = read(&ReplaySpec {
+            loops: u32::MAX,
+            ..ReplaySpec::of(&p)
+        })
+        .unwrap();
+        let late = (r.total() - 1, r.at(r.total() - 1));
+        // 3 requests (the POST has no body), at 0, 1 and 4 s: a 6 s loop.
+        assert_eq!(late, (3 * u64::from(u32::MAX) - 1, Some(u64::MAX)));
+        assert_eq!(
+            r.at(3),
+            Some(6_000_000_000),
+            "the second loop: 4 s + 2 s on"
+        );
+        assert_eq!(r.summary.scheduled_duration_s, u64::MAX as f64 / 1e9);
     }
 
     #[test]

@@ -212,7 +212,10 @@ impl Replay {
     pub fn at(&self, i: u64) -> Option<u64> {
         let n = self.offsets_ns.len() as u64;
         let (lp, j) = (i / n, i % n);
-        (lp < u64::from(self.loops)).then(|| lp * self.period_ns + self.offsets_ns[j as usize])
+        // Saturated: `--loop 4294967295` of a day's log is past u64 ns
+        // (it would wrap to early times and send at once).
+        let start = lp.saturating_mul(self.period_ns);
+        (lp < u64::from(self.loops)).then(|| start.saturating_add(self.offsets_ns[j as usize]))
     }
 
     /// The recorded request that request `i` of the run sends.
