@@ -50,6 +50,15 @@ pub enum HarError {
         /// off past `MAX_TEXT_BYTES`.
         size: Option<u64>,
     },
+    /// The entries' requests pass what a replay holds
+    /// ([`super::MAX_HELD_BYTES`]).
+    #[error("{}", super::too_large(.source_name, "entry", *.entry))]
+    TooLarge {
+        /// The file as given.
+        source_name: String,
+        /// The entry whose request passed the limit, 1-based.
+        entry: u64,
+    },
 }
 
 fn size_text(size: &Option<u64>) -> String {
@@ -69,6 +78,8 @@ thread_local! {
     /// The body over the limit that stopped the read: `Some(None)` when
     /// its text passed [`MAX_TEXT_BYTES`], `Some(Some(size))` decoded.
     static OVER: Cell<Option<Option<u64>>> = const { Cell::new(None) };
+    /// The entry whose request passed what a replay holds, if one did.
+    static FULL: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
 /// `postData.text`, its length counted by [`Capped`] while serde reads it
@@ -210,11 +221,15 @@ pub fn read<R: Read>(input: R, source_name: &str) -> Result<Recording, HarError>
     let mut de = serde_json::Deserializer::from_reader(input);
     TEXT_READ.set(None);
     OVER.set(None);
+    FULL.set(None);
     let read = de.deserialize_map(Top(&mut rec)).and_then(|()| de.end());
     let Err(e) = read else {
         return Ok(rec.finish());
     };
     let source_name = source_name.to_owned();
+    if let Some(entry) = FULL.take() {
+        return Err(HarError::TooLarge { source_name, entry });
+    }
     Err(match OVER.take() {
         Some(size) => HarError::BodyTooLarge {
             source_name,
@@ -310,8 +325,12 @@ impl<'de> Visitor<'de> for Entries<'_> {
             rec.tally.read += 1;
             let place = rec.tally.read;
             let excerpt = format!("{} {}", e.request.method, e.request.url);
-            match entry(e, place) {
-                Ok(r) => rec.requests.push(r),
+            match entry(e, place).map(|r| rec.keep(r)) {
+                Ok(Ok(())) => {}
+                Ok(Err(full)) => {
+                    FULL.set(Some(full.place));
+                    return Err(de::Error::custom("more requests than a replay holds"));
+                }
                 Err(why) => rec.tally.skip(why, place, &excerpt),
             }
         }

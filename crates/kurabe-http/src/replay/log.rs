@@ -30,6 +30,15 @@ pub enum LogError {
         /// What it lacks.
         problem: String,
     },
+    /// The log's requests pass what a replay holds
+    /// ([`super::MAX_HELD_BYTES`]).
+    #[error("{}", super::too_large(.source_name, "line", *.line))]
+    TooLarge {
+        /// The file as given.
+        source_name: String,
+        /// The line whose request passed the limit.
+        line: u64,
+    },
     /// Reading failed.
     #[error("cannot read the log {source_name}: {err}")]
     Io {
@@ -123,7 +132,10 @@ pub fn read<R: BufRead>(
         rec.tally.read += 1;
         let text = String::from_utf8_lossy(bytes);
         match parse_line(&text, line, formats) {
-            Ok(r) => rec.requests.push(r),
+            Ok(r) => rec.keep(r).map_err(|full| LogError::TooLarge {
+                source_name: source_name.to_owned(),
+                line: full.place,
+            })?,
             Err(why) => rec.tally.skip(why, line, &text),
         }
     }

@@ -151,6 +151,44 @@ impl Tally {
     }
 }
 
+/// The most of a recording one replay holds: its requests, each counted
+/// as [`Recorded::held_bytes`]. A replay holds every request it sends
+/// (recorded, then as the engine sends it), so this bounds its memory as
+/// a held set's is bounded; a log or HAR file past it is refused at the
+/// request that passes it, before the rest is read.
+pub const MAX_HELD_BYTES: u64 = 128 << 20;
+
+/// What one held request costs besides its method, path, headers and
+/// body: its record, its place in the schedule and in the engine's table
+/// (measured: a 16 MiB log of 206 000 GETs peaked ~330 bytes a request
+/// above the binary, bodies and paths included).
+pub const HELD_PER_REQUEST: u64 = 256;
+
+/// A recording that passed [`MAX_HELD_BYTES`] at its request at `place`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Full {
+    /// The line (log) or entry (HAR) whose request passed the limit.
+    pub place: u64,
+}
+
+/// The one line of a recording too large to hold: `unit` and `place`
+/// say where it passed [`MAX_HELD_BYTES`].
+pub(crate) fn too_large(source_name: &str, unit: &str, place: u64) -> String {
+    format!(
+        "{source_name}: its requests pass the {} a replay holds at {unit} {place} (each counts its method, path, headers and body and {HELD_PER_REQUEST} bytes): replay a part of it (e.g. the {unit}s before {unit} {place})",
+        kurabe_input::Bytes(MAX_HELD_BYTES)
+    )
+}
+
+impl Recorded {
+    /// What holding it counts toward [`MAX_HELD_BYTES`].
+    pub fn held_bytes(&self) -> u64 {
+        let headers: usize = self.headers.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let bytes = self.method.len() + self.target.len() + headers;
+        bytes as u64 + self.body.as_ref().map_or(0, |b| b.len() as u64) + HELD_PER_REQUEST
+    }
+}
+
 /// A recording read: its requests in time order and the tally.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Recording {
@@ -161,6 +199,8 @@ pub struct Recording {
     pub tally: Tally,
     /// `line` for logs, `entry` for HAR files (how places are named).
     pub unit: &'static str,
+    /// What `requests` count toward [`MAX_HELD_BYTES`].
+    held: u64,
 }
 
 impl Recording {
@@ -169,6 +209,17 @@ impl Recording {
             unit,
             ..Recording::default()
         }
+    }
+
+    /// Keep `r`, unless the requests kept and it pass [`MAX_HELD_BYTES`]
+    /// (then it is dropped: a reader stops there).
+    fn keep(&mut self, r: Recorded) -> Result<(), Full> {
+        self.held += r.held_bytes();
+        if self.held > MAX_HELD_BYTES {
+            return Err(Full { place: r.place });
+        }
+        self.requests.push(r);
+        Ok(())
     }
 
     /// Sort by start time (a log is written as requests end, so a slow
@@ -287,6 +338,39 @@ mod tests {
         for bad in ["*", "h:443", "http:///x", "ftp://h/"] {
             assert_eq!(origin_form(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_recording_holds_at_most_its_limit_counting_each_requests_bytes() {
+        let req = |place, body: usize| Recorded {
+            place,
+            at_us: 0,
+            method: "POST".into(),
+            target: "/up".into(),
+            headers: vec![("Content-Type".into(), "x/y".into())],
+            // Zeroed pages: counted, never touched.
+            body: Some(vec![0; body]),
+            status: None,
+        };
+        assert_eq!(
+            req(1, 10).held_bytes(),
+            4 + 3 + 12 + 3 + 10 + HELD_PER_REQUEST
+        );
+        let mut rec = Recording::new("line");
+        let quarter = (MAX_HELD_BYTES / 4) as usize - 1024;
+        for place in 1..=4 {
+            rec.keep(req(place, quarter)).unwrap();
+        }
+        assert_eq!(rec.keep(req(5, 4096)), Err(Full { place: 5 }));
+        assert_eq!(
+            rec.requests.len(),
+            4,
+            "the request past the limit is not kept"
+        );
+        assert_eq!(
+            too_large("a.log", "line", 5),
+            "a.log: its requests pass the 128 MiB a replay holds at line 5 (each counts its method, path, headers and body and 256 bytes): replay a part of it (e.g. the lines before line 5)"
+        );
     }
 
     #[test]
