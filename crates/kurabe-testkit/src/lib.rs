@@ -5,8 +5,9 @@
 //! files committed under `schema/`, a tag-balance check for the HTML and SVG
 //! kurabe writes ([`html`]), and the PostgreSQL server the store tests use,
 //! started for the test binary when none is given ([`pg`]), a private
-//! nginx on sockets bound for it ([`nginx`]), and Caddy and ngtcp2's
-//! server for HTTP/3 ([`caddy`]). It must never
+//! nginx on sockets bound for it ([`nginx`]), Caddy and ngtcp2's
+//! server for HTTP/3 ([`caddy`]), and a process under test stopped by a
+//! real signal, its exit timed ([`signal`]). It must never
 //! become a dependency of product code (it panics on purpose) and is not
 //! published.
 
@@ -15,3 +16,4 @@ pub mod html;
 pub mod nginx;
 pub mod pg;
 pub mod schema;
+pub mod signal;

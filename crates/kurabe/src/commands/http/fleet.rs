@@ -37,6 +37,11 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
         args.wait_workers,
     )?;
     let interrupt = crate::signal::install()?;
+    // A second signal (or a first one that has not ended the run within
+    // the grace: a worker or the database that does not answer) ends the
+    // coordinator at once: it started nothing, and the run is marked
+    // cancelled at its first look at the stop.
+    crate::signal::force_exit_on_second_signal();
     let mut client = kurabe_store::pg::connect_migrated(&url)?;
     let live = LiveLine::new(None, wanted(!args.quiet));
     let mut on = |e: CoordEvent| log_event(&e, &live);
