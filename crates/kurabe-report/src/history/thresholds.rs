@@ -159,6 +159,57 @@ pub fn failed_line(r: &CheckReport) -> Option<String> {
     )
 }
 
+/// `--threshold`s, each parsed by the one grammar; the error names the flag.
+pub fn parse_flags(texts: &[String]) -> Result<Vec<Threshold>, String> {
+    texts
+        .iter()
+        .map(|t| t.parse::<Threshold>().map_err(|e| format!("--{e}")))
+        .collect()
+}
+
+/// `thresholds` judged on `records` of entry `id`; none without
+/// thresholds, an error saying what to give when there is no record.
+pub fn judged(
+    thresholds: &[Threshold],
+    records: &[StoredHttp<'_>],
+    id: &str,
+) -> Result<Vec<WorkloadThresholds>, String> {
+    if thresholds.is_empty() {
+        return Ok(Vec::new());
+    }
+    if records.is_empty() {
+        return Err(format!("--threshold judges stored http load records, and {id} has no successful http run: give an experiment with an http workload, or a saved kurabe http result (r…)"));
+    }
+    judge(thresholds, records)
+}
+
+/// A saved result's check: its one http record judged by `thresholds`.
+pub fn saved_report(
+    saved: &kurabe_model::record::SavedResult,
+    thresholds: &[Threshold],
+) -> Result<CheckReport, String> {
+    let id = saved.id.to_string();
+    let kind = saved.kind();
+    if kind != kurabe_model::record::ResultKind::Http {
+        return Err(format!("{id} is a saved {} result; --threshold judges http load records (a saved kurabe http result, or an experiment)", kind.as_str()));
+    }
+    let Some(record) = saved.record.http() else {
+        return Err(format!("{id}: the stored http record is not one this kurabe reads (written by another version?)"));
+    };
+    let one = [StoredHttp {
+        workload: "http",
+        variant: &saved.label,
+        record,
+    }];
+    let judged = judged(thresholds, &one, &id)?;
+    Ok(thresholds_report(
+        id,
+        "-".into(),
+        saved.label.clone(),
+        judged,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

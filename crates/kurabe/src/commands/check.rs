@@ -12,12 +12,11 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use kurabe_model::history::{CheckReport, WorkloadThresholds};
-use kurabe_model::record::{Entry, Experiment, ResultKind, SavedResult};
-use kurabe_model::threshold::Threshold;
+use kurabe_model::history::CheckReport;
+use kurabe_model::record::{Entry, Experiment};
 use kurabe_report::baseline::baseline;
 use kurabe_report::check_thresholds::{
-    experiment_records, failed_line, judge, thresholds_report, StoredHttp,
+    experiment_records, failed_line, judged, parse_flags, saved_report, thresholds_report,
 };
 use kurabe_report::{check_report, results_as_experiments, CheckInput};
 use kurabe_store::series::plan_or_label;
@@ -59,14 +58,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let Some(renderer) = kurabe_report::check_renderer(args.format) else {
         bail!("--format: kurabe check writes text, md or json");
     };
-    let thresholds = parse_thresholds(&args.thresholds)?;
+    let thresholds = parse_flags(&args.thresholds).map_err(anyhow::Error::msg)?;
     check_outputs(&[("-o", args.out.path())])?;
     let store = open_existing(args.store.store.as_deref())?;
     let id = parse_id(&args.experiment)?;
     let report = match (store.get(id)?, &args.baseline) {
         (Entry::Experiment(exp), Some(b)) => {
             let mut r = against_baseline(&store, &exp, b, args.last)?;
-            r.thresholds = judged(&thresholds, &experiment_records(&exp), &r.experiment)?;
+            r.thresholds = judged(&thresholds, &experiment_records(&exp), &r.experiment)
+                .map_err(anyhow::Error::msg)?;
             r
         }
         (Entry::Experiment(exp), None) => {
@@ -75,13 +75,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .rev
                 .as_ref()
                 .map_or("-".to_owned(), |r| r.short());
-            let judged = judged(&thresholds, &experiment_records(&exp), &id.to_string())?;
+            let judged = judged(&thresholds, &experiment_records(&exp), &id.to_string())
+                .map_err(anyhow::Error::msg)?;
             thresholds_report(id.to_string(), rev, exp.name.clone(), judged)
         }
         (Entry::Result(_), Some(_)) => {
             bail!("{id} is a saved result; kurabe check --baseline takes an experiment (e…)")
         }
-        (Entry::Result(saved), None) => saved_report(&saved, &thresholds)?,
+        (Entry::Result(saved), None) => {
+            saved_report(&saved, &thresholds).map_err(anyhow::Error::msg)?
+        }
     };
     write_rendered(args.out.path(), &*renderer, &report)?;
     if let Some(line) = failed_line(&report) {
@@ -89,14 +92,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(super::http::THRESHOLD_FAILED));
     }
     Ok(ExitCode::from(u8::from(report.worse > 0)))
-}
-
-/// `--threshold`s, each parsed by the one grammar.
-fn parse_thresholds(texts: &[String]) -> anyhow::Result<Vec<Threshold>> {
-    texts
-        .iter()
-        .map(|t| t.parse::<Threshold>().map_err(|e| anyhow::anyhow!("--{e}")))
-        .collect()
 }
 
 /// The experiment against the pooled runs of its baseline.
@@ -113,43 +108,4 @@ fn against_baseline(
         baseline: baseline_ref,
         history: &base,
     }))
-}
-
-/// `thresholds` judged on `records` of entry `id`; none without thresholds.
-fn judged(
-    thresholds: &[Threshold],
-    records: &[StoredHttp<'_>],
-    id: &str,
-) -> anyhow::Result<Vec<WorkloadThresholds>> {
-    if thresholds.is_empty() {
-        return Ok(Vec::new());
-    }
-    if records.is_empty() {
-        bail!("--threshold judges stored http load records, and {id} has no successful http run: give an experiment with an http workload, or a saved kurabe http result (r…)");
-    }
-    judge(thresholds, records).map_err(anyhow::Error::msg)
-}
-
-/// A saved result's check: its one http record judged.
-fn saved_report(saved: &SavedResult, thresholds: &[Threshold]) -> anyhow::Result<CheckReport> {
-    let id = saved.id.to_string();
-    let kind = saved.kind();
-    if kind != ResultKind::Http {
-        bail!("{id} is a saved {} result; --threshold judges http load records (a saved kurabe http result, or an experiment)", kind.as_str());
-    }
-    let Some(record) = saved.record.http() else {
-        bail!("{id}: the stored http record is not one this kurabe reads (written by another version?)");
-    };
-    let one = [StoredHttp {
-        workload: "http",
-        variant: &saved.label,
-        record,
-    }];
-    let judged = judged(thresholds, &one, &id)?;
-    Ok(thresholds_report(
-        id,
-        "-".into(),
-        saved.label.clone(),
-        judged,
-    ))
 }
