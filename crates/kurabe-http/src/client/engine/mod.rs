@@ -2,7 +2,8 @@
 //! answers come back on many non-blocking connections.
 //!
 //! Owns the per-thread machinery: `core` (the state every protocol's worker
-//! shares: slots, pacing, failure accounting, stop), `turns` (the turn loop
+//! shares: slots, pacing, failure accounting, stop), `free` (the open
+//! model's free list of connections, for every protocol), `turns` (the turn loop
 //! that drives a worker), `threads` (one thread per worker, panics turned
 //! into errors), `slot` (one request in flight), `sys` and `uring` (the
 //! unsafe syscalls and the io_uring ring), `tls` and `setup` (rustls and the
@@ -16,6 +17,7 @@
 //! the numbers (`super::measure`); nothing here prints.
 
 pub(crate) mod core;
+pub(crate) mod free;
 pub(crate) mod h1;
 pub(crate) mod h2;
 pub mod h3;

@@ -230,3 +230,9 @@ pub(super) enum End {
     /// Nothing in flight (normal close after the last response).
     Done,
 }
+
+impl super::super::free::Listed for Conn {
+    fn listed(&mut self) -> &mut bool {
+        &mut self.free
+    }
+}

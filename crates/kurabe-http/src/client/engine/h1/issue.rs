@@ -65,37 +65,21 @@ impl Worker<'_> {
         }
     }
 
-    /// A connection that can take a request now, preferring open ones.
-    /// Entries whose connection changed state since they were listed are skipped.
+    /// A connection that can take a request now, preferring open ones
+    /// (an entry whose connection changed state since it was listed is dropped).
     pub(super) fn pop_free(&mut self) -> Option<usize> {
-        while let Some(ci) = self.free.open.pop() {
-            let c = &mut self.conns[ci as usize];
-            if c.free && c.state == State::Open {
-                c.free = false;
-                return Some(ci as usize);
-            }
-        }
-        while let Some(ci) = self.free.closed.pop() {
-            let c = &mut self.conns[ci as usize];
-            if c.free && c.state == State::Closed {
-                c.free = false;
-                return Some(ci as usize);
-            }
-        }
-        None
+        (self.free).pop(&mut self.conns, |c, open| {
+            c.state == if open { State::Open } else { State::Closed }
+        })
     }
 
+    /// Open model: list connection `ci` as free.
     pub(super) fn make_free(&mut self, ci: usize) {
-        let c = &mut self.conns[ci];
-        if c.free || !self.core.sh.arrival.is_open() {
+        if !self.core.sh.arrival.is_open() {
             return;
         }
-        c.free = true;
-        if c.state == State::Open {
-            self.free.open.push(ci as u32);
-        } else {
-            self.free.closed.push(ci as u32);
-        }
+        let open = self.conns[ci].state == State::Open;
+        self.free.push(&mut self.conns, ci, open);
     }
 
     /// Open a new connection for the requests in the ring.

@@ -34,6 +34,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use socket2::Socket;
 
 use super::core::{self as shared_core, Connections, Core};
+use super::free::FreeList;
 use super::protocol::H1;
 use super::slot::Slot;
 use super::sys::{self, Epoll};
@@ -107,21 +108,6 @@ impl Io {
     }
 }
 
-/// Open model: connections that can take a request now, open and closed.
-struct FreeLists {
-    open: Vec<u32>,
-    closed: Vec<u32>,
-}
-
-impl FreeLists {
-    fn new(conns: usize) -> FreeLists {
-        FreeLists {
-            open: Vec::with_capacity(conns),
-            closed: Vec::with_capacity(conns),
-        }
-    }
-}
-
 /// io_uring user data naming operation `op` on socket generation `gen` of connection `ci`.
 fn tag(ci: usize, gen: u32, op: u64) -> u64 {
     (u64::from(gen & 0x3fff_ffff) << 34) | ((ci as u64) << 2) | op
@@ -134,7 +120,7 @@ pub(crate) struct Worker<'a> {
     h1: H1,
     io: Io,
     conns: Vec<Conn>,
-    free: FreeLists,
+    free: FreeList,
 }
 
 impl<'a> Worker<'a> {
@@ -152,7 +138,7 @@ impl<'a> Worker<'a> {
             h1,
             io: Io::new(sh.uring, conns, core.pace.ticker.fd())?,
             conns: Conn::many(conns, sh, h1.pipeline),
-            free: FreeLists::new(conns),
+            free: FreeList::new(conns),
             core,
         })
     }
@@ -243,8 +229,7 @@ impl<'a> Connections<'a> for Worker<'a> {
         }
         if open_model {
             for i in (0..self.conns.len() as u32).rev() {
-                self.conns[i as usize].free = true;
-                self.free.closed.push(i);
+                self.free.push(&mut self.conns, i as usize, false);
             }
         }
         Ok(())
@@ -267,7 +252,7 @@ impl<'a> Connections<'a> for Worker<'a> {
     }
 
     fn can_take(&self) -> bool {
-        !self.free.open.is_empty() || !self.free.closed.is_empty()
+        !self.free.is_empty()
     }
 
     fn poll(&mut self, timeout: Option<u64>, nap: Option<u64>) {

@@ -24,6 +24,7 @@ use super::conn::{ConnError, Proto, StreamState};
 use super::frame;
 use super::Req;
 use crate::client::engine::core::{self as shared_core, Connections, Core};
+use crate::client::engine::free::{FreeList, Listed};
 use crate::client::engine::slot::Slot;
 use crate::client::engine::sys::{self, Epoll};
 use crate::client::engine::tls::TlsSession;
@@ -89,6 +90,12 @@ impl Conn {
     }
 }
 
+impl Listed for Conn {
+    fn listed(&mut self) -> &mut bool {
+        &mut self.free
+    }
+}
+
 /// How a connection ended, for the streams still on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
@@ -108,7 +115,7 @@ pub(crate) struct Worker<'a> {
     /// Requests to send again (refused by a GOAWAY), before any new one.
     pending: VecDeque<(Slot, Req)>,
     /// Open model: connections that may take a stream now.
-    free: Vec<u32>,
+    free: FreeList,
     /// The one read buffer of the worker: a connection's tail, then what
     /// `recv` brings, parsed in place; what is left goes back to the tail.
     rbuf: Vec<u8>,
@@ -140,7 +147,7 @@ impl<'a> Worker<'a> {
                 .map(|_| Conn::new(sh.checking.then_some(sh.keep_body)))
                 .collect(),
             pending: VecDeque::new(),
-            free: Vec::with_capacity(conns),
+            free: FreeList::new(conns),
             rbuf: vec![0; RBUF],
         })
     }
@@ -255,25 +262,23 @@ impl<'a> Worker<'a> {
         Some((slot, self.req(&slot)))
     }
 
+    /// A connection with room for a stream, or closed (to open), open ones first.
     fn pop_free(&mut self) -> Option<usize> {
-        while let Some(ci) = self.free.pop() {
-            let c = &mut self.conns[ci as usize];
-            c.free = false;
-            if c.state == State::Closed || c.proto.capacity(self.h2.streams) > 0 {
-                return Some(ci as usize);
-            }
-        }
-        None
+        let streams = self.h2.streams;
+        (self.free).pop(&mut self.conns, |c, _| {
+            c.state == State::Closed || c.proto.capacity(streams) > 0
+        })
     }
 
+    /// Open model: list connection `ci` as free if it can take a stream.
     fn make_free(&mut self, ci: usize) {
-        let c = &mut self.conns[ci];
-        if c.free || !self.core.sh.arrival.is_open() || self.core.draining {
+        if !self.core.sh.arrival.is_open() || self.core.draining {
             return;
         }
+        let c = &self.conns[ci];
         if c.state == State::Closed || c.proto.capacity(self.h2.streams) > 0 {
-            c.free = true;
-            self.free.push(ci as u32);
+            let open = c.state != State::Closed;
+            self.free.push(&mut self.conns, ci, open);
         }
     }
 

@@ -36,6 +36,7 @@ use super::conn::{H3Conn, Stream, StreamState};
 use super::response::Fail;
 use super::{frame, Req, Setup};
 use crate::client::engine::core::{self as shared_core, Connections, Core};
+use crate::client::engine::free::{FreeList, Listed};
 use crate::client::engine::slot::Slot;
 use crate::client::engine::sys::{self, Epoll};
 use crate::client::measure::gnuplot::GnuplotWriter;
@@ -84,6 +85,12 @@ struct Conn {
     free: bool,
 }
 
+impl Listed for Conn {
+    fn listed(&mut self) -> &mut bool {
+        &mut self.free
+    }
+}
+
 /// How a connection ended, for the requests still on it.
 #[derive(Debug, Clone)]
 enum End {
@@ -104,7 +111,7 @@ pub(crate) struct Worker<'a> {
     /// Requests to send again (refused by a GOAWAY), before any new one.
     pending: VecDeque<(Slot, Req)>,
     /// Open model: connections that may take a request now.
-    free: Vec<u32>,
+    free: FreeList,
     /// Body bytes a stream keeps for the checks (None: nothing is checked).
     keep_body: Option<usize>,
     /// The run's clock (ns) and quinn's at one moment: `Instant`s are
@@ -135,7 +142,7 @@ impl<'a> Worker<'a> {
             endpoint_config: Arc::new(EndpointConfig::default()),
             conns: (0..conns).map(|_| Conn::default()).collect(),
             pending: VecDeque::new(),
-            free: Vec::with_capacity(conns),
+            free: FreeList::new(conns),
             keep_body: sh.checking.then_some(sh.keep_body),
             base,
             tx: Vec::with_capacity(1500),
@@ -304,27 +311,24 @@ impl<'a> Worker<'a> {
         Some((slot, self.req(&slot)))
     }
 
+    /// A connection with room for a request, or closed (to open), open ones first.
     fn pop_free(&mut self) -> Option<usize> {
         let streams = self.h3.streams;
-        while let Some(ci) = self.free.pop() {
-            let c = &mut self.conns[ci as usize];
-            c.free = false;
-            if c.link.as_mut().is_none_or(|l| l.room(streams) > 0) {
-                return Some(ci as usize);
-            }
-        }
-        None
+        (self.free).pop(&mut self.conns, |c, _| {
+            c.link.as_mut().is_none_or(|l| l.room(streams) > 0)
+        })
     }
 
+    /// Open model: list connection `ci` as free if it can take a request.
     fn make_free(&mut self, ci: usize) {
         let streams = self.h3.streams;
-        let c = &mut self.conns[ci];
-        if c.free || !self.core.sh.arrival.is_open() || self.core.draining {
+        if !self.core.sh.arrival.is_open() || self.core.draining {
             return;
         }
+        let c = &mut self.conns[ci];
         if c.link.as_mut().is_none_or(|l| l.room(streams) > 0) {
-            c.free = true;
-            self.free.push(ci as u32);
+            let open = c.link.is_some();
+            self.free.push(&mut self.conns, ci, open);
         }
     }
 
