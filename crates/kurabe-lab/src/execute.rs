@@ -88,6 +88,9 @@ pub(crate) struct Execution {
     /// Instructions executed, when counted under Cachegrind (`measure.rs`
     /// reads them after the execution).
     pub(crate) instructions: Option<u64>,
+    /// The command's pid (the helper's child): a profile's samples of
+    /// this execution are those of its tree.
+    pub(crate) pid: u32,
 }
 
 /// What one timed execution starts, and where.
@@ -133,6 +136,7 @@ struct HelperRecord {
     exec_errno: i32,
     wait_status: i32,
     timed: Timed,
+    pid: u32,
 }
 
 /// A complete record; `None` when it is incomplete.
@@ -151,6 +155,7 @@ fn decode_record(b: &[u8]) -> Option<HelperRecord> {
             max_rss_bytes: u64::try_from(f(4)).unwrap_or(0) * 1024,
             counters: record_counters(b),
         },
+        pid: u32::try_from(f(6)).unwrap_or(0),
     })
 }
 
@@ -418,6 +423,11 @@ pub(crate) struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
+    /// The helper's pid: its children are the executions.
+    pub(crate) fn helper_pid(&self) -> Option<u32> {
+        self.conn.as_ref().map(|c| c.helper.id())
+    }
+
     /// A helper for `l`'s command line: an idle one that ran it before,
     /// else a new one.
     pub(crate) fn start(l: Launch<'a>) -> Result<Session<'a>, RunFailure> {
@@ -812,6 +822,7 @@ fn judge(l: &Launch<'_>, b: Batch) -> Result<Vec<Execution>, RunFailure> {
             exit_code: exit_code(rec.wait_status),
             pss_peak_bytes: b.peak(i),
             instructions: None,
+            pid: rec.pid,
         });
     }
     if execs.len() < b.n as usize {

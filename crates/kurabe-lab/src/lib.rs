@@ -33,6 +33,7 @@ mod measured;
 pub mod noise;
 pub mod plan;
 pub mod prepare;
+mod profiled;
 pub mod runner;
 pub mod saved_search;
 pub mod schedule;

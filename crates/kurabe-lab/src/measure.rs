@@ -26,6 +26,7 @@ use kurabe_model::plan::{
     CommandLine, CommandOutput, CommandWorkload, ExecCost, HumanDuration, IdleWorkload, Measure,
     MemoryScope, SystemWorkload, WatchWorkload,
 };
+use kurabe_model::profile::Profiling;
 use kurabe_model::run_detail::{
     CommandDetail, CommandExecution, HttpDetail, IdleDetail, IdleTarget, RunDetail, SettlingDetail,
     SystemDetail, TreeDetail, WatchDetail,
@@ -469,6 +470,8 @@ pub struct CommandRun<'a> {
     pub cwd: Option<PathBuf>,
     /// Limits the executions run under (a cgroup for the run).
     pub limits: Option<&'a kurabe_probe::cgroup::Limits>,
+    /// Whether the timed executions' on-CPU stacks are sampled.
+    pub profile: Profiling,
 }
 
 /// The `command` workload: `warmup_runs` untimed executions, then `runs`
@@ -522,8 +525,14 @@ pub fn command(
         })
         .transpose()?;
     let session = Session::start(launch)?;
+    let sampler = crate::profiled::attach(run.profile, session.helper_pid());
     let execs = exec_all(w, session, prepare.as_mut(), counter.as_ref(), stop)?;
-    Ok(command_measured(run.argv, &execs))
+    let mut measured = command_measured(run.argv, &execs);
+    if let (Some(s), RunDetail::Command(detail)) = (sampler, &mut measured.record) {
+        let pids: Vec<u32> = execs.iter().map(|e| e.pid).collect();
+        detail.profile = Some(crate::profiled::finish(s, &pids));
+    }
+    Ok(measured)
 }
 
 /// The warm-up executions (dropped), then the timed ones, each after
@@ -649,6 +658,7 @@ fn command_measured(argv: &[String], execs: &[Execution]) -> Measured {
         record: RunDetail::Command(CommandDetail {
             command: argv.to_vec(),
             executions,
+            profile: None,
         }),
     }
 }

@@ -261,6 +261,7 @@ fn twice(
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         rev: cfg.rev.clone(),
         measure,
+        profile: Default::default(),
     })
 }
 

@@ -96,6 +96,7 @@ fn base_options(
         worktrees: Default::default(),
         rev,
         live: None,
+        profile: Default::default(),
     })
 }
 

@@ -80,6 +80,8 @@ pub struct RunOptions {
     pub rev: Option<kurabe_model::record::Revision>,
     /// What watches the http loads live (`--tui`, `--prometheus-addr`).
     pub live: Option<Arc<dyn measure::LoadWatch>>,
+    /// Whether each command run's on-CPU stacks are sampled (`--profile`).
+    pub profile: kurabe_model::profile::Profiling,
 }
 
 pub use kurabe_model::progress::Event;
@@ -475,6 +477,7 @@ impl ProcessLauncher<'_> {
             env,
             cwd: self.resolve_dir(c.cwd.as_ref()),
             limits: limits.as_ref(),
+            profile: self.opts.profile,
         };
         measure::command(c, &run, self.stop.flag())
     }

@@ -58,6 +58,10 @@ pub struct CmdExport {
     /// not (`no_pmu` on most VMs); absent when they were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hardware_off: Option<crate::tree_counters::HardwareOff>,
+    /// kurabe: the differential profile (`--profile`): each run's folded
+    /// stacks and each command against the reference; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::ProfileReport>,
 }
 
 /// One command's figures: hyperfine's fields first, then kurabe's.

@@ -36,6 +36,17 @@ pub enum Notice {
         /// Why.
         why: crate::tree_counters::HardwareOff,
     },
+    /// `--profile`: no stacks are sampled, and why; the comparison runs
+    /// without them (with `--profile=required`: nothing runs, exit 2).
+    ProfileOff {
+        /// Why.
+        why: crate::profile::ProfileOff,
+    },
+    /// `--profile`: user-space stacks only (kernel frames not allowed).
+    ProfileUserOnly {
+        /// `kernel.perf_event_paranoid`, when readable.
+        paranoid: Option<i32>,
+    },
     /// The server's sampler skipped part of the tree (its own note).
     ServerSkipped {
         /// What was skipped.

@@ -150,6 +150,70 @@ pub struct ProfileComparison {
     pub functions: Vec<FunctionChange>,
 }
 
+/// What the profile's CPU figures are divided by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Per {
+    /// A command's execution (`kurabe cmd`).
+    Execution,
+    /// A request served (`kurabe http`).
+    Request,
+}
+
+/// One run's profile, with the variant and round it belongs to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct ProfiledRun {
+    /// The variant (command) that ran.
+    pub variant: String,
+    /// Its round, from 0.
+    pub round: u32,
+    /// The samples.
+    pub profile: RunProfile,
+}
+
+/// The differential profile of an experiment: every run's folded stacks
+/// and every variant's comparison with the baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub struct ProfileReport {
+    /// What CPU is per.
+    pub per: Per,
+    /// Each profiled run, in run order.
+    pub runs: Vec<ProfiledRun>,
+    /// Each variant against the baseline, in variant order.
+    pub comparisons: Vec<ProfileComparison>,
+}
+
+impl ProfileReport {
+    /// The report of `runs`: each variant after the first named in
+    /// `variants` compared with it, against `noise_band`.
+    pub fn of(
+        per: Per,
+        runs: Vec<ProfiledRun>,
+        variants: &[&str],
+        noise_band: f64,
+    ) -> ProfileReport {
+        let of = |v: &str| -> Vec<RunProfile> {
+            let mine = runs.iter().filter(|r| r.variant == v);
+            mine.map(|r| r.profile.clone()).collect()
+        };
+        let comparisons = match variants.split_first() {
+            Some((base, rest)) => {
+                let b = of(base);
+                let vs = |c: &&str| compare_profiles((base, c), &b, &of(c), noise_band);
+                rest.iter().map(vs).collect()
+            }
+            None => Vec::new(),
+        };
+        ProfileReport {
+            per,
+            runs,
+            comparisons,
+        }
+    }
+}
+
 /// Functions kept in a comparison.
 pub const TOP_FUNCTIONS: usize = 10;
 

@@ -289,6 +289,9 @@ pub struct CommandDetail {
     pub command: Vec<String>,
     /// Every timed execution, in order.
     pub executions: Vec<CommandExecution>,
+    /// The executions' on-CPU stacks, sampled (`--profile`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::RunProfile>,
 }
 
 /// One timed execution of a command.
@@ -534,6 +537,7 @@ mod tests {
                     instructions: Some(123_456),
                     counters: Counts::default(),
                 }],
+                profile: None,
             }),
             RunDetail::Idle(IdleDetail {
                 target: None,

@@ -44,6 +44,11 @@ pub fn available() -> Result<Kernel, ProfileOff> {
     sampler::probe()
 }
 
+/// `kernel.perf_event_paranoid`, when readable.
+pub fn paranoid() -> Option<i32> {
+    sys::paranoid()
+}
+
 impl Samples {
     /// The samples of the executions `keep` accepts (by the pid of the
     /// attached process's child they descend from; the attached process
@@ -56,6 +61,8 @@ impl Samples {
     ) -> RunProfile {
         let f = &self.folded;
         let mut by_stack: HashMap<u32, u64> = HashMap::new();
+        // Counts are per (execution, stack): a block's many executions
+        // share few stacks.
         for ((root, stack), n) in &f.counts {
             if keep(*root) {
                 *by_stack.entry(*stack).or_insert(0) += n;

@@ -53,6 +53,7 @@ mod mem;
 mod noise;
 pub mod notice;
 mod pick;
+pub mod profile;
 pub mod progress;
 mod requests;
 mod site;

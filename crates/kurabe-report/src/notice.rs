@@ -16,6 +16,8 @@ pub fn line(notice: &Notice) -> String {
         Notice::ServerMetricsOff { why } => note(&format!("server metrics off: {why}")),
         Notice::ServerExited { pid } => note(&format!("the server process {pid} exited during the run; its figures cover the time it was alive")),
         Notice::HardwareOff { why } => note(&crate::words::hardware_off(*why)),
+        Notice::ProfileOff { why } => note(&crate::words::profile_off(why, "--profile")),
+        Notice::ProfileUserOnly { paranoid } => note(&crate::words::profile_user_only(*paranoid)),
         Notice::ServerSkipped { note: text } => note(&format!("server metrics: {text}")),
         Notice::Note { text } => note(text),
         Notice::NamesFolded { kept, row } => note(&format!("more than {kept} request names: the breakdown has a row for each of the first {kept} and counts the rest together as '{row}'; the totals count every request")),
@@ -94,6 +96,11 @@ pub fn added(added: &Added) -> String {
 }
 
 /// "kurabe: note: …".
+/// Why `--profile=required` refuses to run: the error's words.
+pub fn profile_required(why: &kurabe_model::profile::ProfileOff) -> String {
+    crate::words::profile_off(why, "--profile=required")
+}
+
 fn note(text: &str) -> String {
     format!("kurabe: note: {text}")
 }

@@ -5,6 +5,7 @@
 //! exactly the same thing. Pure string building; no I/O.
 
 use kurabe_model::experiment::Tone;
+use kurabe_model::profile::ProfileOff;
 use kurabe_model::stats::trend::difference_scale;
 use kurabe_model::stats::{Comparison, Difference, Direction, NoIntervalReason, Unit, Verdict};
 use kurabe_model::tree_counters::{Counter, Counts, HardwareOff, Unit as CounterUnit};
@@ -234,6 +235,26 @@ fn round_count(c: Counter, v: f64) -> f64 {
     } else {
         v
     }
+}
+
+/// Why `--profile` sampled nothing, in one line with the setting to change.
+pub fn profile_off(why: &ProfileOff, flag: &str) -> String {
+    let why = match why {
+        ProfileOff::NotAllowed { paranoid } => {
+            let now = paranoid.map_or(String::new(), |p| format!(" (it is {p})"));
+            format!("perf events not allowed: set kernel.perf_event_paranoid to 2 or lower{now}, or run as root")
+        }
+        ProfileOff::NoPerfEvents => "this kernel has no perf events".to_owned(),
+        ProfileOff::Gone => "the process to sample had exited".to_owned(),
+        ProfileOff::Failed { why } => format!("perf events failed: {why}"),
+    };
+    format!("{flag}: no stacks sampled, {why}")
+}
+
+/// Why a profile has user-space frames only.
+pub fn profile_user_only(paranoid: Option<i32>) -> String {
+    let now = paranoid.map_or(String::new(), |p| format!(" (it is {p})"));
+    format!("--profile: user-space stacks only; kernel.perf_event_paranoid 1 or lower{now}, or root, adds kernel frames")
 }
 
 /// Why the hardware counters were not counted, in one line.

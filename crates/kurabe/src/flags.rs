@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use kurabe_model::notice::Notice;
+use kurabe_model::profile::Profiling;
 use kurabe_model::record::SavedRecord;
 use kurabe_report::Format;
 
@@ -114,6 +116,41 @@ impl ConfidentArgs {
         match self.budget() {
             Some(budget) => kurabe_lab::MoreRounds::UntilConfident(budget),
             None => kurabe_lab::MoreRounds::No,
+        }
+    }
+}
+
+/// `--profile[=required]`: sample every run's on-CPU stacks.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ProfileArg {
+    /// Sample every run's on-CPU stacks (perf events, 999 Hz, user and kernel frames) and say which functions account for the difference. Where perf events are not allowed, one line names the setting to change and the comparison runs without it; --profile=required stops instead (exit 2).
+    #[arg(long, value_name = "WHEN", num_args = 0..=1, require_equals = true, default_missing_value = "on", value_parser = ["on", "required"])]
+    pub profile: Option<String>,
+}
+
+impl ProfileArg {
+    /// Whether the runs are sampled, said in one line when they cannot
+    /// be (or with user frames only; not with `quiet`); an error (exit 2)
+    /// when `--profile=required` cannot be met.
+    pub fn profiling(&self, quiet: bool) -> anyhow::Result<Profiling> {
+        let Some(when) = self.profile.as_deref() else {
+            return Ok(Profiling::Off);
+        };
+        let hz = kurabe_profile::DEFAULT_HZ;
+        match kurabe_profile::available() {
+            Ok(kurabe_profile::Kernel::Sampled) => Ok(Profiling::Sampled { hz }),
+            Ok(kurabe_profile::Kernel::NotAllowed) => {
+                let paranoid = kurabe_profile::paranoid();
+                (!quiet).then(|| crate::tell(Notice::ProfileUserOnly { paranoid }));
+                Ok(Profiling::Sampled { hz })
+            }
+            Err(why) if when == "required" => {
+                anyhow::bail!(kurabe_report::notice::profile_required(&why))
+            }
+            Err(why) => {
+                crate::tell(Notice::ProfileOff { why });
+                Ok(Profiling::Off)
+            }
         }
     }
 }

@@ -31,6 +31,7 @@ mod outcomes;
 mod outputs;
 mod parity;
 mod peak_rss;
+mod profile;
 mod prometheus;
 mod rates;
 mod replay;

@@ -56,6 +56,7 @@ use kurabe_model::plan::{
     CommandLine, CommandOutput, CommandWorkload, ExecCost, Limits, Measure, OnFailure, Plan,
     Variant, Workload, WorkloadKind,
 };
+use kurabe_model::profile::{Per, ProfileReport, ProfiledRun, Profiling};
 use kurabe_model::run_detail::{CommandExecution, RunDetail};
 use kurabe_model::tree_counters::Counter;
 use kurabe_stop::Stop;
@@ -238,6 +239,8 @@ pub struct CmdConfig {
     pub rev: Option<kurabe_model::record::Revision>,
     /// What each execution is measured by (`--measure`).
     pub measure: Measure,
+    /// Whether each run's on-CPU stacks are sampled (`--profile`).
+    pub profile: Profiling,
 }
 
 /// What `kurabe cmd` reports as it goes.
@@ -609,6 +612,7 @@ impl Preliminaries<'_> {
             worktrees: Default::default(),
             rev: cfg.rev.clone(),
             live: None,
+            profile: cfg.profile,
         })
     }
 
@@ -712,6 +716,7 @@ impl Preliminaries<'_> {
             env: &env,
             cwd: Some(self.cfg.cwd.clone()),
             limits: limits.as_ref(),
+            profile: Profiling::Off,
         };
         measure::command(w, &run, self.stop)
     }
@@ -884,7 +889,39 @@ fn collect(cfg: &CmdConfig, outcome: &Outcome, block: u32, overhead: &ExecCost) 
             && cfg.shell != Shell::None)
             .then_some(overhead.instructions),
         hardware_off: hardware_off(outcome),
+        profile: profile_report(cfg, outcome),
     }
+}
+
+/// Every profiled run and each command against the reference (`--profile`).
+fn profile_report(cfg: &CmdConfig, outcome: &Outcome) -> Option<ProfileReport> {
+    let runs: Vec<ProfiledRun> = outcome
+        .runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Ok)
+        .filter_map(|r| {
+            let profile = match r.record.as_ref()? {
+                RunDetail::Command(c) => c.profile.clone()?,
+                _ => return None,
+            };
+            let (variant, round) = (r.variant.clone(), r.round);
+            Some(ProfiledRun {
+                variant,
+                round,
+                profile,
+            })
+        })
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let reference = &cfg.commands[cfg.reference].name;
+    let others = cfg.commands.iter().map(|c| c.name.as_str());
+    let names: Vec<&str> = std::iter::once(reference.as_str())
+        .chain(others.filter(|n| n != reference))
+        .collect();
+    let band = kurabe_model::stats::DEFAULT_NOISE_BAND;
+    Some(ProfileReport::of(Per::Execution, runs, &names, band))
 }
 
 /// Why the hardware counters are missing, when no execution counted them.

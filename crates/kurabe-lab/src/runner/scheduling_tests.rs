@@ -73,6 +73,7 @@ fn measured(wall_s: f64, rss: f64) -> Result<Measured, RunFailure> {
             kurabe_model::run_detail::CommandDetail {
                 command: Vec::new(),
                 executions: Vec::new(),
+                profile: None,
             },
         ),
     })
@@ -107,6 +108,7 @@ fn opts_with(more_rounds: MoreRounds) -> RunOptions {
         worktrees: Default::default(),
         rev: None,
         live: None,
+        profile: Default::default(),
     }
 }
 

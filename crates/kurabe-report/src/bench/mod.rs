@@ -199,7 +199,10 @@ pub fn write_markdown(
             relative(r, "wall_time_s")
         )?;
     }
-    Ok(())
+    match &export.profile {
+        Some(p) => crate::profile::write_profile(p, true, out),
+        None => Ok(()),
+    }
 }
 
 /// The Markdown table of instruction counts, with the time under Cachegrind.
@@ -336,6 +339,7 @@ mod tests {
             measure: Default::default(),
             shell_overhead_instructions: None,
             hardware_off: None,
+            profile: None,
         }
     }
 

@@ -50,7 +50,11 @@ pub fn write_terminal(
         return Ok(());
     }
     speed_summary(export, base, out)?;
-    verdicts(export, base, out)
+    verdicts(export, base, out)?;
+    match &export.profile {
+        Some(p) => crate::profile::write_profile(p, false, out),
+        None => Ok(()),
+    }
 }
 
 /// hyperfine's two lines for one command, plus kurabe's memory line.
@@ -294,6 +298,7 @@ mod tests {
             measure: Default::default(),
             shell_overhead_instructions: None,
             hardware_off: None,
+            profile: None,
         }
     }
 

@@ -121,6 +121,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     #[command(flatten)]
+    pub profile: crate::flags::ProfileArg,
+    #[command(flatten)]
     pub quiet: crate::flags::QuietArg,
 }
 
@@ -253,6 +255,7 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         rev: args.rev.current(),
         measure: args.measure,
+        profile: args.profile.profiling(args.quiet.quiet)?,
     })
 }
 
