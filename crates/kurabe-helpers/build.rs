@@ -25,8 +25,7 @@ fn main() {
         compile(&src, name, &image);
         let bytes = std::fs::read(&image).expect("the helper rustc just built");
         let deflated = miniz_oxide::deflate::compress_to_vec(&bytes, 10);
-        std::fs::write(out.join(format!("{name}.deflate")), deflated)
-            .expect("OUT_DIR is writable");
+        std::fs::write(out.join(format!("{name}.deflate")), deflated).expect("OUT_DIR is writable");
     }
 }
 
