@@ -146,6 +146,27 @@ fn a_har_body_at_the_limit_is_read_and_held_once() {
     assert_eq!(srv.served_settled(1), 1);
 }
 
+/// A held set whose every target names one body file at the limit: the
+/// body is read once and shared by its targets and the run's table (it
+/// was copied per target and again into the table: 2 × 8 × 64 MiB here).
+#[test]
+fn a_body_file_every_target_names_is_held_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = ServeChild::start(&[]);
+    let body = dir.path().join("body");
+    std::fs::write(&body, noise(MAX_BODY as usize)).unwrap();
+    let set = dir.path().join("set.txt");
+    let url = srv.url.trim_end_matches('/').to_owned();
+    let targets: String = (0..8)
+        .map(|i| format!("POST {url}/b/{i}\n@{}\n\n", body.display()))
+        .collect();
+    std::fs::write(&set, targets).unwrap();
+    let set = set.to_str().unwrap();
+    let args = ["http", "--targets", set, "-n", "16", "-c", "2", "-k"];
+    assert_peak(dir.path(), &args, MAX_BODY + OVERHEAD);
+    assert_eq!(srv.served_settled(16), 16);
+}
+
 /// A set file at both limits of a held set: [`HELD_LINES`] lines of
 /// `STREAM_BYTES / HELD_LINES` bytes each, `line(i, pad)` padded.
 fn held_set(path: &Path, line: impl Fn(u64, &str) -> String) {

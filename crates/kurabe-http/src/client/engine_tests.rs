@@ -442,6 +442,50 @@ fn a_large_body_is_sent_whole_from_one_copy_pipelined() {
     assert_eq!(r.sent_body_bytes, 23 * (SPLIT_BODY as u64 * 3 + 7));
 }
 
+/// A held set whose targets share one large body (one `@file`): each
+/// request's head, then the body from its one copy (not copied into the
+/// table per target), whole, on every connection.
+#[test]
+fn a_sets_shared_large_body_is_sent_whole_from_its_one_copy() {
+    let body: Vec<u8> = (0..(SPLIT_BODY * 2 + 5))
+        .map(|i| (i * 7 % 251) as u8)
+        .collect();
+    let mut port = 0;
+    let count = body_checker(&mut port, Arc::new(body.clone()));
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut cfg = config(&url, StopCondition::Requests(12));
+    let shared = crate::request::Body::from(body);
+    let target = |path: &str| set::SetTarget {
+        method: "POST".into(),
+        target: Target::parse(&format!("{url}{path}")).unwrap(),
+        headers: vec![],
+        body: Some(shared.clone()),
+        tag: Default::default(),
+        weight: 1,
+        checks: vec![],
+    };
+    let set = set::RequestSet {
+        targets: vec![target("a"), target("b"), target("c")],
+        order: kurabe_model::load::Order::RoundRobin,
+        seed: 1,
+        source: "-".into(),
+        format: kurabe_model::load::TargetsFormat::Http,
+        stream: None,
+    };
+    cfg.set = Some(Arc::new(set));
+    cfg.concurrency = 2;
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failed_requests), (12, 0), "{r:?}");
+    assert_eq!(r.status_codes.get("200").copied(), Some(12), "{r:?}");
+    assert_eq!(count.load(Ordering::SeqCst), 12);
+    let held = set_bytes(&cfg, cfg.set.as_deref().unwrap());
+    assert!(held.bytes.len() < 3 * 1024, "the table holds heads only");
+    assert!(held
+        .split
+        .iter()
+        .all(|b| b.as_ref().is_some_and(|b| b.len() == SPLIT_BODY * 2 + 5)));
+}
+
 #[test]
 fn rate_is_held_and_latency_is_corrected() {
     let srv = Server::start(ok_response("r"));

@@ -606,17 +606,22 @@ impl Wire<'_> {
 }
 
 /// A set's targets serialised one after another, and where each one is.
-fn set_bytes(cfg: &LoadConfig, set: &set::RequestSet) -> (Vec<u8>, Vec<set::Span>) {
-    let mut bytes = Vec::new();
-    let spans = set
-        .targets
-        .iter()
-        .map(|t| set_span(cfg, t, &mut bytes))
-        .collect();
-    (bytes, spans)
+fn set_bytes(cfg: &LoadConfig, set: &set::RequestSet) -> Held {
+    let mut held = Held::default();
+    for t in &set.targets {
+        let one = Wire {
+            method: &t.method,
+            target: &t.target,
+            headers: &t.headers,
+            body: t.body.as_deref(),
+        };
+        held.push(cfg, one, t.body.as_ref(), t.tag);
+    }
+    held
 }
 
-/// Append target `t`'s request to `bytes`; where it is.
+/// Append target `t`'s request to `bytes`; where it is (a streamed
+/// set's chunk: its body copied, a chunk at a time).
 fn set_span(cfg: &LoadConfig, t: &set::SetTarget, bytes: &mut Vec<u8>) -> set::Span {
     let off = bytes.len();
     let one = Wire {
@@ -632,6 +637,42 @@ fn set_span(cfg: &LoadConfig, t: &set::SetTarget, bytes: &mut Vec<u8>) -> set::S
         body_len: t.body.as_ref().map_or(0, |b| b.len() as u64),
         head: t.method == "HEAD",
         tag: t.tag,
+    }
+}
+
+/// A held set's or a replay's HTTP/1.1 requests: their bytes one after
+/// another, where each is, and the bodies sent apart (over [`SPLIT_BODY`]).
+#[derive(Default)]
+struct Held {
+    bytes: Vec<u8>,
+    spans: Vec<set::Span>,
+    split: Vec<Option<Body>>,
+}
+
+impl Held {
+    /// Append request `one` (its body `body`, shared, when it has one).
+    fn push(
+        &mut self,
+        cfg: &LoadConfig,
+        one: Wire<'_>,
+        body: Option<&Body>,
+        tag: crate::tags::Tag,
+    ) {
+        let off = self.bytes.len();
+        let apart = body.filter(|b| b.len() > SPLIT_BODY);
+        match apart {
+            Some(_) => one.write_head(cfg, &mut self.bytes),
+            None => one.write(cfg, &mut self.bytes),
+        }
+        let body_len = body.map_or(0, |b| b.len());
+        self.spans.push(set::Span {
+            off,
+            len: self.bytes.len() - off + apart.map_or(0, |_| body_len),
+            body_len: body_len as u64,
+            head: one.method == "HEAD",
+            tag,
+        });
+        self.split.push(apart.cloned());
     }
 }
 
@@ -669,28 +710,20 @@ fn start_feed(cfg: &LoadConfig, keeps: (bool, bool)) -> Result<Option<feed::Feed
 /// A replay's requests on the wire, one after another, and where each is
 /// (`cfg.target.path` is the base URL's path, put before each recorded
 /// path).
-fn replay_bytes(cfg: &LoadConfig, replay: &crate::replay::Replay) -> (Vec<u8>, Vec<set::Span>) {
-    let mut bytes = Vec::new();
-    let mut spans = Vec::with_capacity(replay.requests.len());
+fn replay_bytes(cfg: &LoadConfig, replay: &crate::replay::Replay) -> Held {
+    let mut held = Held::default();
     for (i, rec) in replay.requests.iter().enumerate() {
         let target = replay_target(cfg, rec);
-        let off = bytes.len();
         let one = Wire {
             method: &rec.method,
             target: &target,
             headers: &rec.headers,
             body: rec.body.as_deref(),
         };
-        one.write(cfg, &mut bytes);
-        spans.push(set::Span {
-            off,
-            len: bytes.len() - off,
-            body_len: rec.body.as_ref().map_or(0, |b| b.len() as u64),
-            head: rec.method == "HEAD",
-            tag: replay.tags.get(i).copied().unwrap_or_default(),
-        });
+        let tag = replay.tags.get(i).copied().unwrap_or_default();
+        held.push(cfg, one, rec.body.as_ref(), tag);
     }
-    (bytes, spans)
+    held
 }
 
 /// Where recorded request `rec` goes: the base URL with its path, then
@@ -953,17 +986,25 @@ fn wire_requests(
     let longest = |spans: &[set::Span]| spans.iter().map(|s| s.len).max().unwrap_or(1);
     Ok(match (&cfg.set, cfg.arrival.replay()) {
         (Some(set), _) => {
-            let (bytes, spans) = set_bytes(cfg, set);
+            let Held {
+                bytes,
+                spans,
+                split,
+            } = set_bytes(cfg, set);
             let len = longest(&spans);
-            let table = set::Table::new(set, spans);
+            let table = set::Table::new(set, spans, split);
             (Requests::Set { bytes, table }, len)
         }
         (None, Some(r)) => {
             // A replay is a set whose target is the schedule's index (see
             // `arrival`): the same spans, one in flight per connection.
-            let (bytes, spans) = replay_bytes(cfg, r);
+            let Held {
+                bytes,
+                spans,
+                split,
+            } = replay_bytes(cfg, r);
             let len = longest(&spans);
-            let table = set::Table::of_spans(spans);
+            let table = set::Table::of_spans(spans, split);
             (Requests::Replay { bytes, table }, len)
         }
         (None, None) => {

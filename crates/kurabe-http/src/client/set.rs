@@ -30,8 +30,9 @@ pub struct SetTarget {
     pub target: Target,
     /// Headers in sending order: the target's own, then the spec's.
     pub headers: Vec<(String, String)>,
-    /// The body, read.
-    pub body: Option<Vec<u8>>,
+    /// The body, read once and shared (by every target naming its file,
+    /// and by the run's HTTP/2 table).
+    pub body: Option<crate::request::Body>,
     /// Its name and checks in the run's [`crate::tags::Labels`].
     pub tag: Tag,
     /// Relative weight (`--order weighted`), at least 1.
@@ -127,6 +128,11 @@ pub(crate) struct Span {
 pub(crate) struct Table {
     /// Per target, in file order.
     pub spans: Vec<Span>,
+    /// Per target: its body when it is too large to copy into the table
+    /// (over `super::SPLIT_BODY`): the span's bytes are then its head,
+    /// and the body is sent after it from this one shared copy (a body
+    /// file named by every target is held once, not once per target).
+    pub split: Vec<Option<crate::request::Body>>,
     /// `weighted`: the running sum of the weights, per target.
     cumulative: Vec<u64>,
     order: Order,
@@ -136,8 +142,13 @@ pub(crate) struct Table {
 }
 
 impl Table {
-    /// The table of `set` whose HTTP/1.1 bytes are `spans`.
-    pub fn new(set: &RequestSet, spans: Vec<Span>) -> Table {
+    /// The table of `set` whose HTTP/1.1 bytes are `spans` (and `split`
+    /// bodies after them).
+    pub fn new(
+        set: &RequestSet,
+        spans: Vec<Span>,
+        split: Vec<Option<crate::request::Body>>,
+    ) -> Table {
         let mut sum = 0;
         let cumulative = set
             .targets
@@ -149,6 +160,7 @@ impl Table {
             .collect();
         Table {
             spans,
+            split,
             cumulative,
             order: set.order,
             seed: set.seed,
@@ -158,10 +170,11 @@ impl Table {
 
     /// A table of `spans` alone, for a replay: its target is the
     /// schedule's index (`super::replayed`), never a [`Picker`]'s.
-    pub fn of_spans(spans: Vec<Span>) -> Table {
+    pub fn of_spans(spans: Vec<Span>, split: Vec<Option<crate::request::Body>>) -> Table {
         Table {
             cumulative: vec![1; spans.len()],
             spans,
+            split,
             order: Order::Sequential,
             seed: 0,
             next: AtomicU64::new(0),
@@ -283,7 +296,7 @@ mod tests {
             head: false,
             tag: Tag::default(),
         };
-        Table::new(&set, vec![span; n])
+        Table::new(&set, vec![span; n], vec![None; n])
     }
 
     fn counts(t: &Table, index: u64, draws: usize) -> Vec<u32> {

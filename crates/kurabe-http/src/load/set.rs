@@ -268,6 +268,7 @@ fn build(
         return Err(empty_set(source));
     };
     let mut r = Resolver::new(&first, source, base, extra)?;
+    r.keeps_bodies = true;
     let mut weighted = first.weight.is_some();
     let mut out = vec![r.one(first, labels)?];
     for d in defs {
@@ -290,8 +291,13 @@ struct Resolver {
     rebase: bool,
     origin: Target,
     extra: Vec<(String, String)>,
-    /// The body file read last (a set often names one for every target).
-    last_body: Option<(std::path::PathBuf, Vec<u8>)>,
+    /// The body files read, one shared [`crate::request::Body`] each (a
+    /// set often names one for every target: held once, not per target);
+    /// of a streamed set, only the last one read.
+    bodies: std::collections::HashMap<std::path::PathBuf, crate::request::Body>,
+    /// Every body file read is kept (a held set's targets hold them all
+    /// anyway); else only the last (a streamed set's passes).
+    keeps_bodies: bool,
     /// The set is sent in file order because no order was given and its
     /// first targets carry no weight: a target that carries one is an
     /// error (its weight would go unused).
@@ -315,7 +321,8 @@ impl Resolver {
             rebase: base.is_some(),
             origin,
             extra: extra.to_vec(),
-            last_body: None,
+            bodies: Default::default(),
+            keeps_bodies: false,
             no_weights: false,
         })
     }
@@ -364,23 +371,26 @@ impl Resolver {
         })
     }
 
-    /// The target's body, its file read (the last one read is kept).
-    fn body(&mut self, d: &TargetDef) -> Result<Option<Vec<u8>>, SpecError> {
+    /// The target's body: its file read once and shared by every target
+    /// that names it (see [`Resolver::bodies`]).
+    fn body(&mut self, d: &TargetDef) -> Result<Option<crate::request::Body>, SpecError> {
         let p = match &d.body {
             None => return Ok(None),
-            Some(Body::Inline(b)) => return Ok(Some(b.clone())),
+            Some(Body::Inline(b)) => return Ok(Some(b.clone().into())),
             Some(Body::File(p)) => p,
         };
-        if let Some((last, bytes)) = &self.last_body {
-            if last == p {
-                return Ok(Some(bytes.clone()));
-            }
+        if let Some(body) = self.bodies.get(p) {
+            return Ok(Some(body.clone()));
         }
         let name = kurabe_input::Name::new("the body file");
-        let bytes = kurabe_input::read(p, name, crate::request::MAX_BODY_BYTES)
+        let body = kurabe_input::read(p, name, crate::request::MAX_BODY_BYTES)
             .map_err(|e| at(&self.source, d.line, e.to_string()))?;
-        self.last_body = Some((p.clone(), bytes.clone()));
-        Ok(Some(bytes))
+        let body = crate::request::Body::from(body);
+        if !self.keeps_bodies {
+            self.bodies.clear();
+        }
+        self.bodies.insert(p.clone(), body.clone());
+        Ok(Some(body))
     }
 }
 
@@ -518,7 +528,7 @@ fn first_targets(
             None => resolver.insert(Resolver::new(&def, &head.source, base, extra)?),
         };
         let t = r.one(def, labels)?;
-        bytes += t.target.path.len() + t.body.as_ref().map_or(0, Vec::len) + 64;
+        bytes += t.target.path.len() + t.body.as_ref().map_or(0, |b| b.len()) + 64;
         bytes += t
             .headers
             .iter()

@@ -386,8 +386,8 @@ fn entry(e: Entry, place: u64) -> Result<Recorded, Skip> {
         headers.push((h.name, h.value));
     }
     let body = match e.request.post_data {
-        Some(p) => Some(body(p, &mut headers)?),
-        None if wants_body(&method) => Some(Vec::new()),
+        Some(p) => Some(body(p, &mut headers)?.into()),
+        None if wants_body(&method) => Some(Default::default()),
         None => None,
     };
     Ok(Recorded {
@@ -553,7 +553,7 @@ mod tests {
         };
         let body = |text: &str, encoding: &str| {
             let r = read(entry(text, encoding).as_bytes(), "t.har").unwrap();
-            r.requests[0].body.clone().unwrap()
+            r.requests[0].body.clone().unwrap().to_vec()
         };
         let b64 = r#","encoding":"base64""#;
         assert_eq!(body("aGk=", ""), b"aGk=");

@@ -229,7 +229,7 @@ fn request(v: &Values<'_, '_>, place: u64) -> Result<Recorded, Skip> {
             if let Some(ct) = ct {
                 headers.push(("Content-Type".to_owned(), ct.to_owned()));
             }
-            Some(if b == "-" { Vec::new() } else { unescape(b) })
+            Some(if b == "-" { Vec::new() } else { unescape(b) }.into())
         }
         Some(_) => None,
         None if wants_body(&method) => return Err(Skip::NoBody),

@@ -36,8 +36,9 @@ pub struct Recorded {
     /// Headers to send, in order (a log's `Content-Type`, a HAR's headers
     /// without hop-by-hop ones, `Host` and `Content-Length`).
     pub headers: Vec<(String, String)>,
-    /// The body, when the recording holds one (`None`: no body).
-    pub body: Option<Vec<u8>>,
+    /// The body, when the recording holds one (`None`: no body): held
+    /// once, shared with the run's tables.
+    pub body: Option<crate::request::Body>,
     /// The status the recording saw, if it says.
     pub status: Option<u16>,
 }
@@ -349,7 +350,7 @@ mod tests {
             target: "/up".into(),
             headers: vec![("Content-Type".into(), "x/y".into())],
             // Zeroed pages: counted, never touched.
-            body: Some(vec![0; body]),
+            body: Some(vec![0; body].into()),
             status: None,
         };
         assert_eq!(

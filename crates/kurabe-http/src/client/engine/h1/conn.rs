@@ -49,6 +49,10 @@ pub(super) struct Conn {
     pub(super) own: Vec<u8>,
     pub(super) own_body: u64,
     pub(super) own_head: bool,
+    /// A held set's or a replay's request in flight whose body is sent
+    /// apart (`set::Table::split`): where its head ends among the
+    /// table's bytes, and the body, sent from there on.
+    pub(super) split: Option<(usize, crate::request::Body)>,
 }
 
 impl Conn {
@@ -78,6 +82,7 @@ impl Conn {
             own: Vec::new(),
             own_body: 0,
             own_head: false,
+            split: None,
         }
     }
 
@@ -149,7 +154,7 @@ impl Conn {
     /// head or of the body of the request `off` is in.
     #[inline]
     pub(super) fn next_bytes<'s>(
-        own: &'s [u8],
+        (own, split): (&'s [u8], Option<&'s (usize, crate::request::Body)>),
         sh: &'s Shared,
         off: usize,
         end: usize,
@@ -160,9 +165,14 @@ impl Conn {
                 split_body: Some(body),
                 ..
             } => (bytes, body),
-            Requests::One { bytes, .. }
-            | Requests::Set { bytes, .. }
-            | Requests::Replay { bytes, .. } => return &bytes[off..end],
+            Requests::Set { bytes, .. } | Requests::Replay { bytes, .. } => {
+                return match split {
+                    None => &bytes[off..end],
+                    Some((head_end, _)) if off < *head_end => &bytes[off..end.min(*head_end)],
+                    Some((head_end, body)) => &body[off - head_end..end - head_end],
+                }
+            }
+            Requests::One { bytes, .. } => return &bytes[off..end],
             Requests::Streamed(_) => return &own[off..end],
         };
         let at = off % sh.request_len;
@@ -176,7 +186,8 @@ impl Conn {
     /// Write pending bytes until all are written or the socket is full.
     pub(super) fn write_pending(&mut self, sh: &Shared) -> io::Result<()> {
         loop {
-            let bytes = Conn::next_bytes(&self.own, sh, self.w_off, self.w_end);
+            let mine = (&self.own[..], self.split.as_ref());
+            let bytes = Conn::next_bytes(mine, sh, self.w_off, self.w_end);
             let mut n = 0;
             shared_core::write_out(&mut self.tls, self.fd, bytes, &mut n)?;
             self.w_off += n;
@@ -207,6 +218,11 @@ impl Conn {
                 let span = &table.spans[s.target as usize];
                 self.w_off = span.off;
                 self.w_end = span.off + span.len;
+                // A body sent apart follows its head: one reference
+                // count per request, for bodies over 64 KiB only.
+                self.split = table.split[s.target as usize]
+                    .as_ref()
+                    .map(|b| (self.w_end - b.len(), b.clone()));
             }
             return;
         }

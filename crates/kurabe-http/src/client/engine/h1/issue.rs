@@ -196,7 +196,7 @@ impl Worker<'_> {
             return;
         };
         if !c.send_busy && c.w_off < c.w_end {
-            let bytes = Conn::next_bytes(&c.own, sh, c.w_off, c.w_end);
+            let bytes = Conn::next_bytes((&c.own, c.split.as_ref()), sh, c.w_off, c.w_end);
             // `sh.requests` outlives the worker and so the operation; a
             // connection's own bytes stay until its next request (see `take`).
             ring.send(c.fd, bytes, tag(ci, c.gen, OP_SEND));

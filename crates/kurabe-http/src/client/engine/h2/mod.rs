@@ -85,14 +85,14 @@ impl Setup {
         let encode = |method: &str, target: &Target, headers: &[(String, String)], body| {
             hpack::encode(&header_list(cfg, (method, target, headers, body)))
         };
-        let body = |b: &Option<Vec<u8>>| Body::from(b.clone().unwrap_or_default());
         let (blocks, bodies): (Vec<_>, Vec<_>) = match (&cfg.set, cfg.arrival.replay()) {
             (Some(set), _) => set
                 .targets
                 .iter()
                 .map(|t| {
                     let b = encode(&t.method, &t.target, &t.headers, t.body.as_deref());
-                    (plain(b), body(&t.body))
+                    // The target's own body, shared: not copied per target.
+                    (plain(b), t.body.clone().unwrap_or_default())
                 })
                 .unzip(),
             (None, Some(replay)) => replay
@@ -101,7 +101,7 @@ impl Setup {
                 .map(|q| {
                     let target = crate::client::replay_target(cfg, q);
                     let b = encode(&q.method, &target, &q.headers, q.body.as_deref());
-                    (plain(b), body(&q.body))
+                    (plain(b), q.body.clone().unwrap_or_default())
                 })
                 .unzip(),
             (None, None) => {
