@@ -98,13 +98,16 @@ fn command_line(url: &str, extra: &str) -> String {
     format!("{bin} http {url} -t 60 -c 2 -k --rate 500 --tui {extra}; echo \"exit=$?\"; stty -a")
 }
 
-/// The shell printed the command's exit status: a line `exit=N` of its
-/// own (the typed command line holds `exit=$?`, so that is not enough).
+/// The shell printed the command's exit status, a line `exit=N` of its
+/// own (the typed command line holds `exit=$?`, so that is not enough),
+/// and then `stty -a`'s modes (the line with `icanon` or `-icanon`): seeing
+/// the exit line alone raced the `stty` output on a loaded machine.
 fn exited(history: &str) -> bool {
-    history.lines().any(|l| {
-        l.strip_prefix("exit=")
+    let mut lines = history.lines().skip_while(|l| {
+        !l.strip_prefix("exit=")
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-    })
+    });
+    lines.next().is_some() && lines.any(|l| l.contains("icanon"))
 }
 
 /// The pane's terminal is in cooked mode: canonical input and echo on.
@@ -404,7 +407,7 @@ command = { command = ["echo", "hi"], output = "inherit" }
     let bin = kurabe().get_program().to_string_lossy().into_owned();
     let tmux = Tmux::start("inherit", &[]);
     tmux.type_line(&format!(
-        "{bin} run {} --store {}/s.db --tui; echo \"exit=$?\"",
+        "{bin} run {} --store {}/s.db --tui; echo \"exit=$?\"; stty -a",
         plan.display(),
         dir.path().display()
     ));
