@@ -14,7 +14,8 @@
 //! `kurabe replay`; `sent_head` gives the head a load sends (ab's `-v`),
 //! `outcome` says whether a run as a whole failed, `tags` names each
 //! request for the per-request breakdown and `response_check` judges
-//! responses (`--check`).
+//! responses (`--check`); `flags` reads the load flags whose texts carry
+//! a grammar of the load's (`-H`, `--stage`, `--http-version`).
 //! [`raise_fd_limit`] is the one process-wide setting both sides need.
 //! The engine itself (`client`) is private: callers see [`load`] (the
 //! entry, its observer, taps and errors) and [`Target`].
@@ -26,6 +27,7 @@
 
 pub mod auth;
 mod client;
+pub mod flags;
 pub mod header;
 pub mod load;
 pub mod outcome;

@@ -11,15 +11,14 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::bail;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use kurabe_http::flags;
 use kurabe_http::load::{check_spec, Checked, CheckedSpec, Loaded, Names};
 use kurabe_http::outcome::check_max_error_rate;
 use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
-use kurabe_model::load::{Engine, Header, LoadSpec, Order, TargetsFormat};
+use kurabe_model::load::{Engine, LoadSpec, Order, TargetsFormat};
 use kurabe_model::plan::HumanDuration;
-use kurabe_model::stage::{Executor, Stage, StageSpec, Stages};
 use kurabe_report::{AbLayout, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
@@ -388,19 +387,20 @@ fn set_source(args: &Args) -> (Option<PathBuf>, Option<TargetsFormat>) {
 /// set on standard input is its path `-`, unread ([`CheckedSpec::read`]
 /// reads it).
 pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
-    check_http_version(args)?;
+    let version = args.http_version.as_deref();
+    let (http2, http3) = flags::http_versions(version, args.http2, args.http3)?;
     let implied = match (args.head, &args.put_file) {
         (true, _) => Some("HEAD"),
         (false, Some(_)) => Some("PUT"),
         (false, None) => None,
     };
     let (targets, targets_format) = set_source(args);
-    let stages = stages(args)?;
+    let stages = flags::stages(&args.stages, args.concurrency)?;
     Ok(LoadSpec {
         url: args.url.clone(),
         path: None,
         method: args.method.clone().or(implied.map(str::to_owned)),
-        headers: headers(&args.headers)?,
+        headers: flags::headers(&args.headers)?,
         body_file: args.post_file.clone().or(args.put_file.clone()),
         body_base64: None,
         content_type: args.content_type.clone(),
@@ -423,8 +423,8 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         threads: args.threads,
         keep_alive: args.keep_alive,
         pipeline: args.pipeline,
-        http2: args.http2 || args.http_version.as_deref() == Some("2"),
-        http3: args.http3 || args.http_version.as_deref() == Some("3"),
+        http2,
+        http3,
         streams: args.streams,
         engine: args.engine,
         timeout: Some(args.timeout)
@@ -446,52 +446,6 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         bind: args.bind.clone(),
         socket_buffer: args.socket_buffer,
     })
-}
-
-/// `--http-version` agrees with `--http2` and `--http3` when both are given.
-fn check_http_version(args: &Args) -> anyhow::Result<()> {
-    let Some(v) = args.http_version.as_deref() else {
-        return Ok(());
-    };
-    let other = match (args.http2, args.http3) {
-        (true, _) if v != "2" => "--http2",
-        (_, true) if v != "3" => "--http3",
-        _ => return Ok(()),
-    };
-    bail!("--http-version {v} with {other}: give one HTTP version")
-}
-
-/// `--stage DURATION:RATE` or `DURATION:c=N` each, in order, and the
-/// executor connection stages mean (`ramping-vus`; `-c` is then the
-/// stages' to give); a stage that does not parse is one line naming it.
-fn stages(args: &Args) -> anyhow::Result<(Vec<StageSpec>, Option<Executor>)> {
-    let given = &args.stages;
-    let mut parsed = Vec::with_capacity(given.len());
-    for text in given {
-        let stage: Stage = text.parse().map_err(|e| anyhow::anyhow!("--stage {e}"))?;
-        parsed.push(stage);
-    }
-    let Ok(stages) = Stages::new(parsed) else {
-        if given.is_empty() {
-            return Ok((Vec::new(), None));
-        }
-        bail!("--stage: stages ramp either a rate (30s:200) or connections (30s:c=100), not both");
-    };
-    if let (false, Some(c)) = (stages.is_rate(), args.concurrency) {
-        bail!("-c {c} with --stage DURATION:c=N: the stages give the connections; drop -c (the peak stage is the connections used)");
-    }
-    Ok(stages.to_spec())
-}
-
-/// `-H "Name: value"` each, in order.
-fn headers(given: &[String]) -> anyhow::Result<Vec<Header>> {
-    given
-        .iter()
-        .map(|h| match Header::parse(h) {
-            Some(header) => Ok(header),
-            None => bail!("-H '{h}': a header is \"Name: value\""),
-        })
-        .collect()
 }
 
 /// ab's layout flags as the report's plain values.
