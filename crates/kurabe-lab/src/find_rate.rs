@@ -19,6 +19,33 @@ use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
 use kurabe_stop::Stop;
 
+/// Connections of the open model when the load names none (`-c`):
+/// enough for a rate times the latency the usual SLOs allow (e.g. 1000/s
+/// × 50 ms).
+pub const DEFAULT_CONNECTIONS: u32 = 64;
+
+/// A search's load checked whole as its first step will run it (at the
+/// start rate, for one step; errors name the settings as `names` says),
+/// its inputs read: the load every step runs, with no rate or length of
+/// its own (each step sets them).
+pub fn check_search(
+    spec: LoadSpec,
+    s: &Settings,
+    names: &load::Names,
+) -> Result<LoadSpec, load::SpecError> {
+    let first = LoadSpec {
+        rate: Some(s.start_rate),
+        duration: Some(HumanDuration(s.step)),
+        ..spec
+    };
+    let read = load::check_spec(first, names, 1)?.read()?;
+    Ok(LoadSpec {
+        rate: None,
+        duration: None,
+        ..read.spec
+    })
+}
+
 /// The load of one step: `spec` at `rate` for the step's length, after
 /// its warm-up, with the SLOs as its thresholds (the load judges them on
 /// its exact histograms, as `--threshold` is judged: one grammar, one

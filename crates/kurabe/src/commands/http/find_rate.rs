@@ -11,19 +11,15 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use kurabe_lab::find_rate::{check_search, DEFAULT_CONNECTIONS};
 use kurabe_lab::http_compare::{self, AbSpec};
 use kurabe_model::capacity::{CapacityReport, CapacityVerdict, FindRateNames, Settings};
 use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{capacity_renderer, to_string, Format};
 
 use kurabe_model::load::LoadSpec;
-use kurabe_model::plan::HumanDuration;
 
 use super::args::{load_spec, names, Args};
-
-/// Connections of the open model when -c is not given: enough for a rate
-/// times the latency the usual SLOs allow (e.g. 1000/s × 50 ms).
-pub const DEFAULT_CONNECTIONS: u32 = 64;
 
 /// Run the search of one URL.
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
@@ -89,20 +85,12 @@ fn save(args: &Args, spec: &LoadSpec, found: (&CapacityReport, &Settings)) -> an
 /// settings, checked as the first step will run, errors naming the flags.
 pub fn checked(args: &Args) -> anyhow::Result<(LoadSpec, Settings)> {
     let settings = settings(args)?;
-    let first = LoadSpec {
+    let spec = LoadSpec {
         concurrency: args.concurrency.unwrap_or(DEFAULT_CONNECTIONS),
-        rate: Some(settings.start_rate),
-        duration: Some(HumanDuration(settings.step)),
         ..load_spec(args)?
     };
-    let read = kurabe_http::load::check_spec(first, &names(args), 1)?.read()?;
     // The search sets each step's rate and length (-t and --rate were refused).
-    let spec = LoadSpec {
-        rate: None,
-        duration: None,
-        ..read.spec
-    };
-    Ok((spec, settings))
+    Ok((check_search(spec, &settings, &names(args))?, settings))
 }
 
 /// The search's settings from the flags, refusing what contradicts one.
