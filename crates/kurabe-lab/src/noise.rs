@@ -74,6 +74,83 @@ pub enum NoiseWorkload {
     },
 }
 
+/// The kind of workload `kurabe noise`'s argument names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoiseKind {
+    /// Any other text: a command.
+    Command,
+    /// An `http://` or `https://` URL.
+    Url,
+    /// One word ending in `.toml`: a plan file.
+    Plan,
+}
+
+impl NoiseKind {
+    /// What `arg` reads as.
+    pub fn of(arg: &str) -> NoiseKind {
+        if arg.starts_with("http://") || arg.starts_with("https://") {
+            NoiseKind::Url
+        } else if !arg.contains(char::is_whitespace) && arg.ends_with(".toml") {
+            NoiseKind::Plan
+        } else {
+            NoiseKind::Command
+        }
+    }
+
+    /// The kind as a message names it.
+    fn what(self) -> &'static str {
+        match self {
+            NoiseKind::Command => "a command",
+            NoiseKind::Url => "a URL",
+            NoiseKind::Plan => "a plan file (.toml)",
+        }
+    }
+
+    /// Refuse the first setting of `given` (its name, the kind it
+    /// applies to, whether it was given) that belongs to another kind
+    /// than `arg`'s, `self`.
+    pub fn refuse_others(
+        self,
+        arg: &str,
+        given: &[(&str, NoiseKind, bool)],
+    ) -> Result<(), NoiseError> {
+        match given.iter().find(|(_, k, on)| *on && *k != self) {
+            Some((flag, k, _)) => Err(NoiseError::Usage(format!(
+                "{flag} applies to {}, and `{arg}` reads as {}: drop {flag}",
+                k.what(),
+                self.what()
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Length of each run against a URL when neither requests nor a
+/// duration is given.
+pub const DEFAULT_RUN_TIME: Duration = Duration::from_secs(1);
+
+/// The load of each run against `url`: `concurrency` connections (1 when
+/// none), `requests` or for `duration` ([`DEFAULT_RUN_TIME`] when
+/// neither), kept alive or not.
+pub fn url_load(
+    url: &str,
+    concurrency: Option<u32>,
+    (requests, duration): (Option<u64>, Option<Duration>),
+    keep_alive: bool,
+) -> LoadSpec {
+    let duration = match (requests, duration) {
+        (None, None) => Some(DEFAULT_RUN_TIME),
+        (_, t) => t,
+    };
+    LoadSpec {
+        concurrency: concurrency.unwrap_or(1),
+        requests,
+        duration: duration.map(kurabe_model::quantity::HumanDuration),
+        keep_alive,
+        ..LoadSpec::for_url(url)
+    }
+}
+
 /// Everything `kurabe noise` was asked to do.
 #[derive(Debug)]
 pub struct NoiseConfig {
@@ -567,6 +644,32 @@ name = "w"
 command = { command = "sleep 0.{size}", runs = 1 }
 "#;
         crate::plan::parse_plan(text, "p.toml").unwrap()
+    }
+
+    #[test]
+    fn the_argument_names_its_kind_and_refuses_the_others_flags() {
+        assert_eq!(NoiseKind::of("https://h/"), NoiseKind::Url);
+        assert_eq!(NoiseKind::of("p.toml"), NoiseKind::Plan);
+        assert_eq!(NoiseKind::of("cat p.toml"), NoiseKind::Command);
+        let given = [
+            ("-c", NoiseKind::Url, false),
+            ("--set", NoiseKind::Plan, true),
+        ];
+        assert!(NoiseKind::Plan.refuse_others("p.toml", &given).is_ok());
+        let e = NoiseKind::Url
+            .refuse_others("http://h/", &given)
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "--set applies to a plan file (.toml), and `http://h/` reads as a URL: drop --set"
+        );
+        let load = url_load("http://h/", None, (None, None), true);
+        assert_eq!(load.duration.map(|d| d.0), Some(DEFAULT_RUN_TIME));
+        assert_eq!((load.concurrency, load.keep_alive), (1, true));
+        assert_eq!(
+            url_load("http://h/", Some(4), (Some(9), None), false).duration,
+            None
+        );
     }
 
     #[test]

@@ -10,19 +10,17 @@
 //! the workload failed; 2 on usage errors, and for a command too short to
 //! time; 128 + the signal when interrupted.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use kurabe_lab::cmd::params::shell_flag;
-use kurabe_lab::noise::{run_noise, NoiseConfig, NoiseError, NoiseWorkload};
+use kurabe_lab::noise::{run_noise, url_load, NoiseConfig, NoiseError, NoiseKind, NoiseWorkload};
 use kurabe_lab::prepare::parse_set;
-use kurabe_model::load::LoadSpec;
 use kurabe_model::noise::NoiseReport;
 use kurabe_model::notice::Notice;
 use kurabe_model::plan::Measure;
-use kurabe_model::quantity::HumanDuration;
 use kurabe_model::record::SavedRecord;
 use kurabe_report::bars::RunsBar;
 use kurabe_report::write::{check_outputs, colour_for, write_output};
@@ -88,9 +86,6 @@ pub struct Args {
     #[command(flatten)]
     pub quiet: crate::flags::QuietArg,
 }
-
-/// Length of each run against a URL when neither -n nor -t is given.
-const DEFAULT_RUN_TIME: Duration = Duration::from_secs(1);
 
 /// A duration above zero.
 fn positive_duration(text: &str) -> Result<Duration, String> {
@@ -167,81 +162,46 @@ fn save(args: &Args, report: NoiseReport) -> anyhow::Result<()> {
 /// another kind's flags are refused.
 fn workload(args: &Args) -> anyhow::Result<NoiseWorkload> {
     let w = args.workload.as_str();
-    if w.starts_with("http://") || w.starts_with("https://") {
-        only(args, Kind::Url)?;
-        return Ok(NoiseWorkload::Url {
+    let kind = NoiseKind::of(w);
+    kind.refuse_others(w, &given(args))?;
+    Ok(match kind {
+        NoiseKind::Url => NoiseWorkload::Url {
             url: w.to_owned(),
-            load: Box::new(load(args)),
-        });
-    }
-    if !w.contains(char::is_whitespace) && w.ends_with(".toml") {
-        only(args, Kind::Plan)?;
-        let path = PathBuf::from(w);
-        let (plan, options) = kurabe_lab::prepare::prepare(&path, &args.set)
-            .with_context(|| format!("cannot run {}", Path::new(w).display()))?;
-        return Ok(NoiseWorkload::Plan {
-            plan: Box::new(plan),
-            options: Box::new(options),
-            variant: args.variant.clone(),
-        });
-    }
-    only(args, Kind::Command)?;
-    Ok(NoiseWorkload::Command {
-        command: w.to_owned(),
-        shell: shell_flag(args.shell.as_deref(), args.no_shell)?,
-        measure: args.measure.unwrap_or(Measure::Time),
+            load: Box::new(url_load(
+                w,
+                args.concurrency,
+                (args.requests, args.timelimit),
+                args.keep_alive,
+            )),
+        },
+        NoiseKind::Plan => {
+            let (plan, options) = kurabe_lab::prepare::prepare(Path::new(w), &args.set)
+                .with_context(|| format!("cannot run {}", Path::new(w).display()))?;
+            NoiseWorkload::Plan {
+                plan: Box::new(plan),
+                options: Box::new(options),
+                variant: args.variant.clone(),
+            }
+        }
+        NoiseKind::Command => NoiseWorkload::Command {
+            command: w.to_owned(),
+            shell: shell_flag(args.shell.as_deref(), args.no_shell)?,
+            measure: args.measure.unwrap_or(Measure::Time),
+        },
     })
 }
 
-/// The kind of workload the argument names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Command,
-    Url,
-    Plan,
-}
-
-/// Refuse the flags of the kinds `args.workload` is not.
-fn only(args: &Args, kind: Kind) -> anyhow::Result<()> {
-    let given = [
-        ("--variant", Kind::Plan, args.variant.is_some()),
-        ("--set", Kind::Plan, !args.set.is_empty()),
-        ("--shell", Kind::Command, args.shell.is_some()),
-        ("-N", Kind::Command, args.no_shell),
-        ("--measure", Kind::Command, args.measure.is_some()),
-        ("-c", Kind::Url, args.concurrency.is_some()),
-        ("-n", Kind::Url, args.requests.is_some()),
-        ("-t", Kind::Url, args.timelimit.is_some()),
-        ("-k", Kind::Url, args.keep_alive),
-    ];
-    let what = |k: Kind| match k {
-        Kind::Command => "a command",
-        Kind::Url => "a URL",
-        Kind::Plan => "a plan file (.toml)",
-    };
-    match given.iter().find(|(_, k, on)| *on && *k != kind) {
-        Some((flag, k, _)) => bail!(
-            "{flag} applies to {}, and `{}` reads as {}: drop {flag}",
-            what(*k),
-            args.workload,
-            what(kind)
-        ),
-        None => Ok(()),
-    }
-}
-
-/// The load of each run against the URL: `-c`, `-n`, `-t` (1 s when
-/// neither -n nor -t), `-k`.
-fn load(args: &Args) -> LoadSpec {
-    let time = match (args.requests, args.timelimit) {
-        (None, None) => Some(DEFAULT_RUN_TIME),
-        (_, t) => t,
-    };
-    LoadSpec {
-        concurrency: args.concurrency.unwrap_or(1),
-        requests: args.requests,
-        duration: time.map(HumanDuration),
-        keep_alive: args.keep_alive,
-        ..LoadSpec::for_url(&args.workload)
-    }
+/// Each kind's flags: the flag, its kind, whether it was given.
+fn given(args: &Args) -> [(&'static str, NoiseKind, bool); 9] {
+    [
+        ("--variant", NoiseKind::Plan, args.variant.is_some()),
+        ("--set", NoiseKind::Plan, !args.set.is_empty()),
+        ("--shell", NoiseKind::Command, args.shell.is_some()),
+        ("-N", NoiseKind::Command, args.no_shell),
+        ("--measure", NoiseKind::Command, args.measure.is_some()),
+        ("-c", NoiseKind::Url, args.concurrency.is_some()),
+        ("-n", NoiseKind::Url, args.requests.is_some()),
+        ("-t", NoiseKind::Url, args.timelimit.is_some()),
+        ("-k", NoiseKind::Url, args.keep_alive),
+    ]
 }
