@@ -449,6 +449,14 @@ pub const MAX_VARIANTS: u64 = 10_000;
 pub const MAX_RUNS: u64 = 100_000;
 
 impl Plan {
+    /// The first command workload that writes to kurabe's own terminal
+    /// (`output = "inherit"`), which a live view owning it cannot share.
+    pub fn inherits_terminal(&self) -> Option<&Workload> {
+        self.workloads.iter().find(
+            |w| matches!(&w.kind, WorkloadKind::Command(c) if c.output == CommandOutput::Inherit),
+        )
+    }
+
     /// How many variants [`Plan::resolved_variants`] would make, computed
     /// without making them; `None` when the product overflows `u64`.
     pub fn variant_count(&self) -> Option<u64> {

@@ -74,8 +74,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     args.live.check()?;
-    if args.live.tui {
-        no_output_on_the_terminal(&plan)?;
+    // `--tui` owns the terminal: a workload writing to it would scribble over the view.
+    if let Some(w) = plan.inherits_terminal().filter(|_| args.live.tui) {
+        anyhow::bail!("--tui: workload {} writes to the terminal (output = \"inherit\"), which the view owns: set its output to \"null\", \"pipe\" or a file, or drop --tui", w.name);
     }
     check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
@@ -102,20 +103,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::live::run_experiment(&plan, &mut store, opts, &stop, &args.live, progress)?;
     let thresholds_failed = write_reports(&args, &store, &outcome)?;
     Ok(finish(&outcome, thresholds_failed))
-}
-
-/// `--tui` owns the terminal: a command workload writing to it would
-/// scribble over the view.
-fn no_output_on_the_terminal(plan: &kurabe_model::plan::Plan) -> anyhow::Result<()> {
-    use kurabe_model::plan::{CommandOutput, WorkloadKind};
-    for w in &plan.workloads {
-        if let WorkloadKind::Command(c) = &w.kind {
-            if c.output == CommandOutput::Inherit {
-                anyhow::bail!("--tui: workload {} writes to the terminal (output = \"inherit\"), which the view owns: set its output to \"null\", \"pipe\" or a file, or drop --tui", w.name);
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Check out and build every variant's `rev` (cached), saying which on stderr.
