@@ -9,8 +9,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use kurabe_http::load::{Checked, Taps};
+use kurabe_lab::http_load::ServerChoice;
 use kurabe_live::board::RunInfo;
 use kurabe_live::views::ViewOptions;
+use kurabe_model::http::HttpReport;
+use kurabe_model::load::LoadSpec;
 use kurabe_model::notice::Notice;
 use kurabe_stop::Stop;
 
@@ -41,6 +45,30 @@ impl LiveArgs {
             kurabe_live::tui::check_terminal()?;
         }
         Ok(())
+    }
+
+    /// One load in this process under the views the flags ask for
+    /// (`title` theirs): the server to measure found (a note told when it
+    /// cannot be), the views started, the load run (a bar with
+    /// `progress`), the views finished.
+    pub(crate) fn run_here(
+        &self,
+        (spec, load): (&LoadSpec, Checked),
+        (server, title): (ServerChoice, String),
+        (progress, taps): (bool, Taps),
+        interrupt: &Arc<Stop>,
+    ) -> anyhow::Result<HttpReport> {
+        let (server, note) = server.resolve()?;
+        if let Some(note) = note {
+            crate::tell(note);
+        }
+        let info = RunInfo::of(spec, &load);
+        let mut live = self.start(info, title, interrupt)?;
+        let report = run_load(load, progress, interrupt, server, taps, live.as_mut())?;
+        if let Some(live) = live {
+            live.finish()?;
+        }
+        Ok(report)
     }
 
     /// The views the flags ask for.
@@ -77,13 +105,13 @@ pub(crate) fn serving(addr: std::net::SocketAddr) {
 /// [`kurabe_live::here::run_load`] with its notes told (`-q` leaves out
 /// the PMU's absence, which is no news; what went wrong still is).
 pub(crate) fn run_load(
-    load: kurabe_http::load::Checked,
+    load: Checked,
     progress: bool,
     interrupt: &Stop,
     server: Option<u32>,
-    taps: kurabe_http::load::Taps,
+    taps: Taps,
     live: Option<&mut Live>,
-) -> anyhow::Result<kurabe_model::http::HttpReport> {
+) -> anyhow::Result<HttpReport> {
     use kurabe_live::here::HereError;
     // The load's own error as such: `main` tells a worker's panic (70)
     // and an interruption by it.

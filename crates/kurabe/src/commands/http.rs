@@ -20,7 +20,6 @@ use kurabe_report::ab_log;
 use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
 
-use crate::live::run_load;
 use kurabe_live::board::RunInfo;
 pub(crate) use outputs::{exit_code, THRESHOLD_FAILED};
 use outputs::{no_response, open_gnuplot, write_outputs};
@@ -115,24 +114,16 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
         verbose(args.format, &ab_log::preamble(&head.method, &head.head));
         taps.head_trace = Some(trace(args.format, args.verbosity));
     }
-    let (server, note) = resolved.server.resolve()?;
-    if let Some(note) = note {
-        crate::tell(note);
-    }
-    let info = RunInfo::of(&resolved.spec, &resolved.load);
-    let title = format!("kurabe http {}", info.name);
-    let mut live = args.live.start(info, title, &interrupt)?;
-    let report = run_load(
-        resolved.load,
-        !args.quiet,
+    let title = format!(
+        "kurabe http {}",
+        RunInfo::of(&resolved.spec, &resolved.load).name
+    );
+    let report = args.live.run_here(
+        (&resolved.spec, resolved.load),
+        (resolved.server, title),
+        (!args.quiet, taps),
         &interrupt,
-        server,
-        taps,
-        live.as_mut(),
     )?;
-    if let Some(live) = live {
-        live.finish()?;
-    }
     let rendered = to_string(&*http_renderer(args.format, &resolved.layout), &report);
     write_outputs(args, &report, &rendered)?;
     if let Some(pending) = gnuplot.filter(|_| !no_response(&report, "-g")) {

@@ -23,8 +23,6 @@ use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{http_renderer, to_string, AbLayoutFlags, Format};
 
 use crate::flags::{format, parse_duration};
-use crate::live::run_load;
-use kurabe_live::board::RunInfo;
 
 /// Arguments of `kurabe replay`.
 #[derive(Debug, clap::Args)]
@@ -136,20 +134,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let interrupt = crate::signal::install_stop()?;
     crate::signal::force_exit_on_second_signal();
     kurabe_http::raise_fd_limit();
-    let (server, note) = server.resolve()?;
-    if let Some(note) = note {
-        crate::tell(note);
-    }
-    let info = RunInfo::of(&spec, &checked);
     let title = format!("kurabe replay {}", args.url);
-    let mut live = args.live.start(info, title, &interrupt)?;
     // No progress bar yet: the bar counts toward the spec's -n/-t, and a
     // replay's length is the recording's.
     let taps = Default::default();
-    let report = run_load(checked, false, &interrupt, server, taps, live.as_mut())?;
-    if let Some(live) = live {
-        live.finish()?;
-    }
+    let report =
+        args.live
+            .run_here((&spec, checked), (server, title), (false, taps), &interrupt)?;
     let rendered = to_string(&*http_renderer(args.format, &layout), &report);
     write_output(args.out.path(), &rendered)?;
     Ok(super::http::exit_code(
