@@ -20,6 +20,22 @@ use std::time::{Duration, Instant};
 const CADDY: &str = "/usr/bin/caddy";
 const NGTCP2: &str = "/usr/sbin/gtlsserver";
 
+/// Caddy's access log mark of an HTTP/3 request.
+const H3_LOGGED: &str = "\"proto\":\"HTTP/3.0\"";
+
+/// The document root the HTTP/3 tests serve, made in `dir/www`:
+/// `index.html` (26 bytes), `a.txt` (4 bytes) and `big.bin` (300 000
+/// bytes, a body of many packets).
+pub fn www(dir: &Path) -> PathBuf {
+    let www = dir.join("www");
+    std::fs::create_dir_all(&www).unwrap();
+    std::fs::write(www.join("index.html"), "<p>kurabe over HTTP/3</p>\n").unwrap();
+    std::fs::write(www.join("a.txt"), "aaa\n").unwrap();
+    let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    std::fs::write(www.join("big.bin"), big).unwrap();
+    www
+}
+
 /// A port free on loopback for both TCP and UDP at the time of the call.
 pub fn free_port() -> u16 {
     loop {
@@ -119,6 +135,12 @@ pub struct Caddy {
 }
 
 impl Caddy {
+    /// Caddy with its state, CA and logs in `dir`, serving [`www`]
+    /// (None: Caddy is not installed, outside CI).
+    pub fn serving_www(dir: &Path) -> Option<Caddy> {
+        Caddy::start(dir, &www(dir))
+    }
+
     /// Caddy with its state, CA and logs in `dir`, serving the files of `www`.
     pub fn start(dir: &Path, www: &Path) -> Option<Caddy> {
         if !present(CADDY, "caddy") {
@@ -208,6 +230,11 @@ impl Caddy {
         count_lines(&self.dir.join("access.log"), patterns)
     }
 
+    /// Access log lines of HTTP/3 requests for `uri`, once the count stops moving.
+    pub fn h3_logged(&self, uri: &str) -> u64 {
+        self.logged(&[H3_LOGGED, &format!("\"uri\":\"{uri}\"")])
+    }
+
     /// Stop Caddy and everything in its process group.
     pub fn stop(&mut self) {
         self.child.stop();
@@ -224,6 +251,12 @@ pub struct Ngtcp2 {
 }
 
 impl Ngtcp2 {
+    /// The server with its key, certificate and output in `dir`, serving
+    /// [`www`] (None: not installed, outside CI).
+    pub fn serving_www(dir: &Path) -> Option<Ngtcp2> {
+        Ngtcp2::start(dir, &www(dir))
+    }
+
     /// The server with its key, certificate and output in `dir`.
     pub fn start(dir: &Path, www: &Path) -> Option<Ngtcp2> {
         if !present(NGTCP2, "ngtcp2-server") {

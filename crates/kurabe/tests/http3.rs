@@ -1,39 +1,19 @@
 //! `kurabe http --http3` end to end: the built binary against Caddy
 //! (quic-go) and ngtcp2's example server (C, GnuTLS), two independent
 //! HTTP/3 implementations from Debian, each run's counts checked against
-//! what the server itself logged, by path; and the combinations refused
-//! in one line before any packet.
-
-use std::path::{Path, PathBuf};
+//! what the server itself logged, by path; servers that misbehave on
+//! purpose (the test kit's, one way each), each failure in its bucket; and
+//! the combinations refused in one line before any packet.
 
 use kurabe_testkit::caddy::{free_port, Caddy, Ngtcp2};
+use kurabe_testkit::h3bad::{BadH3, Misbehaviour};
 
-use crate::http::{http, http_failed, http_json};
-
-/// Caddy's access log mark of an HTTP/3 request.
-const H3: &str = "\"proto\":\"HTTP/3.0\"";
-
-/// A document root: a page of 26 bytes, another of 4, a body of many packets.
-fn www(dir: &Path) -> PathBuf {
-    let www = dir.join("www");
-    std::fs::create_dir_all(&www).unwrap();
-    std::fs::write(www.join("index.html"), "<p>kurabe over HTTP/3</p>\n").unwrap();
-    std::fs::write(www.join("a.txt"), "aaa\n").unwrap();
-    let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
-    std::fs::write(www.join("big.bin"), big).unwrap();
-    www
-}
-
-/// Caddy's log lines of HTTP/3 requests for `uri`.
-fn h3_logged(caddy: &Caddy, uri: &str) -> u64 {
-    caddy.logged(&[H3, &format!("\"uri\":\"{uri}\"")])
-}
+use crate::http::{http, http_failed, http_json, http_json_exit};
 
 #[test]
 fn n_and_t_against_caddy_equal_its_access_log_by_path() {
     let dir = tempfile::tempdir().unwrap();
-    let www = www(dir.path());
-    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+    let Some(caddy) = Caddy::serving_www(dir.path()) else {
         return;
     };
     let base = format!("https://localhost:{}", caddy.port());
@@ -55,7 +35,7 @@ fn n_and_t_against_caddy_equal_its_access_log_by_path() {
     assert_eq!(q.streams, 8);
     assert!(q.handshakes >= 4 && q.handshake_mean_us > 0.0, "{q:?}");
     assert!(q.packets_sent > 0 && q.rtt_mean_us > 0.0, "{q:?}");
-    assert_eq!(h3_logged(&caddy, "/index.html"), 300);
+    assert_eq!(caddy.h3_logged("/index.html"), 300);
     // -t, another path: completed + failed + in flight is what Caddy logged.
     let a = format!("{base}/a.txt");
     let mut t = h3.to_vec();
@@ -64,16 +44,15 @@ fn n_and_t_against_caddy_equal_its_access_log_by_path() {
     let sent = r.complete_requests + r.failed_requests + r.in_flight_at_end;
     assert!(r.complete_requests > 0, "{:?}", r.errors);
     assert_eq!(r.failed_requests, 0, "{:?}", r.errors);
-    assert_eq!(h3_logged(&caddy, "/a.txt"), sent);
-    assert_eq!(h3_logged(&caddy, "/index.html"), 300);
+    assert_eq!(caddy.h3_logged("/a.txt"), sent);
+    assert_eq!(caddy.h3_logged("/index.html"), 300);
     assert_eq!(caddy.logged(&["\"proto\""]), 300 + sent, "no other request");
 }
 
 #[test]
 fn http_version_3_large_bodies_and_the_open_model_against_caddy() {
     let dir = tempfile::tempdir().unwrap();
-    let www = www(dir.path());
-    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+    let Some(caddy) = Caddy::serving_www(dir.path()) else {
         return;
     };
     let base = format!("https://localhost:{}", caddy.port());
@@ -89,7 +68,7 @@ fn http_version_3_large_bodies_and_the_open_model_against_caddy() {
         r.errors
     );
     assert_eq!(r.body_bytes, 24 * 300_000);
-    assert_eq!(h3_logged(&caddy, "/big.bin"), 24);
+    assert_eq!(caddy.h3_logged("/big.bin"), 24);
     // The open model: 200 requests at 400/s, each answered and logged once.
     let page = format!("{base}/index.html");
     let mut open = args.to_vec();
@@ -102,14 +81,13 @@ fn http_version_3_large_bodies_and_the_open_model_against_caddy() {
         r.errors
     );
     assert_eq!(r.rate.as_ref().map(|x| x.requested_per_s), Some(400.0));
-    assert_eq!(h3_logged(&caddy, "/index.html"), 200);
+    assert_eq!(caddy.h3_logged("/index.html"), 200);
 }
 
 #[test]
 fn a_checked_set_over_http3_counts_each_name_as_caddy_logged_its_path() {
     let dir = tempfile::tempdir().unwrap();
-    let www = www(dir.path());
-    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+    let Some(caddy) = Caddy::serving_www(dir.path()) else {
         return;
     };
     let base = format!("https://localhost:{}", caddy.port());
@@ -141,13 +119,13 @@ fn a_checked_set_over_http3_counts_each_name_as_caddy_logged_its_path() {
         .map(|q| (q.name.as_str(), q.complete_requests))
         .collect();
     assert_eq!(by_name, [("page", 100), ("a", 100)]);
-    assert_eq!(h3_logged(&caddy, "/index.html"), 100);
-    assert_eq!(h3_logged(&caddy, "/a.txt"), 100);
+    assert_eq!(caddy.h3_logged("/index.html"), 100);
+    assert_eq!(caddy.h3_logged("/a.txt"), 100);
     // A body check only the page passes: the other half fails as `check`,
     // its first failure showing the HTTP/3 head and the body.
     let mut half = args.to_vec();
     half.extend(["-n", "100", "--targets", &set, "--check", "body~kurabe"]);
-    let (r, _) = crate::http::http_json_exit(&half, 0);
+    let (r, _) = http_json_exit(&half, 0);
     assert_eq!(
         (r.complete_requests, r.failures.check),
         (50, 50),
@@ -156,14 +134,13 @@ fn a_checked_set_over_http3_counts_each_name_as_caddy_logged_its_path() {
     );
     let why = &r.errors[0].first_error;
     assert!(why.contains("HTTP/3 200") && why.contains("aaa"), "{why}");
-    assert_eq!(h3_logged(&caddy, "/a.txt"), 150);
+    assert_eq!(caddy.h3_logged("/a.txt"), 150);
 }
 
 #[test]
 fn ngtcp2s_server_answers_every_request_it_printed() {
     let dir = tempfile::tempdir().unwrap();
-    let www = www(dir.path());
-    let Some(server) = Ngtcp2::start(dir.path(), &www) else {
+    let Some(server) = Ngtcp2::serving_www(dir.path()) else {
         return;
     };
     let url = format!("https://localhost:{}/index.html", server.port());
@@ -203,6 +180,100 @@ fn nothing_listening_on_the_udp_port_fails_every_request_as_connect() {
         r.errors[0].first_error.contains("UDP port"),
         "{:?}",
         r.errors
+    );
+}
+
+/// The arguments of a run against `server`: one connection of `streams`
+/// streams, 4 requests, a timeout of 0.4 s.
+fn misbehaved(server: &BadH3, streams: &str) -> Vec<String> {
+    let url = format!("https://127.0.0.1:{}/", server.port());
+    let args = [
+        "--http3",
+        "--insecure",
+        "--no-server-metrics",
+        "-c",
+        "1",
+        "--streams",
+        streams,
+        "-n",
+        "4",
+        "-s",
+        "0.4",
+        &url,
+    ];
+    args.map(str::to_owned).to_vec()
+}
+
+#[test]
+fn misbehaving_servers_fail_each_request_in_its_bucket_and_nothing_hangs() {
+    use Misbehaviour as M;
+    // Nothing succeeds: exit 1, every request in one bucket, for this reason.
+    let failing = [
+        (M::Silent, "connect", "no QUIC handshake within 400ms"),
+        (M::UnknownVersion, "connect", "version negotiation"),
+        (
+            M::CloseWithError,
+            "receive",
+            "closed the connection with H3_INTERNAL_ERROR",
+        ),
+        (
+            M::ResetStream,
+            "receive",
+            "reset the stream with H3_REQUEST_REJECTED",
+        ),
+        (M::DynamicQpack, "exceptions", "QPACK_DECOMPRESSION_FAILED"),
+        (M::FrameOnControlStream, "exceptions", "H3_FRAME_UNEXPECTED"),
+        (
+            M::ShortBody,
+            "length",
+            "shorter than its content-length (5 of 10",
+        ),
+        (M::LongBody, "length", "longer than its content-length"),
+        (M::EndlessBody, "timeout", "within 400ms"),
+    ];
+    for (how, kind, why) in failing {
+        let server = BadH3::start(how);
+        let args = misbehaved(&server, "2");
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (r, _) = http_failed(&args, kind);
+        assert_eq!(r.failed_requests, 4, "{how:?}: {:?}", r.errors);
+        let first = &r.errors[0].first_error;
+        assert!(first.contains(why), "{how:?}: {first}");
+        if how == M::ResetStream {
+            let h3 = r.http3.as_ref().expect("the HTTP/3 block");
+            assert_eq!(h3.stream_resets.get("H3_REQUEST_REJECTED"), Some(&4));
+        }
+        if !matches!(how, M::Silent | M::UnknownVersion) {
+            assert_eq!(
+                server.requests(),
+                4,
+                "{how:?}: each request once, never again"
+            );
+        }
+    }
+    // A stateless reset mid-run: each connection's first request is
+    // answered, its second lost with the connection; the run succeeds.
+    let server = BadH3::start(M::StatelessReset);
+    let args = misbehaved(&server, "1");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (r, _) = http_json_exit(&args, 0);
+    let counts = (r.complete_requests, r.failures.receive);
+    assert_eq!(counts, (2, 2), "{:?}", r.errors);
+    let first = &r.errors[0].first_error;
+    assert!(first.contains("stateless reset"), "{first}");
+    assert_eq!(server.requests(), 4);
+    // GOAWAY after each connection's first answer: the requests it left
+    // unprocessed go again on a new connection, and every one is answered.
+    let server = BadH3::start(M::Goaway);
+    let args = misbehaved(&server, "2");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (r, _) = http_json_exit(&args, 0);
+    let counts = (r.complete_requests, r.failed_requests);
+    assert_eq!(counts, (4, 0), "{:?}", r.errors);
+    assert!(
+        r.http3.as_ref().is_some_and(|h| h.goaways >= 2),
+        "{:?}",
+        r.http3
     );
 }
 

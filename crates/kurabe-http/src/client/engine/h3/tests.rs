@@ -2,10 +2,9 @@
 //! against two independent real servers from Debian — Caddy 2.6 (Go,
 //! quic-go) and ngtcp2's example server (C, GnuTLS) — counted against what
 //! each server itself logged; and the failures a client meets without a
-//! server (nothing listening, an untrusted certificate, a handshake that
-//! never completes, version negotiation to an unknown version).
+//! server (nothing listening, an untrusted certificate). Servers that
+//! misbehave on purpose are `kurabe http`'s tests (`tests/http3.rs`).
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use kurabe_model::failures::FailureKind;
@@ -15,18 +14,6 @@ use kurabe_model::load_stats::Stats;
 use kurabe_model::plan::HumanDuration;
 use kurabe_stop::Stop;
 use kurabe_testkit::caddy::{free_port, Caddy, Ngtcp2};
-
-const H3: &str = "\"proto\":\"HTTP/3.0\"";
-
-/// A document root with a small page and a body of many packets.
-fn www(dir: &Path) -> std::path::PathBuf {
-    let www = dir.join("www");
-    std::fs::create_dir_all(&www).unwrap();
-    std::fs::write(www.join("index.html"), "<p>kurabe over HTTP/3</p>\n").unwrap();
-    let big: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
-    std::fs::write(www.join("big.bin"), big).unwrap();
-    www
-}
 
 /// `n` requests to `url` over `c` HTTP/3 connections of `streams` streams.
 fn load(url: String, c: u32, streams: u32, n: u64) -> LoadSpec {
@@ -72,8 +59,7 @@ fn failures(r: &H3Run) -> u64 {
 #[test]
 fn caddy_answers_every_request_and_logs_each_as_http3() {
     let dir = tempfile::tempdir().unwrap();
-    let www = www(dir.path());
-    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+    let Some(caddy) = Caddy::serving_www(dir.path()) else {
         return;
     };
     let url = format!("https://localhost:{}/index.html", caddy.port());
@@ -86,7 +72,7 @@ fn caddy_answers_every_request_and_logs_each_as_http3() {
     assert_eq!(r.stats.counters.body_bytes, 300 * 26);
     assert_eq!(r.report.server_software.as_deref(), Some("Caddy"));
     assert_eq!(r.report.protocol, "h3");
-    assert_eq!(caddy.logged(&[H3, "\"uri\":\"/index.html\""]), 300);
+    assert_eq!(caddy.h3_logged("/index.html"), 300);
     assert_eq!(
         caddy.logged(&["\"proto\""]),
         300,
@@ -101,8 +87,7 @@ fn caddy_answers_every_request_and_logs_each_as_http3() {
 #[test]
 fn caddy_large_bodies_and_missing_pages_are_counted_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let www = www(dir.path());
-    let Some(caddy) = Caddy::start(dir.path(), &www) else {
+    let Some(caddy) = Caddy::serving_www(dir.path()) else {
         return;
     };
     let base = format!("https://localhost:{}", caddy.port());
@@ -118,15 +103,14 @@ fn caddy_large_bodies_and_missing_pages_are_counted_exactly() {
     let r = run(&missing);
     assert_eq!(r.stats.counters.status.get(404), 10);
     assert_eq!(r.stats.counters.non_2xx, 10);
-    assert_eq!(caddy.logged(&[H3, "\"uri\":\"/big.bin\""]), 24);
-    assert_eq!(caddy.logged(&[H3, "\"uri\":\"/nothing-here\""]), 10);
+    assert_eq!(caddy.h3_logged("/big.bin"), 24);
+    assert_eq!(caddy.h3_logged("/nothing-here"), 10);
 }
 
 #[test]
 fn ngtcp2s_server_answers_every_request_it_printed() {
     let dir = tempfile::tempdir().unwrap();
-    let www = www(dir.path());
-    let Some(server) = Ngtcp2::start(dir.path(), &www) else {
+    let Some(server) = Ngtcp2::serving_www(dir.path()) else {
         return;
     };
     let url = format!("https://localhost:{}/index.html", server.port());
@@ -160,8 +144,7 @@ fn nothing_listening_fails_every_request_as_connect_at_once() {
 #[test]
 fn an_untrusted_certificate_fails_the_handshake() {
     let dir = tempfile::tempdir().unwrap();
-    let www = www(dir.path());
-    let Some(server) = Ngtcp2::start(dir.path(), &www) else {
+    let Some(server) = Ngtcp2::serving_www(dir.path()) else {
         return;
     };
     // The system store does not know the server's self-signed certificate.
@@ -180,60 +163,4 @@ fn an_untrusted_certificate_fails_the_handshake() {
         r.stats.counters.first_errors
     );
     assert_eq!(server.responses(), 0);
-}
-
-/// A UDP socket that reads the client's Initials and, with `negotiate`,
-/// answers each with a Version Negotiation packet offering only a version
-/// no one speaks; without it, never answers. Runs until the socket is idle
-/// for the run's length.
-fn quiet_server(negotiate: bool) -> u16 {
-    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    let port = sock.local_addr().unwrap().port();
-    sock.set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 2048];
-        while let Ok((n, from)) = sock.recv_from(&mut buf) {
-            // Long header: flags, version, DCID length and DCID, SCID length and SCID.
-            let p = &buf[..n];
-            if !negotiate || n < 7 || p[0] & 0x80 == 0 {
-                continue;
-            }
-            let dl = usize::from(p[5]);
-            let Some(&sl) = p.get(6 + dl) else { continue };
-            let (dcid, scid) = (&p[6..6 + dl], &p[7 + dl..7 + dl + usize::from(sl)]);
-            let mut vn = vec![0x80, 0, 0, 0, 0, scid.len() as u8];
-            vn.extend_from_slice(scid);
-            vn.push(dcid.len() as u8);
-            vn.extend_from_slice(dcid);
-            vn.extend_from_slice(&[0x1a, 0x2a, 0x3a, 0x4a]);
-            let _ = sock.send_to(&vn, from);
-        }
-    });
-    port
-}
-
-#[test]
-fn a_handshake_that_never_completes_fails_as_connect_at_the_timeout() {
-    let port = quiet_server(false);
-    let mut l = load(format!("https://localhost:{port}/"), 3, 2, 3);
-    l.insecure = true;
-    l.timeout = Some(HumanDuration(Duration::from_millis(600)));
-    let r = run(&l);
-    assert_eq!(r.stats.counters.failures.get(FailureKind::Connect), 3);
-    assert!(r.elapsed >= Duration::from_millis(600), "{:?}", r.elapsed);
-    let why = r.why(FailureKind::Connect);
-    assert!(why.contains("no QUIC handshake"), "{why}");
-}
-
-#[test]
-fn version_negotiation_to_an_unknown_version_fails_as_connect() {
-    let port = quiet_server(true);
-    let mut l = load(format!("https://localhost:{port}/"), 2, 2, 4);
-    l.insecure = true;
-    let r = run(&l);
-    assert_eq!(r.stats.counters.failures.get(FailureKind::Connect), 4);
-    assert!(r.elapsed < Duration::from_secs(10), "{:?}", r.elapsed);
-    let why = r.why(FailureKind::Connect);
-    assert!(why.contains("version"), "{why}");
 }
