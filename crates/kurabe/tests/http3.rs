@@ -31,6 +31,15 @@ fn n_and_t_against_caddy_equal_its_access_log_by_path() {
     );
     assert_eq!((r.protocol.as_str(), r.body_bytes), ("h3", 300 * 26));
     assert_eq!(r.server_software.as_deref(), Some("Caddy"));
+    // The TLS block as HTTP/2 fills it, from the QUIC connection's TLS 1.3.
+    let tls = r.tls.as_ref().expect("the TLS block");
+    assert_eq!((tls.protocol.as_str(), tls.cipher_bits), ("TLSv1.3", 128));
+    assert_eq!(tls.cipher, "TLS_AES_128_GCM_SHA256");
+    assert_eq!(tls.server_name.as_deref(), Some("localhost"));
+    assert!(
+        tls.key_exchange.is_some() && tls.server_key_bits.is_some(),
+        "{tls:?}"
+    );
     let q = r.http3.as_ref().expect("the HTTP/3 block");
     assert_eq!(q.streams, 8);
     assert!(q.handshakes >= 4 && q.handshake_mean_us > 0.0, "{q:?}");
@@ -59,8 +68,19 @@ fn http_version_3_large_bodies_and_the_open_model_against_caddy() {
     let big = format!("{base}/big.bin");
     let args = ["--http-version", "3", "--insecure", "--streams", "4"];
     let mut n = args.to_vec();
-    n.extend(["-c", "2", "-n", "24", &big]);
+    // -Z's TLS 1.3 suite carries the requests (Initial packets stay AES-128-GCM).
+    n.extend([
+        "-Z",
+        "TLS_CHACHA20_POLY1305_SHA256",
+        "-c",
+        "2",
+        "-n",
+        "24",
+        &big,
+    ]);
     let r = http_json(&n);
+    let cipher = r.tls.as_ref().map(|t| t.cipher.as_str());
+    assert_eq!(cipher, Some("TLS_CHACHA20_POLY1305_SHA256"));
     assert_eq!(
         (r.complete_requests, r.failed_requests),
         (24, 0),

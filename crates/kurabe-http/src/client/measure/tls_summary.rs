@@ -6,7 +6,7 @@
 //! session: it only reads what rustls reports after the handshake.
 
 use kurabe_model::http::TlsSummary;
-use rustls::{ClientConnection, NamedGroup, ProtocolVersion, SupportedCipherSuite};
+use rustls::{CipherSuite, ClientConnection, NamedGroup, ProtocolVersion};
 use x509_cert::der::asn1::{ObjectIdentifier, UintRef};
 use x509_cert::der::{Decode, Reader, SliceReader};
 
@@ -18,14 +18,33 @@ pub(crate) fn summary(conn: &ClientConnection, server_name: Option<&str>) -> Opt
     if conn.is_handshaking() {
         return None;
     }
-    let suite = conn.negotiated_cipher_suite()?;
     let protocol = match conn.protocol_version()? {
         ProtocolVersion::TLSv1_3 => "TLSv1.3",
         ProtocolVersion::TLSv1_2 => "TLSv1.2",
         _ => return None,
     };
+    let cert = conn.peer_certificates().and_then(|chain| chain.first());
+    Some(of(
+        protocol,
+        conn.negotiated_cipher_suite()?.suite(),
+        conn.negotiated_key_exchange_group().map(|g| g.name()),
+        cert.map(|c| c.as_ref()),
+        server_name,
+    ))
+}
+
+/// The summary of a handshake of `protocol` (`TLSv1.3`) that settled on `suite` and
+/// `group`, with the server's certificate `cert` (DER), which sent
+/// `server_name` (SNI): the TCP side's and QUIC's alike.
+pub(crate) fn of(
+    protocol: &str,
+    suite: CipherSuite,
+    group: Option<NamedGroup>,
+    cert: Option<&[u8]>,
+    server_name: Option<&str>,
+) -> TlsSummary {
     let cipher = openssl_name(suite);
-    Some(TlsSummary {
+    TlsSummary {
         protocol: protocol.to_owned(),
         cipher_bits: if cipher.contains("AES128") || cipher.contains("AES_128") {
             128
@@ -33,23 +52,18 @@ pub(crate) fn summary(conn: &ClientConnection, server_name: Option<&str>) -> Opt
             256
         },
         cipher,
-        server_key_bits: conn
-            .peer_certificates()
-            .and_then(|chain| chain.first())
-            .and_then(|cert| key_bits(cert)),
-        key_exchange: conn
-            .negotiated_key_exchange_group()
-            .map(|g| key_exchange(g.name())),
+        server_key_bits: cert.and_then(key_bits),
+        key_exchange: group.map(key_exchange),
         server_name: server_name.map(str::to_owned),
-    })
+    }
 }
 
 /// OpenSSL's name of a suite rustls negotiated (rustls' own when OpenSSL has none listed).
-fn openssl_name(suite: SupportedCipherSuite) -> String {
+fn openssl_name(suite: CipherSuite) -> String {
     CIPHER_NAMES
         .iter()
-        .find(|n| rustls_suite(n).is_some_and(|s| s.suite() == suite.suite()))
-        .map_or_else(|| format!("{:?}", suite.suite()), |n| n.to_string())
+        .find(|n| rustls_suite(n).is_some_and(|s| s.suite() == suite))
+        .map_or_else(|| format!("{suite:?}"), |n| n.to_string())
 }
 
 /// The key exchange group as ab prints OpenSSL's temporary key.
@@ -134,7 +148,7 @@ mod tests {
     #[test]
     fn names_are_openssls() {
         let suite = rustls_suite("ECDHE-RSA-AES256-GCM-SHA384").unwrap();
-        assert_eq!(openssl_name(suite), "ECDHE-RSA-AES256-GCM-SHA384");
+        assert_eq!(openssl_name(suite.suite()), "ECDHE-RSA-AES256-GCM-SHA384");
         assert_eq!(
             key_exchange(NamedGroup::secp384r1),
             "ECDH secp384r1 384 bits"

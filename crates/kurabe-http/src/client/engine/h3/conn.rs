@@ -19,10 +19,14 @@ use std::time::Instant;
 
 use super::frame;
 use super::response::{Fail, Response};
+use super::session::Negotiated;
 use super::varint;
 use super::{Req, Setup};
 use crate::client::engine::slot::Slot;
+use crate::client::measure::tls_summary;
 use kurabe_model::failures::FailureKind;
+use kurabe_model::http::TlsSummary;
+use rustls::pki_types::{CertificateDer, ServerName};
 
 /// How one request stream ended, or that it has not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +92,8 @@ pub(crate) struct H3Conn {
     pub lost: Option<Fail>,
     /// `server` of the first response read with `want_server`.
     pub server: Option<String>,
+    /// What the handshake settled on, once connected.
+    negotiated: Option<Negotiated>,
 }
 
 impl H3Conn {
@@ -106,7 +112,23 @@ impl H3Conn {
             received: 0,
             lost: None,
             server: None,
+            negotiated: None,
         }
+    }
+
+    /// The report's TLS block from this connection's handshake (QUIC is
+    /// TLS 1.3), which sent `server_name` as SNI unless it is an address.
+    pub(crate) fn tls_summary(&self, server_name: &str) -> Option<TlsSummary> {
+        let n = self.negotiated.as_ref()?;
+        let certs = self.quic.crypto_session().peer_identity();
+        let certs = certs.and_then(|c| c.downcast::<Vec<CertificateDer<'static>>>().ok());
+        let cert = certs.as_ref().and_then(|c| c.first()).map(|c| c.as_ref());
+        let sni = matches!(
+            ServerName::try_from(server_name),
+            Ok(ServerName::DnsName(_))
+        );
+        let sni = sni.then_some(server_name);
+        Some(tls_summary::of("TLSv1.3", n.suite?, n.group, cert, sni))
     }
 
     /// Open a request stream for `slot` and write its request (`req`, of
@@ -195,15 +217,10 @@ impl H3Conn {
 
     /// The handshake is done: check ALPN, open the control stream.
     fn on_connected(&mut self) {
-        let alpn = self
-            .quic
-            .crypto_session()
-            .handshake_data()
-            .and_then(|d| {
-                d.downcast::<quinn_proto::crypto::rustls::HandshakeData>()
-                    .ok()
-            })
-            .and_then(|d| d.protocol);
+        let data = self.quic.crypto_session().handshake_data();
+        let negotiated = data.and_then(|d| d.downcast::<Negotiated>().ok());
+        let alpn = negotiated.as_ref().and_then(|n| n.alpn.clone());
+        self.negotiated = negotiated.map(|n| *n);
         if alpn.as_deref() != Some(b"h3") {
             let chose = alpn.map_or("nothing".into(), |p| {
                 String::from_utf8_lossy(&p).into_owned()

@@ -15,7 +15,8 @@
 //! dynamic reference), `response` one request stream's response framing
 //! (DATA counted and skipped, content-length checked), `conn` one
 //! connection's streams and rules over `quinn-proto`, `tls` the QUIC
-//! client configuration, `worker` the engine's worker over all of it.
+//! client configuration, `session` its TLS session with the suite and
+//! group noted for the report, `worker` the engine's worker over all of it.
 //! Requests are encoded once per target ([`Setup`]).
 //!
 //! The hook into the rest of the client is [`Setup`], the run's
@@ -28,6 +29,7 @@ pub(crate) mod conn;
 pub(crate) mod frame;
 pub(crate) mod qpack;
 pub(crate) mod response;
+mod session;
 mod tls;
 pub(crate) mod varint;
 pub(crate) mod worker;

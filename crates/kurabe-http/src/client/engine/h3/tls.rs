@@ -14,6 +14,7 @@ use kurabe_tls::AcceptAnyCertificate;
 use quinn_proto::crypto::rustls::QuicClientConfig;
 use quinn_proto::{ClientConfig, TransportConfig, VarInt};
 
+use super::session;
 use crate::client::engine::setup::TlsOptions;
 use crate::client::engine::tls::{client_auth, provider, roots};
 use crate::client::LoadError;
@@ -37,6 +38,8 @@ pub(crate) fn client_config(
             "-Z names no TLS 1.3 suite, and QUIC is TLS 1.3 only: add one (e.g. TLS_AES_128_GCM_SHA256)".into(),
         ));
     }
+    // Each suite notes when it is the one negotiated (for the TLS block).
+    provider.cipher_suites = session::noting(std::mem::take(&mut provider.cipher_suites));
     let provider = Arc::new(provider);
     let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&[&rustls::version::TLS13])
@@ -50,11 +53,23 @@ pub(crate) fn client_config(
     };
     let mut tls = client_auth(builder, opts)?;
     tls.alpn_protocols = vec![b"h3".to_vec()];
-    let quic = QuicClientConfig::try_from(tls)
-        .map_err(|e| LoadError::Tls(format!("QUIC needs a TLS 1.3 suite: {e}")))?;
-    let mut config = ClientConfig::new(Arc::new(quic));
+    let mut config = ClientConfig::new(quic_crypto(tls)?);
     config.transport_config(Arc::new(transport(streams)));
     Ok(config)
+}
+
+/// QUIC's crypto over `tls`: its sessions note the suite and group they
+/// settle on ([`session`]); Initial packets are always AES-128-GCM (RFC
+/// 9001 §5.2), whichever suites `-Z` offers for the rest.
+fn quic_crypto(mut tls: rustls::ClientConfig) -> Result<Arc<session::Config>, LoadError> {
+    tls.resumption = rustls::client::Resumption::store(session::NotingStore::new());
+    let initial = rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256
+        .tls13()
+        .and_then(|s| s.quic_suite())
+        .expect("ring's AES-128-GCM suite has QUIC keys");
+    let quic = QuicClientConfig::with_initial(Arc::new(tls), initial)
+        .map_err(|e| LoadError::Tls(format!("QUIC's Initial packets: {e}")))?;
+    Ok(Arc::new(session::Config(Arc::new(quic))))
 }
 
 /// Flow-control windows large enough that `streams` bodies of up to 16 MiB

@@ -402,6 +402,11 @@ impl<'a> Worker<'a> {
         if let Some((s, _)) = link.waiting.front_mut() {
             s.connect_ns = now.saturating_sub(s.start);
         }
+        if self.core.sh.tls_summary.get().is_none() {
+            if let Some(t) = link.h3.tls_summary(&self.h3.server_name) {
+                let _ = self.core.sh.tls_summary.set(t);
+            }
+        }
         if self.core.measuring && !self.core.draining {
             let q = &mut self.core.stats.counters.quic;
             q.handshakes += 1;
