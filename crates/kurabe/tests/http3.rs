@@ -295,6 +295,29 @@ fn misbehaving_servers_fail_each_request_in_its_bucket_and_nothing_hangs() {
         "{:?}",
         r.http3
     );
+    // --find-rate over HTTP/3: its lowest step, every request reset, breaks
+    // the SLO on failures (one step of 0.3 s).
+    let server = BadH3::start(M::ResetStream);
+    let url = format!("https://127.0.0.1:{}/", server.port());
+    let out = http(&[
+        "--http3",
+        "--insecure",
+        "--no-server-metrics",
+        "--find-rate",
+        "--slo",
+        "failed<1%",
+        "--start-rate",
+        "20",
+        "--step",
+        "300ms",
+        "--step-warmup",
+        "0s",
+        &url,
+    ]);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    let says = "Even the lowest rate searched, 20/s, breaks failed<1%";
+    assert!(out.stdout.contains(says), "{}", out.stdout);
+    assert!(server.requests() > 0);
 }
 
 #[test]
