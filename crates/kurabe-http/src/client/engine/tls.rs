@@ -44,27 +44,14 @@ impl TlsSetup {
         insecure: bool,
         http2: bool,
     ) -> Result<TlsSetup, LoadError> {
-        let provider = Arc::new(provider(opts));
         let versions: &[&rustls::SupportedProtocolVersion] = match opts.protocol {
             TlsProtocol::All => rustls::DEFAULT_VERSIONS,
             TlsProtocol::Tls12 => &[&rustls::version::TLS12],
             TlsProtocol::Tls13 => &[&rustls::version::TLS13],
         };
-        let builder = ClientConfig::builder_with_provider(provider.clone())
-            .with_protocol_versions(versions)
-            .map_err(|e| {
-                LoadError::Tls(format!(
-                    "{e}: the -Z cipher suites do not fit the -f protocol"
-                ))
-            })?;
-        let builder = if insecure {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(AcceptAnyCertificate::new(provider))
-        } else {
-            builder.with_root_certificates(roots(opts.ca_file.as_deref())?)
-        };
-        let mut config = client_auth(builder, opts)?;
+        let mut config = client_config((provider(opts), versions), opts, insecure, |e| {
+            format!("{e}: the -Z cipher suites do not fit the -f protocol")
+        })?;
         config.alpn_protocols = vec![if http2 {
             b"h2".to_vec()
         } else {
@@ -107,9 +94,34 @@ pub(crate) fn provider(opts: &TlsOptions) -> CryptoProvider {
     provider
 }
 
+/// A client configuration over `provider` for `versions` (`versions_error`:
+/// what to say when they do not fit its suites), trusting what `--cacert`
+/// or the system store holds (nothing is checked when `insecure`), with
+/// the `-E` certificate; no ALPN (each protocol sets its own). TCP's and
+/// QUIC's TLS are both built here, so they trust and authenticate alike.
+pub(crate) fn client_config(
+    (provider, versions): (CryptoProvider, &[&'static rustls::SupportedProtocolVersion]),
+    opts: &TlsOptions,
+    insecure: bool,
+    versions_error: impl FnOnce(rustls::Error) -> String,
+) -> Result<ClientConfig, LoadError> {
+    let provider = Arc::new(provider);
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(versions)
+        .map_err(|e| LoadError::Tls(versions_error(e)))?;
+    let builder = if insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(AcceptAnyCertificate::new(provider))
+    } else {
+        builder.with_root_certificates(roots(opts.ca_file.as_deref())?)
+    };
+    client_auth(builder, opts)
+}
+
 /// The certificates to trust: those of `ca_file` (`--cacert`), else the
 /// system store's.
-pub(crate) fn roots(ca_file: Option<&std::path::Path>) -> Result<rustls::RootCertStore, LoadError> {
+fn roots(ca_file: Option<&std::path::Path>) -> Result<rustls::RootCertStore, LoadError> {
     let mut roots = rustls::RootCertStore::empty();
     if let Some(path) = ca_file {
         let shown = path.display();
@@ -139,7 +151,7 @@ pub(crate) fn roots(ca_file: Option<&std::path::Path>) -> Result<rustls::RootCer
 }
 
 /// Finish the config with the `-E` certificate chain and key (one PEM file, as ab reads it), or none.
-pub(crate) fn client_auth(
+fn client_auth(
     builder: ConfigBuilder<ClientConfig, WantsClientCert>,
     opts: &TlsOptions,
 ) -> Result<ClientConfig, LoadError> {

@@ -10,13 +10,12 @@
 
 use std::sync::Arc;
 
-use kurabe_tls::AcceptAnyCertificate;
 use quinn_proto::crypto::rustls::QuicClientConfig;
 use quinn_proto::{ClientConfig, TransportConfig, VarInt};
 
 use super::session;
 use crate::client::engine::setup::TlsOptions;
-use crate::client::engine::tls::{client_auth, provider, roots};
+use crate::client::engine::tls::{self, provider};
 use crate::client::LoadError;
 
 /// Receive window of one response stream, and of the connection per stream in flight.
@@ -40,18 +39,10 @@ pub(crate) fn client_config(
     }
     // Each suite notes when it is the one negotiated (for the TLS block).
     provider.cipher_suites = session::noting(std::mem::take(&mut provider.cipher_suites));
-    let provider = Arc::new(provider);
-    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .map_err(|e| LoadError::Tls(format!("TLS 1.3 for QUIC: {e}")))?;
-    let builder = if insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(AcceptAnyCertificate::new(provider))
-    } else {
-        builder.with_root_certificates(roots(opts.ca_file.as_deref())?)
-    };
-    let mut tls = client_auth(builder, opts)?;
+    let tls13: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS13];
+    let mut tls = tls::client_config((provider, tls13), opts, insecure, |e| {
+        format!("TLS 1.3 for QUIC: {e}")
+    })?;
     tls.alpn_protocols = vec![b"h3".to_vec()];
     let mut config = ClientConfig::new(quic_crypto(tls)?);
     config.transport_config(Arc::new(transport(streams)));
