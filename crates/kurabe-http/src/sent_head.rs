@@ -20,7 +20,7 @@ pub struct SentHead {
 pub fn sent_head(load: &Checked) -> SentHead {
     let load = load.config();
     SentHead {
-        method: load.method.clone(),
+        method: load.first_method().to_owned(),
         head: client::request_head(load),
     }
 }

@@ -66,7 +66,7 @@ impl RunInfo {
         checked: &kurabe_http::load::Checked,
     ) -> RunInfo {
         let (requests, duration) = checked.stop().limits();
-        let set = checked.set().map(|s| s.source.clone());
+        let set = checked.set_source().map(str::to_owned);
         let many = set.is_some() || spec.replay.is_some();
         RunInfo {
             name: spec.url.clone().or(set).unwrap_or_default(),

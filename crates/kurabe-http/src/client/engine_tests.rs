@@ -100,12 +100,10 @@ fn test_engine() -> Engine {
     ENGINE.with(|e| e.get())
 }
 
-fn config(url: &str, stop: StopCondition) -> LoadConfig {
-    LoadConfig {
+fn config(url: &str, stop: StopCondition) -> Load {
+    Load {
         target: Target::parse(url).unwrap(),
-        method: "GET".into(),
-        headers: vec![],
-        body: None,
+        requests: one("GET", None),
         concurrency: 4,
         threads: 2,
         protocol: Protocol::H1 {
@@ -122,9 +120,17 @@ fn config(url: &str, stop: StopCondition) -> LoadConfig {
         gnuplot_file: None,
         setup: Default::default(),
         engine: test_engine(),
-        set: None,
         labels: Default::default(),
         thresholds: Vec::new(),
+    }
+}
+
+/// One request of `method`, with `body`.
+fn one(method: &str, body: Option<Vec<u8>>) -> Requests {
+    Requests::One {
+        method: method.into(),
+        headers: vec![],
+        body: body.map(Into::into),
     }
 }
 
@@ -142,7 +148,7 @@ fn pipelined(n: u32) -> Protocol {
     }
 }
 
-fn run_ok(cfg: &LoadConfig) -> HttpReport {
+fn run_ok(cfg: &Load) -> HttpReport {
     run(cfg, &RunControl::default()).unwrap()
 }
 
@@ -235,7 +241,7 @@ fn head_interim_and_bodiless_statuses() {
         Ok(true)
     });
     let mut cfg = config(&srv.url(), StopCondition::Requests(100));
-    cfg.method = "HEAD".into();
+    cfg.requests = one("HEAD", None);
     let r = run_ok(&cfg);
     assert_eq!((r.complete_requests, r.failed_requests), (100, 0));
 }
@@ -432,8 +438,7 @@ fn a_large_body_is_sent_whole_from_one_copy_pipelined() {
         &format!("http://127.0.0.1:{port}/b"),
         StopCondition::Requests(23),
     );
-    cfg.method = "POST".into();
-    cfg.body = Some(body.into());
+    cfg.requests = one("POST", Some(body));
     cfg.protocol = pipelined(3);
     let r = run_ok(&cfg);
     assert_eq!((r.complete_requests, r.failed_requests), (23, 0), "{r:?}");
@@ -470,15 +475,15 @@ fn a_sets_shared_large_body_is_sent_whole_from_its_one_copy() {
         seed: 1,
         source: "-".into(),
         format: kurabe_model::load::TargetsFormat::Http,
-        stream: None,
     };
-    cfg.set = Some(Arc::new(set));
+    let set = Arc::new(set);
+    cfg.requests = Requests::Set(Arc::clone(&set));
     cfg.concurrency = 2;
     let r = run_ok(&cfg);
     assert_eq!((r.complete_requests, r.failed_requests), (12, 0), "{r:?}");
     assert_eq!(r.status_codes.get("200").copied(), Some(12), "{r:?}");
     assert_eq!(count.load(Ordering::SeqCst), 12);
-    let held = set_bytes(&cfg, cfg.set.as_deref().unwrap());
+    let held = set_bytes(&cfg, &set);
     assert!(held.bytes.len() < 3 * 1024, "the table holds heads only");
     assert!(held
         .split

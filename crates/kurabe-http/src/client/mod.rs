@@ -1,7 +1,8 @@
 //! The load generator's engine. Its entry is [`crate::load::run`]; this
-//! module runs the `LoadConfig` that entry resolves a spec into.
+//! module runs the [`Load`] that entry resolves a spec into: what is sent
+//! ([`Requests`]), when ([`Arrival`]) and how ([`Protocol`]), one enum each.
 //!
-//! Layout: this file owns the contract (config, URL parsing, errors) and the
+//! Layout: this file owns the contract (the resolved load, URL parsing, errors) and the
 //! orchestration of one run (resolve, spawn workers, merge their numbers into
 //! an [`HttpReport`]). Beside it, one folder per concern:
 //! - `engine`: the per-thread event loop (epoll or io_uring, see [`Engine`])
@@ -16,8 +17,9 @@
 //!   complete response for every protocol; the counters and histograms are
 //!   the model's `load_stats`), the series, live snapshots, ab's `-g` tap;
 //! - `set`, `feed` and `requests`: what is sent (a held request set, a
-//!   streamed one, and the one value a worker reads them through);
-//!   `shared` is the state all workers of a run read.
+//!   streamed one, and the bytes on the wire a worker reads them through);
+//!   `shared` is the state all workers of a run read: the load and what
+//!   the run made of it.
 //!
 //! Nothing here prints: the caller renders the report.
 
@@ -166,30 +168,30 @@ const AUTO_PREFERS_URING: bool = true;
 /// When a run stops (`-n`, `-t`, or whichever comes first).
 pub use kurabe_model::load::StopCondition;
 
-/// Everything a load test needs, validated.
+/// A load resolved from its spec, its inputs read: what is sent
+/// ([`Requests`]), when ([`Arrival`]) and how ([`Protocol`]), and the
+/// run's limits and options. Read-only once the run starts: every worker
+/// reads it through the run's `shared::Shared`.
 #[derive(Debug, Clone)]
-pub(crate) struct LoadConfig {
-    /// Where to send requests.
+pub(crate) struct Load {
+    /// Where connections go: the URL of one request, a set's origin, or a
+    /// replay's base URL (its path put before each recorded path).
     pub target: Target,
-    /// Request method (`GET`, `HEAD` with `-i`, `POST` with `-p`, `PUT` with `-u`, or `-m`).
-    pub method: String,
-    /// Extra request headers (`-H`, `-C`, `-A`, `-T`), in order; a user `Host:` replaces ours.
-    pub headers: Vec<(String, String)>,
-    /// Request body (`-p` / `-u` file contents), held once for the run.
-    pub body: Option<crate::request::Body>,
+    /// What is sent: one request, a request set (held or streamed), or a
+    /// replay's recorded requests.
+    pub requests: Requests,
     /// Concurrent connections (`-c`).
     pub concurrency: u32,
     /// Client threads; connections are spread evenly over them.
     pub threads: u32,
     /// The protocol and how connections are used: HTTP/1.1 with or
-    /// without keep-alive and pipelining, or HTTP/2 with its streams.
+    /// without keep-alive and pipelining, or HTTP/2 or HTTP/3 with its streams.
     pub protocol: Protocol,
     /// When to stop.
     pub stop: StopCondition,
     /// When requests go out: the closed model, a constant rate over all
     /// connections, a ramp of rates, connection stages (`concurrency` is
-    /// then the peak), or a replay's times (its recorded requests are sent
-    /// instead of `method`/`target.path`/`body`).
+    /// then the peak), or a replay's times.
     pub arrival: Arrival,
     /// Load applied before measuring, not counted.
     pub warmup: Option<Duration>,
@@ -209,14 +211,43 @@ pub(crate) struct LoadConfig {
     pub setup: Setup,
     /// The I/O engine (`--engine`).
     pub engine: Engine,
-    /// A request set in place of the one request above (`--targets`):
-    /// `target` is then the set's origin, `method`/`body` unused, and
-    /// `headers` were added to each target's own.
-    pub set: Option<Arc<set::RequestSet>>,
     /// The run's request names (the breakdown's rows) and response checks.
     pub labels: crate::tags::Labels,
     /// The run's thresholds, parsed and checked against its names.
     pub thresholds: Vec<kurabe_model::threshold::Threshold>,
+}
+
+/// What a run sends: one kind of request source, each in one variant.
+#[derive(Debug, Clone)]
+pub(crate) enum Requests {
+    /// One request to [`Load::target`], sent again and again.
+    One {
+        /// Request method (`GET`, `HEAD` with `-i`, `POST` with `-p`, `PUT` with `-u`, or `-m`).
+        method: String,
+        /// Extra request headers (`-H`, `-C`, `-A`, `-T`), in order; a user `Host:` replaces ours.
+        headers: Vec<(String, String)>,
+        /// Request body (`-p` / `-u` file contents), held once for the run.
+        body: Option<Body>,
+    },
+    /// A request set held whole (`--targets`; the spec's headers were
+    /// added to each target's own).
+    Set(Arc<set::RequestSet>),
+    /// A set too large to hold: its first targets (checked, tagged, its
+    /// origin), and the stream that reads all of it, pass after pass.
+    Streamed(Arc<set::RequestSet>, set::Streamed),
+    /// A recording's requests (`kurabe replay`), sent at the times of the
+    /// same recording's [`Arrival::Replay`].
+    Replay(Arc<crate::replay::Replay>),
+}
+
+impl Requests {
+    /// The request set, held or streamed.
+    pub(crate) fn set(&self) -> Option<&Arc<set::RequestSet>> {
+        match self {
+            Requests::Set(s) | Requests::Streamed(s, _) => Some(s),
+            Requests::One { .. } | Requests::Replay(_) => None,
+        }
+    }
 }
 
 /// Live counters the workers publish every ~50 ms, not per request; the
@@ -495,43 +526,94 @@ fn check_descriptors(concurrency: u32, threads: u32) -> Result<(), LoadError> {
     Ok(())
 }
 
-/// The request head as it goes on the wire (no body), for `-v` output.
-pub(crate) fn request_head(cfg: &LoadConfig) -> String {
+/// The head of the run's first request as it goes on the wire (no body),
+/// for `-v` output: the one request's, a set's first target's, or a
+/// replay's first recorded request's.
+pub(crate) fn request_head(cfg: &Load) -> String {
     let mut head = Vec::with_capacity(256);
-    the_request(cfg).write_head(cfg, &mut head);
+    match &cfg.requests {
+        Requests::One { .. } => the_request(cfg).write_head(cfg, &mut head),
+        Requests::Set(set) | Requests::Streamed(set, _) => {
+            target_wire(&set.targets[0]).write_head(cfg, &mut head)
+        }
+        Requests::Replay(r) => {
+            let rec = &r.requests[0];
+            let target = replay_target(cfg, rec);
+            recorded_wire(rec, &target).write_head(cfg, &mut head)
+        }
+    }
     String::from_utf8_lossy(&head).into_owned()
 }
 
-/// The run's one request, to serialise.
-fn the_request(cfg: &LoadConfig) -> Wire<'_> {
+impl Load {
+    /// The method of the run's first request (see [`request_head`]).
+    pub(crate) fn first_method(&self) -> &str {
+        match &self.requests {
+            Requests::One { method, .. } => method,
+            Requests::Set(set) | Requests::Streamed(set, _) => &set.targets[0].method,
+            Requests::Replay(r) => &r.requests[0].method,
+        }
+    }
+}
+
+/// The run's one request, to serialise (a set's or a replay's have their own).
+fn the_request(cfg: &Load) -> Wire<'_> {
+    let (method, headers, body) = match &cfg.requests {
+        Requests::One {
+            method,
+            headers,
+            body,
+        } => (method.as_str(), headers.as_slice(), body.as_deref()),
+        _ => ("GET", &[][..], None),
+    };
     Wire {
-        method: &cfg.method,
+        method,
         target: &cfg.target,
-        headers: &cfg.headers,
-        body: cfg.body.as_deref(),
+        headers,
+        body,
+    }
+}
+
+/// A set's target, to serialise.
+fn target_wire(t: &set::SetTarget) -> Wire<'_> {
+    Wire {
+        method: &t.method,
+        target: &t.target,
+        headers: &t.headers,
+        body: t.body.as_deref(),
+    }
+}
+
+/// A recorded request going to `target`, to serialise.
+fn recorded_wire<'a>(rec: &'a crate::replay::Recorded, target: &'a Target) -> Wire<'a> {
+    Wire {
+        method: &rec.method,
+        target,
+        headers: &rec.headers,
+        body: rec.body.as_deref(),
     }
 }
 
 /// Serialise the request once; every send reuses these bytes.
 #[cfg(test)]
-fn request_bytes(cfg: &LoadConfig) -> Vec<u8> {
+fn request_bytes(cfg: &Load) -> Vec<u8> {
     let mut r = Vec::with_capacity(256);
     the_request(cfg).write(cfg, &mut r);
     r
 }
 
 /// A body above this is sent from the run's one copy after its head
-/// (`requests::Requests::One`'s `split_body`) instead of being copied, with its
+/// (`requests::Prepared::One`'s `split_body`) instead of being copied, with its
 /// head, once per pipelined request: a second write per request costs
 /// nothing beside copying this many bytes to the socket.
 const SPLIT_BODY: usize = 64 << 10;
 
 /// The one request's HTTP/1.1 bytes, repeated for pipelining; of a body
 /// over [`SPLIT_BODY`], its head once and the body apart (by reference).
-fn one_request(cfg: &LoadConfig, pipeline: usize) -> (Vec<u8>, usize, Option<Body>) {
+fn one_request(cfg: &Load, body: Option<&Body>) -> (Vec<u8>, usize, Option<Body>) {
     let one = the_request(cfg);
     let mut r = Vec::with_capacity(256);
-    match cfg.body.as_ref().filter(|b| b.len() > SPLIT_BODY) {
+    match body.filter(|b| b.len() > SPLIT_BODY) {
         Some(body) => {
             one.write_head(cfg, &mut r);
             let len = r.len() + body.len();
@@ -539,7 +621,7 @@ fn one_request(cfg: &LoadConfig, pipeline: usize) -> (Vec<u8>, usize, Option<Bod
         }
         None => {
             one.write(cfg, &mut r);
-            (r.repeat(pipeline + 1), r.len(), None)
+            (r.repeat(cfg.protocol.pipeline() + 1), r.len(), None)
         }
     }
 }
@@ -554,7 +636,7 @@ struct Wire<'a> {
 
 impl Wire<'_> {
     /// Append the request's bytes, with the run's keep-alive and proxy, to `r`.
-    fn write(&self, cfg: &LoadConfig, r: &mut Vec<u8>) {
+    fn write(&self, cfg: &Load, r: &mut Vec<u8>) {
         self.write_head(cfg, r);
         if let Some(body) = self.body {
             r.extend_from_slice(body);
@@ -562,7 +644,7 @@ impl Wire<'_> {
     }
 
     /// Append the request's head (through its blank line), to `r`.
-    fn write_head(&self, cfg: &LoadConfig, r: &mut Vec<u8>) {
+    fn write_head(&self, cfg: &Load, r: &mut Vec<u8>) {
         r.extend_from_slice(self.method.as_bytes());
         r.push(b' ');
         match &cfg.setup.proxy {
@@ -606,31 +688,19 @@ impl Wire<'_> {
 }
 
 /// A set's targets serialised one after another, and where each one is.
-fn set_bytes(cfg: &LoadConfig, set: &set::RequestSet) -> Held {
+fn set_bytes(cfg: &Load, set: &set::RequestSet) -> Held {
     let mut held = Held::default();
     for t in &set.targets {
-        let one = Wire {
-            method: &t.method,
-            target: &t.target,
-            headers: &t.headers,
-            body: t.body.as_deref(),
-        };
-        held.push(cfg, one, t.body.as_ref(), t.tag);
+        held.push(cfg, target_wire(t), t.body.as_ref(), t.tag);
     }
     held
 }
 
 /// Append target `t`'s request to `bytes`; where it is (a streamed
 /// set's chunk: its body copied, a chunk at a time).
-fn set_span(cfg: &LoadConfig, t: &set::SetTarget, bytes: &mut Vec<u8>) -> set::Span {
+fn set_span(cfg: &Load, t: &set::SetTarget, bytes: &mut Vec<u8>) -> set::Span {
     let off = bytes.len();
-    let one = Wire {
-        method: &t.method,
-        target: &t.target,
-        headers: &t.headers,
-        body: t.body.as_deref(),
-    };
-    one.write(cfg, bytes);
+    target_wire(t).write(cfg, bytes);
     set::Span {
         off,
         len: bytes.len() - off,
@@ -651,13 +721,7 @@ struct Held {
 
 impl Held {
     /// Append request `one` (its body `body`, shared, when it has one).
-    fn push(
-        &mut self,
-        cfg: &LoadConfig,
-        one: Wire<'_>,
-        body: Option<&Body>,
-        tag: crate::tags::Tag,
-    ) {
+    fn push(&mut self, cfg: &Load, one: Wire<'_>, body: Option<&Body>, tag: crate::tags::Tag) {
         let off = self.bytes.len();
         let apart = body.filter(|b| b.len() > SPLIT_BODY);
         match apart {
@@ -677,20 +741,21 @@ impl Held {
 }
 
 /// A streamed set's feeder, started (`None`: the set is held whole).
-fn start_feed(cfg: &LoadConfig, keeps: (bool, bool)) -> Result<Option<feed::Feed>, LoadError> {
-    let Some((set, stream)) = cfg
-        .set
-        .as_deref()
-        .and_then(|s| Some((s, s.stream.clone()?)))
-    else {
+fn start_feed(cfg: &Load, keeps: (bool, bool)) -> Result<Option<feed::Feed>, LoadError> {
+    let Requests::Streamed(set, stream) = &cfg.requests else {
         return Ok(None);
     };
-    let render_cfg = LoadConfig {
-        set: None,
+    // What the renders read of the load: its target, setup and protocol.
+    let render_cfg = Load {
+        requests: Requests::One {
+            method: String::new(),
+            headers: Vec::new(),
+            body: None,
+        },
         ..cfg.clone()
     };
     feed::Feed::start(feed::Start {
-        stream: stream.0,
+        stream: Arc::clone(&stream.0),
         labels: cfg.labels.clone(),
         once: cfg.stop == StopCondition::Requests(set::STREAM_ONCE),
         keeps,
@@ -710,16 +775,11 @@ fn start_feed(cfg: &LoadConfig, keeps: (bool, bool)) -> Result<Option<feed::Feed
 /// A replay's requests on the wire, one after another, and where each is
 /// (`cfg.target.path` is the base URL's path, put before each recorded
 /// path).
-fn replay_bytes(cfg: &LoadConfig, replay: &crate::replay::Replay) -> Held {
+fn replay_bytes(cfg: &Load, replay: &crate::replay::Replay) -> Held {
     let mut held = Held::default();
     for (i, rec) in replay.requests.iter().enumerate() {
         let target = replay_target(cfg, rec);
-        let one = Wire {
-            method: &rec.method,
-            target: &target,
-            headers: &rec.headers,
-            body: rec.body.as_deref(),
-        };
+        let one = recorded_wire(rec, &target);
         let tag = replay.tags.get(i).copied().unwrap_or_default();
         held.push(cfg, one, rec.body.as_ref(), tag);
     }
@@ -728,7 +788,7 @@ fn replay_bytes(cfg: &LoadConfig, replay: &crate::replay::Replay) -> Held {
 
 /// Where recorded request `rec` goes: the base URL with its path, then
 /// the recorded path and query.
-fn replay_target(cfg: &LoadConfig, rec: &crate::replay::Recorded) -> Target {
+fn replay_target(cfg: &Load, rec: &crate::replay::Recorded) -> Target {
     let base = cfg.target.path.trim_end_matches('/');
     Target {
         path: format!("{base}{}", rec.target),
@@ -737,7 +797,7 @@ fn replay_target(cfg: &LoadConfig, rec: &crate::replay::Recorded) -> Target {
 }
 
 /// The address connections go to: the proxy's with `-X`, else the target's.
-fn connect_addr(cfg: &LoadConfig) -> Result<SocketAddr, LoadError> {
+fn connect_addr(cfg: &Load) -> Result<SocketAddr, LoadError> {
     let Some(proxy) = &cfg.setup.proxy else {
         return resolve(&cfg.target.host, cfg.target.port);
     };
@@ -820,41 +880,42 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// saw because it closed a reused keep-alive connection first are resent on a
 /// new connection and counted once.
 #[cfg(test)]
-pub(crate) fn run(cfg: &LoadConfig, ctl: &RunControl) -> Result<HttpReport, LoadError> {
-    run_with_stats(cfg, ctl).map(|(report, _)| report)
+pub(crate) fn run(cfg: &Load, ctl: &RunControl) -> Result<HttpReport, LoadError> {
+    run_with_stats(cfg.clone(), ctl).map(|(report, _)| report)
 }
 
 /// [`run`], also returning the merged histograms and counters the report was
 /// built from, so runs on several hosts can be merged exactly
 /// ([`Stats::merge`], then [`Stats::fill_report`]).
 pub(crate) fn run_with_stats(
-    cfg: &LoadConfig,
+    mut load: Load,
     ctl: &RunControl,
 ) -> Result<(HttpReport, Stats), LoadError> {
-    check_config(cfg)?;
-    let threads = cfg.threads.clamp(1, cfg.concurrency);
-    check_descriptors(cfg.concurrency, threads)?;
-    let per_worker = cfg.concurrency.div_ceil(threads) as usize;
-    let engine = cfg
+    check_config(&load)?;
+    load.threads = load.threads.clamp(1, load.concurrency);
+    check_descriptors(load.concurrency, load.threads)?;
+    let per_worker = load.concurrency.div_ceil(load.threads) as usize;
+    let engine = load
         .engine
-        .resolve(cfg.target.tls || !cfg.protocol.is_h1(), per_worker)?;
-    write_gnuplot_header(cfg)?;
-    let shared = shared_state(cfg, threads, engine)?;
-    let workers = make_workers(cfg, &shared, ctl, threads)?;
+        .resolve(load.target.tls || !load.protocol.is_h1(), per_worker)?;
+    write_gnuplot_header(&load)?;
+    let shared = shared_state(Arc::new(load), engine)?;
+    let workers = make_workers(&shared, ctl)?;
     let total = engine::threads::run_workers(workers, &shared.aborted)?;
     let end = engine::sys::now_ns().min(shared.end_ns);
     let interrupted = ctl.stop.load(std::sync::atomic::Ordering::Relaxed)
         || shared.aborted.load(std::sync::atomic::Ordering::Relaxed);
-    if let Some(e) = shared.requests.feed().and_then(feed::Feed::error) {
+    if let Some(e) = shared.wire.feed().and_then(feed::Feed::error) {
         return Err(LoadError::Spec(e));
     }
-    let mut report = build_report(cfg, &shared, &total, threads, (end, interrupted));
+    let mut report = build_report(&shared, &total, (end, interrupted));
     report.engine = Some(engine.name().to_owned());
     let length_ns = end.saturating_sub(shared.measure_ns);
-    report.series = shared.series.finish(length_ns, |start, len| {
-        shared.arrival.target_per_s(start, len)
-    });
-    if let Some(v) = shared.arrival.connections() {
+    let arrival = &shared.load.arrival;
+    report.series = shared
+        .series
+        .finish(length_ns, |start, len| arrival.target_per_s(start, len));
+    if let Some(v) = arrival.connections() {
         target_connections(&mut report.series, v);
     }
     Ok((report, total))
@@ -869,7 +930,7 @@ fn target_connections(rows: &mut [kurabe_model::series::Interval], ramp: &schedu
 }
 
 /// `-g`: the header line goes first, before any worker writes a row.
-fn write_gnuplot_header(cfg: &LoadConfig) -> Result<(), LoadError> {
+fn write_gnuplot_header(cfg: &Load) -> Result<(), LoadError> {
     let Some(g) = &cfg.gnuplot_file else {
         return Ok(());
     };
@@ -882,7 +943,7 @@ fn write_gnuplot_header(cfg: &LoadConfig) -> Result<(), LoadError> {
 }
 
 /// The TLS client configuration for an `https://` target.
-fn tls_setup(cfg: &LoadConfig) -> Result<Option<engine::tls::TlsSetup>, LoadError> {
+fn tls_setup(cfg: &Load) -> Result<Option<engine::tls::TlsSetup>, LoadError> {
     if !cfg.target.tls {
         return Ok(None);
     }
@@ -897,11 +958,8 @@ fn tls_setup(cfg: &LoadConfig) -> Result<Option<engine::tls::TlsSetup>, LoadErro
 }
 
 /// The run's clock: (start, start of the measured phase, end or u64::MAX, wall µs at start).
-fn timeline(cfg: &LoadConfig) -> (u64, u64, u64, u64) {
-    let duration = match cfg.stop {
-        StopCondition::Requests(_) => None,
-        StopCondition::Duration(d) | StopCondition::RequestsOrDuration(_, d) => Some(d),
-    };
+fn timeline(cfg: &Load) -> (u64, u64, u64, u64) {
+    let duration = cfg.stop.limits().1;
     // A duration past u64 nanoseconds (585 years) is "never": saturated,
     // not wrapped (`--warmup 1e13s` wrapped to 59 years and was reported so).
     let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
@@ -915,35 +973,25 @@ fn timeline(cfg: &LoadConfig) -> (u64, u64, u64, u64) {
     (start_ns, measure_ns, end_ns, wall.as_micros() as u64)
 }
 
-/// What every worker of the run reads: the request bytes, limits, clock and options.
-fn shared_state(
-    cfg: &LoadConfig,
-    threads: u32,
-    engine: Engine,
-) -> Result<shared::Shared, LoadError> {
+/// What every worker of the run reads: `load` and what the run makes of
+/// it before it starts (the address, the request bytes, the clock).
+fn shared_state(load: Arc<Load>, engine: Engine) -> Result<shared::Shared, LoadError> {
+    let cfg = &*load;
     let addr = connect_addr(cfg)?;
     let bind = bind_addr(cfg.setup.bind, addr)?;
     let tls = tls_setup(cfg)?;
     let keeps = (cfg.labels.any_checks(), cfg.labels.needs().body);
-    let (requests, request_len) = wire_requests(cfg, keeps)?;
-    let limit = match cfg.stop {
-        StopCondition::Requests(n) | StopCondition::RequestsOrDuration(n, _) => Some(n),
-        StopCondition::Duration(_) => None,
-    };
+    let (wire, request_len) = wire_requests(cfg, keeps)?;
+    let limit = cfg.stop.limits().0;
     let (start_ns, measure_ns, end_ns, start_unix_us) = timeline(cfg);
     Ok(shared::Shared {
         addr: addr.into(),
         request_len,
-        requests,
-        arrival: cfg.arrival.clone(),
+        wire,
         timeout_ns: cfg
             .timeout
             .as_nanos()
             .clamp(1_000_000, u64::MAX as u128 / 4) as u64,
-        check_length: cfg.check_length,
-        abort_on_error: cfg.abort_on_error,
-        threads: u64::from(threads),
-        limit,
         budget: schedule::Budget::new(limit),
         start_ns,
         measure_ns,
@@ -953,13 +1001,11 @@ fn shared_state(
         server: OnceLock::new(),
         tls_summary: OnceLock::new(),
         aborted: AtomicBool::new(false),
-        series: measure::series::Collector::new(u64::from(threads)),
+        series: measure::series::Collector::new(u64::from(cfg.threads)),
         tls,
         // A connection buffer holds at least one response head; keep the total bounded at high -c.
         buf_size: ((16 << 20) / cfg.concurrency as usize).clamp(4096, 64 * 1024),
-        socket_buffer: cfg.setup.socket_buffer,
         bind: bind.map(Into::into),
-        trace: cfg.setup.trace.clone(),
         uring: engine == Engine::IoUring,
         framing: engine::protocol::Framing::new(cfg.protocol, cfg)?,
         checking: keeps.0,
@@ -968,24 +1014,25 @@ fn shared_state(
             (true, false) => crate::response_check::SUMMARY_BODY + 1,
             (true, true) => crate::response_check::MAX_CHECKED_BODY,
         },
-        labels: cfg.labels.clone(),
+        load,
     })
 }
 
 /// What the run sends, ready on the wire, and the length of one request
 /// (of many: the longest, as each connection has one in flight).
 fn wire_requests(
-    cfg: &LoadConfig,
+    cfg: &Load,
     keeps: (bool, bool),
-) -> Result<(requests::Requests, usize), LoadError> {
-    use requests::Requests;
-    if let Some(feed) = start_feed(cfg, keeps)? {
-        // Streamed: each connection copies its one request in flight.
-        return Ok((Requests::Streamed(feed), usize::MAX >> 1));
-    }
+) -> Result<(requests::Prepared, usize), LoadError> {
+    use requests::Prepared;
     let longest = |spans: &[set::Span]| spans.iter().map(|s| s.len).max().unwrap_or(1);
-    Ok(match (&cfg.set, cfg.arrival.replay()) {
-        (Some(set), _) => {
+    Ok(match &cfg.requests {
+        Requests::Streamed(..) => {
+            let feed = start_feed(cfg, keeps)?.expect("a streamed set has a feed");
+            // Streamed: each connection copies its one request in flight.
+            (Prepared::Streamed(feed), usize::MAX >> 1)
+        }
+        Requests::Set(set) => {
             let Held {
                 bytes,
                 spans,
@@ -993,9 +1040,9 @@ fn wire_requests(
             } = set_bytes(cfg, set);
             let len = longest(&spans);
             let table = set::Table::new(set, spans, split);
-            (Requests::Set { bytes, table }, len)
+            (Prepared::Set { bytes, table }, len)
         }
-        (None, Some(r)) => {
+        Requests::Replay(r) => {
             // A replay is a set whose target is the schedule's index (see
             // `arrival`): the same spans, one in flight per connection.
             let Held {
@@ -1005,15 +1052,15 @@ fn wire_requests(
             } = replay_bytes(cfg, r);
             let len = longest(&spans);
             let table = set::Table::of_spans(spans, split);
-            (Requests::Replay { bytes, table }, len)
+            (Prepared::Replay { bytes, table }, len)
         }
-        (None, None) => {
-            let (bytes, len, split_body) = one_request(cfg, cfg.protocol.pipeline());
-            let requests = Requests::One {
+        Requests::One { method, body, .. } => {
+            let (bytes, len, split_body) = one_request(cfg, body.as_ref());
+            let requests = Prepared::One {
                 bytes,
                 split_body,
-                body_len: cfg.body.as_ref().map_or(0, |b| b.len() as u64),
-                head: cfg.method.eq_ignore_ascii_case("HEAD"),
+                body_len: body.as_ref().map_or(0, |b| b.len() as u64),
+                head: method.eq_ignore_ascii_case("HEAD"),
             };
             (requests, len)
         }
@@ -1021,7 +1068,7 @@ fn wire_requests(
 }
 
 /// Refuse a config no run can start with (the CLI checks these too, with its own words).
-fn check_config(cfg: &LoadConfig) -> Result<(), LoadError> {
+fn check_config(cfg: &Load) -> Result<(), LoadError> {
     if cfg.concurrency == 0 {
         return Err(LoadError::Config(
             "concurrency (-c) must be at least 1".into(),
@@ -1034,17 +1081,18 @@ fn check_config(cfg: &LoadConfig) -> Result<(), LoadError> {
             ));
         }
     }
-    crate::header::check_all(&cfg.headers)?;
+    if let Requests::One { headers, .. } = &cfg.requests {
+        crate::header::check_all(headers)?;
+    }
     Ok(())
 }
 
 /// One worker per thread, the connections spread evenly over them.
 fn make_workers<'a>(
-    cfg: &LoadConfig,
     shared: &'a shared::Shared,
     ctl: &'a RunControl,
-    threads: u32,
 ) -> Result<Vec<ProtocolWorker<'a>>, LoadError> {
+    let (cfg, threads) = (&*shared.load, shared.load.threads);
     let mut workers = Vec::with_capacity(threads as usize);
     for t in 0..threads {
         let conns = cfg.concurrency / threads + u32::from(t < cfg.concurrency % threads);
@@ -1076,26 +1124,25 @@ fn make_workers<'a>(
     Ok(workers)
 }
 
-/// The record of a finished run: what was asked for (from `cfg`), what the
+/// The record of a finished run: what was asked for (the load), what the
 /// run learnt on the way (`shared`) and the figures of `total`; the run
 /// ended at `end` (the clock's ns). Its warm-up and measured phase are
 /// the times they ran: a run stopped during its warm-up ran part of it
 /// and measured nothing (`--warmup 1e13s` stopped early is not
 /// reported as 317 000 years of warm-up).
 fn build_report(
-    cfg: &LoadConfig,
     shared: &shared::Shared,
     total: &Stats,
-    threads: u32,
     (end, interrupted): (u64, bool),
 ) -> HttpReport {
+    let cfg = &*shared.load;
     let warmup_ns = shared.measure_ns.min(end).saturating_sub(shared.start_ns);
     let measure_unix_s = (shared.start_unix_us + warmup_ns / 1000) / 1_000_000;
     let mut report = HttpReport {
         schema_version: kurabe_model::SCHEMA_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         started_at: kurabe_model::time::rfc3339_secs(measure_unix_s),
-        threads,
+        threads: cfg.threads,
         duration_s: end.saturating_sub(shared.measure_ns) as f64 / 1e9,
         warmup_s: warmup_ns as f64 / 1e9,
         interrupted,
@@ -1107,15 +1154,18 @@ fn build_report(
 }
 
 /// The record's fields that say what was load-tested and how, before any figure.
-fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
+fn describe_target(cfg: &Load, shared: &shared::Shared) -> HttpReport {
     let doc = shared.doc_len.load(std::sync::atomic::Ordering::Relaxed);
     // A streamed set's labels and count are the feeder's, as far as it read.
-    let feed = shared.requests.feed();
+    let feed = shared.wire.feed();
     let streamed_labels = feed.and_then(feed::Feed::labels);
     let labels = streamed_labels.as_deref().unwrap_or(&cfg.labels);
-    let (method, path) = match &cfg.set {
-        None => (cfg.method.clone(), cfg.target.path.clone()),
-        Some(s) => (
+    let (method, path) = match &cfg.requests {
+        Requests::One { method, .. } => (method.clone(), cfg.target.path.clone()),
+        // The record has always said GET of a replay (its methods are
+        // the recording's: see the report's replay summary).
+        Requests::Replay(_) => ("GET".to_owned(), cfg.target.path.clone()),
+        Requests::Set(s) | Requests::Streamed(s, _) => (
             first_method(s, feed),
             format!("{} targets from {}", set_size(s, feed), s.source),
         ),
@@ -1135,7 +1185,7 @@ fn describe_target(cfg: &LoadConfig, shared: &shared::Shared) -> HttpReport {
         http2: cfg.protocol.http2_summary(),
         http3: cfg.protocol.http3_summary(),
         tls: shared.tls_summary.get().cloned(),
-        set: cfg.set.as_deref().map(|s| kurabe_model::http::SetSummary {
+        set: cfg.requests.set().map(|s| kurabe_model::http::SetSummary {
             targets: set_size(s, feed),
             ..set_summary(s, labels.names().len())
         }),
@@ -1266,11 +1316,13 @@ mod tests {
 
     #[test]
     fn request_bytes_carry_method_host_and_headers() {
-        let cfg = LoadConfig {
+        let cfg = Load {
             target: t("http://[::1]:81/p?q"),
-            method: "POST".into(),
-            headers: vec![("X-A".into(), "1".into())],
-            body: Some(b"hello".to_vec().into()),
+            requests: Requests::One {
+                method: "POST".into(),
+                headers: vec![("X-A".into(), "1".into())],
+                body: Some(b"hello".to_vec().into()),
+            },
             concurrency: 1,
             threads: 1,
             protocol: Protocol::H1 {
@@ -1287,7 +1339,6 @@ mod tests {
             gnuplot_file: None,
             setup: Setup::default(),
             engine: Engine::Auto,
-            set: None,
             labels: Default::default(),
             thresholds: Vec::new(),
         };

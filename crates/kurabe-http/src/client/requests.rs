@@ -1,5 +1,5 @@
 //! What a run sends, ready on the wire: one request, a held set, a
-//! streamed set or a replay's recorded requests ([`Requests`]), built
+//! streamed set or a replay's recorded requests ([`Prepared`]), built
 //! once before the workers start and read by all of them.
 //!
 //! Owns the one place where the kinds of requests differ for the
@@ -11,7 +11,7 @@ use super::feed::Feed;
 use super::set::Table;
 
 /// What every request of a run is, for its workers.
-pub(crate) enum Requests {
+pub(crate) enum Prepared {
     /// One request: its HTTP/1.1 bytes repeated `pipeline + 1` times (see
     /// the HTTP/1.1 worker's `Conn::queue`), its body length, and whether
     /// it is a HEAD request.
@@ -49,37 +49,37 @@ pub(crate) enum Requests {
     },
 }
 
-impl Requests {
+impl Prepared {
     /// Body bytes of a request to `target` (a streamed set's are its
     /// connection's own: see the HTTP/1.1 worker's `Conn::take`).
     #[inline]
     pub(crate) fn body_len(&self, target: u32) -> u64 {
         match self {
-            Requests::One { body_len, .. } => *body_len,
-            Requests::Set { table, .. } | Requests::Replay { table, .. } => {
+            Prepared::One { body_len, .. } => *body_len,
+            Prepared::Set { table, .. } | Prepared::Replay { table, .. } => {
                 table.spans[target as usize].body_len
             }
-            Requests::Streamed(_) => 0,
+            Prepared::Streamed(_) => 0,
         }
     }
 
     /// Whether a request to `target` is a HEAD request (a streamed set's:
-    /// see [`Requests::body_len`]).
+    /// see [`Prepared::body_len`]).
     #[inline]
     pub(crate) fn is_head(&self, target: u32) -> bool {
         match self {
-            Requests::One { head, .. } => *head,
-            Requests::Set { table, .. } | Requests::Replay { table, .. } => {
+            Prepared::One { head, .. } => *head,
+            Prepared::Set { table, .. } | Prepared::Replay { table, .. } => {
                 table.spans[target as usize].head
             }
-            Requests::Streamed(_) => false,
+            Prepared::Streamed(_) => false,
         }
     }
 
     /// The streamed set's feeder (`None`: the requests are held).
     pub(crate) fn feed(&self) -> Option<&Feed> {
         match self {
-            Requests::Streamed(feed) => Some(feed),
+            Prepared::Streamed(feed) => Some(feed),
             _ => None,
         }
     }

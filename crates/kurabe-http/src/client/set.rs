@@ -55,9 +55,6 @@ pub struct RequestSet {
     pub source: String,
     /// Its format.
     pub format: TargetsFormat,
-    /// A set too large to hold: `targets` are its first ones (checked,
-    /// tagged, its origin), and this reads all of it, again and again.
-    pub stream: Option<Streamed>,
 }
 
 /// The `-n` of a streamed set without `-n` or `-t`: no limit but its
@@ -86,17 +83,9 @@ pub trait Pass: Send {
     fn next_target(&mut self, labels: &mut Labels) -> Option<Result<SetTarget, String>>;
 }
 
-/// A shared [`Stream`]; equal when it is the same one.
+/// A shared [`Stream`].
 #[derive(Debug, Clone)]
 pub struct Streamed(pub Arc<dyn Stream>);
-
-impl PartialEq for Streamed {
-    fn eq(&self, other: &Streamed) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
-    }
-}
-
-impl Eq for Streamed {}
 
 impl RequestSet {
     /// The origin every target shares (scheme, host and port; path `/`).
@@ -287,7 +276,6 @@ mod tests {
             seed: 42,
             source: "-".into(),
             format: TargetsFormat::Http,
-            stream: None,
         };
         let span = Span {
             off: 0,

@@ -1,40 +1,42 @@
 //! What every worker thread of one run shares, whatever the protocol: the
-//! run's settings, read-only after start, and the few atomics the workers
-//! meet in (the first body length, the first `Server:` and TLS summary, the
-//! abort flag); and opening a connection's socket the way every protocol
-//! does (TCP, or UDP for HTTP/3).
+//! resolved [`Load`], read-only, and what the run made of it before it
+//! started (the address, the requests on the wire, the clock, the budget,
+//! the protocol's setup), with the few atomics the workers meet in (the
+//! first body length, the first `Server:` and TLS summary, the abort
+//! flag); and opening a connection's socket the way every protocol does
+//! (TCP, or UDP for HTTP/3).
 //!
-//! Owns the run-wide state and the connect. Must not hold per-connection or
-//! per-request state, nor know either protocol's framing.
+//! Owns the run-wide runtime state and the connect. Must not copy a
+//! setting of the load (read it through [`Shared::load`]), nor hold
+//! per-connection or per-request state, nor know any protocol's framing.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use super::schedule::Budget;
+use super::Load;
 use kurabe_model::failures::FailureKind;
 
 /// What all workers share, read-only after start except the atomics.
 pub(crate) struct Shared {
+    /// The load the run runs (its threads the run's own, at least 1 and
+    /// at most one per connection).
+    pub load: Arc<Load>,
+    /// Where connections go (the proxy's with `-X`), resolved.
     pub addr: SockAddr,
-    /// What is sent: one request, a held or streamed set, a replay's.
-    pub requests: super::requests::Requests,
+    /// What is sent, ready on the wire: one request, a held or streamed
+    /// set, a replay's.
+    pub wire: super::requests::Prepared,
     /// Length of one serialised request (of a set or a replay: the
-    /// longest), from `requests`: the unit of the HTTP/1.1 worker's
+    /// longest), from `wire`: the unit of the HTTP/1.1 worker's
     /// per-send count of what is written.
     pub request_len: usize,
-    /// When requests go out: the closed model, or the open model's
-    /// schedule (of a replay: its times, and which recorded request, a
-    /// target of `set`, each send sends).
-    pub arrival: super::schedule::arrival::Arrival,
+    /// The per-request timeout in the clock's nanoseconds (at least 1 ms).
     pub timeout_ns: u64,
-    pub check_length: bool,
-    pub abort_on_error: bool,
-    pub threads: u64,
-    /// `-n`, when given.
-    pub limit: Option<u64>,
+    /// `-n`'s requests, claimed by all workers.
     pub budget: Budget,
     /// Monotonic start of the run and of the measured phase; end of the run (u64::MAX = none).
     pub start_ns: u64,
@@ -49,28 +51,35 @@ pub(crate) struct Shared {
     pub tls_summary: OnceLock<kurabe_model::http::TlsSummary>,
     /// The per-second series every worker cuts into.
     pub series: super::measure::series::Collector,
-    /// Set by the first failure when `abort_on_error`.
+    /// Set by the first failure when the load aborts on errors.
     pub aborted: AtomicBool,
     pub tls: Option<super::engine::tls::TlsSetup>,
     pub buf_size: usize,
-    /// `-b`: send and receive buffer of every socket.
-    pub socket_buffer: Option<u32>,
     /// `-B`: local address (port 0) to bind before connecting.
     pub bind: Option<SockAddr>,
-    /// `-v`: gets every response head.
-    pub trace: Option<super::HeadTrace>,
     /// Drive sockets with io_uring (else epoll); resolved before the run.
     pub uring: bool,
     /// The protocol's part: HTTP/1.1's keep-alive and pipelining, or
-    /// HTTP/2's encoded requests and `--streams`.
+    /// HTTP/2's and HTTP/3's encoded requests and streams.
     pub framing: super::engine::protocol::Framing,
-    /// The run's request names and check sets ([`crate::tags`]).
-    pub labels: crate::tags::Labels,
     /// Some request is checked: responses are judged (and their heads kept).
     pub checking: bool,
     /// Body bytes a connection keeps of each response for the checks and
     /// the first failure's summary (0 without checks).
     pub keep_body: usize,
+}
+
+impl Shared {
+    /// The run's client threads.
+    #[inline]
+    pub(crate) fn threads(&self) -> u64 {
+        u64::from(self.load.threads)
+    }
+
+    /// `-n`, when given.
+    pub(crate) fn limit(&self) -> Option<u64> {
+        self.load.stop.limits().0
+    }
 }
 
 impl Shared {
@@ -83,7 +92,7 @@ impl Shared {
             Some(Protocol::TCP),
         )?;
         sock.set_nodelay(true)?;
-        if let Some(size) = self.socket_buffer {
+        if let Some(size) = self.load.setup.socket_buffer {
             sock.set_send_buffer_size(size as usize)?;
             sock.set_recv_buffer_size(size as usize)?;
         }
@@ -110,7 +119,7 @@ impl Shared {
             Type::DGRAM.nonblocking().cloexec(),
             Some(Protocol::UDP),
         )?;
-        if let Some(size) = self.socket_buffer {
+        if let Some(size) = self.load.setup.socket_buffer {
             sock.set_send_buffer_size(size as usize)?;
             sock.set_recv_buffer_size(size as usize)?;
         }

@@ -32,7 +32,7 @@ use kurabe_model::probe::WatchPoint;
 use kurabe_model::threshold::ThresholdResult;
 use kurabe_stop::Stop;
 
-use crate::client::{self, LoadConfig, RunControl};
+use crate::client::{self, Load, RunControl};
 pub use crate::client::{GnuplotFile, HeadTrace, LoadError};
 pub use crate::request::Names;
 pub use check::{check_spec, CheckedSpec, Loaded, INLINE_SET_BYTES};
@@ -132,7 +132,7 @@ impl Observer for Quiet {}
 /// A [`LoadSpec`] that checks: what it resolves to, for the caller's own
 /// decisions before the run (which server to measure, what `-v` shows).
 #[derive(Debug, Clone)]
-pub struct Checked(LoadConfig);
+pub struct Checked(Load);
 
 impl Checked {
     /// Where the requests go.
@@ -145,9 +145,10 @@ impl Checked {
         self.0.stop
     }
 
-    /// The request method (`-m`, `-i`, `-p`, `-u` resolved).
+    /// The request method (`-m`, `-i`, `-p`, `-u` resolved; of a set or
+    /// a replay, its first request's).
     pub fn method(&self) -> &str {
-        &self.0.method
+        self.0.first_method()
     }
 
     /// The open model's target rate, requests per second (`None`: closed model).
@@ -173,14 +174,23 @@ impl Checked {
         self.0.threads
     }
 
-    /// The request set, when the spec names one.
-    pub fn set(&self) -> Option<&client::set::RequestSet> {
-        self.0.set.as_deref()
+    /// What a replay read of its log, and its pace (`None`: not a replay).
+    pub fn replay_summary(&self) -> Option<&kurabe_model::replay::ReplaySummary> {
+        match &self.0.requests {
+            client::Requests::Replay(r) => Some(&r.summary),
+            _ => None,
+        }
+    }
+
+    /// Where the request set comes from, as given (`-` for standard
+    /// input), when the spec names one.
+    pub fn set_source(&self) -> Option<&str> {
+        self.0.requests.set().map(|s| s.source.as_str())
     }
 
     /// The resolved configuration, for the callers that still take one
     /// until each passes its [`LoadSpec`] instead.
-    pub(crate) fn config(&self) -> &LoadConfig {
+    pub(crate) fn config(&self) -> &Load {
         &self.0
     }
 }
@@ -242,7 +252,7 @@ const RESOLVE_POLL: Duration = Duration::from_millis(20);
 /// reader sees the stop too and gives up at its next block or batch of
 /// lines (a cancelled fleet share's reader does not keep its CPU until
 /// the file's end); nothing it read is used.
-fn resolve_or_stop(spec: &LoadSpec, stop: &Stop) -> Result<LoadConfig, LoadError> {
+fn resolve_or_stop(spec: &LoadSpec, stop: &Stop) -> Result<Load, LoadError> {
     let done = Arc::new(Stop::new());
     let slot = Arc::new(std::sync::Mutex::new(None));
     let (owned, read, told) = (spec.clone(), Arc::clone(&slot), Arc::clone(&done));
@@ -272,7 +282,7 @@ fn resolve_or_stop(spec: &LoadSpec, stop: &Stop) -> Result<LoadConfig, LoadError
 /// caller's triggers and a failing threshold's [`gate::Gate`] too; the
 /// report's `thresholds` are judged on the finished run.
 pub(crate) fn run_config(
-    cfg: LoadConfig,
+    cfg: Load,
     stop: &Stop,
     observer: &dyn Observer,
 ) -> Result<LoadRun, LoadError> {
@@ -306,11 +316,7 @@ pub(crate) fn run_config(
 }
 
 /// Run `cfg` with `observer` watching it.
-fn run_observed(
-    mut cfg: LoadConfig,
-    stop: &Stop,
-    observer: &dyn Observer,
-) -> Result<LoadRun, LoadError> {
+fn run_observed(mut cfg: Load, stop: &Stop, observer: &dyn Observer) -> Result<LoadRun, LoadError> {
     let taps = observer.taps();
     if taps.gnuplot.is_some() {
         cfg.gnuplot_file = taps.gnuplot;
@@ -332,7 +338,7 @@ fn run_observed(
             let (ctl, finished) = (&ctl, &finished);
             s.spawn(move || watch(ctl, finished, (every, warmup), observer));
         }
-        let r = client::run_with_stats(&cfg, &ctl);
+        let r = client::run_with_stats(cfg, &ctl);
         finished.trigger(None);
         r
     })?;

@@ -29,7 +29,8 @@ use kurabe_model::stage::{SpecTargetError, Stages};
 
 use super::error::SpecError;
 use crate::client::{
-    self, Arrival, LoadConfig, Proxy, Ramp, Setup, StopCondition, Target, TlsOptions, TlsProtocol,
+    self, Arrival, Load, Proxy, Ramp, Requests, Setup, StopCondition, Target, TlsOptions,
+    TlsProtocol,
 };
 use crate::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use crate::tags::{LabelError, Labels};
@@ -63,7 +64,7 @@ pub(crate) fn resolve(
     n: &Names,
     (ncpus, clients): (u32, u32),
     stop: &Arc<AtomicBool>,
-) -> Result<LoadConfig, SpecError> {
+) -> Result<Load, SpecError> {
     let stopped = |e| match stop.load(Ordering::Relaxed) {
         true => SpecError::Stopped,
         false => e,
@@ -116,32 +117,34 @@ fn resolve_load(
     spec: &LoadSpec,
     n: &Names,
     (ncpus, stop): (u32, &Arc<AtomicBool>),
-) -> Result<LoadConfig, SpecError> {
+) -> Result<Load, SpecError> {
     let Early {
         mut labels,
         staging,
     } = early(spec, n)?;
     let request = request_spec(spec, n)?.build(n)?;
     let set = super::set::read(spec, n, (&request.headers, stop), &mut labels)?;
-    let target = match &set {
-        Some(s) => s.origin(),
-        None => Target::parse(&url(spec, n)?)?,
+    let (target, requests) = match set {
+        Some(set) => (set.set().expect("a set").origin(), set),
+        None => {
+            let target = Target::parse(&url(spec, n)?)?;
+            let none: &[&str] = &[];
+            let tag = labels.tag(&request.method, &target.url(), None, none);
+            debug_assert_eq!(tag, Ok(Default::default()), "the one URL's tag is 0, 0");
+            (target, one(request))
+        }
     };
     // A set without `requests` or `duration` is sent once (a streamed
     // one: until its feeder's one pass ends).
-    let once = set.as_ref().map(|s| match s.stream {
-        None => s.targets.len() as u64,
-        Some(_) => crate::client::set::STREAM_ONCE,
-    });
+    let once = match &requests {
+        Requests::Set(s) => Some(s.targets.len() as u64),
+        Requests::Streamed(..) => Some(crate::client::set::STREAM_ONCE),
+        Requests::One { .. } | Requests::Replay(_) => None,
+    };
     let timed = timed(spec, &staging);
     let stop = checked_stop(&timed, n, once)?;
-    if set.is_none() {
-        let none: &[&str] = &[];
-        let tag = labels.tag(&request.method, &target.url(), None, none);
-        debug_assert_eq!(tag, Ok(Default::default()), "the one URL's tag is 0, 0");
-    }
     let parts = Parts {
-        request,
+        requests,
         labels,
         target,
         stop,
@@ -150,8 +153,7 @@ fn resolve_load(
     };
     let mut cfg = config(spec, n, ncpus, parts)?;
     // Targets differ in length: ab's rule is one document's.
-    cfg.check_length &= set.is_none();
-    cfg.set = set.map(Arc::new);
+    cfg.check_length &= once.is_none();
     Ok(cfg)
 }
 
@@ -165,15 +167,15 @@ fn resolve_replay(
     r: &ReplaySpec,
     n: &Names,
     (ncpus, stop): (u32, &Arc<AtomicBool>),
-) -> Result<LoadConfig, SpecError> {
+) -> Result<Load, SpecError> {
     let (edits, reader) = super::replay::early(spec, r, n)?;
     let Early { mut labels, .. } = early(spec, n)?;
-    let request = request_spec(spec, n)?.build(n)?;
     let replay = super::replay::read_with(r, &edits, reader, stop)?;
     let replay = super::replay::tagged(replay, &mut labels, n)?;
     let total = replay.total();
+    let replay = Arc::new(replay);
     let parts = Parts {
-        request,
+        requests: Requests::Replay(Arc::clone(&replay)),
         labels,
         target: Target::parse(&url(spec, n)?)?,
         stop: match spec.duration {
@@ -183,7 +185,7 @@ fn resolve_replay(
         concurrency: spec
             .concurrency
             .min(u32::try_from(total).unwrap_or(u32::MAX)),
-        arrival: Arrival::Replay(Arc::new(replay)),
+        arrival: Arrival::Replay(replay),
     };
     let mut cfg = config(spec, n, ncpus, parts)?;
     (cfg.protocol, cfg.check_length) = (cfg.protocol.kept_alive(), false);
@@ -192,7 +194,7 @@ fn resolve_replay(
 
 /// What a load's kind decides of its config; the rest is the spec's.
 struct Parts {
-    request: crate::request::Request,
+    requests: Requests,
     labels: Labels,
     target: Target,
     stop: StopCondition,
@@ -200,19 +202,26 @@ struct Parts {
     arrival: Arrival,
 }
 
-/// The config of `parts` and `spec`'s settings, with the defaults the spec
-/// leaves open (threads, timeout); no set yet.
-fn config(spec: &LoadSpec, n: &Names, ncpus: u32, p: Parts) -> Result<LoadConfig, SpecError> {
+/// The one request of a load that is neither a set nor a replay.
+fn one(request: crate::request::Request) -> Requests {
+    Requests::One {
+        method: request.method,
+        headers: request.headers,
+        body: request.body.map(crate::request::Body::from),
+    }
+}
+
+/// The load of `parts` and `spec`'s settings, with the defaults the spec
+/// leaves open (threads, timeout).
+fn config(spec: &LoadSpec, n: &Names, ncpus: u32, p: Parts) -> Result<Load, SpecError> {
     let loopback = client::is_loopback(&p.target.host);
     let threads = spec
         .threads
         .unwrap_or_else(|| client::default_threads(ncpus, p.concurrency, loopback));
-    Ok(LoadConfig {
+    Ok(Load {
         setup: setup(spec, n, Some(p.target.tls))?,
         target: p.target,
-        method: p.request.method,
-        headers: p.request.headers,
-        body: p.request.body.map(crate::request::Body::from),
+        requests: p.requests,
         concurrency: p.concurrency,
         threads: threads.min(p.concurrency),
         protocol: client::Protocol::of_spec(spec),
@@ -226,7 +235,6 @@ fn config(spec: &LoadSpec, n: &Names, ncpus: u32, p: Parts) -> Result<LoadConfig
         // An observer's tap, set by the entry.
         gnuplot_file: None,
         engine: spec.engine,
-        set: None,
         labels: p.labels,
         thresholds: Vec::new(),
     })
@@ -755,12 +763,27 @@ mod tests {
         LoadSpec::for_url(url)
     }
 
-    fn resolve(s: LoadSpec) -> Result<LoadConfig, SpecError> {
+    fn resolve(s: LoadSpec) -> Result<Load, SpecError> {
         super::resolve(&s, &Names::FLAGS, (4, 1), &Default::default())
     }
 
     fn err(s: LoadSpec) -> String {
         resolve(s).unwrap_err().to_string()
+    }
+
+    /// A load's one request: its method, headers and body.
+    type One<'a> = (&'a str, &'a [(String, String)], Option<&'a [u8]>);
+
+    /// The method, headers and body of a load of one request.
+    fn one(c: &Load) -> One<'_> {
+        match &c.requests {
+            Requests::One {
+                method,
+                headers,
+                body,
+            } => (method, headers, body.as_deref()),
+            other => panic!("not one request: {other:?}"),
+        }
     }
 
     #[test]
@@ -894,7 +917,7 @@ mod tests {
     #[test]
     fn ab_defaults() {
         let c = resolve(spec("http://127.0.0.1:8080/x")).unwrap();
-        assert_eq!(c.method, "GET");
+        assert_eq!(one(&c).0, "GET");
         assert_eq!(c.stop, StopCondition::Requests(1));
         assert_eq!(c.timeout, Duration::from_secs(30));
         assert!(!c.protocol.reuses_connections() && c.check_length && !c.abort_on_error);
@@ -1112,26 +1135,23 @@ mod tests {
         s.body_file = Some(body.clone());
         s.content_type = Some("application/json".into());
         let c = resolve(s.clone()).unwrap();
-        assert_eq!(c.method, "POST");
-        assert_eq!(c.body.as_deref(), Some(&b"{\"a\":1}"[..]));
-        assert!(c
-            .headers
+        assert_eq!(one(&c).0, "POST");
+        assert_eq!(one(&c).2, Some(&b"{\"a\":1}"[..]));
+        assert!(one(&c)
+            .1
             .contains(&("Content-Type".into(), "application/json".into())));
         s.content_type = None;
         s.method = Some("PUT".into());
         let c = resolve(s.clone()).unwrap();
-        assert_eq!(c.method, "PUT");
-        assert!(c
-            .headers
+        assert_eq!(one(&c).0, "PUT");
+        assert!(one(&c)
+            .1
             .contains(&("Content-Type".into(), "text/plain".into())));
         s.body_file = None;
         s.body_base64 = Some(crate::auth::base64(b"{\"a\":1}"));
-        assert_eq!(
-            resolve(s.clone()).unwrap().body.as_deref(),
-            Some(&b"{\"a\":1}"[..])
-        );
+        assert_eq!(one(&resolve(s.clone()).unwrap()).2, Some(&b"{\"a\":1}"[..]));
         s.method = Some("delete".into());
-        assert_eq!(resolve(s).unwrap().method, "DELETE");
+        assert_eq!(one(&resolve(s).unwrap()).0, "DELETE");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -1147,7 +1167,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(
-            resolve(s).unwrap().headers,
+            one(&resolve(s).unwrap()).1,
             pairs(&[
                 ("X-A", "1"),
                 ("Host", "example.test"),

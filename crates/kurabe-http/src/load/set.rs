@@ -38,7 +38,7 @@ use super::error::SpecError;
 use super::index;
 pub(crate) use super::spool::STREAM_BYTES;
 use crate::client::set::{Pass, RequestSet, SetTarget, Stream, Streamed};
-use crate::client::Target;
+use crate::client::{Requests, Target};
 use crate::request::Names;
 use crate::tags::Labels;
 use crate::targets::{Body, Format, Reader, TargetDef, TargetsError};
@@ -52,7 +52,7 @@ pub(crate) fn read(
     n: &Names,
     (extra, stop): (&[(String, String)], &Arc<AtomicBool>),
     labels: &mut Labels,
-) -> Result<Option<RequestSet>, SpecError> {
+) -> Result<Option<Requests>, SpecError> {
     let base = check(spec, n)?;
     let source = match (&spec.targets, &spec.targets_text) {
         (None, None) => return Ok(None),
@@ -76,7 +76,8 @@ pub(crate) fn read(
             }
             Opened::Streamed(file) => {
                 let ends = (base.as_ref(), extra, stop);
-                return stream(path, file, head, ends, labels).map(Some);
+                let (set, stream) = stream(path, file, head, ends, labels)?;
+                return Ok(Some(Requests::Streamed(Arc::new(set), stream)));
             }
         },
         (None, None) => unreachable!("checked above"),
@@ -85,7 +86,7 @@ pub(crate) fn read(
     let defs = Reader::new(text, parser(format), source);
     let (targets, weighted) = build(defs, source, (base.as_ref(), extra, stop), labels)?;
     let order = head.order_of(weighted);
-    Ok(Some(head.into_set(targets, order, None)))
+    Ok(Some(Requests::Set(Arc::new(head.into_set(targets, order)))))
 }
 
 /// What [`read`] checks before it reads a byte of the set, so a caller
@@ -421,7 +422,7 @@ fn stream(
     head: SetHead,
     (base, extra, stop): Ends<'_>,
     labels: &mut Labels,
-) -> Result<RequestSet, SpecError> {
+) -> Result<(RequestSet, Streamed), SpecError> {
     let now = file.stopping_on(stop);
     let (first, mut resolver, weighted) = first_targets(&now, &head, base, extra, labels)?;
     let format = parser(head.format);
@@ -448,7 +449,7 @@ fn stream(
             resolver,
         }),
     };
-    Ok(head.into_set(vec![first], order, Some(Streamed(stream))))
+    Ok((head.into_set(vec![first], order), Streamed(stream)))
 }
 
 /// The index of the targets file at `path` (its fast scan), kept for
@@ -569,19 +570,13 @@ impl SetHead {
         }
     }
 
-    fn into_set(
-        self,
-        targets: Vec<SetTarget>,
-        order: Order,
-        stream: Option<Streamed>,
-    ) -> RequestSet {
+    fn into_set(self, targets: Vec<SetTarget>, order: Order) -> RequestSet {
         RequestSet {
             targets,
             order,
             seed: self.seed,
             source: self.source,
             format: self.format,
-            stream,
         }
     }
 }
@@ -685,7 +680,7 @@ mod tests {
             (&extra, &Default::default()),
             &mut labels,
         )
-        .map(Option::unwrap)
+        .map(|r| RequestSet::clone(r.unwrap().set().unwrap()))
         .map(|s| (s, labels.names().to_vec()))
         .map_err(|e| e.to_string())
     }

@@ -6,10 +6,11 @@
 //! steps both protocols take alike (a connect's outcome, writing until the
 //! socket is full, reading).
 //!
-//! Owns [`Core`] (a worker's protocol-free state and accounting) and the
-//! [`Connections`] trait through which the turn loop ([`super::turns`]) drives
-//! each protocol's connections. Must not know framing or connection state:
-//! that is each protocol's worker (`worker/` for HTTP/1.1, `h2/worker.rs`).
+//! Owns [`Core`] (a worker's protocol-free state and accounting); the
+//! turn loop ([`super::turns`]) drives each protocol's connections through
+//! [`super::connections::Connections`]. Must not know framing or
+//! connection state: that is each protocol's worker (`h1/`,
+//! `h2/worker.rs`, `h3/worker.rs`).
 
 use std::io;
 use std::os::fd::RawFd;
@@ -26,7 +27,7 @@ use crate::client::feed::{Chunk, Feed};
 use crate::client::measure::gnuplot::GnuplotWriter;
 use crate::client::measure::record::{record, Answer};
 use crate::client::measure::series::Meter;
-use crate::client::requests::Requests;
+use crate::client::requests::Prepared;
 use crate::client::schedule::pace::Pace;
 use crate::client::schedule::{Claims, Schedule};
 use crate::client::set::{Picker, Span};
@@ -43,40 +44,6 @@ pub(crate) type Kept<'b> = (&'b [u8], &'b [u8]);
 
 /// A send later than this behind its intended time counts as late.
 const LATE_NS: u64 = 1_000_000;
-
-/// What the turn loop asks of a protocol's worker: its connections' part
-/// of each step. Implemented by the HTTP/1.1 and the HTTP/2 worker; the
-/// loop is generic over it (no dynamic dispatch).
-pub(crate) trait Connections<'a> {
-    /// The worker's protocol-free state.
-    fn core(&self) -> &Core<'a>;
-    /// The same, to change.
-    fn core_mut(&mut self) -> &mut Core<'a>;
-    /// Before the first turn, on the worker's thread: open model, offer
-    /// every connection to the schedule. `Err`: a setup failure.
-    fn begin(&mut self, open_model: bool) -> io::Result<()>;
-    /// Open the connections queued in [`Core::restart`].
-    fn do_restarts(&mut self);
-    /// Open model: send every request the schedule meant at or before `until`.
-    fn dispatch_until(&mut self, until: u64);
-    /// Fail requests whose deadline passed.
-    fn expire(&mut self);
-    /// No request is on any connection or waiting to be sent again.
-    fn idle(&self) -> bool;
-    /// Open model: some connection can take a request now.
-    fn can_take(&self) -> bool;
-    /// Wait for I/O at most `timeout` ns (None: until the ticker), after a
-    /// nap of `nap` ns if given, and act on everything that happened.
-    fn poll(&mut self, timeout: Option<u64>, nap: Option<u64>);
-    /// Measured requests written and not answered.
-    fn in_flight_measured(&self) -> u64;
-    /// Some request written is still waiting for its answer.
-    fn awaiting_answers(&self) -> bool;
-    /// Close every connection (the end of the run).
-    fn close_all(&mut self);
-    /// What the worker measured (the end of the run).
-    fn into_stats(self) -> Stats;
-}
 
 /// A worker's state and accounting that do not depend on the protocol.
 pub(crate) struct Core<'a> {
@@ -138,10 +105,10 @@ impl<'a> Core<'a> {
             super::protocol::Framing::H1(h1) => h1.keep_alive,
             super::protocol::Framing::H2(_) | super::protocol::Framing::H3(_) => true,
         };
-        let stats = match sh.requests {
+        let stats = match sh.wire {
             // Names come with the chunks: a row for every one from the start.
-            Requests::Streamed(_) => Stats::with_rows(sh.labels.names()),
-            _ => Stats::for_names(sh.labels.names()),
+            Prepared::Streamed(_) => Stats::with_rows(sh.load.labels.names()),
+            _ => Stats::for_names(sh.load.labels.names()),
         };
         // Two significant digits, growing with the largest latency (≤ ~26 KiB):
         // a second's percentiles need no more, and a worker holds a few.
@@ -160,7 +127,7 @@ impl<'a> Core<'a> {
             schedule: first_schedule(sh, index),
             restart: Vec::with_capacity(conns),
             restarting: Vec::with_capacity(conns),
-            awake: match sh.arrival.connections() {
+            awake: match sh.load.arrival.connections() {
                 Some(_) => 0,
                 None => conns,
             },
@@ -172,12 +139,12 @@ impl<'a> Core<'a> {
             want_server: true,
             pace: Pace::new(sh, in_flight, keep_alive, nap_trial)?,
             // A replay's target is the schedule's index, not a pick.
-            picker: match &sh.requests {
-                Requests::Set { table, .. } => Some(Picker::new(table, index, sh.threads)),
+            picker: match &sh.wire {
+                Prepared::Set { table, .. } => Some(Picker::new(table, index, sh.threads())),
                 _ => None,
             },
             cursor: None,
-            labels: Arc::new(sh.labels.clone()),
+            labels: Arc::new(sh.load.labels.clone()),
             published: (0, 0),
             why: None,
         })
@@ -202,7 +169,13 @@ impl<'a> Core<'a> {
         let sh = self.sh;
         self.meter.start(sh.measure_ns, sh.end_ns);
         if let Some(s) = &mut self.schedule {
-            *s = Schedule::new(sh.measure_ns, &sh.arrival, self.index, sh.threads, sh.limit);
+            *s = Schedule::new(
+                sh.measure_ns,
+                &sh.load.arrival,
+                self.index,
+                sh.threads(),
+                sh.limit(),
+            );
         }
     }
 
@@ -240,7 +213,7 @@ impl<'a> Core<'a> {
     /// A streamed set is over (its one pass, or an error) and this
     /// worker's chunk is used up.
     fn fed_all(&self) -> bool {
-        self.sh.requests.feed().is_some_and(Feed::done)
+        self.sh.wire.feed().is_some_and(Feed::done)
             && self
                 .cursor
                 .as_ref()
@@ -284,12 +257,14 @@ impl<'a> Core<'a> {
     /// parked that woke are queued to start. Those that fell asleep park
     /// themselves after their answer (see the protocol's refill).
     pub fn wake_connections(&mut self) {
-        let Some(ramp) = self.sh.arrival.connections() else {
+        let Some(ramp) = self.sh.load.arrival.connections() else {
             return;
         };
         let t = self.now.saturating_sub(self.sh.measure_ns) as f64 / 1e9;
         let target = (ramp.level_at(t) - 1e-9).ceil().max(0.0) as u64;
-        let mine = target.saturating_sub(self.index).div_ceil(self.sh.threads);
+        let mine = target
+            .saturating_sub(self.index)
+            .div_ceil(self.sh.threads());
         let awake = (mine as usize).min(self.conns);
         if awake > self.awake && !self.parked.is_empty() {
             let (wake, sleep) = self.parked.iter().partition(|&&ci| (ci as usize) < awake);
@@ -326,8 +301,8 @@ impl<'a> Core<'a> {
         let i = s.next_index();
         let intended = s.pop_due(until)?;
         let mut slot = self.slot(intended)?;
-        if let (Some(r), Requests::Replay { table, .. }) =
-            (self.sh.arrival.replay(), &self.sh.requests)
+        if let (Some(r), Prepared::Replay { table, .. }) =
+            (self.sh.load.arrival.replay(), &self.sh.wire)
         {
             slot.target = r.target(i);
             slot.tag = table.spans[slot.target as usize].tag;
@@ -337,12 +312,12 @@ impl<'a> Core<'a> {
 
     /// The next request's slot; `None`: a streamed set has no more.
     fn slot(&mut self, intended: u64) -> Option<Slot> {
-        let (target, tag) = match (&mut self.picker, &self.sh.requests) {
-            (Some(p), Requests::Set { table, .. }) => {
+        let (target, tag) = match (&mut self.picker, &self.sh.wire) {
+            (Some(p), Prepared::Set { table, .. }) => {
                 let i = p.next(table);
                 (i, table.spans[i as usize].tag)
             }
-            (_, Requests::Streamed(_)) => self.next_streamed()?,
+            (_, Prepared::Streamed(_)) => self.next_streamed()?,
             _ => (0, Default::default()),
         };
         Some(Slot {
@@ -364,7 +339,7 @@ impl<'a> Core<'a> {
             .as_ref()
             .is_none_or(|(c, i)| *i >= c.spans.len())
         {
-            let feed = self.sh.requests.feed()?;
+            let feed = self.sh.wire.feed()?;
             let Some(chunk) = feed.next() else {
                 if feed.error().is_some() {
                     self.sh.aborted.store(true, Ordering::Relaxed);
@@ -533,7 +508,7 @@ impl<'a> Core<'a> {
             self.stats
                 .note_error(kind, why.unwrap_or_else(|| kind.meaning().to_owned()));
         }
-        if self.sh.abort_on_error {
+        if self.sh.load.abort_on_error {
             self.sh.aborted.store(true, Ordering::Relaxed);
         }
     }
@@ -617,16 +592,22 @@ impl<'a> Core<'a> {
 /// warm-up it starts at the run's start without a `-n` limit (the limit
 /// applies from the measured phase, see [`Core::measure_if_due`]).
 fn first_schedule(sh: &Shared, index: u64) -> Option<Schedule> {
-    if !sh.arrival.is_open() {
+    if !sh.load.arrival.is_open() {
         return None;
     }
     let warm_up = sh.measure_ns > sh.start_ns;
     let (start, limit) = if warm_up {
         (sh.start_ns, None)
     } else {
-        (sh.measure_ns, sh.limit)
+        (sh.measure_ns, sh.limit())
     };
-    Some(Schedule::new(start, &sh.arrival, index, sh.threads, limit))
+    Some(Schedule::new(
+        start,
+        &sh.load.arrival,
+        index,
+        sh.threads(),
+        limit,
+    ))
 }
 
 /// Write `bytes[*off..]` to `fd` (through `tls` if given) until all is

@@ -16,6 +16,8 @@
 pub(crate) trait Listed {
     /// Whether this connection is in the free list.
     fn listed(&mut self) -> &mut bool;
+    /// No request is on it (in flight, or waiting for it to connect).
+    fn idle(&self) -> bool;
 }
 
 /// The connections that may take a request now (indices into a worker's
@@ -100,6 +102,9 @@ mod tests {
     impl Listed for Conn {
         fn listed(&mut self) -> &mut bool {
             &mut self.listed
+        }
+        fn idle(&self) -> bool {
+            true
         }
     }
 

@@ -2,7 +2,9 @@
 //! answers come back on many non-blocking connections.
 //!
 //! Owns the per-thread machinery: `core` (the state every protocol's worker
-//! shares: slots, pacing, failure accounting, stop), `free` (the open
+//! shares: slots, pacing, failure accounting, stop), `connections` (what
+//! the turn loop asks of each protocol's worker, the steps every protocol
+//! takes alike written once), `free` (the open
 //! model's free list of connections, for every protocol), `turns` (the turn loop
 //! that drives a worker), `threads` (one thread per worker, panics turned
 //! into errors), `slot` (one request in flight), `sys` and `uring` (the
@@ -16,6 +18,7 @@
 //! is (`super::set`, `super::feed`, `super::requests`), or what is made of
 //! the numbers (`super::measure`); nothing here prints.
 
+pub(crate) mod connections;
 pub(crate) mod core;
 pub(crate) mod free;
 pub(crate) mod h1;

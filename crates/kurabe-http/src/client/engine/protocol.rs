@@ -152,7 +152,7 @@ impl Framing {
     /// configuration cannot be built).
     pub(crate) fn new(
         protocol: Protocol,
-        cfg: &crate::client::LoadConfig,
+        cfg: &crate::client::Load,
     ) -> Result<Framing, crate::client::LoadError> {
         Ok(match protocol {
             Protocol::H1 { keep_alive, .. } => Framing::H1(H1 {

@@ -9,7 +9,7 @@
 
 use std::io;
 
-use super::core::Connections;
+use super::connections::Connections;
 use super::sys;
 use crate::client::schedule::pace::{NAP_MIN_NS, TICK_NS};
 use kurabe_model::load_stats::Stats;
@@ -25,7 +25,7 @@ const STOPPED_DRAIN_NS: u64 = 300_000_000;
 /// Drive `w`'s connections until the stop condition, drain, close; return
 /// what was measured. `Err`: the worker could not start (before any request).
 pub(crate) fn run<'a, P: Connections<'a>>(mut w: P) -> io::Result<Stats> {
-    let open_model = w.core().sh.arrival.is_open();
+    let open_model = w.core().sh.load.arrival.is_open();
     w.begin(open_model)?;
     if w.core().pace.naps() {
         // A nap of 20 µs must not last the default 50 µs of slack more.

@@ -119,7 +119,7 @@ fn check_length(sh: &Shared, body: u64) -> Result<(), String> {
                 Err(v) => v,
             };
     }
-    if sh.check_length && doc != body {
+    if sh.load.check_length && doc != body {
         return Err(format!(
             "a body of {body} bytes where the first response had {doc} (-l accepts varying lengths)"
         ));

@@ -95,7 +95,7 @@ impl Pace {
     pub fn new(sh: &Shared, in_flight: usize, keep_alive: bool, tried: bool) -> io::Result<Pace> {
         // Deadlines are checked every tick: within 5 % of the request timeout.
         let tick_ns = (sh.timeout_ns / 20).clamp(1_000_000, TICK_NS);
-        let naps = naps(sh.arrival.is_open(), keep_alive, in_flight);
+        let naps = naps(sh.load.arrival.is_open(), keep_alive, in_flight);
         let mut p = Pace::with(tick_ns, naps)?;
         p.tried = tried;
         Ok(p)

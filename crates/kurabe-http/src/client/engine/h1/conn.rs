@@ -13,7 +13,7 @@ pub(super) enum State {
     Open,
 }
 
-pub(super) struct Conn {
+pub(crate) struct Conn {
     pub(super) sock: Option<Socket>,
     pub(super) fd: RawFd,
     pub(super) state: State,
@@ -21,7 +21,7 @@ pub(super) struct Conn {
     pub(super) len: usize,
     pub(super) framer: Framer,
     pub(super) ring: VecDeque<Slot>,
-    /// Pending write: bytes `w_off..w_end` of `Shared::requests` (of a
+    /// Pending write: bytes `w_off..w_end` of `Shared::wire` (of a
     /// set: of the one request in flight's target).
     pub(super) w_off: usize,
     pub(super) w_end: usize,
@@ -143,8 +143,8 @@ impl Conn {
 
     /// Whether the request to `target` on this connection is a HEAD request.
     pub(super) fn is_head(&self, sh: &Shared, target: u32) -> bool {
-        match &sh.requests {
-            Requests::Streamed(_) => self.own_head,
+        match &sh.wire {
+            Prepared::Streamed(_) => self.own_head,
             held => held.is_head(target),
         }
     }
@@ -159,21 +159,21 @@ impl Conn {
         off: usize,
         end: usize,
     ) -> &'s [u8] {
-        let (head, body) = match &sh.requests {
-            Requests::One {
+        let (head, body) = match &sh.wire {
+            Prepared::One {
                 bytes,
                 split_body: Some(body),
                 ..
             } => (bytes, body),
-            Requests::Set { bytes, .. } | Requests::Replay { bytes, .. } => {
+            Prepared::Set { bytes, .. } | Prepared::Replay { bytes, .. } => {
                 return match split {
                     None => &bytes[off..end],
                     Some((head_end, _)) if off < *head_end => &bytes[off..end.min(*head_end)],
                     Some((head_end, body)) => &body[off - head_end..end - head_end],
                 }
             }
-            Requests::One { bytes, .. } => return &bytes[off..end],
-            Requests::Streamed(_) => return &own[off..end],
+            Prepared::One { bytes, .. } => return &bytes[off..end],
+            Prepared::Streamed(_) => return &own[off..end],
         };
         let at = off % sh.request_len;
         let rest = match at < head.len() {
@@ -199,10 +199,10 @@ impl Conn {
 
     /// Queue the bytes of the last `k` requests of the ring behind whatever is pending.
     pub(super) fn queue(&mut self, k: usize, sh: &Shared) {
-        let table = match &sh.requests {
-            Requests::One { .. } => None,
-            Requests::Set { table, .. } | Requests::Replay { table, .. } => Some(table),
-            Requests::Streamed(_) => {
+        let table = match &sh.wire {
+            Prepared::One { .. } => None,
+            Prepared::Set { table, .. } | Prepared::Replay { table, .. } => Some(table),
+            Prepared::Streamed(_) => {
                 // A streamed set: the request's bytes are the connection's own copy.
                 if self.ring.back().is_some() && k > 0 {
                     self.w_off = 0;
@@ -250,5 +250,9 @@ pub(super) enum End {
 impl super::super::free::Listed for Conn {
     fn listed(&mut self) -> &mut bool {
         &mut self.free
+    }
+
+    fn idle(&self) -> bool {
+        self.ring.is_empty()
     }
 }

@@ -8,74 +8,51 @@
 use super::*;
 
 impl Worker<'_> {
-    /// Closed model: start connections queued for (re)start.
-    pub(super) fn do_restarts(&mut self) {
-        // Only those queued so far: a connect that fails at once queues itself
-        // again, and must wait for the next turn of the loop (which checks the clock).
-        std::mem::swap(&mut self.core.restart, &mut self.core.restarting);
-        for i in 0..self.core.restarting.len() {
-            let ci = self.core.restarting[i] as usize;
-            if self.core.sh.arrival.is_open() {
-                // Open model: a connection with carried-over requests reconnects; else it waits.
-                if self.conns[ci].ring.is_empty() {
-                    self.make_free(ci);
-                } else {
-                    self.connect(ci);
-                }
-                continue;
-            }
+    /// Start connection `ci`, queued for (re)start (see
+    /// [`Connections::do_restarts`]).
+    pub(super) fn restart_conn(&mut self, ci: usize) {
+        if self.core.sh.load.arrival.is_open() {
+            // Open model: a connection with carried-over requests reconnects; else it waits.
             if self.conns[ci].ring.is_empty() {
-                if !self.core.awake(ci) {
-                    // Connection stages: closed until the target wants it.
-                    self.conns[ci].server_closed = false;
-                    self.core.park(ci);
-                    continue;
-                }
-                match self.core.claim() {
-                    Some(slot) => self.conns[ci].take(slot, self.core.streamed()),
-                    None => continue,
-                }
-            }
-            self.connect(ci);
-        }
-        self.core.restarting.clear();
-    }
-
-    /// Open model: send every request intended at or before `until` on a free connection.
-    pub(super) fn dispatch_until(&mut self, until: u64) {
-        while self.core.due(until) {
-            let Some(ci) = self.pop_free() else {
-                return;
-            };
-            let Some(slot) = self.core.pop_due(until) else {
-                return;
-            };
-            self.conns[ci].take(slot, self.core.streamed());
-            if self.conns[ci].state == State::Open {
-                self.conns[ci].queue(1, self.core.sh);
-                self.flush(ci);
-                if self.conns[ci].state == State::Open
-                    && self.conns[ci].ring.len() < self.h1.pipeline
-                {
-                    self.make_free(ci);
-                }
+                self.make_free(ci);
             } else {
                 self.connect(ci);
             }
+            return;
         }
+        if self.conns[ci].ring.is_empty() {
+            if !self.core.awake(ci) {
+                // Connection stages: closed until the target wants it.
+                self.conns[ci].server_closed = false;
+                self.core.park(ci);
+                return;
+            }
+            match self.core.claim() {
+                Some(slot) => self.conns[ci].take(slot, self.core.streamed()),
+                None => return,
+            }
+        }
+        self.connect(ci);
     }
 
-    /// A connection that can take a request now, preferring open ones
-    /// (an entry whose connection changed state since it was listed is dropped).
-    pub(super) fn pop_free(&mut self) -> Option<usize> {
-        (self.free).pop(&mut self.conns, |c, open| {
-            c.state == if open { State::Open } else { State::Closed }
-        })
+    /// Open model: send `slot` on free connection `ci`, listed free again
+    /// while it has room.
+    pub(super) fn send_slot(&mut self, ci: usize, slot: Slot) {
+        self.conns[ci].take(slot, self.core.streamed());
+        if self.conns[ci].state == State::Open {
+            self.conns[ci].queue(1, self.core.sh);
+            self.flush(ci);
+            if self.conns[ci].state == State::Open && self.conns[ci].ring.len() < self.h1.pipeline {
+                self.make_free(ci);
+            }
+        } else {
+            self.connect(ci);
+        }
     }
 
     /// Open model: list connection `ci` as free.
     pub(super) fn make_free(&mut self, ci: usize) {
-        if !self.core.sh.arrival.is_open() {
+        if !self.core.sh.load.arrival.is_open() {
             return;
         }
         let open = self.conns[ci].state == State::Open;
@@ -197,7 +174,7 @@ impl Worker<'_> {
         };
         if !c.send_busy && c.w_off < c.w_end {
             let bytes = Conn::next_bytes((&c.own, c.split.as_ref()), sh, c.w_off, c.w_end);
-            // `sh.requests` outlives the worker and so the operation; a
+            // `sh.wire` outlives the worker and so the operation; a
             // connection's own bytes stay until its next request (see `take`).
             ring.send(c.fd, bytes, tag(ci, c.gen, OP_SEND));
             c.send_busy = true;
@@ -231,8 +208,8 @@ impl Worker<'_> {
             let first = c.ring.len() - before;
             let streamed_body = c.own_body;
             for s in c.ring.range_mut(first..first + (before - after)) {
-                let body = match &sh.requests {
-                    Requests::Streamed(_) => streamed_body,
+                let body = match &sh.wire {
+                    Prepared::Streamed(_) => streamed_body,
                     held => held.body_len(s.target),
                 };
                 self.core.sent(s, at, body);

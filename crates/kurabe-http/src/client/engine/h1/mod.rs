@@ -15,7 +15,8 @@
 //! This module owns the HTTP/1.1 worker's state and its side of the turn
 //! loop ([`Connections`]); `conn` the per-connection state, `issue` sending
 //! requests, `receive` reading and counting responses, `completions` the
-//! io_uring completions, `settle` closes and deadlines. The loop, the
+//! io_uring completions, `settle` closes (deadlines are scanned by the
+//! trait's `expire_conn`). The loop, the
 //! budget, schedule, pace, failure accounting and stop path are the shared
 //! core's ([`super::turns`], [`super::core`]); the byte-level framing is
 //! [`framer`].
@@ -33,7 +34,8 @@ use std::os::fd::{AsRawFd, RawFd};
 
 use socket2::Socket;
 
-use super::core::{self as shared_core, Connections, Core};
+use super::connections::{Connections, Parts, View};
+use super::core::{self as shared_core, Core};
 use super::free::FreeList;
 use super::protocol::H1;
 use super::slot::Slot;
@@ -42,14 +44,13 @@ use super::tls::TlsSession;
 use super::uring::{self, Cqe, Uring};
 use crate::client::measure::gnuplot::GnuplotWriter;
 use crate::client::measure::record::Answer;
-use crate::client::requests::Requests;
+use crate::client::requests::Prepared;
 use crate::client::set::Span;
 use crate::client::shared::Shared;
 use crate::client::RunControl;
 use conn::{Conn, End, State};
 use framer::{Eof, Framer, Keep, Response};
 use kurabe_model::failures::FailureKind;
-use kurabe_model::load_stats::Stats;
 
 /// Longest response head we buffer before calling the response garbage.
 const MAX_HEAD: usize = 64 * 1024;
@@ -206,17 +207,28 @@ impl<'a> Worker<'a> {
 
 /// The HTTP/1.1 side of the shared turn loop ([`super::turns`]).
 impl<'a> Connections<'a> for Worker<'a> {
-    fn core(&self) -> &Core<'a> {
-        &self.core
+    type Conn = Conn;
+    type Request = Slot;
+
+    fn parts(&mut self) -> Parts<'_, 'a, Conn> {
+        Parts {
+            core: &mut self.core,
+            conns: &mut self.conns,
+            free: &mut self.free,
+        }
     }
 
-    fn core_mut(&mut self) -> &mut Core<'a> {
-        &mut self.core
+    fn view(&self) -> View<'_, 'a, Conn> {
+        View {
+            core: &self.core,
+            conns: &self.conns,
+            free: &self.free,
+        }
     }
 
     /// io_uring: enable the ring on this thread (`Err`: the kernel refused,
     /// before any request: a setup failure, not the server's).
-    fn begin(&mut self, open_model: bool) -> io::Result<()> {
+    fn start_io(&mut self) -> io::Result<()> {
         if let Io::Uring { ring, .. } = &mut self.io {
             // The ring was built on the setup thread; this thread is its one submitter.
             ring.enable()?;
@@ -227,32 +239,35 @@ impl<'a> Connections<'a> for Worker<'a> {
                 TICK_TOKEN,
             );
         }
-        if open_model {
-            for i in (0..self.conns.len() as u32).rev() {
-                self.free.push(&mut self.conns, i as usize, false);
-            }
-        }
         Ok(())
     }
 
-    fn do_restarts(&mut self) {
-        Worker::do_restarts(self);
+    fn restart(&mut self, ci: usize) {
+        self.restart_conn(ci);
     }
 
-    fn dispatch_until(&mut self, until: u64) {
-        Worker::dispatch_until(self, until);
+    /// Open ones first; an entry whose connection changed state since it
+    /// was listed is dropped.
+    fn pop_free(&mut self) -> Option<usize> {
+        (self.free).pop(&mut self.conns, |c, open| {
+            c.state == if open { State::Open } else { State::Closed }
+        })
     }
 
-    fn expire(&mut self) {
-        Worker::expire(self);
+    fn next_request(&mut self, until: u64) -> Option<Slot> {
+        self.core.pop_due(until)
     }
 
-    fn idle(&self) -> bool {
-        self.conns.iter().all(|c| c.ring.is_empty())
+    fn send_on(&mut self, ci: usize, slot: Slot) {
+        self.send_slot(ci, slot);
     }
 
-    fn can_take(&self) -> bool {
-        !self.free.is_empty()
+    fn expire_conn(&mut self, ci: usize) {
+        let c = &self.conns[ci];
+        if c.state != State::Closed && c.deadline != 0 && self.core.now >= c.deadline {
+            let kind = self.core.timed_out(c.state == State::Connecting);
+            self.close(ci, End::Fail(kind));
+        }
     }
 
     fn poll(&mut self, timeout: Option<u64>, nap: Option<u64>) {
@@ -280,9 +295,5 @@ impl<'a> Connections<'a> for Worker<'a> {
         for c in &mut self.conns {
             c.sock = None;
         }
-    }
-
-    fn into_stats(self) -> Stats {
-        self.core.stats
     }
 }

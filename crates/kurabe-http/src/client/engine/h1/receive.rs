@@ -43,7 +43,7 @@ impl Worker<'_> {
             s.connect_ns = now - s.start;
         }
         self.arm_recv(ci);
-        if !self.core.sh.arrival.is_open() {
+        if !self.core.sh.load.arrival.is_open() {
             self.refill(ci, false);
         }
         self.flush(ci);
@@ -227,7 +227,7 @@ impl Worker<'_> {
             return Progress::Closed;
         };
         let head = c.is_head(self.core.sh, front.target);
-        let at_head = self.core.sh.trace.is_some() && c.framer.in_head();
+        let at_head = self.core.sh.load.setup.trace.is_some() && c.framer.in_head();
         let step = match c.framer.advance(&c.buf[pos..c.len], head, want_server) {
             Ok(step) => step,
             Err(e) => {
@@ -236,7 +236,7 @@ impl Worker<'_> {
                 return Progress::Closed;
             }
         };
-        if let (true, Some(trace)) = (at_head && step.used > 0, &self.core.sh.trace) {
+        if let (true, Some(trace)) = (at_head && step.used > 0, &self.core.sh.load.setup.trace) {
             // ab logs its 8 KiB header buffer: the head and the body read with it.
             (trace.0)(&c.buf[pos..c.len.min(pos + TRACE_BYTES)]);
         }
@@ -274,7 +274,7 @@ impl Worker<'_> {
     /// After the responses of a read: send the next batch (closed model) or
     /// offer the connection to the schedule (open model).
     fn next_requests(&mut self, ci: usize) {
-        if !self.core.sh.arrival.is_open() {
+        if !self.core.sh.load.arrival.is_open() {
             // Pipelining: the next batch goes out in one send once the whole
             // previous one is answered (as wrk does), not one request per response.
             if self.conns[ci].ring.is_empty() {

@@ -1,5 +1,5 @@
 //! How requests end on the HTTP/1.1 worker: connections closed (retried or
-//! failed, each failure counted by the shared core), and deadlines.
+//! failed, each failure counted by the shared core).
 //!
 //! Owns which bucket a connection's end puts its requests in. Must not send or parse.
 
@@ -56,17 +56,5 @@ impl Worker<'_> {
         c.ring.clear();
         c.w_off = 0;
         c.w_end = 0;
-    }
-
-    /// Fail requests whose deadline passed.
-    pub(super) fn expire(&mut self) {
-        let now = self.core.now;
-        for ci in 0..self.conns.len() {
-            let c = &self.conns[ci];
-            if c.state != State::Closed && c.deadline != 0 && now >= c.deadline {
-                let kind = self.core.timed_out(c.state == State::Connecting);
-                self.close(ci, End::Fail(kind));
-            }
-        }
     }
 }

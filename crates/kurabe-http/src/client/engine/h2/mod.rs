@@ -39,8 +39,8 @@ use std::sync::Arc;
 
 use crate::client::feed::Chunk;
 use crate::client::set::{SetTarget, Span};
-use crate::client::LoadConfig;
 use crate::client::Target;
+use crate::client::{Load, Requests};
 use crate::request::Body;
 
 /// What every HTTP/2 worker of a run shares, built once.
@@ -81,12 +81,12 @@ pub(crate) struct Blocks<'b> {
 impl Setup {
     /// Encode the request of `cfg` (or each of its set's, or of its
     /// replay's) for HTTP/2, `streams` in flight per connection.
-    pub fn new(cfg: &LoadConfig, streams: u32) -> Setup {
+    pub fn new(cfg: &Load, streams: u32) -> Setup {
         let encode = |method: &str, target: &Target, headers: &[(String, String)], body| {
             hpack::encode(&header_list(cfg, (method, target, headers, body)))
         };
-        let (blocks, bodies): (Vec<_>, Vec<_>) = match (&cfg.set, cfg.arrival.replay()) {
-            (Some(set), _) => set
+        let (blocks, bodies): (Vec<_>, Vec<_>) = match &cfg.requests {
+            Requests::Set(set) | Requests::Streamed(set, _) => set
                 .targets
                 .iter()
                 .map(|t| {
@@ -95,7 +95,7 @@ impl Setup {
                     (plain(b), t.body.clone().unwrap_or_default())
                 })
                 .unzip(),
-            (None, Some(replay)) => replay
+            Requests::Replay(replay) => replay
                 .requests
                 .iter()
                 .map(|q| {
@@ -104,13 +104,17 @@ impl Setup {
                     (plain(b), q.body.clone().unwrap_or_default())
                 })
                 .unzip(),
-            (None, None) => {
-                let b = encode(&cfg.method, &cfg.target, &cfg.headers, cfg.body.as_deref());
-                (vec![b], vec![cfg.body.clone().unwrap_or_default()])
+            Requests::One {
+                method,
+                headers,
+                body,
+            } => {
+                let b = encode(method, &cfg.target, headers, body.as_deref());
+                (vec![b], vec![body.clone().unwrap_or_default()])
             }
         };
         // A streamed set's bodies are met as it is read.
-        let streamed = cfg.set.as_ref().is_some_and(|s| s.stream.is_some());
+        let streamed = matches!(cfg.requests, Requests::Streamed(..));
         Setup {
             table_need: blocks.iter().map(|b| b.table_need).max().unwrap_or(0),
             any_body: streamed || bodies.iter().any(|b| !b.is_empty()),
@@ -162,7 +166,7 @@ impl Setup {
 /// header block (literals that leave the server's table alone, as a held
 /// set's), then its body; the span's `len` is the block's. Written field
 /// by field (the feeder renders every request of the run).
-pub(crate) fn render(cfg: &LoadConfig, t: &SetTarget, out: &mut Vec<u8>) -> Span {
+pub(crate) fn render(cfg: &Load, t: &SetTarget, out: &mut Vec<u8>) -> Span {
     let off = out.len();
     let body = t.body.as_deref();
     each_field(cfg, (&t.method, &t.target, &t.headers, body), |k, v| {
@@ -188,7 +192,7 @@ type Request<'r> = (
 );
 
 /// A request's header list for HTTP/2.
-fn header_list(cfg: &LoadConfig, req: Request<'_>) -> Vec<(String, String)> {
+fn header_list(cfg: &Load, req: Request<'_>) -> Vec<(String, String)> {
     let mut list = Vec::with_capacity(req.2.len() + 6);
     each_field(cfg, req, |k, v| {
         list.push((k.to_ascii_lowercase(), v.to_owned()));
@@ -199,7 +203,7 @@ fn header_list(cfg: &LoadConfig, req: Request<'_>) -> Vec<(String, String)> {
 /// Each field of a request's header list ([`hpack::each_field`]): the
 /// user's headers after a default `user-agent` and `accept` unless given,
 /// and `content-length` for a body.
-fn each_field(cfg: &LoadConfig, req: Request<'_>, f: impl FnMut(&str, &str)) {
+fn each_field(cfg: &Load, req: Request<'_>, f: impl FnMut(&str, &str)) {
     let (method, target, given, body) = req;
     let has = |name: &str| given.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
     let agent = concat!("kurabe/", env!("CARGO_PKG_VERSION"));

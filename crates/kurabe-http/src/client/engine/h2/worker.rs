@@ -23,7 +23,8 @@ use socket2::Socket;
 use super::conn::{ConnError, Proto, StreamState};
 use super::frame;
 use super::Req;
-use crate::client::engine::core::{self as shared_core, Connections, Core};
+use crate::client::engine::connections::{Connections, Parts, View};
+use crate::client::engine::core::{self as shared_core, Core};
 use crate::client::engine::free::{FreeList, Listed};
 use crate::client::engine::slot::Slot;
 use crate::client::engine::sys::{self, Epoll};
@@ -33,7 +34,6 @@ use crate::client::measure::record::Answer;
 use crate::client::shared::Shared;
 use crate::client::RunControl;
 use kurabe_model::failures::FailureKind;
-use kurabe_model::load_stats::Stats;
 
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 1024;
@@ -51,7 +51,7 @@ enum State {
     Open,
 }
 
-struct Conn {
+pub(crate) struct Conn {
     sock: Option<Socket>,
     fd: RawFd,
     state: State,
@@ -93,6 +93,10 @@ impl Conn {
 impl Listed for Conn {
     fn listed(&mut self) -> &mut bool {
         &mut self.free
+    }
+
+    fn idle(&self) -> bool {
+        self.proto.streams.is_empty()
     }
 }
 
@@ -180,25 +184,9 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Closed model: (re)connect connections that have work.
-    fn do_restarts(&mut self) {
-        std::mem::swap(&mut self.core.restart, &mut self.core.restarting);
-        for i in 0..self.core.restarting.len() {
-            let ci = self.core.restarting[i] as usize;
-            if self.core.sh.arrival.is_open() {
-                self.make_free(ci);
-                continue;
-            }
-            if let Some((slot, req)) = self.claim() {
-                self.connect_with(ci, slot, req);
-            }
-        }
-        self.core.restarting.clear();
-    }
-
     /// Connect `ci` and open `slot` on it (and more, closed model); a connect
     /// that fails at once fails `slot` too, so a dead address cannot loop.
-    fn connect_with(&mut self, ci: usize, slot: Slot, req: Req) {
+    fn connect_with(&mut self, ci: usize, (slot, req): (Slot, Req)) {
         match self.connect(ci) {
             Ok(()) => {
                 self.open_stream(ci, slot, req);
@@ -217,7 +205,7 @@ impl<'a> Worker<'a> {
 
     /// Closed model: open streams up to `--streams` (and the server's limit).
     fn refill(&mut self, ci: usize) {
-        if self.core.sh.arrival.is_open() {
+        if self.core.sh.load.arrival.is_open() {
             self.make_free(ci);
             return;
         }
@@ -231,48 +219,9 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Open model: send every due (and every refused) request on a connection with room.
-    fn dispatch_until(&mut self, until: u64) {
-        if self.core.schedule.is_none() {
-            return;
-        }
-        while self.core.due(until) || !self.pending.is_empty() {
-            let Some(ci) = self.pop_free() else {
-                return;
-            };
-            let Some((slot, req)) = self.next_slot(until) else {
-                return;
-            };
-            if self.conns[ci].state == State::Closed {
-                self.connect_with(ci, slot, req);
-            } else {
-                self.open_stream(ci, slot, req);
-                self.after_input(ci);
-            }
-        }
-    }
-
-    /// Open model: a refused request to resend, else the next due by `until`.
-    fn next_slot(&mut self, until: u64) -> Option<(Slot, Req)> {
-        if let Some((mut s, req)) = self.pending.pop_front() {
-            s.start = self.core.now;
-            return Some((s, req));
-        }
-        let slot = self.core.pop_due(until)?;
-        Some((slot, self.req(&slot)))
-    }
-
-    /// A connection with room for a stream, or closed (to open), open ones first.
-    fn pop_free(&mut self) -> Option<usize> {
-        let streams = self.h2.streams;
-        (self.free).pop(&mut self.conns, |c, _| {
-            c.state == State::Closed || c.proto.capacity(streams) > 0
-        })
-    }
-
     /// Open model: list connection `ci` as free if it can take a stream.
     fn make_free(&mut self, ci: usize) {
-        if !self.core.sh.arrival.is_open() || self.core.draining {
+        if !self.core.sh.load.arrival.is_open() || self.core.draining {
             return;
         }
         let c = &self.conns[ci];
@@ -682,31 +631,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Fail streams past their deadline (RST_STREAM CANCEL), and connections
-    /// that never became HTTP/2 in time.
-    fn expire(&mut self) {
-        let timeout_ns = self.core.sh.timeout_ns;
-        for ci in 0..self.conns.len() {
-            let c = &self.conns[ci];
-            if c.state == State::Closed {
-                continue;
-            }
-            if !c.proto.settings_seen && self.core.now >= c.connect_start + timeout_ns {
-                if c.state == State::Connecting {
-                    self.core.timed_out(true);
-                } else {
-                    let t = Duration::from_nanos(timeout_ns);
-                    self.core.explain(FailureKind::Connect, || {
-                        format!("no HTTP/2 SETTINGS from the server within {t:?} (-s): is it an HTTP/2 server?")
-                    });
-                }
-                self.close(ci, End::Fail(FailureKind::Connect));
-                continue;
-            }
-            self.expire_streams(ci);
-        }
-    }
-
     fn expire_streams(&mut self, ci: usize) {
         let (now, timeout_ns) = (self.core.now, self.core.sh.timeout_ns);
         let deadline_passed = |s: &super::conn::Stream| now >= s.slot.start + timeout_ns;
@@ -786,41 +710,87 @@ fn write_out(c: &mut Conn) -> Result<(), String> {
 
 /// The HTTP/2 side of the shared turn loop ([`crate::client::engine::turns`]).
 impl<'a> Connections<'a> for Worker<'a> {
-    fn core(&self) -> &Core<'a> {
-        &self.core
-    }
+    type Conn = Conn;
+    type Request = (Slot, Req);
 
-    fn core_mut(&mut self) -> &mut Core<'a> {
-        &mut self.core
-    }
-
-    fn begin(&mut self, open_model: bool) -> io::Result<()> {
-        if open_model {
-            for ci in (0..self.conns.len()).rev() {
-                self.make_free(ci);
-            }
+    fn parts(&mut self) -> Parts<'_, 'a, Conn> {
+        Parts {
+            core: &mut self.core,
+            conns: &mut self.conns,
+            free: &mut self.free,
         }
-        Ok(())
     }
 
-    fn do_restarts(&mut self) {
-        Worker::do_restarts(self);
+    fn view(&self) -> View<'_, 'a, Conn> {
+        View {
+            core: &self.core,
+            conns: &self.conns,
+            free: &self.free,
+        }
     }
 
-    fn dispatch_until(&mut self, until: u64) {
-        Worker::dispatch_until(self, until);
+    /// Open model: make it free; closed: connect it with a request.
+    fn restart(&mut self, ci: usize) {
+        if self.core.sh.load.arrival.is_open() {
+            self.make_free(ci);
+        } else if let Some(r) = self.claim() {
+            self.connect_with(ci, r);
+        }
     }
 
-    fn expire(&mut self) {
-        Worker::expire(self);
+    /// A connection with room for a stream, or closed (to open), open ones first.
+    fn pop_free(&mut self) -> Option<usize> {
+        let streams = self.h2.streams;
+        (self.free).pop(&mut self.conns, |c, _| {
+            c.state == State::Closed || c.proto.capacity(streams) > 0
+        })
     }
 
-    fn idle(&self) -> bool {
-        self.pending.is_empty() && self.conns.iter().all(|c| c.proto.streams.is_empty())
+    /// A refused request to resend, else the next due by `until`.
+    fn next_request(&mut self, until: u64) -> Option<(Slot, Req)> {
+        if let Some((mut s, req)) = self.pending.pop_front() {
+            s.start = self.core.now;
+            return Some((s, req));
+        }
+        let slot = self.core.pop_due(until)?;
+        Some((slot, self.req(&slot)))
     }
 
-    fn can_take(&self) -> bool {
-        !self.free.is_empty()
+    fn send_on(&mut self, ci: usize, (slot, req): (Slot, Req)) {
+        if self.conns[ci].state == State::Closed {
+            self.connect_with(ci, (slot, req));
+        } else {
+            self.open_stream(ci, slot, req);
+            self.after_input(ci);
+        }
+    }
+
+    /// Fail the streams of connection `ci` past their deadline
+    /// (RST_STREAM CANCEL), or the connection when it never became HTTP/2
+    /// in time.
+    fn expire_conn(&mut self, ci: usize) {
+        let timeout_ns = self.core.sh.timeout_ns;
+        let c = &self.conns[ci];
+        if c.state == State::Closed {
+            return;
+        }
+        if !c.proto.settings_seen && self.core.now >= c.connect_start + timeout_ns {
+            if c.state == State::Connecting {
+                self.core.timed_out(true);
+            } else {
+                let t = Duration::from_nanos(timeout_ns);
+                self.core.explain(FailureKind::Connect, || {
+                    format!("no HTTP/2 SETTINGS from the server within {t:?} (-s): is it an HTTP/2 server?")
+                });
+            }
+            self.close(ci, End::Fail(FailureKind::Connect));
+            return;
+        }
+        self.expire_streams(ci);
+    }
+
+    fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
     }
 
     fn poll(&mut self, timeout: Option<u64>, nap: Option<u64>) {
@@ -857,9 +827,5 @@ impl<'a> Connections<'a> for Worker<'a> {
         for c in &mut self.conns {
             c.sock = None;
         }
-    }
-
-    fn into_stats(self) -> Stats {
-        self.core.stats
     }
 }

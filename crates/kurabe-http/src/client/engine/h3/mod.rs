@@ -41,7 +41,7 @@ use std::sync::Arc;
 
 use crate::client::feed::Chunk;
 use crate::client::set::{SetTarget, Span};
-use crate::client::{LoadConfig, LoadError, Target};
+use crate::client::{Load, LoadError, Requests, Target};
 
 /// What every HTTP/3 worker of a run shares, built once: each target's
 /// request as it goes on its stream (HEADERS, then DATA with the body),
@@ -113,7 +113,7 @@ impl Setup {
     /// replay's) for HTTP/3, `streams` in flight per connection, and build
     /// the QUIC client configuration (`Err`: a CA file or `-E` that
     /// cannot be used).
-    pub(crate) fn new(cfg: &LoadConfig, streams: u32) -> Result<Setup, LoadError> {
+    pub(crate) fn new(cfg: &Load, streams: u32) -> Result<Setup, LoadError> {
         let streams = streams.max(1) as usize;
         let config = tls::client_config(&cfg.setup.tls, cfg.insecure, streams)?;
         let mut encoded = Vec::new();
@@ -126,20 +126,25 @@ impl Setup {
                 body_len: r.body.len() as u64,
             });
         };
-        match (&cfg.set, cfg.arrival.replay()) {
-            (Some(set), _) => {
-                // A streamed set's targets are rendered by its feeder ([`render`]).
-                for t in set.targets.iter().filter(|_| set.stream.is_none()) {
+        match &cfg.requests {
+            // A streamed set's targets are rendered by its feeder ([`render`]).
+            Requests::Streamed(..) => {}
+            Requests::Set(set) => {
+                for t in &set.targets {
                     add(&t.method, &t.target, &t.headers, t.body.as_deref());
                 }
             }
-            (None, Some(replay)) => {
+            Requests::Replay(replay) => {
                 for q in &replay.requests {
                     let target = crate::client::replay_target(cfg, q);
                     add(&q.method, &target, &q.headers, q.body.as_deref());
                 }
             }
-            (None, None) => add(&cfg.method, &cfg.target, &cfg.headers, cfg.body.as_deref()),
+            Requests::One {
+                method,
+                headers,
+                body,
+            } => add(method, &cfg.target, headers, body.as_deref()),
         }
         Ok(Setup {
             requests: encoded,

@@ -35,7 +35,8 @@ use socket2::Socket;
 use super::conn::{H3Conn, Stream, StreamState};
 use super::response::Fail;
 use super::{frame, Req, Setup};
-use crate::client::engine::core::{self as shared_core, Connections, Core};
+use crate::client::engine::connections::{Connections, Parts, View};
+use crate::client::engine::core::{self as shared_core, Core};
 use crate::client::engine::free::{FreeList, Listed};
 use crate::client::engine::slot::Slot;
 use crate::client::engine::sys::{self, Epoll};
@@ -44,7 +45,6 @@ use crate::client::measure::record::Answer;
 use crate::client::shared::Shared;
 use crate::client::RunControl;
 use kurabe_model::failures::FailureKind;
-use kurabe_model::load_stats::Stats;
 
 /// Events taken per `epoll_wait`.
 const EVENTS: usize = 1024;
@@ -80,7 +80,7 @@ impl Link {
 
 /// A connection slot: live or closed, and whether it is in the open model's free list.
 #[derive(Default)]
-struct Conn {
+pub(crate) struct Conn {
     link: Option<Link>,
     free: bool,
 }
@@ -88,6 +88,10 @@ struct Conn {
 impl Listed for Conn {
     fn listed(&mut self) -> &mut bool {
         &mut self.free
+    }
+
+    fn idle(&self) -> bool {
+        (self.link.as_ref()).is_none_or(|l| l.h3.streams.is_empty() && l.waiting.is_empty())
     }
 }
 
@@ -193,22 +197,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Closed model: (re)connect connections that have work.
-    fn do_restarts(&mut self) {
-        std::mem::swap(&mut self.core.restart, &mut self.core.restarting);
-        for i in 0..self.core.restarting.len() {
-            let ci = self.core.restarting[i] as usize;
-            if self.core.sh.arrival.is_open() {
-                self.make_free(ci);
-                continue;
-            }
-            if let Some(r) = self.claim() {
-                self.connect_with(ci, r);
-            }
-        }
-        self.core.restarting.clear();
-    }
-
     /// Connect `ci` with request `r` waiting for the handshake; a connect
     /// that fails at once fails `r` too, so a dead address cannot loop.
     fn connect_with(&mut self, ci: usize, r: (Slot, Req)) {
@@ -231,7 +219,7 @@ impl<'a> Worker<'a> {
     /// Closed model: claim requests up to `--streams`; both models: put
     /// what waits on streams once the handshake is done.
     fn refill(&mut self, ci: usize) {
-        if self.core.sh.arrival.is_open() {
+        if self.core.sh.load.arrival.is_open() {
             self.open_waiting(ci);
             self.make_free(ci);
             return;
@@ -280,49 +268,10 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Open model: send every due (and every refused) request on a connection with room.
-    fn dispatch_until(&mut self, until: u64) {
-        if self.core.schedule.is_none() {
-            return;
-        }
-        while self.core.due(until) || !self.pending.is_empty() {
-            let Some(ci) = self.pop_free() else {
-                return;
-            };
-            let Some(r) = self.next_slot(until) else {
-                return;
-            };
-            match self.conns[ci].link.as_mut() {
-                None => self.connect_with(ci, r),
-                Some(link) => {
-                    link.waiting.push_back(r);
-                    self.drive(ci);
-                }
-            }
-        }
-    }
-
-    /// Open model: a refused request to resend, else the next due by `until`.
-    fn next_slot(&mut self, until: u64) -> Option<(Slot, Req)> {
-        if let Some(again) = self.again() {
-            return Some(again);
-        }
-        let slot = self.core.pop_due(until)?;
-        Some((slot, self.req(&slot)))
-    }
-
-    /// A connection with room for a request, or closed (to open), open ones first.
-    fn pop_free(&mut self) -> Option<usize> {
-        let streams = self.h3.streams;
-        (self.free).pop(&mut self.conns, |c, _| {
-            c.link.as_mut().is_none_or(|l| l.room(streams) > 0)
-        })
-    }
-
     /// Open model: list connection `ci` as free if it can take a request.
     fn make_free(&mut self, ci: usize) {
         let streams = self.h3.streams;
-        if !self.core.sh.arrival.is_open() || self.core.draining {
+        if !self.core.sh.load.arrival.is_open() || self.core.draining {
             return;
         }
         let c = &mut self.conns[ci];
@@ -668,31 +617,6 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Fail requests past their deadline (the stream reset, H3_REQUEST_CANCELLED),
-    /// and connections whose handshake did not finish in time.
-    fn expire(&mut self) {
-        let (now, timeout_ns) = (self.core.now, self.core.sh.timeout_ns);
-        for ci in 0..self.conns.len() {
-            let Some(link) = self.conns[ci].link.as_mut() else {
-                continue;
-            };
-            if !link.h3.connected && now >= link.connect_start + timeout_ns {
-                let t = Duration::from_nanos(timeout_ns);
-                link.h3.lost.get_or_insert(Fail {
-                    kind: FailureKind::Connect,
-                    code: frame::H3_NO_ERROR,
-                    conn: true,
-                    why: format!("no QUIC handshake within {t:?} (-s)"),
-                });
-                self.drive(ci);
-                continue;
-            }
-            if self.expire_streams(ci) {
-                self.drive(ci);
-            }
-        }
-    }
-
     /// Cancel the requests of connection `ci` past their deadline; whether any was.
     fn expire_streams(&mut self, ci: usize) -> bool {
         let (now, timeout_ns) = (self.core.now, self.core.sh.timeout_ns);
@@ -742,46 +666,87 @@ fn socket_failed(e: &io::Error, connected: bool) -> Fail {
 
 /// The HTTP/3 side of the shared turn loop ([`crate::client::engine::turns`]).
 impl<'a> Connections<'a> for Worker<'a> {
-    fn core(&self) -> &Core<'a> {
-        &self.core
+    type Conn = Conn;
+    type Request = (Slot, Req);
+
+    fn parts(&mut self) -> Parts<'_, 'a, Conn> {
+        Parts {
+            core: &mut self.core,
+            conns: &mut self.conns,
+            free: &mut self.free,
+        }
     }
 
-    fn core_mut(&mut self) -> &mut Core<'a> {
-        &mut self.core
+    fn view(&self) -> View<'_, 'a, Conn> {
+        View {
+            core: &self.core,
+            conns: &self.conns,
+            free: &self.free,
+        }
     }
 
-    fn begin(&mut self, open_model: bool) -> io::Result<()> {
-        if open_model {
-            for ci in (0..self.conns.len()).rev() {
-                self.make_free(ci);
+    /// Open model: make it free; closed: connect it with a request.
+    fn restart(&mut self, ci: usize) {
+        if self.core.sh.load.arrival.is_open() {
+            self.make_free(ci);
+        } else if let Some(r) = self.claim() {
+            self.connect_with(ci, r);
+        }
+    }
+
+    /// A connection with room for a request, or closed (to open), open ones first.
+    fn pop_free(&mut self) -> Option<usize> {
+        let streams = self.h3.streams;
+        (self.free).pop(&mut self.conns, |c, _| {
+            c.link.as_mut().is_none_or(|l| l.room(streams) > 0)
+        })
+    }
+
+    /// A refused request to resend, else the next due by `until`.
+    fn next_request(&mut self, until: u64) -> Option<(Slot, Req)> {
+        if let Some(again) = self.again() {
+            return Some(again);
+        }
+        let slot = self.core.pop_due(until)?;
+        Some((slot, self.req(&slot)))
+    }
+
+    fn send_on(&mut self, ci: usize, r: (Slot, Req)) {
+        match self.conns[ci].link.as_mut() {
+            None => self.connect_with(ci, r),
+            Some(link) => {
+                link.waiting.push_back(r);
+                self.drive(ci);
             }
         }
-        Ok(())
     }
 
-    fn do_restarts(&mut self) {
-        Worker::do_restarts(self);
+    /// Fail the requests of connection `ci` past their deadline (the stream
+    /// reset, H3_REQUEST_CANCELLED), or the connection when its handshake
+    /// did not finish in time.
+    fn expire_conn(&mut self, ci: usize) {
+        let (now, timeout_ns) = (self.core.now, self.core.sh.timeout_ns);
+        let Some(link) = self.conns[ci].link.as_mut() else {
+            return;
+        };
+        if !link.h3.connected && now >= link.connect_start + timeout_ns {
+            let t = Duration::from_nanos(timeout_ns);
+            link.h3.lost.get_or_insert(Fail {
+                kind: FailureKind::Connect,
+                code: frame::H3_NO_ERROR,
+                conn: true,
+                why: format!("no QUIC handshake within {t:?} (-s)"),
+            });
+            self.drive(ci);
+            return;
+        }
+        if self.expire_streams(ci) {
+            self.drive(ci);
+        }
     }
 
-    fn dispatch_until(&mut self, until: u64) {
-        Worker::dispatch_until(self, until);
-    }
-
-    fn expire(&mut self) {
-        Worker::expire(self);
-    }
-
-    fn idle(&self) -> bool {
-        self.pending.is_empty()
-            && self
-                .conns
-                .iter()
-                .flat_map(|c| &c.link)
-                .all(|l| l.h3.streams.is_empty() && l.waiting.is_empty())
-    }
-
-    fn can_take(&self) -> bool {
-        !self.free.is_empty()
+    fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
     }
 
     fn poll(&mut self, timeout: Option<u64>, nap: Option<u64>) {
@@ -825,9 +790,5 @@ impl<'a> Connections<'a> for Worker<'a> {
                 self.close(ci, End::Done);
             }
         }
-    }
-
-    fn into_stats(self) -> Stats {
-        self.core.stats
     }
 }
