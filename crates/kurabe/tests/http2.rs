@@ -78,6 +78,8 @@ fn h2c_against_nginx_reconciles_with_its_access_log() {
     );
     assert_eq!(r.protocol, "h2c");
     assert_eq!(r.http2.as_ref().unwrap().streams, 8);
+    // Every request but each connection's first went on a reused one.
+    assert_eq!(r.keep_alive_requests, 300 - 4);
     assert_eq!(r.document_length_bytes, 17);
     assert_eq!(
         r.server_software.as_deref(),

@@ -1,10 +1,10 @@
 //! Accounting of one complete response into a worker's [`Stats`]: the
-//! `-l` length check, status counts, ab's phase histograms, the open model's
+//! `-l` length check, status and keep-alive counts, ab's phase histograms, the open model's
 //! uncorrected latency, the request name's row of the breakdown and the
 //! `-g` line.
 //!
 //! Owns the arithmetic of "a request finished", whatever the protocol
-//! (both the HTTP/1.1 and the HTTP/2 worker count through it). Must not read clocks or sockets: the caller
+//! (every protocol's worker counts through it). Must not read clocks or sockets: the caller
 //! passes the times in.
 
 use std::sync::atomic::Ordering;
@@ -23,6 +23,9 @@ pub(crate) struct Answer {
     pub body_bytes: u64,
     /// When the first byte of the response arrived.
     pub first_byte: u64,
+    /// The request was not the first on its connection (a keep-alive
+    /// request, whatever the protocol).
+    pub reused: bool,
 }
 
 /// Count `a` as a complete response to `slot` at `now`; its latency, µs.
@@ -39,6 +42,7 @@ pub(crate) fn record(
 ) -> Result<u64, String> {
     check_length(sh, a.body_bytes)?;
     st.counters.completed += 1;
+    st.counters.keep_alive_requests += u64::from(a.reused);
     st.counters.status.count(a.status);
     if !(200..300).contains(&a.status) {
         st.counters.non_2xx += 1;

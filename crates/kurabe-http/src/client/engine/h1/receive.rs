@@ -294,11 +294,10 @@ impl Worker<'_> {
             status: resp.status,
             body_bytes: resp.body_bytes,
             first_byte,
+            reused,
         };
         let kept = self.conns[ci].framer.kept();
-        if self.core.complete(&slot, a, kept) {
-            self.core.stats.counters.keep_alive_requests += u64::from(reused);
-        }
+        self.core.complete(&slot, a, kept);
     }
 
     /// Take the oldest request off connection `ci` as answered: (its slot,

@@ -523,6 +523,8 @@ impl<'a> Worker<'a> {
             status: s.status,
             body_bytes: s.body,
             first_byte: s.first_byte,
+            // Client streams are numbered 1, 3, 5... on each connection.
+            reused: s.id > 1,
         };
         let Some(k) = s.kept else {
             self.core.complete(&s.slot, a, (&[], &[]));

@@ -70,6 +70,9 @@ fn caddy_answers_every_request_and_logs_each_as_http3() {
     assert_eq!(r.stats.counters.completed, 300);
     assert_eq!(r.stats.counters.status.get(200), 300);
     assert_eq!(r.stats.counters.body_bytes, 300 * 26);
+    // Every request but each connection's first went on a reused one.
+    let handshakes = r.report.http3.as_ref().map_or(0, |h| h.handshakes);
+    assert_eq!(r.report.keep_alive_requests, 300 - handshakes);
     assert_eq!(r.report.server_software.as_deref(), Some("Caddy"));
     assert_eq!(r.report.protocol, "h3");
     assert_eq!(caddy.h3_logged("/index.html"), 300);

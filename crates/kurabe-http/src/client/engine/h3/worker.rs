@@ -420,6 +420,8 @@ impl<'a> Worker<'a> {
             status: s.response.status,
             body_bytes: s.response.body,
             first_byte: s.first_byte,
+            // The connection's first request stream is index 0.
+            reused: s.id.index() > 0,
         };
         match &s.response.kept {
             Some(k) => self.core.complete(&s.slot, a, (&k.head, &k.body)),
