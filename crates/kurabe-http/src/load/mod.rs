@@ -16,7 +16,7 @@ mod error;
 mod files;
 mod gate;
 mod index;
-pub mod replay;
+mod replay;
 mod resolve;
 mod scan;
 mod set;

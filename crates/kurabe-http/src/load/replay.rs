@@ -80,8 +80,10 @@ pub(super) fn early(
     Ok((edits, reader))
 }
 
-/// Read and check `spec`.
-pub fn read(spec: &ReplaySpec) -> Result<Replay, SpecError> {
+/// Read and check `spec` (a load's replay is read by `super::resolve`,
+/// after the whole spec's check).
+#[cfg(test)]
+fn read(spec: &ReplaySpec) -> Result<Replay, SpecError> {
     let edits = settings(spec)?;
     let reader = reader(&spec.log, spec.log_format.as_deref())?;
     read_with(spec, &edits, reader, &Default::default())

@@ -115,8 +115,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let speed = parse_speed(&args.speed).map_err(|e| anyhow::anyhow!("--speed {e}"))?;
     let spec = load_spec(&args, speed);
     if args.dry_run {
-        let replay = kurabe_http::load::replay::read(spec.replay.as_ref().expect("set above"))?;
-        let text = kurabe_report::replay_text(&replay.summary);
+        // The same check as a run's, then the log read: what the run would send.
+        let checked = kurabe_http::load::check(&spec, &kurabe_http::load::Names::FLAGS)?;
+        let summary = checked.replay_summary().expect("a replay's spec");
+        let text = kurabe_report::replay_text(summary);
         write_output(args.out.path(), &text)?;
         return Ok(ExitCode::SUCCESS);
     }
