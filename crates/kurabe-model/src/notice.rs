@@ -139,6 +139,12 @@ pub enum Notice {
     Interrupted,
     /// `kurabe system` was interrupted; the report holds what finished.
     SystemInterrupted,
+    /// A signal ends kurabe at once, without waiting for the work in
+    /// flight to stop: a second signal, or the first one's grace ran out.
+    ExitingAtOnce {
+        /// The grace in seconds when it ran out; `None` for a second signal.
+        grace_s: Option<u64>,
+    },
     /// A load test as a whole failed (`kurabe http` exits 1).
     LoadFailed(LoadFailure),
     /// A benchmarked command failed.

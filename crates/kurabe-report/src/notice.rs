@@ -34,6 +34,8 @@ pub fn line(notice: &Notice) -> String {
         Notice::NoRoundSucceeded { urls } => format!("kurabe: no round succeeded for {}", urls.join(", ")),
         Notice::Interrupted => "kurabe: interrupted".to_owned(),
         Notice::SystemInterrupted => "kurabe: interrupted; the report holds the tests that finished".to_owned(),
+        Notice::ExitingAtOnce { grace_s: Some(grace) } => format!("kurabe: not stopped within {grace} s of the signal, exiting without waiting"),
+        Notice::ExitingAtOnce { grace_s: None } => "kurabe: second signal, exiting without waiting".to_owned(),
         Notice::CommandFailed { why, suggest_ignore } => command_failed(why, *suggest_ignore),
         Notice::LoadFailed(failure) => format!("kurabe: {}", load_failed(failure)),
     }

@@ -32,11 +32,10 @@ fn exit_at_once(sig: i32) {
     kurabe_live::tui::restore();
     // A first signal with nothing to stop yet ends the process silently,
     // as the default action would (but with the exit status 128 + signal).
-    if kurabe_probe::signals::overdue() {
-        let grace = kurabe_probe::signals::GRACE.as_secs();
-        eprintln!("kurabe: not stopped within {grace} s of the signal, exiting without waiting");
-    } else if kurabe_probe::signals::received().is_some() {
-        eprintln!("kurabe: second signal, exiting without waiting");
+    let overdue = kurabe_probe::signals::overdue();
+    if overdue || kurabe_probe::signals::received().is_some() {
+        let grace_s = overdue.then(|| kurabe_probe::signals::GRACE.as_secs());
+        crate::tell(kurabe_model::notice::Notice::ExitingAtOnce { grace_s });
     }
     std::process::exit(128 + sig);
 }
