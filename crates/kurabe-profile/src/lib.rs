@@ -31,7 +31,8 @@ mod sys;
 
 use std::collections::HashMap;
 
-use kurabe_model::profile::{FoldedStack, ProfileOff, RunProfile};
+use kurabe_model::notice::Notice;
+use kurabe_model::profile::{FoldedStack, ProfileOff, Profiling, RunProfile};
 
 pub use fold::{Folded, Frame};
 pub use sampler::{Kernel, Sampler, Samples, DEFAULT_HZ};
@@ -47,6 +48,22 @@ pub fn available() -> Result<Kernel, ProfileOff> {
 /// `kernel.perf_event_paranoid`, when readable.
 pub fn paranoid() -> Option<i32> {
     sys::paranoid()
+}
+
+/// Whether the runs asked to be profiled are sampled here, and what the
+/// user should know about it (user frames only; no sampling at all);
+/// `Err` when they cannot be sampled and it is `required`.
+pub fn choose(required: bool) -> Result<(Profiling, Option<Notice>), ProfileOff> {
+    let sampled = Profiling::Sampled { hz: DEFAULT_HZ };
+    match available() {
+        Ok(Kernel::Sampled) => Ok((sampled, None)),
+        Ok(Kernel::NotAllowed) => {
+            let paranoid = paranoid();
+            Ok((sampled, Some(Notice::ProfileUserOnly { paranoid })))
+        }
+        Err(why) if required => Err(why),
+        Err(why) => Ok((Profiling::Off, Some(Notice::ProfileOff { why }))),
+    }
 }
 
 impl Samples {

@@ -136,22 +136,13 @@ impl ProfileArg {
         let Some(when) = self.profile.as_deref() else {
             return Ok(Profiling::Off);
         };
-        let hz = kurabe_profile::DEFAULT_HZ;
-        match kurabe_profile::available() {
-            Ok(kurabe_profile::Kernel::Sampled) => Ok(Profiling::Sampled { hz }),
-            Ok(kurabe_profile::Kernel::NotAllowed) => {
-                let paranoid = kurabe_profile::paranoid();
-                (!quiet).then(|| crate::tell(Notice::ProfileUserOnly { paranoid }));
-                Ok(Profiling::Sampled { hz })
-            }
-            Err(why) if when == "required" => {
-                anyhow::bail!(kurabe_report::notice::profile_required(&why))
-            }
-            Err(why) => {
-                crate::tell(Notice::ProfileOff { why });
-                Ok(Profiling::Off)
-            }
+        let (profiling, notice) = kurabe_profile::choose(when == "required")
+            .map_err(|why| anyhow::anyhow!(kurabe_report::notice::profile_required(&why)))?;
+        // User frames only is no news with -q; no sampling at all always is.
+        if let Some(n) = notice.filter(|n| !quiet || matches!(n, Notice::ProfileOff { .. })) {
+            crate::tell(n);
         }
+        Ok(profiling)
     }
 }
 
