@@ -357,10 +357,7 @@ fn default_cmd_rounds(
         .filter(|r| r.metric.name == "wall_time_s")
         .filter_map(|r| r.summary.map(|s| s.mean))
         .collect();
-    let min = match measure {
-        Measure::Instructions => 3,
-        Measure::Time => cmd::DEFAULT_MIN_RUNS,
-    };
+    let min = cmd::default_min_runs(measure);
     let n = cmd::auto_runs(&wall, export.shell_overhead_s, min, None);
     cmd::blocks(n).0
 }

@@ -91,6 +91,18 @@ const MAX_ROUNDS: u32 = 30;
 /// hyperfine's least number of runs per command (`--min-runs`' default).
 pub const DEFAULT_MIN_RUNS: u32 = 10;
 
+/// The least runs per command when counting instructions: each run is
+/// ~50× slower, and the counts barely vary.
+pub const INSTRUCTION_MIN_RUNS: u32 = 3;
+
+/// The least runs per command by default for what is `measure`d.
+pub fn default_min_runs(measure: Measure) -> u32 {
+    match measure {
+        Measure::Instructions => INSTRUCTION_MIN_RUNS,
+        Measure::Time => DEFAULT_MIN_RUNS,
+    }
+}
+
 /// Executions of the empty command that measure the shell's start-up.
 const SHELL_CALIBRATION_RUNS: u32 = 50;
 

@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use kurabe_model::plan::CommandOutput;
+use kurabe_model::plan::{CommandOutput, Measure};
 
 use crate::cmd::{CmdError, CmdSpec, Runs, Shell};
 
@@ -270,16 +270,17 @@ fn unique_names(commands: &mut [CmdSpec]) {
 }
 
 impl Runs {
-    /// hyperfine's `-r`, else `-m` (default 10) and `-M`.
+    /// hyperfine's `-r`, else `-m` (default: [`super::default_min_runs`]
+    /// of what is `measure`d) and `-M`.
     pub fn from_flags(
         runs: Option<u32>,
-        min: Option<u32>,
-        max: Option<u32>,
+        (min, max): (Option<u32>, Option<u32>),
+        measure: Measure,
     ) -> Result<Runs, CmdError> {
         if let Some(n) = runs {
             return Ok(Runs::Exact(n));
         }
-        let min = min.unwrap_or(super::DEFAULT_MIN_RUNS);
+        let min = min.unwrap_or(super::default_min_runs(measure));
         if max.is_some_and(|max| max < min) {
             return Err(usage(format!(
                 "--max-runs is below --min-runs ({min}); raise it"
@@ -362,16 +363,21 @@ mod tests {
     #[test]
     fn run_bounds_follow_hyperfine() {
         assert_eq!(
-            Runs::from_flags(Some(5), None, None).unwrap(),
+            Runs::from_flags(Some(5), (None, None), Measure::Time).unwrap(),
             Runs::Exact(5)
         );
         assert_eq!(
-            Runs::from_flags(None, None, Some(20)).unwrap(),
+            Runs::from_flags(None, (None, Some(20)), Measure::Time).unwrap(),
             Runs::Auto {
                 min: 10,
                 max: Some(20)
             }
         );
-        assert!(Runs::from_flags(None, Some(10), Some(5)).is_err());
+        assert!(Runs::from_flags(None, (Some(10), Some(5)), Measure::Time).is_err());
+        // Counting instructions: 3 runs unless told (each is ~50× slower).
+        assert_eq!(
+            Runs::from_flags(None, (None, None), Measure::Instructions).unwrap(),
+            Runs::Auto { min: 3, max: None }
+        );
     }
 }

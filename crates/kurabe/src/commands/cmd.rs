@@ -238,7 +238,7 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         commands: command_list(args).expand()?,
         reference: 0,
         shell: shell_flag(args.shell.as_deref(), args.no_shell)?,
-        runs: Runs::from_flags(args.runs, min_runs(args), args.max_runs)?,
+        runs: Runs::from_flags(args.runs, (args.min_runs, args.max_runs), args.measure)?,
         warmup: args.warmup,
         prepare: args.prepare.clone(),
         setup: args.setup.clone(),
@@ -258,18 +258,6 @@ fn config(args: &Args) -> anyhow::Result<CmdConfig> {
         profile: args.profile.profiling(args.quiet.quiet)?,
     })
 }
-
-/// `--min-runs`, else 3 for instruction counts (each run is ~50× slower,
-/// and the counts barely vary), else hyperfine's default.
-fn min_runs(args: &Args) -> Option<u32> {
-    match args.measure {
-        Measure::Instructions => args.min_runs.or(Some(INSTRUCTION_MIN_RUNS)),
-        Measure::Time => args.min_runs,
-    }
-}
-
-/// Runs per command by default when counting instructions.
-const INSTRUCTION_MIN_RUNS: u32 = 3;
 
 /// The commands and parameter flags as given.
 fn command_list(args: &Args) -> CommandList {
