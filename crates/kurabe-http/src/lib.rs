@@ -10,8 +10,9 @@
 //! both the binary and plans. `load` is the engine's one entry: a
 //! [`kurabe_model::load::LoadSpec`] checked (the same rules for flags,
 //! plans and fleet specs), run with a stop handle and an observer;
-//! `replay` reads access logs and HAR files into timed requests for
-//! `kurabe replay`; `sent_head` gives the head a load sends (ab's `-v`),
+//! `source` holds every way a run's requests are produced (request sets
+//! and their targets files, and `source::replay`, access logs and HAR
+//! files read into timed requests for `kurabe replay`); `sent_head` gives the head a load sends (ab's `-v`),
 //! `outcome` says whether a run as a whole failed, `tags` names each
 //! request for the per-request breakdown and `response_check` judges
 //! responses (`--check`); `flags` reads the load flags whose texts carry
@@ -31,17 +32,18 @@ pub mod flags;
 pub mod header;
 pub mod load;
 pub mod outcome;
-pub mod replay;
 pub mod request;
 pub mod response_check;
 pub mod sent_head;
 pub mod serve;
+pub mod source;
 pub mod tags;
-pub mod targets;
+mod target;
 
 /// A parsed `http://` or `https://` URL, and why one does not parse: the
 /// public face of the engine's targets (its internals stay in `client`).
-pub use client::{is_loopback, Target, UrlError};
+pub use client::is_loopback;
+pub use target::{Target, UrlError};
 
 /// Raise the soft open-files limit to the hard limit: thousands of
 /// connections, client or server side, need descriptors (a soft limit of

@@ -5,7 +5,7 @@
 //! held).
 //!
 //! Owns the field names and the speed grammar. Must not read logs (that is
-//! `kurabe_http::replay`) or do any I/O.
+//! `kurabe_http::source::replay`) or do any I/O.
 
 use std::path::PathBuf;
 

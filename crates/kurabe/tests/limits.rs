@@ -73,7 +73,7 @@ fn more_system_copies_than_a_pass_may_start_are_refused() {
 #[test]
 fn a_log_past_what_a_replay_holds_is_refused_at_the_line_that_passes_it() {
     use std::io::Write;
-    const LIMIT: u64 = kurabe_http::replay::MAX_HELD_BYTES;
+    const LIMIT: u64 = kurabe_http::source::replay::MAX_HELD_BYTES;
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("big.log");
     let mut f = std::io::BufWriter::new(std::fs::File::create(&log).unwrap());
@@ -81,7 +81,7 @@ fn a_log_past_what_a_replay_holds_is_refused_at_the_line_that_passes_it() {
     let (mut held, mut passed) = (0u64, None);
     for line in 1u64.. {
         let target = format!("/p/{line}?{pad}");
-        held += 3 + target.len() as u64 + kurabe_http::replay::HELD_PER_REQUEST;
+        held += 3 + target.len() as u64 + kurabe_http::source::replay::HELD_PER_REQUEST;
         if held > LIMIT && passed.is_none() {
             passed = Some(line);
         }

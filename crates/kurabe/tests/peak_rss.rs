@@ -21,7 +21,7 @@ const OVERHEAD: u64 = 64 * MIB;
 const MAX_BODY: u64 = kurabe_http::request::MAX_BODY_BYTES;
 
 /// A HAR's text for the largest body: its base64 and a sixteenth more
-/// (kurabe_http::replay::har's MAX_TEXT_BYTES), read whole by the JSON
+/// (kurabe_http::source::replay::har's MAX_TEXT_BYTES), read whole by the JSON
 /// reader before it is decoded.
 const MAX_HAR_TEXT: u64 = MAX_BODY.div_ceil(3) * 4 + MAX_BODY / 16;
 

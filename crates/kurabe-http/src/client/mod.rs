@@ -16,21 +16,19 @@
 //! - `measure`: what is made of each answer (`measure::record` counts a
 //!   complete response for every protocol; the counters and histograms are
 //!   the model's `load_stats`), the series, live snapshots, ab's `-g` tap;
-//! - `set`, `feed` and `requests`: what is sent (a held request set, a
-//!   streamed one, and the bytes on the wire a worker reads them through);
-//!   `shared` is the state all workers of a run read: the load and what
+//! - `shared`: the state all workers of a run read, the load and what
 //!   the run made of it.
+//!
+//! What is sent, beyond the one request, is `crate::source`'s: request
+//! sets (held or streamed), replays, and the bytes on the wire.
 //!
 //! Nothing here prints: the caller renders the report.
 
 pub(crate) mod engine;
 #[cfg(test)]
 mod engine_tests;
-mod feed;
 pub(crate) mod measure;
-mod requests;
 mod schedule;
-pub mod set;
 mod shared;
 
 use std::io::Write;
@@ -43,6 +41,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use kurabe_model::http::HttpReport;
 
 use crate::request::Body;
+use crate::source::set::{self, feed};
+use crate::source::wire as requests;
+use crate::target::Target;
 pub(crate) use engine::protocol::Protocol;
 pub use engine::setup::{
     parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol,
@@ -71,19 +72,6 @@ pub fn is_loopback(host: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-/// A parsed `http://` or `https://` target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    /// True for `https://`.
-    pub tls: bool,
-    /// Host as written (IPv6 literals without brackets).
-    pub host: String,
-    /// Port (default 80 / 443).
-    pub port: u16,
-    /// Path and query, at least "/".
-    pub path: String,
 }
 
 /// The I/O engine that drives the connections (`--engine`): `Auto` is the
@@ -237,7 +225,7 @@ pub(crate) enum Requests {
     Streamed(Arc<set::RequestSet>, set::Streamed),
     /// A recording's requests (`kurabe replay`), sent at the times of the
     /// same recording's [`Arrival::Replay`].
-    Replay(Arc<crate::replay::Replay>),
+    Replay(Arc<crate::source::replay::Replay>),
 }
 
 impl Requests {
@@ -281,154 +269,6 @@ impl RunControl {
             live: None,
         }
     }
-}
-
-/// A URL `kurabe http` cannot load-test.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "invalid URL '{url}': {reason}; expected http://host[:port]/path or https://host[:port]/path"
-)]
-pub struct UrlError {
-    /// The URL as given.
-    pub url: String,
-    /// What is wrong with it.
-    pub reason: String,
-}
-
-impl Target {
-    /// Parse an absolute `http://` or `https://` URL (IPv6 literals in brackets).
-    pub fn parse(url: &str) -> Result<Target, UrlError> {
-        Self::parse_parts(url).map_err(|reason| UrlError {
-            url: url.to_string(),
-            reason: reason.to_string(),
-        })
-    }
-
-    /// [`Target::parse`] with the reason alone as the error.
-    fn parse_parts(url: &str) -> Result<Target, &'static str> {
-        let (tls, rest) = split_scheme(url)?;
-        let (authority, path) = match rest.find(['/', '?', '#']) {
-            Some(i) => (&rest[..i], &rest[i..]),
-            None => (rest, ""),
-        };
-        if authority.contains('@') {
-            return Err("user:password@ in the URL is not supported (use -A)");
-        }
-        let (host, port) = split_authority(authority, if tls { 443 } else { 80 })?;
-        check_host(host)?;
-        Ok(Target {
-            tls,
-            host: host.to_string(),
-            port,
-            path: normalise_path(path)?,
-        })
-    }
-
-    /// The `Host:` header value (port omitted when it is the scheme's default).
-    pub fn host_header(&self) -> String {
-        let host = if self.host.contains(':') {
-            format!("[{}]", self.host)
-        } else {
-            self.host.clone()
-        };
-        let default = if self.tls { 443 } else { 80 };
-        if self.port == default {
-            host
-        } else {
-            format!("{host}:{}", self.port)
-        }
-    }
-
-    /// The URL, normalised.
-    pub fn url(&self) -> String {
-        format!(
-            "{}://{}{}",
-            if self.tls { "https" } else { "http" },
-            self.host_header(),
-            self.path
-        )
-    }
-}
-
-fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
-    let head = s.get(..prefix.len())?;
-    head.eq_ignore_ascii_case(prefix)
-        .then(|| &s[prefix.len()..])
-}
-
-/// The scheme (`true` for https) and what follows `://`.
-fn split_scheme(url: &str) -> Result<(bool, &str), &'static str> {
-    if let Some(r) = strip_prefix_ci(url, "http://") {
-        Ok((false, r))
-    } else if let Some(r) = strip_prefix_ci(url, "https://") {
-        Ok((true, r))
-    } else {
-        Err("the scheme must be http:// or https://")
-    }
-}
-
-/// Host and port of `host[:port]` or `[v6][:port]`.
-fn split_authority(authority: &str, default_port: u16) -> Result<(&str, u16), &'static str> {
-    const BAD_PORT: &str = "the port must be a number 1-65535";
-    if let Some(v6) = authority.strip_prefix('[') {
-        let end = v6.find(']').ok_or("unclosed '[' in IPv6 address")?;
-        let host = &v6[..end];
-        if host.parse::<std::net::Ipv6Addr>().is_err() {
-            return Err("not a valid IPv6 address in brackets");
-        }
-        let port = match &v6[end + 1..] {
-            "" => default_port,
-            p => parse_port(p.strip_prefix(':').ok_or("junk after ']'")?).ok_or(BAD_PORT)?,
-        };
-        return Ok((host, port));
-    }
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((h, p)) => (h, parse_port(p).ok_or(BAD_PORT)?),
-        None => (authority, default_port),
-    };
-    if host.contains(':') {
-        return Err("IPv6 addresses must be in brackets, e.g. http://[::1]:8080/");
-    }
-    Ok((host, port))
-}
-
-/// A host name or address made of the characters a URL host may hold.
-fn check_host(host: &str) -> Result<(), &'static str> {
-    if host.is_empty() {
-        return Err("the host is missing");
-    }
-    if !host
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b".-_:%".contains(&b))
-    {
-        return Err("the host contains characters that are not allowed");
-    }
-    Ok(())
-}
-
-/// The request target: fragment dropped (it never goes on the wire), `/` added where missing.
-fn normalise_path(path: &str) -> Result<String, &'static str> {
-    let path = path.split('#').next().unwrap_or("");
-    if path
-        .bytes()
-        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
-    {
-        return Err("the path contains spaces or control characters (percent-encode them)");
-    }
-    Ok(if path.is_empty() {
-        "/".to_string()
-    } else if path.starts_with('?') {
-        format!("/{path}")
-    } else {
-        path.to_string()
-    })
-}
-
-fn parse_port(p: &str) -> Option<u16> {
-    if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    p.parse::<u16>().ok().filter(|&p| p != 0)
 }
 
 /// A problem that stops a run before any request is sent.
@@ -585,7 +425,7 @@ fn target_wire(t: &set::SetTarget) -> Wire<'_> {
 }
 
 /// A recorded request going to `target`, to serialise.
-fn recorded_wire<'a>(rec: &'a crate::replay::Recorded, target: &'a Target) -> Wire<'a> {
+fn recorded_wire<'a>(rec: &'a crate::source::replay::Recorded, target: &'a Target) -> Wire<'a> {
     Wire {
         method: &rec.method,
         target,
@@ -775,7 +615,7 @@ fn start_feed(cfg: &Load, keeps: (bool, bool)) -> Result<Option<feed::Feed>, Loa
 /// A replay's requests on the wire, one after another, and where each is
 /// (`cfg.target.path` is the base URL's path, put before each recorded
 /// path).
-fn replay_bytes(cfg: &Load, replay: &crate::replay::Replay) -> Held {
+fn replay_bytes(cfg: &Load, replay: &crate::source::replay::Replay) -> Held {
     let mut held = Held::default();
     for (i, rec) in replay.requests.iter().enumerate() {
         let target = replay_target(cfg, rec);
@@ -788,7 +628,7 @@ fn replay_bytes(cfg: &Load, replay: &crate::replay::Replay) -> Held {
 
 /// Where recorded request `rec` goes: the base URL with its path, then
 /// the recorded path and query.
-fn replay_target(cfg: &Load, rec: &crate::replay::Recorded) -> Target {
+fn replay_target(cfg: &Load, rec: &crate::source::replay::Recorded) -> Target {
     let base = cfg.target.path.trim_end_matches('/');
     Target {
         path: format!("{base}{}", rec.target),
@@ -1250,74 +1090,10 @@ mod tests {
         assert_eq!(first_accepting(&[closed]), None);
     }
 
-    fn t(url: &str) -> Target {
-        Target::parse(url).unwrap()
-    }
-
-    #[test]
-    fn parses_http_and_https_with_default_ports() {
-        assert_eq!(
-            t("http://example.com"),
-            Target {
-                tls: false,
-                host: "example.com".into(),
-                port: 80,
-                path: "/".into()
-            }
-        );
-        assert_eq!(
-            t("HTTPS://example.com/a/b?x=1#frag"),
-            Target {
-                tls: true,
-                host: "example.com".into(),
-                port: 443,
-                path: "/a/b?x=1".into()
-            }
-        );
-        assert_eq!(t("http://127.0.0.1:8080?q").path, "/?q");
-        assert_eq!(t("http://127.0.0.1:8080/").port, 8080);
-    }
-
-    #[test]
-    fn parses_ipv6_literals() {
-        let v6 = t("http://[::1]:8080/x");
-        assert_eq!(
-            (v6.host.as_str(), v6.port, v6.path.as_str()),
-            ("::1", 8080, "/x")
-        );
-        assert_eq!(v6.host_header(), "[::1]:8080");
-        assert_eq!(t("https://[2001:db8::1]/").port, 443);
-        assert_eq!(t("https://[2001:db8::1]/").host_header(), "[2001:db8::1]");
-    }
-
-    #[test]
-    fn rejects_bad_urls_with_a_clear_message() {
-        for bad in [
-            "x",
-            "ftp://a/",
-            "http://",
-            "http://:80/",
-            "http://a:0/",
-            "http://a:99999/",
-            "http://a:x/",
-            "http://[::1/",
-            "http://[zz]:80/",
-            "http://::1/",
-            "http://a b/",
-            "http://u:p@a/",
-            "http://a/ b",
-        ] {
-            let e = Target::parse(bad).unwrap_err();
-            let msg = e.to_string();
-            assert!(msg.starts_with(&format!("invalid URL '{bad}': ")), "{msg}");
-            assert!(msg.contains("expected http://host[:port]/path"), "{msg}");
-        }
-    }
-
     #[test]
     fn request_bytes_carry_method_host_and_headers() {
         let cfg = Load {
-            target: t("http://[::1]:81/p?q"),
+            target: Target::parse("http://[::1]:81/p?q").unwrap(),
             requests: Requests::One {
                 method: "POST".into(),
                 headers: vec![("X-A".into(), "1".into())],

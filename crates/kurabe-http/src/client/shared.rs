@@ -29,7 +29,7 @@ pub(crate) struct Shared {
     pub addr: SockAddr,
     /// What is sent, ready on the wire: one request, a held or streamed
     /// set, a replay's.
-    pub wire: super::requests::Prepared,
+    pub wire: crate::source::wire::Prepared,
     /// Length of one serialised request (of a set or a replay: the
     /// longest), from `wire`: the unit of the HTTP/1.1 worker's
     /// per-send count of what is written.

@@ -17,9 +17,9 @@
 use kurabe_model::load::LoadSpec;
 
 use super::error::SpecError;
-use super::spool::{self, StdinSet};
 use super::{online_cpus, resolve, Checked};
 use crate::request::Names;
+use crate::source::set::spool::{self, StdinSet};
 
 /// The largest set on standard input a load shared by several client
 /// processes (a fleet) carries: held and sent inline to every worker.

@@ -5,8 +5,9 @@
 //! Must not check anything: the checks are `resolve`'s, `set`'s and
 //! `replay`'s, which all return it.
 
-use crate::client::{self, TlsOptionError, UrlError};
+use crate::client::{self, TlsOptionError};
 use crate::request::RequestError;
+use crate::target::UrlError;
 
 /// A setting, or a combination of settings, that cannot be run; one line
 /// naming the setting and the fix.

@@ -18,7 +18,7 @@ use kurabe_model::load::LoadSpec;
 use crate::request::{Names, MAX_BODY_BYTES};
 
 /// The request set's file (`-`: standard input).
-pub(super) fn targets(n: &Names) -> Name {
+pub(crate) fn targets(n: &Names) -> Name {
     Name::new(format!("the {} file", n.targets)).or_stdin()
 }
 
@@ -28,7 +28,7 @@ fn body(n: &Names) -> Name {
 }
 
 /// The replay's log.
-pub(super) fn log() -> Name {
+pub(crate) fn log() -> Name {
     Name::new("the log")
 }
 

@@ -13,14 +13,9 @@
 
 mod check;
 mod error;
-mod files;
+pub(crate) mod files;
 mod gate;
-mod index;
-mod replay;
 mod resolve;
-mod scan;
-mod set;
-mod spool;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -136,7 +131,7 @@ pub struct Checked(Load);
 
 impl Checked {
     /// Where the requests go.
-    pub fn target(&self) -> &client::Target {
+    pub fn target(&self) -> &crate::Target {
         &self.0.target
     }
 

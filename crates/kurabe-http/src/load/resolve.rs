@@ -6,7 +6,7 @@
 //! rules that need no target of a request set ([`early`]) are checked
 //! before the set is read, which can take long (a large file's scan,
 //! standard input until its producer ends); the rest once it is. A
-//! replay's own settings (`super::replay`) are checked with them, before
+//! replay's own settings (`crate::source::replay::read`) are checked with them, before
 //! its log is read; the log's requests and times then become the run's
 //! requests and its [`Arrival`], the one shape every kind of arrival
 //! (closed, a rate, rate or connection stages, a recording) resolves to.
@@ -29,11 +29,11 @@ use kurabe_model::stage::{SpecTargetError, Stages};
 
 use super::error::SpecError;
 use crate::client::{
-    self, Arrival, Load, Proxy, Ramp, Requests, Setup, StopCondition, Target, TlsOptions,
-    TlsProtocol,
+    self, Arrival, Load, Proxy, Ramp, Requests, Setup, StopCondition, TlsOptions, TlsProtocol,
 };
 use crate::request::{Names, RequestSpec, DEFAULT_TIMEOUT};
 use crate::tags::{LabelError, Labels};
+use crate::target::Target;
 
 /// `Err(SpecError::Invalid(…))` with a formatted message.
 macro_rules! invalid {
@@ -82,11 +82,11 @@ pub(crate) fn resolve(
 }
 
 /// Every check of `spec` that needs neither its set nor its replay's
-/// log, made before either is read ([`early`], [`super::replay::early`]).
+/// log, made before either is read ([`early`], [`crate::source::replay::read::early`]).
 pub(crate) fn check_early(spec: &LoadSpec, n: &Names, clients: u32) -> Result<(), SpecError> {
     within_reach(spec, n, clients)?;
     if let Some(r) = &spec.replay {
-        super::replay::early(spec, r, n)?;
+        crate::source::replay::read::early(spec, r, n)?;
     }
     early(spec, n).map(drop)
 }
@@ -123,7 +123,7 @@ fn resolve_load(
         staging,
     } = early(spec, n)?;
     let request = request_spec(spec, n)?.build(n)?;
-    let set = super::set::read(spec, n, (&request.headers, stop), &mut labels)?;
+    let set = crate::source::set::read::read(spec, n, (&request.headers, stop), &mut labels)?;
     let (target, requests) = match set {
         Some(set) => (set.set().expect("a set").origin(), set),
         None => {
@@ -138,7 +138,7 @@ fn resolve_load(
     // one: until its feeder's one pass ends).
     let once = match &requests {
         Requests::Set(s) => Some(s.targets.len() as u64),
-        Requests::Streamed(..) => Some(crate::client::set::STREAM_ONCE),
+        Requests::Streamed(..) => Some(crate::source::set::STREAM_ONCE),
         Requests::One { .. } | Requests::Replay(_) => None,
     };
     let timed = timed(spec, &staging);
@@ -168,10 +168,10 @@ fn resolve_replay(
     n: &Names,
     (ncpus, stop): (u32, &Arc<AtomicBool>),
 ) -> Result<Load, SpecError> {
-    let (edits, reader) = super::replay::early(spec, r, n)?;
+    let (edits, reader) = crate::source::replay::read::early(spec, r, n)?;
     let Early { mut labels, .. } = early(spec, n)?;
-    let replay = super::replay::read_with(r, &edits, reader, stop)?;
-    let replay = super::replay::tagged(replay, &mut labels, n)?;
+    let replay = crate::source::replay::read::read_with(r, &edits, reader, stop)?;
+    let replay = crate::source::replay::read::tagged(replay, &mut labels, n)?;
     let total = replay.total();
     let replay = Arc::new(replay);
     let parts = Parts {
@@ -265,7 +265,7 @@ pub(crate) fn early(spec: &LoadSpec, n: &Names) -> Result<Early, SpecError> {
     request_fields(spec, unread_body(spec, n)?).build(n)?;
     let labels = labels(spec, n)?;
     let set = spec.targets.is_some() || spec.targets_text.is_some();
-    let origin = super::set::check(spec, n)?;
+    let origin = crate::source::set::read::check(spec, n)?;
     let https = match set {
         true => origin.map(|t| t.tls),
         false => Some(Target::parse(&url(spec, n)?)?.tls),

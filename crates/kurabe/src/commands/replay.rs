@@ -6,7 +6,7 @@
 //! offset divided by `--speed`, and its latency counts from that time),
 //! and the terminal edge (`--dry-run`'s summary, the live views of
 //! `crate::live`, the report, exit codes).
-//! Must not read the log itself (`kurabe_http::load::replay` does, when
+//! Must not read the log itself (`kurabe_http::source::replay` does, when
 //! the spec is checked) nor render (`kurabe-report` does).
 
 use std::path::PathBuf;

@@ -15,7 +15,7 @@
 //! debug-build aid for tests.
 //!
 //! Must not decide when a request may go (`super::schedule` does), what it
-//! is (`super::set`, `super::feed`, `super::requests`), or what is made of
+//! is (`crate::source`), or what is made of
 //! the numbers (`super::measure`); nothing here prints.
 
 pub(crate) mod connections;

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use kurabe_model::stage::Stages;
 
-use crate::replay::Replay;
+use crate::source::replay::Replay;
 
 /// When a run's requests go out.
 #[derive(Debug, Clone)]

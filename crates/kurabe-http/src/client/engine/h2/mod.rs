@@ -37,11 +37,11 @@ mod tests;
 
 use std::sync::Arc;
 
-use crate::client::feed::Chunk;
-use crate::client::set::{SetTarget, Span};
-use crate::client::Target;
 use crate::client::{Load, Requests};
 use crate::request::Body;
+use crate::source::set::feed::Chunk;
+use crate::source::set::{SetTarget, Span};
+use crate::target::Target;
 
 /// What every HTTP/2 worker of a run shares, built once.
 #[derive(Debug, Clone)]

@@ -224,8 +224,8 @@ fn what_is_not_http2_fails_the_connection_with_a_reason() {
 
 #[test]
 fn a_streamed_target_is_sent_from_its_chunk_block_then_body() {
-    use crate::client::feed::Chunk;
-    use crate::client::set::Span;
+    use crate::source::set::feed::Chunk;
+    use crate::source::set::Span;
     let list = hpack::header_list("POST", "http", "h", "/p?i=7", &[]);
     let mut bytes = b"earlier target".to_vec();
     let off = bytes.len();

@@ -39,9 +39,10 @@ mod tests;
 
 use std::sync::Arc;
 
-use crate::client::feed::Chunk;
-use crate::client::set::{SetTarget, Span};
-use crate::client::{Load, LoadError, Requests, Target};
+use crate::client::{Load, LoadError, Requests};
+use crate::source::set::feed::Chunk;
+use crate::source::set::{SetTarget, Span};
+use crate::target::Target;
 
 /// What every HTTP/3 worker of a run shares, built once: each target's
 /// request as it goes on its stream (HEADERS, then DATA with the body),

@@ -1,5 +1,5 @@
 //! A [`LoadSpec`]'s `replay` read and checked: the log opened and read in
-//! its format ([`crate::replay`]), the edits applied, and the timeline
+//! its format ([`crate::source::replay`]), the edits applied, and the timeline
 //! the open-model schedule follows (request `i` of the run is recorded
 //! request `i mod n` of loop `i / n`, intended at `(loop · period +
 //! offset) / speed`), before any request; every setting that needs
@@ -21,17 +21,17 @@ use std::sync::Arc;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::replay::{ReplayPlace, ReplaySkipped, ReplaySpec, ReplaySummary, MAX_SPEED};
 
-use super::error::SpecError;
-use crate::replay::edit::Edits;
-use crate::replay::format::LogFormat;
-use crate::replay::log::Formats;
-use crate::replay::{har, log, Recording, Replay, Skip};
+use crate::load::SpecError;
 use crate::request::Names;
+use crate::source::replay::edit::Edits;
+use crate::source::replay::format::LogFormat;
+use crate::source::replay::log::Formats;
+use crate::source::replay::{har, log, Recording, Replay, Skip};
 use crate::tags::Labels;
 
 /// `replay`'s requests tagged by the run's names and checks (`group`
 /// folds their paths).
-pub(super) fn tagged(
+pub(crate) fn tagged(
     mut replay: Replay,
     labels: &mut Labels,
     n: &Names,
@@ -51,7 +51,7 @@ pub(super) fn tagged(
 /// made before it is opened: the settings a replay replaces, the speed,
 /// the loops, the edits, the log format (the load's other settings are
 /// `resolve`'s). The edits and the reader, for the log's read.
-pub(super) fn early(
+pub(crate) fn early(
     spec: &LoadSpec,
     r: &ReplaySpec,
     n: &Names,
@@ -113,7 +113,7 @@ fn settings(spec: &ReplaySpec) -> Result<Edits, SpecError> {
 
 /// The log of `spec` read with `reader` ([`reader`]'s) and `edits`; the
 /// read given up once `stop` is set (within a block of the file).
-pub(super) fn read_with(
+pub(crate) fn read_with(
     spec: &ReplaySpec,
     edits: &Edits,
     reader: Option<Formats>,
@@ -168,7 +168,7 @@ fn read_recording(
     name: &str,
     stop: &Arc<AtomicBool>,
 ) -> Result<(String, Recording), SpecError> {
-    let file = kurabe_input::open(path, super::files::log())?
+    let file = kurabe_input::open(path, crate::load::files::log())?
         .shared()
         .stopping_on(Arc::clone(stop))
         .part();
@@ -193,7 +193,7 @@ fn nothing_to_replay(name: &str, format: &str, rec: &Recording) -> String {
         return format!(
             "{name}:{place}: no {} is in the {format} log format (this one starts '{}'): give --log-format (combined, common, har, or the server's log_format text)",
             rec.unit,
-            crate::replay::format::clip(excerpt, 60)
+            crate::source::replay::format::clip(excerpt, 60)
         );
     }
     let reasons: Vec<String> = t

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 
-use super::set::{SetTarget, Span, Stream};
+use super::{SetTarget, Span, Stream};
 use crate::tags::Labels;
 
 /// Request bytes per chunk (a chunk ends with the target that reaches it).
@@ -265,8 +265,8 @@ fn empty(labels: &Arc<Labels>) -> Chunk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::set::Pass;
-    use crate::client::Target;
+    use crate::source::set::Pass;
+    use crate::target::Target;
 
     /// A set of `n` targets a pass (`/0`, `/1`, `/2` in turn), failing at `bad`.
     #[derive(Debug)]

@@ -4,12 +4,12 @@
 //! and each worker's `Picker`, which says which target goes next
 //! (`--order`).
 //!
-//! A set too large to hold (see `load::set`) is a [`Streamed`] set
+//! A set too large to hold (see `read`) is a [`Streamed`] set
 //! instead: the targets it keeps are its first ones, and its
-//! [`Stream`] reads the file again pass by pass for `super::feed`.
+//! [`Stream`] reads the file again pass by pass for `feed`.
 //!
 //! Owns the set's types, the table and the orders. Must not read files
-//! or parse anything (`load::set` does), nor allocate per request: a pick
+//! or parse anything (`read` does), nor allocate per request: a pick
 //! is a counter, one atomic add (`sequential`) or a xorshift draw (and a
 //! binary search of the cumulative weights for `weighted`).
 
@@ -18,8 +18,14 @@ use std::sync::Arc;
 
 use kurabe_model::load::{Order, TargetsFormat};
 
-use super::Target;
 use crate::tags::{Labels, Tag};
+use crate::target::Target;
+
+pub(crate) mod feed;
+pub(crate) mod index;
+pub(crate) mod read;
+mod scan;
+pub(crate) mod spool;
 
 /// One target of a set, resolved: what goes on the wire for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,7 +164,7 @@ impl Table {
     }
 
     /// A table of `spans` alone, for a replay: its target is the
-    /// schedule's index (`super::replayed`), never a [`Picker`]'s.
+    /// schedule's index (`crate::client::schedule`), never a [`Picker`]'s.
     pub fn of_spans(spans: Vec<Span>, split: Vec<Option<crate::request::Body>>) -> Table {
         Table {
             cumulative: vec![1; spans.len()],

@@ -7,7 +7,7 @@
 //! whether it is a HEAD request. Must not pick targets (each worker's
 //! `set::Picker`, the replay's schedule) nor read files (`load`).
 
-use super::feed::Feed;
+use super::set::feed::Feed;
 use super::set::Table;
 
 /// What every request of a run is, for its workers.

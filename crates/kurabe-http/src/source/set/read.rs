@@ -4,7 +4,7 @@
 //! checked before any request; the settings that need no target
 //! ([`check`]) before a byte of the set is read.
 //!
-//! Owns reading the set through [`crate::targets::Reader`], reading body
+//! Owns reading the set through [`crate::source::targets::Reader`], reading body
 //! files, the rules a set must keep (not empty, every target on the first
 //! one's scheme, host and port: the engine connects to one address) and
 //! tagging each target with its name and checks ([`Labels::tag`]: its
@@ -17,7 +17,7 @@
 //! A file larger than [`STREAM_BYTES`] (or of more than [`super::spool::HELD_LINES`]
 //! lines) sent over HTTP/1.1 is not held:
 //! its first [`FIRST_BYTES`] of targets are read and checked before the
-//! run, and a [`Stream`] reads the file again during it (`client::feed`),
+//! run, and a [`Stream`] reads the file again during it (`super::feed`),
 //! each target resolved by the same [`Resolver`]: front to back in the
 //! sequential and round-robin orders (a line that does not parse further
 //! on ends the run with its `FILE:LINE: …` when the feeder reaches it),
@@ -34,14 +34,15 @@ use std::sync::Arc;
 
 use kurabe_model::load::{LoadSpec, Order, TargetsFormat};
 
-use super::error::SpecError;
 use super::index;
 pub(crate) use super::spool::STREAM_BYTES;
-use crate::client::set::{Pass, RequestSet, SetTarget, Stream, Streamed};
-use crate::client::{Requests, Target};
+use crate::client::Requests;
+use crate::load::SpecError;
 use crate::request::Names;
+use crate::source::set::{Pass, RequestSet, SetTarget, Stream, Streamed};
+use crate::source::targets::{Body, Format, Reader, TargetDef, TargetsError};
 use crate::tags::Labels;
-use crate::targets::{Body, Format, Reader, TargetDef, TargetsError};
+use crate::target::Target;
 
 /// The set `spec` names, if any, with `extra` (the spec's resolved `-H`,
 /// `-C`, `-A` headers) after each target's own headers; its reading
@@ -177,7 +178,7 @@ fn open(path: &Path, n: &Names, stop: &Arc<AtomicBool>) -> Result<Opened, SpecEr
     if let Some(r) = stdin_spool(path) {
         return Ok(Opened::Streamed(SetFile::Spool(r)));
     }
-    let input = kurabe_input::open(path, super::files::targets(n))?;
+    let input = kurabe_input::open(path, crate::load::files::targets(n))?;
     if input.size() > STREAM_BYTES {
         return Ok(Opened::Streamed(SetFile::File(input.shared())));
     }

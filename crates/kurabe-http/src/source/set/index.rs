@@ -11,7 +11,7 @@
 //! that does not parse is found when a draw reaches it.
 //!
 //! Owns the index and the draws. Must not resolve or tag targets
-//! (`load::set`'s `Resolver` does).
+//! (`super::read`'s `Resolver` does).
 
 #[cfg(test)]
 use std::io::BufRead;
@@ -19,10 +19,10 @@ use std::io::{BufReader, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use crate::client::set::Draws;
+use crate::source::set::Draws;
 #[cfg(test)]
-use crate::targets::TargetsError;
-use crate::targets::{Format, Reader, TargetDef};
+use crate::source::targets::TargetsError;
+use crate::source::targets::{Format, Reader, TargetDef};
 
 /// Targets between marks, at most.
 const EVERY: u64 = 64;

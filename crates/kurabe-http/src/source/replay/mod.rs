@@ -20,6 +20,7 @@ pub mod edit;
 pub mod format;
 pub mod har;
 pub mod log;
+pub(crate) mod read;
 pub mod time;
 
 /// One recorded request that can be replayed.

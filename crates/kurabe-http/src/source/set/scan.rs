@@ -1,14 +1,14 @@
 //! The fast pass that indexes a large targets file (`weighted`,
 //! `random`): where each target starts and what it weighs, found by
 //! reading the file in large blocks and splitting lines with `memchr`,
-//! without the full parse ([`crate::targets::Reader`] allocates, checks
+//! without the full parse ([`crate::source::targets::Reader`] allocates, checks
 //! URLs, headers and UTF-8 for every line: about 30 s for 1 GB, where
 //! this pass takes well under a second from the page cache).
 //!
 //! It follows the reader's rules for where a target starts and ends (a
 //! blank line, or a `METHOD http…` line inside a target; one line a
 //! target in `json` and `urls`) and for `# @weight` / `weight`, so its
-//! marks are the reader's [`crate::targets::Reader::resume`] places. It
+//! marks are the reader's [`crate::source::targets::Reader::resume`] places. It
 //! checks nothing else: a draw parses what it reads, so a line that does
 //! not parse ends the run with its `FILE:LINE: …` when a draw reaches it,
 //! as the file's order does when the feeder reaches it.
@@ -18,7 +18,7 @@
 use std::io::Read;
 
 use super::index::Index;
-use crate::targets::{request_line_shape, Format};
+use crate::source::targets::{request_line_shape, Format};
 
 /// Bytes read at a time (a longer line grows the buffer).
 const BLOCK: usize = 1 << 20;
@@ -342,7 +342,7 @@ fn starts_target(t: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::targets::Reader;
+    use crate::source::targets::Reader;
 
     /// The scan's index is the parse's, in every format, read in blocks
     /// smaller than a line or not.

@@ -342,7 +342,7 @@ impl<R: BufRead> Reader<R> {
     }
 
     fn check_url(&self, url: &str, line: u64) -> Result<(), TargetsError> {
-        crate::client::Target::parse(url)
+        crate::target::Target::parse(url)
             .map(|_| ())
             .map_err(|e| self.fail(line, e.to_string()))
     }
