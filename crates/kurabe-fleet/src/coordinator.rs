@@ -422,6 +422,21 @@ fn progress(client: &mut Client, run_id: i64) -> Result<CoordEvent, FleetError> 
     })
 }
 
+/// Mark run `run_id` cancelled unless it has ended, and tell the
+/// workers (they stop their load): for a coordinator forced out (a
+/// second signal) before its own [`run`] looked at its stop, on a
+/// connection of its own (the run's may be busy).
+pub fn cancel_unless_ended(client: &mut Client, run_id: i64) -> Result<(), FleetError> {
+    client
+        .execute(
+            "UPDATE fleet_runs SET state = 'cancelled'
+              WHERE id = $1 AND state NOT IN ('done', 'failed', 'cancelled')",
+            &[&run_id],
+        )
+        .map_err(db("cannot cancel the run"))?;
+    notify(client, WORK_CHANNEL, run_id)
+}
+
 /// Mark the run cancelled and tell the workers (they stop their load).
 fn cancel_run(client: &mut Client, run_id: i64) -> Result<(), FleetError> {
     client

@@ -1,9 +1,13 @@
 //! Running a command in a fresh cgroup of its own (`kurabe worker --cpus`
 //! re-runs itself this way, so a load host of a given size can be
-//! emulated), with a stop request relayed to it as SIGTERM.
+//! emulated), with a stop request relayed to it as SIGTERM and a second
+//! one as SIGKILL.
 //!
-//! Owns the child's life: started in the cgroup, signalled on stop, waited
-//! for, and the cgroup (with anything left in it) removed after. Must not
+//! Owns the child's life: started in the cgroup, signalled on stop (and
+//! killed on a second stop: the parent ends at once, as every command
+//! does on a second signal, but only after its child, so that the cgroup
+//! is still removed), waited for, and the cgroup (with anything left in
+//! it) removed after. Must not
 //! print or decide what the exit status means.
 
 use std::ffi::OsString;
@@ -33,18 +37,28 @@ pub enum CgroupRunError {
     Exe(#[source] std::io::Error),
 }
 
+/// What ends the child: `stop` reaches it as SIGTERM, then `kill` (a
+/// second signal) as SIGKILL.
+#[derive(Debug, Clone)]
+pub struct Stops {
+    /// The graceful stop (the first signal).
+    pub stop: Arc<Stop>,
+    /// The forced one (a second signal).
+    pub kill: Arc<Stop>,
+}
+
 /// Re-run this program with `args` and the variables `env` inside a new
 /// cgroup with `limits` (see [`run_in_cgroup`]): `kurabe worker --cpus`.
 pub fn rerun_self(
     limits: &Limits,
     args: Vec<OsString>,
     env: &[(&str, &str)],
-    stop: &Arc<Stop>,
+    stops: &Stops,
 ) -> Result<ExitStatus, CgroupRunError> {
     let exe = std::env::current_exe().map_err(CgroupRunError::Exe)?;
     let mut cmd = Command::new(exe);
     cmd.args(args).envs(env.iter().copied());
-    run_in_cgroup(limits, cmd, stop)
+    run_in_cgroup(limits, cmd, stops)
 }
 
 /// `args` without `flag VALUE` and `flag=VALUE` (a secret that must not
@@ -66,35 +80,32 @@ pub fn without_flag(args: impl Iterator<Item = OsString>, flag: &str) -> Vec<OsS
     out
 }
 
-/// Run `cmd` inside a new cgroup with `limits` until it exits; `stop`
-/// reaches it as SIGTERM at once. The cgroup guard kills whatever is left
-/// and removes the cgroup when the child is gone.
+/// Run `cmd` inside a new cgroup with `limits` until it exits; `stops`
+/// reach it as SIGTERM, then SIGKILL, at once. The cgroup guard kills
+/// whatever is left and removes the cgroup when the child is gone.
 pub fn run_in_cgroup(
     limits: &Limits,
     mut cmd: Command,
-    stop: &Arc<Stop>,
+    stops: &Stops,
 ) -> Result<ExitStatus, CgroupRunError> {
     let cgroup = RunCgroup::create(limits)?;
     cgroup.prepare(&mut cmd);
     let mut child = cmd.spawn().map_err(CgroupRunError::Spawn)?;
-    let status = wait_relaying_stop(&mut child, stop).map_err(CgroupRunError::Wait);
+    let status = wait_relaying_stops(&mut child, stops).map_err(CgroupRunError::Wait);
     drop(cgroup);
     status
 }
 
-/// Wait for `child`; a stop request reaches it as SIGTERM at once (a
-/// thread blocks on the [`Stop`], no polling).
-fn wait_relaying_stop(child: &mut Child, stop: &Arc<Stop>) -> std::io::Result<ExitStatus> {
+/// Wait for `child`; a stop request reaches it as SIGTERM at once, a
+/// second as SIGKILL (a thread blocks on each [`Stop`] in turn, no
+/// polling).
+fn wait_relaying_stops(child: &mut Child, stops: &Stops) -> std::io::Result<ExitStatus> {
     let pid = child.id() as i32;
     let done = Arc::new(AtomicBool::new(false));
-    let (stop, reaped) = (stop.clone(), done.clone());
+    let (stops, reaped) = (stops.clone(), done.clone());
     std::thread::spawn(move || {
-        while !reaped.load(Ordering::SeqCst) {
-            if stop.wait_timeout(Duration::from_secs(3600)) {
-                if !reaped.load(Ordering::SeqCst) {
-                    // SAFETY: kill(2) on our own child's PID, not yet reaped.
-                    unsafe { libc::kill(pid, libc::SIGTERM) };
-                }
+        for (stop, sig) in [(&stops.stop, libc::SIGTERM), (&stops.kill, libc::SIGKILL)] {
+            if !relay(stop, &reaped, pid, sig) {
                 return;
             }
         }
@@ -102,6 +113,22 @@ fn wait_relaying_stop(child: &mut Child, stop: &Arc<Stop>) -> std::io::Result<Ex
     let status = child.wait();
     done.store(true, Ordering::SeqCst);
     status
+}
+
+/// Once `stop` is set, send `sig` to `pid` unless it was `reaped`; false
+/// when it was.
+fn relay(stop: &Stop, reaped: &AtomicBool, pid: i32, sig: i32) -> bool {
+    while !reaped.load(Ordering::SeqCst) {
+        if stop.wait_timeout(Duration::from_secs(3600)) {
+            if reaped.load(Ordering::SeqCst) {
+                return false;
+            }
+            // SAFETY: kill(2) on our own child's PID, not yet reaped.
+            unsafe { libc::kill(pid, sig) };
+            return true;
+        }
+    }
+    false
 }
 
 #[cfg(test)]

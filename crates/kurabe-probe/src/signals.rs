@@ -38,6 +38,9 @@ use kurabe_stop::Stop;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 static STOP: OnceLock<Arc<Stop>> = OnceLock::new();
+/// Triggered by a second signal (one that is not the first's echo),
+/// whether or not the command allows a forced exit ([`second_signal`]).
+static SECOND: OnceLock<Arc<Stop>> = OnceLock::new();
 /// Set by commands whose cleanup may be skipped: a second signal then exits at once.
 static FORCEABLE: AtomicBool = AtomicBool::new(false);
 /// Set once a command took the [`Stop`] ([`install`]): until then a signal
@@ -109,6 +112,9 @@ fn start(on_forced: fn(i32)) -> std::io::Result<Arc<Stop>> {
                 if first.is_none() && GRACEFUL.load(Ordering::SeqCst) {
                     watchdog(sig, on_forced);
                 }
+                if first.is_some() {
+                    second_signal().trigger(Some(sig));
+                }
                 first.get_or_insert((sig, now));
                 let forced = target.is_set() && FORCEABLE.load(Ordering::SeqCst);
                 if forced || !GRACEFUL.load(Ordering::SeqCst) {
@@ -149,6 +155,14 @@ fn watchdog(sig: i32, on_forced: fn(i32)) {
 /// forced exit kills first (`run`'s targets, `watch`'s command).
 pub fn force_exit_on_second_signal() {
     FORCEABLE.store(true, Ordering::SeqCst);
+}
+
+/// Triggered by a second signal (not the first's echo), for a command
+/// that does not exit on it ([`force_exit_on_second_signal`]) but must
+/// end at once all the same: `kurabe worker --cpus`, whose child it
+/// kills so that its cgroup is still removed.
+pub fn second_signal() -> Arc<Stop> {
+    SECOND.get_or_init(|| Arc::new(Stop::new())).clone()
 }
 
 /// The signal that stopped the process, if one did (and [`install`] ran).

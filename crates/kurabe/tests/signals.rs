@@ -536,6 +536,23 @@ fn a_fleet_coordinator_reports_on_the_first_signal_and_both_end_at_once_on_a_sec
     );
     worker.line("stored");
 
+    // Two signals at once: the second forces the coordinator out before
+    // its run loop looks at the stop; the run is marked cancelled all
+    // the same (as it exits), and the worker stops its share.
+    let mut coordinator = store.coordinator(&server.url);
+    let before = server.served();
+    coordinator.until("the second run's load", || server.served() >= before + 50);
+    let out = coordinator.two_signals();
+    out.assert_ended(143);
+    assert!(out.stderr.contains("second signal"), "{}", out.stderr);
+    let state = format!(
+        "SELECT state FROM {}.fleet_runs ORDER BY id DESC LIMIT 1",
+        store.schema
+    );
+    let state: String = store.db.query_one(&state, &[]).unwrap().get(0);
+    assert_eq!(state, "cancelled");
+    worker.line("stored");
+
     let mut coordinator = store.coordinator(&server.url);
     let before = server.served();
     coordinator.until("the next run's load", || server.served() >= before + 50);
@@ -566,5 +583,67 @@ fn a_fleet_coordinator_reports_on_the_first_signal_and_both_end_at_once_on_a_sec
     let out = worker.two_signals();
     out.assert_ended(143);
     assert!(out.stderr.contains("second signal"), "{}", out.stderr);
+    locked.rollback().unwrap();
+}
+
+/// The cgroup directories `pid` is in that kurabe made (`kurabe-…`),
+/// under each hierarchy mounted below /sys/fs/cgroup.
+fn kurabe_cgroups(pid: u32) -> Vec<std::path::PathBuf> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    let paths: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.splitn(3, ':').nth(2))
+        .filter(|p| p.contains("/kurabe-"))
+        .collect();
+    let roots = std::fs::read_dir("/sys/fs/cgroup").into_iter().flatten();
+    let mut roots: Vec<_> = roots.flatten().map(|e| e.path()).collect();
+    roots.push("/sys/fs/cgroup".into());
+    let mut found = Vec::new();
+    for root in roots {
+        for p in &paths {
+            let dir = root.join(p.trim_start_matches('/'));
+            if dir.is_dir() && !found.contains(&dir) {
+                found.push(dir);
+            }
+        }
+    }
+    found
+}
+
+/// `kurabe worker --cpus` re-runs itself in a cgroup of its own; a second
+/// signal while the first's stop cannot finish (its share's result
+/// cannot be stored: the results table is locked) ends it at once as it
+/// ends every command, its child killed and its cgroup removed.
+#[test]
+fn a_worker_in_a_cgroup_ends_at_once_on_a_second_signal() {
+    let Some(mut store) = FleetStore::new("cpus_signal") else {
+        return;
+    };
+    let server = ServeChild::start(&[]);
+    let args = ["worker", "--name", "signal-c", "--cpus", "1"];
+    let mut worker = Running::spawn(kurabe().args(args).args(["--store", &store.url]));
+    worker.line("waiting for runs");
+    let child = children(worker.pid());
+    assert_eq!(child.len(), 1, "{child:?}");
+    let cgroups = kurabe_cgroups(child[0]);
+    assert!(
+        !cgroups.is_empty(),
+        "the worker's child is in no cgroup of kurabe's"
+    );
+    let _coordinator = store.coordinator(&server.url);
+    worker.until("the share's load", || server.served() >= 50);
+    let schema = store.schema.clone();
+    let mut locked = store.db.transaction().unwrap();
+    let lock = format!("LOCK TABLE {schema}.fleet_results IN ACCESS EXCLUSIVE MODE");
+    locked.batch_execute(&lock).unwrap();
+    let out = worker.two_signals();
+    out.assert_ended(143);
+    // At once: not by the child's own grace after its first signal.
+    assert!(out.took < kurabe_probe::signals::GRACE, "{:?}", out.took);
+    assert!(out.stderr.contains("second signal"), "{}", out.stderr);
+    assert!(!alive(child[0]), "the worker's child outlived it");
+    for dir in cgroups {
+        assert!(!dir.exists(), "{} left behind", dir.display());
+    }
     locked.rollback().unwrap();
 }

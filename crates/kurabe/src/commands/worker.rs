@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_fleet::worker::{ShareWatch, WorkerEvent, WorkerFlags};
-use kurabe_probe::cgroup_run::{rerun_self, without_flag};
+use kurabe_probe::cgroup_run::{rerun_self, without_flag, Stops};
 use kurabe_report::fleet_events;
 
 use crate::flags::parse_duration;
@@ -93,7 +93,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Re-run this worker inside a new cgroup with a CPU quota of `cpus`; relay
-/// Ctrl-C/SIGTERM to it and exit with its status.
+/// Ctrl-C/SIGTERM to it and exit with its status. A second signal kills it
+/// and ends this parent at once, its cgroup removed: the coordinator
+/// counts the share lost, as it does a killed worker's.
 fn run_in_cgroup(cpus: f64, store_url: &str) -> anyhow::Result<ExitCode> {
     let limits = kurabe_probe::cgroup::Limits {
         cpus: Some(cpus),
@@ -104,8 +106,20 @@ fn run_in_cgroup(cpus: f64, store_url: &str) -> anyhow::Result<ExitCode> {
     // (kurabe_store::proctitle), and the child's must not show it either.
     let args = without_flag(std::env::args_os().skip(1), "--store");
     let env = [("KURABE_STORE", store_url), (IN_CGROUP_ENV, "1")];
-    let stop = crate::signal::install_stop()?;
+    let stops = Stops {
+        stop: crate::signal::install_stop()?,
+        kill: crate::signal::second_signal(),
+    };
     let status =
-        rerun_self(&limits, args, &env, &stop).context("--cpus needs a cgroup for the worker")?;
-    Ok(ExitCode::from(status.code().map_or(130, |c| c as u8)))
+        rerun_self(&limits, args, &env, &stops).context("--cpus needs a cgroup for the worker")?;
+    if stops.kill.is_set() {
+        crate::signal::say_forced();
+    }
+    // Killed (by the second signal): 128 + that signal, as the other
+    // commands exit on one.
+    let signal = stops.kill.signal().or(stops.stop.signal());
+    Ok(ExitCode::from(status.code().map_or_else(
+        || crate::signal::status_for(signal),
+        |c| c as u8,
+    )))
 }

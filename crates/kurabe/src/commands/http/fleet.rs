@@ -44,7 +44,12 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     crate::signal::force_exit_on_second_signal();
     let mut client = kurabe_store::pg::connect_migrated(&url)?;
     let live = LiveLine::new(None, wanted(!args.quiet));
-    let mut on = |e: CoordEvent| log_event(&e, &live);
+    let mut on = |e: CoordEvent| {
+        if let CoordEvent::Created { run_id } = &e {
+            cancel_on_forced_exit(&url, *run_id);
+        }
+        log_event(&e, &live)
+    };
     let mut outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
     live.finish();
     let seconds = outcome.report.duration_s;
@@ -58,6 +63,18 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
         args.max_error_rate,
         interrupt.load(Ordering::Relaxed),
     ))
+}
+
+/// A forced exit (a second signal before the run looked at its stop)
+/// still marks run `run_id` cancelled, on a connection of its own: its
+/// workers would otherwise load on until the run's end.
+fn cancel_on_forced_exit(url: &str, run_id: i64) {
+    let url = url.to_owned();
+    crate::signal::on_forced_exit(move || {
+        if let Ok(mut client) = kurabe_store::pg::connect(&url) {
+            let _ = coordinator::cancel_unless_ended(&mut client, run_id);
+        }
+    });
 }
 
 /// The notes, then the merged report with its per-worker rows, followed by
