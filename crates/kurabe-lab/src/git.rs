@@ -427,12 +427,18 @@ fn run_build(b: &Build, dir: &Path, log: &Path, stop: &Arc<Stop>) -> Result<(), 
     }
 }
 
-/// The last non-empty line of a file (the error is one line; the log has the rest).
+/// The last non-empty line of a file (the error is one line; the log has
+/// the rest), from its last 64 KiB (a build's log may be of any size).
 fn last_line(path: &Path) -> String {
-    let mut text = String::new();
+    use std::io::{Seek, SeekFrom};
+    const TAIL: u64 = 64 << 10;
+    let mut bytes = Vec::new();
     if let Ok(mut f) = File::open(path) {
-        let _ = f.read_to_string(&mut text);
+        let len = f.metadata().map_or(0, |m| m.len());
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(TAIL)));
+        let _ = f.take(TAIL).read_to_end(&mut bytes);
     }
+    let text = String::from_utf8_lossy(&bytes);
     let line = text.lines().rev().find(|l| !l.trim().is_empty());
     line.map_or("no output".to_owned(), |l| format!("`{}`", l.trim()))
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use std::time::Duration;
 
-use crate::util::refused_within;
+use crate::util::{kurabe, refused_within};
 
 /// The largest body a request may have (kurabe_http::request::MAX_BODY_BYTES).
 const MAX_BODY: u64 = 64 << 20;
@@ -302,5 +302,44 @@ fn every_other_input_that_is_not_a_regular_file_is_refused() {
             assert_refused(&with_store, &want);
         }
     }
+    assert_untouched(&l);
+}
+
+/// A set on standard input too large to hold, with no temporary
+/// directory to spool it to, is refused (it was read whole, however
+/// large): one line, exit 2, no request.
+#[test]
+fn a_set_on_standard_input_that_cannot_be_spooled_is_bounded() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let (l, url) = silent();
+    let mut child = kurabe()
+        .args(["http", "--targets", "-", "-n", "1", &url])
+        .env("TMPDIR", "/nonexistent/kurabe-test")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let line = format!("GET {url}\n");
+    let writer = std::thread::spawn(move || {
+        // 17 MiB, one more than a held set; kurabe stops reading past it.
+        let block = line.repeat((1 << 20) / line.len());
+        for _ in 0..17 {
+            if stdin.write_all(block.as_bytes()).is_err() {
+                return;
+            }
+        }
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot be spooled") && err.contains("TMPDIR"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert_untouched(&l);
 }

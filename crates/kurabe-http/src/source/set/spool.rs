@@ -49,15 +49,13 @@ static SPOOL: OnceLock<Arc<Spool>> = OnceLock::new();
 /// requests need not wait for its end) and return [`StdinSet::Spooled`].
 /// Either way it goes through the spool file, never a buffer as large
 /// as the limit (unless no spool file can be made: then it is read
-/// whole, however large).
+/// whole up to that size, and a larger one is refused).
 pub fn read_stdin() -> std::io::Result<StdinSet> {
     let limit = STREAM_BYTES;
     let mut stdin = std::io::stdin();
-    let Ok(spool) = Spool::create().map(Arc::new) else {
-        // No temporary directory to spool to: held whole, as a small set.
-        let mut text = Vec::new();
-        stdin.read_to_end(&mut text)?;
-        return Ok(StdinSet::Text(text));
+    let spool = match Spool::create() {
+        Ok(spool) => Arc::new(spool),
+        Err(e) => return held_without_spool(stdin, e),
     };
     let at = spool.copy_until(&mut stdin, limit + 1)?;
     if at <= limit {
@@ -73,6 +71,20 @@ pub fn read_stdin() -> std::io::Result<StdinSet> {
         .spawn(move || copier.copy(stdin, at))?;
     let _ = SPOOL.set(spool);
     Ok(StdinSet::Spooled)
+}
+
+/// Standard input held whole as a small set when no spool file could be
+/// made (`why`): at most [`STREAM_BYTES`], a larger one refused.
+fn held_without_spool(stdin: std::io::Stdin, why: std::io::Error) -> std::io::Result<StdinSet> {
+    let mut text = Vec::new();
+    stdin.take(STREAM_BYTES + 1).read_to_end(&mut text)?;
+    if text.len() as u64 > STREAM_BYTES || too_many_lines(&text) {
+        return Err(std::io::Error::other(format!(
+            "standard input holds more than a set held in memory may ({} MiB or {HELD_LINES} lines), and it cannot be spooled to the temporary directory ({why}): set TMPDIR to a writable directory, or give the set as a file",
+            STREAM_BYTES >> 20
+        )));
+    }
+    Ok(StdinSet::Text(text))
 }
 
 /// A reader of the spooled standard input from its start, if spooled.
