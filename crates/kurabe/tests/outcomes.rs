@@ -61,6 +61,8 @@ fn every_commands_terminal_report_fits_100_columns() {
             "true",
             "sleep 0.01",
         ],
+        // Two runs of the same work: an inconclusive verdict's long line.
+        vec!["cmd", "-q", "-r", "4", "--no-save", "true", "true 1"],
         vec!["results", "list", "--store", store],
         vec!["report", "e1", "--store", store],
         vec!["demo", "-q", "--duration", "500ms"],

@@ -231,7 +231,13 @@ fn verdicts(export: &CmdExport, base: &CmdResult, out: &mut dyn Write) -> io::Re
         for name in names {
             let c = &r.versus_reference[name];
             band.get_or_insert(c.noise_band);
-            writeln!(out, "    {:<13} {}", words::label(name), describe(name, c))?;
+            // A long verdict ("inconclusive: this run could only detect
+            // …") goes on under itself, within 100 columns.
+            let label = words::label(name);
+            let lead = 5 + label.chars().count().max(13);
+            let text = words::wrap(&describe(name, c), 100 - lead);
+            let text = text.replace('\n', &format!("\n{:18}", ""));
+            writeln!(out, "    {label:<13} {text}")?;
         }
     }
     let band = band.map_or(String::new(), |b| format!(" (±{:.0} %)", b * 100.0));
