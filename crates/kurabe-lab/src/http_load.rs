@@ -15,6 +15,7 @@ use kurabe_http::tags::{MAX_NAMES, OTHER};
 use kurabe_http::{is_loopback, Target};
 use kurabe_model::http::HttpReport;
 use kurabe_model::notice::Notice;
+use kurabe_model::profile::Profiling;
 use kurabe_probe::{WatchSummary, Watcher};
 use kurabe_stop::Stop;
 
@@ -71,6 +72,26 @@ impl ServerChoice {
     }
 }
 
+/// The local server a load measures: its root process, and whether its
+/// on-CPU stacks are sampled over the measured phase (`--profile`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Server {
+    /// The server tree's root.
+    pub pid: u32,
+    /// Whether its stacks are sampled.
+    pub profile: Profiling,
+}
+
+impl Server {
+    /// `pid`'s CPU and memory watched, its stacks not sampled.
+    pub fn watched(pid: u32) -> Server {
+        Server {
+            pid,
+            profile: Profiling::Off,
+        }
+    }
+}
+
 /// A finished (or interrupted) load.
 #[derive(Debug)]
 pub struct LocalRun {
@@ -83,21 +104,28 @@ pub struct LocalRun {
 /// Run the load test (checked, its inputs read once) until it ends or
 /// `stop` is triggered, with `observer` watching it.
 ///
-/// With `server = Some(pid)`, that process tree is sampled over the measured
-/// phase (after the warm-up) and the report gains its CPU and memory.
+/// With a `server`, that process tree is sampled over the measured phase
+/// (after the warm-up) and the report gains its CPU and memory, and its
+/// profile when asked for.
 pub fn run_load(
     load: Checked,
     stop: &Stop,
-    server: Option<u32>,
+    server: Option<Server>,
     observer: &dyn Observer,
 ) -> Result<LocalRun, LoadError> {
     // `finished` ends the server sampling.
     let finished = Stop::new();
     let warmup = load.warmup();
+    // Its stacks are sampled from before the load starts (a short load
+    // would be over before a sampler started beside it had attached),
+    // counted from the end of the warm-up.
+    let sampler = server.and_then(|s| crate::profiled::attach_tree(s.profile, s.pid, None));
     let (report, watched) = std::thread::scope(|scope| {
         let finished_ref = &finished;
-        let watcher = server
-            .map(|pid| scope.spawn(move || watch_server(pid, warmup, finished_ref, observer)));
+        let sampler = sampler.as_ref();
+        let watcher = server.map(|s| {
+            scope.spawn(move || watch_server(s.pid, warmup, finished_ref, observer, sampler))
+        });
         let report = kurabe_http::load::run_checked(load, stop, observer);
         finished.trigger(None);
         let watched = watcher.and_then(|h| h.join().ok());
@@ -111,7 +139,11 @@ pub fn run_load(
         run.notes.push(folded);
     }
     match watched {
-        Some(Ok(Some(summary))) => add_server(&mut run, &summary),
+        Some(Ok(Some(summary))) => {
+            add_server(&mut run, &summary);
+            let answered = run.report.answered_requests();
+            run.report.profile = sampler.map(|s| crate::profiled::finish_tree(s, answered));
+        }
         Some(Err(e)) => run
             .notes
             .push(Notice::ServerMetricsOff { why: e.to_string() }),
@@ -150,16 +182,21 @@ fn add_server(run: &mut LocalRun, summary: &WatchSummary) {
 }
 
 /// Sample the server tree from the end of the warm-up until the load
-/// finishes (`None` when it finished within the warm-up); an observer
-/// that watches the server gets the newest point as it comes.
+/// finishes (`None` when it finished within the warm-up), and count its
+/// stacks from then; an observer that watches the server gets the
+/// newest point as it comes.
 fn watch_server(
     pid: u32,
     warmup: Option<Duration>,
     finished: &Stop,
     observer: &dyn Observer,
+    sampler: Option<&kurabe_profile::Sampler>,
 ) -> Result<Option<WatchSummary>, kurabe_probe::ProbeError> {
     if finished.wait_until(Instant::now() + warmup.unwrap_or_default()) {
         return Ok(None);
+    }
+    if warmup.is_some() {
+        sampler.inspect(|s| s.count_from_now());
     }
     let watcher = Watcher::spawn(pid, SERVER_SAMPLE_INTERVAL)?;
     if observer.watches_server() {

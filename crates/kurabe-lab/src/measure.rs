@@ -191,12 +191,15 @@ pub fn http(
     let w_probe = probe
         .map(|p| watcher(p, interval_for(expected_length(&spec))))
         .transpose()?;
+    let sampler =
+        probe.and_then(|p| crate::profiled::attach_tree(p.profile, p.pid, p.cgroup.clone()));
     let observer = observer_of(watch, &spec, false);
-    let report = load_watched(&spec, stop, &*observer, w_probe.as_ref())?;
+    let mut report = load_watched(&spec, stop, &*observer, w_probe.as_ref())?;
     let tree = w_probe.map(|w| w.stop().tree);
     if report.interrupted && stop.is_set() {
         return Err(RunFailure::new("interrupted"));
     }
+    report.profile = sampler.map(|s| crate::profiled::finish_tree(s, report.answered_requests()));
     http_measured(report, tree, warmup)
 }
 

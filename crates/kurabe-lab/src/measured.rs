@@ -30,6 +30,9 @@ pub struct Probe {
     pub pid: u32,
     /// Its run cgroup's counters (the CPU of escaped children too).
     pub cgroup: Option<CgroupReader>,
+    /// Whether its on-CPU stacks are sampled over an http load's
+    /// measured phase (`--profile`).
+    pub profile: kurabe_model::profile::Profiling,
 }
 
 /// The target tree's CPU and memory metrics (an http, watch or soak run).

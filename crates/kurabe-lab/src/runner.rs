@@ -382,6 +382,7 @@ impl ProcessLauncher<'_> {
         let probe = running.as_ref().map(|t| Probe {
             pid: t.pid(),
             cgroup: t.cgroup_reader(),
+            profile: self.opts.profile,
         });
         let measured = self.measure(v, w, &vars, port, probe.as_ref());
         if let Some(t) = running.as_mut() {
@@ -432,7 +433,9 @@ impl ProcessLauncher<'_> {
                 let url = http_url(h, v, vars, port);
                 // Without a target, a server on this machine is still
                 // measured: the process listening on the URL's port.
-                let probe = probe.cloned().or_else(|| local_server(&url));
+                let probe = probe
+                    .cloned()
+                    .or_else(|| local_server(&url, self.opts.profile));
                 self.http(h, &url, probe.as_ref())
             }
             WorkloadKind::Command(c) => self.command(v, c, vars, &env),
@@ -507,6 +510,7 @@ impl ProcessLauncher<'_> {
         let p = Probe {
             pid: watched.pid(),
             cgroup: watched.cgroup_reader(),
+            profile: Default::default(),
         };
         let r = measure::watch(wt, &p, self.stop);
         watched.stop();
@@ -630,10 +634,14 @@ fn is_loopback_url(url: &str) -> Option<u16> {
 }
 
 /// The process listening on a loopback URL's port, to sample as the server.
-fn local_server(url: &str) -> Option<Probe> {
+fn local_server(url: &str, profile: kurabe_model::profile::Profiling) -> Option<Probe> {
     let port = is_loopback_url(url)?;
     let pid = kurabe_probe::find_listener(port).ok().flatten()?;
-    Some(Probe { pid, cgroup: None })
+    Some(Probe {
+        pid,
+        cgroup: None,
+        profile,
+    })
 }
 
 /// One note for the http workloads whose server kurabe cannot measure:

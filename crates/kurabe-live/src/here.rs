@@ -95,7 +95,7 @@ pub fn run_load(
     load: Checked,
     progress: bool,
     interrupt: &Stop,
-    server: Option<u32>,
+    server: Option<kurabe_lab::http_load::Server>,
     taps: Taps,
     mut live: Option<&mut Live>,
 ) -> Result<LocalRun, HereError> {

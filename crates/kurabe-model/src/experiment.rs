@@ -108,6 +108,11 @@ pub struct WorkloadReport {
     /// variant, judged on each of its runs; absent without thresholds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<VariantThresholds>,
+    /// The differential profile (`--profile`): every run's folded
+    /// stacks and each variant against the baseline, function by
+    /// function; absent when no run was profiled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::ProfileReport>,
 }
 
 /// One variant's thresholds on one workload. Each run is a whole load test

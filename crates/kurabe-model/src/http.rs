@@ -156,6 +156,10 @@ pub struct HttpReport {
     /// skipped, and the pace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<crate::replay::ReplaySummary>,
+    /// `--profile`: the server tree's on-CPU stacks over the measured
+    /// phase, folded, CPU per request answered; absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::RunProfile>,
     /// The measured phase second by second (see [`crate::series`]): the
     /// rows sum to `complete_requests`, `failed_requests` and the sends.
     /// Absent in records made before the series existed.

@@ -45,6 +45,15 @@ pub enum ProfileOff {
     NoPerfEvents,
     /// The process to sample had already exited.
     Gone,
+    /// The process to sample is another user's (root or CAP_PERFMON
+    /// may sample it).
+    OtherUser {
+        /// The process.
+        pid: u32,
+    },
+    /// No local process to sample: the URL's server is not on this
+    /// machine, or server metrics are off.
+    NoServer,
     /// Another error, as the system worded it.
     Failed {
         /// The error.
@@ -97,6 +106,17 @@ impl RunProfile {
     /// All samples of the run.
     pub fn samples(&self) -> u64 {
         self.stacks.iter().map(|s| s.samples).sum()
+    }
+
+    /// The `n` functions with the most own CPU: name and ms per execution
+    /// (or request), most first.
+    pub fn top_functions(&self, n: usize) -> Vec<(String, f64)> {
+        let mut own: Vec<(&str, u64)> = self.self_samples().into_iter().collect();
+        own.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        own.truncate(n);
+        own.into_iter()
+            .map(|(f, s)| (f.to_owned(), self.ms_per(s)))
+            .collect()
     }
 
     /// Samples per function where it was the leaf frame (its own CPU).
@@ -199,18 +219,43 @@ impl ProfileReport {
             mine.map(|r| r.profile.clone()).collect()
         };
         let comparisons = match variants.split_first() {
-            Some((base, rest)) => {
+            // A variant without a profiled run (a server not on this
+            // machine) has nothing to compare.
+            Some((base, rest)) if !of(base).is_empty() => {
                 let b = of(base);
+                let profiled = rest.iter().filter(|c| !of(c).is_empty());
                 let vs = |c: &&str| compare_profiles((base, c), &b, &of(c), noise_band);
-                rest.iter().map(vs).collect()
+                profiled.map(vs).collect()
             }
-            None => Vec::new(),
+            _ => Vec::new(),
         };
         ProfileReport {
             per,
             runs,
             comparisons,
         }
+    }
+}
+
+impl ProfileReport {
+    /// `variant`'s stacks, each its mean CPU per execution (or request)
+    /// over the variant's runs, ms: what its flame graph draws.
+    pub fn mean_stacks(&self, variant: &str) -> BTreeMap<&str, f64> {
+        let runs: Vec<&RunProfile> = self
+            .runs
+            .iter()
+            .filter(|r| r.variant == variant)
+            .map(|r| &r.profile)
+            .collect();
+        let mut out = BTreeMap::new();
+        for r in &runs {
+            for s in &r.stacks {
+                *out.entry(s.stack.as_str()).or_insert(0.0) += r.ms_per(s.samples);
+            }
+        }
+        let n = runs.len().max(1) as f64;
+        out.values_mut().for_each(|v| *v /= n);
+        out
     }
 }
 

@@ -42,7 +42,13 @@ pub use symbols::Symbols;
 /// and with which frames; why not when it may not. Opens one event on
 /// itself and closes it.
 pub fn available() -> Result<Kernel, ProfileOff> {
-    sampler::probe()
+    sampler::probe(0)
+}
+
+/// Whether this process may sample the running process `pid` (another
+/// user's needs root or CAP_PERFMON), and with which frames; why not.
+pub fn available_for(pid: u32) -> Result<Kernel, ProfileOff> {
+    sampler::probe(pid)
 }
 
 /// `kernel.perf_event_paranoid`, when readable.
@@ -54,8 +60,26 @@ pub fn paranoid() -> Option<i32> {
 /// user should know about it (user frames only; no sampling at all);
 /// `Err` when they cannot be sampled and it is `required`.
 pub fn choose(required: bool) -> Result<(Profiling, Option<Notice>), ProfileOff> {
+    decide(available(), required)
+}
+
+/// [`choose`] for a running server `server` (none found: nothing to
+/// sample): another user's process cannot be sampled without root.
+pub fn choose_for(
+    server: Option<u32>,
+    required: bool,
+) -> Result<(Profiling, Option<Notice>), ProfileOff> {
+    let open = server.map_or(Err(ProfileOff::NoServer), available_for);
+    decide(open, required)
+}
+
+/// What `open` (a probe's result) means for the runs.
+fn decide(
+    open: Result<Kernel, ProfileOff>,
+    required: bool,
+) -> Result<(Profiling, Option<Notice>), ProfileOff> {
     let sampled = Profiling::Sampled { hz: DEFAULT_HZ };
-    match available() {
+    match open {
         Ok(Kernel::Sampled) => Ok((sampled, None)),
         Ok(Kernel::NotAllowed) => {
             let paranoid = paranoid();

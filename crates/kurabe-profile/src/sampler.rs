@@ -1,7 +1,10 @@
 //! Sample a process tree's on-CPU stacks: one `cpu-clock` event per CPU
-//! on each thread of the process, with `inherit` (every thread and child
-//! it starts later is sampled into the same rings), read by a thread of
-//! ours that folds the records as they come ([`Folded`]).
+//! on each thread of each process of the tree as it is now, with
+//! `inherit` (every thread and child they start later is sampled into the
+//! same rings), read by a thread of ours that folds the records as they
+//! come ([`Folded`]). A server that was running before the load began
+//! (nginx's master and its workers, each with its threads) is sampled
+//! whole; a command kurabe starts needs only its launcher.
 //!
 //! Owns which events are opened and the reading loop: the rings are
 //! drained when a quarter full or on stop; records are taken in time
@@ -10,12 +13,14 @@
 //! [`SLACK_NS`], so none can still be in flight. Must not symbolise.
 
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use kurabe_model::profile::ProfileOff;
 
 use crate::fold::Folded;
-use crate::record::{decode, time};
+use crate::record::{decode, time, Record};
 use crate::sys::{self, flag, Attr, Ring};
 
 /// The default rate: 999 Hz, as `perf record -F 999` (not 1000, so the
@@ -44,6 +49,8 @@ pub enum Kernel {
 /// A running sampler of one process tree.
 pub struct Sampler {
     stop: OwnedFd,
+    /// Samples stamped before this (`CLOCK_MONOTONIC` ns) are not counted.
+    since: Arc<AtomicU64>,
     reader: Option<JoinHandle<Folded>>,
     /// Nanoseconds of CPU each sample stands for.
     pub period_ns: u64,
@@ -66,21 +73,43 @@ impl Sampler {
     /// Sample `pid`'s threads and every process and thread started under
     /// it from now on, at `hz` samples per CPU-second.
     pub fn attach(pid: u32, hz: u64) -> Result<Sampler, ProfileOff> {
+        Sampler::attach_tree(&[pid], hz)
+    }
+
+    /// Sample every thread of the processes `pids` (a running tree, its
+    /// root first: the root's children are its executions) and every
+    /// process and thread they start from now on, at `hz` samples per
+    /// CPU-second. A process of the tree that exits meanwhile is skipped;
+    /// [`ProfileOff::Gone`] when none is left.
+    pub fn attach_tree(pids: &[u32], hz: u64) -> Result<Sampler, ProfileOff> {
+        let root = *pids.first().ok_or(ProfileOff::Gone)?;
         let period_ns = 1_000_000_000 / hz.clamp(1, 10_000);
-        let (rings, kernel) = open_all(pid, period_ns)?;
-        let mut folded = Folded::new(pid);
-        seed(&mut folded, pid);
+        let (rings, kernel) = open_all(pids, period_ns)?;
+        let mut folded = Folded::new(root);
+        for pid in pids {
+            seed(&mut folded, *pid);
+        }
         let (stop_r, stop_w) = pipe().map_err(|e| ProfileOff::Failed { why: e.to_string() })?;
+        let since = Arc::new(AtomicU64::new(0));
+        let from = since.clone();
         let reader = std::thread::Builder::new()
             .name("kurabe-profile".into())
-            .spawn(move || read_loop(rings, folded, stop_r))
+            .spawn(move || read_loop(rings, folded, stop_r, &from))
             .map_err(|e| ProfileOff::Failed { why: e.to_string() })?;
         Ok(Sampler {
             stop: stop_w,
+            since,
             reader: Some(reader),
             period_ns,
             kernel,
         })
+    }
+
+    /// Count only the samples taken from now on (a load's warm-up ends:
+    /// the tree is sampled from before it, so nothing it starts is
+    /// missed, but its samples are not the measured phase's).
+    pub fn count_from_now(&self) {
+        self.since.store(sys::monotonic_ns(), Ordering::Relaxed);
     }
 
     /// Stop sampling and return what was read, the last records included
@@ -109,14 +138,19 @@ impl Drop for Sampler {
     }
 }
 
-/// Whether an event like the sampler's opens on this process (then
-/// closed at once): with kernel frames, without, or why not.
-pub(crate) fn probe() -> Result<Kernel, ProfileOff> {
-    let try_open = |kernel| sys::open(&attr(DEFAULT_PERIOD_NS, kernel), 0, -1);
-    match try_open(true) {
-        Ok(_) => Ok(Kernel::Sampled),
-        Err(e) if denied(&e) => try_open(false).map(|_| Kernel::NotAllowed).map_err(off),
-        Err(e) => Err(off(e)),
+/// Whether an event like the sampler's opens on process `pid` (0: this
+/// one; then closed at once): with kernel frames, without, or why not.
+pub(crate) fn probe(pid: u32) -> Result<Kernel, ProfileOff> {
+    let try_open = |kernel| sys::open(&attr(DEFAULT_PERIOD_NS, kernel), pid as i32, -1);
+    let opened = match try_open(true) {
+        Ok(_) => return Ok(Kernel::Sampled),
+        Err(e) if denied(&e) => try_open(false).map(|_| Kernel::NotAllowed),
+        Err(e) => Err(e),
+    };
+    match opened {
+        // Refused on `pid` but not on this process: it is another user's.
+        Err(e) if pid != 0 && denied(&e) && probe(0).is_ok() => Err(ProfileOff::OtherUser { pid }),
+        other => other.map_err(off),
     }
 }
 
@@ -152,12 +186,13 @@ fn attr(period_ns: u64, kernel: bool) -> Attr {
     }
 }
 
-/// One ring per CPU for every thread of `pid`, kernel frames where
+/// One ring per CPU for every thread of `pids`, kernel frames where
 /// allowed; why not when no event can be opened.
-fn open_all(pid: u32, period_ns: u64) -> Result<(Vec<Ring>, Kernel), ProfileOff> {
-    match open_rings(pid, &attr(period_ns, true)) {
+fn open_all(pids: &[u32], period_ns: u64) -> Result<(Vec<Ring>, Kernel), ProfileOff> {
+    let threads: Vec<u32> = pids.iter().flat_map(|p| threads_of(*p)).collect();
+    match open_rings(&threads, &attr(period_ns, true)) {
         Ok(r) => Ok((r, Kernel::Sampled)),
-        Err(e) if denied(&e) => match open_rings(pid, &attr(period_ns, false)) {
+        Err(e) if denied(&e) => match open_rings(&threads, &attr(period_ns, false)) {
             Ok(r) => Ok((r, Kernel::NotAllowed)),
             Err(e) => Err(off(e)),
         },
@@ -181,15 +216,19 @@ fn off(e: std::io::Error) -> ProfileOff {
     }
 }
 
-/// Open and map `attr` on every CPU for each thread of `pid`; the
-/// threads after the first write into the first one's ring of that CPU.
-fn open_rings(pid: u32, attr: &Attr) -> std::io::Result<Vec<Ring>> {
-    let threads = threads_of(pid);
+/// Open and map `attr` on every CPU for each of `threads`; the threads
+/// after the first write into the first one's ring of that CPU. A thread
+/// that exited since it was listed is skipped (its process's other
+/// threads and children still carry events); ESRCH when all have.
+fn open_rings(threads: &[u32], attr: &Attr) -> std::io::Result<Vec<Ring>> {
     let mut rings = Vec::new();
     for cpu in sys::online_cpus() {
         let mut ring: Option<Ring> = None;
-        for tid in &threads {
-            let fd = sys::open(attr, *tid as i32, cpu)?;
+        for tid in threads {
+            let fd = match sys::open(attr, *tid as i32, cpu) {
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+                fd => fd?,
+            };
             match &mut ring {
                 None => ring = Some(Ring::map(fd, RING_PAGES)?),
                 Some(r) => {
@@ -199,6 +238,9 @@ fn open_rings(pid: u32, attr: &Attr) -> std::io::Result<Vec<Ring>> {
             }
         }
         rings.extend(ring);
+    }
+    if rings.is_empty() {
+        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
     }
     Ok(rings)
 }
@@ -260,13 +302,17 @@ struct Pending {
 }
 
 impl Pending {
-    /// Fold, in time order, the records stamped before `cutoff`; keep the rest.
-    fn fold_until(&mut self, cutoff: u64, folded: &mut Folded) {
+    /// Fold, in time order, the records stamped before `cutoff`; keep the
+    /// rest. Samples stamped before `since` are not counted (the other
+    /// records still tell what each process maps and is named).
+    fn fold_until(&mut self, cutoff: u64, since: u64, folded: &mut Folded) {
         self.index.sort_by_key(|r| r.0);
         let n = self.index.partition_point(|r| r.0 < cutoff);
-        for (_, s, e) in &self.index[..n] {
-            if let Some(r) = decode(&self.bytes[*s..*e]) {
-                folded.record(r);
+        for (t, s, e) in &self.index[..n] {
+            match decode(&self.bytes[*s..*e]) {
+                Some(Record::Sample { .. }) if *t < since => {}
+                Some(r) => folded.record(r),
+                None => {}
             }
         }
         let rest: Vec<_> = self.index.drain(n..).collect();
@@ -282,7 +328,7 @@ impl Pending {
 }
 
 /// Drain the rings until a byte arrives on `stop`, then once more to the end.
-fn read_loop(mut rings: Vec<Ring>, mut folded: Folded, stop: OwnedFd) -> Folded {
+fn read_loop(mut rings: Vec<Ring>, mut folded: Folded, stop: OwnedFd, since: &AtomicU64) -> Folded {
     let mut pending = Pending::default();
     let mut scratch = Vec::new();
     let mut hung = vec![false; rings.len()];
@@ -308,7 +354,7 @@ fn read_loop(mut rings: Vec<Ring>, mut folded: Folded, stop: OwnedFd) -> Folded 
                 pending.index.push((t, s, pending.bytes.len()));
             });
         }
-        pending.fold_until(cutoff, &mut folded);
+        pending.fold_until(cutoff, since.load(Ordering::Relaxed), &mut folded);
         if stopping {
             return folded;
         }

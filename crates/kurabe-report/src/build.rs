@@ -17,6 +17,7 @@ use kurabe_model::experiment::{
     VersusBaseline, WarmupCheck, WorkloadReport,
 };
 use kurabe_model::layout::{noise_band_for, Layout};
+use kurabe_model::profile::{Per, ProfileReport, ProfiledRun};
 use kurabe_model::record::{Experiment, RunStatus, StoredRun};
 use kurabe_model::run_detail::RunDetail;
 use kurabe_model::stats::warmup::Settling;
@@ -193,8 +194,53 @@ fn workload(
         requests: crate::requests::request_reports(&ok, &variants, baseline, band),
         slos: slos(&ok),
         thresholds: crate::thresholds::variant_thresholds(&variants, &ok),
+        profile: profile_report(&ok, &variants, baseline, band("cpu_ms_per_request")),
         variants,
     }
+}
+
+/// The profiled runs (`--profile`: a command's executions, an http run's
+/// server) and each variant against the baseline; none when no run was
+/// profiled.
+fn profile_report(
+    ok: &[&StoredRun],
+    variants: &[String],
+    baseline: Option<&str>,
+    band: f64,
+) -> Option<ProfileReport> {
+    let mut per = Per::Execution;
+    let runs: Vec<ProfiledRun> = ok
+        .iter()
+        .filter_map(|r| {
+            let profile = match r.run.record.as_ref()? {
+                RunDetail::Command(c) => c.profile.clone()?,
+                RunDetail::Http(h) => {
+                    per = Per::Request;
+                    h.http.profile.clone()?
+                }
+                _ => return None,
+            };
+            let (variant, round) = (r.run.variant.clone(), r.run.round);
+            Some(ProfiledRun {
+                variant,
+                round,
+                profile,
+            })
+        })
+        .collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = baseline
+        .into_iter()
+        .chain(
+            variants
+                .iter()
+                .map(String::as_str)
+                .filter(|v| Some(*v) != baseline),
+        )
+        .collect();
+    Some(ProfileReport::of(per, runs, &names, band))
 }
 
 /// The SLOs of the workload's capacity searches (the first run's: a
@@ -475,8 +521,13 @@ pub fn http_compare(
             round: r.run.round,
             status: r.run.status,
             error: r.run.error_tail.clone(),
+            // Its profile is the comparison's (`workloads[].profile.runs`), once.
             http: detail
                 .and_then(RunDetail::http)
+                .map(|h| kurabe_model::http::HttpReport {
+                    profile: None,
+                    ..h.clone()
+                })
                 .and_then(|h| serde_json::to_value(h).ok()),
             server: detail
                 .and_then(RunDetail::target)

@@ -334,6 +334,9 @@ fn workload(r: &ExperimentReport, w: &WorkloadReport, out: &mut dyn Write) -> io
         )?;
     }
     charts(r, w, out)?;
+    if let Some(p) = &w.profile {
+        crate::flame::html(p, out)?;
+    }
     crate::soak::html(r, w, out)?;
     details(w, out)?;
     for q in &w.requests {

@@ -41,6 +41,7 @@ mod csv;
 mod entries;
 pub mod error_text;
 pub mod escape;
+mod flame;
 pub mod fleet_events;
 mod history;
 mod html;
@@ -251,6 +252,7 @@ fn request_workload(w: &WorkloadReport, q: &RequestReport) -> WorkloadReport {
         requests: Vec::new(),
         slos: Vec::new(),
         thresholds: Vec::new(),
+        profile: None,
     }
 }
 

@@ -143,6 +143,9 @@ impl Render<ExperimentReport> for Markdown {
                 writeln!(out, "\n#### {}\n", escape(&rw.name))?;
                 headline_table(r, &rw, out)?;
             }
+            if let Some(p) = &w.profile {
+                crate::profile::write_profile(p, true, out)?;
+            }
         }
         failures(r, out)?;
         writeln!(out, "\n{}", legend(r))

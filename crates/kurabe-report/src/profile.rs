@@ -11,7 +11,9 @@
 
 use std::io::{self, Write};
 
-use kurabe_model::profile::{FunctionChange, Per, ProfileComparison, ProfileReport};
+use kurabe_model::profile::{
+    FunctionChange, Per, ProfileComparison, ProfileReport, RunProfile, TOP_FUNCTIONS,
+};
 use kurabe_model::stats::{Comparison, Verdict};
 
 /// Terminal lines fit this many columns.
@@ -41,12 +43,7 @@ pub fn write_profile(
         true => writeln!(out, "\n### {head}\n")?,
         false => writeln!(out, "{head}")?,
     }
-    if lost > 0 {
-        writeln!(
-            out,
-            "  ({lost} sample records lost: kurabe read its ring too late)"
-        )?;
-    }
+    lost_line(lost, out)?;
     for c in &report.comparisons {
         match markdown {
             true => writeln!(out, "{}", sentence(c, per))?,
@@ -58,6 +55,69 @@ pub fn write_profile(
         }
     }
     Ok(())
+}
+
+/// One run's profile (`kurabe http --profile`: the server's, with
+/// nothing to compare it with): its whole sampled CPU and the functions
+/// with the most own CPU, each with its share.
+pub fn write_run(
+    run: &RunProfile,
+    per: Per,
+    markdown: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let per = per_word(per);
+    let frames = match run.kernel_frames {
+        true => "user and kernel",
+        false => "user-space",
+    };
+    let samples = run.samples();
+    let head = format!("Profile: on-CPU stacks ({frames}) of the server, {samples} samples");
+    let whole = run.ms_per(samples);
+    let line = format!(
+        "{} ms/{per} of CPU sampled; the functions with the most own CPU:",
+        ms(whole)
+    );
+    match markdown {
+        true => writeln!(
+            out,
+            "\n### {head}\n\n{line}\n\n| Function | ms/{per} | Share |\n|:---|---:|---:|"
+        )?,
+        false => writeln!(
+            out,
+            "\n{head}\n{line}\n  {:>12}  {:>6}  function",
+            format!("ms/{per}"),
+            "share"
+        )?,
+    }
+    for (f, v) in run.top_functions(TOP_FUNCTIONS) {
+        let share = 100.0 * v / whole.max(f64::MIN_POSITIVE);
+        match markdown {
+            true => writeln!(out, "| `{}` | {v:.3} | {share:.0} % |", md_name(&f))?,
+            false => writeln!(
+                out,
+                "  {v:>12.3}  {share:>5.0}%  {}",
+                cut(&f, NAME_WIDTH + 40)
+            )?,
+        }
+    }
+    lost_line(run.lost_records, out)
+}
+
+/// The note of records the kernel dropped, when it did.
+fn lost_line(lost: u64, out: &mut dyn Write) -> io::Result<()> {
+    match lost {
+        0 => Ok(()),
+        n => writeln!(
+            out,
+            "  ({n} sample records lost: kurabe read its ring too late)"
+        ),
+    }
+}
+
+/// A function's name in a Markdown cell.
+fn md_name(f: &str) -> String {
+    f.replace('|', "\\|").replace('`', "'")
 }
 
 /// `exec` or `req`.
@@ -80,9 +140,12 @@ pub fn sentence(c: &ProfileComparison, per: &str) -> String {
         ratio_text(&c.total),
         short_verdict(c.total.verdict)
     );
+    // Within noise, shares of a difference that may be nothing say nothing.
+    let beyond = matches!(c.total.verdict, Verdict::Better | Verdict::Worse);
     let top = c
         .functions
         .iter()
+        .filter(|_| beyond)
         .find(|f| (f.candidate_ms - f.baseline_ms) * diff > 0.0);
     match top {
         Some(f) => format!(
@@ -178,7 +241,7 @@ fn markdown_table(c: &ProfileComparison, per: &str, out: &mut dyn Write) -> io::
         writeln!(
             out,
             "| `{}` | {:+.3} | {:.0} % | {} | {} |",
-            f.function.replace('|', "\\|").replace('`', "'"),
+            md_name(&f.function),
             f.candidate_ms - f.baseline_ms,
             f.share_of_difference_pct,
             ratio_text(&f.ratio),

@@ -81,15 +81,23 @@ impl Terminal {
             writeln!(out)?;
             self.workload(r, &request_workload(w, q), out)?;
         }
-        Ok(())
+        match &w.profile {
+            Some(p) => crate::profile::write_profile(p, false, out),
+            None => Ok(()),
+        }
     }
 
     /// A verdict phrase, green when better, red when worse.
     fn paint_phrase(&self, x: &VersusBaseline) -> String {
-        match x.tone {
-            Tone::Good => self.paint("32", &x.phrase),
-            Tone::Bad => self.paint("31", &x.phrase),
-            Tone::Neutral => x.phrase.clone(),
+        self.paint_tone(x.tone, &x.phrase)
+    }
+
+    /// `text` green when `tone` is good, red when bad.
+    fn paint_tone(&self, tone: Tone, text: &str) -> String {
+        match tone {
+            Tone::Good => self.paint("32", text),
+            Tone::Bad => self.paint("31", text),
+            Tone::Neutral => text.to_owned(),
         }
     }
 
@@ -148,12 +156,12 @@ impl Terminal {
     ) -> io::Result<()> {
         writeln!(out, "{lead}")?;
         for (m, x) in found {
-            writeln!(
-                out,
-                "      {}: {}",
-                words::label(&m.name),
-                self.paint_phrase(x)
-            )?;
+            // A long phrase ("inconclusive: this run could only detect
+            // …") goes on under itself, within WIDTH.
+            let label = words::label(&m.name);
+            let room = WIDTH.saturating_sub(8 + label.chars().count()).max(40);
+            let text = wrap(&x.phrase, room).replace('\n', "\n        ");
+            writeln!(out, "      {label}: {}", self.paint_tone(x.tone, &text))?;
         }
         Ok(())
     }

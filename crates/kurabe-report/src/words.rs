@@ -240,12 +240,24 @@ fn round_count(c: Counter, v: f64) -> f64 {
 /// Why `--profile` sampled nothing, in one line with the setting to change.
 pub fn profile_off(why: &ProfileOff, flag: &str) -> String {
     let why = match why {
+        ProfileOff::NotAllowed { paranoid: Some(p) } if *p >= 3 => {
+            format!("perf events not allowed: set kernel.perf_event_paranoid to 2 or lower (it is {p}), or run as root")
+        }
+        // At 2 or lower a user may sample their own processes: something
+        // else refuses (a container's seccomp filter, a missing capability).
         ProfileOff::NotAllowed { paranoid } => {
-            let now = paranoid.map_or(String::new(), |p| format!(" (it is {p})"));
-            format!("perf events not allowed: set kernel.perf_event_paranoid to 2 or lower{now}, or run as root")
+            let p = paranoid.map_or("unreadable".to_owned(), |p| p.to_string());
+            format!("perf_event_open refused although kernel.perf_event_paranoid is {p} (a container's seccomp filter?): allow it, or run as root")
+        }
+        ProfileOff::OtherUser { pid } => {
+            format!("process {pid} is another user's: run kurabe as that user, or as root")
         }
         ProfileOff::NoPerfEvents => "this kernel has no perf events".to_owned(),
         ProfileOff::Gone => "the process to sample had exited".to_owned(),
+        ProfileOff::NoServer => {
+            "no local server to sample (the URL is not on this machine, or --no-server-metrics)"
+                .to_owned()
+        }
         ProfileOff::Failed { why } => format!("perf events failed: {why}"),
     };
     format!("{flag}: no stacks sampled, {why}")

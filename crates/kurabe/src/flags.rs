@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_model::notice::Notice;
-use kurabe_model::profile::Profiling;
+use kurabe_model::profile::{ProfileOff, Profiling};
 use kurabe_model::record::SavedRecord;
 use kurabe_report::Format;
 
@@ -123,7 +123,7 @@ impl ConfidentArgs {
 /// `--profile[=required]`: sample every run's on-CPU stacks.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ProfileArg {
-    /// Sample every run's on-CPU stacks (perf events, 999 Hz, user and kernel frames) and say which functions account for the difference. Where perf events are not allowed, one line names the setting to change and the comparison runs without it; --profile=required stops instead (exit 2).
+    /// Sample the measured processes' on-CPU stacks in every run (perf events, 999 Hz, user and kernel frames): the commands, or the server behind a loopback URL or a plan's target over the measured load, all its processes and threads. Says which functions account for the difference, per execution or per request. Where perf events are not allowed, one line names the setting to change and the comparison runs without it; --profile=required stops instead (exit 2).
     #[arg(long, value_name = "WHEN", num_args = 0..=1, require_equals = true, default_missing_value = "on", value_parser = ["on", "required"])]
     pub profile: Option<String>,
 }
@@ -133,12 +133,32 @@ impl ProfileArg {
     /// be (or with user frames only; not with `quiet`); an error (exit 2)
     /// when `--profile=required` cannot be met.
     pub fn profiling(&self, quiet: bool) -> anyhow::Result<Profiling> {
+        self.told(quiet, kurabe_profile::choose)
+    }
+
+    /// [`ProfileArg::profiling`] for one load's server `server`: whether
+    /// it may be sampled (another user's process may not), said in one
+    /// line when it may not or there is none (exit 2 with
+    /// `--profile=required`).
+    pub fn profiling_server(&self, server: Option<u32>, quiet: bool) -> anyhow::Result<Profiling> {
+        self.told(quiet, |required| {
+            kurabe_profile::choose_for(server, required)
+        })
+    }
+
+    /// What `choose` decides, its notice told (user frames only is no
+    /// news with `quiet`; no sampling at all always is); off without
+    /// `--profile`.
+    fn told(
+        &self,
+        quiet: bool,
+        choose: impl Fn(bool) -> Result<(Profiling, Option<Notice>), ProfileOff>,
+    ) -> anyhow::Result<Profiling> {
         let Some(when) = self.profile.as_deref() else {
             return Ok(Profiling::Off);
         };
-        let (profiling, notice) = kurabe_profile::choose(when == "required")
+        let (profiling, notice) = choose(when == "required")
             .map_err(|why| anyhow::anyhow!(kurabe_report::notice::profile_required(&why)))?;
-        // User frames only is no news with -q; no sampling at all always is.
         if let Some(n) = notice.filter(|n| !quiet || matches!(n, Notice::ProfileOff { .. })) {
             crate::tell(n);
         }

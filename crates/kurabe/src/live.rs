@@ -54,7 +54,7 @@ impl LiveArgs {
     pub(crate) fn run_here(
         &self,
         (spec, load): (&LoadSpec, Checked),
-        (server, title): (ServerChoice, String),
+        (server, profile, title): (ServerChoice, Option<&crate::flags::ProfileArg>, String),
         (progress, taps): (bool, Taps),
         interrupt: &Arc<Stop>,
     ) -> anyhow::Result<HttpReport> {
@@ -62,6 +62,11 @@ impl LiveArgs {
         if let Some(note) = note {
             crate::tell(note);
         }
+        let profile = match profile {
+            Some(p) => p.profiling_server(server, !progress)?,
+            None => kurabe_model::profile::Profiling::Off,
+        };
+        let server = server.map(|pid| kurabe_lab::http_load::Server { pid, profile });
         let info = RunInfo::of(spec, &load);
         let mut live = self.start(info, title, interrupt)?;
         let report = run_load(load, progress, interrupt, server, taps, live.as_mut())?;
@@ -108,7 +113,7 @@ pub(crate) fn run_load(
     load: Checked,
     progress: bool,
     interrupt: &Stop,
-    server: Option<u32>,
+    server: Option<kurabe_lab::http_load::Server>,
     taps: Taps,
     live: Option<&mut Live>,
 ) -> anyhow::Result<HttpReport> {

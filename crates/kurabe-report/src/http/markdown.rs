@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 
 use kurabe_model::http::HttpReport;
+use kurabe_model::profile::Per;
 
 use super::breakdown::table;
 use crate::escape::markdown;
@@ -29,7 +30,10 @@ impl Render<HttpReport> for Markdown {
             let row: Vec<_> = cols.iter().map(|(_, v)| markdown(v)).collect();
             writeln!(out, "| {} |", row.join(" | "))?;
         }
-        Ok(())
+        match &report.profile {
+            Some(p) => crate::profile::write_run(p, Per::Request, true, out),
+            None => Ok(()),
+        }
     }
 }
 

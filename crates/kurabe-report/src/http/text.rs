@@ -8,6 +8,7 @@
 use std::io::{self, Write};
 
 use kurabe_model::http::{HttpReport, PhaseTimes, TlsSummary};
+use kurabe_model::profile::Per;
 
 use super::ms3;
 use crate::escape::terminal;
@@ -303,7 +304,11 @@ fn kurabe_section(r: &HttpReport, out: &mut dyn Write) -> io::Result<()> {
     server_line(r, out)?;
     super::breakdown::text(r, out)?;
     super::replay::text(r, out)?;
-    super::thresholds::text(r, out)
+    super::thresholds::text(r, out)?;
+    match &r.profile {
+        Some(p) => crate::profile::write_run(p, Per::Request, false, out),
+        None => Ok(()),
+    }
 }
 
 /// Latency percentiles, and for a fixed rate the uncorrected ones and the rate reached.

@@ -52,6 +52,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if !args.thresholds.is_empty() {
         one_run_only(&args)?;
     }
+    if args.profile.profile.is_some() && (args.find_rate.find_rate || args.workers.is_some()) {
+        bail!("--profile samples the server over one load per run: drop it, or drop --find-rate and --workers");
+    }
     if args.find_rate.find_rate && args.more_urls.is_empty() {
         return find_rate::run(&args);
     }
@@ -120,7 +123,7 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     );
     let report = args.live.run_here(
         (&resolved.spec, resolved.load),
-        (resolved.server, title),
+        (resolved.server, Some(&args.profile), title),
         (!args.quiet, taps),
         &interrupt,
     )?;

@@ -140,9 +140,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // No progress bar yet: the bar counts toward the spec's -n/-t, and a
     // replay's length is the recording's.
     let taps = Default::default();
-    let report =
-        args.live
-            .run_here((&spec, checked), (server, title), (false, taps), &interrupt)?;
+    let report = args.live.run_here(
+        (&spec, checked),
+        (server, None, title),
+        (false, taps),
+        &interrupt,
+    )?;
     let rendered = to_string(&*http_renderer(args.format, &layout), &report);
     write_output(args.out.path(), &rendered)?;
     Ok(super::http::exit_code(

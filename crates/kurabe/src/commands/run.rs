@@ -62,6 +62,8 @@ pub struct Args {
     pub rev: crate::flags::RevArg,
     #[command(flatten)]
     pub live: crate::live::LiveArgs,
+    #[command(flatten)]
+    pub profile: crate::flags::ProfileArg,
 }
 
 /// Run `kurabe run`.
@@ -79,6 +81,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         anyhow::bail!("--tui: workload {} writes to the terminal (output = \"inherit\"), which the view owns: set its output to \"null\", \"pipe\" or a file, or drop --tui", w.name);
     }
     check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
+    opts.profile = args.profile.profiling(args.quiet.quiet)?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
     let stop = crate::signal::install_stop()?;
     // A second signal need not wait for the cleanup: the forced

@@ -71,7 +71,8 @@ fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
 
 /// Run the plan into `store`, with progress lines on stderr unless `-q`.
 fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurabe_lab::Outcome> {
-    let opts = kurabe_lab::prepare::options_here(plan, args.save.rev.current())?;
+    let mut opts = kurabe_lab::prepare::options_here(plan, args.save.rev.current())?;
+    opts.profile = args.profile.profiling(args.quiet)?;
     let stop = crate::signal::install_stop()?;
     // The loads run in this process and the store's writes are
     // transactions: a forced exit leaves nothing behind.

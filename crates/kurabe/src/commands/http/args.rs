@@ -223,6 +223,8 @@ pub struct Args {
     /// Measure this process (and its descendants) as the server instead of the listener found on the URL's port.
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
+    #[command(flatten)]
+    pub profile: crate::flags::ProfileArg,
     /// Distributed load: split the run over N `kurabe worker` processes that meet in the PostgreSQL store given by --store (needs -n or -t). Every load flag reaches every worker (-E is read from each worker's own disk; -g cannot be split); the report merges their histograms exactly.
     #[arg(long, value_name = "N")]
     pub workers: Option<u32>,
