@@ -52,7 +52,7 @@ pub enum ProfileOff {
         pid: u32,
     },
     /// No local process to sample: the URL's server is not on this
-    /// machine, or server metrics are off.
+    /// machine, server metrics are off, or its listener is not visible.
     NoServer,
     /// Another error, as the system worded it.
     Failed {

@@ -255,7 +255,7 @@ pub fn profile_off(why: &ProfileOff, flag: &str) -> String {
         ProfileOff::NoPerfEvents => "this kernel has no perf events".to_owned(),
         ProfileOff::Gone => "the process to sample had exited".to_owned(),
         ProfileOff::NoServer => {
-            "no local server to sample (the URL is not on this machine, or --no-server-metrics)"
+            "no server process found to sample (a URL not on this machine, --no-server-metrics, or a listener kurabe cannot see)"
                 .to_owned()
         }
         ProfileOff::Failed { why } => format!("perf events failed: {why}"),
