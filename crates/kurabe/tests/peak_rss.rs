@@ -213,6 +213,32 @@ fn a_streamed_set_four_times_the_threshold_takes_no_more_than_a_small_run() {
     assert_eq!(srv.served_settled(2000), 2000);
 }
 
+/// A set streamed (more lines than a held set has) whose every target
+/// names one body file at the limit: the body is read once per pass and
+/// shared by the chunks and the connections that send it (it was copied
+/// into each chunk and each connection: a copy per chunk ahead, per
+/// worker and per connection).
+#[test]
+fn a_body_file_every_target_of_a_streamed_set_names_is_held_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = ServeChild::start(&[]);
+    let body = dir.path().join("body");
+    std::fs::write(&body, noise(MAX_BODY as usize)).unwrap();
+    let set = dir.path().join("set.txt");
+    let url = srv.url.trim_end_matches('/').to_owned();
+    let target = |i| format!("POST {url}/b/{i}\n@{}\n\n", body.display());
+    let mut f = BufWriter::new(std::fs::File::create(&set).unwrap());
+    for i in 0..HELD_LINES / 3 + 1 {
+        f.write_all(target(i).as_bytes()).unwrap();
+    }
+    f.flush().unwrap();
+    drop(f);
+    let set = set.to_str().unwrap();
+    let args = ["http", "--targets", set, "-n", "8", "-c", "2", "-k"];
+    assert_peak(dir.path(), &args, MAX_BODY + OVERHEAD);
+    assert_eq!(srv.served_settled(8), 8);
+}
+
 #[test]
 fn a_replayed_log_is_held_once() {
     let dir = tempfile::tempdir().unwrap();

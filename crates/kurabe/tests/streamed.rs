@@ -511,3 +511,44 @@ fn a_large_set_on_standard_input_streams_before_it_ends() {
     let both = logged(dir.path(), &ng, n + 1000);
     assert_eq!(since(piped.clone(), &before), since(both, &piped));
 }
+
+/// A timed run of a set on standard input whose reader waits for more
+/// (standard input kept open and silent after 16 MiB: 200 targets, then
+/// comments) ends on time: the workers waiting for the set's next
+/// requests give up at the run's end (they waited on the reader for
+/// ever: the last targets' chunk never filled).
+#[test]
+fn a_timed_run_ends_on_time_while_standard_input_is_silent() {
+    let srv = crate::serve::ServeChild::start(&[]);
+    let mut child = kurabe()
+        .args(["http", "--targets", "-", "-t", "1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // The targets read before the run (256 KiB of them), then comments.
+    let pad = "p".repeat(2000);
+    let mut text = Vec::new();
+    for i in 0..200 {
+        writeln!(text, "GET {}{i}?{pad}", srv.url).unwrap();
+    }
+    let comment = format!("#{}\n", "c".repeat(4094));
+    text.extend(comment.repeat((16 << 20) / 4096).as_bytes());
+    stdin.write_all(&text).unwrap();
+    let wrote = std::time::Instant::now();
+    let bound = kurabe_testkit::signal::BOUND;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if wrote.elapsed() > bound {
+            child.kill().unwrap();
+            panic!("a 1 s run still going {bound:?} after its input went silent");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.code().is_some(), "{status}");
+    drop(stdin);
+}

@@ -491,6 +491,82 @@ fn a_sets_shared_large_body_is_sent_whole_from_its_one_copy() {
         .all(|b| b.as_ref().is_some_and(|b| b.len() == SPLIT_BODY * 2 + 5)));
 }
 
+/// A streamed set of three targets naming one shared body, pass after
+/// pass (a file too large to hold whose targets name one `@file`).
+#[derive(Debug)]
+struct SharedBodyStream {
+    url: String,
+    body: crate::request::Body,
+}
+
+/// A pass over a [`SharedBodyStream`]: the targets read so far.
+struct SharedBodyPass(SharedBodyStream, usize);
+
+impl set::Stream for SharedBodyStream {
+    fn pass(&self) -> Result<Box<dyn set::Pass>, String> {
+        let (url, body) = (self.url.clone(), self.body.clone());
+        Ok(Box::new(SharedBodyPass(SharedBodyStream { url, body }, 0)))
+    }
+}
+
+impl set::Pass for SharedBodyPass {
+    fn next_target(
+        &mut self,
+        labels: &mut crate::tags::Labels,
+    ) -> Option<Result<set::SetTarget, String>> {
+        if self.1 == 3 {
+            return None;
+        }
+        self.1 += 1;
+        let url = format!("{}{}", self.0.url, self.1);
+        let tag = labels.tag("POST", &url, None, &[] as &[&str]).unwrap();
+        Some(Ok(set::SetTarget {
+            method: "POST".into(),
+            target: Target::parse(&url).unwrap(),
+            headers: vec![],
+            body: Some(self.0.body.clone()),
+            tag,
+            weight: 1,
+            checks: vec![],
+        }))
+    }
+}
+
+/// A streamed set's large body is sent whole after each request's head
+/// from its one shared copy, not copied into each chunk and connection.
+#[test]
+fn a_streamed_sets_shared_large_body_is_sent_whole_from_its_one_copy() {
+    let body: Vec<u8> = (0..(SPLIT_BODY * 2 + 5))
+        .map(|i| (i * 7 % 251) as u8)
+        .collect();
+    let mut port = 0;
+    let count = body_checker(&mut port, Arc::new(body.clone()));
+    let url = format!("http://127.0.0.1:{port}/");
+    let mut cfg = config(&url, StopCondition::Requests(12));
+    let stream = SharedBodyStream {
+        url: url.clone(),
+        body: body.into(),
+    };
+    // A streamed set keeps its first target (its origin and method).
+    use set::Stream as _;
+    let first = stream.pass().unwrap().next_target(&mut cfg.labels);
+    let set = set::RequestSet {
+        targets: vec![first.unwrap().unwrap()],
+        order: kurabe_model::load::Order::Sequential,
+        seed: 1,
+        source: "-".into(),
+        format: kurabe_model::load::TargetsFormat::Http,
+    };
+    let stream = set::Streamed(Arc::new(stream));
+    cfg.requests = Requests::Streamed(Arc::new(set), stream);
+    cfg.concurrency = 2;
+    let r = run_ok(&cfg);
+    assert_eq!((r.complete_requests, r.failed_requests), (12, 0), "{r:?}");
+    assert_eq!(r.status_codes.get("200").copied(), Some(12), "{r:?}");
+    assert_eq!(count.load(Ordering::SeqCst), 12);
+    assert_eq!(r.sent_body_bytes, 12 * (SPLIT_BODY as u64 * 2 + 5));
+}
+
 #[test]
 fn rate_is_held_and_latency_is_corrected() {
     let srv = Server::start(ok_response("r"));

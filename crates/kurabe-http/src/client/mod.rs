@@ -536,18 +536,38 @@ fn set_bytes(cfg: &Load, set: &set::RequestSet) -> Held {
     held
 }
 
-/// Append target `t`'s request to `bytes`; where it is (a streamed
-/// set's chunk: its body copied, a chunk at a time).
-fn set_span(cfg: &Load, t: &set::SetTarget, bytes: &mut Vec<u8>) -> set::Span {
+/// Append target `t`'s request to `bytes` (a streamed set's chunk);
+/// where it is, and its body when that is sent apart ([`apart`]).
+fn set_span(cfg: &Load, t: &set::SetTarget, bytes: &mut Vec<u8>) -> (set::Span, Option<Body>) {
+    apart(cfg, target_wire(t), t.body.as_ref(), t.tag, bytes)
+}
+
+/// Append request `one` (its body `body`, shared, when it has one) to
+/// `bytes`: whole, or its head alone when its body is over
+/// [`SPLIT_BODY`], which is then sent after the head from its one shared
+/// copy (returned). The span's `len` counts the body either way.
+fn apart(
+    cfg: &Load,
+    one: Wire<'_>,
+    body: Option<&Body>,
+    tag: crate::tags::Tag,
+    bytes: &mut Vec<u8>,
+) -> (set::Span, Option<Body>) {
     let off = bytes.len();
-    target_wire(t).write(cfg, bytes);
-    set::Span {
-        off,
-        len: bytes.len() - off,
-        body_len: t.body.as_ref().map_or(0, |b| b.len() as u64),
-        head: t.method == "HEAD",
-        tag: t.tag,
+    let apart = body.filter(|b| b.len() > SPLIT_BODY);
+    match apart {
+        Some(_) => one.write_head(cfg, bytes),
+        None => one.write(cfg, bytes),
     }
+    let body_len = body.map_or(0, |b| b.len());
+    let span = set::Span {
+        off,
+        len: bytes.len() - off + apart.map_or(0, |_| body_len),
+        body_len: body_len as u64,
+        head: one.method == "HEAD",
+        tag,
+    };
+    (span, apart.cloned())
 }
 
 /// A held set's or a replay's HTTP/1.1 requests: their bytes one after
@@ -562,21 +582,9 @@ struct Held {
 impl Held {
     /// Append request `one` (its body `body`, shared, when it has one).
     fn push(&mut self, cfg: &Load, one: Wire<'_>, body: Option<&Body>, tag: crate::tags::Tag) {
-        let off = self.bytes.len();
-        let apart = body.filter(|b| b.len() > SPLIT_BODY);
-        match apart {
-            Some(_) => one.write_head(cfg, &mut self.bytes),
-            None => one.write(cfg, &mut self.bytes),
-        }
-        let body_len = body.map_or(0, |b| b.len());
-        self.spans.push(set::Span {
-            off,
-            len: self.bytes.len() - off + apart.map_or(0, |_| body_len),
-            body_len: body_len as u64,
-            head: one.method == "HEAD",
-            tag,
-        });
-        self.split.push(apart.cloned());
+        let (span, split) = apart(cfg, one, body, tag, &mut self.bytes);
+        self.spans.push(span);
+        self.split.push(split);
     }
 }
 

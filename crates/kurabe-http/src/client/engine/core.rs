@@ -28,6 +28,8 @@ use crate::client::measure::record::{record, Answer};
 use crate::client::measure::series::Meter;
 use crate::client::schedule::pace::Pace;
 use crate::client::schedule::{Claims, Schedule};
+use crate::request::Body;
+
 use crate::client::shared::{socket_failure_kind, Shared};
 use crate::client::RunControl;
 use crate::response_check::{describe_failure, Seen};
@@ -37,6 +39,10 @@ use crate::source::wire::Prepared;
 use crate::tags::Labels;
 use kurabe_model::failures::FailureKind;
 use kurabe_model::load_stats::Stats;
+
+/// A streamed set's request as picked: its bytes (its head when its body
+/// is sent apart), its span, and that body.
+pub(crate) type Picked<'a> = (&'a [u8], &'a Span, Option<&'a Body>);
 
 /// What a connection kept of a response for the checks: its head and the
 /// first bytes of its body (both empty when nothing is checked).
@@ -340,7 +346,13 @@ impl<'a> Core<'a> {
             .is_none_or(|(c, i)| *i >= c.spans.len())
         {
             let feed = self.sh.wire.feed()?;
-            let Some(chunk) = feed.next() else {
+            let (sh, stop) = (self.sh, &self.ctl.stop);
+            let give_up = || {
+                stop.load(Ordering::Relaxed)
+                    || sh.aborted.load(Ordering::Relaxed)
+                    || sys::now_ns() >= sh.end_ns
+            };
+            let Some(chunk) = feed.next(&give_up) else {
                 if feed.error().is_some() {
                     self.sh.aborted.store(true, Ordering::Relaxed);
                 }
@@ -363,11 +375,15 @@ impl<'a> Core<'a> {
         self.cursor.as_ref().map(|(chunk, _)| chunk)
     }
 
-    /// The request picked last from a streamed set: its bytes and span.
-    pub fn streamed(&self) -> Option<(&[u8], &Span)> {
+    /// The request picked last from a streamed set: its bytes, span and
+    /// body sent apart (the bytes are then its head).
+    pub fn streamed(&self) -> Option<Picked<'_>> {
         let (chunk, i) = self.cursor.as_ref()?;
-        let span = chunk.spans.get(i.checked_sub(1)?)?;
-        Some((&chunk.bytes[span.off..span.off + span.len], span))
+        let at = i.checked_sub(1)?;
+        let span = chunk.spans.get(at)?;
+        let split = chunk.split.get(at)?.as_ref();
+        let head_len = span.len - split.map_or(0, |b| b.len());
+        Some((&chunk.bytes[span.off..span.off + head_len], span, split))
     }
 
     /// The run ends by the clock: open model, what was due before the end

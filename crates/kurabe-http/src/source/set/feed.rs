@@ -15,10 +15,12 @@
 //! anything.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::{SetTarget, Span, Stream};
+use crate::request::Body;
 use crate::tags::Labels;
 
 /// Request bytes per chunk (a chunk ends with the target that reaches it).
@@ -27,6 +29,10 @@ const CHUNK_BYTES: usize = 64 * 1024;
 const CHUNK_TARGETS: usize = 1024;
 /// Chunks rendered ahead of the workers.
 const AHEAD: usize = 4;
+/// How often a worker waiting for a chunk looks whether the run is over
+/// (the feeder may wait on a file or a pipe that never ends: standard
+/// input kept open and silent).
+const LOOK: Duration = Duration::from_millis(50);
 
 /// The rendered requests of consecutive targets of the set.
 #[derive(Debug)]
@@ -35,6 +41,10 @@ pub(crate) struct Chunk {
     pub bytes: Vec<u8>,
     /// Where each one is, in file order.
     pub spans: Vec<Span>,
+    /// Per span: its body when it is sent apart, shared rather than
+    /// copied into `bytes` (a body over `super::SPLIT_BODY`: a body
+    /// file is held once, not once per chunk and per connection).
+    pub split: Vec<Option<Body>>,
     /// The run's names and checks as of the chunk's last target.
     pub labels: Arc<Labels>,
 }
@@ -67,8 +77,9 @@ pub(crate) struct Start {
     pub render: Render,
 }
 
-/// Appends a target's request bytes to a chunk's; returns where they are.
-pub(crate) type Render = Box<dyn FnMut(&SetTarget, &mut Vec<u8>) -> Span + Send>;
+/// Appends a target's request bytes to a chunk's; returns where they are
+/// and its body when that is sent apart rather than appended.
+pub(crate) type Render = Box<dyn FnMut(&SetTarget, &mut Vec<u8>) -> (Span, Option<Body>) + Send>;
 
 type Item = Result<Arc<Chunk>, String>;
 
@@ -105,15 +116,30 @@ impl Feed {
     }
 
     /// The next chunk in file order, waiting for the feeder if need be;
-    /// `None` once the set is done (its one pass ended, or an error).
-    pub fn next(&self) -> Option<Arc<Chunk>> {
+    /// `None` once the set is done (its one pass ended, or an error), or
+    /// when `give_up()` (the run is over or stopped) while it waits.
+    pub fn next(&self, give_up: &dyn Fn() -> bool) -> Option<Arc<Chunk>> {
         if self.done() {
             return None;
         }
-        let got = match self.rx.lock() {
-            Ok(rx) => rx.recv().ok(),
-            Err(_) => None,
+        let Ok(rx) = self.rx.lock() else {
+            return self.ended(None);
         };
+        let got = loop {
+            match rx.recv_timeout(LOOK) {
+                Ok(item) => break Some(item),
+                Err(RecvTimeoutError::Disconnected) => break None,
+                Err(RecvTimeoutError::Timeout) if give_up() => return None,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        };
+        drop(rx);
+        self.ended(got)
+    }
+
+    /// What the feeder sent (`None`: it is gone): the chunk, or the set
+    /// is done.
+    fn ended(&self, got: Option<Item>) -> Option<Arc<Chunk>> {
         match got {
             Some(Ok(chunk)) => return Some(chunk),
             Some(Err(e)) => self.fail(e),
@@ -175,7 +201,7 @@ impl Feeder {
                 Err(e) => return self.send_err(e),
             };
             let mut chunk = empty(&snapshot);
-            let mut n = 0u64;
+            let (mut n, mut apart) = (0u64, 0);
             while let Some(t) = pass.next_target(&mut self.start.labels) {
                 let t = match t {
                     Ok(t) => t,
@@ -189,8 +215,16 @@ impl Feeder {
                 if *first != t.method {
                     self.p.mixed.store(true, Ordering::Relaxed);
                 }
-                chunk.spans.push((self.start.render)(&t, &mut chunk.bytes));
-                if chunk.bytes.len() >= CHUNK_BYTES || chunk.spans.len() >= CHUNK_TARGETS {
+                let (span, split) = (self.start.render)(&t, &mut chunk.bytes);
+                // A body sent apart counts as if it were in the chunk's
+                // bytes: a chunk holds one such body at most (each of a
+                // set's targets may name a body file of its own).
+                apart += split.as_ref().map_or(0, |b| b.len());
+                chunk.spans.push(span);
+                chunk.split.push(split);
+                let size = chunk.bytes.len() + apart;
+                if size >= CHUNK_BYTES || chunk.spans.len() >= CHUNK_TARGETS {
+                    apart = 0;
                     if first_pass {
                         self.p.targets.store(n, Ordering::Relaxed);
                     }
@@ -258,6 +292,7 @@ fn empty(labels: &Arc<Labels>) -> Chunk {
     Chunk {
         bytes: Vec::with_capacity(CHUNK_BYTES + 1024),
         spans: Vec::with_capacity(64),
+        split: Vec::with_capacity(64),
         labels: Arc::clone(labels),
     }
 }
@@ -318,13 +353,14 @@ mod tests {
             render: Box::new(|t, bytes| {
                 let off = bytes.len();
                 bytes.extend_from_slice(t.target.path.as_bytes());
-                Span {
+                let span = Span {
                     off,
                     len: bytes.len() - off,
                     body_len: 0,
                     head: false,
                     tag: t.tag,
-                }
+                };
+                (span, None)
             }),
         })
         .unwrap()
@@ -334,7 +370,7 @@ mod tests {
     fn paths(f: &Feed, k: usize) -> Vec<String> {
         let mut out = vec![];
         while out.len() < k {
-            let Some(c) = f.next() else { break };
+            let Some(c) = f.next(&|| false) else { break };
             for s in &c.spans {
                 out.push(String::from_utf8_lossy(&c.bytes[s.off..s.off + s.len]).into_owned());
             }

@@ -5,6 +5,7 @@
 //! Must not do I/O: the worker drives it.
 
 use super::*;
+use crate::client::engine::core::Picked;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum State {
@@ -124,15 +125,18 @@ impl Conn {
     }
 
     /// Take `slot` for sending; of a streamed set, `picked` is its
-    /// request (bytes and span), copied: the chunk it came from is not
-    /// kept, so memory stays a chunk per worker whatever is in flight.
-    pub(super) fn take(&mut self, slot: Slot, picked: Option<(&[u8], &Span)>) {
-        if let Some((bytes, span)) = picked {
+    /// request (bytes, span and a body sent apart), copied but for that
+    /// body, which is shared: the chunk it came from is not kept, so
+    /// memory stays a chunk per worker whatever is in flight.
+    pub(super) fn take(&mut self, slot: Slot, picked: Option<Picked<'_>>) {
+        if let Some((bytes, span, body)) = picked {
             if self.send_busy {
                 // io_uring may still read the old bytes (a send on a closed
                 // socket): leave them be (a request's worth, rarely).
                 std::mem::forget(std::mem::take(&mut self.own));
+                std::mem::forget(self.split.take());
             }
+            self.split = body.map(|b| (bytes.len(), b.clone()));
             self.own.clear();
             self.own.extend_from_slice(bytes);
             self.own_body = span.body_len;
@@ -166,14 +170,10 @@ impl Conn {
                 ..
             } => (bytes, body),
             Prepared::Set { bytes, .. } | Prepared::Replay { bytes, .. } => {
-                return match split {
-                    None => &bytes[off..end],
-                    Some((head_end, _)) if off < *head_end => &bytes[off..end.min(*head_end)],
-                    Some((head_end, body)) => &body[off - head_end..end - head_end],
-                }
+                return head_or_body(bytes, split, off, end)
             }
             Prepared::One { bytes, .. } => return &bytes[off..end],
-            Prepared::Streamed(_) => return &own[off..end],
+            Prepared::Streamed(_) => return head_or_body(own, split, off, end),
         };
         let at = off % sh.request_len;
         let rest = match at < head.len() {
@@ -203,10 +203,11 @@ impl Conn {
             Prepared::One { .. } => None,
             Prepared::Set { table, .. } | Prepared::Replay { table, .. } => Some(table),
             Prepared::Streamed(_) => {
-                // A streamed set: the request's bytes are the connection's own copy.
+                // A streamed set: the request's bytes are the connection's
+                // own copy, and its body sent apart after them.
                 if self.ring.back().is_some() && k > 0 {
                     self.w_off = 0;
-                    self.w_end = self.own.len();
+                    self.w_end = self.own.len() + self.split.as_ref().map_or(0, |s| s.1.len());
                 }
                 return;
             }
@@ -232,6 +233,23 @@ impl Conn {
         // the range always fits in `pipeline + 1` copies.
         self.w_off %= request_len;
         self.w_end = self.w_off + pending + k * request_len;
+    }
+}
+
+/// Bytes `off..end` (at most) of a request whose head is `bytes` (of a
+/// table: the request's head ends at `split`'s offset) and whose body,
+/// when `split`, is sent apart after it.
+#[inline]
+fn head_or_body<'s>(
+    bytes: &'s [u8],
+    split: Option<&'s (usize, crate::request::Body)>,
+    off: usize,
+    end: usize,
+) -> &'s [u8] {
+    match split {
+        None => &bytes[off..end],
+        Some((head_end, _)) if off < *head_end => &bytes[off..end.min(*head_end)],
+        Some((head_end, body)) => &body[off - head_end..end - head_end],
     }
 }
 

@@ -46,7 +46,6 @@ use crate::client::measure::gnuplot::GnuplotWriter;
 use crate::client::measure::record::Answer;
 use crate::client::shared::Shared;
 use crate::client::RunControl;
-use crate::source::set::Span;
 use crate::source::wire::Prepared;
 use conn::{Conn, End, State};
 use framer::{Eof, Framer, Keep, Response};

@@ -154,6 +154,9 @@ impl Setup {
         match req {
             Req::Held => &self.bodies[target as usize],
             Req::Streamed(chunk, i) => {
+                if let Some(Some(body)) = chunk.split.get(*i as usize) {
+                    return body;
+                }
                 let s = &chunk.spans[*i as usize];
                 let from = s.off + s.len;
                 &chunk.bytes[from..from + s.body_len as usize]
@@ -164,23 +167,32 @@ impl Setup {
 
 /// A streamed set's target for HTTP/2, appended to a chunk's bytes: its
 /// header block (literals that leave the server's table alone, as a held
-/// set's), then its body; the span's `len` is the block's. Written field
-/// by field (the feeder renders every request of the run).
-pub(crate) fn render(cfg: &Load, t: &SetTarget, out: &mut Vec<u8>) -> Span {
+/// set's), then its body, or the body returned to be sent from its one
+/// shared copy when it is over `SPLIT_BODY`; the span's `len` is the
+/// block's. Written field by field (the feeder renders every request of
+/// the run).
+pub(crate) fn render(cfg: &Load, t: &SetTarget, out: &mut Vec<u8>) -> (Span, Option<Body>) {
     let off = out.len();
     let body = t.body.as_deref();
     each_field(cfg, (&t.method, &t.target, &t.headers, body), |k, v| {
         hpack::plain_field(out, k, v);
     });
     let len = out.len() - off;
-    out.extend_from_slice(body.unwrap_or_default());
-    Span {
+    let apart = t
+        .body
+        .as_ref()
+        .filter(|b| b.len() > crate::client::SPLIT_BODY);
+    if apart.is_none() {
+        out.extend_from_slice(body.unwrap_or_default());
+    }
+    let span = Span {
         off,
         len,
         body_len: body.map_or(0, |b| b.len() as u64),
         head: t.method == "HEAD",
         tag: t.tag,
-    }
+    };
+    (span, apart.cloned())
 }
 
 /// A request: method, target, the user's headers, body.

@@ -242,6 +242,7 @@ fn a_streamed_target_is_sent_from_its_chunk_block_then_body() {
     let chunk = std::sync::Arc::new(Chunk {
         bytes: bytes.clone(),
         spans: vec![span, span],
+        split: vec![None, None],
         labels: Default::default(),
     });
     // The run's own request is another: the stream's comes from the chunk.

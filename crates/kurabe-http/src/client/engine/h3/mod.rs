@@ -185,19 +185,22 @@ impl Setup {
 
 /// A streamed set's target for HTTP/3, appended to a chunk's bytes: its
 /// whole request stream (HEADERS, DATA); the span's `len` is all of it.
-pub(crate) fn render(t: &SetTarget, out: &mut Vec<u8>) -> Span {
+/// The body is copied (HTTP/3 holds each request's stream whole; never
+/// sent apart).
+pub(crate) fn render(t: &SetTarget, out: &mut Vec<u8>) -> (Span, Option<crate::request::Body>) {
     let off = out.len();
     let authority = t.target.host_header();
     let body = t.body.as_deref();
     let r = Request::of(&t.method, &t.target, &authority, &t.headers, body);
     out.extend_from_slice(&encode(&r));
-    Span {
+    let span = Span {
         off,
         len: out.len() - off,
         body_len: body.map_or(0, |b| b.len() as u64),
         head: t.method == "HEAD",
         tag: t.tag,
-    }
+    };
+    (span, None)
 }
 
 /// A request's stream bytes: its field section (the pseudo-headers, a
