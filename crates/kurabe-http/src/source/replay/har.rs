@@ -11,14 +11,16 @@
 //! Owns the HAR shape (serde, reading only the fields used; entries are
 //! deserialised one at a time, the file is never held as text or as a
 //! JSON tree) and the cap on a request body
-//! ([`crate::request::MAX_BODY_BYTES`]): a `postData.text` is counted as
-//! it is read (`Capped`), so an entry with a body of gigabytes is
-//! refused when its text passes what the largest body's base64 takes,
-//! not after it is held. Must not fetch anything.
+//! ([`crate::request::MAX_BODY_BYTES`]): a `postData.text` is lifted out
+//! of the text and decoded as it is read (`har_lift.rs`), so a body
+//! is held once, decoded, and one of gigabytes is refused as soon as its
+//! decoded size passes the limit, with its size. Must not fetch anything.
 
 use std::cell::Cell;
 use std::fmt;
 use std::io::Read;
+
+use super::har_lift::{self, Lift, Lifted, Stopped, PLACEHOLDER};
 
 use base64::Engine as _;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -40,15 +42,14 @@ pub enum HarError {
         detail: String,
     },
     /// An entry's request body is over [`MAX_BODY_BYTES`].
-    #[error("{source_name}: entry {entry}'s request body is {}, more than the {} a request body may have: drop the entry or cut its body", size_text(.size), kurabe_input::Bytes(MAX_BODY_BYTES))]
+    #[error("{source_name}: entry {entry}'s request body is {size} bytes, more than the {} a request body may have: drop the entry or cut its body", kurabe_input::Bytes(MAX_BODY_BYTES))]
     BodyTooLarge {
         /// The file as given.
         source_name: String,
         /// The entry, 1-based.
         entry: u64,
-        /// The body's size decoded, or `None` when its text was cut
-        /// off past `MAX_TEXT_BYTES`.
-        size: Option<u64>,
+        /// The body's size: decoded, or as text when it is not base64.
+        size: u64,
     },
     /// The entries' requests pass what a replay holds
     /// ([`super::MAX_HELD_BYTES`]).
@@ -61,34 +62,21 @@ pub enum HarError {
     },
 }
 
-fn size_text(size: &Option<u64>) -> String {
-    match size {
-        Some(s) => format!("{s} bytes"),
-        None => format!("more than {MAX_TEXT_BYTES} bytes of text in the file"),
-    }
-}
-
-/// JSON text read for one `postData.text` at most: the base64 of the
-/// largest body, and a sixteenth more for escapes (`\/`).
-const MAX_TEXT_BYTES: u64 = MAX_BODY_BYTES.div_ceil(3) * 4 + MAX_BODY_BYTES / 16;
-
 thread_local! {
-    /// Bytes read of the `postData.text` being read (`None`: not in one).
-    static TEXT_READ: Cell<Option<u64>> = const { Cell::new(None) };
-    /// The body over the limit that stopped the read: `Some(None)` when
-    /// its text passed [`MAX_TEXT_BYTES`], `Some(Some(size))` decoded.
-    static OVER: Cell<Option<Option<u64>>> = const { Cell::new(None) };
+    /// The body over the limit that stopped the read: the entry and the
+    /// body's size (decoded).
+    static OVER: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
     /// The entry whose request passed what a replay holds, if one did.
     static FULL: Cell<Option<u64>> = const { Cell::new(None) };
 }
 
-/// `postData.text`, its length counted by [`Capped`] while serde reads it
-/// (serde_json holds a string whole before handing it on, so the count
-/// must happen below it, in the reader). A text that is canonical base64
-/// (as HAR tools write a binary body) is decoded from serde's own buffer
-/// as it is handed on, never copied as text: a body at the limit is held
-/// once, decoded (the text is put back only when `encoding` turns out
-/// not to be base64; the decoding is exact, so it is the same text).
+/// `postData.text`: lifted out of the file and decoded as it is read
+/// ([`har_lift`]; serde sees its [`PLACEHOLDER`]). A text that is
+/// canonical base64 (as HAR tools write a binary body) is held once,
+/// decoded (the text is put back only when `encoding` turns out not to
+/// be base64; the decoding is exact, so it is the same text). A text
+/// serde reads itself (a key written with escapes, not lifted) is
+/// decoded the same way from serde's buffer.
 enum BodyText {
     /// The text, decoded from base64.
     Decoded(Vec<u8>),
@@ -116,10 +104,7 @@ impl BodyText {
 
 impl<'de> Deserialize<'de> for BodyText {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<BodyText, D::Error> {
-        TEXT_READ.set(Some(0));
-        let text = d.deserialize_str(TextVisitor);
-        TEXT_READ.set(None);
-        text
+        d.deserialize_str(TextVisitor)
     }
 }
 
@@ -134,6 +119,14 @@ impl Visitor<'_> for TextVisitor {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<BodyText, E> {
+        if v == PLACEHOLDER {
+            if let Some(lifted) = har_lift::take() {
+                return Ok(match lifted {
+                    Lifted::Decoded(b) => BodyText::Decoded(b),
+                    Lifted::Text(t) => BodyText::Text(t),
+                });
+            }
+        }
         Ok(match BodyText::of(v) {
             Some(bytes) => BodyText::Decoded(bytes),
             None => BodyText::Text(v.to_owned()),
@@ -145,25 +138,6 @@ impl Visitor<'_> for TextVisitor {
             Some(bytes) => BodyText::Decoded(bytes),
             None => BodyText::Text(v),
         })
-    }
-}
-
-/// The HAR's reader: fails (and says so in [`OVER`]) when a
-/// `postData.text` passes [`MAX_TEXT_BYTES`].
-struct Capped<R>(R);
-
-impl<R: Read> Read for Capped<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.0.read(buf)?;
-        if let Some(before) = TEXT_READ.get() {
-            let read = before + n as u64;
-            TEXT_READ.set(Some(read));
-            if read > MAX_TEXT_BYTES {
-                OVER.set(Some(None));
-                return Err(std::io::Error::other("a request body over the limit"));
-            }
-        }
-        Ok(n)
     }
 }
 
@@ -215,11 +189,8 @@ struct PostData {
 /// body over [`MAX_BODY_BYTES`] stops the read.
 pub fn read<R: Read>(input: R, source_name: &str) -> Result<Recording, HarError> {
     let mut rec = Recording::new("entry");
-    // Counted below the buffer: a few KiB more or less than the text
-    // read, for one check per block read rather than per byte.
-    let input = std::io::BufReader::new(Capped(input));
+    let input = std::io::BufReader::new(Lift::new(input));
     let mut de = serde_json::Deserializer::from_reader(input);
-    TEXT_READ.set(None);
     OVER.set(None);
     FULL.set(None);
     let read = de.deserialize_map(Top(&mut rec)).and_then(|()| de.end());
@@ -227,13 +198,21 @@ pub fn read<R: Read>(input: R, source_name: &str) -> Result<Recording, HarError>
         return Ok(rec.finish());
     };
     let source_name = source_name.to_owned();
+    let stopped = har_lift::stopped();
+    if let Some(Stopped::TooLarge { entry }) = stopped {
+        return Err(HarError::TooLarge { source_name, entry });
+    }
     if let Some(entry) = FULL.take() {
         return Err(HarError::TooLarge { source_name, entry });
     }
-    Err(match OVER.take() {
-        Some(size) => HarError::BodyTooLarge {
+    let over = match stopped {
+        Some(Stopped::BodyTooLarge { entry, size }) => Some((entry, size)),
+        _ => OVER.take(),
+    };
+    Err(match over {
+        Some((entry, size)) => HarError::BodyTooLarge {
             source_name,
-            entry: rec.tally.read + 1,
+            entry,
             size,
         },
         None => HarError::NotHar {
@@ -319,7 +298,7 @@ impl<'de> Visitor<'de> for Entries<'_> {
         let rec = self.0;
         while let Some(e) = seq.next_element::<Entry>()? {
             if let Some(size) = e.body_size().filter(|s| *s > MAX_BODY_BYTES) {
-                OVER.set(Some(Some(size)));
+                OVER.set(Some((rec.tally.read + 1, size)));
                 return Err(de::Error::custom("a request body over the limit"));
             }
             rec.tally.read += 1;
@@ -562,6 +541,48 @@ mod tests {
         assert_eq!(body(" aGk= ", b64), b"hi");
         assert_eq!(body("hi there", ""), b"hi there");
         assert_eq!(body("aGk=\\n", ""), b"aGk=\n");
+    }
+
+    /// A HAR of one POST whose `postData` is `post` (JSON), its response
+    /// `response`.
+    fn one_post(post: &str, response: &str) -> String {
+        format!(
+            r#"{{"log":{{"entries":[{{"startedDateTime":"2026-12-02T04:30:00Z","request":{{"method":"POST","url":"http://h/","headers":[{{"name":"X-A","value":"1"}}],"postData":{post}}},"response":{response}}},{{"startedDateTime":"2026-12-02T04:30:01Z","request":{{"method":"GET","url":"http://h/2","headers":[]}}}}]}}}}"#
+        )
+    }
+
+    /// Bodies are lifted out of the text and decoded as they are read:
+    /// base64 longer than a batch (with `\/` escapes, as some tools write
+    /// a slash), text with every kind of escape, a text before or after
+    /// its encoding, a key written with escapes (read by serde itself),
+    /// and a response's large text passed over.
+    #[test]
+    fn bodies_are_lifted_and_decoded_as_they_are_read() {
+        use base64::Engine as _;
+        let raw: Vec<u8> = (0..300_001u32).map(|i| (i * 7 % 251) as u8).collect();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&raw);
+        let escaped = b64.replace('/', "\\/");
+        let body = |post: &str, response: &str| {
+            let har = one_post(post, response);
+            let r = read(har.as_bytes(), "t.har").unwrap();
+            assert_eq!(r.requests.len(), 2, "{r:?}");
+            assert_eq!(r.requests[1].target, "/2");
+            r.requests[0].body.clone().unwrap().to_vec()
+        };
+        let enc = r#""encoding":"base64""#;
+        let post = format!(r#"{{"mimeType":"a/b","text":"{escaped}",{enc}}}"#);
+        assert_eq!(body(&post, "{}"), raw);
+        let post = format!(r#"{{{enc},"mimeType":"a/b","text":"{b64}"}}"#);
+        assert_eq!(body(&post, "{}"), raw);
+        let post = format!(r#"{{"mimeType":"a/b","text":"{b64}"}}"#);
+        assert_eq!(body(&post, "{}"), b64.as_bytes(), "not encoded: the text");
+        let text = r#"a\"b\\c\/d\n\u00e9\ud83d\ude00 \t"#;
+        let post = format!(r#"{{"mimeType":"text/plain","text":"{text}"}}"#);
+        assert_eq!(body(&post, "{}"), "a\"b\\c/d\né😀 \t".as_bytes());
+        let post = r#"{"mimeType":"text/plain","t\u0065xt":"aGk=",
+            "encoding":"base64"}"#;
+        let response = format!(r#"{{"status":200,"content":{{"text":"{b64}"}}}}"#);
+        assert_eq!(body(post, &response), b"hi");
     }
 
     #[test]

@@ -19,6 +19,7 @@
 pub mod edit;
 pub mod format;
 pub mod har;
+mod har_lift;
 pub mod log;
 pub(crate) mod read;
 pub mod time;
