@@ -27,6 +27,7 @@ pub mod find_rate;
 pub mod git;
 pub mod http_compare;
 pub mod http_load;
+pub mod http_runs;
 pub mod import;
 pub mod measure;
 mod measured;

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use kurabe_model::given::Given;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::noise::{MetricNoise, NoiseReport, NoiseSubject, Suggestion};
 use kurabe_model::plan::{Measure, OnFailure, Plan, ResolvedVariant, Variant};
@@ -106,16 +107,11 @@ impl NoiseKind {
         }
     }
 
-    /// Refuse the first setting of `given` (its name, the kind it
-    /// applies to, whether it was given) that belongs to another kind
-    /// than `arg`'s, `self`.
-    pub fn refuse_others(
-        self,
-        arg: &str,
-        given: &[(&str, NoiseKind, bool)],
-    ) -> Result<(), NoiseError> {
-        match given.iter().find(|(_, k, on)| *on && *k != self) {
-            Some((flag, k, _)) => Err(NoiseError::Usage(format!(
+    /// Refuse the first of each kind's own flags in `given` that belongs
+    /// to another kind than `arg`'s, `self`.
+    pub fn refuse_others(self, arg: &str, given: &Given) -> Result<(), NoiseError> {
+        match KIND_FLAGS.iter().find(|(f, k)| *k != self && given.has(f)) {
+            Some((flag, k)) => Err(NoiseError::Usage(format!(
                 "{flag} applies to {}, and `{arg}` reads as {}: drop {flag}",
                 k.what(),
                 self.what()
@@ -124,6 +120,19 @@ impl NoiseKind {
         }
     }
 }
+
+/// Each kind's own flags (the others refuse them), in the order named.
+const KIND_FLAGS: [(&str, NoiseKind); 9] = [
+    ("--variant", NoiseKind::Plan),
+    ("--set", NoiseKind::Plan),
+    ("--shell", NoiseKind::Command),
+    ("-N", NoiseKind::Command),
+    ("--measure", NoiseKind::Command),
+    ("-c", NoiseKind::Url),
+    ("-n", NoiseKind::Url),
+    ("-t", NoiseKind::Url),
+    ("-k", NoiseKind::Url),
+];
 
 /// Length of each run against a URL when neither requests nor a
 /// duration is given.
@@ -648,10 +657,7 @@ command = { command = "sleep 0.{size}", runs = 1 }
         assert_eq!(NoiseKind::of("https://h/"), NoiseKind::Url);
         assert_eq!(NoiseKind::of("p.toml"), NoiseKind::Plan);
         assert_eq!(NoiseKind::of("cat p.toml"), NoiseKind::Command);
-        let given = [
-            ("-c", NoiseKind::Url, false),
-            ("--set", NoiseKind::Plan, true),
-        ];
+        let given = Given::new(["--set"]);
         assert!(NoiseKind::Plan.refuse_others("p.toml", &given).is_ok());
         let e = NoiseKind::Url
             .refuse_others("http://h/", &given)

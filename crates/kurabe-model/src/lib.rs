@@ -13,6 +13,7 @@ pub mod counters;
 pub mod experiment;
 pub mod failures;
 pub mod fleet;
+pub mod given;
 pub mod history;
 pub mod host;
 pub mod http;

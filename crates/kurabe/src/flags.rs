@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::parser::ValueSource;
+use kurabe_model::given::Given;
 use kurabe_model::notice::Notice;
 use kurabe_model::profile::{ProfileOff, Profiling};
 use kurabe_model::record::SavedRecord;
@@ -22,6 +24,35 @@ pub(crate) use kurabe_model::plan::parse_duration;
 /// The one size grammar of flags and plans ("512M" = 512 × 2²⁰, "500MB" =
 /// 500 × 10⁶), defined in `kurabe-model`.
 pub(crate) use kurabe_model::plan::parse_size;
+
+/// The flags the command line gave its subcommand (not defaults, not the
+/// environment's), each by all its spellings: `-c` and `--concurrency`,
+/// a positional argument by its value name (`URL_B`).
+pub fn given(cli: &clap::Command, matches: &clap::ArgMatches) -> Given {
+    let Some((name, sub)) = matches.subcommand() else {
+        return Given::default();
+    };
+    let args = cli
+        .find_subcommand(name)
+        .into_iter()
+        .flat_map(|c| c.get_arguments());
+    Given::new(
+        args.filter(|a| sub.value_source(a.get_id().as_str()) == Some(ValueSource::CommandLine))
+            .flat_map(spellings),
+    )
+}
+
+/// `-c`, `--concurrency`; a positional argument's value name.
+fn spellings(arg: &clap::Arg) -> Vec<String> {
+    let short = arg.get_short().map(|c| format!("-{c}"));
+    let long = arg.get_long().map(|l| format!("--{l}"));
+    let names = arg.get_value_names().unwrap_or_default();
+    let positional = names.first().filter(|_| arg.is_positional());
+    [short, long, positional.map(|n| n.to_string())]
+        .into_iter()
+        .flatten()
+        .collect()
+}
 
 /// `--format` of a command offering the formats `names` (text, md, json,
 /// csv, html: `kurabe_report::Format`'s names).

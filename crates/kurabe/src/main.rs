@@ -19,7 +19,7 @@ mod signal;
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use kurabe_http::outcome::{is_interrupted, is_worker_panic};
 use kurabe_report::error_text::{error_line, is_broken_pipe, short_usage_error};
 
@@ -83,10 +83,17 @@ fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     kurabe_store::proctitle::hide_passwords();
     kurabe_http::outcome::quiet_worker_panics();
-    let cli = match Cli::try_parse_from(args) {
-        Ok(cli) => cli,
+    let matches = match Cli::command().try_get_matches_from(args) {
+        Ok(matches) => matches,
         Err(err) => return usage_error(&err),
     };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(err) => return usage_error(&err.format(&mut Cli::command())),
+    };
+    // The flags given (not defaulted), for the libraries' checks of
+    // flag combinations.
+    let given = flags::given(&Cli::command(), &matches);
     // From here a signal ends kurabe with 128 + the signal whatever it is
     // doing: at once while it reads its inputs, gracefully once a command
     // has work to stop (`signal::install_stop`).
@@ -94,7 +101,7 @@ fn main() -> ExitCode {
         return setup_error(&err);
     }
     let result = match cli.command {
-        Command::Http(args) => commands::http::run(*args),
+        Command::Http(args) => commands::http::run(*args, &given),
         Command::Replay(args) => commands::replay::run(*args),
         Command::Serve(args) => commands::serve::run(args),
         Command::Demo(args) => commands::demo::run(args),
@@ -103,7 +110,7 @@ fn main() -> ExitCode {
         Command::System(args) => commands::system::run(args),
         Command::Cmd(args) => commands::cmd::run(*args),
         Command::Run(args) => commands::run::run(*args),
-        Command::Noise(args) => commands::noise::run(*args),
+        Command::Noise(args) => commands::noise::run(*args, &given),
         Command::Bisect(args) => commands::bisect::run(*args),
         Command::Results(args) => commands::results::run(args),
         Command::Report(args) => commands::report::run(args),
@@ -192,6 +199,21 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// A flag given counts under each of its spellings; a defaulted or
+    /// absent one does not.
+    #[test]
+    fn given_flags_are_named_by_every_spelling() {
+        let given = |argv: &[&str]| {
+            let m = Cli::command().try_get_matches_from(argv).unwrap();
+            flags::given(&Cli::command(), &m)
+        };
+        let g = given(&["kurabe", "noise", "-c", "2", "http://h/"]);
+        assert!(g.has("-c") && g.has("--concurrency") && g.has("CMD|URL|PLAN"));
+        assert!(!g.has("-d") && !g.has("--duration"));
+        let g = given(&["kurabe", "http", "http://a/", "http://b/", "--save"]);
+        assert!(g.has("URL_B") && g.has("--save") && !g.has("-s"));
     }
 
     /// Every flag read from the environment (KURABE_STORE may hold a

@@ -12,9 +12,11 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use kurabe_http::load::HeadTrace;
 use kurabe_http::sent_head::sent_head;
+use kurabe_lab::http_runs::{choose, refuse_for_fleet, HttpRun};
+use kurabe_model::given::Given;
 use kurabe_model::record::SavedRecord;
 use kurabe_report::ab_log;
 use kurabe_report::write::check_outputs;
@@ -38,32 +40,16 @@ mod fleet;
 /// The `-g`, `-e` and report files, and the exit status.
 mod outputs;
 
-/// Run `kurabe http`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if let Some(flag) = args.find_rate.stray() {
-        bail!("{flag} belongs to --find-rate: add --find-rate, or drop {flag}");
-    }
-    if args.find_rate.find_rate && args.series_csv.is_some() {
-        bail!("--series-csv with --find-rate: the search runs many steps, each its own run; drop --series-csv");
-    }
-    if args.find_rate.find_rate && (args.live.prometheus_addr.is_some() || args.live.tui) {
-        bail!("--prometheus-addr and --tui watch one load, and --find-rate runs a search of many: drop them, or watch one step's rate with kurabe http URL --rate R --tui");
-    }
-    if !args.thresholds.is_empty() {
-        one_run_only(&args)?;
-    }
-    if args.profile.profile.is_some() && (args.find_rate.find_rate || args.workers.is_some()) {
-        bail!("--profile samples the server over one load per run: drop it, or drop --find-rate and --workers");
-    }
-    if args.find_rate.find_rate && args.more_urls.is_empty() {
-        return find_rate::run(&args);
-    }
-    if !args.more_urls.is_empty() {
-        args.live.check()?;
-        return ab::run(&args);
-    }
-    if args.rounds.is_some() {
-        bail!("--rounds compares two or more URLs: give URL_B too, or drop --rounds");
+/// Run `kurabe http`: the run the `given` flags choose
+/// (`kurabe_lab::http_runs`, which refuses the flags that contradict it).
+pub fn run(args: Args, given: &Given) -> anyhow::Result<ExitCode> {
+    match choose(given)? {
+        HttpRun::Search => return find_rate::run(&args, given),
+        HttpRun::Compare => {
+            args.live.check()?;
+            return ab::run(&args, given);
+        }
+        HttpRun::One => {}
     }
     // What needs no target of a set first: a set on standard input is
     // read in `finish`. The store is opened (made) once the load is whole.
@@ -75,33 +61,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ("--series-csv", args.series_csv.as_deref()),
         ("-g", args.gnuplot.as_deref()),
     ])?;
-    if args.workers.is_some() && args.live.prometheus_addr.is_some() {
-        bail!("--prometheus-addr with --workers: give it to each `kurabe worker`, which serves its own share");
-    }
-    if args.workers.is_some() && args.live.tui {
-        bail!("--tui watches a run in this process: drop --workers, or drop --tui");
-    }
-    if args.workers.is_some() && args.gnuplot.is_some() {
-        bail!("-g writes one line per request on one host; it cannot be used with --workers");
-    }
+    refuse_for_fleet(given)?;
     let resolved = early.finish(&args)?;
     args.save.check_store()?;
     match args.workers {
         Some(workers) => fleet::run_distributed(&args, &resolved, workers),
         None => run_here(&args, resolved),
     }
-}
-
-/// `--threshold` judges one run (in this process, or a fleet's merged
-/// run): refuse the modes that would judge something else, or nothing.
-fn one_run_only(args: &Args) -> anyhow::Result<()> {
-    if args.find_rate.find_rate {
-        bail!("--threshold with --find-rate: a search states its limits as --slo (same notation): use --slo");
-    }
-    if !args.more_urls.is_empty() {
-        bail!("--threshold judges one run: drop URL_B, or run each URL on its own");
-    }
-    Ok(())
 }
 
 /// One client in this process: the load, the report and its files.

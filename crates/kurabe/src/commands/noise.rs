@@ -18,6 +18,7 @@ use anyhow::Context;
 use kurabe_lab::cmd::params::shell_flag;
 use kurabe_lab::noise::{run_noise, url_load, NoiseConfig, NoiseError, NoiseKind, NoiseWorkload};
 use kurabe_lab::prepare::parse_set;
+use kurabe_model::given::Given;
 use kurabe_model::noise::NoiseReport;
 use kurabe_model::notice::Notice;
 use kurabe_model::plan::Measure;
@@ -96,9 +97,9 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 }
 
 /// Run `kurabe noise`.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, given: &Given) -> anyhow::Result<ExitCode> {
     let cfg = NoiseConfig {
-        workload: workload(&args)?,
+        workload: workload(&args, given)?,
         duration: args.duration,
         seed: args.seed,
         rev: args.rev.current(),
@@ -159,11 +160,11 @@ fn save(args: &Args, report: NoiseReport) -> anyhow::Result<()> {
 }
 
 /// The argument as a URL, a plan or a command, with that kind's flags;
-/// another kind's flags are refused.
-fn workload(args: &Args) -> anyhow::Result<NoiseWorkload> {
+/// another kind's flags (in `given`) are refused.
+fn workload(args: &Args, given: &Given) -> anyhow::Result<NoiseWorkload> {
     let w = args.workload.as_str();
     let kind = NoiseKind::of(w);
-    kind.refuse_others(w, &given(args))?;
+    kind.refuse_others(w, given)?;
     Ok(match kind {
         NoiseKind::Url => NoiseWorkload::Url {
             url: w.to_owned(),
@@ -189,19 +190,4 @@ fn workload(args: &Args) -> anyhow::Result<NoiseWorkload> {
             measure: args.measure.unwrap_or(Measure::Time),
         },
     })
-}
-
-/// Each kind's flags: the flag, its kind, whether it was given.
-fn given(args: &Args) -> [(&'static str, NoiseKind, bool); 9] {
-    [
-        ("--variant", NoiseKind::Plan, args.variant.is_some()),
-        ("--set", NoiseKind::Plan, !args.set.is_empty()),
-        ("--shell", NoiseKind::Command, args.shell.is_some()),
-        ("-N", NoiseKind::Command, args.no_shell),
-        ("--measure", NoiseKind::Command, args.measure.is_some()),
-        ("-c", NoiseKind::Url, args.concurrency.is_some()),
-        ("-n", NoiseKind::Url, args.requests.is_some()),
-        ("-t", NoiseKind::Url, args.timelimit.is_some()),
-        ("-k", NoiseKind::Url, args.keep_alive),
-    ]
 }

@@ -16,12 +16,14 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use kurabe_lab::http_compare::{self, AbSpec, DEFAULT_ROUNDS};
+use kurabe_lab::http_runs::refuse_for_compare;
 use kurabe_lab::Event;
+use kurabe_model::given::Given;
 use kurabe_model::plan::Plan;
 use kurabe_store::access::{recorded_experiment, RunStore};
 use kurabe_store::Store;
 
-use super::args::{from_args, layout_flags, Args};
+use super::args::{from_args, Args};
 use crate::live::Progress;
 use kurabe_model::notice::Notice;
 use kurabe_report::bars::RunsBar;
@@ -30,10 +32,10 @@ use kurabe_report::progress::ab_event_line;
 use kurabe_report::write::{check_outputs, colour_for, write_output};
 
 /// Run `kurabe http` with two or more URLs.
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
     let urls = urls(args);
-    refuse_single_url_flags(args)?;
-    let plan = plan(args, &urls)?;
+    refuse_single_url_flags(args, given)?;
+    let plan = plan(args, given, &urls)?;
     check_outputs(&[("-o", args.out.path())])?;
     // Without --save, a private store in a directory removed at the end.
     let mut store = RunStore::open(args.save.store.store.as_deref(), args.save.save.is_some())
@@ -54,9 +56,9 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// The flags checked as for one URL (same rules, same messages), then the
 /// plan: every URL gets the flags' one load spec.
-fn plan(args: &Args, urls: &[String]) -> anyhow::Result<Plan> {
+fn plan(args: &Args, given: &Given, urls: &[String]) -> anyhow::Result<Plan> {
     let spec = if args.find_rate.find_rate {
-        super::find_rate::checked(args)?.0
+        super::find_rate::checked(args, given)?.0
     } else {
         from_args(args)
             .with_context(|| format!("checking {}", urls[0]))?
@@ -99,22 +101,10 @@ fn urls(args: &Args) -> Vec<String> {
         .collect()
 }
 
-/// Flags that only make sense for one run of one URL: its outputs (`-e`,
-/// `-g`, ab's HTML), its server and its exit rule. Every load flag applies
-/// to every URL.
-fn refuse_single_url_flags(args: &Args) -> anyhow::Result<()> {
-    let refused = [
-        ("-e", args.percentiles_csv.is_some()),
-        ("--series-csv", args.series_csv.is_some()),
-        ("-g", args.gnuplot.is_some()),
-        ("-w/-x/-y/-z", layout_flags(args).wants_html()),
-        ("--server-pid", args.server_pid.is_some()),
-        ("--workers", args.workers.is_some()),
-        ("--max-error-rate", args.max_error_rate.is_some()),
-    ];
-    if let Some((flag, _)) = refused.iter().find(|(_, given)| *given) {
-        bail!("{flag} applies to one URL; drop it, or compare the URLs without it");
-    }
+/// Flags that only make sense for one run of one URL
+/// (`kurabe_lab::http_runs`), then `--save`'s label.
+fn refuse_single_url_flags(args: &Args, given: &Given) -> anyhow::Result<()> {
+    refuse_for_compare(given)?;
     if args.save.save.as_deref().is_some_and(|l| !l.is_empty()) {
         bail!("--save=LABEL: a comparison is saved as an experiment named after its URLs; use --save without a label");
     }

@@ -285,24 +285,6 @@ impl FindRateArgs {
             precision: self.precision,
         })
     }
-
-    /// A search flag given without --find-rate.
-    pub fn stray(&self) -> Option<&'static str> {
-        if self.find_rate {
-            return None;
-        }
-        [
-            ("--slo", !self.slo.is_empty()),
-            ("--step", self.step.is_some()),
-            ("--step-warmup", self.step_warmup.is_some()),
-            ("--start-rate", self.start_rate.is_some()),
-            ("--max-rate", self.max_rate.is_some()),
-            ("--max-searches", self.max_searches.is_some()),
-            ("--precision", self.precision.is_some()),
-        ]
-        .into_iter()
-        .find_map(|(flag, given)| given.then_some(flag))
-    }
 }
 
 /// What a run needs besides the flags themselves: the load, the
@@ -451,7 +433,7 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
 }
 
 /// ab's layout flags as the report's plain values.
-pub(super) fn layout_flags(args: &Args) -> AbLayoutFlags {
+fn layout_flags(args: &Args) -> AbLayoutFlags {
     AbLayoutFlags {
         no_percentiles: args.no_percentiles,
         no_confidence: args.no_confidence,

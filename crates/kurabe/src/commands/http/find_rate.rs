@@ -13,7 +13,9 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use kurabe_lab::find_rate::{check_search, DEFAULT_CONNECTIONS};
 use kurabe_lab::http_compare::{self, AbSpec};
+use kurabe_lab::http_runs::refuse_for_search;
 use kurabe_model::capacity::{CapacityReport, CapacityVerdict, FindRateNames, Settings};
+use kurabe_model::given::Given;
 use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{capacity_renderer, to_string, Format};
 
@@ -22,8 +24,8 @@ use kurabe_model::load::LoadSpec;
 use super::args::{load_spec, names, Args};
 
 /// Run the search of one URL.
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let (spec, settings) = checked(args)?;
+pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
+    let (spec, settings) = checked(args, given)?;
     check_outputs(&[("-o", args.out.path())])?;
     args.save.check_store()?;
     let interrupt = crate::signal::install_stop()?;
@@ -83,8 +85,8 @@ fn save(args: &Args, spec: &LoadSpec, found: (&CapacityReport, &Settings)) -> an
 
 /// The load every step runs (with its `find_rate`) and the search's
 /// settings, checked as the first step will run, errors naming the flags.
-pub fn checked(args: &Args) -> anyhow::Result<(LoadSpec, Settings)> {
-    let settings = settings(args)?;
+pub fn checked(args: &Args, given: &Given) -> anyhow::Result<(LoadSpec, Settings)> {
+    let settings = settings(args, given)?;
     let spec = LoadSpec {
         concurrency: args.concurrency.unwrap_or(DEFAULT_CONNECTIONS),
         ..load_spec(args)?
@@ -94,66 +96,25 @@ pub fn checked(args: &Args) -> anyhow::Result<(LoadSpec, Settings)> {
 }
 
 /// The search's settings from the flags, refusing what contradicts one.
-fn settings(args: &Args) -> anyhow::Result<Settings> {
+fn settings(args: &Args, given: &Given) -> anyhow::Result<Settings> {
     let Some(find) = args.find_rate.spec() else {
         bail!("internal: --find-rate expected");
     };
     let settings = find.settings(&FindRateNames::FLAGS)?;
-    refuse_contradictions(args)?;
+    refuse_contradictions(args, given)?;
     Ok(settings)
 }
 
 /// Flags a search cannot honour: it sets the rate, the length and the
-/// warm-up of every step itself, and judges steps by the SLOs only.
-fn refuse_contradictions(args: &Args) -> anyhow::Result<()> {
-    let refused = [
-        ("-n", args.requests.is_some(), "each step lasts --step"),
-        ("-t", args.time_limit.is_some(), "each step lasts --step"),
-        (
-            "--rate",
-            args.rate.is_some(),
-            "the search chooses the rate; bound it with --start-rate/--max-rate",
-        ),
-        ("--warmup", args.warmup.is_some(), "use --step-warmup"),
-        (
-            "--max-error-rate",
-            args.max_error_rate.is_some(),
-            "use --slo 'failed<1%'",
-        ),
-        (
-            "--abort-on-error",
-            args.abort_on_error,
-            "use --slo 'failed<…'",
-        ),
-        (
-            "--workers",
-            args.workers.is_some(),
-            "a search runs in this process",
-        ),
-        (
-            "-e",
-            args.percentiles_csv.is_some(),
-            "it is one run's output",
-        ),
-        ("-g", args.gnuplot.is_some(), "it is one run's output"),
-        (
-            "-x/-y/-z",
-            args.table_attrs.is_some() || args.tr_attrs.is_some() || args.td_attrs.is_some(),
-            "they style ab's table; -w alone prints the search's HTML page",
-        ),
-        (
-            "-w",
-            args.html && args.format != Format::Text,
-            "-w is the HTML page in place of the text",
-        ),
-        (
-            "--save=LABEL",
-            args.save.save.as_deref().is_some_and(|l| !l.is_empty()),
-            "a search is saved as an experiment named after its URL; use --save without a label",
-        ),
-    ];
-    if let Some((flag, _, why)) = refused.iter().find(|(_, given, _)| *given) {
-        bail!("{flag} contradicts --find-rate: {why}");
+/// warm-up of every step itself, and judges steps by the SLOs only
+/// (`kurabe_lab::http_runs`); then the values it cannot honour.
+fn refuse_contradictions(args: &Args, given: &Given) -> anyhow::Result<()> {
+    refuse_for_search(given)?;
+    if args.html && args.format != Format::Text {
+        bail!("-w contradicts --find-rate: -w is the HTML page in place of the text");
+    }
+    if args.save.save.as_deref().is_some_and(|l| !l.is_empty()) {
+        bail!("--save=LABEL contradicts --find-rate: a search is saved as an experiment named after its URL; use --save without a label");
     }
     if !matches!(args.format, Format::Text | Format::Json) {
         bail!("--format with --find-rate: text or json (-w for the HTML page)");
