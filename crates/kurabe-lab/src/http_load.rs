@@ -66,6 +66,11 @@ impl ServerChoice {
             ServerChoice::Listener(port) => Ok(match kurabe_probe::find_listener(port) {
                 Ok(Some(pid)) => (Some(pid), None),
                 Ok(None) => (None, Some(Notice::NoListener { port })),
+                // The probe's own sentence names `kurabe watch`'s `-p`;
+                // here `-p` is ab's POST file.
+                Err(kurabe_probe::ProbeError::ListenerHidden(port)) => {
+                    (None, Some(Notice::ListenerHidden { port }))
+                }
                 Err(e) => (None, Some(Notice::ServerMetricsOff { why: e.to_string() })),
             }),
         }

@@ -21,6 +21,12 @@ pub enum Notice {
         /// The URL's port.
         port: u16,
     },
+    /// A loopback URL's port has a listener, but its process is not
+    /// visible to this user (another user's): the server's figures are off.
+    ListenerHidden {
+        /// The URL's port.
+        port: u16,
+    },
     /// The server's figures are off because watching it failed.
     ServerMetricsOff {
         /// The probe's error.

@@ -13,6 +13,7 @@ use kurabe_model::notice::{Added, LoadFailure, Notice};
 pub fn line(notice: &Notice) -> String {
     match notice {
         Notice::NoListener { port } => note(&format!("no process of this machine found listening on port {port}; server metrics off (use --server-pid to name it)")),
+        Notice::ListenerHidden { port } => note(&format!("port {port} is listening but its process is not visible (another user's process?); server metrics off (run as that user or as root, or name it with --server-pid)")),
         Notice::ServerMetricsOff { why } => note(&format!("server metrics off: {why}")),
         Notice::ServerExited { pid } => note(&format!("the server process {pid} exited during the run; its figures cover the time it was alive")),
         Notice::HardwareOff { why } => note(&crate::words::hardware_off(*why)),
@@ -164,6 +165,16 @@ mod tests {
         assert_eq!(
             line(&failed),
             "kurabe: 2 of 3 thresholds failed: 'p(95)<1ms' (measured 2.1ms), 'rate>9' (not measured: no requests)"
+        );
+    }
+
+    #[test]
+    fn a_hidden_listener_names_the_flag_kurabe_http_takes() {
+        let l = line(&Notice::ListenerHidden { port: 8080 });
+        assert!(l.contains("port 8080") && l.contains("--server-pid"), "{l}");
+        assert!(
+            !l.contains(" -p"),
+            "-p is ab's POST file in kurabe http: {l}"
         );
     }
 
