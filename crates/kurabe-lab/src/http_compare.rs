@@ -89,7 +89,10 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
         return Err(AbError::Duplicate(twice.1.clone()));
     }
     let plan = Plan {
-        name: format!("http: {}", urls.join(" vs ")),
+        name: kurabe_model::plan::joined_name(
+            "http",
+            &urls.iter().map(String::as_str).collect::<Vec<_>>(),
+        ),
         description: Some("kurabe http A/B".into()),
         repeat: spec.rounds,
         warmup: None,

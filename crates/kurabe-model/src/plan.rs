@@ -591,6 +591,24 @@ fn matrix_combinations(
     combos
 }
 
+/// A generated plan's name, "PREFIX: a vs b": each name once, cut with "…"
+/// to 100 characters so that a listing or a report's title line fits.
+pub fn joined_name(prefix: &str, names: &[&str]) -> String {
+    let mut unique: Vec<&str> = Vec::new();
+    for n in names {
+        if !unique.contains(n) {
+            unique.push(n);
+        }
+    }
+    let full = format!("{prefix}: {}", unique.join(" vs "));
+    if full.chars().count() <= 100 {
+        full
+    } else {
+        let cut: String = full.chars().take(99).collect();
+        format!("{cut}…")
+    }
+}
+
 /// Quote `arg` for `/bin/sh` when it holds anything but safe characters.
 pub fn shell_quote(arg: &str) -> String {
     let safe = !arg.is_empty()

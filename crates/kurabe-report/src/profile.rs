@@ -97,7 +97,7 @@ pub fn write_run(
             false => writeln!(
                 out,
                 "  {v:>12.3}  {share:>5.0}%  {}",
-                cut(&f, NAME_WIDTH + 40)
+                crate::chart::truncate(&f, NAME_WIDTH + 40)
             )?,
         }
     }
@@ -211,7 +211,7 @@ fn text_table(c: &ProfileComparison, per: &str, out: &mut dyn Write) -> io::Resu
         "verdict"
     )?;
     for f in &c.functions {
-        let name = cut(&f.function, NAME_WIDTH);
+        let name = crate::chart::truncate(&f.function, NAME_WIDTH);
         writeln!(
             out,
             "  {:>+12.3}  {:>5.0}%  {:<22}  {:<18}  {name}",
@@ -222,15 +222,6 @@ fn text_table(c: &ProfileComparison, per: &str, out: &mut dyn Write) -> io::Resu
         )?;
     }
     writeln!(out)
-}
-
-/// `name` in at most `width` columns, cut with `…`.
-fn cut(name: &str, width: usize) -> String {
-    if name.chars().count() <= width {
-        return name.to_owned();
-    }
-    let kept: String = name.chars().take(width - 1).collect();
-    format!("{kept}…")
 }
 
 /// The functions as a Markdown table.

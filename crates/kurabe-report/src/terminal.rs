@@ -266,13 +266,11 @@ fn failures(r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
 
 impl Render<ExperimentReport> for Terminal {
     fn render(&self, r: &ExperimentReport, out: &mut dyn Write) -> io::Result<()> {
-        writeln!(
-            out,
-            "{}  ({}, {})",
-            self.paint("1", &terminal(&r.name)),
-            terminal(&r.id),
-            terminal(&status_line(r))
-        )?;
+        // A generated name ("http: A vs B vs C") is cut to fit the line.
+        let tail = format!("  ({}, {})", terminal(&r.id), terminal(&status_line(r)));
+        let room = WIDTH.saturating_sub(tail.chars().count()).max(20);
+        let name = crate::chart::truncate(&terminal(&r.name), room);
+        writeln!(out, "{}{tail}", self.paint("1", &name))?;
         if let Some(h) = host_line(r) {
             // A long CPU model and kernel name pass 100 columns on some hosts.
             writeln!(out, "{}", wrap(&terminal(&h), WIDTH))?;
@@ -341,6 +339,11 @@ mod tests {
             );
             r.run.workload = format!("{} under a long workload name", r.run.workload);
         }
+        // A generated name as long as `kurabe http A B C` makes (100 columns).
+        e.name = format!("http: {}…", "http://127.0.0.1:44991/abc vs ".repeat(4))
+            .chars()
+            .take(100)
+            .collect();
         let text = render_of(&e, false);
         for line in text.lines() {
             assert!(
@@ -350,6 +353,10 @@ mod tests {
             );
         }
         assert!(text.contains("v3 short with a"), "{text}");
+        assert!(
+            text.starts_with("http: http://127.0.0.1:44991/abc vs "),
+            "{text}"
+        );
         assert_eq!(wrap("a bb ccc", 4), "a bb\nccc");
     }
 }

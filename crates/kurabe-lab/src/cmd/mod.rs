@@ -854,13 +854,7 @@ pub fn substitute_params(text: &str, params: &BTreeMap<String, String>) -> Strin
 /// "cmd: A vs B", shortened to fit a listing.
 fn plan_name(commands: &[CmdSpec]) -> String {
     let names: Vec<&str> = commands.iter().map(|c| c.name.as_str()).collect();
-    let full = format!("cmd: {}", names.join(" vs "));
-    if full.chars().count() <= 100 {
-        full
-    } else {
-        let cut: String = full.chars().take(99).collect();
-        format!("{cut}…")
-    }
+    kurabe_model::plan::joined_name("cmd", &names)
 }
 
 /// Validate the built plan; commands may hold brace text that is not a

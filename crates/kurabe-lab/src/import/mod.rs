@@ -22,6 +22,7 @@ mod hyperfine;
 mod pytest_benchmark;
 pub mod save;
 
+pub(super) use kurabe_model::plan::joined_name;
 use std::path::{Path, PathBuf};
 
 use kurabe_model::imported::{ImportedRun, SummaryOnly};
@@ -275,23 +276,6 @@ fn typed<T: serde::de::DeserializeOwned>(
     json: &serde_json::Value,
 ) -> Result<T, ImportError> {
     T::deserialize(json).map_err(|e| ImportError::not_harness(h, path, e.to_string(), Some(json)))
-}
-
-/// "hyperfine: a vs b", cut to fit a listing as `kurabe cmd` does.
-fn joined_name(harness: &str, names: &[&str]) -> String {
-    let mut unique: Vec<&str> = Vec::new();
-    for n in names {
-        if !unique.contains(n) {
-            unique.push(n);
-        }
-    }
-    let full = format!("{harness}: {}", unique.join(" vs "));
-    if full.chars().count() <= 100 {
-        full
-    } else {
-        let cut: String = full.chars().take(99).collect();
-        format!("{cut}…")
-    }
 }
 
 #[cfg(test)]
