@@ -406,6 +406,12 @@ impl fmt::Display for Stopped {
 
 impl std::error::Error for Stopped {}
 
+/// The error of a read given up on a stop flag, for readers of kurabe's
+/// own files (standard input's spool) that stop as a [`Shared`] does.
+pub fn stopped() -> io::Error {
+    io::Error::other(Stopped)
+}
+
 /// Whether `e` is a read given up because its file's stop flag was set.
 pub fn is_stopped(e: &io::Error) -> bool {
     e.get_ref().is_some_and(|inner| inner.is::<Stopped>())
@@ -487,7 +493,7 @@ impl Read for Part {
             .as_ref()
             .is_some_and(|s| s.load(Ordering::Relaxed))
         {
-            return Err(io::Error::other(Stopped));
+            return Err(stopped());
         }
         let left = usize::try_from(self.end.saturating_sub(self.pos)).unwrap_or(usize::MAX);
         let n = buf.len().min(left);

@@ -3,7 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -503,7 +503,7 @@ struct SharedBodyStream {
 struct SharedBodyPass(SharedBodyStream, usize);
 
 impl set::Stream for SharedBodyStream {
-    fn pass(&self) -> Result<Box<dyn set::Pass>, String> {
+    fn pass(&self, _: &Arc<AtomicBool>) -> Result<Box<dyn set::Pass>, String> {
         let (url, body) = (self.url.clone(), self.body.clone());
         Ok(Box::new(SharedBodyPass(SharedBodyStream { url, body }, 0)))
     }
@@ -549,7 +549,10 @@ fn a_streamed_sets_shared_large_body_is_sent_whole_from_its_one_copy() {
     };
     // A streamed set keeps its first target (its origin and method).
     use set::Stream as _;
-    let first = stream.pass().unwrap().next_target(&mut cfg.labels);
+    let first = stream
+        .pass(&Default::default())
+        .unwrap()
+        .next_target(&mut cfg.labels);
     let set = set::RequestSet {
         targets: vec![first.unwrap().unwrap()],
         order: kurabe_model::load::Order::Sequential,

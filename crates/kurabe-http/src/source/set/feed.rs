@@ -87,6 +87,10 @@ type Item = Result<Arc<Chunk>, String>;
 #[derive(Debug)]
 pub(crate) struct Feed {
     rx: Mutex<Receiver<Item>>,
+    /// Set when the workers give up (the run is over or stopped) or the
+    /// feed is dropped: the feeder's reads fail, so a feeder waiting on
+    /// its input (standard input kept open and silent) ends too.
+    gone: Arc<AtomicBool>,
     once: bool,
     done: AtomicBool,
     error: Mutex<Option<String>>,
@@ -103,11 +107,22 @@ impl Feed {
         }
         let once = start.once;
         let p = Arc::clone(&progress);
+        let gone = Arc::new(AtomicBool::new(false));
+        let g = Arc::clone(&gone);
         std::thread::Builder::new()
             .name("kurabe-feed".to_owned())
-            .spawn(move || Feeder { start, tx, p }.run())?;
+            .spawn(move || {
+                Feeder {
+                    start,
+                    tx,
+                    p,
+                    gone: g,
+                }
+                .run()
+            })?;
         Ok(Feed {
             rx: Mutex::new(rx),
+            gone,
             once,
             done: AtomicBool::new(false),
             error: Mutex::new(None),
@@ -129,7 +144,10 @@ impl Feed {
             match rx.recv_timeout(LOOK) {
                 Ok(item) => break Some(item),
                 Err(RecvTimeoutError::Disconnected) => break None,
-                Err(RecvTimeoutError::Timeout) if give_up() => return None,
+                Err(RecvTimeoutError::Timeout) if give_up() => {
+                    self.gone.store(true, Ordering::Relaxed);
+                    return None;
+                }
                 Err(RecvTimeoutError::Timeout) => {}
             }
         };
@@ -182,11 +200,19 @@ impl Feed {
     }
 }
 
+impl Drop for Feed {
+    fn drop(&mut self) {
+        self.gone.store(true, Ordering::Relaxed);
+    }
+}
+
 /// The feeder thread's state.
 struct Feeder {
     start: Start,
     tx: SyncSender<Item>,
     p: Arc<Progress>,
+    /// The workers are gone ([`Feed`]'s): the passes' reads fail.
+    gone: Arc<AtomicBool>,
 }
 
 impl Feeder {
@@ -196,7 +222,7 @@ impl Feeder {
         let mut first_method: Option<String> = None;
         let mut first_pass = self.start.stream.targets().is_none();
         loop {
-            let mut pass = match self.start.stream.pass() {
+            let mut pass = match self.start.stream.pass(&self.gone) {
                 Ok(p) => p,
                 Err(e) => return self.send_err(e),
             };
@@ -283,8 +309,12 @@ impl Feeder {
         ))
     }
 
+    /// Send why the set ended (not when the workers are gone: a read
+    /// given up then is no error of the set's).
     fn send_err(&self, e: String) {
-        let _ = self.tx.send(Err(e));
+        if !self.gone.load(Ordering::Relaxed) {
+            let _ = self.tx.send(Err(e));
+        }
     }
 }
 
@@ -313,7 +343,7 @@ mod tests {
     struct FakePass(usize, usize, Option<usize>);
 
     impl Stream for Fake {
-        fn pass(&self) -> Result<Box<dyn Pass>, String> {
+        fn pass(&self, _: &Arc<AtomicBool>) -> Result<Box<dyn Pass>, String> {
             Ok(Box::new(FakePass(0, self.n, self.bad)))
         }
     }

@@ -71,8 +71,10 @@ pub const STREAM_ONCE: u64 = u64::MAX;
 /// the file target by target, or (the random orders, from an index of
 /// the file) draws.
 pub trait Stream: Send + Sync + std::fmt::Debug {
-    /// A new pass from the file's first target; `Err`: why it cannot be read.
-    fn pass(&self) -> Result<Box<dyn Pass>, String>;
+    /// A new pass from the file's first target, whose reads fail once
+    /// `stop` is set (the run is over: a pass waiting on its input, a
+    /// silent standard input, gives up); `Err`: why it cannot be read.
+    fn pass(&self, stop: &Arc<std::sync::atomic::AtomicBool>) -> Result<Box<dyn Pass>, String>;
 
     /// The set's number of targets when known before the run (an indexed
     /// file); `None`: counted as the first pass reads them.

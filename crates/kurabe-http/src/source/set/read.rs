@@ -206,12 +206,11 @@ enum SetFile {
 
 impl SetFile {
     /// The same file, whose reads fail once `stop` is set (standard
-    /// input's spool as it is: only the CLI reads one, and a signal
-    /// ends the CLI while it reads its inputs).
+    /// input's spool: a wait for more of it is given up).
     fn stopping_on(&self, stop: &Arc<AtomicBool>) -> SetFile {
         match self {
             SetFile::File(f) => SetFile::File(f.stopping_on(Arc::clone(stop))),
-            SetFile::Spool(r) => SetFile::Spool(r.clone()),
+            SetFile::Spool(r) => SetFile::Spool(r.stopping_on(stop)),
         }
     }
 
@@ -223,14 +222,16 @@ impl SetFile {
         }
     }
 
-    /// A reader a draw seeks in: the file, or the spool once complete.
-    fn seekable(&self) -> Result<kurabe_input::Part, String> {
+    /// A reader a draw seeks in: the file, or the spool once complete
+    /// (the wait for it given up once `stop` is set), whose reads fail
+    /// once `stop` is set.
+    fn seekable(&self, stop: &Arc<AtomicBool>) -> Result<kurabe_input::Part, String> {
         match self {
-            SetFile::File(f) => Ok(f.part()),
-            SetFile::Spool(_) => super::spool::complete_file()
+            SetFile::File(f) => Ok(f.stopping_on(Arc::clone(stop)).part()),
+            SetFile::Spool(_) => super::spool::complete_file(Some(stop))
                 .unwrap_or_else(|| Err(std::io::Error::other("standard input was not spooled")))
                 .and_then(kurabe_input::Shared::of)
-                .map(|f| f.part())
+                .map(|f| f.stopping_on(Arc::clone(stop)).part())
                 .map_err(|e| format!("cannot read the spooled standard input: {e}")),
         }
     }
@@ -591,9 +592,10 @@ struct FileStream {
 }
 
 impl Stream for FileStream {
-    fn pass(&self) -> Result<Box<dyn Pass>, String> {
+    fn pass(&self, stop: &Arc<AtomicBool>) -> Result<Box<dyn Pass>, String> {
+        let file = self.file.stopping_on(stop);
         let reader = Reader::new(
-            std::io::BufReader::with_capacity(256 * 1024, self.file.reader()),
+            std::io::BufReader::with_capacity(256 * 1024, file.reader()),
             self.format,
             &self.resolver.source,
         );
@@ -622,8 +624,8 @@ struct IndexedStream {
 }
 
 impl Stream for IndexedStream {
-    fn pass(&self) -> Result<Box<dyn Pass>, String> {
-        let file = self.file.seekable()?;
+    fn pass(&self, stop: &Arc<AtomicBool>) -> Result<Box<dyn Pass>, String> {
+        let file = self.file.seekable(stop)?;
         Ok(Box::new(DrawPass {
             draw: self.drawn.pass(file),
             resolver: self.resolver.clone(),

@@ -6,14 +6,18 @@
 //! second time through in the file's orders, or the draws of the
 //! weighted and random orders, which need the whole set indexed first)
 //! read the spool from the disk, never standard input again. Memory is a
-//! copy buffer; the disk holds the set.
+//! copy buffer; the disk holds the set. A reader's wait for the copy is
+//! given up once its stop flag is set (the run is over or stopped):
+//! standard input may stay open and silent for ever.
 //!
 //! Owns the spool and its copier thread. Must not parse targets.
 
 use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::time::Duration;
 
 /// A targets file larger than this (or of more than [`HELD_LINES`]
 /// lines) is streamed in the sequential and round-robin orders (read as
@@ -40,6 +44,9 @@ pub enum StdinSet {
     /// More: spooled; the set's path is `-`.
     Spooled,
 }
+
+/// How often a reader waiting for the copy looks at its stop flag.
+const LOOK: Duration = Duration::from_millis(50);
 
 /// The spool of this process's standard input, once started.
 static SPOOL: OnceLock<Arc<Spool>> = OnceLock::new();
@@ -92,14 +99,16 @@ pub(crate) fn open() -> Option<SpoolReader> {
     SPOOL.get().map(|s| SpoolReader {
         spool: Arc::clone(s),
         pos: 0,
+        stop: None,
     })
 }
 
 /// The spooled standard input as a file of its own (its own offset),
-/// once all of it is spooled: what a draw seeks in.
-pub(crate) fn complete_file() -> Option<std::io::Result<File>> {
+/// once all of it is spooled: what a draw seeks in. The wait is given up
+/// ([`kurabe_input::is_stopped`]) once `stop` is set.
+pub(crate) fn complete_file(stop: Option<&Arc<AtomicBool>>) -> Option<std::io::Result<File>> {
     let s = SPOOL.get()?;
-    Some(s.wait_all().and_then(|()| {
+    Some(s.wait_all(stop).and_then(|()| {
         use std::os::fd::AsRawFd;
         File::open(format!("/proc/self/fd/{}", s.file.as_raw_fd()))
     }))
@@ -178,11 +187,19 @@ impl Spool {
     }
 
     /// Wait until more than `pos` bytes are spooled or the copy ended:
-    /// the bytes spooled, or the copy's error.
-    fn wait_past(&self, pos: u64) -> std::io::Result<u64> {
+    /// the bytes spooled, or the copy's error; given up
+    /// ([`kurabe_input::stopped`]) once `stop` is set.
+    fn wait_past(&self, pos: u64, stop: Option<&Arc<AtomicBool>>) -> std::io::Result<u64> {
+        let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         while s.0 <= pos && s.1.is_none() {
-            s = self.grown.wait(s).unwrap_or_else(|p| p.into_inner());
+            if stopped() {
+                return Err(kurabe_input::stopped());
+            }
+            s = match self.grown.wait_timeout(s, LOOK) {
+                Ok((s, _)) => s,
+                Err(p) => p.into_inner().0,
+            };
         }
         match &s.1 {
             Some(Err(e)) if s.0 <= pos => Err(std::io::Error::other(e.clone())),
@@ -190,11 +207,11 @@ impl Spool {
         }
     }
 
-    /// Wait for the copy's end.
-    fn wait_all(&self) -> std::io::Result<()> {
+    /// Wait for the copy's end (given up once `stop` is set).
+    fn wait_all(&self, stop: Option<&Arc<AtomicBool>>) -> std::io::Result<()> {
         let mut pos = 0;
         loop {
-            let len = self.wait_past(pos)?;
+            let len = self.wait_past(pos, stop)?;
             let done = self.state.lock().map(|s| s.1.is_some()).unwrap_or(true);
             if done && len == pos {
                 return Ok(());
@@ -205,16 +222,31 @@ impl Spool {
 }
 
 /// Reads the spool front to back, waiting for the copy where it catches
-/// up (a clone reads on from where it was cloned).
+/// up (a clone reads on from where it was cloned), until its stop flag
+/// is set.
 #[derive(Debug, Clone)]
 pub(crate) struct SpoolReader {
     spool: Arc<Spool>,
     pos: u64,
+    /// Once set, a read fails ([`kurabe_input::is_stopped`]) rather than
+    /// wait for the copy.
+    stop: Option<Arc<AtomicBool>>,
+}
+
+impl SpoolReader {
+    /// The same reader, giving up once `stop` is set (as
+    /// [`kurabe_input::Shared::stopping_on`]).
+    pub(crate) fn stopping_on(&self, stop: &Arc<AtomicBool>) -> SpoolReader {
+        SpoolReader {
+            stop: Some(Arc::clone(stop)),
+            ..self.clone()
+        }
+    }
 }
 
 impl Read for SpoolReader {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let len = self.spool.wait_past(self.pos)?;
+        let len = self.spool.wait_past(self.pos, self.stop.as_ref())?;
         let want = buf
             .len()
             .min(usize::try_from(len - self.pos).unwrap_or(usize::MAX));
@@ -254,6 +286,7 @@ mod tests {
         let mut r = SpoolReader {
             spool: Arc::clone(&spool),
             pos: 0,
+            stop: None,
         };
         tx.send(b"abc".to_vec()).unwrap();
         let mut got = [0u8; 8];
@@ -264,6 +297,48 @@ mod tests {
         r.read_to_end(&mut rest).unwrap();
         assert_eq!(rest, b"defg");
         copier.join().unwrap();
-        spool.wait_all().unwrap();
+        spool.wait_all(None).unwrap();
+    }
+
+    /// Standard input kept open and silent: a reader (and a wait for the
+    /// whole copy) gives up once its stop flag is set.
+    #[test]
+    fn a_wait_for_a_silent_input_ends_on_its_stop() {
+        let spool = Arc::new(Spool::create().unwrap());
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        struct Chan(std::sync::mpsc::Receiver<Vec<u8>>);
+        impl Read for Chan {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let Ok(b) = self.0.recv() else { return Ok(0) };
+                buf[..b.len()].copy_from_slice(&b);
+                Ok(b.len())
+            }
+        }
+        let c = Arc::clone(&spool);
+        let copier = std::thread::spawn(move || c.copy(Chan(rx), 0));
+        tx.send(b"abc".to_vec()).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = SpoolReader {
+            spool: Arc::clone(&spool),
+            pos: 0,
+            stop: None,
+        }
+        .stopping_on(&stop);
+        let (s, sp) = (Arc::clone(&stop), Arc::clone(&spool));
+        let waiter = std::thread::spawn(move || {
+            let mut r = reader;
+            let mut got = Vec::new();
+            let read = r.read_to_end(&mut got);
+            (got, read, sp.wait_all(Some(&s)))
+        });
+        // The reader has what was spooled and waits for more, which never
+        // comes; the stop ends its wait and the whole-copy wait.
+        stop.store(true, Ordering::Relaxed);
+        let (got, read, all) = waiter.join().unwrap();
+        assert!(b"abc".starts_with(&got), "{got:?}");
+        assert!(kurabe_input::is_stopped(&read.unwrap_err()));
+        assert!(kurabe_input::is_stopped(&all.unwrap_err()));
+        drop(tx);
+        copier.join().unwrap();
     }
 }
