@@ -20,7 +20,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::io::Read;
 
-use super::har_lift::{self, Lift, Lifted, Stopped, PLACEHOLDER};
+use super::har_lift::{self, Lift, Lifted, Spacing, Stopped, PLACEHOLDER};
 
 use base64::Engine as _;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -72,14 +72,15 @@ thread_local! {
 
 /// `postData.text`: lifted out of the file and decoded as it is read
 /// ([`har_lift`]; serde sees its [`PLACEHOLDER`]). A text that is
-/// canonical base64 (as HAR tools write a binary body) is held once,
-/// decoded (the text is put back only when `encoding` turns out not to
-/// be base64; the decoding is exact, so it is the same text). A text
+/// canonical base64 (as HAR tools write a binary body, line-wrapped or
+/// not) is held once, decoded (the text is put back only when `encoding`
+/// turns out not to be base64; the decoding is exact and the whitespace
+/// noted, so it is the same text). A text
 /// serde reads itself (a key written with escapes, not lifted) is
 /// decoded the same way from serde's buffer.
 enum BodyText {
-    /// The text, decoded from base64.
-    Decoded(Vec<u8>),
+    /// The text, decoded from base64, and the whitespace that was in it.
+    Decoded(Vec<u8>, Spacing),
     /// The text as given (not canonical base64).
     Text(String),
 }
@@ -96,7 +97,9 @@ impl BodyText {
     /// The text as the file gave it.
     fn into_text(self) -> String {
         match self {
-            BodyText::Decoded(b) => base64::engine::general_purpose::STANDARD.encode(b),
+            BodyText::Decoded(b, spacing) => {
+                spacing.put_back(&base64::engine::general_purpose::STANDARD.encode(b))
+            }
             BodyText::Text(t) => t,
         }
     }
@@ -122,20 +125,20 @@ impl Visitor<'_> for TextVisitor {
         if v == PLACEHOLDER {
             if let Some(lifted) = har_lift::take() {
                 return Ok(match lifted {
-                    Lifted::Decoded(b) => BodyText::Decoded(b),
+                    Lifted::Decoded(b, spacing) => BodyText::Decoded(b, spacing),
                     Lifted::Text(t) => BodyText::Text(t),
                 });
             }
         }
         Ok(match BodyText::of(v) {
-            Some(bytes) => BodyText::Decoded(bytes),
+            Some(bytes) => BodyText::Decoded(bytes, Spacing::default()),
             None => BodyText::Text(v.to_owned()),
         })
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<BodyText, E> {
         Ok(match BodyText::of(&v) {
-            Some(bytes) => BodyText::Decoded(bytes),
+            Some(bytes) => BodyText::Decoded(bytes, Spacing::default()),
             None => BodyText::Text(v),
         })
     }
@@ -326,12 +329,14 @@ impl Entry {
             .as_deref()
             .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
         Some(match (p.text.as_ref()?, base64) {
-            (BodyText::Decoded(b), true) => b.len() as u64,
-            (BodyText::Decoded(b), false) => (b.len().div_ceil(3) * 4) as u64,
+            (BodyText::Decoded(b, _), true) => b.len() as u64,
+            (BodyText::Decoded(b, s), false) => (b.len().div_ceil(3) * 4) as u64 + s.count(),
             (BodyText::Text(text), true) => {
-                let t = text.trim();
+                let solid = text.bytes().filter(|&b| !har_lift::is_space(b)).count();
+                let t =
+                    text.trim_end_matches(|c: char| c.is_ascii() && har_lift::is_space(c as u8));
                 let pad = t.bytes().rev().take_while(|b| *b == b'=').count();
-                (t.len() / 4 * 3).saturating_sub(pad) as u64
+                (solid / 4 * 3).saturating_sub(pad) as u64
             }
             (BodyText::Text(text), false) => text.len() as u64,
         })
@@ -387,10 +392,11 @@ fn entry(e: Entry, place: u64) -> Result<Recorded, Skip> {
 /// headers have none.
 fn body(p: PostData, headers: &mut Vec<(String, String)>) -> Result<Vec<u8>, Skip> {
     let bytes = match (p.text, p.encoding.as_deref()) {
-        (Some(BodyText::Decoded(b)), Some(enc)) if enc.eq_ignore_ascii_case("base64") => b,
+        (Some(BodyText::Decoded(b, _)), Some(enc)) if enc.eq_ignore_ascii_case("base64") => b,
         (Some(BodyText::Text(t)), Some(enc)) if enc.eq_ignore_ascii_case("base64") => {
+            let solid: Vec<u8> = t.bytes().filter(|&b| !har_lift::is_space(b)).collect();
             base64::engine::general_purpose::STANDARD
-                .decode(t.trim())
+                .decode(solid)
                 .map_err(|_| Skip::Malformed)?
         }
         (Some(t), _) => t.into_text().into_bytes(),
@@ -541,6 +547,9 @@ mod tests {
         assert_eq!(body(" aGk= ", b64), b"hi");
         assert_eq!(body("hi there", ""), b"hi there");
         assert_eq!(body("aGk=\\n", ""), b"aGk=\n");
+        assert_eq!(body("aG k=\\r\\n", b64), b"hi");
+        assert_eq!(body("aG k=\\r\\n", ""), b"aG k=\r\n");
+        assert_eq!(body("    ", ""), b"    ");
     }
 
     /// A HAR of one POST whose `postData` is `post` (JSON), its response
@@ -576,6 +585,25 @@ mod tests {
         assert_eq!(body(&post, "{}"), raw);
         let post = format!(r#"{{"mimeType":"a/b","text":"{b64}"}}"#);
         assert_eq!(body(&post, "{}"), b64.as_bytes(), "not encoded: the text");
+        // Line-wrapped (as MIME writes base64), the breaks as JSON escapes.
+        let lines: Vec<&str> = b64
+            .as_bytes()
+            .chunks(76)
+            .map(|l| std::str::from_utf8(l).unwrap())
+            .collect();
+        let wrapped = lines.join("\\r\\n");
+        let post = format!(r#"{{"mimeType":"a/b","text":"{wrapped}",{enc}}}"#);
+        assert!(body(&post, "{}") == raw, "line-wrapped base64, decoded");
+        let post = format!(r#"{{"mimeType":"a/b","text":" {wrapped}\n"}}"#);
+        let text = format!(" {}\n", lines.join("\r\n"));
+        let got = body(&post, "{}");
+        let at = got.iter().zip(text.as_bytes()).position(|(a, b)| a != b);
+        assert!(
+            got == text.as_bytes(),
+            "not encoded: the text ({} of {} bytes, first difference at {at:?})",
+            got.len(),
+            text.len()
+        );
         let text = r#"a\"b\\c\/d\n\u00e9\ud83d\ude00 \t"#;
         let post = format!(r#"{{"mimeType":"text/plain","text":"{text}"}}"#);
         assert_eq!(body(&post, "{}"), "a\"b\\c/d\né😀 \t".as_bytes());

@@ -1,7 +1,8 @@
 //! The reader under a HAR's JSON parser: it follows the JSON's structure
 //! as the bytes pass and lifts each `log.entries[].request.postData.text`
 //! out of the text, decoding it as it arrives (JSON escapes, then base64
-//! while the text is canonical base64, as HAR tools write a binary body),
+//! while the text is canonical base64, as HAR tools write a binary body,
+//! whitespace in it, a line-wrapped base64, noted apart and skipped),
 //! so that a body is held once, decoded, and never as its text: serde_json
 //! holds a string whole before handing it on, which for the largest body
 //! was its base64 and the body again. The parser sees [`PLACEHOLDER`] in
@@ -33,19 +34,80 @@ use crate::request::MAX_BODY_BYTES;
 pub(super) const PLACEHOLDER: &str = "\u{0}kurabe-lifted-body";
 const PLACEHOLDER_JSON: &[u8] = b"\"\\u0000kurabe-lifted-body\"";
 
-/// JSON text held for one `postData.text` that is not canonical base64 at
-/// most: the base64 of the largest body and a sixteenth more (whitespace
-/// around it or line breaks in it, which `encoding: base64` still decodes).
+/// Characters of one `postData.text` read while it is decoded as base64
+/// at most: the base64 of the largest body and a sixteenth more
+/// (whitespace around it or line breaks in it, which are noted apart, not
+/// held as text). A text that is not base64 is held up to the body's
+/// limit.
 pub(super) const MAX_TEXT_BYTES: u64 = MAX_BODY_BYTES.div_ceil(3) * 4 + MAX_BODY_BYTES / 16;
 
-/// A lifted text: decoded from base64 when it is canonical base64, else
-/// as given.
+/// A lifted text: decoded from base64 when it is canonical base64 (but
+/// for whitespace), else as given.
 #[derive(Debug)]
 pub(super) enum Lifted {
-    /// Canonical base64, decoded.
-    Decoded(Vec<u8>),
+    /// Canonical base64, decoded, and the whitespace that was in it.
+    Decoded(Vec<u8>, Spacing),
     /// Anything else, as given (JSON escapes decoded).
     Text(String),
+}
+
+/// The whitespace in a base64 text (a line-wrapped body), noted so that
+/// the text can be given back exactly when `encoding` turns out not to be
+/// base64: per whitespace character, how many base64 characters came
+/// since the one before (a LEB128 varint), then the character. Two bytes
+/// a line break for a text wrapped at 76.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(super) struct Spacing {
+    bytes: Vec<u8>,
+    /// Base64 characters before the last one noted.
+    last: u64,
+    /// Whitespace characters noted.
+    count: u64,
+}
+
+impl Spacing {
+    /// Whitespace `b` after `at` base64 characters.
+    fn push(&mut self, at: u64, b: u8) {
+        let mut d = at - self.last;
+        self.last = at;
+        while d >= 0x80 {
+            self.bytes.push((d & 0x7f) as u8 | 0x80);
+            d >>= 7;
+        }
+        self.bytes.push(d as u8);
+        self.bytes.push(b);
+        self.count += 1;
+    }
+
+    /// Whitespace characters in the text.
+    pub(super) fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// `text`, the base64 characters, with the whitespace put back.
+    pub(super) fn put_back(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len() + self.count as usize);
+        let (mut i, mut at, mut from) = (0, 0u64, 0);
+        while i < self.bytes.len() {
+            let mut shift = 0;
+            loop {
+                let b = self.bytes[i];
+                i += 1;
+                at += u64::from(b & 0x7f) << shift;
+                shift += 7;
+                if b & 0x80 == 0 {
+                    break;
+                }
+            }
+            let to = usize::try_from(at).unwrap_or(usize::MAX).min(text.len());
+            out.push_str(&text[from..to]);
+            from = to;
+            out.push(char::from(self.bytes[i]));
+            i += 1;
+        }
+        out.push_str(&text[from..]);
+        out
+    }
 }
 
 /// Why the read stopped (the error the parser gets says only that it did).
@@ -352,7 +414,8 @@ impl<R: Read> Read for Lift<R> {
 const BATCH: usize = 64 << 10;
 
 /// A text being lifted: its JSON escapes decoded as they come, then
-/// decoded from base64 while it is canonical base64, else kept as text.
+/// decoded from base64 while it is canonical base64 (its whitespace
+/// noted apart), else kept as text.
 #[derive(Debug, Default)]
 struct Lifting {
     /// An escape sequence begun (`\`, `\u12`, …) not yet decoded.
@@ -362,11 +425,15 @@ struct Lifting {
     /// Base64 characters not yet decoded (the last group is kept back:
     /// only the text's last may be padded), or the text as text.
     pending: Vec<u8>,
+    /// The whitespace among the base64 characters while decoded.
+    spacing: Spacing,
     /// Characters of the text (escapes decoded).
     chars: u64,
+    /// Of them, not whitespace.
+    solid: u64,
     /// Every character is of base64's alphabet or whitespace.
     alphabet: bool,
-    /// Trailing `=` seen.
+    /// Trailing `=` seen (whitespace after them aside).
     pad: u64,
     /// Over the limit: the rest is counted, not held.
     counting: bool,
@@ -452,35 +519,69 @@ impl Lifting {
         if run.is_empty() {
             return;
         }
-        self.chars += run.len() as u64;
-        // One pass over the run while it is canonical base64 (the
-        // common case); the padding is what ends it.
-        let canonical = self.decoded.is_some() && run.iter().all(|&b| is_base64(b) || b == b'=');
-        let trailing = run.iter().rev().take_while(|&&b| b == b'=').count();
-        self.pad = if trailing == run.len() {
-            self.pad + trailing as u64
-        } else {
-            trailing as u64
-        };
-        if !canonical && self.alphabet {
-            self.alphabet = run
-                .iter()
-                .all(|&b| is_base64(b) || b" \t\r\n=".contains(&b));
-        }
+        let before = self.solid;
+        self.count_in(run);
         if self.counting {
             return;
         }
-        if !canonical {
+        if self.decoded.is_some() && self.alphabet {
+            self.base64_in(run, before);
+        } else {
             self.as_text();
+            self.pending.extend_from_slice(run);
         }
-        self.pending.extend_from_slice(run);
         if self.decoded.is_some() && self.pending.len() >= BATCH + 4 {
             self.decode_batch();
         }
         if self.over().is_some() {
             self.counting = true;
             self.pending = Vec::new();
+            self.spacing = Spacing::default();
             self.decoded = None;
+        }
+    }
+
+    /// Count `run`'s characters: all, not whitespace, trailing `=`, and
+    /// whether all are of base64's alphabet or whitespace.
+    fn count_in(&mut self, run: &[u8]) {
+        let spaces = run.iter().filter(|&&b| is_space(b)).count();
+        self.chars += run.len() as u64;
+        self.solid += (run.len() - spaces) as u64;
+        let solid = run.iter().rposition(|&b| !is_space(b));
+        if let Some(last) = solid {
+            let trailing = run[..=last]
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'=')
+                .count();
+            self.pad = if trailing == last + 1 {
+                self.pad + trailing as u64
+            } else {
+                trailing as u64
+            };
+        }
+        if self.alphabet {
+            self.alphabet = run
+                .iter()
+                .all(|&b| is_base64(b) || b == b'=' || is_space(b));
+        }
+    }
+
+    /// Base64 characters to decode, whitespace among them noted apart
+    /// (`before`: base64 characters before `run`).
+    fn base64_in(&mut self, run: &[u8], before: u64) {
+        if !run.iter().any(|&b| is_space(b)) {
+            self.pending.extend_from_slice(run);
+            return;
+        }
+        let mut at = before;
+        for &b in run {
+            if is_space(b) {
+                self.spacing.push(at, b);
+            } else {
+                self.pending.push(b);
+                at += 1;
+            }
         }
     }
 
@@ -499,26 +600,28 @@ impl Lifting {
     }
 
     /// The text is not canonical base64: kept as text from now on (what
-    /// was decoded is encoded back, exactly: the decoding was canonical).
+    /// was decoded is encoded back, exactly: the decoding was canonical;
+    /// its whitespace put back).
     fn as_text(&mut self) {
         if let Some(decoded) = self.decoded.take() {
             let mut text = base64::engine::general_purpose::STANDARD.encode(decoded);
             text.push_str(std::str::from_utf8(&self.pending).unwrap_or_default());
-            self.pending = text.into_bytes();
+            let spacing = std::mem::take(&mut self.spacing);
+            self.pending = spacing.put_back(&text).into_bytes();
         }
     }
 
     /// Its size when it is over the limit, for the message: decoded
     /// (as base64 when it reads as base64), else as text.
     fn over(&self) -> Option<u64> {
-        let as_base64 = self.alphabet && self.chars % 4 == 0;
+        let as_base64 = self.alphabet && self.solid % 4 == 0;
         let size = match as_base64 {
-            true => (self.chars / 4 * 3).saturating_sub(self.pad),
+            true => (self.solid / 4 * 3).saturating_sub(self.pad),
             false => self.chars,
         };
-        // Base64 with whitespace in it may still be decoded: its text is
-        // held up to the text's bound.
-        let limit = match self.alphabet {
+        // While it is decoded, its whitespace is not held: up to the
+        // text's bound; as text, up to the body's.
+        let limit = match self.decoded.is_some() {
             true => MAX_TEXT_BYTES,
             false => MAX_BODY_BYTES,
         };
@@ -529,12 +632,12 @@ impl Lifting {
 
     /// The text, decoded from base64 when it is canonical base64.
     fn finish(mut self) -> Result<Lifted, String> {
-        let canonical = self.decoded.is_some() && self.chars >= 4 && self.pending.len() % 4 == 0;
+        let canonical = self.decoded.is_some() && self.solid >= 4 && self.pending.len() % 4 == 0;
         if canonical {
             let mut out = self.decoded.take().unwrap_or_default();
             let engine = &base64::engine::general_purpose::STANDARD;
             if engine.decode_vec(&self.pending, &mut out).is_ok() {
-                return Ok(Lifted::Decoded(out));
+                return Ok(Lifted::Decoded(out, self.spacing));
             }
             self.decoded = Some(out);
         }
@@ -543,6 +646,11 @@ impl Lifting {
             .map(Lifted::Text)
             .map_err(|_| "a request body's text is not UTF-8".to_owned())
     }
+}
+
+/// Whitespace a base64 text may have (line breaks, spaces around it).
+pub(super) fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
 }
 
 fn is_base64(b: u8) -> bool {
