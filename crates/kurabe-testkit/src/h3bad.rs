@@ -36,6 +36,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 /// How a server misbehaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Misbehaviour {
+    /// Does not: answers each request with a 200 (for the tests of what
+    /// the client sends, which count the bytes it read).
+    Answers,
     /// Reads the client's packets and never answers: the handshake never completes.
     Silent,
     /// Answers each Initial with Version Negotiation offering only a
@@ -70,6 +73,7 @@ pub struct BadH3 {
     port: u16,
     stop: Arc<AtomicBool>,
     requests: Arc<AtomicU64>,
+    bytes: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -80,12 +84,14 @@ impl BadH3 {
         let port = sock.local_addr().unwrap().port();
         let stop = Arc::new(AtomicBool::new(false));
         let requests = Arc::new(AtomicU64::new(0));
-        let (s, r) = (Arc::clone(&stop), Arc::clone(&requests));
-        let thread = std::thread::spawn(move || Server::new(sock, how, r).run(&s));
+        let bytes = Arc::new(AtomicU64::new(0));
+        let (s, r, b) = (Arc::clone(&stop), Arc::clone(&requests), Arc::clone(&bytes));
+        let thread = std::thread::spawn(move || Server::new(sock, how, (r, b)).run(&s));
         BadH3 {
             port,
             stop,
             requests,
+            bytes,
             thread: Some(thread),
         }
     }
@@ -98,6 +104,11 @@ impl BadH3 {
     /// Requests it read to their end (answered or misanswered).
     pub fn requests(&self) -> u64 {
         self.requests.load(Ordering::SeqCst)
+    }
+
+    /// Bytes it read on request streams (frames and bodies).
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::SeqCst)
     }
 }
 
@@ -168,13 +179,15 @@ struct Server {
     sock: UdpSocket,
     how: Misbehaviour,
     requests: Arc<AtomicU64>,
+    bytes: Arc<AtomicU64>,
     endpoint: Endpoint,
     conns: HashMap<ConnectionHandle, Conn>,
     buf: Vec<u8>,
 }
 
 impl Server {
-    fn new(sock: UdpSocket, how: Misbehaviour, requests: Arc<AtomicU64>) -> Server {
+    fn new(sock: UdpSocket, how: Misbehaviour, counts: (Arc<AtomicU64>, Arc<AtomicU64>)) -> Server {
+        let (requests, bytes) = counts;
         let endpoint = Endpoint::new(
             Arc::new(EndpointConfig::default()),
             Some(server_config()),
@@ -185,6 +198,7 @@ impl Server {
             sock,
             how,
             requests,
+            bytes,
             endpoint,
             conns: HashMap::new(),
             buf: Vec::new(),
@@ -356,6 +370,10 @@ impl Server {
         if let Ok(mut chunks) = c.quic.recv_stream(id).read(true) {
             loop {
                 match chunks.next(usize::MAX) {
+                    Ok(Some(chunk)) if id.dir() == Dir::Bi => {
+                        self.bytes
+                            .fetch_add(chunk.bytes.len() as u64, Ordering::SeqCst);
+                    }
                     Ok(Some(_)) => {}
                     Ok(None) => break fin = true,
                     Err(_) => break,
@@ -374,6 +392,7 @@ impl Server {
         let n = VarInt::from(id).into_inner();
         match self.how {
             Misbehaviour::Silent | Misbehaviour::UnknownVersion => {}
+            Misbehaviour::Answers => respond(c, id, &ok_response(), true),
             Misbehaviour::StatelessReset if c.answered > 0 => c.forget = true,
             Misbehaviour::StatelessReset => respond(c, id, &ok_response(), true),
             Misbehaviour::CloseWithError => {

@@ -227,6 +227,40 @@ fn misbehaved(server: &BadH3, streams: &str) -> Vec<String> {
     args.map(str::to_owned).to_vec()
 }
 
+/// A request body over 64 KiB goes on its stream after the request's
+/// frames, from the run's one copy of it (issue 38: HTTP/3 copied it
+/// into every request it built, a streamed set's into every chunk): a
+/// `-p` body, then a streamed set's `@file` body, each request read to
+/// its end by the server with the body once, whole.
+#[test]
+fn large_request_bodies_go_whole_over_http3_from_one_copy() {
+    let server = BadH3::start(Misbehaviour::Answers);
+    let dir = tempfile::tempdir().unwrap();
+    let len = 200_001u64;
+    let body = dir.path().join("body");
+    std::fs::write(&body, vec![b'k'; len as usize]).unwrap();
+    let url = format!("https://127.0.0.1:{}/", server.port());
+    // More lines than a held set has: streamed, rendered by its feeder.
+    let set = dir.path().join("set.txt");
+    let target = format!("POST {url}\n@{}\n\n", body.display());
+    std::fs::write(&set, target.repeat((256 << 10) / 3 + 1)).unwrap();
+    let (body, set) = (body.to_str().unwrap(), set.to_str().unwrap());
+    let h3 = ["--http3", "--insecure", "--no-server-metrics", "-c", "2"];
+    let inputs: [&[&str]; 2] = [&["-p", body, &url], &["--targets", set]];
+    for (i, input) in inputs.into_iter().enumerate() {
+        let r = http_json(&[&h3[..], &["--streams", "2", "-n", "6"], input].concat());
+        let sent = (r.complete_requests, r.failed_requests);
+        assert_eq!(sent, (6, 0), "{input:?}: {:?}", r.errors);
+        assert_eq!(server.requests(), 6 * (i as u64 + 1));
+        // Each request: its frames (HEADERS, a DATA head) and the body.
+        let per = server.bytes() / server.requests();
+        assert!(
+            (len..len + 512).contains(&per),
+            "{input:?}: {per} bytes a request"
+        );
+    }
+}
+
 #[test]
 fn misbehaving_servers_fail_each_request_in_its_bucket_and_nothing_hangs() {
     use Misbehaviour as M;

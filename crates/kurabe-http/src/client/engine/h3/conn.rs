@@ -161,15 +161,21 @@ impl H3Conn {
         Ok(())
     }
 
-    /// Write what the stream's flow control takes of its request, and FIN after it.
-    fn write_request(&mut self, i: usize, request: &[u8]) {
+    /// Write what the stream's flow control takes of its request (its
+    /// frames, then a body sent apart), and FIN after it.
+    fn write_request(&mut self, i: usize, request: [&[u8]; 2]) {
         let s = &mut self.streams[i];
         if s.finished {
             return;
         }
         let mut send = self.quic.send_stream(s.id);
-        while s.written < request.len() {
-            match send.write(&request[s.written..]) {
+        let [frames, body] = request;
+        while s.written < frames.len() + body.len() {
+            let rest = match s.written.checked_sub(frames.len()) {
+                Some(at) => &body[at..],
+                None => &frames[s.written..],
+            };
+            match send.write(rest) {
                 Ok(n) => s.written += n,
                 Err(_) => return, // blocked: Writable comes back; stopped: Stopped does
             }

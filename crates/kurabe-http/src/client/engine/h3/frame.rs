@@ -119,14 +119,16 @@ pub(crate) fn control_stream() -> Vec<u8> {
 }
 
 /// One request's bytes on its stream: HEADERS with `block`, then DATA with
-/// `body` when it has one.
-pub(crate) fn request(block: &[u8], body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(block.len() + body.len() + 16);
+/// `body` when it has one; only the DATA frame's head when `apart` (the
+/// body is then written after these bytes from its one shared copy).
+pub(crate) fn request(block: &[u8], body: &[u8], apart: bool) -> Vec<u8> {
+    let held = if apart { 0 } else { body.len() };
+    let mut out = Vec::with_capacity(block.len() + held + 16);
     write_head(&mut out, HEADERS, block.len());
     out.extend_from_slice(block);
     if !body.is_empty() {
         write_head(&mut out, DATA, body.len());
-        out.extend_from_slice(body);
+        out.extend_from_slice(&body[..held]);
     }
     out
 }
@@ -167,12 +169,18 @@ mod tests {
 
     #[test]
     fn a_request_is_headers_then_data() {
-        let b = request(b"abc", b"hello");
+        let b = request(b"abc", b"hello", false);
         assert_eq!(
             b,
             [&[0x01, 0x03][..], b"abc", &[0x00, 0x05], b"hello"].concat()
         );
-        assert_eq!(request(b"abc", b""), [&[0x01, 0x03][..], b"abc"].concat());
+        // Sent apart: the DATA frame's head, the body written after it.
+        let head = request(b"abc", b"hello", true);
+        assert_eq!(head, [&[0x01, 0x03][..], b"abc", &[0x00, 0x05]].concat());
+        assert_eq!(
+            request(b"abc", b"", false),
+            [&[0x01, 0x03][..], b"abc"].concat()
+        );
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod tests;
 use std::sync::Arc;
 
 use crate::client::{Load, LoadError, Requests};
+use crate::request::Body;
 use crate::source::set::feed::Chunk;
 use crate::source::set::{SetTarget, Span};
 use crate::target::Target;
@@ -60,8 +61,12 @@ pub(crate) struct Setup {
 
 /// One request ready for its stream.
 pub(crate) struct Encoded {
-    /// HEADERS, then DATA with the body.
+    /// HEADERS, then DATA with the body (its head only when the body is
+    /// sent apart).
     pub bytes: Vec<u8>,
+    /// The body when it is over `SPLIT_BODY`: written after `bytes` from
+    /// its one shared copy, never copied per request.
+    pub apart: Option<Body>,
     /// A HEAD request (its response has no body).
     pub head: bool,
     /// Body bytes among them.
@@ -120,9 +125,11 @@ impl Setup {
         let mut encoded = Vec::new();
         let mut add = |method: &str, t: &Target, headers: &[(String, String)], body| {
             let authority = t.host_header();
-            let r = Request::of(method, t, &authority, headers, body);
+            let apart = split(body);
+            let r = Request::of(method, t, &authority, headers, body.map(|b| &b[..]));
             encoded.push(Encoded {
-                bytes: encode(&r),
+                bytes: encode(&r, apart.is_some()),
+                apart,
                 head: method == "HEAD",
                 body_len: r.body.len() as u64,
             });
@@ -132,20 +139,20 @@ impl Setup {
             Requests::Streamed(..) => {}
             Requests::Set(set) => {
                 for t in &set.targets {
-                    add(&t.method, &t.target, &t.headers, t.body.as_deref());
+                    add(&t.method, &t.target, &t.headers, t.body.as_ref());
                 }
             }
             Requests::Replay(replay) => {
                 for q in &replay.requests {
                     let target = crate::client::replay_target(cfg, q);
-                    add(&q.method, &target, &q.headers, q.body.as_deref());
+                    add(&q.method, &target, &q.headers, q.body.as_ref());
                 }
             }
             Requests::One {
                 method,
                 headers,
                 body,
-            } => add(method, &cfg.target, headers, body.as_deref()),
+            } => add(method, &cfg.target, headers, body.as_ref()),
         }
         Ok(Setup {
             requests: encoded,
@@ -155,13 +162,21 @@ impl Setup {
         })
     }
 
-    /// The bytes of the request of `target` and `req` on its stream.
-    pub(crate) fn request<'b>(&'b self, target: u32, req: &'b Req) -> &'b [u8] {
+    /// The bytes of the request of `target` and `req` on its stream: its
+    /// frames, then its body when that is sent apart (else empty).
+    pub(crate) fn request<'b>(&'b self, target: u32, req: &'b Req) -> [&'b [u8]; 2] {
         match req {
-            Req::Held => &self.requests[target as usize].bytes,
+            Req::Held => {
+                let e = &self.requests[target as usize];
+                [&e.bytes, e.apart.as_deref().unwrap_or_default()]
+            }
             Req::Streamed(chunk, i) => {
                 let s = &chunk.spans[*i as usize];
-                &chunk.bytes[s.off..s.off + s.len]
+                let apart = chunk.split[*i as usize].as_deref();
+                [
+                    &chunk.bytes[s.off..s.off + s.len],
+                    apart.unwrap_or_default(),
+                ]
             }
         }
     }
@@ -184,15 +199,16 @@ impl Setup {
 }
 
 /// A streamed set's target for HTTP/3, appended to a chunk's bytes: its
-/// whole request stream (HEADERS, DATA); the span's `len` is all of it.
-/// The body is copied (HTTP/3 holds each request's stream whole; never
-/// sent apart).
-pub(crate) fn render(t: &SetTarget, out: &mut Vec<u8>) -> (Span, Option<crate::request::Body>) {
+/// request stream (HEADERS, DATA), the span's `len` all of it; or, for a
+/// body over `SPLIT_BODY`, the stream up to the body, which is returned
+/// to be written from its one shared copy (as HTTP/1.1 and HTTP/2 do).
+pub(crate) fn render(t: &SetTarget, out: &mut Vec<u8>) -> (Span, Option<Body>) {
     let off = out.len();
     let authority = t.target.host_header();
     let body = t.body.as_deref();
+    let apart = split(t.body.as_ref());
     let r = Request::of(&t.method, &t.target, &authority, &t.headers, body);
-    out.extend_from_slice(&encode(&r));
+    out.extend_from_slice(&encode(&r, apart.is_some()));
     let span = Span {
         off,
         len: out.len() - off,
@@ -200,14 +216,21 @@ pub(crate) fn render(t: &SetTarget, out: &mut Vec<u8>) -> (Span, Option<crate::r
         head: t.method == "HEAD",
         tag: t.tag,
     };
-    (span, None)
+    (span, apart)
+}
+
+/// A body sent apart from its request's frames: one over `SPLIT_BODY`.
+fn split(body: Option<&Body>) -> Option<Body> {
+    body.filter(|b| b.len() > crate::client::SPLIT_BODY)
+        .cloned()
 }
 
 /// A request's stream bytes: its field section (the pseudo-headers, a
 /// default `user-agent` and `accept` unless given, the user's headers
 /// without HTTP/1.1's connection-specific ones, `content-length` for a
-/// body) in a HEADERS frame, then its body in a DATA frame.
-fn encode(r: &Request<'_>) -> Vec<u8> {
+/// body) in a HEADERS frame, then its body in a DATA frame (only the
+/// frame's head when the body is sent `apart`).
+fn encode(r: &Request<'_>, apart: bool) -> Vec<u8> {
     let has = |name: &str| r.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(name));
     let agent = concat!("kurabe/", env!("CARGO_PKG_VERSION"));
     let defaults = [("user-agent", agent), ("accept", "*/*")];
@@ -220,5 +243,5 @@ fn encode(r: &Request<'_>) -> Vec<u8> {
         fields.push((k.to_owned(), v.to_owned()));
     });
     let block = qpack::encode(fields.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    frame::request(&block, r.body)
+    frame::request(&block, r.body, apart)
 }
