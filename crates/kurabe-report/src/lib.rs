@@ -85,6 +85,7 @@ pub use build::{experiment_report, http_compare};
 pub use capacity::{capacity_renderer, CapacityText};
 pub use csv::Csv;
 pub use entries::{compare_entries, render_comparison};
+pub use history::gate::{check_entry, Gate, GateError};
 pub use history::thresholds as check_thresholds;
 pub use history::{
     check_report, history_report, results_as_experiments, CheckInput, HistoryCsv, HistoryHtml,

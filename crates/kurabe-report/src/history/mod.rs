@@ -11,6 +11,7 @@
 
 mod check;
 mod csv;
+pub mod gate;
 pub(crate) mod html;
 mod markdown;
 pub(crate) mod text;

@@ -7,18 +7,14 @@
 //! without `--baseline`; a failed threshold exits 99 (k6's code).
 //!
 //! Choosing the baseline experiments, comparing, judging and rendering are
-//! `kurabe-report`'s; this file reads the store and picks the exit status.
+//! `kurabe-report`'s (`check_entry`); this file reads the store and picks
+//! the exit status.
 
 use std::process::ExitCode;
 
 use anyhow::bail;
-use kurabe_model::history::CheckReport;
-use kurabe_model::record::{Entry, Experiment};
-use kurabe_report::baseline::baseline;
-use kurabe_report::check_thresholds::{
-    experiment_records, failed_line, judged, parse_flags, saved_report, thresholds_report,
-};
-use kurabe_report::{check_report, results_as_experiments, CheckInput};
+use kurabe_report::check_thresholds::{failed_line, parse_flags};
+use kurabe_report::{check_entry, results_as_experiments, Gate};
 use kurabe_store::series::plan_or_label;
 
 use crate::flags::format;
@@ -62,50 +58,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_outputs(&[("-o", args.out.path())])?;
     let store = open_existing(args.store.store.as_deref())?;
     let id = parse_id(&args.experiment)?;
-    let report = match (store.get(id)?, &args.baseline) {
-        (Entry::Experiment(exp), Some(b)) => {
-            let mut r = against_baseline(&store, &exp, b, args.last)?;
-            r.thresholds = judged(&thresholds, &experiment_records(&exp), &r.experiment)
-                .map_err(anyhow::Error::msg)?;
-            r
-        }
-        (Entry::Experiment(exp), None) => {
-            let rev = exp
-                .origin
-                .rev
-                .as_ref()
-                .map_or("-".to_owned(), |r| r.short());
-            let judged = judged(&thresholds, &experiment_records(&exp), &id.to_string())
-                .map_err(anyhow::Error::msg)?;
-            thresholds_report(id.to_string(), rev, exp.name.clone(), judged)
-        }
-        (Entry::Result(_), Some(_)) => {
-            bail!("{id} is a saved result; kurabe check --baseline takes an experiment (e…)")
-        }
-        (Entry::Result(saved), None) => {
-            saved_report(&saved, &thresholds).map_err(anyhow::Error::msg)?
-        }
+    let gate = Gate {
+        baseline: args.baseline.as_deref(),
+        last: args.last as usize,
+        thresholds: &thresholds,
     };
+    let history = |name: &str| -> anyhow::Result<_> {
+        Ok(plan_or_label(&store, name, results_as_experiments)?)
+    };
+    let report = check_entry(&store.get(id)?, &id.to_string(), &gate, history)?;
     write_rendered(args.out.path(), &*renderer, &report)?;
     if let Some(line) = failed_line(&report) {
         eprintln!("kurabe: {}", kurabe_report::escape::terminal(&line));
         return Ok(ExitCode::from(super::http::THRESHOLD_FAILED));
     }
     Ok(ExitCode::from(u8::from(report.worse > 0)))
-}
-
-/// The experiment against the pooled runs of its baseline.
-fn against_baseline(
-    store: &kurabe_store::Store,
-    exp: &Experiment,
-    baseline_ref: &str,
-    last: u32,
-) -> anyhow::Result<CheckReport> {
-    let history = plan_or_label(store, &exp.name, results_as_experiments)?;
-    let base = baseline(exp, history, baseline_ref, last as usize)?;
-    Ok(check_report(CheckInput {
-        experiment: exp,
-        baseline: baseline_ref,
-        history: &base,
-    }))
 }
