@@ -404,6 +404,19 @@ fn row_cells(r: &ComparisonRow) -> [String; 4] {
     ]
 }
 
+/// `kurabe results compare` in `format`: JSON (for scripts), else the
+/// text table of [`render_comparison`].
+pub fn write_comparison_in(
+    format: crate::Format,
+    c: &EntryComparison,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        crate::Format::Json => crate::Render::render(&crate::Json, c, out),
+        _ => render_comparison(c, out),
+    }
+}
+
 /// The comparison as an aligned text table.
 pub fn render_comparison(c: &EntryComparison, out: &mut dyn Write) -> io::Result<()> {
     writeln!(

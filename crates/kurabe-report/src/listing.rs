@@ -9,7 +9,35 @@ use std::path::Path;
 
 use kurabe_model::record::{Entry, ListEntry, SavedResult};
 
-use crate::escape;
+use crate::{escape, Format, Json, Render};
+
+/// `kurabe results list` in `format`: JSON (for scripts), else the
+/// aligned table of [`write_listing`].
+pub fn write_listing_in(
+    format: Format,
+    entries: &[ListEntry],
+    store: &Path,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Json => Json.render(entries, out),
+        _ => write_listing(entries, store, out),
+    }
+}
+
+/// `kurabe results show` in `format`: JSON (the entry with every run, as
+/// exported), else the text of [`write_entry`].
+pub fn write_entry_in(
+    format: Format,
+    entry: &Entry,
+    colour: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Json => Json.render(entry, out),
+        _ => write_entry(entry, colour, out),
+    }
+}
 
 /// The listing of `entries` as an aligned table (newest first as given);
 /// an empty store says so, naming `store`.

@@ -74,6 +74,17 @@ fn error_list(errors: &[ErrorBucket], ended: u64) -> String {
         .join("; ")
 }
 
+/// What `kurabe results save` saved: "saved r7".
+pub fn saved(id: &kurabe_model::record::ResultId) -> String {
+    format!("saved {id}")
+}
+
+/// What `kurabe results rm` removed, a line each: "removed e3".
+pub fn removed(ids: &[kurabe_model::record::EntryId]) -> String {
+    let lines: Vec<String> = ids.iter().map(|id| format!("removed {id}")).collect();
+    lines.join("\n")
+}
+
 /// What an import or copy added: "imported e3, r4 into PATH" or "copied
 /// 2 entries from A to B: e1→e3, …".
 pub fn added(added: &Added) -> String {

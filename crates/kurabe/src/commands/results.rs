@@ -14,14 +14,14 @@ use std::process::ExitCode;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_lab::import::{harness, save, HARNESSES};
 use kurabe_model::record::ResultKind;
-use kurabe_report::listing::{write_entry, write_listing};
-use kurabe_report::notice::added;
-use kurabe_report::{Format, Json, Render};
+use kurabe_report::listing::{write_entry_in, write_listing_in};
+use kurabe_report::notice::{added, removed, saved};
+use kurabe_report::{write_comparison_in, Format};
 use kurabe_store::transfer;
 
 use crate::flags::format;
 use kurabe_report::write::{colour_for, write_output};
-use kurabe_store::access::{open_existing, parse_id};
+use kurabe_store::access::{open_existing, parse_id, store_path};
 
 /// A `--kind` value as the store's kind.
 fn kind(name: &str) -> Result<ResultKind, String> {
@@ -125,80 +125,60 @@ pub enum Command {
     },
 }
 
-/// Run `kurabe results`.
+/// Run `kurabe results`: what the store holds, or the line saying what
+/// changed in it (kurabe-report's words).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = args.store.as_deref();
-    let mut out = std::io::stdout().lock();
-    match args.command {
-        Command::List { format } => list(store, format, &mut out)?,
-        Command::Show { id, format } => show(store, &id, format, &mut out)?,
+    let said = match args.command {
+        Command::List { format } => return list(store, format),
+        Command::Show { id, format } => return show(store, &id, format),
         Command::Compare {
             a,
             b,
             metrics,
             format,
-        } => compare(store, [a, b], &metrics, format, &mut out)?,
-        Command::Export { ids, output } => export(store, &ids, output.path())?,
+        } => return compare(store, [a, b], &metrics, format),
+        Command::Export { ids, output } => return export(store, &ids, output.path()),
         Command::Import {
             file, from: None, ..
-        } => {
-            let imported = transfer::import(&kurabe_store::access::store_path(store)?, &file)?;
-            writeln!(out, "{}", added(&imported))?;
-        }
+        } => added(&transfer::import(&store_path(store)?, &file)?),
         Command::Import {
             file,
             from: Some(from),
             name,
             host,
             rev,
-        } => {
-            let imported = import_from(store, &from, file, name, host, &rev)?;
-            writeln!(out, "{}", added(&imported))?;
-        }
+        } => added(&import_from(store, &from, file, name, host, &rev)?),
         Command::Save { kind, label, file } => {
-            writeln!(
-                out,
-                "saved {}",
-                transfer::save_file(
-                    store,
-                    kind,
-                    label,
-                    &file,
-                    &crate::flags::measured_here(None)
-                )?
-            )?;
+            let here = crate::flags::measured_here(None);
+            saved(&transfer::save_file(store, kind, label, &file, &here)?)
         }
-        Command::Copy { from, to, ids } => {
-            writeln!(out, "{}", added(&transfer::copy(&from, &to, &ids)?))?;
-        }
+        Command::Copy { from, to, ids } => added(&transfer::copy(&from, &to, &ids)?),
         Command::Rm { ids, force } => {
-            for id in transfer::remove(&mut open_existing(store)?, &ids, force)? {
-                writeln!(out, "removed {id}")?;
-            }
+            removed(&transfer::remove(&mut open_existing(store)?, &ids, force)?)
         }
-    }
+    };
+    writeln!(std::io::stdout().lock(), "{said}")?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `kurabe results list`.
-fn list(store: Option<&Path>, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
+fn list(store: Option<&Path>, format: Format) -> anyhow::Result<ExitCode> {
     let s = open_existing(store)?;
-    let entries = s.list()?;
-    match format {
-        Format::Json => Json.render(&entries, out)?,
-        _ => write_listing(&entries, s.path(), out)?,
-    }
-    Ok(())
+    write_listing_in(format, &s.list()?, s.path(), &mut std::io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `kurabe results show ID`.
-fn show(store: Option<&Path>, id: &str, format: Format, out: &mut dyn Write) -> anyhow::Result<()> {
+fn show(store: Option<&Path>, id: &str, format: Format) -> anyhow::Result<ExitCode> {
     let entry = open_existing(store)?.get(parse_id(id)?)?;
-    match format {
-        Format::Json => Json.render(&entry, out)?,
-        _ => write_entry(&entry, colour_for(None), out)?,
-    }
-    Ok(())
+    write_entry_in(
+        format,
+        &entry,
+        colour_for(None),
+        &mut std::io::stdout().lock(),
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `kurabe results compare A B`.
@@ -207,20 +187,16 @@ fn compare(
     [a, b]: [String; 2],
     metrics: &[String],
     format: Format,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<ExitCode> {
     let s = open_existing(store)?;
-    let (ea, eb) = (s.get(parse_id(&a)?)?, s.get(parse_id(&b)?)?);
-    let c = kurabe_report::compare_entries(&ea, &eb, metrics)?;
-    match format {
-        Format::Json => Json.render(&c, out)?,
-        _ => kurabe_report::render_comparison(&c, out)?,
-    }
-    Ok(())
+    let (a, b) = (s.get(parse_id(&a)?)?, s.get(parse_id(&b)?)?);
+    let c = kurabe_report::compare_entries(&a, &b, metrics)?;
+    write_comparison_in(format, &c, &mut std::io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `kurabe results export`: to `output` (saying so on stderr) or stdout.
-fn export(store: Option<&Path>, ids: &[String], output: Option<&Path>) -> anyhow::Result<()> {
+fn export(store: Option<&Path>, ids: &[String], output: Option<&Path>) -> anyhow::Result<ExitCode> {
     let (n, json) = transfer::export(&open_existing(store)?, ids)?;
     write_output(output, &json)?;
     if let Some(path) = output {
@@ -229,7 +205,7 @@ fn export(store: Option<&Path>, ids: &[String], output: Option<&Path>) -> anyhow
             path: path.to_owned(),
         });
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `kurabe results import --from HARNESS FILE`: another harness's results as one experiment.
@@ -249,6 +225,5 @@ fn import_from(
         origin: kurabe_probe::origin::origin(rev.rev.clone()),
         tool_version: env!("CARGO_PKG_VERSION").to_owned(),
     };
-    let store = kurabe_store::access::store_path(store)?;
-    Ok(save::import(&store, harness, request)?)
+    Ok(save::import(&store_path(store)?, harness, request)?)
 }
