@@ -12,8 +12,12 @@
 # far less than req/s), and the ratios kurabe/h2load. Then kurabe's RSS at
 # -c BIG_CONC.
 #
+# With BEFORE (a second kurabe binary, e.g. the build before a change) it runs
+# in every round too, and kurabe/before is printed beside kurabe/h2load.
+#
 # Env: ROUNDS (3), DURATION (10, seconds), CONC (50), STREAMS (10), BIG_CONC
-# (5000), KURABE (path of the kurabe binary; default: build target/release/kurabe).
+# (5000), KURABE (path of the kurabe binary; default: build target/release/kurabe),
+# BEFORE (optional).
 # Traffic goes to 127.0.0.1 only; nginx is stopped on exit. The load average is
 # printed with the figures: on a shared machine, read the ratios, not the rates.
 set -euo pipefail
@@ -46,9 +50,9 @@ nginx_start 1 "  http2_max_concurrent_streams 128;
   }" "$H2C_PORT" "$TLS_PORT"
 
 # Each runner writes "reqs rps" to $work/out and /usr/bin/time's "user sys maxrss_kb" to $work/time.
-run_kurabe() { # URL CONC
+run_kurabe() { # URL CONC [BINARY]
   /usr/bin/time -f '%U %S %M' -o "$work/time" \
-    "$KURABE" http -q --http2 --insecure --streams "$STREAMS" -c "$2" --threads 1 -t "$DURATION" \
+    "${3:-$KURABE}" http -q --http2 --insecure --streams "$STREAMS" -c "$2" --threads 1 -t "$DURATION" \
     --no-server-metrics --format json "$1" >"$work/raw"
   python3 -c '
 import json, sys
@@ -56,6 +60,8 @@ r = json.load(open(sys.argv[1]))
 assert r["failed_requests"] == 0, r["errors"]
 print(r["complete_requests"], r["requests_per_second"])' "$work/raw" >"$work/out"
 }
+
+run_before() { run_kurabe "$1" "$2" "$BEFORE"; }
 
 run_h2load() { # URL CONC
   /usr/bin/time -f '%U %S %M' -o "$work/time" \
@@ -95,6 +101,9 @@ for proto in h2c tls; do
   if [ "$proto" = h2c ]; then url="http://127.0.0.1:$H2C_PORT/index.html"; else url="https://127.0.0.1:$TLS_PORT/index.html"; fi
   for round in $(seq "$ROUNDS"); do
     if [ $((round % 2)) -eq 1 ]; then order="kurabe h2load"; else order="h2load kurabe"; fi
+    if [ -n "${BEFORE:-}" ]; then
+      if [ $((round % 2)) -eq 1 ]; then order="$order before"; else order="before $order"; fi
+    fi
     for tool in $order; do
       ticks=$(nginx_ticks)
       "run_$tool" "$url" "$CONC"
@@ -105,15 +114,16 @@ for proto in h2c tls; do
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$work" <<'EOF'
+python3 - "$work" "${BEFORE:-}" <<'EOF'
 import statistics, sys
 work = sys.argv[1]
+tools = ["kurabe", "h2load"] + (["before"] if sys.argv[2] else [])
 def rows(tool, proto):
     return [list(map(float, l.split())) for l in open(f"{work}/{tool}-{proto}")]
 print(f"\n{'':14}{'req/s':>12}{'CPU µs/req':>12}{'RSS MiB':>10}{'nginx µs/req':>14}")
 for proto in ["h2c", "tls"]:
     med = {}
-    for tool in ["kurabe", "h2load"]:
+    for tool in tools:
         r = rows(tool, proto)
         med[tool] = [statistics.median(x[i] for x in r) for i in (1, 2, 3, 4)]
         rps, cpu, rss, server = med[tool]
@@ -126,6 +136,11 @@ for proto in ["h2c", "tls"]:
     print(f"  kurabe/h2load: req/s {k[0] / h[0]:.2f}× (per round {per(1)}), target ≥ 1.00×")
     print(f"  kurabe/h2load: CPU per request {k[1] / h[1]:.2f}× (per round {per(2)}), target ≤ 0.80×")
     print(f"  kurabe/h2load: nginx CPU per request {k[3] / h[3]:.2f}× (per round {per(4)})")
+    if "before" in med:
+        b = med["before"]
+        bp = list(zip(rows("kurabe", proto), rows("before", proto)))
+        pb = ", ".join(f"{x[2] / y[2]:.3f}" for x, y in bp)
+        print(f"  kurabe/before: CPU per request {k[1] / b[1]:.3f}× (per round {pb}), req/s {k[0] / b[0]:.3f}×")
 EOF
 
 echo

@@ -13,8 +13,13 @@
 # from /usr/bin/time) and the ratios k-set/k-one (target <= 1.10) and
 # k-set/wrk-lua (target <= 0.70), also per round.
 #
+# With BEFORE (a second kurabe binary, e.g. the build before a change), its
+# b-one and b-set runs join each round and the ratios k-one/b-one and
+# k-set/b-set (issue 34: held within 1.03) are printed too.
+#
 # Env: ROUNDS (5), DURATION (5), CONC (50), TARGETS (10000), KURABE (binary;
-# default: build target/release/kurabe). Traffic goes to 127.0.0.1 only.
+# default: build target/release/kurabe), BEFORE (optional). Traffic goes to
+# 127.0.0.1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,8 +54,10 @@ EOF
 
 # Each runner writes "reqs rps" to $work/out, /usr/bin/time "user sys rss" to $work/time.
 kurabe_run() {
+  local bin=$KURABE
+  if [ "$1" = --before ]; then bin=$BEFORE; shift; fi
   /usr/bin/time -f '%U %S %M' -o "$work/time" \
-    "$KURABE" http -q -k -c "$CONC" --threads 1 -t "$DURATION" --no-server-metrics \
+    "$bin" http -q -k -c "$CONC" --threads 1 -t "$DURATION" --no-server-metrics \
     --format json "$@" >"$work/raw"
   python3 -c "
 import json; r = json.load(open('$work/raw'))
@@ -59,6 +66,8 @@ print(r['complete_requests'], r['requests_per_second'])" >"$work/out"
 }
 run_k-one() { kurabe_run "$URL"; }
 run_k-set() { kurabe_run --targets "$work/set.txt"; }
+run_b-one() { kurabe_run --before "$URL"; }
+run_b-set() { kurabe_run --before --targets "$work/set.txt"; }
 run_wrk-lua() {
   /usr/bin/time -f '%U %S %M' -o "$work/time" \
     wrk -t1 -c"$CONC" -d"${DURATION}s" -s "$work/cycle.lua" "$URL" >"$work/raw"
@@ -72,11 +81,12 @@ EOF
 results="$work/results"
 : >"$results"
 tools=(k-one k-set wrk-lua)
+[ -n "${BEFORE:-}" ] && tools+=(b-one b-set)
 echo "== nginx auto, -c $CONC, ${DURATION}s x $ROUNDS rounds, set of $TARGETS targets"
 for round in $(seq "$ROUNDS"); do
   echo " round $round"
-  for i in 0 1 2; do
-    tool=${tools[$(((i + round - 1) % 3))]}
+  for i in $(seq 0 $((${#tools[@]} - 1))); do
+    tool=${tools[$(((i + round - 1) % ${#tools[@]}))]}
     "run_$tool"
     read -r reqs rps <"$work/out"
     read -r user sys rss <"$work/time"
@@ -96,9 +106,14 @@ for tool, rps, cpu, rss, rnd in rows:
     rounds.setdefault(rnd, {})[tool] = float(cpu)
 med = lambda t, i: statistics.median(v[i] for v in by[t])
 print(f"== medians: {'tool':<8} {'req/s':>10} {'cpu us/req':>11} {'rss KB':>8}")
-for t in ("k-one", "k-set", "wrk-lua"):
+for t in ("k-one", "k-set", "wrk-lua", "b-one", "b-set"):
+    if t not in by:
+        continue
     print(f"            {t:<8} {med(t,0):>10.0f} {med(t,1):>11.3f} {med(t,2):>8.0f}")
-for a, b, target in (("k-set", "k-one", 1.10), ("k-set", "wrk-lua", 0.70)):
+for a, b, target in (("k-set", "k-one", 1.10), ("k-set", "wrk-lua", 0.70),
+                     ("k-one", "b-one", 1.03), ("k-set", "b-set", 1.03)):
+    if b not in by:
+        continue
     r = med(a, 1) / med(b, 1)
     per = [rounds[k][a] / rounds[k][b] for k in sorted(rounds)]
     print(f"{a}/{b} cpu per request {r:.3f} (target <= {target:.2f}: {'PASS' if r <= target else 'MISS'});"
