@@ -3,11 +3,12 @@
 //!
 //! Owns that rule and the check of its flag; the reason is data
 //! ([`LoadFailure`], with each failure kind's first error and count),
-//! told in kurabe-report's words. Must not print or pick exit codes: the
-//! binary does both.
+//! told in kurabe-report's words, and how a finished load ends
+//! ([`ending`]). Must not print or pick exit codes: the binary does both.
 
+use kurabe_model::ending::Ending;
 use kurabe_model::http::HttpReport;
-use kurabe_model::notice::LoadFailure;
+use kurabe_model::notice::{LoadFailure, Notice};
 
 use crate::client::LoadError;
 
@@ -75,6 +76,26 @@ pub fn failure(report: &HttpReport, max_error_rate: Option<f64>) -> Option<LoadF
     }
 }
 
+/// How a finished load ends: a failed threshold first (each named),
+/// then a failed load ([`failure`]), then a run `--abort-on-error`
+/// stopped (its report says where). A load stopped by a signal is the
+/// caller's to know.
+pub fn ending(report: &HttpReport, max_error_rate: Option<f64>) -> Ending {
+    let failed: Vec<(String, String)> = (report.thresholds.iter())
+        .filter(|t| !t.pass)
+        .map(|t| (t.text.clone(), t.shown.clone()))
+        .collect();
+    if !failed.is_empty() {
+        let of = report.thresholds.len();
+        return Ending::ThresholdsFailed(Notice::ThresholdsFailed { failed, of });
+    }
+    match failure(report, max_error_rate) {
+        Some(why) => Ending::Failed(Some(Notice::LoadFailed(why))),
+        None if report.interrupted => Ending::Failed(None),
+        None => Ending::Done,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +145,11 @@ mod tests {
         r.failed_requests = 0;
         r.complete_requests = 0;
         assert_eq!(failure(&r, None), Some(LoadFailure::NothingEnded));
+        let told = Notice::LoadFailed(LoadFailure::NothingEnded);
+        assert_eq!(ending(&r, None), Ending::Failed(Some(told)));
+        r.complete_requests = 3;
+        assert_eq!(ending(&r, None), Ending::Done);
+        r.interrupted = true;
+        assert_eq!(ending(&r, None), Ending::Failed(None), "--abort-on-error");
     }
 }

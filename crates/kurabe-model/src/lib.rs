@@ -10,6 +10,7 @@
 pub mod bench;
 pub mod capacity;
 pub mod counters;
+pub mod ending;
 pub mod experiment;
 pub mod failures;
 pub mod fleet;

@@ -128,13 +128,33 @@ fn main() -> ExitCode {
 /// kurabe, not the input nor the measured system.
 const EX_SOFTWARE: u8 = 70;
 
-/// A setup error: one line on stderr and exit 2 (70 when a load worker
-/// panicked); a closed stdout is success.
+/// The exit status of a run whose thresholds failed (k6's).
+pub(crate) const THRESHOLD_FAILED: u8 = 99;
+
+/// The exit status of `ending`, its notice told: 0 done, 1 failed, 99 a
+/// failed threshold, 128 + the signal (130 when the stop came from
+/// elsewhere).
+pub(crate) fn exit(ending: kurabe_model::ending::Ending) -> ExitCode {
+    use kurabe_model::ending::Ending;
+    let (notice, code) = match ending {
+        Ending::Done => (None, ExitCode::SUCCESS),
+        Ending::Failed(n) => (n, ExitCode::from(1)),
+        Ending::ThresholdsFailed(n) => (Some(n), ExitCode::from(THRESHOLD_FAILED)),
+        Ending::Signalled(n) => (n, signal::exit_code()),
+    };
+    if let Some(n) = notice {
+        tell(n);
+    }
+    code
+}
+
 /// Tell the user `notice` on stderr, in kurabe-report's words.
 pub(crate) fn tell(notice: kurabe_model::notice::Notice) {
     eprintln!("{}", kurabe_report::notice::line(&notice));
 }
 
+/// A setup error: one line on stderr and exit 2 (70 when a load worker
+/// panicked); a closed stdout is success.
 fn setup_error(err: &anyhow::Error) -> ExitCode {
     if is_broken_pipe(&**err) {
         return ExitCode::SUCCESS;

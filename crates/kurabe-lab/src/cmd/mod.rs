@@ -52,6 +52,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kurabe_model::bench::{CmdExecution, CmdExport, CmdResult};
+use kurabe_model::ending::Ending;
+use kurabe_model::notice::Notice;
 use kurabe_model::plan::{
     CommandLine, CommandOutput, CommandWorkload, ExecCost, Limits, Measure, OnFailure, Plan,
     Variant, Workload, WorkloadKind,
@@ -367,6 +369,42 @@ pub struct CmdOutcome {
     pub export: CmdExport,
     /// The first failed run's error, when a command failed.
     pub failure: Option<String>,
+}
+
+impl CmdOutcome {
+    /// How the benchmark ended: interrupted, a command failed (the
+    /// notice suggests `-i`), or done.
+    pub fn ending(&self) -> Ending {
+        if self.outcome.status == kurabe_model::record::ExperimentStatus::Interrupted {
+            return Ending::Signalled(None);
+        }
+        match &self.failure {
+            Some(why) => Ending::Failed(Some(Notice::CommandFailed {
+                why: why.clone(),
+                suggest_ignore: true,
+            })),
+            None => Ending::Done,
+        }
+    }
+}
+
+impl CmdError {
+    /// How a benchmark stopped by this error ends, when it is not a
+    /// usage or setup error: a signal during the warm-up or calibration
+    /// stops an execution, and that is the interruption, not a failing
+    /// command.
+    pub fn ending(&self) -> Option<Ending> {
+        match self {
+            CmdError::Failed(_) if kurabe_probe::signals::received().is_some() => {
+                Some(Ending::Signalled(Some(Notice::Interrupted)))
+            }
+            CmdError::Failed(why) => Some(Ending::Failed(Some(Notice::CommandFailed {
+                why: why.clone(),
+                suggest_ignore: false,
+            }))),
+            _ => None,
+        }
+    }
 }
 
 /// Run the benchmark `cfg` describes, recording it in `store`.

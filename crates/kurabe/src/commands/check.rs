@@ -70,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     write_rendered(args.out.path(), &*renderer, &report)?;
     if let Some(line) = failed_line(&report) {
         eprintln!("kurabe: {}", kurabe_report::escape::terminal(&line));
-        return Ok(ExitCode::from(super::http::THRESHOLD_FAILED));
+        return Ok(ExitCode::from(crate::THRESHOLD_FAILED));
     }
     Ok(ExitCode::from(u8::from(report.worse > 0)))
 }

@@ -7,7 +7,7 @@
 //! stderr, then hyperfine's lines per command with kurabe's verdicts
 //! (`kurabe report ID` renders the stored experiment), and writes the
 //! hyperfine-layout exports. Exit 0; 1 when a command failed
-//! (unless `-i`); 2 on usage errors; 130 on Ctrl-C.
+//! (unless `-i`); 2 on usage errors; 130 on Ctrl-C (`CmdOutcome::ending`).
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -22,7 +22,7 @@ use kurabe_report::bars::RunsBar;
 use kurabe_report::bench::{write_exports, Export, TimeUnit};
 use kurabe_report::write::check_outputs;
 use kurabe_store::access::{recorded_experiment, RunStore};
-use kurabe_store::{ExperimentStatus, Store};
+use kurabe_store::Store;
 
 /// Arguments of `kurabe cmd`.
 #[derive(Debug, clap::Args)]
@@ -135,23 +135,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     )?;
     let done = match measure(&cfg, &mut store.store, args.quiet.quiet)? {
         Ok(d) => d,
-        // A signal during the warm-up or calibration stops an execution:
-        // that is the interruption, not a failing command.
-        Err(CmdError::Failed(_)) if kurabe_probe::signals::received().is_some() => {
-            crate::tell(Notice::Interrupted);
-            return Ok(crate::signal::exit_code());
-        }
-        Err(CmdError::Failed(why)) => {
-            crate::tell(Notice::CommandFailed {
-                why,
-                suggest_ignore: false,
-            });
-            return Ok(ExitCode::from(1));
-        }
-        Err(e) => return Err(e.into()),
+        Err(e) => return e.ending().map(crate::exit).ok_or_else(|| e.into()),
     };
     write_results(&args, &store.store, &done)?;
-    Ok(exit_code(&done.outcome.status, done.failure.as_deref()))
+    Ok(crate::exit(done.ending()))
 }
 
 /// Every `--export-*` and `--html` file can be written, before anything runs.
@@ -212,24 +199,6 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
         crate::tell(Notice::SavedExperiment { id });
     }
     Ok(())
-}
-
-/// 128 + the signal when interrupted (130 on Ctrl-C); 1 with the failed command's error; else 0.
-fn exit_code(status: &ExperimentStatus, failure: Option<&str>) -> ExitCode {
-    if *status == ExperimentStatus::Interrupted {
-        return crate::signal::exit_code();
-    }
-    match failure {
-        Some(why) => {
-            let why = why.to_owned();
-            crate::tell(Notice::CommandFailed {
-                why,
-                suggest_ignore: true,
-            });
-            ExitCode::from(1)
-        }
-        None => ExitCode::SUCCESS,
-    }
 }
 
 /// The arguments as the lab's typed configuration.

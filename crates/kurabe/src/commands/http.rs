@@ -23,7 +23,7 @@ use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
 
 use kurabe_live::board::RunInfo;
-pub(crate) use outputs::{exit_code, THRESHOLD_FAILED};
+pub(crate) use outputs::exit_code;
 use outputs::{no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;

@@ -153,7 +153,7 @@ fn finish(outcome: &Outcome, thresholds_failed: Option<String>) -> ExitCode {
     match outcome.status {
         ExperimentStatus::Interrupted => crate::signal::exit_code(),
         ExperimentStatus::Failed => ExitCode::from(1),
-        _ if thresholds_failed.is_some() => ExitCode::from(super::http::THRESHOLD_FAILED),
+        _ if thresholds_failed.is_some() => ExitCode::from(crate::THRESHOLD_FAILED),
         _ if outcome.checks.iter().any(|c| !c.passed) => ExitCode::from(1),
         _ => ExitCode::SUCCESS,
     }

@@ -18,11 +18,13 @@ use kurabe_report::{AbPercentCsv, SeriesCsv};
 use super::args::Args;
 use kurabe_model::notice::Notice;
 
-/// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells report them); 99
-/// when a threshold failed (k6's code; one line on stderr names them); 1 when `--abort-on-error`
-/// stopped the run at a failure, no request succeeded, or the failed fraction
-/// exceeds `--max-error-rate` (saying why on stderr); else 0. The (partial)
-/// report is written in every case.
+/// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells
+/// report them); else as the load ended (`kurabe_http::outcome::ending`):
+/// 99 when a threshold failed (k6's code; one line on stderr names
+/// them), 1 when `--abort-on-error` stopped the run at a failure, no
+/// request succeeded, or the failed fraction exceeds `--max-error-rate`
+/// (saying why on stderr); else 0. The (partial) report is written in
+/// every case.
 pub(crate) fn exit_code(
     report: &HttpReport,
     max_error_rate: Option<f64>,
@@ -31,35 +33,8 @@ pub(crate) fn exit_code(
     if signalled {
         return crate::signal::exit_code();
     }
-    if let Some(code) = threshold_exit(report) {
-        return code;
-    }
-    match kurabe_http::outcome::failure(report, max_error_rate) {
-        Some(why) => {
-            crate::tell(Notice::LoadFailed(why));
-            ExitCode::from(1)
-        }
-        None if report.interrupted => ExitCode::from(1),
-        None => ExitCode::SUCCESS,
-    }
+    crate::exit(kurabe_http::outcome::ending(report, max_error_rate))
 }
-
-/// 99 (k6's code) when a threshold failed, naming each on stderr.
-pub(crate) fn threshold_exit(report: &HttpReport) -> Option<ExitCode> {
-    let failed: Vec<(String, String)> = (report.thresholds.iter())
-        .filter(|t| !t.pass)
-        .map(|t| (t.text.clone(), t.shown.clone()))
-        .collect();
-    if failed.is_empty() {
-        return None;
-    }
-    let of = report.thresholds.len();
-    crate::tell(Notice::ThresholdsFailed { failed, of });
-    Some(ExitCode::from(THRESHOLD_FAILED))
-}
-
-/// The exit status of a run whose thresholds failed (k6's).
-pub(crate) const THRESHOLD_FAILED: u8 = 99;
 
 /// Start the `-g` file (a temp file until the run succeeds, or a FIFO/device)
 /// and hand it to the load as a tap.
