@@ -28,13 +28,9 @@ const HELD_LINES: u64 = 256 << 10;
 /// What a held set at both limits may take (README "Limits").
 const HELD: u64 = 128 * MIB;
 
-/// `kurabe ARGS` under `/usr/bin/time`: its exit code, standard error and
-/// peak resident set in bytes.
-fn peak(dir: &Path, args: &[&str]) -> (Option<i32>, String, u64) {
-    peak_fed(dir, args, None)
-}
-
-/// [`peak`], `input` written to its standard input (else none).
+/// `kurabe ARGS` under `/usr/bin/time`, `input` written to its standard
+/// input (else none): its exit code, standard error and peak resident set
+/// in bytes.
 fn peak_fed(dir: &Path, args: &[&str], input: Option<Vec<u8>>) -> (Option<i32>, String, u64) {
     let time = Path::new("/usr/bin/time");
     assert!(time.exists(), "these tests need /usr/bin/time (GNU time)");
@@ -65,7 +61,7 @@ fn peak_fed(dir: &Path, args: &[&str], input: Option<Vec<u8>>) -> (Option<i32>, 
     (run.status.code(), err, kib * 1024)
 }
 
-/// [`peak`] of a run that must succeed, at most `bound` bytes.
+/// [`peak_fed`] of a run without input that must succeed, at most `bound` bytes.
 fn assert_peak(dir: &Path, args: &[&str], bound: u64) -> String {
     assert_peak_fed(dir, args, None, bound)
 }
