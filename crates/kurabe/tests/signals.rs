@@ -82,6 +82,37 @@ fn the_drain_of_an_unanswered_request_ends_on_sigterm() {
     assert_eq!(out.json()["interrupted"], true);
 }
 
+/// A run of more request names than a breakdown keeps (20 000, each
+/// request its own): the end-of-run accounting after the signal (each
+/// thread's rows merged, the names past 256 folded into one) is short,
+/// and the report of what ran says so.
+#[test]
+fn a_run_of_more_names_than_kept_ends_on_sigterm_with_its_breakdown() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("names.txt");
+    let url = server.url.trim_end_matches('/').to_owned();
+    let text: String = (0..20_000)
+        .map(|i| format!("# @name n{i}\nGET {url}/n/{i}\n\n"))
+        .collect();
+    std::fs::write(&set, text).unwrap();
+    let set = set.to_str().unwrap();
+    let args = ["http", "-q", "-t", "120", "-c", "4", "--targets", set];
+    let mut run = start(&[&args[..], &["--format", "json"]].concat());
+    run.until("1 000 names sent", || server.served() >= 1000);
+    let out = run.signal(libc::SIGTERM);
+    out.assert_ended(143);
+    let report = out.json();
+    assert_eq!(report["interrupted"], true);
+    let rows = report["requests"].as_array().unwrap();
+    assert_eq!(rows.len(), kurabe_http::tags::MAX_NAMES + 1);
+    let sum: u64 = rows
+        .iter()
+        .map(|r| r["complete_requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(report["complete_requests"].as_u64(), Some(sum));
+}
+
 /// A replay whose second request is recorded a day after its first: the
 /// schedule's wait for it ends on the signal, with the report.
 #[test]
