@@ -304,7 +304,21 @@ fn bad_input_is_one_line_exit_2_and_leaves_the_store_unchanged() {
     let before = ok(results(dir.path(), &["export"]));
     let export = dir.path().join("export.json");
     std::fs::write(&export, &before).unwrap();
+    // One sample more than an experiment's runs (each sample is a run): a
+    // 64 MiB report of 5.5 million times took 5.8 GB and minutes before.
+    let many = dir.path().join("many.json");
+    let times = vec!["0.01"; 100_001].join(",");
+    std::fs::write(
+        &many,
+        format!(r#"{{"results":[{{"command":"x","mean":0.01,"times":[{times}]}}]}}"#),
+    )
+    .unwrap();
     let cases: &[(&str, PathBuf, &str)] = &[
+        (
+            "hyperfine",
+            many,
+            "holds 100001 samples, more than the 100000 runs an experiment may have",
+        ),
         (
             "hyperfine",
             fixture("pytest-benchmark/with-data.json"),

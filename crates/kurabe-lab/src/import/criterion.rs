@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::{joined_name, read_json, typed, Benchmark, Harness, ImportError, Imported, Sample};
+use super::{joined_name, read_typed, Benchmark, Harness, ImportError, Imported, Sample};
 
 /// criterion.rs.
 pub struct Criterion;
@@ -118,21 +118,9 @@ fn walk(
 /// The benchmark whose `new/` folder is `new`.
 fn benchmark(h: &Criterion, new: &Path) -> Result<Benchmark, ImportError> {
     let file = |name: &str| new.join(name);
-    let _: Estimates = typed(
-        h,
-        &file("estimates.json"),
-        &read_json(h, &file("estimates.json"))?,
-    )?;
-    let id: Id = typed(
-        h,
-        &file("benchmark.json"),
-        &read_json(h, &file("benchmark.json"))?,
-    )?;
-    let s: Samples = typed(
-        h,
-        &file("sample.json"),
-        &read_json(h, &file("sample.json"))?,
-    )?;
+    let _: Estimates = read_typed(h, &file("estimates.json"))?;
+    let id: Id = read_typed(h, &file("benchmark.json"))?;
+    let s: Samples = read_typed(h, &file("sample.json"))?;
     if s.iters.len() != s.times.len() || s.iters.iter().any(|i| *i <= 0.0) {
         let problem = "`iters` and `times` differ in length or hold a sample of no iterations";
         return Err(ImportError::not_harness(

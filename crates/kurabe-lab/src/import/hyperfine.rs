@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::{joined_name, read_json, typed, Benchmark, Harness, ImportError, Imported, Sample};
+use super::{joined_name, read_typed, Benchmark, Harness, ImportError, Imported, Sample};
 
 /// hyperfine.
 pub struct Hyperfine;
@@ -46,14 +46,13 @@ impl Harness for Hyperfine {
     }
 
     fn read(&self, path: &Path) -> std::result::Result<Imported, ImportError> {
-        let json = read_json(self, path)?;
-        let export: Export = typed(self, path, &json)?;
+        let export: Export = read_typed(self, path)?;
         if export.results.is_empty() {
             return Err(ImportError::not_harness(
                 self,
                 path,
                 "`results` is empty",
-                Some(&json),
+                None,
             ));
         }
         let benchmarks = export

@@ -88,9 +88,29 @@ pub enum ImportError {
         /// "; it looks like X's output: use --from X", when another harness recognises it.
         hint: String,
     },
+    /// One run per sample would make more runs than an experiment may have.
+    #[error("{} holds {samples} samples, more than the {MAX_SAMPLES} runs an experiment may have (one per sample); import a report of fewer runs", .path.display())]
+    TooManySamples {
+        /// The input.
+        path: PathBuf,
+        /// Samples it holds.
+        samples: usize,
+    },
 }
 
+/// Most samples an import takes: each is a run, and an experiment has at
+/// most as many runs as a plan may make ([`kurabe_model::plan::MAX_RUNS`]).
+pub const MAX_SAMPLES: u64 = kurabe_model::plan::MAX_RUNS;
+
 impl ImportError {
+    /// `path` holds more samples than an experiment may have runs.
+    fn too_many(path: &Path, samples: usize) -> ImportError {
+        ImportError::TooManySamples {
+            path: path.to_owned(),
+            samples,
+        }
+    }
+
     /// `path` is not `h`'s output because of `problem`; `json`, when it
     /// parsed, lets another harness say the input is its.
     pub fn not_harness(
@@ -168,6 +188,20 @@ pub struct Context {
 }
 
 impl Imported {
+    /// Refuses more samples than [`MAX_SAMPLES`] (read from `path`), before
+    /// they become runs: a run takes a few hundred bytes, a sample eight.
+    pub fn check_size(&self, path: &Path) -> Result<(), ImportError> {
+        let samples: usize = self
+            .benchmarks
+            .iter()
+            .map(|b| b.samples.len().max(usize::from(b.summary.is_some())))
+            .sum();
+        if samples as u64 > MAX_SAMPLES {
+            return Err(ImportError::too_many(path, samples));
+        }
+        Ok(())
+    }
+
     /// The experiment these benchmarks are stored as (id 0: the store gives one).
     pub fn into_experiment(self, cx: Context) -> Experiment {
         let runs = self
@@ -262,20 +296,29 @@ fn read_report(h: &dyn Harness, path: &Path) -> Result<String, ImportError> {
     })
 }
 
-/// The text of `path`, parsed as JSON, or the harness's error.
-fn read_json(h: &dyn Harness, path: &Path) -> Result<serde_json::Value, ImportError> {
-    let text = read_report(h, path)?;
-    serde_json::from_str(&text)
-        .map_err(|e| ImportError::not_harness(h, path, format!("not JSON ({e})"), None))
-}
-
-/// `json` as the harness's typed layout, or the harness's error naming serde's complaint.
-fn typed<T: serde::de::DeserializeOwned>(
+/// The report at `path` read straight into the harness's layout `T` (a
+/// number is eight bytes there, tens as a `serde_json::Value`: a 64 MiB
+/// report of 6 million times took 5.8 GB through a `Value`), or the
+/// harness's error: only then is the text parsed as a `Value`, to name
+/// what is wrong as before and let another harness say the file is its.
+fn read_typed<T: serde::de::DeserializeOwned>(
     h: &dyn Harness,
     path: &Path,
-    json: &serde_json::Value,
 ) -> Result<T, ImportError> {
-    T::deserialize(json).map_err(|e| ImportError::not_harness(h, path, e.to_string(), Some(json)))
+    let text = read_report(h, path)?;
+    serde_json::from_str(&text).map_err(|straight| {
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Err(e) => ImportError::not_harness(h, path, format!("not JSON ({e})"), None),
+            Ok(json) => {
+                // Through a `Value` the layout may hold (a key given twice
+                // is last-wins there): then the straight error says why.
+                let e = T::deserialize(&json)
+                    .err()
+                    .map_or(straight.to_string(), |e| e.to_string());
+                ImportError::not_harness(h, path, e, Some(&json))
+            }
+        }
+    })
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::path::Path;
 use kurabe_model::imported::SummaryOnly;
 use serde::Deserialize;
 
-use super::{joined_name, read_json, typed, Benchmark, Harness, ImportError, Imported, Sample};
+use super::{joined_name, read_typed, Benchmark, Harness, ImportError, Imported, Sample};
 
 /// pytest-benchmark.
 pub struct PytestBenchmark;
@@ -63,8 +63,7 @@ impl Harness for PytestBenchmark {
     }
 
     fn read(&self, path: &Path) -> Result<Imported, ImportError> {
-        let json = read_json(self, path)?;
-        let file: File = typed(self, path, &json)?;
+        let file: File = read_typed(self, path)?;
         let major = file.version.split('.').next().and_then(|m| m.parse().ok());
         if !major.is_some_and(|m| VERSIONS.contains(&m)) {
             let problem = format!("it was written by version {}", file.version);

@@ -52,6 +52,7 @@ pub enum SaveError {
 /// (created if needed) as one experiment.
 pub fn import(store: &Path, harness: &dyn Harness, req: ImportRequest) -> Result<Added, SaveError> {
     let imported = harness.read(&req.input)?;
+    imported.check_size(&req.input)?;
     // --host reads the store, which must then exist; else it is made.
     let mut target = match req.host_of {
         Some(_) => kurabe_store::access::open_existing(Some(store))?,
