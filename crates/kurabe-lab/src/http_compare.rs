@@ -8,6 +8,8 @@
 //! Must not parse flags, touch the store or print: the binary builds the
 //! flags' [`LoadSpec`] and runs the plan with [`crate::run_experiment`].
 
+use kurabe_model::ending::Ending;
+use kurabe_model::notice::Notice;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -153,6 +155,20 @@ fn workload(load: &LoadSpec) -> Result<LoadSpec, AbError> {
         targets: absolute(&load.targets)?,
         ..load.clone()
     })
+}
+
+/// How a comparison of `urls` ended: interrupted, failed when some URL
+/// has no successful round (the notice names them), else done.
+pub fn ending(outcome: &Outcome, urls: &[String]) -> Ending {
+    if outcome.status == kurabe_model::record::ExperimentStatus::Interrupted {
+        return Ending::Signalled(None);
+    }
+    let dead = urls_without_ok_round(outcome, urls);
+    if dead.is_empty() {
+        return Ending::Done;
+    }
+    let urls = dead.into_iter().map(str::to_owned).collect();
+    Ending::Failed(Some(Notice::NoRoundSucceeded { urls }))
 }
 
 /// The URLs (variants) of `urls` with no successful run in `outcome`.

@@ -51,7 +51,7 @@ pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
             id: outcome.experiment,
         });
     }
-    Ok(exit_code(&outcome, &urls))
+    Ok(crate::exit(http_compare::ending(&outcome, &urls)))
 }
 
 /// The flags checked as for one URL (same rules, same messages), then the
@@ -109,19 +109,4 @@ fn refuse_single_url_flags(args: &Args, given: &Given) -> anyhow::Result<()> {
         bail!("--save=LABEL: a comparison is saved as an experiment named after its URLs; use --save without a label");
     }
     Ok(())
-}
-
-/// 128 + the signal when interrupted (130 on Ctrl-C); 1 when some URL has no successful round; else 0.
-fn exit_code(o: &kurabe_lab::Outcome, urls: &[String]) -> ExitCode {
-    if o.status == kurabe_store::ExperimentStatus::Interrupted {
-        return crate::signal::exit_code();
-    }
-    let dead = http_compare::urls_without_ok_round(o, urls);
-    if dead.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        let urls = dead.into_iter().map(str::to_owned).collect();
-        crate::tell(Notice::NoRoundSucceeded { urls });
-        ExitCode::from(1)
-    }
 }

@@ -14,7 +14,7 @@ use anyhow::{bail, Context};
 use kurabe_lab::find_rate::{check_search, DEFAULT_CONNECTIONS};
 use kurabe_lab::http_compare::{self, AbSpec};
 use kurabe_lab::http_runs::refuse_for_search;
-use kurabe_model::capacity::{CapacityReport, CapacityVerdict, FindRateNames, Settings};
+use kurabe_model::capacity::{CapacityReport, FindRateNames, Settings};
 use kurabe_model::given::Given;
 use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{capacity_renderer, to_string, Format};
@@ -41,7 +41,7 @@ pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
     if args.save.save.is_some() {
         save(args, &spec, (&report, &settings))?;
     }
-    Ok(exit_code(report.verdict))
+    Ok(crate::exit(report.verdict.ending()))
 }
 
 /// The report to `-o` (or stdout) in `--format`, or with -w as a page.
@@ -53,16 +53,6 @@ fn write_report(args: &Args, report: &CapacityReport) -> anyhow::Result<()> {
         &to_string(&*capacity_renderer(format), report),
     )?;
     Ok(())
-}
-
-/// 0 with an answer, 1 when even the lowest rate breaks an SLO, 128 + the
-/// signal when interrupted.
-fn exit_code(verdict: CapacityVerdict) -> ExitCode {
-    match verdict {
-        CapacityVerdict::Interrupted => crate::signal::exit_code(),
-        CapacityVerdict::BelowLowest => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    }
 }
 
 /// `--save`: the search kept as the experiment of the one-URL A/B plan
