@@ -33,13 +33,21 @@ fn git(dir: &Path, args: &[&str]) -> String {
 /// commits listed in `broken` add a file that makes the build fail.
 /// Returns the dir and the commit ids, oldest first.
 fn repo(loops: &[u32], broken: &[usize]) -> (tempfile::TempDir, Vec<String>) {
+    let scripts: Vec<String> = loops
+        .iter()
+        .map(|n| format!("echo {n} >> seen.txt\ni=0\nwhile [ $i -lt {n} ]; do i=$((i+1)); done\n"))
+        .collect();
+    repo_of(&scripts, broken)
+}
+
+/// A repository with one commit per script (its `work.sh`); commits listed
+/// in `broken` add a file that makes the build fail.
+fn repo_of(scripts: &[String], broken: &[usize]) -> (tempfile::TempDir, Vec<String>) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     git(d, &["init", "-q", "-b", "main"]);
     let mut commits = Vec::new();
-    for (i, n) in loops.iter().enumerate() {
-        let script =
-            format!("echo {n} >> seen.txt\ni=0\nwhile [ $i -lt {n} ]; do i=$((i+1)); done\n");
+    for (i, script) in scripts.iter().enumerate() {
         std::fs::write(d.join("work.sh"), script).unwrap();
         let flag = d.join("broken");
         if broken.contains(&i) {
@@ -56,7 +64,7 @@ fn repo(loops: &[u32], broken: &[usize]) -> (tempfile::TempDir, Vec<String>) {
                 "-q",
                 "--allow-empty",
                 "-m",
-                &format!("work {n} (commit {i})"),
+                &format!("work {} (commit {i})", script.lines().next().unwrap_or("")),
             ],
         );
         commits.push(git(d, &["rev-parse", "HEAD"]));
@@ -76,13 +84,7 @@ command = "test ! -e broken && mkdir -p out && cp work.sh out/work.sh"
 const WORKLOAD: &str = r#"[[workload]]
 name = "loop"
 command = { command = "sh {worktree}/out/work.sh" }
-metrics = ["user_time_s"]
-"#;
-
-/// The same work, its instructions counted (deterministic to a fraction of a per cent).
-const COUNTED: &str = r#"[[workload]]
-name = "loop"
-command = { command = "sh {worktree}/out/work.sh", measure = "instructions" }
+metrics = ["user_time_s", "max_rss_bytes"]
 "#;
 
 fn write_plan(dir: &Path, variants: &str) -> std::path::PathBuf {
@@ -184,19 +186,20 @@ fn bad_revisions_builds_and_places_exit_2_with_one_line() {
 
 #[test]
 fn bisect_names_the_commit_where_the_work_steps_and_skips_what_does_not_build() {
-    // The work triples at commit 4; commit 5 does not build. Instructions
-    // counted under Cachegrind, not time: on a loaded virtual machine even
+    // The memory the work takes triples at commit 4 (an awk string doubled
+    // past 20 MB, then past 60 MB: a 51 MB peak, then 100 MB); commit 5 does
+    // not build. Peak memory, not time: on a loaded virtual machine even
     // user CPU time is charged ticks the host took away (CI once measured a
     // 20 000-step loop nearer a 60 000-step one and named commit 2), while
-    // the count of a shell loop moves by well under the 2 % noise band.
-    let loops = [2_000, 2_000, 2_000, 2_000, 6_000, 6_000, 6_000, 6_000];
-    let (dir, commits) = repo(&loops, &[5]);
+    // this peak moves by a fraction of a per cent, well inside the 2 % band.
+    let mb = [20, 20, 20, 20, 60, 60, 60, 60];
+    let scripts: Vec<String> = mb
+        .iter()
+        .map(|m| format!("awk 'BEGIN {{ s = \"x\"; while (length(s) < {m}000000) s = s s }}'\n"))
+        .collect();
+    let (dir, commits) = repo_of(&scripts, &[5]);
     let d = dir.path();
-    let plan =
-        format!("name = \"loop\"\nrepeat = 3\n{BUILD}[[variant]]\nname = \"loop\"\n{COUNTED}");
-    let plan_path = d.join("plan.toml");
-    std::fs::write(&plan_path, plan).unwrap();
-    let plan = plan_path;
+    let plan = write_plan(d, "[[variant]]\nname = \"loop\"\n");
     let o = kurabe()
         .args(["bisect"])
         .arg(&plan)
@@ -206,7 +209,7 @@ fn bisect_names_the_commit_where_the_work_steps_and_skips_what_does_not_build() 
             "--bad",
             "main",
             "--metric",
-            "instructions",
+            "max_rss_bytes",
         ])
         .args(["--format", "json", "--store"])
         .arg(d.join("results.db"))
