@@ -12,8 +12,10 @@
 use kurabe_http::load::LoadError;
 use kurabe_http::load::{self, Quiet};
 use kurabe_model::capacity::{
-    self, CapacityReport, CapacitySearch, CapacityStep, Settings, SloResult, KEPT_UP,
+    self, CapacityReport, CapacitySearch, CapacityStep, CapacityVerdict, Settings, SloResult,
+    KEPT_UP,
 };
+use kurabe_model::ending::Ending;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
@@ -23,6 +25,16 @@ use kurabe_stop::Stop;
 /// enough for a rate times the latency the usual SLOs allow (e.g. 1000/s
 /// × 50 ms).
 pub const DEFAULT_CONNECTIONS: u32 = 64;
+
+/// How a search that ended with `verdict` ends: interrupted, failed when
+/// even the lowest rate broke an SLO, else done (with an answer).
+pub fn ending(verdict: CapacityVerdict) -> Ending {
+    match verdict {
+        CapacityVerdict::Interrupted => Ending::Signalled(None),
+        CapacityVerdict::BelowLowest => Ending::Failed(None),
+        _ => Ending::Done,
+    }
+}
 
 /// A search's load checked whole as its first step will run it (at the
 /// start rate, for one step; errors name the settings as `names` says),

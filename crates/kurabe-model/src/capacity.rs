@@ -474,19 +474,6 @@ pub enum CapacityVerdict {
     Interrupted,
 }
 
-impl CapacityVerdict {
-    /// How the search ended: interrupted, failed when even the lowest
-    /// rate broke an SLO, else done (with an answer).
-    pub fn ending(self) -> crate::ending::Ending {
-        use crate::ending::Ending;
-        match self {
-            CapacityVerdict::Interrupted => Ending::Signalled(None),
-            CapacityVerdict::BelowLowest => Ending::Failed(None),
-            _ => Ending::Done,
-        }
-    }
-}
-
 /// `kurabe http URL --find-rate`: the capacity under the SLOs and the
 /// latency curve it was found on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

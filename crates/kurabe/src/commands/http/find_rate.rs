@@ -41,7 +41,7 @@ pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
     if args.save.save.is_some() {
         save(args, &spec, (&report, &settings))?;
     }
-    Ok(crate::exit(report.verdict.ending()))
+    Ok(crate::exit(kurabe_lab::find_rate::ending(report.verdict)))
 }
 
 /// The report to `-o` (or stdout) in `--format`, or with -w as a page.
