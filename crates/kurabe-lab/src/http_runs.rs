@@ -82,12 +82,16 @@ type Flags = &'static [&'static str];
 /// What a search sets, judges or writes itself, and what to give instead
 /// (`-w` with another `--format`, and `--save=LABEL`, are values: the
 /// caller refuses them after these).
-const SEARCH_REFUSES: [(Flags, &str); 10] = [
+const SEARCH_REFUSES: [(Flags, &str); 11] = [
     (&["-n"], "each step lasts --step"),
     (&["-t"], "each step lasts --step"),
     (
         &["--rate"],
         "the search chooses the rate; bound it with --start-rate/--max-rate",
+    ),
+    (
+        &["--stage"],
+        "the search chooses each step's rate; bound it with --start-rate/--max-rate",
     ),
     (&["--warmup"], "use --step-warmup"),
     (&["--max-error-rate"], "use --slo 'failed<1%'"),

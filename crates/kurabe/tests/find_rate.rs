@@ -154,7 +154,14 @@ fn bad_slos_and_contradicting_flags_are_one_line_before_any_request() {
     refused(&["--find-rate"], &["--find-rate", "at least one SLO"]);
     refused(&["--slo", "p(99)<1s"], &["--slo belongs to --find-rate"]);
     let slo = ["--find-rate", "--slo", "p(99)<1s"];
-    for (flag, value) in [("-n", "100"), ("-t", "5s"), ("--rate", "100")] {
+    // --stage was refused as "--rate with --stage … drop --rate", a flag
+    // never given (the search's first step sets the rate).
+    for (flag, value) in [
+        ("-n", "100"),
+        ("-t", "5s"),
+        ("--rate", "100"),
+        ("--stage", "10s:100"),
+    ] {
         let mut args = slo.to_vec();
         args.extend([flag, value]);
         refused(&args, &[&format!("{flag} contradicts --find-rate")]);
