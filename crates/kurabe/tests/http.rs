@@ -717,6 +717,32 @@ fn abort_on_error_stops_at_the_first_failure_and_exits_1() {
     assert_eq!(r.failures.connect, 20);
 }
 
+/// An A/B whose B never answers: A's rounds are measured and reported,
+/// and the run as a whole failed: exit 1, with one line naming B alone.
+#[test]
+fn an_ab_where_one_url_never_succeeds_exits_1_naming_it() {
+    let a = ServeChild::start(&[]);
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dead = format!("http://127.0.0.1:{port}/");
+    let out = http(&["-n", "20", "--rounds", "2", &a.url, &dead]);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    let line = out
+        .stderr
+        .lines()
+        .find(|l| l.contains("no round succeeded"))
+        .unwrap_or_else(|| panic!("no notice in {}", out.stderr));
+    assert!(line.contains(&dead) && !line.contains(&a.url), "{line}");
+    assert!(
+        out.stdout.contains(&a.url),
+        "A's rounds are reported: {}",
+        out.stdout
+    );
+}
+
 #[test]
 fn reset_mid_body_is_a_receive_failure() {
     let server = TestServer::start(|mut s| {
