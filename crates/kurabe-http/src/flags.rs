@@ -7,7 +7,11 @@
 //! hands in the texts as given) nor check the spec as a whole
 //! ([`crate::load::check_spec`] does, once, whatever built it).
 
-use kurabe_model::load::Header;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use kurabe_model::load::{Header, TargetsFormat};
+use kurabe_model::plan::HumanDuration;
 use kurabe_model::stage::{Executor, Stage, StageSpec, Stages};
 
 /// A load flag's text that does not read: the line to show, naming the flag.
@@ -67,6 +71,40 @@ pub fn http_versions(
     Err(FlagError(format!(
         "--http-version {v} with {other}: give one HTTP version"
     )))
+}
+
+/// The method ab's switches mean: `-m` as `given`, else `-i` (`head`)
+/// HEAD, else a `-u` body (`put`) PUT, else none (the load's default).
+pub fn method(given: Option<&str>, head: bool, put: bool) -> Option<String> {
+    let implied = match (head, put) {
+        (true, _) => Some("HEAD"),
+        (false, true) => Some("PUT"),
+        (false, false) => None,
+    };
+    given.or(implied).map(str::to_owned)
+}
+
+/// `-s TIMEOUT` as the spec holds it: none when it is the default, so a
+/// stored spec says only what was asked.
+pub fn timeout(given: Duration) -> Option<HumanDuration> {
+    Some(given)
+        .filter(|t| *t != crate::request::DEFAULT_TIMEOUT)
+        .map(HumanDuration)
+}
+
+/// The request set `--targets FILE` (in `format`) or `--urls-from-file
+/// FILE` (`urls`: a URL a line) names, as (file, format); `-` is standard
+/// input, read once the spec checks.
+pub fn set_source(
+    targets: Option<&Path>,
+    format: Option<TargetsFormat>,
+    urls: Option<&Path>,
+) -> (Option<PathBuf>, Option<TargetsFormat>) {
+    match (targets, urls) {
+        (Some(p), _) => (Some(p.to_owned()), format),
+        (None, Some(p)) => (Some(p.to_owned()), Some(TargetsFormat::Urls)),
+        (None, None) => (None, None),
+    }
 }
 
 #[cfg(test)]

@@ -76,11 +76,14 @@ pub fn failure(report: &HttpReport, max_error_rate: Option<f64>) -> Option<LoadF
     }
 }
 
-/// How a finished load ends: a failed threshold first (each named),
-/// then a failed load ([`failure`]), then a run `--abort-on-error`
-/// stopped (its report says where). A load stopped by a signal is the
-/// caller's to know.
-pub fn ending(report: &HttpReport, max_error_rate: Option<f64>) -> Ending {
+/// How a finished load ends: `signalled` (the caller knows whether a
+/// signal stopped it) first, then a failed threshold (each named), then
+/// a failed load ([`failure`]), then a run `--abort-on-error` stopped
+/// (its report says where). The (partial) report is written in every case.
+pub fn ending(report: &HttpReport, max_error_rate: Option<f64>, signalled: bool) -> Ending {
+    if signalled {
+        return Ending::Signalled(None);
+    }
     let failed: Vec<(String, String)> = (report.thresholds.iter())
         .filter(|t| !t.pass)
         .map(|t| (t.text.clone(), t.shown.clone()))
@@ -146,10 +149,15 @@ mod tests {
         r.complete_requests = 0;
         assert_eq!(failure(&r, None), Some(LoadFailure::NothingEnded));
         let told = Notice::LoadFailed(LoadFailure::NothingEnded);
-        assert_eq!(ending(&r, None), Ending::Failed(Some(told)));
+        assert_eq!(ending(&r, None, false), Ending::Failed(Some(told)));
         r.complete_requests = 3;
-        assert_eq!(ending(&r, None), Ending::Done);
+        assert_eq!(ending(&r, None, false), Ending::Done);
+        assert_eq!(ending(&r, None, true), Ending::Signalled(None));
         r.interrupted = true;
-        assert_eq!(ending(&r, None), Ending::Failed(None), "--abort-on-error");
+        assert_eq!(
+            ending(&r, None, false),
+            Ending::Failed(None),
+            "--abort-on-error"
+        );
     }
 }

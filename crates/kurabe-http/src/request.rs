@@ -189,6 +189,19 @@ impl Names {
         socket_buffer: "-b",
     };
 
+    /// [`Names::FLAGS`] as given: `-u` for a PUT body (`put_body`), and
+    /// `--urls-from-file` for a set of URLs (`urls_file`).
+    pub fn flags_given(put_body: bool, urls_file: bool) -> Names {
+        Names {
+            body_file: if put_body { "-u" } else { "-p" },
+            targets: match urls_file {
+                true => "--urls-from-file",
+                false => "--targets",
+            },
+            ..Names::FLAGS
+        }
+    }
+
     /// The keys of a plan's `http = { … }` table (and of a fleet's stored spec).
     pub const PLAN: Names = Names {
         url: "http.url",

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use kurabe_http::load::{Names, SpecError};
 use kurabe_http::serve::{self, ServeConfig, Server};
+use kurabe_model::ending::Ending;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::plan::HumanDuration;
@@ -23,6 +24,9 @@ pub enum DemoError {
     /// The server's threads did not start.
     #[error("cannot start the built-in server")]
     Start(#[source] std::io::Error),
+    /// No time to put load on the server.
+    #[error("--duration 0: give a positive duration, e.g. --duration 3s")]
+    NoDuration,
     /// The load does not check (the flags' own message).
     #[error(transparent)]
     Load(#[from] SpecError),
@@ -47,6 +51,9 @@ impl Demo {
         duration: Duration,
         ncpus: u32,
     ) -> Result<Demo, DemoError> {
+        if duration.is_zero() {
+            return Err(DemoError::NoDuration);
+        }
         let threads = (ncpus / 2).max(1) as usize;
         let listener = serve::bind("127.0.0.1:0".parse().expect("valid address"))
             .map_err(DemoError::Listen)?;
@@ -68,6 +75,16 @@ impl Demo {
             threads,
             load,
         })
+    }
+
+    /// How the demo ended: interrupted by `signalled`, or failed when the
+    /// server did not serve every request the client `sent`.
+    pub fn ending((served, sent): (u64, u64), signalled: bool) -> Ending {
+        match (signalled, served == sent) {
+            (true, _) => Ending::Signalled(None),
+            (false, true) => Ending::Done,
+            (false, false) => Ending::Failed(None),
+        }
     }
 
     /// (requests the server served, requests the client sent), after

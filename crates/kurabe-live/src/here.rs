@@ -84,13 +84,57 @@ pub enum HereError {
     /// The terminal view could not give the terminal back.
     #[error(transparent)]
     Tui(#[from] crate::tui::TuiError),
+    /// A live view could not start.
+    #[error(transparent)]
+    View(#[from] ViewError),
+}
+
+/// Where one load's views and progress go (`kurabe http`, `replay`).
+pub struct Watched<'a> {
+    /// The views asked for.
+    pub views: &'a ViewOptions,
+    /// The live view's first words.
+    pub title: String,
+    /// A progress bar on a terminal (`-q` turns it off).
+    pub progress: bool,
+    /// The files the load writes as it runs.
+    pub taps: Taps,
+    /// Told where the endpoint listens.
+    pub bound: Bound<'a>,
+}
+
+/// One load of `spec` here under the views `watched` asks for: the views
+/// started, the load run ([`run_load`]), the views finished.
+pub fn run_here(
+    (spec, load): (&LoadSpec, Checked),
+    server: Option<kurabe_lab::http_load::Server>,
+    watched: Watched<'_>,
+    interrupt: &Arc<Stop>,
+) -> Result<LocalRun, HereError> {
+    let info = board::RunInfo::of(spec, &load);
+    let views = watched.views;
+    let mut live = Live::start(views, info, watched.title, interrupt, watched.bound)?;
+    let progress = watched.progress;
+    let run = run_load(
+        load,
+        progress,
+        interrupt,
+        server,
+        watched.taps,
+        live.as_mut(),
+    )?;
+    if let Some(live) = live {
+        live.finish()?;
+    }
+    Ok(run)
 }
 
 /// Run the load until it ends or `interrupt` comes, showing progress on
 /// a terminal (unless `!progress`) and writing `taps`; `server`: the
 /// process tree to sample; `live`: the live views, whose board is fed as
 /// the load runs (the bar is off while the terminal view is up). The
-/// terminal is the user's again when this returns.
+/// terminal is the user's again when this returns. The notes kept are the
+/// ones to tell: without a bar (`-q`) the PMU's absence is no news.
 pub fn run_load(
     load: Checked,
     progress: bool,
@@ -111,7 +155,10 @@ pub fn run_load(
     if let Some(l) = live.as_mut() {
         l.end_tui()?;
     }
-    Ok(run?)
+    let mut run = run?;
+    run.notes
+        .retain(|n| progress || !matches!(n, kurabe_model::notice::Notice::HardwareOff { .. }));
+    Ok(run)
 }
 
 impl ShareWatch for WorkerLive {

@@ -20,3 +20,14 @@ pub enum Ending {
     /// Stopped by a signal, with what to tell.
     Signalled(Option<Notice>),
 }
+
+impl Ending {
+    /// Stopped by a signal when `signalled`, else done: the work of a
+    /// command that fails only by its error.
+    pub fn done_unless(signalled: bool) -> Ending {
+        match signalled {
+            true => Ending::Signalled(None),
+            false => Ending::Done,
+        }
+    }
+}

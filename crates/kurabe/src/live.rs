@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kurabe_http::load::{Checked, Taps};
+use kurabe_lab::http_load::LocalRun;
 use kurabe_lab::http_load::ServerChoice;
-use kurabe_live::board::RunInfo;
+use kurabe_live::here::{HereError, Watched};
 use kurabe_live::views::ViewOptions;
 use kurabe_model::http::HttpReport;
 use kurabe_model::load::LoadSpec;
@@ -21,7 +22,6 @@ use kurabe_stop::Stop;
 use crate::flags::parse_duration;
 
 pub(crate) use kurabe_live::here::Progress;
-pub(crate) use kurabe_live::views::Live;
 
 /// The live-view flags of a load.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -48,16 +48,19 @@ impl LiveArgs {
     }
 
     /// One load in this process under the views the flags ask for
-    /// (`title` theirs): the server to measure found (a note told when it
-    /// cannot be), the views started, the load run (a bar with
-    /// `progress`), the views finished.
+    /// (`title` theirs), and whether a signal stopped it: the stop
+    /// installed (a second signal exits at once, leaving nothing of
+    /// kurabe's behind), the server to measure found (a note told when it
+    /// cannot be), then [`kurabe_live::here::run_here`], its notes told.
     pub(crate) fn run_here(
         &self,
-        (spec, load): (&LoadSpec, Checked),
+        load: (&LoadSpec, Checked),
         (server, profile, title): (ServerChoice, Option<&crate::flags::ProfileArg>, String),
         (progress, taps): (bool, Taps),
-        interrupt: &Arc<Stop>,
-    ) -> anyhow::Result<HttpReport> {
+    ) -> anyhow::Result<(HttpReport, bool)> {
+        let interrupt = crate::signal::install_stop()?;
+        crate::signal::force_exit_on_second_signal();
+        kurabe_http::raise_fd_limit();
         let (server, note) = server.resolve()?;
         if let Some(note) = note {
             crate::tell(note);
@@ -67,13 +70,15 @@ impl LiveArgs {
             None => kurabe_model::profile::Profiling::Off,
         };
         let server = server.map(|pid| kurabe_lab::http_load::Server { pid, profile });
-        let info = RunInfo::of(spec, &load);
-        let mut live = self.start(info, title, interrupt)?;
-        let report = run_load(load, progress, interrupt, server, taps, live.as_mut())?;
-        if let Some(live) = live {
-            live.finish()?;
-        }
-        Ok(report)
+        let watched = Watched {
+            views: &self.options(),
+            title,
+            progress,
+            taps,
+            bound: &mut serving,
+        };
+        let run = kurabe_live::here::run_here(load, server, watched, &interrupt);
+        Ok((told(run)?, interrupt.is_set()))
     }
 
     /// The views the flags ask for.
@@ -84,22 +89,6 @@ impl LiveArgs {
             tui: self.tui,
         }
     }
-
-    /// Start the views of one load (see [`Live::start`]).
-    pub(crate) fn start(
-        &self,
-        info: RunInfo,
-        title: String,
-        interrupt: &Arc<Stop>,
-    ) -> anyhow::Result<Option<Live>> {
-        Ok(Live::start(
-            &self.options(),
-            info,
-            title,
-            interrupt,
-            &mut serving,
-        )?)
-    }
 }
 
 /// Say where the metrics are served.
@@ -107,29 +96,15 @@ pub(crate) fn serving(addr: std::net::SocketAddr) {
     crate::tell(Notice::ServingMetrics { addr });
 }
 
-/// [`kurabe_live::here::run_load`] with its notes told (`-q` leaves out
-/// the PMU's absence, which is no news; what went wrong still is).
-pub(crate) fn run_load(
-    load: Checked,
-    progress: bool,
-    interrupt: &Stop,
-    server: Option<kurabe_lab::http_load::Server>,
-    taps: Taps,
-    live: Option<&mut Live>,
-) -> anyhow::Result<HttpReport> {
-    use kurabe_live::here::HereError;
-    // The load's own error as such: `main` tells a worker's panic (70)
-    // and an interruption by it.
-    let run = match kurabe_live::here::run_load(load, progress, interrupt, server, taps, live) {
-        Ok(run) => run,
-        Err(HereError::Load(e)) => return Err(e.into()),
-        Err(HereError::Tui(e)) => return Err(e.into()),
-    };
-    for note in run.notes {
-        if progress || !matches!(note, Notice::HardwareOff { .. }) {
-            crate::tell(note);
-        }
-    }
+/// A load's report, its notes told; its error as such (`main` tells a
+/// worker's panic, 70, and an interruption by it).
+pub(crate) fn told(run: Result<LocalRun, HereError>) -> anyhow::Result<HttpReport> {
+    let run = run.map_err(|e| match e {
+        HereError::Load(e) => anyhow::Error::from(e),
+        HereError::Tui(e) => e.into(),
+        HereError::View(e) => e.into(),
+    })?;
+    run.notes.into_iter().for_each(crate::tell);
     Ok(run.report)
 }
 

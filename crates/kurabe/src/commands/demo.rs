@@ -16,7 +16,7 @@ use kurabe_report::write::write_output;
 use kurabe_report::{demo_banner, served_line, to_string, AbText};
 
 use crate::flags::parse_duration;
-use crate::live::run_load;
+use crate::live::told;
 
 /// Arguments of `kurabe demo`.
 #[derive(Debug, clap::Args)]
@@ -37,9 +37,6 @@ pub struct Args {
 
 /// Run `kurabe demo`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    if args.duration.is_zero() {
-        anyhow::bail!("--duration 0: give a positive duration, e.g. --duration 3s");
-    }
     let interrupt = crate::signal::install_stop()?;
     // The server and the load are threads of this process.
     crate::signal::force_exit_on_second_signal();
@@ -58,25 +55,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The server runs inside this process, so watching it would count the
     // client's CPU too: no server metrics here.
     let load = kurabe_http::load::check(&demo.load, &kurabe_http::load::Names::FLAGS)?;
-    let report = run_load(
-        load,
-        !args.quiet,
-        &interrupt,
-        None,
-        Default::default(),
-        None,
-    )?;
+    let run =
+        kurabe_live::here::run_load(load, !args.quiet, &interrupt, None, <_>::default(), None);
+    let report = told(run)?;
     let (served, sent) = demo.served(&report);
     let mut text = to_string(&AbText::default(), &report);
     text.push_str(&served_line(served, sent));
     write_output(None, &text)?;
     demo.server.stop().context("the built-in server failed")?;
-    if interrupt.is_set() {
-        return Ok(crate::signal::exit_code());
-    }
-    Ok(if served == sent {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(crate::exit(Demo::ending(
+        (served, sent),
+        interrupt.is_set(),
+    )))
 }

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use kurabe_http::load::HeadTrace;
+use kurabe_http::outcome::ending;
 use kurabe_http::sent_head::sent_head;
 use kurabe_lab::http_runs::{choose, refuse_for_fleet, HttpRun};
 use kurabe_model::given::Given;
@@ -23,7 +24,6 @@ use kurabe_report::write::check_outputs;
 use kurabe_report::{http_renderer, to_string, Format};
 
 use kurabe_live::board::RunInfo;
-pub(crate) use outputs::exit_code;
 use outputs::{no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;
@@ -73,11 +73,6 @@ pub fn run(args: Args, given: &Given) -> anyhow::Result<ExitCode> {
 /// One client in this process: the load, the report and its files.
 fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     let (gnuplot, mut taps) = open_gnuplot(args.gnuplot.as_deref())?;
-    let interrupt = crate::signal::install_stop()?;
-    // Nothing of kurabe's is left behind by a forced exit: a second signal
-    // need not wait for the drain of requests in flight.
-    crate::signal::force_exit_on_second_signal();
-    kurabe_http::raise_fd_limit();
     if args.verbosity >= 2 {
         let head = sent_head(&resolved.load);
         verbose(args.format, &ab_log::preamble(&head.method, &head.head));
@@ -87,11 +82,10 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
         "kurabe http {}",
         RunInfo::of(&resolved.spec, &resolved.load).name
     );
-    let report = args.live.run_here(
+    let (report, signalled) = args.live.run_here(
         (&resolved.spec, resolved.load),
         (resolved.server, Some(&args.profile), title),
         (!args.quiet, taps),
-        &interrupt,
     )?;
     let rendered = to_string(&*http_renderer(args.format, &resolved.layout), &report);
     write_outputs(args, &report, &rendered)?;
@@ -101,7 +95,7 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     let label = format!("http {}", report.url);
     args.save
         .save_if_asked(&label, || SavedRecord::Http(Box::new(report.clone())))?;
-    Ok(exit_code(&report, args.max_error_rate, interrupt.is_set()))
+    Ok(crate::exit(ending(&report, args.max_error_rate, signalled)))
 }
 
 /// Print `-v` output where ab prints it, stdout, unless the report there is

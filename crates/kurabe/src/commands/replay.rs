@@ -13,11 +13,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use kurabe_http::load::Loaded;
-use kurabe_http::request::DEFAULT_TIMEOUT;
+use kurabe_http::load::{check_spec, Loaded, Names};
+use kurabe_http::outcome::ending;
 use kurabe_lab::http_load::ServerChoice;
 use kurabe_model::load::LoadSpec;
-use kurabe_model::plan::HumanDuration;
 use kurabe_model::replay::{parse_speed, ReplaySpec};
 use kurabe_report::write::{check_outputs, write_output};
 use kurabe_report::{http_renderer, to_string, AbLayoutFlags, Format};
@@ -115,44 +114,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let speed = parse_speed(&args.speed).map_err(|e| anyhow::anyhow!("--speed {e}"))?;
     let spec = load_spec(&args, speed);
     if args.dry_run {
-        // The same check as a run's, then the log read: what the run would send.
-        let checked = kurabe_http::load::check(&spec, &kurabe_http::load::Names::FLAGS)?;
-        let summary = checked.replay_summary().expect("a replay's spec");
-        let text = kurabe_report::replay_text(summary);
-        write_output(args.out.path(), &text)?;
-        return Ok(ExitCode::SUCCESS);
+        return dry_run(&args, &spec);
     }
-    let checked = kurabe_http::load::check_spec(spec, &kurabe_http::load::Names::FLAGS, 1)?;
+    let checked = check_spec(spec, &Names::FLAGS, 1)?;
     kurabe_http::outcome::check_max_error_rate(args.max_error_rate)?;
     args.live.check()?;
     check_outputs(&[("-o", args.out.path())])?;
     let layout = AbLayoutFlags::default().resolve(args.format)?;
     // Every check made: the log is read.
-    let Loaded {
-        spec,
-        load: checked,
-    } = checked.read()?;
-    let server = ServerChoice::from_flags(args.no_server_metrics, None, checked.target());
-    let interrupt = crate::signal::install_stop()?;
-    crate::signal::force_exit_on_second_signal();
-    kurabe_http::raise_fd_limit();
+    let Loaded { spec, load } = checked.read()?;
+    let server = ServerChoice::from_flags(args.no_server_metrics, None, load.target());
     let title = format!("kurabe replay {}", args.url);
     // No progress bar yet: the bar counts toward the spec's -n/-t, and a
     // replay's length is the recording's.
-    let taps = Default::default();
-    let report = args.live.run_here(
-        (&spec, checked),
+    let (report, signalled) = (args.live).run_here(
+        (&spec, load),
         (server, None, title),
-        (false, taps),
-        &interrupt,
+        (false, <_>::default()),
     )?;
     let rendered = to_string(&*http_renderer(args.format, &layout), &report);
     write_output(args.out.path(), &rendered)?;
-    Ok(super::http::exit_code(
-        &report,
-        args.max_error_rate,
-        interrupt.is_set(),
-    ))
+    Ok(crate::exit(ending(&report, args.max_error_rate, signalled)))
+}
+
+/// `--dry-run`: the same check as a run's, then the log read; what the
+/// run would send and skip.
+fn dry_run(args: &Args, spec: &LoadSpec) -> anyhow::Result<ExitCode> {
+    let checked = kurabe_http::load::check(spec, &Names::FLAGS)?;
+    let summary = checked.replay_summary().expect("a replay's spec");
+    write_output(args.out.path(), &kurabe_report::replay_text(summary))?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The flags as the load spec: the open model over kept-alive connections,
@@ -162,9 +153,7 @@ fn load_spec(args: &Args, speed: f64) -> LoadSpec {
         concurrency: args.concurrency,
         threads: args.threads,
         keep_alive: true,
-        timeout: Some(args.timeout)
-            .filter(|t| *t != DEFAULT_TIMEOUT)
-            .map(HumanDuration),
+        timeout: kurabe_http::flags::timeout(args.timeout),
         insecure: args.insecure,
         http2: args.http2,
         http3: args.http3,

@@ -16,6 +16,7 @@ use kurabe_report::fleet_events;
 
 use crate::flags::parse_duration;
 use kurabe_live::views::WorkerLive;
+use kurabe_model::ending::Ending;
 
 /// Set in the child a `--cpus` worker starts inside its cgroup.
 const IN_CGROUP_ENV: &str = "KURABE_WORKER_IN_CGROUP";
@@ -85,11 +86,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut on = |e: WorkerEvent| eprintln!("{}", fleet_events::worker_line(&cfg.name, &e));
     let watch = live.as_ref().map(|l| l as &dyn ShareWatch);
     kurabe_fleet::worker::serve(&mut client, &cfg, &stop, watch, &mut on)?;
-    Ok(if stop.is_set() {
-        crate::signal::exit_code()
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(crate::exit(Ending::done_unless(stop.is_set())))
 }
 
 /// Re-run this worker inside a new cgroup with a CPU quota of `cpus`; relay

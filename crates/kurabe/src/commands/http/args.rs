@@ -15,7 +15,6 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use kurabe_http::flags;
 use kurabe_http::load::{check_spec, Checked, CheckedSpec, Loaded, Names};
 use kurabe_http::outcome::check_max_error_rate;
-use kurabe_http::request::DEFAULT_TIMEOUT;
 use kurabe_lab::http_load::ServerChoice;
 use kurabe_model::load::{Engine, LoadSpec, Order, TargetsFormat};
 use kurabe_model::plan::HumanDuration;
@@ -345,25 +344,7 @@ impl Early {
 
 /// The flags each setting was given under (`-u`, not `-p`, for a PUT body).
 pub(super) fn names(args: &Args) -> Names {
-    Names {
-        body_file: if args.put_file.is_some() { "-u" } else { "-p" },
-        targets: if args.urls_from_file.is_some() {
-            "--urls-from-file"
-        } else {
-            "--targets"
-        },
-        ..Names::FLAGS
-    }
-}
-
-/// The set the flags name: (file, format); `-` is standard input, which
-/// [`CheckedSpec::read`] reads.
-fn set_source(args: &Args) -> (Option<PathBuf>, Option<TargetsFormat>) {
-    match (&args.targets, &args.urls_from_file) {
-        (Some(p), _) => (Some(p.clone()), args.targets_format),
-        (None, Some(p)) => (Some(p.clone()), Some(TargetsFormat::Urls)),
-        (None, None) => (None, None),
-    }
+    Names::flags_given(args.put_file.is_some(), args.urls_from_file.is_some())
 }
 
 /// The load flags as the load spec: ab's letters and kurabe's long flags
@@ -373,32 +354,27 @@ fn set_source(args: &Args) -> (Option<PathBuf>, Option<TargetsFormat>) {
 pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
     let version = args.http_version.as_deref();
     let (http2, http3) = flags::http_versions(version, args.http2, args.http3)?;
-    let implied = match (args.head, &args.put_file) {
-        (true, _) => Some("HEAD"),
-        (false, Some(_)) => Some("PUT"),
-        (false, None) => None,
-    };
-    let (targets, targets_format) = set_source(args);
+    let (targets, targets_format) = flags::set_source(
+        args.targets.as_deref(),
+        args.targets_format,
+        args.urls_from_file.as_deref(),
+    );
     let stages = flags::stages(&args.stages, args.concurrency)?;
     Ok(LoadSpec {
         url: args.url.clone(),
-        path: None,
-        method: args.method.clone().or(implied.map(str::to_owned)),
+        method: flags::method(args.method.as_deref(), args.head, args.put_file.is_some()),
         headers: flags::headers(&args.headers)?,
         body_file: args.post_file.clone().or(args.put_file.clone()),
-        body_base64: None,
         content_type: args.content_type.clone(),
         cookies: args.cookies.clone(),
         auth: args.auth.clone(),
         targets,
-        targets_text: None,
         targets_format,
         order: args.order,
         seed: args.seed,
         requests: args.requests,
         duration: args.time_limit.map(HumanDuration),
         warmup: args.warmup.map(HumanDuration),
-        soak: None,
         concurrency: args.concurrency.unwrap_or(1),
         rate: args.rate,
         stages: stages.0,
@@ -411,15 +387,12 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         http3,
         streams: args.streams,
         engine: args.engine,
-        timeout: Some(args.timeout)
-            .filter(|t| *t != DEFAULT_TIMEOUT)
-            .map(HumanDuration),
+        timeout: flags::timeout(args.timeout),
         abort_on_error: args.abort_on_error,
         variable_length: args.variable_length,
         group: args.groups.clone(),
         checks: args.checks.clone(),
         thresholds: args.thresholds.clone(),
-        replay: None,
         insecure: args.insecure,
         tls_protocol: args.tls_protocol.clone(),
         ciphers: args.ciphers.clone(),
@@ -429,6 +402,7 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         proxy_auth: args.proxy_auth.clone(),
         bind: args.bind.clone(),
         socket_buffer: args.socket_buffer,
+        ..LoadSpec::default()
     })
 }
 

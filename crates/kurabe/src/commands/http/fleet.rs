@@ -22,7 +22,8 @@ use kurabe_report::bars::{wanted, LiveLine};
 use kurabe_report::{fleet_events, fleet_report};
 
 use super::args::{Args, Resolved};
-use super::outputs::{exit_code, write_outputs};
+use super::outputs::write_outputs;
+use kurabe_http::outcome::ending;
 use kurabe_model::notice::Notice;
 
 /// Run `kurabe http` over `workers` workers.
@@ -58,11 +59,12 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
     args.save.save_if_asked(&plan.experiment, || {
         SavedRecord::Http(Box::new(outcome.report.clone()))
     })?;
-    Ok(exit_code(
+    let signalled = interrupt.load(Ordering::Relaxed);
+    Ok(crate::exit(ending(
         &outcome.report,
         args.max_error_rate,
-        interrupt.load(Ordering::Relaxed),
-    ))
+        signalled,
+    )))
 }
 
 /// A forced exit (a second signal before the run looked at its stop)

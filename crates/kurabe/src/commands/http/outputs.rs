@@ -1,12 +1,10 @@
 //! What a `kurabe http` run leaves behind: the `-g` file begun before the
-//! load, the `-e` percentile file and the report written after it, and the
-//! exit status.
+//! load, the `-e` percentile file and the report written after it.
 //!
 //! Owns these edge decisions for the single and distributed runs alike.
 //! Must not render: the bytes come from `kurabe-report`.
 
 use std::path::Path;
-use std::process::ExitCode;
 
 use anyhow::Context;
 use kurabe_http::load::GnuplotFile;
@@ -17,24 +15,6 @@ use kurabe_report::{AbPercentCsv, SeriesCsv};
 
 use super::args::Args;
 use kurabe_model::notice::Notice;
-
-/// 128 + signal after Ctrl-C/SIGTERM/SIGHUP (130, 143, 129, as shells
-/// report them); else as the load ended (`kurabe_http::outcome::ending`):
-/// 99 when a threshold failed (k6's code; one line on stderr names
-/// them), 1 when `--abort-on-error` stopped the run at a failure, no
-/// request succeeded, or the failed fraction exceeds `--max-error-rate`
-/// (saying why on stderr); else 0. The (partial) report is written in
-/// every case.
-pub(crate) fn exit_code(
-    report: &HttpReport,
-    max_error_rate: Option<f64>,
-    signalled: bool,
-) -> ExitCode {
-    if signalled {
-        return crate::signal::exit_code();
-    }
-    crate::exit(kurabe_http::outcome::ending(report, max_error_rate))
-}
 
 /// Start the `-g` file (a temp file until the run succeeds, or a FIFO/device)
 /// and hand it to the load as a tap.
