@@ -144,21 +144,31 @@ pub fn refuse_for_fleet(given: &Given) -> Result<(), FlagError> {
     refuse(given, &FLEET_EXCLUDED)
 }
 
-/// The flags a search sets, judges or writes itself.
-pub fn refuse_for_search(given: &Given) -> Result<(), FlagError> {
-    match SEARCH_REFUSES.iter().find(|(flags, _)| given.any(flags)) {
-        Some((flags, why)) => Err(FlagError::ContradictsSearch {
-            flag: flags.join("/"),
-            why,
-        }),
+/// The flags a search sets, judges or writes itself, then `--save`'s
+/// `label`: a search is kept as an experiment named after its URL.
+pub fn refuse_for_search(given: &Given, label: Option<&str>) -> Result<(), FlagError> {
+    let refused = SEARCH_REFUSES.iter().find(|(flags, _)| given.any(flags));
+    let refused = refused.map(|(flags, why)| (flags.join("/"), *why));
+    let label = label.filter(|l| !l.is_empty()).map(|_| {
+        let why =
+            "a search is saved as an experiment named after its URL; use --save without a label";
+        ("--save=LABEL".to_owned(), why)
+    });
+    match refused.or(label) {
+        Some((flag, why)) => Err(FlagError::ContradictsSearch { flag, why }),
         None => Ok(()),
     }
 }
 
-/// The flags of one run of one URL, refused with two or more.
-pub fn refuse_for_compare(given: &Given) -> Result<(), FlagError> {
-    match COMPARE_REFUSES.iter().find(|flags| given.any(flags)) {
-        Some(flags) => Err(FlagError::OneUrlOnly(flags.join("/"))),
+/// The flags of one run of one URL, refused with two or more, then
+/// `--save`'s `label`: a comparison is kept as an experiment named after
+/// its URLs.
+pub fn refuse_for_compare(given: &Given, label: Option<&str>) -> Result<(), FlagError> {
+    if let Some(flags) = COMPARE_REFUSES.iter().find(|flags| given.any(flags)) {
+        return Err(FlagError::OneUrlOnly(flags.join("/")));
+    }
+    match label.filter(|l| !l.is_empty()) {
+        Some(_) => Err(FlagError::Excluded("--save=LABEL: a comparison is saved as an experiment named after its URLs; use --save without a label")),
         None => Ok(()),
     }
 }
@@ -204,13 +214,24 @@ mod tests {
     #[test]
     fn each_run_names_the_first_flag_it_refuses() {
         let given = Given::new(["-g", "-y", "--workers"]);
-        let e = refuse_for_search(&given).unwrap_err().to_string();
+        let e = refuse_for_search(&given, Some("x"))
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             e,
             "--workers contradicts --find-rate: a search runs in this process"
         );
-        let e = refuse_for_compare(&Given::new(["-y", "--workers"])).unwrap_err();
+        let e = refuse_for_compare(&Given::new(["-y", "--workers"]), None).unwrap_err();
         assert_eq!(e, FlagError::OneUrlOnly("-w/-x/-y/-z".into()));
+        let e = refuse_for_search(&Given::default(), Some("x")).unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("--save=LABEL contradicts --find-rate: a search is saved"));
+        let e = refuse_for_compare(&Given::default(), Some("x")).unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("--save=LABEL: a comparison is saved"));
+        assert!(refuse_for_compare(&Given::default(), Some("")).is_ok());
         let e = refuse_for_fleet(&given).unwrap_err().to_string();
         assert!(e.starts_with("-g writes one line per request"), "{e}");
         assert!(refuse_for_fleet(&Given::new(["-g"])).is_ok());

@@ -7,6 +7,44 @@
 //! (that is [`crate::find_rate`]) or print.
 
 use kurabe_model::capacity::{self, CapacityReport, CapacitySearch, Settings};
+use kurabe_model::load::LoadSpec;
+use kurabe_model::record::Revision;
+
+use crate::http_compare::{self, AbError, AbSpec};
+use crate::prepare::PrepareError;
+
+/// Why a finished search could not be kept.
+#[derive(Debug, thiserror::Error)]
+pub enum KeepError {
+    /// The one-URL plan does not build (the URL's own message).
+    #[error(transparent)]
+    Plan(#[from] AbError),
+    /// The options of the plan (the current directory, the plan's text).
+    #[error(transparent)]
+    Prepare(#[from] PrepareError),
+    /// The store did not take it.
+    #[error("--save: cannot keep the search in the results store")]
+    Store(#[from] kurabe_store::StoreError),
+}
+
+/// Keep a finished search of `load` (`found`: its report and settings)
+/// in `store` as [`save_search`] does, under the one-URL A/B plan of its
+/// URL (one round per search), measured at `rev`.
+pub fn keep_search(
+    store: &mut kurabe_store::Store,
+    load: &LoadSpec,
+    rev: Option<Revision>,
+    found: (&CapacityReport, &Settings),
+) -> Result<kurabe_store::ExperimentId, KeepError> {
+    let urls = [found.0.url.clone()];
+    let plan = http_compare::plan(&AbSpec {
+        urls: &urls,
+        load,
+        rounds: (found.0.searches.len() as u32).max(1),
+    })?;
+    let opts = crate::prepare::options_here(&plan, rev)?;
+    Ok(save_search(store, &plan, &opts, found)?)
+}
 
 /// Keep a finished one-URL search (`kurabe http URL --find-rate --save`)
 /// in `store` as the experiment of `plan` (the one-variant A/B of the

@@ -82,7 +82,7 @@ use kurabe_model::experiment::{
 use kurabe_model::record::Experiment;
 
 pub use build::{experiment_report, http_compare};
-pub use capacity::{capacity_renderer, CapacityText};
+pub use capacity::{capacity_format, capacity_renderer, CapacityFormatError, CapacityText};
 pub use csv::Csv;
 pub use entries::{compare_entries, render_comparison, write_comparison_in};
 pub use history::gate::{check_entry, Gate, GateError};

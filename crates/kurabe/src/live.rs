@@ -49,8 +49,7 @@ impl LiveArgs {
 
     /// One load in this process under the views the flags ask for
     /// (`title` theirs), and whether a signal stopped it: the stop
-    /// installed (a second signal exits at once, leaving nothing of
-    /// kurabe's behind), the server to measure found (a note told when it
+    /// installed ([`stop_for_load`]), the server to measure found (a note told when it
     /// cannot be), then [`kurabe_live::here::run_here`], its notes told.
     pub(crate) fn run_here(
         &self,
@@ -58,9 +57,7 @@ impl LiveArgs {
         (server, profile, title): (ServerChoice, Option<&crate::flags::ProfileArg>, String),
         (progress, taps): (bool, Taps),
     ) -> anyhow::Result<(HttpReport, bool)> {
-        let interrupt = crate::signal::install_stop()?;
-        crate::signal::force_exit_on_second_signal();
-        kurabe_http::raise_fd_limit();
+        let interrupt = stop_for_load()?;
         let (server, note) = server.resolve()?;
         if let Some(note) = note {
             crate::tell(note);
@@ -89,6 +86,17 @@ impl LiveArgs {
             tui: self.tui,
         }
     }
+}
+
+/// The stop of loads run in this process, and their file limit raised:
+/// a first signal ends them gracefully, a second exits at once (nothing
+/// of kurabe's is left behind: the drain of requests in flight, a
+/// share's or the database's answer need not be waited for).
+pub(crate) fn stop_for_load() -> anyhow::Result<Arc<Stop>> {
+    let stop = crate::signal::install_stop()?;
+    crate::signal::force_exit_on_second_signal();
+    kurabe_http::raise_fd_limit();
+    Ok(stop)
 }
 
 /// Say where the metrics are served.

@@ -26,6 +26,28 @@ pub fn capacity_renderer(format: Format) -> Box<dyn Render<CapacityReport>> {
     }
 }
 
+/// A format a capacity search is not written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum CapacityFormatError {
+    /// `-w` beside another `--format`.
+    #[error("-w contradicts --find-rate: -w is the HTML page in place of the text")]
+    HtmlBeside,
+    /// Neither text nor JSON.
+    #[error("--format with --find-rate: text or json (-w for the HTML page)")]
+    Format,
+}
+
+/// The format a search is written in: `format` (text or JSON), or with
+/// `html` (`-w`) the page that draws it, in place of the text.
+pub fn capacity_format(format: Format, html: bool) -> Result<Format, CapacityFormatError> {
+    match (html, format) {
+        (true, Format::Text) => Ok(Format::Html),
+        (true, _) => Err(CapacityFormatError::HtmlBeside),
+        (false, Format::Text | Format::Json) => Ok(format),
+        (false, _) => Err(CapacityFormatError::Format),
+    }
+}
+
 /// A rate as `1234/s` (`12.5/s` below 100).
 fn rate(r: f64) -> String {
     format!("{}/s", num(r))
@@ -99,6 +121,16 @@ pub(crate) mod tests {
     use kurabe_model::capacity::{CapacitySearch, SearchEnd, SloResult};
 
     use super::*;
+
+    #[test]
+    fn a_search_is_text_json_or_with_w_the_page() {
+        assert_eq!(capacity_format(Format::Text, true), Ok(Format::Html));
+        assert_eq!(capacity_format(Format::Json, false), Ok(Format::Json));
+        let e = capacity_format(Format::Json, true).unwrap_err();
+        assert_eq!(e, CapacityFormatError::HtmlBeside);
+        let e = capacity_format(Format::Markdown, false).unwrap_err();
+        assert!(e.to_string().starts_with("--format with --find-rate"));
+    }
     use crate::to_string;
 
     fn step(search: u32, target: f64, achieved: f64, p99_us: u64, pass: bool) -> CapacityStep {

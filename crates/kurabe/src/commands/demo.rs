@@ -37,10 +37,8 @@ pub struct Args {
 
 /// Run `kurabe demo`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let interrupt = crate::signal::install_stop()?;
     // The server and the load are threads of this process.
-    crate::signal::force_exit_on_second_signal();
-    kurabe_http::raise_fd_limit();
+    let interrupt = crate::live::stop_for_load()?;
     let ncpus = kurabe_probe::procfs::online_cpus();
     let demo = Demo::start(args.work_us, args.concurrency, args.duration, ncpus)?;
     let url = kurabe_http::serve::url_of(demo.server.addr());

@@ -75,13 +75,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .as_deref()
         .map(|given| WorkerLive::start(given, &mut crate::live::serving))
         .transpose()?;
-    let stop = crate::signal::install_stop()?;
     // A second signal (or a first one whose share has not ended within
     // the grace: a database that does not answer) ends the worker at
     // once: it started nothing, and the coordinator counts a share whose
     // session ended as lost.
-    crate::signal::force_exit_on_second_signal();
-    kurabe_http::raise_fd_limit();
+    let stop = crate::live::stop_for_load()?;
     let mut client = kurabe_store::pg::connect_migrated(&url)?;
     let mut on = |e: WorkerEvent| eprintln!("{}", fleet_events::worker_line(&cfg.name, &e));
     let watch = live.as_ref().map(|l| l as &dyn ShareWatch);

@@ -14,7 +14,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::Context;
 use kurabe_lab::http_compare::{self, AbSpec, DEFAULT_ROUNDS};
 use kurabe_lab::http_runs::refuse_for_compare;
 use kurabe_lab::Event;
@@ -34,7 +34,7 @@ use kurabe_report::write::{check_outputs, colour_for, write_output};
 /// Run `kurabe http` with two or more URLs.
 pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
     let urls = urls(args);
-    refuse_single_url_flags(args, given)?;
+    refuse_for_compare(given, args.save.save.as_deref())?;
     let plan = plan(args, given, &urls)?;
     check_outputs(&[("-o", args.out.path())])?;
     // Without --save, a private store in a directory removed at the end.
@@ -99,14 +99,4 @@ fn urls(args: &Args) -> Vec<String> {
         .cloned()
         .chain(args.more_urls.iter().cloned())
         .collect()
-}
-
-/// Flags that only make sense for one run of one URL
-/// (`kurabe_lab::http_runs`), then `--save`'s label.
-fn refuse_single_url_flags(args: &Args, given: &Given) -> anyhow::Result<()> {
-    refuse_for_compare(given)?;
-    if args.save.save.as_deref().is_some_and(|l| !l.is_empty()) {
-        bail!("--save=LABEL: a comparison is saved as an experiment named after its URLs; use --save without a label");
-    }
-    Ok(())
 }
