@@ -11,13 +11,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use kurabe_model::ending::Ending;
 use kurabe_model::plan::{Plan, ResolvedVariant, Variant, Workload};
 use kurabe_model::record::{ExperimentStatus, RunStatus};
 use kurabe_store::Store;
 
 use crate::git::{short, GitError, WorktreeCache};
 use crate::runner::{run_experiment, Event, RunOptions};
-use kurabe_model::stats::bisect::{MeasureError, Measurer};
+use kurabe_model::stats::bisect::{BisectReport, Found, MeasureError, Measurer};
 use kurabe_stop::Stop;
 
 /// The plan a search runs: `plan` cut down to `variant` (default: the only
@@ -241,6 +242,23 @@ pub enum BisectError {
     Failed(String),
 }
 
+impl BisectError {
+    /// How a search stopped by this error ends, when it is not bad input
+    /// or a failed setup: interrupted.
+    pub fn ending(&self) -> Option<Ending> {
+        matches!(self, BisectError::Interrupted).then_some(Ending::Signalled(None))
+    }
+}
+
+/// How a search that ran ends: failed when good and bad do not differ
+/// beyond the noise band, done when a commit (or a range) was found.
+pub fn ending(report: &BisectReport) -> Ending {
+    match report.result.found {
+        Found::NoChange => Ending::Failed(None),
+        _ => Ending::Done,
+    }
+}
+
 impl From<GitError> for BisectError {
     fn from(e: GitError) -> Self {
         match e {
@@ -361,7 +379,6 @@ fn search_error(e: MeasureError, s: &BisectSettings, first: &str) -> BisectError
 
 /// Every commit a search result names.
 fn named_commits(b: &kurabe_model::stats::bisect::Bisection) -> Vec<String> {
-    use kurabe_model::stats::bisect::Found;
     let mut out: Vec<String> = b.steps.iter().map(|s| s.commit.clone()).collect();
     out.extend(b.skipped.iter().map(|s| s.commit.clone()));
     match &b.found {

@@ -22,6 +22,7 @@ pub mod cachegrind;
 pub mod cmd;
 pub mod demo;
 pub mod dry_run;
+mod ending;
 mod execute;
 pub mod find_rate;
 pub mod git;

@@ -20,9 +20,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use kurabe_model::ending::Ending;
 use kurabe_model::given::Given;
 use kurabe_model::load::LoadSpec;
 use kurabe_model::noise::{MetricNoise, NoiseReport, NoiseSubject, Suggestion};
+use kurabe_model::notice::Notice;
 use kurabe_model::plan::{Measure, OnFailure, Plan, ResolvedVariant, Variant};
 use kurabe_model::record::{ExperimentStatus, Revision, RunRecord, RunStatus};
 use kurabe_model::stats::noise::{band_rounded_up, detectable_at, runs_for_band, spread, Spread};
@@ -121,6 +123,65 @@ impl NoiseKind {
     }
 }
 
+/// `kurabe noise`'s flags of every kind, as given; the argument's kind
+/// takes its own ([`NoiseWorkload::from_flags`]).
+#[derive(Debug, Clone, Default)]
+pub struct NoiseFlags {
+    /// A plan's variant (default: its baseline, else its first).
+    pub variant: Option<String>,
+    /// A plan's placeholders (`--set KEY=VALUE`).
+    pub set: Vec<(String, String)>,
+    /// A command's shell (`--shell`).
+    pub shell: Option<String>,
+    /// A command run without a shell (`-N`).
+    pub no_shell: bool,
+    /// What a command is measured by (default: time).
+    pub measure: Option<Measure>,
+    /// Connections to a URL (`-c`).
+    pub concurrency: Option<u32>,
+    /// Requests of each run against a URL (`-n`).
+    pub requests: Option<u64>,
+    /// Length of each run against a URL (`-t`).
+    pub timelimit: Option<Duration>,
+    /// Keep-alive to a URL (`-k`).
+    pub keep_alive: bool,
+}
+
+impl NoiseWorkload {
+    /// `arg` as a URL, a plan or a command, with that kind's `flags`;
+    /// another kind's flags (in `given`) are refused.
+    pub fn from_flags(arg: &str, flags: NoiseFlags, given: &Given) -> Result<Self, NoiseError> {
+        let kind = NoiseKind::of(arg);
+        kind.refuse_others(arg, given)?;
+        Ok(match kind {
+            NoiseKind::Url => NoiseWorkload::Url {
+                url: arg.to_owned(),
+                load: Box::new(url_load(
+                    arg,
+                    flags.concurrency,
+                    (flags.requests, flags.timelimit),
+                    flags.keep_alive,
+                )),
+            },
+            NoiseKind::Plan => {
+                let path = std::path::Path::new(arg);
+                let (plan, options) = crate::prepare::prepare(path, &flags.set)
+                    .map_err(|e| NoiseError::PlanFile(path.to_owned(), Box::new(e)))?;
+                NoiseWorkload::Plan {
+                    plan: Box::new(plan),
+                    options: Box::new(options),
+                    variant: flags.variant,
+                }
+            }
+            NoiseKind::Command => NoiseWorkload::Command {
+                command: arg.to_owned(),
+                shell: cmd::params::shell_flag(flags.shell.as_deref(), flags.no_shell)?,
+                measure: flags.measure.unwrap_or(Measure::Time),
+            },
+        })
+    }
+}
+
 /// Each kind's own flags (the others refuse them), in the order named.
 const KIND_FLAGS: [(&str, NoiseKind); 9] = [
     ("--variant", NoiseKind::Plan),
@@ -189,6 +250,9 @@ pub enum NoiseError {
     /// The plan's options cannot be made (exit 2).
     #[error(transparent)]
     Prepare(#[from] PrepareError),
+    /// The plan file named as the workload cannot be run (exit 2).
+    #[error("cannot run {}", .0.display())]
+    PlanFile(std::path::PathBuf, #[source] Box<PrepareError>),
     /// The store or the runner refused (exit 2).
     #[error(transparent)]
     Lab(#[from] LabError),
@@ -201,6 +265,32 @@ pub enum NoiseError {
     /// A signal stopped it (exit 128 + the signal).
     #[error("interrupted")]
     Interrupted,
+}
+
+impl NoiseError {
+    /// How a noise run stopped by this error ends, when it is not a usage
+    /// or setup error: interrupted, or the workload failed.
+    pub fn ending(&self) -> Option<Ending> {
+        match self {
+            NoiseError::Interrupted => Some(Ending::Signalled(None)),
+            NoiseError::Failed(why) => Some(Ending::Failed(Some(Notice::NoiseWorkloadFailed {
+                why: why.clone(),
+            }))),
+            _ => None,
+        }
+    }
+}
+
+/// [`run_noise`] in a private store of its own: the A/A experiment is a
+/// means, not a result.
+pub fn run_noise_private(
+    cfg: &NoiseConfig,
+    stop: &Arc<Stop>,
+    on_event: &mut dyn FnMut(&Event<'_>),
+) -> Result<NoiseReport, NoiseError> {
+    let mut scratch = kurabe_store::access::RunStore::open(None, false)
+        .map_err(|e| NoiseError::Usage(format!("cannot make a private results store: {e}")))?;
+    run_noise(cfg, &mut scratch.store, stop, on_event)
 }
 
 /// Run `cfg`'s workload against itself into `store`; its noise.

@@ -136,6 +136,14 @@ pub enum Notice {
         /// Thresholds in all.
         of: usize,
     },
+    /// Thresholds of an experiment's variants failed (`kurabe run`,
+    /// `kurabe check`), each named with its workload and variant.
+    VariantThresholdsFailed {
+        /// `(workload/variant, threshold, worst measured)` of each failed one.
+        failed: Vec<(String, String, String)>,
+        /// Thresholds in all.
+        of: usize,
+    },
     /// An A/B of URLs where some URL never had a successful round.
     NoRoundSucceeded {
         /// Those URLs.
@@ -145,6 +153,11 @@ pub enum Notice {
     Interrupted,
     /// `kurabe system` was interrupted; the report holds what finished.
     SystemInterrupted,
+    /// `kurabe noise`: the workload failed while it was measured.
+    NoiseWorkloadFailed {
+        /// Why.
+        why: String,
+    },
     /// A signal ends kurabe at once, without waiting for the work in
     /// flight to stop: a second signal, or the first one's grace ran out.
     ExitingAtOnce {

@@ -28,6 +28,7 @@ pub mod cgroup_run;
 pub mod error;
 pub mod exitwait;
 pub mod host;
+pub mod last_words;
 pub mod launch;
 pub mod mem_report;
 pub mod meminfo;

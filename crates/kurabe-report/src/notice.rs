@@ -32,9 +32,11 @@ pub fn line(notice: &Notice) -> String {
         Notice::Site { plans, dir, written, unchanged } => site(*plans, dir, (*written, *unchanged)),
         Notice::ServeStopped { requests } => format!("kurabe serve: stopped after {requests} requests"),
         Notice::ThresholdsFailed { failed, of } => thresholds_failed(failed, *of),
+        Notice::VariantThresholdsFailed { failed, of } => variant_thresholds_failed(failed, *of),
         Notice::NoRoundSucceeded { urls } => format!("kurabe: no round succeeded for {}", urls.join(", ")),
         Notice::Interrupted => "kurabe: interrupted".to_owned(),
         Notice::SystemInterrupted => "kurabe: interrupted; the report holds the tests that finished".to_owned(),
+        Notice::NoiseWorkloadFailed { why } => format!("kurabe: the workload failed, so its noise cannot be measured: {why}"),
         Notice::ExitingAtOnce { grace_s: Some(grace) } => format!("kurabe: not stopped within {grace} s of the signal, exiting without waiting"),
         Notice::ExitingAtOnce { grace_s: None } => "kurabe: second signal, exiting without waiting".to_owned(),
         Notice::CommandFailed { why, suggest_ignore } => command_failed(why, *suggest_ignore),
@@ -138,6 +140,20 @@ fn thresholds_failed(failed: &[(String, String)], of: usize) -> String {
         .collect();
     let n = failed.len();
     format!("kurabe: {n} of {of} thresholds failed: {}", each.join(", "))
+}
+
+/// Each failed threshold with its workload, variant and worst figure;
+/// escaped, as a plan's text reaches the terminal.
+fn variant_thresholds_failed(failed: &[(String, String, String)], of: usize) -> String {
+    let each: Vec<String> = (failed.iter())
+        .map(|(cell, text, worst)| format!("{cell} '{text}' (worst {worst})"))
+        .collect();
+    let line = format!(
+        "{} of {of} thresholds failed: {}",
+        failed.len(),
+        each.join(", ")
+    );
+    format!("kurabe: {}", crate::escape::terminal(&line))
 }
 
 /// A benchmarked command's failure, and how to go on past it.

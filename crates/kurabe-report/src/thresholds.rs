@@ -10,6 +10,7 @@
 use std::io::{self, Write};
 
 use kurabe_model::experiment::{ExperimentReport, ThresholdVerdict, VariantThresholds};
+use kurabe_model::notice::Notice;
 use kurabe_model::record::StoredRun;
 use kurabe_model::threshold::{Op, Threshold, ThresholdResult};
 
@@ -134,9 +135,10 @@ fn section(
     Ok(())
 }
 
-/// "2 of 3 thresholds failed: http/b 'p(50)<1ms' (worst 5.3ms), …", or
-/// `None` when every threshold of every variant passed.
-pub fn failed_line(r: &ExperimentReport) -> Option<String> {
+/// The notice naming every failed threshold ("2 of 3 thresholds failed:
+/// http/b 'p(50)<1ms' (worst 5.3ms), …"), or `None` when every threshold
+/// of every variant passed.
+pub fn failed_line(r: &ExperimentReport) -> Option<Notice> {
     failed_of(
         r.workloads
             .iter()
@@ -147,26 +149,20 @@ pub fn failed_line(r: &ExperimentReport) -> Option<String> {
 /// [`failed_line`] of each workload's (name, variants' thresholds).
 pub fn failed_of<'a>(
     workloads: impl Iterator<Item = (&'a str, &'a [VariantThresholds])>,
-) -> Option<String> {
+) -> Option<Notice> {
     let all: Vec<(&str, &str, &ThresholdVerdict)> = workloads
         .flat_map(|(w, vs)| {
             vs.iter()
                 .flat_map(move |v| v.thresholds.iter().map(move |t| (w, v.variant.as_str(), t)))
         })
         .collect();
-    let failed: Vec<String> = all
+    let failed: Vec<(String, String, String)> = all
         .iter()
         .filter(|(_, _, t)| !t.pass)
-        .map(|(w, v, t)| format!("{w}/{v} '{}' (worst {})", t.text, t.shown))
+        .map(|(w, v, t)| (format!("{w}/{v}"), t.text.clone(), t.shown.clone()))
         .collect();
-    (!failed.is_empty()).then(|| {
-        format!(
-            "{} of {} thresholds failed: {}",
-            failed.len(),
-            all.len(),
-            failed.join(", ")
-        )
-    })
+    let of = all.len();
+    (!failed.is_empty()).then_some(Notice::VariantThresholdsFailed { failed, of })
 }
 
 #[cfg(test)]

@@ -262,14 +262,23 @@ impl SaveArgs {
         let label = Some(label.as_str())
             .filter(|l| !l.is_empty())
             .unwrap_or(default_label);
-        let (store, on) = (
-            self.store.store.as_deref(),
-            measured_here(self.rev.rev.clone()),
-        );
-        let id = kurabe_store::access::save_result(label, &record(), store, &on)
-            .context("the report was written, but saving it to the results store failed")?;
-        let label = label.to_owned();
-        crate::tell(kurabe_model::notice::Notice::SavedResult { id, label });
+        let (store, rev) = (self.store.store.as_deref(), self.rev.rev.clone());
+        crate::tell(save_result(label, &record(), store, rev)?);
         Ok(())
     }
+}
+
+/// Save `record` as `label` in `store`, measured here (the code at the
+/// `--rev` label `rev`): the report was written before, so a store
+/// problem never costs the user the numbers; the notice saying where.
+pub fn save_result(
+    label: &str,
+    record: &SavedRecord,
+    store: Option<&std::path::Path>,
+    rev: Option<String>,
+) -> anyhow::Result<Notice> {
+    let id = kurabe_store::access::save_result(label, record, store, &measured_here(rev))
+        .context("the report was written, but saving it to the results store failed")?;
+    let label = label.to_owned();
+    Ok(Notice::SavedResult { id, label })
 }

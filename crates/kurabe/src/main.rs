@@ -129,7 +129,7 @@ fn main() -> ExitCode {
 const EX_SOFTWARE: u8 = 70;
 
 /// The exit status of a run whose thresholds failed (k6's).
-pub(crate) const THRESHOLD_FAILED: u8 = 99;
+const THRESHOLD_FAILED: u8 = 99;
 
 /// The exit status of `ending`, its notice told: 0 done, 1 failed, 99 a
 /// failed threshold, 128 + the signal (130 when the stop came from

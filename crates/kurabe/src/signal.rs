@@ -6,9 +6,9 @@
 
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
+pub use kurabe_probe::last_words::on_forced_exit;
 pub use kurabe_probe::signals::{force_exit_on_second_signal, second_signal, status_for};
 use kurabe_stop::Stop;
 
@@ -28,40 +28,20 @@ pub fn install_stop() -> anyhow::Result<Arc<Stop>> {
     Ok(kurabe_probe::signals::install(exit_at_once)?)
 }
 
-/// What a forced exit does last ([`on_forced_exit`]).
-type LastWords = Box<dyn Fn() + Send>;
-static LAST_WORDS: Mutex<Option<LastWords>> = Mutex::new(None);
-
-/// How long a forced exit waits for its last words.
-const LAST_WORDS_WAIT: Duration = Duration::from_secs(1);
-
-/// Have a forced exit (a second signal, or a first past the grace) run
-/// `f` before it exits, on a thread of its own and for at most
-/// [`LAST_WORDS_WAIT`]: what must not be left undone even then (a fleet
-/// run marked cancelled, so that its workers stop).
-pub fn on_forced_exit(f: impl Fn() + Send + Sync + 'static) {
-    *LAST_WORDS.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(f));
-}
-
-/// Run the last words, if any, waiting at most [`LAST_WORDS_WAIT`].
-fn last_words() {
-    let Some(f) = LAST_WORDS.lock().unwrap_or_else(|p| p.into_inner()).take() else {
-        return;
-    };
-    let (tx, rx) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new().spawn(move || {
-        f();
-        let _ = tx.send(());
-    });
-    if spawned.is_ok() {
-        let _ = rx.recv_timeout(LAST_WORDS_WAIT);
-    }
+/// [`install_stop`] for a command whose cleanup a second signal may skip
+/// ([`force_exit_on_second_signal`]): every process it starts is on
+/// kurabe-probe's launch list (killed with its tree by a forced exit) and
+/// the store's writes are transactions.
+pub fn install_forceable() -> anyhow::Result<Arc<Stop>> {
+    let stop = install_stop()?;
+    force_exit_on_second_signal();
+    Ok(stop)
 }
 
 fn exit_at_once(sig: i32) {
     // The live terminal view, if up, gives the terminal back first.
     kurabe_live::tui::restore();
-    last_words();
+    kurabe_probe::last_words::run();
     // A first signal with nothing to stop yet ends the process silently,
     // as the default action would (but with the exit status 128 + signal).
     let overdue = kurabe_probe::signals::overdue();

@@ -7,9 +7,11 @@
 //! answer, and the thresholds-only report. Must not parse the grammar or
 //! read a figure (`kurabe_model::threshold` and `recorded` do), or print.
 
+use kurabe_model::ending::Ending;
 use kurabe_model::experiment::VariantThresholds;
 use kurabe_model::history::{CheckReport, WorkloadThresholds};
 use kurabe_model::http::HttpReport;
+use kurabe_model::notice::Notice;
 use kurabe_model::record::{Experiment, RunStatus};
 use kurabe_model::recorded::{unanswerable, Record};
 use kurabe_model::threshold::{Threshold, ThresholdResult};
@@ -149,14 +151,24 @@ pub fn thresholds_report(
     }
 }
 
-/// "1 of 2 thresholds failed: http/b 'p(50)<1ms' (worst 5.3ms)", or
-/// `None` when every threshold held.
-pub fn failed_line(r: &CheckReport) -> Option<String> {
+/// The notice "1 of 2 thresholds failed: http/b 'p(50)<1ms' (worst
+/// 5.3ms)", or `None` when every threshold held.
+pub fn failed_line(r: &CheckReport) -> Option<Notice> {
     crate::thresholds::failed_of(
         r.thresholds
             .iter()
             .map(|w| (w.workload.as_str(), &w.variants[..])),
     )
+}
+
+/// How `kurabe check` ends: a failed threshold (k6's status, each one
+/// named), else failed when a row is worse than the baseline.
+pub fn ending(r: &CheckReport) -> Ending {
+    match failed_line(r) {
+        Some(notice) => Ending::ThresholdsFailed(notice),
+        None if r.worse > 0 => Ending::Failed(None),
+        None => Ending::Done,
+    }
 }
 
 /// `--threshold`s, each parsed by the one grammar; the error names the flag.
@@ -242,9 +254,9 @@ mod tests {
         assert_eq!(a.thresholds[0].runs_failed, 1);
         assert!(b.thresholds.iter().all(|t| t.pass));
         let report = thresholds_report("e1".into(), "-".into(), "p".into(), w);
-        let line = failed_line(&report).unwrap();
+        let line = crate::notice::line(&failed_line(&report).unwrap());
         assert!(
-            line.starts_with("1 of 4 thresholds failed: http/a 'p(99)<5ms'"),
+            line.starts_with("kurabe: 1 of 4 thresholds failed: http/a 'p(99)<5ms'"),
             "{line}"
         );
         let e = judge(&["p(97)<1s".parse().unwrap()], &records).unwrap_err();

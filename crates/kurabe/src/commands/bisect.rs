@@ -13,10 +13,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kurabe_lab::bisect_run::{run_bisect, BisectError, BisectSettings};
+use kurabe_lab::bisect_run::{run_bisect, BisectSettings};
 use kurabe_lab::prepare::parse_set;
 use kurabe_lab::Event;
-use kurabe_model::stats::bisect::Found;
 use kurabe_report::progress::bisect_event_line;
 use kurabe_report::write::colour_for;
 use kurabe_report::{bisect_renderer, write_rendered, Format};
@@ -67,10 +66,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // code measured" (`opts.rev` stays unset); the variants are named by commit.
     let (plan, opts) = kurabe_lab::prepare::prepare(&args.plan, &args.set)?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
-    let stop = crate::signal::install_stop()?;
     // A second signal need not wait for the cleanup: the forced
     // exit kills every process kurabe started first.
-    crate::signal::force_exit_on_second_signal();
+    let stop = crate::signal::install_forceable()?;
     let settings = settings(&args, opts);
     let mut progress = |e: &Event<'_>| match bisect_event_line(e) {
         Some(line) if !args.quiet.quiet => eprintln!("{line}"),
@@ -78,15 +76,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let report = match run_bisect(&plan, &settings, &mut store, &stop, &mut progress) {
         Ok(r) => r,
-        Err(BisectError::Interrupted) => return Ok(crate::signal::exit_code()),
-        Err(e) => return Err(e.into()),
+        Err(e) => return e.ending().map(crate::exit).ok_or_else(|| e.into()),
     };
     let renderer = bisect_renderer(args.format, colour_for(None));
     write_rendered(None, &*renderer, &report)?;
-    Ok(match report.result.found {
-        Found::NoChange => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    })
+    Ok(crate::exit(kurabe_lab::bisect_run::ending(&report)))
 }
 
 /// The search's settings from the flags and the plan's run options.

@@ -13,7 +13,7 @@
 use std::process::ExitCode;
 
 use anyhow::bail;
-use kurabe_report::check_thresholds::{failed_line, parse_flags};
+use kurabe_report::check_thresholds::{ending, parse_flags};
 use kurabe_report::{check_entry, results_as_experiments, Gate};
 use kurabe_store::series::plan_or_label;
 
@@ -68,9 +68,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let report = check_entry(&store.get(id)?, &id.to_string(), &gate, history)?;
     write_rendered(args.out.path(), &*renderer, &report)?;
-    if let Some(line) = failed_line(&report) {
-        eprintln!("kurabe: {}", kurabe_report::escape::terminal(&line));
-        return Ok(ExitCode::from(crate::THRESHOLD_FAILED));
-    }
-    Ok(ExitCode::from(u8::from(report.worse > 0)))
+    Ok(crate::exit(ending(&report)))
 }

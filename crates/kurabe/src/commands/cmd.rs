@@ -158,11 +158,10 @@ fn measure(
     store: &mut Store,
     quiet: bool,
 ) -> anyhow::Result<Result<CmdOutcome, CmdError>> {
-    let stop = crate::signal::install_stop()?;
     // Every command runs under a helper on kurabe-probe's launch list
     // (killed with its tree by a forced exit), and the store's writes
     // are transactions.
-    crate::signal::force_exit_on_second_signal();
+    let stop = crate::signal::install_forceable()?;
     let bar = RunsBar::new(quiet);
     let mut progress = |e: &CmdEvent<'_>| {
         if let CmdEvent::Run(run) = e {

@@ -10,23 +10,19 @@
 //! the workload failed; 2 on usage errors, and for a command too short to
 //! time; 128 + the signal when interrupted.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use kurabe_lab::cmd::params::shell_flag;
-use kurabe_lab::noise::{run_noise, url_load, NoiseConfig, NoiseError, NoiseKind, NoiseWorkload};
+use kurabe_lab::noise::{run_noise_private, NoiseConfig, NoiseError, NoiseFlags, NoiseWorkload};
 use kurabe_lab::prepare::parse_set;
 use kurabe_model::given::Given;
 use kurabe_model::noise::NoiseReport;
-use kurabe_model::notice::Notice;
 use kurabe_model::plan::Measure;
 use kurabe_model::record::SavedRecord;
 use kurabe_report::bars::RunsBar;
 use kurabe_report::write::{check_outputs, colour_for, write_output};
 use kurabe_report::Format;
-use kurabe_store::access::RunStore;
 
 use crate::flags::{format, parse_duration};
 
@@ -99,7 +95,7 @@ fn positive_duration(text: &str) -> Result<Duration, String> {
 /// Run `kurabe noise`.
 pub fn run(args: Args, given: &Given) -> anyhow::Result<ExitCode> {
     let cfg = NoiseConfig {
-        workload: workload(&args, given)?,
+        workload: NoiseWorkload::from_flags(&args.workload, flags(&args), given)?,
         duration: args.duration,
         seed: args.seed,
         rev: args.rev.current(),
@@ -112,12 +108,7 @@ pub fn run(args: Args, given: &Given) -> anyhow::Result<ExitCode> {
     }
     let report = match measure(&cfg, args.quiet.quiet) {
         Ok(report) => report,
-        Err(NoiseError::Interrupted) => return Ok(crate::signal::exit_code()),
-        Err(e @ NoiseError::Failed(_)) => {
-            eprintln!("kurabe: {}", kurabe_report::error_text::error_line(&e));
-            return Ok(ExitCode::from(1));
-        }
-        Err(e) => return Err(e.into()),
+        Err(e) => return e.ending().map(crate::exit).ok_or_else(|| e.into()),
     };
     let body = kurabe_report::to_string(
         &*kurabe_report::record_renderer(args.format, colour_for(args.out.path())),
@@ -130,15 +121,13 @@ pub fn run(args: Args, given: &Given) -> anyhow::Result<ExitCode> {
 
 /// The A/A experiment in a private store, with a bar on a terminal.
 fn measure(cfg: &NoiseConfig, quiet: bool) -> Result<NoiseReport, NoiseError> {
-    let mut scratch = RunStore::open(None, false)
-        .map_err(|e| NoiseError::Usage(format!("cannot make a private results store: {e}")))?;
-    let stop = crate::signal::install_stop().map_err(|e| NoiseError::Usage(format!("{e:#}")))?;
     // As for `kurabe cmd` and `kurabe http A B`: every command, target
     // and load runs under kurabe's launch list (killed with its tree by a
     // forced exit) and the store's writes are transactions.
-    crate::signal::force_exit_on_second_signal();
+    let stop =
+        crate::signal::install_forceable().map_err(|e| NoiseError::Usage(format!("{e:#}")))?;
     let bar = RunsBar::new(quiet);
-    let done = run_noise(cfg, &mut scratch.store, &stop, &mut |e| bar.count(e));
+    let done = run_noise_private(cfg, &stop, &mut |e| bar.count(e));
     bar.finish();
     done
 }
@@ -149,45 +138,26 @@ fn save(args: &Args, report: NoiseReport) -> anyhow::Result<()> {
         return Ok(());
     }
     let label = report.subject.label();
-    let on = crate::flags::measured_here(args.rev.rev.clone());
     let record = SavedRecord::Noise(Box::new(report));
-    let id = kurabe_store::access::save_result(&label, &record, args.store.store.as_deref(), &on)
-        .context("the report was written, but saving it to the results store failed")?;
+    let (store, rev) = (args.store.store.as_deref(), args.rev.rev.clone());
+    let saved = crate::flags::save_result(&label, &record, store, rev)?;
     if !args.quiet.quiet {
-        crate::tell(Notice::SavedResult { id, label });
+        crate::tell(saved);
     }
     Ok(())
 }
 
-/// The argument as a URL, a plan or a command, with that kind's flags;
-/// another kind's flags (in `given`) are refused.
-fn workload(args: &Args, given: &Given) -> anyhow::Result<NoiseWorkload> {
-    let w = args.workload.as_str();
-    let kind = NoiseKind::of(w);
-    kind.refuse_others(w, given)?;
-    Ok(match kind {
-        NoiseKind::Url => NoiseWorkload::Url {
-            url: w.to_owned(),
-            load: Box::new(url_load(
-                w,
-                args.concurrency,
-                (args.requests, args.timelimit),
-                args.keep_alive,
-            )),
-        },
-        NoiseKind::Plan => {
-            let (plan, options) = kurabe_lab::prepare::prepare(Path::new(w), &args.set)
-                .with_context(|| format!("cannot run {}", Path::new(w).display()))?;
-            NoiseWorkload::Plan {
-                plan: Box::new(plan),
-                options: Box::new(options),
-                variant: args.variant.clone(),
-            }
-        }
-        NoiseKind::Command => NoiseWorkload::Command {
-            command: w.to_owned(),
-            shell: shell_flag(args.shell.as_deref(), args.no_shell)?,
-            measure: args.measure.unwrap_or(Measure::Time),
-        },
-    })
+/// Every kind's flags, as given: the argument's kind takes its own.
+fn flags(args: &Args) -> NoiseFlags {
+    NoiseFlags {
+        variant: args.variant.clone(),
+        set: args.set.clone(),
+        shell: args.shell.clone(),
+        no_shell: args.no_shell,
+        measure: args.measure,
+        concurrency: args.concurrency,
+        requests: args.requests,
+        timelimit: args.timelimit,
+        keep_alive: args.keep_alive,
+    }
 }

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use kurabe_lab::prepare::parse_set;
 use kurabe_lab::Outcome;
-use kurabe_model::record::ExperimentStatus;
+use kurabe_model::notice::Notice;
 use kurabe_report::escape;
 use kurabe_report::progress::{bisect_event_line, outcome_messages, report_with_checks};
 use kurabe_store::Store;
@@ -83,10 +83,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
     opts.profile = args.profile.profiling(args.quiet.quiet)?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
-    let stop = crate::signal::install_stop()?;
     // A second signal need not wait for the cleanup: the forced
     // exit kills every process kurabe started first.
-    crate::signal::force_exit_on_second_signal();
+    let stop = crate::signal::install_forceable()?;
     match prepare_revisions(&plan, &opts.plan_dir, &stop, args.quiet.quiet) {
         Ok(w) => opts.worktrees = w,
         Err(kurabe_lab::git::GitError::Interrupted(_)) => return Ok(crate::signal::exit_code()),
@@ -105,7 +104,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let outcome =
         crate::live::run_experiment(&plan, &mut store, opts, &stop, &args.live, progress)?;
     let thresholds_failed = write_reports(&args, &store, &outcome)?;
-    Ok(finish(&outcome, thresholds_failed))
+    let o = &outcome;
+    for line in outcome_messages(&o.checks, o.stopped_by.as_deref(), &o.failed_cells) {
+        eprintln!("{line}");
+    }
+    Ok(crate::exit(outcome.ending(thresholds_failed)))
 }
 
 /// Check out and build every variant's `rev` (cached), saying which on stderr.
@@ -124,8 +127,8 @@ fn prepare_revisions(
 }
 
 /// The final report to stdout or `-o`, and the HTML page to `--html`;
-/// the line naming the failed thresholds, when one failed.
-fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Result<Option<String>> {
+/// the notice naming the failed thresholds, when one failed.
+fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Result<Option<Notice>> {
     let exp = kurabe_store::access::recorded_experiment(store, outcome.experiment)?;
     let report = kurabe_report::experiment_report(&exp);
     let colour = colour_for(args.out.path());
@@ -138,23 +141,4 @@ fn write_reports(args: &Args, store: &Store, outcome: &Outcome) -> anyhow::Resul
         eprintln!("{}", kurabe_report::write_html_page(&exp, path)?);
     }
     Ok(kurabe_report::thresholds::failed_line(&report))
-}
-
-/// Say what failed on stderr and pick the exit status: a failed
-/// threshold is 99 (k6's code, as `kurabe http --threshold`).
-fn finish(outcome: &Outcome, thresholds_failed: Option<String>) -> ExitCode {
-    let o = outcome;
-    for line in outcome_messages(&o.checks, o.stopped_by.as_deref(), &o.failed_cells) {
-        eprintln!("{line}");
-    }
-    if let Some(line) = &thresholds_failed {
-        eprintln!("kurabe: {}", escape::terminal(line));
-    }
-    match outcome.status {
-        ExperimentStatus::Interrupted => crate::signal::exit_code(),
-        ExperimentStatus::Failed => ExitCode::from(1),
-        _ if thresholds_failed.is_some() => ExitCode::from(crate::THRESHOLD_FAILED),
-        _ if outcome.checks.iter().any(|c| !c.passed) => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    }
 }

@@ -141,15 +141,16 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let cfg = choices(a).config()?;
     check_outputs(&[("-o", output.as_deref())])?;
     save.check_store()?;
-    let stop = crate::signal::install_stop()?;
     // Every copy is on kurabe-probe's launch list, and the scratch
     // directory too: a forced exit kills and removes them.
-    crate::signal::force_exit_on_second_signal();
+    let stop = crate::signal::install_forceable()?;
     let report = run_with_bar(&cfg, &stop, quiet)?;
     write_rendered(output.as_deref(), &*record_renderer(format, false), &report)?;
     if report.interrupted {
-        crate::tell(kurabe_model::notice::Notice::SystemInterrupted);
-        return Ok(crate::signal::exit_code());
+        let notice = kurabe_model::notice::Notice::SystemInterrupted;
+        return Ok(crate::exit(kurabe_model::ending::Ending::Signalled(Some(
+            notice,
+        ))));
     }
     let label = format!("system {}", report.host);
     save.save_if_asked(&label, || SavedRecord::System(Box::new(report)))?;

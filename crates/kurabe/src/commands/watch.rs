@@ -78,10 +78,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (target, cfg) = request(&args).check()?;
     check_outputs(&[("-o", args.out.path()), ("--svg", args.svg.as_deref())])?;
     args.save.check_store()?;
-    let stop = crate::signal::install_stop()?;
     // A second signal need not wait for the cleanup: the forced
     // exit kills every process kurabe started first.
-    crate::signal::force_exit_on_second_signal();
+    let stop = crate::signal::install_forceable()?;
     let session = WatchSession::start(&target, cfg)?;
     // With -d the end is known: a bar with ETA; else the live line alone.
     let live = LiveLine::new(args.duration, wanted(!args.quiet));
