@@ -101,6 +101,13 @@ pub enum MoreRounds {
     UntilTime(Duration),
 }
 
+impl MoreRounds {
+    /// `--until-confident` within `budget` when given, else the plan's rounds.
+    pub fn until_confident(budget: Option<Duration>) -> MoreRounds {
+        budget.map_or(MoreRounds::No, MoreRounds::UntilConfident)
+    }
+}
+
 /// The experiment's outcome.
 #[derive(Debug, Clone)]
 pub struct Outcome {

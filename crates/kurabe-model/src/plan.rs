@@ -390,6 +390,20 @@ pub struct Limits {
     pub memory: Option<ByteSize>,
 }
 
+impl Limits {
+    /// The limits flags give (`--cpus`, `--cpuset`, `--memory`); `None`
+    /// when none was given.
+    pub fn given(cpus: Option<f64>, cpuset: Option<String>, memory: Option<u64>) -> Option<Limits> {
+        let memory = memory.map(ByteSize);
+        let limits = Limits {
+            cpus,
+            cpuset,
+            memory,
+        };
+        (limits != Limits::default()).then_some(limits)
+    }
+}
+
 /// One value of a matrix parameter; numbers and booleans become their text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]

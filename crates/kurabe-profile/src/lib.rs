@@ -63,6 +63,22 @@ pub fn choose(required: bool) -> Result<(Profiling, Option<Notice>), ProfileOff>
     decide(available(), required)
 }
 
+/// What `--profile[=required]` asks (`when`: `None` when not given), as
+/// `choose` decides it, with the notice to tell: with `quiet`, only that
+/// nothing is sampled (user frames only is no news then).
+pub fn asked(
+    when: Option<&str>,
+    quiet: bool,
+    choose: impl Fn(bool) -> Result<(Profiling, Option<Notice>), ProfileOff>,
+) -> Result<(Profiling, Option<Notice>), ProfileOff> {
+    let Some(when) = when else {
+        return Ok((Profiling::Off, None));
+    };
+    let (profiling, notice) = choose(when == "required")?;
+    let notice = notice.filter(|n| !quiet || matches!(n, Notice::ProfileOff { .. }));
+    Ok((profiling, notice))
+}
+
 /// [`choose`] for a running server `server` (none found: nothing to
 /// sample): another user's process cannot be sampled without root.
 pub fn choose_for(

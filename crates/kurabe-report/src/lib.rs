@@ -88,8 +88,8 @@ pub use entries::{compare_entries, render_comparison, write_comparison_in};
 pub use history::gate::{check_entry, Gate, GateError};
 pub use history::thresholds as check_thresholds;
 pub use history::{
-    check_report, history_report, results_as_experiments, CheckInput, HistoryCsv, HistoryHtml,
-    HistoryMarkdown, HistoryText, Hosts,
+    check_report, history_report, history_to_show, results_as_experiments, CheckInput, HistoryCsv,
+    HistoryHtml, HistoryMarkdown, HistoryText, Hosts,
 };
 pub use html::Html;
 pub use http::{

@@ -31,6 +31,9 @@ pub enum AccessError {
     /// An experiment this process recorded is no longer there.
     #[error("experiment {0} vanished from the store")]
     Vanished(ExperimentId),
+    /// An id given as an experiment's names a saved result.
+    #[error("{0} is a saved result, not an experiment; `kurabe results show {0}` shows it, `kurabe results list` lists experiments (e…)")]
+    NotAnExperiment(EntryId),
     /// The store itself failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -129,6 +132,14 @@ pub fn recorded_experiment(store: &Store, id: ExperimentId) -> Result<Experiment
     match store.get(EntryId::Experiment(id))? {
         Entry::Experiment(exp) => Ok(exp),
         Entry::Result(_) => Err(AccessError::Vanished(id)),
+    }
+}
+
+/// The experiment `id` names, refused when it names a saved result.
+pub fn experiment(store: &Store, id: EntryId) -> Result<Experiment, AccessError> {
+    match store.get(id)? {
+        Entry::Experiment(exp) => Ok(exp),
+        Entry::Result(_) => Err(AccessError::NotAnExperiment(id)),
     }
 }
 

@@ -144,10 +144,7 @@ impl ConfidentArgs {
 
     /// The runner's rounds: `--until-confident` within its budget, or the plan's.
     pub fn more_rounds(&self) -> kurabe_lab::MoreRounds {
-        match self.budget() {
-            Some(budget) => kurabe_lab::MoreRounds::UntilConfident(budget),
-            None => kurabe_lab::MoreRounds::No,
-        }
+        kurabe_lab::MoreRounds::until_confident(self.budget())
     }
 }
 
@@ -177,20 +174,16 @@ impl ProfileArg {
         })
     }
 
-    /// What `choose` decides, its notice told (user frames only is no
-    /// news with `quiet`; no sampling at all always is); off without
-    /// `--profile`.
+    /// What `choose` decides, its notice told
+    /// ([`kurabe_profile::asked`]); off without `--profile`.
     fn told(
         &self,
         quiet: bool,
         choose: impl Fn(bool) -> Result<(Profiling, Option<Notice>), ProfileOff>,
     ) -> anyhow::Result<Profiling> {
-        let Some(when) = self.profile.as_deref() else {
-            return Ok(Profiling::Off);
-        };
-        let (profiling, notice) = choose(when == "required")
+        let (profiling, notice) = kurabe_profile::asked(self.profile.as_deref(), quiet, choose)
             .map_err(|why| anyhow::anyhow!(kurabe_report::notice::profile_required(&why)))?;
-        if let Some(n) = notice.filter(|n| !quiet || matches!(n, Notice::ProfileOff { .. })) {
+        if let Some(n) = notice {
             crate::tell(n);
         }
         Ok(profiling)
@@ -214,12 +207,7 @@ pub struct LimitArgs {
 impl LimitArgs {
     /// The limits as a plan writes them (`None` when no flag was given).
     pub fn plan_limits(&self) -> Option<kurabe_model::plan::Limits> {
-        let limits = kurabe_model::plan::Limits {
-            cpus: self.cpus,
-            cpuset: self.cpuset.clone(),
-            memory: self.memory.map(kurabe_model::plan::ByteSize),
-        };
-        (limits != Default::default()).then_some(limits)
+        kurabe_model::plan::Limits::given(self.cpus, self.cpuset.clone(), self.memory)
     }
 }
 

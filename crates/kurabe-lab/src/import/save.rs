@@ -25,10 +25,9 @@ pub struct ImportRequest {
     pub name: Option<String>,
     /// `--host ENTRY`: record the machine of this store entry, not this one.
     pub host_of: Option<EntryId>,
-    /// The code measured (`--rev` and the current directory's work tree).
-    pub origin: Origin,
-    /// kurabe's version.
-    pub tool_version: String,
+    /// `--rev`: a label of the code measured, recorded beside the current
+    /// directory's work tree.
+    pub rev: Option<String>,
 }
 
 /// Why nothing was imported.
@@ -58,19 +57,20 @@ pub fn import(store: &Path, harness: &dyn Harness, req: ImportRequest) -> Result
         Some(_) => kurabe_store::access::open_existing(Some(store))?,
         None => Store::open(store)?,
     };
+    let origin = kurabe_probe::origin::origin(req.rev);
     let (host, limits) = match req.host_of {
         Some(id) => host_of(&target, id)?,
-        None => (kurabe_probe::host::host_facts(), req.origin.limits),
+        None => (kurabe_probe::host::host_facts(), origin.limits),
     };
     let experiment = imported.into_experiment(Context {
         name: req.name,
         source: req.input,
         host,
         origin: Origin {
-            rev: req.origin.rev,
+            rev: origin.rev,
             limits,
         },
-        tool_version: req.tool_version,
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
         now: kurabe_probe::host::now_rfc3339(),
     });
     let ids = target.import(&Export {

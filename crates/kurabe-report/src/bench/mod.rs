@@ -82,6 +82,47 @@ pub struct ExportError {
     pub source: Box<dyn std::error::Error + Send + Sync>,
 }
 
+/// The files `kurabe cmd` writes beside its terminal lines: hyperfine's
+/// exports and the HTML page (each `None` when not asked for).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BenchFiles<'a> {
+    /// `--export-json`.
+    pub json: Option<&'a std::path::Path>,
+    /// `--export-markdown`.
+    pub markdown: Option<&'a std::path::Path>,
+    /// `--export-csv`.
+    pub csv: Option<&'a std::path::Path>,
+    /// `--html`.
+    pub html: Option<&'a std::path::Path>,
+}
+
+impl BenchFiles<'_> {
+    /// Every file can be written, before anything runs; the first that
+    /// cannot is named by its flag.
+    pub fn check(&self) -> Result<(), crate::write::OutputError> {
+        crate::write::check_outputs(&[
+            ("--export-json", self.json),
+            ("--export-markdown", self.markdown),
+            ("--export-csv", self.csv),
+            ("--html", self.html),
+        ])
+    }
+
+    /// Write the exports asked for ([`write_exports`]).
+    pub fn write_exports(
+        &self,
+        export: &CmdExport,
+        unit: Option<TimeUnit>,
+    ) -> Result<(), ExportError> {
+        let files = [
+            (self.json, Export::Json),
+            (self.markdown, Export::Markdown),
+            (self.csv, Export::Csv),
+        ];
+        write_exports(&files, export, unit)
+    }
+}
+
 /// Write each export asked for (`--export-json FILE`, …: `None` when not
 /// asked) through the one file writer; `unit` applies to Markdown.
 pub fn write_exports(

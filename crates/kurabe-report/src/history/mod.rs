@@ -88,6 +88,25 @@ pub fn history_report(
     }
 }
 
+/// `kurabe history NAME`: [`history_report`] with the default change-point
+/// settings, or, when no series has a point on the host chosen (`host`:
+/// `--host`), the error that says how to see the hosts.
+pub fn history_to_show(
+    name: &str,
+    experiments: &[Experiment],
+    hosts: &Hosts,
+    host: Option<&str>,
+) -> Result<HistoryReport, String> {
+    let report = history_report(name, experiments, hosts, &Config::default());
+    if report.series.iter().all(|s| s.points.is_empty()) {
+        let host = host.unwrap_or("-");
+        return Err(format!(
+            "`{name}` has no experiment on host {host}; see the hosts with --all-hosts"
+        ));
+    }
+    Ok(report)
+}
+
 /// The fingerprint to keep (`None`: all) and every host seen, chosen first.
 fn choose_host(experiments: &[Experiment], hosts: &Hosts) -> (Option<String>, Vec<HostSeen>) {
     let mut seen: Vec<HostSeen> = Vec::new();

@@ -19,8 +19,7 @@ use kurabe_lab::cmd::{run_cmd, CmdConfig, CmdError, CmdEvent, CmdOutcome, Runs};
 use kurabe_model::notice::Notice;
 use kurabe_model::plan::Measure;
 use kurabe_report::bars::RunsBar;
-use kurabe_report::bench::{write_exports, Export, TimeUnit};
-use kurabe_report::write::check_outputs;
+use kurabe_report::bench::{BenchFiles, TimeUnit};
 use kurabe_store::access::{recorded_experiment, RunStore};
 use kurabe_store::Store;
 
@@ -129,7 +128,7 @@ pub struct Args {
 /// Run `kurabe cmd`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
-    check_exports(&args)?;
+    files(&args).check()?;
     let mut store = RunStore::open(args.store.store.as_deref(), !args.no_save).context(
         "cannot open the results store (choose another with --store PATH, or --no-save)",
     )?;
@@ -141,15 +140,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(crate::exit(done.ending()))
 }
 
-/// Every `--export-*` and `--html` file can be written, before anything runs.
-fn check_exports(args: &Args) -> anyhow::Result<()> {
-    check_outputs(&[
-        ("--export-json", args.export_json.as_deref()),
-        ("--export-markdown", args.export_markdown.as_deref()),
-        ("--export-csv", args.export_csv.as_deref()),
-        ("--html", args.html.as_deref()),
-    ])?;
-    Ok(())
+/// The `--export-*` files and the `--html` page asked for.
+fn files(args: &Args) -> BenchFiles<'_> {
+    BenchFiles {
+        json: args.export_json.as_deref(),
+        markdown: args.export_markdown.as_deref(),
+        csv: args.export_csv.as_deref(),
+        html: args.html.as_deref(),
+    }
 }
 
 /// Run the commands, with a bar on a terminal and lines on stderr (none with `-q`).
@@ -183,12 +181,7 @@ fn write_results(args: &Args, store: &Store, done: &CmdOutcome) -> anyhow::Resul
     let mut body = Vec::new();
     kurabe_report::bench::write_terminal(&export, args.time_unit, &mut body)?;
     std::io::stdout().lock().write_all(&body)?;
-    let files = [
-        (args.export_json.as_deref(), Export::Json),
-        (args.export_markdown.as_deref(), Export::Markdown),
-        (args.export_csv.as_deref(), Export::Csv),
-    ];
-    write_exports(&files, &export, args.time_unit)?;
+    files(args).write_exports(&export, args.time_unit)?;
     if let Some(path) = &args.html {
         let exp = recorded_experiment(store, done.outcome.experiment)?;
         eprintln!("{}", kurabe_report::write_html_page(&exp, path)?);

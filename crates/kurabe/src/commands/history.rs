@@ -7,9 +7,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
-use kurabe_model::stats::changepoint::Config;
-use kurabe_report::{history_report, results_as_experiments, Hosts};
+use anyhow::Context;
+use kurabe_report::{history_to_show, results_as_experiments, Hosts};
 use kurabe_store::series::plan_or_label;
 
 use crate::flags::format;
@@ -46,14 +45,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(args.store.store.as_deref())?;
     let experiments = plan_or_label(&store, &args.name, results_as_experiments)?;
     let hosts = Hosts::from_flags(args.host.as_deref(), args.all_hosts);
-    let report = history_report(&args.name, &experiments, &hosts, &Config::default());
-    if report.series.iter().all(|s| s.points.is_empty()) {
-        bail!(
-            "`{}` has no experiment on host {}; see the hosts with --all-hosts",
-            args.name,
-            args.host.as_deref().unwrap_or("-")
-        );
-    }
+    let report = history_to_show(&args.name, &experiments, &hosts, args.host.as_deref())
+        .map_err(anyhow::Error::msg)?;
     write_rendered(
         args.out.path(),
         &*kurabe_report::history_renderer(args.format),

@@ -8,13 +8,10 @@
 
 use std::process::ExitCode;
 
-use anyhow::bail;
-use kurabe_model::record::Entry;
-
 use crate::flags::format;
 use kurabe_report::write::colour_for;
 use kurabe_report::{write_rendered, Format};
-use kurabe_store::access::{open_existing, parse_id};
+use kurabe_store::access::{experiment, open_existing, parse_id};
 
 /// Arguments of `kurabe report`.
 #[derive(Debug, clap::Args)]
@@ -33,12 +30,7 @@ pub struct Args {
 /// Run `kurabe report`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let store = open_existing(args.store.store.as_deref())?;
-    let id = parse_id(&args.id)?;
-    let Entry::Experiment(exp) = store.get(id)? else {
-        bail!(
-            "{id} is a saved result, not an experiment; `kurabe results show {id}` shows it, `kurabe results list` lists experiments (e…)"
-        );
-    };
+    let exp = experiment(&store, parse_id(&args.id)?)?;
     let report = kurabe_report::experiment_report(&exp);
     let renderer = kurabe_report::renderer(args.format, colour_for(args.out.path()));
     write_rendered(args.out.path(), &*renderer, &report)?;

@@ -143,12 +143,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             file, from: None, ..
         } => added(&transfer::import(&store_path(store)?, &file)?),
         Command::Import {
-            file,
+            file: input,
             from: Some(from),
             name,
             host,
             rev,
-        } => added(&import_from(store, &from, file, name, host, &rev)?),
+        } => {
+            let harness = harness(&from).expect("clap offers only known harnesses");
+            let host_of = host.as_deref().map(parse_id).transpose()?;
+            let request = save::ImportRequest {
+                input,
+                name,
+                host_of,
+                rev: rev.rev,
+            };
+            added(&save::import(&store_path(store)?, harness, request)?)
+        }
         Command::Save { kind, label, file } => {
             let here = crate::flags::measured_here(None);
             saved(&transfer::save_file(store, kind, label, &file, &here)?)
@@ -206,24 +216,4 @@ fn export(store: Option<&Path>, ids: &[String], output: Option<&Path>) -> anyhow
         });
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `kurabe results import --from HARNESS FILE`: another harness's results as one experiment.
-fn import_from(
-    store: Option<&Path>,
-    from: &str,
-    input: PathBuf,
-    name: Option<String>,
-    host: Option<String>,
-    rev: &crate::flags::RevArg,
-) -> anyhow::Result<transfer::Added> {
-    let harness = harness(from).expect("clap offers only known harnesses");
-    let request = save::ImportRequest {
-        input,
-        name,
-        host_of: host.as_deref().map(parse_id).transpose()?,
-        origin: kurabe_probe::origin::origin(rev.rev.clone()),
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-    };
-    Ok(save::import(&store_path(store)?, harness, request)?)
 }
