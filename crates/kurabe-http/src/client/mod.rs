@@ -7,7 +7,9 @@
 //! an [`HttpReport`]). Beside it, one folder per concern:
 //! - `engine`: the per-thread event loop (epoll or io_uring, see [`Engine`])
 //!   and the request life cycle, shared by every protocol, with each
-//!   protocol's framing in `engine::h1`, `engine::h2` and `engine::h3`;
+//!   protocol's framing in `engine::h1`, `engine::h2` and `engine::h3`
+//!   (HTTP/1.1's request bytes in `engine::h1::wire`, beside HTTP/2's and
+//!   HTTP/3's `render`);
 //!   `engine::protocol` says which protocol a run speaks, and
 //!   `make_workers` picks each protocol's worker by one `match` on it;
 //! - `schedule`: the `-n` budget, the open model's per-worker schedule and
@@ -44,6 +46,9 @@ use crate::request::Body;
 use crate::source::set::{self, feed};
 use crate::source::wire as requests;
 use crate::target::Target;
+use engine::h1::wire::{
+    one_request, recorded_wire, replay_bytes, set_bytes, set_span, target_wire, the_request, Held,
+};
 pub(crate) use engine::protocol::Protocol;
 pub use engine::setup::{
     parse_ciphers, HeadTrace, Proxy, Setup, TlsOptionError, TlsOptions, TlsProtocol,
@@ -366,6 +371,12 @@ fn check_descriptors(concurrency: u32, threads: u32) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// A body above this is sent from the run's one copy after its head
+/// (`requests::Prepared::One`'s `split_body`), over HTTP/1.1, HTTP/2 and HTTP/3 alike instead of being copied, with its
+/// head, once per pipelined request: a second write per request costs
+/// nothing beside copying this many bytes to the socket.
+pub(crate) const SPLIT_BODY: usize = 64 << 10;
+
 /// The head of the run's first request as it goes on the wire (no body),
 /// for `-v` output: the one request's, a set's first target's, or a
 /// replay's first recorded request's.
@@ -393,198 +404,6 @@ impl Load {
             Requests::Set(set) | Requests::Streamed(set, _) => &set.targets[0].method,
             Requests::Replay(r) => &r.requests[0].method,
         }
-    }
-}
-
-/// The run's one request, to serialise (a set's or a replay's have their own).
-fn the_request(cfg: &Load) -> Wire<'_> {
-    let (method, headers, body) = match &cfg.requests {
-        Requests::One {
-            method,
-            headers,
-            body,
-        } => (method.as_str(), headers.as_slice(), body.as_deref()),
-        _ => ("GET", &[][..], None),
-    };
-    Wire {
-        method,
-        target: &cfg.target,
-        headers,
-        body,
-    }
-}
-
-/// A set's target, to serialise.
-fn target_wire(t: &set::SetTarget) -> Wire<'_> {
-    Wire {
-        method: &t.method,
-        target: &t.target,
-        headers: &t.headers,
-        body: t.body.as_deref(),
-    }
-}
-
-/// A recorded request going to `target`, to serialise.
-fn recorded_wire<'a>(rec: &'a crate::source::replay::Recorded, target: &'a Target) -> Wire<'a> {
-    Wire {
-        method: &rec.method,
-        target,
-        headers: &rec.headers,
-        body: rec.body.as_deref(),
-    }
-}
-
-/// Serialise the request once; every send reuses these bytes.
-#[cfg(test)]
-fn request_bytes(cfg: &Load) -> Vec<u8> {
-    let mut r = Vec::with_capacity(256);
-    the_request(cfg).write(cfg, &mut r);
-    r
-}
-
-/// A body above this is sent from the run's one copy after its head
-/// (`requests::Prepared::One`'s `split_body`) instead of being copied, with its
-/// head, once per pipelined request: a second write per request costs
-/// nothing beside copying this many bytes to the socket.
-const SPLIT_BODY: usize = 64 << 10;
-
-/// The one request's HTTP/1.1 bytes, repeated for pipelining; of a body
-/// over [`SPLIT_BODY`], its head once and the body apart (by reference).
-fn one_request(cfg: &Load, body: Option<&Body>) -> (Vec<u8>, usize, Option<Body>) {
-    let one = the_request(cfg);
-    let mut r = Vec::with_capacity(256);
-    match body.filter(|b| b.len() > SPLIT_BODY) {
-        Some(body) => {
-            one.write_head(cfg, &mut r);
-            let len = r.len() + body.len();
-            (r, len, Some(body.clone()))
-        }
-        None => {
-            one.write(cfg, &mut r);
-            (r.repeat(cfg.protocol.pipeline() + 1), r.len(), None)
-        }
-    }
-}
-
-/// One request to serialise for HTTP/1.1.
-struct Wire<'a> {
-    method: &'a str,
-    target: &'a Target,
-    headers: &'a [(String, String)],
-    body: Option<&'a [u8]>,
-}
-
-impl Wire<'_> {
-    /// Append the request's bytes, with the run's keep-alive and proxy, to `r`.
-    fn write(&self, cfg: &Load, r: &mut Vec<u8>) {
-        self.write_head(cfg, r);
-        if let Some(body) = self.body {
-            r.extend_from_slice(body);
-        }
-    }
-
-    /// Append the request's head (through its blank line), to `r`.
-    fn write_head(&self, cfg: &Load, r: &mut Vec<u8>) {
-        r.extend_from_slice(self.method.as_bytes());
-        r.push(b' ');
-        match &cfg.setup.proxy {
-            // A proxy needs the absolute form (RFC 9112 §3.2.2).
-            Some(_) => r.extend_from_slice(self.target.url().as_bytes()),
-            None => r.extend_from_slice(self.target.path.as_bytes()),
-        }
-        r.extend_from_slice(b" HTTP/1.1\r\n");
-        let has = |name: &str| {
-            self.headers
-                .iter()
-                .any(|(k, _)| k.eq_ignore_ascii_case(name))
-        };
-        if !has("host") {
-            r.extend_from_slice(format!("Host: {}\r\n", self.target.host_header()).as_bytes());
-        }
-        if !has("user-agent") {
-            r.extend_from_slice(
-                concat!("User-Agent: kurabe/", env!("CARGO_PKG_VERSION"), "\r\n").as_bytes(),
-            );
-        }
-        if !has("accept") {
-            r.extend_from_slice(b"Accept: */*\r\n");
-        }
-        for (k, v) in self.headers {
-            r.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
-        }
-        if let Some(auth) = cfg.setup.proxy.as_ref().and_then(|p| p.authorization()) {
-            r.extend_from_slice(format!("Proxy-Authorization: {auth}\r\n").as_bytes());
-        }
-        if !cfg.protocol.reuses_connections() && !has("connection") {
-            r.extend_from_slice(b"Connection: close\r\n");
-        }
-        if let Some(body) = self.body {
-            if !has("content-length") {
-                r.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
-            }
-        }
-        r.extend_from_slice(b"\r\n");
-    }
-}
-
-/// A set's targets serialised one after another, and where each one is.
-fn set_bytes(cfg: &Load, set: &set::RequestSet) -> Held {
-    let mut held = Held::default();
-    for t in &set.targets {
-        held.push(cfg, target_wire(t), t.body.as_ref(), t.tag);
-    }
-    held
-}
-
-/// Append target `t`'s request to `bytes` (a streamed set's chunk);
-/// where it is, and its body when that is sent apart ([`apart`]).
-fn set_span(cfg: &Load, t: &set::SetTarget, bytes: &mut Vec<u8>) -> (set::Span, Option<Body>) {
-    apart(cfg, target_wire(t), t.body.as_ref(), t.tag, bytes)
-}
-
-/// Append request `one` (its body `body`, shared, when it has one) to
-/// `bytes`: whole, or its head alone when its body is over
-/// [`SPLIT_BODY`], which is then sent after the head from its one shared
-/// copy (returned). The span's `len` counts the body either way.
-fn apart(
-    cfg: &Load,
-    one: Wire<'_>,
-    body: Option<&Body>,
-    tag: crate::tags::Tag,
-    bytes: &mut Vec<u8>,
-) -> (set::Span, Option<Body>) {
-    let off = bytes.len();
-    let apart = body.filter(|b| b.len() > SPLIT_BODY);
-    match apart {
-        Some(_) => one.write_head(cfg, bytes),
-        None => one.write(cfg, bytes),
-    }
-    let body_len = body.map_or(0, |b| b.len());
-    let span = set::Span {
-        off,
-        len: bytes.len() - off + apart.map_or(0, |_| body_len),
-        body_len: body_len as u64,
-        head: one.method == "HEAD",
-        tag,
-    };
-    (span, apart.cloned())
-}
-
-/// A held set's or a replay's HTTP/1.1 requests: their bytes one after
-/// another, where each is, and the bodies sent apart (over [`SPLIT_BODY`]).
-#[derive(Default)]
-struct Held {
-    bytes: Vec<u8>,
-    spans: Vec<set::Span>,
-    split: Vec<Option<Body>>,
-}
-
-impl Held {
-    /// Append request `one` (its body `body`, shared, when it has one).
-    fn push(&mut self, cfg: &Load, one: Wire<'_>, body: Option<&Body>, tag: crate::tags::Tag) {
-        let (span, split) = apart(cfg, one, body, tag, &mut self.bytes);
-        self.spans.push(span);
-        self.split.push(split);
     }
 }
 
@@ -620,23 +439,9 @@ fn start_feed(cfg: &Load, keeps: (bool, bool)) -> Result<Option<feed::Feed>, Loa
     .map_err(|e| LoadError::Config(format!("cannot start the targets file's reader: {e}")))
 }
 
-/// A replay's requests on the wire, one after another, and where each is
-/// (`cfg.target.path` is the base URL's path, put before each recorded
-/// path).
-fn replay_bytes(cfg: &Load, replay: &crate::source::replay::Replay) -> Held {
-    let mut held = Held::default();
-    for (i, rec) in replay.requests.iter().enumerate() {
-        let target = replay_target(cfg, rec);
-        let one = recorded_wire(rec, &target);
-        let tag = replay.tags.get(i).copied().unwrap_or_default();
-        held.push(cfg, one, rec.body.as_ref(), tag);
-    }
-    held
-}
-
 /// Where recorded request `rec` goes: the base URL with its path, then
 /// the recorded path and query.
-fn replay_target(cfg: &Load, rec: &crate::source::replay::Recorded) -> Target {
+pub(crate) fn replay_target(cfg: &Load, rec: &crate::source::replay::Recorded) -> Target {
     let base = cfg.target.path.trim_end_matches('/');
     Target {
         path: format!("{base}{}", rec.target),
@@ -1096,43 +901,5 @@ mod tests {
         assert_eq!(first_accepting(&[closed, open]), Some(open));
         assert_eq!(first_accepting(&[open, closed]), Some(open));
         assert_eq!(first_accepting(&[closed]), None);
-    }
-
-    #[test]
-    fn request_bytes_carry_method_host_and_headers() {
-        let cfg = Load {
-            target: Target::parse("http://[::1]:81/p?q").unwrap(),
-            requests: Requests::One {
-                method: "POST".into(),
-                headers: vec![("X-A".into(), "1".into())],
-                body: Some(b"hello".to_vec().into()),
-            },
-            concurrency: 1,
-            threads: 1,
-            protocol: Protocol::H1 {
-                keep_alive: false,
-                pipeline: 1,
-            },
-            stop: StopCondition::Requests(1),
-            arrival: Arrival::Closed,
-            warmup: None,
-            timeout: Duration::from_secs(1),
-            abort_on_error: false,
-            check_length: true,
-            insecure: false,
-            gnuplot_file: None,
-            setup: Setup::default(),
-            engine: Engine::Auto,
-            labels: Default::default(),
-            thresholds: Vec::new(),
-        };
-        let text = String::from_utf8(request_bytes(&cfg)).unwrap();
-        assert!(
-            text.starts_with("POST /p?q HTTP/1.1\r\nHost: [::1]:81\r\n"),
-            "{text}"
-        );
-        assert!(text.contains("X-A: 1\r\n"));
-        assert!(text.contains("Connection: close\r\n"));
-        assert!(text.ends_with("Content-Length: 5\r\n\r\nhello"));
     }
 }

@@ -27,6 +27,7 @@ pub(crate) mod framer;
 mod issue;
 mod receive;
 mod settle;
+pub(crate) mod wire;
 
 use std::collections::VecDeque;
 use std::io;
