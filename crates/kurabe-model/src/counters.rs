@@ -219,6 +219,7 @@ impl NameCounts {
         self.count_status(code, 1);
     }
 
+    #[inline]
     fn count_status(&mut self, code: u16, n: u64) {
         match self.status.iter_mut().find(|(c, _)| *c == code) {
             Some((_, k)) => *k += n,
