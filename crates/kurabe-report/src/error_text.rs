@@ -41,6 +41,14 @@ pub fn short_usage_error(rendered: &str, help: &str) -> String {
     out
 }
 
+/// `kurabe man WORDS`: `word` names no subcommand of `parent`; which do.
+pub fn no_subcommand(parent: &str, word: &str, names: &[&str]) -> String {
+    format!(
+        "{parent} has no subcommand '{word}': give one of {}",
+        names.join(", ")
+    )
+}
+
 /// The error and its causes on one line, each text once: a cause whose
 /// words the line already holds (a library that puts its source in its own
 /// message) is not repeated.

@@ -12,7 +12,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::bail;
 use kurabe_report::check_thresholds::{ending, parse_flags};
 use kurabe_report::{check_entry, results_as_experiments, Gate};
 use kurabe_store::series::plan_or_label;
@@ -51,9 +50,7 @@ pub struct Args {
 
 /// Run `kurabe check`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let Some(renderer) = kurabe_report::check_renderer(args.format) else {
-        bail!("--format: kurabe check writes text, md or json");
-    };
+    let renderer = kurabe_report::check_renderer(args.format).expect("clap offers text, md, json");
     let thresholds = parse_flags(&args.thresholds).map_err(anyhow::Error::msg)?;
     check_outputs(&[("-o", args.out.path())])?;
     let store = open_existing(args.store.store.as_deref())?;

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use kurabe_model::notice::Notice;
+use kurabe_report::error_text::no_subcommand;
 
 /// Arguments of `kurabe man`.
 #[derive(Debug, clap::Args)]
@@ -65,11 +66,8 @@ fn find(cli: &clap::Command, words: &[String]) -> anyhow::Result<clap::Command> 
     for word in words {
         let Some(sub) = cmd.find_subcommand(word).cloned() else {
             let names: Vec<&str> = cmd.get_subcommands().map(|s| s.get_name()).collect();
-            bail!(
-                "{} has no subcommand '{word}': give one of {}",
-                cmd.get_display_name().unwrap_or("kurabe"),
-                names.join(", ")
-            );
+            let parent = cmd.get_display_name().unwrap_or("kurabe");
+            bail!(no_subcommand(parent, word, &names));
         };
         cmd = sub;
     }
