@@ -231,6 +231,16 @@ impl LiveLine {
             status_line("");
         }
     }
+
+    /// A fleet coordinator's event `e`: its line on stderr
+    /// ([`crate::fleet_events::coord_line`]), or its live progress here.
+    pub fn coord_event(&self, e: &kurabe_model::fleet::CoordEvent) {
+        if let Some(line) = crate::fleet_events::coord_line(e) {
+            eprintln!("{line}");
+        } else if let Some(progress) = crate::fleet_events::progress_text(e) {
+            self.update(Duration::ZERO, &progress);
+        }
+    }
 }
 
 #[cfg(test)]

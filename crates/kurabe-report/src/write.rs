@@ -11,9 +11,11 @@
 //! ever gets a temp file beside it.
 //!
 //! A report without `-o` goes to stdout ([`write_output`]), coloured only
-//! where stdout is a terminal that wants it ([`colour_for`]).
+//! where stdout is a terminal that wants it ([`colour_for`]); a run's log
+//! (ab's `-v`) where ab prints it ([`write_log`]).
 //!
-//! Must not render or decide what to write; it only puts bytes in place.
+//! Must not render (a renderer is handed in, [`write_rendered`]) or
+//! decide what to write; it only puts bytes in place.
 
 use std::fs::{File, OpenOptions, Permissions};
 use std::io::{self, BufWriter, IsTerminal, Write};
@@ -76,6 +78,32 @@ pub fn write_output(path: Option<&Path>, body: &str) -> Result<(), OutputWriteEr
         Some(p) => write_file(p, body.as_bytes())
             .map_err(|source| OutputWriteError::File { flag: "-o", source }),
     }
+}
+
+/// Write what `render` makes of `value` to the file `flag` names at
+/// `path` (`-e`, `--series-csv`), if one was asked for.
+pub fn write_rendered<T: ?Sized>(
+    (flag, path): (&'static str, Option<&Path>),
+    render: &dyn crate::Render<T>,
+    value: &T,
+) -> Result<(), OutputWriteError> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let text = crate::to_string(render, value);
+    write_file(path, text.as_bytes()).map_err(|source| OutputWriteError::File { flag, source })
+}
+
+/// Write a log `text` (ab's `-v` lines) where ab prints it, stdout,
+/// unless the report there is `format` other than text (then stderr, so
+/// the document stays parseable). A closed pipe ends the log quietly
+/// (the report's own write says so).
+pub fn write_log(format: crate::Format, text: &str) {
+    let _ = if format == crate::Format::Text {
+        io::stdout().lock().write_all(text.as_bytes())
+    } else {
+        io::stderr().lock().write_all(text.as_bytes())
+    };
 }
 
 /// Whether a report going to `path` (`None`: stdout) is coloured: only on

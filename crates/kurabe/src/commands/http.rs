@@ -8,7 +8,6 @@
 //! load generator itself is `kurabe_http::load`, which never sees clap
 //! types.
 
-use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -20,7 +19,7 @@ use kurabe_lab::http_runs::{choose, refuse_for_fleet, HttpRun};
 use kurabe_model::given::Given;
 use kurabe_model::record::SavedRecord;
 use kurabe_report::ab_log;
-use kurabe_report::write::check_outputs;
+use kurabe_report::write::{check_outputs, write_log};
 use kurabe_report::{http_renderer, to_string, Format};
 
 use kurabe_live::board::RunInfo;
@@ -75,7 +74,7 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     let (gnuplot, mut taps) = open_gnuplot(args.gnuplot.as_deref())?;
     if args.verbosity >= 2 {
         let head = sent_head(&resolved.load);
-        verbose(args.format, &ab_log::preamble(&head.method, &head.head));
+        write_log(args.format, &ab_log::preamble(&head.method, &head.head));
         taps.head_trace = Some(trace(args.format, args.verbosity));
     }
     let title = format!(
@@ -98,20 +97,9 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     Ok(crate::exit(ending(&report, args.max_error_rate, signalled)))
 }
 
-/// Print `-v` output where ab prints it, stdout, unless the report there is
-/// JSON, CSV or Markdown (then stderr, so the document stays parseable).
-/// A closed pipe ends the log quietly (the report write reports it).
-fn verbose(format: Format, text: &str) {
-    let _ = if format == Format::Text {
-        std::io::stdout().lock().write_all(text.as_bytes())
-    } else {
-        std::io::stderr().lock().write_all(text.as_bytes())
-    };
-}
-
 /// The `-v 2` tap: every response head, logged as ab logs it.
 fn trace(format: Format, verbosity: u8) -> HeadTrace {
     HeadTrace(Arc::new(move |bytes: &[u8]| {
-        verbose(format, &ab_log::head_received(bytes, verbosity))
+        write_log(format, &ab_log::head_received(bytes, verbosity))
     }))
 }

@@ -1,6 +1,6 @@
 //! `kurabe http URL_A URL_B …`: an A/B of endpoints in interleaved rounds.
 //!
-//! The flags are checked exactly as for one URL ([`super::args::from_args`],
+//! The flags are checked exactly as for one URL ([`super::args::early`],
 //! so the same mistakes give the same messages), then become an in-memory
 //! plan (`kurabe_lab::http_compare`): one variant per URL, one http workload
 //! that is the flags' `LoadSpec` (every load flag, `-b -B -X -E -f -Z`
@@ -23,7 +23,7 @@ use kurabe_model::plan::Plan;
 use kurabe_store::access::{recorded_experiment, RunStore};
 use kurabe_store::Store;
 
-use super::args::{from_args, Args};
+use super::args::{early, Args};
 use crate::live::Progress;
 use kurabe_model::notice::Notice;
 use kurabe_report::bars::RunsBar;
@@ -33,14 +33,14 @@ use kurabe_report::write::{check_outputs, colour_for, write_output};
 
 /// Run `kurabe http` with two or more URLs.
 pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
-    let urls = urls(args);
+    let urls: Vec<String> = args.url.iter().chain(&args.more_urls).cloned().collect();
     refuse_for_compare(given, args.save.save.as_deref())?;
     let plan = plan(args, given, &urls)?;
     check_outputs(&[("-o", args.out.path())])?;
     // Without --save, a private store in a directory removed at the end.
     let mut store = RunStore::open(args.save.store.store.as_deref(), args.save.save.is_some())
         .context("cannot open the results store (choose another with --store PATH)")?;
-    let outcome = run_plan(args, &plan, &mut store.store)?;
+    let outcome = run_plan(args, (&plan, &urls), &mut store.store)?;
     let exp = recorded_experiment(&store.store, outcome.experiment)?;
     let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
     let colour = colour_for(args.out.path());
@@ -60,7 +60,8 @@ fn plan(args: &Args, given: &Given, urls: &[String]) -> anyhow::Result<Plan> {
     let spec = if args.find_rate.find_rate {
         super::find_rate::checked(args, given)?.0
     } else {
-        from_args(args)
+        let checked = early(args).and_then(|e| e.finish(args));
+        checked
             .with_context(|| format!("checking {}", urls[0]))?
             .spec
     };
@@ -72,7 +73,11 @@ fn plan(args: &Args, given: &Given, urls: &[String]) -> anyhow::Result<Plan> {
 }
 
 /// Run the plan into `store`, with progress lines on stderr unless `-q`.
-fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurabe_lab::Outcome> {
+fn run_plan(
+    args: &Args,
+    (plan, urls): (&Plan, &[String]),
+    store: &mut Store,
+) -> anyhow::Result<kurabe_lab::Outcome> {
     let mut opts = kurabe_lab::prepare::options_here(plan, args.save.rev.current())?;
     opts.profile = args.profile.profiling(args.quiet)?;
     let stop = crate::signal::install_stop()?;
@@ -82,7 +87,7 @@ fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurab
     // On a terminal a bar over the runs, with the lines above it.
     let progress = Progress {
         quiet: args.quiet,
-        title: format!("kurabe http {}", urls(args).join(" ")),
+        title: format!("kurabe http {}", urls.join(" ")),
         bar: &|bar: &RunsBar, e: &Event<'_>| {
             bar.count(e);
             bar.line(ab_event_line(e));
@@ -90,13 +95,4 @@ fn run_plan(args: &Args, plan: &Plan, store: &mut Store) -> anyhow::Result<kurab
         held: ab_event_line,
     };
     crate::live::run_experiment(plan, store, opts, &stop, &args.live, progress)
-}
-
-/// All the URLs, in the order given.
-fn urls(args: &Args) -> Vec<String> {
-    args.url
-        .iter()
-        .cloned()
-        .chain(args.more_urls.iter().cloned())
-        .collect()
 }

@@ -1,5 +1,5 @@
 //! `kurabe http`'s command line: ab's flags plus kurabe's, and the one
-//! [`from_args`] step that maps them onto a [`LoadSpec`] (checked by
+//! [`early`] step that maps them onto a [`LoadSpec`] (checked by
 //! `kurabe_http::load` with errors naming the flags) and the report's
 //! settings (ab's layout flags, checked by `kurabe_report::AbLayout`).
 //!
@@ -301,11 +301,6 @@ pub struct Resolved {
     pub server: ServerChoice,
 }
 
-/// Resolve and validate the command line: [`early`], then [`Early::finish`].
-pub fn from_args(args: &Args) -> anyhow::Result<Resolved> {
-    early(args)?.finish(args)
-}
-
 /// The command line checked whole, no input read yet (a set on
 /// standard input may wait on its producer, or never end): a caller's
 /// own checks go between this and [`Early::finish`].
@@ -434,7 +429,8 @@ mod tests {
     fn resolve(argv: &[&str]) -> anyhow::Result<Resolved> {
         let mut full = vec!["http"];
         full.extend_from_slice(argv);
-        from_args(&Cli::try_parse_from(full).unwrap().args)
+        let args = Cli::try_parse_from(full).unwrap().args;
+        early(&args)?.finish(&args)
     }
 
     #[test]

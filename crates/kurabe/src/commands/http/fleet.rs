@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 use kurabe_fleet::coordinator::{self, CoordEvent, Outcome, Plan};
 use kurabe_model::record::SavedRecord;
 use kurabe_report::bars::{wanted, LiveLine};
-use kurabe_report::{fleet_events, fleet_report};
+use kurabe_report::fleet_report;
 
 use super::args::{Args, Resolved};
 use super::outputs::write_outputs;
@@ -49,7 +49,7 @@ pub fn run_distributed(args: &Args, resolved: &Resolved, workers: u32) -> anyhow
         if let CoordEvent::Created { run_id } = &e {
             cancel_on_forced_exit(&url, *run_id);
         }
-        log_event(&e, &live)
+        live.coord_event(&e)
     };
     let mut outcome = coordinator::run(&mut client, &plan, &interrupt, &mut on)?;
     live.finish();
@@ -90,13 +90,4 @@ fn write_merged(args: &Args, resolved: &Resolved, outcome: &Outcome) -> anyhow::
         eprint!("{table}");
     }
     write_outputs(args, &outcome.report, &doc)
-}
-
-/// A coordinator event on stderr; live progress only on a terminal.
-fn log_event(e: &CoordEvent, live: &LiveLine) {
-    if let Some(line) = fleet_events::coord_line(e) {
-        eprintln!("{line}");
-    } else if let Some(progress) = fleet_events::progress_text(e) {
-        live.update(std::time::Duration::ZERO, &progress);
-    }
 }

@@ -10,7 +10,7 @@ use anyhow::Context;
 use kurabe_http::load::GnuplotFile;
 use kurabe_http::load::Taps;
 use kurabe_model::http::HttpReport;
-use kurabe_report::write::{write_file, write_output, Pending};
+use kurabe_report::write::{write_output, write_rendered, Pending};
 use kurabe_report::{AbPercentCsv, SeriesCsv};
 
 use super::args::Args;
@@ -55,17 +55,9 @@ pub(crate) fn write_outputs(
     report: &HttpReport,
     rendered: &str,
 ) -> anyhow::Result<()> {
-    if let Some(path) = args
-        .percentiles_csv
-        .as_ref()
-        .filter(|_| !no_response(report, "-e"))
-    {
-        let csv = kurabe_report::to_string(&AbPercentCsv, report);
-        write_file(path, csv.as_bytes()).context("-e")?;
-    }
-    if let Some(path) = &args.series_csv {
-        let csv = kurabe_report::to_string(&SeriesCsv, report);
-        write_file(path, csv.as_bytes()).context("--series-csv")?;
-    }
+    let percentiles = (args.percentiles_csv.as_deref()).filter(|_| !no_response(report, "-e"));
+    write_rendered(("-e", percentiles), &AbPercentCsv, report)?;
+    let series = args.series_csv.as_deref();
+    write_rendered(("--series-csv", series), &SeriesCsv, report)?;
     Ok(write_output(args.out.path(), rendered)?)
 }
