@@ -59,6 +59,22 @@ impl WatchReport {
     pub fn oom_killed(&self) -> bool {
         self.oom_kills.is_some_and(|n| n > 0)
     }
+
+    /// The label a saved watch goes under without `--save=LABEL`:
+    /// `watch CMD ARGS`, or `watch pid N`.
+    pub fn label(&self) -> String {
+        match &self.command {
+            Some(argv) => format!("watch {}", argv.join(" ")),
+            None => format!("watch pid {}", self.pid),
+        }
+    }
+}
+
+impl MemReport {
+    /// The label a saved `kurabe mem` goes under without `--save=LABEL`.
+    pub fn label(&self) -> String {
+        format!("mem {} {}", self.host, self.arch)
+    }
 }
 
 /// How an OOM kill reads, with the memory limit that caused it:

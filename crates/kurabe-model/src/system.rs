@@ -69,6 +69,13 @@ pub struct SystemReport {
     pub runs: Vec<SystemRun>,
 }
 
+impl SystemReport {
+    /// The label a saved `kurabe system` run goes under without `--save=LABEL`.
+    pub fn label(&self) -> String {
+        format!("system {}", self.host)
+    }
+}
+
 /// `--precision P --max-time T`: what a precision-driven run aimed for.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

@@ -54,7 +54,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let report = kurabe_probe::mem_report::read(args.top, env!("CARGO_PKG_VERSION"))?;
     let renderer = mem_renderer(args.format, unit(&args));
     write_rendered(args.out.path(), &*renderer, &report)?;
-    let label = format!("mem {} {}", report.host, report.arch);
+    let label = report.label();
     args.save
         .save_if_asked(&label, || SavedRecord::Mem(Box::new(report)))?;
     Ok(ExitCode::SUCCESS)

@@ -152,7 +152,7 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
             notice,
         ))));
     }
-    let label = format!("system {}", report.host);
+    let label = report.label();
     save.save_if_asked(&label, || SavedRecord::System(Box::new(report)))?;
     Ok(ExitCode::SUCCESS)
 }

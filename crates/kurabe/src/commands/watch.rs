@@ -101,12 +101,9 @@ fn write_report(args: &Args, report: &WatchReport) -> anyhow::Result<()> {
     if let Some(path) = &args.svg {
         write_file(path, to_string(&Svg, report).as_bytes()).context("--svg")?;
     }
-    let label = match &report.command {
-        Some(argv) => format!("watch {}", argv.join(" ")),
-        None => format!("watch pid {}", report.pid),
-    };
-    args.save
-        .save_if_asked(&label, || SavedRecord::Watch(Box::new(report.clone())))
+    args.save.save_if_asked(&report.label(), || {
+        SavedRecord::Watch(Box::new(report.clone()))
+    })
 }
 
 /// Flags → what to watch and how often.
