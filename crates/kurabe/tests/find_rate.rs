@@ -13,8 +13,10 @@
 //! - below capacity a step passes unless the client cannot send
 //!   (1000 req/s needs a few % of one core, even from a debug build) or
 //!   scheduling stalls delay more than 1 % of a step's requests by over
-//!   100 ms (the SLO is generous on purpose: the knee is found by the
-//!   server falling behind, the SLO only has to stay out of the noise).
+//!   500 ms (the SLO is generous on purpose: the knee is found by the
+//!   server falling behind, the SLO only has to stay out of the noise; at
+//!   100 ms, 1 % of a 200/s step of 0.5 s is one request, and one stall of
+//!   a loaded machine failed it).
 
 use std::net::TcpListener;
 use std::process::Output;
@@ -51,7 +53,7 @@ fn text(b: &[u8]) -> String {
 #[test]
 fn the_found_rate_is_the_servers_computed_capacity() {
     let server = ServeChild::start(&["--service-us", "1000"]);
-    let out = find_rate(&server.url, &["--slo", "p(99)<100ms", "--format", "json"]);
+    let out = find_rate(&server.url, &["--slo", "p(99)<500ms", "--format", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let value: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     kurabe_testkit::schema::assert_valid("capacity-report.schema.json", &value);
@@ -198,7 +200,7 @@ fn half_the_service_time_is_found_at_least_1_6_times_the_rate_in_an_ab() {
     let b = ServeChild::start(&["--service-us", "500"]);
     let out = kurabe()
         .args(["http", &a.url, &b.url, "--find-rate", "-k", "-q"])
-        .args(["--slo", "p(99)<100ms", "--rounds", "3", "--format", "json"])
+        .args(["--slo", "p(99)<500ms", "--rounds", "3", "--format", "json"])
         .args([
             "--step",
             "500ms",
@@ -212,7 +214,7 @@ fn half_the_service_time_is_found_at_least_1_6_times_the_rate_in_an_ab() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).expect("JSON on stdout");
     let workload = &v["comparison"]["workloads"][0];
-    assert_eq!(workload["slos"], serde_json::json!(["p(99)<100ms"]));
+    assert_eq!(workload["slos"], serde_json::json!(["p(99)<500ms"]));
     let metric = &workload["metrics"][0];
     assert_eq!(metric["name"], "capacity_per_second", "{metric:#}");
     let versus = &metric["versus_baseline"][0];
@@ -231,7 +233,7 @@ fn a_saved_search_is_an_experiment_history_follows() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s.sqlite");
     let store = store.to_str().unwrap();
-    let args = ["--slo", "p(99)<100ms", "--format", "json", "--save"];
+    let args = ["--slo", "p(99)<500ms", "--format", "json", "--save"];
     let out = find_rate(&server.url, &[&args[..], &["--store", store]].concat());
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(

@@ -128,12 +128,15 @@ fn the_live_view_shows_the_run_and_q_prints_the_report_in_a_cooked_terminal() {
     let server = ServeChild::start(&[]);
     let tmux = Tmux::start("view", &[]);
     tmux.type_line(&command_line(&server.url, ""));
-    // The view, once responses are counted: the rate and status lines.
+    // The view, once responses are counted (the rate and status lines)
+    // and the server's first sample is in: on a loaded machine the view
+    // can draw counted responses before the server's probe has reported.
     let screen = tmux.wait_for(Tmux::screen, |s| {
         s.lines()
             .any(|l| l.starts_with("status ") && l.contains("  200: "))
             && s.lines()
                 .any(|l| l.starts_with("rate ") && !l.starts_with("rate 0/s"))
+            && s.contains("server   CPU ")
     });
     assert!(tmux.alternate_on());
     let lines: Vec<&str> = screen.lines().collect();

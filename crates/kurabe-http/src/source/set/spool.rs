@@ -260,6 +260,27 @@ impl Read for SpoolReader {
 mod tests {
     use super::*;
 
+    /// Standard input as a test drives it: each message is one read's
+    /// bytes; the channel's end is the input's end.
+    struct Chan(std::sync::mpsc::Receiver<Vec<u8>>);
+
+    impl Read for Chan {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Ok(b) = self.0.recv() else { return Ok(0) };
+            buf[..b.len()].copy_from_slice(&b);
+            Ok(b.len())
+        }
+    }
+
+    /// A thread copying what `rx` sends into `spool`, as `read_stdin`'s does.
+    fn copying(
+        spool: &Arc<Spool>,
+        rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    ) -> std::thread::JoinHandle<()> {
+        let c = Arc::clone(spool);
+        std::thread::spawn(move || c.copy(Chan(rx), 0))
+    }
+
     #[test]
     fn a_set_of_more_lines_than_a_held_one_may_have_is_not_held() {
         let lines = |n: usize| "h\n".repeat(n).into_bytes();
@@ -273,16 +294,7 @@ mod tests {
     fn a_reader_waits_for_the_copy_and_reads_all_of_it() {
         let spool = Arc::new(Spool::create().unwrap());
         let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
-        struct Chan(std::sync::mpsc::Receiver<Vec<u8>>);
-        impl Read for Chan {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let Ok(b) = self.0.recv() else { return Ok(0) };
-                buf[..b.len()].copy_from_slice(&b);
-                Ok(b.len())
-            }
-        }
-        let c = Arc::clone(&spool);
-        let copier = std::thread::spawn(move || c.copy(Chan(rx), 0));
+        let copier = copying(&spool, rx);
         let mut r = SpoolReader {
             spool: Arc::clone(&spool),
             pos: 0,
@@ -306,16 +318,7 @@ mod tests {
     fn a_wait_for_a_silent_input_ends_on_its_stop() {
         let spool = Arc::new(Spool::create().unwrap());
         let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
-        struct Chan(std::sync::mpsc::Receiver<Vec<u8>>);
-        impl Read for Chan {
-            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                let Ok(b) = self.0.recv() else { return Ok(0) };
-                buf[..b.len()].copy_from_slice(&b);
-                Ok(b.len())
-            }
-        }
-        let c = Arc::clone(&spool);
-        let copier = std::thread::spawn(move || c.copy(Chan(rx), 0));
+        let copier = copying(&spool, rx);
         tx.send(b"abc".to_vec()).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let reader = SpoolReader {
