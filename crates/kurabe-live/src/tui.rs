@@ -141,7 +141,20 @@ fn draw_loop(
         let wait = next
             .saturating_duration_since(Instant::now())
             .min(Duration::from_millis(50));
-        if !event::poll(wait)? {
+        let ready = match keys(wait) {
+            // The terminal hung up (its window closed, its SSH session
+            // dropped): nobody sees the view or can press q, and
+            // crossterm's reader would spin on it. Stop the run, as
+            // SIGHUP does, and stop drawing.
+            Keys::Gone => {
+                interrupt.trigger(None);
+                return Ok(());
+            }
+            Keys::None => false,
+            Keys::Some => event::poll(Duration::ZERO)?,
+            Keys::Unwatched => event::poll(wait)?,
+        };
+        if !ready {
             continue;
         }
         match event::read()? {
@@ -160,6 +173,44 @@ fn draw_loop(
         }
     }
     Ok(())
+}
+
+/// What the terminal on standard input has for the view within a wait.
+enum Keys {
+    /// Input to read.
+    Some,
+    /// Nothing within the wait.
+    None,
+    /// It hung up.
+    Gone,
+    /// Standard input is no terminal: crossterm reads `/dev/tty` itself.
+    Unwatched,
+}
+
+/// Wait at most `wait` for input on standard input, when it is the
+/// terminal, and see whether that terminal hung up.
+fn keys(wait: Duration) -> Keys {
+    use std::os::fd::AsRawFd as _;
+    let stdin = io::stdin();
+    if !stdin.is_terminal() {
+        return Keys::Unwatched;
+    }
+    let mut fd = libc::pollfd {
+        fd: stdin.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: one valid pollfd, alive for the call.
+    let n = unsafe { libc::poll(&mut fd, 1, ms) };
+    if n > 0 && fd.revents & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        Keys::Gone
+    } else if n > 0 {
+        Keys::Some
+    } else {
+        // Nothing came, or a signal cut the wait short: look again.
+        Keys::None
+    }
 }
 
 /// Give the terminal back (cooked mode, main screen, cursor), once.

@@ -189,6 +189,50 @@ fn the_live_view_shows_the_run_and_q_prints_the_report_in_a_cooked_terminal() {
     assert_cooked(&history);
 }
 
+/// The terminal going away under the view (its window closed, an SSH
+/// session dropped: here tmux's server killed, which hangs the pane's
+/// terminal up) ends the run: before, the view's key reader spun on the
+/// dead terminal and kurabe never exited, even after its `-t 60`.
+#[test]
+fn a_terminal_that_hangs_up_ends_the_run() {
+    let server = ServeChild::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let tmux = Tmux::start("hangup", &[]);
+    let bin = kurabe().get_program().to_string_lossy().into_owned();
+    // `exec`: kurabe takes the shell's pid, which the file holds.
+    tmux.type_line(&format!(
+        "echo $$ > {}; exec {bin} http {} -t 60 -c 2 -k --rate 500 --tui",
+        pidfile.display(),
+        server.url
+    ));
+    tmux.wait_for(Tmux::screen, |s| s.lines().any(|l| l.starts_with("rate ")));
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc_dir.exists());
+    tmux.run(&["kill-server"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    // Gone, or a zombie no one reaps yet (tmux's server is gone too).
+    let ended = || {
+        std::fs::read_to_string(proc_dir.join("stat")).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    };
+    while !ended() {
+        assert!(
+            Instant::now() < deadline,
+            "kurabe (pid {pid}) still runs 20 s after its terminal hung up"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn a_panic_gives_the_terminal_back() {
     let server = ServeChild::start(&[]);
