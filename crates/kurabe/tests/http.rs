@@ -697,11 +697,7 @@ fn max_error_rate_fails_the_run_above_the_fraction_only() {
 
 #[test]
 fn abort_on_error_stops_at_the_first_failure_and_exits_1() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let url = format!("http://127.0.0.1:{port}/");
     let out = http(&["--format", "json", "--abort-on-error", "-n", "1000", &url]);
     assert_eq!(out.code, Some(1), "{}", out.stderr);
@@ -722,11 +718,7 @@ fn abort_on_error_stops_at_the_first_failure_and_exits_1() {
 #[test]
 fn an_ab_where_one_url_never_succeeds_exits_1_naming_it() {
     let a = ServeChild::start(&[]);
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = closed_port();
     let dead = format!("http://127.0.0.1:{port}/");
     let out = http(&["-n", "20", "--rounds", "2", &a.url, &dead]);
     assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
