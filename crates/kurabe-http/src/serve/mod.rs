@@ -21,6 +21,7 @@
 mod chunked;
 mod poll;
 mod response;
+mod work;
 mod worker;
 
 use std::io;
@@ -228,7 +229,8 @@ pub fn run(
     cfg.check()?;
     listener.set_nonblocking(true)?;
     let threads = cfg.threads.max(1);
-    let shared = worker::Shared::new(cfg, stats, shutdown, &listener, threads)?;
+    let work = work::Work::new(cfg, stats, shutdown);
+    let shared = worker::Shared::new((cfg, stats, shutdown), &work, &listener, threads)?;
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|i| {

@@ -1,10 +1,10 @@
 //! One worker thread of the built-in server: an edge-triggered epoll loop over
 //! the connections it accepted, plus a FIFO timer queue for delayed responses.
 //!
-//! Owns connection state, the per-request work (`work_us`, `alloc_kb`,
-//! `leak_bytes`), the turn at the simulated serial resource (`service_us`)
-//! and the connection timeouts (header, idle). Must not block on
-//! a socket or sleep: everything waits in `epoll_wait`.
+//! Owns connection state, the delayed responses (what [`Work::pay`] holds
+//! back for `service_us` and `latency_ms`) and the connection timeouts
+//! (header, idle). Must not block on a socket or sleep: everything waits
+//! in `epoll_wait`.
 //!
 //! Out of file descriptors (`accept` fails with `EMFILE`), the worker takes
 //! the listener out of its epoll set: a level-triggered listener with a full
@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use super::chunked::Chunked;
 use super::poll::Epoll;
 use super::response::{self, ConnMode, Framing, Kind, Responses};
+use super::work::Work;
 use super::{ServeConfig, ServeStats, SHUTDOWN_POLL};
 
 /// What all workers of one server share (read-only apart from the atomic
@@ -39,15 +40,14 @@ pub(super) struct Shared<'a> {
     inboxes: Vec<Mutex<Vec<TcpStream>>>,
     /// Per worker: an eventfd in its epoll set that says "look in your inbox".
     wakers: Vec<OwnedFd>,
-    /// When the simulated serial resource (`service_us`) is next free.
-    resource_free_at: Mutex<Option<Instant>>,
+    /// Each request's costs, and the serial resource (shared with HTTP/3).
+    work: &'a Work<'a>,
 }
 
 impl<'a> Shared<'a> {
     pub(super) fn new(
-        cfg: &'a ServeConfig,
-        stats: &'a ServeStats,
-        shutdown: &'a AtomicBool,
+        (cfg, stats, shutdown): (&'a ServeConfig, &'a ServeStats, &'a AtomicBool),
+        work: &'a Work<'a>,
         listener: &'a TcpListener,
         workers: usize,
     ) -> io::Result<Self> {
@@ -71,23 +71,8 @@ impl<'a> Shared<'a> {
             live: (0..workers).map(|_| AtomicUsize::new(0)).collect(),
             inboxes: (0..workers).map(|_| Mutex::new(Vec::new())).collect(),
             wakers,
-            resource_free_at: Mutex::new(None),
+            work,
         })
-    }
-
-    /// Queue a request that arrived at `now` for the serial resource: when
-    /// its turn ends. Turns follow each other exactly, from the end of the
-    /// previous turn (not from when a worker woke up late), so the server's
-    /// capacity is 1e6 / `service_us` per second however late the timers fire.
-    fn take_turn(&self, now: Instant, service: Duration) -> Instant {
-        let mut free_at = self
-            .resource_free_at
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let start = free_at.map_or(now, |t| t.max(now));
-        let end = start + service;
-        *free_at = Some(end);
-        end
     }
 
     /// The worker with the fewest open connections (ties go to the lowest index).
@@ -681,97 +666,13 @@ impl<'s, 'a> Worker<'s, 'a> {
                 .extend_from_slice(&response::stats_response(&json, kind.mode));
             return;
         }
-        let stats = self.shared.stats;
-        stats.note_served();
-        if req.body_bytes > 0 {
-            stats.requests_with_body.fetch_add(1, Ordering::Relaxed);
-            stats
-                .body_bytes_received
-                .fetch_add(req.body_bytes, Ordering::Relaxed);
+        match self.shared.work.pay(req.body_bytes, &mut self.leaks) {
+            Some(due) => {
+                conn.delayed = Some(kind);
+                let token = (u64::from(self.generations[idx]) << 32) | idx as u64;
+                self.timers.push_back((due, token));
+            }
+            None => conn.wbuf.extend_from_slice(self.shared.responses.get(kind)),
         }
-        spin(Duration::from_micros(cfg.work_us), self.shared.shutdown);
-        churn(cfg.alloc_kb * 1024);
-        if cfg.leak_bytes > 0 {
-            // Filled with a non-zero byte so every page is really resident.
-            self.leaks
-                .push(vec![0xa5; cfg.leak_bytes].into_boxed_slice());
-            stats
-                .leaked_bytes
-                .fetch_add(cfg.leak_bytes as u64, Ordering::Relaxed);
-        }
-        let now = Instant::now();
-        let served_at = (cfg.service_us > 0).then(|| {
-            self.shared
-                .take_turn(now, Duration::from_micros(cfg.service_us))
-        });
-        if served_at.is_some() || cfg.latency_ms > 0 {
-            conn.delayed = Some(kind);
-            let token = (u64::from(self.generations[idx]) << 32) | idx as u64;
-            let due = served_at.unwrap_or(now) + Duration::from_millis(cfg.latency_ms);
-            self.timers.push_back((due, token));
-        } else {
-            conn.wbuf.extend_from_slice(self.shared.responses.get(kind));
-        }
-    }
-}
-
-/// Burn `d` of this thread's CPU time (a busy loop, not a sleep: it is meant to cost CPU).
-///
-/// The loop watches the thread's own CPU clock, not the wall clock, so every request
-/// costs the same CPU however often the scheduler preempts the worker: on a loaded
-/// machine a wall-clock spin would cost less CPU per request, and a 10 % difference in
-/// `--work-us` would no longer be a 10 % difference in work. A shutdown ends it early:
-/// SIGTERM must not wait for seconds of configured work.
-fn spin(d: Duration, shutdown: &AtomicBool) {
-    if d.is_zero() {
-        return;
-    }
-    let end = thread_cpu_time() + d;
-    while thread_cpu_time() < end && !shutdown.load(Ordering::Relaxed) {
-        std::hint::spin_loop();
-    }
-}
-
-/// CPU time consumed by the calling thread so far.
-fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID exists on
-    // every Linux kernel kurabe supports, and the call has no other side effects.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    debug_assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID) failed");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-/// Allocate `bytes`, touch every byte and free it again.
-fn churn(bytes: usize) {
-    if bytes == 0 {
-        return;
-    }
-    // A non-zero fill defeats calloc's untouched zero pages.
-    let buf = vec![0x5au8; bytes];
-    std::hint::black_box(&buf);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spin_costs_at_least_the_requested_cpu_time() {
-        let start = thread_cpu_time();
-        let wall = Instant::now();
-        spin(Duration::from_micros(2000), &AtomicBool::new(false));
-        assert!(thread_cpu_time() - start >= Duration::from_micros(2000));
-        assert!(wall.elapsed() >= Duration::from_micros(2000));
-    }
-
-    #[test]
-    fn spin_stops_at_shutdown() {
-        let start = thread_cpu_time();
-        spin(Duration::from_secs(600), &AtomicBool::new(true));
-        assert!(thread_cpu_time() - start < Duration::from_secs(1));
     }
 }
