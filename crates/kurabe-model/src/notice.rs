@@ -124,6 +124,11 @@ pub enum Notice {
         /// Pages left as they were.
         unchanged: usize,
     },
+    /// `kurabe serve --http3` made a self-signed certificate and wrote it here.
+    ServeCertificate {
+        /// The PEM file a client trusts.
+        path: PathBuf,
+    },
     /// `kurabe serve` stopped.
     ServeStopped {
         /// Requests it answered.

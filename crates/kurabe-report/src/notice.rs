@@ -30,6 +30,7 @@ pub fn line(notice: &Notice) -> String {
         Notice::Exported { entries, path } => format!("exported {entries} entries to {}", path.display()),
         Notice::ManPages { pages, dir } => format!("kurabe: {pages} man page(s) in {}", dir.display()),
         Notice::Site { plans, dir, written, unchanged } => site(*plans, dir, (*written, *unchanged)),
+        Notice::ServeCertificate { path } => format!("kurabe serve: HTTP/3 with a self-signed certificate for localhost, 127.0.0.1 and ::1; trust it with --cacert {}", path.display()),
         Notice::ServeStopped { requests } => format!("kurabe serve: stopped after {requests} requests"),
         Notice::ThresholdsFailed { failed, of } => thresholds_failed(failed, *of),
         Notice::VariantThresholdsFailed { failed, of } => variant_thresholds_failed(failed, *of),

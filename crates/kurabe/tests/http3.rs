@@ -406,3 +406,136 @@ fn meaningless_combinations_are_refused_in_one_line_before_any_packet() {
         "a packet was sent"
     );
 }
+
+/// `kurabe serve --http3 --port 0` as a child: the two URLs it printed on
+/// stdout, the certificate file it named on stderr, and the rest of stderr.
+struct H3Serve {
+    kid: crate::util::Kid,
+    url: String,
+    ca: std::path::PathBuf,
+    stderr: std::io::BufReader<std::process::ChildStderr>,
+}
+
+impl H3Serve {
+    fn start(args: &[&str]) -> H3Serve {
+        use std::io::BufRead;
+        let mut child = crate::util::kurabe()
+            .args(["serve", "--http3", "--port", "0", "--threads", "1"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let kid = crate::util::Kid(child);
+        let (mut http, mut https, mut note) = (String::new(), String::new(), String::new());
+        out.read_line(&mut http).unwrap();
+        out.read_line(&mut https).unwrap();
+        stderr.read_line(&mut note).unwrap();
+        // The first line stays the HTTP/1.1 address; HTTP/3's is the second, same port.
+        let port = http
+            .trim()
+            .strip_prefix("http://127.0.0.1:")
+            .unwrap_or_else(|| panic!("{http:?}"));
+        assert_eq!(https.trim(), format!("https://localhost:{port}"), "{http}");
+        let ca = note
+            .trim()
+            .rsplit_once("--cacert ")
+            .unwrap_or_else(|| panic!("no certificate file named: {note:?}"))
+            .1
+            .into();
+        H3Serve {
+            kid,
+            url: https.trim().to_owned(),
+            ca,
+            stderr,
+        }
+    }
+
+    /// SIGTERM: it exits 0, and the rest of its stderr.
+    fn stop(mut self) -> String {
+        use std::io::Read;
+        // SAFETY: plain kill(2) on our own child's PID.
+        unsafe { libc::kill(self.kid.0.id() as i32, libc::SIGTERM) };
+        let mut rest = String::new();
+        self.stderr.read_to_string(&mut rest).unwrap();
+        let status = self.kid.0.wait().unwrap();
+        assert!(status.success(), "{status:?}: {rest}");
+        rest
+    }
+}
+
+/// The built-in server's HTTP/3 side: `kurabe http --http3` trusting the
+/// certificate file it printed completes every request (and with
+/// `--insecure`), the server counts each one as its stop line says, and
+/// the file goes when it stops.
+#[test]
+fn serve_http3_answers_every_request_and_counts_each() {
+    let server = H3Serve::start(&["--body-bytes", "100"]);
+    let ca = server.ca.display().to_string();
+    assert!(server.ca.exists(), "{ca}");
+    let args = ["--http3", "-n", "200", "-c", "4", "--streams", "4"];
+    let mut verified = args.to_vec();
+    verified.extend(["--cacert", &ca, &server.url]);
+    let r = http_json(&verified);
+    let counts = (r.complete_requests, r.failed_requests);
+    assert_eq!(counts, (200, 0), "{:?}", r.errors);
+    assert_eq!((r.protocol.as_str(), r.body_bytes), ("h3", 200 * 100));
+    let server_software = r.server_software.as_deref().unwrap_or_default();
+    assert!(server_software.starts_with("kurabe/"), "{server_software}");
+    let r = http_json(&["--http3", "--insecure", "-n", "10", &server.url]);
+    assert_eq!(
+        (r.complete_requests, r.failed_requests),
+        (10, 0),
+        "{:?}",
+        r.errors
+    );
+    let ca_file = server.ca.clone();
+    let rest = server.stop();
+    assert!(
+        rest.contains("kurabe serve: stopped after 210 requests"),
+        "{rest}"
+    );
+    assert!(
+        !ca_file.exists(),
+        "the certificate file outlived the server"
+    );
+}
+
+/// A certificate without its key (or either without `--http3`), and
+/// files that cannot be read: exit 2, one line naming the flag.
+#[test]
+fn serve_refuses_half_a_certificate_and_unreadable_files_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.pem");
+    std::fs::write(&junk, "not a certificate\n").unwrap();
+    let junk = junk.display().to_string();
+    let missing = dir.path().join("missing.pem").display().to_string();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--http3", "--tls-cert", &junk], "--tls-key"),
+        (&["--tls-cert", &junk, "--tls-key", &junk], "--http3"),
+        (
+            &["--http3", "--tls-cert", &missing, "--tls-key", &junk],
+            "cannot read --tls-cert",
+        ),
+        (
+            &["--http3", "--tls-cert", &junk, "--tls-key", &junk],
+            "--tls-cert",
+        ),
+    ];
+    for (args, says) in cases {
+        let out = crate::util::kurabe()
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let first = err.lines().next().unwrap_or_default();
+        assert!(first.contains(says), "{args:?}: {err}");
+        // A setup error is one line; a usage error adds where to look.
+        assert!(err.lines().count() <= 2, "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}: nothing served");
+    }
+}

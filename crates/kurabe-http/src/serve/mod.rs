@@ -1,5 +1,6 @@
 //! The built-in target server (`kurabe serve`): a small, tunable HTTP/1.1 server
-//! for demos, examples and tests.
+//! for demos, examples and tests, and HTTP/3 beside it on the same port
+//! number ([`h3`], `--http3`).
 //!
 //! [`run`] takes its listener, configuration, counters and shutdown flag as
 //! parameters (mini-redis style), so tests bind port 0 in-process and read the
@@ -19,6 +20,7 @@
 //! counters as JSON and is itself not counted. It never prints.
 
 mod chunked;
+pub mod h3;
 mod poll;
 mod response;
 mod work;
@@ -143,7 +145,7 @@ pub struct ServeStats {
     pub requests_with_body: AtomicU64,
     /// Request body bytes received (after removing chunked framing).
     pub body_bytes_received: AtomicU64,
-    /// TCP connections accepted.
+    /// TCP connections and QUIC (HTTP/3) connections accepted.
     pub connections_accepted: AtomicU64,
     /// Bytes deliberately retained by `leak_bytes`.
     pub leaked_bytes: AtomicU64,
@@ -215,24 +217,49 @@ pub fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     Ok(socket.into())
 }
 
-/// Serve on `listener` with `cfg.threads` workers until `shutdown` is set.
+/// What a server answers on: its TCP listener (HTTP/1.1), and with
+/// HTTP/3 a UDP socket on the same port number ([`h3::Http3::bind`]).
+pub struct Listeners {
+    tcp: TcpListener,
+    http3: Option<h3::Http3>,
+}
+
+impl Listeners {
+    /// HTTP/3 on `http3` beside the TCP listener.
+    pub fn with_http3(self, http3: h3::Http3) -> Listeners {
+        Listeners {
+            http3: Some(http3),
+            ..self
+        }
+    }
+}
+
+impl From<TcpListener> for Listeners {
+    fn from(tcp: TcpListener) -> Listeners {
+        Listeners { tcp, http3: None }
+    }
+}
+
+/// Serve on `listeners` with `cfg.threads` HTTP/1.1 workers (and one
+/// HTTP/3 thread) until `shutdown` is set.
 ///
 /// Returns once every worker has stopped; open connections are closed then.
 /// Errors are setup failures (epoll, listener); per-connection errors just
 /// close that connection.
 pub fn run(
-    listener: TcpListener,
+    listeners: impl Into<Listeners>,
     cfg: &ServeConfig,
     stats: &ServeStats,
     shutdown: &AtomicBool,
 ) -> io::Result<()> {
+    let Listeners { tcp, http3 } = listeners.into();
     cfg.check()?;
-    listener.set_nonblocking(true)?;
+    tcp.set_nonblocking(true)?;
     let threads = cfg.threads.max(1);
     let work = work::Work::new(cfg, stats, shutdown);
-    let shared = worker::Shared::new((cfg, stats, shutdown), &work, &listener, threads)?;
+    let shared = worker::Shared::new((cfg, stats, shutdown), &work, &tcp, threads)?;
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
+        let mut handles: Vec<_> = (0..threads)
             .map(|i| {
                 let shared = &shared;
                 std::thread::Builder::new()
@@ -240,6 +267,11 @@ pub fn run(
                     .spawn_scoped(scope, move || worker::Worker::new(shared, i)?.run())
             })
             .collect::<io::Result<_>>()?;
+        if let Some(http3) = http3 {
+            let work = &work;
+            let thread = std::thread::Builder::new().name("kurabe-serve-h3".into());
+            handles.push(thread.spawn_scoped(scope, move || h3::run(http3, work, stats))?);
+        }
         let mut first_err = Ok(());
         for h in handles {
             let res = h
@@ -264,16 +296,17 @@ pub struct Server {
 }
 
 impl Server {
-    /// Start serving `listener` in the background.
-    pub fn start(listener: TcpListener, cfg: ServeConfig) -> io::Result<Self> {
-        let addr = listener.local_addr()?;
+    /// Start serving `listeners` in the background.
+    pub fn start(listeners: impl Into<Listeners>, cfg: ServeConfig) -> io::Result<Self> {
+        let listeners = listeners.into();
+        let addr = listeners.tcp.local_addr()?;
         let stats = Arc::new(ServeStats::default());
         let shutdown = Arc::new(AtomicBool::new(false));
         let thread = {
             let (stats, shutdown) = (stats.clone(), shutdown.clone());
             std::thread::Builder::new()
                 .name("kurabe-serve".into())
-                .spawn(move || run(listener, &cfg, &stats, &shutdown))?
+                .spawn(move || run(listeners, &cfg, &stats, &shutdown))?
         };
         Ok(Self {
             addr,

@@ -69,7 +69,7 @@ impl Responses {
 }
 
 /// Statuses that never carry a body (RFC 9110 §6.4.1).
-fn bodiless(status: u16) -> bool {
+pub(super) fn bodiless(status: u16) -> bool {
     (100..200).contains(&status) || status == 204 || status == 304
 }
 
@@ -140,7 +140,7 @@ fn build(cfg: &ServeConfig, kind: Kind) -> Vec<u8> {
 }
 
 /// `n` bytes of printable filler ending in a newline.
-fn body_bytes(n: usize) -> Vec<u8> {
+pub(super) fn body_bytes(n: usize) -> Vec<u8> {
     let mut body = vec![b'x'; n];
     if let Some(last) = body.last_mut() {
         *last = b'\n';

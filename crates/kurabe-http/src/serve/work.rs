@@ -38,6 +38,16 @@ impl<'a> Work<'a> {
         }
     }
 
+    /// The configuration whose costs these are.
+    pub(super) fn config(&self) -> &'a ServeConfig {
+        self.cfg
+    }
+
+    /// The server is stopping.
+    pub(super) fn stopping(&self) -> bool {
+        self.shutdown.load(Ordering::Relaxed)
+    }
+
     /// Count one request (of `body_bytes` body) and pay its costs, keeping
     /// what `leak_bytes` keeps in `leaks`: `None` when the response may go
     /// out now, else when it may (its turn at the resource over, its

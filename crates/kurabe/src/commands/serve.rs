@@ -1,18 +1,22 @@
 //! `kurabe serve`: run the built-in tunable HTTP target server in the foreground.
 //!
-//! Owns flag parsing and the process edge (bound address on stdout, Ctrl-C:
+//! Owns flag parsing and the process edge (bound address on stdout, and
+//! with `--http3` the HTTP/3 URL as the second line and the self-signed
+//! certificate's file on stderr; Ctrl-C:
 //! the first stops the server gracefully, a second exits at once); the server
 //! itself is `kurabe_http::serve`.
 
 use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_http::raise_fd_limit;
-use kurabe_http::serve::{self, ServeConfig, ServeStats};
+use kurabe_http::serve::h3::{Certificate, Http3};
+use kurabe_http::serve::{self, Listeners, ServeConfig, ServeStats};
 use kurabe_model::plan::parse_positive_duration;
 
 /// Arguments of `kurabe serve`.
@@ -63,6 +67,15 @@ pub struct Args {
     /// Close a connection when no bytes have moved either way for this long (idle keep-alive, stalled body, a client that stopped reading), e.g. 60s.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_positive_duration)]
     pub idle_timeout: Duration,
+    /// Also answer HTTP/3 (QUIC v1, TLS 1.3, ALPN h3) on UDP on the same port number; its URL (https://localhost:PORT/ on 127.0.0.1) is the second line on stdout. One thread of its own applies --body-bytes, --status, --work-us, --alloc-kb, --leak-bytes, --service-us (the same queue), --latency-ms and --idle-timeout; --threads, --chunked, --close and --header-timeout are HTTP/1.1's.
+    #[arg(long)]
+    pub http3: bool,
+    /// HTTP/3's certificate chain, PEM [default: a self-signed certificate for localhost, 127.0.0.1 and ::1 made at start, written to a file named on stderr for `kurabe http --cacert FILE`].
+    #[arg(long, value_name = "FILE", requires_all = ["http3", "tls_key"])]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert, PEM.
+    #[arg(long, value_name = "FILE", requires_all = ["http3", "tls_cert"])]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl Args {
@@ -85,6 +98,15 @@ impl Args {
             idle_timeout: self.idle_timeout,
         }
     }
+
+    /// HTTP/3's certificate, with `--http3`.
+    fn certificate(&self) -> Option<Certificate> {
+        let files = self.tls_cert.clone().zip(self.tls_key.clone());
+        self.http3.then_some(match files {
+            Some((cert, key)) => Certificate::Files { cert, key },
+            None => Certificate::SelfSigned,
+        })
+    }
 }
 
 /// Run `kurabe serve` until Ctrl-C or SIGTERM.
@@ -100,12 +122,27 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let bound = listener
         .local_addr()
         .context("cannot read the bound address")?;
+    let mut listeners = Listeners::from(listener);
+    let mut urls = vec![serve::url_of(bound)];
+    let mut ca = None;
+    if let Some(cert) = args.certificate() {
+        let h3 = Http3::bind(bound, &cert, args.idle_timeout)?;
+        urls.push(h3.url().context("cannot read the bound address")?);
+        let dir = std::env::temp_dir();
+        ca = (h3.write_ca(&dir))
+            .with_context(|| format!("cannot write a file in {}", dir.display()))?;
+        listeners = listeners.with_http3(h3);
+    }
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", serve::url_of(bound)).context("cannot write to stdout")?;
+    writeln!(out, "{}", urls.join("\n")).context("cannot write to stdout")?;
     out.flush().context("cannot write to stdout")?;
     drop(out);
+    if let Some(ca) = &ca {
+        let path = ca.path().to_owned();
+        crate::tell(kurabe_model::notice::Notice::ServeCertificate { path });
+    }
     let stats = ServeStats::default();
-    serve::run(listener, &args.config(), &stats, &shutdown).context("server failed")?;
+    serve::run(listeners, &args.config(), &stats, &shutdown).context("server failed")?;
     let requests = stats.requests_served.load(Ordering::Relaxed);
     crate::tell(kurabe_model::notice::Notice::ServeStopped { requests });
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,7 @@
 //! HTTP/3 frames and stream types (RFC 9114 §6–7): the constants, the
 //! frames the client writes (its control stream's SETTINGS, a request's
-//! HEADERS and DATA) and the frame header it reads.
+//! HEADERS and DATA; the built-in server writes the same for its
+//! responses) and the frame header it reads.
 //!
 //! Owns the wire layout. Must not hold stream or connection state
 //! ([`super::response`] and [`super::conn`] do).
@@ -118,10 +119,11 @@ pub(crate) fn control_stream() -> Vec<u8> {
     out
 }
 
-/// One request's bytes on its stream: HEADERS with `block`, then DATA with
-/// `body` when it has one; only the DATA frame's head when `apart` (the
-/// body is then written after these bytes from its one shared copy).
-pub(crate) fn request(block: &[u8], body: &[u8], apart: bool) -> Vec<u8> {
+/// One message's bytes on its stream (a request's, or the built-in
+/// server's response): HEADERS with `block`, then DATA with `body` when it
+/// has one; only the DATA frame's head when `apart` (the body is then
+/// written after these bytes from its one shared copy).
+pub(crate) fn message(block: &[u8], body: &[u8], apart: bool) -> Vec<u8> {
     let held = if apart { 0 } else { body.len() };
     let mut out = Vec::with_capacity(block.len() + held + 16);
     write_head(&mut out, HEADERS, block.len());
@@ -168,17 +170,17 @@ mod tests {
     }
 
     #[test]
-    fn a_request_is_headers_then_data() {
-        let b = request(b"abc", b"hello", false);
+    fn a_message_is_headers_then_data() {
+        let b = message(b"abc", b"hello", false);
         assert_eq!(
             b,
             [&[0x01, 0x03][..], b"abc", &[0x00, 0x05], b"hello"].concat()
         );
         // Sent apart: the DATA frame's head, the body written after it.
-        let head = request(b"abc", b"hello", true);
+        let head = message(b"abc", b"hello", true);
         assert_eq!(head, [&[0x01, 0x03][..], b"abc", &[0x00, 0x05]].concat());
         assert_eq!(
-            request(b"abc", b"", false),
+            message(b"abc", b"", false),
             [&[0x01, 0x03][..], b"abc"].concat()
         );
     }

@@ -243,5 +243,5 @@ fn encode(r: &Request<'_>, apart: bool) -> Vec<u8> {
         fields.push((k.to_owned(), v.to_owned()));
     });
     let block = qpack::encode(fields.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    frame::request(&block, r.body, apart)
+    frame::message(&block, r.body, apart)
 }

@@ -1,6 +1,7 @@
 //! QPACK (RFC 9204) as a load generator needs it: requests encoded once
 //! with the static table and literals, responses decoded with the static
-//! table and literals only.
+//! table and literals only. The built-in server (`crate::serve`'s HTTP/3)
+//! encodes its responses and decodes requests with the same code.
 //!
 //! The client advertises a dynamic table of 0 bytes and 0 blocked streams
 //! ([`super::frame::control_stream`]), so a server may never reference a
@@ -291,12 +292,33 @@ pub(crate) fn decode(
     want_server: bool,
     mut lines: Option<&mut Vec<u8>>,
 ) -> Result<Head, DecodeError> {
+    let mut head = Head::default();
+    each_field(block, |name, value| {
+        take(&mut head, name, value, want_server)?;
+        // Pseudo-headers are the status line's, not fields (as HTTP/2 keeps them).
+        if let Some(l) = lines.as_deref_mut().filter(|_| !name.starts_with(b":")) {
+            l.extend_from_slice(name);
+            l.extend_from_slice(b": ");
+            l.extend_from_slice(value);
+            l.extend_from_slice(b"\r\n");
+        }
+        Ok(())
+    })?;
+    Ok(head)
+}
+
+/// Call `f` with each field's name and value of a section that uses the
+/// static table and literals only (a request's, for the built-in server,
+/// or a response's); the first `Err` (`f`'s or the decoding's) ends it.
+pub(crate) fn each_field(
+    block: &[u8],
+    mut f: impl FnMut(&[u8], &[u8]) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
     let mut r = Reader { b: block, i: 0 };
     if r.int(8)? != 0 {
         return Err(failed(DYNAMIC));
     }
     r.int(7)?; // Delta Base: meaningless without a dynamic table.
-    let mut head = Head::default();
     let (mut name_buf, mut value_buf) = (Vec::new(), Vec::new());
     while r.i < block.len() {
         let (name, value) = field_line(&mut r)?;
@@ -308,16 +330,9 @@ pub(crate) fn decode(
             Err(v) => v.as_bytes(),
             Ok(s) => octets(&mut value_buf, s)?,
         };
-        take(&mut head, name, value, want_server)?;
-        // Pseudo-headers are the status line's, not fields (as HTTP/2 keeps them).
-        if let Some(l) = lines.as_deref_mut().filter(|_| !name.starts_with(b":")) {
-            l.extend_from_slice(name);
-            l.extend_from_slice(b": ");
-            l.extend_from_slice(value);
-            l.extend_from_slice(b"\r\n");
-        }
+        f(name, value)?;
     }
-    Ok(head)
+    Ok(())
 }
 
 /// A field value: a static entry's (`Err` side) or a literal to decode.
