@@ -56,16 +56,22 @@ pub fn system_pass(copies: u32, test: &str, pass: u32, passes: u32) -> String {
 }
 
 /// `kurabe demo`'s opening lines: the built-in server and the load on it.
+/// `http3`: the load speaks HTTP/3 (QUIC connections, which are kept
+/// alive by nature).
 pub fn demo_banner(
     url: &str,
-    threads: usize,
-    work_us: u64,
-    concurrency: u32,
+    (threads, work_us): (usize, u64),
+    (concurrency, http3): (u32, bool),
     duration: std::time::Duration,
 ) -> String {
+    let threads = match threads {
+        1 => "1 thread".to_owned(),
+        n => format!("{n} threads"),
+    };
+    let conns = if http3 { "HTTP/3" } else { "keep-alive" };
     format!(
-        "kurabe demo: built-in server on {url} ({threads} threads, {work_us} µs CPU per request);\n  \
-         {concurrency} keep-alive connections for {duration:?}"
+        "kurabe demo: built-in server on {url} ({threads}, {work_us} µs CPU per request);\n  \
+         {concurrency} {conns} connections for {duration:?}"
     )
 }
 

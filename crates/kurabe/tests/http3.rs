@@ -503,6 +503,35 @@ fn serve_http3_answers_every_request_and_counts_each() {
     );
 }
 
+/// `kurabe demo --http3`: the load over HTTP/3, the server's own count
+/// matching the client's.
+#[test]
+fn demo_over_http3_reconciles_the_servers_count() {
+    let out = crate::util::kurabe()
+        .args([
+            "demo",
+            "--http3",
+            "-q",
+            "--duration",
+            "300ms",
+            "--concurrency",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("built-in server on https://localhost:"),
+        "{stderr}"
+    );
+    let line = (stdout.lines())
+        .find(|l| l.starts_with("Server's own count:"))
+        .unwrap_or_else(|| panic!("no server count in:\n{stdout}"));
+    assert!(line.ends_with("requests served (match)"), "{line}");
+}
+
 /// A certificate without its key (or either without `--http3`), and
 /// files that cannot be read: exit 2, one line naming the flag.
 #[test]

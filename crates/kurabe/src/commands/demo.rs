@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use kurabe_lab::demo::Demo;
+use kurabe_lab::demo::{Demo, DemoProtocol};
 use kurabe_report::write::write_output;
 use kurabe_report::{demo_banner, served_line, to_string, AbText};
 
@@ -30,6 +30,9 @@ pub struct Args {
     /// CPU time the server burns per request, microseconds.
     #[arg(long, default_value_t = 20)]
     pub work_us: u64,
+    /// Put the load on the server's HTTP/3 side (QUIC on UDP, `kurabe serve --http3`), trusting its self-signed certificate, instead of HTTP/1.1.
+    #[arg(long)]
+    pub http3: bool,
     /// Quiet: no progress line on stderr.
     #[arg(short = 'q')]
     pub quiet: bool,
@@ -40,13 +43,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The server and the load are threads of this process.
     let interrupt = crate::live::stop_for_load()?;
     let ncpus = kurabe_probe::procfs::online_cpus();
-    let demo = Demo::start(args.work_us, args.concurrency, args.duration, ncpus)?;
-    let url = kurabe_http::serve::url_of(demo.server.addr());
+    let protocol = match args.http3 {
+        true => DemoProtocol::Http3,
+        false => DemoProtocol::Http1,
+    };
+    let load = (args.concurrency, args.duration);
+    let demo = Demo::start(args.work_us, load, ncpus, protocol)?;
     let banner = demo_banner(
-        &url,
-        demo.threads,
-        args.work_us,
-        args.concurrency,
+        &demo.url,
+        (demo.threads, args.work_us),
+        (args.concurrency, args.http3),
         args.duration,
     );
     eprintln!("{banner}");
