@@ -7,8 +7,8 @@
 //! killed on a second stop: the parent ends at once, as every command
 //! does on a second signal, but only after its child, so that the cgroup
 //! is still removed), waited for, and the cgroup (with anything left in
-//! it) removed after. Must not
-//! print or decide what the exit status means.
+//! it) removed after, and the status the parent passes on: the child's
+//! own, or 128 + the signal that killed it. Must not print.
 
 use std::ffi::OsString;
 use std::process::{Child, Command, ExitStatus};
@@ -59,6 +59,41 @@ pub fn rerun_self(
     let mut cmd = Command::new(exe);
     cmd.args(args).envs(env.iter().copied());
     run_in_cgroup(limits, cmd, stops)
+}
+
+/// Set in the child a `kurabe worker --cpus` starts inside its cgroup.
+const IN_CGROUP_ENV: &str = "KURABE_WORKER_IN_CGROUP";
+
+/// Whether this process is the child [`rerun_with_cpus`] started.
+pub fn is_rerun() -> bool {
+    std::env::var_os(IN_CGROUP_ENV).is_some()
+}
+
+/// Re-run this program inside a new cgroup with a CPU quota of `cpus`
+/// (`kurabe worker --cpus`), `stops` relayed to it; the status to exit
+/// with (`passed_on`). The store URL travels in the environment
+/// (readable by this user only), not on the child's command line: our own
+/// argv has its password hidden (`kurabe_store::proctitle`), and the
+/// child's must not show it either.
+pub fn rerun_with_cpus(cpus: f64, store_url: &str, stops: &Stops) -> Result<u8, CgroupRunError> {
+    let limits = Limits {
+        cpus: Some(cpus),
+        ..Default::default()
+    };
+    let args = without_flag(std::env::args_os().skip(1), "--store");
+    let env = [("KURABE_STORE", store_url), (IN_CGROUP_ENV, "1")];
+    let status = rerun_self(&limits, args, &env, stops)?;
+    Ok(passed_on(status, stops))
+}
+
+/// The child's exit status, or when a signal killed it (the second
+/// signal) 128 + the signal that stopped this process, as the other
+/// commands exit on one.
+fn passed_on(status: ExitStatus, stops: &Stops) -> u8 {
+    let signal = stops.kill.signal().or(stops.stop.signal());
+    status
+        .code()
+        .map_or_else(|| crate::signals::status_for(signal), |c| c as u8)
 }
 
 /// `args` without `flag VALUE` and `flag=VALUE` (a secret that must not
@@ -147,5 +182,19 @@ mod tests {
         ];
         let kept = without_flag(args.iter().map(OsString::from), "--store");
         assert_eq!(kept, ["worker", "--once", "--storex"]);
+    }
+
+    #[test]
+    fn the_childs_status_is_passed_on_and_a_kill_as_the_signal() {
+        use std::os::unix::process::ExitStatusExt;
+        let stops = Stops {
+            stop: Arc::new(Stop::new()),
+            kill: Arc::new(Stop::new()),
+        };
+        assert_eq!(passed_on(ExitStatus::from_raw(3 << 8), &stops), 3);
+        // Killed, no signal seen here: 130, as for SIGINT.
+        assert_eq!(passed_on(ExitStatus::from_raw(libc::SIGKILL), &stops), 130);
+        stops.stop.trigger(Some(libc::SIGTERM));
+        assert_eq!(passed_on(ExitStatus::from_raw(libc::SIGKILL), &stops), 143);
     }
 }

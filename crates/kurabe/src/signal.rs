@@ -9,7 +9,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub use kurabe_probe::last_words::on_forced_exit;
-pub use kurabe_probe::signals::{force_exit_on_second_signal, second_signal, status_for};
+pub use kurabe_probe::signals::{force_exit_on_second_signal, second_signal};
+use kurabe_probe::signals::status_for;
 use kurabe_stop::Stop;
 
 /// Install the handlers as the process starts: a signal exits at once

@@ -11,15 +11,12 @@ use std::time::Duration;
 
 use anyhow::Context;
 use kurabe_fleet::worker::{ShareWatch, WorkerEvent, WorkerFlags};
-use kurabe_probe::cgroup_run::{rerun_self, without_flag, Stops};
+use kurabe_probe::cgroup_run::{is_rerun, rerun_with_cpus, Stops};
 use kurabe_report::fleet_events;
 
 use crate::flags::parse_duration;
 use kurabe_live::views::WorkerLive;
 use kurabe_model::ending::Ending;
-
-/// Set in the child a `--cpus` worker starts inside its cgroup.
-const IN_CGROUP_ENV: &str = "KURABE_WORKER_IN_CGROUP";
 
 /// Arguments of `kurabe worker`.
 #[derive(Debug, clap::Args)]
@@ -64,7 +61,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         once: args.once,
     };
     if let Some(cpus) = flags.checked_cpus()? {
-        if std::env::var_os(IN_CGROUP_ENV).is_none() {
+        if !is_rerun() {
             return run_in_cgroup(cpus, &url);
         }
     }
@@ -87,34 +84,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(crate::exit(Ending::done_unless(stop.is_set())))
 }
 
-/// Re-run this worker inside a new cgroup with a CPU quota of `cpus`; relay
-/// Ctrl-C/SIGTERM to it and exit with its status. A second signal kills it
-/// and ends this parent at once, its cgroup removed: the coordinator
-/// counts the share lost, as it does a killed worker's.
+/// Re-run this worker inside a new cgroup with a CPU quota of `cpus`
+/// (`kurabe_probe::cgroup_run`); relay Ctrl-C/SIGTERM to it and exit
+/// with its status. A second signal kills it and ends this parent at
+/// once, its cgroup removed: the coordinator counts the share lost, as
+/// it does a killed worker's.
 fn run_in_cgroup(cpus: f64, store_url: &str) -> anyhow::Result<ExitCode> {
-    let limits = kurabe_probe::cgroup::Limits {
-        cpus: Some(cpus),
-        ..Default::default()
-    };
-    // The store URL travels in the environment (readable by this user only),
-    // not on the child's command line: our own argv has its password hidden
-    // (kurabe_store::proctitle), and the child's must not show it either.
-    let args = without_flag(std::env::args_os().skip(1), "--store");
-    let env = [("KURABE_STORE", store_url), (IN_CGROUP_ENV, "1")];
     let stops = Stops {
         stop: crate::signal::install_stop()?,
         kill: crate::signal::second_signal(),
     };
     let status =
-        rerun_self(&limits, args, &env, &stops).context("--cpus needs a cgroup for the worker")?;
+        rerun_with_cpus(cpus, store_url, &stops).context("--cpus needs a cgroup for the worker")?;
     if stops.kill.is_set() {
         crate::signal::say_forced();
     }
-    // Killed (by the second signal): 128 + that signal, as the other
-    // commands exit on one.
-    let signal = stops.kill.signal().or(stops.stop.signal());
-    Ok(ExitCode::from(status.code().map_or_else(
-        || crate::signal::status_for(signal),
-        |c| c as u8,
-    )))
+    Ok(ExitCode::from(status))
 }
