@@ -3,9 +3,11 @@
 //! Each subcommand lives in `commands/<name>.rs` with an `Args` struct (clap
 //! derive, only here) and a `run(args) -> anyhow::Result<ExitCode>` that turns
 //! the args into the libraries' typed config, calls them and renders the
-//! result. This file owns exit codes: 0 ok, 1 a check failed, 2 usage or setup
-//! error (clap's own errors exit 2 too), 70 (EX_SOFTWARE) an internal error
-//! (a load worker's panic). A closed stdout (`| head`) is success.
+//! result. This file picks the exit code of every ending and error (their
+//! numbers are `kurabe_model::ending`'s): 0 ok, 1 a check failed, 2 usage
+//! or setup error (clap's own errors exit 2 too), 70 (EX_SOFTWARE) an
+//! internal error (a load worker's panic). A closed stdout (`| head`) is
+//! success.
 
 // The `///` comments on the clap structs are `--help` text, written for the
 // terminal (`http://host[:port]/`, `<table>`), not rustdoc markup.
@@ -21,6 +23,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use kurabe_http::outcome::{is_interrupted, is_worker_panic};
+use kurabe_model::ending::error_status;
 use kurabe_report::error_text::{error_line, is_broken_pipe, short_usage_error};
 
 /// kurabe (比べ, "compare"): is A faster, leaner or cheaper than B?
@@ -124,28 +127,12 @@ fn main() -> ExitCode {
     result.unwrap_or_else(|err| setup_error(&err))
 }
 
-/// Exit status of an internal error (sysexits.h's EX_SOFTWARE): a bug in
-/// kurabe, not the input nor the measured system.
-const EX_SOFTWARE: u8 = 70;
-
-/// The exit status of a run whose thresholds failed (k6's).
-const THRESHOLD_FAILED: u8 = 99;
-
-/// The exit status of `ending`, its notice told: 0 done, 1 failed, 99 a
-/// failed threshold, 128 + the signal (130 when the stop came from
-/// elsewhere).
+/// The exit status of `ending` (`kurabe_model::ending` numbers it), its
+/// notice told.
 pub(crate) fn exit(ending: kurabe_model::ending::Ending) -> ExitCode {
-    use kurabe_model::ending::Ending;
-    let (notice, code) = match ending {
-        Ending::Done => (None, ExitCode::SUCCESS),
-        Ending::Failed(n) => (n, ExitCode::from(1)),
-        Ending::ThresholdsFailed(n) => (Some(n), ExitCode::from(THRESHOLD_FAILED)),
-        Ending::Signalled(n) => (n, signal::exit_code()),
-    };
-    if let Some(n) = notice {
-        tell(n);
-    }
-    code
+    let (code, notice) = ending.status(signal::status());
+    notice.into_iter().for_each(tell);
+    ExitCode::from(code)
 }
 
 /// Tell the user `notice` on stderr, in kurabe-report's words.
@@ -165,11 +152,7 @@ fn setup_error(err: &anyhow::Error) -> ExitCode {
     }
     eprintln!("kurabe: error: {}", error_line(&**err));
     // A load worker's panic is a bug in kurabe, not the input.
-    ExitCode::from(if is_worker_panic(&**err) {
-        EX_SOFTWARE
-    } else {
-        2
-    })
+    ExitCode::from(error_status(is_worker_panic(&**err)))
 }
 
 /// Print clap's error in at most three lines, or help/version as clap would.

@@ -9,8 +9,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 pub use kurabe_probe::last_words::on_forced_exit;
-pub use kurabe_probe::signals::{force_exit_on_second_signal, second_signal};
 use kurabe_probe::signals::status_for;
+pub use kurabe_probe::signals::{force_exit_on_second_signal, second_signal};
 use kurabe_stop::Stop;
 
 /// Install the handlers as the process starts: a signal exits at once
@@ -61,5 +61,10 @@ pub fn say_forced() {
 /// The exit status for a run stopped by a signal: 128 + the signal number,
 /// 130 when the stop came from elsewhere.
 pub fn exit_code() -> ExitCode {
-    ExitCode::from(status_for(kurabe_probe::signals::received()))
+    ExitCode::from(status())
+}
+
+/// [`exit_code`]'s number.
+pub fn status() -> u8 {
+    status_for(kurabe_probe::signals::received())
 }
