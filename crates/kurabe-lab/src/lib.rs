@@ -37,6 +37,7 @@ pub mod plan;
 pub mod prepare;
 mod profiled;
 pub mod runner;
+pub mod saved_result;
 pub mod saved_search;
 pub mod schedule;
 pub mod soak;

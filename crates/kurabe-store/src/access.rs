@@ -70,6 +70,23 @@ pub fn open_or_create(flag: Option<&Path>) -> Result<Store, StoreError> {
     Store::open(&store_path(flag)?)?.for_saving()
 }
 
+/// The store of a command that saves unless `--no-save` (`kurabe cmd`,
+/// `kurabe noise`) did not open: the line says how to choose another, or
+/// none.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot open the results store (choose another with --store PATH, or --no-save)")]
+pub struct CannotSave(#[source] pub AccessError);
+
+/// Unless `--no-save` (`keep` false), open the store at `flag` now, made
+/// if needed, so a store that cannot take the result is refused before
+/// any work.
+pub fn check_savable(flag: Option<&Path>, keep: bool) -> Result<(), CannotSave> {
+    if keep {
+        open_or_create(flag).map_err(|e| CannotSave(e.into()))?;
+    }
+    Ok(())
+}
+
 /// The store a run's experiment goes into, with the private directory it
 /// lives in when the run is not kept (removed once the store is closed).
 pub struct RunStore {

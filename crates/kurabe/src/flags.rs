@@ -8,9 +8,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::parser::ValueSource;
+use kurabe_lab::saved_result;
 use kurabe_model::given::Given;
 use kurabe_model::notice::Notice;
 use kurabe_model::profile::{ProfileOff, Profiling};
@@ -99,15 +99,6 @@ pub struct RevArg {
         hide_env_values = true
     )]
     pub rev: Option<String>,
-}
-
-/// This machine's facts and the code measured (`rev`: the `--rev` label),
-/// read now for a result about to be saved: the store is handed them.
-pub fn measured_here(rev: Option<String>) -> kurabe_store::access::MeasuredOn {
-    kurabe_store::access::MeasuredOn {
-        host: kurabe_probe::host::host_facts(),
-        origin: kurabe_probe::origin::origin(rev),
-    }
 }
 
 impl RevArg {
@@ -227,14 +218,11 @@ pub struct SaveArgs {
 }
 
 impl SaveArgs {
-    /// With `--save`, open the store now, before anything is measured: a
-    /// store that cannot take the result (another program's file, a
-    /// directory, read-only) is refused at once, not after a long run.
+    /// With `--save`, open the store now, before anything is measured
+    /// (`kurabe_lab::saved_result::check_store`).
     pub fn check_store(&self) -> anyhow::Result<()> {
-        if self.save.is_some() {
-            kurabe_store::access::open_or_create(self.store.store.as_deref()).context("--save")?;
-        }
-        Ok(())
+        let (save, store) = (self.save.as_deref(), self.store.store.as_deref());
+        Ok(saved_result::check_store(save, store)?)
     }
 
     /// Save the record `record` makes when `--save` was given;
@@ -244,29 +232,10 @@ impl SaveArgs {
         default_label: &str,
         record: impl FnOnce() -> SavedRecord,
     ) -> anyhow::Result<()> {
-        let Some(label) = &self.save else {
-            return Ok(());
-        };
-        let label = Some(label.as_str())
-            .filter(|l| !l.is_empty())
-            .unwrap_or(default_label);
         let (store, rev) = (self.store.store.as_deref(), self.rev.rev.clone());
-        crate::tell(save_result(label, &record(), store, rev)?);
+        let asked = (self.save.as_deref(), default_label);
+        let saved = saved_result::save_if_asked(asked, record, store, rev)?;
+        saved.into_iter().for_each(crate::tell);
         Ok(())
     }
-}
-
-/// Save `record` as `label` in `store`, measured here (the code at the
-/// `--rev` label `rev`): the report was written before, so a store
-/// problem never costs the user the numbers; the notice saying where.
-pub fn save_result(
-    label: &str,
-    record: &SavedRecord,
-    store: Option<&std::path::Path>,
-    rev: Option<String>,
-) -> anyhow::Result<Notice> {
-    let id = kurabe_store::access::save_result(label, record, store, &measured_here(rev))
-        .context("the report was written, but saving it to the results store failed")?;
-    let label = label.to_owned();
-    Ok(Notice::SavedResult { id, label })
 }

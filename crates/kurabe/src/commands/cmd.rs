@@ -20,7 +20,7 @@ use kurabe_model::notice::Notice;
 use kurabe_model::plan::Measure;
 use kurabe_report::bars::RunsBar;
 use kurabe_report::bench::{BenchFiles, TimeUnit};
-use kurabe_store::access::{recorded_experiment, RunStore};
+use kurabe_store::access::{recorded_experiment, CannotSave, RunStore};
 use kurabe_store::Store;
 
 /// Arguments of `kurabe cmd`.
@@ -129,9 +129,8 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
     files(&args).check()?;
-    let mut store = RunStore::open(args.store.store.as_deref(), !args.no_save).context(
-        "cannot open the results store (choose another with --store PATH, or --no-save)",
-    )?;
+    let keep = !args.no_save;
+    let mut store = RunStore::open(args.store.store.as_deref(), keep).map_err(CannotSave)?;
     let done = match measure(&cfg, &mut store.store, args.quiet.quiet)? {
         Ok(d) => d,
         Err(e) => return e.ending().map(crate::exit).ok_or_else(|| e.into()),

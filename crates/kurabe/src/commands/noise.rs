@@ -13,7 +13,6 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
 use kurabe_lab::noise::{run_noise_private, NoiseConfig, NoiseError, NoiseFlags, NoiseWorkload};
 use kurabe_lab::prepare::parse_set;
 use kurabe_model::given::Given;
@@ -101,11 +100,7 @@ pub fn run(args: Args, given: &Given) -> anyhow::Result<ExitCode> {
         rev: args.rev.current(),
     };
     check_outputs(&[("-o", args.out.path())])?;
-    if !args.no_save {
-        kurabe_store::access::open_or_create(args.store.store.as_deref()).context(
-            "cannot open the results store (choose another with --store PATH, or --no-save)",
-        )?;
-    }
+    kurabe_store::access::check_savable(args.store.store.as_deref(), !args.no_save)?;
     let report = match measure(&cfg, args.quiet.quiet) {
         Ok(report) => report,
         Err(e) => return e.ending().map(crate::exit).ok_or_else(|| e.into()),
@@ -140,7 +135,7 @@ fn save(args: &Args, report: NoiseReport) -> anyhow::Result<()> {
     let label = report.subject.label();
     let record = SavedRecord::Noise(Box::new(report));
     let (store, rev) = (args.store.store.as_deref(), args.rev.rev.clone());
-    let saved = crate::flags::save_result(&label, &record, store, rev)?;
+    let saved = kurabe_lab::saved_result::save_here(&label, &record, store, rev)?;
     if !args.quiet.quiet {
         crate::tell(saved);
     }

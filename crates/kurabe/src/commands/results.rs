@@ -160,7 +160,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             added(&save::import(&store_path(store)?, harness, request)?)
         }
         Command::Save { kind, label, file } => {
-            let here = crate::flags::measured_here(None);
+            let here = kurabe_lab::saved_result::measured_here(None);
             saved(&transfer::save_file(store, kind, label, &file, &here)?)
         }
         Command::Copy { from, to, ids } => added(&transfer::copy(&from, &to, &ids)?),
