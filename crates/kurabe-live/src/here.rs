@@ -75,17 +75,20 @@ impl Observer for Terminal {
     }
 }
 
-/// Why a load watched from the terminal did not end with a report.
+/// Why a load watched from the terminal did not end with a report. Each
+/// shows its cause's line and holds it as its source, so the cause is in
+/// the error's chain: a load worker's panic or an interruption is found
+/// there (`kurabe_http::outcome::is_worker_panic`, `is_interrupted`).
 #[derive(Debug, thiserror::Error)]
 pub enum HereError {
     /// The load itself.
-    #[error(transparent)]
+    #[error("{0}")]
     Load(#[from] kurabe_http::load::LoadError),
     /// The terminal view could not give the terminal back.
-    #[error(transparent)]
+    #[error("{0}")]
     Tui(#[from] crate::tui::TuiError),
     /// A live view could not start.
-    #[error(transparent)]
+    #[error("{0}")]
     View(#[from] ViewError),
 }
 
@@ -235,4 +238,17 @@ pub fn run_experiment(
         live.finish()?;
     }
     Ok(Ran { outcome, held })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kurabe_http::load::LoadError;
+
+    #[test]
+    fn the_cause_is_in_the_chain_and_its_line_is_the_errors() {
+        let e = HereError::from(LoadError::Interrupted);
+        assert!(kurabe_http::outcome::is_interrupted(&e));
+        assert_eq!(e.to_string(), LoadError::Interrupted.to_string());
+    }
 }

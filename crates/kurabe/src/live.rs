@@ -104,14 +104,10 @@ pub(crate) fn serving(addr: std::net::SocketAddr) {
     crate::tell(Notice::ServingMetrics { addr });
 }
 
-/// A load's report, its notes told; its error as such (`main` tells a
-/// worker's panic, 70, and an interruption by it).
+/// A load's report, its notes told; its error as such (`main` finds a
+/// worker's panic, 70, and an interruption in its chain).
 pub(crate) fn told(run: Result<LocalRun, HereError>) -> anyhow::Result<HttpReport> {
-    let run = run.map_err(|e| match e {
-        HereError::Load(e) => anyhow::Error::from(e),
-        HereError::Tui(e) => e.into(),
-        HereError::View(e) => e.into(),
-    })?;
+    let run = run?;
     run.notes.into_iter().for_each(crate::tell);
     Ok(run.report)
 }
