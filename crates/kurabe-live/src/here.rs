@@ -96,8 +96,9 @@ pub enum HereError {
 pub struct Watched<'a> {
     /// The views asked for.
     pub views: &'a ViewOptions,
-    /// The live view's first words.
-    pub title: String,
+    /// The command whose load it is (`kurabe http`): the live view's
+    /// title is it and the run's name (its URL or set).
+    pub command: &'a str,
     /// A progress bar on a terminal (`-q` turns it off).
     pub progress: bool,
     /// The files the load writes as it runs.
@@ -115,8 +116,9 @@ pub fn run_here(
     interrupt: &Arc<Stop>,
 ) -> Result<LocalRun, HereError> {
     let info = board::RunInfo::of(spec, &load);
+    let title = format!("{} {}", watched.command, info.name);
     let views = watched.views;
-    let mut live = Live::start(views, info, watched.title, interrupt, watched.bound)?;
+    let mut live = Live::start(views, info, title, interrupt, watched.bound)?;
     let progress = watched.progress;
     let run = run_load(
         load,

@@ -359,6 +359,12 @@ pub struct ErrorBucket {
 }
 
 impl HttpReport {
+    /// The label a saved `kurabe http` run goes under without
+    /// `--save=LABEL`: `http URL`.
+    pub fn label(&self) -> String {
+        format!("http {}", self.url)
+    }
+
     /// Requests that ended, complete or failed (in-flight ones excluded).
     pub fn ended_requests(&self) -> u64 {
         self.complete_requests + self.failed_requests

@@ -348,6 +348,16 @@ pub struct Progress<'a> {
     pub passes: u32,
 }
 
+/// How a run that returned `report` ended: stopped by a signal (its
+/// partial report says so; it is not saved), or done.
+pub fn ending(report: &SystemReport) -> kurabe_model::ending::Ending {
+    use kurabe_model::ending::Ending;
+    match report.interrupted {
+        true => Ending::Signalled(Some(kurabe_model::notice::Notice::SystemInterrupted)),
+        false => Ending::Done,
+    }
+}
+
 /// Run the configured tests at every copy count. Ctrl-C (`stop`) ends the
 /// run early with `interrupted = true` and the finished tests kept.
 pub fn run(

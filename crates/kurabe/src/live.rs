@@ -47,14 +47,14 @@ impl LiveArgs {
         Ok(())
     }
 
-    /// One load in this process under the views the flags ask for
-    /// (`title` theirs), and whether a signal stopped it: the stop
+    /// One load of `command` (`kurabe http`) in this process under the
+    /// views the flags ask for, and whether a signal stopped it: the stop
     /// installed ([`stop_for_load`]), the server to measure found (a note told when it
     /// cannot be), then [`kurabe_live::here::run_here`], its notes told.
     pub(crate) fn run_here(
         &self,
         load: (&LoadSpec, Checked),
-        (server, profile, title): (ServerChoice, Option<&crate::flags::ProfileArg>, String),
+        (server, profile, command): (ServerChoice, Option<&crate::flags::ProfileArg>, &str),
         (progress, taps): (bool, Taps),
     ) -> anyhow::Result<(HttpReport, bool)> {
         let interrupt = stop_for_load()?;
@@ -69,7 +69,7 @@ impl LiveArgs {
         let server = server.map(|pid| kurabe_lab::http_load::Server { pid, profile });
         let watched = Watched {
             views: &self.options(),
-            title,
+            command,
             progress,
             taps,
             bound: &mut serving,

@@ -22,7 +22,6 @@ use kurabe_report::ab_log;
 use kurabe_report::write::{check_outputs, write_log};
 use kurabe_report::{http_renderer, to_string, Format};
 
-use kurabe_live::board::RunInfo;
 use outputs::{no_response, open_gnuplot, write_outputs};
 
 pub use args::Args;
@@ -77,13 +76,9 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
         write_log(args.format, &ab_log::preamble(&head.method, &head.head));
         taps.head_trace = Some(trace(args.format, args.verbosity));
     }
-    let title = format!(
-        "kurabe http {}",
-        RunInfo::of(&resolved.spec, &resolved.load).name
-    );
     let (report, signalled) = args.live.run_here(
         (&resolved.spec, resolved.load),
-        (resolved.server, Some(&args.profile), title),
+        (resolved.server, Some(&args.profile), "kurabe http"),
         (!args.quiet, taps),
     )?;
     let rendered = to_string(&*http_renderer(args.format, &resolved.layout), &report);
@@ -91,9 +86,9 @@ fn run_here(args: &Args, resolved: Resolved) -> anyhow::Result<ExitCode> {
     if let Some(pending) = gnuplot.filter(|_| !no_response(&report, "-g")) {
         pending.commit().context("-g")?;
     }
-    let label = format!("http {}", report.url);
-    args.save
-        .save_if_asked(&label, || SavedRecord::Http(Box::new(report.clone())))?;
+    args.save.save_if_asked(&report.label(), || {
+        SavedRecord::Http(Box::new(report.clone()))
+    })?;
     Ok(crate::exit(ending(&report, args.max_error_rate, signalled)))
 }
 

@@ -124,12 +124,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // Every check made: the log is read.
     let Loaded { spec, load } = checked.read()?;
     let server = ServerChoice::from_flags(args.no_server_metrics, None, load.target());
-    let title = format!("kurabe replay {}", args.url);
     // No progress bar yet: the bar counts toward the spec's -n/-t, and a
     // replay's length is the recording's.
     let (report, signalled) = (args.live).run_here(
         (&spec, load),
-        (server, None, title),
+        (server, None, "kurabe replay"),
         (false, <_>::default()),
     )?;
     let rendered = to_string(&*http_renderer(args.format, &layout), &report);

@@ -146,15 +146,13 @@ fn run_bench(a: RunArgs) -> anyhow::Result<ExitCode> {
     let stop = crate::signal::install_forceable()?;
     let report = run_with_bar(&cfg, &stop, quiet)?;
     write_rendered(output.as_deref(), &*record_renderer(format, false), &report)?;
-    if report.interrupted {
-        let notice = kurabe_model::notice::Notice::SystemInterrupted;
-        return Ok(crate::exit(kurabe_model::ending::Ending::Signalled(Some(
-            notice,
-        ))));
+    // An interrupted run is not saved: its report is partial.
+    let ending = kurabe_system::ending(&report);
+    if !report.interrupted {
+        let label = report.label();
+        save.save_if_asked(&label, || SavedRecord::System(Box::new(report)))?;
     }
-    let label = report.label();
-    save.save_if_asked(&label, || SavedRecord::System(Box::new(report)))?;
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit(ending))
 }
 
 /// The run, with a bar on a terminal: one step per test and copy count,
