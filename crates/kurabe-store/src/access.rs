@@ -70,19 +70,24 @@ pub fn open_or_create(flag: Option<&Path>) -> Result<Store, StoreError> {
     Store::open(&store_path(flag)?)?.for_saving()
 }
 
-/// The store of a command that saves unless `--no-save` (`kurabe cmd`,
-/// `kurabe noise`) did not open: the line says how to choose another, or
-/// none.
+/// A run's store did not open: the line says how to choose another.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot open the results store (choose another with --store PATH, or --no-save)")]
-pub struct CannotSave(#[source] pub AccessError);
+pub enum CannotOpen {
+    /// Of a command that saves unless `--no-save` (`kurabe cmd`, `kurabe
+    /// noise`), which can also do without.
+    #[error("cannot open the results store (choose another with --store PATH, or --no-save)")]
+    NoSave(#[source] AccessError),
+    /// Of `kurabe http A B`.
+    #[error("cannot open the results store (choose another with --store PATH)")]
+    Store(#[source] AccessError),
+}
 
 /// Unless `--no-save` (`keep` false), open the store at `flag` now, made
 /// if needed, so a store that cannot take the result is refused before
 /// any work.
-pub fn check_savable(flag: Option<&Path>, keep: bool) -> Result<(), CannotSave> {
+pub fn check_savable(flag: Option<&Path>, keep: bool) -> Result<(), CannotOpen> {
     if keep {
-        open_or_create(flag).map_err(|e| CannotSave(e.into()))?;
+        open_or_create(flag).map_err(|e| CannotOpen::NoSave(e.into()))?;
     }
     Ok(())
 }

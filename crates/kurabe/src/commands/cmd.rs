@@ -20,7 +20,7 @@ use kurabe_model::notice::Notice;
 use kurabe_model::plan::Measure;
 use kurabe_report::bars::RunsBar;
 use kurabe_report::bench::{BenchFiles, TimeUnit};
-use kurabe_store::access::{recorded_experiment, CannotSave, RunStore};
+use kurabe_store::access::{recorded_experiment, CannotOpen, RunStore};
 use kurabe_store::Store;
 
 /// Arguments of `kurabe cmd`.
@@ -129,8 +129,8 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cfg = config(&args)?;
     files(&args).check()?;
-    let keep = !args.no_save;
-    let mut store = RunStore::open(args.store.store.as_deref(), keep).map_err(CannotSave)?;
+    let flag = args.store.store.as_deref();
+    let mut store = RunStore::open(flag, !args.no_save).map_err(CannotOpen::NoSave)?;
     let done = match measure(&cfg, &mut store.store, args.quiet.quiet)? {
         Ok(d) => d,
         Err(e) => return e.ending().map(crate::exit).ok_or_else(|| e.into()),

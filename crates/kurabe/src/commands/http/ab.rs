@@ -20,7 +20,7 @@ use kurabe_lab::http_runs::refuse_for_compare;
 use kurabe_lab::Event;
 use kurabe_model::given::Given;
 use kurabe_model::plan::Plan;
-use kurabe_store::access::{recorded_experiment, RunStore};
+use kurabe_store::access::{recorded_experiment, CannotOpen, RunStore};
 use kurabe_store::Store;
 
 use super::args::{early, Args};
@@ -39,7 +39,7 @@ pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
     check_outputs(&[("-o", args.out.path())])?;
     // Without --save, a private store in a directory removed at the end.
     let mut store = RunStore::open(args.save.store.store.as_deref(), args.save.save.is_some())
-        .context("cannot open the results store (choose another with --store PATH)")?;
+        .map_err(CannotOpen::Store)?;
     let outcome = run_plan(args, (&plan, &urls), &mut store.store)?;
     let exp = recorded_experiment(&store.store, outcome.experiment)?;
     let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
