@@ -47,6 +47,9 @@ pub enum TuiError {
     /// Drawing or reading keys failed while the view was up.
     #[error("--tui: drawing the view failed: {0}")]
     Drawing(#[source] io::Error),
+    /// A plan's workload (named) writes to the terminal the view owns.
+    #[error("--tui: workload {0} writes to the terminal (output = \"inherit\"), which the view owns: set its output to \"null\", \"pipe\" or a file, or drop --tui")]
+    Inherits(String),
 }
 
 /// `--tui` needs a terminal on stdout: one line saying so otherwise.

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use kurabe_http::load::{Names, Observer};
 use kurabe_model::load::LoadSpec;
+use kurabe_model::plan::Plan;
 use kurabe_stop::Stop;
 
 use crate::board::{Board, RunInfo};
@@ -38,6 +39,20 @@ pub struct ViewOptions {
 }
 
 impl ViewOptions {
+    /// Refuse what cannot work before anything starts: `--tui` with no
+    /// terminal on stdout, or with a workload of `plan` writing to the
+    /// terminal (it would scribble over the view).
+    pub fn check(&self, plan: Option<&Plan>) -> Result<(), TuiError> {
+        if !self.tui {
+            return Ok(());
+        }
+        crate::tui::check_terminal()?;
+        match plan.and_then(Plan::inherits_terminal) {
+            Some(w) => Err(TuiError::Inherits(w.name.clone())),
+            None => Ok(()),
+        }
+    }
+
     /// Whether any view is asked for.
     fn any(&self) -> bool {
         self.prometheus_addr.is_some() || self.tui

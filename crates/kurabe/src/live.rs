@@ -38,13 +38,10 @@ pub struct LiveArgs {
 }
 
 impl LiveArgs {
-    /// Refuse what cannot work before anything starts: `--tui` with no
-    /// terminal on stdout.
-    pub(crate) fn check(&self) -> anyhow::Result<()> {
-        if self.tui {
-            kurabe_live::tui::check_terminal()?;
-        }
-        Ok(())
+    /// Refuse what cannot work before anything starts
+    /// ([`ViewOptions::check`]), for `plan`'s workloads too.
+    pub(crate) fn check(&self, plan: Option<&kurabe_model::plan::Plan>) -> anyhow::Result<()> {
+        Ok(self.options().check(plan)?)
     }
 
     /// One load of `command` (`kurabe http`) in this process under the

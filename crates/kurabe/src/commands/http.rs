@@ -44,7 +44,7 @@ pub fn run(args: Args, given: &Given) -> anyhow::Result<ExitCode> {
     match choose(given)? {
         HttpRun::Search => return find_rate::run(&args, given),
         HttpRun::Compare => {
-            args.live.check()?;
+            args.live.check(None)?;
             return ab::run(&args, given);
         }
         HttpRun::One => {}
@@ -52,7 +52,7 @@ pub fn run(args: Args, given: &Given) -> anyhow::Result<ExitCode> {
     // What needs no target of a set first: a set on standard input is
     // read in `finish`. The store is opened (made) once the load is whole.
     let early = early(&args)?;
-    args.live.check()?;
+    args.live.check(None)?;
     check_outputs(&[
         ("-o", args.out.path()),
         ("-e", args.percentiles_csv.as_deref()),

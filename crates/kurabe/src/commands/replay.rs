@@ -118,7 +118,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let checked = check_spec(spec, &Names::FLAGS, 1)?;
     kurabe_http::outcome::check_max_error_rate(args.max_error_rate)?;
-    args.live.check()?;
+    args.live.check(None)?;
     check_outputs(&[("-o", args.out.path())])?;
     let layout = AbLayoutFlags::default().resolve(args.format)?;
     // Every check made: the log is read.

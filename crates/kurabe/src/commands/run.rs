@@ -75,11 +75,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         write_output(None, &text)?;
         return Ok(ExitCode::SUCCESS);
     }
-    args.live.check()?;
-    // `--tui` owns the terminal: a workload writing to it would scribble over the view.
-    if let Some(w) = plan.inherits_terminal().filter(|_| args.live.tui) {
-        anyhow::bail!("--tui: workload {} writes to the terminal (output = \"inherit\"), which the view owns: set its output to \"null\", \"pipe\" or a file, or drop --tui", w.name);
-    }
+    args.live.check(Some(&plan))?;
     check_outputs(&[("-o", args.out.path()), ("--html", args.html.as_deref())])?;
     opts.profile = args.profile.profiling(args.quiet.quiet)?;
     let mut store = kurabe_store::access::open_or_create(args.store.store.as_deref())?;
