@@ -8,6 +8,7 @@
 
 use kurabe_model::capacity::{self, CapacityReport, CapacitySearch, Settings};
 use kurabe_model::load::LoadSpec;
+use kurabe_model::notice::Notice;
 use kurabe_model::record::Revision;
 
 use crate::http_compare::{self, AbError, AbSpec};
@@ -22,20 +23,25 @@ pub enum KeepError {
     /// The options of the plan (the current directory, the plan's text).
     #[error(transparent)]
     Prepare(#[from] PrepareError),
+    /// The store at `--store` cannot be opened (or made).
+    #[error("--save")]
+    Open(#[source] kurabe_store::StoreError),
     /// The store did not take it.
     #[error("--save: cannot keep the search in the results store")]
     Store(#[from] kurabe_store::StoreError),
 }
 
 /// Keep a finished search of `load` (`found`: its report and settings)
-/// in `store` as [`save_search`] does, under the one-URL A/B plan of its
-/// URL (one round per search), measured at `rev`.
+/// in the store at `store` (`--store`; made if needed) as
+/// [`save_search`] does, under the one-URL A/B plan of its URL (one
+/// round per search), measured at `rev`; the notice saying where.
 pub fn keep_search(
-    store: &mut kurabe_store::Store,
+    store: Option<&std::path::Path>,
     load: &LoadSpec,
     rev: Option<Revision>,
     found: (&CapacityReport, &Settings),
-) -> Result<kurabe_store::ExperimentId, KeepError> {
+) -> Result<Notice, KeepError> {
+    let mut store = kurabe_store::access::open_or_create(store).map_err(KeepError::Open)?;
     let urls = [found.0.url.clone()];
     let plan = http_compare::plan(&AbSpec {
         urls: &urls,
@@ -43,7 +49,8 @@ pub fn keep_search(
         rounds: (found.0.searches.len() as u32).max(1),
     })?;
     let opts = crate::prepare::options_here(&plan, rev)?;
-    Ok(save_search(store, &plan, &opts, found)?)
+    let id = save_search(&mut store, &plan, &opts, found)?;
+    Ok(Notice::SavedExperiment { id })
 }
 
 /// Keep a finished one-URL search (`kurabe http URL --find-rate --save`)

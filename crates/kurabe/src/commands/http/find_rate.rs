@@ -11,7 +11,7 @@
 
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use kurabe_lab::find_rate::{check_search, DEFAULT_CONNECTIONS};
 use kurabe_lab::http_runs::refuse_for_search;
 use kurabe_lab::saved_search::keep_search;
@@ -40,11 +40,8 @@ pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
     let rendered = to_string(&*capacity_renderer(format), &report);
     write_output(args.out.path(), &rendered)?;
     if args.save.save.is_some() {
-        let mut store = kurabe_store::access::open_or_create(args.save.store.store.as_deref())
-            .context("--save")?;
-        let rev = args.save.rev.current();
-        let id = keep_search(&mut store, &spec, rev, (&report, &settings))?;
-        crate::tell(kurabe_model::notice::Notice::SavedExperiment { id });
+        let (store, rev) = (args.save.store.store.as_deref(), args.save.rev.current());
+        crate::tell(keep_search(store, &spec, rev, (&report, &settings))?);
     }
     Ok(crate::exit(kurabe_lab::find_rate::ending(report.verdict)))
 }
