@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use kurabe_model::load::{Header, TargetsFormat};
+use kurabe_model::load::{Header, HttpVersion, TargetsFormat};
 use kurabe_model::plan::HumanDuration;
 use kurabe_model::stage::{Executor, Stage, StageSpec, Stages};
 
@@ -71,6 +71,41 @@ pub fn http_versions(
     Err(FlagError(format!(
         "--http-version {v} with {other}: give one HTTP version"
     )))
+}
+
+/// `--http-version` given once per URL (an A/B of one server's HTTP/2
+/// and HTTP/3): each URL's version, in the URLs' order; empty when it is
+/// given at most once (every URL speaks it, [`http_versions`]).
+pub fn url_versions(
+    given: &[String],
+    switches: (bool, bool),
+    urls: usize,
+) -> Result<Vec<HttpVersion>, FlagError> {
+    if given.len() < 2 {
+        return Ok(Vec::new());
+    }
+    if let Some(switch) = [(switches.0, "--http2"), (switches.1, "--http3")]
+        .into_iter()
+        .find_map(|(on, name)| on.then_some(name))
+    {
+        return Err(FlagError(format!(
+            "{switch} with one --http-version per URL: give each URL's version by --http-version only"
+        )));
+    }
+    if given.len() != urls {
+        return Err(FlagError(format!(
+            "--http-version is given {} times for {urls} URL{}: give it once (every URL speaks it) or once per URL, in the URLs' order",
+            given.len(),
+            if urls == 1 { "" } else { "s" }
+        )));
+    }
+    given
+        .iter()
+        .map(|v| {
+            HttpVersion::parse(v)
+                .ok_or_else(|| FlagError(format!("--http-version {v}: give 1.1, 2 or 3")))
+        })
+        .collect()
 }
 
 /// The method ab's switches mean: `-m` as `given`, else `-i` (`head`)
@@ -140,6 +175,20 @@ mod tests {
             .to_string()
             .starts_with("--stage "));
         assert_eq!(http_versions(Some("2"), false, false), Ok((true, false)));
+        let given = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(url_versions(&given(&["3"]), (false, false), 2), Ok(vec![]));
+        assert_eq!(
+            url_versions(&given(&["2", "3"]), (false, false), 2),
+            Ok(vec![HttpVersion::H2, HttpVersion::H3])
+        );
+        let e = url_versions(&given(&["2", "3"]), (false, false), 3).unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("--http-version is given 2 times for 3 URLs"));
+        let e = url_versions(&given(&["2", "3"]), (false, true), 2).unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("--http3 with one --http-version per URL"));
         assert_eq!(http_versions(Some("3"), false, true), Ok((false, true)));
         assert_eq!(http_versions(None, true, false), Ok((true, false)));
         let e = http_versions(Some("1.1"), false, true)

@@ -81,6 +81,7 @@ fn template_of(v: &ResolvedVariant) -> Variant {
         env: v.env.clone(),
         vars: v.params.clone(),
         url: v.url.clone(),
+        http_version: v.http_version,
         args: v.args.clone(),
         command: v.command.clone(),
         limits: v.limits.clone(),

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use kurabe_http::{Target, UrlError};
-use kurabe_model::load::LoadSpec;
+use kurabe_model::load::{HttpVersion, LoadSpec};
 use kurabe_model::plan::{OnFailure, Plan, Variant, Workload, WorkloadKind};
 use kurabe_model::record::RunStatus;
 
@@ -45,6 +45,9 @@ pub enum AbError {
     /// The same URL twice: its variants would share a name.
     #[error("{0} is given twice; compare different URLs")]
     Duplicate(String),
+    /// HTTP versions neither one for all nor one per URL.
+    #[error("{0} HTTP versions for {1} URLs: give none or one per URL")]
+    Versions(usize, usize),
     /// The plan built from the settings does not validate.
     #[error("{0}")]
     Invalid(String),
@@ -64,6 +67,9 @@ pub enum AbError {
 pub struct AbSpec<'a> {
     /// The URLs, the first being the baseline.
     pub urls: &'a [String],
+    /// One HTTP version per URL (e.g. one server's `2` and `3`), or
+    /// none: every URL at the load's.
+    pub versions: &'a [HttpVersion],
     /// The load every URL gets, as the flags describe it (its `url` is
     /// ignored: each variant has its own).
     pub load: &'a LoadSpec,
@@ -77,16 +83,17 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
     for url in urls {
         Target::parse(url)?;
     }
+    let names = names(urls, spec.versions)?;
     let searching = spec.load.find_rate.is_some();
     // A search and stages set their own length.
     let sized = searching || !spec.load.stages.is_empty();
     if spec.load.requests.is_none() && spec.load.duration.is_none() && !sized {
         return Err(AbError::NoLength);
     }
-    if let Some(twice) = urls
+    if let Some(twice) = names
         .iter()
         .enumerate()
-        .find(|(i, u)| urls[..*i].contains(u))
+        .find(|(i, u)| names[..*i].contains(u))
     {
         return Err(AbError::Duplicate(twice.1.clone()));
     }
@@ -98,14 +105,16 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
         description: Some("kurabe http A/B".into()),
         repeat: spec.rounds,
         warmup: None,
-        baseline: urls.first().cloned(),
+        baseline: names.first().cloned(),
         on_failure: OnFailure::Continue,
         seed: None,
         noise_band: None,
         noise_bands: BTreeMap::new(),
         target: None,
         build: None,
-        variants: urls.iter().map(|u| variant(u)).collect(),
+        variants: (0..urls.len())
+            .map(|i| variant(&names[i], &urls[i], spec.versions.get(i).copied()))
+            .collect(),
         matrix: BTreeMap::new(),
         workloads: vec![Workload {
             name: "load".into(),
@@ -124,13 +133,29 @@ pub fn plan(spec: &AbSpec<'_>) -> Result<Plan, AbError> {
     }
 }
 
-/// A variant standing for the server at `url`.
-fn variant(url: &str) -> Variant {
+/// Each URL's variant name: the URL, or with one HTTP version per URL
+/// the URL and its version (`https://h/ (HTTP/3)`), so one server's
+/// HTTP/2 and HTTP/3 are two variants.
+pub fn names(urls: &[String], versions: &[HttpVersion]) -> Result<Vec<String>, AbError> {
+    match versions.len() {
+        0 => Ok(urls.to_vec()),
+        n if n == urls.len() => Ok(urls
+            .iter()
+            .zip(versions)
+            .map(|(u, v)| format!("{u} (HTTP/{})", v.name()))
+            .collect()),
+        n => Err(AbError::Versions(n, urls.len())),
+    }
+}
+
+/// A variant named `name` standing for the server at `url`, at `version`.
+fn variant(name: &str, url: &str, version: Option<HttpVersion>) -> Variant {
     Variant {
-        name: url.to_owned(),
+        name: name.to_owned(),
         env: BTreeMap::new(),
         vars: BTreeMap::new(),
         url: Some(url.to_owned()),
+        http_version: version,
         args: Vec::new(),
         command: None,
         limits: None,
@@ -157,8 +182,9 @@ fn workload(load: &LoadSpec) -> Result<LoadSpec, AbError> {
     })
 }
 
-/// How a comparison of `urls` ended: interrupted, failed when some URL
-/// has no successful round (the notice names them), else done.
+/// How a comparison of the variants named `urls` ([`names`]) ended:
+/// interrupted, failed when some URL has no successful round (the
+/// notice names them), else done.
 pub fn ending(outcome: &Outcome, urls: &[String]) -> Ending {
     if outcome.status == kurabe_model::record::ExperimentStatus::Interrupted {
         return Ending::Signalled(None);
@@ -203,7 +229,12 @@ mod tests {
     }
 
     fn spec<'a>(urls: &'a [String], load: &'a LoadSpec, rounds: u32) -> AbSpec<'a> {
-        AbSpec { urls, load, rounds }
+        AbSpec {
+            urls,
+            versions: &[],
+            load,
+            rounds,
+        }
     }
 
     #[test]
@@ -234,6 +265,45 @@ mod tests {
         let load = load();
         let e = plan(&spec(&urls, &load, 1)).unwrap_err().to_string();
         assert_eq!(e, "http://a/ is given twice; compare different URLs");
+    }
+
+    #[test]
+    fn one_url_at_two_versions_is_two_variants_named_by_version() {
+        let urls = ["https://a/".to_owned(), "https://a/".to_owned()];
+        let load = load();
+        let versions = [HttpVersion::H2, HttpVersion::H3];
+        let p = plan(&AbSpec {
+            versions: &versions,
+            ..spec(&urls, &load, 2)
+        })
+        .unwrap();
+        let named: Vec<_> = p
+            .variants
+            .iter()
+            .map(|v| (v.name.as_str(), v.url.as_deref(), v.http_version))
+            .collect();
+        assert_eq!(
+            named,
+            [
+                (
+                    "https://a/ (HTTP/2)",
+                    Some("https://a/"),
+                    Some(HttpVersion::H2)
+                ),
+                (
+                    "https://a/ (HTTP/3)",
+                    Some("https://a/"),
+                    Some(HttpVersion::H3)
+                ),
+            ]
+        );
+        assert_eq!(p.baseline.as_deref(), Some("https://a/ (HTTP/2)"));
+        let one = [HttpVersion::H3];
+        let e = plan(&AbSpec {
+            versions: &one,
+            ..spec(&urls, &load, 2)
+        });
+        assert!(matches!(e, Err(AbError::Versions(1, 2))), "{e:?}");
     }
 
     #[test]

@@ -473,6 +473,7 @@ fn run_url(
     let urls = [url.to_owned()];
     let spec = http_compare::AbSpec {
         urls: &urls,
+        versions: &[],
         load,
         rounds: cmd::FIRST_ROUNDS,
     };
@@ -554,6 +555,7 @@ fn written(v: ResolvedVariant) -> Variant {
         env: v.env,
         vars: v.params,
         url: v.url,
+        http_version: v.http_version,
         args: v.args,
         command: v.command,
         limits: v.limits,

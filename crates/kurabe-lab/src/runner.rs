@@ -443,7 +443,10 @@ impl ProcessLauncher<'_> {
                 let probe = probe
                     .cloned()
                     .or_else(|| local_server(&url, self.opts.profile));
-                self.http(h, &url, probe.as_ref())
+                match v.http_version {
+                    Some(version) => self.http(&version.apply(h), &url, probe.as_ref()),
+                    None => self.http(h, &url, probe.as_ref()),
+                }
             }
             WorkloadKind::Command(c) => self.command(v, c, vars, &env),
             WorkloadKind::Watch(wt) => self.watch(wt, vars, env, probe),

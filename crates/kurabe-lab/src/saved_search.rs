@@ -45,6 +45,7 @@ pub fn keep_search(
     let urls = [found.0.url.clone()];
     let plan = http_compare::plan(&AbSpec {
         urls: &urls,
+        versions: &[],
         load,
         rounds: (found.0.searches.len() as u32).max(1),
     })?;

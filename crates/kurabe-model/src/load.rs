@@ -316,6 +316,58 @@ impl Engine {
     }
 }
 
+/// An HTTP version (`--http-version`, a plan variant's `http_version`):
+/// what the `http2` and `http3` switches of a [`LoadSpec`] say together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum HttpVersion {
+    /// HTTP/1.1 (or 1.0 without `-k`, as ab).
+    #[serde(rename = "1.1")]
+    H1,
+    /// HTTP/2: h2c for `http://`, ALPN `h2` for `https://`.
+    #[serde(rename = "2")]
+    H2,
+    /// HTTP/3: QUIC v1, `https://` only.
+    #[serde(rename = "3")]
+    H3,
+}
+
+impl HttpVersion {
+    /// Every version, in the order `--http-version` lists them.
+    pub const ALL: [HttpVersion; 3] = [HttpVersion::H1, HttpVersion::H2, HttpVersion::H3];
+
+    /// As `--http-version` spells it: `1.1`, `2` or `3`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpVersion::H1 => "1.1",
+            HttpVersion::H2 => "2",
+            HttpVersion::H3 => "3",
+        }
+    }
+
+    /// Parse `1.1`, `2` or `3`.
+    pub fn parse(s: &str) -> Option<HttpVersion> {
+        HttpVersion::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// The version a spec's switches ask for.
+    pub fn of(spec: &LoadSpec) -> HttpVersion {
+        match (spec.http2, spec.http3) {
+            (_, true) => HttpVersion::H3,
+            (true, false) => HttpVersion::H2,
+            (false, false) => HttpVersion::H1,
+        }
+    }
+
+    /// `spec` speaking this version (its other settings kept).
+    pub fn apply(self, spec: &LoadSpec) -> LoadSpec {
+        LoadSpec {
+            http2: self == HttpVersion::H2,
+            http3: self == HttpVersion::H3,
+            ..spec.clone()
+        }
+    }
+}
+
 /// The format of a request set (`--targets-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]

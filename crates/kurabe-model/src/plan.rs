@@ -356,6 +356,12 @@ pub struct Variant {
     /// `path` is requested on it. Any http:// or https:// URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// The HTTP version its http workloads speak (`"1.1"`, `"2"`, `"3"`),
+    /// in place of theirs: one server's HTTP/2 against its HTTP/3 is two
+    /// variants with one `url` (what `kurabe http --http-version 2
+    /// --http-version 3 URL URL` plans).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_version: Option<crate::load::HttpVersion>,
     /// Arguments appended to the target command.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
@@ -442,6 +448,8 @@ pub struct ResolvedVariant {
     pub env: BTreeMap<String, String>,
     /// The existing server it stands for, substituted.
     pub url: Option<String>,
+    /// The HTTP version its http workloads speak instead of theirs.
+    pub http_version: Option<crate::load::HttpVersion>,
     /// Extra target arguments, substituted.
     pub args: Vec<String>,
     /// Command override, substituted.
@@ -507,6 +515,7 @@ impl Plan {
                     env: BTreeMap::new(),
                     vars: BTreeMap::new(),
                     url: None,
+                    http_version: None,
                     args: Vec::new(),
                     command: None,
                     limits: None,
@@ -542,6 +551,7 @@ impl Plan {
                         .map(|(k, val)| (k.clone(), substitute(val, params)))
                         .collect(),
                     url: v.url.as_ref().map(|u| substitute(u, params)),
+                    http_version: v.http_version,
                     args: v.args.iter().map(|a| substitute(a, params)).collect(),
                     command: v.command.as_ref().map(|c| c.substitute(params)),
                     limits: v.limits.clone(),

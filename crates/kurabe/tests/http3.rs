@@ -102,6 +102,48 @@ fn http_version_3_large_bodies_and_the_open_model_against_caddy() {
     );
     assert_eq!(r.rate.as_ref().map(|x| x.requested_per_s), Some(400.0));
     assert_eq!(caddy.h3_logged("/index.html"), 200);
+    // One server's HTTP/2 against its HTTP/3: one URL, a version each.
+    let a = format!("{base}/a.txt");
+    let ab = http(&[
+        "--http-version",
+        "2",
+        "--http-version",
+        "3",
+        "--insecure",
+        "-c",
+        "2",
+        "-n",
+        "40",
+        "--rounds",
+        "2",
+        "--format",
+        "json",
+        &a,
+        &a,
+    ]);
+    assert_eq!(ab.code, Some(0), "{}", ab.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&ab.stdout).unwrap();
+    let names = [format!("{a} (HTTP/2)"), format!("{a} (HTTP/3)")];
+    assert_eq!(doc["urls"], serde_json::json!(names));
+    let protocols: Vec<(&str, &str)> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["url"].as_str().unwrap(),
+                r["http"]["protocol"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(protocols.len(), 4, "{protocols:?}");
+    for (name, protocol) in protocols {
+        let want = if name == names[0] { "h2" } else { "h3" };
+        assert_eq!(protocol, want, "{name}");
+    }
+    assert_eq!(caddy.h3_logged("/a.txt"), 80);
+    let h2 = caddy.logged(&["\"proto\":\"HTTP/2.0\"", "\"uri\":\"/a.txt\""]);
+    assert_eq!(h2, 80);
 }
 
 #[test]
@@ -363,7 +405,7 @@ fn meaningless_combinations_are_refused_in_one_line_before_any_packet() {
     let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     udp.set_nonblocking(true).unwrap();
     let url = &format!("https://127.0.0.1:{}/", udp.local_addr().unwrap().port());
-    let refused: [(&[&str], &str); 8] = [
+    let refused: [(&[&str], &str); 10] = [
         (
             &["--http3", "http://localhost:9/"],
             "--http3 needs an https:// URL",
@@ -390,6 +432,26 @@ fn meaningless_combinations_are_refused_in_one_line_before_any_packet() {
         ),
         (&["--http3", "-f", "TLS1.2", url], "QUIC is TLS 1.3 only"),
         (&["--streams", "4", url], "add --http2 or --http3"),
+        (
+            &["--http-version", "2", "--http-version", "3", url],
+            "--http-version is given 2 times for 1 URL:",
+        ),
+        (
+            &[
+                "-k",
+                "--pipeline",
+                "4",
+                "-n",
+                "9",
+                "--http-version",
+                "1.1",
+                "--http-version",
+                "3",
+                url,
+                url,
+            ],
+            "over HTTP/3: --pipeline is HTTP/1.1 pipelining",
+        ),
     ];
     for (args, want) in refused {
         let out = http(args);

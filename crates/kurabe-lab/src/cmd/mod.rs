@@ -716,6 +716,7 @@ impl Preliminaries<'_> {
                 env: BTreeMap::new(),
                 vars,
                 url: None,
+                http_version: None,
                 args: Vec::new(),
                 command: Some(cfg.shell.command_line(&c.command)?),
                 limits: cfg.limits.clone(),

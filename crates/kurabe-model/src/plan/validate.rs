@@ -111,6 +111,7 @@ pub(super) fn validate(plan: &Plan) -> Vec<Problem> {
         return c.0;
     }
     variants(plan, &known, &mut c);
+    variant_versions(plan, &mut c);
     workloads(plan, &known, &mut c);
     checks(plan, &mut c);
     c.0
@@ -138,6 +139,32 @@ fn http2_fields(h: &LoadSpec, p: &dyn Fn(&str) -> String, c: &mut Collector) {
             &p("pipeline"),
             format!("pipelining is HTTP/1.1's; with `{multiplexed} = true` use `streams` for requests in flight per connection"),
         );
+    }
+}
+
+/// A variant's `http_version`: there is an http workload to speak it,
+/// and every http workload spoken at that version still means something
+/// (no pipelining over HTTP/2 or HTTP/3, no streams over HTTP/1.1).
+fn variant_versions(plan: &Plan, c: &mut Collector) {
+    for (i, v) in plan.variants.iter().enumerate() {
+        let Some(version) = v.http_version else {
+            continue;
+        };
+        let p = |field: &str| format!("variant[{i}].http_version ({field})");
+        let mut http = plan.workloads.iter().filter_map(|w| match &w.kind {
+            WorkloadKind::Http(h) => Some(h),
+            _ => None,
+        });
+        let Some(first) = http.next() else {
+            c.at(
+                &format!("variant[{i}].http_version"),
+                "applies to http workloads, and this plan has none",
+            );
+            continue;
+        };
+        for h in std::iter::once(first).chain(http) {
+            http2_fields(&version.apply(h), &p, c);
+        }
     }
 }
 
@@ -1020,6 +1047,38 @@ mod tests {
             let problems = validate(&plan(ok).unwrap());
             assert!(problems.is_empty(), "{problems:?}");
         }
+    }
+
+    #[test]
+    fn a_variants_http_version_is_checked_against_each_http_workload() {
+        let plan = |version: &str, http: &str| {
+            serde_json::from_str::<Plan>(&format!(
+                r#"{{"name": "p", "variant": [{{"name": "a", "url": "https://h/", "http_version": "{version}"}}],
+                    "workload": [{{"name": "w", {http}}}]}}"#
+            ))
+            .unwrap()
+        };
+        let http = r#""http": {"requests": 1, "keep_alive": true, "pipeline": 4}"#;
+        assert!(validate(&plan("1.1", http)).is_empty());
+        let problems = validate(&plan("3", http));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        let text = problems[0].to_string();
+        assert!(
+            text.contains("http_version (pipeline)") && text.contains("pipelining is HTTP/1.1's"),
+            "{text}"
+        );
+        let idle = r#""idle": {"scope": "system"}"#;
+        let problems = validate(&plan("2", idle));
+        assert!(
+            problems[0]
+                .to_string()
+                .contains("applies to http workloads"),
+            "{problems:?}"
+        );
+        let bad = serde_json::from_str::<Plan>(
+            r#"{"name": "p", "variant": [{"name": "a", "http_version": "4"}]}"#,
+        );
+        assert!(bad.is_err());
     }
 
     #[test]

@@ -15,10 +15,12 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
+use kurabe_http::load::check_spec;
 use kurabe_lab::http_compare::{self, AbSpec, DEFAULT_ROUNDS};
 use kurabe_lab::http_runs::refuse_for_compare;
 use kurabe_lab::Event;
 use kurabe_model::given::Given;
+use kurabe_model::load::HttpVersion;
 use kurabe_model::plan::Plan;
 use kurabe_store::access::{recorded_experiment, CannotOpen, RunStore};
 use kurabe_store::Store;
@@ -35,7 +37,9 @@ use kurabe_report::write::{check_outputs, colour_for, write_output};
 pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
     let urls: Vec<String> = args.url.iter().chain(&args.more_urls).cloned().collect();
     refuse_for_compare(given, args.save.save.as_deref())?;
-    let plan = plan(args, given, &urls)?;
+    let versions = super::args::url_versions(args)?;
+    let names = http_compare::names(&urls, &versions)?;
+    let plan = plan(args, given, (&urls, &versions))?;
     check_outputs(&[("-o", args.out.path())])?;
     // Without --save, a private store in a directory removed at the end.
     let mut store = RunStore::open(args.save.store.store.as_deref(), args.save.save.is_some())
@@ -44,19 +48,23 @@ pub fn run(args: &Args, given: &Given) -> anyhow::Result<ExitCode> {
     let exp = recorded_experiment(&store.store, outcome.experiment)?;
     let rounds = args.rounds.unwrap_or(DEFAULT_ROUNDS);
     let colour = colour_for(args.out.path());
-    let doc = http_compare_doc(&exp, &urls, rounds, args.format, colour);
+    let doc = http_compare_doc(&exp, &names, rounds, args.format, colour);
     write_output(args.out.path(), &doc)?;
     if args.save.save.is_some() {
         crate::tell(Notice::SavedExperiment {
             id: outcome.experiment,
         });
     }
-    Ok(crate::exit(http_compare::ending(&outcome, &urls)))
+    Ok(crate::exit(http_compare::ending(&outcome, &names)))
 }
 
 /// The flags checked as for one URL (same rules, same messages), then the
 /// plan: every URL gets the flags' one load spec.
-fn plan(args: &Args, given: &Given, urls: &[String]) -> anyhow::Result<Plan> {
+fn plan(
+    args: &Args,
+    given: &Given,
+    (urls, versions): (&[String], &[HttpVersion]),
+) -> anyhow::Result<Plan> {
     let spec = if args.find_rate.find_rate {
         super::find_rate::checked(args, given)?.0
     } else {
@@ -65,8 +73,14 @@ fn plan(args: &Args, given: &Given, urls: &[String]) -> anyhow::Result<Plan> {
             .with_context(|| format!("checking {}", urls[0]))?
             .spec
     };
+    // Each URL's own version must make sense of the same flags too.
+    for (url, version) in urls.iter().zip(versions) {
+        check_spec(version.apply(&spec), &super::args::names(args), 1)
+            .with_context(|| format!("checking {url} over HTTP/{}", version.name()))?;
+    }
     Ok(http_compare::plan(&AbSpec {
         urls,
+        versions,
         load: &spec,
         rounds: args.rounds.unwrap_or(DEFAULT_ROUNDS),
     })?)

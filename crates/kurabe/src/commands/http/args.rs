@@ -189,9 +189,9 @@ pub struct Args {
     /// Speak HTTP/3: QUIC v1 with TLS 1.3 and ALPN h3, https:// only, a UDP socket per connection (-B binds it). Connections are always reused (-k is implied).
     #[arg(long)]
     pub http3: bool,
-    /// The HTTP version, as oha spells it: 1.1, 2 (--http2) or 3 (--http3).
+    /// The HTTP version, as oha spells it: 1.1, 2 (--http2) or 3 (--http3). With URL_B …, give it once per URL (in the URLs' order) to compare versions, e.g. one server's HTTP/2 against its HTTP/3: --http-version 2 --http-version 3 URL URL (each named "URL (HTTP/3)" in the report).
     #[arg(long, value_name = "VERSION", value_parser = PossibleValuesParser::new(["1.1", "2", "3"]))]
-    pub http_version: Option<String>,
+    pub http_version: Vec<String>,
     /// With --http2 or --http3: concurrent streams per connection (h2load's -m) [default: 1].
     #[arg(long, value_name = "N")]
     pub streams: Option<u32>,
@@ -347,7 +347,9 @@ pub(super) fn names(args: &Args) -> Names {
 /// set on standard input is its path `-`, unread ([`CheckedSpec::read`]
 /// reads it).
 pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
-    let version = args.http_version.as_deref();
+    let switches = (args.http2, args.http3);
+    flags::url_versions(&args.http_version, switches, urls(args))?;
+    let version = args.http_version.first().map(String::as_str);
     let (http2, http3) = flags::http_versions(version, args.http2, args.http3)?;
     let (targets, targets_format) = flags::set_source(
         args.targets.as_deref(),
@@ -399,6 +401,22 @@ pub fn load_spec(args: &Args) -> anyhow::Result<LoadSpec> {
         socket_buffer: args.socket_buffer,
         ..LoadSpec::default()
     })
+}
+
+/// How many URLs were given (the first and URL_B …).
+fn urls(args: &Args) -> usize {
+    usize::from(args.url.is_some()) + args.more_urls.len()
+}
+
+/// Each URL's HTTP version when `--http-version` is given once per URL
+/// (checked by [`load_spec`]), else empty.
+pub fn url_versions(args: &Args) -> anyhow::Result<Vec<kurabe_model::load::HttpVersion>> {
+    let switches = (args.http2, args.http3);
+    Ok(flags::url_versions(
+        &args.http_version,
+        switches,
+        urls(args),
+    )?)
 }
 
 /// ab's layout flags as the report's plain values.
