@@ -1,4 +1,5 @@
-//! kurabe's relaxed TLS certificate verifiers, in one place.
+//! kurabe's relaxed TLS certificate verifiers, in one place; and the
+//! built-in server's TLS ([`server`], [`self_signed`]).
 //!
 //! Owns the two ways kurabe loosens rustls' certificate checks:
 //! [`AcceptAnyCertificate`] (`kurabe http --insecure`, as ab does, and the
@@ -9,6 +10,12 @@
 //!
 //! Must not build client configurations, load trust stores or know who uses
 //! it: callers (`kurabe-http`, `kurabe-store`) pick the verifier.
+//!
+//! The built-in server's TLS lives here, built for size with the rest of
+//! this crate (issue 27: it runs once per connection at most).
+
+pub mod self_signed;
+pub mod server;
 
 use std::sync::Arc;
 

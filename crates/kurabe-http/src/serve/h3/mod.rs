@@ -7,7 +7,8 @@
 //! (`serve_loop`) over one socket; the HTTP/3 framing and QPACK are the
 //! client's too (`client::engine::h3`'s `frame` and `qpack`), so both ends
 //! of kurabe speak one HTTP/3. The certificate is the user's PEM files or
-//! a self-signed one made at start (`cert`), whose PEM a client trusts.
+//! a self-signed one made at start (`kurabe_tls::self_signed`), whose PEM
+//! a client trusts.
 //!
 //! The knobs that apply: `body_bytes`, `status`, `work_us` (on the one
 //! HTTP/3 thread), `alloc_kb`, `leak_bytes`, `service_us` (the same
@@ -17,7 +18,6 @@
 //!
 //! Owns the HTTP/3 side's setup. Must not print.
 
-mod cert;
 mod conn;
 mod response;
 mod serve_loop;
@@ -33,7 +33,8 @@ use quinn_proto::ServerConfig;
 
 use super::work::Work;
 use super::ServeStats;
-pub use cert::CertError;
+pub use kurabe_tls::self_signed::CertError;
+use kurabe_tls::self_signed::SelfSigned;
 
 /// Where the server's certificate comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -93,7 +94,7 @@ impl Http3 {
     pub fn bind(tcp: SocketAddr, cert: &Certificate, idle: Duration) -> Result<Http3, Http3Error> {
         let (chain, key, self_signed) = match cert {
             Certificate::SelfSigned => {
-                let made = cert::SelfSigned::localhost()?;
+                let made = SelfSigned::localhost()?;
                 let key = rustls::pki_types::PrivatePkcs8KeyDer::from(made.key.clone());
                 (vec![made.cert.clone().into()], key.into(), Some(made.pem()))
             }
@@ -176,4 +177,78 @@ fn udp(addr: SocketAddr) -> io::Result<UdpSocket> {
 /// Serve HTTP/3 on `h3` until `work`'s shutdown flag is set.
 pub(super) fn run(h3: Http3, work: &Work<'_>, stats: &ServeStats) -> io::Result<()> {
     serve_loop::Loop::new(h3.socket, h3.config, work, stats)?.run()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `name`'s PEM of `der` in `dir`.
+    fn pem(dir: &Path, name: &str, label: &str, der: &[u8]) -> PathBuf {
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(der);
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!("-----BEGIN {label}-----\n{b64}\n-----END {label}-----\n"),
+        )
+        .unwrap();
+        path
+    }
+
+    /// The user's PEM files set up (and no file is written for them to
+    /// trust); a key of another certificate, a file that is not there and
+    /// a key file without a key are refused, naming the flag.
+    #[test]
+    fn pem_files_of_a_certificate_and_its_key_set_up_and_others_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (
+            SelfSigned::localhost().unwrap(),
+            SelfSigned::localhost().unwrap(),
+        );
+        let cert_a = pem(dir.path(), "a.pem", "CERTIFICATE", &a.cert);
+        let key_a = pem(dir.path(), "a.key", "PRIVATE KEY", &a.key);
+        let key_b = pem(dir.path(), "b.key", "PRIVATE KEY", &b.key);
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = tcp.local_addr().unwrap();
+        let idle = Duration::from_secs(60);
+        let files = |cert: &Path, key: &Path| Certificate::Files {
+            cert: cert.to_owned(),
+            key: key.to_owned(),
+        };
+        let h3 = Http3::bind(addr, &files(&cert_a, &key_a), idle).unwrap();
+        assert_eq!(
+            h3.url().unwrap(),
+            format!("https://localhost:{}/", addr.port())
+        );
+        assert!(h3.write_ca(dir.path()).unwrap().is_none());
+        drop(h3);
+        let mismatch = Http3::bind(addr, &files(&cert_a, &key_b), idle);
+        assert!(
+            matches!(mismatch, Err(Http3Error::Tls(_))),
+            "{:?}",
+            mismatch.err()
+        );
+        let missing = Http3::bind(addr, &files(&dir.path().join("no.pem"), &key_a), idle);
+        let e = missing.err().unwrap().to_string();
+        assert!(e.starts_with("cannot read --tls-cert "), "{e}");
+        let no_key = Http3::bind(addr, &files(&cert_a, &cert_a), idle);
+        let e = no_key.err().unwrap().to_string();
+        assert!(e.starts_with("cannot read --tls-key "), "{e}");
+    }
+
+    /// The self-signed certificate's file holds its PEM and goes with its guard.
+    #[test]
+    fn the_self_signed_certificate_is_written_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = tcp.local_addr().unwrap();
+        let h3 = Http3::bind(addr, &Certificate::SelfSigned, Duration::from_secs(60)).unwrap();
+        let file = h3.write_ca(dir.path()).unwrap().unwrap();
+        let text = std::fs::read_to_string(file.path()).unwrap();
+        assert!(text.starts_with("-----BEGIN CERTIFICATE-----\n"), "{text}");
+        let path = file.path().to_owned();
+        drop(file);
+        assert!(!path.exists());
+    }
 }

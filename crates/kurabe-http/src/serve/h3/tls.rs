@@ -1,7 +1,7 @@
-//! The built-in server's QUIC configuration: rustls with ring (the
-//! provider the client uses), TLS 1.3, ALPN `h3`, one certificate chain
-//! (the user's PEM files or [`super::cert::SelfSigned`]), and quinn's
-//! transport settings for a benchmark target.
+//! The built-in server's QUIC configuration: rustls' (TLS 1.3, ALPN `h3`,
+//! one certificate chain: the user's PEM files or a
+//! [`kurabe_tls::self_signed::SelfSigned`]; built by `kurabe_tls::server`)
+//! and quinn's transport settings for a benchmark target.
 //!
 //! Owns building `quinn_proto::ServerConfig` and reading the PEM files.
 //! Must not open sockets.
@@ -55,14 +55,8 @@ pub(super) fn server_config(
     key: PrivateKeyDer<'static>,
     idle: Duration,
 ) -> Result<Arc<ServerConfig>, Http3Error> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .map_err(|e| Http3Error::Tls(e.to_string()))?
-        .with_no_client_auth()
-        .with_single_cert(chain, key);
-    let mut tls = tls.map_err(|e| Http3Error::Tls(format!("the certificate and key: {e}")))?;
-    tls.alpn_protocols = vec![b"h3".to_vec()];
+    let mut tls = kurabe_tls::server::tls13(chain, key, b"h3")
+        .map_err(|e| Http3Error::Tls(format!("the certificate and key: {e}")))?;
     tls.max_early_data_size = 0;
     let quic = QuicServerConfig::try_from(tls).map_err(|e| Http3Error::Tls(e.to_string()))?;
     let mut config = ServerConfig::with_crypto(Arc::new(quic));

@@ -1,4 +1,5 @@
-//! The built-in server's self-signed certificate: a fresh ECDSA P-256 key
+//! The built-in server's self-signed certificate (`kurabe serve --http3`,
+//! `kurabe demo --http3`): a fresh ECDSA P-256 key
 //! (ring, the crypto rustls and QUIC already use) and an X.509 v3
 //! certificate for `localhost`, 127.0.0.1 and ::1, written in DER here.
 //!
@@ -10,7 +11,7 @@
 //! PEM, [`SelfSigned::pem`].
 //!
 //! Owns the key and the DER. Must not read or write files or build TLS
-//! configurations ([`super::tls`] does).
+//! configurations ([`crate::server`] does).
 
 use std::time::{Duration, SystemTime};
 
