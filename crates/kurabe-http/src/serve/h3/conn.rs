@@ -37,10 +37,12 @@ pub(super) struct Conn {
     pub timer: Option<Instant>,
     /// Among the connections to drive at the end of this turn.
     pub dirty: bool,
+    /// Which connection this is, of all the server accepted.
+    pub serial: u64,
 }
 
 impl Conn {
-    pub(super) fn new(quic: Connection) -> Conn {
+    pub(super) fn new(quic: Connection, serial: u64) -> Conn {
         Conn {
             quic,
             control: None,
@@ -48,6 +50,7 @@ impl Conn {
             streams: Vec::new(),
             timer: None,
             dirty: true,
+            serial,
         }
     }
 
@@ -78,9 +81,11 @@ impl Conn {
         }
     }
 
-    /// Write `response` on the request stream `id` (FIN after it).
+    /// Write `response` on the request stream `id` (FIN after it), if its
+    /// request was read to its end and is not answered yet.
     pub(super) fn answer(&mut self, id: StreamId, response: Bytes) {
-        if let Some(s) = self.streams.iter_mut().find(|s| s.id == id) {
+        let waiting = |s: &&mut Stream| s.id == id && s.complete && s.out.is_none();
+        if let Some(s) = self.streams.iter_mut().find(waiting) {
             s.out = Some(response);
             self.on_writable(id);
         }

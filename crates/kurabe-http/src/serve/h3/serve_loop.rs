@@ -43,8 +43,12 @@ pub(super) struct Loop<'w> {
     work: &'w Work<'w>,
     stats: &'w ServeStats,
     responses: Responses,
-    /// (due, connection, stream, HEAD) of responses held back, in due order.
-    held: VecDeque<(Instant, ConnectionHandle, StreamId, bool)>,
+    /// (due, connection and its serial, stream, HEAD) of responses held
+    /// back, in due order (a handle is reused once its connection is
+    /// gone: the serial tells a new connection from the old).
+    held: VecDeque<(Instant, (ConnectionHandle, u64), StreamId, bool)>,
+    /// Connections accepted so far: the next one's serial.
+    accepted: u64,
     /// Connections to drive at the end of this turn.
     dirty: Vec<ConnectionHandle>,
     /// Requests read to their end, to answer.
@@ -75,6 +79,7 @@ impl<'w> Loop<'w> {
             work,
             stats,
             held: VecDeque::new(),
+            accepted: 0,
             dirty: Vec::new(),
             done: Vec::new(),
             leaks: Vec::new(),
@@ -157,7 +162,8 @@ impl<'w> Loop<'w> {
                         if self.conns.len() <= h.0 {
                             self.conns.resize_with(h.0 + 1, || None);
                         }
-                        self.conns[h.0] = Some(Conn::new(quic));
+                        self.accepted += 1;
+                        self.conns[h.0] = Some(Conn::new(quic, self.accepted));
                         self.dirty.push(h);
                     }
                     Err(e) => {
@@ -180,12 +186,13 @@ impl<'w> Loop<'w> {
 
     /// Send the held-back responses that are due.
     fn release(&mut self, now: Instant) {
-        while let Some(&(due, h, id, head)) = self.held.front() {
+        while let Some(&(due, (h, serial), id, head)) = self.held.front() {
             if due > now {
                 break;
             }
             self.held.pop_front();
-            if let Some(c) = self.conns.get_mut(h.0).and_then(Option::as_mut) {
+            let conn = self.conns.get_mut(h.0).and_then(Option::as_mut);
+            if let Some(c) = conn.filter(|c| c.serial == serial) {
                 c.answer(id, self.responses.get(head));
                 self.mark(h);
             }
@@ -261,7 +268,7 @@ impl<'w> Loop<'w> {
             return c.answer(id, response::stats(&self.stats.to_json()));
         }
         match self.work.pay(r.body_bytes, &mut self.leaks) {
-            Some(due) => self.held.push_back((due, h, id, r.head)),
+            Some(due) => self.held.push_back((due, (h, c.serial), id, r.head)),
             None => c.answer(id, self.responses.get(r.head)),
         }
     }
