@@ -136,14 +136,17 @@ fn replays_wait_for_a_far_request_ends_on_sigint() {
     assert_eq!(v["complete_requests"], 1, "{v}");
 }
 
-/// `kurabe http URL --find-rate` with steps of `step`, running.
+/// `kurabe http URL --find-rate` with steps of `step`, running. The SLO
+/// is loose: at the lowest rate (10/s) one stall of a loaded machine is
+/// the p(99) of a step, and a search whose lowest rate fails ends (exit
+/// 1) before the signal the tests send it.
 fn find_rate(server: &ServeChild, step: &str) -> Running {
     start(&[
         "http",
         &server.url,
         "--find-rate",
         "--slo",
-        "p(99)<50ms",
+        "p(99)<500ms",
         "--step",
         step,
     ])
