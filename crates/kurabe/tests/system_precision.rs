@@ -227,7 +227,7 @@ fn plan_variants_limits_hold_for_system_tests_and_verdicts_come_per_test() {
     let plan = dir.path().join("plan.toml");
     std::fs::write(
         &plan,
-        "name = \"quota\"\nrepeat = 3\n\
+        "name = \"quota\"\nrepeat = 2\n\
          [[variant]]\nname = \"free\"\n\
          [[variant]]\nname = \"half\"\nlimits = { cpus = 0.5 }\n\
          [[workload]]\nname = \"idx\"\n\
